@@ -1,0 +1,39 @@
+# Two commands for a new user: `make run` serves the explorer, `make test` runs the whole suite.
+# Both create .venv and install into it; torch is pinned to the CPU wheel (plain `torch` pulls CUDA builds).
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+TORCH := torch==2.13.0
+CHROMIUM := /usr/bin/chromium
+PORT ?= 5006
+
+.PHONY: run test bench install install-test browser clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q $(TORCH) -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PY) -m pip install -q $(TORCH) -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test browser
+
+browser:  ## Debian's Chromium for the browser tests (Playwright cannot download browsers here)
+	@test -x $(CHROMIUM) || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	@test -x $(CHROMIUM)
+
+run: install  ## serve the explorer at http://localhost:$(PORT)/explorer
+	$(VENV)/bin/panel serve app/explorer.py --port $(PORT) --static-dirs static=static
+
+test: install-test
+	$(PY) -m pytest -q
+
+bench: install-test
+	for f in benchmarks/bench_*.py; do $(PY) $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache *.egg-info

@@ -1,0 +1,15 @@
+"""The lesson's GPT-2: its model, configuration, traced shapes, parameter/FLOP budget and tokenizer.
+
+    >>> from model import PRESETS, trace, budget
+    >>> budget(PRESETS["gpt2-small"]).params_exact
+    124439808
+
+This package never imports panel or bokeh: the app formats what it returns.
+"""
+from .budget import Budget, budget
+from .config import BOUNDS, FIELD_DOCS, PRESETS, Config, divisors, snap_heads
+from .gpt import GPT
+from .trace import DTYPES, NOTATION, Row, Trace, trace
+
+__all__ = ["BOUNDS", "DTYPES", "FIELD_DOCS", "NOTATION", "PRESETS", "Budget", "Config", "GPT", "Row", "Trace",
+           "budget", "divisors", "snap_heads", "trace"]
