@@ -23,3 +23,25 @@ def chromium():
             yield browser
         finally:
             browser.close()
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden/* from the current output")
+
+
+@pytest.fixture
+def golden(request):
+    """Compare text with tests/golden/NAME, or rewrite it with --update-golden."""
+    from pathlib import Path
+
+    update = request.config.getoption("--update-golden")
+
+    def check(name: str, actual: str) -> None:
+        path = Path(__file__).parent / "golden" / name
+        if update or not path.exists():
+            if not update:
+                pytest.fail(f"{path} is missing: run pytest --update-golden and review the new file")
+            path.write_text(actual, encoding="utf-8")
+        assert actual == path.read_text(encoding="utf-8"), f"output differs from {path} (pytest --update-golden rewrites it)"
+
+    return check

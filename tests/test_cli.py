@@ -1,0 +1,82 @@
+"""`python -m model`: golden tables in every format, and one clear line with exit status 2 for bad input."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from model import PRESETS, budget, trace
+from model.cli import main
+
+CASES = {
+    "gpt2-small.txt": ["--preset", "gpt2-small"],
+    "gpt2-small.md": ["--preset", "gpt2-small", "--markdown"],
+    "gpt2-small-shapes.csv": ["--preset", "gpt2-small", "--csv"],
+    "gpt2-small-budget.csv": ["--preset", "gpt2-small", "--csv", "--table", "budget"],
+    "gpt3-175b-budget.txt": ["--preset", "gpt3-175b", "--table", "budget"],
+    "tiny-untied-bf16-expanded.txt": ["--B", "2", "--T", "5", "--d", "12", "--h", "3", "--L", "2", "--V", "11",
+                                      "--T-max", "8", "--untied", "--dtype", "bf16", "--expand"],
+    "tiny-T1.json": ["--B", "1", "--T", "1", "--d", "4", "--h", "4", "--L", "1", "--V", "3", "--T-max", "1", "--json"],
+}
+
+
+def run(argv: list[str], capsys) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+        raise SystemExit(0)
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_golden(name, capsys, golden):
+    code, out, err = run(CASES[name], capsys)
+    assert (code, err) == (0, "")
+    golden(name, out)
+
+
+def test_json_matches_the_api(capsys):
+    code, out, _ = run(["--preset", "gpt2-medium", "--json"], capsys)
+    doc = json.loads(out)
+    cfg = PRESETS["gpt2-medium"]
+    assert code == 0 and doc["budget"]["params_exact"] == 354_823_168 == budget(cfg).params_exact
+    assert [tuple(r["shape"]) for r in doc["rows"]] == [r.shape for r in trace(cfg).rows]
+    assert doc["activation_bytes"] == trace(cfg).activation_bytes
+
+
+def test_csv_rows_sum_to_the_activation_total(capsys):
+    _, out, _ = run(["--preset", "gpt2-small", "--csv", "--expand"], capsys)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 4 + 12 * 17 + 3
+    assert sum(int(r["nbytes"]) for r in rows) == trace(PRESETS["gpt2-small"]).activation_bytes
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--d", "770"], "d=770 is not divisible by h=12; each head gets d/h features, so h must divide d (nearest divisors of 770: 11, 14)"),
+    (["--d", "7.5"], "argument --d: invalid int value: '7.5'"),
+    (["--d", "1000000000"], "d=1,000,000,000 is out of range"),
+    (["--B", "0"], "B=0 is out of range"),
+    (["--L", "-3"], "L=-3 is out of range"),
+    (["--T", "4096"], "T=4,096 exceeds T_max=1,024: the learned position table W_pe has only T_max rows"),
+    (["--preset", "gpt5"], "argument --preset: invalid choice: 'gpt5'"),
+    (["--csv", "--table", "all"], "a CSV file holds one table"),
+    (["--json", "--csv"], "not allowed with argument"),
+    (["--dtype", "int8"], "argument --dtype: invalid choice: 'int8'"),
+    (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+])
+def test_bad_arguments_give_one_line_and_status_2(argv, message, capsys):
+    code, out, err = run(argv, capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("python -m model: error: ") and message in err
+
+
+def test_module_entry_point_runs():
+    done = subprocess.run([sys.executable, "-m", "model", "--preset", "gpt2-xl", "--table", "budget"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "1,557,611,200" in done.stdout
+    bad = subprocess.run([sys.executable, "-m", "model", "--h", "7"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "nearest divisors of 768: 6, 8" in bad.stderr
