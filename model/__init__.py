@@ -6,10 +6,10 @@
 
 This package never imports panel or bokeh: the app formats what it returns.
 """
-from .budget import Budget, budget
+from .budgeting import Budget, budget
 from .config import BOUNDS, FIELD_DOCS, PRESETS, Config, divisors, snap_heads
 from .gpt import GPT
-from .trace import DTYPES, NOTATION, Row, Trace, trace
+from .tracing import DTYPES, NOTATION, Row, Trace, clear_caches, trace
 
 __all__ = ["BOUNDS", "DTYPES", "FIELD_DOCS", "NOTATION", "PRESETS", "Budget", "Config", "GPT", "Row", "Trace",
-           "budget", "divisors", "snap_heads", "trace"]
+           "budget", "clear_caches", "divisors", "snap_heads", "trace"]

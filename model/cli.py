@@ -14,7 +14,7 @@ import sys
 
 from . import report
 from .config import BOUNDS, FIELD_DOCS, PRESETS, Config
-from .trace import DTYPES
+from .tracing import DTYPES
 
 DEFAULT_PRESET = "gpt2-small"
 

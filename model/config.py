@@ -60,7 +60,8 @@ def _neighbours(d: int, h: int) -> list[int]:
     return below + above
 
 
-def _check_int(name: str, value: object) -> int:
+def check_field(name: str, value: object) -> int:
+    """`value` as an int if it is a whole number within BOUNDS[name], else ValueError naming the bounds."""
     lo, hi = BOUNDS[name]
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ValueError(f"{name} must be a whole number from {lo:,} to {hi:,}, got {value!r}")
@@ -90,7 +91,7 @@ class Config:
     def __post_init__(self) -> None:
         for f in fields(self):
             if f.name != "tie":
-                object.__setattr__(self, f.name, _check_int(f.name, getattr(self, f.name)))
+                object.__setattr__(self, f.name, check_field(f.name, getattr(self, f.name)))
         if not isinstance(self.tie, bool):
             raise ValueError(f"tie must be True or False, got {self.tie!r}")
         if self.d % self.h:

@@ -11,9 +11,9 @@ import json
 from dataclasses import asdict, dataclass
 
 from . import units
-from .budget import Budget, budget
+from .budgeting import Budget, budget
 from .config import Config
-from .trace import Row, Trace, trace
+from .tracing import Row, Trace, trace
 
 
 @dataclass(frozen=True)

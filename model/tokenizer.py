@@ -15,6 +15,8 @@ import tiktoken
 import torch
 from tiktoken_ext.openai_public import r50k_pat_str
 
+from .config import check_field
+
 RANKS_FILE = "gpt2.tiktoken"
 RANKS_SHA256 = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
 EOT = 50_256  # <|endoftext|>
@@ -69,8 +71,7 @@ def tokenize(text: str) -> Tokens:
 
 def batch(text: str, B: int, T: int) -> torch.Tensor:
     """A (B, T) int64 batch of token ids for a forward pass: the text's tokens, repeated to fill B * T."""
-    if B < 1 or T < 1:
-        raise ValueError(f"B and T must be at least 1, got B={B}, T={T}")
+    B, T = check_field("B", B), check_field("T", T)
     ids = tokenize(text).ids or (EOT,)
     n = B * T
     reps = -(-n // len(ids))

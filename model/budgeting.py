@@ -15,7 +15,7 @@ import functools
 from dataclasses import asdict, dataclass
 
 from .config import Config
-from .trace import run_pass
+from .tracing import run_pass
 
 
 def params_emb(cfg: Config) -> int:

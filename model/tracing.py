@@ -142,6 +142,9 @@ def run_pass(cfg: Config) -> _Pass:
             x = model.embed_tokens(idx)
             before = counter.get_total_flops()
             y = model.blocks[0](x)
+            if y.shape != x.shape:
+                raise RuntimeError(f"a block must map {tuple(x.shape)} to itself, got {tuple(y.shape)}: "
+                                   "blocks cannot be collapsed")
             flops_block, flops_attn = counter.get_total_flops() - before, _bmm_flops(counter)
             before = counter.get_total_flops()
             model.logits_and_loss(y, idx)
@@ -149,8 +152,6 @@ def run_pass(cfg: Config) -> _Pass:
     finally:
         for handle in handles:
             handle.remove()
-    if y.shape != x.shape:
-        raise RuntimeError(f"a block must map {tuple(x.shape)} to itself, got {tuple(y.shape)}: blocks cannot be collapsed")
     block: Block = model.blocks[0]
     return _Pass(
         tensors=tuple(tensors),
@@ -166,22 +167,36 @@ def run_pass(cfg: Config) -> _Pass:
     )
 
 
-@functools.lru_cache(maxsize=512)
 def trace(cfg: Config, dtype: str = "fp32") -> Trace:
-    """Every intermediate tensor of one forward pass at exactly `cfg`, in execution order.
+    """Every intermediate tensor of one forward pass at exactly `cfg`, in execution order (cached per cfg, dtype).
 
     `dtype` ("fp32", "bf16" or "fp16") sets the bytes per floating-point element; token ids stay int64.
     Raises RuntimeError if a tensor's concrete shape differs from its lesson-notation shape.
     """
+    if not isinstance(cfg, Config):
+        raise TypeError(f"trace needs a model.Config, got {type(cfg).__name__}")
     if dtype not in DTYPES:
         raise ValueError(f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+    return _trace(cfg, dtype)
+
+
+def clear_caches() -> None:
+    """Forget every cached pass, trace and budget (for benchmarks that must measure uncached calls)."""
+    from .budgeting import budget
+
+    for cached in (run_pass, _trace, budget):
+        cached.cache_clear()
+
+
+@functools.lru_cache(maxsize=512)
+def _trace(cfg: Config, dtype: str) -> Trace:
     values = cfg.symbols()
     rows = []
     for name, shape, is_float in run_pass(cfg).tensors:
         in_block = name.startswith(BLOCK_PREFIX)
         local = name[len(BLOCK_PREFIX):] if in_block else name
         if local not in NOTATION:
-            raise RuntimeError(f"tensor {name} has no lesson notation: add it to model.trace.NOTATION")
+            raise RuntimeError(f"tensor {name} has no lesson notation: add it to model.tracing.NOTATION")
         symbolic, label = NOTATION[local]
         if evaluate(symbolic, values) != shape:
             raise RuntimeError(f"{name}: notation {symbolic} gives {evaluate(symbolic, values)}, the pass gave {shape}")
