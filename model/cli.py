@@ -19,21 +19,31 @@ from .tracing import DTYPES
 DEFAULT_PRESET = "gpt2-small"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, not usage + line
+FIELDS = ("B", "T", "d", "h", "L", "V", "T_max")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr, not usage + line (exit status 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m model", description="Tensor shapes and parameter/FLOP budget of the lesson's GPT.")
+def add_config_arguments(p: argparse.ArgumentParser) -> None:
+    """--preset, one option per Config field, --untied and --dtype (shared with `python -m app export`)."""
     p.add_argument("--preset", choices=list(PRESETS), default=None, metavar="NAME",
                    help=f"start from a preset: {', '.join(PRESETS)} (default {DEFAULT_PRESET}); the fields below override it")
-    for name in ("B", "T", "d", "h", "L", "V", "T_max"):
+    for name in FIELDS:
         lo, hi = BOUNDS[name]
         flags = ["--T-max", "--T_max"] if name == "T_max" else [f"--{name}"]
         p.add_argument(*flags, dest=name, type=int, metavar="N", help=f"{FIELD_DOCS[name]} ({lo:,} to {hi:,})")
     p.add_argument("--untied", action="store_true", help="a separate output head instead of one tied to W_te")
     p.add_argument("--dtype", choices=list(DTYPES), default="fp32", help="activation dtype for memory (default fp32)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = OneLineParser(prog="python -m model", description="Tensor shapes and parameter/FLOP budget of the lesson's GPT.")
+    add_config_arguments(p)
     p.add_argument("--expand", action="store_true", help="list all L blocks instead of collapsing them into one × L group")
     p.add_argument("--table", choices=["all", "shapes", "budget"], default=None,
                    help="what to print (default all; CSV holds one table, shapes by default)")
@@ -45,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def config_from_args(args: argparse.Namespace) -> Config:
     """The preset (or the default one) with every field given on the command line replaced; validated."""
-    fields = {k: getattr(args, k) for k in ("B", "T", "d", "h", "L", "V", "T_max") if getattr(args, k) is not None}
+    fields = {k: getattr(args, k) for k in FIELDS if getattr(args, k) is not None}
     if args.untied:
         fields["tie"] = False
     base = PRESETS[args.preset or DEFAULT_PRESET]

@@ -80,3 +80,8 @@ def test_module_entry_point_runs():
     assert done.returncode == 0 and "1,557,611,200" in done.stdout
     bad = subprocess.run([sys.executable, "-m", "model", "--h", "7"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "nearest divisors of 768: 6, 8" in bad.stderr
+
+
+def test_a_smaller_position_table_takes_T_down_with_it(capsys):
+    code, out, _ = run(["--preset", "gpt3-175b", "--T-max", "1024", "--table", "budget"], capsys)
+    assert code == 0 and out.startswith("GPT  B=8 T=1,024 d=12,288 h=96 (d_head=128) L=96 V=50,257 T_max=1,024")
