@@ -27,7 +27,7 @@ browser:  ## Debian's Chromium for the browser tests (Playwright cannot download
 	@test -x $(CHROMIUM)
 
 run: install  ## serve the explorer at http://localhost:$(PORT)/explorer
-	$(VENV)/bin/panel serve app/explorer.py --port $(PORT) --static-dirs static=static
+	$(VENV)/bin/panel serve app/explorer.py --port $(PORT) --static-dirs course=static
 
 test: install-test
 	$(PY) -m pytest -q

@@ -71,19 +71,19 @@ def rss_mb(proc: subprocess.Popen) -> float:
     return psutil.Process(proc.pid).memory_info().rss / 2**20
 
 
-def find_slider(doc: dict, title: str) -> str:
-    """The id of the Bokeh slider whose title is `title`, in a pulled document's JSON."""
+def find_slider(doc: dict, field: str) -> str:
+    """The id of the explorer's slider for `field` (CSS class slider-FIELD), in a pulled document's JSON."""
     stack = [doc]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
             if node.get("type") == "object" and "Slider" in node.get("name", "") and \
-                    node.get("attributes", {}).get("title") == title:
+                    f"slider-{field}" in node.get("attributes", {}).get("css_classes", []):
                 return node["id"]
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-    raise LookupError(f"no slider titled {title!r} in the document")
+    raise LookupError(f"no slider with CSS class slider-{field} in the document")
 
 
 class Learner:

@@ -1,0 +1,147 @@
+"""`Explorer`: the whole page, assembled from the views, with the configuration kept in the URL.
+
+    from app import Explorer
+    Explorer()                                  # in a Jupyter cell
+    Explorer(query="?d=1024&h=16&L=24")         # a configuration from a link
+
+Served (`panel serve app/explorer.py`), `Explorer.from_location()` reads the query of the address the page
+was opened with and keeps the address in step with every change (history.replaceState, so dragging a slider
+does not fill the Back button's history). Options from the query: `embed=1` drops the title and the share
+card and fits an iframe; `controls=` and `panels=` pick what is shown (see app.query).
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import replace
+
+import panel as pn
+import param
+
+from .budget import BudgetView
+from .controls import Controls
+from .query import Query, ViewOptions, parse_query, to_query
+from .shapes import ShapesTable
+from .share import DEFAULT_BASE, ShareView, base_url
+from .state import ExplorerState
+from .styles import BASE, CARD_STYLES, FONT, INK, MUTED, PAGE, T2
+from .tokens import TokensView
+
+TITLE = "Transformer Shapes"
+WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one GPT-2 forward pass and the parameter budget "
+              "follow. Try T first (watch the orange rows), then d and h.")
+REPLACE_URL_JS = """
+const q = cb_obj.value;
+if (q && window.location.search !== q) {
+  window.history.replaceState(window.history.state, '', window.location.pathname + q + window.location.hash);
+}
+"""
+
+HEADER_CSS = BASE + f"""
+h1 {{ font-size: 24px; font-weight: 750; margin: 0; letter-spacing: -0.3px; }}
+h1 .tag {{ font-size: 13px; font-weight: 500; color: {MUTED}; margin-left: 8px; letter-spacing: 0; }}
+p.what {{ font-size: 14.5px; margin: 4px 0 0 0; color: #374151; }}
+@media (max-width: 640px) {{ h1 .tag {{ display: block; margin: 2px 0 0 0; }} }}
+"""
+PAGE_CSS = "@media (max-width: 640px) { :host(.full) { padding: 10px 8px 20px 8px !important; } }"
+ALERT_CSS = BASE + f"""
+.alert {{ background: #fff7ed; border: 1px solid #fdba74; border-radius: 8px; padding: 8px 12px; font-size: 13px; }}
+.alert b {{ color: {T2}; }}
+.alert ul {{ margin: 4px 0 0 0; padding-left: 18px; }}
+"""
+
+
+def notices_html(notices: list[str]) -> str:
+    """The link's problems, escaped (they quote the URL)."""
+    items = "".join(f"<li>{html.escape(n)}</li>" for n in notices)
+    return f'<div class="alert"><b>This link had problems; showing the nearest valid view.</b><ul>{items}</ul></div>'
+
+
+class Explorer(pn.viewable.Viewer):
+    """The explorer page: controls, the shapes of one forward pass, the budget, tokens, share and embed."""
+
+    state = param.ClassSelector(class_=ExplorerState, doc="the configuration and display choices")
+    options = param.ClassSelector(class_=ViewOptions, default=ViewOptions(), doc="embed mode, controls and panels shown")
+    link_notices = param.List(default=[], item_type=str, doc="problems found in the query the page was opened with")
+    base = param.String(default=DEFAULT_BASE, doc="the page's address without query, for links and embed code")
+    sync_url = param.Boolean(default=False, doc="keep the browser's address in step with the state (served pages)")
+
+    def __init__(self, query: str | None = None, **params) -> None:
+        q = parse_query(query) if query is not None else Query()
+        if "state" not in params:
+            params["state"] = ExplorerState(q.config, dtype=q.options.dtype, expanded=q.options.expanded)
+        params.setdefault("options", q.options)
+        params.setdefault("link_notices", list(q.notices))
+        super().__init__(**params)
+        panels = self.options.panels
+        self.shapes = ShapesTable(state=self.state) if "shapes" in panels else None
+        self.budget = BudgetView(state=self.state) if "budget" in panels else None
+        self.tokens = TokensView(state=self.state) if "tokens" in panels else None
+        self.controls = Controls(state=self.state, show=list(self.options.controls))
+        self.share = None if self.options.embed else ShareView(state=self.state, base=self.base, options=self.options)
+        self._url = pn.widgets.TextInput(value="", visible=False, css_classes=["url-sync"])
+        self._url.jscallback(value=REPLACE_URL_JS)
+        self.state.param.watch(self._sync_url, ["config", "dtype", "expanded"])
+
+    @classmethod
+    def from_location(cls) -> Explorer:
+        """The page for the current server session, configured by the address it was opened with."""
+        loc = pn.state.location
+        search = loc.search if loc else ""
+        # Embedded with Bokeh's server_document, the page is the course page: leave its address alone.
+        script_embed = "bokeh-autoload-element" in search
+        explorer = cls(query=search, base=base_url(loc.href if loc else None), sync_url=loc is not None and not script_embed)
+        if explorer.sync_url:
+            pn.state.onload(explorer._sync_url)
+        return explorer
+
+    def query(self) -> str:
+        """The query that reproduces the current view: "?B=8&T=1024&...". """
+        return to_query(self.state.config, replace(self.options, dtype=self.state.dtype, expanded=self.state.expanded))
+
+    def _sync_url(self, *_events) -> None:
+        if self.sync_url:
+            self._url.value = self.query()
+
+    # --- layout ------------------------------------------------------------------------------------------------
+    def _card(self, *objects, **kwargs) -> pn.Column:
+        return pn.Column(*objects, styles=CARD_STYLES, sizing_mode="stretch_width", margin=0, **kwargs)
+
+    def _header(self) -> pn.viewable.Viewable:
+        return pn.pane.HTML(f'<h1>{TITLE}<span class="tag">a GPT-2 forward pass, shape by shape</span></h1>'
+                            f'<p class="what">{html.escape(WHAT_TO_DO)}</p>',
+                            stylesheets=[HEADER_CSS], sizing_mode="stretch_width", margin=(0, 0, 2, 0))
+
+    def _alert(self) -> pn.viewable.Viewable:
+        dismiss = pn.widgets.Button(label="Dismiss", color="light", width=90, margin=(6, 0, 0, 0))
+        box = pn.Column(pn.pane.HTML(notices_html(self.link_notices), stylesheets=[ALERT_CSS], margin=0,
+                                     sizing_mode="stretch_width"), dismiss, sizing_mode="stretch_width", margin=0,
+                        css_classes=["link-notices"])
+        dismiss.on_click(lambda _: setattr(box, "visible", False))
+        return box
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        embed = self.options.embed
+        top: list[pn.viewable.Viewable] = []
+        if not embed:
+            top.append(self._header())
+        if self.link_notices:
+            top.append(self._alert())
+        if self.options.controls:
+            top.append(self._card(self.controls, css_classes=["controls-card"]))
+        left = [self._card(self.shapes, css_classes=["shapes-card"])] if self.shapes else []
+        right = [self._card(view, css_classes=[f"{name}-card"])
+                 for name, view in (("budget", self.budget), ("tokens", self.tokens), ("share", self.share)) if view]
+        columns = []
+        if left:
+            columns.append(pn.Column(*left, sizing_mode="stretch_width", margin=0,
+                                     styles={"flex": "1 1 700px", "min-width": "0"}))
+        if right:
+            columns.append(pn.Column(*right, sizing_mode="stretch_width", margin=0,
+                                     styles={"flex": "1 1 430px", "min-width": "0", "gap": "14px"}))
+        main = pn.FlexBox(*columns, flex_wrap="wrap", gap="14px", align_items="flex-start", margin=0,
+                          sizing_mode="stretch_width")
+        page_styles = {"font-family": FONT, "color": INK, "gap": "12px", "box-sizing": "border-box",
+                       "padding": "4px" if embed else "16px 18px 28px 18px", "max-width": "1360px",
+                       "margin": "0 auto", "background": "transparent" if embed else PAGE}
+        return pn.Column(*top, main, self._url, sizing_mode="stretch_width", styles=page_styles,
+                         stylesheets=[PAGE_CSS], css_classes=["explorer", "embed" if embed else "full"])

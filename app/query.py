@@ -1,0 +1,217 @@
+"""The explorer's URL query, both ways, as pure functions (no Panel): a link reproduces a view.
+
+    >>> q = parse_query("?B=8&T=512&d=770&h=12&L=12&V=50257&T_max=1024&tie=1")
+    >>> q.config.T, q.config.h, q.notices
+    (512, 11, ('h snapped 12 → 11: 770 is not divisible by 12',))
+    >>> to_query(q.config, q.options)
+    '?B=8&T=512&d=770&h=11&L=12&V=50257&T_max=1024&tie=1'
+
+Keys: the Config fields B, T, d, h, L, V, T_max, tie; `preset` (a name in model.PRESETS, overridden by any
+field given with it); `dtype` (fp32, bf16, fp16); `expanded` (list all L blocks); and for course pages
+`embed=1`, `controls=T,d` and `panels=shapes,budget` (see `ViewOptions`). Keys starting with "bokeh-" (added
+by Bokeh's `server_document` embedding) are skipped.
+
+Hostile input never raises: every problem (not a whole number, out of range, d % h != 0, T > T_max, a
+repeated or unknown key, an overlong query) becomes a notice naming the problem and what is shown instead,
+and the result is always a valid `model.Config`. Notices quote user text; escape them before showing as HTML.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields as dc_fields
+from urllib.parse import parse_qsl, urlencode
+
+from model import BOUNDS, DTYPES, PRESETS, Config
+
+from .rules import FIELDS, settle
+
+DEFAULT_PRESET = "gpt2-small"
+DEFAULT_CONFIG = PRESETS[DEFAULT_PRESET]  # GPT-2 small at B = 8, T = 1,024
+CONTROLS = ("preset", "B", "T", "d", "h", "L", "V", "T_max", "tie")  # what `controls=` may list
+PANELS = ("shapes", "budget", "tokens")  # what `panels=` may list
+OPTION_KEYS = ("preset", "dtype", "expanded", "embed", "controls", "panels")
+KEYS = FIELDS + OPTION_KEYS
+MAX_QUERY_CHARS = 2_000  # longer queries are cut: no link needs more, and a hostile one costs nothing
+MAX_VALUE_CHARS = 40  # longer values are rejected before any parsing
+MAX_NOTICES = 8
+_INT = re.compile(r"^[+-]?[0-9][0-9,_]*$")  # "1024", "1,024", "1_024", "-5"; not "1e3", "12.0"
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+@dataclass(frozen=True)
+class ViewOptions:
+    """How the page is laid out: chrome or embed, which controls and panels, bytes per element, blocks listed."""
+
+    embed: bool = False  # no title or explanation, sized for an iframe
+    controls: tuple[str, ...] = CONTROLS  # subset of CONTROLS, in that order
+    panels: tuple[str, ...] = PANELS  # subset of PANELS, in that order
+    dtype: str = "fp32"  # bytes per float element in the shapes table
+    expanded: bool = False  # list every block instead of one "× L" group
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed query: always a valid Config and options, plus a notice per problem found."""
+
+    config: Config = DEFAULT_CONFIG
+    options: ViewOptions = field(default_factory=ViewOptions)
+    notices: tuple[str, ...] = ()
+
+
+def show(text: str, limit: int = 24) -> str:
+    """User text for a notice: unprintable characters as "�", at most `limit` characters, with an ellipsis."""
+    text = "".join(c if c.isprintable() else "\ufffd" for c in text[: limit + 1])
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _int_value(key: str, raw: str, fallback: int) -> tuple[int, str | None]:
+    lo, hi = BOUNDS[key]
+    text = raw.strip()
+    if not text:
+        return fallback, f"{key} has no value; using {key}={fallback:,}"
+    if len(text) > MAX_VALUE_CHARS or not _INT.match(text):
+        return fallback, f'{key}="{show(text)}" is not a whole number from {lo:,} to {hi:,}; using {key}={fallback:,}'
+    n = int(text.replace(",", "").replace("_", ""))
+    if not lo <= n <= hi:
+        return fallback, f"{key}={n:,} is out of range: {key} must be from {lo:,} to {hi:,}; using {key}={fallback:,}"
+    return n, None
+
+
+def _bool_value(key: str, raw: str, fallback: bool, meaning: str) -> tuple[bool, str | None]:
+    text = raw.strip().lower()
+    if text in _TRUE:
+        return True, None
+    if text in _FALSE:
+        return False, None
+    return fallback, f'{key}="{show(raw)}" is not 1 or 0 ({key}=1: {meaning}); using {key}={int(fallback)}'
+
+
+def _names_value(key: str, raw: str, allowed: tuple[str, ...], allow_none: bool) -> tuple[tuple[str, ...], str | None]:
+    parts = [p.strip() for p in raw.split(",") if p.strip()]
+    if [p.lower() for p in parts] == ["all"]:
+        return allowed, None
+    if allow_none and [p.lower() for p in parts] == ["none"]:
+        return (), None
+    unknown = [p for p in parts if p not in allowed]
+    chosen = tuple(name for name in allowed if name in parts)
+    note = None
+    if unknown:
+        names = ", ".join(f'"{show(p, 16)}"' for p in unknown[:5]) + (" …" if len(unknown) > 5 else "")
+        note = f"{key}: ignored {names}; choose from {','.join(allowed)}"
+    if not chosen:
+        extra = " or none" if allow_none else ""
+        note = f"{key}={show(raw)!s} names none of {','.join(allowed)}{extra}; showing all"
+        chosen = allowed
+    return chosen, note
+
+
+def _unknown_notice(keys: list[str]) -> str:
+    lower = {k.lower(): k for k in KEYS}
+    described = []
+    for k in keys[:5]:
+        hint = f" (did you mean {lower[k.lower()]}?)" if k.lower() in lower else ""
+        described.append(f'"{show(k, 16)}"{hint}')
+    more = f" and {len(keys) - 5} more" if len(keys) > 5 else ""
+    return f"ignored unknown key{'s' if len(keys) > 1 else ''} {', '.join(described)}{more}; known keys: {', '.join(KEYS)}"
+
+
+def _pairs(search: str | None) -> tuple[dict[str, str], list[str]]:
+    """First value of each key, and notices about length, repeated and unknown keys."""
+    notes: list[str] = []
+    text = search if isinstance(search, str) else ""
+    text = text[1:] if text.startswith("?") else text
+    if len(text) > MAX_QUERY_CHARS:
+        notes.append(f"the link's query is {len(text):,} characters long; only the first {MAX_QUERY_CHARS:,} were read")
+        text = text[:MAX_QUERY_CHARS].rsplit("&", 1)[0]
+    first: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    unknown: list[str] = []
+    for key, value in parse_qsl(text, keep_blank_values=True, errors="replace"):
+        if key.startswith("bokeh-"):  # added by Bokeh's server_document / autoload.js, not by the user
+            continue
+        if key not in KEYS:
+            if key not in unknown:
+                unknown.append(key)
+            continue
+        counts[key] = counts.get(key, 0) + 1
+        first.setdefault(key, value)
+    for key, n in counts.items():
+        if n > 1:
+            notes.append(f'{key} is given {n} times; using the first, {key}="{show(first[key])}"')
+    if unknown:
+        notes.append(_unknown_notice(unknown))
+    return first, notes
+
+
+def _options(values: dict[str, str], notes: list[str]) -> ViewOptions:
+    base = ViewOptions()
+    opts: dict[str, object] = {}
+    if "embed" in values:
+        opts["embed"], note = _bool_value("embed", values["embed"], base.embed, "no title, sized for an iframe")
+        notes += [note] if note else []
+    if "expanded" in values:
+        opts["expanded"], note = _bool_value("expanded", values["expanded"], base.expanded, "list every block")
+        notes += [note] if note else []
+    if "dtype" in values:
+        dtype = values["dtype"].strip().lower()
+        if dtype in DTYPES:
+            opts["dtype"] = dtype
+        else:
+            notes.append(f'dtype="{show(values["dtype"])}" is not one of {", ".join(DTYPES)}; using fp32')
+    for key, allowed, allow_none in (("controls", CONTROLS, True), ("panels", PANELS, False)):
+        if key in values:
+            opts[key], note = _names_value(key, values[key], allowed, allow_none)
+            notes += [note] if note else []
+    return ViewOptions(**{**{f.name: getattr(base, f.name) for f in dc_fields(base)}, **opts})
+
+
+def parse_query(search: str | None) -> Query:
+    """Parse `window.location.search` ("?B=8&T=1024&..."; the "?" is optional) into a valid view. Never raises."""
+    values, notes = _pairs(search)
+    base = DEFAULT_CONFIG
+    if "preset" in values:
+        name = values["preset"].strip().lower()
+        if name in PRESETS:
+            base = PRESETS[name]
+        else:
+            notes.append(f'preset="{show(values["preset"])}" is unknown; presets: {", ".join(PRESETS)}; '
+                         f"using {DEFAULT_PRESET}")
+    asked: dict[str, int | bool] = {k: getattr(base, k) for k in FIELDS}
+    for key in FIELDS:
+        if key not in values:
+            continue
+        if key == "tie":
+            asked[key], note = _bool_value(key, values[key], base.tie, "the head reuses W_te, as GPT-2")
+        else:
+            asked[key], note = _int_value(key, values[key], getattr(base, key))
+        notes += [note] if note else []
+    config, settled = settle(asked)
+    notes += settled
+    options = _options(values, notes)
+    if len(notes) > MAX_NOTICES:
+        notes = notes[: MAX_NOTICES - 1] + [f"… and {len(notes) - MAX_NOTICES + 1} more problems with this link"]
+    return Query(config=config, options=options, notices=tuple(notes))
+
+
+def parse_config(search: str | None) -> tuple[Config, list[str]]:
+    """Just the configuration of a query and every notice about the query: (config, notices)."""
+    q = parse_query(search)
+    return q.config, list(q.notices)
+
+
+def to_query(config: Config, options: ViewOptions | None = None) -> str:
+    """The query that reproduces `config` and `options`: every Config field, options only where not default."""
+    options = options or ViewOptions()
+    items: list[tuple[str, str]] = [(k, str(int(getattr(config, k)))) for k in FIELDS]
+    default = ViewOptions()
+    if options.dtype != default.dtype:
+        items.append(("dtype", options.dtype))
+    if options.expanded:
+        items.append(("expanded", "1"))
+    if options.embed:
+        items.append(("embed", "1"))
+    if options.controls != default.controls:
+        items.append(("controls", ",".join(options.controls) or "none"))
+    if options.panels != default.panels:
+        items.append(("panels", ",".join(options.panels)))
+    return "?" + urlencode(items, safe=",")

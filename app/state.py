@@ -1,0 +1,149 @@
+"""`ExplorerState`: the page's single source of truth, as parameters with the model's bounds and docs.
+
+Widgets write the fields (B, T, d, h, L, V, T_max, tie); the state settles them with `app.rules.settle`
+(h snaps to a divisor of d, T is clamped to T_max) and publishes one valid `model.Config` in `config`, which
+every view watches. The values a user asked for are remembered, so dragging d through 770 snaps h 12 → 11
+and back to 12 at 768, and lowering then raising T_max brings T back.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import param
+
+import model
+from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Budget, Config, Trace
+from model import tokenizer
+
+from .query import DEFAULT_CONFIG
+from .rules import FIELDS, settle
+
+CUSTOM = "custom"
+SAMPLE_TEXT = ("The Transformer reads text as tokens: pieces of words, each an id in a vocabulary of V = 50,257. "
+               "Its attention compares every token with every earlier one.")
+PRESET_FIELDS = ("T", "d", "h", "L", "V", "T_max", "tie")  # what choosing a preset sets; B is kept
+
+
+def preset_name(config: Config) -> str:
+    """The preset with this model (d, h, L, V, T_max, tie; any B and T), or "custom"."""
+    key = ("d", "h", "L", "V", "T_max", "tie")
+    for name, preset in PRESETS.items():
+        if all(getattr(preset, k) == getattr(config, k) for k in key):
+            return name
+    return CUSTOM
+
+
+@functools.cache
+def preset_labels() -> dict[str, str]:
+    """Menu label -> preset name, e.g. "GPT-2 small · L 12, d 768" -> "gpt2-small"; plus "custom"."""
+    sizes = {"small": "small", "medium": "medium", "large": "large", "xl": "XL"}
+    labels = {}
+    for name, cfg in PRESETS.items():
+        family, size = name.split("-", 1)
+        title = f"GPT-2 {sizes[size]}" if family == "gpt2" else f"GPT-3 {size.upper()}"
+        labels[f"{title} · L {cfg.L}, d {cfg.d:,}"] = name
+    return {**labels, "custom (your own values)": CUSTOM}
+
+
+def _field(name: str) -> param.Integer:
+    return param.Integer(default=getattr(DEFAULT_CONFIG, name), bounds=BOUNDS[name], doc=FIELD_DOCS[name])
+
+
+class ExplorerState(param.Parameterized):
+    """Configuration, display choices and the text to tokenize; `config` is always a valid `model.Config`."""
+
+    B = _field("B")
+    T = _field("T")
+    d = _field("d")
+    h = _field("h")
+    L = _field("L")
+    V = _field("V")
+    T_max = _field("T_max")
+    tie = param.Boolean(default=True, doc="output head tied to the token table W_te, as GPT-2 (untied adds V·d parameters)")
+    preset = param.Selector(default="gpt2-small", objects=[*PRESETS, CUSTOM],
+                            doc="the named model the fields match; choosing one sets T, d, h, L, V, T_max, tie")
+    dtype = param.Selector(default="fp32", objects=list(DTYPES), doc="bytes per floating-point element in the table")
+    expanded = param.Boolean(default=False, doc="list every block instead of one group repeated × L")
+    text = param.String(default=SAMPLE_TEXT, doc="text split into GPT-2 tokens")
+    config = param.ClassSelector(class_=Config, constant=True, doc="the valid configuration every view shows")
+    notices = param.List(default=[], item_type=str, constant=True,
+                         doc="why the configuration differs from what was asked (h snapped, T clamped, input rejected)")
+
+    def __init__(self, config: Config | None = None, **params) -> None:
+        config = config or DEFAULT_CONFIG
+        fields = {k: getattr(config, k) for k in FIELDS}
+        super().__init__(**{**fields, "config": config, "preset": preset_name(config), **params})
+        self._asked: dict[str, int | bool] = {k: getattr(self, k) for k in FIELDS}
+        self._settling = False
+        self._settle()
+        self.param.watch(self._on_fields, list(FIELDS))
+        self.param.watch(self._on_preset, ["preset"])
+
+    # --- writing ---------------------------------------------------------------------------------------------
+    def apply(self, config: Config) -> None:
+        """Show exactly `config` (every field, B included), as a link or a test would."""
+        self._asked = {k: getattr(config, k) for k in FIELDS}
+        self._settle()
+
+    def set_field(self, name: str, value: object) -> bool:
+        """Set a field from raw widget input; a value outside model.BOUNDS is rejected with a notice. True if taken."""
+        if name == "tie":
+            self._asked["tie"] = bool(value)
+            self._settle()
+            return True
+        lo, hi = BOUNDS[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else repr(value)
+            self._settle([f"{name}={shown} is out of range: {name} must be from {lo:,} to "
+                          f"{hi:,}; kept {name}={getattr(self, name):,}"])
+            return False
+        self._asked[name] = value
+        self._settle()
+        return True
+
+    def _on_fields(self, *events: param.parameterized.Event) -> None:
+        if self._settling:
+            return
+        for event in events:
+            self._asked[event.name] = event.new
+        self._settle()
+
+    def _on_preset(self, event: param.parameterized.Event) -> None:
+        if self._settling or event.new == CUSTOM:
+            return
+        preset = PRESETS[event.new]
+        self._asked.update({k: getattr(preset, k) for k in PRESET_FIELDS})
+        self._settle()
+
+    def _settle(self, rejected: list[str] | None = None) -> None:
+        """Apply the rules to what was asked and publish fields, config, preset and notices in one update."""
+        config, notes = settle(self._asked)
+        values = {k: getattr(config, k) for k in FIELDS}
+        self._settling = True
+        try:
+            with param.edit_constant(self):
+                self.param.update(**values, config=config, preset=preset_name(config), notices=[*(rejected or []), *notes])
+        finally:
+            self._settling = False
+
+    # --- reading: everything the views show comes from the model ---------------------------------------------
+    @property
+    def trace(self) -> Trace:
+        """Every tensor of one forward pass at `config` and `dtype`."""
+        return model.trace(self.config, self.dtype)
+
+    @property
+    def trace_at_T_max(self) -> Trace:
+        """The same pass at T = T_max: the scale the memory bars are drawn against."""
+        return model.trace(dataclasses.replace(self.config, T=self.config.T_max), self.dtype)
+
+    @property
+    def budget(self) -> Budget:
+        """Parameters and FLOPs of `config`."""
+        return model.budget(self.config)
+
+    @property
+    def tokens(self) -> tokenizer.Tokens:
+        """`text` split into GPT-2 tokens (capped at tokenizer.MAX_TEXT_CHARS characters)."""
+        return tokenizer.tokenize(self.text)

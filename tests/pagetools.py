@@ -1,0 +1,32 @@
+"""Helpers for the browser tests: open explorer pages and collect every console error and page error."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SOURCE_VALUE_JS = "(i) => Number(Bokeh.documents[0].get_model_by_name('budget-parts').data.value[i])"
+
+
+@dataclass
+class Opened:
+    """A page and the errors its console and scripts reported."""
+
+    page: object
+    errors: list[str] = field(default_factory=list)
+
+
+def watch_errors(page) -> list[str]:
+    """Collect console errors and uncaught exceptions of `page` (and its frames) into a list."""
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+    return errors
+
+
+def open_explorer(browser, base: str, query: str = "", width: int = 1280, height: int = 800) -> Opened:
+    """Open the explorer at `query` and wait until the page has rendered its first view."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    opened = Opened(page, watch_errors(page))
+    page.goto(f"{base}/explorer{query}")
+    page.locator(".control, table.shapes, .budget-card").first.wait_for(timeout=60_000)
+    page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0")
+    return opened

@@ -1,0 +1,305 @@
+"""The rows and numbers each view is handed, and the views' Bokeh models, without a browser."""
+import html
+import re
+
+import panel as pn
+import pytest
+
+from app import Explorer
+from app.budget import BudgetView, budget_figures, budget_parts
+from app.controls import Controls, FieldControl, slider_range, status_html
+from app.shapes import ShapesTable, render_table, shape_rows
+from app.share import base_url, embed_code, embed_height, page_link
+from app.query import ViewOptions
+from app.state import ExplorerState
+from app.tokens import TokensView, token_chips, token_stats, tokens_html
+from model import PRESETS, budget, tokenizer, trace
+
+
+@pytest.fixture(autouse=True)
+def _fresh_panel_state():
+    yield
+    pn.state.reset()
+
+
+def rows_by_name(rows):
+    return {r.name: r for r in rows if r.kind == "tensor"}
+
+
+# --- shapes --------------------------------------------------------------------------------------------------------
+def test_shape_rows_at_gpt2_small():
+    t = trace(PRESETS["gpt2-small"])
+    rows = shape_rows(t, scale_bytes=max(r.nbytes for r in t.rows))
+    assert [r.kind for r in rows].count("group") == 1 and len(rows) == len(t.rows) + 1
+    by = rows_by_name(rows)
+    scores = by["attn.scores"]
+    assert (scores.symbolic, scores.shape, scores.elements, scores.memory) == (
+        "(B, h, T, T)", "(8, 12, 1024, 1024)", "100,663,296", "384 MiB")
+    assert scores.quadratic and scores.in_block and scores.bar == pytest.approx(12 * 1024 / 50257)
+    assert by["head"].bar == 1.0 and by["head"].memory == "1.53 GiB"
+    assert by["idx"].memory == "64 KiB"  # int64 ids
+    assert rows[4].kind == "group" and rows[4].name == "blocks 0 … 11 × L = 12"
+
+
+def test_expanded_rows_list_every_block():
+    cfg = PRESETS["gpt2-small"]
+    rows = shape_rows(trace(cfg), scale_bytes=1, expanded=True)
+    groups = [r.name for r in rows if r.kind == "group"]
+    assert groups == [f"block {b}" for b in range(12)]
+    names = [r.name for r in rows if r.kind == "tensor"]
+    assert "blocks.11.attn.scores" in names and len(names) == len(trace(cfg).expanded())
+
+
+def test_expanded_listing_stops_after_96_blocks():
+    cfg = PRESETS["gpt2-small"].__class__(B=1, T=4, d=8, h=2, L=200, V=10, T_max=4)
+    rows = shape_rows(trace(cfg), scale_bytes=1, expanded=True)
+    groups = [r for r in rows if r.kind == "group"]
+    assert [g.name for g in groups[-2:]] == ["block 95", "blocks 96 … 199"]
+    assert groups[-1].label == "104 more blocks with the same shapes, not listed"
+    assert [r.name for r in rows[-4:]] == ["blocks 96 … 199", "ln_f", "head", "loss"]
+    assert "blocks.96.ln_1" not in [r.name for r in rows]
+
+
+def test_bf16_halves_float_memory_but_not_token_ids():
+    cfg = PRESETS["gpt2-small"]
+    fp32 = rows_by_name(shape_rows(trace(cfg, "fp32"), 1))
+    bf16 = rows_by_name(shape_rows(trace(cfg, "bf16"), 1))
+    assert (fp32["attn.scores"].memory, bf16["attn.scores"].memory) == ("384 MiB", "192 MiB")
+    assert fp32["idx"].memory == bf16["idx"].memory == "64 KiB"
+
+
+def test_T_1_keeps_a_place_for_the_loss():
+    cfg = PRESETS["gpt2-small"].__class__(B=1, T=1, d=768, h=12, L=12, V=50257)
+    rows = shape_rows(trace(cfg), 1)
+    assert rows[-1].kind == "absent" and rows[-1].name == "loss" and "T = 1" in rows[-1].label
+
+
+def test_table_html_shows_rows_total_and_escapes():
+    s = ExplorerState()
+    view = ShapesTable(state=s)
+    text = view.table_html()
+    assert "(8, 12, 1024, 1024)" in text and "100,663,296" in text
+    assert f">{__import__('app.format').format.nbytes(s.trace.activation_bytes)}<" in text
+    body = text.split("<tbody>")[1].split("</tbody>")[0]
+    assert body.count("<tr class=") == len(view.rows())
+    from app.shapes import ShapeRow
+    hostile = render_table([ShapeRow(kind="tensor", name="<script>x</script>")], "1 B", "fp32", "1 B")
+    assert "<script>" not in hostile and html.escape("<script>") in hostile
+
+
+def test_table_balloons_with_T_and_stays_with_d():
+    s = ExplorerState()
+    view = ShapesTable(state=s)
+    s.T = 512
+    small = rows_by_name(view.rows())["attn.scores"]
+    s.T = 1024
+    big = rows_by_name(view.rows())["attn.scores"]
+    assert big.bar == pytest.approx(4 * small.bar)  # (B, h, T, T): doubling T quadruples it
+    s.d = 1536
+    s.h = 12
+    assert rows_by_name(view.rows())["attn.scores"].memory == big.memory
+
+
+def test_table_pane_updates_when_the_state_changes():
+    s = ExplorerState()
+    view = ShapesTable(state=s)
+    root = pn.panel(view).get_root()
+    s.T = 100
+    assert "(8, 12, 100, 100)" in view._table.object
+    from panel.models.markup import HTML
+    texts = [html.unescape(m.text) for m in root.select({"type": HTML})]
+    assert any("(8, 12, 100, 100)" in t for t in texts)  # the Bokeh model the browser syncs holds the new rows
+
+
+# --- budget --------------------------------------------------------------------------------------------------------
+def test_budget_parts_at_gpt2_small():
+    cfg = PRESETS["gpt2-small"]
+    data = budget_parts(budget(cfg), cfg)
+    values = dict(zip(data["label"], data["value"]))
+    assert values["embeddings*"] == (50257 + 1024) * 768
+    assert values["attention, 1 block"] == 4 * 768**2 + 4 * 768
+    assert values["MLP, 1 block"] == 8 * 768**2 + 5 * 768
+    assert values["head*"] == 0
+    starred = sum(v for k, v in values.items() if k.endswith("*"))
+    assert starred == budget(cfg).params_exact == 124_439_808
+    assert data["text"][-1] == "0: tied to W_te"
+    assert data["text"][0] == "39.4 M · 31.6 %"
+
+
+def test_budget_parts_untied_head():
+    cfg = PRESETS["gpt2-small"].__class__(B=8, T=1024, d=768, h=12, L=12, V=50257, tie=False)
+    data = budget_parts(budget(cfg), cfg)
+    assert data["value"][-1] == 50257 * 768 and data["text"][-1].startswith("38.6 M")
+
+
+def test_budget_figures():
+    f = budget_figures(budget(PRESETS["gpt2-small"]))
+    assert (f.N, f.N_short, f.fwd, f.train, f.T_cross) == ("124,439,808", "124.4 M", "249 MFLOP", "747 MFLOP", "4,608")
+    assert f.mlp_share == "66.7 %"
+    big = budget_figures(budget(PRESETS["gpt3-175b"]))
+    assert (big.N, big.N_short, big.train) == ("174,604,259,328", "174.6 B", "1.05 TFLOP")
+
+
+def test_chart_updates_in_place():
+    s = ExplorerState()
+    view = BudgetView(state=s)
+    fig, source, x_range = view.figure, view.source, view.x_range
+    s.preset = "gpt3-175b"
+    assert view.figure is fig and view.source is source and view.x_range is x_range
+    assert source.data["value"][1] == 96 * (4 * 12288**2 + 4 * 12288 + 8 * 12288**2 + 5 * 12288)
+    assert x_range.end == pytest.approx(1.1 * max(source.data["value"]))
+    assert source.data["align"] == ["left", "right", "left", "left", "left", "left"]  # blocks × L: label inside
+    assert "174,604,259,328" in view._numbers.object
+
+
+def test_N_ignores_T_B_and_h():
+    s = ExplorerState()
+    view = BudgetView(state=s)
+    before = list(view.source.data["value"])
+    s.T, s.B, s.h = 17, 3, 4
+    assert view.source.data["value"] == before
+
+
+# --- tokens --------------------------------------------------------------------------------------------------------
+def test_tokens_view_shows_pieces_ids_and_bytes_per_token():
+    toks = tokenizer.tokenize("Hello world")
+    assert [(c.text, c.id) for c in token_chips(toks, 50257)] == [("Hello", 15496), ("·world", 995)]
+    assert token_stats(toks) == "2 tokens · 11 bytes · 5.50 bytes/token"
+    s = ExplorerState(text="Hello world")
+    view = TokensView(state=s)
+    s.text = "a b"
+    assert "3 bytes" in view._out.object and "2 tokens" in view._out.object
+
+
+def test_tokens_beyond_V_are_flagged_and_long_text_is_reported():
+    toks = tokenizer.tokenize("Hello world")
+    assert "≥ V = 1,000" in tokens_html(toks, V=1000)
+    long = tokenizer.tokenize("ab " * 40_000)
+    text = tokens_html(long, 50257)
+    assert "cut to its first 100,000 characters" in text and "more</span>" in text
+    assert "<script>" not in tokens_html(tokenizer.tokenize("<script>alert(1)</script>"), 50257)
+
+
+def test_tokens_box_caps_pasted_text_in_the_browser():
+    view = TokensView(state=ExplorerState())
+    assert view._input.max_length == tokenizer.MAX_TEXT_CHARS + 1
+
+
+# --- controls ------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name, value, expected", [
+    ("L", 96, (1, 96, 1)), ("L", 95, (1, 96, 1)), ("d", 12288, (64, 16384, 64)), ("d", 768, (64, 4096, 64)),
+    ("V", 262_144, (1, 262_144, 1)), ("T", 5, (1, 1024, 1)), ("d", 32, (32, 4096, 64)),
+])
+def test_slider_ranges(name, value, expected):
+    assert slider_range(name, value, T_max=1024) == expected
+
+
+def test_field_control_links_both_ways():
+    s = ExplorerState()
+    c = FieldControl(state=s, field="T")
+    c._slider.value = 300
+    assert s.T == 300 and c._box.value == 300
+    c._box.value = 5000  # above T_max: clamped, box shows the clamped value
+    assert s.T == 1024 and c._box.value == 1024 and c._slider.end == 1024
+    c._box.value = 10**9  # out of bounds: rejected, box reverts
+    assert s.T == 1024 and c._box.value == 1024 and "out of range" in s.notices[0]
+    s.T_max = 256
+    assert (c._slider.end, c._slider.value, c._box.value) == (256, 256, 256)
+
+
+def test_h_slider_walks_the_divisors_of_d():
+    s = ExplorerState()
+    c = FieldControl(state=s, field="h")
+    assert (c._slider.start, c._slider.end) == (0, 17)  # 18 divisors of 768
+    c._slider.value = c._slider.value + 1  # the next divisor after 12
+    assert s.h == 16
+    s.d = 770
+    assert s.h == 14 and c._slider.end == 15  # 770 has 16 divisors; 16 snaps to 14
+    s.d = 7  # prime: only 1 and 7
+    assert c._slider.end == 1 and not c._slider.disabled
+    s.d = 1
+    assert s.h == 1 and c._slider.disabled
+
+
+def test_status_line():
+    s = ExplorerState()
+    assert "d_head = 768 / 12 = 64" in status_html(s)
+    s.d = 770
+    assert "h snapped 12 → 11: 770 is not divisible by 12" in status_html(s)
+
+
+def test_preset_picker():
+    s = ExplorerState()
+    c = Controls(state=s)
+    c._preset.value = "GPT-3 175B · L 96, d 12,288"
+    assert s.config.d == 12288 and s.config.L == 96
+    s.L = 95
+    assert c._preset.value == "custom (your own values)"
+    c._preset.value = "custom (your own values)"  # choosing "custom" changes nothing
+    assert s.L == 95
+
+
+# --- share and the page ----------------------------------------------------------------------------------------------
+def test_links_and_embed_code():
+    cfg = PRESETS["gpt2-small"]
+    assert base_url("http://host:5006/explorer?B=1#x") == "http://host:5006/explorer"
+    assert base_url("https://host/explorer/autoload.js?bokeh-autoload-element=p1") == "https://host/explorer"
+    assert base_url(None) == base_url("javascript:alert(1)") == "http://localhost:5006/explorer"
+    assert page_link("http://h/explorer", cfg, ViewOptions()) == "http://h/explorer?B=8&T=1024&d=768&h=12&L=12&V=50257&T_max=1024&tie=1"
+    code = embed_code("http://h/explorer", cfg, ViewOptions(controls=("T",), panels=("shapes",)))
+    assert code.startswith('<iframe src="http://h/explorer?B=8&T=1024&d=768&h=12&L=12&V=50257&T_max=1024&tie=1'
+                           '&embed=1&controls=T&panels=shapes"')
+    assert 'height="1170"' in code  # one control over the shapes table, as in static/course_example.html
+    assert embed_height(ViewOptions(controls=("d", "h", "L"), panels=("budget",))) == 720
+    assert embed_height(ViewOptions()) == 270 + 1040 + 590 + 360
+    assert embed_height(ViewOptions(controls=())) == 1040 + 590 + 360
+
+
+def test_explorer_from_a_query():
+    e = Explorer(query="?d=770&T=9999&foo=1")
+    assert e.state.config.h == 11 and e.state.config.T == 1024
+    assert len(e.link_notices) == 3
+    assert e.query() == "?B=8&T=1024&d=770&h=11&L=12&V=50257&T_max=1024&tie=1"
+    e.state.dtype = "bf16"
+    assert e.query().endswith("&dtype=bf16")
+
+
+def test_embed_mode_builds_only_what_was_asked():
+    e = Explorer(query="?embed=1&controls=T,d&panels=shapes")
+    assert e.shapes is not None and e.budget is None and e.tokens is None and e.share is None
+    assert e.controls.show == ["T", "d"]
+    layout = e.__panel__()
+    assert "embed" in layout.css_classes
+    e.__panel__().get_root()  # every Bokeh model builds
+
+
+def test_full_page_builds_and_follows_the_state():
+    e = Explorer()
+    root = pn.panel(e).get_root()
+    assert root is not None
+    e.state.preset = "gpt3-175b"
+    assert "(8, 96, 2048, 2048)" in e.shapes._table.object
+    assert "174,604,259,328" in e.budget._numbers.object
+    assert "d=12288" in e.share._code.value and "embed=1" in e.share._code.value
+    assert re.search(r"T=2048&d=12288&h=96&L=96", e.share._link.value)
+
+
+def test_url_sync_writes_the_query_only_when_served():
+    e = Explorer(query="?T=5")
+    e.state.T = 6
+    assert e._url.value == ""  # a notebook's address is left alone
+    served = Explorer(query="?T=5", sync_url=True)
+    served.state.T = 7
+    assert served._url.value == served.query() and "T=7" in served._url.value
+
+
+def test_two_sessions_at_once_share_no_bokeh_model():
+    """Each page owns its models: a model shared between documents (one class attribute) breaks the second page."""
+    from bokeh.document import Document
+
+    first, second = Explorer(), Explorer(query="?preset=gpt3-175b")
+    for explorer in (first, second):
+        doc = Document()
+        doc.add_root(pn.panel(explorer).get_root(doc))
+    ids = lambda e: {id(m) for m in e.budget.figure.references()}
+    assert not ids(first) & ids(second)
