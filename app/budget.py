@@ -16,7 +16,7 @@ from bokeh.plotting import figure
 
 from model import Budget, Config
 
-from . import format as fmt
+from model import units as fmt
 from .state import ExplorerState
 from .styles import BASE, FONT, INK, MUTED, PART_COLOURS, RULE
 

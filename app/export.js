@@ -48,7 +48,7 @@ function structureKey(cfg) {  // app.export.structure_key
   return `${cfg.T > 1 ? "T>1" : "T=1"},${cfg.tie ? "tied" : "untied"}`;
 }
 
-// ---- formatting: the conventions of app/format.py (the live app's), ported line by line ----------------
+// ---- formatting: the conventions of model/units.py (the live app's and the CLI's), ported line by line ----------------
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
 
 function thousands(n) {  // format.thousands: 124439808 -> "124,439,808" (BigInt or Number)

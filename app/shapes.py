@@ -14,7 +14,7 @@ import param
 
 from model import NOTATION, Trace
 
-from . import format as fmt
+from model import units as fmt
 from .state import ExplorerState
 from .styles import BASE, MONO, MUTED, PLAIN, RULE, T2
 

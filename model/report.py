@@ -61,13 +61,11 @@ def describe(cfg: Config) -> str:
 
 
 def _human(line: BudgetLine) -> str:
-    if line.kind == "params":
-        return units.grouped(line.value)
     if line.kind == "flops":
-        return units.si(line.value, "FLOP")
+        return units.flops(line.value)
     if line.kind == "share":
-        return f"{100 * line.value:.1f} %"
-    return units.grouped(line.value)
+        return units.percent(line.value)
+    return units.thousands(line.value)
 
 
 def _display_rows(tr: Trace, expand: bool) -> list[Row | str]:
@@ -89,7 +87,7 @@ def _display_rows(tr: Trace, expand: bool) -> list[Row | str]:
 
 def _cells(row: Row, expand: bool) -> list[str]:
     name = row.name if row.block is None else "  " + (row.name if expand else row.local)
-    return [name, row.symbolic, units.shape(row.shape), units.grouped(row.numel), units.nbytes(row.nbytes), row.label]
+    return [name, row.symbolic, units.shape(row.shape), units.thousands(row.numel), units.nbytes(row.nbytes), row.label]
 
 
 SHAPE_HEADER = ["tensor", "shape", "concrete", "elements", "memory", "what"]

@@ -1,39 +1,72 @@
-"""Readable numbers for people: 124,439,808 · 124.4 M · 248.9 MFLOP · 1.50 GiB. Pure string formatting."""
+"""Readable numbers for the page and the command line: thousands separators, parameter counts, FLOPs, bytes.
+
+Pure functions of numbers the model returns; nothing here computes a budget.
+
+    >>> thousands(124_439_808), params(124_439_808), flops(248_879_616), nbytes(402_653_184)
+    ('124,439,808', '124.4 M', '249 MFLOP', '384 MiB')
+"""
 from __future__ import annotations
 
-_SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+_COUNT_UNITS = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))  # parameter counts: 124.4 M, 174.6 B
+_SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))  # FLOPs: 249 MFLOP
 _BINARY = ((2**50, "PiB"), (2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
 
 
-def grouped(n: int | float) -> str:
-    """Thousands separators: 124439808 -> "124,439,808"."""
+def thousands(n: int | float) -> str:
+    """Whole number with thousands separators: 124439808 -> "124,439,808"."""
     return f"{round(n):,}"
 
 
-def si(x: float, unit: str = "", digits: int = 4) -> str:
-    """SI prefix with `digits` significant figures: si(124439808) -> "124.4 M"; si(2.49e8, "FLOP") -> "248.9 MFLOP"."""
-    x = float(f"{x:.{digits}g}")  # round first, so 999,999 reads "1 M", not "1000 k"
-    for scale, prefix in _SI:
-        if abs(x) >= scale:
-            return f"{_sig(x / scale, digits)} {prefix}{unit}"
-    return f"{_sig(x, digits)} {unit}".rstrip()
+def sig3(x: float) -> str:
+    """Three significant digits (at most two decimals), no trailing zeros: 248.88 -> "249", 1.0496 -> "1.05"."""
+    if x == 0:
+        return "0"
+    digits = max(0, 3 - len(str(int(abs(x)))))
+    text = f"{x:.{digits}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def _scaled(n: float, units: tuple[tuple[float, str], ...], fmt) -> str | None:
+    """`fmt(n / scale, unit)` for the largest unit not above n; one unit up when rounding reaches the next one."""
+    for i, (scale, unit) in enumerate(units):
+        if abs(n) >= scale:
+            text = fmt(n / scale, unit)
+            if i > 0 and abs(float(text.split()[0])) >= units[i - 1][0] / scale:  # 999.96 M -> 1000.0 M -> 1.0 B
+                bigger, unit = units[i - 1]
+                text = fmt(n / bigger, unit)
+            return text
+    return None
+
+
+def params(n: int | float) -> str:
+    """A parameter count with one decimal and a unit: 124439808 -> "124.4 M", 174.6e9 -> "174.6 B", 768 -> "768"."""
+    return _scaled(n, _COUNT_UNITS, lambda v, unit: f"{v:.1f} {unit}") or thousands(n)
+
+
+def flops(n: int | float) -> str:
+    """FLOPs in SI units, three significant digits: 248879616 -> "249 MFLOP", 3.5e11 -> "350 GFLOP"."""
+    return _scaled(n, _SI, lambda v, unit: f"{sig3(v)} {unit}FLOP") or f"{sig3(n)} FLOP"
 
 
 def nbytes(n: int | float) -> str:
-    """Binary units: 1610612736 -> "1.50 GiB"; below 1 KiB, whole bytes."""
-    for scale, unit in _BINARY:
-        if n >= scale:
-            return f"{n / scale:.2f} {unit}"
-    return f"{int(n)} B"
+    """Bytes in binary units, three significant digits: 402653184 -> "384 MiB", 1536 -> "1.5 KiB", 8 -> "8 B"."""
+    return _scaled(n, _BINARY, lambda v, unit: f"{sig3(v)} {unit}") or f"{round(n)} B"
+
+
+def percent(x: float) -> str:
+    """A share with one decimal, never rounded up to 100: 0.1523 -> "15.2 %", 0.99996 -> "99.9 %"."""
+    p = 100 * x
+    if p == 0:
+        return "0 %"
+    if p < 0.1:
+        return "< 0.1 %"
+    if 99.9 < p < 100:
+        return "99.9 %"
+    return f"{p:.1f} %"
 
 
 def shape(dims: tuple[int, ...]) -> str:
-    """(8, 12, 1024, 1024) -> "(8, 12, 1024, 1024)"; () -> "()"."""
+    """A concrete shape as the lesson writes it: (8, 12, 1024, 1024); a scalar is ()."""
     return "(" + ", ".join(str(n) for n in dims) + ")"
-
-
-def _sig(x: float, digits: int) -> str:
-    if x == int(x) and abs(x) < 10**digits:
-        return str(int(x))
-    text = f"{x:.{digits}g}"
-    return text if "e" not in text else f"{x:.0f}"

@@ -79,7 +79,7 @@ def test_table_html_shows_rows_total_and_escapes():
     view = ShapesTable(state=s)
     text = view.table_html()
     assert "(8, 12, 1024, 1024)" in text and "100,663,296" in text
-    assert f">{__import__('app.format').format.nbytes(s.trace.activation_bytes)}<" in text
+    assert f">{__import__('model.units').units.nbytes(s.trace.activation_bytes)}<" in text
     body = text.split("<tbody>")[1].split("</tbody>")[0]
     assert body.count("<tr class=") == len(view.rows())
     from app.shapes import ShapeRow

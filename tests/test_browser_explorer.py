@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 import model
-from app import format as fmt
+from model import units as fmt
 from appserver import serve_app
 from pagetools import SOURCE_VALUE_JS, open_explorer
 

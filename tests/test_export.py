@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from app import export, format as fmt
+from app import export
+from model import units as fmt
 from model import BOUNDS, DTYPES, PRESETS, Config, budget, divisors, snap_heads, trace
 
 MAX_BYTES = 2_000_000
@@ -286,7 +287,7 @@ def _shown(page, cfg: Config, dtype: str) -> dict:
 
 
 def _check(shown: dict, cfg: Config, dtype: str) -> None:
-    """Every shape and number the page shows equals model.trace / model.budget, formatted as app.format does."""
+    """Every shape and number the page shows equals model.trace / model.budget, formatted as model.units does."""
     t, b = trace(cfg, dtype), budget(cfg)
     assert [r["name"] for r in shown["rows"]] == [r.name for r in t.rows]
     for got, row in zip(shown["rows"], t.rows):

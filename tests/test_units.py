@@ -1,7 +1,7 @@
-"""app.format: the numbers a learner reads."""
+"""model.units: the numbers a learner reads."""
 import pytest
 
-from app import format as fmt
+from model import units as fmt
 
 
 @pytest.mark.parametrize("n, text", [(124_439_808, "124,439,808"), (0, "0"), (999, "999"), (1_000, "1,000")])
