@@ -51,8 +51,7 @@ class Figures:
 
 def budget_parts(b: Budget, cfg: Config) -> dict[str, list]:
     """Columns for the chart's ColumnDataSource, one entry per PARTS row."""
-    # The one sum the app forms: all blocks = L × (attention + MLP) of one block, both from model.budget.
-    value = {"embeddings": b.params_emb, "blocks": cfg.L * (b.params_attn_block + b.params_mlp_block),
+    value = {"embeddings": b.params_emb, "blocks": b.params_blocks,
              "attention": b.params_attn_block, "mlp": b.params_mlp_block, "norms": b.params_norms,
              "head": b.params_head}
     text = []

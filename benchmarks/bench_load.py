@@ -22,6 +22,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 import uuid
@@ -53,7 +54,9 @@ def start_server(app: Path, port: int) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "panel", "serve", str(app), "--port", str(port),
            "--address", "127.0.0.1", "--allow-websocket-origin", f"127.0.0.1:{port}",
            "--check-unused-sessions", "1000", "--unused-session-lifetime", "1000"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    log = tempfile.TemporaryFile("w+")  # a file, not a pipe: a full pipe would stall the server
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True)
+    proc.log = log
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -61,7 +64,8 @@ def start_server(app: Path, port: int) -> subprocess.Popen:
             return proc
         except OSError:
             if proc.poll() is not None:
-                raise RuntimeError(f"panel serve exited: {proc.stderr.read()[-2000:]}")
+                log.seek(0)
+                raise RuntimeError(f"panel serve exited: {log.read()[-2000:]}")
             time.sleep(0.3)
     proc.kill()
     raise RuntimeError("panel serve did not answer within 60 s")
@@ -220,6 +224,8 @@ def main() -> int:
         solo_rss = settle_rss(proc)
         load, idle_rss = asyncio.run(run_phase(target, args.sessions, args.duration, args.pace, proc, seed=100))
         after_rss = settle_rss(proc, 15)
+        asyncio.run(run_phase(target, n_idle := args.sessions, 0, args.pace, proc, seed=500))  # open, close: no drags
+        again_rss = settle_rss(proc, 15)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -235,6 +241,11 @@ def main() -> int:
           f"{idle_rss:.1f} MB = {(idle_rss - baseline_rss) / n:.2f} MB per idle session, after all closed "
           f"{after_rss:.1f} MB ({100 * (after_rss - baseline_rss) / baseline_rss:+.1f} %; 1-session run left "
           f"{solo_rss - baseline_rss:+.1f} MB)")
+    grew = again_rss - after_rss
+    verdict = ("no growth: what the first class left is the process's high-water mark, reused, not per-session garbage"
+               if grew < 0.1 * n_idle else "it grew: sessions leave memory behind")
+    print(f"leak check: a second class of {n_idle} sessions opened and closed leaves {again_rss:.1f} MB "
+          f"({grew:+.1f} MB against the first): {verdict}")
     for e in sorted(set(load.errors + solo.errors + warm.errors))[:10]:
         print("error:", e)
     return 0

@@ -55,6 +55,7 @@ class Budget:
     params_emb: int
     params_attn_block: int
     params_mlp_block: int
+    params_blocks: int  # L * (attention + MLP of one block); the blocks' LayerNorms are in params_norms
     params_norms: int
     params_head: int
     params_approx: int
@@ -90,6 +91,7 @@ def budget(cfg: Config) -> Budget:
         params_emb=parts[0],
         params_attn_block=params_attn_block(cfg),
         params_mlp_block=params_mlp_block(cfg),
+        params_blocks=parts[1],
         params_norms=parts[2],
         params_head=parts[3],
         params_approx=params_approx(cfg),

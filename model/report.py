@@ -36,7 +36,7 @@ def budget_lines(cfg: Config, b: Budget) -> list[BudgetLine]:
         BudgetLine("params/attn_block", "attention, per block", "4d² + 4d", b.params_attn_block, "params"),
         BudgetLine("params/mlp_block", "MLP, per block", "8d² + 5d", b.params_mlp_block, "params"),
         BudgetLine("params/blocks", f"attention + MLP, × L = {L}", "L·(12d² + 9d)",
-                   L * (b.params_attn_block + b.params_mlp_block), "params"),
+                   b.params_blocks, "params"),
         BudgetLine("params/norms", "LayerNorms", "(2L + 1)·2d", b.params_norms, "params"),
         BudgetLine("params/head", *head, b.params_head, "params"),
         BudgetLine("params/exact", "N, exact (the module's own count)", "sum of the above", b.params_exact, "params"),
