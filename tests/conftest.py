@@ -25,6 +25,17 @@ def chromium():
             browser.close()
 
 
+@pytest.fixture(scope="session")
+def server():
+    """One `panel serve app/explorer.py` on a free port for all browser tests; none may make it log an error."""
+    from appserver import serve_app
+
+    with serve_app() as base:
+        yield base
+        log = base.log()
+        assert "Traceback" not in log and "ERROR" not in log, log
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden/* from the current output")
 

@@ -14,20 +14,11 @@ from playwright.sync_api import expect
 
 import model
 from model import units as fmt
-from appserver import serve_app
 from pagetools import open_explorer, watch_errors
 
 pytestmark = pytest.mark.browser
 GPT2 = model.PRESETS["gpt2-small"]
 COURSE_SERVER = "http://localhost:5006"
-
-
-@pytest.fixture(scope="module")
-def server():
-    with serve_app() as base:
-        yield base
-        log = base.log()
-        assert "Traceback" not in log and "ERROR" not in log, log  # no test may make the server fail
 
 
 def test_embed_mode_shows_only_the_requested_controls_and_panels(chromium, server):

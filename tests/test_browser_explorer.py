@@ -9,19 +9,10 @@ from playwright.sync_api import expect
 
 import model
 from model import units as fmt
-from appserver import serve_app
 from pagetools import SOURCE_VALUE_JS, open_explorer
 
 pytestmark = pytest.mark.browser
 GPT2 = model.PRESETS["gpt2-small"]
-
-
-@pytest.fixture(scope="module")
-def server():
-    with serve_app() as base:
-        yield base
-        log = base.log()
-        assert "Traceback" not in log and "ERROR" not in log, log  # no test may make the server fail
 
 
 @pytest.fixture
