@@ -18,11 +18,7 @@ import asyncio
 import json
 import random
 import re
-import socket
-import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 import uuid
@@ -35,6 +31,9 @@ from bokeh.protocol import Protocol
 from bokeh.protocol.receiver import Receiver
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from appserver import serve_app  # noqa: E402
 TOKEN = re.compile(r'"token":"([^"]+)"')
 
 
@@ -44,35 +43,8 @@ class Stats:
     errors: list[str] = field(default_factory=list)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(app: Path, port: int) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "panel", "serve", str(app), "--port", str(port),
-           "--address", "127.0.0.1", "--allow-websocket-origin", f"127.0.0.1:{port}",
-           "--check-unused-sessions", "1000", "--unused-session-lifetime", "1000"]
-    log = tempfile.TemporaryFile("w+")  # a file, not a pipe: a full pipe would stall the server
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True)
-    proc.log = log
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/{app.stem}", timeout=5).read()
-            return proc
-        except OSError:
-            if proc.poll() is not None:
-                log.seek(0)
-                raise RuntimeError(f"panel serve exited: {log.read()[-2000:]}")
-            time.sleep(0.3)
-    proc.kill()
-    raise RuntimeError("panel serve did not answer within 60 s")
-
-
-def rss_mb(proc: subprocess.Popen) -> float:
-    return psutil.Process(proc.pid).memory_info().rss / 2**20
+def rss_mb(pid: int) -> float:
+    return psutil.Process(pid).memory_info().rss / 2**20
 
 
 def find_slider(doc: dict, field: str) -> str:
@@ -177,7 +149,7 @@ async def learner(target: Target, duration: float, pace: float, stats: Stats, op
         await me.close()
 
 
-async def run_phase(target: Target, n: int, duration: float, pace: float, proc, seed: int) -> tuple[Stats, float]:
+async def run_phase(target: Target, n: int, duration: float, pace: float, pid: int, seed: int) -> tuple[Stats, float]:
     """n sessions open, idle RSS measured, then all drag for `duration` seconds, then all close."""
     stats, go = Stats(), asyncio.Event()
     events = [asyncio.Event() for _ in range(n)]
@@ -187,7 +159,7 @@ async def run_phase(target: Target, n: int, duration: float, pace: float, proc, 
         await asyncio.sleep(0.05)  # a class arriving, not one burst
     await asyncio.wait_for(asyncio.gather(*(e.wait() for e in events)), 300)
     await asyncio.sleep(2)
-    idle_rss = rss_mb(proc)
+    idle_rss = rss_mb(pid)
     go.set()
     await asyncio.wait_for(asyncio.gather(*tasks), duration + 120)
     return stats, idle_rss
@@ -198,9 +170,9 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))] * 1e3 if xs else float("nan")
 
 
-def settle_rss(proc, seconds: float = 8) -> float:
+def settle_rss(pid, seconds: float = 8) -> float:
     time.sleep(seconds)  # unused-session cleanup runs every second with a 1 s lifetime
-    return rss_mb(proc)
+    return rss_mb(pid)
 
 
 def main() -> int:
@@ -208,27 +180,23 @@ def main() -> int:
     ap.add_argument("--sessions", type=int, default=50)
     ap.add_argument("--duration", type=float, default=60.0, help="seconds of dragging per session")
     ap.add_argument("--pace", type=float, default=2.0, help="mean seconds between one learner's slider moves")
-    ap.add_argument("--app", type=Path, default=ROOT / "app" / "explorer.py", help="the Panel script to serve")
     ap.add_argument("--marker", default="(8, 12, {T}, {T})",
                     help="text the server sends once T has changed (default: the score tensor's shape at B=8, h=12)")
     args = ap.parse_args()
     if not (1 <= args.sessions <= 200 and 1 <= args.duration <= 600 and 0.1 <= args.pace <= 60):
         ap.error("keep --sessions in 1..200, --duration in 1..600 s and --pace in 0.1..60 s")
-    port = free_port()
-    target = Target(f"http://127.0.0.1:{port}", args.app.stem, args.marker)
-    proc = start_server(args.app, port)
-    try:
-        warm, _ = asyncio.run(run_phase(target, 1, 5, args.pace, proc, seed=1))  # imports, caches: one-time costs
-        baseline_rss = settle_rss(proc)
-        solo, _ = asyncio.run(run_phase(target, 1, min(20, args.duration), args.pace / 4, proc, seed=2))
-        solo_rss = settle_rss(proc)
-        load, idle_rss = asyncio.run(run_phase(target, args.sessions, args.duration, args.pace, proc, seed=100))
-        after_rss = settle_rss(proc, 15)
-        asyncio.run(run_phase(target, n_idle := args.sessions, 0, args.pace, proc, seed=500))  # open, close: no drags
-        again_rss = settle_rss(proc, 15)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    lifetime = ("--check-unused-sessions", "1000", "--unused-session-lifetime", "1000")  # closed pages go at once
+    with serve_app(lifetime) as base:
+        pid = base.pid
+        target = Target(str(base), "explorer", args.marker)
+        warm, _ = asyncio.run(run_phase(target, 1, 5, args.pace, pid, seed=1))  # imports, caches: one-time costs
+        baseline_rss = settle_rss(pid)
+        solo, _ = asyncio.run(run_phase(target, 1, min(20, args.duration), args.pace / 4, pid, seed=2))
+        solo_rss = settle_rss(pid)
+        load, idle_rss = asyncio.run(run_phase(target, args.sessions, args.duration, args.pace, pid, seed=100))
+        after_rss = settle_rss(pid, 15)
+        asyncio.run(run_phase(target, n_idle := args.sessions, 0, args.pace, pid, seed=500))  # open, close: no drags
+        again_rss = settle_rss(pid, 15)
     n = args.sessions
     print(f"load test: {n} sessions x {args.duration:.0f} s, one slider move per ~{args.pace:.1f} s each, "
           f"1 server process, {psutil.cpu_count()} cores")
@@ -243,7 +211,7 @@ def main() -> int:
           f"{solo_rss - baseline_rss:+.1f} MB)")
     grew = again_rss - after_rss
     verdict = ("no growth: what the first class left is the process's high-water mark, reused, not per-session garbage"
-               if grew < 0.1 * n_idle else "it grew: sessions leave memory behind")
+               if grew < 0.1 * (idle_rss - baseline_rss) else "it grew: sessions leave memory behind")
     print(f"leak check: a second class of {n_idle} sessions opened and closed leaves {again_rss:.1f} MB "
           f"({grew:+.1f} MB against the first): {verdict}")
     for e in sorted(set(load.errors + solo.errors + warm.errors))[:10]:

@@ -30,6 +30,7 @@ class Served(str):
     """The base URL of a served explorer ("http://localhost:PORT"), with the server's log."""
 
     log_path: Path
+    pid: int  # the server process, for memory readings
 
     def log(self) -> str:
         """Everything the server printed so far."""
@@ -68,7 +69,7 @@ def serve_app(extra_args: tuple[str, ...] = (), port: int | None = None) -> Iter
         with open(log_path, "w") as log:
             proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
         served = Served(f"http://localhost:{port}")
-        served.log_path = log_path
+        served.log_path, served.pid = log_path, proc.pid
         try:
             wait_ready(served + "/explorer", proc, log_path)
             yield served
