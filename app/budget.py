@@ -15,8 +15,8 @@ from bokeh.models import ColumnDataSource, CustomJSTickFormatter, FactorRange, H
 from bokeh.plotting import figure
 
 from model import Budget, Config
-
 from model import units as fmt
+
 from .state import ExplorerState
 from .styles import BASE, FONT, INK, MUTED, PART_COLOURS, RULE
 

@@ -13,8 +13,8 @@ import panel as pn
 import param
 
 from model import NOTATION, Trace
-
 from model import units as fmt
+
 from .state import ExplorerState
 from .styles import BASE, MONO, MUTED, PLAIN, RULE, T2
 

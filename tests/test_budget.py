@@ -1,7 +1,6 @@
 """model.budget: published parameter counts, analytic parts, 2N / 6N, and FLOPs against formula and torch."""
 from __future__ import annotations
 
-import importlib
 from dataclasses import replace
 
 import pytest

@@ -1,7 +1,6 @@
 """model.trace: rows in execution order, shapes against an independent table and a full-depth hook trace."""
 from __future__ import annotations
 
-import importlib
 from dataclasses import FrozenInstanceError, replace
 
 import pytest
