@@ -23,13 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from appserver import serve_app  # noqa: E402
+from appserver import CHROMIUM, CHROMIUM_ARGS, serve_app  # noqa: E402
 
 import model  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
 
 # Installed once per page: remember the time of every keydown; `__waitFor(check)` resolves with the time from
 # the last keydown to the first animation frame in which check() is true.

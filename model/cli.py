@@ -13,10 +13,9 @@ import dataclasses
 import sys
 
 from . import report
-from .config import BOUNDS, FIELD_DOCS, PRESETS, Config
+from .config import BOUNDS, DEFAULT_PRESET, FIELD_DOCS, PRESETS, Config
 from .tracing import DTYPES
 
-DEFAULT_PRESET = "gpt2-small"
 
 
 FIELDS = ("B", "T", "d", "h", "L", "V", "T_max")

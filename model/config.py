@@ -124,6 +124,8 @@ def _preset(L: int, d: int, h: int, T_max: int) -> Config:
     return Config(B=8, T=T_max, d=d, h=h, L=L, V=GPT2_V, T_max=T_max)
 
 
+DEFAULT_PRESET = "gpt2-small"  # what the CLI, the export and the app start from
+
 # Presets at B = 8, T = T_max; change the batch shape with dataclasses.replace(cfg, B=..., T=...).
 PRESETS: dict[str, Config] = {
     "gpt2-small": _preset(12, 768, 12, 1024),

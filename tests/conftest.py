@@ -5,9 +5,7 @@ import os
 
 import pytest
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
+from appserver import CHROMIUM, CHROMIUM_ARGS, serve_app
 
 
 @pytest.fixture(scope="session")
@@ -28,8 +26,6 @@ def chromium():
 @pytest.fixture(scope="session")
 def server():
     """One `panel serve app/explorer.py` on a free port for all browser tests; none may make it log an error."""
-    from appserver import serve_app
-
     with serve_app() as base:
         yield base
         log = base.log()
