@@ -6,16 +6,20 @@ as one HTML table with fixed column widths, so dragging a slider changes text an
 """
 from __future__ import annotations
 
+import functools
 import html
 from dataclasses import dataclass
 
 import panel as pn
 import param
+from panel.reactive import ReactiveHTML
 
-from model import NOTATION, Trace
+import model
+from model import NOTATION, Config, Trace
 from model import units as fmt
 
-from .state import ExplorerState
+from .rules import FIELDS
+from .state import ExplorerState, bar_scale
 from .styles import BASE, MONO, MUTED, PLAIN, RULE, T2
 
 QUADRATIC = "(B, h, T, T)"  # the attention matrices: the tensors that balloon with T
@@ -36,6 +40,8 @@ class ShapeRow:
     bar: float = 0.0  # memory / largest tensor of the pass at T = T_max, 0 ... 1
     quadratic: bool = False  # a (B, h, T, T) tensor
     in_block: bool = False
+    view: bool = False  # shares an earlier tensor's storage: no new memory (model.Row.view)
+    saved: bool = False  # kept by autograd for the backward pass (model.Row.saved)
 
 
 def _tensor(row, scale: int, collapsed: bool) -> ShapeRow:
@@ -43,7 +49,8 @@ def _tensor(row, scale: int, collapsed: bool) -> ShapeRow:
     return ShapeRow(kind="tensor", name=name, label=row.label, symbolic=row.symbolic, shape=fmt.shape(row.shape),
                     elements=fmt.thousands(row.numel), memory=fmt.nbytes(row.nbytes),
                     bar=min(1.0, row.nbytes / scale) if scale else 0.0, quadratic=row.symbolic == QUADRATIC,
-                    in_block=row.block is not None)
+                    in_block=row.block is not None, view=getattr(row, "view", False),
+                    saved=getattr(row, "saved", False))
 
 
 def _group_heading(block: int | None, L: int, per_block: int) -> ShapeRow:
@@ -83,37 +90,131 @@ def shape_rows(trace: Trace, scale_bytes: int, expanded: bool = False) -> list[S
     return out
 
 
-# Compact markup (the expanded listing of GPT-3 175B has 1,632 rows, re-sent on every change):
-# row classes t tensor, k in a block, q (B, h, T, T), a absent, g block heading; cell classes n tensor name
-# (<b> name, <i> what it is, <u> lesson shape on phones), s lesson shape, c concrete shape, e elements,
-# m memory, b bar (<s> is the filled part).
-def _tr(r: ShapeRow) -> str:
+# Compact markup (the expanded listing of GPT-3 175B has 1,632 rows): row classes t tensor, k in a block,
+# q (B, h, T, T), a absent, g block heading, v view (no new memory), w saved for backward; cell classes
+# n tensor name (<b> name, <i> what it is, <u> lesson shape on phones), s lesson shape, c concrete shape,
+# e elements, m memory, b bar (<s> is the filled part). Every element that changes while a slider moves
+# (concrete shape, elements, memory, bar width, block heading, totals) carries `data-v`: the page receives
+# the markup once and afterwards only the list of those contents (see TableSlots).
+SLOT = "\x00"  # where a changing value goes in the template; never in escaped text
+
+
+class _Writer:
+    """Writes the table's markup with a SLOT for each changing value, and collects the values in order."""
+
+    def __init__(self) -> None:
+        self.values: list[str] = []
+
+    def slot(self, tag: str, value: str, attrs: str = "") -> str:
+        """<tag attrs data-v>value</tag>; a bar (<s>) carries its value as its width."""
+        self.values.append(value)
+        if tag == "s":
+            return f'<s data-v style="width:{SLOT}"></s>'
+        return f"<{tag}{attrs} data-v>{SLOT}</{tag}>"
+
+
+def _tr(r: ShapeRow, w: _Writer) -> str:
     e = html.escape
     if r.kind == "group":
-        return f'<tr class="g"><td colspan="6"><b>{e(r.name)}</b> <i>{e(r.label)}</i></td></tr>'
+        return f'<tr class="g"><td colspan="6">{w.slot("b", r.name)} {w.slot("i", r.label)}</td></tr>'
     classes = " ".join(c for c in ("t", "k" if r.in_block else "", "q" if r.quadratic else "",
-                                   "a" if r.kind == "absent" else "") if c)
+                                   "a" if r.kind == "absent" else "", "v" if r.view else "",
+                                   "w" if r.saved else "") if c)
+    marks = ('<em class="view" title="a view of the tensor above: no new memory">view</em>' if r.view else "") + \
+            ('<em class="saved" title="kept by autograd for the backward pass">saved</em>' if r.saved else "")
+    shape = w.slot("td", r.shape or "—", ' class="c"')
+    elements = w.slot("td", r.elements or "—", ' class="e"')
+    memory = w.slot("span", r.memory or "—")
+    bar = w.slot("s", f"{100 * r.bar:.1f}%")
     return (f'<tr class="{classes}"><td class="n"><b>{e(r.name)}</b><i>{e(r.label)}</i><u>{e(r.symbolic)}</u></td>'
-            f'<td class="s">{e(r.symbolic)}</td><td class="c">{e(r.shape or "—")}</td>'
-            f'<td class="e">{e(r.elements or "—")}</td><td class="m">{e(r.memory or "—")}</td>'
-            f'<td class="b"><s style="width:{100 * r.bar:.1f}%"></s></td></tr>')
+            f'<td class="s">{e(r.symbolic)}</td>{shape}{elements}<td class="m">{marks}{memory}</td>'
+            f'<td class="b">{bar}</td></tr>')
 
 
-def render_table(rows: list[ShapeRow], total: str, dtype: str, scale: str) -> str:
-    """The table as HTML: fixed column widths, one row per ShapeRow, the activation total in the footer."""
+@dataclass(frozen=True)
+class TableParts:
+    """The table as a template (SLOTs where values change) and the values; `html` puts them together."""
+
+    template: str
+    values: tuple[str, ...]
+
+    @property
+    def html(self) -> str:
+        pieces = self.template.split(SLOT)
+        out = [pieces[0]]
+        for value, piece in zip(self.values, pieces[1:]):
+            out += [html.escape(value), piece]
+        return "".join(out)
+
+
+def table_parts(rows: list[ShapeRow], total: str, dtype: str, scale: str, saved: str | None = None) -> TableParts:
+    """The table: fixed column widths, one row per ShapeRow; the footer holds the activation total (new memory
+    only: views add none) and, when the trace measures it, the bytes autograd keeps for the backward pass."""
+    w = _Writer()
+    body = "".join(_tr(r, w) for r in rows)
     e = html.escape
-    body = "".join(_tr(r) for r in rows)
-    return f"""<table class="shapes">
+    active = w.slot("td", total, ' class="m total"')  # slots in document order: total, saved, scale
+    kept = "" if saved is None else (
+        '<tr class="saved"><td class="n"><b>saved for backward</b></td><td class="s"></td>'
+        '<td class="c note">what autograd keeps from this pass for one training step</td><td class="e"></td>'
+        + w.slot("td", saved, ' class="m total"') + '<td class="b"></td></tr>')
+    scale_text = w.slot("span", scale)
+    template = f"""<table class="shapes">
 <thead><tr><th class="n">tensor</th><th class="s">lesson shape</th><th class="c">shape now</th>
 <th class="e">elements</th><th class="m" title="bytes at {e(dtype)}">memory</th>
-<th class="b" title="share of {e(scale)}, the largest tensor at T = T_max">size</th></tr></thead>
+<th class="b" title="share of the largest tensor at T = T_max">size</th></tr></thead>
 <tbody>{body}</tbody>
 <tfoot><tr><td class="n"><b>activations</b></td><td class="s"></td>
-<td class="c note">of this pass at {e(dtype)}, all kept for the backward pass; block rows × L</td>
-<td class="e"></td><td class="m total">{e(total)}</td><td class="b"></td></tr>
-<tr class="scale"><td colspan="6">bars: share of {e(scale)}, the largest tensor at T = T_max, so they grow as T does</td></tr>
+<td class="c note">new memory at {e(dtype)} (views add none); block rows × L</td>
+<td class="e"></td>{active}<td class="b"></td></tr>{kept}
+<tr class="scale"><td colspan="6">bars: share of {scale_text}, the largest tensor at T = T_max, so they grow as T does</td></tr>
 </tfoot>
 </table>"""
+    return TableParts(template, tuple(w.values))
+
+
+def render_table(rows: list[ShapeRow], total: str, dtype: str, scale: str, saved: str | None = None) -> str:
+    """The table as one HTML string (what the page shows; `table_parts` splits it for patching)."""
+    return table_parts(rows, total, dtype, scale, saved).html
+
+
+@functools.lru_cache(maxsize=128)
+def table_at(cfg: Config, dtype: str, expanded: bool) -> TableParts:
+    """The table at one configuration (cached per whole Config, dtype and listing: a slider that returns to
+    a value costs a dictionary look-up)."""
+    trace = model.trace(cfg, dtype)
+    scale = bar_scale(trace)
+    saved = getattr(trace, "saved_bytes", None)  # issue 7 adds it; until then no second footer line
+    return table_parts(shape_rows(trace, scale, expanded), fmt.nbytes(trace.activation_bytes), dtype,
+                       fmt.nbytes(scale), None if saved is None else fmt.nbytes(saved))
+
+
+class TableSlots(ReactiveHTML):
+    """An HTML table drawn once from `markup`; afterwards only `values` travels, and the page writes each value
+    into its [data-v] element (text, or a bar's width) if it differs. A change of `markup` redraws."""
+
+    # A one-item list, not a String: Panel runs every str parameter of a ReactiveHTML through nh3, which strips
+    # class, style and data-v. The markup is ours, every value in it escaped (table_parts).
+    markup = param.List(item_type=str, doc="[the table's HTML, values inline]")
+    values = param.List(item_type=str, doc="the contents of the [data-v] elements, in document order")
+
+    _template = '<div id="box" class="slots"></div>'
+    _scripts = {
+        "render": """
+state.draw = () => { box.innerHTML = data.markup[0]; state.slots = box.querySelectorAll('[data-v]'); };
+state.patch = () => {
+  const v = data.values, s = state.slots;
+  if (!s || s.length !== v.length) return;
+  for (let i = 0; i < v.length; i++) {
+    const el = s[i];
+    if (el.tagName === 'S') { if (el.style.width !== v[i]) el.style.width = v[i]; }
+    else if (el.textContent !== v[i]) el.textContent = v[i];
+  }
+};
+state.draw(); state.patch();""",
+        "markup": "state.draw(); state.patch();",
+        "values": "state.patch();",
+    }
 
 
 TABLE_CSS = BASE + f"""
@@ -142,6 +243,13 @@ tr.q td.b s {{ background: {T2}; }}
 tfoot td {{ border-top: 2px solid {RULE}; border-bottom: none; font-weight: 600; height: 32px; background: none !important; }}
 tfoot td.note {{ white-space: normal; font-weight: 400; font-size: 11.5px; color: {MUTED}; line-height: 1.25;
                  font-family: inherit; }}
+td.m em {{ font-style: normal; font-size: 10.5px; font-weight: 600; border-radius: 3px; padding: 0 3px;
+            margin-right: 4px; }}
+td.m em.view {{ color: {MUTED}; border: 1px solid {RULE}; }}
+td.m em.saved {{ color: #5b4fd6; border: 1px solid #d9d6f7; }}
+tr.v td.m span {{ color: {MUTED}; }}
+tr.v td.b s {{ background: repeating-linear-gradient(45deg, #c9d3e8 0 3px, transparent 3px 6px); }}
+tfoot tr.saved td {{ border-top: none; }}
 tfoot tr.scale td {{ border-top: none; font-weight: 400; font-size: 11.5px; color: {MUTED}; height: 20px; }}
 .total {{ font-size: 14px; }}
 @media (max-width: 640px) {{
@@ -159,7 +267,11 @@ tfoot tr.scale td {{ border-top: none; font-weight: 400; font-size: 11.5px; colo
 
 
 class ShapesTable(pn.viewable.Viewer):
-    """Every intermediate tensor of one forward pass at the state's configuration, with memory bars."""
+    """Every intermediate tensor of one forward pass at the state's configuration, with memory bars.
+
+    Inputs: the whole `config`, `dtype` and `expanded` (nothing else). A change sends the page the new values
+    only; the markup travels again only when the table's structure changes (rows, dtype, listing).
+    """
 
     state = param.ClassSelector(class_=ExplorerState, doc="the explorer's state")
 
@@ -170,23 +282,31 @@ class ShapesTable(pn.viewable.Viewer):
                                                              stylesheets=[":host { font-size: 12px; }"])
         self._expand = pn.widgets.Checkbox.from_param(self.state.param.expanded, label="list all L blocks",
                                                       margin=(6, 0, 0, 0))
-        self._table = pn.pane.HTML(self.table_html(), sizing_mode="stretch_width", stylesheets=[TABLE_CSS],
-                                   margin=0)
-        self.state.param.watch(self._update, ["config", "dtype", "expanded"])
+        parts = self.parts()
+        self._template = parts.template
+        self._table = TableSlots(markup=[parts.html], values=list(parts.values), sizing_mode="stretch_width",
+                                 stylesheets=[TABLE_CSS], margin=0)
+        self.state.on_inputs(self._update, [*FIELDS, "dtype", "expanded"])
+
+    def parts(self) -> TableParts:
+        return table_at(self.state.config, self.state.dtype, self.state.expanded)
 
     def rows(self) -> list[ShapeRow]:
         """The rows handed to the table at the current state."""
-        scale = max(r.nbytes for r in self.state.trace_at_T_max.rows)
-        return shape_rows(self.state.trace, scale, self.state.expanded)
+        trace = self.state.trace
+        return shape_rows(trace, bar_scale(trace), self.state.expanded)
 
     def table_html(self) -> str:
-        trace = self.state.trace
-        scale = max(r.nbytes for r in self.state.trace_at_T_max.rows)
-        rows = shape_rows(trace, scale, self.state.expanded)
-        return render_table(rows, fmt.nbytes(trace.activation_bytes), self.state.dtype, fmt.nbytes(scale))
+        """The table as the page shows it now."""
+        return self.parts().html
 
-    def _update(self, *_events) -> None:
-        self._table.object = self.table_html()
+    def _update(self) -> None:
+        parts = self.parts()
+        if parts.template == self._template:
+            self._table.values = list(parts.values)
+        else:
+            self._template = parts.template
+            self._table.param.update(markup=[parts.html], values=list(parts.values))
 
     def __panel__(self) -> pn.viewable.Viewable:
         title = pn.pane.HTML("<h2>One forward pass, tensor by tensor</h2>", stylesheets=[BASE], margin=(2, 12, 0, 0))
