@@ -65,15 +65,15 @@ def find_slider(doc: dict, field: str) -> str:
 class Learner:
     """One browser-like session on the Bokeh websocket protocol."""
 
-    def __init__(self, base: str, path: str) -> None:
-        self.base, self.path = base, path
+    def __init__(self, base: str, path: str, query: str = "") -> None:
+        self.base, self.path, self.query = base, path, query
         self.receiver = Receiver(Protocol())
         self.ws = None
         self.inbox: asyncio.Queue = asyncio.Queue()
         self.reader: asyncio.Task | None = None
 
     async def open(self) -> dict:
-        html = await asyncio.to_thread(lambda: urllib.request.urlopen(f"{self.base}/{self.path}", timeout=30).read().decode())
+        html = await asyncio.to_thread(lambda: urllib.request.urlopen(f"{self.base}/{self.path}{self.query}", timeout=30).read().decode())
         token = TOKEN.search(html).group(1)
         ws_url = self.base.replace("http://", "ws://") + f"/{self.path}/ws"
         self.ws = await websockets.connect(ws_url, subprotocols=["bokeh", token], max_size=None,
@@ -81,7 +81,11 @@ class Learner:
         self.reader = asyncio.create_task(self._read())
         await self._expect("ACK")
         await self.send("PULL-DOC-REQ", {})
-        return (await self._expect("PULL-DOC-REPLY")).content["doc"]
+        doc = (await self._expect("PULL-DOC-REPLY")).content["doc"]
+        # as BokehJS does once the page is drawn: Panel then applies updates at once instead of on the next tick
+        await self.send("PATCH-DOC", {"events": [{"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": {
+            "type": "event", "name": "document_ready", "values": {"type": "map"}}}]})
+        return doc
 
     async def _read(self) -> None:
         async for frame in self.ws:
