@@ -14,7 +14,7 @@ import sys
 
 from . import report
 from .config import BOUNDS, DEFAULT_PRESET, FIELD_DOCS, PRESETS, Config
-from .tracing import DTYPES
+from .passes import DTYPES
 
 
 
