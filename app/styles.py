@@ -10,13 +10,13 @@ CARD = "#ffffff"
 ACCENT = "#2563eb"
 T2 = "#e8590c"  # the (B, h, T, T) attention matrices: they grow with T²
 PLAIN = "#6b8cce"  # every other tensor
-PART_COLOURS = {  # the budget chart's bars
-    "embeddings": "#64748b",
-    "attention": "#e8590c",
-    "mlp": "#2f9e44",
-    "blocks": "#5b4fd6",
-    "norms": "#a3b1c2",
-    "head": "#1098ad",
+PART_COLOURS = {  # the budget chart's bars, by line key (model.budgeting.CHART)
+    "params/emb": "#64748b",
+    "params/attn_block": "#e8590c",
+    "params/mlp_block": "#2f9e44",
+    "params/blocks": "#5b4fd6",
+    "params/norms": "#a3b1c2",
+    "params/head": "#1098ad",
 }
 FONT = ("system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, 'Noto Sans', sans-serif")
 MONO = "ui-monospace, 'SFMono-Regular', 'DejaVu Sans Mono', Menlo, Consolas, monospace"

@@ -162,6 +162,8 @@ def budget_lines(cfg: Config, b: Budget) -> tuple[Line, ...]:
         Line("params/exact", "N: every parameter, as the module counts it", N, b.params_exact, "params"),
         Line("params/approx", "N, the lesson's approximation (no biases, no LayerNorms)",
              "12Ld² + (V + T_max)·d" + ("" if cfg.tie else " + V·d"), b.params_approx, "params"),
+        Line("params/mlp_share", "the MLP's share of one block's parameters", "(8d² + 5d) / (12d² + 9d)",
+             b.params_mlp_block / (b.params_attn_block + b.params_mlp_block), "share"),
         Line("flops/forward", "forward FLOPs per token, 2N", f"2·({N})", b.flops_fwd_per_token, "FLOP"),
         Line("flops/train", "training FLOPs per token, 6N (forward 2N + backward 4N)", f"6·({N})",
              b.flops_train_per_token, "FLOP"),
@@ -179,6 +181,19 @@ def budget_lines(cfg: Config, b: Budget) -> tuple[Line, ...]:
         Line("flops/T_attention_equals_dense", "T at which attention's 4LTd equals the blocks' dense 24Ld²", "6d",
              b.T_attn_equals_dense, "tokens"),
     )
+
+
+# The parameter chart: (line key, bar label, adds up to N); the page marks the bars that add up to N with *.
+CHART: tuple[tuple[str, str, bool], ...] = (
+    ("params/emb", "embeddings", True),
+    ("params/blocks", "blocks × L", True),
+    ("params/attn_block", "attention, 1 block", False),
+    ("params/mlp_block", "MLP, 1 block", False),
+    ("params/norms", "LayerNorms", True),
+    ("params/head", "head", True),
+)
+CHART_NOTE = "* these bars add up to N; the two per-block bars are the halves of each block in \"blocks × L\"."
+GROUPS = {"params": "Parameters", "flops": "FLOPs per token (FLOPs, not MACs)", "memory": "Activation memory"}
 
 
 def clear_caches() -> None:
