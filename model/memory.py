@@ -44,7 +44,9 @@ class Structure:
     ones: tuple[bool, ...]  # per field of ONES: is it 1?
 
 
-ONES = ("B", "T", "T-1", "h", "d_head", "V", "T_max")  # the sizes whose being 1 can change the structure
+# The sizes whose being 1 changes which tensors are views and which storages autograd keeps (found by flipping
+# each size of 1 in turn: d_head, V and T_max of 1 change nothing; tests check the formulas at every bound).
+ONES = ("B", "T", "T-1", "h")
 
 
 def structure(cfg: Config, dtype: str) -> Structure:
@@ -65,9 +67,8 @@ def probes(s: Structure) -> list[Config]:
     out = []
     for B, T, d_head, h, V, T_max in _PROBES:
         T = 1 if one["T"] else 2 if one["T-1"] else T
-        h, d_head = (1 if one["h"] else h), (1 if one["d_head"] else d_head)
-        out.append(Config(B=1 if one["B"] else B, T=T, d=h * d_head, h=h, L=1, V=1 if one["V"] else V,
-                          T_max=1 if one["T_max"] else max(T, T_max), tie=s.tie))
+        h = 1 if one["h"] else h
+        out.append(Config(B=1 if one["B"] else B, T=T, d=h * d_head, h=h, L=1, V=V, T_max=max(T, T_max), tie=s.tie))
     return out
 
 
