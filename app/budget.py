@@ -19,17 +19,10 @@ from model import units as fmt
 from model.budgeting import CHART, CHART_NOTE, GROUPS
 
 from .state import ExplorerState
-from .styles import BASE, FONT, INK, MUTED, PART_COLOURS, RULE
+from .styles import BUDGET_CSS, BASE, FONT, INK, MUTED, PART_COLOURS, RULE
+from .words import CAPTIONS, STEP_PREFIX, SUM_KEYS
 
 INSIDE = 0.45  # a bar longer than this share of the longest one shows its label inside, in white
-SUM_KEYS = ("params/exact", "flops/forward_measured")  # lines that close a group: drawn with a rule above
-STEP_PREFIX = "flops/steps/"  # the steps from 2N to the measured count: indented
-CAPTIONS = (  # what the sliders show about N; {mlp_share} is the line params/mlp_share
-    "<b>N does not depend on T or B</b>: they size the activations (the shapes), not the weights.",
-    "<b>h changes no parameter</b>: the heads split d; W_qkv is (d, 3d) for any h.",
-    "<b>The MLP holds ≈ 2/3 of each block</b>: 8d² of 12d² ({mlp_share} here, with biases).",
-)
-
 
 def shown(line: Line) -> dict[str, str]:
     """A line as the page shows it: key, label, formula and formatted value (the export's JavaScript makes
@@ -98,22 +91,6 @@ def budget_parts(b: Budget) -> dict[str, list]:
     }
 
 
-BUDGET_CSS = BASE + f"""
-.big {{ font-size: 22px; font-weight: 700; font-variant-numeric: tabular-nums; letter-spacing: -0.2px; }}
-.n {{ line-height: 1.25; }}
-.nf {{ font-size: 12px; margin: 2px 0 6px 0; }}
-table.lines {{ border-collapse: collapse; width: 100%; font-size: 12.5px; margin-top: 4px; }}
-table.lines td {{ padding: 3px 6px 3px 0; vertical-align: top; line-height: 1.3; }}
-table.lines td.l code {{ display: block; font-size: 11.5px; color: {MUTED}; }}
-table.lines td.v {{ text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; font-weight: 600; }}
-table.lines td.v small {{ display: block; font-weight: 400; color: {MUTED}; font-size: 11px; }}
-table.lines tr.grp td {{ padding-top: 8px; font-weight: 650; font-size: 12.5px; border-bottom: 1px solid {RULE}; }}
-table.lines tr.step td.l {{ padding-left: 12px; color: #374151; }}
-table.lines tr.sum td {{ border-top: 1px solid {RULE}; }}
-.note {{ font-size: 11.5px; margin-top: 6px; line-height: 1.35; }}
-.captions {{ margin: 4px 0 0 0; padding-left: 18px; font-size: 12.5px; line-height: 1.45; }}
-.captions li {{ margin: 1px 0; }}
-"""
 
 TICKS_JS = """
 const units = [[1e12, ' trillion'], [1e9, ' billion'], [1e6, ' million'], [1e3, ' k']];
