@@ -13,7 +13,7 @@ const ST = (window.__transformerShapes ??= {asked: null, cfg: null, dtype: null,
                                              pushed: {}, key: null});
 
 // ---- formatting: model/units.py ----------------------------------------------------------------------------------
-const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
+const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"}[c]));
 
 function pyRound(x) {  // Python's round(x) for a float: ties to even
   const r = Math.round(x);
