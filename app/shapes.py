@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import html
+import re
 from dataclasses import dataclass
 
 import panel as pn
@@ -17,13 +18,14 @@ from panel.reactive import ReactiveHTML
 import model
 from model import NOTATION, Config, Trace
 from model import units as fmt
+from model.config import FIELDS
+from model.memory import KORTHIKANTI_NOTE
 
-from .rules import FIELDS
+from .budget import lines_html, shown
 from .state import ExplorerState, bar_scale
-from .styles import BASE, MONO, MUTED, PLAIN, RULE, T2
+from .styles import BASE, TABLE_CSS
+from .words import MAX_LISTED_BLOCKS, QUADRATIC
 
-QUADRATIC = "(B, h, T, T)"  # the attention matrices: the tensors that balloon with T
-MAX_LISTED_BLOCKS = 96  # expanded listing: GPT-3 175B in full; beyond, one line stands for the rest
 
 
 @dataclass(frozen=True)
@@ -47,10 +49,9 @@ class ShapeRow:
 def _tensor(row, scale: int, collapsed: bool) -> ShapeRow:
     name = row.local if collapsed and row.block is not None else row.name
     return ShapeRow(kind="tensor", name=name, label=row.label, symbolic=row.symbolic, shape=fmt.shape(row.shape),
-                    elements=fmt.thousands(row.numel), memory=fmt.nbytes(row.nbytes),
+                    elements=fmt.thousands(row.numel), memory="view" if row.view else fmt.nbytes(row.nbytes),
                     bar=min(1.0, row.nbytes / scale) if scale else 0.0, quadratic=row.symbolic == QUADRATIC,
-                    in_block=row.block is not None, view=getattr(row, "view", False),
-                    saved=getattr(row, "saved", False))
+                    in_block=row.block is not None, view=row.view, saved=row.saved)
 
 
 def _group_heading(block: int | None, L: int, per_block: int) -> ShapeRow:
@@ -90,27 +91,31 @@ def shape_rows(trace: Trace, scale_bytes: int, expanded: bool = False) -> list[S
     return out
 
 
-# Compact markup (the expanded listing of GPT-3 175B has 1,632 rows): row classes t tensor, k in a block,
-# q (B, h, T, T), a absent, g block heading, v view (no new memory), w saved for backward; cell classes
-# n tensor name (<b> name, <i> what it is, <u> lesson shape on phones), s lesson shape, c concrete shape,
-# e elements, m memory, b bar (<s> is the filled part). Every element that changes while a slider moves
-# (concrete shape, elements, memory, bar width, block heading, totals) carries `data-v`: the page receives
-# the markup once and afterwards only the list of those contents (see TableSlots).
+# Compact markup (the expanded listing of GPT-3 175B has 1,632 rows), as the exported page writes it (rowHtml
+# in app/export/page.js): row classes t tensor, k in a block, q (B, h, T, T), a absent, g block heading,
+# v view (memory "view": no new memory), sv saved for backward (a dot after the name); cell classes n tensor
+# name (<b> name, <i> what it is, <u> lesson shape on phones), s lesson shape, c concrete shape, e elements,
+# m memory, b bar (<s> is the filled part). Every element that changes while a slider moves (concrete shape,
+# elements, memory, bar width, block headings, the scale, the memory lines' values) carries `data-v` (text)
+# or `data-h` (markup): the page receives the markup once, then only the list of those contents (TableSlots).
 SLOT = "\x00"  # where a changing value goes in the template; never in escaped text
+_LINE_VALUE = re.compile(r'<td class="v">(.*?)</td>')  # a value cell of app.budget.lines_html
 
 
 class _Writer:
-    """Writes the table's markup with a SLOT for each changing value, and collects the values in order."""
+    """Writes markup with a SLOT for each changing value, and collects the values (and which are markup)."""
 
     def __init__(self) -> None:
         self.values: list[str] = []
+        self.raw: list[bool] = []
 
-    def slot(self, tag: str, value: str, attrs: str = "") -> str:
-        """<tag attrs data-v>value</tag>; a bar (<s>) carries its value as its width."""
+    def slot(self, tag: str, value: str, attrs: str = "", raw: bool = False) -> str:
+        """<tag attrs data-v>value</tag> (data-h: `value` is markup); a bar (<s>) carries its value as its width."""
         self.values.append(value)
+        self.raw.append(raw)
         if tag == "s":
             return f'<s data-v style="width:{SLOT}"></s>'
-        return f"<{tag}{attrs} data-v>{SLOT}</{tag}>"
+        return f"<{tag}{attrs} data-{'h' if raw else 'v'}>{SLOT}</{tag}>"
 
 
 def _tr(r: ShapeRow, w: _Writer) -> str:
@@ -119,95 +124,87 @@ def _tr(r: ShapeRow, w: _Writer) -> str:
         return f'<tr class="g"><td colspan="6">{w.slot("b", r.name)} {w.slot("i", r.label)}</td></tr>'
     classes = " ".join(c for c in ("t", "k" if r.in_block else "", "q" if r.quadratic else "",
                                    "a" if r.kind == "absent" else "", "v" if r.view else "",
-                                   "w" if r.saved else "") if c)
-    marks = ('<em class="view" title="a view of the tensor above: no new memory">view</em>' if r.view else "") + \
-            ('<em class="saved" title="kept by autograd for the backward pass">saved</em>' if r.saved else "")
+                                   "sv" if r.saved else "") if c)
     shape = w.slot("td", r.shape or "—", ' class="c"')
     elements = w.slot("td", r.elements or "—", ' class="e"')
-    memory = w.slot("span", r.memory or "—")
+    memory = w.slot("td", r.memory or "—", ' class="m"')
     bar = w.slot("s", f"{100 * r.bar:.1f}%")
     return (f'<tr class="{classes}"><td class="n"><b>{e(r.name)}</b><i>{e(r.label)}</i><u>{e(r.symbolic)}</u></td>'
-            f'<td class="s">{e(r.symbolic)}</td>{shape}{elements}<td class="m">{marks}{memory}</td>'
-            f'<td class="b">{bar}</td></tr>')
+            f'<td class="s">{e(r.symbolic)}</td>{shape}{elements}{memory}<td class="b">{bar}</td></tr>')
 
 
 @dataclass(frozen=True)
 class TableParts:
-    """The table as a template (SLOTs where values change) and the values; `html` puts them together."""
+    """The view as a template (SLOTs where values change) and the values; `html` puts them together."""
 
     template: str
     values: tuple[str, ...]
+    raw: tuple[bool, ...]  # the value is markup (escaped where it was made), not text
 
     @property
     def html(self) -> str:
         pieces = self.template.split(SLOT)
         out = [pieces[0]]
-        for value, piece in zip(self.values, pieces[1:]):
-            out += [html.escape(value), piece]
+        for value, raw, piece in zip(self.values, self.raw, pieces[1:]):
+            out += [value if raw else html.escape(value), piece]
         return "".join(out)
 
 
-def table_parts(rows: list[ShapeRow], total: str, dtype: str, scale: str, saved: str | None = None) -> TableParts:
-    """The table: fixed column widths, one row per ShapeRow; the footer holds the activation total (new memory
-    only: views add none) and, when the trace measures it, the bytes autograd keeps for the backward pass."""
+def table_parts(rows: list[ShapeRow], dtype: str, scale: str, memory: list[dict[str, str]]) -> TableParts:
+    """The table (fixed column widths, one row per ShapeRow), the legend, and the memory lines (new memory,
+    views excluded; saved for backward; the 16-bit estimate), as the exported page lays them out."""
+    e = html.escape
     w = _Writer()
     body = "".join(_tr(r, w) for r in rows)
-    e = html.escape
-    active = w.slot("td", total, ' class="m total"')  # slots in document order: total, saved, scale
-    kept = "" if saved is None else (
-        '<tr class="saved"><td class="n"><b>saved for backward</b></td><td class="s"></td>'
-        '<td class="c note">what autograd keeps from this pass for one training step</td><td class="e"></td>'
-        + w.slot("td", saved, ' class="m total"') + '<td class="b"></td></tr>')
-    scale_text = w.slot("span", scale)
-    template = f"""<table class="shapes">
-<thead><tr><th class="n">tensor</th><th class="s">lesson shape</th><th class="c">shape now</th>
-<th class="e">elements</th><th class="m" title="bytes at {e(dtype)}">memory</th>
-<th class="b" title="share of the largest tensor at T = T_max">size</th></tr></thead>
-<tbody>{body}</tbody>
-<tfoot><tr><td class="n"><b>activations</b></td><td class="s"></td>
-<td class="c note">new memory at {e(dtype)} (views add none); block rows × L</td>
-<td class="e"></td>{active}<td class="b"></td></tr>{kept}
-<tr class="scale"><td colspan="6">bars: share of {scale_text}, the largest tensor at T = T_max, so they grow as T does</td></tr>
-</tfoot>
-</table>"""
-    return TableParts(template, tuple(w.values))
+    legend = (f'<p class="legend muted">bars: share of {w.slot("span", scale)}, the largest tensor at T = T_max, so '
+              f'they grow as T does. <b>view</b>: shares an earlier tensor\'s storage (no new memory). '
+              f'<span class="dot">●</span> kept for the backward pass.</p>')
+    lines = _LINE_VALUE.sub(lambda m: w.slot("td", m.group(1), ' class="v"', raw=True), lines_html(memory))
+    note = (f'<p class="note muted">{e(KORTHIKANTI_NOTE)}</p>'
+            if any(x["key"] == "memory/korthikanti" for x in memory) else "")
+    template = (f'<table class="shapes"><thead><tr><th class="n">tensor</th><th class="s">lesson shape</th>'
+                f'<th class="c">shape now</th><th class="e">elements</th>'
+                f'<th class="m" title="bytes at {e(dtype)}">memory</th>'
+                f'<th class="b" title="share of the largest tensor at T = T_max">size</th></tr></thead>'
+                f'<tbody>{body}</tbody></table>{legend}{lines}{note}')
+    return TableParts(template, tuple(w.values), tuple(w.raw))
 
 
-def render_table(rows: list[ShapeRow], total: str, dtype: str, scale: str, saved: str | None = None) -> str:
-    """The table as one HTML string (what the page shows; `table_parts` splits it for patching)."""
-    return table_parts(rows, total, dtype, scale, saved).html
+def render_table(rows: list[ShapeRow], dtype: str, scale: str, memory: list[dict[str, str]]) -> str:
+    """The view as one HTML string (what the page shows; `table_parts` splits it for patching)."""
+    return table_parts(rows, dtype, scale, memory).html
 
 
 @functools.lru_cache(maxsize=128)
 def table_at(cfg: Config, dtype: str, expanded: bool) -> TableParts:
-    """The table at one configuration (cached per whole Config, dtype and listing: a slider that returns to
+    """The view at one configuration (cached per whole Config, dtype and listing: a slider that returns to
     a value costs a dictionary look-up)."""
     trace = model.trace(cfg, dtype)
     scale = bar_scale(trace)
-    saved = getattr(trace, "saved_bytes", None)  # issue 7 adds it; until then no second footer line
-    return table_parts(shape_rows(trace, scale, expanded), fmt.nbytes(trace.activation_bytes), dtype,
-                       fmt.nbytes(scale), None if saved is None else fmt.nbytes(saved))
+    return table_parts(shape_rows(trace, scale, expanded), dtype, fmt.nbytes(scale), [shown(x) for x in trace.lines])
 
 
 class TableSlots(ReactiveHTML):
     """An HTML table drawn once from `markup`; afterwards only `values` travels, and the page writes each value
-    into its [data-v] element (text, or a bar's width) if it differs. A change of `markup` redraws."""
+    into its [data-v] element (text, or a bar's width) or [data-h] element (markup) if it differs. A change of
+    `markup` redraws."""
 
     # A one-item list, not a String: Panel runs every str parameter of a ReactiveHTML through nh3, which strips
     # class, style and data-v. The markup is ours, every value in it escaped (table_parts).
     markup = param.List(item_type=str, doc="[the table's HTML, values inline]")
-    values = param.List(item_type=str, doc="the contents of the [data-v] elements, in document order")
+    values = param.List(item_type=str, doc="the contents of the [data-v] and [data-h] elements, in document order")
 
     _template = '<div id="box" class="slots"></div>'
     _scripts = {
         "render": """
-state.draw = () => { box.innerHTML = data.markup[0]; state.slots = box.querySelectorAll('[data-v]'); };
+state.draw = () => { box.innerHTML = data.markup[0]; state.slots = box.querySelectorAll('[data-v], [data-h]'); };
 state.patch = () => {
   const v = data.values, s = state.slots;
   if (!s || s.length !== v.length) return;
   for (let i = 0; i < v.length; i++) {
     const el = s[i];
     if (el.tagName === 'S') { if (el.style.width !== v[i]) el.style.width = v[i]; }
+    else if (el.hasAttribute('data-h')) { if (el.innerHTML !== v[i]) el.innerHTML = v[i]; }
     else if (el.textContent !== v[i]) el.textContent = v[i];
   }
 };
@@ -217,53 +214,6 @@ state.draw(); state.patch();""",
     }
 
 
-TABLE_CSS = BASE + f"""
-.shapes {{ width: 100%; border-collapse: collapse; table-layout: fixed; }}
-th.n {{ width: 19.5%; }} th.s {{ width: 19%; }} th.c {{ width: 21%; }} th.e {{ width: 15.5%; }}
-th.m {{ width: 12%; }} th.b {{ width: 13%; }}
-th {{ font-size: 11.5px; font-weight: 600; color: {MUTED}; text-align: left; padding: 4px 6px;
-      border-bottom: 1px solid {RULE}; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }}
-td {{ padding: 3px 5px; border-bottom: 1px solid #f1f3f5; vertical-align: middle; height: 31px; line-height: 1.2;
-      box-sizing: border-box; overflow: hidden; white-space: nowrap; text-overflow: ellipsis; }}
-td.s, td.c, td.n b, td.n u {{ font-family: {MONO}; font-size: 12px; }}
-th.e, th.m, td.e, td.m {{ text-align: right; font-variant-numeric: tabular-nums; }}
-td.e {{ font-size: 13px; }}
-td.n b {{ display: block; font-weight: 600; overflow: hidden; text-overflow: ellipsis; }}
-td.n i {{ display: block; font-style: normal; font-size: 11px; color: {MUTED}; overflow: hidden; text-overflow: ellipsis; }}
-td.n u {{ display: none; text-decoration: none; }}
-tr.k td.n {{ padding-left: 16px; border-left: 3px solid #d9dcf7; }}
-tr.g td {{ height: 28px; background: #f4f5fb; font-size: 12.5px; border-left: 3px solid #b9bff0; }}
-tr.g b {{ font-weight: 650; }} tr.g i {{ font-style: normal; color: {MUTED}; }}
-tr.q td {{ background: #fff6ef; }}
-tr.q td.s {{ color: {T2}; font-weight: 650; }}
-tr.a td {{ color: {MUTED}; }}
-td.b s {{ display: block; height: 10px; background: {PLAIN}; border-radius: 3px; text-decoration: none; }}
-td.b {{ background: linear-gradient(#eef0f3, #eef0f3) left center / 100% 10px no-repeat content-box; }}
-tr.q td.b s {{ background: {T2}; }}
-tfoot td {{ border-top: 2px solid {RULE}; border-bottom: none; font-weight: 600; height: 32px; background: none !important; }}
-tfoot td.note {{ white-space: normal; font-weight: 400; font-size: 11.5px; color: {MUTED}; line-height: 1.25;
-                 font-family: inherit; }}
-td.m em {{ font-style: normal; font-size: 10.5px; font-weight: 600; border-radius: 3px; padding: 0 3px;
-            margin-right: 4px; }}
-td.m em.view {{ color: {MUTED}; border: 1px solid {RULE}; }}
-td.m em.saved {{ color: #5b4fd6; border: 1px solid #d9d6f7; }}
-tr.v td.m span {{ color: {MUTED}; }}
-tr.v td.b s {{ background: repeating-linear-gradient(45deg, #c9d3e8 0 3px, transparent 3px 6px); }}
-tfoot tr.saved td {{ border-top: none; }}
-tfoot tr.scale td {{ border-top: none; font-weight: 400; font-size: 11.5px; color: {MUTED}; height: 20px; }}
-.total {{ font-size: 14px; }}
-@media (max-width: 640px) {{
-  th.s, td.s, th.e, td.e {{ display: none; }}
-  th.n {{ width: 31%; }} th.c {{ width: 39%; }} th.m {{ width: 19%; }} th.b {{ width: 11%; }}
-  td.n i {{ display: none; }} td.n u {{ display: block; color: {MUTED}; font-size: 10.5px; }}
-  .total {{ font-size: 13px; }}
-  tr.q td.n u {{ color: {T2}; font-weight: 600; }}
-  td.c {{ font-size: 11px; }}
-  td, th {{ padding-left: 3px; padding-right: 3px; }}
-  td.m {{ font-size: 12.5px; }}
-  tr.k td.n {{ padding-left: 8px; }}
-}}
-"""
 
 
 class ShapesTable(pn.viewable.Viewer):

@@ -4,8 +4,9 @@ import dataclasses
 import panel as pn
 import pytest
 
-from app.state import CUSTOM, ExplorerState, preset_labels, preset_name
 import model
+from app.state import ExplorerState
+from model.rules import CUSTOM, preset_labels, preset_of as preset_name
 from model import PRESETS, Config
 
 

@@ -7,14 +7,14 @@ import panel as pn
 import pytest
 
 from app import Explorer
-from app.budget import BudgetView, budget_figures, budget_parts
+from app.budget import BudgetView, budget_parts, lines_html, shown
 from app.controls import Controls, FieldControl, slider_range, status_html
 from app.shapes import SLOT, ShapesTable, render_table, shape_rows, table_at
 from app.share import base_url, embed_code, embed_height, page_link
 from app.query import ViewOptions
 from app.state import ExplorerState
 from app.tokens import TokensView, token_chips, token_stats, tokens_html
-from model import PRESETS, budget, tokenizer, trace
+from model import PRESETS, budget, tokenizer, trace, units
 
 
 @pytest.fixture(autouse=True)
@@ -75,17 +75,31 @@ def test_T_1_keeps_a_place_for_the_loss():
     assert rows[-1].kind == "absent" and rows[-1].name == "loss" and "T = 1" in rows[-1].label
 
 
-def test_table_html_shows_rows_total_and_escapes():
+def test_table_html_shows_rows_memory_lines_and_escapes():
     s = ExplorerState()
     view = ShapesTable(state=s)
     text = view.table_html()
     assert "(8, 12, 1024, 1024)" in text and "100,663,296" in text
-    assert f">{__import__('model.units').units.nbytes(s.trace.activation_bytes)}<" in text
     body = text.split("<tbody>")[1].split("</tbody>")[0]
     assert body.count("<tr class=") == len(view.rows())
+    assert lines_html([shown(x) for x in s.trace.lines]).replace('<td class="v">', '<td class="v" data-h>') in text
+    assert f">{units.value(s.trace.activation_bytes, 'bytes')}<" in text  # new memory, views excluded
+    assert f">{units.value(s.trace.saved_bytes, 'bytes')}<" in text  # saved for backward
     from app.shapes import ShapeRow
-    hostile = render_table([ShapeRow(kind="tensor", name="<script>x</script>")], "1 B", "fp32", "1 B")
+    hostile = render_table([ShapeRow(kind="tensor", name="<script>x</script>")], "fp32", "1 B", [])
     assert "<script>" not in hostile and html.escape("<script>") in hostile
+
+
+def test_views_show_no_new_memory_and_saved_rows_are_marked():
+    s = ExplorerState()
+    rows = {r.name: r for r in ShapesTable(state=s).rows()}
+    traced = {r.local: r for r in s.trace.rows if r.block is not None}
+    assert rows["attn.q"].memory == "view" and rows["attn.q"].view  # q, k, v share qkv's storage
+    assert rows["attn.qkv"].memory == units.nbytes(traced["attn.qkv"].nbytes) and not rows["attn.qkv"].view
+    assert {n for n, r in rows.items() if r.saved} == {r.local for r in traced.values() if r.saved} | \
+        {r.name for r in s.trace.rows if r.block is None and r.saved}
+    text = ShapesTable(state=s).table_html()
+    assert '<tr class="t k v">' in text and " sv" in text
 
 
 def test_table_balloons_with_T_and_stays_with_d():
@@ -118,7 +132,7 @@ def test_table_pane_updates_when_the_state_changes():
 
 def test_table_values_fill_the_template_in_order():
     parts = table_at(PRESETS["gpt2-small"], "fp32", False)
-    assert parts.template.count(SLOT) == len(parts.values) == parts.html.count("data-v")
+    assert parts.template.count(SLOT) == len(parts.values) == parts.html.count(" data-v") + parts.html.count(" data-h")
     assert SLOT not in parts.html
     other = table_at(replace(PRESETS["gpt2-small"], T=5), "fp32", False)
     assert other.template == parts.template and other.values != parts.values
@@ -129,7 +143,7 @@ def test_table_values_fill_the_template_in_order():
 # --- budget --------------------------------------------------------------------------------------------------------
 def test_budget_parts_at_gpt2_small():
     cfg = PRESETS["gpt2-small"]
-    data = budget_parts(budget(cfg), cfg)
+    data = budget_parts(budget(cfg))
     values = dict(zip(data["label"], data["value"]))
     assert values["embeddings*"] == (50257 + 1024) * 768
     assert values["attention, 1 block"] == 4 * 768**2 + 4 * 768
@@ -138,21 +152,30 @@ def test_budget_parts_at_gpt2_small():
     starred = sum(v for k, v in values.items() if k.endswith("*"))
     assert starred == budget(cfg).params_exact == 124_439_808
     assert data["text"][-1] == "0: tied to W_te"
-    assert data["text"][0] == "39.4 M · 31.6 %"
+    assert data["text"][0] == "39.4 million · 31.6 %"
 
 
 def test_budget_parts_untied_head():
     cfg = PRESETS["gpt2-small"].__class__(B=8, T=1024, d=768, h=12, L=12, V=50257, tie=False)
-    data = budget_parts(budget(cfg), cfg)
-    assert data["value"][-1] == 50257 * 768 and data["text"][-1].startswith("38.6 M")
+    data = budget_parts(budget(cfg))
+    assert data["value"][-1] == 50257 * 768 and data["text"][-1].startswith("38.6 million")
 
 
-def test_budget_figures():
-    f = budget_figures(budget(PRESETS["gpt2-small"]))
-    assert (f.N, f.N_short, f.fwd, f.train, f.T_cross) == ("124,439,808", "124.4 M", "249 MFLOP", "747 MFLOP", "4,608")
-    assert f.mlp_share == "66.7 %"
-    big = budget_figures(budget(PRESETS["gpt3-175b"]))
-    assert (big.N, big.N_short, big.train) == ("174,604,259,328", "174.6 B", "1.05 TFLOP")
+def test_budget_lines_as_shown():
+    rows = {x["key"]: x for x in map(shown, budget(PRESETS["gpt2-small"]).lines)}
+    assert (rows["params/exact"]["value"], rows["params/exact"]["short"]) == ("124,439,808", "124.4 million")
+    assert [rows[k]["value"] for k in ("flops/forward", "flops/train", "flops/T_attention_equals_dense")] == \
+        ["249 MFLOP", "747 MFLOP", "4,608"]
+    assert rows["params/mlp_share"]["value"] == "66.7 %"
+    big = {x["key"]: x for x in map(shown, budget(PRESETS["gpt3-175b"]).lines)}
+    assert (big["params/exact"]["value"], big["params/exact"]["short"], big["flops/train"]["value"]) == \
+        ("174,604,259,328", "174.6 billion", "1.05 TFLOP")
+
+
+def test_lines_html_groups_and_marks_steps():
+    text = lines_html([shown(x) for x in budget(PRESETS["gpt2-small"]).lines])
+    assert text.count('class="grp"') == 2 and text.count('class="step"') == 4 and text.count('class="sum"') == 2
+    assert "sum of the above" not in text and "<code>(V + T_max)·d + L·(12d² + 13d) + 2d</code>" in text
 
 
 def test_chart_updates_in_place():
@@ -164,7 +187,7 @@ def test_chart_updates_in_place():
     assert source.data["value"][1] == 96 * (4 * 12288**2 + 4 * 12288 + 8 * 12288**2 + 5 * 12288)
     assert x_range.end == pytest.approx(1.1 * max(source.data["value"]))
     assert source.data["align"] == ["left", "right", "left", "left", "left", "left"]  # blocks × L: label inside
-    assert "174,604,259,328" in view._numbers.object
+    assert "174,604,259,328" in view._head.object and "174,604,259,328" in view._lines.object
 
 
 def test_N_ignores_T_B_and_h():
@@ -294,7 +317,7 @@ def test_full_page_builds_and_follows_the_state():
     assert root is not None
     e.state.preset = "gpt3-175b"
     assert "(8, 96, 2048, 2048)" in e.shapes._table.values
-    assert "174,604,259,328" in e.budget._numbers.object
+    assert "174,604,259,328" in e.budget._head.object
     assert "d=12288" in e.share._code.value and "embed=1" in e.share._code.value
     assert re.search(r"T=2048&d=12288&h=96&L=96", e.share._link.value)
 
