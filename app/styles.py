@@ -50,9 +50,9 @@ TABLE_CSS = BASE + LINES_CSS + f"""
 .shapes {{ width: 100%; border-collapse: collapse; table-layout: fixed; }}
 th.n {{ width: 19.5%; }} th.s {{ width: 19%; }} th.c {{ width: 21%; }} th.e {{ width: 15.5%; }}
 th.m {{ width: 12%; }} th.b {{ width: 13%; }}
-th {{ font-size: 11.5px; font-weight: 600; color: {MUTED}; text-align: left; padding: 4px 6px;
+.shapes th {{ font-size: 11.5px; font-weight: 600; color: {MUTED}; text-align: left; padding: 4px 6px;
       border-bottom: 1px solid {RULE}; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }}
-td {{ padding: 3px 5px; border-bottom: 1px solid #f1f3f5; vertical-align: middle; height: 31px; line-height: 1.2;
+.shapes td {{ padding: 3px 5px; border-bottom: 1px solid #f1f3f5; vertical-align: middle; height: 31px; line-height: 1.2;
       box-sizing: border-box; overflow: hidden; white-space: nowrap; text-overflow: ellipsis; }}
 td.s, td.c, td.n b, td.n u {{ font-family: {MONO}; font-size: 12px; }}
 th.e, th.m, td.e, td.m {{ text-align: right; font-variant-numeric: tabular-nums; }}
@@ -85,7 +85,7 @@ p.note {{ font-size: 11.5px; margin: 4px 0 0 0; line-height: 1.35; }}
   .total {{ font-size: 13px; }}
   tr.q td.n u {{ color: {T2}; font-weight: 600; }}
   td.c {{ font-size: 11px; }}
-  td, th {{ padding-left: 3px; padding-right: 3px; }}
+  .shapes td, .shapes th {{ padding-left: 3px; padding-right: 3px; }}
   td.m {{ font-size: 12.5px; }}
   tr.k td.n {{ padding-left: 8px; }}
 }}
