@@ -220,7 +220,7 @@ async def cost_per_move(base: str, pid: int, path: str, marker: str, values: lis
 # --- 2. sustained rate ----------------------------------------------------------------------------------------
 @dataclass
 class Mover:
-    """An open session with its own B; `T` walks down from 1,023, so its every move is a new configuration."""
+    """An open session with its own B (9, 10, ...); `T` walks down from 1,023: every move a new configuration."""
 
     learner: Learner
     slider: str
@@ -231,8 +231,11 @@ class Mover:
 async def open_movers(base: str, n: int) -> list[Mover]:
     movers = []
     for i in range(n):
-        me = Learner(base, "explorer", f"?B={i + 1}")
-        movers.append(Mover(me, find_slider(await me.open(), "T"), B=i + 1))
+        me = Learner(base, "explorer")
+        doc = await me.open()
+        B = 9 + i  # set by a move, not by the link: with --num-procs a session re-created in another worker
+        await me.move(find_slider(doc, "B"), B, f"({B}, 12, 1024, 1024)", timeout=60)  # does not see the link
+        movers.append(Mover(me, find_slider(doc, "T"), B=B))
         await asyncio.sleep(0.05)
     return movers
 
@@ -313,8 +316,7 @@ def main() -> int:
             cost["explorer, cached"] = asyncio.run(cost_per_move(b, pid, "explorer", args.marker, [1000, 1001] * 32))
             cost["explorer, uncached"] = asyncio.run(cost_per_move(b, pid, "explorer", args.marker,
                                                                    list(range(1000, 936, -1))))
-        ladder = asyncio.run(sustained(b, rates, args.rate_seconds))
-        if args.sessions:
+        if args.sessions:  # first: the memory per idle session is read against a process that saw one session
             target = Target(b, "explorer", args.marker)
             warm, _ = asyncio.run(run_phase(target, 1, 5, args.pace, pid, seed=1))  # imports, caches: one-time costs
             baseline_rss = settle_rss(pid)
@@ -324,6 +326,7 @@ def main() -> int:
             after_rss = settle_rss(pid, 15)
             asyncio.run(run_phase(target, n_idle := args.sessions, 0, args.pace, pid, seed=500))  # open, close only
             again_rss = settle_rss(pid, 15)
+        ladder = asyncio.run(sustained(b, rates, args.rate_seconds))
 
     print(f"server: panel serve, {args.num_procs} process(es); {psutil.cpu_count()} cores shared; load average "
           f"before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f}")
