@@ -19,7 +19,7 @@ import param
 
 from .budget import BudgetView
 from .controls import Controls
-from .query import Query, ViewOptions, parse_query, to_query
+from .query import Query, ViewOptions, parse_query, query_from_arguments, to_query
 from .shapes import ShapesTable
 from .share import DEFAULT_BASE, ShareView, base_url
 from .state import ExplorerState
@@ -48,6 +48,13 @@ ALERT_CSS = BASE + f"""
 .alert b {{ color: {T2}; }}
 .alert ul {{ margin: 4px 0 0 0; padding-left: 18px; }}
 """
+
+
+def _session_request():
+    """The request that opened this server session (the page, autoload.js or a late websocket), or None."""
+    doc = pn.state.curdoc
+    context = doc.session_context if doc is not None else None
+    return context.request if context is not None else None
 
 
 def notices_html(notices: list[str]) -> str:
@@ -84,15 +91,32 @@ class Explorer(pn.viewable.Viewer):
 
     @classmethod
     def from_location(cls) -> Explorer:
-        """The page for the current server session, configured by the address it was opened with."""
-        loc = pn.state.location
-        search = loc.search if loc else ""
+        """The page for the current server session, configured by the address it was opened with.
+
+        The query is read from the session's request as Tornado split it (`request.arguments`), never through
+        `pn.state.location`: Panel's Location converts every value for which `str.isdigit()` holds with `int()`,
+        which raises on "?T=²", "?B=①" or 4,300 digits before any notice could be shown. The arguments also
+        survive a session that Bokeh re-creates when the page's websocket connects after the first was discarded
+        (they travel in the session token); that request's path is the websocket's, ".../explorer/ws".
+        """
+        request = _session_request()
+        if request is None:  # not served: a notebook or a script
+            return cls(query="")
+        arguments = getattr(request, "arguments", None) or {}
+        path = str(getattr(request, "path", "") or "").removesuffix("/ws")
+        href = f"{getattr(request, 'protocol', 'http')}://{getattr(request, 'host', '')}{path}"
         # Embedded with Bokeh's server_document, the page is the course page: leave its address alone.
-        script_embed = "bokeh-autoload-element" in search
-        explorer = cls(query=search, base=base_url(loc.href if loc else None), sync_url=loc is not None and not script_embed)
+        script_embed = "bokeh-autoload-element" in arguments
+        explorer = cls(query=query_from_arguments(arguments), base=base_url(href), sync_url=not script_embed)
         if explorer.sync_url:
             pn.state.onload(explorer._sync_url)
         return explorer
+
+    def servable(self, title: str | None = None, location: bool = False, area: str = "main",
+                 target: str | None = None) -> pn.viewable.Viewable:
+        """Serve the page; without Panel's `Location` unless asked (the page keeps the address itself, and
+        Location's int() conversion of the query raises on "?T=²", see `from_location`)."""
+        return super().servable(title, location, area, target)
 
     def query(self) -> str:
         """The query that reproduces the current view: "?B=8&T=1024&...". """

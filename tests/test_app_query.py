@@ -48,7 +48,7 @@ def test_T_is_clamped_to_T_max_with_the_reason():
 @pytest.mark.parametrize("value, kind", [("abc", "not a whole number"), ("12.5", "not a whole number"),
                                          ("1e3", "not a whole number"), ("-5", "out of range"), ("0", "out of range"),
                                          ("1000000000", "out of range"), ("", "has no value"),
-                                         ("9" * 500, "not a whole number")])
+                                         ("9" * 500, "too long"), ("9" * 1_990, "too long")])
 def test_bad_d_falls_back_to_the_default_and_says_why(value, kind):
     config, notices = parse_config(f"?d={value}")
     assert config.d == 768 and config.h == 12
