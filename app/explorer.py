@@ -33,8 +33,19 @@ def keep_stylesheets_on_this_server() -> None:
     pn.state.curdoc.template_variables["dist_url"] = get_dist_path()
 
 
+def one_theme() -> None:
+    """Give the session Panel's default theme, so that Panel never reads `?theme=` from the link.
+
+    Without a theme set, Panel takes it from the query while the page is built and decodes it as UTF-8:
+    `?theme=%FF` raised UnicodeDecodeError (no page), and `?theme=dark` darkened the page while its notice says
+    the key was ignored. Set in a session, `pn.config.theme` holds for that session only.
+    """
+    pn.config.theme = "default"
+
+
 if pn.state.served:
     keep_stylesheets_on_this_server()
+    one_theme()
     # The full page sits on a light grey; an embedded view stays transparent over its course page.
     pn.extension(raw_css=[f"body {{ margin: 0; }} body:has(.full) {{ background: {PAGE}; }}"], notifications=False)
     create_app().servable(title=TITLE)

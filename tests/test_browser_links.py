@@ -110,3 +110,15 @@ def test_a_thousand_and_one_query_fields_are_refused_by_tornado_with_an_empty_40
     expect(o.page.locator("table.shapes")).to_contain_text("(8, 12, 64, 64)")
     o.page.close()
     assert o.errors == []
+
+
+@pytest.mark.parametrize("theme", ["%FF", "dark"])
+def test_panel_never_takes_its_theme_from_the_link(chromium, server, theme):
+    """Panel reads `?theme=` itself when the app sets no theme: "%FF" raised UnicodeDecodeError (no page) and
+    "dark" darkened the widgets under a notice saying the key was ignored."""
+    page, shown = open_hostile(chromium, server, f"?theme={theme}")
+    assert shown == ['ignored unknown key "theme"; known keys: B, T, d, h, L, V, T_max, tie, preset, dtype, expanded, '
+                     'embed, controls, panels']
+    background = page.locator(".box-T input").evaluate("e => getComputedStyle(e).backgroundColor")
+    assert background == "rgb(255, 255, 255)"
+    page.close()
