@@ -18,7 +18,7 @@ from .styles import BASE
 
 DEFAULT_BASE = "http://localhost:5006/explorer"
 # Starting iframe heights in px, for a course page's column (~700-900 px wide: the panels stack)
-HEIGHTS = {"few controls": 130, "many controls": 270, "shapes": 1040, "budget": 590, "tokens": 360}
+HEIGHTS = {"few controls": 130, "many controls": 270, "shapes": 1040, "budget": 590, "tokens": 360, "values": 1500}
 
 # `box` is the text widget to copy; Panel passes the clicked button as `source`.
 COPY_JS = """

@@ -29,11 +29,11 @@ def num(x: float | None) -> str:
 
 
 def run_line(v: Values) -> str:
-    """What ran, in the lesson's notation, and why B and T are what they are."""
+    """What ran, and why B and T are what they are."""
     p = v.plan
     cut = f" (of {p.n_tokens:,}; at most {MAX_T})" if p.n_tokens > v.cfg.T else ""
-    asked = f"; the page's B = {p.asked.B:,}, T = {p.asked.T:,}" if (p.asked.B, p.asked.T) != (1, v.cfg.T) else ""
-    return f"B = 1: one sequence, the first {v.cfg.T} tokens of the text{cut}{asked}"
+    asked = f"; the page's T = {p.asked.T:,}" if p.asked.T != v.cfg.T else ""
+    return f"B = 1 (more sequences would repeat these numbers); T = {v.cfg.T}: the first tokens of the text{cut}{asked}"
 
 
 def scaled_line(v: Values) -> str | None:
