@@ -151,8 +151,8 @@ class ValuesView(pn.viewable.Viewer):
         self._shown: Request | None = None  # the request whose outcome is on screen
         self._running = False
         self._scale_down = False  # the learner asked for the scaled-down copy of this configuration
-        self._block = pn.widgets.IntInput(name="block", value=0, start=0, end=0, width=90, margin=(0, 8, 0, 0))
-        self._head = pn.widgets.IntInput(name="head", value=0, start=0, end=0, width=90, margin=(0, 8, 0, 0))
+        self._block = pn.widgets.IntInput(label="block", value=0, start=0, end=0, width=90, margin=(0, 8, 0, 0))
+        self._head = pn.widgets.IntInput(label="head", value=0, start=0, end=0, width=90, margin=(0, 8, 0, 0))
         self.cells = ColumnDataSource(heatmap_data_empty(), name="values-attention")
         self.masked = ColumnDataSource(heatmap_data_empty(), name="values-masked")
         self.resid = ColumnDataSource({"x": [], "std": [], "where": []}, name="values-resid")
@@ -164,7 +164,7 @@ class ValuesView(pn.viewable.Viewer):
         self._stats = pn.pane.HTML("", stylesheets=[VALUES_CSS], sizing_mode="stretch_width", margin=0)
         self._message = pn.pane.HTML("", stylesheets=[VALUES_CSS], sizing_mode="stretch_width", margin=0,
                                      css_classes=["values-message"])
-        self._offer = pn.widgets.Button(label="Run the scaled-down copy", button_type="warning", visible=False,
+        self._offer = pn.widgets.Button(label="Run the scaled-down copy", color="warning", visible=False,
                                         margin=(6, 0, 0, 0), css_classes=["values-offer"])
         self._offer.on_click(self._accept_scaled)
         picks = pn.Row(self._block, self._head, margin=(6, 0, 0, 0))
