@@ -120,7 +120,8 @@ h3 {{ font-size: 13.5px; font-weight: 650; margin: 10px 0 4px 0; }}
 .note {{ font-size: 11.5px; color: {MUTED}; line-height: 1.35; margin-top: 4px; }}
 .lesson {{ font-size: 12.5px; font-style: italic; margin: 0 0 4px 0; }}
 table {{ border-collapse: collapse; font-size: 12px; }} .st {{ width: 100%; }}
-th {{ font-weight: 600; color: {MUTED}; font-size: 11px; text-align: left; padding: 2px 4px; border-bottom: 1px solid {RULE}; }}
+th {{ font-weight: 600; color: {MUTED}; font-size: 11px; text-align: left; padding: 2px 4px;
+      border-bottom: 1px solid {RULE}; }}
 td {{ padding: 2px 4px; border-bottom: 1px solid #f1f3f5; }}
 td.n {{ font-family: {MONO}; font-size: 11.5px; white-space: nowrap; }}
 .sc td.s, .sc th.s {{ background: #f4f7ff; }}
@@ -358,7 +359,7 @@ def offer_html(p: mv.Plan) -> str:
     reasons = "".join(f"<li>{e(r)}</li>" for r in p.reasons)
     return (f'<p class="msg"><b>Too large for a real pass here.</b> Limits per pass: {mv.MAX_L} blocks, '
             f'{e(fmt.params(mv.MAX_PARAMS))} parameters, {e(fmt.nbytes(mv.MAX_ACTIVATION_BYTES))} of activations '
-            f'(a pass must stay under about a second on a shared server).</p><ul class="msg">{reasons}</ul>'
+            f'(so that one pass stays short on a server shared by a class).</p><ul class="msg">{reasons}</ul>'
             f'<p class="msg">The nearest configuration that runs is a <b>scaled-down copy</b>: {e(p.describe_run())}; '
             f'the same d_head, V and T_max. Its numbers are labelled as the copy\'s, not this model\'s.</p>')
 

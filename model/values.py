@@ -27,7 +27,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
-import gc
 import math
 import threading
 import time
@@ -94,7 +93,8 @@ class Plan:
 
     def describe_run(self) -> str:
         c = self.run
-        return (f"d={c.d:,} (h={c.h:,} heads of d_head={c.d_head:,}), L={c.L:,}, V={c.V:,}, T_max={c.T_max:,}: "
+        heads = f"h={c.h:,} head{'s' if c.h != 1 else ''} of d_head={c.d_head:,}"
+        return (f"d={c.d:,} ({heads}), L={c.L:,}, V={c.V:,}, T_max={c.T_max:,}: "
                 f"{fmt.params(self.params)} parameters")
 
 
@@ -185,8 +185,9 @@ def check_ids(ids: Sequence[int], pieces: Sequence[str], V: int) -> None:
     if bad:
         pos, i = bad[0]
         more = f" ({len(bad)} of the {len(ids)} tokens are)" if len(bad) > 1 else ""
+        need = max(i for _, i in bad) + 1
         raise ValueError(f"token id {i:,} (\"{pieces[pos]}\", token {pos}) is ≥ V = {V:,}{more}: W_te has rows 0 … "
-                         f"{V - 1:,} only, so this model cannot embed it; raise V to at least {max(i for _, i in bad) + 1:,} "
+                         f"{V - 1:,} only, so this model cannot embed it; raise V to at least {need:,} "
                          f"(GPT-2's tokenizer needs V = {GPT2_V:,}) or use ids below {V:,}")
 
 
@@ -254,8 +255,7 @@ def _run(p: Plan, ids: tuple[int, ...], pieces: tuple[str, ...], seed: int) -> V
         try:
             out = _forward(p, ids, pieces, seed)
         finally:
-            gc.collect()
-            _trim()
+            _trim()  # the weights were freed by reference counting as _forward returned
         return replace(out, seconds=time.perf_counter() - start)
 
 
@@ -288,15 +288,18 @@ def build(cfg: Config, seed: int) -> GPT:
     return model.eval()
 
 
-def _stat(x: torch.Tensor) -> Stat:
-    x = x.detach().double().reshape(-1)
-    finite = torch.isfinite(x)
-    neg_inf = int((x == float("-inf")).sum())
-    if neg_inf:
-        x = x[finite]
-    std, mean = torch.std_mean(x, correction=0)
-    lo, hi = torch.aminmax(x)
-    return Stat(mean=mean.item(), std=std.item(), min=lo.item(), max=hi.item(), n=x.numel(), neg_inf=neg_inf)
+def _stat(x: torch.Tensor, masked: bool = False) -> Stat:
+    """NumPy (one thread, float64 sums): per-op costs stay small on a busy machine, unlike torch's thread pool."""
+    a = x.detach().numpy().reshape(-1)
+    neg_inf = 0
+    if masked:  # the causal mask's −inf entries are counted and left out
+        keep = np.isfinite(a)
+        neg_inf = int(a.size - keep.sum())
+        a = a[keep]
+    mean = a.mean(dtype=np.float64)
+    std = np.sqrt(np.mean(np.square(a - mean, dtype=np.float64)))
+    return Stat(mean=float(mean), std=float(std), min=float(a.min()), max=float(a.max()), n=int(a.size),
+                neg_inf=neg_inf)
 
 
 def _split(name: str) -> tuple[int | None, str]:
@@ -316,7 +319,7 @@ def _forward(p: Plan, ids: tuple[int, ...], pieces: tuple[str, ...], seed: int) 
 
     def hook(name: str, block: int | None, local: str):
         def record(_module, _inputs, output: torch.Tensor) -> None:
-            stats[name] = _stat(output)
+            stats[name] = _stat(output, masked=local == "attn.masked")
             if local == "attn.attn":
                 probs[block] = output[0].numpy()  # (h, T, T)
             elif local == "attn.scores":
