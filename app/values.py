@@ -225,7 +225,13 @@ class ValuesView(pn.viewable.Viewer):
         threading.Thread(target=self._work, args=(doc, req), daemon=True, name="values-pass").start()
 
     def _work(self, doc, req: Request) -> None:
-        outcome = compute(req)
+        try:
+            outcome = compute(req)
+        except Exception as e:  # noqa: BLE001 — never a card stuck on its spinner: say what failed
+            outcome = f"the pass failed ({type(e).__name__}: {e}); try a smaller configuration"
+        session = doc.session_context
+        if session is None or session.destroyed:  # the page was closed while the pass ran
+            return
         doc.add_next_tick_callback(lambda: self._done(req, outcome))  # Bokeh's thread-safe way back
 
     def _done(self, req: Request, outcome) -> None:

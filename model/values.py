@@ -16,8 +16,9 @@ made, under `torch.no_grad()`, and are removed in a `finally`. Statistics are ke
 have none.
 
 Bounded cost. A pass costs memory for the weights (4 bytes per parameter) and the activations, and time for
-the initialisation (≈ 6 ns per parameter on this project's machine) and the hooks (≈ 4 ms per block); the
-limits below keep one pass under about 1.5 s and 1 GiB (measured by benchmarks/bench_values.py). Above
+drawing the weights (most of it) and the hooks (a few ms per block). The limits below admit GPT-2 small, keep
+a pass's peak under 1 GiB (measured: 0.5 to 0.7 GiB above the process's RSS, given back afterwards) and its
+time within about 1.6× of building and running the same model plainly (benchmarks/bench_values.py). Above
 them `plan` gives the nearest configuration that runs, a scaled-down copy that keeps d_head, V, T_max and
 the head's tie; `values` refuses to run more (`TooLarge`) unless told to run that copy, labelled as such.
 One pass runs at a time per process (a lock); results are cached by (configuration, token ids, seed).

@@ -283,3 +283,30 @@ def test_text_with_ids_at_or_above_V_shows_why_in_the_card(passes):
     view = Explorer(query=f"?{TINY_QUERY}&V=256&panels=values").values
     assert passes == [] and "token id" in view.message and "raise V to at least" in view.message
     assert not view._results.visible
+
+
+def test_one_pass_at_a_time_per_process(monkeypatch):
+    import threading
+    import time
+
+    mv._run.cache_clear()
+    inside, overlaps = [], []
+    forward = mv._forward
+
+    def slow(*args):
+        if inside:
+            overlaps.append(args[0].run)
+        inside.append(1)
+        time.sleep(0.05)
+        try:
+            return forward(*args)
+        finally:
+            inside.pop()
+
+    monkeypatch.setattr(mv, "_forward", slow)
+    threads = [threading.Thread(target=mv.values, args=(TINY, TEXT, seed)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert overlaps == [] and mv._run.cache_info().currsize == 4
