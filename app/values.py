@@ -34,8 +34,8 @@ from .styles import BASE, FONT, INK, MONO, MUTED, RULE, T2
 SPINNER_MS = 200  # a pass longer than this shows a spinner
 MASKED = "#e9ebef"  # cells above the diagonal (masked): weight exactly 0
 PALETTE = tuple(reversed(Blues256))  # white (0) … dark blue (1)
-TITLE = ("What the tensors hold: real values of one forward pass at init (attention, √d_head, loss vs ln V): "
-         "open to run it")
+TITLE = "What the tensors hold: real values of one forward pass at init (attention, √d_head, loss vs ln V)"
+CLOSED_HINT = ": open to run it"
 HEATMAP_MAX_WIDTH = 640
 
 
@@ -75,8 +75,9 @@ def scaling_html(v: mv.Values) -> str:
     sub = '<th class="num">q·kᵀ</th><th class="num s">/√d_head</th>' * 3
     return (f'<h3>Why divide by √d_head? (d_head = {v.cfg.d_head:,}, T = {v.cfg.T})</h3>'
             f'<p class="lesson">{e(vr.LESSON)}</p>'
-            f'<table class="sc"><thead><tr><th></th><th colspan="2">score std</th><th colspan="2">largest weight</th>'
-            f'<th colspan="2">entropy (nats)</th></tr><tr><th></th>{sub}</tr></thead><tbody>{rows}</tbody></table>'
+            f'<div class="wrap"><table class="sc"><thead><tr><th></th><th colspan="2">score std</th>'
+            f'<th colspan="2">largest weight</th>'
+            f'<th colspan="2">entropy (nats)</th></tr><tr><th></th>{sub}</tr></thead><tbody>{rows}</tbody></table></div>'
             f'<p class="note">{e(vr.scaling_note(v))} Averages over the causal rows of every head; uniform attention '
             f'over t tokens has entropy ln t.</p>')
 
@@ -90,17 +91,18 @@ def stats_html(v: mv.Values, block: int) -> str:
         label = NOTATION[local][1] + (f"; {r.note}" if r.note else "")
         body.append(f'<tr title="{e(label)}"><td class="n">{e(r.name)}</td><td class="num">{e(r.mean)}</td>'
                     f'<td class="num">{e(r.std)}</td><td class="num">{e(r.min)}</td><td class="num">{e(r.max)}</td></tr>')
-    return (f'<h3>Every tensor of the pass (block {block}; names as in the shapes table)</h3>'
+    return (f'<h3>Every tensor of the pass (block {block}; names as in the shapes table)</h3><div class="wrap">'
             '<table class="st"><thead><tr><th>tensor</th><th class="num">mean</th><th class="num">std</th>'
-            f'<th class="num">min</th><th class="num">max</th></tr></thead><tbody>{"".join(body)}</tbody></table>'
-            '<p class="note">GELU dips slightly below 0 (min ≈ −0.17); LayerNorm outputs have mean 0 and std 1; '
+            f'<th class="num">min</th><th class="num">max</th></tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+            '<p class="note">GELU dips slightly below 0 (never below −0.17); LayerNorm outputs have mean 0 and std 1; '
             'attn.masked leaves its −inf entries out. Hover a row for what the tensor is.</p>')
 
 
 def summary_html(v: mv.Values) -> str:
     e = html.escape
     scaled = vr.scaled_line(v)
-    label = f'<p class="scaled"><b>Scaled-down copy.</b> {e(scaled)}.</p>' if scaled else ""
+    head = "Scaled-down copy"
+    label = f'<p class="scaled"><b>{head}</b>{e(scaled.removeprefix(head))}.</p>' if scaled else ""
     loss = (f'<span class="big">loss {v.loss:.3f}</span> <span class="vs">beside ln V = ln {v.cfg.V:,} = '
             f'<b>{v.ln_V:.3f}</b></span>' if v.loss is not None else
             f'<span class="vs">no loss at T = 1 (nothing to predict); ln V = {v.ln_V:.3f}</span>')
@@ -126,6 +128,7 @@ td {{ padding: 2px 4px; border-bottom: 1px solid #f1f3f5; }}
 td.n {{ font-family: {MONO}; font-size: 11.5px; white-space: nowrap; }}
 .sc td.s, .sc th.s {{ background: #f4f7ff; }}
 .st {{ font-variant-numeric: tabular-nums; }}
+.wrap {{ overflow-x: auto; }}
 .msg {{ font-size: 13px; line-height: 1.4; }} .msg b {{ color: {T2}; }}
 """
 
@@ -181,7 +184,8 @@ class ValuesView(pn.viewable.Viewer):
                                    sizing_mode="stretch_width", visible=False, css_classes=["values-results"])
         self._body = pn.Column(self._message, self._offer, self._results, sizing_mode="stretch_width",
                                margin=(8, 0, 0, 0))
-        self.card = pn.Card(self._body, title=TITLE, collapsed=self.collapsed, sizing_mode="stretch_width",
+        self.card = pn.Card(self._body, title=TITLE + (CLOSED_HINT if self.collapsed else ""),
+                            collapsed=self.collapsed, sizing_mode="stretch_width",
                             margin=0, header_background="#f4f5f7", styles={"border": "1px solid #e5e7eb"},
                             css_classes=["values-fold"])
         self.card.param.watch(self._on_toggle, ["collapsed"])
@@ -197,6 +201,7 @@ class ValuesView(pn.viewable.Viewer):
 
     def _on_toggle(self, event: param.parameterized.Event) -> None:
         self.collapsed = event.new
+        self.card.title = TITLE + (CLOSED_HINT if event.new else "")
         if not event.new:
             self.refresh()
 
@@ -221,6 +226,10 @@ class ValuesView(pn.viewable.Viewer):
             self._apply(req, compute(req))
             return
         self._running = True
+        if self.result is None:  # nothing on screen yet: say what is coming (the spinner covers it after SPINNER_MS)
+            self._message.object = (f'<p class="msg">Running one forward pass of GPT(config) at init on the first '
+                                    f'{min(req.config.T, mv.MAX_T)} tokens at most…</p>')
+            self._message.visible, self._offer.visible = True, False
         doc.add_timeout_callback(self._spin, SPINNER_MS)
         threading.Thread(target=self._work, args=(doc, req), daemon=True, name="values-pass").start()
 

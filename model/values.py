@@ -148,7 +148,7 @@ def plan(cfg: Config, n_tokens: int) -> Plan:
     params, acts = _size(run)
     reasons = []
     if cfg.L > MAX_L:
-        reasons.append(f"L={cfg.L:,} is above {MAX_L} blocks (each costs ≈ 4 ms of hooks)")
+        reasons.append(f"L={cfg.L:,} is above {MAX_L} blocks (every block adds its hooks to the pass)")
     if params > MAX_PARAMS:
         reasons.append(f"{fmt.params(params)} parameters are above the limit of {fmt.params(MAX_PARAMS)} "
                        f"({fmt.nbytes(4 * params)} of weights to initialise)")

@@ -37,11 +37,11 @@ def run_line(v: Values) -> str:
 
 
 def scaled_line(v: Values) -> str | None:
-    """The label of a scaled-down copy ("" when the asked model ran), naming the reasons."""
+    """The label of a scaled-down copy (None when the model asked for ran), naming the reasons."""
     if not v.plan.scaled:
         return None
     a = v.plan.asked
-    return (f"scaled-down copy, not the model asked for (d={a.d:,}, h={a.h:,}, L={a.L:,}): "
+    return (f"Scaled-down copy of the model asked for (d={a.d:,}, h={a.h:,}, L={a.L:,}), which is too large here: "
             f"{'; '.join(v.plan.reasons)}")
 
 

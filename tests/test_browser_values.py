@@ -72,7 +72,7 @@ def test_the_scaled_down_copy_runs_when_asked_and_is_labelled(explorer):
     offer.wait_for(state="visible", timeout=60_000)  # once the plan (a few meta-device traces) is known
     offer.click()
     card = page.locator(".values-card")
-    expect(card).to_contain_text("Scaled-down copy.", timeout=60_000)
+    expect(card).to_contain_text("Scaled-down copy of the model asked for", timeout=60_000)
     expect(card).to_contain_text("L=300 is above 96 blocks")
     expect(page.locator(".values-results")).to_be_visible()
 

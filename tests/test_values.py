@@ -204,7 +204,7 @@ def test_cli_prints_the_same_numbers_as_the_api(capsys):
 def test_cli_above_the_limits_prints_the_labelled_copy(capsys):
     code, out, _ = cli(["--preset", "gpt3-175b", "--L", "200", "--d", "64", "--h", "1", "--values", "--text", "Hi"],
                        capsys)
-    assert code == 0 and "scaled-down copy, not the model asked for" in out and "L=96" in out
+    assert code == 0 and "Scaled-down copy of the model asked for" in out and "L=96" in out
 
 
 @pytest.mark.parametrize("argv, needle", [
@@ -274,7 +274,7 @@ def test_a_huge_config_in_a_link_gets_the_scaled_down_offer_not_a_pass(passes):
     assert passes == [] and view._offer.visible
     view._offer.clicks += 1
     assert len(passes) == 1 and passes[0].L == mv.MAX_L and view.result.plan.scaled
-    assert "Scaled-down copy." in view._summary.object
+    assert "Scaled-down copy</b> of the model asked for" in view._summary.object
 
 
 def test_text_with_ids_at_or_above_V_shows_why_in_the_card(passes):
