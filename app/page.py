@@ -19,12 +19,13 @@ import param
 
 from .budget import BudgetView
 from .controls import Controls
-from .query import Query, ViewOptions, parse_query, query_from_arguments, to_query
+from .query import PANELS, Query, ViewOptions, parse_query, query_from_arguments, to_query
 from .shapes import ShapesTable
 from .share import DEFAULT_BASE, ShareView, base_url
 from .state import ExplorerState
 from .styles import BASE, CARD_STYLES, FONT, INK, MUTED, PAGE, T2
 from .tokens import TokensView
+from .values import ValuesView
 
 TITLE = "Transformer Shapes"
 WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one GPT-2 forward pass and the parameter budget "
@@ -83,6 +84,8 @@ class Explorer(pn.viewable.Viewer):
         self.shapes = ShapesTable(state=self.state) if "shapes" in panels else None
         self.budget = BudgetView(state=self.state) if "budget" in panels else None
         self.tokens = TokensView(state=self.state) if "tokens" in panels else None
+        # real values cost a forward pass: closed on the full page, open where a link asks for the panel by name
+        self.values = ValuesView(state=self.state, collapsed=panels == PANELS) if "values" in panels else None
         self.controls = Controls(state=self.state, show=list(self.options.controls))
         self.share = None if self.options.embed else ShareView(state=self.state, base=self.base, options=self.options)
         self._url = pn.widgets.TextInput(value="", visible=False, css_classes=["url-sync"])
@@ -164,6 +167,9 @@ class Explorer(pn.viewable.Viewer):
                                      styles={"flex": "1 1 430px", "min-width": "0", "gap": "14px"}))
         main = pn.FlexBox(*columns, flex_wrap="wrap", gap="14px", align_items="flex-start", margin=0,
                           sizing_mode="stretch_width")
+        if self.values:  # full width under both columns: the heatmap beside its numbers
+            main = pn.Column(main, self._card(self.values, css_classes=["values-card"]), sizing_mode="stretch_width",
+                             margin=0, styles={"gap": "14px"})
         page_styles = {"font-family": FONT, "color": INK, "gap": "12px", "box-sizing": "border-box",
                        "padding": "4px" if embed else "16px 18px 28px 18px", "max-width": "1360px",
                        "margin": "0 auto", "background": "transparent" if embed else PAGE}

@@ -8,7 +8,7 @@
 
 Keys: the Config fields B, T, d, h, L, V, T_max, tie; `preset` (a name in model.PRESETS, overridden by any
 field given with it); `dtype` (fp32, bf16, fp16); `expanded` (list all L blocks); and for course pages
-`embed=1`, `controls=T,d` and `panels=shapes,budget` (see `ViewOptions`). Keys starting with "bokeh-" (added
+`embed=1`, `controls=T,d` and `panels=shapes,budget,values` (see `ViewOptions`). Keys starting with "bokeh-" (added
 by Bokeh's `server_document` embedding) are skipped.
 
 Hostile input never raises: every problem (not a whole number, out of range, d % h != 0, T > T_max, a
@@ -32,7 +32,7 @@ from model.rules import settle
 
 DEFAULT_CONFIG = PRESETS[DEFAULT_PRESET]  # GPT-2 small at B = 8, T = 1,024
 CONTROLS = ("preset", "B", "T", "d", "h", "L", "V", "T_max", "tie")  # what `controls=` may list
-PANELS = ("shapes", "budget", "tokens")  # what `panels=` may list
+PANELS = ("shapes", "budget", "tokens", "values")  # what `panels=` may list
 OPTION_KEYS = ("preset", "dtype", "expanded", "embed", "controls", "panels")
 KEYS = FIELDS + OPTION_KEYS
 MAX_QUERY_CHARS = 2_000  # longer queries are cut: no link needs more, and a hostile one costs nothing
