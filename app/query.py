@@ -22,9 +22,8 @@ from dataclasses import dataclass, field, fields as dc_fields
 from urllib.parse import parse_qsl, urlencode
 
 from model import BOUNDS, DTYPES, PRESETS, Config
-from model.config import DEFAULT_PRESET
-
-from .rules import FIELDS, settle
+from model.config import DEFAULT_PRESET, FIELDS
+from model.rules import settle
 
 DEFAULT_CONFIG = PRESETS[DEFAULT_PRESET]  # GPT-2 small at B = 8, T = 1,024
 CONTROLS = ("preset", "B", "T", "d", "h", "L", "V", "T_max", "tie")  # what `controls=` may list

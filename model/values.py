@@ -49,7 +49,7 @@ from .tracing import NOTATION, trace
 MAX_T = 64  # tokens of text per pass: the heatmap stays legible, the (h, T, T) tensors stay small
 MAX_L = 96  # blocks (GPT-3 175B's L): the hooks cost ≈ 4 ms per block, so 96 blocks ≈ 0.4 s
 MAX_PARAMS = 160_000_000  # GPT-2 small (124.4 million) and GPT-3 125M run; 640 MB of fp32 weights at most
-MAX_ACTIVATION_BYTES = 128 * 2**20  # every tensor of the pass at fp32 (GPT-2 small at T = 64: 69.3 MiB)
+MAX_ACTIVATION_BYTES = 128 * 2**20  # new memory of the pass at fp32, model.trace (GPT-2 small at T = 64: 62.5 MiB)
 MAX_SEED = 2**63 - 1
 
 _LOCK = threading.Lock()  # one real pass at a time per process
