@@ -360,11 +360,9 @@ def largest_micro_batch(cfg: Config, setup: TrainSetup) -> int:
     """
     capacity = round(setup.device.memory_gib * 2**30)
     hi_B = BOUNDS["B"][1]
-    at = {B: training_memory(replace(cfg, B=B), setup) for B in (1, 2, 3)}
-    if at[1] > capacity:
-        return 0
+    at = {B: training_memory(replace(cfg, B=B), setup) for B in (2, 3)}  # the traces saved_parts shares
     if at[2] > capacity:
-        return 1
+        return 1 if training_memory(replace(cfg, B=1), setup) <= capacity else 0
     slope = at[3] - at[2]
     best = hi_B if slope <= 0 else min(hi_B, 2 + math.floor((capacity - at[2]) / slope))
     while best > 2 and training_memory(replace(cfg, B=best), setup) > capacity:  # guard against float rounding
@@ -441,7 +439,7 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
     add("time/tokens_per_s", "tokens per second, all GPUs", "MFU·n·P/(6·N)", setup.mfu * setup.gpus * P / (6 * N),
         "tokens_per_s")
     add("time/gpu_hours", "GPU-hours", "6·N·D/(MFU·P·3600)", gpu_hours, "gpu_hours")
-    add("time/wall_days", "wall-clock days", "6·N·D/(MFU·P·3600·24·n)", gpu_hours / 24 / setup.gpus, "days")
+    add("time/wall_days", "wall-clock time", "6·N·D/(MFU·P·3600·24·n)", gpu_hours / 24 / setup.gpus, "days")
     add("time/price", "price per GPU-hour (an assumption, not a quote)", "price", setup.price, "usd")
     add("time/cost", "cost", "6·N·D/(MFU·P·3600)·price", gpu_hours * setup.price, "usd")
 
