@@ -134,25 +134,25 @@ class TrainingView(pn.viewable.Viewer):
         s = self.state.train
         self._pushing = False
         self._scheduled = False
-        self._rule = pn.widgets.Checkbox(name="Chinchilla's rule: D = 20·N", value=s.D is None, margin=(22, 10, 0, 4),
+        self._rule = pn.widgets.Checkbox(label="Chinchilla's rule: D = 20·N", value=s.D is None, margin=(22, 10, 0, 4),
                                          css_classes=["train-rule"])
-        self._D = pn.widgets.IntInput(name="D, training tokens", start=1, end=10**15, width=170,
+        self._D = pn.widgets.IntInput(label="D, training tokens", start=1, end=10**15, width=170,
                                       css_classes=["train-D"])
-        self._gpu = pn.widgets.Select(name="GPU", options=GPU_LABELS, width=250, css_classes=["train-gpu"])
-        self._peak = pn.widgets.FloatInput(name="peak, TFLOP/s", start=0.001, end=100_000, width=110)
-        self._memory = pn.widgets.FloatInput(name="memory, GiB", start=0.001, end=100_000, width=110)
-        self._mfu = pn.widgets.EditableFloatSlider(name="MFU", start=0.05, end=1.0, step=0.01, fixed_start=0.001,
+        self._gpu = pn.widgets.Select(label="GPU", options=GPU_LABELS, width=250, css_classes=["train-gpu"])
+        self._peak = pn.widgets.FloatInput(label="peak, TFLOP/s", start=0.001, end=100_000, width=110)
+        self._memory = pn.widgets.FloatInput(label="memory, GiB", start=0.001, end=100_000, width=110)
+        self._mfu = pn.widgets.EditableFloatSlider(label="MFU", start=0.05, end=1.0, step=0.01, fixed_start=0.001,
                                                    fixed_end=1.0, width=200, format="0.00", css_classes=["train-mfu"])
-        self._gpus = pn.widgets.IntInput(name="n, GPUs", start=1, end=1_048_576, width=110, css_classes=["train-gpus"])
-        self._price = pn.widgets.FloatInput(name="$ per GPU-hour (assumed)", start=0, end=1000, step=0.1, width=170,
+        self._gpus = pn.widgets.IntInput(label="n, GPUs", start=1, end=1_048_576, width=110, css_classes=["train-gpus"])
+        self._price = pn.widgets.FloatInput(label="$ per GPU-hour (assumed)", start=0, end=1000, step=0.1, width=170,
                                             css_classes=["train-price"])
-        self._optimizer = pn.widgets.RadioButtonGroup(name="optimizer", options=OPTIMIZER_LABELS, button_type="primary", button_style="outline",
+        self._optimizer = pn.widgets.RadioButtonGroup(options=OPTIMIZER_LABELS, color="primary", variant="outline",
                                                       css_classes=["train-optimizer"])
-        self._zero = pn.widgets.RadioButtonGroup(name="ZeRO", options=ZERO_LABELS, button_type="primary", button_style="outline",
+        self._zero = pn.widgets.RadioButtonGroup(options=ZERO_LABELS, color="primary", variant="outline",
                                                  css_classes=["train-zero"])
-        self._recompute = pn.widgets.RadioButtonGroup(name="recompute", options=RECOMPUTE_LABELS, button_type="primary", button_style="outline",
+        self._recompute = pn.widgets.RadioButtonGroup(options=RECOMPUTE_LABELS, color="primary", variant="outline",
                                                       css_classes=["train-recompute"])
-        self._fit = pn.widgets.Select(name="loss fit", options=FIT_LABELS, width=200, css_classes=["train-fit"])
+        self._fit = pn.widgets.Select(label="loss fit", options=FIT_LABELS, width=200, css_classes=["train-fit"])
         self._widgets = (self._rule, self._D, self._gpu, self._peak, self._memory, self._mfu, self._gpus, self._price,
                          self._optimizer, self._zero, self._recompute, self._fit)
         self._notices = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=0)
