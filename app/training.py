@@ -32,21 +32,26 @@ PARTS = (  # the chart's stacked parts: (column, legend, colour)
 ROWS = ("serving, whole model", "training, per GPU")  # bottom to top
 GPU_LABELS = {**{f"{g.label} · {g.peak_tflops:,.0f} TFLOP/s": k for k, g in GPUS.items()},
               "custom: your own peak and memory": CUSTOM_GPU}
-OPTIMIZER_LABELS = {"Adam, mixed precision (2 + 2 + 12 bytes)": "adam-mixed", "Adam, fp32 (4 + 4 + 8)": "adam-fp32"}
+OPTIMIZER_LABELS = {"mixed: 2 + 2 + 12 bytes": "adam-mixed", "fp32: 4 + 4 + 8": "adam-fp32"}
 ZERO_LABELS = {"0": 0, "1: states": 1, "2: + grads": 2, "3: + weights": 3}
 RECOMPUTE_LABELS = {"none": "none", "full: keep block inputs": "full"}
 FIT_LABELS = {"Hoffmann et al. 2022": "hoffmann", "Besiroglu et al. 2024 refit": "besiroglu"}
 
 CSS = BASE + f"""
-.head {{ font-size: 14px; line-height: 1.5; }}
+.head {{ font-size: 14px; line-height: 1.5; overflow-wrap: anywhere; }}
 .head b {{ font-variant-numeric: tabular-nums; }}
 .fits {{ color: #2f9e44; font-weight: 650; }}
 .nofit {{ color: {T2}; font-weight: 650; }}
+.legend {{ font-size: 11.5px; display: flex; flex-wrap: wrap; gap: 2px 12px; margin: 6px 0 0 0; }}
+.legend .key {{ white-space: nowrap; }}
+.legend i {{ display: inline-block; width: 11px; height: 11px; margin-right: 4px; vertical-align: -1px; }}
+.legend i.line {{ width: 14px; height: 0; border-top: 2px dashed {T2}; vertical-align: 3px; }}
 .note {{ font-size: 11.5px; line-height: 1.4; margin-top: 4px; }}
 .warn {{ color: {T2}; font-size: 12.5px; }}
 table.lines {{ border-collapse: collapse; font-size: 12.5px; width: 100%; }}
 table.lines th {{ text-align: left; font-size: 13px; padding: 8px 0 2px 0; border-bottom: 1px solid {RULE}; }}
-table.lines td {{ padding: 2px 10px 2px 0; vertical-align: top; border-bottom: 1px solid #f3f4f6; }}
+table.lines td {{ padding: 2px 10px 2px 0; vertical-align: top; border-bottom: 1px solid #f3f4f6;
+  overflow-wrap: anywhere; }}
 table.lines td.f {{ font-family: ui-monospace, 'DejaVu Sans Mono', Menlo, monospace; font-size: 11.5px; color: #374151; }}
 table.lines td.v {{ text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; font-weight: 600; }}
 table.lines tr.sub td {{ font-size: 11.5px; color: {MUTED}; font-weight: 400; border: 0; padding-top: 0; }}
@@ -75,6 +80,14 @@ def capacity_data(p: Plan) -> dict[str, list]:
     """The GPU's memory as a vertical line on the chart, with its legend entry."""
     return {"x": [p.memory.capacity / GIB],
             "label": [f"memory of one {p.setup.device.label}: {units.nbytes(p.memory.capacity)}"]}
+
+
+def legend_html(p: Plan) -> str:
+    """The chart's legend (HTML, so it wraps on a phone): the parts' colours and the GPU's memory line."""
+    e = html.escape
+    items = [f'<span class="key"><i style="background:{c}"></i>{e(lab)}</span>' for _, lab, c in PARTS]
+    items.append(f'<span class="key"><i class="line"></i>{e(capacity_data(p)["label"][0])}</span>')
+    return f'<div class="legend">{"".join(items)}</div>'
 
 
 def x_end(p: Plan) -> float:
@@ -161,6 +174,7 @@ class TrainingView(pn.viewable.Viewer):
         self.x_range = Range1d(0, x_end(p))
         self.capacity = ColumnDataSource(capacity_data(p), name="train-capacity")
         self.figure = self._figure()
+        self._legend = pn.pane.HTML(legend_html(p), stylesheets=[CSS], sizing_mode="stretch_width", margin=0)
         self._headline = pn.pane.HTML(headline_html(p), stylesheets=[CSS], sizing_mode="stretch_width", margin=0,
                                       css_classes=["train-headline"])
         self._lines = pn.pane.HTML(lines_html(p), stylesheets=[CSS], sizing_mode="stretch_width", margin=0,
@@ -221,20 +235,12 @@ class TrainingView(pn.viewable.Viewer):
                    toolbar_location=None, tools="", min_border_left=4, min_border_right=12, min_border_top=4,
                    outline_line_color=None)
         renderers = p.hbar_stack([c for c, _, _ in PARTS], y="row", height=0.6, source=self.source,
-                                 color=[c for _, _, c in PARTS], legend_label=[lab for _, lab, _ in PARTS],
-                                 line_color="#ffffff", line_width=1)
+                                 color=[c for _, _, c in PARTS], line_color="#ffffff", line_width=1)
         for r, (col, lab, _) in zip(renderers, PARTS):
             p.add_tools(HoverTool(renderers=[r], tooltips=[("", "@row"), (lab, f"@{col}_text"),
                                                           ("total", "@total_text")]))
         p.segment(x0="x", x1="x", y0=0, y1=len(ROWS), source=self.capacity, line_color=T2, line_width=2,
-                  line_dash="dashed", legend_field="label")
-        p.legend.orientation = "horizontal"
-        p.legend.location = "top_left"
-        p.legend.label_text_font_size = "11px"
-        p.legend.label_text_font = FONT
-        p.legend.background_fill_alpha = 0.8
-        p.legend.border_line_color = None
-        p.add_layout(p.legend[0], "above")
+                  line_dash="dashed")
         p.xaxis.axis_label = "GiB"
         for axis in (p.xaxis, p.yaxis):
             axis.major_label_text_font = FONT
@@ -269,6 +275,7 @@ class TrainingView(pn.viewable.Viewer):
             self.source.data = chart_data(p)  # in place: same figure, same source
             self.x_range.end = x_end(p)
             self.capacity.data = capacity_data(p)
+            self._legend.object = legend_html(p)
             self._headline.object = headline_html(p)
             self._lines.object = lines_html(p)
             self._push()  # the widgets show the settled setup; the rule's D follows N
@@ -287,11 +294,11 @@ class TrainingView(pn.viewable.Viewer):
         controls = pn.Column(
             pn.FlexBox(self._D, self._rule, self._gpu, self._peak, self._memory, self._gpus, self._mfu, self._price,
                        **row),
-            pn.FlexBox(group("optimizer", self._optimizer), group("ZeRO stage", self._zero),
+            pn.FlexBox(group("Adam: weights + gradients + states", self._optimizer), group("ZeRO stage", self._zero),
                        group("activation recomputation", self._recompute), self._fit, **row),
             self._notices, sizing_mode="stretch_width", margin=0, css_classes=["train-controls"])
         chart = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", margin=(4, 0, 0, 0))
         note = pn.pane.HTML(f"<p class='note muted'>{html.escape(NOTE)}</p>", stylesheets=[CSS],
                             sizing_mode="stretch_width", margin=(0, 0, 6, 0))
-        return pn.Column(title, controls, self._headline, chart, note, self._lines, sizing_mode="stretch_width",
+        return pn.Column(title, controls, self._headline, self._legend, chart, note, self._lines, sizing_mode="stretch_width",
                          margin=0)
