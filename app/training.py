@@ -146,7 +146,6 @@ class TrainingView(pn.viewable.Viewer):
         super().__init__(**params)
         s = self.state.train
         self._pushing = False
-        self._scheduled = False
         self._rule = pn.widgets.Checkbox(label="Chinchilla's rule: D = 20·N", value=s.D is None, margin=(22, 10, 0, 4),
                                          css_classes=["train-rule"])
         self._D = pn.widgets.IntInput(label="D, training tokens", start=1, end=10**15, width=170,
@@ -259,17 +258,6 @@ class TrainingView(pn.viewable.Viewer):
         return p
 
     def _update(self, *_events) -> None:
-        """Served, the update runs on the next tick: the other panels' changes reach the browser first (a new
-        configuration costs this view a few meta-device traces), and a burst of slider events is redrawn once."""
-        doc = pn.state.curdoc
-        if doc is None or doc.session_context is None:
-            self._redraw()
-        elif not self._scheduled:
-            self._scheduled = True
-            pn.state.execute(self._redraw, schedule=True)  # next tick, with curdoc set and errors handled
-
-    def _redraw(self) -> None:
-        self._scheduled = False
         p = self.state.plan
         with pn.io.hold():
             self.source.data = chart_data(p)  # in place: same figure, same source
