@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import sys
 
-from .export import OneLineParser, add_arguments, run
+from model.cli import OneLineParser
+
+from .export.cli import add_arguments, run
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,12 +1,12 @@
-"""Right column: the parameter budget (a Bokeh bar chart updated in place) and the FLOPs per token.
+"""Right column: N, the parameter chart (a Bokeh figure updated in place) and every line of `model.budget`.
 
-`budget_parts` and `budget_figures` turn `model.budget` into display data (pure, tested without a browser);
-`BudgetView` owns one figure per page and only ever assigns new data to its `ColumnDataSource`.
+Nothing here writes a figure, label or formula: `budget_parts` and `lines_html` render `Budget.lines`
+(pure, tested without a browser); `BudgetView` owns one figure per page and only ever assigns new data to its
+`ColumnDataSource`. The exported page renders the same lines with the same markup (`linesHtml`).
 """
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
 
 import panel as pn
 import param
@@ -14,121 +14,86 @@ from bokeh.core.properties import value as literal
 from bokeh.models import ColumnDataSource, CustomJSTickFormatter, FactorRange, HoverTool, LabelSet, Range1d
 from bokeh.plotting import figure
 
-from model import Budget, Config
+from model import Budget, Line
 from model import units as fmt
+from model.budgeting import CHART, CHART_NOTE, GROUPS
 
 from .state import ExplorerState
-from .styles import BASE, FONT, INK, MUTED, PART_COLOURS, RULE
+from .styles import BUDGET_CSS, BASE, FONT, INK, MUTED, PART_COLOURS, RULE
+from .words import CAPTIONS, STEP_PREFIX, SUM_KEYS
 
 INSIDE = 0.45  # a bar longer than this share of the longest one shows its label inside, in white
 
-# Chart rows, top to bottom: (key, label, formula). Parts marked * add up to N.
-PARTS = (
-    ("embeddings", "embeddings*", "(V + T_max)·d: token table W_te and position table W_pe"),
-    ("blocks", "blocks × L*", "L·(12d² + 9d): every block's attention and MLP"),
-    ("attention", "attention, 1 block", "4d² + 4d: W_qkv (d, 3d) and W_o (d, d), with biases"),
-    ("mlp", "MLP, 1 block", "8d² + 5d: (d, 4d) and (4d, d), with biases"),
-    ("norms", "LayerNorms*", "(2L + 1)·2d: a gain and a bias per LayerNorm"),
-    ("head", "head*", "V·d when untied; 0 when tied to W_te"),
-)
+def shown(line: Line) -> dict[str, str]:
+    """A line as the page shows it: key, label, formula and formatted value (the export's JavaScript makes
+    the same dicts from the same lines; tests compare the two)."""
+    return {"key": line.key, "label": line.label, "formula": line.formula, "value": fmt.value(line.value, line.unit),
+            "short": fmt.short(line.value, line.unit)}
 
 
-@dataclass(frozen=True)
-class Figures:
-    """The budget's numbers as the page prints them."""
+def lines_html(lines: list[dict[str, str]]) -> str:
+    """The budget's lines as one table, grouped by the key's first part (model.budgeting.GROUPS).
 
-    N: str  # "124,439,808"
-    N_short: str  # "124.4 M"
-    approx: str  # "124,318,464"
-    approx_share: str  # "99.9 %"
-    fwd: str  # "249 MFLOP"
-    train: str  # "747 MFLOP"
-    measured: str
-    attn_share: str
-    T_cross: str  # "4,608"
-    mlp_share: str  # share of one block's parameters in its MLP
+    Mirrored by `linesHtml` in the exported page; tests check both give the same markup for the same lines.
+    """
+    e = html.escape
+    out, group = [], None
+    for x in lines:
+        g = x["key"].split("/", 1)[0]
+        if g != group:
+            group = g
+            out.append(f'<tr class="grp"><td colspan="2">{e(GROUPS[g])}</td></tr>')
+        cls = "sum" if x["key"] in SUM_KEYS else "step" if x["key"].startswith(STEP_PREFIX) else ""
+        short = f'<small>{e(x["short"])}</small>' if x["short"] else ""
+        out.append(f'<tr class="{cls}" data-key="{e(x["key"])}"><td class="l">{e(x["label"])}'
+                   f'<code>{e(x["formula"])}</code></td><td class="v">{e(x["value"])}{short}</td></tr>')
+    return f'<table class="lines">{"".join(out)}</table>'
 
 
-def budget_parts(b: Budget, cfg: Config) -> dict[str, list]:
-    """Columns for the chart's ColumnDataSource, one entry per PARTS row."""
-    value = {"embeddings": b.params_emb, "blocks": b.params_blocks,
-             "attention": b.params_attn_block, "mlp": b.params_mlp_block, "norms": b.params_norms,
-             "head": b.params_head}
+def headline_html(lines: dict[str, dict[str, str]]) -> str:
+    """N in large type with its formula."""
+    e = html.escape
+    n = lines["params/exact"]
+    return (f'<div class="n"><span class="big">N = {e(n["value"])}</span> <span class="muted">parameters '
+            f'({e(n["short"])})</span></div><div class="nf muted">N = <code>{e(n["formula"])}</code></div>')
+
+
+def captions_html(lines: dict[str, dict[str, str]]) -> str:
+    """The captions under the chart."""
+    items = "".join(f"<li>{c.format(mlp_share=html.escape(lines['params/mlp_share']['value']))}</li>" for c in CAPTIONS)
+    return f'<ul class="captions">{items}</ul>'
+
+
+def budget_parts(b: Budget) -> dict[str, list]:
+    """Columns for the chart's ColumnDataSource, one entry per model.budgeting.CHART bar."""
+    value = [b.line(key).value for key, _, _ in CHART]
     text = []
-    for key, _, _ in PARTS:
-        v = value[key]
-        if key == "head" and cfg.tie:
+    for (key, _, in_sum), v in zip(CHART, value):
+        if key == "params/head" and v == 0:
             text.append("0: tied to W_te")
-        elif key in ("attention", "mlp"):
+        elif not in_sum:
             text.append(f"{fmt.params(v)} per block")
         else:
             text.append(f"{fmt.params(v)} · {fmt.percent(v / b.params_exact)}")
-    top = max(value.values())
-    inside = [value[key] > INSIDE * top for key, _, _ in PARTS]  # long bars carry their label inside
+    top = max(value)
+    inside = [v > INSIDE * top for v in value]  # long bars carry their label inside
     return {
-        "label": [label for _, label, _ in PARTS],
-        "value": [value[key] for key, _, _ in PARTS],
-        "exact": [fmt.thousands(value[key]) for key, _, _ in PARTS],
-        "formula": [formula for _, _, formula in PARTS],
+        "label": [label + ("*" if in_sum else "") for _, label, in_sum in CHART],
+        "value": value,
+        "exact": [fmt.thousands(v) for v in value],
+        "formula": [b.line(key).formula for key, _, _ in CHART],
+        "what": [b.line(key).label for key, _, _ in CHART],
         "text": text,
-        "colour": [PART_COLOURS[key] for key, _, _ in PARTS],
+        "colour": [PART_COLOURS[key] for key, _, _ in CHART],
         "align": ["right" if i else "left" for i in inside],
         "offset": [-6 if i else 5 for i in inside],
         "ink": ["#ffffff" if i else INK for i in inside],
     }
 
 
-def budget_figures(b: Budget) -> Figures:
-    """The numbers beside the chart, formatted."""
-    return Figures(
-        N=fmt.thousands(b.params_exact), N_short=fmt.params(b.params_exact), approx=fmt.thousands(b.params_approx),
-        approx_share=fmt.percent(b.params_approx / b.params_exact), fwd=fmt.flops(b.flops_fwd_per_token),
-        train=fmt.flops(b.flops_train_per_token), measured=fmt.flops(b.flops_fwd_measured_per_token),
-        attn_share=fmt.percent(b.attn_share), T_cross=fmt.thousands(b.T_attn_equals_dense),
-        mlp_share=fmt.percent(b.params_mlp_block / (b.params_attn_block + b.params_mlp_block)),
-    )
-
-
-def numbers_html(f: Figures, cfg: Config) -> str:
-    """N, its approximation and the FLOPs per token, as a small table."""
-    e = html.escape
-    return f"""<div class="n"><span class="big">N = {e(f.N)}</span> <span class="muted">parameters ({e(f.N_short)})</span></div>
-<div class="approx">≈ 12·L·d² + (V + T_max)·d = <b>{e(f.approx)}</b> <span class="muted">({e(f.approx_share)} of N;
-the rest are biases and LayerNorms)</span></div>
-<table class="flops">
-<tr><td>forward, 2N</td><td class="num"><b>{e(f.fwd)}</b>/token</td></tr>
-<tr><td>training, 6N <span class="muted">(forward + backward)</span></td><td class="num"><b>{e(f.train)}</b>/token</td></tr>
-<tr><td>measured forward</td><td class="num"><b>{e(f.measured)}</b>/token</td></tr>
-<tr><td class="sub">of which attention, 4·L·T·d</td><td class="num"><b>{e(f.attn_share)}</b></td></tr>
-</table>
-<p class="note muted">Measured: the matmuls of the real forward pass at T = {cfg.T:,} (FlopCounterMode), including
-q·kᵀ and attn·v, which grow with T, and the head. Attention matches the rest of a block at T = 6d = {e(f.T_cross)}.</p>"""
-
-
-def captions_html(f: Figures) -> str:
-    """What the sliders show about N, in three short lines."""
-    return f"""<ul class="captions">
-<li><b>N does not depend on T or B</b>: they size the activations (the shapes), not the weights.</li>
-<li><b>h changes no parameter</b>: the heads split d; W_qkv is (d, 3d) for any h.</li>
-<li><b>The MLP holds ≈ 2/3 of each block</b>: 8d² of 12d² ({html.escape(f.mlp_share)} here).</li>
-</ul>"""
-
-
-NUMBERS_CSS = BASE + f"""
-.big {{ font-size: 22px; font-weight: 700; font-variant-numeric: tabular-nums; letter-spacing: -0.2px; }}
-.n {{ line-height: 1.25; }}
-.approx {{ font-size: 13px; margin: 2px 0 8px 0; }}
-.flops {{ border-collapse: collapse; font-size: 13px; }}
-.flops td {{ padding: 1px 14px 1px 0; }}
-.flops td.num {{ white-space: nowrap; }}
-.sub {{ padding-left: 14px !important; color: #4b5563; }}
-.note {{ font-size: 11.5px; margin-top: 6px; line-height: 1.35; }}
-.captions {{ margin: 4px 0 0 0; padding-left: 18px; font-size: 12.5px; line-height: 1.45; }}
-.captions li {{ margin: 1px 0; }}
-"""
 
 TICKS_JS = """
-const units = [[1e12, ' T'], [1e9, ' B'], [1e6, ' M'], [1e3, ' k']];
+const units = [[1e12, ' trillion'], [1e9, ' billion'], [1e6, ' million'], [1e3, ' k']];
 for (const [s, u] of units) { if (Math.abs(tick) >= s) { return (+(tick / s).toPrecision(3)) + u; } }
 return String(tick);
 """
@@ -141,16 +106,22 @@ class BudgetView(pn.viewable.Viewer):
 
     def __init__(self, **params) -> None:
         super().__init__(**params)
-        b, cfg = self.state.budget, self.state.config
-        self.source = ColumnDataSource(budget_parts(b, cfg), name="budget-parts")
+        b = self.state.budget
+        self.source = ColumnDataSource(budget_parts(b), name="budget-parts")
         self.x_range = Range1d(0, self._x_end(self.source.data["value"]))
         self.figure = self._figure()
-        f = budget_figures(b)
-        self._numbers = pn.pane.HTML(numbers_html(f, cfg), stylesheets=[NUMBERS_CSS], sizing_mode="stretch_width",
-                                     margin=(0, 0, 4, 0))
-        self._captions = pn.pane.HTML(captions_html(f), stylesheets=[NUMBERS_CSS], sizing_mode="stretch_width",
-                                      margin=0)
+        self._head = pn.pane.HTML(sizing_mode="stretch_width", stylesheets=[BUDGET_CSS], margin=(0, 0, 4, 0))
+        self._lines = pn.pane.HTML(sizing_mode="stretch_width", stylesheets=[BUDGET_CSS], margin=0)
+        self._captions = pn.pane.HTML(sizing_mode="stretch_width", stylesheets=[BUDGET_CSS], margin=0)
+        self._show(b)
         self.state.param.watch(self._update, ["config"])
+
+    def _show(self, b: Budget) -> None:
+        rows = [shown(x) for x in b.lines]
+        by_key = {x["key"]: x for x in rows}
+        self._head.object = headline_html(by_key)
+        self._lines.object = lines_html(rows)
+        self._captions.object = captions_html(by_key)
 
     @staticmethod
     def _x_end(values: list[int]) -> float:
@@ -165,7 +136,7 @@ class BudgetView(pn.viewable.Viewer):
         p.add_layout(LabelSet(x="value", y="label", text="text", source=self.source, x_offset="offset", y_offset=0,
                               text_align="align", text_baseline="middle", text_font_size="11.5px", text_color="ink",
                               text_font=literal(FONT)))
-        p.add_tools(HoverTool(tooltips=[("", "@label"), ("parameters", "@exact"), ("", "@formula")]))
+        p.add_tools(HoverTool(tooltips=[("", "@what"), ("parameters", "@exact"), ("formula", "@formula")]))
         p.xaxis.formatter = CustomJSTickFormatter(code=TICKS_JS)  # a model per figure: Bokeh models belong to one page
         p.xaxis.axis_label = "parameters"
         for axis in (p.xaxis, p.yaxis):
@@ -186,18 +157,16 @@ class BudgetView(pn.viewable.Viewer):
         return p
 
     def _update(self, *_events) -> None:
-        b, cfg = self.state.budget, self.state.config
-        data = budget_parts(b, cfg)
+        b = self.state.budget
+        data = budget_parts(b)
         self.source.data = data  # in place: same figure, same source
         self.x_range.end = self._x_end(data["value"])
-        f = budget_figures(b)
-        self._numbers.object = numbers_html(f, cfg)
-        self._captions.object = captions_html(f)
+        self._show(b)
 
     def __panel__(self) -> pn.viewable.Viewable:
         title = pn.pane.HTML("<h2>Parameter budget</h2>", stylesheets=[BASE], margin=(0, 0, 4, 0))
         chart = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", margin=(0, 0, 0, 0))
-        legend = pn.pane.HTML("<p class='note muted'>* these parts add up to N; the per-block bars are the two "
-                              "halves of each block in \"blocks × L\".</p>", stylesheets=[NUMBERS_CSS], margin=0,
-                              sizing_mode="stretch_width")
-        return pn.Column(title, self._numbers, chart, legend, self._captions, sizing_mode="stretch_width", margin=0)
+        legend = pn.pane.HTML(f"<p class='note muted'>{html.escape(CHART_NOTE)}</p>", stylesheets=[BUDGET_CSS],
+                              margin=0, sizing_mode="stretch_width")
+        return pn.Column(title, self._head, chart, legend, self._lines, self._captions, sizing_mode="stretch_width",
+                         margin=0)

@@ -26,12 +26,9 @@ import param
 from model import BOUNDS, FIELD_DOCS, divisors
 
 from .state import CUSTOM, ExplorerState, preset_labels
-from .styles import ACCENT, BASE, T2
+from .styles import STATUS_CSS, ACCENT, BASE, T2
+from .words import SHORT, rules_line, slider_range
 
-SHORT = {"B": "batch", "T": "sequence length", "d": "model width", "h": "heads (divide d)", "L": "blocks",
-         "V": "vocabulary", "T_max": "positions W_pe"}
-SOFT = {"B": (1, 64, 1), "T": (1, None, 1), "d": (64, 4096, 64), "L": (1, 48, 1), "V": (1, 131_072, 1),
-        "T_max": (1, 8192, 1)}  # (start, end, step); T's end is T_max
 CONTROL_WIDTH = 194
 
 LABEL_CSS = BASE + """
@@ -44,22 +41,6 @@ SLIDER_CSS = f"""
 .noUi-handle {{ cursor: grab; }}
 .noUi-handle:focus-visible {{ outline: 2px solid {ACCENT}; outline-offset: 2px; }}
 """
-
-
-def slider_range(name: str, value: int, T_max: int) -> tuple[int, int, int]:
-    """(start, end, step) of the slider for `name` showing `value`.
-
-    The soft range, with the end doubled until it reaches `value` (capped at the bound), so the range
-    depends only on the value's order of magnitude: L = 96 gives 1 … 96 and stays so at L = 95.
-    """
-    start, end, step = SOFT[name]
-    if end is None:
-        end = T_max
-    else:
-        while end < value and end < BOUNDS[name][1]:
-            end = min(2 * end, BOUNDS[name][1])
-    start = min(start, value)
-    return start, max(end, start + 1), step
 
 
 class FieldControl(pn.viewable.Viewer):
@@ -133,10 +114,6 @@ class FieldControl(pn.viewable.Viewer):
                          css_classes=["control", f"control-{self.field}"])
 
 
-STATUS_CSS = BASE + f"""
-.status {{ font-size: 12.5px; min-height: 19px; line-height: 1.45; }}
-.status .n {{ color: {T2}; font-weight: 600; }}
-"""
 
 
 def status_html(state: ExplorerState) -> str:
@@ -144,8 +121,7 @@ def status_html(state: ExplorerState) -> str:
     if state.notices:
         return "".join(f'<div class="status"><span class="n">⚠</span> {html.escape(n)}</div>' for n in state.notices)
     c = state.config
-    return (f'<div class="status muted">h divides d (d_head = {c.d:,} / {c.h:,} = {c.d_head:,}) · T ≤ T_max = '
-            f'{c.T_max:,} · arrow keys move a focused slider; the boxes take any value</div>')
+    return f'<div class="status muted">{html.escape(rules_line(c.d, c.h, c.T_max))}</div>'
 
 
 class Controls(pn.viewable.Viewer):

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field, fields as dc_fields
 from urllib.parse import parse_qsl, urlencode
 
 from model import BOUNDS, DTYPES, PRESETS, Config
-from model.config import DEFAULT_PRESET
+from model.config import DEFAULT_PRESET, FIELDS
+from model.rules import settle
 from model.training import TrainSetup
 
-from .rules import FIELDS, settle
 from .train_query import TRAIN_KEYS, settle_train, train_items
 
 DEFAULT_CONFIG = PRESETS[DEFAULT_PRESET]  # GPT-2 small at B = 8, T = 1,024

@@ -16,10 +16,9 @@ from model import NOTATION, Trace
 from model import units as fmt
 
 from .state import ExplorerState
-from .styles import BASE, MONO, MUTED, PLAIN, RULE, T2
+from .styles import TABLE_CSS, BASE, MONO, MUTED, PLAIN, RULE, T2
+from .words import MAX_LISTED_BLOCKS, QUADRATIC
 
-QUADRATIC = "(B, h, T, T)"  # the attention matrices: the tensors that balloon with T
-MAX_LISTED_BLOCKS = 96  # expanded listing: GPT-3 175B in full; beyond, one line stands for the rest
 
 
 @dataclass(frozen=True)
@@ -116,46 +115,6 @@ def render_table(rows: list[ShapeRow], total: str, dtype: str, scale: str) -> st
 </table>"""
 
 
-TABLE_CSS = BASE + f"""
-.shapes {{ width: 100%; border-collapse: collapse; table-layout: fixed; }}
-th.n {{ width: 19.5%; }} th.s {{ width: 19%; }} th.c {{ width: 21%; }} th.e {{ width: 15.5%; }}
-th.m {{ width: 12%; }} th.b {{ width: 13%; }}
-th {{ font-size: 11.5px; font-weight: 600; color: {MUTED}; text-align: left; padding: 4px 6px;
-      border-bottom: 1px solid {RULE}; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }}
-td {{ padding: 3px 5px; border-bottom: 1px solid #f1f3f5; vertical-align: middle; height: 31px; line-height: 1.2;
-      box-sizing: border-box; overflow: hidden; white-space: nowrap; text-overflow: ellipsis; }}
-td.s, td.c, td.n b, td.n u {{ font-family: {MONO}; font-size: 12px; }}
-th.e, th.m, td.e, td.m {{ text-align: right; font-variant-numeric: tabular-nums; }}
-td.e {{ font-size: 13px; }}
-td.n b {{ display: block; font-weight: 600; overflow: hidden; text-overflow: ellipsis; }}
-td.n i {{ display: block; font-style: normal; font-size: 11px; color: {MUTED}; overflow: hidden; text-overflow: ellipsis; }}
-td.n u {{ display: none; text-decoration: none; }}
-tr.k td.n {{ padding-left: 16px; border-left: 3px solid #d9dcf7; }}
-tr.g td {{ height: 28px; background: #f4f5fb; font-size: 12.5px; border-left: 3px solid #b9bff0; }}
-tr.g b {{ font-weight: 650; }} tr.g i {{ font-style: normal; color: {MUTED}; }}
-tr.q td {{ background: #fff6ef; }}
-tr.q td.s {{ color: {T2}; font-weight: 650; }}
-tr.a td {{ color: {MUTED}; }}
-td.b s {{ display: block; height: 10px; background: {PLAIN}; border-radius: 3px; text-decoration: none; }}
-td.b {{ background: linear-gradient(#eef0f3, #eef0f3) left center / 100% 10px no-repeat content-box; }}
-tr.q td.b s {{ background: {T2}; }}
-tfoot td {{ border-top: 2px solid {RULE}; border-bottom: none; font-weight: 600; height: 32px; background: none !important; }}
-tfoot td.note {{ white-space: normal; font-weight: 400; font-size: 11.5px; color: {MUTED}; line-height: 1.25;
-                 font-family: inherit; }}
-tfoot tr.scale td {{ border-top: none; font-weight: 400; font-size: 11.5px; color: {MUTED}; height: 20px; }}
-.total {{ font-size: 14px; }}
-@media (max-width: 640px) {{
-  th.s, td.s, th.e, td.e {{ display: none; }}
-  th.n {{ width: 31%; }} th.c {{ width: 39%; }} th.m {{ width: 19%; }} th.b {{ width: 11%; }}
-  td.n i {{ display: none; }} td.n u {{ display: block; color: {MUTED}; font-size: 10.5px; }}
-  .total {{ font-size: 13px; }}
-  tr.q td.n u {{ color: {T2}; font-weight: 600; }}
-  td.c {{ font-size: 11px; }}
-  td, th {{ padding-left: 3px; padding-right: 3px; }}
-  td.m {{ font-size: 12.5px; }}
-  tr.k td.n {{ padding-left: 8px; }}
-}}
-"""
 
 
 class ShapesTable(pn.viewable.Viewer):

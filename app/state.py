@@ -8,43 +8,22 @@ and back to 12 at 768, and lowering then raising T_max brings T back.
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import param
 
 import model
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Budget, Config, Trace
 from model import tokenizer
+from model.config import FIELDS
+from model.rules import CUSTOM, PRESET_SETS, out_of_range, preset_labels, preset_of, settle
 from model.training import Plan, TrainSetup, plan
 
 from .query import DEFAULT_CONFIG
-from .rules import FIELDS, settle
 
-CUSTOM = "custom"
+__all__ = ["CUSTOM", "ExplorerState", "preset_labels"]
+
 SAMPLE_TEXT = ("The Transformer reads text as tokens: pieces of words, each an id in a vocabulary of V = 50,257. "
                "Its attention compares every token with every earlier one.")
-PRESET_FIELDS = ("T", "d", "h", "L", "V", "T_max", "tie")  # what choosing a preset sets; B is kept
-
-
-def preset_name(config: Config) -> str:
-    """The preset with this model (d, h, L, V, T_max, tie; any B and T), or "custom"."""
-    key = ("d", "h", "L", "V", "T_max", "tie")
-    for name, preset in PRESETS.items():
-        if all(getattr(preset, k) == getattr(config, k) for k in key):
-            return name
-    return CUSTOM
-
-
-@functools.cache
-def preset_labels() -> dict[str, str]:
-    """Menu label -> preset name, e.g. "GPT-2 small · L 12, d 768" -> "gpt2-small"; plus "custom"."""
-    sizes = {"small": "small", "medium": "medium", "large": "large", "xl": "XL"}
-    labels = {}
-    for name, cfg in PRESETS.items():
-        family, size = name.split("-", 1)
-        title = f"GPT-2 {sizes[size]}" if family == "gpt2" else f"GPT-3 {size.upper()}"
-        labels[f"{title} · L {cfg.L}, d {cfg.d:,}"] = name
-    return {**labels, "custom (your own values)": CUSTOM}
 
 
 def _field(name: str) -> param.Integer:
@@ -76,7 +55,7 @@ class ExplorerState(param.Parameterized):
     def __init__(self, config: Config | None = None, **params) -> None:
         config = config or DEFAULT_CONFIG
         fields = {k: getattr(config, k) for k in FIELDS}
-        super().__init__(**{**fields, "config": config, "preset": preset_name(config), **params})
+        super().__init__(**{**fields, "config": config, "preset": preset_of(config), **params})
         self._asked: dict[str, int | bool] = {k: getattr(self, k) for k in FIELDS}
         self._settling = False
         self._settle()
@@ -95,11 +74,9 @@ class ExplorerState(param.Parameterized):
             self._asked["tie"] = bool(value)
             self._settle()
             return True
-        lo, hi = BOUNDS[name]
-        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-            shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else repr(value)
-            self._settle([f"{name}={shown} is out of range: {name} must be from {lo:,} to "
-                          f"{hi:,}; kept {name}={getattr(self, name):,}"])
+        rejected = out_of_range(name, value, kept=getattr(self, name))
+        if rejected:
+            self._settle([rejected])
             return False
         self._asked[name] = value
         self._settle()
@@ -116,7 +93,7 @@ class ExplorerState(param.Parameterized):
         if self._settling or event.new == CUSTOM:
             return
         preset = PRESETS[event.new]
-        self._asked.update({k: getattr(preset, k) for k in PRESET_FIELDS})
+        self._asked.update({k: getattr(preset, k) for k in PRESET_SETS})
         self._settle()
 
     def _settle(self, rejected: list[str] | None = None) -> None:
@@ -126,7 +103,7 @@ class ExplorerState(param.Parameterized):
         self._settling = True
         try:
             with param.edit_constant(self):
-                self.param.update(**values, config=config, preset=preset_name(config), notices=[*(rejected or []), *notes])
+                self.param.update(**values, config=config, preset=preset_of(config), notices=[*(rejected or []), *notes])
         finally:
             self._settling = False
 

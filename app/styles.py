@@ -10,13 +10,13 @@ CARD = "#ffffff"
 ACCENT = "#2563eb"
 T2 = "#e8590c"  # the (B, h, T, T) attention matrices: they grow with T²
 PLAIN = "#6b8cce"  # every other tensor
-PART_COLOURS = {  # the budget chart's bars
-    "embeddings": "#64748b",
-    "attention": "#e8590c",
-    "mlp": "#2f9e44",
-    "blocks": "#5b4fd6",
-    "norms": "#a3b1c2",
-    "head": "#1098ad",
+PART_COLOURS = {  # the budget chart's bars, by line key (model.budgeting.CHART)
+    "params/emb": "#64748b",
+    "params/attn_block": "#e8590c",
+    "params/mlp_block": "#2f9e44",
+    "params/blocks": "#5b4fd6",
+    "params/norms": "#a3b1c2",
+    "params/head": "#1098ad",
 }
 FONT = ("system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, 'Noto Sans', sans-serif")
 MONO = "ui-monospace, 'SFMono-Regular', 'DejaVu Sans Mono', Menlo, Consolas, monospace"
@@ -32,3 +32,70 @@ p {{ margin: 0; }}
 
 CARD_STYLES = {"background": CARD, "border": f"1px solid {RULE}", "border-radius": "10px",
                "padding": "12px 14px", "box-sizing": "border-box"}
+
+
+# --- per view (Panel renders each view in a shadow root; the exported page reuses the same sheets) ---------
+TABLE_CSS = BASE + f"""
+.shapes {{ width: 100%; border-collapse: collapse; table-layout: fixed; }}
+th.n {{ width: 19.5%; }} th.s {{ width: 19%; }} th.c {{ width: 21%; }} th.e {{ width: 15.5%; }}
+th.m {{ width: 12%; }} th.b {{ width: 13%; }}
+th {{ font-size: 11.5px; font-weight: 600; color: {MUTED}; text-align: left; padding: 4px 6px;
+      border-bottom: 1px solid {RULE}; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }}
+td {{ padding: 3px 5px; border-bottom: 1px solid #f1f3f5; vertical-align: middle; height: 31px; line-height: 1.2;
+      box-sizing: border-box; overflow: hidden; white-space: nowrap; text-overflow: ellipsis; }}
+td.s, td.c, td.n b, td.n u {{ font-family: {MONO}; font-size: 12px; }}
+th.e, th.m, td.e, td.m {{ text-align: right; font-variant-numeric: tabular-nums; }}
+td.e {{ font-size: 13px; }}
+td.n b {{ display: block; font-weight: 600; overflow: hidden; text-overflow: ellipsis; }}
+td.n i {{ display: block; font-style: normal; font-size: 11px; color: {MUTED}; overflow: hidden; text-overflow: ellipsis; }}
+td.n u {{ display: none; text-decoration: none; }}
+tr.k td.n {{ padding-left: 16px; border-left: 3px solid #d9dcf7; }}
+tr.g td {{ height: 28px; background: #f4f5fb; font-size: 12.5px; border-left: 3px solid #b9bff0; }}
+tr.g b {{ font-weight: 650; }} tr.g i {{ font-style: normal; color: {MUTED}; }}
+tr.q td {{ background: #fff6ef; }}
+tr.q td.s {{ color: {T2}; font-weight: 650; }}
+tr.a td {{ color: {MUTED}; }}
+td.b s {{ display: block; height: 10px; background: {PLAIN}; border-radius: 3px; text-decoration: none; }}
+td.b {{ background: linear-gradient(#eef0f3, #eef0f3) left center / 100% 10px no-repeat content-box; }}
+tr.q td.b s {{ background: {T2}; }}
+tfoot td {{ border-top: 2px solid {RULE}; border-bottom: none; font-weight: 600; height: 32px; background: none !important; }}
+tfoot td.note {{ white-space: normal; font-weight: 400; font-size: 11.5px; color: {MUTED}; line-height: 1.25;
+                 font-family: inherit; }}
+tfoot tr.scale td {{ border-top: none; font-weight: 400; font-size: 11.5px; color: {MUTED}; height: 20px; }}
+.total {{ font-size: 14px; }}
+@media (max-width: 640px) {{
+  th.s, td.s, th.e, td.e {{ display: none; }}
+  th.n {{ width: 31%; }} th.c {{ width: 39%; }} th.m {{ width: 19%; }} th.b {{ width: 11%; }}
+  td.n i {{ display: none; }} td.n u {{ display: block; color: {MUTED}; font-size: 10.5px; }}
+  .total {{ font-size: 13px; }}
+  tr.q td.n u {{ color: {T2}; font-weight: 600; }}
+  td.c {{ font-size: 11px; }}
+  td, th {{ padding-left: 3px; padding-right: 3px; }}
+  td.m {{ font-size: 12.5px; }}
+  tr.k td.n {{ padding-left: 8px; }}
+}}
+"""
+
+
+BUDGET_CSS = BASE + f"""
+.big {{ font-size: 22px; font-weight: 700; font-variant-numeric: tabular-nums; letter-spacing: -0.2px; }}
+.n {{ line-height: 1.25; }}
+.nf {{ font-size: 12px; margin: 2px 0 6px 0; }}
+table.lines {{ border-collapse: collapse; width: 100%; font-size: 12.5px; margin-top: 4px; }}
+table.lines td {{ padding: 3px 6px 3px 0; vertical-align: top; line-height: 1.3; }}
+table.lines td.l code {{ display: block; font-size: 11.5px; color: {MUTED}; }}
+table.lines td.v {{ text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; font-weight: 600; }}
+table.lines td.v small {{ display: block; font-weight: 400; color: {MUTED}; font-size: 11px; }}
+table.lines tr.grp td {{ padding-top: 8px; font-weight: 650; font-size: 12.5px; border-bottom: 1px solid {RULE}; }}
+table.lines tr.step td.l {{ padding-left: 12px; color: #374151; }}
+table.lines tr.sum td {{ border-top: 1px solid {RULE}; }}
+.note {{ font-size: 11.5px; margin-top: 6px; line-height: 1.35; }}
+.captions {{ margin: 4px 0 0 0; padding-left: 18px; font-size: 12.5px; line-height: 1.45; }}
+.captions li {{ margin: 1px 0; }}
+"""
+
+
+STATUS_CSS = BASE + f"""
+.status {{ font-size: 12.5px; min-height: 19px; line-height: 1.45; }}
+.status .n {{ color: {T2}; font-weight: 600; }}
+"""

@@ -14,12 +14,11 @@ import dataclasses
 import sys
 
 from . import report, train_report
-from .config import BOUNDS, DEFAULT_PRESET, FIELD_DOCS, PRESETS, Config
-from .tracing import DTYPES
+from .config import BOUNDS, DEFAULT_PRESET, FIELD_DOCS, INT_FIELDS, PRESETS, Config
+from .passes import DTYPES
 
 
 
-FIELDS = ("B", "T", "d", "h", "L", "V", "T_max")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -33,7 +32,7 @@ def add_config_arguments(p: argparse.ArgumentParser) -> None:
     """--preset, one option per Config field, --untied and --dtype (shared with `python -m app export`)."""
     p.add_argument("--preset", choices=list(PRESETS), default=None, metavar="NAME",
                    help=f"start from a preset: {', '.join(PRESETS)} (default {DEFAULT_PRESET}); the fields below override it")
-    for name in FIELDS:
+    for name in INT_FIELDS:
         lo, hi = BOUNDS[name]
         flags = ["--T-max", "--T_max"] if name == "T_max" else [f"--{name}"]
         p.add_argument(*flags, dest=name, type=int, metavar="N", help=f"{FIELD_DOCS[name]} ({lo:,} to {hi:,})")
@@ -57,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def config_from_args(args: argparse.Namespace) -> Config:
     """The preset (or the default one) with every field given on the command line replaced; validated."""
-    fields = {k: getattr(args, k) for k in FIELDS if getattr(args, k) is not None}
+    fields = {k: getattr(args, k) for k in INT_FIELDS if getattr(args, k) is not None}
     if args.untied:
         fields["tie"] = False
     base = PRESETS[args.preset or DEFAULT_PRESET]

@@ -117,6 +117,9 @@ class Config:
                 "L": self.L, "V": self.V, "T_max": self.T_max}
 
 
+FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Config))  # B, T, d, h, L, V, T_max, tie: the one list
+INT_FIELDS: tuple[str, ...] = tuple(f for f in FIELDS if f != "tie")  # the whole-number fields, with BOUNDS
+
 GPT2_V = 50_257  # GPT-2's BPE vocabulary: 50,256 merges' tokens + <|endoftext|>
 
 

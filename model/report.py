@@ -1,6 +1,7 @@
 """Tables of a trace and a budget for people and course pages: text, Markdown, CSV and JSON.
 
-Records (`Trace` rows, `budget_lines`) -> formatting, in that order; nothing here computes a figure.
+Records (`Trace` rows and lines, `Budget.lines`) -> formatting, in that order; nothing here computes a figure,
+writes a label or a formula: every figure is a `model.figures.Line`.
 Collapsed block rows are listed once under a "× L" group header; `expand=True` lists all L blocks.
 """
 from __future__ import annotations
@@ -8,49 +9,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 from . import units
-from .budgeting import Budget, budget
+from .budgeting import budget
 from .config import Config
+from .figures import Line
 from .tracing import Row, Trace, trace
-
-
-@dataclass(frozen=True)
-class BudgetLine:
-    """One figure of the budget: slash-separated key, what it is, its formula, its value and kind."""
-
-    key: str
-    label: str
-    formula: str
-    value: int | float
-    kind: str  # "params", "flops" (per token), "share" or "tokens"
-
-
-def budget_lines(cfg: Config, b: Budget) -> list[BudgetLine]:
-    """The budget as labelled lines in the lesson's notation, in reading order."""
-    L = cfg.L
-    head = ("head (separate)", "V·d") if not cfg.tie else ("head (tied to W_te)", "0")
-    return [
-        BudgetLine("params/emb", "embeddings W_te + W_pe", "(V + T_max)·d", b.params_emb, "params"),
-        BudgetLine("params/attn_block", "attention, per block", "4d² + 4d", b.params_attn_block, "params"),
-        BudgetLine("params/mlp_block", "MLP, per block", "8d² + 5d", b.params_mlp_block, "params"),
-        BudgetLine("params/blocks", f"attention + MLP, × L = {L}", "L·(12d² + 9d)",
-                   b.params_blocks, "params"),
-        BudgetLine("params/norms", "LayerNorms", "(2L + 1)·2d", b.params_norms, "params"),
-        BudgetLine("params/head", *head, b.params_head, "params"),
-        BudgetLine("params/exact", "N, exact (the module's own count)", "sum of the above", b.params_exact, "params"),
-        BudgetLine("params/approx", "N, approximately", "12Ld² + (V + T_max)d", b.params_approx, "params"),
-        BudgetLine("flops/forward", "forward FLOPs per token", "2N", b.flops_fwd_per_token, "flops"),
-        BudgetLine("flops/train", "training FLOPs per token", "6N", b.flops_train_per_token, "flops"),
-        BudgetLine("flops/forward_measured", "forward FLOPs per token, measured", "L·(24d² + 4Td) + 2Vd",
-                   b.flops_fwd_measured_per_token, "flops"),
-        BudgetLine("flops/attention", "of which attention scores and mixing", "4LTd", b.flops_attn_per_token, "flops"),
-        BudgetLine("flops/attention_share", "attention share of the measured forward", "4LTd / measured",
-                   b.attn_share, "share"),
-        BudgetLine("flops/T_attention_equals_dense", "T where attention FLOPs equal the blocks' dense ones", "6d",
-                   b.T_attn_equals_dense, "tokens"),
-    ]
 
 
 def describe(cfg: Config) -> str:
@@ -60,12 +25,22 @@ def describe(cfg: Config) -> str:
             f"V={cfg.V:,} T_max={cfg.T_max:,}, {head}")
 
 
-def _human(line: BudgetLine) -> str:
-    if line.kind == "flops":
-        return units.flops(line.value)
-    if line.kind == "share":
-        return units.percent(line.value)
-    return units.thousands(line.value)
+def _human(line: Line) -> str:
+    return units.value(line.value, line.unit)
+
+
+def _memory(row: Row) -> str:
+    """A row's memory cell: its bytes, or "view" for a tensor that shares an earlier one's storage."""
+    return "view" if row.view else units.nbytes(row.nbytes)
+
+
+def _line_table(lines: tuple[Line, ...], indent: str = "  ") -> list[str]:
+    """Label, formula and value of each line, in aligned columns."""
+    w_label = max(len(x.label) for x in lines)
+    w_formula = max(len(x.formula) for x in lines)
+    w_value = max(len(_human(x)) for x in lines)
+    return [f"{indent}{x.label.ljust(w_label)}  {x.formula.ljust(w_formula)}  {_human(x).rjust(w_value)}".rstrip()
+            for x in lines]
 
 
 def _display_rows(tr: Trace, expand: bool) -> list[Row | str]:
@@ -87,10 +62,14 @@ def _display_rows(tr: Trace, expand: bool) -> list[Row | str]:
 
 def _cells(row: Row, expand: bool) -> list[str]:
     name = row.name if row.block is None else "  " + (row.name if expand else row.local)
-    return [name, row.symbolic, units.shape(row.shape), units.thousands(row.numel), units.nbytes(row.nbytes), row.label]
+    return [name, row.symbolic, units.shape(row.shape), units.thousands(row.numel), _memory(row),
+            "yes" if row.saved else "", row.label]
 
 
-SHAPE_HEADER = ["tensor", "shape", "concrete", "elements", "memory", "what"]
+SHAPE_HEADER = ["tensor", "shape", "concrete", "elements", "memory", "saved", "what"]
+BUDGET_TITLE = "Budget (FLOPs, not MACs; per token = per forward pass / (B·T)):"
+MEMORY_NOTE = ("memory: new memory of each tensor (\"view\": shares an earlier tensor's storage, no new memory); "
+               "saved: autograd keeps it for the backward pass")
 
 
 def text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "all") -> str:
@@ -101,7 +80,7 @@ def text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "a
         display = _display_rows(tr, expand)
         cells = [SHAPE_HEADER] + [_cells(r, expand) for r in display if isinstance(r, Row)]
         widths = [max(len(c[i]) for c in cells) for i in range(len(SHAPE_HEADER))]
-        right = {3, 4}
+        right = {3, 4, 5}
 
         def fmt(c: list[str], indent: str) -> str:
             return indent + "  ".join(s.rjust(w) if i in right else s.ljust(w)
@@ -110,14 +89,11 @@ def text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "a
         lines = ["", f"One forward pass, shape by shape (activations at {dtype}):", fmt(SHAPE_HEADER, "  ")]
         for r in display:
             lines.append(f"  -- {r} --" if isinstance(r, str) else fmt(_cells(r, expand), "  "))
-        lines.append(f"  activation memory, L = {cfg.L} blocks, no reuse: {units.nbytes(tr.activation_bytes)}")
+        lines.append(f"  {MEMORY_NOTE}")
+        lines += ["", f"Activation memory at {dtype}, L = {cfg.L} blocks (bytes):"] + _line_table(tr.lines)
         parts += lines
     if table in ("budget", "all"):
-        blines = budget_lines(cfg, b)
-        w_label = max(len(x.label) for x in blines)
-        w_formula = max(len(x.formula) for x in blines)
-        parts += ["", "Budget (FLOPs, not MACs; per token = per forward pass / (B·T)):"]
-        parts += [f"  {x.label.ljust(w_label)}  {x.formula.ljust(w_formula)}  {_human(x).rjust(15)}" for x in blines]
+        parts += ["", BUDGET_TITLE] + _line_table(b.lines)
     return "\n".join(parts) + "\n"
 
 
@@ -126,20 +102,24 @@ def markdown(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str 
     tr, b = trace(cfg, dtype), budget(cfg)
     out = [f"**GPT** {describe(cfg)}", ""]
     if table in ("shapes", "all"):
-        out += [f"| {' | '.join(SHAPE_HEADER)} |", "|" + "---|" * 3 + "---:|" * 2 + "---|"]
+        out += [f"| {' | '.join(SHAPE_HEADER)} |", "|" + "---|" * 3 + "---:|" * 2 + ":---:|---|"]
         for r in _display_rows(tr, expand):
             if isinstance(r, str):
-                out.append(f"| **{r}** | | | | | |")
+                out.append(f"| **{r}** | | | | | | |")
             else:
                 c = _cells(r, expand)
                 c[0], c[1] = f"`{c[0].strip()}`", f"`{c[1]}`"
                 out.append(f"| {' | '.join(c)} |")
-        out += ["", f"Activation memory at {dtype}, L = {cfg.L} blocks, no reuse: **{units.nbytes(tr.activation_bytes)}**", ""]
+        out += ["", MEMORY_NOTE[0].upper() + MEMORY_NOTE[1:] + ".", ""]
+        out += _markdown_lines(tr.lines)
     if table in ("budget", "all"):
-        out += ["| quantity | formula | value |", "|---|---|---:|"]
-        out += [f"| {x.label} | `{x.formula}` | {_human(x)} |" for x in budget_lines(cfg, b)]
-        out.append("")
+        out += _markdown_lines(b.lines)
     return "\n".join(out)
+
+
+def _markdown_lines(lines: tuple[Line, ...]) -> list[str]:
+    return ["| quantity | formula | value |", "|---|---|---:|", *(f"| {x.label} | `{x.formula}` | {_human(x)} |"
+                                                             for x in lines), ""]
 
 
 def csv_text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "shapes") -> str:
@@ -147,13 +127,13 @@ def csv_text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     if table == "budget":
-        w.writerow(["key", "label", "formula", "value"])
-        w.writerows([x.key, x.label, x.formula, x.value] for x in budget_lines(cfg, budget(cfg)))
+        w.writerow(["key", "label", "formula", "value", "unit"])
+        w.writerows([x.key, x.label, x.formula, x.value, x.unit] for x in budget(cfg).lines)
     else:
         tr = trace(cfg, dtype)
-        w.writerow(["name", "symbolic", "shape", "numel", "nbytes", "block", "repeat", "label"])
+        w.writerow(["name", "symbolic", "shape", "numel", "nbytes", "view", "saved", "block", "repeat", "label"])
         for r in (tr.expanded() if expand else tr.rows):
-            w.writerow([r.name, r.symbolic, "x".join(map(str, r.shape)), r.numel, r.nbytes,
+            w.writerow([r.name, r.symbolic, "x".join(map(str, r.shape)), r.numel, r.nbytes, int(r.view), int(r.saved),
                         "" if r.block is None else r.block, r.repeat, r.label])
     return buf.getvalue()
 
@@ -166,6 +146,9 @@ def as_json(cfg: Config, dtype: str = "fp32", expand: bool = False) -> str:
         "dtype": dtype,
         "rows": [{**asdict(r), "shape": list(r.shape)} for r in (tr.expanded() if expand else tr.rows)],
         "activation_bytes": tr.activation_bytes,
+        "saved_bytes": tr.saved_bytes,
+        "memory": [asdict(x) for x in tr.lines],
         "budget": b.as_dict(),
+        "lines": [asdict(x) for x in b.lines],
     }
     return json.dumps(doc, indent=2) + "\n"

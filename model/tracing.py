@@ -1,27 +1,25 @@
-"""Every intermediate tensor of one real forward pass, as data: `trace(cfg)` -> `Trace` of `Row`s.
+"""Every intermediate tensor of one real forward pass, as data: `trace(cfg, dtype)` -> `Trace` of `Row`s.
 
-The forward pass runs on the meta device (shapes without memory, at any size) with a forward hook on every
-named leaf module of `GPT`, under `FlopCounterMode`. Each row's lesson-notation shape is evaluated and
-compared with the concrete shape on every trace: notation and code cannot drift apart.
+The pass is `model.passes.run_pass`: training mode, meta device (shapes without memory, at any size), block 0
+only. Each row's lesson-notation shape is evaluated and compared with the concrete shape on every trace:
+notation and code cannot drift apart. Blocks 1 ... L-1 repeat block 0's shapes exactly; their rows carry
+`repeat = L`, and `Trace.expanded()` lists all L blocks. Cost is independent of L.
 
-Only block 0 is built and run. A block maps (B, T, d) to (B, T, d), checked on every trace, and all L blocks
-are built from the same `Config`, so blocks 1 ... L-1 see the same input shape and repeat block 0's shapes
-and FLOPs exactly; their rows carry `repeat = L`, and `Trace.expanded()` lists all L blocks.
-Cost is therefore independent of L. Records -> totals (`Trace`) -> formatting (`model.report`).
+Memory, honestly: a row is a *view* when it shares an earlier tensor's storage (q, k, v of qkv): no new memory.
+`activation_bytes` counts new memory only; `saved_bytes` is what autograd keeps for the backward pass
+(measured). Records -> totals (`Trace`, `Trace.lines`) -> formatting (`model.report`, the app).
 """
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
 
-import torch
-from torch.utils.flop_counter import FlopCounterMode
-
 from .config import Config
-from .gpt import GPT, Block
+from .figures import Line, check_lines
+from .memory import KORTHIKANTI, new_memory_formula, saved_formula, structure
 from .notation import evaluate
+from .passes import DTYPES, run_pass
 
-# Local module path (block prefix removed) -> (lesson-notation shape, what the tensor is). Execution order.
 NOTATION: dict[str, tuple[str, str]] = {
     "idx": ("(B, T)", "token ids (int64 input)"),
     "wte": ("(B, T, d)", "tok = W_te[idx]"),
@@ -49,7 +47,7 @@ NOTATION: dict[str, tuple[str, str]] = {
     "loss": ("()", "cross-entropy of logits[:, :-1] vs idx[:, 1:]"),
 }
 
-DTYPES: dict[str, int] = {"fp32": 4, "bf16": 2, "fp16": 2}  # bytes per floating-point element
+
 BLOCK_PREFIX = "blocks.0."
 
 
@@ -65,6 +63,8 @@ class Row:
     nbytes: int  # at the trace's dtype; token ids are int64 (8 bytes)
     block: int | None  # block index, None outside the blocks
     repeat: int
+    view: bool = False  # shares an earlier tensor's storage (q, k, v are views of qkv): no new memory
+    saved: bool = False  # autograd keeps its storage for the backward pass
 
     @property
     def local(self) -> str:
@@ -74,16 +74,22 @@ class Row:
 
 @dataclass(frozen=True)
 class Trace:
-    """The rows of one forward pass at `cfg`, with block rows collapsed (see `expanded`)."""
+    """The rows of one forward pass at `cfg`, with block rows collapsed (see `expanded`), and its memory."""
 
     cfg: Config
     dtype: str
     rows: tuple[Row, ...]
+    saved_bytes: int  # what autograd keeps for the backward pass: distinct storages, parameters excluded, block × L
 
     @property
     def activation_bytes(self) -> int:
-        """Bytes of all intermediate tensors of the pass (each block row counted L times), no reuse assumed."""
-        return sum(r.nbytes * r.repeat for r in self.rows)
+        """New memory of all intermediate tensors of the pass (views excluded; each block row counted L times)."""
+        return sum(r.nbytes * r.repeat for r in self.rows if not r.view)
+
+    @property
+    def lines(self) -> tuple[Line, ...]:
+        """The memory figures as `Line`s: new memory, saved for backward, and Korthikanti's estimate at 16 bits."""
+        return memory_lines(self)
 
     def expanded(self) -> tuple[Row, ...]:
         """The full listing: block 0's rows once per block, named blocks.0 ... blocks.{L-1}."""
@@ -98,79 +104,10 @@ class Trace:
         return tuple(out)
 
 
-@dataclass(frozen=True)
-class _Pass:
-    """What one meta-device forward pass records: tensors, FLOPs and parameter counts of its parts."""
-
-    tensors: tuple[tuple[str, tuple[int, ...], bool], ...]  # (name, shape, is_float)
-    flops_block: int  # forward FLOPs of one block over B*T tokens
-    flops_attn_block: int  # the part of them in q kᵀ and attn @ v (batched matmuls)
-    flops_head: int  # forward FLOPs of the head over B*T tokens
-    params_embed: int
-    params_block: int
-    params_attn: int
-    params_mlp: int
-    params_ln_f: int
-    params_head: int  # 0 when tied: the head's weight is W_te
-
-
-def _bmm_flops(counter: FlopCounterMode) -> int:
-    return sum(n for op, n in counter.get_flop_counts().get("Global", {}).items() if "bmm" in str(op))
-
-
-def _numel(module: torch.nn.Module) -> int:
-    return sum(p.numel() for p in module.parameters())
-
-
-@functools.lru_cache(maxsize=256)
-def run_pass(cfg: Config) -> _Pass:
-    """One forward pass of `GPT(cfg)` (block 0 only, see the module docstring) on the meta device."""
-    with torch.device("meta"):
-        model = GPT(cfg, depth=1)
-    tensors: list[tuple[str, tuple[int, ...], bool]] = []
-
-    def hook(name: str):
-        def record(_module, _inputs, output) -> None:
-            tensors.append((name, tuple(output.shape), output.is_floating_point()))
-        return record
-
-    handles = [m.register_forward_hook(hook(n)) for n, m in model.named_modules() if n and not list(m.children())]
-    try:
-        with torch.no_grad(), FlopCounterMode(display=False) as counter:
-            idx = torch.zeros(cfg.B, cfg.T, dtype=torch.long, device="meta")
-            tensors.append(("idx", tuple(idx.shape), False))
-            x = model.embed_tokens(idx)
-            before = counter.get_total_flops()
-            y = model.blocks[0](x)
-            if y.shape != x.shape:
-                raise RuntimeError(f"a block must map {tuple(x.shape)} to itself, got {tuple(y.shape)}: "
-                                   "blocks cannot be collapsed")
-            flops_block, flops_attn = counter.get_total_flops() - before, _bmm_flops(counter)
-            before = counter.get_total_flops()
-            model.logits_and_loss(y, idx)
-            flops_head = counter.get_total_flops() - before
-    finally:
-        for handle in handles:
-            handle.remove()
-    block: Block = model.blocks[0]
-    return _Pass(
-        tensors=tuple(tensors),
-        flops_block=flops_block,
-        flops_attn_block=flops_attn,
-        flops_head=flops_head,
-        params_embed=_numel(model.wte) + _numel(model.wpe),
-        params_block=_numel(block),
-        params_attn=_numel(block.attn),
-        params_mlp=_numel(block.mlp),
-        params_ln_f=_numel(model.ln_f),
-        params_head=0 if cfg.tie else _numel(model.head),
-    )
-
-
 def trace(cfg: Config, dtype: str = "fp32") -> Trace:
     """Every intermediate tensor of one forward pass at exactly `cfg`, in execution order (cached per cfg, dtype).
 
-    `dtype` ("fp32", "bf16" or "fp16") sets the bytes per floating-point element; token ids stay int64.
+    `dtype` ("fp32", "bf16" or "fp16") is the floating-point type of the pass; token ids stay int64.
     Raises RuntimeError if a tensor's concrete shape differs from its lesson-notation shape.
     """
     if not isinstance(cfg, Config):
@@ -180,32 +117,44 @@ def trace(cfg: Config, dtype: str = "fp32") -> Trace:
     return _trace(cfg, dtype)
 
 
-def clear_caches() -> None:
-    """Forget every cached pass, trace and budget (for benchmarks that must measure uncached calls)."""
-    from .budgeting import budget
-
-    for cached in (run_pass, _trace, budget):
-        cached.cache_clear()
-
-
 @functools.lru_cache(maxsize=512)
 def _trace(cfg: Config, dtype: str) -> Trace:
     values = cfg.symbols()
+    recorded = run_pass(cfg, dtype)
     rows = []
-    for name, shape, is_float in run_pass(cfg).tensors:
-        in_block = name.startswith(BLOCK_PREFIX)
-        local = name[len(BLOCK_PREFIX):] if in_block else name
+    for t in recorded.tensors:
+        in_block = t.phase == "block"
+        local = t.name[len(BLOCK_PREFIX):] if t.name.startswith(BLOCK_PREFIX) else t.name
         if local not in NOTATION:
-            raise RuntimeError(f"tensor {name} has no lesson notation: add it to model.tracing.NOTATION")
+            raise RuntimeError(f"tensor {t.name} has no lesson notation: add it to model.tracing.NOTATION")
         symbolic, label = NOTATION[local]
-        if evaluate(symbolic, values) != shape:
-            raise RuntimeError(f"{name}: notation {symbolic} gives {evaluate(symbolic, values)}, the pass gave {shape}")
+        if evaluate(symbolic, values) != t.shape:
+            raise RuntimeError(f"{t.name}: notation {symbolic} gives {evaluate(symbolic, values)}, the pass gave {t.shape}")
         if local == "head" and not cfg.tie:
             label = "logits (separate head)"
         numel = 1
-        for n in shape:
+        for n in t.shape:
             numel *= n
-        rows.append(Row(name=name, label=label, symbolic=symbolic, shape=shape, numel=numel,
-                        nbytes=numel * (DTYPES[dtype] if is_float else 8),
-                        block=0 if in_block else None, repeat=cfg.L if in_block else 1))
-    return Trace(cfg=cfg, dtype=dtype, rows=tuple(rows))
+        rows.append(Row(name=t.name, label=label, symbolic=symbolic, shape=t.shape, numel=numel,
+                        nbytes=numel * t.element_bytes, block=0 if in_block else None,
+                        repeat=cfg.L if in_block else 1, view=t.view, saved=t.saved))
+    saved = sum(s.nbytes * (cfg.L if s.phase == "block" else 1) for s in recorded.saved)
+    return Trace(cfg=cfg, dtype=dtype, rows=tuple(rows), saved_bytes=saved)
+
+
+@functools.lru_cache(maxsize=512)
+def memory_lines(tr: Trace) -> tuple[Line, ...]:
+    """New memory and saved-for-backward bytes with their formulas (checked), plus Korthikanti's 16-bit estimate."""
+    cfg = tr.cfg
+    lines = [
+        Line("memory/activations", "activations: new memory of the pass (views not counted)",
+             new_memory_formula(tr.rows), tr.activation_bytes, "bytes"),
+        Line("memory/saved", "kept for the backward pass (measured with autograd's saved-tensor hooks)",
+             saved_formula(structure(cfg, tr.dtype)), tr.saved_bytes, "bytes"),
+    ]
+    if DTYPES[tr.dtype] == 2:
+        estimate = cfg.L * (34 * cfg.B * cfg.T * cfg.d + 5 * cfg.B * cfg.h * cfg.T**2)
+        lines.append(Line("memory/korthikanti", "Korthikanti et al. (2022) estimate, 16-bit, with dropout",
+                          KORTHIKANTI, estimate, "bytes"))
+    check_lines(lines, cfg.symbols())
+    return tuple(lines)

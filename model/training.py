@@ -43,22 +43,9 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from .budgeting import budget
+from .figures import Line
 from .config import BOUNDS, Config
 from .tracing import DTYPES, trace
-
-
-@dataclass(frozen=True)
-class Line:
-    """One figure: slash-separated key, what it is, its formula (true for this configuration), value, unit.
-
-    INTERIM copy of `model.figures.Line` (issue 7); import it from there once it lands.
-    """
-
-    key: str
-    label: str
-    formula: str
-    value: int | float
-    unit: str
 
 
 # --- constants, with their sources ---------------------------------------------------------------------------
@@ -238,12 +225,8 @@ class TrainSetup:
 
 # --- the measured activations ------------------------------------------------------------------------------
 def _saved(cfg: Config, dtype: str) -> int:
-    tr = trace(cfg, dtype)
-    if hasattr(tr, "saved_bytes"):
-        return tr.saved_bytes
-    from ._saved_interim import saved_bytes  # until issue 7's Trace.saved_bytes lands
-
-    return saved_bytes(cfg, dtype)
+    """Bytes autograd keeps for the backward pass of one forward at cfg (the trace's, measured on the meta device)."""
+    return trace(cfg, dtype).saved_bytes
 
 
 def _measured_parts(cfg: Config, dtype: str) -> tuple[int, int]:

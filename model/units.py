@@ -3,11 +3,15 @@
 Pure functions of numbers the model returns; nothing here computes a budget.
 
     >>> thousands(124_439_808), params(124_439_808), flops(248_879_616), nbytes(402_653_184)
-    ('124,439,808', '124.4 M', '249 MFLOP', '384 MiB')
+    ('124,439,808', '124.4 million', '249 MFLOP', '384 MiB')
+
+No unit reads as a lesson symbol: billions and trillions are words (never "174.6 B" or "13.2 T", which a learner
+reads as batch size and sequence length), and small byte counts say "bytes". The exported page's JavaScript
+copies of these functions are tested against them in Chromium.
 """
 from __future__ import annotations
 
-_COUNT_UNITS = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))  # parameter counts: 124.4 M, 174.6 B
+_COUNT_UNITS = ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"), (1e3, "k"))  # 124.4 million, 174.6 billion
 _SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))  # FLOPs: 249 MFLOP
 _BINARY = ((2**50, "PiB"), (2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
 
@@ -41,7 +45,7 @@ def _scaled(n: float, units: tuple[tuple[float, str], ...], fmt) -> str | None:
 
 
 def params(n: int | float) -> str:
-    """A parameter count with one decimal and a unit: 124439808 -> "124.4 M", 174.6e9 -> "174.6 B", 768 -> "768"."""
+    """A count with one decimal and a unit: 124439808 -> "124.4 million", 174.6e9 -> "174.6 billion", 768 -> "768"."""
     return _scaled(n, _COUNT_UNITS, lambda v, unit: f"{v:.1f} {unit}") or thousands(n)
 
 
@@ -51,8 +55,8 @@ def flops(n: int | float) -> str:
 
 
 def nbytes(n: int | float) -> str:
-    """Bytes in binary units, three significant digits: 402653184 -> "384 MiB", 1536 -> "1.5 KiB", 8 -> "8 B"."""
-    return _scaled(n, _BINARY, lambda v, unit: f"{sig3(v)} {unit}") or f"{round(n)} B"
+    """Bytes in binary units, three significant digits: 402653184 -> "384 MiB", 1536 -> "1.5 KiB", 8 -> "8 bytes"."""
+    return _scaled(n, _BINARY, lambda v, unit: f"{sig3(v)} {unit}") or f"{thousands(n)} bytes"
 
 
 def percent(x: float) -> str:
@@ -70,3 +74,28 @@ def percent(x: float) -> str:
 def shape(dims: tuple[int, ...]) -> str:
     """A concrete shape as the lesson writes it: (8, 12, 1024, 1024); a scalar is ()."""
     return "(" + ", ".join(str(n) for n in dims) + ")"
+
+
+def value(x: int | float, unit: str) -> str:
+    """A `model.figures.Line` value as the tables print it: counts and token lengths whole with separators,
+    FLOPs in SI units, shares in percent, bytes in binary units; a negative value gets a "−" sign."""
+    if x < 0:
+        return "−" + value(-x, unit)
+    if unit in ("params", "tokens"):
+        return thousands(x)
+    if unit == "FLOP":
+        return flops(x)
+    if unit == "share":
+        return percent(x)
+    if unit == "bytes":
+        return nbytes(x)
+    raise ValueError(f"unknown unit {unit!r}")
+
+
+def short(x: int | float, unit: str) -> str:
+    """A rounded companion for an exact figure: "124.4 million" beside 124,439,808; "" where `value` is short."""
+    if unit == "params":
+        return params(x)
+    if unit == "bytes" and abs(x) >= 1024:
+        return f"{thousands(x)} bytes"
+    return ""

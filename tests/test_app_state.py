@@ -4,7 +4,8 @@ import dataclasses
 import panel as pn
 import pytest
 
-from app.state import CUSTOM, ExplorerState, preset_labels, preset_name
+from app.state import ExplorerState
+from model.rules import CUSTOM, preset_labels, preset_of as preset_name
 from model import PRESETS, Config
 
 

@@ -6,7 +6,7 @@ import panel as pn
 import pytest
 
 from app import Explorer
-from app.budget import BudgetView, budget_figures, budget_parts
+from app.budget import BudgetView, budget_parts, lines_html, shown
 from app.controls import Controls, FieldControl, slider_range, status_html
 from app.shapes import ShapesTable, render_table, shape_rows
 from app.share import base_url, embed_code, embed_height, page_link
@@ -114,7 +114,7 @@ def test_table_pane_updates_when_the_state_changes():
 # --- budget --------------------------------------------------------------------------------------------------------
 def test_budget_parts_at_gpt2_small():
     cfg = PRESETS["gpt2-small"]
-    data = budget_parts(budget(cfg), cfg)
+    data = budget_parts(budget(cfg))
     values = dict(zip(data["label"], data["value"]))
     assert values["embeddings*"] == (50257 + 1024) * 768
     assert values["attention, 1 block"] == 4 * 768**2 + 4 * 768
@@ -123,21 +123,30 @@ def test_budget_parts_at_gpt2_small():
     starred = sum(v for k, v in values.items() if k.endswith("*"))
     assert starred == budget(cfg).params_exact == 124_439_808
     assert data["text"][-1] == "0: tied to W_te"
-    assert data["text"][0] == "39.4 M · 31.6 %"
+    assert data["text"][0] == "39.4 million · 31.6 %"
 
 
 def test_budget_parts_untied_head():
     cfg = PRESETS["gpt2-small"].__class__(B=8, T=1024, d=768, h=12, L=12, V=50257, tie=False)
-    data = budget_parts(budget(cfg), cfg)
-    assert data["value"][-1] == 50257 * 768 and data["text"][-1].startswith("38.6 M")
+    data = budget_parts(budget(cfg))
+    assert data["value"][-1] == 50257 * 768 and data["text"][-1].startswith("38.6 million")
 
 
-def test_budget_figures():
-    f = budget_figures(budget(PRESETS["gpt2-small"]))
-    assert (f.N, f.N_short, f.fwd, f.train, f.T_cross) == ("124,439,808", "124.4 M", "249 MFLOP", "747 MFLOP", "4,608")
-    assert f.mlp_share == "66.7 %"
-    big = budget_figures(budget(PRESETS["gpt3-175b"]))
-    assert (big.N, big.N_short, big.train) == ("174,604,259,328", "174.6 B", "1.05 TFLOP")
+def test_budget_lines_as_shown():
+    rows = {x["key"]: x for x in map(shown, budget(PRESETS["gpt2-small"]).lines)}
+    assert (rows["params/exact"]["value"], rows["params/exact"]["short"]) == ("124,439,808", "124.4 million")
+    assert [rows[k]["value"] for k in ("flops/forward", "flops/train", "flops/T_attention_equals_dense")] == \
+        ["249 MFLOP", "747 MFLOP", "4,608"]
+    assert rows["params/mlp_share"]["value"] == "66.7 %"
+    big = {x["key"]: x for x in map(shown, budget(PRESETS["gpt3-175b"]).lines)}
+    assert (big["params/exact"]["value"], big["params/exact"]["short"], big["flops/train"]["value"]) == \
+        ("174,604,259,328", "174.6 billion", "1.05 TFLOP")
+
+
+def test_lines_html_groups_and_marks_steps():
+    text = lines_html([shown(x) for x in budget(PRESETS["gpt2-small"]).lines])
+    assert text.count('class="grp"') == 2 and text.count('class="step"') == 4 and text.count('class="sum"') == 2
+    assert "sum of the above" not in text and "<code>(V + T_max)·d + L·(12d² + 13d) + 2d</code>" in text
 
 
 def test_chart_updates_in_place():
@@ -149,7 +158,7 @@ def test_chart_updates_in_place():
     assert source.data["value"][1] == 96 * (4 * 12288**2 + 4 * 12288 + 8 * 12288**2 + 5 * 12288)
     assert x_range.end == pytest.approx(1.1 * max(source.data["value"]))
     assert source.data["align"] == ["left", "right", "left", "left", "left", "left"]  # blocks × L: label inside
-    assert "174,604,259,328" in view._numbers.object
+    assert "174,604,259,328" in view._head.object and "174,604,259,328" in view._lines.object
 
 
 def test_N_ignores_T_B_and_h():
@@ -279,7 +288,7 @@ def test_full_page_builds_and_follows_the_state():
     assert root is not None
     e.state.preset = "gpt3-175b"
     assert "(8, 96, 2048, 2048)" in e.shapes._table.object
-    assert "174,604,259,328" in e.budget._numbers.object
+    assert "174,604,259,328" in e.budget._head.object
     assert "d=12288" in e.share._code.value and "embed=1" in e.share._code.value
     assert re.search(r"T=2048&d=12288&h=96&L=96", e.share._link.value)
 

@@ -89,7 +89,9 @@ def test_trace_shapes_always_equal_notation(cfg, dtype):
     assert ("loss" in shapes) == (T > 1)
     assert len(tr.expanded()) == len(tr.rows) + (cfg.L - 1) * 17
     width = 4 if dtype == "fp32" else 2
-    assert tr.activation_bytes == 8 * B * T + width * sum(r.numel * r.repeat for r in tr.rows[1:])
+    assert tr.activation_bytes == 8 * B * T + width * sum(r.numel * r.repeat for r in tr.rows[1:] if not r.view)
+    assert {r.local for r in tr.rows if r.view} >= {"attn.q", "attn.k", "attn.v"}
+    assert [x.key for x in tr.lines][:2] == ["memory/activations", "memory/saved"]  # formulas checked as made
 
 
 @SETTINGS

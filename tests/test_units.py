@@ -10,8 +10,8 @@ def test_thousands(n, text):
 
 
 @pytest.mark.parametrize("n, text", [
-    (124_439_808, "124.4 M"), (174_604_259_328, "174.6 B"), (768, "768"), (38_400, "38.4 k"),
-    (999_960_000, "1.0 B"),  # rounding to 1000.0 M moves up a unit
+    (124_439_808, "124.4 million"), (174_604_259_328, "174.6 billion"), (768, "768"), (38_400, "38.4 k"),
+    (999_960_000, "1.0 billion"),  # rounding to 1000.0 M moves up a unit
 ])
 def test_params(n, text):
     assert fmt.params(n) == text
@@ -26,7 +26,7 @@ def test_flops(n, text):
 
 
 @pytest.mark.parametrize("n, text", [
-    (402_653_184, "384 MiB"), (8, "8 B"), (1_536, "1.5 KiB"), (2**30 - 1000, "1 GiB"), (2**30 - 10**7, "1014 MiB"),
+    (402_653_184, "384 MiB"), (8, "8 bytes"), (1_022, "1,022 bytes"), (1_536, "1.5 KiB"), (2**30 - 1000, "1 GiB"), (2**30 - 10**7, "1014 MiB"),
     (12 * 2**30, "12 GiB"), (1_610_612_736, "1.5 GiB"),
 ])
 def test_nbytes(n, text):

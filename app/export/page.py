@@ -1,0 +1,221 @@
+"""The exported page as a Bokeh `Document`: the live page's cards, controls, table, chart and lines, wired to one
+`CustomJS` callback (page.js) that recomputes everything in the browser.
+
+The page imports no Panel: only Bokeh's own models, so BokehJS inlined is all it needs (`render_html` checks
+the result loads no other file). Looks come from app/styles.py, words from app/words.py and `model`.
+"""
+from __future__ import annotations
+
+import html
+import json
+import sys
+from html.parser import HTMLParser
+from importlib import resources
+from pathlib import Path
+
+from bokeh.core.properties import value as literal
+from bokeh.document import Document
+from bokeh.embed import file_html
+from bokeh.layouts import column, row
+from bokeh.models import (Checkbox, ColumnDataSource, CustomJS, CustomJSTickFormatter, Div, FactorRange, HoverTool,
+                          InlineStyleSheet, LabelSet, NumericInput, RadioButtonGroup, Range1d, Select, Slider)
+from bokeh.plotting import figure
+from bokeh.resources import INLINE
+
+from model import DTYPES, FIELD_DOCS, Config
+from model.config import INT_FIELDS
+from model.rules import preset_labels, preset_of
+
+from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, TABLE_CSS
+from ..words import SHORT
+from .spec import lines_js, page_spec, static_spec
+
+PAGE_TITLE = "Transformer Shapes"
+TICKS_JS = """
+const units = [[1e12, ' trillion'], [1e9, ' billion'], [1e6, ' million'], [1e3, ' k']];
+for (const [s, u] of units) { if (Math.abs(tick) >= s) { return (+(tick / s).toPrecision(3)) + u; } }
+return String(tick);
+"""
+TEMPLATE = """
+{% block preamble %}
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="description" content="Tensor shapes and parameter/FLOP budget of a GPT-2-style Transformer, computed in your browser.">
+<style>body { margin: 0; background: """ + PAGE + """; } noscript p { padding: 16px; font-size: 16px; }</style>
+{% endblock %}
+{% block contents %}
+<noscript><p>This page computes everything in your browser: please enable JavaScript.</p></noscript>
+{{ super() }}
+{% endblock %}
+"""
+CARD_CSS = f""":host(.card) {{ background: {CARD}; border: 1px solid {RULE}; border-radius: 10px; padding: 12px 14px;
+box-sizing: border-box; }}
+:host {{ font-family: {FONT}; color: {INK}; }}
+.bk-slider-title {{ display: none; }}
+"""
+HEADER_CSS = BASE + f"""
+h1 {{ font-size: 24px; font-weight: 750; margin: 0; letter-spacing: -0.3px; }}
+h1 .tag {{ font-size: 13px; font-weight: 500; color: {MUTED}; margin-left: 8px; }}
+p.what {{ font-size: 14.5px; margin: 4px 0 0 0; color: #374151; }}
+"""
+EXTRA_TABLE_CSS = f"""
+tr.v td.m {{ color: {MUTED}; font-style: italic; }}
+tr.sv td.n b::after {{ content: " ●"; color: #2563eb; font-size: 10px; }}
+p.legend {{ font-size: 11.5px; margin: 6px 0 2px 0; }} p.legend .dot {{ color: #2563eb; }}
+p.note {{ font-size: 11.5px; margin: 4px 0 0 0; line-height: 1.35; }}
+"""
+WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one GPT-2 forward pass and the parameter budget "
+              "follow, computed in your browser. Tokens and real values need the live explorer (make run).")
+
+
+def _text(name: str) -> str:
+    """A file shipped in the app.export package (page.js)."""
+    try:
+        root = resources.files("app.export")
+    except (NotADirectoryError, ModuleNotFoundError):
+        root = Path(__file__).parent
+    return root.joinpath(name).read_text(encoding="utf-8")
+
+
+def _sheet(*css: str) -> InlineStyleSheet:
+    return InlineStyleSheet(css="\n".join(css))
+
+
+def _field(field: str, value: int, label_css: InlineStyleSheet) -> tuple[Slider, NumericInput, object]:
+    """One field as on the live page: symbol and short name, a number box (any value, checked by the page) and a
+    slider whose range page.js sets (h walks the divisors of d)."""
+    label = Div(text=f'<div title="{html.escape(field)}: {html.escape(FIELD_DOCS[field])}"><b class="sym">'
+                     f'{html.escape(field)}</b><div class="muted name">{html.escape(SHORT[field])}</div></div>',
+                stylesheets=[label_css], width=100)
+    slider = Slider(start=0, end=1, value=0, step=1, show_value=False, name=field, title=None,
+                    sizing_mode="stretch_width", min_width=140)
+    box = NumericInput(value=value, mode="int", name=f"{field}_input", width=84)
+    return slider, box, column(row(label, box), slider, width=200, margin=(0, 8, 4, 0))
+
+
+def _chart() -> tuple[object, ColumnDataSource, Range1d]:
+    """The live page's parameter chart (app/budget.py BudgetView._figure); page.js fills its source."""
+    labels = [c["label"] for c in static_spec()["chart"]]
+    cols = ("label", "value", "exact", "formula", "what", "text", "colour", "align", "offset", "ink")
+    source = ColumnDataSource({c: ([*labels] if c == "label" else [0] * len(labels)) for c in cols}, name="parts")
+    x_range = Range1d(0, 1, name="x_range")
+    p = figure(y_range=FactorRange(*reversed(labels)), x_range=x_range, height=236, sizing_mode="stretch_width",
+               toolbar_location=None, tools="", min_border_left=4, min_border_right=8, min_border_top=4,
+               outline_line_color=None)
+    p.hbar(y="label", right="value", height=0.62, source=source, fill_color="colour", line_color=None)
+    p.add_layout(LabelSet(x="value", y="label", text="text", source=source, x_offset="offset", y_offset=0,
+                          text_align="align", text_baseline="middle", text_font_size="11.5px", text_color="ink",
+                          text_font=literal(FONT)))
+    p.add_tools(HoverTool(tooltips=[("", "@what"), ("parameters", "@exact"), ("formula", "@formula")]))
+    p.xaxis.formatter = CustomJSTickFormatter(code=TICKS_JS)
+    p.xaxis.axis_label = "parameters"
+    for axis in (p.xaxis, p.yaxis):
+        axis.major_label_text_font = FONT
+        axis.axis_label_text_font = FONT
+        axis.axis_line_color = RULE
+        axis.major_tick_line_color = RULE
+        axis.minor_tick_line_color = None
+    p.xaxis.axis_label_text_font_size = "11px"
+    p.xaxis.axis_label_text_font_style = "normal"
+    p.xaxis.axis_label_text_color = MUTED
+    p.xaxis.major_label_text_color = MUTED
+    p.yaxis.major_label_text_font_size = "12px"
+    p.yaxis.major_label_text_color = INK
+    p.ygrid.grid_line_color = None
+    p.xgrid.grid_line_color = "#f0f1f3"
+    p.xaxis.ticker.desired_num_ticks = 4
+    return p, source, x_range
+
+
+def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE) -> Document:
+    """The page as a Bokeh `Document`: cards like the live page's, wired to one CustomJS callback."""
+    card = _sheet(CARD_CSS)
+    label_css = _sheet(BASE, ".sym { font-size: 15px; } .name { font-size: 11.5px; }")
+    html_div = lambda name, css, **kw: Div(text="", name=name, sizing_mode="stretch_width", stylesheets=[css],  # noqa: E731
+                                           disable_math=True, **kw)
+    header = Div(text=f'<h1>{html.escape(title)}<span class="tag">a GPT-2 forward pass, shape by shape</span></h1>'
+                      f'<p class="what">{html.escape(WHAT_TO_DO)}</p>', sizing_mode="stretch_width",
+                 stylesheets=[_sheet(HEADER_CSS)], disable_math=True)
+    labels = preset_labels()
+    names = {v: k for k, v in labels.items()}
+    preset = Select(options=list(labels), value=names[preset_of(cfg)], name="preset", width=250)
+    fields = {f: _field(f, getattr(cfg, f), label_css) for f in INT_FIELDS}
+    tie = Checkbox(label="tie the head to W_te (GPT-2)", active=cfg.tie, name="tie")
+    status = html_div("status", _sheet(STATUS_CSS))
+    advanced = Div(text="<b>Advanced: T_max and weight tying</b>", stylesheets=[_sheet(BASE)])
+    controls = column(row(Div(text="<b>Preset</b>", stylesheets=[_sheet(BASE)]), preset),
+                      row(*(fields[f][2] for f in ("B", "T", "d", "h", "L", "V")), sizing_mode="stretch_width",
+                          styles={"flex-wrap": "wrap"}),
+                      advanced, row(fields["T_max"][2], tie, styles={"flex-wrap": "wrap"}), status,
+                      sizing_mode="stretch_width", css_classes=["card", "controls-card"], stylesheets=[card])
+    dtypes = RadioButtonGroup(labels=list(DTYPES), active=list(DTYPES).index(dtype), name="dtype")
+    expanded = Checkbox(label="list all L blocks", active=False, name="expanded")
+    shapes = html_div("shapes", _sheet(TABLE_CSS, BUDGET_CSS, EXTRA_TABLE_CSS))
+    shapes_title = Div(text="<h2>One forward pass, tensor by tensor</h2><p class='muted'>In execution order, as "
+                            "<code>model.trace</code> records it. <span style='color:#e8590c;font-weight:600'>Orange"
+                            "</span>: the attention matrices (B, h, T, T), which grow with T².</p>",
+                       sizing_mode="stretch_width", stylesheets=[_sheet(BASE)])
+    shapes_card = column(row(shapes_title, dtypes, expanded, sizing_mode="stretch_width"), shapes,
+                         sizing_mode="stretch_width", css_classes=["card", "shapes-card"], stylesheets=[card],
+                         styles={"flex": "1 1 700px", "min-width": "0"})
+    chart, source, x_range = _chart()
+    spec = static_spec()
+    budget_css = _sheet(BUDGET_CSS)
+    head, lines, captions = (html_div(n, budget_css) for n in ("head", "lines", "captions"))
+    note = Div(text=f"<p class='note muted'>{html.escape(spec['chart_note'])}</p>", sizing_mode="stretch_width",
+               stylesheets=[budget_css])
+    budget_card = column(Div(text="<h2>Parameter budget</h2>", stylesheets=[_sheet(BASE)]), head, chart, note, lines,
+                         captions, sizing_mode="stretch_width", css_classes=["card", "budget-card"],
+                         stylesheets=[card], styles={"flex": "1 1 430px", "min-width": "0"})
+    widgets = [preset, tie, dtypes, expanded, status, shapes, head, lines, captions, source, x_range,
+               *(w for f in INT_FIELDS for w in fields[f][:2])]
+    callback = CustomJS(args={"spec": json.dumps(page_spec(cfg, dtype)), "widgets": widgets},
+                        code=_text("page.js") + "\n" + lines_js() + "\nreturn main(cb_obj);\n")
+    for w in (preset, *(x for f in INT_FIELDS for x in fields[f][:2])):
+        w.js_on_change("value", callback)
+    tie.js_on_change("active", callback)
+    dtypes.js_on_change("active", callback)
+    expanded.js_on_change("active", callback)
+    main = row(shapes_card, budget_card, sizing_mode="stretch_width",
+               styles={"flex-wrap": "wrap", "gap": "14px", "align-items": "flex-start"})
+    doc = Document()
+    doc.add_root(column(header, controls, main, sizing_mode="stretch_width", name="page",
+                        styles={"padding": "16px 18px 28px 18px", "max-width": "1360px", "margin": "0 auto",
+                                "gap": "12px", "background": PAGE}))
+    doc.title = title
+    doc.js_on_event("document_ready", callback)
+    return doc
+
+
+class _References(HTMLParser):
+    """Collects every tag attribute that loads something (script text is not parsed as tags)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.found += [f"<{tag} {k}={v!r}>" for k, v in attrs if k in ("src", "href", "srcset", "data") and v]
+
+
+def external_references(text: str) -> list[str]:
+    """The tags of an HTML page that would load another file: none, for a self-contained page."""
+    parser = _References()
+    parser.feed(text)
+    parser.close()
+    return parser.found
+
+
+def render_html(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE) -> str:
+    """The whole page as one HTML string, BokehJS inlined; raises RuntimeError if it would load any file.
+
+    Bokeh adds every imported model library's scripts to a page; Panel's include a file that cannot load from
+    file://. `python -m app export` imports no Panel; a process that has imported it gets a clear error here.
+    """
+    if "panel" in sys.modules:
+        raise RuntimeError("render_html runs without Panel imported (its models would add scripts the page cannot "
+                           "load from file://): use `python -m app export` or a fresh Python process")
+    text = file_html(build_document(cfg, dtype, title), resources=INLINE, title=title, template=TEMPLATE)
+    found = external_references(text)
+    if found:
+        raise RuntimeError(f"the page would not be self-contained: it references {', '.join(found)}")
+    return text

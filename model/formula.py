@@ -1,0 +1,306 @@
+"""Formulas in the lesson's notation, as text that evaluates: "(V + T_max)·d", "L·(12d² + 13d) + 2d", "4LTd".
+
+One grammar, three uses: `evaluate` (exact, for tests that check every printed formula against its value),
+`to_js` (the exported page computes the same strings in the browser) and `polynomial` (formulas generated from
+data, such as the activation bytes of a trace).
+
+Grammar (whitespace is ignored):
+- numbers: whole (`12`) or decimal (`0.02`);
+- symbols: the names in the mapping passed in (the lesson's B, T, d, h, d_head, L, V, T_max, and any extra
+  such as N or D), longest name first, so `T_max` is one symbol and `Td` is T times d;
+- `·` or `×` multiply, and so does juxtaposition (`4LTd` = 4·L·T·d, `2(V + T_max)d`);
+- `²`, `³` (any superscript digits) are whole powers; `^` followed by a number is a power too (`N^0.34`);
+- `+`, `−` (or `-`), `/`, parentheses, and a leading sign.
+Powers bind tightest (`12d²` = 12·d²); multiplication, juxtaposition and `/` share a level, left to right.
+Whole-number arithmetic stays exact (`fractions.Fraction`); a fractional power makes the result a float.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+
+LESSON_SYMBOLS = ("B", "T", "d", "h", "d_head", "L", "V", "T_max")
+SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_SUPER = re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+_OPS = {"·": "*", "×": "*", "*": "*", "/": "/", "+": "+", "−": "-", "-": "-", "(": "(", ")": ")", "^": "^"}
+
+Number = Fraction | float
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str  # "num", "sym", "pow" (a superscript exponent), or an operator: * / + - ( ) ^
+    text: str
+
+
+def tokenize(formula: str, names: tuple[str, ...]) -> list[Token]:
+    """The tokens of `formula`; symbol names are matched longest first. ValueError names what is not understood."""
+    by_length = sorted(names, key=len, reverse=True)
+    out: list[Token] = []
+    i = 0
+    while i < len(formula):
+        c = formula[i]
+        if c.isspace():
+            i += 1
+            continue
+        if m := _NUMBER.match(formula, i):
+            out.append(Token("num", m.group()))
+            i = m.end()
+            continue
+        if m := _SUPER.match(formula, i):
+            out.append(Token("pow", m.group().translate(SUPERSCRIPTS)))
+            i = m.end()
+            continue
+        if c in _OPS:
+            out.append(Token(_OPS[c], c))
+            i += 1
+            continue
+        name = next((n for n in by_length if formula.startswith(n, i)), None)
+        if name is None:
+            raise ValueError(f"formula {formula!r}: cannot read {formula[i:i + 12]!r} at position {i}; "
+                             f"known symbols: {', '.join(names)}")
+        out.append(Token("sym", name))
+        i += len(name)
+    return out
+
+
+class _Parser:
+    """Recursive descent over the tokens; `atom`, `binop` and `power` build the result (a value or JS text)."""
+
+    def __init__(self, formula: str, tokens: list[Token], atom, binop, power, negate) -> None:
+        self.formula, self.tokens, self.i = formula, tokens, 0
+        self.atom, self.binop, self.power, self.negate = atom, binop, power, negate
+
+    def peek(self) -> Token | None:
+        return self.tokens[self.i] if self.i < len(self.tokens) else None
+
+    def take(self) -> Token:
+        token = self.peek()
+        if token is None:
+            raise ValueError(f"formula {self.formula!r} ends too early")
+        self.i += 1
+        return token
+
+    def parse(self):
+        value = self.sum()
+        if self.peek() is not None:
+            raise ValueError(f"formula {self.formula!r}: unexpected {self.peek().text!r}")
+        return value
+
+    def sum(self):
+        value = self.product()
+        while (t := self.peek()) and t.kind in "+-":
+            self.take()
+            value = self.binop(t.kind, value, self.product())
+        return value
+
+    def product(self):
+        value = self.signed()
+        while (t := self.peek()) and (t.kind in "*/" or t.kind in ("num", "sym", "(")):
+            if t.kind in ("*", "/"):
+                self.take()
+                value = self.binop(t.kind, value, self.signed())
+            else:  # juxtaposition: 4LTd, 2(V + T_max)d
+                if t.kind == "num" and self.tokens[self.i - 1].kind == "num":
+                    raise ValueError(f"formula {self.formula!r}: two numbers in a row")
+                value = self.binop("*", value, self.factor())
+        return value
+
+    def signed(self):
+        t = self.peek()
+        if t is not None and t.kind in "+-":
+            self.take()
+            value = self.signed()
+            return self.negate(value) if t.kind == "-" else value
+        return self.factor()
+
+    def factor(self):
+        t = self.take()
+        if t.kind == "(":
+            value = self.sum()
+            if self.take().kind != ")":
+                raise ValueError(f"formula {self.formula!r}: missing ')'")
+        elif t.kind in ("num", "sym"):
+            value = self.atom(t)
+        else:
+            raise ValueError(f"formula {self.formula!r}: unexpected {t.text!r}")
+        while (p := self.peek()) and p.kind in ("pow", "^"):
+            self.take()
+            if p.kind == "pow":
+                value = self.power(value, p.text)
+            else:
+                exponent = self.take()
+                if exponent.kind != "num":
+                    raise ValueError(f"formula {self.formula!r}: '^' needs a number after it")
+                value = self.power(value, exponent.text)
+        return value
+
+
+def _names(symbols: Mapping[str, object]) -> tuple[str, ...]:
+    return tuple(symbols)
+
+
+def evaluate(formula: str, symbols: Mapping[str, int | float | Fraction]) -> Number:
+    """The value of `formula` with `symbols` substituted: exact (a Fraction) unless a power is fractional.
+
+    >>> evaluate("L·(12d² + 13d) + 2d", {"L": 12, "d": 768})
+    Fraction(85056000, 1)
+    """
+    def atom(t: Token) -> Number:
+        if t.kind == "num":
+            return Fraction(t.text)
+        v = symbols[t.text]
+        return v if isinstance(v, float) else Fraction(v)
+
+    def binop(op: str, a: Number, b: Number) -> Number:
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        if b == 0:
+            raise ZeroDivisionError(f"formula {formula!r} divides by zero")
+        return a / b
+
+    def power(a: Number, exponent: str) -> Number:
+        e = Fraction(exponent)
+        return a ** int(e) if e.denominator == 1 else float(a) ** float(e)
+
+    return _Parser(formula, tokenize(formula, _names(symbols)), atom, binop, power, lambda v: -v).parse()
+
+
+def matches(formula: str, symbols: Mapping[str, int | float | Fraction], value: int | float) -> bool:
+    """Whether `formula` evaluates to `value`: exactly for whole numbers, to 1e-12 relative for floats."""
+    got = evaluate(formula, symbols)
+    if isinstance(value, int) and not isinstance(got, float):
+        return got == value
+    return abs(float(got) - float(value)) <= 1e-12 * max(1.0, abs(float(value)))
+
+
+def to_js(formula: str, names: tuple[str, ...], exact: bool) -> str:
+    """`formula` as a JavaScript expression over the object `s` of symbol values.
+
+    `exact=True` gives BigInt arithmetic (whole numbers only: `s.d` must be a BigInt, no `/`, decimals or `^`);
+    `exact=False` gives Number arithmetic (`s.d` a Number).
+    """
+    def atom(t: Token) -> str:
+        if t.kind == "sym":
+            return f"s.{t.text}"
+        if exact and "." in t.text:
+            raise ValueError(f"formula {formula!r}: a decimal cannot be computed with BigInt")
+        return f"{t.text}n" if exact else t.text
+
+    def binop(op: str, a: str, b: str) -> str:
+        if exact and op == "/":
+            raise ValueError(f"formula {formula!r}: '/' cannot be computed exactly with BigInt")
+        return f"({a} {op} {b})"
+
+    def power(a: str, exponent: str) -> str:
+        if exact and not exponent.isdigit():
+            raise ValueError(f"formula {formula!r}: a fractional power cannot be computed with BigInt")
+        return f"({a} ** {exponent}n)" if exact else f"Math.pow({a}, {exponent})"
+
+    return _Parser(formula, tokenize(formula, names), atom, binop, power, lambda v: f"(-{v})").parse()
+
+
+def is_exact(formula: str, names: tuple[str, ...]) -> bool:
+    """Whether `formula` is whole-number arithmetic (no `/`, decimal or `^`): computable exactly with BigInt."""
+    return all(t.kind not in ("/", "^") and "." not in t.text for t in tokenize(formula, names))
+
+
+# --- formulas from data: a sum of monomials, printed in the lesson's way -------------------------------------
+_SUPER_DIGITS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+MONOMIAL_ORDER = ("B", "h", "T", "d", "d_head", "L", "V", "T_max")  # "BhT²", "BTd": the lesson's way
+
+
+def monomial(powers: Mapping[str, int], order: tuple[str, ...] = MONOMIAL_ORDER) -> str:
+    """{"B": 1, "h": 1, "T": 2} -> "BhT²", symbols in `order`; a multi-letter symbol is set off by "·" ("Bd·T_max")."""
+    text, previous = "", ""
+    for name in order:
+        k = powers.get(name, 0)
+        if not k:
+            continue
+        if text and (len(name) > 1 or len(previous) > 1):
+            text += "·"
+        text += name + (str(k).translate(_SUPER_DIGITS) if k > 1 else "")
+        previous = name
+    return text
+
+
+def polynomial(terms: Mapping[tuple[tuple[str, int], ...], int], order: tuple[str, ...] = MONOMIAL_ORDER) -> str:
+    """A sum of monomials as text: {(("B",1),("T",1),("d",1)): 19, (): 1} -> "19BTd + 1"; largest degree first."""
+    items = [(dict(k), c) for k, c in terms.items() if c]
+    if not items:
+        return "0"
+    items.sort(key=lambda kc: (-sum(kc[0].values()), [-kc[0].get(n, 0) for n in order]))
+    text = ""
+    for powers, coeff in items:
+        body = monomial(powers, order)
+        magnitude = abs(coeff)
+        if not body:
+            term = str(magnitude)
+        elif magnitude == 1:
+            term = body
+        else:
+            term = f"{magnitude}{'·' if body[0].isdigit() else ''}{body}"
+        if not text:
+            text = term if coeff > 0 else f"−{term}"
+        else:
+            text += f" + {term}" if coeff > 0 else f" − {term}"
+    return text
+
+
+# --- polynomials: exact sums of monomials, for formulas generated from shapes ---------------------------------
+Monomial = tuple[tuple[str, int], ...]  # sorted (symbol, power) pairs; () is the constant 1
+Poly = dict[Monomial, int]
+
+
+def poly_mul(a: Poly, b: Poly) -> Poly:
+    """The product of two polynomials."""
+    out: Poly = {}
+    for ma, ca in a.items():
+        for mb, cb in b.items():
+            powers = dict(ma)
+            for sym, k in mb:
+                powers[sym] = powers.get(sym, 0) + k
+            key = tuple(sorted(powers.items()))
+            out[key] = out.get(key, 0) + ca * cb
+    return {k: c for k, c in out.items() if c}
+
+
+def poly_add(a: Poly, b: Poly, scale: int = 1) -> Poly:
+    """a + scale·b."""
+    out = dict(a)
+    for m, c in b.items():
+        out[m] = out.get(m, 0) + scale * c
+    return {k: c for k, c in out.items() if c}
+
+
+def poly_symbol(name: str, coeff: int = 1) -> Poly:
+    return {((name, 1),): coeff}
+
+
+def poly_const(c: int) -> Poly:
+    return {(): c} if c else {}
+
+
+def grouped(groups: Mapping[int, tuple[Poly, Poly]]) -> str:
+    """Bytes as text: {4: (per block, outside)} -> "4·(L·(19BTd + 3BhT²) + BTV + 1)", one group per element size."""
+    parts = []
+    for size, (block, outside) in sorted(groups.items(), key=lambda kv: -kv[0]):
+        inner = []
+        if block:
+            body = polynomial(block)
+            inner.append("L" if body == "1" else f"L·({body})" if len(block) > 1 or body[0].isdigit() else f"L·{body}")
+        if outside:
+            inner.append(polynomial(outside))
+        if not inner:
+            continue
+        text = " + ".join(inner).replace("+ −", "− ")
+        single = len(inner) == 1 and (block and not outside or len(outside) == 1)
+        parts.append(text if size == 1 else (f"{size}{text}" if single and not text[0].isdigit() else f"{size}·({text})"))
+    return " + ".join(parts) if parts else "0"

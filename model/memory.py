@@ -1,0 +1,169 @@
+"""Activation memory as formulas: what a pass makes (new memory) and what autograd keeps for the backward pass.
+
+Both figures are measured by `model.passes.run_pass`; this module writes them in lesson notation, so that a
+formula can stand beside each value and the exported page can compute them in the browser:
+
+- new memory: the recorded tensors that are not views, from their lesson-notation shapes (`NOTATION`);
+- saved for backward: every storage autograd keeps, including some that no module outputs (LayerNorm's
+  mean and rstd, the causal mask, the cross-entropy's log-probabilities). Their sizes are read off three small
+  probe passes of the same structure (tie, T = 1 or not, dtype): each storage's element count is matched with
+  the one monomial in B, h, T, T − 1, d, d_head, V, T_max that gives it at all three probes.
+
+Formulas group terms by element size: "4·(L·(…) + …) + 8BT" is fp32 tensors plus int64 token ids.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .config import Config
+from .formula import Poly, grouped, poly_add, poly_const, poly_mul, poly_symbol
+from .notation import parse
+from .passes import run_pass
+
+# Probe values (B, T, d_head, h, V, T_max): small, far enough apart that no two candidate monomials agree on all three.
+_PROBES = ((2, 5, 4, 3, 11, 7), (3, 7, 5, 4, 13, 9), (5, 4, 3, 6, 17, 11))
+_FACTORS = ("B", "h", "T", "T-1", "d", "d_head", "V", "T_max")
+_MAX_DEGREE = 4
+
+
+@dataclass(frozen=True)
+class Structure:
+    """What decides which tensors are views and which storages autograd saves, besides the sizes themselves.
+
+    A dimension of size 1 changes contiguity: at h = 1 or T = 1 the merged heads are a view (no copy), at B = 1
+    or T = 2 the loss slices logits without copying, and so on. Configs with the same Structure have the same
+    formulas; the exported page computes the same key (`structure_key`) in the browser.
+    """
+
+    tie: bool
+    dtype: str
+    ones: tuple[bool, ...]  # per field of ONES: is it 1?
+
+
+# The sizes whose being 1 changes which tensors are views and which storages autograd keeps (found by flipping
+# each size of 1 in turn: d_head, V and T_max of 1 change nothing; tests check the formulas at every bound).
+ONES = ("B", "T", "T-1", "h")
+
+
+def structure(cfg: Config, dtype: str) -> Structure:
+    """The structure of `cfg` at `dtype` (see `Structure`)."""
+    v = _factor_values(cfg)
+    return Structure(tie=cfg.tie, dtype=dtype, ones=tuple(v[k] == 1 for k in ONES))
+
+
+def structure_key(s: Structure) -> str:
+    """"tied,fp32,B1" style text: tie, dtype and the sizes that are 1 (the export's JavaScript writes the same)."""
+    ones = [k for k, one in zip(ONES, s.ones) if one]
+    return ",".join(["tied" if s.tie else "untied", s.dtype, *(f"{k}=1" for k in ones)])
+
+
+def probes(s: Structure) -> list[Config]:
+    """Three configs of structure `s` with otherwise different sizes."""
+    one = dict(zip(ONES, s.ones))
+    out = []
+    for B, T, d_head, h, V, T_max in _PROBES:
+        T = 1 if one["T"] else 2 if one["T-1"] else T
+        h = 1 if one["h"] else h
+        out.append(Config(B=1 if one["B"] else B, T=T, d=h * d_head, h=h, L=1, V=V, T_max=max(T, T_max), tie=s.tie))
+    return out
+
+
+def _factor_values(cfg: Config) -> dict[str, int]:
+    return {**cfg.symbols(), "T-1": cfg.T - 1}
+
+
+def _factor_poly(name: str) -> Poly:
+    if name == "T-1":
+        return poly_add(poly_symbol("T"), poly_const(1), -1)
+    return poly_symbol(name)
+
+
+def _monomial_poly(coeff: int, factors: tuple[str, ...]) -> Poly:
+    poly = poly_const(coeff)
+    for f in factors:
+        poly = poly_mul(poly, _factor_poly(f))
+    return poly
+
+
+@functools.cache
+def _candidates() -> tuple[tuple[str, ...], ...]:
+    """Monomials in _FACTORS up to _MAX_DEGREE, lowest degree first."""
+    return tuple(c for k in range(_MAX_DEGREE + 1) for c in itertools.combinations_with_replacement(_FACTORS, k))
+
+
+def fit_monomial(counts: list[int], probes: list[Config]) -> Poly:
+    """The polynomial c·f₁·f₂… (lowest degree, whole c ≥ 1) equal to counts[i] at probes[i]; RuntimeError if none."""
+    values = [_factor_values(p) for p in probes]
+    found: list[tuple[int, tuple[str, ...]]] = []
+    for factors in _candidates():
+        if found and len(factors) > len(found[0][1]):
+            break
+        products = [math.prod(v[f] for f in factors) for v in values]
+        if any(p == 0 for p in products):
+            continue
+        if counts[0] % products[0]:
+            continue
+        c = counts[0] // products[0]
+        if c >= 1 and all(c * p == n for p, n in zip(products, counts)):
+            found.append((c, factors))
+    if not found:
+        raise RuntimeError(f"element counts {counts} at the probes fit no monomial in {', '.join(_FACTORS)}")
+    return _monomial_poly(*found[0])  # several only where sizes of 1 make them equal: the first reads best
+
+
+def _add(groups: dict[int, tuple[Poly, Poly]], size: int, in_block: bool, poly: Poly) -> None:
+    block, outside = groups.get(size, ({}, {}))
+    groups[size] = (poly_add(block, poly), outside) if in_block else (block, poly_add(outside, poly))
+
+
+@functools.lru_cache(maxsize=256)
+def saved_formula(s: Structure) -> str:
+    """Bytes autograd keeps for backward, in lesson notation, for every config of structure `s`."""
+    configs = probes(s)
+    passes = [run_pass(p, s.dtype).saved for p in configs]
+    if len({len(x) for x in passes}) != 1:
+        raise RuntimeError(f"probe passes of structure {structure_key(s)} saved different numbers of storages")
+    groups: dict[int, tuple[Poly, Poly]] = {}
+    for storages in zip(*passes):
+        size = storages[0].element_bytes
+        poly = fit_monomial([x.nbytes // x.element_bytes for x in storages], configs)
+        _add(groups, size, storages[0].phase == "block", poly)
+    return grouped(groups)
+
+
+def shape_poly(symbolic: str) -> Poly:
+    """The element count of a lesson-notation shape as a polynomial: "(B, h, T, T)" -> BhT², and h·d_head -> d."""
+    poly = poly_const(1)
+    for coeff, sym in parse(symbolic):
+        poly = poly_mul(poly, poly_const(coeff) if sym is None else poly_symbol(sym, coeff))
+    out: Poly = {}
+    for mono, c in poly.items():
+        powers = dict(mono)
+        while powers.get("h", 0) and powers.get("d_head", 0):  # h heads of d_head features are d features
+            for s in ("h", "d_head"):
+                powers[s] -= 1
+            powers["d"] = powers.get("d", 0) + 1
+        key = tuple(sorted((s, k) for s, k in powers.items() if k))
+        out[key] = out.get(key, 0) + c
+    return out
+
+
+def new_memory_formula(rows: Iterable) -> str:
+    """Bytes of the rows that are new memory (not views), grouped by element size; block rows × L."""
+    groups: dict[int, tuple[Poly, Poly]] = {}
+    for r in rows:
+        if not r.view:
+            _add(groups, r.nbytes // r.numel, r.block is not None, shape_poly(r.symbolic))
+    return grouped(groups)
+
+
+KORTHIKANTI = "L·(34BTd + 5BhT²)"  # sbh(34 + 5as/h) bytes per layer, in the lesson's notation (s = T, b = B, h = d, a = h)
+KORTHIKANTI_NOTE = ("Korthikanti et al. (2022) estimate activations at 16 bits with dropout as sbh(34 + 5as/h) bytes "
+                    "per layer (s = T, b = B, h = d, a = h here). This block has no dropout, so it keeps neither their "
+                    "dropout masks (as²b + 2sbh bytes) nor a separate dropout output (2as²b): attn @ v reuses the "
+                    "softmax output. It does keep the (T, T) causal mask and LayerNorm's mean and rstd, and the "
+                    "measured total adds the embedding, the final LayerNorm, the head and the loss.")

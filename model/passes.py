@@ -1,0 +1,160 @@
+"""One training-mode forward pass of `GPT(cfg)` on the meta device, recorded: `run_pass(cfg, dtype)` -> `Pass`.
+
+What it records, in one pass (shapes without memory, at any size):
+- every tensor that a named leaf module of `GPT` outputs (forward hooks; the `Tap`s name those inside
+  attention), whether it is a *view* of an earlier recorded tensor's storage (q, k, v of qkv) or new memory;
+- FLOPs (`FlopCounterMode`, matmuls only, FLOPs not MACs) of one block and of the head;
+- the storages autograd keeps for the backward pass (`saved_tensors_hooks`), parameters excluded, each with the
+  phase that created it (embedding, block, head) so that block storages can be counted L times;
+- parameter counts of the parts.
+
+Only block 0 is built and run: every block maps (B, T, d) to (B, T, d) (checked here), so blocks 1 ... L-1 repeat
+block 0 exactly. Block k's input is block k-1's output, created (and counted) in block k-1; block 0's input is
+created by the embedding, block L-1's output is saved by the final LayerNorm: so "embedding + L × block + head"
+equals the full model's count (tests check it against a full-depth pass on real CPU tensors).
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from .config import Config
+from .gpt import GPT
+
+DTYPES: dict[str, int] = {"fp32": 4, "bf16": 2, "fp16": 2}  # bytes per floating-point element
+TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+PHASES = ("embed", "block", "head")  # where a tensor is made: once, once per block (× L), once
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A tensor a named module output: its module path, shape, element size, phase, and storage facts."""
+
+    name: str  # "blocks.0.attn.scores"
+    shape: tuple[int, ...]
+    element_bytes: int
+    phase: str
+    view: bool  # its storage is an earlier recorded tensor's (no new memory)
+    saved: bool  # autograd keeps its storage for the backward pass
+
+
+@dataclass(frozen=True)
+class Storage:
+    """A storage autograd keeps for the backward pass (parameters excluded)."""
+
+    nbytes: int
+    element_bytes: int
+    phase: str  # where it was created: "embed", "block" (× L) or "head"
+    owner: str | None  # the recorded tensor whose storage it is, if any (else e.g. LayerNorm's mean and rstd)
+
+
+@dataclass(frozen=True)
+class Pass:
+    """What one meta-device forward pass of block 0 (plus embedding and head) records."""
+
+    tensors: tuple[Tensor, ...]
+    saved: tuple[Storage, ...]  # in the order autograd first saved them
+    flops_block: int  # forward FLOPs of one block over B*T tokens
+    flops_attn_block: int  # the part of them in q kᵀ and attn @ v (batched matmuls)
+    flops_head: int  # forward FLOPs of the head over B*T tokens
+    params_embed: int
+    params_block: int
+    params_attn: int
+    params_mlp: int
+    params_ln_f: int
+    params_head: int  # 0 when tied: the head's weight is W_te
+
+
+def _bmm_flops(counter: FlopCounterMode) -> int:
+    return sum(n for op, n in counter.get_flop_counts().get("Global", {}).items() if "bmm" in str(op))
+
+
+def _numel(module: torch.nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+def _key(t: torch.Tensor) -> int:
+    """Identity of a tensor's storage (kept alive by the recorder while it runs, so never reused)."""
+    return t.untyped_storage()._cdata
+
+
+class _Recorder:
+    """Forward hooks and saved-tensor hooks of one pass; keeps every tensor it sees alive until it is done."""
+
+    def __init__(self) -> None:
+        self.phase = PHASES[0]
+        self.outputs: list[tuple[str, torch.Tensor, str]] = []  # (name, tensor, phase)
+        self.saved: dict[int, tuple[torch.Tensor, str]] = {}  # storage -> (first saved tensor, phase when saved)
+
+    def hook(self, name: str):
+        def record(_module, _inputs, output) -> None:
+            self.outputs.append((name, output, self.phase))
+        return record
+
+    def pack(self, t: torch.Tensor) -> torch.Tensor:
+        self.saved.setdefault(_key(t), (t, self.phase))
+        return t
+
+
+def saved_bytes_of(model: torch.nn.Module, idx: torch.Tensor) -> int:
+    """Bytes autograd keeps for the backward pass of `model(idx)`, measured directly (any device, full depth):
+    `untyped_storage().nbytes()` over the distinct storages saved tensors keep alive, parameters' own excluded.
+    The reference that `Trace.saved_bytes` (block 0 × L, meta device) is tested against."""
+    recorder = _Recorder()
+    with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(recorder.pack, lambda t: t):
+        model(idx)
+    params = {_key(p) for p in model.parameters()}
+    return sum(t.untyped_storage().nbytes() for key, (t, _) in recorder.saved.items() if key not in params)
+
+
+@functools.lru_cache(maxsize=512)
+def run_pass(cfg: Config, dtype: str = "fp32") -> Pass:
+    """One training-mode forward pass of `GPT(cfg)` (block 0 only, see the module docstring) on the meta device."""
+    with torch.device("meta"):
+        model = GPT(cfg, depth=1)
+    model.to(TORCH_DTYPES[dtype])
+    recorder = _Recorder()
+    leaves = [(n, m) for n, m in model.named_modules() if n and not list(m.children())]
+    handles = [m.register_forward_hook(recorder.hook(n)) for n, m in leaves]
+    try:
+        with torch.enable_grad(), FlopCounterMode(display=False) as counter, \
+                torch.autograd.graph.saved_tensors_hooks(recorder.pack, lambda t: t):
+            idx = torch.zeros(cfg.B, cfg.T, dtype=torch.long, device="meta")
+            recorder.outputs.append(("idx", idx, "embed"))
+            x = model.embed_tokens(idx)
+            recorder.phase, before = "block", counter.get_total_flops()
+            y = model.blocks[0](x)
+            if y.shape != x.shape:
+                raise RuntimeError(f"a block must map {tuple(x.shape)} to itself, got {tuple(y.shape)}: "
+                                   "blocks cannot be collapsed")
+            flops_block, flops_attn = counter.get_total_flops() - before, _bmm_flops(counter)
+            recorder.phase, before = "head", counter.get_total_flops()
+            model.logits_and_loss(y, idx)
+            flops_head = counter.get_total_flops() - before
+    finally:
+        for handle in handles:
+            handle.remove()
+    params = {_key(p) for p in model.parameters()}
+    saved_keys = set(recorder.saved) - params
+    owners: dict[int, tuple[str, str]] = {}  # storage -> (first tensor recorded on it, its phase)
+    tensors = []
+    for name, t, phase in recorder.outputs:
+        key = _key(t)
+        view = key in owners
+        owners.setdefault(key, (name, phase))
+        tensors.append(Tensor(name=name, shape=tuple(t.shape), element_bytes=t.element_size(), phase=phase,
+                              view=view, saved=key in saved_keys))
+    saved = tuple(
+        Storage(nbytes=t.untyped_storage().nbytes(), element_bytes=t.element_size(),
+                phase=owners[key][1] if key in owners else phase, owner=owners.get(key, (None,))[0])
+        for key, (t, phase) in recorder.saved.items() if key in saved_keys)
+    block = model.blocks[0]
+    return Pass(
+        tensors=tuple(tensors), saved=saved, flops_block=flops_block, flops_attn_block=flops_attn,
+        flops_head=flops_head, params_embed=_numel(model.wte) + _numel(model.wpe), params_block=_numel(block),
+        params_attn=_numel(block.attn), params_mlp=_numel(block.mlp), params_ln_f=_numel(model.ln_f),
+        params_head=0 if cfg.tie else _numel(model.head),
+    )

@@ -1,0 +1,81 @@
+"""The rules that keep a configuration valid while a learner moves sliders, and the words that explain them.
+
+- h must divide d (each head gets d_head = d / h features): h snaps to the nearest divisor (`snap_heads`).
+- T must not exceed T_max (the learned position table W_pe has T_max rows and cannot extrapolate): T is clamped.
+- A field outside `BOUNDS` is rejected and the value in use is kept.
+- Choosing a preset sets everything but the batch size B; a configuration "is" a preset when its model matches
+  (d, h, L, V, T_max, tie), whatever B and T are.
+
+`settle` takes the values asked for (each already within BOUNDS) and returns a valid `Config` and the notices
+that explain any change. The live page, the URL parser and the exported page use these rules and `MESSAGES`
+(the exported page's JavaScript fills the same templates; tests run both on the same inputs).
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+
+from .config import BOUNDS, FIELDS, PRESETS, Config, snap_heads
+
+CUSTOM = "custom"
+PRESET_MODEL = ("d", "h", "L", "V", "T_max", "tie")  # what makes a configuration a preset's model
+PRESET_SETS = ("T", *PRESET_MODEL)  # what choosing a preset sets; B is kept
+MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separators
+    "h": "h snapped {asked} → {h}: {d} is not divisible by {asked}",
+    "T": ("T clamped {asked} → {T_max}: T cannot exceed T_max = {T_max}, the rows of the learned position table W_pe "
+          "(it cannot extrapolate to later positions)"),
+    "range": "{name}={value} is out of range: {name} must be from {lo} to {hi}; kept {name}={kept}",
+}
+
+
+def message(kind: str, **values: int | str) -> str:
+    """MESSAGES[kind] filled in, whole numbers with thousands separators: message("h", asked=12, h=11, d=770)."""
+    return MESSAGES[kind].format(**{k: f"{v:,}" if isinstance(v, int) else v for k, v in values.items()})
+
+
+def settle(asked: Mapping[str, int | bool]) -> tuple[Config, list[str]]:
+    """A valid Config as close as possible to `asked` (all of FIELDS, each in bounds), and what was changed.
+
+    >>> cfg, notes = settle(dict(B=8, T=2048, d=770, h=12, L=12, V=50257, T_max=1024, tie=True))
+    >>> cfg.h, cfg.T, notes[0]
+    (11, 1024, 'h snapped 12 → 11: 770 is not divisible by 12')
+    """
+    values = {k: asked[k] for k in FIELDS}
+    notes = []
+    h = snap_heads(values["d"], values["h"])
+    if h != values["h"]:
+        notes.append(message("h", asked=values["h"], h=h, d=values["d"]))
+        values["h"] = h
+    if values["T"] > values["T_max"]:
+        notes.append(message("T", asked=values["T"], T_max=values["T_max"]))
+        values["T"] = values["T_max"]
+    return Config(**values), notes
+
+
+def out_of_range(name: str, value: object, kept: int) -> str | None:
+    """The notice for a typed value outside BOUNDS (or not a whole number), None when `value` is fine."""
+    lo, hi = BOUNDS[name]
+    if isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi:
+        return None
+    shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else repr(value)
+    return message("range", name=name, value=shown, lo=lo, hi=hi, kept=kept)
+
+
+def preset_of(config: Config) -> str:
+    """The preset with this model (d, h, L, V, T_max, tie; any B and T), or "custom"."""
+    for name, preset in PRESETS.items():
+        if all(getattr(preset, k) == getattr(config, k) for k in PRESET_MODEL):
+            return name
+    return CUSTOM
+
+
+@functools.cache
+def preset_labels() -> dict[str, str]:
+    """Menu label -> preset name, e.g. "GPT-2 small · L 12, d 768" -> "gpt2-small"; plus "custom"."""
+    sizes = {"small": "small", "medium": "medium", "large": "large", "xl": "XL"}
+    labels = {}
+    for name, cfg in PRESETS.items():
+        family, size = name.split("-", 1)
+        title = f"GPT-2 {sizes[size]}" if family == "gpt2" else f"GPT-3 {size.upper()}"
+        labels[f"{title} · L {cfg.L}, d {cfg.d:,}"] = name
+    return {**labels, "custom (your own values)": CUSTOM}
