@@ -174,7 +174,7 @@ def budget_lines(cfg: Config, b: Budget) -> tuple[Line, ...]:
              "skips about half)", "4LTd", attention, "FLOP"),
         Line("flops/steps/no_matmul", "− biases and LayerNorm parameters: no matmul weights", "−2(13Ld + 2d)",
              no_matmul, "FLOP"),
-        Line("flops/forward_measured", "= forward FLOPs per token as the code runs (FlopCounterMode)",
+        Line("flops/forward_measured", "= forward FLOPs per token as the code runs (torch's flop counter)",
              "L·(24d² + 4Td) + 2Vd", measured, "FLOP"),
         Line("flops/attention_share", "attention's share of the measured forward FLOPs",
              "4LTd / (L·(24d² + 4Td) + 2Vd)", b.attn_share, "share"),

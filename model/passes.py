@@ -3,7 +3,9 @@
 What it records, in one pass (shapes without memory, at any size):
 - every tensor that a named leaf module of `GPT` outputs (forward hooks; the `Tap`s name those inside
   attention), whether it is a *view* of an earlier recorded tensor's storage (q, k, v of qkv) or new memory;
-- FLOPs (`FlopCounterMode`, matmuls only, FLOPs not MACs) of one block and of the head;
+- FLOPs of one block and of the head, counted with torch's own per-op formulas (`torch.utils.flop_counter`'s
+  registry: matmuls only, FLOPs not MACs) by a small dispatch mode; tests check it equals `FlopCounterMode`
+  on the full-depth model, which costs several times more (it decomposes every other op);
 - the storages autograd keeps for the backward pass (`saved_tensors_hooks`), parameters excluded, each with the
   phase that created it (embedding, block, head) so that block storages can be counted L times;
 - parameter counts of the parts.
@@ -19,7 +21,8 @@ import functools
 from dataclasses import dataclass
 
 import torch
-from torch.utils.flop_counter import FlopCounterMode
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.flop_counter import flop_registry
 
 from .config import Config
 from .gpt import GPT
@@ -68,8 +71,23 @@ class Pass:
     params_head: int  # 0 when tied: the head's weight is W_te
 
 
-def _bmm_flops(counter: FlopCounterMode) -> int:
-    return sum(n for op, n in counter.get_flop_counts().get("Global", {}).items() if "bmm" in str(op))
+class _Flops(TorchDispatchMode):
+    """Counts FLOPs of the ops in torch's flop registry (mm, addmm, bmm, ...), with torch's formulas."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.total = 0
+        self.bmm = 0  # q kᵀ and attn @ v: batched matmuls
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        formula = flop_registry.get(func._overloadpacket)
+        if formula is not None:
+            n = formula(*args, **(kwargs or {}), out_val=out)
+            self.total += n
+            if func._overloadpacket is torch.ops.aten.bmm:
+                self.bmm += n
+        return out
 
 
 def _numel(module: torch.nn.Module) -> int:
@@ -120,20 +138,20 @@ def run_pass(cfg: Config, dtype: str = "fp32") -> Pass:
     leaves = [(n, m) for n, m in model.named_modules() if n and not list(m.children())]
     handles = [m.register_forward_hook(recorder.hook(n)) for n, m in leaves]
     try:
-        with torch.enable_grad(), FlopCounterMode(display=False) as counter, \
+        with torch.enable_grad(), _Flops() as counter, \
                 torch.autograd.graph.saved_tensors_hooks(recorder.pack, lambda t: t):
             idx = torch.zeros(cfg.B, cfg.T, dtype=torch.long, device="meta")
             recorder.outputs.append(("idx", idx, "embed"))
             x = model.embed_tokens(idx)
-            recorder.phase, before = "block", counter.get_total_flops()
+            recorder.phase, before = "block", counter.total
             y = model.blocks[0](x)
             if y.shape != x.shape:
                 raise RuntimeError(f"a block must map {tuple(x.shape)} to itself, got {tuple(y.shape)}: "
                                    "blocks cannot be collapsed")
-            flops_block, flops_attn = counter.get_total_flops() - before, _bmm_flops(counter)
-            recorder.phase, before = "head", counter.get_total_flops()
+            flops_block, flops_attn = counter.total - before, counter.bmm
+            recorder.phase, before = "head", counter.total
             model.logits_and_loss(y, idx)
-            flops_head = counter.get_total_flops() - before
+            flops_head = counter.total - before
     finally:
         for handle in handles:
             handle.remove()
