@@ -143,12 +143,12 @@ def run_pass(cfg: Config, dtype: str = "fp32") -> Pass:
             idx = torch.zeros(cfg.B, cfg.T, dtype=torch.long, device="meta")
             recorder.outputs.append(("idx", idx, "embed"))
             x = model.embed_tokens(idx)
-            recorder.phase, before = "block", counter.total
+            recorder.phase, before, bmm_before = "block", counter.total, counter.bmm
             y = model.blocks[0](x)
             if y.shape != x.shape:
                 raise RuntimeError(f"a block must map {tuple(x.shape)} to itself, got {tuple(y.shape)}: "
                                    "blocks cannot be collapsed")
-            flops_block, flops_attn = counter.total - before, counter.bmm
+            flops_block, flops_attn = counter.total - before, counter.bmm - bmm_before
             recorder.phase, before = "head", counter.total
             model.logits_and_loss(y, idx)
             flops_head = counter.total - before

@@ -37,7 +37,7 @@ def _scaled(n: float, units: tuple[tuple[float, str], ...], fmt) -> str | None:
     for i, (scale, unit) in enumerate(units):
         if abs(n) >= scale:
             text = fmt(n / scale, unit)
-            if i > 0 and abs(float(text.split()[0])) >= units[i - 1][0] / scale:  # 999.96 M -> 1000.0 M -> 1.0 B
+            if i > 0 and abs(float(text.split()[0])) >= units[i - 1][0] / scale:  # 999.96 million -> 1.0 billion
                 bigger, unit = units[i - 1]
                 text = fmt(n / bigger, unit)
             return text
