@@ -16,8 +16,8 @@ a figure that is data or a search, not arithmetic). Symbols beyond the lesson's 
 - P the GPU's dense BF16 peak FLOP/s (no sparsity), MFU the model FLOPs utilisation, n the GPU count,
   price the assumed dollars per GPU-hour, G Chinchilla's G (below);
 - S_block the bytes one block saves for the backward pass, S_rest what the rest (embeddings, final LayerNorm,
-  head, loss) saves, both measured at the micro-batch B, T and dtype (`trace(cfg, dtype).saved_bytes` is
-  S_rest + L·S_block; the two are taken apart by tracing at L = 1 and L = 2).
+  head, loss) saves, at the micro-batch B, T and dtype: `trace(cfg, dtype).saved_bytes` = S_rest + L·S_block,
+  measured with autograd's saved-tensor hooks; its formula (`model.memory.saved_formula`) is the activations'.
 
 Conventions:
 - C = 6·N·D (the lesson: forward 2N + backward 4N FLOPs per token); C measured = 3 × the measured forward
@@ -44,8 +44,10 @@ from fractions import Fraction
 
 from .budgeting import budget
 from .figures import Line
+from .formula import evaluate
+from .memory import saved_formula, structure
 from .config import BOUNDS, Config
-from .tracing import DTYPES, trace
+from .tracing import DTYPES
 
 
 # --- constants, with their sources ---------------------------------------------------------------------------
@@ -224,31 +226,22 @@ class TrainSetup:
 
 
 # --- the measured activations ------------------------------------------------------------------------------
-def _saved(cfg: Config, dtype: str) -> int:
-    """Bytes autograd keeps for the backward pass of one forward at cfg (the trace's, measured on the meta device)."""
-    return trace(cfg, dtype).saved_bytes
-
-
-def _measured_parts(cfg: Config, dtype: str) -> tuple[int, int]:
-    """(S_rest, S_block) at exactly cfg's B and T: the trace's saved bytes at L = 1 and L = 2."""
-    one, two = _saved(replace(cfg, L=1), dtype), _saved(replace(cfg, L=2), dtype)
-    return 2 * one - two, two - one
+def saved_formula_of(cfg: Config, dtype: str) -> str:
+    """The saved-for-backward bytes in lesson notation, true for every config of cfg's structure (model.memory)."""
+    return saved_formula(structure(cfg, dtype))
 
 
 def saved_parts(cfg: Config, dtype: str) -> tuple[int, int]:
     """(S_rest, S_block): bytes saved for backward outside the blocks and by one block, at cfg's B and T.
 
-    The trace's saved bytes are S_rest + L·S_block, so tracing at L = 1 and L = 2 separates the two. From B = 2
-    on both are affine in B (every saved tensor is (B, ...) or does not depend on B; at B = 1 the loss's targets
-    idx[:, 1:] are a view of idx, from B = 2 a copy), so B ≤ 3 is traced and larger B is extrapolated from
-    B = 2 and 3 (a test checks it against direct traces): moving B or L costs no new trace.
+    Read off the trace's saved-bytes formula (`model.memory.saved_formula`, fitted to measured passes of cfg's
+    structure and cached per structure), which is S_rest + L·S_block: evaluated at L = 0 and L = 1. No new
+    trace for a new B, T, d or V; a test checks the parts against `trace(cfg, dtype).saved_bytes`.
     """
-    if cfg.B <= 3:
-        return _measured_parts(cfg, dtype)
-    r2, b2 = _measured_parts(replace(cfg, B=2), dtype)
-    r3, b3 = _measured_parts(replace(cfg, B=3), dtype)
-    k = cfg.B - 2
-    return r2 + k * (r3 - r2), b2 + k * (b3 - b2)
+    formula, values = saved_formula_of(cfg, dtype), cfg.symbols()
+    rest = evaluate(formula, {**values, "L": 0})
+    block = evaluate(formula, {**values, "L": 1}) - rest
+    return int(rest), int(block)
 
 
 def _div(a: int, b: int) -> int | float:
@@ -327,30 +320,32 @@ def activation_bytes(cfg: Config, setup: TrainSetup) -> tuple[int, str]:
     if setup.recompute == "full":
         size = DTYPES[setup.act_dtype]
         return cfg.L * cfg.B * cfg.T * cfg.d * size + rest + block, f"L·BTd·{size} + S_rest + S_block"
-    return rest + cfg.L * block, "L·S_block + S_rest"
+    return rest + cfg.L * block, saved_formula_of(cfg, setup.act_dtype)
 
 
-def training_memory(cfg: Config, setup: TrainSetup) -> int | float:
-    """Total training bytes per GPU at cfg's micro-batch B: weights + gradients + optimizer states + activations."""
-    N = budget(cfg).params_exact
+def training_memory(cfg: Config, setup: TrainSetup, N: int | None = None) -> int | float:
+    """Total training bytes per GPU at cfg's micro-batch B: weights + gradients + optimizer states + activations.
+
+    N (the parameter count, which B does not change) may be passed in to skip `budget`."""
+    N = budget(cfg).params_exact if N is None else N
     return sum(b for _, b, _ in state_bytes(N, setup)) + activation_bytes(cfg, setup)[0]
 
 
 def largest_micro_batch(cfg: Config, setup: TrainSetup) -> int:
     """The largest B in model.BOUNDS whose training memory fits the GPU at cfg's T; 0 if B = 1 does not.
 
-    The total is affine in B from B = 2 on (see `saved_parts`): solved from B = 2 and 3, confirmed at the answer.
+    Memory grows with B, so a bisection over 1 … 4,096 finds it (each step evaluates formulas, no trace).
     """
     capacity = round(setup.device.memory_gib * 2**30)
-    hi_B = BOUNDS["B"][1]
-    at = {B: training_memory(replace(cfg, B=B), setup) for B in (2, 3)}  # the traces saved_parts shares
-    if at[2] > capacity:
-        return 1 if training_memory(replace(cfg, B=1), setup) <= capacity else 0
-    slope = at[3] - at[2]
-    best = hi_B if slope <= 0 else min(hi_B, 2 + math.floor((capacity - at[2]) / slope))
-    while best > 2 and training_memory(replace(cfg, B=best), setup) > capacity:  # guard against float rounding
-        best -= 1
-    return best
+    N = budget(cfg).params_exact
+    lo, hi = 0, BOUNDS["B"][1]  # memory at lo fits (B = 0: nothing to fit), at hi + 1 it does not (out of bounds)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if training_memory(replace(cfg, B=mid), setup, N) <= capacity:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _fmt_exp(x: float) -> str:
@@ -443,7 +438,8 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
                  if setup.recompute == "full" else "activations saved for backward, L blocks + the rest")
     add("memory/activations", f"{act_label} ({setup.act_dtype})", act_formula, act, "bytes")
     total = sum(v for _, v, _ in states) + act
-    add("memory/total", "total per GPU", " + ".join(f for _, _, f in states) + " + " + act_formula, total, "bytes")
+    act_short = "L·S_block + S_rest" if setup.recompute == "none" else act_formula
+    add("memory/total", "total per GPU", " + ".join(f for _, _, f in states) + " + " + act_short, total, "bytes")
     capacity = round(gpu.memory_gib * 2**30)
     add("memory/capacity", f"memory of one {gpu.label}", "", capacity, "bytes")
     fits = total <= capacity
