@@ -13,8 +13,7 @@ Printed side by side, in the same process:
   Adam's m and v 8N + the saved-for-backward activations (measured on the meta device by the trace);
 - the popular estimate that ignores activations, 16N bytes (weights + gradients + Adam states only);
 - each as a ratio of the measured peak (1.00 = exact; the target for the prediction is within 10 %);
-- what the prediction leaves out: the backward pass's own working set (gradients of the activations, alive
-  next to the saved tensors they are computed from), measured − predicted.
+- what the prediction leaves out, measured − predicted, and the operators running at the peak.
 """
 from __future__ import annotations
 
@@ -52,22 +51,27 @@ def held_bytes(model: torch.nn.Module, opt: torch.optim.Optimizer) -> int:
     return sum(tensors.values())
 
 
-def peak_of(prof) -> int:
-    """The highest running sum of the CPU allocations (+) and frees (−) the profiler recorded, in time order.
+def peak_of(prof) -> tuple[int, str]:
+    """The highest running sum of the CPU allocations (+) and frees (−) the profiler recorded, in time order, and
+    the operators running at that moment (outermost first).
 
     Reads the profiler's raw "[memory]" records (one per allocation or free, with its byte count); the
     per-operator summaries of `prof.events()` fold them into operators and lose their order.
     """
-    records = sorted((e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events() if e.name() == "[memory]")
-    running = peak = 0
-    for _, n in records:
+    events = prof.profiler.kineto_results.events()
+    records = sorted((e.start_ns(), e.nbytes()) for e in events if e.name() == "[memory]")
+    running = peak = at = 0
+    for t, n in records:
         running += n
-        peak = max(peak, running)
-    return peak
+        if running > peak:
+            peak, at = running, t
+    ops = sorted((e.end_ns() - e.start_ns(), e.name()) for e in events
+                 if e.name() != "[memory]" and e.start_ns() <= at <= e.end_ns())
+    return peak, " > ".join(name.removeprefix("aten::") for _, name in reversed(ops[:3]))
 
 
-def measure(cfg: Config) -> tuple[int, int]:
-    """(peak bytes of training step STEPS, bytes held before it)."""
+def measure(cfg: Config) -> tuple[int, str]:
+    """(peak bytes of training step STEPS, the operators running at the peak)."""
     torch.manual_seed(0)
     model = GPT(cfg)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=False)
@@ -84,24 +88,28 @@ def measure(cfg: Config) -> tuple[int, int]:
     before = held_bytes(model, opt)
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         step()
-    return before + peak_of(prof), before
+    peak, ops = peak_of(prof)
+    return before + peak, ops
 
 
 def main() -> None:
     setup = TrainSetup(optimizer="adam-fp32", gpus=1)
     head = f"{'configuration (fp32 Adam, CPU)':40} {'measured peak':>14} {'predicted':>11} {'ratio':>6}   " \
-           f"{'16N only':>10} {'ratio':>6}   {'saved activations':>18} {'unpredicted':>12}"
+           f"{'16N only':>10} {'ratio':>6}   {'saved activations':>18} {'unpredicted':>12}   at the peak"
     print(head)
     print("-" * len(head))
     for name, cfg in CONFIGS.items():
-        peak, _ = measure(cfg)
+        peak, ops = measure(cfg)
         p = plan(cfg, setup)
         states = p.memory.weights + p.memory.grads + p.memory.optimizer
         print(f"{name:40} {units.nbytes(peak):>14} {units.nbytes(p.memory.total):>11} {p.memory.total / peak:6.3f}   "
               f"{units.nbytes(states):>10} {states / peak:6.3f}   {units.nbytes(p.memory.activations):>18} "
-              f"{units.nbytes(peak - p.memory.total):>12}")
+              f"{units.nbytes(peak - p.memory.total):>12}   {ops}")
     print("\nratio = figure ÷ measured peak; predicted = weights + gradients + Adam states + saved activations;\n"
-          "unpredicted = measured − predicted: gradients of activations alive at the peak, during backward.")
+          "unpredicted = measured − predicted: what is alive at the peak besides weights, gradients, Adam's states\n"
+          "and the tensors autograd saves; 'at the peak' names the operators running then. At the loss that is the\n"
+          "logits (B, T, V) and their flattened copy logits[:, :-1] (not saved: the head saves its input); in\n"
+          "attention, the (B, h, T, T) scores the forward still holds in local variables.")
 
 
 if __name__ == "__main__":
