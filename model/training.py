@@ -37,6 +37,7 @@ Conventions:
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import dataclass, field, replace
@@ -231,6 +232,7 @@ def saved_formula_of(cfg: Config, dtype: str) -> str:
     return saved_formula(structure(cfg, dtype))
 
 
+@functools.lru_cache(maxsize=1024)
 def saved_parts(cfg: Config, dtype: str) -> tuple[int, int]:
     """(S_rest, S_block): bytes saved for backward outside the blocks and by one block, at cfg's B and T.
 
@@ -334,17 +336,26 @@ def training_memory(cfg: Config, setup: TrainSetup, N: int | None = None) -> int
 def largest_micro_batch(cfg: Config, setup: TrainSetup) -> int:
     """The largest B in model.BOUNDS whose training memory fits the GPU at cfg's T; 0 if B = 1 does not.
 
-    Memory grows with B, so a bisection over 1 … 4,096 finds it (each step evaluates formulas, no trace).
+    Memory grows with B, linearly from B = 2 on (every saved tensor is (B, …) or free of B; at B = 1 some copies
+    are views): solved from B = 2 and 3, confirmed at the answer and one above it, bisection if that fails.
     """
     capacity = round(setup.device.memory_gib * 2**30)
     N = budget(cfg).params_exact
-    lo, hi = 0, BOUNDS["B"][1]  # memory at lo fits (B = 0: nothing to fit), at hi + 1 it does not (out of bounds)
+
+    def fits(B: int) -> bool:
+        return training_memory(replace(cfg, B=B), setup, N) <= capacity
+
+    top = BOUNDS["B"][1]
+    if not fits(2):
+        return 1 if fits(1) else 0
+    m2, m3 = (training_memory(replace(cfg, B=B), setup, N) for B in (2, 3))
+    guess = top if m3 <= m2 else min(top, 2 + math.floor((capacity - m2) / (m3 - m2)))
+    if fits(guess) and (guess == top or not fits(guess + 1)):
+        return guess
+    lo, hi = 2, top  # fits at lo; bisect for the last B that fits
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if training_memory(replace(cfg, B=mid), setup, N) <= capacity:
-            lo = mid
-        else:
-            hi = mid - 1
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
     return lo
 
 
