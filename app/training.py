@@ -130,8 +130,9 @@ def lines_html(p: Plan) -> str:
     return f'<table class="lines">{"".join(rows)}</table>'
 
 
-NOTE = ("MFU, model FLOPs utilisation (PaLM's definition): observed tokens/s × 6N ÷ the GPUs' peak FLOP/s. Peaks are "
-        "dense BF16 without sparsity. Memory is per GPU with data parallelism (each GPU a replica, ZeRO sharding "
+NOTE = ("MFU, model FLOPs utilisation: observed tokens/s × 6N ÷ the GPUs' peak FLOP/s (PaLM's definition, which "
+        "also counts attention's 12·L·T·d per token; here time follows C = 6·N·D). Peaks are dense BF16 without "
+        "sparsity; GPU memory is the nominal capacity, a little of which the CUDA context takes. Memory is per GPU with data parallelism (each GPU a replica, ZeRO sharding "
         "the states over the n GPUs); tensor and pipeline parallelism, which runs of GPT-3's size also use, are "
         "not modelled. Activations: what autograd saves for the backward pass, measured at B and T of the sliders "
         "(the micro-batch). Tensors the step holds without saving them come on top: on CPU the peak was 7 – 13 % "

@@ -422,7 +422,8 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
 
     # time and cost
     add("time/peak", f"P, peak of one {gpu.label}: dense BF16, no sparsity", "P", P, "flop_per_s")
-    add("time/mfu", "MFU, model FLOPs utilisation: observed tokens/s × 6N ÷ (n × P) (PaLM's definition)", "MFU",
+    add("time/mfu", "MFU, model FLOPs utilisation: observed tokens/s × 6N ÷ (n × P) (PaLM's, without its attention "
+        "term)", "MFU",
         setup.mfu, "share")
     add("time/gpus", "n, GPUs (data parallel)", "n", setup.gpus, "count")
     add("time/tokens_per_s", "tokens per second, all GPUs", "MFU·n·P/(6·N)", setup.mfu * setup.gpus * P / (6 * N),
