@@ -13,7 +13,7 @@ import argparse
 import dataclasses
 import sys
 
-from . import report, train_report
+from . import report, train_report, values_report
 from .config import BOUNDS, DEFAULT_PRESET, FIELD_DOCS, INT_FIELDS, PRESETS, Config
 from .passes import DTYPES
 
@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     fmt = p.add_mutually_exclusive_group()
     for flag in ("json", "markdown", "csv"):
         fmt.add_argument(f"--{flag}", action="store_true", help=f"print {flag.upper() if flag != 'markdown' else 'Markdown'}")
+    values_report.add_arguments(p)
     return p
 
 
@@ -81,11 +82,16 @@ def main(argv: list[str] | None = None) -> int:
     if given := train_report.given_train_options(args):
         parser.error(f"{', '.join(given)} describe a training run: add --table train")
     args.dtype = args.dtype or "fp32"
-    if args.json and args.table:
+    if args.json and args.table and not args.values:
         parser.error("--json always holds the whole report; drop --table")
     if args.csv and args.table == "all":
         parser.error("a CSV file holds one table: use --table shapes or --table budget")
-    if args.json:
+    if args.values:
+        try:
+            out = values_report.cli_output(args, cfg)
+        except ValueError as e:
+            parser.error(str(e))
+    elif args.json:
         out = report.as_json(cfg, args.dtype, args.expand)
     elif args.csv:
         out = report.csv_text(cfg, args.dtype, args.expand, args.table or "shapes")
