@@ -25,6 +25,7 @@ from .share import DEFAULT_BASE, ShareView, base_url
 from .state import ExplorerState
 from .styles import BASE, CARD_STYLES, FONT, INK, MUTED, PAGE, T2
 from .tokens import TokensView
+from .training import TrainingView
 from .values import ValuesView
 
 TITLE = "Transformer Shapes"
@@ -76,7 +77,7 @@ class Explorer(pn.viewable.Viewer):
     def __init__(self, query: str | None = None, **params) -> None:
         q = parse_query(query) if query is not None else Query()
         if "state" not in params:
-            params["state"] = ExplorerState(q.config, dtype=q.options.dtype, expanded=q.options.expanded)
+            params["state"] = ExplorerState(q.config, dtype=q.options.dtype, expanded=q.options.expanded, train=q.train)
         params.setdefault("options", q.options)
         params.setdefault("link_notices", list(q.notices))
         super().__init__(**params)
@@ -84,13 +85,14 @@ class Explorer(pn.viewable.Viewer):
         self.shapes = ShapesTable(state=self.state) if "shapes" in panels else None
         self.budget = BudgetView(state=self.state) if "budget" in panels else None
         self.tokens = TokensView(state=self.state) if "tokens" in panels else None
+        self.training = TrainingView(state=self.state) if "training" in panels else None
         # real values cost a forward pass: closed on the full page, open where a link asks for the panel by name
         self.values = ValuesView(state=self.state, collapsed=panels == PANELS) if "values" in panels else None
         self.controls = Controls(state=self.state, show=list(self.options.controls))
         self.share = None if self.options.embed else ShareView(state=self.state, base=self.base, options=self.options)
         self._url = pn.widgets.TextInput(value="", visible=False, css_classes=["url-sync"])
         self._url.jscallback(value=REPLACE_URL_JS)
-        self.state.param.watch(self._sync_url, ["config", "dtype", "expanded"])
+        self.state.param.watch(self._sync_url, ["config", "dtype", "expanded", "train"])
 
     @classmethod
     def from_location(cls) -> Explorer:
@@ -123,7 +125,8 @@ class Explorer(pn.viewable.Viewer):
 
     def query(self) -> str:
         """The query that reproduces the current view: "?B=8&T=1024&...". """
-        return to_query(self.state.config, replace(self.options, dtype=self.state.dtype, expanded=self.state.expanded))
+        return to_query(self.state.config, replace(self.options, dtype=self.state.dtype, expanded=self.state.expanded),
+                        self.state.train)
 
     def _sync_url(self, *_events) -> None:
         if self.sync_url:
@@ -173,5 +176,6 @@ class Explorer(pn.viewable.Viewer):
         page_styles = {"font-family": FONT, "color": INK, "gap": "12px", "box-sizing": "border-box",
                        "padding": "4px" if embed else "16px 18px 28px 18px", "max-width": "1360px",
                        "margin": "0 auto", "background": "transparent" if embed else PAGE}
-        return pn.Column(*top, main, self._url, sizing_mode="stretch_width", styles=page_styles,
+        below = [self._card(self.training, css_classes=["training-card"])] if self.training else []
+        return pn.Column(*top, main, *below, self._url, sizing_mode="stretch_width", styles=page_styles,
                          stylesheets=[PAGE_CSS], css_classes=["explorer", "embed" if embed else "full"])

@@ -8,7 +8,8 @@
 
 Keys: the Config fields B, T, d, h, L, V, T_max, tie; `preset` (a name in model.PRESETS, overridden by any
 field given with it); `dtype` (fp32, bf16, fp16); `expanded` (list all L blocks); and for course pages
-`embed=1`, `controls=T,d` and `panels=shapes,budget,values` (see `ViewOptions`). Keys starting with "bokeh-" (added
+`embed=1`, `controls=T,d` and `panels=shapes,budget,values` (see `ViewOptions`); the training run's D, gpu,
+gpu_peak, gpu_memory, mfu, gpus, price, optimizer, zero, recompute and fit (see `app.train_query`). Keys starting with "bokeh-" (added
 by Bokeh's `server_document` embedding) are skipped.
 
 Hostile input never raises: every problem (not a whole number, out of range, d % h != 0, T > T_max, a
@@ -29,12 +30,15 @@ from urllib.parse import parse_qsl, urlencode
 from model import BOUNDS, DTYPES, PRESETS, Config
 from model.config import DEFAULT_PRESET, FIELDS
 from model.rules import settle
+from model.training import TrainSetup
+
+from .train_query import TRAIN_KEYS, settle_train, train_items
 
 DEFAULT_CONFIG = PRESETS[DEFAULT_PRESET]  # GPT-2 small at B = 8, T = 1,024
 CONTROLS = ("preset", "B", "T", "d", "h", "L", "V", "T_max", "tie")  # what `controls=` may list
-PANELS = ("shapes", "budget", "tokens", "values")  # what `panels=` may list
+PANELS = ("shapes", "budget", "tokens", "values", "training")  # what `panels=` may list
 OPTION_KEYS = ("preset", "dtype", "expanded", "embed", "controls", "panels")
-KEYS = FIELDS + OPTION_KEYS
+KEYS = FIELDS + OPTION_KEYS + TRAIN_KEYS
 MAX_QUERY_CHARS = 2_000  # longer queries are cut: no link needs more, and a hostile one costs nothing
 MAX_VALUE_CHARS = 40  # longer values are rejected before any parsing
 MAX_NOTICES = 8
@@ -61,6 +65,7 @@ class Query:
     config: Config = DEFAULT_CONFIG
     options: ViewOptions = field(default_factory=ViewOptions)
     notices: tuple[str, ...] = ()
+    train: TrainSetup = field(default_factory=TrainSetup)  # the training run's settings
 
 
 def show(text: str, limit: int = 24) -> str:
@@ -227,9 +232,11 @@ def parse_query(search: str | None) -> Query:
     config, settled = settle(asked)
     notes += settled
     options = _options(values, notes)
+    train, train_notes = settle_train({k: values[k] for k in TRAIN_KEYS if k in values})
+    notes += train_notes
     if len(notes) > MAX_NOTICES:
         notes = notes[: MAX_NOTICES - 1] + [f"… and {len(notes) - MAX_NOTICES + 1} more problems with this link"]
-    return Query(config=config, options=options, notices=tuple(notes))
+    return Query(config=config, options=options, notices=tuple(notes), train=train)
 
 
 def parse_config(search: str | None) -> tuple[Config, list[str]]:
@@ -238,10 +245,11 @@ def parse_config(search: str | None) -> tuple[Config, list[str]]:
     return q.config, list(q.notices)
 
 
-def to_query(config: Config, options: ViewOptions | None = None) -> str:
-    """The query that reproduces `config` and `options`: every Config field, options only where not default."""
+def to_query(config: Config, options: ViewOptions | None = None, train: TrainSetup | None = None) -> str:
+    """The query that reproduces `config`, `options` and `train`: every Config field, the rest where not default."""
     options = options or ViewOptions()
     items: list[tuple[str, str]] = [(k, str(int(getattr(config, k)))) for k in FIELDS]
+    items += train_items(train) if train is not None else []
     default = ViewOptions()
     if options.dtype != default.dtype:
         items.append(("dtype", options.dtype))
