@@ -15,47 +15,16 @@ from bokeh.plotting import figure
 
 from model import units
 from model.train_report import SECTIONS, human
-from model.training import CUSTOM_GPU, FITS, GPUS, REFERENCES, Line, Plan
+from model.training import CUSTOM_GPU, FITS, REFERENCES, Line, Plan
 
 from .state import ExplorerState
 from .styles import BASE, FONT, INK, MUTED, RULE, T2
+from .styles import TRAIN_CSS as CSS
 from .train_query import CUSTOM_START, settle_train
+from .words import FIT_LABELS, GPU_LABELS, OPTIMIZER_LABELS, PARTS, RECOMPUTE_LABELS, ROWS, ZERO_LABELS
+from .words import TRAIN_NOTE as NOTE
 
 GIB = 2**30
-PARTS = (  # the chart's stacked parts: (column, legend, colour)
-    ("weights", "weights", "#64748b"),
-    ("grads", "gradients", "#a3b1c2"),
-    ("optimizer", "optimizer states", "#5b4fd6"),
-    ("activations", "activations", "#2f9e44"),
-    ("kv", "KV cache", "#1098ad"),
-)
-ROWS = ("serving, whole model", "training, per GPU")  # bottom to top
-GPU_LABELS = {**{f"{g.label} · {g.peak_tflops:,.0f} TFLOP/s": k for k, g in GPUS.items()},
-              "custom: your own peak and memory": CUSTOM_GPU}
-OPTIMIZER_LABELS = {"mixed: 2 + 2 + 12 bytes": "adam-mixed", "fp32: 4 + 4 + 8": "adam-fp32"}
-ZERO_LABELS = {"0": 0, "1: states": 1, "2: + grads": 2, "3: + weights": 3}
-RECOMPUTE_LABELS = {"none": "none", "full: keep block inputs": "full"}
-FIT_LABELS = {"Hoffmann et al. 2022": "hoffmann", "Besiroglu et al. 2024 refit": "besiroglu"}
-
-CSS = BASE + f"""
-.head {{ font-size: 14px; line-height: 1.5; overflow-wrap: anywhere; }}
-.head b {{ font-variant-numeric: tabular-nums; }}
-.fits {{ color: #2f9e44; font-weight: 650; }}
-.nofit {{ color: {T2}; font-weight: 650; }}
-.legend {{ font-size: 11.5px; display: flex; flex-wrap: wrap; gap: 2px 12px; margin: 6px 0 0 0; }}
-.legend .key {{ white-space: nowrap; }}
-.legend i {{ display: inline-block; width: 11px; height: 11px; margin-right: 4px; vertical-align: -1px; }}
-.legend i.line {{ width: 14px; height: 0; border-top: 2px dashed {T2}; vertical-align: 3px; }}
-.note {{ font-size: 11.5px; line-height: 1.4; margin-top: 4px; }}
-.warn {{ color: {T2}; font-size: 12.5px; }}
-table.lines {{ border-collapse: collapse; font-size: 12.5px; width: 100%; }}
-table.lines th {{ text-align: left; font-size: 13px; padding: 8px 0 2px 0; border-bottom: 1px solid {RULE}; }}
-table.lines td {{ padding: 2px 10px 2px 0; vertical-align: top; border-bottom: 1px solid #f3f4f6;
-  overflow-wrap: anywhere; }}
-table.lines td.f {{ font-family: ui-monospace, 'DejaVu Sans Mono', Menlo, monospace; font-size: 11.5px; color: #374151; }}
-table.lines td.v {{ text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; font-weight: 600; }}
-table.lines tr.sub td {{ font-size: 11.5px; color: {MUTED}; font-weight: 400; border: 0; padding-top: 0; }}
-"""
 
 
 def by_key(p: Plan) -> dict[str, Line]:
@@ -130,13 +99,6 @@ def lines_html(p: Plan) -> str:
     return f'<table class="lines">{"".join(rows)}</table>'
 
 
-NOTE = ("MFU, model FLOPs utilisation: observed tokens/s × 6N ÷ the GPUs' peak FLOP/s (PaLM's definition, which "
-        "also counts attention's 12·L·T·d per token; here time follows C = 6·N·D). Peaks are dense BF16 without "
-        "sparsity; GPU memory is the nominal capacity, a little of which the CUDA context takes. Memory is per GPU with data parallelism (each GPU a replica, ZeRO sharding "
-        "the states over the n GPUs); tensor and pipeline parallelism, which runs of GPT-3's size also use, are "
-        "not modelled. Activations: what autograd saves for the backward pass, measured at B and T of the sliders "
-        "(the micro-batch). Tensors the step holds without saving them come on top: on CPU the peak was 7 – 13 % "
-        "above this prediction, the logits (B, T, V) during the loss (benchmarks/bench_train_memory.py).")
 
 
 class TrainingView(pn.viewable.Viewer):

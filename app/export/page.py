@@ -18,7 +18,8 @@ from bokeh.document import Document
 from bokeh.embed import file_html
 from bokeh.layouts import column, row
 from bokeh.models import (Checkbox, ColumnDataSource, CustomJS, CustomJSTickFormatter, Div, FactorRange, HoverTool,
-                          InlineStyleSheet, LabelSet, NumericInput, RadioButtonGroup, Range1d, Select, Slider)
+                          InlineStyleSheet, LabelSet, NumericInput, RadioButtonGroup, Range1d, Select, Slider,
+                          TextInput)
 from bokeh.plotting import figure
 from bokeh.resources import INLINE
 
@@ -26,8 +27,8 @@ from model import DTYPES, FIELD_DOCS, Config
 from model.config import INT_FIELDS
 from model.rules import preset_labels, preset_of
 
-from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, TABLE_CSS
-from ..words import SHORT
+from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, T2, TABLE_CSS, TRAIN_CSS
+from ..words import SHORT, TRAIN_NOTE
 from .spec import lines_js, page_spec, static_spec
 
 PAGE_TITLE = "Transformer Shapes"
@@ -108,6 +109,13 @@ def _chart() -> tuple[object, ColumnDataSource, Range1d]:
     p.add_tools(HoverTool(tooltips=[("", "@what"), ("parameters", "@exact"), ("formula", "@formula")]))
     p.xaxis.formatter = CustomJSTickFormatter(code=TICKS_JS)
     p.xaxis.axis_label = "parameters"
+    _style_axes(p)
+    p.xaxis.ticker.desired_num_ticks = 4
+    return p, source, x_range
+
+
+def _style_axes(p) -> None:
+    """The live page's axis style (app/budget.py, app/training.py)."""
     for axis in (p.xaxis, p.yaxis):
         axis.major_label_text_font = FONT
         axis.axis_label_text_font = FONT
@@ -122,8 +130,70 @@ def _chart() -> tuple[object, ColumnDataSource, Range1d]:
     p.yaxis.major_label_text_color = INK
     p.ygrid.grid_line_color = None
     p.xgrid.grid_line_color = "#f0f1f3"
-    p.xaxis.ticker.desired_num_ticks = 4
-    return p, source, x_range
+
+
+def _train_chart() -> tuple[object, list]:
+    """The training card's stacked memory chart (app/training.py TrainingView._figure); page.js fills it."""
+    train = static_spec()["train"]
+    parts, rows = train["parts"], train["rows"]
+    source = ColumnDataSource({"row": list(rows), **{c: [0, 0] for c, _, _ in parts},
+                               **{f"{c}_text": ["", ""] for c, _, _ in parts}, "total_text": ["", ""]},
+                              name="train_memory_parts")
+    capacity = ColumnDataSource({"x": [0], "label": [""]}, name="train_capacity")
+    x_range = Range1d(0, 1, name="train_x_range")
+    p = figure(y_range=FactorRange(*rows), x_range=x_range, height=170, sizing_mode="stretch_width",
+               toolbar_location=None, tools="", min_border_left=4, min_border_right=12, min_border_top=4,
+               outline_line_color=None)
+    renderers = p.hbar_stack([c for c, _, _ in parts], y="row", height=0.6, source=source,
+                             color=[c for _, _, c in parts], line_color="#ffffff", line_width=1)
+    for r, (col, lab, _) in zip(renderers, parts):
+        p.add_tools(HoverTool(renderers=[r], tooltips=[("", "@row"), (lab, f"@{col}_text"), ("total", "@total_text")]))
+    p.segment(x0="x", x1="x", y0=0, y1=len(rows), source=capacity, line_color=T2, line_width=2, line_dash="dashed")
+    p.xaxis.axis_label = "GiB"
+    _style_axes(p)
+    return p, [source, capacity, x_range]
+
+
+def _train_card(card: InlineStyleSheet) -> tuple[object, list]:
+    """The live page's training card (app/training.py): controls, headline, legend, chart, note, lines."""
+    train = static_spec()["train"]
+    css = _sheet(TRAIN_CSS)
+    div = lambda name: Div(text="", name=name, sizing_mode="stretch_width", stylesheets=[css], disable_math=True)  # noqa: E731
+    D = TextInput(value="", title="D, training tokens", placeholder="blank: Chinchilla's 20·N", name="train_D",
+                  width=190)
+    gpu = Select(title="GPU", options=[tuple(x) for x in train["labels"]["gpu"]], value=train["default"]["gpu"],
+                 name="train_gpu", width=250)
+    peak = NumericInput(title="peak, TFLOP/s", mode="float", name="train_peak", width=110, visible=False)
+    memory = NumericInput(title="memory, GiB", mode="float", name="train_memory", width=110, visible=False)
+    gpus = NumericInput(title="n, GPUs", mode="int", name="train_gpus", width=110)
+    mfu = NumericInput(title="MFU, 0 to 1", mode="float", name="train_mfu", width=110)
+    price = NumericInput(title="$ per GPU-hour (assumed)", mode="float", name="train_price", width=170)
+    radios = {k: RadioButtonGroup(labels=[label for _, label in train["labels"][k]], active=0, name=f"train_{k}")
+              for k in ("optimizer", "zero", "recompute")}
+    fit = Select(title="loss fit", options=[tuple(x) for x in train["labels"]["fit"]], value=train["default"]["fit"],
+                 name="train_fit", width=200)
+
+    def group(label: str, widget) -> object:
+        return column(Div(text=f"<span style='font-size:12px;font-weight:600'>{html.escape(label)}</span>",
+                          stylesheets=[_sheet(BASE)]), widget)
+
+    wrap = {"flex-wrap": "wrap", "gap": "8px", "align-items": "flex-end"}
+    controls = column(row(D, gpu, peak, memory, gpus, mfu, price, sizing_mode="stretch_width", styles=wrap),
+                      row(group("Adam: weights + gradients + states", radios["optimizer"]),
+                          group("ZeRO stage", radios["zero"]), group("activation recomputation", radios["recompute"]),
+                          fit, sizing_mode="stretch_width", styles=wrap),
+                      sizing_mode="stretch_width")
+    notices, head, legend, lines = (div(n) for n in ("train_notices", "train_head", "train_legend", "train_lines"))
+    title = Div(text="<h2>From N to a training run</h2><p class='muted'>How many tokens this N should see, the compute, "
+                     "time and cost on real GPUs, and the memory to train and to serve.</p>",
+                sizing_mode="stretch_width", stylesheets=[_sheet(BASE)])
+    note = Div(text=f"<p class='note muted'>{html.escape(TRAIN_NOTE)}</p>", sizing_mode="stretch_width",
+               stylesheets=[css])
+    chart, models = _train_chart()
+    inputs = [D, gpu, peak, memory, gpus, mfu, price, *radios.values(), fit]
+    layout = column(title, controls, notices, head, legend, chart, note, lines, sizing_mode="stretch_width",
+                    css_classes=["card", "training-card"], stylesheets=[card])
+    return layout, [*inputs, notices, head, legend, lines, *models]
 
 
 def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE) -> Document:
@@ -166,8 +236,9 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE) ->
     budget_card = column(Div(text="<h2>Parameter budget</h2>", stylesheets=[_sheet(BASE)]), head, chart, note, lines,
                          captions, sizing_mode="stretch_width", css_classes=["card", "budget-card"],
                          stylesheets=[card], styles={"flex": "1 1 430px", "min-width": "0"})
+    train_card, train_models = _train_card(card)
     widgets = [preset, tie, dtypes, expanded, status, shapes, head, lines, captions, source, x_range,
-               *(w for f in INT_FIELDS for w in fields[f][:2])]
+               *(w for f in INT_FIELDS for w in fields[f][:2]), *train_models]
     callback = CustomJS(args={"spec": json.dumps(page_spec(cfg, dtype)), "widgets": widgets},
                         code=_text("page.js") + "\n" + lines_js() + "\nreturn main(cb_obj);\n")
     for w in (preset, *(x for f in INT_FIELDS for x in fields[f][:2])):
@@ -175,10 +246,15 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE) ->
     tie.js_on_change("active", callback)
     dtypes.js_on_change("active", callback)
     expanded.js_on_change("active", callback)
+    for w in train_models:
+        if isinstance(w, RadioButtonGroup):
+            w.js_on_change("active", callback)
+        elif isinstance(w, (TextInput, NumericInput, Select)):
+            w.js_on_change("value", callback)
     main = row(shapes_card, budget_card, sizing_mode="stretch_width",
                styles={"flex-wrap": "wrap", "gap": "14px", "align-items": "flex-start"})
     doc = Document()
-    doc.add_root(column(header, controls, main, sizing_mode="stretch_width", name="page",
+    doc.add_root(column(header, controls, main, train_card, sizing_mode="stretch_width", name="page",
                         styles={"padding": "16px 18px 28px 18px", "max-width": "1360px", "margin": "0 auto",
                                 "gap": "12px", "background": PAGE}))
     doc.title = title
