@@ -679,7 +679,7 @@ function main(obj) {
     window.__ts = {thousands, sig3, fmtParams, fmtFlops, fmtBytes, fmtPercent, fmtValue, fmtShort, settle, outOfRange, presetOf,
                    sliderRange, rulesLine, budgetLines, memoryLines, linesHtml, shapeRows, structureKey, divisors, snapHeads,
                    scientific, plain, duration, dollars, human, trainPlan, trainHeadlineHtml, trainLinesHtml, settleTrain,
-                   largestMicroBatch, savedParts, trainChartData, trainLegendHtml};
+                   largestMicroBatch, savedParts, paramsExact, trainChartData, trainLegendHtml};
     return update([]);
   }
   const name = obj.name, rejected = [];
