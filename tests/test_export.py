@@ -2,7 +2,9 @@
 
 The page's JavaScript twins of Python functions run in Chromium on the same inputs as the Python ones:
 formatters on 10,000+ values, rules and preset matching on 250 requests, every budget and memory line on 220
-configurations, the table rows and markup. Its controls behave like the live page's (h walks the divisors of d
+configurations, the table rows and markup; the training card's lines (`model.training.plan`, printed by
+`model.train_report.human`) on 220 (configuration, setup) pairs, its formatters, largest micro-batch, markup,
+chart data and `settle_train`'s notices. Its controls behave like the live page's (h walks the divisors of d
 with the keyboard, a number box never shows a value the page is not using, a preset keeps B). The file is
 self-contained and the command line rejects bad input in one line.
 """
@@ -97,6 +99,10 @@ def test_file_is_self_contained(page_file: Path) -> None:
     (["--preset", "gpt5"], "argument --preset: invalid choice: 'gpt5'"),
     (["--dtype", "int4"], "argument --dtype: invalid choice: 'int4'"),
     (["--bogus"], "unrecognized arguments: --bogus"),
+    (["--mfu", "40"], "mfu=40 is out of range: mfu must be from 0.001 to 1 (write 0.4 for 40 %)"),
+    (["--zero", "2", "--gpus", "1"], "ZeRO stage 2 shards over the GPUs, and there is 1: set gpus to 2 or more"),
+    (["--gpu-peak", "100"], "a custom GPU needs its peak and its memory: give --gpu-peak and --gpu-memory"),
+    (["--D", "lots"], "argument --D: invalid token count 'lots'"),
 ])
 def test_bad_arguments_exit_2_with_one_line(args: list[str], message: str, tmp_path: Path, capsys) -> None:
     out = tmp_path / "lesson.html"
@@ -432,3 +438,23 @@ def test_training_controls_change_the_card(page) -> None:
         _set(page, name, v)
     page.evaluate("() => { Bokeh.documents[0].get_model_by_name('train_optimizer').active = 0; }")
     page.wait_for_timeout(150)
+
+
+@pytest.mark.browser
+def test_training_options_reach_the_card(chromium, tmp_path: Path) -> None:
+    out = tmp_path / "l.html"
+    done = export(out, "--preset", "gpt3-175b", "--D", "300e9", "--gpu", "h200", "--gpus", "1024", "--zero", "3",
+                  "--recompute", "full", "--dtype", "bf16")
+    assert done.returncode == 0, done.stderr
+    p = chromium.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        p.goto(out.as_uri())
+        p.wait_for_function("() => window.__ts !== undefined", timeout=60_000)
+        setup = TrainSetup(D=300 * 10**9, gpu="h200", gpus=1024, zero=3, recompute="full")
+        from app.training import headline_html, lines_html as train_lines_html
+        want = plan(PRESETS["gpt3-175b"], setup)
+        assert text_of(p, "train_head") == headline_html(want) and text_of(p, "train_lines") == train_lines_html(want)
+        assert [value_of(p, "train_D"), value_of(p, "train_gpu"), value_of(p, "train_gpus")] == ["300000000000", "h200", 1024]
+        assert [value_of(p, f"train_{k}", "active") for k in ("zero", "recompute")] == [3, 1]
+    finally:
+        p.close()

@@ -674,7 +674,7 @@ function main(obj) {
   if (ST.asked === null || !obj || typeof obj.name !== "string") {  // document_ready: the starting configuration
     ST.asked = Object.fromEntries(S.fields.map((f) => [f, S.initial[f]]));
     ST.dtype = S.initial.dtype;
-    ST.setup = settleTrain({})[0];
+    ST.setup = {...S.initial_train};
     pushTrain(ST.setup, []);
     window.__ts = {thousands, sig3, fmtParams, fmtFlops, fmtBytes, fmtPercent, fmtValue, fmtShort, settle, outOfRange, presetOf,
                    sliderRange, rulesLine, budgetLines, memoryLines, linesHtml, shapeRows, structureKey, divisors, snapHeads,

@@ -26,6 +26,7 @@ from bokeh.resources import INLINE
 from model import DTYPES, FIELD_DOCS, Config
 from model.config import INT_FIELDS
 from model.rules import preset_labels, preset_of
+from model.training import TrainSetup
 
 from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, T2, TABLE_CSS, TRAIN_CSS
 from ..words import SHORT, TRAIN_NOTE
@@ -64,8 +65,9 @@ tr.sv td.n b::after {{ content: " ●"; color: #2563eb; font-size: 10px; }}
 p.legend {{ font-size: 11.5px; margin: 6px 0 2px 0; }} p.legend .dot {{ color: #2563eb; }}
 p.note {{ font-size: 11.5px; margin: 4px 0 0 0; line-height: 1.35; }}
 """
-WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one GPT-2 forward pass and the parameter budget "
-              "follow, computed in your browser. Tokens and real values need the live explorer (make run).")
+WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one GPT-2 forward pass, the parameter budget and "
+              "the training run follow, computed in your browser. Tokens and real values need the live explorer "
+              "(make run).")
 
 
 def _text(name: str) -> str:
@@ -196,7 +198,8 @@ def _train_card(card: InlineStyleSheet) -> tuple[object, list]:
     return layout, [*inputs, notices, head, legend, lines, *models]
 
 
-def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE) -> Document:
+def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
+                   setup: TrainSetup | None = None) -> Document:
     """The page as a Bokeh `Document`: cards like the live page's, wired to one CustomJS callback."""
     card = _sheet(CARD_CSS)
     label_css = _sheet(BASE, ".sym { font-size: 15px; } .name { font-size: 11.5px; }")
@@ -239,7 +242,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE) ->
     train_card, train_models = _train_card(card)
     widgets = [preset, tie, dtypes, expanded, status, shapes, head, lines, captions, source, x_range,
                *(w for f in INT_FIELDS for w in fields[f][:2]), *train_models]
-    callback = CustomJS(args={"spec": json.dumps(page_spec(cfg, dtype)), "widgets": widgets},
+    callback = CustomJS(args={"spec": json.dumps(page_spec(cfg, dtype, setup)), "widgets": widgets},
                         code=_text("page.js") + "\n" + lines_js() + "\nreturn main(cb_obj);\n")
     for w in (preset, *(x for f in INT_FIELDS for x in fields[f][:2])):
         w.js_on_change("value", callback)
@@ -281,7 +284,7 @@ def external_references(text: str) -> list[str]:
     return parser.found
 
 
-def render_html(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE) -> str:
+def render_html(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE, setup: TrainSetup | None = None) -> str:
     """The whole page as one HTML string, BokehJS inlined; raises RuntimeError if it would load any file.
 
     Bokeh adds every imported model library's scripts to a page; Panel's include a file that cannot load from
@@ -290,7 +293,7 @@ def render_html(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE) -> st
     if "panel" in sys.modules:
         raise RuntimeError("render_html runs without Panel imported (its models would add scripts the page cannot "
                            "load from file://): use `python -m app export` or a fresh Python process")
-    text = file_html(build_document(cfg, dtype, title), resources=INLINE, title=title, template=TEMPLATE)
+    text = file_html(build_document(cfg, dtype, title, setup), resources=INLINE, title=title, template=TEMPLATE)
     found = external_references(text)
     if found:
         raise RuntimeError(f"the page would not be self-contained: it references {', '.join(found)}")

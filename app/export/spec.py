@@ -3,7 +3,8 @@
 Nothing here is written for the page alone: the fields, bounds, presets and their labels, the rules and their
 messages (`model.rules`), the budget and memory lines with their formulas (compiled to JavaScript by
 `model.formula.to_js`), the shape rows of every pass structure (`model.memory.Structure`), the chart's parts and
-colours, and the words of the live page. The JavaScript evaluates what differs between configurations.
+colours, the training card's line templates per discrete choice (`model.training.plan` on a probe), and the
+words of the live page. The JavaScript evaluates what differs between configurations.
 """
 from __future__ import annotations
 
@@ -138,9 +139,16 @@ def static_spec() -> dict:
     }
 
 
-def page_spec(cfg: Config, dtype: str) -> dict:
-    """The whole spec of a page starting at `cfg` and `dtype`."""
-    return {**static_spec(), "initial": {**{f: getattr(cfg, f) for f in FIELDS}, "dtype": dtype}}
+def page_spec(cfg: Config, dtype: str, setup: TrainSetup | None = None) -> dict:
+    """The whole spec of a page starting at `cfg`, `dtype` and the training `setup` (default `TrainSetup()`).
+
+    The training card's activations follow the optimizer (as on the live page): a setup with its own dtype is
+    refused, since the card's line templates are built for the optimizer's."""
+    setup = setup or TrainSetup()
+    if setup.dtype is not None:
+        raise ValueError("the exported training card takes its activation dtype from the optimizer: leave dtype None")
+    return {**static_spec(), "initial": {**{f: getattr(cfg, f) for f in FIELDS}, "dtype": dtype},
+            "initial_train": {k: getattr(setup, k) for k in setup.__dataclass_fields__}}
 
 
 def lines_js() -> str:
