@@ -10,15 +10,15 @@ import html
 
 import panel as pn
 import param
-from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Range1d
-from bokeh.plotting import figure
+from bokeh.models import ColumnDataSource, Range1d
 
 from model import units
 from model.train_report import SECTIONS, human
 from model.training import CUSTOM_GPU, FITS, REFERENCES, Line, Plan
 
+from .charts import memory_chart
 from .state import ExplorerState
-from .styles import BASE, FONT, INK, MUTED, RULE, T2
+from .styles import BASE
 from .styles import TRAIN_CSS as CSS
 from .train_query import CUSTOM_START, settle_train
 from .words import FIT_LABELS, GPU_LABELS, OPTIMIZER_LABELS, PARTS, RECOMPUTE_LABELS, ROWS, ZERO_LABELS
@@ -70,7 +70,7 @@ def headline_html(p: Plan) -> str:
     rule = "Chinchilla's rule, 20 per parameter" if s.D is None else f"{e(human(x['compute/tokens_per_param']))} per parameter"
     fits = (f'<span class="fits">fits</span>; the largest micro-batch at T = {p.cfg.T:,} is B = '
             f'<b>{e(human(x["memory/max_B"]))}</b>') if p.memory.fits else \
-        (f'<span class="nofit">does not fit</span>; ' + ("the largest micro-batch that fits is B = "
+        ('<span class="nofit">does not fit</span>; ' + ("the largest micro-batch that fits is B = "
          f'<b>{e(human(x["memory/max_B"]))}</b>' if p.memory.max_B else "not even B = 1 fits: raise ZeRO, "
          "recompute, or add GPUs"))
     return f"""<div class="head">
@@ -194,32 +194,7 @@ class TrainingView(pn.viewable.Viewer):
 
     # --- outputs -------------------------------------------------------------------------------------------------
     def _figure(self):
-        p = figure(y_range=FactorRange(*ROWS), x_range=self.x_range, height=170, sizing_mode="stretch_width",
-                   toolbar_location=None, tools="", min_border_left=4, min_border_right=12, min_border_top=4,
-                   outline_line_color=None)
-        renderers = p.hbar_stack([c for c, _, _ in PARTS], y="row", height=0.6, source=self.source,
-                                 color=[c for _, _, c in PARTS], line_color="#ffffff", line_width=1)
-        for r, (col, lab, _) in zip(renderers, PARTS):
-            p.add_tools(HoverTool(renderers=[r], tooltips=[("", "@row"), (lab, f"@{col}_text"),
-                                                          ("total", "@total_text")]))
-        p.segment(x0="x", x1="x", y0=0, y1=len(ROWS), source=self.capacity, line_color=T2, line_width=2,
-                  line_dash="dashed")
-        p.xaxis.axis_label = "GiB"
-        for axis in (p.xaxis, p.yaxis):
-            axis.major_label_text_font = FONT
-            axis.axis_label_text_font = FONT
-            axis.axis_line_color = RULE
-            axis.major_tick_line_color = RULE
-            axis.minor_tick_line_color = None
-        p.xaxis.axis_label_text_font_size = "11px"
-        p.xaxis.axis_label_text_font_style = "normal"
-        p.xaxis.axis_label_text_color = MUTED
-        p.xaxis.major_label_text_color = MUTED
-        p.yaxis.major_label_text_font_size = "12px"
-        p.yaxis.major_label_text_color = INK
-        p.ygrid.grid_line_color = None
-        p.xgrid.grid_line_color = "#f0f1f3"
-        return p
+        return memory_chart(self.source, self.capacity, self.x_range)
 
     def _update(self, *_events) -> None:
         p = self.state.plan

@@ -13,14 +13,11 @@ from html.parser import HTMLParser
 from importlib import resources
 from pathlib import Path
 
-from bokeh.core.properties import value as literal
 from bokeh.document import Document
 from bokeh.embed import file_html
 from bokeh.layouts import column, row
-from bokeh.models import (Checkbox, ColumnDataSource, CustomJS, CustomJSTickFormatter, Div, FactorRange, HoverTool,
-                          InlineStyleSheet, LabelSet, NumericInput, RadioButtonGroup, Range1d, Select, Slider,
-                          TextInput)
-from bokeh.plotting import figure
+from bokeh.models import (Checkbox, ColumnDataSource, CustomJS, Div, InlineStyleSheet, NumericInput, RadioButtonGroup,
+                          Range1d, Select, Slider, TextInput)
 from bokeh.resources import INLINE
 
 from model import DTYPES, FIELD_DOCS, Config
@@ -28,16 +25,12 @@ from model.config import INT_FIELDS
 from model.rules import preset_labels, preset_of
 from model.training import TrainSetup
 
-from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, T2, TABLE_CSS, TRAIN_CSS
+from ..charts import memory_chart, parts_chart
+from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, TABLE_CSS, TRAIN_CSS
 from ..words import SHORT, TRAIN_NOTE
 from .spec import lines_js, page_spec, static_spec
 
 PAGE_TITLE = "Transformer Shapes"
-TICKS_JS = """
-const units = [[1e12, ' trillion'], [1e9, ' billion'], [1e6, ' million'], [1e3, ' k']];
-for (const [s, u] of units) { if (Math.abs(tick) >= s) { return (+(tick / s).toPrecision(3)) + u; } }
-return String(tick);
-"""
 TEMPLATE = """
 {% block preamble %}
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -96,63 +89,24 @@ def _field(field: str, value: int, label_css: InlineStyleSheet) -> tuple[Slider,
 
 
 def _chart() -> tuple[object, ColumnDataSource, Range1d]:
-    """The live page's parameter chart (app/budget.py BudgetView._figure); page.js fills its source."""
+    """The live page's parameter chart (app/charts.py); page.js fills its source."""
     labels = [c["label"] for c in static_spec()["chart"]]
     cols = ("label", "value", "exact", "formula", "what", "text", "colour", "align", "offset", "ink")
     source = ColumnDataSource({c: ([*labels] if c == "label" else [0] * len(labels)) for c in cols}, name="parts")
     x_range = Range1d(0, 1, name="x_range")
-    p = figure(y_range=FactorRange(*reversed(labels)), x_range=x_range, height=236, sizing_mode="stretch_width",
-               toolbar_location=None, tools="", min_border_left=4, min_border_right=8, min_border_top=4,
-               outline_line_color=None)
-    p.hbar(y="label", right="value", height=0.62, source=source, fill_color="colour", line_color=None)
-    p.add_layout(LabelSet(x="value", y="label", text="text", source=source, x_offset="offset", y_offset=0,
-                          text_align="align", text_baseline="middle", text_font_size="11.5px", text_color="ink",
-                          text_font=literal(FONT)))
-    p.add_tools(HoverTool(tooltips=[("", "@what"), ("parameters", "@exact"), ("formula", "@formula")]))
-    p.xaxis.formatter = CustomJSTickFormatter(code=TICKS_JS)
-    p.xaxis.axis_label = "parameters"
-    _style_axes(p)
-    p.xaxis.ticker.desired_num_ticks = 4
-    return p, source, x_range
-
-
-def _style_axes(p) -> None:
-    """The live page's axis style (app/budget.py, app/training.py)."""
-    for axis in (p.xaxis, p.yaxis):
-        axis.major_label_text_font = FONT
-        axis.axis_label_text_font = FONT
-        axis.axis_line_color = RULE
-        axis.major_tick_line_color = RULE
-        axis.minor_tick_line_color = None
-    p.xaxis.axis_label_text_font_size = "11px"
-    p.xaxis.axis_label_text_font_style = "normal"
-    p.xaxis.axis_label_text_color = MUTED
-    p.xaxis.major_label_text_color = MUTED
-    p.yaxis.major_label_text_font_size = "12px"
-    p.yaxis.major_label_text_color = INK
-    p.ygrid.grid_line_color = None
-    p.xgrid.grid_line_color = "#f0f1f3"
+    return parts_chart(source, x_range, labels), source, x_range
 
 
 def _train_chart() -> tuple[object, list]:
     """The training card's stacked memory chart (app/training.py TrainingView._figure); page.js fills it."""
     train = static_spec()["train"]
-    parts, rows = train["parts"], train["rows"]
+    parts, rows = train["parts"], train["rows"]  # words.PARTS, words.ROWS
     source = ColumnDataSource({"row": list(rows), **{c: [0, 0] for c, _, _ in parts},
                                **{f"{c}_text": ["", ""] for c, _, _ in parts}, "total_text": ["", ""]},
                               name="train_memory_parts")
     capacity = ColumnDataSource({"x": [0], "label": [""]}, name="train_capacity")
     x_range = Range1d(0, 1, name="train_x_range")
-    p = figure(y_range=FactorRange(*rows), x_range=x_range, height=170, sizing_mode="stretch_width",
-               toolbar_location=None, tools="", min_border_left=4, min_border_right=12, min_border_top=4,
-               outline_line_color=None)
-    renderers = p.hbar_stack([c for c, _, _ in parts], y="row", height=0.6, source=source,
-                             color=[c for _, _, c in parts], line_color="#ffffff", line_width=1)
-    for r, (col, lab, _) in zip(renderers, parts):
-        p.add_tools(HoverTool(renderers=[r], tooltips=[("", "@row"), (lab, f"@{col}_text"), ("total", "@total_text")]))
-    p.segment(x0="x", x1="x", y0=0, y1=len(rows), source=capacity, line_color=T2, line_width=2, line_dash="dashed")
-    p.xaxis.axis_label = "GiB"
-    _style_axes(p)
+    p = memory_chart(source, capacity, x_range)
     return p, [source, capacity, x_range]
 
 
