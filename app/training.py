@@ -21,7 +21,9 @@ from .state import ExplorerState
 from .styles import BASE
 from .styles import TRAIN_CSS as CSS
 from .train_query import CUSTOM_START, settle_train
-from .words import FIT_LABELS, GPU_LABELS, OPTIMIZER_LABELS, PARTS, RECOMPUTE_LABELS, ROWS, ZERO_LABELS
+from .words import (CHINCHILLA_RULE, FIT_LABELS, GPU_LABELS, OPTIMIZER_LABELS, PARTS, RECOMPUTE_LABELS, ROWS,
+                    TRAIN_TITLE, ZERO_LABELS)
+from .words import TRAIN_CONTROLS as C
 from .words import TRAIN_NOTE as NOTE
 
 GIB = 2**30
@@ -110,17 +112,17 @@ class TrainingView(pn.viewable.Viewer):
         super().__init__(**params)
         s = self.state.train
         self._pushing = False
-        self._rule = pn.widgets.Checkbox(label="Chinchilla's rule: D = 20·N", value=s.D is None, margin=(22, 10, 0, 4),
+        self._rule = pn.widgets.Checkbox(label=CHINCHILLA_RULE, value=s.D is None, margin=(22, 10, 0, 4),
                                          css_classes=["train-rule"])
-        self._D = pn.widgets.IntInput(label="D, training tokens", start=1, end=10**15, width=170,
+        self._D = pn.widgets.IntInput(label=C["D"], start=1, end=10**15, width=170,
                                       css_classes=["train-D"])
-        self._gpu = pn.widgets.Select(label="GPU", options=GPU_LABELS, width=250, css_classes=["train-gpu"])
-        self._peak = pn.widgets.FloatInput(label="peak, TFLOP/s", start=0.001, end=100_000, width=110)
-        self._memory = pn.widgets.FloatInput(label="memory, GiB", start=0.001, end=100_000, width=110)
-        self._mfu = pn.widgets.EditableFloatSlider(label="MFU, 0 to 1", start=0.05, end=1.0, step=0.01, fixed_start=0.001,
+        self._gpu = pn.widgets.Select(label=C["gpu"], options=GPU_LABELS, width=250, css_classes=["train-gpu"])
+        self._peak = pn.widgets.FloatInput(label=C["gpu_peak"], start=0.001, end=100_000, width=110)
+        self._memory = pn.widgets.FloatInput(label=C["gpu_memory"], start=0.001, end=100_000, width=110)
+        self._mfu = pn.widgets.EditableFloatSlider(label=C["mfu"], start=0.05, end=1.0, step=0.01, fixed_start=0.001,
                                                    fixed_end=1.0, width=200, format="0.00", css_classes=["train-mfu"])
-        self._gpus = pn.widgets.IntInput(label="n, GPUs", start=1, end=1_048_576, width=110, css_classes=["train-gpus"])
-        self._price = pn.widgets.FloatInput(label="$ per GPU-hour (assumed)", start=0, end=1000, step=0.1, width=170,
+        self._gpus = pn.widgets.IntInput(label=C["gpus"], start=1, end=1_048_576, width=110, css_classes=["train-gpus"])
+        self._price = pn.widgets.FloatInput(label=C["price"], start=0, end=1000, step=0.1, width=170,
                                             css_classes=["train-price"])
         self._optimizer = pn.widgets.RadioButtonGroup(options=OPTIMIZER_LABELS, color="primary", variant="outline",
                                                       css_classes=["train-optimizer"])
@@ -128,7 +130,7 @@ class TrainingView(pn.viewable.Viewer):
                                                  css_classes=["train-zero"])
         self._recompute = pn.widgets.RadioButtonGroup(options=RECOMPUTE_LABELS, color="primary", variant="outline",
                                                       css_classes=["train-recompute"])
-        self._fit = pn.widgets.Select(label="loss fit", options=FIT_LABELS, width=200, css_classes=["train-fit"])
+        self._fit = pn.widgets.Select(label=C["fit"], options=FIT_LABELS, width=200, css_classes=["train-fit"])
         self._widgets = (self._rule, self._D, self._gpu, self._peak, self._memory, self._mfu, self._gpus, self._price,
                          self._optimizer, self._zero, self._recompute, self._fit)
         self._notices = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=0)
@@ -208,9 +210,7 @@ class TrainingView(pn.viewable.Viewer):
             self._push()  # the widgets show the settled setup; the rule's D follows N
 
     def __panel__(self) -> pn.viewable.Viewable:
-        title = pn.pane.HTML("<h2>From N to a training run</h2><p class='muted'>How many tokens this N should see, "
-                             "the compute, time and cost on real GPUs, and the memory to train and to serve.</p>",
-                             stylesheets=[BASE], sizing_mode="stretch_width", margin=(0, 0, 6, 0))
+        title = pn.pane.HTML(TRAIN_TITLE, stylesheets=[BASE], sizing_mode="stretch_width", margin=(0, 0, 6, 0))
         row = dict(margin=(0, 0, 4, 0), flex_wrap="wrap", sizing_mode="stretch_width", align_items="flex-end",
                    gap="8px")
 
@@ -221,8 +221,8 @@ class TrainingView(pn.viewable.Viewer):
         controls = pn.Column(
             pn.FlexBox(self._D, self._rule, self._gpu, self._peak, self._memory, self._gpus, self._mfu, self._price,
                        **row),
-            pn.FlexBox(group("Adam: weights + gradients + states", self._optimizer), group("ZeRO stage", self._zero),
-                       group("activation recomputation", self._recompute), self._fit, **row),
+            pn.FlexBox(group(C["optimizer"], self._optimizer), group(C["zero"], self._zero),
+                       group(C["recompute"], self._recompute), self._fit, **row),
             self._notices, sizing_mode="stretch_width", margin=0, css_classes=["train-controls"])
         chart = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", margin=(4, 0, 0, 0))
         note = pn.pane.HTML(f"<p class='note muted'>{html.escape(NOTE)}</p>", stylesheets=[CSS],

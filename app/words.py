@@ -61,6 +61,15 @@ OPTIMIZER_LABELS = {"mixed: 2 + 2 + 12 bytes": "adam-mixed", "fp32: 4 + 4 + 8": 
 ZERO_LABELS = {"0": 0, "1: states": 1, "2: + grads": 2, "3: + weights": 3}
 RECOMPUTE_LABELS = {"none": "none", "full: keep block inputs": "full"}
 FIT_LABELS = {"Hoffmann et al. 2022": "hoffmann", "Besiroglu et al. 2024 refit": "besiroglu"}
+TRAIN_CONTROLS = {  # each control's label, keyed as the URL (app.train_query.TRAIN_KEYS)
+    "D": "D, training tokens", "gpu": "GPU", "gpu_peak": "peak, TFLOP/s", "gpu_memory": "memory, GiB",
+    "mfu": "MFU, 0 to 1", "gpus": "n, GPUs", "price": "$ per GPU-hour (assumed)",
+    "optimizer": "Adam: weights + gradients + states", "zero": "ZeRO stage", "recompute": "activation recomputation",
+    "fit": "loss fit",
+}
+CHINCHILLA_RULE = "Chinchilla's rule: D = 20·N"  # the live card's switch; the exported page's blank D
+TRAIN_TITLE = ("<h2>From N to a training run</h2><p class='muted'>How many tokens this N should see, the compute, "
+               "time and cost on real GPUs, and the memory to train and to serve.</p>")
 
 TRAIN_NOTE = ("MFU, model FLOPs utilisation: observed tokens/s × 6N ÷ the GPUs' peak FLOP/s (PaLM's definition, which "
               "also counts attention's 12·L·T·d per token; here time follows C = 6·N·D). Peaks are dense BF16 without "

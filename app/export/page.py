@@ -27,7 +27,8 @@ from model.training import TrainSetup
 
 from ..charts import memory_chart, parts_chart
 from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, TABLE_CSS, TRAIN_CSS
-from ..words import SHORT, TRAIN_NOTE
+from ..words import CHINCHILLA_RULE, SHORT, TRAIN_NOTE, TRAIN_TITLE
+from ..words import TRAIN_CONTROLS as C
 from .spec import lines_js, page_spec, static_spec
 
 PAGE_TITLE = "Transformer Shapes"
@@ -115,18 +116,18 @@ def _train_card(card: InlineStyleSheet) -> tuple[object, list]:
     train = static_spec()["train"]
     css = _sheet(TRAIN_CSS)
     div = lambda name: Div(text="", name=name, sizing_mode="stretch_width", stylesheets=[css], disable_math=True)  # noqa: E731
-    D = TextInput(value="", title="D, training tokens", placeholder="blank: Chinchilla's 20·N", name="train_D",
-                  width=190)
-    gpu = Select(title="GPU", options=[tuple(x) for x in train["labels"]["gpu"]], value=train["default"]["gpu"],
+    D = TextInput(value="", title=C["D"], placeholder=f"empty = {CHINCHILLA_RULE}", name="train_D",
+                  width=250)
+    gpu = Select(title=C["gpu"], options=[tuple(x) for x in train["labels"]["gpu"]], value=train["default"]["gpu"],
                  name="train_gpu", width=250)
-    peak = NumericInput(title="peak, TFLOP/s", mode="float", name="train_peak", width=110, visible=False)
-    memory = NumericInput(title="memory, GiB", mode="float", name="train_memory", width=110, visible=False)
-    gpus = NumericInput(title="n, GPUs", mode="int", name="train_gpus", width=110)
-    mfu = NumericInput(title="MFU, 0 to 1", mode="float", name="train_mfu", width=110)
-    price = NumericInput(title="$ per GPU-hour (assumed)", mode="float", name="train_price", width=170)
+    peak = NumericInput(title=C["gpu_peak"], mode="float", name="train_peak", width=110, visible=False)
+    memory = NumericInput(title=C["gpu_memory"], mode="float", name="train_memory", width=110, visible=False)
+    gpus = NumericInput(title=C["gpus"], mode="int", name="train_gpus", width=110)
+    mfu = NumericInput(title=C["mfu"], mode="float", name="train_mfu", width=110)
+    price = NumericInput(title=C["price"], mode="float", name="train_price", width=170)
     radios = {k: RadioButtonGroup(labels=[label for _, label in train["labels"][k]], active=0, name=f"train_{k}")
               for k in ("optimizer", "zero", "recompute")}
-    fit = Select(title="loss fit", options=[tuple(x) for x in train["labels"]["fit"]], value=train["default"]["fit"],
+    fit = Select(title=C["fit"], options=[tuple(x) for x in train["labels"]["fit"]], value=train["default"]["fit"],
                  name="train_fit", width=200)
 
     def group(label: str, widget) -> object:
@@ -135,14 +136,12 @@ def _train_card(card: InlineStyleSheet) -> tuple[object, list]:
 
     wrap = {"flex-wrap": "wrap", "gap": "8px", "align-items": "flex-end"}
     controls = column(row(D, gpu, peak, memory, gpus, mfu, price, sizing_mode="stretch_width", styles=wrap),
-                      row(group("Adam: weights + gradients + states", radios["optimizer"]),
-                          group("ZeRO stage", radios["zero"]), group("activation recomputation", radios["recompute"]),
+                      row(group(C["optimizer"], radios["optimizer"]),
+                          group(C["zero"], radios["zero"]), group(C["recompute"], radios["recompute"]),
                           fit, sizing_mode="stretch_width", styles=wrap),
                       sizing_mode="stretch_width")
     notices, head, legend, lines = (div(n) for n in ("train_notices", "train_head", "train_legend", "train_lines"))
-    title = Div(text="<h2>From N to a training run</h2><p class='muted'>How many tokens this N should see, the compute, "
-                     "time and cost on real GPUs, and the memory to train and to serve.</p>",
-                sizing_mode="stretch_width", stylesheets=[_sheet(BASE)])
+    title = Div(text=TRAIN_TITLE, sizing_mode="stretch_width", stylesheets=[_sheet(BASE)])
     note = Div(text=f"<p class='note muted'>{html.escape(TRAIN_NOTE)}</p>", sizing_mode="stretch_width",
                stylesheets=[css])
     chart, models = _train_chart()
