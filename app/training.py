@@ -17,8 +17,9 @@ from model import units
 from model.train_report import SECTIONS, human
 from model.training import CUSTOM_GPU, FITS, GPUS, REFERENCES, Line, Plan
 
+from .charts import style_axes
 from .state import ExplorerState
-from .styles import BASE, FONT, INK, MUTED, RULE, T2
+from .styles import BASE, MUTED, RULE, T2
 from .train_query import CUSTOM_START, settle_train
 
 GIB = 2**30
@@ -101,7 +102,7 @@ def headline_html(p: Plan) -> str:
     rule = "Chinchilla's rule, 20 per parameter" if s.D is None else f"{e(human(x['compute/tokens_per_param']))} per parameter"
     fits = (f'<span class="fits">fits</span>; the largest micro-batch at T = {p.cfg.T:,} is B = '
             f'<b>{e(human(x["memory/max_B"]))}</b>') if p.memory.fits else \
-        (f'<span class="nofit">does not fit</span>; ' + ("the largest micro-batch that fits is B = "
+        ('<span class="nofit">does not fit</span>; ' + ("the largest micro-batch that fits is B = "
          f'<b>{e(human(x["memory/max_B"]))}</b>' if p.memory.max_B else "not even B = 1 fits: raise ZeRO, "
          "recompute, or add GPUs"))
     return f"""<div class="head">
@@ -243,20 +244,7 @@ class TrainingView(pn.viewable.Viewer):
         p.segment(x0="x", x1="x", y0=0, y1=len(ROWS), source=self.capacity, line_color=T2, line_width=2,
                   line_dash="dashed")
         p.xaxis.axis_label = "GiB"
-        for axis in (p.xaxis, p.yaxis):
-            axis.major_label_text_font = FONT
-            axis.axis_label_text_font = FONT
-            axis.axis_line_color = RULE
-            axis.major_tick_line_color = RULE
-            axis.minor_tick_line_color = None
-        p.xaxis.axis_label_text_font_size = "11px"
-        p.xaxis.axis_label_text_font_style = "normal"
-        p.xaxis.axis_label_text_color = MUTED
-        p.xaxis.major_label_text_color = MUTED
-        p.yaxis.major_label_text_font_size = "12px"
-        p.yaxis.major_label_text_color = INK
-        p.ygrid.grid_line_color = None
-        p.xgrid.grid_line_color = "#f0f1f3"
+        style_axes(p)
         return p
 
     def _update(self, *_events) -> None:

@@ -128,7 +128,7 @@ def main() -> None:
     print(f"torch {torch.__version__}, {psutil.cpu_count()} CPUs, torch threads {torch.get_num_threads()}, "
           f"load average {os.getloadavg()[0]:.2f} (other processes on the machine add noise)")
     print(f"limits: T <= {mv.MAX_T}, L <= {mv.MAX_L}, parameters <= {fmt.params(mv.MAX_PARAMS)}, "
-          f"activations <= {fmt.nbytes(mv.MAX_ACTIVATION_BYTES)} (fp32, every tensor of the pass)")
+          f"activations <= {fmt.nbytes(mv.MAX_ACTIVATION_BYTES)} (fp32, new memory as model.trace counts it)")
     ours(Config(B=1, T=4, d=8, h=2, L=1, V=64, T_max=8), [1, 2, 3, 4], 0)  # first-call costs are not per-pass
     baseline(Config(B=1, T=4, d=8, h=2, L=1, V=64, T_max=8), [1, 2, 3, 4], 0)
     bench_time(args.repeat)

@@ -398,7 +398,7 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
     add("compute/C_6ND", "C = 6·N·D, training FLOPs (forward 2N + backward 4N per token)", "6·N·D", C, "flops")
     add("compute/C_6ND_pf_days", "C in PF-days (1 PF-day = 10¹⁵ FLOP/s for a day)", "6·N·D/(10¹⁵·86400)",
         _div(C, PF_DAY), "pf_days")
-    add("compute/C_measured", f"C measured: 3 × the measured forward FLOPs per token × D (attention at T = {cfg.T:,} "
+    add("compute/C_measured", "C measured: 3 × the measured forward FLOPs per token × D (attention at this T "
         "included)", "3·(L·(24d² + 4Td) + 2Vd)·D", C_measured, "flops")
     add("compute/C_measured_pf_days", "C measured in PF-days", "3·(L·(24d² + 4Td) + 2Vd)·D/(10¹⁵·86400)",
         C_measured / PF_DAY, "pf_days")
@@ -421,7 +421,7 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
         fit.E + fit.A / N_opt**fit.alpha + fit.B / D_opt**fit.beta, "loss")
 
     # time and cost
-    add("time/peak", f"P, peak of one {gpu.label}: dense BF16, no sparsity", "P", P, "flop_per_s")
+    add("time/peak", "P, peak of one GPU: dense BF16, no sparsity", "P", P, "flop_per_s")
     add("time/mfu", "MFU, model FLOPs utilisation: observed tokens/s × 6N ÷ (n × P) (PaLM's, without its attention "
         "term)", "MFU",
         setup.mfu, "share")
@@ -442,7 +442,7 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
     for part, value, formula in states:
         shard = " ÷ n (ZeRO)" if "/n" in formula else ""
         add(f"memory/{part}", labels[part] + shard, formula, value, "bytes")
-    add("memory/S_block", f"S_block, saved for backward by one block at B = {cfg.B:,}, T = {cfg.T:,} (measured)",
+    add("memory/S_block", "S_block, saved for backward by one block at this B and T (measured)",
         "S_block", block, "bytes")
     add("memory/S_rest", "S_rest, saved by embeddings, final LayerNorm, head and loss (measured)", "S_rest", rest,
         "bytes")
@@ -453,16 +453,16 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
     act_short = "L·S_block + S_rest" if setup.recompute == "none" else act_formula
     add("memory/total", "total per GPU", " + ".join(f for _, _, f in states) + " + " + act_short, total, "bytes")
     capacity = round(gpu.memory_gib * 2**30)
-    add("memory/capacity", f"memory of one {gpu.label}", "", capacity, "bytes")
+    add("memory/capacity", "memory of one GPU", "", capacity, "bytes")
     fits = total <= capacity
     add("memory/fits", "fits in one GPU's memory", "", fits, "bool")
     max_B = largest_micro_batch(cfg, setup)
-    add("memory/max_B", f"largest micro-batch B that fits at T = {cfg.T:,}", "", max_B, "count")
+    add("memory/max_B", "largest micro-batch B that fits at this T", "", max_B, "count")
 
     # serving
     kv = 2 * cfg.L * cfg.B * cfg.T * cfg.d * size
     add("serve/weights", f"weights at {setup.act_dtype}", f"{size}·N", size * N, "bytes")
-    add("serve/kv_cache", f"KV cache at B = {cfg.B:,}, T = {cfg.T:,}: keys and values of all h heads, every block",
+    add("serve/kv_cache", "KV cache at this B and T: keys and values of all h heads, every block",
         f"2·L·BTd·{size}", kv, "bytes")
     add("serve/kv_per_token", "KV cache per token of context", f"2·L·d·{size}", 2 * cfg.L * cfg.d * size, "bytes")
     add("serve/total", "total to serve", f"{size}·N + 2·L·BTd·{size}", size * N + kv, "bytes")

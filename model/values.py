@@ -2,8 +2,8 @@
 
     >>> v = values(Config(B=1, T=16, d=64, h=4, L=2, V=50_257, T_max=64), "The cat sat on the mat.")
     >>> round(v.loss, 1), round(v.ln_V, 1)        # an untrained model's loss starts near ln V
-    (10.8, 10.8)
-    >>> v.attention(0, 0)[0, 1]                  # above the diagonal: exactly 0 (position 0 never sees 1)
+    (10.9, 10.8)
+    >>> float(v.attention(0, 0)[0, 1])           # above the diagonal: exactly 0 (position 0 never sees 1)
     0.0
 
 Conventions. The pass runs at B = 1 on the first T tokens of the text (T = min(cfg.T, tokens, MAX_T)): one
@@ -18,7 +18,7 @@ have none.
 Bounded cost. A pass costs memory for the weights (4 bytes per parameter) and the activations, and time for
 drawing the weights (most of it) and the hooks (a few ms per block). The limits below admit GPT-2 small, keep
 a pass's peak under 1 GiB (measured: 0.5 to 0.7 GiB above the process's RSS, given back afterwards) and its
-time within about 1.6× of building and running the same model plainly (benchmarks/bench_values.py). Above
+time within about 1 to 1.7× of building and running the same model plainly (benchmarks/bench_values.py). Above
 them `plan` gives the nearest configuration that runs, a scaled-down copy that keeps d_head, V, T_max and
 the head's tie; `values` refuses to run more (`TooLarge`) unless told to run that copy, labelled as such.
 One pass runs at a time per process (a lock); results are cached by (configuration, token ids, seed).
@@ -49,7 +49,7 @@ from .tracing import NOTATION, trace
 MAX_T = 64  # tokens of text per pass: the heatmap stays legible, the (h, T, T) tensors stay small
 MAX_L = 96  # blocks (GPT-3 175B's L): the hooks cost ≈ 4 ms per block, so 96 blocks ≈ 0.4 s
 MAX_PARAMS = 160_000_000  # GPT-2 small (124.4 million) and GPT-3 125M run; 640 MB of fp32 weights at most
-MAX_ACTIVATION_BYTES = 128 * 2**20  # every tensor of the pass at fp32 (GPT-2 small at T = 64: 69.3 MiB)
+MAX_ACTIVATION_BYTES = 128 * 2**20  # new memory of the pass at fp32, model.trace (GPT-2 small at T = 64: 62.5 MiB)
 MAX_SEED = 2**63 - 1
 
 _LOCK = threading.Lock()  # one real pass at a time per process

@@ -3,7 +3,6 @@ heatmap's data, the same loss as the API, and hostile links that get the scaled-
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 import pytest
 from playwright.sync_api import expect

@@ -9,7 +9,6 @@ self-contained and the command line rejects bad input in one line.
 from __future__ import annotations
 
 import html
-import json
 import random
 import subprocess
 import sys

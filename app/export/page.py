@@ -13,13 +13,11 @@ from html.parser import HTMLParser
 from importlib import resources
 from pathlib import Path
 
-from bokeh.core.properties import value as literal
 from bokeh.document import Document
 from bokeh.embed import file_html
 from bokeh.layouts import column, row
-from bokeh.models import (Checkbox, ColumnDataSource, CustomJS, CustomJSTickFormatter, Div, FactorRange, HoverTool,
-                          InlineStyleSheet, LabelSet, NumericInput, RadioButtonGroup, Range1d, Select, Slider)
-from bokeh.plotting import figure
+from bokeh.models import (Checkbox, ColumnDataSource, CustomJS, Div, InlineStyleSheet, NumericInput, RadioButtonGroup,
+                          Range1d, Select, Slider)
 from bokeh.resources import INLINE
 
 from model import DTYPES, FIELD_DOCS, Config
@@ -28,14 +26,10 @@ from model.rules import preset_labels, preset_of
 
 from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, TABLE_CSS
 from ..words import SHORT
+from ..charts import parts_chart
 from .spec import lines_js, page_spec, static_spec
 
 PAGE_TITLE = "Transformer Shapes"
-TICKS_JS = """
-const units = [[1e12, ' trillion'], [1e9, ' billion'], [1e6, ' million'], [1e3, ' k']];
-for (const [s, u] of units) { if (Math.abs(tick) >= s) { return (+(tick / s).toPrecision(3)) + u; } }
-return String(tick);
-"""
 TEMPLATE = """
 {% block preamble %}
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -93,37 +87,12 @@ def _field(field: str, value: int, label_css: InlineStyleSheet) -> tuple[Slider,
 
 
 def _chart() -> tuple[object, ColumnDataSource, Range1d]:
-    """The live page's parameter chart (app/budget.py BudgetView._figure); page.js fills its source."""
+    """The live page's parameter chart (app/charts.py); page.js fills its source."""
     labels = [c["label"] for c in static_spec()["chart"]]
     cols = ("label", "value", "exact", "formula", "what", "text", "colour", "align", "offset", "ink")
     source = ColumnDataSource({c: ([*labels] if c == "label" else [0] * len(labels)) for c in cols}, name="parts")
     x_range = Range1d(0, 1, name="x_range")
-    p = figure(y_range=FactorRange(*reversed(labels)), x_range=x_range, height=236, sizing_mode="stretch_width",
-               toolbar_location=None, tools="", min_border_left=4, min_border_right=8, min_border_top=4,
-               outline_line_color=None)
-    p.hbar(y="label", right="value", height=0.62, source=source, fill_color="colour", line_color=None)
-    p.add_layout(LabelSet(x="value", y="label", text="text", source=source, x_offset="offset", y_offset=0,
-                          text_align="align", text_baseline="middle", text_font_size="11.5px", text_color="ink",
-                          text_font=literal(FONT)))
-    p.add_tools(HoverTool(tooltips=[("", "@what"), ("parameters", "@exact"), ("formula", "@formula")]))
-    p.xaxis.formatter = CustomJSTickFormatter(code=TICKS_JS)
-    p.xaxis.axis_label = "parameters"
-    for axis in (p.xaxis, p.yaxis):
-        axis.major_label_text_font = FONT
-        axis.axis_label_text_font = FONT
-        axis.axis_line_color = RULE
-        axis.major_tick_line_color = RULE
-        axis.minor_tick_line_color = None
-    p.xaxis.axis_label_text_font_size = "11px"
-    p.xaxis.axis_label_text_font_style = "normal"
-    p.xaxis.axis_label_text_color = MUTED
-    p.xaxis.major_label_text_color = MUTED
-    p.yaxis.major_label_text_font_size = "12px"
-    p.yaxis.major_label_text_color = INK
-    p.ygrid.grid_line_color = None
-    p.xgrid.grid_line_color = "#f0f1f3"
-    p.xaxis.ticker.desired_num_ticks = 4
-    return p, source, x_range
+    return parts_chart(source, x_range, labels), source, x_range
 
 
 def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE) -> Document:
