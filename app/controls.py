@@ -12,9 +12,10 @@ preset or a link stretches a slider's range by doubling its end (GPT-3 175B: d 6
 Widgets write to the state with `set_field` (which rejects out-of-bounds input with a notice) and the
 state writes back to the widgets; a guard keeps the two directions from echoing. (`from_param` would tie a
 slider's range to the parameter's hard bounds, 1 … 32,768 for d, which no keyboard can use, and would refuse
-out-of-bounds input silently.) Sliders update on `value`, as the handle moves: an update takes ~100 ms in the
-page, and Panel coalesces the events that arrive while one is processed, so a fast drag never builds a backlog
-(benchmarks/bench_app_latency.py).
+out-of-bounds input silently.) Sliders update on `value`, as the handle moves. Panel holds every change from the
+page for 50 ms (`Reactive._debounce`) to gather the ones that follow; the sliders here wait SLIDER_DELAY_MS
+instead, and the changes that arrive while one is processed are still coalesced into one, so a fast drag never
+builds a backlog (benchmarks/bench_app_latency.py measures both).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from .styles import STATUS_CSS, ACCENT, BASE, T2
 from .words import SHORT, rules_line, slider_range
 
 CONTROL_WIDTH = 194
+SLIDER_DELAY_MS = 5  # Panel's default wait before it processes a change from the page is 50 ms
 
 LABEL_CSS = BASE + """
 .lab { white-space: nowrap; line-height: 1.2; overflow: hidden; }
@@ -61,6 +63,7 @@ class FieldControl(pn.viewable.Viewer):
         self._slider = pn.widgets.IntSlider(value=0, start=0, end=1, show_value=False, tooltips=False,
                                             sizing_mode="stretch_width", margin=(2, 8, 4, 8),
                                             css_classes=[f"slider-{name}"], stylesheets=[SLIDER_CSS])
+        self._slider._debounce = SLIDER_DELAY_MS  # Panel's knob (a class attribute, read per instance)
         self._push()
         self._slider.param.watch(self._slid, ["value"])
         self._box.param.watch(self._typed, ["value"])

@@ -31,11 +31,16 @@ from .values import ValuesView
 TITLE = "Transformer Shapes"
 WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one GPT-2 forward pass and the parameter budget "
               "follow. Try T first (watch the orange rows), then d and h.")
+# Written 250 ms after the last change: history.replaceState is a synchronous call into the browser
+# (~10 ms of the page's main thread in Chromium), too slow for every step of a drag.
 REPLACE_URL_JS = """
-const q = cb_obj.value;
-if (q && window.location.search !== q) {
-  window.history.replaceState(window.history.state, '', window.location.pathname + q + window.location.hash);
-}
+clearTimeout(window.__shapesUrlTimer);
+window.__shapesUrlTimer = setTimeout(() => {
+  const q = cb_obj.value;
+  if (q && window.location.search !== q) {
+    window.history.replaceState(window.history.state, '', window.location.pathname + q + window.location.hash);
+  }
+}, 250);
 """
 
 HEADER_CSS = BASE + f"""

@@ -6,17 +6,24 @@ as one HTML table with fixed column widths, so dragging a slider changes text an
 """
 from __future__ import annotations
 
+import functools
 import html
+import re
 from dataclasses import dataclass
 
 import panel as pn
 import param
+from panel.reactive import ReactiveHTML
 
-from model import NOTATION, Trace
+import model
+from model import NOTATION, Config, Trace
 from model import units as fmt
+from model.config import FIELDS
+from model.memory import KORTHIKANTI_NOTE
 
-from .state import ExplorerState
-from .styles import TABLE_CSS, BASE, MONO, MUTED, PLAIN, RULE, T2
+from .budget import lines_html, shown
+from .state import ExplorerState, bar_scale
+from .styles import BASE, TABLE_CSS
 from .words import MAX_LISTED_BLOCKS, QUADRATIC
 
 
@@ -35,14 +42,16 @@ class ShapeRow:
     bar: float = 0.0  # memory / largest tensor of the pass at T = T_max, 0 ... 1
     quadratic: bool = False  # a (B, h, T, T) tensor
     in_block: bool = False
+    view: bool = False  # shares an earlier tensor's storage: no new memory (model.Row.view)
+    saved: bool = False  # kept by autograd for the backward pass (model.Row.saved)
 
 
 def _tensor(row, scale: int, collapsed: bool) -> ShapeRow:
     name = row.local if collapsed and row.block is not None else row.name
     return ShapeRow(kind="tensor", name=name, label=row.label, symbolic=row.symbolic, shape=fmt.shape(row.shape),
-                    elements=fmt.thousands(row.numel), memory=fmt.nbytes(row.nbytes),
+                    elements=fmt.thousands(row.numel), memory="view" if row.view else fmt.nbytes(row.nbytes),
                     bar=min(1.0, row.nbytes / scale) if scale else 0.0, quadratic=row.symbolic == QUADRATIC,
-                    in_block=row.block is not None)
+                    in_block=row.block is not None, view=row.view, saved=row.saved)
 
 
 def _group_heading(block: int | None, L: int, per_block: int) -> ShapeRow:
@@ -82,43 +91,137 @@ def shape_rows(trace: Trace, scale_bytes: int, expanded: bool = False) -> list[S
     return out
 
 
-# Compact markup (the expanded listing of GPT-3 175B has 1,632 rows, re-sent on every change):
-# row classes t tensor, k in a block, q (B, h, T, T), a absent, g block heading; cell classes n tensor name
-# (<b> name, <i> what it is, <u> lesson shape on phones), s lesson shape, c concrete shape, e elements,
-# m memory, b bar (<s> is the filled part).
-def _tr(r: ShapeRow) -> str:
+# Compact markup (the expanded listing of GPT-3 175B has 1,632 rows), as the exported page writes it (rowHtml
+# in app/export/page.js): row classes t tensor, k in a block, q (B, h, T, T), a absent, g block heading,
+# v view (memory "view": no new memory), sv saved for backward (a dot after the name); cell classes n tensor
+# name (<b> name, <i> what it is, <u> lesson shape on phones), s lesson shape, c concrete shape, e elements,
+# m memory, b bar (<s> is the filled part). Every element that changes while a slider moves (concrete shape,
+# elements, memory, bar width, block headings, the scale, the memory lines' values) carries `data-v` (text)
+# or `data-h` (markup): the page receives the markup once, then only the list of those contents (TableSlots).
+SLOT = "\x00"  # where a changing value goes in the template; never in escaped text
+_LINE_VALUE = re.compile(r'<td class="v">(.*?)</td>')  # a value cell of app.budget.lines_html
+
+
+class _Writer:
+    """Writes markup with a SLOT for each changing value, and collects the values (and which are markup)."""
+
+    def __init__(self) -> None:
+        self.values: list[str] = []
+        self.raw: list[bool] = []
+
+    def slot(self, tag: str, value: str, attrs: str = "", raw: bool = False) -> str:
+        """<tag attrs data-v>value</tag> (data-h: `value` is markup); a bar (<s>) carries its value as its width."""
+        self.values.append(value)
+        self.raw.append(raw)
+        if tag == "s":
+            return f'<s data-v style="width:{SLOT}"></s>'
+        return f"<{tag}{attrs} data-{'h' if raw else 'v'}>{SLOT}</{tag}>"
+
+
+def _tr(r: ShapeRow, w: _Writer) -> str:
     e = html.escape
     if r.kind == "group":
-        return f'<tr class="g"><td colspan="6"><b>{e(r.name)}</b> <i>{e(r.label)}</i></td></tr>'
+        return f'<tr class="g"><td colspan="6">{w.slot("b", r.name)} {w.slot("i", r.label)}</td></tr>'
     classes = " ".join(c for c in ("t", "k" if r.in_block else "", "q" if r.quadratic else "",
-                                   "a" if r.kind == "absent" else "") if c)
+                                   "a" if r.kind == "absent" else "", "v" if r.view else "",
+                                   "sv" if r.saved else "") if c)
+    shape = w.slot("td", r.shape or "—", ' class="c"')
+    elements = w.slot("td", r.elements or "—", ' class="e"')
+    memory = w.slot("td", r.memory or "—", ' class="m"')
+    bar = w.slot("s", f"{100 * r.bar:.1f}%")
     return (f'<tr class="{classes}"><td class="n"><b>{e(r.name)}</b><i>{e(r.label)}</i><u>{e(r.symbolic)}</u></td>'
-            f'<td class="s">{e(r.symbolic)}</td><td class="c">{e(r.shape or "—")}</td>'
-            f'<td class="e">{e(r.elements or "—")}</td><td class="m">{e(r.memory or "—")}</td>'
-            f'<td class="b"><s style="width:{100 * r.bar:.1f}%"></s></td></tr>')
+            f'<td class="s">{e(r.symbolic)}</td>{shape}{elements}{memory}<td class="b">{bar}</td></tr>')
 
 
-def render_table(rows: list[ShapeRow], total: str, dtype: str, scale: str) -> str:
-    """The table as HTML: fixed column widths, one row per ShapeRow, the activation total in the footer."""
+@dataclass(frozen=True)
+class TableParts:
+    """The view as a template (SLOTs where values change) and the values; `html` puts them together."""
+
+    template: str
+    values: tuple[str, ...]
+    raw: tuple[bool, ...]  # the value is markup (escaped where it was made), not text
+
+    @property
+    def html(self) -> str:
+        pieces = self.template.split(SLOT)
+        out = [pieces[0]]
+        for value, raw, piece in zip(self.values, self.raw, pieces[1:]):
+            out += [value if raw else html.escape(value), piece]
+        return "".join(out)
+
+
+def table_parts(rows: list[ShapeRow], dtype: str, scale: str, memory: list[dict[str, str]]) -> TableParts:
+    """The table (fixed column widths, one row per ShapeRow), the legend, and the memory lines (new memory,
+    views excluded; saved for backward; the 16-bit estimate), as the exported page lays them out."""
     e = html.escape
-    body = "".join(_tr(r) for r in rows)
-    return f"""<table class="shapes">
-<thead><tr><th class="n">tensor</th><th class="s">lesson shape</th><th class="c">shape now</th>
-<th class="e">elements</th><th class="m" title="bytes at {e(dtype)}">memory</th>
-<th class="b" title="share of {e(scale)}, the largest tensor at T = T_max">size</th></tr></thead>
-<tbody>{body}</tbody>
-<tfoot><tr><td class="n"><b>activations</b></td><td class="s"></td>
-<td class="c note">of this pass at {e(dtype)}, all kept for the backward pass; block rows × L</td>
-<td class="e"></td><td class="m total">{e(total)}</td><td class="b"></td></tr>
-<tr class="scale"><td colspan="6">bars: share of {e(scale)}, the largest tensor at T = T_max, so they grow as T does</td></tr>
-</tfoot>
-</table>"""
+    w = _Writer()
+    body = "".join(_tr(r, w) for r in rows)
+    legend = (f'<p class="legend muted">bars: share of {w.slot("span", scale)}, the largest tensor at T = T_max, so '
+              f'they grow as T does. <b>view</b>: shares an earlier tensor\'s storage (no new memory). '
+              f'<span class="dot">●</span> kept for the backward pass.</p>')
+    lines = _LINE_VALUE.sub(lambda m: w.slot("td", m.group(1), ' class="v"', raw=True), lines_html(memory))
+    note = (f'<p class="note muted">{e(KORTHIKANTI_NOTE)}</p>'
+            if any(x["key"] == "memory/korthikanti" for x in memory) else "")
+    template = (f'<table class="shapes"><thead><tr><th class="n">tensor</th><th class="s">lesson shape</th>'
+                f'<th class="c">shape now</th><th class="e">elements</th>'
+                f'<th class="m" title="bytes at {e(dtype)}">memory</th>'
+                f'<th class="b" title="share of the largest tensor at T = T_max">size</th></tr></thead>'
+                f'<tbody>{body}</tbody></table>{legend}{lines}{note}')
+    return TableParts(template, tuple(w.values), tuple(w.raw))
+
+
+def render_table(rows: list[ShapeRow], dtype: str, scale: str, memory: list[dict[str, str]]) -> str:
+    """The view as one HTML string (what the page shows; `table_parts` splits it for patching)."""
+    return table_parts(rows, dtype, scale, memory).html
+
+
+@functools.lru_cache(maxsize=128)
+def table_at(cfg: Config, dtype: str, expanded: bool) -> TableParts:
+    """The view at one configuration (cached per whole Config, dtype and listing: a slider that returns to
+    a value costs a dictionary look-up)."""
+    trace = model.trace(cfg, dtype)
+    scale = bar_scale(trace)
+    return table_parts(shape_rows(trace, scale, expanded), dtype, fmt.nbytes(scale), [shown(x) for x in trace.lines])
+
+
+class TableSlots(ReactiveHTML):
+    """An HTML table drawn once from `markup`; afterwards only `values` travels, and the page writes each value
+    into its [data-v] element (text, or a bar's width) or [data-h] element (markup) if it differs. A change of
+    `markup` redraws."""
+
+    # A one-item list, not a String: Panel runs every str parameter of a ReactiveHTML through nh3, which strips
+    # class, style and data-v. The markup is ours, every value in it escaped (table_parts).
+    markup = param.List(item_type=str, doc="[the table's HTML, values inline]")
+    values = param.List(item_type=str, doc="the contents of the [data-v] and [data-h] elements, in document order")
+
+    _template = '<div id="box" class="slots"></div>'
+    _scripts = {
+        "render": """
+state.draw = () => { box.innerHTML = data.markup[0]; state.slots = box.querySelectorAll('[data-v], [data-h]'); };
+state.patch = () => {
+  const v = data.values, s = state.slots;
+  if (!s || s.length !== v.length) return;
+  for (let i = 0; i < v.length; i++) {
+    const el = s[i];
+    if (el.tagName === 'S') { if (el.style.width !== v[i]) el.style.width = v[i]; }
+    else if (el.hasAttribute('data-h')) { if (el.innerHTML !== v[i]) el.innerHTML = v[i]; }
+    else if (el.textContent !== v[i]) el.textContent = v[i];
+  }
+};
+state.draw(); state.patch();""",
+        "markup": "state.draw(); state.patch();",
+        "values": "state.patch();",
+    }
 
 
 
 
 class ShapesTable(pn.viewable.Viewer):
-    """Every intermediate tensor of one forward pass at the state's configuration, with memory bars."""
+    """Every intermediate tensor of one forward pass at the state's configuration, with memory bars.
+
+    Inputs: the whole `config`, `dtype` and `expanded` (nothing else). A change sends the page the new values
+    only; the markup travels again only when the table's structure changes (rows, dtype, listing).
+    """
 
     state = param.ClassSelector(class_=ExplorerState, doc="the explorer's state")
 
@@ -129,23 +232,31 @@ class ShapesTable(pn.viewable.Viewer):
                                                              stylesheets=[":host { font-size: 12px; }"])
         self._expand = pn.widgets.Checkbox.from_param(self.state.param.expanded, label="list all L blocks",
                                                       margin=(6, 0, 0, 0))
-        self._table = pn.pane.HTML(self.table_html(), sizing_mode="stretch_width", stylesheets=[TABLE_CSS],
-                                   margin=0)
-        self.state.param.watch(self._update, ["config", "dtype", "expanded"])
+        parts = self.parts()
+        self._template = parts.template
+        self._table = TableSlots(markup=[parts.html], values=list(parts.values), sizing_mode="stretch_width",
+                                 stylesheets=[TABLE_CSS], margin=0)
+        self.state.on_inputs(self._update, [*FIELDS, "dtype", "expanded"])
+
+    def parts(self) -> TableParts:
+        return table_at(self.state.config, self.state.dtype, self.state.expanded)
 
     def rows(self) -> list[ShapeRow]:
         """The rows handed to the table at the current state."""
-        scale = max(r.nbytes for r in self.state.trace_at_T_max.rows)
-        return shape_rows(self.state.trace, scale, self.state.expanded)
+        trace = self.state.trace
+        return shape_rows(trace, bar_scale(trace), self.state.expanded)
 
     def table_html(self) -> str:
-        trace = self.state.trace
-        scale = max(r.nbytes for r in self.state.trace_at_T_max.rows)
-        rows = shape_rows(trace, scale, self.state.expanded)
-        return render_table(rows, fmt.nbytes(trace.activation_bytes), self.state.dtype, fmt.nbytes(scale))
+        """The table as the page shows it now."""
+        return self.parts().html
 
-    def _update(self, *_events) -> None:
-        self._table.object = self.table_html()
+    def _update(self) -> None:
+        parts = self.parts()
+        if parts.template == self._template:
+            self._table.values = list(parts.values)
+        else:
+            self._template = parts.template
+            self._table.param.update(markup=[parts.html], values=list(parts.values))
 
     def __panel__(self) -> pn.viewable.Viewable:
         title = pn.pane.HTML("<h2>One forward pass, tensor by tensor</h2>", stylesheets=[BASE], margin=(2, 12, 0, 0))

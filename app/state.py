@@ -7,13 +7,15 @@ and back to 12 at 768, and lowering then raising T_max brings T back.
 """
 from __future__ import annotations
 
-import dataclasses
+import functools
+import math
+from collections.abc import Callable, Iterable
 
 import param
 
 import model
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Budget, Config, Trace
-from model import tokenizer
+from model import notation, tokenizer
 from model.config import FIELDS
 from model.rules import CUSTOM, PRESET_SETS, out_of_range, preset_labels, preset_of, settle
 from model.training import Plan, TrainSetup, plan
@@ -24,6 +26,23 @@ __all__ = ["CUSTOM", "ExplorerState", "preset_labels"]
 
 SAMPLE_TEXT = ("The Transformer reads text as tokens: pieces of words, each an id in a vocabulary of V = 50,257. "
                "Its attention compares every token with every earlier one.")
+
+
+@functools.lru_cache(maxsize=512)
+def _bar_scale(cfg: Config, dtype: str) -> int:
+    trace = model.trace(cfg, dtype)
+    symbols = {**cfg.symbols(), "T": cfg.T_max}
+    best = 0
+    for row in trace.rows:
+        per_element = row.nbytes // row.numel if row.numel else DTYPES[dtype]
+        best = max(best, math.prod(notation.evaluate(row.symbolic, symbols)) * per_element)
+    return best
+
+
+def bar_scale(trace: Trace) -> int:
+    """Bytes of the largest tensor of `trace`'s pass at T = T_max: each row's lesson shape evaluated at
+    T = T_max (`model.notation.evaluate`) times that row's bytes per element. The same trace, no second pass."""
+    return _bar_scale(trace.cfg, trace.dtype)
 
 
 def _field(name: str) -> param.Integer:
@@ -107,6 +126,26 @@ class ExplorerState(param.Parameterized):
         finally:
             self._settling = False
 
+    # --- watching: a view recomputes on its own inputs only --------------------------------------------------
+    def on_inputs(self, callback: Callable[[], None], inputs: Iterable[str]) -> None:
+        """Call `callback()` once per update in which any of `inputs` changed: Config field names (B, T, d, h,
+        L, V, T_max, tie) and state parameters (dtype, expanded, text). An update that changes only other
+        fields (T for a panel that depends on d and L only) calls nothing."""
+        inputs = list(inputs)
+        fields = [n for n in inputs if n in FIELDS]
+        params = [n for n in inputs if n not in FIELDS]
+        unknown = [n for n in params if n not in self.param]
+        if unknown:
+            raise ValueError(f"unknown inputs {unknown}: use Config fields {FIELDS} or state parameters")
+
+        def changed(*events: param.parameterized.Event) -> None:
+            for e in events:
+                if e.name != "config" or any(getattr(e.old, f) != getattr(e.new, f) for f in fields):
+                    callback()
+                    return
+
+        self.param.watch(changed, (["config"] if fields else []) + params)
+
     # --- reading: everything the views show comes from the model ---------------------------------------------
     @property
     def trace(self) -> Trace:
@@ -114,9 +153,9 @@ class ExplorerState(param.Parameterized):
         return model.trace(self.config, self.dtype)
 
     @property
-    def trace_at_T_max(self) -> Trace:
-        """The same pass at T = T_max: the scale the memory bars are drawn against."""
-        return model.trace(dataclasses.replace(self.config, T=self.config.T_max), self.dtype)
+    def bar_scale(self) -> int:
+        """Bytes of the largest tensor at T = T_max, the scale of the memory bars (from the one trace)."""
+        return bar_scale(self.trace)
 
     @property
     def budget(self) -> Budget:

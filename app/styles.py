@@ -35,13 +35,24 @@ CARD_STYLES = {"background": CARD, "border": f"1px solid {RULE}", "border-radius
 
 
 # --- per view (Panel renders each view in a shadow root; the exported page reuses the same sheets) ---------
-TABLE_CSS = BASE + f"""
+LINES_CSS = f"""
+table.lines {{ border-collapse: collapse; width: 100%; font-size: 12.5px; margin-top: 4px; }}
+table.lines td {{ padding: 3px 6px 3px 0; vertical-align: top; line-height: 1.3; }}
+table.lines td.l code {{ display: block; font-size: 11.5px; color: {MUTED}; }}
+table.lines td.v {{ text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; font-weight: 600; }}
+table.lines td.v small {{ display: block; font-weight: 400; color: {MUTED}; font-size: 11px; }}
+table.lines tr.grp td {{ padding-top: 8px; font-weight: 650; font-size: 12.5px; border-bottom: 1px solid {RULE}; }}
+table.lines tr.step td.l {{ padding-left: 12px; color: #374151; }}
+table.lines tr.sum td {{ border-top: 1px solid {RULE}; }}
+"""
+
+TABLE_CSS = BASE + LINES_CSS + f"""
 .shapes {{ width: 100%; border-collapse: collapse; table-layout: fixed; }}
 th.n {{ width: 19.5%; }} th.s {{ width: 19%; }} th.c {{ width: 21%; }} th.e {{ width: 15.5%; }}
 th.m {{ width: 12%; }} th.b {{ width: 13%; }}
-th {{ font-size: 11.5px; font-weight: 600; color: {MUTED}; text-align: left; padding: 4px 6px;
+.shapes th {{ font-size: 11.5px; font-weight: 600; color: {MUTED}; text-align: left; padding: 4px 6px;
       border-bottom: 1px solid {RULE}; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }}
-td {{ padding: 3px 5px; border-bottom: 1px solid #f1f3f5; vertical-align: middle; height: 31px; line-height: 1.2;
+.shapes td {{ padding: 3px 5px; border-bottom: 1px solid #f1f3f5; vertical-align: middle; height: 31px; line-height: 1.2;
       box-sizing: border-box; overflow: hidden; white-space: nowrap; text-overflow: ellipsis; }}
 td.s, td.c, td.n b, td.n u {{ font-family: {MONO}; font-size: 12px; }}
 th.e, th.m, td.e, td.m {{ text-align: right; font-variant-numeric: tabular-nums; }}
@@ -63,6 +74,10 @@ tfoot td.note {{ white-space: normal; font-weight: 400; font-size: 11.5px; color
                  font-family: inherit; }}
 tfoot tr.scale td {{ border-top: none; font-weight: 400; font-size: 11.5px; color: {MUTED}; height: 20px; }}
 .total {{ font-size: 14px; }}
+tr.v td.m {{ color: {MUTED}; font-style: italic; }}
+tr.sv td.n b::after {{ content: " ●"; color: {ACCENT}; font-size: 10px; }}
+p.legend {{ font-size: 11.5px; margin: 6px 0 2px 0; }} p.legend .dot {{ color: {ACCENT}; }}
+p.note {{ font-size: 11.5px; margin: 4px 0 0 0; line-height: 1.35; }}
 @media (max-width: 640px) {{
   th.s, td.s, th.e, td.e {{ display: none; }}
   th.n {{ width: 31%; }} th.c {{ width: 39%; }} th.m {{ width: 19%; }} th.b {{ width: 11%; }}
@@ -70,25 +85,17 @@ tfoot tr.scale td {{ border-top: none; font-weight: 400; font-size: 11.5px; colo
   .total {{ font-size: 13px; }}
   tr.q td.n u {{ color: {T2}; font-weight: 600; }}
   td.c {{ font-size: 11px; }}
-  td, th {{ padding-left: 3px; padding-right: 3px; }}
+  .shapes td, .shapes th {{ padding-left: 3px; padding-right: 3px; }}
   td.m {{ font-size: 12.5px; }}
   tr.k td.n {{ padding-left: 8px; }}
 }}
 """
 
 
-BUDGET_CSS = BASE + f"""
+BUDGET_CSS = BASE + LINES_CSS + f"""
 .big {{ font-size: 22px; font-weight: 700; font-variant-numeric: tabular-nums; letter-spacing: -0.2px; }}
 .n {{ line-height: 1.25; }}
 .nf {{ font-size: 12px; margin: 2px 0 6px 0; }}
-table.lines {{ border-collapse: collapse; width: 100%; font-size: 12.5px; margin-top: 4px; }}
-table.lines td {{ padding: 3px 6px 3px 0; vertical-align: top; line-height: 1.3; }}
-table.lines td.l code {{ display: block; font-size: 11.5px; color: {MUTED}; }}
-table.lines td.v {{ text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; font-weight: 600; }}
-table.lines td.v small {{ display: block; font-weight: 400; color: {MUTED}; font-size: 11px; }}
-table.lines tr.grp td {{ padding-top: 8px; font-weight: 650; font-size: 12.5px; border-bottom: 1px solid {RULE}; }}
-table.lines tr.step td.l {{ padding-left: 12px; color: #374151; }}
-table.lines tr.sum td {{ border-top: 1px solid {RULE}; }}
 .note {{ font-size: 11.5px; margin-top: 6px; line-height: 1.35; }}
 .captions {{ margin: 4px 0 0 0; padding-left: 18px; font-size: 12.5px; line-height: 1.45; }}
 .captions li {{ margin: 1px 0; }}

@@ -86,7 +86,7 @@ class TokensView(pn.viewable.Viewer):
                                                placeholder="Type or paste text to tokenize")
         self._input.param.watch(self._typed, ["value_input"])
         self._out = pn.pane.HTML(self.html(), stylesheets=[TOKENS_CSS], sizing_mode="stretch_width", margin=0)
-        self.state.param.watch(self._update, ["text", "config"])
+        self.state.on_inputs(self._update, ["text", "V"])  # the chips depend on the text and V only
 
     def html(self) -> str:
         return tokens_html(self.state.tokens, self.state.config.V)

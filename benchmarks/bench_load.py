@@ -1,13 +1,23 @@
-"""A full class at once: N concurrent real sessions of the explorer, each dragging sliders for a while.
+"""A class on one server: the server's cost per move, the sustained moves per second, and 50 concurrent sessions.
 
-Each simulated learner does what a browser does: GET /explorer (a session and its token), open the
-Bokeh websocket, pull the document, then send PATCH-DOC events that move a slider, as BokehJS does when a
-handle moves. An update counts as done when the server has sent back the patch that puts the new shape
-into the shapes table. Measured: p50/p95 update latency (against a single-session baseline measured in the
-same run), errors, server RSS per idle session, and RSS once every session has closed.
+Each simulated learner does what a browser does: GET /explorer (a session and its token), open the Bokeh
+websocket, pull the document, say `document_ready`, then send PATCH-DOC events that move a slider, as BokehJS
+does when a handle moves. A move counts as done when the server has sent back the patch that puts the new
+shape into the shapes table. Three parts, all against one `panel serve` (with `--num-procs N` if asked):
 
-    python benchmarks/bench_load.py                       # 50 sessions x 60 s, the figures in the README
-    python benchmarks/bench_load.py --sessions 5 --duration 10
+1. cost per move (one session, moves one after another): server CPU per uncached move (every move a new
+   configuration), per cached move (two configurations, alternately), and per move of a bare Panel page
+   (benchmarks/bare_page.py) as the floor;
+2. sustained rate: 20 sessions, each with its own B so that every move is a configuration never seen, at a
+   rising total rate of moves per second for --rate-seconds each; the highest rate served with p95 <= 300 ms
+   (and >= 90 % of the moves asked for done) is what one server sustains;
+3. a class: --sessions learners moving T about every --pace s for --duration s (a short drag each: many
+   configurations recur): p50/p95 latency against a single-session baseline, errors, server RSS per idle
+   session, and RSS once every session has closed (and after a second class: growth means a leak).
+
+    python benchmarks/bench_load.py                          # the README's figures
+    python benchmarks/bench_load.py --num-procs 2 --sessions 0   # the sustained rate on 2 processes only
+    python benchmarks/bench_load.py --sessions 5 --duration 10 --rates 5,10
 
 Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
 """
@@ -16,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import re
 import sys
@@ -43,8 +54,18 @@ class Stats:
     errors: list[str] = field(default_factory=list)
 
 
+def _tree(pid: int) -> list[psutil.Process]:
+    """The server and its workers (panel serve --num-procs N forks N workers)."""
+    parent = psutil.Process(pid)
+    return [parent, *parent.children(recursive=True)]
+
+
 def rss_mb(pid: int) -> float:
-    return psutil.Process(pid).memory_info().rss / 2**20
+    return sum(p.memory_info().rss for p in _tree(pid)) / 2**20
+
+
+def cpu_s(pid: int) -> float:
+    return sum(t.user + t.system for t in (p.cpu_times() for p in _tree(pid)))
 
 
 def find_slider(doc: dict, field: str) -> str:
@@ -65,15 +86,15 @@ def find_slider(doc: dict, field: str) -> str:
 class Learner:
     """One browser-like session on the Bokeh websocket protocol."""
 
-    def __init__(self, base: str, path: str) -> None:
-        self.base, self.path = base, path
+    def __init__(self, base: str, path: str, query: str = "") -> None:  # query: "?B=3" etc.
+        self.base, self.path, self.query = base, path, query
         self.receiver = Receiver(Protocol())
         self.ws = None
         self.inbox: asyncio.Queue = asyncio.Queue()
         self.reader: asyncio.Task | None = None
 
     async def open(self) -> dict:
-        html = await asyncio.to_thread(lambda: urllib.request.urlopen(f"{self.base}/{self.path}", timeout=30).read().decode())
+        html = await asyncio.to_thread(lambda: urllib.request.urlopen(f"{self.base}/{self.path}{self.query}", timeout=30).read().decode())
         token = TOKEN.search(html).group(1)
         ws_url = self.base.replace("http://", "ws://") + f"/{self.path}/ws"
         self.ws = await websockets.connect(ws_url, subprotocols=["bokeh", token], max_size=None,
@@ -81,7 +102,11 @@ class Learner:
         self.reader = asyncio.create_task(self._read())
         await self._expect("ACK")
         await self.send("PULL-DOC-REQ", {})
-        return (await self._expect("PULL-DOC-REPLY")).content["doc"]
+        doc = (await self._expect("PULL-DOC-REPLY")).content["doc"]
+        # as BokehJS does once the page is drawn: Panel then applies updates at once instead of on the next tick
+        await self.send("PATCH-DOC", {"events": [{"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": {
+            "type": "event", "name": "document_ready", "values": {"type": "map"}}}]})
+        return doc
 
     async def _read(self) -> None:
         async for frame in self.ws:
@@ -175,39 +200,165 @@ def settle_rss(pid, seconds: float = 8) -> float:
     return rss_mb(pid)
 
 
+# --- 1. cost per move -----------------------------------------------------------------------------------------
+async def cost_per_move(base: str, pid: int, path: str, marker: str, values: list[int]) -> float:
+    """Server CPU ms per move, one session, each move sent once the previous one is shown."""
+    me = Learner(base, path)
+    try:
+        slider = find_slider(await me.open(), "T")
+        for v in values[:4]:  # warm: the first moves build what every later one reuses
+            await me.move(slider, v, marker.format(T=v))
+        await asyncio.sleep(1)
+        c0 = cpu_s(pid)
+        for v in values[4:]:
+            await me.move(slider, v, marker.format(T=v))
+        return (cpu_s(pid) - c0) / (len(values) - 4) * 1e3
+    finally:
+        await me.close()
+
+
+# --- 2. sustained rate ----------------------------------------------------------------------------------------
+@dataclass
+class Mover:
+    """An open session with its own B (9, 10, ...); `T` walks down from 1,023: every move a new configuration."""
+
+    learner: Learner
+    slider: str
+    B: int
+    T: int = 1024
+
+
+async def open_movers(base: str, n: int) -> list[Mover]:
+    movers = []
+    for i in range(n):
+        me = Learner(base, "explorer")
+        doc = await me.open()
+        B = 9 + i  # set by a move, not by the link: with --num-procs a session re-created in another worker
+        await me.move(find_slider(doc, "B"), B, f"({B}, 12, 1024, 1024)", timeout=60)  # does not see the link
+        movers.append(Mover(me, find_slider(doc, "T"), B=B))
+        await asyncio.sleep(0.05)
+    return movers
+
+
+async def rate_step(movers: list[Mover], rate: float, seconds: float, seed: int) -> tuple[Stats, float]:
+    """All movers together ask for `rate` moves per second (each at its own random times) for `seconds`;
+    returns the latencies and the achieved rate. A mover still waiting for its last move sends the next late."""
+    stats = Stats()
+    end = time.monotonic() + seconds
+
+    async def run(m: Mover, rng: random.Random) -> None:
+        due = time.monotonic() + rng.uniform(0, len(movers) / rate)
+        while True:
+            if due >= end or m.T <= 2:
+                return
+            await asyncio.sleep(max(0.0, due - time.monotonic()))
+            m.T -= 1
+            try:
+                stats.latencies.append(await m.learner.move(m.slider, m.T, f"({m.B}, 12, {m.T}, {m.T})"))
+            except Exception as e:  # noqa: BLE001 - counted, not fatal
+                stats.errors.append(f"{type(e).__name__}: {e}")
+                return
+            due += rng.expovariate(rate / len(movers))
+
+    t0 = time.monotonic()
+    await asyncio.gather(*(run(m, random.Random(seed + i)) for i, m in enumerate(movers)))
+    return stats, len(stats.latencies) / max(seconds, time.monotonic() - t0)
+
+
+async def sustained(base: str, rates: list[float], seconds: float, n: int = 20) -> list[tuple[float, Stats, float]]:
+    """The rate ladder, stopping after the first rate not sustained."""
+    movers = await open_movers(base, n)
+    await asyncio.sleep(3)  # the sessions' own start-up work is done before the first rate
+    out = []
+    try:
+        for k, rate in enumerate(rates):
+            stats, achieved = await rate_step(movers, rate, seconds, seed=1000 * k)
+            out.append((rate, stats, achieved))
+            if not ok(rate, stats, achieved):
+                break
+            await asyncio.sleep(2)
+    finally:
+        for m in movers:
+            await m.learner.close()
+    return out
+
+
+def ok(rate: float, stats: Stats, achieved: float) -> bool:
+    return not stats.errors and pct(stats.latencies, .95) <= 300 and achieved >= 0.9 * rate
+
+
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sessions", type=int, default=50)
+    ap.add_argument("--sessions", type=int, default=50, help="the class (0: skip the class)")
     ap.add_argument("--duration", type=float, default=60.0, help="seconds of dragging per session")
     ap.add_argument("--pace", type=float, default=2.0, help="mean seconds between one learner's slider moves")
+    ap.add_argument("--num-procs", type=int, default=1, help="panel serve --num-procs")
+    ap.add_argument("--rates", default="5,10,15,20,25,30,40,50,60", help="total moves per second to try, rising")
+    ap.add_argument("--rate-seconds", type=float, default=12.0, help="seconds per rate")
     ap.add_argument("--marker", default="(8, 12, {T}, {T})",
                     help="text the server sends once T has changed (default: the score tensor's shape at B=8, h=12)")
     args = ap.parse_args()
-    if not (1 <= args.sessions <= 200 and 1 <= args.duration <= 600 and 0.1 <= args.pace <= 60):
-        ap.error("keep --sessions in 1..200, --duration in 1..600 s and --pace in 0.1..60 s")
+    rates = [float(r) for r in args.rates.split(",") if r.strip()]
+    if not (0 <= args.sessions <= 200 and 1 <= args.duration <= 600 and 0.1 <= args.pace <= 60
+            and 1 <= args.num_procs <= 4 and rates and all(0 < r <= 200 for r in rates)):
+        ap.error("keep --sessions in 0..200, --duration in 1..600 s, --pace in 0.1..60 s, --num-procs in 1..4, "
+                 "--rates in (0, 200]")
+    load_before = os.getloadavg()
     lifetime = ("--check-unused-sessions", "1000", "--unused-session-lifetime", "1000")  # closed pages go at once
-    with serve_app(lifetime) as base:
-        pid = base.pid
-        target = Target(str(base), "explorer", args.marker)
-        warm, _ = asyncio.run(run_phase(target, 1, 5, args.pace, pid, seed=1))  # imports, caches: one-time costs
-        baseline_rss = settle_rss(pid)
-        solo, _ = asyncio.run(run_phase(target, 1, min(20, args.duration), args.pace / 4, pid, seed=2))
-        solo_rss = settle_rss(pid)
-        load, idle_rss = asyncio.run(run_phase(target, args.sessions, args.duration, args.pace, pid, seed=100))
-        after_rss = settle_rss(pid, 15)
-        asyncio.run(run_phase(target, n_idle := args.sessions, 0, args.pace, pid, seed=500))  # open, close: no drags
-        again_rss = settle_rss(pid, 15)
+    procs = ("--num-procs", str(args.num_procs)) if args.num_procs > 1 else ()
+    with serve_app(lifetime + procs, apps=("benchmarks/bare_page.py",)) as base:
+        pid, b = base.pid, str(base)
+        cost = {}
+        if args.num_procs == 1:  # with several workers, one session's CPU is spread over processes: not comparable
+            cost["floor: bare Panel page"] = asyncio.run(cost_per_move(b, pid, "bare_page", "T = {T}", [1023, 1024] * 32))
+            cost["explorer, cached"] = asyncio.run(cost_per_move(b, pid, "explorer", args.marker, [1000, 1001] * 32))
+            cost["explorer, uncached"] = asyncio.run(cost_per_move(b, pid, "explorer", args.marker,
+                                                                   list(range(1000, 936, -1))))
+        if args.sessions:  # first: the memory per idle session is read against a process that saw one session
+            target = Target(b, "explorer", args.marker)
+            warm, _ = asyncio.run(run_phase(target, 1, 5, args.pace, pid, seed=1))  # imports, caches: one-time costs
+            baseline_rss = settle_rss(pid)
+            solo, _ = asyncio.run(run_phase(target, 1, min(20, args.duration), args.pace / 4, pid, seed=2))
+            solo_rss = settle_rss(pid)
+            load, idle_rss = asyncio.run(run_phase(target, args.sessions, args.duration, args.pace, pid, seed=100))
+            after_rss = settle_rss(pid, 15)
+            asyncio.run(run_phase(target, n_idle := args.sessions, 0, args.pace, pid, seed=500))  # open, close only
+            again_rss = settle_rss(pid, 15)
+        ladder = asyncio.run(sustained(b, rates, args.rate_seconds))
+
+    print(f"server: panel serve, {args.num_procs} process(es); {psutil.cpu_count()} cores shared; load average "
+          f"before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f}")
+    if cost:
+        print("\n1. server CPU per move (one session, whole server process)")
+        for name, ms in cost.items():
+            print(f"   {name:28}{ms:7.1f} ms")
+        floor = cost["floor: bare Panel page"]
+        print(f"   explorer above the floor: cached {cost['explorer, cached'] - floor:.1f} ms, uncached "
+              f"{cost['explorer, uncached'] - floor:.1f} ms (targets: cached <= 3, uncached <= 20)")
+    print(f"\n2. sustained rate: 20 sessions, every move a new configuration, {args.rate_seconds:.0f} s per rate")
+    print(f"   {'asked/s':>8}{'done/s':>8}{'moves':>7}{'errors':>7}{'p50 ms':>8}{'p95 ms':>8}  sustained")
+    for rate, st, achieved in ladder:
+        print(f"   {rate:8.0f}{achieved:8.1f}{len(st.latencies):7}{len(st.errors):7}{pct(st.latencies, .5):8.0f}"
+              f"{pct(st.latencies, .95):8.0f}  {'yes' if ok(rate, st, achieved) else 'no'}")
+    best = max((r for r, st, a in ladder if ok(r, st, a)), default=0)
+    print(f"   highest sustained: {best:.0f} moves/s with p95 <= 300 ms = a class of {best * 2:.0f} learners each "
+          f"moving a slider every 2 s")
+    for e in sorted({e for _, st, _ in ladder for e in st.errors})[:5]:
+        print("   error:", e)
+    if not args.sessions:
+        return 0
     n = args.sessions
-    print(f"load test: {n} sessions x {args.duration:.0f} s, one slider move per ~{args.pace:.1f} s each, "
-          f"1 server process, {psutil.cpu_count()} cores")
+    print(f"\n3. a class: {n} sessions x {args.duration:.0f} s, one slider move per ~{args.pace:.1f} s each")
     print(f"{'':28}{'updates':>9}{'errors':>8}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
     for name, s in (("baseline: 1 session", solo), (f"load: {n} sessions", load)):
         print(f"{name:28}{len(s.latencies):>9}{len(s.errors) + len(warm.errors) * (name[0] == 'b'):>8}"
               f"{pct(s.latencies, .5):>9.1f}{pct(s.latencies, .95):>9.1f}{pct(s.latencies, 1):>9.1f}")
     print(f"p95 ratio load / baseline: {pct(load.latencies, .95) / pct(solo.latencies, .95):.2f}")
     print(f"server RSS: before load {baseline_rss:.1f} MB (after a warm-up session), {n} idle sessions "
-          f"{idle_rss:.1f} MB = {(idle_rss - baseline_rss) / n:.2f} MB per idle session, after all closed "
-          f"{after_rss:.1f} MB ({100 * (after_rss - baseline_rss) / baseline_rss:+.1f} %; 1-session run left "
+          f"{idle_rss:.1f} MB = {(idle_rss - baseline_rss) / n:.2f} MB per idle session (target <= 2), after all "
+          f"closed {after_rss:.1f} MB ({100 * (after_rss - baseline_rss) / baseline_rss:+.1f} %; 1-session run left "
           f"{solo_rss - baseline_rss:+.1f} MB)")
     grew = again_rss - after_rss
     verdict = ("no growth: what the first class left is the process's high-water mark, reused, not per-session garbage"

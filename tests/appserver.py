@@ -58,13 +58,16 @@ def wait_ready(url: str, proc: subprocess.Popen, log_path: Path | None = None, t
 
 
 @contextlib.contextmanager
-def serve_app(extra_args: tuple[str, ...] = (), port: int | None = None) -> Iterator[Served]:
+def serve_app(extra_args: tuple[str, ...] = (), port: int | None = None,
+              apps: tuple[str, ...] = ()) -> Iterator[Served]:
     """Serve the explorer (and static/ at /course) on localhost; yield its base URL; stop it afterwards.
+
+    `apps`: more app files served by the same process (benchmarks/bare_page.py at /bare_page, the latency floor).
 
     The server's output goes to a temporary file (a pipe nobody reads would fill up and stall the server).
     """
     port = port or free_port()
-    cmd = [PANEL, "serve", "app/explorer.py", "--port", str(port), "--address", "127.0.0.1", "--log-level", "warning",
+    cmd = [PANEL, "serve", "app/explorer.py", *apps, "--port", str(port), "--address", "127.0.0.1", "--log-level", "warning",
            "--allow-websocket-origin", f"localhost:{port}", "--allow-websocket-origin", f"127.0.0.1:{port}",
            "--static-dirs", "course=static", *extra_args]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "BOKEH_LOG_LEVEL": "warn"}

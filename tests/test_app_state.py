@@ -4,6 +4,7 @@ import dataclasses
 import panel as pn
 import pytest
 
+import model
 from app.state import ExplorerState
 from model.rules import CUSTOM, preset_labels, preset_of as preset_name
 from model import PRESETS, Config
@@ -106,7 +107,7 @@ def test_derived_values_come_from_the_model():
     s = ExplorerState()
     assert s.budget.params_exact == 124_439_808
     assert s.trace.cfg == s.config and s.trace.dtype == "fp32"
-    assert s.trace_at_T_max.cfg.T == s.config.T_max
+    assert s.bar_scale == max(r.nbytes for r in model.trace(dataclasses.replace(s.config, T=s.config.T_max)).rows)
     s.dtype = "bf16"
     assert s.trace.dtype == "bf16"
     assert s.tokens.ids[:3] == (464, 3602, 16354)  # "The", " Trans", "former"
@@ -126,3 +127,33 @@ def test_preset_names_and_labels():
     assert labels["GPT-2 small · L 12, d 768"] == "gpt2-small"
     assert labels["GPT-3 175B · L 96, d 12,288"] == "gpt3-175b"
     assert set(labels.values()) == set(PRESETS) | {CUSTOM}
+
+
+@pytest.mark.parametrize("cfg, dtype", [
+    (Config(B=8, T=100, d=768, h=12, L=12, V=50257, T_max=1024), "fp32"),
+    (Config(B=2, T=3, d=64, h=4, L=2, V=10, T_max=300), "bf16"),  # a small V: the scores, not the logits, are largest
+    (Config(B=1, T=1, d=8, h=2, L=1, V=2, T_max=1), "fp16"),  # T = T_max = 1: int64 token ids are the largest
+])
+def test_bar_scale_from_one_trace_equals_a_second_pass_at_T_max(cfg, dtype):
+    from app.state import bar_scale
+    second = model.trace(dataclasses.replace(cfg, T=cfg.T_max), dtype)
+    assert bar_scale(model.trace(cfg, dtype)) == max(r.nbytes for r in second.rows)
+
+
+def test_on_inputs_calls_a_view_only_when_its_inputs_change():
+    s = ExplorerState()
+    calls = {"d_L": 0, "T": 0, "text": 0}
+    s.on_inputs(lambda: calls.__setitem__("d_L", calls["d_L"] + 1), ["d", "L"])
+    s.on_inputs(lambda: calls.__setitem__("T", calls["T"] + 1), ["T", "dtype"])
+    s.on_inputs(lambda: calls.__setitem__("text", calls["text"] + 1), ["text"])
+    s.T = 100
+    assert calls == {"d_L": 0, "T": 1, "text": 0}
+    s.L = 3
+    s.dtype = "bf16"
+    assert calls == {"d_L": 1, "T": 2, "text": 0}
+    s.preset = "gpt2-medium"  # d, L and T_max (T follows it) change in one update: one call each
+    assert calls == {"d_L": 2, "T": 3, "text": 0}
+    s.text = "hello"
+    assert calls == {"d_L": 2, "T": 3, "text": 1}
+    with pytest.raises(ValueError, match="unknown inputs"):
+        s.on_inputs(lambda: None, ["colour"])

@@ -1,6 +1,7 @@
 """The rows and numbers each view is handed, and the views' Bokeh models, without a browser."""
 import html
 import re
+from dataclasses import replace
 
 import panel as pn
 import pytest
@@ -8,12 +9,12 @@ import pytest
 from app import Explorer
 from app.budget import BudgetView, budget_parts, lines_html, shown
 from app.controls import Controls, FieldControl, slider_range, status_html
-from app.shapes import ShapesTable, render_table, shape_rows
+from app.shapes import SLOT, ShapesTable, render_table, shape_rows, table_at
 from app.share import base_url, embed_code, embed_height, page_link
 from app.query import ViewOptions
 from app.state import ExplorerState
 from app.tokens import TokensView, token_chips, token_stats, tokens_html
-from model import PRESETS, budget, tokenizer, trace
+from model import PRESETS, budget, tokenizer, trace, units
 
 
 @pytest.fixture(autouse=True)
@@ -74,17 +75,31 @@ def test_T_1_keeps_a_place_for_the_loss():
     assert rows[-1].kind == "absent" and rows[-1].name == "loss" and "T = 1" in rows[-1].label
 
 
-def test_table_html_shows_rows_total_and_escapes():
+def test_table_html_shows_rows_memory_lines_and_escapes():
     s = ExplorerState()
     view = ShapesTable(state=s)
     text = view.table_html()
     assert "(8, 12, 1024, 1024)" in text and "100,663,296" in text
-    assert f">{__import__('model.units').units.nbytes(s.trace.activation_bytes)}<" in text
     body = text.split("<tbody>")[1].split("</tbody>")[0]
     assert body.count("<tr class=") == len(view.rows())
+    assert lines_html([shown(x) for x in s.trace.lines]).replace('<td class="v">', '<td class="v" data-h>') in text
+    assert f">{units.value(s.trace.activation_bytes, 'bytes')}<" in text  # new memory, views excluded
+    assert f">{units.value(s.trace.saved_bytes, 'bytes')}<" in text  # saved for backward
     from app.shapes import ShapeRow
-    hostile = render_table([ShapeRow(kind="tensor", name="<script>x</script>")], "1 B", "fp32", "1 B")
+    hostile = render_table([ShapeRow(kind="tensor", name="<script>x</script>")], "fp32", "1 B", [])
     assert "<script>" not in hostile and html.escape("<script>") in hostile
+
+
+def test_views_show_no_new_memory_and_saved_rows_are_marked():
+    s = ExplorerState()
+    rows = {r.name: r for r in ShapesTable(state=s).rows()}
+    traced = {r.local: r for r in s.trace.rows if r.block is not None}
+    assert rows["attn.q"].memory == "view" and rows["attn.q"].view  # q, k, v share qkv's storage
+    assert rows["attn.qkv"].memory == units.nbytes(traced["attn.qkv"].nbytes) and not rows["attn.qkv"].view
+    assert {n for n, r in rows.items() if r.saved} == {r.local for r in traced.values() if r.saved} | \
+        {r.name for r in s.trace.rows if r.block is None and r.saved}
+    text = ShapesTable(state=s).table_html()
+    assert '<tr class="t k v">' in text and " sv" in text
 
 
 def test_table_balloons_with_T_and_stays_with_d():
@@ -104,11 +119,25 @@ def test_table_pane_updates_when_the_state_changes():
     s = ExplorerState()
     view = ShapesTable(state=s)
     root = pn.panel(view).get_root()
+    markup = view._table.markup
     s.T = 100
-    assert "(8, 12, 100, 100)" in view._table.object
-    from panel.models.markup import HTML
-    texts = [html.unescape(m.text) for m in root.select({"type": HTML})]
-    assert any("(8, 12, 100, 100)" in t for t in texts)  # the Bokeh model the browser syncs holds the new rows
+    assert "(8, 12, 100, 100)" in view._table.values and "(8, 12, 100, 100)" in view.table_html()
+    assert view._table.markup == markup  # same rows: only the values travel
+    models = [m for m in root.references() if isinstance(getattr(m, "data", None), object) and
+              hasattr(getattr(m, "data", None), "values") and hasattr(m.data, "markup")]
+    assert models and any("(8, 12, 100, 100)" in m.data.values for m in models)  # the Bokeh model the browser syncs
+    s.expanded = True  # new rows: the markup travels again, with the values inline
+    assert view._table.markup != markup and "blocks.11.attn.scores" in view._table.markup[0]
+
+
+def test_table_values_fill_the_template_in_order():
+    parts = table_at(PRESETS["gpt2-small"], "fp32", False)
+    assert parts.template.count(SLOT) == len(parts.values) == parts.html.count(" data-v") + parts.html.count(" data-h")
+    assert SLOT not in parts.html
+    other = table_at(replace(PRESETS["gpt2-small"], T=5), "fp32", False)
+    assert other.template == parts.template and other.values != parts.values
+    assert "(8, 12, 5, 5)" in other.values and "(8, 12, 5, 5)" in other.html
+    assert table_at(replace(PRESETS["gpt2-small"], T=1), "fp32", False).template != parts.template  # no loss at T = 1
 
 
 # --- budget --------------------------------------------------------------------------------------------------------
@@ -287,7 +316,7 @@ def test_full_page_builds_and_follows_the_state():
     root = pn.panel(e).get_root()
     assert root is not None
     e.state.preset = "gpt3-175b"
-    assert "(8, 96, 2048, 2048)" in e.shapes._table.object
+    assert "(8, 96, 2048, 2048)" in e.shapes._table.values
     assert "174,604,259,328" in e.budget._head.object
     assert "d=12288" in e.share._code.value and "embed=1" in e.share._code.value
     assert re.search(r"T=2048&d=12288&h=96&L=96", e.share._link.value)
