@@ -10,16 +10,15 @@ import html
 
 import panel as pn
 import param
-from bokeh.core.properties import value as literal
-from bokeh.models import ColumnDataSource, CustomJSTickFormatter, FactorRange, HoverTool, LabelSet, Range1d
-from bokeh.plotting import figure
+from bokeh.models import ColumnDataSource, Range1d
 
 from model import Budget, Line
 from model import units as fmt
 from model.budgeting import CHART, CHART_NOTE, GROUPS
 
+from .charts import parts_chart
 from .state import ExplorerState
-from .styles import BUDGET_CSS, BASE, FONT, INK, MUTED, PART_COLOURS, RULE
+from .styles import BUDGET_CSS, BASE, INK, PART_COLOURS
 from .words import CAPTIONS, STEP_PREFIX, SUM_KEYS
 
 INSIDE = 0.45  # a bar longer than this share of the longest one shows its label inside, in white
@@ -92,11 +91,6 @@ def budget_parts(b: Budget) -> dict[str, list]:
 
 
 
-TICKS_JS = """
-const units = [[1e12, ' trillion'], [1e9, ' billion'], [1e6, ' million'], [1e3, ' k']];
-for (const [s, u] of units) { if (Math.abs(tick) >= s) { return (+(tick / s).toPrecision(3)) + u; } }
-return String(tick);
-"""
 
 
 class BudgetView(pn.viewable.Viewer):
@@ -128,33 +122,7 @@ class BudgetView(pn.viewable.Viewer):
         return max(values) * 1.1  # long bars hold their labels; shorter ones have room to their right
 
     def _figure(self):
-        labels = list(reversed(self.source.data["label"]))
-        p = figure(y_range=FactorRange(*labels), x_range=self.x_range, height=236, sizing_mode="stretch_width",
-                   toolbar_location=None, tools="", min_border_left=4, min_border_right=8, min_border_top=4,
-                   outline_line_color=None)
-        p.hbar(y="label", right="value", height=0.62, source=self.source, fill_color="colour", line_color=None)
-        p.add_layout(LabelSet(x="value", y="label", text="text", source=self.source, x_offset="offset", y_offset=0,
-                              text_align="align", text_baseline="middle", text_font_size="11.5px", text_color="ink",
-                              text_font=literal(FONT)))
-        p.add_tools(HoverTool(tooltips=[("", "@what"), ("parameters", "@exact"), ("formula", "@formula")]))
-        p.xaxis.formatter = CustomJSTickFormatter(code=TICKS_JS)  # a model per figure: Bokeh models belong to one page
-        p.xaxis.axis_label = "parameters"
-        for axis in (p.xaxis, p.yaxis):
-            axis.major_label_text_font = FONT
-            axis.axis_label_text_font = FONT
-            axis.axis_line_color = RULE
-            axis.major_tick_line_color = RULE
-            axis.minor_tick_line_color = None
-        p.xaxis.axis_label_text_font_size = "11px"
-        p.xaxis.axis_label_text_font_style = "normal"
-        p.xaxis.axis_label_text_color = MUTED
-        p.xaxis.major_label_text_color = MUTED
-        p.yaxis.major_label_text_font_size = "12px"
-        p.yaxis.major_label_text_color = INK
-        p.ygrid.grid_line_color = None
-        p.xgrid.grid_line_color = "#f0f1f3"
-        p.xaxis.ticker.desired_num_ticks = 4
-        return p
+        return parts_chart(self.source, self.x_range, list(self.source.data["label"]))
 
     def _update(self, *_events) -> None:
         b = self.state.budget

@@ -7,6 +7,7 @@ In a notebook use `from app import Explorer; Explorer()` instead.
 from __future__ import annotations
 
 import panel as pn
+from panel.io.resources import get_dist_path
 
 from app.page import TITLE, Explorer
 from app.styles import PAGE
@@ -17,7 +18,34 @@ def create_app() -> Explorer:
     return Explorer.from_location()
 
 
+def keep_stylesheets_on_this_server() -> None:
+    """Point the session's Panel stylesheets at this server for every way a session starts, not just one.
+
+    Panel's components name their stylesheets by CDN address (cdn.holoviz.org/panel/...) and rewrite them to
+    the server's static/extensions/panel/ from the document's `dist_url` template variable, which Panel sets
+    only while rendering the HTML page (`server_html_page_for_session`). A session made without that page kept
+    the CDN addresses: one Bokeh re-creates when the page's websocket connects after its session was discarded
+    (a slow load, a busy server, `--num-procs` sending the websocket to another process), and one made for
+    `server_document`'s autoload.js. Set before the page is built, every component's model is made with
+    local addresses. `get_dist_path` is Panel's own choice of address: relative to the page, absolute where
+    Panel knows the server's address (autoload.js), and the CDN only if `BOKEH_RESOURCES=cdn` asks for it.
+    """
+    pn.state.curdoc.template_variables["dist_url"] = get_dist_path()
+
+
+def one_theme() -> None:
+    """Give the session Panel's default theme, so that Panel never reads `?theme=` from the link.
+
+    Without a theme set, Panel takes it from the query while the page is built and decodes it as UTF-8:
+    `?theme=%FF` raised UnicodeDecodeError (no page), and `?theme=dark` darkened the page while its notice says
+    the key was ignored. Set in a session, `pn.config.theme` holds for that session only.
+    """
+    pn.config.theme = "default"
+
+
 if pn.state.served:
+    keep_stylesheets_on_this_server()
+    one_theme()
     # The full page sits on a light grey; an embedded view stays transparent over its course page.
     pn.extension(raw_css=[f"body {{ margin: 0; }} body:has(.full) {{ background: {PAGE}; }}"], notifications=False)
     create_app().servable(title=TITLE)

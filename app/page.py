@@ -19,12 +19,14 @@ import param
 
 from .budget import BudgetView
 from .controls import Controls
-from .query import Query, ViewOptions, parse_query, to_query
+from .query import PANELS, Query, ViewOptions, parse_query, query_from_arguments, to_query
 from .shapes import ShapesTable
 from .share import DEFAULT_BASE, ShareView, base_url
 from .state import ExplorerState
 from .styles import BASE, CARD_STYLES, FONT, INK, MUTED, PAGE, T2
 from .tokens import TokensView
+from .training import TrainingView
+from .values import ValuesView
 
 TITLE = "Transformer Shapes"
 WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one GPT-2 forward pass and the parameter budget "
@@ -55,6 +57,13 @@ ALERT_CSS = BASE + f"""
 """
 
 
+def _session_request():
+    """The request that opened this server session (the page, autoload.js or a late websocket), or None."""
+    doc = pn.state.curdoc
+    context = doc.session_context if doc is not None else None
+    return context.request if context is not None else None
+
+
 def notices_html(notices: list[str]) -> str:
     """The link's problems, escaped (they quote the URL)."""
     items = "".join(f"<li>{html.escape(n)}</li>" for n in notices)
@@ -73,7 +82,7 @@ class Explorer(pn.viewable.Viewer):
     def __init__(self, query: str | None = None, **params) -> None:
         q = parse_query(query) if query is not None else Query()
         if "state" not in params:
-            params["state"] = ExplorerState(q.config, dtype=q.options.dtype, expanded=q.options.expanded)
+            params["state"] = ExplorerState(q.config, dtype=q.options.dtype, expanded=q.options.expanded, train=q.train)
         params.setdefault("options", q.options)
         params.setdefault("link_notices", list(q.notices))
         super().__init__(**params)
@@ -81,27 +90,48 @@ class Explorer(pn.viewable.Viewer):
         self.shapes = ShapesTable(state=self.state) if "shapes" in panels else None
         self.budget = BudgetView(state=self.state) if "budget" in panels else None
         self.tokens = TokensView(state=self.state) if "tokens" in panels else None
+        self.training = TrainingView(state=self.state) if "training" in panels else None
+        # real values cost a forward pass: closed on the full page, open where a link asks for the panel by name
+        self.values = ValuesView(state=self.state, collapsed=panels == PANELS) if "values" in panels else None
         self.controls = Controls(state=self.state, show=list(self.options.controls))
         self.share = None if self.options.embed else ShareView(state=self.state, base=self.base, options=self.options)
         self._url = pn.widgets.TextInput(value="", visible=False, css_classes=["url-sync"])
         self._url.jscallback(value=REPLACE_URL_JS)
-        self.state.param.watch(self._sync_url, ["config", "dtype", "expanded"])
+        self.state.param.watch(self._sync_url, ["config", "dtype", "expanded", "train"])
 
     @classmethod
     def from_location(cls) -> Explorer:
-        """The page for the current server session, configured by the address it was opened with."""
-        loc = pn.state.location
-        search = loc.search if loc else ""
+        """The page for the current server session, configured by the address it was opened with.
+
+        The query is read from the session's request as Tornado split it (`request.arguments`), never through
+        `pn.state.location`: Panel's Location converts every value for which `str.isdigit()` holds with `int()`,
+        which raises on "?T=²", "?B=①" or 4,300 digits before any notice could be shown. The arguments also
+        survive a session that Bokeh re-creates when the page's websocket connects after the first was discarded
+        (they travel in the session token); that request's path is the websocket's, ".../explorer/ws".
+        """
+        request = _session_request()
+        if request is None:  # not served: a notebook or a script
+            return cls(query="")
+        arguments = getattr(request, "arguments", None) or {}
+        path = str(getattr(request, "path", "") or "").removesuffix("/ws")
+        href = f"{getattr(request, 'protocol', 'http')}://{getattr(request, 'host', '')}{path}"
         # Embedded with Bokeh's server_document, the page is the course page: leave its address alone.
-        script_embed = "bokeh-autoload-element" in search
-        explorer = cls(query=search, base=base_url(loc.href if loc else None), sync_url=loc is not None and not script_embed)
+        script_embed = "bokeh-autoload-element" in arguments
+        explorer = cls(query=query_from_arguments(arguments), base=base_url(href), sync_url=not script_embed)
         if explorer.sync_url:
             pn.state.onload(explorer._sync_url)
         return explorer
 
+    def servable(self, title: str | None = None, location: bool = False, area: str = "main",
+                 target: str | None = None) -> pn.viewable.Viewable:
+        """Serve the page; without Panel's `Location` unless asked (the page keeps the address itself, and
+        Location's int() conversion of the query raises on "?T=²", see `from_location`)."""
+        return super().servable(title, location, area, target)
+
     def query(self) -> str:
         """The query that reproduces the current view: "?B=8&T=1024&...". """
-        return to_query(self.state.config, replace(self.options, dtype=self.state.dtype, expanded=self.state.expanded))
+        return to_query(self.state.config, replace(self.options, dtype=self.state.dtype, expanded=self.state.expanded),
+                        self.state.train)
 
     def _sync_url(self, *_events) -> None:
         if self.sync_url:
@@ -145,8 +175,12 @@ class Explorer(pn.viewable.Viewer):
                                      styles={"flex": "1 1 430px", "min-width": "0", "gap": "14px"}))
         main = pn.FlexBox(*columns, flex_wrap="wrap", gap="14px", align_items="flex-start", margin=0,
                           sizing_mode="stretch_width")
+        if self.values:  # full width under both columns: the heatmap beside its numbers
+            main = pn.Column(main, self._card(self.values, css_classes=["values-card"]), sizing_mode="stretch_width",
+                             margin=0, styles={"gap": "14px"})
         page_styles = {"font-family": FONT, "color": INK, "gap": "12px", "box-sizing": "border-box",
                        "padding": "4px" if embed else "16px 18px 28px 18px", "max-width": "1360px",
                        "margin": "0 auto", "background": "transparent" if embed else PAGE}
-        return pn.Column(*top, main, self._url, sizing_mode="stretch_width", styles=page_styles,
+        below = [self._card(self.training, css_classes=["training-card"])] if self.training else []
+        return pn.Column(*top, main, *below, self._url, sizing_mode="stretch_width", styles=page_styles,
                          stylesheets=[PAGE_CSS], css_classes=["explorer", "embed" if embed else "full"])

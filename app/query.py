@@ -8,32 +8,42 @@
 
 Keys: the Config fields B, T, d, h, L, V, T_max, tie; `preset` (a name in model.PRESETS, overridden by any
 field given with it); `dtype` (fp32, bf16, fp16); `expanded` (list all L blocks); and for course pages
-`embed=1`, `controls=T,d` and `panels=shapes,budget` (see `ViewOptions`). Keys starting with "bokeh-" (added
+`embed=1`, `controls=T,d` and `panels=shapes,budget,values` (see `ViewOptions`); the training run's D, gpu,
+gpu_peak, gpu_memory, mfu, gpus, price, optimizer, zero, recompute and fit (see `app.train_query`). Keys starting with "bokeh-" (added
 by Bokeh's `server_document` embedding) are skipped.
 
 Hostile input never raises: every problem (not a whole number, out of range, d % h != 0, T > T_max, a
 repeated or unknown key, an overlong query) becomes a notice naming the problem and what is shown instead,
 and the result is always a valid `model.Config`. Notices quote user text; escape them before showing as HTML.
+
+A served page's query comes from the server's request, already split by Tornado into `request.arguments`
+(latin-1 keys, bytes values, invalid UTF-8 and all): `query_from_arguments` turns that back into a query
+string for `parse_query`, losing nothing but the order of different keys.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields as dc_fields
 from urllib.parse import parse_qsl, urlencode
 
 from model import BOUNDS, DTYPES, PRESETS, Config
 from model.config import DEFAULT_PRESET, FIELDS
 from model.rules import settle
+from model.training import TrainSetup
+
+from .train_query import TRAIN_KEYS, settle_train, train_items
 
 DEFAULT_CONFIG = PRESETS[DEFAULT_PRESET]  # GPT-2 small at B = 8, T = 1,024
 CONTROLS = ("preset", "B", "T", "d", "h", "L", "V", "T_max", "tie")  # what `controls=` may list
-PANELS = ("shapes", "budget", "tokens")  # what `panels=` may list
+PANELS = ("shapes", "budget", "tokens", "values", "training")  # what `panels=` may list
 OPTION_KEYS = ("preset", "dtype", "expanded", "embed", "controls", "panels")
-KEYS = FIELDS + OPTION_KEYS
+KEYS = FIELDS + OPTION_KEYS + TRAIN_KEYS
 MAX_QUERY_CHARS = 2_000  # longer queries are cut: no link needs more, and a hostile one costs nothing
 MAX_VALUE_CHARS = 40  # longer values are rejected before any parsing
 MAX_NOTICES = 8
-_INT = re.compile(r"^[+-]?[0-9][0-9,_]*$")  # "1024", "1,024", "1_024", "-5"; not "1e3", "12.0"
+# "1024", "1,024", "1_024", "-5"; not "1e3", "12.0", nor "²", "①", "١٢" (str.isdigit() is true for those)
+_INT = re.compile(r"^[+-]?[0-9][0-9,_]*$")
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
@@ -55,6 +65,7 @@ class Query:
     config: Config = DEFAULT_CONFIG
     options: ViewOptions = field(default_factory=ViewOptions)
     notices: tuple[str, ...] = ()
+    train: TrainSetup = field(default_factory=TrainSetup)  # the training run's settings
 
 
 def show(text: str, limit: int = 24) -> str:
@@ -68,8 +79,11 @@ def _int_value(key: str, raw: str, fallback: int) -> tuple[int, str | None]:
     text = raw.strip()
     if not text:
         return fallback, f"{key} has no value; using {key}={fallback:,}"
-    if len(text) > MAX_VALUE_CHARS or not _INT.match(text):
-        return fallback, f'{key}="{show(text)}" is not a whole number from {lo:,} to {hi:,}; using {key}={fallback:,}'
+    if len(text) > MAX_VALUE_CHARS:  # before int(): 4,300 digits and more raise ValueError
+        return fallback, f'{key}="{show(text)}" is too long: {key} is a whole number from {lo:,} to {hi:,}; using {key}={fallback:,}'
+    if not _INT.match(text):
+        digits = " written with the digits 0–9" if any(c.isdigit() and not c.isascii() for c in text) else ""
+        return fallback, f'{key}="{show(text)}" is not a whole number from {lo:,} to {hi:,}{digits}; using {key}={fallback:,}'
     n = int(text.replace(",", "").replace("_", ""))
     if not lo <= n <= hi:
         return fallback, f"{key}={n:,} is out of range: {key} must be from {lo:,} to {hi:,}; using {key}={fallback:,}"
@@ -114,6 +128,37 @@ def _unknown_notice(keys: list[str]) -> str:
     return f"ignored unknown key{'s' if len(keys) > 1 else ''} {', '.join(described)}{more}; known keys: {', '.join(KEYS)}"
 
 
+def query_from_arguments(arguments: Mapping[str, Sequence[bytes | str]] | None) -> str:
+    """A server request's parsed query (Tornado's `request.arguments`) as a query string: "?T=%C2%B2&d=768".
+
+    Tornado decodes keys as latin-1 and keeps values as bytes; both are read here as UTF-8, invalid bytes as
+    "\ufffd", so "²", "①", NUL bytes and broken percent-encoding all reach `parse_query` as text. Values
+    that are not bytes or str (a malformed token payload) are skipped. Never raises.
+    """
+    items: list[tuple[str, str]] = []
+    for key, values in (arguments or {}).items():
+        name = _utf8(key.encode("latin-1", "replace") if isinstance(key, str) else key)
+        for value in values if isinstance(values, (list, tuple)) else [values]:
+            if isinstance(value, (bytes, str)):
+                items.append((name, _utf8(value)))
+    return "?" + urlencode(items) if items else ""
+
+
+def _utf8(raw: bytes | str) -> str:
+    return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+
+
+def _cut(text: str) -> str:
+    """The query's first MAX_QUERY_CHARS characters, less a field cut short there (a cut number must not be read as
+    a smaller one), unless the cut value is already too long for any key: then it stays, to be named in a notice."""
+    head = text[:MAX_QUERY_CHARS]
+    if text[MAX_QUERY_CHARS:MAX_QUERY_CHARS + 1] == "&":
+        return head
+    complete, _, last = head.rpartition("&")
+    cut = parse_qsl(last, keep_blank_values=True, errors="replace")
+    return head if cut and len(cut[0][1].strip()) > MAX_VALUE_CHARS else complete
+
+
 def _pairs(search: str | None) -> tuple[dict[str, str], list[str]]:
     """First value of each key, and notices about length, repeated and unknown keys."""
     notes: list[str] = []
@@ -121,7 +166,7 @@ def _pairs(search: str | None) -> tuple[dict[str, str], list[str]]:
     text = text[1:] if text.startswith("?") else text
     if len(text) > MAX_QUERY_CHARS:
         notes.append(f"the link's query is {len(text):,} characters long; only the first {MAX_QUERY_CHARS:,} were read")
-        text = text[:MAX_QUERY_CHARS].rsplit("&", 1)[0]
+        text = _cut(text)
     first: dict[str, str] = {}
     counts: dict[str, int] = {}
     unknown: list[str] = []
@@ -187,9 +232,11 @@ def parse_query(search: str | None) -> Query:
     config, settled = settle(asked)
     notes += settled
     options = _options(values, notes)
+    train, train_notes = settle_train({k: values[k] for k in TRAIN_KEYS if k in values})
+    notes += train_notes
     if len(notes) > MAX_NOTICES:
         notes = notes[: MAX_NOTICES - 1] + [f"… and {len(notes) - MAX_NOTICES + 1} more problems with this link"]
-    return Query(config=config, options=options, notices=tuple(notes))
+    return Query(config=config, options=options, notices=tuple(notes), train=train)
 
 
 def parse_config(search: str | None) -> tuple[Config, list[str]]:
@@ -198,10 +245,11 @@ def parse_config(search: str | None) -> tuple[Config, list[str]]:
     return q.config, list(q.notices)
 
 
-def to_query(config: Config, options: ViewOptions | None = None) -> str:
-    """The query that reproduces `config` and `options`: every Config field, options only where not default."""
+def to_query(config: Config, options: ViewOptions | None = None, train: TrainSetup | None = None) -> str:
+    """The query that reproduces `config`, `options` and `train`: every Config field, the rest where not default."""
     options = options or ViewOptions()
     items: list[tuple[str, str]] = [(k, str(int(getattr(config, k)))) for k in FIELDS]
+    items += train_items(train) if train is not None else []
     default = ViewOptions()
     if options.dtype != default.dtype:
         items.append(("dtype", options.dtype))

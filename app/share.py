@@ -11,6 +11,7 @@ import panel as pn
 import param
 
 from model import Config
+from model.training import TrainSetup
 
 from .query import CONTROLS, PANELS, ViewOptions, to_query
 from .state import ExplorerState
@@ -18,7 +19,9 @@ from .styles import BASE
 
 DEFAULT_BASE = "http://localhost:5006/explorer"
 # Starting iframe heights in px, for a course page's column (~700-900 px wide: the panels stack)
-HEIGHTS = {"few controls": 130, "many controls": 270, "shapes": 1040, "budget": 590, "tokens": 360}
+HEIGHTS = {"few controls": 130, "many controls": 270, "shapes": 1040, "budget": 590, "tokens": 360,
+           "values": 1900, "values closed": 60,  # values: open when a link names it, closed among all panels
+           "training": 1500}
 
 # `box` is the text widget to copy; Panel passes the clicked button as `source`.
 COPY_JS = """
@@ -42,22 +45,23 @@ def base_url(href: str | None) -> str:
     return base.removesuffix("/autoload.js")  # embedded with Bokeh's server_document
 
 
-def page_link(base: str, config: Config, options: ViewOptions) -> str:
-    """The address that reproduces this view."""
-    return base + to_query(config, options)
+def page_link(base: str, config: Config, options: ViewOptions, train: TrainSetup | None = None) -> str:
+    """The address that reproduces this view (and the training run's settings, where given)."""
+    return base + to_query(config, options, train)
 
 
 def embed_height(options: ViewOptions) -> int:
     """A starting iframe height for the chosen controls and panels, stacked as in a course page's column."""
     fields = [c for c in options.controls if c not in ("preset", "T_max", "tie")]  # one row holds about four
     controls = 0 if not options.controls else HEIGHTS["few controls" if len(fields) <= 4 and len(options.controls) == len(fields) else "many controls"]
-    return controls + sum(HEIGHTS[p] for p in options.panels)
+    closed = options.panels == PANELS  # the values card starts closed on the full set of panels (app.page)
+    return controls + sum(HEIGHTS["values closed" if p == "values" and closed else p] for p in options.panels)
 
 
-def embed_code(base: str, config: Config, options: ViewOptions) -> str:
+def embed_code(base: str, config: Config, options: ViewOptions, train: TrainSetup | None = None) -> str:
     """`<iframe>` markup showing this configuration in embed mode with the chosen controls and panels."""
     options = replace(options, embed=True)
-    src = page_link(base, config, options).replace('"', "%22").replace("<", "%3C").replace(">", "%3E")
+    src = page_link(base, config, options, train).replace('"', "%22").replace("<", "%3C").replace(">", "%3E")
     return (f'<iframe src="{src}" title="Transformer Shapes: a GPT-2 forward pass, shape by shape" '
             f'width="100%" height="{embed_height(options)}" style="border: 0;" loading="lazy"></iframe>')
 
@@ -88,7 +92,7 @@ class ShareView(pn.viewable.Viewer):
         self._copy.js_on_click(args={"box": self._code}, code=COPY_JS)
         self._copy_link = pn.widgets.Button(label="Copy link", color="light", width=100, margin=0)
         self._copy_link.js_on_click(args={"box": self._link}, code=COPY_JS)
-        self.state.param.watch(self._update, ["config", "dtype", "expanded"])
+        self.state.param.watch(self._update, ["config", "dtype", "expanded", "train"])
         self._controls.param.watch(self._update, ["value"])
         self._panels.param.watch(self._update, ["value"])
 
@@ -101,10 +105,10 @@ class ShareView(pn.viewable.Viewer):
                            expanded=self.state.expanded)
 
     def link(self) -> str:
-        return page_link(self.base, self.state.config, self._view_options(embed=False))
+        return page_link(self.base, self.state.config, self._view_options(embed=False), self.state.train)
 
     def code(self) -> str:
-        return embed_code(self.base, self.state.config, self._view_options(embed=True))
+        return embed_code(self.base, self.state.config, self._view_options(embed=True), self.state.train)
 
     def _update(self, *_events) -> None:
         with pn.io.hold():

@@ -18,6 +18,7 @@ from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Budget, Config, Trace
 from model import notation, tokenizer
 from model.config import FIELDS
 from model.rules import CUSTOM, PRESET_SETS, out_of_range, preset_labels, preset_of, settle
+from model.training import Plan, TrainSetup, plan
 
 from .query import DEFAULT_CONFIG
 
@@ -64,6 +65,8 @@ class ExplorerState(param.Parameterized):
     dtype = param.Selector(default="fp32", objects=list(DTYPES), doc="bytes per floating-point element in the table")
     expanded = param.Boolean(default=False, doc="list every block instead of one group repeated × L")
     text = param.String(default=SAMPLE_TEXT, doc="text split into GPT-2 tokens")
+    train = param.ClassSelector(class_=TrainSetup, default=TrainSetup(),
+                                doc="the training run: tokens D, GPU, MFU, GPU count, price, optimizer, ZeRO, recompute")
     config = param.ClassSelector(class_=Config, constant=True, doc="the valid configuration every view shows")
     notices = param.List(default=[], item_type=str, constant=True,
                          doc="why the configuration differs from what was asked (h snapped, T clamped, input rejected)")
@@ -158,6 +161,11 @@ class ExplorerState(param.Parameterized):
     def budget(self) -> Budget:
         """Parameters and FLOPs of `config`."""
         return model.budget(self.config)
+
+    @property
+    def plan(self) -> Plan:
+        """Tokens, compute, time, cost and memory of training `config` (its B, T) under `train`."""
+        return plan(self.config, self.train)
 
     @property
     def tokens(self) -> tokenizer.Tokens:

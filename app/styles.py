@@ -106,3 +106,25 @@ STATUS_CSS = BASE + f"""
 .status {{ font-size: 12.5px; min-height: 19px; line-height: 1.45; }}
 .status .n {{ color: {T2}; font-weight: 600; }}
 """
+
+
+# the training card (app/training.py and the exported page)
+TRAIN_CSS = BASE + f"""
+.head {{ font-size: 14px; line-height: 1.5; overflow-wrap: anywhere; }}
+.head b {{ font-variant-numeric: tabular-nums; }}
+.fits {{ color: #2f9e44; font-weight: 650; }}
+.nofit {{ color: {T2}; font-weight: 650; }}
+.legend {{ font-size: 11.5px; display: flex; flex-wrap: wrap; gap: 2px 12px; margin: 6px 0 0 0; }}
+.legend .key {{ white-space: nowrap; }}
+.legend i {{ display: inline-block; width: 11px; height: 11px; margin-right: 4px; vertical-align: -1px; }}
+.legend i.line {{ width: 14px; height: 0; border-top: 2px dashed {T2}; vertical-align: 3px; }}
+.note {{ font-size: 11.5px; line-height: 1.4; margin-top: 4px; }}
+.warn {{ color: {T2}; font-size: 12.5px; }}
+table.lines {{ border-collapse: collapse; font-size: 12.5px; width: 100%; }}
+table.lines th {{ text-align: left; font-size: 13px; padding: 8px 0 2px 0; border-bottom: 1px solid {RULE}; }}
+table.lines td {{ padding: 2px 10px 2px 0; vertical-align: top; border-bottom: 1px solid #f3f4f6;
+  overflow-wrap: anywhere; }}
+table.lines td.f {{ font-family: ui-monospace, 'DejaVu Sans Mono', Menlo, monospace; font-size: 11.5px; color: #374151; }}
+table.lines td.v {{ text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; font-weight: 600; }}
+table.lines tr.sub td {{ font-size: 11.5px; color: {MUTED}; font-weight: 400; border: 0; padding-top: 0; }}
+"""

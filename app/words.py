@@ -6,6 +6,7 @@ by app/controls.py, app/budget.py and app/shapes.py on one side and app/export o
 from __future__ import annotations
 
 from model import BOUNDS
+from model.training import CUSTOM_GPU, GPUS
 
 SHORT = {"B": "batch", "T": "sequence length", "d": "model width", "h": "heads (divide d)", "L": "blocks",
          "V": "vocabulary", "T_max": "positions W_pe"}  # the name under each field's symbol
@@ -43,3 +44,37 @@ def slider_range(name: str, value: int, T_max: int) -> tuple[int, int, int]:
 def rules_line(d: int, h: int, T_max: int) -> str:
     """The status line's reminder of the rules at this configuration."""
     return RULES_LINE.format(d=f"{d:,}", h=f"{h:,}", d_head=f"{d // h:,}", T_max=f"{T_max:,}")
+
+
+# --- the training card (app/training.py; the exported page shows the same) ----------------------------------
+PARTS = (  # the chart's stacked parts: (column, legend, colour)
+    ("weights", "weights", "#64748b"),
+    ("grads", "gradients", "#a3b1c2"),
+    ("optimizer", "optimizer states", "#5b4fd6"),
+    ("activations", "activations", "#2f9e44"),
+    ("kv", "KV cache", "#1098ad"),
+)
+ROWS = ("serving, whole model", "training, per GPU")  # bottom to top
+GPU_LABELS = {**{f"{g.label} · {g.peak_tflops:,.0f} TFLOP/s": k for k, g in GPUS.items()},
+              "custom: your own peak and memory": CUSTOM_GPU}
+OPTIMIZER_LABELS = {"mixed: 2 + 2 + 12 bytes": "adam-mixed", "fp32: 4 + 4 + 8": "adam-fp32"}
+ZERO_LABELS = {"0": 0, "1: states": 1, "2: + grads": 2, "3: + weights": 3}
+RECOMPUTE_LABELS = {"none": "none", "full: keep block inputs": "full"}
+FIT_LABELS = {"Hoffmann et al. 2022": "hoffmann", "Besiroglu et al. 2024 refit": "besiroglu"}
+TRAIN_CONTROLS = {  # each control's label, keyed as the URL (app.train_query.TRAIN_KEYS)
+    "D": "D, training tokens", "gpu": "GPU", "gpu_peak": "peak, TFLOP/s", "gpu_memory": "memory, GiB",
+    "mfu": "MFU, 0 to 1", "gpus": "n, GPUs", "price": "$ per GPU-hour (assumed)",
+    "optimizer": "Adam: weights + gradients + states", "zero": "ZeRO stage", "recompute": "activation recomputation",
+    "fit": "loss fit",
+}
+CHINCHILLA_RULE = "Chinchilla's rule: D = 20·N"  # the live card's switch; the exported page's blank D
+TRAIN_TITLE = ("<h2>From N to a training run</h2><p class='muted'>How many tokens this N should see, the compute, "
+               "time and cost on real GPUs, and the memory to train and to serve.</p>")
+
+TRAIN_NOTE = ("MFU, model FLOPs utilisation: observed tokens/s × 6N ÷ the GPUs' peak FLOP/s (PaLM's definition, which "
+              "also counts attention's 12·L·T·d per token; here time follows C = 6·N·D). Peaks are dense BF16 without "
+              "sparsity; GPU memory is the nominal capacity, a little of which the CUDA context takes. Memory is per GPU with data parallelism (each GPU a replica, ZeRO sharding "
+              "the states over the n GPUs); tensor and pipeline parallelism, which runs of GPT-3's size also use, are "
+              "not modelled. Activations: what autograd saves for the backward pass, measured at B and T of the sliders "
+              "(the micro-batch). Tensors the step holds without saving them come on top: on CPU the peak was 7 – 13 % "
+              "above this prediction, the logits (B, T, V) during the loss (benchmarks/bench_train_memory.py).")

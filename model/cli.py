@@ -3,6 +3,7 @@
     python -m model --preset gpt2-small
     python -m model --d 1024 --h 16 --L 24 --T 512 --markdown
     python -m model --preset gpt3-175b --table budget --json
+    python -m model --preset gpt3-175b --table train --gpu h100-sxm --gpus 1024 --zero 3 --recompute full --B 1
 
 Bad arguments print one clear line on stderr and exit with status 2.
 """
@@ -12,7 +13,7 @@ import argparse
 import dataclasses
 import sys
 
-from . import report
+from . import report, train_report, values_report
 from .config import BOUNDS, DEFAULT_PRESET, FIELD_DOCS, INT_FIELDS, PRESETS, Config
 from .passes import DTYPES
 
@@ -43,11 +44,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="python -m model", description="Tensor shapes and parameter/FLOP budget of the lesson's GPT.")
     add_config_arguments(p)
     p.add_argument("--expand", action="store_true", help="list all L blocks instead of collapsing them into one × L group")
-    p.add_argument("--table", choices=["all", "shapes", "budget"], default=None,
-                   help="what to print (default all; CSV holds one table, shapes by default)")
+    p.add_argument("--table", choices=["all", "shapes", "budget", "train"], default=None,
+                   help="what to print (default all; CSV holds one table, shapes by default; train: the training run)")
+    p.set_defaults(dtype=None)  # --table train: None follows the optimizer (bf16 for adam-mixed); else fp32
+    train_report.add_arguments(p)
     fmt = p.add_mutually_exclusive_group()
     for flag in ("json", "markdown", "csv"):
         fmt.add_argument(f"--{flag}", action="store_true", help=f"print {flag.upper() if flag != 'markdown' else 'Markdown'}")
+    values_report.add_arguments(p)
     return p
 
 
@@ -69,11 +73,25 @@ def main(argv: list[str] | None = None) -> int:
         cfg = config_from_args(args)
     except ValueError as e:
         parser.error(str(e))
-    if args.json and args.table:
+    if args.table == "train":
+        try:
+            out = train_report.render(cfg, args)
+        except ValueError as e:
+            parser.error(str(e))
+        return _write(out)
+    if given := train_report.given_train_options(args):
+        parser.error(f"{', '.join(given)} describe a training run: add --table train")
+    args.dtype = args.dtype or "fp32"
+    if args.json and args.table and not args.values:
         parser.error("--json always holds the whole report; drop --table")
     if args.csv and args.table == "all":
         parser.error("a CSV file holds one table: use --table shapes or --table budget")
-    if args.json:
+    if args.values:
+        try:
+            out = values_report.cli_output(args, cfg)
+        except ValueError as e:
+            parser.error(str(e))
+    elif args.json:
         out = report.as_json(cfg, args.dtype, args.expand)
     elif args.csv:
         out = report.csv_text(cfg, args.dtype, args.expand, args.table or "shapes")
@@ -81,6 +99,10 @@ def main(argv: list[str] | None = None) -> int:
         out = report.markdown(cfg, args.dtype, args.expand, args.table or "all")
     else:
         out = report.text(cfg, args.dtype, args.expand, args.table or "all")
+    return _write(out)
+
+
+def _write(out: str) -> int:
     try:
         sys.stdout.write(out)
         sys.stdout.flush()

@@ -39,8 +39,8 @@ def _line_table(lines: tuple[Line, ...], indent: str = "  ") -> list[str]:
     w_label = max(len(x.label) for x in lines)
     w_formula = max(len(x.formula) for x in lines)
     w_value = max(len(_human(x)) for x in lines)
-    return [f"{indent}{x.label.ljust(w_label)}  {x.formula.ljust(w_formula)}  {_human(x).rjust(w_value)}".rstrip()
-            for x in lines]
+    return [f"{indent}{x.label.ljust(w_label)}  {x.formula.ljust(w_formula)}  {_human(x).rjust(w_value)}"
+            f"{'  ' + units.short(x.value, x.unit) if units.short(x.value, x.unit) else ''}".rstrip() for x in lines]
 
 
 def _display_rows(tr: Trace, expand: bool) -> list[Row | str]:

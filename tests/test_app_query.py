@@ -48,7 +48,7 @@ def test_T_is_clamped_to_T_max_with_the_reason():
 @pytest.mark.parametrize("value, kind", [("abc", "not a whole number"), ("12.5", "not a whole number"),
                                          ("1e3", "not a whole number"), ("-5", "out of range"), ("0", "out of range"),
                                          ("1000000000", "out of range"), ("", "has no value"),
-                                         ("9" * 500, "not a whole number")])
+                                         ("9" * 500, "too long"), ("9" * 1_990, "too long")])
 def test_bad_d_falls_back_to_the_default_and_says_why(value, kind):
     config, notices = parse_config(f"?d={value}")
     assert config.d == 768 and config.h == 12
@@ -137,7 +137,7 @@ def test_bad_controls_and_panels_fall_back_with_notices():
     assert q.options.controls == ("T",)
     assert q.options.panels == PANELS
     assert any('ignored "zz"' in n for n in q.notices)
-    assert any("panels=charts names none of shapes,budget,tokens; showing all" in n for n in q.notices)
+    assert any("panels=charts names none of shapes,budget,tokens,values,training; showing all" in n for n in q.notices)
 
 
 def test_bad_dtype():

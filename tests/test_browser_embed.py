@@ -54,6 +54,8 @@ def test_copy_embed_code_gives_an_iframe_for_the_current_view(chromium, server):
     page.locator(".share-card").wait_for()
     page.locator(".share-card button", has_text="T_max").click()  # drop T_max from the embed's controls
     page.locator(".share-card button", has_text="tokens").click()  # and the tokens panel
+    page.locator(".share-card button", has_text="training").click()  # and the training run
+    page.locator(".share-card button", has_text="values").click()  # and the values panel
     expect(page.locator(".embed-code textarea")).to_have_value(re.compile(r"tie&panels=shapes,budget\""))
     page.locator(".share-card button", has_text="Copy embed code").click()
     expect(page.locator(".share-card button", has_text="Copied")).to_be_visible()

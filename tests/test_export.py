@@ -2,14 +2,15 @@
 
 The page's JavaScript twins of Python functions run in Chromium on the same inputs as the Python ones:
 formatters on 10,000+ values, rules and preset matching on 250 requests, every budget and memory line on 220
-configurations, the table rows and markup. Its controls behave like the live page's (h walks the divisors of d
+configurations, the table rows and markup; the training card's lines (`model.training.plan`, printed by
+`model.train_report.human`) on 220 (configuration, setup) pairs, its formatters, largest micro-batch, markup,
+chart data and `settle_train`'s notices. Its controls behave like the live page's (h walks the divisors of d
 with the keyboard, a number box never shows a value the page is not using, a preset keeps B). The file is
 self-contained and the command line rejects bad input in one line.
 """
 from __future__ import annotations
 
 import html
-import json
 import random
 import subprocess
 import sys
@@ -21,11 +22,15 @@ import pytest
 from app.budget import lines_html, shown
 from app.export.cli import main as export_main
 from app.export.page import external_references
+from app.train_query import settle_train
 from app.words import rules_line, slider_range
 from model import BOUNDS, DTYPES, PRESETS, Config, budget, divisors, trace
 from model import units
 from model.config import INT_FIELDS
+from model.figures import Line
 from model.rules import out_of_range, preset_labels, preset_of, settle
+from model.train_report import dollars, duration, human, plain, scientific
+from model.training import CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, RECOMPUTE, TrainSetup, largest_micro_batch, plan
 from test_lines import random_configs
 
 CONFIGS = random_configs(220, seed=11)
@@ -93,6 +98,10 @@ def test_file_is_self_contained(page_file: Path) -> None:
     (["--preset", "gpt5"], "argument --preset: invalid choice: 'gpt5'"),
     (["--dtype", "int4"], "argument --dtype: invalid choice: 'int4'"),
     (["--bogus"], "unrecognized arguments: --bogus"),
+    (["--mfu", "40"], "mfu=40 is out of range: mfu must be from 0.001 to 1 (write 0.4 for 40 %)"),
+    (["--zero", "2", "--gpus", "1"], "ZeRO stage 2 shards over the GPUs, and there is 1: set gpus to 2 or more"),
+    (["--gpu-peak", "100"], "a custom GPU needs its peak and its memory: give --gpu-peak and --gpu-memory"),
+    (["--D", "lots"], "argument --D: invalid token count 'lots'"),
 ])
 def test_bad_arguments_exit_2_with_one_line(args: list[str], message: str, tmp_path: Path, capsys) -> None:
     out = tmp_path / "lesson.html"
@@ -267,3 +276,184 @@ def test_a_preset_keeps_B_as_the_live_page_does(page) -> None:
     assert "174,604,259,328" in text_of(page, "head")
     _set(page, "preset", names["gpt2-small"])
     assert value_of(page, "B_input") == 3 and value_of(page, "T_input") == 1024
+
+
+# --- the training card: model.training.plan and app/training.py in the browser -----------------------------------
+def random_setups(n: int, seed: int) -> list[TrainSetup]:
+    """n valid training setups: every discrete choice, named and custom GPUs, numbers across their ranges."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        gpus = rng.choice([1, 2, 8, 64, rng.randint(1, 1_048_576)])
+        gpu = rng.choice([*GPUS, CUSTOM_GPU])
+        custom = dict(peak_tflops=rng.choice([0.001, round(rng.uniform(1, 5000), 3)]),
+                      memory_gib=rng.choice([0.001, round(rng.uniform(0.5, 500), 2), 80])) if gpu == CUSTOM_GPU else {}
+        out.append(TrainSetup(
+            D=rng.choice([None, None, rng.randint(1, 10**15), 10 ** rng.randint(0, 15), 300 * 10**9]), gpu=gpu,
+            mfu=rng.choice([0.4, 1.0, 0.001, round(rng.uniform(0.001, 1), 3)]), gpus=gpus,
+            price=rng.choice([2.5, 0.0, round(rng.uniform(0, 1000), 2)]), optimizer=rng.choice(list(OPTIMIZERS)),
+            zero=rng.randint(0, 3) if gpus > 1 else 0, recompute=rng.choice(RECOMPUTE), fit=rng.choice(list(FITS)),
+            **custom))
+    return out
+
+
+def setup_js(s: TrainSetup) -> dict:
+    return {k: getattr(s, k) for k in s.__dataclass_fields__}
+
+
+def train_js(page, fn: str, pairs: list[tuple[Config, TrainSetup]]):
+    """window.__ts.<fn>(trainPlan(cfg, setup)) for every pair, in one round trip."""
+    return page.evaluate(f"(xs) => xs.map(([c, s]) => window.__ts.{fn}(window.__ts.trainPlan(c, s)))",
+                         [[cfg_js(c), setup_js(s)] for c, s in pairs])
+
+
+@pytest.mark.browser
+def test_training_lines_agree_with_the_model(page) -> None:
+    pairs = list(zip(CONFIGS, random_setups(len(CONFIGS), seed=5)))
+    got = page.evaluate("(xs) => xs.map(([c, s]) => window.__ts.trainPlan(c, s).lines.map((x) => "
+                        "[x.key, x.label, x.formula, x.human]))", [[cfg_js(c), setup_js(s)] for c, s in pairs])
+    for (c, s), lines in zip(pairs, got):
+        want = [[x.key, x.label, x.formula, human(x)] for x in plan(c, s).lines]
+        assert lines == want, (c, s)
+
+
+@pytest.mark.browser
+def test_largest_micro_batch_agrees(page) -> None:
+    rng = random.Random(8)
+    cases = []
+    for name in ("gpt2-small", "gpt2-medium", "gpt2-xl", "gpt3-13b"):
+        for _ in range(12):
+            p = PRESETS[name]
+            cfg = replace(p, B=rng.randint(1, 64), T=rng.randint(1, p.T_max))
+            gpus = rng.choice([1, 8, 64])
+            setup = TrainSetup(gpu=CUSTOM_GPU, peak_tflops=989, memory_gib=rng.choice([1, 8, 24, 80, 192, 2000]),
+                               gpus=gpus, zero=rng.randint(0, 3) if gpus > 1 else 0, optimizer=rng.choice(list(OPTIMIZERS)),
+                               recompute=rng.choice(RECOMPUTE))
+            cases.append((cfg, setup))
+    got = page.evaluate("(xs) => xs.map(([c, s]) => window.__ts.largestMicroBatch(c, s, window.__ts.paramsExact(c)))",
+                        [[cfg_js(c), setup_js(s)] for c, s in cases])
+    want = [largest_micro_batch(c, s) for c, s in cases]
+    assert got == want
+    assert len({w for w in want if 1 < w < BOUNDS["B"][1]}) >= 10  # the search, not only its ends
+    assert 0 in want and BOUNDS["B"][1] in want
+
+
+@pytest.mark.browser
+def test_training_formatters_agree_on_thousands_of_values(page) -> None:
+    values = [abs(v) for v in _values(4000, seed=21)]
+    rng = random.Random(4)
+    values += [10 ** rng.uniform(-9, 30) for _ in range(3000)] + [1125, 0.03125, 0.125, 1e15, 999.5, 0.00999, 0.01,
+                                                                   1e-3, 99.995, 100, 1 / 24, 1 / 1440, 1e21, 2.5e21]
+    for fn, py in (("scientific", scientific), ("plain", plain), ("duration", duration), ("dollars", dollars)):
+        assert js(page, fn, [[v] for v in values]) == [py(v) for v in values], fn
+    lines = [Line("memory/max_B", "", "", v, "count") for v in (0, 1, 17, BOUNDS["B"][1])]
+    lines += [Line("k/x", "", "", v, u) for v in values[:300] for u in ("flops", "flop_per_s", "pf_days", "params",
+                                                                          "tokens", "tokens_per_s", "loss",
+                                                                          "gpu_hours", "days", "usd", "ratio")]
+    lines += [Line("k/s", "", "", v / 10**16, "share") for v in values[:300]] + [Line("k/b", "", "", b, "bool")
+                                                                              for b in (True, False)]
+    assert js(page, "human", [[x.key, x.value, x.unit] for x in lines]) == [human(x) for x in lines]
+
+
+@pytest.mark.browser
+def test_training_markup_is_the_live_cards(page) -> None:
+    from app import training as view  # imports Panel: fine here, the page was built in another process
+
+    pairs = [(PRESETS["gpt2-small"], TrainSetup()), (PRESETS["gpt3-175b"], TrainSetup(D=300 * 10**9, gpus=1024, zero=3)),
+             (replace(PRESETS["gpt2-xl"], B=64), TrainSetup(gpu="a100-40gb", gpus=1)),
+             (PRESETS["gpt3-175b"], TrainSetup(gpus=1, gpu=CUSTOM_GPU, peak_tflops=1, memory_gib=0.5, fit="besiroglu")),
+             *zip(CONFIGS[:20], random_setups(20, seed=9))]
+    plans = [plan(c, s) for c, s in pairs]
+    assert train_js(page, "trainHeadlineHtml", pairs) == [view.headline_html(p) for p in plans]
+    assert train_js(page, "trainLinesHtml", pairs) == [view.lines_html(p) for p in plans]
+    assert train_js(page, "trainLegendHtml", pairs) == [view.legend_html(p) for p in plans]
+    charts = train_js(page, "trainChartData", pairs)
+    for p, chart in zip(plans, charts):
+        want = view.chart_data(p)
+        assert chart.keys() == want.keys(), p.setup
+        for k in want:  # GiB as floats (the bars), the bytes as printed (the hover) exactly
+            assert chart[k] == (pytest.approx(want[k], rel=1e-12) if k in [c for c, _, _ in view.PARTS] else want[k])
+
+
+def _asked_cases() -> list[dict]:
+    rng = random.Random(12)
+    pick = lambda *xs: rng.choice(xs)  # noqa: E731
+    cases = [{}, {"gpus": "1", "zero": "3"}, {"gpu": "custom"}, {"gpu_peak": "500"}, {"mfu": "40"}, {"mfu": 5},
+             {"D": "300e9"}, {"D": "1.5"}, {"D": "abc"}, {"D": "1,000,000"}, {"D": "inf"}, {"D": "0"},
+             {"price": "-1"}, {"gpu": "H200"}, {"gpu": "tpu\u0007v5" * 5}, {"optimizer": "sgd"}, {"zero": "7"},
+             {"gpus": 2.5}, {"mfu": 0.00001}, {"gpu": "custom", "gpu_peak": "0", "gpu_memory": "1e9"},
+             {"D": "x" * 60}, {"recompute": "FULL"}, {"fit": "besiroglu"}, {"price": 1234.5}, {"mfu": "nan"}]
+    for _ in range(60):
+        cases.append({k: v for k, v in {
+            "D": pick(None, "", "300e9", str(rng.randint(-5, 10**16)), "1e16", " 42 "),
+            "gpu": pick(None, "h200", "custom", "b300"), "gpu_peak": pick(None, "989", str(rng.uniform(0, 2e5))),
+            "gpu_memory": pick(None, 80, rng.uniform(0, 2e5)), "mfu": pick(None, 0.4, rng.uniform(-1, 150)),
+            "gpus": pick(None, 1, 8, rng.randint(0, 2_000_000)), "price": pick(None, 2.5, rng.uniform(-10, 2000)),
+            "optimizer": pick(None, "adam-fp32", "adam"), "zero": pick(None, "0", "1", "2", "3", "4"),
+            "recompute": pick(None, "none", "full", "some"), "fit": pick(None, "hoffmann", "kaplan")}.items()
+            if v is not None})
+    return cases
+
+
+@pytest.mark.browser
+def test_training_notices_agree_with_settle_train(page) -> None:
+    cases = _asked_cases()
+    got = js(page, "settleTrain", [[a] for a in cases])
+    for a, (setup, notes) in zip(cases, got):
+        want, want_notes = settle_train(a)
+        assert notes == want_notes, a
+        assert TrainSetup(**setup) == want, a
+    assert sum(1 for _, n in got if n) >= 40
+
+
+@pytest.mark.browser
+def test_training_controls_change_the_card(page) -> None:
+    _set(page, "preset", {v: k for k, v in preset_labels().items()}["gpt2-small"])
+    assert "D = <b>2.5 billion tokens</b> (Chinchilla's rule" in text_of(page, "train_head")
+    _set(page, "train_D", "300e9")
+    assert value_of(page, "train_D") == "300000000000"
+    assert "D = <b>300.0 billion tokens</b>" in text_of(page, "train_head")
+    assert "D, training tokens (chosen)" in text_of(page, "train_lines")
+    _set(page, "train_gpus", 1)
+    page.evaluate("() => { Bokeh.documents[0].get_model_by_name('train_zero').active = 3; }")
+    page.wait_for_timeout(150)
+    assert "zero=3 needs 2 or more GPUs to shard over, and gpus=1; showing ZeRO 0" in text_of(page, "train_notices")
+    assert value_of(page, "train_zero", "active") == 0
+    _set(page, "train_mfu", 40)
+    assert "(write 0.4 for 40 %)" in text_of(page, "train_notices") and value_of(page, "train_mfu") == 0.4
+    page.evaluate("() => { Bokeh.documents[0].get_model_by_name('train_optimizer').active = 1; }")
+    page.wait_for_timeout(150)
+    assert "weights, 4 bytes per parameter" in text_of(page, "train_lines")
+    _set(page, "train_gpu", CUSTOM_GPU)
+    assert value_of(page, "train_peak", "visible") and "1 × custom GPU" in text_of(page, "train_head")
+    _set(page, "train_memory", 0.5)
+    assert "not even B = 1 fits" in text_of(page, "train_head")
+    _set(page, "T_input", 200)  # the card follows the configuration
+    want = plan(replace(PRESETS["gpt2-small"], B=3, T=200), TrainSetup(
+        D=300 * 10**9, gpus=1, optimizer="adam-fp32", gpu=CUSTOM_GPU, peak_tflops=989, memory_gib=0.5))
+    from app.training import lines_html as train_lines_html
+    assert text_of(page, "train_lines") == train_lines_html(want)
+    for name, v in (("train_gpu", "h100-sxm"), ("train_D", ""), ("train_gpus", 8), ("T_input", 100)):
+        _set(page, name, v)
+    page.evaluate("() => { Bokeh.documents[0].get_model_by_name('train_optimizer').active = 0; }")
+    page.wait_for_timeout(150)
+
+
+@pytest.mark.browser
+def test_training_options_reach_the_card(chromium, tmp_path: Path) -> None:
+    out = tmp_path / "l.html"
+    done = export(out, "--preset", "gpt3-175b", "--D", "300e9", "--gpu", "h200", "--gpus", "1024", "--zero", "3",
+                  "--recompute", "full", "--dtype", "bf16")
+    assert done.returncode == 0, done.stderr
+    p = chromium.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        p.goto(out.as_uri())
+        p.wait_for_function("() => window.__ts !== undefined", timeout=60_000)
+        setup = TrainSetup(D=300 * 10**9, gpu="h200", gpus=1024, zero=3, recompute="full")
+        from app.training import headline_html, lines_html as train_lines_html
+        want = plan(PRESETS["gpt3-175b"], setup)
+        assert text_of(p, "train_head") == headline_html(want) and text_of(p, "train_lines") == train_lines_html(want)
+        assert [value_of(p, "train_D"), value_of(p, "train_gpu"), value_of(p, "train_gpus")] == ["300000000000", "h200", 1024]
+        assert [value_of(p, f"train_{k}", "active") for k in ("zero", "recompute")] == [3, 1]
+    finally:
+        p.close()

@@ -1,8 +1,8 @@
-"""A page that needs no server: `python -m app export lesson.html [config options]`.
+"""A page that needs no server: `python -m app export lesson.html [config and training options]`.
 
 One self-contained HTML file (BokehJS inlined, no network, works from file://) that looks and behaves like the
-live explorer: the same controls and rules, the same shapes table, chart and budget lines, recomputed in the
-browser. In parts, one job each:
+live explorer: the same controls and rules, the same shapes table, chart and budget lines, and the same training
+card (`model.training.plan`'s lines, headline, memory chart), recomputed in the browser. In parts, one job each:
 
 - `spec`: everything the page's JavaScript needs, taken from `model` and the live page's definitions, with every
   line's formula compiled to JavaScript;

@@ -1,13 +1,14 @@
-"""`python -m app export OUT.html [config options]`: validate, render, write atomically; usage errors in one line."""
+"""`python -m app export OUT.html [config and training options]`: validate, render, write atomically; usage errors in one line."""
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 from pathlib import Path
 
+from model import train_report
 from model.cli import OneLineParser, add_config_arguments, config_from_args
+from model.training import TrainSetup
 
 from .page import PAGE_TITLE, render_html
 
@@ -15,6 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The export subcommand's arguments: the output file, `python -m model`'s config options, a title."""
     parser.add_argument("out", metavar="OUT.html", help="file to write (created or replaced; not a directory)")
     add_config_arguments(parser)
+    train_report.add_arguments(parser)
     parser.add_argument("--title", default=PAGE_TITLE, help=f"page title (default {PAGE_TITLE!r})")
 
 
@@ -48,14 +50,21 @@ def write_page(path: Path, text: str) -> None:
         raise
 
 
+def setup_from_args(args: argparse.Namespace) -> TrainSetup:
+    """The training card's starting setup from `python -m model --table train`'s options; --dtype is the shapes
+    table's here, and the card's activations follow the optimizer as on the live page. ValueError names the fix."""
+    return train_report.setup_from_args(argparse.Namespace(**{**vars(args), "dtype": None}))
+
+
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Validate, render and write; bad input ends in `parser.error` (one line, exit status 2)."""
     try:
         cfg = config_from_args(args)
+        setup = setup_from_args(args)
         path = check_output_path(args.out)
     except ValueError as e:
         parser.error(str(e))
-    text = render_html(cfg, args.dtype, args.title)
+    text = render_html(cfg, args.dtype, args.title, setup)
     try:
         write_page(path, text)
     except OSError as e:

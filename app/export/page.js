@@ -2,8 +2,8 @@
 //
 // Inputs (CustomJS args): `spec`, JSON from app/export/spec.py (fields, bounds, presets, rules and their messages,
 // the lines of model.budget and model.trace with their formulas, the rows of every pass structure, the live
-// page's words), and `widgets`, the page's models, found here by name. app/export/spec.py appends BUDGET_FNS and
-// MEMORY_FNS (each line's formula compiled to JavaScript) and `return main(cb_obj);`.
+// page's words, the training card's line templates), and `widgets`, the page's models, found here by name. app/export/spec.py appends BUDGET_FNS and
+// MEMORY_FNS and TRAIN_FNS (each line's formula compiled to JavaScript) and `return main(cb_obj);`.
 // Every function here mirrors a Python one, named in its comment; tests run both on the same inputs in Chromium.
 // Whole numbers are BigInt where formulas are exact, so (B, h, T, T) element counts stay exact beyond 2**53.
 
@@ -267,6 +267,342 @@ function tableHtml(rows, dtype, scale, memory) {
     + linesHtml(memory) + (k ? `<p class="note muted">${esc(S.korthikanti_note)}</p>` : "");
 }
 
+// ---- the training run: model/training.py plan(), model/train_report.py, app/training.py, app/train_query.py ----
+const TS = S.train;
+const SUPER = {"-": "⁻", "0": "⁰", "1": "¹", "2": "²", "3": "³", "4": "⁴", "5": "⁵", "6": "⁶", "7": "⁷", "8": "⁸", "9": "⁹"};
+const commas = (text) => text.replace(/^(-?\d+)/, (m) => m.replace(/\B(?=(\d{3})+(?!\d))/g, ","));
+
+function pyExp2(x) {  // Python's f"{x:.2e}" for x > 0 (ties to even on the double's exact value), as [mantissa, exponent]
+  const s = x.toExponential(2), exact = x.toExponential(100);
+  const [em, ee] = exact.split("e");
+  if (/^50*$/.test(em.slice(4)) && Number(em[3]) % 2 === 0) return [em.slice(0, 4), Number(ee)];
+  const [m, e] = s.split("e");
+  return [m, Number(e)];
+}
+
+function scientific(x) {  // train_report.scientific
+  if (x === 0) return "0";
+  const [m, e] = pyExp2(Math.abs(x));
+  return `${x < 0 ? "-" : ""}${m} × 10${String(e).replace(/./g, (c) => SUPER[c])}`;
+}
+
+function pyG3(x) {  // Python's f"{x:.3g}" for 0.01 <= |x| < 1 (and 0)
+  if (x === 0) return "0";
+  const e = Number(Math.abs(x).toExponential().split("e")[1]);
+  let t = pyFixed(Math.abs(x), 2 - e);
+  if (t.includes(".")) t = t.replace(/0+$/, "").replace(/\.$/, "");
+  return (x < 0 ? "-" : "") + t;
+}
+
+function plain(x) {  // train_report.plain
+  const a = Math.abs(x);
+  if (x !== 0 && !(0.01 <= a && a < 1e15)) return scientific(x);
+  if (a >= 1000) return thousands(x);
+  return a >= 1 ? sig3(x) : pyG3(x);
+}
+
+function duration(days) {  // train_report.duration
+  for (const [scale, unit] of [[1, "days"], [1 / 24, "hours"], [1 / 1440, "minutes"]]) {
+    if (days >= scale) return `${plain(days / scale)} ${unit}`;
+  }
+  return `${plain(days * 86400)} seconds`;
+}
+
+function dollars(x) {  // train_report.dollars
+  const k = x < 100 ? 2 : 0;
+  return "$" + commas(x >= 1e21 ? BigInt(pyRound(x)).toString() : pyFixed(x, k));
+}
+
+function human(key, v, unit) {  // train_report.human
+  if (unit === "bool") return v ? "yes" : "no";
+  if (unit === "bytes") return fmtBytes(v);
+  if (unit === "flops") return `${scientific(v)} FLOPs`;
+  if (unit === "flop_per_s") return `${fmtFlops(v)}/s`;
+  if (unit === "pf_days") return `${plain(v)} PF-days`;
+  if (unit === "params" || unit === "tokens") return `${fmtParams(v)} ${unit === "params" ? "parameters" : "tokens"}`;
+  if (unit === "tokens_per_s") return `${fmtParams(v)} tokens/s`;
+  if (unit === "share") return fmtPercent(v);
+  if (unit === "loss") return `${pyFixed(v, 3)} nats/token`;
+  if (unit === "gpu_hours") return `${plain(v)} GPU-hours`;
+  if (unit === "days") return duration(v);
+  if (unit === "usd") return dollars(v);
+  if (key === "memory/max_B" && v === 0) return "none: B = 1 does not fit";
+  if (key === "memory/max_B" && v === S.bounds.B[1]) return `${plain(v)} (the largest B allowed)`;
+  return plain(v);
+}
+
+function device(setup) {  // TrainSetup.device
+  return setup.gpu === TS.custom_gpu ? {label: TS.custom_label, peak_tflops: setup.peak_tflops, memory_gib: setup.memory_gib}
+    : TS.gpus[setup.gpu];
+}
+
+const actDtype = (setup) => setup.dtype ?? TS.optimizers[setup.optimizer].dtype;  // TrainSetup.act_dtype
+const trainVariant = (s) => [s.D === null ? "rule" : "given", s.optimizer, String(s.zero), s.recompute, s.fit].join(",");  // spec.train_variant
+
+function paramsExact(cfg) {  // budget(cfg).params_exact
+  const k = cfg.tie ? "tied" : "untied", i = S.budget[k].findIndex((x) => x.key === "params/exact");
+  return Number(BUDGET_FNS[k][i](symbols(cfg, S.budget[k][i].exact)));
+}
+
+function savedLine(cfg, dtype) {  // the structure's "memory/saved" line: [template, function]
+  const key = structureKey(cfg, dtype), i = S.structures[key].lines.findIndex((x) => x.key === "memory/saved");
+  return [S.structures[key].lines[i], MEMORY_FNS[key][i]];
+}
+
+function savedParts(cfg, dtype) {  // training.saved_parts: the saved formula at L = 0 and L = 1
+  const [t, fn] = savedLine(cfg, dtype);
+  const at = (L) => fn(symbols({...cfg, L}, t.exact));
+  const rest = at(0), block = at(1) - rest;
+  return [Number(rest), Number(block)];
+}
+
+function stateBytes(N, setup) {  // training.state_bytes (values only)
+  const opt = TS.optimizers[setup.optimizer];
+  return [[opt.weights, 3], [opt.grads, 2], [opt.states, 1]].map(([per, from]) => (setup.zero >= from ? per * N / setup.gpus : per * N));
+}
+
+function activationBytes(cfg, setup) {  // training.activation_bytes (the value)
+  const dtype = actDtype(setup), [rest, block] = savedParts(cfg, dtype);
+  if (setup.recompute === "full") return cfg.L * cfg.B * cfg.T * cfg.d * S.dtypes[dtype] + rest + block;
+  return rest + cfg.L * block;
+}
+
+function trainingMemory(cfg, setup, N) {  // training.training_memory
+  return stateBytes(N, setup).reduce((a, b) => a + b, 0) + activationBytes(cfg, setup);
+}
+
+const capacityOf = (setup) => pyRound(device(setup).memory_gib * 2 ** 30);  // round(memory_gib · 2³⁰)
+
+function largestMicroBatch(cfg, setup, N) {  // training.largest_micro_batch
+  const capacity = capacityOf(setup);
+  const mem = (B) => trainingMemory({...cfg, B}, setup, N), fits = (B) => mem(B) <= capacity;
+  const top = S.bounds.B[1];
+  if (!fits(2)) return fits(1) ? 1 : 0;
+  const m2 = mem(2), m3 = mem(3);
+  const guess = m3 <= m2 ? top : Math.min(top, 2 + Math.floor((capacity - m2) / (m3 - m2)));
+  if (fits(guess) && (guess === top || !fits(guess + 1))) return guess;
+  let lo = 2, hi = top;
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi + 1) / 2);
+    if (fits(mid)) lo = mid; else hi = mid - 1;
+  }
+  return lo;
+}
+
+function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup}
+  const N = paramsExact(cfg), dtype = actDtype(setup), dev = device(setup);
+  const D = setup.D === null ? TS.chinchilla * N : setup.D;
+  const [rest, block] = savedParts(cfg, dtype);
+  const s = {...symbols(cfg, false), N, D, C: 6 * N * D, P: dev.peak_tflops * 1e12, MFU: setup.mfu, n: setup.gpus,
+             price: setup.price, S_rest: rest, S_block: block};
+  const ids = TS.variants[trainVariant(setup)];
+  s.G = TRAIN_FNS[ids.find((i) => TS.templates[i].key === "chinchilla/G")](s);
+  const saved = savedLine(cfg, dtype)[0];
+  const lines = [], byKey = {};
+  for (const i of ids) {
+    const t = TS.templates[i];
+    let value, formula = t.formula;
+    if (t.from_structure) { value = rest + cfg.L * block; formula = saved.formula; }
+    else if (t.key === "memory/capacity") value = capacityOf(setup);
+    else if (t.key === "memory/fits") value = byKey["memory/total"].value <= byKey["memory/capacity"].value;
+    else if (t.key === "memory/max_B") value = largestMicroBatch(cfg, setup, N);
+    else value = TRAIN_FNS[i](s);
+    const line = {key: t.key, label: t.label, formula, value, unit: t.unit};
+    line.human = human(t.key, value, t.unit);
+    lines.push(line);
+    byKey[t.key] = line;
+  }
+  const v = (k) => byKey[k].value;
+  const memory = {weights: v("memory/weights"), grads: v("memory/grads"), optimizer: v("memory/optimizer"),
+                  activations: v("memory/activations"), total: v("memory/total"), capacity: v("memory/capacity"),
+                  fits: v("memory/fits"), max_B: v("memory/max_B")};
+  return {cfg, setup, device: dev, lines, byKey, memory, serve_weights: v("serve/weights"), kv: v("serve/kv_cache")};
+}
+
+function trainHeadlineHtml(p) {  // training.headline_html
+  const e = esc, x = (k) => e(p.byKey[k].human), s = p.setup;
+  const rule = s.D === null ? "Chinchilla's rule, 20 per parameter" : `${x("compute/tokens_per_param")} per parameter`;
+  const fits = p.memory.fits ? `<span class="fits">fits</span>; the largest micro-batch at T = ${thousands(p.cfg.T)} is B = `
+      + `<b>${x("memory/max_B")}</b>`
+    : `<span class="nofit">does not fit</span>; ` + (p.memory.max_B ? "the largest micro-batch that fits is B = "
+      + `<b>${x("memory/max_B")}</b>` : "not even B = 1 fits: raise ZeRO, recompute, or add GPUs");
+  return `<div class="head">
+<div>D = <b>${x("compute/D")}</b> (${rule}) · C = 6·N·D = <b>${x("compute/C_6ND")}</b>
+(${x("compute/C_6ND_pf_days")}) · measured <b>${x("compute/C_measured")}</b></div>
+<div>On ${thousands(s.gpus)} × ${e(p.device.label)} at ${x("time/mfu")} MFU: <b>${x("time/gpu_hours")}</b>,
+<b>${x("time/wall_days")}</b> of wall-clock time, <b>${x("time/cost")}</b>
+<span class="muted">at ${x("time/price")} per GPU-hour, an assumption</span></div>
+<div>Training memory per GPU: <b>${x("memory/total")}</b> of ${x("memory/capacity")}: ${fits}.
+Serving holds <b>${x("serve/total")}</b> (${x("serve/kv_per_token")} of KV cache per token of context).</div>
+</div>`;
+}
+
+function trainLinesHtml(p) {  // training.lines_html
+  const e = esc, rows = [];
+  const all = [...p.lines, ...TS.references.map((r) => ({...r, human: r.value}))];
+  for (const [prefix, title] of Object.entries(TS.sections)) {
+    rows.push(`<tr><th colspan="3">${e(title)}</th></tr>`);
+    if (prefix === "chinchilla") rows.push(`<tr class="sub"><td colspan="3">${e(TS.fit_notes[p.setup.fit])}</td></tr>`);
+    for (const x of all.filter((y) => y.key.split("/")[0] === prefix)) {
+      rows.push(`<tr><td>${e(x.label)}</td><td class="f">${e(x.formula)}</td><td class="v">${e(x.human)}</td></tr>`);
+    }
+  }
+  return `<table class="lines">${rows.join("")}</table>`;
+}
+
+// settle_train and its messages: app/train_query.py
+function pyRepr(x) {  // Python's repr(float) (and f"{x:,}" with commas)
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
+  const [m, e0] = Math.abs(x).toExponential().split("e"), e = Number(e0), digits = m.replace(".", "");
+  let out;
+  if (e < -4 || e >= 16) out = `${m}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+  else if (e < 0) out = "0." + "0".repeat(-e - 1) + digits;
+  else {
+    const frac = digits.slice(e + 1);
+    out = digits.slice(0, e + 1).padEnd(e + 1, "0") + "." + (frac || "0");
+  }
+  return (x < 0 ? "-" : "") + out;
+}
+
+const fmtSetup = (x) => (Number.isInteger(x) ? commas(BigInt(x).toString()) : commas(pyRepr(x)));  // train_query._fmt
+
+function showText(text, limit = 24) {  // train_query._show
+  const unprintable = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|(?! )\p{Zs}/u;
+  const chars = Array.from(text).slice(0, limit + 1).map((c) => (unprintable.test(c) ? "\ufffd" : c));
+  return chars.length <= limit ? chars.join("") : chars.slice(0, limit - 1).join("") + "…";
+}
+
+const PY_FLOAT = /^[+-]?((\d+\.?\d*|\.\d+)(e[+-]?\d+)?|inf|infinity|nan)$/i;
+const pyStrip = (t) => t.replace(/^[\s\u001c-\u001f\u0085]+|[\s\u001c-\u001f\u0085]+$/g, "");
+
+function setupNumber(key, raw) {  // train_query._number: [value, null] or [null, why]
+  const [lo, hi] = TS.bounds[key], whole = TS.whole.includes(key), kind = whole ? "whole number" : "number";
+  let value, shown;
+  if (typeof raw === "number") { value = raw; shown = showText(Number.isInteger(raw) ? String(raw) : pyRepr(raw)); }
+  else {
+    const text = pyStrip(String(raw)), t = text.replaceAll(",", "").replaceAll("_", "");
+    if (Array.from(text).length > TS.max_value_chars || !PY_FLOAT.test(t)) {
+      return [null, `${key}="${showText(text)}" is not a ${kind} from ${fmtSetup(lo)} to ${fmtSetup(hi)}`];
+    }
+    const low = t.toLowerCase().replace(/^[+-]/, "");
+    value = low.startsWith("inf") ? (t.startsWith("-") ? -Infinity : Infinity) : low === "nan" ? NaN : Number(t);
+    shown = showText(String(raw));
+  }
+  if (!Number.isFinite(value) || (whole && !Number.isInteger(value))) {
+    return [null, `${key}=${shown} is not a ${kind} from ${fmtSetup(lo)} to ${fmtSetup(hi)}`];
+  }
+  if (!(lo <= value && value <= hi)) {
+    const hint = key === "mfu" && 1 < value && value <= 100 ? " (write 0.4 for 40 %)" : "";
+    return [null, `${key}=${fmtSetup(value)} is out of range: ${key} must be from ${fmtSetup(lo)} to ${fmtSetup(hi)}${hint}`];
+  }
+  return [value, null];
+}
+
+function settleTrain(asked) {  // train_query.settle_train: [setup, notes]
+  const notes = [], fields = {}, field = {gpu_peak: "peak_tflops", gpu_memory: "memory_gib"}, D = TS.default;
+  for (const key of TS.keys) {
+    const raw = asked[key];
+    if (raw === null || raw === undefined || (typeof raw === "string" && pyStrip(raw) === "")) continue;
+    if (key in TS.choices) {
+      const text = pyStrip(String(raw)).toLowerCase();
+      if (!TS.choices[key].includes(text)) {
+        const def = key === "gpu" ? "custom GPU" : D[key];
+        notes.push(`${key}="${showText(String(raw))}" is not one of ${TS.choices[key].join(", ")}; using ${def}`);
+        continue;
+      }
+      fields[key] = key === "zero" ? Number(text) : text;
+    } else {
+      const [value, why] = setupNumber(key, raw);
+      if (why) {
+        const kept = key === "D" ? "Chinchilla's D = 20·N" : key in field ? `the ${TS.custom_start.label}'s`
+          : `${key}=${fmtSetup(D[key])}`;
+        notes.push(`${why}; using ${kept}`);
+        continue;
+      }
+      fields[field[key] ?? key] = value;
+    }
+  }
+  const gpu = fields.gpu ?? D.gpu;
+  if (gpu === TS.custom_gpu) {
+    fields.peak_tflops ??= TS.custom_start.peak_tflops;
+    fields.memory_gib ??= TS.custom_start.memory_gib;
+  } else if ("peak_tflops" in fields || "memory_gib" in fields) {
+    notes.push(`gpu_peak and gpu_memory describe a custom GPU; ignored with gpu=${gpu} (add gpu=custom)`);
+    delete fields.peak_tflops;
+    delete fields.memory_gib;
+  }
+  const zero = fields.zero ?? D.zero, gpus = fields.gpus ?? D.gpus;
+  if (zero && gpus === 1) {
+    notes.push(`zero=${zero} needs 2 or more GPUs to shard over, and gpus=1; showing ZeRO 0`);
+    fields.zero = 0;
+  }
+  return [{...D, ...fields}, notes];
+}
+
+// the card's chart and widgets: app/training.py chart_data, capacity_data, legend_html, x_end, TrainingView
+const GIB = 2 ** 30;
+
+function trainChartData(p) {  // training.chart_data
+  const m = p.memory;
+  const train = {weights: m.weights, grads: m.grads, optimizer: m.optimizer, activations: m.activations, kv: 0};
+  const serve = {weights: p.serve_weights, grads: 0, optimizer: 0, activations: 0, kv: p.kv};
+  const data = {row: [...TS.rows]};
+  for (const [col] of TS.parts) {
+    data[col] = [serve[col] / GIB, train[col] / GIB];
+    data[`${col}_text`] = [fmtBytes(serve[col]), fmtBytes(train[col])];
+  }
+  data.total_text = [fmtBytes(p.serve_weights + p.kv), fmtBytes(m.total)];
+  return data;
+}
+
+const capacityLabel = (p) => `memory of one ${p.device.label}: ${fmtBytes(p.memory.capacity)}`;  // training.capacity_data
+
+function trainLegendHtml(p) {  // training.legend_html
+  const items = TS.parts.map(([, lab, c]) => `<span class="key"><i style="background:${c}"></i>${esc(lab)}</span>`);
+  items.push(`<span class="key"><i class="line"></i>${esc(capacityLabel(p))}</span>`);
+  return `<div class="legend">${items.join("")}</div>`;
+}
+
+function trainAsked() {  // training.TrainingView.asked: the widgets' values, keyed as the URL
+  const gpu = W.train_gpu.value, custom = gpu === TS.custom_gpu;
+  const pick = (name) => TS.labels[name][W[`train_${name}`].active][0];
+  return {D: W.train_D.value, gpu, gpu_peak: custom ? W.train_peak.value : null, gpu_memory: custom ? W.train_memory.value : null,
+          mfu: W.train_mfu.value, gpus: W.train_gpus.value, price: W.train_price.value, optimizer: pick("optimizer"),
+          zero: String(pick("zero")), recompute: pick("recompute"), fit: W.train_fit.value};
+}
+
+function pushTrain(setup, notes) {  // the widgets show the settled setup (TrainingView._push) and the notices
+  push(W.train_D, "value", setup.D === null ? "" : String(setup.D));
+  push(W.train_gpu, "value", setup.gpu);
+  const custom = setup.gpu === TS.custom_gpu, dev = custom ? setup : TS.custom_start;
+  push(W.train_peak, "value", dev.peak_tflops);
+  push(W.train_memory, "value", dev.memory_gib);
+  if (W.train_peak.visible !== custom) { W.train_peak.visible = custom; W.train_memory.visible = custom; }
+  push(W.train_mfu, "value", setup.mfu);
+  push(W.train_gpus, "value", setup.gpus);
+  push(W.train_price, "value", setup.price);
+  for (const k of ["optimizer", "zero", "recompute"]) push(W[`train_${k}`], "active", TS.labels[k].findIndex((x) => x[0] === setup[k]));
+  push(W.train_fit, "value", setup.fit);
+  W.train_notices.text = notes.map((n) => `<div class="warn">⚠ ${esc(n)}</div>`).join("");
+}
+
+function renderTrain(cfg) {
+  const p = trainPlan(cfg, ST.setup);
+  W.train_head.text = trainHeadlineHtml(p);
+  W.train_lines.text = trainLinesHtml(p);
+  W.train_legend.text = trainLegendHtml(p);
+  W.train_memory_parts.data = trainChartData(p);
+  W.train_capacity.data = {x: [p.memory.capacity / GIB], label: [capacityLabel(p)]};
+  W.train_x_range.end = 1.08 * Math.max(p.memory.total, p.serve_weights + p.kv, p.memory.capacity) / GIB;  // training.x_end
+}
+
+function trainChanged(obj) {
+  const [setup, notes] = settleTrain(trainAsked());
+  ST.setup = setup;
+  pushTrain(setup, notes);
+  renderTrain(ST.cfg);
+}
+
 // ---- widgets -------------------------------------------------------------------------------------------------------
 function push(model, prop, value) {  // write a widget without reacting to the echo
   ST.pushed[`${model.name}.${prop}`] = value;
@@ -323,6 +659,7 @@ function render(cfg) {
   W.x_range.end = top * 1.1;
   const {rows, scale} = shapeRows(cfg, ST.dtype, ST.expanded);
   W.shapes.text = tableHtml(rows, ST.dtype, scale, memoryLines(cfg, ST.dtype));
+  renderTrain(cfg);
 }
 
 function update(rejected) {
@@ -337,11 +674,19 @@ function main(obj) {
   if (ST.asked === null || !obj || typeof obj.name !== "string") {  // document_ready: the starting configuration
     ST.asked = Object.fromEntries(S.fields.map((f) => [f, S.initial[f]]));
     ST.dtype = S.initial.dtype;
+    ST.setup = {...S.initial_train};
+    pushTrain(ST.setup, []);
     window.__ts = {thousands, sig3, fmtParams, fmtFlops, fmtBytes, fmtPercent, fmtValue, fmtShort, settle, outOfRange, presetOf,
-                   sliderRange, rulesLine, budgetLines, memoryLines, linesHtml, shapeRows, structureKey, divisors, snapHeads};
+                   sliderRange, rulesLine, budgetLines, memoryLines, linesHtml, shapeRows, structureKey, divisors, snapHeads,
+                   scientific, plain, duration, dollars, human, trainPlan, trainHeadlineHtml, trainLinesHtml, settleTrain,
+                   largestMicroBatch, savedParts, paramsExact, trainChartData, trainLegendHtml};
     return update([]);
   }
   const name = obj.name, rejected = [];
+  if (name.startsWith("train_")) {
+    if (isEcho(obj, ["train_optimizer", "train_zero", "train_recompute"].includes(name) ? "active" : "value")) return;
+    return trainChanged(obj);
+  }
   if (name === "preset") {
     if (isEcho(obj, "value")) return;
     const chosen = S.preset_labels[obj.value];

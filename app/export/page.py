@@ -13,29 +13,25 @@ from html.parser import HTMLParser
 from importlib import resources
 from pathlib import Path
 
-from bokeh.core.properties import value as literal
 from bokeh.document import Document
 from bokeh.embed import file_html
 from bokeh.layouts import column, row
-from bokeh.models import (Checkbox, ColumnDataSource, CustomJS, CustomJSTickFormatter, Div, FactorRange, HoverTool,
-                          InlineStyleSheet, LabelSet, NumericInput, RadioButtonGroup, Range1d, Select, Slider)
-from bokeh.plotting import figure
+from bokeh.models import (Checkbox, ColumnDataSource, CustomJS, Div, InlineStyleSheet, NumericInput, RadioButtonGroup,
+                          Range1d, Select, Slider, TextInput)
 from bokeh.resources import INLINE
 
 from model import DTYPES, FIELD_DOCS, Config
 from model.config import INT_FIELDS
 from model.rules import preset_labels, preset_of
+from model.training import TrainSetup
 
-from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, TABLE_CSS
-from ..words import SHORT
+from ..charts import memory_chart, parts_chart
+from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, TABLE_CSS, TRAIN_CSS
+from ..words import CHINCHILLA_RULE, SHORT, TRAIN_NOTE, TRAIN_TITLE
+from ..words import TRAIN_CONTROLS as C
 from .spec import lines_js, page_spec, static_spec
 
 PAGE_TITLE = "Transformer Shapes"
-TICKS_JS = """
-const units = [[1e12, ' trillion'], [1e9, ' billion'], [1e6, ' million'], [1e3, ' k']];
-for (const [s, u] of units) { if (Math.abs(tick) >= s) { return (+(tick / s).toPrecision(3)) + u; } }
-return String(tick);
-"""
 TEMPLATE = """
 {% block preamble %}
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -63,8 +59,9 @@ tr.sv td.n b::after {{ content: " ●"; color: #2563eb; font-size: 10px; }}
 p.legend {{ font-size: 11.5px; margin: 6px 0 2px 0; }} p.legend .dot {{ color: #2563eb; }}
 p.note {{ font-size: 11.5px; margin: 4px 0 0 0; line-height: 1.35; }}
 """
-WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one GPT-2 forward pass and the parameter budget "
-              "follow, computed in your browser. Tokens and real values need the live explorer (make run).")
+WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one GPT-2 forward pass, the parameter budget and "
+              "the training run follow, computed in your browser. Tokens and real values need the live explorer "
+              "(make run).")
 
 
 def _text(name: str) -> str:
@@ -93,40 +90,69 @@ def _field(field: str, value: int, label_css: InlineStyleSheet) -> tuple[Slider,
 
 
 def _chart() -> tuple[object, ColumnDataSource, Range1d]:
-    """The live page's parameter chart (app/budget.py BudgetView._figure); page.js fills its source."""
+    """The live page's parameter chart (app/charts.py); page.js fills its source."""
     labels = [c["label"] for c in static_spec()["chart"]]
     cols = ("label", "value", "exact", "formula", "what", "text", "colour", "align", "offset", "ink")
     source = ColumnDataSource({c: ([*labels] if c == "label" else [0] * len(labels)) for c in cols}, name="parts")
     x_range = Range1d(0, 1, name="x_range")
-    p = figure(y_range=FactorRange(*reversed(labels)), x_range=x_range, height=236, sizing_mode="stretch_width",
-               toolbar_location=None, tools="", min_border_left=4, min_border_right=8, min_border_top=4,
-               outline_line_color=None)
-    p.hbar(y="label", right="value", height=0.62, source=source, fill_color="colour", line_color=None)
-    p.add_layout(LabelSet(x="value", y="label", text="text", source=source, x_offset="offset", y_offset=0,
-                          text_align="align", text_baseline="middle", text_font_size="11.5px", text_color="ink",
-                          text_font=literal(FONT)))
-    p.add_tools(HoverTool(tooltips=[("", "@what"), ("parameters", "@exact"), ("formula", "@formula")]))
-    p.xaxis.formatter = CustomJSTickFormatter(code=TICKS_JS)
-    p.xaxis.axis_label = "parameters"
-    for axis in (p.xaxis, p.yaxis):
-        axis.major_label_text_font = FONT
-        axis.axis_label_text_font = FONT
-        axis.axis_line_color = RULE
-        axis.major_tick_line_color = RULE
-        axis.minor_tick_line_color = None
-    p.xaxis.axis_label_text_font_size = "11px"
-    p.xaxis.axis_label_text_font_style = "normal"
-    p.xaxis.axis_label_text_color = MUTED
-    p.xaxis.major_label_text_color = MUTED
-    p.yaxis.major_label_text_font_size = "12px"
-    p.yaxis.major_label_text_color = INK
-    p.ygrid.grid_line_color = None
-    p.xgrid.grid_line_color = "#f0f1f3"
-    p.xaxis.ticker.desired_num_ticks = 4
-    return p, source, x_range
+    return parts_chart(source, x_range, labels), source, x_range
 
 
-def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE) -> Document:
+def _train_chart() -> tuple[object, list]:
+    """The training card's stacked memory chart (app/training.py TrainingView._figure); page.js fills it."""
+    train = static_spec()["train"]
+    parts, rows = train["parts"], train["rows"]  # words.PARTS, words.ROWS
+    source = ColumnDataSource({"row": list(rows), **{c: [0, 0] for c, _, _ in parts},
+                               **{f"{c}_text": ["", ""] for c, _, _ in parts}, "total_text": ["", ""]},
+                              name="train_memory_parts")
+    capacity = ColumnDataSource({"x": [0], "label": [""]}, name="train_capacity")
+    x_range = Range1d(0, 1, name="train_x_range")
+    p = memory_chart(source, capacity, x_range)
+    return p, [source, capacity, x_range]
+
+
+def _train_card(card: InlineStyleSheet) -> tuple[object, list]:
+    """The live page's training card (app/training.py): controls, headline, legend, chart, note, lines."""
+    train = static_spec()["train"]
+    css = _sheet(TRAIN_CSS)
+    div = lambda name: Div(text="", name=name, sizing_mode="stretch_width", stylesheets=[css], disable_math=True)  # noqa: E731
+    D = TextInput(value="", title=C["D"], placeholder=f"empty = {CHINCHILLA_RULE}", name="train_D",
+                  width=250)
+    gpu = Select(title=C["gpu"], options=[tuple(x) for x in train["labels"]["gpu"]], value=train["default"]["gpu"],
+                 name="train_gpu", width=250)
+    peak = NumericInput(title=C["gpu_peak"], mode="float", name="train_peak", width=110, visible=False)
+    memory = NumericInput(title=C["gpu_memory"], mode="float", name="train_memory", width=110, visible=False)
+    gpus = NumericInput(title=C["gpus"], mode="int", name="train_gpus", width=110)
+    mfu = NumericInput(title=C["mfu"], mode="float", name="train_mfu", width=110)
+    price = NumericInput(title=C["price"], mode="float", name="train_price", width=170)
+    radios = {k: RadioButtonGroup(labels=[label for _, label in train["labels"][k]], active=0, name=f"train_{k}")
+              for k in ("optimizer", "zero", "recompute")}
+    fit = Select(title=C["fit"], options=[tuple(x) for x in train["labels"]["fit"]], value=train["default"]["fit"],
+                 name="train_fit", width=200)
+
+    def group(label: str, widget) -> object:
+        return column(Div(text=f"<span style='font-size:12px;font-weight:600'>{html.escape(label)}</span>",
+                          stylesheets=[_sheet(BASE)]), widget)
+
+    wrap = {"flex-wrap": "wrap", "gap": "8px", "align-items": "flex-end"}
+    controls = column(row(D, gpu, peak, memory, gpus, mfu, price, sizing_mode="stretch_width", styles=wrap),
+                      row(group(C["optimizer"], radios["optimizer"]),
+                          group(C["zero"], radios["zero"]), group(C["recompute"], radios["recompute"]),
+                          fit, sizing_mode="stretch_width", styles=wrap),
+                      sizing_mode="stretch_width")
+    notices, head, legend, lines = (div(n) for n in ("train_notices", "train_head", "train_legend", "train_lines"))
+    title = Div(text=TRAIN_TITLE, sizing_mode="stretch_width", stylesheets=[_sheet(BASE)])
+    note = Div(text=f"<p class='note muted'>{html.escape(TRAIN_NOTE)}</p>", sizing_mode="stretch_width",
+               stylesheets=[css])
+    chart, models = _train_chart()
+    inputs = [D, gpu, peak, memory, gpus, mfu, price, *radios.values(), fit]
+    layout = column(title, controls, notices, head, legend, chart, note, lines, sizing_mode="stretch_width",
+                    css_classes=["card", "training-card"], stylesheets=[card])
+    return layout, [*inputs, notices, head, legend, lines, *models]
+
+
+def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
+                   setup: TrainSetup | None = None) -> Document:
     """The page as a Bokeh `Document`: cards like the live page's, wired to one CustomJS callback."""
     card = _sheet(CARD_CSS)
     label_css = _sheet(BASE, ".sym { font-size: 15px; } .name { font-size: 11.5px; }")
@@ -166,19 +192,25 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE) ->
     budget_card = column(Div(text="<h2>Parameter budget</h2>", stylesheets=[_sheet(BASE)]), head, chart, note, lines,
                          captions, sizing_mode="stretch_width", css_classes=["card", "budget-card"],
                          stylesheets=[card], styles={"flex": "1 1 430px", "min-width": "0"})
+    train_card, train_models = _train_card(card)
     widgets = [preset, tie, dtypes, expanded, status, shapes, head, lines, captions, source, x_range,
-               *(w for f in INT_FIELDS for w in fields[f][:2])]
-    callback = CustomJS(args={"spec": json.dumps(page_spec(cfg, dtype)), "widgets": widgets},
+               *(w for f in INT_FIELDS for w in fields[f][:2]), *train_models]
+    callback = CustomJS(args={"spec": json.dumps(page_spec(cfg, dtype, setup)), "widgets": widgets},
                         code=_text("page.js") + "\n" + lines_js() + "\nreturn main(cb_obj);\n")
     for w in (preset, *(x for f in INT_FIELDS for x in fields[f][:2])):
         w.js_on_change("value", callback)
     tie.js_on_change("active", callback)
     dtypes.js_on_change("active", callback)
     expanded.js_on_change("active", callback)
+    for w in train_models:
+        if isinstance(w, RadioButtonGroup):
+            w.js_on_change("active", callback)
+        elif isinstance(w, (TextInput, NumericInput, Select)):
+            w.js_on_change("value", callback)
     main = row(shapes_card, budget_card, sizing_mode="stretch_width",
                styles={"flex-wrap": "wrap", "gap": "14px", "align-items": "flex-start"})
     doc = Document()
-    doc.add_root(column(header, controls, main, sizing_mode="stretch_width", name="page",
+    doc.add_root(column(header, controls, main, train_card, sizing_mode="stretch_width", name="page",
                         styles={"padding": "16px 18px 28px 18px", "max-width": "1360px", "margin": "0 auto",
                                 "gap": "12px", "background": PAGE}))
     doc.title = title
@@ -205,7 +237,7 @@ def external_references(text: str) -> list[str]:
     return parser.found
 
 
-def render_html(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE) -> str:
+def render_html(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE, setup: TrainSetup | None = None) -> str:
     """The whole page as one HTML string, BokehJS inlined; raises RuntimeError if it would load any file.
 
     Bokeh adds every imported model library's scripts to a page; Panel's include a file that cannot load from
@@ -214,7 +246,7 @@ def render_html(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE) -> st
     if "panel" in sys.modules:
         raise RuntimeError("render_html runs without Panel imported (its models would add scripts the page cannot "
                            "load from file://): use `python -m app export` or a fresh Python process")
-    text = file_html(build_document(cfg, dtype, title), resources=INLINE, title=title, template=TEMPLATE)
+    text = file_html(build_document(cfg, dtype, title, setup), resources=INLINE, title=title, template=TEMPLATE)
     found = external_references(text)
     if found:
         raise RuntimeError(f"the page would not be self-contained: it references {', '.join(found)}")

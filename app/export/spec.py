@@ -3,7 +3,8 @@
 Nothing here is written for the page alone: the fields, bounds, presets and their labels, the rules and their
 messages (`model.rules`), the budget and memory lines with their formulas (compiled to JavaScript by
 `model.formula.to_js`), the shape rows of every pass structure (`model.memory.Structure`), the chart's parts and
-colours, and the words of the live page. The JavaScript evaluates what differs between configurations.
+colours, the training card's line templates per discrete choice (`model.training.plan` on a probe), and the
+words of the live page. The JavaScript evaluates what differs between configurations.
 """
 from __future__ import annotations
 
@@ -20,9 +21,15 @@ from model.formula import LESSON_SYMBOLS, is_exact, to_js
 from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure_key
 from model.rules import CUSTOM, MESSAGES, PRESET_MODEL, PRESET_SETS, preset_labels
 from model.tracing import BLOCK_PREFIX
+from model.train_report import SECTIONS, human
+from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, RECOMPUTE, REFERENCES,
+                            TrainSetup, plan)
+
+from ..train_query import _BOUNDS, _CHOICES, _WHOLE, CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, TRAIN_KEYS
 
 from ..styles import PART_COLOURS
-from ..words import CAPTIONS, MAX_LISTED_BLOCKS, QUADRATIC, RULES_LINE, SHORT, SOFT, STEP_PREFIX, SUM_KEYS
+from ..words import (CAPTIONS, FIT_LABELS, GPU_LABELS, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
+                     RECOMPUTE_LABELS, ROWS, RULES_LINE, SHORT, SOFT, STEP_PREFIX, SUM_KEYS, TRAIN_NOTE, ZERO_LABELS)
 
 DTYPE_CLASS = {"fp32": "fp32", "bf16": "bf16", "fp16": "bf16"}  # fp16 passes equal bf16's (tests check it)
 
@@ -59,6 +66,58 @@ def _structure(s: Structure) -> dict:
     return {"rows": rows, "lines": [_line(x) for x in tr.lines]}
 
 
+TRAIN_SYMBOLS = (*LESSON_SYMBOLS, "N", "D", "C", "P", "MFU", "n", "price", "G", "S_rest", "S_block")  # model.training
+
+
+def train_variant(D_given: bool, optimizer: str, zero: int, recompute: str, fit: str) -> str:
+    """The key of one combination of the training run's discrete choices (page.js trainVariant)."""
+    return ",".join(("given" if D_given else "rule", optimizer, str(zero), recompute, fit))
+
+
+def _training() -> dict:
+    """The training card's line templates per combination of discrete choices, and its words and constants.
+
+    Labels and formulas of `model.training.plan` depend only on these choices (numbers come in as symbols), so a
+    probe plan per combination gives them all; with recompute "none" the activations' formula is the structure's
+    saved formula, which page.js takes from the structure (`from_structure`). Formula "" lines (capacity, fits,
+    max_B) have JavaScript twins.
+    """
+    probe = Config(B=2, T=3, d=4, h=2, L=2, V=5, T_max=3)
+    templates: list[dict] = []
+    index: dict[tuple, int] = {}
+    variants: dict[str, list[int]] = {}
+    for given, opt, zero, rec, fit in itertools.product((False, True), OPTIMIZERS, (0, 1, 2, 3), RECOMPUTE, FITS):
+        setup = TrainSetup(D=1000 if given else None, optimizer=opt, zero=zero, gpus=8, recompute=rec, fit=fit)
+        ids = []
+        for x in plan(probe, setup).lines:
+            from_structure = x.key == "memory/activations" and rec == "none"
+            t = (x.key, x.label, "" if from_structure else x.formula, x.unit, from_structure)
+            if t not in index:
+                index[t] = len(templates)
+                templates.append({"key": t[0], "label": t[1], "formula": t[2], "unit": t[3], "from_structure": t[4],
+                                  "js": to_js(t[2], TRAIN_SYMBOLS, False) if t[2] else None})
+            ids.append(index[t])
+        variants[train_variant(given, opt, zero, rec, fit)] = ids
+    gpus = {k: {"label": g.label, "peak_tflops": g.peak_tflops, "memory_gib": g.memory_gib} for k, g in GPUS.items()}
+    return {
+        "templates": templates, "variants": variants, "gpus": gpus, "custom_gpu": CUSTOM_GPU,
+        "custom_start": {"label": CUSTOM_START.label, "peak_tflops": CUSTOM_START.peak_tflops,
+                         "memory_gib": CUSTOM_START.memory_gib}, "custom_label": "custom GPU",
+        "optimizers": {k: {"weights": o.weights, "grads": o.grads, "states": o.states, "dtype": o.dtype}
+                       for k, o in OPTIMIZERS.items()},
+        "chinchilla": CHINCHILLA_TOKENS_PER_PARAM, "sections": SECTIONS,
+        "fit_notes": {k: f.note for k, f in FITS.items()},
+        "references": [{"key": x.key, "label": x.label, "formula": x.formula, "value": human(x)} for x in REFERENCES],
+        "labels": {"gpu": [[v, k] for k, v in GPU_LABELS.items()], "optimizer": [[v, k] for k, v in OPTIMIZER_LABELS.items()],
+                   "zero": [[v, k] for k, v in ZERO_LABELS.items()],
+                   "recompute": [[v, k] for k, v in RECOMPUTE_LABELS.items()], "fit": [[v, k] for k, v in FIT_LABELS.items()]},
+        "keys": list(TRAIN_KEYS), "default": {k: getattr(DEFAULT, k) for k in DEFAULT.__dataclass_fields__},
+        "bounds": {k: list(v) for k, v in _BOUNDS.items()}, "whole": list(_WHOLE),
+        "choices": {k: list(v) for k, v in _CHOICES.items()}, "max_value_chars": MAX_VALUE_CHARS,
+        "note": TRAIN_NOTE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
+    }
+
+
 @functools.cache
 def static_spec() -> dict:
     """The part of the spec that is the same for every exported page."""
@@ -74,15 +133,22 @@ def static_spec() -> dict:
         "chart": [{"key": k, "label": label + ("*" if in_sum else ""), "in_sum": in_sum, "colour": PART_COLOURS[k]}
                   for k, label, in_sum in CHART],
         "chart_note": CHART_NOTE, "korthikanti_note": KORTHIKANTI_NOTE, "quadratic": QUADRATIC,
-        "max_listed_blocks": MAX_LISTED_BLOCKS,
+        "max_listed_blocks": MAX_LISTED_BLOCKS, "train": _training(),
         "units": {"count": [list(u) for u in units._COUNT_UNITS], "si": [list(u) for u in units._SI],
                   "binary": [list(u) for u in units._BINARY]},
     }
 
 
-def page_spec(cfg: Config, dtype: str) -> dict:
-    """The whole spec of a page starting at `cfg` and `dtype`."""
-    return {**static_spec(), "initial": {**{f: getattr(cfg, f) for f in FIELDS}, "dtype": dtype}}
+def page_spec(cfg: Config, dtype: str, setup: TrainSetup | None = None) -> dict:
+    """The whole spec of a page starting at `cfg`, `dtype` and the training `setup` (default `TrainSetup()`).
+
+    The training card's activations follow the optimizer (as on the live page): a setup with its own dtype is
+    refused, since the card's line templates are built for the optimizer's."""
+    setup = setup or TrainSetup()
+    if setup.dtype is not None:
+        raise ValueError("the exported training card takes its activation dtype from the optimizer: leave dtype None")
+    return {**static_spec(), "initial": {**{f: getattr(cfg, f) for f in FIELDS}, "dtype": dtype},
+            "initial_train": {k: getattr(setup, k) for k in setup.__dataclass_fields__}}
 
 
 def lines_js() -> str:
@@ -94,4 +160,6 @@ def lines_js() -> str:
     def obj(d: dict[str, list[str]]) -> str:
         return "{" + ", ".join(f"{json.dumps(k)}: [{', '.join(v)}]" for k, v in d.items()) + "}"
 
-    return f"const BUDGET_FNS = {obj(budget_fns)};\nconst MEMORY_FNS = {obj(memory_fns)};\n"
+    train_fns = ", ".join(f"(s) => {t['js']}" if t["js"] else "null" for t in spec["train"]["templates"])
+    return (f"const BUDGET_FNS = {obj(budget_fns)};\nconst MEMORY_FNS = {obj(memory_fns)};\n"
+            f"const TRAIN_FNS = [{train_fns}];\n")

@@ -1,0 +1,231 @@
+"""From N to a training run: the controls of `ExplorerState.train`, the run's figures and a memory chart.
+
+Everything shown comes from `model.training.plan` (the lines, their formulas and values) and is printed with
+`model.train_report.human`; this view lays it out. It recomputes only when the configuration or the training
+settings change (not on dtype, text or layout changes), and its chart's `ColumnDataSource` is updated in place.
+"""
+from __future__ import annotations
+
+import html
+
+import panel as pn
+import param
+from bokeh.models import ColumnDataSource, Range1d
+
+from model import units
+from model.train_report import SECTIONS, human
+from model.training import CUSTOM_GPU, FITS, REFERENCES, Line, Plan
+
+from .charts import memory_chart
+from .state import ExplorerState
+from .styles import BASE
+from .styles import TRAIN_CSS as CSS
+from .train_query import CUSTOM_START, settle_train
+from .words import (CHINCHILLA_RULE, FIT_LABELS, GPU_LABELS, OPTIMIZER_LABELS, PARTS, RECOMPUTE_LABELS, ROWS,
+                    TRAIN_TITLE, ZERO_LABELS)
+from .words import TRAIN_CONTROLS as C
+from .words import TRAIN_NOTE as NOTE
+
+GIB = 2**30
+
+
+def by_key(p: Plan) -> dict[str, Line]:
+    """The plan's lines by key."""
+    return {x.key: x for x in p.lines}
+
+
+def chart_data(p: Plan) -> dict[str, list]:
+    """Columns of the stacked chart, in GiB: training per GPU (weights, grads, states, activations), serving."""
+    m = p.memory
+    train = {"weights": m.weights, "grads": m.grads, "optimizer": m.optimizer, "activations": m.activations, "kv": 0}
+    serve = {"weights": p.serve_weights_bytes, "grads": 0, "optimizer": 0, "activations": 0, "kv": p.kv_cache_bytes}
+    data: dict[str, list] = {"row": list(ROWS)}
+    for col, _, _ in PARTS:
+        data[col] = [serve[col] / GIB, train[col] / GIB]
+        data[f"{col}_text"] = [units.nbytes(serve[col]), units.nbytes(train[col])]
+    data["total_text"] = [units.nbytes(p.serve_weights_bytes + p.kv_cache_bytes), units.nbytes(m.total)]
+    return data
+
+
+def capacity_data(p: Plan) -> dict[str, list]:
+    """The GPU's memory as a vertical line on the chart, with its legend entry."""
+    return {"x": [p.memory.capacity / GIB],
+            "label": [f"memory of one {p.setup.device.label}: {units.nbytes(p.memory.capacity)}"]}
+
+
+def legend_html(p: Plan) -> str:
+    """The chart's legend (HTML, so it wraps on a phone): the parts' colours and the GPU's memory line."""
+    e = html.escape
+    items = [f'<span class="key"><i style="background:{c}"></i>{e(lab)}</span>' for _, lab, c in PARTS]
+    items.append(f'<span class="key"><i class="line"></i>{e(capacity_data(p)["label"][0])}</span>')
+    return f'<div class="legend">{"".join(items)}</div>'
+
+
+def x_end(p: Plan) -> float:
+    """The chart's right end in GiB: room for the longer bar and the GPU's memory line."""
+    return 1.08 * max(p.memory.total, p.serve_weights_bytes + p.kv_cache_bytes, p.memory.capacity) / GIB
+
+
+def headline_html(p: Plan) -> str:
+    """The run in three sentences: tokens and compute, time and cost, memory and whether it fits."""
+    e, x, s = html.escape, by_key(p), p.setup
+    rule = "Chinchilla's rule, 20 per parameter" if s.D is None else f"{e(human(x['compute/tokens_per_param']))} per parameter"
+    fits = (f'<span class="fits">fits</span>; the largest micro-batch at T = {p.cfg.T:,} is B = '
+            f'<b>{e(human(x["memory/max_B"]))}</b>') if p.memory.fits else \
+        ('<span class="nofit">does not fit</span>; ' + ("the largest micro-batch that fits is B = "
+         f'<b>{e(human(x["memory/max_B"]))}</b>' if p.memory.max_B else "not even B = 1 fits: raise ZeRO, "
+         "recompute, or add GPUs"))
+    return f"""<div class="head">
+<div>D = <b>{e(human(x['compute/D']))}</b> ({rule}) · C = 6·N·D = <b>{e(human(x['compute/C_6ND']))}</b>
+({e(human(x['compute/C_6ND_pf_days']))}) · measured <b>{e(human(x['compute/C_measured']))}</b></div>
+<div>On {s.gpus:,} × {e(s.device.label)} at {e(human(x['time/mfu']))} MFU: <b>{e(human(x['time/gpu_hours']))}</b>,
+<b>{e(human(x['time/wall_days']))}</b> of wall-clock time, <b>{e(human(x['time/cost']))}</b>
+<span class="muted">at {e(human(x['time/price']))} per GPU-hour, an assumption</span></div>
+<div>Training memory per GPU: <b>{e(human(x['memory/total']))}</b> of {e(human(x['memory/capacity']))}: {fits}.
+Serving holds <b>{e(human(x['serve/total']))}</b> ({e(human(x['serve/kv_per_token']))} of KV cache per token of context).</div>
+</div>"""
+
+
+def lines_html(p: Plan) -> str:
+    """Every figure by section: label, its formula in the lesson's notation, its value."""
+    e = html.escape
+    notes = {"chinchilla": FITS[p.setup.fit].note}
+    rows = []
+    for prefix, title in SECTIONS.items():
+        lines = [x for x in (*p.lines, *REFERENCES) if x.key.split("/")[0] == prefix]
+        rows.append(f'<tr><th colspan="3">{e(title)}</th></tr>')
+        if prefix in notes:
+            rows.append(f'<tr class="sub"><td colspan="3">{e(notes[prefix])}</td></tr>')
+        rows += [f'<tr><td>{e(x.label)}</td><td class="f">{e(x.formula)}</td><td class="v">{e(human(x))}</td></tr>'
+                 for x in lines]
+    return f'<table class="lines">{"".join(rows)}</table>'
+
+
+
+
+class TrainingView(pn.viewable.Viewer):
+    """Controls for `state.train`, the run's headline, a memory chart and every figure with its formula."""
+
+    state = param.ClassSelector(class_=ExplorerState, doc="the explorer's state")
+
+    def __init__(self, **params) -> None:
+        super().__init__(**params)
+        s = self.state.train
+        self._pushing = False
+        self._rule = pn.widgets.Checkbox(label=CHINCHILLA_RULE, value=s.D is None, margin=(22, 10, 0, 4),
+                                         css_classes=["train-rule"])
+        self._D = pn.widgets.IntInput(label=C["D"], start=1, end=10**15, width=170,
+                                      css_classes=["train-D"])
+        self._gpu = pn.widgets.Select(label=C["gpu"], options=GPU_LABELS, width=250, css_classes=["train-gpu"])
+        self._peak = pn.widgets.FloatInput(label=C["gpu_peak"], start=0.001, end=100_000, width=110)
+        self._memory = pn.widgets.FloatInput(label=C["gpu_memory"], start=0.001, end=100_000, width=110)
+        self._mfu = pn.widgets.EditableFloatSlider(label=C["mfu"], start=0.05, end=1.0, step=0.01, fixed_start=0.001,
+                                                   fixed_end=1.0, width=200, format="0.00", css_classes=["train-mfu"])
+        self._gpus = pn.widgets.IntInput(label=C["gpus"], start=1, end=1_048_576, width=110, css_classes=["train-gpus"])
+        self._price = pn.widgets.FloatInput(label=C["price"], start=0, end=1000, step=0.1, width=170,
+                                            css_classes=["train-price"])
+        self._optimizer = pn.widgets.RadioButtonGroup(options=OPTIMIZER_LABELS, color="primary", variant="outline",
+                                                      css_classes=["train-optimizer"])
+        self._zero = pn.widgets.RadioButtonGroup(options=ZERO_LABELS, color="primary", variant="outline",
+                                                 css_classes=["train-zero"])
+        self._recompute = pn.widgets.RadioButtonGroup(options=RECOMPUTE_LABELS, color="primary", variant="outline",
+                                                      css_classes=["train-recompute"])
+        self._fit = pn.widgets.Select(label=C["fit"], options=FIT_LABELS, width=200, css_classes=["train-fit"])
+        self._widgets = (self._rule, self._D, self._gpu, self._peak, self._memory, self._mfu, self._gpus, self._price,
+                         self._optimizer, self._zero, self._recompute, self._fit)
+        self._notices = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=0)
+        p = self.state.plan
+        self.source = ColumnDataSource(chart_data(p), name="train-memory")
+        self.x_range = Range1d(0, x_end(p))
+        self.capacity = ColumnDataSource(capacity_data(p), name="train-capacity")
+        self.figure = self._figure()
+        self._legend = pn.pane.HTML(legend_html(p), stylesheets=[CSS], sizing_mode="stretch_width", margin=0)
+        self._headline = pn.pane.HTML(headline_html(p), stylesheets=[CSS], sizing_mode="stretch_width", margin=0,
+                                      css_classes=["train-headline"])
+        self._lines = pn.pane.HTML(lines_html(p), stylesheets=[CSS], sizing_mode="stretch_width", margin=0,
+                                   css_classes=["train-lines"])
+        self._push()
+        for w in self._widgets:
+            w.param.watch(self._changed, ["value"])
+        self.state.param.watch(self._update, ["config", "train"])
+
+    # --- state -> widgets ----------------------------------------------------------------------------------------
+    def _push(self) -> None:
+        s, N = self.state.train, self.state.budget.params_exact
+        device = s.device if s.gpu == CUSTOM_GPU else CUSTOM_START
+        self._pushing = True
+        try:
+            self._rule.value = s.D is None
+            self._D.param.update(value=s.D if s.D is not None else 20 * N, disabled=s.D is None)
+            self._gpu.value = s.gpu
+            self._peak.param.update(value=device.peak_tflops, visible=s.gpu == CUSTOM_GPU)
+            self._memory.param.update(value=device.memory_gib, visible=s.gpu == CUSTOM_GPU)
+            self._mfu.value = s.mfu
+            self._gpus.value = s.gpus
+            self._price.value = s.price
+            self._optimizer.value = s.optimizer
+            self._zero.value = s.zero
+            self._recompute.value = s.recompute
+            self._fit.value = s.fit
+        finally:
+            self._pushing = False
+
+    # --- widgets -> state ----------------------------------------------------------------------------------------
+    def asked(self) -> dict[str, object]:
+        """The widgets' values, keyed as the URL (app.train_query.TRAIN_KEYS)."""
+        custom = self._gpu.value == CUSTOM_GPU
+        return {"D": None if self._rule.value else self._D.value, "gpu": self._gpu.value,
+                "gpu_peak": self._peak.value if custom else None, "gpu_memory": self._memory.value if custom else None,
+                "mfu": self._mfu.value, "gpus": self._gpus.value, "price": self._price.value,
+                "optimizer": self._optimizer.value, "zero": str(self._zero.value), "recompute": self._recompute.value,
+                "fit": self._fit.value}
+
+    def _changed(self, event: param.parameterized.Event) -> None:
+        if self._pushing:
+            return
+        asked = self.asked()
+        if event.obj is self._rule and not event.new and asked["D"] is None:
+            asked["D"] = self._D.value
+        setup, notes = settle_train(asked)
+        self._notices.object = "".join(f'<div class="warn">⚠ {html.escape(n)}</div>' for n in notes)
+        with pn.io.hold():
+            if setup != self.state.train:
+                self.state.train = setup
+            else:
+                self._push()  # a rejected or empty value: show the state's again
+
+    # --- outputs -------------------------------------------------------------------------------------------------
+    def _figure(self):
+        return memory_chart(self.source, self.capacity, self.x_range)
+
+    def _update(self, *_events) -> None:
+        p = self.state.plan
+        with pn.io.hold():
+            self.source.data = chart_data(p)  # in place: same figure, same source
+            self.x_range.end = x_end(p)
+            self.capacity.data = capacity_data(p)
+            self._legend.object = legend_html(p)
+            self._headline.object = headline_html(p)
+            self._lines.object = lines_html(p)
+            self._push()  # the widgets show the settled setup; the rule's D follows N
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        title = pn.pane.HTML(TRAIN_TITLE, stylesheets=[BASE], sizing_mode="stretch_width", margin=(0, 0, 6, 0))
+        row = dict(margin=(0, 0, 4, 0), flex_wrap="wrap", sizing_mode="stretch_width", align_items="flex-end",
+                   gap="8px")
+
+        def group(label: str, widget) -> pn.Column:
+            return pn.Column(pn.pane.HTML(f"<span style='font-size:12px;font-weight:600'>{html.escape(label)}</span>",
+                                          margin=(0, 0, 0, 4)), widget, margin=0)
+
+        controls = pn.Column(
+            pn.FlexBox(self._D, self._rule, self._gpu, self._peak, self._memory, self._gpus, self._mfu, self._price,
+                       **row),
+            pn.FlexBox(group(C["optimizer"], self._optimizer), group(C["zero"], self._zero),
+                       group(C["recompute"], self._recompute), self._fit, **row),
+            self._notices, sizing_mode="stretch_width", margin=0, css_classes=["train-controls"])
+        chart = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", margin=(4, 0, 0, 0))
+        note = pn.pane.HTML(f"<p class='note muted'>{html.escape(NOTE)}</p>", stylesheets=[CSS],
+                            sizing_mode="stretch_width", margin=(0, 0, 6, 0))
+        return pn.Column(title, controls, self._headline, self._legend, chart, note, self._lines, sizing_mode="stretch_width",
+                         margin=0)

@@ -1,0 +1,216 @@
+"""`python -m model --table train`: the training run of a configuration as text, Markdown, CSV or JSON.
+
+Records (`model.training.plan(...).lines` and `REFERENCES`) -> formatting, in that order; nothing here computes a
+figure. `human(line)` is the one way a line's value is printed (the page uses it too), by its unit.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+from dataclasses import asdict
+
+from . import units
+from .config import BOUNDS, Config
+from .training import CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, RECOMPUTE, REFERENCES, Line, Plan, TrainSetup, plan
+
+SECTIONS = {  # key prefix -> heading, in display order
+    "compute": "Tokens and compute",
+    "chinchilla": "Chinchilla: the compute-optimal split of this C",
+    "time": "Time and cost",
+    "memory": "Training memory per GPU",
+    "serve": "Serving memory",
+    "reference": "Reference points",
+}
+_SUPER = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def scientific(x: float) -> str:
+    """Three significant digits times a power of ten: 3.1428e23 -> "3.14 × 10²³"; 0 -> "0"."""
+    if x == 0:
+        return "0"
+    mantissa, exponent = f"{x:.2e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPER)}"
+
+
+def plain(x: float) -> str:
+    """A count or ratio: thousands separators from 1,000, three significant digits below, powers of ten beyond."""
+    if x != 0 and not 0.01 <= abs(x) < 1e15:
+        return scientific(x)
+    if abs(x) >= 1000:
+        return units.thousands(x)
+    return units.sig3(x) if abs(x) >= 1 else f"{x:.3g}"
+
+
+def duration(days: float) -> str:
+    """Wall-clock time: "34.2 days", "5.3 hours", "9.8 minutes", "41 seconds"."""
+    for scale, unit in ((1, "days"), (1 / 24, "hours"), (1 / 1440, "minutes")):
+        if days >= scale:
+            return f"{plain(days / scale)} {unit}"
+    return f"{plain(days * 86_400)} seconds"
+
+
+def dollars(x: float) -> str:
+    """"$3.26", "$4,603,211"."""
+    return f"${x:,.2f}" if x < 100 else f"${x:,.0f}"
+
+
+def human(line: Line) -> str:
+    """A line's value as printed, by its unit."""
+    v, unit = line.value, line.unit
+    if unit == "bool":
+        return "yes" if v else "no"
+    if unit == "bytes":
+        return units.nbytes(v)
+    if unit == "flops":
+        return f"{scientific(v)} FLOPs"
+    if unit == "flop_per_s":
+        return f"{units.flops(v)}/s"
+    if unit == "pf_days":
+        return f"{plain(v)} PF-days"
+    if unit in ("params", "tokens"):
+        return f"{units.params(v)} {'parameters' if unit == 'params' else 'tokens'}"
+    if unit == "tokens_per_s":
+        return f"{units.params(v)} tokens/s"
+    if unit == "share":
+        return units.percent(v)
+    if unit == "loss":
+        return f"{v:.3f} nats/token"
+    if unit == "gpu_hours":
+        return f"{plain(v)} GPU-hours"
+    if unit == "days":
+        return duration(v)
+    if unit == "usd":
+        return dollars(v)
+    if line.key == "memory/max_B" and v == 0:
+        return "none: B = 1 does not fit"
+    if line.key == "memory/max_B" and v == BOUNDS["B"][1]:
+        return f"{plain(v)} (the largest B allowed)"
+    return plain(v)
+
+
+def describe_setup(p: Plan) -> str:
+    """One line naming the setup: GPUs, MFU, optimizer, ZeRO, recomputation, dtype, fit."""
+    s = p.setup
+    return (f"{s.gpus:,} × {s.device.label} at MFU {units.percent(s.mfu)}, ${s.price:,.2f} per GPU-hour (assumed); "
+            f"{s.optimizer}, ZeRO {s.zero}, recompute {s.recompute}, activations {s.act_dtype}; "
+            f"micro-batch B = {p.cfg.B:,}, T = {p.cfg.T:,}")
+
+
+def _sections(p: Plan) -> list[tuple[str, str, list[Line]]]:
+    """(heading, note, lines) per section; the note names the Chinchilla fit and its constants."""
+    lines = [*p.lines, *REFERENCES]
+    notes = {"chinchilla": FITS[p.setup.fit].note}
+    return [(title, notes.get(prefix, ""), [x for x in lines if x.key.split("/")[0] == prefix])
+            for prefix, title in SECTIONS.items()]
+
+
+def text(cfg: Config, setup: TrainSetup) -> str:
+    """The training run as a plain-text table: label, formula, value."""
+    from .report import describe
+
+    p = plan(cfg, setup)
+    every = [*p.lines, *REFERENCES]
+    w_label, w_formula = max(len(x.label) for x in every), max(len(x.formula) for x in every)
+    out = [f"GPT  {describe(cfg)}", f"Run  {describe_setup(p)}"]
+    for title, note, lines in _sections(p):
+        out += ["", f"{title}:"] + ([f"  {note}"] if note else [])
+        out += [f"  {x.label.ljust(w_label)}  {x.formula.ljust(w_formula)}  {human(x)}".rstrip() for x in lines]
+    return "\n".join(out) + "\n"
+
+
+def markdown(cfg: Config, setup: TrainSetup) -> str:
+    """The training run as Markdown tables, one per section."""
+    from .report import describe
+
+    p = plan(cfg, setup)
+    out = [f"**GPT** {describe(cfg)}", "", f"**Run** {describe_setup(p)}", ""]
+    for title, note, lines in _sections(p):
+        out += [f"**{title}**", ""] + ([note, ""] if note else []) + ["| quantity | formula | value |", "|---|---|---:|"]
+        out += [f"| {x.label} | {f'`{x.formula}`' if x.formula else ''} | {human(x)} |" for x in lines]
+        out.append("")
+    return "\n".join(out)
+
+
+def csv_text(cfg: Config, setup: TrainSetup) -> str:
+    """One line per figure: key, label, formula, value (raw), unit."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["key", "label", "formula", "value", "unit"])
+    p = plan(cfg, setup)
+    w.writerows([x.key, x.label, x.formula, x.value, x.unit] for x in [*p.lines, *REFERENCES])
+    return buf.getvalue()
+
+
+def as_json(cfg: Config, setup: TrainSetup) -> str:
+    """{"config": ..., "train": plan(...).as_dict(), "references": [...]}."""
+    doc = {"config": {**asdict(cfg), "d_head": cfg.d_head}, "train": plan(cfg, setup).as_dict(),
+           "references": [asdict(x) for x in REFERENCES]}
+    return json.dumps(doc, indent=2) + "\n"
+
+
+# --- command line ------------------------------------------------------------------------------------------------
+def _tokens(text: str) -> int:
+    """--D: a whole number of tokens, written 2488796160, 2,488,796,160, 300e9 or 1.4e12."""
+    try:
+        value = float(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid token count {text!r}: write a whole number such as 300e9") from None
+    if value != value or value in (float("inf"), float("-inf")) or value != int(value):
+        raise argparse.ArgumentTypeError(f"invalid token count {text!r}: D must be a whole number of tokens")
+    return int(value)
+
+
+TRAIN_OPTIONS = ("D", "gpu", "gpu_peak", "gpu_memory", "mfu", "gpus", "price", "optimizer", "zero", "recompute", "fit")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The training-run options of `python -m model --table train`; all default to None (= TrainSetup's)."""
+    g = p.add_argument_group("training run (with --table train)")
+    d = TrainSetup()
+    g.add_argument("--D", type=_tokens, metavar="TOKENS", help="training tokens, e.g. 300e9 (default 20·N, Chinchilla's rule)")
+    g.add_argument("--gpu", choices=[*GPUS, CUSTOM_GPU], help=f"the GPU (default {d.gpu}); custom needs --gpu-peak and --gpu-memory")
+    g.add_argument("--gpu-peak", dest="gpu_peak", type=float, metavar="TFLOPS", help="custom GPU: dense BF16 peak in TFLOP/s")
+    g.add_argument("--gpu-memory", dest="gpu_memory", type=float, metavar="GIB", help="custom GPU: memory in GiB")
+    g.add_argument("--mfu", type=float, help=f"model FLOPs utilisation, 0 to 1 (default {d.mfu})")
+    g.add_argument("--gpus", type=int, metavar="N", help=f"GPU count (default {d.gpus})")
+    g.add_argument("--price", type=float, metavar="USD", help=f"assumed dollars per GPU-hour (default {d.price})")
+    g.add_argument("--optimizer", choices=list(OPTIMIZERS), help=f"default {d.optimizer}")
+    g.add_argument("--zero", type=int, choices=[0, 1, 2, 3], help="ZeRO stage (default 0)")
+    g.add_argument("--recompute", choices=list(RECOMPUTE), help="activation recomputation (default none)")
+    g.add_argument("--fit", choices=list(FITS), help=f"Chinchilla loss fit (default {d.fit})")
+
+
+def setup_from_args(args: argparse.Namespace) -> TrainSetup:
+    """A validated TrainSetup from the options given (ValueError names the problem and the fix)."""
+    names = {"gpu_peak": "peak_tflops", "gpu_memory": "memory_gib"}
+    given = {names.get(k, k): getattr(args, k) for k in TRAIN_OPTIONS if getattr(args, k) is not None}
+    if args.dtype is not None:
+        given["dtype"] = args.dtype
+    if ("peak_tflops" in given or "memory_gib" in given) and "gpu" not in given:
+        given["gpu"] = CUSTOM_GPU
+    try:
+        return TrainSetup(**given)
+    except ValueError as e:
+        message = str(e)
+        for option, field in (("--gpu-peak", "peak_tflops"), ("--gpu-memory", "memory_gib")):
+            message = message.replace(field, option)
+        raise ValueError(message) from None
+
+
+def given_train_options(args: argparse.Namespace) -> list[str]:
+    """The training options given on the command line, as flags: ["--gpu", "--mfu"]."""
+    return ["--" + k.replace("_", "-") for k in TRAIN_OPTIONS if getattr(args, k) is not None]
+
+
+def render(cfg: Config, args: argparse.Namespace) -> str:
+    """The train table in the format the flags ask for."""
+    setup = setup_from_args(args)
+    if args.json:
+        return as_json(cfg, setup)
+    if args.csv:
+        return csv_text(cfg, setup)
+    if args.markdown:
+        return markdown(cfg, setup)
+    return text(cfg, setup)

@@ -1,0 +1,482 @@
+"""From N to a training run: tokens D, compute C, Chinchilla's optimum, time and cost, memory to train and to serve.
+
+Pure functions of a `Config` (the model, and the micro-batch B at sequence length T) and a frozen, validated
+`TrainSetup` (D, the GPU, MFU, GPU count, price, optimizer, ZeRO stage, recomputation, dtype):
+
+    >>> from model import PRESETS
+    >>> run = plan(PRESETS["gpt2-small"], TrainSetup())
+    >>> run.D == 20 * run.N, run.memory.fits
+    (True, True)
+
+Every figure is a `Line(key, label, formula, value, unit)` in display order (`plan(...).lines`), and every
+formula is true: `model.formula.evaluate(line.formula, plan(...).symbols)` gives `line.value` (a formula "" marks
+a figure that is data or a search, not arithmetic). Symbols beyond the lesson's (B, T, d, h, d_head, L, V, T_max):
+
+- N parameters (exact, the module's count), D training tokens, C = 6·N·D FLOPs;
+- P the GPU's dense BF16 peak FLOP/s (no sparsity), MFU the model FLOPs utilisation, n the GPU count,
+  price the assumed dollars per GPU-hour, G Chinchilla's G (below);
+- S_block the bytes one block saves for the backward pass, S_rest what the rest (embeddings, final LayerNorm,
+  head, loss) saves, at the micro-batch B, T and dtype: `trace(cfg, dtype).saved_bytes` = S_rest + L·S_block,
+  measured with autograd's saved-tensor hooks; its formula (`model.memory.saved_formula`) is the activations'.
+
+Conventions:
+- C = 6·N·D (the lesson: forward 2N + backward 4N FLOPs per token); C measured = 3 × the measured forward
+  FLOPs per token × D (backward = 2 × forward, attention's 4LTd included). 1 PF-day = 10¹⁵ × 86,400 FLOPs.
+- MFU (PaLM, Chowdhery et al. 2022, appendix B): observed tokens/s × 6N ÷ peak FLOP/s of the GPUs used.
+  PaLM adds attention's 12·L·T·d per token to 6N; we keep 6N, so the time follows C = 6ND.
+- Memory per GPU in bytes. Mixed-precision Adam: 2 (bf16 weights) + 2 (bf16 gradients) + 12 (fp32 master
+  weights, m and v) bytes per parameter; fp32 Adam: 4 + 4 + 8. ZeRO over the n GPUs (Rajbhandari et al.
+  2020): stage 1 shards the optimizer states, 2 also the gradients, 3 also the weights (each ÷ n); the
+  activations are not sharded. Recomputation "full" checkpoints every block: it keeps each block's input
+  (B·T·d elements at dtype) and the rest's S_rest, and during one block's backward rebuilds that block's
+  S_block, so the peak holds L·B·T·d·bytes + S_rest + S_block.
+- GPU memory is the nominal capacity in GiB (an A100 80 GB holds 80 GiB); a little of it goes to the CUDA
+  context and the allocator, which is not counted here.
+- Serving: the weights at dtype and the KV cache, 2·L·B·T·d elements (keys and values of all h heads in
+  every block; GPT-2 has no grouped-query attention) at dtype.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+
+from .budgeting import budget
+from .figures import Line
+from .formula import evaluate
+from .memory import saved_formula, structure
+from .config import BOUNDS, Config
+from .tracing import DTYPES
+
+
+# --- constants, with their sources ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Gpu:
+    """A GPU's dense BF16 peak (no 2:4 sparsity) and its nominal memory."""
+
+    label: str
+    peak_tflops: float  # 10¹² FLOP/s
+    memory_gib: float  # 2³⁰ bytes
+
+
+GPUS: dict[str, Gpu] = {  # NVIDIA data sheets, dense BF16 tensor-core peak
+    "a100-40gb": Gpu("A100 40 GB", 312, 40),
+    "a100-80gb": Gpu("A100 80 GB", 312, 80),
+    "h100-sxm": Gpu("H100 SXM 80 GB", 989, 80),
+    "h200": Gpu("H200 141 GB", 989, 141),
+    "b200": Gpu("B200 192 GB", 2250, 192),
+}
+CUSTOM_GPU = "custom"
+
+
+@dataclass(frozen=True)
+class Optimizer:
+    """Bytes per parameter for weights, gradients and optimizer states, and the activations' default dtype."""
+
+    label: str
+    weights: int
+    grads: int
+    states: int
+    dtype: str  # activations and serving, unless TrainSetup.dtype says otherwise
+
+
+OPTIMIZERS: dict[str, Optimizer] = {
+    "adam-mixed": Optimizer("Adam, mixed precision: bf16 weights and gradients, fp32 master weights, m and v",
+                            2, 2, 12, "bf16"),
+    "adam-fp32": Optimizer("Adam, fp32: fp32 weights and gradients, m and v", 4, 4, 8, "fp32"),
+}
+RECOMPUTE = ("none", "full")
+
+
+@dataclass(frozen=True)
+class ScalingFit:
+    """L(N, D) = E + A/N^α + B/D^β, a fit of final loss (nats per token) to parameters N and tokens D."""
+
+    label: str
+    E: float
+    A: float
+    B: float  # Chinchilla's fitted constant, not the batch size
+    alpha: float
+    beta: float
+
+    @property
+    def note(self) -> str:
+        """The fit and its constants, named so that its B is not read as the batch size."""
+        return (f"{self.label}: loss(N, D) = E + A/N^α + B/D^β with E = {self.E}, A = {self.A}, B = {self.B}, "
+                f"α = {self.alpha}, β = {self.beta} (A and B are the fit's constants, not the batch size)")
+
+    @property
+    def a(self) -> float:
+        """N_opt ∝ C^a with a = β/(α + β), rounded to 4 decimals as printed (a + b = 1 still)."""
+        return round(self.beta / (self.alpha + self.beta), 4)
+
+    @property
+    def b(self) -> float:
+        """D_opt ∝ C^b with b = α/(α + β) = 1 − a."""
+        return round(1 - self.a, 4)
+
+    @property
+    def inv(self) -> float:
+        """1/(α + β), rounded to 4 decimals as printed."""
+        return round(1 / (self.alpha + self.beta), 4)
+
+
+FITS: dict[str, ScalingFit] = {
+    "hoffmann": ScalingFit("Hoffmann et al. 2022 (Chinchilla), approach 3", 1.69, 406.4, 410.7, 0.34, 0.28),
+    "besiroglu": ScalingFit("Besiroglu et al. 2024, refit of Chinchilla's approach 3", 1.82, 482.01, 2085.43,
+                            0.3478, 0.3658),
+}
+CHINCHILLA_TOKENS_PER_PARAM = 20
+PF_DAY = 10**15 * 86_400  # FLOPs in one petaflop/s-day
+
+# Bounds of the setup's numbers: wide enough for any run on record, narrow enough that no accident slips through.
+SETUP_BOUNDS: dict[str, tuple[float, float]] = {
+    "D": (1, 10**15),  # tokens
+    "mfu": (0.001, 1.0),
+    "gpus": (1, 1_048_576),
+    "price": (0.0, 1_000.0),  # dollars per GPU-hour
+    "peak_tflops": (0.001, 100_000.0),
+    "memory_gib": (0.001, 100_000.0),
+}
+
+
+def _show(x: float) -> str:
+    """A bound or value in a message: 40 -> "40", 0.001 -> "0.001", 10**15 -> "1,000,000,000,000,000"."""
+    return f"{int(x):,}" if x == int(x) else f"{x:,}"
+
+
+def _number(name: str, value: object, whole: bool = False) -> int | float:
+    """`value` as a number within SETUP_BOUNDS[name], else ValueError naming the bounds."""
+    lo, hi = SETUP_BOUNDS[name]
+    kind = "whole number" if whole else "number"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or (whole and value != int(value)) \
+            or (isinstance(value, float) and not math.isfinite(value)):
+        raise ValueError(f"{name} must be a {kind} from {_show(lo)} to {_show(hi)}, got {value!r}")
+    if not lo <= value <= hi:
+        hint = " (write 0.4 for 40 %)" if name == "mfu" and 1 < value <= 100 else ""
+        raise ValueError(f"{name}={_show(value)} is out of range: {name} must be from {_show(lo)} to {_show(hi)}{hint}")
+    return int(value) if whole else float(value)
+
+
+@dataclass(frozen=True)
+class TrainSetup:
+    """How the model is trained and served; validated at construction (ValueError names problem and fix).
+
+    D None means Chinchilla's rule D = 20·N. dtype None means the optimizer's compute dtype (bf16 for
+    mixed-precision Adam, fp32 for fp32 Adam); it sizes the saved activations and the serving weights and KV
+    cache. peak_tflops and memory_gib describe a custom GPU (gpu="custom") and only that.
+    """
+
+    D: int | None = None
+    gpu: str = "h100-sxm"
+    mfu: float = 0.40
+    gpus: int = 8
+    price: float = 2.50  # dollars per GPU-hour: an assumption, not a quote
+    optimizer: str = "adam-mixed"
+    zero: int = 0
+    recompute: str = "none"
+    dtype: str | None = None
+    peak_tflops: float | None = None
+    memory_gib: float | None = None
+    fit: str = "hoffmann"
+
+    def __post_init__(self) -> None:
+        def put(name: str, value: object) -> None:
+            object.__setattr__(self, name, value)
+
+        if self.D is not None:
+            put("D", _number("D", self.D, whole=True))
+        for name in ("mfu", "price"):
+            put(name, _number(name, getattr(self, name)))
+        put("gpus", _number("gpus", self.gpus, whole=True))
+        for name, allowed in (("gpu", (*GPUS, CUSTOM_GPU)), ("optimizer", tuple(OPTIMIZERS)),
+                              ("recompute", RECOMPUTE), ("fit", tuple(FITS))):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name}={getattr(self, name)!r} is not one of {', '.join(allowed)}")
+        if self.dtype is not None and self.dtype not in DTYPES:
+            raise ValueError(f"dtype={self.dtype!r} is not one of {', '.join(DTYPES)} (or None: the optimizer's)")
+        if isinstance(self.zero, bool) or self.zero not in (0, 1, 2, 3):
+            raise ValueError(f"zero={self.zero!r} is not a ZeRO stage: choose 0 (none), 1 (optimizer states), "
+                             f"2 (+ gradients) or 3 (+ weights)")
+        if self.zero and self.gpus == 1:
+            raise ValueError(f"ZeRO stage {self.zero} shards over the GPUs, and there is 1: set gpus to 2 or more, "
+                             f"or zero to 0")
+        custom = (self.peak_tflops, self.memory_gib)
+        if self.gpu == CUSTOM_GPU:
+            if None in custom:
+                raise ValueError("a custom GPU needs its peak and its memory: give peak_tflops and memory_gib")
+            put("peak_tflops", _number("peak_tflops", self.peak_tflops))
+            put("memory_gib", _number("memory_gib", self.memory_gib))
+        elif custom != (None, None):
+            raise ValueError(f"peak_tflops and memory_gib describe a custom GPU; with gpu={self.gpu!r} they would "
+                             f"be ignored: drop them or set gpu='custom'")
+
+    @property
+    def device(self) -> Gpu:
+        """The GPU: a named one from GPUS, or the custom one."""
+        if self.gpu == CUSTOM_GPU:
+            return Gpu("custom GPU", self.peak_tflops, self.memory_gib)
+        return GPUS[self.gpu]
+
+    @property
+    def act_dtype(self) -> str:
+        """The dtype of activations, serving weights and KV cache."""
+        return self.dtype or OPTIMIZERS[self.optimizer].dtype
+
+
+# --- the measured activations ------------------------------------------------------------------------------
+def saved_formula_of(cfg: Config, dtype: str) -> str:
+    """The saved-for-backward bytes in lesson notation, true for every config of cfg's structure (model.memory)."""
+    return saved_formula(structure(cfg, dtype))
+
+
+@functools.lru_cache(maxsize=1024)
+def saved_parts(cfg: Config, dtype: str) -> tuple[int, int]:
+    """(S_rest, S_block): bytes saved for backward outside the blocks and by one block, at cfg's B and T.
+
+    Read off the trace's saved-bytes formula (`model.memory.saved_formula`, fitted to measured passes of cfg's
+    structure and cached per structure), which is S_rest + L·S_block: evaluated at L = 0 and L = 1. No new
+    trace for a new B, T, d or V; a test checks the parts against `trace(cfg, dtype).saved_bytes`.
+    """
+    formula, values = saved_formula_of(cfg, dtype), cfg.symbols()
+    rest = evaluate(formula, {**values, "L": 0})
+    block = evaluate(formula, {**values, "L": 1}) - rest
+    return int(rest), int(block)
+
+
+def _div(a: int, b: int) -> int | float:
+    """a / b, an int when exact."""
+    return a // b if a % b == 0 else a / b
+
+
+# --- the plan ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Memory:
+    """Training memory per GPU in bytes, and whether it fits."""
+
+    weights: int | float
+    grads: int | float
+    optimizer: int | float
+    activations: int
+    total: int | float
+    capacity: int
+    fits: bool
+    max_B: int  # the largest micro-batch B (at this T) that fits; 0 if not even B = 1
+
+    def as_dict(self) -> dict[str, int | float | bool]:
+        return {k: getattr(self, k) for k in ("weights", "grads", "optimizer", "activations", "total", "capacity",
+                                               "fits", "max_B")}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything `plan` computes: the headline numbers as attributes, and every figure as `lines`."""
+
+    cfg: Config
+    setup: TrainSetup
+    N: int
+    D: int
+    C_6ND: int
+    C_measured: float
+    gpu_hours: float
+    wall_days: float
+    cost: float
+    memory: Memory
+    kv_cache_bytes: int
+    serve_weights_bytes: int
+    symbols: dict[str, int | float] = field(repr=False)
+    lines: tuple[Line, ...] = field(repr=False)
+
+    def as_dict(self) -> dict:
+        """The plan as JSON-ready data: headline numbers, memory, and every line."""
+        return {
+            "setup": {**{k: getattr(self.setup, k) for k in self.setup.__dataclass_fields__},
+                      "dtype": self.setup.act_dtype},
+            "N": self.N, "D": self.D, "C_6ND": self.C_6ND, "C_measured": self.C_measured,
+            "gpu_hours": self.gpu_hours, "wall_days": self.wall_days, "cost": self.cost,
+            "memory": self.memory.as_dict(), "kv_cache_bytes": self.kv_cache_bytes,
+            "serve_weights_bytes": self.serve_weights_bytes,
+            "lines": [{"key": x.key, "label": x.label, "formula": x.formula, "value": x.value, "unit": x.unit}
+                      for x in self.lines],
+        }
+
+
+def state_bytes(N: int, setup: TrainSetup) -> tuple[tuple[str, int | float, str], ...]:
+    """(part, bytes per GPU, formula) for weights, gradients and optimizer states under the ZeRO stage."""
+    opt = OPTIMIZERS[setup.optimizer]
+    out = []
+    for part, per_param, sharded_from in (("weights", opt.weights, 3), ("grads", opt.grads, 2),
+                                          ("optimizer", opt.states, 1)):
+        if setup.zero >= sharded_from:
+            out.append((part, _div(per_param * N, setup.gpus), f"{per_param}·N/n"))
+        else:
+            out.append((part, per_param * N, f"{per_param}·N"))
+    return tuple(out)
+
+
+def activation_bytes(cfg: Config, setup: TrainSetup) -> tuple[int, str]:
+    """Saved-for-backward bytes per GPU at cfg's micro-batch B and T, and the formula over S_rest, S_block."""
+    rest, block = saved_parts(cfg, setup.act_dtype)
+    if setup.recompute == "full":
+        size = DTYPES[setup.act_dtype]
+        return cfg.L * cfg.B * cfg.T * cfg.d * size + rest + block, f"L·BTd·{size} + S_rest + S_block"
+    return rest + cfg.L * block, saved_formula_of(cfg, setup.act_dtype)
+
+
+def training_memory(cfg: Config, setup: TrainSetup, N: int | None = None) -> int | float:
+    """Total training bytes per GPU at cfg's micro-batch B: weights + gradients + optimizer states + activations.
+
+    N (the parameter count, which B does not change) may be passed in to skip `budget`."""
+    N = budget(cfg).params_exact if N is None else N
+    return sum(b for _, b, _ in state_bytes(N, setup)) + activation_bytes(cfg, setup)[0]
+
+
+def largest_micro_batch(cfg: Config, setup: TrainSetup) -> int:
+    """The largest B in model.BOUNDS whose training memory fits the GPU at cfg's T; 0 if B = 1 does not.
+
+    Memory grows with B, linearly from B = 2 on (every saved tensor is (B, …) or free of B; at B = 1 some copies
+    are views): solved from B = 2 and 3, confirmed at the answer and one above it, bisection if that fails.
+    """
+    capacity = round(setup.device.memory_gib * 2**30)
+    N = budget(cfg).params_exact
+
+    def fits(B: int) -> bool:
+        return training_memory(replace(cfg, B=B), setup, N) <= capacity
+
+    top = BOUNDS["B"][1]
+    if not fits(2):
+        return 1 if fits(1) else 0
+    m2, m3 = (training_memory(replace(cfg, B=B), setup, N) for B in (2, 3))
+    guess = top if m3 <= m2 else min(top, 2 + math.floor((capacity - m2) / (m3 - m2)))
+    if fits(guess) and (guess == top or not fits(guess + 1)):
+        return guess
+    lo, hi = 2, top  # fits at lo; bisect for the last B that fits
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+    return lo
+
+
+def _fmt_exp(x: float) -> str:
+    """A rounded exponent as printed in a formula: 0.4516 -> "0.4516"."""
+    return f"{x:.4f}".rstrip("0").rstrip(".")
+
+
+def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
+    """Tokens, compute, Chinchilla, time, cost and memory of training `cfg` (at its B, T) under `setup`."""
+    if not isinstance(cfg, Config):
+        raise TypeError(f"plan needs a model.Config, got {type(cfg).__name__}")
+    setup = setup or TrainSetup()
+    if not isinstance(setup, TrainSetup):
+        raise TypeError(f"plan needs a model.training.TrainSetup, got {type(setup).__name__}")
+    b = budget(cfg)
+    N = b.params_exact
+    D = setup.D if setup.D is not None else CHINCHILLA_TOKENS_PER_PARAM * N
+    gpu, opt, fit = setup.device, OPTIMIZERS[setup.optimizer], FITS[setup.fit]
+    size = DTYPES[setup.act_dtype]
+    C = 6 * N * D
+    C_measured = 3 * b.flops_fwd_measured_per_token * D
+    P = gpu.peak_tflops * 1e12
+    rest, block = saved_parts(cfg, setup.act_dtype)
+    G = (fit.alpha * fit.A / (fit.beta * fit.B)) ** fit.inv
+    sym: dict[str, int | float] = {**cfg.symbols(), "N": N, "D": D, "C": C, "P": P, "MFU": setup.mfu,
+                                   "n": setup.gpus, "price": setup.price, "G": G, "S_rest": rest, "S_block": block}
+    gpu_hours = C / (setup.mfu * P * 3600)
+    lines: list[Line] = []
+
+    def add(key: str, label: str, formula: str, value: int | float, unit: str) -> None:
+        lines.append(Line(key, label, formula, value, unit))
+
+    # tokens and compute
+    if setup.D is None:
+        add("compute/D", "D, training tokens: Chinchilla's rule, 20 tokens per parameter", "20·N", D, "tokens")
+    else:
+        add("compute/D", "D, training tokens (chosen)", "D", D, "tokens")
+    add("compute/tokens_per_param", "tokens per parameter", "D/N", _div(D, N), "ratio")
+    add("compute/C_6ND", "C = 6·N·D, training FLOPs (forward 2N + backward 4N per token)", "6·N·D", C, "flops")
+    add("compute/C_6ND_pf_days", "C in PF-days (1 PF-day = 10¹⁵ FLOP/s for a day)", "6·N·D/(10¹⁵·86400)",
+        _div(C, PF_DAY), "pf_days")
+    add("compute/C_measured", "C measured: 3 × the measured forward FLOPs per token × D (attention at this T "
+        "included)", "3·(L·(24d² + 4Td) + 2Vd)·D", C_measured, "flops")
+    add("compute/C_measured_pf_days", "C measured in PF-days", "3·(L·(24d² + 4Td) + 2Vd)·D/(10¹⁵·86400)",
+        C_measured / PF_DAY, "pf_days")
+    add("compute/measured_over_6ND", "C measured ÷ 6·N·D", "3·(L·(24d² + 4Td) + 2Vd)·D/(6·N·D)", C_measured / C,
+        "ratio")
+
+    # Chinchilla: the loss fit and the compute-optimal split of this C
+    loss = f"{fit.E} + {fit.A}/N^{fit.alpha} + {fit.B}/D^{fit.beta}"
+    add("chinchilla/loss", "predicted loss at this N and D (nats per token)", loss, fit.E + fit.A / N**fit.alpha + fit.B / D**fit.beta, "loss")
+    add("chinchilla/G", "G = (α·A/(β·B))^(1/(α + β)), from the fit's constants",
+        f"({fit.alpha}·{fit.A}/({fit.beta}·{fit.B}))^{_fmt_exp(fit.inv)}", G, "ratio")
+    N_opt = G * (C / 6) ** fit.a
+    D_opt = (C / 6) ** fit.b / G
+    add("chinchilla/N_opt", "compute-optimal N for this C", f"G·(C/6)^{_fmt_exp(fit.a)}", N_opt, "params")
+    add("chinchilla/D_opt", "compute-optimal D for this C", f"(C/6)^{_fmt_exp(fit.b)}/G", D_opt, "tokens")
+    add("chinchilla/tokens_per_param_opt", "compute-optimal tokens per parameter",
+        f"(C/6)^{_fmt_exp(fit.b)}/G/(G·(C/6)^{_fmt_exp(fit.a)})", D_opt / N_opt, "ratio")
+    add("chinchilla/loss_opt", "predicted loss at the compute-optimal N and D",
+        f"{fit.E} + {fit.A}/(G·(C/6)^{_fmt_exp(fit.a)})^{fit.alpha} + {fit.B}/((C/6)^{_fmt_exp(fit.b)}/G)^{fit.beta}",
+        fit.E + fit.A / N_opt**fit.alpha + fit.B / D_opt**fit.beta, "loss")
+
+    # time and cost
+    add("time/peak", "P, peak of one GPU: dense BF16, no sparsity", "P", P, "flop_per_s")
+    add("time/mfu", "MFU, model FLOPs utilisation: observed tokens/s × 6N ÷ (n × P) (PaLM's, without its attention "
+        "term)", "MFU",
+        setup.mfu, "share")
+    add("time/gpus", "n, GPUs (data parallel)", "n", setup.gpus, "count")
+    add("time/tokens_per_s", "tokens per second, all GPUs", "MFU·n·P/(6·N)", setup.mfu * setup.gpus * P / (6 * N),
+        "tokens_per_s")
+    add("time/gpu_hours", "GPU-hours", "6·N·D/(MFU·P·3600)", gpu_hours, "gpu_hours")
+    add("time/wall_days", "wall-clock time", "6·N·D/(MFU·P·3600·24·n)", gpu_hours / 24 / setup.gpus, "days")
+    add("time/price", "price per GPU-hour (an assumption, not a quote)", "price", setup.price, "usd")
+    add("time/cost", "cost", "6·N·D/(MFU·P·3600)·price", gpu_hours * setup.price, "usd")
+
+    # training memory per GPU
+    states = state_bytes(N, setup)
+    act, act_formula = activation_bytes(cfg, setup)
+    labels = {"weights": f"weights, {opt.weights} bytes per parameter",
+              "grads": f"gradients, {opt.grads} bytes per parameter",
+              "optimizer": f"optimizer states, {opt.states} bytes per parameter"}
+    for part, value, formula in states:
+        shard = " ÷ n (ZeRO)" if "/n" in formula else ""
+        add(f"memory/{part}", labels[part] + shard, formula, value, "bytes")
+    add("memory/S_block", "S_block, saved for backward by one block at this B and T (measured)",
+        "S_block", block, "bytes")
+    add("memory/S_rest", "S_rest, saved by embeddings, final LayerNorm, head and loss (measured)", "S_rest", rest,
+        "bytes")
+    act_label = ("activations, recomputed: each block's input, plus the rest, plus one block rebuilt"
+                 if setup.recompute == "full" else "activations saved for backward, L blocks + the rest")
+    add("memory/activations", f"{act_label} ({setup.act_dtype})", act_formula, act, "bytes")
+    total = sum(v for _, v, _ in states) + act
+    act_short = "L·S_block + S_rest" if setup.recompute == "none" else act_formula
+    add("memory/total", "total per GPU", " + ".join(f for _, _, f in states) + " + " + act_short, total, "bytes")
+    capacity = round(gpu.memory_gib * 2**30)
+    add("memory/capacity", "memory of one GPU", "", capacity, "bytes")
+    fits = total <= capacity
+    add("memory/fits", "fits in one GPU's memory", "", fits, "bool")
+    max_B = largest_micro_batch(cfg, setup)
+    add("memory/max_B", "largest micro-batch B that fits at this T", "", max_B, "count")
+
+    # serving
+    kv = 2 * cfg.L * cfg.B * cfg.T * cfg.d * size
+    add("serve/weights", f"weights at {setup.act_dtype}", f"{size}·N", size * N, "bytes")
+    add("serve/kv_cache", "KV cache at this B and T: keys and values of all h heads, every block",
+        f"2·L·BTd·{size}", kv, "bytes")
+    add("serve/kv_per_token", "KV cache per token of context", f"2·L·d·{size}", 2 * cfg.L * cfg.d * size, "bytes")
+    add("serve/total", "total to serve", f"{size}·N + 2·L·BTd·{size}", size * N + kv, "bytes")
+
+    memory = Memory(weights=states[0][1], grads=states[1][1], optimizer=states[2][1], activations=act, total=total,
+                    capacity=capacity, fits=fits, max_B=max_B)
+    return Plan(cfg=cfg, setup=setup, N=N, D=D, C_6ND=C, C_measured=C_measured, gpu_hours=gpu_hours,
+                wall_days=gpu_hours / 24 / setup.gpus, cost=gpu_hours * setup.price, memory=memory,
+                kv_cache_bytes=kv, serve_weights_bytes=size * N, symbols=sym, lines=tuple(lines))
+
+
+REFERENCES: tuple[Line, ...] = (
+    Line("reference/gpt3_175b", "GPT-3 175B on 300 billion tokens; the GPT-3 paper's table D.1 lists 3.14 × 10²³",
+         "6·174.6·10⁹·300·10⁹", int(6 * Fraction("174.6") * 10**9 * 300 * 10**9), "flops"),
+    Line("reference/chinchilla_70b", "Chinchilla: 70 billion parameters on 1.4 trillion tokens (20 per parameter)",
+         "6·70·10⁹·1.4·10¹²", int(6 * 70 * 10**9 * Fraction("1.4") * 10**12), "flops"),
+)

@@ -1,0 +1,34 @@
+"""The training card in Chromium: the run from a link, a control that rewrites the address, no errors."""
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from model import PRESETS
+from model.train_report import human
+from model.training import TrainSetup, plan
+from pagetools import open_explorer
+
+GPT3_RUN = "?preset=gpt3-175b&B=1&gpu=h100-sxm&gpus=1024&zero=3&recompute=full&D=300e9"
+
+
+def test_the_training_card_shows_the_run_of_the_link_and_follows_its_controls(chromium, server):
+    o = open_explorer(chromium, server, GPT3_RUN, width=1360, height=1000)
+    page = o.page
+    card = page.locator(".training-card")
+    p = plan(PRESETS["gpt3-175b"].__class__(**{**PRESETS["gpt3-175b"].__dict__, "B": 1}),
+             TrainSetup(D=300 * 10**9, gpus=1024, zero=3, recompute="full"))
+    lines = {x.key: x for x in p.lines}
+    expect(card.locator(".train-headline")).to_contain_text(human(lines["time/gpu_hours"]))
+    expect(card.locator(".train-headline")).to_contain_text("fits")
+    weights = page.evaluate("() => Bokeh.documents[0].get_model_by_name('train-memory').data.weights[1]")
+    assert abs(weights * 2**30 - p.memory.weights) < 1
+    box = card.locator(".train-gpus input")
+    box.fill("1")
+    box.press("Enter")
+    expect(card.locator(".train-headline")).to_contain_text("does not fit")
+    expect(card).to_contain_text("zero=3 needs 2 or more GPUs to shard over, and gpus=1; showing ZeRO 0")
+    expect(page).to_have_url(re.compile(r"&D=300000000000&gpus=1&recompute=full$"))
+    page.close()
+    assert o.errors == []

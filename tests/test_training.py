@@ -1,0 +1,274 @@
+"""From N to a training run: published reference points, memory rules, true formulas, validation, the CLI table."""
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+
+import pytest
+
+from model import BOUNDS, PRESETS, Config, budget, trace
+from model.cli import main
+from model.formula import matches
+from model.training import (FITS, GPUS, REFERENCES, TrainSetup, activation_bytes, largest_micro_batch, plan,
+                            saved_parts, state_bytes)
+
+SMALL = PRESETS["gpt2-small"]
+GPT3 = PRESETS["gpt3-175b"]
+TINY = Config(B=2, T=8, d=16, h=2, L=3, V=11, T_max=8)
+
+
+def line(p, key):
+    return next(x for x in p.lines if x.key == key)
+
+
+# --- published reference points ------------------------------------------------------------------------------------
+def test_gpt3_175b_on_300_billion_tokens_is_3_14e23_flops():
+    p = plan(GPT3, TrainSetup(D=300 * 10**9))
+    assert p.N == 174_604_259_328
+    assert p.C_6ND == pytest.approx(3.14e23, rel=0.01)
+    assert REFERENCES[0].value == pytest.approx(3.14e23, rel=0.001)
+
+
+def test_chinchilla_70b_at_20_tokens_per_parameter_is_1_4_trillion_tokens():
+    assert line(plan(SMALL), "compute/D").value == 20 * 124_439_808
+    chinchilla = REFERENCES[1]
+    assert chinchilla.value == 6 * 70 * 10**9 * 1_400 * 10**9
+    assert matches(chinchilla.formula, {}, chinchilla.value)
+
+
+def test_the_2024_refit_puts_chinchillas_compute_near_70_billion_parameters():
+    # Besiroglu et al.'s refit is consistent with Chinchilla's own choice; Hoffmann's printed constants are not
+    cfg = Config(B=1, T=2048, d=8192, h=64, L=80, V=32_000, T_max=2048)
+    p = plan(cfg, TrainSetup(D=1_400 * 10**9, fit="besiroglu"))
+    N_opt = line(p, "chinchilla/N_opt").value
+    assert 60e9 < N_opt < 85e9
+    assert N_opt * line(p, "chinchilla/D_opt").value == pytest.approx(p.C_6ND / 6, rel=1e-9)
+
+
+def test_hoffmann_loss_at_a_known_point():
+    p = plan(SMALL, TrainSetup(D=10**12))
+    f = FITS["hoffmann"]
+    assert line(p, "chinchilla/loss").value == pytest.approx(1.69 + 406.4 / p.N**0.34 + 410.7 / 1e12**0.28)
+    assert f.a + f.b == 1
+
+
+# --- compute, time and cost -----------------------------------------------------------------------------------------
+def test_measured_compute_is_three_forward_passes():
+    p = plan(SMALL, TrainSetup(D=10**9))
+    assert p.C_measured == 3 * budget(SMALL).flops_fwd_measured_per_token * 10**9
+    assert p.C_6ND == 6 * p.N * 10**9
+
+
+def test_time_and_cost_follow_the_peak_mfu_and_price():
+    p = plan(SMALL, TrainSetup(D=10**10, gpu="a100-80gb", mfu=0.5, gpus=4, price=2.0))
+    hours = 6 * p.N * 1e10 / (0.5 * 312e12 * 3600)
+    assert p.gpu_hours == pytest.approx(hours, rel=1e-12)
+    assert p.wall_days == pytest.approx(hours / 4 / 24, rel=1e-12)
+    assert p.cost == pytest.approx(2 * hours, rel=1e-12)
+    custom = plan(SMALL, TrainSetup(D=10**10, gpu="custom", peak_tflops=156, memory_gib=24, mfu=0.5, gpus=4))
+    assert custom.gpu_hours == pytest.approx(2 * hours, rel=1e-12)
+    assert custom.memory.capacity == 24 * 2**30
+
+
+# --- memory ---------------------------------------------------------------------------------------------------------
+def test_mixed_precision_adam_is_16_bytes_per_parameter_fp32_adam_16_too_but_split_4_4_8():
+    mixed = dict((k, v) for k, v, _ in state_bytes(1000, TrainSetup()))
+    fp32 = dict((k, v) for k, v, _ in state_bytes(1000, TrainSetup(optimizer="adam-fp32")))
+    assert mixed == {"weights": 2000, "grads": 2000, "optimizer": 12000}
+    assert fp32 == {"weights": 4000, "grads": 4000, "optimizer": 8000}
+
+
+@pytest.mark.parametrize("n", [2, 8, 1024])
+def test_zero_shards_states_then_gradients_then_weights_over_n_gpus(n):
+    m = {z: plan(SMALL, TrainSetup(gpus=n, zero=z)).memory for z in range(4)}
+    N = m[0].weights // 2
+    assert m[1].optimizer == pytest.approx(12 * N / n) and m[1].grads == m[0].grads == 2 * N
+    assert m[2].grads == pytest.approx(2 * N / n) and m[2].weights == 2 * N
+    assert (m[3].weights, m[3].grads, m[3].optimizer) == pytest.approx((2 * N / n, 2 * N / n, 12 * N / n))
+    assert len({x.activations for x in m.values()}) == 1  # ZeRO does not shard activations
+
+
+def test_gpt2_small_kv_cache_at_B_1_T_1024_fp16_is_36_MiB():
+    p = plan(replace(SMALL, B=1), TrainSetup(dtype="fp16"))
+    assert p.kv_cache_bytes == 36 * 2**20
+    assert line(p, "serve/kv_per_token").value == 2 * 12 * 768 * 2 == 36_864
+    assert p.serve_weights_bytes == 2 * p.N
+
+
+@pytest.mark.parametrize("cfg", [TINY, replace(TINY, B=1), replace(TINY, tie=False, B=5), replace(TINY, B=4000), Config(B=3, T=1, d=8, h=4, L=2, V=5, T_max=4),
+                                 replace(SMALL, B=3, T=100)])
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_saved_parts_add_up_to_the_measured_trace(cfg, dtype):
+    rest, block = saved_parts(cfg, dtype)
+    assert rest > 0 and block > 0
+    assert rest + cfg.L * block == trace(cfg, dtype).saved_bytes  # the formula's parts equal the measured pass
+
+
+def test_full_recomputation_keeps_each_blocks_input_the_rest_and_one_block():
+    rest, block = saved_parts(SMALL, "bf16")
+    none, _ = activation_bytes(SMALL, TrainSetup())
+    full, _ = activation_bytes(SMALL, TrainSetup(recompute="full"))
+    assert none == rest + 12 * block
+    assert full == 12 * 8 * 1024 * 768 * 2 + rest + block < none
+
+
+@pytest.mark.parametrize("cfg, setup", [
+    (SMALL, TrainSetup()),
+    (SMALL, TrainSetup(gpu="a100-40gb", optimizer="adam-fp32")),
+    (GPT3, TrainSetup(gpus=1024, zero=3, recompute="full")),
+    (GPT3, TrainSetup(gpus=64, zero=3, recompute="full", gpu="b200")),
+])
+def test_the_largest_micro_batch_fits_and_one_more_does_not(cfg, setup):
+    B = largest_micro_batch(cfg, setup)
+    cap = setup.device.memory_gib * 2**30
+
+    def direct(B):  # traced at exactly this B, not extrapolated
+        c = replace(cfg, B=B)
+        act = trace(c, setup.act_dtype).saved_bytes if setup.recompute == "none" else None
+        if act is None:
+            rest, block = saved_parts(c, setup.act_dtype)
+            act = c.L * B * c.T * c.d * 2 + rest + block
+        return sum(v for _, v, _ in state_bytes(budget(c).params_exact, setup)) + act
+
+    assert 1 <= B < BOUNDS["B"][1]
+    assert direct(B) <= cap < direct(B + 1)
+
+
+def test_gpt3_175b_on_one_gpu_without_zero_does_not_fit():
+    m = plan(GPT3, TrainSetup(gpus=1)).memory
+    assert not m.fits and m.max_B == 0 and m.weights == 2 * 174_604_259_328
+
+
+# --- every formula is true ------------------------------------------------------------------------------------------
+# Model shapes (d_head, h, T_max, T, V, tie): a pool, so the traces are shared; B, L and the setup vary freely.
+SHAPES = [(1, 1, 1, 1, 1, True), (2, 3, 7, 7, 11, False), (8, 2, 64, 33, 50_257, True), (64, 12, 1024, 1024, 50_257, True),
+          (64, 12, 1024, 5, 11, False), (8, 12, 64, 64, 1, True), (1, 2, 7, 2, 50_257, False), (128, 96, 2048, 2048, 50_257, True)]
+
+
+def _random_setup(rng: random.Random) -> tuple[Config, TrainSetup]:
+    d_head, h, T_max, T, V, tie = rng.choice(SHAPES)
+    cfg = Config(B=rng.choice([1, 2, 3, 17, 4096]), T=T, d=d_head * h, h=h, L=rng.choice([1, 2, 5, 96, 1024]), V=V,
+                 T_max=T_max, tie=tie)
+    gpus = rng.choice([1, 3, 8, 1024, 1_048_576])
+    custom = rng.random() < 0.2
+    setup = TrainSetup(
+        D=rng.choice([None, 1, 12_345, 10**15]), gpu="custom" if custom else rng.choice(list(GPUS)),
+        peak_tflops=rng.uniform(0.001, 5000) if custom else None, memory_gib=rng.choice([0.001, 24, 1e5]) if custom else None,
+        mfu=rng.choice([0.001, 0.4, rng.random() * 0.999 + 0.001, 1.0]), gpus=gpus, price=rng.choice([0.0, 2.5, 1000.0]),
+        optimizer=rng.choice(["adam-mixed", "adam-fp32"]), zero=0 if gpus == 1 else rng.randint(0, 3),
+        recompute=rng.choice(["none", "full"]), dtype=rng.choice([None, "fp32", "bf16", "fp16"]),
+        fit=rng.choice(list(FITS)))
+    return cfg, setup
+
+
+def test_every_formula_evaluates_to_its_value_at_250_random_setups():
+    rng = random.Random(8)
+    checked = 0
+    for _ in range(250):
+        cfg, setup = _random_setup(rng)
+        p = plan(cfg, setup)
+        for x in p.lines:
+            if x.formula:
+                assert matches(x.formula, p.symbols, x.value), (x, cfg, setup)
+                checked += 1
+    assert checked > 250 * 30
+    for x in REFERENCES:
+        assert matches(x.formula, {}, x.value)
+
+
+# --- validation -----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(mfu=40), "mfu=40 is out of range: mfu must be from 0.001 to 1 (write 0.4 for 40 %)"),
+    (dict(mfu=0), "mfu=0 is out of range"),
+    (dict(mfu=float("nan")), "mfu must be a number"),
+    (dict(D=1.5), "D must be a whole number"),
+    (dict(D=0), "D=0 is out of range"),
+    (dict(gpus=0), "gpus=0 is out of range"),
+    (dict(gpus=True), "gpus must be a whole number"),
+    (dict(price=-1), "price=-1 is out of range"),
+    (dict(gpu="h100"), "gpu='h100' is not one of a100-40gb, a100-80gb, h100-sxm, h200, b200, custom"),
+    (dict(gpu="custom"), "a custom GPU needs its peak and its memory: give peak_tflops and memory_gib"),
+    (dict(peak_tflops=500), "peak_tflops and memory_gib describe a custom GPU"),
+    (dict(optimizer="sgd"), "optimizer='sgd' is not one of adam-mixed, adam-fp32"),
+    (dict(zero=4), "zero=4 is not a ZeRO stage: choose 0 (none), 1 (optimizer states), 2 (+ gradients) or 3"),
+    (dict(zero=2, gpus=1), "ZeRO stage 2 shards over the GPUs, and there is 1: set gpus to 2 or more, or zero to 0"),
+    (dict(recompute="some"), "recompute='some' is not one of none, full"),
+    (dict(dtype="int8"), "dtype='int8' is not one of fp32, bf16, fp16"),
+    (dict(fit="kaplan"), "fit='kaplan' is not one of hoffmann, besiroglu"),
+])
+def test_invalid_setups_raise_naming_the_problem_and_the_fix(kwargs, message):
+    with pytest.raises(ValueError) as e:
+        TrainSetup(**kwargs)
+    assert message in str(e.value)
+
+
+def test_plan_rejects_what_is_not_a_config_or_a_setup():
+    with pytest.raises(TypeError, match="plan needs a model.Config"):
+        plan({"d": 768})
+    with pytest.raises(TypeError, match="TrainSetup"):
+        plan(SMALL, {"gpus": 8})
+
+
+# --- the command line -----------------------------------------------------------------------------------------------
+CASES = {
+    "train-gpt2-small.txt": ["--table", "train"],
+    "train-gpt2-small.md": ["--table", "train", "--markdown"],
+    "train-gpt2-small.csv": ["--table", "train", "--csv"],
+    "train-gpt3-175b-h100x1024.txt": ["--preset", "gpt3-175b", "--table", "train", "--gpu", "h100-sxm", "--gpus",
+                                      "1024", "--zero", "3", "--recompute", "full", "--B", "1", "--D", "300e9"],
+    "train-tiny-custom.json": ["--B", "2", "--T", "5", "--d", "12", "--h", "3", "--L", "2", "--V", "11", "--T-max", "8",
+                               "--table", "train", "--json", "--gpu-peak", "100", "--gpu-memory", "0.01", "--mfu",
+                               "0.5", "--gpus", "2", "--zero", "1", "--optimizer", "adam-fp32", "--D", "1,000"],
+}
+
+
+def run(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+        raise SystemExit(0)
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_train_table_golden(name, capsys, golden):
+    code, out, err = run(CASES[name], capsys)
+    assert (code, err) == (0, "")
+    golden(name, out)
+
+
+def test_train_json_holds_the_headline_numbers(capsys):
+    _, out, _ = run(["--preset", "gpt3-175b", "--table", "train", "--json", "--D", "300e9", "--gpus", "1024",
+                     "--zero", "3"], capsys)
+    t = json.loads(out)["train"]
+    p = plan(GPT3, TrainSetup(D=300 * 10**9, gpus=1024, zero=3))
+    for key in ("D", "C_6ND", "C_measured", "gpu_hours", "wall_days", "kv_cache_bytes"):
+        assert t[key] == getattr(p, key)
+    assert set(t["memory"]) >= {"weights", "grads", "optimizer", "activations", "total"}
+    assert t["memory"]["total"] == p.memory.total and t["setup"]["dtype"] == "bf16"
+
+
+def test_dtype_follows_the_optimizer_unless_given(capsys):
+    _, out, _ = run(["--table", "train", "--json", "--optimizer", "adam-fp32"], capsys)
+    assert json.loads(out)["train"]["setup"]["dtype"] == "fp32"
+    _, out, _ = run(["--table", "train", "--json", "--dtype", "fp16"], capsys)
+    assert json.loads(out)["train"]["setup"]["dtype"] == "fp16"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--table", "train", "--mfu", "40"], "mfu=40 is out of range: mfu must be from 0.001 to 1 (write 0.4 for 40 %)"),
+    (["--table", "train", "--zero", "3", "--gpus", "1"], "ZeRO stage 3 shards over the GPUs, and there is 1"),
+    (["--table", "train", "--zero", "5"], "argument --zero: invalid choice: 5"),
+    (["--table", "train", "--gpu", "custom"], "give --gpu-peak and --gpu-memory"),
+    (["--table", "train", "--gpu-peak", "100"], "give --gpu-peak and --gpu-memory"),
+    (["--table", "train", "--gpu", "h200", "--gpu-memory", "100"], "--gpu-peak and --gpu-memory describe a custom GPU"),
+    (["--table", "train", "--D", "1.5"], "D must be a whole number of tokens"),
+    (["--table", "train", "--D", "lots"], "invalid token count 'lots': write a whole number such as 300e9"),
+    (["--table", "train", "--gpu", "tpu"], "argument --gpu: invalid choice: 'tpu'"),
+    (["--gpus", "8"], "--gpus describe a training run: add --table train"),
+])
+def test_bad_train_options_give_one_line_and_status_2(argv, message, capsys):
+    code, out, err = run(argv, capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and message in err
