@@ -127,8 +127,9 @@ class BudgetView(pn.viewable.Viewer):
     def _update(self, *_events) -> None:
         b = self.state.budget
         data = budget_parts(b)
-        self.source.data = data  # in place: same figure, same source
-        self.x_range.end = self._x_end(data["value"])
+        if data != dict(self.source.data):  # T, B and h change no parameter: nothing to send to the chart
+            self.source.data = data  # in place: same figure, same source
+            self.x_range.end = self._x_end(data["value"])
         self._show(b)
 
     def __panel__(self) -> pn.viewable.Viewable:

@@ -79,4 +79,4 @@ def test_the_scaled_down_copy_runs_when_asked_and_is_labelled(explorer):
 def test_text_beyond_V_is_explained(explorer):
     page = explorer("?panels=values&d=64&h=4&L=2&T=16&T_max=64&V=256")
     expect(page.locator(".values-message")).to_contain_text(re.compile(r"token id [\d,]+ .* ≥ V = 256"),
-                                                            timeout=60_000)
+                                                            timeout=120_000)

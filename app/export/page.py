@@ -53,12 +53,6 @@ h1 {{ font-size: 24px; font-weight: 750; margin: 0; letter-spacing: -0.3px; }}
 h1 .tag {{ font-size: 13px; font-weight: 500; color: {MUTED}; margin-left: 8px; }}
 p.what {{ font-size: 14.5px; margin: 4px 0 0 0; color: #374151; }}
 """
-EXTRA_TABLE_CSS = f"""
-tr.v td.m {{ color: {MUTED}; font-style: italic; }}
-tr.sv td.n b::after {{ content: " ●"; color: #2563eb; font-size: 10px; }}
-p.legend {{ font-size: 11.5px; margin: 6px 0 2px 0; }} p.legend .dot {{ color: #2563eb; }}
-p.note {{ font-size: 11.5px; margin: 4px 0 0 0; line-height: 1.35; }}
-"""
 WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one GPT-2 forward pass, the parameter budget and "
               "the training run follow, computed in your browser. Tokens and real values need the live explorer "
               "(make run).")
@@ -175,7 +169,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
                       sizing_mode="stretch_width", css_classes=["card", "controls-card"], stylesheets=[card])
     dtypes = RadioButtonGroup(labels=list(DTYPES), active=list(DTYPES).index(dtype), name="dtype")
     expanded = Checkbox(label="list all L blocks", active=False, name="expanded")
-    shapes = html_div("shapes", _sheet(TABLE_CSS, BUDGET_CSS, EXTRA_TABLE_CSS))
+    shapes = html_div("shapes", _sheet(TABLE_CSS, BUDGET_CSS))
     shapes_title = Div(text="<h2>One forward pass, tensor by tensor</h2><p class='muted'>In execution order, as "
                             "<code>model.trace</code> records it. <span style='color:#e8590c;font-weight:600'>Orange"
                             "</span>: the attention matrices (B, h, T, T), which grow with T².</p>",
