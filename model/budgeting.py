@@ -198,7 +198,7 @@ GROUPS = {"params": "Parameters", "flops": "FLOPs per token (FLOPs, not MACs)", 
 
 def clear_caches() -> None:
     """Forget every cached pass, trace and budget (for benchmarks that must measure uncached calls)."""
-    from . import memory, tracing
+    from . import memory, passes, tracing
 
-    for cached in (run_pass, tracing._trace, tracing.memory_lines, memory.saved_formula, budget):
+    for cached in (passes._module, run_pass, tracing._trace, tracing.memory_lines, memory.saved_formula, budget):
         cached.cache_clear()

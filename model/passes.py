@@ -18,7 +18,8 @@ equals the full model's count (tests check it against a full-depth pass on real 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, replace
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -128,12 +129,27 @@ def saved_bytes_of(model: torch.nn.Module, idx: torch.Tensor) -> int:
     return sum(t.untyped_storage().nbytes() for key, (t, _) in recorder.saved.items() if key not in params)
 
 
+_PASS_LOCK = threading.Lock()  # one pass at a time: passes share the cached modules (the values card runs in a thread)
+
+
+@functools.lru_cache(maxsize=16)
+def _module(arch: Config, dtype: str) -> GPT:
+    """`GPT(arch, depth=1)` on the meta device at `dtype`. A module depends on d, h, V, T_max and tie only (B, T
+    and L are the input's and the depth's), so moving B, T or L reuses it: `arch` has B = T = L = 1."""
+    with torch.device("meta"):
+        model = GPT(arch, depth=1)
+    return model.to(TORCH_DTYPES[dtype])
+
+
 @functools.lru_cache(maxsize=512)
 def run_pass(cfg: Config, dtype: str = "fp32") -> Pass:
     """One training-mode forward pass of `GPT(cfg)` (block 0 only, see the module docstring) on the meta device."""
-    with torch.device("meta"):
-        model = GPT(cfg, depth=1)
-    model.to(TORCH_DTYPES[dtype])
+    with _PASS_LOCK:
+        return _run(cfg, dtype)
+
+
+def _run(cfg: Config, dtype: str) -> Pass:
+    model = _module(replace(cfg, B=1, T=1, L=1), dtype)
     recorder = _Recorder()
     leaves = [(n, m) for n, m in model.named_modules() if n and not list(m.children())]
     handles = [m.register_forward_hook(recorder.hook(n)) for n, m in leaves]
