@@ -141,12 +141,6 @@ class Explorer(pn.viewable.Viewer):
     def _card(self, *objects, **kwargs) -> pn.Column:
         return pn.Column(*objects, styles=CARD_STYLES, sizing_mode="stretch_width", margin=0, **kwargs)
 
-    def _later(self, view: pn.viewable.Viewer, name: str) -> pn.viewable.Viewable:
-        """A card below or beside the first screen, built once the page has loaded (Panel's `defer_load`): the
-        first byte and the first view do not wait for its Bokeh models."""
-        return pn.panel(lambda: self._card(view, css_classes=[f"{name}-card"]), defer_load=True,
-                        sizing_mode="stretch_width", margin=0)
-
     def _header(self) -> pn.viewable.Viewable:
         return pn.pane.HTML(f'<h1>{TITLE}<span class="tag">a GPT-2 forward pass, shape by shape</span></h1>'
                             f'<p class="what">{html.escape(WHAT_TO_DO)}</p>',
@@ -170,7 +164,7 @@ class Explorer(pn.viewable.Viewer):
         if self.options.controls:
             top.append(self._card(self.controls, css_classes=["controls-card"]))
         left = [self._card(self.shapes, css_classes=["shapes-card"])] if self.shapes else []
-        right = [self._card(view, css_classes=[f"{name}-card"]) if name == "budget" else self._later(view, name)
+        right = [self._card(view, css_classes=[f"{name}-card"])
                  for name, view in (("budget", self.budget), ("tokens", self.tokens), ("share", self.share)) if view]
         columns = []
         if left:
@@ -182,11 +176,11 @@ class Explorer(pn.viewable.Viewer):
         main = pn.FlexBox(*columns, flex_wrap="wrap", gap="14px", align_items="flex-start", margin=0,
                           sizing_mode="stretch_width")
         if self.values:  # full width under both columns: the heatmap beside its numbers
-            main = pn.Column(main, self._later(self.values, "values"), sizing_mode="stretch_width",
+            main = pn.Column(main, self._card(self.values, css_classes=["values-card"]), sizing_mode="stretch_width",
                              margin=0, styles={"gap": "14px"})
         page_styles = {"font-family": FONT, "color": INK, "gap": "12px", "box-sizing": "border-box",
                        "padding": "4px" if embed else "16px 18px 28px 18px", "max-width": "1360px",
                        "margin": "0 auto", "background": "transparent" if embed else PAGE}
-        below = [self._later(self.training, "training")] if self.training else []
+        below = [self._card(self.training, css_classes=["training-card"])] if self.training else []
         return pn.Column(*top, main, *below, self._url, sizing_mode="stretch_width", styles=page_styles,
                          stylesheets=[PAGE_CSS], css_classes=["explorer", "embed" if embed else "full"])

@@ -174,6 +174,9 @@ async def learner(target: Target, duration: float, pace: float, stats: Stats, op
         await me.close()
 
 
+ARRIVAL = 0.05  # seconds between two learners opening the page (--arrival)
+
+
 async def run_phase(target: Target, n: int, duration: float, pace: float, pid: int, seed: int) -> tuple[Stats, float]:
     """n sessions open, idle RSS measured, then all drag for `duration` seconds, then all close."""
     stats, go = Stats(), asyncio.Event()
@@ -181,7 +184,7 @@ async def run_phase(target: Target, n: int, duration: float, pace: float, pid: i
     tasks = []
     for i in range(n):
         tasks.append(asyncio.create_task(learner(target, duration, pace, stats, events[i], go, seed + i)))
-        await asyncio.sleep(0.05)  # a class arriving, not one burst
+        await asyncio.sleep(ARRIVAL)  # a class arriving, not one burst
     await asyncio.wait_for(asyncio.gather(*(e.wait() for e in events)), 300)
     await asyncio.sleep(2)
     idle_rss = rss_mb(pid)
@@ -290,16 +293,20 @@ def ok(rate: float, stats: Stats, achieved: float) -> bool:
 
 
 def main() -> int:
+    global ARRIVAL
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sessions", type=int, default=50, help="the class (0: skip the class)")
     ap.add_argument("--duration", type=float, default=60.0, help="seconds of dragging per session")
     ap.add_argument("--pace", type=float, default=2.0, help="mean seconds between one learner's slider moves")
+    ap.add_argument("--arrival", type=float, default=ARRIVAL,
+                    help="seconds between two learners opening the page (default 0.05: 50 pages in 2.5 s)")
     ap.add_argument("--num-procs", type=int, default=1, help="panel serve --num-procs")
     ap.add_argument("--rates", default="5,10,15,20,25,30,40,50,60", help="total moves per second to try, rising")
     ap.add_argument("--rate-seconds", type=float, default=12.0, help="seconds per rate")
     ap.add_argument("--marker", default="(8, 12, {T}, {T})",
                     help="text the server sends once T has changed (default: the score tensor's shape at B=8, h=12)")
     args = ap.parse_args()
+    ARRIVAL = args.arrival
     rates = [float(r) for r in args.rates.split(",") if r.strip()]
     if not (0 <= args.sessions <= 200 and 1 <= args.duration <= 600 and 0.1 <= args.pace <= 60
             and 1 <= args.num_procs <= 4 and rates and all(0 < r <= 200 for r in rates)):
