@@ -6,6 +6,7 @@ import os
 import pytest
 
 from appserver import CHROMIUM, CHROMIUM_ARGS, serve_app
+from pagetools import open_explorer
 
 
 @pytest.fixture(scope="session")
@@ -52,3 +53,19 @@ def golden(request):
         assert actual == path.read_text(encoding="utf-8"), f"output differs from {path} (pytest --update-golden rewrites it)"
 
     return check
+
+
+@pytest.fixture
+def explorer(chromium, server):
+    """open(query, width, height) -> page; at the end, every opened page must have logged no error."""
+    opened = []
+
+    def _open(query: str = "", width: int = 1280, height: int = 800):
+        o = open_explorer(chromium, server, query, width, height)
+        opened.append(o)
+        return o.page
+
+    yield _open
+    for o in opened:
+        o.page.close()
+    assert [e for o in opened for e in o.errors] == []

@@ -9,26 +9,10 @@ from playwright.sync_api import expect
 
 import model
 from model import units as fmt
-from pagetools import SOURCE_VALUE_JS, open_explorer
+from pagetools import SOURCE_VALUE_JS
 
 pytestmark = pytest.mark.browser
 GPT2 = model.PRESETS["gpt2-small"]
-
-
-@pytest.fixture
-def explorer(chromium, server):
-    """open(query, width, height) -> page; at the end, every opened page must have logged no error."""
-    opened = []
-
-    def _open(query: str = "", width: int = 1280, height: int = 800):
-        o = open_explorer(chromium, server, query, width, height)
-        opened.append(o)
-        return o.page
-
-    yield _open
-    for o in opened:
-        o.page.close()
-    assert [e for o in opened for e in o.errors] == []
 
 
 def N_text(cfg: model.Config) -> str:

@@ -9,25 +9,9 @@ from playwright.sync_api import expect
 
 import model
 from model import values as mv
-from pagetools import open_explorer
 
 pytestmark = pytest.mark.browser
 SOURCE = "(name) => Bokeh.documents[0].get_model_by_name(name).data"
-
-
-@pytest.fixture
-def explorer(chromium, server):
-    opened = []
-
-    def _open(query: str = "", width: int = 1280, height: int = 900):
-        o = open_explorer(chromium, server, query, width, height)
-        opened.append(o)
-        return o.page
-
-    yield _open
-    for o in opened:
-        o.page.close()
-    assert [e for o in opened for e in o.errors] == []
 
 
 def test_the_card_is_closed_until_opened_then_shows_a_real_pass(explorer):
