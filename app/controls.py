@@ -24,10 +24,10 @@ import html
 import panel as pn
 import param
 
-from model import BOUNDS, FIELD_DOCS, divisors
+from model import FIELD_DOCS, divisors
 
 from .state import CUSTOM, ExplorerState, preset_labels
-from .styles import STATUS_CSS, ACCENT, BASE, T2
+from .styles import ACCENT, BASE, STATUS_CSS
 from .words import SHORT, rules_line, slider_range
 
 CONTROL_WIDTH = 194

@@ -92,13 +92,13 @@ p.note {{ font-size: 11.5px; margin: 4px 0 0 0; line-height: 1.35; }}
 """
 
 
-BUDGET_CSS = BASE + LINES_CSS + f"""
-.big {{ font-size: 22px; font-weight: 700; font-variant-numeric: tabular-nums; letter-spacing: -0.2px; }}
-.n {{ line-height: 1.25; }}
-.nf {{ font-size: 12px; margin: 2px 0 6px 0; }}
-.note {{ font-size: 11.5px; margin-top: 6px; line-height: 1.35; }}
-.captions {{ margin: 4px 0 0 0; padding-left: 18px; font-size: 12.5px; line-height: 1.45; }}
-.captions li {{ margin: 1px 0; }}
+BUDGET_CSS = BASE + LINES_CSS + """
+.big { font-size: 22px; font-weight: 700; font-variant-numeric: tabular-nums; letter-spacing: -0.2px; }
+.n { line-height: 1.25; }
+.nf { font-size: 12px; margin: 2px 0 6px 0; }
+.note { font-size: 11.5px; margin-top: 6px; line-height: 1.35; }
+.captions { margin: 4px 0 0 0; padding-left: 18px; font-size: 12.5px; line-height: 1.45; }
+.captions li { margin: 1px 0; }
 """
 
 

@@ -266,7 +266,7 @@ def main() -> int:
         print(f"{preset + '  ' + case:32} {p50:7.1f} {p95:7.1f} {max(v):7.1f} {p50 / f50:10.2f} {p95 / f95:10.2f}")
     print("targets: p50/floor <= 2, p95/floor <= 3")
 
-    print(f"\ncontinuous drag of T (~2 s, 60 mouse moves/s)\n")
+    print("\ncontinuous drag of T (~2 s, 60 mouse moves/s)\n")
     print(f"{'page':14} {'states/s':>9} {'release -> final ms':>20}")
     for preset, rate, settle in drags:
         print(f"{preset:14} {rate:9.1f} {settle:20.1f}")
