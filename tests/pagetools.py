@@ -30,3 +30,16 @@ def open_explorer(browser, base: str, query: str = "", width: int = 1280, height
     page.locator(".control, table.shapes, .budget-card").first.wait_for(timeout=60_000)
     page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0")
     return opened
+
+
+def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    """`python -m model ARGV` in-process: (exit status, stdout, stderr); a normal return counts as status 0."""
+    import pytest
+
+    from model.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+        raise SystemExit(0)
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err

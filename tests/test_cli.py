@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from model import PRESETS, budget, trace
-from model.cli import main
+from pagetools import run_cli
 
 CASES = {
     "gpt2-small.txt": ["--preset", "gpt2-small"],
@@ -24,12 +24,7 @@ CASES = {
 }
 
 
-def run(argv: list[str], capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-        raise SystemExit(0)
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
+run = run_cli  # tests/pagetools.py
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from model import BOUNDS, PRESETS, Config, budget, trace
-from model.cli import main
+from pagetools import run_cli
 from model.formula import matches
 from model.training import (FITS, GPUS, REFERENCES, TrainSetup, activation_bytes, largest_micro_batch, plan,
                             saved_parts, state_bytes)
@@ -223,12 +223,7 @@ CASES = {
 }
 
 
-def run(argv, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-        raise SystemExit(0)
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
+run = run_cli  # tests/pagetools.py
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from model import PRESETS, Config, budget, trace
 from model import values as mv
-from model.cli import main
+from pagetools import run_cli
 from model.scaling import unit_variance
 
 TINY = Config(B=1, T=32, d=64, h=4, L=2, V=50_257, T_max=64)
@@ -176,12 +176,7 @@ def test_any_config_plans_a_pass_within_the_limits(cfg, n_tokens):
 
 
 # --- CLI -----------------------------------------------------------------------------------------------------------
-def cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-        raise SystemExit(0)
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
+cli = run_cli  # tests/pagetools.py
 
 
 TINY_ARGS = ["--d", "64", "--h", "4", "--L", "2", "--T", "32", "--T-max", "64"]
