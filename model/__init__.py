@@ -7,11 +7,11 @@
 This package never imports panel or bokeh: the app formats what it returns.
 """
 from .budgeting import Budget, budget, clear_caches
-from .config import BOUNDS, FIELD_DOCS, PRESETS, Config, divisors, snap_heads
+from .config import BOUNDS, CHOICES, FIELD_DOCS, PRESETS, Config, divisors, snap_heads
 from .gpt import GPT
 from .figures import Line
 from .passes import DTYPES
 from .tracing import NOTATION, Row, Trace, trace
 
-__all__ = ["BOUNDS", "DTYPES", "FIELD_DOCS", "NOTATION", "PRESETS", "Budget", "Config", "GPT", "Line", "Row", "Trace",
+__all__ = ["BOUNDS", "CHOICES", "DTYPES", "FIELD_DOCS", "NOTATION", "PRESETS", "Budget", "Config", "GPT", "Line", "Row", "Trace",
            "budget", "clear_caches", "divisors", "snap_heads", "trace"]
