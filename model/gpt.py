@@ -210,7 +210,7 @@ class GPT(nn.Module):
 
     def block(self, i: int, x: torch.Tensor) -> torch.Tensor:
         """Block i on x, with the angles of the last `embed_tokens` when the recipe uses RoPE."""
-        return self.blocks[i](x, self._rope)
+        return self.blocks[i](x) if self._rope is None else self.blocks[i](x, self._rope)
 
     def logits_and_loss(self, x: torch.Tensor, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(B, T, d) -> logits (B, T, V) and the next-token loss.

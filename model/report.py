@@ -13,16 +13,32 @@ from dataclasses import asdict
 
 from . import units
 from .budgeting import budget
-from .config import Config
+from .config import FIELDS, Config
 from .figures import Line
 from .tracing import Row, Trace, trace
 
 
 def describe(cfg: Config) -> str:
-    """One line naming the configuration in the lesson's notation."""
+    """One line naming the configuration in the lesson's notation (and its recipe, when it is not GPT-2's)."""
     head = "head tied to W_te" if cfg.tie else "separate head"
-    return (f"B={cfg.B:,} T={cfg.T:,} d={cfg.d:,} h={cfg.h:,} (d_head={cfg.d_head:,}) L={cfg.L:,} "
-            f"V={cfg.V:,} T_max={cfg.T_max:,}, {head}")
+    if cfg.gpt2_recipe:
+        return (f"B={cfg.B:,} T={cfg.T:,} d={cfg.d:,} h={cfg.h:,} (d_head={cfg.d_head:,}) L={cfg.L:,} "
+                f"V={cfg.V:,} T_max={cfg.T_max:,}, {head}")
+    return (f"B={cfg.B:,} T={cfg.T:,} d={cfg.d:,} h={cfg.h:,} h_kv={cfg.h_kv:,} d_head={cfg.d_head:,} "
+            f"d_ff={cfg.d_ff:,} L={cfg.L:,} V={cfg.V:,} T_max={cfg.T_max:,}, {head}; {recipe_text(cfg)}")
+
+
+def recipe_text(cfg: Config) -> str:
+    """The recipe in words: "RMSNorm, RoPE, SwiGLU, grouped-query attention (h/h_kv = 4), no biases"."""
+    kv = ("multi-head attention" if cfg.h_kv == cfg.h else "multi-query attention" if cfg.h_kv == 1 else
+          f"grouped-query attention (h/h_kv = {cfg.h // cfg.h_kv})")
+    parts = ["RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm",
+             "RoPE" if cfg.positions == "rope" else "learned positions",
+             "SwiGLU" if cfg.mlp == "swiglu" else "GELU", kv,
+             {"all": "biases", "none": "no biases", "qkv": "q, k, v biases"}[cfg.bias]]
+    parts += ["QK-norm"] if cfg.qk_norm else []
+    parts += [f"T beyond the trained context T_max={cfg.T_max:,}"] if cfg.beyond_context else []
+    return ", ".join(parts)
 
 
 def _human(line: Line) -> str:
@@ -138,11 +154,19 @@ def csv_text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str 
     return buf.getvalue()
 
 
+def config_dict(cfg: Config) -> dict[str, object]:
+    """The fields and derived symbols: GPT-2's recipe as the lesson's eight fields and d_head; any other adds the
+    recipe's fields and the values in use of h_kv and d_ff."""
+    if cfg.gpt2_recipe:
+        return {**{f: getattr(cfg, f) for f in FIELDS}, "d_head": cfg.d_head}
+    return {**asdict(cfg), "d_head": cfg.d_head, "h_kv": cfg.h_kv, "d_ff": cfg.d_ff}
+
+
 def as_json(cfg: Config, dtype: str = "fp32", expand: bool = False) -> str:
     """Everything as one JSON document: config, rows, activation bytes and the budget."""
     tr, b = trace(cfg, dtype), budget(cfg)
     doc = {
-        "config": {**asdict(cfg), "d_head": cfg.d_head},
+        "config": config_dict(cfg),
         "dtype": dtype,
         "rows": [{**asdict(r), "shape": list(r.shape)} for r in (tr.expanded() if expand else tr.rows)],
         "activation_bytes": tr.activation_bytes,

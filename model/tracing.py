@@ -81,7 +81,6 @@ RECIPE_NOTATION: dict[str, tuple[str, str]] = {
 _RMS_ROWS = {"ln_1", "ln_2", "ln_f"}  # their RECIPE_NOTATION label names RMSNorm
 
 
-@functools.cache
 def notation(cfg: Config) -> dict[str, tuple[str, str]]:
     """Shape and label of every tensor at this configuration's recipe: `NOTATION` for GPT-2's, else with the
     recipe's rows and forms (k and v at h_kv heads, d_ff, h·d_head where d_head is set apart)."""
