@@ -1,0 +1,288 @@
+"""What each change of the modern recipe buys: a configuration beside its GPT-2 twin, change by change, as data.
+
+`changes(cfg, dtype)` -> `Changes`: the GPT-2 twin of `cfg` (same B, T, d, h, L, V, T_max and tie; GPT-2's
+recipe: LayerNorm with biases, the learned table W_pe, GELU at d_ff = 4d, h_kv = h, d_head = d / h, biases on
+every linear, no QK-norm), then one group of `Line`s per change that `cfg` makes, then `cfg` itself.
+
+Changes interact (SwiGLU's count uses d_ff, q, k and v biases scale with h_kv, ...), so they are applied one at a
+time from the twin in one fixed order, `ORDER`:
+
+    d_head set apart → RMSNorm → biases → RoPE → MLP (SwiGLU, d_ff) → K/V heads h_kv → QK-norm
+
+and each figure of a change is the real count after it minus the real count before it: parameters of the real
+module and forward FLOPs per token from its pass (`model.budgeting.budget`), the KV cache per token
+(`model.memory.kv_cache_lines`), and the activations and the bytes saved for backward of the real pass at this
+B and T (`model.tracing.trace`). So the lines of every figure add up exactly to this configuration's count minus
+the twin's. Another order would split the same totals differently: d_head goes first so that every later state
+has this configuration's d_head, and biases go before the MLP and the K/V heads so that SwiGLU's and GQA's lines
+hold their matrices only.
+
+Each line's formula is the difference of the two states' formulas, written in this configuration's symbols (a
+state before the MLP change has d_ff = 4d, before the K/V change h_kv = h, before d_head's h·d_head = d), and
+it is checked against its value like every other line. Parameters and FLOPs are listed for every change (a 0 is
+the lesson's "at essentially zero cost"); a memory figure only where the change moves it.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, replace
+
+from .budgeting import budget
+from .config import Config
+from .figures import Line, check_lines
+from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
+from .memory import kv_cache_lines
+from .passes import DTYPES
+from .tracing import trace
+
+ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config fields it sets, in the order applied
+    ("d_head", ("head_dim",)),
+    ("norm", ("norm",)),
+    ("bias", ("bias",)),
+    ("positions", ("positions",)),
+    ("mlp", ("mlp", "ff_dim")),
+    ("h_kv", ("kv_heads",)),
+    ("qk_norm", ("qk_norm",)),
+)
+ORDER_NOTE = ("Changes interact, so they are applied one at a time from the GPT-2 twin in this order: d_head set "
+              "apart, RMSNorm, biases, RoPE, the MLP (SwiGLU, d_ff), K/V heads h_kv, QK-norm; each line is the real "
+              "count after a change minus the count before it, so the lines add up to this configuration's count "
+              "minus the twin's.")
+ALWAYS = ("params", "flops")  # listed for every change, 0 included; the memory figures only where they move
+
+
+def figure_labels(dtype: str) -> dict[str, tuple[str, str]]:
+    """Figure key -> (label, unit), in display order."""
+    return {
+        "params": ("parameters", "params"),
+        "flops": ("forward FLOPs per token, as the code runs (matmuls)", "FLOP"),
+        "kv_cache": (f"KV cache per token at {dtype}", "bytes"),
+        "activations": (f"activations at this B and T, {dtype} (new memory)", "bytes"),
+        "saved": (f"saved for backward at this B and T, {dtype}", "bytes"),
+    }
+
+
+Figure = tuple[Poly, int, str]  # a figure of one state in this configuration's symbols: polynomial, value, text
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change from the twin: its key (an `ORDER` name, or "twin" / "total" / "this"), a title saying what it
+    does in the lesson's words, and its lines (keys "changes/<key>/<figure>")."""
+
+    key: str
+    title: str
+    lines: tuple[Line, ...]
+
+
+@dataclass(frozen=True)
+class Changes:
+    """`cfg` beside its GPT-2 twin: the twin's figures, one `Change` per change in `ORDER`, the sum of the changes
+    and `cfg`'s figures. Empty `steps` when `cfg` is GPT-2's recipe."""
+
+    cfg: Config
+    twin: Config
+    dtype: str
+    base: Change  # the twin's figures
+    steps: tuple[Change, ...]
+    total: Change  # every change together: this configuration minus the twin
+    this: Change  # this configuration's figures
+
+    @property
+    def groups(self) -> tuple[Change, ...]:
+        """Twin, each change, the total and this configuration, in display order (the twin alone for GPT-2's
+        recipe, which is its own twin)."""
+        return (self.base, *self.steps, self.total, self.this) if self.steps else (self.base,)
+
+    @property
+    def lines(self) -> tuple[Line, ...]:
+        return tuple(x for g in self.groups for x in g.lines)
+
+
+def twin(cfg: Config) -> Config:
+    """`cfg` with GPT-2's recipe (same B, T, d, h, L, V, T_max, tie). ValueError when GPT-2 cannot have this shape."""
+    if cfg.d % cfg.h:
+        raise ValueError(f"no GPT-2 twin: d={cfg.d:,} is not divisible by h={cfg.h:,}, and GPT-2's heads have "
+                         f"d / h features each (this model sets d_head={cfg.d_head:,} apart)")
+    if cfg.T > cfg.T_max:
+        raise ValueError(f"no GPT-2 twin at T={cfg.T:,}: GPT-2's learned position table has T_max={cfg.T_max:,} "
+                         f"rows; lower T to at most {cfg.T_max:,} to compare the two")
+    return Config(B=cfg.B, T=cfg.T, d=cfg.d, h=cfg.h, L=cfg.L, V=cfg.V, T_max=cfg.T_max, tie=cfg.tie)
+
+
+def _title(key: str, cfg: Config) -> str:
+    """What the change does, with this configuration's numbers."""
+    if key == "d_head":
+        return (f"d_head = {cfg.d_head:,} set apart from d / h = {cfg.d // cfg.h:,}: the heads' width h·d_head is "
+                f"{cfg.h * cfg.d_head:,}, not d = {cfg.d:,}")
+    if key == "norm":
+        return "RMSNorm instead of LayerNorm: a gain only, no mean subtracted and no bias"
+    if key == "bias":
+        return ("no biases on the linears" if cfg.bias == "none" else "biases on q, k and v only (Qwen2's choice)")
+    if key == "positions":
+        return "RoPE instead of the learned table W_pe: q and k rotated by position, no parameters"
+    if key == "mlp":
+        if cfg.mlp == "swiglu":
+            return f"SwiGLU at d_ff = {cfg.d_ff:,}: three matrices, 3·d·d_ff, where GELU at 4d held 8d²"
+        return f"GELU at d_ff = {cfg.d_ff:,} instead of 4d = {4 * cfg.d:,}"
+    if key == "h_kv":
+        kind = "multi-query attention" if cfg.h_kv == 1 else "grouped-query attention"
+        return (f"{kind}: h_kv = {cfg.h_kv:,} K/V heads for h = {cfg.h:,} query heads (each serves h/h_kv = "
+                f"{cfg.h // cfg.h_kv:,}): K, V, W_k and W_v shrink")
+    if key == "qk_norm":
+        return "QK-norm: an RMSNorm over d_head on q and k of every head"
+    raise KeyError(key)
+
+
+SHORT = {"twin": "GPT-2 twin", "d_head": "d_head apart", "norm": "RMSNorm", "bias": "biases", "positions": "RoPE",
+         "mlp": "MLP", "h_kv": "K/V heads", "qk_norm": "QK-norm", "total": "all changes", "this": "this model"}
+
+
+def _states(cfg: Config, base: Config) -> list[tuple[str, Config]]:
+    """(change, the configuration after it) for each change in ORDER that `cfg` makes."""
+    out, state = [], base
+    for key, names in ORDER:
+        if all(getattr(state, n) == getattr(cfg, n) for n in names):
+            continue
+        state = replace(state, **{n: getattr(cfg, n) for n in names})
+        out.append((key, state))
+    if state != cfg:
+        raise RuntimeError(f"applying every change in ORDER did not reach {cfg}")
+    return out
+
+
+def _figures(s: Config, dtype: str) -> dict[str, Line]:
+    """The five figures of one state, each a Line in that state's own symbols."""
+    b, memory = budget(s), {x.key: x for x in trace(s, dtype).lines}
+    return {"params": b.line("params/exact"), "flops": b.line("flops/forward_measured"),
+            "kv_cache": kv_cache_lines(s, dtype)[1], "activations": memory["memory/activations"],
+            "saved": memory["memory/saved"]}
+
+
+def _substitute(poly: Poly, name: str, by: Poly) -> Poly:
+    out: Poly = {}
+    for mono, c in poly.items():
+        powers = dict(mono)
+        k = powers.pop(name, 0)
+        term: Poly = {tuple(sorted(powers.items())): c}
+        for _ in range(k):
+            term = poly_mul(term, by)
+        out = poly_add(out, term)
+    return out
+
+
+def in_symbols_of(poly: Poly, s: Config, cfg: Config) -> Poly:
+    """A formula of state `s` (in its own symbols) in `cfg`'s symbols, using what holds at `s` where it keeps
+    GPT-2's values: h_kv = h, d_ff = 4d, and h·d_head = d where d_head = d / h. RuntimeError if a d_head is left
+    that `cfg` sets apart (d_head = d / h without an h beside it)."""
+    if s.kv_heads is None:
+        poly = _substitute(poly, "h_kv", poly_symbol("h"))
+    if s.mlp == "gelu" and s.ff_dim is None:
+        poly = _substitute(poly, "d_ff", poly_symbol("d", 4))
+    if s.head_dim is None:
+        poly = _heads_as_d(poly, strict=s.d_head != cfg.d_head)
+    return poly
+
+
+def _heads_as_d(poly: Poly, strict: bool) -> Poly:
+    """h·d_head -> d in every term (d_head = d / h); `strict`: RuntimeError if a d_head is left without an h."""
+    out: Poly = {}
+    for mono, c in poly.items():
+        powers = dict(mono)
+        n = min(powers.get("h", 0), powers.get("d_head", 0))
+        if strict and powers.get("d_head", 0) > n:
+            raise RuntimeError(f"a state's formula has d_head = d / h without h beside it: {mono}")
+        powers.update(h=powers.get("h", 0) - n, d_head=powers.get("d_head", 0) - n, d=powers.get("d", 0) + n)
+        out = poly_add(out, {tuple(sorted((k, v) for k, v in powers.items() if v)): c})
+    return out
+
+
+def _state_figures(s: Config, cfg: Config, symbols: dict[str, int], dtype: str, own_text: bool) -> dict[str, Figure]:
+    """The figures of state `s` in `cfg`'s symbols; the text is the state's own formula where nothing had to be
+    rewritten or `own_text` (this configuration itself), else the rewritten polynomial."""
+    out = {}
+    for f, line in _figures(s, dtype).items():
+        own = to_poly(line.formula)
+        poly = in_symbols_of(own, s, cfg)
+        if _value(poly, symbols) != line.value:
+            raise RuntimeError(f"{f} of {s}: {line.formula} rewritten in this configuration's symbols is wrong")
+        out[f] = (poly, line.value, line.formula if own_text or poly == own else formula_text(poly, line.value))
+    return out
+
+
+def _value(poly: Poly, symbols: dict[str, int]) -> int:
+    return sum(c * math.prod(symbols[k] ** p for k, p in mono) for mono, c in poly.items())
+
+
+L_FIRST = ("L", *(s for s in MONOMIAL_ORDER if s != "L"))  # "2Ld", "8L·h_kv·d_head": per block, then the rest
+
+
+def _terms(poly: Poly) -> str:
+    """The terms of `poly`, positive ones first, each group largest degree first: "d_ff − 2d"."""
+    ordered = sorted(poly.items(), key=lambda mc: (mc[1] < 0, -sum(k for _, k in mc[0])))
+    text = ""
+    for mono, c in ordered:
+        term = polynomial({mono: abs(c)}, L_FIRST)
+        text += (term if c > 0 else f"−{term}") if not text else (f" + {term}" if c > 0 else f" − {term}")
+    return text
+
+
+def formula_text(poly: Poly, value: int) -> str:
+    """A polynomial as lesson notation with its common factor taken out, the factor's sign that of `value`:
+    −2Ld − d -> "−(2Ld + d)", 2L·h_kv·d_head·d − 2Ld² -> "−2Ld·(d − h_kv·d_head)", 8BTL + 4BT -> "4BT·(2L + 1)"."""
+    if len(poly) <= 1:
+        return polynomial(poly, L_FIRST)
+    g = math.gcd(*poly.values()) * (-1 if value < 0 else 1)
+    common = {s: min(dict(m).get(s, 0) for m in poly) for s in {s for m in poly for s, _ in m}}
+    rest: Poly = {}
+    for mono, c in poly.items():
+        rest[tuple((s, k - common[s]) for s, k in mono if k > common[s])] = c // g
+    factor = polynomial({tuple((s, k) for s, k in sorted(common.items()) if k): g}, L_FIRST)
+    prefix = {"1": "", "−1": "−"}.get(factor, factor + "·")
+    return f"{prefix}({_terms(rest)})"
+
+
+def _difference(after: dict[str, Figure], before: dict[str, Figure]) -> dict[str, Figure]:
+    out = {}
+    for f in after:
+        poly = poly_add(after[f][0], before[f][0], -1)
+        value = after[f][1] - before[f][1]
+        out[f] = (poly, value, formula_text(poly, value))
+    return out
+
+
+def _group(key: str, title: str, figures: dict[str, Figure], dtype: str, always: tuple[str, ...]) -> Change:
+    labels = figure_labels(dtype)
+    lines = tuple(Line(f"changes/{key}/{f}", f"{SHORT[key]}: {labels[f][0]}", text, value, labels[f][1])
+                  for f, (_, value, text) in figures.items() if value or f in always)
+    return Change(key, title, lines)
+
+
+@functools.lru_cache(maxsize=64)
+def changes(cfg: Config, dtype: str = "fp32") -> Changes:
+    """`cfg` beside its GPT-2 twin, change by change (see the module docstring). ValueError when there is no twin
+    (`twin`) or `dtype` is unknown; RuntimeError if a formula is not true or the lines do not add up."""
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+    base = twin(cfg)
+    symbols = cfg.symbols()
+    states = [("twin", base), *_states(cfg, base)]
+    figures = [_state_figures(s, cfg, symbols, dtype, own_text=i > 0) for i, (_, s) in enumerate(states)]
+    steps = tuple(_group(key, _title(key, cfg), _difference(after, before), dtype, ALWAYS)
+                  for (key, _), before, after in zip(states[1:], figures, figures[1:]))
+    total = _difference(figures[-1], figures[0])
+    labels = tuple(figure_labels(dtype))
+    out = Changes(
+        cfg=cfg, twin=base, dtype=dtype, steps=steps,
+        base=_group("twin", "the GPT-2 twin: same B, T, d, h, L, V, T_max and head, GPT-2's recipe", figures[0],
+                    dtype, labels),
+        total=_group("total", "every change together: this model minus its GPT-2 twin", total, dtype, labels),
+        this=_group("this", "this model", figures[-1], dtype, labels),
+    )
+    check_lines(out.lines, symbols)
+    for f in labels:
+        got = sum(x.value for g in out.steps for x in g.lines if x.key.endswith("/" + f))
+        if got != total[f][1]:
+            raise RuntimeError(f"the changes' {f} lines add up to {got:,}, not {total[f][1]:,}")
+    return out

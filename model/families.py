@@ -1,0 +1,41 @@
+"""The presets grouped by family, with the names people know them by: the menus of the CLI's help and the pages.
+
+`FAMILIES` maps a family to its presets in menu order; `TITLES` gives each preset's name as published.
+Tests check that every preset is in exactly one family.
+"""
+from __future__ import annotations
+
+from .config import PRESETS
+
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "GPT-2": ("gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl"),
+    "GPT-3": ("gpt3-125m", "gpt3-350m", "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b"),
+    "Llama 3": ("llama3.2-1b", "llama3-8b", "llama3-70b"),
+    "Mistral": ("mistral-7b",),
+    "Qwen": ("qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b"),
+}
+
+TITLES: dict[str, str] = {
+    "gpt2-small": "GPT-2 small", "gpt2-medium": "GPT-2 medium", "gpt2-large": "GPT-2 large", "gpt2-xl": "GPT-2 XL",
+    "gpt3-125m": "GPT-3 125M", "gpt3-350m": "GPT-3 350M", "gpt3-760m": "GPT-3 760M", "gpt3-1.3b": "GPT-3 1.3B",
+    "gpt3-2.7b": "GPT-3 2.7B", "gpt3-6.7b": "GPT-3 6.7B", "gpt3-13b": "GPT-3 13B", "gpt3-175b": "GPT-3 175B",
+    "llama3.2-1b": "Llama 3.2 1B", "llama3-8b": "Llama 3 8B", "llama3-70b": "Llama 3 70B",
+    "mistral-7b": "Mistral 7B (v0.2)",
+    "qwen2.5-0.5b": "Qwen2.5 0.5B", "qwen2.5-7b": "Qwen2.5 7B", "qwen3-0.6b": "Qwen3 0.6B",
+}
+
+
+def family_of(name: str) -> str:
+    """The family of a preset: family_of("llama3-8b") == "Llama 3"."""
+    return next(f for f, names in FAMILIES.items() if name in names)
+
+
+def menu_label(name: str) -> str:
+    """A preset as a menu shows it: "Llama 3 8B · L 32, d 4,096"."""
+    cfg = PRESETS[name]
+    return f"{TITLES[name]} · L {cfg.L}, d {cfg.d:,}"
+
+
+def grouped_menu() -> dict[str, dict[str, str]]:
+    """Family -> {menu label -> preset name}, families and presets in menu order."""
+    return {family: {menu_label(n): n for n in names} for family, names in FAMILIES.items()}
