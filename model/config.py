@@ -26,6 +26,7 @@ h_kv heads of K and V (grouped-query attention), d_ff the MLP's hidden width. Th
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 # Inclusive bounds per field: large enough for GPT-3 175B (d = 12,288, L = 96, T = 2,048), small enough that
@@ -223,6 +224,11 @@ class Config:
         """T > T_max with RoPE: allowed (no table to run out of), but past the context the model was trained for."""
         return self.T > self.T_max
 
+    @classmethod
+    def from_hf(cls, doc: Mapping, B: int = 8, T: int | None = None) -> Config:
+        """The `Config` of a parsed Hugging Face config.json: see `model.config.from_hf`."""
+        return from_hf(doc, B, T)
+
     def recipe(self) -> dict[str, object]:
         """The recipe fields and their values (None: the default, see the properties)."""
         return {f: getattr(self, f) for f in RECIPE_FIELDS}
@@ -296,3 +302,108 @@ PRESETS.update({
     "qwen2.5-7b": _modern(28, 3584, 28, 4, 18_944, 152_064, 131_072, bias="qkv"),
     "qwen3-0.6b": _modern(28, 1024, 16, 8, 3_072, 151_936, 40_960, tie=True, head_dim=128, qk_norm=True),
 })
+
+
+# --- a Hugging Face config.json, read in --------------------------------------------------------------------
+HF_MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "qwen3")
+_HF_SHAPE = {  # Config field -> config.json key, for the modern families (GPT-2's own names below)
+    "d": "hidden_size", "L": "num_hidden_layers", "h": "num_attention_heads", "V": "vocab_size",
+    "T_max": "max_position_embeddings", "ff_dim": "intermediate_size",
+}
+_GPT2_SHAPE = {"d": "n_embd", "L": "n_layer", "h": "n_head", "V": "vocab_size"}
+# Keys that change shapes, counts or the KV cache in ways the module does not build: refused by name when set.
+_HF_UNMODELLED = {
+    "num_experts": "mixture-of-experts layers", "num_local_experts": "mixture-of-experts layers",
+    "n_routed_experts": "mixture-of-experts layers", "moe_intermediate_size": "mixture-of-experts layers",
+    "shared_expert_intermediate_size": "a shared expert", "num_experts_per_tok": "mixture-of-experts routing",
+    "q_lora_rank": "low-rank (latent) attention", "kv_lora_rank": "low-rank (latent) attention",
+    "add_cross_attention": "cross-attention layers", "use_post_attention_norm": "extra norms (Gemma's)",
+    "use_pre_feedforward_layernorm": "extra norms (Gemma's)", "cross_attention_layers": "cross-attention layers",
+}
+
+
+class HFConfigError(ValueError):
+    """A config.json that cannot be read as a `Config`: the message names the field and what is wrong."""
+
+
+def _hf_int(doc: Mapping, key: str, what: str, default: int | None = None) -> int | None:
+    value = doc.get(key, default)
+    if key not in doc and default is None:
+        raise HFConfigError(f"config.json has no {key} ({what})")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise HFConfigError(f"config.json: {key} ({what}) must be a whole number, got {value!r}")
+    return value
+
+
+def _hf_bool(doc: Mapping, key: str, default: bool) -> bool:
+    value = doc.get(key, default)
+    if not isinstance(value, bool):
+        raise HFConfigError(f"config.json: {key} must be true or false, got {value!r}")
+    return value
+
+
+def _hf_refusals(doc: Mapping, model_type: str, T_max: int) -> None:
+    """HFConfigError naming the first key that would change shapes, counts or the KV cache but is not modelled."""
+    for key, what in _HF_UNMODELLED.items():
+        if doc.get(key) not in (None, False, 0, []):
+            raise HFConfigError(f"config.json: {key}={doc[key]!r} adds {what}, which this model does not build "
+                                f"(its shapes and counts would be wrong)")
+    window = doc.get("sliding_window")
+    active = model_type == "mistral" or doc.get("use_sliding_window") is True
+    if active and window is not None and window < T_max:
+        raise HFConfigError(f"config.json: sliding_window={window!r} keeps only the last {window} tokens' K and V "
+                            f"(a smaller KV cache than 2·L·B·T·h_kv·d_head), which this model does not build")
+    layer_types = doc.get("layer_types") or []
+    if any(t != "full_attention" for t in layer_types):
+        raise HFConfigError("config.json: layer_types lists layers other than full_attention (sliding-window "
+                            "layers change the KV cache), which this model does not build")
+    if doc.get("partial_rotary_factor", 1) != 1:
+        raise HFConfigError(f"config.json: partial_rotary_factor={doc['partial_rotary_factor']!r} rotates only part "
+                            f"of each head; this model's RoPE rotates all d_head features")
+
+
+def from_hf(doc: Mapping, B: int = 8, T: int | None = None) -> Config:
+    """The `Config` of a Hugging Face config.json (already parsed) of model type gpt2, llama, mistral, qwen2 or qwen3.
+
+    At batch size B and T = min(T_max, 8,192) unless given (the presets' batch shape). Nothing is fetched. Keys
+    that shape the model: hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
+    num_key_value_heads, head_dim, vocab_size, max_position_embeddings, tie_word_embeddings, attention_bias and
+    mlp_bias (GPT-2: n_embd, n_layer, n_head, n_positions or n_ctx, n_inner). Qwen2 always has q, k, v
+    biases; Qwen3 always has QK-norm. Keys that change no shape or count (rope_theta, rope_scaling,
+    rms_norm_eps, hidden_act, dtype ...) are accepted and do not matter here.
+
+    Raises `HFConfigError` (a ValueError) naming the key: a missing or mistyped shape key, an unknown model type,
+    or a key that would change shapes, counts or the KV cache but is not modelled (mixture of experts, a
+    sliding window shorter than the context, cross-attention, Gemma's extra norms, partial rotary, ...).
+    """
+    if not isinstance(doc, Mapping):
+        raise HFConfigError(f"config.json must hold a JSON object, got {type(doc).__name__}")
+    model_type = doc.get("model_type")
+    if model_type not in HF_MODEL_TYPES:
+        raise HFConfigError(f"config.json: model_type={model_type!r} is not one of {', '.join(HF_MODEL_TYPES)}")
+    if model_type == "gpt2":
+        shape = {k: _hf_int(doc, key, FIELD_DOCS[k]) for k, key in _GPT2_SHAPE.items()}
+        n_positions = "n_positions" if "n_positions" in doc else "n_ctx"
+        shape["T_max"] = _hf_int(doc, n_positions, FIELD_DOCS["T_max"])
+        shape["ff_dim"] = _hf_int(doc, "n_inner", FIELD_DOCS["d_ff"], default=0) or None
+        shape["tie"] = _hf_bool(doc, "tie_word_embeddings", True)
+    else:
+        shape = {k: _hf_int(doc, key, FIELD_DOCS.get(k, FIELD_DOCS["d_ff"])) for k, key in _HF_SHAPE.items()}
+        shape["kv_heads"] = _hf_int(doc, "num_key_value_heads", FIELD_DOCS["h_kv"], default=0) or None
+        shape["head_dim"] = _hf_int(doc, "head_dim", FIELD_DOCS["d_head"], default=0) or None
+        shape["tie"] = _hf_bool(doc, "tie_word_embeddings", False)
+        shape.update(MODERN, qk_norm=model_type == "qwen3")
+        attention, mlp = _hf_bool(doc, "attention_bias", False), _hf_bool(doc, "mlp_bias", False)
+        if model_type == "qwen2":
+            shape["bias"] = "qkv"  # Qwen2's q, k and v projections always have biases, W_o and the MLP none
+        elif attention != mlp:
+            raise HFConfigError(f"config.json: attention_bias={str(attention).lower()} with mlp_bias="
+                                f"{str(mlp).lower()} is not modelled: biases go on every linear or on none")
+        else:
+            shape["bias"] = "all" if attention else "none"
+    _hf_refusals(doc, model_type, shape["T_max"])
+    T_max = shape["T_max"]
+    try:
+        return Config(B=B, T=min(T_max, 8_192) if T is None and isinstance(T_max, int) else T, **shape)
+    except ValueError as e:
+        raise HFConfigError(f"config.json: {e}") from None

@@ -15,6 +15,7 @@ from . import units
 from .budgeting import budget
 from .config import FIELDS, Config
 from .figures import Line
+from .memory import kv_cache_lines
 from .tracing import Row, Trace, trace
 
 
@@ -84,12 +85,14 @@ def _cells(row: Row, expand: bool) -> list[str]:
 
 SHAPE_HEADER = ["tensor", "shape", "concrete", "elements", "memory", "saved", "what"]
 BUDGET_TITLE = "Budget (FLOPs, not MACs; per token = per forward pass / (B·T)):"
+KV_TITLE = ("KV cache at {dtype} (inference keeps K and V of every block for every token so far; the modern recipe's "
+            "tables list it under activation memory too):")
 MEMORY_NOTE = ("memory: new memory of each tensor (\"view\": shares an earlier tensor's storage, no new memory); "
                "saved: autograd keeps it for the backward pass")
 
 
 def text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "all") -> str:
-    """A readable plain-text report: the shapes table and/or the budget."""
+    """A readable plain-text report: the shapes table and/or the budget (`table="kv"`: the KV cache only)."""
     tr, b = trace(cfg, dtype), budget(cfg)
     parts = [f"GPT  {describe(cfg)}"]
     if table in ("shapes", "all"):
@@ -110,6 +113,8 @@ def text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "a
         parts += lines
     if table in ("budget", "all"):
         parts += ["", BUDGET_TITLE] + _line_table(b.lines)
+    if table == "kv":
+        parts += ["", KV_TITLE.format(dtype=dtype)] + _line_table(tuple(kv_cache_lines(cfg, dtype)))
     return "\n".join(parts) + "\n"
 
 
@@ -130,6 +135,8 @@ def markdown(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str 
         out += _markdown_lines(tr.lines)
     if table in ("budget", "all"):
         out += _markdown_lines(b.lines)
+    if table == "kv":
+        out += [KV_TITLE.format(dtype=dtype), ""] + _markdown_lines(tuple(kv_cache_lines(cfg, dtype)))
     return "\n".join(out)
 
 
@@ -139,12 +146,13 @@ def _markdown_lines(lines: tuple[Line, ...]) -> list[str]:
 
 
 def csv_text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "shapes") -> str:
-    """One CSV table: `table="shapes"` (one line per tensor) or `table="budget"` (one line per figure)."""
+    """One CSV table: `table="shapes"` (one line per tensor), `"budget"` or `"kv"` (one line per figure)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    if table == "budget":
+    if table in ("budget", "kv"):
         w.writerow(["key", "label", "formula", "value", "unit"])
-        w.writerows([x.key, x.label, x.formula, x.value, x.unit] for x in budget(cfg).lines)
+        lines = budget(cfg).lines if table == "budget" else kv_cache_lines(cfg, dtype)
+        w.writerows([x.key, x.label, x.formula, x.value, x.unit] for x in lines)
     else:
         tr = trace(cfg, dtype)
         w.writerow(["name", "symbolic", "shape", "numel", "nbytes", "view", "saved", "block", "repeat", "label"])
