@@ -128,7 +128,8 @@ def _title(key: str, cfg: Config) -> str:
         return f"GELU at d_ff = {cfg.d_ff:,} instead of 4d = {4 * cfg.d:,}"
     if key == "h_kv":
         kind = "multi-query attention" if cfg.h_kv == 1 else "grouped-query attention"
-        return (f"{kind}: h_kv = {cfg.h_kv:,} K/V heads for h = {cfg.h:,} query heads (each serves h/h_kv = "
+        heads = "K/V head" if cfg.h_kv == 1 else "K/V heads"
+        return (f"{kind}: h_kv = {cfg.h_kv:,} {heads} for h = {cfg.h:,} query heads (each serves h/h_kv = "
                 f"{cfg.h // cfg.h_kv:,}): K, V, W_k and W_v shrink")
     if key == "qk_norm":
         return "QK-norm: an RMSNorm over d_head on q and k of every head"

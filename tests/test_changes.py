@@ -146,3 +146,42 @@ def test_every_preset_is_in_exactly_one_family_with_a_title():
     assert list(FAMILIES) == ["GPT-2", "GPT-3", "Llama 3", "Mistral", "Qwen"]
     assert family_of("qwen3-0.6b") == "Qwen"
     assert grouped_menu()["Llama 3"]["Llama 3 8B · L 32, d 4,096"] == "llama3-8b"
+
+
+# --- python -m model --table changes ------------------------------------------------------------------------------
+TINY = ["--B", "2", "--T", "5", "--d", "12", "--h", "3", "--L", "2", "--V", "11", "--T-max", "8"]
+CLI_CASES = {
+    "changes-qwen3-0.6b.txt": ["--preset", "qwen3-0.6b", "--table", "changes"],
+    "changes-llama3-8b-bf16.csv": ["--preset", "llama3-8b", "--table", "changes", "--csv", "--dtype", "bf16"],
+    "changes-tiny.md": [*TINY, "--norm", "rmsnorm", "--positions", "rope", "--mlp", "swiglu", "--h-kv", "1",
+                        "--bias", "qkv", "--table", "changes", "--markdown"],
+    "changes-tiny.json": [*TINY, "--mlp", "swiglu", "--d-ff", "20", "--qk-norm", "--table", "changes", "--json"],
+}
+
+
+@pytest.mark.parametrize("name", CLI_CASES)
+def test_golden(name, capsys, golden):
+    from pagetools import run_cli
+
+    code, out, err = run_cli(CLI_CASES[name], capsys)
+    assert (code, err) == (0, "")
+    golden(name, out)
+
+
+def test_cli_lines_are_the_api_lines(capsys):
+    import json
+
+    from pagetools import run_cli
+
+    code, out, _ = run_cli(["--preset", "mistral-7b", "--table", "changes", "--json"], capsys)
+    doc = json.loads(out)
+    api = changes(PRESETS["mistral-7b"])
+    assert [x for g in doc["groups"] for x in g["lines"]] == [vars(x) for x in api.lines]
+    assert [g["title"] for g in doc["groups"]] == [g.title for g in api.groups]
+
+
+def test_cli_refuses_a_model_without_twin_in_one_line(capsys):
+    from pagetools import run_cli
+
+    code, out, err = run_cli(["--preset", "llama3-8b", "--T", "9000", "--table", "changes"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "no GPT-2 twin at T=9,000" in err
