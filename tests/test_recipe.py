@@ -14,10 +14,11 @@ import torch
 import model
 from model import GPT, PRESETS, Config, budget, trace
 from model.config import CHOICES, HFConfigError, from_hf, swiglu_width
-from model.formula import evaluate
+from model.formula import evaluate, matches
 from model.memory import kv_cache_lines
 from model.notation import evaluate as shape_of
 from model.passes import saved_bytes_of
+from model.training import TrainSetup, plan
 from pagetools import run_cli
 
 HF = Path(__file__).parent / "hf"
@@ -177,6 +178,13 @@ def test_every_formula_is_true_at_random_recipes(cfg):
     assert 2 * b.params_exact + sum(steps) == b.flops_fwd_measured_per_token
 
 
+@pytest.mark.parametrize("cfg", RANDOM[:20], ids=lambda c: f"{c.norm}-{c.positions}-{c.mlp}-h{c.h}-kv{c.h_kv}")
+def test_training_formulas_are_true_at_random_recipes(cfg):
+    """The training run's figures (model.training) use the recipe's measured-FLOPs formula and saved bytes."""
+    p = plan(cfg, TrainSetup())
+    assert all(matches(x.formula, p.symbols, x.value) for x in p.lines if x.formula)
+
+
 # --- saved bytes: the meta-device figure against autograd on real CPU tensors ---------------------------------------
 
 SMALL = [replace(BASE, kv_heads=2, qk_norm=True), replace(BASE, kv_heads=1, B=1, T=2, bias="qkv", tie=False),
@@ -267,7 +275,8 @@ def test_hf_config_on_the_cli(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("name", [n for n in PRESETS if not PRESETS[n].gpt2_recipe])
-@pytest.mark.parametrize("fmt", [[], ["--markdown"], ["--json"], ["--csv", "--table", "budget"], ["--table", "kv"]])
+@pytest.mark.parametrize("fmt", [[], ["--markdown"], ["--json"], ["--csv", "--table", "budget"], ["--table", "kv"],
+                                 ["--table", "train"], ["--table", "train", "--json"]])
 def test_every_table_prints_at_every_modern_preset(name, fmt, capsys):
     code, out, err = run_cli(["--preset", name, *fmt], capsys)
     assert (code, err) == (0, "") and out
