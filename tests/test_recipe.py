@@ -300,3 +300,27 @@ def test_golden(name, capsys, golden):
     code, out, err = run_cli(CASES[name], capsys)
     assert (code, err) == (0, "")
     golden(name, out)
+
+
+# --- the page's rules (model.rules.settle) for the recipe ------------------------------------------------------------
+
+def test_settle_keeps_T_beyond_T_max_with_rope_and_says_so():
+    from model.rules import settle
+
+    asked = dict(B=1, T=4_096, d=64, h=8, L=2, V=100, T_max=1_024, tie=True, **MODERN)
+    cfg, notes = settle(asked)
+    assert cfg.T == 4_096 and notes == ["T = 4,096 is beyond T_max = 1,024, the context the model was trained for: "
+                                        "RoPE has no table to run out of, so the shapes are shown, but quality past "
+                                        "the trained context needs RoPE scaling"]
+    cfg, notes = settle({**asked, "positions": "learned"})
+    assert cfg.T == 1_024 and notes[0].startswith("T clamped 4,096 → 1,024")
+
+
+def test_settle_snaps_h_kv_and_keeps_d_head_even_for_rope():
+    from model.rules import settle
+
+    cfg, notes = settle(dict(B=1, T=8, d=96, h=12, L=1, V=10, T_max=8, tie=True, kv_heads=5, **MODERN))
+    assert (cfg.h, cfg.h_kv) == (12, 4) and notes == ["h_kv snapped 5 → 4: h = 12 is not divisible by 5"]
+    cfg, notes = settle(dict(B=1, T=8, d=96, h=32, L=1, V=10, T_max=8, tie=True, **MODERN))
+    assert cfg.h == 24 and cfg.d_head == 4  # 96 / 32 = 3 is odd; of the h with an even d / h, 24 is the nearest
+    assert notes[-1] == "h snapped 32 → 24: RoPE rotates pairs of features, so d_head = d / h must be even"
