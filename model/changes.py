@@ -52,15 +52,13 @@ ORDER_NOTE = ("Changes interact, so they are applied one at a time from the GPT-
 ALWAYS = ("params", "flops")  # listed for every change, 0 included; the memory figures only where they move
 
 
-def figure_labels(dtype: str) -> dict[str, tuple[str, str]]:
-    """Figure key -> (label, unit), in display order."""
-    return {
-        "params": ("parameters", "params"),
-        "flops": ("forward FLOPs per token, as the code runs (matmuls)", "FLOP"),
-        "kv_cache": (f"KV cache per token at {dtype}", "bytes"),
-        "activations": (f"activations at this B and T, {dtype} (new memory)", "bytes"),
-        "saved": (f"saved for backward at this B and T, {dtype}", "bytes"),
-    }
+FIGURES: dict[str, tuple[str, str]] = {  # figure -> (label, unit), in display order; bytes at the table's dtype
+    "params": ("parameters", "params"),
+    "flops": ("forward FLOPs per token, as the code runs (matmuls)", "FLOP"),
+    "kv_cache": ("KV cache per token", "bytes"),
+    "activations": ("activations at this B and T (new memory)", "bytes"),
+    "saved": ("saved for backward at this B and T", "bytes"),
+}
 
 
 Figure = tuple[Poly, int, str]  # a figure of one state in this configuration's symbols: polynomial, value, text
@@ -103,37 +101,57 @@ class Changes:
 def twin(cfg: Config) -> Config:
     """`cfg` with GPT-2's recipe (same B, T, d, h, L, V, T_max, tie). ValueError when GPT-2 cannot have this shape."""
     if cfg.d % cfg.h:
-        raise ValueError(f"no GPT-2 twin: d={cfg.d:,} is not divisible by h={cfg.h:,}, and GPT-2's heads have "
-                         f"d / h features each (this model sets d_head={cfg.d_head:,} apart)")
+        raise ValueError(NO_TWIN["heads"].format(**title_values(cfg)))
     if cfg.T > cfg.T_max:
-        raise ValueError(f"no GPT-2 twin at T={cfg.T:,}: GPT-2's learned position table has T_max={cfg.T_max:,} "
-                         f"rows; lower T to at most {cfg.T_max:,} to compare the two")
+        raise ValueError(NO_TWIN["context"].format(**title_values(cfg)))
     return Config(B=cfg.B, T=cfg.T, d=cfg.d, h=cfg.h, L=cfg.L, V=cfg.V, T_max=cfg.T_max, tie=cfg.tie)
 
 
-def _title(key: str, cfg: Config) -> str:
-    """What the change does, with this configuration's numbers."""
-    if key == "d_head":
-        return (f"d_head = {cfg.d_head:,} set apart from d / h = {cfg.d // cfg.h:,}: the heads' width h·d_head is "
-                f"{cfg.h * cfg.d_head:,}, not d = {cfg.d:,}")
-    if key == "norm":
-        return "RMSNorm instead of LayerNorm: a gain only, no mean subtracted and no bias"
+TITLES: dict[str, str] = {  # what each change does; {…} filled with this configuration's numbers (`title_values`)
+    "twin": "the GPT-2 twin: same B, T, d, h, L, V, T_max and head, GPT-2's recipe",
+    "d_head": "d_head = {d_head} set apart from d / h = {d_over_h}: the heads' width h·d_head is {width}, not d = {d}",
+    "norm": "RMSNorm instead of LayerNorm: a gain only, no mean subtracted and no bias",
+    "bias/none": "no biases on the linears",
+    "bias/qkv": "biases on q, k and v only (Qwen2's choice)",
+    "positions": "RoPE instead of the learned table W_pe: q and k rotated by position, no parameters",
+    "mlp/swiglu": "SwiGLU at d_ff = {d_ff}: three matrices, 3·d·d_ff, where GELU at 4d held 8d²",
+    "mlp/gelu": "GELU at d_ff = {d_ff} instead of 4d = {four_d}",
+    "h_kv/mqa": ("multi-query attention: h_kv = 1 K/V head for h = {h} query heads: K, V, W_k and W_v shrink by "
+                 "h/h_kv = {group}"),
+    "h_kv/gqa": ("grouped-query attention: h_kv = {h_kv} K/V heads for h = {h} query heads (each serves h/h_kv = "
+                 "{group}): K, V, W_k and W_v shrink"),
+    "qk_norm": "QK-norm: an RMSNorm over d_head on q and k of every head",
+    "total": "every change together: this model minus its GPT-2 twin",
+    "this": "this model",
+}
+NO_TWIN = {  # why a configuration has no GPT-2 twin; {…} filled as TITLES
+    "heads": ("no GPT-2 twin: d={d} is not divisible by h={h}, and GPT-2's heads have d / h features each (this "
+              "model sets d_head={d_head} apart)"),
+    "context": ("no GPT-2 twin at T={T}: GPT-2's learned position table has T_max={T_max} rows; lower T to at most "
+                "{T_max} to compare the two"),
+}
+
+
+def title_key(key: str, cfg: Config) -> str:
+    """The `TITLES` key of change `key` at `cfg` ("mlp/swiglu", "h_kv/gqa", ...)."""
     if key == "bias":
-        return ("no biases on the linears" if cfg.bias == "none" else "biases on q, k and v only (Qwen2's choice)")
-    if key == "positions":
-        return "RoPE instead of the learned table W_pe: q and k rotated by position, no parameters"
+        return f"bias/{cfg.bias}"
     if key == "mlp":
-        if cfg.mlp == "swiglu":
-            return f"SwiGLU at d_ff = {cfg.d_ff:,}: three matrices, 3·d·d_ff, where GELU at 4d held 8d²"
-        return f"GELU at d_ff = {cfg.d_ff:,} instead of 4d = {4 * cfg.d:,}"
+        return f"mlp/{cfg.mlp}"
     if key == "h_kv":
-        kind = "multi-query attention" if cfg.h_kv == 1 else "grouped-query attention"
-        heads = "K/V head" if cfg.h_kv == 1 else "K/V heads"
-        return (f"{kind}: h_kv = {cfg.h_kv:,} {heads} for h = {cfg.h:,} query heads (each serves h/h_kv = "
-                f"{cfg.h // cfg.h_kv:,}): K, V, W_k and W_v shrink")
-    if key == "qk_norm":
-        return "QK-norm: an RMSNorm over d_head on q and k of every head"
-    raise KeyError(key)
+        return "h_kv/mqa" if cfg.h_kv == 1 else "h_kv/gqa"
+    return key
+
+
+def title_values(cfg: Config) -> dict[str, str]:
+    """The numbers the titles name, with thousands separators (the exported page computes the same)."""
+    values = dict(d=cfg.d, h=cfg.h, h_kv=cfg.h_kv, d_head=cfg.d_head, d_ff=cfg.d_ff, T=cfg.T, T_max=cfg.T_max,
+                  d_over_h=cfg.d // cfg.h, width=cfg.h * cfg.d_head, four_d=4 * cfg.d, group=cfg.h // cfg.h_kv)
+    return {k: f"{v:,}" for k, v in values.items()}
+
+
+def _title(key: str, cfg: Config) -> str:
+    return TITLES[title_key(key, cfg)].format(**title_values(cfg))
 
 
 SHORT = {"twin": "GPT-2 twin", "d_head": "d_head apart", "norm": "RMSNorm", "bias": "biases", "positions": "RoPE",
@@ -253,9 +271,8 @@ def _difference(after: dict[str, Figure], before: dict[str, Figure]) -> dict[str
     return out
 
 
-def _group(key: str, title: str, figures: dict[str, Figure], dtype: str, always: tuple[str, ...]) -> Change:
-    labels = figure_labels(dtype)
-    lines = tuple(Line(f"changes/{key}/{f}", f"{SHORT[key]}: {labels[f][0]}", text, value, labels[f][1])
+def _group(key: str, title: str, figures: dict[str, Figure], always: tuple[str, ...]) -> Change:
+    lines = tuple(Line(f"changes/{key}/{f}", f"{SHORT[key]}: {FIGURES[f][0]}", text, value, FIGURES[f][1])
                   for f, (_, value, text) in figures.items() if value or f in always)
     return Change(key, title, lines)
 
@@ -270,19 +287,17 @@ def changes(cfg: Config, dtype: str = "fp32") -> Changes:
     symbols = cfg.symbols()
     states = [("twin", base), *_states(cfg, base)]
     figures = [_state_figures(s, cfg, symbols, dtype, own_text=i > 0) for i, (_, s) in enumerate(states)]
-    steps = tuple(_group(key, _title(key, cfg), _difference(after, before), dtype, ALWAYS)
+    steps = tuple(_group(key, _title(key, cfg), _difference(after, before), ALWAYS)
                   for (key, _), before, after in zip(states[1:], figures, figures[1:]))
     total = _difference(figures[-1], figures[0])
-    labels = tuple(figure_labels(dtype))
     out = Changes(
         cfg=cfg, twin=base, dtype=dtype, steps=steps,
-        base=_group("twin", "the GPT-2 twin: same B, T, d, h, L, V, T_max and head, GPT-2's recipe", figures[0],
-                    dtype, labels),
-        total=_group("total", "every change together: this model minus its GPT-2 twin", total, dtype, labels),
-        this=_group("this", "this model", figures[-1], dtype, labels),
+        base=_group("twin", TITLES["twin"], figures[0], tuple(FIGURES)),
+        total=_group("total", TITLES["total"], total, tuple(FIGURES)),
+        this=_group("this", TITLES["this"], figures[-1], tuple(FIGURES)),
     )
     check_lines(out.lines, symbols)
-    for f in labels:
+    for f in FIGURES:
         got = sum(x.value for g in out.steps for x in g.lines if x.key.endswith("/" + f))
         if got != total[f][1]:
             raise RuntimeError(f"the changes' {f} lines add up to {got:,}, not {total[f][1]:,}")

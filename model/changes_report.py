@@ -14,14 +14,14 @@ from .changes import ORDER_NOTE, Changes, changes
 from .config import Config
 from .report import _line_table, _markdown_lines, config_dict, describe
 
-TITLE = "What each change buys, against the GPT-2 twin"
+TITLE = "What each change buys, against the GPT-2 twin (bytes at {dtype})"
 SAME = "This is GPT-2's recipe: its twin is itself, and no change is listed."
 
 
 def text(c: Changes) -> str:
     """Each group's title, then its lines in columns aligned across the whole table."""
     rows = _line_table(c.lines, "    ")
-    out = [f"GPT  {describe(c.cfg)}", "", f"{TITLE} ({c.dtype}):", f"  {ORDER_NOTE if c.steps else SAME}"]
+    out = [f"GPT  {describe(c.cfg)}", "", f"{TITLE.format(dtype=c.dtype)}:", f"  {ORDER_NOTE if c.steps else SAME}"]
     i = 0
     for g in c.groups:
         out += ["", f"  {g.title}"] + rows[i:i + len(g.lines)]
@@ -31,7 +31,7 @@ def text(c: Changes) -> str:
 
 def markdown(c: Changes) -> str:
     """One Markdown table per group, under its title."""
-    out = [f"**GPT** {describe(c.cfg)}", "", f"**{TITLE}** ({c.dtype}). {ORDER_NOTE if c.steps else SAME}", ""]
+    out = [f"**GPT** {describe(c.cfg)}", "", f"**{TITLE.format(dtype=c.dtype)}**. {ORDER_NOTE if c.steps else SAME}", ""]
     for g in c.groups:
         out += [f"*{g.title}*", ""] + _markdown_lines(g.lines)
     return "\n".join(out)

@@ -1,11 +1,14 @@
-"""The presets grouped by family, with the names people know them by: the menus of the CLI's help and the pages.
+"""The pages' menus as data: the presets grouped by family, and the recipe choice.
 
-`FAMILIES` maps a family to its presets in menu order; `TITLES` gives each preset's name as published.
-Tests check that every preset is in exactly one family.
+`FAMILIES` maps a family to its presets in menu order; `TITLES` gives each preset's name as published (tests check
+that every preset is in exactly one family). `recipe_fields` and `recipe_of` are the recipe choice: GPT-2 (2019),
+the modern recipe (Llama-3 style) or custom.
 """
 from __future__ import annotations
 
-from .config import PRESETS
+from dataclasses import replace
+
+from .config import DEFAULTS, MODERN, PRESETS, Config, snap_heads
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     "GPT-2": ("gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl"),
@@ -39,3 +42,26 @@ def menu_label(name: str) -> str:
 def grouped_menu() -> dict[str, dict[str, str]]:
     """Family -> {menu label -> preset name}, families and presets in menu order."""
     return {family: {menu_label(n): n for n in names} for family, names in FAMILIES.items()}
+
+
+# --- the recipe choice: GPT-2 (2019), the modern recipe (Llama-3 style), or custom ---------------------------------
+RECIPE_LABELS = {"gpt2": "GPT-2 (2019)", "modern": "modern (Llama-3 style)", "custom": "custom"}
+KV_GROUP = 4  # the modern recipe's h / h_kv: 4 query heads per K/V head, as Llama 3 8B (32 / 8)
+
+
+def recipe_fields(recipe: str, h: int) -> dict[str, object]:
+    """The recipe fields that choosing `recipe` sets at h heads: GPT-2's defaults, or the modern recipe (RMSNorm,
+    RoPE, SwiGLU at its default d_ff, no biases, h_kv the divisor of h nearest h / 4, no QK-norm)."""
+    if recipe == "gpt2":
+        return dict(DEFAULTS)
+    if recipe == "modern":
+        return {**DEFAULTS, **MODERN, "kv_heads": snap_heads(h, max(1, h // KV_GROUP))}
+    raise ValueError(f"recipe must be gpt2 or modern to set the switches, got {recipe!r}")
+
+
+def recipe_of(cfg: Config) -> str:
+    """"gpt2" or "modern" when the switches are exactly that recipe's (at cfg's h), else "custom"."""
+    for name in ("gpt2", "modern"):
+        if replace(cfg, **recipe_fields(name, cfg.h)) == cfg:
+            return name
+    return "custom"

@@ -7,11 +7,11 @@ from dataclasses import replace
 import pytest
 
 from model import PRESETS, Config, budget, trace
-from model.changes import ORDER, changes, figure_labels, formula_text, twin
+from model.changes import FIGURES, ORDER, changes, formula_text, twin
 from model.formula import matches, to_poly
 from model.memory import kv_cache_lines
 
-FIGURES = tuple(figure_labels("fp32"))
+
 
 
 def random_recipes(n: int, seed: int) -> list[Config]:
@@ -185,3 +185,13 @@ def test_cli_refuses_a_model_without_twin_in_one_line(capsys):
 
     code, out, err = run_cli(["--preset", "llama3-8b", "--T", "9000", "--table", "changes"], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1 and "no GPT-2 twin at T=9,000" in err
+
+
+def test_the_recipe_choice():
+    from model.families import recipe_fields, recipe_of
+
+    llama = PRESETS["llama3-8b"]
+    assert recipe_of(llama) == "modern" and recipe_of(PRESETS["gpt2-small"]) == "gpt2"
+    assert recipe_of(PRESETS["qwen2.5-0.5b"]) == "custom"  # q, k, v biases
+    assert replace(PRESETS["gpt2-small"], **recipe_fields("modern", 12)).h_kv == 3
+    assert replace(llama, **recipe_fields("gpt2", 32)).gpt2_recipe
