@@ -6,8 +6,6 @@ the modern recipe (Llama-3 style) or custom.
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 from .config import DEFAULTS, MODERN, PRESETS, Config, snap_heads
 
 FAMILIES: dict[str, tuple[str, ...]] = {
@@ -59,9 +57,13 @@ def recipe_fields(recipe: str, h: int) -> dict[str, object]:
     raise ValueError(f"recipe must be gpt2 or modern to set the switches, got {recipe!r}")
 
 
+SWITCHES = ("norm", "positions", "mlp", "bias", "qk_norm", "head_dim")  # what names a recipe; d_ff and h_kv are sizes
+
+
 def recipe_of(cfg: Config) -> str:
-    """"gpt2" or "modern" when the switches are exactly that recipe's (at cfg's h), else "custom"."""
-    for name in ("gpt2", "modern"):
-        if replace(cfg, **recipe_fields(name, cfg.h)) == cfg:
-            return name
-    return "custom"
+    """"gpt2" when every recipe field is GPT-2's; "modern" when the switches are the modern recipe's, at any d_ff
+    and h_kv (Llama 3 8B: d_ff = 14,336, h_kv = 8); else "custom"."""
+    if cfg.gpt2_recipe:
+        return "gpt2"
+    modern = recipe_fields("modern", cfg.h)
+    return "modern" if all(getattr(cfg, f) == modern[f] for f in SWITCHES) else "custom"
