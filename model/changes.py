@@ -20,7 +20,8 @@ hold their matrices only.
 Each line's formula is the difference of the two states' formulas, written in this configuration's symbols (a
 state before the MLP change has d_ff = 4d, before the K/V change h_kv = h, before d_head's h·d_head = d), and
 it is checked against its value like every other line. Parameters and FLOPs are listed for every change (a 0 is
-the lesson's "at essentially zero cost"); a memory figure only where the change moves it.
+the lesson's "at essentially zero cost"); a memory figure only where the change's formula is not 0 (so the
+lines listed depend on the recipe, not on the sizes).
 """
 from __future__ import annotations
 
@@ -273,7 +274,7 @@ def _difference(after: dict[str, Figure], before: dict[str, Figure]) -> dict[str
 
 def _group(key: str, title: str, figures: dict[str, Figure], always: tuple[str, ...]) -> Change:
     lines = tuple(Line(f"changes/{key}/{f}", f"{SHORT[key]}: {FIGURES[f][0]}", text, value, FIGURES[f][1])
-                  for f, (_, value, text) in figures.items() if value or f in always)
+                  for f, (poly, value, text) in figures.items() if poly or f in always)
     return Change(key, title, lines)
 
 

@@ -16,15 +16,20 @@ import json
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, trace
 from model import units
 from model.budgeting import CHART, CHART_NOTE, GROUPS
-from model.config import FIELDS, GPT2_RECIPE_PRESETS, INT_FIELDS
+from model.changes import NO_TWIN, ORDER_NOTE, TITLES, changes, title_key
+from model.config import (ALL_FIELDS, CHOICES, DEFAULTS, FIELDS, INT_FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS,
+                          RECIPE_FIELDS, snap_heads)
+from model.families import KV_GROUP, RECIPE_LABELS, SWITCHES, grouped_menu, recipe_fields
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
-from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure_key
-from model.rules import CUSTOM, MESSAGES, PRESET_MODEL, PRESET_SETS, preset_labels
+from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure, structure_key
+from model.notation import dims
+from model.rules import CUSTOM, MESSAGES, PRESET_MODEL, PRESET_SETS
 from model.tracing import BLOCK_PREFIX
 from model.train_report import SECTIONS, human
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, RECOMPUTE, REFERENCES,
                             TrainSetup, plan)
 
+from ..changes_card import SAME
 from ..train_query import _BOUNDS, _CHOICES, _WHOLE, CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, TRAIN_KEYS
 
 from ..styles import PART_COLOURS
@@ -42,10 +47,65 @@ def _line(line) -> dict:
 
 
 def _budget_lines() -> dict[str, list[dict]]:
-    """Budget lines for a tied and an untied head (their formulas depend on nothing else)."""
+    """GPT-2's budget lines for a tied and an untied head (their formulas depend on nothing else)."""
     probe = Config(B=2, T=3, d=4, h=2, L=2, V=5, T_max=3)
-    return {("tied" if tie else "untied"): [_line(x) for x in budget(dataclasses.replace(probe, tie=tie)).lines]
-            for tie in (True, False)}
+    return {budget_key(c): [_line(x) for x in budget(c).lines]
+            for c in (dataclasses.replace(probe, tie=tie) for tie in (True, False))}
+
+
+def recipe_key(cfg: Config) -> str:
+    """The recipe's part of `structure_key` ("" for GPT-2's recipe), plus "d_ff" where d_ff is set apart from the
+    recipe's default (page.js recipeKey)."""
+    s = structure(cfg, "fp32")
+    if s.recipe is None:
+        return ""
+    key = structure_key(s)[len(structure_key(dataclasses.replace(s, recipe=None))) + 1:]
+    return key + (",d_ff" if cfg.ff_dim is not None else "")
+
+
+def budget_key(cfg: Config) -> str:
+    """The key of a budget's line templates: "tied" or "untied", then the recipe's key (page.js budgetKey)."""
+    return ",".join(x for x in ("tied" if cfg.tie else "untied", recipe_key(cfg)) if x)
+
+
+def changes_key(cfg: Config, dtype: str) -> str:
+    """The key of a changes table's templates: the pass structure and whether d_ff is set apart (page.js)."""
+    return structure_key(structure(cfg, DTYPE_CLASS[dtype])) + (",d_ff" if cfg.ff_dim is not None else "")
+
+
+def covered(cfg: Config) -> list[Config]:
+    """The modern-recipe models whose shapes, memory and changes an exported page carries (each pass structure
+    costs real passes, so not all 288 recipes × 48 structures): every modern preset, and `cfg` with h_kv = h,
+    a group, and 1 (GQA flipped back and forth). Other recipes show a notice naming the export command."""
+    out = [p for p in PRESETS.values() if not p.gpt2_recipe]
+    if not cfg.gpt2_recipe:
+        out += [dataclasses.replace(cfg, kv_heads=kv) for kv in (cfg.h_kv, cfg.h, snap_heads(cfg.h, cfg.h // KV_GROUP or 1), 1)]
+    return out
+
+
+def _modern(cfg: Config, dtype: str) -> dict:
+    """Budget lines, pass structures (both dtype classes and B = 1, for the training card) and changes tables (at
+    `dtype`) of the covered models."""
+    budgets, structures, tables = {}, {}, {}
+    for c in covered(cfg):
+        budgets.setdefault(budget_key(c), [_line(x) for x in budget(c).lines])
+        for cls, B in itertools.product(sorted(set(DTYPE_CLASS.values())), {c.B, 1}):  # B = 1: the training
+            s = structure(dataclasses.replace(c, B=B), cls)                            # card's largest micro-batch
+            if structure_key(s) not in structures:
+                structures[structure_key(s)] = _structure(s, dataclasses.replace(c, B=B))
+        key = changes_key(c, dtype)
+        if key not in tables:
+            try:
+                tables[key] = _changes(changes(c, dtype))
+            except ValueError:  # no GPT-2 twin (T beyond T_max): the page says why, from NO_TWIN
+                pass
+    return {"budget": budgets, "structures": structures, "changes": tables}
+
+
+def _changes(c) -> dict:
+    """A changes table without values: each group's title template and its line templates."""
+    return {"groups": [{"key": g.key, "title": title_key(g.key, c.cfg), "lines": [_line(x) for x in g.lines]}
+                       for g in c.groups]}
 
 
 def _structures() -> list[Structure]:
@@ -58,12 +118,18 @@ def _structures() -> list[Structure]:
     return out
 
 
-def _structure(s: Structure) -> dict:
-    """Rows (without sizes) and memory lines of one structure, from a probe pass."""
-    tr = trace(probes(s)[0], s.dtype)
+def _structure(s: Structure, cfg: Config | None = None) -> dict:
+    """Rows (without sizes) and memory lines of one structure, from a pass at `cfg` (default: a probe). The modern
+    recipe's rows carry each dimension as JavaScript (its shapes add and multiply symbols); a label's dtype is
+    "{dtype}", filled by the page (fp16 passes are bf16's)."""
+    tr = trace(cfg if cfg is not None else probes(s)[0], s.dtype)
     rows = [{"name": r.name, "local": r.local, "label": r.label, "symbolic": r.symbolic, "block": r.block is not None,
              "elem": r.nbytes // r.numel, "view": r.view, "saved": r.saved} for r in tr.rows]
-    return {"rows": rows, "lines": [_line(x) for x in tr.lines]}
+    lines = [{**_line(x), "label": x.label.replace(f"at {s.dtype}", "at {dtype}")} for x in tr.lines]
+    out = {"rows": rows, "lines": lines}
+    if s.recipe is not None:
+        out["dims"] = [[to_js(d, LESSON_SYMBOLS, True) for d in dims(r.symbolic)] for r in tr.rows]
+    return out
 
 
 TRAIN_SYMBOLS = (*LESSON_SYMBOLS, "N", "D", "C", "P", "MFU", "n", "price", "G", "S_rest", "S_block")  # model.training
@@ -98,6 +164,11 @@ def _training() -> dict:
                                   "js": to_js(t[2], TRAIN_SYMBOLS, False) if t[2] else None})
             ids.append(index[t])
         variants[train_variant(given, opt, zero, rec, fit)] = ids
+    measured = budget(probe).line("flops/forward_measured").formula  # GPT-2's; page.js puts in the recipe's
+    for t in templates:
+        if measured in t["formula"]:
+            t["js"] = to_js(t["formula"].replace(measured, "M"), (*TRAIN_SYMBOLS, "M"), False)
+            t["formula"] = t["formula"].replace(measured, "{M}")
     gpus = {k: {"label": g.label, "peak_tflops": g.peak_tflops, "memory_gib": g.memory_gib} for k, g in GPUS.items()}
     return {
         "templates": templates, "variants": variants, "gpus": gpus, "custom_gpu": CUSTOM_GPU,
@@ -118,12 +189,28 @@ def _training() -> dict:
     }
 
 
+CUSTOM_LABEL = "custom (your own values)"
+
+
+def preset_labels() -> dict[str, str]:
+    """Menu label -> preset name for every preset, family by family (`model.families`), then "custom"."""
+    return {**{label: name for family in grouped_menu().values() for label, name in family.items()},
+            CUSTOM_LABEL: CUSTOM}
+
+
 @functools.cache
 def static_spec() -> dict:
     """The part of the spec that is the same for every exported page."""
-    presets = {name: {f: getattr(p, f) for f in FIELDS} for name, p in PRESETS.items() if name in GPT2_RECIPE_PRESETS}
+    presets = {name: {f: getattr(p, f) for f in ALL_FIELDS} for name, p in PRESETS.items()}
     return {
-        "fields": list(FIELDS), "int_fields": list(INT_FIELDS), "bounds": {f: list(BOUNDS[f]) for f in INT_FIELDS},
+        "fields": list(FIELDS), "int_fields": list(INT_FIELDS),
+        "bounds": {f: list(BOUNDS[f]) for f in (*INT_FIELDS, *OPTIONAL_SYMBOLS.values())},
+        "all_fields": list(ALL_FIELDS), "recipe_fields": list(RECIPE_FIELDS), "recipe_defaults": DEFAULTS,
+        "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
+        "optional_bounds": {k: list(BOUNDS[v]) for k, v in OPTIONAL_SYMBOLS.items()}, "recipe_docs": RECIPE_DOCS,
+        "recipes": RECIPE_LABELS, "modern": recipe_fields("modern", 1), "kv_group": KV_GROUP,
+        "switches": list(SWITCHES), "families": grouped_menu(),
+        "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "same": SAME},
         "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS}, "short": SHORT, "soft": {k: list(v) for k, v in SOFT.items()},
         "dtypes": dict(DTYPES), "dtype_class": DTYPE_CLASS, "presets": presets, "custom": CUSTOM,
         "preset_labels": preset_labels(), "preset_model": list(PRESET_MODEL), "preset_sets": list(PRESET_SETS),
@@ -147,19 +234,32 @@ def page_spec(cfg: Config, dtype: str, setup: TrainSetup | None = None) -> dict:
     setup = setup or TrainSetup()
     if setup.dtype is not None:
         raise ValueError("the exported training card takes its activation dtype from the optimizer: leave dtype None")
-    return {**static_spec(), "initial": {**{f: getattr(cfg, f) for f in FIELDS}, "dtype": dtype},
+    spec = static_spec()
+    modern = _modern(cfg, dtype)
+    return {**spec, "budget": {**spec["budget"], **modern["budget"]},
+            "structures": {**spec["structures"], **modern["structures"]},
+            "changes": {**spec["changes"], "tables": modern["changes"]},
+            "initial": {**{f: getattr(cfg, f) for f in ALL_FIELDS}, "dtype": dtype},
             "initial_train": {k: getattr(setup, k) for k in setup.__dataclass_fields__}}
 
 
-def lines_js() -> str:
-    """Every line's value function as JavaScript, keyed like the spec: `LINE_FNS["tied"][i](s)`."""
-    spec = static_spec()
+def lines_js(spec: dict) -> str:
+    """Every line's value function as JavaScript, keyed like the spec: `BUDGET_FNS["tied"][i](s)`, and the modern
+    recipe's row dimensions `DIM_FNS[structure][row][k](s)` and changes tables `CHANGES_FNS[key][group][i](s)`."""
     budget_fns = {k: [f"(s) => {x['js']}" for x in v] for k, v in spec["budget"].items()}
     memory_fns = {k: [f"(s) => {x['js']}" for x in v["lines"]] for k, v in spec["structures"].items()}
+    dim_fns = {k: "[" + ", ".join("[" + ", ".join(f"(s) => {d}" for d in row) + "]" for row in v["dims"]) + "]"
+               for k, v in spec["structures"].items() if "dims" in v}
+    changes_fns = {k: "[" + ", ".join("[" + ", ".join(f"(s) => {x['js']}" for x in g["lines"]) + "]"
+                                      for g in v["groups"]) + "]" for k, v in spec["changes"]["tables"].items()}
 
     def obj(d: dict[str, list[str]]) -> str:
         return "{" + ", ".join(f"{json.dumps(k)}: [{', '.join(v)}]" for k, v in d.items()) + "}"
 
+    def raw(d: dict[str, str]) -> str:
+        return "{" + ", ".join(f"{json.dumps(k)}: {v}" for k, v in d.items()) + "}"
+
     train_fns = ", ".join(f"(s) => {t['js']}" if t["js"] else "null" for t in spec["train"]["templates"])
     return (f"const BUDGET_FNS = {obj(budget_fns)};\nconst MEMORY_FNS = {obj(memory_fns)};\n"
-            f"const TRAIN_FNS = [{train_fns}];\n")
+            f"const TRAIN_FNS = [{train_fns}];\nconst DIM_FNS = {raw(dim_fns)};\n"
+            f"const CHANGES_FNS = {raw(changes_fns)};\n")
