@@ -26,6 +26,8 @@ import param
 
 from model import FIELD_DOCS, divisors
 
+from model.families import menu_groups
+
 from .state import CUSTOM, ExplorerState, preset_labels
 from .styles import ACCENT, BASE, STATUS_CSS
 from .words import SHORT, rules_line, slider_range
@@ -138,7 +140,7 @@ class Controls(pn.viewable.Viewer):
         super().__init__(**params)
         labels = preset_labels()
         self._names = {v: k for k, v in labels.items()}
-        self._preset = pn.widgets.Select(label="", options=list(labels), value=self._names[self.state.preset],
+        self._preset = pn.widgets.Select(label="", groups=menu_groups(), value=self._names[self.state.preset],
                                          width=250, margin=(0, 10, 0, 0), css_classes=["preset"])
         self._preset.param.watch(self._chose, ["value"])
         self.state.param.watch(self._preset_shown, ["preset"])

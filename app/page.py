@@ -20,6 +20,7 @@ import param
 from .budget import BudgetView
 from .controls import Controls
 from .query import PANELS, Query, ViewOptions, parse_query, query_from_arguments, to_query
+from .recipe_view import RecipeView
 from .shapes import ShapesTable
 from .share import DEFAULT_BASE, ShareView, base_url
 from .state import ExplorerState
@@ -94,6 +95,9 @@ class Explorer(pn.viewable.Viewer):
         # real values cost a forward pass: closed on the full page, open where a link asks for the panel by name
         self.values = ValuesView(state=self.state, collapsed=panels == PANELS) if "values" in panels else None
         self.controls = Controls(state=self.state, show=list(self.options.controls))
+        # the modern recipe's fold: open where the model is not GPT-2's recipe or a link names the panel
+        closed = self.state.config.gpt2_recipe and panels == PANELS
+        self.recipe = RecipeView(state=self.state, collapsed=closed) if "changes" in panels else None
         self.share = None if self.options.embed else ShareView(state=self.state, base=self.base, options=self.options)
         self._url = pn.widgets.TextInput(value="", visible=False, css_classes=["url-sync"])
         self._url.jscallback(value=REPLACE_URL_JS)
@@ -163,6 +167,8 @@ class Explorer(pn.viewable.Viewer):
             top.append(self._alert())
         if self.options.controls:
             top.append(self._card(self.controls, css_classes=["controls-card"]))
+        if self.recipe:
+            top.append(self._card(self.recipe, css_classes=["changes-card"]))
         left = [self._card(self.shapes, css_classes=["shapes-card"])] if self.shapes else []
         right = [self._card(view, css_classes=[f"{name}-card"])
                  for name, view in (("budget", self.budget), ("tokens", self.tokens), ("share", self.share)) if view]

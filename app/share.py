@@ -21,7 +21,7 @@ DEFAULT_BASE = "http://localhost:5006/explorer"
 # Starting iframe heights in px, for a course page's column (~700-900 px wide: the panels stack)
 HEIGHTS = {"few controls": 130, "many controls": 270, "shapes": 1040, "budget": 590, "tokens": 360,
            "values": 1900, "values closed": 60,  # values: open when a link names it, closed among all panels
-           "training": 1500}
+           "training": 1500, "changes": 900, "changes closed": 60}  # changes: closed like values on the full page
 
 # `box` is the text widget to copy; Panel passes the clicked button as `source`.
 COPY_JS = """
@@ -55,7 +55,7 @@ def embed_height(options: ViewOptions) -> int:
     fields = [c for c in options.controls if c not in ("preset", "T_max", "tie")]  # one row holds about four
     controls = 0 if not options.controls else HEIGHTS["few controls" if len(fields) <= 4 and len(options.controls) == len(fields) else "many controls"]
     closed = options.panels == PANELS  # the values card starts closed on the full set of panels (app.page)
-    return controls + sum(HEIGHTS["values closed" if p == "values" and closed else p] for p in options.panels)
+    return controls + sum(HEIGHTS[f"{p} closed" if p in ("values", "changes") and closed else p] for p in options.panels)
 
 
 def embed_code(base: str, config: Config, options: ViewOptions, train: TrainSetup | None = None) -> str:

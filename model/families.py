@@ -67,3 +67,19 @@ def recipe_of(cfg: Config) -> str:
         return "gpt2"
     modern = recipe_fields("modern", cfg.h)
     return "modern" if all(getattr(cfg, f) == modern[f] for f in SWITCHES) else "custom"
+
+
+CUSTOM = "custom"  # model.rules.CUSTOM: the fields match no preset
+CUSTOM_LABEL = "custom (your own values)"
+OWN = "Your own"  # the menu group of CUSTOM_LABEL
+
+
+def preset_labels() -> dict[str, str]:
+    """Menu label -> preset name for every preset, family by family, then CUSTOM_LABEL -> "custom"."""
+    return {**{label: name for family in grouped_menu().values() for label, name in family.items()},
+            CUSTOM_LABEL: CUSTOM}
+
+
+def menu_groups() -> dict[str, list[str]]:
+    """Family -> the menu labels of its presets, then OWN -> [CUSTOM_LABEL]: a grouped select's options."""
+    return {**{family: list(labels) for family, labels in grouped_menu().items()}, OWN: [CUSTOM_LABEL]}

@@ -113,11 +113,11 @@ const defaultFf = (c) => (c.mlp === "gelu" ? 4 * c.d : swigluWidth(c.d));
 const dHead = (c) => c.head_dim ?? c.d / c.h;
 const hKv = (c) => c.kv_heads ?? c.h;
 const dFf = (c) => c.ff_dim ?? defaultFf(c);
-const isGpt2 = (c) => S.recipe_fields.every((f) => c[f] === S.recipe_defaults[f]);  // Config.gpt2_recipe
+const isGpt2 = (c) => S.recipe_fields.every((f) => (c[f] ?? S.recipe_defaults[f]) === S.recipe_defaults[f]);  // Config.gpt2_recipe
 
 function normalize(c) {  // Config.__post_init__: a default written out is the default (None)
   if (c.kv_heads === c.h) c.kv_heads = null;
-  if (c.head_dim !== null && c.d % c.h === 0 && c.head_dim === c.d / c.h) c.head_dim = null;
+  if (c.head_dim != null && c.d % c.h === 0 && c.head_dim === c.d / c.h) c.head_dim = null;
   if (c.ff_dim === defaultFf(c)) c.ff_dim = null;
   if (c.positions === "rope" && dHead(c) % 2) {
     throw new Error(`d_head=${dHead(c)} is odd: RoPE rotates pairs of features, so d_head must be even`);
@@ -141,9 +141,9 @@ function settleHeads(c, notes) {  // rules._settle_heads
 function settle(asked) {  // rules.settle: [cfg, notes]; throws where Config refuses (an odd d with RoPE)
   const cfg = Object.fromEntries(S.all_fields.map((f) => [f, asked[f] ?? S.recipe_defaults[f] ?? null]));
   const notes = [];
-  if (cfg.head_dim === null) settleHeads(cfg, notes);
+  if (cfg.head_dim == null) settleHeads(cfg, notes);
   const kv = cfg.kv_heads;
-  if (kv !== null && cfg.h % kv) {
+  if (kv != null && cfg.h % kv) {
     cfg.kv_heads = snapHeads(cfg.h, kv);
     notes.push(message("h_kv", {asked: kv, h_kv: cfg.kv_heads, h: cfg.h}));
   }
@@ -174,7 +174,7 @@ function outOfRange(name, value, kept) {  // rules.out_of_range
 
 function presetOf(cfg) {  // rules.preset_of
   for (const [name, p] of Object.entries(S.presets)) {
-    if (S.preset_model.every((k) => p[k] === cfg[k]) && S.recipe_fields.every((k) => p[k] === cfg[k])) return name;
+    if (S.preset_model.every((k) => p[k] === cfg[k]) && S.recipe_fields.every((k) => p[k] === (cfg[k] ?? S.recipe_defaults[k]))) return name;
   }
   return S.custom;
 }
@@ -202,10 +202,10 @@ function recipePart(cfg) {  // the recipe's part of memory.structure_key
   if (isGpt2(cfg)) return [];
   const kv = hKv(cfg) === cfg.h ? "mha" : hKv(cfg) === 1 ? "mqa" : "gqa";
   return [cfg.norm, cfg.positions, cfg.mlp, `bias=${cfg.bias}`, ...(cfg.qk_norm ? ["qk_norm"] : []), kv,
-          ...(cfg.head_dim !== null ? ["d_head"] : [])];
+          ...(cfg.head_dim != null ? ["d_head"] : [])];
 }
 
-const ffPart = (cfg) => (cfg.ff_dim !== null ? ["d_ff"] : []);
+const ffPart = (cfg) => (cfg.ff_dim != null ? ["d_ff"] : []);
 
 function structureKey(cfg, dtype) {  // memory.structure_key(memory.structure(cfg, dtype))
   const size = {B: cfg.B, T: cfg.T, "T-1": cfg.T - 1, h: cfg.h};
@@ -225,7 +225,7 @@ function exportCommand(cfg) {  // the command that writes a page carrying this m
   for (const f of S.int_fields) o.push(f === "T_max" ? `--T-max ${c.T_max}` : `--${f} ${c[f]}`);
   if (!c.tie) o.push("--untied");
   for (const f of ["norm", "positions", "mlp", "bias"]) if (c[f] !== S.recipe_defaults[f]) o.push(`--${f} ${c[f]}`);
-  for (const [f, sym] of Object.entries(S.optional)) if (c[f] !== null) o.push(`--${sym.replace("_", "-")} ${c[f]}`);
+  for (const [f, sym] of Object.entries(S.optional)) if (c[f] != null) o.push(`--${sym.replace("_", "-")} ${c[f]}`);
   if (c.qk_norm) o.push("--qk-norm");
   return `python -m app export lesson.html ${o.join(" ")}`;
 }

@@ -23,7 +23,7 @@ from bokeh.resources import INLINE
 from model import DTYPES, FIELD_DOCS, Config
 from model.config import INT_FIELDS
 from model.config import CHOICES, OPTIONAL_SYMBOLS, RECIPE_DOCS
-from model.families import FAMILIES, RECIPE_LABELS, recipe_of
+from model.families import RECIPE_LABELS, menu_groups, preset_labels, recipe_of
 from model.rules import preset_of
 from model.training import TrainSetup
 
@@ -32,7 +32,7 @@ from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATU
 from ..words import CHINCHILLA_RULE, SHORT, TRAIN_NOTE, TRAIN_TITLE
 from ..words import TRAIN_CONTROLS as C
 from ..changes_card import TITLE as CHANGES_TITLE
-from .spec import CUSTOM_LABEL, lines_js, page_spec, preset_labels, static_spec
+from .spec import lines_js, page_spec, static_spec
 
 PAGE_TITLE = "Transformer Shapes"
 TEMPLATE = """
@@ -178,11 +178,8 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     header = Div(text=f'<h1>{html.escape(title)}<span class="tag">a GPT-2 forward pass, shape by shape</span></h1>'
                       f'<p class="what">{html.escape(WHAT_TO_DO)}</p>', sizing_mode="stretch_width",
                  stylesheets=[_sheet(HEADER_CSS)], disable_math=True)
-    labels = preset_labels()
-    names = {v: k for k, v in labels.items()}
-    menu = {family: [names[n] for n in presets] for family, presets in FAMILIES.items()}
-    preset = Select(options={**menu, "Your own": [CUSTOM_LABEL]}, value=names[preset_of(cfg)], name="preset",
-                    width=280)
+    names = {v: k for k, v in preset_labels().items()}
+    preset = Select(options=menu_groups(), value=names[preset_of(cfg)], name="preset", width=280)
     recipe, switches = _recipe_controls(cfg, label_css)
     fields = {f: _field(f, getattr(cfg, f), label_css) for f in INT_FIELDS}
     tie = Checkbox(label="tie the head to W_te (GPT-2)", active=cfg.tie, name="tie")

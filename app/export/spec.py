@@ -19,7 +19,7 @@ from model.budgeting import CHART, CHART_NOTE, GROUPS
 from model.changes import NO_TWIN, ORDER_NOTE, TITLES, changes, title_key
 from model.config import (ALL_FIELDS, CHOICES, DEFAULTS, FIELDS, INT_FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS,
                           RECIPE_FIELDS, snap_heads)
-from model.families import KV_GROUP, RECIPE_LABELS, SWITCHES, grouped_menu, recipe_fields
+from model.families import KV_GROUP, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels, recipe_fields
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
 from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure, structure_key
 from model.notation import dims
@@ -187,15 +187,6 @@ def _training() -> dict:
         "choices": {k: list(v) for k, v in _CHOICES.items()}, "max_value_chars": MAX_VALUE_CHARS,
         "note": TRAIN_NOTE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
     }
-
-
-CUSTOM_LABEL = "custom (your own values)"
-
-
-def preset_labels() -> dict[str, str]:
-    """Menu label -> preset name for every preset, family by family (`model.families`), then "custom"."""
-    return {**{label: name for family in grouped_menu().values() for label, name in family.items()},
-            CUSTOM_LABEL: CUSTOM}
 
 
 @functools.cache
