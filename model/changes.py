@@ -227,7 +227,7 @@ def _state_figures(s: Config, cfg: Config, symbols: dict[str, int], dtype: str, 
         poly = in_symbols_of(own, s, cfg)
         if _value(poly, symbols) != line.value:
             raise RuntimeError(f"{f} of {s}: {line.formula} rewritten in this configuration's symbols is wrong")
-        out[f] = (poly, line.value, line.formula if own_text or poly == own else formula_text(poly, line.value))
+        out[f] = (poly, line.value, line.formula if own_text or poly == own else formula_text(poly))
     return out
 
 
@@ -248,12 +248,19 @@ def _terms(poly: Poly) -> str:
     return text
 
 
-def formula_text(poly: Poly, value: int) -> str:
-    """A polynomial as lesson notation with its common factor taken out, the factor's sign that of `value`:
-    −2Ld − d -> "−(2Ld + d)", 2L·h_kv·d_head·d − 2Ld² -> "−2Ld·(d − h_kv·d_head)", 8BTL + 4BT -> "4BT·(2L + 1)"."""
+# Where a difference has terms of both signs, its common factor takes the sign the difference has at these sizes
+# (Llama 3 8B's at B = 8, T = 8,192): fixed, so a formula's text depends on the recipe alone, never on the sizes
+# (the exported page computes values from the same text at any size).
+SIGN_AT = dict(B=8, T=8192, d=4096, h=32, h_kv=8, d_head=128, d_ff=14336, L=32, V=128256, T_max=8192)
+
+
+def formula_text(poly: Poly) -> str:
+    """A polynomial as lesson notation with its common factor taken out, the factor's sign the polynomial's at
+    `SIGN_AT`: −2Ld − d -> "−d·(2L + 1)", 2L·h_kv·d_head·d − 2Ld² -> "−2Ld·(d − h_kv·d_head)",
+    8BTL + 4BT -> "4BT·(2L + 1)"."""
     if len(poly) <= 1:
         return polynomial(poly, L_FIRST)
-    g = math.gcd(*poly.values()) * (-1 if value < 0 else 1)
+    g = math.gcd(*poly.values()) * (-1 if _value(poly, SIGN_AT) < 0 else 1)
     common = {s: min(dict(m).get(s, 0) for m in poly) for s in {s for m in poly for s, _ in m}}
     rest: Poly = {}
     for mono, c in poly.items():
@@ -268,7 +275,7 @@ def _difference(after: dict[str, Figure], before: dict[str, Figure]) -> dict[str
     for f in after:
         poly = poly_add(after[f][0], before[f][0], -1)
         value = after[f][1] - before[f][1]
-        out[f] = (poly, value, formula_text(poly, value))
+        out[f] = (poly, value, formula_text(poly))
     return out
 
 

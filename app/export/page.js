@@ -120,7 +120,8 @@ function normalize(c) {  // Config.__post_init__: a default written out is the d
   if (c.head_dim != null && c.d % c.h === 0 && c.head_dim === c.d / c.h) c.head_dim = null;
   if (c.ff_dim === defaultFf(c)) c.ff_dim = null;
   if (c.positions === "rope" && dHead(c) % 2) {
-    throw new Error(`d_head=${dHead(c)} is odd: RoPE rotates pairs of features, so d_head must be even`);
+    throw new Error(`d_head=${dHead(c)} is odd: RoPE rotates pairs of features, so d_head must be even `
+                    + "(set head_dim, or pick h so that d / h is even)");  // Config.__post_init__
   }
   return c;
 }
