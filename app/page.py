@@ -167,8 +167,6 @@ class Explorer(pn.viewable.Viewer):
             top.append(self._alert())
         if self.options.controls:
             top.append(self._card(self.controls, css_classes=["controls-card"]))
-        if self.recipe:
-            top.append(self._card(self.recipe, css_classes=["changes-card"]))
         left = [self._card(self.shapes, css_classes=["shapes-card"])] if self.shapes else []
         right = [self._card(view, css_classes=[f"{name}-card"])
                  for name, view in (("budget", self.budget), ("tokens", self.tokens), ("share", self.share)) if view]
@@ -187,6 +185,7 @@ class Explorer(pn.viewable.Viewer):
         page_styles = {"font-family": FONT, "color": INK, "gap": "12px", "box-sizing": "border-box",
                        "padding": "4px" if embed else "16px 18px 28px 18px", "max-width": "1360px",
                        "margin": "0 auto", "background": "transparent" if embed else PAGE}
-        below = [self._card(self.training, css_classes=["training-card"])] if self.training else []
+        below = [self._card(view, css_classes=[f"{name}-card"])  # the recipe's switches beside what they buy
+                 for name, view in (("changes", self.recipe), ("training", self.training)) if view]
         return pn.Column(*top, main, *below, self._url, sizing_mode="stretch_width", styles=page_styles,
                          stylesheets=[PAGE_CSS], css_classes=["explorer", "embed" if embed else "full"])

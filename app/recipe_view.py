@@ -91,7 +91,7 @@ class RecipeView(pn.viewable.Viewer):
         self._switches = {k: pn.widgets.Select(name=k, options=SWITCH_LABELS[k], value=getattr(s, k), width=160,
                                                description=RECIPE_DOCS[k]) for k in CHOICES}
         self._qk = pn.widgets.Checkbox(name="QK-norm", value=s.qk_norm, margin=(28, 8, 4, 8))
-        self._sizes = {k: pn.widgets.IntInput(name=sym, value=getattr(s.config, sym), width=100,
+        self._sizes = {k: pn.widgets.IntInput(name=sym, value=getattr(s.config, sym), width=100, css_classes=[f"recipe-{sym}"],
                                               description=RECIPE_DOCS[k]) for k, sym in OPTIONAL_SYMBOLS.items()}
         self._recipe.param.watch(lambda e: setattr(self.state, "recipe", e.new), ["value"])
         for k, w in self._switches.items():
