@@ -1,0 +1,259 @@
+"""The training step's true peak: what is alive at each moment of one step, measured on the meta device.
+
+The sum of the parts (weights + gradients + optimizer states + what autograd saves) misses what a step holds
+without saving it: the logits (B, T, V) and their copies in the loss, the gradients flowing back, the scores
+attention keeps in local variables, the optimizer's temporaries. Here one whole step of the real module runs on
+the meta device (shapes, no memory) under a dispatch mode that sees every storage an operator makes and, by a
+weak reference, the moment it is freed:
+
+    forward (embedding, block 0) -> loss (head, logits, cross-entropy) -> backward -> optimizer (torch's Adam)
+
+Conventions:
+- The step is the benchmark's (benchmarks/bench_train_memory.py): gradients stay allocated between steps
+  (`zero_grad(set_to_none=False)`, as frameworks with gradient buffers do), so backward adds each new gradient
+  into its buffer; the caller keeps the loss and drops the logits; `torch.optim.Adam(foreach=False)` updates one
+  parameter tensor at a time. Weights, gradients and Adam's states are the plan's parts (`model.training`); this
+  module measures everything else, in bytes beyond them.
+- The optimizer phase runs on fp32 parameters whatever the activations' dtype (Adam's m and v, and the master
+  weights of mixed precision, are fp32); its temporaries depend on the parameters' shapes only.
+- Only block 0 is built (as `model.passes`). A moment of block 0's forward or backward, of the head or of the
+  loss, is the same moment of block L − 1 in an L-block model with the other L − 1 blocks' saved tensors alive:
+  each such moment is "scaled", and adds (L − 1)·K, K = S_block (each other block's saved bytes) or, with full
+  recomputation, each other block's input, BTd elements (tests check both against full-depth meta steps; with
+  recomputation this is exact in the backward pass and an upper bound in the forward pass, where a
+  checkpointed block saves nothing).
+- Each moment's bytes are a polynomial in the lesson's symbols: every storage's size is matched across the
+  three probe passes of `model.memory.probes` (same structure, different sizes) like the saved bytes are.
+  Moments whose live storages are a subset of another's, or whose polynomial is below another's for every size,
+  are dropped; what remains per phase are `Candidate`s, and a phase's peak is its largest candidate at a config.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
+
+from .config import Config
+from .formula import Poly, grouped, poly_add
+from .gpt import GPT
+from .memory import ONES, Structure, fit_monomial, probes
+from .passes import TORCH_DTYPES
+
+PHASES = ("forward", "loss", "backward", "optimizer")
+PHASE_LABELS = {
+    "forward": "alive at the forward pass's peak (embedding and blocks)",
+    "loss": "alive at the loss's peak (head, logits (B, T, V) and cross-entropy)",
+    "backward": "alive at the backward pass's peak",
+    "optimizer": "alive at the optimizer step's peak (Adam, one fp32 tensor at a time)",
+}
+
+
+@dataclass(frozen=True)
+class Moment:
+    """The storages alive just after one allocation of a probe step, in bytes (beyond weights, grads, states)."""
+
+    phase: str
+    scaled: bool  # a moment of block 0, the head or the loss: add (L − 1)·K for the other blocks
+    op: str  # the operator whose output was just allocated ("nll_loss_forward")
+    alive: frozenset[int]  # allocation numbers
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A moment that can be a phase's peak at some config: its bytes as a polynomial, per element size."""
+
+    phase: str
+    scaled: bool
+    op: str
+    groups: tuple[tuple[int, Poly], ...]  # (element bytes, element-count polynomial)
+
+    @property
+    def formula(self) -> str:
+        """Its bytes in lesson notation, the other blocks' (L − 1)·K not included."""
+        return grouped({size: ({}, poly) for size, poly in self.groups})
+
+    def bytes(self, symbols: dict[str, int]) -> int:
+        """Its bytes at `symbols` (the other blocks' (L − 1)·K not included)."""
+        return sum(size * _value(poly, symbols) for size, poly in self.groups)
+
+
+def _value(poly: Poly, symbols: dict[str, int]) -> int:
+    return sum(c * math.prod(symbols[s] ** k for s, k in mono) for mono, c in poly.items())
+
+
+class _Live(TorchDispatchMode):
+    """Records every new storage an operator outputs (alloc) and, by weak reference, when it is freed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refs: dict[int, weakref.ref] = {}  # id(storage) -> weak reference (ids are reused once freed)
+        self.sizes: list[tuple[int, int]] = []  # per allocation: (elements, element bytes)
+        self.alive: set[int] = set()
+        self.moments: list[Moment] = []
+        self.phase, self.scaled = PHASES[0], False
+
+    def known(self, tensors) -> None:
+        """Storages that exist before the step (weights, gradients, states, token ids): not the step's."""
+        for t in tensors:
+            st = t.untyped_storage()
+            self.refs[id(st)] = weakref.ref(st)
+
+    def _free(self, n: int) -> Callable:
+        return lambda _ref: self.alive.discard(n)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in tree_leaves(out):
+            if not isinstance(t, torch.Tensor):
+                continue
+            st = t.untyped_storage()
+            ref = self.refs.get(id(st))
+            if (ref is not None and ref() is st) or st.nbytes() == 0:
+                continue
+            n = len(self.sizes)
+            self.sizes.append((st.nbytes() // t.element_size(), t.element_size()))
+            self.refs[id(st)] = weakref.ref(st, self._free(n))
+            self.alive.add(n)
+            self.moments.append(Moment(self.phase, self.scaled, func.__name__.split(".")[0], frozenset(self.alive)))
+        return out
+
+
+def _meta_module(cfg: Config, dtype: str) -> GPT:
+    """A fresh one-block `GPT` on the meta device with allocated gradients (its own: nothing shared is touched)."""
+    with torch.device("meta"):
+        model = GPT(cfg, depth=1).to(TORCH_DTYPES[dtype])
+    for p in model.parameters():
+        p.grad = torch.zeros_like(p)
+    return model
+
+
+def _pass(cfg: Config, dtype: str) -> _Live:
+    """Forward, loss and backward of block 0 at cfg's B and T, phases marked."""
+    live = _Live()
+    model = _meta_module(cfg, dtype)
+    idx = torch.zeros(cfg.B, cfg.T, dtype=torch.long, device="meta")
+    live.known([idx, *model.parameters(), *(p.grad for p in model.parameters())])
+
+    def leave_blocks(_grad):  # the gradient of block 0's input is complete: the embedding's backward follows
+        live.scaled = False
+
+    with torch.enable_grad(), live:
+        x = model.embed_tokens(idx)
+        live.scaled = True
+        y = model.blocks[0](x)
+        live.phase = "loss"
+        loss = model.logits_and_loss(y, idx)[1]  # the logits are dropped, as by model(idx)[1]
+        if loss is not None:  # T = 1: no next token, no loss, no backward
+            x.register_hook(leave_blocks)
+            del x, y  # only autograd keeps them now, as in model(idx)[1]
+            live.phase = "backward"
+            loss.backward()
+    return live
+
+
+def _update(cfg: Config, dtype: str) -> _Live:
+    """One Adam step over fp32 parameters of cfg's shapes (its states made by an untracked first step)."""
+    live = _Live()
+    model = _meta_module(cfg, "fp32")
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=False)
+    opt.step()
+    states = [t for s in opt.state.values() for t in s.values() if torch.is_tensor(t)]
+    live.known([*model.parameters(), *(p.grad for p in model.parameters()), *states])
+    live.phase = "optimizer"
+    with live:
+        opt.step()
+    return live
+
+
+def _shift_T(poly: Poly) -> Poly:
+    """poly with T = U + 1 (U = T − 1 ≥ 0), U kept under the name T: nonnegative coefficients then mean ≥ 0."""
+    out: Poly = {}
+    for mono, c in poly.items():
+        powers = dict(mono)
+        k = powers.pop("T", 0)
+        for j in range(k + 1):
+            key = tuple(sorted({**powers, **({"T": j} if j else {})}.items()))
+            out = poly_add(out, {key: c * math.comb(k, j)})
+    return out
+
+
+def _at_least(a: Poly, b: Poly) -> bool:
+    """a ≥ b at every size (all symbols ≥ 1): a sufficient test, the difference's coefficients once T = U + 1."""
+    return all(c >= 0 for c in _shift_T(poly_add(a, b, -1)).values())
+
+
+def _bytes_poly(c: Candidate) -> Poly:
+    out: Poly = {}
+    for size, poly in c.groups:
+        out = poly_add(out, poly, size)
+    return out
+
+
+def _prune(candidates: list[Candidate]) -> list[Candidate]:
+    """Drop each candidate another of its phase covers at every size (an unscaled one by a scaled one too)."""
+    polys = [_bytes_poly(c) for c in candidates]
+    keep = []
+    for i, c in enumerate(candidates):
+        covered = any(j != i and d.phase == c.phase and (d.scaled or not c.scaled) and _at_least(polys[j], polys[i])
+                      and (polys[j] != polys[i] or j < i) for j, d in enumerate(candidates))
+        if not covered:
+            keep.append(c)
+    return keep
+
+
+def _fit(s: Structure, record: Callable[[Config, str], _Live]) -> list[Candidate]:
+    """The maximal moments of `record` at the probes of `s`, with their bytes as polynomials."""
+    configs = probes(s)
+    runs = [record(cfg, s.dtype) for cfg in configs]
+    first = runs[0]
+    if any([m.alive for m in r.moments] != [m.alive for m in first.moments] for r in runs[1:]):
+        raise RuntimeError("probe steps of one structure allocated differently: the peak cannot be written as formulas")
+    sizes = [fit_monomial([r.sizes[n][0] for r in runs], configs) for n in range(len(first.sizes))]
+    moments = first.moments
+    out = []
+    for i, m in enumerate(moments):
+        after = moments[i + 1] if i + 1 < len(moments) else None
+        if after and m.alive <= after.alive and (after.phase, after.scaled) == (m.phase, m.scaled):
+            continue  # the next allocation adds to this moment
+        groups: dict[int, Poly] = {}
+        for n in sorted(m.alive):
+            groups[first.sizes[n][1]] = poly_add(groups.get(first.sizes[n][1], {}), sizes[n])
+        out.append(Candidate(m.phase, m.scaled, m.op, tuple(sorted(groups.items(), key=lambda kv: -kv[0]))))
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _update_candidates(tie: bool, h_is_one: bool) -> list[Candidate]:
+    """The optimizer's candidates: they depend on the parameters' shapes only (the head's tie, and h = 1 at probes)."""
+    ones = tuple(k == "h" and h_is_one for k in ONES)
+    return _prune(_fit(Structure(tie=tie, dtype="fp32", ones=ones), _update))
+
+
+@functools.lru_cache(maxsize=256)
+def candidates(s: Structure) -> tuple[Candidate, ...]:
+    """The moments of a step that can be its phases' peaks, for every config of structure `s`, in step order."""
+    h_is_one = dict(zip(ONES, s.ones))["h"]
+    return (*_prune(_fit(s, _pass)), *_update_candidates(s.tie, h_is_one))
+
+
+def step_peak_bytes(model: torch.nn.Module, idx: torch.Tensor, optimizer: torch.optim.Optimizer) -> int:
+    """The largest bytes alive beyond weights, gradients and states during one whole step of `model` (any depth,
+    any device), measured with the same dispatch mode: the reference the formulas are tested against."""
+    live = _Live()
+    states = [t for s in optimizer.state.values() for t in s.values() if torch.is_tensor(t)]
+    live.known([idx, *model.parameters(), *(p.grad for p in model.parameters() if p.grad is not None), *states])
+    peak = 0
+    with live:
+        optimizer.zero_grad(set_to_none=False)
+        loss = model(idx)[1]
+        loss.backward()
+        optimizer.step()
+    for m in live.moments:
+        peak = max(peak, sum(live.sizes[n][0] * live.sizes[n][1] for n in m.alive))
+    return peak
