@@ -6,7 +6,7 @@ For a few tiny configurations, trains `GPT(cfg)` in fp32 with `torch.optim.Adam`
 step 3 (the Adam states exist from step 1 on; gradients are kept allocated between steps, `zero_grad(set_to_none=
 False)`, as frameworks with gradient buffers do). The peak is measured at the allocator: `torch.profiler` with
 `profile_memory=True` records every CPU allocation and free in the step; their running sum from the step's start,
-plus the bytes already held (weights, gradients, Adam's m, v and step counters), peaks at the step's peak.
+plus the bytes already held (weights, gradients, Adam's m, v and step counters, the batch's token ids), peaks at the step's peak.
 
 Printed side by side, in the same process, for `plan(cfg, TrainSetup(optimizer="adam-fp32", gpus=1)).memory`:
 - the predicted peak, `memory.peak`: weights 4N + gradients 4N + Adam's m and v 8N + the bytes alive at the
@@ -39,9 +39,9 @@ CONFIGS = {  # tiny, but with blocks that matter next to the embeddings
 STEPS = 3
 
 
-def held_bytes(model: torch.nn.Module, opt: torch.optim.Optimizer) -> int:
-    """Bytes of the tensors that live across steps: weights, gradients and the optimizer's state."""
-    tensors = {p.untyped_storage().data_ptr(): p.untyped_storage().nbytes() for p in model.parameters()}
+def held_bytes(model: torch.nn.Module, opt: torch.optim.Optimizer, idx: torch.Tensor) -> int:
+    """Bytes of the tensors that live across the step: weights, gradients, the optimizer's state, the token ids."""
+    tensors = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in (idx, *model.parameters())}
     for p in model.parameters():
         if p.grad is not None:
             tensors[p.grad.untyped_storage().data_ptr()] = p.grad.untyped_storage().nbytes()
@@ -86,7 +86,7 @@ def measure(cfg: Config) -> tuple[int, str]:
 
     for _ in range(STEPS - 1):
         step()
-    before = held_bytes(model, opt)
+    before = held_bytes(model, opt, idx)
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         step()
     peak, ops = peak_of(prof)

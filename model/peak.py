@@ -13,7 +13,7 @@ Conventions:
   (`zero_grad(set_to_none=False)`, as frameworks with gradient buffers do), so backward adds each new gradient
   into its buffer; the caller keeps the loss and drops the logits; `torch.optim.Adam(foreach=False)` updates one
   parameter tensor at a time. Weights, gradients and Adam's states are the plan's parts (`model.training`); this
-  module measures everything else, in bytes beyond them.
+  module measures everything else, in bytes beyond them, the batch's token ids (B, T) included.
 - The optimizer phase runs on fp32 parameters whatever the activations' dtype (Adam's m and v, and the master
   weights of mixed precision, are fp32); its temporaries depend on the parameters' shapes only.
 - Only block 0 is built (as `model.passes`). A moment of block 0's forward or backward, of the head or of the
@@ -46,12 +46,13 @@ from .memory import ONES, Structure, fit_monomial, probes
 from .passes import TORCH_DTYPES
 
 PHASES = ("forward", "loss", "backward", "optimizer")
+PHASE_SYMBOLS = {"forward": "M_fwd", "loss": "M_loss", "backward": "M_bwd", "optimizer": "M_opt"}  # bytes at the peak
 PHASE_LABELS = {
-    "forward": "alive at the forward pass's peak (embedding and blocks)",
-    "loss": "alive at the loss's peak (head, logits (B, T, V) and cross-entropy)",
+    "forward": "alive at the forward pass's peak",
+    "loss": "alive at the loss's peak (logits (B, T, V), their copies)",
     "backward": "alive at the backward pass's peak",
-    "optimizer": "alive at the optimizer step's peak (Adam, one fp32 tensor at a time)",
-}
+    "optimizer": "alive at the Adam step's peak (fp32, a tensor at a time)",
+}  # each: besides weights, gradients and optimizer states
 
 
 @dataclass(frozen=True)
@@ -137,13 +138,13 @@ def _pass(cfg: Config, dtype: str) -> _Live:
     """Forward, loss and backward of block 0 at cfg's B and T, phases marked."""
     live = _Live()
     model = _meta_module(cfg, dtype)
-    idx = torch.zeros(cfg.B, cfg.T, dtype=torch.long, device="meta")
-    live.known([idx, *model.parameters(), *(p.grad for p in model.parameters())])
+    live.known([*model.parameters(), *(p.grad for p in model.parameters())])
 
     def leave_blocks(_grad):  # the gradient of block 0's input is complete: the embedding's backward follows
         live.scaled = False
 
     with torch.enable_grad(), live:
+        idx = torch.zeros(cfg.B, cfg.T, dtype=torch.long, device="meta")  # the batch's token ids: alive all step
         x = model.embed_tokens(idx)
         live.scaled = True
         y = model.blocks[0](x)
@@ -151,9 +152,11 @@ def _pass(cfg: Config, dtype: str) -> _Live:
         loss = model.logits_and_loss(y, idx)[1]  # the logits are dropped, as by model(idx)[1]
         if loss is not None:  # T = 1: no next token, no loss, no backward
             x.register_hook(leave_blocks)
-            del x, y  # only autograd keeps them now, as in model(idx)[1]
+        del x, y  # only autograd keeps them now, as in model(idx)[1]
+        if loss is not None:
             live.phase = "backward"
             loss.backward()
+        live.moments.append(Moment("after", False, "", frozenset(live.alive)))  # the loss, alive in the update
     return live
 
 
@@ -239,21 +242,36 @@ def _update_candidates(tie: bool, h_is_one: bool) -> list[Candidate]:
 def candidates(s: Structure) -> tuple[Candidate, ...]:
     """The moments of a step that can be its phases' peaks, for every config of structure `s`, in step order."""
     h_is_one = dict(zip(ONES, s.ones))["h"]
-    return (*_prune(_fit(s, _pass)), *_update_candidates(s.tie, h_is_one))
+    *passing, after = _fit(s, _pass)
+    return (*_prune(passing), *(_plus(c, after.groups) for c in _update_candidates(s.tie, h_is_one)))
 
 
-def step_peak_bytes(model: torch.nn.Module, idx: torch.Tensor, optimizer: torch.optim.Optimizer) -> int:
-    """The largest bytes alive beyond weights, gradients and states during one whole step of `model` (any depth,
-    any device), measured with the same dispatch mode: the reference the formulas are tested against."""
+def _plus(c: Candidate, groups: tuple[tuple[int, Poly], ...]) -> Candidate:
+    """`c` with more storages alive (the loss during the optimizer step)."""
+    merged = dict(c.groups)
+    for size, poly in groups:
+        merged[size] = poly_add(merged.get(size, {}), poly)
+    return Candidate(c.phase, c.scaled, c.op, tuple(sorted(merged.items(), key=lambda kv: -kv[0])))
+
+
+def step_peaks(model: torch.nn.Module, idx: torch.Tensor, optimizer: torch.optim.Optimizer) -> dict[str, int]:
+    """The largest bytes alive beyond weights, gradients and states in one whole step of `model` (any depth, any
+    device, gradients already allocated), the token ids `idx` included, per phase: "forward" (up to the loss,
+    included), "backward", "optimizer". Measured with the same dispatch mode: the reference the formulas are
+    tested against."""
     live = _Live()
     states = [t for s in optimizer.state.values() for t in s.values() if torch.is_tensor(t)]
-    live.known([idx, *model.parameters(), *(p.grad for p in model.parameters() if p.grad is not None), *states])
-    peak = 0
-    with live:
+    live.known([idx, *model.parameters(), *(p.grad for p in model.parameters()), *states])
+    with torch.enable_grad(), live:
         optimizer.zero_grad(set_to_none=False)
         loss = model(idx)[1]
-        loss.backward()
+        live.phase = "backward"
+        if loss is not None:  # T = 1: no loss, no backward
+            loss.backward()
+        live.phase = "optimizer"
         optimizer.step()
+    peaks: dict[str, int] = {}
     for m in live.moments:
-        peak = max(peak, sum(live.sizes[n][0] * live.sizes[n][1] for n in m.alive))
-    return peak
+        alive = idx.untyped_storage().nbytes() + sum(live.sizes[n][0] * live.sizes[n][1] for n in m.alive)
+        peaks[m.phase] = max(peaks.get(m.phase, 0), alive)
+    return peaks

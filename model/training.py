@@ -15,6 +15,8 @@ a figure that is data or a search, not arithmetic). Symbols beyond the lesson's 
 - N parameters (exact, the module's count), D training tokens, C = 6·N·D FLOPs;
 - P the GPU's dense BF16 peak FLOP/s (no sparsity), MFU the model FLOPs utilisation, n the GPU count,
   price the assumed dollars per GPU-hour, G Chinchilla's G (below);
+- M_fwd, M_loss, M_bwd, M_opt the bytes alive at the peak of the step's forward pass, loss, backward pass and
+  optimizer step, besides weights, gradients and optimizer states (`step_phases`, measured by `model.peak`);
 - S_block the bytes one block saves for the backward pass, S_rest what the rest (embeddings, final LayerNorm,
   head, loss) saves, at the micro-batch B, T and dtype: `trace(cfg, dtype).saved_bytes` = S_rest + L·S_block,
   measured with autograd's saved-tensor hooks; its formula (`model.memory.saved_formula`) is the activations'.
@@ -30,6 +32,11 @@ Conventions:
   activations are not sharded. Recomputation "full" checkpoints every block: it keeps each block's input
   (B·T·d elements at dtype) and the rest's S_rest, and during one block's backward rebuilds that block's
   S_block, so the peak holds L·B·T·d·bytes + S_rest + S_block.
+- The step's peak (`model.peak`): weights, gradients and optimizer states are held all step (gradient buffers
+  kept between steps); on top, each phase holds what it holds at its worst moment: the forward pass its saved
+  tensors and attention's locals, the loss the logits (B, T, V) and their copies, the backward pass the saved
+  tensors not yet freed and the gradients flowing back, the optimizer step Adam's temporaries. The peak is the
+  largest phase; "fits" and the largest micro-batch use it. The sum of the parts (`memory/total`) stays beside it.
 - GPU memory is the nominal capacity in GiB (an A100 80 GB holds 80 GiB); a little of it goes to the CUDA
   context and the allocator, which is not counted here.
 - Serving: the weights at dtype and the KV cache, 2·L·B·T·d elements (keys and values of all h heads in
@@ -48,7 +55,7 @@ from .figures import Line
 from .formula import evaluate
 from .memory import saved_formula, structure
 from .config import BOUNDS, Config
-from .peak import PHASE_LABELS, PHASES, candidates
+from .peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from .tracing import DTYPES
 
 
@@ -493,11 +500,13 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
         held_formula + " + " + act_short, total, "bytes")
     phases = step_phases(cfg, setup)
     for x in phases:
-        add(f"memory/peak_{x.name}", f"{PHASE_LABELS[x.name]}, during {x.op}", x.formula, x.value, "bytes")
+        sym[PHASE_SYMBOLS[x.name]] = x.value
+        add(f"memory/peak_{x.name}", f"{PHASE_SYMBOLS[x.name]}, {PHASE_LABELS[x.name]}, during {x.op}", x.formula,
+            x.value, "bytes")
     top = max(phases, key=lambda x: x.value)
     peak = held + top.value
     add("memory/peak", f"peak of the step per GPU: weights, gradients, optimizer states and the {top.name}'s peak",
-        held_formula + " + " + top.formula, peak, "bytes")
+        f"{held_formula} + {PHASE_SYMBOLS[top.name]}", peak, "bytes")
     capacity = round(gpu.memory_gib * 2**30)
     add("memory/capacity", "memory of one GPU", "", capacity, "bytes")
     fits = peak <= capacity
