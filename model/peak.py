@@ -217,7 +217,10 @@ def _fit(s: Structure, record: Callable[[Config, str], _Live]) -> list[Candidate
     first = runs[0]
     if any([m.alive for m in r.moments] != [m.alive for m in first.moments] for r in runs[1:]):
         raise RuntimeError("probe steps of one structure allocated differently: the peak cannot be written as formulas")
-    sizes = [fit_monomial([r.sizes[n][0] for r in runs], configs) for n in range(len(first.sizes))]
+    fitted: dict[tuple[int, ...], Poly] = {}  # many storages share their sizes: fit each size once
+    for counts in {tuple(r.sizes[n][0] for r in runs) for n in range(len(first.sizes))}:
+        fitted[counts] = fit_monomial(list(counts), configs)
+    sizes = [fitted[tuple(r.sizes[n][0] for r in runs)] for n in range(len(first.sizes))]
     moments = first.moments
     out = []
     for i, m in enumerate(moments):

@@ -336,6 +336,10 @@ def activation_bytes(cfg: Config, setup: TrainSetup) -> tuple[int, str]:
     return rest + cfg.L * block, saved_formula_of(cfg, setup.act_dtype)
 
 
+PHASE_LINE = "{symbol}, {label}, during {op}"  # a phase's line label (the exported page fills it the same way)
+PEAK_LINE = "peak of the step per GPU: weights, gradients, optimizer states and the {phase}'s peak"
+
+
 @dataclass(frozen=True)
 class Phase:
     """A phase of the step at its peak: bytes alive besides weights, gradients and optimizer states."""
@@ -501,12 +505,11 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
     phases = step_phases(cfg, setup)
     for x in phases:
         sym[PHASE_SYMBOLS[x.name]] = x.value
-        add(f"memory/peak_{x.name}", f"{PHASE_SYMBOLS[x.name]}, {PHASE_LABELS[x.name]}, during {x.op}", x.formula,
-            x.value, "bytes")
+        label = PHASE_LINE.format(symbol=PHASE_SYMBOLS[x.name], label=PHASE_LABELS[x.name], op=x.op)
+        add(f"memory/peak_{x.name}", label, x.formula, x.value, "bytes")
     top = max(phases, key=lambda x: x.value)
     peak = held + top.value
-    add("memory/peak", f"peak of the step per GPU: weights, gradients, optimizer states and the {top.name}'s peak",
-        f"{held_formula} + {PHASE_SYMBOLS[top.name]}", peak, "bytes")
+    add("memory/peak", PEAK_LINE.format(phase=top.name), f"{held_formula} + {PHASE_SYMBOLS[top.name]}", peak, "bytes")
     capacity = round(gpu.memory_gib * 2**30)
     add("memory/capacity", "memory of one GPU", "", capacity, "bytes")
     fits = peak <= capacity

@@ -19,11 +19,12 @@ from model.budgeting import CHART, CHART_NOTE, GROUPS
 from model.config import FIELDS, INT_FIELDS
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
 from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure_key
+from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model.rules import CUSTOM, MESSAGES, PRESET_MODEL, PRESET_SETS, preset_labels
 from model.tracing import BLOCK_PREFIX
 from model.train_report import SECTIONS, human
-from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, RECOMPUTE, REFERENCES,
-                            TrainSetup, plan)
+from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, PEAK_LINE, PHASE_LINE,
+                            RECOMPUTE, REFERENCES, TrainSetup, plan)
 
 from ..train_query import _BOUNDS, _CHOICES, _WHOLE, CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, TRAIN_KEYS
 
@@ -63,7 +64,10 @@ def _structure(s: Structure) -> dict:
     tr = trace(probes(s)[0], s.dtype)
     rows = [{"name": r.name, "local": r.local, "label": r.label, "symbolic": r.symbolic, "block": r.block is not None,
              "elem": r.nbytes // r.numel, "view": r.view, "saved": r.saved} for r in tr.rows]
-    return {"rows": rows, "lines": [_line(x) for x in tr.lines]}
+    peak = [{"phase": c.phase, "op": c.op, "scaled": c.scaled, "formula": c.formula,
+             "exact": is_exact(c.formula, LESSON_SYMBOLS), "js": to_js(c.formula, LESSON_SYMBOLS, True)}
+            for c in candidates(s)]  # model.training.step_phases picks the largest per phase
+    return {"rows": rows, "lines": [_line(x) for x in tr.lines], "peak": peak}
 
 
 TRAIN_SYMBOLS = (*LESSON_SYMBOLS, "N", "D", "C", "P", "MFU", "n", "price", "G", "S_rest", "S_block")  # model.training
@@ -80,7 +84,8 @@ def _training() -> dict:
     Labels and formulas of `model.training.plan` depend only on these choices (numbers come in as symbols), so a
     probe plan per combination gives them all; with recompute "none" the activations' formula is the structure's
     saved formula, which page.js takes from the structure (`from_structure`). Formula "" lines (capacity, fits,
-    max_B) have JavaScript twins.
+    max_B) have JavaScript twins, and so do the peak's lines (`from_peak`: the structure's `peak` candidates, the
+    largest per phase, as `model.training.step_phases`).
     """
     probe = Config(B=2, T=3, d=4, h=2, L=2, V=5, T_max=3)
     templates: list[dict] = []
@@ -91,11 +96,13 @@ def _training() -> dict:
         ids = []
         for x in plan(probe, setup).lines:
             from_structure = x.key == "memory/activations" and rec == "none"
-            t = (x.key, x.label, "" if from_structure else x.formula, x.unit, from_structure)
+            from_peak = x.key.startswith("memory/peak")
+            t = (x.key, "" if from_peak else x.label, "" if from_structure or from_peak else x.formula, x.unit,
+                 from_structure, from_peak)
             if t not in index:
                 index[t] = len(templates)
                 templates.append({"key": t[0], "label": t[1], "formula": t[2], "unit": t[3], "from_structure": t[4],
-                                  "js": to_js(t[2], TRAIN_SYMBOLS, False) if t[2] else None})
+                                  "from_peak": t[5], "js": to_js(t[2], TRAIN_SYMBOLS, False) if t[2] else None})
             ids.append(index[t])
         variants[train_variant(given, opt, zero, rec, fit)] = ids
     gpus = {k: {"label": g.label, "peak_tflops": g.peak_tflops, "memory_gib": g.memory_gib} for k, g in GPUS.items()}
@@ -115,6 +122,8 @@ def _training() -> dict:
         "bounds": {k: list(v) for k, v in _BOUNDS.items()}, "whole": list(_WHOLE),
         "choices": {k: list(v) for k, v in _CHOICES.items()}, "max_value_chars": MAX_VALUE_CHARS,
         "note": TRAIN_NOTE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
+        "phases": list(PHASES), "phase_symbols": PHASE_SYMBOLS, "phase_labels": PHASE_LABELS,
+        "phase_line": PHASE_LINE, "peak_line": PEAK_LINE,
     }
 
 
@@ -160,6 +169,7 @@ def lines_js() -> str:
     def obj(d: dict[str, list[str]]) -> str:
         return "{" + ", ".join(f"{json.dumps(k)}: [{', '.join(v)}]" for k, v in d.items()) + "}"
 
+    peak_fns = {k: [f"(s) => {x['js']}" for x in v["peak"]] for k, v in spec["structures"].items()}
     train_fns = ", ".join(f"(s) => {t['js']}" if t["js"] else "null" for t in spec["train"]["templates"])
     return (f"const BUDGET_FNS = {obj(budget_fns)};\nconst MEMORY_FNS = {obj(memory_fns)};\n"
-            f"const TRAIN_FNS = [{train_fns}];\n")
+            f"const PEAK_FNS = {obj(peak_fns)};\nconst TRAIN_FNS = [{train_fns}];\n")
