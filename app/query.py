@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, fields as dc_fields
 from urllib.parse import parse_qsl, urlencode
 
 from model import BOUNDS, DTYPES, PRESETS, Config
-from model.config import DEFAULT_PRESET, FIELDS
+from model.config import DEFAULT_PRESET, FIELDS, GPT2_RECIPE_PRESETS
 from model.rules import settle
 from model.training import TrainSetup
 
@@ -215,10 +215,10 @@ def parse_query(search: str | None) -> Query:
     base = DEFAULT_CONFIG
     if "preset" in values:
         name = values["preset"].strip().lower()
-        if name in PRESETS:
+        if name in GPT2_RECIPE_PRESETS:  # the page shows the 2019 recipe only (the modern one: issue 15)
             base = PRESETS[name]
         else:
-            notes.append(f'preset="{show(values["preset"])}" is unknown; presets: {", ".join(PRESETS)}; '
+            notes.append(f'preset="{show(values["preset"])}" is unknown; presets: {", ".join(GPT2_RECIPE_PRESETS)}; '
                          f"using {DEFAULT_PRESET}")
     asked: dict[str, int | bool] = {k: getattr(base, k) for k in FIELDS}
     for key in FIELDS:

@@ -16,7 +16,7 @@ import param
 import model
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Budget, Config, Trace
 from model import notation, tokenizer
-from model.config import FIELDS
+from model.config import FIELDS, GPT2_RECIPE_PRESETS
 from model.rules import CUSTOM, PRESET_SETS, out_of_range, preset_labels, preset_of, settle
 from model.training import Plan, TrainSetup, plan
 
@@ -60,7 +60,7 @@ class ExplorerState(param.Parameterized):
     V = _field("V")
     T_max = _field("T_max")
     tie = param.Boolean(default=True, doc="output head tied to the token table W_te, as GPT-2 (untied adds V·d parameters)")
-    preset = param.Selector(default="gpt2-small", objects=[*PRESETS, CUSTOM],
+    preset = param.Selector(default="gpt2-small", objects=[*GPT2_RECIPE_PRESETS, CUSTOM],
                             doc="the named model the fields match; choosing one sets T, d, h, L, V, T_max, tie")
     dtype = param.Selector(default="fp32", objects=list(DTYPES), doc="bytes per floating-point element in the table")
     expanded = param.Boolean(default=False, doc="list every block instead of one group repeated × L")

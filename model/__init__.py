@@ -1,17 +1,33 @@
-"""The lesson's GPT-2: its model, configuration, traced shapes, parameter/FLOP budget and tokenizer.
+"""The lesson's GPT-2 and today's open models: model, configuration, traced shapes, budget, values and tokenizer.
 
     >>> from model import PRESETS, trace, budget
     >>> budget(PRESETS["gpt2-small"]).params_exact
     124439808
+    >>> budget(PRESETS["llama3-8b"]).params_exact
+    8030261248
 
 This package never imports panel or bokeh: the app formats what it returns.
 """
+import types
+
 from .budgeting import Budget, budget, clear_caches
-from .config import BOUNDS, FIELD_DOCS, PRESETS, Config, divisors, snap_heads
+from .config import BOUNDS, CHOICES, FIELD_DOCS, PRESETS, Config, divisors, snap_heads
 from .gpt import GPT
 from .figures import Line
 from .passes import DTYPES
 from .tracing import NOTATION, Row, Trace, trace
+from . import values as _values
 
-__all__ = ["BOUNDS", "DTYPES", "FIELD_DOCS", "NOTATION", "PRESETS", "Budget", "Config", "GPT", "Line", "Row", "Trace",
-           "budget", "clear_caches", "divisors", "snap_heads", "trace"]
+
+class _CallableModule(types.ModuleType):
+    """`model.values` is the submodule (its `Values`, `plan`, `TooLarge` ...) and, called, its function `values`:
+    so `from model import values; values(cfg, text)` and `model.values(cfg, text)` both run a pass."""
+
+    def __call__(self, *args, **kwargs):
+        return self.values(*args, **kwargs)
+
+
+_values.__class__ = _CallableModule
+
+__all__ = ["BOUNDS", "CHOICES", "DTYPES", "FIELD_DOCS", "NOTATION", "PRESETS", "Budget", "Config", "GPT", "Line", "Row", "Trace",
+           "budget", "clear_caches", "divisors", "snap_heads", "trace", "values"]

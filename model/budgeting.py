@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import asdict, dataclass, replace
+from fractions import Fraction
 
 from .config import Config
 from .figures import Line, check_lines
@@ -24,23 +25,46 @@ from .passes import run_pass
 
 
 def params_emb(cfg: Config) -> int:
-    """Token table W_te (V, d) + position table W_pe (T_max, d)."""
-    return (cfg.V + cfg.T_max) * cfg.d
+    """Token table W_te (V, d) + position table W_pe (T_max, d); RoPE has no table: V·d."""
+    return (cfg.V + (cfg.T_max if cfg.positions == "learned" else 0)) * cfg.d
+
+
+def _qkv_width(cfg: Config) -> int:
+    """Columns of the fused q, k, v projection: (h + 2h_kv)·d_head (GPT-2: 3d)."""
+    return (cfg.h + 2 * cfg.h_kv) * cfg.d_head
+
+
+def params_attn_weights(cfg: Config) -> int:
+    """One block's attention matrices: W_qkv (d, (h + 2h_kv)·d_head) + W_o (h·d_head, d) = 2(h + h_kv)·d_head·d."""
+    return cfg.d * _qkv_width(cfg) + cfg.h * cfg.d_head * cfg.d
 
 
 def params_attn_block(cfg: Config) -> int:
-    """One block's attention: W_qkv (d, 3d) + W_o (d, d) = 4d², plus biases 3d + d."""
-    return 4 * cfg.d**2 + 4 * cfg.d
+    """One block's attention: its matrices, their biases (all: q, k, v and W_o; qkv: q, k, v) and QK-norm's gains
+    (2·d_head). GPT-2: W_qkv (d, 3d) + W_o (d, d) = 4d², plus biases 3d + d."""
+    biases = (_qkv_width(cfg) if cfg.bias != "none" else 0) + (cfg.d if cfg.bias == "all" else 0)
+    return params_attn_weights(cfg) + biases + (2 * cfg.d_head if cfg.qk_norm else 0)
+
+
+def _mlp_matrices(cfg: Config) -> int:
+    """GELU has two matrices (d, d_ff) and (d_ff, d); SwiGLU three: W_gate, W_up and W_down."""
+    return 3 if cfg.mlp == "swiglu" else 2
 
 
 def params_mlp_block(cfg: Config) -> int:
-    """One block's MLP: (d, 4d) + (4d, d) = 8d², plus biases 4d + d."""
-    return 8 * cfg.d**2 + 5 * cfg.d
+    """One block's MLP: 2·d·d_ff (GELU; 8d² in GPT-2) or 3·d·d_ff (SwiGLU), plus biases (d_ff per hidden matrix + d)."""
+    k = _mlp_matrices(cfg)
+    return k * cfg.d * cfg.d_ff + ((k - 1) * cfg.d_ff + cfg.d if cfg.bias == "all" else 0)
+
+
+def _norm_params(cfg: Config) -> int:
+    """One norm over d: LayerNorm's gain and bias (2d; d without biases), RMSNorm's gain (d)."""
+    return 2 * cfg.d if cfg.norm == "layernorm" and cfg.bias == "all" else cfg.d
 
 
 def params_norms(cfg: Config) -> int:
-    """Gain and bias of 2 LayerNorms per block plus the final one: (2L + 1) * 2d."""
-    return (2 * cfg.L + 1) * 2 * cfg.d
+    """Norms over d, 2 per block plus the final one: (2L + 1) norms (GPT-2: gain and bias, (2L + 1)·2d)."""
+    return (2 * cfg.L + 1) * _norm_params(cfg)
 
 
 def params_head(cfg: Config) -> int:
@@ -49,8 +73,8 @@ def params_head(cfg: Config) -> int:
 
 
 def params_approx(cfg: Config) -> int:
-    """The lesson's approximation 12Ld² + (V + T_max)d (+ Vd for an untied head): no biases or norms."""
-    return 12 * cfg.L * cfg.d**2 + params_emb(cfg) + params_head(cfg)
+    """The matrices only, no biases or norms: the lesson's 12Ld² + (V + T_max)d (+ Vd for an untied head) in GPT-2."""
+    return cfg.L * (params_attn_weights(cfg) + _mlp_matrices(cfg) * cfg.d * cfg.d_ff) + params_emb(cfg) + params_head(cfg)
 
 
 @dataclass(frozen=True)
@@ -98,8 +122,8 @@ def budget(cfg: Config) -> Budget:
         raise RuntimeError("measured FLOPs are not a whole number per token")
     measured = (cfg.L * p.flops_block + p.flops_head) // tokens
     attn = cfg.L * p.flops_attn_block // tokens
-    dense_block = (p.flops_block - p.flops_attn_block) / tokens  # 24d² per token per block
-    attn_per_T = p.flops_attn_block / tokens / cfg.T  # 4d per token per block per position
+    dense_block = Fraction(p.flops_block - p.flops_attn_block, tokens)  # 24d² per token per block in GPT-2
+    attn_per_T = Fraction(p.flops_attn_block, tokens * cfg.T)  # 4d (4h·d_head) per token per block per position
     b = Budget(
         params_emb=parts[0],
         params_attn_block=params_attn_block(cfg),
@@ -116,7 +140,7 @@ def budget(cfg: Config) -> Budget:
         attn_share=attn / measured,
         T_attn_equals_dense=round(dense_block / attn_per_T),
     )
-    lines = budget_lines(cfg, b)
+    lines = budget_lines(cfg, b) if cfg.gpt2_recipe else recipe_lines(cfg, b, dense_block / attn_per_T)
     check_lines(lines, cfg.symbols())
     return replace(b, lines=lines)
 
@@ -180,6 +204,93 @@ def budget_lines(cfg: Config, b: Budget) -> tuple[Line, ...]:
              "4LTd / (L·(24d² + 4Td) + 2Vd)", b.attn_share, "share"),
         Line("flops/T_attention_equals_dense", "T at which attention's 4LTd equals the blocks' dense 24Ld²", "6d",
              b.T_attn_equals_dense, "tokens"),
+    )
+
+
+def _terms(*terms: str) -> str:
+    """The non-empty terms joined with " + "."""
+    return " + ".join(t for t in terms if t)
+
+
+def _recipe_formulas(cfg: Config) -> dict[str, str]:
+    """Each parameter part of any recipe in lesson notation (the budget's `recipe_lines`)."""
+    biased = cfg.bias == "all"
+    swiglu = cfg.mlp == "swiglu"
+    norm = "2d" if cfg.norm == "layernorm" and biased else "d"
+    attn_w, mlp_w = "2(h + h_kv)·d_head·d", "3d·d_ff" if swiglu else "2d·d_ff"
+    attn_extra = _terms("(h + 2h_kv)·d_head" if cfg.bias != "none" else "", "d" if biased else "",
+                        "2d_head" if cfg.qk_norm else "")
+    mlp_extra = ("2d_ff + d" if swiglu else "d_ff + d") if biased else ""
+    emb = "(V + T_max)·d" if cfg.positions == "learned" else "V·d"
+    head = "" if cfg.tie else "V·d"
+    attn, mlp = _terms(attn_w, attn_extra), _terms(mlp_w, mlp_extra)
+    block_norms = "2d" if norm == "d" else "4d"  # two norms per block
+    return {
+        "emb": emb, "attn": attn, "mlp": mlp, "blocks": f"L·({attn} + {mlp})",
+        "norms": f"(2L + 1)·{norm}", "head": head or "0",
+        "N": _terms(emb, f"L·({attn} + {mlp} + {block_norms})", norm, head),
+        "approx": _terms(f"L·({attn_w} + {mlp_w})", emb, head),
+        "no_matmul": f"−2(L·({_terms(attn_extra, mlp_extra, block_norms)}) + {norm})",
+        "dense": f"4(h + h_kv)·d_head·d + {'6' if swiglu else '4'}d·d_ff",
+    }
+
+
+def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
+    """The budget of any recipe but GPT-2's as `Line`s, in `budget_lines`' order and keys, with its formulas.
+
+    The steps from 2N to the measured count are GPT-2's: lookups are indexing (RoPE has no table), the tied
+    head's matmul, attention's q kᵀ and attn @ v (4T·h·d_head per block: h query heads, whatever h_kv), and the
+    parameters that are no matmul weight (biases, norm gains and biases, QK-norm gains). SwiGLU's product and
+    RoPE's rotations are elementwise: no matmul FLOPs.
+    """
+    f = _recipe_formulas(cfg)
+    N, measured = f["N"], b.flops_fwd_measured_per_token
+    norm = "RMSNorms: a gain" if cfg.norm == "rmsnorm" else (
+        "LayerNorms: a gain and a bias" if cfg.bias == "all" else "LayerNorms: a gain (no bias)")
+    mlp = ("SwiGLU MLP, one block: W_gate, W_up (d, d_ff) and W_down (d_ff, d)" if cfg.mlp == "swiglu" else
+           "MLP, one block: (d, d_ff) and (d_ff, d)") + (" and their biases" if cfg.bias == "all" else "")
+    attn = ("attention, one block: W_qkv (d, (h + 2h_kv)·d_head), W_o (h·d_head, d)"
+            + {"all": " and their biases", "qkv": " and q, k, v biases", "none": ""}[cfg.bias]
+            + (", QK-norm gains" if cfg.qk_norm else ""))
+    head = (Line("params/head", "head: tied to W_te, no parameters of its own", "0", 0, "params") if cfg.tie else
+            Line("params/head", "head: a separate (d, V) matrix", "V·d", b.params_head, "params"))
+    head_step = (Line("flops/steps/head", "+ the head's matmul: the tied W_te, counted once in N as a lookup table",
+                      "2Vd", 2 * cfg.V * cfg.d, "FLOP") if cfg.tie else
+                 Line("flops/steps/head", "+ the head's matmul: already in 2N (the untied head's V·d parameters)",
+                      "0", 0, "FLOP"))
+    lookups = -2 * b.params_emb
+    no_matmul = -2 * (b.params_exact - b.params_approx)
+    if 2 * b.params_exact + lookups + head_step.value + b.flops_attn_per_token + no_matmul != measured:
+        raise RuntimeError("the steps from 2N do not reach the measured forward FLOPs")
+    emb_label = ("embeddings: token table W_te and position table W_pe" if cfg.positions == "learned" else
+                 "embeddings: token table W_te (RoPE has no position table)")
+    measured_formula = f"L·({f['dense']} + 4T·h·d_head) + 2Vd"
+    return (
+        Line("params/emb", emb_label, f["emb"], b.params_emb, "params"),
+        Line("params/attn_block", attn, f["attn"], b.params_attn_block, "params"),
+        Line("params/mlp_block", mlp, f["mlp"], b.params_mlp_block, "params"),
+        Line("params/blocks", "attention + MLP of all L blocks", f["blocks"], b.params_blocks, "params"),
+        Line("params/norms", f"{norm}, 2 per block and a final one", f["norms"], b.params_norms, "params"),
+        head,
+        Line("params/exact", "N: every parameter, as the module counts it", N, b.params_exact, "params"),
+        Line("params/approx", "N, matrices only (no biases, no norms)", f["approx"], b.params_approx, "params"),
+        Line("params/mlp_share", "the MLP's share of one block's parameters", f"({f['mlp']}) / ({f['attn']} + {f['mlp']})",
+             b.params_mlp_block / (b.params_attn_block + b.params_mlp_block), "share"),
+        Line("flops/forward", "forward FLOPs per token, 2N", f"2·({N})", b.flops_fwd_per_token, "FLOP"),
+        Line("flops/train", "training FLOPs per token, 6N (forward 2N + backward 4N)", f"6·({N})",
+             b.flops_train_per_token, "FLOP"),
+        Line("flops/steps/lookups", "− token lookups" + (" and position lookups" if cfg.positions == "learned" else "")
+             + ": indexing, no matmul", f"−2·{f['emb']}", lookups, "FLOP"),
+        head_step,
+        Line("flops/steps/attention", "+ attention's q kᵀ and attn @ v over the full (T, T) matrix, h heads (a causal "
+             "kernel skips about half)", "4LT·h·d_head", b.flops_attn_per_token, "FLOP"),
+        Line("flops/steps/no_matmul", "− biases and norm gains: no matmul weights", f["no_matmul"], no_matmul, "FLOP"),
+        Line("flops/forward_measured", "= forward FLOPs per token as the code runs (torch's flop counter)",
+             measured_formula, measured, "FLOP"),
+        Line("flops/attention_share", "attention's share of the measured forward FLOPs",
+             f"4LT·h·d_head / ({measured_formula})", b.attn_share, "share"),
+        Line("flops/T_attention_equals_dense", "T at which attention's 4LT·h·d_head equals the blocks' matmuls",
+             f"({f['dense']}) / (4h·d_head)", float(T_equal), "tokens"),
     )
 
 

@@ -4,22 +4,23 @@
     python -m model --d 1024 --h 16 --L 24 --T 512 --markdown
     python -m model --preset gpt3-175b --table budget --json
     python -m model --preset gpt3-175b --table train --gpu h100-sxm --gpus 1024 --zero 3 --recompute full --B 1
+    python -m model --preset llama3-8b --table kv --dtype bf16
+    python -m model --hf-config path/to/config.json --table budget
+    python -m model --d 512 --h 8 --L 8 --V 32000 --norm rmsnorm --positions rope --mlp swiglu --h-kv 2
 
-Bad arguments print one clear line on stderr and exit with status 2.
+Bad arguments (and a config.json that cannot be read) print one clear line on stderr and exit with status 2.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 
 from . import report, train_report, values_report
-from .config import BOUNDS, DEFAULT_PRESET, FIELD_DOCS, INT_FIELDS, PRESETS, Config
+from .config import (BOUNDS, CHOICES, DEFAULT_PRESET, FIELD_DOCS, INT_FIELDS, OPTIONAL_SYMBOLS, PRESETS, RECIPE_DOCS,
+                     Config, from_hf)
 from .passes import DTYPES
-
-
-
-
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr, not usage + line (exit status 2)."""
@@ -40,12 +41,30 @@ def add_config_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", choices=list(DTYPES), default="fp32", help="activation dtype for memory (default fp32)")
 
 
+def add_recipe_arguments(p: argparse.ArgumentParser) -> None:
+    """--hf-config and one option per recipe field: --norm, --positions, --mlp, --d-ff, --h-kv, --d-head, --bias,
+    --qk-norm (the model's CLI; the exported page shows the 2019 recipe only)."""
+    p.add_argument("--hf-config", metavar="PATH", default=None,
+                   help="start from a Hugging Face config.json (model type gpt2, llama, mistral, qwen2 or qwen3; "
+                        "read from disk, nothing fetched) instead of a preset; the options below override it")
+    for name, choices in CHOICES.items():
+        p.add_argument(f"--{name}", choices=choices, default=None, help=RECIPE_DOCS[name])
+    for name, symbol in OPTIONAL_SYMBOLS.items():
+        lo, hi = BOUNDS[symbol]
+        p.add_argument(f"--{symbol.replace('_', '-')}", dest=name, type=int, metavar="N",
+                       help=f"{FIELD_DOCS[symbol]} ({lo:,} to {hi:,}; sets {symbol})")
+    p.add_argument("--qk-norm", dest="qk_norm", action="store_true", default=None, help=RECIPE_DOCS["qk_norm"])
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = OneLineParser(prog="python -m model", description="Tensor shapes and parameter/FLOP budget of the lesson's GPT.")
+    p = OneLineParser(prog="python -m model", description="Tensor shapes and parameter/FLOP budget of the lesson's GPT "
+                      "and of today's open models (RMSNorm, RoPE, SwiGLU, grouped-query attention, QK-norm).")
     add_config_arguments(p)
+    add_recipe_arguments(p)
     p.add_argument("--expand", action="store_true", help="list all L blocks instead of collapsing them into one × L group")
-    p.add_argument("--table", choices=["all", "shapes", "budget", "train"], default=None,
-                   help="what to print (default all; CSV holds one table, shapes by default; train: the training run)")
+    p.add_argument("--table", choices=["all", "shapes", "budget", "kv", "train"], default=None,
+                   help="what to print (default all; CSV holds one table, shapes by default; kv: the KV cache of "
+                        "inference at --dtype; train: the training run)")
     p.set_defaults(dtype=None)  # --table train: None follows the optimizer (bf16 for adam-mixed); else fp32
     train_report.add_arguments(p)
     fmt = p.add_mutually_exclusive_group()
@@ -56,14 +75,31 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
-    """The preset (or the default one) with every field given on the command line replaced; validated."""
-    fields = {k: getattr(args, k) for k in INT_FIELDS if getattr(args, k) is not None}
+    """The preset, the config.json (--hf-config) or the default preset, with every field given on the command line
+    replaced; validated. ValueError names a bad field or a config.json that cannot be read."""
+    names = [*INT_FIELDS, *CHOICES, *OPTIONAL_SYMBOLS, "qk_norm"]
+    fields = {k: getattr(args, k) for k in names if getattr(args, k, None) is not None}
     if args.untied:
         fields["tie"] = False
-    base = PRESETS[args.preset or DEFAULT_PRESET]
-    if "T_max" in fields and "T" not in fields:  # a smaller position table takes T down with it
+    path = getattr(args, "hf_config", None)
+    if path is not None and args.preset is not None:
+        raise ValueError("--preset and --hf-config both name a model: give one")
+    base = read_hf_config(path) if path is not None else PRESETS[args.preset or DEFAULT_PRESET]
+    if "T_max" in fields and "T" not in fields and base.positions == "learned":  # a smaller table takes T down
         fields["T"] = min(base.T, fields["T_max"])
     return dataclasses.replace(base, **fields)
+
+
+def read_hf_config(path: str) -> Config:
+    """The `Config` of the config.json at `path` (`model.config.from_hf`); ValueError in one line if it cannot be."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError as e:
+        raise ValueError(f"cannot read --hf-config {path}: {e.strerror or e}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"--hf-config {path} is not JSON: {e}") from None
+    return from_hf(doc)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json and args.table and not args.values:
         parser.error("--json always holds the whole report; drop --table")
     if args.csv and args.table == "all":
-        parser.error("a CSV file holds one table: use --table shapes or --table budget")
+        parser.error("a CSV file holds one table: use --table shapes, budget or kv")
     if args.values:
         try:
             out = values_report.cli_output(args, cfg)

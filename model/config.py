@@ -3,10 +3,30 @@
 Notation (the lesson's): B batch size, T sequence length, d model width, h heads, d_head = d / h,
 L blocks, V vocabulary size, T_max rows of the learned position table. `tie` ties the output head to
 the token table W_te (GPT-2's choice).
+
+The modern recipe (lesson 03) is a set of switches on the same `Config`; every default is GPT-2's, so a
+`Config` made without them is the 2019 block. New symbols (named once in `model.notation.SYMBOL_DOCS`):
+h_kv heads of K and V (grouped-query attention), d_ff the MLP's hidden width. Their fields hold None for
+"the recipe's default" and the values in use are the properties `h_kv`, `d_ff` and `d_head`:
+
+- `norm`: "layernorm" (a gain and a bias; no bias when `bias` is not "all") or "rmsnorm" (a gain only).
+- `positions`: "learned" (a table W_pe of T_max rows) or "rope" (rotary positions: no parameters). With RoPE
+  T_max is the context the model was trained for, not a table size: T > T_max is allowed (the module runs and
+  every shape is well defined), and `beyond_context` says so, so that tools can show a notice instead of
+  refusing (quality past the trained context needs RoPE scaling, which changes no shape).
+- `mlp`: "gelu" (d -> d_ff -> d) or "swiglu" (W_gate and W_up (d, d_ff), SiLU(gate) · up, W_down (d_ff, d)).
+- `ff_dim` -> d_ff: None gives 4d for GELU and `swiglu_width(d)` for SwiGLU (8d/3 rounded up to a
+  multiple of 256, Llama's rule); any width is accepted.
+- `kv_heads` -> h_kv: None gives h (multi-head attention); 1 is multi-query; a divisor of h between is GQA.
+- `head_dim` -> d_head: None gives d / h (then h must divide d); a value sets it apart (Qwen3), and the
+  attention's width h·d_head need not be d.
+- `bias`: "all" (every linear and LayerNorm), "none", or "qkv" (q, k and v only: Qwen2).
+- `qk_norm`: an RMSNorm over d_head applied to q and k of every head (Qwen3).
 """
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 # Inclusive bounds per field: large enough for GPT-3 175B (d = 12,288, L = 96, T = 2,048), small enough that
@@ -18,7 +38,10 @@ BOUNDS: dict[str, tuple[int, int]] = {
     "h": (1, 32_768),
     "L": (1, 1_024),
     "V": (1, 262_144),
-    "T_max": (1, 32_768),
+    "T_max": (1, 131_072),  # Qwen2.5-7B and Llama 3.2 were trained for 131,072 tokens (RoPE: no table)
+    "d_ff": (1, 262_144),
+    "h_kv": (1, 32_768),
+    "d_head": (1, 32_768),
 }
 
 FIELD_DOCS: dict[str, str] = {
@@ -28,7 +51,30 @@ FIELD_DOCS: dict[str, str] = {
     "h": "attention heads (must divide d)",
     "L": "number of Transformer blocks",
     "V": "vocabulary size (rows of W_te)",
-    "T_max": "rows of the learned position table W_pe",
+    "T_max": "rows of the learned position table W_pe (with RoPE: the context the model was trained for)",
+    "d_ff": "MLP hidden width (default 4d for GELU; 8d/3 rounded up to a multiple of 256 for SwiGLU)",
+    "h_kv": "heads of K and V (a divisor of h; default h: multi-head attention)",
+    "d_head": "features per head (default d / h)",
+}
+
+# The recipe's switches: field -> its choices, GPT-2's first (the default).
+CHOICES: dict[str, tuple[str, ...]] = {
+    "norm": ("layernorm", "rmsnorm"),
+    "positions": ("learned", "rope"),
+    "mlp": ("gelu", "swiglu"),
+    "bias": ("all", "none", "qkv"),
+}
+# The optional whole-number fields and the symbol (and BOUNDS key) each one sets.
+OPTIONAL_SYMBOLS: dict[str, str] = {"ff_dim": "d_ff", "kv_heads": "h_kv", "head_dim": "d_head"}
+RECIPE_DOCS: dict[str, str] = {
+    "norm": "normalisation: layernorm (gain and bias) or rmsnorm (gain only, no mean subtracted)",
+    "positions": "positions: learned (the table W_pe) or rope (q and k rotated by position; no parameters)",
+    "mlp": "MLP: gelu (d → d_ff → d) or swiglu (SiLU(x W_gate) · x W_up, then W_down)",
+    "ff_dim": FIELD_DOCS["d_ff"],
+    "kv_heads": FIELD_DOCS["h_kv"],
+    "head_dim": FIELD_DOCS["d_head"],
+    "bias": "biases: all (every linear and LayerNorm), none, or qkv (q, k and v only)",
+    "qk_norm": "QK-norm: an RMSNorm over d_head on q and k of every head",
 }
 
 
@@ -71,12 +117,31 @@ def check_field(name: str, value: object) -> int:
     return value
 
 
+def swiglu_width(d: int) -> int:
+    """SwiGLU's default hidden width: 8d/3 rounded up to a multiple of 256 (Llama's rule; 11,008 at d = 4,096).
+
+    Two thirds of GELU's 4d keeps the MLP's parameters at 8d² with three matrices instead of two."""
+    return -(-8 * d // (3 * 256)) * 256
+
+
+def _choice(name: str, value: object) -> None:
+    if value not in CHOICES[name]:
+        raise ValueError(f"{name} must be one of {', '.join(CHOICES[name])} ({RECIPE_DOCS[name]}), got {value!r}")
+
+
+def _bool(name: str, value: object) -> None:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
 @dataclass(frozen=True)
 class Config:
-    """A GPT-2-style decoder at one batch shape, in the lesson's notation; validated at construction.
+    """A decoder at one batch shape, in the lesson's notation; validated at construction. GPT-2's recipe by default.
 
     Raises `ValueError` with a message that names the problem and the fix: a field that is not a whole
-    number in its bounds, h that does not divide d, or T beyond T_max.
+    number in its bounds, a switch that is not one of its choices, h that does not divide d (when d_head
+    is d / h), h_kv that does not divide h, an odd d_head with RoPE, or T beyond a learned table's T_max.
+    See the module docstring for the recipe's fields.
     """
 
     B: int
@@ -87,38 +152,103 @@ class Config:
     V: int
     T_max: int = 1024
     tie: bool = True
+    norm: str = "layernorm"
+    positions: str = "learned"
+    mlp: str = "gelu"
+    ff_dim: int | None = None
+    kv_heads: int | None = None
+    head_dim: int | None = None
+    bias: str = "all"
+    qk_norm: bool = False
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            if f.name != "tie":
-                object.__setattr__(self, f.name, check_field(f.name, getattr(self, f.name)))
-        if not isinstance(self.tie, bool):
-            raise ValueError(f"tie must be True or False, got {self.tie!r}")
-        if self.d % self.h:
+        for name in INT_FIELDS:
+            object.__setattr__(self, name, check_field(name, getattr(self, name)))
+        for name, symbol in OPTIONAL_SYMBOLS.items():
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, check_field(symbol, getattr(self, name)))
+        _bool("tie", self.tie)
+        _bool("qk_norm", self.qk_norm)
+        for name in CHOICES:
+            _choice(name, getattr(self, name))
+        if self.head_dim is None and self.d % self.h:
             near = ", ".join(str(k) for k in _neighbours(self.d, self.h))
             raise ValueError(
                 f"d={self.d} is not divisible by h={self.h}; each head gets d/h features, so h must divide d "
                 f"(nearest divisors of {self.d}: {near})"
             )
-        if self.T > self.T_max:
+        if self.kv_heads is not None and self.h % self.kv_heads:
+            near = ", ".join(str(k) for k in _neighbours(self.h, self.kv_heads))
+            raise ValueError(
+                f"h_kv={self.kv_heads} does not divide h={self.h}: each K/V head serves h/h_kv query heads, so h_kv "
+                f"must divide h (nearest divisors of {self.h}: {near})"
+            )
+        if self.positions == "rope" and self.d_head % 2:
+            raise ValueError(f"d_head={self.d_head} is odd: RoPE rotates pairs of features, so d_head must be even "
+                             f"(set head_dim, or pick h so that d / h is even)")
+        if self.T > self.T_max and self.positions == "learned":
             raise ValueError(
                 f"T={self.T:,} exceeds T_max={self.T_max:,}: the learned position table W_pe has only T_max rows "
                 f"and cannot extrapolate to later positions; lower T to at most {self.T_max:,} or raise T_max"
             )
+        for name, default in (("kv_heads", self.h), ("head_dim", self.d // self.h if self.d % self.h == 0 else None),
+                              ("ff_dim", self._default_ff())):
+            if getattr(self, name) == default:  # one model, one Config: the default written out is the default
+                object.__setattr__(self, name, None)
+
+    def _default_ff(self) -> int:
+        return 4 * self.d if self.mlp == "gelu" else swiglu_width(self.d)
 
     @property
     def d_head(self) -> int:
-        """Features per head, d / h."""
-        return self.d // self.h
+        """Features per head: d / h, unless `head_dim` sets it apart."""
+        return self.d // self.h if self.head_dim is None else self.head_dim
+
+    @property
+    def h_kv(self) -> int:
+        """Heads of K and V: h (multi-head attention) unless `kv_heads` sets fewer."""
+        return self.h if self.kv_heads is None else self.kv_heads
+
+    @property
+    def d_ff(self) -> int:
+        """The MLP's hidden width: `ff_dim`, or 4d (GELU) / `swiglu_width(d)` (SwiGLU)."""
+        return self._default_ff() if self.ff_dim is None else self.ff_dim
+
+    @property
+    def gpt2_recipe(self) -> bool:
+        """True when every recipe field is GPT-2's (the lesson's 2019 block; its tables print as the lesson does)."""
+        return all(getattr(self, f) == DEFAULTS[f] for f in RECIPE_FIELDS)
+
+    @property
+    def beyond_context(self) -> bool:
+        """T > T_max with RoPE: allowed (no table to run out of), but past the context the model was trained for."""
+        return self.T > self.T_max
+
+    @classmethod
+    def from_hf(cls, doc: Mapping, B: int = 8, T: int | None = None) -> Config:
+        """The `Config` of a parsed Hugging Face config.json: see `model.config.from_hf`."""
+        return from_hf(doc, B, T)
+
+    def recipe(self) -> dict[str, object]:
+        """The recipe fields and their values (None: the default, see the properties)."""
+        return {f: getattr(self, f) for f in RECIPE_FIELDS}
 
     def symbols(self) -> dict[str, int]:
-        """The lesson's symbols and their values, for evaluating symbolic shapes."""
-        return {"B": self.B, "T": self.T, "d": self.d, "h": self.h, "d_head": self.d_head,
-                "L": self.L, "V": self.V, "T_max": self.T_max}
+        """The lesson's symbols and their values, for evaluating symbolic shapes and formulas.
+
+        GPT-2's recipe gives the lesson's eight; any other recipe adds h_kv and d_ff."""
+        out = {"B": self.B, "T": self.T, "d": self.d, "h": self.h, "d_head": self.d_head,
+               "L": self.L, "V": self.V, "T_max": self.T_max}
+        return out if self.gpt2_recipe else {**out, "h_kv": self.h_kv, "d_ff": self.d_ff}
 
 
-FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Config))  # B, T, d, h, L, V, T_max, tie: the one list
+FIELDS: tuple[str, ...] = ("B", "T", "d", "h", "L", "V", "T_max", "tie")  # the lesson's fields (the app's URL keys)
 INT_FIELDS: tuple[str, ...] = tuple(f for f in FIELDS if f != "tie")  # the whole-number fields, with BOUNDS
+RECIPE_FIELDS: tuple[str, ...] = ("norm", "positions", "mlp", "ff_dim", "kv_heads", "head_dim", "bias", "qk_norm")
+ALL_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS  # every field of Config, in order
+DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in RECIPE_FIELDS}
+if ALL_FIELDS != tuple(f.name for f in fields(Config)):
+    raise RuntimeError("model.config: FIELDS + RECIPE_FIELDS must list every field of Config in order")
 
 GPT2_V = 50_257  # GPT-2's BPE vocabulary: 50,256 merges' tokens + <|endoftext|>
 
@@ -147,3 +277,133 @@ PRESETS: dict[str, Config] = {
     "gpt3-13b": _preset(40, 5120, 40, 2048),
     "gpt3-175b": _preset(96, 12288, 96, 2048),
 }
+GPT2_RECIPE_PRESETS: tuple[str, ...] = tuple(PRESETS)  # the presets of the 2019 block (the page's menu, issue 15)
+
+# The modern recipe: RMSNorm, RoPE, SwiGLU, GQA, no biases (or q, k, v biases: Qwen2), QK-norm (Qwen3).
+MODERN = dict(norm="rmsnorm", positions="rope", mlp="swiglu", bias="none")
+
+
+def _modern(L: int, d: int, h: int, h_kv: int, d_ff: int, V: int, T_max: int, tie: bool = False, **recipe) -> Config:
+    """A published model at B = 8 and T = min(T_max, 8,192): its config.json's shape, as a Config."""
+    return Config(B=8, T=min(T_max, 8_192), d=d, h=h, L=L, V=V, T_max=T_max, tie=tie,
+                  **{**MODERN, "kv_heads": h_kv, "ff_dim": d_ff, **recipe})
+
+
+# Each from the model's published config.json (hidden_size, intermediate_size, num_hidden_layers,
+# num_attention_heads, num_key_value_heads, head_dim, vocab_size, max_position_embeddings, tie_word_embeddings);
+# tests assert the published parameter counts. Mistral-7B is v0.2 (v0.1 has a 4,096-token sliding window,
+# v0.3 a vocabulary of 32,768).
+PRESETS.update({
+    "llama3-8b": _modern(32, 4096, 32, 8, 14_336, 128_256, 8_192),
+    "llama3-70b": _modern(80, 8192, 64, 8, 28_672, 128_256, 8_192),
+    "llama3.2-1b": _modern(16, 2048, 32, 8, 8_192, 128_256, 131_072, tie=True),
+    "mistral-7b": _modern(32, 4096, 32, 8, 14_336, 32_000, 32_768),
+    "qwen2.5-0.5b": _modern(24, 896, 14, 2, 4_864, 151_936, 32_768, tie=True, bias="qkv"),
+    "qwen2.5-7b": _modern(28, 3584, 28, 4, 18_944, 152_064, 131_072, bias="qkv"),
+    "qwen3-0.6b": _modern(28, 1024, 16, 8, 3_072, 151_936, 40_960, tie=True, head_dim=128, qk_norm=True),
+})
+
+
+# --- a Hugging Face config.json, read in --------------------------------------------------------------------
+HF_MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "qwen3")
+_HF_SHAPE = {  # Config field -> config.json key, for the modern families (GPT-2's own names below)
+    "d": "hidden_size", "L": "num_hidden_layers", "h": "num_attention_heads", "V": "vocab_size",
+    "T_max": "max_position_embeddings", "ff_dim": "intermediate_size",
+}
+_GPT2_SHAPE = {"d": "n_embd", "L": "n_layer", "h": "n_head", "V": "vocab_size"}
+# Keys that change shapes, counts or the KV cache in ways the module does not build: refused by name when set.
+_HF_UNMODELLED = {
+    "num_experts": "mixture-of-experts layers", "num_local_experts": "mixture-of-experts layers",
+    "n_routed_experts": "mixture-of-experts layers", "moe_intermediate_size": "mixture-of-experts layers",
+    "shared_expert_intermediate_size": "a shared expert", "num_experts_per_tok": "mixture-of-experts routing",
+    "q_lora_rank": "low-rank (latent) attention", "kv_lora_rank": "low-rank (latent) attention",
+    "add_cross_attention": "cross-attention layers", "use_post_attention_norm": "extra norms (Gemma's)",
+    "use_pre_feedforward_layernorm": "extra norms (Gemma's)", "cross_attention_layers": "cross-attention layers",
+}
+
+
+class HFConfigError(ValueError):
+    """A config.json that cannot be read as a `Config`: the message names the field and what is wrong."""
+
+
+def _hf_int(doc: Mapping, key: str, what: str, default: int | None = None) -> int | None:
+    value = doc.get(key, default)
+    if key not in doc and default is None:
+        raise HFConfigError(f"config.json has no {key} ({what})")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise HFConfigError(f"config.json: {key} ({what}) must be a whole number, got {value!r}")
+    return value
+
+
+def _hf_bool(doc: Mapping, key: str, default: bool) -> bool:
+    value = doc.get(key, default)
+    if not isinstance(value, bool):
+        raise HFConfigError(f"config.json: {key} must be true or false, got {value!r}")
+    return value
+
+
+def _hf_refusals(doc: Mapping, model_type: str, T_max: int) -> None:
+    """HFConfigError naming the first key that would change shapes, counts or the KV cache but is not modelled."""
+    for key, what in _HF_UNMODELLED.items():
+        if doc.get(key) not in (None, False, 0, []):
+            raise HFConfigError(f"config.json: {key}={doc[key]!r} adds {what}, which this model does not build "
+                                f"(its shapes and counts would be wrong)")
+    window = doc.get("sliding_window")
+    active = model_type == "mistral" or doc.get("use_sliding_window") is True
+    if active and window is not None and window < T_max:
+        raise HFConfigError(f"config.json: sliding_window={window!r} keeps only the last {window} tokens' K and V "
+                            f"(a smaller KV cache than 2·L·B·T·h_kv·d_head), which this model does not build")
+    layer_types = doc.get("layer_types") or []
+    if any(t != "full_attention" for t in layer_types):
+        raise HFConfigError("config.json: layer_types lists layers other than full_attention (sliding-window "
+                            "layers change the KV cache), which this model does not build")
+    if doc.get("partial_rotary_factor", 1) != 1:
+        raise HFConfigError(f"config.json: partial_rotary_factor={doc['partial_rotary_factor']!r} rotates only part "
+                            f"of each head; this model's RoPE rotates all d_head features")
+
+
+def from_hf(doc: Mapping, B: int = 8, T: int | None = None) -> Config:
+    """The `Config` of a Hugging Face config.json (already parsed) of model type gpt2, llama, mistral, qwen2 or qwen3.
+
+    At batch size B and T = min(T_max, 8,192) unless given (the presets' batch shape). Nothing is fetched. Keys
+    that shape the model: hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
+    num_key_value_heads, head_dim, vocab_size, max_position_embeddings, tie_word_embeddings, attention_bias and
+    mlp_bias (GPT-2: n_embd, n_layer, n_head, n_positions or n_ctx, n_inner). Qwen2 always has q, k, v
+    biases; Qwen3 always has QK-norm. Keys that change no shape or count (rope_theta, rope_scaling,
+    rms_norm_eps, hidden_act, dtype ...) are accepted and do not matter here.
+
+    Raises `HFConfigError` (a ValueError) naming the key: a missing or mistyped shape key, an unknown model type,
+    or a key that would change shapes, counts or the KV cache but is not modelled (mixture of experts, a
+    sliding window shorter than the context, cross-attention, Gemma's extra norms, partial rotary, ...).
+    """
+    if not isinstance(doc, Mapping):
+        raise HFConfigError(f"config.json must hold a JSON object, got {type(doc).__name__}")
+    model_type = doc.get("model_type")
+    if model_type not in HF_MODEL_TYPES:
+        raise HFConfigError(f"config.json: model_type={model_type!r} is not one of {', '.join(HF_MODEL_TYPES)}")
+    if model_type == "gpt2":
+        shape = {k: _hf_int(doc, key, FIELD_DOCS[k]) for k, key in _GPT2_SHAPE.items()}
+        n_positions = "n_positions" if "n_positions" in doc else "n_ctx"
+        shape["T_max"] = _hf_int(doc, n_positions, FIELD_DOCS["T_max"])
+        shape["ff_dim"] = _hf_int(doc, "n_inner", FIELD_DOCS["d_ff"], default=0) or None
+        shape["tie"] = _hf_bool(doc, "tie_word_embeddings", True)
+    else:
+        shape = {k: _hf_int(doc, key, FIELD_DOCS.get(k, FIELD_DOCS["d_ff"])) for k, key in _HF_SHAPE.items()}
+        shape["kv_heads"] = _hf_int(doc, "num_key_value_heads", FIELD_DOCS["h_kv"], default=0) or None
+        shape["head_dim"] = _hf_int(doc, "head_dim", FIELD_DOCS["d_head"], default=0) or None
+        shape["tie"] = _hf_bool(doc, "tie_word_embeddings", False)
+        shape.update(MODERN, qk_norm=model_type == "qwen3")
+        attention, mlp = _hf_bool(doc, "attention_bias", False), _hf_bool(doc, "mlp_bias", False)
+        if model_type == "qwen2":
+            shape["bias"] = "qkv"  # Qwen2's q, k and v projections always have biases, W_o and the MLP none
+        elif attention != mlp:
+            raise HFConfigError(f"config.json: attention_bias={str(attention).lower()} with mlp_bias="
+                                f"{str(mlp).lower()} is not modelled: biases go on every linear or on none")
+        else:
+            shape["bias"] = "all" if attention else "none"
+    _hf_refusals(doc, model_type, shape["T_max"])
+    T_max = shape["T_max"]
+    try:
+        return Config(B=B, T=min(T_max, 8_192) if T is None and isinstance(T_max, int) else T, **shape)
+    except ValueError as e:
+        raise HFConfigError(f"config.json: {e}") from None

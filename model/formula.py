@@ -6,8 +6,8 @@ data, such as the activation bytes of a trace).
 
 Grammar (whitespace is ignored):
 - numbers: whole (`12`) or decimal (`0.02`);
-- symbols: the names in the mapping passed in (the lesson's B, T, d, h, d_head, L, V, T_max, and any extra
-  such as N or D), longest name first, so `T_max` is one symbol and `Td` is T times d;
+- symbols: the names in the mapping passed in (the lesson's B, T, d, h, d_head, L, V, T_max, the recipe's h_kv
+  and d_ff, and any extra such as N or D), longest name first, so `T_max` is one symbol and `Td` is T times d;
 - `·` or `×` multiply, and so does juxtaposition (`4LTd` = 4·L·T·d, `2(V + T_max)d`);
 - `²`, `³` (any superscript digits) are whole powers; `^` followed by a number is a power too (`N^0.34`);
 - `+`, `−` (or `-`), `/`, parentheses, and a leading sign.
@@ -21,7 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-LESSON_SYMBOLS = ("B", "T", "d", "h", "d_head", "L", "V", "T_max")
+from .notation import SYMBOLS as LESSON_SYMBOLS  # the lesson's symbols and the recipe's h_kv, d_ff
+
 SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SUPER = re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
@@ -214,7 +215,7 @@ def is_exact(formula: str, names: tuple[str, ...]) -> bool:
 
 # --- formulas from data: a sum of monomials, printed in the lesson's way -------------------------------------
 _SUPER_DIGITS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
-MONOMIAL_ORDER = ("B", "h", "T", "d", "d_head", "L", "V", "T_max")  # "BhT²", "BTd": the lesson's way
+MONOMIAL_ORDER = ("B", "h", "h_kv", "T", "d", "d_head", "d_ff", "L", "V", "T_max")  # "BhT²", "BTd": the lesson's way
 
 
 def monomial(powers: Mapping[str, int], order: tuple[str, ...] = MONOMIAL_ORDER) -> str:
@@ -304,3 +305,26 @@ def grouped(groups: Mapping[int, tuple[Poly, Poly]]) -> str:
         single = len(inner) == 1 and (block and not outside or len(outside) == 1)
         parts.append(text if size == 1 else (f"{size}{text}" if single and not text[0].isdigit() else f"{size}·({text})"))
     return " + ".join(parts) if parts else "0"
+
+
+def to_poly(formula: str, names: tuple[str, ...] = LESSON_SYMBOLS) -> Poly:
+    """A formula of sums, products and whole powers as a polynomial: "(h + 2h_kv)·d_head" -> h·d_head + 2h_kv·d_head."""
+    def atom(t: Token) -> Poly:
+        if t.kind == "num":
+            if "." in t.text:
+                raise ValueError(f"formula {formula!r}: a decimal is no polynomial coefficient")
+            return poly_const(int(t.text))
+        return poly_symbol(t.text)
+
+    def binop(op: str, a: Poly, b: Poly) -> Poly:
+        if op == "/":
+            raise ValueError(f"formula {formula!r}: '/' makes no polynomial")
+        return poly_mul(a, b) if op == "*" else poly_add(a, b, 1 if op == "+" else -1)
+
+    def power(a: Poly, exponent: str) -> Poly:
+        out = poly_const(1)
+        for _ in range(int(exponent)):
+            out = poly_mul(out, a)
+        return out
+
+    return _Parser(formula, tokenize(formula, names), atom, binop, power, lambda v: poly_add({}, v, -1)).parse()

@@ -1,4 +1,8 @@
-"""The lesson's 2019 GPT-2 as an `nn.Module`, in nanoGPT's spirit but with every intermediate tensor exposed.
+"""The lesson's decoder as one `nn.Module`, in nanoGPT's spirit but with every intermediate tensor exposed.
+
+One module, two recipes: `Config`'s switches pick LayerNorm or RMSNorm, a learned position table or RoPE,
+GELU or SwiGLU, h_kv heads for K and V (grouped-query attention), biases on every linear, on none or on
+q, k and v only, and QK-norm. With the defaults it is GPT-2, tensor for tensor.
 
 Each tensor the lesson draws passes through a named `Tap` (an identity module), so forward hooks see the
 tensors inside attention that are no module's output (q, k, v, scores, the masked scores, ...). Attention
@@ -14,109 +18,199 @@ from torch import nn
 
 from .config import Config
 
+ROPE_BASE = 10_000.0  # θ_i = base^(−2i/d_head); the base changes values, never a shape or a count
+NORM_EPS = 1e-5
+
 
 class Tap(nn.Identity):
     """Identity module that names a tensor for tracing; costs nothing in a plain forward pass."""
 
 
+class RMSNorm(nn.Module):
+    """x / rms(x) · g over the last dimension: a gain only, no mean subtracted (Zhang & Sennrich 2019).
+
+    Written out so that its statistic is a tensor: `rstd` (…, 1) = 1 / sqrt(mean(x²) + eps). Traced modules
+    record this module's output as well as its `rstd`."""
+
+    traced = True  # model.passes records the output of this non-leaf module
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(width))  # g: (width,)
+        self.rstd = Tap()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rstd = self.rstd(torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + NORM_EPS))  # (…, 1)
+        return x * rstd * self.weight
+
+
+def norm(cfg: Config, width: int) -> nn.Module:
+    """The recipe's normalisation over `width` features: LayerNorm (bias unless `bias` is not "all") or RMSNorm."""
+    if cfg.norm == "rmsnorm":
+        return RMSNorm(width)
+    return nn.LayerNorm(width, bias=cfg.bias == "all")
+
+
+class Rotary(nn.Module):
+    """RoPE's angles for T positions: angle[t, i] = t · θ_i, θ_i = base^(−2i/d_head), each frequency twice
+    (the "rotate half" layout of Llama's Hugging Face port), and their cosines and sines: (T, d_head) each."""
+
+    def __init__(self, d_head: int) -> None:
+        super().__init__()
+        self.d_head = d_head
+        self.angles, self.cos, self.sin = Tap(), Tap(), Tap()
+
+    def forward(self, T: int, device: torch.device, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        theta = ROPE_BASE ** (-torch.arange(0, self.d_head, 2, device=device, dtype=torch.float32) / self.d_head)
+        freqs = torch.outer(torch.arange(T, device=device, dtype=torch.float32), theta)  # (T, d_head/2)
+        angles = self.angles(torch.cat((freqs, freqs), dim=-1).to(dtype))  # (T, d_head)
+        return self.cos(angles.cos()), self.sin(angles.sin())  # (T, d_head) each
+
+
+def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """x rotated by position: x·cos + rotate_half(x)·sin, rotate_half([a, b]) = [−b, a]. Shape kept."""
+    a, b = x.chunk(2, dim=-1)
+    return x * cos + torch.cat((-b, a), dim=-1) * sin
+
+
 class CausalSelfAttention(nn.Module):
-    """Fused QKV, h heads of d_head features, scores / sqrt(d_head), causal mask, softmax, output projection."""
+    """Fused q, k, v projection; h heads of d_head features for q, h_kv for k and v (each K/V head shared by
+    h/h_kv query heads); optional QK-norm and RoPE; scores / sqrt(d_head), causal mask, softmax, projection."""
 
     def __init__(self, cfg: Config) -> None:
         super().__init__()
-        self.h = cfg.h
-        self.qkv = nn.Linear(cfg.d, 3 * cfg.d)  # W_qkv: (d, 3d) + bias
-        self.proj = nn.Linear(cfg.d, cfg.d)  # W_o: (d, d) + bias
-        for name in ("q", "k", "v", "scores", "masked", "attn", "attn_v", "merged"):
+        self.h, self.h_kv, self.d_head = cfg.h, cfg.h_kv, cfg.d_head
+        width = (cfg.h + 2 * cfg.h_kv) * cfg.d_head
+        self.qkv = nn.Linear(cfg.d, width, bias=cfg.bias != "none")  # W_qkv: (d, (h + 2h_kv)·d_head); GPT-2: (d, 3d)
+        self.proj = nn.Linear(cfg.h * cfg.d_head, cfg.d, bias=cfg.bias == "all")  # W_o: (h·d_head, d)
+        if cfg.qk_norm:
+            self.q_norm, self.k_norm = RMSNorm(cfg.d_head), RMSNorm(cfg.d_head)  # one gain (d_head,), every head
+        self.rope = cfg.positions == "rope"
+        names = ["q", "k", "v", "scores", "masked", "attn", "attn_v", "merged"]
+        names += ["q_rot", "k_rot"] if self.rope else []
+        names += ["k_heads", "v_heads"] if self.h_kv != self.h else []
+        for name in names:
             setattr(self, name, Tap())
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        B, T, d = x.shape
-        h, d_head = self.h, d // self.h
-        q, k, v = self.qkv(x).split(d, dim=2)  # each (B, T, d)
+    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+        B, T, _ = x.shape
+        h, h_kv, d_head = self.h, self.h_kv, self.d_head
+        q, k, v = self.qkv(x).split([h * d_head, h_kv * d_head, h_kv * d_head], dim=2)
         q = self.q(q.view(B, T, h, d_head).transpose(1, 2))  # (B, h, T, d_head)
-        k = self.k(k.view(B, T, h, d_head).transpose(1, 2))  # (B, h, T, d_head)
-        v = self.v(v.view(B, T, h, d_head).transpose(1, 2))  # (B, h, T, d_head)
+        k = self.k(k.view(B, T, h_kv, d_head).transpose(1, 2))  # (B, h_kv, T, d_head)
+        v = self.v(v.view(B, T, h_kv, d_head).transpose(1, 2))  # (B, h_kv, T, d_head)
+        if hasattr(self, "q_norm"):
+            q, k = self.q_norm(q), self.k_norm(k)  # RMSNorm over d_head, per head
+        if self.rope:
+            q, k = self.q_rot(rotate(q, *rope)), self.k_rot(rotate(k, *rope))  # (B, h, T, d_head), (B, h_kv, T, d_head)
+        if h_kv != h:  # each K/V head serves h/h_kv query heads: a view when h_kv = 1, else a copy
+            k = self.k_heads(k[:, :, None].expand(B, h_kv, h // h_kv, T, d_head).reshape(B, h, T, d_head))
+            v = self.v_heads(v[:, :, None].expand(B, h_kv, h // h_kv, T, d_head).reshape(B, h, T, d_head))
         scores = self.scores(q @ k.transpose(-2, -1) / math.sqrt(d_head))  # (B, h, T, T)
         future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)  # True above the diagonal
         masked = self.masked(scores.masked_fill(future, float("-inf")))  # (B, h, T, T)
         attn = self.attn(F.softmax(masked, dim=-1))  # (B, h, T, T), rows sum to 1
         y = self.attn_v(attn @ v)  # (B, h, T, d_head)
-        y = self.merged(y.transpose(1, 2).contiguous().view(B, T, d))  # (B, T, d)
+        y = self.merged(y.transpose(1, 2).contiguous().view(B, T, h * d_head))  # (B, T, h·d_head); GPT-2: (B, T, d)
         return self.proj(y)  # (B, T, d)
 
 
 class MLP(nn.Module):
-    """d -> 4d -> d with GELU (tanh approximation, as GPT-2)."""
+    """GELU: d -> d_ff -> d (tanh approximation, as GPT-2; d_ff = 4d). SwiGLU: SiLU(x W_gate) · (x W_up), then W_down."""
 
     def __init__(self, cfg: Config) -> None:
         super().__init__()
-        self.fc = nn.Linear(cfg.d, 4 * cfg.d)  # (d, 4d) + bias
-        self.gelu = nn.GELU(approximate="tanh")
-        self.proj = nn.Linear(4 * cfg.d, cfg.d)  # (4d, d) + bias
+        bias = cfg.bias == "all"
+        self.swiglu = cfg.mlp == "swiglu"
+        if self.swiglu:
+            self.gate = nn.Linear(cfg.d, cfg.d_ff, bias=bias)  # W_gate: (d, d_ff)
+            self.up = nn.Linear(cfg.d, cfg.d_ff, bias=bias)  # W_up: (d, d_ff)
+            self.silu = nn.SiLU()
+            self.gated = Tap()
+        else:
+            self.fc = nn.Linear(cfg.d, cfg.d_ff, bias=bias)  # (d, d_ff) + bias
+            self.gelu = nn.GELU(approximate="tanh")
+        self.proj = nn.Linear(cfg.d_ff, cfg.d, bias=bias)  # (d_ff, d) + bias; W_down in SwiGLU
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.swiglu:
+            gate, up = self.gate(x), self.up(x)  # (B, T, d_ff) each
+            return self.proj(self.gated(self.silu(gate) * up))  # (B, T, d_ff) -> (B, T, d)
         return self.proj(self.gelu(self.fc(x)))
 
 
 class Block(nn.Module):
-    """Pre-norm block: x = x + Attn(LN(x)); x = x + MLP(LN(x)). Maps (B, T, d) to (B, T, d)."""
+    """Pre-norm block: x = x + Attn(norm(x)); x = x + MLP(norm(x)). Maps (B, T, d) to (B, T, d)."""
 
     def __init__(self, cfg: Config) -> None:
         super().__init__()
-        self.ln_1 = nn.LayerNorm(cfg.d)
+        self.ln_1 = norm(cfg, cfg.d)
         self.attn = CausalSelfAttention(cfg)
         self.resid_1 = Tap()
-        self.ln_2 = nn.LayerNorm(cfg.d)
+        self.ln_2 = norm(cfg, cfg.d)
         self.mlp = MLP(cfg)
         self.resid_2 = Tap()
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self.resid_1(x + self.attn(self.ln_1(x)))
+    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+        x = self.resid_1(x + self.attn(self.ln_1(x), rope))
         return self.resid_2(x + self.mlp(self.ln_2(x)))
 
 
 def _init_weights(module: nn.Module) -> None:
-    """GPT-2's initialisation: weights N(0, 0.02), biases 0, so an untrained model's loss starts near ln V."""
+    """GPT-2's initialisation: weights N(0, 0.02), biases 0 (norm gains 1), so an untrained model's loss starts near ln V."""
     if isinstance(module, (nn.Linear, nn.Embedding)):
         nn.init.normal_(module.weight, mean=0.0, std=0.02)
     if isinstance(module, nn.Linear) and module.bias is not None:
         nn.init.zeros_(module.bias)
+    if isinstance(module, RMSNorm):
+        nn.init.ones_(module.weight)
 
 
 class GPT(nn.Module):
-    """Token table W_te (V, d) + position table W_pe (T_max, d), L blocks, final LayerNorm, head.
+    """Token table W_te (V, d) + position table W_pe (T_max, d) or RoPE, L blocks, final norm, head.
 
     The head is tied to W_te when `cfg.tie` (it adds no parameters, but its matmul still costs 2dV FLOPs per
     token); `tie=False` gives a separate bias-free `Linear(d, V)`.
 
     `depth` builds only the first `depth` blocks (default all L). Tracing builds one: every block is the same
     shape-preserving map (B, T, d) -> (B, T, d), so blocks 1 ... L-1 repeat block 0's shapes exactly.
+    With RoPE, the angles are made once per pass (`embed_tokens`) and every block rotates q and k by them.
     """
 
     def __init__(self, cfg: Config, *, depth: int | None = None) -> None:
         super().__init__()
         self.cfg = cfg
         self.wte = nn.Embedding(cfg.V, cfg.d)  # W_te
-        self.wpe = nn.Embedding(cfg.T_max, cfg.d)  # W_pe
-        self.embed = Tap()
+        if cfg.positions == "learned":
+            self.wpe = nn.Embedding(cfg.T_max, cfg.d)  # W_pe
+            self.embed = Tap()
+        else:
+            self.rope = Rotary(cfg.d_head)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.L if depth is None else depth))
-        self.ln_f = nn.LayerNorm(cfg.d)
+        self.ln_f = norm(cfg, cfg.d)
         self.head = nn.Linear(cfg.d, cfg.V, bias=False)
         if cfg.tie:
             self.head.weight = self.wte.weight
         self.loss = Tap()
+        self._rope: tuple[torch.Tensor, torch.Tensor] | None = None
         if self.wte.weight.device.type != "meta":  # meta modules (tracing) need no values
             self.apply(_init_weights)
 
     def embed_tokens(self, idx: torch.Tensor) -> torch.Tensor:
-        """(B, T) token ids -> (B, T, d) residual stream: tok + pos."""
+        """(B, T) token ids -> (B, T, d) residual stream: tok + pos (learned), or tok with RoPE's angles made."""
         T = idx.shape[1]
+        tok = self.wte(idx)  # (B, T, d)
+        if self.cfg.positions == "rope":
+            self._rope = self.rope(T, idx.device, tok.dtype)  # cos, sin: (T, d_head) each
+            return tok
         if T > self.cfg.T_max:
             raise ValueError(f"T={T} exceeds T_max={self.cfg.T_max}: the learned position table cannot extrapolate")
-        tok = self.wte(idx)  # (B, T, d)
         pos = self.wpe(torch.arange(T, device=idx.device))  # (T, d), broadcast over B
         return self.embed(tok + pos)  # (B, T, d)
+
+    def block(self, i: int, x: torch.Tensor) -> torch.Tensor:
+        """Block i on x, with the angles of the last `embed_tokens` when the recipe uses RoPE."""
+        return self.blocks[i](x) if self._rope is None else self.blocks[i](x, self._rope)
 
     def logits_and_loss(self, x: torch.Tensor, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(B, T, d) -> logits (B, T, V) and the next-token loss.
@@ -134,8 +228,9 @@ class GPT(nn.Module):
     def forward(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(B, T) token ids -> (logits (B, T, V), loss () or None)."""
         x = self.embed_tokens(idx)
-        for block in self.blocks:
-            x = block(x)
+        for i in range(len(self.blocks)):
+            x = self.block(i, x)
+        self._rope = None
         return self.logits_and_loss(x, idx)
 
     def num_params(self) -> int:

@@ -20,13 +20,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .config import Config
-from .formula import Poly, grouped, poly_add, poly_const, poly_mul, poly_symbol
-from .notation import parse
-from .passes import run_pass
+from .figures import Line
+from .formula import Poly, grouped, poly_add, poly_const, poly_mul, poly_symbol, to_poly
+from .notation import dims
+from .passes import DTYPES, run_pass
 
 # Probe values (B, T, d_head, h, V, T_max): small, far enough apart that no two candidate monomials agree on all three.
 _PROBES = ((2, 5, 4, 3, 11, 7), (3, 7, 5, 4, 13, 9), (5, 4, 3, 6, 17, 11))
 _FACTORS = ("B", "h", "T", "T-1", "d", "d_head", "V", "T_max")
+# The modern recipe's probes (B, T, d_head, h, h_kv, V, T_max, d_ff, d when d_head is set apart): four, as it has
+# two more factors; d_head even (RoPE), h_kv a divisor of h with h/h_kv varying, d_ff and d apart from the rest.
+_RECIPE_PROBES = ((2, 5, 4, 6, 3, 11, 7, 13, 10), (3, 7, 2, 8, 2, 13, 9, 19, 14), (5, 4, 6, 15, 5, 17, 11, 23, 22),
+                  (7, 6, 8, 10, 5, 19, 13, 29, 26))
+_RECIPE_FACTORS = ("B", "h", "h_kv", "T", "T-1", "d", "d_head", "d_ff", "V", "T_max")
 _MAX_DEGREE = 4
 
 
@@ -42,6 +48,7 @@ class Structure:
     tie: bool
     dtype: str
     ones: tuple[bool, ...]  # per field of ONES: is it 1?
+    recipe: tuple[object, ...] | None = None  # None for GPT-2's recipe; else the switches, K/V heads and d_head kind
 
 
 # The sizes whose being 1 changes which tensors are views and which storages autograd keeps (found by flipping
@@ -52,23 +59,48 @@ ONES = ("B", "T", "T-1", "h")
 def structure(cfg: Config, dtype: str) -> Structure:
     """The structure of `cfg` at `dtype` (see `Structure`)."""
     v = _factor_values(cfg)
-    return Structure(tie=cfg.tie, dtype=dtype, ones=tuple(v[k] == 1 for k in ONES))
+    recipe = None
+    if not cfg.gpt2_recipe:  # K/V heads: all h (no expansion), 1 (expanded by a view) or a group (copied)
+        kv = "mha" if cfg.h_kv == cfg.h else "mqa" if cfg.h_kv == 1 else "gqa"
+        recipe = (cfg.norm, cfg.positions, cfg.mlp, cfg.bias, cfg.qk_norm, kv, cfg.head_dim is not None)
+    return Structure(tie=cfg.tie, dtype=dtype, ones=tuple(v[k] == 1 for k in ONES), recipe=recipe)
 
 
 def structure_key(s: Structure) -> str:
-    """"tied,fp32,B1" style text: tie, dtype and the sizes that are 1 (the export's JavaScript writes the same)."""
+    """"tied,fp32,B1" style text: tie, dtype and the sizes that are 1 (the export's JavaScript writes the same);
+    the modern recipe adds its switches ("rmsnorm,rope,swiglu,none,qk_norm,gqa,d_head")."""
     ones = [k for k, one in zip(ONES, s.ones) if one]
-    return ",".join(["tied" if s.tie else "untied", s.dtype, *(f"{k}=1" for k in ones)])
+    recipe = []
+    if s.recipe is not None:
+        norm, positions, mlp, bias, qk_norm, kv, apart = s.recipe
+        recipe = [norm, positions, mlp, f"bias={bias}", *(["qk_norm"] if qk_norm else []), kv,
+                  *(["d_head"] if apart else [])]
+    return ",".join(["tied" if s.tie else "untied", s.dtype, *(f"{k}=1" for k in ones), *recipe])
 
 
 def probes(s: Structure) -> list[Config]:
     """Three configs of structure `s` with otherwise different sizes."""
     one = dict(zip(ONES, s.ones))
+    if s.recipe is not None:
+        return _recipe_probes(s, one)
     out = []
     for B, T, d_head, h, V, T_max in _PROBES:
         T = 1 if one["T"] else 2 if one["T-1"] else T
         h = 1 if one["h"] else h
         out.append(Config(B=1 if one["B"] else B, T=T, d=h * d_head, h=h, L=1, V=V, T_max=max(T, T_max), tie=s.tie))
+    return out
+
+
+def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
+    norm, positions, mlp, bias, qk_norm, kv, apart = s.recipe
+    out = []
+    for B, T, d_head, h, h_kv, V, T_max, d_ff, d in _RECIPE_PROBES:
+        T = 1 if one["T"] else 2 if one["T-1"] else T
+        h = 1 if one["h"] else h
+        h_kv = h if kv == "mha" else 1 if kv == "mqa" else h_kv
+        out.append(Config(B=1 if one["B"] else B, T=T, d=d if apart else h * d_head, h=h, L=1, V=V,
+                          T_max=max(T, T_max), tie=s.tie, norm=norm, positions=positions, mlp=mlp, ff_dim=d_ff,
+                          kv_heads=h_kv, head_dim=d_head if apart else None, bias=bias, qk_norm=qk_norm))
     return out
 
 
@@ -90,16 +122,16 @@ def _monomial_poly(coeff: int, factors: tuple[str, ...]) -> Poly:
 
 
 @functools.cache
-def _candidates() -> tuple[tuple[str, ...], ...]:
-    """Monomials in _FACTORS up to _MAX_DEGREE, lowest degree first."""
-    return tuple(c for k in range(_MAX_DEGREE + 1) for c in itertools.combinations_with_replacement(_FACTORS, k))
+def _candidates(factors: tuple[str, ...] = _FACTORS) -> tuple[tuple[str, ...], ...]:
+    """Monomials in `factors` up to _MAX_DEGREE, lowest degree first."""
+    return tuple(c for k in range(_MAX_DEGREE + 1) for c in itertools.combinations_with_replacement(factors, k))
 
 
 def fit_monomial(counts: list[int], probes: list[Config]) -> Poly:
     """The polynomial c·f₁·f₂… (lowest degree, whole c ≥ 1) equal to counts[i] at probes[i]; RuntimeError if none."""
     values = [_factor_values(p) for p in probes]
     found: list[tuple[int, tuple[str, ...]]] = []
-    for factors in _candidates():
+    for factors in _candidates(_FACTORS if probes[0].gpt2_recipe else _RECIPE_FACTORS):
         if found and len(factors) > len(found[0][1]):
             break
         products = [math.prod(v[f] for f in factors) for v in values]
@@ -111,7 +143,7 @@ def fit_monomial(counts: list[int], probes: list[Config]) -> Poly:
         if c >= 1 and all(c * p == n for p, n in zip(products, counts)):
             found.append((c, factors))
     if not found:
-        raise RuntimeError(f"element counts {counts} at the probes fit no monomial in {', '.join(_FACTORS)}")
+        raise RuntimeError(f"element counts {counts} at the probes fit no monomial in {', '.join(_RECIPE_FACTORS)}")
     return _monomial_poly(*found[0])  # several only where sizes of 1 make them equal: the first reads best
 
 
@@ -130,20 +162,38 @@ def saved_formula(s: Structure) -> str:
     groups: dict[int, tuple[Poly, Poly]] = {}
     for storages in zip(*passes):
         size = storages[0].element_bytes
-        poly = fit_monomial([x.nbytes // x.element_bytes for x in storages], configs)
-        _add(groups, size, storages[0].phase == "block", poly)
+        counts = [x.nbytes // x.element_bytes for x in storages]
+        poly = _owner_poly(storages[0].owner, counts, configs) if s.recipe is not None else None
+        _add(groups, size, storages[0].phase == "block", poly or fit_monomial(counts, configs))
     return grouped(groups)
 
 
-def shape_poly(symbolic: str) -> Poly:
-    """The element count of a lesson-notation shape as a polynomial: "(B, h, T, T)" -> BhT², and h·d_head -> d."""
+def _owner_poly(owner: str | None, counts: list[int], configs: list[Config]) -> Poly | None:
+    """The modern recipe's saved storage as its owner's notation shape (the fused q, k, v output is the sum
+    (h + 2h_kv)·d_head, no monomial), if it has a recorded owner whose shape gives the counts; else None."""
+    from .tracing import BLOCK_PREFIX, notation
+
+    if owner is None:
+        return None
+    local = owner[len(BLOCK_PREFIX):] if owner.startswith(BLOCK_PREFIX) else owner
+    apart = configs[0].head_dim is not None
+    poly = shape_poly(notation(configs[0])[local][0], apart)
+    values = [_factor_values(c) for c in configs]
+    if any(sum(c * math.prod(v[s] ** k for s, k in m) for m, c in poly.items()) != n for v, n in zip(values, counts)):
+        return None
+    return poly
+
+
+def shape_poly(symbolic: str, apart: bool = False) -> Poly:
+    """The element count of a lesson-notation shape as a polynomial: "(B, h, T, T)" -> BhT², and h·d_head -> d
+    (unless d_head is set apart from d / h)."""
     poly = poly_const(1)
-    for coeff, sym in parse(symbolic):
-        poly = poly_mul(poly, poly_const(coeff) if sym is None else poly_symbol(sym, coeff))
+    for dim in dims(symbolic):
+        poly = poly_mul(poly, to_poly(dim))
     out: Poly = {}
     for mono, c in poly.items():
         powers = dict(mono)
-        while powers.get("h", 0) and powers.get("d_head", 0):  # h heads of d_head features are d features
+        while not apart and powers.get("h", 0) and powers.get("d_head", 0):  # h heads of d_head features: d
             for s in ("h", "d_head"):
                 powers[s] -= 1
             powers["d"] = powers.get("d", 0) + 1
@@ -152,12 +202,13 @@ def shape_poly(symbolic: str) -> Poly:
     return out
 
 
-def new_memory_formula(rows: Iterable) -> str:
-    """Bytes of the rows that are new memory (not views), grouped by element size; block rows × L."""
+def new_memory_formula(rows: Iterable, apart: bool = False) -> str:
+    """Bytes of the rows that are new memory (not views), grouped by element size; block rows × L.
+    `apart`: d_head is set apart from d / h (h·d_head is then no d)."""
     groups: dict[int, tuple[Poly, Poly]] = {}
     for r in rows:
         if not r.view:
-            _add(groups, r.nbytes // r.numel, r.block is not None, shape_poly(r.symbolic))
+            _add(groups, r.nbytes // r.numel, r.block is not None, shape_poly(r.symbolic, apart))
     return grouped(groups)
 
 
@@ -167,3 +218,18 @@ KORTHIKANTI_NOTE = ("Korthikanti et al. (2022) estimate activations at 16 bits w
                     "dropout masks (as²b + 2sbh bytes) nor a separate dropout output (2as²b): attn @ v reuses the "
                     "softmax output. It does keep the (T, T) causal mask and LayerNorm's mean and rstd, and the "
                     "measured total adds the embedding, the final LayerNorm, the head and the loss.")
+
+
+def kv_cache_lines(cfg: Config, dtype: str) -> list[Line]:
+    """The KV cache of inference at `dtype`: K and V of h_kv heads of d_head features, per block, per token kept.
+
+    2·L·B·T·h_kv·d_head elements for B sequences of T tokens; per token 2·L·h_kv·d_head. Grouped-query attention
+    divides it by h/h_kv against multi-head attention; a set-apart d_head (Qwen3) is used as it is, not d / h."""
+    size = DTYPES[dtype]
+    per_token = 2 * cfg.L * cfg.h_kv * cfg.d_head * size
+    return [
+        Line("memory/kv_cache", f"KV cache at {dtype}: K and V of h_kv heads, every block, B sequences of T tokens",
+             f"2LBT·h_kv·d_head·{size}", per_token * cfg.B * cfg.T, "bytes"),
+        Line("memory/kv_cache_per_token", f"KV cache per token at {dtype} (one sequence, one more token)",
+             f"2L·h_kv·d_head·{size}", per_token, "bytes"),
+    ]

@@ -1,33 +1,60 @@
 """Symbolic shapes in the lesson's notation, such as "(B, h, T, d_head)" or "(B, T, 3d)", as data.
 
-Grammar: a parenthesised, comma-separated list of dimensions; each dimension is a whole number, a symbol
-(B, T, d, h, d_head, L, V, T_max), or a whole-number coefficient written before a symbol ("4d").
-The same grammar is evaluated in the exported page's JavaScript, so keep it this small.
+The symbols, each named once here (`SYMBOL_DOCS`): the lesson's B, T, d, h, d_head, L, V, T_max, and the modern
+recipe's h_kv (heads of K and V) and d_ff (the MLP's hidden width).
+
+Grammar: a parenthesised, comma-separated list of dimensions. GPT-2's shapes use the small form that the
+exported page's JavaScript evaluates (`parse`): a whole number, a symbol, or a whole-number coefficient written
+before a symbol ("4d"). The modern recipe's shapes may also multiply and add symbols in a dimension
+("h_kv·d_head", "(h + 2h_kv)·d_head"): any `model.formula` expression without commas (`evaluate`).
 """
 from __future__ import annotations
 
 import re
 
-SYMBOLS = ("B", "T", "d", "h", "d_head", "L", "V", "T_max")
+SYMBOL_DOCS: dict[str, str] = {
+    "B": "batch size (sequences per forward pass)",
+    "T": "sequence length (tokens per sequence)",
+    "d": "model width (residual stream size)",
+    "h": "attention heads (query heads)",
+    "d_head": "features per head (d / h unless set apart)",
+    "L": "number of Transformer blocks",
+    "V": "vocabulary size",
+    "T_max": "rows of the learned position table W_pe, or with RoPE the context the model was trained for",
+    "h_kv": "heads of K and V (grouped-query attention; h_kv = h is multi-head, 1 is multi-query)",
+    "d_ff": "the MLP's hidden width (4d in GPT-2)",
+}
+SYMBOLS = tuple(SYMBOL_DOCS)
 _DIM = re.compile(r"^(\d*)(B|T_max|T|d_head|d|h|L|V)?$")
 
 
-def parse(symbolic: str) -> tuple[tuple[int, str | None], ...]:
-    """"(B, T, 3d)" -> ((1, "B"), (1, "T"), (3, "d")); a plain number n -> (n, None)."""
+def dims(symbolic: str) -> list[str]:
+    """The dimensions of a shape as text: "(B, T, (h + 2h_kv)·d_head)" -> ["B", "T", "(h + 2h_kv)·d_head"]."""
     text = symbolic.strip()
     if not (text.startswith("(") and text.endswith(")")):
         raise ValueError(f"symbolic shape {symbolic!r} must be written in parentheses, like '(B, T, d)'")
-    inner = text[1:-1].strip()
-    dims = []
-    for part in filter(None, (p.strip() for p in inner.split(","))):
+    return [p.strip() for p in text[1:-1].split(",") if p.strip()]
+
+
+def parse(symbolic: str) -> tuple[tuple[int, str | None], ...]:
+    """"(B, T, 3d)" -> ((1, "B"), (1, "T"), (3, "d")); a plain number n -> (n, None). GPT-2's small form only."""
+    out = []
+    for part in dims(symbolic):
         m = _DIM.match(part)
         if not m or not (m.group(1) or m.group(2)):
             raise ValueError(f"dimension {part!r} of {symbolic!r} is not a number, a symbol {SYMBOLS} or a multiple like '4d'")
-        coeff = int(m.group(1)) if m.group(1) else 1
-        dims.append((coeff, m.group(2)))
-    return tuple(dims)
+        out.append((int(m.group(1)) if m.group(1) else 1, m.group(2)))
+    return tuple(out)
 
 
 def evaluate(symbolic: str, values: dict[str, int]) -> tuple[int, ...]:
     """The concrete shape of a symbolic one: evaluate("(B, T, 3d)", {"B": 8, "T": 4, "d": 768}) == (8, 4, 2304)."""
-    return tuple(coeff * (values[sym] if sym else 1) for coeff, sym in parse(symbolic))
+    from .formula import evaluate as value
+
+    out = []
+    for part in dims(symbolic):
+        n = value(part, values)
+        if n != int(n):
+            raise ValueError(f"dimension {part!r} of {symbolic!r} is not a whole number at {values}")
+        out.append(int(n))
+    return tuple(out)

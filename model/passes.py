@@ -1,8 +1,8 @@
 """One training-mode forward pass of `GPT(cfg)` on the meta device, recorded: `run_pass(cfg, dtype)` -> `Pass`.
 
 What it records, in one pass (shapes without memory, at any size):
-- every tensor that a named leaf module of `GPT` outputs (forward hooks; the `Tap`s name those inside
-  attention), whether it is a *view* of an earlier recorded tensor's storage (q, k, v of qkv) or new memory;
+- every tensor that a named leaf module of `GPT` outputs, and a module marked `traced` (RMSNorm, whose
+  statistic is a Tap inside it) (forward hooks; the `Tap`s name those inside attention), whether it is a *view* of an earlier recorded tensor's storage (q, k, v of qkv) or new memory;
 - FLOPs of one block and of the head, counted with torch's own per-op formulas (`torch.utils.flop_counter`'s
   registry: matmuls only, FLOPs not MACs) by a small dispatch mode; tests check it equals `FlopCounterMode`
   on the full-depth model, which costs several times more (it decomposes every other op);
@@ -134,8 +134,8 @@ _PASS_LOCK = threading.Lock()  # one pass at a time: passes share the cached mod
 
 @functools.lru_cache(maxsize=16)
 def _module(arch: Config, dtype: str) -> GPT:
-    """`GPT(arch, depth=1)` on the meta device at `dtype`. A module depends on d, h, V, T_max and tie only (B, T
-    and L are the input's and the depth's), so moving B, T or L reuses it: `arch` has B = T = L = 1."""
+    """`GPT(arch, depth=1)` on the meta device at `dtype`. A module depends on d, h, V, T_max, tie and the recipe
+    only (B, T and L are the input's and the depth's), so moving B, T or L reuses it: `arch` has B = T = L = 1."""
     with torch.device("meta"):
         model = GPT(arch, depth=1)
     return model.to(TORCH_DTYPES[dtype])
@@ -151,7 +151,7 @@ def run_pass(cfg: Config, dtype: str = "fp32") -> Pass:
 def _run(cfg: Config, dtype: str) -> Pass:
     model = _module(replace(cfg, B=1, T=1, L=1), dtype)
     recorder = _Recorder()
-    leaves = [(n, m) for n, m in model.named_modules() if n and not list(m.children())]
+    leaves = [(n, m) for n, m in model.named_modules() if n and (not list(m.children()) or getattr(m, "traced", False))]
     handles = [m.register_forward_hook(recorder.hook(n)) for n, m in leaves]
     try:
         with torch.enable_grad(), _Flops() as counter, \
@@ -160,7 +160,7 @@ def _run(cfg: Config, dtype: str) -> Pass:
             recorder.outputs.append(("idx", idx, "embed"))
             x = model.embed_tokens(idx)
             recorder.phase, before, bmm_before = "block", counter.total, counter.bmm
-            y = model.blocks[0](x)
+            y = model.block(0, x)
             if y.shape != x.shape:
                 raise RuntimeError(f"a block must map {tuple(x.shape)} to itself, got {tuple(y.shape)}: "
                                    "blocks cannot be collapsed")
@@ -188,7 +188,8 @@ def _run(cfg: Config, dtype: str) -> Pass:
     block = model.blocks[0]
     return Pass(
         tensors=tuple(tensors), saved=saved, flops_block=flops_block, flops_attn_block=flops_attn,
-        flops_head=flops_head, params_embed=_numel(model.wte) + _numel(model.wpe), params_block=_numel(block),
+        flops_head=flops_head, params_embed=_numel(model.wte) + (_numel(model.wpe) if hasattr(model, "wpe") else 0),
+        params_block=_numel(block),
         params_attn=_numel(block.attn), params_mlp=_numel(block.mlp), params_ln_f=_numel(model.ln_f),
         params_head=0 if cfg.tie else _numel(model.head),
     )

@@ -13,16 +13,33 @@ from dataclasses import asdict
 
 from . import units
 from .budgeting import budget
-from .config import Config
+from .config import FIELDS, Config
 from .figures import Line
+from .memory import kv_cache_lines
 from .tracing import Row, Trace, trace
 
 
 def describe(cfg: Config) -> str:
-    """One line naming the configuration in the lesson's notation."""
+    """One line naming the configuration in the lesson's notation (and its recipe, when it is not GPT-2's)."""
     head = "head tied to W_te" if cfg.tie else "separate head"
-    return (f"B={cfg.B:,} T={cfg.T:,} d={cfg.d:,} h={cfg.h:,} (d_head={cfg.d_head:,}) L={cfg.L:,} "
-            f"V={cfg.V:,} T_max={cfg.T_max:,}, {head}")
+    if cfg.gpt2_recipe:
+        return (f"B={cfg.B:,} T={cfg.T:,} d={cfg.d:,} h={cfg.h:,} (d_head={cfg.d_head:,}) L={cfg.L:,} "
+                f"V={cfg.V:,} T_max={cfg.T_max:,}, {head}")
+    return (f"B={cfg.B:,} T={cfg.T:,} d={cfg.d:,} h={cfg.h:,} h_kv={cfg.h_kv:,} d_head={cfg.d_head:,} "
+            f"d_ff={cfg.d_ff:,} L={cfg.L:,} V={cfg.V:,} T_max={cfg.T_max:,}, {head}; {recipe_text(cfg)}")
+
+
+def recipe_text(cfg: Config) -> str:
+    """The recipe in words: "RMSNorm, RoPE, SwiGLU, grouped-query attention (h/h_kv = 4), no biases"."""
+    kv = ("multi-head attention" if cfg.h_kv == cfg.h else "multi-query attention" if cfg.h_kv == 1 else
+          f"grouped-query attention (h/h_kv = {cfg.h // cfg.h_kv})")
+    parts = ["RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm",
+             "RoPE" if cfg.positions == "rope" else "learned positions",
+             "SwiGLU" if cfg.mlp == "swiglu" else "GELU", kv,
+             {"all": "biases", "none": "no biases", "qkv": "q, k, v biases"}[cfg.bias]]
+    parts += ["QK-norm"] if cfg.qk_norm else []
+    parts += [f"T beyond the trained context T_max={cfg.T_max:,}"] if cfg.beyond_context else []
+    return ", ".join(parts)
 
 
 def _human(line: Line) -> str:
@@ -68,12 +85,14 @@ def _cells(row: Row, expand: bool) -> list[str]:
 
 SHAPE_HEADER = ["tensor", "shape", "concrete", "elements", "memory", "saved", "what"]
 BUDGET_TITLE = "Budget (FLOPs, not MACs; per token = per forward pass / (B·T)):"
+KV_TITLE = ("KV cache at {dtype} (inference keeps K and V of every block for every token so far; the modern recipe's "
+            "tables list it under activation memory too):")
 MEMORY_NOTE = ("memory: new memory of each tensor (\"view\": shares an earlier tensor's storage, no new memory); "
                "saved: autograd keeps it for the backward pass")
 
 
 def text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "all") -> str:
-    """A readable plain-text report: the shapes table and/or the budget."""
+    """A readable plain-text report: the shapes table and/or the budget (`table="kv"`: the KV cache only)."""
     tr, b = trace(cfg, dtype), budget(cfg)
     parts = [f"GPT  {describe(cfg)}"]
     if table in ("shapes", "all"):
@@ -94,6 +113,8 @@ def text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "a
         parts += lines
     if table in ("budget", "all"):
         parts += ["", BUDGET_TITLE] + _line_table(b.lines)
+    if table == "kv":
+        parts += ["", KV_TITLE.format(dtype=dtype)] + _line_table(tuple(kv_cache_lines(cfg, dtype)))
     return "\n".join(parts) + "\n"
 
 
@@ -114,6 +135,8 @@ def markdown(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str 
         out += _markdown_lines(tr.lines)
     if table in ("budget", "all"):
         out += _markdown_lines(b.lines)
+    if table == "kv":
+        out += [KV_TITLE.format(dtype=dtype), ""] + _markdown_lines(tuple(kv_cache_lines(cfg, dtype)))
     return "\n".join(out)
 
 
@@ -123,12 +146,13 @@ def _markdown_lines(lines: tuple[Line, ...]) -> list[str]:
 
 
 def csv_text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "shapes") -> str:
-    """One CSV table: `table="shapes"` (one line per tensor) or `table="budget"` (one line per figure)."""
+    """One CSV table: `table="shapes"` (one line per tensor), `"budget"` or `"kv"` (one line per figure)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    if table == "budget":
+    if table in ("budget", "kv"):
         w.writerow(["key", "label", "formula", "value", "unit"])
-        w.writerows([x.key, x.label, x.formula, x.value, x.unit] for x in budget(cfg).lines)
+        lines = budget(cfg).lines if table == "budget" else kv_cache_lines(cfg, dtype)
+        w.writerows([x.key, x.label, x.formula, x.value, x.unit] for x in lines)
     else:
         tr = trace(cfg, dtype)
         w.writerow(["name", "symbolic", "shape", "numel", "nbytes", "view", "saved", "block", "repeat", "label"])
@@ -138,11 +162,19 @@ def csv_text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str 
     return buf.getvalue()
 
 
+def config_dict(cfg: Config) -> dict[str, object]:
+    """The fields and derived symbols: GPT-2's recipe as the lesson's eight fields and d_head; any other adds the
+    recipe's fields and the values in use of h_kv and d_ff."""
+    if cfg.gpt2_recipe:
+        return {**{f: getattr(cfg, f) for f in FIELDS}, "d_head": cfg.d_head}
+    return {**asdict(cfg), "d_head": cfg.d_head, "h_kv": cfg.h_kv, "d_ff": cfg.d_ff}
+
+
 def as_json(cfg: Config, dtype: str = "fp32", expand: bool = False) -> str:
     """Everything as one JSON document: config, rows, activation bytes and the budget."""
     tr, b = trace(cfg, dtype), budget(cfg)
     doc = {
-        "config": {**asdict(cfg), "d_head": cfg.d_head},
+        "config": config_dict(cfg),
         "dtype": dtype,
         "rows": [{**asdict(r), "shape": list(r.shape)} for r in (tr.expanded() if expand else tr.rows)],
         "activation_bytes": tr.activation_bytes,

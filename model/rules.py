@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
-from .config import BOUNDS, FIELDS, PRESETS, Config, snap_heads
+from .config import BOUNDS, FIELDS, GPT2_RECIPE_PRESETS, PRESETS, Config, snap_heads
 
 CUSTOM = "custom"
 PRESET_MODEL = ("d", "h", "L", "V", "T_max", "tie")  # what makes a configuration a preset's model
@@ -62,9 +62,9 @@ def out_of_range(name: str, value: object, kept: int) -> str | None:
 
 
 def preset_of(config: Config) -> str:
-    """The preset with this model (d, h, L, V, T_max, tie; any B and T), or "custom"."""
+    """The preset with this model (d, h, L, V, T_max, tie and the recipe; any B and T), or "custom"."""
     for name, preset in PRESETS.items():
-        if all(getattr(preset, k) == getattr(config, k) for k in PRESET_MODEL):
+        if all(getattr(preset, k) == getattr(config, k) for k in PRESET_MODEL) and preset.recipe() == config.recipe():
             return name
     return CUSTOM
 
@@ -74,7 +74,8 @@ def preset_labels() -> dict[str, str]:
     """Menu label -> preset name, e.g. "GPT-2 small · L 12, d 768" -> "gpt2-small"; plus "custom"."""
     sizes = {"small": "small", "medium": "medium", "large": "large", "xl": "XL"}
     labels = {}
-    for name, cfg in PRESETS.items():
+    for name in GPT2_RECIPE_PRESETS:  # the page's menu: the 2019 recipe (the modern presets: issue 15)
+        cfg = PRESETS[name]
         family, size = name.split("-", 1)
         title = f"GPT-2 {sizes[size]}" if family == "gpt2" else f"GPT-3 {size.upper()}"
         labels[f"{title} · L {cfg.L}, d {cfg.d:,}"] = name

@@ -5,7 +5,8 @@ only. Each row's lesson-notation shape is evaluated and compared with the concre
 notation and code cannot drift apart. Blocks 1 ... L-1 repeat block 0's shapes exactly; their rows carry
 `repeat = L`, and `Trace.expanded()` lists all L blocks. Cost is independent of L.
 
-Memory, honestly: a row is a *view* when it shares an earlier tensor's storage (q, k, v of qkv): no new memory.
+Memory, honestly: a row is a *view* when it shares an earlier tensor's storage (q, k, v of qkv; k and v
+expanded to h heads when h_kv = 1): no new memory.
 `activation_bytes` counts new memory only; `saved_bytes` is what autograd keeps for the backward pass
 (measured). Records -> totals (`Trace`, `Trace.lines`) -> formatting (`model.report`, the app).
 """
@@ -16,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from .config import Config
 from .figures import Line, check_lines
-from .memory import KORTHIKANTI, new_memory_formula, saved_formula, structure
+from .memory import KORTHIKANTI, kv_cache_lines, new_memory_formula, saved_formula, structure
 from .notation import evaluate
 from .passes import DTYPES, run_pass
 
@@ -46,6 +47,51 @@ NOTATION: dict[str, tuple[str, str]] = {
     "head": ("(B, T, V)", "logits (head tied to W_te)"),
     "loss": ("()", "cross-entropy of logits[:, :-1] vs idx[:, 1:]"),
 }
+
+# The modern recipe's tensors (and its forms of GPT-2's rows), in the same notation; `notation(cfg)` picks.
+RECIPE_NOTATION: dict[str, tuple[str, str]] = {
+    "rope.angles": ("(T, d_head)", "RoPE angles t·θ_i, θ_i = 10000^(−2i/d_head), each frequency twice"),
+    "rope.cos": ("(T, d_head)", "cos of the angles"),
+    "rope.sin": ("(T, d_head)", "sin of the angles"),
+    "ln_1.rstd": ("(B, T, 1)", "RMS statistic 1/√(mean(x²) + ε)"),
+    "ln_1": ("(B, T, d)", "RMSNorm before attention"),
+    "attn.qkv": ("(B, T, d + 2h_kv·d_head)", "fused q, k, v projection (h heads for q, h_kv for k and v)"),
+    "attn.k": ("(B, h_kv, T, d_head)", "k split into h_kv heads"),
+    "attn.v": ("(B, h_kv, T, d_head)", "v split into h_kv heads"),
+    "attn.q_norm.rstd": ("(B, h, T, 1)", "QK-norm: RMS statistic of q, per head"),
+    "attn.q_norm": ("(B, h, T, d_head)", "q after QK-norm (RMSNorm over d_head)"),
+    "attn.k_norm.rstd": ("(B, h_kv, T, 1)", "QK-norm: RMS statistic of k, per head"),
+    "attn.k_norm": ("(B, h_kv, T, d_head)", "k after QK-norm (RMSNorm over d_head)"),
+    "attn.q_rot": ("(B, h, T, d_head)", "q rotated by position (RoPE)"),
+    "attn.k_rot": ("(B, h_kv, T, d_head)", "k rotated by position (RoPE)"),
+    "attn.k_heads": ("(B, h, T, d_head)", "k expanded from h_kv to h heads (each serves h/h_kv query heads)"),
+    "attn.v_heads": ("(B, h, T, d_head)", "v expanded from h_kv to h heads (each serves h/h_kv query heads)"),
+    "ln_2.rstd": ("(B, T, 1)", "RMS statistic 1/√(mean(x²) + ε)"),
+    "ln_2": ("(B, T, d)", "RMSNorm before the MLP"),
+    "mlp.fc": ("(B, T, d_ff)", "MLP hidden, d → d_ff"),
+    "mlp.gelu": ("(B, T, d_ff)", "GELU"),
+    "mlp.gate": ("(B, T, d_ff)", "SwiGLU gate: x W_gate"),
+    "mlp.up": ("(B, T, d_ff)", "SwiGLU up: x W_up"),
+    "mlp.silu": ("(B, T, d_ff)", "SiLU(gate)"),
+    "mlp.gated": ("(B, T, d_ff)", "SiLU(gate) · up"),
+    "mlp.proj": ("(B, T, d)", "MLP out, d_ff → d"),
+    "ln_f.rstd": ("(B, T, 1)", "RMS statistic 1/√(mean(x²) + ε)"),
+    "ln_f": ("(B, T, d)", "final RMSNorm"),
+}
+_RMS_ROWS = {"ln_1", "ln_2", "ln_f"}  # their RECIPE_NOTATION label names RMSNorm
+
+
+def notation(cfg: Config) -> dict[str, tuple[str, str]]:
+    """Shape and label of every tensor at this configuration's recipe: `NOTATION` for GPT-2's, else with the
+    recipe's rows and forms (k and v at h_kv heads, d_ff, h·d_head where d_head is set apart)."""
+    if cfg.gpt2_recipe:
+        return NOTATION
+    out = {**NOTATION, **{k: v for k, v in RECIPE_NOTATION.items() if k not in _RMS_ROWS or cfg.norm == "rmsnorm"}}
+    if cfg.head_dim is not None:  # d_head set apart: the heads' width h·d_head need not be d
+        out["attn.qkv"] = ("(B, T, (h + 2h_kv)·d_head)", out["attn.qkv"][1])
+        out["attn.merged"] = ("(B, T, h·d_head)", "heads merged back")
+        out["attn.proj"] = ("(B, T, d)", "output projection, h·d_head → d")
+    return out
 
 
 BLOCK_PREFIX = "blocks.0."
@@ -121,13 +167,14 @@ def trace(cfg: Config, dtype: str = "fp32") -> Trace:
 def _trace(cfg: Config, dtype: str) -> Trace:
     values = cfg.symbols()
     recorded = run_pass(cfg, dtype)
+    shapes = notation(cfg)
     rows = []
     for t in recorded.tensors:
         in_block = t.phase == "block"
         local = t.name[len(BLOCK_PREFIX):] if t.name.startswith(BLOCK_PREFIX) else t.name
-        if local not in NOTATION:
+        if local not in shapes:
             raise RuntimeError(f"tensor {t.name} has no lesson notation: add it to model.tracing.NOTATION")
-        symbolic, label = NOTATION[local]
+        symbolic, label = shapes[local]
         if evaluate(symbolic, values) != t.shape:
             raise RuntimeError(f"{t.name}: notation {symbolic} gives {evaluate(symbolic, values)}, the pass gave {t.shape}")
         if local == "head" and not cfg.tie:
@@ -144,17 +191,20 @@ def _trace(cfg: Config, dtype: str) -> Trace:
 
 @functools.lru_cache(maxsize=512)
 def memory_lines(tr: Trace) -> tuple[Line, ...]:
-    """New memory and saved-for-backward bytes with their formulas (checked), plus Korthikanti's 16-bit estimate."""
+    """New memory and saved-for-backward bytes with their formulas (checked), plus Korthikanti's 16-bit estimate
+    (GPT-2's recipe: the block it was written for); the modern recipe adds its KV cache (`kv_cache_lines`)."""
     cfg = tr.cfg
     lines = [
         Line("memory/activations", "activations: new memory of the pass (views not counted)",
-             new_memory_formula(tr.rows), tr.activation_bytes, "bytes"),
+             new_memory_formula(tr.rows, cfg.head_dim is not None), tr.activation_bytes, "bytes"),
         Line("memory/saved", "kept for the backward pass (measured with autograd's saved-tensor hooks)",
              saved_formula(structure(cfg, tr.dtype)), tr.saved_bytes, "bytes"),
     ]
-    if DTYPES[tr.dtype] == 2:
+    if DTYPES[tr.dtype] == 2 and cfg.gpt2_recipe:
         estimate = cfg.L * (34 * cfg.B * cfg.T * cfg.d + 5 * cfg.B * cfg.h * cfg.T**2)
         lines.append(Line("memory/korthikanti", "Korthikanti et al. (2022) estimate, 16-bit, with dropout",
                           KORTHIKANTI, estimate, "bytes"))
+    if not cfg.gpt2_recipe:
+        lines += kv_cache_lines(cfg, tr.dtype)
     check_lines(lines, cfg.symbols())
     return tuple(lines)

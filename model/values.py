@@ -42,9 +42,9 @@ from torch import nn
 from . import scaling, tokenizer
 from . import units as fmt
 from .budgeting import budget
-from .config import GPT2_V, Config
+from .config import GPT2_V, Config, snap_heads
 from .gpt import GPT, _init_weights
-from .tracing import NOTATION, trace
+from .tracing import notation, trace
 
 MAX_T = 64  # tokens of text per pass: the heatmap stays legible, the (h, T, T) tensors stay small
 MAX_L = 96  # blocks (GPT-3 175B's L): the hooks cost ≈ 4 ms per block, so 96 blocks ≈ 0.4 s
@@ -124,16 +124,27 @@ def _scale_down(cfg: Config) -> Config:
     at min(L, MAX_L) blocks; if one head is too many, fewer blocks; if one block is too many, a smaller d_head."""
     L = min(cfg.L, MAX_L)
     d_head = cfg.d_head
-    h = _largest(1, cfg.h, lambda n: _fits(replace(cfg, d=n * d_head, h=n, L=L)))
+    h = _largest(1, cfg.h, lambda n: _fits(_shrunk(cfg, d=n * d_head, h=n, L=L)))
     if h is not None:
-        return replace(cfg, d=h * d_head, h=h, L=L)
-    L = _largest(1, L, lambda n: _fits(replace(cfg, d=d_head, h=1, L=n)))
+        return _shrunk(cfg, d=h * d_head, h=h, L=L)
+    L = _largest(1, L, lambda n: _fits(_shrunk(cfg, d=d_head, h=1, L=n)))
     if L is not None:
-        return replace(cfg, d=d_head, h=1, L=L)
-    d = _largest(1, d_head, lambda n: _fits(replace(cfg, d=n, h=1, L=1)))
+        return _shrunk(cfg, d=d_head, h=1, L=L)
+    d = _largest(2 if cfg.positions == "rope" else 1, d_head, lambda n: _fits(_shrunk(cfg, d=n, h=1, L=1)))
     if d is None:
         raise ValueError(f"even d=1, L=1 is above the limits at V={cfg.V:,}, T_max={cfg.T_max:,}")
-    return replace(cfg, d=d, h=1, L=1)
+    return _shrunk(cfg, d=d - d % 2 if cfg.positions == "rope" else d, h=1, L=1)
+
+
+def _shrunk(cfg: Config, d: int, h: int, L: int) -> Config:
+    """`cfg` at width d, h heads and L blocks; the modern recipe keeps its K/V group share (h_kv the divisor of h
+    nearest h·h_kv/h) and its MLP's ratio d_ff/d. GPT-2's recipe: `replace(cfg, d=d, h=h, L=L)`."""
+    if cfg.gpt2_recipe:
+        return replace(cfg, d=d, h=h, L=L)
+    kv = snap_heads(h, max(1, round(h * cfg.h_kv / cfg.h)))
+    ff = None if cfg.ff_dim is None else max(1, cfg.ff_dim * d // cfg.d)
+    head = None if cfg.head_dim is None or d == h * cfg.head_dim else cfg.head_dim
+    return replace(cfg, d=d, h=h, L=L, kv_heads=kv, ff_dim=ff, head_dim=head)
 
 
 @functools.lru_cache(maxsize=256)
@@ -327,11 +338,11 @@ def _forward(p: Plan, ids: tuple[int, ...], pieces: tuple[str, ...], seed: int) 
                 raw[block] = output[0].double() * math.sqrt(cfg.d_head)  # undo the scale: q·kᵀ
         return record
 
-    handles = []
+    handles, shapes = [], notation(cfg)
     try:
         for name, module in model.named_modules():
             block, local = _split(name)
-            if local in NOTATION and not list(module.children()):
+            if local in shapes and (not list(module.children()) or getattr(module, "traced", False)):
                 handles.append(module.register_forward_hook(hook(name, block, local)))
         with torch.no_grad():
             _, loss = model(torch.tensor([ids], dtype=torch.long))  # (1, T)
@@ -342,7 +353,7 @@ def _forward(p: Plan, ids: tuple[int, ...], pieces: tuple[str, ...], seed: int) 
     probs.setflags(write=False)
     return Values(
         plan=p, seed=seed, ids=ids, tokens=pieces, stats=MappingProxyType(stats),
-        loss=None if loss is None else loss.item(), embed_std=stats["embed"].std,
+        loss=None if loss is None else loss.item(), embed_std=stats["embed" if cfg.positions == "learned" else "wte"].std,
         resid_std=tuple(stats[f"blocks.{b}.resid_2"].std for b in range(cfg.L)),
         scaling=scaling.compare(raw, cfg.d_head, "this model's q, k at init"),
         unit=scaling.unit_variance(cfg.d_head, cfg.T, seed), seconds=0.0, probs=probs,

@@ -4,6 +4,7 @@ import pytest
 from app.query import (CONTROLS, DEFAULT_CONFIG, MAX_NOTICES, MAX_QUERY_CHARS, PANELS, ViewOptions, parse_config,
                        parse_query, to_query)
 from model import PRESETS, Config
+from model.config import GPT2_RECIPE_PRESETS
 
 FULL = "?B=8&T=1024&d=768&h=12&L=12&V=50257&T_max=1024&tie=1"
 
@@ -152,7 +153,7 @@ def test_to_query_writes_every_field_and_only_non_default_options():
     assert to_query(DEFAULT_CONFIG, ViewOptions(controls=())).endswith("&controls=none")
 
 
-@pytest.mark.parametrize("name", list(PRESETS))
+@pytest.mark.parametrize("name", GPT2_RECIPE_PRESETS)
 def test_round_trip_of_every_preset(name):
     opts = ViewOptions(embed=True, controls=("T", "d"), panels=("budget",), dtype="fp16")
     q = parse_query(to_query(PRESETS[name], opts))

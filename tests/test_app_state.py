@@ -8,6 +8,7 @@ import model
 from app.state import ExplorerState
 from model.rules import CUSTOM, preset_labels, preset_of as preset_name
 from model import PRESETS, Config
+from model.config import GPT2_RECIPE_PRESETS
 
 
 @pytest.fixture(autouse=True)
@@ -126,7 +127,7 @@ def test_preset_names_and_labels():
     labels = preset_labels()
     assert labels["GPT-2 small · L 12, d 768"] == "gpt2-small"
     assert labels["GPT-3 175B · L 96, d 12,288"] == "gpt3-175b"
-    assert set(labels.values()) == set(PRESETS) | {CUSTOM}
+    assert set(labels.values()) == set(GPT2_RECIPE_PRESETS) | {CUSTOM}
 
 
 @pytest.mark.parametrize("cfg, dtype", [

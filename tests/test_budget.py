@@ -8,6 +8,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from model import GPT, PRESETS, Budget, Config, budget
+from model.config import GPT2_RECIPE_PRESETS
 
 import model.budgeting as mb
 
@@ -21,7 +22,7 @@ CONFIGS = [
     Config(B=1, T=17, d=30, h=1, L=4, V=101, T_max=32, tie=False),
     Config(B=4, T=64, d=64, h=8, L=1, V=1000, T_max=128),
     Config(B=2, T=33, d=48, h=6, L=7, V=257, T_max=33, tie=False),
-    *PRESETS.values(),
+    *(PRESETS[name] for name in GPT2_RECIPE_PRESETS),  # the modern presets: tests/test_recipe.py
     replace(PRESETS["gpt2-small"], B=1, T=1),
     replace(PRESETS["gpt3-175b"], B=1, T=2_048, tie=False),
 ]

@@ -6,6 +6,7 @@ import dataclasses
 import pytest
 
 from model import BOUNDS, FIELD_DOCS, PRESETS, Config, budget, divisors, snap_heads
+from model.config import GPT2_RECIPE_PRESETS
 
 OK = dict(B=2, T=16, d=64, h=4, L=2, V=100, T_max=32)  # a valid config to change one field of
 
@@ -17,7 +18,7 @@ def make(**change) -> Config:
 # --- fields: whole numbers within BOUNDS ---------------------------------------------------------------------
 
 def test_bounds_cover_gpt3_175b_and_every_field_has_a_doc():
-    assert set(BOUNDS) == set(FIELD_DOCS) == {"B", "T", "d", "h", "L", "V", "T_max"}
+    assert set(BOUNDS) == set(FIELD_DOCS) == {"B", "T", "d", "h", "L", "V", "T_max", "d_ff", "h_kv", "d_head"}
     assert BOUNDS["d"][1] >= 12_288 and BOUNDS["L"][1] >= 96 and BOUNDS["T"][1] >= 2_048
     assert BOUNDS["V"] == (1, 262_144)
     assert all(lo == 1 for lo, _ in BOUNDS.values())
@@ -150,8 +151,12 @@ def test_snap_heads_ties_go_to_the_smaller():
 # --- presets ----------------------------------------------------------------------------------------------
 
 def test_preset_names():
-    assert list(PRESETS) == ["gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl", "gpt3-125m", "gpt3-350m",
-                             "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b"]
+    classic = ["gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl", "gpt3-125m", "gpt3-350m",
+               "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b"]
+    modern = ["llama3-8b", "llama3-70b", "llama3.2-1b", "mistral-7b", "qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b"]
+    assert list(PRESETS) == classic + modern
+    assert list(GPT2_RECIPE_PRESETS) == classic
+    assert all(PRESETS[n].gpt2_recipe for n in classic) and not any(PRESETS[n].gpt2_recipe for n in modern)
 
 
 @pytest.mark.parametrize("name, L, d, h, T_max", [

@@ -16,7 +16,7 @@ import json
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, trace
 from model import units
 from model.budgeting import CHART, CHART_NOTE, GROUPS
-from model.config import FIELDS, INT_FIELDS
+from model.config import FIELDS, GPT2_RECIPE_PRESETS, INT_FIELDS
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
 from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure_key
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
@@ -130,7 +130,7 @@ def _training() -> dict:
 @functools.cache
 def static_spec() -> dict:
     """The part of the spec that is the same for every exported page."""
-    presets = {name: {f: getattr(p, f) for f in FIELDS} for name, p in PRESETS.items()}
+    presets = {name: {f: getattr(p, f) for f in FIELDS} for name, p in PRESETS.items() if name in GPT2_RECIPE_PRESETS}
     return {
         "fields": list(FIELDS), "int_fields": list(INT_FIELDS), "bounds": {f: list(BOUNDS[f]) for f in INT_FIELDS},
         "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS}, "short": SHORT, "soft": {k: list(v) for k, v in SOFT.items()},
