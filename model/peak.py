@@ -30,20 +30,23 @@ Conventions:
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from .config import Config
-from .formula import Poly, grouped, poly_add
+from .formula import Poly, poly_add, poly_const, poly_mul, poly_symbol, polynomial
 from .gpt import GPT
 from .memory import ONES, Structure, fit_monomial, probes
 from .passes import TORCH_DTYPES
+
+_MAX_DEGREE = 4  # of a monomial in a storage's bytes (BhT² is 4)
 
 PHASES = ("forward", "loss", "backward", "optimizer")
 PHASE_SYMBOLS = {"forward": "M_fwd", "loss": "M_loss", "backward": "M_bwd", "optimizer": "M_opt"}  # bytes at the peak
@@ -67,21 +70,21 @@ class Moment:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A moment that can be a phase's peak at some config: its bytes as a polynomial, per element size."""
+    """A moment that can be a phase's peak at some config: its bytes as a polynomial in the lesson's symbols."""
 
     phase: str
     scaled: bool
     op: str
-    groups: tuple[tuple[int, Poly], ...]  # (element bytes, element-count polynomial)
+    poly: Poly  # bytes, the other blocks' (L − 1)·K not included
 
     @property
     def formula(self) -> str:
         """Its bytes in lesson notation, the other blocks' (L − 1)·K not included."""
-        return grouped({size: ({}, poly) for size, poly in self.groups})
+        return polynomial(self.poly)
 
     def bytes(self, symbols: dict[str, int]) -> int:
         """Its bytes at `symbols` (the other blocks' (L − 1)·K not included)."""
-        return sum(size * _value(poly, symbols) for size, poly in self.groups)
+        return _value(self.poly, symbols)
 
 
 def _value(poly: Poly, symbols: dict[str, int]) -> int:
@@ -94,7 +97,7 @@ class _Live(TorchDispatchMode):
     def __init__(self) -> None:
         super().__init__()
         self.refs: dict[int, weakref.ref] = {}  # id(storage) -> weak reference (ids are reused once freed)
-        self.sizes: list[tuple[int, int]] = []  # per allocation: (elements, element bytes)
+        self.sizes: list[int] = []  # bytes per allocation
         self.alive: set[int] = set()
         self.moments: list[Moment] = []
         self.phase, self.scaled = PHASES[0], False
@@ -118,7 +121,7 @@ class _Live(TorchDispatchMode):
             if (ref is not None and ref() is st) or st.nbytes() == 0:
                 continue
             n = len(self.sizes)
-            self.sizes.append((st.nbytes() // t.element_size(), t.element_size()))
+            self.sizes.append(st.nbytes())
             self.refs[id(st)] = weakref.ref(st, self._free(n))
             self.alive.add(n)
             self.moments.append(Moment(self.phase, self.scaled, func.__name__.split(".")[0], frozenset(self.alive)))
@@ -147,7 +150,8 @@ def _pass(cfg: Config, dtype: str) -> _Live:
         idx = torch.zeros(cfg.B, cfg.T, dtype=torch.long, device="meta")  # the batch's token ids: alive all step
         x = model.embed_tokens(idx)
         live.scaled = True
-        y = model.blocks[0](x)
+        y = model.block(0, x)
+        model._rope = None  # as GPT.forward after its blocks: RoPE's angles live on only where autograd saved them
         live.phase = "loss"
         loss = model.logits_and_loss(y, idx)[1]  # the logits are dropped, as by model(idx)[1]
         if loss is not None:  # T = 1: no next token, no loss, no backward
@@ -191,16 +195,9 @@ def _at_least(a: Poly, b: Poly) -> bool:
     return all(c >= 0 for c in _shift_T(poly_add(a, b, -1)).values())
 
 
-def _bytes_poly(c: Candidate) -> Poly:
-    out: Poly = {}
-    for size, poly in c.groups:
-        out = poly_add(out, poly, size)
-    return out
-
-
 def _prune(candidates: list[Candidate]) -> list[Candidate]:
     """Drop each candidate another of its phase covers at every size (an unscaled one by a scaled one too)."""
-    polys = [_bytes_poly(c) for c in candidates]
+    polys = [c.poly for c in candidates]
     keep = []
     for i, c in enumerate(candidates):
         covered = any(j != i and d.phase == c.phase and (d.scaled or not c.scaled) and _at_least(polys[j], polys[i])
@@ -208,6 +205,40 @@ def _prune(candidates: list[Candidate]) -> list[Candidate]:
         if not covered:
             keep.append(c)
     return keep
+
+
+def _fit_bytes(nbytes: list[int], configs: list[Config]) -> Poly:
+    """The polynomial that gives a storage's bytes at every probe: one monomial (`model.memory.fit_monomial`), else
+    the sum of two (a fused tensor such as q, k and v at h and h_kv heads: BT·h·d_head + 2BT·h_kv·d_head), lowest
+    degree first. Bytes, not elements, are fitted: RoPE's halves hold d_head/2 elements per head."""
+    try:
+        return fit_monomial(nbytes, configs)
+    except RuntimeError:
+        pass
+    values = [{**c.symbols(), "T-1": c.T - 1} for c in configs]
+    factors = tuple(k for k in values[0] if k != "L")
+    monomials = []  # (factors, values at the probes), those not above the bytes at any probe
+    for k in range(_MAX_DEGREE + 1):
+        for f in itertools.combinations_with_replacement(factors, k):
+            at = [math.prod(v[x] for x in f) for v in values]
+            if all(0 < a <= n for a, n in zip(at, nbytes)):
+                monomials.append((f, at))
+    for (fa, a), (fb, b) in sorted(itertools.combinations(monomials, 2), key=lambda ab: len(ab[0][0]) + len(ab[1][0])):
+        det = a[0] * b[1] - a[1] * b[0]
+        if det == 0:
+            continue
+        ca, ra = divmod(nbytes[0] * b[1] - nbytes[1] * b[0], det)
+        cb, rb = divmod(a[0] * nbytes[1] - a[1] * nbytes[0], det)
+        if ra == rb == 0 and ca >= 1 and cb >= 1 and all(ca * x + cb * y == n for x, y, n in zip(a, b, nbytes)):
+            return poly_add(_monomial(ca, fa), _monomial(cb, fb))
+    raise RuntimeError(f"bytes {nbytes} at the probes fit no monomial and no sum of two")
+
+
+def _monomial(c: int, factors: tuple[str, ...]) -> Poly:
+    poly = poly_const(c)
+    for f in factors:
+        poly = poly_mul(poly, poly_add(poly_symbol("T"), poly_const(1), -1) if f == "T-1" else poly_symbol(f))
+    return poly
 
 
 def _fit(s: Structure, record: Callable[[Config, str], _Live]) -> list[Candidate]:
@@ -218,43 +249,39 @@ def _fit(s: Structure, record: Callable[[Config, str], _Live]) -> list[Candidate
     if any([m.alive for m in r.moments] != [m.alive for m in first.moments] for r in runs[1:]):
         raise RuntimeError("probe steps of one structure allocated differently: the peak cannot be written as formulas")
     fitted: dict[tuple[int, ...], Poly] = {}  # many storages share their sizes: fit each size once
-    for counts in {tuple(r.sizes[n][0] for r in runs) for n in range(len(first.sizes))}:
-        fitted[counts] = fit_monomial(list(counts), configs)
-    sizes = [fitted[tuple(r.sizes[n][0] for r in runs)] for n in range(len(first.sizes))]
+    for nbytes in {tuple(r.sizes[n] for r in runs) for n in range(len(first.sizes))}:
+        fitted[nbytes] = _fit_bytes(list(nbytes), configs)
+    sizes = [fitted[tuple(r.sizes[n] for r in runs)] for n in range(len(first.sizes))]
     moments = first.moments
     out = []
     for i, m in enumerate(moments):
         after = moments[i + 1] if i + 1 < len(moments) else None
         if after and m.alive <= after.alive and (after.phase, after.scaled) == (m.phase, m.scaled):
             continue  # the next allocation adds to this moment
-        groups: dict[int, Poly] = {}
+        poly: Poly = {}
         for n in sorted(m.alive):
-            groups[first.sizes[n][1]] = poly_add(groups.get(first.sizes[n][1], {}), sizes[n])
-        out.append(Candidate(m.phase, m.scaled, m.op, tuple(sorted(groups.items(), key=lambda kv: -kv[0]))))
+            poly = poly_add(poly, sizes[n])
+        out.append(Candidate(m.phase, m.scaled, m.op, poly))
     return out
 
 
-@functools.lru_cache(maxsize=8)
-def _update_candidates(tie: bool, h_is_one: bool) -> list[Candidate]:
-    """The optimizer's candidates: they depend on the parameters' shapes only (the head's tie, and h = 1 at probes)."""
-    ones = tuple(k == "h" and h_is_one for k in ONES)
-    return _prune(_fit(Structure(tie=tie, dtype="fp32", ones=ones), _update))
+@functools.lru_cache(maxsize=64)
+def _update_candidates(s: Structure) -> list[Candidate]:
+    """The optimizer's candidates: they depend on the parameters' shapes only (recipe, tie, and h = 1 at probes)."""
+    return _prune(_fit(s, _update))
 
 
 @functools.lru_cache(maxsize=256)
 def candidates(s: Structure) -> tuple[Candidate, ...]:
     """The moments of a step that can be its phases' peaks, for every config of structure `s`, in step order."""
-    h_is_one = dict(zip(ONES, s.ones))["h"]
+    shapes = replace(s, dtype="fp32", ones=tuple(k == "h" and one for k, one in zip(ONES, s.ones)))
     *passing, after = _fit(s, _pass)
-    return (*_prune(passing), *(_plus(c, after.groups) for c in _update_candidates(s.tie, h_is_one)))
+    return (*_prune(passing), *(_plus(c, after) for c in _update_candidates(shapes)))
 
 
-def _plus(c: Candidate, groups: tuple[tuple[int, Poly], ...]) -> Candidate:
+def _plus(c: Candidate, more: Candidate) -> Candidate:
     """`c` with more storages alive (the loss during the optimizer step)."""
-    merged = dict(c.groups)
-    for size, poly in groups:
-        merged[size] = poly_add(merged.get(size, {}), poly)
-    return Candidate(c.phase, c.scaled, c.op, tuple(sorted(merged.items(), key=lambda kv: -kv[0])))
+    return Candidate(c.phase, c.scaled, c.op, poly_add(c.poly, more.poly))
 
 
 def step_peaks(model: torch.nn.Module, idx: torch.Tensor, optimizer: torch.optim.Optimizer) -> dict[str, int]:
@@ -275,6 +302,6 @@ def step_peaks(model: torch.nn.Module, idx: torch.Tensor, optimizer: torch.optim
         optimizer.step()
     peaks: dict[str, int] = {}
     for m in live.moments:
-        alive = idx.untyped_storage().nbytes() + sum(live.sizes[n][0] * live.sizes[n][1] for n in m.alive)
+        alive = idx.untyped_storage().nbytes() + sum(live.sizes[n] for n in m.alive)
         peaks[m.phase] = max(peaks.get(m.phase, 0), alive)
     return peaks

@@ -145,7 +145,9 @@ def csv_text(cfg: Config, setup: TrainSetup) -> str:
 
 def as_json(cfg: Config, setup: TrainSetup) -> str:
     """{"config": ..., "train": plan(...).as_dict(), "references": [...]}."""
-    doc = {"config": {**asdict(cfg), "d_head": cfg.d_head}, "train": plan(cfg, setup).as_dict(),
+    from .report import config_dict
+
+    doc = {"config": config_dict(cfg), "train": plan(cfg, setup).as_dict(),
            "references": [asdict(x) for x in REFERENCES]}
     return json.dumps(doc, indent=2) + "\n"
 

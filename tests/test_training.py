@@ -156,8 +156,14 @@ def _phases(cfg: Config, setup: TrainSetup) -> dict[str, int]:
     return {x.name: x.value for x in step_phases(cfg, setup)}
 
 
+MODERN = Config(B=3, T=7, d=24, h=6, L=2, V=37, T_max=16, norm="rmsnorm", positions="rope", mlp="swiglu", kv_heads=2,
+                bias="none")  # Llama's recipe: RMSNorm, RoPE, SwiGLU, grouped-query attention, no biases
+
+
 @pytest.mark.parametrize("cfg", [TINY, replace(TINY, B=1, tie=False), replace(TINY, T=2), Config(B=3, T=1, d=8, h=4, L=2, V=5, T_max=4),
-                                 Config(B=2, T=6, d=6, h=1, L=2, V=40, T_max=9, tie=False)])
+                                 Config(B=2, T=6, d=6, h=1, L=2, V=40, T_max=9, tie=False), MODERN,
+                                 replace(MODERN, kv_heads=1, B=1, tie=False),
+                                 replace(MODERN, kv_heads=6, qk_norm=True, head_dim=8, bias="qkv", ff_dim=50)])
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
 def test_each_phases_peak_equals_a_full_depth_step_on_the_meta_device(cfg, dtype):
     # model.peak runs block 0 and adds (L − 1)·S_block; a whole L-block step, tracked the same way, agrees to the byte
@@ -171,17 +177,18 @@ def test_each_phases_peak_equals_a_full_depth_step_on_the_meta_device(cfg, dtype
             assert predicted["optimizer"] == measured["optimizer"]
 
 
-def test_the_peak_equals_a_real_step_on_cpu_tensors():
+@pytest.mark.parametrize("cfg", [TINY, MODERN])
+def test_the_peak_equals_a_real_step_on_cpu_tensors(cfg):
     import torch
 
     torch.manual_seed(0)
-    model = GPT(TINY)
+    model = GPT(cfg)
     opt = torch.optim.Adam(model.parameters(), foreach=False)
-    idx = torch.randint(0, TINY.V, (TINY.B, TINY.T))
+    idx = torch.randint(0, cfg.V, (cfg.B, cfg.T))
     model(idx)[1].backward()
     opt.step()  # gradients and Adam's states exist, as in the plan
     measured = step_peaks(model, idx, opt)
-    p = plan(TINY, TrainSetup(optimizer="adam-fp32", gpus=1))
+    p = plan(cfg, TrainSetup(optimizer="adam-fp32", gpus=1))
     assert p.memory.peak - p.memory.weights - p.memory.grads - p.memory.optimizer == max(measured.values())
 
 
