@@ -39,8 +39,8 @@ Conventions:
   largest phase; "fits" and the largest micro-batch use it. The sum of the parts (`memory/total`) stays beside it.
 - GPU memory is the nominal capacity in GiB (an A100 80 GB holds 80 GiB); a little of it goes to the CUDA
   context and the allocator, which is not counted here.
-- Serving: the weights at dtype and the KV cache, 2·L·B·T·d elements (keys and values of all h heads in
-  every block; GPT-2 has no grouped-query attention) at dtype.
+- Serving: the weights at dtype and the KV cache, 2·L·B·T·h_kv·d_head elements (keys and values of the h_kv
+  K/V heads in every block; 2·L·B·T·d for GPT-2, whose h heads all have their own) at dtype.
 """
 from __future__ import annotations
 
@@ -445,12 +445,12 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
     add("compute/C_6ND", "C = 6·N·D, training FLOPs (forward 2N + backward 4N per token)", "6·N·D", C, "flops")
     add("compute/C_6ND_pf_days", "C in PF-days (1 PF-day = 10¹⁵ FLOP/s for a day)", "6·N·D/(10¹⁵·86400)",
         _div(C, PF_DAY), "pf_days")
+    fwd = next(x.formula for x in b.lines if x.key == "flops/forward_measured")  # per token, either recipe
     add("compute/C_measured", "C measured: 3 × the measured forward FLOPs per token × D (attention at this T "
-        "included)", "3·(L·(24d² + 4Td) + 2Vd)·D", C_measured, "flops")
-    add("compute/C_measured_pf_days", "C measured in PF-days", "3·(L·(24d² + 4Td) + 2Vd)·D/(10¹⁵·86400)",
-        C_measured / PF_DAY, "pf_days")
-    add("compute/measured_over_6ND", "C measured ÷ 6·N·D", "3·(L·(24d² + 4Td) + 2Vd)·D/(6·N·D)", C_measured / C,
-        "ratio")
+        "included)", f"3·({fwd})·D", C_measured, "flops")
+    add("compute/C_measured_pf_days", "C measured in PF-days", f"3·({fwd})·D/(10¹⁵·86400)", C_measured / PF_DAY,
+        "pf_days")
+    add("compute/measured_over_6ND", "C measured ÷ 6·N·D", f"3·({fwd})·D/(6·N·D)", C_measured / C, "ratio")
 
     # Chinchilla: the loss fit and the compute-optimal split of this C
     loss = f"{fit.E} + {fit.A}/N^{fit.alpha} + {fit.B}/D^{fit.beta}"
@@ -491,7 +491,7 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
         add(f"memory/{part}", labels[part] + shard, formula, value, "bytes")
     add("memory/S_block", "S_block, saved for backward by one block at this B and T (measured)",
         "S_block", block, "bytes")
-    add("memory/S_rest", "S_rest, saved by embeddings, final LayerNorm, head and loss (measured)", "S_rest", rest,
+    add("memory/S_rest", "S_rest, saved by embeddings, final norm, head and loss (measured)", "S_rest", rest,
         "bytes")
     act_label = ("activations, recomputed: each block's input, plus the rest, plus one block rebuilt"
                  if setup.recompute == "full" else "activations saved for backward, L blocks + the rest")
@@ -518,12 +518,14 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
     add("memory/max_B", "largest micro-batch B whose peak fits at this T", "", max_B, "count")
 
     # serving
-    kv = 2 * cfg.L * cfg.B * cfg.T * cfg.d * size
+    per_token = 2 * cfg.L * cfg.h_kv * cfg.d_head * size
+    kv = per_token * cfg.B * cfg.T
+    heads, width = ("all h heads", "d") if cfg.gpt2_recipe else ("h_kv heads of d_head", "h_kv·d_head")
     add("serve/weights", f"weights at {setup.act_dtype}", f"{size}·N", size * N, "bytes")
-    add("serve/kv_cache", "KV cache at this B and T: keys and values of all h heads, every block",
-        f"2·L·BTd·{size}", kv, "bytes")
-    add("serve/kv_per_token", "KV cache per token of context", f"2·L·d·{size}", 2 * cfg.L * cfg.d * size, "bytes")
-    add("serve/total", "total to serve", f"{size}·N + 2·L·BTd·{size}", size * N + kv, "bytes")
+    kv_formula = f"2·L·BT{width}·{size}" if cfg.gpt2_recipe else f"2·L·BT·{width}·{size}"
+    add("serve/kv_cache", f"KV cache at this B and T: keys and values of {heads}, every block", kv_formula, kv, "bytes")
+    add("serve/kv_per_token", "KV cache per token of context", f"2·L·{width}·{size}", per_token, "bytes")
+    add("serve/total", "total to serve", f"{size}·N + {kv_formula}", size * N + kv, "bytes")
 
     memory = Memory(weights=states[0][1], grads=states[1][1], optimizer=states[2][1], activations=act, total=total,
                     peak=peak, peak_phase=top.name, phases={x.name: x.value for x in phases}, capacity=capacity,

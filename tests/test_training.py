@@ -244,6 +244,21 @@ def test_every_formula_evaluates_to_its_value_at_250_random_setups():
         assert matches(x.formula, {}, x.value)
 
 
+def test_modern_recipe_formulas_are_true_and_the_kv_cache_counts_kv_heads():
+    rng = random.Random(14)
+    shapes = [MODERN, replace(MODERN, kv_heads=1, tie=False), replace(MODERN, qk_norm=True, head_dim=8, bias="qkv")]
+    for _ in range(40):
+        _, setup = _random_setup(rng)
+        cfg = replace(rng.choice(shapes), B=rng.choice([1, 2, 17, 4096]), L=rng.choice([1, 3, 80]))
+        p = plan(cfg, setup)
+        assert p.memory.peak >= p.memory.total, (cfg, setup)
+        for x in p.lines:
+            if x.formula:
+                assert matches(x.formula, p.symbols, x.value), (x, cfg, setup)
+    p = plan(PRESETS["llama3-8b"], TrainSetup())
+    assert line(p, "serve/kv_per_token").value == 2 * 32 * 8 * 128 * 2 == 131_072  # h_kv = 8 of h = 32 heads, bf16
+
+
 # --- validation -----------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("kwargs, message", [
     (dict(mfu=40), "mfu=40 is out of range: mfu must be from 0.001 to 1 (write 0.4 for 40 %)"),
