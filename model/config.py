@@ -304,6 +304,14 @@ PRESETS.update({
 })
 
 
+def config_dict(cfg: Config) -> dict[str, object]:
+    """The fields and derived symbols, for JSON: GPT-2's recipe as the lesson's eight fields and d_head (as the
+    lesson's files have always had them); any other recipe adds its fields and the values in use of h_kv, d_ff."""
+    if cfg.gpt2_recipe:
+        return {**{f: getattr(cfg, f) for f in FIELDS}, "d_head": cfg.d_head}
+    return {**{f: getattr(cfg, f) for f in ALL_FIELDS}, "d_head": cfg.d_head, "h_kv": cfg.h_kv, "d_ff": cfg.d_ff}
+
+
 # --- a Hugging Face config.json, read in --------------------------------------------------------------------
 HF_MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "qwen3")
 _HF_SHAPE = {  # Config field -> config.json key, for the modern families (GPT-2's own names below)

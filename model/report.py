@@ -13,7 +13,7 @@ from dataclasses import asdict
 
 from . import units
 from .budgeting import budget
-from .config import FIELDS, Config
+from .config import Config, config_dict
 from .figures import Line
 from .memory import kv_cache_lines
 from .tracing import Row, Trace, trace
@@ -160,14 +160,6 @@ def csv_text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str 
             w.writerow([r.name, r.symbolic, "x".join(map(str, r.shape)), r.numel, r.nbytes, int(r.view), int(r.saved),
                         "" if r.block is None else r.block, r.repeat, r.label])
     return buf.getvalue()
-
-
-def config_dict(cfg: Config) -> dict[str, object]:
-    """The fields and derived symbols: GPT-2's recipe as the lesson's eight fields and d_head; any other adds the
-    recipe's fields and the values in use of h_kv and d_ff."""
-    if cfg.gpt2_recipe:
-        return {**{f: getattr(cfg, f) for f in FIELDS}, "d_head": cfg.d_head}
-    return {**asdict(cfg), "d_head": cfg.d_head, "h_kv": cfg.h_kv, "d_ff": cfg.d_ff}
 
 
 def as_json(cfg: Config, dtype: str = "fp32", expand: bool = False) -> str:

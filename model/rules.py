@@ -2,6 +2,12 @@
 
 - h must divide d (each head gets d_head = d / h features): h snaps to the nearest divisor (`snap_heads`).
 - T must not exceed T_max (the learned position table W_pe has T_max rows and cannot extrapolate): T is clamped.
+  With RoPE there is no table: T_max is the context the model was trained for, and T beyond it is kept with a
+  notice, not clamped (the module runs and every shape is well defined; only quality past the trained context
+  is in question, which no shape or count shows).
+- The modern recipe (when `asked` has its fields): h_kv snaps to the divisor of h nearest it; with RoPE, d_head
+  must be even, so h snaps to the nearest divisor of d with an even d / h (with d_head set apart, h need not
+  divide d at all).
 - A field outside `BOUNDS` is rejected and the value in use is kept.
 - Choosing a preset sets everything but the batch size B; a configuration "is" a preset when its model matches
   (d, h, L, V, T_max, tie), whatever B and T are.
@@ -15,7 +21,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
-from .config import BOUNDS, FIELDS, GPT2_RECIPE_PRESETS, PRESETS, Config, snap_heads
+from .config import BOUNDS, FIELDS, GPT2_RECIPE_PRESETS, PRESETS, RECIPE_FIELDS, Config, divisors, snap_heads
 
 CUSTOM = "custom"
 PRESET_MODEL = ("d", "h", "L", "V", "T_max", "tie")  # what makes a configuration a preset's model
@@ -25,6 +31,10 @@ MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separ
     "T": ("T clamped {asked} → {T_max}: T cannot exceed T_max = {T_max}, the rows of the learned position table W_pe "
           "(it cannot extrapolate to later positions)"),
     "range": "{name}={value} is out of range: {name} must be from {lo} to {hi}; kept {name}={kept}",
+    "h_kv": "h_kv snapped {asked} → {h_kv}: h = {h} is not divisible by {asked}",
+    "h_even": "h snapped {asked} → {h}: RoPE rotates pairs of features, so d_head = d / h must be even",
+    "context": ("T = {T} is beyond T_max = {T_max}, the context the model was trained for: RoPE has no table to run "
+                "out of, so the shapes are shown, but quality past the trained context needs RoPE scaling"),
 }
 
 
@@ -41,15 +51,35 @@ def settle(asked: Mapping[str, int | bool]) -> tuple[Config, list[str]]:
     (11, 1024, 'h snapped 12 → 11: 770 is not divisible by 12')
     """
     values = {k: asked[k] for k in FIELDS}
+    values.update({k: asked[k] for k in RECIPE_FIELDS if k in asked})
     notes = []
-    h = snap_heads(values["d"], values["h"])
-    if h != values["h"]:
-        notes.append(message("h", asked=values["h"], h=h, d=values["d"]))
-        values["h"] = h
+    if values.get("head_dim") is None:  # d_head = d / h: h must divide d (and, with RoPE, leave d / h even)
+        _settle_heads(values, notes)
+    kv = values.get("kv_heads")
+    if kv is not None and values["h"] % kv:
+        values["kv_heads"] = snap_heads(values["h"], kv)
+        notes.append(message("h_kv", asked=kv, h_kv=values["kv_heads"], h=values["h"]))
     if values["T"] > values["T_max"]:
-        notes.append(message("T", asked=values["T"], T_max=values["T_max"]))
-        values["T"] = values["T_max"]
+        if values.get("positions", "learned") == "learned":
+            notes.append(message("T", asked=values["T"], T_max=values["T_max"]))
+            values["T"] = values["T_max"]
+        else:
+            notes.append(message("context", T=values["T"], T_max=values["T_max"]))
     return Config(**values), notes
+
+
+def _settle_heads(values: dict, notes: list[str]) -> None:
+    d, asked = values["d"], values["h"]
+    h = snap_heads(d, asked)
+    if h != asked:
+        notes.append(message("h", asked=asked, h=h, d=d))
+    if values.get("positions") == "rope" and (d // h) % 2:
+        even = [k for k in divisors(d) if (d // k) % 2 == 0]
+        if not even:
+            raise ValueError(f"d={d:,} is odd: RoPE needs an even d_head = d / h, so d must be even (or set d_head)")
+        h = min(even, key=lambda k: (abs(k - asked), k))
+        notes.append(message("h_even", asked=asked, h=h))
+    values["h"] = h
 
 
 def out_of_range(name: str, value: object, kept: int) -> str | None:

@@ -9,6 +9,9 @@ Memory, honestly: a row is a *view* when it shares an earlier tensor's storage (
 expanded to h heads when h_kv = 1): no new memory.
 `activation_bytes` counts new memory only; `saved_bytes` is what autograd keeps for the backward pass
 (measured). Records -> totals (`Trace`, `Trace.lines`) -> formatting (`model.report`, the app).
+
+Shapes and labels: `NOTATION` (GPT-2's recipe, as the lesson draws it) and `notation(cfg)` for any recipe
+(`RECIPE_NOTATION`: RoPE's angles, RMSNorm's statistics, k and v at h_kv heads, SwiGLU's gate and up, ...).
 """
 from __future__ import annotations
 

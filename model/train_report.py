@@ -12,7 +12,7 @@ import json
 from dataclasses import asdict
 
 from . import units
-from .config import BOUNDS, Config
+from .config import BOUNDS, Config, config_dict
 from .training import CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, RECOMPUTE, REFERENCES, Line, Plan, TrainSetup, plan
 
 SECTIONS = {  # key prefix -> heading, in display order
@@ -145,8 +145,6 @@ def csv_text(cfg: Config, setup: TrainSetup) -> str:
 
 def as_json(cfg: Config, setup: TrainSetup) -> str:
     """{"config": ..., "train": plan(...).as_dict(), "references": [...]}."""
-    from .report import config_dict
-
     doc = {"config": config_dict(cfg), "train": plan(cfg, setup).as_dict(),
            "references": [asdict(x) for x in REFERENCES]}
     return json.dumps(doc, indent=2) + "\n"

@@ -445,12 +445,13 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
     add("compute/C_6ND", "C = 6·N·D, training FLOPs (forward 2N + backward 4N per token)", "6·N·D", C, "flops")
     add("compute/C_6ND_pf_days", "C in PF-days (1 PF-day = 10¹⁵ FLOP/s for a day)", "6·N·D/(10¹⁵·86400)",
         _div(C, PF_DAY), "pf_days")
-    fwd = next(x.formula for x in b.lines if x.key == "flops/forward_measured")  # per token, either recipe
+    fwd = b.line("flops/forward_measured").formula  # GPT-2: L·(24d² + 4Td) + 2Vd; the recipe's own otherwise
     add("compute/C_measured", "C measured: 3 × the measured forward FLOPs per token × D (attention at this T "
         "included)", f"3·({fwd})·D", C_measured, "flops")
-    add("compute/C_measured_pf_days", "C measured in PF-days", f"3·({fwd})·D/(10¹⁵·86400)", C_measured / PF_DAY,
-        "pf_days")
-    add("compute/measured_over_6ND", "C measured ÷ 6·N·D", f"3·({fwd})·D/(6·N·D)", C_measured / C, "ratio")
+    add("compute/C_measured_pf_days", "C measured in PF-days", f"3·({fwd})·D/(10¹⁵·86400)",
+        C_measured / PF_DAY, "pf_days")
+    add("compute/measured_over_6ND", "C measured ÷ 6·N·D", f"3·({fwd})·D/(6·N·D)", C_measured / C,
+        "ratio")
 
     # Chinchilla: the loss fit and the compute-optimal split of this C
     loss = f"{fit.E} + {fit.A}/N^{fit.alpha} + {fit.B}/D^{fit.beta}"

@@ -5,7 +5,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from model import BOUNDS, Config, budget, divisors, snap_heads, trace
+from model import BOUNDS, CHOICES, Config, budget, divisors, snap_heads, trace
+from model.formula import evaluate as formula_value
 from model.notation import evaluate
 
 FIELDS = ("B", "T", "d", "h", "L", "V", "T_max")
@@ -113,3 +114,39 @@ def test_generated_fields_cover_both_outcomes():
 
     probe()
     assert seen == {True, False}
+
+
+@st.composite
+def recipe_configs(draw) -> Config:
+    """Small configurations of any recipe: every switch, h_kv a divisor of h, d_head set apart or d / h."""
+    h = draw(st.integers(1, 8))
+    positions = draw(st.sampled_from(CHOICES["positions"]))
+    d_head = draw(st.integers(1, 6)) * (2 if positions == "rope" else 1)
+    apart = draw(st.booleans())
+    T_max = draw(st.integers(1, 32))
+    return Config(B=draw(st.integers(1, 4)), T=draw(st.integers(1, 2 * T_max if positions == "rope" else T_max)),
+                  d=draw(st.integers(1, 48)) if apart else h * d_head, h=h, L=draw(st.integers(1, 4)),
+                  V=draw(st.integers(1, 300)), T_max=T_max, tie=draw(st.booleans()),
+                  norm=draw(st.sampled_from(CHOICES["norm"])), positions=positions,
+                  mlp=draw(st.sampled_from(CHOICES["mlp"])), ff_dim=draw(st.none() | st.integers(1, 64)),
+                  kv_heads=draw(st.sampled_from(divisors(h))), head_dim=d_head if apart else None,
+                  bias=draw(st.sampled_from(CHOICES["bias"])), qk_norm=draw(st.booleans()))
+
+
+@SETTINGS
+@given(recipe_configs(), st.sampled_from(["fp32", "bf16"]))
+def test_every_recipe_traces_to_its_notation_and_true_formulas(cfg, dtype):
+    tr, b, values = trace(cfg, dtype), budget(cfg), cfg.symbols()
+    for r in tr.rows:
+        assert evaluate(r.symbolic, values) == r.shape
+    shapes = {r.local: r.shape for r in tr.rows}
+    assert shapes["attn.scores"] == (cfg.B, cfg.h, cfg.T, cfg.T)  # attention is written out at every recipe
+    assert shapes["attn.k"] == (cfg.B, cfg.h_kv, cfg.T, cfg.d_head)
+    assert ("attn.k_heads" in shapes) == (cfg.h_kv != cfg.h) and ("rope.cos" in shapes) == (cfg.positions == "rope")
+    for line in (*tr.lines, *b.lines):  # made with check_lines; evaluated again here, independently of the order
+        got = formula_value(line.formula, values)
+        assert got == line.value if isinstance(line.value, int) else abs(float(got) - line.value) <= 1e-9 * line.value
+    d, L = cfg.d, cfg.L
+    matrices = L * (2 * (cfg.h + cfg.h_kv) * cfg.d_head * d + (3 if cfg.mlp == "swiglu" else 2) * d * cfg.d_ff)
+    attention = 4 * L * cfg.T * cfg.h * cfg.d_head
+    assert b.flops_fwd_measured_per_token == 2 * matrices + attention + 2 * cfg.V * d

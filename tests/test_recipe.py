@@ -14,10 +14,11 @@ import torch
 import model
 from model import GPT, PRESETS, Config, budget, trace
 from model.config import CHOICES, HFConfigError, from_hf, swiglu_width
-from model.formula import evaluate
+from model.formula import evaluate, matches
 from model.memory import kv_cache_lines
 from model.notation import evaluate as shape_of
 from model.passes import saved_bytes_of
+from model.training import TrainSetup, plan
 from pagetools import run_cli
 
 HF = Path(__file__).parent / "hf"
@@ -177,6 +178,13 @@ def test_every_formula_is_true_at_random_recipes(cfg):
     assert 2 * b.params_exact + sum(steps) == b.flops_fwd_measured_per_token
 
 
+@pytest.mark.parametrize("cfg", RANDOM[:20], ids=lambda c: f"{c.norm}-{c.positions}-{c.mlp}-h{c.h}-kv{c.h_kv}")
+def test_training_formulas_are_true_at_random_recipes(cfg):
+    """The training run's figures (model.training) use the recipe's measured-FLOPs formula and saved bytes."""
+    p = plan(cfg, TrainSetup())
+    assert all(matches(x.formula, p.symbols, x.value) for x in p.lines if x.formula)
+
+
 # --- saved bytes: the meta-device figure against autograd on real CPU tensors ---------------------------------------
 
 SMALL = [replace(BASE, kv_heads=2, qk_norm=True), replace(BASE, kv_heads=1, B=1, T=2, bias="qkv", tie=False),
@@ -267,7 +275,8 @@ def test_hf_config_on_the_cli(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("name", [n for n in PRESETS if not PRESETS[n].gpt2_recipe])
-@pytest.mark.parametrize("fmt", [[], ["--markdown"], ["--json"], ["--csv", "--table", "budget"], ["--table", "kv"]])
+@pytest.mark.parametrize("fmt", [[], ["--markdown"], ["--json"], ["--csv", "--table", "budget"], ["--table", "kv"],
+                                 ["--table", "train"], ["--table", "train", "--json"]])
 def test_every_table_prints_at_every_modern_preset(name, fmt, capsys):
     code, out, err = run_cli(["--preset", name, *fmt], capsys)
     assert (code, err) == (0, "") and out
@@ -291,3 +300,27 @@ def test_golden(name, capsys, golden):
     code, out, err = run_cli(CASES[name], capsys)
     assert (code, err) == (0, "")
     golden(name, out)
+
+
+# --- the page's rules (model.rules.settle) for the recipe ------------------------------------------------------------
+
+def test_settle_keeps_T_beyond_T_max_with_rope_and_says_so():
+    from model.rules import settle
+
+    asked = dict(B=1, T=4_096, d=64, h=8, L=2, V=100, T_max=1_024, tie=True, **MODERN)
+    cfg, notes = settle(asked)
+    assert cfg.T == 4_096 and notes == ["T = 4,096 is beyond T_max = 1,024, the context the model was trained for: "
+                                        "RoPE has no table to run out of, so the shapes are shown, but quality past "
+                                        "the trained context needs RoPE scaling"]
+    cfg, notes = settle({**asked, "positions": "learned"})
+    assert cfg.T == 1_024 and notes[0].startswith("T clamped 4,096 → 1,024")
+
+
+def test_settle_snaps_h_kv_and_keeps_d_head_even_for_rope():
+    from model.rules import settle
+
+    cfg, notes = settle(dict(B=1, T=8, d=96, h=12, L=1, V=10, T_max=8, tie=True, kv_heads=5, **MODERN))
+    assert (cfg.h, cfg.h_kv) == (12, 4) and notes == ["h_kv snapped 5 → 4: h = 12 is not divisible by 5"]
+    cfg, notes = settle(dict(B=1, T=8, d=96, h=32, L=1, V=10, T_max=8, tie=True, **MODERN))
+    assert cfg.h == 24 and cfg.d_head == 4  # 96 / 32 = 3 is odd; of the h with an even d / h, 24 is the nearest
+    assert notes[-1] == "h snapped 32 → 24: RoPE rotates pairs of features, so d_head = d / h must be even"
