@@ -26,8 +26,11 @@ browser:  ## Debian's Chromium for the browser tests (Playwright cannot download
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 	@test -x $(CHROMIUM)
 
+# Session ids are signed (a made-up ?bokeh-session-id= gets 403, so one link cannot put two people in one session),
+# with BOKEH_SECRET_KEY when it is set (several servers behind a proxy share one), else a fresh key per run.
 run: install  ## serve the explorer at http://localhost:$(PORT)/explorer
-	$(VENV)/bin/panel serve app/explorer.py --port $(PORT) --static-dirs course=static
+	BOKEH_SECRET_KEY="$${BOKEH_SECRET_KEY:-$$($(PY) -c 'import secrets; print(secrets.token_urlsafe(32))')}" \
+	$(VENV)/bin/panel serve app/explorer.py --port $(PORT) --static-dirs course=static --session-ids signed
 
 test: install-test
 	$(PY) -m pytest -q
