@@ -69,14 +69,25 @@ def spawn(cmd: list[str], log_path: Path, env: dict[str, str] | None = None) -> 
                                 start_new_session=True)
 
 
-def group(proc: subprocess.Popen) -> list[psutil.Process]:
-    """The live processes of `proc`'s process group: the leader, its children, and any of them orphaned."""
+def group(pgid: int) -> list[psutil.Process]:
+    """The live processes of process group `pgid` (a `spawn`ed process's pid): the leader, its children, and any
+    of them orphaned. Zombies are dead and left out."""
     found = []
     for p in psutil.process_iter():
         with contextlib.suppress(psutil.Error):
-            if os.getpgid(p.pid) == proc.pid and p.status() != psutil.STATUS_ZOMBIE:
+            if os.getpgid(p.pid) == pgid and p.status() != psutil.STATUS_ZOMBIE:
                 found.append(p)
     return found
+
+
+def alive(procs: list[psutil.Process]) -> list[psutil.Process]:
+    """The processes still running: neither gone nor a zombie (a zombie is dead; only its exit status is left)."""
+    running = []
+    for p in procs:
+        with contextlib.suppress(psutil.Error):
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                running.append(p)
+    return running
 
 
 def stop_group(proc: subprocess.Popen, timeout: float = 10.0) -> None:
@@ -86,9 +97,9 @@ def stop_group(proc: subprocess.Popen, timeout: float = 10.0) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, sig)
         deadline = time.monotonic() + timeout
-        while group(proc) and time.monotonic() < deadline:
+        while group(proc.pid) and time.monotonic() < deadline:
             time.sleep(0.1)
-        if not group(proc):
+        if not group(proc.pid):
             break
     proc.wait()
 

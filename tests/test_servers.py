@@ -6,7 +6,6 @@ orphaned and still serving.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import tempfile
@@ -17,19 +16,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from appserver import free_port, group, serve_app, spawn, stop_group, wait_ready
+from appserver import alive, free_port, group, serve_app, spawn, stop_group, wait_ready
 
 pytestmark = pytest.mark.browser  # starts servers
-
-
-def alive(procs: list[psutil.Process]) -> list[psutil.Process]:
-    """The processes still running: neither gone nor a zombie (a zombie is dead; only its exit status is left)."""
-    running = []
-    for p in procs:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
-                running.append(p)
-    return running
 
 
 def status(url: str) -> int:
@@ -60,7 +49,7 @@ def test_stop_group_kills_a_process_that_ignores_sigterm():
         proc = spawn([sys.executable, "-c", script], log)
         while "up" not in log.read_text():
             assert proc.poll() is None
-        members = group(proc)
+        members = group(proc.pid)
         assert len(members) == 2  # the process and its child
         stop_group(proc, timeout=1)
     assert alive(members) == [] and proc.returncode == -9
