@@ -104,7 +104,7 @@ def stop_group(proc: subprocess.Popen, timeout: float = 10.0) -> None:
     proc.wait()
 
 
-def wait_ready(url: str, proc: subprocess.Popen, log_path: Path | None = None, timeout: float = 60.0) -> None:
+def wait_ready(url: str, proc: subprocess.Popen, log_path: Path | None = None, timeout: float = 120.0) -> None:
     """Poll `url` until it answers 200; fail early with the server's output if it exits."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
