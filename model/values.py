@@ -31,6 +31,7 @@ import ctypes.util
 import functools
 import inspect
 import math
+import os
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -56,8 +57,9 @@ MAX_PARAMS = 160_000_000  # GPT-2 small (124.4 million) and GPT-3 125M run; 640 
 MAX_ACTIVATION_BYTES = 128 * 2**20  # new memory of the pass at fp32, model.trace (GPT-2 small at T = 64: 62.5 MiB)
 MAX_SEED = 2**63 - 1
 DRAW_CHUNK = 2**20  # numbers per random stream of a weight's draw (ParallelNormal)
-# torch threads for the forward pass: at B = 1, T <= 64 its ops are small, and a pool of threads that wait for
-# each other doubled a pass on a busy machine (measured: 5.2 s against 2.9 s at GPT-2 small, load 8 on 2 cores)
+# torch threads for a pass (the weights' draw has its own, ParallelNormal): at B = 1, T <= 64 its ops are small,
+# and a pool of threads that wait for each other doubled a pass on a busy machine (5.2 s against 2.9 s at GPT-2
+# small, load 8 on 2 cores)
 FORWARD_THREADS = 1
 
 _LOCK = threading.Lock()  # one real pass at a time per process
@@ -262,7 +264,8 @@ def _run(p: Plan, ids: tuple[int, ...], pieces: tuple[str, ...], seed: int) -> V
     with _LOCK:
         start = time.perf_counter()
         try:
-            out = _forward(p, ids, pieces, seed)
+            with _threads(FORWARD_THREADS):
+                out = _forward(p, ids, pieces, seed)
         finally:
             _trim()  # the weights were freed by reference counting as _forward returned
         return replace(out, seconds=time.perf_counter() - start)
@@ -277,19 +280,19 @@ def _trim() -> None:
             libc.malloc_trim(0)
 
 
-def build(cfg: Config, seed: int) -> GPT:
+def build(cfg: Config, seed: int, *, threads: int | None = None) -> GPT:
     """`GPT(cfg)` with GPT-2's initialisation drawn from `seed`, without touching the global random state.
 
     Built on the meta device and materialised once (`GPT(cfg)` on CPU would draw PyTorch's default init and
     then overwrite it: twice the time); the tied head is re-tied after `to_empty`. The rule is
-    `model.gpt._init_weights`'s; its N(0, σ) draws run in parallel (`ParallelNormal`).
+    `model.gpt._init_weights`'s; its N(0, σ) draws run on `threads` threads (`ParallelNormal`).
     """
     with torch.device("meta"):
         model = GPT(cfg)
     model.to_empty(device="cpu")
     if cfg.tie:
         model.head.weight = model.wte.weight
-    with torch.random.fork_rng(devices=[]), ParallelNormal(seed):
+    with torch.random.fork_rng(devices=[]), ParallelNormal(seed, threads):
         torch.manual_seed(seed)
         for module in model.modules():
             if isinstance(module, nn.LayerNorm):
@@ -301,7 +304,8 @@ def build(cfg: Config, seed: int) -> GPT:
 class ParallelNormal(TorchFunctionMode):
     """Inside it, each `nn.init.normal_(w, mean, std)` fills w from independent streams, one per DRAW_CHUNK
     elements, each a `torch.Generator` seeded from (seed, draw, chunk) by NumPy's `SeedSequence`, on `threads`
-    threads (default torch's). The streams, not the threads, fix the numbers: the same for any thread count.
+    threads (default: the cores this process may use). The streams, not the threads, fix the numbers: the same
+    for any thread count.
 
     Drawing is most of a pass (4 bytes per parameter, ~6.5 ns per number on one core) and torch draws one
     tensor on one core, so this divides it by the cores. A draw given its own `generator` runs as it would.
@@ -310,7 +314,18 @@ class ParallelNormal(TorchFunctionMode):
     def __init__(self, seed: int, threads: int | None = None) -> None:
         super().__init__()
         self.seed, self.draws = seed, 0
-        self.threads = threads or torch.get_num_threads()
+        self.threads = threads or len(os.sched_getaffinity(0))
+        self.pool: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> ParallelNormal:
+        self.pool = ThreadPoolExecutor(self.threads, thread_name_prefix="draw")
+        return super().__enter__()
+
+    def __exit__(self, *exc) -> None:
+        try:
+            super().__exit__(*exc)
+        finally:
+            self.pool.shutdown()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -331,10 +346,10 @@ class ParallelNormal(TorchFunctionMode):
 
         def fill(i: int) -> None:  # torch releases the GIL while it draws
             generator = torch.Generator().manual_seed(int(seeds[i]))
-            flat[starts[i]:starts[i] + DRAW_CHUNK].normal_(mean, std, generator=generator)
+            with torch.no_grad():
+                flat[starts[i]:starts[i] + DRAW_CHUNK].normal_(mean, std, generator=generator)
 
-        with torch.no_grad(), ThreadPoolExecutor(min(self.threads, len(starts))) as pool:
-            list(pool.map(fill, range(len(starts))))
+        list(self.pool.map(fill, range(len(starts))))
 
 
 @contextlib.contextmanager
@@ -393,7 +408,7 @@ def _forward(p: Plan, ids: tuple[int, ...], pieces: tuple[str, ...], seed: int) 
             block, local = _split(name)
             if local in NOTATION and not list(module.children()):
                 handles.append(module.register_forward_hook(hook(name, block, local)))
-        with torch.no_grad(), _threads(FORWARD_THREADS):
+        with torch.no_grad():
             _, loss = model(torch.tensor([ids], dtype=torch.long))  # (1, T)
     finally:
         for handle in handles:

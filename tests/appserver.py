@@ -105,14 +105,17 @@ def stop_group(proc: subprocess.Popen, timeout: float = 10.0) -> None:
 
 
 def wait_ready(url: str, proc: subprocess.Popen, log_path: Path | None = None, timeout: float = 120.0) -> None:
-    """Poll `url` until it answers 200; fail early with the server's output if it exits."""
+    """Poll `url` until it answers 200; fail early with the server's output if it exits.
+
+    A request, once the server listens, may wait as long as is left: the first page of a server on a busy machine
+    can take many seconds, and giving up on it early would only queue more pages (one session each)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             out = log_path.read_text(errors="replace") if log_path else ""
-            raise RuntimeError(f"panel serve exited with {proc.returncode}:\n{out}")
+            raise RuntimeError(f"{Path(proc.args[0]).name} exited with {proc.returncode}:\n{out}")
         try:
-            with urllib.request.urlopen(url, timeout=5) as r:
+            with urllib.request.urlopen(url, timeout=max(1.0, deadline - time.monotonic())) as r:
                 if r.status == 200:
                     return
         except OSError:
