@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -74,7 +75,7 @@ def group(pgid: int) -> list[psutil.Process]:
     of them orphaned. Zombies are dead and left out."""
     found = []
     for p in psutil.process_iter():
-        with contextlib.suppress(psutil.Error):
+        with contextlib.suppress(psutil.Error, ProcessLookupError):  # it ended meanwhile
             if os.getpgid(p.pid) == pgid and p.status() != psutil.STATUS_ZOMBIE:
                 found.append(p)
     return found
@@ -102,6 +103,15 @@ def stop_group(proc: subprocess.Popen, timeout: float = 10.0) -> None:
         if not group(proc.pid):
             break
     proc.wait()
+
+
+def http_status(url: str) -> int:
+    """The HTTP status `url` answers with (403 and 500 included)."""
+    try:
+        with urllib.request.urlopen(url, timeout=60) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
 
 
 def wait_ready(url: str, proc: subprocess.Popen, log_path: Path | None = None, timeout: float = 120.0) -> None:

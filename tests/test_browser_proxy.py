@@ -14,11 +14,11 @@ import json
 import os
 import re
 import tempfile
-import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 from bokeh.util.token import generate_jwt_token
@@ -26,7 +26,7 @@ from playwright.sync_api import expect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
-from appserver import ROOT, Served, alive, free_port, group, secret_key, serve_app, spawn, stop_group, wait_ready
+from appserver import ROOT, Served, alive, free_port, group, http_status, secret_key, serve_app, spawn, stop_group, wait_ready
 from pagetools import watch_errors, watch_outside
 
 pytestmark = pytest.mark.browser
@@ -102,7 +102,7 @@ def proxy() -> Iterator[Proxy]:
     env = {"BOKEH_SECRET_KEY": secret_key(), "PANEL_LOG_LEVEL": "info"}  # one key: each accepts the other's ids
     args = ("--allow-websocket-origin", public, "--use-xheaders", "--unused-session-lifetime", "60000")
     with serve_app(args, env=env) as a, serve_app(args, env=env) as b:
-        site = site_conf(port, (int(a.rsplit(":", 1)[1]), int(b.rsplit(":", 1)[1])))
+        site = site_conf(port, (urlparse(a).port, urlparse(b).port))
         with nginx(site) as (error_log, nginx_procs):
             processes = [*nginx_procs, *group(a.pid), *group(b.pid)]
             yield Proxy(f"http://{public}", (a, b), processes)
@@ -123,8 +123,12 @@ def test_nginx_recipe_is_the_readme_one():
 def test_pages_through_the_proxy_stick_to_one_server_spread_and_fetch_nothing_outside(chromium, proxy):
     """Pages open in fresh browser contexts (each learner their own cookies) until both servers have served one."""
     before = proxy.sessions()
+
+    def per_server() -> list[int]:
+        return [n - b for n, b in zip(proxy.sessions(), before)]
+
     pages = 0
-    while pages < 12 and (pages < 2 or 0 in [n - b for n, b in zip(proxy.sessions(), before)]):
+    while pages < 12 and 0 in per_server():
         T = 200 + pages
         context = chromium.new_context(viewport={"width": 1280, "height": 900})
         try:
@@ -143,17 +147,9 @@ def test_pages_through_the_proxy_stick_to_one_server_spread_and_fetch_nothing_ou
         finally:
             context.close()
         pages += 1
-        made = sum(proxy.sessions()) - sum(before)
-        assert made == pages, f"{made} sessions for {pages} pages: a page's websocket reached the other server"
-    assert 0 not in [n - b for n, b in zip(proxy.sessions(), before)], f"{pages} pages all went to one server"
-
-
-def http_status(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=30) as r:
-            return r.status
-    except urllib.error.HTTPError as e:
-        return e.code
+        assert sum(per_server()) == pages, f"{per_server()} sessions for {pages} pages: a page's websocket reached " \
+                                           "the other server"
+    assert 0 not in per_server(), f"{pages} pages all went to one server"
 
 
 def test_a_made_up_session_id_is_refused(chromium, proxy):

@@ -9,24 +9,15 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-import urllib.error
 import urllib.request
 from pathlib import Path
 
 import psutil
 import pytest
 
-from appserver import alive, free_port, group, serve_app, spawn, stop_group, wait_ready
+from appserver import alive, free_port, group, http_status, serve_app, spawn, stop_group, wait_ready
 
 pytestmark = pytest.mark.browser  # starts servers
-
-
-def status(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=30) as r:
-            return r.status
-    except urllib.error.HTTPError as e:
-        return e.code
 
 
 def test_a_stopped_server_leaves_none_of_its_workers():
@@ -34,7 +25,7 @@ def test_a_stopped_server_leaves_none_of_its_workers():
         server = psutil.Process(base.pid)
         tree = [server, *server.children(recursive=True)]
         assert len(alive(tree)) == 3, "panel serve --num-procs 2: the parent and two forked workers"
-        assert status(base + "/explorer") == 200
+        assert http_status(base + "/explorer") == 200
     assert alive(tree) == []
     with pytest.raises(OSError):
         urllib.request.urlopen(base + "/explorer", timeout=5)
@@ -66,7 +57,7 @@ def test_make_run_refuses_a_made_up_session_id():
                       f"PYTHON={sys.executable}", f"VENV={Path(sys.executable).parents[1]}"], log, env)
         try:
             wait_ready(f"http://localhost:{port}/explorer", proc, log)
-            assert status(f"http://localhost:{port}/explorer?bokeh-session-id=abc") == 403
-            assert status(f"http://localhost:{port}/explorer?T=5") == 200
+            assert http_status(f"http://localhost:{port}/explorer?bokeh-session-id=abc") == 403
+            assert http_status(f"http://localhost:{port}/explorer?T=5") == 200
         finally:
             stop_group(proc)
