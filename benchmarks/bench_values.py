@@ -5,11 +5,13 @@ Prints, in one run on this machine:
      MAX_PARAMS and MAX_L), the median wall time of an uncached `model.values` call ("now"), of the same call as
      the pass was before (one random stream drawn on one core, the forward pass on torch's default threads:
      `as_before`), and of a plain pass (the model built by `model.values.build` and run forward once without
-     hooks or statistics), with the ratios now/before and now/plain;
+     hooks or statistics), with the ratios now/before and now/plain, and the process's CPU seconds of now and
+     before (all threads: drawing on two cores costs the same CPU in less time; on a busy machine, where no core
+     is idle, the CPU seconds are the steadier figure);
   2. the time of a cached call (the same configuration, text and seed again);
   3. memory of a fresh process per case: RSS before, peak (ru_maxrss) and RSS after the call, which shows the
      pass gives its memory back (weights freed, heap trimmed).
-Timings are printed, never asserted. Run: python benchmarks/bench_values.py [--repeat N]  (about 2 minutes)
+Timings are printed, never asserted. Run: python benchmarks/bench_values.py [--repeat N]  (about 3 minutes)
 """
 from __future__ import annotations
 
@@ -94,21 +96,32 @@ def before(cfg: Config, text: str, seed: int) -> float:
         return ours(cfg, text, seed)
 
 
+def timed(run, cfg: Config, text: str, seed: int) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process, all its threads) of one call."""
+    cpu = time.process_time()
+    wall = run(cfg, text, seed)
+    return wall, time.process_time() - cpu
+
+
 def bench_time(repeat: int) -> None:
-    print(f"1. one real pass, uncached (median of {repeat}, seconds): now, as before (one stream on one core, "
-          "forward on torch's threads), plain (build + initialise + forward, no hooks)")
-    print(f"   {'case':<30}{'T':>4}{'d':>6}{'L':>4}{'parameters':>18}{'now':>7}{'before':>8}{'now/before':>12}"
-          f"{'plain':>7}{'now/plain':>11}")
+    print(f"1. one real pass, uncached (median of {repeat}, seconds; cpu: this process's CPU seconds, all threads): "
+          "now, as before (one stream on one core, the pass on torch's threads), plain (build + initialise + "
+          "forward, no hooks)")
+    print(f"   {'case':<28}{'T':>3}{'d':>5}{'L':>4}{'parameters':>16}{'now':>7}{'before':>8}{'now/before':>12}"
+          f"{'cpu now':>9}{'cpu before':>12}{'plain':>7}{'now/plain':>11}")
     for name, (cfg, text) in CASES.items():
         p = mv.plan(cfg, len(mv.token_ids(text)[0]))
         assert not p.scaled, f"{name} is above the limits: {p.reasons}"
-        times: dict[str, list[float]] = {"now": [], "before": [], "plain": []}
+        runs = {"before": before, "now": ours, "plain": plain}
+        times: dict[str, list[tuple[float, float]]] = {k: [] for k in runs}
         for seed in range(repeat):  # alternate, so all three see the same machine load
-            for label, run in (("before", before), ("now", ours), ("plain", plain)):
-                times[label].append(run(cfg, text, seed))
-        now, old, base = (statistics.median(times[k]) for k in ("now", "before", "plain"))
-        print(f"   {name:<30}{p.run.T:>4}{p.run.d:>6}{p.run.L:>4}{fmt.params(p.params):>18}"
-              f"{now:>7.2f}{old:>8.2f}{now / old:>11.2f}x{base:>7.2f}{now / base:>10.2f}x")
+            for label, run in runs.items():
+                times[label].append(timed(run, cfg, text, seed))
+        wall = {k: statistics.median(w for w, _ in v) for k, v in times.items()}
+        cpu = {k: statistics.median(c for _, c in v) for k, v in times.items()}
+        print(f"   {name:<28}{p.run.T:>3}{p.run.d:>5}{p.run.L:>4}{fmt.params(p.params):>16}"
+              f"{wall['now']:>7.2f}{wall['before']:>8.2f}{wall['now'] / wall['before']:>11.2f}x"
+              f"{cpu['now']:>9.2f}{cpu['before']:>12.2f}{wall['plain']:>7.2f}{wall['now'] / wall['plain']:>10.2f}x")
 
 
 def bench_cached() -> None:
