@@ -10,16 +10,15 @@ Conventions. The pass runs at B = 1 on the first T tokens of the text (T = min(c
 sequence is enough to see values, and a batch would only repeat it. Weights are N(0, 0.02), biases 0,
 LayerNorm gains 1 (GPT-2's initialisation, `model.gpt._init_weights`), drawn from `seed` in parallel from
 independent streams (`ParallelNormal`), so the same seed gives the same numbers on any number of cores, and
-torch's global random state is left as it was. Forward hooks on the model's own modules (the `Tap`s of model/gpt.py) read each tensor as it is
-made, under `torch.no_grad()`, and are removed in a `finally`. Statistics are keyed by the names of
+torch's global random state is left as it was. Forward hooks on the model's own modules (the `Tap`s of
+model/gpt.py) read each tensor as it is made, under `torch.no_grad()`, and are removed in a `finally`. Statistics are keyed by the names of
 `model.trace`'s expanded rows ("blocks.3.attn.q"); the int64 token ids ("idx") are inputs, not values, and
 have none.
 
 Bounded cost. A pass costs memory for the weights (4 bytes per parameter) and the activations, and time for
 drawing the weights (most of it, spread over the cores), the forward pass (on one torch thread) and the hooks (a
 few ms per block). The limits below admit GPT-2 small and keep a pass's peak under 1 GiB (measured: 0.5 to 0.7
-GiB above the process's RSS, given back afterwards); benchmarks/bench_values.py times it. Above
-them `plan` gives the nearest configuration that runs, a scaled-down copy that keeps d_head, V, T_max and
+GiB above the process's RSS, given back afterwards); benchmarks/bench_values.py times it. Above them `plan` gives the nearest configuration that runs, a scaled-down copy that keeps d_head, V, T_max and
 the head's tie; `values` refuses to run more (`TooLarge`) unless told to run that copy, labelled as such.
 One pass runs at a time per process (a lock); results are cached by (configuration, token ids, seed).
 """
@@ -354,7 +353,8 @@ class ParallelNormal(TorchFunctionMode):
 
 @contextlib.contextmanager
 def _threads(n: int | None) -> Iterator[None]:
-    """torch's intra-op threads set to `n` (None: unchanged) for the block, restored afterwards."""
+    """torch's intra-op threads set to `n` (None: unchanged) for the block, restored afterwards. The setting is
+    the process's: torch work on other threads meanwhile (the page's meta-device traces) runs on `n` too."""
     before = torch.get_num_threads()
     if n:
         torch.set_num_threads(n)

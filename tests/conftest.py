@@ -45,8 +45,9 @@ def pytest_configure(config):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """Every test stops what it starts: after the last fixture, no process the run started may still be running."""
-    left = alive(psutil.Process().children(recursive=True))
+    """Every test stops what it starts: after the last fixture, no process the run started may still be running
+    (10 s of grace: a closed Chromium's crash handlers end shortly after it)."""
+    left = alive(psutil.wait_procs(alive(psutil.Process().children(recursive=True)), timeout=10)[1])
     if left:
         names = ", ".join(f"{p.pid} {' '.join(p.cmdline()[:4])}" for p in left)
         for p in left:
