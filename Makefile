@@ -7,6 +7,8 @@ TORCH := torch==2.13.0
 CHROMIUM := /usr/bin/chromium
 NGINX := /usr/sbin/nginx
 PORT ?= 5006
+# this machine only; serving others needs --allow-websocket-origin too (README, For instructors)
+ADDRESS ?= 127.0.0.1
 
 .PHONY: run test bench install install-test browser nginx clean
 
@@ -38,7 +40,8 @@ nginx:
 # with BOKEH_SECRET_KEY when it is set (several servers behind a proxy share one), else a fresh key per run.
 run: install  ## serve the explorer at http://localhost:$(PORT)/explorer
 	BOKEH_SECRET_KEY="$${BOKEH_SECRET_KEY:-$$($(PY) -c 'import secrets; print(secrets.token_urlsafe(32))')}" \
-	$(VENV)/bin/panel serve app/explorer.py --port $(PORT) --static-dirs course=static --session-ids signed
+	$(VENV)/bin/panel serve app/explorer.py --address $(ADDRESS) --port $(PORT) --static-dirs course=static \
+		--session-ids signed
 
 test: install-test
 	$(PY) -m pytest -q

@@ -73,12 +73,12 @@ def spawn(cmd: list[str], log_path: Path, env: dict[str, str] | None = None) -> 
 def group(pgid: int) -> list[psutil.Process]:
     """The live processes of process group `pgid` (a `spawn`ed process's pid): the leader, its children, and any
     of them orphaned. Zombies are dead and left out."""
-    found = []
+    members = []
     for p in psutil.process_iter():
         with contextlib.suppress(psutil.Error, ProcessLookupError):  # it ended meanwhile
-            if os.getpgid(p.pid) == pgid and p.status() != psutil.STATUS_ZOMBIE:
-                found.append(p)
-    return found
+            if os.getpgid(p.pid) == pgid:
+                members.append(p)
+    return alive(members)
 
 
 def alive(procs: list[psutil.Process]) -> list[psutil.Process]:
