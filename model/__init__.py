@@ -4,6 +4,9 @@
     >>> budget(PRESETS["gpt2-small"]).params_exact
     124439808
 
+In a Jupyter cell, `trace(cfg)`, `budget(cfg)`, `plan(cfg)` (the training run) and `model.values.values(cfg, text)`
+(one real pass at init) show as tables (`model.notebook`).
+
 This package never imports panel or bokeh: the app formats what it returns.
 """
 from .budgeting import Budget, budget, clear_caches
@@ -12,6 +15,7 @@ from .gpt import GPT
 from .figures import Line
 from .passes import DTYPES
 from .tracing import NOTATION, Row, Trace, trace
+from .training import TrainSetup, plan
 
 __all__ = ["BOUNDS", "DTYPES", "FIELD_DOCS", "NOTATION", "PRESETS", "Budget", "Config", "GPT", "Line", "Row", "Trace",
-           "budget", "clear_caches", "divisors", "snap_heads", "trace"]
+           "TrainSetup", "budget", "clear_caches", "divisors", "plan", "snap_heads", "trace"]
