@@ -14,15 +14,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 import zipfile
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
-from appserver import free_port, wait_ready
+from appserver import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("app", "model")
@@ -44,6 +47,18 @@ def _run(cmd: list[str], cwd: Path, timeout: float = 600) -> subprocess.Complete
     done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, f"{' '.join(cmd)} exited with {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done
+
+
+def _wait_listening(port: int, proc: subprocess.Popen, log_path: Path, timeout: float = 120) -> None:
+    """Until the server accepts connections (a first page, built while torch and Panel warm up, may take long)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"panel serve exited:\n{log_path.read_text(errors='replace')}"
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.3)
+    raise AssertionError(f"panel serve did not listen within {timeout:.0f} s")
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +152,9 @@ def test_panel_serve_of_the_installed_app(installed: Path, empty: Path) -> None:
                                  "--port", str(port), "--allow-websocket-origin", f"127.0.0.1:{port}"],
                                 cwd=empty, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        wait_ready(f"http://127.0.0.1:{port}/explorer", proc, log_path, timeout=120)
+        _wait_listening(port, proc, log_path)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/explorer", timeout=180) as r:  # one request
+            assert r.status == 200 and "<title>Transformer Shapes</title>" in r.read().decode()
     finally:
         proc.terminate()
         try:
