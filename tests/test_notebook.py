@@ -7,14 +7,15 @@ aborted and counted, and the count must be 0: the first render, the explorer's u
 slider moves and after a field is set from Python, and the model layer's tables. Teardown stops the server's
 process group and every kernel it started.
 
+A second notebook checks a plain `pn.extension()` in a kernel with PANEL_INLINE=1 in its environment.
 The screenshot of the explorer in JupyterLab is written to $NOTEBOOK_SHOT when that is set (for a person to look at).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -23,11 +24,11 @@ from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlparse
 
-import psutil
 import pytest
 from playwright.sync_api import expect
 
 from appserver import free_port
+from processes import stop_group
 from model import PRESETS, budget
 from model import units as fmt
 
@@ -45,9 +46,10 @@ KERNEL_IDLE_JS = """() => {
 
 
 class Jupyter(str):
-    """The server's base URL ("http://127.0.0.1:PORT"), with its token and log."""
+    """The server's base URL ("http://127.0.0.1:PORT"), with its token, notebook folder and log."""
 
     token: str
+    root: Path
     log_path: Path
 
     def log(self) -> str:
@@ -68,25 +70,6 @@ def _wait_ready(base: Jupyter, proc: subprocess.Popen, timeout: float = 120.0) -
     raise RuntimeError(f"jupyter lab did not answer within {timeout:.0f} s:\n{base.log()}")
 
 
-def _stop(proc: subprocess.Popen) -> list[int]:
-    """Stop the server's process group, then any kernel it started; return the pids still alive (none)."""
-    try:
-        started = psutil.Process(proc.pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        started = []
-    os.killpg(proc.pid, signal.SIGTERM)  # the server shuts its kernels down on SIGTERM
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    _, alive = psutil.wait_procs(started, timeout=10)
-    for p in alive:  # a kernel in a session of its own would survive the group signal
-        p.kill()
-    _, alive = psutil.wait_procs(alive, timeout=5)
-    return [p.pid for p in alive]
-
-
 @pytest.fixture(scope="module")
 def jupyter(tmp_path_factory):
     """`jupyter lab` on 127.0.0.1 with a token, serving a copy of the example notebook; stopped with its kernels."""
@@ -99,7 +82,7 @@ def jupyter(tmp_path_factory):
         path.parent.mkdir(parents=True)
         path.write_text(json.dumps(settings))
     base = Jupyter(f"http://127.0.0.1:{free_port()}")
-    base.token, base.log_path = os.urandom(16).hex(), home / "server.log"
+    base.token, base.root, base.log_path = os.urandom(16).hex(), notebooks, home / "server.log"
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTER_DATA_DIR": str(home / "data"),
            "JUPYTER_RUNTIME_DIR": str(home / "runtime"), "IPYTHONDIR": str(home / "ipython"),
            "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"), "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
@@ -116,12 +99,13 @@ def jupyter(tmp_path_factory):
         _wait_ready(base, proc)
         yield base
     finally:
-        assert _stop(proc) == [], "kernels left running"
+        assert stop_group(proc) == [], "kernels left running"
 
 
-def test_notebook_runs_offline_in_jupyterlab(jupyter, chromium, tmp_path):
-    """Run all cells: the explorer shows N, follows a field set from Python and slider moves; 0 outside requests."""
-    cfg = PRESETS["gpt2-small"]
+@contextlib.contextmanager
+def notebook_page(jupyter: Jupyter, chromium, name: str):
+    """Open notebook `name` in JupyterLab and run all its cells; yield (page, outside), `outside` the requests for
+    anything beyond this machine (aborted). Closed afterwards; the server must not have logged a traceback."""
     context = chromium.new_context(viewport={"width": 1400, "height": 1000}, service_workers="block")
     outside: list[str] = []
 
@@ -136,10 +120,22 @@ def test_notebook_runs_offline_in_jupyterlab(jupyter, chromium, tmp_path):
     page = context.new_page()
     page.on("websocket", lambda ws: None if urlparse(ws.url).hostname in LOOPBACK else outside.append(ws.url))
     try:
-        page.goto(f"{jupyter}/lab/tree/{NOTEBOOK.name}?token={jupyter.token}")
+        page.goto(f"{jupyter}/lab/tree/{name}?token={jupyter.token}")
         page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000)
         page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        yield page, outside
+        page.wait_for_timeout(1000)  # late stylesheet or font requests of the last update
+        assert outside == [], f"{len(outside)} requests left the machine: {outside[:6]}"
+    finally:
+        context.close()
+    assert "Traceback" not in jupyter.log(), jupyter.log()
 
+
+def test_notebook_runs_offline_in_jupyterlab(jupyter, chromium, tmp_path):
+    """The example notebook, run all: the explorer shows N, follows a field set from Python and slider moves, the
+    model layer's tables show; 0 requests outside the machine."""
+    cfg = PRESETS["gpt2-small"]
+    with notebook_page(jupyter, chromium, NOTEBOOK.name) as (page, outside):
         budget_card = page.locator(".budget-card")
         expect(budget_card).to_contain_text("N = 124,439,808", timeout=180_000)  # GPT-2 small, the lesson's figure
         shapes = page.locator("table.shapes")
@@ -152,17 +148,25 @@ def test_notebook_runs_offline_in_jupyterlab(jupyter, chromium, tmp_path):
         assert page.locator("[data-mime-type='application/vnd.jupyter.error']").count() == 0
 
         page.locator(".slider-T .noUi-handle").press("ArrowLeft")  # through the kernel: T 256 -> 255
-        expect(shapes).to_contain_text("(8, 12, 255, 255)")
+        expect(shapes).to_contain_text("(8, 12, 255, 255)", timeout=30_000)
         page.locator(".slider-L .noUi-handle").press("ArrowRight")  # L 12 -> 13: a new N
-        expect(budget_card).to_contain_text(f"N = {fmt.thousands(budget(replace(cfg, L=13)).params_exact)}")
+        expect(budget_card).to_contain_text(f"N = {fmt.thousands(budget(replace(cfg, L=13)).params_exact)}",
+                                            timeout=30_000)
         expect(shapes).to_contain_text("× L = 13")
 
         page.locator(".shapes-card").first.scroll_into_view_if_needed()
-        shot = Path(os.environ.get("NOTEBOOK_SHOT") or tmp_path / "notebook.png")
-        page.screenshot(path=str(shot))
-        page.wait_for_timeout(1000)  # late stylesheet or font requests of the last update
-        assert outside == [], f"{len(outside)} requests left the machine: {outside[:6]}"
-    finally:
-        context.close()
-    log = jupyter.log()
-    assert "Traceback" not in log, log
+        page.screenshot(path=os.environ.get("NOTEBOOK_SHOT") or str(tmp_path / "notebook.png"))
+
+
+def test_plain_extension_offline_with_panel_inline(jupyter, chromium):
+    """A plain `pn.extension()` in a kernel whose environment has PANEL_INLINE=1: the explorer renders and
+    updates, 0 requests outside the machine (without it, BokehJS comes from cdn.bokeh.org)."""
+    source = ['%env PANEL_INLINE=1', 'import panel as pn\n\npn.extension()', 'from app import Explorer\n\nExplorer()']
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": c}
+             for c in source]
+    nb = {"cells": cells, "metadata": json.loads(NOTEBOOK.read_text())["metadata"], "nbformat": 4, "nbformat_minor": 5}
+    (jupyter.root / "plain.ipynb").write_text(json.dumps(nb))
+    with notebook_page(jupyter, chromium, "plain.ipynb") as (page, outside):
+        expect(page.locator(".budget-card")).to_contain_text("N = 124,439,808", timeout=180_000)
+        page.locator(".slider-T .noUi-handle").press("ArrowLeft")
+        expect(page.locator("table.shapes")).to_contain_text("(8, 12, 1023, 1023)", timeout=30_000)

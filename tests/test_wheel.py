@@ -26,6 +26,7 @@ import pytest
 from playwright.sync_api import expect
 
 from appserver import free_port
+from processes import stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("app", "model")
@@ -156,10 +157,5 @@ def test_panel_serve_of_the_installed_app(installed: Path, empty: Path) -> None:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/explorer", timeout=180) as r:  # one request
             assert r.status == 200 and "<title>Transformer Shapes</title>" in r.read().decode()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        assert stop_group(proc) == []
     assert "Traceback" not in log_path.read_text(errors="replace")
