@@ -126,6 +126,7 @@ def notebook_page(jupyter: Jupyter, chromium, name: str):
         yield page, outside
         page.wait_for_timeout(1000)  # late stylesheet or font requests of the last update
         assert outside == [], f"{len(outside)} requests left the machine: {outside[:6]}"
+        page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")  # its kernel, now
     finally:
         context.close()
     assert "Traceback" not in jupyter.log(), jupyter.log()
@@ -168,5 +169,6 @@ def test_plain_extension_offline_with_panel_inline(jupyter, chromium):
     (jupyter.root / "plain.ipynb").write_text(json.dumps(nb))
     with notebook_page(jupyter, chromium, "plain.ipynb") as (page, outside):
         expect(page.locator(".budget-card")).to_contain_text("N = 124,439,808", timeout=180_000)
+        page.wait_for_function(KERNEL_IDLE_JS, timeout=60_000)  # every cell has run: the output's comm is open
         page.locator(".slider-T .noUi-handle").press("ArrowLeft")
         expect(page.locator("table.shapes")).to_contain_text("(8, 12, 1023, 1023)", timeout=30_000)
