@@ -105,6 +105,11 @@ class Budget:
         """The line with this key: `budget(cfg).line("params/exact").formula`."""
         return next(x for x in self.lines if x.key == key)
 
+    def _repr_html_(self) -> str:
+        """Every budget line in a Jupyter cell (`model.notebook`)."""
+        from .notebook import budget_html
+        return budget_html(self)
+
 
 @functools.lru_cache(maxsize=512)
 def budget(cfg: Config) -> Budget:

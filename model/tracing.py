@@ -152,6 +152,11 @@ class Trace:
                     out += [replace(r, name=f"blocks.{b}.{r.local}", block=b, repeat=1) for r in group]
         return tuple(out)
 
+    def _repr_html_(self) -> str:
+        """The shapes table in a Jupyter cell (`model.notebook`)."""
+        from .notebook import trace_html
+        return trace_html(self)
+
 
 def trace(cfg: Config, dtype: str = "fp32") -> Trace:
     """Every intermediate tensor of one forward pass at exactly `cfg`, in execution order (cached per cfg, dtype).

@@ -313,6 +313,11 @@ class Plan:
                       for x in self.lines],
         }
 
+    def _repr_html_(self) -> str:
+        """The training run in a Jupyter cell (`model.notebook`)."""
+        from .notebook import plan_html
+        return plan_html(self)
+
 
 def state_bytes(N: int, setup: TrainSetup) -> tuple[tuple[str, int | float, str], ...]:
     """(part, bytes per GPU, formula) for weights, gradients and optimizer states under the ZeRO stage."""

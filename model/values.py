@@ -251,6 +251,11 @@ class Values:
         above = np.triu(a, 1)
         return float(np.abs(above).max()) if a.shape[0] > 1 else 0.0, float(np.abs(a.sum(-1) - 1).max())
 
+    def _repr_html_(self) -> str:
+        """The values report in a Jupyter cell (`model.notebook`)."""
+        from .notebook import values_html
+        return values_html(self)
+
 
 def values(cfg: Config, text_or_ids: str | Sequence[int], seed: int = 0, *, scale_down: bool = False) -> Values:
     """One real forward pass of `GPT(cfg)` at init on the first T tokens of a text (or of token ids).
