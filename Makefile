@@ -5,9 +5,12 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 TORCH := torch==2.13.0
 CHROMIUM := /usr/bin/chromium
+NGINX := /usr/sbin/nginx
 PORT ?= 5006
+# this machine only; serving others needs --allow-websocket-origin too (README, For instructors)
+ADDRESS ?= 127.0.0.1
 
-.PHONY: run test bench install install-test browser clean
+.PHONY: run test bench install install-test browser nginx clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,15 +22,26 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	touch $@
 
 install: $(VENV)/.installed
-install-test: $(VENV)/.installed-test browser
+install-test: $(VENV)/.installed-test browser nginx
 
 browser:  ## Debian's Chromium for the browser tests (Playwright cannot download browsers here)
 	@test -x $(CHROMIUM) || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 	@test -x $(CHROMIUM)
 
+# Debian's nginx for tests/test_browser_proxy.py, which runs its own in a temporary folder on 127.0.0.1;
+# RUNLEVEL=1 keeps the package from starting the system's nginx service where that is possible.
+nginx:
+	@test -x $(NGINX) || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO env RUNLEVEL=1 apt-get install -y -qq nginx >/dev/null; }
+	@test -x $(NGINX)
+
+# Session ids are signed (a made-up ?bokeh-session-id= gets 403, so one link cannot put two people in one session),
+# with BOKEH_SECRET_KEY when it is set (several servers behind a proxy share one), else a fresh key per run.
 run: install  ## serve the explorer at http://localhost:$(PORT)/explorer
-	$(VENV)/bin/panel serve app/explorer.py --port $(PORT) --static-dirs course=static
+	BOKEH_SECRET_KEY="$${BOKEH_SECRET_KEY:-$$($(PY) -c 'import secrets; print(secrets.token_urlsafe(32))')}" \
+	$(VENV)/bin/panel serve app/explorer.py --address $(ADDRESS) --port $(PORT) --static-dirs course=static \
+		--session-ids signed
 
 test: install-test
 	$(PY) -m pytest -q

@@ -1,7 +1,8 @@
 """`Explorer`: the whole page, assembled from the views, with the configuration kept in the URL.
 
     from app import Explorer
-    Explorer()                                  # in a Jupyter cell
+    Explorer()                                  # in a Jupyter cell (after `pn.extension(inline=True)`)
+    Explorer(preset="gpt2-medium")              # a named model (model.PRESETS)
     Explorer(query="?d=1024&h=16&L=24")         # a configuration from a link
 
 Served (`panel serve app/explorer.py`), `Explorer.from_location()` reads the query of the address the page
@@ -16,6 +17,8 @@ from dataclasses import replace
 
 import panel as pn
 import param
+
+from model import PRESETS
 
 from .budget import BudgetView
 from .controls import Controls
@@ -80,7 +83,12 @@ class Explorer(pn.viewable.Viewer):
     base = param.String(default=DEFAULT_BASE, doc="the page's address without query, for links and embed code")
     sync_url = param.Boolean(default=False, doc="keep the browser's address in step with the state (served pages)")
 
-    def __init__(self, query: str | None = None, **params) -> None:
+    def __init__(self, query: str | None = None, preset: str | None = None, **params) -> None:
+        """`preset` starts from a named model of `model.PRESETS`; fields in `query` override it, as in a link."""
+        if preset is not None:
+            if preset not in PRESETS:
+                raise ValueError(f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}")
+            query = f"?preset={preset}&{(query or '').removeprefix('?')}"
         q = parse_query(query) if query is not None else Query()
         if "state" not in params:
             params["state"] = ExplorerState(q.config, dtype=q.options.dtype, expanded=q.options.expanded, train=q.train)
@@ -131,6 +139,12 @@ class Explorer(pn.viewable.Viewer):
         """Serve the page; without Panel's `Location` unless asked (the page keeps the address itself, and
         Location's int() conversion of the query raises on "?T=²", see `from_location`)."""
         return super().servable(title, location, area, target)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """In a notebook: the page, with Panel's stylesheets kept inline in every update (`app.notebook`)."""
+        from .notebook import offline
+
+        return offline(self)._repr_mimebundle_(include, exclude)
 
     def query(self) -> str:
         """The query that reproduces the current view: "?B=8&T=1024&...". """

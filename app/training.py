@@ -35,15 +35,18 @@ def by_key(p: Plan) -> dict[str, Line]:
 
 
 def chart_data(p: Plan) -> dict[str, list]:
-    """Columns of the stacked chart, in GiB: training per GPU (weights, grads, states, activations), serving."""
+    """Columns of the stacked chart, in GiB: training per GPU (weights, grads, states, saved activations, and what
+    else is alive at the step's peak), serving."""
     m = p.memory
-    train = {"weights": m.weights, "grads": m.grads, "optimizer": m.optimizer, "activations": m.activations, "kv": 0}
-    serve = {"weights": p.serve_weights_bytes, "grads": 0, "optimizer": 0, "activations": 0, "kv": p.kv_cache_bytes}
+    train = {"weights": m.weights, "grads": m.grads, "optimizer": m.optimizer, "activations": m.activations,
+             "transient": m.peak - m.total, "kv": 0}
+    serve = {"weights": p.serve_weights_bytes, "grads": 0, "optimizer": 0, "activations": 0, "transient": 0,
+             "kv": p.kv_cache_bytes}
     data: dict[str, list] = {"row": list(ROWS)}
     for col, _, _ in PARTS:
         data[col] = [serve[col] / GIB, train[col] / GIB]
         data[f"{col}_text"] = [units.nbytes(serve[col]), units.nbytes(train[col])]
-    data["total_text"] = [units.nbytes(p.serve_weights_bytes + p.kv_cache_bytes), units.nbytes(m.total)]
+    data["total_text"] = [units.nbytes(p.serve_weights_bytes + p.kv_cache_bytes), units.nbytes(m.peak)]
     return data
 
 
@@ -63,7 +66,7 @@ def legend_html(p: Plan) -> str:
 
 def x_end(p: Plan) -> float:
     """The chart's right end in GiB: room for the longer bar and the GPU's memory line."""
-    return 1.08 * max(p.memory.total, p.serve_weights_bytes + p.kv_cache_bytes, p.memory.capacity) / GIB
+    return 1.08 * max(p.memory.peak, p.serve_weights_bytes + p.kv_cache_bytes, p.memory.capacity) / GIB
 
 
 def headline_html(p: Plan) -> str:
@@ -81,7 +84,8 @@ def headline_html(p: Plan) -> str:
 <div>On {s.gpus:,} × {e(s.device.label)} at {e(human(x['time/mfu']))} MFU: <b>{e(human(x['time/gpu_hours']))}</b>,
 <b>{e(human(x['time/wall_days']))}</b> of wall-clock time, <b>{e(human(x['time/cost']))}</b>
 <span class="muted">at {e(human(x['time/price']))} per GPU-hour, an assumption</span></div>
-<div>Training memory per GPU: <b>{e(human(x['memory/total']))}</b> of {e(human(x['memory/capacity']))}: {fits}.
+<div>Training memory per GPU: <b>{e(human(x['memory/peak']))}</b> at the step's peak, in the {e(p.memory.peak_phase)}
+(the parts sum to {e(human(x['memory/total']))}), of {e(human(x['memory/capacity']))}: {fits}.
 Serving holds <b>{e(human(x['serve/total']))}</b> ({e(human(x['serve/kv_per_token']))} of KV cache per token of context).</div>
 </div>"""
 

@@ -51,7 +51,8 @@ PARTS = (  # the chart's stacked parts: (column, legend, colour)
     ("weights", "weights", "#64748b"),
     ("grads", "gradients", "#a3b1c2"),
     ("optimizer", "optimizer states", "#5b4fd6"),
-    ("activations", "activations", "#2f9e44"),
+    ("activations", "saved activations", "#2f9e44"),
+    ("transient", "alive at the peak, not saved", "#e8590c"),
     ("kv", "KV cache", "#1098ad"),
 )
 ROWS = ("serving, whole model", "training, per GPU")  # bottom to top

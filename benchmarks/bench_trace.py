@@ -6,7 +6,9 @@ The app calls both on every slider change. This script prints, in one run on thi
      whole GPT(cfg) with a forward hook on every module, under FlopCounterMode) and the ratio;
   2. the time of a cached call (a config seen before);
   3. cost against L at fixed d (ours should be flat, the baseline grows with L);
-  4. peak RSS of a fresh process after one GPT-3 175B trace + budget (ours and the baseline).
+  4. peak RSS of a fresh process after one GPT-3 175B trace + budget (ours and the baseline);
+  5. one uncached trace + budget of the modern recipe at Llama-3-70B beside GPT-2 small (and Llama-3-8B,
+     Qwen3-0.6B), ours and the baseline (`--recipes` runs only this part).
 Targets (issue 2): p50 <= 30 ms and p95 <= 60 ms uncached at every scale; <= 1 ms cached; flat in L;
 peak RSS < 600 MB. Timings are printed, never asserted; the CPU-time columns separate our cost from waits for
 other processes on a busy machine. Run: python benchmarks/bench_trace.py [--repeat N]  (about 1 minute)
@@ -63,7 +65,7 @@ def obvious(cfg: Config) -> Result:
     finally:
         for handle in handles:
             handle.remove()
-    leaves = {n for n, m in model.named_modules() if n and not list(m.children())}
+    leaves = {n for n, m in model.named_modules() if n and (not list(m.children()) or getattr(m, "traced", False))}
     n_rows = 1 + sum(n in leaves for n, _ in rows)  # + the input ids, no module's output
     return n_rows, counter.get_total_flops() / (cfg.B * cfg.T), model.num_params()
 
@@ -197,6 +199,23 @@ def bench_rss() -> None:
           f"RSS {psutil.Process().memory_info().rss / 2**20:.0f} MB)")
 
 
+def bench_recipes() -> None:
+    print("\n5. one uncached trace(cfg) + budget(cfg) per preset, the 2019 recipe beside the modern one "
+          "(wall ms, median of 5 uncached runs; baseline once)")
+    print(f"   {'preset':<14}{'B':>3}{'T':>7}{'L':>4}{'rows':>7}{'parameters':>16}{'ours':>9}{'baseline':>10}{'ratio':>8}")
+    for name in ("gpt2-small", "qwen3-0.6b", "llama3-8b", "llama3-70b"):
+        cfg = PRESETS[name]
+        runs = [timed(ours, cfg) for _ in range(5)]
+        t_ours = statistics.median(r[0] for r in runs)
+        t_base, _, want = timed(obvious, cfg)
+        if runs[0][2] != want:
+            raise SystemExit(f"ours {runs[0][2]} and the baseline {want} disagree at {name}")
+        rows, _, params = want
+        print(f"   {name:<14}{cfg.B:>3}{cfg.T:>7,}{cfg.L:>4}{rows:>7,}{params:>16,}{t_ours:>9.1f}{t_base:>10.1f}"
+              f"{t_base / t_ours:>7.1f}x")
+    print("   (rows of the full listing, measured FLOPs and parameters agree with the baseline for every preset)")
+
+
 def _repo_root() -> str:
     from pathlib import Path
 
@@ -206,16 +225,21 @@ def _repo_root() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="uncached runs of ours per config (default 3)")
+    parser.add_argument("--recipes", action="store_true", help="only part 5: GPT-2 small beside Llama-3-70B")
     args = parser.parse_args()
     print(f"torch {torch.__version__}, {psutil.cpu_count()} CPUs, torch threads {torch.get_num_threads()}, "
           f"load average {os.getloadavg()[0]:.2f} (other processes on the machine add noise)")
     warm = Config(B=1, T=4, d=8, h=2, L=1, V=16, T_max=4)
     timed(ours, warm)  # first-call costs (lazy imports, dispatcher set-up) are not per-config costs
     timed(obvious, warm)
+    if args.recipes:
+        bench_recipes()
+        return
     bench_uncached(args.repeat)
     bench_cached()
     bench_depth()
     bench_rss()
+    bench_recipes()
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 

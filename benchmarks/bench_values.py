@@ -2,16 +2,21 @@
 
 Prints, in one run on this machine:
   1. per case (GPT-2 small on a short text, GPT-2 small at T = MAX_T, and the configurations at each limit:
-     MAX_PARAMS and MAX_L), the median wall time of an uncached `model.values` call and of the baseline, the
-     same model built by `model.values.build` and run forward once without hooks or statistics, and the ratio;
+     MAX_PARAMS and MAX_L), the median wall time of an uncached `model.values` call ("now"), of the same call as
+     the pass was before (one random stream drawn on one core, the forward pass on torch's default threads:
+     `as_before`), and of a plain pass (the model built by `model.values.build` and run forward once without
+     hooks or statistics), with the ratios now/before and now/plain, and the process's CPU seconds of now and
+     before (all threads: drawing on two cores costs the same CPU in less time; on a busy machine, where no core
+     is idle, the CPU seconds are the steadier figure);
   2. the time of a cached call (the same configuration, text and seed again);
   3. memory of a fresh process per case: RSS before, peak (ru_maxrss) and RSS after the call, which shows the
      pass gives its memory back (weights freed, heap trimmed).
-Timings are printed, never asserted. Run: python benchmarks/bench_values.py [--repeat N]  (about 2 minutes)
+Timings are printed, never asserted. Run: python benchmarks/bench_values.py [--repeat N]  (about 3 minutes)
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -26,6 +31,7 @@ import torch
 from model import PRESETS, Config, budget
 from model import units as fmt
 from model import values as mv
+from model.gpt import GPT, _init_weights
 
 SHORT = "The cat sat on the mat."  # 7 tokens
 LONG = " ".join(["The Transformer reads text as tokens and compares every token with every earlier one."] * 8)
@@ -39,7 +45,34 @@ CASES: dict[str, tuple[Config, str]] = {
 }
 
 
-def baseline(cfg: Config, text: str, seed: int) -> float:
+def build_before(cfg: Config, seed: int) -> GPT:
+    """`model.values.build` before ParallelNormal: GPT-2's initialisation from one stream, drawn on one core."""
+    with torch.device("meta"):
+        model = GPT(cfg)
+    model.to_empty(device="cpu")
+    if cfg.tie:
+        model.head.weight = model.wte.weight
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        for module in model.modules():
+            if isinstance(module, torch.nn.LayerNorm):
+                module.reset_parameters()
+        model.apply(_init_weights)
+    return model.eval()
+
+
+@contextlib.contextmanager
+def as_before():
+    """`model.values` as it was before: `build_before`, and the forward pass on torch's default threads."""
+    build, threads = mv.build, mv.FORWARD_THREADS
+    mv.build, mv.FORWARD_THREADS = build_before, None
+    try:
+        yield
+    finally:
+        mv.build, mv.FORWARD_THREADS = build, threads
+
+
+def plain(cfg: Config, text: str, seed: int) -> float:
     """Seconds for the same model built and initialised the same way, one forward pass, no hooks, no statistics."""
     ids, _ = mv.token_ids(text)
     p = mv.plan(cfg, len(ids))
@@ -58,21 +91,37 @@ def ours(cfg: Config, text: str, seed: int) -> float:
     return time.perf_counter() - start
 
 
+def before(cfg: Config, text: str, seed: int) -> float:
+    with as_before():
+        return ours(cfg, text, seed)
+
+
+def timed(run, cfg: Config, text: str, seed: int) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process, all its threads) of one call."""
+    cpu = time.process_time()
+    wall = run(cfg, text, seed)
+    return wall, time.process_time() - cpu
+
+
 def bench_time(repeat: int) -> None:
-    print(f"1. one real pass, uncached (median of {repeat}, seconds); baseline: build + initialise + plain forward")
-    print(f"   {'case':<30}{'T':>4}{'d':>6}{'L':>4}{'parameters':>18}{'activations':>13}{'values':>9}{'baseline':>10}"
-          f"{'ratio':>8}")
+    print(f"1. one real pass, uncached (median of {repeat}, seconds; cpu: this process's CPU seconds, all threads): "
+          "now, as before (one stream on one core, the pass on torch's threads), plain (build + initialise + "
+          "forward, no hooks)")
+    print(f"   {'case':<28}{'T':>3}{'d':>5}{'L':>4}{'parameters':>16}{'now':>7}{'before':>8}{'now/before':>12}"
+          f"{'cpu now':>9}{'cpu before':>12}{'plain':>7}{'now/plain':>11}")
     for name, (cfg, text) in CASES.items():
         p = mv.plan(cfg, len(mv.token_ids(text)[0]))
         assert not p.scaled, f"{name} is above the limits: {p.reasons}"
-        t_ours, t_base = [], []
-        for seed in range(repeat):  # alternate, so both see the same machine load
-            t_base.append(baseline(cfg, text, seed))
-            t_ours.append(ours(cfg, text, seed))
-        a, b = statistics.median(t_ours), statistics.median(t_base)
-        print(f"   {name:<30}{p.run.T:>4}{p.run.d:>6}{p.run.L:>4}{fmt.params(p.params):>18}"
-              f"{fmt.nbytes(p.activation_bytes):>13}"
-              f"{a:>9.2f}{b:>10.2f}{a / b:>7.2f}x")
+        runs = {"before": before, "now": ours, "plain": plain}
+        times: dict[str, list[tuple[float, float]]] = {k: [] for k in runs}
+        for seed in range(repeat):  # alternate, so all three see the same machine load
+            for label, run in runs.items():
+                times[label].append(timed(run, cfg, text, seed))
+        wall = {k: statistics.median(w for w, _ in v) for k, v in times.items()}
+        cpu = {k: statistics.median(c for _, c in v) for k, v in times.items()}
+        print(f"   {name:<28}{p.run.T:>3}{p.run.d:>5}{p.run.L:>4}{fmt.params(p.params):>16}"
+              f"{wall['now']:>7.2f}{wall['before']:>8.2f}{wall['now'] / wall['before']:>11.2f}x"
+              f"{cpu['now']:>9.2f}{cpu['before']:>12.2f}{wall['plain']:>7.2f}{wall['now'] / wall['plain']:>10.2f}x")
 
 
 def bench_cached() -> None:
@@ -89,6 +138,7 @@ CHILD = """
 import json, sys, psutil
 import benchmarks.bench_values as bench
 from model import values as mv
+from model.gpt import GPT, _init_weights
 cfg, text = bench.CASES[sys.argv[1]]
 mv.plan(cfg, len(mv.token_ids(text)[0]))  # warm the meta-device trace: not the pass's memory
 proc = psutil.Process()
@@ -129,8 +179,8 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.2f} (other processes on the machine add noise)")
     print(f"limits: T <= {mv.MAX_T}, L <= {mv.MAX_L}, parameters <= {fmt.params(mv.MAX_PARAMS)}, "
           f"activations <= {fmt.nbytes(mv.MAX_ACTIVATION_BYTES)} (fp32, new memory as model.trace counts it)")
-    ours(Config(B=1, T=4, d=8, h=2, L=1, V=64, T_max=8), [1, 2, 3, 4], 0)  # first-call costs are not per-pass
-    baseline(Config(B=1, T=4, d=8, h=2, L=1, V=64, T_max=8), [1, 2, 3, 4], 0)
+    for run in (ours, before, plain):  # first-call costs are not per-pass
+        run(Config(B=1, T=4, d=8, h=2, L=1, V=64, T_max=8), [1, 2, 3, 4], 0)
     bench_time(args.repeat)
     bench_cached()
     bench_memory()

@@ -6,6 +6,9 @@
     >>> budget(PRESETS["llama3-8b"]).params_exact
     8030261248
 
+In a Jupyter cell, `trace(cfg)`, `budget(cfg)`, `plan(cfg)` (the training run) and `values(cfg, text)`
+(one real pass at init) show as tables (`model.notebook`).
+
 This package never imports panel or bokeh: the app formats what it returns.
 """
 import types
@@ -16,6 +19,7 @@ from .gpt import GPT
 from .figures import Line
 from .passes import DTYPES
 from .tracing import NOTATION, Row, Trace, trace
+from .training import TrainSetup, plan
 from . import values as _values
 
 
@@ -30,4 +34,4 @@ class _CallableModule(types.ModuleType):
 _values.__class__ = _CallableModule
 
 __all__ = ["BOUNDS", "CHOICES", "DTYPES", "FIELD_DOCS", "NOTATION", "PRESETS", "Budget", "Config", "GPT", "Line", "Row", "Trace",
-           "budget", "clear_caches", "divisors", "snap_heads", "trace", "values"]
+           "TrainSetup", "budget", "clear_caches", "divisors", "plan", "snap_heads", "trace", "values"]

@@ -105,6 +105,11 @@ class Budget:
         """The line with this key: `budget(cfg).line("params/exact").formula`."""
         return next(x for x in self.lines if x.key == key)
 
+    def _repr_html_(self) -> str:
+        """Every budget line in a Jupyter cell (`model.notebook`)."""
+        from .notebook import budget_html
+        return budget_html(self)
+
 
 @functools.lru_cache(maxsize=512)
 def budget(cfg: Config) -> Budget:
@@ -145,6 +150,17 @@ def budget(cfg: Config) -> Budget:
     return replace(b, lines=lines)
 
 
+def _head_lines(cfg: Config, b: Budget) -> tuple[Line, Line]:
+    """The head's parameters and its step from 2N to the measured FLOPs: tied (0, +2Vd) or untied (V·d, 0)."""
+    if cfg.tie:
+        return (Line("params/head", "head: tied to W_te, no parameters of its own", "0", 0, "params"),
+                Line("flops/steps/head", "+ the head's matmul: the tied W_te, counted once in N as a lookup table",
+                     "2Vd", 2 * cfg.V * cfg.d, "FLOP"))
+    return (Line("params/head", "head: a separate (d, V) matrix", "V·d", b.params_head, "params"),
+            Line("flops/steps/head", "+ the head's matmul: already in 2N (the untied head's V·d parameters)",
+                 "0", 0, "FLOP"))
+
+
 def _N(cfg: Config) -> str:
     """N exact in lesson notation: "(V + T_max)·d + L·(12d² + 13d) + 2d", plus "V·d" for an untied head."""
     return "(V + T_max)·d + L·(12d² + 13d) + 2d" + ("" if cfg.tie else " + V·d")
@@ -159,16 +175,9 @@ def budget_lines(cfg: Config, b: Budget) -> tuple[Line, ...]:
     biases and LayerNorm gains are no matmul weights.
     """
     N = _N(cfg)
-    head = (Line("params/head", "head: tied to W_te, no parameters of its own", "0", 0, "params") if cfg.tie else
-            Line("params/head", "head: a separate (d, V) matrix", "V·d", b.params_head, "params"))
-    lookups, head_mm = -2 * b.params_emb, 2 * cfg.V * cfg.d
+    head, head_step = _head_lines(cfg, b)
+    lookups = -2 * b.params_emb
     attention, no_matmul = b.flops_attn_per_token, -2 * (13 * cfg.L * cfg.d + 2 * cfg.d)
-    if cfg.tie:
-        head_step = Line("flops/steps/head", "+ the head's matmul: the tied W_te, counted once in N as a lookup table",
-                         "2Vd", head_mm, "FLOP")
-    else:
-        head_step = Line("flops/steps/head", "+ the head's matmul: already in 2N (the untied head's V·d parameters)",
-                         "0", 0, "FLOP")
     measured = b.flops_fwd_measured_per_token
     if 2 * b.params_exact + lookups + head_step.value + attention + no_matmul != measured:
         raise RuntimeError("the steps from 2N do not reach the measured forward FLOPs")
@@ -252,12 +261,7 @@ def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
     attn = ("attention, one block: W_qkv (d, (h + 2h_kv)·d_head), W_o (h·d_head, d)"
             + {"all": " and their biases", "qkv": " and q, k, v biases", "none": ""}[cfg.bias]
             + (", QK-norm gains" if cfg.qk_norm else ""))
-    head = (Line("params/head", "head: tied to W_te, no parameters of its own", "0", 0, "params") if cfg.tie else
-            Line("params/head", "head: a separate (d, V) matrix", "V·d", b.params_head, "params"))
-    head_step = (Line("flops/steps/head", "+ the head's matmul: the tied W_te, counted once in N as a lookup table",
-                      "2Vd", 2 * cfg.V * cfg.d, "FLOP") if cfg.tie else
-                 Line("flops/steps/head", "+ the head's matmul: already in 2N (the untied head's V·d parameters)",
-                      "0", 0, "FLOP"))
+    head, head_step = _head_lines(cfg, b)
     lookups = -2 * b.params_emb
     no_matmul = -2 * (b.params_exact - b.params_approx)
     if 2 * b.params_exact + lookups + head_step.value + b.flops_attn_per_token + no_matmul != measured:

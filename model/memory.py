@@ -7,7 +7,11 @@ formula can stand beside each value and the exported page can compute them in th
 - saved for backward: every storage autograd keeps, including some that no module outputs (LayerNorm's
   mean and rstd, the causal mask, the cross-entropy's log-probabilities). Their sizes are read off three small
   probe passes of the same structure (tie, T = 1 or not, dtype): each storage's element count is matched with
-  the one monomial in B, h, T, T − 1, d, d_head, V, T_max that gives it at all three probes.
+  the one monomial in B, h, T, T − 1, d, d_head, V, T_max that gives it at all three probes. The modern recipe
+  has four probes (h_kv and d_ff are factors too) and its structure adds the switches; a storage that a
+  recorded tensor owns takes that tensor's notation shape (the fused q, k, v output, (h + 2h_kv)·d_head, is a
+  sum, no monomial);
+- the KV cache of inference (`kv_cache_lines`), 2·L·B·T·h_kv·d_head elements.
 
 Formulas group terms by element size: "4·(L·(…) + …) + 8BT" is fp32 tensors plus int64 token ids.
 """

@@ -84,6 +84,8 @@ def _cells(row: Row, expand: bool) -> list[str]:
 
 
 SHAPE_HEADER = ["tensor", "shape", "concrete", "elements", "memory", "saved", "what"]
+SHAPES_TITLE = "One forward pass, shape by shape (activations at {dtype}):"
+MEMORY_TITLE = "Activation memory at {dtype}, L = {L} blocks (bytes):"
 BUDGET_TITLE = "Budget (FLOPs, not MACs; per token = per forward pass / (B·T)):"
 KV_TITLE = ("KV cache at {dtype} (inference keeps K and V of every block for every token so far; the modern recipe's "
             "tables list it under activation memory too):")
@@ -105,11 +107,11 @@ def text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "a
             return indent + "  ".join(s.rjust(w) if i in right else s.ljust(w)
                                       for i, (s, w) in enumerate(zip(c, widths))).rstrip()
 
-        lines = ["", f"One forward pass, shape by shape (activations at {dtype}):", fmt(SHAPE_HEADER, "  ")]
+        lines = ["", SHAPES_TITLE.format(dtype=dtype), fmt(SHAPE_HEADER, "  ")]
         for r in display:
             lines.append(f"  -- {r} --" if isinstance(r, str) else fmt(_cells(r, expand), "  "))
         lines.append(f"  {MEMORY_NOTE}")
-        lines += ["", f"Activation memory at {dtype}, L = {cfg.L} blocks (bytes):"] + _line_table(tr.lines)
+        lines += ["", MEMORY_TITLE.format(dtype=dtype, L=cfg.L)] + _line_table(tr.lines)
         parts += lines
     if table in ("budget", "all"):
         parts += ["", BUDGET_TITLE] + _line_table(b.lines)

@@ -9,6 +9,9 @@ Memory, honestly: a row is a *view* when it shares an earlier tensor's storage (
 expanded to h heads when h_kv = 1): no new memory.
 `activation_bytes` counts new memory only; `saved_bytes` is what autograd keeps for the backward pass
 (measured). Records -> totals (`Trace`, `Trace.lines`) -> formatting (`model.report`, the app).
+
+Shapes and labels: `NOTATION` (GPT-2's recipe, as the lesson draws it) and `notation(cfg)` for any recipe
+(`RECIPE_NOTATION`: RoPE's angles, RMSNorm's statistics, k and v at h_kv heads, SwiGLU's gate and up, ...).
 """
 from __future__ import annotations
 
@@ -148,6 +151,11 @@ class Trace:
                 for b in range(self.cfg.L):
                     out += [replace(r, name=f"blocks.{b}.{r.local}", block=b, repeat=1) for r in group]
         return tuple(out)
+
+    def _repr_html_(self) -> str:
+        """The shapes table in a Jupyter cell (`model.notebook`)."""
+        from .notebook import trace_html
+        return trace_html(self)
 
 
 def trace(cfg: Config, dtype: str = "fp32") -> Trace:

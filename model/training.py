@@ -15,6 +15,8 @@ a figure that is data or a search, not arithmetic). Symbols beyond the lesson's 
 - N parameters (exact, the module's count), D training tokens, C = 6·N·D FLOPs;
 - P the GPU's dense BF16 peak FLOP/s (no sparsity), MFU the model FLOPs utilisation, n the GPU count,
   price the assumed dollars per GPU-hour, G Chinchilla's G (below);
+- M_fwd, M_loss, M_bwd, M_opt the bytes alive at the peak of the step's forward pass, loss, backward pass and
+  optimizer step, besides weights, gradients and optimizer states (`step_phases`, measured by `model.peak`);
 - S_block the bytes one block saves for the backward pass, S_rest what the rest (embeddings, final LayerNorm,
   head, loss) saves, at the micro-batch B, T and dtype: `trace(cfg, dtype).saved_bytes` = S_rest + L·S_block,
   measured with autograd's saved-tensor hooks; its formula (`model.memory.saved_formula`) is the activations'.
@@ -30,10 +32,15 @@ Conventions:
   activations are not sharded. Recomputation "full" checkpoints every block: it keeps each block's input
   (B·T·d elements at dtype) and the rest's S_rest, and during one block's backward rebuilds that block's
   S_block, so the peak holds L·B·T·d·bytes + S_rest + S_block.
+- The step's peak (`model.peak`): weights, gradients and optimizer states are held all step (gradient buffers
+  kept between steps); on top, each phase holds what it holds at its worst moment: the forward pass its saved
+  tensors and attention's locals, the loss the logits (B, T, V) and their copies, the backward pass the saved
+  tensors not yet freed and the gradients flowing back, the optimizer step Adam's temporaries. The peak is the
+  largest phase; "fits" and the largest micro-batch use it. The sum of the parts (`memory/total`) stays beside it.
 - GPU memory is the nominal capacity in GiB (an A100 80 GB holds 80 GiB); a little of it goes to the CUDA
   context and the allocator, which is not counted here.
-- Serving: the weights at dtype and the KV cache, 2·L·B·T·d elements (keys and values of all h heads in
-  every block; GPT-2 has no grouped-query attention) at dtype.
+- Serving: the weights at dtype and the KV cache, 2·L·B·T·h_kv·d_head elements (keys and values of the h_kv
+  K/V heads in every block; 2·L·B·T·d for GPT-2, whose h heads all have their own) at dtype.
 """
 from __future__ import annotations
 
@@ -48,6 +55,7 @@ from .figures import Line
 from .formula import evaluate
 from .memory import saved_formula, structure
 from .config import BOUNDS, Config
+from .peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from .tracing import DTYPES
 
 
@@ -260,14 +268,17 @@ class Memory:
     grads: int | float
     optimizer: int | float
     activations: int
-    total: int | float
+    total: int | float  # the sum of the parts: weights + gradients + optimizer states + saved activations
+    peak: int | float  # the step's peak: weights + gradients + optimizer states + the largest phase's bytes
+    peak_phase: str  # the phase where the peak is (model.peak.PHASES)
+    phases: dict[str, int]  # bytes alive at each phase's peak besides weights, gradients and optimizer states
     capacity: int
-    fits: bool
-    max_B: int  # the largest micro-batch B (at this T) that fits; 0 if not even B = 1
+    fits: bool  # the peak fits
+    max_B: int  # the largest micro-batch B (at this T) whose peak fits; 0 if not even B = 1
 
-    def as_dict(self) -> dict[str, int | float | bool]:
-        return {k: getattr(self, k) for k in ("weights", "grads", "optimizer", "activations", "total", "capacity",
-                                               "fits", "max_B")}
+    def as_dict(self) -> dict[str, int | float | bool | str | dict]:
+        return {k: getattr(self, k) for k in ("weights", "grads", "optimizer", "activations", "total", "peak",
+                                               "peak_phase", "phases", "capacity", "fits", "max_B")}
 
 
 @dataclass(frozen=True)
@@ -302,6 +313,11 @@ class Plan:
                       for x in self.lines],
         }
 
+    def _repr_html_(self) -> str:
+        """The training run in a Jupyter cell (`model.notebook`)."""
+        from .notebook import plan_html
+        return plan_html(self)
+
 
 def state_bytes(N: int, setup: TrainSetup) -> tuple[tuple[str, int | float, str], ...]:
     """(part, bytes per GPU, formula) for weights, gradients and optimizer states under the ZeRO stage."""
@@ -325,19 +341,55 @@ def activation_bytes(cfg: Config, setup: TrainSetup) -> tuple[int, str]:
     return rest + cfg.L * block, saved_formula_of(cfg, setup.act_dtype)
 
 
-def training_memory(cfg: Config, setup: TrainSetup, N: int | None = None) -> int | float:
-    """Total training bytes per GPU at cfg's micro-batch B: weights + gradients + optimizer states + activations.
+PHASE_LINE = "{symbol}, {label}, during {op}"  # a phase's line label (the exported page fills it the same way)
+PEAK_LINE = "peak of the step per GPU: weights, gradients, optimizer states and the {phase}'s peak"
 
-    N (the parameter count, which B does not change) may be passed in to skip `budget`."""
+
+@dataclass(frozen=True)
+class Phase:
+    """A phase of the step at its peak: bytes alive besides weights, gradients and optimizer states."""
+
+    name: str  # model.peak.PHASES
+    op: str  # the operator whose output made the peak
+    value: int
+    formula: str  # in lesson notation, with S_block for each other block's saved bytes
+
+
+def step_phases(cfg: Config, setup: TrainSetup) -> tuple[Phase, ...]:
+    """Each phase's peak at cfg's B and T (model.peak): the largest of its candidates, the first on a tie.
+
+    A moment of block 0, the head or the loss adds the other L − 1 blocks: their saved bytes S_block each, or with
+    full recomputation their inputs, BTd elements each."""
+    dtype = setup.act_dtype
+    symbols = cfg.symbols()
+    if setup.recompute == "full":
+        size = DTYPES[dtype]
+        other, other_text = size * cfg.B * cfg.T * cfg.d, f"{size}BTd"
+    else:
+        other, other_text = saved_parts(cfg, dtype)[1], "S_block"
+    best: dict[str, Phase] = {}
+    for c in candidates(structure(cfg, dtype)):
+        value = c.bytes(symbols) + (cfg.L - 1) * other * c.scaled
+        if c.phase not in best or value > best[c.phase].value:
+            formula = c.formula + (f" + (L − 1)·{other_text}" if c.scaled else "")
+            best[c.phase] = Phase(c.phase, c.op, value, formula)
+    return tuple(best[name] for name in PHASES if name in best)
+
+
+def training_memory(cfg: Config, setup: TrainSetup, N: int | None = None) -> int | float:
+    """The step's peak bytes per GPU at cfg's micro-batch B: weights + gradients + optimizer states + the largest
+    phase's peak (`step_phases`). N (the parameter count, which B does not change) may be passed in to skip
+    `budget`."""
     N = budget(cfg).params_exact if N is None else N
-    return sum(b for _, b, _ in state_bytes(N, setup)) + activation_bytes(cfg, setup)[0]
+    return sum(b for _, b, _ in state_bytes(N, setup)) + max(x.value for x in step_phases(cfg, setup))
 
 
 def largest_micro_batch(cfg: Config, setup: TrainSetup) -> int:
-    """The largest B in model.BOUNDS whose training memory fits the GPU at cfg's T; 0 if B = 1 does not.
+    """The largest B in model.BOUNDS whose peak training memory fits the GPU at cfg's T; 0 if B = 1 does not.
 
-    Memory grows with B, linearly from B = 2 on (every saved tensor is (B, …) or free of B; at B = 1 some copies
-    are views): solved from B = 2 and 3, confirmed at the answer and one above it, bisection if that fails.
+    The peak grows with B, as the largest of functions linear in B from B = 2 on (every tensor is (B, …) or free
+    of B; at B = 1 some copies are views): solved from B = 2 and 3, confirmed at the answer and one above it,
+    bisection if that fails.
     """
     capacity = round(setup.device.memory_gib * 2**30)
     N = budget(cfg).params_exact
@@ -445,31 +497,45 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
         add(f"memory/{part}", labels[part] + shard, formula, value, "bytes")
     add("memory/S_block", "S_block, saved for backward by one block at this B and T (measured)",
         "S_block", block, "bytes")
-    add("memory/S_rest", "S_rest, saved by embeddings, final LayerNorm, head and loss (measured)", "S_rest", rest,
+    add("memory/S_rest", "S_rest, saved by embeddings, final norm, head and loss (measured)", "S_rest", rest,
         "bytes")
     act_label = ("activations, recomputed: each block's input, plus the rest, plus one block rebuilt"
                  if setup.recompute == "full" else "activations saved for backward, L blocks + the rest")
     add("memory/activations", f"{act_label} ({setup.act_dtype})", act_formula, act, "bytes")
-    total = sum(v for _, v, _ in states) + act
+    held = sum(v for _, v, _ in states)
+    held_formula = " + ".join(f for _, _, f in states)
+    total = held + act
     act_short = "L·S_block + S_rest" if setup.recompute == "none" else act_formula
-    add("memory/total", "total per GPU", " + ".join(f for _, _, f in states) + " + " + act_short, total, "bytes")
+    add("memory/total", "sum of the parts per GPU: weights, gradients, optimizer states, saved activations",
+        held_formula + " + " + act_short, total, "bytes")
+    phases = step_phases(cfg, setup)
+    for x in phases:
+        sym[PHASE_SYMBOLS[x.name]] = x.value
+        label = PHASE_LINE.format(symbol=PHASE_SYMBOLS[x.name], label=PHASE_LABELS[x.name], op=x.op)
+        add(f"memory/peak_{x.name}", label, x.formula, x.value, "bytes")
+    top = max(phases, key=lambda x: x.value)
+    peak = held + top.value
+    add("memory/peak", PEAK_LINE.format(phase=top.name), f"{held_formula} + {PHASE_SYMBOLS[top.name]}", peak, "bytes")
     capacity = round(gpu.memory_gib * 2**30)
     add("memory/capacity", "memory of one GPU", "", capacity, "bytes")
-    fits = total <= capacity
-    add("memory/fits", "fits in one GPU's memory", "", fits, "bool")
+    fits = peak <= capacity
+    add("memory/fits", "the step's peak fits in one GPU's memory", "", fits, "bool")
     max_B = largest_micro_batch(cfg, setup)
-    add("memory/max_B", "largest micro-batch B that fits at this T", "", max_B, "count")
+    add("memory/max_B", "largest micro-batch B whose peak fits at this T", "", max_B, "count")
 
     # serving
-    kv = 2 * cfg.L * cfg.B * cfg.T * cfg.d * size
+    per_token = 2 * cfg.L * cfg.h_kv * cfg.d_head * size
+    kv = per_token * cfg.B * cfg.T
+    heads, width = ("all h heads", "d") if cfg.gpt2_recipe else ("h_kv heads of d_head", "h_kv·d_head")
     add("serve/weights", f"weights at {setup.act_dtype}", f"{size}·N", size * N, "bytes")
-    add("serve/kv_cache", "KV cache at this B and T: keys and values of all h heads, every block",
-        f"2·L·BTd·{size}", kv, "bytes")
-    add("serve/kv_per_token", "KV cache per token of context", f"2·L·d·{size}", 2 * cfg.L * cfg.d * size, "bytes")
-    add("serve/total", "total to serve", f"{size}·N + 2·L·BTd·{size}", size * N + kv, "bytes")
+    kv_formula = f"2·L·BT{width}·{size}" if cfg.gpt2_recipe else f"2·L·BT·{width}·{size}"
+    add("serve/kv_cache", f"KV cache at this B and T: keys and values of {heads}, every block", kv_formula, kv, "bytes")
+    add("serve/kv_per_token", "KV cache per token of context", f"2·L·{width}·{size}", per_token, "bytes")
+    add("serve/total", "total to serve", f"{size}·N + {kv_formula}", size * N + kv, "bytes")
 
     memory = Memory(weights=states[0][1], grads=states[1][1], optimizer=states[2][1], activations=act, total=total,
-                    capacity=capacity, fits=fits, max_B=max_B)
+                    peak=peak, peak_phase=top.name, phases={x.name: x.value for x in phases}, capacity=capacity,
+                    fits=fits, max_B=max_B)
     return Plan(cfg=cfg, setup=setup, N=N, D=D, C_6ND=C, C_measured=C_measured, gpu_hours=gpu_hours,
                 wall_days=gpu_hours / 24 / setup.gpus, cost=gpu_hours * setup.price, memory=memory,
                 kv_cache_bytes=kv, serve_weights_bytes=size * N, symbols=sym, lines=tuple(lines))

@@ -8,36 +8,40 @@
 
 Conventions. The pass runs at B = 1 on the first T tokens of the text (T = min(cfg.T, tokens, MAX_T)): one
 sequence is enough to see values, and a batch would only repeat it. Weights are N(0, 0.02), biases 0,
-LayerNorm gains 1 (GPT-2's initialisation, `model.gpt._init_weights`), drawn from `seed` inside
-`torch.random.fork_rng`, so the same seed gives the same numbers and torch's global random state is left as
-it was. Forward hooks on the model's own modules (the `Tap`s of model/gpt.py) read each tensor as it is
-made, under `torch.no_grad()`, and are removed in a `finally`. Statistics are keyed by the names of
+LayerNorm gains 1 (GPT-2's initialisation, `model.gpt._init_weights`), drawn from `seed` in parallel from
+independent streams (`ParallelNormal`), so the same seed gives the same numbers on any number of cores, and
+torch's global random state is left as it was. Forward hooks on the model's own modules (the `Tap`s of
+model/gpt.py) read each tensor as it is made, under `torch.no_grad()`, and are removed in a `finally`. Statistics are keyed by the names of
 `model.trace`'s expanded rows ("blocks.3.attn.q"); the int64 token ids ("idx") are inputs, not values, and
 have none.
 
 Bounded cost. A pass costs memory for the weights (4 bytes per parameter) and the activations, and time for
-drawing the weights (most of it) and the hooks (a few ms per block). The limits below admit GPT-2 small, keep
-a pass's peak under 1 GiB (measured: 0.5 to 0.7 GiB above the process's RSS, given back afterwards) and its
-time within about 1 to 1.7× of building and running the same model plainly (benchmarks/bench_values.py). Above
-them `plan` gives the nearest configuration that runs, a scaled-down copy that keeps d_head, V, T_max and
+drawing the weights (most of it, spread over the cores), the forward pass (on one torch thread) and the hooks (a
+few ms per block). The limits below admit GPT-2 small and keep a pass's peak under 1 GiB (measured: 0.5 to 0.7
+GiB above the process's RSS, given back afterwards); benchmarks/bench_values.py times it. Above them `plan` gives the nearest configuration that runs, a scaled-down copy that keeps d_head, V, T_max and
 the head's tie; `values` refuses to run more (`TooLarge`) unless told to run that copy, labelled as such.
 One pass runs at a time per process (a lock); results are cached by (configuration, token ids, seed).
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import functools
+import inspect
 import math
+import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 import numpy as np
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode
 
 from . import scaling, tokenizer
 from . import units as fmt
@@ -51,6 +55,11 @@ MAX_L = 96  # blocks (GPT-3 175B's L): the hooks cost ≈ 4 ms per block, so 96 
 MAX_PARAMS = 160_000_000  # GPT-2 small (124.4 million) and GPT-3 125M run; 640 MB of fp32 weights at most
 MAX_ACTIVATION_BYTES = 128 * 2**20  # new memory of the pass at fp32, model.trace (GPT-2 small at T = 64: 62.5 MiB)
 MAX_SEED = 2**63 - 1
+DRAW_CHUNK = 2**20  # numbers per random stream of a weight's draw (ParallelNormal)
+# torch threads for a pass (the weights' draw has its own, ParallelNormal): at B = 1, T <= 64 its ops are small,
+# and a pool of threads that wait for each other doubled a pass on a busy machine (5.2 s against 2.9 s at GPT-2
+# small, load 8 on 2 cores)
+FORWARD_THREADS = 1
 
 _LOCK = threading.Lock()  # one real pass at a time per process
 
@@ -242,6 +251,11 @@ class Values:
         above = np.triu(a, 1)
         return float(np.abs(above).max()) if a.shape[0] > 1 else 0.0, float(np.abs(a.sum(-1) - 1).max())
 
+    def _repr_html_(self) -> str:
+        """The values report in a Jupyter cell (`model.notebook`)."""
+        from .notebook import values_html
+        return values_html(self)
+
 
 def values(cfg: Config, text_or_ids: str | Sequence[int], seed: int = 0, *, scale_down: bool = False) -> Values:
     """One real forward pass of `GPT(cfg)` at init on the first T tokens of a text (or of token ids).
@@ -265,7 +279,8 @@ def _run(p: Plan, ids: tuple[int, ...], pieces: tuple[str, ...], seed: int) -> V
     with _LOCK:
         start = time.perf_counter()
         try:
-            out = _forward(p, ids, pieces, seed)
+            with _threads(FORWARD_THREADS):
+                out = _forward(p, ids, pieces, seed)
         finally:
             _trim()  # the weights were freed by reference counting as _forward returned
         return replace(out, seconds=time.perf_counter() - start)
@@ -280,24 +295,89 @@ def _trim() -> None:
             libc.malloc_trim(0)
 
 
-def build(cfg: Config, seed: int) -> GPT:
+def build(cfg: Config, seed: int, *, threads: int | None = None) -> GPT:
     """`GPT(cfg)` with GPT-2's initialisation drawn from `seed`, without touching the global random state.
 
     Built on the meta device and materialised once (`GPT(cfg)` on CPU would draw PyTorch's default init and
-    then overwrite it: twice the time); the tied head is re-tied after `to_empty`.
+    then overwrite it: twice the time); the tied head is re-tied after `to_empty`. The rule is
+    `model.gpt._init_weights`'s; its N(0, σ) draws run on `threads` threads (`ParallelNormal`).
     """
     with torch.device("meta"):
         model = GPT(cfg)
     model.to_empty(device="cpu")
     if cfg.tie:
         model.head.weight = model.wte.weight
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), ParallelNormal(seed, threads):
         torch.manual_seed(seed)
         for module in model.modules():
             if isinstance(module, nn.LayerNorm):
                 module.reset_parameters()  # gain 1, bias 0
         model.apply(_init_weights)
     return model.eval()
+
+
+class ParallelNormal(TorchFunctionMode):
+    """Inside it, each `nn.init.normal_(w, mean, std)` fills w from independent streams, one per DRAW_CHUNK
+    elements, each a `torch.Generator` seeded from (seed, draw, chunk) by NumPy's `SeedSequence`, on `threads`
+    threads (default: the cores this process may use). The streams, not the threads, fix the numbers: the same
+    for any thread count.
+
+    Drawing is most of a pass (4 bytes per parameter, ~6.5 ns per number on one core) and torch draws one
+    tensor on one core, so this divides it by the cores. A draw given its own `generator` runs as it would.
+    """
+
+    def __init__(self, seed: int, threads: int | None = None) -> None:
+        super().__init__()
+        self.seed, self.draws = seed, 0
+        self.threads = threads or len(os.sched_getaffinity(0))
+        self.pool: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> ParallelNormal:
+        self.pool = ThreadPoolExecutor(self.threads, thread_name_prefix="draw")
+        return super().__enter__()
+
+    def __exit__(self, *exc) -> None:
+        try:
+            super().__exit__(*exc)
+        finally:
+            self.pool.shutdown()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is not nn.init.normal_:
+            return func(*args, **kwargs)
+        call = inspect.signature(nn.init.normal_).bind(*args, **kwargs)
+        call.apply_defaults()
+        if call.arguments["generator"] is not None:
+            return func(*args, **kwargs)
+        self._fill(call.arguments["tensor"], call.arguments["mean"], call.arguments["std"])
+        return call.arguments["tensor"]
+
+    def _fill(self, tensor: torch.Tensor, mean: float, std: float) -> None:
+        flat = tensor.detach().view(-1)  # parameters are contiguous
+        starts = range(0, flat.numel(), DRAW_CHUNK)
+        seeds = np.random.SeedSequence([self.seed, self.draws]).generate_state(len(starts), np.uint64)
+        self.draws += 1
+
+        def fill(i: int) -> None:  # torch releases the GIL while it draws
+            generator = torch.Generator().manual_seed(int(seeds[i]))
+            with torch.no_grad():
+                flat[starts[i]:starts[i] + DRAW_CHUNK].normal_(mean, std, generator=generator)
+
+        list(self.pool.map(fill, range(len(starts))))
+
+
+@contextlib.contextmanager
+def _threads(n: int | None) -> Iterator[None]:
+    """torch's intra-op threads set to `n` (None: unchanged) for the block, restored afterwards. The setting is
+    the process's: torch work on other threads meanwhile (the page's meta-device traces) runs on `n` too."""
+    before = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _stat(x: torch.Tensor, masked: bool = False) -> Stat:

@@ -1,11 +1,15 @@
 """Shared fixtures. Browser tests use Debian's Chromium through Playwright (no browser download here)."""
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
+import sys
 
+import psutil
 import pytest
 
-from appserver import CHROMIUM, CHROMIUM_ARGS, serve_app
+from appserver import CHROMIUM, CHROMIUM_ARGS, alive, serve_app
 from pagetools import open_explorer
 
 
@@ -31,6 +35,25 @@ def server():
         yield base
         log = base.log()
         assert "Traceback" not in log and "ERROR" not in log, log
+
+
+def pytest_configure(config):
+    """Make this process the subreaper of everything the tests start (Linux): a process orphaned by its parent's
+    exit (a forked worker, a browser's helper) becomes its child instead of init's, so the check below sees it."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Every test stops what it starts: after the last fixture, no process the run started may still be running
+    (10 s of grace: a closed Chromium's crash handlers end shortly after it)."""
+    left = alive(psutil.wait_procs(alive(psutil.Process().children(recursive=True)), timeout=10)[1])
+    if left:
+        names = ", ".join(f"{p.pid} {' '.join(p.cmdline()[:4])}" for p in left)
+        for p in left:
+            p.kill()
+        print(f"\nthe tests left {len(left)} process(es) running (now killed): {names}", file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_addoption(parser):

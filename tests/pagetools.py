@@ -1,7 +1,9 @@
 """Helpers for the browser tests: open explorer pages and collect every console error and page error."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
+from urllib.parse import urlparse
 
 SOURCE_VALUE_JS = "(i) => Number(Bokeh.documents[0].get_model_by_name('budget-parts').data.value[i])"
 
@@ -20,6 +22,23 @@ def watch_errors(page) -> list[str]:
     page.on("console", lambda m: errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
     return errors
+
+
+def watch_outside(page, own: set[str], delay_bokehjs: float = 0) -> list[str]:
+    """Block every request `page` makes to a host:port not in `own` and list it; optionally delay bokeh.min.js."""
+    outside: list[str] = []
+
+    def handle(route):
+        url = route.request.url
+        if urlparse(url).netloc not in own:
+            outside.append(url)
+            return route.abort()
+        if delay_bokehjs and urlparse(url).path.endswith("/bokeh.min.js"):
+            time.sleep(delay_bokehjs)
+        return route.continue_()
+
+    page.route("**/*", handle)
+    return outside
 
 
 def open_explorer(browser, base: str, query: str = "", width: int = 1280, height: int = 800) -> Opened:

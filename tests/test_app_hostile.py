@@ -63,7 +63,7 @@ def test_very_long_queries_are_cut(n, unit):
 def configs(draw) -> Config:
     d = draw(st.integers(*BOUNDS["d"]))
     T_max = draw(st.integers(*BOUNDS["T_max"]))
-    return Config(B=draw(st.integers(*BOUNDS["B"])), T=draw(st.integers(1, T_max)), d=d,
+    return Config(B=draw(st.integers(*BOUNDS["B"])), T=draw(st.integers(1, min(T_max, BOUNDS["T"][1]))), d=d,
                   h=draw(st.sampled_from(divisors(d))), L=draw(st.integers(*BOUNDS["L"])),
                   V=draw(st.integers(*BOUNDS["V"])), T_max=T_max, tie=draw(st.booleans()))
 

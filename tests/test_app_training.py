@@ -96,7 +96,9 @@ def test_the_page_shows_the_models_figures():
     data = e.training.source.data
     GiB = 2**30
     assert data["weights"][1] * GiB == p.memory.weights and data["activations"][1] * GiB == p.memory.activations
-    assert data["kv"][0] * GiB == p.kv_cache_bytes and data["total_text"][1] == units.nbytes(p.memory.total)
+    assert data["kv"][0] * GiB == p.kv_cache_bytes and data["total_text"][1] == units.nbytes(p.memory.peak)
+    assert data["transient"][1] * GiB == p.memory.peak - p.memory.total > 0  # the bar is as long as the peak
+    assert f"<b>{units.nbytes(p.memory.peak)}</b> at the step's peak" in e.training._headline.object
     assert e.training.capacity.data["x"] == [80]
     assert headline_html(p) == e.training._headline.object and lines_html(p) == e.training._lines.object
 

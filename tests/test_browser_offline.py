@@ -15,7 +15,6 @@ import functools
 import http.server
 import tempfile
 import threading
-import time
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -24,7 +23,7 @@ from bokeh.embed import server_document
 from playwright.sync_api import expect
 
 from appserver import free_port, serve_app
-from pagetools import watch_errors
+from pagetools import watch_errors, watch_outside
 
 pytestmark = pytest.mark.browser
 LATE = ("--unused-session-lifetime", "3000", "--check-unused-sessions", "500")  # discard a session 3 s unused
@@ -35,12 +34,10 @@ LESSON = "<!doctype html><html><head><title>Lesson</title></head><body><h1>Lesso
 @contextlib.contextmanager
 def serve_logged(extra_args: tuple[str, ...]):
     """The explorer as `make run` serves it, plus `extra_args`, with Panel's session log (INFO) in its log."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PANEL_LOG_LEVEL", "info")
-        with serve_app(extra_args) as base:
-            yield base
-            log = base.log()
-            assert "Traceback" not in log and "ERROR" not in log, log
+    with serve_app(extra_args, env={"PANEL_LOG_LEVEL": "info"}) as base:
+        yield base
+        log = base.log()
+        assert "Traceback" not in log and "ERROR" not in log, log
 
 
 @contextlib.contextmanager
@@ -74,27 +71,6 @@ def late_server(course):
         yield base
 
 
-def sessions_launched(server) -> int:
-    return server.log().count(" launching")
-
-
-def watch_outside(page, own: set[str], delay_bokehjs: float = 0) -> list[str]:
-    """Block every request `page` makes to a host:port not in `own` and list it; optionally delay bokeh.min.js."""
-    outside: list[str] = []
-
-    def handle(route):
-        url = route.request.url
-        if urlparse(url).netloc not in own:
-            outside.append(url)
-            return route.abort()
-        if delay_bokehjs and urlparse(url).path.endswith("/bokeh.min.js"):
-            time.sleep(delay_bokehjs)
-        return route.continue_()
-
-    page.route("**/*", handle)
-    return outside
-
-
 def open_counting(browser, server, query: str, delay_bokehjs: float = 0):
     """Open the explorer at `query`, counting requests that leave the server; return (page, outside, errors)."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -110,18 +86,18 @@ def open_counting(browser, server, query: str, delay_bokehjs: float = 0):
 
 
 def test_a_normal_page_loads_nothing_from_outside(chromium, late_server):
-    launched = sessions_launched(late_server)
+    launched = late_server.sessions_launched()
     page, outside, errors = open_counting(chromium, late_server, "?T=77")
     expect(page.locator("table.shapes")).to_contain_text("(8, 12, 77, 77)")
     page.close()
     assert outside == [] and errors == []
-    assert sessions_launched(late_server) - launched == 1  # its own session, not re-created
+    assert late_server.sessions_launched() - launched == 1  # its own session, not re-created
 
 
 def test_a_recreated_session_loads_nothing_from_outside_and_keeps_its_link(chromium, late_server):
-    launched = sessions_launched(late_server)
+    launched = late_server.sessions_launched()
     page, outside, errors = open_counting(chromium, late_server, "?T=%C2%B2&d=512&h=8", delay_bokehjs=DELAY_S)
-    assert sessions_launched(late_server) - launched == 2  # the page's session, and the one re-created for it
+    assert late_server.sessions_launched() - launched == 2  # the page's session, and the one re-created for it
     expect(page.locator("table.shapes")).to_contain_text("(8, 8, 1024, 1024)")  # d and h from the link
     expect(page.locator(".link-notices")).to_contain_text('T="²" is not a whole number')
     # the re-created session's request is the websocket's (/explorer/ws): links still name the page
@@ -137,7 +113,7 @@ def test_a_server_document_embed_loads_nothing_from_outside(chromium, late_serve
     script = server_document(f"{late_server}/explorer",
                              arguments={"embed": "1", "controls": "T", "panels": "shapes", "T": "256"})
     (folder / "lesson.html").write_text(LESSON.format(script=script))
-    launched = sessions_launched(late_server)
+    launched = late_server.sessions_launched()
     page = chromium.new_page()
     outside = watch_outside(page, {urlparse(late_server).netloc, origin}, delay_bokehjs)
     page.goto(f"http://{origin}/lesson.html")
@@ -145,7 +121,7 @@ def test_a_server_document_embed_loads_nothing_from_outside(chromium, late_serve
     expect(page.locator(".slider-T")).to_have_count(1)
     page.close()
     assert outside == []
-    assert sessions_launched(late_server) - launched == (2 if delay_bokehjs else 1)
+    assert late_server.sessions_launched() - launched == (2 if delay_bokehjs else 1)
 
 
 def test_num_procs_2_loads_nothing_from_outside(chromium):
@@ -153,14 +129,14 @@ def test_num_procs_2_loads_nothing_from_outside(chromium):
     re-creates it. Pages are opened until that has happened (about every other page; at most 10)."""
     with serve_logged(("--num-procs", "2")) as base:
         pages = 0
-        launched = sessions_launched(base)
+        launched = base.sessions_launched()
         outside: list[str] = []
-        while pages < 10 and sessions_launched(base) - launched <= pages:
+        while pages < 10 and base.sessions_launched() - launched <= pages:
             page, out, errors = open_counting(chromium, base, f"?T={100 + pages}")
             expect(page.locator("table.shapes")).to_contain_text(f"(8, 12, {100 + pages}, {100 + pages})")
             page.close()
             outside += out
             assert errors == []
             pages += 1
-        assert sessions_launched(base) - launched > pages, "no websocket reached the other process in 10 pages"
+        assert base.sessions_launched() - launched > pages, "no websocket reached the other process in 10 pages"
         assert outside == []

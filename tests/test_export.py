@@ -26,7 +26,7 @@ from app.train_query import settle_train
 from app.words import rules_line, slider_range
 from model import BOUNDS, DTYPES, PRESETS, Config, budget, divisors, trace
 from model import units
-from model.config import INT_FIELDS
+from model.config import GPT2_RECIPE_PRESETS, INT_FIELDS
 from model.figures import Line
 from model.rules import out_of_range, preset_labels, preset_of, settle
 from model.train_report import dollars, duration, human, plain, scientific
@@ -174,8 +174,8 @@ def test_rules_and_preset_matching_agree(page) -> None:
         T_max = rng.choice([1, 1024, 2048, rng.randint(1, 32768)])
         asked.append(dict(B=rng.randint(1, 4096), T=rng.randint(1, 32768), d=d, h=rng.randint(1, 200), L=rng.randint(1, 96),
                           V=rng.randint(1, 262144), T_max=T_max, tie=rng.random() < 0.5))
-    asked += [{**cfg_js(p), "B": rng.randint(1, 64), "T": rng.randint(1, min(p.T_max, BOUNDS["T"][1]))}
-              for p in PRESETS.values()]
+    asked += [{**cfg_js(PRESETS[n]), "B": rng.randint(1, 64), "T": rng.randint(1, PRESETS[n].T_max)}
+              for n in GPT2_RECIPE_PRESETS]  # their recipe: tests/test_export_recipe.py
     got = js(page, "settle", [[a] for a in asked])
     for a, (cfg, notes) in zip(asked, got):
         want, want_notes = settle(a)

@@ -22,7 +22,9 @@ from model import units
 from model.changes import changes
 from model.config import ALL_FIELDS
 from model.rules import preset_of, settle
-from test_export import export, js, text_of, value_of
+from model.train_report import human
+from model.training import plan
+from test_export import export, js, random_setups, setup_js, text_of, value_of
 
 LLAMA = PRESETS["llama3-8b"]
 HF = Path(__file__).parent / "hf"
@@ -197,6 +199,15 @@ def test_changes_lines_and_markup_agree_with_the_model(page) -> None:
         want = changes_groups(changes(c, dt))
         assert out["groups"] == want, c
         assert js(page, "changesHtml", [[out["groups"], dt]]) == [changes_html(want, dt)]
+
+
+@pytest.mark.browser
+def test_training_lines_agree_with_the_model(page) -> None:
+    pairs = list(zip(CONFIGS[:12], random_setups(12, seed=6)))
+    got = page.evaluate("(xs) => xs.map(([c, s]) => window.__ts.trainPlan(c, s).lines.map((x) => "
+                        "[x.key, x.label, x.formula, x.human]))", [[full_js(c), setup_js(s)] for c, s in pairs])
+    for (c, s), lines in zip(pairs, got):
+        assert lines == [[x.key, x.label, x.formula, human(x)] for x in plan(c, s).lines], (c, s)
 
 
 @pytest.mark.browser

@@ -10,8 +10,10 @@ import pytest
 from model import BOUNDS, PRESETS, Config, budget, trace
 from pagetools import run_cli
 from model.formula import matches
+from model import GPT
+from model.peak import step_peaks
 from model.training import (FITS, GPUS, REFERENCES, TrainSetup, activation_bytes, largest_micro_batch, plan,
-                            saved_parts, state_bytes)
+                            saved_parts, state_bytes, step_phases, training_memory)
 
 SMALL = PRESETS["gpt2-small"]
 GPT3 = PRESETS["gpt3-175b"]
@@ -123,21 +125,84 @@ def test_the_largest_micro_batch_fits_and_one_more_does_not(cfg, setup):
     B = largest_micro_batch(cfg, setup)
     cap = setup.device.memory_gib * 2**30
 
-    def direct(B):  # traced at exactly this B, not extrapolated
-        c = replace(cfg, B=B)
-        act = trace(c, setup.act_dtype).saved_bytes if setup.recompute == "none" else None
-        if act is None:
-            rest, block = saved_parts(c, setup.act_dtype)
-            act = c.L * B * c.T * c.d * 2 + rest + block
-        return sum(v for _, v, _ in state_bytes(budget(c).params_exact, setup)) + act
+    def direct(B):  # the peak at exactly this B, not extrapolated from B = 2 and 3
+        return training_memory(replace(cfg, B=B), setup)
 
     assert 1 <= B < BOUNDS["B"][1]
     assert direct(B) <= cap < direct(B + 1)
+    assert plan(replace(cfg, B=B), setup).memory.fits and not plan(replace(cfg, B=B + 1), setup).memory.fits
 
 
 def test_gpt3_175b_on_one_gpu_without_zero_does_not_fit():
     m = plan(GPT3, TrainSetup(gpus=1)).memory
     assert not m.fits and m.max_B == 0 and m.weights == 2 * 174_604_259_328
+
+
+# --- the step's peak --------------------------------------------------------------------------------------------------
+def _meta_step(cfg: Config, dtype: str) -> dict[str, int]:
+    """Per-phase peaks of a whole step of the full-depth module on the meta device (Adam's states made first)."""
+    import torch
+
+    with torch.device("meta"):
+        model = GPT(cfg).to({"fp32": torch.float32, "bf16": torch.bfloat16}[dtype])
+    for p in model.parameters():
+        p.grad = torch.zeros_like(p)
+    opt = torch.optim.Adam(model.parameters(), foreach=False)
+    opt.step()
+    return step_peaks(model, torch.zeros(cfg.B, cfg.T, dtype=torch.long, device="meta"), opt)
+
+
+def _phases(cfg: Config, setup: TrainSetup) -> dict[str, int]:
+    return {x.name: x.value for x in step_phases(cfg, setup)}
+
+
+MODERN = Config(B=3, T=7, d=24, h=6, L=2, V=37, T_max=16, norm="rmsnorm", positions="rope", mlp="swiglu", kv_heads=2,
+                bias="none")  # Llama's recipe: RMSNorm, RoPE, SwiGLU, grouped-query attention, no biases
+
+
+@pytest.mark.parametrize("cfg", [TINY, replace(TINY, B=1, tie=False), replace(TINY, T=2), Config(B=3, T=1, d=8, h=4, L=2, V=5, T_max=4),
+                                 Config(B=2, T=6, d=6, h=1, L=2, V=40, T_max=9, tie=False), MODERN,
+                                 replace(MODERN, kv_heads=1, B=1, tie=False),
+                                 replace(MODERN, kv_heads=6, qk_norm=True, head_dim=8, bias="qkv", ff_dim=50)])
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_each_phases_peak_equals_a_full_depth_step_on_the_meta_device(cfg, dtype):
+    # model.peak runs block 0 and adds (L − 1)·S_block; a whole L-block step, tracked the same way, agrees to the byte
+    setup = TrainSetup(optimizer="adam-fp32" if dtype == "fp32" else "adam-mixed", gpus=1)
+    for L in (1, 2, 5):
+        c = replace(cfg, L=L)
+        predicted, measured = _phases(c, setup), _meta_step(c, dtype)
+        assert max(predicted["forward"], predicted["loss"]) == measured["forward"]
+        assert predicted.get("backward") == measured.get("backward")
+        if dtype == "fp32":  # the plan's update is fp32 Adam whatever the activations' dtype
+            assert predicted["optimizer"] == measured["optimizer"]
+
+
+@pytest.mark.parametrize("cfg", [TINY, MODERN])
+def test_the_peak_equals_a_real_step_on_cpu_tensors(cfg):
+    import torch
+
+    torch.manual_seed(0)
+    model = GPT(cfg)
+    opt = torch.optim.Adam(model.parameters(), foreach=False)
+    idx = torch.randint(0, cfg.V, (cfg.B, cfg.T))
+    model(idx)[1].backward()
+    opt.step()  # gradients and Adam's states exist, as in the plan
+    measured = step_peaks(model, idx, opt)
+    p = plan(cfg, TrainSetup(optimizer="adam-fp32", gpus=1))
+    assert p.memory.peak - p.memory.weights - p.memory.grads - p.memory.optimizer == max(measured.values())
+
+
+def test_full_recomputation_adds_each_other_blocks_input_to_the_scaled_moments():
+    none, full = _phases(SMALL, TrainSetup()), _phases(SMALL, TrainSetup(recompute="full"))
+    rest, block = saved_parts(SMALL, "bf16")
+    other = 11 * (block - 8 * 1024 * 768 * 2)  # the other 11 blocks keep their input instead of S_block
+    assert none["backward"] - full["backward"] == other and none["optimizer"] == full["optimizer"]
+
+
+def test_the_peak_is_where_the_logits_are_at_gpt2_small_and_names_its_phase():
+    m = plan(SMALL).memory
+    assert m.peak_phase == "loss" and m.peak == m.weights + m.grads + m.optimizer + m.phases["loss"]
+    assert m.peak > m.total + 8 * 1024 * 50_257 * 2  # at least the bf16 logits (B, T, V) beyond the sum of the parts
 
 
 # --- every formula is true ------------------------------------------------------------------------------------------
@@ -168,6 +233,8 @@ def test_every_formula_evaluates_to_its_value_at_250_random_setups():
     for _ in range(250):
         cfg, setup = _random_setup(rng)
         p = plan(cfg, setup)
+        assert p.memory.peak >= p.memory.total, (cfg, setup)  # everything saved is alive when the loss is computed
+        assert p.memory.fits == (p.memory.peak <= p.memory.capacity)
         for x in p.lines:
             if x.formula:
                 assert matches(x.formula, p.symbols, x.value), (x, cfg, setup)
@@ -175,6 +242,21 @@ def test_every_formula_evaluates_to_its_value_at_250_random_setups():
     assert checked > 250 * 30
     for x in REFERENCES:
         assert matches(x.formula, {}, x.value)
+
+
+def test_modern_recipe_formulas_are_true_and_the_kv_cache_counts_kv_heads():
+    rng = random.Random(14)
+    shapes = [MODERN, replace(MODERN, kv_heads=1, tie=False), replace(MODERN, qk_norm=True, head_dim=8, bias="qkv")]
+    for _ in range(40):
+        _, setup = _random_setup(rng)
+        cfg = replace(rng.choice(shapes), B=rng.choice([1, 2, 17, 4096]), L=rng.choice([1, 3, 80]))
+        p = plan(cfg, setup)
+        assert p.memory.peak >= p.memory.total, (cfg, setup)
+        for x in p.lines:
+            if x.formula:
+                assert matches(x.formula, p.symbols, x.value), (x, cfg, setup)
+    p = plan(PRESETS["llama3-8b"], TrainSetup())
+    assert line(p, "serve/kv_per_token").value == 2 * 32 * 8 * 128 * 2 == 131_072  # h_kv = 8 of h = 32 heads, bf16
 
 
 # --- validation -----------------------------------------------------------------------------------------------------
@@ -240,8 +322,10 @@ def test_train_json_holds_the_headline_numbers(capsys):
     p = plan(GPT3, TrainSetup(D=300 * 10**9, gpus=1024, zero=3))
     for key in ("D", "C_6ND", "C_measured", "gpu_hours", "wall_days", "kv_cache_bytes"):
         assert t[key] == getattr(p, key)
-    assert set(t["memory"]) >= {"weights", "grads", "optimizer", "activations", "total"}
+    assert set(t["memory"]) >= {"weights", "grads", "optimizer", "activations", "total", "peak", "peak_phase", "phases"}
     assert t["memory"]["total"] == p.memory.total and t["setup"]["dtype"] == "bf16"
+    assert t["memory"]["peak"] == p.memory.peak > p.memory.total
+    assert set(t["memory"]["phases"]) == {"forward", "loss", "backward", "optimizer"}
 
 
 def test_dtype_follows_the_optimizer_unless_given(capsys):

@@ -489,14 +489,24 @@ function stateBytes(N, setup) {  // training.state_bytes (values only)
   return [[opt.weights, 3], [opt.grads, 2], [opt.states, 1]].map(([per, from]) => (setup.zero >= from ? per * N / setup.gpus : per * N));
 }
 
-function activationBytes(cfg, setup) {  // training.activation_bytes (the value)
-  const dtype = actDtype(setup), [rest, block] = savedParts(cfg, dtype);
-  if (setup.recompute === "full") return cfg.L * cfg.B * cfg.T * cfg.d * S.dtypes[dtype] + rest + block;
-  return rest + cfg.L * block;
+function stepPhases(cfg, setup) {  // training.step_phases: each phase's largest candidate, the first on a tie
+  const dtype = actDtype(setup), key = structureKey(cfg, dtype), size = S.dtypes[dtype];
+  const [other, otherText] = setup.recompute === "full" ? [size * cfg.B * cfg.T * cfg.d, `${size}BTd`]
+    : [savedParts(cfg, dtype)[1], "S_block"];
+  const big = symbols(cfg, true), best = {};
+  S.structures[key].peak.forEach((c, i) => {
+    const value = Number(PEAK_FNS[key][i](big)) + (c.scaled ? (cfg.L - 1) * other : 0);
+    if (!(c.phase in best) || value > best[c.phase].value) {
+      best[c.phase] = {name: c.phase, op: c.op, value, formula: c.formula + (c.scaled ? ` + (L − 1)·${otherText}` : "")};
+    }
+  });
+  return TS.phases.filter((name) => name in best).map((name) => best[name]);
 }
 
-function trainingMemory(cfg, setup, N) {  // training.training_memory
-  return stateBytes(N, setup).reduce((a, b) => a + b, 0) + activationBytes(cfg, setup);
+const topPhase = (phases) => phases.reduce((a, b) => (b.value > a.value ? b : a));  // max(phases), the first on a tie
+
+function trainingMemory(cfg, setup, N) {  // training.training_memory: the step's peak
+  return stateBytes(N, setup).reduce((a, b) => a + b, 0) + topPhase(stepPhases(cfg, setup)).value;
 }
 
 const capacityOf = (setup) => pyRound(device(setup).memory_gib * 2 ** 30);  // round(memory_gib · 2³⁰)
@@ -527,24 +537,37 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
   const ids = TS.variants[trainVariant(setup)];
   s.G = TRAIN_FNS[ids.find((i) => TS.templates[i].key === "chinchilla/G")](s);
   const saved = savedLine(cfg, dtype)[0];
+  const phases = stepPhases(cfg, setup), top = topPhase(phases), byPhase = Object.fromEntries(phases.map((x) => [x.name, x]));
   const lines = [], byKey = {};
   for (const i of ids) {
     const t = TS.templates[i];
-    let value, formula = t.formula.replace("{M}", measured.formula);
+    const text = isGpt2(cfg) ? t.formula : t.formula_recipe ?? t.formula;  // spec._serving_formulas
+    let value, formula = text.replace("{M}", measured.formula), label = t.label;
     if (t.from_structure) { value = rest + cfg.L * block; formula = saved.formula; }
-    else if (t.key === "memory/capacity") value = capacityOf(setup);
-    else if (t.key === "memory/fits") value = byKey["memory/total"].value <= byKey["memory/capacity"].value;
+    else if (t.key === "memory/peak") {
+      const held = ["memory/weights", "memory/grads", "memory/optimizer"];
+      value = held.reduce((a, k) => a + byKey[k].value, 0) + top.value;
+      formula = `${held.map((k) => byKey[k].formula).join(" + ")} + ${TS.phase_symbols[top.name]}`;
+      label = fill(TS.peak_line, {phase: top.name});
+    } else if (t.from_peak) {
+      const x = byPhase[t.key.slice("memory/peak_".length)];
+      if (!x) continue;  // T = 1: no loss, no backward pass
+      [value, formula] = [x.value, x.formula];
+      label = fill(TS.phase_line, {symbol: TS.phase_symbols[x.name], label: TS.phase_labels[x.name], op: x.op});
+    } else if (t.key === "memory/capacity") value = capacityOf(setup);
+    else if (t.key === "memory/fits") value = byKey["memory/peak"].value <= byKey["memory/capacity"].value;
     else if (t.key === "memory/max_B") value = largestMicroBatch(cfg, setup, N);
     else value = TRAIN_FNS[i](s);
-    const line = {key: t.key, label: t.label, formula, value, unit: t.unit};
+    const line = {key: t.key, label, formula, value, unit: t.unit};
     line.human = human(t.key, value, t.unit);
     lines.push(line);
     byKey[t.key] = line;
   }
   const v = (k) => byKey[k].value;
   const memory = {weights: v("memory/weights"), grads: v("memory/grads"), optimizer: v("memory/optimizer"),
-                  activations: v("memory/activations"), total: v("memory/total"), capacity: v("memory/capacity"),
-                  fits: v("memory/fits"), max_B: v("memory/max_B")};
+                  activations: v("memory/activations"), total: v("memory/total"), peak: v("memory/peak"),
+                  peak_phase: top.name, phases: Object.fromEntries(phases.map((x) => [x.name, x.value])),
+                  capacity: v("memory/capacity"), fits: v("memory/fits"), max_B: v("memory/max_B")};
   return {cfg, setup, device: dev, lines, byKey, memory, serve_weights: v("serve/weights"), kv: v("serve/kv_cache")};
 }
 
@@ -561,7 +584,8 @@ function trainHeadlineHtml(p) {  // training.headline_html
 <div>On ${thousands(s.gpus)} × ${e(p.device.label)} at ${x("time/mfu")} MFU: <b>${x("time/gpu_hours")}</b>,
 <b>${x("time/wall_days")}</b> of wall-clock time, <b>${x("time/cost")}</b>
 <span class="muted">at ${x("time/price")} per GPU-hour, an assumption</span></div>
-<div>Training memory per GPU: <b>${x("memory/total")}</b> of ${x("memory/capacity")}: ${fits}.
+<div>Training memory per GPU: <b>${x("memory/peak")}</b> at the step's peak, in the ${e(p.memory.peak_phase)}
+(the parts sum to ${x("memory/total")}), of ${x("memory/capacity")}: ${fits}.
 Serving holds <b>${x("serve/total")}</b> (${x("serve/kv_per_token")} of KV cache per token of context).</div>
 </div>`;
 }
@@ -673,14 +697,15 @@ const GIB = 2 ** 30;
 
 function trainChartData(p) {  // training.chart_data
   const m = p.memory;
-  const train = {weights: m.weights, grads: m.grads, optimizer: m.optimizer, activations: m.activations, kv: 0};
-  const serve = {weights: p.serve_weights, grads: 0, optimizer: 0, activations: 0, kv: p.kv};
+  const train = {weights: m.weights, grads: m.grads, optimizer: m.optimizer, activations: m.activations,
+                 transient: m.peak - m.total, kv: 0};
+  const serve = {weights: p.serve_weights, grads: 0, optimizer: 0, activations: 0, transient: 0, kv: p.kv};
   const data = {row: [...TS.rows]};
   for (const [col] of TS.parts) {
     data[col] = [serve[col] / GIB, train[col] / GIB];
     data[`${col}_text`] = [fmtBytes(serve[col]), fmtBytes(train[col])];
   }
-  data.total_text = [fmtBytes(p.serve_weights + p.kv), fmtBytes(m.total)];
+  data.total_text = [fmtBytes(p.serve_weights + p.kv), fmtBytes(m.peak)];
   return data;
 }
 
@@ -722,7 +747,7 @@ function renderTrain(cfg) {
   W.train_legend.text = trainLegendHtml(p);
   W.train_memory_parts.data = trainChartData(p);
   W.train_capacity.data = {x: [p.memory.capacity / GIB], label: [capacityLabel(p)]};
-  W.train_x_range.end = 1.08 * Math.max(p.memory.total, p.serve_weights + p.kv, p.memory.capacity) / GIB;  // training.x_end
+  W.train_x_range.end = 1.08 * Math.max(p.memory.peak, p.serve_weights + p.kv, p.memory.capacity) / GIB;  // training.x_end
 }
 
 function trainChanged(obj) {

@@ -23,11 +23,12 @@ from model.families import KV_GROUP, RECIPE_LABELS, SWITCHES, grouped_menu, pres
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
 from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure, structure_key
 from model.notation import dims
+from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model.rules import CUSTOM, MESSAGES, PRESET_MODEL, PRESET_SETS
 from model.tracing import BLOCK_PREFIX
 from model.train_report import SECTIONS, human
-from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, RECOMPUTE, REFERENCES,
-                            TrainSetup, plan)
+from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, PEAK_LINE, PHASE_LINE,
+                            RECOMPUTE, REFERENCES, TrainSetup, plan)
 
 from ..changes_card import SAME
 from ..train_query import _BOUNDS, _CHOICES, _WHOLE, CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, TRAIN_KEYS
@@ -126,7 +127,10 @@ def _structure(s: Structure, cfg: Config | None = None) -> dict:
     rows = [{"name": r.name, "local": r.local, "label": r.label, "symbolic": r.symbolic, "block": r.block is not None,
              "elem": r.nbytes // r.numel, "view": r.view, "saved": r.saved} for r in tr.rows]
     lines = [{**_line(x), "label": x.label.replace(f"at {s.dtype}", "at {dtype}")} for x in tr.lines]
-    out = {"rows": rows, "lines": lines}
+    peak = [{"phase": c.phase, "op": c.op, "scaled": c.scaled, "formula": c.formula,
+             "exact": is_exact(c.formula, LESSON_SYMBOLS), "js": to_js(c.formula, LESSON_SYMBOLS, True)}
+            for c in candidates(s)]  # model.training.step_phases picks the largest per phase
+    out = {"rows": rows, "lines": lines, "peak": peak}
     if s.recipe is not None:
         out["dims"] = [[to_js(d, LESSON_SYMBOLS, True) for d in dims(r.symbolic)] for r in tr.rows]
     return out
@@ -140,13 +144,28 @@ def train_variant(D_given: bool, optimizer: str, zero: int, recompute: str, fit:
     return ",".join(("given" if D_given else "rule", optimizer, str(zero), recompute, fit))
 
 
+def _serving_formulas(probe: Config) -> dict[str, str]:
+    """GPT-2's serving formulas (KV cache at d) -> the modern recipe's (at h_kv·d_head), per optimizer."""
+    modern = dataclasses.replace(probe, **MODERN_PROBE)
+    out = {}
+    for opt in OPTIMIZERS:
+        gpt2, recipe = (plan(c, TrainSetup(optimizer=opt)).lines for c in (probe, modern))
+        out.update({a.formula: b.formula for a, b in zip(gpt2, recipe) if a.key.startswith("serve/")
+                    and a.key == b.key and a.formula != b.formula})
+    return out
+
+
+MODERN_PROBE = dict(norm="rmsnorm", positions="rope", mlp="swiglu", bias="none", kv_heads=1)
+
+
 def _training() -> dict:
     """The training card's line templates per combination of discrete choices, and its words and constants.
 
     Labels and formulas of `model.training.plan` depend only on these choices (numbers come in as symbols), so a
     probe plan per combination gives them all; with recompute "none" the activations' formula is the structure's
     saved formula, which page.js takes from the structure (`from_structure`). Formula "" lines (capacity, fits,
-    max_B) have JavaScript twins.
+    max_B) have JavaScript twins, and so do the peak's lines (`from_peak`: the structure's `peak` candidates, the
+    largest per phase, as `model.training.step_phases`).
     """
     probe = Config(B=2, T=3, d=4, h=2, L=2, V=5, T_max=3)
     templates: list[dict] = []
@@ -157,15 +176,21 @@ def _training() -> dict:
         ids = []
         for x in plan(probe, setup).lines:
             from_structure = x.key == "memory/activations" and rec == "none"
-            t = (x.key, x.label, "" if from_structure else x.formula, x.unit, from_structure)
+            from_peak = x.key.startswith("memory/peak")
+            t = (x.key, "" if from_peak else x.label, "" if from_structure or from_peak else x.formula, x.unit,
+                 from_structure, from_peak)
             if t not in index:
                 index[t] = len(templates)
                 templates.append({"key": t[0], "label": t[1], "formula": t[2], "unit": t[3], "from_structure": t[4],
-                                  "js": to_js(t[2], TRAIN_SYMBOLS, False) if t[2] else None})
+                                  "from_peak": t[5], "js": to_js(t[2], TRAIN_SYMBOLS, False) if t[2] else None})
             ids.append(index[t])
         variants[train_variant(given, opt, zero, rec, fit)] = ids
     measured = budget(probe).line("flops/forward_measured").formula  # GPT-2's; page.js puts in the recipe's
+    serving = _serving_formulas(probe)
     for t in templates:
+        if t["formula"] in serving:  # the KV cache at h_kv heads of d_head: true for GPT-2 too (h_kv·d_head = d)
+            t["formula_recipe"] = serving[t["formula"]]
+            t["js"] = to_js(t["formula_recipe"], TRAIN_SYMBOLS, False)
         if measured in t["formula"]:
             t["js"] = to_js(t["formula"].replace(measured, "M"), (*TRAIN_SYMBOLS, "M"), False)
             t["formula"] = t["formula"].replace(measured, "{M}")
@@ -186,6 +211,8 @@ def _training() -> dict:
         "bounds": {k: list(v) for k, v in _BOUNDS.items()}, "whole": list(_WHOLE),
         "choices": {k: list(v) for k, v in _CHOICES.items()}, "max_value_chars": MAX_VALUE_CHARS,
         "note": TRAIN_NOTE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
+        "phases": list(PHASES), "phase_symbols": PHASE_SYMBOLS, "phase_labels": PHASE_LABELS,
+        "phase_line": PHASE_LINE, "peak_line": PEAK_LINE,
     }
 
 
@@ -250,7 +277,8 @@ def lines_js(spec: dict) -> str:
     def raw(d: dict[str, str]) -> str:
         return "{" + ", ".join(f"{json.dumps(k)}: {v}" for k, v in d.items()) + "}"
 
+    peak_fns = {k: [f"(s) => {x['js']}" for x in v["peak"]] for k, v in spec["structures"].items()}
     train_fns = ", ".join(f"(s) => {t['js']}" if t["js"] else "null" for t in spec["train"]["templates"])
     return (f"const BUDGET_FNS = {obj(budget_fns)};\nconst MEMORY_FNS = {obj(memory_fns)};\n"
-            f"const TRAIN_FNS = [{train_fns}];\nconst DIM_FNS = {raw(dim_fns)};\n"
+            f"const PEAK_FNS = {obj(peak_fns)};\nconst TRAIN_FNS = [{train_fns}];\nconst DIM_FNS = {raw(dim_fns)};\n"
             f"const CHANGES_FNS = {raw(changes_fns)};\n")

@@ -1,0 +1,307 @@
+"""The training step's true peak: what is alive at each moment of one step, measured on the meta device.
+
+The sum of the parts (weights + gradients + optimizer states + what autograd saves) misses what a step holds
+without saving it: the logits (B, T, V) and their copies in the loss, the gradients flowing back, the scores
+attention keeps in local variables, the optimizer's temporaries. Here one whole step of the real module runs on
+the meta device (shapes, no memory) under a dispatch mode that sees every storage an operator makes and, by a
+weak reference, the moment it is freed:
+
+    forward (embedding, block 0) -> loss (head, logits, cross-entropy) -> backward -> optimizer (torch's Adam)
+
+Conventions:
+- The step is the benchmark's (benchmarks/bench_train_memory.py): gradients stay allocated between steps
+  (`zero_grad(set_to_none=False)`, as frameworks with gradient buffers do), so backward adds each new gradient
+  into its buffer; the caller keeps the loss and drops the logits; `torch.optim.Adam(foreach=False)` updates one
+  parameter tensor at a time. Weights, gradients and Adam's states are the plan's parts (`model.training`); this
+  module measures everything else, in bytes beyond them, the batch's token ids (B, T) included.
+- The optimizer phase runs on fp32 parameters whatever the activations' dtype (Adam's m and v, and the master
+  weights of mixed precision, are fp32); its temporaries depend on the parameters' shapes only.
+- Only block 0 is built (as `model.passes`). A moment of block 0's forward or backward, of the head or of the
+  loss, is the same moment of block L − 1 in an L-block model with the other L − 1 blocks' saved tensors alive:
+  each such moment is "scaled", and adds (L − 1)·K, K = S_block (each other block's saved bytes) or, with full
+  recomputation, each other block's input, BTd elements (tests check both against full-depth meta steps; with
+  recomputation this is exact in the backward pass and an upper bound in the forward pass, where a
+  checkpointed block saves nothing).
+- Each moment's bytes are a polynomial in the lesson's symbols: every storage's size is matched across the
+  three probe passes of `model.memory.probes` (same structure, different sizes) like the saved bytes are.
+  Moments whose live storages are a subset of another's, or whose polynomial is below another's for every size,
+  are dropped; what remains per phase are `Candidate`s, and a phase's peak is its largest candidate at a config.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
+
+from .config import Config
+from .formula import Poly, poly_add, poly_const, poly_mul, poly_symbol, polynomial
+from .gpt import GPT
+from .memory import ONES, Structure, fit_monomial, probes
+from .passes import TORCH_DTYPES
+
+_MAX_DEGREE = 4  # of a monomial in a storage's bytes (BhT² is 4)
+
+PHASES = ("forward", "loss", "backward", "optimizer")
+PHASE_SYMBOLS = {"forward": "M_fwd", "loss": "M_loss", "backward": "M_bwd", "optimizer": "M_opt"}  # bytes at the peak
+PHASE_LABELS = {
+    "forward": "alive at the forward pass's peak",
+    "loss": "alive at the loss's peak (logits (B, T, V), their copies)",
+    "backward": "alive at the backward pass's peak",
+    "optimizer": "alive at the Adam step's peak (fp32, a tensor at a time)",
+}  # each: besides weights, gradients and optimizer states
+
+
+@dataclass(frozen=True)
+class Moment:
+    """The storages alive just after one allocation of a probe step, in bytes (beyond weights, grads, states)."""
+
+    phase: str
+    scaled: bool  # a moment of block 0, the head or the loss: add (L − 1)·K for the other blocks
+    op: str  # the operator whose output was just allocated ("nll_loss_forward")
+    alive: frozenset[int]  # allocation numbers
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A moment that can be a phase's peak at some config: its bytes as a polynomial in the lesson's symbols."""
+
+    phase: str
+    scaled: bool
+    op: str
+    poly: Poly  # bytes, the other blocks' (L − 1)·K not included
+
+    @property
+    def formula(self) -> str:
+        """Its bytes in lesson notation, the other blocks' (L − 1)·K not included."""
+        return polynomial(self.poly)
+
+    def bytes(self, symbols: dict[str, int]) -> int:
+        """Its bytes at `symbols` (the other blocks' (L − 1)·K not included)."""
+        return _value(self.poly, symbols)
+
+
+def _value(poly: Poly, symbols: dict[str, int]) -> int:
+    return sum(c * math.prod(symbols[s] ** k for s, k in mono) for mono, c in poly.items())
+
+
+class _Live(TorchDispatchMode):
+    """Records every new storage an operator outputs (alloc) and, by weak reference, when it is freed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refs: dict[int, weakref.ref] = {}  # id(storage) -> weak reference (ids are reused once freed)
+        self.sizes: list[int] = []  # bytes per allocation
+        self.alive: set[int] = set()
+        self.moments: list[Moment] = []
+        self.phase, self.scaled = PHASES[0], False
+
+    def known(self, tensors) -> None:
+        """Storages that exist before the step (weights, gradients, states, token ids): not the step's."""
+        for t in tensors:
+            st = t.untyped_storage()
+            self.refs[id(st)] = weakref.ref(st)
+
+    def _free(self, n: int) -> Callable:
+        return lambda _ref: self.alive.discard(n)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in tree_leaves(out):
+            if not isinstance(t, torch.Tensor):
+                continue
+            st = t.untyped_storage()
+            ref = self.refs.get(id(st))
+            if (ref is not None and ref() is st) or st.nbytes() == 0:
+                continue
+            n = len(self.sizes)
+            self.sizes.append(st.nbytes())
+            self.refs[id(st)] = weakref.ref(st, self._free(n))
+            self.alive.add(n)
+            self.moments.append(Moment(self.phase, self.scaled, func.__name__.split(".")[0], frozenset(self.alive)))
+        return out
+
+
+def _meta_module(cfg: Config, dtype: str) -> GPT:
+    """A fresh one-block `GPT` on the meta device with allocated gradients (its own: nothing shared is touched)."""
+    with torch.device("meta"):
+        model = GPT(cfg, depth=1).to(TORCH_DTYPES[dtype])
+    for p in model.parameters():
+        p.grad = torch.zeros_like(p)
+    return model
+
+
+def _pass(cfg: Config, dtype: str) -> _Live:
+    """Forward, loss and backward of block 0 at cfg's B and T, phases marked."""
+    live = _Live()
+    model = _meta_module(cfg, dtype)
+    live.known([*model.parameters(), *(p.grad for p in model.parameters())])
+
+    def leave_blocks(_grad):  # the gradient of block 0's input is complete: the embedding's backward follows
+        live.scaled = False
+
+    with torch.enable_grad(), live:
+        idx = torch.zeros(cfg.B, cfg.T, dtype=torch.long, device="meta")  # the batch's token ids: alive all step
+        x = model.embed_tokens(idx)
+        live.scaled = True
+        y = model.block(0, x)
+        model._rope = None  # as GPT.forward after its blocks: RoPE's angles live on only where autograd saved them
+        live.phase = "loss"
+        loss = model.logits_and_loss(y, idx)[1]  # the logits are dropped, as by model(idx)[1]
+        if loss is not None:  # T = 1: no next token, no loss, no backward
+            x.register_hook(leave_blocks)
+        del x, y  # only autograd keeps them now, as in model(idx)[1]
+        if loss is not None:
+            live.phase = "backward"
+            loss.backward()
+        live.moments.append(Moment("after", False, "", frozenset(live.alive)))  # the loss, alive in the update
+    return live
+
+
+def _update(cfg: Config, dtype: str) -> _Live:
+    """One Adam step over fp32 parameters of cfg's shapes (its states made by an untracked first step)."""
+    live = _Live()
+    model = _meta_module(cfg, "fp32")
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=False)
+    opt.step()
+    states = [t for s in opt.state.values() for t in s.values() if torch.is_tensor(t)]
+    live.known([*model.parameters(), *(p.grad for p in model.parameters()), *states])
+    live.phase = "optimizer"
+    with live:
+        opt.step()
+    return live
+
+
+def _shift_T(poly: Poly) -> Poly:
+    """poly with T = U + 1 (U = T − 1 ≥ 0), U kept under the name T: nonnegative coefficients then mean ≥ 0."""
+    out: Poly = {}
+    for mono, c in poly.items():
+        powers = dict(mono)
+        k = powers.pop("T", 0)
+        for j in range(k + 1):
+            key = tuple(sorted({**powers, **({"T": j} if j else {})}.items()))
+            out = poly_add(out, {key: c * math.comb(k, j)})
+    return out
+
+
+def _at_least(a: Poly, b: Poly) -> bool:
+    """a ≥ b at every size (all symbols ≥ 1): a sufficient test, the difference's coefficients once T = U + 1."""
+    return all(c >= 0 for c in _shift_T(poly_add(a, b, -1)).values())
+
+
+def _prune(candidates: list[Candidate]) -> list[Candidate]:
+    """Drop each candidate another of its phase covers at every size (an unscaled one by a scaled one too)."""
+    polys = [c.poly for c in candidates]
+    keep = []
+    for i, c in enumerate(candidates):
+        covered = any(j != i and d.phase == c.phase and (d.scaled or not c.scaled) and _at_least(polys[j], polys[i])
+                      and (polys[j] != polys[i] or j < i) for j, d in enumerate(candidates))
+        if not covered:
+            keep.append(c)
+    return keep
+
+
+def _fit_bytes(nbytes: list[int], configs: list[Config]) -> Poly:
+    """The polynomial that gives a storage's bytes at every probe: one monomial (`model.memory.fit_monomial`), else
+    the sum of two (a fused tensor such as q, k and v at h and h_kv heads: BT·h·d_head + 2BT·h_kv·d_head), lowest
+    degree first. Bytes, not elements, are fitted: RoPE's halves hold d_head/2 elements per head."""
+    try:
+        return fit_monomial(nbytes, configs)
+    except RuntimeError:
+        pass
+    values = [{**c.symbols(), "T-1": c.T - 1} for c in configs]
+    factors = tuple(k for k in values[0] if k != "L")
+    monomials = []  # (factors, values at the probes), those not above the bytes at any probe
+    for k in range(_MAX_DEGREE + 1):
+        for f in itertools.combinations_with_replacement(factors, k):
+            at = [math.prod(v[x] for x in f) for v in values]
+            if all(0 < a <= n for a, n in zip(at, nbytes)):
+                monomials.append((f, at))
+    for (fa, a), (fb, b) in sorted(itertools.combinations(monomials, 2), key=lambda ab: len(ab[0][0]) + len(ab[1][0])):
+        det = a[0] * b[1] - a[1] * b[0]
+        if det == 0:
+            continue
+        ca, ra = divmod(nbytes[0] * b[1] - nbytes[1] * b[0], det)
+        cb, rb = divmod(a[0] * nbytes[1] - a[1] * nbytes[0], det)
+        if ra == rb == 0 and ca >= 1 and cb >= 1 and all(ca * x + cb * y == n for x, y, n in zip(a, b, nbytes)):
+            return poly_add(_monomial(ca, fa), _monomial(cb, fb))
+    raise RuntimeError(f"bytes {nbytes} at the probes fit no monomial and no sum of two")
+
+
+def _monomial(c: int, factors: tuple[str, ...]) -> Poly:
+    poly = poly_const(c)
+    for f in factors:
+        poly = poly_mul(poly, poly_add(poly_symbol("T"), poly_const(1), -1) if f == "T-1" else poly_symbol(f))
+    return poly
+
+
+def _fit(s: Structure, record: Callable[[Config, str], _Live]) -> list[Candidate]:
+    """The maximal moments of `record` at the probes of `s`, with their bytes as polynomials."""
+    configs = probes(s)
+    runs = [record(cfg, s.dtype) for cfg in configs]
+    first = runs[0]
+    if any([m.alive for m in r.moments] != [m.alive for m in first.moments] for r in runs[1:]):
+        raise RuntimeError("probe steps of one structure allocated differently: the peak cannot be written as formulas")
+    fitted: dict[tuple[int, ...], Poly] = {}  # many storages share their sizes: fit each size once
+    for nbytes in {tuple(r.sizes[n] for r in runs) for n in range(len(first.sizes))}:
+        fitted[nbytes] = _fit_bytes(list(nbytes), configs)
+    sizes = [fitted[tuple(r.sizes[n] for r in runs)] for n in range(len(first.sizes))]
+    moments = first.moments
+    out = []
+    for i, m in enumerate(moments):
+        after = moments[i + 1] if i + 1 < len(moments) else None
+        if after and m.alive <= after.alive and (after.phase, after.scaled) == (m.phase, m.scaled):
+            continue  # the next allocation adds to this moment
+        poly: Poly = {}
+        for n in sorted(m.alive):
+            poly = poly_add(poly, sizes[n])
+        out.append(Candidate(m.phase, m.scaled, m.op, poly))
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _update_candidates(s: Structure) -> list[Candidate]:
+    """The optimizer's candidates: they depend on the parameters' shapes only (recipe, tie, and h = 1 at probes)."""
+    return _prune(_fit(s, _update))
+
+
+@functools.lru_cache(maxsize=256)
+def candidates(s: Structure) -> tuple[Candidate, ...]:
+    """The moments of a step that can be its phases' peaks, for every config of structure `s`, in step order."""
+    shapes = replace(s, dtype="fp32", ones=tuple(k == "h" and one for k, one in zip(ONES, s.ones)))
+    *passing, after = _fit(s, _pass)
+    return (*_prune(passing), *(_plus(c, after) for c in _update_candidates(shapes)))
+
+
+def _plus(c: Candidate, more: Candidate) -> Candidate:
+    """`c` with more storages alive (the loss during the optimizer step)."""
+    return Candidate(c.phase, c.scaled, c.op, poly_add(c.poly, more.poly))
+
+
+def step_peaks(model: torch.nn.Module, idx: torch.Tensor, optimizer: torch.optim.Optimizer) -> dict[str, int]:
+    """The largest bytes alive beyond weights, gradients and states in one whole step of `model` (any depth, any
+    device, gradients already allocated), the token ids `idx` included, per phase: "forward" (up to the loss,
+    included), "backward", "optimizer". Measured with the same dispatch mode: the reference the formulas are
+    tested against."""
+    live = _Live()
+    states = [t for s in optimizer.state.values() for t in s.values() if torch.is_tensor(t)]
+    live.known([idx, *model.parameters(), *(p.grad for p in model.parameters()), *states])
+    with torch.enable_grad(), live:
+        optimizer.zero_grad(set_to_none=False)
+        loss = model(idx)[1]
+        live.phase = "backward"
+        if loss is not None:  # T = 1: no loss, no backward
+            loss.backward()
+        live.phase = "optimizer"
+        optimizer.step()
+    peaks: dict[str, int] = {}
+    for m in live.moments:
+        alive = idx.untyped_storage().nbytes() + sum(live.sizes[n] for n in m.alive)
+        peaks[m.phase] = max(peaks.get(m.phase, 0), alive)
+    return peaks
