@@ -50,7 +50,7 @@ ORDER_NOTE = ("Changes interact, so they are applied one at a time from the GPT-
               "apart, RMSNorm, biases, RoPE, the MLP (SwiGLU, d_ff), K/V heads h_kv, QK-norm; each line is the real "
               "count after a change minus the count before it, so the lines add up to this configuration's count "
               "minus the twin's.")
-ALWAYS = ("params", "flops")  # listed for every change, 0 included; the memory figures only where they move
+ALWAYS = ("params", "flops")  # listed for every change, 0 included; a memory figure where its formula is not 0
 
 
 FIGURES: dict[str, tuple[str, str]] = {  # figure -> (label, unit), in display order; bytes at the table's dtype
@@ -174,9 +174,10 @@ def _states(cfg: Config, base: Config) -> list[tuple[str, Config]]:
 
 def _figures(s: Config, dtype: str) -> dict[str, Line]:
     """The five figures of one state, each a Line in that state's own symbols."""
-    b, memory = budget(s), {x.key: x for x in trace(s, dtype).lines}
+    b = budget(s)
+    memory = {x.key: x for x in (*trace(s, dtype).lines, *kv_cache_lines(s, dtype))}
     return {"params": b.line("params/exact"), "flops": b.line("flops/forward_measured"),
-            "kv_cache": kv_cache_lines(s, dtype)[1], "activations": memory["memory/activations"],
+            "kv_cache": memory["memory/kv_cache_per_token"], "activations": memory["memory/activations"],
             "saved": memory["memory/saved"]}
 
 

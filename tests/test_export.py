@@ -50,20 +50,26 @@ def page_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def page(chromium, page_file: Path):
-    """The exported page opened from file://, with every console error collected."""
+def exported_page(chromium, path: Path):
+    """An exported page opened from file:// (nothing else may load), with every console error collected; the
+    generator of a fixture: it checks that none was reported and closes the page."""
     p = chromium.new_page(viewport={"width": 1280, "height": 900})
     errors: list[str] = []
     p.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     p.on("pageerror", lambda e: errors.append(str(e)))
     p.route("**/*", lambda route: route.abort() if not route.request.url.startswith("file://") else route.continue_())
-    p.goto(page_file.as_uri())
+    p.goto(path.as_uri())
     p.wait_for_function("() => window.__ts !== undefined && document.querySelector('body') !== null", timeout=60_000)
     p.errors = errors
     yield p
     assert errors == []
     p.close()
+
+
+@pytest.fixture(scope="module")
+def page(chromium, page_file: Path):
+    """The exported page opened from file://, with every console error collected."""
+    yield from exported_page(chromium, page_file)
 
 
 def js(page, fn: str, args: list):

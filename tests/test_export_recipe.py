@@ -24,7 +24,7 @@ from model.config import ALL_FIELDS
 from model.rules import preset_of, settle
 from model.train_report import human
 from model.training import plan
-from test_export import export, js, random_setups, setup_js, text_of, value_of
+from test_export import export, exported_page, js, random_setups, setup_js, text_of, value_of
 
 LLAMA = PRESETS["llama3-8b"]
 HF = Path(__file__).parent / "hf"
@@ -40,17 +40,7 @@ def page_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def page(chromium, page_file: Path):
-    p = chromium.new_page(viewport={"width": 1280, "height": 900})
-    errors: list[str] = []
-    p.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    p.on("pageerror", lambda e: errors.append(str(e)))
-    p.route("**/*", lambda route: route.abort() if not route.request.url.startswith("file://") else route.continue_())
-    p.goto(page_file.as_uri())
-    p.wait_for_function("() => window.__ts !== undefined", timeout=60_000)
-    p.errors = errors
-    yield p
-    assert errors == []
-    p.close()
+    yield from exported_page(chromium, page_file)
 
 
 def full_js(c: Config) -> dict:
