@@ -541,8 +541,8 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
   const lines = [], byKey = {};
   for (const i of ids) {
     const t = TS.templates[i];
-    const text = isGpt2(cfg) ? t.formula : t.formula_recipe ?? t.formula;  // spec._serving_formulas
-    let value, formula = text.replace("{M}", measured.formula), label = t.label;
+    const r = isGpt2(cfg) || !t.recipe ? t : t.recipe;  // spec._serving_lines: the KV cache at h_kv heads
+    let value, formula = r.formula.replace("{M}", measured.formula), label = r.label;
     if (t.from_structure) { value = rest + cfg.L * block; formula = saved.formula; }
     else if (t.key === "memory/peak") {
       const held = ["memory/weights", "memory/grads", "memory/optimizer"];

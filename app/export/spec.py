@@ -144,14 +144,15 @@ def train_variant(D_given: bool, optimizer: str, zero: int, recompute: str, fit:
     return ",".join(("given" if D_given else "rule", optimizer, str(zero), recompute, fit))
 
 
-def _serving_formulas(probe: Config) -> dict[str, str]:
-    """GPT-2's serving formulas (KV cache at d) -> the modern recipe's (at h_kv·d_head), per optimizer."""
+def _serving_lines(probe: Config) -> dict[tuple[str, str], dict[str, str]]:
+    """GPT-2's serving lines (the KV cache at d heads' width) -> the modern recipe's label and formula (at h_kv
+    heads of d_head), per optimizer, keyed by GPT-2's (label, formula)."""
     modern = dataclasses.replace(probe, **MODERN_PROBE)
     out = {}
     for opt in OPTIMIZERS:
         gpt2, recipe = (plan(c, TrainSetup(optimizer=opt)).lines for c in (probe, modern))
-        out.update({a.formula: b.formula for a, b in zip(gpt2, recipe) if a.key.startswith("serve/")
-                    and a.key == b.key and a.formula != b.formula})
+        out.update({(a.label, a.formula): {"label": b.label, "formula": b.formula} for a, b in zip(gpt2, recipe)
+                    if a.key.startswith("serve/") and a.key == b.key and (a.label, a.formula) != (b.label, b.formula)})
     return out
 
 
@@ -186,11 +187,11 @@ def _training() -> dict:
             ids.append(index[t])
         variants[train_variant(given, opt, zero, rec, fit)] = ids
     measured = budget(probe).line("flops/forward_measured").formula  # GPT-2's; page.js puts in the recipe's
-    serving = _serving_formulas(probe)
+    serving = _serving_lines(probe)
     for t in templates:
-        if t["formula"] in serving:  # the KV cache at h_kv heads of d_head: true for GPT-2 too (h_kv·d_head = d)
-            t["formula_recipe"] = serving[t["formula"]]
-            t["js"] = to_js(t["formula_recipe"], TRAIN_SYMBOLS, False)
+        if (t["label"], t["formula"]) in serving:  # at h_kv heads of d_head: true for GPT-2 too (h_kv·d_head = d)
+            t["recipe"] = serving[t["label"], t["formula"]]
+            t["js"] = to_js(t["recipe"]["formula"], TRAIN_SYMBOLS, False)
         if measured in t["formula"]:
             t["js"] = to_js(t["formula"].replace(measured, "M"), (*TRAIN_SYMBOLS, "M"), False)
             t["formula"] = t["formula"].replace(measured, "{M}")
