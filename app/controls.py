@@ -26,6 +26,7 @@ import param
 
 from model import FIELD_DOCS, divisors
 
+from .layout import wrap
 from .state import CUSTOM, ExplorerState, preset_labels
 from .styles import ACCENT, BASE, STATUS_CSS
 from .words import SHORT, rules_line, slider_range
@@ -170,9 +171,9 @@ class Controls(pn.viewable.Viewer):
                                  margin=(7, 8, 0, 0))
             items.append(pn.Row(intro, self._preset, margin=(0, 0, 6, 0)))
         if main:
-            items.append(pn.FlexBox(*main, flex_wrap="wrap", margin=0, sizing_mode="stretch_width"))
+            items.append(wrap(*main))
         if advanced:
-            fold = pn.Card(pn.FlexBox(*advanced, flex_wrap="wrap", margin=0), title="Advanced: T_max and weight tying",
+            fold = pn.Card(wrap(*advanced, sizing_mode=None), title="Advanced: T_max and weight tying",
                            collapsed=True, sizing_mode="stretch_width", margin=(4, 0, 0, 0), header_background="#f4f5f7",
                            styles={"border": "1px solid #e5e7eb"}, css_classes=["advanced"])
             items.append(fold)

@@ -18,6 +18,8 @@ import panel as pn
 import param
 
 from .budget import BudgetView
+from .layout import wrap
+from .lazy import Deferred
 from .controls import Controls
 from .query import PANELS, Query, ViewOptions, parse_query, query_from_arguments, to_query
 from .shapes import ShapesTable
@@ -90,7 +92,7 @@ class Explorer(pn.viewable.Viewer):
         self.shapes = ShapesTable(state=self.state) if "shapes" in panels else None
         self.budget = BudgetView(state=self.state) if "budget" in panels else None
         self.tokens = TokensView(state=self.state) if "tokens" in panels else None
-        self.training = TrainingView(state=self.state) if "training" in panels else None
+        self._training: TrainingView | None = None  # made when first shown or asked for (`training`)
         # real values cost a forward pass: closed on the full page, open where a link asks for the panel by name
         self.values = ValuesView(state=self.state, collapsed=panels == PANELS) if "values" in panels else None
         self.controls = Controls(state=self.state, show=list(self.options.controls))
@@ -98,6 +100,14 @@ class Explorer(pn.viewable.Viewer):
         self._url = pn.widgets.TextInput(value="", visible=False, css_classes=["url-sync"])
         self._url.jscallback(value=REPLACE_URL_JS)
         self.state.param.watch(self._sync_url, ["config", "dtype", "expanded", "train"])
+
+    @property
+    def training(self) -> TrainingView | None:
+        """The training card's view (None when the link leaves the panel out), made on first use: served, when
+        the page scrolls to the card (app.lazy)."""
+        if self._training is None and "training" in self.options.panels:
+            self._training = TrainingView(state=self.state)
+        return self._training
 
     @classmethod
     def from_location(cls) -> Explorer:
@@ -173,14 +183,15 @@ class Explorer(pn.viewable.Viewer):
         if right:
             columns.append(pn.Column(*right, sizing_mode="stretch_width", margin=0,
                                      styles={"flex": "1 1 430px", "min-width": "0", "gap": "14px"}))
-        main = pn.FlexBox(*columns, flex_wrap="wrap", gap="14px", align_items="flex-start", margin=0,
-                          sizing_mode="stretch_width")
+        main = wrap(*columns, gap="14px", align="flex-start")
         if self.values:  # full width under both columns: the heatmap beside its numbers
             main = pn.Column(main, self._card(self.values, css_classes=["values-card"]), sizing_mode="stretch_width",
                              margin=0, styles={"gap": "14px"})
         page_styles = {"font-family": FONT, "color": INK, "gap": "12px", "box-sizing": "border-box",
                        "padding": "4px" if embed else "16px 18px 28px 18px", "max-width": "1360px",
                        "margin": "0 auto", "background": "transparent" if embed else PAGE}
-        below = [self._card(self.training, css_classes=["training-card"])] if self.training else []
+        below = ([self._card(Deferred(lambda: self.training, "The training run's card is built when you scroll "
+                                                            "to it…"), css_classes=["training-card"])]
+                 if "training" in self.options.panels else [])
         return pn.Column(*top, main, *below, self._url, sizing_mode="stretch_width", styles=page_styles,
                          stylesheets=[PAGE_CSS], css_classes=["explorer", "embed" if embed else "full"])

@@ -22,6 +22,7 @@ from model.config import FIELDS
 from model.memory import KORTHIKANTI_NOTE
 
 from .budget import lines_html, shown
+from .layout import wrap
 from .state import ExplorerState, bar_scale
 from .styles import BASE, TABLE_CSS
 from .words import MAX_LISTED_BLOCKS, QUADRATIC
@@ -264,7 +265,6 @@ class ShapesTable(pn.viewable.Viewer):
             "<p class='muted'>In execution order, as <code>model.trace</code> records it. "
             "<span style='color:#e8590c;font-weight:600'>Orange</span>: the attention matrices (B, h, T, T), "
             "which grow with T².</p>", stylesheets=[BASE], sizing_mode="stretch_width", margin=(0, 0, 6, 0))
-        head = pn.FlexBox(title, pn.Row(self._dtype, self._expand, margin=0), flex_wrap="wrap",
-                          justify_content="space-between", align_items="center", margin=(0, 0, 2, 0),
-                          sizing_mode="stretch_width")
+        head = wrap(title, pn.Row(self._dtype, self._expand, margin=0), justify="space-between", align="center",
+                    margin=(0, 0, 2, 0))
         return pn.Column(head, note, self._table, sizing_mode="stretch_width", margin=0)
