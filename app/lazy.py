@@ -26,9 +26,11 @@ class Reveal(JSComponent):
     """An empty element that sets `seen` once it is within REVEAL_MARGIN of the viewport."""
 
     seen = param.Boolean(default=False, doc="the element has come near the viewport")
+    note = param.String(default="", doc="what the placeholder says until the card is built")
 
     _esm = f"""
 export function render({{ model, el }}) {{
+  el.innerHTML = `<p style="color:#6b7280;font-size:13px;margin:0">${{model.note}}</p>`;
   const io = new IntersectionObserver((entries) => {{
     if (entries.some((e) => e.isIntersecting)) {{ io.disconnect(); model.seen = true; }}
   }}, {{ rootMargin: "{REVEAL_MARGIN}" }});
@@ -94,9 +96,7 @@ class Deferred(pn.viewable.Viewer):
         doc = pn.state.curdoc
         if doc is None or doc.session_context is None:
             return self._build()
-        reveal = Reveal(height=1, sizing_mode="stretch_width", margin=0)
+        reveal = Reveal(note=self._placeholder, sizing_mode="stretch_width", margin=0)
         reveal.param.watch(self._reveal, ["seen"])
-        note = pn.pane.HTML(f"<p style='color:#6b7280;font-size:13px;margin:0'>{self._placeholder}</p>",
-                            sizing_mode="stretch_width", margin=0)
-        self._box = pn.Column(reveal, note, sizing_mode="stretch_width", margin=0)
+        self._box = pn.Column(reveal, sizing_mode="stretch_width", margin=0)
         return self._box

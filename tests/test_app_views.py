@@ -128,7 +128,7 @@ def test_table_pane_updates_when_the_state_changes():
               hasattr(getattr(m, "data", None), "values") and hasattr(m.data, "markup")]
     assert models and any("(8, 12, 100, 100)" in m.data.values for m in models)  # the Bokeh model the browser syncs
     s.expanded = True  # new rows: the markup travels again, with the values inline
-    assert view._table.markup != markup and "blocks.11.attn.scores" in view._table.markup[0]
+    assert view._table.markup != markup and "blocks.11.attn.scores" in view._table.markup
 
 
 def test_table_values_fill_the_template_in_order():
