@@ -32,6 +32,11 @@ def open_explorer(browser, base: str, query: str = "", width: int = 1280, height
     return opened
 
 
+def reveal(page, card: str) -> None:
+    """Scroll to a card that the page builds when it comes into view (app.lazy: tokens, share, training)."""
+    page.locator(card).first.scroll_into_view_if_needed()
+
+
 def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
     """`python -m model ARGV` in-process: (exit status, stdout, stderr); a normal return counts as status 0."""
     import pytest
