@@ -9,7 +9,7 @@ preset or a link stretches a slider's range by doubling its end (GPT-3 175B: d 6
 - h: the divisors of d only (the slider walks them: 1, 2, 3, 4, 6, 8, 12, … for d = 768)
 - L 1 … 48, step 1          - V 1 … 131,072, step 1      - T_max 1 … 8,192, step 1
 
-The whole card is one ESM component (`ControlsCard`, drawn by controls.js): a session holds one Bokeh model for
+The whole card is one ESM component (`ControlsPanel`, drawn by app/controls_esm.py): a session holds one Bokeh model for
 it instead of five Panel widgets and panes per field (issue 16). The page sends each input as `asked`
 ([count, name, value]); `Controls.ask` gives it to the state (`set_field`, which rejects out-of-bounds input with
 a notice) and the state's settled fields come back as `view`, data only (`controls_view`, pure). The page
@@ -120,7 +120,7 @@ def controls_spec(show: list[str]) -> dict:
             "advanced_title": ADVANCED_TITLE, "preset": "preset" in show, "presets": list(preset_labels())}
 
 
-class ControlsCard(JSComponent):
+class ControlsPanel(JSComponent):  # the page names its element after the class: "controls-panel"
     """The controls drawn in the browser from `spec` and `view`; the learner's inputs come back as `asked`."""
 
     spec = param.Dict(default={}, doc="what is drawn once (controls_spec)")
@@ -140,7 +140,7 @@ class Controls(pn.viewable.Viewer):
     def __init__(self, **params) -> None:
         super().__init__(**params)
         self._ack = 0
-        self.card = ControlsCard(spec=controls_spec(self.show), view=controls_view(self.state),
+        self.card = ControlsPanel(spec=controls_spec(self.show), view=controls_view(self.state),
                                  sizing_mode="stretch_width", margin=0)
         self.card.param.watch(self._asked, ["asked"])
         self.state.param.watch(self._push, [*FIELDS, "preset", "notices", "config"])

@@ -237,7 +237,7 @@ export function render({ model, el }) {
 """
 
 
-class ShapesCard(JSComponent):
+class ShapesPanel(JSComponent):
     """The card in one ESM component: title, dtype buttons, the listing switch, and the table drawn once from
     `markup`; afterwards only `values` travels, and the page writes each value into its [data-v] element (text,
     or a bar's width) or [data-h] element (markup) if it differs. A change of `markup` redraws."""
@@ -267,7 +267,7 @@ class ShapesTable(pn.viewable.Viewer):
         super().__init__(**params)
         parts = self.parts()
         self._template = parts.template
-        self._table = ShapesCard(markup=parts.html, values=list(parts.values), dtype=self.state.dtype,
+        self._table = ShapesPanel(markup=parts.html, values=list(parts.values), dtype=self.state.dtype,
                                  expanded=self.state.expanded, sizing_mode="stretch_width", margin=0)
         self._table.param.watch(self._picked, ["dtype", "expanded"])
         self.state.param.watch(self._shown, ["dtype", "expanded"])

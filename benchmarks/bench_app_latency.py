@@ -1,21 +1,26 @@
 """The explorer against the floor: a bare Panel page (benchmarks/bare_page.py) served by the same process.
 
-Measured in headless Chromium, side by side in one run, and printed with ratios to the floor (issue 10):
+Measured in headless Chromium, side by side in one run, and printed with ratios to the floor (issue 16):
 
+- opening a page: the server's CPU per page opened (pages of both kinds taken in turns, each until its full
+  view), the Bokeh models in the page's document, and the server's memory per idle session.
+- page load: navigation start -> full view (sliders, table, chart canvas), and time to first byte; cold cache.
 - key press -> view updated: an arrow key on a focused slider (a real keydown), timed inside the page from
-  the keydown to the first animation frame that shows the new value. Explorer: the shapes table shows the
-  new (B, h, T, T) (T slider; every press a configuration never seen: uncached; and bouncing between two
+  the keydown to the first animation frame that shows what the server answered. Explorer: the shapes table
+  shows the new (B, h, T, T) (T slider; every press a configuration never seen: new; and bouncing between two
   seen values: cached), or the chart's data source and the table's "× L" both show the new L (L slider).
-  Floor: the bare page's text shows the new T. p50 and p95, at GPT-2 small and GPT-3 175B.
+  Floor: the bare page's text shows the new T (a server round trip: the slider's own label changes in the
+  browser alone). p50 and p95, at GPT-2 small and GPT-3 175B; the server's CPU per press beside the floor's.
 - continuous drag: the mouse drags the T handle for ~2 s at 60 moves/s; distinct table states shown per
   second while dragging, and the time from release until the value under the handle is shown.
-- page load: navigation start -> full view (table, chart canvas, sliders), and time to first byte.
-- server CPU per update: the server process's CPU time over the cached presses, divided by their count.
+- a class: 10 pages opened one every 0.25 s (each with its own B), then each presses T every 1.5 s for a
+  minute: the slowest page's load, p50/p95 of the presses, errors.
 
-Targets: key press p50 <= 2x floor, p95 <= 3x; >= 20 states/s; release -> final <= 100 ms; load <= 1.3x;
-first byte <= 2x; server CPU per cached update <= 3 ms. Figures, not assertions.
+Targets: CPU to open <= 3x the floor; CPU per press <= 2x (new configuration) and <= 1.3x (cached); load
+<= 1.3x; first byte <= 2x; key press p50 <= 1.5x; <= 3 MB per idle session; the class: every page within 10 s,
+0 errors, p95 <= 300 ms. Figures, not assertions.
 
-    python benchmarks/bench_app_latency.py [--samples 30] [--loads 6]
+    python benchmarks/bench_app_latency.py [--samples 30] [--loads 6] [--opens 6] [--class-seconds 60]
 """
 from __future__ import annotations
 

@@ -102,11 +102,11 @@ def _objects(doc: dict):
 
 
 def find_slider(doc: dict, field: str) -> Input:
-    """The input for `field` in a pulled document's JSON: the explorer's controls card (its data model), or a
+    """The input for `field` in a pulled document's JSON: the explorer's controls panel (its data model), or a
     Panel slider with CSS class slider-FIELD."""
     for node in _objects(doc):
         attributes = node.get("attributes", {})
-        if "ControlsCard" in node.get("name", ""):
+        if "ControlsPanel" in node.get("name", ""):
             return Input(attributes["data"]["id"], field, esm=True)
         if "Slider" in node.get("name", "") and f"slider-{field}" in attributes.get("css_classes", []):
             return Input(node["id"], field, esm=False)
