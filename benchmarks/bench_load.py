@@ -107,7 +107,7 @@ def find_slider(doc: dict, field: str) -> Input:
     for node in _objects(doc):
         attributes = node.get("attributes", {})
         if "ControlsPanel" in node.get("name", ""):
-            return Input(attributes["data"]["id"], field, esm=True)
+            return Input(node["id"], field, esm=True)  # the data model of Panel's ESM component
         if "Slider" in node.get("name", "") and f"slider-{field}" in attributes.get("css_classes", []):
             return Input(node["id"], field, esm=False)
     raise LookupError(f"no controls card and no slider with CSS class slider-{field} in the document")
