@@ -24,17 +24,16 @@ $(VENV)/.installed-test: $(VENV)/.installed
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test browser nginx
 
-browser:  ## Debian's Chromium for the browser tests (Playwright cannot download browsers here)
-	@test -x $(CHROMIUM) || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
-	@test -x $(CHROMIUM)
+# $(call apt,PROGRAM,PACKAGE): install Debian's PACKAGE with apt when PROGRAM is missing (RUNLEVEL=1 keeps a
+# package's service from starting where that is possible)
+apt = test -x $(1) || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	$$SUDO apt-get update -qq && $$SUDO env RUNLEVEL=1 apt-get install -y -qq $(2) >/dev/null; }; test -x $(1)
 
-# Debian's nginx for tests/test_browser_proxy.py, which runs its own in a temporary folder on 127.0.0.1;
-# RUNLEVEL=1 keeps the package from starting the system's nginx service where that is possible.
-nginx:
-	@test -x $(NGINX) || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && $$SUDO env RUNLEVEL=1 apt-get install -y -qq nginx >/dev/null; }
-	@test -x $(NGINX)
+browser:  ## Debian's Chromium for the browser tests (Playwright cannot download browsers here)
+	@$(call apt,$(CHROMIUM),chromium)
+
+nginx:  ## Debian's nginx for tests/test_browser_proxy.py, which runs its own in a temporary folder on 127.0.0.1
+	@$(call apt,$(NGINX),nginx)
 
 # Session ids are signed (a made-up ?bokeh-session-id= gets 403, so one link cannot put two people in one session),
 # with BOKEH_SECRET_KEY when it is set (several servers behind a proxy share one), else a fresh key per run.

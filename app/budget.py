@@ -18,7 +18,7 @@ from model.budgeting import CHART, CHART_NOTE, GROUPS
 
 from .charts import parts_chart
 from .state import ExplorerState
-from .styles import BUDGET_CSS, BASE, INK, PART_COLOURS
+from .styles import BUDGET_CSS, INK, PART_COLOURS
 from .words import CAPTIONS, STEP_PREFIX, SUM_KEYS
 
 INSIDE = 0.45  # a bar longer than this share of the longest one shows its label inside, in white
@@ -104,18 +104,18 @@ class BudgetView(pn.viewable.Viewer):
         self.source = ColumnDataSource(budget_parts(b), name="budget-parts")
         self.x_range = Range1d(0, self._x_end(self.source.data["value"]))
         self.figure = self._figure()
+        # two panes around the chart: the title and N above it; its legend, every line and the captions below
         self._head = pn.pane.HTML(sizing_mode="stretch_width", stylesheets=[BUDGET_CSS], margin=(0, 0, 4, 0))
         self._lines = pn.pane.HTML(sizing_mode="stretch_width", stylesheets=[BUDGET_CSS], margin=0)
-        self._captions = pn.pane.HTML(sizing_mode="stretch_width", stylesheets=[BUDGET_CSS], margin=0)
         self._show(b)
         self.state.param.watch(self._update, ["config"])
 
     def _show(self, b: Budget) -> None:
         rows = [shown(x) for x in b.lines]
         by_key = {x["key"]: x for x in rows}
-        self._head.object = headline_html(by_key)
-        self._lines.object = lines_html(rows)
-        self._captions.object = captions_html(by_key)
+        self._head.object = "<h2>Parameter budget</h2>" + headline_html(by_key)
+        self._lines.object = (f"<p class='note muted'>{html.escape(CHART_NOTE)}</p>" + lines_html(rows)
+                              + captions_html(by_key))
 
     @staticmethod
     def _x_end(values: list[int]) -> float:
@@ -133,9 +133,5 @@ class BudgetView(pn.viewable.Viewer):
         self._show(b)
 
     def __panel__(self) -> pn.viewable.Viewable:
-        title = pn.pane.HTML("<h2>Parameter budget</h2>", stylesheets=[BASE], margin=(0, 0, 4, 0))
         chart = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", margin=(0, 0, 0, 0))
-        legend = pn.pane.HTML(f"<p class='note muted'>{html.escape(CHART_NOTE)}</p>", stylesheets=[BUDGET_CSS],
-                              margin=0, sizing_mode="stretch_width")
-        return pn.Column(title, self._head, chart, legend, self._lines, self._captions, sizing_mode="stretch_width",
-                         margin=0)
+        return pn.Column(self._head, chart, self._lines, sizing_mode="stretch_width", margin=0)

@@ -9,116 +9,88 @@ preset or a link stretches a slider's range by doubling its end (GPT-3 175B: d 6
 - h: the divisors of d only (the slider walks them: 1, 2, 3, 4, 6, 8, 12, … for d = 768)
 - L 1 … 48, step 1          - V 1 … 131,072, step 1      - T_max 1 … 8,192, step 1
 
-Widgets write to the state with `set_field` (which rejects out-of-bounds input with a notice) and the
-state writes back to the widgets; a guard keeps the two directions from echoing. (`from_param` would tie a
-slider's range to the parameter's hard bounds, 1 … 32,768 for d, which no keyboard can use, and would refuse
-out-of-bounds input silently.) Sliders update on `value`, as the handle moves. Panel holds every change from the
-page for 50 ms (`Reactive._debounce`) to gather the ones that follow; the sliders here wait SLIDER_DELAY_MS
-instead, and the changes that arrive while one is processed are still coalesced into one, so a fast drag never
-builds a backlog (benchmarks/bench_app_latency.py measures both).
+The whole card is one ESM component (`ControlsPanel`, drawn by app/controls_esm.py): a session holds one Bokeh model for
+it instead of five Panel widgets and panes per field (issue 16). The page sends each input as `asked`
+([count, name, value]); `Controls.ask` gives it to the state (`set_field`, which rejects out-of-bounds input with
+a notice) and the state's settled fields come back as `view`, data only (`controls_view`, pure). The page
+applies a view only once the server has answered its latest input (`view["ack"]`), so a fast drag or a held
+arrow key never jumps back to a value the server answered earlier. The fields come from `model.config.FIELDS`:
+whole-number fields get a slider and a box (T_max under "advanced"), the others a checkbox.
 """
 from __future__ import annotations
 
 import html
+import re
 
 import panel as pn
 import param
+from panel.custom import JSComponent
 
 from model import FIELD_DOCS, divisors
+from model.config import FIELDS, INT_FIELDS
 
+from .controls_esm import CONTROLS_ESM
 from model.families import menu_groups
 
 from .state import CUSTOM, ExplorerState, preset_labels
-from .styles import ACCENT, BASE, STATUS_CSS
+from .styles import ACCENT, BASE, MUTED, RULE, STATUS_CSS
 from .words import SHORT, rules_line, slider_range
 
-CONTROL_WIDTH = 194
-SLIDER_DELAY_MS = 5  # Panel's default wait before it processes a change from the page is 50 ms
+ADVANCED = ("T_max",)  # whole-number fields in the "advanced" fold, with the switches
+CHECKBOX_LABELS = {"tie": "tie the head to W_te (GPT-2)"}
+ADVANCED_TITLE = "Advanced: T_max and weight tying"
+MAX_DIGITS = 30  # a number box's text longer than this is not read as a number
 
-LABEL_CSS = BASE + """
-.lab { white-space: nowrap; line-height: 1.2; overflow: hidden; }
-.sym { font-weight: 700; font-size: 15px; }
-.name { font-size: 11.5px; overflow: hidden; text-overflow: ellipsis; }
+CONTROLS_CSS = BASE + STATUS_CSS + f"""
+.controls {{ display: flex; flex-direction: column; }}
+.preset-row {{ display: flex; align-items: center; gap: 8px; margin: 0 0 6px 0; }}
+.preset-row b {{ font-weight: 600; }}
+.preset select {{ width: 250px; height: 31px; font: inherit; font-size: 14px; border: 1px solid #d1d5db;
+  border-radius: 4px; padding: 0 6px; background: #fff; color: inherit; }}
+.fields {{ display: flex; flex-wrap: wrap; }}
+.control {{ flex: 1 1 154px; max-width: 224px; margin: 0 6px 2px 0; min-width: 0; }}
+.control .head {{ display: flex; align-items: flex-start; }}
+.lab {{ flex: 1 1 auto; white-space: nowrap; line-height: 1.2; overflow: hidden; margin-left: 2px; }}
+.sym {{ font-weight: 700; font-size: 15px; }}
+.name {{ font-size: 11.5px; overflow: hidden; text-overflow: ellipsis; }}
+.box input {{ width: 82px; height: 31px; box-sizing: border-box; margin: 2px 0 0 4px; text-align: right;
+  font: inherit; font-size: 14px; font-variant-numeric: tabular-nums; border: 1px solid #d1d5db;
+  border-radius: 4px; padding: 0 4px; color: inherit; }}
+.box input:focus, .preset select:focus {{ outline: 2px solid {ACCENT}; outline-offset: -1px; }}
+.slider {{ margin: 10px 16px 10px 16px; touch-action: none; cursor: pointer; }}
+.slider .track {{ position: relative; height: 8px; border-radius: 4px; background: #e9ebef;
+  border: 1px solid #d3d6dc; box-sizing: border-box; }}
+.slider .fill {{ position: absolute; left: 0; top: 0; bottom: 0; border-radius: 4px; background: #e9ebef; }}
+.slider .noUi-handle {{ position: absolute; top: 50%; width: 18px; height: 18px; margin: -9px 0 0 -9px;
+  box-sizing: border-box; border: 1px solid #c5c9d0; border-radius: 4px; background: #fafafa;
+  box-shadow: inset 0 0 1px #fff, inset 0 1px 7px #ebebeb, 0 3px 6px -3px #bbb; cursor: grab; }}
+.slider .noUi-handle:focus-visible {{ outline: 2px solid {ACCENT}; outline-offset: 2px; }}
+.slider.disabled {{ opacity: 0.5; cursor: default; }} .slider.disabled .noUi-handle {{ cursor: default; }}
+details.advanced {{ margin: 4px 0 0 0; border: 1px solid {RULE}; border-radius: 4px; }}
+details.advanced > summary {{ background: #f4f5f7; padding: 8px 12px; font-weight: 650; font-size: 14.5px;
+  cursor: pointer; list-style: none; }}
+details.advanced > summary::before {{ content: "›"; display: inline-block; margin-right: 8px; font-weight: 700;
+  transition: transform 0.1s; }}
+details.advanced[open] > summary::before {{ transform: rotate(90deg); }}
+details.advanced .fields {{ padding: 8px 8px 4px 8px; }}
+.check {{ display: flex; align-items: center; gap: 6px; margin: 18px 8px 0 8px; font-size: 14px; }}
+.status-line {{ margin: 2px 0 0 0; }}
+.status-line .muted {{ color: {MUTED}; }}
 """
-SLIDER_CSS = f"""
-:host {{ --handle-size: 18px; }}
-.noUi-handle {{ cursor: grab; }}
-.noUi-handle:focus-visible {{ outline: 2px solid {ACCENT}; outline-offset: 2px; }}
-"""
 
 
-class FieldControl(pn.viewable.Viewer):
-    """One integer field: its symbol and name, a number box (any value in bounds) and a slider."""
-
-    state = param.ClassSelector(class_=ExplorerState, doc="the explorer's state")
-    field = param.Selector(objects=list(SHORT), doc="the Config field this control sets")
-
-    def __init__(self, **params) -> None:
-        super().__init__(**params)
-        name, value = self.field, getattr(self.state, self.field)
-        self._pushing = False
-        self._label = pn.pane.HTML(self._label_html(), stylesheets=[LABEL_CSS], margin=(0, 0, 0, 2),
-                                   sizing_mode="stretch_width")
-        self._box = pn.widgets.IntInput(value=value, width=82, margin=(2, 0, 0, 4), css_classes=[f"box-{name}"],
-                                        description=None, stylesheets=[":host input { text-align: right; "
-                                                                       "font-variant-numeric: tabular-nums; }"])
-        self._slider = pn.widgets.IntSlider(value=0, start=0, end=1, show_value=False, tooltips=False,
-                                            sizing_mode="stretch_width", margin=(2, 8, 4, 8),
-                                            css_classes=[f"slider-{name}"], stylesheets=[SLIDER_CSS])
-        self._slider._debounce = SLIDER_DELAY_MS  # Panel's knob (a class attribute, read per instance)
-        self._push()
-        self._slider.param.watch(self._slid, ["value"])
-        self._box.param.watch(self._typed, ["value"])
-        watched = [name] + {"T": ["T_max"], "h": ["d"]}.get(name, [])
-        self.state.param.watch(lambda *_: self._push(), watched)
-
-    # --- state -> widgets --------------------------------------------------------------------------------------
-    def _label_html(self) -> str:
-        name = SHORT[self.field]
-        return (f'<div class="lab" title="{html.escape(self.field)}: {html.escape(FIELD_DOCS[self.field])}">'
-                f'<span class="sym">{html.escape(self.field)}</span><div class="name muted">{html.escape(name)}</div></div>')
-
-    def _push(self) -> None:
-        value = getattr(self.state, self.field)
-        self._pushing = True
-        try:
-            if self.field == "h":
-                divs = divisors(self.state.d)
-                index = divs.index(value) if value in divs else 0
-                self._slider.param.update(start=0, end=max(1, len(divs) - 1), step=1, value=index,
-                                          disabled=len(divs) == 1)
-            else:
-                start, end, step = slider_range(self.field, value, self.state.T_max)
-                self._slider.param.update(start=start, end=end, step=step, value=value)
-            self._box.value = value
-        finally:
-            self._pushing = False
-
-    # --- widgets -> state --------------------------------------------------------------------------------------
-    def _slid(self, event: param.parameterized.Event) -> None:
-        if self._pushing or event.new is None:
-            return
-        value = event.new
-        if self.field == "h":  # the slider walks the divisors of d: its value is an index
-            divs = divisors(self.state.d)
-            value = divs[min(value, len(divs) - 1)]
-        with pn.io.hold():
-            self.state.set_field(self.field, value)
-
-    def _typed(self, event: param.parameterized.Event) -> None:
-        if self._pushing:
-            return
-        with pn.io.hold():
-            if event.new is None or not self.state.set_field(self.field, event.new):
-                self._push()  # empty or rejected: show the state's value again
-
-    def __panel__(self) -> pn.viewable.Viewable:
-        head = pn.Row(self._label, self._box, margin=0, sizing_mode="stretch_width")
-        return pn.Column(head, self._slider, sizing_mode="stretch_width", margin=(0, 6, 2, 0),
-                         styles={"flex": f"1 1 {CONTROL_WIDTH - 40}px", "max-width": f"{CONTROL_WIDTH + 30}px"},
-                         css_classes=["control", f"control-{self.field}"])
-
-
+def _field_view(state: ExplorerState, name: str) -> dict:
+    """One slider and box as the page shows them: the value, the slider's range and step, and for h the
+    divisors of d that the slider walks (its positions are their indices)."""
+    value = getattr(state, name)
+    if name == "h":
+        stops = divisors(state.d)
+        index = stops.index(value) if value in stops else 0
+        return {"value": value, "start": 0, "end": max(1, len(stops) - 1), "step": 1, "position": index,
+                "stops": stops, "disabled": len(stops) == 1}
+    start, end, step = slider_range(name, value, state.T_max)
+    return {"value": value, "start": start, "end": end, "step": step, "position": value, "stops": None,
+            "disabled": False}
 
 
 def status_html(state: ExplorerState) -> str:
@@ -129,54 +101,96 @@ def status_html(state: ExplorerState) -> str:
     return f'<div class="status muted">{html.escape(rules_line(c.d, c.h, c.T_max))}</div>'
 
 
+def controls_view(state: ExplorerState, ack: int = 0) -> dict:
+    """Everything the controls show for `state` (data, no markup but the status line); `ack` is the count of
+    the page's inputs answered so far."""
+    labels = {v: k for k, v in preset_labels().items()}
+    return {"fields": {f: _field_view(state, f) for f in INT_FIELDS},
+            "checks": {f: bool(getattr(state, f)) for f in FIELDS if f not in INT_FIELDS},
+            "preset": labels[state.preset], "status": status_html(state), "ack": ack}
+
+
+def controls_spec(show: list[str]) -> dict:
+    """What the page draws once: each field's symbol, name and description, where it sits, the preset labels."""
+    def field(f: str) -> dict:
+        return {"name": f, "short": SHORT[f], "doc": f"{f}: {FIELD_DOCS[f]}"}
+
+    shown = [f for f in INT_FIELDS if f in show]
+    return {"main": [field(f) for f in shown if f not in ADVANCED],
+            "advanced": [field(f) for f in shown if f in ADVANCED],
+            "checks": [{"name": f, "label": CHECKBOX_LABELS[f]} for f in FIELDS if f not in INT_FIELDS and f in show],
+            "advanced_title": ADVANCED_TITLE, "preset": "preset" in show, "presets": list(preset_labels()),
+            "groups": menu_groups()}  # the presets by family (model.families)
+
+
+class ControlsPanel(JSComponent):  # the page names its element after the class: "controls-panel"
+    """The controls drawn in the browser from `spec` and `view`; the learner's inputs come back as `asked`."""
+
+    spec = param.Dict(default={}, doc="what is drawn once (controls_spec)")
+    view = param.Dict(default={}, doc="what the controls show now (controls_view)")
+    asked = param.List(default=[], doc="the page's latest input: [count, name, value]")
+
+    _esm = CONTROLS_ESM
+    _stylesheets = [CONTROLS_CSS]
+
+
 class Controls(pn.viewable.Viewer):
     """The preset picker, the field controls listed in `show`, the advanced fold and the status line."""
 
     state = param.ClassSelector(class_=ExplorerState, doc="the explorer's state")
-    show = param.List(default=["preset", "B", "T", "d", "h", "L", "V", "T_max", "tie"], item_type=str,
-                      doc="which controls to show (ViewOptions.controls)")
+    show = param.List(default=["preset", *FIELDS], item_type=str, doc="which controls to show (ViewOptions.controls)")
 
     def __init__(self, **params) -> None:
         super().__init__(**params)
-        labels = preset_labels()
-        self._names = {v: k for k, v in labels.items()}
-        self._preset = pn.widgets.Select(label="", groups=menu_groups(), value=self._names[self.state.preset],
-                                         width=250, margin=(0, 10, 0, 0), css_classes=["preset"])
-        self._preset.param.watch(self._chose, ["value"])
-        self.state.param.watch(self._preset_shown, ["preset"])
-        self._fields = {f: FieldControl(state=self.state, field=f) for f in SHORT}
-        self._tie = pn.widgets.Checkbox.from_param(self.state.param.tie, label="tie the head to W_te (GPT-2)",
-                                                   margin=(18, 8, 0, 8))
-        self._status = pn.pane.HTML(status_html(self.state), stylesheets=[STATUS_CSS], sizing_mode="stretch_width",
-                                    margin=(2, 0, 0, 0))
-        self.state.param.watch(lambda *_: setattr(self._status, "object", status_html(self.state)),
-                               ["notices", "config"])
+        self._ack = 0
+        self.card = ControlsPanel(spec=controls_spec(self.show), view=controls_view(self.state),
+                                 sizing_mode="stretch_width", margin=0)
+        self.card.param.watch(self._asked, ["asked"])
+        self.state.param.watch(self._push, [*FIELDS, "preset", "notices", "config"])
 
-    def _chose(self, event: param.parameterized.Event) -> None:
-        name = preset_labels()[event.new]
-        if name == CUSTOM:  # "custom" describes a state, it is not something to apply
-            self._preset.value = self._names[self.state.preset]
+    @property
+    def view(self) -> dict:
+        """What the page shows now."""
+        return self.card.view
+
+    def _push(self, *_events) -> None:
+        self.card.view = controls_view(self.state, self._ack)
+
+    def _asked(self, event: param.parameterized.Event) -> None:
+        if len(event.new) != 3:
             return
+        n, name, value = event.new
+        self._ack = max(self._ack, int(n))
         with pn.io.hold():
-            self.state.preset = name
+            self.ask(name, value)
 
-    def _preset_shown(self, event: param.parameterized.Event) -> None:
-        self._preset.value = self._names[event.new]
+    def ask(self, name: str, value: object) -> None:
+        """Apply one input from the page: a field's value (a box sends its text), a switch, or a preset's label.
+        A rejected, empty or unreadable value shows the state's value again."""
+        if name == "preset":
+            chosen = preset_labels().get(value) if isinstance(value, str) else None
+            if chosen is not None and chosen != CUSTOM:  # "custom" describes a state, it is not something to apply
+                self.state.preset = chosen
+        elif name in FIELDS and name not in INT_FIELDS:
+            self.state.set_field(name, bool(value))
+        elif name in INT_FIELDS:
+            number = _whole(value)
+            if number is not None:
+                self.state.set_field(name, number)
+        self._push()
 
     def __panel__(self) -> pn.viewable.Viewable:
-        main = [self._fields[f] for f in ("B", "T", "d", "h", "L", "V") if f in self.show]
-        advanced = [w for key, w in (("T_max", self._fields["T_max"]), ("tie", self._tie)) if key in self.show]
-        items: list[pn.viewable.Viewable] = []
-        if "preset" in self.show:
-            intro = pn.pane.HTML("<span style='font-weight:600'>Preset</span>", stylesheets=[BASE],
-                                 margin=(7, 8, 0, 0))
-            items.append(pn.Row(intro, self._preset, margin=(0, 0, 6, 0)))
-        if main:
-            items.append(pn.FlexBox(*main, flex_wrap="wrap", margin=0, sizing_mode="stretch_width"))
-        if advanced:
-            fold = pn.Card(pn.FlexBox(*advanced, flex_wrap="wrap", margin=0), title="Advanced: T_max and weight tying",
-                           collapsed=True, sizing_mode="stretch_width", margin=(4, 0, 0, 0), header_background="#f4f5f7",
-                           styles={"border": "1px solid #e5e7eb"}, css_classes=["advanced"])
-            items.append(fold)
-        items.append(self._status)
-        return pn.Column(*items, sizing_mode="stretch_width", margin=0)
+        return self.card
+
+
+def _whole(value: object) -> int | None:
+    """A whole number from a slider (int) or a box (its text), or None if it is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(rf"\s*-?\d{{1,{MAX_DIGITS}}}\s*", value):
+        return int(value)
+    return None

@@ -21,6 +21,8 @@ import param
 from model import PRESETS
 
 from .budget import BudgetView
+from .layout import wrap
+from .lazy import Deferred
 from .controls import Controls
 from .query import PANELS, Query, ViewOptions, parse_query, query_from_arguments, to_query
 from .recipe_view import RecipeView
@@ -98,18 +100,44 @@ class Explorer(pn.viewable.Viewer):
         panels = self.options.panels
         self.shapes = ShapesTable(state=self.state) if "shapes" in panels else None
         self.budget = BudgetView(state=self.state) if "budget" in panels else None
-        self.tokens = TokensView(state=self.state) if "tokens" in panels else None
-        self.training = TrainingView(state=self.state) if "training" in panels else None
+        self._below: dict[str, pn.viewable.Viewer] = {}  # tokens, share, training: made when first shown or used
         # real values cost a forward pass: closed on the full page, open where a link asks for the panel by name
         self.values = ValuesView(state=self.state, collapsed=panels == PANELS) if "values" in panels else None
         self.controls = Controls(state=self.state, show=list(self.options.controls))
-        # the modern recipe's fold: open where the model is not GPT-2's recipe or a link names the panel
+        # the modern recipe's fold: open where the model is not GPT-2's recipe or a link names the panel; closed,
+        # it builds and computes nothing (app.recipe_view)
         closed = self.state.config.gpt2_recipe and panels == PANELS
         self.recipe = RecipeView(state=self.state, collapsed=closed) if "changes" in panels else None
-        self.share = None if self.options.embed else ShareView(state=self.state, base=self.base, options=self.options)
         self._url = pn.widgets.TextInput(value="", visible=False, css_classes=["url-sync"])
         self._url.jscallback(value=REPLACE_URL_JS)
         self.state.param.watch(self._sync_url, ["config", "dtype", "expanded", "train"])
+
+    # Cards that are below the first screen: made on first use; served, when the page scrolls to them (app.lazy).
+    def _made(self, name: str, shown: bool, make) -> pn.viewable.Viewer | None:
+        if shown and name not in self._below:
+            self._below[name] = make()
+        return self._below.get(name)
+
+    @property
+    def tokens(self) -> TokensView | None:
+        """The tokens card's view (None when the link leaves the panel out)."""
+        return self._made("tokens", "tokens" in self.options.panels, lambda: TokensView(state=self.state))
+
+    @property
+    def share(self) -> ShareView | None:
+        """The share and embed card's view (None in embed mode)."""
+        return self._made("share", not self.options.embed,
+                          lambda: ShareView(state=self.state, base=self.base, options=self.options))
+
+    @property
+    def training(self) -> TrainingView | None:
+        """The training card's view (None when the link leaves the panel out)."""
+        return self._made("training", "training" in self.options.panels, lambda: TrainingView(state=self.state))
+
+    def _deferred(self, name: str, what: str) -> pn.viewable.Viewable:
+        """The card `name`, built when the page scrolls to it."""
+        return self._card(Deferred(lambda: getattr(self, name), f"{what} is built when you scroll to it…"),
+                          css_classes=[f"{name}-card"])
 
     @classmethod
     def from_location(cls) -> Explorer:
@@ -182,8 +210,11 @@ class Explorer(pn.viewable.Viewer):
         if self.options.controls:
             top.append(self._card(self.controls, css_classes=["controls-card"]))
         left = [self._card(self.shapes, css_classes=["shapes-card"])] if self.shapes else []
-        right = [self._card(view, css_classes=[f"{name}-card"])
-                 for name, view in (("budget", self.budget), ("tokens", self.tokens), ("share", self.share)) if view]
+        right = [self._card(self.budget, css_classes=["budget-card"])] if self.budget else []
+        if "tokens" in self.options.panels:
+            right.append(self._deferred("tokens", "The tokens card"))
+        if not embed:
+            right.append(self._deferred("share", "The share and embed card"))
         columns = []
         if left:
             columns.append(pn.Column(*left, sizing_mode="stretch_width", margin=0,
@@ -191,15 +222,14 @@ class Explorer(pn.viewable.Viewer):
         if right:
             columns.append(pn.Column(*right, sizing_mode="stretch_width", margin=0,
                                      styles={"flex": "1 1 430px", "min-width": "0", "gap": "14px"}))
-        main = pn.FlexBox(*columns, flex_wrap="wrap", gap="14px", align_items="flex-start", margin=0,
-                          sizing_mode="stretch_width")
+        main = wrap(*columns, gap="14px", align="flex-start")
         if self.values:  # full width under both columns: the heatmap beside its numbers
             main = pn.Column(main, self._card(self.values, css_classes=["values-card"]), sizing_mode="stretch_width",
                              margin=0, styles={"gap": "14px"})
         page_styles = {"font-family": FONT, "color": INK, "gap": "12px", "box-sizing": "border-box",
                        "padding": "4px" if embed else "16px 18px 28px 18px", "max-width": "1360px",
                        "margin": "0 auto", "background": "transparent" if embed else PAGE}
-        below = [self._card(view, css_classes=[f"{name}-card"])  # the recipe's switches beside what they buy
-                 for name, view in (("changes", self.recipe), ("training", self.training)) if view]
+        below = [self._card(self.recipe, css_classes=["changes-card"])] if self.recipe else []  # switches and buys
+        below += [self._deferred("training", "The training run's card")] if "training" in self.options.panels else []
         return pn.Column(*top, main, *below, self._url, sizing_mode="stretch_width", styles=page_styles,
                          stylesheets=[PAGE_CSS], css_classes=["explorer", "embed" if embed else "full"])

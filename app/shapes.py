@@ -13,17 +13,17 @@ from dataclasses import dataclass
 
 import panel as pn
 import param
-from panel.reactive import ReactiveHTML
+from panel.custom import JSComponent
 
 import model
-from model import NOTATION, Config, Trace
+from model import DTYPES, NOTATION, Config, Trace
 from model import units as fmt
 from model.config import FIELDS
 from model.memory import KORTHIKANTI_NOTE
 
 from .budget import lines_html, shown
 from .state import ExplorerState, bar_scale
-from .styles import BASE, TABLE_CSS
+from .styles import INK, TABLE_CSS
 from .words import MAX_LISTED_BLOCKS, QUADRATIC
 
 
@@ -184,36 +184,74 @@ def table_at(cfg: Config, dtype: str, expanded: bool) -> TableParts:
     return table_parts(shape_rows(trace, scale, expanded), dtype, fmt.nbytes(scale), [shown(x) for x in trace.lines])
 
 
-class TableSlots(ReactiveHTML):
-    """An HTML table drawn once from `markup`; afterwards only `values` travels, and the page writes each value
-    into its [data-v] element (text, or a bar's width) or [data-h] element (markup) if it differs. A change of
-    `markup` redraws."""
+SHAPES_TITLE = "One forward pass, tensor by tensor"
+SHAPES_NOTE = ("In execution order, as <code>model.trace</code> records it. <span style='color:#e8590c;font-weight:600'>"
+               "Orange</span>: the attention matrices (B, h, T, T), which grow with T².")
+HEAD_CSS = f"""
+.head {{ display: flex; flex-wrap: wrap; justify-content: space-between; align-items: center; gap: 4px 12px;
+  margin: 0 0 2px 0; }}
+.head h2 {{ margin: 2px 0 0 0; }}
+.picks {{ display: flex; align-items: center; gap: 8px; font-size: 12px; }}
+.dtypes {{ display: inline-flex; }}
+.dtypes button {{ font: inherit; font-size: 12px; padding: 6px 12px; border: 1px solid transparent;
+  border-radius: 4px; background: transparent; color: {INK}; cursor: pointer; }}
+.dtypes button:hover {{ background: #f1f3f5; }}
+.dtypes button.active {{ background: #e9ecef; border-color: #dee2e6; }}
+.picks label {{ display: inline-flex; align-items: center; gap: 4px; font-size: 14px; cursor: pointer; }}
+p.intro {{ margin: 0 0 6px 0; }}
+"""
 
-    # A one-item list, not a String: Panel runs every str parameter of a ReactiveHTML through nh3, which strips
-    # class, style and data-v. The markup is ours, every value in it escaped (table_parts).
-    markup = param.List(item_type=str, doc="[the table's HTML, values inline]")
+SHAPES_ESM = r"""
+export function render({ model, el }) {
+  el.innerHTML = `<div class="head"><h2>${model.title}</h2><div class="picks"><div class="dtypes" role="group">${
+    model.dtypes.map((d) => `<button type="button">${d}</button>`).join("")}</div>
+    <label><input type="checkbox"> list all L blocks</label></div></div>
+    <p class="muted intro">${model.note}</p><div class="slots"></div>`;
+  const box = el.querySelector(".slots");
+  const buttons = [...el.querySelectorAll(".dtypes button")];
+  const expand = el.querySelector(".picks input");
+  buttons.forEach((b, i) => b.addEventListener("click", () => { model.dtype = model.dtypes[i]; }));
+  expand.addEventListener("change", () => { model.expanded = expand.checked; });
+  let slots = [];
+  const draw = () => { box.innerHTML = model.markup; slots = box.querySelectorAll("[data-v], [data-h]"); };
+  const patch = () => {  // write each changed value into its element
+    const v = model.values;
+    if (slots.length !== v.length) return;
+    for (let i = 0; i < v.length; i++) {
+      const el = slots[i];
+      if (el.tagName === "S") { if (el.style.width !== v[i]) el.style.width = v[i]; }
+      else if (el.hasAttribute("data-h")) { if (el.innerHTML !== v[i]) el.innerHTML = v[i]; }
+      else if (el.textContent !== v[i]) el.textContent = v[i];
+    }
+  };
+  const picks = () => {
+    buttons.forEach((b, i) => { const on = model.dtypes[i] === model.dtype; b.classList.toggle("active", on);
+                                b.setAttribute("aria-pressed", String(on)); });
+    expand.checked = model.expanded;
+  };
+  draw(); patch(); picks();
+  model.on("markup", () => { draw(); patch(); });
+  model.on("values", patch);
+  model.on(["dtype", "expanded"], picks);
+}
+"""
+
+
+class ShapesPanel(JSComponent):
+    """The card in one ESM component: title, dtype buttons, the listing switch, and the table drawn once from
+    `markup`; afterwards only `values` travels, and the page writes each value into its [data-v] element (text,
+    or a bar's width) or [data-h] element (markup) if it differs. A change of `markup` redraws."""
+
+    title = param.String(default=SHAPES_TITLE, constant=True)
+    note = param.String(default=SHAPES_NOTE, constant=True)
+    dtypes = param.List(default=list(DTYPES), constant=True, doc="the dtype buttons")
+    dtype = param.Selector(default="fp32", objects=list(DTYPES), doc="the dtype shown")
+    expanded = param.Boolean(default=False, doc="every block listed")
+    markup = param.String(doc="the table's HTML, values inline; every value in it escaped (table_parts)")
     values = param.List(item_type=str, doc="the contents of the [data-v] and [data-h] elements, in document order")
 
-    _template = '<div id="box" class="slots"></div>'
-    _scripts = {
-        "render": """
-state.draw = () => { box.innerHTML = data.markup[0]; state.slots = box.querySelectorAll('[data-v], [data-h]'); };
-state.patch = () => {
-  const v = data.values, s = state.slots;
-  if (!s || s.length !== v.length) return;
-  for (let i = 0; i < v.length; i++) {
-    const el = s[i];
-    if (el.tagName === 'S') { if (el.style.width !== v[i]) el.style.width = v[i]; }
-    else if (el.hasAttribute('data-h')) { if (el.innerHTML !== v[i]) el.innerHTML = v[i]; }
-    else if (el.textContent !== v[i]) el.textContent = v[i];
-  }
-};
-state.draw(); state.patch();""",
-        "markup": "state.draw(); state.patch();",
-        "values": "state.patch();",
-    }
-
-
+    _esm = SHAPES_ESM
+    _stylesheets = [TABLE_CSS + HEAD_CSS]
 
 
 class ShapesTable(pn.viewable.Viewer):
@@ -227,16 +265,20 @@ class ShapesTable(pn.viewable.Viewer):
 
     def __init__(self, **params) -> None:
         super().__init__(**params)
-        self._dtype = pn.widgets.RadioButtonGroup.from_param(self.state.param.dtype, label="", color="light",
-                                                             margin=(0, 8, 0, 0),
-                                                             stylesheets=[":host { font-size: 12px; }"])
-        self._expand = pn.widgets.Checkbox.from_param(self.state.param.expanded, label="list all L blocks",
-                                                      margin=(6, 0, 0, 0))
         parts = self.parts()
         self._template = parts.template
-        self._table = TableSlots(markup=[parts.html], values=list(parts.values), sizing_mode="stretch_width",
-                                 stylesheets=[TABLE_CSS], margin=0)
+        self._table = ShapesPanel(markup=parts.html, values=list(parts.values), dtype=self.state.dtype,
+                                 expanded=self.state.expanded, sizing_mode="stretch_width", margin=0)
+        self._table.param.watch(self._picked, ["dtype", "expanded"])
+        self.state.param.watch(self._shown, ["dtype", "expanded"])
         self.state.on_inputs(self._update, [*FIELDS, "dtype", "expanded"])
+
+    def _picked(self, event: param.parameterized.Event) -> None:
+        with pn.io.hold():
+            setattr(self.state, event.name, event.new)
+
+    def _shown(self, event: param.parameterized.Event) -> None:
+        setattr(self._table, event.name, event.new)
 
     def parts(self) -> TableParts:
         return table_at(self.state.config, self.state.dtype, self.state.expanded)
@@ -256,15 +298,7 @@ class ShapesTable(pn.viewable.Viewer):
             self._table.values = list(parts.values)
         else:
             self._template = parts.template
-            self._table.param.update(markup=[parts.html], values=list(parts.values))
+            self._table.param.update(markup=parts.html, values=list(parts.values))
 
     def __panel__(self) -> pn.viewable.Viewable:
-        title = pn.pane.HTML("<h2>One forward pass, tensor by tensor</h2>", stylesheets=[BASE], margin=(2, 12, 0, 0))
-        note = pn.pane.HTML(
-            "<p class='muted'>In execution order, as <code>model.trace</code> records it. "
-            "<span style='color:#e8590c;font-weight:600'>Orange</span>: the attention matrices (B, h, T, T), "
-            "which grow with T².</p>", stylesheets=[BASE], sizing_mode="stretch_width", margin=(0, 0, 6, 0))
-        head = pn.FlexBox(title, pn.Row(self._dtype, self._expand, margin=0), flex_wrap="wrap",
-                          justify_content="space-between", align_items="center", margin=(0, 0, 2, 0),
-                          sizing_mode="stretch_width")
-        return pn.Column(head, note, self._table, sizing_mode="stretch_width", margin=0)
+        return self._table

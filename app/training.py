@@ -17,6 +17,7 @@ from model.train_report import SECTIONS, human
 from model.training import CUSTOM_GPU, FITS, REFERENCES, Line, Plan
 
 from .charts import memory_chart
+from .layout import wrap
 from .state import ExplorerState
 from .styles import BASE
 from .styles import TRAIN_CSS as CSS
@@ -215,17 +216,16 @@ class TrainingView(pn.viewable.Viewer):
 
     def __panel__(self) -> pn.viewable.Viewable:
         title = pn.pane.HTML(TRAIN_TITLE, stylesheets=[BASE], sizing_mode="stretch_width", margin=(0, 0, 6, 0))
-        row = dict(margin=(0, 0, 4, 0), flex_wrap="wrap", sizing_mode="stretch_width", align_items="flex-end",
-                   gap="8px")
+        row = dict(margin=(0, 0, 4, 0), align="flex-end", gap="8px")
 
         def group(label: str, widget) -> pn.Column:
             return pn.Column(pn.pane.HTML(f"<span style='font-size:12px;font-weight:600'>{html.escape(label)}</span>",
                                           margin=(0, 0, 0, 4)), widget, margin=0)
 
         controls = pn.Column(
-            pn.FlexBox(self._D, self._rule, self._gpu, self._peak, self._memory, self._gpus, self._mfu, self._price,
+            wrap(self._D, self._rule, self._gpu, self._peak, self._memory, self._gpus, self._mfu, self._price,
                        **row),
-            pn.FlexBox(group(C["optimizer"], self._optimizer), group(C["zero"], self._zero),
+            wrap(group(C["optimizer"], self._optimizer), group(C["zero"], self._zero),
                        group(C["recompute"], self._recompute), self._fit, **row),
             self._notices, sizing_mode="stretch_width", margin=0, css_classes=["train-controls"])
         chart = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", margin=(4, 0, 0, 0))

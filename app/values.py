@@ -28,6 +28,7 @@ from model import units as fmt
 from model import values as mv
 from model import values_report as vr
 
+from .layout import wrap
 from .state import ExplorerState
 from .styles import BASE, FONT, INK, MONO, MUTED, RULE, T2
 
@@ -160,8 +161,7 @@ class ValuesView(pn.viewable.Viewer):
         self.cells = ColumnDataSource(heatmap_data_empty(), name="values-attention")
         self.masked = ColumnDataSource(heatmap_data_empty(), name="values-masked")
         self.resid = ColumnDataSource({"x": [], "std": [], "where": []}, name="values-resid")
-        self.heatmap = self._heatmap()
-        self.resid_figure = self._resid_figure()
+        self.heatmap = self.resid_figure = None  # drawn when the first pass is shown (_build_results)
         self._summary = pn.pane.HTML("", stylesheets=[VALUES_CSS], sizing_mode="stretch_width", margin=0)
         self._check = pn.pane.HTML("", stylesheets=[VALUES_CSS], sizing_mode="stretch_width", margin=0)
         self._scaling = pn.pane.HTML("", stylesheets=[VALUES_CSS], sizing_mode="stretch_width", margin=0)
@@ -171,17 +171,7 @@ class ValuesView(pn.viewable.Viewer):
         self._offer = pn.widgets.Button(label="Run the scaled-down copy", color="warning", visible=False,
                                         margin=(6, 0, 0, 0), css_classes=["values-offer"])
         self._offer.on_click(self._accept_scaled)
-        picks = pn.Row(self._block, self._head, margin=(6, 0, 0, 0))
-        left = pn.Column(self._summary, picks, pn.pane.Bokeh(self.heatmap, sizing_mode="stretch_width", margin=0,
-                                                               max_width=HEATMAP_MAX_WIDTH),
-                         self._check, sizing_mode="stretch_width", margin=0,
-                         styles={"flex": "1 1 480px", "min-width": "0", "max-width": f"{HEATMAP_MAX_WIDTH}px"})
-        right = pn.Column(self._scaling,
-                          pn.pane.HTML("<h3>Residual stream std through depth</h3>", stylesheets=[VALUES_CSS], margin=0),
-                          pn.pane.Bokeh(self.resid_figure, sizing_mode="stretch_width", margin=0), self._stats,
-                          sizing_mode="stretch_width", margin=0, styles={"flex": "1 1 420px", "min-width": "0"})
-        self._results = pn.FlexBox(left, right, flex_wrap="wrap", gap="18px", align_items="flex-start", margin=0,
-                                   sizing_mode="stretch_width", visible=False, css_classes=["values-results"])
+        self._results = wrap(gap="18px", align="flex-start", visible=False, css_classes=["values-results"])
         self._body = pn.Column(self._message, self._offer, self._results, sizing_mode="stretch_width",
                                margin=(8, 0, 0, 0))
         self.card = pn.Card(self._body, title=TITLE + (CLOSED_HINT if self.collapsed else ""),
@@ -272,7 +262,26 @@ class ValuesView(pn.viewable.Viewer):
         self._offer.visible = isinstance(outcome, mv.Plan)
         self._results.visible = self.result is not None
 
+    def _build_results(self) -> None:
+        """The heatmap, the residual chart and their panes, made once, when the first pass is shown: a closed
+        card costs a session none of their Bokeh models (issue 16)."""
+        if self.heatmap is not None:
+            return
+        self.heatmap = self._heatmap()
+        self.resid_figure = self._resid_figure()
+        picks = pn.Row(self._block, self._head, margin=(6, 0, 0, 0))
+        left = pn.Column(self._summary, picks, pn.pane.Bokeh(self.heatmap, sizing_mode="stretch_width", margin=0,
+                                                               max_width=HEATMAP_MAX_WIDTH),
+                         self._check, sizing_mode="stretch_width", margin=0,
+                         styles={"flex": "1 1 480px", "min-width": "0", "max-width": f"{HEATMAP_MAX_WIDTH}px"})
+        right = pn.Column(self._scaling,
+                          pn.pane.HTML("<h3>Residual stream std through depth</h3>", stylesheets=[VALUES_CSS], margin=0),
+                          pn.pane.Bokeh(self.resid_figure, sizing_mode="stretch_width", margin=0), self._stats,
+                          sizing_mode="stretch_width", margin=0, styles={"flex": "1 1 420px", "min-width": "0"})
+        self._results.objects = [left, right]
+
     def _show(self, v: mv.Values) -> None:
+        self._build_results()
         L, h = v.cfg.L, v.cfg.h
         self._block.param.update(end=L - 1, value=min(self._block.value, L - 1))
         self._head.param.update(end=h - 1, value=min(self._head.value, h - 1))

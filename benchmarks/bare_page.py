@@ -1,7 +1,8 @@
 """The floor for the latency benchmarks: a bare Panel page, one IntSlider and one HTML pane bound to it.
 
-Served beside the explorer by `benchmarks/bench_app_latency.py` (same server process, same browser), so the
-explorer's figures are read as ratios to what Panel itself costs for a slider → text round trip.
+Served beside the explorer by `benchmarks/bench_app_latency.py` and `benchmarks/bench_load.py` (same server
+process, same browser), so the explorer's figures are read as ratios to what Panel itself costs: the server's
+CPU and memory to open a page, its Bokeh models (10), a slider → text round trip and its CPU per key press.
 """
 from __future__ import annotations
 

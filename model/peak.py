@@ -23,7 +23,7 @@ Conventions:
   recomputation this is exact in the backward pass and an upper bound in the forward pass, where a
   checkpointed block saves nothing).
 - Each moment's bytes are a polynomial in the lesson's symbols: every storage's size is matched across the
-  three probe passes of `model.memory.probes` (same structure, different sizes) like the saved bytes are.
+  probe passes of `model.memory.probes` (same structure, different sizes) like the saved bytes are.
   Moments whose live storages are a subset of another's, or whose polynomial is below another's for every size,
   are dropped; what remains per phase are `Candidate`s, and a phase's peak is its largest candidate at a config.
 """
@@ -38,7 +38,6 @@ from dataclasses import dataclass, replace
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
 
 from .config import Config
 from .formula import Poly, poly_add, poly_const, poly_mul, poly_symbol, polynomial
@@ -60,7 +59,7 @@ PHASE_LABELS = {
 
 @dataclass(frozen=True)
 class Moment:
-    """The storages alive just after one allocation of a probe step, in bytes (beyond weights, grads, states)."""
+    """The storages alive just after one allocation of a probe step (beyond weights, gradients and states)."""
 
     phase: str
     scaled: bool  # a moment of block 0, the head or the loss: add (L − 1)·K for the other blocks
@@ -113,7 +112,7 @@ class _Live(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        for t in tree_leaves(out):
+        for t in out if isinstance(out, (tuple, list)) else (out,):  # aten ops return a tensor or a flat tuple
             if not isinstance(t, torch.Tensor):
                 continue
             st = t.untyped_storage()
@@ -164,8 +163,9 @@ def _pass(cfg: Config, dtype: str) -> _Live:
     return live
 
 
-def _update(cfg: Config, dtype: str) -> _Live:
-    """One Adam step over fp32 parameters of cfg's shapes (its states made by an untracked first step)."""
+def _update(cfg: Config, _dtype: str) -> _Live:
+    """One Adam step over fp32 parameters of cfg's shapes, whatever the activations' dtype (its states made by an
+    untracked first step)."""
     live = _Live()
     model = _meta_module(cfg, "fp32")
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=False)

@@ -51,6 +51,14 @@ def open_explorer(browser, base: str, query: str = "", width: int = 1280, height
     return opened
 
 
+def reveal(page, card: str) -> None:
+    """Scroll to a card that the page builds when it comes into view (app.lazy: tokens, share, training)."""
+    from playwright.sync_api import expect
+
+    page.locator(card).first.scroll_into_view_if_needed()
+    expect(page.locator(card).first).not_to_contain_text("is built when you scroll to it", timeout=30_000)
+
+
 def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
     """`python -m model ARGV` in-process: (exit status, stdout, stderr); a normal return counts as status 0."""
     import pytest

@@ -8,13 +8,14 @@ import pytest
 
 from app import Explorer
 from app.budget import BudgetView, budget_parts, lines_html, shown
-from app.controls import Controls, FieldControl, slider_range, status_html
+from app.controls import Controls, controls_spec, slider_range, status_html
 from app.shapes import SLOT, ShapesTable, render_table, shape_rows, table_at
 from app.share import base_url, embed_code, embed_height, page_link
 from app.query import ViewOptions
 from app.state import ExplorerState
 from app.tokens import TokensView, token_chips, token_stats, tokens_html
-from model import PRESETS, budget, tokenizer, trace, units
+from model import PRESETS, budget, divisors, tokenizer, trace, units
+from model.config import FIELDS
 
 
 @pytest.fixture(autouse=True)
@@ -127,7 +128,7 @@ def test_table_pane_updates_when_the_state_changes():
               hasattr(getattr(m, "data", None), "values") and hasattr(m.data, "markup")]
     assert models and any("(8, 12, 100, 100)" in m.data.values for m in models)  # the Bokeh model the browser syncs
     s.expanded = True  # new rows: the markup travels again, with the values inline
-    assert view._table.markup != markup and "blocks.11.attn.scores" in view._table.markup[0]
+    assert view._table.markup != markup and "blocks.11.attn.scores" in view._table.markup
 
 
 def test_table_values_fill_the_template_in_order():
@@ -234,29 +235,47 @@ def test_slider_ranges(name, value, expected):
 
 def test_field_control_links_both_ways():
     s = ExplorerState()
-    c = FieldControl(state=s, field="T")
-    c._slider.value = 300
-    assert s.T == 300 and c._box.value == 300
-    c._box.value = 5000  # above T_max: clamped, box shows the clamped value
-    assert s.T == 1024 and c._box.value == 1024 and c._slider.end == 1024
-    c._box.value = 10**9  # out of bounds: rejected, box reverts
-    assert s.T == 1024 and c._box.value == 1024 and "out of range" in s.notices[0]
+    c = Controls(state=s)
+    T = lambda: c.view["fields"]["T"]  # noqa: E731 — the T slider and box as the page shows them
+    c.ask("T", 300)  # the slider
+    assert s.T == 300 and T()["value"] == T()["position"] == 300
+    c.ask("T", "5000")  # the box, above T_max: clamped, box shows the clamped value
+    assert s.T == 1024 and T()["value"] == 1024 and T()["end"] == 1024
+    c.ask("T", "1000000000")  # out of bounds: rejected, box reverts
+    assert s.T == 1024 and T()["value"] == 1024 and "out of range" in s.notices[0]
+    c.ask("T", "")  # empty: the box shows the state's value again
+    assert s.T == 1024 and T()["value"] == 1024
     s.T_max = 256
-    assert (c._slider.end, c._slider.value, c._box.value) == (256, 256, 256)
+    assert (T()["end"], T()["position"], T()["value"]) == (256, 256, 256)
+
+
+def test_the_page_input_is_answered_with_its_count():
+    s = ExplorerState()
+    c = Controls(state=s)
+    c.card.asked = [7, "L", 13]
+    assert s.L == 13 and c.view["ack"] == 7 and c.view["fields"]["L"]["value"] == 13
 
 
 def test_h_slider_walks_the_divisors_of_d():
     s = ExplorerState()
-    c = FieldControl(state=s, field="h")
-    assert (c._slider.start, c._slider.end) == (0, 17)  # 18 divisors of 768
-    c._slider.value = c._slider.value + 1  # the next divisor after 12
+    c = Controls(state=s)
+    h = lambda: c.view["fields"]["h"]  # noqa: E731
+    assert (h()["start"], h()["end"]) == (0, 17) and h()["stops"] == divisors(768)  # 18 divisors of 768
+    c.ask("h", h()["stops"][h()["position"] + 1])  # the next divisor after 12, as the page sends it
     assert s.h == 16
     s.d = 770
-    assert s.h == 14 and c._slider.end == 15  # 770 has 16 divisors; 16 snaps to 14
+    assert s.h == 14 and h()["end"] == 15  # 770 has 16 divisors; 16 snaps to 14
     s.d = 7  # prime: only 1 and 7
-    assert c._slider.end == 1 and not c._slider.disabled
+    assert h()["end"] == 1 and not h()["disabled"]
     s.d = 1
-    assert s.h == 1 and c._slider.disabled
+    assert s.h == 1 and h()["disabled"]
+
+
+def test_controls_come_from_the_config_fields():
+    spec = controls_spec(["preset", *FIELDS])
+    assert [f["name"] for f in spec["main"] + spec["advanced"]] + [c["name"] for c in spec["checks"]] == \
+        [f for f in FIELDS if f != "T_max"][:6] + ["T_max", "tie"]
+    assert [f["name"] for f in controls_spec(["T"])["main"]] == ["T"] and not controls_spec(["T"])["preset"]
 
 
 def test_status_line():
@@ -269,12 +288,14 @@ def test_status_line():
 def test_preset_picker():
     s = ExplorerState()
     c = Controls(state=s)
-    c._preset.value = "GPT-3 175B · L 96, d 12,288"
+    c.ask("preset", "GPT-3 175B · L 96, d 12,288")
     assert s.config.d == 12288 and s.config.L == 96
     s.L = 95
-    assert c._preset.value == "custom (your own values)"
-    c._preset.value = "custom (your own values)"  # choosing "custom" changes nothing
-    assert s.L == 95
+    assert c.view["preset"] == "custom (your own values)"
+    c.ask("preset", "custom (your own values)")  # choosing "custom" changes nothing
+    assert s.L == 95 and c.view["preset"] == "custom (your own values)"
+    c.ask("tie", False)
+    assert s.tie is False and c.view["checks"] == {"tie": False}
 
 
 # --- share and the page ----------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 import model
 from model import units as fmt
-from pagetools import open_explorer, watch_errors
+from pagetools import open_explorer, reveal, watch_errors
 
 pytestmark = pytest.mark.browser
 GPT2 = model.PRESETS["gpt2-small"]
@@ -52,6 +52,7 @@ def test_copy_embed_code_gives_an_iframe_for_the_current_view(chromium, server):
     errors = watch_errors(page)
     page.goto(f"{server}/explorer?T=300")
     page.locator(".share-card").wait_for()
+    reveal(page, ".share-card")
     page.locator(".share-card button", has_text="T_max").click()  # drop T_max from the embed's controls
     page.locator(".share-card button", has_text="tokens").click()  # and the tokens panel
     page.locator(".share-card button", has_text="training").click()  # and the training run

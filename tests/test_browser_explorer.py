@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 import model
 from model import units as fmt
-from pagetools import SOURCE_VALUE_JS
+from pagetools import SOURCE_VALUE_JS, reveal
 
 pytestmark = pytest.mark.browser
 GPT2 = model.PRESETS["gpt2-small"]
@@ -108,6 +108,7 @@ def test_preset_picker_and_tokens(explorer):
     page.locator(".preset select").select_option(label="GPT-3 175B · L 96, d 12,288")
     expect(page.locator(".budget-card")).to_contain_text(N_text(model.PRESETS["gpt3-175b"]))
     expect(page.locator(".box-L input")).to_have_value("96")
+    reveal(page, ".tokens-card")
     box = page.locator(".tokens-card textarea")
     box.fill("Hello world")
     expect(page.locator(".tokens-card")).to_contain_text("2 tokens · 11 bytes · 5.50 bytes/token")
@@ -148,6 +149,7 @@ def test_out_of_range_input_is_refused_aloud_and_the_box_reverts(explorer):
 
 def test_ten_megabytes_of_pasted_text_are_capped_and_the_page_stays_responsive(explorer):
     page = explorer()
+    reveal(page, ".tokens-card")
     box = page.locator(".tokens-card textarea")
     box.click()
     page.keyboard.press("Control+A")

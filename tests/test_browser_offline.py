@@ -23,7 +23,7 @@ from bokeh.embed import server_document
 from playwright.sync_api import expect
 
 from appserver import free_port, serve_app
-from pagetools import watch_errors, watch_outside
+from pagetools import reveal, watch_errors, watch_outside
 
 pytestmark = pytest.mark.browser
 LATE = ("--unused-session-lifetime", "3000", "--check-unused-sessions", "500")  # discard a session 3 s unused
@@ -101,6 +101,7 @@ def test_a_recreated_session_loads_nothing_from_outside_and_keeps_its_link(chrom
     expect(page.locator("table.shapes")).to_contain_text("(8, 8, 1024, 1024)")  # d and h from the link
     expect(page.locator(".link-notices")).to_contain_text('T="²" is not a whole number')
     # the re-created session's request is the websocket's (/explorer/ws): links still name the page
+    reveal(page, ".share-card")
     expect(page.locator(".share-link input")).to_have_value(
         f"{late_server}/explorer?B=8&T=1024&d=512&h=8&L=12&V=50257&T_max=1024&tie=1")
     page.close()

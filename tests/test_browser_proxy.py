@@ -1,5 +1,5 @@
 """Past one machine: nginx (Debian's package) in front of two `panel serve` processes with signed sessions, run
-from the README's recipe (deploy/nginx-explorer.conf, only its ports changed).
+from the README's recipe (static/nginx-explorer.conf, only its ports changed).
 
 Real Chromium pages, each with its own cookies as separate learners have, open through the proxy, move a slider
 and see the shapes table change; every request to another host is blocked and counted (must be 0). Sticky
@@ -31,7 +31,7 @@ from pagetools import watch_errors, watch_outside
 
 pytestmark = pytest.mark.browser
 NGINX = os.environ.get("NGINX", "/usr/sbin/nginx")
-SITE = ROOT / "deploy" / "nginx-explorer.conf"
+SITE = ROOT / "static" / "nginx-explorer.conf"
 TOKEN = re.compile(r'"token":"([^"]+)"')
 # a made-up token refused at the websocket: Bokeh raises ProtocolError in `open`, which Tornado logs with a traceback
 REFUSED_WS = re.compile(r"Uncaught exception GET /explorer/ws .*?ProtocolError: Invalid token signature\n", re.S)
@@ -117,7 +117,7 @@ def proxy() -> Iterator[Proxy]:
 
 def test_nginx_recipe_is_the_readme_one():
     readme = (ROOT / "README.md").read_text()
-    assert SITE.read_text().strip() in readme, "README's instructors section must show deploy/nginx-explorer.conf"
+    assert SITE.read_text().strip() in readme, "README's instructors section must show static/nginx-explorer.conf"
 
 
 def test_pages_through_the_proxy_stick_to_one_server_spread_and_fetch_nothing_outside(chromium, proxy):

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 from model import PRESETS
 from model.train_report import human
 from model.training import TrainSetup, plan
-from pagetools import open_explorer
+from pagetools import open_explorer, reveal
 
 GPT3_RUN = "?preset=gpt3-175b&B=1&gpu=h100-sxm&gpus=1024&zero=3&recompute=full&D=300e9"
 
@@ -17,6 +17,7 @@ def test_the_training_card_shows_the_run_of_the_link_and_follows_its_controls(ch
     o = open_explorer(chromium, server, GPT3_RUN, width=1360, height=1000)
     page = o.page
     card = page.locator(".training-card")
+    reveal(page, ".training-card")
     p = plan(PRESETS["gpt3-175b"].__class__(**{**PRESETS["gpt3-175b"].__dict__, "B": 1}),
              TrainSetup(D=300 * 10**9, gpus=1024, zero=3, recompute="full"))
     lines = {x.key: x for x in p.lines}

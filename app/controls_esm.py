@@ -1,0 +1,149 @@
+"""The controls card's browser side (an ESM module for `pn.custom.JSComponent`), kept apart from app/controls.py.
+
+It draws the preset picker, a label, number box and slider per field of `spec`, the advanced fold and the status
+line, and writes `view` into them. Sliders follow the keyboard as Panel's did (arrows one step, PageUp/PageDown
+five, Home/End the ends) and the pointer (drag or click on the track); each input goes to the server as
+`model.asked = [count, name, value]`, at most one per animation frame while dragging. The handle keeps Panel's
+class name (`noUi-handle`) and its ARIA slider role, so tests and screen readers find it as before.
+"""
+
+CONTROLS_ESM = r"""
+const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"}[c]));
+
+export function render({ model, el }) {
+  const spec = model.spec;
+  const fields = {};      // name -> {box, slider, handle, fill, range: {start, end, step, stops}, position}
+  const checks = {};      // name -> checkbox input
+  let sent = 0;           // inputs sent; the server's view carries how many it has answered (ack)
+  let lastName = null;
+  const send = (name, value) => { sent += 1; lastName = name; model.asked = [sent, name, value]; };
+
+  const root = document.createElement("div");
+  root.className = "controls";
+  const fieldHtml = (f) => `<div class="control control-${f.name}"><div class="head">
+    <div class="lab" title="${esc(f.doc)}"><span class="sym">${esc(f.name)}</span><div class="name muted">${esc(f.short)}</div></div>
+    <div class="box box-${f.name}"><input type="number" step="1" aria-label="${esc(f.name)}"></div></div>
+    <div class="slider slider-${f.name}"><div class="track"><div class="fill"></div>
+    <div class="noUi-handle" role="slider" tabindex="0" aria-label="${esc(f.name)}" aria-orientation="horizontal"></div></div></div></div>`;
+  let markup = "";
+  if (spec.preset) {
+    markup += `<div class="preset-row"><b>Preset</b><div class="preset"><select>${
+      Object.entries(spec.groups).map(([family, labels]) => `<optgroup label="${esc(family)}">${
+        labels.map((p) => `<option>${esc(p)}</option>`).join("")}</optgroup>`).join("")}</select></div></div>`;
+  }
+  if (spec.main.length) markup += `<div class="fields">${spec.main.map(fieldHtml).join("")}</div>`;
+  if (spec.advanced.length || spec.checks.length) {
+    markup += `<details class="advanced"><summary>${esc(spec.advanced_title)}</summary><div class="fields">${
+      spec.advanced.map(fieldHtml).join("")}${spec.checks.map((c) =>
+      `<label class="check check-${c.name}"><input type="checkbox">${esc(c.label)}</label>`).join("")}</div></details>`;
+  }
+  markup += `<div class="status-line"></div>`;
+  root.innerHTML = markup;
+  el.appendChild(root);
+  const status = root.querySelector(".status-line");
+  const preset = root.querySelector(".preset select");
+  if (preset) preset.addEventListener("change", () => send("preset", preset.value));
+  for (const c of spec.checks) {
+    const box = root.querySelector(`.check-${c.name} input`);
+    box.addEventListener("change", () => send(c.name, box.checked));
+    checks[c.name] = box;
+  }
+
+  const place = (f) => {  // the handle and the filled part at the field's position
+    const {start, end} = f.range;
+    const share = end > start ? (f.position - start) / (end - start) : 0;
+    const pct = `${100 * Math.min(1, Math.max(0, share))}%`;
+    f.handle.style.left = pct;
+    f.fill.style.width = pct;
+    const shown = f.range.stops ? f.range.stops[f.position] : f.position;
+    f.handle.setAttribute("aria-valuenow", String(shown));
+    f.handle.setAttribute("aria-valuemin", String(f.range.stops ? f.range.stops[0] : start));
+    f.handle.setAttribute("aria-valuemax", String(f.range.stops ? f.range.stops[f.range.stops.length - 1] : end));
+  };
+  let frame = null;
+  const move = (f, position) => {  // a slider moved to `position`: show it, send it (once per frame)
+    const {start, end, step} = f.range;
+    position = Math.min(end, Math.max(start, start + Math.round((position - start) / step) * step));
+    if (f.range.stops) position = Math.min(position, f.range.stops.length - 1);
+    if (position === f.position) return;
+    f.position = position;
+    place(f);
+    const value = f.range.stops ? f.range.stops[position] : position;
+    f.box.value = String(value);
+    if (frame === null) {
+      frame = requestAnimationFrame(() => { frame = null; for (const g of Object.values(fields)) {
+        if (g.pending !== undefined) { const v = g.pending; g.pending = undefined; send(g.name, v); } } });
+    }
+    f.pending = value;
+  };
+  const KEYS = {ArrowLeft: -1, ArrowDown: -1, ArrowRight: 1, ArrowUp: 1, PageDown: -5, PageUp: 5};
+  for (const spec_f of [...spec.main, ...spec.advanced]) {
+    const c = root.querySelector(`.control-${spec_f.name}`);
+    const f = {name: spec_f.name, box: c.querySelector(".box input"), slider: c.querySelector(".slider"),
+               handle: c.querySelector(".noUi-handle"), fill: c.querySelector(".fill"),
+               track: c.querySelector(".track"), range: {start: 0, end: 1, step: 1, stops: null}, position: 0,
+               disabled: false, pending: undefined};
+    fields[f.name] = f;
+    f.handle.addEventListener("keydown", (e) => {
+      if (f.disabled) return;
+      const {start, end, step} = f.range;
+      let to = null;
+      if (e.key in KEYS) to = f.position + KEYS[e.key] * step;
+      else if (e.key === "Home") to = start;
+      else if (e.key === "End") to = end;
+      if (to === null) return;
+      e.preventDefault();
+      move(f, to);
+    });
+    const fromPointer = (e) => {
+      const box = f.track.getBoundingClientRect();
+      const {start, end} = f.range;
+      return start + (end - start) * Math.min(1, Math.max(0, (e.clientX - box.left) / box.width));
+    };
+    f.slider.addEventListener("pointerdown", (e) => {
+      if (f.disabled || e.button !== 0) return;
+      e.preventDefault();
+      f.handle.focus();
+      f.slider.setPointerCapture(e.pointerId);
+      move(f, fromPointer(e));
+      const drag = (m) => move(f, fromPointer(m));
+      const stop = () => { f.slider.removeEventListener("pointermove", drag); f.slider.removeEventListener("pointerup", stop);
+                           f.slider.removeEventListener("pointercancel", stop); };
+      f.slider.addEventListener("pointermove", drag);
+      f.slider.addEventListener("pointerup", stop);
+      f.slider.addEventListener("pointercancel", stop);
+    });
+    let typed = null;
+    const commit = () => {
+      const text = f.box.value.trim();
+      if (text === typed) return;
+      typed = text;
+      send(f.name, text);
+    };
+    f.box.addEventListener("keydown", (e) => { if (e.key === "Enter") commit(); });
+    f.box.addEventListener("change", commit);
+    f.box.addEventListener("focus", () => { typed = f.box.value.trim(); });
+  }
+
+  const apply = () => {
+    const v = model.view;
+    if (!v || !v.fields || v.ack < sent) return;  // an answer to an older input: the newer one is on its way
+    for (const f of Object.values(fields)) {
+      const s = v.fields[f.name];
+      f.range = {start: s.start, end: s.end, step: s.step, stops: s.stops};
+      f.position = s.position;
+      f.disabled = s.disabled;
+      f.slider.classList.toggle("disabled", s.disabled);
+      f.handle.setAttribute("aria-disabled", String(s.disabled));
+      place(f);
+      const text = String(s.value);
+      if (f.box.value !== text && (f.box !== f.box.getRootNode().activeElement || lastName === f.name)) f.box.value = text;
+    }
+    for (const [name, box] of Object.entries(checks)) box.checked = v.checks[name];
+    if (preset && preset.value !== v.preset) preset.value = v.preset;
+    if (status.innerHTML !== v.status) status.innerHTML = v.status;
+  };
+  model.on("view", apply);
+  apply();
+}
+"""
