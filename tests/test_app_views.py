@@ -310,8 +310,8 @@ def test_links_and_embed_code():
                            '&embed=1&controls=T&panels=shapes"')
     assert 'height="1170"' in code  # one control over the shapes table, as in static/course_example.html
     assert embed_height(ViewOptions(controls=("d", "h", "L"), panels=("budget",))) == 720
-    assert embed_height(ViewOptions()) == 270 + 1040 + 590 + 360 + 60 + 1500  # the values card starts closed
-    assert embed_height(ViewOptions(controls=())) == 1040 + 590 + 360 + 60 + 1500
+    assert embed_height(ViewOptions()) == 270 + 1040 + 590 + 60 + 360 + 60 + 1500  # values and changes start closed
+    assert embed_height(ViewOptions(controls=())) == 1040 + 590 + 60 + 360 + 60 + 1500
 
 
 def test_explorer_from_a_query():
