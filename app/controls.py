@@ -128,7 +128,7 @@ class ControlsPanel(JSComponent):  # the page names its element after the class:
 
     spec = param.Dict(default={}, doc="what is drawn once (controls_spec)")
     view = param.Dict(default={}, doc="what the controls show now (controls_view)")
-    asked = param.List(default=[], doc="the page's latest input: [count, name, value]")
+    asked = param.List(default=[], doc="the page's unanswered inputs, oldest first: [[count, name, value], ...]")
 
     _esm = CONTROLS_ESM
     _stylesheets = [CONTROLS_CSS]
@@ -157,12 +157,15 @@ class Controls(pn.viewable.Viewer):
         self.card.view = controls_view(self.state, self._ack)
 
     def _asked(self, event: param.parameterized.Event) -> None:
-        if len(event.new) != 3:
-            return
-        n, name, value = event.new
-        self._ack = max(self._ack, int(n))
+        """Apply, in order, each input of the page's list not answered yet (a count above the last answered)."""
         with pn.io.hold():
-            self.ask(name, value)
+            for item in event.new:
+                if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], int)):
+                    continue
+                n, name, value = item
+                if n > self._ack:
+                    self._ack = n
+                    self.ask(name, value)
 
     def ask(self, name: str, value: object) -> None:
         """Apply one input from the page: a field's value (a box sends its text), a switch, or a preset's label.

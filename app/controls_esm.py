@@ -2,8 +2,11 @@
 
 It draws the preset picker, a label, number box and slider per field of `spec`, the advanced fold and the status
 line, and writes `view` into them. Sliders follow the keyboard as Panel's did (arrows one step, PageUp/PageDown
-five, Home/End the ends) and the pointer (drag or click on the track); each input goes to the server as
-`model.asked = [count, name, value]`, at most one per animation frame while dragging. The handle keeps Panel's
+five, Home/End the ends) and the pointer (drag or click on the track); each input goes to the server in
+`model.asked`, the list of inputs it has not yet answered, each `[count, name, value]` (at most one per animation
+frame while dragging; consecutive inputs to one field keep only the latest). The whole list travels every time
+because Panel keeps only the last of several changes to one property that arrive together: a box typed into
+and a slider pressed right after would otherwise lose the box's value. The handle keeps Panel's
 class name (`noUi-handle`) and its ARIA slider role, so tests and screen readers find it as before.
 """
 
@@ -16,7 +19,15 @@ export function render({ model, el }) {
   const checks = {};      // name -> checkbox input
   let sent = 0;           // inputs sent; the server's view carries how many it has answered (ack)
   let lastName = null;
-  const send = (name, value) => { sent += 1; lastName = name; model.asked = [sent, name, value]; };
+  let unanswered = [];    // [count, name, value] of every input the server has not answered yet
+  const send = (name, value) => {
+    sent += 1;
+    lastName = name;
+    const last = unanswered[unanswered.length - 1];
+    if (last && last[1] === name) unanswered[unanswered.length - 1] = [sent, name, value];
+    else unanswered.push([sent, name, value]);
+    model.asked = unanswered.slice();
+  };
 
   const root = document.createElement("div");
   root.className = "controls";
@@ -127,7 +138,9 @@ export function render({ model, el }) {
 
   const apply = () => {
     const v = model.view;
-    if (!v || !v.fields || v.ack < sent) return;  // an answer to an older input: the newer one is on its way
+    if (!v || !v.fields) return;
+    unanswered = unanswered.filter((q) => q[0] > v.ack);
+    if (v.ack < sent) return;  // an answer to an older input: the newer one is on its way
     for (const f of Object.values(fields)) {
       const s = v.fields[f.name];
       f.range = {start: s.start, end: s.end, step: s.step, stops: s.stops};

@@ -6,7 +6,9 @@ In a notebook use `from app import Explorer; Explorer()` instead.
 """
 from __future__ import annotations
 
+import asyncio
 import gc
+import logging
 
 import panel as pn
 from panel.io.resources import get_dist_path
@@ -59,7 +61,34 @@ def freeze_startup_heap() -> None:
         gc.freeze()
 
 
+def _closed_page_write(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    """The event loop's exception handler: a write to a page that has just closed is one warning line, not a
+    traceback; everything else goes to asyncio's default handler."""
+    from tornado.iostream import StreamClosedError
+    from tornado.websocket import WebSocketClosedError
+
+    if isinstance(context.get("exception"), (WebSocketClosedError, StreamClosedError)):
+        logging.getLogger("app.explorer").warning("a page closed while the server was writing to it; nothing sent")
+    else:
+        loop.default_exception_handler(context)
+
+
+def quiet_closed_pages() -> None:
+    """Once per process: a page closed while an update to it was on its way logs one line, not a traceback.
+
+    Panel writes an update for a page straight to its websocket and awaits the writes in a task of its own
+    (`panel.io.document.unlocked`), where it catches a closed connection and logs a warning. When the session is
+    discarded first (the page closed mid-update), that task never runs, and asyncio reports the writes'
+    `WebSocketClosedError` as "Task exception was never retrieved" with a traceback: harmless (there is no page
+    to update), but it reads like a crash in the server's log. Other unretrieved exceptions keep their traceback.
+    """
+    loop = asyncio.get_event_loop()
+    if loop.get_exception_handler() is not _closed_page_write:
+        loop.set_exception_handler(_closed_page_write)
+
+
 if pn.state.served:
+    quiet_closed_pages()
     freeze_startup_heap()
     keep_stylesheets_on_this_server()
     one_theme()

@@ -75,7 +75,7 @@ class Input:
 
     A Panel slider (the bare page) sends two model changes per move, `value` and `value_throttled`; the explorer's
     controls card (app/controls.py, an ESM component) sends one change of its data model's `asked`:
-    [count, field, value], the count rising with every input.
+    the list of unanswered inputs, here [[count, field, value]], the count rising with every input.
     """
 
     id: str
@@ -84,7 +84,7 @@ class Input:
 
     def events(self, value: int, count: int) -> list[dict]:
         if self.esm:
-            return [{"kind": "ModelChanged", "model": {"id": self.id}, "attr": "asked", "new": [count, self.field, value]}]
+            return [{"kind": "ModelChanged", "model": {"id": self.id}, "attr": "asked", "new": [[count, self.field, value]]}]
         return [{"kind": "ModelChanged", "model": {"id": self.id}, "attr": attr, "new": value}
                 for attr in ("value", "value_throttled")]
 

@@ -252,8 +252,20 @@ def test_field_control_links_both_ways():
 def test_the_page_input_is_answered_with_its_count():
     s = ExplorerState()
     c = Controls(state=s)
-    c.card.asked = [7, "L", 13]
+    c.card.asked = [[7, "L", 13]]
     assert s.L == 13 and c.view["ack"] == 7 and c.view["fields"]["L"]["value"] == 13
+
+
+def test_inputs_that_arrive_together_are_all_applied_in_order_once():
+    s = ExplorerState()
+    c = Controls(state=s)
+    c.card.asked = [[1, "d", "1024"], [2, "T", 1]]  # a box typed into, then a slider pressed, in one batch
+    assert (s.d, s.h, s.T) == (1024, 8, 1) and c.view["ack"] == 2
+    c.card.asked = [[2, "T", 1], [3, "L", 13]]  # the page resends what it has no answer for yet: 2 is not redone
+    assert (s.d, s.T, s.L) == (1024, 1, 13) and c.view["ack"] == 3
+    s.T = 5
+    c.card.asked = [[3, "T", 1]]  # an answered input arriving again changes nothing
+    assert s.T == 5
 
 
 def test_h_slider_walks_the_divisors_of_d():

@@ -27,7 +27,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 from appserver import ROOT, Served, alive, free_port, group, http_status, secret_key, serve_app, spawn, stop_group, wait_ready
-from pagetools import watch_errors, watch_outside
+from pagetools import reveal, watch_errors, watch_outside
 
 pytestmark = pytest.mark.browser
 NGINX = os.environ.get("NGINX", "/usr/sbin/nginx")
@@ -140,6 +140,7 @@ def test_pages_through_the_proxy_stick_to_one_server_spread_and_fetch_nothing_ou
             expect(table).to_contain_text(f"(8, 12, {T}, {T})", timeout=60_000)
             page.locator(".slider-T .noUi-handle").press("ArrowLeft")
             expect(table).to_contain_text(f"(8, 12, {T - 1}, {T - 1})")
+            reveal(page, ".share-card")
             expect(page.locator(".share-link input")).to_have_value(re.compile(
                 re.escape(f"{proxy.base}/explorer?B=8&T={T - 1}&")))  # the address the learner used
             assert outside == [] and errors == []
