@@ -31,6 +31,7 @@ from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS,
                             RECOMPUTE, REFERENCES, TrainSetup, plan)
 
 from ..changes_card import SAME
+from .cache import cached
 from ..train_query import _BOUNDS, _CHOICES, _WHOLE, CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, TRAIN_KEYS
 
 from ..styles import PART_COLOURS
@@ -89,15 +90,16 @@ def _modern(cfg: Config, dtype: str) -> dict:
     `dtype`) of the covered models."""
     budgets, structures, tables = {}, {}, {}
     for c in covered(cfg):
-        budgets.setdefault(budget_key(c), [_line(x) for x in budget(c).lines])
+        if budget_key(c) not in budgets:
+            budgets[budget_key(c)] = cached("budget", budget_key(c), lambda: [_line(x) for x in budget(c).lines])
         for cls, B in itertools.product(sorted(set(DTYPE_CLASS.values())), {c.B, 1}):  # B = 1: the training
             s = structure(dataclasses.replace(c, B=B), cls)                            # card's largest micro-batch
             if structure_key(s) not in structures:
-                structures[structure_key(s)] = _structure(s, dataclasses.replace(c, B=B))
+                structures[structure_key(s)] = _cached_structure(s, dataclasses.replace(c, B=B))
         key = changes_key(c, dtype)
         if key not in tables:
             try:
-                tables[key] = _changes(changes(c, dtype))
+                tables[key] = cached("changes", f"{key} {dtype}", lambda: _changes(changes(c, dtype)))
             except ValueError:  # no GPT-2 twin (T beyond T_max): the page says why, from NO_TWIN
                 pass
     return {"budget": budgets, "structures": structures, "changes": tables}
@@ -134,6 +136,11 @@ def _structure(s: Structure, cfg: Config | None = None) -> dict:
     if s.recipe is not None:
         out["dims"] = [[to_js(d, LESSON_SYMBOLS, True) for d in dims(r.symbolic)] for r in tr.rows]
     return out
+
+
+def _cached_structure(s: Structure, cfg: Config | None = None) -> dict:
+    """`_structure`, from the disk cache where the same code computed it before (`app.export.cache`)."""
+    return cached("structure", structure_key(s), lambda: _structure(s, cfg))
 
 
 TRAIN_SYMBOLS = (*LESSON_SYMBOLS, "N", "D", "C", "P", "MFU", "n", "price", "G", "S_rest", "S_block")  # model.training
@@ -219,7 +226,11 @@ def _training() -> dict:
 
 @functools.cache
 def static_spec() -> dict:
-    """The part of the spec that is the same for every exported page."""
+    """The part of the spec that is the same for every exported page (from the disk cache where it was built)."""
+    return cached("static", "spec", _static_spec)
+
+
+def _static_spec() -> dict:
     presets = {name: {f: getattr(p, f) for f in ALL_FIELDS} for name, p in PRESETS.items()}
     return {
         "fields": list(FIELDS), "int_fields": list(INT_FIELDS),
