@@ -104,3 +104,17 @@ def test_gpt2_tables_carry_no_mark(capsys):
     for fmt in ([], ["--csv"], ["--markdown"], ["--json"]):
         _, out, _ = run_cli(["--preset", "gpt2-small", *fmt], capsys)
         assert MARK not in out and "recipe_only" not in out and "recipe_rows" not in out
+
+
+# --- the live page's table (app.shapes), without a browser -------------------------------------------------------------
+
+def test_the_live_table_marks_the_same_rows_and_shows_the_legend():
+    from app.shapes import MARKED, shape_rows, table_at
+
+    cfg = PRESETS["qwen3-0.6b"]
+    rows = shape_rows(trace(cfg), 1)
+    assert {r.name for r in rows if r.only} == recipe_rows(cfg).only
+    page = table_at(cfg, "fp32", False).html
+    assert page.count(f" {MARKED}</b>") == len(recipe_rows(cfg).only)
+    assert "only in the GPT-2 twin&#x27;s pass, not in this one: wpe" in page
+    assert "mk" not in table_at(PRESETS["gpt2-small"], "fp32", False).html
