@@ -287,7 +287,7 @@ function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then sha
     const shape = shapeOf(r, big), numel = shape.reduce((a, b) => a * b, 1n), nbytes = numel * BigInt(r.elem);
     out.push({kind: "tensor", name, label: r.label, symbolic: r.symbolic, shape: fmtShape(shape), elements: thousands(numel),
               memory: r.view ? "view" : fmtBytes(nbytes), bar: scale > 0n ? Math.min(1, Number(nbytes) / Number(scale)) : 0,
-              quadratic: r.symbolic === S.quadratic, in_block: block, view: r.view, saved: r.saved});
+              quadratic: r.symbolic === S.quadratic, in_block: block, view: r.view, saved: r.saved, only: !!r.only});
   };
   let emitted = false;
   for (const r of st.rows) {
@@ -313,7 +313,7 @@ function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then sha
   if (!st.rows.some((r) => r.name === "loss")) {
     out.push({kind: "absent", name: "loss", label: "none at T = 1: no next token to predict", symbolic: "()"});
   }
-  return {rows: out, scale};
+  return {rows: out, scale, legend: st.legend || []};
 }
 
 const DIM = /^(\d*)(B|T_max|T|d_head|d|h|L|V)?$/;  // notation.parse
@@ -329,22 +329,28 @@ function parseShape(symbolic) {
 
 const evalShape = (symbolic, values) => parseShape(symbolic).map(([c, sym]) => c * (sym === null ? 1n : values[sym]));
 
+const marked = () => `<em class="mk">${esc(S.mark)}</em>`;  // shapes.MARKED
+
 function rowHtml(r) {  // shapes._tr
   if (r.kind === "group") return `<tr class="g"><td colspan="6"><b>${esc(r.name)}</b> <i>${esc(r.label)}</i></td></tr>`;
   const classes = ["t", r.in_block ? "k" : "", r.quadratic ? "q" : "", r.kind === "absent" ? "a" : "", r.view ? "v" : "",
-                   r.saved ? "sv" : ""].filter((c) => c).join(" ");
-  return `<tr class="${classes}"><td class="n"><b>${esc(r.name)}</b><i>${esc(r.label)}</i><u>${esc(r.symbolic)}</u></td>`
+                   r.saved ? "sv" : "", r.only ? "r" : ""].filter((c) => c).join(" ");
+  return `<tr class="${classes}"><td class="n"><b>${esc(r.name)}${r.only ? ` ${marked()}` : ""}</b><i>${esc(r.label)}</i><u>${esc(r.symbolic)}</u></td>`
     + `<td class="s">${esc(r.symbolic)}</td><td class="c">${esc(r.shape || "—")}</td>`
     + `<td class="e">${esc(r.elements || "—")}</td><td class="m">${esc(r.memory || "—")}</td>`
     + `<td class="b"><s style="width:${(100 * (r.bar || 0)).toFixed(1)}%"></s></td></tr>`;
 }
 
-function tableHtml(rows, dtype, scale, memory) {
+function recipeLegendHtml(legend) {  // shapes.recipe_legend_html
+  return legend.map((x) => `<p class="legend muted">${esc(x).replace(S.mark, marked())}</p>`).join("");
+}
+
+function tableHtml(rows, dtype, scale, memory, legend) {
   const k = memory.find((x) => x.key === "memory/korthikanti");
   return `<table class="shapes"><thead><tr><th class="n">tensor</th><th class="s">lesson shape</th><th class="c">shape now</th>`
     + `<th class="e">elements</th><th class="m" title="bytes at ${esc(dtype)}">memory</th>`
     + `<th class="b" title="share of ${esc(fmtBytes(scale))}, the largest tensor at T = T_max">size</th></tr></thead>`
-    + `<tbody>${rows.map(rowHtml).join("")}</tbody></table>`
+    + `<tbody>${rows.map(rowHtml).join("")}</tbody></table>${recipeLegendHtml(legend)}`
     + `<p class="legend muted">bars: share of ${esc(fmtBytes(scale))}, the largest tensor at T = T_max, so they grow as T does. `
     + `<b>view</b>: shares an earlier tensor's storage (no new memory). <span class="dot">●</span> kept for the backward pass.</p>`
     + linesHtml(memory) + (k ? `<p class="note muted">${esc(S.korthikanti_note)}</p>` : "");
@@ -827,8 +833,8 @@ function render(cfg) {
     offset: inside.map((i) => (i ? -6 : 5)), ink: inside.map((i) => (i ? "#ffffff" : "#1f2937")),
   };
   W.x_range.end = top * 1.1;
-  const {rows, scale} = shapeRows(cfg, ST.dtype, ST.expanded);
-  W.shapes.text = tableHtml(rows, ST.dtype, scale, memoryLines(cfg, ST.dtype));
+  const {rows, scale, legend} = shapeRows(cfg, ST.dtype, ST.expanded);
+  W.shapes.text = tableHtml(rows, ST.dtype, scale, memoryLines(cfg, ST.dtype), legend);
   renderTrain(cfg);
 }
 
@@ -853,7 +859,7 @@ function main(obj) {
     ST.setup = {...S.initial_train};
     pushTrain(ST.setup, []);
     window.__ts = {thousands, sig3, fmtParams, fmtFlops, fmtBytes, fmtPercent, fmtValue, fmtShort, settle, outOfRange, presetOf,
-                   sliderRange, rulesLine, budgetLines, memoryLines, linesHtml, shapeRows, structureKey, divisors, snapHeads,
+                   sliderRange, rulesLine, budgetLines, memoryLines, linesHtml, shapeRows, recipeLegendHtml, structureKey, divisors, snapHeads,
                    scientific, plain, duration, dollars, human, trainPlan, trainHeadlineHtml, trainLinesHtml, settleTrain,
                    largestMicroBatch, savedParts, paramsExact, trainChartData, trainLegendHtml, recipeOf, recipeFields,
                    budgetKey, changesKey, changesGroups, changesHtml, covered, exportCommand};

@@ -23,6 +23,7 @@ from model.families import KV_GROUP, RECIPE_LABELS, SWITCHES, grouped_menu, pres
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
 from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure, structure_key
 from model.notation import dims
+from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model.rules import CUSTOM, MESSAGES, PRESET_MODEL, PRESET_SETS
 from model.tracing import BLOCK_PREFIX
@@ -123,7 +124,8 @@ def _structures() -> list[Structure]:
 
 def _structure(s: Structure, cfg: Config | None = None) -> dict:
     """Rows (without sizes) and memory lines of one structure, from a pass at `cfg` (default: a probe). The modern
-    recipe's rows carry each dimension as JavaScript (its shapes add and multiply symbols); a label's dtype is
+    recipe's rows carry each dimension as JavaScript (its shapes add and multiply symbols) and whether the GPT-2
+    twin's pass lacks them ("only", with the structure's "legend": `model.recipe_rows`); a label's dtype is
     "{dtype}", filled by the page (fp16 passes are bf16's)."""
     tr = trace(cfg if cfg is not None else probes(s)[0], s.dtype)
     rows = [{"name": r.name, "local": r.local, "label": r.label, "symbolic": r.symbolic, "block": r.block is not None,
@@ -135,6 +137,10 @@ def _structure(s: Structure, cfg: Config | None = None) -> dict:
     out = {"rows": rows, "lines": lines, "peak": peak}
     if s.recipe is not None:
         out["dims"] = [[to_js(d, LESSON_SYMBOLS, True) for d in dims(r.symbolic)] for r in tr.rows]
+        marks = recipe_rows(tr.cfg)
+        out["legend"] = list(marks.legend)
+        for row in rows:
+            row["only"] = marks.marked(row["local"])
     return out
 
 
@@ -249,7 +255,7 @@ def _static_spec() -> dict:
         "groups": GROUPS, "sum_keys": list(SUM_KEYS), "step_prefix": STEP_PREFIX, "captions": list(CAPTIONS),
         "chart": [{"key": k, "label": label + ("*" if in_sum else ""), "in_sum": in_sum, "colour": PART_COLOURS[k]}
                   for k, label, in_sum in CHART],
-        "chart_note": CHART_NOTE, "korthikanti_note": KORTHIKANTI_NOTE, "quadratic": QUADRATIC,
+        "chart_note": CHART_NOTE, "korthikanti_note": KORTHIKANTI_NOTE, "quadratic": QUADRATIC, "mark": MARK,
         "max_listed_blocks": MAX_LISTED_BLOCKS, "train": _training(),
         "units": {"count": [list(u) for u in units._COUNT_UNITS], "si": [list(u) for u in units._SI],
                   "binary": [list(u) for u in units._BINARY]},
