@@ -23,7 +23,7 @@ from bokeh.resources import INLINE
 from model import DTYPES, FIELD_DOCS, Config
 from model.config import INT_FIELDS
 from model.config import CHOICES, OPTIONAL_SYMBOLS, RECIPE_DOCS
-from model.families import RECIPE_LABELS, menu_groups, preset_labels, recipe_of
+from model.families import QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, menu_groups, preset_labels, recipe_of
 from model.rules import preset_of
 from model.training import TrainSetup
 
@@ -86,10 +86,6 @@ def _field(field: str, value: int, label_css: InlineStyleSheet) -> tuple[Slider,
     return slider, box, column(row(label, box), slider, width=200, margin=(0, 8, 4, 0))
 
 
-SWITCH_LABELS = {"norm": {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"},
-                 "positions": {"learned": "learned table W_pe", "rope": "RoPE"},
-                 "mlp": {"gelu": "GELU", "swiglu": "SwiGLU"},
-                 "bias": {"all": "biases everywhere", "none": "no biases", "qkv": "q, k, v biases only"}}
 def _recipe_controls(cfg: Config, label_css: InlineStyleSheet) -> tuple[object, object]:
     """The recipe choice (GPT-2 (2019), modern, custom) and each change as its own control: the four switches,
     QK-norm, and d_ff, h_kv and d_head as number boxes showing the values in use; page.js applies the rules."""
@@ -99,7 +95,7 @@ def _recipe_controls(cfg: Config, label_css: InlineStyleSheet) -> tuple[object, 
     selects = [Select(title=name, options=[(k, SWITCH_LABELS[name][k]) for k in CHOICES[name]],
                       value=getattr(cfg, name), name=name, width=150, description=RECIPE_DOCS[name])
                for name in ("norm", "positions", "mlp", "bias")]
-    qk = Checkbox(label="QK-norm", active=cfg.qk_norm, name="qk_norm", margin=(28, 8, 4, 4))
+    qk = Checkbox(label=QK_NORM_LABEL, active=cfg.qk_norm, name="qk_norm", margin=(28, 8, 4, 4))
     values = {"ff_dim": cfg.d_ff, "kv_heads": cfg.h_kv, "head_dim": cfg.d_head}
     boxes = [NumericInput(title=symbol, value=values[name], mode="int", name=f"opt_{name}", width=96,
                           description=RECIPE_DOCS[name]) for name, symbol in OPTIONAL_SYMBOLS.items()]
