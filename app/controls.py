@@ -45,7 +45,7 @@ CONTROLS_CSS = BASE + STATUS_CSS + f"""
 .controls {{ display: flex; flex-direction: column; }}
 .preset-row {{ display: flex; align-items: center; gap: 8px; margin: 0 0 6px 0; }}
 .preset-row b {{ font-weight: 600; }}
-.preset select {{ width: 250px; height: 31px; font: inherit; font-size: 14px; border: 1px solid #d1d5db;
+.preset select, .recipe select {{ width: 250px; height: 31px; font: inherit; font-size: 14px; border: 1px solid #d1d5db;
   border-radius: 4px; padding: 0 6px; background: #fff; color: inherit; }}
 .fields {{ display: flex; flex-wrap: wrap; }}
 .control {{ flex: 1 1 154px; max-width: 224px; margin: 0 6px 2px 0; min-width: 0; }}
@@ -56,7 +56,7 @@ CONTROLS_CSS = BASE + STATUS_CSS + f"""
 .box input {{ width: 82px; height: 31px; box-sizing: border-box; margin: 2px 0 0 4px; text-align: right;
   font: inherit; font-size: 14px; font-variant-numeric: tabular-nums; border: 1px solid #d1d5db;
   border-radius: 4px; padding: 0 4px; color: inherit; }}
-.box input:focus, .preset select:focus {{ outline: 2px solid {ACCENT}; outline-offset: -1px; }}
+.box input:focus, .preset select:focus, .recipe select:focus {{ outline: 2px solid {ACCENT}; outline-offset: -1px; }}
 .slider {{ margin: 10px 16px 10px 16px; touch-action: none; cursor: pointer; }}
 .slider .track {{ position: relative; height: 8px; border-radius: 4px; background: #e9ebef;
   border: 1px solid #d3d6dc; box-sizing: border-box; }}

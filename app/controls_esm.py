@@ -45,7 +45,7 @@ export function render({ model, el }) {
   }
   if (spec.main.length) markup += `<div class="fields">${spec.main.map(fieldHtml).join("")}</div>`;
   if (spec.recipe) {
-    markup += `<div class="preset-row recipe-row"><b>Recipe</b><div class="preset recipe"><select aria-label="recipe">${
+    markup += `<div class="preset-row recipe-row"><b>Recipe</b><div class="recipe"><select aria-label="recipe">${
       spec.recipe.map(([k, label]) => `<option value="${esc(k)}">${esc(label)}</option>`).join("")}</select></div></div>`;
   }
   if (spec.switches.length || spec.sizes.length || spec.qk) {
