@@ -16,6 +16,7 @@ from model.training import TrainSetup
 from .query import CONTROLS, PANELS, RECIPE_KEYS, ViewOptions, to_query
 from .state import ExplorerState
 from .styles import BASE
+from .words import TAGLINE
 
 DEFAULT_BASE = "http://localhost:5006/explorer"
 # Starting iframe heights in px, for a course page's column (~700-900 px wide: the panels stack)
@@ -66,7 +67,7 @@ def embed_code(base: str, config: Config, options: ViewOptions, train: TrainSetu
     """`<iframe>` markup showing this configuration in embed mode with the chosen controls and panels."""
     options = replace(options, embed=True)
     src = page_link(base, config, options, train).replace('"', "%22").replace("<", "%3C").replace(">", "%3E")
-    return (f'<iframe src="{src}" title="Transformer Shapes: a GPT-2 forward pass, shape by shape" '
+    return (f'<iframe src="{src}" title="Transformer Shapes: {TAGLINE}" '
             f'width="100%" height="{embed_height(options)}" style="border: 0;" loading="lazy"></iframe>')
 
 

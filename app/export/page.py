@@ -29,7 +29,7 @@ from model.training import TrainSetup
 
 from ..charts import memory_chart, parts_chart
 from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, TABLE_CSS, TRAIN_CSS
-from ..words import CHINCHILLA_RULE, SHORT, TRAIN_NOTE, TRAIN_TITLE
+from ..words import CHINCHILLA_RULE, SHORT, TAGLINE, TRAIN_NOTE, TRAIN_TITLE
 from ..words import TRAIN_CONTROLS as C
 from ..changes_card import TITLE as CHANGES_TITLE
 from .spec import lines_js, page_spec, static_spec
@@ -56,7 +56,7 @@ h1 {{ font-size: 24px; font-weight: 750; margin: 0; letter-spacing: -0.3px; }}
 h1 .tag {{ font-size: 13px; font-weight: 500; color: {MUTED}; margin-left: 8px; }}
 p.what {{ font-size: 14.5px; margin: 4px 0 0 0; color: #374151; }}
 """
-WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one GPT-2 forward pass, the parameter budget and "
+WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one forward pass, the parameter budget and "
               "the training run follow, computed in your browser. Tokens and real values need the live explorer "
               "(make run).")
 
@@ -171,7 +171,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     label_css = _sheet(BASE, ".sym { font-size: 15px; } .name { font-size: 11.5px; }")
     html_div = lambda name, css, **kw: Div(text="", name=name, sizing_mode="stretch_width", stylesheets=[css],  # noqa: E731
                                            disable_math=True, **kw)
-    header = Div(text=f'<h1>{html.escape(title)}<span class="tag">a GPT-2 forward pass, shape by shape</span></h1>'
+    header = Div(text=f'<h1>{html.escape(title)}<span class="tag">{html.escape(TAGLINE)}</span></h1>'
                       f'<p class="what">{html.escape(WHAT_TO_DO)}</p>', sizing_mode="stretch_width",
                  stylesheets=[_sheet(HEADER_CSS)], disable_math=True)
     names = {v: k for k, v in preset_labels().items()}
