@@ -33,9 +33,10 @@ from .styles import BASE, CARD_STYLES, FONT, INK, MUTED, PAGE, T2
 from .tokens import TokensView
 from .training import TrainingView
 from .values import ValuesView
+from .words import TAGLINE
 
 TITLE = "Transformer Shapes"
-WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one GPT-2 forward pass and the parameter budget "
+WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one forward pass and the parameter budget "
               "follow. Try T first (watch the orange rows), then d and h.")
 # Written 250 ms after the last change: history.replaceState is a synchronous call into the browser
 # (~10 ms of the page's main thread in Chromium), too slow for every step of a drag.
@@ -188,7 +189,7 @@ class Explorer(pn.viewable.Viewer):
         return pn.Column(*objects, styles=CARD_STYLES, sizing_mode="stretch_width", margin=0, **kwargs)
 
     def _header(self) -> pn.viewable.Viewable:
-        return pn.pane.HTML(f'<h1>{TITLE}<span class="tag">a GPT-2 forward pass, shape by shape</span></h1>'
+        return pn.pane.HTML(f'<h1>{TITLE}<span class="tag">{TAGLINE}</span></h1>'
                             f'<p class="what">{html.escape(WHAT_TO_DO)}</p>',
                             stylesheets=[HEADER_CSS], sizing_mode="stretch_width", margin=(0, 0, 2, 0))
 

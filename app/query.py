@@ -278,8 +278,8 @@ def _recipe_values(values: dict[str, str], asked: dict[str, object], notes: list
                 continue
             value, note = _int_value(symbol, values[symbol], -1)
             if note:
-                notes.append(note.replace("using " + f"{symbol}=-1", f"using {symbol}=" + ("the default" if kept is None
-                                                                                          else f"{kept:,}")))
+                notes.append(note.replace(f"using {symbol}=-1", f"using the recipe's default {symbol}" if kept is None
+                                          else f"using {symbol}={kept:,}"))
             else:
                 asked[name] = value
 

@@ -1,10 +1,10 @@
-"""The modern recipe on the live page: the recipe choice, each change as its own control, a config.json pasted
-or dropped, and the "what each change buys" card (`model.changes`, laid out by `app.changes_card`).
+"""The modern recipe's fold on the live page: a config.json pasted or dropped, and the "what each change buys"
+card (`model.changes`, laid out by `app.changes_card`). The recipe choice and its switches are controls
+(`app.controls`), so they cost a session nothing more than the controls' one model.
 
 A page costs what it shows: the card is one fold, closed while the configuration is GPT-2's recipe (unless a
 link names it); its widgets are made when it is first opened, and the changes are computed only while it is
-open and only when the configuration or dtype changed. Everything it shows comes from `model`; the rules are
-`model.rules.settle`'s (h_kv snaps to the divisors of h, as h to those of d), applied by `ExplorerState`.
+open and only when the configuration or dtype changed. Everything it shows comes from `model`.
 """
 from __future__ import annotations
 
@@ -15,17 +15,12 @@ import panel as pn
 import param
 
 from model.changes import changes
-from model.config import CHOICES, OPTIONAL_SYMBOLS, RECIPE_DOCS, Config, from_hf
-from model.families import RECIPE_LABELS
+from model.config import Config, from_hf
 
 from .changes_card import TITLE, changes_groups, changes_html, notice_html
 from .state import ExplorerState
 from .styles import BASE, BUDGET_CSS, STATUS_CSS
 
-SWITCH_LABELS = {"norm": {"LayerNorm": "layernorm", "RMSNorm": "rmsnorm"},
-                 "positions": {"learned table W_pe": "learned", "RoPE": "rope"},
-                 "mlp": {"GELU": "gelu", "SwiGLU": "swiglu"},
-                 "bias": {"biases everywhere": "all", "no biases": "none", "q, k, v biases only": "qkv"}}
 MAX_CONFIG_CHARS = 200_000  # a config.json is a few kB; longer pasted text is refused before parsing
 
 
@@ -56,7 +51,7 @@ def read_config_json(text: str | bytes, keep: Config) -> tuple[Config | None, st
 
 
 class RecipeView(pn.viewable.Viewer):
-    """The recipe fold: choice, switches, sizes d_ff / h_kv / d_head, config.json, and what each change buys."""
+    """The recipe fold: a config.json read in, and what each change buys."""
 
     state = param.ClassSelector(class_=ExplorerState)
     collapsed = param.Boolean(default=True, doc="the fold is closed: nothing is built or computed")
@@ -84,21 +79,6 @@ class RecipeView(pn.viewable.Viewer):
         if self._built:
             return
         self._built = True
-        s = self.state
-        self._recipe = pn.widgets.Select(name="recipe", options={v: k for k, v in RECIPE_LABELS.items()},
-                                         value=s.recipe, width=220, description="GPT-2 (2019), the modern recipe "
-                                         "(Llama-3 style) or custom: each change below is its own switch")
-        self._switches = {k: pn.widgets.Select(name=k, options=SWITCH_LABELS[k], value=getattr(s, k), width=160,
-                                               description=RECIPE_DOCS[k]) for k in CHOICES}
-        self._qk = pn.widgets.Checkbox(name="QK-norm", value=s.qk_norm, margin=(28, 8, 4, 8))
-        self._sizes = {k: pn.widgets.IntInput(name=sym, value=getattr(s.config, sym), width=100, css_classes=[f"recipe-{sym}"],
-                                              description=RECIPE_DOCS[k]) for k, sym in OPTIONAL_SYMBOLS.items()}
-        self._recipe.param.watch(lambda e: setattr(self.state, "recipe", e.new), ["value"])
-        for k, w in self._switches.items():
-            w.param.watch(lambda e, k=k: self.state.set_field(k, e.new), ["value"])
-        self._qk.param.watch(lambda e: self.state.set_field("qk_norm", e.new), ["value"])
-        for k, w in self._sizes.items():
-            w.param.watch(lambda e, k=k: self._size(k, e.new), ["value"])
         self._paste = pn.widgets.TextAreaInput(name="config.json", placeholder="paste a Hugging Face config.json here",
                                                height=70, sizing_mode="stretch_width")
         self._file = pn.widgets.FileInput(accept=".json,application/json", multiple=False)
@@ -107,19 +87,12 @@ class RecipeView(pn.viewable.Viewer):
         self._read_notice = pn.pane.HTML("", stylesheets=[STATUS_CSS], sizing_mode="stretch_width", margin=0)
         self._changes = pn.pane.HTML("", stylesheets=[BASE, BUDGET_CSS], sizing_mode="stretch_width",
                                      css_classes=["changes"], margin=0)
-        controls = pn.Row(self._recipe, *self._switches.values(), *self._sizes.values(), self._qk,
-                          styles={"flex-wrap": "wrap"}, sizing_mode="stretch_width", margin=0)
         drop = pn.Row(self._paste, pn.Column(pn.pane.HTML("<small>or drop the file</small>", margin=0), self._file),
                       sizing_mode="stretch_width", margin=0)
-        self._body.objects = [controls, drop, self._read_notice, self._changes]
+        self._body.objects = [drop, self._read_notice, self._changes]
         self.state.param.watch(self._on_state, ["config", "dtype"])
 
     # --- moving --------------------------------------------------------------------------------------------------
-    def _size(self, field: str, value: int | None) -> None:
-        if value is not None and value != getattr(self.state.config, OPTIONAL_SYMBOLS[field]):
-            self.state.set_field(field, value)
-            self._push()  # a rejected value: the box shows the value in use again
-
     def _read(self, text: str | bytes | None) -> None:
         if not text:
             return
@@ -129,18 +102,7 @@ class RecipeView(pn.viewable.Viewer):
         self._read_notice.object = notice_html(note) if cfg is None else f'<div class="status muted">{html.escape(note)}</div>'
 
     def _on_state(self, *_events) -> None:
-        self._push()
         self._refresh()
-
-    def _push(self) -> None:
-        """The widgets show the state (values in use)."""
-        s = self.state
-        self._recipe.value = s.recipe
-        for k, w in self._switches.items():
-            w.value = getattr(s, k)
-        self._qk.value = s.qk_norm
-        for k, w in self._sizes.items():
-            w.value = getattr(s.config, OPTIONAL_SYMBOLS[k])
 
     def _refresh(self) -> None:
         """The changes card, computed only while open and only for a new configuration or dtype."""

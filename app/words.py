@@ -14,6 +14,7 @@ SOFT = {"B": (1, 64, 1), "T": (1, None, 1), "d": (64, 4096, 64), "L": (1, 48, 1)
         "T_max": (1, 8192, 1)}  # slider (start, end, step); T's end is T_max; h walks the divisors of d
 RULES_LINE = ("h divides d (d_head = {d} / {h} = {d_head}) · T ≤ T_max = {T_max} · arrow keys move a focused slider; "
               "the boxes take any value")  # the status line when no notice applies; numbers with separators
+TAGLINE = "a decoder-only Transformer's forward pass, shape by shape"  # GPT-2's recipe or the modern one
 QUADRATIC = "(B, h, T, T)"  # the attention matrices: the tensors that balloon with T
 MAX_LISTED_BLOCKS = 96  # expanded listing: GPT-3 175B in full; beyond, one line stands for the rest
 SUM_KEYS = ("params/exact", "flops/forward_measured")  # budget lines that close a group: a rule above

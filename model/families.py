@@ -57,6 +57,13 @@ def recipe_fields(recipe: str, h: int) -> dict[str, object]:
     raise ValueError(f"recipe must be gpt2 or modern to set the switches, got {recipe!r}")
 
 
+SWITCH_LABELS: dict[str, dict[str, str]] = {  # each choice of a switch as the pages' menus name it
+    "norm": {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"},
+    "positions": {"learned": "learned table W_pe", "rope": "RoPE"},
+    "mlp": {"gelu": "GELU", "swiglu": "SwiGLU"},
+    "bias": {"all": "biases everywhere", "none": "no biases", "qkv": "q, k, v biases only"},
+}
+QK_NORM_LABEL = "QK-norm"
 SWITCHES = ("norm", "positions", "mlp", "bias", "qk_norm", "head_dim")  # what names a recipe; d_ff and h_kv are sizes
 
 

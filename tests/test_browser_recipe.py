@@ -12,8 +12,9 @@ from playwright.sync_api import expect
 
 from app.changes_card import changes_groups
 from app.query import parse_query
-from model import PRESETS
+from model import PRESETS, budget
 from model.changes import changes
+from model.families import recipe_fields
 from pagetools import open_explorer
 
 pytestmark = pytest.mark.browser
@@ -63,5 +64,29 @@ def test_a_pasted_config_json_and_a_broken_one(chromium, server):
     area.fill((HF / "qwen2.5-0.5b.json").read_text(encoding="utf-8"))
     area.blur()
     expect(page.locator("span.big").first).to_contain_text("494,032,768", timeout=60_000)
+    assert o.errors == []
+    page.close()
+
+
+def test_the_recipe_switches_and_bad_recipe_links(chromium, server):
+    """Bad recipe values in a link get the parser's notices; the recipe choice, a switch and QK-norm move the page
+    to the model's own count, and the choice reads "custom" once a switch leaves the modern recipe."""
+    query = "?norm=batchnorm&h_kv=abc&d_ff=0"
+    o = open_explorer(chromium, server, query)
+    page = o.page
+    for note in parse_query(query).notices:
+        expect(page.locator(".link-notices")).to_contain_text(note)
+    page.locator(".recipe select").select_option("modern")
+    modern = replace(PRESETS["gpt2-small"], **recipe_fields("modern", 12))
+    expect(page.locator("span.big").first).to_contain_text(f"{budget(modern).params_exact:,}",
+                                                           timeout=30_000)
+    expect(page.locator(".switch-norm select")).to_have_value("rmsnorm")
+    expect(page.locator(".recipe-h_kv input")).to_have_value("3")
+    page.locator(".switch-positions select").select_option("learned")
+    page.locator(".check-qk_norm input").check()
+    custom = replace(modern, positions="learned", qk_norm=True)
+    expect(page.locator("span.big").first).to_contain_text(f"{budget(custom).params_exact:,}",
+                                                           timeout=30_000)
+    expect(page.locator(".recipe select")).to_have_value("custom")
     assert o.errors == []
     page.close()

@@ -23,13 +23,13 @@ from bokeh.resources import INLINE
 from model import DTYPES, FIELD_DOCS, Config
 from model.config import INT_FIELDS
 from model.config import CHOICES, OPTIONAL_SYMBOLS, RECIPE_DOCS
-from model.families import RECIPE_LABELS, menu_groups, preset_labels, recipe_of
+from model.families import QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, menu_groups, preset_labels, recipe_of
 from model.rules import preset_of
 from model.training import TrainSetup
 
 from ..charts import memory_chart, parts_chart
 from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, TABLE_CSS, TRAIN_CSS
-from ..words import CHINCHILLA_RULE, SHORT, TRAIN_NOTE, TRAIN_TITLE
+from ..words import CHINCHILLA_RULE, SHORT, TAGLINE, TRAIN_NOTE, TRAIN_TITLE
 from ..words import TRAIN_CONTROLS as C
 from ..changes_card import TITLE as CHANGES_TITLE
 from .spec import lines_js, page_spec, static_spec
@@ -56,7 +56,7 @@ h1 {{ font-size: 24px; font-weight: 750; margin: 0; letter-spacing: -0.3px; }}
 h1 .tag {{ font-size: 13px; font-weight: 500; color: {MUTED}; margin-left: 8px; }}
 p.what {{ font-size: 14.5px; margin: 4px 0 0 0; color: #374151; }}
 """
-WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one GPT-2 forward pass, the parameter budget and "
+WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one forward pass, the parameter budget and "
               "the training run follow, computed in your browser. Tokens and real values need the live explorer "
               "(make run).")
 
@@ -86,10 +86,6 @@ def _field(field: str, value: int, label_css: InlineStyleSheet) -> tuple[Slider,
     return slider, box, column(row(label, box), slider, width=200, margin=(0, 8, 4, 0))
 
 
-SWITCH_LABELS = {"norm": {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"},
-                 "positions": {"learned": "learned table W_pe", "rope": "RoPE"},
-                 "mlp": {"gelu": "GELU", "swiglu": "SwiGLU"},
-                 "bias": {"all": "biases everywhere", "none": "no biases", "qkv": "q, k, v biases only"}}
 def _recipe_controls(cfg: Config, label_css: InlineStyleSheet) -> tuple[object, object]:
     """The recipe choice (GPT-2 (2019), modern, custom) and each change as its own control: the four switches,
     QK-norm, and d_ff, h_kv and d_head as number boxes showing the values in use; page.js applies the rules."""
@@ -99,7 +95,7 @@ def _recipe_controls(cfg: Config, label_css: InlineStyleSheet) -> tuple[object, 
     selects = [Select(title=name, options=[(k, SWITCH_LABELS[name][k]) for k in CHOICES[name]],
                       value=getattr(cfg, name), name=name, width=150, description=RECIPE_DOCS[name])
                for name in ("norm", "positions", "mlp", "bias")]
-    qk = Checkbox(label="QK-norm", active=cfg.qk_norm, name="qk_norm", margin=(28, 8, 4, 4))
+    qk = Checkbox(label=QK_NORM_LABEL, active=cfg.qk_norm, name="qk_norm", margin=(28, 8, 4, 4))
     values = {"ff_dim": cfg.d_ff, "kv_heads": cfg.h_kv, "head_dim": cfg.d_head}
     boxes = [NumericInput(title=symbol, value=values[name], mode="int", name=f"opt_{name}", width=96,
                           description=RECIPE_DOCS[name]) for name, symbol in OPTIONAL_SYMBOLS.items()]
@@ -175,7 +171,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     label_css = _sheet(BASE, ".sym { font-size: 15px; } .name { font-size: 11.5px; }")
     html_div = lambda name, css, **kw: Div(text="", name=name, sizing_mode="stretch_width", stylesheets=[css],  # noqa: E731
                                            disable_math=True, **kw)
-    header = Div(text=f'<h1>{html.escape(title)}<span class="tag">a GPT-2 forward pass, shape by shape</span></h1>'
+    header = Div(text=f'<h1>{html.escape(title)}<span class="tag">{html.escape(TAGLINE)}</span></h1>'
                       f'<p class="what">{html.escape(WHAT_TO_DO)}</p>', sizing_mode="stretch_width",
                  stylesheets=[_sheet(HEADER_CSS)], disable_math=True)
     names = {v: k for k, v in preset_labels().items()}
