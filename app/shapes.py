@@ -170,8 +170,8 @@ def table_parts(rows: list[ShapeRow], dtype: str, scale: str, memory: list[dict[
     w = _Writer()
     body = "".join(_tr(r, w) for r in rows)
     bars = (f'<p class="legend muted">bars: share of {w.slot("span", scale)}, the largest tensor at T = T_max, so '
-              f'they grow as T does. <b>view</b>: shares an earlier tensor\'s storage (no new memory). '
-              f'<span class="dot">●</span> kept for the backward pass.</p>')
+            f'they grow as T does. <b>view</b>: shares an earlier tensor\'s storage (no new memory). '
+            f'<span class="dot">●</span> kept for the backward pass.</p>')
     lines = _LINE_VALUE.sub(lambda m: w.slot("td", m.group(1), ' class="v"', raw=True), lines_html(memory))
     note = (f'<p class="note muted">{e(KORTHIKANTI_NOTE)}</p>'
             if any(x["key"] == "memory/korthikanti" for x in memory) else "")

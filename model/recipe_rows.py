@@ -28,8 +28,8 @@ GONE_NOTE = "only in the GPT-2 twin's pass, not in this one: {rows}"
 
 @dataclass(frozen=True)
 class RecipeRows:
-    """`only`: local names of this pass's rows that its twin's pass lacks; `gone`: (local
-    name, label) of the twin's rows that this pass lacks, in the twin's order. Both empty for GPT-2's recipe."""
+    """`only`: local names of this pass's rows that its twin's pass lacks; `gone`: (local name, label) of the
+    twin's rows that this pass lacks, in the twin's order. Both empty for GPT-2's recipe."""
 
     only: frozenset[str]
     gone: tuple[tuple[str, str], ...]
@@ -60,10 +60,9 @@ def recipe_rows(cfg: Config) -> RecipeRows:
 def _compare(recipe: tuple[object, ...]) -> RecipeRows:
     cfg = _stand_in(recipe)
     mine, theirs = trace(cfg).rows, trace(twin(cfg)).rows
-    names = {r.local for r in theirs}
-    own = {r.local for r in mine}
-    return RecipeRows(only=frozenset(r.local for r in mine if r.local not in names),
-                      gone=tuple((r.local, r.label) for r in theirs if r.local not in own))
+    mine_names, their_names = {r.local for r in mine}, {r.local for r in theirs}
+    return RecipeRows(only=frozenset(mine_names - their_names),
+                      gone=tuple((r.local, r.label) for r in theirs if r.local not in mine_names))
 
 
 def _stand_in(recipe: tuple[object, ...]) -> Config:

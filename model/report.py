@@ -135,8 +135,8 @@ def markdown(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str 
                 out.append(f"| **{r}** | | | | | | |")
             else:
                 c = _cells(r, expand, marks)
-                name, mark = c[0].strip().removesuffix(f" {MARK}"), c[0].endswith(MARK)
-                c[0], c[1] = f"`{name}`{f' {MARK}' if mark else ''}", f"`{c[1]}`"
+                name, _, mark = c[0].strip().partition(" ")  # the name, then its MARK if any
+                c[0], c[1] = f"`{name}`" + (f" {mark}" if mark else ""), f"`{c[1]}`"
                 out.append(f"| {' | '.join(c)} |")
         out += ["", *(f"{x}.  " for x in marks.legend), MEMORY_NOTE[0].upper() + MEMORY_NOTE[1:] + ".", ""]
         out += _markdown_lines(tr.lines)
@@ -162,24 +162,27 @@ def csv_text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str 
         w.writerows([x.key, x.label, x.formula, x.value, x.unit] for x in lines)
     else:
         tr, marks = trace(cfg, dtype), recipe_rows(cfg)
-        modern = () if cfg.gpt2_recipe else (RECIPE_ONLY,)  # GPT-2's recipe: the lesson's columns only
         w.writerow(["name", "symbolic", "shape", "numel", "nbytes", "view", "saved", "block", "repeat", "label",
-                    *modern])
+                    *([] if cfg.gpt2_recipe else [RECIPE_ONLY])])
         for r in (tr.expanded() if expand else tr.rows):
             w.writerow([r.name, r.symbolic, "x".join(map(str, r.shape)), r.numel, r.nbytes, int(r.view), int(r.saved),
                         "" if r.block is None else r.block, r.repeat, r.label,
-                        *(int(marks.marked(r.local)) for _ in modern)])
+                        *map(int, _recipe_field(cfg, marks, r).values())])
     return buf.getvalue()
+
+
+def _recipe_field(cfg: Config, marks: RecipeRows, row: Row) -> dict[str, bool]:
+    """{RECIPE_ONLY: is the row only in this recipe} for the modern recipe; {} for GPT-2's (the lesson's columns)."""
+    return {} if cfg.gpt2_recipe else {RECIPE_ONLY: marks.marked(row.local)}
 
 
 def as_json(cfg: Config, dtype: str = "fp32", expand: bool = False) -> str:
     """Everything as one JSON document: config, rows, activation bytes and the budget."""
     tr, b, marks = trace(cfg, dtype), budget(cfg), recipe_rows(cfg)
-    only = {} if cfg.gpt2_recipe else {RECIPE_ONLY: False}  # GPT-2's recipe: no such field
     doc = {
         "config": config_dict(cfg),
         "dtype": dtype,
-        "rows": [{**asdict(r), "shape": list(r.shape), **{k: marks.marked(r.local) for k in only}}
+        "rows": [{**asdict(r), "shape": list(r.shape), **_recipe_field(cfg, marks, r)}
                  for r in (tr.expanded() if expand else tr.rows)],
         **({} if cfg.gpt2_recipe else {"recipe_rows": {"legend": list(marks.legend),
                                                        "gone": [{"name": n, "label": x} for n, x in marks.gone]}}),
