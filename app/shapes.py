@@ -183,9 +183,10 @@ def table_parts(rows: list[ShapeRow], dtype: str, scale: str, memory: list[dict[
     return TableParts(template, tuple(w.values), tuple(w.raw))
 
 
-def render_table(rows: list[ShapeRow], dtype: str, scale: str, memory: list[dict[str, str]]) -> str:
+def render_table(rows: list[ShapeRow], dtype: str, scale: str, memory: list[dict[str, str]],
+                 legend: tuple[str, ...] = ()) -> str:
     """The view as one HTML string (what the page shows; `table_parts` splits it for patching)."""
-    return table_parts(rows, dtype, scale, memory).html
+    return table_parts(rows, dtype, scale, memory, legend).html
 
 
 @functools.lru_cache(maxsize=128)

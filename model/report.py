@@ -16,7 +16,7 @@ from .budgeting import budget
 from .config import Config, config_dict
 from .figures import Line
 from .memory import kv_cache_lines
-from .recipe_rows import MARK, RecipeRows, recipe_rows
+from .recipe_rows import MARK, NONE, RecipeRows, recipe_rows
 from .tracing import Row, Trace, trace
 
 
@@ -78,7 +78,7 @@ def _display_rows(tr: Trace, expand: bool) -> list[Row | str]:
     return out
 
 
-def _cells(row: Row, expand: bool, marks: RecipeRows) -> list[str]:
+def _cells(row: Row, expand: bool, marks: RecipeRows = NONE) -> list[str]:
     """A row's cells; its name carries `MARK` where the row exists only in this recipe (`model.recipe_rows`)."""
     name = row.name if row.block is None else "  " + (row.name if expand else row.local)
     name += f" {MARK}" if marks.marked(row.local) else ""

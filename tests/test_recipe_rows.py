@@ -118,3 +118,9 @@ def test_the_live_table_marks_the_same_rows_and_shows_the_legend():
     assert page.count(f" {MARKED}</b>") == len(recipe_rows(cfg).only)
     assert "only in the GPT-2 twin&#x27;s pass, not in this one: wpe" in page
     assert "mk" not in table_at(PRESETS["gpt2-small"], "fp32", False).html
+
+
+def test_the_notebook_table_marks_the_same_rows():
+    markup = trace(PRESETS["llama3-8b"])._repr_html_()
+    assert markup.count(MARK) == len(recipe_rows(PRESETS["llama3-8b"]).only) + 1  # the rows and the legend
+    assert "not in this one: wpe" in markup and MARK not in trace(PRESETS["gpt2-small"])._repr_html_()
