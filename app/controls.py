@@ -27,9 +27,11 @@ import param
 from panel.custom import JSComponent
 
 from model import FIELD_DOCS, divisors
-from model.config import FIELDS, INT_FIELDS
+from model.config import CHOICES, FIELDS, INT_FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS
+from model.families import QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, menu_groups
 
 from .controls_esm import CONTROLS_ESM
+
 from .state import CUSTOM, ExplorerState, preset_labels
 from .styles import ACCENT, BASE, MUTED, RULE, STATUS_CSS
 from .words import SHORT, rules_line, slider_range
@@ -43,7 +45,7 @@ CONTROLS_CSS = BASE + STATUS_CSS + f"""
 .controls {{ display: flex; flex-direction: column; }}
 .preset-row {{ display: flex; align-items: center; gap: 8px; margin: 0 0 6px 0; }}
 .preset-row b {{ font-weight: 600; }}
-.preset select {{ width: 250px; height: 31px; font: inherit; font-size: 14px; border: 1px solid #d1d5db;
+.preset select, .recipe select {{ width: 250px; height: 31px; font: inherit; font-size: 14px; border: 1px solid #d1d5db;
   border-radius: 4px; padding: 0 6px; background: #fff; color: inherit; }}
 .fields {{ display: flex; flex-wrap: wrap; }}
 .control {{ flex: 1 1 154px; max-width: 224px; margin: 0 6px 2px 0; min-width: 0; }}
@@ -54,7 +56,7 @@ CONTROLS_CSS = BASE + STATUS_CSS + f"""
 .box input {{ width: 82px; height: 31px; box-sizing: border-box; margin: 2px 0 0 4px; text-align: right;
   font: inherit; font-size: 14px; font-variant-numeric: tabular-nums; border: 1px solid #d1d5db;
   border-radius: 4px; padding: 0 4px; color: inherit; }}
-.box input:focus, .preset select:focus {{ outline: 2px solid {ACCENT}; outline-offset: -1px; }}
+.box input:focus, .preset select:focus, .recipe select:focus {{ outline: 2px solid {ACCENT}; outline-offset: -1px; }}
 .slider {{ margin: 10px 16px 10px 16px; touch-action: none; cursor: pointer; }}
 .slider .track {{ position: relative; height: 8px; border-radius: 4px; background: #e9ebef;
   border: 1px solid #d3d6dc; box-sizing: border-box; }}
@@ -71,6 +73,13 @@ details.advanced > summary::before {{ content: "›"; display: inline-block; mar
   transition: transform 0.1s; }}
 details.advanced[open] > summary::before {{ transform: rotate(90deg); }}
 details.advanced .fields {{ padding: 8px 8px 4px 8px; }}
+.switches {{ display: flex; flex-wrap: wrap; align-items: flex-end; gap: 4px 10px; margin: 0 0 6px 0; }}
+.switch {{ display: flex; flex-direction: column; gap: 2px; }}
+.switch select {{ height: 31px; font: inherit; font-size: 14px; border: 1px solid #d1d5db; border-radius: 4px;
+  padding: 0 4px; background: #fff; color: inherit; }}
+.switch select:focus {{ outline: 2px solid {ACCENT}; outline-offset: -1px; }}
+.switch.size .box input {{ margin-left: 0; }}
+.switches .check {{ margin: 0 0 6px 0; }}
 .check {{ display: flex; align-items: center; gap: 6px; margin: 18px 8px 0 8px; font-size: 14px; }}
 .status-line {{ margin: 2px 0 0 0; }}
 .status-line .muted {{ color: {MUTED}; }}
@@ -101,11 +110,13 @@ def status_html(state: ExplorerState) -> str:
 
 def controls_view(state: ExplorerState, ack: int = 0) -> dict:
     """Everything the controls show for `state` (data, no markup but the status line); `ack` is the count of
-    the page's inputs answered so far."""
+    the page's inputs answered so far. The recipe's sizes show the values in use (d_ff = 4d for GELU)."""
     labels = {v: k for k, v in preset_labels().items()}
     return {"fields": {f: _field_view(state, f) for f in INT_FIELDS},
-            "checks": {f: bool(getattr(state, f)) for f in FIELDS if f not in INT_FIELDS},
-            "preset": labels[state.preset], "status": status_html(state), "ack": ack}
+            "checks": {f: bool(getattr(state, f)) for f in (*FIELDS, "qk_norm") if f not in INT_FIELDS},
+            "preset": labels[state.preset], "status": status_html(state), "ack": ack,
+            "recipe": state.recipe, "switches": {k: getattr(state, k) for k in CHOICES},
+            "sizes": {sym: getattr(state.config, sym) for sym in OPTIONAL_SYMBOLS.values()}}
 
 
 def controls_spec(show: list[str]) -> dict:
@@ -117,7 +128,18 @@ def controls_spec(show: list[str]) -> dict:
     return {"main": [field(f) for f in shown if f not in ADVANCED],
             "advanced": [field(f) for f in shown if f in ADVANCED],
             "checks": [{"name": f, "label": CHECKBOX_LABELS[f]} for f in FIELDS if f not in INT_FIELDS and f in show],
-            "advanced_title": ADVANCED_TITLE, "preset": "preset" in show, "presets": list(preset_labels())}
+            "advanced_title": ADVANCED_TITLE, "preset": "preset" in show, "presets": list(preset_labels()),
+            "groups": menu_groups(), **recipe_spec(show)}  # the presets by family (model.families)
+
+
+def recipe_spec(show: list[str]) -> dict:
+    """The recipe's controls among `show` (URL and embed names): the recipe choice, each switch with its choices,
+    the sizes d_ff, h_kv and d_head as number boxes, and QK-norm; `model.families` names every choice."""
+    return {"recipe": [[k, v] for k, v in RECIPE_LABELS.items()] if "recipe" in show else None,
+            "switches": [{"name": k, "doc": f"{k}: {RECIPE_DOCS[k]}", "options": list(SWITCH_LABELS[k].items())}
+                         for k in CHOICES if k in show],
+            "sizes": [{"name": sym, "doc": f"{sym}: {RECIPE_DOCS[f]}"} for f, sym in OPTIONAL_SYMBOLS.items() if sym in show],
+            "qk": {"name": "qk_norm", "label": QK_NORM_LABEL, "doc": RECIPE_DOCS["qk_norm"]} if "qk_norm" in show else None}
 
 
 class ControlsPanel(JSComponent):  # the page names its element after the class: "controls-panel"
@@ -143,7 +165,7 @@ class Controls(pn.viewable.Viewer):
         self.card = ControlsPanel(spec=controls_spec(self.show), view=controls_view(self.state),
                                  sizing_mode="stretch_width", margin=0)
         self.card.param.watch(self._asked, ["asked"])
-        self.state.param.watch(self._push, [*FIELDS, "preset", "notices", "config"])
+        self.state.param.watch(self._push, [*FIELDS, "preset", "recipe", "notices", "config"])
 
     @property
     def view(self) -> dict:
@@ -165,18 +187,25 @@ class Controls(pn.viewable.Viewer):
                     self.ask(name, value)
 
     def ask(self, name: str, value: object) -> None:
-        """Apply one input from the page: a field's value (a box sends its text), a switch, or a preset's label.
-        A rejected, empty or unreadable value shows the state's value again."""
+        """Apply one input from the page: a field's value (a box sends its text), a checkbox, a preset's label, the
+        recipe, a switch's choice, or a size d_ff / h_kv / d_head. A rejected, empty or unreadable value shows the
+        state's value again."""
+        fields = {sym: f for f, sym in OPTIONAL_SYMBOLS.items()}
         if name == "preset":
             chosen = preset_labels().get(value) if isinstance(value, str) else None
             if chosen is not None and chosen != CUSTOM:  # "custom" describes a state, it is not something to apply
                 self.state.preset = chosen
-        elif name in FIELDS and name not in INT_FIELDS:
+        elif name == "recipe":
+            if value in RECIPE_LABELS and value != "custom":  # "custom" too describes a state
+                self.state.recipe = value
+        elif name in CHOICES:
+            self.state.set_field(name, value)  # a choice it does not know gets a notice
+        elif name in (*FIELDS, "qk_norm") and name not in INT_FIELDS:
             self.state.set_field(name, bool(value))
-        elif name in INT_FIELDS:
+        elif name in INT_FIELDS or name in fields:
             number = _whole(value)
             if number is not None:
-                self.state.set_field(name, number)
+                self.state.set_field(fields.get(name, name), number)
         self._push()
 
     def __panel__(self) -> pn.viewable.Viewable:

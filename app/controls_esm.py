@@ -1,7 +1,8 @@
 """The controls card's browser side (an ESM module for `pn.custom.JSComponent`), kept apart from app/controls.py.
 
-It draws the preset picker, a label, number box and slider per field of `spec`, the advanced fold and the status
-line, and writes `view` into them. Sliders follow the keyboard as Panel's did (arrows one step, PageUp/PageDown
+It draws the preset picker, a label, number box and slider per field of `spec`, the recipe choice with each
+change as its own switch (a select per switch, a number box per size d_ff / h_kv / d_head, QK-norm's checkbox), the
+advanced fold and the status line, and writes `view` into them. Sliders follow the keyboard as Panel's did (arrows one step, PageUp/PageDown
 five, Home/End the ends) and the pointer (drag or click on the track); each input goes to the server in
 `model.asked`, the list of inputs it has not yet answered, each `[count, name, value]` (at most one per animation
 frame while dragging; consecutive inputs to one field keep only the latest). The whole list travels every time
@@ -39,9 +40,22 @@ export function render({ model, el }) {
   let markup = "";
   if (spec.preset) {
     markup += `<div class="preset-row"><b>Preset</b><div class="preset"><select>${
-      spec.presets.map((p) => `<option>${esc(p)}</option>`).join("")}</select></div></div>`;
+      Object.entries(spec.groups).map(([family, labels]) => `<optgroup label="${esc(family)}">${
+        labels.map((p) => `<option>${esc(p)}</option>`).join("")}</optgroup>`).join("")}</select></div></div>`;
   }
   if (spec.main.length) markup += `<div class="fields">${spec.main.map(fieldHtml).join("")}</div>`;
+  if (spec.recipe) {
+    markup += `<div class="preset-row recipe-row"><b>Recipe</b><div class="recipe"><select aria-label="recipe">${
+      spec.recipe.map(([k, label]) => `<option value="${esc(k)}">${esc(label)}</option>`).join("")}</select></div></div>`;
+  }
+  if (spec.switches.length || spec.sizes.length || spec.qk) {
+    markup += `<div class="switches">${spec.switches.map((w) => `<label class="switch switch-${w.name}" title="${esc(w.doc)}">
+      <span class="name muted">${esc(w.name)}</span><select aria-label="${esc(w.name)}">${w.options.map(([v, label]) =>
+      `<option value="${esc(v)}">${esc(label)}</option>`).join("")}</select></label>`).join("")}${
+      spec.sizes.map((z) => `<label class="switch size" title="${esc(z.doc)}"><span class="sym">${esc(z.name)}</span>
+      <div class="box recipe-${z.name}"><input type="number" step="1" aria-label="${esc(z.name)}"></div></label>`).join("")}${
+      spec.qk ? `<label class="check check-${spec.qk.name}" title="${esc(spec.qk.doc)}"><input type="checkbox">${esc(spec.qk.label)}</label>` : ""}</div>`;
+  }
   if (spec.advanced.length || spec.checks.length) {
     markup += `<details class="advanced"><summary>${esc(spec.advanced_title)}</summary><div class="fields">${
       spec.advanced.map(fieldHtml).join("")}${spec.checks.map((c) =>
@@ -53,11 +67,38 @@ export function render({ model, el }) {
   const status = root.querySelector(".status-line");
   const preset = root.querySelector(".preset select");
   if (preset) preset.addEventListener("change", () => send("preset", preset.value));
-  for (const c of spec.checks) {
+  for (const c of [...spec.checks, ...(spec.qk ? [spec.qk] : [])]) {
     const box = root.querySelector(`.check-${c.name} input`);
     box.addEventListener("change", () => send(c.name, box.checked));
     checks[c.name] = box;
   }
+  const selects = {};     // "recipe" and each switch -> its select
+  for (const name of [...(spec.recipe ? ["recipe"] : []), ...spec.switches.map((w) => w.name)]) {
+    const select = root.querySelector(name === "recipe" ? ".recipe select" : `.switch-${name} select`);
+    select.addEventListener("change", () => send(name, select.value));
+    selects[name] = select;
+  }
+  const typedBox = (name, box) => {  // a number box sends its text on Enter or when it loses focus
+    let typed = null;
+    const commit = () => {
+      const text = box.value.trim();
+      if (text === typed) return;
+      typed = text;
+      send(name, text);
+    };
+    box.addEventListener("keydown", (e) => { if (e.key === "Enter") commit(); });
+    box.addEventListener("change", commit);
+    box.addEventListener("focus", () => { typed = box.value.trim(); });
+  };
+  const sizes = {};       // d_ff, h_kv, d_head -> number box
+  for (const z of spec.sizes) {
+    sizes[z.name] = root.querySelector(`.recipe-${z.name} input`);
+    typedBox(z.name, sizes[z.name]);
+  }
+  const showNumber = (name, box, value) => {  // not over what the learner is typing, unless the server answered it
+    const text = String(value);
+    if (box.value !== text && (box !== box.getRootNode().activeElement || lastName === name)) box.value = text;
+  };
 
   const place = (f) => {  // the handle and the filled part at the field's position
     const {start, end} = f.range;
@@ -123,16 +164,7 @@ export function render({ model, el }) {
       f.slider.addEventListener("pointerup", stop);
       f.slider.addEventListener("pointercancel", stop);
     });
-    let typed = null;
-    const commit = () => {
-      const text = f.box.value.trim();
-      if (text === typed) return;
-      typed = text;
-      send(f.name, text);
-    };
-    f.box.addEventListener("keydown", (e) => { if (e.key === "Enter") commit(); });
-    f.box.addEventListener("change", commit);
-    f.box.addEventListener("focus", () => { typed = f.box.value.trim(); });
+    typedBox(f.name, f.box);
   }
 
   const apply = () => {
@@ -148,8 +180,12 @@ export function render({ model, el }) {
       f.slider.classList.toggle("disabled", s.disabled);
       f.handle.setAttribute("aria-disabled", String(s.disabled));
       place(f);
-      const text = String(s.value);
-      if (f.box.value !== text && (f.box !== f.box.getRootNode().activeElement || lastName === f.name)) f.box.value = text;
+      showNumber(f.name, f.box, s.value);
+    }
+    for (const [name, box] of Object.entries(sizes)) showNumber(name, box, v.sizes[name]);
+    for (const [name, select] of Object.entries(selects)) {
+      const want = name === "recipe" ? v.recipe : v.switches[name];
+      if (select.value !== want) select.value = want;
     }
     for (const [name, box] of Object.entries(checks)) box.checked = v.checks[name];
     if (preset && preset.value !== v.preset) preset.value = v.preset;

@@ -25,6 +25,7 @@ from .layout import wrap
 from .lazy import Deferred
 from .controls import Controls
 from .query import PANELS, Query, ViewOptions, parse_query, query_from_arguments, to_query
+from .recipe_view import RecipeView
 from .shapes import ShapesTable
 from .share import DEFAULT_BASE, ShareView, base_url
 from .state import ExplorerState
@@ -32,9 +33,10 @@ from .styles import BASE, CARD_STYLES, FONT, INK, MUTED, PAGE, T2
 from .tokens import TokensView
 from .training import TrainingView
 from .values import ValuesView
+from .words import TAGLINE
 
 TITLE = "Transformer Shapes"
-WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one GPT-2 forward pass and the parameter budget "
+WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one forward pass and the parameter budget "
               "follow. Try T first (watch the orange rows), then d and h.")
 # Written 250 ms after the last change: history.replaceState is a synchronous call into the browser
 # (~10 ms of the page's main thread in Chromium), too slow for every step of a drag.
@@ -103,6 +105,10 @@ class Explorer(pn.viewable.Viewer):
         # real values cost a forward pass: closed on the full page, open where a link asks for the panel by name
         self.values = ValuesView(state=self.state, collapsed=panels == PANELS) if "values" in panels else None
         self.controls = Controls(state=self.state, show=list(self.options.controls))
+        # the modern recipe's fold: open where the model is not GPT-2's recipe or a link names the panel; closed,
+        # it builds and computes nothing (app.recipe_view)
+        closed = self.state.config.gpt2_recipe and panels == PANELS
+        self.recipe = RecipeView(state=self.state, collapsed=closed) if "changes" in panels else None
         self._url = pn.widgets.TextInput(value="", visible=False, css_classes=["url-sync"])
         self._url.jscallback(value=REPLACE_URL_JS)
         self.state.param.watch(self._sync_url, ["config", "dtype", "expanded", "train"])
@@ -183,7 +189,7 @@ class Explorer(pn.viewable.Viewer):
         return pn.Column(*objects, styles=CARD_STYLES, sizing_mode="stretch_width", margin=0, **kwargs)
 
     def _header(self) -> pn.viewable.Viewable:
-        return pn.pane.HTML(f'<h1>{TITLE}<span class="tag">a GPT-2 forward pass, shape by shape</span></h1>'
+        return pn.pane.HTML(f'<h1>{TITLE}<span class="tag">{TAGLINE}</span></h1>'
                             f'<p class="what">{html.escape(WHAT_TO_DO)}</p>',
                             stylesheets=[HEADER_CSS], sizing_mode="stretch_width", margin=(0, 0, 2, 0))
 
@@ -224,6 +230,7 @@ class Explorer(pn.viewable.Viewer):
         page_styles = {"font-family": FONT, "color": INK, "gap": "12px", "box-sizing": "border-box",
                        "padding": "4px" if embed else "16px 18px 28px 18px", "max-width": "1360px",
                        "margin": "0 auto", "background": "transparent" if embed else PAGE}
-        below = [self._deferred("training", "The training run's card")] if "training" in self.options.panels else []
+        below = [self._card(self.recipe, css_classes=["changes-card"])] if self.recipe else []  # switches and buys
+        below += [self._deferred("training", "The training run's card")] if "training" in self.options.panels else []
         return pn.Column(*top, main, *below, self._url, sizing_mode="stretch_width", styles=page_styles,
                          stylesheets=[PAGE_CSS], css_classes=["explorer", "embed" if embed else "full"])

@@ -28,17 +28,22 @@ from dataclasses import dataclass, field, fields as dc_fields
 from urllib.parse import parse_qsl, urlencode
 
 from model import BOUNDS, DTYPES, PRESETS, Config
-from model.config import DEFAULT_PRESET, FIELDS, GPT2_RECIPE_PRESETS
+from model.config import CHOICES, DEFAULT_PRESET, DEFAULTS, FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS
+from model.families import RECIPE_LABELS, recipe_fields
 from model.rules import settle
 from model.training import TrainSetup
 
 from .train_query import TRAIN_KEYS, settle_train, train_items
 
 DEFAULT_CONFIG = PRESETS[DEFAULT_PRESET]  # GPT-2 small at B = 8, T = 1,024
-CONTROLS = ("preset", "B", "T", "d", "h", "L", "V", "T_max", "tie")  # what `controls=` may list
-PANELS = ("shapes", "budget", "tokens", "values", "training")  # what `panels=` may list
+# The modern recipe's URL keys (issue 15): the switches by their field names, the sizes by their symbols, and
+# `recipe` (gpt2 or modern: sets every switch, as the page's recipe choice does; keys given with it override it).
+RECIPE_KEYS = ("recipe", "norm", "positions", "mlp", "d_ff", "h_kv", "d_head", "bias", "qk_norm")
+CONTROLS = ("preset", "B", "T", "d", "h", "L", "V", "T_max", "tie", *RECIPE_KEYS)  # what `controls=` may list
+PANELS = ("shapes", "budget", "changes", "tokens", "values", "training")  # what `panels=` may list
 OPTION_KEYS = ("preset", "dtype", "expanded", "embed", "controls", "panels")
-KEYS = FIELDS + OPTION_KEYS + TRAIN_KEYS
+KEYS = FIELDS + RECIPE_KEYS + OPTION_KEYS + TRAIN_KEYS
+FIELD_OF = {symbol: name for name, symbol in OPTIONAL_SYMBOLS.items()}  # "d_ff" -> "ff_dim"
 MAX_QUERY_CHARS = 2_000  # longer queries are cut: no link needs more, and a hostile one costs nothing
 MAX_VALUE_CHARS = 40  # longer values are rejected before any parsing
 MAX_NOTICES = 8
@@ -215,12 +220,12 @@ def parse_query(search: str | None) -> Query:
     base = DEFAULT_CONFIG
     if "preset" in values:
         name = values["preset"].strip().lower()
-        if name in GPT2_RECIPE_PRESETS:  # the page shows the 2019 recipe only (the modern one: issue 15)
+        if name in PRESETS:
             base = PRESETS[name]
         else:
-            notes.append(f'preset="{show(values["preset"])}" is unknown; presets: {", ".join(GPT2_RECIPE_PRESETS)}; '
+            notes.append(f'preset="{show(values["preset"])}" is unknown; presets: {", ".join(PRESETS)}; '
                          f"using {DEFAULT_PRESET}")
-    asked: dict[str, int | bool] = {k: getattr(base, k) for k in FIELDS}
+    asked: dict[str, object] = {k: getattr(base, k) for k in (*FIELDS, *RECIPE_FIELDS)}
     for key in FIELDS:
         if key not in values:
             continue
@@ -229,7 +234,12 @@ def parse_query(search: str | None) -> Query:
         else:
             asked[key], note = _int_value(key, values[key], getattr(base, key))
         notes += [note] if note else []
-    config, settled = settle(asked)
+    _recipe_values(values, asked, notes)
+    try:
+        config, settled = settle(asked)
+    except ValueError as e:  # a recipe no Config takes (an odd d with RoPE): the fields without the recipe
+        notes.append(f"{e}; showing GPT-2's recipe")
+        config, settled = settle({**asked, **DEFAULTS})
     notes += settled
     options = _options(values, notes)
     train, train_notes = settle_train({k: values[k] for k in TRAIN_KEYS if k in values})
@@ -239,16 +249,66 @@ def parse_query(search: str | None) -> Query:
     return Query(config=config, options=options, notices=tuple(notes), train=train)
 
 
+def _recipe_values(values: dict[str, str], asked: dict[str, object], notes: list[str]) -> None:
+    """The recipe keys of a query into `asked` (the recipe first, then each key given); a bad value keeps the
+    preset's and gets a notice."""
+    if "recipe" in values:
+        name = values["recipe"].strip().lower()
+        if name in ("gpt2", "modern"):
+            asked.update(recipe_fields(name, int(asked["h"])))
+        else:
+            notes.append(f'recipe="{show(values["recipe"])}" is not gpt2 or modern ({RECIPE_LABELS["gpt2"]}, '
+                         f'{RECIPE_LABELS["modern"]}); using the preset\'s')
+    for key in ("norm", "positions", "mlp", "bias"):
+        if key in values:
+            choice = values[key].strip().lower()
+            if choice in CHOICES[key]:
+                asked[key] = choice
+            else:
+                notes.append(f'{key}="{show(values[key])}" is not one of {", ".join(CHOICES[key])} '
+                             f'({RECIPE_DOCS[key]}); using {key}={asked[key]}')
+    if "qk_norm" in values:
+        asked["qk_norm"], note = _bool_value("qk_norm", values["qk_norm"], bool(asked["qk_norm"]), RECIPE_DOCS["qk_norm"])
+        notes += [note] if note else []
+    for symbol, name in FIELD_OF.items():
+        if symbol in values:
+            kept = asked[name]
+            if values[symbol].strip().lower() in ("", "default"):
+                asked[name] = None
+                continue
+            value, note = _int_value(symbol, values[symbol], -1)
+            if note:
+                notes.append(note.replace(f"using {symbol}=-1", f"using the recipe's default {symbol}" if kept is None
+                                          else f"using {symbol}={kept:,}"))
+            else:
+                asked[name] = value
+
+
 def parse_config(search: str | None) -> tuple[Config, list[str]]:
     """Just the configuration of a query and every notice about the query: (config, notices)."""
     q = parse_query(search)
     return q.config, list(q.notices)
 
 
+def recipe_items(config: Config) -> list[tuple[str, str]]:
+    """The recipe keys that differ from GPT-2's (none for GPT-2's recipe, so the lesson's links stay as they are)."""
+    items = []
+    for key in ("norm", "positions", "mlp", "bias"):
+        if getattr(config, key) != DEFAULTS[key]:
+            items.append((key, getattr(config, key)))
+    for symbol, name in FIELD_OF.items():
+        if getattr(config, name) is not None:
+            items.append((symbol, str(getattr(config, name))))
+    if config.qk_norm:
+        items.append(("qk_norm", "1"))
+    return items
+
+
 def to_query(config: Config, options: ViewOptions | None = None, train: TrainSetup | None = None) -> str:
     """The query that reproduces `config`, `options` and `train`: every Config field, the rest where not default."""
     options = options or ViewOptions()
     items: list[tuple[str, str]] = [(k, str(int(getattr(config, k)))) for k in FIELDS]
+    items += recipe_items(config)
     items += train_items(train) if train is not None else []
     default = ViewOptions()
     if options.dtype != default.dtype:

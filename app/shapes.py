@@ -20,6 +20,7 @@ from model import DTYPES, NOTATION, Config, Trace
 from model import units as fmt
 from model.config import FIELDS
 from model.memory import KORTHIKANTI_NOTE
+from model.recipe_rows import MARK, recipe_rows
 
 from .budget import lines_html, shown
 from .state import ExplorerState, bar_scale
@@ -44,14 +45,15 @@ class ShapeRow:
     in_block: bool = False
     view: bool = False  # shares an earlier tensor's storage: no new memory (model.Row.view)
     saved: bool = False  # kept by autograd for the backward pass (model.Row.saved)
+    only: bool = False  # not in the pass of the GPT-2 twin: only in this recipe (model.recipe_rows)
 
 
-def _tensor(row, scale: int, collapsed: bool) -> ShapeRow:
+def _tensor(row, scale: int, collapsed: bool, only: bool) -> ShapeRow:
     name = row.local if collapsed and row.block is not None else row.name
     return ShapeRow(kind="tensor", name=name, label=row.label, symbolic=row.symbolic, shape=fmt.shape(row.shape),
                     elements=fmt.thousands(row.numel), memory="view" if row.view else fmt.nbytes(row.nbytes),
                     bar=min(1.0, row.nbytes / scale) if scale else 0.0, quadratic=row.symbolic == QUADRATIC,
-                    in_block=row.block is not None, view=row.view, saved=row.saved)
+                    in_block=row.block is not None, view=row.view, saved=row.saved, only=only)
 
 
 def _group_heading(block: int | None, L: int, per_block: int) -> ShapeRow:
@@ -67,9 +69,10 @@ def shape_rows(trace: Trace, scale_bytes: int, expanded: bool = False) -> list[S
     up to MAX_LISTED_BLOCKS blocks and one line for the rest).
 
     `scale_bytes` is the memory of a full bar (the largest tensor at T = T_max keeps bars comparable as T moves).
-    A pass at T = 1 has no loss (no next token to predict); its place is kept with an "absent" row.
+    A pass at T = 1 has no loss (no next token to predict); its place is kept with an "absent" row. A row that its
+    GPT-2 twin's pass lacks is `only` (`model.recipe_rows`, computed once per recipe).
     """
-    L = trace.cfg.L
+    L, marks = trace.cfg.L, recipe_rows(trace.cfg)
     rows = trace.expanded() if expanded else trace.rows
     per_block = sum(1 for r in trace.rows if r.block is not None)
     out: list[ShapeRow] = []
@@ -84,7 +87,7 @@ def shape_rows(trace: Trace, scale_bytes: int, expanded: bool = False) -> list[S
         if row.block is not None and (row.block != previous_block):
             out.append(_group_heading(row.block if expanded else None, L, per_block))
         previous_block = row.block
-        out.append(_tensor(row, scale_bytes, collapsed=not expanded))
+        out.append(_tensor(row, scale_bytes, collapsed=not expanded, only=marks.marked(row.local)))
     if not any(r.name == "loss" for r in rows):
         out.append(ShapeRow(kind="absent", name="loss", label="none at T = 1: no next token to predict",
                             symbolic=NOTATION["loss"][0]))
@@ -93,12 +96,14 @@ def shape_rows(trace: Trace, scale_bytes: int, expanded: bool = False) -> list[S
 
 # Compact markup (the expanded listing of GPT-3 175B has 1,632 rows), as the exported page writes it (rowHtml
 # in app/export/page.js): row classes t tensor, k in a block, q (B, h, T, T), a absent, g block heading,
-# v view (memory "view": no new memory), sv saved for backward (a dot after the name); cell classes n tensor
+# v view (memory "view": no new memory), sv saved for backward (a dot after the name), r only in this recipe
+# (MARKED after the name, model.recipe_rows); cell classes n tensor
 # name (<b> name, <i> what it is, <u> lesson shape on phones), s lesson shape, c concrete shape, e elements,
 # m memory, b bar (<s> is the filled part). Every element that changes while a slider moves (concrete shape,
 # elements, memory, bar width, block headings, the scale, the memory lines' values) carries `data-v` (text)
 # or `data-h` (markup): the page receives the markup once, then only the list of those contents (TableSlots).
 SLOT = "\x00"  # where a changing value goes in the template; never in escaped text
+MARKED = f'<em class="mk">{MARK}</em>'  # a row's mark and the legend's, in the recipe's colour
 _LINE_VALUE = re.compile(r'<td class="v">(.*?)</td>')  # a value cell of app.budget.lines_html
 
 
@@ -124,12 +129,13 @@ def _tr(r: ShapeRow, w: _Writer) -> str:
         return f'<tr class="g"><td colspan="6">{w.slot("b", r.name)} {w.slot("i", r.label)}</td></tr>'
     classes = " ".join(c for c in ("t", "k" if r.in_block else "", "q" if r.quadratic else "",
                                    "a" if r.kind == "absent" else "", "v" if r.view else "",
-                                   "sv" if r.saved else "") if c)
+                                   "sv" if r.saved else "", "r" if r.only else "") if c)
+    mark = f" {MARKED}" if r.only else ""
     shape = w.slot("td", r.shape or "—", ' class="c"')
     elements = w.slot("td", r.elements or "—", ' class="e"')
     memory = w.slot("td", r.memory or "—", ' class="m"')
     bar = w.slot("s", f"{100 * r.bar:.1f}%")
-    return (f'<tr class="{classes}"><td class="n"><b>{e(r.name)}</b><i>{e(r.label)}</i><u>{e(r.symbolic)}</u></td>'
+    return (f'<tr class="{classes}"><td class="n"><b>{e(r.name)}{mark}</b><i>{e(r.label)}</i><u>{e(r.symbolic)}</u></td>'
             f'<td class="s">{e(r.symbolic)}</td>{shape}{elements}{memory}<td class="b">{bar}</td></tr>')
 
 
@@ -150,15 +156,22 @@ class TableParts:
         return "".join(out)
 
 
-def table_parts(rows: list[ShapeRow], dtype: str, scale: str, memory: list[dict[str, str]]) -> TableParts:
-    """The table (fixed column widths, one row per ShapeRow), the legend, and the memory lines (new memory,
-    views excluded; saved for backward; the 16-bit estimate), as the exported page lays them out."""
+def recipe_legend_html(legend: tuple[str, ...] | list[str]) -> str:
+    """`model.recipe_rows`' legend lines under the table, their MARK as the rows show it ("" for GPT-2's recipe)."""
+    return "".join(f'<p class="legend muted">{html.escape(x).replace(MARK, MARKED, 1)}</p>' for x in legend)
+
+
+def table_parts(rows: list[ShapeRow], dtype: str, scale: str, memory: list[dict[str, str]],
+                legend: tuple[str, ...] = ()) -> TableParts:
+    """The table (fixed column widths, one row per ShapeRow), the recipe's `legend` (`model.recipe_rows`), the
+    legend of bars, views and dots, and the memory lines (new memory, views excluded; saved for backward; the
+    16-bit estimate), as the exported page lays them out."""
     e = html.escape
     w = _Writer()
     body = "".join(_tr(r, w) for r in rows)
-    legend = (f'<p class="legend muted">bars: share of {w.slot("span", scale)}, the largest tensor at T = T_max, so '
-              f'they grow as T does. <b>view</b>: shares an earlier tensor\'s storage (no new memory). '
-              f'<span class="dot">●</span> kept for the backward pass.</p>')
+    bars = (f'<p class="legend muted">bars: share of {w.slot("span", scale)}, the largest tensor at T = T_max, so '
+            f'they grow as T does. <b>view</b>: shares an earlier tensor\'s storage (no new memory). '
+            f'<span class="dot">●</span> kept for the backward pass.</p>')
     lines = _LINE_VALUE.sub(lambda m: w.slot("td", m.group(1), ' class="v"', raw=True), lines_html(memory))
     note = (f'<p class="note muted">{e(KORTHIKANTI_NOTE)}</p>'
             if any(x["key"] == "memory/korthikanti" for x in memory) else "")
@@ -166,13 +179,14 @@ def table_parts(rows: list[ShapeRow], dtype: str, scale: str, memory: list[dict[
                 f'<th class="c">shape now</th><th class="e">elements</th>'
                 f'<th class="m" title="bytes at {e(dtype)}">memory</th>'
                 f'<th class="b" title="share of the largest tensor at T = T_max">size</th></tr></thead>'
-                f'<tbody>{body}</tbody></table>{legend}{lines}{note}')
+                f'<tbody>{body}</tbody></table>{recipe_legend_html(legend)}{bars}{lines}{note}')
     return TableParts(template, tuple(w.values), tuple(w.raw))
 
 
-def render_table(rows: list[ShapeRow], dtype: str, scale: str, memory: list[dict[str, str]]) -> str:
+def render_table(rows: list[ShapeRow], dtype: str, scale: str, memory: list[dict[str, str]],
+                 legend: tuple[str, ...] = ()) -> str:
     """The view as one HTML string (what the page shows; `table_parts` splits it for patching)."""
-    return table_parts(rows, dtype, scale, memory).html
+    return table_parts(rows, dtype, scale, memory, legend).html
 
 
 @functools.lru_cache(maxsize=128)
@@ -181,7 +195,8 @@ def table_at(cfg: Config, dtype: str, expanded: bool) -> TableParts:
     a value costs a dictionary look-up)."""
     trace = model.trace(cfg, dtype)
     scale = bar_scale(trace)
-    return table_parts(shape_rows(trace, scale, expanded), dtype, fmt.nbytes(scale), [shown(x) for x in trace.lines])
+    return table_parts(shape_rows(trace, scale, expanded), dtype, fmt.nbytes(scale), [shown(x) for x in trace.lines],
+                       recipe_rows(cfg).legend)
 
 
 SHAPES_TITLE = "One forward pass, tensor by tensor"

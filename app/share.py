@@ -13,15 +13,16 @@ import param
 from model import Config
 from model.training import TrainSetup
 
-from .query import CONTROLS, PANELS, ViewOptions, to_query
+from .query import CONTROLS, PANELS, RECIPE_KEYS, ViewOptions, to_query
 from .state import ExplorerState
 from .styles import BASE
+from .words import TAGLINE
 
 DEFAULT_BASE = "http://localhost:5006/explorer"
 # Starting iframe heights in px, for a course page's column (~700-900 px wide: the panels stack)
-HEIGHTS = {"few controls": 130, "many controls": 270, "shapes": 1040, "budget": 590, "tokens": 360,
+HEIGHTS = {"few controls": 130, "many controls": 270, "few recipe controls": 70, "recipe controls": 165, "shapes": 1040, "budget": 590, "tokens": 360,
            "values": 1900, "values closed": 60,  # values: open when a link names it, closed among all panels
-           "training": 1500}
+           "training": 1500, "changes": 900, "changes closed": 60}  # changes: closed like values on the full page
 
 # `box` is the text widget to copy; Panel passes the clicked button as `source`.
 COPY_JS = """
@@ -52,17 +53,21 @@ def page_link(base: str, config: Config, options: ViewOptions, train: TrainSetup
 
 def embed_height(options: ViewOptions) -> int:
     """A starting iframe height for the chosen controls and panels, stacked as in a course page's column."""
-    fields = [c for c in options.controls if c not in ("preset", "T_max", "tie")]  # one row holds about four
-    controls = 0 if not options.controls else HEIGHTS["few controls" if len(fields) <= 4 and len(options.controls) == len(fields) else "many controls"]
+    recipe = [c for c in options.controls if c in RECIPE_KEYS]  # the recipe's row and its switches' row
+    sized = [c for c in options.controls if c not in recipe]
+    fields = [c for c in sized if c not in ("preset", "T_max", "tie")]  # one row holds about four
+    controls = 0 if not sized else HEIGHTS["few controls" if len(fields) <= 4 and len(sized) == len(fields) else "many controls"]
+    if recipe:
+        controls += HEIGHTS["few recipe controls" if len(recipe) <= 3 and "recipe" not in recipe else "recipe controls"]
     closed = options.panels == PANELS  # the values card starts closed on the full set of panels (app.page)
-    return controls + sum(HEIGHTS["values closed" if p == "values" and closed else p] for p in options.panels)
+    return controls + sum(HEIGHTS[f"{p} closed" if p in ("values", "changes") and closed else p] for p in options.panels)
 
 
 def embed_code(base: str, config: Config, options: ViewOptions, train: TrainSetup | None = None) -> str:
     """`<iframe>` markup showing this configuration in embed mode with the chosen controls and panels."""
     options = replace(options, embed=True)
     src = page_link(base, config, options, train).replace('"', "%22").replace("<", "%3C").replace(">", "%3E")
-    return (f'<iframe src="{src}" title="Transformer Shapes: a GPT-2 forward pass, shape by shape" '
+    return (f'<iframe src="{src}" title="Transformer Shapes: {TAGLINE}" '
             f'width="100%" height="{embed_height(options)}" style="border: 0;" loading="lazy"></iframe>')
 
 

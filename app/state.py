@@ -16,8 +16,9 @@ import param
 import model
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Budget, Config, Trace
 from model import notation, tokenizer
-from model.config import FIELDS, GPT2_RECIPE_PRESETS
-from model.rules import CUSTOM, PRESET_SETS, out_of_range, preset_labels, preset_of, settle
+from model.config import CHOICES, FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS
+from model.families import RECIPE_LABELS, preset_labels, recipe_fields, recipe_of
+from model.rules import CUSTOM, PRESET_SETS, out_of_range, preset_of, settle
 from model.training import Plan, TrainSetup, plan
 
 from .query import DEFAULT_CONFIG
@@ -60,8 +61,19 @@ class ExplorerState(param.Parameterized):
     V = _field("V")
     T_max = _field("T_max")
     tie = param.Boolean(default=True, doc="output head tied to the token table W_te, as GPT-2 (untied adds V·d parameters)")
-    preset = param.Selector(default="gpt2-small", objects=[*GPT2_RECIPE_PRESETS, CUSTOM],
-                            doc="the named model the fields match; choosing one sets T, d, h, L, V, T_max, tie")
+    norm = param.Selector(default="layernorm", objects=list(CHOICES["norm"]), doc=RECIPE_DOCS["norm"])
+    positions = param.Selector(default="learned", objects=list(CHOICES["positions"]), doc=RECIPE_DOCS["positions"])
+    mlp = param.Selector(default="gelu", objects=list(CHOICES["mlp"]), doc=RECIPE_DOCS["mlp"])
+    ff_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_ff"], doc=RECIPE_DOCS["ff_dim"])
+    kv_heads = param.Integer(default=None, allow_None=True, bounds=BOUNDS["h_kv"], doc=RECIPE_DOCS["kv_heads"])
+    head_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_head"], doc=RECIPE_DOCS["head_dim"])
+    bias = param.Selector(default="all", objects=list(CHOICES["bias"]), doc=RECIPE_DOCS["bias"])
+    qk_norm = param.Boolean(default=False, doc=RECIPE_DOCS["qk_norm"])
+    recipe = param.Selector(default="gpt2", objects=list(RECIPE_LABELS), doc="GPT-2 (2019), the modern recipe "
+                            "(Llama-3 style) or custom; choosing gpt2 or modern sets every switch")
+    preset = param.Selector(default="gpt2-small", objects=[*PRESETS, CUSTOM],
+                            doc="the named model the fields match; choosing one sets T, d, h, L, V, T_max, tie and "
+                                "the recipe")
     dtype = param.Selector(default="fp32", objects=list(DTYPES), doc="bytes per floating-point element in the table")
     expanded = param.Boolean(default=False, doc="list every block instead of one group repeated × L")
     text = param.String(default=SAMPLE_TEXT, doc="text split into GPT-2 tokens")
@@ -73,24 +85,42 @@ class ExplorerState(param.Parameterized):
 
     def __init__(self, config: Config | None = None, **params) -> None:
         config = config or DEFAULT_CONFIG
-        fields = {k: getattr(config, k) for k in FIELDS}
-        super().__init__(**{**fields, "config": config, "preset": preset_of(config), **params})
-        self._asked: dict[str, int | bool] = {k: getattr(self, k) for k in FIELDS}
+        fields = {k: getattr(config, k) for k in (*FIELDS, *RECIPE_FIELDS)}
+        super().__init__(**{**fields, "config": config, "preset": preset_of(config), "recipe": recipe_of(config),
+                            **params})
+        self._asked: dict[str, object] = {k: getattr(self, k) for k in (*FIELDS, *RECIPE_FIELDS)}
         self._settling = False
         self._settle()
-        self.param.watch(self._on_fields, list(FIELDS))
+        self.param.watch(self._on_fields, [*FIELDS, *RECIPE_FIELDS])
         self.param.watch(self._on_preset, ["preset"])
+        self.param.watch(self._on_recipe, ["recipe"])
 
     # --- writing ---------------------------------------------------------------------------------------------
     def apply(self, config: Config) -> None:
         """Show exactly `config` (every field, B included), as a link or a test would."""
-        self._asked = {k: getattr(config, k) for k in FIELDS}
+        self._asked = {k: getattr(config, k) for k in (*FIELDS, *RECIPE_FIELDS)}
         self._settle()
 
     def set_field(self, name: str, value: object) -> bool:
         """Set a field from raw widget input; a value outside model.BOUNDS is rejected with a notice. True if taken."""
-        if name == "tie":
-            self._asked["tie"] = bool(value)
+        if name in ("tie", "qk_norm"):
+            self._asked[name] = bool(value)
+            self._settle()
+            return True
+        if name in CHOICES:
+            if value not in CHOICES[name]:
+                self._settle([f"{name}={value!r} is not one of {', '.join(CHOICES[name])}; kept {name}={getattr(self, name)}"])
+                return False
+            self._asked[name] = value
+            self._settle()
+            return True
+        if name in OPTIONAL_SYMBOLS:  # d_ff, h_kv, d_head: checked by their symbol's bounds
+            symbol = OPTIONAL_SYMBOLS[name]
+            rejected = out_of_range(symbol, value, kept=getattr(self.config, symbol))
+            if rejected:
+                self._settle([rejected])
+                return False
+            self._asked[name] = value
             self._settle()
             return True
         rejected = out_of_range(name, value, kept=getattr(self, name))
@@ -112,17 +142,28 @@ class ExplorerState(param.Parameterized):
         if self._settling or event.new == CUSTOM:
             return
         preset = PRESETS[event.new]
-        self._asked.update({k: getattr(preset, k) for k in PRESET_SETS})
+        self._asked.update({k: getattr(preset, k) for k in (*PRESET_SETS, *RECIPE_FIELDS)})
+        self._settle()
+
+    def _on_recipe(self, event: param.parameterized.Event) -> None:
+        if self._settling or event.new == "custom":
+            return
+        self._asked.update(recipe_fields(event.new, self.config.h))
         self._settle()
 
     def _settle(self, rejected: list[str] | None = None) -> None:
         """Apply the rules to what was asked and publish fields, config, preset and notices in one update."""
-        config, notes = settle(self._asked)
-        values = {k: getattr(config, k) for k in FIELDS}
+        try:
+            config, notes = settle(self._asked)
+        except ValueError as e:  # a recipe no Config takes (an odd d with RoPE): keep what is shown, say why
+            config, notes = self.config, [f"{e}; kept the configuration shown"]
+            self._asked = {k: getattr(config, k) for k in (*FIELDS, *RECIPE_FIELDS)}
+        values = {k: getattr(config, k) for k in (*FIELDS, *RECIPE_FIELDS)}
         self._settling = True
         try:
             with param.edit_constant(self):
-                self.param.update(**values, config=config, preset=preset_of(config), notices=[*(rejected or []), *notes])
+                self.param.update(**values, config=config, preset=preset_of(config), recipe=recipe_of(config),
+                                  notices=[*(rejected or []), *notes])
         finally:
             self._settling = False
 
@@ -133,6 +174,9 @@ class ExplorerState(param.Parameterized):
         fields (T for a panel that depends on d and L only) calls nothing."""
         inputs = list(inputs)
         fields = [n for n in inputs if n in FIELDS]
+        if any(f not in ("B", "T") for f in fields):  # the model's fields: its recipe shapes it as much
+            fields += [f for f in RECIPE_FIELDS if f not in fields]
+        inputs = [n for n in inputs if n not in RECIPE_FIELDS]
         params = [n for n in inputs if n not in FIELDS]
         unknown = [n for n in params if n not in self.param]
         if unknown:

@@ -10,6 +10,7 @@ CARD = "#ffffff"
 ACCENT = "#2563eb"
 T2 = "#e8590c"  # the (B, h, T, T) attention matrices: they grow with T²
 PLAIN = "#6b8cce"  # every other tensor
+RECIPE_ONLY = "#0f766e"  # the mark of a tensor only in this recipe (model.recipe_rows.MARK)
 PART_COLOURS = {  # the budget chart's bars, by line key (model.budgeting.CHART)
     "params/emb": "#64748b",
     "params/attn_block": "#e8590c",
@@ -77,6 +78,8 @@ tfoot tr.scale td {{ border-top: none; font-weight: 400; font-size: 11.5px; colo
 tr.v td.m {{ color: {MUTED}; font-style: italic; }}
 tr.sv td.n b::after {{ content: " ●"; color: {ACCENT}; font-size: 10px; }}
 p.legend {{ font-size: 11.5px; margin: 6px 0 2px 0; }} p.legend .dot {{ color: {ACCENT}; }}
+em.mk {{ font-style: normal; font-weight: 700; font-size: 13px; color: {RECIPE_ONLY}; }}
+tr.r td.n {{ background: #f0fdfa; }}
 p.note {{ font-size: 11.5px; margin: 4px 0 0 0; line-height: 1.35; }}
 @media (max-width: 640px) {{
   th.s, td.s, th.e, td.e {{ display: none; }}

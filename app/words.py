@@ -14,14 +14,16 @@ SOFT = {"B": (1, 64, 1), "T": (1, None, 1), "d": (64, 4096, 64), "L": (1, 48, 1)
         "T_max": (1, 8192, 1)}  # slider (start, end, step); T's end is T_max; h walks the divisors of d
 RULES_LINE = ("h divides d (d_head = {d} / {h} = {d_head}) · T ≤ T_max = {T_max} · arrow keys move a focused slider; "
               "the boxes take any value")  # the status line when no notice applies; numbers with separators
+TAGLINE = "a decoder-only Transformer's forward pass, shape by shape"  # GPT-2's recipe or the modern one
 QUADRATIC = "(B, h, T, T)"  # the attention matrices: the tensors that balloon with T
 MAX_LISTED_BLOCKS = 96  # expanded listing: GPT-3 175B in full; beyond, one line stands for the rest
 SUM_KEYS = ("params/exact", "flops/forward_measured")  # budget lines that close a group: a rule above
 STEP_PREFIX = "flops/steps/"  # the steps from 2N to the measured count: indented
-CAPTIONS = (  # what the sliders show about N; {mlp_share} is the line params/mlp_share
+CAPTIONS = (  # what the sliders show about N, true of every recipe; {mlp_share} is the line params/mlp_share
     "<b>N does not depend on T or B</b>: they size the activations (the shapes), not the weights.",
-    "<b>h changes no parameter</b>: the heads split d; W_qkv is (d, 3d) for any h.",
-    "<b>The MLP holds ≈ 2/3 of each block</b>: 8d² of 12d² ({mlp_share} here, with biases).",
+    "<b>h changes no parameter in GPT-2</b>: the heads split d; W_qkv is (d, 3d) for any h. With fewer K/V heads "
+    "h_kv (GQA) or d_head set apart, W_qkv is (d, (h + 2h_kv)·d_head) and h does count.",
+    "<b>The MLP holds ≈ 2/3 of GPT-2's block</b>: 8d² of 12d², biases aside; here {mlp_share}.",
 )
 
 

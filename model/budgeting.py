@@ -304,7 +304,7 @@ CHART: tuple[tuple[str, str, bool], ...] = (
     ("params/blocks", "blocks × L", True),
     ("params/attn_block", "attention, 1 block", False),
     ("params/mlp_block", "MLP, 1 block", False),
-    ("params/norms", "LayerNorms", True),
+    ("params/norms", "norms", True),  # LayerNorms or RMSNorms: the line says which
     ("params/head", "head", True),
 )
 CHART_NOTE = "* these bars add up to N; the two per-block bars are the halves of each block in \"blocks × L\"."

@@ -17,7 +17,7 @@ import dataclasses
 import json
 import sys
 
-from . import report, train_report, values_report
+from . import changes_report, report, train_report, values_report
 from .config import (BOUNDS, CHOICES, DEFAULT_PRESET, FIELD_DOCS, INT_FIELDS, OPTIONAL_SYMBOLS, PRESETS, RECIPE_DOCS,
                      Config, from_hf)
 from .passes import DTYPES
@@ -62,9 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_arguments(p)
     add_recipe_arguments(p)
     p.add_argument("--expand", action="store_true", help="list all L blocks instead of collapsing them into one × L group")
-    p.add_argument("--table", choices=["all", "shapes", "budget", "kv", "train"], default=None,
+    p.add_argument("--table", choices=["all", "shapes", "budget", "kv", "train", "changes"], default=None,
                    help="what to print (default all; CSV holds one table, shapes by default; kv: the KV cache of "
-                        "inference at --dtype; train: the training run)")
+                        "inference at --dtype; train: the training run; changes: what each change of the modern "
+                        "recipe buys against the GPT-2 twin)")
     p.set_defaults(dtype=None)  # --table train: None follows the optimizer (bf16 for adam-mixed); else fp32
     train_report.add_arguments(p)
     fmt = p.add_mutually_exclusive_group()
@@ -118,6 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     if given := train_report.given_train_options(args):
         parser.error(f"{', '.join(given)} describe a training run: add --table train")
     args.dtype = args.dtype or "fp32"
+    if args.table == "changes" and not args.values:
+        fmt = "json" if args.json else "csv" if args.csv else "markdown" if args.markdown else "text"
+        try:
+            return _write(changes_report.render(cfg, args.dtype, fmt))
+        except ValueError as e:
+            parser.error(str(e))
     if args.json and args.table and not args.values:
         parser.error("--json always holds the whole report; drop --table")
     if args.csv and args.table == "all":

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from . import report, train_report, values_report
 from .budgeting import Budget
 from .figures import Line
+from .recipe_rows import recipe_rows
 from .tracing import Trace
 from .training import Plan
 from .values import Values
@@ -61,10 +62,11 @@ def lines_table(lines: Iterable[Line | str], human: Callable[[Line], str] = repo
 
 
 def trace_html(tr: Trace, expand: bool = False) -> str:
-    """The shapes table and activation memory of `python -m model --table shapes`."""
-    rows = [r if isinstance(r, str) else report._cells(r, expand) for r in report._display_rows(tr, expand)]
+    """The shapes table and activation memory of `python -m model --table shapes` (its ◆ marks and legend too)."""
+    marks = recipe_rows(tr.cfg)
+    rows = [r if isinstance(r, str) else report._cells(r, expand, marks) for r in report._display_rows(tr, expand)]
     return (caption(report.describe(tr.cfg), report.SHAPES_TITLE.format(dtype=tr.dtype))
-            + table(report.SHAPE_HEADER, rows, right=(3, 4, 5), code=(1,)) + caption(report.MEMORY_NOTE)
+            + table(report.SHAPE_HEADER, rows, right=(3, 4, 5), code=(1,)) + caption(*marks.legend, report.MEMORY_NOTE)
             + caption(report.MEMORY_TITLE.format(dtype=tr.dtype, L=tr.cfg.L)) + lines_table(tr.lines))
 
 

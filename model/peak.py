@@ -33,7 +33,7 @@ import functools
 import itertools
 import math
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 import torch
@@ -217,13 +217,12 @@ def _fit_bytes(nbytes: list[int], configs: list[Config]) -> Poly:
         pass
     values = [{**c.symbols(), "T-1": c.T - 1} for c in configs]
     factors = tuple(k for k in values[0] if k != "L")
-    monomials = []  # (factors, values at the probes), those not above the bytes at any probe
+    by_degree: list[list[tuple[tuple[str, ...], list[int]]]] = []  # (factors, values at the probes) not above the bytes
     for k in range(_MAX_DEGREE + 1):
-        for f in itertools.combinations_with_replacement(factors, k):
-            at = [math.prod(v[x] for x in f) for v in values]
-            if all(0 < a <= n for a, n in zip(at, nbytes)):
-                monomials.append((f, at))
-    for (fa, a), (fb, b) in sorted(itertools.combinations(monomials, 2), key=lambda ab: len(ab[0][0]) + len(ab[1][0])):
+        fs = itertools.combinations_with_replacement(factors, k)
+        at = ((f, [math.prod(v[x] for x in f) for v in values]) for f in fs)
+        by_degree.append([(f, a) for f, a in at if all(0 < x <= n for x, n in zip(a, nbytes))])
+    for (fa, a), (fb, b) in _pairs_by_degree(by_degree):
         det = a[0] * b[1] - a[1] * b[0]
         if det == 0:
             continue
@@ -232,6 +231,17 @@ def _fit_bytes(nbytes: list[int], configs: list[Config]) -> Poly:
         if ra == rb == 0 and ca >= 1 and cb >= 1 and all(ca * x + cb * y == n for x, y, n in zip(a, b, nbytes)):
             return poly_add(_monomial(ca, fa), _monomial(cb, fb))
     raise RuntimeError(f"bytes {nbytes} at the probes fit no monomial and no sum of two")
+
+
+def _pairs_by_degree(by_degree: list[list]) -> Iterator[tuple]:
+    """Every pair of distinct monomials, lowest total degree first, without listing them all first."""
+    for total in range(2 * len(by_degree) - 1):
+        for da in range(max(0, total - len(by_degree) + 1), total // 2 + 1):
+            db = total - da
+            if da == db:
+                yield from itertools.combinations(by_degree[da], 2)
+            else:
+                yield from itertools.product(by_degree[da], by_degree[db])
 
 
 def _monomial(c: int, factors: tuple[str, ...]) -> Poly:

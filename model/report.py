@@ -16,6 +16,7 @@ from .budgeting import budget
 from .config import Config, config_dict
 from .figures import Line
 from .memory import kv_cache_lines
+from .recipe_rows import MARK, NONE, RecipeRows, recipe_rows
 from .tracing import Row, Trace, trace
 
 
@@ -77,12 +78,15 @@ def _display_rows(tr: Trace, expand: bool) -> list[Row | str]:
     return out
 
 
-def _cells(row: Row, expand: bool) -> list[str]:
+def _cells(row: Row, expand: bool, marks: RecipeRows = NONE) -> list[str]:
+    """A row's cells; its name carries `MARK` where the row exists only in this recipe (`model.recipe_rows`)."""
     name = row.name if row.block is None else "  " + (row.name if expand else row.local)
+    name += f" {MARK}" if marks.marked(row.local) else ""
     return [name, row.symbolic, units.shape(row.shape), units.thousands(row.numel), _memory(row),
             "yes" if row.saved else "", row.label]
 
 
+RECIPE_ONLY = "recipe_only"  # CSV column and JSON field of the modern recipe: the row is not in the GPT-2 twin's pass
 SHAPE_HEADER = ["tensor", "shape", "concrete", "elements", "memory", "saved", "what"]
 SHAPES_TITLE = "One forward pass, shape by shape (activations at {dtype}):"
 MEMORY_TITLE = "Activation memory at {dtype}, L = {L} blocks (bytes):"
@@ -95,11 +99,11 @@ MEMORY_NOTE = ("memory: new memory of each tensor (\"view\": shares an earlier t
 
 def text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "all") -> str:
     """A readable plain-text report: the shapes table and/or the budget (`table="kv"`: the KV cache only)."""
-    tr, b = trace(cfg, dtype), budget(cfg)
+    tr, b, marks = trace(cfg, dtype), budget(cfg), recipe_rows(cfg)
     parts = [f"GPT  {describe(cfg)}"]
     if table in ("shapes", "all"):
         display = _display_rows(tr, expand)
-        cells = [SHAPE_HEADER] + [_cells(r, expand) for r in display if isinstance(r, Row)]
+        cells = [SHAPE_HEADER] + [_cells(r, expand, marks) for r in display if isinstance(r, Row)]
         widths = [max(len(c[i]) for c in cells) for i in range(len(SHAPE_HEADER))]
         right = {3, 4, 5}
 
@@ -109,8 +113,8 @@ def text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "a
 
         lines = ["", SHAPES_TITLE.format(dtype=dtype), fmt(SHAPE_HEADER, "  ")]
         for r in display:
-            lines.append(f"  -- {r} --" if isinstance(r, str) else fmt(_cells(r, expand), "  "))
-        lines.append(f"  {MEMORY_NOTE}")
+            lines.append(f"  -- {r} --" if isinstance(r, str) else fmt(_cells(r, expand, marks), "  "))
+        lines += [f"  {x}" for x in (*marks.legend, MEMORY_NOTE)]
         lines += ["", MEMORY_TITLE.format(dtype=dtype, L=cfg.L)] + _line_table(tr.lines)
         parts += lines
     if table in ("budget", "all"):
@@ -122,7 +126,7 @@ def text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "a
 
 def markdown(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "all") -> str:
     """GitHub-flavoured Markdown tables, for course pages."""
-    tr, b = trace(cfg, dtype), budget(cfg)
+    tr, b, marks = trace(cfg, dtype), budget(cfg), recipe_rows(cfg)
     out = [f"**GPT** {describe(cfg)}", ""]
     if table in ("shapes", "all"):
         out += [f"| {' | '.join(SHAPE_HEADER)} |", "|" + "---|" * 3 + "---:|" * 2 + ":---:|---|"]
@@ -130,10 +134,11 @@ def markdown(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str 
             if isinstance(r, str):
                 out.append(f"| **{r}** | | | | | | |")
             else:
-                c = _cells(r, expand)
-                c[0], c[1] = f"`{c[0].strip()}`", f"`{c[1]}`"
+                c = _cells(r, expand, marks)
+                name, _, mark = c[0].strip().partition(" ")  # the name, then its MARK if any
+                c[0], c[1] = f"`{name}`" + (f" {mark}" if mark else ""), f"`{c[1]}`"
                 out.append(f"| {' | '.join(c)} |")
-        out += ["", MEMORY_NOTE[0].upper() + MEMORY_NOTE[1:] + ".", ""]
+        out += ["", *(f"{x}.  " for x in marks.legend), MEMORY_NOTE[0].upper() + MEMORY_NOTE[1:] + ".", ""]
         out += _markdown_lines(tr.lines)
     if table in ("budget", "all"):
         out += _markdown_lines(b.lines)
@@ -156,21 +161,31 @@ def csv_text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str 
         lines = budget(cfg).lines if table == "budget" else kv_cache_lines(cfg, dtype)
         w.writerows([x.key, x.label, x.formula, x.value, x.unit] for x in lines)
     else:
-        tr = trace(cfg, dtype)
-        w.writerow(["name", "symbolic", "shape", "numel", "nbytes", "view", "saved", "block", "repeat", "label"])
+        tr, marks = trace(cfg, dtype), recipe_rows(cfg)
+        w.writerow(["name", "symbolic", "shape", "numel", "nbytes", "view", "saved", "block", "repeat", "label",
+                    *([] if cfg.gpt2_recipe else [RECIPE_ONLY])])
         for r in (tr.expanded() if expand else tr.rows):
             w.writerow([r.name, r.symbolic, "x".join(map(str, r.shape)), r.numel, r.nbytes, int(r.view), int(r.saved),
-                        "" if r.block is None else r.block, r.repeat, r.label])
+                        "" if r.block is None else r.block, r.repeat, r.label,
+                        *map(int, _recipe_field(cfg, marks, r).values())])
     return buf.getvalue()
+
+
+def _recipe_field(cfg: Config, marks: RecipeRows, row: Row) -> dict[str, bool]:
+    """{RECIPE_ONLY: is the row only in this recipe} for the modern recipe; {} for GPT-2's (the lesson's columns)."""
+    return {} if cfg.gpt2_recipe else {RECIPE_ONLY: marks.marked(row.local)}
 
 
 def as_json(cfg: Config, dtype: str = "fp32", expand: bool = False) -> str:
     """Everything as one JSON document: config, rows, activation bytes and the budget."""
-    tr, b = trace(cfg, dtype), budget(cfg)
+    tr, b, marks = trace(cfg, dtype), budget(cfg), recipe_rows(cfg)
     doc = {
         "config": config_dict(cfg),
         "dtype": dtype,
-        "rows": [{**asdict(r), "shape": list(r.shape)} for r in (tr.expanded() if expand else tr.rows)],
+        "rows": [{**asdict(r), "shape": list(r.shape), **_recipe_field(cfg, marks, r)}
+                 for r in (tr.expanded() if expand else tr.rows)],
+        **({} if cfg.gpt2_recipe else {"recipe_rows": {"legend": list(marks.legend),
+                                                       "gone": [{"name": n, "label": x} for n, x in marks.gone]}}),
         "activation_bytes": tr.activation_bytes,
         "saved_bytes": tr.saved_bytes,
         "memory": [asdict(x) for x in tr.lines],

@@ -4,7 +4,9 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
 import sys
+import tempfile
 
 import psutil
 import pytest
@@ -42,6 +44,13 @@ def pytest_configure(config):
     exit (a forked worker, a browser's helper) becomes its child instead of init's, so the check below sees it."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    # The exported page's disk cache (app.export.cache): a fresh one per run, shared by the processes it starts.
+    config._export_cache = tempfile.mkdtemp(prefix="export-cache-")
+    os.environ["TRANSFORMER_SHAPES_CACHE"] = config._export_cache
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(getattr(config, "_export_cache", ""), ignore_errors=True)
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -307,7 +307,33 @@ def test_preset_picker():
     c.ask("preset", "custom (your own values)")  # choosing "custom" changes nothing
     assert s.L == 95 and c.view["preset"] == "custom (your own values)"
     c.ask("tie", False)
-    assert s.tie is False and c.view["checks"] == {"tie": False}
+    assert s.tie is False and c.view["checks"] == {"tie": False, "qk_norm": False}
+
+
+def test_recipe_controls():
+    """The recipe choice, a switch, a size and QK-norm, as the page sends them (a box sends its text)."""
+    s = ExplorerState()
+    c = Controls(state=s)
+    assert c.view["recipe"] == "gpt2" and c.view["sizes"] == {"d_ff": 3072, "h_kv": 12, "d_head": 64}
+    c.ask("recipe", "modern")
+    assert (s.norm, s.positions, s.mlp, s.bias) == ("rmsnorm", "rope", "swiglu", "none")
+    assert c.view["recipe"] == "modern" and c.view["sizes"] == {"d_ff": 2048, "h_kv": 3, "d_head": 64}
+    c.ask("h_kv", " 5 ")  # not a divisor of h = 12: snapped, with the rule's notice
+    assert s.config.h_kv == 4 and any("h_kv" in n for n in s.notices)
+    c.ask("d_ff", "many")  # unreadable: the value in use stays
+    assert s.config.d_ff == 2048 and c.view["sizes"]["d_ff"] == 2048
+    c.ask("norm", "batchnorm")
+    assert s.norm == "rmsnorm" and "norm='batchnorm' is not one of layernorm, rmsnorm; kept norm=rmsnorm" in s.notices
+    c.ask("qk_norm", True)
+    assert s.qk_norm and c.view["checks"]["qk_norm"] and c.view["recipe"] == "custom"
+    c.ask("recipe", "custom")  # "custom" describes a state: nothing changes
+    assert s.qk_norm and c.view["recipe"] == "custom"
+    c.ask("recipe", "gpt2")
+    assert s.config.gpt2_recipe and c.view["switches"] == {"norm": "layernorm", "positions": "learned", "mlp": "gelu",
+                                                          "bias": "all"}
+    spec = controls_spec(["T", "h_kv", "norm"])
+    assert spec["recipe"] is None and [w["name"] for w in spec["switches"]] == ["norm"]
+    assert [z["name"] for z in spec["sizes"]] == ["h_kv"] and spec["qk"] is None
 
 
 # --- share and the page ----------------------------------------------------------------------------------------------
@@ -322,8 +348,9 @@ def test_links_and_embed_code():
                            '&embed=1&controls=T&panels=shapes"')
     assert 'height="1170"' in code  # one control over the shapes table, as in static/course_example.html
     assert embed_height(ViewOptions(controls=("d", "h", "L"), panels=("budget",))) == 720
-    assert embed_height(ViewOptions()) == 270 + 1040 + 590 + 360 + 60 + 1500  # the values card starts closed
-    assert embed_height(ViewOptions(controls=())) == 1040 + 590 + 360 + 60 + 1500
+    assert embed_height(ViewOptions()) == 270 + 165 + 1040 + 590 + 60 + 360 + 60 + 1500  # values and changes start closed
+    assert embed_height(ViewOptions(controls=())) == 1040 + 590 + 60 + 360 + 60 + 1500
+    assert embed_height(ViewOptions(controls=("T", "h_kv", "norm"), panels=("shapes",))) == 130 + 70 + 1040
 
 
 def test_explorer_from_a_query():

@@ -57,16 +57,21 @@ def test_copy_embed_code_gives_an_iframe_for_the_current_view(chromium, server):
     page.locator(".share-card button", has_text="tokens").click()  # and the tokens panel
     page.locator(".share-card button", has_text="training").click()  # and the training run
     page.locator(".share-card button", has_text="values").click()  # and the values panel
-    expect(page.locator(".embed-code textarea")).to_have_value(re.compile(r"tie&panels=shapes,budget\""))
+    page.locator(".share-card button", has_text="changes").click()  # and what each change buys
+    page.locator(".share-card button", has_text="qk_norm").click()  # and QK-norm's switch
+    expect(page.locator(".embed-code textarea")).to_have_value(re.compile(r"bias&panels=shapes,budget\""))
     page.locator(".share-card button", has_text="Copy embed code").click()
     expect(page.locator(".share-card button", has_text="Copied")).to_be_visible()
     code = page.evaluate("() => navigator.clipboard.readText()")
     expected_src = (f"{server}/explorer?B=8&T=300&d=768&h=12&L=12&V=50257&T_max=1024&tie=1&embed=1"
-                    "&controls=preset,B,T,d,h,L,V,tie&panels=shapes,budget")
+                    "&controls=preset,B,T,d,h,L,V,tie,recipe,norm,positions,mlp,d_ff,h_kv,d_head,bias"
+                    "&panels=shapes,budget")
     assert code.startswith(f'<iframe src="{expected_src}"') and code.endswith("></iframe>")
     page.goto(expected_src)  # the code's address shows the same view in embed mode
     expect(page.locator("table.shapes")).to_contain_text("(8, 12, 300, 300)")
     expect(page.locator(".slider-T_max")).to_have_count(0)
+    expect(page.locator(".recipe-h_kv input")).to_have_value("12")  # the recipe's controls act on the names
+    expect(page.locator(".check-qk_norm")).to_have_count(0)
     expect(page.locator("h1")).to_have_count(0)
     context.close()
     assert errors == []

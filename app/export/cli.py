@@ -1,4 +1,5 @@
-"""`python -m app export OUT.html [config and training options]`: validate, render, write atomically; usage errors in one line."""
+"""`python -m app export OUT.html [config, recipe and training options]`: validate, render, write atomically; usage
+errors (a config.json that cannot be read included, `--hf-config PATH`) in one line."""
 from __future__ import annotations
 
 import argparse
@@ -7,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from model import train_report
-from model.cli import OneLineParser, add_config_arguments, config_from_args
+from model.cli import OneLineParser, add_config_arguments, add_recipe_arguments, config_from_args
 from model.training import TrainSetup
 
 from .page import PAGE_TITLE, render_html
@@ -16,6 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The export subcommand's arguments: the output file, `python -m model`'s config options, a title."""
     parser.add_argument("out", metavar="OUT.html", help="file to write (created or replaced; not a directory)")
     add_config_arguments(parser)
+    add_recipe_arguments(parser)  # --hf-config PATH, --norm, --positions, --mlp, --d-ff, --h-kv, --d-head, --bias, --qk-norm
     train_report.add_arguments(parser)
     parser.add_argument("--title", default=PAGE_TITLE, help=f"page title (default {PAGE_TITLE!r})")
 

@@ -107,13 +107,63 @@ function snapHeads(d, h) {  // config.snap_heads: the divisor of d nearest h, ti
 const message = (kind, values) => fill(S.messages[kind], Object.fromEntries(
   Object.entries(values).map(([k, v]) => [k, typeof v === "number" ? thousands(v) : v])));  // rules.message
 
-function settle(asked) {  // rules.settle: [cfg, notes]
-  const cfg = Object.fromEntries(S.fields.map((f) => [f, asked[f]]));
+// the modern recipe's values in use: model/config.py Config.d_head, h_kv, d_ff and its defaults
+const swigluWidth = (d) => Math.ceil(8 * d / 768) * 256;  // config.swiglu_width
+const defaultFf = (c) => (c.mlp === "gelu" ? 4 * c.d : swigluWidth(c.d));
+const dHead = (c) => c.head_dim ?? c.d / c.h;
+const hKv = (c) => c.kv_heads ?? c.h;
+const dFf = (c) => c.ff_dim ?? defaultFf(c);
+const isGpt2 = (c) => S.recipe_fields.every((f) => (c[f] ?? S.recipe_defaults[f]) === S.recipe_defaults[f]);  // Config.gpt2_recipe
+
+function normalize(c) {  // Config.__post_init__: a default written out is the default (None)
+  if (c.kv_heads === c.h) c.kv_heads = null;
+  if (c.head_dim != null && c.d % c.h === 0 && c.head_dim === c.d / c.h) c.head_dim = null;
+  if (c.ff_dim === defaultFf(c)) c.ff_dim = null;
+  if (c.positions === "rope" && dHead(c) % 2) {
+    throw new Error(`d_head=${dHead(c)} is odd: RoPE rotates pairs of features, so d_head must be even `
+                    + "(set head_dim, or pick h so that d / h is even)");  // Config.__post_init__
+  }
+  return c;
+}
+
+function settleHeads(c, notes) {  // rules._settle_heads
+  const d = c.d, asked = c.h;
+  let h = snapHeads(d, asked);
+  if (h !== asked) notes.push(message("h", {asked, h, d}));
+  if (c.positions === "rope" && (d / h) % 2) {
+    const even = divisors(d).filter((k) => (d / k) % 2 === 0);
+    if (!even.length) throw new Error(`d=${thousands(d)} is odd: RoPE needs an even d_head = d / h, so d must be even (or set d_head)`);
+    h = even.reduce((b, k) => (Math.abs(k - asked) < Math.abs(b - asked) || (Math.abs(k - asked) === Math.abs(b - asked) && k < b) ? k : b));
+    notes.push(message("h_even", {asked, h}));
+  }
+  c.h = h;
+}
+
+function settle(asked) {  // rules.settle: [cfg, notes]; throws where Config refuses (an odd d with RoPE)
+  const cfg = Object.fromEntries(S.all_fields.map((f) => [f, asked[f] ?? S.recipe_defaults[f] ?? null]));
   const notes = [];
-  const h = snapHeads(cfg.d, cfg.h);
-  if (h !== cfg.h) { notes.push(message("h", {asked: cfg.h, h, d: cfg.d})); cfg.h = h; }
-  if (cfg.T > cfg.T_max) { notes.push(message("T", {asked: cfg.T, T_max: cfg.T_max})); cfg.T = cfg.T_max; }
-  return [cfg, notes];
+  if (cfg.head_dim == null) settleHeads(cfg, notes);
+  const kv = cfg.kv_heads;
+  if (kv != null && cfg.h % kv) {
+    cfg.kv_heads = snapHeads(cfg.h, kv);
+    notes.push(message("h_kv", {asked: kv, h_kv: cfg.kv_heads, h: cfg.h}));
+  }
+  if (cfg.T > cfg.T_max) {
+    if (cfg.positions === "learned") { notes.push(message("T", {asked: cfg.T, T_max: cfg.T_max})); cfg.T = cfg.T_max; }
+    else notes.push(message("context", {T: cfg.T, T_max: cfg.T_max}));
+  }
+  return [normalize(cfg), notes];
+}
+
+function recipeFields(recipe, h) {  // families.recipe_fields
+  if (recipe === "gpt2") return {...S.recipe_defaults};
+  return {...S.recipe_defaults, ...S.modern, kv_heads: snapHeads(h, Math.max(1, Math.floor(h / S.kv_group)))};
+}
+
+function recipeOf(c) {  // families.recipe_of
+  if (isGpt2(c)) return "gpt2";
+  const modern = recipeFields("modern", c.h);
+  return S.switches.every((f) => c[f] === modern[f]) ? "modern" : "custom";
 }
 
 function outOfRange(name, value, kept) {  // rules.out_of_range
@@ -125,7 +175,7 @@ function outOfRange(name, value, kept) {  // rules.out_of_range
 
 function presetOf(cfg) {  // rules.preset_of
   for (const [name, p] of Object.entries(S.presets)) {
-    if (S.preset_model.every((k) => p[k] === cfg[k])) return name;
+    if (S.preset_model.every((k) => p[k] === cfg[k]) && S.recipe_fields.every((k) => p[k] === (cfg[k] ?? S.recipe_defaults[k]))) return name;
   }
   return S.custom;
 }
@@ -139,19 +189,50 @@ function sliderRange(name, value, T_max) {  // words.slider_range
   return [start, Math.max(end, start + 1), step];
 }
 
-const rulesLine = (c) => fill(S.rules_line, {d: thousands(c.d), h: thousands(c.h), d_head: thousands(c.d / c.h),
+const rulesLine = (c) => fill(S.rules_line, {d: thousands(c.d), h: thousands(c.h), d_head: thousands(dHead(c)),
                                             T_max: thousands(c.T_max)});  // words.rules_line
 
 // ---- lines: model.budget(cfg).lines and model.trace(cfg, dtype).lines -------------------------------------------
-function symbols(cfg, exact) {  // Config.symbols()
-  const s = {B: cfg.B, T: cfg.T, d: cfg.d, h: cfg.h, d_head: cfg.d / cfg.h, L: cfg.L, V: cfg.V, T_max: cfg.T_max};
+function symbols(cfg, exact) {  // Config.symbols() (h_kv and d_ff always: GPT-2's formulas do not use them)
+  const s = {B: cfg.B, T: cfg.T, d: cfg.d, h: cfg.h, d_head: dHead(cfg), L: cfg.L, V: cfg.V, T_max: cfg.T_max,
+             h_kv: hKv(cfg), d_ff: dFf(cfg)};
   return exact ? Object.fromEntries(Object.entries(s).map(([k, v]) => [k, BigInt(v)])) : s;
 }
 
+function recipePart(cfg) {  // the recipe's part of memory.structure_key
+  if (isGpt2(cfg)) return [];
+  const kv = hKv(cfg) === cfg.h ? "mha" : hKv(cfg) === 1 ? "mqa" : "gqa";
+  return [cfg.norm, cfg.positions, cfg.mlp, `bias=${cfg.bias}`, ...(cfg.qk_norm ? ["qk_norm"] : []), kv,
+          ...(cfg.head_dim != null ? ["d_head"] : [])];
+}
+
+const ffPart = (cfg) => (cfg.ff_dim != null ? ["d_ff"] : []);
+
 function structureKey(cfg, dtype) {  // memory.structure_key(memory.structure(cfg, dtype))
   const size = {B: cfg.B, T: cfg.T, "T-1": cfg.T - 1, h: cfg.h};
-  return [cfg.tie ? "tied" : "untied", S.dtype_class[dtype], ...S.ones.filter((k) => size[k] === 1).map((k) => `${k}=1`)].join(",");
+  return [cfg.tie ? "tied" : "untied", S.dtype_class[dtype], ...S.ones.filter((k) => size[k] === 1).map((k) => `${k}=1`),
+          ...recipePart(cfg)].join(",");
 }
+
+const budgetKey = (cfg) => [cfg.tie ? "tied" : "untied", ...recipePart(cfg), ...ffPart(cfg)].join(",");  // spec.budget_key
+const changesKey = (cfg, dtype) => [structureKey(cfg, dtype), ...ffPart(cfg)].join(",");  // spec.changes_key
+
+function covered(cfg, dtype) {  // whether the page carries this model's lines and shapes (spec.covered)
+  return budgetKey(cfg) in S.budget && structureKey(cfg, dtype) in S.structures;
+}
+
+function exportCommand(cfg) {  // the command that writes a page carrying this model
+  const c = cfg, o = [];
+  for (const f of S.int_fields) o.push(f === "T_max" ? `--T-max ${c.T_max}` : `--${f} ${c[f]}`);
+  if (!c.tie) o.push("--untied");
+  for (const f of ["norm", "positions", "mlp", "bias"]) if (c[f] !== S.recipe_defaults[f]) o.push(`--${f} ${c[f]}`);
+  for (const [f, sym] of Object.entries(S.optional)) if (c[f] != null) o.push(`--${sym.replace("_", "-")} ${c[f]}`);
+  if (c.qk_norm) o.push("--qk-norm");
+  return `python -m app export lesson.html ${o.join(" ")}`;
+}
+
+const uncoveredText = (cfg) => ("This page carries the modern recipe of its presets and of the model it was exported for "
+  + `(with h_kv = h, a group or 1); for ${recipeOf(cfg) === "custom" ? "this recipe" : "this model"} at these sizes, export a page: ${exportCommand(cfg)}`);
 
 function evaluateLines(templates, fns, cfg) {  // each line's value from its formula, then as the page shows it
   const big = symbols(cfg, true), num = symbols(cfg, false);
@@ -161,11 +242,12 @@ function evaluateLines(templates, fns, cfg) {  // each line's value from its for
   });
 }
 
-const budgetLines = (cfg) => evaluateLines(S.budget[cfg.tie ? "tied" : "untied"], BUDGET_FNS[cfg.tie ? "tied" : "untied"], cfg);
+const budgetLines = (cfg) => evaluateLines(S.budget[budgetKey(cfg)], BUDGET_FNS[budgetKey(cfg)], cfg);
 
 function memoryLines(cfg, dtype) {
   const key = structureKey(cfg, dtype);
-  return evaluateLines(S.structures[key].lines, MEMORY_FNS[key], cfg).filter((x) => S.dtypes[dtype] === 2 || x.key !== "memory/korthikanti");
+  return evaluateLines(S.structures[key].lines, MEMORY_FNS[key], cfg)
+    .filter((x) => S.dtypes[dtype] === 2 || x.key !== "memory/korthikanti").map((x) => ({...x, label: fill(x.label, {dtype})}));
 }
 
 // ---- markup: app/budget.py and app/shapes.py --------------------------------------------------------------------
@@ -194,17 +276,18 @@ function captionsHtml(byKey) {  // budget.captions_html
 }
 
 function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then shapes.shape_rows
-  const st = S.structures[structureKey(cfg, dtype)];
+  const key = structureKey(cfg, dtype), st = S.structures[key];
   const big = symbols(cfg, true), atTmax = {...big, T: BigInt(cfg.T_max)};
-  const size = (r, s) => parseShape(r.symbolic).reduce((a, [c, sym]) => a * c * (sym === null ? 1n : s[sym]), 1n) * BigInt(r.elem);
+  const shapeOf = (r, s) => (st.dims ? DIM_FNS[key][st.rows.indexOf(r)].map((f) => f(s)) : evalShape(r.symbolic, s));
+  const size = (r, s) => shapeOf(r, s).reduce((a, b) => a * b, 1n) * BigInt(r.elem);
   const scale = st.rows.reduce((m, r) => { const b = size(r, atTmax); return b > m ? b : m; }, 0n);
   const L = cfg.L, perBlock = st.rows.filter((r) => r.block).length;
   const out = [];
   const tensor = (r, name, block) => {
-    const shape = evalShape(r.symbolic, big), numel = shape.reduce((a, b) => a * b, 1n), nbytes = numel * BigInt(r.elem);
+    const shape = shapeOf(r, big), numel = shape.reduce((a, b) => a * b, 1n), nbytes = numel * BigInt(r.elem);
     out.push({kind: "tensor", name, label: r.label, symbolic: r.symbolic, shape: fmtShape(shape), elements: thousands(numel),
               memory: r.view ? "view" : fmtBytes(nbytes), bar: scale > 0n ? Math.min(1, Number(nbytes) / Number(scale)) : 0,
-              quadratic: r.symbolic === S.quadratic, in_block: block, view: r.view, saved: r.saved});
+              quadratic: r.symbolic === S.quadratic, in_block: block, view: r.view, saved: r.saved, only: !!r.only});
   };
   let emitted = false;
   for (const r of st.rows) {
@@ -230,7 +313,7 @@ function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then sha
   if (!st.rows.some((r) => r.name === "loss")) {
     out.push({kind: "absent", name: "loss", label: "none at T = 1: no next token to predict", symbolic: "()"});
   }
-  return {rows: out, scale};
+  return {rows: out, scale, legend: st.legend || []};
 }
 
 const DIM = /^(\d*)(B|T_max|T|d_head|d|h|L|V)?$/;  // notation.parse
@@ -246,25 +329,74 @@ function parseShape(symbolic) {
 
 const evalShape = (symbolic, values) => parseShape(symbolic).map(([c, sym]) => c * (sym === null ? 1n : values[sym]));
 
+const marked = () => `<em class="mk">${esc(S.mark)}</em>`;  // shapes.MARKED
+
 function rowHtml(r) {  // shapes._tr
   if (r.kind === "group") return `<tr class="g"><td colspan="6"><b>${esc(r.name)}</b> <i>${esc(r.label)}</i></td></tr>`;
   const classes = ["t", r.in_block ? "k" : "", r.quadratic ? "q" : "", r.kind === "absent" ? "a" : "", r.view ? "v" : "",
-                   r.saved ? "sv" : ""].filter((c) => c).join(" ");
-  return `<tr class="${classes}"><td class="n"><b>${esc(r.name)}</b><i>${esc(r.label)}</i><u>${esc(r.symbolic)}</u></td>`
+                   r.saved ? "sv" : "", r.only ? "r" : ""].filter((c) => c).join(" ");
+  return `<tr class="${classes}"><td class="n"><b>${esc(r.name)}${r.only ? ` ${marked()}` : ""}</b><i>${esc(r.label)}</i><u>${esc(r.symbolic)}</u></td>`
     + `<td class="s">${esc(r.symbolic)}</td><td class="c">${esc(r.shape || "—")}</td>`
     + `<td class="e">${esc(r.elements || "—")}</td><td class="m">${esc(r.memory || "—")}</td>`
     + `<td class="b"><s style="width:${(100 * (r.bar || 0)).toFixed(1)}%"></s></td></tr>`;
 }
 
-function tableHtml(rows, dtype, scale, memory) {
+function recipeLegendHtml(legend) {  // shapes.recipe_legend_html
+  return legend.map((x) => `<p class="legend muted">${esc(x).replace(S.mark, marked())}</p>`).join("");
+}
+
+function tableHtml(rows, dtype, scale, memory, legend) {
   const k = memory.find((x) => x.key === "memory/korthikanti");
   return `<table class="shapes"><thead><tr><th class="n">tensor</th><th class="s">lesson shape</th><th class="c">shape now</th>`
     + `<th class="e">elements</th><th class="m" title="bytes at ${esc(dtype)}">memory</th>`
     + `<th class="b" title="share of ${esc(fmtBytes(scale))}, the largest tensor at T = T_max">size</th></tr></thead>`
-    + `<tbody>${rows.map(rowHtml).join("")}</tbody></table>`
+    + `<tbody>${rows.map(rowHtml).join("")}</tbody></table>${recipeLegendHtml(legend)}`
     + `<p class="legend muted">bars: share of ${esc(fmtBytes(scale))}, the largest tensor at T = T_max, so they grow as T does. `
     + `<b>view</b>: shares an earlier tensor's storage (no new memory). <span class="dot">●</span> kept for the backward pass.</p>`
     + linesHtml(memory) + (k ? `<p class="note muted">${esc(S.korthikanti_note)}</p>` : "");
+}
+
+// ---- what each change buys: model/changes.py changes(), app/changes_card.py ---------------------------------------
+function titleValues(c) {  // changes.title_values
+  const v = {d: c.d, h: c.h, h_kv: hKv(c), d_head: dHead(c), d_ff: dFf(c), T: c.T, T_max: c.T_max,
+             d_over_h: Math.floor(c.d / c.h), width: c.h * dHead(c), four_d: 4 * c.d, group: Math.floor(c.h / hKv(c))};
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, thousands(x)]));
+}
+
+function changesGroups(cfg, dtype) {  // changes_card.changes_groups(changes(cfg, dtype)): {groups} or {notice}
+  const tv = titleValues(cfg);
+  if (cfg.d % cfg.h) return {notice: fill(S.changes.no_twin.heads, tv)};  // changes.twin's refusals
+  if (cfg.T > cfg.T_max) return {notice: fill(S.changes.no_twin.context, tv)};
+  if (isGpt2(cfg)) return {groups: [{key: "twin", title: S.changes.titles.twin, lines: []}]};
+  const key = changesKey(cfg, dtype), table = S.changes.tables[key];
+  if (!table) return {notice: uncoveredText(cfg)};
+  const big = symbols(cfg, true), num = symbols(cfg, false);
+  return {groups: table.groups.map((g, gi) => ({key: g.key, title: fill(S.changes.titles[g.title], tv),
+    lines: g.lines.map((t, i) => {
+      const v = CHANGES_FNS[key][gi][i](t.exact ? big : num);
+      return {key: t.key, label: t.label, formula: t.formula, value: fmtValue(v, t.unit), short: fmtShort(v, t.unit)};
+    })}))};
+}
+
+function changesHtml(groups, dtype) {  // changes_card.changes_html
+  if (groups.length === 1) return `<p class="note muted">${esc(S.changes.same)}</p>`;
+  const rows = [];
+  for (const g of groups) {
+    rows.push(`<tr class="grp ${esc(g.key)}"><td colspan="2">${esc(g.title)}</td></tr>`);
+    for (const x of g.lines) {
+      const short = x.short ? `<small>${esc(x.short)}</small>` : "";
+      rows.push(`<tr data-key="${esc(x.key)}"><td class="l">${esc(x.label)}<code>${esc(x.formula)}</code></td>`
+                + `<td class="v">${esc(x.value)}${short}</td></tr>`);
+    }
+  }
+  return `<p class="muted">Bytes at ${esc(dtype)}. ${esc(S.changes.note)}</p><table class="lines changes">${rows.join("")}</table>`;
+}
+
+const noticeHtml = (text) => `<div class="status"><span class="n">⚠</span> ${esc(text)}</div>`;  // changes_card.notice_html
+
+function changesCardHtml(cfg, dtype) {
+  const c = changesGroups(cfg, dtype);
+  return c.notice ? noticeHtml(c.notice) : changesHtml(c.groups, dtype);
 }
 
 // ---- the training run: model/training.py plan(), model/train_report.py, app/training.py, app/train_query.py ----
@@ -339,10 +471,12 @@ function device(setup) {  // TrainSetup.device
 const actDtype = (setup) => setup.dtype ?? TS.optimizers[setup.optimizer].dtype;  // TrainSetup.act_dtype
 const trainVariant = (s) => [s.D === null ? "rule" : "given", s.optimizer, String(s.zero), s.recompute, s.fit].join(",");  // spec.train_variant
 
-function paramsExact(cfg) {  // budget(cfg).params_exact
-  const k = cfg.tie ? "tied" : "untied", i = S.budget[k].findIndex((x) => x.key === "params/exact");
-  return Number(BUDGET_FNS[k][i](symbols(cfg, S.budget[k][i].exact)));
+function budgetLine(cfg, key) {  // budget(cfg).line(key): [template, value]
+  const k = budgetKey(cfg), i = S.budget[k].findIndex((x) => x.key === key);
+  return [S.budget[k][i], BUDGET_FNS[k][i](symbols(cfg, S.budget[k][i].exact))];
 }
+
+const paramsExact = (cfg) => Number(budgetLine(cfg, "params/exact")[1]);  // budget(cfg).params_exact
 
 function savedLine(cfg, dtype) {  // the structure's "memory/saved" line: [template, function]
   const key = structureKey(cfg, dtype), i = S.structures[key].lines.findIndex((x) => x.key === "memory/saved");
@@ -403,8 +537,9 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
   const N = paramsExact(cfg), dtype = actDtype(setup), dev = device(setup);
   const D = setup.D === null ? TS.chinchilla * N : setup.D;
   const [rest, block] = savedParts(cfg, dtype);
+  const [measured, M] = budgetLine(cfg, "flops/forward_measured");  // the recipe's measured forward FLOPs per token
   const s = {...symbols(cfg, false), N, D, C: 6 * N * D, P: dev.peak_tflops * 1e12, MFU: setup.mfu, n: setup.gpus,
-             price: setup.price, S_rest: rest, S_block: block};
+             price: setup.price, S_rest: rest, S_block: block, M: Number(M)};
   const ids = TS.variants[trainVariant(setup)];
   s.G = TRAIN_FNS[ids.find((i) => TS.templates[i].key === "chinchilla/G")](s);
   const saved = savedLine(cfg, dtype)[0];
@@ -412,7 +547,8 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
   const lines = [], byKey = {};
   for (const i of ids) {
     const t = TS.templates[i];
-    let value, formula = t.formula, label = t.label;
+    const r = isGpt2(cfg) || !t.recipe ? t : t.recipe;  // spec._serving_lines: the KV cache at h_kv heads
+    let value, formula = r.formula.replace("{M}", measured.formula), label = r.label;
     if (t.from_structure) { value = rest + cfg.L * block; formula = saved.formula; }
     else if (t.key === "memory/peak") {
       const held = ["memory/weights", "memory/grads", "memory/optimizer"];
@@ -656,13 +792,29 @@ function pushControls(cfg, notes) {
     push(box, "value", cfg[f]);
   }
   push(W.tie, "active", cfg.tie);
+  push(W.recipe, "value", recipeOf(cfg));
+  for (const f of ["norm", "positions", "mlp", "bias"]) push(W[f], "value", cfg[f]);
+  push(W.qk_norm, "active", cfg.qk_norm);
+  const inUse = {ff_dim: dFf(cfg), kv_heads: hKv(cfg), head_dim: dHead(cfg)};
+  for (const f of Object.keys(S.optional)) push(W[`opt_${f}`], "value", inUse[f]);
   const name = presetOf(cfg);
   push(W.preset, "value", Object.keys(S.preset_labels).find((k) => S.preset_labels[k] === name));
   W.status.text = notes.length ? notes.map((n) => `<div class="status"><span class="n">⚠</span> ${esc(n)}</div>`).join("")
     : `<div class="status muted">${esc(rulesLine(cfg))}</div>`;
 }
 
+function renderUncovered(cfg) {  // a model this page does not carry: every card says so, with the export command
+  const notice = noticeHtml(uncoveredText(cfg));
+  W.head.text = notice;
+  for (const name of ["lines", "captions", "train_lines", "train_legend"]) W[name].text = "";
+  W.shapes.text = notice;
+  W.train_head.text = notice;
+  W.changes.text = changesCardHtml(cfg, ST.dtype);
+}
+
 function render(cfg) {
+  if (!covered(cfg, ST.dtype)) return renderUncovered(cfg);
+  W.changes.text = changesCardHtml(cfg, ST.dtype);
   const lines = budgetLines(cfg);
   const byKey = Object.fromEntries(lines.map((x) => [x.key, x]));
   W.head.text = headlineHtml(byKey);
@@ -681,13 +833,19 @@ function render(cfg) {
     offset: inside.map((i) => (i ? -6 : 5)), ink: inside.map((i) => (i ? "#ffffff" : "#1f2937")),
   };
   W.x_range.end = top * 1.1;
-  const {rows, scale} = shapeRows(cfg, ST.dtype, ST.expanded);
-  W.shapes.text = tableHtml(rows, ST.dtype, scale, memoryLines(cfg, ST.dtype));
+  const {rows, scale, legend} = shapeRows(cfg, ST.dtype, ST.expanded);
+  W.shapes.text = tableHtml(rows, ST.dtype, scale, memoryLines(cfg, ST.dtype), legend);
   renderTrain(cfg);
 }
 
 function update(rejected) {
-  const [cfg, notes] = settle(ST.asked);
+  let cfg, notes;
+  try {
+    [cfg, notes] = settle(ST.asked);
+  } catch (e) {  // a configuration no Config takes: keep the one shown, say why
+    ST.asked = {...ST.cfg};
+    [cfg, notes] = [ST.cfg, [`${e.message}; kept the configuration shown`]];
+  }
   ST.cfg = cfg;
   pushControls(cfg, [...rejected, ...notes]);
   const key = JSON.stringify([cfg, ST.dtype, ST.expanded]);
@@ -696,14 +854,15 @@ function update(rejected) {
 
 function main(obj) {
   if (ST.asked === null || !obj || typeof obj.name !== "string") {  // document_ready: the starting configuration
-    ST.asked = Object.fromEntries(S.fields.map((f) => [f, S.initial[f]]));
+    ST.asked = Object.fromEntries(S.all_fields.map((f) => [f, S.initial[f]]));
     ST.dtype = S.initial.dtype;
     ST.setup = {...S.initial_train};
     pushTrain(ST.setup, []);
     window.__ts = {thousands, sig3, fmtParams, fmtFlops, fmtBytes, fmtPercent, fmtValue, fmtShort, settle, outOfRange, presetOf,
-                   sliderRange, rulesLine, budgetLines, memoryLines, linesHtml, shapeRows, structureKey, divisors, snapHeads,
+                   sliderRange, rulesLine, budgetLines, memoryLines, linesHtml, shapeRows, recipeLegendHtml, structureKey, divisors, snapHeads,
                    scientific, plain, duration, dollars, human, trainPlan, trainHeadlineHtml, trainLinesHtml, settleTrain,
-                   largestMicroBatch, savedParts, paramsExact, trainChartData, trainLegendHtml};
+                   largestMicroBatch, savedParts, paramsExact, trainChartData, trainLegendHtml, recipeOf, recipeFields,
+                   budgetKey, changesKey, changesGroups, changesHtml, covered, exportCommand};
     return update([]);
   }
   const name = obj.name, rejected = [];
@@ -716,8 +875,23 @@ function main(obj) {
     const chosen = S.preset_labels[obj.value];
     if (chosen !== undefined && chosen !== S.custom) {
       const p = S.presets[chosen];
-      for (const k of S.preset_sets) ST.asked[k] = p[k];
+      for (const k of [...S.preset_sets, ...S.recipe_fields]) ST.asked[k] = p[k];
     }
+  } else if (name === "recipe") {
+    if (isEcho(obj, "value")) return;
+    if (obj.value !== "custom") Object.assign(ST.asked, recipeFields(obj.value, ST.cfg.h));
+  } else if (["norm", "positions", "mlp", "bias"].includes(name)) {
+    if (isEcho(obj, "value")) return;
+    ST.asked[name] = obj.value;
+  } else if (name === "qk_norm") {
+    if (isEcho(obj, "active")) return;
+    ST.asked.qk_norm = obj.active;
+  } else if (name.startsWith("opt_")) {
+    if (isEcho(obj, "value")) return;
+    const f = name.slice(4), sym = S.optional[f], v = obj.value, kept = {ff_dim: dFf, kv_heads: hKv, head_dim: dHead}[f](ST.cfg);
+    const bad = v === null || v === undefined ? "" : outOfRange(sym, v, kept);
+    if (bad === null) ST.asked[f] = v;
+    else if (bad) rejected.push(bad);
   } else if (name === "tie") {
     if (isEcho(obj, "active")) return;
     ST.asked.tie = obj.active;

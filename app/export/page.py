@@ -22,13 +22,16 @@ from bokeh.resources import INLINE
 
 from model import DTYPES, FIELD_DOCS, Config
 from model.config import INT_FIELDS
-from model.rules import preset_labels, preset_of
+from model.config import CHOICES, OPTIONAL_SYMBOLS, RECIPE_DOCS
+from model.families import QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, menu_groups, preset_labels, recipe_of
+from model.rules import preset_of
 from model.training import TrainSetup
 
 from ..charts import memory_chart, parts_chart
 from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, TABLE_CSS, TRAIN_CSS
-from ..words import CHINCHILLA_RULE, SHORT, TRAIN_NOTE, TRAIN_TITLE
+from ..words import CHINCHILLA_RULE, SHORT, TAGLINE, TRAIN_NOTE, TRAIN_TITLE
 from ..words import TRAIN_CONTROLS as C
+from ..changes_card import TITLE as CHANGES_TITLE
 from .spec import lines_js, page_spec, static_spec
 
 PAGE_TITLE = "Transformer Shapes"
@@ -53,7 +56,7 @@ h1 {{ font-size: 24px; font-weight: 750; margin: 0; letter-spacing: -0.3px; }}
 h1 .tag {{ font-size: 13px; font-weight: 500; color: {MUTED}; margin-left: 8px; }}
 p.what {{ font-size: 14.5px; margin: 4px 0 0 0; color: #374151; }}
 """
-WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one GPT-2 forward pass, the parameter budget and "
+WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one forward pass, the parameter budget and "
               "the training run follow, computed in your browser. Tokens and real values need the live explorer "
               "(make run).")
 
@@ -81,6 +84,22 @@ def _field(field: str, value: int, label_css: InlineStyleSheet) -> tuple[Slider,
                     sizing_mode="stretch_width", min_width=140)
     box = NumericInput(value=value, mode="int", name=f"{field}_input", width=84)
     return slider, box, column(row(label, box), slider, width=200, margin=(0, 8, 4, 0))
+
+
+def _recipe_controls(cfg: Config, label_css: InlineStyleSheet) -> tuple[object, object]:
+    """The recipe choice (GPT-2 (2019), modern, custom) and each change as its own control: the four switches,
+    QK-norm, and d_ff, h_kv and d_head as number boxes showing the values in use; page.js applies the rules."""
+    recipe = row(Div(text="<b>Recipe</b>", stylesheets=[_sheet(BASE)]),
+                 Select(options=[(k, v) for k, v in RECIPE_LABELS.items()], value=recipe_of(cfg), name="recipe",
+                        width=220))
+    selects = [Select(title=name, options=[(k, SWITCH_LABELS[name][k]) for k in CHOICES[name]],
+                      value=getattr(cfg, name), name=name, width=150, description=RECIPE_DOCS[name])
+               for name in ("norm", "positions", "mlp", "bias")]
+    qk = Checkbox(label=QK_NORM_LABEL, active=cfg.qk_norm, name="qk_norm", margin=(28, 8, 4, 4))
+    values = {"ff_dim": cfg.d_ff, "kv_heads": cfg.h_kv, "head_dim": cfg.d_head}
+    boxes = [NumericInput(title=symbol, value=values[name], mode="int", name=f"opt_{name}", width=96,
+                          description=RECIPE_DOCS[name]) for name, symbol in OPTIONAL_SYMBOLS.items()]
+    return recipe, row(*selects, *boxes, qk, styles={"flex-wrap": "wrap", "gap": "6px"})
 
 
 def _chart() -> tuple[object, ColumnDataSource, Range1d]:
@@ -152,12 +171,12 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     label_css = _sheet(BASE, ".sym { font-size: 15px; } .name { font-size: 11.5px; }")
     html_div = lambda name, css, **kw: Div(text="", name=name, sizing_mode="stretch_width", stylesheets=[css],  # noqa: E731
                                            disable_math=True, **kw)
-    header = Div(text=f'<h1>{html.escape(title)}<span class="tag">a GPT-2 forward pass, shape by shape</span></h1>'
+    header = Div(text=f'<h1>{html.escape(title)}<span class="tag">{html.escape(TAGLINE)}</span></h1>'
                       f'<p class="what">{html.escape(WHAT_TO_DO)}</p>', sizing_mode="stretch_width",
                  stylesheets=[_sheet(HEADER_CSS)], disable_math=True)
-    labels = preset_labels()
-    names = {v: k for k, v in labels.items()}
-    preset = Select(options=list(labels), value=names[preset_of(cfg)], name="preset", width=250)
+    names = {v: k for k, v in preset_labels().items()}
+    preset = Select(options=menu_groups(), value=names[preset_of(cfg)], name="preset", width=280)
+    recipe, switches = _recipe_controls(cfg, label_css)
     fields = {f: _field(f, getattr(cfg, f), label_css) for f in INT_FIELDS}
     tie = Checkbox(label="tie the head to W_te (GPT-2)", active=cfg.tie, name="tie")
     status = html_div("status", _sheet(STATUS_CSS))
@@ -165,6 +184,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     controls = column(row(Div(text="<b>Preset</b>", stylesheets=[_sheet(BASE)]), preset),
                       row(*(fields[f][2] for f in ("B", "T", "d", "h", "L", "V")), sizing_mode="stretch_width",
                           styles={"flex-wrap": "wrap"}),
+                      recipe, switches,
                       advanced, row(fields["T_max"][2], tie, styles={"flex-wrap": "wrap"}), status,
                       sizing_mode="stretch_width", css_classes=["card", "controls-card"], stylesheets=[card])
     dtypes = RadioButtonGroup(labels=list(DTYPES), active=list(DTYPES).index(dtype), name="dtype")
@@ -187,12 +207,19 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
                          captions, sizing_mode="stretch_width", css_classes=["card", "budget-card"],
                          stylesheets=[card], styles={"flex": "1 1 430px", "min-width": "0"})
     train_card, train_models = _train_card(card)
-    widgets = [preset, tie, dtypes, expanded, status, shapes, head, lines, captions, source, x_range,
-               *(w for f in INT_FIELDS for w in fields[f][:2]), *train_models]
-    callback = CustomJS(args={"spec": json.dumps(page_spec(cfg, dtype, setup)), "widgets": widgets},
-                        code=_text("page.js") + "\n" + lines_js() + "\nreturn main(cb_obj);\n")
+    changes = html_div("changes", budget_css)
+    changes_card = column(Div(text=f"<h2>{html.escape(CHANGES_TITLE)}</h2>", stylesheets=[_sheet(BASE)]), changes,
+                          sizing_mode="stretch_width", css_classes=["card", "changes-card"], stylesheets=[card])
+    recipe_widgets = [recipe.children[1], *switches.children]  # named: recipe, norm, ..., opt_ff_dim, qk_norm
+    widgets = [preset, tie, dtypes, expanded, status, shapes, head, lines, captions, source, x_range, changes,
+               *recipe_widgets, *(w for f in INT_FIELDS for w in fields[f][:2]), *train_models]
+    spec_json = page_spec(cfg, dtype, setup)
+    callback = CustomJS(args={"spec": json.dumps(spec_json), "widgets": widgets},
+                        code=_text("page.js") + "\n" + lines_js(spec_json) + "\nreturn main(cb_obj);\n")
     for w in (preset, *(x for f in INT_FIELDS for x in fields[f][:2])):
         w.js_on_change("value", callback)
+    for w in recipe_widgets:
+        w.js_on_change("active" if isinstance(w, Checkbox) else "value", callback)
     tie.js_on_change("active", callback)
     dtypes.js_on_change("active", callback)
     expanded.js_on_change("active", callback)
@@ -204,7 +231,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     main = row(shapes_card, budget_card, sizing_mode="stretch_width",
                styles={"flex-wrap": "wrap", "gap": "14px", "align-items": "flex-start"})
     doc = Document()
-    doc.add_root(column(header, controls, main, train_card, sizing_mode="stretch_width", name="page",
+    doc.add_root(column(header, controls, main, changes_card, train_card, sizing_mode="stretch_width", name="page",
                         styles={"padding": "16px 18px 28px 18px", "max-width": "1360px", "margin": "0 auto",
                                 "gap": "12px", "background": PAGE}))
     doc.title = title

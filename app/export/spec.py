@@ -16,16 +16,23 @@ import json
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, trace
 from model import units
 from model.budgeting import CHART, CHART_NOTE, GROUPS
-from model.config import FIELDS, GPT2_RECIPE_PRESETS, INT_FIELDS
+from model.changes import NO_TWIN, ORDER_NOTE, TITLES, changes, title_key
+from model.config import (ALL_FIELDS, CHOICES, DEFAULTS, FIELDS, INT_FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS,
+                          RECIPE_FIELDS, snap_heads)
+from model.families import KV_GROUP, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels, recipe_fields
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
-from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure_key
+from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure, structure_key
+from model.notation import dims
+from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
-from model.rules import CUSTOM, MESSAGES, PRESET_MODEL, PRESET_SETS, preset_labels
+from model.rules import CUSTOM, MESSAGES, PRESET_MODEL, PRESET_SETS
 from model.tracing import BLOCK_PREFIX
 from model.train_report import SECTIONS, human
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, PEAK_LINE, PHASE_LINE,
                             RECOMPUTE, REFERENCES, TrainSetup, plan)
 
+from ..changes_card import SAME
+from .cache import cached
 from ..train_query import _BOUNDS, _CHOICES, _WHOLE, CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, TRAIN_KEYS
 
 from ..styles import PART_COLOURS
@@ -43,10 +50,66 @@ def _line(line) -> dict:
 
 
 def _budget_lines() -> dict[str, list[dict]]:
-    """Budget lines for a tied and an untied head (their formulas depend on nothing else)."""
+    """GPT-2's budget lines for a tied and an untied head (their formulas depend on nothing else)."""
     probe = Config(B=2, T=3, d=4, h=2, L=2, V=5, T_max=3)
-    return {("tied" if tie else "untied"): [_line(x) for x in budget(dataclasses.replace(probe, tie=tie)).lines]
-            for tie in (True, False)}
+    return {budget_key(c): [_line(x) for x in budget(c).lines]
+            for c in (dataclasses.replace(probe, tie=tie) for tie in (True, False))}
+
+
+def recipe_key(cfg: Config) -> str:
+    """The recipe's part of `structure_key` ("" for GPT-2's recipe), plus "d_ff" where d_ff is set apart from the
+    recipe's default (page.js recipeKey)."""
+    s = structure(cfg, "fp32")
+    if s.recipe is None:
+        return ""
+    key = structure_key(s)[len(structure_key(dataclasses.replace(s, recipe=None))) + 1:]
+    return key + (",d_ff" if cfg.ff_dim is not None else "")
+
+
+def budget_key(cfg: Config) -> str:
+    """The key of a budget's line templates: "tied" or "untied", then the recipe's key (page.js budgetKey)."""
+    return ",".join(x for x in ("tied" if cfg.tie else "untied", recipe_key(cfg)) if x)
+
+
+def changes_key(cfg: Config, dtype: str) -> str:
+    """The key of a changes table's templates: the pass structure and whether d_ff is set apart (page.js)."""
+    return structure_key(structure(cfg, DTYPE_CLASS[dtype])) + (",d_ff" if cfg.ff_dim is not None else "")
+
+
+def covered(cfg: Config) -> list[Config]:
+    """The modern-recipe models whose shapes, memory and changes an exported page carries (each pass structure
+    costs real passes, so not all 288 recipes × 48 structures): every modern preset, and `cfg` with h_kv = h,
+    a group, and 1 (GQA flipped back and forth). Other recipes show a notice naming the export command."""
+    out = [p for p in PRESETS.values() if not p.gpt2_recipe]
+    if not cfg.gpt2_recipe:
+        out += [dataclasses.replace(cfg, kv_heads=kv) for kv in (cfg.h_kv, cfg.h, snap_heads(cfg.h, cfg.h // KV_GROUP or 1), 1)]
+    return out
+
+
+def _modern(cfg: Config, dtype: str) -> dict:
+    """Budget lines, pass structures (both dtype classes and B = 1, for the training card) and changes tables (at
+    `dtype`) of the covered models."""
+    budgets, structures, tables = {}, {}, {}
+    for c in covered(cfg):
+        if budget_key(c) not in budgets:
+            budgets[budget_key(c)] = cached("budget", budget_key(c), lambda: [_line(x) for x in budget(c).lines])
+        for cls, B in itertools.product(sorted(set(DTYPE_CLASS.values())), {c.B, 1}):  # B = 1: the training
+            s = structure(dataclasses.replace(c, B=B), cls)                            # card's largest micro-batch
+            if structure_key(s) not in structures:
+                structures[structure_key(s)] = _cached_structure(s, dataclasses.replace(c, B=B))
+        key = changes_key(c, dtype)
+        if key not in tables:
+            try:
+                tables[key] = cached("changes", f"{key} {dtype}", lambda: _changes(changes(c, dtype)))
+            except ValueError:  # no GPT-2 twin (T beyond T_max): the page says why, from NO_TWIN
+                pass
+    return {"budget": budgets, "structures": structures, "changes": tables}
+
+
+def _changes(c) -> dict:
+    """A changes table without values: each group's title template and its line templates."""
+    return {"groups": [{"key": g.key, "title": title_key(g.key, c.cfg), "lines": [_line(x) for x in g.lines]}
+                       for g in c.groups]}
 
 
 def _structures() -> list[Structure]:
@@ -59,15 +122,31 @@ def _structures() -> list[Structure]:
     return out
 
 
-def _structure(s: Structure) -> dict:
-    """Rows (without sizes) and memory lines of one structure, from a probe pass."""
-    tr = trace(probes(s)[0], s.dtype)
+def _structure(s: Structure, cfg: Config | None = None) -> dict:
+    """Rows (without sizes) and memory lines of one structure, from a pass at `cfg` (default: a probe). The modern
+    recipe's rows carry each dimension as JavaScript (its shapes add and multiply symbols) and whether the GPT-2
+    twin's pass lacks them ("only", with the structure's "legend": `model.recipe_rows`); a label's dtype is
+    "{dtype}", filled by the page (fp16 passes are bf16's)."""
+    tr = trace(cfg if cfg is not None else probes(s)[0], s.dtype)
     rows = [{"name": r.name, "local": r.local, "label": r.label, "symbolic": r.symbolic, "block": r.block is not None,
              "elem": r.nbytes // r.numel, "view": r.view, "saved": r.saved} for r in tr.rows]
+    lines = [{**_line(x), "label": x.label.replace(f"at {s.dtype}", "at {dtype}")} for x in tr.lines]
     peak = [{"phase": c.phase, "op": c.op, "scaled": c.scaled, "formula": c.formula,
              "exact": is_exact(c.formula, LESSON_SYMBOLS), "js": to_js(c.formula, LESSON_SYMBOLS, True)}
             for c in candidates(s)]  # model.training.step_phases picks the largest per phase
-    return {"rows": rows, "lines": [_line(x) for x in tr.lines], "peak": peak}
+    out = {"rows": rows, "lines": lines, "peak": peak}
+    if s.recipe is not None:
+        out["dims"] = [[to_js(d, LESSON_SYMBOLS, True) for d in dims(r.symbolic)] for r in tr.rows]
+        marks = recipe_rows(tr.cfg)
+        out["legend"] = list(marks.legend)
+        for row in rows:
+            row["only"] = marks.marked(row["local"])
+    return out
+
+
+def _cached_structure(s: Structure, cfg: Config | None = None) -> dict:
+    """`_structure`, from the disk cache where the same code computed it before (`app.export.cache`)."""
+    return cached("structure", structure_key(s), lambda: _structure(s, cfg))
 
 
 TRAIN_SYMBOLS = (*LESSON_SYMBOLS, "N", "D", "C", "P", "MFU", "n", "price", "G", "S_rest", "S_block")  # model.training
@@ -76,6 +155,21 @@ TRAIN_SYMBOLS = (*LESSON_SYMBOLS, "N", "D", "C", "P", "MFU", "n", "price", "G", 
 def train_variant(D_given: bool, optimizer: str, zero: int, recompute: str, fit: str) -> str:
     """The key of one combination of the training run's discrete choices (page.js trainVariant)."""
     return ",".join(("given" if D_given else "rule", optimizer, str(zero), recompute, fit))
+
+
+def _serving_lines(probe: Config) -> dict[tuple[str, str], dict[str, str]]:
+    """GPT-2's serving lines (the KV cache at d heads' width) -> the modern recipe's label and formula (at h_kv
+    heads of d_head), per optimizer, keyed by GPT-2's (label, formula)."""
+    modern = dataclasses.replace(probe, **MODERN_PROBE)
+    out = {}
+    for opt in OPTIMIZERS:
+        gpt2, recipe = (plan(c, TrainSetup(optimizer=opt)).lines for c in (probe, modern))
+        out.update({(a.label, a.formula): {"label": b.label, "formula": b.formula} for a, b in zip(gpt2, recipe)
+                    if a.key.startswith("serve/") and a.key == b.key and (a.label, a.formula) != (b.label, b.formula)})
+    return out
+
+
+MODERN_PROBE = dict(norm="rmsnorm", positions="rope", mlp="swiglu", bias="none", kv_heads=1)
 
 
 def _training() -> dict:
@@ -105,6 +199,15 @@ def _training() -> dict:
                                   "from_peak": t[5], "js": to_js(t[2], TRAIN_SYMBOLS, False) if t[2] else None})
             ids.append(index[t])
         variants[train_variant(given, opt, zero, rec, fit)] = ids
+    measured = budget(probe).line("flops/forward_measured").formula  # GPT-2's; page.js puts in the recipe's
+    serving = _serving_lines(probe)
+    for t in templates:
+        if (t["label"], t["formula"]) in serving:  # at h_kv heads of d_head: true for GPT-2 too (h_kv·d_head = d)
+            t["recipe"] = serving[t["label"], t["formula"]]
+            t["js"] = to_js(t["recipe"]["formula"], TRAIN_SYMBOLS, False)
+        if measured in t["formula"]:
+            t["js"] = to_js(t["formula"].replace(measured, "M"), (*TRAIN_SYMBOLS, "M"), False)
+            t["formula"] = t["formula"].replace(measured, "{M}")
     gpus = {k: {"label": g.label, "peak_tflops": g.peak_tflops, "memory_gib": g.memory_gib} for k, g in GPUS.items()}
     return {
         "templates": templates, "variants": variants, "gpus": gpus, "custom_gpu": CUSTOM_GPU,
@@ -129,10 +232,21 @@ def _training() -> dict:
 
 @functools.cache
 def static_spec() -> dict:
-    """The part of the spec that is the same for every exported page."""
-    presets = {name: {f: getattr(p, f) for f in FIELDS} for name, p in PRESETS.items() if name in GPT2_RECIPE_PRESETS}
+    """The part of the spec that is the same for every exported page (from the disk cache where it was built)."""
+    return cached("static", "spec", _static_spec)
+
+
+def _static_spec() -> dict:
+    presets = {name: {f: getattr(p, f) for f in ALL_FIELDS} for name, p in PRESETS.items()}
     return {
-        "fields": list(FIELDS), "int_fields": list(INT_FIELDS), "bounds": {f: list(BOUNDS[f]) for f in INT_FIELDS},
+        "fields": list(FIELDS), "int_fields": list(INT_FIELDS),
+        "bounds": {f: list(BOUNDS[f]) for f in (*INT_FIELDS, *OPTIONAL_SYMBOLS.values())},
+        "all_fields": list(ALL_FIELDS), "recipe_fields": list(RECIPE_FIELDS), "recipe_defaults": DEFAULTS,
+        "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
+        "optional_bounds": {k: list(BOUNDS[v]) for k, v in OPTIONAL_SYMBOLS.items()}, "recipe_docs": RECIPE_DOCS,
+        "recipes": RECIPE_LABELS, "modern": recipe_fields("modern", 1), "kv_group": KV_GROUP,
+        "switches": list(SWITCHES), "families": grouped_menu(),
+        "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "same": SAME},
         "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS}, "short": SHORT, "soft": {k: list(v) for k, v in SOFT.items()},
         "dtypes": dict(DTYPES), "dtype_class": DTYPE_CLASS, "presets": presets, "custom": CUSTOM,
         "preset_labels": preset_labels(), "preset_model": list(PRESET_MODEL), "preset_sets": list(PRESET_SETS),
@@ -141,7 +255,7 @@ def static_spec() -> dict:
         "groups": GROUPS, "sum_keys": list(SUM_KEYS), "step_prefix": STEP_PREFIX, "captions": list(CAPTIONS),
         "chart": [{"key": k, "label": label + ("*" if in_sum else ""), "in_sum": in_sum, "colour": PART_COLOURS[k]}
                   for k, label, in_sum in CHART],
-        "chart_note": CHART_NOTE, "korthikanti_note": KORTHIKANTI_NOTE, "quadratic": QUADRATIC,
+        "chart_note": CHART_NOTE, "korthikanti_note": KORTHIKANTI_NOTE, "quadratic": QUADRATIC, "mark": MARK,
         "max_listed_blocks": MAX_LISTED_BLOCKS, "train": _training(),
         "units": {"count": [list(u) for u in units._COUNT_UNITS], "si": [list(u) for u in units._SI],
                   "binary": [list(u) for u in units._BINARY]},
@@ -156,20 +270,33 @@ def page_spec(cfg: Config, dtype: str, setup: TrainSetup | None = None) -> dict:
     setup = setup or TrainSetup()
     if setup.dtype is not None:
         raise ValueError("the exported training card takes its activation dtype from the optimizer: leave dtype None")
-    return {**static_spec(), "initial": {**{f: getattr(cfg, f) for f in FIELDS}, "dtype": dtype},
+    spec = static_spec()
+    modern = _modern(cfg, dtype)
+    return {**spec, "budget": {**spec["budget"], **modern["budget"]},
+            "structures": {**spec["structures"], **modern["structures"]},
+            "changes": {**spec["changes"], "tables": modern["changes"]},
+            "initial": {**{f: getattr(cfg, f) for f in ALL_FIELDS}, "dtype": dtype},
             "initial_train": {k: getattr(setup, k) for k in setup.__dataclass_fields__}}
 
 
-def lines_js() -> str:
-    """Every line's value function as JavaScript, keyed like the spec: `LINE_FNS["tied"][i](s)`."""
-    spec = static_spec()
+def lines_js(spec: dict) -> str:
+    """Every line's value function as JavaScript, keyed like the spec: `BUDGET_FNS["tied"][i](s)`, and the modern
+    recipe's row dimensions `DIM_FNS[structure][row][k](s)` and changes tables `CHANGES_FNS[key][group][i](s)`."""
     budget_fns = {k: [f"(s) => {x['js']}" for x in v] for k, v in spec["budget"].items()}
     memory_fns = {k: [f"(s) => {x['js']}" for x in v["lines"]] for k, v in spec["structures"].items()}
+    dim_fns = {k: "[" + ", ".join("[" + ", ".join(f"(s) => {d}" for d in row) + "]" for row in v["dims"]) + "]"
+               for k, v in spec["structures"].items() if "dims" in v}
+    changes_fns = {k: "[" + ", ".join("[" + ", ".join(f"(s) => {x['js']}" for x in g["lines"]) + "]"
+                                      for g in v["groups"]) + "]" for k, v in spec["changes"]["tables"].items()}
 
     def obj(d: dict[str, list[str]]) -> str:
         return "{" + ", ".join(f"{json.dumps(k)}: [{', '.join(v)}]" for k, v in d.items()) + "}"
 
+    def raw(d: dict[str, str]) -> str:
+        return "{" + ", ".join(f"{json.dumps(k)}: {v}" for k, v in d.items()) + "}"
+
     peak_fns = {k: [f"(s) => {x['js']}" for x in v["peak"]] for k, v in spec["structures"].items()}
     train_fns = ", ".join(f"(s) => {t['js']}" if t["js"] else "null" for t in spec["train"]["templates"])
     return (f"const BUDGET_FNS = {obj(budget_fns)};\nconst MEMORY_FNS = {obj(memory_fns)};\n"
-            f"const PEAK_FNS = {obj(peak_fns)};\nconst TRAIN_FNS = [{train_fns}];\n")
+            f"const PEAK_FNS = {obj(peak_fns)};\nconst TRAIN_FNS = [{train_fns}];\nconst DIM_FNS = {raw(dim_fns)};\n"
+            f"const CHANGES_FNS = {raw(changes_fns)};\n")

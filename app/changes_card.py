@@ -1,0 +1,44 @@
+"""The "what each change buys" card's markup, from `model.changes` (pure; no Panel, so the export can use it).
+
+`changes_groups` turns a `model.changes.Changes` into the dicts the page shows (labels, formulas and formatted
+values, each group under its title); `changes_html` lays them out. The exported page makes the same dicts in
+JavaScript (`changesGroups`, `changesHtml`) and tests compare the markup of the two.
+"""
+from __future__ import annotations
+
+import html
+
+from model import units as fmt
+from model.changes import ORDER_NOTE, Changes
+
+TITLE = "What each change buys"
+SAME = "This is GPT-2's recipe, the lesson's 2019 block: switch on a change of the modern recipe to see what it buys."
+
+
+def changes_groups(c: Changes) -> list[dict]:
+    """Each group's key and title, and its lines as the page shows them."""
+    return [{"key": g.key, "title": g.title,
+             "lines": [{"key": x.key, "label": x.label, "formula": x.formula, "value": fmt.value(x.value, x.unit),
+                        "short": fmt.short(x.value, x.unit)} for x in g.lines]} for g in c.groups]
+
+
+def changes_html(groups: list[dict], dtype: str) -> str:
+    """The card's body: one table, each change a titled group of lines (its short key as the row class), and
+    the note on the order of the changes; GPT-2's recipe gets a sentence instead."""
+    e = html.escape
+    if len(groups) == 1:
+        return f'<p class="note muted">{e(SAME)}</p>'
+    rows = []
+    for g in groups:
+        rows.append(f'<tr class="grp {e(g["key"])}"><td colspan="2">{e(g["title"])}</td></tr>')
+        for x in g["lines"]:
+            short = f'<small>{e(x["short"])}</small>' if x["short"] else ""
+            rows.append(f'<tr data-key="{e(x["key"])}"><td class="l">{e(x["label"])}<code>{e(x["formula"])}</code>'
+                        f'</td><td class="v">{e(x["value"])}{short}</td></tr>')
+    return (f'<p class="muted">Bytes at {e(dtype)}. {e(ORDER_NOTE)}</p>'
+            f'<table class="lines changes">{"".join(rows)}</table>')
+
+
+def notice_html(text: str) -> str:
+    """A notice in the card's place (no GPT-2 twin, or a recipe the exported page does not carry)."""
+    return f'<div class="status"><span class="n">⚠</span> {html.escape(text)}</div>'

@@ -1,0 +1,313 @@
+"""What each change of the modern recipe buys: a configuration beside its GPT-2 twin, change by change, as data.
+
+`changes(cfg, dtype)` -> `Changes`: the GPT-2 twin of `cfg` (same B, T, d, h, L, V, T_max and tie; GPT-2's
+recipe: LayerNorm with biases, the learned table W_pe, GELU at d_ff = 4d, h_kv = h, d_head = d / h, biases on
+every linear, no QK-norm), then one group of `Line`s per change that `cfg` makes, then `cfg` itself.
+
+Changes interact (SwiGLU's count uses d_ff, q, k and v biases scale with h_kv, ...), so they are applied one at a
+time from the twin in one fixed order, `ORDER`:
+
+    d_head set apart → RMSNorm → biases → RoPE → MLP (SwiGLU, d_ff) → K/V heads h_kv → QK-norm
+
+and each figure of a change is the real count after it minus the real count before it: parameters of the real
+module and forward FLOPs per token from its pass (`model.budgeting.budget`), the KV cache per token
+(`model.memory.kv_cache_lines`), and the activations and the bytes saved for backward of the real pass at this
+B and T (`model.tracing.trace`). So the lines of every figure add up exactly to this configuration's count minus
+the twin's. Another order would split the same totals differently: d_head goes first so that every later state
+has this configuration's d_head, and biases go before the MLP and the K/V heads so that SwiGLU's and GQA's lines
+hold their matrices only.
+
+Each line's formula is the difference of the two states' formulas, written in this configuration's symbols (a
+state before the MLP change has d_ff = 4d, before the K/V change h_kv = h, before d_head's h·d_head = d), and
+it is checked against its value like every other line. Parameters and FLOPs are listed for every change (a 0 is
+the lesson's "at essentially zero cost"); a memory figure only where the change's formula is not 0 (so the
+lines listed depend on the recipe, not on the sizes).
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, replace
+
+from .budgeting import budget
+from .config import Config
+from .figures import Line, check_lines
+from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
+from .memory import kv_cache_lines
+from .passes import DTYPES
+from .tracing import trace
+
+ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config fields it sets, in the order applied
+    ("d_head", ("head_dim",)),
+    ("norm", ("norm",)),
+    ("bias", ("bias",)),
+    ("positions", ("positions",)),
+    ("mlp", ("mlp", "ff_dim")),
+    ("h_kv", ("kv_heads",)),
+    ("qk_norm", ("qk_norm",)),
+)
+ORDER_NOTE = ("Changes interact, so they are applied one at a time from the GPT-2 twin in this order: d_head set "
+              "apart, RMSNorm, biases, RoPE, the MLP (SwiGLU, d_ff), K/V heads h_kv, QK-norm; each line is the real "
+              "count after a change minus the count before it, so the lines add up to this configuration's count "
+              "minus the twin's.")
+ALWAYS = ("params", "flops")  # listed for every change, 0 included; a memory figure where its formula is not 0
+
+
+FIGURES: dict[str, tuple[str, str]] = {  # figure -> (label, unit), in display order; bytes at the table's dtype
+    "params": ("parameters", "params"),
+    "flops": ("forward FLOPs per token, as the code runs (matmuls)", "FLOP"),
+    "kv_cache": ("KV cache per token", "bytes"),
+    "activations": ("activations at this B and T (new memory)", "bytes"),
+    "saved": ("saved for backward at this B and T", "bytes"),
+}
+
+
+Figure = tuple[Poly, int, str]  # a figure of one state in this configuration's symbols: polynomial, value, text
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change from the twin: its key (an `ORDER` name, or "twin" / "total" / "this"), a title saying what it
+    does in the lesson's words, and its lines (keys "changes/<key>/<figure>")."""
+
+    key: str
+    title: str
+    lines: tuple[Line, ...]
+
+
+@dataclass(frozen=True)
+class Changes:
+    """`cfg` beside its GPT-2 twin: the twin's figures, one `Change` per change in `ORDER`, the sum of the changes
+    and `cfg`'s figures. Empty `steps` when `cfg` is GPT-2's recipe."""
+
+    cfg: Config
+    twin: Config
+    dtype: str
+    base: Change  # the twin's figures
+    steps: tuple[Change, ...]
+    total: Change  # every change together: this configuration minus the twin
+    this: Change  # this configuration's figures
+
+    @property
+    def groups(self) -> tuple[Change, ...]:
+        """Twin, each change, the total and this configuration, in display order (the twin alone for GPT-2's
+        recipe, which is its own twin)."""
+        return (self.base, *self.steps, self.total, self.this) if self.steps else (self.base,)
+
+    @property
+    def lines(self) -> tuple[Line, ...]:
+        return tuple(x for g in self.groups for x in g.lines)
+
+
+def twin(cfg: Config) -> Config:
+    """`cfg` with GPT-2's recipe (same B, T, d, h, L, V, T_max, tie). ValueError when GPT-2 cannot have this shape."""
+    if cfg.d % cfg.h:
+        raise ValueError(NO_TWIN["heads"].format(**title_values(cfg)))
+    if cfg.T > cfg.T_max:
+        raise ValueError(NO_TWIN["context"].format(**title_values(cfg)))
+    return Config(B=cfg.B, T=cfg.T, d=cfg.d, h=cfg.h, L=cfg.L, V=cfg.V, T_max=cfg.T_max, tie=cfg.tie)
+
+
+TITLES: dict[str, str] = {  # what each change does; {…} filled with this configuration's numbers (`title_values`)
+    "twin": "the GPT-2 twin: same B, T, d, h, L, V, T_max and head, GPT-2's recipe",
+    "d_head": "d_head = {d_head} set apart from d / h = {d_over_h}: the heads' width h·d_head is {width}, not d = {d}",
+    "norm": "RMSNorm instead of LayerNorm: a gain only, no mean subtracted and no bias",
+    "bias/none": "no biases on the linears",
+    "bias/qkv": "biases on q, k and v only (Qwen2's choice)",
+    "positions": "RoPE instead of the learned table W_pe: q and k rotated by position, no parameters",
+    "mlp/swiglu": "SwiGLU at d_ff = {d_ff}: three matrices, 3·d·d_ff, where GELU at 4d held 8d²",
+    "mlp/gelu": "GELU at d_ff = {d_ff} instead of 4d = {four_d}",
+    "h_kv/mqa": ("multi-query attention: h_kv = 1 K/V head for h = {h} query heads: K, V, W_k and W_v shrink by "
+                 "h/h_kv = {group}"),
+    "h_kv/gqa": ("grouped-query attention: h_kv = {h_kv} K/V heads for h = {h} query heads (each serves h/h_kv = "
+                 "{group}): K, V, W_k and W_v shrink"),
+    "qk_norm": "QK-norm: an RMSNorm over d_head on q and k of every head",
+    "total": "every change together: this model minus its GPT-2 twin",
+    "this": "this model",
+}
+NO_TWIN = {  # why a configuration has no GPT-2 twin; {…} filled as TITLES
+    "heads": ("no GPT-2 twin: d={d} is not divisible by h={h}, and GPT-2's heads have d / h features each (this "
+              "model sets d_head={d_head} apart)"),
+    "context": ("no GPT-2 twin at T={T}: GPT-2's learned position table has T_max={T_max} rows; lower T to at most "
+                "{T_max} to compare the two"),
+}
+
+
+def title_key(key: str, cfg: Config) -> str:
+    """The `TITLES` key of change `key` at `cfg` ("mlp/swiglu", "h_kv/gqa", ...)."""
+    if key == "bias":
+        return f"bias/{cfg.bias}"
+    if key == "mlp":
+        return f"mlp/{cfg.mlp}"
+    if key == "h_kv":
+        return "h_kv/mqa" if cfg.h_kv == 1 else "h_kv/gqa"
+    return key
+
+
+def title_values(cfg: Config) -> dict[str, str]:
+    """The numbers the titles name, with thousands separators (the exported page computes the same)."""
+    values = dict(d=cfg.d, h=cfg.h, h_kv=cfg.h_kv, d_head=cfg.d_head, d_ff=cfg.d_ff, T=cfg.T, T_max=cfg.T_max,
+                  d_over_h=cfg.d // cfg.h, width=cfg.h * cfg.d_head, four_d=4 * cfg.d, group=cfg.h // cfg.h_kv)
+    return {k: f"{v:,}" for k, v in values.items()}
+
+
+def _title(key: str, cfg: Config) -> str:
+    return TITLES[title_key(key, cfg)].format(**title_values(cfg))
+
+
+SHORT = {"twin": "GPT-2 twin", "d_head": "d_head apart", "norm": "RMSNorm", "bias": "biases", "positions": "RoPE",
+         "mlp": "MLP", "h_kv": "K/V heads", "qk_norm": "QK-norm", "total": "all changes", "this": "this model"}
+
+
+def _states(cfg: Config, base: Config) -> list[tuple[str, Config]]:
+    """(change, the configuration after it) for each change in ORDER that `cfg` makes."""
+    out, state = [], base
+    for key, names in ORDER:
+        if all(getattr(state, n) == getattr(cfg, n) for n in names):
+            continue
+        state = replace(state, **{n: getattr(cfg, n) for n in names})
+        out.append((key, state))
+    if state != cfg:
+        raise RuntimeError(f"applying every change in ORDER did not reach {cfg}")
+    return out
+
+
+def _figures(s: Config, dtype: str) -> dict[str, Line]:
+    """The five figures of one state, each a Line in that state's own symbols."""
+    b = budget(s)
+    memory = {x.key: x for x in (*trace(s, dtype).lines, *kv_cache_lines(s, dtype))}
+    return {"params": b.line("params/exact"), "flops": b.line("flops/forward_measured"),
+            "kv_cache": memory["memory/kv_cache_per_token"], "activations": memory["memory/activations"],
+            "saved": memory["memory/saved"]}
+
+
+def _substitute(poly: Poly, name: str, by: Poly) -> Poly:
+    out: Poly = {}
+    for mono, c in poly.items():
+        powers = dict(mono)
+        k = powers.pop(name, 0)
+        term: Poly = {tuple(sorted(powers.items())): c}
+        for _ in range(k):
+            term = poly_mul(term, by)
+        out = poly_add(out, term)
+    return out
+
+
+def in_symbols_of(poly: Poly, s: Config, cfg: Config) -> Poly:
+    """A formula of state `s` (in its own symbols) in `cfg`'s symbols, using what holds at `s` where it keeps
+    GPT-2's values: h_kv = h, d_ff = 4d, and h·d_head = d where d_head = d / h. RuntimeError if a d_head is left
+    that `cfg` sets apart (d_head = d / h without an h beside it)."""
+    if s.kv_heads is None:
+        poly = _substitute(poly, "h_kv", poly_symbol("h"))
+    if s.mlp == "gelu" and s.ff_dim is None:
+        poly = _substitute(poly, "d_ff", poly_symbol("d", 4))
+    if s.head_dim is None:
+        poly = _heads_as_d(poly, strict=s.d_head != cfg.d_head)
+    return poly
+
+
+def _heads_as_d(poly: Poly, strict: bool) -> Poly:
+    """h·d_head -> d in every term (d_head = d / h); `strict`: RuntimeError if a d_head is left without an h."""
+    out: Poly = {}
+    for mono, c in poly.items():
+        powers = dict(mono)
+        n = min(powers.get("h", 0), powers.get("d_head", 0))
+        if strict and powers.get("d_head", 0) > n:
+            raise RuntimeError(f"a state's formula has d_head = d / h without h beside it: {mono}")
+        powers.update(h=powers.get("h", 0) - n, d_head=powers.get("d_head", 0) - n, d=powers.get("d", 0) + n)
+        out = poly_add(out, {tuple(sorted((k, v) for k, v in powers.items() if v)): c})
+    return out
+
+
+def _state_figures(s: Config, cfg: Config, symbols: dict[str, int], dtype: str, own_text: bool) -> dict[str, Figure]:
+    """The figures of state `s` in `cfg`'s symbols; the text is the state's own formula where nothing had to be
+    rewritten or `own_text` (this configuration itself), else the rewritten polynomial."""
+    out = {}
+    for f, line in _figures(s, dtype).items():
+        own = to_poly(line.formula)
+        poly = in_symbols_of(own, s, cfg)
+        if _value(poly, symbols) != line.value:
+            raise RuntimeError(f"{f} of {s}: {line.formula} rewritten in this configuration's symbols is wrong")
+        out[f] = (poly, line.value, line.formula if own_text or poly == own else formula_text(poly))
+    return out
+
+
+def _value(poly: Poly, symbols: dict[str, int]) -> int:
+    return sum(c * math.prod(symbols[k] ** p for k, p in mono) for mono, c in poly.items())
+
+
+L_FIRST = ("L", *(s for s in MONOMIAL_ORDER if s != "L"))  # "2Ld", "8L·h_kv·d_head": per block, then the rest
+
+
+def _terms(poly: Poly) -> str:
+    """The terms of `poly`, positive ones first, each group largest degree first: "d_ff − 2d"."""
+    ordered = sorted(poly.items(), key=lambda mc: (mc[1] < 0, -sum(k for _, k in mc[0])))
+    text = ""
+    for mono, c in ordered:
+        term = polynomial({mono: abs(c)}, L_FIRST)
+        text += (term if c > 0 else f"−{term}") if not text else (f" + {term}" if c > 0 else f" − {term}")
+    return text
+
+
+# Where a difference has terms of both signs, its common factor takes the sign the difference has at these sizes
+# (Llama 3 8B's at B = 8, T = 8,192): fixed, so a formula's text depends on the recipe alone, never on the sizes
+# (the exported page computes values from the same text at any size).
+SIGN_AT = dict(B=8, T=8192, d=4096, h=32, h_kv=8, d_head=128, d_ff=14336, L=32, V=128256, T_max=8192)
+
+
+def formula_text(poly: Poly) -> str:
+    """A polynomial as lesson notation with its common factor taken out, the factor's sign the polynomial's at
+    `SIGN_AT`: −2Ld − d -> "−d·(2L + 1)", 2L·h_kv·d_head·d − 2Ld² -> "−2Ld·(d − h_kv·d_head)",
+    8BTL + 4BT -> "4BT·(2L + 1)"."""
+    if len(poly) <= 1:
+        return polynomial(poly, L_FIRST)
+    g = math.gcd(*poly.values()) * (-1 if _value(poly, SIGN_AT) < 0 else 1)
+    common = {s: min(dict(m).get(s, 0) for m in poly) for s in {s for m in poly for s, _ in m}}
+    rest: Poly = {}
+    for mono, c in poly.items():
+        rest[tuple((s, k - common[s]) for s, k in mono if k > common[s])] = c // g
+    factor = polynomial({tuple((s, k) for s, k in sorted(common.items()) if k): g}, L_FIRST)
+    prefix = {"1": "", "−1": "−"}.get(factor, factor + "·")
+    return f"{prefix}({_terms(rest)})"
+
+
+def _difference(after: dict[str, Figure], before: dict[str, Figure]) -> dict[str, Figure]:
+    out = {}
+    for f in after:
+        poly = poly_add(after[f][0], before[f][0], -1)
+        value = after[f][1] - before[f][1]
+        out[f] = (poly, value, formula_text(poly))
+    return out
+
+
+def _group(key: str, title: str, figures: dict[str, Figure], always: tuple[str, ...]) -> Change:
+    lines = tuple(Line(f"changes/{key}/{f}", f"{SHORT[key]}: {FIGURES[f][0]}", text, value, FIGURES[f][1])
+                  for f, (poly, value, text) in figures.items() if poly or f in always)
+    return Change(key, title, lines)
+
+
+@functools.lru_cache(maxsize=64)
+def changes(cfg: Config, dtype: str = "fp32") -> Changes:
+    """`cfg` beside its GPT-2 twin, change by change (see the module docstring). ValueError when there is no twin
+    (`twin`) or `dtype` is unknown; RuntimeError if a formula is not true or the lines do not add up."""
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+    base = twin(cfg)
+    symbols = cfg.symbols()
+    states = [("twin", base), *_states(cfg, base)]
+    figures = [_state_figures(s, cfg, symbols, dtype, own_text=i > 0) for i, (_, s) in enumerate(states)]
+    steps = tuple(_group(key, _title(key, cfg), _difference(after, before), ALWAYS)
+                  for (key, _), before, after in zip(states[1:], figures, figures[1:]))
+    total = _difference(figures[-1], figures[0])
+    out = Changes(
+        cfg=cfg, twin=base, dtype=dtype, steps=steps,
+        base=_group("twin", TITLES["twin"], figures[0], tuple(FIGURES)),
+        total=_group("total", TITLES["total"], total, tuple(FIGURES)),
+        this=_group("this", TITLES["this"], figures[-1], tuple(FIGURES)),
+    )
+    check_lines(out.lines, symbols)
+    for f in FIGURES:
+        got = sum(x.value for g in out.steps for x in g.lines if x.key.endswith("/" + f))
+        if got != total[f][1]:
+            raise RuntimeError(f"the changes' {f} lines add up to {got:,}, not {total[f][1]:,}")
+    return out

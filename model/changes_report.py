@@ -1,0 +1,60 @@
+"""`python -m model --table changes`: what each change of the modern recipe buys, as text, Markdown, CSV or JSON.
+
+Records (`model.changes.changes(cfg, dtype)`) -> formatting, in that order; nothing here computes a figure or
+writes a label or a formula.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import asdict
+
+from .changes import ORDER_NOTE, Changes, changes
+from .config import Config
+from .report import _line_table, _markdown_lines, config_dict, describe
+
+TITLE = "What each change buys, against the GPT-2 twin (bytes at {dtype})"
+SAME = "This is GPT-2's recipe: its twin is itself, and no change is listed."
+
+
+def text(c: Changes) -> str:
+    """Each group's title, then its lines in columns aligned across the whole table."""
+    rows = _line_table(c.lines, "    ")
+    out = [f"GPT  {describe(c.cfg)}", "", f"{TITLE.format(dtype=c.dtype)}:", f"  {ORDER_NOTE if c.steps else SAME}"]
+    i = 0
+    for g in c.groups:
+        out += ["", f"  {g.title}"] + rows[i:i + len(g.lines)]
+        i += len(g.lines)
+    return "\n".join(out) + "\n"
+
+
+def markdown(c: Changes) -> str:
+    """One Markdown table per group, under its title."""
+    out = [f"**GPT** {describe(c.cfg)}", "", f"**{TITLE.format(dtype=c.dtype)}**. {ORDER_NOTE if c.steps else SAME}", ""]
+    for g in c.groups:
+        out += [f"*{g.title}*", ""] + _markdown_lines(g.lines)
+    return "\n".join(out)
+
+
+def csv_text(c: Changes) -> str:
+    """One line per figure: key (changes/<change>/<figure>), label, formula, value, unit."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["key", "label", "formula", "value", "unit"])
+    w.writerows([x.key, x.label, x.formula, x.value, x.unit] for x in c.lines)
+    return buf.getvalue()
+
+
+def as_dict(c: Changes) -> dict:
+    """The configuration, its twin, the order and every group with its lines."""
+    return {"config": config_dict(c.cfg), "twin": config_dict(c.twin), "dtype": c.dtype, "note": ORDER_NOTE,
+            "groups": [{"key": g.key, "title": g.title, "lines": [asdict(x) for x in g.lines]} for g in c.groups]}
+
+
+def render(cfg: Config, dtype: str, fmt: str) -> str:
+    """The table in `fmt` ("text", "markdown", "csv" or "json"); ValueError when `cfg` has no GPT-2 twin."""
+    c = changes(cfg, dtype)
+    if fmt == "json":
+        return json.dumps(as_dict(c), indent=2) + "\n"
+    return {"text": text, "markdown": markdown, "csv": csv_text}[fmt](c)

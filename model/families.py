@@ -1,0 +1,92 @@
+"""The pages' menus as data: the presets grouped by family, and the recipe choice.
+
+`FAMILIES` maps a family to its presets in menu order; `TITLES` gives each preset's name as published (tests check
+that every preset is in exactly one family). `recipe_fields` and `recipe_of` are the recipe choice: GPT-2 (2019),
+the modern recipe (Llama-3 style) or custom.
+"""
+from __future__ import annotations
+
+from .config import DEFAULTS, MODERN, PRESETS, Config, snap_heads
+
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "GPT-2": ("gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl"),
+    "GPT-3": ("gpt3-125m", "gpt3-350m", "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b"),
+    "Llama 3": ("llama3.2-1b", "llama3-8b", "llama3-70b"),
+    "Mistral": ("mistral-7b",),
+    "Qwen": ("qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b"),
+}
+
+TITLES: dict[str, str] = {
+    "gpt2-small": "GPT-2 small", "gpt2-medium": "GPT-2 medium", "gpt2-large": "GPT-2 large", "gpt2-xl": "GPT-2 XL",
+    "gpt3-125m": "GPT-3 125M", "gpt3-350m": "GPT-3 350M", "gpt3-760m": "GPT-3 760M", "gpt3-1.3b": "GPT-3 1.3B",
+    "gpt3-2.7b": "GPT-3 2.7B", "gpt3-6.7b": "GPT-3 6.7B", "gpt3-13b": "GPT-3 13B", "gpt3-175b": "GPT-3 175B",
+    "llama3.2-1b": "Llama 3.2 1B", "llama3-8b": "Llama 3 8B", "llama3-70b": "Llama 3 70B",
+    "mistral-7b": "Mistral 7B (v0.2)",
+    "qwen2.5-0.5b": "Qwen2.5 0.5B", "qwen2.5-7b": "Qwen2.5 7B", "qwen3-0.6b": "Qwen3 0.6B",
+}
+
+
+def family_of(name: str) -> str:
+    """The family of a preset: family_of("llama3-8b") == "Llama 3"."""
+    return next(f for f, names in FAMILIES.items() if name in names)
+
+
+def menu_label(name: str) -> str:
+    """A preset as a menu shows it: "Llama 3 8B · L 32, d 4,096"."""
+    cfg = PRESETS[name]
+    return f"{TITLES[name]} · L {cfg.L}, d {cfg.d:,}"
+
+
+def grouped_menu() -> dict[str, dict[str, str]]:
+    """Family -> {menu label -> preset name}, families and presets in menu order."""
+    return {family: {menu_label(n): n for n in names} for family, names in FAMILIES.items()}
+
+
+# --- the recipe choice: GPT-2 (2019), the modern recipe (Llama-3 style), or custom ---------------------------------
+RECIPE_LABELS = {"gpt2": "GPT-2 (2019)", "modern": "modern (Llama-3 style)", "custom": "custom"}
+KV_GROUP = 4  # the modern recipe's h / h_kv: 4 query heads per K/V head, as Llama 3 8B (32 / 8)
+
+
+def recipe_fields(recipe: str, h: int) -> dict[str, object]:
+    """The recipe fields that choosing `recipe` sets at h heads: GPT-2's defaults, or the modern recipe (RMSNorm,
+    RoPE, SwiGLU at its default d_ff, no biases, h_kv the divisor of h nearest h / 4, no QK-norm)."""
+    if recipe == "gpt2":
+        return dict(DEFAULTS)
+    if recipe == "modern":
+        return {**DEFAULTS, **MODERN, "kv_heads": snap_heads(h, max(1, h // KV_GROUP))}
+    raise ValueError(f"recipe must be gpt2 or modern to set the switches, got {recipe!r}")
+
+
+SWITCH_LABELS: dict[str, dict[str, str]] = {  # each choice of a switch as the pages' menus name it
+    "norm": {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"},
+    "positions": {"learned": "learned table W_pe", "rope": "RoPE"},
+    "mlp": {"gelu": "GELU", "swiglu": "SwiGLU"},
+    "bias": {"all": "biases everywhere", "none": "no biases", "qkv": "q, k, v biases only"},
+}
+QK_NORM_LABEL = "QK-norm"
+SWITCHES = ("norm", "positions", "mlp", "bias", "qk_norm", "head_dim")  # what names a recipe; d_ff and h_kv are sizes
+
+
+def recipe_of(cfg: Config) -> str:
+    """"gpt2" when every recipe field is GPT-2's; "modern" when the switches are the modern recipe's, at any d_ff
+    and h_kv (Llama 3 8B: d_ff = 14,336, h_kv = 8); else "custom"."""
+    if cfg.gpt2_recipe:
+        return "gpt2"
+    modern = recipe_fields("modern", cfg.h)
+    return "modern" if all(getattr(cfg, f) == modern[f] for f in SWITCHES) else "custom"
+
+
+CUSTOM = "custom"  # model.rules.CUSTOM: the fields match no preset
+CUSTOM_LABEL = "custom (your own values)"
+OWN = "Your own"  # the menu group of CUSTOM_LABEL
+
+
+def preset_labels() -> dict[str, str]:
+    """Menu label -> preset name for every preset, family by family, then CUSTOM_LABEL -> "custom"."""
+    return {**{label: name for family in grouped_menu().values() for label, name in family.items()},
+            CUSTOM_LABEL: CUSTOM}
+
+
+def menu_groups() -> dict[str, list[str]]:
+    """Family -> the menu labels of its presets, then OWN -> [CUSTOM_LABEL]: a grouped select's options."""
+    return {**{family: list(labels) for family, labels in grouped_menu().items()}, OWN: [CUSTOM_LABEL]}

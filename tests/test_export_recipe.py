@@ -1,0 +1,245 @@
+"""The modern recipe on the no-server page: its controls, rules, lines, shapes and "what each change buys" card,
+each JavaScript twin run in Chromium on the same inputs as the Python it mirrors, and --hf-config.
+
+The page carries the modern recipe for the models `app.export.spec.covered` lists (every modern preset and the
+exported model with h_kv = h, a group, or 1); the random configurations here keep those models' structures.
+"""
+from __future__ import annotations
+
+import html
+import random
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import pytest
+
+from app.budget import shown
+from app.changes_card import changes_groups, changes_html
+from app.export.spec import budget_key, changes_key, covered
+from model.families import preset_labels
+from model import PRESETS, Config, budget, trace
+from model import units
+from model.changes import changes
+from model.config import ALL_FIELDS
+from model.rules import preset_of, settle
+from model.train_report import human
+from model.training import plan
+from test_export import export, exported_page, js, random_setups, setup_js, text_of, value_of
+
+LLAMA = PRESETS["llama3-8b"]
+HF = Path(__file__).parent / "hf"
+
+
+@pytest.fixture(scope="module")
+def page_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("export") / "llama.html"
+    done = export(out, "--preset", "llama3-8b", "--T", "512")
+    assert done.returncode == 0 and f"wrote {out}" in done.stdout, done.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def page(chromium, page_file: Path):
+    yield from exported_page(chromium, page_file)
+
+
+def full_js(c: Config) -> dict:
+    return {f: getattr(c, f) for f in ALL_FIELDS}
+
+
+def _set(page, name: str, value) -> None:
+    prop = "active" if name in ("tie", "qk_norm") else "value"
+    page.evaluate("([n, p, v]) => { Bokeh.documents[0].get_model_by_name(n)[p] = v; }", [name, prop, value])
+    page.wait_for_timeout(200)
+
+
+def line_value(page, card: str, key: str) -> str:
+    """The value cell of the line `key` in a card's markup."""
+    text = text_of(page, card)
+    row = text.split(f'data-key="{key}"', 1)[1]
+    return html.unescape(row.split('<td class="v">', 1)[1].split("<", 1)[0])
+
+
+def random_covered(n: int, seed: int) -> list[Config]:
+    """Configurations with the structures of the covered models (B ≥ 2, T ≥ 3) at random sizes."""
+    rng = random.Random(seed)
+    bases = covered(replace(LLAMA, T=512))
+    out = []
+    for i in range(n):
+        b = bases[i % len(bases)]
+        d_head = 2 * rng.randint(2, 40)
+        T_max = rng.randint(3, 4096)
+        fields = dict(B=rng.randint(2, 64), T=rng.randint(3, T_max), L=rng.randint(1, 80), V=rng.randint(2, 200_000),
+                      T_max=T_max, ff_dim=rng.randint(1, 9000) if b.ff_dim else None)
+        if b.head_dim is not None:  # set apart: the heads' width is not d
+            fields.update(d=b.h * rng.randint(1, 100), head_dim=d_head)
+        else:
+            fields.update(d=b.h * d_head)
+        out.append(replace(b, **fields))
+    return out
+
+
+CONFIGS = random_covered(24, seed=15)
+
+
+# --- the acceptance figures ---------------------------------------------------------------------------------------
+@pytest.mark.browser
+def test_llama3_8b_shows_its_published_count(page) -> None:
+    assert "N = 8,030,261,248" in text_of(page, "head")
+    assert value_of(page, "recipe") == "modern" and value_of(page, "opt_kv_heads") == 8
+    assert preset_labels()[value_of(page, "preset")] == "llama3-8b"
+
+
+@pytest.mark.browser
+def test_flipping_gqa_back_multiplies_the_kv_cache_by_h_over_h_kv(page) -> None:
+    key = "memory/kv_cache_per_token"
+    gqa = js(page, "memoryLines", [[full_js(replace(LLAMA, T=512)), "fp32"]])[0]
+    assert line_value(page, "shapes", key) == "256 KiB"
+    _set(page, "opt_kv_heads", 32)
+    assert line_value(page, "shapes", key) == "1 MiB" and value_of(page, "opt_kv_heads") == 32
+    mha = js(page, "memoryLines", [[full_js(replace(LLAMA, T=512, kv_heads=None)), "fp32"]])[0]
+    per_token = lambda lines: int(next(x for x in lines if x["key"] == key)["raw"])  # noqa: E731
+    assert per_token(mha) == per_token(gqa) * 32 // 8 == 1_048_576
+    assert 'data-key="changes/h_kv/' not in text_of(page, "changes")  # h_kv = h: no K/V change against the twin
+    _set(page, "opt_kv_heads", 6)
+    assert value_of(page, "opt_kv_heads") == 4 and "h_kv snapped 6 → 4: h = 32 is not divisible by 6" in \
+        html.unescape(text_of(page, "status"))
+    _set(page, "opt_kv_heads", 8)
+    assert 'data-key="changes/h_kv/kv_cache"' in text_of(page, "changes")
+
+
+@pytest.mark.browser
+def test_the_changes_card_shows_the_cli_lines(page) -> None:
+    cfg = replace(LLAMA, T=512)
+    want = changes_html(changes_groups(changes(cfg, "fp32")), "fp32")
+    assert text_of(page, "changes") == want
+    assert "−33,554,432" in html.unescape(want)  # RoPE removes T_max·d
+
+
+# --- JavaScript twins, side by side with Python -------------------------------------------------------------------
+@pytest.mark.browser
+def test_settle_and_presets_agree_with_the_rules(page) -> None:
+    rng = random.Random(4)
+    asked = []
+    for _ in range(200):
+        base = rng.choice([p for p in PRESETS.values()])
+        positions = rng.choice(["learned", "rope"])
+        d = rng.choice([64, 768, 770, 1000, 4096, rng.randint(2, 8192)])
+        asked.append({**full_js(base), "B": rng.randint(1, 64), "T": rng.randint(1, 20_000), "d": d,
+                      "h": rng.randint(1, 64), "positions": positions, "kv_heads": rng.choice([None, rng.randint(1, 64)]),
+                      "head_dim": rng.choice([None, None, 2 * rng.randint(1, 128)]),
+                      "ff_dim": rng.choice([None, rng.randint(1, 30_000)]),
+                      "mlp": rng.choice(["gelu", "swiglu"]), "bias": rng.choice(["all", "none", "qkv"]),
+                      "qk_norm": rng.random() < 0.5, "norm": rng.choice(["layernorm", "rmsnorm"])})
+    got = page.evaluate("(xs) => xs.map((a) => { try { return window.__ts.settle(a); } "
+                        "catch (e) { return {error: e.message}; } })", asked)
+    for a, out in zip(asked, got):
+        try:
+            want, notes = settle(a)
+        except ValueError as e:  # Config refuses (an odd d with RoPE): the page says so and keeps what it shows
+            assert out == {"error": str(e)}, a
+            continue
+        assert (Config(**out[0]), out[1]) == (want, notes), a
+    cfgs = [settle(a)[0] for a in asked[:40] if _settles(a)] + list(PRESETS.values())
+    assert js(page, "presetOf", [[full_js(c)] for c in cfgs]) == [preset_of(c) for c in cfgs]
+    from model.families import recipe_of
+    assert js(page, "recipeOf", [[full_js(c)] for c in cfgs]) == [recipe_of(c) for c in cfgs]
+    assert js(page, "budgetKey", [[full_js(c)] for c in cfgs]) == [budget_key(c) for c in cfgs]
+    assert js(page, "changesKey", [[full_js(c), "bf16"] for c in cfgs]) == [changes_key(c, "bf16") for c in cfgs]
+
+
+def _settles(a: dict) -> bool:
+    try:
+        settle(a)
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.browser
+def test_budget_and_memory_lines_agree_with_the_model(page) -> None:
+    got = js(page, "budgetLines", [[full_js(c)] for c in CONFIGS])
+    for c, lines in zip(CONFIGS, got):
+        assert [{k: x[k] for k in ("key", "label", "formula", "value", "short")} for x in lines] == \
+            [shown(x) for x in budget(c).lines], c
+    cases = [(c, dt) for c, dt in zip(CONFIGS, ["fp32", "bf16", "fp16"] * 8)]
+    got = js(page, "memoryLines", [[full_js(c), dt] for c, dt in cases])
+    for (c, dt), lines in zip(cases, got):
+        assert [{k: x[k] for k in ("key", "label", "formula", "value", "short")} for x in lines] == \
+            [shown(x) for x in trace(c, dt).lines], (c, dt)
+
+
+@pytest.mark.browser
+def test_table_rows_are_the_modern_trace(page) -> None:
+    cases = CONFIGS[:10]
+    got = js(page, "shapeRows", [[full_js(c), "fp32", False] for c in cases])
+    for c, table in zip(cases, got):
+        rows = trace(c, "fp32").rows
+        tensors = [r for r in table["rows"] if r["kind"] == "tensor"]
+        assert [(t["label"], t["symbolic"], t["shape"], t["elements"], t["memory"]) for t in tensors] == \
+            [(r.label, r.symbolic, units.shape(r.shape), units.thousands(r.numel),
+              "view" if r.view else units.nbytes(r.nbytes)) for r in rows], c
+
+
+@pytest.mark.browser
+def test_changes_lines_and_markup_agree_with_the_model(page) -> None:
+    cases = [(c, dt) for c, dt in zip(CONFIGS[:8], ["fp32"] * 8)]
+    got = js(page, "changesGroups", [[full_js(c), dt] for c, dt in cases])
+    for (c, dt), out in zip(cases, got):
+        want = changes_groups(changes(c, dt))
+        assert out["groups"] == want, c
+        assert js(page, "changesHtml", [[out["groups"], dt]]) == [changes_html(want, dt)]
+
+
+@pytest.mark.browser
+def test_training_lines_agree_with_the_model(page) -> None:
+    pairs = list(zip(CONFIGS[:12], random_setups(12, seed=6)))
+    got = page.evaluate("(xs) => xs.map(([c, s]) => window.__ts.trainPlan(c, s).lines.map((x) => "
+                        "[x.key, x.label, x.formula, x.human]))", [[full_js(c), setup_js(s)] for c, s in pairs])
+    for (c, s), lines in zip(pairs, got):
+        assert lines == [[x.key, x.label, x.formula, human(x)] for x in plan(c, s).lines], (c, s)
+
+
+@pytest.mark.browser
+def test_a_preset_from_another_family_keeps_B(page) -> None:
+    names = {v: k for k, v in preset_labels().items()}
+    options = value_of(page, "preset", "options")
+    assert list(options) == ["GPT-2", "GPT-3", "Llama 3", "Mistral", "Qwen", "Your own"]
+    _set(page, "B_input", 3)
+    _set(page, "preset", names["qwen2.5-0.5b"])
+    assert value_of(page, "B_input") == 3 and "N = 494,032,768" in text_of(page, "head")
+    assert value_of(page, "bias") == "qkv" and value_of(page, "recipe") == "custom"
+    _set(page, "preset", names["gpt2-small"])
+    assert "N = 124,439,808" in text_of(page, "head") and value_of(page, "recipe") == "gpt2"
+    assert "GPT-2's recipe" in html.unescape(text_of(page, "changes"))
+    _set(page, "recipe", "modern")
+    assert value_of(page, "norm") == "rmsnorm" and value_of(page, "opt_kv_heads") == 3
+    # GPT-2 small in the modern recipe is no model this page carries: every card names the command that exports it
+    assert "python -m app export lesson.html --B 3 --T 1024 --d 768 --h 12" in html.unescape(text_of(page, "head"))
+    _set(page, "preset", names["llama3-8b"])
+    _set(page, "T_input", 512)
+    _set(page, "B_input", 8)
+    assert "N = 8,030,261,248" in text_of(page, "head")
+
+
+# --- a config.json --------------------------------------------------------------------------------------------------
+def test_hf_config_writes_the_page_for_that_model(tmp_path: Path) -> None:
+    out = tmp_path / "qwen.html"
+    done = export(out, "--hf-config", str(HF / "qwen2.5-0.5b.json"), "--T", "256")
+    assert done.returncode == 0, done.stderr
+    doc = html.unescape(out.read_text(encoding="utf-8")).replace('\\"', '"')
+    assert '"initial": {"B": 8, "T": 256, "d": 896, "h": 14, "L": 24, "V": 151936, "T_max": 32768, "tie": true, ' \
+           '"norm": "rmsnorm", "positions": "rope", "mlp": "swiglu", "ff_dim": 4864, "kv_heads": 2' in doc
+    assert budget(replace(PRESETS["qwen2.5-0.5b"], T=256)).params_exact == 494_032_768
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{not json", "is not JSON"),
+    ('{"model_type": "gemma", "hidden_size": 8}', "gemma"),
+])
+def test_a_bad_config_json_is_one_line(content: str, message: str, tmp_path: Path) -> None:
+    bad = tmp_path / "config.json"
+    bad.write_text(content, encoding="utf-8")
+    done = export(tmp_path / "x.html", "--hf-config", str(bad))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "x.html").exists()
