@@ -120,7 +120,8 @@ def notebook_page(jupyter: Jupyter, chromium, name: str):
     page = context.new_page()
     page.on("websocket", lambda ws: None if urlparse(ws.url).hostname in LOOPBACK else outside.append(ws.url))
     try:
-        page.goto(f"{jupyter}/lab/tree/{name}?token={jupyter.token}")
+        # a workspace of its own: JupyterLab's default one reopens the notebooks an earlier test opened
+        page.goto(f"{jupyter}/lab/workspaces/{Path(name).stem}/tree/{name}?token={jupyter.token}")
         page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000)
         page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
         yield page, outside
