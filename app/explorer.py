@@ -15,6 +15,7 @@ from panel.io.resources import get_dist_path
 
 from app.page import TITLE, Explorer
 from app.styles import PAGE
+from model import symbolic
 
 
 def create_app() -> Explorer:
@@ -88,6 +89,7 @@ def quiet_closed_pages() -> None:
 
 
 if pn.state.served:
+    symbolic.enable()  # a class moving B and T shares one symbolic pass per architecture (model.symbolic)
     quiet_closed_pages()
     freeze_startup_heap()
     keep_stylesheets_on_this_server()

@@ -313,7 +313,8 @@ GROUPS = {"params": "Parameters", "flops": "FLOPs per token (FLOPs, not MACs)", 
 
 def clear_caches() -> None:
     """Forget every cached pass, trace and budget (for benchmarks that must measure uncached calls)."""
-    from . import memory, passes, tracing
+    from . import memory, passes, symbolic, tracing
 
     for cached in (passes._module, run_pass, tracing._trace, tracing.memory_lines, memory.saved_formula, budget):
         cached.cache_clear()
+    symbolic.clear()

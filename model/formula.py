@@ -16,8 +16,9 @@ Whole-number arithmetic stays exact (`fractions.Fraction`); a fractional power m
 """
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -147,31 +148,53 @@ def _names(symbols: Mapping[str, object]) -> tuple[str, ...]:
 def evaluate(formula: str, symbols: Mapping[str, int | float | Fraction]) -> Number:
     """The value of `formula` with `symbols` substituted: exact (a Fraction) unless a power is fractional.
 
+    A formula is read once per set of symbol names (`_compiled`); a plan's memory search evaluates the same few
+    formulas hundreds of times per move.
+
     >>> evaluate("L·(12d² + 13d) + 2d", {"L": 12, "d": 768})
     Fraction(85056000, 1)
     """
-    def atom(t: Token) -> Number:
+    return _compiled(formula, _names(symbols))(symbols)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(formula: str, names: tuple[str, ...]) -> Callable[[Mapping], Number]:
+    """`formula` as a function of the symbols' values (see `evaluate`); ValueError names what is not understood."""
+    def atom(t: Token) -> Callable[[Mapping], Number]:
         if t.kind == "num":
-            return Fraction(t.text)
-        v = symbols[t.text]
-        return v if isinstance(v, float) else Fraction(v)
+            constant = Fraction(t.text)
+            return lambda s: constant
+        name = t.text
 
-    def binop(op: str, a: Number, b: Number) -> Number:
+        def value(s: Mapping) -> Number:
+            v = s[name]
+            return v if isinstance(v, float) else Fraction(v)
+        return value
+
+    def binop(op: str, a, b) -> Callable[[Mapping], Number]:
         if op == "+":
-            return a + b
+            return lambda s: a(s) + b(s)
         if op == "-":
-            return a - b
+            return lambda s: a(s) - b(s)
         if op == "*":
-            return a * b
-        if b == 0:
-            raise ZeroDivisionError(f"formula {formula!r} divides by zero")
-        return a / b
+            return lambda s: a(s) * b(s)
 
-    def power(a: Number, exponent: str) -> Number:
+        def divide(s: Mapping) -> Number:
+            denominator = b(s)
+            if denominator == 0:
+                raise ZeroDivisionError(f"formula {formula!r} divides by zero")
+            return a(s) / denominator
+        return divide
+
+    def power(a, exponent: str) -> Callable[[Mapping], Number]:
         e = Fraction(exponent)
-        return a ** int(e) if e.denominator == 1 else float(a) ** float(e)
+        if e.denominator == 1:
+            k = int(e)
+            return lambda s: a(s) ** k
+        f = float(e)
+        return lambda s: float(a(s)) ** f
 
-    return _Parser(formula, tokenize(formula, _names(symbols)), atom, binop, power, lambda v: -v).parse()
+    return _Parser(formula, tokenize(formula, names), atom, binop, power, lambda v: lambda s: -v(s)).parse()
 
 
 def matches(formula: str, symbols: Mapping[str, int | float | Fraction], value: int | float) -> bool:

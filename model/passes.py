@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import functools
 import threading
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import torch
@@ -113,9 +115,23 @@ class _Recorder:
             self.outputs.append((name, output, self.phase))
         return record
 
-    def pack(self, t: torch.Tensor) -> torch.Tensor:
-        self.saved.setdefault(_key(t), (t, self.phase))
-        return t
+    @property
+    def pack(self) -> Callable[[torch.Tensor], None]:
+        """The saved-tensor hook that notes each tensor autograd saves, holding this recorder weakly.
+
+        Autograd keeps the hook with every tensor it saves, and the recorder keeps those tensors: a strong hook
+        made a reference cycle through C++ that Python's collector cannot see, and every pass leaked its ~55
+        tensors. What autograd keeps is None, not the tensor (no pass runs backward)."""
+        recorder = weakref.ref(self)
+
+        def pack(t: torch.Tensor) -> None:
+            if (alive := recorder()) is not None:
+                alive.saved.setdefault(_key(t), (t, alive.phase))
+        return pack
+
+
+def _no_backward(_packed: None) -> torch.Tensor:
+    raise RuntimeError("a recorded pass keeps no tensors for a backward pass")
 
 
 def saved_bytes_of(model: torch.nn.Module, idx: torch.Tensor) -> int:
@@ -123,7 +139,7 @@ def saved_bytes_of(model: torch.nn.Module, idx: torch.Tensor) -> int:
     `untyped_storage().nbytes()` over the distinct storages saved tensors keep alive, parameters' own excluded.
     The reference that `Trace.saved_bytes` (block 0 × L, meta device) is tested against."""
     recorder = _Recorder()
-    with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(recorder.pack, lambda t: t):
+    with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(recorder.pack, _no_backward):
         model(idx)
     params = {_key(p) for p in model.parameters()}
     return sum(t.untyped_storage().nbytes() for key, (t, _) in recorder.saved.items() if key not in params)
@@ -143,20 +159,35 @@ def _module(arch: Config, dtype: str) -> GPT:
 
 @functools.lru_cache(maxsize=512)
 def run_pass(cfg: Config, dtype: str = "fp32") -> Pass:
-    """One training-mode forward pass of `GPT(cfg)` (block 0 only, see the module docstring) on the meta device."""
+    """One training-mode forward pass of `GPT(cfg)` (block 0 only, see the module docstring) on the meta device.
+
+    Where the architecture's symbolic pass exists and its guards hold at this B and T (`model.symbolic`), the
+    pass is that one, evaluated at B and T: the same `Pass` (tests check), without running the ops again."""
+    from . import symbolic
+
+    evaluated = symbolic.evaluated(cfg, dtype)
+    if evaluated is not None:
+        return evaluated
     with _PASS_LOCK:
-        return _run(cfg, dtype)
+        recorded = _run(cfg, dtype)
+    symbolic.seen(cfg, dtype, recorded)
+    return recorded
 
 
 def _run(cfg: Config, dtype: str) -> Pass:
     model = _module(replace(cfg, B=1, T=1, L=1), dtype)
+    return record(model, torch.zeros(cfg.B, cfg.T, dtype=torch.long, device="meta"), cfg.tie)
+
+
+def record(model: GPT, idx: torch.Tensor, tie: bool) -> Pass:
+    """Run and record `model` (depth 1) on the token ids `idx` (see the module docstring). Sizes are what `idx`
+    and the module give: whole numbers on the meta device, expressions of B and T in `model.symbolic`'s pass."""
     recorder = _Recorder()
     leaves = [(n, m) for n, m in model.named_modules() if n and (not list(m.children()) or getattr(m, "traced", False))]
     handles = [m.register_forward_hook(recorder.hook(n)) for n, m in leaves]
     try:
         with torch.enable_grad(), _Flops() as counter, \
-                torch.autograd.graph.saved_tensors_hooks(recorder.pack, lambda t: t):
-            idx = torch.zeros(cfg.B, cfg.T, dtype=torch.long, device="meta")
+                torch.autograd.graph.saved_tensors_hooks(recorder.pack, _no_backward):
             recorder.outputs.append(("idx", idx, "embed"))
             x = model.embed_tokens(idx)
             recorder.phase, before, bmm_before = "block", counter.total, counter.bmm
@@ -191,5 +222,5 @@ def _run(cfg: Config, dtype: str) -> Pass:
         flops_head=flops_head, params_embed=_numel(model.wte) + (_numel(model.wpe) if hasattr(model, "wpe") else 0),
         params_block=_numel(block),
         params_attn=_numel(block.attn), params_mlp=_numel(block.mlp), params_ln_f=_numel(model.ln_f),
-        params_head=0 if cfg.tie else _numel(model.head),
+        params_head=0 if tie else _numel(model.head),
     )
