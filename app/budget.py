@@ -1,8 +1,9 @@
-"""Right column: N, the parameter chart (a Bokeh figure updated in place) and every line of `model.budget`.
+"""Right column: N, the parameter chart and every line of `model.budget`, as markup in two HTML panes.
 
-Nothing here writes a figure, label or formula: `budget_parts` and `lines_html` render `Budget.lines`
-(pure, tested without a browser); `BudgetView` owns one figure per page and only ever assigns new data to its
-`ColumnDataSource`. The exported page renders the same lines with the same markup (`linesHtml`).
+Nothing here writes a figure, label or formula: `budget_parts`, `chart_html` and `lines_html` render
+`Budget.lines` (pure, tested without a browser). The chart is HTML bars, not a Bokeh figure: a figure was ~28
+Bokeh models per session and half of the server's time to build a page (issue 16). The exported page renders
+the same chart and lines with the same markup (`chartHtml`, `linesHtml`; tests compare them in Chromium).
 """
 from __future__ import annotations
 
@@ -10,18 +11,14 @@ import html
 
 import panel as pn
 import param
-from bokeh.models import ColumnDataSource, Range1d
-
 from model import Budget, Line
 from model import units as fmt
 from model.budgeting import CHART, CHART_NOTE, GROUPS
 
-from .charts import parts_chart
 from .state import ExplorerState
-from .styles import BUDGET_CSS, INK, PART_COLOURS
+from .styles import BAR_INSIDE, BAR_SHARE, BUDGET_CSS, PART_COLOURS
 from .words import CAPTIONS, STEP_PREFIX, SUM_KEYS
 
-INSIDE = 0.45  # a bar longer than this share of the longest one shows its label inside, in white
 
 def shown(line: Line) -> dict[str, str]:
     """A line as the page shows it: key, label, formula and formatted value (the export's JavaScript makes
@@ -64,7 +61,8 @@ def captions_html(lines: dict[str, dict[str, str]]) -> str:
 
 
 def budget_parts(b: Budget) -> dict[str, list]:
-    """Columns for the chart's ColumnDataSource, one entry per model.budgeting.CHART bar."""
+    """The chart's bars as columns, one entry per model.budgeting.CHART part: label, value, exact count, formula,
+    what it is, the bar's text, colour, and whether the text sits inside the bar (long bars)."""
     value = [b.line(key).value for key, _, _ in CHART]
     text = []
     for (key, _, in_sum), v in zip(CHART, value):
@@ -75,8 +73,8 @@ def budget_parts(b: Budget) -> dict[str, list]:
         else:
             text.append(f"{fmt.params(v)} · {fmt.percent(v / b.params_exact)}")
     top = max(value)
-    inside = [v > INSIDE * top for v in value]  # long bars carry their label inside
     return {
+        "key": [key for key, _, _ in CHART],
         "label": [label + ("*" if in_sum else "") for _, label, in_sum in CHART],
         "value": value,
         "exact": [fmt.thousands(v) for v in value],
@@ -84,13 +82,28 @@ def budget_parts(b: Budget) -> dict[str, list]:
         "what": [b.line(key).label for key, _, _ in CHART],
         "text": text,
         "colour": [PART_COLOURS[key] for key, _, _ in CHART],
-        "align": ["right" if i else "left" for i in inside],
-        "offset": [-6 if i else 5 for i in inside],
-        "ink": ["#ffffff" if i else INK for i in inside],
+        "inside": [v > BAR_INSIDE * top for v in value],  # long bars carry their text inside
     }
 
 
-
+def chart_html(parts: dict[str, list]) -> str:
+    """The parameter chart: one labelled bar per part, to scale (the longest fills BAR_SHARE of the track, as a
+    CSS calc of whole numbers, so the exported page's `chartHtml` writes the same markup), the part's formula
+    and exact count on hover. Mirrored by `chartHtml` in the exported page; tests compare the two."""
+    e = html.escape
+    top = max(parts["value"]) or 1
+    rows = []
+    for i, key in enumerate(parts["key"]):
+        value, inside = parts["value"][i], parts["inside"][i]
+        text = f'<span class="pt">{e(parts["text"][i])}</span>'
+        bar = (f'<span class="bar" style="width: calc({BAR_SHARE}% * {value} / {top}); '
+               f'background: {e(parts["colour"][i])}">{text if inside else ""}</span>')
+        tip = (f'<span class="tip"><b>{e(parts["what"][i])}</b><br>parameters: {e(parts["exact"][i])}<br>'
+               f'formula: <code>{e(parts["formula"][i])}</code></span>')
+        rows.append(f'<div class="part{" in" if inside else ""}" data-key="{e(key)}" data-value="{value}" tabindex="0">'
+                    f'<span class="pl">{e(parts["label"][i])}</span><span class="track">{bar}'
+                    f'{"" if inside else text}</span>{tip}</div>')
+    return f'<div class="parts">{"".join(rows)}</div>'
 
 
 class BudgetView(pn.viewable.Viewer):
@@ -100,38 +113,28 @@ class BudgetView(pn.viewable.Viewer):
 
     def __init__(self, **params) -> None:
         super().__init__(**params)
-        b = self.state.budget
-        self.source = ColumnDataSource(budget_parts(b), name="budget-parts")
-        self.x_range = Range1d(0, self._x_end(self.source.data["value"]))
-        self.figure = self._figure()
-        # two panes around the chart: the title and N above it; its legend, every line and the captions below
+        # two panes: the title, N and the chart; its note, every line and the captions below
         self._head = pn.pane.HTML(sizing_mode="stretch_width", stylesheets=[BUDGET_CSS], margin=(0, 0, 4, 0))
         self._lines = pn.pane.HTML(sizing_mode="stretch_width", stylesheets=[BUDGET_CSS], margin=0)
-        self._show(b)
+        self._show(self.state.budget)
         self.state.param.watch(self._update, ["config"])
+
+    @property
+    def chart(self) -> dict[str, list]:
+        """The chart's bars now (`budget_parts`)."""
+        return self._parts
 
     def _show(self, b: Budget) -> None:
         rows = [shown(x) for x in b.lines]
         by_key = {x["key"]: x for x in rows}
-        self._head.object = "<h2>Parameter budget</h2>" + headline_html(by_key)
+        self._parts = budget_parts(b)
+        # T, B and h change no parameter: the head's markup stays the same and nothing is sent for it
+        self._head.object = "<h2>Parameter budget</h2>" + headline_html(by_key) + chart_html(self._parts)
         self._lines.object = (f"<p class='note muted'>{html.escape(CHART_NOTE)}</p>" + lines_html(rows)
                               + captions_html(by_key))
 
-    @staticmethod
-    def _x_end(values: list[int]) -> float:
-        return max(values) * 1.1  # long bars hold their labels; shorter ones have room to their right
-
-    def _figure(self):
-        return parts_chart(self.source, self.x_range, list(self.source.data["label"]))
-
     def _update(self, *_events) -> None:
-        b = self.state.budget
-        data = budget_parts(b)
-        if data != dict(self.source.data):  # T, B and h change no parameter: nothing to send to the chart
-            self.source.data = data  # in place: same figure, same source
-            self.x_range.end = self._x_end(data["value"])
-        self._show(b)
+        self._show(self.state.budget)
 
     def __panel__(self) -> pn.viewable.Viewable:
-        chart = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", margin=(0, 0, 0, 0))
-        return pn.Column(self._head, chart, self._lines, sizing_mode="stretch_width", margin=0)
+        return pn.Column(self._head, self._lines, sizing_mode="stretch_width", margin=0)

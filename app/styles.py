@@ -19,6 +19,8 @@ PART_COLOURS = {  # the budget chart's bars, by line key (model.budgeting.CHART)
     "params/norms": "#a3b1c2",
     "params/head": "#1098ad",
 }
+BAR_INSIDE = 0.45  # a chart bar longer than this share of the longest one carries its text inside, in white
+BAR_SHARE = 88  # the longest chart bar's share of its track, in %; the rest holds a short bar's text
 FONT = ("system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, 'Noto Sans', sans-serif")
 MONO = "ui-monospace, 'SFMono-Regular', 'DejaVu Sans Mono', Menlo, Consolas, monospace"
 
@@ -95,13 +97,28 @@ p.note {{ font-size: 11.5px; margin: 4px 0 0 0; line-height: 1.35; }}
 """
 
 
-BUDGET_CSS = BASE + LINES_CSS + """
-.big { font-size: 22px; font-weight: 700; font-variant-numeric: tabular-nums; letter-spacing: -0.2px; }
-.n { line-height: 1.25; }
-.nf { font-size: 12px; margin: 2px 0 6px 0; }
-.note { font-size: 11.5px; margin-top: 6px; line-height: 1.35; }
-.captions { margin: 4px 0 0 0; padding-left: 18px; font-size: 12.5px; line-height: 1.45; }
-.captions li { margin: 1px 0; }
+BUDGET_CSS = BASE + LINES_CSS + f"""
+.big {{ font-size: 22px; font-weight: 700; font-variant-numeric: tabular-nums; letter-spacing: -0.2px; }}
+.n {{ line-height: 1.25; }}
+.nf {{ font-size: 12px; margin: 2px 0 6px 0; }}
+.note {{ font-size: 11.5px; margin-top: 6px; line-height: 1.35; }}
+.captions {{ margin: 4px 0 0 0; padding-left: 18px; font-size: 12.5px; line-height: 1.45; }}
+.captions li {{ margin: 1px 0; }}
+.parts {{ display: flex; flex-direction: column; gap: 5px; margin: 10px 0 2px 0; font-size: 12px; }}
+.part {{ position: relative; display: flex; align-items: center; outline: none; }}
+.part .pl {{ flex: 0 0 124px; text-align: right; padding-right: 8px; white-space: nowrap; overflow: hidden;
+  text-overflow: ellipsis; }}
+.part .track {{ flex: 1 1 auto; display: flex; align-items: center; min-width: 0; height: 22px;
+  border-left: 1px solid {RULE}; }}
+.part .bar {{ height: 100%; display: flex; align-items: center; justify-content: flex-end;
+  border-radius: 0 3px 3px 0; }}
+.part .pt {{ font-size: 11.5px; white-space: nowrap; padding: 0 5px; font-variant-numeric: tabular-nums; }}
+.part.in .pt {{ color: #fff; padding-right: 6px; }}
+.part .tip {{ display: none; position: absolute; z-index: 5; left: 132px; top: 24px; max-width: 80%;
+  background: #fff; border: 1px solid {RULE}; border-radius: 6px; padding: 6px 8px; font-size: 12px;
+  line-height: 1.45; box-shadow: 0 2px 8px rgba(0, 0, 0, 0.12); }}
+.part:hover .tip, .part:focus .tip {{ display: block; }}
+.part:hover .pl, .part:focus .pl {{ font-weight: 650; }}
 """
 
 

@@ -156,34 +156,37 @@ class ValuesView(pn.viewable.Viewer):
         self._shown: Request | None = None  # the request whose outcome is on screen
         self._running = False
         self._scale_down = False  # the learner asked for the scaled-down copy of this configuration
+        self.card = pn.Card(title=TITLE + (CLOSED_HINT if self.collapsed else ""), collapsed=self.collapsed,
+                            sizing_mode="stretch_width", margin=0, header_background="#f4f5f7",
+                            styles={"border": "1px solid #e5e7eb"}, css_classes=["values-fold"])
+        self._body: pn.Column | None = None  # made when the card is first opened: closed, it is one model
+        self.card.param.watch(self._on_toggle, ["collapsed"])
+        self.state.param.watch(self._on_inputs, ["config", "text"])
+        if not self.collapsed:
+            self.refresh()
+
+    def _make_body(self) -> None:
+        """The card's contents: block and head pickers, the message and offer, the results (drawn on first use)."""
+        if self._body is not None:
+            return
         self._block = pn.widgets.IntInput(label="block", value=0, start=0, end=0, width=90, margin=(0, 8, 0, 0))
         self._head = pn.widgets.IntInput(label="head", value=0, start=0, end=0, width=90, margin=(0, 8, 0, 0))
         self.cells = ColumnDataSource(heatmap_data_empty(), name="values-attention")
         self.masked = ColumnDataSource(heatmap_data_empty(), name="values-masked")
         self.resid = ColumnDataSource({"x": [], "std": [], "where": []}, name="values-resid")
         self.heatmap = self.resid_figure = None  # drawn when the first pass is shown (_build_results)
-        self._summary = pn.pane.HTML("", stylesheets=[VALUES_CSS], sizing_mode="stretch_width", margin=0)
-        self._check = pn.pane.HTML("", stylesheets=[VALUES_CSS], sizing_mode="stretch_width", margin=0)
-        self._scaling = pn.pane.HTML("", stylesheets=[VALUES_CSS], sizing_mode="stretch_width", margin=0)
-        self._stats = pn.pane.HTML("", stylesheets=[VALUES_CSS], sizing_mode="stretch_width", margin=0)
-        self._message = pn.pane.HTML("", stylesheets=[VALUES_CSS], sizing_mode="stretch_width", margin=0,
-                                     css_classes=["values-message"])
+        html = lambda **kw: pn.pane.HTML("", stylesheets=[VALUES_CSS], sizing_mode="stretch_width", margin=0, **kw)  # noqa: E731
+        self._summary, self._check, self._scaling, self._stats = html(), html(), html(), html()
+        self._message = html(css_classes=["values-message"])
         self._offer = pn.widgets.Button(label="Run the scaled-down copy", color="warning", visible=False,
                                         margin=(6, 0, 0, 0), css_classes=["values-offer"])
         self._offer.on_click(self._accept_scaled)
         self._results = wrap(gap="18px", align="flex-start", visible=False, css_classes=["values-results"])
         self._body = pn.Column(self._message, self._offer, self._results, sizing_mode="stretch_width",
                                margin=(8, 0, 0, 0))
-        self.card = pn.Card(self._body, title=TITLE + (CLOSED_HINT if self.collapsed else ""),
-                            collapsed=self.collapsed, sizing_mode="stretch_width",
-                            margin=0, header_background="#f4f5f7", styles={"border": "1px solid #e5e7eb"},
-                            css_classes=["values-fold"])
-        self.card.param.watch(self._on_toggle, ["collapsed"])
-        self.state.param.watch(self._on_inputs, ["config", "text"])
         self._block.param.watch(self._on_pick, ["value"])
         self._head.param.watch(self._on_pick, ["value"])
-        if not self.collapsed:
-            self.refresh()
+        self.card.objects = [self._body]
 
     # --- when to compute ---------------------------------------------------------------------------------------
     def request(self) -> Request:
@@ -208,6 +211,7 @@ class ValuesView(pn.viewable.Viewer):
     def refresh(self) -> None:
         """Compute for the current inputs unless they are on screen or being computed: in a worker thread when
         served (results come back through the document's next tick), inline otherwise (tests, notebooks)."""
+        self._make_body()
         req = self.request()
         if req == self._shown or self._running:
             return

@@ -4,11 +4,11 @@ Measured in headless Chromium, side by side in one run, and printed with ratios 
 
 - opening a page: the server's CPU per page opened (pages of both kinds taken in turns, each until its full
   view), the Bokeh models in the page's document, and the server's memory per idle session.
-- page load: navigation start -> full view (sliders, table, chart canvas), and time to first byte; cold cache.
+- page load: navigation start -> full view (sliders, table, chart's bars), and time to first byte; cold cache.
 - key press -> view updated: an arrow key on a focused slider (a real keydown), timed inside the page from
   the keydown to the first animation frame that shows what the server answered. Explorer: the shapes table
   shows the new (B, h, T, T) (T slider; every press a configuration never seen: new; and bouncing between two
-  seen values: cached), or the chart's data source and the table's "× L" both show the new L (L slider).
+  seen values: cached), or the chart's "blocks × L" bar and the table's "× L" both show the new L (L slider).
   Floor: the bare page's text shows the new T (a server round trip: the slider's own label changes in the
   browser alone). p50 and p95, at GPT-2 small and GPT-3 175B; the server's CPU per press beside the floor's.
 - continuous drag: the mouse drags the T handle for ~2 s at 60 moves/s; distinct table states shown per
@@ -57,7 +57,7 @@ SETUP_JS = """
   window.__view = find(document, 'table.shapes') || find(document, '.bare');
   window.__viewText = () => window.__view.isConnected ? window.__view.textContent
                               : (window.__view = find(document, 'table.shapes') || find(document, '.bare')).textContent;
-  window.__source = () => Bokeh.documents[0].get_model_by_name('budget-parts');
+  window.__bar = (key) => { const b = find(document, `.part[data-key="${key}"]`); return b && Number(b.dataset.value); };
   window.__waitFor = (check) => new Promise((resolve, reject) => {
     const t0 = performance.now();
     const tick = () => {
@@ -94,9 +94,7 @@ window.__full = null;
     if (!find(document, '.explorer')) return false;
     if (find(document, '.controls-card') && !find(document, '.noUi-handle')) return false;
     if (find(document, '.shapes-card') && !find(document, 'table.shapes tbody tr')) return false;
-    const card = find(document, '.budget-card');
-    const canvas = card && find(card.shadowRoot || card, 'canvas');
-    return !card || !!(canvas && canvas.width > 0);
+    return !find(document, '.budget-card') || !!find(document, '.parts .part');
   };
   const poll = () => { if (full()) { window.__full = performance.now(); } else { requestAnimationFrame(poll); } };
   requestAnimationFrame(poll);
@@ -125,9 +123,6 @@ def open_page(browser, base: str, path: str):
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto(f"{base}/{path}")
     page.locator("table.shapes, .bare").first.wait_for(timeout=60_000)
-    if path.startswith("explorer"):
-        page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0 && "
-                               "Bokeh.documents[0].get_model_by_name('budget-parts')")
     page.evaluate(SETUP_JS)
     return page, errors
 
@@ -154,7 +149,7 @@ def bounce(T: int, n: int) -> tuple[list[int], list[str]]:
 
 def bench_L(page, cfg: model.Config, n: int, step: int) -> list[float]:
     """n presses on L from cfg.L, each a configuration not seen before (step -1: ArrowLeft, +1: ArrowRight);
-    the chart's "blocks × L" bar (its data source) and the table's "× L" heading must both show the new L."""
+    the chart's "blocks × L" bar and the table's "× L" heading must both show the new L."""
     handle = page.locator(".slider-L .noUi-handle")
     handle.focus()
     b = model.budget(cfg)
@@ -163,7 +158,7 @@ def bench_L(page, cfg: model.Config, n: int, step: int) -> list[float]:
     out = []
     for i in range(1, n + 1):
         L = cfg.L + step * i
-        check = (f"const s = window.__source(); return s && Number(s.data.value[1]) === {L * per_block} && "
+        check = (f"return window.__bar('params/blocks') === {L * per_block} && "
                  f"window.__viewText().includes('× L = {L:,}');")
         out.append(press_and_time(page, handle, key, check))
     return out

@@ -8,7 +8,10 @@ The app calls both on every slider change. This script prints, in one run on thi
   3. cost against L at fixed d (ours should be flat, the baseline grows with L);
   4. peak RSS of a fresh process after one GPT-3 175B trace + budget (ours and the baseline);
   5. one uncached trace + budget of the modern recipe at Llama-3-70B beside GPT-2 small (and Llama-3-8B,
-     Qwen3-0.6B), ours and the baseline (`--recipes` runs only this part).
+     Qwen3-0.6B), ours and the baseline (`--recipes` runs only this part);
+  6. a new B or T at an architecture seen before, as the served page moves T: the real meta-device pass beside
+     the architecture's symbolic pass evaluated there (`model.symbolic`), with the one-off cost of building it
+     (`--symbolic` runs only this part).
 Targets (issue 2): p50 <= 30 ms and p95 <= 60 ms uncached at every scale; <= 1 ms cached; flat in L;
 peak RSS < 600 MB. Timings are printed, never asserted; the CPU-time columns separate our cost from waits for
 other processes on a busy machine. Run: python benchmarks/bench_trace.py [--repeat N]  (about 1 minute)
@@ -216,6 +219,35 @@ def bench_recipes() -> None:
     print("   (rows of the full listing, measured FLOPs and parameters agree with the baseline for every preset)")
 
 
+def bench_symbolic() -> None:
+    from model import symbolic
+
+    print("\n6. a new T at an architecture seen before (trace + budget, uncached; ms, median of 40; the served "
+          "page's path)")
+    print(f"   {'model':<14}{'real pass':>11}{'symbolic':>10}{'ratio':>8}{'build once':>12}")
+    for name in ("gpt2-small", "llama3-8b", "gpt3-175b"):
+        cfg = PRESETS[name]
+        times = {}
+        for on in (False, True):
+            clear_caches()
+            symbolic.enable(on)
+            if on:
+                start = time.perf_counter()
+                assert symbolic.build_now(replace(cfg, T=cfg.T - 1), "fp32")  # as the served page's thread does
+                build = (time.perf_counter() - start) * 1e3
+            laps = []
+            for i in range(40):
+                c = replace(cfg, T=cfg.T - 2 - i)
+                start = time.perf_counter()
+                trace(c)
+                budget(c)
+                laps.append((time.perf_counter() - start) * 1e3)
+            times[on] = statistics.median(laps)
+        symbolic.enable(False)
+        symbolic.clear()
+        print(f"   {name:<14}{times[False]:>11.1f}{times[True]:>10.1f}{times[False] / times[True]:>7.1f}x{build:>12.0f}")
+
+
 def _repo_root() -> str:
     from pathlib import Path
 
@@ -226,6 +258,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="uncached runs of ours per config (default 3)")
     parser.add_argument("--recipes", action="store_true", help="only part 5: GPT-2 small beside Llama-3-70B")
+    parser.add_argument("--symbolic", action="store_true", help="only part 6: a new T, real pass and symbolic")
     args = parser.parse_args()
     print(f"torch {torch.__version__}, {psutil.cpu_count()} CPUs, torch threads {torch.get_num_threads()}, "
           f"load average {os.getloadavg()[0]:.2f} (other processes on the machine add noise)")
@@ -235,11 +268,15 @@ def main() -> None:
     if args.recipes:
         bench_recipes()
         return
+    if args.symbolic:
+        bench_symbolic()
+        return
     bench_uncached(args.repeat)
     bench_cached()
     bench_depth()
     bench_rss()
     bench_recipes()
+    bench_symbolic()
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 

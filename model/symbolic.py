@@ -170,6 +170,20 @@ def seen(cfg: Config, dtype: str, recorded) -> None:
     _BUILDER.submit(_build, key, cfg, recorded)
 
 
+def build_now(cfg: Config, dtype: str) -> bool:
+    """Build `cfg`'s architecture's symbolic pass in this thread, checked against cfg's real pass, and keep it
+    (benchmarks); True if it was kept."""
+    from .passes import _PASS_LOCK, _run
+
+    key = _key(cfg, dtype)
+    with _PASS_LOCK:
+        recorded = _run(cfg, dtype)
+    with _LOCK:
+        _remember(_PASSES, key, None)
+    _build(key, cfg, recorded)
+    return _PASSES.get(key) is not None
+
+
 def wait() -> None:
     """Wait for the builds started so far (tests and benchmarks)."""
     if _BUILDER is not None:

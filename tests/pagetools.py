@@ -5,7 +5,6 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
-SOURCE_VALUE_JS = "(i) => Number(Bokeh.documents[0].get_model_by_name('budget-parts').data.value[i])"
 
 
 @dataclass

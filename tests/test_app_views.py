@@ -7,7 +7,7 @@ import panel as pn
 import pytest
 
 from app import Explorer
-from app.budget import BudgetView, budget_parts, lines_html, shown
+from app.budget import BudgetView, budget_parts, chart_html, lines_html, shown
 from app.controls import Controls, controls_spec, slider_range, status_html
 from app.shapes import SLOT, ShapesTable, render_table, shape_rows, table_at
 from app.share import base_url, embed_code, embed_height, page_link
@@ -179,24 +179,36 @@ def test_lines_html_groups_and_marks_steps():
     assert "sum of the above" not in text and "<code>(V + T_max)·d + L·(12d² + 13d) + 2d</code>" in text
 
 
-def test_chart_updates_in_place():
+def test_chart_is_the_budgets_parts_and_follows_the_configuration():
     s = ExplorerState()
     view = BudgetView(state=s)
-    fig, source, x_range = view.figure, view.source, view.x_range
     s.preset = "gpt3-175b"
-    assert view.figure is fig and view.source is source and view.x_range is x_range
-    assert source.data["value"][1] == 96 * (4 * 12288**2 + 4 * 12288 + 8 * 12288**2 + 5 * 12288)
-    assert x_range.end == pytest.approx(1.1 * max(source.data["value"]))
-    assert source.data["align"] == ["left", "right", "left", "left", "left", "left"]  # blocks × L: label inside
-    assert "174,604,259,328" in view._head.object and "174,604,259,328" in view._lines.object
+    blocks = 96 * (4 * 12288**2 + 4 * 12288 + 8 * 12288**2 + 5 * 12288)
+    assert view.chart == budget_parts(s.budget) and view.chart["value"][1] == blocks
+    assert view.chart["inside"] == [False, True, False, False, False, False]  # blocks × L: its text inside
+    head = view._head.object
+    assert chart_html(view.chart) in head and f'data-key="params/blocks" data-value="{blocks}"' in head
+    assert f"width: calc(88% * {blocks} / {blocks})" in head  # the longest bar fills the track's 88 %
+    assert "174,604,259,328" in head and "174,604,259,328" in view._lines.object
+    before = view._head.object
+    s.T, s.B = 17, 3  # no parameter changes: the same markup, nothing to send
+    assert view._head.object == before
+
+
+def test_chart_html_marks_tied_head_and_escapes():
+    data = budget_parts(budget(PRESETS["gpt2-small"]))
+    text = chart_html(data)
+    assert text.count("data-key=") == 6 and 'data-key="params/head" data-value="0"' in text
+    assert "0: tied to W_te" in text and "<code>(V + T_max)·d</code>" in text
+    assert "&lt;b&gt;" in chart_html({**data, "what": ["<b>"] * 6})
 
 
 def test_N_ignores_T_B_and_h():
     s = ExplorerState()
     view = BudgetView(state=s)
-    before = list(view.source.data["value"])
+    before = view.chart["value"]
     s.T, s.B, s.h = 17, 3, 4
-    assert view.source.data["value"] == before
+    assert view.chart["value"] == before
 
 
 # --- tokens --------------------------------------------------------------------------------------------------------
@@ -399,5 +411,5 @@ def test_two_sessions_at_once_share_no_bokeh_model():
     for explorer in (first, second):
         doc = Document()
         doc.add_root(pn.panel(explorer).get_root(doc))
-    ids = lambda e: {id(m) for m in e.budget.figure.references()}
+    ids = lambda e: {id(m) for m in e.training.figure.references()}
     assert not ids(first) & ids(second)

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 import model
 from model import units as fmt
-from pagetools import SOURCE_VALUE_JS, reveal
+from pagetools import reveal
 
 pytestmark = pytest.mark.browser
 GPT2 = model.PRESETS["gpt2-small"]
@@ -57,7 +57,7 @@ def test_arrow_key_on_L_updates_the_chart_and_N(explorer):
     expect(page.locator(".budget-card")).to_contain_text(N_text(cfg))
     expect(page.locator("table.shapes")).to_contain_text("× L = 13")
     blocks = 13 * (b.params_attn_block + b.params_mlp_block)
-    page.wait_for_function(f"() => ({SOURCE_VALUE_JS})(1) === {blocks}")  # the chart's "blocks × L" bar
+    expect(page.locator('.budget-card .part[data-key="params/blocks"]')).to_have_attribute("data-value", str(blocks))
 
 
 def test_h_snaps_when_d_changes_and_the_page_says_so(explorer):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from app.budget import lines_html, shown
+from app.budget import budget_parts, chart_html, lines_html, shown
 from app.export.cli import main as export_main
 from app.export.page import external_references
 from app.train_query import settle_train
@@ -213,6 +213,10 @@ def test_markup_is_the_live_pages(page) -> None:
     for c in (PRESETS["gpt2-small"], replace(PRESETS["gpt3-175b"], tie=False), CONFIGS[5]):
         rows = [shown(x) for x in budget(c).lines]
         assert js(page, "linesHtml", [[rows]]) == [lines_html(rows)]
+        parts, markup = page.evaluate("(c) => { const lines = window.__ts.budgetLines(c); const parts = "
+                                      "window.__ts.budgetParts(Object.fromEntries(lines.map((x) => [x.key, x]))); "
+                                      "return [parts, window.__ts.chartHtml(parts)]; }", cfg_js(c))
+        assert parts == budget_parts(budget(c)) and markup == chart_html(parts), c
 
 
 @pytest.mark.browser

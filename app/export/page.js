@@ -265,6 +265,35 @@ function linesHtml(lines) {  // budget.lines_html
   return `<table class="lines">${out.join("")}</table>`;
 }
 
+function budgetParts(byKey) {  // budget.budget_parts
+  const chart = S.chart.map((c) => ({...c, line: byKey[c.key]}));
+  const values = chart.map((c) => Number(c.line.raw));
+  const top = Math.max(...values), total = Number(byKey["params/exact"].raw);
+  return {
+    key: chart.map((c) => c.key), label: chart.map((c) => c.label), value: values,
+    exact: chart.map((c) => thousands(c.line.raw)), formula: chart.map((c) => c.line.formula),
+    what: chart.map((c) => c.line.label),
+    text: chart.map((c, i) => (c.key === "params/head" && values[i] === 0 ? "0: tied to W_te"
+      : !c.in_sum ? `${fmtParams(values[i])} per block` : `${fmtParams(values[i])} · ${fmtPercent(values[i] / total)}`)),
+    colour: chart.map((c) => c.colour), inside: values.map((v) => v > S.inside * top),
+  };
+}
+
+function chartHtml(parts) {  // budget.chart_html
+  const top = Math.max(...parts.value) || 1;
+  const rows = parts.key.map((key, i) => {
+    const value = parts.value[i], inside = parts.inside[i];
+    const text = `<span class="pt">${esc(parts.text[i])}</span>`;
+    const bar = `<span class="bar" style="width: calc(${S.bar_share}% * ${value} / ${top}); `
+      + `background: ${esc(parts.colour[i])}">${inside ? text : ""}</span>`;
+    const tip = `<span class="tip"><b>${esc(parts.what[i])}</b><br>parameters: ${esc(parts.exact[i])}<br>`
+      + `formula: <code>${esc(parts.formula[i])}</code></span>`;
+    return `<div class="part${inside ? " in" : ""}" data-key="${esc(key)}" data-value="${value}" tabindex="0">`
+      + `<span class="pl">${esc(parts.label[i])}</span><span class="track">${bar}${inside ? "" : text}</span>${tip}</div>`;
+  });
+  return `<div class="parts">${rows.join("")}</div>`;
+}
+
 function headlineHtml(byKey) {  // budget.headline_html
   const n = byKey["params/exact"];
   return `<div class="n"><span class="big">N = ${esc(n.value)}</span> <span class="muted">parameters `
@@ -820,19 +849,7 @@ function render(cfg) {
   W.head.text = headlineHtml(byKey);
   W.lines.text = linesHtml(lines);
   W.captions.text = captionsHtml(byKey);
-  const chart = S.chart.map((c) => ({...c, line: byKey[c.key]}));
-  const values = chart.map((c) => Number(c.line.raw));
-  const top = Math.max(...values), total = Number(byKey["params/exact"].raw);
-  const inside = values.map((v) => v > 0.45 * top);  // budget.INSIDE
-  W.parts.data = {
-    label: chart.map((c) => c.label), value: values, exact: chart.map((c) => thousands(c.line.raw)),
-    formula: chart.map((c) => c.line.formula), what: chart.map((c) => c.line.label),
-    text: chart.map((c, i) => (c.key === "params/head" && values[i] === 0 ? "0: tied to W_te"
-      : !c.in_sum ? `${fmtParams(values[i])} per block` : `${fmtParams(values[i])} · ${fmtPercent(values[i] / total)}`)),
-    colour: chart.map((c) => c.colour), align: inside.map((i) => (i ? "right" : "left")),
-    offset: inside.map((i) => (i ? -6 : 5)), ink: inside.map((i) => (i ? "#ffffff" : "#1f2937")),
-  };
-  W.x_range.end = top * 1.1;
+  W.chart.text = chartHtml(budgetParts(byKey));
   const {rows, scale, legend} = shapeRows(cfg, ST.dtype, ST.expanded);
   W.shapes.text = tableHtml(rows, ST.dtype, scale, memoryLines(cfg, ST.dtype), legend);
   renderTrain(cfg);
@@ -859,7 +876,7 @@ function main(obj) {
     ST.setup = {...S.initial_train};
     pushTrain(ST.setup, []);
     window.__ts = {thousands, sig3, fmtParams, fmtFlops, fmtBytes, fmtPercent, fmtValue, fmtShort, settle, outOfRange, presetOf,
-                   sliderRange, rulesLine, budgetLines, memoryLines, linesHtml, shapeRows, recipeLegendHtml, structureKey, divisors, snapHeads,
+                   sliderRange, rulesLine, budgetLines, memoryLines, linesHtml, budgetParts, chartHtml, shapeRows, recipeLegendHtml, structureKey, divisors, snapHeads,
                    scientific, plain, duration, dollars, human, trainPlan, trainHeadlineHtml, trainLinesHtml, settleTrain,
                    largestMicroBatch, savedParts, paramsExact, trainChartData, trainLegendHtml, recipeOf, recipeFields,
                    budgetKey, changesKey, changesGroups, changesHtml, covered, exportCommand};

@@ -27,7 +27,7 @@ from model.families import QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, menu_gro
 from model.rules import preset_of
 from model.training import TrainSetup
 
-from ..charts import memory_chart, parts_chart
+from ..charts import memory_chart
 from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, TABLE_CSS, TRAIN_CSS
 from ..words import CHINCHILLA_RULE, SHORT, TAGLINE, TRAIN_NOTE, TRAIN_TITLE
 from ..words import TRAIN_CONTROLS as C
@@ -100,15 +100,6 @@ def _recipe_controls(cfg: Config, label_css: InlineStyleSheet) -> tuple[object, 
     boxes = [NumericInput(title=symbol, value=values[name], mode="int", name=f"opt_{name}", width=96,
                           description=RECIPE_DOCS[name]) for name, symbol in OPTIONAL_SYMBOLS.items()]
     return recipe, row(*selects, *boxes, qk, styles={"flex-wrap": "wrap", "gap": "6px"})
-
-
-def _chart() -> tuple[object, ColumnDataSource, Range1d]:
-    """The live page's parameter chart (app/charts.py); page.js fills its source."""
-    labels = [c["label"] for c in static_spec()["chart"]]
-    cols = ("label", "value", "exact", "formula", "what", "text", "colour", "align", "offset", "ink")
-    source = ColumnDataSource({c: ([*labels] if c == "label" else [0] * len(labels)) for c in cols}, name="parts")
-    x_range = Range1d(0, 1, name="x_range")
-    return parts_chart(source, x_range, labels), source, x_range
 
 
 def _train_chart() -> tuple[object, list]:
@@ -197,10 +188,9 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     shapes_card = column(row(shapes_title, dtypes, expanded, sizing_mode="stretch_width"), shapes,
                          sizing_mode="stretch_width", css_classes=["card", "shapes-card"], stylesheets=[card],
                          styles={"flex": "1 1 700px", "min-width": "0"})
-    chart, source, x_range = _chart()
     spec = static_spec()
     budget_css = _sheet(BUDGET_CSS)
-    head, lines, captions = (html_div(n, budget_css) for n in ("head", "lines", "captions"))
+    head, chart, lines, captions = (html_div(n, budget_css) for n in ("head", "chart", "lines", "captions"))
     note = Div(text=f"<p class='note muted'>{html.escape(spec['chart_note'])}</p>", sizing_mode="stretch_width",
                stylesheets=[budget_css])
     budget_card = column(Div(text="<h2>Parameter budget</h2>", stylesheets=[_sheet(BASE)]), head, chart, note, lines,
@@ -211,7 +201,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     changes_card = column(Div(text=f"<h2>{html.escape(CHANGES_TITLE)}</h2>", stylesheets=[_sheet(BASE)]), changes,
                           sizing_mode="stretch_width", css_classes=["card", "changes-card"], stylesheets=[card])
     recipe_widgets = [recipe.children[1], *switches.children]  # named: recipe, norm, ..., opt_ff_dim, qk_norm
-    widgets = [preset, tie, dtypes, expanded, status, shapes, head, lines, captions, source, x_range, changes,
+    widgets = [preset, tie, dtypes, expanded, status, shapes, head, chart, lines, captions, changes,
                *recipe_widgets, *(w for f in INT_FIELDS for w in fields[f][:2]), *train_models]
     spec_json = page_spec(cfg, dtype, setup)
     callback = CustomJS(args={"spec": json.dumps(spec_json), "widgets": widgets},
