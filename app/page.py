@@ -138,7 +138,7 @@ class Explorer(pn.viewable.Viewer):
     def _deferred(self, name: str, what: str) -> pn.viewable.Viewable:
         """The card `name`, built when the page scrolls to it."""
         return self._card(Deferred(lambda: getattr(self, name), f"{what} is built when you scroll to it…"),
-                          css_classes=[f"{name}-card"])
+                          f"{name}-card")
 
     @classmethod
     def from_location(cls) -> Explorer:
@@ -185,8 +185,17 @@ class Explorer(pn.viewable.Viewer):
             self._url.value = self.query()
 
     # --- layout ------------------------------------------------------------------------------------------------
-    def _card(self, *objects, **kwargs) -> pn.Column:
-        return pn.Column(*objects, styles=CARD_STYLES, sizing_mode="stretch_width", margin=0, **kwargs)
+    def _card(self, view, css_class: str) -> pn.viewable.Viewable:
+        """`view` as a card: its own top model takes the card's looks and class (a Column around it was one more
+        Bokeh model per card, issue 16)."""
+        top = pn.panel(view)
+        top.param.update(styles={**top.styles, **CARD_STYLES}, css_classes=list(dict.fromkeys([*top.css_classes, css_class])),
+                         sizing_mode="stretch_width", margin=0)
+        return top
+
+    def _folded_card(self, view, css_class: str) -> pn.Column:
+        """A fold (`pn.Card`) on the card's ground."""
+        return pn.Column(view, styles=CARD_STYLES, sizing_mode="stretch_width", margin=0, css_classes=[css_class])
 
     def _header(self) -> pn.viewable.Viewable:
         return pn.pane.HTML(f'<h1>{TITLE}<span class="tag">{TAGLINE}</span></h1>'
@@ -209,9 +218,9 @@ class Explorer(pn.viewable.Viewer):
         if self.link_notices:
             top.append(self._alert())
         if self.options.controls:
-            top.append(self._card(self.controls, css_classes=["controls-card"]))
-        left = [self._card(self.shapes, css_classes=["shapes-card"])] if self.shapes else []
-        right = [self._card(self.budget, css_classes=["budget-card"])] if self.budget else []
+            top.append(self._card(self.controls, "controls-card"))
+        left = [self._card(self.shapes, "shapes-card")] if self.shapes else []
+        right = [self._card(self.budget, "budget-card")] if self.budget else []
         if "tokens" in self.options.panels:
             right.append(self._deferred("tokens", "The tokens card"))
         if not embed:
@@ -225,12 +234,12 @@ class Explorer(pn.viewable.Viewer):
                                      styles={"flex": "1 1 430px", "min-width": "0", "gap": "14px"}))
         main = wrap(*columns, gap="14px", align="flex-start")
         if self.values:  # full width under both columns: the heatmap beside its numbers
-            main = pn.Column(main, self._card(self.values, css_classes=["values-card"]), sizing_mode="stretch_width",
+            main = pn.Column(main, self._folded_card(self.values, "values-card"), sizing_mode="stretch_width",
                              margin=0, styles={"gap": "14px"})
         page_styles = {"font-family": FONT, "color": INK, "gap": "12px", "box-sizing": "border-box",
                        "padding": "4px" if embed else "16px 18px 28px 18px", "max-width": "1360px",
                        "margin": "0 auto", "background": "transparent" if embed else PAGE}
-        below = [self._card(self.recipe, css_classes=["changes-card"])] if self.recipe else []  # switches and buys
+        below = [self._folded_card(self.recipe, "changes-card")] if self.recipe else []  # switches and buys
         below += [self._deferred("training", "The training run's card")] if "training" in self.options.panels else []
         return pn.Column(*top, main, *below, self._url, sizing_mode="stretch_width", styles=page_styles,
                          stylesheets=[PAGE_CSS], css_classes=["explorer", "embed" if embed else "full"])

@@ -230,7 +230,8 @@ export function render({ model, el }) {
   let slots = [];
   const draw = () => { box.innerHTML = model.markup; slots = box.querySelectorAll("[data-v], [data-h]"); };
   const patch = () => {  // write each changed value into its element
-    const v = model.values;
+    const v = model.values.split("\x1f");  // SEP
+    v.pop();
     if (slots.length !== v.length) return;
     for (let i = 0; i < v.length; i++) {
       const el = slots[i];
@@ -252,6 +253,14 @@ export function render({ model, el }) {
 """
 
 
+SEP = "\x1f"  # ends each value in ShapesPanel.values (ASCII's unit separator: never in a value)
+
+
+def joined(values: tuple[str, ...] | list[str]) -> str:
+    """The table's values as ShapesPanel sends them: each ended by SEP."""
+    return "".join(v + SEP for v in values)
+
+
 class ShapesPanel(JSComponent):
     """The card in one ESM component: title, dtype buttons, the listing switch, and the table drawn once from
     `markup`; afterwards only `values` travels, and the page writes each value into its [data-v] element (text,
@@ -263,7 +272,8 @@ class ShapesPanel(JSComponent):
     dtype = param.Selector(default="fp32", objects=list(DTYPES), doc="the dtype shown")
     expanded = param.Boolean(default=False, doc="every block listed")
     markup = param.String(doc="the table's HTML, values inline; every value in it escaped (table_parts)")
-    values = param.List(item_type=str, doc="the contents of the [data-v] and [data-h] elements, in document order")
+    values = param.String(doc="the contents of the [data-v] and [data-h] elements, in document order, each ended "
+                               "by SEP: one string, which Bokeh sends without walking a list of hundreds")
 
     _esm = SHAPES_ESM
     _stylesheets = [TABLE_CSS + HEAD_CSS]
@@ -282,7 +292,7 @@ class ShapesTable(pn.viewable.Viewer):
         super().__init__(**params)
         parts = self.parts()
         self._template = parts.template
-        self._table = ShapesPanel(markup=parts.html, values=list(parts.values), dtype=self.state.dtype,
+        self._table = ShapesPanel(markup=parts.html, values=joined(parts.values), dtype=self.state.dtype,
                                  expanded=self.state.expanded, sizing_mode="stretch_width", margin=0)
         self._table.param.watch(self._picked, ["dtype", "expanded"])
         self.state.param.watch(self._shown, ["dtype", "expanded"])
@@ -310,10 +320,10 @@ class ShapesTable(pn.viewable.Viewer):
     def _update(self) -> None:
         parts = self.parts()
         if parts.template == self._template:
-            self._table.values = list(parts.values)
+            self._table.values = joined(parts.values)
         else:
             self._template = parts.template
-            self._table.param.update(markup=parts.html, values=list(parts.values))
+            self._table.param.update(markup=parts.html, values=joined(parts.values))
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._table

@@ -9,7 +9,7 @@ import pytest
 from app import Explorer
 from app.budget import BudgetView, budget_parts, chart_html, lines_html, shown
 from app.controls import Controls, controls_spec, slider_range, status_html
-from app.shapes import SLOT, ShapesTable, render_table, shape_rows, table_at
+from app.shapes import SEP, SLOT, ShapesTable, render_table, shape_rows, table_at
 from app.share import base_url, embed_code, embed_height, page_link
 from app.query import ViewOptions
 from app.state import ExplorerState
@@ -122,7 +122,7 @@ def test_table_pane_updates_when_the_state_changes():
     root = pn.panel(view).get_root()
     markup = view._table.markup
     s.T = 100
-    assert "(8, 12, 100, 100)" in view._table.values and "(8, 12, 100, 100)" in view.table_html()
+    assert "(8, 12, 100, 100)" in view._table.values.split(SEP) and "(8, 12, 100, 100)" in view.table_html()
     assert view._table.markup == markup  # same rows: only the values travel
     models = [m for m in root.references() if isinstance(getattr(m, "data", None), object) and
               hasattr(getattr(m, "data", None), "values") and hasattr(m.data, "markup")]
@@ -388,7 +388,7 @@ def test_full_page_builds_and_follows_the_state():
     root = pn.panel(e).get_root()
     assert root is not None
     e.state.preset = "gpt3-175b"
-    assert "(8, 96, 2048, 2048)" in e.shapes._table.values
+    assert "(8, 96, 2048, 2048)" in e.shapes._table.values.split(SEP)
     assert "174,604,259,328" in e.budget._head.object
     assert "d=12288" in e.share._code.value and "embed=1" in e.share._code.value
     assert re.search(r"T=2048&d=12288&h=96&L=96", e.share._link.value)
