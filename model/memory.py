@@ -191,6 +191,11 @@ def _owner_poly(owner: str | None, counts: list[int], configs: list[Config]) -> 
 def shape_poly(symbolic: str, apart: bool = False) -> Poly:
     """The element count of a lesson-notation shape as a polynomial: "(B, h, T, T)" -> BhT², and h·d_head -> d
     (unless d_head is set apart from d / h)."""
+    return dict(_shape_terms(symbolic, apart))
+
+
+@functools.lru_cache(maxsize=1024)
+def _shape_terms(symbolic: str, apart: bool) -> tuple[tuple[tuple[tuple[str, int], ...], int], ...]:
     poly = poly_const(1)
     for dim in dims(symbolic):
         poly = poly_mul(poly, to_poly(dim))
@@ -203,16 +208,22 @@ def shape_poly(symbolic: str, apart: bool = False) -> Poly:
             powers["d"] = powers.get("d", 0) + 1
         key = tuple(sorted((s, k) for s, k in powers.items() if k))
         out[key] = out.get(key, 0) + c
-    return out
+    return tuple(out.items())
 
 
 def new_memory_formula(rows: Iterable, apart: bool = False) -> str:
     """Bytes of the rows that are new memory (not views), grouped by element size; block rows × L.
-    `apart`: d_head is set apart from d / h (h·d_head is then no d)."""
+    `apart`: d_head is set apart from d / h (h·d_head is then no d). The same for every B and T of a structure:
+    computed once per set of (shape, element size, in a block) of the new rows."""
+    return _new_memory_formula(tuple((r.symbolic, r.nbytes // r.numel, r.block is not None) for r in rows
+                                     if not r.view), apart)
+
+
+@functools.lru_cache(maxsize=512)
+def _new_memory_formula(rows: tuple[tuple[str, int, bool], ...], apart: bool) -> str:
     groups: dict[int, tuple[Poly, Poly]] = {}
-    for r in rows:
-        if not r.view:
-            _add(groups, r.nbytes // r.numel, r.block is not None, shape_poly(r.symbolic, apart))
+    for symbolic, size, in_block in rows:
+        _add(groups, size, in_block, shape_poly(symbolic, apart))
     return grouped(groups)
 
 
