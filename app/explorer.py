@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 
 import panel as pn
 from panel.io.resources import get_dist_path
@@ -89,7 +90,8 @@ def quiet_closed_pages() -> None:
 
 
 if pn.state.served:
-    symbolic.enable()  # a class moving B and T shares one symbolic pass per architecture (model.symbolic)
+    # a class moving B and T shares one symbolic pass per architecture (model.symbolic); =off: real passes only
+    symbolic.enable(os.environ.get("TRANSFORMER_SHAPES_SYMBOLIC", "on") != "off")
     quiet_closed_pages()
     freeze_startup_heap()
     keep_stylesheets_on_this_server()

@@ -104,7 +104,8 @@ BUDGET_CSS = BASE + LINES_CSS + f"""
 .note {{ font-size: 11.5px; margin-top: 6px; line-height: 1.35; }}
 .captions {{ margin: 4px 0 0 0; padding-left: 18px; font-size: 12.5px; line-height: 1.45; }}
 .captions li {{ margin: 1px 0; }}
-.parts {{ display: flex; flex-direction: column; gap: 5px; margin: 10px 0 2px 0; font-size: 12px; }}
+.parts {{ display: flex; flex-direction: column; gap: 5px; margin: 10px 0 2px 0; font-size: 12px; width: 100%;
+  box-sizing: border-box; }}
 .part {{ position: relative; display: flex; align-items: center; outline: none; }}
 .part .pl {{ flex: 0 0 124px; text-align: right; padding-right: 8px; white-space: nowrap; overflow: hidden;
   text-overflow: ellipsis; }}

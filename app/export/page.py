@@ -190,7 +190,8 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
                          styles={"flex": "1 1 700px", "min-width": "0"})
     spec = static_spec()
     budget_css = _sheet(BUDGET_CSS)
-    head, chart, lines, captions = (html_div(n, budget_css) for n in ("head", "chart", "lines", "captions"))
+    head, lines, captions = (html_div(n, budget_css) for n in ("head", "lines", "captions"))
+    chart = html_div("chart", _sheet(BUDGET_CSS, ".bk-clearfix { display: block !important; }"))  # bars: the card's width
     note = Div(text=f"<p class='note muted'>{html.escape(spec['chart_note'])}</p>", sizing_mode="stretch_width",
                stylesheets=[budget_css])
     budget_card = column(Div(text="<h2>Parameter budget</h2>", stylesheets=[_sheet(BASE)]), head, chart, note, lines,
