@@ -27,7 +27,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-import sympy
+import sympy  # torch's own dependency: its symbolic sizes are sympy expressions
 import torch
 
 from .config import Config
