@@ -189,8 +189,9 @@ class Explorer(pn.viewable.Viewer):
         """`view` as a card: its own top model takes the card's looks and class (a Column around it was one more
         Bokeh model per card, issue 16)."""
         top = pn.panel(view)
-        top.param.update(styles={**top.styles, **CARD_STYLES}, css_classes=list(dict.fromkeys([*top.css_classes, css_class])),
-                         sizing_mode="stretch_width", margin=0)
+        classes = list(dict.fromkeys([*top.css_classes, css_class]))
+        top.param.update(styles={**top.styles, **CARD_STYLES}, css_classes=classes, sizing_mode="stretch_width",
+                         margin=0)
         return top
 
     def _folded_card(self, view, css_class: str) -> pn.Column:

@@ -175,9 +175,8 @@ class ValuesView(pn.viewable.Viewer):
         self.masked = ColumnDataSource(heatmap_data_empty(), name="values-masked")
         self.resid = ColumnDataSource({"x": [], "std": [], "where": []}, name="values-resid")
         self.heatmap = self.resid_figure = None  # drawn when the first pass is shown (_build_results)
-        html = lambda **kw: pn.pane.HTML("", stylesheets=[VALUES_CSS], sizing_mode="stretch_width", margin=0, **kw)  # noqa: E731
-        self._summary, self._check, self._scaling, self._stats = html(), html(), html(), html()
-        self._message = html(css_classes=["values-message"])
+        self._summary, self._check, self._scaling, self._stats = (_pane() for _ in range(4))
+        self._message = _pane(css_classes=["values-message"])
         self._offer = pn.widgets.Button(label="Run the scaled-down copy", color="warning", visible=False,
                                         margin=(6, 0, 0, 0), css_classes=["values-offer"])
         self._offer.on_click(self._accept_scaled)
@@ -375,6 +374,11 @@ class ValuesView(pn.viewable.Viewer):
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self.card
+
+
+def _pane(**params) -> pn.pane.HTML:
+    """An empty HTML pane in the card's style."""
+    return pn.pane.HTML("", stylesheets=[VALUES_CSS], sizing_mode="stretch_width", margin=0, **params)
 
 
 def heatmap_data_empty() -> dict[str, list]:

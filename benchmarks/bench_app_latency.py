@@ -60,7 +60,9 @@ SETUP_JS = """
   window.__view = find(document, 'table.shapes') || find(document, '.bare');
   window.__viewText = () => window.__view.isConnected ? window.__view.textContent
                               : (window.__view = find(document, 'table.shapes') || find(document, '.bare')).textContent;
-  window.__bar = (key) => { const b = find(document, `.part[data-key="${key}"]`); return b && Number(b.dataset.value); };
+  window.__bar = (key) => {  // a bar's parameter count, as the parameter chart shows it
+    const b = find(document, `.part[data-key="${key}"]`); return b && Number(b.dataset.value);
+  };
   window.__waitFor = (check) => new Promise((resolve, reject) => {
     const t0 = performance.now();
     const tick = () => {

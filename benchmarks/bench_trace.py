@@ -245,7 +245,8 @@ def bench_symbolic() -> None:
             times[on] = statistics.median(laps)
         symbolic.enable(False)
         symbolic.clear()
-        print(f"   {name:<14}{times[False]:>11.1f}{times[True]:>10.1f}{times[False] / times[True]:>7.1f}x{build:>12.0f}")
+        ratio = times[False] / times[True]
+        print(f"   {name:<14}{times[False]:>11.1f}{times[True]:>10.1f}{ratio:>7.1f}x{build:>12.0f}")
 
 
 def _repo_root() -> str:

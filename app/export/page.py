@@ -191,7 +191,8 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     spec = static_spec()
     budget_css = _sheet(BUDGET_CSS)
     head, lines, captions = (html_div(n, budget_css) for n in ("head", "lines", "captions"))
-    chart = html_div("chart", _sheet(BUDGET_CSS, ".bk-clearfix { display: block !important; }"))  # bars: the card's width
+    # the bars as wide as the card: Bokeh's Div shrinks its content to fit
+    chart = html_div("chart", _sheet(BUDGET_CSS, ".bk-clearfix { display: block !important; }"))
     note = Div(text=f"<p class='note muted'>{html.escape(spec['chart_note'])}</p>", sizing_mode="stretch_width",
                stylesheets=[budget_css])
     budget_card = column(Div(text="<h2>Parameter budget</h2>", stylesheets=[_sheet(BASE)]), head, chart, note, lines,
