@@ -33,7 +33,7 @@ import torch
 from .config import Config
 
 LOG = logging.getLogger(__name__)
-MAX_ARCHITECTURES = 64  # symbolic passes (and first sizes seen) kept per process, least recently used dropped
+MAX_ARCHITECTURES = 64  # symbolic passes (and first sizes seen) kept per process, the oldest dropped
 
 Key = tuple[Config, str]  # (the architecture: cfg with B = T = L = 1, dtype)
 
@@ -76,9 +76,8 @@ class Guard:
     def __init__(self, expr: sympy.Basic, B: sympy.Symbol, T: sympy.Symbol) -> None:
         self.expr, self.B, self.T = expr, B, T
         relation = _RELATIONS.get(type(expr))
-        self.test = (relation, Size(expr.lhs - expr.rhs, B, T)) if relation is not None else None
-        if self.test is not None and self.test[1].terms is None:
-            self.test = None
+        difference = Size(expr.lhs - expr.rhs, B, T) if relation is not None else None
+        self.test = (relation, difference) if difference is not None and difference.terms is not None else None
 
     def __call__(self, B: int, T: int) -> bool:
         if self.test is not None:
@@ -105,15 +104,16 @@ class SymbolicPass:
 
     def at(self, B: int, T: int) -> object:
         """The pass at (B, T): every size evaluated (call `holds` first)."""
-        def number(v: int | Size) -> int:
-            return v if isinstance(v, int) else v(B, T)
+        return _with_sizes(self.recorded, lambda v: v if isinstance(v, int) else v(B, T))
 
-        p = self.recorded
-        return replace(
-            p, tensors=tuple(replace(t, shape=tuple(number(n) for n in t.shape)) for t in p.tensors),
-            saved=tuple(replace(s, nbytes=number(s.nbytes)) for s in p.saved),
-            flops_block=number(p.flops_block), flops_attn_block=number(p.flops_attn_block),
-            flops_head=number(p.flops_head))
+
+def _with_sizes(p, size):
+    """The pass `p` (a model.passes.Pass) with `size` applied to each of its sizes that can depend on B and T:
+    tensor shapes, saved storages' bytes and the FLOP counts."""
+    return replace(
+        p, tensors=tuple(replace(t, shape=tuple(size(n) for n in t.shape)) for t in p.tensors),
+        saved=tuple(replace(s, nbytes=size(s.nbytes)) for s in p.saved),
+        flops_block=size(p.flops_block), flops_attn_block=size(p.flops_attn_block), flops_head=size(p.flops_head))
 
 
 _ENABLED = False
@@ -267,13 +267,14 @@ def _expressions(p, env, idx: torch.Tensor) -> SymbolicPass:
             e = env.replace(v.node.expr)
             if not e.free_symbols <= {B, T}:
                 raise RuntimeError(f"a size depends on more than B and T: {e}")
-            return int(e) if e.is_number else sizes.setdefault(e, Size(e, B, T))
+            if e.is_number:
+                return int(e)
+            if e not in sizes:
+                sizes[e] = Size(e, B, T)
+            return sizes[e]
         return v
 
-    recorded = replace(
-        p, tensors=tuple(replace(t, shape=tuple(expr(n) for n in t.shape)) for t in p.tensors),
-        saved=tuple(replace(s, nbytes=expr(s.nbytes)) for s in p.saved),
-        flops_block=expr(p.flops_block), flops_attn_block=expr(p.flops_attn_block), flops_head=expr(p.flops_head))
+    recorded = _with_sizes(p, expr)
     guards = [g.expr for g in env.guards]
     guards += [a.expr for asserts in env.deferred_runtime_asserts.values() for a in asserts]
     ranges = tuple((int(env.var_to_range[s].lower), float(env.var_to_range[s].upper)) for s in (B, T))
