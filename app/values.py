@@ -223,7 +223,7 @@ class ValuesView(pn.viewable.Viewer):
             self._message.object = (f'<p class="msg">Running one forward pass of GPT(config) at init on the first '
                                     f'{min(req.config.T, mv.MAX_T)} tokens at most…</p>')
             self._message.visible, self._offer.visible = True, False
-        doc.add_timeout_callback(self._spin, SPINNER_MS)
+        pn.state.onload(lambda: doc.add_timeout_callback(self._spin, SPINNER_MS))  # not before load: see _spin
         threading.Thread(target=self._work, args=(doc, req), daemon=True, name="values-pass").start()
 
     def _work(self, doc, req: Request) -> None:
@@ -244,6 +244,10 @@ class ValuesView(pn.viewable.Viewer):
             self.refresh()
 
     def _spin(self) -> None:
+        """Cover the card while a pass runs. Its timer starts only once the page has loaded: until the websocket
+        connects, Panel defers each model update to the next tick, so an "on" set just before the connection
+        could land after the "off" of a pass that ended just after it, leaving a spinner over the finished card
+        (seen once in CI: the scaled-down offer under a spinner that never went away)."""
         if self._running:
             self._body.loading = True
 

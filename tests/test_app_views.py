@@ -413,3 +413,33 @@ def test_two_sessions_at_once_share_no_bokeh_model():
         doc.add_root(pn.panel(explorer).get_root(doc))
     ids = lambda e: {id(m) for m in e.training.figure.references()}
     assert not ids(first) & ids(second)
+
+
+def test_the_values_spinner_waits_for_the_page_to_load(monkeypatch):
+    """Until a page's websocket connects, Panel defers each model update to the next tick, so a spinner turned on
+    then could land after the "off" of a pass that ended just after the connection (a CI failure): the spinner's
+    timer starts when the page has loaded, not when a pass starts during the page's construction."""
+    import threading
+    from types import SimpleNamespace
+
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+
+    from app.values import SPINNER_MS, ValuesView
+
+    doc, timers = Document(), []
+    session = SimpleNamespace(destroyed=True, request=SimpleNamespace(arguments={}))  # its pass ends unseen
+    doc._session_context = lambda: session
+    monkeypatch.setattr(doc, "add_timeout_callback", lambda callback, ms: timers.append(ms))
+    try:
+        with set_curdoc(doc):
+            ValuesView(state=ExplorerState(d=64, h=4, L=2, T=16, T_max=64), collapsed=False)
+            assert timers == []  # the pass started; its spinner waits for the page
+            pn.state._on_load(doc)
+            assert timers == [SPINNER_MS]
+    finally:
+        for registry in (pn.state._onload, pn.state._loaded, pn.state._connected):
+            registry.pop(doc, None)
+        for worker in threading.enumerate():
+            if worker.name == "values-pass":
+                worker.join(timeout=60)
