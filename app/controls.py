@@ -19,7 +19,9 @@ whole-number fields get a slider and a box (T_max under "advanced"), the others 
 """
 from __future__ import annotations
 
+import functools
 import html
+import json
 import re
 
 import panel as pn
@@ -142,11 +144,19 @@ def recipe_spec(show: list[str]) -> dict:
             "qk": {"name": "qk_norm", "label": QK_NORM_LABEL, "doc": RECIPE_DOCS["qk_norm"]} if "qk_norm" in show else None}
 
 
-class ControlsPanel(JSComponent):  # the page names its element after the class: "controls-panel"
-    """The controls drawn in the browser from `spec` and `view`; the learner's inputs come back as `asked`."""
+@functools.lru_cache(maxsize=64)
+def spec_json(show: tuple[str, ...]) -> str:
+    """`controls_spec(show)` as the page receives it, made once per list of controls."""
+    return _json(controls_spec(list(show)))
 
-    spec = param.Dict(default={}, doc="what is drawn once (controls_spec)")
-    view = param.Dict(default={}, doc="what the controls show now (controls_view)")
+
+class ControlsPanel(JSComponent):  # the page names its element after the class: "controls-panel"
+    """The controls drawn in the browser from `spec` and `view`; the learner's inputs come back as `asked`. Both
+    travel as JSON text: on every change Bokeh and Panel walk a nested value item by item (for references, for
+    equality), a string they compare at once (issue 16)."""
+
+    spec = param.String(default="{}", doc="what is drawn once: controls_spec as JSON")
+    view = param.String(default="{}", doc="what the controls show now: controls_view as JSON")
     asked = param.List(default=[], doc="the page's unanswered inputs, oldest first: [[count, name, value], ...]")
 
     _esm = CONTROLS_ESM
@@ -162,18 +172,22 @@ class Controls(pn.viewable.Viewer):
     def __init__(self, **params) -> None:
         super().__init__(**params)
         self._ack = 0
-        self.card = ControlsPanel(spec=controls_spec(self.show), view=controls_view(self.state),
-                                 sizing_mode="stretch_width", margin=0)
+        self._view = controls_view(self.state)
+        self.card = ControlsPanel(spec=spec_json(tuple(self.show)), view=_json(self._view),
+                                  sizing_mode="stretch_width", margin=0)
         self.card.param.watch(self._asked, ["asked"])
         self.state.param.watch(self._push, [*FIELDS, "preset", "recipe", "notices", "config"])
 
     @property
     def view(self) -> dict:
-        """What the page shows now."""
-        return self.card.view
+        """What the page shows now (`controls_view`)."""
+        return self._view
 
     def _push(self, *_events) -> None:
-        self.card.view = controls_view(self.state, self._ack)
+        view = controls_view(self.state, self._ack)
+        if view != self._view:
+            self._view = view
+            self.card.view = _json(view)
 
     def _asked(self, event: param.parameterized.Event) -> None:
         """Apply, in order, each input of the page's list not answered yet (a count above the last answered)."""
@@ -210,6 +224,10 @@ class Controls(pn.viewable.Viewer):
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self.card
+
+
+def _json(data: dict) -> str:
+    return json.dumps(data, separators=(",", ":"))
 
 
 def _whole(value: object) -> int | None:

@@ -15,7 +15,7 @@ CONTROLS_ESM = r"""
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"}[c]));
 
 export function render({ model, el }) {
-  const spec = model.spec;
+  const spec = JSON.parse(model.spec);
   const fields = {};      // name -> {box, slider, handle, fill, range: {start, end, step, stops}, position}
   const checks = {};      // name -> checkbox input
   let sent = 0;           // inputs sent; the server's view carries how many it has answered (ack)
@@ -168,7 +168,7 @@ export function render({ model, el }) {
   }
 
   const apply = () => {
-    const v = model.view;
+    const v = JSON.parse(model.view);
     if (!v || !v.fields) return;
     unanswered = unanswered.filter((q) => q[0] > v.ack);
     if (v.ack < sent) return;  // an answer to an older input: the newer one is on its way

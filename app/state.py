@@ -159,11 +159,13 @@ class ExplorerState(param.Parameterized):
             config, notes = self.config, [f"{e}; kept the configuration shown"]
             self._asked = {k: getattr(config, k) for k in (*FIELDS, *RECIPE_FIELDS)}
         values = {k: getattr(config, k) for k in (*FIELDS, *RECIPE_FIELDS)}
+        values.update(config=config, preset=preset_of(config), recipe=recipe_of(config),
+                      notices=[*(rejected or []), *notes])
+        changed = {k: v for k, v in values.items() if getattr(self, k) != v}  # a press changes two or three
         self._settling = True
         try:
             with param.edit_constant(self):
-                self.param.update(**values, config=config, preset=preset_of(config), recipe=recipe_of(config),
-                                  notices=[*(rejected or []), *notes])
+                self.param.update(**changed)
         finally:
             self._settling = False
 
