@@ -165,9 +165,9 @@ class Explorer(pn.viewable.Viewer):
 
     def servable(self, title: str | None = None, location: bool = False, area: str = "main",
                  target: str | None = None) -> pn.viewable.Viewable:
-        """Serve the page; without Panel's `Location` unless asked (the page keeps the address itself, and
-        Location's int() conversion of the query raises on "?T=²", see `from_location`)."""
-        return super().servable(title, location, area, target)
+        """Serve the page as `served` makes it; without Panel's `Location` unless asked (the page keeps the
+        address itself, and Location's int() conversion of the query raises on "?T=²", see `from_location`)."""
+        return self.served().servable(title, location, area, target)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """In a notebook: the page, with Panel's stylesheets kept inline in every update (`app.notebook`)."""
@@ -212,6 +212,31 @@ class Explorer(pn.viewable.Viewer):
         return box
 
     def __panel__(self) -> pn.viewable.Viewable:
+        return self._page([*self._cards(), self._url])
+
+    def served(self) -> pn.Column:
+        """The page as a server sends it: its top column at once, holding only the hidden URL field, and the
+        cards put in it on the document's next tick. The page's HTML goes out before that tick (it carries no
+        models: the browser pulls the document over its websocket once BokehJS has loaded), so the server builds
+        the cards while the browser loads BokehJS, not before the first byte (issue 16). Not served: the page."""
+        doc = pn.state.curdoc
+        if doc is None or doc.session_context is None:
+            return self.__panel__()
+        page = self._page([self._url])
+        doc.add_next_tick_callback(lambda: page.param.update(objects=[*self._cards(), self._url]))
+        return page
+
+    def _page(self, objects: list[pn.viewable.Viewable]) -> pn.Column:
+        """The page's top column: its width, ground and stylesheet, around `objects`."""
+        embed = self.options.embed
+        page_styles = {"font-family": FONT, "color": INK, "gap": "12px", "box-sizing": "border-box",
+                       "padding": "4px" if embed else "16px 18px 28px 18px", "max-width": "1360px",
+                       "margin": "0 auto", "background": "transparent" if embed else PAGE}
+        return pn.Column(*objects, sizing_mode="stretch_width", styles=page_styles, stylesheets=[PAGE_CSS],
+                         css_classes=["explorer", "embed" if embed else "full"])
+
+    def _cards(self) -> list[pn.viewable.Viewable]:
+        """Everything the page shows, top to bottom."""
         embed = self.options.embed
         top: list[pn.viewable.Viewable] = []
         if not embed:
@@ -237,10 +262,6 @@ class Explorer(pn.viewable.Viewer):
         if self.values:  # full width under both columns: the heatmap beside its numbers
             main = pn.Column(main, self._folded_card(self.values, "values-card"), sizing_mode="stretch_width",
                              margin=0, styles={"gap": "14px"})
-        page_styles = {"font-family": FONT, "color": INK, "gap": "12px", "box-sizing": "border-box",
-                       "padding": "4px" if embed else "16px 18px 28px 18px", "max-width": "1360px",
-                       "margin": "0 auto", "background": "transparent" if embed else PAGE}
         below = [self._folded_card(self.recipe, "changes-card")] if self.recipe else []  # switches and buys
         below += [self._deferred("training", "The training run's card")] if "training" in self.options.panels else []
-        return pn.Column(*top, main, *below, self._url, sizing_mode="stretch_width", styles=page_styles,
-                         stylesheets=[PAGE_CSS], css_classes=["explorer", "embed" if embed else "full"])
+        return [*top, main, *below]

@@ -93,13 +93,11 @@ window.__full = null;
     for (const el of root.querySelectorAll('*')) { if (el.shadowRoot) { const r = find(el.shadowRoot, sel); if (r) return r; } }
     return null;
   };
-  const full = () => {  // the sliders, the table and the budget's chart drawn (where the page has them)
+  const full = () => {  // the full page's sliders, table and the budget's chart drawn (the bare page: its slider)
     if (!document.body) return false;
     if (find(document, '.bare')) return !!find(document, '.noUi-handle');
-    if (!find(document, '.explorer')) return false;
-    if (find(document, '.controls-card') && !find(document, '.noUi-handle')) return false;
-    if (find(document, '.shapes-card') && !find(document, 'table.shapes tbody tr')) return false;
-    return !find(document, '.budget-card') || !!find(document, '.parts .part');
+    return !!(find(document, '.explorer') && find(document, '.noUi-handle') && find(document, 'table.shapes tbody tr')
+              && find(document, '.parts .part'));
   };
   const poll = () => { if (full()) { window.__full = performance.now(); } else { requestAnimationFrame(poll); } };
   requestAnimationFrame(poll);

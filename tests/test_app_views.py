@@ -1,4 +1,5 @@
 """The rows and numbers each view is handed, and the views' Bokeh models, without a browser."""
+import contextlib
 import html
 import re
 from dataclasses import replace
@@ -415,31 +416,55 @@ def test_two_sessions_at_once_share_no_bokeh_model():
     assert not ids(first) & ids(second)
 
 
-def test_the_values_spinner_waits_for_the_page_to_load(monkeypatch):
-    """Until a page's websocket connects, Panel defers each model update to the next tick, so a spinner turned on
-    then could land after the "off" of a pass that ended just after the connection (a CI failure): the spinner's
-    timer starts when the page has loaded, not when a pass starts during the page's construction."""
-    import threading
+@contextlib.contextmanager
+def served_document():
+    """A document as a served session has it (a session context, not yet loaded), as Panel's current document."""
     from types import SimpleNamespace
 
     from bokeh.document import Document
     from panel.io.state import set_curdoc
 
-    from app.values import SPINNER_MS, ValuesView
-
-    doc, timers = Document(), []
-    session = SimpleNamespace(destroyed=True, request=SimpleNamespace(arguments={}))  # its pass ends unseen
+    doc = Document()
+    session = SimpleNamespace(destroyed=True, request=SimpleNamespace(arguments={}))  # work for it ends unseen
     doc._session_context = lambda: session
-    monkeypatch.setattr(doc, "add_timeout_callback", lambda callback, ms: timers.append(ms))
     try:
         with set_curdoc(doc):
+            yield doc
+    finally:
+        for registry in (pn.state._onload, pn.state._loaded, pn.state._connected):
+            registry.pop(doc, None)
+
+
+def test_a_served_page_sends_its_frame_first_and_its_cards_on_the_next_tick():
+    """The page's HTML waits for its top column only; the cards follow on the document's next tick, before the
+    browser (which has yet to load BokehJS) pulls the document."""
+    with served_document() as doc:
+        explorer = Explorer(query="?T=5")
+        page = explorer.served()
+        assert page.objects == [explorer._url] and "full" in page.css_classes
+        for callback in doc.session_callbacks:
+            callback.callback()
+        assert [o.css_classes for o in page.objects] == [o.css_classes for o in explorer.__panel__().objects]
+    assert len(Explorer().served().objects) > 1  # not served (a notebook, a script): the whole page at once
+
+
+def test_the_values_spinner_waits_for_the_page_to_load(monkeypatch):
+    """Until a page's websocket connects, Panel defers each model update to the next tick, so a spinner turned on
+    then could land after the "off" of a pass that ended just after the connection (a CI failure): the spinner's
+    timer starts when the page has loaded, not when a pass starts during the page's construction."""
+    import threading
+
+    from app.values import SPINNER_MS, ValuesView
+
+    timers = []
+    try:
+        with served_document() as doc:
+            monkeypatch.setattr(doc, "add_timeout_callback", lambda callback, ms: timers.append(ms))
             ValuesView(state=ExplorerState(d=64, h=4, L=2, T=16, T_max=64), collapsed=False)
             assert timers == []  # the pass started; its spinner waits for the page
             pn.state._on_load(doc)
             assert timers == [SPINNER_MS]
     finally:
-        for registry in (pn.state._onload, pn.state._loaded, pn.state._connected):
-            registry.pop(doc, None)
         for worker in threading.enumerate():
             if worker.name == "values-pass":
                 worker.join(timeout=60)
