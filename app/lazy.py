@@ -22,6 +22,12 @@ from tornado.ioloop import IOLoop
 REVEAL_MARGIN = "300px"  # build a card this far before it scrolls into view
 
 
+def served_document():
+    """This session's Bokeh document where a server serves the page, else None (a notebook, a test, a script)."""
+    doc = pn.state.curdoc
+    return doc if doc is not None and doc.session_context is not None else None
+
+
 class Reveal(JSComponent):
     """An empty element that sets `seen` once it is within REVEAL_MARGIN of the viewport."""
 
@@ -93,8 +99,7 @@ class Deferred(pn.viewable.Viewer):
             self._box.objects = [self._build()]
 
     def __panel__(self) -> pn.viewable.Viewable:
-        doc = pn.state.curdoc
-        if doc is None or doc.session_context is None:
+        if served_document() is None:
             return self._build()
         reveal = Reveal(note=self._placeholder, sizing_mode="stretch_width", margin=0)
         reveal.param.watch(self._reveal, ["seen"])

@@ -22,7 +22,7 @@ from model import PRESETS
 
 from .budget import BudgetView
 from .layout import wrap
-from .lazy import Deferred
+from .lazy import Deferred, served_document
 from .controls import Controls
 from .query import PANELS, Query, ViewOptions, parse_query, query_from_arguments, to_query
 from .recipe_view import RecipeView
@@ -66,9 +66,8 @@ ALERT_CSS = BASE + f"""
 
 def _session_request():
     """The request that opened this server session (the page, autoload.js or a late websocket), or None."""
-    doc = pn.state.curdoc
-    context = doc.session_context if doc is not None else None
-    return context.request if context is not None else None
+    doc = served_document()
+    return doc.session_context.request if doc is not None else None
 
 
 def notices_html(notices: list[str]) -> str:
@@ -219,8 +218,8 @@ class Explorer(pn.viewable.Viewer):
         cards put in it on the document's next tick. The page's HTML goes out before that tick (it carries no
         models: the browser pulls the document over its websocket once BokehJS has loaded), so the server builds
         the cards while the browser loads BokehJS, not before the first byte (issue 16). Not served: the page."""
-        doc = pn.state.curdoc
-        if doc is None or doc.session_context is None:
+        doc = served_document()
+        if doc is None:
             return self.__panel__()
         page = self._page([self._url])
         doc.add_next_tick_callback(lambda: page.param.update(objects=[*self._cards(), self._url]))

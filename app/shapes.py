@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import html
+import json
 import re
 from dataclasses import dataclass
 
@@ -216,6 +217,8 @@ HEAD_CSS = f"""
 p.intro {{ margin: 0 0 6px 0; }}
 """
 
+SEP = "\x1f"  # ends each value in ShapesPanel.values (ASCII's unit separator: never in a value)
+
 SHAPES_ESM = r"""
 export function render({ model, el }) {
   el.innerHTML = `<div class="head"><h2>${model.title}</h2><div class="picks"><div class="dtypes" role="group">${
@@ -230,7 +233,7 @@ export function render({ model, el }) {
   let slots = [];
   const draw = () => { box.innerHTML = model.markup; slots = box.querySelectorAll("[data-v], [data-h]"); };
   const patch = () => {  // write each changed value into its element
-    const v = model.values.split("\x1f");  // SEP
+    const v = model.values.split(%SEP%);
     v.pop();
     if (slots.length !== v.length) return;
     for (let i = 0; i < v.length; i++) {
@@ -250,10 +253,7 @@ export function render({ model, el }) {
   model.on("values", patch);
   model.on(["dtype", "expanded"], picks);
 }
-"""
-
-
-SEP = "\x1f"  # ends each value in ShapesPanel.values (ASCII's unit separator: never in a value)
+""".replace("%SEP%", json.dumps(SEP))  # the page splits on the separator Python joins with
 
 
 def joined(values: tuple[str, ...] | list[str]) -> str:

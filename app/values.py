@@ -29,6 +29,7 @@ from model import values as mv
 from model import values_report as vr
 
 from .layout import wrap
+from .lazy import served_document
 from .state import ExplorerState
 from .styles import BASE, FONT, INK, MONO, MUTED, RULE, T2
 
@@ -214,8 +215,8 @@ class ValuesView(pn.viewable.Viewer):
         req = self.request()
         if req == self._shown or self._running:
             return
-        doc = pn.state.curdoc
-        if doc is None or doc.session_context is None:
+        doc = served_document()
+        if doc is None:
             self._apply(req, compute(req))
             return
         self._running = True
