@@ -9,45 +9,32 @@ open and only when the configuration or dtype changed. Everything it shows comes
 from __future__ import annotations
 
 import html
-import json
 
 import panel as pn
 import param
 
+from model import hf
 from model.changes import changes
-from model.config import Config, from_hf
+from model.config import Config, read_hf
 
 from .changes_card import TITLE, changes_groups, changes_html, notice_html
 from .state import ExplorerState
 from .styles import BASE, BUDGET_CSS, STATUS_CSS
 
-MAX_CONFIG_CHARS = 200_000  # a config.json is a few kB; longer pasted text is refused before parsing
-
 
 def read_config_json(text: str | bytes, keep: Config) -> tuple[Config | None, str]:
     """A pasted or dropped config.json as a Config at `keep`'s B (and T, clamped to a learned table), and the
-    notice to show: what was read, or why nothing was (never raises)."""
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError:
-            return None, "the file is not UTF-8 text: drop the model's config.json"
-    if len(text) > MAX_CONFIG_CHARS:
-        return None, f"the text is {len(text):,} characters long: a config.json is a few thousand; nothing was read"
+    notice to show: what was read and what the reading did (`model.config.read_hf`'s notes), or the one line
+    that says why nothing was (`model.hf.parse` and `read_hf` name the problem; never raises)."""
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        return None, f"not JSON ({e.msg} at line {e.lineno}, column {e.colno}): paste the whole config.json"
-    try:
-        cfg = from_hf(doc, B=keep.B)
+        doc = hf.parse(text)
+        model = read_hf(doc, B=keep.B).config
+        read = read_hf(doc, B=keep.B, T=keep.T if model.positions == "rope" else min(keep.T, model.T_max))
     except ValueError as e:
         return None, f"{e}; nothing was changed"
-    T = keep.T if cfg.positions == "rope" else min(keep.T, cfg.T_max)
-    try:
-        cfg = Config(**{**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__}, "T": T})
-    except ValueError as e:
-        return None, f"{e}; nothing was changed"
-    return cfg, f"read {doc.get('model_type')} config.json: every shape key taken (B = {cfg.B:,} and T = {cfg.T:,} kept)"
+    cfg = read.config
+    notes = "".join(f"; {n}" for n in read.notes)
+    return cfg, f"read {doc['model_type']} config.json: B = {cfg.B:,} kept, T = {cfg.T:,}{notes}"
 
 
 class RecipeView(pn.viewable.Viewer):
@@ -79,12 +66,14 @@ class RecipeView(pn.viewable.Viewer):
         if self._built:
             return
         self._built = True
+        # the box takes one character more than a config.json may hold, so a longer paste is named, not cut
         self._paste = pn.widgets.TextAreaInput(name="config.json", placeholder="paste a Hugging Face config.json here",
-                                               height=70, sizing_mode="stretch_width")
+                                               height=70, sizing_mode="stretch_width", max_length=hf.MAX_BYTES + 1)
         self._file = pn.widgets.FileInput(accept=".json,application/json", multiple=False)
         self._paste.param.watch(lambda e: self._read(e.new), ["value"])
         self._file.param.watch(lambda e: self._read(e.new), ["value"])
-        self._read_notice = pn.pane.HTML("", stylesheets=[STATUS_CSS], sizing_mode="stretch_width", margin=0)
+        self._read_notice = pn.pane.HTML("", stylesheets=[STATUS_CSS], sizing_mode="stretch_width", margin=0,
+                                         css_classes=["read-notice"])
         self._changes = pn.pane.HTML("", stylesheets=[BASE, BUDGET_CSS], sizing_mode="stretch_width",
                                      css_classes=["changes"], margin=0)
         drop = pn.Row(self._paste, pn.Column(pn.pane.HTML("<small>or drop the file</small>", margin=0), self._file),

@@ -34,8 +34,8 @@ def slider_range(name: str, value: int, T_max: int) -> tuple[int, int, int]:
     depends only on the value's order of magnitude: L = 96 gives 1 … 96 and stays so at L = 95.
     """
     start, end, step = SOFT[name]
-    if end is None:
-        end = T_max
+    if end is None:  # T: up to T_max, or T's own bound where the context is longer (Mistral NeMo: 1,024,000)
+        end = min(T_max, BOUNDS["T"][1])
     else:
         while end < value and end < BOUNDS[name][1]:
             end = min(2 * end, BOUNDS[name][1])

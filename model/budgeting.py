@@ -40,9 +40,9 @@ def params_attn_weights(cfg: Config) -> int:
 
 
 def params_attn_block(cfg: Config) -> int:
-    """One block's attention: its matrices, their biases (all: q, k, v and W_o; qkv: q, k, v) and QK-norm's gains
+    """One block's attention: its matrices, their biases (q, k, v: (h + 2h_kv)·d_head; W_o: d) and QK-norm's gains
     (2·d_head). GPT-2: W_qkv (d, 3d) + W_o (d, d) = 4d², plus biases 3d + d."""
-    biases = (_qkv_width(cfg) if cfg.bias != "none" else 0) + (cfg.d if cfg.bias == "all" else 0)
+    biases = (_qkv_width(cfg) if cfg.qkv_bias else 0) + (cfg.d if cfg.proj_bias else 0)
     return params_attn_weights(cfg) + biases + (2 * cfg.d_head if cfg.qk_norm else 0)
 
 
@@ -54,12 +54,12 @@ def _mlp_matrices(cfg: Config) -> int:
 def params_mlp_block(cfg: Config) -> int:
     """One block's MLP: 2·d·d_ff (GELU; 8d² in GPT-2) or 3·d·d_ff (SwiGLU), plus biases (d_ff per hidden matrix + d)."""
     k = _mlp_matrices(cfg)
-    return k * cfg.d * cfg.d_ff + ((k - 1) * cfg.d_ff + cfg.d if cfg.bias == "all" else 0)
+    return k * cfg.d * cfg.d_ff + ((k - 1) * cfg.d_ff + cfg.d if cfg.mlp_bias else 0)
 
 
 def _norm_params(cfg: Config) -> int:
     """One norm over d: LayerNorm's gain and bias (2d; d without biases), RMSNorm's gain (d)."""
-    return 2 * cfg.d if cfg.norm == "layernorm" and cfg.bias == "all" else cfg.d
+    return 2 * cfg.d if cfg.norm_bias else cfg.d
 
 
 def params_norms(cfg: Config) -> int:
@@ -223,13 +223,12 @@ def _terms(*terms: str) -> str:
 
 def _recipe_formulas(cfg: Config) -> dict[str, str]:
     """Each parameter part of any recipe in lesson notation (the budget's `recipe_lines`)."""
-    biased = cfg.bias == "all"
     swiglu = cfg.mlp == "swiglu"
-    norm = "2d" if cfg.norm == "layernorm" and biased else "d"
+    norm = "2d" if cfg.norm_bias else "d"
     attn_w, mlp_w = "2(h + h_kv)·d_head·d", "3d·d_ff" if swiglu else "2d·d_ff"
-    attn_extra = _terms("(h + 2h_kv)·d_head" if cfg.bias != "none" else "", "d" if biased else "",
+    attn_extra = _terms("(h + 2h_kv)·d_head" if cfg.qkv_bias else "", "d" if cfg.proj_bias else "",
                         "2d_head" if cfg.qk_norm else "")
-    mlp_extra = ("2d_ff + d" if swiglu else "d_ff + d") if biased else ""
+    mlp_extra = ("2d_ff + d" if swiglu else "d_ff + d") if cfg.mlp_bias else ""
     emb = "(V + T_max)·d" if cfg.positions == "learned" else "V·d"
     head = "" if cfg.tie else "V·d"
     attn, mlp = _terms(attn_w, attn_extra), _terms(mlp_w, mlp_extra)
@@ -255,11 +254,11 @@ def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
     f = _recipe_formulas(cfg)
     N, measured = f["N"], b.flops_fwd_measured_per_token
     norm = "RMSNorms: a gain" if cfg.norm == "rmsnorm" else (
-        "LayerNorms: a gain and a bias" if cfg.bias == "all" else "LayerNorms: a gain (no bias)")
+        "LayerNorms: a gain and a bias" if cfg.norm_bias else "LayerNorms: a gain (no bias)")
     mlp = ("SwiGLU MLP, one block: W_gate, W_up (d, d_ff) and W_down (d_ff, d)" if cfg.mlp == "swiglu" else
-           "MLP, one block: (d, d_ff) and (d_ff, d)") + (" and their biases" if cfg.bias == "all" else "")
+           "MLP, one block: (d, d_ff) and (d_ff, d)") + (" and their biases" if cfg.mlp_bias else "")
     attn = ("attention, one block: W_qkv (d, (h + 2h_kv)·d_head), W_o (h·d_head, d)"
-            + {"all": " and their biases", "qkv": " and q, k, v biases", "none": ""}[cfg.bias]
+            + (" and their biases" if cfg.proj_bias else " and q, k, v biases" if cfg.qkv_bias else "")
             + (", QK-norm gains" if cfg.qk_norm else ""))
     head, head_step = _head_lines(cfg, b)
     lookups = -2 * b.params_emb

@@ -114,6 +114,8 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "norm": "RMSNorm instead of LayerNorm: a gain only, no mean subtracted and no bias",
     "bias/none": "no biases on the linears",
     "bias/qkv": "biases on q, k and v only (Qwen2's choice)",
+    "bias/attn": "biases on q, k, v and W_o only (attention_bias in Llama and Qwen3)",
+    "bias/mlp": "biases on the MLP's matrices only (mlp_bias in Llama)",
     "positions": "RoPE instead of the learned table W_pe: q and k rotated by position, no parameters",
     "mlp/swiglu": "SwiGLU at d_ff = {d_ff}: three matrices, 3·d·d_ff, where GELU at 4d held 8d²",
     "mlp/gelu": "GELU at d_ff = {d_ff} instead of 4d = {four_d}",

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 
-from . import changes_report, report, train_report, values_report
+from . import changes_report, hf, report, train_report, values_report
 from .config import (BOUNDS, CHOICES, DEFAULT_PRESET, FIELD_DOCS, INT_FIELDS, OPTIONAL_SYMBOLS, PRESETS, RECIPE_DOCS,
-                     Config, from_hf)
+                     Config, read_hf)
 from .passes import DTYPES
 
 class OneLineParser(argparse.ArgumentParser):
@@ -92,15 +91,17 @@ def config_from_args(args: argparse.Namespace) -> Config:
 
 
 def read_hf_config(path: str) -> Config:
-    """The `Config` of the config.json at `path` (`model.config.from_hf`); ValueError in one line if it cannot be."""
+    """The `Config` of the config.json at `path` (`model.hf.parse`, then `model.config.read_hf`), its notes on
+    stderr (the defaults taken, the keys ignored, T below the context); ValueError in one line if it cannot be."""
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        with open(path, "rb") as f:
+            data = f.read(hf.MAX_BYTES + 1)
     except OSError as e:
         raise ValueError(f"cannot read --hf-config {path}: {e.strerror or e}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValueError(f"--hf-config {path} is not JSON: {e}") from None
-    return from_hf(doc)
+    read = read_hf(hf.parse(data))
+    for note in read.notes:
+        print(f"note: {path}: {note}", file=sys.stderr)
+    return read.config
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,14 +20,19 @@ h_kv heads of K and V (grouped-query attention), d_ff the MLP's hidden width. Th
 - `kv_heads` -> h_kv: None gives h (multi-head attention); 1 is multi-query; a divisor of h between is GQA.
 - `head_dim` -> d_head: None gives d / h (then h must divide d); a value sets it apart (Qwen3), and the
   attention's width h·d_head need not be d.
-- `bias`: "all" (every linear and LayerNorm), "none", or "qkv" (q, k and v only: Qwen2).
+- `bias`: "all" (every linear and LayerNorm), "none", "qkv" (q, k and v only: Qwen2), "attn" (q, k, v and W_o:
+  Llama's and Qwen3's `attention_bias`) or "mlp" (the MLP's matrices only: Llama's `mlp_bias`). The properties
+  `qkv_bias`, `proj_bias`, `mlp_bias` and `norm_bias` say which parts have biases.
 - `qk_norm`: an RMSNorm over d_head applied to q and k of every head (Qwen3).
 """
 from __future__ import annotations
 
 import numbers
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+
+from . import hf
 
 # Inclusive bounds per field: large enough for GPT-3 175B (d = 12,288, L = 96, T = 2,048), small enough that
 # no accident (d = 10**9) slips through. The meta device makes even the largest allowed config free to trace.
@@ -38,7 +43,7 @@ BOUNDS: dict[str, tuple[int, int]] = {
     "h": (1, 32_768),
     "L": (1, 1_024),
     "V": (1, 262_144),
-    "T_max": (1, 131_072),  # Qwen2.5-7B and Llama 3.2 were trained for 131,072 tokens (RoPE: no table)
+    "T_max": (1, 16_777_216),  # 2²⁴: with RoPE a context, not a table (Llama 4 Scout's config sets 10,485,760)
     "d_ff": (1, 262_144),
     "h_kv": (1, 32_768),
     "d_head": (1, 32_768),
@@ -62,7 +67,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "norm": ("layernorm", "rmsnorm"),
     "positions": ("learned", "rope"),
     "mlp": ("gelu", "swiglu"),
-    "bias": ("all", "none", "qkv"),
+    "bias": ("all", "none", "qkv", "attn", "mlp"),
 }
 # The optional whole-number fields and the symbol (and BOUNDS key) each one sets.
 OPTIONAL_SYMBOLS: dict[str, str] = {"ff_dim": "d_ff", "kv_heads": "h_kv", "head_dim": "d_head"}
@@ -73,7 +78,8 @@ RECIPE_DOCS: dict[str, str] = {
     "ff_dim": FIELD_DOCS["d_ff"],
     "kv_heads": FIELD_DOCS["h_kv"],
     "head_dim": FIELD_DOCS["d_head"],
-    "bias": "biases: all (every linear and LayerNorm), none, or qkv (q, k and v only)",
+    "bias": "biases: all (every linear and LayerNorm), none, qkv (q, k and v only), attn (q, k, v and W_o) or mlp "
+            "(the MLP's matrices only)",
     "qk_norm": "QK-norm: an RMSNorm over d_head on q and k of every head",
 }
 
@@ -215,6 +221,26 @@ class Config:
         return self._default_ff() if self.ff_dim is None else self.ff_dim
 
     @property
+    def qkv_bias(self) -> bool:
+        """The fused q, k, v projection has a bias (bias "all", "qkv" or "attn")."""
+        return self.bias in ("all", "qkv", "attn")
+
+    @property
+    def proj_bias(self) -> bool:
+        """W_o, attention's output projection, has a bias (bias "all" or "attn")."""
+        return self.bias in ("all", "attn")
+
+    @property
+    def mlp_bias(self) -> bool:
+        """The MLP's matrices have biases (bias "all" or "mlp")."""
+        return self.bias in ("all", "mlp")
+
+    @property
+    def norm_bias(self) -> bool:
+        """A LayerNorm has a bias (bias "all"; an RMSNorm never has one)."""
+        return self.bias == "all" and self.norm == "layernorm"
+
+    @property
     def gpt2_recipe(self) -> bool:
         """True when every recipe field is GPT-2's (the lesson's 2019 block; its tables print as the lesson does)."""
         return all(getattr(self, f) == DEFAULTS[f] for f in RECIPE_FIELDS)
@@ -301,6 +327,9 @@ PRESETS.update({
     "qwen2.5-0.5b": _modern(24, 896, 14, 2, 4_864, 151_936, 32_768, tie=True, bias="qkv"),
     "qwen2.5-7b": _modern(28, 3584, 28, 4, 18_944, 152_064, 131_072, bias="qkv"),
     "qwen3-0.6b": _modern(28, 1024, 16, 8, 3_072, 151_936, 40_960, tie=True, head_dim=128, qk_norm=True),
+    # today's context lengths: RoPE's T_max is a number, not a table (tests read the published config.json files)
+    "mistral-nemo-12b": _modern(40, 5120, 32, 8, 14_336, 131_072, 1_024_000, head_dim=128),
+    "qwen3-4b-instruct-2507": _modern(36, 2560, 32, 8, 9_728, 151_936, 262_144, tie=True, head_dim=128, qk_norm=True),
 })
 
 
@@ -312,106 +341,61 @@ def config_dict(cfg: Config) -> dict[str, object]:
     return {**{f: getattr(cfg, f) for f in ALL_FIELDS}, "d_head": cfg.d_head, "h_kv": cfg.h_kv, "d_ff": cfg.d_ff}
 
 
-# --- a Hugging Face config.json, read in --------------------------------------------------------------------
-HF_MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "qwen3")
-_HF_SHAPE = {  # Config field -> config.json key, for the modern families (GPT-2's own names below)
-    "d": "hidden_size", "L": "num_hidden_layers", "h": "num_attention_heads", "V": "vocab_size",
-    "T_max": "max_position_embeddings", "ff_dim": "intermediate_size",
-}
-_GPT2_SHAPE = {"d": "n_embd", "L": "n_layer", "h": "n_head", "V": "vocab_size"}
-# Keys that change shapes, counts or the KV cache in ways the module does not build: refused by name when set.
-_HF_UNMODELLED = {
-    "num_experts": "mixture-of-experts layers", "num_local_experts": "mixture-of-experts layers",
-    "n_routed_experts": "mixture-of-experts layers", "moe_intermediate_size": "mixture-of-experts layers",
-    "shared_expert_intermediate_size": "a shared expert", "num_experts_per_tok": "mixture-of-experts routing",
-    "q_lora_rank": "low-rank (latent) attention", "kv_lora_rank": "low-rank (latent) attention",
-    "add_cross_attention": "cross-attention layers", "use_post_attention_norm": "extra norms (Gemma's)",
-    "use_pre_feedforward_layernorm": "extra norms (Gemma's)", "cross_attention_layers": "cross-attention layers",
-}
+# --- a Hugging Face config.json, read in (model.hf reads it as transformers does; the bounds are checked here) ------
+HF_MODEL_TYPES = hf.MODEL_TYPES
+HFConfigError = hf.HFConfigError
+HF_T = 8_192  # T of a model read from a config.json, unless given: min(T_max, 8,192), the presets' batch shape
 
 
-class HFConfigError(ValueError):
-    """A config.json that cannot be read as a `Config`: the message names the field and what is wrong."""
+@dataclass(frozen=True)
+class HFModel:
+    """A config.json read in: the `Config` at a batch shape, and what the reading did, in words (`notes`)."""
+
+    config: Config
+    notes: tuple[str, ...]
 
 
-def _hf_int(doc: Mapping, key: str, what: str, default: int | None = None) -> int | None:
-    value = doc.get(key, default)
-    if key not in doc and default is None:
-        raise HFConfigError(f"config.json has no {key} ({what})")
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-        raise HFConfigError(f"config.json: {key} ({what}) must be a whole number, got {value!r}")
-    return value
+def read_hf(doc: Mapping, B: int = 8, T: int | None = None) -> HFModel:
+    """The `Config` of a parsed config.json (`model.hf.read`: transformers' defaults per model type, keys the type
+    lacks ignored) at batch size B and T = min(T_max, 8,192) unless given, with notes: the defaults taken, the keys
+    ignored, and T when it is below the context.
+
+    Raises `HFConfigError` (a ValueError) in one line naming the key: a mistyped or missing value, a size out of
+    `BOUNDS`, a rule `Config` refuses (h must divide d, ...), or a key that would change what is built but is not
+    modelled (a binding sliding window, cross-attention, partial rotary). Never TypeError, KeyError or
+    RecursionError."""
+    reading = hf.read(doc)
+    reading.refuse_window(max(reading.fields["T_max"], BOUNDS["T"][1]))  # any T this explorer lets a learner set
+    fields, keys = dict(reading.fields), reading.keys
+    for name, symbol in {**{f: f for f in INT_FIELDS if f in fields}, **OPTIONAL_SYMBOLS}.items():
+        value = fields.get(name)
+        if value is None:
+            continue
+        lo, hi = BOUNDS[symbol]
+        if not lo <= value <= hi:
+            raise HFConfigError(f"config.json: {keys[name]}={hf.show(value)} is out of range: {symbol} "
+                                f"({FIELD_DOCS[symbol]}) must be from {lo:,} to {hi:,}")
+    T_max, T_given = fields["T_max"], T
+    T = min(T_max, HF_T) if T is None else T
+    try:
+        cfg = Config(B=B, T=T, **fields)
+    except ValueError as e:  # a rule between fields (h must divide d, ...): name their keys too
+        named = [f"{symbol} = {key}" for symbol, key in _symbol_keys(keys).items() if re.search(rf"\b{symbol}=", str(e))]
+        where = f" (config.json: {', '.join(named)})" if named else ""
+        raise HFConfigError(f"config.json: {e}{where}") from None
+    notes = list(reading.notes)
+    if cfg.T < T_max:
+        chosen = "T set to" if T_given is None else "T ="
+        notes.append(f"{chosen} {cfg.T:,} of the {T_max:,}-token context (T_max, from {keys['T_max']})")
+    return HFModel(cfg, tuple(notes))
 
 
-def _hf_bool(doc: Mapping, key: str, default: bool) -> bool:
-    value = doc.get(key, default)
-    if not isinstance(value, bool):
-        raise HFConfigError(f"config.json: {key} must be true or false, got {value!r}")
-    return value
-
-
-def _hf_refusals(doc: Mapping, model_type: str, T_max: int) -> None:
-    """HFConfigError naming the first key that would change shapes, counts or the KV cache but is not modelled."""
-    for key, what in _HF_UNMODELLED.items():
-        if doc.get(key) not in (None, False, 0, []):
-            raise HFConfigError(f"config.json: {key}={doc[key]!r} adds {what}, which this model does not build "
-                                f"(its shapes and counts would be wrong)")
-    window = doc.get("sliding_window")
-    active = model_type == "mistral" or doc.get("use_sliding_window") is True
-    if active and window is not None and window < T_max:
-        raise HFConfigError(f"config.json: sliding_window={window!r} keeps only the last {window} tokens' K and V "
-                            f"(a smaller KV cache than 2·L·B·T·h_kv·d_head), which this model does not build")
-    layer_types = doc.get("layer_types") or []
-    if any(t != "full_attention" for t in layer_types):
-        raise HFConfigError("config.json: layer_types lists layers other than full_attention (sliding-window "
-                            "layers change the KV cache), which this model does not build")
-    if doc.get("partial_rotary_factor", 1) != 1:
-        raise HFConfigError(f"config.json: partial_rotary_factor={doc['partial_rotary_factor']!r} rotates only part "
-                            f"of each head; this model's RoPE rotates all d_head features")
+def _symbol_keys(keys: Mapping[str, str]) -> dict[str, str]:
+    """Symbol -> the config.json key that set it ("d_ff" -> "intermediate_size")."""
+    return {OPTIONAL_SYMBOLS.get(field, field): key for field, key in keys.items()}
 
 
 def from_hf(doc: Mapping, B: int = 8, T: int | None = None) -> Config:
-    """The `Config` of a Hugging Face config.json (already parsed) of model type gpt2, llama, mistral, qwen2 or qwen3.
-
-    At batch size B and T = min(T_max, 8,192) unless given (the presets' batch shape). Nothing is fetched. Keys
-    that shape the model: hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
-    num_key_value_heads, head_dim, vocab_size, max_position_embeddings, tie_word_embeddings, attention_bias and
-    mlp_bias (GPT-2: n_embd, n_layer, n_head, n_positions or n_ctx, n_inner). Qwen2 always has q, k, v
-    biases; Qwen3 always has QK-norm. Keys that change no shape or count (rope_theta, rope_scaling,
-    rms_norm_eps, hidden_act, dtype ...) are accepted and do not matter here.
-
-    Raises `HFConfigError` (a ValueError) naming the key: a missing or mistyped shape key, an unknown model type,
-    or a key that would change shapes, counts or the KV cache but is not modelled (mixture of experts, a
-    sliding window shorter than the context, cross-attention, Gemma's extra norms, partial rotary, ...).
-    """
-    if not isinstance(doc, Mapping):
-        raise HFConfigError(f"config.json must hold a JSON object, got {type(doc).__name__}")
-    model_type = doc.get("model_type")
-    if model_type not in HF_MODEL_TYPES:
-        raise HFConfigError(f"config.json: model_type={model_type!r} is not one of {', '.join(HF_MODEL_TYPES)}")
-    if model_type == "gpt2":
-        shape = {k: _hf_int(doc, key, FIELD_DOCS[k]) for k, key in _GPT2_SHAPE.items()}
-        n_positions = "n_positions" if "n_positions" in doc else "n_ctx"
-        shape["T_max"] = _hf_int(doc, n_positions, FIELD_DOCS["T_max"])
-        shape["ff_dim"] = _hf_int(doc, "n_inner", FIELD_DOCS["d_ff"], default=0) or None
-        shape["tie"] = _hf_bool(doc, "tie_word_embeddings", True)
-    else:
-        shape = {k: _hf_int(doc, key, FIELD_DOCS.get(k, FIELD_DOCS["d_ff"])) for k, key in _HF_SHAPE.items()}
-        shape["kv_heads"] = _hf_int(doc, "num_key_value_heads", FIELD_DOCS["h_kv"], default=0) or None
-        shape["head_dim"] = _hf_int(doc, "head_dim", FIELD_DOCS["d_head"], default=0) or None
-        shape["tie"] = _hf_bool(doc, "tie_word_embeddings", False)
-        shape.update(MODERN, qk_norm=model_type == "qwen3")
-        attention, mlp = _hf_bool(doc, "attention_bias", False), _hf_bool(doc, "mlp_bias", False)
-        if model_type == "qwen2":
-            shape["bias"] = "qkv"  # Qwen2's q, k and v projections always have biases, W_o and the MLP none
-        elif attention != mlp:
-            raise HFConfigError(f"config.json: attention_bias={str(attention).lower()} with mlp_bias="
-                                f"{str(mlp).lower()} is not modelled: biases go on every linear or on none")
-        else:
-            shape["bias"] = "all" if attention else "none"
-    _hf_refusals(doc, model_type, shape["T_max"])
-    T_max = shape["T_max"]
-    try:
-        return Config(B=B, T=min(T_max, 8_192) if T is None and isinstance(T_max, int) else T, **shape)
-    except ValueError as e:
-        raise HFConfigError(f"config.json: {e}") from None
+    """The `Config` of a parsed Hugging Face config.json of model type gpt2, llama, mistral, qwen2 or qwen3
+    (`read_hf`, without its notes). Nothing is fetched."""
+    return read_hf(doc, B, T).config

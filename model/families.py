@@ -12,8 +12,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "GPT-2": ("gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl"),
     "GPT-3": ("gpt3-125m", "gpt3-350m", "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b"),
     "Llama 3": ("llama3.2-1b", "llama3-8b", "llama3-70b"),
-    "Mistral": ("mistral-7b",),
-    "Qwen": ("qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b"),
+    "Mistral": ("mistral-7b", "mistral-nemo-12b"),
+    "Qwen": ("qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-4b-instruct-2507"),
 }
 
 TITLES: dict[str, str] = {
@@ -21,8 +21,9 @@ TITLES: dict[str, str] = {
     "gpt3-125m": "GPT-3 125M", "gpt3-350m": "GPT-3 350M", "gpt3-760m": "GPT-3 760M", "gpt3-1.3b": "GPT-3 1.3B",
     "gpt3-2.7b": "GPT-3 2.7B", "gpt3-6.7b": "GPT-3 6.7B", "gpt3-13b": "GPT-3 13B", "gpt3-175b": "GPT-3 175B",
     "llama3.2-1b": "Llama 3.2 1B", "llama3-8b": "Llama 3 8B", "llama3-70b": "Llama 3 70B",
-    "mistral-7b": "Mistral 7B (v0.2)",
+    "mistral-7b": "Mistral 7B (v0.2)", "mistral-nemo-12b": "Mistral NeMo 12B",
     "qwen2.5-0.5b": "Qwen2.5 0.5B", "qwen2.5-7b": "Qwen2.5 7B", "qwen3-0.6b": "Qwen3 0.6B",
+    "qwen3-4b-instruct-2507": "Qwen3 4B Instruct 2507",
 }
 
 
@@ -61,7 +62,8 @@ SWITCH_LABELS: dict[str, dict[str, str]] = {  # each choice of a switch as the p
     "norm": {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"},
     "positions": {"learned": "learned table W_pe", "rope": "RoPE"},
     "mlp": {"gelu": "GELU", "swiglu": "SwiGLU"},
-    "bias": {"all": "biases everywhere", "none": "no biases", "qkv": "q, k, v biases only"},
+    "bias": {"all": "biases everywhere", "none": "no biases", "qkv": "q, k, v biases only",
+             "attn": "q, k, v and W_o biases", "mlp": "MLP biases only"},
 }
 QK_NORM_LABEL = "QK-norm"
 SWITCHES = ("norm", "positions", "mlp", "bias", "qk_norm", "head_dim")  # what names a recipe; d_ff and h_kv are sizes

@@ -45,10 +45,10 @@ class RMSNorm(nn.Module):
 
 
 def norm(cfg: Config, width: int) -> nn.Module:
-    """The recipe's normalisation over `width` features: LayerNorm (bias unless `bias` is not "all") or RMSNorm."""
+    """The recipe's normalisation over `width` features: LayerNorm (with a bias where `cfg.norm_bias`) or RMSNorm."""
     if cfg.norm == "rmsnorm":
         return RMSNorm(width)
-    return nn.LayerNorm(width, bias=cfg.bias == "all")
+    return nn.LayerNorm(width, bias=cfg.norm_bias)
 
 
 class Rotary(nn.Module):
@@ -81,8 +81,8 @@ class CausalSelfAttention(nn.Module):
         super().__init__()
         self.h, self.h_kv, self.d_head = cfg.h, cfg.h_kv, cfg.d_head
         width = (cfg.h + 2 * cfg.h_kv) * cfg.d_head
-        self.qkv = nn.Linear(cfg.d, width, bias=cfg.bias != "none")  # W_qkv: (d, (h + 2h_kv)·d_head); GPT-2: (d, 3d)
-        self.proj = nn.Linear(cfg.h * cfg.d_head, cfg.d, bias=cfg.bias == "all")  # W_o: (h·d_head, d)
+        self.qkv = nn.Linear(cfg.d, width, bias=cfg.qkv_bias)  # W_qkv: (d, (h + 2h_kv)·d_head); GPT-2: (d, 3d)
+        self.proj = nn.Linear(cfg.h * cfg.d_head, cfg.d, bias=cfg.proj_bias)  # W_o: (h·d_head, d)
         if cfg.qk_norm:
             self.q_norm, self.k_norm = RMSNorm(cfg.d_head), RMSNorm(cfg.d_head)  # one gain (d_head,), every head
         self.rope = cfg.positions == "rope"
@@ -120,7 +120,7 @@ class MLP(nn.Module):
 
     def __init__(self, cfg: Config) -> None:
         super().__init__()
-        bias = cfg.bias == "all"
+        bias = cfg.mlp_bias
         self.swiglu = cfg.mlp == "swiglu"
         if self.swiglu:
             self.gate = nn.Linear(cfg.d, cfg.d_ff, bias=bias)  # W_gate: (d, d_ff)

@@ -37,7 +37,8 @@ def recipe_text(cfg: Config) -> str:
     parts = ["RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm",
              "RoPE" if cfg.positions == "rope" else "learned positions",
              "SwiGLU" if cfg.mlp == "swiglu" else "GELU", kv,
-             {"all": "biases", "none": "no biases", "qkv": "q, k, v biases"}[cfg.bias]]
+             {"all": "biases", "none": "no biases", "qkv": "q, k, v biases", "attn": "attention biases",
+              "mlp": "MLP biases"}[cfg.bias]]
     parts += ["QK-norm"] if cfg.qk_norm else []
     parts += [f"T beyond the trained context T_max={cfg.T_max:,}"] if cfg.beyond_context else []
     return ", ".join(parts)

@@ -90,3 +90,41 @@ def test_the_recipe_switches_and_bad_recipe_links(chromium, server):
     expect(page.locator(".recipe select")).to_have_value("custom")
     assert o.errors == []
     page.close()
+
+
+def test_every_malformed_config_json_is_one_notice_and_the_server_lives_on(chromium, server):
+    """Each malformed file of tests/test_hf.py pasted into the box (the one that is no UTF-8 text dropped as a file)
+    gets the one line `read_config_json` gives, as the page's notice; then a good file is read as before."""
+    from app.recipe_view import read_config_json
+    from test_hf import MALFORMED
+
+    keep = PRESETS["gpt2-small"]
+    cases = [(name, data, read_config_json(data, keep)[1]) for name, data, _ in MALFORMED if data]
+    assert all(read_config_json(data, keep)[0] is None for _, data, _ in cases)
+    o = open_explorer(chromium, server, "?panels=shapes,budget,changes", height=1400)
+    page = o.page
+    area, notice = page.locator(".recipe-card textarea"), page.locator(".recipe-card .read-notice")
+    def paste(text: str, line: str) -> None:
+        area.fill(text)
+        area.blur()
+        expect(notice).to_have_text(f"⚠ {line}", timeout=30_000)
+
+    last = None
+    for name, data, line in cases:
+        if line == last:  # the same line twice: another one between, so that each one is seen arriving
+            paste("[]", read_config_json("[]", keep)[1])
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            page.locator(".recipe-card input[type=file]").set_input_files(
+                files=[{"name": "config.json", "mimeType": "application/json", "buffer": data}])
+        else:
+            area.fill(text)
+            area.blur()
+        expect(notice, name).to_have_text(f"⚠ {line}", timeout=30_000)
+        last = line
+    area.fill((HF / "qwen2.5-0.5b.json").read_text(encoding="utf-8"))
+    area.blur()
+    expect(page.locator("span.big").first).to_contain_text("494,032,768", timeout=60_000)
+    assert o.errors == []
+    page.close()

@@ -183,7 +183,7 @@ function presetOf(cfg) {  // rules.preset_of
 function sliderRange(name, value, T_max) {  // words.slider_range
   let [start, end, step] = S.soft[name];
   const hi = S.bounds[name][1];
-  if (end === null) end = T_max;
+  if (end === null) end = Math.min(T_max, S.bounds.T[1]);
   else while (end < value && end < hi) end = Math.min(2 * end, hi);
   start = Math.min(start, value);
   return [start, Math.max(end, start + 1), step];

@@ -1,0 +1,402 @@
+"""A Hugging Face config.json read exactly as transformers reads it: `read(doc)` -> `Reading`.
+
+transformers builds a model from a config.json through the config class of its `model_type`: a key the file
+leaves out takes that class's default, and a key the class and its module never read is ignored. This reader
+does the same, from data:
+
+- `DEFAULTS`: one table per model type, each shape key's default in transformers' config class
+  (`TRANSFORMERS_VERSION`; tests build the classes and compare every entry). A default that is None is
+  resolved as the class resolves it (`num_key_value_heads` None -> h, `head_dim` None -> d / h,
+  GPT-2's `n_inner` None -> 4d).
+- `SHAPE_KEYS`: every key that shapes a model of some type we know, with what it sets. A key of that list the
+  file's type does not have (mistral's `attention_bias`, qwen3's `mlp_bias`, a `num_local_experts` in a llama
+  file) is ignored, as transformers ignores it, and the reading says so.
+- Both spellings of RoPE's settings: the top-level `rope_theta` / `rope_scaling` / `partial_rotary_factor`, and
+  transformers 5's `rope_parameters`. Only `partial_rotary_factor` changes a shape (RoPE rotating part of a
+  head); θ and the scaling rules change values only.
+- A key whose value (given or the type's default) changes what would be built but is not modelled is refused by
+  name: a sliding window that binds at some T the explorer allows (mistral's default window of 4,096 included;
+  `Reading.refuse_window`), cross-attention, partial rotary.
+
+Every value is checked for its type, and a size for being a whole number of at least 1; a problem raises
+`HFConfigError` (a ValueError) in one line that names the key, the value and what is expected. The bounds of
+the sizes are `model.config`'s, which builds the `Config` (`model.config.from_hf`): this module imports nothing
+from the rest of `model`.
+"""
+from __future__ import annotations
+
+import json
+import math
+import reprlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+TRANSFORMERS_VERSION = "5.24.0"  # the config classes DEFAULTS were taken from
+MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, tens of kB): longer is refused
+MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "qwen3")
+
+# The shape keys of each type and their defaults in transformers' config class of that type.
+DEFAULTS: dict[str, dict[str, object]] = {
+    "gpt2": {  # GPT2Config
+        "vocab_size": 50_257, "n_positions": 1_024, "n_embd": 768, "n_layer": 12, "n_head": 12, "n_inner": None,
+        "tie_word_embeddings": True, "add_cross_attention": False,
+    },
+    "llama": {  # LlamaConfig
+        "vocab_size": 32_000, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "head_dim": None, "max_position_embeddings": 2_048,
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
+    },
+    "mistral": {  # MistralConfig
+        "vocab_size": 32_000, "hidden_size": 4_096, "intermediate_size": 14_336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": None, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": False, "sliding_window": 4_096,
+    },
+    "qwen2": {  # Qwen2Config
+        "vocab_size": 151_936, "hidden_size": 4_096, "intermediate_size": 22_016, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 32_768,
+        "tie_word_embeddings": False, "use_sliding_window": False, "sliding_window": 4_096, "max_window_layers": 28,
+        "layer_types": None,
+    },
+    "qwen3": {  # Qwen3Config
+        "vocab_size": 151_936, "hidden_size": 4_096, "intermediate_size": 22_016, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128, "max_position_embeddings": 32_768,
+        "tie_word_embeddings": False, "attention_bias": False, "use_sliding_window": False, "sliding_window": 4_096,
+        "max_window_layers": 28, "layer_types": None,
+    },
+}
+# Keys a type's module or transformers' cache reads although its config class has no such field (None: absent).
+# The cache reads `sliding_window` and `layer_types` for every type (`_blocks`); Qwen2's attention reads a
+# `head_dim` (`getattr(config, "head_dim", d / h)`).
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "gpt2": ("sliding_window", "layer_types"),
+    "llama": ("sliding_window", "layer_types"),
+    "mistral": ("layer_types",),
+    "qwen2": ("head_dim",),
+    "qwen3": (),
+}
+# The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
+# null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
+# refused, as the class refuses it (qwen2's head_dim: its module, reading None, would fail).
+NULLABLE: dict[str, tuple[str, ...]] = {
+    "gpt2": ("n_inner", "sliding_window", "layer_types"),
+    "llama": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),
+    "mistral": ("head_dim", "sliding_window", "layer_types"),
+    "qwen2": ("num_key_value_heads", "sliding_window", "layer_types"),
+    "qwen3": ("num_key_value_heads", "sliding_window", "layer_types"),
+}
+# GPT2Config's attribute_map: these names set GPT-2's own keys.
+ALIASES: dict[str, dict[str, str]] = {
+    "gpt2": {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
+             "num_hidden_layers": "n_layer"},
+}
+# The Config field (or symbol) each key sets; keys that set none are read by a rule below.
+FIELD_OF: dict[str, str] = {
+    "vocab_size": "V", "hidden_size": "d", "n_embd": "d", "num_hidden_layers": "L", "n_layer": "L",
+    "num_attention_heads": "h", "n_head": "h", "max_position_embeddings": "T_max", "n_positions": "T_max",
+    "intermediate_size": "d_ff", "n_inner": "d_ff", "num_key_value_heads": "h_kv", "head_dim": "d_head",
+    "tie_word_embeddings": "tie",
+}
+# Each value's kind: a size (a whole number >= 1), a size or null (null: the class's rule), a flag, ...
+SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", "num_attention_heads", "n_head",
+         "max_position_embeddings", "n_positions", "intermediate_size", "n_inner", "num_key_value_heads", "head_dim",
+         "sliding_window")
+FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window")
+WHAT: dict[str, str] = {  # what a key is, for messages
+    "vocab_size": "the vocabulary size V", "hidden_size": "the model width d", "n_embd": "the model width d",
+    "num_hidden_layers": "the number of blocks L", "n_layer": "the number of blocks L",
+    "num_attention_heads": "the query heads h", "n_head": "the query heads h",
+    "max_position_embeddings": "the context T_max", "n_positions": "the rows T_max of the position table W_pe",
+    "intermediate_size": "the MLP's width d_ff", "n_inner": "the MLP's width d_ff",
+    "num_key_value_heads": "the heads h_kv of K and V", "head_dim": "the features per head d_head",
+    "sliding_window": "the attention window in tokens",
+    "tie_word_embeddings": "whether the head is tied to W_te", "add_cross_attention": "cross-attention layers",
+    "attention_bias": "biases on q, k, v and W_o", "mlp_bias": "biases on the MLP's matrices",
+    "use_sliding_window": "whether the window applies", "max_window_layers": "the blocks before windowed ones",
+    "layer_types": "each block's attention", "rope_parameters": "RoPE's settings", "rope_scaling": "RoPE's scaling",
+    "rope_theta": "RoPE's base θ", "partial_rotary_factor": "the share of each head RoPE rotates",
+}
+# Keys of other models that shape a model (mixture of experts, latent attention, Gemma's norms, ...): in a file
+# whose type has none of them, transformers ignores them, and so does the reading, saying so.
+OTHER_SHAPE_KEYS = (
+    "n_ctx", "num_experts", "num_local_experts", "n_routed_experts", "n_shared_experts", "moe_intermediate_size",
+    "shared_expert_intermediate_size", "num_experts_per_tok", "decoder_sparse_step", "mlp_only_layers",
+    "first_k_dense_replace", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim",
+    "use_post_attention_norm", "use_pre_feedforward_layernorm", "cross_attention_layers", "query_pre_attn_scalar",
+    "attn_logit_softcapping", "final_logit_softcapping",
+)
+SHAPE_KEYS = tuple(dict.fromkeys([*(k for t in DEFAULTS.values() for k in t), *(k for a in ALIASES.values() for k in a),
+                                  *(k for t in EXTRAS.values() for k in t),
+                                  "rope_parameters", "rope_scaling", "partial_rotary_factor", *OTHER_SHAPE_KEYS]))
+# RoPE's settings, read whatever the type (`rope_parameters` is built from the old spelling): `_check_rope`.
+READ_BY_EVERY_TYPE = ("rope_parameters", "rope_scaling", "partial_rotary_factor", "rope_theta")
+# Keys read by a rule, not a shape of their own: left out of a file, no note (but a window that applies has one).
+RULE_KEYS = ("sliding_window", "max_window_layers", "layer_types", "use_sliding_window", "add_cross_attention")
+LAYER_TYPES = ("full_attention", "sliding_attention")
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "ntk")  # θ's scaling rules: values only
+
+_SHOW = reprlib.Repr()  # short and shallow, whatever the value holds
+_SHOW.maxlevel, _SHOW.maxstring, _SHOW.maxother, _SHOW.maxlist, _SHOW.maxdict = 2, 40, 40, 4, 4
+
+
+class HFConfigError(ValueError):
+    """A config.json that cannot be read as a `Config`: the message names the key, the value and what is wrong."""
+
+
+def show(value: object) -> str:
+    """A value of the file as a message quotes it: JSON's words, short, never deep (a 100,000-deep list is safe)."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, int):
+        return f"{value:,}" if abs(value) < 10**30 else f"a {len(str(abs(value)))}-digit number"
+    return _SHOW.repr(value)
+
+
+def parse(data: str | bytes) -> Mapping:
+    """The JSON object of a config.json's text or bytes (UTF-8; a byte-order mark is allowed).
+
+    HFConfigError in one line for a file over MAX_BYTES, bytes that are not UTF-8, text that is not JSON or is
+    nested too deeply to read, and JSON that is not an object."""
+    size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
+    if size > MAX_BYTES:
+        raise HFConfigError(f"config.json is over {MAX_BYTES:,} bytes, the most read: a model's config.json is a few "
+                            f"kB; give the model's own config.json")
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise HFConfigError(f"config.json is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start:,}): "
+                                f"give the model's config.json as it was saved") from None
+    try:
+        doc = json.loads(data.removeprefix("\ufeff"))
+    except json.JSONDecodeError as e:
+        raise HFConfigError(f"config.json is not JSON ({e.msg} at line {e.lineno}, column {e.colno}): give the whole "
+                            f"file") from None
+    except RecursionError:
+        raise HFConfigError("config.json nests arrays or objects too deeply to read (a model's config.json is a flat "
+                            "object of numbers, words and short lists)") from None
+    if not isinstance(doc, Mapping):
+        raise HFConfigError(f"config.json must hold a JSON object of keys and values, got a JSON "
+                            f"{_json_kind(doc)}")
+    return doc
+
+
+def _json_kind(value: object) -> str:
+    return {list: "array", str: "string", bool: "true or false", type(None): "null"}.get(type(value), "number")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A config.json as transformers reads it: the Config fields it gives (B and T excepted) and what it did.
+
+    `keys` maps each field to the config.json key it came from (for messages); `defaults` lists the keys the
+    file leaves out whose type's default was taken; `ignored` the shape keys the type does not have; `window`
+    is the sliding window some block attends through (given or the type's default), None for full attention."""
+
+    model_type: str
+    fields: dict[str, object]
+    keys: dict[str, str]
+    defaults: tuple[str, ...]
+    ignored: tuple[str, ...]
+    window: int | None = None
+
+    def refuse_window(self, longest_T: int) -> None:
+        """HFConfigError if the window binds at some T up to `longest_T` (a block keeps W − 1 tokens of K and V
+        and attends to W: from T = W on, the full attention this model builds would be wrong)."""
+        if self.window is None or self.window > longest_T:
+            return
+        W = self.window
+        source = (f"sliding_window={W:,}" if "sliding_window" not in self.defaults else
+                  f"sliding_window is not in the file, so {self.model_type}'s default applies, a window of {W:,} "
+                  f"tokens:")
+        raise HFConfigError(f"config.json: {source} each token attends to the last {W:,} only and the KV cache keeps "
+                            f"{W - 1:,} tokens per block, which this model does not build yet (write "
+                            f"\"sliding_window\": null for full attention)")
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the reading did, in words: the defaults taken and the keys ignored."""
+        out = []
+        if self.defaults:
+            taken = ", ".join(f"{k} = {_default(self.model_type, k)}" for k in self.defaults)
+            out.append(f"not in the file, so {self.model_type}'s defaults (transformers {TRANSFORMERS_VERSION}): "
+                       f"{taken}")
+        if self.ignored:
+            out.append(f"ignored, as transformers ignores them ({self.model_type} has no such setting): "
+                       f"{', '.join(self.ignored)}")
+        return tuple(out)
+
+
+NULL_MEANS = {"num_key_value_heads": "h", "head_dim": "d / h", "n_inner": "4d"}  # a None default, as resolved
+
+
+def _default(model_type: str, key: str) -> str:
+    """A type's default as a note shows it: "8", "true", "null (h)"."""
+    value = DEFAULTS[model_type][key]
+    return f"null ({NULL_MEANS[key]})" if value is None and key in NULL_MEANS else show(value)
+
+
+def read(doc: Mapping) -> Reading:
+    """The Config fields of a parsed config.json (see the module docstring); HFConfigError names what is wrong."""
+    if not isinstance(doc, Mapping):
+        raise HFConfigError(f"config.json must hold a JSON object of keys and values, got a JSON {_json_kind(doc)}")
+    model_type = doc.get("model_type")
+    if model_type not in MODEL_TYPES:
+        hint = "" if "model_type" in doc else " (the file has no model_type)"
+        raise HFConfigError(f"config.json: model_type={show(model_type)} is not one of {', '.join(MODEL_TYPES)}{hint}")
+    table = DEFAULTS[model_type]
+    values = _values(doc, model_type)
+    _check_rope(doc)
+    fields, keys = _fields(values, model_type)
+    _refuse_unmodelled(values, model_type, fields, keys)
+    types, window = _blocks(values, model_type, fields["L"])
+    if "sliding_attention" in types and window is None:
+        raise HFConfigError("config.json: layer_types lists sliding_attention blocks but no window applies "
+                            "(sliding_window is null, or use_sliding_window false): transformers cannot build their "
+                            "cache; give the window or list full_attention")
+    window = window if "sliding_attention" in types or model_type == "mistral" else None  # mistral: every mask
+    noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if window is not None else [])
+    defaults = tuple(k for k in table if k in noted and k not in values["given"])
+    ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES.get(model_type, {})
+                    and k not in EXTRAS[model_type] and k not in READ_BY_EVERY_TYPE)
+    return Reading(model_type, fields, keys, defaults, ignored, window)
+
+
+def _values(doc: Mapping, model_type: str) -> dict:
+    """Each shape key of the type: the file's value (checked) or the class default; "given" lists the file's keys."""
+    table, aliases = DEFAULTS[model_type], ALIASES.get(model_type, {})
+    out: dict = {"given": set()}
+    for key, default in {**table, **dict.fromkeys(EXTRAS[model_type])}.items():
+        names = [key, *(a for a, k in aliases.items() if k == key)]
+        present = [n for n in names if n in doc]
+        if len(present) > 1 and len({json.dumps(doc[n], default=str) for n in present}) > 1:
+            raise HFConfigError(f"config.json: {present[0]}={show(doc[present[0]])} and {present[1]}="
+                                f"{show(doc[present[1]])} set the same thing ({WHAT[key]}) to different values")
+        if present:
+            out["given"].add(key)
+            out[key] = _checked(present[0], doc[present[0]], key in NULLABLE[model_type])
+        else:
+            out[key] = default
+    return out
+
+
+def _checked(key: str, value: object, nullable: bool) -> object:
+    """`value` if it has the kind `key` takes (a whole number >= 1 for a size, ...; null where `nullable`), else
+    HFConfigError."""
+    null = " or null" if nullable else ""
+    if value is None and nullable:
+        return None
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if key in SIZES:
+        if not whole or value < 1:
+            raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[key]}) must be a whole number of at "
+                                f"least 1{null}")
+        return value
+    if key in FLAGS:
+        if not isinstance(value, bool):
+            raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[key]}) must be true or false")
+        return value
+    if key == "max_window_layers":
+        if not whole or value < 0:
+            raise HFConfigError(f"config.json: max_window_layers={show(value)}: {WHAT[key]} must be a whole number "
+                                f"of at least 0")
+        return value
+    if key == "layer_types":
+        if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+            raise HFConfigError(f"config.json: layer_types={show(value)}: layer_types ({WHAT[key]}) must be a list "
+                                f"of words such as \"full_attention\", one per block{null}")
+        unknown = [t for t in value if t not in LAYER_TYPES]
+        if unknown:
+            raise HFConfigError(f"config.json: layer_types lists {show(unknown[0])}: each block's attention must be "
+                                f"one of {', '.join(LAYER_TYPES)}")
+        return value
+    raise AssertionError(f"no kind for {key}")  # every key of DEFAULTS has one (tests check)
+
+
+def _number(key: str, value: object, lo: float, hi: float, open_lo: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or value < lo or value > hi or (open_lo and value == lo):
+        where = f"above {lo}" if open_lo else f"from {lo}"
+        raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[key]}) must be a number {where} to {hi}")
+    return value
+
+
+def _check_rope(doc: Mapping) -> None:
+    """RoPE's settings, in either spelling: θ a positive number, scaling an object, and all features rotated
+    (a partial_rotary_factor below 1 rotates part of each head, a shape this model does not build)."""
+    settings: list[tuple[str, Mapping]] = [("", doc)]
+    for key in ("rope_parameters", "rope_scaling"):
+        value = doc.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, Mapping):
+            raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[key]}) must be an object such as "
+                                f'{{"rope_type": "default", "rope_theta": 10000.0}}, or null')
+        nested = [v for v in value.values() if isinstance(v, Mapping)]  # one object per kind of layer
+        settings += [(f"{key}.", v) for v in (nested if nested and len(nested) == len(value) else [value])]
+    for prefix, where in settings:
+        if "rope_theta" in where:
+            _number(f"{prefix}rope_theta", where["rope_theta"], 0, 1e30, open_lo=True)
+        if prefix and "rope_type" in where and where["rope_type"] not in (*ROPE_TYPES, None):
+            raise HFConfigError(f"config.json: {prefix}rope_type={show(where['rope_type'])} is not a RoPE scaling "
+                                f"rule transformers knows ({', '.join(ROPE_TYPES)})")
+        if "partial_rotary_factor" in where:
+            factor = _number(f"{prefix}partial_rotary_factor", where["partial_rotary_factor"], 0, 1, open_lo=True)
+            if factor != 1:
+                raise HFConfigError(f"config.json: {prefix}partial_rotary_factor={show(factor)} rotates only part of "
+                                    f"each head; this model's RoPE rotates all d_head features")
+
+
+def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str, str]]:
+    """The Config fields (B and T excepted) and the key each came from."""
+    if model_type == "gpt2":
+        keys = {"V": "vocab_size", "T_max": "n_positions", "d": "n_embd", "L": "n_layer", "h": "n_head",
+                "ff_dim": "n_inner", "tie": "tie_word_embeddings"}
+        return {f: values[k] for f, k in keys.items()}, keys
+    keys = {"V": "vocab_size", "T_max": "max_position_embeddings", "d": "hidden_size", "L": "num_hidden_layers",
+            "h": "num_attention_heads", "ff_dim": "intermediate_size", "kv_heads": "num_key_value_heads",
+            "head_dim": "head_dim", "tie": "tie_word_embeddings"}
+    fields = {f: values[k] for f, k in keys.items()}
+    fields.update(norm="rmsnorm", positions="rope", mlp="swiglu", qk_norm=model_type == "qwen3",
+                  bias=_bias(values, model_type))
+    return fields, keys
+
+
+def _bias(values: dict, model_type: str) -> str:
+    """The biases each type's module builds: Qwen2 always q, k and v; Qwen3's attention_bias q, k, v and W_o;
+    Llama's attention_bias those four and its mlp_bias the MLP's; Mistral none."""
+    if model_type == "qwen2":
+        return "qkv"
+    attention, mlp = values.get("attention_bias", False), values.get("mlp_bias", False)
+    return {(False, False): "none", (True, False): "attn", (False, True): "mlp", (True, True): "all"}[(attention, mlp)]
+
+
+def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | None]:
+    """Each block's attention as transformers' cache keeps it, and the window of the sliding ones.
+
+    The cache (`transformers.cache_utils.get_layer_types_and_kwargs`) reads `layer_types` and `sliding_window`
+    for every model type, fields of its config class or not: a block listed "sliding_attention", or every block
+    when there is no list and a window is set, keeps a window's K and V. Qwen2 and Qwen3 drop the window unless
+    `use_sliding_window`, and list the blocks from `max_window_layers` on as sliding."""
+    window, types = values["sliding_window"], values["layer_types"]
+    if model_type in ("qwen2", "qwen3"):
+        window = window if values["use_sliding_window"] else None
+        if types is None:
+            types = ["sliding_attention" if window is not None and i >= values["max_window_layers"] else
+                     "full_attention" for i in range(L)]
+    if types is None:
+        types = ["sliding_attention" if window is not None else "full_attention"] * L
+    return types, window
+
+
+def _refuse_unmodelled(values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:
+    """HFConfigError for a value, given or the type's default, that changes what is built but is not modelled."""
+    if model_type == "gpt2" and values["add_cross_attention"]:
+        raise HFConfigError("config.json: add_cross_attention=true adds cross-attention layers, which this decoder "
+                            "does not build")
+    if model_type == "llama" and fields["d"] % fields["h"]:  # LlamaConfig.validate_architecture, head_dim or not
+        raise HFConfigError(f"config.json: hidden_size={fields['d']:,} is not a multiple of num_attention_heads="
+                            f"{fields['h']:,}, which transformers' LlamaConfig requires (even with head_dim set)")
+    types = values["layer_types"]
+    if types is not None and len(types) != fields["L"]:
+        raise HFConfigError(f"config.json: layer_types lists {len(types):,} blocks, {keys['L']} is "
+                            f"{fields['L']:,}: give one entry per block")

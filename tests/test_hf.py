@@ -1,0 +1,426 @@
+"""A config.json read exactly as transformers reads it: each type's defaults, keys a type lacks, today's context
+lengths, and malformed files refused in one line (model/hf.py, model.config.read_hf).
+
+The reference is transformers itself (a test dependency, never a run-time one): its config class of the file's
+`model_type`, built from the same file, and its module on the meta device, counted (`parameters()`) and run once
+with its real cache (a prefill of B = 2, T = 3 tokens), whose bytes per token are the KV cache per token.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import random
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from transformers import CONFIG_MAPPING, AutoModelForCausalLM
+
+from model import budget, hf
+from model.cli import main
+from model.config import BOUNDS, Config, HFConfigError, from_hf, read_hf
+from model.memory import kv_cache_lines
+
+HF = Path(__file__).parent / "hf"
+PUBLISHED = HF / "published"  # published models' config.json files, with transformers' counts (its README)
+logging.getLogger("transformers").setLevel(logging.ERROR)
+
+
+def reference(doc: dict) -> tuple[int, int]:
+    """transformers' model of `doc` on the meta device: (parameters, KV-cache bytes per token at fp32)."""
+    config = CONFIG_MAPPING[doc["model_type"]](**{k: v for k, v in doc.items() if k != "model_type"})
+    with torch.device("meta"):
+        module = AutoModelForCausalLM.from_config(config, attn_implementation="eager")
+    B, T = 2, 3
+    out = module(input_ids=torch.zeros(B, T, dtype=torch.long, device="meta"), use_cache=True)
+    kv = sum(t.numel() * t.element_size() for layer in out.past_key_values.layers for t in (layer.keys, layer.values))
+    return sum(p.numel() for p in module.parameters()), kv // (B * T)
+
+
+def agree(doc: dict) -> None:
+    """The explorer and transformers agree on `doc`: the same N and KV cache per token, or both refuse it (the
+    explorer in one line)."""
+    try:
+        expected = reference(doc)
+    except Exception:  # transformers' config class or module refuses the file
+        with pytest.raises(HFConfigError):
+            from_hf(doc)
+        return
+    assert ours(doc) == expected, doc
+
+
+def ours(doc: dict) -> tuple[int, int]:
+    """The explorer's N and KV cache per token at fp32 for `doc`."""
+    cfg = from_hf(doc, B=2, T=3)
+    return budget(cfg).params_exact, kv_cache_lines(cfg, "fp32")[1].value
+
+
+# A file of each type with every shape key written out, small, chosen so that each key's default differs from the
+# file's value and still builds (h = 64 is divided by every type's default h_kv; d_head 8 is set apart from d / h).
+MODERN = {"vocab_size": 96, "hidden_size": 128, "intermediate_size": 48, "num_hidden_layers": 2,
+          "num_attention_heads": 64, "num_key_value_heads": 16, "head_dim": 8, "max_position_embeddings": 64,
+          "tie_word_embeddings": True}
+QWEN_WINDOW = {"use_sliding_window": True, "sliding_window": 16, "max_window_layers": 2,
+               "layer_types": ["full_attention", "full_attention"]}  # a window no block uses
+BASE: dict[str, dict] = {
+    "gpt2": {"model_type": "gpt2", "vocab_size": 96, "n_positions": 64, "n_embd": 96, "n_layer": 2, "n_head": 4,
+             "n_inner": 48, "tie_word_embeddings": False, "add_cross_attention": False},
+    "llama": {"model_type": "llama", **MODERN, "attention_bias": True, "mlp_bias": True},
+    "mistral": {"model_type": "mistral", **MODERN, "sliding_window": None},
+    "qwen2": {"model_type": "qwen2", **MODERN, **QWEN_WINDOW},
+    "qwen3": {"model_type": "qwen3", **MODERN, **QWEN_WINDOW, "attention_bias": True},
+}
+
+
+def test_every_model_type_has_a_base_file_and_a_table():
+    assert set(BASE) == set(hf.MODEL_TYPES) == set(hf.DEFAULTS) == set(hf.EXTRAS) == set(hf.NULLABLE)
+    for model_type, table in hf.DEFAULTS.items():
+        assert set(table) <= set(BASE[model_type]), model_type  # every shape key is written out, so each can go
+
+
+@pytest.mark.parametrize("model_type", hf.MODEL_TYPES)
+def test_the_defaults_are_transformers_config_classes(model_type):
+    """Each entry of a type's table is the default of that field in transformers' config class; the extras that
+    its module or cache reads are no fields of it."""
+    fields = {f.name: f.default for f in dataclasses.fields(CONFIG_MAPPING[model_type])}
+    for key, default in hf.DEFAULTS[model_type].items():
+        assert fields[key] == default, (model_type, key)
+    assert not set(hf.EXTRAS[model_type]) & set(fields)
+    assert hf.TRANSFORMERS_VERSION == __import__("transformers").__version__
+
+
+@pytest.mark.parametrize("model_type", hf.MODEL_TYPES)
+def test_null_is_taken_where_the_class_takes_it(model_type):
+    types = {f.name: str(f.type) for f in dataclasses.fields(CONFIG_MAPPING[model_type])}
+    nullable = {k for k in hf.DEFAULTS[model_type] if "None" in types[k]}
+    assert {k for k in hf.NULLABLE[model_type] if k in hf.DEFAULTS[model_type]} == nullable
+
+
+@pytest.mark.parametrize("model_type, key", [(t, k) for t in hf.MODEL_TYPES for k in [None, *hf.DEFAULTS[t], *hf.EXTRAS[t]]
+                                             if k is None or k in BASE[t]])
+def test_each_key_left_out_takes_the_types_default(model_type, key):
+    """The base file, one shape key taken away (None: none), read by the explorer and built by transformers: the
+    same parameters and the same KV cache per token, or a refusal that names the key."""
+    doc = {k: v for k, v in BASE[model_type].items() if k != key}
+    if (model_type, key) == ("mistral", "sliding_window"):  # the default window of 4,096: refused until modelled
+        config = CONFIG_MAPPING["mistral"](**{k: v for k, v in doc.items() if k != "model_type"})
+        assert config.sliding_window == 4_096
+        with pytest.raises(HFConfigError, match="sliding_window is not in the file, so mistral's default applies"):
+            read_hf(doc)
+        return
+    agree(doc)
+    if key in hf.DEFAULTS[model_type] and key not in hf.RULE_KEYS and not (key == "num_hidden_layers" and
+                                                                           "layer_types" in doc):
+        assert f"{key} = " in read_hf(doc).notes[0]  # "not in the file, so <type>'s defaults …: <key> = <default>"
+
+
+@pytest.mark.parametrize("model_type", ["llama", "mistral", "qwen2", "qwen3"])
+def test_random_files_match_transformers(model_type):
+    rng = random.Random(model_type)
+    for _ in range(8):
+        h_kv = rng.choice([1, 2, 4])
+        h = h_kv * rng.choice([1, 2, 3])
+        doc = {"model_type": model_type, "vocab_size": rng.randrange(8, 300), "num_hidden_layers": rng.randrange(1, 4),
+               "num_attention_heads": h, "num_key_value_heads": h_kv, "intermediate_size": rng.randrange(8, 200),
+               "max_position_embeddings": rng.randrange(8, 100_000), "tie_word_embeddings": rng.random() < 0.5}
+        if rng.random() < 0.5:
+            doc["head_dim"] = 2 * rng.randrange(1, 20)
+            doc["hidden_size"] = rng.randrange(8, 200)
+        else:
+            doc["hidden_size"] = h * 2 * rng.randrange(1, 12)
+        for key in ("attention_bias", "mlp_bias"):
+            if rng.random() < 0.5:
+                doc[key] = rng.random() < 0.5
+        if model_type == "mistral":
+            doc["sliding_window"] = None
+        agree(doc)
+
+
+def test_gpt2_files_match_transformers():
+    rng = random.Random(2)
+    for _ in range(8):
+        h = rng.choice([1, 2, 3, 4])
+        doc = {"model_type": "gpt2", "vocab_size": rng.randrange(8, 300), "n_positions": rng.randrange(4, 3000),
+               "n_embd": h * rng.randrange(1, 30), "n_layer": rng.randrange(1, 4), "n_head": h,
+               "tie_word_embeddings": rng.random() < 0.5}
+        if rng.random() < 0.5:
+            doc["n_inner"] = rng.randrange(1, 200)
+        assert ours(doc) == reference(doc), doc
+
+
+@pytest.mark.parametrize("doc, ignored", [
+    ({**BASE["mistral"], "attention_bias": True, "mlp_bias": True}, "attention_bias, mlp_bias"),
+    ({**BASE["qwen3"], "mlp_bias": True}, "mlp_bias"),
+    ({**BASE["qwen2"], "attention_bias": False, "mlp_bias": True}, "attention_bias, mlp_bias"),
+    ({**BASE["mistral"], "layer_types": ["full_attention", "full_attention"]}, ""),
+    ({**BASE["llama"], "num_local_experts": 8, "num_experts_per_tok": 2}, "num_local_experts, num_experts_per_tok"),
+    ({**BASE["gpt2"], "head_dim": 7, "n_ctx": 2048, "num_key_value_heads": 2}, "num_key_value_heads, head_dim, n_ctx"),
+])
+def test_keys_the_type_does_not_have_are_ignored_as_transformers_ignores_them(doc, ignored):
+    assert ours(doc) == reference(doc)
+    notes = [n for n in read_hf(doc).notes if n.startswith("ignored")]
+    assert notes == ([f"ignored, as transformers ignores them ({doc['model_type']} has no such setting): {ignored}"]
+                     if ignored else [])
+
+
+def test_gpt2_sizes_its_position_table_by_n_positions_alone():
+    doc = {k: v for k, v in BASE["gpt2"].items() if k != "n_positions"} | {"n_ctx": 2_048}
+    cfg = from_hf(doc)
+    assert cfg.T_max == 1_024 and ours(doc) == reference(doc)  # W_pe has GPT2Config's 1,024 rows, not n_ctx's
+    aliased = {k: v for k, v in BASE["gpt2"].items() if k != "n_embd"} | {"hidden_size": 96}
+    assert from_hf(aliased).d == 96 and ours(aliased) == reference(aliased)  # GPT2Config's attribute_map
+
+
+def test_qwen3_attention_bias_is_on_q_k_v_and_w_o():
+    cfg = from_hf(BASE["qwen3"])
+    assert cfg.bias == "attn" and (cfg.qkv_bias, cfg.proj_bias, cfg.mlp_bias) == (True, True, False)
+
+
+@pytest.mark.parametrize("attention, mlp, bias", [(False, False, "none"), (True, False, "attn"), (False, True, "mlp"),
+                                                  (True, True, "all")])
+def test_llama_biases(attention, mlp, bias):
+    doc = {**BASE["llama"], "attention_bias": attention, "mlp_bias": mlp}
+    assert from_hf(doc).bias == bias and ours(doc) == reference(doc)
+
+
+# --- windows ----------------------------------------------------------------------------------------------------
+def test_mistral_without_sliding_window_takes_the_4096_window_and_is_refused_by_name():
+    doc = {k: v for k, v in BASE["mistral"].items() if k != "sliding_window"} | {"max_position_embeddings": 32_768}
+    assert CONFIG_MAPPING["mistral"](**{k: v for k, v in doc.items() if k != "model_type"}).sliding_window == 4_096
+    with pytest.raises(HFConfigError, match="sliding_window is not in the file, so mistral's default applies, a window "
+                                            "of 4,096 tokens: each token attends to the last 4,096 only"):
+        from_hf(doc)
+
+
+BINDS = "attends to the last .* which this model does not build yet"
+NO_WINDOW = "layer_types lists sliding_attention blocks but no window applies"
+
+
+@pytest.mark.parametrize("doc, refused", [
+    ({**BASE["mistral"], "sliding_window": 8}, BINDS),
+    ({**BASE["mistral"], "sliding_window": BOUNDS["T"][1]}, BINDS),  # binds at the longest T a learner can set
+    ({**BASE["mistral"], "sliding_window": BOUNDS["T"][1] + 1}, None),  # never binds here: full attention
+    ({**BASE["qwen2"], "max_window_layers": 1, "layer_types": None}, BINDS),  # block 1 is windowed
+    ({**BASE["qwen2"], "layer_types": ["full_attention", "sliding_attention"]}, BINDS),
+    ({**BASE["qwen2"], "use_sliding_window": False, "layer_types": ["sliding_attention", "full_attention"]}, NO_WINDOW),
+    ({**BASE["qwen3"], "use_sliding_window": False, "layer_types": None, "max_window_layers": 0}, None),
+    # transformers' cache reads sliding_window and layer_types for every type, its config class's fields or not
+    ({**BASE["llama"], "sliding_window": 4}, BINDS),
+    ({**BASE["gpt2"], "sliding_window": 2, "layer_types": ["sliding_attention", "full_attention"]}, BINDS),
+    ({**BASE["mistral"], "layer_types": ["sliding_attention", "full_attention"]}, NO_WINDOW),
+    ({**BASE["mistral"], "sliding_window": 8, "layer_types": ["full_attention", "full_attention"]}, BINDS),  # the mask
+])
+def test_a_window_that_binds_is_refused(doc, refused):
+    if refused:
+        with pytest.raises(HFConfigError, match=refused):
+            from_hf(doc)
+    else:
+        assert ours(doc) == reference(doc)
+
+
+# --- RoPE's settings, in both spellings ---------------------------------------------------------------------------
+@pytest.mark.parametrize("rope", [
+    {"rope_theta": 500_000.0, "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                               "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}},
+    {"rope_parameters": {"rope_type": "yarn", "rope_theta": 1e6, "factor": 4.0}},
+    {"rope_parameters": {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 1.0}},
+    {"partial_rotary_factor": 1},
+])
+def test_rope_settings_change_no_shape(rope):
+    doc = {**BASE["llama"], **rope}
+    assert ours(doc) == reference(doc)
+
+
+@pytest.mark.parametrize("rope, message", [
+    ({"partial_rotary_factor": 0.5}, "partial_rotary_factor=0.5 rotates only part of each head"),
+    ({"rope_parameters": {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.5}},
+     "rope_parameters.partial_rotary_factor=0.5 rotates only part of each head"),
+    ({"rope_parameters": {"full_attention": {"rope_theta": 1e4, "partial_rotary_factor": 0.25}}},
+     "rope_parameters.partial_rotary_factor=0.25"),
+])
+def test_partial_rotary_is_refused_in_either_spelling(rope, message):
+    with pytest.raises(HFConfigError, match=message):
+        from_hf({**BASE["llama"], **rope})
+
+
+# --- today's context lengths ---------------------------------------------------------------------------------
+COUNTS = json.loads((PUBLISHED / "counts.json").read_text())
+
+
+@pytest.mark.parametrize("name", ["mistral-nemo-12b", "qwen3-4b-instruct-2507"])
+def test_todays_context_lengths_are_read_and_counted_exactly(name):
+    doc = json.loads((PUBLISHED / f"{name}.json").read_text())
+    read = read_hf(doc)
+    assert budget(read.config).params_exact == COUNTS[name]["parameters"]
+    T_max = doc["max_position_embeddings"]
+    assert read.config.T_max == T_max and read.config.T == 8_192
+    assert f"T set to 8,192 of the {T_max:,}-token context (T_max, from max_position_embeddings)" in read.notes
+
+
+@pytest.mark.parametrize("name", ["mistral-nemo-12b", "qwen3-4b-instruct-2507"])
+def test_the_preset_is_its_published_file(name):
+    from model import PRESETS
+
+    assert PRESETS[name] == from_hf(json.loads((PUBLISHED / f"{name}.json").read_text()))
+
+
+def test_llama4_scouts_context_is_a_number_not_a_table():
+    cfg = from_hf({**BASE["llama"], "max_position_embeddings": 10_485_760})
+    assert cfg.T_max == 10_485_760 and cfg.T == 8_192
+    assert budget(cfg).params_exact == budget(from_hf(BASE["llama"], T=8_192)).params_exact  # RoPE: no table
+
+
+def test_the_cli_says_what_it_did_with_t(tmp_path, capsys):
+    path = PUBLISHED / "mistral-nemo-12b.json"
+    assert main(["--hf-config", str(path), "--table", "budget"]) == 0
+    out, err = capsys.readouterr()
+    assert "12,247,782,400" in out
+    assert err == f"note: {path}: T set to 8,192 of the 1,024,000-token context (T_max, from max_position_embeddings)\n"
+
+
+# --- malformed files: one line each, never a traceback ---------------------------------------------------------------
+def _file(**change) -> bytes:
+    doc = {**BASE["llama"], **change}
+    return json.dumps({k: v for k, v in doc.items() if v is not ...}, allow_nan=True).encode()
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+MALFORMED: list[tuple[str, bytes, str]] = [  # (name, file, what the one line must say)
+    ("not JSON", b"{nope", "config.json is not JSON (Expecting property name"),
+    ("empty", b"", "config.json is not JSON"),
+    ("an array", b"[1, 2]", "must hold a JSON object of keys and values, got a JSON array"),
+    ("a string", b'"llama"', "got a JSON string"),
+    ("a number", b"42", "got a JSON number"),
+    ("null", b"null", "got a JSON null"),
+    ("not UTF-8", b'{"model_type": "llama", "name": "\xff\xfe"}', "config.json is not UTF-8 text (byte 0xff"),
+    ("huge", b'{"pad": "' + b"x" * hf.MAX_BYTES + b'"}', "config.json is over 1,000,000 bytes, the most read"),
+    ("deep arrays", DEEP, "nests arrays or objects too deeply"),
+    ("deep value", b'{"model_type": "llama", "hidden_size": ' + DEEP + b"}", "nests arrays or objects too deeply"),
+    ("no model_type", _file(model_type=...), "model_type=null is not one of gpt2, llama, mistral, qwen2, qwen3 (the file "
+                                             "has no model_type)"),
+    ("model_type a number", _file(model_type=3), "model_type=3 is not one of"),
+    ("unknown model_type", _file(model_type="gemma"), "model_type='gemma' is not one of"),
+    ("size as text", _file(hidden_size="128"), "hidden_size='128': hidden_size (the model width d) must be a whole "
+                                               "number of at least 1"),
+    ("size as float", _file(hidden_size=128.0), "hidden_size=128.0: hidden_size"),
+    ("size zero", _file(hidden_size=0), "hidden_size=0: hidden_size"),
+    ("size negative", _file(num_hidden_layers=-2), "num_hidden_layers=-2: num_hidden_layers (the number of blocks L)"),
+    ("size NaN", _file(vocab_size=float("nan")), "vocab_size=nan: vocab_size (the vocabulary size V) must be"),
+    ("size infinite", _file(intermediate_size=float("inf")), "intermediate_size=inf: intermediate_size"),
+    ("size absurd", _file(hidden_size=10**40), "hidden_size=a 41-digit number is out of range: d (model width"),
+    ("size true", _file(hidden_size=True), "hidden_size=true: hidden_size"),
+    ("size null", _file(hidden_size=None), "hidden_size=null: hidden_size"),
+    ("h_kv zero", _file(num_key_value_heads=0), "num_key_value_heads=0: num_key_value_heads (the heads h_kv of K and V) "
+                                                "must be a whole number of at least 1 or null"),
+    ("h_kv null where the class refuses it", _file(model_type="mistral", num_key_value_heads=None),
+     "num_key_value_heads=null: num_key_value_heads (the heads h_kv of K and V) must be a whole number of at least 1"),
+    ("d_head null where the class refuses it", _file(model_type="qwen3", head_dim=None), "head_dim=null: head_dim"),
+    ("llama's d not a multiple of h", _file(num_attention_heads=48),
+     "hidden_size=128 is not a multiple of num_attention_heads=48, which transformers' LlamaConfig requires"),
+    ("d_head zero", _file(head_dim=0), "head_dim=0: head_dim (the features per head d_head"),
+    ("h_kv as text", _file(num_key_value_heads="16"), "num_key_value_heads='16'"),
+    ("h does not divide d", _file(model_type="mistral", head_dim=None, num_attention_heads=48, sliding_window=None,
+                                  attention_bias=...,
+                                  mlp_bias=...),
+     "d=128 is not divisible by h=48; each head gets d/h features, so h must divide d (nearest divisors of 128: 32, 64) "
+     "(config.json: d = hidden_size, h = num_attention_heads)"),
+    ("h_kv does not divide h", _file(num_key_value_heads=12), "h_kv=12 does not divide h=64"),
+    ("odd d_head with RoPE", _file(head_dim=7), "d_head=7 is odd: RoPE rotates pairs of features"),
+    ("V too large", _file(vocab_size=10**7), "vocab_size=10,000,000 is out of range: V (vocabulary size (rows of W_te)) "
+                                             "must be from 1 to 262,144"),
+    ("L too large", _file(num_hidden_layers=5_000), "num_hidden_layers=5,000 is out of range: L"),
+    ("context too long", _file(max_position_embeddings=10**9), "max_position_embeddings=1,000,000,000 is out of range: "
+                                                               "T_max"),
+    ("d_ff too large", _file(intermediate_size=10**6), "intermediate_size=1,000,000 is out of range: d_ff"),
+    ("flag as text", _file(tie_word_embeddings="no"), "tie_word_embeddings='no': tie_word_embeddings (whether the head "
+                                                      "is tied to W_te) must be true or false"),
+    ("flag as number", _file(attention_bias=1), "attention_bias=1: attention_bias"),
+    ("window as text", _file(model_type="mistral", sliding_window="8"), "sliding_window='8': sliding_window"),
+    ("window as list", _file(model_type="mistral", sliding_window=[8]), "sliding_window=[8]: sliding_window"),
+    ("window binding", _file(model_type="mistral", sliding_window=8), "sliding_window=8 each token attends to the last 8 "
+                                                                      "only and the KV cache keeps 7 tokens per block"),
+    ("mistral's default window", _file(model_type="mistral", max_position_embeddings=32_768),
+     "sliding_window is not in the file, so mistral's default applies, a window of 4,096 tokens"),
+    ("layer_types a number", _file(model_type="qwen2", layer_types=3), "layer_types=3: layer_types (each block's "
+                                                                       "attention) must be a list of words"),
+    ("layer_types too short", _file(model_type="qwen2", layer_types=["full_attention"]),
+     "layer_types lists 1 blocks, num_hidden_layers is 2"),
+    ("layer_types unknown", _file(model_type="qwen2", layer_types=["chunked_attention", "full_attention"]),
+     "layer_types lists 'chunked_attention': each block's attention must be one of full_attention, sliding_attention"),
+    ("use_sliding_window as text", _file(model_type="qwen2", use_sliding_window="yes"), "use_sliding_window='yes'"),
+    ("max_window_layers negative", _file(model_type="qwen2", max_window_layers=-1), "max_window_layers=-1"),
+    ("rope_parameters a word", _file(rope_parameters="fast"), "rope_parameters='fast': rope_parameters (RoPE's "
+                                                              "settings) must be an object"),
+    ("rope_scaling a number", _file(rope_scaling=5), "rope_scaling=5: rope_scaling"),
+    ("rope partial", _file(rope_parameters={"rope_theta": 1e4, "partial_rotary_factor": 0.5}),
+     "rope_parameters.partial_rotary_factor=0.5 rotates only part of each head"),
+    ("partial top-level", _file(partial_rotary_factor=0.5), "partial_rotary_factor=0.5 rotates only part"),
+    ("partial NaN", _file(partial_rotary_factor=float("nan")), "partial_rotary_factor=nan: partial_rotary_factor"),
+    ("rope_theta negative", _file(rope_theta=-1), "rope_theta=-1: rope_theta (RoPE's base θ) must be a number above 0"),
+    ("rope_type unknown", _file(rope_parameters={"rope_type": "warp", "rope_theta": 1e4}),
+     "rope_parameters.rope_type='warp' is not a RoPE scaling rule transformers knows"),
+    ("gpt2 cross-attention", json.dumps({**BASE["gpt2"], "add_cross_attention": True}).encode(),
+     "add_cross_attention=true adds cross-attention layers"),
+    ("gpt2 no positions", json.dumps({**BASE["gpt2"], "n_positions": 0}).encode(), "n_positions=0: n_positions"),
+    ("gpt2 n_inner zero", json.dumps({**BASE["gpt2"], "n_inner": 0}).encode(), "n_inner=0: n_inner"),
+    ("gpt2 aliases disagree", json.dumps({**BASE["gpt2"], "hidden_size": 128}).encode(),
+     "n_embd=96 and hidden_size=128 set the same thing (the model width d) to different values"),
+]
+
+
+def _read(data: bytes):
+    """The Python surface: the bytes parsed, then Config.from_hf."""
+    return Config.from_hf(hf.parse(data))
+
+
+def test_at_least_forty_malformed_files():
+    assert len(MALFORMED) >= 40 and len({name for name, _, _ in MALFORMED}) == len(MALFORMED)
+
+
+@pytest.mark.parametrize("name, data, message", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_a_malformed_file_is_one_line_in_python_and_on_the_cli(name, data, message, tmp_path, capsys):
+    with pytest.raises(ValueError) as caught:  # HFConfigError, never TypeError, KeyError or RecursionError
+        _read(data)
+    assert isinstance(caught.value, HFConfigError) and "\n" not in str(caught.value)
+    assert message in str(caught.value), str(caught.value)
+    path = tmp_path / "config.json"
+    path.write_bytes(data)
+    with pytest.raises(SystemExit) as done:
+        main(["--hf-config", str(path)])
+    out, err = capsys.readouterr()
+    assert done.value.code == 2 and out == "" and err.count("\n") == 1 and message in err, err
+
+
+def test_transformers_is_a_test_dependency_only():
+    """Reading a config.json, the CLI and the page's modules never import transformers."""
+    import subprocess
+    import sys
+
+    code = ("import sys, json; import model, model.cli, model.hf, app.page, app.export.spec; "
+            "from model.config import read_hf; read_hf(json.load(open(sys.argv[1]))); "
+            "print('transformers' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code, str(PUBLISHED / "mistral-nemo-12b.json")], capture_output=True,
+                          text=True, cwd=Path(__file__).parents[1], timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "False", done.stderr
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-10**40, 10**40) | st.floats() | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                     max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(model_type=st.sampled_from([*hf.MODEL_TYPES, "gemma", None]),
+       change=st.dictionaries(st.sampled_from([*hf.SHAPE_KEYS, "rope_theta", "model_type"]), _JSON, max_size=4))
+def test_any_values_give_a_config_or_one_line(model_type, change):
+    """Whatever the values of the shape keys, Config.from_hf returns a Config or raises HFConfigError in one line."""
+    doc = {**BASE.get(model_type, BASE["llama"]), "model_type": model_type, **change}
+    try:
+        cfg = from_hf(doc)
+    except HFConfigError as e:
+        assert "\n" not in str(e) and len(str(e)) < 600
+    else:
+        assert isinstance(cfg, Config)
