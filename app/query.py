@@ -38,7 +38,7 @@ from .train_query import TRAIN_KEYS, settle_train, train_items
 DEFAULT_CONFIG = PRESETS[DEFAULT_PRESET]  # GPT-2 small at B = 8, T = 1,024
 # The modern recipe's URL keys (issue 15): the switches by their field names, the sizes by their symbols, and
 # `recipe` (gpt2 or modern: sets every switch, as the page's recipe choice does; keys given with it override it).
-RECIPE_KEYS = ("recipe", "norm", "positions", "mlp", "d_ff", "h_kv", "d_head", "bias", "qk_norm")
+RECIPE_KEYS = ("recipe", "norm", "positions", "mlp", "d_ff", "h_kv", "d_head", "bias", "qk_norm", "attention")
 CONTROLS = ("preset", "B", "T", "d", "h", "L", "V", "T_max", "tie", *RECIPE_KEYS)  # what `controls=` may list
 PANELS = ("shapes", "budget", "changes", "tokens", "values", "training")  # what `panels=` may list
 OPTION_KEYS = ("preset", "dtype", "expanded", "embed", "controls", "panels")
@@ -259,7 +259,7 @@ def _recipe_values(values: dict[str, str], asked: dict[str, object], notes: list
         else:
             notes.append(f'recipe="{show(values["recipe"])}" is not gpt2 or modern ({RECIPE_LABELS["gpt2"]}, '
                          f'{RECIPE_LABELS["modern"]}); using the preset\'s')
-    for key in ("norm", "positions", "mlp", "bias"):
+    for key in CHOICES:
         if key in values:
             choice = values[key].strip().lower()
             if choice in CHOICES[key]:
@@ -293,7 +293,7 @@ def parse_config(search: str | None) -> tuple[Config, list[str]]:
 def recipe_items(config: Config) -> list[tuple[str, str]]:
     """The recipe keys that differ from GPT-2's (none for GPT-2's recipe, so the lesson's links stay as they are)."""
     items = []
-    for key in ("norm", "positions", "mlp", "bias"):
+    for key in CHOICES:
         if getattr(config, key) != DEFAULTS[key]:
             items.append((key, getattr(config, key)))
     for symbol, name in FIELD_OF.items():

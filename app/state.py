@@ -69,6 +69,7 @@ class ExplorerState(param.Parameterized):
     head_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_head"], doc=RECIPE_DOCS["head_dim"])
     bias = param.Selector(default="all", objects=list(CHOICES["bias"]), doc=RECIPE_DOCS["bias"])
     qk_norm = param.Boolean(default=False, doc=RECIPE_DOCS["qk_norm"])
+    attention = param.Selector(default="eager", objects=list(CHOICES["attention"]), doc=RECIPE_DOCS["attention"])
     recipe = param.Selector(default="gpt2", objects=list(RECIPE_LABELS), doc="GPT-2 (2019), the modern recipe "
                             "(Llama-3 style) or custom; choosing gpt2 or modern sets every switch")
     preset = param.Selector(default="gpt2-small", objects=[*PRESETS, CUSTOM],

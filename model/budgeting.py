@@ -146,6 +146,8 @@ def budget(cfg: Config) -> Budget:
         T_attn_equals_dense=round(dense_block / attn_per_T),
     )
     lines = budget_lines(cfg, b) if cfg.gpt2_recipe else recipe_lines(cfg, b, dense_block / attn_per_T)
+    if cfg.attention == "fused":
+        lines = (*lines, *causal_lines(cfg, b))
     check_lines(lines, cfg.symbols())
     return replace(b, lines=lines)
 
@@ -294,6 +296,25 @@ def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
              f"4LT·h·d_head / ({measured_formula})", b.attn_share, "share"),
         Line("flops/T_attention_equals_dense", "T at which attention's 4LT·h·d_head equals the blocks' matmuls",
              f"({f['dense']}) / (4h·d_head)", float(T_equal), "tokens"),
+    )
+
+
+def causal_lines(cfg: Config, b: Budget) -> tuple[Line, Line]:
+    """With fused attention, the FLOPs a causal kernel runs beside the measured count: q kᵀ and attn @ v over the
+    pairs (query t, key s ≤ t) only, T(T + 1)/2 of the T² that eager attention and torch's flop formulas count
+    (about half; a kernel that computes whole tiles runs a little more on the diagonal's tiles). Per token and
+    block 2(T + 1)·h·d_head, against the measured 4T·h·d_head."""
+    causal = Fraction(b.flops_attn_per_token * (cfg.T + 1), 2 * cfg.T)
+    if causal.denominator != 1:
+        raise RuntimeError("the causal kernel's attention FLOPs are not a whole number per token")
+    causal = int(causal)
+    dense = _recipe_formulas(cfg)["dense"]
+    return (
+        Line("flops/attention_causal", "q kᵀ and attn @ v as a causal kernel runs them: T(T + 1)/2 of the T² scores",
+             "2L(T + 1)·h·d_head", causal, "FLOP"),
+        Line("flops/forward_causal", "forward FLOPs per token with a causal kernel (attention's triangle only)",
+             f"L·({dense} + 2(T + 1)·h·d_head) + 2Vd",
+             b.flops_fwd_measured_per_token - b.flops_attn_per_token + causal, "FLOP"),
     )
 
 

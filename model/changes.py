@@ -2,12 +2,14 @@
 
 `changes(cfg, dtype)` -> `Changes`: the GPT-2 twin of `cfg` (same B, T, d, h, L, V, T_max and tie; GPT-2's
 recipe: LayerNorm with biases, the learned table W_pe, GELU at d_ff = 4d, h_kv = h, d_head = d / h, biases on
-every linear, no QK-norm), then one group of `Line`s per change that `cfg` makes, then `cfg` itself.
+every linear, no QK-norm, eager attention), then one group of `Line`s per change that `cfg` makes, then `cfg`
+itself.
 
 Changes interact (SwiGLU's count uses d_ff, q, k and v biases scale with h_kv, ...), so they are applied one at a
 time from the twin in one fixed order, `ORDER`:
 
-    d_head set apart → RMSNorm → biases → RoPE → MLP (SwiGLU, d_ff) → K/V heads h_kv → QK-norm
+    d_head set apart → RMSNorm → biases → RoPE → MLP (SwiGLU, d_ff) → K/V heads h_kv → QK-norm → fused
+    attention
 
 and each figure of a change is the real count after it minus the real count before it: parameters of the real
 module and forward FLOPs per token from its pass (`model.budgeting.budget`), the KV cache per token
@@ -22,6 +24,10 @@ state before the MLP change has d_ff = 4d, before the K/V change h_kv = h, befor
 it is checked against its value like every other line. Parameters and FLOPs are listed for every change (a 0 is
 the lesson's "at essentially zero cost"); a memory figure only where the change's formula is not 0 (so the
 lines listed depend on the recipe, not on the sizes).
+
+Fused attention, last, changes no parameter and no measured FLOP (torch's formulas count its kernel as eager's two
+matmuls); its group adds what a causal kernel skips (`model.budgeting.causal_lines`) and the T at which eager
+attention's (B, h, T, T) wall fills a GPU (`wall_line`), the wall that fused attention removes.
 """
 from __future__ import annotations
 
@@ -35,7 +41,10 @@ from .figures import Line, check_lines
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
 from .memory import kv_cache_lines
 from .passes import DTYPES
-from .tracing import trace
+from .tracing import eager_lines, trace
+from .training import GPUS, TrainSetup
+
+DEFAULT_GPU = TrainSetup().gpu  # the GPU whose memory the eager wall is measured against, unless given
 
 ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config fields it sets, in the order applied
     ("d_head", ("head_dim",)),
@@ -45,11 +54,12 @@ ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config field
     ("mlp", ("mlp", "ff_dim")),
     ("h_kv", ("kv_heads",)),
     ("qk_norm", ("qk_norm",)),
+    ("attention", ("attention",)),
 )
 ORDER_NOTE = ("Changes interact, so they are applied one at a time from the GPT-2 twin in this order: d_head set "
-              "apart, RMSNorm, biases, RoPE, the MLP (SwiGLU, d_ff), K/V heads h_kv, QK-norm; each line is the real "
-              "count after a change minus the count before it, so the lines add up to this configuration's count "
-              "minus the twin's.")
+              "apart, RMSNorm, biases, RoPE, the MLP (SwiGLU, d_ff), K/V heads h_kv, QK-norm, fused attention; each "
+              "line is the real count after a change minus the count before it, so the lines add up to this "
+              "configuration's count minus the twin's.")
 ALWAYS = ("params", "flops")  # listed for every change, 0 included; a memory figure where its formula is not 0
 
 
@@ -124,6 +134,11 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "h_kv/gqa": ("grouped-query attention: h_kv = {h_kv} K/V heads for h = {h} query heads (each serves h/h_kv = "
                  "{group}): K, V, W_k and W_v shrink"),
     "qk_norm": "QK-norm: an RMSNorm over d_head on q and k of every head",
+    "attention": ("fused attention (F.scaled_dot_product_attention) instead of eager: one kernel, no (B, h, T, T) "
+                  "scores, masked scores or softmax; a (B, h, T) fp32 log-sum-exp kept for backward"),
+    "attention/gqa": ("fused attention (F.scaled_dot_product_attention) instead of eager: one kernel, no (B, h, T, T) "
+                      "scores, masked scores or softmax, K and V read at their h_kv = {h_kv} heads (no copies at h "
+                      "heads); a (B, h, T) fp32 log-sum-exp kept for backward"),
     "total": "every change together: this model minus its GPT-2 twin",
     "this": "this model",
 }
@@ -143,6 +158,8 @@ def title_key(key: str, cfg: Config) -> str:
         return f"mlp/{cfg.mlp}"
     if key == "h_kv":
         return "h_kv/mqa" if cfg.h_kv == 1 else "h_kv/gqa"
+    if key == "attention" and 1 < cfg.h_kv < cfg.h:  # eager copies K and V to h heads; fused reads them as they are
+        return "attention/gqa"
     return key
 
 
@@ -158,7 +175,8 @@ def _title(key: str, cfg: Config) -> str:
 
 
 SHORT = {"twin": "GPT-2 twin", "d_head": "d_head apart", "norm": "RMSNorm", "bias": "biases", "positions": "RoPE",
-         "mlp": "MLP", "h_kv": "K/V heads", "qk_norm": "QK-norm", "total": "all changes", "this": "this model"}
+         "mlp": "MLP", "h_kv": "K/V heads", "qk_norm": "QK-norm", "attention": "fused attention",
+         "total": "all changes", "this": "this model"}
 
 
 def _states(cfg: Config, base: Config) -> list[tuple[str, Config]]:
@@ -282,23 +300,54 @@ def _difference(after: dict[str, Figure], before: dict[str, Figure]) -> dict[str
     return out
 
 
-def _group(key: str, title: str, figures: dict[str, Figure], always: tuple[str, ...]) -> Change:
+def _group(key: str, title: str, figures: dict[str, Figure], always: tuple[str, ...], more: tuple[Line, ...] = ()) \
+        -> Change:
     lines = tuple(Line(f"changes/{key}/{f}", f"{SHORT[key]}: {FIGURES[f][0]}", text, value, FIGURES[f][1])
                   for f, (poly, value, text) in figures.items() if poly or f in always)
-    return Change(key, title, lines)
+    return Change(key, title, lines + more)
+
+
+def attention_lines(cfg: Config, dtype: str, gpu: str) -> tuple[Line, Line]:
+    """The fused attention change's lines beside its figures, at `cfg` (fused): the forward FLOPs per token that a
+    causal kernel skips against the measured count (`model.budgeting.causal_lines`), and `wall_line`."""
+    b = budget(cfg)
+    skipped = b.line("flops/attention_causal").value - b.flops_attn_per_token
+    return (Line("changes/attention/flops_causal", f"{SHORT['attention']}: forward FLOPs per token a causal kernel "
+                 "skips (the scores above the diagonal; the measured count keeps them, as eager runs them)",
+                 "−2L(T − 1)·h·d_head", skipped, "FLOP"),
+            wall_line(cfg, dtype, gpu))
+
+
+def wall_line(cfg: Config, dtype: str, gpu: str) -> Line:
+    """The T at which eager attention's (B, h, T, T) wall fills one GPU: its softmax, kept for the backward pass by
+    every block (L·B·h·T² elements at `dtype`, `model.tracing.eager_lines`, whose measured value is checked against
+    it), alone reaches the GPU's memory at this B, h and L. A real T (the square root), not rounded."""
+    device = GPUS[gpu]
+    size, capacity = DTYPES[dtype], round(device.memory_gib * 2**30)
+    kept = next(x for x in eager_lines(cfg, dtype) if x.key == "memory/eager_scores_saved").value
+    if kept != size * cfg.L * cfg.B * cfg.h * cfg.T**2:
+        raise RuntimeError(f"eager attention keeps {kept:,} bytes of (B, h, T, T), not {size}·L·B·h·T²")
+    gib = f"{device.memory_gib:g}"
+    return Line("changes/attention/T_wall", f"{SHORT['attention']}: T at which eager's (B, h, T, T) softmax, kept "
+                f"for backward by all L blocks at this B, alone fills one {device.label} ({gib} GiB)",
+                f"({gib}·2³⁰/({size}LBh))^0.5", math.sqrt(capacity / (size * cfg.L * cfg.B * cfg.h)), "tokens")
 
 
 @functools.lru_cache(maxsize=64)
-def changes(cfg: Config, dtype: str = "fp32") -> Changes:
-    """`cfg` beside its GPT-2 twin, change by change (see the module docstring). ValueError when there is no twin
-    (`twin`) or `dtype` is unknown; RuntimeError if a formula is not true or the lines do not add up."""
+def changes(cfg: Config, dtype: str = "fp32", gpu: str = DEFAULT_GPU) -> Changes:
+    """`cfg` beside its GPT-2 twin, change by change (see the module docstring); the eager wall of fused attention
+    against `gpu`'s memory (`model.training.GPUS`). ValueError when there is no twin (`twin`), `dtype` or `gpu` is
+    unknown; RuntimeError if a formula is not true or the lines do not add up."""
     if dtype not in DTYPES:
         raise ValueError(f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+    if gpu not in GPUS:
+        raise ValueError(f"gpu {gpu!r} is not one of {', '.join(GPUS)}")
     base = twin(cfg)
     symbols = cfg.symbols()
     states = [("twin", base), *_states(cfg, base)]
     figures = [_state_figures(s, cfg, symbols, dtype, own_text=i > 0) for i, (_, s) in enumerate(states)]
-    steps = tuple(_group(key, _title(key, cfg), _difference(after, before), ALWAYS)
+    steps = tuple(_group(key, _title(key, cfg), _difference(after, before), ALWAYS,
+                         attention_lines(cfg, dtype, gpu) if key == "attention" else ())
                   for (key, _), before, after in zip(states[1:], figures, figures[1:]))
     total = _difference(figures[-1], figures[0])
     out = Changes(

@@ -10,7 +10,7 @@ import io
 import json
 from dataclasses import asdict
 
-from .changes import ORDER_NOTE, Changes, changes
+from .changes import DEFAULT_GPU, ORDER_NOTE, Changes, changes
 from .config import Config
 from .report import _line_table, _markdown_lines, config_dict, describe
 
@@ -52,9 +52,10 @@ def as_dict(c: Changes) -> dict:
             "groups": [{"key": g.key, "title": g.title, "lines": [asdict(x) for x in g.lines]} for g in c.groups]}
 
 
-def render(cfg: Config, dtype: str, fmt: str) -> str:
-    """The table in `fmt` ("text", "markdown", "csv" or "json"); ValueError when `cfg` has no GPT-2 twin."""
-    c = changes(cfg, dtype)
+def render(cfg: Config, dtype: str, fmt: str, gpu: str = DEFAULT_GPU) -> str:
+    """The table in `fmt` ("text", "markdown", "csv" or "json"), fused attention's wall against `gpu`; ValueError
+    when `cfg` has no GPT-2 twin."""
+    c = changes(cfg, dtype, gpu)
     if fmt == "json":
         return json.dumps(as_dict(c), indent=2) + "\n"
     return {"text": text, "markdown": markdown, "csv": csv_text}[fmt](c)

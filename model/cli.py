@@ -7,6 +7,8 @@
     python -m model --preset llama3-8b --table kv --dtype bf16
     python -m model --hf-config path/to/config.json --table budget
     python -m model --d 512 --h 8 --L 8 --V 32000 --norm rmsnorm --positions rope --mlp swiglu --h-kv 2
+    python -m model --preset llama3-8b --attention eager --table train --gpus 8 --zero 3
+    python -m model --preset llama3-8b --table changes --gpu h200
 
 Bad arguments (and a config.json that cannot be read) print one clear line on stderr and exit with status 2.
 """
@@ -19,7 +21,9 @@ import sys
 from . import changes_report, hf, report, train_report, values_report
 from .config import (BOUNDS, CHOICES, DEFAULT_PRESET, FIELD_DOCS, INT_FIELDS, OPTIONAL_SYMBOLS, PRESETS, RECIPE_DOCS,
                      Config, read_hf)
+from .changes import DEFAULT_GPU
 from .passes import DTYPES
+from .training import CUSTOM_GPU, GPUS
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr, not usage + line (exit status 2)."""
@@ -41,8 +45,8 @@ def add_config_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_recipe_arguments(p: argparse.ArgumentParser) -> None:
-    """--hf-config and one option per recipe field: --norm, --positions, --mlp, --d-ff, --h-kv, --d-head, --bias,
-    --qk-norm (the model's CLI; the exported page shows the 2019 recipe only)."""
+    """--hf-config and one option per recipe field: --norm, --positions, --mlp, --bias, --attention, --d-ff, --h-kv,
+    --d-head, --qk-norm (the model's CLI; the exported page shows the 2019 recipe only)."""
     p.add_argument("--hf-config", metavar="PATH", default=None,
                    help="start from a Hugging Face config.json (model type gpt2, llama, mistral, qwen2 or qwen3; "
                         "read from disk, nothing fetched) instead of a preset; the options below override it")
@@ -57,14 +61,15 @@ def add_recipe_arguments(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="python -m model", description="Tensor shapes and parameter/FLOP budget of the lesson's GPT "
-                      "and of today's open models (RMSNorm, RoPE, SwiGLU, grouped-query attention, QK-norm).")
+                      "and of today's open models (RMSNorm, RoPE, SwiGLU, grouped-query attention, QK-norm, fused "
+                      "attention).")
     add_config_arguments(p)
     add_recipe_arguments(p)
     p.add_argument("--expand", action="store_true", help="list all L blocks instead of collapsing them into one × L group")
     p.add_argument("--table", choices=["all", "shapes", "budget", "kv", "train", "changes"], default=None,
                    help="what to print (default all; CSV holds one table, shapes by default; kv: the KV cache of "
                         "inference at --dtype; train: the training run; changes: what each change of the modern "
-                        "recipe buys against the GPT-2 twin)")
+                        "recipe buys against the GPT-2 twin, fused attention's eager wall against --gpu)")
     p.set_defaults(dtype=None)  # --table train: None follows the optimizer (bf16 for adam-mixed); else fp32
     train_report.add_arguments(p)
     fmt = p.add_mutually_exclusive_group()
@@ -117,13 +122,17 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as e:
             parser.error(str(e))
         return _write(out)
-    if given := train_report.given_train_options(args):
+    changes = args.table == "changes" and not args.values
+    if given := [g for g in train_report.given_train_options(args) if not (changes and g == "--gpu")]:
         parser.error(f"{', '.join(given)} describe a training run: add --table train")
     args.dtype = args.dtype or "fp32"
-    if args.table == "changes" and not args.values:
+    if changes:
         fmt = "json" if args.json else "csv" if args.csv else "markdown" if args.markdown else "text"
+        if args.gpu == CUSTOM_GPU:
+            parser.error("--table changes measures fused attention's eager wall against a named GPU: choose one of "
+                         + ", ".join(GPUS))
         try:
-            return _write(changes_report.render(cfg, args.dtype, fmt))
+            return _write(changes_report.render(cfg, args.dtype, fmt, args.gpu or DEFAULT_GPU))
         except ValueError as e:
             parser.error(str(e))
     if args.json and args.table and not args.values:

@@ -24,6 +24,11 @@ h_kv heads of K and V (grouped-query attention), d_ff the MLP's hidden width. Th
   Llama's and Qwen3's `attention_bias`) or "mlp" (the MLP's matrices only: Llama's `mlp_bias`). The properties
   `qkv_bias`, `proj_bias`, `mlp_bias` and `norm_bias` say which parts have biases.
 - `qk_norm`: an RMSNorm over d_head applied to q and k of every head (Qwen3).
+- `attention`: "eager" (the lesson's, written out: the (B, h, T, T) scores, masked scores and softmax are
+  tensors) or "fused" (`F.scaled_dot_product_attention`, as FlashAttention runs it: no (B, h, T, T) tensor, a
+  (B, h, T) fp32 log-sum-exp kept for the backward pass; `model.gpt.fused_attention`). It changes no parameter
+  and no count of FLOPs, only what the pass holds. The modern recipe's presets and `from_hf` start fused (how
+  those models are trained and served); GPT-2's and GPT-3's presets keep the lesson's eager attention.
 """
 from __future__ import annotations
 
@@ -68,6 +73,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "positions": ("learned", "rope"),
     "mlp": ("gelu", "swiglu"),
     "bias": ("all", "none", "qkv", "attn", "mlp"),
+    "attention": ("eager", "fused"),
 }
 # The optional whole-number fields and the symbol (and BOUNDS key) each one sets.
 OPTIONAL_SYMBOLS: dict[str, str] = {"ff_dim": "d_ff", "kv_heads": "h_kv", "head_dim": "d_head"}
@@ -81,6 +87,9 @@ RECIPE_DOCS: dict[str, str] = {
     "bias": "biases: all (every linear and LayerNorm), none, qkv (q, k and v only), attn (q, k, v and W_o) or mlp "
             "(the MLP's matrices only)",
     "qk_norm": "QK-norm: an RMSNorm over d_head on q and k of every head",
+    "attention": "attention: eager (written out: (B, h, T, T) scores, masked scores and softmax) or fused "
+                 "(F.scaled_dot_product_attention, as FlashAttention: no (B, h, T, T) tensor, a (B, h, T) fp32 "
+                 "log-sum-exp kept for backward)",
 }
 
 
@@ -166,6 +175,7 @@ class Config:
     head_dim: int | None = None
     bias: str = "all"
     qk_norm: bool = False
+    attention: str = "eager"
 
     def __post_init__(self) -> None:
         for name in INT_FIELDS:
@@ -270,7 +280,8 @@ class Config:
 
 FIELDS: tuple[str, ...] = ("B", "T", "d", "h", "L", "V", "T_max", "tie")  # the lesson's fields (the app's URL keys)
 INT_FIELDS: tuple[str, ...] = tuple(f for f in FIELDS if f != "tie")  # the whole-number fields, with BOUNDS
-RECIPE_FIELDS: tuple[str, ...] = ("norm", "positions", "mlp", "ff_dim", "kv_heads", "head_dim", "bias", "qk_norm")
+RECIPE_FIELDS: tuple[str, ...] = ("norm", "positions", "mlp", "ff_dim", "kv_heads", "head_dim", "bias", "qk_norm",
+                                  "attention")
 ALL_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS  # every field of Config, in order
 DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in RECIPE_FIELDS}
 if ALL_FIELDS != tuple(f.name for f in fields(Config)):
@@ -305,8 +316,9 @@ PRESETS: dict[str, Config] = {
 }
 GPT2_RECIPE_PRESETS: tuple[str, ...] = tuple(PRESETS)  # the presets of the 2019 block (the page's menu, issue 15)
 
-# The modern recipe: RMSNorm, RoPE, SwiGLU, GQA, no biases (or q, k, v biases: Qwen2), QK-norm (Qwen3).
-MODERN = dict(norm="rmsnorm", positions="rope", mlp="swiglu", bias="none")
+# The modern recipe: RMSNorm, RoPE, SwiGLU, GQA, no biases (or q, k, v biases: Qwen2), QK-norm (Qwen3), and fused
+# attention, as these models are trained and served.
+MODERN = dict(norm="rmsnorm", positions="rope", mlp="swiglu", bias="none", attention="fused")
 
 
 def _modern(L: int, d: int, h: int, h_kv: int, d_ff: int, V: int, T_max: int, tie: bool = False, **recipe) -> Config:
@@ -345,6 +357,7 @@ def config_dict(cfg: Config) -> dict[str, object]:
 HF_MODEL_TYPES = hf.MODEL_TYPES
 HFConfigError = hf.HFConfigError
 HF_T = 8_192  # T of a model read from a config.json, unless given: min(T_max, 8,192), the presets' batch shape
+HF_ATTENTION = "fused"  # a config.json's model runs F.scaled_dot_product_attention (transformers' default, "sdpa")
 
 
 @dataclass(frozen=True)
@@ -357,8 +370,9 @@ class HFModel:
 
 def read_hf(doc: Mapping, B: int = 8, T: int | None = None) -> HFModel:
     """The `Config` of a parsed config.json (`model.hf.read`: transformers' defaults per model type, keys the type
-    lacks ignored) at batch size B and T = min(T_max, 8,192) unless given, with notes: the defaults taken, the keys
-    ignored, and T when it is below the context.
+    lacks ignored) at batch size B and T = min(T_max, 8,192) unless given, with fused attention (`HF_ATTENTION`:
+    transformers runs every type it reads with F.scaled_dot_product_attention by default), and notes: the defaults
+    taken, the keys ignored, and T when it is below the context.
 
     Raises `HFConfigError` (a ValueError) in one line naming the key: a mistyped or missing value, a size out of
     `BOUNDS`, a rule `Config` refuses (h must divide d, ...), or a key that would change what is built but is not
@@ -378,7 +392,7 @@ def read_hf(doc: Mapping, B: int = 8, T: int | None = None) -> HFModel:
     T_max, T_given = fields["T_max"], T
     T = min(T_max, HF_T) if T is None else T
     try:
-        cfg = Config(B=B, T=T, **fields)
+        cfg = Config(B=B, T=T, attention=HF_ATTENTION, **fields)
     except ValueError as e:  # a rule between fields (h must divide d, ...): name their keys too
         named = [f"{symbol} = {key}" for symbol, key in _symbol_keys(keys).items() if re.search(rf"\b{symbol}=", str(e))]
         where = f" (config.json: {', '.join(named)})" if named else ""

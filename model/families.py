@@ -50,7 +50,7 @@ KV_GROUP = 4  # the modern recipe's h / h_kv: 4 query heads per K/V head, as Lla
 
 def recipe_fields(recipe: str, h: int) -> dict[str, object]:
     """The recipe fields that choosing `recipe` sets at h heads: GPT-2's defaults, or the modern recipe (RMSNorm,
-    RoPE, SwiGLU at its default d_ff, no biases, h_kv the divisor of h nearest h / 4, no QK-norm)."""
+    RoPE, SwiGLU at its default d_ff, no biases, h_kv the divisor of h nearest h / 4, no QK-norm, fused attention)."""
     if recipe == "gpt2":
         return dict(DEFAULTS)
     if recipe == "modern":
@@ -64,9 +64,11 @@ SWITCH_LABELS: dict[str, dict[str, str]] = {  # each choice of a switch as the p
     "mlp": {"gelu": "GELU", "swiglu": "SwiGLU"},
     "bias": {"all": "biases everywhere", "none": "no biases", "qkv": "q, k, v biases only",
              "attn": "q, k, v and W_o biases", "mlp": "MLP biases only"},
+    "attention": {"eager": "eager (written out)", "fused": "fused (SDPA, FlashAttention)"},
 }
 QK_NORM_LABEL = "QK-norm"
-SWITCHES = ("norm", "positions", "mlp", "bias", "qk_norm", "head_dim")  # what names a recipe; d_ff and h_kv are sizes
+# what names a recipe; d_ff and h_kv are sizes, and attention is how a recipe runs (either way it is the same model)
+SWITCHES = ("norm", "positions", "mlp", "bias", "qk_norm", "head_dim")
 
 
 def recipe_of(cfg: Config) -> str:

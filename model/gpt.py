@@ -2,11 +2,12 @@
 
 One module, two recipes: `Config`'s switches pick LayerNorm or RMSNorm, a learned position table or RoPE,
 GELU or SwiGLU, h_kv heads for K and V (grouped-query attention), biases on every linear, on none or on
-q, k and v only, and QK-norm. With the defaults it is GPT-2, tensor for tensor.
+q, k and v only, QK-norm, and eager or fused attention. With the defaults it is GPT-2, tensor for tensor.
 
 Each tensor the lesson draws passes through a named `Tap` (an identity module), so forward hooks see the
-tensors inside attention that are no module's output (q, k, v, scores, the masked scores, ...). Attention
-is written out, not `F.scaled_dot_product_attention`, so the (B, h, T, T) score tensor really exists.
+tensors inside attention that are no module's output (q, k, v, scores, the masked scores, ...). Eager attention
+(the default) is written out, so the (B, h, T, T) score tensor really exists; fused attention is one kernel
+(`fused_attention`) that never makes it and keeps a (B, h, T) log-sum-exp instead.
 """
 from __future__ import annotations
 
@@ -67,6 +68,30 @@ class Rotary(nn.Module):
         return self.cos(angles.cos()), self.sin(angles.sin())  # (T, d_head) each
 
 
+def fused_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Causal attention in one kernel, softmax(q kᵀ / √d_head + causal mask) @ v, without the (B, h, T, T) scores.
+
+    q (B, h, T, d_head); k and v (B, h_kv, T, d_head), each K/V head serving h/h_kv query heads without a copy.
+    Returns the output (B, h, T, d_head) and the log-sum-exp of each query's scores, (B, h, T) in fp32 whatever the
+    dtype, which the kernel keeps for the backward pass (None where the kernel does not hand it out).
+
+    - CUDA and any other device: `F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=h_kv < h)`,
+      which picks its kernel (FlashAttention, memory-efficient, ...) and returns the output only.
+    - CPU: the op that very call runs on the CPU, `aten._scaled_dot_product_flash_attention_for_cpu` (torch's flash
+      kernel; torch chooses it for every dtype and K/V head count this module makes), called directly so that its
+      log-sum-exp is a tensor a `Tap` can name. Tests check the choice, and that output, gradients and saved tensors
+      equal F.scaled_dot_product_attention's.
+    - meta (shapes without memory, `model.passes`, `model.peak`, `model.symbolic`'s fake tensors): the same op, run by
+      torch's own meta function of it under the same autograd formula, so a meta pass makes and saves what the CPU
+      kernel does (tests compare shapes, strides, dtypes and saved storages with real CPU passes). F.sdpa itself
+      takes its math path on the meta device (torch picks a fused kernel for CPU and CUDA tensors only) and would
+      make the (B, h, T, T) scores the kernel never makes.
+    """
+    if q.device.type in ("cpu", "meta"):
+        return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, True)
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=k.shape[1] != q.shape[1]), None
+
+
 def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     """x rotated by position: x·cos + rotate_half(x)·sin, rotate_half([a, b]) = [−b, a]. Shape kept."""
     a, b = x.chunk(2, dim=-1)
@@ -75,7 +100,9 @@ def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tenso
 
 class CausalSelfAttention(nn.Module):
     """Fused q, k, v projection; h heads of d_head features for q, h_kv for k and v (each K/V head shared by
-    h/h_kv query heads); optional QK-norm and RoPE; scores / sqrt(d_head), causal mask, softmax, projection."""
+    h/h_kv query heads); optional QK-norm and RoPE; then eager attention (scores / sqrt(d_head), causal mask,
+    softmax, attn @ v, with k and v expanded to h heads) or fused attention (`fused_attention`: one kernel, k and v
+    at h_kv heads, its log-sum-exp tapped as `lse`); heads merged, projection."""
 
     def __init__(self, cfg: Config) -> None:
         super().__init__()
@@ -86,9 +113,11 @@ class CausalSelfAttention(nn.Module):
         if cfg.qk_norm:
             self.q_norm, self.k_norm = RMSNorm(cfg.d_head), RMSNorm(cfg.d_head)  # one gain (d_head,), every head
         self.rope = cfg.positions == "rope"
-        names = ["q", "k", "v", "scores", "masked", "attn", "attn_v", "merged"]
+        self.fused = cfg.attention == "fused"
+        attention = ["attn_v", "lse"] if self.fused else ["scores", "masked", "attn", "attn_v"]
+        names = ["q", "k", "v", *attention, "merged"]
         names += ["q_rot", "k_rot"] if self.rope else []
-        names += ["k_heads", "v_heads"] if self.h_kv != self.h else []
+        names += ["k_heads", "v_heads"] if self.h_kv != self.h and not self.fused else []
         for name in names:
             setattr(self, name, Tap())
 
@@ -103,14 +132,20 @@ class CausalSelfAttention(nn.Module):
             q, k = self.q_norm(q), self.k_norm(k)  # RMSNorm over d_head, per head
         if self.rope:
             q, k = self.q_rot(rotate(q, *rope)), self.k_rot(rotate(k, *rope))  # (B, h, T, d_head), (B, h_kv, T, d_head)
-        if h_kv != h:  # each K/V head serves h/h_kv query heads: a view when h_kv = 1, else a copy
-            k = self.k_heads(k[:, :, None].expand(B, h_kv, h // h_kv, T, d_head).reshape(B, h, T, d_head))
-            v = self.v_heads(v[:, :, None].expand(B, h_kv, h // h_kv, T, d_head).reshape(B, h, T, d_head))
-        scores = self.scores(q @ k.transpose(-2, -1) / math.sqrt(d_head))  # (B, h, T, T)
-        future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)  # True above the diagonal
-        masked = self.masked(scores.masked_fill(future, float("-inf")))  # (B, h, T, T)
-        attn = self.attn(F.softmax(masked, dim=-1))  # (B, h, T, T), rows sum to 1
-        y = self.attn_v(attn @ v)  # (B, h, T, d_head)
+        if self.fused:  # one kernel: k and v at h_kv heads, no (B, h, T, T) tensor
+            y, lse = fused_attention(q, k, v)  # (B, h, T, d_head), (B, h, T) fp32
+            y = self.attn_v(y)
+            if lse is not None:
+                self.lse(lse)
+        else:  # written out; the scores stay local variables until the heads are merged, as the lesson writes them
+            if h_kv != h:  # each K/V head serves h/h_kv query heads: a view when h_kv = 1, else a copy
+                k = self.k_heads(k[:, :, None].expand(B, h_kv, h // h_kv, T, d_head).reshape(B, h, T, d_head))
+                v = self.v_heads(v[:, :, None].expand(B, h_kv, h // h_kv, T, d_head).reshape(B, h, T, d_head))
+            scores = self.scores(q @ k.transpose(-2, -1) / math.sqrt(d_head))  # (B, h, T, T)
+            future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)  # True above the diagonal
+            masked = self.masked(scores.masked_fill(future, float("-inf")))  # (B, h, T, T)
+            attn = self.attn(F.softmax(masked, dim=-1))  # (B, h, T, T), rows sum to 1
+            y = self.attn_v(attn @ v)  # (B, h, T, d_head)
         y = self.merged(y.transpose(1, 2).contiguous().view(B, T, h * d_head))  # (B, T, h·d_head); GPT-2: (B, T, d)
         return self.proj(y)  # (B, T, d)
 

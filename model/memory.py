@@ -13,7 +13,10 @@ formula can stand beside each value and the exported page can compute them in th
   sum, no monomial);
 - the KV cache of inference (`kv_cache_lines`), 2·L·B·T·h_kv·d_head elements.
 
-Formulas group terms by element size: "4·(L·(…) + …) + 8BT" is fp32 tensors plus int64 token ids.
+Formulas group terms by element size: "4·(L·(…) + …) + 8BT" is fp32 tensors plus int64 token ids; fused
+attention's log-sum-exp is fp32 at every dtype, so a bf16 pass of it has a "4L·BhT" term beside its 2-byte ones.
+The structure includes the attention switch: a fused pass saves q, k, v (the whole q, k, v projection, as v is a view of it), the
+kernel's output and its log-sum-exp where an eager one saves its softmax and the causal mask.
 """
 from __future__ import annotations
 
@@ -52,7 +55,8 @@ class Structure:
     tie: bool
     dtype: str
     ones: tuple[bool, ...]  # per field of ONES: is it 1?
-    recipe: tuple[object, ...] | None = None  # None for GPT-2's recipe; else the switches, K/V heads and d_head kind
+    # None for GPT-2's recipe; else the switches, K/V heads, d_head kind and attention
+    recipe: tuple[object, ...] | None = None
 
 
 # The sizes whose being 1 changes which tensors are views and which storages autograd keeps (found by flipping
@@ -66,19 +70,19 @@ def structure(cfg: Config, dtype: str) -> Structure:
     recipe = None
     if not cfg.gpt2_recipe:  # K/V heads: all h (no expansion), 1 (expanded by a view) or a group (copied)
         kv = "mha" if cfg.h_kv == cfg.h else "mqa" if cfg.h_kv == 1 else "gqa"
-        recipe = (cfg.norm, cfg.positions, cfg.mlp, cfg.bias, cfg.qk_norm, kv, cfg.head_dim is not None)
+        recipe = (cfg.norm, cfg.positions, cfg.mlp, cfg.bias, cfg.qk_norm, kv, cfg.head_dim is not None, cfg.attention)
     return Structure(tie=cfg.tie, dtype=dtype, ones=tuple(v[k] == 1 for k in ONES), recipe=recipe)
 
 
 def structure_key(s: Structure) -> str:
     """"tied,fp32,B1" style text: tie, dtype and the sizes that are 1 (the export's JavaScript writes the same);
-    the modern recipe adds its switches ("rmsnorm,rope,swiglu,none,qk_norm,gqa,d_head")."""
+    the modern recipe adds its switches ("rmsnorm,rope,swiglu,none,qk_norm,gqa,d_head,fused")."""
     ones = [k for k, one in zip(ONES, s.ones) if one]
     recipe = []
     if s.recipe is not None:
-        norm, positions, mlp, bias, qk_norm, kv, apart = s.recipe
+        norm, positions, mlp, bias, qk_norm, kv, apart, attention = s.recipe
         recipe = [norm, positions, mlp, f"bias={bias}", *(["qk_norm"] if qk_norm else []), kv,
-                  *(["d_head"] if apart else [])]
+                  *(["d_head"] if apart else []), *(["fused"] if attention == "fused" else [])]
     return ",".join(["tied" if s.tie else "untied", s.dtype, *(f"{k}=1" for k in ones), *recipe])
 
 
@@ -96,7 +100,7 @@ def probes(s: Structure) -> list[Config]:
 
 
 def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
-    norm, positions, mlp, bias, qk_norm, kv, apart = s.recipe
+    norm, positions, mlp, bias, qk_norm, kv, apart, attention = s.recipe
     out = []
     for B, T, d_head, h, h_kv, V, T_max, d_ff, d in _RECIPE_PROBES:
         T = 1 if one["T"] else 2 if one["T-1"] else T
@@ -104,7 +108,8 @@ def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
         h_kv = h if kv == "mha" else 1 if kv == "mqa" else h_kv
         out.append(Config(B=1 if one["B"] else B, T=T, d=d if apart else h * d_head, h=h, L=1, V=V,
                           T_max=max(T, T_max), tie=s.tie, norm=norm, positions=positions, mlp=mlp, ff_dim=d_ff,
-                          kv_heads=h_kv, head_dim=d_head if apart else None, bias=bias, qk_norm=qk_norm))
+                          kv_heads=h_kv, head_dim=d_head if apart else None, bias=bias, qk_norm=qk_norm,
+                          attention=attention))
     return out
 
 

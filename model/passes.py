@@ -5,7 +5,9 @@ What it records, in one pass (shapes without memory, at any size):
   statistic is a Tap inside it) (forward hooks; the `Tap`s name those inside attention), whether it is a *view* of an earlier recorded tensor's storage (q, k, v of qkv) or new memory;
 - FLOPs of one block and of the head, counted with torch's own per-op formulas (`torch.utils.flop_counter`'s
   registry: matmuls only, FLOPs not MACs) by a small dispatch mode; tests check it equals `FlopCounterMode`
-  on the full-depth model, which costs several times more (it decomposes every other op);
+  on the full-depth model, which costs several times more (it decomposes every other op). Fused attention's CPU
+  kernel is missing from torch 2.13's registry (pytorch #195460: it counts 0), so `FLASH_CPU` registers torch's
+  own SDPA formulas for it: q kᵀ and attn @ v over the full (T, T) matrix, exactly as eager's two matmuls count;
 - the storages autograd keeps for the backward pass (`saved_tensors_hooks`), parameters excluded, each with the
   phase that created it (embedding, block, head) so that block storages can be counted L times;
 - parameter counts of the parts.
@@ -25,7 +27,7 @@ from dataclasses import dataclass, replace
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils.flop_counter import flop_registry
+from torch.utils.flop_counter import flop_registry, register_flop_formula, sdpa_backward_flop, sdpa_flop
 
 from .config import Config
 from .gpt import GPT
@@ -64,7 +66,7 @@ class Pass:
     tensors: tuple[Tensor, ...]
     saved: tuple[Storage, ...]  # in the order autograd first saved them
     flops_block: int  # forward FLOPs of one block over B*T tokens
-    flops_attn_block: int  # the part of them in q kᵀ and attn @ v (batched matmuls)
+    flops_attn_block: int  # the part of them in q kᵀ and attn @ v (batched matmuls, or the fused kernel)
     flops_head: int  # forward FLOPs of the head over B*T tokens
     params_embed: int
     params_block: int
@@ -74,13 +76,25 @@ class Pass:
     params_head: int  # 0 when tied: the head's weight is W_te
 
 
+# The CPU's flash kernel (`model.gpt.fused_attention`) and its backward, with torch's own formulas for the CUDA
+# kernels (`sdpa_flop`: 2·B·h·T·T·d_head for q kᵀ and as many for attn @ v, h the query heads whatever h_kv;
+# torch's "NB: We aren't accounting for causal attention here"). Registered where torch has none, so that
+# FlopCounterMode counts them too; torch's formulas are registered already wrapped (shapes in), hence get_raw.
+FLASH_CPU = {torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: sdpa_flop,
+             torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward: sdpa_backward_flop}
+for _op, _formula in FLASH_CPU.items():
+    if _op not in flop_registry:
+        register_flop_formula(_op, get_raw=True)(_formula)
+ATTENTION_OPS = (torch.ops.aten.bmm, torch.ops.aten._scaled_dot_product_flash_attention_for_cpu)  # q kᵀ, attn @ v
+
+
 class _Flops(TorchDispatchMode):
-    """Counts FLOPs of the ops in torch's flop registry (mm, addmm, bmm, ...), with torch's formulas."""
+    """Counts FLOPs of the ops in torch's flop registry (mm, addmm, bmm, the flash kernel ...), torch's formulas."""
 
     def __init__(self) -> None:
         super().__init__()
         self.total = 0
-        self.bmm = 0  # q kᵀ and attn @ v: batched matmuls
+        self.attn = 0  # q kᵀ and attn @ v: batched matmuls (eager) or the fused kernel
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
@@ -88,8 +102,8 @@ class _Flops(TorchDispatchMode):
         if formula is not None:
             n = formula(*args, **(kwargs or {}), out_val=out)
             self.total += n
-            if func._overloadpacket is torch.ops.aten.bmm:
-                self.bmm += n
+            if func._overloadpacket in ATTENTION_OPS:
+                self.attn += n
         return out
 
 
@@ -190,12 +204,12 @@ def record(model: GPT, idx: torch.Tensor, tie: bool) -> Pass:
                 torch.autograd.graph.saved_tensors_hooks(recorder.pack, _no_backward):
             recorder.outputs.append(("idx", idx, "embed"))
             x = model.embed_tokens(idx)
-            recorder.phase, before, bmm_before = "block", counter.total, counter.bmm
+            recorder.phase, before, attn_before = "block", counter.total, counter.attn
             y = model.block(0, x)
             if y.shape != x.shape:
                 raise RuntimeError(f"a block must map {tuple(x.shape)} to itself, got {tuple(y.shape)}: "
                                    "blocks cannot be collapsed")
-            flops_block, flops_attn = counter.total - before, counter.bmm - bmm_before
+            flops_block, flops_attn = counter.total - before, counter.attn - attn_before
             recorder.phase, before = "head", counter.total
             model.logits_and_loss(y, idx)
             flops_head = counter.total - before

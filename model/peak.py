@@ -16,6 +16,11 @@ Conventions:
   module measures everything else, in bytes beyond them, the batch's token ids (B, T) included.
 - The optimizer phase runs on fp32 parameters whatever the activations' dtype (Adam's m and v, and the master
   weights of mixed precision, are fp32); its temporaries depend on the parameters' shapes only.
+- Fused attention runs the CPU's flash kernel and its backward through torch's meta functions
+  (`model.gpt.fused_attention`): the step holds what those ops allocate through the dispatcher (output, log-sum-exp,
+  the gradients of q, k and v at their h and h_kv heads), never a (B, h, T, T) tensor. A kernel's own scratch
+  buffers, which it allocates inside its C++ code (per thread on the CPU; on-chip memory on a GPU), are not seen and
+  not counted. Tests check the step against real CPU steps of the fused module, measured the same way.
 - Only block 0 is built (as `model.passes`). A moment of block 0's forward or backward, of the head or of the
   loss, is the same moment of block L − 1 in an L-block model with the other L − 1 blocks' saved tensors alive:
   each such moment is "scaled", and adds (L − 1)·K, K = S_block (each other block's saved bytes) or, with full

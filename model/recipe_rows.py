@@ -1,10 +1,12 @@
 """Which rows of the shapes table exist in one recipe only: a pass beside its GPT-2 twin's, row by row.
 
 `recipe_rows(cfg)` -> `RecipeRows`: the tensors of `cfg`'s pass that the pass of its GPT-2 twin (same d, h, L,
-V; LayerNorm, the learned table W_pe, GELU at 4d, h_kv = h: `model.changes.twin`) does not have (RMSNorm's
-statistic, RoPE's angles and rotated q and k, SwiGLU's gate and up, K and V expanded to h heads, QK-norm), and
-the twin's tensors that this pass no longer has (the position table's rows, GELU, ...). Rows are compared by
-name without the block prefix ("attn.q_rot"), from two real traces (`model.tracing.trace`).
+V; LayerNorm, the learned table W_pe, GELU at 4d, h_kv = h, eager attention: `model.changes.twin`) does not have
+(RMSNorm's statistic, RoPE's angles and rotated q and k, SwiGLU's gate and up, K and V expanded to h heads,
+QK-norm, fused attention's log-sum-exp), the twin's tensors that this pass no longer has (the position table's
+rows, GELU, ...), and, with fused attention, the tensors only eager attention makes (the (B, h, T, T) scores,
+masked scores and softmax, and K and V expanded to h heads): the pass of `cfg` with eager attention beside it.
+Rows are compared by name without the block prefix ("attn.q_rot"), from real traces (`model.tracing.trace`).
 
 Which tensors a pass records depends on its recipe only, never on its sizes, so the comparison runs once per
 recipe (`model.memory.structure`'s recipe part), on a small stand-in of it (meta device, L = 1) and the stand-in's
@@ -13,7 +15,7 @@ twin; a test checks that the answer is the same at the presets' full sizes. GPT-
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .changes import twin
 from .config import Config
@@ -23,16 +25,21 @@ from .tracing import trace
 MARK = "◆"
 ONLY_NOTE = (f"{MARK} only in this recipe: the pass of its GPT-2 twin (same d, h, L, V with LayerNorm, the position "
              "table W_pe, GELU at d_ff = 4d and h_kv = h) has no such tensor")
+FUSED_ONLY_NOTE = ONLY_NOTE.replace(" and h_kv = h", ", h_kv = h and eager attention")  # the twin of a fused pass
 GONE_NOTE = "only in the GPT-2 twin's pass, not in this one: {rows}"
+EAGER_NOTE = "only with eager attention, not in this fused pass (the kernel never makes them): {rows}"
 
 
 @dataclass(frozen=True)
 class RecipeRows:
     """`only`: local names of this pass's rows that its twin's pass lacks; `gone`: (local name, label) of the
-    twin's rows that this pass lacks, in the twin's order. Both empty for GPT-2's recipe."""
+    twin's rows that this pass lacks for its recipe's other switches, in the twin's order; `eager_only`: with fused
+    attention, (local name, label) of the rows that the same configuration's eager pass has and this one lacks.
+    All empty for GPT-2's recipe."""
 
     only: frozenset[str]
     gone: tuple[tuple[str, str], ...]
+    eager_only: tuple[tuple[str, str], ...] = ()
 
     def marked(self, local: str) -> bool:
         """Is the row named `local` (block prefix stripped, `model.Row.local`) only in this recipe?"""
@@ -42,8 +49,10 @@ class RecipeRows:
     def legend(self) -> tuple[str, ...]:
         """The lines under the shapes table: what the mark means, and the twin's rows this pass lacks (each
         only where there is something to name)."""
-        gone = ", ".join(f"{name} ({label})" for name, label in self.gone)
-        return (*([ONLY_NOTE] if self.only else []), *([GONE_NOTE.format(rows=gone)] if gone else []))
+        gone, eager = (", ".join(f"{name} ({label})" for name, label in rows) for rows in (self.gone, self.eager_only))
+        only = FUSED_ONLY_NOTE if self.eager_only else ONLY_NOTE
+        return (*([only] if self.only else []), *([GONE_NOTE.format(rows=gone)] if gone else []),
+                *([EAGER_NOTE.format(rows=eager)] if eager else []))
 
 
 NONE = RecipeRows(frozenset(), ())
@@ -56,17 +65,21 @@ def recipe_rows(cfg: Config) -> RecipeRows:
     return NONE if recipe is None else _compare(recipe)
 
 
-@functools.lru_cache(maxsize=None)  # at most one entry per recipe (288)
+@functools.lru_cache(maxsize=None)  # at most one entry per recipe (960 with the attention switch)
 def _compare(recipe: tuple[object, ...]) -> RecipeRows:
     cfg = _stand_in(recipe)
-    mine, theirs = trace(cfg).rows, trace(twin(cfg)).rows
+    mine, theirs, eager = trace(cfg).rows, trace(twin(cfg)).rows, trace(replace(cfg, attention="eager")).rows
     mine_names, their_names = {r.local for r in mine}, {r.local for r in theirs}
+    eager_only = tuple((r.local, r.label) for r in eager if r.local not in mine_names)
     return RecipeRows(only=frozenset(mine_names - their_names),
-                      gone=tuple((r.local, r.label) for r in theirs if r.local not in mine_names))
+                      gone=tuple((r.local, r.label) for r in theirs
+                                 if r.local not in mine_names and r.local not in dict(eager_only)),
+                      eager_only=eager_only)
 
 
 def _stand_in(recipe: tuple[object, ...]) -> Config:
     """A small configuration with this recipe (`model.memory.structure`'s tuple) that has a GPT-2 twin."""
-    norm, positions, mlp, bias, qk_norm, kv, apart = recipe
+    norm, positions, mlp, bias, qk_norm, kv, apart, attention = recipe
     return Config(B=1, T=4, d=32, h=4, L=1, V=16, T_max=8, norm=norm, positions=positions, mlp=mlp, bias=bias,
-                  qk_norm=qk_norm, kv_heads={"mha": None, "mqa": 1, "gqa": 2}[kv], head_dim=4 if apart else None)
+                  qk_norm=qk_norm, kv_heads={"mha": None, "mqa": 1, "gqa": 2}[kv], head_dim=4 if apart else None,
+                  attention=attention)

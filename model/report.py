@@ -31,7 +31,8 @@ def describe(cfg: Config) -> str:
 
 
 def recipe_text(cfg: Config) -> str:
-    """The recipe in words: "RMSNorm, RoPE, SwiGLU, grouped-query attention (h/h_kv = 4), no biases"."""
+    """The recipe in words: "RMSNorm, RoPE, SwiGLU, grouped-query attention (h/h_kv = 4), no biases, fused
+    attention"."""
     kv = ("multi-head attention" if cfg.h_kv == cfg.h else "multi-query attention" if cfg.h_kv == 1 else
           f"grouped-query attention (h/h_kv = {cfg.h // cfg.h_kv})")
     parts = ["RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm",
@@ -40,6 +41,7 @@ def recipe_text(cfg: Config) -> str:
              {"all": "biases", "none": "no biases", "qkv": "q, k, v biases", "attn": "attention biases",
               "mlp": "MLP biases"}[cfg.bias]]
     parts += ["QK-norm"] if cfg.qk_norm else []
+    parts += ["fused attention"] if cfg.attention == "fused" else []
     parts += [f"T beyond the trained context T_max={cfg.T_max:,}"] if cfg.beyond_context else []
     return ", ".join(parts)
 
@@ -185,8 +187,9 @@ def as_json(cfg: Config, dtype: str = "fp32", expand: bool = False) -> str:
         "dtype": dtype,
         "rows": [{**asdict(r), "shape": list(r.shape), **_recipe_field(cfg, marks, r)}
                  for r in (tr.expanded() if expand else tr.rows)],
-        **({} if cfg.gpt2_recipe else {"recipe_rows": {"legend": list(marks.legend),
-                                                       "gone": [{"name": n, "label": x} for n, x in marks.gone]}}),
+        **({} if cfg.gpt2_recipe else {"recipe_rows": {
+            "legend": list(marks.legend), "gone": [{"name": n, "label": x} for n, x in marks.gone],
+            "eager_only": [{"name": n, "label": x} for n, x in marks.eager_only]}}),
         "activation_bytes": tr.activation_bytes,
         "saved_bytes": tr.saved_bytes,
         "memory": [asdict(x) for x in tr.lines],

@@ -11,7 +11,12 @@ expanded to h heads when h_kv = 1): no new memory.
 (measured). Records -> totals (`Trace`, `Trace.lines`) -> formatting (`model.report`, the app).
 
 Shapes and labels: `NOTATION` (GPT-2's recipe, as the lesson draws it) and `notation(cfg)` for any recipe
-(`RECIPE_NOTATION`: RoPE's angles, RMSNorm's statistics, k and v at h_kv heads, SwiGLU's gate and up, ...).
+(`RECIPE_NOTATION`: RoPE's angles, RMSNorm's statistics, k and v at h_kv heads, SwiGLU's gate and up, fused
+attention's log-sum-exp, ...).
+
+Fused attention (`Config.attention`): the meta pass runs the CPU's flash kernel through torch's meta function of
+it (`model.gpt.fused_attention`), so its rows are the kernel's output and its (B, h, T) log-sum-exp, and no
+(B, h, T, T) row; `eager_lines` says what eager attention would make in their place (from a real eager pass).
 """
 from __future__ import annotations
 
@@ -80,7 +85,11 @@ RECIPE_NOTATION: dict[str, tuple[str, str]] = {
     "mlp.proj": ("(B, T, d)", "MLP out, d_ff → d"),
     "ln_f.rstd": ("(B, T, 1)", "RMS statistic 1/√(mean(x²) + ε)"),
     "ln_f": ("(B, T, d)", "final RMSNorm"),
+    "attn.lse": ("(B, h, T)", "log-sum-exp of each query's scores, fp32 whatever the dtype: kept for backward"),
 }
+LSE_SHAPE = RECIPE_NOTATION["attn.lse"][0]
+FUSED_ATTN_V = ("(B, h, T, d_head)",
+                "fused attention: softmax(q kᵀ / √d_head, causal) @ v in one kernel, no (T, T) scores")
 _RMS_ROWS = {"ln_1", "ln_2", "ln_f"}  # their RECIPE_NOTATION label names RMSNorm
 
 
@@ -90,6 +99,8 @@ def notation(cfg: Config) -> dict[str, tuple[str, str]]:
     if cfg.gpt2_recipe:
         return NOTATION
     out = {**NOTATION, **{k: v for k, v in RECIPE_NOTATION.items() if k not in _RMS_ROWS or cfg.norm == "rmsnorm"}}
+    if cfg.attention == "fused":
+        out["attn.attn_v"] = FUSED_ATTN_V
     if cfg.head_dim is not None:  # d_head set apart: the heads' width h·d_head need not be d
         out["attn.qkv"] = ("(B, T, (h + 2h_kv)·d_head)", out["attn.qkv"][1])
         out["attn.merged"] = ("(B, T, h·d_head)", "heads merged back")
@@ -200,7 +211,8 @@ def _trace(cfg: Config, dtype: str) -> Trace:
 @functools.lru_cache(maxsize=512)
 def memory_lines(tr: Trace) -> tuple[Line, ...]:
     """New memory and saved-for-backward bytes with their formulas (checked), plus Korthikanti's 16-bit estimate
-    (GPT-2's recipe: the block it was written for); the modern recipe adds its KV cache (`kv_cache_lines`)."""
+    (GPT-2's recipe: the block it was written for); the modern recipe adds its KV cache (`kv_cache_lines`), fused
+    attention what eager attention would hold in its place (`eager_lines`)."""
     cfg = tr.cfg
     lines = [
         Line("memory/activations", "activations: new memory of the pass (views not counted)",
@@ -214,5 +226,30 @@ def memory_lines(tr: Trace) -> tuple[Line, ...]:
                           KORTHIKANTI, estimate, "bytes"))
     if not cfg.gpt2_recipe:
         lines += kv_cache_lines(cfg, tr.dtype)
+    if cfg.attention == "fused":
+        lines += eager_lines(cfg, tr.dtype)
     check_lines(lines, cfg.symbols())
     return tuple(lines)
+
+
+SCORES = "(B, h, T, T)"  # the shape of eager attention's scores, masked scores and softmax
+
+
+def eager_lines(cfg: Config, dtype: str) -> list[Line]:
+    """With fused attention, the contrast: the (B, h, T, T) tensors that eager attention would make at exactly this
+    configuration (new memory, every block) and those of them it would keep for the backward pass, read off the
+    rows of the real eager pass (`trace` of `cfg` with attention="eager"), with their formulas."""
+    rows = [r for r in trace(replace(cfg, attention="eager"), dtype).rows if r.symbolic == SCORES and not r.view]
+    kept = [r for r in rows if r.saved]
+    apart = cfg.head_dim is not None
+
+    def names(rs: list[Row]) -> str:
+        return ", ".join(r.local for r in rs)
+
+    return [
+        Line("memory/eager_scores", f"eager attention would make here: {names(rows)}, {SCORES} each, in all L blocks",
+             new_memory_formula(rows, apart), sum(r.nbytes * r.repeat for r in rows), "bytes"),
+        Line("memory/eager_scores_saved", f"of them kept for backward by eager attention: {names(kept)} (fused: a "
+             f"{LSE_SHAPE} log-sum-exp)",
+             new_memory_formula(kept, apart), sum(r.nbytes * r.repeat for r in kept), "bytes"),
+    ]

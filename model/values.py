@@ -7,7 +7,9 @@
     0.0
 
 Conventions. The pass runs at B = 1 on the first T tokens of the text (T = min(cfg.T, tokens, MAX_T)): one
-sequence is enough to see values, and a batch would only repeat it. Weights are N(0, 0.02), biases 0,
+sequence is enough to see values, and a batch would only repeat it. It runs eager attention whatever the
+configuration's switch (`EAGER_RUN`): fused attention computes the same numbers (tests check) but keeps no
+attention weights to show. Weights are N(0, 0.02), biases 0,
 LayerNorm gains 1 (GPT-2's initialisation, `model.gpt._init_weights`), drawn from `seed` in parallel from
 independent streams (`ParallelNormal`), so the same seed gives the same numbers on any number of cores, and
 torch's global random state is left as it was. Forward hooks on the model's own modules (the `Tap`s of
@@ -62,6 +64,8 @@ DRAW_CHUNK = 2**20  # numbers per random stream of a weight's draw (ParallelNorm
 FORWARD_THREADS = 1
 
 _LOCK = threading.Lock()  # one real pass at a time per process
+EAGER_RUN = ("attention written out (eager): the fused kernel of this configuration computes the same numbers but "
+             "keeps no (T, T) weights to show")
 
 
 class TooLarge(ValueError):
@@ -159,12 +163,13 @@ def _shrunk(cfg: Config, d: int, h: int, L: int) -> Config:
 @functools.lru_cache(maxsize=256)
 def plan(cfg: Config, n_tokens: int) -> Plan:
     """The configuration a values pass at `cfg` on `n_tokens` tokens runs: B = 1, T = min(cfg.T, n_tokens,
-    MAX_T), and, above the limits (MAX_L, MAX_PARAMS, MAX_ACTIVATION_BYTES), a scaled-down copy."""
+    MAX_T), eager attention (`EAGER_RUN`), and, above the limits (MAX_L, MAX_PARAMS, MAX_ACTIVATION_BYTES), a
+    scaled-down copy."""
     if not isinstance(cfg, Config):
         raise TypeError(f"values need a model.Config, got {type(cfg).__name__}")
     if not isinstance(n_tokens, int) or n_tokens < 1:
         raise ValueError("no tokens to run: type some text (one token at least, two for a loss)")
-    run = replace(cfg, B=1, T=min(cfg.T, n_tokens, MAX_T))
+    run = replace(cfg, B=1, T=min(cfg.T, n_tokens, MAX_T), attention="eager")
     params, acts = _size(run)
     reasons = []
     if cfg.L > MAX_L:

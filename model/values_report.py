@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from . import units
 from .report import describe
 from .scaling import Scaling
-from .values import MAX_T, Values
+from .values import EAGER_RUN, MAX_T, Values
 
 LESSON = ("Dividing by √d_head keeps the scores at unit variance; unscaled, their std is √d_head (8 at d_head = 64), "
           "and a logit 8 above its neighbours gets e⁸ ≈ 3,000× the mass: softmax turns one-hot and stops learning.")
@@ -33,7 +33,9 @@ def run_line(v: Values) -> str:
     p = v.plan
     cut = f" (of {p.n_tokens:,}; at most {MAX_T})" if p.n_tokens > v.cfg.T else ""
     asked = f"; the page's T = {p.asked.T:,}" if p.asked.T != v.cfg.T else ""
-    return f"B = 1 (more sequences would repeat these numbers); T = {v.cfg.T}: the first tokens of the text{cut}{asked}"
+    eager = f"; {EAGER_RUN}" if p.asked.attention != v.cfg.attention else ""
+    return (f"B = 1 (more sequences would repeat these numbers); T = {v.cfg.T}: the first tokens of the text{cut}"
+            f"{asked}{eager}")
 
 
 def scaled_line(v: Values) -> str | None:

@@ -163,3 +163,17 @@ def test_round_trip_of_every_preset(name):
 def test_keys_added_by_bokeh_server_document_are_skipped_silently():
     q = parse_query("?bokeh-autoload-element=p1&bokeh-app-path=/explorer&bokeh-absolute-url=http://x/explorer&T=64")
     assert q.config.T == 64 and q.notices == ()
+
+
+def test_the_attention_switch_in_a_link():
+    q = parse_query(FULL + "&attention=fused")
+    assert q.config.attention == "fused" and q.notices == ()
+    assert parse_query(to_query(q.config)).config == q.config and "&attention=fused" in to_query(q.config)
+    assert parse_query("?preset=llama3-8b").config.attention == "fused"  # the modern presets start fused
+    assert parse_query("?preset=llama3-8b&attention=eager").config.attention == "eager"
+    assert parse_query("?recipe=modern").config.attention == "fused"
+    bad = parse_query(FULL + "&attention=flash")
+    assert bad.config == DEFAULT_CONFIG and bad.notices == (
+        'attention="flash" is not one of eager, fused (attention: eager (written out: (B, h, T, T) scores, masked '
+        'scores and softmax) or fused (F.scaled_dot_product_attention, as FlashAttention: no (B, h, T, T) tensor, a '
+        '(B, h, T) fp32 log-sum-exp kept for backward)); using attention=eager',)

@@ -329,7 +329,7 @@ def test_recipe_controls():
     c = Controls(state=s)
     assert c.view["recipe"] == "gpt2" and c.view["sizes"] == {"d_ff": 3072, "h_kv": 12, "d_head": 64}
     c.ask("recipe", "modern")
-    assert (s.norm, s.positions, s.mlp, s.bias) == ("rmsnorm", "rope", "swiglu", "none")
+    assert (s.norm, s.positions, s.mlp, s.bias, s.attention) == ("rmsnorm", "rope", "swiglu", "none", "fused")
     assert c.view["recipe"] == "modern" and c.view["sizes"] == {"d_ff": 2048, "h_kv": 3, "d_head": 64}
     c.ask("h_kv", " 5 ")  # not a divisor of h = 12: snapped, with the rule's notice
     assert s.config.h_kv == 4 and any("h_kv" in n for n in s.notices)
@@ -343,7 +343,7 @@ def test_recipe_controls():
     assert s.qk_norm and c.view["recipe"] == "custom"
     c.ask("recipe", "gpt2")
     assert s.config.gpt2_recipe and c.view["switches"] == {"norm": "layernorm", "positions": "learned", "mlp": "gelu",
-                                                          "bias": "all"}
+                                                          "bias": "all", "attention": "eager"}
     spec = controls_spec(["T", "h_kv", "norm"])
     assert spec["recipe"] is None and [w["name"] for w in spec["switches"]] == ["norm"]
     assert [z["name"] for z in spec["sizes"]] == ["h_kv"] and spec["qk"] is None

@@ -26,10 +26,10 @@ def legend(page) -> list[str]:
 
 
 def test_llama3_8b_marks_the_rows_of_its_recipe_and_gqa_flipped_back_drops_the_expansion(chromium, server):
-    o = open_explorer(chromium, server, "?preset=llama3-8b", height=1400)
+    o = open_explorer(chromium, server, "?preset=llama3-8b&attention=eager", height=1400)  # eager: K, V expanded
     page = o.page
     expect(page.locator("table.shapes tr.r").first).to_be_visible(timeout=60_000)
-    cfg = PRESETS["llama3-8b"]
+    cfg = replace(PRESETS["llama3-8b"], attention="eager")
     assert marked_rows(page) == recipe_rows(cfg).only
     assert legend(page) == list(recipe_rows(cfg).legend)
     box = page.locator(".recipe-h_kv input")

@@ -30,7 +30,8 @@ def random_recipes(n: int, seed: int) -> list[Config]:
             norm=rng.choice(["layernorm", "rmsnorm"]), positions=rng.choice(["learned", "rope"]),
             mlp=rng.choice(["gelu", "swiglu"]), ff_dim=rng.choice([None, rng.randint(1, 90)]),
             kv_heads=rng.choice([k for k in range(1, h + 1) if h % k == 0]),
-            head_dim=d_head if apart else None, bias=rng.choice(["all", "none", "qkv"]), qk_norm=rng.random() < 0.5))
+            head_dim=d_head if apart else None, bias=rng.choice(["all", "none", "qkv"]), qk_norm=rng.random() < 0.5,
+            attention="fused" if i % 2 else "eager"))
     return out
 
 
@@ -42,7 +43,7 @@ def _by_key(c) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"{c.d}-{c.h}-{c.h_kv}-{c.d_head}-{c.norm}-{c.positions}-"
-                                                        f"{c.mlp}-{c.bias}-{c.qk_norm}")
+                                                        f"{c.mlp}-{c.bias}-{c.qk_norm}-{c.attention}")
 def test_lines_are_true_and_add_up_to_the_real_difference(cfg):
     c = changes(cfg)
     for line in c.lines:
@@ -80,7 +81,7 @@ def test_one_group_per_change_in_the_documented_order(cfg):
 def test_llama3_8b_what_each_change_buys():
     cfg = PRESETS["llama3-8b"]
     v, s = _by_key(changes(cfg, "bf16")), cfg.symbols()
-    assert [g.key for g in changes(cfg, "bf16").steps] == ["norm", "bias", "positions", "mlp", "h_kv"]
+    assert [g.key for g in changes(cfg, "bf16").steps] == ["norm", "bias", "positions", "mlp", "h_kv", "attention"]
     assert v["changes/this/params"] == 8_030_261_248
     assert v["changes/positions/params"] == -cfg.T_max * cfg.d == -33_554_432  # RoPE removes the T_max·d table
     assert v["changes/positions/flops"] == 0  # and adds no matmul FLOPs
@@ -94,10 +95,44 @@ def test_llama3_8b_what_each_change_buys():
     assert v["changes/h_kv/params"] == -2 * cfg.L * (s["h"] - s["h_kv"]) * s["d_head"] * s["d"]
 
 
+def test_fused_attention_buys_memory_at_no_parameter_and_no_measured_flop():
+    cfg = PRESETS["llama3-8b"]  # fused, at B = 8, T = 8,192
+    c = changes(cfg, "bf16")
+    v = _by_key(c)
+    eager = replace(cfg, attention="eager")
+    assert c.steps[-1].title.startswith("fused attention (F.scaled_dot_product_attention) instead of eager")
+    assert "K and V read at their h_kv = 8 heads" in c.steps[-1].title  # GQA: eager copies K and V to h heads
+    assert v["changes/attention/params"] == v["changes/attention/flops"] == 0
+    fused_tr, eager_tr = trace(cfg, "bf16"), trace(eager, "bf16")
+    assert v["changes/attention/activations"] == fused_tr.activation_bytes - eager_tr.activation_bytes
+    assert v["changes/attention/saved"] == fused_tr.saved_bytes - eager_tr.saved_bytes
+    assert v["changes/attention/saved"] < -2**40  # a TiB of softmax outputs (B, h, T, T) no longer kept
+    assert v["changes/attention/flops_causal"] == -2 * cfg.L * (cfg.T - 1) * cfg.h * cfg.d_head
+    # the eager wall: the softmax kept by all 32 blocks at B = 8 fills an H100's 80 GiB at T ≈ 2,290
+    wall = v["changes/attention/T_wall"]
+    assert 2 * cfg.L * cfg.B * cfg.h * wall**2 == pytest.approx(80 * 2**30) and round(wall) == 2_290
+    assert _by_key(changes(cfg, "bf16", "b200"))["changes/attention/T_wall"] == pytest.approx(wall * (192 / 80) ** 0.5)
+    line = next(x for x in c.lines if x.key == "changes/attention/T_wall")
+    assert "H100 SXM 80 GB (80 GiB)" in line.label and line.formula == "(80·2³⁰/(2LBh))^0.5"
+
+
+def test_the_wall_is_where_eager_attentions_kept_scores_reach_the_gpu():
+    cfg = replace(PRESETS["llama3.2-1b"], B=2, T=4_096)
+    wall = _by_key(changes(cfg, "fp32", "a100-40gb"))["changes/attention/T_wall"]
+    for T, fits in ((int(wall), True), (int(wall) + 1, False)):
+        kept = next(x for x in trace(replace(cfg, T=T), "fp32").lines if x.key == "memory/eager_scores_saved")
+        assert (kept.value <= 40 * 2**30) is fits
+
+
+def test_changes_refuses_an_unknown_gpu():
+    with pytest.raises(ValueError, match="gpu 'h300' is not one of"):
+        changes(PRESETS["llama3-8b"], "bf16", "h300")
+
+
 def test_qwen3_sets_d_head_apart_first_and_adds_qk_norm():
     c = changes(PRESETS["qwen3-0.6b"])
     v = _by_key(c)
-    assert [g.key for g in c.steps] == ["d_head", "norm", "bias", "positions", "mlp", "h_kv", "qk_norm"]
+    assert [g.key for g in c.steps] == ["d_head", "norm", "bias", "positions", "mlp", "h_kv", "qk_norm", "attention"]
     assert v["changes/qk_norm/params"] == 2 * 28 * 128 and v["changes/qk_norm/flops"] == 0
     assert v["changes/this/params"] == budget(PRESETS["qwen3-0.6b"]).params_exact
     assert c.steps[0].title.startswith("d_head = 128 set apart from d / h = 64")

@@ -45,4 +45,6 @@ def test_expanded_listing_marks_every_block(page) -> None:
     cfg = replace(QWEN, L=3, T=256)
     (table,) = js(page, "shapeRows", [[full_js(cfg), "bf16", True]])
     marked = [r["name"] for r in table["rows"] if r.get("only")]
-    assert marked.count("blocks.2.mlp.gate") == 1 and len(marked) == 4 + 3 * 14  # RoPE 3 and ln_f.rstd; 14 a block
+    # RoPE 3 and ln_f.rstd; 13 a block (the preset runs fused attention: its log-sum-exp, K and V not expanded)
+    assert marked.count("blocks.2.mlp.gate") == 1 and marked.count("blocks.1.attn.lse") == 1
+    assert len(marked) == 4 + 3 * 13 and "blocks.0.attn.k_heads" not in {r["name"] for r in table["rows"]}

@@ -130,7 +130,8 @@ def recipe_configs(draw) -> Config:
                   norm=draw(st.sampled_from(CHOICES["norm"])), positions=positions,
                   mlp=draw(st.sampled_from(CHOICES["mlp"])), ff_dim=draw(st.none() | st.integers(1, 64)),
                   kv_heads=draw(st.sampled_from(divisors(h))), head_dim=d_head if apart else None,
-                  bias=draw(st.sampled_from(CHOICES["bias"])), qk_norm=draw(st.booleans()))
+                  bias=draw(st.sampled_from(CHOICES["bias"])), qk_norm=draw(st.booleans()),
+                  attention=draw(st.sampled_from(CHOICES["attention"])))
 
 
 @SETTINGS
@@ -140,9 +141,15 @@ def test_every_recipe_traces_to_its_notation_and_true_formulas(cfg, dtype):
     for r in tr.rows:
         assert evaluate(r.symbolic, values) == r.shape
     shapes = {r.local: r.shape for r in tr.rows}
-    assert shapes["attn.scores"] == (cfg.B, cfg.h, cfg.T, cfg.T)  # attention is written out at every recipe
+    eager = cfg.attention == "eager"  # written out: the scores exist; fused: the kernel's (B, h, T) log-sum-exp
+    if eager:
+        assert shapes["attn.scores"] == (cfg.B, cfg.h, cfg.T, cfg.T)
+    else:
+        assert shapes["attn.lse"] == (cfg.B, cfg.h, cfg.T)
+        assert not {"attn.scores", "attn.masked", "attn.attn"} & set(shapes)
     assert shapes["attn.k"] == (cfg.B, cfg.h_kv, cfg.T, cfg.d_head)
-    assert ("attn.k_heads" in shapes) == (cfg.h_kv != cfg.h) and ("rope.cos" in shapes) == (cfg.positions == "rope")
+    assert ("attn.k_heads" in shapes) == (cfg.h_kv != cfg.h and eager)
+    assert ("rope.cos" in shapes) == (cfg.positions == "rope")
     for line in (*tr.lines, *b.lines):  # made with check_lines; evaluated again here, independently of the order
         got = formula_value(line.formula, values)
         assert got == line.value if isinstance(line.value, int) else abs(float(got) - line.value) <= 1e-9 * line.value

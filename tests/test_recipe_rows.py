@@ -7,16 +7,18 @@ import json
 
 import pytest
 
+from dataclasses import replace
+
 from model import PRESETS, Config, trace
 from model.changes import twin
-from model.recipe_rows import GONE_NOTE, MARK, ONLY_NOTE, recipe_rows
+from model.recipe_rows import EAGER_NOTE, FUSED_ONLY_NOTE, GONE_NOTE, MARK, ONLY_NOTE, recipe_rows
 from pagetools import run_cli
 
 MODERN = ("llama3-8b", "llama3.2-1b", "mistral-7b", "qwen2.5-0.5b", "qwen3-0.6b")
 
 
-def test_llama3_8b_marks_rope_rmsnorm_swiglu_and_the_expanded_heads():
-    marks = recipe_rows(PRESETS["llama3-8b"])
+def test_llama3_8b_eager_marks_rope_rmsnorm_swiglu_and_the_expanded_heads():
+    marks = recipe_rows(replace(PRESETS["llama3-8b"], attention="eager"))
     assert marks.only == {"rope.angles", "rope.cos", "rope.sin", "ln_1.rstd", "ln_2.rstd", "ln_f.rstd",
                           "attn.q_rot", "attn.k_rot", "attn.k_heads", "attn.v_heads",
                           "mlp.gate", "mlp.up", "mlp.silu", "mlp.gated"}
@@ -24,6 +26,28 @@ def test_llama3_8b_marks_rope_rmsnorm_swiglu_and_the_expanded_heads():
     assert dict(marks.gone)["wpe"] == "pos = W_pe[0:T], broadcast over B"
     assert marks.legend == (ONLY_NOTE, GONE_NOTE.format(rows="wpe (pos = W_pe[0:T], broadcast over B), embed (x = tok + "
                                                              "pos), mlp.fc (MLP hidden, d → 4d), mlp.gelu (GELU)"))
+    assert marks.eager_only == ()
+
+
+def test_llama3_8b_fused_marks_the_log_sum_exp_and_names_the_eager_only_rows():
+    marks = recipe_rows(PRESETS["llama3-8b"])  # the preset runs fused attention
+    eager = recipe_rows(replace(PRESETS["llama3-8b"], attention="eager"))
+    assert marks.only == eager.only - {"attn.k_heads", "attn.v_heads"} | {"attn.lse"}
+    assert marks.gone == eager.gone  # the other switches' rows, as before
+    assert [name for name, _ in marks.eager_only] == ["attn.k_heads", "attn.v_heads", "attn.scores", "attn.masked",
+                                                     "attn.attn"]
+    assert marks.legend[0] == FUSED_ONLY_NOTE and "eager attention) has no such tensor" in FUSED_ONLY_NOTE
+    assert marks.legend[2] == EAGER_NOTE.format(rows=", ".join(f"{n} ({x})" for n, x in marks.eager_only))
+
+
+def test_fused_attention_alone_marks_the_three_score_rows_as_eager_only():
+    base = dict(B=2, T=8, d=64, h=4, L=2, V=50, T_max=16)
+    marks = recipe_rows(Config(**base, attention="fused"))
+    assert marks.only == {"attn.lse"} and marks.gone == ()
+    assert marks.eager_only == (("attn.scores", "scores = q kᵀ / √d_head"),
+                                ("attn.masked", "causal mask: −inf above the diagonal"),
+                                ("attn.attn", "softmax over keys"))
+    assert {r.symbolic for r in trace(Config(**base)).rows if r.local in dict(marks.eager_only)} == {"(B, h, T, T)"}
 
 
 def test_qwen3_marks_qk_norm_too():
@@ -42,9 +66,11 @@ def test_the_small_stand_in_gives_what_the_full_size_passes_give(name):
     cfg = PRESETS[name]
     mine = [r.local for r in trace(cfg).rows]
     theirs = [r.local for r in trace(twin(cfg)).rows]
+    eager = [r.local for r in trace(replace(cfg, attention="eager")).rows]
     marks = recipe_rows(cfg)
     assert marks.only == set(mine) - set(theirs)
-    assert [n for n, _ in marks.gone] == [n for n in theirs if n not in mine]
+    assert [n for n, _ in marks.eager_only] == [n for n in eager if n not in mine]
+    assert [n for n, _ in marks.gone] == [n for n in theirs if n not in mine and n not in eager]
 
 
 def test_one_change_marks_its_own_rows_only():
@@ -89,7 +115,9 @@ def _marked_in_text(out: str) -> set[str]:
 def test_every_format_marks_the_same_rows(name, capsys):
     only = recipe_rows(PRESETS[name]).only
     _, out, _ = run_cli(["--preset", name, "--table", "shapes"], capsys)
-    assert _marked_in_text(out) == only and ONLY_NOTE in out and "not in this one: wpe" in out
+    legend = recipe_rows(PRESETS[name]).legend
+    assert _marked_in_text(out) == only and legend[0] in out and "not in this one: wpe" in out
+    assert legend[-1].startswith(EAGER_NOTE.split("{")[0]) and legend[-1] in out  # the presets run fused attention
     _, out, _ = run_cli(["--preset", name, "--csv"], capsys)
     rows = list(csv.DictReader(io.StringIO(out)))
     assert {r["name"].removeprefix("blocks.0.") for r in rows if r["recipe_only"] == "1"} == only
@@ -97,7 +125,9 @@ def test_every_format_marks_the_same_rows(name, capsys):
     doc = json.loads(out)
     assert {r["name"].split(".", 2)[2] if r["block"] is not None else r["name"]
             for r in doc["rows"] if r["recipe_only"]} == only
-    assert doc["recipe_rows"]["legend"][0] == ONLY_NOTE
+    assert doc["recipe_rows"]["legend"] == list(legend)
+    eager_only = [n for n, _ in recipe_rows(PRESETS[name]).eager_only]
+    assert [x["name"] for x in doc["recipe_rows"]["eager_only"]] == eager_only
 
 
 def test_gpt2_tables_carry_no_mark(capsys):

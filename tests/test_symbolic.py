@@ -18,6 +18,10 @@ RECIPES = {
     "modern, grouped K/V": MODERN,
     "modern, one K/V head, QK-norm, d_head apart": replace(MODERN, kv_heads=1, qk_norm=True, head_dim=24),
     "biases on q, k, v only": replace(MODERN, bias="qkv", kv_heads=4),
+    "gpt2, fused attention": replace(TINY, attention="fused"),
+    "modern, fused attention": replace(MODERN, attention="fused"),
+    "modern, fused, one K/V head, QK-norm, d_head apart": replace(MODERN, kv_heads=1, qk_norm=True, head_dim=24,
+                                                                  attention="fused"),
 }
 SIZES = [(2, 3), (3, 50), (5, 5), (8, 256), (7, 129), (64, 17)]
 

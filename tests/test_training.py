@@ -163,7 +163,9 @@ MODERN = Config(B=3, T=7, d=24, h=6, L=2, V=37, T_max=16, norm="rmsnorm", positi
 @pytest.mark.parametrize("cfg", [TINY, replace(TINY, B=1, tie=False), replace(TINY, T=2), Config(B=3, T=1, d=8, h=4, L=2, V=5, T_max=4),
                                  Config(B=2, T=6, d=6, h=1, L=2, V=40, T_max=9, tie=False), MODERN,
                                  replace(MODERN, kv_heads=1, B=1, tie=False),
-                                 replace(MODERN, kv_heads=6, qk_norm=True, head_dim=8, bias="qkv", ff_dim=50)])
+                                 replace(MODERN, kv_heads=6, qk_norm=True, head_dim=8, bias="qkv", ff_dim=50),
+                                 replace(TINY, attention="fused"), replace(MODERN, attention="fused"),
+                                 replace(MODERN, kv_heads=1, B=1, T=2, attention="fused", tie=False)])
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
 def test_each_phases_peak_equals_a_full_depth_step_on_the_meta_device(cfg, dtype):
     # model.peak runs block 0 and adds (L − 1)·S_block; a whole L-block step, tracked the same way, agrees to the byte
@@ -177,7 +179,8 @@ def test_each_phases_peak_equals_a_full_depth_step_on_the_meta_device(cfg, dtype
             assert predicted["optimizer"] == measured["optimizer"]
 
 
-@pytest.mark.parametrize("cfg", [TINY, MODERN])
+@pytest.mark.parametrize("cfg", [TINY, MODERN, replace(TINY, attention="fused"), replace(MODERN, attention="fused")],
+                         ids=lambda c: f"{c.norm}-{c.attention}")
 def test_the_peak_equals_a_real_step_on_cpu_tensors(cfg):
     import torch
 

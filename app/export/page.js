@@ -203,7 +203,7 @@ function recipePart(cfg) {  // the recipe's part of memory.structure_key
   if (isGpt2(cfg)) return [];
   const kv = hKv(cfg) === cfg.h ? "mha" : hKv(cfg) === 1 ? "mqa" : "gqa";
   return [cfg.norm, cfg.positions, cfg.mlp, `bias=${cfg.bias}`, ...(cfg.qk_norm ? ["qk_norm"] : []), kv,
-          ...(cfg.head_dim != null ? ["d_head"] : [])];
+          ...(cfg.head_dim != null ? ["d_head"] : []), ...(cfg.attention === "fused" ? ["fused"] : [])];
 }
 
 const ffPart = (cfg) => (cfg.ff_dim != null ? ["d_ff"] : []);
@@ -225,7 +225,7 @@ function exportCommand(cfg) {  // the command that writes a page carrying this m
   const c = cfg, o = [];
   for (const f of S.int_fields) o.push(f === "T_max" ? `--T-max ${c.T_max}` : `--${f} ${c[f]}`);
   if (!c.tie) o.push("--untied");
-  for (const f of ["norm", "positions", "mlp", "bias"]) if (c[f] !== S.recipe_defaults[f]) o.push(`--${f} ${c[f]}`);
+  for (const f of Object.keys(S.choices)) if (c[f] !== S.recipe_defaults[f]) o.push(`--${f} ${c[f]}`);
   for (const [f, sym] of Object.entries(S.optional)) if (c[f] != null) o.push(`--${sym.replace("_", "-")} ${c[f]}`);
   if (c.qk_norm) o.push("--qk-norm");
   return `python -m app export lesson.html ${o.join(" ")}`;
