@@ -135,18 +135,19 @@ def wait_ready(url: str, proc: subprocess.Popen, log_path: Path | None = None, t
 
 @contextlib.contextmanager
 def serve_app(extra_args: tuple[str, ...] = (), port: int | None = None,
-              apps: tuple[str, ...] = (), env: dict[str, str] | None = None) -> Iterator[Served]:
+              apps: tuple[str, ...] = (), env: dict[str, str] | None = None, warm: bool = True) -> Iterator[Served]:
     """Serve the explorer (and static/ at /course) on localhost; yield its base URL; stop it afterwards.
 
     `apps`: more app files served by the same process (benchmarks/bare_page.py at /bare_page, the latency floor).
     `env`: more environment variables (a BOKEH_SECRET_KEY shared by several servers, PANEL_LOG_LEVEL).
+    `warm`: warm the process before it serves, as `make run` does (`--setup app/warm.py`).
 
     The server's output goes to a temporary file; the server and its workers are stopped as one group.
     """
     port = port or free_port()
     cmd = [PANEL, "serve", "app/explorer.py", *apps, "--port", str(port), "--address", "127.0.0.1", "--log-level", "warning",
            "--allow-websocket-origin", f"localhost:{port}", "--allow-websocket-origin", f"127.0.0.1:{port}",
-           "--static-dirs", "course=static", *SIGNED, *extra_args]
+           "--static-dirs", "course=static", *SIGNED, *(("--setup", "app/warm.py") if warm else ()), *extra_args]
     env = {"BOKEH_SECRET_KEY": secret_key(), **os.environ, "PYTHONUNBUFFERED": "1", "BOKEH_LOG_LEVEL": "warn",
            **(env or {})}
     with tempfile.TemporaryDirectory() as tmp:
