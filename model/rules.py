@@ -68,11 +68,13 @@ RULES = {  # the status line's parts; each is true of the configurations `rule_k
 
 @dataclass(frozen=True)
 class Note:
-    """A notice `settle` gives: its text, its kind (a key of MESSAGES), and what it is about (NOTE_ABOUT)."""
+    """A notice `settle` gives: its text, its kind (a key of MESSAGES), what it is about (NOTE_ABOUT), and the text
+    without what it says of a remembered value (MESSAGES["kept"]), by which a later change recognises it."""
 
     kind: str
     text: str
     about: tuple[str, ...]
+    base: str
 
 
 def message(kind: str, **values: int | str) -> str:
@@ -102,12 +104,12 @@ def settle_notes(asked: Mapping[str, int | bool], shown: Config | None = None,
     notes: list[Note] = []
 
     def note(kind: str, **fill: int | str) -> None:
-        text = message(kind, **fill)
+        base = text = message(kind, **fill)
         field, symbol = NOTE_FIELD[kind]
         was = getattr(shown, symbol) if shown is not None else None
         if was is not None and field not in changed and asked.get(field) is not None and asked[field] != was:
             text += message("kept", asked=asked[field], name=symbol, shown=was)
-        notes.append(Note(kind, text, NOTE_ABOUT[kind]))
+        notes.append(Note(kind, text, NOTE_ABOUT[kind], base))
 
     if values.get("head_dim") is None:  # d_head = d / h: h must divide d (and, with RoPE, leave d / h even)
         _settle_heads(values, note)
@@ -128,8 +130,8 @@ def news(notes: Iterable[Note], before: Iterable[Note], changed: Iterable[str]) 
     """The notices a change brings: each note that was not given before it, or is about a field it `changed`.
 
     A rule that fires again on a later change (T asked beyond T_max while d moves) says nothing new."""
-    said, changed = {n.text for n in before}, set(changed)
-    return [n.text for n in notes if n.text not in said or changed & set(n.about)]
+    said, changed = {n.base for n in before}, set(changed)
+    return [n.text for n in notes if n.base not in said or changed & set(n.about)]
 
 
 def _settle_heads(values: dict, note) -> None:

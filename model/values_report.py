@@ -10,6 +10,8 @@ import math
 import textwrap
 from dataclasses import asdict, dataclass
 
+import numpy as np
+
 from . import units
 from .layout import MIN_WRAPPED, paragraph
 from .report import header
@@ -109,6 +111,17 @@ def stat_rows(v: Values, blocks: list[int] | None = None) -> list[StatRow]:
     return out
 
 
+def uniform_line(v: Values, block: int, head: int) -> str:
+    """Why the attention weights at init look alike: each causal row is close to uniform, 1/(t + 1) for query t,
+    and how close, measured on this pass (every weight over its row's 1/(t + 1))."""
+    a = v.attention(block, head).astype(np.float64)
+    t, j = np.indices(a.shape)
+    ratio = (a * (t + 1))[j <= t]
+    return (f"Near uniform, as an untrained model's attention is: query t spreads its weight over the t + 1 tokens it "
+            f"may see, about 1/(t + 1) each (here every weight is {ratio.min():.2f} to {ratio.max():.2f} times its "
+            f"row's 1/(t + 1)), because q and k at init are small; training makes rows peaked.")
+
+
 def attention_text(v: Values, block: int, head: int, limit: int = 16) -> list[str]:
     """The weights of one block and head as rows of two-decimal numbers (the first `limit` tokens)."""
     a = v.attention(block, head)
@@ -152,6 +165,7 @@ def text(v: Values, block: int = 0, head: int = 0, expand: bool = False, width: 
     lines += [*paragraph(scaling_note(v), width, "  "), "", f"Attention weights, block {block}, head {head} "
               "(row: query token t; column: key token j):"]
     lines += ["  " + x for x in attention_text(v, block, head)]
+    lines += paragraph(uniform_line(v, block, head), width, "  ")
     shown = None if expand else [block]
     lines += ["", "Per-tensor statistics (" + ("every block" if expand else f"block {block}; --expand lists every block")
               + "):"]
