@@ -50,9 +50,9 @@ CONTROLS_CSS = BASE + STATUS_CSS + f"""
 .fields {{ display: flex; flex-wrap: wrap; }}
 .control {{ flex: 1 1 154px; max-width: 224px; margin: 0 6px 2px 0; min-width: 0; }}
 .control .head {{ display: flex; align-items: flex-start; }}
-.lab {{ flex: 1 1 auto; white-space: nowrap; line-height: 1.2; overflow: hidden; margin-left: 2px; }}
+.lab {{ flex: 1 1 auto; line-height: 1.2; min-width: 0; margin-left: 2px; }}
 .sym {{ font-weight: 700; font-size: 15px; }}
-.name {{ font-size: 11.5px; overflow: hidden; text-overflow: ellipsis; }}
+.name {{ font-size: 11.5px; }}  /* wraps where the box leaves it too little room (a phone), never cut */
 .box input {{ width: 82px; height: 31px; box-sizing: border-box; margin: 2px 0 0 4px; text-align: right;
   font: inherit; font-size: 14px; font-variant-numeric: tabular-nums; border: 1px solid #d1d5db;
   border-radius: 4px; padding: 0 4px; color: inherit; }}

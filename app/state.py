@@ -18,7 +18,7 @@ from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Budget, Config, Trace
 from model import notation, tokenizer
 from model.config import CHOICES, FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS
 from model.families import RECIPE_LABELS, preset_labels, recipe_fields, recipe_of
-from model.rules import CUSTOM, PRESET_SETS, Note, news, out_of_range, preset_of, read_field, settle_notes
+from model.rules import CUSTOM, PRESET_SETS, Note, news, preset_of, read_field, settle_notes
 from model.training import Plan, TrainSetup, plan
 
 from .query import DEFAULT_CONFIG
