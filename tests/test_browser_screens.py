@@ -27,23 +27,29 @@ def type_into(box, text: str) -> None:
     box.press("Enter")
 
 
+WAIT = 20_000  # ms: the server answers each input; on a busy machine that can take a while
+
+
 def status(page):
     return page.locator(".controls-card .status-line")
 
 
 # --- 1: one grammar for every number box ---------------------------------------------------------------------------
-@pytest.mark.parametrize("text", ["300e9", "3e11", "300,000,000,000", "300 billion", "300 Billion"])
-def test_D_reads_the_readmes_forms_and_keeps_a_bad_one_aside(explorer, text):
+def test_D_reads_the_readmes_forms_and_keeps_a_bad_one_aside(explorer):
     page = explorer(width=1400, height=900)
     reveal(page, ".training-card")
     card = page.locator(".training-card")
     card.locator(".train-rule input").uncheck()
-    type_into(card.locator(".train-D input"), text)
-    expect(card.locator(".train-headline")).to_contain_text("D = 300.0 billion tokens")
-    expect(card.locator(".train-D input")).to_have_value("300,000,000,000")
-    expect(page).to_have_url(re.compile(r"&D=300000000000"))
+    for text in ("300e9", "3e11", "300,000,000,000", "300 billion", "300 Billion"):  # was 3,009 tokens, silently
+        type_into(card.locator(".train-D input"), "1e9")
+        expect(card.locator(".train-headline")).to_contain_text("D = 1.0 billion tokens", timeout=WAIT)
+        type_into(card.locator(".train-D input"), text)
+        expect(card.locator(".train-headline")).to_contain_text("D = 300.0 billion tokens", timeout=WAIT)
+        expect(card.locator(".train-D input")).to_have_value("300,000,000,000")
+        expect(page).to_have_url(re.compile(r"&D=300000000000"))
     type_into(card.locator(".train-D input"), "300e9 tokens")  # no number: a notice, and the last good value stays
-    expect(card).to_contain_text('D="300e9 tokens" is not a whole number from 1 to 1,000,000,000,000,000 (write 300e9')
+    expect(card).to_contain_text('D="300e9 tokens" is not a whole number from 1 to 1,000,000,000,000,000 (write 300e9',
+                                 timeout=WAIT)
     expect(card.locator(".train-D input")).to_have_value("300,000,000,000")
     expect(card.locator(".train-headline")).to_contain_text("D = 300.0 billion tokens")
 
@@ -124,30 +130,30 @@ def test_a_phone_gets_the_390_px_layout_with_readable_text_and_uncut_shapes(chro
 def test_notices_go_when_a_later_change_makes_them_old_and_say_what_was_remembered(explorer):
     page = explorer(width=1400, height=900)
     type_into(page.locator(".box-T input"), "5000")
-    expect(status(page)).to_contain_text("T clamped 5,000 → 1,024")
+    expect(status(page)).to_contain_text("T clamped 5,000 → 1,024", timeout=WAIT)
     type_into(page.locator(".box-d input"), "1024")
-    expect(status(page)).not_to_contain_text("T clamped")
+    expect(status(page)).not_to_contain_text("T clamped", timeout=WAIT)
     type_into(page.locator(".box-d input"), "768")
-    expect(status(page)).not_to_contain_text("T clamped")
+    expect(status(page)).not_to_contain_text("T clamped", timeout=WAIT)
     type_into(page.locator(".box-d input"), "770")
-    expect(status(page)).to_contain_text("h snapped 12 → 11: 770 is not divisible by 12")
+    expect(status(page)).to_contain_text("h snapped 12 → 11: 770 is not divisible by 12", timeout=WAIT)
     expect(page.locator(".box-h input")).to_have_value("11")
     type_into(page.locator(".box-d input"), "1040")  # the h asked for is still 12: the notice says so
     expect(status(page)).to_contain_text("h snapped 12 → 13: 1,040 is not divisible by 12; 12 is the h you chose, "
-                                         "kept while other fields change (the box showed 11)")
+                                         "kept while other fields change (the box showed 11)", timeout=WAIT)
     page.locator("details.advanced summary").click()
     type_into(page.locator(".box-T_max input"), "2048")  # T comes back to what was asked, and says why
-    expect(status(page)).to_contain_text("T clamped 5,000 → 2,048")
-    expect(status(page)).to_contain_text("5,000 is the T you chose, kept while other fields change (the box showed 1,024)")
+    expect(status(page)).to_contain_text("T clamped 5,000 → 2,048", timeout=WAIT)
+    expect(status(page)).to_contain_text("5,000 is the T you chose, kept while other fields change (the box showed 1,024)", timeout=WAIT)
 
 
 def test_an_h_kv_notice_does_not_outlive_its_change(explorer):
     page = explorer("?preset=llama3-8b", width=1400, height=900)
     type_into(page.locator(".recipe-h_kv input"), "5")
-    expect(status(page)).to_contain_text("h_kv snapped 5 → 4: h = 32 is not divisible by 5")
+    expect(status(page)).to_contain_text("h_kv snapped 5 → 4: h = 32 is not divisible by 5", timeout=WAIT)
     type_into(page.locator(".recipe-d_head input"), "64")
     expect(page.locator(".recipe-d_head input")).to_have_value("64")
-    expect(status(page)).not_to_contain_text("h_kv snapped")
+    expect(status(page)).not_to_contain_text("h_kv snapped", timeout=WAIT)
 
 
 def test_the_config_json_notice_goes_with_the_next_change(explorer):
@@ -218,20 +224,6 @@ def test_the_changes_card_writes_every_negative_with_one_sign(explorer):
     text = table.inner_text()
     assert "−58.4 k" in text and "−58,368" in text
     assert not re.search(r"(?<![\w)])-\d", text)  # no ASCII hyphen for a minus
-
-
-def test_the_exported_page_names_its_sliders_and_boxes(chromium, tmp_path):
-    from test_export import export
-
-    out = tmp_path / "l.html"
-    assert export(out).returncode == 0
-    page = chromium.new_page(viewport={"width": 1400, "height": 900})
-    page.goto(out.as_uri())
-    page.wait_for_function("() => window.__ts !== undefined", timeout=60_000)
-    for f in ("B", "T", "d", "h", "L", "V", "T_max"):
-        expect(page.get_by_role("slider", name=re.compile(f"^{f}: "))).to_have_count(1)
-        expect(page.get_by_role("textbox", name=re.compile(f"^{f}: "))).to_have_count(1)
-    page.close()
 
 
 def test_what_a_box_takes_is_the_grammar_of_model_numbers():

@@ -24,7 +24,7 @@ from app.export.cli import main as export_main
 from app.export.page import external_references
 from app.train_query import settle_train
 from app.words import slider_range, status_rules
-from model import BOUNDS, DTYPES, PRESETS, Config, budget, divisors, trace
+from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, divisors, trace
 from model import numbers, units
 from model.config import GPT2_RECIPE_PRESETS, INT_FIELDS
 from model.figures import Line
@@ -483,3 +483,13 @@ def test_training_options_reach_the_card(chromium, tmp_path: Path) -> None:
         assert [value_of(p, f"train_{k}", "active") for k in ("zero", "recompute")] == [3, 1]
     finally:
         p.close()
+
+
+@pytest.mark.browser
+def test_the_sliders_and_boxes_are_named_for_screen_readers(page) -> None:
+    """Bokeh's Slider and TextInput carry no aria-label: page.js names each field's handle and box (ariaLabel)."""
+    from playwright.sync_api import expect
+
+    for f in INT_FIELDS:
+        expect(page.get_by_role("slider", name=f"{f}: {FIELD_DOCS[f]}", exact=True)).to_have_count(1)
+        expect(page.get_by_role("textbox", name=f"{f}: {FIELD_DOCS[f]}", exact=True)).to_have_count(1)
