@@ -34,6 +34,7 @@ Conventions:
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import math
@@ -46,7 +47,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from .config import Config
 from .formula import Poly, poly_add, poly_const, poly_mul, poly_symbol, polynomial
-from .gpt import GPT
+from .gpt import GPT, Tap
 from .memory import ONES, Structure, fit_monomial, probes
 from .passes import TORCH_DTYPES
 
@@ -56,10 +57,49 @@ PHASES = ("forward", "loss", "backward", "optimizer")
 PHASE_SYMBOLS = {"forward": "M_fwd", "loss": "M_loss", "backward": "M_bwd", "optimizer": "M_opt"}  # bytes at the peak
 PHASE_LABELS = {
     "forward": "alive at the forward pass's peak",
-    "loss": "alive at the loss's peak (logits (B, T, V), their copies)",
+    "loss": "alive at the loss's peak",
     "backward": "alive at the backward pass's peak",
     "optimizer": "alive at the Adam step's peak (fp32, a tensor at a time)",
 }  # each: besides weights, gradients and optimizer states
+# What a phase's worst moment is doing, in the lesson's words, by the part of the model it ran in (`place`). A
+# moment of block 0 stands for the same moment of the last block, with every other block's saved tensors alive.
+MOMENTS = {
+    ("forward", ""): "as the embeddings are summed, tok + pos",
+    ("forward", "rope"): "as RoPE's angles, cos and sin are made",
+    ("forward", "block"): "at a residual add of the last block (x + attention, x + MLP)",
+    ("forward", "norm"): "in a norm of the last block",
+    ("forward", "attn"): "in the last block's attention",
+    ("forward", "mlp"): "in the last block's MLP",
+    ("loss", "ln_f"): "at the final norm, before the logits",
+    ("loss", "head"): "as the head makes the logits (B, T, V)",
+    ("loss", ""): "while the logits (B, T, V) and their log-softmax are alive, in the cross-entropy",
+    ("backward", ""): "as the loss's gradient flows back through the log-softmax to the logits (B, T, V)",
+    ("backward", "head"): "as the gradient flows back through the head, from the logits (B, T, V)",
+    ("backward", "ln_f"): "as the gradient flows back through the final norm",
+    ("backward", "block"): "as the gradient flows back through a residual add of the last block",
+    ("backward", "norm"): "as the gradient flows back through a norm of the last block",
+    ("backward", "attn"): "as the gradient flows back through the last block's attention",
+    ("backward", "mlp"): "as the gradient flows back through the last block's MLP",
+    ("backward", "rope"): "as the gradient flows back through RoPE",
+    ("backward", "embeddings"): "at the embeddings, as W_te's gradient is accumulated",
+    ("optimizer", ""): "as Adam updates its largest parameter tensor",
+}
+_PLACES = {"": "", "wte": "embeddings", "wpe": "embeddings", "rope": "rope", "ln_f": "ln_f", "head": "head",
+           "attn": "attn", "mlp": "mlp", "ln_1": "norm", "ln_2": "norm"}  # a module's name -> its place
+
+
+def place(where: str) -> str:
+    """The part of the model a module belongs to: "blocks.0.attn.qkv" -> "attn", "blocks.0" -> "block", "wte" ->
+    "embeddings" (a key of MOMENTS with the phase)."""
+    if where.startswith("blocks."):
+        parts = where.split(".")
+        return "block" if len(parts) == 2 else _PLACES[parts[2]]
+    return _PLACES[where.split(".")[0]]
+
+
+def moment_words(phase: str, where: str) -> str:
+    """A phase's worst moment in the lesson's words (MOMENTS); tests check every structure's moments have some."""
+    return MOMENTS[phase, place(where)]
 
 
 @dataclass(frozen=True)
@@ -70,6 +110,7 @@ class Moment:
     scaled: bool  # a moment of block 0, the head or the loss: add (L − 1)·K for the other blocks
     op: str  # the operator whose output was just allocated ("nll_loss_forward")
     alive: frozenset[int]  # allocation numbers
+    where: str = ""  # the module running (forward) or whose gradient is flowing back (backward): "blocks.0.attn"
 
 
 @dataclass(frozen=True)
@@ -80,11 +121,17 @@ class Candidate:
     scaled: bool
     op: str
     poly: Poly  # bytes, the other blocks' (L − 1)·K not included
+    where: str = ""  # Moment.where
 
     @property
     def formula(self) -> str:
         """Its bytes in lesson notation, the other blocks' (L − 1)·K not included."""
         return polynomial(self.poly)
+
+    @property
+    def moment(self) -> str:
+        """What the step is doing at this moment, in the lesson's words (`moment_words`)."""
+        return moment_words(self.phase, self.where)
 
     def bytes(self, symbols: dict[str, int]) -> int:
         """Its bytes at `symbols` (the other blocks' (L − 1)·K not included)."""
@@ -105,6 +152,7 @@ class _Live(TorchDispatchMode):
         self.alive: set[int] = set()
         self.moments: list[Moment] = []
         self.phase, self.scaled = PHASES[0], False
+        self.where = ""
 
     def known(self, tensors) -> None:
         """Storages that exist before the step (weights, gradients, states, token ids): not the step's."""
@@ -128,7 +176,8 @@ class _Live(TorchDispatchMode):
             self.sizes.append(st.nbytes())
             self.refs[id(st)] = weakref.ref(st, self._free(n))
             self.alive.add(n)
-            self.moments.append(Moment(self.phase, self.scaled, func.__name__.split(".")[0], frozenset(self.alive)))
+            self.moments.append(Moment(self.phase, self.scaled, func.__name__.split(".")[0], frozenset(self.alive),
+                                       self.where))
         return out
 
 
@@ -150,7 +199,7 @@ def _pass(cfg: Config, dtype: str) -> _Live:
     def leave_blocks(_grad):  # the gradient of block 0's input is complete: the embedding's backward follows
         live.scaled = False
 
-    with torch.enable_grad(), live:
+    with torch.enable_grad(), live, _where(model, live):
         idx = torch.zeros(cfg.B, cfg.T, dtype=torch.long, device="meta")  # the batch's token ids: alive all step
         x = model.embed_tokens(idx)
         live.scaled = True
@@ -166,6 +215,41 @@ def _pass(cfg: Config, dtype: str) -> _Live:
             loss.backward()
         live.moments.append(Moment("after", False, "", frozenset(live.alive)))  # the loss, alive in the update
     return live
+
+
+@contextlib.contextmanager
+def _where(model: torch.nn.Module, live: _Live) -> Iterator[None]:
+    """Keep `live.where` naming the module that runs (forward: the innermost one; outside any module, its parent
+    scope "") and, once backward starts, the module whose output's gradient arrived last (its backward runs next).
+    Hooks only observe: nothing is allocated; every hook is removed on the way out."""
+    stack: list[str] = []
+    handles = []
+
+    def enter(name: str) -> Callable:
+        def hook(_module, _inputs) -> None:
+            stack.append(name)
+            live.where = name
+        return hook
+
+    def leave(name: str) -> Callable:
+        def arrived(_grad) -> None:
+            live.where = name
+
+        def hook(_module, _inputs, output) -> None:
+            stack.pop()
+            live.where = stack[-1] if stack else ""
+            if isinstance(output, torch.Tensor) and output.requires_grad:
+                output.register_hook(arrived)
+        return hook
+
+    for name, module in model.named_modules():
+        if name and not isinstance(module, Tap):
+            handles += [module.register_forward_pre_hook(enter(name)), module.register_forward_hook(leave(name))]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
 
 
 def _update(cfg: Config, _dtype: str) -> _Live:
@@ -276,7 +360,7 @@ def _fit(s: Structure, record: Callable[[Config, str], _Live]) -> list[Candidate
         poly: Poly = {}
         for n in sorted(m.alive):
             poly = poly_add(poly, sizes[n])
-        out.append(Candidate(m.phase, m.scaled, m.op, poly))
+        out.append(Candidate(m.phase, m.scaled, m.op, poly, m.where))
     return out
 
 
@@ -296,7 +380,7 @@ def candidates(s: Structure) -> tuple[Candidate, ...]:
 
 def _plus(c: Candidate, more: Candidate) -> Candidate:
     """`c` with more storages alive (the loss during the optimizer step)."""
-    return Candidate(c.phase, c.scaled, c.op, poly_add(c.poly, more.poly))
+    return Candidate(c.phase, c.scaled, c.op, poly_add(c.poly, more.poly), c.where)
 
 
 def step_peaks(model: torch.nn.Module, idx: torch.Tensor, optimizer: torch.optim.Optimizer) -> dict[str, int]:
