@@ -47,7 +47,7 @@ nginx:  ## Debian's nginx for tests/test_browser_proxy.py, which runs its own in
 run: install  ## serve the explorer at http://localhost:$(PORT)/explorer (ADDRESS, ORIGIN: see above)
 	@echo "explorer: listening on $(ADDRESS):$(PORT); pages opened as $(foreach o,$(ORIGINS),http://$(o)/explorer) work"
 	BOKEH_SECRET_KEY="$${BOKEH_SECRET_KEY:-$$($(PY) -c 'import secrets; print(secrets.token_urlsafe(32))')}" \
-	$(VENV)/bin/panel serve app/explorer.py --address $(ADDRESS) --port $(PORT) --static-dirs course=static \
+	$(VENV)/bin/panel serve app/explorer.py --setup app/warm.py --address $(ADDRESS) --port $(PORT) --static-dirs course=static \
 		--session-ids signed $(foreach o,$(ORIGINS),--allow-websocket-origin=$(o))
 
 test: install-test

@@ -19,13 +19,9 @@ import param
 from panel.custom import JSComponent
 from tornado.ioloop import IOLoop
 
+from .background import offload, served_document
+
 REVEAL_MARGIN = "300px"  # build a card this far before it scrolls into view
-
-
-def served_document():
-    """This session's Bokeh document where a server serves the page, else None (a notebook, a test, a script)."""
-    doc = pn.state.curdoc
-    return doc if doc is not None and doc.session_context is not None else None
 
 
 class Reveal(JSComponent):
@@ -82,17 +78,24 @@ BUILDS = BuildQueue()
 
 
 class Deferred(pn.viewable.Viewer):
-    """`build()`'s view, made when the page scrolls to it (served) or at once (not served)."""
+    """`build()`'s view, made when the page scrolls to it (served) or at once (not served). `prepare()`, if
+    given, computes its figures first, in a worker thread (`app.background`), so the build finds them made."""
 
-    def __init__(self, build: Callable[[], pn.viewable.Viewable], placeholder: str, **params) -> None:
+    def __init__(self, build: Callable[[], pn.viewable.Viewable], placeholder: str,
+                 prepare: Callable[[], object] | None = None, **params) -> None:
         super().__init__(**params)
-        self._build = build
+        self._build, self._prepare = build, prepare
         self._placeholder = placeholder
         self._box: pn.Column | None = None
 
     def _reveal(self, event: param.parameterized.Event) -> None:
-        if event.new and self._box is not None:
-            BUILDS.submit(pn.state.curdoc, self._fill)
+        if not (event.new and self._box is not None):
+            return
+        doc = pn.state.curdoc
+        if self._prepare is None:
+            BUILDS.submit(doc, self._fill)
+        else:  # its figures first, off the event loop; then the card, from them (app.background)
+            offload(self._prepare, lambda _: BUILDS.submit(doc, self._fill))
 
     def _fill(self) -> None:
         if self._box is not None:

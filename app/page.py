@@ -23,7 +23,8 @@ from model.rules import did_you_mean
 
 from .budget import BudgetView
 from .layout import wrap
-from .lazy import Deferred, served_document
+from .background import served_document
+from .lazy import Deferred
 from .controls import Controls
 from .query import PANELS, Query, ViewOptions, parse_query, query_from_arguments, to_query
 from .recipe_view import RecipeView
@@ -140,8 +141,9 @@ class Explorer(pn.viewable.Viewer):
         return self._made("training", "training" in self.options.panels, lambda: TrainingView(state=self.state))
 
     def _deferred(self, name: str, what: str) -> pn.viewable.Viewable:
-        """The card `name`, built when the page scrolls to it."""
-        return self._card(Deferred(lambda: getattr(self, name), f"{what} is built when you scroll to it…"),
+        """The card `name`, built when the page scrolls to it; the training card's plan first, off the event loop."""
+        prepare = (lambda: self.state.plan) if name == "training" else None
+        return self._card(Deferred(lambda: getattr(self, name), f"{what} is built when you scroll to it…", prepare),
                           f"{name}-card")
 
     @classmethod

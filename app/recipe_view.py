@@ -15,9 +15,10 @@ import panel as pn
 import param
 
 from model import hf
-from model.changes import changes
+from model.changes import Changes, changes
 from model.config import Config, read_hf
 
+from .background import offload
 from .changes_card import TITLE, changes_groups, changes_html, notice_html
 from .state import ExplorerState
 from .styles import BASE, BUDGET_CSS, STATUS_CSS
@@ -106,12 +107,15 @@ class RecipeView(pn.viewable.Viewer):
         if key == self._shown_key:
             return
         self._shown_key = key
-        try:
-            c = changes(*key)
-        except ValueError as e:  # no GPT-2 twin (T beyond T_max with RoPE, d not divisible by h)
-            self._changes.object = notice_html(str(e))
+        offload(lambda: changes(*key), lambda c: self._show(key, c))  # off the event loop (app.background)
+
+    def _show(self, key: tuple, c: Changes | ValueError) -> None:
+        if key != self._shown_key:  # a later change is on its way
             return
-        self._changes.object = changes_html(changes_groups(c), self.state.dtype)
+        if isinstance(c, ValueError):  # no GPT-2 twin (T beyond T_max with RoPE, d not divisible by h)
+            self._changes.object = notice_html(str(c))
+            return
+        self._changes.object = changes_html(changes_groups(c), key[1])
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._card

@@ -17,6 +17,7 @@ from model import numbers, units
 from model.train_report import SECTIONS, human
 from model.training import CUSTOM_GPU, FITS, REFERENCES, Line, Plan
 
+from .background import offload
 from .charts import memory_chart
 from .layout import wrap
 from .state import ExplorerState
@@ -171,6 +172,7 @@ class TrainingView(pn.viewable.Viewer):
                                               "optimizer", "zero", "recompute", "fit")))  # each widget's URL key
         self._notices = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=0)
         self._said: list[str] = []  # the notes of the last change, shown or not
+        self._asked = (self.state.config, self.state.train)  # what the figures on show, or on their way, are for
         p = self.state.plan
         self.source = ColumnDataSource(chart_data(p), name="train-memory")
         self.x_range = Range1d(0, x_end(p))
@@ -238,17 +240,26 @@ class TrainingView(pn.viewable.Viewer):
         return memory_chart(self.source, self.capacity, self.x_range)
 
     def _update(self, *events: param.parameterized.Event) -> None:
-        p = self.state.plan
+        if any(e.name == "config" for e in events):  # a later change: the card's notices were about the last one
+            self._notices.object = ""
+        self._push()  # the widgets show the settled setup; the rule's D follows N
+        asked = self._asked = (self.state.config, self.state.train)
+        # off the event loop (app.background); a result read after a later change is dropped by the check in _show
+        offload(lambda: self.state.plan, lambda p: self._show(asked, p))
+
+    def _show(self, asked: tuple, p: Plan | ValueError) -> None:
+        if asked != self._asked:  # a later change is on its way
+            return
+        if isinstance(p, ValueError):  # no plan for this configuration: its one line, the last figures kept
+            self._notices.object = f'<div class="warn">⚠ {html.escape(str(p))}</div>'
+            return
         with pn.io.hold():
-            if any(e.name == "config" for e in events):  # a later change: the card's notices were about the last one
-                self._notices.object = ""
             self.source.data = chart_data(p)  # in place: same figure, same source
             self.x_range.end = x_end(p)
             self.capacity.data = capacity_data(p)
             self._legend.object = legend_html(p)
             self._headline.object = headline_html(p)
             self._lines.object = lines_html(p)
-            self._push()  # the widgets show the settled setup; the rule's D follows N
 
     def __panel__(self) -> pn.viewable.Viewable:
         title = pn.pane.HTML(TRAIN_TITLE, stylesheets=[BASE], sizing_mode="stretch_width", margin=(0, 0, 6, 0))

@@ -28,7 +28,7 @@ from model import values as mv
 from model import values_report as vr
 
 from .layout import wrap
-from .lazy import served_document
+from .background import served_document
 from .state import ExplorerState
 from .styles import BASE, FONT, INK, MONO, MUTED, RULE, T2
 

@@ -17,6 +17,7 @@ from app.share import base_url, embed_code, page_link
 from app.query import ViewOptions, parse_query
 from app.state import ExplorerState
 from app.tokens import TokensView, token_chips, token_stats, tokens_html
+from app.training import chart_data
 from model import PRESETS, budget, divisors, tokenizer, trace, units
 from model.config import FIELDS
 
@@ -484,3 +485,34 @@ def test_the_values_spinner_waits_for_the_page_to_load(monkeypatch):
         for worker in threading.enumerate():
             if worker.name == "values-pass":
                 worker.join(timeout=60)
+
+
+def test_a_served_page_computes_its_heavy_figures_off_the_event_loop(monkeypatch):
+    """Served, a change's training plan and changes card are computed in app.background's worker thread and shown
+    on the page's next tick (the event loop stays free for other pages); a result for an older change is dropped."""
+    import threading
+
+    import app.state
+    from app.background import _POOL
+
+    threads = []
+    real = app.state.plan
+    monkeypatch.setattr(app.state, "plan", lambda *a: threads.append(threading.current_thread().name) or real(*a))
+    with served_document() as doc:
+        session = doc.session_context
+        session.destroyed = False
+        ticks = []
+        monkeypatch.setattr(doc, "add_next_tick_callback", ticks.append)
+        e = Explorer(query="?panels=shapes,training,changes&recipe=modern&d=64&h=4&L=2&V=500&T=16&T_max=64")
+        v, before = e.training, dict(e.training.source.data)  # built from the plan its Deferred prepared
+        threads.clear()
+        e.state.set_field("L", 3)
+        e.state.set_field("L", 4)  # before the first result is shown
+        _POOL.submit(lambda: None).result()  # the worker has finished both
+        assert len(threads) == 2 and all(t.startswith("explorer-figures") for t in threads)
+        assert v.source.data == before  # nothing shown until the page's next tick
+        for tick in ticks:
+            tick()
+        assert v.source.data == chart_data(real(e.state.config, e.state.train)) != before
+        assert e.recipe._changes.object  # the changes card, computed the same way
+        session.destroyed = True
