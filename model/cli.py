@@ -78,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_recipe_arguments(p)
     p.add_argument("--expand", action="store_true", help="list all L blocks instead of collapsing them into one × L group")
     p.add_argument("--table", choices=["all", "shapes", "budget", "kv", "train", "changes"], default=None,
-                   help="what to print (default all; CSV holds one table, shapes by default; kv: the KV cache of "
+                   help="what to print, in any format (default all, whose --json also holds the training plan at the "
+                        "training options; CSV holds one table, shapes by default; kv: the KV cache of "
                         "inference at --dtype; train: the training run; changes: what each change of the modern "
                         "recipe buys against the GPT-2 twin, fused attention's eager wall against --gpu)")
     p.set_defaults(dtype=None)  # --table train: None follows the optimizer (bf16 for adam-mixed); else fp32
@@ -135,8 +136,14 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(e))
         return _write(out)
     changes = args.table == "changes" and not args.values
-    if given := [g for g in train_report.given_train_options(args) if not (changes and g == "--gpu")]:
-        parser.error(f"{', '.join(given)} describe a training run: add --table train")
+    whole = args.json and args.table in (None, "all") and not args.values  # its JSON holds the training plan too
+    if not whole and (given := [g for g in train_report.given_train_options(args) if not (changes and g == "--gpu")]):
+        parser.error(f"{', '.join(given)} describe a training run: add --table train (or --json for the whole report)")
+    if whole:
+        try:
+            setup = train_report.setup_from_args(args)  # its dtype, unless given, follows the optimizer
+        except ValueError as e:
+            parser.error(str(e))
     args.dtype = args.dtype or "fp32"
     if changes:
         fmt = "json" if args.json else "csv" if args.csv else "markdown" if args.markdown else "text"
@@ -147,8 +154,6 @@ def main(argv: list[str] | None = None) -> int:
             return _write(changes_report.render(cfg, args.dtype, fmt, args.gpu or DEFAULT_GPU, width))
         except ValueError as e:
             parser.error(str(e))
-    if args.json and args.table and not args.values:
-        parser.error("--json always holds the whole report; drop --table")
     if args.csv and args.table == "all":
         parser.error("a CSV file holds one table: use --table shapes, budget or kv")
     if args.values:
@@ -157,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as e:
             parser.error(str(e))
     elif args.json:
-        out = report.as_json(cfg, args.dtype, args.expand)
+        out = report.as_json(cfg, args.dtype, args.expand, args.table or "all", setup if whole else None)
     elif args.csv:
         out = report.csv_text(cfg, args.dtype, args.expand, args.table or "shapes")
     elif args.markdown:

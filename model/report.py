@@ -19,6 +19,7 @@ from .figures import Line
 from .memory import kv_cache_lines
 from .recipe_rows import MARK, NONE, RecipeRows, recipe_rows
 from .tracing import Row, Trace, trace
+from .training import REFERENCES, TrainSetup, plan
 
 
 def describe(cfg: Config) -> str:
@@ -199,21 +200,32 @@ def _recipe_field(cfg: Config, marks: RecipeRows, row: Row) -> dict[str, bool]:
     return {} if cfg.gpt2_recipe else {RECIPE_ONLY: marks.marked(row.local)}
 
 
-def as_json(cfg: Config, dtype: str = "fp32", expand: bool = False) -> str:
-    """Everything as one JSON document: config, rows, activation bytes and the budget."""
-    tr, b, marks = trace(cfg, dtype), budget(cfg), recipe_rows(cfg)
-    doc = {
-        "config": config_dict(cfg),
-        "dtype": dtype,
-        "rows": [{**asdict(r), "shape": list(r.shape), **_recipe_field(cfg, marks, r)}
-                 for r in (tr.expanded() if expand else tr.rows)],
-        **({} if cfg.gpt2_recipe else {"recipe_rows": {
-            "legend": list(marks.legend), "gone": [{"name": n, "label": x} for n, x in marks.gone],
-            "eager_only": [{"name": n, "label": x} for n, x in marks.eager_only]}}),
-        "activation_bytes": tr.activation_bytes,
-        "saved_bytes": tr.saved_bytes,
-        "memory": [asdict(x) for x in tr.lines],
-        "budget": b.as_dict(),
-        "lines": [asdict(x) for x in b.lines],
-    }
+JSON_TABLES = ("all", "shapes", "budget", "kv")  # --table T --json: these here; train and changes have their own
+
+
+def as_json(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "all",
+            setup: TrainSetup | None = None) -> str:
+    """One JSON document: the config and dtype, then `table`'s part: "shapes" the rows, their activation and saved
+    bytes and the memory lines; "budget" the budget and its lines; "kv" the KV cache's lines; "all" (the whole
+    report) every one of them and the training plan at `setup` (default TrainSetup()) with its references."""
+    doc: dict = {"config": config_dict(cfg), "dtype": dtype}
+    if table in ("shapes", "all"):
+        tr, marks = trace(cfg, dtype), recipe_rows(cfg)
+        doc |= {
+            "rows": [{**asdict(r), "shape": list(r.shape), **_recipe_field(cfg, marks, r)}
+                     for r in (tr.expanded() if expand else tr.rows)],
+            **({} if cfg.gpt2_recipe else {"recipe_rows": {
+                "legend": list(marks.legend), "gone": [{"name": n, "label": x} for n, x in marks.gone],
+                "eager_only": [{"name": n, "label": x} for n, x in marks.eager_only]}}),
+            "activation_bytes": tr.activation_bytes,
+            "saved_bytes": tr.saved_bytes,
+            "memory": [asdict(x) for x in tr.lines],
+        }
+    if table in ("budget", "all"):
+        b = budget(cfg)
+        doc |= {"budget": b.as_dict(), "lines": [asdict(x) for x in b.lines]}
+    if table in ("kv", "all"):
+        doc["kv"] = [asdict(x) for x in kv_cache_lines(cfg, dtype)]
+    if table == "all":
+        doc |= {"train": plan(cfg, setup or TrainSetup()).as_dict(), "references": [asdict(x) for x in REFERENCES]}
     return json.dumps(doc, indent=2) + "\n"

@@ -44,6 +44,36 @@ def test_json_matches_the_api(capsys):
     assert doc["activation_bytes"] == trace(cfg).activation_bytes
 
 
+TABLES = ("all", "shapes", "budget", "kv", "train", "changes")
+
+
+@pytest.mark.parametrize("table", TABLES)
+@pytest.mark.parametrize("fmt", ["text", "--json", "--markdown", "--csv"])
+def test_every_table_prints_in_every_format(table, fmt, capsys):
+    """`--table T` in each format (a CSV file holds one table, so `all` has none: one line says so)."""
+    argv = ["--preset", "llama3.2-1b", "--T", "512", "--table", table, *([] if fmt == "text" else [fmt])]
+    code, out, err = run(argv, capsys)
+    if (table, fmt) == ("all", "--csv"):
+        assert code == 2 and "a CSV file holds one table" in err
+        return
+    assert (code, err) == (0, "") and out.strip()
+    if fmt == "--json":
+        assert json.loads(out)["config"]["d"] == 2048
+
+
+def test_a_tables_json_is_its_part_of_the_whole_report_and_the_whole_report_holds_the_training_plan(capsys):
+    argv = ["--preset", "gpt2-small", "--dtype", "bf16"]
+    whole = json.loads(run([*argv, "--json", "--gpus", "8", "--zero", "1"], capsys)[1])
+    parts = {"shapes": ["rows", "activation_bytes", "saved_bytes", "memory"], "budget": ["budget", "lines"],
+             "kv": ["kv"]}
+    for table, keys in parts.items():
+        doc = json.loads(run([*argv, "--table", table, "--json"], capsys)[1])
+        assert list(doc) == ["config", "dtype", *keys] and all(doc[k] == whole[k] for k in keys)
+    train = json.loads(run([*argv, "--table", "train", "--json", "--gpus", "8", "--zero", "1"], capsys)[1])
+    assert whole["train"] == train["train"] and whole["references"] == train["references"]
+    assert whole["train"]["setup"]["gpus"] == 8 and whole["kv"][0]["key"] == "memory/kv_cache"
+
+
 def test_csv_rows_sum_to_the_activation_total(capsys):
     _, out, _ = run(["--preset", "gpt2-small", "--csv", "--expand"], capsys)
     rows = list(csv.DictReader(io.StringIO(out)))

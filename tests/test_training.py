@@ -384,7 +384,9 @@ def test_dtype_follows_the_optimizer_unless_given(capsys):
                                           "300,000,000,000 or 300 billion"),
     (["--table", "train", "--D", "300 bilion"], "invalid token count '300 bilion'"),
     (["--table", "train", "--gpu", "tpu"], "argument --gpu: invalid choice: 'tpu'"),
-    (["--gpus", "8"], "--gpus describe a training run: add --table train"),
+    (["--gpus", "8"], "--gpus describe a training run: add --table train (or --json for the whole report)"),
+    (["--table", "budget", "--json", "--zero", "3"], "--zero describe a training run: add --table train"),
+    (["--json", "--mfu", "2"], "mfu=2 is out of range"),
 ])
 def test_bad_train_options_give_one_line_and_status_2(argv, message, capsys):
     code, out, err = run(argv, capsys)
