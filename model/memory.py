@@ -241,15 +241,18 @@ KORTHIKANTI_NOTE = ("Korthikanti et al. (2022) estimate activations at 16 bits w
 
 
 def kv_cache_lines(cfg: Config, dtype: str) -> list[Line]:
-    """The KV cache of inference at `dtype`: K and V of h_kv heads of d_head features, per block, per token kept.
+    """The KV cache of inference at `dtype`, the one definition every card and table shows: K and V of h_kv heads of
+    d_head features, per block, per token kept.
 
-    2·L·B·T·h_kv·d_head elements for B sequences of T tokens; per token 2·L·h_kv·d_head. Grouped-query attention
-    divides it by h/h_kv against multi-head attention; a set-apart d_head (Qwen3) is used as it is, not d / h."""
+    2·L·B·T·h_kv·d_head elements for B sequences of T tokens; per token 2·L·h_kv·d_head. GPT-2's recipe says it
+    in the lesson's words (all h heads, h·d_head = d); grouped-query attention divides it by h/h_kv against
+    multi-head attention; a set-apart d_head (Qwen3) is used as it is, not d / h."""
     size = DTYPES[dtype]
+    heads, width = ("all h heads", "d") if cfg.gpt2_recipe else ("h_kv heads of d_head", "·h_kv·d_head")
     per_token = 2 * cfg.L * cfg.h_kv * cfg.d_head * size
     return [
-        Line("memory/kv_cache", f"KV cache at {dtype}: K and V of h_kv heads, every block, B sequences of T tokens",
-             f"2LBT·h_kv·d_head·{size}", per_token * cfg.B * cfg.T, "bytes"),
-        Line("memory/kv_cache_per_token", f"KV cache per token at {dtype} (one sequence, one more token)",
-             f"2L·h_kv·d_head·{size}", per_token, "bytes"),
+        Line("memory/kv_cache", f"KV cache at {dtype}: keys and values of {heads}, every block, B sequences of "
+             "T tokens", f"2LBT{width}·{size}", per_token * cfg.B * cfg.T, "bytes"),
+        Line("memory/kv_cache_per_token", f"KV cache per token of context at {dtype} (one sequence, one more token)",
+             f"2L{width}·{size}", per_token, "bytes"),
     ]

@@ -53,7 +53,7 @@ from fractions import Fraction
 from .budgeting import budget
 from .figures import Line
 from .formula import evaluate
-from .memory import saved_formula, structure
+from .memory import kv_cache_lines, saved_formula, structure
 from .config import BOUNDS, Config
 from .peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from .tracing import DTYPES
@@ -524,14 +524,12 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
     add("memory/max_B", "largest micro-batch B whose peak fits at this T", "", max_B, "count")
 
     # serving
-    per_token = 2 * cfg.L * cfg.h_kv * cfg.d_head * size
-    kv = per_token * cfg.B * cfg.T
-    heads, width = ("all h heads", "d") if cfg.gpt2_recipe else ("h_kv heads of d_head", "h_kv·d_head")
+    cache, per_token = kv_cache_lines(cfg, setup.act_dtype)  # the one definition (model.memory)
+    kv = cache.value
     add("serve/weights", f"weights at {setup.act_dtype}", f"{size}·N", size * N, "bytes")
-    kv_formula = f"2·L·BT{width}·{size}" if cfg.gpt2_recipe else f"2·L·BT·{width}·{size}"
-    add("serve/kv_cache", f"KV cache at this B and T: keys and values of {heads}, every block", kv_formula, kv, "bytes")
-    add("serve/kv_per_token", "KV cache per token of context", f"2·L·{width}·{size}", per_token, "bytes")
-    add("serve/total", "total to serve", f"{size}·N + {kv_formula}", size * N + kv, "bytes")
+    add("serve/kv_cache", cache.label, cache.formula, kv, "bytes")
+    add("serve/kv_per_token", per_token.label, per_token.formula, per_token.value, "bytes")
+    add("serve/total", "total to serve", f"{size}·N + {cache.formula}", size * N + kv, "bytes")
 
     memory = Memory(weights=states[0][1], grads=states[1][1], optimizer=states[2][1], activations=act, total=total,
                     peak=peak, peak_phase=top.name, phases={x.name: x.value for x in phases},

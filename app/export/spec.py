@@ -160,8 +160,9 @@ def train_variant(D_given: bool, optimizer: str, zero: int, recompute: str, fit:
 
 
 def _serving_lines(probe: Config) -> dict[tuple[str, str], dict[str, str]]:
-    """GPT-2's serving lines (the KV cache at d heads' width) -> the modern recipe's label and formula (at h_kv
-    heads of d_head), per optimizer, keyed by GPT-2's (label, formula)."""
+    """GPT-2's serving lines (the KV cache of `model.memory.kv_cache_lines` in the lesson's words, at d's width) ->
+    the modern recipe's label and formula (at h_kv heads of d_head), per optimizer, keyed by GPT-2's (label,
+    formula): the training templates are made at a GPT-2 probe."""
     modern = dataclasses.replace(probe, **MODERN_PROBE)
     out = {}
     for opt in OPTIMIZERS:
