@@ -12,7 +12,7 @@ PORT ?= 5006
 #   make run ADDRESS=0.0.0.0 ORIGIN="explorer.local:5006"    (the host names and ports students type, space-separated)
 # ORIGIN: the websocket origins the server accepts besides localhost (`panel serve --allow-websocket-origin`); a
 # page opened from any other address gets no live view. With ADDRESS not local it defaults to this machine's IPv4
-# addresses (hostname -I). Never "*". (README, For instructors.)
+# addresses (hostname -I). Never "*". (docs/instructors.md.)
 ADDRESS ?= 127.0.0.1
 ORIGIN ?= $(if $(filter-out 127.0.0.1 localhost,$(ADDRESS)),$(foreach a,$(shell hostname -I 2>/dev/null),$(if $(findstring :,$(a)),,$(a):$(PORT))))
 ORIGINS := localhost:$(PORT) 127.0.0.1:$(PORT) $(ORIGIN)

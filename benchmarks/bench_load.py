@@ -15,7 +15,7 @@ shape into the shapes table. Three parts, all against one `panel serve` (with `-
    configurations recur): p50/p95 latency against a single-session baseline, errors, server RSS per idle
    session, and RSS once every session has closed (and after a second class: growth means a leak).
 
-    python benchmarks/bench_load.py                          # the README's figures
+    python benchmarks/bench_load.py                          # the figures of docs/figures.md
     python benchmarks/bench_load.py --num-procs 2 --sessions 0   # the sustained rate on 2 processes only
     python benchmarks/bench_load.py --sessions 5 --duration 10 --rates 5,10
 

@@ -111,7 +111,7 @@ def _content_height(frame_or_page) -> int:
 
 def test_the_course_page_iframes_fit_their_views_and_say_what_is_true(chromium, server):
     """Each iframe is as tall as app.heights says (the share card's rule) and its view fits in it, with little left
-    over; the captions' figures are the model's; the README sections it names exist."""
+    over; the captions' figures are the model's; the sections of README.md and docs/ it names exist."""
     import html as htmllib
     from pathlib import Path
 
@@ -137,8 +137,9 @@ def test_the_course_page_iframes_fit_their_views_and_say_what_is_true(chromium, 
     assert f"{fmt.nbytes(t.activation_bytes)} in all" in captions[0] and f"{fmt.nbytes(t.saved_bytes)} of it" in captions[0]
     approx = model.budget(GPT2).line("params/approx")
     assert "no biases, no LayerNorms" in approx.label and approx.formula.replace(" ", "") in captions[1].replace(" ", "")
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    headings = {line.lstrip("#").strip() for line in readme.splitlines() if line.startswith("#")}
+    root = Path(__file__).resolve().parents[1]
+    docs = "".join(p.read_text(encoding="utf-8") for p in [root / "README.md", *(root / "docs").glob("*.md")])
+    headings = {line.lstrip("#").strip() for line in docs.splitlines() if line.startswith("#")}
     named = re.findall(r'"([^"]+)"', htmllib.unescape(page.locator(".note").inner_text().replace("\n", " ")))
     sections = [n for n in named if n != "Share and embed"]
     assert len(sections) == 3 and all(n in headings for n in sections), (sections, headings)

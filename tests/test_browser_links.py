@@ -96,7 +96,7 @@ def test_a_thousand_query_fields_get_a_page(chromium, server):
 
 def test_a_thousand_and_one_query_fields_are_refused_by_tornado_with_an_empty_400(chromium, server):
     """Tornado refuses more than 1,000 query fields before any application code runs: the browser shows its own
-    "This page isn't working … HTTP ERROR 400" page (README, "Links"). The server logs nothing and carries on."""
+    "This page isn't working … HTTP ERROR 400" page (docs/course-authors.md, "What a bad link shows"). The server logs nothing and carries on."""
     page = chromium.new_page()
     statuses: list[int] = []
     page.on("response", lambda r: statuses.append(r.status))

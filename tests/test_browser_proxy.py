@@ -1,5 +1,5 @@
 """Past one machine: nginx (Debian's package) in front of two `panel serve` processes with signed sessions, run
-from the README's recipe (static/nginx-explorer.conf, only its ports changed).
+from the instructors' recipe (docs/instructors.md, static/nginx-explorer.conf, only its ports changed).
 
 Real Chromium pages, each with its own cookies as separate learners have, open through the proxy, move a slider
 and see the shapes table change; every request to another host is blocked and counted (must be 0). Sticky
@@ -38,7 +38,7 @@ REFUSED_WS = re.compile(r"Uncaught exception GET /explorer/ws .*?ProtocolError: 
 
 
 def site_conf(listen: int, servers: tuple[int, int]) -> str:
-    """The README's site configuration, listening on 127.0.0.1:`listen`, proxying to `servers` on 127.0.0.1."""
+    """The instructors' site configuration (docs/instructors.md), listening on 127.0.0.1:`listen`, proxying to `servers` on 127.0.0.1."""
     text = SITE.read_text()
     for old, new in (("listen 80;", f"listen 127.0.0.1:{listen};"),
                      ("server 127.0.0.1:5006;", f"server 127.0.0.1:{servers[0]};"),
@@ -116,8 +116,8 @@ def proxy() -> Iterator[Proxy]:
 
 
 def test_nginx_recipe_is_the_readme_one():
-    readme = (ROOT / "README.md").read_text()
-    assert SITE.read_text().strip() in readme, "README's instructors section must show static/nginx-explorer.conf"
+    page = (ROOT / "docs" / "instructors.md").read_text()
+    assert SITE.read_text().strip() in page, "docs/instructors.md must show static/nginx-explorer.conf"
 
 
 def test_pages_through_the_proxy_stick_to_one_server_spread_and_fetch_nothing_outside(chromium, proxy):
