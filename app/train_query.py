@@ -26,12 +26,13 @@ DEFAULT = TrainSetup()
 CUSTOM_START = GPUS[DEFAULT.gpu]  # a custom GPU starts from the default GPU's peak and memory
 MAX_VALUE_CHARS = 40
 _FIELD = {"gpu_peak": "peak_tflops", "gpu_memory": "memory_gib"}
-_CHOICES = {"gpu": (*GPUS, CUSTOM_GPU), "optimizer": tuple(OPTIMIZERS), "recompute": RECOMPUTE, "fit": tuple(FITS),
-            "zero": ("0", "1", "2", "3")}
-_BOUNDS = {"D": SETUP_BOUNDS["D"], "gpus": SETUP_BOUNDS["gpus"], "mfu": SETUP_BOUNDS["mfu"],
-           "price": SETUP_BOUNDS["price"], "gpu_peak": SETUP_BOUNDS["peak_tflops"],
-           "gpu_memory": SETUP_BOUNDS["memory_gib"]}
-_WHOLE = ("D", "gpus")
+# the URL keys' choices and bounds (the exported page reads them too, app.export.spec); WHOLE_KEYS take whole numbers
+TRAIN_CHOICES = {"gpu": (*GPUS, CUSTOM_GPU), "optimizer": tuple(OPTIMIZERS), "recompute": RECOMPUTE,
+                 "fit": tuple(FITS), "zero": ("0", "1", "2", "3")}
+TRAIN_BOUNDS = {"D": SETUP_BOUNDS["D"], "gpus": SETUP_BOUNDS["gpus"], "mfu": SETUP_BOUNDS["mfu"],
+                "price": SETUP_BOUNDS["price"], "gpu_peak": SETUP_BOUNDS["peak_tflops"],
+                "gpu_memory": SETUP_BOUNDS["memory_gib"]}
+WHOLE_KEYS = ("D", "gpus")
 ONE_GPU_ZERO = "ZeRO {zero} shards over the n GPUs, and n = 1: each part is divided by 1, so it saves nothing here"
 
 
@@ -41,8 +42,8 @@ def _fmt(x: float) -> str:
 
 def _number(key: str, raw: object) -> tuple[float | int | None, str | None]:
     """(value, None) or (None, why not): a number, or text in `model.numbers`' grammar (300e9, 300 billion, 0.4)."""
-    lo, hi = _BOUNDS[key]
-    whole = key in _WHOLE
+    lo, hi = TRAIN_BOUNDS[key]
+    whole = key in WHOLE_KEYS
     kind, bounds = "whole number" if whole else "number", f"from {_fmt(lo)} to {_fmt(hi)}"
     if isinstance(raw, bool):
         return None, f"{key}={raw!r} is not a {kind} {bounds}"
@@ -76,11 +77,11 @@ def settle_train(asked: Mapping[str, object], kept: TrainSetup = DEFAULT) -> tup
         raw = asked.get(key)
         if raw is None or (isinstance(raw, str) and not raw.strip()):
             continue
-        if key in _CHOICES:
+        if key in TRAIN_CHOICES:
             text = str(raw).strip().lower()
-            if text not in _CHOICES[key]:
+            if text not in TRAIN_CHOICES[key]:
                 default = "custom GPU" if key == "gpu" else getattr(DEFAULT, key)
-                notes.append(f'{key}="{quote(str(raw))}" is not one of {", ".join(_CHOICES[key])}; using {default}')
+                notes.append(f'{key}="{quote(str(raw))}" is not one of {", ".join(TRAIN_CHOICES[key])}; using {default}')
                 continue
             fields[key] = int(text) if key == "zero" else text
         else:

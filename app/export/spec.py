@@ -34,7 +34,8 @@ from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS,
 
 from ..changes_card import SAME
 from .cache import cached
-from ..train_query import _BOUNDS, _CHOICES, _WHOLE, CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, ONE_GPU_ZERO, TRAIN_KEYS
+from ..train_query import (CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, ONE_GPU_ZERO, TRAIN_BOUNDS, TRAIN_CHOICES, TRAIN_KEYS,
+                           WHOLE_KEYS)
 
 from ..styles import BAR_INSIDE, BAR_SHARE, PART_COLOURS
 from ..words import (CAPTIONS, FIT_LABELS, GPU_LABELS, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
@@ -225,8 +226,8 @@ def _training() -> dict:
                    "zero": [[v, k] for k, v in ZERO_LABELS.items()],
                    "recompute": [[v, k] for k, v in RECOMPUTE_LABELS.items()], "fit": [[v, k] for k, v in FIT_LABELS.items()]},
         "keys": list(TRAIN_KEYS), "default": {k: getattr(DEFAULT, k) for k in DEFAULT.__dataclass_fields__},
-        "bounds": {k: list(v) for k, v in _BOUNDS.items()}, "whole": list(_WHOLE),
-        "choices": {k: list(v) for k, v in _CHOICES.items()}, "max_value_chars": MAX_VALUE_CHARS,
+        "bounds": {k: list(v) for k, v in TRAIN_BOUNDS.items()}, "whole": list(WHOLE_KEYS),
+        "choices": {k: list(v) for k, v in TRAIN_CHOICES.items()}, "max_value_chars": MAX_VALUE_CHARS,
         "large_examples": numbers.LARGE_EXAMPLES, "one_gpu_zero": ONE_GPU_ZERO,
         "note": TRAIN_NOTE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
         "phases": list(PHASES), "phase_symbols": PHASE_SYMBOLS, "phase_labels": PHASE_LABELS,
