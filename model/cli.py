@@ -20,7 +20,7 @@ import argparse
 import dataclasses
 import sys
 
-from . import changes_report, hf, report, train_report, values_report
+from . import changes_report, hf, infer_report, report, train_report, values_report
 from .config import (BOUNDS, CHOICES, DEFAULT_PRESET, FIELD_DOCS, INT_FIELDS, OPTIONAL_SYMBOLS, PRESETS, RECIPE_DOCS,
                      Config, read_hf)
 from .changes import DEFAULT_GPU
@@ -28,6 +28,8 @@ from .layout import terminal_width
 from .passes import DTYPES
 from .rules import did_you_mean
 from .training import CUSTOM_GPU, GPUS
+
+INFER_GPU_OPTIONS = ("--gpu", "--gpu-peak", "--gpu-memory")  # the training run's options that serving shares
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr, not usage + line (exit status 2)."""
@@ -77,13 +79,15 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_arguments(p)
     add_recipe_arguments(p)
     p.add_argument("--expand", action="store_true", help="list all L blocks instead of collapsing them into one × L group")
-    p.add_argument("--table", choices=["all", "shapes", "budget", "kv", "train", "changes"], default=None,
+    p.add_argument("--table", choices=["all", "shapes", "budget", "kv", "train", "changes", "infer"], default=None,
                    help="what to print, in any format (default all, whose --json also holds the training plan at the "
                         "training options; CSV holds one table, shapes by default; kv: the KV cache of "
                         "inference at --dtype; train: the training run; changes: what each change of the modern "
-                        "recipe buys against the GPT-2 twin, fused attention's eager wall against --gpu)")
+                        "recipe buys against the GPT-2 twin, fused attention's eager wall against --gpu; infer: the prefill, a "
+                        "decode step and the roofline on --gpu, weights and cache at --weights and --kv-dtype)")
     p.set_defaults(dtype=None)  # --table train: None follows the optimizer (bf16 for adam-mixed); else fp32
     train_report.add_arguments(p)
+    infer_report.add_arguments(p)
     fmt = p.add_mutually_exclusive_group()
     for flag in ("json", "markdown", "csv"):
         fmt.add_argument(f"--{flag}", action="store_true", help=f"print {flag.upper() if flag != 'markdown' else 'Markdown'}")
@@ -129,6 +133,16 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         parser.error(str(e))
     width = terminal_width()  # COLUMNS, or the terminal's; None for a file or a pipe
+    if given := infer_report.given_infer_options(args) if args.table != "infer" else []:
+        parser.error(f"{', '.join(given)} describe serving: add --table infer")
+    if args.table == "infer":
+        if given := [g for g in train_report.given_train_options(args) if g not in INFER_GPU_OPTIONS]:
+            parser.error(f"{', '.join(given)} describe a training run: use --table train")
+        try:
+            out = infer_report.render(cfg, args, width)
+        except ValueError as e:
+            parser.error(str(e))
+        return _write(out)
     if args.table == "train":
         try:
             out = train_report.render(cfg, args, width)

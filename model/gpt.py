@@ -61,14 +61,18 @@ class Rotary(nn.Module):
         self.d_head = d_head
         self.angles, self.cos, self.sin = Tap(), Tap(), Tap()
 
-    def forward(self, T: int, device: torch.device, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, T: int, device: torch.device, dtype: torch.dtype,
+                start: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """The angles of positions start … start + T − 1 (a decode step: the new token's, after `start` cached)."""
         theta = ROPE_BASE ** (-torch.arange(0, self.d_head, 2, device=device, dtype=torch.float32) / self.d_head)
-        freqs = torch.outer(torch.arange(T, device=device, dtype=torch.float32), theta)  # (T, d_head/2)
+        positions = torch.arange(start, start + T, device=device, dtype=torch.float32)
+        freqs = torch.outer(positions, theta)  # (T, d_head/2)
         angles = self.angles(torch.cat((freqs, freqs), dim=-1).to(dtype))  # (T, d_head)
         return self.cos(angles.cos()), self.sin(angles.sin())  # (T, d_head) each
 
 
-def fused_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+def fused_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                    causal: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Causal attention in one kernel, softmax(q kᵀ / √d_head + causal mask) @ v, without the (B, h, T, T) scores.
 
     q (B, h, T, d_head); k and v (B, h_kv, T, d_head), each K/V head serving h/h_kv query heads without a copy.
@@ -86,10 +90,12 @@ def fused_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[
       kernel does (tests compare shapes, strides, dtypes and saved storages with real CPU passes). F.sdpa itself
       takes its math path on the meta device (torch picks a fused kernel for CPU and CUDA tensors only) and would
       make the (B, h, T, T) scores the kernel never makes.
+
+    `causal=False`: every query sees every key (a decode step: one new token over the cache and itself).
     """
     if q.device.type in ("cpu", "meta"):
-        return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, True)
-    return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=k.shape[1] != q.shape[1]), None
+        return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal)
+    return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=k.shape[1] != q.shape[1]), None
 
 
 def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
@@ -118,10 +124,15 @@ class CausalSelfAttention(nn.Module):
         names = ["q", "k", "v", *attention, "merged"]
         names += ["q_rot", "k_rot"] if self.rope else []
         names += ["k_heads", "v_heads"] if self.h_kv != self.h and not self.fused else []
+        names += ["k_cache", "v_cache"]  # a decode step's K and V of the cached tokens and the new one
         for name in names:
             setattr(self, name, Tap())
 
-    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None,
+                past: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+        """x (B, T, d) -> (B, T, d). `past`: a decode step's cache, K and V of the T_c tokens before x's one
+        token, (B, h_kv, T_c, d_head) each; the new token's k and v join them (`k_cache`, `v_cache`,
+        (B, h_kv, T_c + 1, d_head)) and its query attends to all T_c + 1 keys, no mask needed."""
         B, T, _ = x.shape
         h, h_kv, d_head = self.h, self.h_kv, self.d_head
         q, k, v = self.qkv(x).split([h * d_head, h_kv * d_head, h_kv * d_head], dim=2)
@@ -132,17 +143,23 @@ class CausalSelfAttention(nn.Module):
             q, k = self.q_norm(q), self.k_norm(k)  # RMSNorm over d_head, per head
         if self.rope:
             q, k = self.q_rot(rotate(q, *rope)), self.k_rot(rotate(k, *rope))  # (B, h, T, d_head), (B, h_kv, T, d_head)
+        if past is not None:  # decode: one new token after the cached ones
+            if T != 1:
+                raise ValueError(f"a decode step takes one new token per sequence, got T={T}")
+            k = self.k_cache(torch.cat((past[0], k), dim=2))  # (B, h_kv, T_c + 1, d_head)
+            v = self.v_cache(torch.cat((past[1], v), dim=2))
+        S = k.shape[2]  # keys: T, or T_c + 1 in a decode step
         if self.fused:  # one kernel: k and v at h_kv heads, no (B, h, T, T) tensor
-            y, lse = fused_attention(q, k, v)  # (B, h, T, d_head), (B, h, T) fp32
+            y, lse = fused_attention(q, k, v, causal=past is None)  # (B, h, T, d_head), (B, h, T) fp32
             y = self.attn_v(y)
             if lse is not None:
                 self.lse(lse)
         else:  # written out; the scores stay local variables until the heads are merged, as the lesson writes them
             if h_kv != h:  # each K/V head serves h/h_kv query heads: a view when h_kv = 1, else a copy
-                k = self.k_heads(k[:, :, None].expand(B, h_kv, h // h_kv, T, d_head).reshape(B, h, T, d_head))
-                v = self.v_heads(v[:, :, None].expand(B, h_kv, h // h_kv, T, d_head).reshape(B, h, T, d_head))
-            scores = self.scores(q @ k.transpose(-2, -1) / math.sqrt(d_head))  # (B, h, T, T)
-            future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)  # True above the diagonal
+                k = self.k_heads(k[:, :, None].expand(B, h_kv, h // h_kv, S, d_head).reshape(B, h, S, d_head))
+                v = self.v_heads(v[:, :, None].expand(B, h_kv, h // h_kv, S, d_head).reshape(B, h, S, d_head))
+            scores = self.scores(q @ k.transpose(-2, -1) / math.sqrt(d_head))  # (B, h, T, T); decode (B, h, 1, S)
+            future = torch.ones(T, S, dtype=torch.bool, device=x.device).triu(1 + S - T)  # keys after each query
             masked = self.masked(scores.masked_fill(future, float("-inf")))  # (B, h, T, T)
             attn = self.attn(F.softmax(masked, dim=-1))  # (B, h, T, T), rows sum to 1
             y = self.attn_v(attn @ v)  # (B, h, T, d_head)
@@ -186,8 +203,9 @@ class Block(nn.Module):
         self.mlp = MLP(cfg)
         self.resid_2 = Tap()
 
-    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
-        x = self.resid_1(x + self.attn(self.ln_1(x), rope))
+    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None,
+                past: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+        x = self.resid_1(x + self.attn(self.ln_1(x), rope, past))
         return self.resid_2(x + self.mlp(self.ln_2(x)))
 
 
@@ -231,21 +249,26 @@ class GPT(nn.Module):
         if self.wte.weight.device.type != "meta":  # meta modules (tracing) need no values
             self.apply(_init_weights)
 
-    def embed_tokens(self, idx: torch.Tensor) -> torch.Tensor:
-        """(B, T) token ids -> (B, T, d) residual stream: tok + pos (learned), or tok with RoPE's angles made."""
+    def embed_tokens(self, idx: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """(B, T) token ids -> (B, T, d) residual stream: tok + pos (learned), or tok with RoPE's angles made.
+        `start`: the position of idx's first token (a decode step's new token comes after `start` cached ones)."""
         T = idx.shape[1]
         tok = self.wte(idx)  # (B, T, d)
         if self.cfg.positions == "rope":
-            self._rope = self.rope(T, idx.device, tok.dtype)  # cos, sin: (T, d_head) each
+            self._rope = self.rope(T, idx.device, tok.dtype, start)  # cos, sin: (T, d_head) each
             return tok
-        if T > self.cfg.T_max:
-            raise ValueError(f"T={T} exceeds T_max={self.cfg.T_max}: the learned position table cannot extrapolate")
-        pos = self.wpe(torch.arange(T, device=idx.device))  # (T, d), broadcast over B
+        if start + T > self.cfg.T_max:
+            raise ValueError(f"T={start + T} exceeds T_max={self.cfg.T_max}: the learned position table cannot "
+                             "extrapolate")
+        pos = self.wpe(torch.arange(start, start + T, device=idx.device))  # (T, d), broadcast over B
         return self.embed(tok + pos)  # (B, T, d)
 
-    def block(self, i: int, x: torch.Tensor) -> torch.Tensor:
-        """Block i on x, with the angles of the last `embed_tokens` when the recipe uses RoPE."""
-        return self.blocks[i](x) if self._rope is None else self.blocks[i](x, self._rope)
+    def block(self, i: int, x: torch.Tensor, past: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+        """Block i on x, with the angles of the last `embed_tokens` when the recipe uses RoPE (and a decode
+        step's cache of block i, `past`)."""
+        if self._rope is None and past is None:  # GPT-2's recipe in a forward pass: the block's lesson call
+            return self.blocks[i](x)
+        return self.blocks[i](x, self._rope, past)
 
     def logits_and_loss(self, x: torch.Tensor, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(B, T, d) -> logits (B, T, V) and the next-token loss.
@@ -267,6 +290,15 @@ class GPT(nn.Module):
             x = self.block(i, x)
         self._rope = None
         return self.logits_and_loss(x, idx)
+
+    def decode(self, idx: torch.Tensor, past: list[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
+        """One decode step: idx (B, 1), each sequence's new token, after the T_c tokens cached in `past` (one
+        (K, V) pair per built block, (B, h_kv, T_c, d_head) each) -> logits (B, 1, V) of the next token."""
+        x = self.embed_tokens(idx, start=past[0][0].shape[2])
+        for i in range(len(self.blocks)):
+            x = self.block(i, x, past[i])
+        self._rope = None
+        return self.head(self.ln_f(x))
 
     def num_params(self) -> int:
         """Unique parameters of the built module; the tied head's weight is W_te and counts once."""

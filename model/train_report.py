@@ -52,6 +52,19 @@ def duration(days: float) -> str:
     return f"{plain(days * 86_400)} seconds"
 
 
+def seconds(x: float) -> str:
+    """A short time: "38.2 ms", "1.24 s", "2.1 minutes" (`duration` beyond an hour)."""
+    if x >= 3600:
+        return duration(x / 86_400)
+    if x >= 60:
+        return f"{plain(x / 60)} minutes"
+    if x >= 1:
+        return f"{plain(x)} s"
+    if x >= 1e-3:
+        return f"{plain(x * 1e3)} ms"
+    return f"{plain(x * 1e6)} µs"
+
+
 def dollars(x: float) -> str:
     """"$3.26", "$4,603,211"."""
     return f"${x:,.2f}" if x < 100 else f"${x:,.0f}"
@@ -72,6 +85,10 @@ def human(line: Line) -> str:
         return f"{plain(v)} PF-days"
     if unit in ("params", "tokens"):
         return f"{units.params(v)} {'parameters' if unit == 'params' else 'tokens'}"
+    if unit == "seconds":
+        return seconds(v)
+    if unit == "flop_per_byte":
+        return f"{plain(v)} FLOP/byte"
     if unit == "tokens_per_s":
         return f"{units.params(v)} tokens/s"
     if unit == "share":
@@ -84,6 +101,8 @@ def human(line: Line) -> str:
         return duration(v)
     if unit == "usd":
         return dollars(v)
+    if line.key == "infer/knee_B" and v == 0:
+        return "none: a sequence's cache takes longer to read than its token's FLOPs"
     if line.key == "memory/max_B" and v == 0:
         return "none: B = 1 does not fit"
     if line.key == "memory/max_B" and v == BOUNDS["B"][1]:

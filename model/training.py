@@ -62,19 +62,21 @@ from .tracing import DTYPES
 # --- constants, with their sources ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Gpu:
-    """A GPU's dense BF16 peak (no 2:4 sparsity) and its nominal memory."""
+    """A GPU's dense BF16 peak (no 2:4 sparsity), its nominal memory and its memory bandwidth (serving's roofline,
+    `model.inference`; None where a training run's custom GPU does not say)."""
 
     label: str
     peak_tflops: float  # 10¹² FLOP/s
     memory_gib: float  # 2³⁰ bytes
+    bandwidth_tbs: float | None = None  # 10¹² bytes/s
 
 
-GPUS: dict[str, Gpu] = {  # NVIDIA data sheets, dense BF16 tensor-core peak
-    "a100-40gb": Gpu("A100 40 GB", 312, 40),
-    "a100-80gb": Gpu("A100 80 GB", 312, 80),
-    "h100-sxm": Gpu("H100 SXM 80 GB", 989, 80),
-    "h200": Gpu("H200 141 GB", 989, 141),
-    "b200": Gpu("B200 192 GB", 2250, 192),
+GPUS: dict[str, Gpu] = {  # NVIDIA data sheets: dense BF16 tensor-core peak, HBM bandwidth
+    "a100-40gb": Gpu("A100 40 GB", 312, 40, 1.555),
+    "a100-80gb": Gpu("A100 80 GB", 312, 80, 2.039),
+    "h100-sxm": Gpu("H100 SXM 80 GB", 989, 80, 3.35),
+    "h200": Gpu("H200 141 GB", 989, 141, 4.8),
+    "b200": Gpu("B200 192 GB", 2250, 192, 8.0),
 }
 CUSTOM_GPU = "custom"
 

@@ -1,0 +1,360 @@
+"""Inference on a GPU: the prefill and a decode step, their FLOPs and bytes moved, the roofline, quantization.
+
+Conventions (FLOPs, not MACs; bytes in 2³⁰ units where printed):
+
+- **Prefill**: the forward pass over B sequences of T tokens, as the shapes table traces it (`model.budget`'s
+  measured forward FLOPs, the head's logits at every position included). Its bytes: every weight read once and
+  the KV cache of the T tokens written (`model.memory.kv_cache_lines`, at the cache's format).
+- **Decode**: one new token for each of B sequences after T cached tokens, traced by a real pass of the module
+  with a real cache (`model.gpt.GPT.decode` on the meta device; `decode_pass`): q of one token, K and V of the T
+  cached tokens and the new one, scores (B, h, 1, T + 1). Its FLOPs are the pass's (torch's flop counter, the
+  fused kernel's formula registered by `model.passes`): per token the forward pass's per-token FLOPs at T + 1
+  keys. Its bytes moved: every weight read once per step (a serving kernel streams them; the token table's
+  lookup reads only its B rows, and a tied head reads the whole table anyway), the cache of T tokens read and the
+  new token's K and V written, and the step's activations written once (the pass's new memory).
+- **Roofline**: a step takes at least max(FLOPs / P, bytes / BW) on a GPU of peak P (dense BF16, FLOP/s) and
+  memory bandwidth BW (bytes/s), whichever bound binds; B tokens per decode step. The ridge point P / BW is
+  the arithmetic intensity (FLOPs per byte) above which a step is compute-bound. The bound leaves out kernel
+  launches, communication between GPUs, the scheduler and attention kernels' own inefficiency: the efficiency
+  factor the user sets is shown beside it, never folded into it. Quantized weights are dequantized to BF16
+  math, so P stays the BF16 peak.
+- **Quantization** (`WEIGHTS`, `KV`): the blocks' matrices (N_q parameters: W_qkv, W_o and the MLP's) at the
+  weights' format; the embeddings, the head, norm gains and biases stay at 16 bits, as common quantizers keep
+  them. int8 and int4 are symmetric and group-wise: one fp16 scale per group of `group` weights along a row
+  (GPTQ and AWQ also store a zero point for int4; not counted); fp8 has one fp32 scale per matrix (counted as
+  0). The cache's int8 keeps one fp16 scale per token and K/V head; fp8 per tensor (0).
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import asdict, dataclass, replace
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from .budgeting import budget
+from .config import Config
+from .figures import Line
+from .formula import matches
+from .gpt import GPT
+from .memory import kv_cache_lines
+from .passes import TORCH_DTYPES
+from .training import GPUS, Gpu
+
+ACT_DTYPE = "bf16"  # activations and 16-bit weights while serving
+
+
+@dataclass(frozen=True)
+class Format:
+    """Bytes per value of a weight or cache format, and its scales' convention."""
+
+    bytes: float  # per value
+    scale_bytes: int  # per group of `group` values (weights) or per token and K/V head (cache); 0: none counted
+    note: str
+
+
+WEIGHTS: dict[str, Format] = {
+    "bf16": Format(2, 0, "16 bits, as trained"),
+    "fp16": Format(2, 0, "16 bits"),
+    "fp8": Format(1, 0, "8-bit floats, one fp32 scale per matrix (not counted)"),
+    "int8": Format(1, 2, "8-bit integers, one fp16 scale per group"),
+    "int4": Format(0.5, 2, "4-bit integers, one fp16 scale per group (a zero point, where stored, not counted)"),
+}
+KV: dict[str, Format] = {
+    "bf16": Format(2, 0, "16 bits"),
+    "fp16": Format(2, 0, "16 bits"),
+    "fp8": Format(1, 0, "8-bit floats, one scale per tensor (not counted)"),
+    "int8": Format(1, 2, "8-bit integers, one fp16 scale per token and K/V head"),
+}
+CUSTOM_GPU = "custom"
+LEAVES_OUT = ("The bound leaves out kernel launches, communication between GPUs, the scheduler and the kernels' own "
+              "inefficiency; the efficiency factor is shown beside it, never folded into it.")
+# the decode step's rows in the lesson's notation (block 0's attention, then the head): T tokens cached, one new
+DECODE_ROWS: dict[str, tuple[str, str]] = {
+    "idx": ("(B, 1)", "each sequence's new token"),
+    "blocks.0.attn.q": ("(B, h, 1, d_head)", "q of the new token"),
+    "blocks.0.attn.k_cache": ("(B, h_kv, T + 1, d_head)", "K of the T cached tokens and the new one"),
+    "blocks.0.attn.v_cache": ("(B, h_kv, T + 1, d_head)", "V of the T cached tokens and the new one"),
+    "blocks.0.attn.scores": ("(B, h, 1, T + 1)", "the new token's scores against every key"),
+    "blocks.0.attn.attn": ("(B, h, 1, T + 1)", "their softmax"),
+    "blocks.0.attn.attn_v": ("(B, h, 1, d_head)", "attention's output for the new token"),
+    "blocks.0.attn.lse": ("(B, h, 1)", "the fused kernel's log-sum-exp (fp32)"),
+    "logits": ("(B, 1, V)", "the next token's logits"),
+}
+
+
+@dataclass(frozen=True)
+class InferSetup:
+    """The GPU and formats of serving. `gpu` names a preset (`model.training.GPUS`) or "custom" with
+    `peak_tflops`, `memory_gib` and `bandwidth_tbs`; `efficiency` (0 to 1) is shown beside the bound."""
+
+    gpu: str = "h100-sxm"
+    weights: str = "bf16"
+    kv_dtype: str = "bf16"
+    group: int = 128
+    efficiency: float = 0.5
+    peak_tflops: float | None = None
+    memory_gib: float | None = None
+    bandwidth_tbs: float | None = None
+
+    def __post_init__(self) -> None:
+        for name, table in (("weights", WEIGHTS), ("kv_dtype", KV)):
+            if getattr(self, name) not in table:
+                raise ValueError(f"{name}={getattr(self, name)!r} is not one of {', '.join(table)}")
+        if self.gpu != CUSTOM_GPU and self.gpu not in GPUS:
+            raise ValueError(f"gpu={self.gpu!r} is not one of {', '.join([*GPUS, CUSTOM_GPU])}")
+        custom = (self.peak_tflops, self.memory_gib, self.bandwidth_tbs)
+        if self.gpu == CUSTOM_GPU and None in custom:
+            raise ValueError("a custom GPU needs peak_tflops, memory_gib and bandwidth_tbs: give all three")
+        if self.gpu != CUSTOM_GPU and any(x is not None for x in custom):
+            raise ValueError("peak_tflops, memory_gib and bandwidth_tbs describe a custom GPU: choose gpu=custom, "
+                             "or drop them")
+        if not 1 <= self.group <= 4096:
+            raise ValueError(f"group={self.group} is out of range: a scale's group must be 1 to 4,096 weights")
+        if not 0 < self.efficiency <= 1:
+            raise ValueError(f"efficiency={self.efficiency} is out of range: from above 0 to 1 (0.5 for 50 %)")
+        for x in custom:
+            if x is not None and not 0 < x <= 1e6:
+                raise ValueError(f"{x} is out of range for a GPU's peak, memory or bandwidth: a positive number")
+
+    @property
+    def device(self) -> Gpu:
+        """The GPU: a preset (`model.training.GPUS`, with its bandwidth) or the custom one."""
+        if self.gpu != CUSTOM_GPU:
+            return GPUS[self.gpu]
+        return Gpu("custom GPU", self.peak_tflops, self.memory_gib, self.bandwidth_tbs)
+
+    @property
+    def bandwidth(self) -> float:
+        """Memory bandwidth, bytes/s."""
+        return 1e12 * self.device.bandwidth_tbs
+
+
+@dataclass(frozen=True)
+class DecodeRow:
+    """A tensor of the decode step: name, lesson shape, what it is, concrete shape, bytes (0 for a view)."""
+
+    name: str
+    symbolic: str
+    label: str
+    shape: tuple[int, ...]
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class DecodePass:
+    """What one decode step's real pass (block 0, the embedding and the head, on the meta device) records."""
+
+    rows: tuple[DecodeRow, ...]  # the lesson's rows (`DECODE_ROWS`) that the recipe makes
+    flops: int  # the step's FLOPs, all L blocks, B new tokens
+    flops_attn: int  # of them, q kᵀ and attn @ v over the T + 1 keys
+    activation_bytes: int  # new memory of the step, all L blocks (the cache's concatenation excluded)
+
+
+def _storage(t: torch.Tensor) -> int:
+    return t.untyped_storage()._cdata
+
+
+@functools.lru_cache(maxsize=256)
+def decode_pass(cfg: Config, dtype: str = ACT_DTYPE) -> DecodePass:
+    """One decode step of `GPT(cfg)` after cfg.T cached tokens, B sequences: a real pass on the meta device of the
+    embedding, block 0 (× L: every block maps (B, 1, d) to itself over its own cache) and the head."""
+    torch_dtype = TORCH_DTYPES[dtype]
+    with torch.device("meta"):
+        model = GPT(replace(cfg, B=1, T=1, L=1), depth=1).to(torch_dtype)
+    shape = (cfg.B, cfg.h_kv, cfg.T, cfg.d_head)
+    past = [(torch.zeros(shape, dtype=torch_dtype, device="meta"), torch.zeros(shape, dtype=torch_dtype, device="meta"))]
+    outputs: list[tuple[str, torch.Tensor]] = []
+    names = {f"blocks.0.attn.{n}" for n in ("k_cache", "v_cache")}
+    hooks = [m.register_forward_hook(lambda _m, _i, out, n=n: outputs.append((n, out)))
+             for n, m in model.named_modules() if n and not list(m.children())]
+    idx = torch.zeros(cfg.B, 1, dtype=torch.long, device="meta")
+    counts = []
+    try:
+        with torch.no_grad():
+            for stage in ("embed", "block", "head"):
+                with FlopCounterMode(display=False) as counter:
+                    if stage == "embed":
+                        x = model.embed_tokens(idx, start=cfg.T)
+                    elif stage == "block":
+                        x = model.block(0, x, past[0])
+                    else:
+                        logits = model.head(model.ln_f(x))
+                counts.append(counter)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    by_op = counts[1].get_flop_counts().get("Global", {})
+    attn_ops = (torch.ops.aten.bmm, torch.ops.aten._scaled_dot_product_flash_attention_for_cpu)
+    flops_attn = sum(n for op, n in by_op.items() if op in attn_ops)
+    seen, block_bytes, other_bytes = set(), 0, 0
+    kept = {id(t) for p in past for t in p}
+    for name, t in outputs:
+        if not isinstance(t, torch.Tensor) or _storage(t) in seen or id(t) in kept or name in names:
+            continue
+        seen.add(_storage(t))
+        if name.startswith("blocks.0."):
+            block_bytes += t.untyped_storage().nbytes()
+        else:
+            other_bytes += t.untyped_storage().nbytes()
+    recorded = {"idx": idx, "logits": logits, **dict(outputs)}
+    lesson = (lambda shape: shape.replace("h_kv", "h")) if cfg.gpt2_recipe else (lambda shape: shape)  # GPT-2: h
+    rows = tuple(DecodeRow(name, lesson(DECODE_ROWS[name][0]), DECODE_ROWS[name][1], tuple(recorded[name].shape),
+                           recorded[name].untyped_storage().nbytes()) for name in DECODE_ROWS if name in recorded)
+    return DecodePass(rows=rows, flops=cfg.L * counts[1].get_total_flops() + counts[0].get_total_flops()
+                      + counts[2].get_total_flops(), flops_attn=cfg.L * flops_attn,
+                      activation_bytes=cfg.L * block_bytes + other_bytes)
+
+
+@dataclass(frozen=True)
+class Inference:
+    """Prefill and decode at cfg's B and T on `setup`'s GPU: every figure, and each as a `Line`."""
+
+    cfg: Config
+    setup: InferSetup
+    weight_bytes: int  # all weights at their formats, scales included: what serving holds
+    prefill_flops: int
+    ttft_s: float  # the prefill's bound: time to first token
+    decode_flops: int  # one new token for each of B sequences at context T
+    decode_bytes: int
+    decode_step_s: float
+    decode_tokens_per_s: float  # the bound, all B sequences
+    gpu_flops_per_s: float
+    gpu_bytes_per_s: float
+    knee_B: int | None  # the smallest B at which a decode step is compute-bound at this T (None: none up to 2²⁰)
+    rows: tuple[DecodeRow, ...]
+    lines: tuple[Line, ...]
+
+    def as_dict(self) -> dict:
+        """Every figure by name, the lines and the rows (for JSON)."""
+        out = {k: v for k, v in asdict(self).items() if k not in ("cfg", "setup", "lines", "rows")}
+        return {**out, "setup": asdict(self.setup), "rows": [{**asdict(r), "shape": list(r.shape)} for r in self.rows],
+                "lines": [asdict(x) for x in self.lines]}
+
+    def line(self, key: str) -> Line:
+        return next(x for x in self.lines if x.key == key)
+
+
+def quantized(cfg: Config, group: int) -> tuple[int, int]:
+    """(N_q, S_q): the blocks' matrix weights (W_qkv, W_o, the MLP's), all L blocks, which a quantizer stores in its
+    format; and its scales, one per group of `group` weights along each matrix's rows (a row's last group may be
+    shorter: ⌈columns / group⌉ per row)."""
+    with torch.device("meta"):
+        block = GPT(replace(cfg, B=1, T=1, L=1), depth=1).blocks[0]
+    linears = [m for m in block.modules() if isinstance(m, torch.nn.Linear)]
+    return (cfg.L * sum(m.weight.numel() for m in linears),
+            cfg.L * sum(m.out_features * -(-m.in_features // group) for m in linears))
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def _at_next_token(formula: str) -> str:
+    """The forward pass's per-token FLOPs formula (`model.budget`'s measured one) with T + 1 keys in place of T."""
+    return formula.replace("4Td", "4(T + 1)·d").replace("4T·h·d_head", "4(T + 1)·h·d_head")
+
+
+def infer(cfg: Config, setup: InferSetup | None = None) -> Inference:
+    """The prefill and a decode step of `cfg` (its B and T) on `setup` (see the module docstring). ValueError where
+    a decode step cannot follow T cached tokens (a learned position table has no row T)."""
+    s = setup or InferSetup()
+    if cfg.positions == "learned" and cfg.T >= cfg.T_max:
+        raise ValueError(f"a decode step after T={cfg.T:,} cached tokens is at position {cfg.T:,}, beyond the learned "
+                         f"position table W_pe's T_max={cfg.T_max:,} rows: lower T to at most {cfg.T_max - 1:,} "
+                         "or raise T_max")
+    w, kv = WEIGHTS[s.weights], KV[s.kv_dtype]
+    b = budget(cfg)
+    N = b.params_exact
+    N_q, S_q = quantized(cfg, s.group)
+    weights = round(2 * (N - N_q) + w.bytes * N_q) + S_q * w.scale_bytes
+    w_formula = ("2·N" if w.bytes == 2 else f"2·(N − N_q) + {_fmt(w.bytes)}·N_q" + (" + 2·S_q" if w.scale_bytes else ""))
+    unread, unread_formula = 0, ""
+    if not cfg.tie:  # the token table's lookup reads its B rows only; a tied head reads it all
+        unread, unread_formula = 2 * (cfg.V - cfg.B) * cfg.d, " − 2(V − B)·d"
+    if cfg.positions == "learned":  # W_pe: one row, position T
+        unread, unread_formula = unread + 2 * (cfg.T_max - 1) * cfg.d, unread_formula + " − 2(T_max − 1)·d"
+    read = weights - unread
+    heads = "h" if cfg.gpt2_recipe else "h_kv"
+    elements = kv_cache_lines(cfg, "bf16")[1].formula.removesuffix("·2")  # the one definition's 2L·h_kv·d_head
+    per_token = kv_cache_lines(cfg, "bf16")[1].value // 2  # elements of one sequence's token
+    token_bytes = round(kv.bytes * per_token) + kv.scale_bytes * 2 * cfg.L * cfg.h_kv
+    token_formula = f"{elements}·{_fmt(kv.bytes)}" + (f" + 2·2L·{heads}" if kv.scale_bytes else "")
+    cache_read, cache_write = cfg.B * cfg.T * token_bytes, cfg.B * token_bytes
+    step = decode_pass(cfg)
+    decode_bytes = read + cache_read + cache_write + step.activation_bytes
+    P, BW = s.device.peak_tflops * 1e12, s.bandwidth
+    step_s = max(step.flops / P, decode_bytes / BW)
+    forward = b.line("flops/forward_measured").formula
+    prefill_flops = b.flops_fwd_measured_per_token * cfg.B * cfg.T
+    prefill_bytes = weights + cache_read
+    ttft = max(prefill_flops / P, prefill_bytes / BW)
+    knee = knee_batch(cfg, s, step, read, token_bytes * (cfg.T + 1))
+    memory = weights + cache_read
+    bound = "compute-bound" if step.flops / P >= decode_bytes / BW else "memory-bound"
+    lines = (
+        Line("infer/n_q", "N_q, the blocks' matrix weights (the ones quantized; embeddings, head, norms and biases "
+             "stay at 16 bits)", "", N_q, "params"),
+        *([Line("infer/s_q", f"S_q, the scales: one per group of {s.group:,} weights along each matrix's rows", "",
+                S_q, "count")] if w.scale_bytes else []),
+        Line("infer/weights", f"weights to serve: the blocks' matrices at {s.weights} ({w.note}), the rest at 16 bits",
+             w_formula, weights, "bytes"),
+        Line("infer/kv_cache", f"KV cache at {s.kv_dtype} ({kv.note}): B sequences of T tokens",
+             f"BT·({token_formula})", cache_read, "bytes"),
+        Line("infer/memory", "memory to serve: the weights and the cache", "", memory, "bytes"),
+        Line("infer/fits", f"they fit in one {s.device.label}", "", memory <= s.device.memory_gib * 2**30, "bool"),
+        Line("infer/prefill_flops", "prefill: the forward pass over B sequences of T tokens (its measured FLOPs)",
+             f"BT·({forward})", prefill_flops, "flops"),
+        Line("infer/prefill_bytes", "prefill bytes: every weight read once, the cache of T tokens written", "",
+             prefill_bytes, "bytes"),
+        Line("infer/ttft", "time to first token: the prefill's bound, max(FLOPs / P, bytes / BW)", "", ttft,
+             "seconds"),
+        Line("infer/decode_flops", "decode step: one new token for each of B sequences after T cached tokens",
+             f"B·({_at_next_token(forward)})", step.flops, "flops"),
+        Line("infer/decode_attn_flops", "of them, q kᵀ and attn @ v over the T + 1 keys", "4LB·(T + 1)·h·d_head",
+             step.flops_attn, "flops"),
+        Line("infer/decode_weights_read", "decode bytes: every weight read once (the token table's lookup: its B "
+             "rows)", w_formula + unread_formula, read, "bytes"),
+        Line("infer/decode_cache_read", "decode bytes: the cache of T tokens read", f"BT·({token_formula})",
+             cache_read, "bytes"),
+        Line("infer/decode_cache_write", "decode bytes: the new token's K and V written", f"B·({token_formula})",
+             cache_write, "bytes"),
+        Line("infer/decode_activations", "decode bytes: the step's activations written once (the pass's new "
+             "memory)", "", step.activation_bytes, "bytes"),
+        Line("infer/decode_bytes", "decode bytes moved per step", "", decode_bytes, "bytes"),
+        Line("infer/intensity", "arithmetic intensity of a decode step: FLOPs per byte moved", "",
+             step.flops / decode_bytes, "flop_per_byte"),
+        Line("infer/ridge", f"ridge point of the {s.device.label}: P / BW (P = {_fmt(s.device.peak_tflops)} TFLOP/s, "
+             f"BW = {_fmt(BW / 1e12)} TB/s)", "P/BW", P / BW, "flop_per_byte"),
+        Line("infer/step", f"decode step time, the bound: max(FLOPs / P, bytes / BW); {bound} at this B and T", "",
+             step_s, "seconds"),
+        Line("infer/tokens_per_s", "decode tokens per second, all B sequences (the bound)", "", cfg.B / step_s,
+             "tokens_per_s"),
+        Line("infer/tokens_per_s_seq", "decode tokens per second of one sequence (the bound)", "", 1 / step_s,
+             "tokens_per_s"),
+        Line("infer/at_efficiency", f"at an efficiency of {_fmt(s.efficiency)} (beside the bound, not in it)", "",
+             s.efficiency * cfg.B / step_s, "tokens_per_s"),
+        Line("infer/knee_B", "the smallest B at which a decode step turns compute-bound at this T", "",
+             0 if knee is None else knee, "count"),
+    )
+    symbols = {**cfg.symbols(), "N": N, "N_q": N_q, "S_q": S_q, "P": P, "BW": BW}
+    for x in lines:
+        if x.formula and not matches(x.formula, symbols, x.value):
+            raise RuntimeError(f"line {x.key}: formula {x.formula!r} does not give {x.value!r}")
+    return Inference(cfg=cfg, setup=s, weight_bytes=weights, prefill_flops=prefill_flops, ttft_s=ttft,
+                     decode_flops=step.flops, decode_bytes=decode_bytes, decode_step_s=step_s,
+                     decode_tokens_per_s=cfg.B / step_s, gpu_flops_per_s=P, gpu_bytes_per_s=BW, knee_B=knee,
+                     rows=step.rows, lines=lines)
+
+
+def knee_batch(cfg: Config, s: InferSetup, step: DecodePass, read: int, per_sequence: int) -> int | None:
+    """The smallest B at which a decode step's FLOPs / P reach its bytes / BW at cfg's T: FLOPs grow as B, bytes
+    as W + B·(cache and activations per sequence), so B ≥ (W / BW) / (f / P − c / BW) where that is positive."""
+    P, BW = s.device.peak_tflops * 1e12, s.bandwidth
+    f = step.flops / cfg.B  # per new token (the head's and blocks' per token; exact: FLOPs are linear in B)
+    c = per_sequence + step.activation_bytes / cfg.B
+    gain = f / P - c / BW
+    if gain <= 0:
+        return None
+    return min(math.ceil((read / BW) / gain), 2**20)

@@ -1,0 +1,190 @@
+"""Inference (model.inference): the decode step's real pass against the module's own full forward and against
+transformers' eager forward over a real past_key_values; prefill FLOPs; bytes, roofline and quantization; the CLI."""
+from __future__ import annotations
+
+import json
+import logging
+import random
+from dataclasses import replace
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+from transformers import CONFIG_MAPPING, AutoModelForCausalLM
+
+from model import PRESETS, budget
+from model.config import Config, from_hf
+from model.gpt import GPT
+from model.inference import KV, WEIGHTS, InferSetup, decode_pass, infer, quantized
+from model.memory import kv_cache_lines
+from model.notation import evaluate
+from model.training import GPUS
+from pagetools import run_cli
+
+logging.getLogger("transformers").setLevel(logging.ERROR)
+RECIPES = [dict(), dict(norm="rmsnorm", positions="rope", mlp="swiglu", bias="none", kv_heads=2),
+           dict(norm="rmsnorm", positions="rope", mlp="swiglu", bias="none", kv_heads=1, head_dim=6, qk_norm=True)]
+
+
+def small(recipe: dict, attention: str) -> Config:
+    return Config(B=2, T=5, d=24, h=4, L=2, V=37, T_max=16, attention=attention, **recipe)
+
+
+@pytest.mark.parametrize("attention", ["eager", "fused"])
+@pytest.mark.parametrize("recipe", RECIPES, ids=["gpt2", "gqa", "mqa-qknorm"])
+def test_a_decode_step_over_the_cache_gives_the_full_forwards_last_logits(recipe, attention):
+    """Real CPU tensors: the K and V a forward pass over T + 1 tokens makes, cut to the first T, are the cache; one
+    decode step of the last token then gives the same logits as the full pass at its last position."""
+    cfg = small(recipe, attention)
+    torch.manual_seed(0)
+    model = GPT(cfg).eval()
+    idx = torch.randint(0, cfg.V, (cfg.B, cfg.T + 1))
+    kept: dict[int, dict[str, torch.Tensor]] = {}
+    rope = cfg.positions == "rope"
+    for i, block in enumerate(model.blocks):
+        for name in ("k", "v"):
+            tap = getattr(block.attn, f"{name}_rot" if rope and name == "k" else name)
+            tap.register_forward_hook(lambda _m, _i, out, i=i, name=name: kept.setdefault(i, {}).__setitem__(name, out))
+    with torch.no_grad():
+        full, _ = model(idx)
+        past = [(kept[i]["k"][:, :, :cfg.T], kept[i]["v"][:, :, :cfg.T]) for i in range(cfg.L)]
+        step = model.decode(idx[:, cfg.T:], past)
+    assert step.shape == (cfg.B, 1, cfg.V)
+    torch.testing.assert_close(step[:, 0], full[:, -1], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("attention", ["eager", "fused"])
+@pytest.mark.parametrize("recipe", RECIPES, ids=["gpt2", "gqa", "mqa-qknorm"])
+def test_the_decode_rows_lesson_shapes_are_their_concrete_shapes(recipe, attention):
+    cfg = small(recipe, attention)
+    p = decode_pass(cfg, "fp32")
+    names = {r.name for r in p.rows}
+    assert {"idx", "blocks.0.attn.q", "blocks.0.attn.k_cache", "blocks.0.attn.v_cache", "logits"} <= names
+    assert ("blocks.0.attn.scores" in names) == (attention == "eager") == ("blocks.0.attn.lse" not in names)
+    for r in p.rows:
+        assert evaluate(r.symbolic, cfg.symbols()) == r.shape, r
+    assert next(r for r in p.rows if r.name == "blocks.0.attn.k_cache").shape == (2, cfg.h_kv, cfg.T + 1, cfg.d_head)
+
+
+def hf_doc(rng: random.Random, model_type: str) -> dict:
+    """A small random config.json of `model_type` (gpt2 for GPT-2's recipe, llama or qwen3 for the modern one)."""
+    L, V = rng.randrange(1, 4), rng.randrange(8, 200)
+    if model_type == "gpt2":
+        h = rng.randrange(1, 5)
+        return {"model_type": "gpt2", "n_embd": h * rng.randrange(2, 12), "n_head": h, "n_layer": L,
+                "vocab_size": V, "n_positions": rng.randrange(32, 128), "tie_word_embeddings": rng.random() < 0.5}
+    h_kv = rng.choice([1, 2, 4])
+    h = h_kv * rng.choice([1, 2, 3])
+    return {"model_type": model_type, "hidden_size": h * 2 * rng.randrange(1, 8), "num_attention_heads": h,
+            "num_key_value_heads": h_kv, "intermediate_size": rng.randrange(8, 100), "num_hidden_layers": L,
+            "vocab_size": V, "max_position_embeddings": 4096, "tie_word_embeddings": rng.random() < 0.5,
+            **({"head_dim": 2 * rng.randrange(1, 10)} if rng.random() < 0.5 else {})}
+
+
+def reference_flops(doc: dict, B: int, T: int) -> tuple[int, int]:
+    """FlopCounterMode on transformers' eager forward: (the prefill over T tokens, one new token over its cache)."""
+    config = CONFIG_MAPPING[doc["model_type"]](**{k: v for k, v in doc.items() if k != "model_type"})
+    model = AutoModelForCausalLM.from_config(config, attn_implementation="eager").eval()
+    ids = torch.zeros(B, T + 1, dtype=torch.long)
+    with torch.no_grad():
+        with FlopCounterMode(display=False) as prefill:
+            out = model(input_ids=ids[:, :T], use_cache=True)
+        assert out.past_key_values.get_seq_length() == T
+        with FlopCounterMode(display=False) as decode:
+            model(input_ids=ids[:, T:], cache=out.past_key_values, use_cache=True)
+    return prefill.get_total_flops(), decode.get_total_flops()
+
+
+@pytest.mark.parametrize("model_type", ["gpt2", "llama", "qwen3"])
+def test_prefill_and_decode_flops_equal_transformers_eager_forward_over_a_real_cache(model_type):
+    rng = random.Random(model_type)
+    for _ in range(6):
+        doc, B, T = hf_doc(rng, model_type), rng.randrange(1, 4), rng.randrange(2, 24)
+        cfg = from_hf(doc, B=B, T=T)
+        for attention in ("eager", "fused"):
+            r = infer(replace(cfg, attention=attention), InferSetup())
+            assert (r.prefill_flops, r.decode_flops) == reference_flops(doc, B, T), doc
+
+
+def test_llama3_8b_at_b1_t4096_reads_its_bf16_weights_and_its_cache_at_the_roofline():
+    cfg = replace(PRESETS["llama3-8b"], B=1, T=4096)
+    r = infer(cfg, InferSetup(gpu="h100-sxm"))
+    N, (V, d, L, h_kv, d_head) = budget(cfg).params_exact, (cfg.V, cfg.d, cfg.L, cfg.h_kv, cfg.d_head)
+    assert r.weight_bytes == 2 * N
+    cache = 2 * L * 4096 * h_kv * d_head * 2
+    assert cache == kv_cache_lines(cfg, "bf16")[0].value == 512 * 2**20
+    x = {line.key: line.value for line in r.lines}
+    assert x["infer/decode_weights_read"] == 2 * N - 2 * (V - 1) * d  # the untied token table: one row looked up
+    assert x["infer/decode_cache_read"] == cache and x["infer/decode_cache_write"] == cache // 4096
+    assert r.decode_bytes == 2 * N - 2 * (V - 1) * d + cache + cache // 4096 + x["infer/decode_activations"]
+    P, BW = 989e12, 3.35e12
+    assert (r.gpu_flops_per_s, r.gpu_bytes_per_s) == (P, BW)
+    assert r.decode_tokens_per_s == 1 / max(r.decode_flops / P, r.decode_bytes / BW) == 1 / (r.decode_bytes / BW)
+    assert r.ttft_s == r.prefill_flops / P  # compute-bound
+    assert r.decode_flops == L * (4 * (cfg.h + h_kv) * d_head * d + 6 * d * cfg.d_ff + 4 * 4097 * cfg.h * d_head) \
+        + 2 * V * d
+    assert r.knee_B is None  # at 4,096 tokens each sequence's cache costs more time than its FLOPs
+
+
+def test_int4_weights_are_a_quarter_of_bf16s_plus_scales_and_the_rest_at_16_bits():
+    cfg = replace(PRESETS["llama3-8b"], B=1, T=4096)
+    N = budget(cfg).params_exact
+    N_q, S_q = quantized(cfg, 128)
+    assert N_q == cfg.L * (2 * (cfg.h + cfg.h_kv) * cfg.d_head * cfg.d + 3 * cfg.d * cfg.d_ff)
+    assert S_q == N_q // 128
+    bf16, int4 = (infer(cfg, InferSetup(weights=w)).weight_bytes for w in ("bf16", "int4"))
+    assert int4 == 2 * (N - N_q) + N_q // 2 + 2 * S_q
+    assert (int4 - 2 * (N - N_q) - 2 * S_q) * 4 == bf16 - 2 * (N - N_q)  # the matrices: a quarter of bf16's
+    assert 0.3 < int4 / bf16 < 0.36  # the embeddings and the head stay at 16 bits
+
+
+@pytest.mark.parametrize("weights", list(WEIGHTS))
+@pytest.mark.parametrize("kv", list(KV))
+def test_every_line_is_its_formula_and_formats_feed_the_bytes(weights, kv):
+    rng = random.Random(weights + kv)
+    for _ in range(4):
+        doc = hf_doc(rng, rng.choice(["gpt2", "llama", "qwen3"]))
+        cfg = from_hf(doc, B=rng.randrange(1, 64), T=rng.randrange(1, 30))
+        r = infer(cfg, InferSetup(weights=weights, kv_dtype=kv, group=rng.choice([32, 64, 128]),
+                                  gpu=rng.choice(list(GPUS))))  # infer checks every formula against its value
+        base = infer(cfg, InferSetup(group=r.setup.group, gpu=r.setup.gpu))
+        assert (r.weight_bytes <= base.weight_bytes) and (r.decode_bytes <= base.decode_bytes)
+        assert r.decode_flops == base.decode_flops  # the formats change bytes, not FLOPs
+
+
+def test_a_decode_step_beyond_a_learned_position_table_is_one_line(capsys):
+    code, out, err = run_cli(["--preset", "gpt2-small", "--table", "infer"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "lower T to at most 1,023 or raise T_max" in err
+    code, out, err = run_cli(["--preset", "gpt2-small", "--T", "1023", "--table", "infer"], capsys)
+    assert code == 0 and "(8, 12, 1024, 64)" in out  # K and V of 1,023 cached tokens and the new one
+
+
+@pytest.mark.parametrize("fmt", ["text", "--json", "--markdown", "--csv"])
+def test_the_infer_table_prints_in_every_format(fmt, capsys):
+    argv = ["--preset", "llama3-8b", "--B", "1", "--T", "4096", "--table", "infer", "--weights", "int4",
+            *([] if fmt == "text" else [fmt])]
+    code, out, err = run_cli(argv, capsys)
+    assert (code, err) == (0, "")
+    if fmt == "--json":
+        doc = json.loads(out)["infer"]
+        expected = infer(replace(PRESETS["llama3-8b"], B=1, T=4096), InferSetup(weights="int4"))
+        for key in ("prefill_flops", "decode_flops", "decode_bytes", "decode_tokens_per_s", "ttft_s", "weight_bytes",
+                    "gpu_flops_per_s", "gpu_bytes_per_s"):
+            assert doc[key] == getattr(expected, key), key
+    elif fmt == "text":
+        assert "(B, h_kv, T + 1, d_head)" in out and "tokens/s" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--table", "infer", "--weights", "int3"], "argument --weights: invalid choice: 'int3'"),
+    (["--table", "infer", "--kv-dtype", "int4"], "argument --kv-dtype: invalid choice: 'int4'"),
+    (["--table", "infer", "--efficiency", "2"], "--efficiency 2.0 is out of range"),
+    (["--table", "infer", "--group", "0"], "--group 0 is out of range"),
+    (["--table", "infer", "--gpu", "custom"], "a custom GPU needs --gpu-peak, --gpu-memory and --gpu-bandwidth"),
+    (["--table", "infer", "--gpu-bandwidth", "-1"], "a custom GPU needs"),
+    (["--table", "infer", "--zero", "3"], "--zero describe a training run: use --table train"),
+    (["--weights", "int4"], "--weights describe serving: add --table infer"),
+])
+def test_bad_serving_options_give_one_line_and_status_2(argv, message, capsys):
+    code, out, err = run_cli(["--preset", "llama3-8b", *argv], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err, err
