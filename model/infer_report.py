@@ -8,7 +8,7 @@ import io
 import json
 
 from .config import Config, config_dict
-from .inference import CUSTOM_GPU, KV, LEAVES_OUT, WEIGHTS, InferSetup, Inference, infer
+from .inference import CUSTOM_GPU, KV, LEAVES_OUT, WEIGHTS, InferSetup, Inference, by_batch, by_context, infer
 from .layout import paragraph, row_lines
 from .report import footer, header, markdown_header
 from .train_report import human
@@ -71,8 +71,10 @@ def csv_text(cfg: Config, setup: InferSetup) -> str:
 
 
 def as_json(cfg: Config, setup: InferSetup) -> str:
-    """{"config": ..., "infer": {prefill_flops, decode_flops, decode_bytes, decode_tokens_per_s, ttft_s, ...}}."""
-    return json.dumps({"config": config_dict(cfg), "infer": infer(cfg, setup).as_dict()}, indent=2) + "\n"
+    """{"config": ..., "infer": {prefill_flops, decode_flops, decode_bytes, decode_tokens_per_s, ttft_s, ...,
+    "by_B": the decode points at B = 1 … 1,024, "by_T": at T = 128 … T_max}}."""
+    doc = {**infer(cfg, setup).as_dict(), "by_B": list(by_batch(cfg, setup)), "by_T": list(by_context(cfg, setup))}
+    return json.dumps({"config": config_dict(cfg), "infer": doc}, indent=2) + "\n"
 
 
 # --- command line ------------------------------------------------------------------------------------------------

@@ -358,3 +358,31 @@ def knee_batch(cfg: Config, s: InferSetup, step: DecodePass, read: int, per_sequ
     if gain <= 0:
         return None
     return min(math.ceil((read / BW) / gain), 2**20)
+
+
+SERIES_B = tuple(2**i for i in range(11))  # 1 … 1,024 sequences: the tokens-per-second chart's points
+
+
+def by_batch(cfg: Config, setup: InferSetup | None = None) -> tuple[dict, ...]:
+    """Decode at cfg's T for B = 1 … 1,024: each point's step time and tokens per second (all B sequences, and
+    one), and whether it is compute-bound: the chart of tokens per second against B, its knee where it turns."""
+    out = []
+    for B in SERIES_B:
+        r = infer(replace(cfg, B=B), setup)
+        out.append({"B": B, "step_s": r.decode_step_s, "tokens_per_s": r.decode_tokens_per_s,
+                    "tokens_per_s_seq": 1 / r.decode_step_s,
+                    "compute_bound": r.decode_flops / r.gpu_flops_per_s >= r.decode_bytes / r.gpu_bytes_per_s})
+    return tuple(out)
+
+
+def by_context(cfg: Config, setup: InferSetup | None = None) -> tuple[dict, ...]:
+    """A decode step's time at cfg's B for T = 128, 256, … up to what the positions allow (T_max − 1 cached tokens
+    with a learned table; T_max with RoPE): the chart of step time against context."""
+    top = cfg.T_max - 1 if cfg.positions == "learned" else cfg.T_max
+    Ts = [T for T in (2**i for i in range(7, 25)) if T < top] + [top]
+    out = []
+    for T in Ts:
+        r = infer(replace(cfg, T=T), setup)
+        out.append({"T": T, "step_s": r.decode_step_s, "tokens_per_s": r.decode_tokens_per_s,
+                    "ttft_s": r.ttft_s})
+    return tuple(out)

@@ -15,7 +15,7 @@ from transformers import CONFIG_MAPPING, AutoModelForCausalLM
 from model import PRESETS, budget
 from model.config import Config, from_hf
 from model.gpt import GPT
-from model.inference import KV, WEIGHTS, InferSetup, decode_pass, infer, quantized
+from model.inference import KV, WEIGHTS, InferSetup, by_batch, by_context, decode_pass, infer, quantized
 from model.memory import kv_cache_lines
 from model.notation import evaluate
 from model.training import GPUS
@@ -188,3 +188,17 @@ def test_the_infer_table_prints_in_every_format(fmt, capsys):
 def test_bad_serving_options_give_one_line_and_status_2(argv, message, capsys):
     code, out, err = run_cli(["--preset", "llama3-8b", *argv], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1 and message in err, err
+
+
+def test_the_charts_points_are_the_figures_at_each_b_and_t_and_turn_at_the_knee():
+    cfg = replace(PRESETS["llama3-8b"], B=1, T=128)
+    knee = infer(cfg).knee_B
+    points = by_batch(cfg)
+    assert knee is not None and points[0]["tokens_per_s"] == infer(cfg).decode_tokens_per_s
+    assert all(a["tokens_per_s"] < b["tokens_per_s"] for a, b in zip(points, points[1:]))  # more B, more tokens/s
+    assert all(p["compute_bound"] == (p["B"] >= knee) for p in points)
+    context = by_context(replace(cfg, B=8))
+    assert [p["T"] for p in context][:3] == [128, 256, 512] and context[-1]["T"] == cfg.T_max
+    assert all(a["step_s"] <= b["step_s"] for a, b in zip(context, context[1:]))  # a longer cache, a longer step
+    assert context[2]["step_s"] == infer(replace(cfg, B=8, T=512)).decode_step_s
+    assert by_context(PRESETS["gpt2-small"])[-1]["T"] == 1023  # W_pe's last row
