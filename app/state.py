@@ -15,7 +15,8 @@ import param
 
 import model
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Budget, Config, Trace
-from model import notation, tokenizer
+from model import tokenizer
+from model.formula import evaluate_shape
 from model.config import CHOICES, FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS
 from model.families import RECIPE_LABELS, preset_labels, recipe_fields, recipe_of
 from model.rules import CUSTOM, PRESET_SETS, Note, news, preset_of, read_field, settle_notes
@@ -36,13 +37,13 @@ def _bar_scale(cfg: Config, dtype: str) -> int:
     best = 0
     for row in trace.rows:
         per_element = row.nbytes // row.numel if row.numel else DTYPES[dtype]
-        best = max(best, math.prod(notation.evaluate(row.symbolic, symbols)) * per_element)
+        best = max(best, math.prod(evaluate_shape(row.symbolic, symbols)) * per_element)
     return best
 
 
 def bar_scale(trace: Trace) -> int:
     """Bytes of the largest tensor of `trace`'s pass at T = T_max: each row's lesson shape evaluated at
-    T = T_max (`model.notation.evaluate`) times that row's bytes per element. The same trace, no second pass."""
+    T = T_max (`model.formula.evaluate_shape`) times that row's bytes per element. The same trace, no second pass."""
     return _bar_scale(trace.cfg, trace.dtype)
 
 

@@ -13,7 +13,8 @@ This package never imports panel or bokeh: the app formats what it returns.
 """
 import types
 
-from .budgeting import Budget, budget, clear_caches
+from .budgeting import Budget, budget
+from .caches import clear_caches
 from .config import BOUNDS, CHOICES, FIELD_DOCS, PRESETS, Config, divisors, snap_heads
 from .gpt import GPT
 from .figures import Line
@@ -21,6 +22,7 @@ from .passes import DTYPES
 from .tracing import NOTATION, Row, Trace, trace
 from .training import TrainSetup, plan
 from . import values as _values
+from . import notebook  # noqa: F401 (registers the records' Jupyter HTML, model.figures.html_repr)
 
 
 class _CallableModule(types.ModuleType):

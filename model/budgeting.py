@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
 
 from .config import Config
-from .figures import Line, check_lines
+from .figures import Line, check_lines, html_repr
 from .passes import run_pass
 
 
@@ -107,8 +107,7 @@ class Budget:
 
     def _repr_html_(self) -> str:
         """Every budget line in a Jupyter cell (`model.notebook`)."""
-        from .notebook import budget_html
-        return budget_html(self)
+        return html_repr(self)
 
 
 @functools.lru_cache(maxsize=512)
@@ -329,12 +328,3 @@ CHART: tuple[tuple[str, str, bool], ...] = (
 )
 CHART_NOTE = "* these bars add up to N; the two per-block bars are the halves of each block in \"blocks × L\"."
 GROUPS = {"params": "Parameters", "flops": "FLOPs per token (FLOPs, not MACs)", "memory": "Activation memory"}
-
-
-def clear_caches() -> None:
-    """Forget every cached pass, trace and budget (for benchmarks that must measure uncached calls)."""
-    from . import memory, passes, symbolic, tracing
-
-    for cached in (passes._module, run_pass, tracing._trace, tracing.memory_lines, memory.saved_formula, budget):
-        cached.cache_clear()
-    symbolic.clear()

@@ -6,12 +6,19 @@ unit of its own. A line's `formula` is lesson notation for exactly its configura
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from .formula import matches
 
 UNITS = ("params", "FLOP", "share", "tokens", "bytes")  # how model.units.format_value writes a value
+HTML_REPRS: dict[type, Callable[[object], str]] = {}  # a record's class -> its Jupyter HTML (`model.notebook` fills it)
+
+
+def html_repr(record: object) -> str:
+    """A record's HTML in a Jupyter cell: `Trace`, `Budget`, `Plan` and `Values` call this from `_repr_html_`, and
+    `model.notebook` (imported with `model`) registers their renderers, so no record module imports a formatter."""
+    return HTML_REPRS[type(record)](record)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .notation import SYMBOLS as LESSON_SYMBOLS  # the lesson's symbols and the recipe's h_kv, d_ff
+from .notation import dims
 
 SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -203,6 +204,18 @@ def matches(formula: str, symbols: Mapping[str, int | float | Fraction], value: 
     if isinstance(value, int) and not isinstance(got, float):
         return got == value
     return abs(float(got) - float(value)) <= 1e-12 * max(1.0, abs(float(value)))
+
+
+def evaluate_shape(symbolic: str, values: Mapping[str, int]) -> tuple[int, ...]:
+    """The concrete shape of a symbolic one (`model.notation.dims`):
+    evaluate_shape("(B, T, 3d)", {"B": 8, "T": 4, "d": 768}) == (8, 4, 2304)."""
+    out = []
+    for part in dims(symbolic):
+        n = evaluate(part, values)
+        if n != int(n):
+            raise ValueError(f"dimension {part!r} of {symbolic!r} is not a whole number at {values}")
+        out.append(int(n))
+    return tuple(out)
 
 
 def to_js(formula: str, names: tuple[str, ...], exact: bool) -> str:

@@ -45,16 +45,3 @@ def parse(symbolic: str) -> tuple[tuple[int, str | None], ...]:
             raise ValueError(f"dimension {part!r} of {symbolic!r} is not a number, a symbol {SYMBOLS} or a multiple like '4d'")
         out.append((int(m.group(1)) if m.group(1) else 1, m.group(2)))
     return tuple(out)
-
-
-def evaluate(symbolic: str, values: dict[str, int]) -> tuple[int, ...]:
-    """The concrete shape of a symbolic one: evaluate("(B, T, 3d)", {"B": 8, "T": 4, "d": 768}) == (8, 4, 2304)."""
-    from .formula import evaluate as value
-
-    out = []
-    for part in dims(symbolic):
-        n = value(part, values)
-        if n != int(n):
-            raise ValueError(f"dimension {part!r} of {symbolic!r} is not a whole number at {values}")
-        out.append(int(n))
-    return tuple(out)

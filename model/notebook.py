@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from . import report, train_report, values_report
 from .budgeting import Budget
-from .figures import Line
+from .figures import HTML_REPRS, Line
 from .recipe_rows import recipe_rows
 from .tracing import Trace
 from .training import Plan
@@ -87,3 +87,6 @@ def values_html(v: Values) -> str:
     """The report of `python -m model --values` (block 0, head 0): prose, a small table, an attention grid and
     statistics, kept in the CLI's monospace layout."""
     return f'<pre style="font-size:12px;line-height:1.35">{_e(values_report.text(v))}</pre>'
+
+
+HTML_REPRS.update({Trace: trace_html, Budget: budget_html, Plan: plan_html, Values: values_html})

@@ -34,6 +34,8 @@ import sympy  # torch's own dependency: its symbolic sizes are sympy expressions
 import torch
 
 from .config import Config
+from .gpt import GPT
+from .passes import PASS_LOCK, TORCH_DTYPES, real_pass, record, use_shortcut
 
 LOG = logging.getLogger(__name__)
 MAX_ARCHITECTURES = 64  # symbolic passes (and first sizes seen) kept per process, the oldest dropped
@@ -130,6 +132,7 @@ def enable(on: bool = True) -> None:
     """Use symbolic passes from now on in this process (`run_pass` asks `evaluated` and reports to `seen`)."""
     global _ENABLED
     _ENABLED = on
+    use_shortcut(evaluated if on else None, seen)
 
 
 def _key(cfg: Config, dtype: str) -> Key:
@@ -176,11 +179,9 @@ def seen(cfg: Config, dtype: str, recorded) -> None:
 def build_now(cfg: Config, dtype: str) -> bool:
     """Build `cfg`'s architecture's symbolic pass in this thread, checked against cfg's real pass, and keep it
     (benchmarks); True if it was kept."""
-    from .passes import _PASS_LOCK, _run
-
     key = _key(cfg, dtype)
-    with _PASS_LOCK:
-        recorded = _run(cfg, dtype)
+    with PASS_LOCK:
+        recorded = real_pass(cfg, dtype)
     with _LOCK:
         _remember(_PASSES, key, None)
     _build(key, cfg, recorded)
@@ -231,9 +232,6 @@ def symbolic_pass(cfg: Config, dtype: str) -> SymbolicPass:
     """`model.passes.record` on `GPT(cfg, depth=1)` with B and T symbolic (traced at cfg's B and T, both ≥ 2)."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
-
-    from .gpt import GPT
-    from .passes import TORCH_DTYPES, record
 
     env = ShapeEnv(duck_shape=False)  # B and T stay two symbols even where they are equal
     mode = FakeTensorMode(shape_env=env)

@@ -24,9 +24,9 @@ import functools
 from dataclasses import dataclass, replace
 
 from .config import Config
-from .figures import Line, check_lines
+from .figures import Line, check_lines, html_repr
 from .memory import KORTHIKANTI, kv_cache_lines, new_memory_formula, saved_formula, structure
-from .notation import evaluate
+from .formula import evaluate_shape
 from .passes import DTYPES, run_pass
 
 NOTATION: dict[str, tuple[str, str]] = {
@@ -165,8 +165,7 @@ class Trace:
 
     def _repr_html_(self) -> str:
         """The shapes table in a Jupyter cell (`model.notebook`)."""
-        from .notebook import trace_html
-        return trace_html(self)
+        return html_repr(self)
 
 
 def trace(cfg: Config, dtype: str = "fp32") -> Trace:
@@ -194,8 +193,8 @@ def _trace(cfg: Config, dtype: str) -> Trace:
         if local not in shapes:
             raise RuntimeError(f"tensor {t.name} has no lesson notation: add it to model.tracing.NOTATION")
         symbolic, label = shapes[local]
-        if evaluate(symbolic, values) != t.shape:
-            raise RuntimeError(f"{t.name}: notation {symbolic} gives {evaluate(symbolic, values)}, the pass gave {t.shape}")
+        if evaluate_shape(symbolic, values) != t.shape:
+            raise RuntimeError(f"{t.name}: notation {symbolic} gives {evaluate_shape(symbolic, values)}, the pass gave {t.shape}")
         if local == "head" and not cfg.tie:
             label = "logits (separate head)"
         numel = 1

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from .budgeting import budget
-from .figures import Line
+from .figures import Line, html_repr
 from .formula import evaluate
 from .memory import kv_cache_lines, saved_formula, structure
 from .config import BOUNDS, Config
@@ -316,8 +316,7 @@ class Plan:
 
     def _repr_html_(self) -> str:
         """The training run in a Jupyter cell (`model.notebook`)."""
-        from .notebook import plan_html
-        return plan_html(self)
+        return html_repr(self)
 
 
 def state_bytes(N: int, setup: TrainSetup) -> tuple[tuple[str, int | float, str], ...]:

@@ -49,6 +49,7 @@ from . import scaling, tokenizer
 from . import units as fmt
 from .budgeting import budget
 from .config import GPT2_V, Config, snap_heads
+from .figures import html_repr
 from .gpt import GPT, _init_weights
 from .tracing import notation, trace
 
@@ -258,8 +259,7 @@ class Values:
 
     def _repr_html_(self) -> str:
         """The values report in a Jupyter cell (`model.notebook`)."""
-        from .notebook import values_html
-        return values_html(self)
+        return html_repr(self)
 
 
 def values(cfg: Config, text_or_ids: str | Sequence[int], seed: int = 0, *, scale_down: bool = False) -> Values:

@@ -17,7 +17,7 @@ from model.config import Config, from_hf
 from model.gpt import GPT
 from model.inference import KV, WEIGHTS, InferSetup, by_batch, by_context, decode_pass, infer, quantized
 from model.memory import kv_cache_lines
-from model.notation import evaluate
+from model.formula import evaluate_shape as evaluate
 from model.training import GPUS
 from pagetools import run_cli
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from model import BOUNDS, CHOICES, Config, budget, divisors, snap_heads, trace
 from model.formula import evaluate as formula_value
-from model.notation import evaluate
+from model.formula import evaluate_shape as evaluate
 
 FIELDS = ("B", "T", "d", "h", "L", "V", "T_max")
 SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -17,7 +17,7 @@ from model import GPT, PRESETS, Config, budget, trace
 from model.config import CHOICES, HFConfigError, from_hf, swiglu_width
 from model.formula import evaluate, matches
 from model.memory import kv_cache_lines
-from model.notation import evaluate as shape_of
+from model.formula import evaluate_shape as shape_of
 from model.passes import saved_bytes_of
 from model.training import TrainSetup, plan
 from pagetools import run_cli

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from model import Config, PRESETS, symbolic
-from model.passes import _run, run_pass
+from model.passes import real_pass, run_pass
 
 TINY = Config(B=3, T=50, d=64, h=4, L=2, V=101, T_max=256)
 MODERN = replace(TINY, norm="rmsnorm", positions="rope", mlp="swiglu", bias="none", ff_dim=96, kv_heads=2)
@@ -33,7 +33,7 @@ def test_the_symbolic_pass_is_the_real_pass_wherever_it_holds(name, dtype):
     built = symbolic.symbolic_pass(cfg, dtype)
     for B, T in SIZES:
         assert built.holds(B, T), (B, T)
-        assert built.at(B, T) == _run(replace(cfg, B=B, T=T), dtype), (B, T)
+        assert built.at(B, T) == real_pass(replace(cfg, B=B, T=T), dtype), (B, T)
 
 
 def test_it_does_not_hold_where_a_size_of_one_or_two_changes_the_pass_or_positions_run_out():
@@ -43,12 +43,12 @@ def test_it_does_not_hold_where_a_size_of_one_or_two_changes_the_pass_or_positio
     rope = symbolic.symbolic_pass(MODERN, "fp32")
     assert rope.holds(3, 10 * MODERN.T_max)  # RoPE has no position table to run out of
     # where it does not hold, the pass really differs: T = 2 slices the logits without a copy
-    assert _run(replace(TINY, T=2), "fp32").saved != built.at(3, 2).saved
+    assert real_pass(replace(TINY, T=2), "fp32").saved != built.at(3, 2).saved
 
 
 def test_equal_B_and_T_stay_two_sizes():
     built = symbolic.symbolic_pass(replace(TINY, B=6, T=6), "fp32")
-    assert built.at(2, 40) == _run(replace(TINY, B=2, T=40), "fp32")
+    assert built.at(2, 40) == real_pass(replace(TINY, B=2, T=40), "fp32")
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def test_run_pass_uses_it_from_an_architectures_second_size(enabled):
     symbolic.wait()
     for B, T in [(8, 302), (2, 1024), (5, 3)]:
         evaluated = symbolic.evaluated(replace(cfg, B=B, T=T), "fp32")
-        assert evaluated is not None and evaluated == _run(replace(cfg, B=B, T=T), "fp32")
+        assert evaluated is not None and evaluated == real_pass(replace(cfg, B=B, T=T), "fp32")
         assert run_pass(replace(cfg, B=B, T=T), "fp32") == evaluated
     assert symbolic.evaluated(replace(cfg, B=1, T=302), "fp32") is None  # B = 1: a real pass
     assert symbolic.evaluated(replace(cfg, d=832, h=13, T=302), "fp32") is None  # another architecture
@@ -94,10 +94,10 @@ def _alive(kind: type) -> int:
 def test_passes_leave_nothing_alive():
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
-    _run(replace(TINY, T=7), "fp32")
+    real_pass(replace(TINY, T=7), "fp32")
     tensors = _alive(torch.Tensor)
     for T in range(8, 13):  # a real pass: its tensors (autograd's hooks held them in a cycle through C++)
-        _run(replace(TINY, T=T), "fp32")
+        real_pass(replace(TINY, T=T), "fp32")
     assert _alive(torch.Tensor) == tensors
     for T in (20, 21):  # a symbolic pass: its shape environment (torch's class-level caches held it)
         symbolic.symbolic_pass(replace(TINY, T=T), "fp32")

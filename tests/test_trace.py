@@ -9,7 +9,7 @@ import torch
 import model
 
 from model import DTYPES, GPT, NOTATION, PRESETS, Config, Row, trace
-from model.notation import evaluate
+from model.formula import evaluate_shape as evaluate
 
 import model.passes as passes
 import model.tracing as mt

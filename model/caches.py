@@ -1,0 +1,14 @@
+"""Every cache of the model layer, forgotten at once: `clear_caches()`, for benchmarks and tests that must measure
+uncached calls (passes, traces, saved-bytes formulas, budgets and the symbolic passes)."""
+from __future__ import annotations
+
+from . import memory, passes, symbolic, tracing
+from .budgeting import budget
+
+
+def clear_caches() -> None:
+    """Forget every cached pass, trace and budget."""
+    for cached in (passes._module, passes.run_pass, tracing._trace, tracing.memory_lines, memory.saved_formula,
+                   budget):
+        cached.cache_clear()
+    symbolic.clear()
