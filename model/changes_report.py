@@ -10,7 +10,7 @@ import io
 import json
 from dataclasses import asdict
 
-from .changes import DEFAULT_GPU, ORDER_NOTE, Changes, changes
+from .changes import DEFAULT_GPU, Changes, changes
 from .config import Config
 from .report import _line_table, _markdown_lines, config_dict, describe
 
@@ -21,7 +21,7 @@ SAME = "This is GPT-2's recipe: its twin is itself, and no change is listed."
 def text(c: Changes) -> str:
     """Each group's title, then its lines in columns aligned across the whole table."""
     rows = _line_table(c.lines, "    ")
-    out = [f"GPT  {describe(c.cfg)}", "", f"{TITLE.format(dtype=c.dtype)}:", f"  {ORDER_NOTE if c.steps else SAME}"]
+    out = [f"GPT  {describe(c.cfg)}", "", f"{TITLE.format(dtype=c.dtype)}:", f"  {c.note if c.steps else SAME}"]
     i = 0
     for g in c.groups:
         out += ["", f"  {g.title}"] + rows[i:i + len(g.lines)]
@@ -31,7 +31,7 @@ def text(c: Changes) -> str:
 
 def markdown(c: Changes) -> str:
     """One Markdown table per group, under its title."""
-    out = [f"**GPT** {describe(c.cfg)}", "", f"**{TITLE.format(dtype=c.dtype)}**. {ORDER_NOTE if c.steps else SAME}", ""]
+    out = [f"**GPT** {describe(c.cfg)}", "", f"**{TITLE.format(dtype=c.dtype)}**. {c.note if c.steps else SAME}", ""]
     for g in c.groups:
         out += [f"*{g.title}*", ""] + _markdown_lines(g.lines)
     return "\n".join(out)
@@ -48,7 +48,7 @@ def csv_text(c: Changes) -> str:
 
 def as_dict(c: Changes) -> dict:
     """The configuration, its twin, the order and every group with its lines."""
-    return {"config": config_dict(c.cfg), "twin": config_dict(c.twin), "dtype": c.dtype, "note": ORDER_NOTE,
+    return {"config": config_dict(c.cfg), "twin": config_dict(c.twin), "dtype": c.dtype, "note": c.note,
             "groups": [{"key": g.key, "title": g.title, "lines": [asdict(x) for x in g.lines]} for g in c.groups]}
 
 
