@@ -7,8 +7,15 @@ TORCH := torch==2.13.0
 CHROMIUM := /usr/bin/chromium
 NGINX := /usr/sbin/nginx
 PORT ?= 5006
-# this machine only; serving others needs --allow-websocket-origin too (README, For instructors)
+# ADDRESS: where the server listens (this machine only by default). A class on the room's network:
+#   make run ADDRESS=0.0.0.0                                 (students open http://THIS-MACHINE'S-IP:5006/explorer)
+#   make run ADDRESS=0.0.0.0 ORIGIN="explorer.local:5006"    (the host names and ports students type, space-separated)
+# ORIGIN: the websocket origins the server accepts besides localhost (`panel serve --allow-websocket-origin`); a
+# page opened from any other address gets no live view. With ADDRESS not local it defaults to this machine's IPv4
+# addresses (hostname -I). Never "*". (README, For instructors.)
 ADDRESS ?= 127.0.0.1
+ORIGIN ?= $(if $(filter-out 127.0.0.1 localhost,$(ADDRESS)),$(foreach a,$(shell hostname -I 2>/dev/null),$(if $(findstring :,$(a)),,$(a):$(PORT))))
+ORIGINS := localhost:$(PORT) 127.0.0.1:$(PORT) $(ORIGIN)
 
 .PHONY: run test bench install install-test browser nginx clean
 
@@ -37,10 +44,11 @@ nginx:  ## Debian's nginx for tests/test_browser_proxy.py, which runs its own in
 
 # Session ids are signed (a made-up ?bokeh-session-id= gets 403, so one link cannot put two people in one session),
 # with BOKEH_SECRET_KEY when it is set (several servers behind a proxy share one), else a fresh key per run.
-run: install  ## serve the explorer at http://localhost:$(PORT)/explorer
+run: install  ## serve the explorer at http://localhost:$(PORT)/explorer (ADDRESS, ORIGIN: see above)
+	@echo "explorer: listening on $(ADDRESS):$(PORT); pages opened as $(foreach o,$(ORIGINS),http://$(o)/explorer) work"
 	BOKEH_SECRET_KEY="$${BOKEH_SECRET_KEY:-$$($(PY) -c 'import secrets; print(secrets.token_urlsafe(32))')}" \
 	$(VENV)/bin/panel serve app/explorer.py --address $(ADDRESS) --port $(PORT) --static-dirs course=static \
-		--session-ids signed
+		--session-ids signed $(foreach o,$(ORIGINS),--allow-websocket-origin=$(o))
 
 test: install-test
 	$(PY) -m pytest -q

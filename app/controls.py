@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import html
 import json
-import re
 
 import panel as pn
 import param
@@ -35,13 +34,12 @@ from model.families import QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, menu_gro
 from .controls_esm import CONTROLS_ESM
 
 from .state import CUSTOM, ExplorerState, preset_labels
-from .styles import ACCENT, BASE, MUTED, RULE, STATUS_CSS
-from .words import SHORT, rules_line, slider_range
+from .styles import ACCENT, BASE, INK, MUTED, RULE, STATUS_CSS
+from .words import SHORT, field_names, slider_range, status_rules
 
 ADVANCED = ("T_max",)  # whole-number fields in the "advanced" fold, with the switches
 CHECKBOX_LABELS = {"tie": "tie the head to W_te (GPT-2)"}
 ADVANCED_TITLE = "Advanced: T_max and weight tying"
-MAX_DIGITS = 30  # a number box's text longer than this is not read as a number
 
 CONTROLS_CSS = BASE + STATUS_CSS + f"""
 .controls {{ display: flex; flex-direction: column; }}
@@ -52,9 +50,9 @@ CONTROLS_CSS = BASE + STATUS_CSS + f"""
 .fields {{ display: flex; flex-wrap: wrap; }}
 .control {{ flex: 1 1 154px; max-width: 224px; margin: 0 6px 2px 0; min-width: 0; }}
 .control .head {{ display: flex; align-items: flex-start; }}
-.lab {{ flex: 1 1 auto; white-space: nowrap; line-height: 1.2; overflow: hidden; margin-left: 2px; }}
+.lab {{ flex: 1 1 auto; line-height: 1.2; min-width: 0; margin-left: 2px; }}
 .sym {{ font-weight: 700; font-size: 15px; }}
-.name {{ font-size: 11.5px; overflow: hidden; text-overflow: ellipsis; }}
+.name {{ font-size: 11.5px; }}  /* wraps where the box leaves it too little room (a phone), never cut */
 .box input {{ width: 82px; height: 31px; box-sizing: border-box; margin: 2px 0 0 4px; text-align: right;
   font: inherit; font-size: 14px; font-variant-numeric: tabular-nums; border: 1px solid #d1d5db;
   border-radius: 4px; padding: 0 4px; color: inherit; }}
@@ -77,6 +75,15 @@ details.advanced[open] > summary::before {{ transform: rotate(90deg); }}
 details.advanced .fields {{ padding: 8px 8px 4px 8px; }}
 .switches {{ display: flex; flex-wrap: wrap; align-items: flex-end; gap: 4px 10px; margin: 0 0 6px 0; }}
 .switch {{ display: flex; flex-direction: column; gap: 2px; }}
+.switch .top {{ display: flex; align-items: center; gap: 4px; }}
+.help {{ position: relative; display: inline-flex; align-items: center; justify-content: center; width: 15px;
+  height: 15px; border-radius: 50%; border: 1px solid #c5c9d0; color: {MUTED}; font-size: 10.5px; font-weight: 700;
+  cursor: help; line-height: 1; }}
+.help:focus-visible {{ outline: 2px solid {ACCENT}; outline-offset: 1px; }}
+.help .tip {{ display: none; position: absolute; z-index: 10; left: -8px; top: 20px; width: max-content; max-width: 260px;
+  background: #fff; color: {INK}; border: 1px solid {RULE}; border-radius: 6px; padding: 6px 8px; font-size: 12px;
+  font-weight: 400; line-height: 1.4; box-shadow: 0 2px 8px rgba(0, 0, 0, 0.12); white-space: normal; }}
+.help:hover .tip, .help:focus .tip {{ display: block; }}
 .switch select {{ height: 31px; font: inherit; font-size: 14px; border: 1px solid #d1d5db; border-radius: 4px;
   padding: 0 4px; background: #fff; color: inherit; }}
 .switch select:focus {{ outline: 2px solid {ACCENT}; outline-offset: -1px; }}
@@ -103,11 +110,11 @@ def _field_view(state: ExplorerState, name: str) -> dict:
 
 
 def status_html(state: ExplorerState) -> str:
-    """The notices (h snapped, T clamped, input rejected), or the rules in one line when there are none."""
+    """The notices (h snapped, T clamped, input rejected), or the configuration's own rules in one line when
+    there are none (`app.words.status_rules`)."""
     if state.notices:
         return "".join(f'<div class="status"><span class="n">⚠</span> {html.escape(n)}</div>' for n in state.notices)
-    c = state.config
-    return f'<div class="status muted">{html.escape(rules_line(c.d, c.h, c.T_max))}</div>'
+    return f'<div class="status muted">{html.escape(status_rules(state.config))}</div>'
 
 
 def controls_view(state: ExplorerState, ack: int = 0) -> dict:
@@ -117,6 +124,7 @@ def controls_view(state: ExplorerState, ack: int = 0) -> dict:
     return {"fields": {f: _field_view(state, f) for f in INT_FIELDS},
             "checks": {f: bool(getattr(state, f)) for f in (*FIELDS, "qk_norm") if f not in INT_FIELDS},
             "preset": labels[state.preset], "status": status_html(state), "ack": ack,
+            "names": field_names(state.config),
             "recipe": state.recipe, "switches": {k: getattr(state, k) for k in CHOICES},
             "sizes": {sym: getattr(state.config, sym) for sym in OPTIONAL_SYMBOLS.values()}}
 
@@ -202,8 +210,9 @@ class Controls(pn.viewable.Viewer):
 
     def ask(self, name: str, value: object) -> None:
         """Apply one input from the page: a field's value (a box sends its text), a checkbox, a preset's label, the
-        recipe, a switch's choice, or a size d_ff / h_kv / d_head. A rejected, empty or unreadable value shows the
-        state's value again."""
+        recipe, a switch's choice, or a size d_ff / h_kv / d_head. A box's text is read by `model.numbers`' grammar
+        (the state's `set_field`); a rejected or unreadable value gets a notice and the box shows the state's value
+        again, and so does an emptied box."""
         fields = {sym: f for f, sym in OPTIONAL_SYMBOLS.items()}
         if name == "preset":
             chosen = preset_labels().get(value) if isinstance(value, str) else None
@@ -217,9 +226,8 @@ class Controls(pn.viewable.Viewer):
         elif name in (*FIELDS, "qk_norm") and name not in INT_FIELDS:
             self.state.set_field(name, bool(value))
         elif name in INT_FIELDS or name in fields:
-            number = _whole(value)
-            if number is not None:
-                self.state.set_field(fields.get(name, name), number)
+            if isinstance(value, (int, str)) and not isinstance(value, bool):  # a slider's int or a box's text
+                self.state.set_field(fields.get(name, name), value)
         self._push()
 
     def __panel__(self) -> pn.viewable.Viewable:
@@ -228,16 +236,3 @@ class Controls(pn.viewable.Viewer):
 
 def _json(data: dict) -> str:
     return json.dumps(data, separators=(",", ":"))
-
-
-def _whole(value: object) -> int | None:
-    """A whole number from a slider (int) or a box (its text), or None if it is not one."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and re.fullmatch(rf"\s*-?\d{{1,{MAX_DIGITS}}}\s*", value):
-        return int(value)
-    return None

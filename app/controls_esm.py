@@ -1,8 +1,10 @@
 """The controls card's browser side (an ESM module for `pn.custom.JSComponent`), kept apart from app/controls.py.
 
 It draws the preset picker, a label, number box and slider per field of `spec`, the recipe choice with each
-change as its own switch (a select per switch, a number box per size d_ff / h_kv / d_head, QK-norm's checkbox), the
-advanced fold and the status line, and writes `view` into them. Sliders follow the keyboard as Panel's did (arrows one step, PageUp/PageDown
+change as its own switch (a select per switch, a number box per size d_ff / h_kv / d_head, QK-norm's checkbox; each
+switch and size with a "?" that says what it is, on hover, focus or a tap), the advanced fold and the status line,
+and writes `view` into them. A number box is a text box: it shows its value with thousands separators and sends
+what is typed as text, read on the server by `model.numbers`' grammar (1024, 1,024, 1e3, 70 million). Sliders follow the keyboard as Panel's did (arrows one step, PageUp/PageDown
 five, Home/End the ends) and the pointer (drag or click on the track); each input goes to the server in
 `model.asked`, the list of inputs it has not yet answered, each `[count, name, value]` (at most one per animation
 frame while dragging; consecutive inputs to one field keep only the latest). The whole list travels every time
@@ -34,7 +36,7 @@ export function render({ model, el }) {
   root.className = "controls";
   const fieldHtml = (f) => `<div class="control control-${f.name}"><div class="head">
     <div class="lab" title="${esc(f.doc)}"><span class="sym">${esc(f.name)}</span><div class="name muted">${esc(f.short)}</div></div>
-    <div class="box box-${f.name}"><input type="number" step="1" aria-label="${esc(f.name)}"></div></div>
+    <div class="box box-${f.name}"><input type="text" spellcheck="false" autocomplete="off" aria-label="${esc(f.name)}"></div></div>
     <div class="slider slider-${f.name}"><div class="track"><div class="fill"></div>
     <div class="noUi-handle" role="slider" tabindex="0" aria-label="${esc(f.name)}" aria-orientation="horizontal"></div></div></div></div>`;
   let markup = "";
@@ -48,12 +50,13 @@ export function render({ model, el }) {
     markup += `<div class="preset-row recipe-row"><b>Recipe</b><div class="recipe"><select aria-label="recipe">${
       spec.recipe.map(([k, label]) => `<option value="${esc(k)}">${esc(label)}</option>`).join("")}</select></div></div>`;
   }
+  const help = (doc) => `<span class="help" tabindex="0" role="note" aria-label="${esc(doc)}">?<span class="tip">${esc(doc)}</span></span>`;
   if (spec.switches.length || spec.sizes.length || spec.qk) {
-    markup += `<div class="switches">${spec.switches.map((w) => `<label class="switch switch-${w.name}" title="${esc(w.doc)}">
-      <span class="name muted">${esc(w.name)}</span><select aria-label="${esc(w.name)}">${w.options.map(([v, label]) =>
-      `<option value="${esc(v)}">${esc(label)}</option>`).join("")}</select></label>`).join("")}${
-      spec.sizes.map((z) => `<label class="switch size" title="${esc(z.doc)}"><span class="sym">${esc(z.name)}</span>
-      <div class="box recipe-${z.name}"><input type="number" step="1" aria-label="${esc(z.name)}"></div></label>`).join("")}${
+    markup += `<div class="switches">${spec.switches.map((w) => `<div class="switch switch-${w.name}">
+      <span class="top"><span class="name muted">${esc(w.name)}</span>${help(w.doc)}</span><select aria-label="${esc(w.name)}">${
+      w.options.map(([v, label]) => `<option value="${esc(v)}">${esc(label)}</option>`).join("")}</select></div>`).join("")}${
+      spec.sizes.map((z) => `<div class="switch size size-${z.name}"><span class="top"><span class="sym">${esc(z.name)}</span>${help(z.doc)}</span>
+      <div class="box recipe-${z.name}"><input type="text" spellcheck="false" autocomplete="off" aria-label="${esc(z.name)}"></div></div>`).join("")}${
       spec.qk ? `<label class="check check-${spec.qk.name}" title="${esc(spec.qk.doc)}"><input type="checkbox">${esc(spec.qk.label)}</label>` : ""}</div>`;
   }
   if (spec.advanced.length || spec.checks.length) {
@@ -96,7 +99,7 @@ export function render({ model, el }) {
     typedBox(z.name, sizes[z.name]);
   }
   const showNumber = (name, box, value) => {  // not over what the learner is typing, unless the server answered it
-    const text = String(value);
+    const text = String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ",");  // 50,257: model.units.thousands
     if (box.value !== text && (box !== box.getRootNode().activeElement || lastName === name)) box.value = text;
   };
 
@@ -189,6 +192,10 @@ export function render({ model, el }) {
     }
     for (const [name, box] of Object.entries(checks)) box.checked = v.checks[name];
     if (preset && preset.value !== v.preset) preset.value = v.preset;
+    for (const [name, text] of Object.entries(v.names)) {  // h and T_max: their names follow the recipe
+      const label = root.querySelector(`.control-${name} .name`);
+      if (label && label.textContent !== text) label.textContent = text;
+    }
     if (status.innerHTML !== v.status) status.innerHTML = v.status;
   };
   model.on("view", apply);

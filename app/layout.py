@@ -14,5 +14,5 @@ def wrap(*objects, gap: str = "0px", align: str = "stretch", justify: str = "fle
     """A row whose items wrap onto more lines (CSS flex-wrap), `gap` apart, aligned by `align` across a line."""
     params.setdefault("margin", 0)
     params.setdefault("sizing_mode", "stretch_width")
-    return pn.Row(*objects, styles={"flex-wrap": "wrap", "gap": gap, "align-items": align,
+    return pn.Row(*objects, styles={"flex-wrap": "wrap", "gap": gap, "align-items": align, "min-width": "0",
                                     "justify-content": justify, **(styles or {})}, **params)

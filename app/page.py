@@ -20,6 +20,7 @@ import param
 
 from model import PRESETS
 from model.families import PAGE_PRESETS
+from model.rules import did_you_mean
 
 from .budget import BudgetView
 from .layout import wrap
@@ -51,6 +52,10 @@ window.__shapesUrlTimer = setTimeout(() => {
 }, 250);
 """
 
+# The served page's <head>: a phone lays the page out at its own width (390 px: the narrow layout) instead of a
+# desktop's 980 px shrunk to 0.4x. Panel's base template, extended (a string template extends `base`).
+PAGE_HEAD = ('{% block preamble %}{{ super() }}<meta name="viewport" content="width=device-width, initial-scale=1">'
+             '{% endblock %}')
 HEADER_CSS = BASE + f"""
 h1 {{ font-size: 24px; font-weight: 750; margin: 0; letter-spacing: -0.3px; }}
 h1 .tag {{ font-size: 13px; font-weight: 500; color: {MUTED}; margin-left: 8px; letter-spacing: 0; }}
@@ -92,7 +97,8 @@ class Explorer(pn.viewable.Viewer):
         if preset is not None:
             if preset not in PAGE_PRESETS:
                 moe = " is a mixture of experts, which this page does not show yet" if preset in PRESETS else ""
-                raise ValueError(f"unknown preset {preset!r}{moe}; presets: {', '.join(PAGE_PRESETS)}")
+                hint = "" if moe else did_you_mean(preset, PAGE_PRESETS)
+                raise ValueError(f"unknown preset {preset!r}{moe}{hint}; presets: {', '.join(PAGE_PRESETS)}")
             query = f"?preset={preset}&{(query or '').removeprefix('?')}"
         q = parse_query(query) if query is not None else Query()
         if "state" not in params:
@@ -220,10 +226,12 @@ class Explorer(pn.viewable.Viewer):
         """The page as a server sends it: its top column at once, holding only the hidden URL field, and the
         cards put in it on the document's next tick. The page's HTML goes out before that tick (it carries no
         models: the browser pulls the document over its websocket once BokehJS has loaded), so the server builds
-        the cards while the browser loads BokehJS, not before the first byte (issue 16). Not served: the page."""
+        the cards while the browser loads BokehJS, not before the first byte (issue 16). Its <head> tells phones
+        to use their own width (PAGE_HEAD). Not served: the page."""
         doc = served_document()
         if doc is None:
             return self.__panel__()
+        doc.template = PAGE_HEAD
         page = self._page([self._url])
         doc.add_next_tick_callback(lambda: page.param.update(objects=[*self._cards(), self._url]))
         return page

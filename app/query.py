@@ -22,15 +22,14 @@ string for `parse_query`, losing nothing but the order of different keys.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields as dc_fields
 from urllib.parse import parse_qsl, urlencode
 
-from model import BOUNDS, DTYPES, PRESETS, Config
+from model import BOUNDS, DTYPES, PRESETS, Config, numbers
 from model.config import CHOICES, DEFAULT_PRESET, DEFAULTS, FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS
 from model.families import PAGE_PRESETS, RECIPE_LABELS, recipe_fields
-from model.rules import settle
+from model.rules import did_you_mean, quote, settle
 from model.training import TrainSetup
 
 from .train_query import TRAIN_KEYS, settle_train, train_items
@@ -47,8 +46,6 @@ FIELD_OF = {symbol: name for name, symbol in OPTIONAL_SYMBOLS.items()}  # "d_ff"
 MAX_QUERY_CHARS = 2_000  # longer queries are cut: no link needs more, and a hostile one costs nothing
 MAX_VALUE_CHARS = 40  # longer values are rejected before any parsing
 MAX_NOTICES = 8
-# "1024", "1,024", "1_024", "-5"; not "1e3", "12.0", nor "²", "①", "١٢" (str.isdigit() is true for those)
-_INT = re.compile(r"^[+-]?[0-9][0-9,_]*$")
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
@@ -73,10 +70,7 @@ class Query:
     train: TrainSetup = field(default_factory=TrainSetup)  # the training run's settings
 
 
-def show(text: str, limit: int = 24) -> str:
-    """User text for a notice: unprintable characters as "�", at most `limit` characters, with an ellipsis."""
-    text = "".join(c if c.isprintable() else "\ufffd" for c in text[: limit + 1])
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+show = quote  # user text for a notice (model.rules.quote)
 
 
 def _int_value(key: str, raw: str, fallback: int) -> tuple[int, str | None]:
@@ -86,12 +80,13 @@ def _int_value(key: str, raw: str, fallback: int) -> tuple[int, str | None]:
         return fallback, f"{key} has no value; using {key}={fallback:,}"
     if len(text) > MAX_VALUE_CHARS:  # before int(): 4,300 digits and more raise ValueError
         return fallback, f'{key}="{show(text)}" is too long: {key} is a whole number from {lo:,} to {hi:,}; using {key}={fallback:,}'
-    if not _INT.match(text):
+    n = numbers.whole(text)  # the grammar of every number box: 1024, 1,024, 1_024, 1e3, 4 thousand
+    if n is None:
         digits = " written with the digits 0–9" if any(c.isdigit() and not c.isascii() for c in text) else ""
         return fallback, f'{key}="{show(text)}" is not a whole number from {lo:,} to {hi:,}{digits}; using {key}={fallback:,}'
-    n = int(text.replace(",", "").replace("_", ""))
     if not lo <= n <= hi:
-        return fallback, f"{key}={n:,} is out of range: {key} must be from {lo:,} to {hi:,}; using {key}={fallback:,}"
+        return fallback, (f"{key}={numbers.show(n, text)} is out of range: {key} must be from {lo:,} to {hi:,}; "
+                          f"using {key}={fallback:,}")
     return n, None
 
 
@@ -226,8 +221,8 @@ def parse_query(search: str | None) -> Query:
             notes.append(f'preset="{name}" is a mixture of experts, which this page does not show yet (python -m '
                          f"model --preset {name} prints its tables); using {DEFAULT_PRESET}")
         else:
-            notes.append(f'preset="{show(values["preset"])}" is unknown; presets: {", ".join(PAGE_PRESETS)}; '
-                         f"using {DEFAULT_PRESET}")
+            notes.append(f'preset="{show(values["preset"])}" is unknown{did_you_mean(name, PAGE_PRESETS)}; presets: '
+                         f'{", ".join(PAGE_PRESETS)}; using {DEFAULT_PRESET}')
     asked: dict[str, object] = {k: getattr(base, k) for k in (*FIELDS, *RECIPE_FIELDS)}
     for key in FIELDS:
         if key not in values:

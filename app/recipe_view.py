@@ -2,7 +2,8 @@
 card (`model.changes`, laid out by `app.changes_card`). The recipe choice and its switches are controls
 (`app.controls`), so they cost a session nothing more than the controls' one model.
 
-A page costs what it shows: the card is one fold, closed while the configuration is GPT-2's recipe (unless a
+The notice about a config.json (what was read, or why nothing was) belongs to that file: it goes with the next
+change of the configuration. A page costs what it shows: the card is one fold, closed while the configuration is GPT-2's recipe (unless a
 link names it); its widgets are made when it is first opened, and the changes are computed only while it is
 open and only when the configuration or dtype changed. Everything it shows comes from `model`.
 """
@@ -55,6 +56,7 @@ class RecipeView(pn.viewable.Viewer):
         self._card.param.watch(self._toggled, ["collapsed"])
         self._built = False
         self._shown_key: tuple | None = None
+        self._read_for: Config | None = None  # the configuration the last config.json notice is about
         if not self.collapsed:
             self._build()
             self._refresh()
@@ -92,9 +94,12 @@ class RecipeView(pn.viewable.Viewer):
         cfg, note = read_config_json(text, self.state.config)
         if cfg is not None:
             self.state.apply(cfg)
+        self._read_for = self.state.config  # the notice holds for this configuration only
         self._read_notice.object = notice_html(note) if cfg is None else f'<div class="status muted">{html.escape(note)}</div>'
 
     def _on_state(self, *_events) -> None:
+        if self._read_notice.object and self.state.config != self._read_for:  # a later change: the notice was
+            self._read_notice.object = ""                                      # about the file, not about this
         self._refresh()
 
     def _refresh(self) -> None:

@@ -124,6 +124,11 @@ class _Writer:
         return f"<{tag}{attrs} data-{'h' if raw else 'v'}>{SLOT}</{tag}>"
 
 
+def row_title(r: ShapeRow) -> str:
+    """A tensor row's tooltip: its name, what it is and its lesson shape, whole."""
+    return f"{r.name}: {r.label} · lesson shape {r.symbolic}"
+
+
 def _tr(r: ShapeRow, w: _Writer) -> str:
     e = html.escape
     if r.kind == "group":
@@ -136,7 +141,8 @@ def _tr(r: ShapeRow, w: _Writer) -> str:
     elements = w.slot("td", r.elements or "—", ' class="e"')
     memory = w.slot("td", r.memory or "—", ' class="m"')
     bar = w.slot("s", f"{100 * r.bar:.1f}%")
-    return (f'<tr class="{classes}"><td class="n"><b>{e(r.name)}{mark}</b><i>{e(r.label)}</i><u>{e(r.symbolic)}</u></td>'
+    return (f'<tr class="{classes}" title="{e(row_title(r))}"><td class="n"><b>{e(r.name)}{mark}</b><i>{e(r.label)}</i>'
+            f'<u>{e(r.symbolic)}</u></td>'
             f'<td class="s">{e(r.symbolic)}</td>{shape}{elements}{memory}<td class="b">{bar}</td></tr>')
 
 

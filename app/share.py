@@ -9,21 +9,18 @@ from dataclasses import replace
 
 import panel as pn
 import param
+from panel.custom import JSComponent
 
 from model import Config
 from model.training import TrainSetup
 
-from .query import CONTROLS, PANELS, RECIPE_KEYS, ViewOptions, to_query
+from .heights import embed_height
+from .query import CONTROLS, PANELS, ViewOptions, to_query
 from .state import ExplorerState
-from .styles import BASE
-from .words import TAGLINE
+from .styles import ACCENT, BASE, INK, MUTED, RULE
+from .words import CHIP_TIPS, TAGLINE
 
 DEFAULT_BASE = "http://localhost:5006/explorer"
-# Starting iframe heights in px, for a course page's column (~700-900 px wide: the panels stack)
-HEIGHTS = {"few controls": 130, "many controls": 270, "few recipe controls": 70, "recipe controls": 165, "shapes": 1040, "budget": 590, "tokens": 360,
-           "values": 1900, "values closed": 60,  # values: open when a link names it, closed among all panels
-           "training": 1500, "changes": 900, "changes closed": 60}  # changes: closed like values on the full page
-
 # `box` is the text widget to copy; Panel passes the clicked button as `source`.
 COPY_JS = """
 const text = box.value;
@@ -51,24 +48,79 @@ def page_link(base: str, config: Config, options: ViewOptions, train: TrainSetup
     return base + to_query(config, options, train)
 
 
-def embed_height(options: ViewOptions) -> int:
-    """A starting iframe height for the chosen controls and panels, stacked as in a course page's column."""
-    recipe = [c for c in options.controls if c in RECIPE_KEYS]  # the recipe's row and its switches' row
-    sized = [c for c in options.controls if c not in recipe]
-    fields = [c for c in sized if c not in ("preset", "T_max", "tie")]  # one row holds about four
-    controls = 0 if not sized else HEIGHTS["few controls" if len(fields) <= 4 and len(sized) == len(fields) else "many controls"]
-    if recipe:
-        controls += HEIGHTS["few recipe controls" if len(recipe) <= 3 and "recipe" not in recipe else "recipe controls"]
-    closed = options.panels == PANELS  # the values card starts closed on the full set of panels (app.page)
-    return controls + sum(HEIGHTS[f"{p} closed" if p in ("values", "changes") and closed else p] for p in options.panels)
-
-
 def embed_code(base: str, config: Config, options: ViewOptions, train: TrainSetup | None = None) -> str:
     """`<iframe>` markup showing this configuration in embed mode with the chosen controls and panels."""
     options = replace(options, embed=True)
     src = page_link(base, config, options, train).replace('"', "%22").replace("<", "%3C").replace(">", "%3E")
     return (f'<iframe src="{src}" title="Transformer Shapes: {TAGLINE}" '
-            f'width="100%" height="{embed_height(options)}" style="border: 0;" loading="lazy"></iframe>')
+            f'width="100%" height="{embed_height(options, config)}" style="border: 0;" loading="lazy"></iframe>')
+
+
+CHIPS_CSS = BASE + f"""
+.chips {{ display: flex; flex-wrap: wrap; gap: 6px; align-items: center; }}
+.chip {{ display: inline-flex; border-radius: 14px; overflow: hidden; border: 1px solid #c5c9d0; background: #fff; }}
+.chip button {{ font: inherit; font-size: 12.5px; border: 0; background: transparent; color: {MUTED}; cursor: pointer;
+  padding: 4px 10px; line-height: 1.3; }}
+.chip .pick::before {{ content: ""; display: inline-block; width: 0.9em; }}
+.chip.on {{ background: {ACCENT}; border-color: {ACCENT}; }}
+.chip.on button {{ color: #fff; font-weight: 600; }}
+.chip.on .pick::before {{ content: "✓"; }}
+.chip .only {{ font-size: 11px; padding: 4px 8px 4px 6px; border-left: 1px solid #e5e7eb; }}
+.chip.on .only {{ border-left-color: rgba(255, 255, 255, 0.35); font-weight: 400; }}
+.chip button:hover {{ text-decoration: underline; }}
+.chip button:focus-visible, .helper:focus-visible {{ outline: 2px solid {INK}; outline-offset: -2px; }}
+.helper {{ font: inherit; font-size: 12px; border: 1px solid {RULE}; border-radius: 4px; background: #f8f9fa;
+  color: {INK}; padding: 3px 10px; cursor: pointer; }}
+.helper:hover {{ background: #eef0f3; }}
+.count {{ font-size: 12px; color: {MUTED}; margin-left: 2px; }}
+"""
+CHIPS_ESM = r"""
+export function render({ model, el }) {
+  const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"}[c]));
+  const root = document.createElement("div");
+  root.className = "chips";
+  root.setAttribute("role", "group");
+  root.setAttribute("aria-label", model.label);
+  const set = (value) => { model.value = model.options.filter((o) => value.includes(o)); };
+  const draw = () => {
+    const on = new Set(model.value);
+    root.innerHTML = model.options.map((o) => `<span class="chip ${on.has(o) ? "on" : "off"}" data-name="${esc(o)}"`
+      + ` title="${esc(model.tips[o] || o)}"><button type="button" class="pick" aria-pressed="${on.has(o)}">${esc(o)}</button>`
+      + `<button type="button" class="only" aria-label="only ${esc(o)}" title="keep only ${esc(o)}">only</button></span>`).join("")
+      + `<button type="button" class="helper all">all</button>`
+      + (model.allow_none ? `<button type="button" class="helper none">none</button>` : "")
+      + `<span class="count">${on.size} of ${model.options.length}</span>`;
+  };
+  root.addEventListener("click", (e) => {
+    const button = e.target.closest("button");
+    if (!button) return;
+    const chip = button.closest(".chip"), name = chip ? chip.dataset.name : null, value = model.value;
+    if (button.classList.contains("all")) set(model.options);
+    else if (button.classList.contains("none")) set([]);
+    else if (button.classList.contains("only")) set([name]);
+    else if (value.includes(name)) { if (model.allow_none || value.length > 1) set(value.filter((v) => v !== name)); }
+    else set([...value, name]);
+  });
+  draw();
+  el.appendChild(root);
+  model.on("value", draw);
+}
+"""
+
+
+class Chips(JSComponent):
+    """A choice of names as chips that wrap: a selected chip is filled with a check mark, an unselected one white;
+    each chip has "only" (keep just it), and the group "all" and (where an empty choice means something) "none".
+    One Bokeh model for the whole group."""
+
+    options = param.List(default=[], constant=True, doc="the names, in order")
+    value = param.List(default=[], doc="the names chosen, in the order of options")
+    tips = param.Dict(default={}, constant=True, doc="a name's tooltip: what it is")
+    allow_none = param.Boolean(default=True, constant=True, doc="the choice may be empty (else the last chip stays)")
+    label = param.String(default="", constant=True, doc="the group's name for screen readers")
+
+    _esm = CHIPS_ESM
+    _stylesheets = [CHIPS_CSS]
 
 
 class ShareView(pn.viewable.Viewer):
@@ -80,13 +132,12 @@ class ShareView(pn.viewable.Viewer):
 
     def __init__(self, **params) -> None:
         super().__init__(**params)
-        self._controls = pn.widgets.CheckButtonGroup(options=list(CONTROLS),
-                                                     value=list(self.options.controls), color="light",
-                                                     sizing_mode="stretch_width", margin=(0, 0, 6, 0),
-                                                     stylesheets=[":host { font-size: 12px; }"])
-        self._panels = pn.widgets.CheckButtonGroup(options=list(PANELS), value=list(self.options.panels),
-                                                   color="light", margin=(0, 0, 6, 0), width=240,
-                                                   stylesheets=[":host { font-size: 12px; }"])
+        self._controls = Chips(options=list(CONTROLS), value=list(self.options.controls), tips=CHIP_TIPS,
+                               label="controls of the embedded view", sizing_mode="stretch_width",
+                               margin=(0, 0, 8, 0), css_classes=["share-controls"])
+        self._panels = Chips(options=list(PANELS), value=list(self.options.panels), tips=CHIP_TIPS, allow_none=False,
+                             label="panels of the embedded view", sizing_mode="stretch_width", margin=(0, 0, 8, 0),
+                             css_classes=["share-panels"])
         self._link = pn.widgets.TextInput(label="Link to this view", value=self.link(), sizing_mode="stretch_width",
                                           margin=(0, 0, 8, 0), css_classes=["share-link"])
         self._code = pn.widgets.TextAreaInput(label="Embed code", value=self.code(), height=92,

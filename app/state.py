@@ -18,7 +18,7 @@ from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Budget, Config, Trace
 from model import notation, tokenizer
 from model.config import CHOICES, FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS
 from model.families import PAGE_PRESETS, RECIPE_LABELS, preset_labels, recipe_fields, recipe_of
-from model.rules import CUSTOM, PRESET_SETS, out_of_range, preset_of, settle
+from model.rules import CUSTOM, PRESET_SETS, Note, news, preset_of, read_field, settle_notes
 from model.training import Plan, TrainSetup, plan
 
 from .query import DEFAULT_CONFIG
@@ -91,6 +91,7 @@ class ExplorerState(param.Parameterized):
                             **params})
         self._asked: dict[str, object] = {k: getattr(self, k) for k in (*FIELDS, *RECIPE_FIELDS)}
         self._settling = False
+        self._notes: list[Note] = []  # every rule's note at the last settle, said or not (model.rules.news)
         self._settle()
         self.param.watch(self._on_fields, [*FIELDS, *RECIPE_FIELDS])
         self.param.watch(self._on_preset, ["preset"])
@@ -103,33 +104,29 @@ class ExplorerState(param.Parameterized):
         self._settle()
 
     def set_field(self, name: str, value: object) -> bool:
-        """Set a field from raw widget input; a value outside model.BOUNDS is rejected with a notice. True if taken."""
+        """Set a field from raw widget input: a slider's int or a box's text (`model.numbers`' grammar: 1024,
+        1,024, 1e3, 70 million), a switch's choice or a checkbox. Text that is no whole number, or a value outside
+        model.BOUNDS, is rejected with a notice and the value in use is kept; empty text changes nothing. True if
+        taken."""
         if name in ("tie", "qk_norm"):
             self._asked[name] = bool(value)
-            self._settle()
+            self._settle(changed=[name])
             return True
         if name in CHOICES:
             if value not in CHOICES[name]:
-                self._settle([f"{name}={value!r} is not one of {', '.join(CHOICES[name])}; kept {name}={getattr(self, name)}"])
+                self._settle([f"{name}={value!r} is not one of {', '.join(CHOICES[name])}; kept {name}={getattr(self, name)}"],
+                             changed=())
                 return False
             self._asked[name] = value
-            self._settle()
+            self._settle(changed=[name])
             return True
-        if name in OPTIONAL_SYMBOLS:  # d_ff, h_kv, d_head: checked by their symbol's bounds
-            symbol = OPTIONAL_SYMBOLS[name]
-            rejected = out_of_range(symbol, value, kept=getattr(self.config, symbol))
-            if rejected:
-                self._settle([rejected])
-                return False
-            self._asked[name] = value
-            self._settle()
-            return True
-        rejected = out_of_range(name, value, kept=getattr(self, name))
-        if rejected:
-            self._settle([rejected])
+        symbol = OPTIONAL_SYMBOLS.get(name, name)  # d_ff, h_kv, d_head: checked by their symbol's bounds
+        number, rejected = read_field(symbol, value, kept=getattr(self.config, symbol))
+        if number is None:
+            self._settle([rejected] if rejected else [], changed=())  # nothing changed
             return False
-        self._asked[name] = value
-        self._settle()
+        self._asked[name] = number
+        self._settle(changed=[name])
         return True
 
     def _on_fields(self, *events: param.parameterized.Event) -> None:
@@ -137,7 +134,7 @@ class ExplorerState(param.Parameterized):
             return
         for event in events:
             self._asked[event.name] = event.new
-        self._settle()
+        self._settle(changed=[e.name for e in events])
 
     def _on_preset(self, event: param.parameterized.Event) -> None:
         if self._settling or event.new == CUSTOM:
@@ -150,18 +147,24 @@ class ExplorerState(param.Parameterized):
         if self._settling or event.new == "custom":
             return
         self._asked.update(recipe_fields(event.new, self.config.h))
-        self._settle()
+        self._settle(changed=RECIPE_FIELDS)
 
-    def _settle(self, rejected: list[str] | None = None) -> None:
-        """Apply the rules to what was asked and publish fields, config, preset and notices in one update."""
+    def _settle(self, rejected: list[str] | None = None, changed: Iterable[str] = (*FIELDS, *RECIPE_FIELDS)) -> None:
+        """Apply the rules to what was asked and publish fields, config, preset and notices in one update.
+
+        `changed`: the fields this change set (default all: a preset, a link, `apply`). Notices are the change's
+        own (`model.rules.news`): a rule that fires again on a later change of another field says nothing new,
+        and one about a value asked for earlier says that it was remembered."""
         try:
-            config, notes = settle(self._asked)
+            config, notes = settle_notes(self._asked, shown=self.config, changed=changed)
+            said = news(notes, self._notes, changed)
         except ValueError as e:  # a recipe no Config takes (an odd d with RoPE): keep what is shown, say why
-            config, notes = self.config, [f"{e}; kept the configuration shown"]
+            config, notes, said = self.config, [], [f"{e}; kept the configuration shown"]
             self._asked = {k: getattr(config, k) for k in (*FIELDS, *RECIPE_FIELDS)}
+        self._notes = notes
         values = {k: getattr(config, k) for k in (*FIELDS, *RECIPE_FIELDS)}
         values.update(config=config, preset=preset_of(config), recipe=recipe_of(config),
-                      notices=[*(rejected or []), *notes])
+                      notices=[*(rejected or []), *said])
         changed = {k: v for k, v in values.items() if getattr(self, k) != v}  # a press changes two or three
         self._settling = True
         try:

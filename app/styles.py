@@ -34,7 +34,8 @@ p {{ margin: 0; }}
 """
 
 CARD_STYLES = {"background": CARD, "border": f"1px solid {RULE}", "border-radius": "10px",
-               "padding": "12px 14px", "box-sizing": "border-box"}
+               "padding": "12px 14px", "box-sizing": "border-box",
+               "min-width": "0"}  # Bokeh's least width of a column is its widest row's: a card wraps its rows instead
 
 
 # --- per view (Panel renders each view in a shadow root; the exported page reuses the same sheets) ---------
@@ -57,11 +58,15 @@ th.m {{ width: 12%; }} th.b {{ width: 13%; }}
       border-bottom: 1px solid {RULE}; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }}
 .shapes td {{ padding: 3px 5px; border-bottom: 1px solid #f1f3f5; vertical-align: middle; height: 31px; line-height: 1.2;
       box-sizing: border-box; overflow: hidden; white-space: nowrap; text-overflow: ellipsis; }}
+/* the lesson's notation and the descriptions wrap, never cut: a row is as tall as its words */
+.shapes td.s, td.n i, td.n u {{ white-space: normal; overflow-wrap: break-word; text-overflow: clip; }}
+td.n b {{ white-space: normal; overflow-wrap: anywhere; }}
+.shapes tr.g td {{ white-space: normal; }}
 td.s, td.c, td.n b, td.n u {{ font-family: {MONO}; font-size: 12px; }}
 th.e, th.m, td.e, td.m {{ text-align: right; font-variant-numeric: tabular-nums; }}
 td.e {{ font-size: 13px; }}
-td.n b {{ display: block; font-weight: 600; overflow: hidden; text-overflow: ellipsis; }}
-td.n i {{ display: block; font-style: normal; font-size: 11px; color: {MUTED}; overflow: hidden; text-overflow: ellipsis; }}
+td.n b {{ display: block; font-weight: 600; }}
+td.n i {{ display: block; font-style: normal; font-size: 11px; color: {MUTED}; }}
 td.n u {{ display: none; text-decoration: none; }}
 tr.k td.n {{ padding-left: 16px; border-left: 3px solid #d9dcf7; }}
 tr.g td {{ height: 28px; background: #f4f5fb; font-size: 12.5px; border-left: 3px solid #b9bff0; }}
@@ -148,4 +153,11 @@ table.lines td {{ padding: 2px 10px 2px 0; vertical-align: top; border-bottom: 1
 table.lines td.f {{ font-family: ui-monospace, 'DejaVu Sans Mono', Menlo, monospace; font-size: 11.5px; color: #374151; }}
 table.lines td.v {{ text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; font-weight: 600; }}
 table.lines tr.sub td {{ font-size: 11.5px; color: {MUTED}; font-weight: 400; border: 0; padding-top: 0; }}
+@media (max-width: 640px) {{  /* a phone: each figure's formula under its label, the value beside them */
+  table.lines tr {{ display: grid; grid-template-columns: minmax(0, 1fr) auto; border-bottom: 1px solid #f3f4f6; }}
+  table.lines td {{ border-bottom: 0; }}
+  table.lines td.f {{ grid-row: 2; grid-column: 1 / 3; padding-top: 0; }}
+  table.lines td.v {{ grid-row: 1; grid-column: 2; }}
+  table.lines th, table.lines tr.sub td {{ grid-column: 1 / 3; }}
+}}
 """

@@ -1,21 +1,24 @@
 """The training run's settings in the URL and from the widgets, both ways, as pure functions (no Panel).
 
-    >>> setup, notes = settle_train({"gpu": "a100-80gb", "gpus": "1", "zero": "3"})
-    >>> setup.zero, notes[0]
-    (0, 'zero=3 needs 2 or more GPUs to shard over, and gpus=1; showing ZeRO 0')
+    >>> setup, notes = settle_train({"gpu": "a100-80gb", "gpus": "1", "D": "300 billion", "mfu": "0.5"})
+    >>> setup.D, notes
+    (300000000000, [])
     >>> train_items(setup)
-    [('gpu', 'a100-80gb'), ('gpus', '1')]
+    [('D', '300000000000'), ('gpu', 'a100-80gb'), ('mfu', '0.5'), ('gpus', '1')]
 
 Keys (each optional; absent means `TrainSetup`'s default): D (training tokens; absent = Chinchilla's 20·N),
 gpu, gpu_peak and gpu_memory (a custom GPU's TFLOP/s and GiB), mfu (0 to 1), gpus, price (dollars per
-GPU-hour), optimizer, zero (0 to 3), recompute (none, full), fit (hoffmann, besiroglu). Hostile input never
-raises: every problem becomes a notice naming it and what is shown instead, like the configuration's keys.
+GPU-hour), optimizer, zero (0 to 3), recompute (none, full), fit (hoffmann, besiroglu). Numbers are read by
+`model.numbers`' grammar, the one of every box: 300e9, 3e11, 300,000,000,000, 300 billion, 0.4. Hostile input
+never raises: every problem becomes a notice naming it and what is shown instead, like the configuration's keys.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
 
+from model import numbers
+from model.rules import quote
 from model.training import CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, RECOMPUTE, SETUP_BOUNDS, TrainSetup
 
 TRAIN_KEYS = ("D", "gpu", "gpu_peak", "gpu_memory", "mfu", "gpus", "price", "optimizer", "zero", "recompute", "fit")
@@ -29,11 +32,7 @@ _BOUNDS = {"D": SETUP_BOUNDS["D"], "gpus": SETUP_BOUNDS["gpus"], "mfu": SETUP_BO
            "price": SETUP_BOUNDS["price"], "gpu_peak": SETUP_BOUNDS["peak_tflops"],
            "gpu_memory": SETUP_BOUNDS["memory_gib"]}
 _WHOLE = ("D", "gpus")
-
-
-def _show(text: str, limit: int = 24) -> str:
-    text = "".join(c if c.isprintable() else "\ufffd" for c in text[: limit + 1])
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+ONE_GPU_ZERO = "ZeRO {zero} shards over the n GPUs, and n = 1: each part is divided by 1, so it saves nothing here"
 
 
 def _fmt(x: float) -> str:
@@ -41,34 +40,35 @@ def _fmt(x: float) -> str:
 
 
 def _number(key: str, raw: object) -> tuple[float | int | None, str | None]:
-    """(value, None) or (None, why not): whole numbers may be written 300e9 or 1,000."""
+    """(value, None) or (None, why not): a number, or text in `model.numbers`' grammar (300e9, 300 billion, 0.4)."""
     lo, hi = _BOUNDS[key]
-    kind = "whole number" if key in _WHOLE else "number"
+    whole = key in _WHOLE
+    kind, bounds = "whole number" if whole else "number", f"from {_fmt(lo)} to {_fmt(hi)}"
     if isinstance(raw, bool):
-        return None, f"{key}={raw!r} is not a {kind} from {_fmt(lo)} to {_fmt(hi)}"
+        return None, f"{key}={raw!r} is not a {kind} {bounds}"
     if isinstance(raw, (int, float)):
-        value = raw
+        value, text = raw, repr(raw)
+        if not math.isfinite(value) or (whole and value != int(value)):
+            return None, f"{key}={quote(text)} is not a {kind} {bounds}"
     else:
-        text = str(raw).strip()
-        try:
-            if len(text) > MAX_VALUE_CHARS:
-                raise ValueError
-            value = float(text.replace(",", "").replace("_", ""))
-        except ValueError:
-            return None, f'{key}="{_show(text)}" is not a {kind} from {_fmt(lo)} to {_fmt(hi)}'
-    if not math.isfinite(value) or (key in _WHOLE and value != int(value)):
-        return None, f"{key}={_show(str(raw))} is not a {kind} from {_fmt(lo)} to {_fmt(hi)}"
+        text = str(raw).strip(" \t")
+        value = (numbers.whole if whole else numbers.real)(text) if len(text) <= MAX_VALUE_CHARS else None
+        if value is None:
+            write = f" (write {numbers.LARGE_EXAMPLES})" if key == "D" else ""
+            return None, f'{key}="{quote(text)}" is not a {kind} {bounds}{write}'
     if not lo <= value <= hi:
         hint = " (write 0.4 for 40 %)" if key == "mfu" and 1 < value <= 100 else ""
-        return None, f"{key}={_fmt(value)} is out of range: {key} must be from {_fmt(lo)} to {_fmt(hi)}{hint}"
-    return (int(value) if key in _WHOLE else float(value)), None
+        return None, f"{key}={numbers.show(value, text)} is out of range: {key} must be {bounds}{hint}"
+    return (int(value) if whole else float(value)), None
 
 
-def settle_train(asked: Mapping[str, object]) -> tuple[TrainSetup, list[str]]:
+def settle_train(asked: Mapping[str, object], kept: TrainSetup = DEFAULT) -> tuple[TrainSetup, list[str]]:
     """A valid TrainSetup as close as possible to `asked` (raw text or values per TRAIN_KEYS), and the notices.
 
-    Rules: a bad value keeps the default (or, for D, Chinchilla's rule); ZeRO needs 2 or more GPUs; a custom GPU
-    without a peak or memory starts from the default GPU's; a custom peak or memory with a named GPU is ignored.
+    Rules: a bad number keeps `kept`'s (a link: the default, or for D Chinchilla's rule; a page's box: the value
+    in use), and a bad choice the default; a custom GPU without a peak or memory
+    starts from the default GPU's; a custom peak or memory with a named GPU is ignored. ZeRO on one GPU is kept
+    (it divides by n = 1), with a note that it saves nothing there.
     """
     notes: list[str] = []
     fields: dict[str, object] = {}
@@ -80,19 +80,21 @@ def settle_train(asked: Mapping[str, object]) -> tuple[TrainSetup, list[str]]:
             text = str(raw).strip().lower()
             if text not in _CHOICES[key]:
                 default = "custom GPU" if key == "gpu" else getattr(DEFAULT, key)
-                notes.append(f'{key}="{_show(str(raw))}" is not one of {", ".join(_CHOICES[key])}; using {default}')
+                notes.append(f'{key}="{quote(str(raw))}" is not one of {", ".join(_CHOICES[key])}; using {default}')
                 continue
             fields[key] = int(text) if key == "zero" else text
         else:
             value, why = _number(key, raw)
             if why:
-                if key == "D":
-                    kept = "Chinchilla's D = 20·N"
-                elif key in _FIELD:
-                    kept = f"the {CUSTOM_START.label}'s"
+                was = getattr(kept, _FIELD.get(key, key))
+                if key == "D" and was is None:
+                    using = "Chinchilla's D = 20·N"
+                elif key in _FIELD and was is None:
+                    using = f"the {CUSTOM_START.label}'s"
                 else:
-                    kept = f"{key}={_fmt(getattr(DEFAULT, key))}"
-                notes.append(f"{why}; using {kept}")
+                    using = f"{key}={_fmt(was)}"
+                    fields[_FIELD.get(key, key)] = was
+                notes.append(f"{why}; using {using}")
                 continue
             fields[_FIELD.get(key, key)] = value
     gpu = fields.get("gpu", DEFAULT.gpu)
@@ -105,9 +107,15 @@ def settle_train(asked: Mapping[str, object]) -> tuple[TrainSetup, list[str]]:
         fields.pop("memory_gib", None)
     zero, gpus = fields.get("zero", DEFAULT.zero), fields.get("gpus", DEFAULT.gpus)
     if zero and gpus == 1:
-        notes.append(f"zero={zero} needs 2 or more GPUs to shard over, and gpus=1; showing ZeRO 0")
-        fields["zero"] = 0
+        notes.append(ONE_GPU_ZERO.format(zero=zero))
     return TrainSetup(**fields), notes
+
+
+def news(notes: list[str], before: list[str], key: str) -> list[str]:
+    """The notes a change of `key` brings: those not given before it, and those about `key` itself (a box's text
+    refused again is said again); ZeRO's note on one GPU is about zero and gpus."""
+    about = {"zero": "ZeRO ", "gpus": "ZeRO "}.get(key, "\0")
+    return [n for n in notes if n not in before or n.startswith((f"{key}=", about))]
 
 
 def train_items(setup: TrainSetup) -> list[tuple[str, str]]:

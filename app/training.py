@@ -11,8 +11,9 @@ import html
 import panel as pn
 import param
 from bokeh.models import ColumnDataSource, Range1d
+from panel.custom import JSComponent
 
-from model import units
+from model import numbers, units
 from model.train_report import SECTIONS, human
 from model.training import CUSTOM_GPU, FITS, REFERENCES, Line, Plan
 
@@ -21,7 +22,7 @@ from .layout import wrap
 from .state import ExplorerState
 from .styles import BASE
 from .styles import TRAIN_CSS as CSS
-from .train_query import CUSTOM_START, settle_train
+from .train_query import CUSTOM_START, news, settle_train
 from .words import (CHINCHILLA_RULE, FIT_LABELS, GPU_LABELS, OPTIMIZER_LABELS, PARTS, RECOMPUTE_LABELS, ROWS,
                     TRAIN_TITLE, ZERO_LABELS)
 from .words import TRAIN_CONTROLS as C
@@ -108,6 +109,38 @@ def lines_html(p: Plan) -> str:
 
 
 
+class LabelledCheck(JSComponent):
+    """A checkbox inside its <label>, so that its words name it for screen readers (Panel's Checkbox leaves its
+    input unnamed); one Bokeh model, as the Checkbox was."""
+
+    value = param.Boolean(default=False, doc="checked")
+    label = param.String(default="", constant=True, doc="the words beside the box, which name it")
+
+    _esm = """
+export function render({ model, el }) {
+  const label = document.createElement("label");
+  const box = document.createElement("input");
+  box.type = "checkbox";
+  label.append(box, document.createTextNode(" " + model.label));
+  box.checked = model.value;
+  box.addEventListener("change", () => { model.value = box.checked; });
+  model.on("value", () => { box.checked = model.value; });
+  el.appendChild(label);
+}
+"""
+    _stylesheets = [BASE + "label { display: inline-flex; align-items: center; gap: 4px; cursor: pointer; }"]
+
+
+def _box(key: str, width: int) -> pn.widgets.TextInput:
+    """A number box of the card, labelled as TRAIN_CONTROLS names it (its label names the input for screen readers)."""
+    return pn.widgets.TextInput(label=C[key], width=width, css_classes=[f"train-{key}"])
+
+
+def _text(x: int | float) -> str:
+    """A number as its box shows it: 2,488,796,160; 0.4; 989 (`model.numbers.show`)."""
+    return numbers.show(x, str(x))
+
+
 class TrainingView(pn.viewable.Viewer):
     """Controls for `state.train`, the run's headline, a memory chart and every figure with its formula."""
 
@@ -117,18 +150,14 @@ class TrainingView(pn.viewable.Viewer):
         super().__init__(**params)
         s = self.state.train
         self._pushing = False
-        self._rule = pn.widgets.Checkbox(label=CHINCHILLA_RULE, value=s.D is None, margin=(22, 10, 0, 4),
-                                         css_classes=["train-rule"])
-        self._D = pn.widgets.IntInput(label=C["D"], start=1, end=10**15, width=170,
-                                      css_classes=["train-D"])
+        self._rule = LabelledCheck(label=CHINCHILLA_RULE, value=s.D is None, margin=(22, 10, 0, 4),
+                                   css_classes=["train-rule"])
+        # number boxes are text boxes: `model.numbers`' grammar (300e9, 300,000,000,000, 300 billion) is read by
+        # settle_train, and what it cannot read gets a notice (a number widget would drop the letters: 300e9 -> 3009)
+        self._D = _box("D", 200)
         self._gpu = pn.widgets.Select(label=C["gpu"], options=GPU_LABELS, width=250, css_classes=["train-gpu"])
-        self._peak = pn.widgets.FloatInput(label=C["gpu_peak"], start=0.001, end=100_000, width=110)
-        self._memory = pn.widgets.FloatInput(label=C["gpu_memory"], start=0.001, end=100_000, width=110)
-        self._mfu = pn.widgets.EditableFloatSlider(label=C["mfu"], start=0.05, end=1.0, step=0.01, fixed_start=0.001,
-                                                   fixed_end=1.0, width=200, format="0.00", css_classes=["train-mfu"])
-        self._gpus = pn.widgets.IntInput(label=C["gpus"], start=1, end=1_048_576, width=110, css_classes=["train-gpus"])
-        self._price = pn.widgets.FloatInput(label=C["price"], start=0, end=1000, step=0.1, width=170,
-                                            css_classes=["train-price"])
+        self._peak, self._memory = _box("gpu_peak", 110), _box("gpu_memory", 110)
+        self._mfu, self._gpus, self._price = _box("mfu", 110), _box("gpus", 110), _box("price", 170)
         self._optimizer = pn.widgets.RadioButtonGroup(options=OPTIMIZER_LABELS, color="primary", variant="outline",
                                                       css_classes=["train-optimizer"])
         self._zero = pn.widgets.RadioButtonGroup(options=ZERO_LABELS, color="primary", variant="outline",
@@ -138,7 +167,10 @@ class TrainingView(pn.viewable.Viewer):
         self._fit = pn.widgets.Select(label=C["fit"], options=FIT_LABELS, width=200, css_classes=["train-fit"])
         self._widgets = (self._rule, self._D, self._gpu, self._peak, self._memory, self._mfu, self._gpus, self._price,
                          self._optimizer, self._zero, self._recompute, self._fit)
+        self._keys = dict(zip(self._widgets, ("D", "D", "gpu", "gpu_peak", "gpu_memory", "mfu", "gpus", "price",
+                                              "optimizer", "zero", "recompute", "fit")))  # each widget's URL key
         self._notices = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=0)
+        self._said: list[str] = []  # the notes of the last change, shown or not
         p = self.state.plan
         self.source = ColumnDataSource(chart_data(p), name="train-memory")
         self.x_range = Range1d(0, x_end(p))
@@ -161,13 +193,13 @@ class TrainingView(pn.viewable.Viewer):
         self._pushing = True
         try:
             self._rule.value = s.D is None
-            self._D.param.update(value=s.D if s.D is not None else 20 * N, disabled=s.D is None)
+            self._D.param.update(value=_text(s.D if s.D is not None else 20 * N), disabled=s.D is None)
             self._gpu.value = s.gpu
-            self._peak.param.update(value=device.peak_tflops, visible=s.gpu == CUSTOM_GPU)
-            self._memory.param.update(value=device.memory_gib, visible=s.gpu == CUSTOM_GPU)
-            self._mfu.value = s.mfu
-            self._gpus.value = s.gpus
-            self._price.value = s.price
+            self._peak.param.update(value=_text(device.peak_tflops), visible=s.gpu == CUSTOM_GPU)
+            self._memory.param.update(value=_text(device.memory_gib), visible=s.gpu == CUSTOM_GPU)
+            self._mfu.value = _text(s.mfu)
+            self._gpus.value = _text(s.gpus)
+            self._price.value = _text(s.price)
             self._optimizer.value = s.optimizer
             self._zero.value = s.zero
             self._recompute.value = s.recompute
@@ -177,7 +209,7 @@ class TrainingView(pn.viewable.Viewer):
 
     # --- widgets -> state ----------------------------------------------------------------------------------------
     def asked(self) -> dict[str, object]:
-        """The widgets' values, keyed as the URL (app.train_query.TRAIN_KEYS)."""
+        """The widgets' values, keyed as the URL (app.train_query.TRAIN_KEYS): the boxes' text as typed."""
         custom = self._gpu.value == CUSTOM_GPU
         return {"D": None if self._rule.value else self._D.value, "gpu": self._gpu.value,
                 "gpu_peak": self._peak.value if custom else None, "gpu_memory": self._memory.value if custom else None,
@@ -191,8 +223,10 @@ class TrainingView(pn.viewable.Viewer):
         asked = self.asked()
         if event.obj is self._rule and not event.new and asked["D"] is None:
             asked["D"] = self._D.value
-        setup, notes = settle_train(asked)
-        self._notices.object = "".join(f'<div class="warn">⚠ {html.escape(n)}</div>' for n in notes)
+        setup, notes = settle_train(asked, kept=self.state.train)  # a box's bad text keeps the value in use
+        said = news(notes, self._said, self._keys.get(event.obj, ""))
+        self._said = notes
+        self._notices.object = "".join(f'<div class="warn">⚠ {html.escape(n)}</div>' for n in said)
         with pn.io.hold():
             if setup != self.state.train:
                 self.state.train = setup
@@ -203,9 +237,11 @@ class TrainingView(pn.viewable.Viewer):
     def _figure(self):
         return memory_chart(self.source, self.capacity, self.x_range)
 
-    def _update(self, *_events) -> None:
+    def _update(self, *events: param.parameterized.Event) -> None:
         p = self.state.plan
         with pn.io.hold():
+            if any(e.name == "config" for e in events):  # a later change: the card's notices were about the last one
+                self._notices.object = ""
             self.source.data = chart_data(p)  # in place: same figure, same source
             self.x_range.end = x_end(p)
             self.capacity.data = capacity_data(p)
@@ -227,9 +263,10 @@ class TrainingView(pn.viewable.Viewer):
                        **row),
             wrap(group(C["optimizer"], self._optimizer), group(C["zero"], self._zero),
                        group(C["recompute"], self._recompute), self._fit, **row),
-            self._notices, sizing_mode="stretch_width", margin=0, css_classes=["train-controls"])
+            self._notices, sizing_mode="stretch_width", margin=0, css_classes=["train-controls"],
+            styles={"min-width": "0"})  # Bokeh gives a column its children's widths as its least: let the rows wrap
         chart = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", margin=(4, 0, 0, 0))
         note = pn.pane.HTML(f"<p class='note muted'>{html.escape(NOTE)}</p>", stylesheets=[CSS],
                             sizing_mode="stretch_width", margin=(0, 0, 6, 0))
         return pn.Column(title, controls, self._headline, self._legend, chart, note, self._lines, sizing_mode="stretch_width",
-                         margin=0)
+                         margin=0, styles={"min-width": "0"})

@@ -18,8 +18,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import panel as pn
 import param
-from bokeh.models import (BasicTicker, ColorBar, ColumnDataSource, FixedTicker, HoverTool, LinearColorMapper,
-                          Range1d)
+from bokeh.models import (ColorBar, ColumnDataSource, FixedTicker, HoverTool, LogColorMapper, LogTicker, Range1d)
 from bokeh.palettes import Blues256
 from bokeh.plotting import figure
 
@@ -39,6 +38,7 @@ PALETTE = tuple(reversed(Blues256))  # white (0) … dark blue (1)
 TITLE = "What the tensors hold: real values of one forward pass at init (attention, √d_head, loss vs ln V)"
 CLOSED_HINT = ": open to run it"
 HEATMAP_MAX_WIDTH = 640
+HEATMAP_SCALE = "Colours are on a log scale from 1/T to 1, so that each row's 1/(t + 1) shows."
 
 
 def _tick(token: str) -> str:
@@ -319,12 +319,14 @@ class ValuesView(pn.viewable.Viewer):
         self.cells.data = cells
         self.masked.data = masked
         self.heatmap.title.text = f"attention weights, block {block}, head {head}: row = query t, column = key j"
-        self._check.object = f'<p class="note">{html.escape(check_line(v, block, head))}</p>'
+        self._mapper.low = 1 / max(T, 2)  # a log scale from 1/T to 1: rows of 1/(t + 1) show, not a blank square
+        self._check.object = (f'<p class="note">{html.escape(vr.uniform_line(v, block, head))} {HEATMAP_SCALE}</p>'
+                              f'<p class="note">{html.escape(check_line(v, block, head))}</p>')
         self._stats.object = stats_html(v, block)
 
     # --- figures ---------------------------------------------------------------------------------------------------
     def _heatmap(self):
-        mapper = LinearColorMapper(palette=list(PALETTE), low=0, high=1)
+        mapper = self._mapper = LogColorMapper(palette=list(PALETTE), low=1 / 64, high=1)
         p = figure(x_range=Range1d(-0.5, 0.5), y_range=Range1d(0.5, -0.5), height=600, sizing_mode="stretch_width",
                    toolbar_location=None, tools="", min_border_left=4, min_border_right=4, outline_line_color=None,
                    name="values-heatmap")
@@ -333,7 +335,7 @@ class ValuesView(pn.viewable.Viewer):
         p.rect(x="x", y="y", width=1, height=1, source=self.masked, fill_color=MASKED, line_color="#ffffff",
                line_width=0.5, hatch_pattern="/", hatch_color="#c9ced6", hatch_scale=6, hatch_weight=0.6)
         p.add_tools(HoverTool(tooltips=[("query", "@q"), ("key", "@k"), ("weight", "@text")]))
-        bar = ColorBar(color_mapper=mapper, ticker=BasicTicker(desired_num_ticks=3), width=8, padding=2,
+        bar = ColorBar(color_mapper=mapper, ticker=LogTicker(desired_num_ticks=3), width=8, padding=2,
                        major_label_text_font_size="10px", major_label_text_color=MUTED, title="weight",
                        title_text_font_size="10px", title_text_color=MUTED, title_text_font_style="normal")
         p.add_layout(bar, "right")

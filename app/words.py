@@ -5,15 +5,31 @@ by app/controls.py, app/budget.py and app/shapes.py on one side and app/export o
 """
 from __future__ import annotations
 
-from model import BOUNDS
+from model import BOUNDS, FIELD_DOCS, Config
+from model.config import CHOICES, INT_FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS
+from model.numbers import EXAMPLES
+from model.rules import rules_line
 from model.training import CUSTOM_GPU, GPUS
 
 SHORT = {"B": "batch", "T": "sequence length", "d": "model width", "h": "heads (divide d)", "L": "blocks",
-         "V": "vocabulary", "T_max": "positions W_pe"}  # the name under each field's symbol
+         "V": "vocabulary", "T_max": "positions W_pe"}  # the name under each field's symbol, GPT-2's recipe
+SHORT_WHEN = {"h": ("apart", "heads"), "T_max": ("rope", "trained context")}  # (condition, the name when it holds):
+# "apart", d_head set apart from d / h (h need not divide d); "rope", RoPE's positions (no table W_pe)
 SOFT = {"B": (1, 64, 1), "T": (1, None, 1), "d": (64, 4096, 64), "L": (1, 48, 1), "V": (1, 131_072, 1),
         "T_max": (1, 8192, 1)}  # slider (start, end, step); T's end is T_max; h walks the divisors of d
-RULES_LINE = ("h divides d (d_head = {d} / {h} = {d_head}) · T ≤ T_max = {T_max} · arrow keys move a focused slider; "
-              "the boxes take any value")  # the status line when no notice applies; numbers with separators
+HINT = f"arrow keys move a focused slider; a box takes any value in bounds: {EXAMPLES}"  # after the rules, in the
+# status line when no notice applies
+CHIP_TIPS = {  # the share card's chips: what each control and panel of an embedded view is
+    "preset": "preset: the picker of named models",
+    **{f: f"{f}: {FIELD_DOCS[f]}" for f in INT_FIELDS},
+    "tie": "tie: the switch that ties the head to W_te",
+    "recipe": "recipe: GPT-2 (2019), modern (Llama-3 style) or custom",
+    **{k: f"{k}: {RECIPE_DOCS[k]}" for k in CHOICES}, "qk_norm": RECIPE_DOCS["qk_norm"],
+    **{sym: f"{sym}: {FIELD_DOCS[sym]}" for sym in OPTIONAL_SYMBOLS.values()},
+    "shapes": "shapes: every tensor of one forward pass", "budget": "budget: parameters and FLOPs per token",
+    "changes": "changes: what each change of the modern recipe buys", "tokens": "tokens: a text split into GPT-2 tokens",
+    "values": "values: real numbers of one pass at init", "training": "training: from N to a training run",
+}
 TAGLINE = "a decoder-only Transformer's forward pass, shape by shape"  # GPT-2's recipe or the modern one
 QUADRATIC = "(B, h, T, T)"  # the attention matrices: the tensors that balloon with T
 MAX_LISTED_BLOCKS = 96  # expanded listing: GPT-3 175B in full; beyond, one line stands for the rest
@@ -43,9 +59,15 @@ def slider_range(name: str, value: int, T_max: int) -> tuple[int, int, int]:
     return start, max(end, start + 1), step
 
 
-def rules_line(d: int, h: int, T_max: int) -> str:
-    """The status line's reminder of the rules at this configuration."""
-    return RULES_LINE.format(d=f"{d:,}", h=f"{h:,}", d_head=f"{d // h:,}", T_max=f"{T_max:,}")
+def status_rules(cfg: Config) -> str:
+    """The status line's reminder of the rules at this configuration (`model.rules.rules_line`) and the hint."""
+    return f"{rules_line(cfg)} · {HINT}"
+
+
+def field_names(cfg: Config) -> dict[str, str]:
+    """The names under h and T_max at `cfg` (SHORT, or SHORT_WHEN's where its condition holds)."""
+    holds = {"apart": cfg.head_dim is not None, "rope": cfg.positions == "rope"}
+    return {f: name if holds[when] else SHORT[f] for f, (when, name) in SHORT_WHEN.items()}
 
 
 # --- the training card (app/training.py; the exported page shows the same) ----------------------------------

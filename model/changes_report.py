@@ -12,26 +12,29 @@ from dataclasses import asdict
 
 from .changes import DEFAULT_GPU, Changes, changes
 from .config import Config
-from .report import _line_table, _markdown_lines, config_dict, describe
+from .layout import paragraph
+from .report import _line_table, _markdown_lines, config_dict, footer, header, markdown_header
 
 TITLE = "What each change buys, against the GPT-2 twin (bytes at {dtype})"
 SAME = "This is GPT-2's recipe: its twin is itself, and no change is listed."
 
 
-def text(c: Changes) -> str:
-    """Each group's title, then its lines in columns aligned across the whole table."""
-    rows = _line_table(c.lines, "    ")
-    out = [f"GPT  {describe(c.cfg)}", "", f"{TITLE.format(dtype=c.dtype)}:", f"  {c.note if c.steps else SAME}"]
+def text(c: Changes, width: int | None = None) -> str:
+    """Each group's title, then its lines in columns aligned across the whole table; N in the first line and the
+    last. Where wider than `width` (None: never), labels and formulas wrap."""
+    rows = _line_table(c.lines, "    ", width)
+    out = [*header(c.cfg, width), "", f"{TITLE.format(dtype=c.dtype)}:",
+           *paragraph(c.note if c.steps else SAME, width, "  ")]
     i = 0
     for g in c.groups:
-        out += ["", f"  {g.title}"] + rows[i:i + len(g.lines)]
+        out += ["", *paragraph(g.title, width, "  ")] + [line for lines in rows[i:i + len(g.lines)] for line in lines]
         i += len(g.lines)
-    return "\n".join(out) + "\n"
+    return "\n".join([*out, "", *footer(c.cfg, width)]) + "\n"
 
 
 def markdown(c: Changes) -> str:
     """One Markdown table per group, under its title."""
-    out = [f"**GPT** {describe(c.cfg)}", "", f"**{TITLE.format(dtype=c.dtype)}**. {c.note if c.steps else SAME}", ""]
+    out = [markdown_header(c.cfg), "", f"**{TITLE.format(dtype=c.dtype)}**. {c.note if c.steps else SAME}", ""]
     for g in c.groups:
         out += [f"*{g.title}*", ""] + _markdown_lines(g.lines)
     return "\n".join(out)
@@ -52,10 +55,12 @@ def as_dict(c: Changes) -> dict:
             "groups": [{"key": g.key, "title": g.title, "lines": [asdict(x) for x in g.lines]} for g in c.groups]}
 
 
-def render(cfg: Config, dtype: str, fmt: str, gpu: str = DEFAULT_GPU) -> str:
-    """The table in `fmt` ("text", "markdown", "csv" or "json"), fused attention's wall against `gpu`; ValueError
-    when `cfg` has no GPT-2 twin."""
+def render(cfg: Config, dtype: str, fmt: str, gpu: str = DEFAULT_GPU, width: int | None = None) -> str:
+    """The table in `fmt` ("text", "markdown", "csv" or "json"; text fitted to `width`), fused attention's wall
+    against `gpu`; ValueError when `cfg` has no GPT-2 twin."""
     c = changes(cfg, dtype, gpu)
     if fmt == "json":
         return json.dumps(as_dict(c), indent=2) + "\n"
-    return {"text": text, "markdown": markdown, "csv": csv_text}[fmt](c)
+    if fmt == "text":
+        return text(c, width)
+    return {"markdown": markdown, "csv": csv_text}[fmt](c)

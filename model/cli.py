@@ -12,7 +12,9 @@
     python -m model --preset mixtral-8x7b --table budget
     python -m model --preset llama3-8b --experts 8 --top-k 2 --d-expert 14336 --dense-first 1
 
-Bad arguments (and a config.json that cannot be read) print one clear line on stderr and exit with status 2.
+Bad arguments (and a config.json that cannot be read) print one clear line on stderr and exit with status 2; a
+mistyped preset gets the nearest name. Plain text fits the terminal: `COLUMNS`, else the terminal's width (a file
+or a pipe gets full lines); the descriptions and formulas wrap. N is in the first line and the last.
 """
 from __future__ import annotations
 
@@ -24,7 +26,9 @@ from . import changes_report, hf, report, train_report, values_report
 from .config import (BOUNDS, CHOICES, DEFAULT_PRESET, FIELD_DOCS, INT_FIELDS, MOE_DOCS, MOE_SYMBOLS, OPTIONAL_SYMBOLS,
                      PRESETS, RECIPE_DOCS, Config, read_hf)
 from .changes import DEFAULT_GPU
+from .layout import terminal_width
 from .passes import DTYPES
+from .rules import did_you_mean
 from .training import CUSTOM_GPU, GPUS
 
 class OneLineParser(argparse.ArgumentParser):
@@ -34,9 +38,16 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+def preset_name(text: str) -> str:
+    """--preset: a name of PRESETS; a mistyped one gets the nearest name ("did you mean gpt2-small?")."""
+    if text in PRESETS:
+        return text
+    raise argparse.ArgumentTypeError(f"unknown preset {text!r}{did_you_mean(text, PRESETS)}; presets: {', '.join(PRESETS)}")
+
+
 def add_config_arguments(p: argparse.ArgumentParser) -> None:
     """--preset, one option per Config field, --untied and --dtype (shared with `python -m app export`)."""
-    p.add_argument("--preset", choices=list(PRESETS), default=None, metavar="NAME",
+    p.add_argument("--preset", type=preset_name, default=None, metavar="NAME",
                    help=f"start from a preset: {', '.join(PRESETS)} (default {DEFAULT_PRESET}); the fields below override it")
     for name in INT_FIELDS:
         lo, hi = BOUNDS[name]
@@ -148,9 +159,10 @@ def main(argv: list[str] | None = None) -> int:
         cfg = config_from_args(args)
     except ValueError as e:
         parser.error(str(e))
+    width = terminal_width()  # COLUMNS, or the terminal's; None for a file or a pipe
     if args.table == "train":
         try:
-            out = train_report.render(cfg, args)
+            out = train_report.render(cfg, args, width)
         except ValueError as e:
             parser.error(str(e))
         return _write(out)
@@ -164,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--table changes measures fused attention's eager wall against a named GPU: choose one of "
                          + ", ".join(GPUS))
         try:
-            return _write(changes_report.render(cfg, args.dtype, fmt, args.gpu or DEFAULT_GPU))
+            return _write(changes_report.render(cfg, args.dtype, fmt, args.gpu or DEFAULT_GPU, width))
         except ValueError as e:
             parser.error(str(e))
     if args.json and args.table and not args.values:
@@ -173,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("a CSV file holds one table: use --table shapes, budget or kv")
     if args.values:
         try:
-            out = values_report.cli_output(args, cfg)
+            out = values_report.cli_output(args, cfg, width)
         except ValueError as e:
             parser.error(str(e))
     elif args.json:
@@ -183,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.markdown:
         out = report.markdown(cfg, args.dtype, args.expand, args.table or "all")
     else:
-        out = report.text(cfg, args.dtype, args.expand, args.table or "all")
+        out = report.text(cfg, args.dtype, args.expand, args.table or "all", width)
     return _write(out)
 
 

@@ -74,7 +74,7 @@ FIELD_DOCS: dict[str, str] = {
     "B": "batch size (sequences per forward pass)",
     "T": "sequence length (tokens per sequence)",
     "d": "model width (residual stream size)",
-    "h": "attention heads (must divide d)",
+    "h": "attention heads (they divide d, unless d_head is set apart)",
     "L": "number of Transformer blocks",
     "V": "vocabulary size (rows of W_te)",
     "T_max": "rows of the learned position table W_pe (with RoPE: the context the model was trained for)",

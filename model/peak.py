@@ -23,7 +23,7 @@ Conventions:
   not counted. Tests check the step against real CPU steps of the fused module, measured the same way.
 - Only one block of each kind is built (as `model.passes`; a dense model's block 0). A moment of a block's forward
   or backward is the same moment of the last block of its kind in the whole model, with every block before that one
-  alive; a moment of the head or the loss has all L blocks alive. Each such moment is "scaled" (`Candidate.where`:
+  alive; a moment of the head or the loss has all L blocks alive. Each such moment is "scaled" (`Candidate.block`:
   which of the pass's blocks, or after them all) and adds what the blocks the pass does not run keep: (L − 1)·K for
   a dense model, K = S_block (each other block's saved bytes) or, with full recomputation, each other block's input,
   BTd elements (`model.training.step_phases`; tests check both against full-depth meta steps, of mixtures of experts
@@ -36,6 +36,7 @@ Conventions:
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import math
@@ -46,9 +47,9 @@ from dataclasses import dataclass, replace
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .config import Config, one_of_each
+from .config import KIND_LABELS, Config, one_of_each
 from .formula import Poly, poly_add, poly_const, poly_mul, poly_symbol, polynomial
-from .gpt import GPT
+from .gpt import GPT, Tap
 from .memory import ONES, Structure, fit_monomial, probes
 from .passes import TORCH_DTYPES
 
@@ -58,10 +59,57 @@ PHASES = ("forward", "loss", "backward", "optimizer")
 PHASE_SYMBOLS = {"forward": "M_fwd", "loss": "M_loss", "backward": "M_bwd", "optimizer": "M_opt"}  # bytes at the peak
 PHASE_LABELS = {
     "forward": "alive at the forward pass's peak",
-    "loss": "alive at the loss's peak (logits (B, T, V), their copies)",
+    "loss": "alive at the loss's peak",
     "backward": "alive at the backward pass's peak",
     "optimizer": "alive at the Adam step's peak (fp32, a tensor at a time)",
 }  # each: besides weights, gradients and optimizer states
+# What a phase's worst moment is doing, in the lesson's words, by the part of the model it ran in (`place`). A
+# moment of block 0 stands for the same moment of the last block, with every other block's saved tensors alive.
+MOMENTS = {
+    ("forward", ""): "as the embeddings are summed, tok + pos",
+    ("forward", "rope"): "as RoPE's angles, cos and sin are made",
+    ("forward", "block"): "at a residual add of the last block (x + attention, x + MLP)",
+    ("forward", "norm"): "in a norm of the last block",
+    ("forward", "attn"): "in the last block's attention",
+    ("forward", "mlp"): "in the last block's MLP",
+    ("forward", "moe"): "in the last block's mixture of experts",
+    ("loss", "ln_f"): "at the final norm, before the logits",
+    ("loss", "head"): "as the head makes the logits (B, T, V)",
+    ("loss", ""): "while the logits (B, T, V) and their log-softmax are alive, in the cross-entropy",
+    ("backward", ""): "as the loss's gradient flows back through the log-softmax to the logits (B, T, V)",
+    ("backward", "head"): "as the gradient flows back through the head, from the logits (B, T, V)",
+    ("backward", "ln_f"): "as the gradient flows back through the final norm",
+    ("backward", "block"): "as the gradient flows back through a residual add of the last block",
+    ("backward", "norm"): "as the gradient flows back through a norm of the last block",
+    ("backward", "attn"): "as the gradient flows back through the last block's attention",
+    ("backward", "mlp"): "as the gradient flows back through the last block's MLP",
+    ("backward", "moe"): "as the gradient flows back through the last block's mixture of experts",
+    ("backward", "rope"): "as the gradient flows back through RoPE",
+    ("backward", "embeddings"): "at the embeddings, as W_te's gradient is accumulated",
+    ("optimizer", ""): "as Adam updates its largest parameter tensor",
+}
+_PLACES = {"": "", "wte": "embeddings", "wpe": "embeddings", "rope": "rope", "ln_f": "ln_f", "head": "head",
+           "attn": "attn", "mlp": "mlp", "moe": "moe", "ln_1": "norm", "ln_2": "norm"}  # a module's name -> its place
+
+
+def place(where: str) -> str:
+    """The part of the model a module belongs to: "blocks.0.attn.qkv" -> "attn", "blocks.0" -> "block", "wte" ->
+    "embeddings" (a key of MOMENTS with the phase)."""
+    if where.startswith("blocks."):
+        parts = where.split(".")
+        return "block" if len(parts) == 2 else _PLACES[parts[2]]
+    return _PLACES[where.split(".")[0]]
+
+
+def moment_words(phase: str, where: str, kinds: tuple[str, ...] = ()) -> str:
+    """A phase's worst moment in the lesson's words (MOMENTS); tests check every structure's moments have some.
+
+    `kinds`: the kinds of the pass's blocks (`model.config.distinct_kinds`); where there are several, a moment of
+    pass block i is one of the last block of its kind: "the last MoE block's attention"."""
+    words = MOMENTS[phase, place(where)]
+    if len(kinds) > 1 and where.startswith("blocks."):
+        words = words.replace("the last block", f"the last {KIND_LABELS[kinds[int(where.split('.')[1])]]} block")
+    return words
 
 
 @dataclass(frozen=True)
@@ -69,9 +117,10 @@ class Moment:
     """The storages alive just after one allocation of a probe step (beyond weights, gradients and states)."""
 
     phase: str
-    where: int | None  # in which of the pass's blocks (len(blocks): the head or the loss), None outside them
+    block: int | None  # in which of the pass's blocks (len(blocks): the head or the loss), None outside them
     op: str  # the operator whose output was just allocated ("nll_loss_forward")
     alive: frozenset[int]  # allocation numbers
+    where: str = ""  # the module running (forward) or whose gradient is flowing back (backward): "blocks.0.attn"
 
 
 @dataclass(frozen=True)
@@ -79,19 +128,25 @@ class Candidate:
     """A moment that can be a phase's peak at some config: its bytes as a polynomial in the lesson's symbols."""
 
     phase: str
-    where: int | None  # as `Moment.where`
+    block: int | None  # as `Moment.block`
     op: str
     poly: Poly  # bytes, the other blocks' (L − 1)·K not included
+    where: str = ""  # Moment.where
 
     @property
     def scaled(self) -> bool:
         """A moment in a block, the head or the loss: the blocks the pass does not run add theirs."""
-        return self.where is not None
+        return self.block is not None
 
     @property
     def formula(self) -> str:
         """Its bytes in lesson notation, the other blocks' (L − 1)·K not included."""
         return polynomial(self.poly)
+
+    @property
+    def moment(self) -> str:
+        """What the step is doing at this moment, in the lesson's words (`moment_words`)."""
+        return moment_words(self.phase, self.where)
 
     def bytes(self, symbols: dict[str, int]) -> int:
         """Its bytes at `symbols` (the other blocks' (L − 1)·K not included)."""
@@ -111,7 +166,8 @@ class _Live(TorchDispatchMode):
         self.sizes: list[int] = []  # bytes per allocation
         self.alive: set[int] = set()
         self.moments: list[Moment] = []
-        self.phase, self.where = PHASES[0], None
+        self.phase, self.block = PHASES[0], None
+        self.where = ""
 
     def known(self, tensors) -> None:
         """Storages that exist before the step (weights, gradients, states, token ids): not the step's."""
@@ -135,7 +191,8 @@ class _Live(TorchDispatchMode):
             self.sizes.append(st.nbytes())
             self.refs[id(st)] = weakref.ref(st, self._free(n))
             self.alive.add(n)
-            self.moments.append(Moment(self.phase, self.where, func.__name__.split(".")[0], frozenset(self.alive)))
+            self.moments.append(Moment(self.phase, self.block, func.__name__.split(".")[0], frozenset(self.alive),
+                                       self.where))
         return out
 
 
@@ -156,17 +213,17 @@ def _pass(cfg: Config, dtype: str) -> _Live:
     live.known([*model.parameters(), *(p.grad for p in model.parameters())])
     n = len(model.blocks)
 
-    def entering(where: int | None) -> Callable:  # a block's output has its gradient: that block's backward follows
-        return lambda _grad: setattr(live, "where", where)
+    def entering(block: int | None) -> Callable:  # a block's output has its gradient: that block's backward follows
+        return lambda _grad: setattr(live, "block", block)
 
-    with torch.enable_grad(), live:
+    with torch.enable_grad(), live, _where(model, live):
         idx = torch.zeros(cfg.B, cfg.T, dtype=torch.long, device="meta")  # the batch's token ids: alive all step
         edges = [model.embed_tokens(idx)]  # the embedding's output, then each block's
         for i in range(n):
-            live.where = i
+            live.block = i
             edges.append(model.block(i, edges[-1]))
         model._rope = None  # as GPT.forward after its blocks: RoPE's angles live on only where autograd saved them
-        live.phase, live.where = "loss", n
+        live.phase, live.block = "loss", n
         loss = model.logits_and_loss(edges[-1], idx)[1]  # the logits are dropped, as by model(idx)[1]
         if loss is not None:  # T = 1: no next token, no loss, no backward
             for j in range(n + 1):  # block j's output (j = 0: the embedding's): block j − 1's backward follows
@@ -177,6 +234,41 @@ def _pass(cfg: Config, dtype: str) -> _Live:
             loss.backward()
         live.moments.append(Moment("after", None, "", frozenset(live.alive)))  # the loss, alive in the update
     return live
+
+
+@contextlib.contextmanager
+def _where(model: torch.nn.Module, live: _Live) -> Iterator[None]:
+    """Keep `live.where` naming the module that runs (forward: the innermost one; outside any module, its parent
+    scope "") and, once backward starts, the module whose output's gradient arrived last (its backward runs next).
+    Hooks only observe: nothing is allocated; every hook is removed on the way out."""
+    stack: list[str] = []
+    handles = []
+
+    def enter(name: str) -> Callable:
+        def hook(_module, _inputs) -> None:
+            stack.append(name)
+            live.where = name
+        return hook
+
+    def leave(name: str) -> Callable:
+        def arrived(_grad) -> None:
+            live.where = name
+
+        def hook(_module, _inputs, output) -> None:
+            stack.pop()
+            live.where = stack[-1] if stack else ""
+            if isinstance(output, torch.Tensor) and output.requires_grad:
+                output.register_hook(arrived)
+        return hook
+
+    for name, module in model.named_modules():
+        if name and not isinstance(module, Tap):
+            handles += [module.register_forward_pre_hook(enter(name)), module.register_forward_hook(leave(name))]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
 
 
 def _update(cfg: Config, _dtype: str) -> _Live:
@@ -218,7 +310,7 @@ def _prune(candidates: list[Candidate], blocks: int) -> list[Candidate]:
     polys = [c.poly for c in candidates]
 
     def adds_as_much(d: Candidate, c: Candidate) -> bool:
-        return not c.scaled or d.scaled and (blocks == 1 or d.where == c.where)
+        return not c.scaled or d.scaled and (blocks == 1 or d.block == c.block)
 
     keep = []
     for i, c in enumerate(candidates):
@@ -288,12 +380,12 @@ def _fit(s: Structure, record: Callable[[Config, str], _Live]) -> list[Candidate
     out = []
     for i, m in enumerate(moments):
         after = moments[i + 1] if i + 1 < len(moments) else None
-        if after and m.alive <= after.alive and (after.phase, after.where) == (m.phase, m.where):
+        if after and m.alive <= after.alive and (after.phase, after.block) == (m.phase, m.block):
             continue  # the next allocation adds to this moment
         poly: Poly = {}
         for n in sorted(m.alive):
             poly = poly_add(poly, sizes[n])
-        out.append(Candidate(m.phase, m.where, m.op, poly))
+        out.append(Candidate(m.phase, m.block, m.op, poly, m.where))
     return out
 
 
@@ -314,7 +406,7 @@ def candidates(s: Structure) -> tuple[Candidate, ...]:
 
 def _plus(c: Candidate, more: Candidate) -> Candidate:
     """`c` with more storages alive (the loss during the optimizer step)."""
-    return Candidate(c.phase, c.where, c.op, poly_add(c.poly, more.poly))
+    return Candidate(c.phase, c.block, c.op, poly_add(c.poly, more.poly), c.where)
 
 
 def step_peaks(model: torch.nn.Module, idx: torch.Tensor, optimizer: torch.optim.Optimizer) -> dict[str, int]:

@@ -14,11 +14,11 @@ from dataclasses import asdict
 
 from . import units
 from .budgeting import budget
-from .config import Config, config_dict
+from .layout import paragraph, row_lines
+from .config import KIND_LABELS, Config, config_dict
 from .figures import Line
 from .memory import kv_cache_lines
 from .recipe_rows import MARK, NONE, RecipeRows, recipe_rows
-from .config import KIND_LABELS
 from .tracing import ROUTING_NOTE, Row, Trace, block_groups, trace
 
 
@@ -66,6 +66,35 @@ def moe_text(cfg: Config) -> str:
     return f"mixture of experts: top-{cfg.k:,} of {cfg.E:,} experts{shared}{gate} in {where}"
 
 
+def _counts(cfg: Config) -> str:
+    """N, and for a mixture of experts N_active beside it: "N = 124,439,808", "N = 46,702,792,704 · N_active =
+    12,879,925,248"."""
+    b = budget(cfg)
+    return f"N = {b.params_exact:,}" + (f" · N_active = {b.params_active:,}" if cfg.moe else "")
+
+
+def header(cfg: Config, width: int | None = None) -> list[str]:
+    """The first line of every plain-text table: N (and N_active), then the configuration (`describe`), fitted to
+    `width`."""
+    return paragraph(f"{_counts(cfg)} · {describe(cfg)}", width, "GPT  ", "     ")
+
+
+def markdown_header(cfg: Config) -> str:
+    """`header` in Markdown: "**GPT** N = 124,439,808 · B=8 …"."""
+    return f"**GPT** {_counts(cfg)} · {describe(cfg)}"
+
+
+def footer(cfg: Config, width: int | None = None) -> list[str]:
+    """The last line of a plain-text report, as torchinfo's "Total params": N, exact and rounded (and a mixture of
+    experts' N_active, the parameters one token uses)."""
+    b = budget(cfg)
+    n = b.params_exact
+    active = (f"; N_active = {b.params_active:,} ({units.params(b.params_active)}), those one token uses (k of the E "
+              f"experts)" if cfg.moe else "")
+    return paragraph(f"Total parameters: N = {n:,} ({units.params(n)}), every weight, bias and norm gain of the "
+                     f"module{active}", width)
+
+
 def _human(line: Line) -> str:
     return units.value(line.value, line.unit)
 
@@ -75,13 +104,16 @@ def _memory(row: Row) -> str:
     return "view" if row.view else units.nbytes(row.nbytes)
 
 
-def _line_table(lines: tuple[Line, ...], indent: str = "  ") -> list[str]:
-    """Label, formula and value of each line, in aligned columns."""
-    w_label = max(len(x.label) for x in lines)
-    w_formula = max(len(x.formula) for x in lines)
-    w_value = max(len(_human(x)) for x in lines)
-    return [f"{indent}{x.label.ljust(w_label)}  {x.formula.ljust(w_formula)}  {_human(x).rjust(w_value)}"
-            f"{'  ' + units.short(x.value, x.unit) if units.short(x.value, x.unit) else ''}".rstrip() for x in lines]
+def _line_table(lines: tuple[Line, ...], indent: str = "  ", width: int | None = None) -> list[list[str]]:
+    """Label, formula and value of each line (and its rounded companion), in aligned columns; where wider than
+    `width`, the label and formula columns wrap. The lines of each figure apart (`model.layout.row_lines`)."""
+    cells = [[x.label, x.formula, _human(x), units.short(x.value, x.unit)] for x in lines]
+    return row_lines(cells, right={2}, wrap=(1, 0), width=width, indent=indent, above=0)
+
+
+def line_table(lines: tuple[Line, ...], indent: str = "  ", width: int | None = None) -> list[str]:
+    """`_line_table`'s lines, one after the other."""
+    return [line for rows in _line_table(lines, indent, width) for line in rows]
 
 
 def _display_rows(tr: Trace, expand: bool) -> list[Row | str]:
@@ -126,37 +158,36 @@ MEMORY_NOTE = ("memory: new memory of each tensor (\"view\": shares an earlier t
                "saved: autograd keeps it for the backward pass")
 
 
-def text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "all") -> str:
-    """A readable plain-text report: the shapes table and/or the budget (`table="kv"`: the KV cache only)."""
+def text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "all", width: int | None = None) -> str:
+    """A readable plain-text report: the shapes table and/or the budget (`table="kv"`: the KV cache only), N in
+    its first line and its last. Where wider than `width` (None: never), the descriptions and formulas wrap."""
     tr, b, marks = trace(cfg, dtype), budget(cfg), recipe_rows(cfg)
-    parts = [f"GPT  {describe(cfg)}"]
+    parts = header(cfg, width)
     if table in ("shapes", "all"):
         display = _display_rows(tr, expand)
-        cells = [SHAPE_HEADER] + [_cells(r, expand, marks) for r in display if isinstance(r, Row)]
-        widths = [max(len(c[i]) for c in cells) for i in range(len(SHAPE_HEADER))]
-        right = {3, 4, 5}
-
-        def fmt(c: list[str], indent: str) -> str:
-            return indent + "  ".join(s.rjust(w) if i in right else s.ljust(w)
-                                      for i, (s, w) in enumerate(zip(c, widths))).rstrip()
-
-        lines = ["", SHAPES_TITLE.format(dtype=dtype), fmt(SHAPE_HEADER, "  ")]
+        tensors = [r for r in display if isinstance(r, Row)]
+        cells = [SHAPE_HEADER] + [_cells(r, expand, marks) for r in tensors]
+        head, *rows = row_lines(cells, right={3, 4, 5}, wrap=(6, 1, 2), width=width, below=6)
+        lines = ["", SHAPES_TITLE.format(dtype=dtype), *head]
+        by_row = iter(rows)
         for r in display:
-            lines.append(f"  -- {r} --" if isinstance(r, str) else fmt(_cells(r, expand, marks), "  "))
-        lines += [f"  {x}" for x in (*marks.legend, *_notes(cfg))]
-        lines += ["", MEMORY_TITLE.format(dtype=dtype, L=cfg.L)] + _line_table(tr.lines)
+            lines += paragraph(f"-- {r} --", width, "  ", "     ") if isinstance(r, str) else next(by_row)
+        for x in (*marks.legend, *_notes(cfg)):
+            lines += paragraph(x, width, "  ")
+        lines += ["", MEMORY_TITLE.format(dtype=dtype, L=cfg.L)] + line_table(tr.lines, width=width)
         parts += lines
     if table in ("budget", "all"):
-        parts += ["", BUDGET_TITLE] + _line_table(b.lines)
+        parts += ["", *paragraph(BUDGET_TITLE, width)] + line_table(b.lines, width=width)
     if table == "kv":
-        parts += ["", KV_TITLE.format(dtype=dtype)] + _line_table(tuple(kv_cache_lines(cfg, dtype)))
-    return "\n".join(parts) + "\n"
+        parts += ["", *paragraph(KV_TITLE.format(dtype=dtype), width)]
+        parts += line_table(tuple(kv_cache_lines(cfg, dtype)), width=width)
+    return "\n".join([*parts, "", *footer(cfg, width)]) + "\n"
 
 
 def markdown(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "all") -> str:
     """GitHub-flavoured Markdown tables, for course pages."""
     tr, b, marks = trace(cfg, dtype), budget(cfg), recipe_rows(cfg)
-    out = [f"**GPT** {describe(cfg)}", ""]
+    out = [markdown_header(cfg), ""]
     if table in ("shapes", "all"):
         out += [f"| {' | '.join(SHAPE_HEADER)} |", "|" + "---|" * 3 + "---:|" * 2 + ":---:|---|"]
         for r in _display_rows(tr, expand):

@@ -15,12 +15,23 @@
 `settle` takes the values asked for (each already within BOUNDS) and returns a valid `Config` and the notices
 that explain any change. The live page, the URL parser and the exported page use these rules and `MESSAGES`
 (the exported page's JavaScript fills the same templates; tests run both on the same inputs).
+
+A notice belongs to the change that caused it (`settle_notes`, `news`): the values asked for are remembered (T
+asked 5,000 stays 5,000 while T_max is 1,024, so that raising T_max brings it back), so the same rule fires again
+on every later change; a page shows a notice only when it is new or about a field the learner just set, and when
+the value asked for is not the one the box showed, the notice says so ("12 is the h you chose, …").
+
+`rules_line(cfg)` states the rules that hold for `cfg` itself, one part per rule (`RULES`, picked by `rule_keys`):
+"h divides d" only where d_head = d / h, "T ≤ T_max" only with a learned position table.
 """
 from __future__ import annotations
 
+import difflib
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
+from . import numbers
 from .config import BOUNDS, FIELDS, GPT2_RECIPE_PRESETS, PRESETS, RECIPE_FIELDS, Config, divisors, snap_heads
 
 CUSTOM = "custom"
@@ -35,7 +46,35 @@ MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separ
     "h_even": "h snapped {asked} → {h}: RoPE rotates pairs of features, so d_head = d / h must be even",
     "context": ("T = {T} is beyond T_max = {T_max}, the context the model was trained for: RoPE has no table to run "
                 "out of, so the shapes are shown, but quality past the trained context needs RoPE scaling"),
+    "kept": "; {asked} is the {name} you chose, kept while other fields change (the box showed {shown})",
+    "number": "{name}=\"{text}\" is not a whole number: write {examples}; kept {name}={kept}",
 }
+# The fields whose change a notice of each kind is news about (besides any change of its text), and the field
+# whose asked value it reports ("kept"): model fields, as `asked` names them.
+NOTE_ABOUT: dict[str, tuple[str, ...]] = {"h": ("h", "d", "head_dim"), "h_even": ("h", "d", "positions", "head_dim"),
+                                          "h_kv": ("kv_heads",), "T": ("T", "T_max", "positions"),
+                                          "context": ("T", "T_max", "positions")}
+NOTE_FIELD = {"h": ("h", "h"), "h_even": ("h", "h"), "h_kv": ("kv_heads", "h_kv"), "T": ("T", "T"),
+              "context": ("T", "T")}  # kind -> (field asked, its symbol)
+RULES = {  # the status line's parts; each is true of the configurations `rule_keys` gives it to
+    "divides": "h divides d (d_head = {d} / {h} = {d_head})",
+    "divides_even": "h divides d, into an even d_head for RoPE (d_head = {d} / {h} = {d_head})",
+    "apart": "d_head = {d_head}, set apart from d / h: h need not divide d",
+    "kv": "h_kv divides h ({h} / {h_kv} = {group} query heads per K/V head)",
+    "table": "T ≤ T_max = {T_max} (W_pe has T_max rows)",
+    "context": "T may pass T_max = {T_max}, the trained context (RoPE has no table)",
+}
+
+
+@dataclass(frozen=True)
+class Note:
+    """A notice `settle` gives: its text, its kind (a key of MESSAGES), what it is about (NOTE_ABOUT), and the text
+    without what it says of a remembered value (MESSAGES["kept"]), by which a later change recognises it."""
+
+    kind: str
+    text: str
+    about: tuple[str, ...]
+    base: str
 
 
 def message(kind: str, **values: int | str) -> str:
@@ -50,45 +89,117 @@ def settle(asked: Mapping[str, int | bool]) -> tuple[Config, list[str]]:
     >>> cfg.h, cfg.T, notes[0]
     (11, 1024, 'h snapped 12 → 11: 770 is not divisible by 12')
     """
+    config, notes = settle_notes(asked)
+    return config, [n.text for n in notes]
+
+
+def settle_notes(asked: Mapping[str, int | bool], shown: Config | None = None,
+                 changed: Iterable[str] = ()) -> tuple[Config, list[Note]]:
+    """`settle`, each notice as a `Note`. Where `shown` (the configuration the page showed before this change)
+    showed another value than the one asked for and remembered, and the change did not set that field itself
+    (`changed`: the fields it set), the notice says so (MESSAGES["kept"])."""
+    changed = set(changed)
     values = {k: asked[k] for k in FIELDS}
     values.update({k: asked[k] for k in RECIPE_FIELDS if k in asked})
-    notes = []
+    notes: list[Note] = []
+
+    def note(kind: str, **fill: int | str) -> None:
+        base = text = message(kind, **fill)
+        field, symbol = NOTE_FIELD[kind]
+        was = getattr(shown, symbol) if shown is not None else None
+        if was is not None and field not in changed and asked.get(field) is not None and asked[field] != was:
+            text += message("kept", asked=asked[field], name=symbol, shown=was)
+        notes.append(Note(kind, text, NOTE_ABOUT[kind], base))
+
     if values.get("head_dim") is None:  # d_head = d / h: h must divide d (and, with RoPE, leave d / h even)
-        _settle_heads(values, notes)
+        _settle_heads(values, note)
     kv = values.get("kv_heads")
     if kv is not None and values["h"] % kv:
         values["kv_heads"] = snap_heads(values["h"], kv)
-        notes.append(message("h_kv", asked=kv, h_kv=values["kv_heads"], h=values["h"]))
+        note("h_kv", asked=kv, h_kv=values["kv_heads"], h=values["h"])
     if values["T"] > values["T_max"]:
         if values.get("positions", "learned") == "learned":
-            notes.append(message("T", asked=values["T"], T_max=values["T_max"]))
+            note("T", asked=values["T"], T_max=values["T_max"])
             values["T"] = values["T_max"]
         else:
-            notes.append(message("context", T=values["T"], T_max=values["T_max"]))
+            note("context", T=values["T"], T_max=values["T_max"])
     return Config(**values), notes
 
 
-def _settle_heads(values: dict, notes: list[str]) -> None:
+def news(notes: Iterable[Note], before: Iterable[Note], changed: Iterable[str]) -> list[str]:
+    """The notices a change brings: each note that was not given before it, or is about a field it `changed`.
+
+    A rule that fires again on a later change (T asked beyond T_max while d moves) says nothing new."""
+    said, changed = {n.base for n in before}, set(changed)
+    return [n.text for n in notes if n.base not in said or changed & set(n.about)]
+
+
+def _settle_heads(values: dict, note) -> None:
     d, asked = values["d"], values["h"]
     h = snap_heads(d, asked)
     if h != asked:
-        notes.append(message("h", asked=asked, h=h, d=d))
+        note("h", asked=asked, h=h, d=d)
     if values.get("positions") == "rope" and (d // h) % 2:
         even = [k for k in divisors(d) if (d // k) % 2 == 0]
         if not even:
             raise ValueError(f"d={d:,} is odd: RoPE needs an even d_head = d / h, so d must be even (or set d_head)")
         h = min(even, key=lambda k: (abs(k - asked), k))
-        notes.append(message("h_even", asked=asked, h=h))
+        note("h_even", asked=asked, h=h)
     values["h"] = h
 
 
-def out_of_range(name: str, value: object, kept: int) -> str | None:
-    """The notice for a typed value outside BOUNDS (or not a whole number), None when `value` is fine."""
+def rule_keys(cfg: Config) -> list[str]:
+    """Which RULES hold for `cfg`: how h and d_head relate, whether h_kv has its own heads, and T's limit."""
+    heads = "apart" if cfg.head_dim is not None else "divides_even" if cfg.positions == "rope" else "divides"
+    return [heads, *(["kv"] if cfg.h_kv != cfg.h else []), "table" if cfg.positions == "learned" else "context"]
+
+
+def rules_line(cfg: Config) -> str:
+    """The rules that tie `cfg`'s fields together, in one line with its own numbers."""
+    values = {"d": cfg.d, "h": cfg.h, "d_head": cfg.d_head, "h_kv": cfg.h_kv, "group": cfg.h // cfg.h_kv,
+              "T_max": cfg.T_max}
+    return " · ".join(RULES[k].format(**{k: f"{v:,}" for k, v in values.items()}) for k in rule_keys(cfg))
+
+
+def out_of_range(name: str, value: object, kept: int, text: str | None = None) -> str | None:
+    """The notice for a value outside BOUNDS (or not a whole number), None when `value` is fine; `text`, the value
+    as typed, stands for a huge one in the notice."""
     lo, hi = BOUNDS[name]
     if isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi:
         return None
-    shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else repr(value)
+    whole_number = isinstance(value, int) and not isinstance(value, bool)
+    shown = numbers.show(value, text if text is not None else str(value)) if whole_number else repr(value)
     return message("range", name=name, value=shown, lo=lo, hi=hi, kept=kept)
+
+
+def read_field(name: str, value: object, kept: int) -> tuple[int | None, str | None]:
+    """A field's input as a whole number within BOUNDS, or (None, the notice): a slider's int, or a box's text in
+    the number grammar (`model.numbers`: 1024, 1,024, 1e3, 70 million). Empty text is no input: (None, None)."""
+    if isinstance(value, str):
+        text = value.strip(" \t")
+        if not text:
+            return None, None
+        number = numbers.whole(text) if len(text) <= numbers.MAX_CHARS else None
+        if number is None:
+            return None, message("number", name=name, text=quote(text), examples=numbers.EXAMPLES, kept=kept)
+        rejected = out_of_range(name, number, kept, text)
+        return (None, rejected) if rejected else (number, None)
+    rejected = out_of_range(name, value, kept)
+    return (None, rejected) if rejected else (value, None)
+
+
+def did_you_mean(word: str, names: Iterable[str]) -> str:
+    """" (did you mean gpt2-small?)" for the name nearest a mistyped `word` (case aside), or ""."""
+    names = list(names)
+    lower = {n.lower(): n for n in names}
+    near = difflib.get_close_matches(word.strip().lower(), list(lower), n=1, cutoff=0.7)
+    return f" (did you mean {lower[near[0]]}?)" if near else ""
+
+
+def quote(text: str, limit: int = 24) -> str:
+    """User text for a notice: unprintable characters as "�", at most `limit` characters, with an ellipsis."""
+    text = "".join(c if c.isprintable() else "\ufffd" for c in text[: limit + 1])
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def preset_of(config: Config) -> str:

@@ -11,8 +11,9 @@ import io
 import json
 from dataclasses import asdict
 
-from . import units
+from . import numbers, units
 from .config import BOUNDS, Config, config_dict
+from .layout import paragraph, row_lines
 from .training import CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, RECOMPUTE, REFERENCES, Line, Plan, TrainSetup, plan
 
 SECTIONS = {  # key prefix -> heading, in display order
@@ -106,26 +107,28 @@ def _sections(p: Plan) -> list[tuple[str, str, list[Line]]]:
             for prefix, title in SECTIONS.items()]
 
 
-def text(cfg: Config, setup: TrainSetup) -> str:
-    """The training run as a plain-text table: label, formula, value."""
-    from .report import describe
+def text(cfg: Config, setup: TrainSetup, width: int | None = None) -> str:
+    """The training run as a plain-text table: label, formula, value, in columns aligned across the sections; N in
+    its first line and its last. Where wider than `width` (None: never), labels and formulas wrap."""
+    from .report import footer, header
 
     p = plan(cfg, setup)
-    every = [*p.lines, *REFERENCES]
-    w_label, w_formula = max(len(x.label) for x in every), max(len(x.formula) for x in every)
-    out = [f"GPT  {describe(cfg)}", f"Run  {describe_setup(p)}"]
-    for title, note, lines in _sections(p):
-        out += ["", f"{title}:"] + ([f"  {note}"] if note else [])
-        out += [f"  {x.label.ljust(w_label)}  {x.formula.ljust(w_formula)}  {human(x)}".rstrip() for x in lines]
-    return "\n".join(out) + "\n"
+    sections = _sections(p)
+    rows = iter(row_lines([[x.label, x.formula, human(x)] for _, _, lines in sections for x in lines],
+                          wrap=(1, 0), width=width))
+    out = [*header(cfg, width), *paragraph(describe_setup(p), width, "Run  ", "     ")]
+    for title, note, lines in sections:
+        out += ["", f"{title}:"] + (paragraph(note, width, "  ") if note else [])
+        out += [line for _ in lines for line in next(rows)]
+    return "\n".join([*out, "", *footer(cfg, width)]) + "\n"
 
 
 def markdown(cfg: Config, setup: TrainSetup) -> str:
     """The training run as Markdown tables, one per section."""
-    from .report import describe
+    from .report import markdown_header
 
     p = plan(cfg, setup)
-    out = [f"**GPT** {describe(cfg)}", "", f"**Run** {describe_setup(p)}", ""]
+    out = [markdown_header(cfg), "", f"**Run** {describe_setup(p)}", ""]
     for title, note, lines in _sections(p):
         out += [f"**{title}**", ""] + ([note, ""] if note else []) + ["| quantity | formula | value |", "|---|---|---:|"]
         out += [f"| {x.label} | {f'`{x.formula}`' if x.formula else ''} | {human(x)} |" for x in lines]
@@ -152,14 +155,12 @@ def as_json(cfg: Config, setup: TrainSetup) -> str:
 
 # --- command line ------------------------------------------------------------------------------------------------
 def _tokens(text: str) -> int:
-    """--D: a whole number of tokens, written 2488796160, 2,488,796,160, 300e9 or 1.4e12."""
-    try:
-        value = float(text.replace(",", "").replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid token count {text!r}: write a whole number such as 300e9") from None
-    if value != value or value in (float("inf"), float("-inf")) or value != int(value):
-        raise argparse.ArgumentTypeError(f"invalid token count {text!r}: D must be a whole number of tokens")
-    return int(value)
+    """--D: a whole number of tokens in `model.numbers`' grammar: 2488796160, 2,488,796,160, 300e9, 300 billion."""
+    value = numbers.whole(text) if len(text) <= numbers.MAX_CHARS else None
+    if value is None:
+        why = "D must be a whole number of tokens" if numbers.real(text) is not None else "not a number"
+        raise argparse.ArgumentTypeError(f"invalid token count {text!r} ({why}): write {numbers.LARGE_EXAMPLES}")
+    return value
 
 
 TRAIN_OPTIONS = ("D", "gpu", "gpu_peak", "gpu_memory", "mfu", "gpus", "price", "optimizer", "zero", "recompute", "fit")
@@ -169,7 +170,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """The training-run options of `python -m model --table train`; all default to None (= TrainSetup's)."""
     g = p.add_argument_group("training run (with --table train)")
     d = TrainSetup()
-    g.add_argument("--D", type=_tokens, metavar="TOKENS", help="training tokens, e.g. 300e9 (default 20·N, Chinchilla's rule)")
+    g.add_argument("--D", type=_tokens, metavar="TOKENS", help="training tokens, e.g. 300e9 or '300 billion' (default "
+                   "20·N, Chinchilla's rule)")
     g.add_argument("--gpu", choices=[*GPUS, CUSTOM_GPU], help=f"the GPU (default {d.gpu}); custom needs --gpu-peak and --gpu-memory")
     g.add_argument("--gpu-peak", dest="gpu_peak", type=float, metavar="TFLOPS", help="custom GPU: dense BF16 peak in TFLOP/s")
     g.add_argument("--gpu-memory", dest="gpu_memory", type=float, metavar="GIB", help="custom GPU: memory in GiB")
@@ -204,8 +206,8 @@ def given_train_options(args: argparse.Namespace) -> list[str]:
     return ["--" + k.replace("_", "-") for k in TRAIN_OPTIONS if getattr(args, k) is not None]
 
 
-def render(cfg: Config, args: argparse.Namespace) -> str:
-    """The train table in the format the flags ask for."""
+def render(cfg: Config, args: argparse.Namespace, width: int | None = None) -> str:
+    """The train table in the format the flags ask for (plain text fitted to `width`)."""
     setup = setup_from_args(args)
     if args.json:
         return as_json(cfg, setup)
@@ -213,4 +215,4 @@ def render(cfg: Config, args: argparse.Namespace) -> str:
         return csv_text(cfg, setup)
     if args.markdown:
         return markdown(cfg, setup)
-    return text(cfg, setup)
+    return text(cfg, setup, width)

@@ -61,7 +61,7 @@ from .figures import Line
 from .formula import evaluate
 from .memory import block_counts, saved_formula, structure
 from .config import BOUNDS, KIND_LABELS, Config, distinct_kinds, kind_blocks, kind_counts
-from .peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
+from .peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates, moment_words
 from .tracing import DTYPES
 
 
@@ -218,9 +218,6 @@ class TrainSetup:
         if isinstance(self.zero, bool) or self.zero not in (0, 1, 2, 3):
             raise ValueError(f"zero={self.zero!r} is not a ZeRO stage: choose 0 (none), 1 (optimizer states), "
                              f"2 (+ gradients) or 3 (+ weights)")
-        if self.zero and self.gpus == 1:
-            raise ValueError(f"ZeRO stage {self.zero} shards over the GPUs, and there is 1: set gpus to 2 or more, "
-                             f"or zero to 0")
         custom = (self.peak_tflops, self.memory_gib)
         if self.gpu == CUSTOM_GPU:
             if None in custom:
@@ -300,13 +297,15 @@ class Memory:
     peak: int | float  # the step's peak: weights + gradients + optimizer states + the largest phase's bytes
     peak_phase: str  # the phase where the peak is (model.peak.PHASES)
     phases: dict[str, int]  # bytes alive at each phase's peak besides weights, gradients and optimizer states
+    phase_ops: dict[str, str]  # the torch operator at each phase's peak (Phase.op): data, never a label
     capacity: int
     fits: bool  # the peak fits
     max_B: int  # the largest micro-batch B (at this T) whose peak fits; 0 if not even B = 1
 
     def as_dict(self) -> dict[str, int | float | bool | str | dict]:
         return {k: getattr(self, k) for k in ("weights", "grads", "optimizer", "activations", "total", "peak",
-                                               "peak_phase", "phases", "capacity", "fits", "max_B")}
+                                               "peak_phase", "phases", "phase_ops", "capacity", "fits",
+                                               "max_B")}
 
 
 @dataclass(frozen=True)
@@ -374,7 +373,7 @@ def activation_bytes(cfg: Config, setup: TrainSetup) -> tuple[int, str]:
     return rest + sum(counts[k] * b for k, b in by_kind.items()), saved_formula_of(cfg, setup.act_dtype)
 
 
-PHASE_LINE = "{symbol}, {label}, during {op}"  # a phase's line label (the exported page fills it the same way)
+PHASE_LINE = "{symbol}, {label}: {moment}"  # a phase's line label (the exported page fills it the same way)
 PEAK_LINE = "peak of the step per GPU: weights, gradients, optimizer states and the {phase}'s peak"
 
 
@@ -383,7 +382,8 @@ class Phase:
     """A phase of the step at its peak: bytes alive besides weights, gradients and optimizer states."""
 
     name: str  # model.peak.PHASES
-    op: str  # the operator whose output made the peak
+    op: str  # the torch operator whose output made the peak (in the JSON, for who wants it; never a label)
+    moment: str  # what the step is doing then, in the lesson's words (model.peak.MOMENTS)
     value: int
     formula: str  # in lesson notation, with S_block for each other block's saved bytes
 
@@ -397,11 +397,12 @@ def step_phases(cfg: Config, setup: TrainSetup) -> tuple[Phase, ...]:
     dtype = setup.act_dtype
     symbols = cfg.symbols()
     best: dict[str, Phase] = {}
+    kinds = distinct_kinds(cfg)
     for c in candidates(structure(cfg, dtype)):
-        extra, text = other_blocks(cfg, c.where, dtype, setup.recompute == "full")
+        extra, text = other_blocks(cfg, c.block, dtype, setup.recompute == "full")
         value = c.bytes(symbols) + extra
         if c.phase not in best or value > best[c.phase].value:
-            best[c.phase] = Phase(c.phase, c.op, value, c.formula + text)
+            best[c.phase] = Phase(c.phase, c.op, moment_words(c.phase, c.where, kinds), value, c.formula + text)
     return tuple(best[name] for name in PHASES if name in best)
 
 
@@ -412,7 +413,7 @@ def _less(count: str, n: int) -> str:
     return f"{count[:-1]} − {n})" if count.startswith("(") else f"({count} − {n})"
 
 
-def other_blocks(cfg: Config, where: int | None, dtype: str, recompute: bool) -> tuple[int, str]:
+def other_blocks(cfg: Config, block: int | None, dtype: str, recompute: bool) -> tuple[int, str]:
     """What the blocks `model.peak`'s pass does not run hold at a moment of its block `where` (len(blocks): the head
     or the loss; None: neither), in bytes and as " + …" in lesson notation.
 
@@ -584,7 +585,7 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
     phases = step_phases(cfg, setup)
     for x in phases:
         sym[PHASE_SYMBOLS[x.name]] = x.value
-        label = PHASE_LINE.format(symbol=PHASE_SYMBOLS[x.name], label=PHASE_LABELS[x.name], op=x.op)
+        label = PHASE_LINE.format(symbol=PHASE_SYMBOLS[x.name], label=PHASE_LABELS[x.name], moment=x.moment)
         add(f"memory/peak_{x.name}", label, x.formula, x.value, "bytes")
     top = max(phases, key=lambda x: x.value)
     peak = held + top.value
@@ -609,7 +610,8 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
     add("serve/total", "total to serve", f"{size}·N + {kv_formula}", size * N + kv, "bytes")
 
     memory = Memory(weights=states[0][1], grads=states[1][1], optimizer=states[2][1], activations=act, total=total,
-                    peak=peak, peak_phase=top.name, phases={x.name: x.value for x in phases}, capacity=capacity,
+                    peak=peak, peak_phase=top.name, phases={x.name: x.value for x in phases},
+                    phase_ops={x.name: x.op for x in phases}, capacity=capacity,
                     fits=fits, max_B=max_B)
     return Plan(cfg=cfg, setup=setup, N=N, N_active=Na, D=D, C_6ND=C, C_measured=C_measured, gpu_hours=gpu_hours,
                 wall_days=gpu_hours / 24 / setup.gpus, cost=gpu_hours * setup.price, memory=memory,

@@ -95,7 +95,11 @@ def value(x: int | float, unit: str) -> str:
 
 
 def short(x: int | float, unit: str) -> str:
-    """A rounded companion for an exact figure: "124.4 million" beside 124,439,808; "" where `value` is short."""
+    """A rounded companion for an exact figure: "124.4 million" beside 124,439,808; "" where `value` is short. A
+    negative value gets the "−" sign of `value` ("−43.9 k" beside "−43,904")."""
+    if x < 0:
+        rounded = short(-x, unit)
+        return "−" + rounded if rounded else ""
     if unit == "params":
         return params(x)
     if unit == "bytes" and abs(x) >= 1024:

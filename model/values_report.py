@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from dataclasses import asdict, dataclass
 
+import numpy as np
+
 from . import units
-from .report import describe
+from .layout import MIN_WRAPPED, paragraph
+from .report import header
 from .scaling import Scaling
 from .values import EAGER_RUN, MAX_T, Values
 
@@ -132,6 +136,17 @@ def stat_rows(v: Values, blocks: list[int] | None = None) -> list[StatRow]:
     return out
 
 
+def uniform_line(v: Values, block: int, head: int) -> str:
+    """Why the attention weights at init look alike: each causal row is close to uniform, 1/(t + 1) for query t,
+    and how close, measured on this pass (every weight over its row's 1/(t + 1))."""
+    a = v.attention(block, head).astype(np.float64)
+    t, j = np.indices(a.shape)
+    ratio = (a * (t + 1))[j <= t]
+    return (f"Near uniform, as an untrained model's attention is: query t spreads its weight over the t + 1 tokens it "
+            f"may see, about 1/(t + 1) each (here every weight is {ratio.min():.2f} to {ratio.max():.2f} times its "
+            f"row's 1/(t + 1)), because q and k at init are small; training makes rows peaked.")
+
+
 def attention_text(v: Values, block: int, head: int, limit: int = 16) -> list[str]:
     """The weights of one block and head as rows of two-decimal numbers (the first `limit` tokens)."""
     a = v.attention(block, head)
@@ -148,30 +163,38 @@ def attention_text(v: Values, block: int, head: int, limit: int = 16) -> list[st
     return lines
 
 
-def text(v: Values, block: int = 0, head: int = 0, expand: bool = False) -> str:
-    """The plain-text report of `python -m model --values`."""
-    lines = [f"Real values of one forward pass at init (seed {v.seed}; {INIT})",
-             f"GPT  {describe(v.cfg)}", run_line(v)]
+def text(v: Values, block: int = 0, head: int = 0, expand: bool = False, width: int | None = None) -> str:
+    """The plain-text report of `python -m model --values`, its sentences fitted to `width` (None: never wrapped)."""
+    def say(*sentences: str) -> list[str]:
+        return [line for x in sentences for line in paragraph(x, width)]
+
+    lines = [*say(f"Real values of one forward pass at init (seed {v.seed}; {INIT})"), *header(v.cfg, width),
+             *say(run_line(v))]
     if (s := scaled_line(v)) is not None:
-        lines.append(s)
-    lines += [f"pass: {v.seconds:.2f} s (build, initialise, forward; one at a time per process)", "",
-              loss_line(v), "",
-              "residual stream std: embed " + num(v.embed_std) + ", after blocks "
-              + ", ".join(f"{b}: {num(s)}" for b, s in enumerate(v.resid_std)), "",
-              f"Why √d_head (d_head = {v.cfg.d_head:,}, T = {v.cfg.T}, causal rows): {LESSON}"]
+        lines += say(s)
+    lines += [*say(f"pass: {v.seconds:.2f} s (build, initialise, forward; one at a time per process)"), "",
+              *say(loss_line(v)), "",
+              *say("residual stream std: embed " + num(v.embed_std) + ", after blocks "
+                   + ", ".join(f"{b}: {num(s)}" for b, s in enumerate(v.resid_std))), "",
+              *say(f"Why √d_head (d_head = {v.cfg.d_head:,}, T = {v.cfg.T}, causal rows): {LESSON}")]
     rows = scaling_rows(v)
     w = max(len(r.label) for r in rows)
+    if width is not None:  # the labels wrap to leave the three pairs of numbers (61 characters) their place
+        w = max(MIN_WRAPPED, min(w, width - 61))
     lines.append(f"  {'':<{w}}  {'score std':>17}  {'largest weight':>17}  {'entropy, nats':>17}")
     lines.append(f"  {'':<{w}}  " + "  ".join(f"{'q·kᵀ':>8} {'/√d_head':>8}" for _ in range(3)))
     for r in rows:
-        lines.append(f"  {r.label:<{w}}  " + "  ".join(f"{a:>8} {b:>8}" for a, b in (r.std, r.max_prob, r.entropy)))
-    lines += [f"  {scaling_note(v)}", "", f"Attention weights, block {block}, head {head} "
+        first, *more = textwrap.wrap(r.label, w) if len(r.label) > w else [r.label]
+        lines.append(f"  {first:<{w}}  " + "  ".join(f"{a:>8} {b:>8}" for a, b in (r.std, r.max_prob, r.entropy)))
+        lines += [f"  {x}" for x in more]
+    lines += [*paragraph(scaling_note(v), width, "  "), "", f"Attention weights, block {block}, head {head} "
               "(row: query token t; column: key token j):"]
     if v.expert_tokens:
         routing = [expert_title(v) + ":"] + [f"  block {r.block}: {' '.join(map(str, r.tokens))}  (busiest "
                                              f"{r.busiest}, {r.idle} idle)" for r in expert_rows(v)]
         lines[-1:-1] = routing + [""]
     lines += ["  " + x for x in attention_text(v, block, head)]
+    lines += paragraph(uniform_line(v, block, head), width, "  ")
     shown = None if expand else [block]
     lines += ["", "Per-tensor statistics (" + ("every block" if expand else f"block {block}; --expand lists every block")
               + "):"]
@@ -179,8 +202,11 @@ def text(v: Values, block: int = 0, head: int = 0, expand: bool = False) -> str:
     wn = max(len(r.name) for r in srows)
     lines.append(f"  {'tensor':<{wn}}  {'mean':>10} {'std':>10} {'min':>10} {'max':>10}")
     for r in srows:
-        lines.append(f"  {r.name:<{wn}}  {r.mean:>10} {r.std:>10} {r.min:>10} {r.max:>10}"
-                     + (f"  {r.note}" if r.note else ""))
+        row = f"  {r.name:<{wn}}  {r.mean:>10} {r.std:>10} {r.min:>10} {r.max:>10}"
+        if r.note and width is not None and len(row) + 2 + len(r.note) > width:  # the note under its row
+            lines += [row, *paragraph(r.note, width, "      ")]
+        else:
+            lines.append(row + (f"  {r.note}" if r.note else ""))
     return "\n".join(lines) + "\n"
 
 
@@ -226,7 +252,7 @@ def add_arguments(p) -> None:
     g.add_argument("--head", type=int, default=0, help="head whose attention --values prints (default 0)")
 
 
-def cli_output(args, cfg) -> str:
+def cli_output(args, cfg, width: int | None = None) -> str:
     """The report for parsed CLI arguments; ValueError (one line) for bad input. Above the limits it runs the
     scaled-down copy, labelled, as the page does."""
     if args.text is None:
@@ -237,4 +263,4 @@ def cli_output(args, cfg) -> str:
 
     v = values(cfg, args.text, args.seed, scale_down=True)
     v.attention(args.block, args.head)  # ValueError naming the ranges
-    return as_json(v, args.block, args.head) if args.json else text(v, args.block, args.head, args.expand)
+    return as_json(v, args.block, args.head) if args.json else text(v, args.block, args.head, args.expand, width)

@@ -58,14 +58,25 @@ def reveal(page, card: str) -> None:
     expect(page.locator(card).first).not_to_contain_text("is built when you scroll to it", timeout=30_000)
 
 
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    """`python -m model ARGV` in-process: (exit status, stdout, stderr); a normal return counts as status 0."""
+def run_cli(argv: list[str], capsys, columns: int | None = None) -> tuple[int, str, str]:
+    """`python -m model ARGV` in-process: (exit status, stdout, stderr); a normal return counts as status 0.
+    `columns`: the terminal width it is given (COLUMNS); None, as a file or a pipe: full lines."""
+    import os
+
     import pytest
 
     from model.cli import main
 
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-        raise SystemExit(0)
+    saved = os.environ.pop("COLUMNS", None)
+    if columns is not None:
+        os.environ["COLUMNS"] = str(columns)
+    try:
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+            raise SystemExit(0)
+    finally:
+        os.environ.pop("COLUMNS", None)
+        if saved is not None:
+            os.environ["COLUMNS"] = saved
     out, err = capsys.readouterr()
     return exc.value.code, out, err

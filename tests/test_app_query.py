@@ -47,7 +47,7 @@ def test_T_is_clamped_to_T_max_with_the_reason():
 
 
 @pytest.mark.parametrize("value, kind", [("abc", "not a whole number"), ("12.5", "not a whole number"),
-                                         ("1e3", "not a whole number"), ("-5", "out of range"), ("0", "out of range"),
+                                         ("1e-3", "not a whole number"), ("-5", "out of range"), ("0", "out of range"),
                                          ("1000000000", "out of range"), ("", "has no value"),
                                          ("9" * 500, "too long"), ("9" * 1_990, "too long")])
 def test_bad_d_falls_back_to_the_default_and_says_why(value, kind):
@@ -64,6 +64,12 @@ def test_huge_values_name_the_bounds():
 def test_thousands_separators_are_accepted():
     config, notices = parse_config("?V=50%2C257&T=1_000")
     assert (config.V, config.T, notices) == (50257, 1000, [])
+
+
+def test_a_link_reads_the_grammar_of_every_number_box():
+    """model.numbers, as the boxes: an exponent, a scale word, a whole number written with a fraction."""
+    config, notices = parse_config("?T=1e3&V=32%20thousand&d=1.536e3&L=12.0")
+    assert (config.T, config.V, config.d, config.L, notices) == (1000, 32_000, 1536, 12, [])
 
 
 def test_repeated_key_uses_the_first_and_says_so():

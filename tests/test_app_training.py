@@ -45,11 +45,13 @@ def test_every_setting_round_trips_through_the_url():
 @pytest.mark.parametrize("query, notice", [
     ("?mfu=40", "mfu=40 is out of range: mfu must be from 0.001 to 1 (write 0.4 for 40 %); using mfu=0.4"),
     ("?gpus=0", "gpus=0 is out of range: gpus must be from 1 to 1,048,576; using gpus=8"),
-    ("?gpus=2.5", "gpus=2.5 is not a whole number from 1 to 1,048,576; using gpus=8"),
-    ("?D=lots", "D=\"lots\" is not a whole number from 1 to 1,000,000,000,000,000; using Chinchilla's D = 20·N"),
-    ("?price=inf", "price=inf is not a number from 0 to 1,000; using price=2.5"),
+    ("?gpus=2.5", 'gpus="2.5" is not a whole number from 1 to 1,048,576; using gpus=8'),
+    ("?D=lots", "D=\"lots\" is not a whole number from 1 to 1,000,000,000,000,000 (write 300e9, 3e11, "
+                "300,000,000,000 or 300 billion); using Chinchilla's D = 20·N"),
+    ("?D=3009%20tokens", 'D="3009 tokens" is not a whole number'),
+    ("?price=inf", 'price="inf" is not a number from 0 to 1,000; using price=2.5'),
     ("?gpu=tpu%3Cscript%3E", 'gpu="tpu<script>" is not one of a100-40gb, a100-80gb, h100-sxm, h200, b200, custom'),
-    ("?zero=3&gpus=1", "zero=3 needs 2 or more GPUs to shard over, and gpus=1; showing ZeRO 0"),
+    ("?zero=3&gpus=1", "ZeRO 3 shards over the n GPUs, and n = 1: each part is divided by 1, so it saves nothing"),
     ("?gpu=h200&gpu_peak=5", "gpu_peak and gpu_memory describe a custom GPU; ignored with gpu=h200 (add gpu=custom)"),
     ("?optimizer=sgd", 'optimizer="sgd" is not one of adam-mixed, adam-fp32; using adam-mixed'),
     ("?recompute=half", 'recompute="half" is not one of none, full; using none'),
@@ -70,20 +72,30 @@ def test_a_custom_gpu_without_figures_starts_from_the_default_gpu():
 def test_widgets_write_the_state_and_rejected_combinations_explain_themselves():
     e = Explorer(query=GPT3_RUN)
     v = e.training
-    v._gpus.value = 64
+    v._gpus.value = "64"
     assert e.state.train.gpus == 64 and e.state.train.zero == 3
-    v._gpus.value = 1
-    assert e.state.train.zero == 0 and "zero=3 needs 2 or more GPUs" in v._notices.object
+    v._gpus.value = "1"  # ZeRO on one GPU: kept, and the card says it saves nothing there (the choice stays shown)
+    assert e.state.train.zero == 3 and v._zero.value == 3 and "n = 1: each part is divided by 1" in v._notices.object
     v._rule.value = True
-    assert e.state.train.D is None and v._D.disabled and v._D.value == 20 * e.state.budget.params_exact
+    assert e.state.train.D is None and v._D.disabled
+    assert v._D.value == f"{20 * e.state.budget.params_exact:,}"  # with separators: 3,492,085,186,560
     v._rule.value = False
-    v._D.value = 10**12
-    assert e.state.train.D == 10**12
+    assert e.state.train.D == 20 * e.state.budget.params_exact  # the rule's D, now chosen
+    for text in ("1e12", "1,000,000,000,000", "1 trillion", "1000 billion"):
+        v._D.value = "5"
+        v._D.value = text
+        assert e.state.train.D == 10**12 and v._D.value == "1,000,000,000,000", text
+    v._D.value = "300e9 tokens"  # not a number: a notice, and the box shows the D in use again
+    assert e.state.train.D == 10**12 and v._D.value == "1,000,000,000,000"
+    assert html.escape('D="300e9 tokens" is not a whole number') in v._notices.object
+    assert "n = 1" not in v._notices.object  # ZeRO's note belonged to the change of n
     v._gpu.value = "custom"
     assert v._peak.visible and e.state.train.gpu == "custom" and e.state.train.peak_tflops == 989
-    v._peak.value = 500.0
-    assert e.state.train.peak_tflops == 500.0
+    v._peak.value = "500"
+    assert e.state.train.peak_tflops == 500.0 and v._notices.object == ""
     assert "gpu=custom&gpu_peak=500&gpu_memory=80" in e.query()
+    v._mfu.value = "0.55"
+    assert e.state.train.mfu == 0.55 and v._mfu.value == "0.55"
 
 
 def test_the_page_shows_the_models_figures():

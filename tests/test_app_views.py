@@ -3,6 +3,7 @@ import contextlib
 import html
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import panel as pn
 import pytest
@@ -11,12 +12,15 @@ from app import Explorer
 from app.budget import BudgetView, budget_parts, chart_html, lines_html, shown
 from app.controls import Controls, controls_spec, slider_range, status_html
 from app.shapes import SEP, SLOT, ShapesTable, render_table, shape_rows, table_at
-from app.share import base_url, embed_code, embed_height, page_link
-from app.query import ViewOptions
+from app.heights import embed_height
+from app.share import base_url, embed_code, page_link
+from app.query import ViewOptions, parse_query
 from app.state import ExplorerState
 from app.tokens import TokensView, token_chips, token_stats, tokens_html
 from model import PRESETS, budget, divisors, tokenizer, trace, units
 from model.config import FIELDS
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
@@ -101,7 +105,7 @@ def test_views_show_no_new_memory_and_saved_rows_are_marked():
     assert {n for n, r in rows.items() if r.saved} == {r.local for r in traced.values() if r.saved} | \
         {r.name for r in s.trace.rows if r.block is None and r.saved}
     text = ShapesTable(state=s).table_html()
-    assert '<tr class="t k v">' in text and " sv" in text
+    assert '<tr class="t k v" title=' in text and " sv" in text
 
 
 def test_table_balloons_with_T_and_stays_with_d():
@@ -359,11 +363,23 @@ def test_links_and_embed_code():
     code = embed_code("http://h/explorer", cfg, ViewOptions(controls=("T",), panels=("shapes",)))
     assert code.startswith('<iframe src="http://h/explorer?B=8&T=1024&d=768&h=12&L=12&V=50257&T_max=1024&tie=1'
                            '&embed=1&controls=T&panels=shapes"')
-    assert 'height="1170"' in code  # one control over the shapes table, as in static/course_example.html
-    assert embed_height(ViewOptions(controls=("d", "h", "L"), panels=("budget",))) == 720
-    assert embed_height(ViewOptions()) == 270 + 165 + 1040 + 590 + 60 + 360 + 60 + 1500  # values and changes start closed
-    assert embed_height(ViewOptions(controls=())) == 1040 + 590 + 60 + 360 + 60 + 1500
-    assert embed_height(ViewOptions(controls=("T", "h_kv", "norm"), panels=("shapes",))) == 130 + 70 + 1040
+    t_view = ViewOptions(controls=("T",), panels=("shapes",))
+    assert f'height="{embed_height(t_view, cfg)}"' in code  # app.heights: one control over the shapes table
+    budget_view = ViewOptions(controls=("d", "h", "L"), panels=("budget",))
+    assert embed_height(budget_view, cfg) < embed_height(replace(budget_view, controls=FIELDS), cfg)  # more rows
+    every = embed_height(ViewOptions(), cfg)  # the values and GPT-2's changes cards start closed among all panels
+    assert every < embed_height(ViewOptions(), PRESETS["qwen3-0.6b"])  # more rows, and the changes card open
+    assert embed_height(ViewOptions(controls=()), cfg) < every
+    # the course page's iframes are as tall as the rule says (tests/test_browser_embed.py checks they fit)
+    from html.parser import HTMLParser
+    frames = []
+    parser = HTMLParser()
+    parser.handle_starttag = lambda tag, attrs: frames.append(dict(attrs)) if tag == "iframe" else None
+    parser.feed((ROOT / "static" / "course_example.html").read_text(encoding="utf-8"))
+    assert len(frames) == 2
+    for f in frames:
+        q = parse_query(f["src"].split("?", 1)[1])
+        assert int(f["height"]) == embed_height(q.options, q.config), f["src"]
 
 
 def test_explorer_from_a_query():

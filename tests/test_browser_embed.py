@@ -103,3 +103,115 @@ def test_course_page_embeds_two_live_views(chromium, server):
     expect(shapes.locator("table.shapes")).to_contain_text("× L = 12")
     page.close()
     assert errors == []
+
+
+def _content_height(frame_or_page) -> int:
+    return frame_or_page.evaluate("() => document.documentElement.scrollHeight")
+
+
+def test_the_course_page_iframes_fit_their_views_and_say_what_is_true(chromium, server):
+    """Each iframe is as tall as app.heights says (the share card's rule) and its view fits in it, with little left
+    over; the captions' figures are the model's; the README sections it names exist."""
+    import html as htmllib
+    from pathlib import Path
+
+    from app.heights import embed_height
+    from app.query import parse_query
+
+    page = chromium.new_page(viewport={"width": 1100, "height": 900})
+    page.route(re.compile(r"^http://localhost:5006/"),
+               lambda route: route.fulfill(status=302, headers={"location": route.request.url.replace(COURSE_SERVER, server)}))
+    page.goto(f"{server}/course/course_example.html")
+    for frame_id, ready in (("#view-T", "table.shapes"), ("#view-budget", ".budget-card")):
+        frame = page.frame_locator(frame_id)
+        frame.locator(ready).first.wait_for(timeout=60_000)
+        page.wait_for_timeout(800)
+        src, height = page.locator(frame_id).get_attribute("src"), int(page.locator(frame_id).get_attribute("height"))
+        q = parse_query(src.split("?", 1)[1])
+        assert height == embed_height(q.options, q.config)
+        inner = page.frames[[f.url for f in page.frames].index(next(f.url for f in page.frames if q.options.panels[0] in f.url))]
+        content = _content_height(inner)
+        assert content <= page.locator(frame_id).evaluate("(el) => el.clientHeight") <= 1.2 * content + 40, frame_id
+    captions = page.locator("figcaption").all_inner_texts()
+    t = model.trace(GPT2)
+    assert f"{fmt.nbytes(t.activation_bytes)} in all" in captions[0] and f"{fmt.nbytes(t.saved_bytes)} of it" in captions[0]
+    approx = model.budget(GPT2).line("params/approx")
+    assert "no biases, no LayerNorms" in approx.label and approx.formula.replace(" ", "") in captions[1].replace(" ", "")
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    headings = {line.lstrip("#").strip() for line in readme.splitlines() if line.startswith("#")}
+    named = re.findall(r'"([^"]+)"', htmllib.unescape(page.locator(".note").inner_text().replace("\n", " ")))
+    sections = [n for n in named if n != "Share and embed"]
+    assert len(sections) == 3 and all(n in headings for n in sections), (sections, headings)
+    page.close()
+
+
+@pytest.mark.parametrize("query, width", [
+    ("?embed=1&controls=T&panels=shapes", 818), ("?embed=1&controls=d,h,L&panels=budget", 700),
+    ("?preset=qwen3-0.6b&embed=1&controls=T,h_kv,d_head&panels=shapes,changes", 818),
+    ("?preset=llama3-8b&embed=1&controls=none&panels=training", 760), ("?embed=1", 818),
+])
+def test_an_embedded_view_fits_the_height_the_share_card_gives_it(chromium, server, query, width):
+    """app.heights at the widths of a course page's column: the view, its lazy cards built, fits; little is left."""
+    from app.heights import embed_height
+    from app.query import parse_query
+
+    q = parse_query(query)
+    want = embed_height(q.options, q.config)
+    page = chromium.new_page(viewport={"width": width, "height": 200})
+    page.goto(f"{server}/explorer{query}")
+    page.locator(".explorer .bk-panel-models-layout-Column, table.shapes, .budget-card").first.wait_for(timeout=60_000)
+    for _ in range(8):  # scroll down so that the cards built on sight are built
+        page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
+        page.wait_for_timeout(600)
+    expect(page.locator("body")).not_to_contain_text("is built when you scroll to it", timeout=30_000)
+    page.wait_for_timeout(500)
+    content = _content_height(page)
+    page.close()
+    assert content <= want <= 1.2 * content + 40, (content, want)
+
+
+def test_the_share_card_chips_wrap_look_chosen_or_not_and_keep_only_T_in_one_click(chromium, server):
+    page = chromium.new_page(viewport={"width": 1400, "height": 900})
+    errors = watch_errors(page)
+    page.goto(f"{server}/explorer")
+    reveal(page, ".share-card")
+    card = page.locator(".share-card")
+    expect(card.locator(".chip")).to_have_count(len(__import__("app.query", fromlist=["CONTROLS"]).CONTROLS) + 6)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 1400  # nothing runs off the page
+    box = card.bounding_box()
+    for chip in card.locator(".chip").all():
+        b = chip.bounding_box()
+        assert box["x"] <= b["x"] and b["x"] + b["width"] <= box["x"] + box["width"] + 1
+    colours = lambda sel: card.locator(sel).first.evaluate("(el) => [getComputedStyle(el).backgroundColor, "  # noqa: E731
+                                                           "getComputedStyle(el.querySelector('.pick')).color]")
+    card.locator(".share-controls .chip[data-name='tie'] .pick").click()  # one off
+    on, off = colours(".share-controls .chip.on"), colours(".share-controls .chip.off")
+    assert on[0] != off[0] and on[1] != off[1]  # filled and white, white text and grey
+    expect(card.locator(".share-controls .chip[data-name='tie'] .pick")).to_have_attribute("aria-pressed", "false")
+    card.locator(".share-controls .chip[data-name='T'] .only").click()  # keep only T: one click
+    code = card.locator(".embed-code textarea")
+    expect(code).to_have_value(re.compile(r"&controls=T[&\"]"))
+    card.locator(".share-controls .helper.all").click()
+    expect(code).not_to_have_value(re.compile(r"&controls="))  # all: the default, left out of the link
+    card.locator(".share-controls .helper.none").click()
+    expect(code).to_have_value(re.compile(r"&controls=none[&\"]"))
+    card.locator(".share-controls .chip[data-name='T'] .pick").click()
+    expect(code).to_have_value(re.compile(r"&controls=T[&\"]"))
+    card.locator(".share-panels .chip[data-name='shapes'] .only").click()
+    expect(code).to_have_value(re.compile(r"&panels=shapes\""))
+    card.locator(".share-panels .chip[data-name='shapes'] .pick").click()  # the last panel stays: an embed shows one
+    expect(code).to_have_value(re.compile(r"&panels=shapes\""))
+    expect(card.locator(".share-panels .helper.none")).to_have_count(0)
+    page.close()
+    assert errors == []
+
+
+def test_the_share_card_fits_a_phone(chromium, server):
+    context = chromium.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
+                                   device_scale_factor=3)
+    page = context.new_page()
+    page.goto(f"{server}/explorer")
+    reveal(page, ".share-card")
+    reveal(page, ".training-card")
+    assert page.evaluate("() => [window.innerWidth, document.documentElement.scrollWidth]") == [390, 390]
+    context.close()

@@ -29,7 +29,7 @@ def test_page_loads_from_a_link_with_the_right_N_and_shapes(explorer):
         expect(table).to_contain_text(fmt.shape(row.shape))
     expect(table).to_contain_text("(8, 96, 512, 512)")
     expect(page.locator(".box-T input")).to_have_value("512")
-    expect(page.locator(".box-d input")).to_have_value("12288")
+    expect(page.locator(".box-d input")).to_have_value("12,288")
 
 
 def test_arrow_keys_on_T_update_the_table_numbers_and_address(explorer):
@@ -41,7 +41,7 @@ def test_arrow_keys_on_T_update_the_table_numbers_and_address(explorer):
     table = page.locator("table.shapes")
     expect(table).to_contain_text("(8, 12, 1022, 1022)")
     expect(table).to_contain_text(fmt.thousands(8 * 12 * 1022 * 1022))
-    expect(page.locator(".box-T input")).to_have_value("1022")
+    expect(page.locator(".box-T input")).to_have_value("1,022")
     measured = model.budget(dataclasses.replace(GPT2, T=1022)).flops_fwd_measured_per_token
     expect(page.locator(".budget-card [data-key='flops/forward_measured']")).to_contain_text(fmt.flops(measured))
     expect(page).to_have_url(re.compile(r"\?B=8&T=1022&d=768&h=12&L=12&V=50257&T_max=1024&tie=1$"))

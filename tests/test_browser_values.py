@@ -28,6 +28,13 @@ def test_the_card_is_closed_until_opened_then_shows_a_real_pass(explorer):
     expect(card).to_contain_text(f"ln V = ln 50,257 = {v.ln_V:.3f}")
     expect(card).to_contain_text("exactly 0, so token t never sees t + 1")
     expect(card).to_contain_text(f"{v.unit.unscaled.std:.2f}")
+    # near-uniform rows at init are said, measured, and coloured on a log scale so that they do not look blank
+    from model.values_report import uniform_line
+    expect(card).to_contain_text(uniform_line(v, 0, 0))
+    expect(card).to_contain_text("Colours are on a log scale from 1/T to 1")
+    mapper = page.evaluate("() => { const m = Bokeh.documents[0].get_model_by_name('values-heatmap').renderers[0]"
+                           ".glyph.fill_color.transform; return [m.type, m.low, m.high]; }")
+    assert mapper == ["LogColorMapper", pytest.approx(1 / v.cfg.T), 1]
     masked = page.evaluate(SOURCE, "values-masked")
     cells = page.evaluate(SOURCE, "values-attention")
     T = v.cfg.T

@@ -1,6 +1,7 @@
 """`python -m model`: golden tables in every format, and one clear line with exit status 2 for bad input."""
 from __future__ import annotations
 
+import collections
 import csv
 import io
 import json
@@ -57,7 +58,9 @@ def test_csv_rows_sum_to_the_activation_total(capsys):
     (["--B", "0"], "B=0 is out of range"),
     (["--L", "-3"], "L=-3 is out of range"),
     (["--T", "4096"], "T=4,096 exceeds T_max=1,024: the learned position table W_pe has only T_max rows"),
-    (["--preset", "gpt5"], "argument --preset: invalid choice: 'gpt5'"),
+    (["--preset", "gpt5"], "argument --preset: unknown preset 'gpt5'; presets: gpt2-small, gpt2-medium"),
+    (["--preset", "gpt2-smal"], "unknown preset 'gpt2-smal' (did you mean gpt2-small?); presets: gpt2-small"),
+    (["--preset", "Llama3-8B"], "unknown preset 'Llama3-8B' (did you mean llama3-8b?)"),
     (["--csv", "--table", "all"], "a CSV file holds one table"),
     (["--json", "--csv"], "not allowed with argument"),
     (["--dtype", "int8"], "argument --dtype: invalid choice: 'int8'"),
@@ -79,4 +82,38 @@ def test_module_entry_point_runs():
 
 def test_a_smaller_position_table_takes_T_down_with_it(capsys):
     code, out, _ = run(["--preset", "gpt3-175b", "--T-max", "1024", "--table", "budget"], capsys)
-    assert code == 0 and out.startswith("GPT  B=8 T=1,024 d=12,288 h=96 (d_head=128) L=96 V=50,257 T_max=1,024")
+    assert code == 0 and out.startswith("GPT  N = 174,591,676,416 · B=8 T=1,024 d=12,288 h=96 (d_head=128) L=96 "
+                                        "V=50,257 T_max=1,024")
+
+
+WIDE = [["--preset", "llama3-8b"], ["--preset", "qwen3-0.6b", "--table", "train"], ["--preset", "gpt3-175b", "--table",
+        "train", "--B", "1", "--D", "300e9", "--gpus", "1024", "--zero", "3"], ["--preset", "llama3-8b", "--table",
+        "changes", "--dtype", "bf16"], ["--preset", "qwen3-0.6b", "--table", "kv"],
+        ["--d", "64", "--h", "4", "--L", "2", "--V", "50257", "--T", "16", "--values", "--text", "The cat sat on the mat."]]
+
+
+@pytest.mark.parametrize("argv, columns", [*((a, c) for a in WIDE for c in (100, 80)),
+                                           (["--preset", "gpt2-small", "--expand"], 100)])  # names like blocks.11.ln_1
+def test_plain_text_fits_the_terminal_by_wrapping_descriptions_and_formulas(argv, columns, capsys):
+    """COLUMNS (or the terminal) sets the width; every figure is still there, its words and formula wrapped (at
+    spaces only), a description under its row where the columns leave it too little room."""
+    code, out, err = run(argv, capsys, columns=columns)
+    assert (code, err) == (0, "")
+    assert max(len(line) for line in out.splitlines()) <= columns
+    code, full, _ = run(argv, capsys)  # a pipe: lines as long as they are
+    assert max(len(line) for line in full.splitlines()) > columns
+    chars = lambda text: collections.Counter("".join(text.split()))  # noqa: E731
+    assert chars(full) - chars(out) in (collections.Counter(), chars("what"))  # the same text; "what" under its row
+
+
+@pytest.mark.parametrize("argv", [["--preset", "llama3-8b"], ["--table", "train"], ["--table", "budget"],
+                                  ["--preset", "qwen3-0.6b", "--table", "changes"], ["--markdown"]])
+def test_N_is_in_the_header_line_and_at_the_foot(argv, capsys):
+    """As torchinfo prints "Total params": N in the first line, and (plain text) the last."""
+    cfg = PRESETS[argv[1] if argv[0] == "--preset" else "gpt2-small"]
+    n = f"{budget(cfg).params_exact:,}"
+    code, out, _ = run(argv, capsys)
+    lines = out.strip().splitlines()
+    assert code == 0 and lines[0].startswith(("GPT  N = " + n + " · B=", "**GPT** N = " + n + " · B="))
+    if argv != ["--markdown"]:
+        assert lines[-1].startswith(f"Total parameters: N = {n} (")

@@ -23,9 +23,9 @@ from app.budget import budget_parts, chart_html, lines_html, shown
 from app.export.cli import main as export_main
 from app.export.page import external_references
 from app.train_query import settle_train
-from app.words import rules_line, slider_range
-from model import BOUNDS, DTYPES, PRESETS, Config, budget, divisors, trace
-from model import units
+from app.words import slider_range, status_rules
+from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, divisors, trace
+from model import numbers, units
 from model.config import GPT2_RECIPE_PRESETS, INT_FIELDS
 from model.figures import Line
 from model.rules import out_of_range, preset_labels, preset_of, settle
@@ -89,6 +89,17 @@ def value_of(page, name: str, prop: str = "value"):
     return page.evaluate("([n, p]) => Bokeh.documents[0].get_model_by_name(n)[p]", [name, prop])
 
 
+def box(page, name: str) -> int | float:
+    """The number a box shows (its text, in `model.numbers`' grammar: "12,288", "0.4")."""
+    text = value_of(page, name)
+    return numbers.whole(text) if numbers.whole(text) is not None else numbers.real(text)
+
+
+def typed(value):
+    """What a learner types into a number box: text (a number given here is typed as its digits)."""
+    return str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+
 # --- the file and the command line ------------------------------------------------------------------------------
 def test_file_is_self_contained(page_file: Path) -> None:
     text = page_file.read_text(encoding="utf-8")
@@ -101,13 +112,13 @@ def test_file_is_self_contained(page_file: Path) -> None:
     (["--T", "2048"], "T=2,048 exceeds T_max=1,024"),
     (["--B", "0"], "B=0 is out of range"),
     (["--d", "abc"], "argument --d: invalid int value: 'abc'"),
-    (["--preset", "gpt5"], "argument --preset: invalid choice: 'gpt5'"),
+    (["--preset", "gpt5"], "argument --preset: unknown preset 'gpt5'; presets: gpt2-small"),
+    (["--preset", "gpt3-175"], "unknown preset 'gpt3-175' (did you mean gpt3-175b?)"),
     (["--dtype", "int4"], "argument --dtype: invalid choice: 'int4'"),
     (["--bogus"], "unrecognized arguments: --bogus"),
     (["--mfu", "40"], "mfu=40 is out of range: mfu must be from 0.001 to 1 (write 0.4 for 40 %)"),
-    (["--zero", "2", "--gpus", "1"], "ZeRO stage 2 shards over the GPUs, and there is 1: set gpus to 2 or more"),
     (["--gpu-peak", "100"], "a custom GPU needs its peak and its memory: give --gpu-peak and --gpu-memory"),
-    (["--D", "lots"], "argument --D: invalid token count 'lots'"),
+    (["--D", "lots"], "argument --D: invalid token count 'lots' (not a number): write 300e9"),
 ])
 def test_bad_arguments_exit_2_with_one_line(args: list[str], message: str, tmp_path: Path, capsys) -> None:
     out = tmp_path / "lesson.html"
@@ -192,7 +203,7 @@ def test_rules_and_preset_matching_agree(page) -> None:
     ranges = [[f, v, T_max] for f in ("B", "T", "d", "L", "V", "T_max") for v, T_max in ((1, 1), (96, 1024), (770, 2048),
                                                                                       (BOUNDS[f][1], 32768))]
     assert js(page, "sliderRange", ranges) == [list(slider_range(*r)) for r in ranges]
-    assert js(page, "rulesLine", [[cfg_js(PRESETS["gpt3-175b"])]]) == [rules_line(12288, 96, 2048)]
+    assert js(page, "statusRules", [[cfg_js(PRESETS["gpt3-175b"])]]) == [status_rules(PRESETS["gpt3-175b"])]
 
 
 @pytest.mark.browser
@@ -239,13 +250,14 @@ def test_table_rows_are_the_trace(page) -> None:
 # --- the page's controls, as a learner uses them ----------------------------------------------------------------
 def _set(page, name: str, value) -> None:
     prop = "active" if name in ("tie", "expanded") else "value"
+    value = typed(value) if name.endswith("_input") or name.startswith(("opt_", "train_")) and prop == "value" else value
     page.evaluate("([n, p, v]) => { Bokeh.documents[0].get_model_by_name(n)[p] = v; }", [name, prop, value])
     page.wait_for_timeout(150)
 
 
 @pytest.mark.browser
 def test_starts_at_the_exported_config_and_names_its_preset(page) -> None:
-    assert [value_of(page, f"{f}_input") for f in ("B", "T", "d", "h", "L")] == [3, 100, 768, 12, 12]
+    assert [box(page, f"{f}_input") for f in ("B", "T", "d", "h", "L")] == [3, 100, 768, 12, 12]
     assert preset_labels()[value_of(page, "preset")] == "gpt2-small"  # B = 3 and T = 100 do not make it custom
     assert "(3, 12, 100, 100)" in text_of(page, "shapes")
     assert "124,439,808" in text_of(page, "head")
@@ -259,10 +271,10 @@ def test_h_walks_the_divisors_of_d_with_the_keyboard(page) -> None:
     for want in (16, 24, 32):
         h_handle.press("ArrowRight")
         page.wait_for_timeout(200)
-        assert value_of(page, "h_input") == want
+        assert box(page, "h_input") == want
     h_handle.press("Home")
     page.wait_for_timeout(200)
-    assert value_of(page, "h_input") == 1 and divisors(768)[value_of(page, "h")] == 1
+    assert box(page, "h_input") == 1 and divisors(768)[value_of(page, "h")] == 1
     _set(page, "h_input", 12)
 
 
@@ -270,24 +282,24 @@ def test_h_walks_the_divisors_of_d_with_the_keyboard(page) -> None:
 def test_a_box_never_shows_a_value_the_page_is_not_using(page) -> None:
     for bad in (0, -5, 10_000):
         _set(page, "B_input", bad)
-        assert value_of(page, "B_input") == 3  # the value in use
+        assert box(page, "B_input") == 3  # the value in use
         assert html.escape(out_of_range("B", bad, kept=3)) in text_of(page, "status")
     _set(page, "h_input", 0)
-    assert value_of(page, "h_input") == 12 and "h=0 is out of range" in text_of(page, "status")
+    assert box(page, "h_input") == 12 and "h=0 is out of range" in text_of(page, "status")
     _set(page, "d_input", 770)
-    assert value_of(page, "h_input") == 11 and "h snapped 12 → 11: 770 is not divisible by 12" in text_of(page, "status")
+    assert box(page, "h_input") == 11 and "h snapped 12 → 11: 770 is not divisible by 12" in text_of(page, "status")
     _set(page, "d_input", 768)
-    assert value_of(page, "h_input") == 12  # the asked h comes back, as on the live page
+    assert box(page, "h_input") == 12  # the asked h comes back, as on the live page
 
 
 @pytest.mark.browser
 def test_a_preset_keeps_B_as_the_live_page_does(page) -> None:
     names = {v: k for k, v in preset_labels().items()}
     _set(page, "preset", names["gpt3-175b"])
-    assert [value_of(page, f"{f}_input") for f in ("B", "T", "d", "h", "L")] == [3, 2048, 12288, 96, 96]
+    assert [box(page, f"{f}_input") for f in ("B", "T", "d", "h", "L")] == [3, 2048, 12288, 96, 96]
     assert "174,604,259,328" in text_of(page, "head")
     _set(page, "preset", names["gpt2-small"])
-    assert value_of(page, "B_input") == 3 and value_of(page, "T_input") == 1024
+    assert box(page, "B_input") == 3 and box(page, "T_input") == 1024
 
 
 # --- the training card: model.training.plan and app/training.py in the browser -----------------------------------
@@ -423,16 +435,16 @@ def test_training_controls_change_the_card(page) -> None:
     _set(page, "preset", {v: k for k, v in preset_labels().items()}["gpt2-small"])
     assert "D = <b>2.5 billion tokens</b> (Chinchilla's rule" in text_of(page, "train_head")
     _set(page, "train_D", "300e9")
-    assert value_of(page, "train_D") == "300000000000"
+    assert value_of(page, "train_D") == "300,000,000,000"
     assert "D = <b>300.0 billion tokens</b>" in text_of(page, "train_head")
     assert "D, training tokens (chosen)" in text_of(page, "train_lines")
     _set(page, "train_gpus", 1)
     page.evaluate("() => { Bokeh.documents[0].get_model_by_name('train_zero').active = 3; }")
     page.wait_for_timeout(150)
-    assert "zero=3 needs 2 or more GPUs to shard over, and gpus=1; showing ZeRO 0" in text_of(page, "train_notices")
-    assert value_of(page, "train_zero", "active") == 0
+    assert "ZeRO 3 shards over the n GPUs, and n = 1: each part is divided by 1" in text_of(page, "train_notices")
+    assert value_of(page, "train_zero", "active") == 3  # the choice stays shown
     _set(page, "train_mfu", 40)
-    assert "(write 0.4 for 40 %)" in text_of(page, "train_notices") and value_of(page, "train_mfu") == 0.4
+    assert "(write 0.4 for 40 %)" in text_of(page, "train_notices") and box(page, "train_mfu") == 0.4
     page.evaluate("() => { Bokeh.documents[0].get_model_by_name('train_optimizer').active = 1; }")
     page.wait_for_timeout(150)
     assert "weights, 4 bytes per parameter" in text_of(page, "train_lines")
@@ -442,12 +454,13 @@ def test_training_controls_change_the_card(page) -> None:
     assert "not even B = 1 fits" in text_of(page, "train_head")
     _set(page, "T_input", 200)  # the card follows the configuration
     want = plan(replace(PRESETS["gpt2-small"], B=3, T=200), TrainSetup(
-        D=300 * 10**9, gpus=1, optimizer="adam-fp32", gpu=CUSTOM_GPU, peak_tflops=989, memory_gib=0.5))
+        D=300 * 10**9, gpus=1, zero=3, optimizer="adam-fp32", gpu=CUSTOM_GPU, peak_tflops=989, memory_gib=0.5))
     from app.training import lines_html as train_lines_html
     assert text_of(page, "train_lines") == train_lines_html(want)
     for name, v in (("train_gpu", "h100-sxm"), ("train_D", ""), ("train_gpus", 8), ("T_input", 100)):
         _set(page, name, v)
-    page.evaluate("() => { Bokeh.documents[0].get_model_by_name('train_optimizer').active = 0; }")
+    page.evaluate("() => { const doc = Bokeh.documents[0]; doc.get_model_by_name('train_optimizer').active = 0; "
+                  "doc.get_model_by_name('train_zero').active = 0; }")
     page.wait_for_timeout(150)
 
 
@@ -465,7 +478,18 @@ def test_training_options_reach_the_card(chromium, tmp_path: Path) -> None:
         from app.training import headline_html, lines_html as train_lines_html
         want = plan(PRESETS["gpt3-175b"], setup)
         assert text_of(p, "train_head") == headline_html(want) and text_of(p, "train_lines") == train_lines_html(want)
-        assert [value_of(p, "train_D"), value_of(p, "train_gpu"), value_of(p, "train_gpus")] == ["300000000000", "h200", 1024]
+        assert [value_of(p, "train_D"), value_of(p, "train_gpu"), value_of(p, "train_gpus")] == \
+            ["300,000,000,000", "h200", "1,024"]
         assert [value_of(p, f"train_{k}", "active") for k in ("zero", "recompute")] == [3, 1]
     finally:
         p.close()
+
+
+@pytest.mark.browser
+def test_the_sliders_and_boxes_are_named_for_screen_readers(page) -> None:
+    """Bokeh's Slider and TextInput carry no aria-label: page.js names each field's handle and box (ariaLabel)."""
+    from playwright.sync_api import expect
+
+    for f in INT_FIELDS:
+        expect(page.get_by_role("slider", name=f"{f}: {FIELD_DOCS[f]}", exact=True)).to_have_count(1)
+        expect(page.get_by_role("textbox", name=f"{f}: {FIELD_DOCS[f]}", exact=True)).to_have_count(1)

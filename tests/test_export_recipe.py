@@ -24,7 +24,7 @@ from model.config import ALL_FIELDS
 from model.rules import preset_of, settle
 from model.train_report import human
 from model.training import plan
-from test_export import export, exported_page, js, random_setups, setup_js, text_of, value_of
+from test_export import box, export, exported_page, js, random_setups, setup_js, text_of, typed, value_of
 
 LLAMA = PRESETS["llama3-8b"]
 HF = Path(__file__).parent / "hf"
@@ -49,6 +49,7 @@ def full_js(c: Config) -> dict:
 
 def _set(page, name: str, value) -> None:
     prop = "active" if name in ("tie", "qk_norm") else "value"
+    value = typed(value) if name.endswith("_input") or name.startswith("opt_") and prop == "value" else value
     page.evaluate("([n, p, v]) => { Bokeh.documents[0].get_model_by_name(n)[p] = v; }", [name, prop, value])
     page.wait_for_timeout(200)
 
@@ -86,7 +87,7 @@ CONFIGS = random_covered(24, seed=15)
 @pytest.mark.browser
 def test_llama3_8b_shows_its_published_count(page) -> None:
     assert "N = 8,030,261,248" in text_of(page, "head")
-    assert value_of(page, "recipe") == "modern" and value_of(page, "opt_kv_heads") == 8
+    assert value_of(page, "recipe") == "modern" and box(page, "opt_kv_heads") == 8
     assert preset_labels()[value_of(page, "preset")] == "llama3-8b"
 
 
@@ -96,13 +97,13 @@ def test_flipping_gqa_back_multiplies_the_kv_cache_by_h_over_h_kv(page) -> None:
     gqa = js(page, "memoryLines", [[full_js(replace(LLAMA, T=512)), "fp32"]])[0]
     assert line_value(page, "shapes", key) == "256 KiB"
     _set(page, "opt_kv_heads", 32)
-    assert line_value(page, "shapes", key) == "1 MiB" and value_of(page, "opt_kv_heads") == 32
+    assert line_value(page, "shapes", key) == "1 MiB" and box(page, "opt_kv_heads") == 32
     mha = js(page, "memoryLines", [[full_js(replace(LLAMA, T=512, kv_heads=None)), "fp32"]])[0]
     per_token = lambda lines: int(next(x for x in lines if x["key"] == key)["raw"])  # noqa: E731
     assert per_token(mha) == per_token(gqa) * 32 // 8 == 1_048_576
     assert 'data-key="changes/h_kv/' not in text_of(page, "changes")  # h_kv = h: no K/V change against the twin
     _set(page, "opt_kv_heads", 6)
-    assert value_of(page, "opt_kv_heads") == 4 and "h_kv snapped 6 → 4: h = 32 is not divisible by 6" in \
+    assert box(page, "opt_kv_heads") == 4 and "h_kv snapped 6 → 4: h = 32 is not divisible by 6" in \
         html.unescape(text_of(page, "status"))
     _set(page, "opt_kv_heads", 8)
     assert 'data-key="changes/h_kv/kv_cache"' in text_of(page, "changes")
@@ -207,13 +208,13 @@ def test_a_preset_from_another_family_keeps_B(page) -> None:
     assert list(options) == ["GPT-2", "GPT-3", "Llama 3", "Mistral", "Qwen", "Your own"]
     _set(page, "B_input", 3)
     _set(page, "preset", names["qwen2.5-0.5b"])
-    assert value_of(page, "B_input") == 3 and "N = 494,032,768" in text_of(page, "head")
+    assert box(page, "B_input") == 3 and "N = 494,032,768" in text_of(page, "head")
     assert value_of(page, "bias") == "qkv" and value_of(page, "recipe") == "custom"
     _set(page, "preset", names["gpt2-small"])
     assert "N = 124,439,808" in text_of(page, "head") and value_of(page, "recipe") == "gpt2"
     assert "GPT-2's recipe" in html.unescape(text_of(page, "changes"))
     _set(page, "recipe", "modern")
-    assert value_of(page, "norm") == "rmsnorm" and value_of(page, "opt_kv_heads") == 3
+    assert value_of(page, "norm") == "rmsnorm" and box(page, "opt_kv_heads") == 3
     # GPT-2 small in the modern recipe is no model this page carries: every card names the command that exports it
     assert "python -m app export lesson.html --B 3 --T 1024 --d 768 --h 12" in html.unescape(text_of(page, "head"))
     _set(page, "preset", names["llama3-8b"])
@@ -243,3 +244,116 @@ def test_a_bad_config_json_is_one_line(content: str, message: str, tmp_path: Pat
     done = export(tmp_path / "x.html", "--hf-config", str(bad))
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "x.html").exists()
+
+
+# --- issue 22: one number grammar, the rule line, notices of their change, on the no-server page --------------------
+GRAMMAR = ["300e9", "3e11", "3E11", "300,000,000,000", "300_000_000_000", "300 billion", "300 Billion", "1.4 trillion",
+           "70 million", "4 thousand", " 4096 ", "\t5\t", "5\n", "+5", "-5", "0", "1.5", ".5", "5.", "1e-3", "1000e-3",
+           "1,000.5", "1,00", "1__0", "1_0", "e9", "", "inf", "nan", "0x10", "١٢", "²", "1e999", "1e1000", "3009 tokens",
+           "300 ſillion", "4 \u212athousand", "4 thousand\n", "1 000", "12.500e1", "9" * 30, "1,234,567,890,123,456,789"]
+
+
+@pytest.mark.browser
+def test_the_page_reads_numbers_with_the_grammar_of_model_numbers(page) -> None:
+    from model import numbers
+
+    got = page.evaluate("(xs) => xs.map((t) => { const d = window.__ts.decimal(t), w = window.__ts.wholeOf(t); "
+                        "return [d && [String(d[0]), d[1]], w === null ? null : String(w), window.__ts.realOf(t)]; })",
+                        GRAMMAR)
+    for text, (d, w, r) in zip(GRAMMAR, got):
+        want = numbers.decimal(text)
+        assert (d, w) == (want and [str(want[0]), want[1]], None if numbers.whole(text) is None else str(numbers.whole(text))), text
+        real = numbers.real(text)
+        assert (r is None and real is None) or float(r) == real, text
+    fields = [["T", t, 1024] for t in GRAMMAR] + [["d", "770", 768], ["V", "1e999", 50257], ["B", "", 8]]
+    from model.rules import read_field
+    assert js(page, "readField", fields) == [list(read_field(*f)) for f in fields]
+
+
+@pytest.mark.browser
+def test_the_rule_line_and_field_names_agree_with_the_model(page) -> None:
+    from app.words import field_names, status_rules
+
+    cfgs = [*PRESETS.values(), *CONFIGS, replace(LLAMA, head_dim=64), replace(PRESETS["gpt2-small"], positions="rope")]
+    assert js(page, "statusRules", [[full_js(c)] for c in cfgs]) == [status_rules(c) for c in cfgs]
+    assert js(page, "fieldNames", [[full_js(c)] for c in cfgs]) == [field_names(c) for c in cfgs]
+
+
+@pytest.mark.browser
+def test_notices_of_a_change_agree_with_the_model(page) -> None:
+    """settle_notes with the configuration shown before and the fields changed, then news against the notes before."""
+    from model.rules import news, settle_notes
+
+    rng = random.Random(22)
+    keys = ["T", "T_max", "d", "h", "kv_heads", "head_dim", "positions"]
+    cases = []
+    for _ in range(150):
+        base = rng.choice(list(PRESETS.values()))
+        asked = {**full_js(base), "T": rng.choice([base.T, 5000, 40_000]), "d": rng.choice([base.d, 770, 1040]),
+                 "h": rng.choice([base.h, 12, 7]), "kv_heads": rng.choice([None, 5, base.kv_heads]),
+                 "T_max": rng.choice([base.T_max, 1024, 2048])}
+        try:
+            shown = settle_notes(asked)[0]
+        except ValueError:
+            continue
+        later = {**asked, rng.choice(keys[:4]): rng.choice([768, 1024, 2048, 12])}
+        changed = rng.sample(keys, rng.randint(0, 2))
+        cases.append((asked, later, full_js(shown), changed))
+    got = page.evaluate("(xs) => xs.map(([a, l, s, c]) => { try { const [, before] = window.__ts.settleNotes(a); "
+                        "const [cfg, notes] = window.__ts.settleNotes(l, s, c); "
+                        "return [notes.map((n) => n.text), window.__ts.news(notes, before, c)]; } "
+                        "catch (e) { return {error: e.message}; } })", [list(c) for c in cases])
+    for (asked, later, shown, changed), out in zip(cases, got):
+        try:
+            notes = settle_notes(later, Config(**shown), changed)[1]
+        except ValueError as e:
+            assert out == {"error": str(e)}, later
+            continue
+        assert out == [[n.text for n in notes], news(notes, settle_notes(asked)[1], changed)], (later, changed)
+    assert sum(1 for out in got if isinstance(out, list) and out[0] != out[1]) >= 10  # some notes were not news
+
+
+@pytest.mark.browser
+def test_the_exported_page_says_the_rules_of_its_recipe_and_drops_old_notices(page) -> None:
+    from app.words import field_names
+
+    names = {v: k for k, v in preset_labels().items()}
+    _set(page, "preset", names["qwen3-0.6b"])
+    status = html.unescape(text_of(page, "status"))
+    assert "d_head = 128, set apart from d / h: h need not divide d" in status and "h divides d" not in status
+    assert "T may pass T_max = 40,960" in status and "T ≤ T_max" not in status
+    assert f'<div class="muted name">{field_names(PRESETS["qwen3-0.6b"])["h"]}</div>' in text_of(page, "h_label")
+    assert "(divide d)" not in text_of(page, "h_label")
+    assert "trained context" in text_of(page, "T_max_label")
+    _set(page, "preset", names["gpt2-small"])
+    _set(page, "T_input", "5,000")
+    assert "T clamped 5,000 → 1,024" in html.unescape(text_of(page, "status"))
+    _set(page, "d_input", "1e3")
+    assert box(page, "d_input") == 1000 and "T clamped" not in html.unescape(text_of(page, "status"))
+    _set(page, "d_input", "four")
+    assert 'd="four" is not a whole number' in html.unescape(text_of(page, "status")) and box(page, "d_input") == 1000
+    _set(page, "d_input", "768")
+    _set(page, "T_input", "1,024")
+    _set(page, "preset", names["llama3-8b"])
+    _set(page, "T_input", "512")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("size", [(1400, 900), (390, 844)])
+def test_the_exported_pages_lesson_notation_is_never_cut(chromium, page_file, size) -> None:
+    context = chromium.new_context(viewport={"width": size[0], "height": size[1]}, is_mobile=size[0] < 400,
+                                   device_scale_factor=3 if size[0] < 400 else 1)
+    p = context.new_page()
+    p.goto(page_file.as_uri())
+    p.wait_for_function("() => window.__ts !== undefined", timeout=60_000)
+    cut = p.evaluate("""() => { const out = []; const walk = (root) => { for (const el of root.querySelectorAll(
+      'table.shapes td.n b, table.shapes td.n i, table.shapes td.n u, table.shapes td.s, table.shapes tr.g td'))
+      if (el.offsetParent !== null && el.scrollWidth > el.clientWidth + 1) out.push(el.textContent);
+      for (const el of root.querySelectorAll('*')) if (el.shadowRoot) walk(el.shadowRoot); }; walk(document); return out; }""")
+    titles = p.evaluate("""() => { const out = []; const walk = (root) => { for (const el of root.querySelectorAll(
+      'table.shapes tr.t')) out.push(el.title); for (const el of root.querySelectorAll('*')) if (el.shadowRoot)
+      walk(el.shadowRoot); }; walk(document); return out; }""")
+    width = p.evaluate("() => [window.innerWidth, document.documentElement.scrollWidth]")
+    context.close()
+    assert cut == [] and titles and all(" · lesson shape (" in t for t in titles)
+    assert width[0] == size[0] and width[1] <= size[0]

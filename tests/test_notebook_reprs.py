@@ -2,8 +2,12 @@
 stylesheets of the explorer's notebook output (tests/test_notebook.py runs the same in JupyterLab and Chromium)."""
 from __future__ import annotations
 
+import ast
 import html
+import json
+import re
 from dataclasses import replace
+from pathlib import Path
 
 import panel as pn
 import pytest
@@ -64,7 +68,8 @@ def test_values_html_is_the_cli_report() -> None:
 def test_explorer_takes_a_preset() -> None:
     assert Explorer(preset="gpt2-medium").state.config == PRESETS["gpt2-medium"]
     assert Explorer(preset="gpt2-medium", query="?T=512").state.config == replace(PRESETS["gpt2-medium"], T=512)
-    with pytest.raises(ValueError, match="unknown preset 'gpt2-mediun'; presets: gpt2-small, gpt2-medium"):
+    with pytest.raises(ValueError, match=r"unknown preset 'gpt2-mediun' \(did you mean gpt2-medium\?\); presets: "
+                                         r"gpt2-small"):
         Explorer(preset="gpt2-mediun")
 
 
@@ -92,3 +97,57 @@ def test_updates_keep_panels_stylesheets_inline(inline_notebook) -> None:
     explorer.state.train = replace(explorer.state.train, gpus=16)
     urls = [str(s.url) for s in root.select({"type": ImportedStyleSheet})]
     assert urls and all(u.startswith("data:text/css;base64,") for u in urls), [u[:60] for u in urls]
+
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "static" / "explorer.ipynb"
+TIMING = re.compile(r"pass: \d+\.\d+ s")  # a pass's seconds differ from run to run
+
+
+def _run_cells(cells: list[dict]) -> list[list[dict]]:
+    """Each code cell of the notebook run in order in one namespace, as a kernel would, and the outputs Jupyter
+    saves for its last expression: HTML where the value has an HTML repr, else its repr. The panel cell only
+    configures the notebook's display and the explorer's cell shows a live view: neither saves an output."""
+    ns: dict = {}
+    outputs = []
+    count = 0
+    for cell in cells:
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"])
+        tree = ast.parse(source)
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        if "pn.extension" not in source:
+            exec(compile(tree, "cell", "exec"), ns)
+        shown = last is not None and "pn.extension" not in source
+        value = eval(compile(ast.Expression(last.value), "cell", "eval"), ns) if shown else None
+        count += 1
+        if value is None or isinstance(value, Explorer):
+            outputs.append([])
+            continue
+        html_repr = getattr(value, "_repr_html_", None)
+        data = {"text/html": html_repr().splitlines(keepends=True),
+                "text/plain": [f"<{type(value).__module__}.{type(value).__name__}>"]} if html_repr else \
+            {"text/plain": repr(value).splitlines(keepends=True)}
+        outputs.append([{"data": data, "execution_count": count, "metadata": {}, "output_type": "execute_result"}])
+    return outputs
+
+
+def test_the_example_notebook_keeps_the_outputs_its_code_prints_now(request) -> None:
+    """static/explorer.ipynb shows, saved, what its cells print (`pytest --update-golden` saves them again after a
+    change), so a learner who opens it without running it sees the tables; and it says how to install the package
+    that is not on PyPI and names the modern presets."""
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    want = _run_cells(nb["cells"])
+    if request.config.getoption("--update-golden"):
+        for cell, outputs in zip(code, want):
+            cell["outputs"], cell["execution_count"] = outputs, outputs[0]["execution_count"] if outputs else None
+        NOTEBOOK.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    saved = [c["outputs"] for c in code]
+    norm = lambda outs: TIMING.sub("pass: … s", json.dumps(outs))  # noqa: E731
+    assert norm(saved) == norm(want), "static/explorer.ipynb's outputs are not what its cells print now: pytest " \
+                                      "tests/test_notebook_reprs.py --update-golden saves them again"
+    assert sum(1 for outputs in saved if outputs) >= 7
+    words = "".join("".join(c["source"]) for c in nb["cells"])
+    assert "pip install transformer-shapes" not in words and "not on PyPI" in words
+    assert all(name in words for name in ("llama3-8b", "mistral-7b", "qwen3-0.6b"))

@@ -7,13 +7,16 @@ orphaned and still serving.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import tempfile
+import time
 import urllib.request
 from pathlib import Path
 
 import psutil
 import pytest
+from bokeh.embed import server_document
 
 from appserver import alive, free_port, group, http_status, serve_app, spawn, stop_group, wait_ready
 
@@ -62,3 +65,49 @@ def test_make_run_refuses_a_made_up_session_id():
             assert http_status(f"http://localhost:{port}/explorer?T=5") == 200
         finally:
             stop_group(proc)
+
+
+def _make_run(port: int, *options: str) -> tuple[subprocess.Popen, Path, tempfile.TemporaryDirectory]:
+    """`make run` with these options, on this checkout's virtual environment (installed: -o skips the step)."""
+    env = {k: v for k, v in os.environ.items() if k != "BOKEH_SECRET_KEY"}
+    venv = Path(sys.executable).parents[1]
+    tmp = tempfile.TemporaryDirectory()
+    log = Path(tmp.name) / "make.log"
+    proc = spawn(["make", "--no-print-directory", "-o", f"{venv}/.installed", "run", f"PORT={port}", f"VENV={venv}",
+                  *options], log, env)
+    return proc, log, tmp
+
+
+@pytest.mark.parametrize("allow", [False, True], ids=["without-ORIGIN", "with-ORIGIN"])
+def test_make_run_serves_a_class_on_the_rooms_network(chromium, allow):
+    """`make run ADDRESS=… ORIGIN=…`: the explorer at the address students type is live (a page and its iframes are
+    the server's own origin), and a course page on another site embeds it with `server_document` only when ORIGIN
+    names that site. 127.0.0.2, a loopback address, stands for the machine's address on the room's network."""
+    from test_browser_offline import LESSON, course_site
+
+    port = free_port()
+    host = f"127.0.0.2:{port}"
+    with course_site() as (site, folder):
+        proc, log, tmp = _make_run(port, "ADDRESS=127.0.0.2", *([f"ORIGIN={site}"] if allow else []))
+        page = chromium.new_page()
+        try:
+            wait_ready(f"http://{host}/explorer", proc, log)
+            page.goto(f"http://{host}/explorer?T=64")
+            page.locator("table.shapes").first.wait_for(timeout=60_000)
+            assert "(8, 12, 64, 64)" in page.locator("table.shapes").first.inner_text()
+            script = server_document(f"http://{host}/explorer", arguments={"embed": "1", "panels": "shapes", "T": "32"})
+            (folder / "lesson.html").write_text(LESSON.format(script=script))
+            page.goto(f"http://{site}/lesson.html")
+            if allow:
+                page.locator("table.shapes").first.wait_for(timeout=60_000)
+                assert "(8, 12, 32, 32)" in page.locator("table.shapes").first.inner_text()
+            else:
+                deadline = time.monotonic() + 30
+                while "Refusing websocket connection from Origin" not in log.read_text() and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                assert f"Refusing websocket connection from Origin 'http://{site}'" in log.read_text()
+                assert page.locator("table.shapes").count() == 0
+        finally:
+            page.close()
+            stop_group(proc)
+            tmp.cleanup()

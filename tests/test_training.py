@@ -91,6 +91,15 @@ def test_zero_shards_states_then_gradients_then_weights_over_n_gpus(n):
     assert len({x.activations for x in m.values()}) == 1  # ZeRO does not shard activations
 
 
+def test_zero_on_one_gpu_divides_by_one_and_saves_nothing():
+    """ZeRO runs on one GPU (DeepSpeed's does): each sharded part is ÷ n with n = 1, the figures ZeRO 0's."""
+    for z in (1, 2, 3):
+        one, none = plan(SMALL, TrainSetup(gpus=1, zero=z)), plan(SMALL, TrainSetup(gpus=1, zero=0))
+        assert one.memory.peak == none.memory.peak and one.setup.zero == z
+        optimizer = next(x for x in one.lines if x.key == "memory/optimizer")
+        assert "÷ n (ZeRO)" in optimizer.label and optimizer.formula == "12·N/n"
+
+
 def test_gpt2_small_kv_cache_at_B_1_T_1024_fp16_is_36_MiB():
     p = plan(replace(SMALL, B=1), TrainSetup(dtype="fp16"))
     assert p.kv_cache_bytes == 36 * 2**20
@@ -277,7 +286,6 @@ def test_modern_recipe_formulas_are_true_and_the_kv_cache_counts_kv_heads():
     (dict(peak_tflops=500), "peak_tflops and memory_gib describe a custom GPU"),
     (dict(optimizer="sgd"), "optimizer='sgd' is not one of adam-mixed, adam-fp32"),
     (dict(zero=4), "zero=4 is not a ZeRO stage: choose 0 (none), 1 (optimizer states), 2 (+ gradients) or 3"),
-    (dict(zero=2, gpus=1), "ZeRO stage 2 shards over the GPUs, and there is 1: set gpus to 2 or more, or zero to 0"),
     (dict(recompute="some"), "recompute='some' is not one of none, full"),
     (dict(dtype="int8"), "dtype='int8' is not one of fp32, bf16, fp16"),
     (dict(fit="kaplan"), "fit='kaplan' is not one of hoffmann, besiroglu"),
@@ -328,7 +336,34 @@ def test_train_json_holds_the_headline_numbers(capsys):
     assert set(t["memory"]) >= {"weights", "grads", "optimizer", "activations", "total", "peak", "peak_phase", "phases"}
     assert t["memory"]["total"] == p.memory.total and t["setup"]["dtype"] == "bf16"
     assert t["memory"]["peak"] == p.memory.peak > p.memory.total
+    assert t["memory"]["phase_ops"] == {x.name: x.op for x in step_phases(p.cfg, p.setup)}  # torch's ops: data only
     assert set(t["memory"]["phases"]) == {"forward", "loss", "backward", "optimizer"}
+
+
+
+
+def test_the_step_phases_are_named_in_the_lessons_words_never_by_torch_op():
+    """Every moment that can be a phase's peak, in every recipe and size class, has lesson words (model.peak.MOMENTS);
+    the labels name what the step is doing, the op stays in the JSON (phase_ops)."""
+    import re
+
+    from model.memory import structure
+    from model.peak import MOMENTS, candidates
+
+    seen = set()
+    for p in PRESETS.values():
+        for B, T, dtype in ((1, 1, "fp32"), (2, 2, "bf16"), (8, 16, "fp32")):
+            seen |= {(c.phase, c.op, c.moment) for c in candidates(structure(replace(p, B=B, T=min(T, p.T_max), L=2),
+                                                                               dtype))}
+    ops = {op for _, op, _ in seen if "_" in op or op in ("clone", "div", "mm", "bmm", "addmm", "triu")}
+    assert {"nll_loss_forward", "_log_softmax_backward_data", "clone", "div"} <= ops  # torch's names, not the lesson's
+    for phase, op, moment in seen:
+        assert moment in MOMENTS.values() and not set(re.findall(r"[\w.]+", moment)) & ops, (phase, op, moment)
+    assert len({m for _, _, m in seen}) >= 8
+    for setup in (TrainSetup(), TrainSetup(recompute="full", optimizer="adam-fp32")):
+        labels = [x.label for x in plan(SMALL, setup).lines if x.key.startswith("memory/peak_")]
+        assert len(labels) == 4 and all(": " in x and "during" not in x for x in labels), labels
+        assert any("the logits (B, T, V) and their log-softmax" in x for x in labels)
 
 
 def test_dtype_follows_the_optimizer_unless_given(capsys):
@@ -340,13 +375,14 @@ def test_dtype_follows_the_optimizer_unless_given(capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["--table", "train", "--mfu", "40"], "mfu=40 is out of range: mfu must be from 0.001 to 1 (write 0.4 for 40 %)"),
-    (["--table", "train", "--zero", "3", "--gpus", "1"], "ZeRO stage 3 shards over the GPUs, and there is 1"),
     (["--table", "train", "--zero", "5"], "argument --zero: invalid choice: 5"),
     (["--table", "train", "--gpu", "custom"], "give --gpu-peak and --gpu-memory"),
     (["--table", "train", "--gpu-peak", "100"], "give --gpu-peak and --gpu-memory"),
     (["--table", "train", "--gpu", "h200", "--gpu-memory", "100"], "--gpu-peak and --gpu-memory describe a custom GPU"),
     (["--table", "train", "--D", "1.5"], "D must be a whole number of tokens"),
-    (["--table", "train", "--D", "lots"], "invalid token count 'lots': write a whole number such as 300e9"),
+    (["--table", "train", "--D", "lots"], "invalid token count 'lots' (not a number): write 300e9, 3e11, "
+                                          "300,000,000,000 or 300 billion"),
+    (["--table", "train", "--D", "300 bilion"], "invalid token count '300 bilion'"),
     (["--table", "train", "--gpu", "tpu"], "argument --gpu: invalid choice: 'tpu'"),
     (["--gpus", "8"], "--gpus describe a training run: add --table train"),
 ])

@@ -79,6 +79,7 @@ function fmtValue(x, unit) {  // units.value
 }
 
 function fmtShort(x, unit) {  // units.short
+  if (x < 0) { const r = fmtShort(-x, unit); return r ? "−" + r : ""; }
   if (unit === "params") return fmtParams(x);
   if (unit === "bytes" && (x < 0 ? -x : x) >= 1024) return `${thousands(x)} bytes`;
   return "";
@@ -105,7 +106,32 @@ function snapHeads(d, h) {  // config.snap_heads: the divisor of d nearest h, ti
 }
 
 const message = (kind, values) => fill(S.messages[kind], Object.fromEntries(
-  Object.entries(values).map(([k, v]) => [k, typeof v === "number" ? thousands(v) : v])));  // rules.message
+  Object.entries(values).map(([k, v]) => [k, typeof v === "number" || typeof v === "bigint" ? thousands(v) : v])));  // rules.message
+
+// ---- numbers: model/numbers.py, whose PATTERN and SCALES travel in the spec (the one grammar of every box) ----------
+const NUMBER = new RegExp(S.number.pattern, "i");  // Python reads it case-insensitive and ASCII-only: the same here
+
+function decimal(text) {  // numbers.decimal: [m, e] (m a BigInt) for m × 10^e, or null
+  const g = typeof text === "string" ? NUMBER.exec(text) : null;
+  if (g === null) return null;
+  const whole = (g[2] || "").replaceAll(",", "").replaceAll("_", ""), fraction = g[3] || "";
+  if (!(whole || fraction)) return null;
+  const m = BigInt(whole + fraction) * (g[1] === "-" ? -1n : 1n);
+  return [m, Number(g[4] || 0) + (g[5] ? S.number.scales[g[5].toLowerCase()] : 0) - fraction.length];
+}
+
+function wholeOf(text) {  // numbers.whole: a BigInt, or null (not a number, or not whole)
+  const d = decimal(text);
+  if (d === null) return null;
+  const [m, e] = d;
+  if (e >= 0) return m * 10n ** BigInt(e);
+  const p = 10n ** BigInt(-e);
+  return m % p === 0n ? m / p : null;
+}
+
+const realOf = (text) => { const d = decimal(text); return d === null ? null : Number(`${d[0]}e${d[1]}`); };  // numbers.real
+const isHuge = (v) => (typeof v === "bigint" ? (v < 0n ? -v : v) >= BigInt(S.number.huge) : Math.abs(v) >= Number(S.number.huge));
+const stripBlanks = (t) => t.replace(/^[ \t]+|[ \t]+$/g, "");  // Python's str.strip(" \t")
 
 // the modern recipe's values in use: model/config.py Config.d_head, h_kv, d_ff and its defaults
 const swigluWidth = (d) => Math.ceil(8 * d / 768) * 256;  // config.swiglu_width
@@ -126,33 +152,54 @@ function normalize(c) {  // Config.__post_init__: a default written out is the d
   return c;
 }
 
-function settleHeads(c, notes) {  // rules._settle_heads
+function settleHeads(c, note) {  // rules._settle_heads
   const d = c.d, asked = c.h;
   let h = snapHeads(d, asked);
-  if (h !== asked) notes.push(message("h", {asked, h, d}));
+  if (h !== asked) note("h", {asked, h, d});
   if (c.positions === "rope" && (d / h) % 2) {
     const even = divisors(d).filter((k) => (d / k) % 2 === 0);
     if (!even.length) throw new Error(`d=${thousands(d)} is odd: RoPE needs an even d_head = d / h, so d must be even (or set d_head)`);
     h = even.reduce((b, k) => (Math.abs(k - asked) < Math.abs(b - asked) || (Math.abs(k - asked) === Math.abs(b - asked) && k < b) ? k : b));
-    notes.push(message("h_even", {asked, h}));
+    note("h_even", {asked, h});
   }
   c.h = h;
 }
 
-function settle(asked) {  // rules.settle: [cfg, notes]; throws where Config refuses (an odd d with RoPE)
+const inUse = (c, symbol) => ({h: c.h, h_kv: hKv(c), T: c.T, d_ff: dFf(c), d_head: dHead(c)}[symbol]);  // Config's value of a symbol
+
+function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes: [cfg, notes {kind, text, about}]
   const cfg = Object.fromEntries(S.all_fields.map((f) => [f, asked[f] ?? S.recipe_defaults[f] ?? null]));
   const notes = [];
-  if (cfg.head_dim == null) settleHeads(cfg, notes);
+  const note = (kind, values) => {
+    const base = message(kind, values);
+    let text = base;
+    const [field, symbol] = S.note_field[kind], was = shown === null ? null : inUse(shown, symbol);
+    if (was != null && !changed.includes(field) && asked[field] != null && asked[field] !== was) {
+      text += message("kept", {asked: asked[field], name: symbol, shown: was});
+    }
+    notes.push({kind, text, about: S.note_about[kind], base});
+  };
+  if (cfg.head_dim == null) settleHeads(cfg, note);
   const kv = cfg.kv_heads;
   if (kv != null && cfg.h % kv) {
     cfg.kv_heads = snapHeads(cfg.h, kv);
-    notes.push(message("h_kv", {asked: kv, h_kv: cfg.kv_heads, h: cfg.h}));
+    note("h_kv", {asked: kv, h_kv: cfg.kv_heads, h: cfg.h});
   }
   if (cfg.T > cfg.T_max) {
-    if (cfg.positions === "learned") { notes.push(message("T", {asked: cfg.T, T_max: cfg.T_max})); cfg.T = cfg.T_max; }
-    else notes.push(message("context", {T: cfg.T, T_max: cfg.T_max}));
+    if (cfg.positions === "learned") { note("T", {asked: cfg.T, T_max: cfg.T_max}); cfg.T = cfg.T_max; }
+    else note("context", {T: cfg.T, T_max: cfg.T_max});
   }
   return [normalize(cfg), notes];
+}
+
+function settle(asked) {  // rules.settle: [cfg, notes]; throws where Config refuses (an odd d with RoPE)
+  const [cfg, notes] = settleNotes(asked);
+  return [cfg, notes.map((n) => n.text)];
+}
+
+function news(notes, before, changed) {  // rules.news: the texts of the notes new to this change or about what it set
+  const said = new Set(before.map((n) => n.base));
+  return notes.filter((n) => !said.has(n.base) || n.about.some((f) => changed.includes(f))).map((n) => n.text);
 }
 
 function recipeFields(recipe, h) {  // families.recipe_fields
@@ -166,11 +213,25 @@ function recipeOf(c) {  // families.recipe_of
   return S.switches.every((f) => c[f] === modern[f]) ? "modern" : "custom";
 }
 
-function outOfRange(name, value, kept) {  // rules.out_of_range
+function outOfRange(name, value, kept, text = null) {  // rules.out_of_range (value a Number or, from a box, a BigInt)
   const [lo, hi] = S.bounds[name];
-  if (Number.isInteger(value) && lo <= value && value <= hi) return null;
-  const shown = Number.isInteger(value) ? thousands(value) : String(value);
+  const whole = Number.isInteger(value) || typeof value === "bigint";
+  if (whole && lo <= value && value <= hi) return null;
+  const shown = !whole ? String(value) : isHuge(value) ? stripBlanks(text ?? String(value)) : thousands(value);
   return message("range", {name, value: shown, lo, hi, kept});
+}
+
+function readField(name, value, kept) {  // rules.read_field: [whole number or null, notice or null]
+  if (typeof value === "string") {
+    const text = stripBlanks(value);
+    if (!text) return [null, null];
+    const n = Array.from(text).length <= S.number.max_chars ? wholeOf(text) : null;
+    if (n === null) return [null, message("number", {name, text: showText(text), examples: S.number.examples, kept})];
+    const bad = outOfRange(name, n, kept, text);
+    return bad ? [null, bad] : [Number(n), null];
+  }
+  const bad = outOfRange(name, value, kept);
+  return bad ? [null, bad] : [value, null];
 }
 
 function presetOf(cfg) {  // rules.preset_of
@@ -189,8 +250,26 @@ function sliderRange(name, value, T_max) {  // words.slider_range
   return [start, Math.max(end, start + 1), step];
 }
 
-const rulesLine = (c) => fill(S.rules_line, {d: thousands(c.d), h: thousands(c.h), d_head: thousands(dHead(c)),
-                                            T_max: thousands(c.T_max)});  // words.rules_line
+function ruleKeys(c) {  // rules.rule_keys: the rules that hold for c
+  const heads = c.head_dim != null ? "apart" : c.positions === "rope" ? "divides_even" : "divides";
+  return [heads, ...(hKv(c) !== c.h ? ["kv"] : []), c.positions === "rope" ? "context" : "table"];
+}
+
+function rulesLine(c) {  // rules.rules_line
+  const v = {d: c.d, h: c.h, d_head: dHead(c), h_kv: hKv(c), group: Math.floor(c.h / hKv(c)), T_max: c.T_max};
+  const values = Object.fromEntries(Object.entries(v).map(([k, x]) => [k, thousands(x)]));
+  return ruleKeys(c).map((k) => fill(S.rules[k], values)).join(" · ");
+}
+
+const statusRules = (c) => `${rulesLine(c)} · ${S.hint}`;  // words.status_rules
+
+function fieldNames(c) {  // words.field_names: the names under h and T_max
+  const holds = {apart: c.head_dim != null, rope: c.positions === "rope"};
+  return Object.fromEntries(Object.entries(S.short_when).map(([f, [when, name]]) => [f, holds[when] ? name : S.short[f]]));
+}
+
+const fieldLabel = (f, name) => `<div title="${esc(f)}: ${esc(S.docs[f])}"><b class="sym">${esc(f)}</b>`
+  + `<div class="muted name">${esc(name)}</div></div>`;  // page.field_label
 
 // ---- lines: model.budget(cfg).lines and model.trace(cfg, dtype).lines -------------------------------------------
 function symbols(cfg, exact) {  // Config.symbols() (h_kv and d_ff always: GPT-2's formulas do not use them)
@@ -364,7 +443,9 @@ function rowHtml(r) {  // shapes._tr
   if (r.kind === "group") return `<tr class="g"><td colspan="6"><b>${esc(r.name)}</b> <i>${esc(r.label)}</i></td></tr>`;
   const classes = ["t", r.in_block ? "k" : "", r.quadratic ? "q" : "", r.kind === "absent" ? "a" : "", r.view ? "v" : "",
                    r.saved ? "sv" : "", r.only ? "r" : ""].filter((c) => c).join(" ");
-  return `<tr class="${classes}"><td class="n"><b>${esc(r.name)}${r.only ? ` ${marked()}` : ""}</b><i>${esc(r.label)}</i><u>${esc(r.symbolic)}</u></td>`
+  const title = `${r.name}: ${r.label} · lesson shape ${r.symbolic}`;  // shapes.row_title
+  return `<tr class="${classes}" title="${esc(title)}"><td class="n"><b>${esc(r.name)}${r.only ? ` ${marked()}` : ""}</b>`
+    + `<i>${esc(r.label)}</i><u>${esc(r.symbolic)}</u></td>`
     + `<td class="s">${esc(r.symbolic)}</td><td class="c">${esc(r.shape || "—")}</td>`
     + `<td class="e">${esc(r.elements || "—")}</td><td class="m">${esc(r.memory || "—")}</td>`
     + `<td class="b"><s style="width:${(100 * (r.bar || 0)).toFixed(1)}%"></s></td></tr>`;
@@ -532,7 +613,8 @@ function stepPhases(cfg, setup) {  // training.step_phases: each phase's largest
   S.structures[key].peak.forEach((c, i) => {
     const value = Number(PEAK_FNS[key][i](big)) + (c.scaled ? (cfg.L - 1) * other : 0);
     if (!(c.phase in best) || value > best[c.phase].value) {
-      best[c.phase] = {name: c.phase, op: c.op, value, formula: c.formula + (c.scaled ? ` + (L − 1)·${otherText}` : "")};
+      best[c.phase] = {name: c.phase, op: c.op, moment: c.moment, value,
+                       formula: c.formula + (c.scaled ? ` + (L − 1)·${otherText}` : "")};
     }
   });
   return TS.phases.filter((name) => name in best).map((name) => best[name]);
@@ -588,7 +670,7 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
       const x = byPhase[t.key.slice("memory/peak_".length)];
       if (!x) continue;  // T = 1: no loss, no backward pass
       [value, formula] = [x.value, x.formula];
-      label = fill(TS.phase_line, {symbol: TS.phase_symbols[x.name], label: TS.phase_labels[x.name], op: x.op});
+      label = fill(TS.phase_line, {symbol: TS.phase_symbols[x.name], label: TS.phase_labels[x.name], moment: x.moment});
     } else if (t.key === "memory/capacity") value = capacityOf(setup);
     else if (t.key === "memory/fits") value = byKey["memory/peak"].value <= byKey["memory/capacity"].value;
     else if (t.key === "memory/max_B") value = largestMicroBatch(cfg, setup, N);
@@ -660,33 +742,33 @@ function showText(text, limit = 24) {  // train_query._show
   return chars.length <= limit ? chars.join("") : chars.slice(0, limit - 1).join("") + "…";
 }
 
-const PY_FLOAT = /^[+-]?((\d+\.?\d*|\.\d+)(e[+-]?\d+)?|inf|infinity|nan)$/i;
-const pyStrip = (t) => t.replace(/^[\s\u001c-\u001f\u0085]+|[\s\u001c-\u001f\u0085]+$/g, "");
+const pyStrip = (t) => t.replace(/^[\s\u001c-\u001f\u0085]+|[\s\u001c-\u001f\u0085]+$/g, "");  // Python's str.strip()
+const showNumber = (v, text) => (isHuge(v) ? stripBlanks(text) : typeof v === "bigint" ? thousands(v) : fmtSetup(v));  // numbers.show
 
 function setupNumber(key, raw) {  // train_query._number: [value, null] or [null, why]
   const [lo, hi] = TS.bounds[key], whole = TS.whole.includes(key), kind = whole ? "whole number" : "number";
-  let value, shown;
-  if (typeof raw === "number") { value = raw; shown = showText(Number.isInteger(raw) ? String(raw) : pyRepr(raw)); }
-  else {
-    const text = pyStrip(String(raw)), t = text.replaceAll(",", "").replaceAll("_", "");
-    if (Array.from(text).length > TS.max_value_chars || !PY_FLOAT.test(t)) {
-      return [null, `${key}="${showText(text)}" is not a ${kind} from ${fmtSetup(lo)} to ${fmtSetup(hi)}`];
+  const bounds = `from ${fmtSetup(lo)} to ${fmtSetup(hi)}`;
+  let value, text;
+  if (typeof raw === "number") {
+    value = raw;
+    text = Number.isInteger(raw) ? String(raw) : pyRepr(raw);
+    if (!Number.isFinite(value) || (whole && !Number.isInteger(value))) return [null, `${key}=${showText(text)} is not a ${kind} ${bounds}`];
+  } else {
+    text = stripBlanks(String(raw));
+    value = Array.from(text).length <= TS.max_value_chars ? (whole ? wholeOf : realOf)(text) : null;
+    if (value === null) {
+      const write = key === "D" ? ` (write ${TS.large_examples})` : "";
+      return [null, `${key}="${showText(text)}" is not a ${kind} ${bounds}${write}`];
     }
-    const low = t.toLowerCase().replace(/^[+-]/, "");
-    value = low.startsWith("inf") ? (t.startsWith("-") ? -Infinity : Infinity) : low === "nan" ? NaN : Number(t);
-    shown = showText(String(raw));
-  }
-  if (!Number.isFinite(value) || (whole && !Number.isInteger(value))) {
-    return [null, `${key}=${shown} is not a ${kind} from ${fmtSetup(lo)} to ${fmtSetup(hi)}`];
   }
   if (!(lo <= value && value <= hi)) {
     const hint = key === "mfu" && 1 < value && value <= 100 ? " (write 0.4 for 40 %)" : "";
-    return [null, `${key}=${fmtSetup(value)} is out of range: ${key} must be from ${fmtSetup(lo)} to ${fmtSetup(hi)}${hint}`];
+    return [null, `${key}=${showNumber(value, text)} is out of range: ${key} must be ${bounds}${hint}`];
   }
-  return [value, null];
+  return [Number(value), null];
 }
 
-function settleTrain(asked) {  // train_query.settle_train: [setup, notes]
+function settleTrain(asked, kept = TS.default) {  // train_query.settle_train: [setup, notes]
   const notes = [], fields = {}, field = {gpu_peak: "peak_tflops", gpu_memory: "memory_gib"}, D = TS.default;
   for (const key of TS.keys) {
     const raw = asked[key];
@@ -702,9 +784,12 @@ function settleTrain(asked) {  // train_query.settle_train: [setup, notes]
     } else {
       const [value, why] = setupNumber(key, raw);
       if (why) {
-        const kept = key === "D" ? "Chinchilla's D = 20·N" : key in field ? `the ${TS.custom_start.label}'s`
-          : `${key}=${fmtSetup(D[key])}`;
-        notes.push(`${why}; using ${kept}`);
+        const was = kept[field[key] ?? key];
+        let using;
+        if (key === "D" && was === null) using = "Chinchilla's D = 20·N";
+        else if (key in field && was === null) using = `the ${TS.custom_start.label}'s`;
+        else { using = `${key}=${fmtSetup(was)}`; fields[field[key] ?? key] = was; }
+        notes.push(`${why}; using ${using}`);
         continue;
       }
       fields[field[key] ?? key] = value;
@@ -720,10 +805,7 @@ function settleTrain(asked) {  // train_query.settle_train: [setup, notes]
     delete fields.memory_gib;
   }
   const zero = fields.zero ?? D.zero, gpus = fields.gpus ?? D.gpus;
-  if (zero && gpus === 1) {
-    notes.push(`zero=${zero} needs 2 or more GPUs to shard over, and gpus=1; showing ZeRO 0`);
-    fields.zero = 0;
-  }
+  if (zero && gpus === 1) notes.push(fill(TS.one_gpu_zero, {zero}));
   return [{...D, ...fields}, notes];
 }
 
@@ -761,15 +843,15 @@ function trainAsked() {  // training.TrainingView.asked: the widgets' values, ke
 }
 
 function pushTrain(setup, notes) {  // the widgets show the settled setup (TrainingView._push) and the notices
-  push(W.train_D, "value", setup.D === null ? "" : String(setup.D));
+  push(W.train_D, "value", setup.D === null ? "" : fmtSetup(setup.D));  // 300,000,000,000: training._text
   push(W.train_gpu, "value", setup.gpu);
   const custom = setup.gpu === TS.custom_gpu, dev = custom ? setup : TS.custom_start;
-  push(W.train_peak, "value", dev.peak_tflops);
-  push(W.train_memory, "value", dev.memory_gib);
+  push(W.train_peak, "value", fmtSetup(dev.peak_tflops));
+  push(W.train_memory, "value", fmtSetup(dev.memory_gib));
   if (W.train_peak.visible !== custom) { W.train_peak.visible = custom; W.train_memory.visible = custom; }
-  push(W.train_mfu, "value", setup.mfu);
-  push(W.train_gpus, "value", setup.gpus);
-  push(W.train_price, "value", setup.price);
+  push(W.train_mfu, "value", fmtSetup(setup.mfu));
+  push(W.train_gpus, "value", fmtSetup(setup.gpus));
+  push(W.train_price, "value", fmtSetup(setup.price));
   for (const k of ["optimizer", "zero", "recompute"]) push(W[`train_${k}`], "active", TS.labels[k].findIndex((x) => x[0] === setup[k]));
   push(W.train_fit, "value", setup.fit);
   W.train_notices.text = notes.map((n) => `<div class="warn">⚠ ${esc(n)}</div>`).join("");
@@ -785,10 +867,18 @@ function renderTrain(cfg) {
   W.train_x_range.end = 1.08 * Math.max(p.memory.peak, p.serve_weights + p.kv, p.memory.capacity) / GIB;  // training.x_end
 }
 
-function trainChanged(obj) {
-  const [setup, notes] = settleTrain(trainAsked());
+function trainNews(notes, before, key) {  // train_query.news: new notes, and those about the key just changed
+  const about = {zero: "ZeRO ", gpus: "ZeRO "}[key] ?? "\0";
+  return notes.filter((n) => !before.includes(n) || n.startsWith(`${key}=`) || n.startsWith(about));
+}
+
+function trainChanged(obj) {  // TrainingView._changed: a box's bad text keeps the value in use; only news shows
+  const [setup, notes] = settleTrain(trainAsked(), ST.setup);
+  const key = {peak: "gpu_peak", memory: "gpu_memory"}[obj.name.slice(6)] ?? obj.name.slice(6);  // train_D -> D
+  const said = trainNews(notes, ST.trainSaid, key);
   ST.setup = setup;
-  pushTrain(setup, notes);
+  ST.trainSaid = notes;
+  pushTrain(setup, said);
   renderTrain(ST.cfg);
 }
 
@@ -818,18 +908,24 @@ function pushControls(cfg, notes) {
       const [start, end, step] = sliderRange(f, cfg[f], cfg.T_max);
       pushSlider(slider, start, end, step, cfg[f]);
     }
-    push(box, "value", cfg[f]);
+    push(box, "value", thousands(cfg[f]));
   }
+  for (const [f, name] of Object.entries(fieldNames(cfg))) push(W[`${f}_label`], "text", fieldLabel(f, name));
   push(W.tie, "active", cfg.tie);
   push(W.recipe, "value", recipeOf(cfg));
   for (const f of ["norm", "positions", "mlp", "bias"]) push(W[f], "value", cfg[f]);
   push(W.qk_norm, "active", cfg.qk_norm);
   const inUse = {ff_dim: dFf(cfg), kv_heads: hKv(cfg), head_dim: dHead(cfg)};
-  for (const f of Object.keys(S.optional)) push(W[`opt_${f}`], "value", inUse[f]);
+  for (const f of Object.keys(S.optional)) push(W[`opt_${f}`], "value", thousands(inUse[f]));
   const name = presetOf(cfg);
   push(W.preset, "value", Object.keys(S.preset_labels).find((k) => S.preset_labels[k] === name));
   W.status.text = notes.length ? notes.map((n) => `<div class="status"><span class="n">⚠</span> ${esc(n)}</div>`).join("")
-    : `<div class="status muted">${esc(rulesLine(cfg))}</div>`;
+    : `<div class="status muted">${esc(statusRules(cfg))}</div>`;
+}
+
+function ariaLabel(model, selector, label) {  // name an element inside a widget's view for screen readers
+  const view = Bokeh.index.find_one(model);  // (Bokeh's views hold the DOM; its models have no aria-label)
+  for (const el of view?.shadow_el?.querySelectorAll(selector) ?? []) el.setAttribute("aria-label", label);
 }
 
 function renderUncovered(cfg) {  // a model this page does not carry: every card says so, with the export command
@@ -855,16 +951,21 @@ function render(cfg) {
   renderTrain(cfg);
 }
 
-function update(rejected) {
-  let cfg, notes;
-  try {
-    [cfg, notes] = settle(ST.asked);
-  } catch (e) {  // a configuration no Config takes: keep the one shown, say why
-    ST.asked = {...ST.cfg};
-    [cfg, notes] = [ST.cfg, [`${e.message}; kept the configuration shown`]];
+function update(rejected, changed = S.all_fields) {  // ExplorerState._settle; changed null: no field (dtype, listing)
+  let cfg, notes, said;
+  if (changed === null) [cfg, notes, said] = [ST.cfg, ST.notes, ST.said];
+  else {
+    try {
+      [cfg, notes] = settleNotes(ST.asked, ST.cfg, changed);
+      said = news(notes, ST.notes, changed);
+    } catch (e) {  // a configuration no Config takes: keep the one shown, say why
+      ST.asked = {...ST.cfg};
+      [cfg, notes, said] = [ST.cfg, [], [`${e.message}; kept the configuration shown`]];
+    }
   }
-  ST.cfg = cfg;
-  pushControls(cfg, [...rejected, ...notes]);
+  if (ST.cfg !== null && JSON.stringify(cfg) !== JSON.stringify(ST.cfg)) W.train_notices.text = "";  // a later change
+  [ST.cfg, ST.notes, ST.said] = [cfg, notes, said];
+  pushControls(cfg, [...rejected, ...said]);
   const key = JSON.stringify([cfg, ST.dtype, ST.expanded]);
   if (key !== ST.key) { ST.key = key; render(cfg); }
 }
@@ -874,15 +975,22 @@ function main(obj) {
     ST.asked = Object.fromEntries(S.all_fields.map((f) => [f, S.initial[f]]));
     ST.dtype = S.initial.dtype;
     ST.setup = {...S.initial_train};
+    [ST.notes, ST.said, ST.trainSaid] = [[], [], []];
     pushTrain(ST.setup, []);
+    for (const f of S.int_fields) {
+      ariaLabel(W[f], ".noUi-handle", `${f}: ${S.docs[f]}`);
+      ariaLabel(W[`${f}_input`], "input", `${f}: ${S.docs[f]}`);
+    }
     window.__ts = {thousands, sig3, fmtParams, fmtFlops, fmtBytes, fmtPercent, fmtValue, fmtShort, settle, outOfRange, presetOf,
-                   sliderRange, rulesLine, budgetLines, memoryLines, linesHtml, budgetParts, chartHtml, shapeRows, recipeLegendHtml, structureKey, divisors, snapHeads,
-                   scientific, plain, duration, dollars, human, trainPlan, trainHeadlineHtml, trainLinesHtml, settleTrain,
+                   sliderRange, rulesLine, statusRules, fieldNames, fieldLabel, settleNotes, news, readField, decimal,
+                   wholeOf, realOf, budgetLines, memoryLines, linesHtml, budgetParts, chartHtml, shapeRows, recipeLegendHtml, structureKey, divisors, snapHeads,
+                   scientific, plain, duration, dollars, human, trainPlan, trainHeadlineHtml, trainLinesHtml, settleTrain, trainNews,
                    largestMicroBatch, savedParts, paramsExact, trainChartData, trainLegendHtml, recipeOf, recipeFields,
                    budgetKey, changesKey, changesGroups, changesHtml, covered, exportCommand};
     return update([]);
   }
   const name = obj.name, rejected = [];
+  let changed = S.all_fields;
   if (name.startsWith("train_")) {
     if (isEcho(obj, ["train_optimizer", "train_zero", "train_recompute"].includes(name) ? "active" : "value")) return;
     return trainChanged(obj);
@@ -897,34 +1005,35 @@ function main(obj) {
   } else if (name === "recipe") {
     if (isEcho(obj, "value")) return;
     if (obj.value !== "custom") Object.assign(ST.asked, recipeFields(obj.value, ST.cfg.h));
+    changed = S.recipe_fields;
   } else if (["norm", "positions", "mlp", "bias"].includes(name)) {
     if (isEcho(obj, "value")) return;
     ST.asked[name] = obj.value;
+    changed = [name];
   } else if (name === "qk_norm") {
     if (isEcho(obj, "active")) return;
     ST.asked.qk_norm = obj.active;
-  } else if (name.startsWith("opt_")) {
+    changed = [name];
+  } else if (name.startsWith("opt_") || name.endsWith("_input")) {  // a box's text: rules.read_field
     if (isEcho(obj, "value")) return;
-    const f = name.slice(4), sym = S.optional[f], v = obj.value, kept = {ff_dim: dFf, kv_heads: hKv, head_dim: dHead}[f](ST.cfg);
-    const bad = v === null || v === undefined ? "" : outOfRange(sym, v, kept);
-    if (bad === null) ST.asked[f] = v;
-    else if (bad) rejected.push(bad);
+    const f = name.startsWith("opt_") ? name.slice(4) : name.slice(0, -"_input".length), sym = S.optional[f] ?? f;
+    const [v, bad] = readField(sym, obj.value ?? "", f in S.optional ? inUse(ST.cfg, sym) : ST.cfg[f]);
+    if (v !== null) { ST.asked[f] = v; changed = [f]; }
+    else { if (bad) rejected.push(bad); changed = []; }
   } else if (name === "tie") {
     if (isEcho(obj, "active")) return;
     ST.asked.tie = obj.active;
+    changed = [name];
   } else if (name === "dtype") {
     ST.dtype = Object.keys(S.dtypes)[obj.active];
+    changed = null;
   } else if (name === "expanded") {
     ST.expanded = obj.active;
-  } else if (name.endsWith("_input")) {
-    if (isEcho(obj, "value")) return;
-    const f = name.slice(0, -"_input".length), v = obj.value;
-    const bad = v === null || v === undefined ? "" : outOfRange(f, v, ST.cfg[f]);
-    if (bad === null) ST.asked[f] = v;
-    else if (bad) rejected.push(bad);
+    changed = null;
   } else if (S.int_fields.includes(name)) {
     if (isEcho(obj, "value")) return;
     ST.asked[name] = name === "h" ? divisors(ST.cfg.d)[Math.min(obj.value, divisors(ST.cfg.d).length - 1)] : obj.value;
+    changed = [name];
   }
-  return update(rejected);
+  return update(rejected, changed);
 }

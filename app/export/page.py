@@ -16,7 +16,7 @@ from pathlib import Path
 from bokeh.document import Document
 from bokeh.embed import file_html
 from bokeh.layouts import column, row
-from bokeh.models import (Checkbox, ColumnDataSource, CustomJS, Div, InlineStyleSheet, NumericInput, RadioButtonGroup,
+from bokeh.models import (Checkbox, ColumnDataSource, CustomJS, Div, InlineStyleSheet, RadioButtonGroup,
                           Range1d, Select, Slider, TextInput)
 from bokeh.resources import INLINE
 
@@ -29,7 +29,7 @@ from model.training import TrainSetup
 
 from ..charts import memory_chart
 from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, TABLE_CSS, TRAIN_CSS
-from ..words import CHINCHILLA_RULE, SHORT, TAGLINE, TRAIN_NOTE, TRAIN_TITLE
+from ..words import CHINCHILLA_RULE, SHORT, SHORT_WHEN, TAGLINE, TRAIN_NOTE, TRAIN_TITLE
 from ..words import TRAIN_CONTROLS as C
 from ..changes_card import TITLE as CHANGES_TITLE
 from .spec import lines_js, page_spec, static_spec
@@ -51,6 +51,7 @@ box-sizing: border-box; }}
 :host {{ font-family: {FONT}; color: {INK}; }}
 .bk-slider-title {{ display: none; }}
 """
+BOX_CSS = "input { text-align: right; font-variant-numeric: tabular-nums; }"  # a number box's text
 HEADER_CSS = BASE + f"""
 h1 {{ font-size: 24px; font-weight: 750; margin: 0; letter-spacing: -0.3px; }}
 h1 .tag {{ font-size: 13px; font-weight: 500; color: {MUTED}; margin-left: 8px; }}
@@ -74,16 +75,22 @@ def _sheet(*css: str) -> InlineStyleSheet:
     return InlineStyleSheet(css="\n".join(css))
 
 
-def _field(field: str, value: int, label_css: InlineStyleSheet) -> tuple[Slider, NumericInput, object]:
-    """One field as on the live page: symbol and short name, a number box (any value, checked by the page) and a
-    slider whose range page.js sets (h walks the divisors of d)."""
-    label = Div(text=f'<div title="{html.escape(field)}: {html.escape(FIELD_DOCS[field])}"><b class="sym">'
-                     f'{html.escape(field)}</b><div class="muted name">{html.escape(SHORT[field])}</div></div>',
-                stylesheets=[label_css], width=100)
+def field_label(field: str, name: str) -> str:
+    """A field's label: its symbol and the name under it (page.js writes it again where the recipe renames h and
+    T_max, `app.words.field_names`)."""
+    return (f'<div title="{html.escape(field)}: {html.escape(FIELD_DOCS[field])}"><b class="sym">{html.escape(field)}'
+            f'</b><div class="muted name">{html.escape(name)}</div></div>')
+
+
+def _field(field: str, label_css: InlineStyleSheet) -> tuple[Slider, TextInput, Div, object]:
+    """One field as on the live page: symbol and short name, a number box (text in `model.numbers`' grammar, read
+    and checked by the page) and a slider whose range page.js sets (h walks the divisors of d); page.js names both
+    for screen readers (`ariaLabel`)."""
+    label = Div(text=field_label(field, SHORT[field]), stylesheets=[label_css], width=100, name=f"{field}_label")
     slider = Slider(start=0, end=1, value=0, step=1, show_value=False, name=field, title=None,
                     sizing_mode="stretch_width", min_width=140)
-    box = NumericInput(value=value, mode="int", name=f"{field}_input", width=84)
-    return slider, box, column(row(label, box), slider, width=200, margin=(0, 8, 4, 0))
+    box = TextInput(value="", name=f"{field}_input", width=84, stylesheets=[_sheet(BOX_CSS)])
+    return slider, box, label, column(row(label, box), slider, width=200, margin=(0, 8, 4, 0))
 
 
 def _recipe_controls(cfg: Config, label_css: InlineStyleSheet) -> tuple[object, object]:
@@ -96,9 +103,8 @@ def _recipe_controls(cfg: Config, label_css: InlineStyleSheet) -> tuple[object, 
                       value=getattr(cfg, name), name=name, width=150, description=RECIPE_DOCS[name])
                for name in ("norm", "positions", "mlp", "bias")]
     qk = Checkbox(label=QK_NORM_LABEL, active=cfg.qk_norm, name="qk_norm", margin=(28, 8, 4, 4))
-    values = {"ff_dim": cfg.d_ff, "kv_heads": cfg.h_kv, "head_dim": cfg.d_head}
-    boxes = [NumericInput(title=symbol, value=values[name], mode="int", name=f"opt_{name}", width=96,
-                          description=RECIPE_DOCS[name]) for name, symbol in OPTIONAL_SYMBOLS.items()]
+    boxes = [TextInput(title=symbol, value="", name=f"opt_{name}", width=96, description=RECIPE_DOCS[name],
+                       stylesheets=[_sheet(BOX_CSS)]) for name, symbol in OPTIONAL_SYMBOLS.items()]
     return recipe, row(*selects, *boxes, qk, styles={"flex-wrap": "wrap", "gap": "6px"})
 
 
@@ -124,11 +130,12 @@ def _train_card(card: InlineStyleSheet) -> tuple[object, list]:
                   width=250)
     gpu = Select(title=C["gpu"], options=[tuple(x) for x in train["labels"]["gpu"]], value=train["default"]["gpu"],
                  name="train_gpu", width=250)
-    peak = NumericInput(title=C["gpu_peak"], mode="float", name="train_peak", width=110, visible=False)
-    memory = NumericInput(title=C["gpu_memory"], mode="float", name="train_memory", width=110, visible=False)
-    gpus = NumericInput(title=C["gpus"], mode="int", name="train_gpus", width=110)
-    mfu = NumericInput(title=C["mfu"], mode="float", name="train_mfu", width=110)
-    price = NumericInput(title=C["price"], mode="float", name="train_price", width=170)
+    # number boxes are text boxes, read by page.js in `model.numbers`' grammar (300e9, 300 billion, 0.4)
+    peak = TextInput(title=C["gpu_peak"], name="train_peak", width=110, visible=False)
+    memory = TextInput(title=C["gpu_memory"], name="train_memory", width=110, visible=False)
+    gpus = TextInput(title=C["gpus"], name="train_gpus", width=110)
+    mfu = TextInput(title=C["mfu"], name="train_mfu", width=110)
+    price = TextInput(title=C["price"], name="train_price", width=170)
     radios = {k: RadioButtonGroup(labels=[label for _, label in train["labels"][k]], active=0, name=f"train_{k}")
               for k in ("optimizer", "zero", "recompute")}
     fit = Select(title=C["fit"], options=[tuple(x) for x in train["labels"]["fit"]], value=train["default"]["fit"],
@@ -168,15 +175,15 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     names = {v: k for k, v in preset_labels().items()}
     preset = Select(options=menu_groups(), value=names[preset_of(cfg)], name="preset", width=280)
     recipe, switches = _recipe_controls(cfg, label_css)
-    fields = {f: _field(f, getattr(cfg, f), label_css) for f in INT_FIELDS}
+    fields = {f: _field(f, label_css) for f in INT_FIELDS}
     tie = Checkbox(label="tie the head to W_te (GPT-2)", active=cfg.tie, name="tie")
     status = html_div("status", _sheet(STATUS_CSS))
     advanced = Div(text="<b>Advanced: T_max and weight tying</b>", stylesheets=[_sheet(BASE)])
     controls = column(row(Div(text="<b>Preset</b>", stylesheets=[_sheet(BASE)]), preset),
-                      row(*(fields[f][2] for f in ("B", "T", "d", "h", "L", "V")), sizing_mode="stretch_width",
+                      row(*(fields[f][3] for f in ("B", "T", "d", "h", "L", "V")), sizing_mode="stretch_width",
                           styles={"flex-wrap": "wrap"}),
                       recipe, switches,
-                      advanced, row(fields["T_max"][2], tie, styles={"flex-wrap": "wrap"}), status,
+                      advanced, row(fields["T_max"][3], tie, styles={"flex-wrap": "wrap"}), status,
                       sizing_mode="stretch_width", css_classes=["card", "controls-card"], stylesheets=[card])
     dtypes = RadioButtonGroup(labels=list(DTYPES), active=list(DTYPES).index(dtype), name="dtype")
     expanded = Checkbox(label="list all L blocks", active=False, name="expanded")
@@ -204,7 +211,8 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
                           sizing_mode="stretch_width", css_classes=["card", "changes-card"], stylesheets=[card])
     recipe_widgets = [recipe.children[1], *switches.children]  # named: recipe, norm, ..., opt_ff_dim, qk_norm
     widgets = [preset, tie, dtypes, expanded, status, shapes, head, chart, lines, captions, changes,
-               *recipe_widgets, *(w for f in INT_FIELDS for w in fields[f][:2]), *train_models]
+               *recipe_widgets, *(w for f in INT_FIELDS for w in fields[f][:2]), *train_models,
+               *(fields[f][2] for f in SHORT_WHEN)]  # the labels of h and T_max: the recipe renames them
     spec_json = page_spec(cfg, dtype, setup)
     callback = CustomJS(args={"spec": json.dumps(spec_json), "widgets": widgets},
                         code=_text("page.js") + "\n" + lines_js(spec_json) + "\nreturn main(cb_obj);\n")
@@ -218,7 +226,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     for w in train_models:
         if isinstance(w, RadioButtonGroup):
             w.js_on_change("active", callback)
-        elif isinstance(w, (TextInput, NumericInput, Select)):
+        elif isinstance(w, (TextInput, Select)):
             w.js_on_change("value", callback)
     main = row(shapes_card, budget_card, sizing_mode="stretch_width",
                styles={"flex-wrap": "wrap", "gap": "14px", "align-items": "flex-start"})

@@ -25,7 +25,8 @@ from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure, s
 from model.notation import dims
 from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
-from model.rules import CUSTOM, MESSAGES, PRESET_MODEL, PRESET_SETS
+from model import numbers
+from model.rules import CUSTOM, MESSAGES, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_SETS, RULES
 from model.tracing import BLOCK_PREFIX
 from model.train_report import SECTIONS, human
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, PEAK_LINE, PHASE_LINE,
@@ -33,11 +34,12 @@ from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS,
 
 from ..changes_card import SAME
 from .cache import cached
-from ..train_query import _BOUNDS, _CHOICES, _WHOLE, CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, TRAIN_KEYS
+from ..train_query import _BOUNDS, _CHOICES, _WHOLE, CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, ONE_GPU_ZERO, TRAIN_KEYS
 
 from ..styles import BAR_INSIDE, BAR_SHARE, PART_COLOURS
 from ..words import (CAPTIONS, FIT_LABELS, GPU_LABELS, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
-                     RECOMPUTE_LABELS, ROWS, RULES_LINE, SHORT, SOFT, STEP_PREFIX, SUM_KEYS, TRAIN_NOTE, ZERO_LABELS)
+                     RECOMPUTE_LABELS, ROWS, HINT, SHORT, SHORT_WHEN, SOFT, STEP_PREFIX, SUM_KEYS, TRAIN_NOTE,
+                     ZERO_LABELS)
 
 DTYPE_CLASS = {"fp32": "fp32", "bf16": "bf16", "fp16": "bf16"}  # fp16 passes equal bf16's (tests check it)
 
@@ -131,7 +133,7 @@ def _structure(s: Structure, cfg: Config | None = None) -> dict:
     rows = [{"name": r.name, "local": r.local, "label": r.label, "symbolic": r.symbolic, "block": r.block is not None,
              "elem": r.nbytes // r.numel, "view": r.view, "saved": r.saved} for r in tr.rows]
     lines = [{**_line(x), "label": x.label.replace(f"at {s.dtype}", "at {dtype}")} for x in tr.lines]
-    peak = [{"phase": c.phase, "op": c.op, "scaled": c.scaled, "formula": c.formula,
+    peak = [{"phase": c.phase, "op": c.op, "moment": c.moment, "scaled": c.scaled, "formula": c.formula,
              "exact": is_exact(c.formula, LESSON_SYMBOLS), "js": to_js(c.formula, LESSON_SYMBOLS, True)}
             for c in candidates(s)]  # model.training.step_phases picks the largest per phase
     out = {"rows": rows, "lines": lines, "peak": peak}
@@ -224,6 +226,7 @@ def _training() -> dict:
         "keys": list(TRAIN_KEYS), "default": {k: getattr(DEFAULT, k) for k in DEFAULT.__dataclass_fields__},
         "bounds": {k: list(v) for k, v in _BOUNDS.items()}, "whole": list(_WHOLE),
         "choices": {k: list(v) for k, v in _CHOICES.items()}, "max_value_chars": MAX_VALUE_CHARS,
+        "large_examples": numbers.LARGE_EXAMPLES, "one_gpu_zero": ONE_GPU_ZERO,
         "note": TRAIN_NOTE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
         "phases": list(PHASES), "phase_symbols": PHASE_SYMBOLS, "phase_labels": PHASE_LABELS,
         "phase_line": PHASE_LINE, "peak_line": PEAK_LINE,
@@ -250,7 +253,10 @@ def _static_spec() -> dict:
         "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS}, "short": SHORT, "soft": {k: list(v) for k, v in SOFT.items()},
         "dtypes": dict(DTYPES), "dtype_class": DTYPE_CLASS, "presets": presets, "custom": CUSTOM,
         "preset_labels": preset_labels(), "preset_model": list(PRESET_MODEL), "preset_sets": list(PRESET_SETS),
-        "messages": MESSAGES, "rules_line": RULES_LINE, "ones": list(ONES), "block_prefix": BLOCK_PREFIX,
+        "messages": MESSAGES, "note_about": NOTE_ABOUT, "note_field": NOTE_FIELD, "rules": RULES, "hint": HINT,
+        "short_when": SHORT_WHEN, "ones": list(ONES), "block_prefix": BLOCK_PREFIX,
+        "number": {"pattern": numbers.PATTERN, "scales": numbers.SCALES, "max_chars": numbers.MAX_CHARS,
+                   "examples": numbers.EXAMPLES, "huge": str(numbers.HUGE)},  # model.numbers: the one grammar
         "budget": _budget_lines(), "structures": {structure_key(s): _structure(s) for s in _structures()},
         "groups": GROUPS, "sum_keys": list(SUM_KEYS), "step_prefix": STEP_PREFIX, "captions": list(CAPTIONS),
         "chart": [{"key": k, "label": label + ("*" if in_sum else ""), "in_sum": in_sum, "colour": PART_COLOURS[k]}
