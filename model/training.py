@@ -414,13 +414,13 @@ def _less(count: str, n: int) -> str:
 
 
 def other_blocks(cfg: Config, block: int | None, dtype: str, recompute: bool) -> tuple[int, str]:
-    """What the blocks `model.peak`'s pass does not run hold at a moment of its block `where` (len(blocks): the head
+    """What the blocks `model.peak`'s pass does not run hold at a moment of its block `block` (len(blocks): the head
     or the loss; None: neither), in bytes and as " + …" in lesson notation.
 
     The moment is that of the last block of its kind in the model (all L blocks for the head and the loss): every
     block before it is alive, and the pass holds one of each kind that runs before it already. Each other block keeps
     its saved bytes (S_block, or S_dense and S_moe), or with full recomputation its input, BTd elements."""
-    if where is None:
+    if block is None:
         return 0, ""
     kinds, size = distinct_kinds(cfg), DTYPES[dtype]
     inputs = size * cfg.B * cfg.T * cfg.d
@@ -428,8 +428,8 @@ def other_blocks(cfg: Config, block: int | None, dtype: str, recompute: bool) ->
         other = inputs if recompute else saved_by_kind(cfg, dtype)[1][kinds[0]]
         return (cfg.L - 1) * other, f" + (L − 1)·{f'{size}BTd' if recompute else 'S_block'}"
     blocks, counts = kind_blocks(cfg), kind_counts(cfg)
-    last = blocks[kinds[where]][-1] if where < len(kinds) else cfg.L  # the blocks before it are alive
-    held = set(kinds[:where])  # of each of these kinds, the pass holds one block already
+    last = blocks[kinds[block]][-1] if block < len(kinds) else cfg.L  # the blocks before it are alive
+    held = set(kinds[:block])  # of each of these kinds, the pass holds one block already
     before = {kind: sum(1 for i in blocks[kind] if i < last) - (kind in held) for kind in kinds}
     if recompute:
         n = sum(before.values())

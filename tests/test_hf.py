@@ -70,7 +70,7 @@ MODERN = {"vocab_size": 96, "hidden_size": 128, "intermediate_size": 48, "num_hi
 QWEN_WINDOW = {"use_sliding_window": True, "sliding_window": 16, "max_window_layers": 2,
                "layer_types": ["full_attention", "full_attention"]}  # a window no block uses
 # A mixture of experts' keys, each unlike its type's default: 4 blocks, every 2nd MoE but block 3 (block 1 only).
-QWEN_MOE = {"num_hidden_layers": 4, "num_experts": 4, "num_experts_per_tok": 3, "moe_intermediate_size": 24,
+QWEN_MOE = {"num_hidden_layers": 4, "num_experts": 8, "num_experts_per_tok": 3, "moe_intermediate_size": 24,
             "decoder_sparse_step": 2, "mlp_only_layers": [3]}
 QWEN_MOE_WINDOW = {"use_sliding_window": True, "sliding_window": 16, "max_window_layers": 0,
                    "layer_types": ["full_attention"] * 4}  # a window no block uses
@@ -198,7 +198,7 @@ def test_gpt2_files_match_transformers():
     ({**BASE["qwen3"], "mlp_bias": True}, "mlp_bias"),
     ({**BASE["qwen2"], "attention_bias": False, "mlp_bias": True}, "attention_bias, mlp_bias"),
     ({**BASE["mistral"], "layer_types": ["full_attention", "full_attention"]}, ""),
-    ({**BASE["llama"], "num_local_experts": 8, "num_experts_per_tok": 2}, "num_local_experts, num_experts_per_tok"),
+    ({**BASE["llama"], "num_local_experts": 8, "num_experts_per_tok": 2}, "num_experts_per_tok, num_local_experts"),
     ({**BASE["gpt2"], "head_dim": 7, "n_ctx": 2048, "num_key_value_heads": 2}, "num_key_value_heads, head_dim, n_ctx"),
 ])
 def test_keys_the_type_does_not_have_are_ignored_as_transformers_ignores_them(doc, ignored):
@@ -336,7 +336,7 @@ def test_the_router_settings_are_read_and_named_as_changing_no_shape():
     ({"router_aux_loss_coef": -1}, "router_aux_loss_coef=-1: router_aux_loss_coef (the load-balancing loss's weight) "
                                    "must be a number from 0"),
     ({"num_experts": -1}, "num_experts=-1: num_experts (the routed experts E) must be a whole number of at least 0"),
-    ({"num_experts_per_tok": 9}, "k=9 exceeds E=4: each token goes to k of the E experts, so k must be from 1 to 4 "
+    ({"num_experts_per_tok": 9}, "k=9 exceeds E=8: each token goes to k of the E experts, so k must be from 1 to 8 "
                                  "(config.json: E = num_experts, k = num_experts_per_tok)"),
     ({"moe_intermediate_size": 0}, "moe_intermediate_size=0: moe_intermediate_size (each expert's width d_expert)"),
     ({"mlp_only_layers": "0"}, "mlp_only_layers='0': mlp_only_layers (the blocks that keep a dense MLP) must be a list "
@@ -355,7 +355,7 @@ def test_a_bad_mixture_of_experts_is_one_line(change, message):
     ({"num_experts": 0}, ("dense",) * 4, "num_experts = 0: every block is dense, its MLP of width "
                                          "intermediate_size = 48"),
     ({"decoder_sparse_step": 5}, ("dense",) * 4, "decoder_sparse_step = 5 and mlp_only_layers leave no block a "
-                                                 "mixture of experts: every block is dense"),
+                                                 "mixture of experts: every block is dense, its MLP of width intermediate_size = 48"),
     ({"decoder_sparse_step": 1, "mlp_only_layers": []}, ("moe",) * 4,
      "intermediate_size = 48 (a dense block's MLP) changes nothing here: every block is a mixture of experts"),
 ])
