@@ -532,6 +532,13 @@ def chart(b: Budget) -> tuple[tuple[str, str, bool], ...]:
     if "params/experts" not in keys:
         return CHART
     return tuple(bar for bar in MOE_CHART if bar[0] in keys)
+
+
+def chart_note(b: Budget) -> str:
+    """The note under the parameter chart of this budget (`CHART_NOTE`, or `MOE_CHART_NOTE` for its bars)."""
+    return CHART_NOTE if chart(b) is CHART else MOE_CHART_NOTE
+
+
 GROUPS = {"params": "Parameters", "flops": "FLOPs per token (FLOPs, not MACs)", "memory": "Activation memory"}
 
 

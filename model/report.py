@@ -13,7 +13,7 @@ import json
 from dataclasses import asdict
 
 from . import units
-from .budgeting import budget
+from .budgeting import Budget, budget, chart, chart_note
 from .layout import paragraph, row_lines
 from .config import KIND_LABELS, Config, config_dict
 from .figures import Line
@@ -262,6 +262,13 @@ def as_json(cfg: Config, dtype: str = "fp32", expand: bool = False) -> str:
         "saved_bytes": tr.saved_bytes,
         "memory": [asdict(x) for x in tr.lines],
         "budget": b.as_dict(),
+        **({"chart": _chart_dict(b)} if cfg.moe else {}),
         "lines": [asdict(x) for x in b.lines],
     }
     return json.dumps(doc, indent=2) + "\n"
+
+
+def _chart_dict(b: Budget) -> dict:
+    """A mixture of experts' parameter chart (`model.budgeting.chart`): its bars with their counts, and its note."""
+    return {"bars": [{"key": key, "label": label, "value": b.line(key).value, "adds_to_N": in_sum}
+                     for key, label, in_sum in chart(b)], "note": chart_note(b)}

@@ -16,6 +16,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from model import GPT, PRESETS, Config, budget, trace
+from model.budgeting import chart
 from model.changes import changes
 from model.config import from_hf
 from model.grouped import grouped_mm
@@ -42,6 +43,23 @@ def test_the_presets_total_and_active(name):
     assert b.params_exact == COUNTS[name]["parameters"]  # transformers' module of the published file
     assert (b.flops_fwd_per_token, b.flops_fwd_active_per_token) == (2 * b.params_exact, 2 * b.params_active)
     assert b.flops_train_active_per_token == 6 * b.params_active
+
+
+@pytest.mark.parametrize("cfg", [PRESETS["mixtral-8x7b"], PRESETS["qwen3-30b-a3b"],
+                                 replace(PRESETS["qwen3-30b-a3b"], shared_experts=1, shared_dim=512, shared_gate=True,
+                                         dense_first=2, ff_dim=6_144)])
+def test_the_chart_splits_n_into_routed_and_shared_experts_routers_attention_and_embeddings(cfg):
+    b = budget(cfg)
+    bars = {key: (b.line(key).value, in_sum) for key, _, in_sum in chart(b)}
+    assert sum(v for v, in_sum in bars.values() if in_sum) == b.params_exact
+    L, d, E, k = cfg.L, cfg.d, cfg.E, cfg.k
+    assert bars["params/experts"][0] == cfg.L_moe * 3 * E * d * cfg.d_expert
+    assert bars["params/experts_active"] == (cfg.L_moe * 3 * k * d * cfg.d_expert, False)
+    assert bars["params/routers"][0] == cfg.L_moe * d * E and bars["params/attention"][0] == L * b.params_attn_block
+    assert ("params/shared" in bars) == bool(cfg.E_shared) and ("params/dense_mlps" in bars) == ("dense" in cfg.block_kinds)
+    if cfg.E_shared:
+        assert bars["params/shared"][0] == cfg.L_moe * (3 * d * cfg.d_shared + d)  # and the gate (d, 1)
+    assert b.params_active == b.params_exact - bars["params/experts"][0] + bars["params/experts_active"][0]
 
 
 # --- transformers' modules ----------------------------------------------------------------------------------------
@@ -227,7 +245,7 @@ def test_what_each_change_buys_gains_the_mixture_of_experts_line():
 
 @pytest.mark.parametrize("name", PRESET_COUNTS)
 @pytest.mark.parametrize("table", [["--table", "shapes"], ["--table", "budget"], ["--table", "train"],
-                                   ["--table", "changes"], ["--table", "kv"], ["--values"], ["--json"],
+                                   ["--table", "changes"], ["--table", "kv"], ["--values", "--text", "The cat sat on the mat."], ["--json"],
                                    ["--table", "train", "--json"], ["--table", "shapes", "--expand"]])
 def test_every_table_prints_for_both_presets(name, table, capsys):
     code, out, err = run_cli(["--preset", name, *table], capsys)
@@ -237,5 +255,6 @@ def test_every_table_prints_for_both_presets(name, table, capsys):
         doc = json.loads(out)
         if "budget" in doc:
             assert (doc["budget"]["params_exact"], doc["budget"]["params_active"]) == (total, active)
+            assert sum(x["value"] for x in doc["chart"]["bars"] if x["adds_to_N"]) == total
     else:
         assert f"N = {total:,} · N_active = {active:,}" in out.splitlines()[0]
