@@ -435,8 +435,9 @@ def moe_lines(cfg: Config, b: Budget, f: dict[str, str]) -> dict[str, tuple[Line
     n, L_moe = f["n"], cfg.L_moe
     kind = "SwiGLU experts, each W_gate, W_up (d, d_expert) and W_down (d_expert, d)" if cfg.mlp == "swiglu" else \
         "experts, each (d, d_expert) and (d_expert, d)"
-    gate = " and their sigmoid gate (d, 1)" if cfg.shared_gate else ""
-    shared = [Line("params/shared_block", f"shared experts, one MoE block: E_shared of width d_shared, as one MLP{gate}",
+    gate = ", and their sigmoid gate (d, 1)" if cfg.shared_gate else ""
+    shared = [Line("params/shared_block", f"shared experts, one MoE block: E_shared experts of width d_shared, as one "
+                   f"MLP{gate}",
                    f["shared"], params_shared_block(cfg), "params")] if cfg.E_shared else []
     shared_all = [Line("params/shared", "shared experts of the MoE blocks", f"{n}·({f['shared']})",
                        L_moe * params_shared_block(cfg), "params")] if cfg.E_shared else []

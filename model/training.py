@@ -142,6 +142,17 @@ FITS: dict[str, ScalingFit] = {
     "besiroglu": ScalingFit("Besiroglu et al. 2024, refit of Chinchilla's approach 3", 1.82, 482.01, 2085.43,
                             0.3478, 0.3658),
 }
+MOE_CAVEAT = ("a mixture of experts is counted at N_active, the parameters one token uses: Chinchilla's D = 20·N_active, C = "
+              "6·N_active·D (the FLOPs a token runs) and the fit at N_active; Chinchilla's rule and fit were measured on "
+              "dense models, so for a mixture of experts they are a rough guide, not its scaling law (its memory is "
+              "every expert's, N)")
+
+
+def chinchilla_note(cfg: Config, fit: str) -> str:
+    """The Chinchilla section's note: the fit and its constants (`ScalingFit.note`), and for a mixture of experts
+    the caveat of counting it at N_active (`MOE_CAVEAT`)."""
+    return FITS[fit].note + (f"; {MOE_CAVEAT}" if cfg.moe else "")
+
 CHINCHILLA_TOKENS_PER_PARAM = 20
 MOE_NOTE = ("A mixture of experts: its compute is N_active's (C = 6·N_active·D), and the fit is read at N = N_active, "
             "as a dense model of N_active parameters. Chinchilla fitted dense models only: an MoE of N_active active "
@@ -540,7 +551,7 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
     add("chinchilla/D_opt", "compute-optimal D for this C", f"(C/6)^{_fmt_exp(fit.b)}/G", D_opt, "tokens")
     add("chinchilla/tokens_per_param_opt", f"compute-optimal tokens per{active} parameter",
         f"(C/6)^{_fmt_exp(fit.b)}/G/(G·(C/6)^{_fmt_exp(fit.a)})", D_opt / N_opt, "ratio")
-    add("chinchilla/loss_opt", "predicted loss at the compute-optimal N and D",
+    add("chinchilla/loss_opt", f"predicted loss at the compute-optimal {n_c} and D",
         f"{fit.E} + {fit.A}/(G·(C/6)^{_fmt_exp(fit.a)})^{fit.alpha} + {fit.B}/((C/6)^{_fmt_exp(fit.b)}/G)^{fit.beta}",
         fit.E + fit.A / N_opt**fit.alpha + fit.B / D_opt**fit.beta, "loss")
 
