@@ -169,6 +169,9 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "router_jitter_noise": "the noise on the router's input in training",
     "router_aux_loss_coef": "the load-balancing loss's weight",
 }
+# Group-limited routing (DeepSeek-V3: pick topk_group of n_group groups of experts, then k within them): how experts
+# are chosen, never how many or how wide. No type read here has it; in a file of one, the reading names it.
+GROUPED_ROUTING = ("n_group", "topk_group", "topk_method")
 ROUTER_MEANS = {  # each router setting, as a note names it: what it does, and that it changes no shape
     "norm_topk_prob": {True: "the k weights renormalised to sum to 1, as this module does",
                        False: "the k weights used as softmax gives them; this module renormalises them (values only)"},
@@ -496,7 +499,13 @@ def _router(doc: Mapping, model_type: str) -> tuple[str, ...]:
         means = ROUTER_MEANS[key]
         means = means[value] if isinstance(means, dict) else means
         read.append(f"{key} = {show(value)}{'' if key in doc else ' (the default)'} ({means})")
-    return (f"the router's settings, which change no shape or count: {'; '.join(read)}",)
+    notes = [f"the router's settings, which change no shape or count: {'; '.join(read)}"]
+    grouping = [k for k in GROUPED_ROUTING if k in doc]
+    if grouping:
+        notes.append(f"ignored, as transformers ignores them ({model_type} routes over all E experts): "
+                     f"{', '.join(grouping)}, the routing's grouping (DeepSeek's experts in groups), which changes no "
+                     f"shape or count either")
+    return tuple(notes)
 
 
 def _bias(values: dict, model_type: str) -> str:

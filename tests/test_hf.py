@@ -317,6 +317,14 @@ def test_published_mixtures_of_experts_are_counted_total_and_active(name, active
     assert (b.params_exact, b.params_active) == (COUNTS[name]["parameters"], active)
 
 
+def test_the_routings_grouping_is_named_as_changing_no_shape():
+    doc = {**BASE["qwen3_moe"], "n_group": 4, "topk_group": 2}
+    assert ours(doc) == ours(BASE["qwen3_moe"]) == reference(doc)
+    assert read_hf(doc).notes[-1] == ("ignored, as transformers ignores them (qwen3_moe routes over all E experts): "
+                                      "n_group, topk_group, the routing's grouping (DeepSeek's experts in groups), "
+                                      "which changes no shape or count either")
+
+
 def test_the_router_settings_are_read_and_named_as_changing_no_shape():
     doc = {**BASE["qwen3_moe"], "norm_topk_prob": True, "router_aux_loss_coef": 0.01}
     assert ours(doc) == ours({**doc, "norm_topk_prob": False}) == reference(doc)
