@@ -277,3 +277,31 @@ def test_the_pages_leave_the_mixtures_of_experts_out_and_say_so():
     assert q.config == PRESETS["gpt2-small"]
     assert any("mixture of experts, which this page does not show yet (python -m model --preset mixtral-8x7b prints "
                "its tables)" in n for n in q.notices)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"experts": None, "top_k": 2, "expert_dim": None}, "top_k=2 is set but experts is not: a dense model has no "
+                                                        "mixture of experts; set experts (E) or drop top_k"),
+    ({"top_k": None}, "E=4 experts need k, the experts each token goes to: set top_k (1 to 4"),
+    ({"top_k": 5}, "k=5 exceeds E=4: each token goes to k of the E experts, so k must be from 1 to 4"),
+    ({"expert_dim": None}, "E=4 experts need d_expert, each expert's width: set expert_dim"),
+    ({"experts": 0}, "E=0"),
+    ({"shared_gate": True}, "shared_gate is set but E_shared=0: there are no shared experts"),
+    ({"moe_step": 3}, "moe_step=3 exceeds L=2"),
+    ({"dense_layers": (2,)}, "dense_layers lists block 2, but the blocks are 0 … 1: list indices below L=2"),
+    ({"dense_layers": "0"}, "dense_layers must be a list of block indices"),
+])
+def test_a_bad_mixture_of_experts_is_one_line_naming_the_fix(change, message):
+    with pytest.raises(ValueError) as e:
+        replace(MOE, **change)
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--top-k", "2"], "top_k=2 is set but experts is not"),
+    (["--preset", "mixtral-8x7b", "--dense-layers", "x"], "invalid block list 'x': write indices such as 0,1,2"),
+    (["--preset", "mixtral-8x7b", "--dense-layers", "40"], "dense_layers lists block 40, but the blocks are 0 … 31"),
+])
+def test_bad_moe_options_give_one_line_and_status_2(argv, message, capsys):
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == "" and message in err and len(err.splitlines()) == 1 and "Traceback" not in err
