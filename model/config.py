@@ -388,6 +388,7 @@ RECIPE_FIELDS: tuple[str, ...] = ("norm", "positions", "mlp", "ff_dim", "kv_head
 MOE_FIELDS: tuple[str, ...] = ("experts", "top_k", "expert_dim", "shared_experts", "shared_dim", "shared_gate",
                                "moe_step", "dense_first", "dense_layers")
 ALL_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS + MOE_FIELDS  # every field of Config, in order
+PAGE_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS  # the fields the pages set (their MoE choice comes later)
 DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in RECIPE_FIELDS}
 MOE_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in MOE_FIELDS}
 if ALL_FIELDS != tuple(f.name for f in fields(Config)):

@@ -21,7 +21,7 @@ from model import PRESETS, Config, budget, trace
 from model.families import PAGE_PRESETS  # the pages' presets: the dense ones (mixtures of experts: the CLI's)
 from model import units
 from model.changes import changes
-from model.config import ALL_FIELDS
+from model.config import PAGE_FIELDS
 from model.rules import preset_of, settle
 from model.train_report import human
 from model.training import plan
@@ -45,7 +45,7 @@ def page(chromium, page_file: Path):
 
 
 def full_js(c: Config) -> dict:
-    return {f: getattr(c, f) for f in ALL_FIELDS}
+    return {f: getattr(c, f) for f in PAGE_FIELDS}
 
 
 def _set(page, name: str, value) -> None:

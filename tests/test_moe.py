@@ -267,6 +267,19 @@ def test_every_table_prints_for_both_presets(name, table, capsys):
 
 # --- the pages (their MLP choice comes later): a mixture of experts is refused by name, never mislabelled --------
 
+def test_the_export_refuses_a_mixture_of_experts_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "moe.html"
+    done = subprocess.run([sys.executable, "-m", "app", "export", str(out), "--preset", "mixtral-8x7b"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and not out.exists() and "Traceback" not in done.stderr
+    assert done.stderr.splitlines() == [
+        "python -m app export: error: this is a mixture of experts (E = 8, k = 2), which the exported page does not "
+        "show yet: python -m model prints its tables (see --help)"]
+
+
 def test_the_pages_leave_the_mixtures_of_experts_out_and_say_so():
     from app.query import parse_query
     from model.families import PAGE_PRESETS, preset_labels

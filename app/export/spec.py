@@ -17,7 +17,7 @@ from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, trace
 from model import units
 from model.budgeting import CHART, CHART_NOTE, GROUPS
 from model.changes import NO_TWIN, ORDER_NOTE, TITLES, changes, title_key
-from model.config import (ALL_FIELDS, CHOICES, DEFAULTS, FIELDS, INT_FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS,
+from model.config import (CHOICES, DEFAULTS, FIELDS, INT_FIELDS, OPTIONAL_SYMBOLS, PAGE_FIELDS, RECIPE_DOCS,
                           RECIPE_FIELDS, snap_heads)
 from model.families import KV_GROUP, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels, recipe_fields
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
@@ -240,11 +240,11 @@ def static_spec() -> dict:
 
 
 def _static_spec() -> dict:
-    presets = {name: {f: getattr(p, f) for f in ALL_FIELDS} for name, p in PAGE_PRESETS.items()}
+    presets = {name: {f: getattr(p, f) for f in PAGE_FIELDS} for name, p in PAGE_PRESETS.items()}
     return {
         "fields": list(FIELDS), "int_fields": list(INT_FIELDS),
         "bounds": {f: list(BOUNDS[f]) for f in (*INT_FIELDS, *OPTIONAL_SYMBOLS.values())},
-        "all_fields": list(ALL_FIELDS), "recipe_fields": list(RECIPE_FIELDS), "recipe_defaults": DEFAULTS,
+        "all_fields": list(PAGE_FIELDS), "recipe_fields": list(RECIPE_FIELDS), "recipe_defaults": DEFAULTS,
         "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
         "optional_bounds": {k: list(BOUNDS[v]) for k, v in OPTIONAL_SYMBOLS.items()}, "recipe_docs": RECIPE_DOCS,
         "recipes": RECIPE_LABELS, "modern": recipe_fields("modern", 1), "kv_group": KV_GROUP,
@@ -282,7 +282,7 @@ def page_spec(cfg: Config, dtype: str, setup: TrainSetup | None = None) -> dict:
     return {**spec, "budget": {**spec["budget"], **modern["budget"]},
             "structures": {**spec["structures"], **modern["structures"]},
             "changes": {**spec["changes"], "tables": modern["changes"]},
-            "initial": {**{f: getattr(cfg, f) for f in ALL_FIELDS}, "dtype": dtype},
+            "initial": {**{f: getattr(cfg, f) for f in PAGE_FIELDS}, "dtype": dtype},
             "initial_train": {k: getattr(setup, k) for k in setup.__dataclass_fields__}}
 
 
