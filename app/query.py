@@ -28,7 +28,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from model import BOUNDS, DTYPES, PRESETS, Config, numbers
 from model.config import CHOICES, DEFAULT_PRESET, DEFAULTS, FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS
-from model.families import RECIPE_LABELS, recipe_fields
+from model.families import PAGE_PRESETS, RECIPE_LABELS, recipe_fields
 from model.rules import did_you_mean, quote, settle
 from model.training import TrainSetup
 
@@ -215,11 +215,14 @@ def parse_query(search: str | None) -> Query:
     base = DEFAULT_CONFIG
     if "preset" in values:
         name = values["preset"].strip().lower()
-        if name in PRESETS:
+        if name in PAGE_PRESETS:
             base = PRESETS[name]
+        elif name in PRESETS:  # a mixture of experts: the model's and the command line's, not yet the page's
+            notes.append(f'preset="{name}" is a mixture of experts, which this page does not show yet (python -m '
+                         f"model --preset {name} prints its tables); using {DEFAULT_PRESET}")
         else:
-            notes.append(f'preset="{show(values["preset"])}" is unknown{did_you_mean(name, PRESETS)}; presets: '
-                         f'{", ".join(PRESETS)}; using {DEFAULT_PRESET}')
+            notes.append(f'preset="{show(values["preset"])}" is unknown{did_you_mean(name, PAGE_PRESETS)}; presets: '
+                         f'{", ".join(PAGE_PRESETS)}; using {DEFAULT_PRESET}')
     asked: dict[str, object] = {k: getattr(base, k) for k in (*FIELDS, *RECIPE_FIELDS)}
     for key in FIELDS:
         if key not in values:

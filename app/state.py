@@ -18,7 +18,7 @@ from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Budget, Config, Trace
 from model import tokenizer
 from model.formula import evaluate_shape
 from model.config import CHOICES, FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS
-from model.families import RECIPE_LABELS, preset_labels, recipe_fields, recipe_of
+from model.families import PAGE_PRESETS, RECIPE_LABELS, preset_labels, recipe_fields, recipe_of
 from model.rules import CUSTOM, PRESET_SETS, Note, news, preset_of, read_field, settle_notes
 from model.training import Plan, TrainSetup, plan
 
@@ -73,7 +73,7 @@ class ExplorerState(param.Parameterized):
     attention = param.Selector(default="eager", objects=list(CHOICES["attention"]), doc=RECIPE_DOCS["attention"])
     recipe = param.Selector(default="gpt2", objects=list(RECIPE_LABELS), doc="GPT-2 (2019), the modern recipe "
                             "(Llama-3 style) or custom; choosing gpt2 or modern sets every switch")
-    preset = param.Selector(default="gpt2-small", objects=[*PRESETS, CUSTOM],
+    preset = param.Selector(default="gpt2-small", objects=[*PAGE_PRESETS, CUSTOM],
                             doc="the named model the fields match; choosing one sets T, d, h, L, V, T_max, tie and "
                                 "the recipe")
     dtype = param.Selector(default="fp32", objects=list(DTYPES), doc="bytes per floating-point element in the table")

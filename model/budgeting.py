@@ -11,6 +11,14 @@ Conventions (as in the lesson, Kaplan et al. 2020 and nanoGPT's transformer_sizi
 - 2N counts every parameter once as a multiply-add; `Budget.lines` lists the terms that take 2N exactly to the
   measured count (lookups are no matmul, the head's matmul, attention's 4LTd, biases and LayerNorms).
 
+- A mixture of experts (`Config.experts`): N counts every expert (what memory holds); N_active the parameters one
+  token uses, every expert but the E − k routed ones it is not sent to in each MoE block (the router and the shared
+  experts included). 2N_active and 6N_active are its FLOPs per token, and 6N_active is what the training chain uses
+  (C = 6·N_active·D, `model.training`); 2N and 6N are what a token would cost if it ran every expert. The router's
+  (d, E) matmul and the shared experts' gate (d, 1) are matmuls; the top-k, the renormalisation, the dispatch and the
+  weighted combine are not. The experts' grouped matmul counts 2·(B·T·k)·d·d_expert per matrix whatever the
+  routing (`model.grouped`).
+
 Every figure is also a `Line` (key, label, formula, value, unit) whose formula evaluates to its value.
 """
 from __future__ import annotations
@@ -19,8 +27,9 @@ import functools
 from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
 
-from .config import Config
+from .config import Config, distinct_kinds, kind_counts
 from .figures import Line, check_lines, html_repr
+from .memory import block_counts
 from .passes import run_pass
 
 
@@ -52,9 +61,47 @@ def _mlp_matrices(cfg: Config) -> int:
 
 
 def params_mlp_block(cfg: Config) -> int:
-    """One block's MLP: 2·d·d_ff (GELU; 8d² in GPT-2) or 3·d·d_ff (SwiGLU), plus biases (d_ff per hidden matrix + d)."""
+    """One dense block's MLP: 2·d·d_ff (GELU; 8d² in GPT-2) or 3·d·d_ff (SwiGLU), plus biases (d_ff per hidden matrix
+    + d). 0 where no block is dense (every MLP a mixture of experts)."""
+    if "dense" not in cfg.block_kinds:
+        return 0
     k = _mlp_matrices(cfg)
     return k * cfg.d * cfg.d_ff + ((k - 1) * cfg.d_ff + cfg.d if cfg.mlp_bias else 0)
+
+
+def params_router(cfg: Config) -> int:
+    """One MoE block's router W_router (d, E): d·E (0 for a dense model)."""
+    return cfg.d * cfg.E if cfg.moe else 0
+
+
+def params_experts_block(cfg: Config, experts: int | None = None) -> int:
+    """One MoE block's routed experts, each the recipe's MLP of width d_expert without biases: 3E·d·d_expert
+    (SwiGLU) or 2E·d·d_expert (GELU); `experts` = k gives those one token uses."""
+    n = cfg.E if experts is None else experts
+    return _mlp_matrices(cfg) * n * cfg.d * cfg.d_expert if cfg.moe else 0
+
+
+def params_shared_block(cfg: Config) -> int:
+    """One MoE block's shared experts, one MLP of width E_shared·d_shared without biases, and their gate (d, 1)."""
+    if not cfg.moe or not cfg.E_shared:
+        return 0
+    return _mlp_matrices(cfg) * cfg.d * cfg.E_shared * cfg.d_shared + (cfg.d if cfg.shared_gate else 0)
+
+
+def params_moe_block(cfg: Config) -> int:
+    """One MoE block's mixture of experts: router, every routed expert, shared experts."""
+    return params_router(cfg) + params_experts_block(cfg) + params_shared_block(cfg)
+
+
+def params_blocks(cfg: Config) -> int:
+    """Attention and MLP of all L blocks: L·attention + (dense blocks)·MLP + L_moe·mixture of experts (norms apart)."""
+    return (cfg.L * params_attn_block(cfg) + (cfg.L - cfg.L_moe) * params_mlp_block(cfg)
+            + cfg.L_moe * params_moe_block(cfg))
+
+
+def params_skipped(cfg: Config) -> int:
+    """The parameters a token does not use: the E − k routed experts it is not sent to, in every MoE block."""
+    return cfg.L_moe * (params_experts_block(cfg) - params_experts_block(cfg, cfg.k)) if cfg.moe else 0
 
 
 def _norm_params(cfg: Config) -> int:
@@ -73,8 +120,11 @@ def params_head(cfg: Config) -> int:
 
 
 def params_approx(cfg: Config) -> int:
-    """The matrices only, no biases or norms: the lesson's 12Ld² + (V + T_max)d (+ Vd for an untied head) in GPT-2."""
-    return cfg.L * (params_attn_weights(cfg) + _mlp_matrices(cfg) * cfg.d * cfg.d_ff) + params_emb(cfg) + params_head(cfg)
+    """The matrices only, no biases or norms: the lesson's 12Ld² + (V + T_max)d (+ Vd for an untied head) in GPT-2;
+    a mixture of experts' router, experts and shared experts (and their gate) are all matrices."""
+    dense = _mlp_matrices(cfg) * cfg.d * cfg.d_ff if "dense" in cfg.block_kinds else 0
+    return (cfg.L * params_attn_weights(cfg) + (cfg.L - cfg.L_moe) * dense + cfg.L_moe * params_moe_block(cfg)
+            + params_emb(cfg) + params_head(cfg))
 
 
 @dataclass(frozen=True)
@@ -84,13 +134,16 @@ class Budget:
     params_emb: int
     params_attn_block: int
     params_mlp_block: int
-    params_blocks: int  # L * (attention + MLP of one block); the blocks' LayerNorms are in params_norms
+    params_blocks: int  # attention + MLP (dense or MoE) of all L blocks; the blocks' LayerNorms are in params_norms
     params_norms: int
     params_head: int
     params_approx: int
     params_exact: int  # N: unique parameters of the real module
+    params_active: int  # N_active: those one token uses (N for a dense model; a mixture of experts: k of E experts)
     flops_fwd_per_token: int  # 2N
     flops_train_per_token: int  # 6N: forward 2N + backward 4N
+    flops_fwd_active_per_token: int  # 2N_active
+    flops_train_active_per_token: int  # 6N_active: what the training chain uses (C = 6·N_active·D)
     flops_fwd_measured_per_token: int  # FlopCounterMode on the real forward pass (includes attention)
     flops_attn_per_token: int  # the measured part in q kᵀ and attn @ v: 4LTd
     attn_share: float  # flops_attn_per_token / flops_fwd_measured_per_token
@@ -117,17 +170,21 @@ def budget(cfg: Config) -> Budget:
     Raises RuntimeError if the analytic parts do not add up to the real module's parameter count.
     """
     p = run_pass(cfg, "fp32")
-    exact = p.params_embed + cfg.L * p.params_block + p.params_ln_f + p.params_head
-    parts = (params_emb(cfg), cfg.L * (params_attn_block(cfg) + params_mlp_block(cfg)), params_norms(cfg), params_head(cfg))
+    counts = kind_counts(cfg)
+    exact = p.params_embed + sum(counts[b.kind] * b.params for b in p.blocks) + p.params_ln_f + p.params_head
+    parts = (params_emb(cfg), params_blocks(cfg), params_norms(cfg), params_head(cfg))
     if sum(parts) != exact:
         raise RuntimeError(f"analytic parameter parts {parts} sum to {sum(parts):,}, the module has {exact:,}")
     tokens = cfg.B * cfg.T
-    if (cfg.L * p.flops_block + p.flops_head) % tokens or p.flops_attn_block % tokens:
+    flops_blocks = sum(counts[b.kind] * b.flops for b in p.blocks)
+    flops_attn = sum(counts[b.kind] * b.flops_attn for b in p.blocks)
+    if (flops_blocks + p.flops_head) % tokens or flops_attn % tokens:
         raise RuntimeError("measured FLOPs are not a whole number per token")
-    measured = (cfg.L * p.flops_block + p.flops_head) // tokens
-    attn = cfg.L * p.flops_attn_block // tokens
-    dense_block = Fraction(p.flops_block - p.flops_attn_block, tokens)  # 24d² per token per block in GPT-2
-    attn_per_T = Fraction(p.flops_attn_block, tokens * cfg.T)  # 4d (4h·d_head) per token per block per position
+    measured = (flops_blocks + p.flops_head) // tokens
+    attn = flops_attn // tokens
+    matmuls = Fraction(flops_blocks - flops_attn, tokens)  # the blocks' other matmuls per token: 24Ld² in GPT-2
+    attn_per_T = Fraction(flops_attn, tokens * cfg.T)  # 4Ld (4L·h·d_head) per token per position
+    active = exact - params_skipped(cfg)
     b = Budget(
         params_emb=parts[0],
         params_attn_block=params_attn_block(cfg),
@@ -137,14 +194,17 @@ def budget(cfg: Config) -> Budget:
         params_head=parts[3],
         params_approx=params_approx(cfg),
         params_exact=exact,
+        params_active=active,
         flops_fwd_per_token=2 * exact,
         flops_train_per_token=6 * exact,
+        flops_fwd_active_per_token=2 * active,
+        flops_train_active_per_token=6 * active,
         flops_fwd_measured_per_token=measured,
         flops_attn_per_token=attn,
         attn_share=attn / measured,
-        T_attn_equals_dense=round(dense_block / attn_per_T),
+        T_attn_equals_dense=round(matmuls / attn_per_T),
     )
-    lines = budget_lines(cfg, b) if cfg.gpt2_recipe else recipe_lines(cfg, b, dense_block / attn_per_T)
+    lines = budget_lines(cfg, b) if cfg.gpt2_recipe else recipe_lines(cfg, b, matmuls / attn_per_T)
     if cfg.attention == "fused":
         lines = (*lines, *causal_lines(cfg, b))
     check_lines(lines, cfg.symbols())
@@ -223,10 +283,12 @@ def _terms(*terms: str) -> str:
 
 
 def _recipe_formulas(cfg: Config) -> dict[str, str]:
-    """Each parameter part of any recipe in lesson notation (the budget's `recipe_lines`)."""
+    """Each parameter part of any recipe in lesson notation (the budget's `recipe_lines`), and the measured FLOPs'
+    parts: per kind of block, its matmul FLOPs per token besides attention's ("dense_flops", "moe_flops")."""
     swiglu = cfg.mlp == "swiglu"
+    m = "3" if swiglu else "2"  # matrices of an MLP (and of an expert)
     norm = "2d" if cfg.norm_bias else "d"
-    attn_w, mlp_w = "2(h + h_kv)·d_head·d", "3d·d_ff" if swiglu else "2d·d_ff"
+    attn_w, mlp_w = "2(h + h_kv)·d_head·d", f"{m}d·d_ff"
     attn_extra = _terms("(h + 2h_kv)·d_head" if cfg.qkv_bias else "", "d" if cfg.proj_bias else "",
                         "2d_head" if cfg.qk_norm else "")
     mlp_extra = ("2d_ff + d" if swiglu else "d_ff + d") if cfg.mlp_bias else ""
@@ -234,14 +296,61 @@ def _recipe_formulas(cfg: Config) -> dict[str, str]:
     head = "" if cfg.tie else "V·d"
     attn, mlp = _terms(attn_w, attn_extra), _terms(mlp_w, mlp_extra)
     block_norms = "2d" if norm == "d" else "4d"  # two norms per block
-    return {
-        "emb": emb, "attn": attn, "mlp": mlp, "blocks": f"L·({attn} + {mlp})",
-        "norms": f"(2L + 1)·{norm}", "head": head or "0",
-        "N": _terms(emb, f"L·({attn} + {mlp} + {block_norms})", norm, head),
-        "approx": _terms(f"L·({attn_w} + {mlp_w})", emb, head),
-        "no_matmul": f"−2(L·({_terms(attn_extra, mlp_extra, block_norms)}) + {norm})",
-        "dense": f"4(h + h_kv)·d_head·d + {'6' if swiglu else '4'}d·d_ff",
-    }
+    two = "6" if swiglu else "4"  # 2 FLOPs per multiply-add, per matrix
+    out = {"emb": emb, "attn": attn, "mlp": mlp, "norms": f"(2L + 1)·{norm}", "head": head or "0",
+           "attn_flops": "4(h + h_kv)·d_head·d", "dense_flops": f"{two}d·d_ff"}
+    if not cfg.moe:
+        return {**out, "blocks": f"L·({attn} + {mlp})",
+                "N": _terms(emb, f"L·({attn} + {mlp} + {block_norms})", norm, head),
+                "approx": _terms(f"L·({attn_w} + {mlp_w})", emb, head),
+                "no_matmul": f"−2(L·({_terms(attn_extra, mlp_extra, block_norms)}) + {norm})"}
+    counts = block_counts(distinct_kinds(cfg))
+    n = counts["moe"]  # "L", or "L_moe" beside "(L − L_moe)" dense blocks
+    shared = _terms(f"{m}d·E_shared·d_shared" if cfg.E_shared else "", "d" if cfg.shared_gate else "")
+    experts, used = f"{m}E·d·d_expert", f"{m}k·d·d_expert"
+    moe, moe_used = _terms("E·d", experts, shared), _terms("E·d", used, shared)
+    out.update(experts=experts, experts_used=used, shared=shared, router="E·d", moe=moe, n=n,
+               moe_flops=_terms("2E·d", f"{two}k·d·d_expert", f"{two}d·E_shared·d_shared" if cfg.E_shared else "",
+                                "2d" if cfg.shared_gate else ""),
+               skipped=f"−{2 * int(m)}{n}·(E − k)·d·d_expert")
+
+    def by_kind(attention: str, dense: str, mixture: str, extra: str = "") -> str:
+        """Attention's part of every block, the dense MLP's of the dense blocks and the MoE's of the MoE blocks."""
+        if "dense" not in counts:
+            return f"L·({_terms(attention, mixture, extra)})"
+        return _terms(f"L·({_terms(attention, extra)})", f"(L − L_moe)·({dense})" if dense else "", f"L_moe·({mixture})")
+
+    dense_extra = f"(L − L_moe)·({mlp_extra})" if mlp_extra and "dense" in counts else ""  # experts have no biases
+    out.update(
+        blocks=by_kind(attn, mlp, moe),
+        N=_terms(emb, by_kind(attn, mlp, moe, block_norms), norm, head),
+        N_active=_terms(emb, by_kind(attn, mlp, moe_used, block_norms), norm, head),
+        approx=_terms(by_kind(attn_w, mlp_w, moe), emb, head),
+        no_matmul=f"−2({_terms(f'L·({_terms(attn_extra, block_norms)})', dense_extra, norm)})",
+    )
+    return out
+
+
+def measured_formula(cfg: Config, attention: str = "4T·h·d_head") -> str:
+    """The measured forward FLOPs per token in lesson notation, attention's part per block as given (a causal
+    kernel's "2(T + 1)·h·d_head"): "L·(4(h + h_kv)·d_head·d + 6d·d_ff + 4T·h·d_head) + 2Vd" for a dense model."""
+    f = _recipe_formulas(cfg)
+    if not cfg.moe:
+        return f"L·({f['attn_flops']} + {f['dense_flops']} + {attention}) + 2Vd"
+    if "dense" not in cfg.block_kinds:
+        return f"L·({f['attn_flops']} + {f['moe_flops']} + {attention}) + 2Vd"
+    return f"L·({f['attn_flops']} + {attention}) + (L − L_moe)·{f['dense_flops']} + L_moe·({f['moe_flops']}) + 2Vd"
+
+
+def _T_equal_formula(cfg: Config) -> str:
+    """T at which attention's FLOPs equal the blocks' other matmuls, in lesson notation."""
+    f = _recipe_formulas(cfg)
+    if not cfg.moe:
+        return f"({f['attn_flops']} + {f['dense_flops']}) / (4h·d_head)"
+    if "dense" not in cfg.block_kinds:
+        return f"({f['attn_flops']} + {f['moe_flops']}) / (4h·d_head)"
+    return (f"(L·{f['attn_flops']} + (L − L_moe)·{f['dense_flops']} + L_moe·({f['moe_flops']})) / "
+            f"(4L·h·d_head)")
 
 
 def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
@@ -250,7 +359,8 @@ def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
     The steps from 2N to the measured count are GPT-2's: lookups are indexing (RoPE has no table), the tied
     head's matmul, attention's q kᵀ and attn @ v (4T·h·d_head per block: h query heads, whatever h_kv), and the
     parameters that are no matmul weight (biases, norm gains and biases, QK-norm gains). SwiGLU's product and
-    RoPE's rotations are elementwise: no matmul FLOPs.
+    RoPE's rotations are elementwise: no matmul FLOPs. A mixture of experts adds its parts (`moe_lines`) and a
+    first step, the experts a token skips (2N -> 2N_active).
     """
     f = _recipe_formulas(cfg)
     N, measured = f["N"], b.flops_fwd_measured_per_token
@@ -264,25 +374,43 @@ def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
     head, head_step = _head_lines(cfg, b)
     lookups = -2 * b.params_emb
     no_matmul = -2 * (b.params_exact - b.params_approx)
-    if 2 * b.params_exact + lookups + head_step.value + b.flops_attn_per_token + no_matmul != measured:
+    skipped = -2 * (b.params_exact - b.params_active)
+    if 2 * b.params_exact + skipped + lookups + head_step.value + b.flops_attn_per_token + no_matmul != measured:
         raise RuntimeError("the steps from 2N do not reach the measured forward FLOPs")
     emb_label = ("embeddings: token table W_te and position table W_pe" if cfg.positions == "learned" else
                  "embeddings: token table W_te (RoPE has no position table)")
-    measured_formula = f"L·({f['dense']} + 4T·h·d_head) + 2Vd"
+    measured_text = measured_formula(cfg)
+    moe = moe_lines(cfg, b, f) if cfg.moe else {}
+    mlp_line = Line("params/mlp_block", mlp.replace("one block", "one dense block") if cfg.moe else mlp, f["mlp"],
+                    b.params_mlp_block, "params")
+    if cfg.moe:
+        share = Line("params/mlp_share", "the mixture of experts' share of one MoE block's parameters",
+                     f"({f['moe']}) / ({f['attn']} + {f['moe']})",
+                     params_moe_block(cfg) / (b.params_attn_block + params_moe_block(cfg)), "share")
+    else:
+        share = Line("params/mlp_share", "the MLP's share of one block's parameters",
+                     f"({f['mlp']}) / ({f['attn']} + {f['mlp']})",
+                     b.params_mlp_block / (b.params_attn_block + b.params_mlp_block), "share")
+    every = " (every expert: what memory holds)" if cfg.moe else ""
     return (
         Line("params/emb", emb_label, f["emb"], b.params_emb, "params"),
         Line("params/attn_block", attn, f["attn"], b.params_attn_block, "params"),
-        Line("params/mlp_block", mlp, f["mlp"], b.params_mlp_block, "params"),
-        Line("params/blocks", "attention + MLP of all L blocks", f["blocks"], b.params_blocks, "params"),
+        *([mlp_line] if "dense" in cfg.block_kinds else []),
+        *moe.get("block", ()),
+        Line("params/blocks", "attention + MLP of all L blocks" + (" (dense or MoE)" if cfg.moe else ""), f["blocks"],
+             b.params_blocks, "params"),
+        *moe.get("parts", ()),
         Line("params/norms", f"{norm}, 2 per block and a final one", f["norms"], b.params_norms, "params"),
         head,
-        Line("params/exact", "N: every parameter, as the module counts it", N, b.params_exact, "params"),
+        Line("params/exact", f"N: every parameter, as the module counts it{every}", N, b.params_exact, "params"),
+        *moe.get("active", ()),
         Line("params/approx", "N, matrices only (no biases, no norms)", f["approx"], b.params_approx, "params"),
-        Line("params/mlp_share", "the MLP's share of one block's parameters", f"({f['mlp']}) / ({f['attn']} + {f['mlp']})",
-             b.params_mlp_block / (b.params_attn_block + b.params_mlp_block), "share"),
-        Line("flops/forward", "forward FLOPs per token, 2N", f"2·({N})", b.flops_fwd_per_token, "FLOP"),
-        Line("flops/train", "training FLOPs per token, 6N (forward 2N + backward 4N)", f"6·({N})",
-             b.flops_train_per_token, "FLOP"),
+        share,
+        Line("flops/forward", "forward FLOPs per token, 2N" + (" (as if a token ran every expert)" if cfg.moe else ""),
+             f"2·({N})", b.flops_fwd_per_token, "FLOP"),
+        Line("flops/train", "training FLOPs per token, 6N (forward 2N + backward 4N)"
+             + (", as if a token ran every expert" if cfg.moe else ""), f"6·({N})", b.flops_train_per_token, "FLOP"),
+        *moe.get("flops", ()),
         Line("flops/steps/lookups", "− token lookups" + (" and position lookups" if cfg.positions == "learned" else "")
              + ": indexing, no matmul", f"−2·{f['emb']}", lookups, "FLOP"),
         head_step,
@@ -290,12 +418,68 @@ def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
              "kernel skips about half)", "4LT·h·d_head", b.flops_attn_per_token, "FLOP"),
         Line("flops/steps/no_matmul", "− biases and norm gains: no matmul weights", f["no_matmul"], no_matmul, "FLOP"),
         Line("flops/forward_measured", "= forward FLOPs per token as the code runs (torch's flop counter)",
-             measured_formula, measured, "FLOP"),
+             measured_text, measured, "FLOP"),
         Line("flops/attention_share", "attention's share of the measured forward FLOPs",
-             f"4LT·h·d_head / ({measured_formula})", b.attn_share, "share"),
+             f"4LT·h·d_head / ({measured_text})", b.attn_share, "share"),
         Line("flops/T_attention_equals_dense", "T at which attention's 4LT·h·d_head equals the blocks' matmuls",
-             f"({f['dense']}) / (4h·d_head)", float(T_equal), "tokens"),
+             _T_equal_formula(cfg), float(T_equal), "tokens"),
+        *moe.get("tokens", ()),
     )
+
+
+def moe_lines(cfg: Config, b: Budget, f: dict[str, str]) -> dict[str, tuple[Line, ...]]:
+    """A mixture of experts' lines, by where `recipe_lines` lists them: one MoE block's parts ("block"), the parts
+    of all blocks that the chart draws ("parts", `MOE_CHART`), N_active ("active"), 2N_active, 6N_active and the
+    first step from 2N ("flops"), and the rows each expert gets when routing is balanced ("tokens")."""
+    n, L_moe = f["n"], cfg.L_moe
+    kind = "SwiGLU experts, each W_gate, W_up (d, d_expert) and W_down (d_expert, d)" if cfg.mlp == "swiglu" else \
+        "experts, each (d, d_expert) and (d_expert, d)"
+    gate = ", and their sigmoid gate (d, 1)" if cfg.shared_gate else ""
+    shared = [Line("params/shared_block", f"shared experts, one MoE block: E_shared experts of width d_shared, as one "
+                   f"MLP{gate}",
+                   f["shared"], params_shared_block(cfg), "params")] if cfg.E_shared else []
+    shared_all = [Line("params/shared", "shared experts of the MoE blocks", f"{n}·({f['shared']})",
+                       L_moe * params_shared_block(cfg), "params")] if cfg.E_shared else []
+    dense = [Line("params/dense_mlps", "dense MLPs of the L − L_moe dense blocks", f"(L − L_moe)·({f['mlp']})",
+                  (cfg.L - L_moe) * b.params_mlp_block, "params")] if "dense" in cfg.block_kinds else []
+    tokens = Fraction(cfg.B * cfg.T * cfg.k, cfg.E)
+    return {
+        "block": (
+            Line("params/moe_block", "mixture of experts, one MoE block: router, E routed experts"
+                 + (", shared experts" if cfg.E_shared else ""), f["moe"], params_moe_block(cfg), "params"),
+            Line("params/experts_block", f"routed experts, one MoE block: E {kind}, no biases", f["experts"],
+                 params_experts_block(cfg), "params"),
+            *shared,
+            Line("params/router_block", "router, one MoE block: W_router (d, E), a score per expert", f["router"],
+                 params_router(cfg), "params"),
+        ),
+        "parts": (
+            Line("params/attention", "attention of all L blocks", f"L·({f['attn']})", cfg.L * b.params_attn_block,
+                 "params"),
+            *dense,
+            Line("params/experts", "routed experts of the MoE blocks", f"{n}·{f['experts']}",
+                 L_moe * params_experts_block(cfg), "params"),
+            Line("params/experts_active", "of them, the k per block one token uses", f"{n}·{f['experts_used']}",
+                 L_moe * params_experts_block(cfg, cfg.k), "params"),
+            *shared_all,
+            Line("params/routers", "routers of the MoE blocks", f"{n}·{f['router']}", L_moe * params_router(cfg),
+                 "params"),
+        ),
+        "active": (Line("params/active", "N_active: the parameters one token uses, all but the E − k routed experts "
+                        "it is not sent to in each MoE block", f["N_active"], b.params_active, "params"),),
+        "flops": (
+            Line("flops/forward_active", "forward FLOPs per token, 2N_active: a token runs k of the E experts",
+                 f"2·({f['N_active']})", b.flops_fwd_active_per_token, "FLOP"),
+            Line("flops/train_active", "training FLOPs per token, 6N_active (forward 2N_active + backward 4N_active): "
+                 "what the training chain uses, C = 6·N_active·D", f"6·({f['N_active']})",
+                 b.flops_train_active_per_token, "FLOP"),
+            Line("flops/steps/skipped_experts", "from 2N: − the E − k routed experts a token is not sent to, every MoE "
+                 "block (= 2N_active)", f["skipped"], b.flops_fwd_active_per_token - b.flops_fwd_per_token, "FLOP"),
+        ),
+        "tokens": (Line("flops/expert_tokens", "rows each expert runs per pass when routing is balanced (the B·T·k in "
+                        "all are exact)", "BTk/E", float(tokens) if tokens.denominator != 1 else int(tokens),
+                        "tokens"),),
+    }
 
 
 def causal_lines(cfg: Config, b: Budget) -> tuple[Line, Line]:
@@ -307,12 +491,11 @@ def causal_lines(cfg: Config, b: Budget) -> tuple[Line, Line]:
     if causal.denominator != 1:
         raise RuntimeError("the causal kernel's attention FLOPs are not a whole number per token")
     causal = int(causal)
-    dense = _recipe_formulas(cfg)["dense"]
     return (
         Line("flops/attention_causal", "q kᵀ and attn @ v as a causal kernel runs them: T(T + 1)/2 of the T² scores",
              "2L(T + 1)·h·d_head", causal, "FLOP"),
         Line("flops/forward_causal", "forward FLOPs per token with a causal kernel (attention's triangle only)",
-             f"L·({dense} + 2(T + 1)·h·d_head) + 2Vd",
+             measured_formula(cfg, "2(T + 1)·h·d_head"),
              b.flops_fwd_measured_per_token - b.flops_attn_per_token + causal, "FLOP"),
     )
 
@@ -327,4 +510,33 @@ CHART: tuple[tuple[str, str, bool], ...] = (
     ("params/head", "head", True),
 )
 CHART_NOTE = "* these bars add up to N; the two per-block bars are the halves of each block in \"blocks × L\"."
+# A mixture of experts' chart: the parts of all blocks (each line exists where the model has the part).
+MOE_CHART: tuple[tuple[str, str, bool], ...] = (
+    ("params/emb", "embeddings", True),
+    ("params/attention", "attention × L", True),
+    ("params/dense_mlps", "dense MLPs", True),
+    ("params/experts", "routed experts", True),
+    ("params/shared", "shared experts", True),
+    ("params/routers", "routers", True),
+    ("params/norms", "norms", True),
+    ("params/head", "head", True),
+    ("params/experts_active", "routed experts one token uses", False),
+)
+MOE_CHART_NOTE = "* these bars add up to N; a token uses the router, the shared experts and k of the E routed experts."
+
+
+def chart(b: Budget) -> tuple[tuple[str, str, bool], ...]:
+    """The parameter chart's bars of this budget: `CHART`, or `MOE_CHART` where a mixture of experts has the parts
+    (the bars whose line this budget has)."""
+    keys = {x.key for x in b.lines}
+    if "params/experts" not in keys:
+        return CHART
+    return tuple(bar for bar in MOE_CHART if bar[0] in keys)
+
+
+def chart_note(b: Budget) -> str:
+    """The note under the parameter chart of this budget (`CHART_NOTE`, or `MOE_CHART_NOTE` for its bars)."""
+    return CHART_NOTE if chart(b) is CHART else MOE_CHART_NOTE
+
+
 GROUPS = {"params": "Parameters", "flops": "FLOPs per token (FLOPs, not MACs)", "memory": "Activation memory"}

@@ -9,7 +9,7 @@ Changes interact (SwiGLU's count uses d_ff, q, k and v biases scale with h_kv, .
 time from the twin in one fixed order, `ORDER`:
 
     d_head set apart → RMSNorm → biases → RoPE → MLP (SwiGLU, d_ff) → K/V heads h_kv → QK-norm → fused
-    attention
+    attention → mixture of experts
 
 and each figure of a change is the real count after it minus the real count before it: parameters of the real
 module and forward FLOPs per token from its pass (`model.budgeting.budget`), the KV cache per token
@@ -28,15 +28,21 @@ lines listed depend on the recipe, not on the sizes).
 Fused attention, last, changes no parameter and no measured FLOP (torch's formulas count its kernel as eager's two
 matmuls); its group adds what a causal kernel skips (`model.budgeting.causal_lines`) and the T at which eager
 attention's (B, h, T, T) wall fills a GPU (`wall_line`), the wall that fused attention removes.
+
+A mixture of experts, last, replaces the MoE blocks' dense MLP. Where every block is MoE, the dense MLP the chain
+passes through is the one of the same FLOPs per token, d_ff = k·d_expert (+ E_shared·d_shared): the change then
+holds E/k times that MLP's parameters (`moe_lines`) for the router's FLOPs only, and the KV cache is unchanged.
+Where some blocks stay dense, their d_ff is this configuration's, and the MoE blocks replace an MLP of that width.
 """
 from __future__ import annotations
 
 import functools
 import math
+from fractions import Fraction
 from dataclasses import dataclass, replace
 
 from .budgeting import budget
-from .config import Config
+from .config import MOE_FIELDS, Config
 from .figures import Line, check_lines
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
 from .memory import kv_cache_lines
@@ -55,11 +61,14 @@ ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config field
     ("h_kv", ("kv_heads",)),
     ("qk_norm", ("qk_norm",)),
     ("attention", ("attention",)),
+    ("moe", MOE_FIELDS),
 )
 ORDER_NOTE = ("Changes interact, so they are applied one at a time from the GPT-2 twin in this order: d_head set "
               "apart, RMSNorm, biases, RoPE, the MLP (SwiGLU, d_ff), K/V heads h_kv, QK-norm, fused attention; each "
               "line is the real count after a change minus the count before it, so the lines add up to this "
               "configuration's count minus the twin's.")
+MOE_ORDER_NOTE = ("A mixture of experts comes last: where every block is MoE, the dense MLP before it has the same FLOPs "
+                  "per token, d_ff = k·d_expert (+ E_shared·d_shared).")
 ALWAYS = ("params", "flops")  # listed for every change, 0 included; a memory figure where its formula is not 0
 
 
@@ -108,6 +117,11 @@ class Changes:
     def lines(self) -> tuple[Line, ...]:
         return tuple(x for g in self.groups for x in g.lines)
 
+    @property
+    def note(self) -> str:
+        """How the changes were applied (`ORDER_NOTE`; a mixture of experts' place in it, `MOE_ORDER_NOTE`)."""
+        return f"{ORDER_NOTE} {MOE_ORDER_NOTE}" if self.cfg.moe else ORDER_NOTE
+
 
 def twin(cfg: Config) -> Config:
     """`cfg` with GPT-2's recipe (same B, T, d, h, L, V, T_max, tie). ValueError when GPT-2 cannot have this shape."""
@@ -139,6 +153,11 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "attention/gqa": ("fused attention (F.scaled_dot_product_attention) instead of eager: one kernel, no (B, h, T, T) "
                       "scores, masked scores or softmax, K and V read at their h_kv = {h_kv} heads (no copies at h "
                       "heads); a (B, h, T) fp32 log-sum-exp kept for backward"),
+    "moe": ("mixture of experts: E = {E} experts of d_expert = {d_expert}, k = {k} per token, in place of a dense MLP of "
+            "width k·d_expert{shared} = {d_ff}, the same FLOPs per token (the router's aside): E/k = {ratio} times its "
+            "experts' parameters; the KV cache is unchanged"),
+    "moe/mixed": ("mixture of experts in L_moe = {L_moe} of the L = {L} blocks: E = {E} experts of d_expert = {d_expert}, "
+                  "k = {k} per token, in place of their dense MLP of width d_ff = {d_ff}; the KV cache is unchanged"),
     "total": "every change together: this model minus its GPT-2 twin",
     "this": "this model",
 }
@@ -160,14 +179,31 @@ def title_key(key: str, cfg: Config) -> str:
         return "h_kv/mqa" if cfg.h_kv == 1 else "h_kv/gqa"
     if key == "attention" and 1 < cfg.h_kv < cfg.h:  # eager copies K and V to h heads; fused reads them as they are
         return "attention/gqa"
+    if key == "moe" and "dense" in cfg.block_kinds:
+        return "moe/mixed"
     return key
+
+
+def dense_width(cfg: Config) -> int:
+    """The dense MLP's width the chain of changes passes through: d_ff, or where every block is a mixture of experts,
+    the width of the same FLOPs per token, k·d_expert + E_shared·d_shared."""
+    if not cfg.moe or "dense" in cfg.block_kinds:
+        return cfg.d_ff
+    return cfg.k * cfg.d_expert + cfg.E_shared * (cfg.d_shared or 0)
 
 
 def title_values(cfg: Config) -> dict[str, str]:
     """The numbers the titles name, with thousands separators (the exported page computes the same)."""
-    values = dict(d=cfg.d, h=cfg.h, h_kv=cfg.h_kv, d_head=cfg.d_head, d_ff=cfg.d_ff, T=cfg.T, T_max=cfg.T_max,
-                  d_over_h=cfg.d // cfg.h, width=cfg.h * cfg.d_head, four_d=4 * cfg.d, group=cfg.h // cfg.h_kv)
-    return {k: f"{v:,}" for k, v in values.items()}
+    values = dict(d=cfg.d, h=cfg.h, h_kv=cfg.h_kv, d_head=cfg.d_head, d_ff=dense_width(cfg), T=cfg.T, T_max=cfg.T_max,
+                  d_over_h=cfg.d // cfg.h, width=cfg.h * cfg.d_head, four_d=4 * cfg.d, group=cfg.h // cfg.h_kv, L=cfg.L)
+    if cfg.moe:
+        values.update(E=cfg.E, k=cfg.k, d_expert=cfg.d_expert, L_moe=cfg.L_moe)
+    out = {k: f"{v:,}" for k, v in values.items()}
+    if cfg.moe:
+        ratio = cfg.E / cfg.k
+        out.update(ratio=f"{ratio:g}" if ratio == int(ratio) else f"{ratio:.3g}",
+                   shared=" + E_shared·d_shared" if cfg.E_shared else "")
+    return out
 
 
 def _title(key: str, cfg: Config) -> str:
@@ -176,16 +212,20 @@ def _title(key: str, cfg: Config) -> str:
 
 SHORT = {"twin": "GPT-2 twin", "d_head": "d_head apart", "norm": "RMSNorm", "bias": "biases", "positions": "RoPE",
          "mlp": "MLP", "h_kv": "K/V heads", "qk_norm": "QK-norm", "attention": "fused attention",
-         "total": "all changes", "this": "this model"}
+         "moe": "mixture of experts", "total": "all changes", "this": "this model"}
 
 
 def _states(cfg: Config, base: Config) -> list[tuple[str, Config]]:
     """(change, the configuration after it) for each change in ORDER that `cfg` makes."""
     out, state = [], base
     for key, names in ORDER:
-        if all(getattr(state, n) == getattr(cfg, n) for n in names):
+        target = {n: getattr(cfg, n) for n in names}
+        if key == "mlp" and cfg.moe and "dense" not in cfg.block_kinds:
+            target["ff_dim"] = dense_width(cfg)  # the dense MLP of the same FLOPs as the experts a token uses
+        after = replace(state, **target)
+        if after == state:
             continue
-        state = replace(state, **{n: getattr(cfg, n) for n in names})
+        state = after
         out.append((key, state))
     if state != cfg:
         raise RuntimeError(f"applying every change in ORDER did not reach {cfg}")
@@ -215,11 +255,14 @@ def _substitute(poly: Poly, name: str, by: Poly) -> Poly:
 
 def in_symbols_of(poly: Poly, s: Config, cfg: Config) -> Poly:
     """A formula of state `s` (in its own symbols) in `cfg`'s symbols, using what holds at `s` where it keeps
-    GPT-2's values: h_kv = h, d_ff = 4d, and h·d_head = d where d_head = d / h. RuntimeError if a d_head is left
-    that `cfg` sets apart (d_head = d / h without an h beside it)."""
+    GPT-2's values: h_kv = h, d_ff = 4d, and h·d_head = d where d_head = d / h; where every block of `cfg` is a
+    mixture of experts, a dense state's d_ff = k·d_expert (+ E_shared·d_shared) (`dense_width`). RuntimeError if a
+    d_head is left that `cfg` sets apart (d_head = d / h without an h beside it)."""
     if s.kv_heads is None:
         poly = _substitute(poly, "h_kv", poly_symbol("h"))
-    if s.mlp == "gelu" and s.ff_dim is None:
+    if cfg.moe and not s.moe and "dense" not in cfg.block_kinds and s.d_ff == dense_width(cfg):
+        poly = _substitute(poly, "d_ff", to_poly("k·d_expert" + (" + E_shared·d_shared" if cfg.E_shared else "")))
+    elif s.mlp == "gelu" and s.ff_dim is None:
         poly = _substitute(poly, "d_ff", poly_symbol("d", 4))
     if s.head_dim is None:
         poly = _heads_as_d(poly, strict=s.d_head != cfg.d_head)
@@ -270,9 +313,10 @@ def _terms(poly: Poly) -> str:
 
 
 # Where a difference has terms of both signs, its common factor takes the sign the difference has at these sizes
-# (Llama 3 8B's at B = 8, T = 8,192): fixed, so a formula's text depends on the recipe alone, never on the sizes
-# (the exported page computes values from the same text at any size).
-SIGN_AT = dict(B=8, T=8192, d=4096, h=32, h_kv=8, d_head=128, d_ff=14336, L=32, V=128256, T_max=8192)
+# (Llama 3 8B's at B = 8, T = 8,192, and Mixtral 8x7B's experts, with a shared one): fixed, so a formula's text
+# depends on the recipe alone, never on the sizes (the exported page computes values from the same text at any size).
+SIGN_AT = dict(B=8, T=8192, d=4096, h=32, h_kv=8, d_head=128, d_ff=14336, L=32, V=128256, T_max=8192, E=8, k=2,
+               d_expert=14336, E_shared=1, d_shared=14336, L_moe=32)
 
 
 def formula_text(poly: Poly) -> str:
@@ -318,6 +362,18 @@ def attention_lines(cfg: Config, dtype: str, gpu: str) -> tuple[Line, Line]:
             wall_line(cfg, dtype, gpu))
 
 
+def moe_lines(cfg: Config) -> tuple[Line]:
+    """The mixture of experts' line beside its figures: each MoE block's routed experts hold E/k times the parameters
+    of the k a token runs (`model.budgeting.params_experts_block`, checked)."""
+    from .budgeting import params_experts_block
+
+    ratio = Fraction(params_experts_block(cfg), params_experts_block(cfg, cfg.k))
+    if ratio != Fraction(cfg.E, cfg.k):
+        raise RuntimeError(f"the experts hold {ratio} times the parameters a token uses, not E/k")
+    return (Line("changes/moe/params_ratio", f"{SHORT['moe']}: the routed experts' parameters ÷ those of the k a "
+                 "token runs, each MoE block", "E/k", float(ratio) if ratio.denominator != 1 else int(ratio), "ratio"),)
+
+
 def wall_line(cfg: Config, dtype: str, gpu: str) -> Line:
     """The T at which eager attention's (B, h, T, T) wall fills one GPU: its softmax, kept for the backward pass by
     every block (L·B·h·T² elements at `dtype`, `model.tracing.eager_lines`, whose measured value is checked against
@@ -346,8 +402,9 @@ def changes(cfg: Config, dtype: str = "fp32", gpu: str = DEFAULT_GPU) -> Changes
     symbols = cfg.symbols()
     states = [("twin", base), *_states(cfg, base)]
     figures = [_state_figures(s, cfg, symbols, dtype, own_text=i > 0) for i, (_, s) in enumerate(states)]
+    more = {"attention": lambda: attention_lines(cfg, dtype, gpu), "moe": lambda: moe_lines(cfg)}
     steps = tuple(_group(key, _title(key, cfg), _difference(after, before), ALWAYS,
-                         attention_lines(cfg, dtype, gpu) if key == "attention" else ())
+                         more[key]() if key in more else ())
                   for (key, _), before, after in zip(states[1:], figures, figures[1:]))
     total = _difference(figures[-1], figures[0])
     out = Changes(

@@ -10,7 +10,7 @@ import io
 import json
 from dataclasses import asdict
 
-from .changes import DEFAULT_GPU, ORDER_NOTE, Changes, changes
+from .changes import DEFAULT_GPU, Changes, changes
 from .config import Config
 from .layout import paragraph
 from .report import _line_table, _markdown_lines, config_dict, footer, header, markdown_header
@@ -24,7 +24,7 @@ def text(c: Changes, width: int | None = None) -> str:
     last. Where wider than `width` (None: never), labels and formulas wrap."""
     rows = _line_table(c.lines, "    ", width)
     out = [*header(c.cfg, width), "", f"{TITLE.format(dtype=c.dtype)}:",
-           *paragraph(ORDER_NOTE if c.steps else SAME, width, "  ")]
+           *paragraph(c.note if c.steps else SAME, width, "  ")]
     i = 0
     for g in c.groups:
         out += ["", *paragraph(g.title, width, "  ")] + [line for lines in rows[i:i + len(g.lines)] for line in lines]
@@ -34,7 +34,7 @@ def text(c: Changes, width: int | None = None) -> str:
 
 def markdown(c: Changes) -> str:
     """One Markdown table per group, under its title."""
-    out = [markdown_header(c.cfg), "", f"**{TITLE.format(dtype=c.dtype)}**. {ORDER_NOTE if c.steps else SAME}", ""]
+    out = [markdown_header(c.cfg), "", f"**{TITLE.format(dtype=c.dtype)}**. {c.note if c.steps else SAME}", ""]
     for g in c.groups:
         out += [f"*{g.title}*", ""] + _markdown_lines(g.lines)
     return "\n".join(out)
@@ -51,7 +51,7 @@ def csv_text(c: Changes) -> str:
 
 def as_dict(c: Changes) -> dict:
     """The configuration, its twin, the order and every group with its lines."""
-    return {"config": config_dict(c.cfg), "twin": config_dict(c.twin), "dtype": c.dtype, "note": ORDER_NOTE,
+    return {"config": config_dict(c.cfg), "twin": config_dict(c.twin), "dtype": c.dtype, "note": c.note,
             "groups": [{"key": g.key, "title": g.title, "lines": [asdict(x) for x in g.lines]} for g in c.groups]}
 
 

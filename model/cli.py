@@ -9,6 +9,8 @@
     python -m model --d 512 --h 8 --L 8 --V 32000 --norm rmsnorm --positions rope --mlp swiglu --h-kv 2
     python -m model --preset llama3-8b --attention eager --table train --gpus 8 --zero 3
     python -m model --preset llama3-8b --table changes --gpu h200
+    python -m model --preset mixtral-8x7b --table budget
+    python -m model --preset llama3-8b --experts 8 --top-k 2 --d-expert 14336 --dense-first 1
 
 Bad arguments (and a config.json that cannot be read) print one clear line on stderr and exit with status 2; a
 mistyped preset gets the nearest name. Plain text fits the terminal: `COLUMNS`, else the terminal's width (a file
@@ -21,8 +23,8 @@ import dataclasses
 import sys
 
 from . import changes_report, hf, infer_report, report, train_report, values_report
-from .config import (BOUNDS, CHOICES, DEFAULT_PRESET, FIELD_DOCS, INT_FIELDS, OPTIONAL_SYMBOLS, PRESETS, RECIPE_DOCS,
-                     Config, read_hf)
+from .config import (BOUNDS, CHOICES, DEFAULT_PRESET, FIELD_DOCS, INT_FIELDS, MOE_DOCS, MOE_SYMBOLS, OPTIONAL_SYMBOLS,
+                     PRESETS, RECIPE_DOCS, Config, read_hf)
 from .changes import DEFAULT_GPU
 from .layout import terminal_width
 from .passes import DTYPES
@@ -61,8 +63,9 @@ def add_recipe_arguments(p: argparse.ArgumentParser) -> None:
     """--hf-config and one option per recipe field: --norm, --positions, --mlp, --bias, --attention, --d-ff, --h-kv,
     --d-head, --qk-norm (the model's CLI; the exported page shows the 2019 recipe only)."""
     p.add_argument("--hf-config", metavar="PATH", default=None,
-                   help="start from a Hugging Face config.json (model type gpt2, llama, mistral, qwen2 or qwen3; "
-                        "read from disk, nothing fetched) instead of a preset; the options below override it")
+                   help="start from a Hugging Face config.json (model type "
+                        f"{', '.join(hf.MODEL_TYPES)}; read from disk, nothing fetched) instead of a preset; the "
+                        "options below override it")
     for name, choices in CHOICES.items():
         p.add_argument(f"--{name}", choices=choices, default=None, help=RECIPE_DOCS[name])
     for name, symbol in OPTIONAL_SYMBOLS.items():
@@ -72,12 +75,40 @@ def add_recipe_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--qk-norm", dest="qk_norm", action="store_true", default=None, help=RECIPE_DOCS["qk_norm"])
 
 
+def _block_list(text: str) -> tuple[int, ...]:
+    """--dense-layers: block indices such as "0,1,2" (or "none")."""
+    if text.strip().lower() in ("", "none"):
+        return ()
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid block list {text!r}: write indices such as 0,1,2") from None
+
+
+def add_moe_arguments(p: argparse.ArgumentParser) -> None:
+    """A mixture of experts: --experts (E), --top-k (k), --d-expert, --shared-experts, --d-shared, --shared-gate,
+    and which blocks: --moe-step, --dense-first, --dense-layers."""
+    g = p.add_argument_group("mixture of experts (the MLP's other choice)")
+    for name, symbol in MOE_SYMBOLS.items():
+        lo, hi = BOUNDS[symbol]
+        flag = {"experts": "--experts", "top_k": "--top-k", "shared_experts": "--shared-experts"}.get(
+            name, f"--{symbol.replace('_', '-')}")
+        none = "0 for none, " if name == "shared_experts" else ""
+        g.add_argument(flag, dest=name, type=int, metavar="N",
+                       help=f"{MOE_DOCS[name]} ({none}{lo:,} to {hi:,}; sets {symbol})")
+    g.add_argument("--shared-gate", dest="shared_gate", action="store_true", default=None, help=MOE_DOCS["shared_gate"])
+    for name in ("moe_step", "dense_first"):
+        g.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int, metavar="N", help=MOE_DOCS[name])
+    g.add_argument("--dense-layers", dest="dense_layers", type=_block_list, metavar="I,J,…", help=MOE_DOCS["dense_layers"])
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="python -m model", description="Tensor shapes and parameter/FLOP budget of the lesson's GPT "
                       "and of today's open models (RMSNorm, RoPE, SwiGLU, grouped-query attention, QK-norm, fused "
-                      "attention).")
+                      "attention, mixture of experts).")
     add_config_arguments(p)
     add_recipe_arguments(p)
+    add_moe_arguments(p)
     p.add_argument("--expand", action="store_true", help="list all L blocks instead of collapsing them into one × L group")
     p.add_argument("--table", choices=["all", "shapes", "budget", "kv", "train", "changes", "infer"], default=None,
                    help="what to print, in any format (default all, whose --json also holds the training plan at the "
@@ -98,7 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from_args(args: argparse.Namespace) -> Config:
     """The preset, the config.json (--hf-config) or the default preset, with every field given on the command line
     replaced; validated. ValueError names a bad field or a config.json that cannot be read."""
-    names = [*INT_FIELDS, *CHOICES, *OPTIONAL_SYMBOLS, "qk_norm"]
+    names = [*INT_FIELDS, *CHOICES, *OPTIONAL_SYMBOLS, "qk_norm", *MOE_SYMBOLS, "shared_gate", "moe_step", "dense_first",
+             "dense_layers"]
     fields = {k: getattr(args, k) for k in names if getattr(args, k, None) is not None}
     if args.untied:
         fields["tie"] = False

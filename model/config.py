@@ -29,13 +29,23 @@ h_kv heads of K and V (grouped-query attention), d_ff the MLP's hidden width. Th
   (B, h, T) fp32 log-sum-exp kept for the backward pass; `model.gpt.fused_attention`). It changes no parameter
   and no count of FLOPs, only what the pass holds. The modern recipe's presets and `from_hf` start fused (how
   those models are trained and served); GPT-2's and GPT-3's presets keep the lesson's eager attention.
+
+Mixture of experts (the MLP's other choice; `MOE_FIELDS`, symbols named in `model.notation.SYMBOL_DOCS`): `experts`
+-> E routed experts, `top_k` -> k of them per token, `expert_dim` -> d_expert each expert's width, `shared_experts`
+-> E_shared experts every token uses (Qwen2-MoE, DeepSeek), of width `shared_dim` -> d_shared (default d_expert),
+with `shared_gate` Qwen2-MoE's sigmoid gate (d, 1) on their output. A router (d, E) picks each token's k experts. The
+experts take the recipe's MLP (SwiGLU: W_gate, W_up (d, d_expert), W_down (d_expert, d); GELU: two matrices) with no
+biases, as Mixtral's and Qwen's grouped weights (E, d, d_expert) have none. Which blocks are MoE (`block_kinds`):
+block i is when i >= `dense_first` (DeepSeek's first_k_dense_replace), (i + 1) is a multiple of `moe_step` (Qwen's
+decoder_sparse_step) and i is not in `dense_layers` (Qwen's mlp_only_layers); the others keep the dense MLP of width
+d_ff. L_moe counts the MoE blocks. Where no block is dense, d_ff is no part of the model: `ff_dim` is dropped.
 """
 from __future__ import annotations
 
 import numbers
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 from . import hf
 
@@ -52,7 +62,13 @@ BOUNDS: dict[str, tuple[int, int]] = {
     "d_ff": (1, 262_144),
     "h_kv": (1, 32_768),
     "d_head": (1, 32_768),
+    "E": (1, 4_096),  # routed experts (DeepSeek-V3 256, Kimi K2 384)
+    "k": (1, 4_096),  # experts per token, at most E
+    "d_expert": (1, 262_144),
+    "E_shared": (1, 1_024),  # or 0: no shared experts
+    "d_shared": (1, 262_144),
 }
+LAYOUT_BOUNDS: dict[str, tuple[int, int]] = {"moe_step": (1, 1_024), "dense_first": (0, 1_023)}  # and ≤ L, < L
 
 FIELD_DOCS: dict[str, str] = {
     "B": "batch size (sequences per forward pass)",
@@ -65,7 +81,23 @@ FIELD_DOCS: dict[str, str] = {
     "d_ff": "MLP hidden width (default 4d for GELU; 8d/3 rounded up to a multiple of 256 for SwiGLU)",
     "h_kv": "heads of K and V (a divisor of h; default h: multi-head attention)",
     "d_head": "features per head (default d / h)",
+    "E": "routed experts of an MoE block (its router picks k of them per token)",
+    "k": "experts per token (top-k of the router's E scores)",
+    "d_expert": "each routed expert's hidden width",
+    "E_shared": "shared experts of an MoE block, which every token uses (default 0: none)",
+    "d_shared": "each shared expert's hidden width (default d_expert)",
 }
+# The mixture of experts' fields: field -> the symbol (and BOUNDS key) it sets, or None for the layout's fields.
+MOE_SYMBOLS: dict[str, str] = {"experts": "E", "top_k": "k", "expert_dim": "d_expert", "shared_experts": "E_shared",
+                               "shared_dim": "d_shared"}
+MOE_DOCS: dict[str, str] = {
+    **{name: FIELD_DOCS[symbol] for name, symbol in MOE_SYMBOLS.items()},
+    "shared_gate": "a sigmoid gate (d, 1) on the shared experts' output (Qwen2-MoE's shared_expert_gate)",
+    "moe_step": "every n-th block is MoE: block i when (i + 1) is a multiple of n (Qwen's decoder_sparse_step; default 1)",
+    "dense_first": "the first n blocks keep the dense MLP (DeepSeek's first_k_dense_replace; default 0)",
+    "dense_layers": "blocks that keep the dense MLP, by index (Qwen's mlp_only_layers; default none)",
+}
+KIND_LABELS: dict[str, str] = {"dense": "dense", "moe": "MoE"}  # a block's kind (`Config.block_kinds`), as tables name it
 
 # The recipe's switches: field -> its choices, GPT-2's first (the default).
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -176,6 +208,15 @@ class Config:
     bias: str = "all"
     qk_norm: bool = False
     attention: str = "eager"
+    experts: int | None = None
+    top_k: int | None = None
+    expert_dim: int | None = None
+    shared_experts: int = 0
+    shared_dim: int | None = None
+    shared_gate: bool = False
+    moe_step: int = 1
+    dense_first: int = 0
+    dense_layers: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         for name in INT_FIELDS:
@@ -207,10 +248,13 @@ class Config:
                 f"T={self.T:,} exceeds T_max={self.T_max:,}: the learned position table W_pe has only T_max rows "
                 f"and cannot extrapolate to later positions; lower T to at most {self.T_max:,} or raise T_max"
             )
+        _check_moe(self)
         for name, default in (("kv_heads", self.h), ("head_dim", self.d // self.h if self.d % self.h == 0 else None),
-                              ("ff_dim", self._default_ff())):
+                              ("ff_dim", self._default_ff()), ("shared_dim", self.expert_dim)):
             if getattr(self, name) == default:  # one model, one Config: the default written out is the default
                 object.__setattr__(self, name, None)
+        if self.moe and "dense" not in self.block_kinds:  # no dense MLP anywhere: d_ff is no part of the model
+            object.__setattr__(self, "ff_dim", None)
 
     def _default_ff(self) -> int:
         return 4 * self.d if self.mlp == "gelu" else swiglu_width(self.d)
@@ -229,6 +273,52 @@ class Config:
     def d_ff(self) -> int:
         """The MLP's hidden width: `ff_dim`, or 4d (GELU) / `swiglu_width(d)` (SwiGLU)."""
         return self._default_ff() if self.ff_dim is None else self.ff_dim
+
+    @property
+    def moe(self) -> bool:
+        """Some blocks' MLP is a mixture of experts (`experts` set)."""
+        return self.experts is not None
+
+    @property
+    def E(self) -> int | None:
+        """Routed experts of an MoE block (None: a dense model)."""
+        return self.experts
+
+    @property
+    def k(self) -> int | None:
+        """Experts per token (None: a dense model)."""
+        return self.top_k
+
+    @property
+    def d_expert(self) -> int | None:
+        """Each routed expert's hidden width (None: a dense model)."""
+        return self.expert_dim
+
+    @property
+    def E_shared(self) -> int:
+        """Shared experts of an MoE block: every token uses them (0: none)."""
+        return self.shared_experts
+
+    @property
+    def d_shared(self) -> int | None:
+        """Each shared expert's width: `shared_dim`, or d_expert (None without shared experts)."""
+        if not self.shared_experts:
+            return None
+        return self.expert_dim if self.shared_dim is None else self.shared_dim
+
+    @property
+    def block_kinds(self) -> tuple[str, ...]:
+        """Each block's kind, "dense" or "moe" (`KIND_LABELS`), blocks 0 … L − 1 (see the module docstring)."""
+        if not self.moe:
+            return ("dense",) * self.L
+        dense = set(self.dense_layers)
+        return tuple("moe" if i >= self.dense_first and (i + 1) % self.moe_step == 0 and i not in dense else "dense"
+                     for i in range(self.L))
+
+    @property
+    def L_moe(self) -> int:
+        """Blocks whose MLP is a mixture of experts (0 for a dense model)."""
+        return self.block_kinds.count("moe")
 
     @property
     def qkv_bias(self) -> bool:
@@ -253,7 +343,7 @@ class Config:
     @property
     def gpt2_recipe(self) -> bool:
         """True when every recipe field is GPT-2's (the lesson's 2019 block; its tables print as the lesson does)."""
-        return all(getattr(self, f) == DEFAULTS[f] for f in RECIPE_FIELDS)
+        return all(getattr(self, f) == DEFAULTS[f] for f in RECIPE_FIELDS) and not self.moe
 
     @property
     def beyond_context(self) -> bool:
@@ -266,26 +356,136 @@ class Config:
         return from_hf(doc, B, T)
 
     def recipe(self) -> dict[str, object]:
-        """The recipe fields and their values (None: the default, see the properties)."""
-        return {f: getattr(self, f) for f in RECIPE_FIELDS}
+        """The recipe fields and the mixture of experts' fields, and their values (None: the default, see the
+        properties)."""
+        return {f: getattr(self, f) for f in (*RECIPE_FIELDS, *MOE_FIELDS)}
 
     def symbols(self) -> dict[str, int]:
         """The lesson's symbols and their values, for evaluating symbolic shapes and formulas.
 
-        GPT-2's recipe gives the lesson's eight; any other recipe adds h_kv and d_ff."""
+        GPT-2's recipe gives the lesson's eight; any other recipe adds h_kv and d_ff (d_ff only where a block is
+        dense), a mixture of experts E, k, d_expert and L_moe, and E_shared and d_shared where it has shared
+        experts."""
         out = {"B": self.B, "T": self.T, "d": self.d, "h": self.h, "d_head": self.d_head,
                "L": self.L, "V": self.V, "T_max": self.T_max}
-        return out if self.gpt2_recipe else {**out, "h_kv": self.h_kv, "d_ff": self.d_ff}
+        if self.gpt2_recipe:
+            return out
+        out["h_kv"] = self.h_kv
+        if "dense" in self.block_kinds:
+            out["d_ff"] = self.d_ff
+        if self.moe:
+            out.update(E=self.E, k=self.k, d_expert=self.d_expert, L_moe=self.L_moe)
+            if self.shared_experts:
+                out.update(E_shared=self.E_shared, d_shared=self.d_shared)
+        return out
 
 
 FIELDS: tuple[str, ...] = ("B", "T", "d", "h", "L", "V", "T_max", "tie")  # the lesson's fields (the app's URL keys)
 INT_FIELDS: tuple[str, ...] = tuple(f for f in FIELDS if f != "tie")  # the whole-number fields, with BOUNDS
 RECIPE_FIELDS: tuple[str, ...] = ("norm", "positions", "mlp", "ff_dim", "kv_heads", "head_dim", "bias", "qk_norm",
                                   "attention")
-ALL_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS  # every field of Config, in order
+# The mixture of experts (the pages show dense models until their MLP choice: `model.families.PAGE_PRESETS`)
+MOE_FIELDS: tuple[str, ...] = ("experts", "top_k", "expert_dim", "shared_experts", "shared_dim", "shared_gate",
+                               "moe_step", "dense_first", "dense_layers")
+ALL_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS + MOE_FIELDS  # every field of Config, in order
+PAGE_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS  # the fields the pages set (their MoE choice comes later)
 DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in RECIPE_FIELDS}
+MOE_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in MOE_FIELDS}
 if ALL_FIELDS != tuple(f.name for f in fields(Config)):
-    raise RuntimeError("model.config: FIELDS + RECIPE_FIELDS must list every field of Config in order")
+    raise RuntimeError("model.config: FIELDS + RECIPE_FIELDS + MOE_FIELDS must list every field of Config in order")
+
+
+def _check_moe(cfg: Config) -> None:
+    """The mixture of experts' fields, validated (ValueError naming the problem and the fix); `dense_layers` made a
+    sorted tuple."""
+    layers = cfg.dense_layers
+    if not isinstance(layers, (tuple, list)) or any(isinstance(i, bool) or not isinstance(i, numbers.Integral)
+                                                    for i in layers):
+        raise ValueError(f"dense_layers must be a list of block indices (whole numbers from 0 to L − 1), got "
+                         f"{layers!r}")
+    object.__setattr__(cfg, "dense_layers", tuple(layers))
+    if cfg.experts is None:
+        for name in MOE_FIELDS:
+            if getattr(cfg, name) != MOE_DEFAULTS[name]:
+                raise ValueError(f"{name}={getattr(cfg, name)!r} is set but experts is not: a dense model has no "
+                                 f"mixture of experts; set experts (E) or drop {name}")
+        return
+    for name, symbol in MOE_SYMBOLS.items():
+        value = getattr(cfg, name)
+        if value is not None and not (name == "shared_experts" and value == 0 and not isinstance(value, bool)):
+            object.__setattr__(cfg, name, check_field(symbol, value))
+    E = cfg.experts
+    if cfg.top_k is None:
+        raise ValueError(f"E={E:,} experts need k, the experts each token goes to: set top_k (1 to {E:,}; Mixtral "
+                         f"8x7B: 2, Qwen3-30B-A3B: 8)")
+    if cfg.top_k > E:
+        raise ValueError(f"k={cfg.top_k:,} exceeds E={E:,}: each token goes to k of the E experts, so k must be from 1 "
+                         f"to {E:,}")
+    if cfg.expert_dim is None:
+        raise ValueError(f"E={E:,} experts need d_expert, each expert's width: set expert_dim (Mixtral 8x7B: 14,336, "
+                         f"its dense MLP's d_ff; Qwen3-30B-A3B: 768)")
+    _bool("shared_gate", cfg.shared_gate)
+    if not cfg.shared_experts and (cfg.shared_dim is not None or cfg.shared_gate):
+        name = "shared_dim" if cfg.shared_dim is not None else "shared_gate"
+        raise ValueError(f"{name} is set but E_shared=0: there are no shared experts; set shared_experts (E_shared) "
+                         f"to 1 or more, or drop {name}")
+    for name in ("moe_step", "dense_first"):
+        object.__setattr__(cfg, name, check_layout(name, getattr(cfg, name)))
+    if cfg.moe_step > cfg.L:
+        raise ValueError(f"moe_step={cfg.moe_step:,} exceeds L={cfg.L:,}: block i is MoE when (i + 1) is a multiple "
+                         f"of moe_step, so no block would be; set moe_step from 1 to {cfg.L:,}")
+    outside = [int(i) for i in layers if not 0 <= i < cfg.L]
+    if outside:
+        raise ValueError(f"dense_layers lists block {outside[0]:,}, but the blocks are 0 … {cfg.L - 1:,}: list "
+                         f"indices below L={cfg.L:,}")
+    object.__setattr__(cfg, "dense_layers", tuple(sorted({int(i) for i in layers})))
+    if "moe" not in cfg.block_kinds:
+        raise ValueError(f"no block is a mixture of experts (L={cfg.L:,}, dense_first={cfg.dense_first:,}, "
+                         f"moe_step={cfg.moe_step:,}, dense_layers={list(cfg.dense_layers)}): lower dense_first, "
+                         f"moe_step or dense_layers, or drop experts for a dense model")
+
+
+def check_layout(name: str, value: object) -> int:
+    """`moe_step` or `dense_first` as an int within LAYOUT_BOUNDS, else ValueError naming the bounds."""
+    lo, hi = LAYOUT_BOUNDS[name]
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be a whole number from {lo:,} to {hi:,} ({MOE_DOCS[name]}), got {value!r}")
+    return int(value)
+
+
+def distinct_kinds(cfg: Config) -> tuple[str, ...]:
+    """The kinds of cfg's blocks, each once, in the order of their first block: ("dense", "moe") for DeepSeek's
+    layout, ("moe",) for Mixtral's."""
+    return tuple(dict.fromkeys(cfg.block_kinds))
+
+
+def kind_counts(cfg: Config) -> dict[str, int]:
+    """Blocks of each kind: {"dense": 3, "moe": 58}."""
+    kinds = cfg.block_kinds
+    return {kind: kinds.count(kind) for kind in distinct_kinds(cfg)}
+
+
+def kind_blocks(cfg: Config) -> dict[str, tuple[int, ...]]:
+    """The blocks of each kind, by index, kinds in the order of their first block."""
+    kinds = cfg.block_kinds
+    return {kind: tuple(i for i, k in enumerate(kinds) if k == kind) for kind in distinct_kinds(cfg)}
+
+
+def one_of_each(cfg: Config) -> Config:
+    """The architecture of `cfg` with one block of each kind, in the order of their first blocks, at B = T = 1: what
+    a recorded pass builds and runs (every block of a kind has that block's shapes). For a dense model,
+    `replace(cfg, B=1, T=1, L=1)`."""
+    kinds = distinct_kinds(cfg)
+    if not cfg.moe:
+        return replace(cfg, B=1, T=1, L=1)
+    return replace(cfg, B=1, T=1, **one_block_each(kinds))  # one replace: d_ff stays where a dense block keeps it
+
+
+def one_block_each(kinds: tuple[str, ...]) -> dict[str, object]:
+    """The fields L, moe_step, dense_first and dense_layers of one block of each kind, in this order:
+    ("dense", "moe") -> L = 2, block 0 dense (dense_first = 1); ("moe", "dense") -> block 1 dense."""
+    layout = {("dense", "moe"): {"dense_first": 1}, ("moe", "dense"): {"dense_layers": (1,)}}.get(kinds, {})
+    return {"L": len(kinds), "moe_step": 1, "dense_first": 0, "dense_layers": (), **layout}
 
 GPT2_V = 50_257  # GPT-2's BPE vocabulary: 50,256 merges' tokens + <|endoftext|>
 
@@ -321,7 +521,8 @@ GPT2_RECIPE_PRESETS: tuple[str, ...] = tuple(PRESETS)  # the presets of the 2019
 MODERN = dict(norm="rmsnorm", positions="rope", mlp="swiglu", bias="none", attention="fused")
 
 
-def _modern(L: int, d: int, h: int, h_kv: int, d_ff: int, V: int, T_max: int, tie: bool = False, **recipe) -> Config:
+def _modern(L: int, d: int, h: int, h_kv: int, d_ff: int | None, V: int, T_max: int, tie: bool = False,
+            **recipe) -> Config:
     """A published model at B = 8 and T = min(T_max, 8,192): its config.json's shape, as a Config."""
     return Config(B=8, T=min(T_max, 8_192), d=d, h=h, L=L, V=V, T_max=T_max, tie=tie,
                   **{**MODERN, "kv_heads": h_kv, "ff_dim": d_ff, **recipe})
@@ -342,6 +543,11 @@ PRESETS.update({
     # today's context lengths: RoPE's T_max is a number, not a table (tests read the published config.json files)
     "mistral-nemo-12b": _modern(40, 5120, 32, 8, 14_336, 131_072, 1_024_000, head_dim=128),
     "qwen3-4b-instruct-2507": _modern(36, 2560, 32, 8, 9_728, 151_936, 262_144, tie=True, head_dim=128, qk_norm=True),
+    # mixtures of experts (num_local_experts, num_experts_per_tok, and the experts' width: Mixtral's intermediate_size,
+    # Qwen3-MoE's moe_intermediate_size; every block is MoE); tests read tests/hf/published and its counts
+    "mixtral-8x7b": _modern(32, 4096, 32, 8, None, 32_000, 32_768, experts=8, top_k=2, expert_dim=14_336),
+    "qwen3-30b-a3b": _modern(48, 2048, 32, 4, None, 151_936, 40_960, head_dim=128, qk_norm=True, experts=128, top_k=8,
+                             expert_dim=768),
 })
 
 
@@ -350,7 +556,11 @@ def config_dict(cfg: Config) -> dict[str, object]:
     lesson's files have always had them); any other recipe adds its fields and the values in use of h_kv, d_ff."""
     if cfg.gpt2_recipe:
         return {**{f: getattr(cfg, f) for f in FIELDS}, "d_head": cfg.d_head}
-    return {**{f: getattr(cfg, f) for f in ALL_FIELDS}, "d_head": cfg.d_head, "h_kv": cfg.h_kv, "d_ff": cfg.d_ff}
+    if not cfg.moe:
+        return {**{f: getattr(cfg, f) for f in FIELDS + RECIPE_FIELDS}, "d_head": cfg.d_head, "h_kv": cfg.h_kv,
+                "d_ff": cfg.d_ff}
+    return {**{f: getattr(cfg, f) for f in ALL_FIELDS}, "dense_layers": list(cfg.dense_layers), **cfg.symbols(),
+            "block_kinds": list(cfg.block_kinds)}
 
 
 # --- a Hugging Face config.json, read in (model.hf reads it as transformers does; the bounds are checked here) ------
@@ -381,14 +591,15 @@ def read_hf(doc: Mapping, B: int = 8, T: int | None = None) -> HFModel:
     reading = hf.read(doc)
     reading.refuse_window(max(reading.fields["T_max"], BOUNDS["T"][1]))  # any T this explorer lets a learner set
     fields, keys = dict(reading.fields), reading.keys
-    for name, symbol in {**{f: f for f in INT_FIELDS if f in fields}, **OPTIONAL_SYMBOLS}.items():
+    for name, symbol in {**{f: f for f in INT_FIELDS if f in fields}, **OPTIONAL_SYMBOLS, **MOE_SYMBOLS,
+                         "moe_step": "moe_step"}.items():
         value = fields.get(name)
-        if value is None:
+        if value is None or name not in keys:
             continue
-        lo, hi = BOUNDS[symbol]
+        lo, hi = {**BOUNDS, **LAYOUT_BOUNDS}[symbol]
         if not lo <= value <= hi:
             raise HFConfigError(f"config.json: {keys[name]}={hf.show(value)} is out of range: {symbol} "
-                                f"({FIELD_DOCS[symbol]}) must be from {lo:,} to {hi:,}")
+                                f"({FIELD_DOCS.get(symbol) or MOE_DOCS[symbol]}) must be from {lo:,} to {hi:,}")
     T_max, T_given = fields["T_max"], T
     T = min(T_max, HF_T) if T is None else T
     try:
@@ -405,11 +616,11 @@ def read_hf(doc: Mapping, B: int = 8, T: int | None = None) -> HFModel:
 
 
 def _symbol_keys(keys: Mapping[str, str]) -> dict[str, str]:
-    """Symbol -> the config.json key that set it ("d_ff" -> "intermediate_size")."""
-    return {OPTIONAL_SYMBOLS.get(field, field): key for field, key in keys.items()}
+    """Symbol -> the config.json key that set it ("d_ff" -> "intermediate_size", "k" -> "num_experts_per_tok")."""
+    return {OPTIONAL_SYMBOLS.get(field, MOE_SYMBOLS.get(field, field)): key for field, key in keys.items()}
 
 
 def from_hf(doc: Mapping, B: int = 8, T: int | None = None) -> Config:
-    """The `Config` of a parsed Hugging Face config.json of model type gpt2, llama, mistral, qwen2 or qwen3
-    (`read_hf`, without its notes). Nothing is fetched."""
+    """The `Config` of a parsed Hugging Face config.json of model type gpt2, llama, mistral, qwen2, qwen3, mixtral,
+    qwen2_moe or qwen3_moe (`read_hf`, without its notes). Nothing is fetched."""
     return read_hf(doc, B, T).config

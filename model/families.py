@@ -3,6 +3,10 @@
 `FAMILIES` maps a family to its presets in menu order; `TITLES` gives each preset's name as published (tests check
 that every preset is in exactly one family). `recipe_fields` and `recipe_of` are the recipe choice: GPT-2 (2019),
 the modern recipe (Llama-3 style) or custom.
+
+The pages' menus (`grouped_menu`, `preset_labels`, `menu_groups`) list `PAGE_PRESETS`: the dense presets. The
+mixtures of experts (Mixtral 8x7B, Qwen3 30B-A3B) are presets of the model and the command line, in their families,
+and join the pages with the pages' MLP choice (dense or MoE).
 """
 from __future__ import annotations
 
@@ -12,9 +16,10 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "GPT-2": ("gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl"),
     "GPT-3": ("gpt3-125m", "gpt3-350m", "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b"),
     "Llama 3": ("llama3.2-1b", "llama3-8b", "llama3-70b"),
-    "Mistral": ("mistral-7b", "mistral-nemo-12b"),
-    "Qwen": ("qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-4b-instruct-2507"),
+    "Mistral": ("mistral-7b", "mistral-nemo-12b", "mixtral-8x7b"),
+    "Qwen": ("qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-4b-instruct-2507", "qwen3-30b-a3b"),
 }
+PAGE_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items() if not cfg.moe}  # the pages' menus
 
 TITLES: dict[str, str] = {
     "gpt2-small": "GPT-2 small", "gpt2-medium": "GPT-2 medium", "gpt2-large": "GPT-2 large", "gpt2-xl": "GPT-2 XL",
@@ -23,7 +28,7 @@ TITLES: dict[str, str] = {
     "llama3.2-1b": "Llama 3.2 1B", "llama3-8b": "Llama 3 8B", "llama3-70b": "Llama 3 70B",
     "mistral-7b": "Mistral 7B (v0.2)", "mistral-nemo-12b": "Mistral NeMo 12B",
     "qwen2.5-0.5b": "Qwen2.5 0.5B", "qwen2.5-7b": "Qwen2.5 7B", "qwen3-0.6b": "Qwen3 0.6B",
-    "qwen3-4b-instruct-2507": "Qwen3 4B Instruct 2507",
+    "qwen3-4b-instruct-2507": "Qwen3 4B Instruct 2507", "mixtral-8x7b": "Mixtral 8x7B", "qwen3-30b-a3b": "Qwen3 30B-A3B",
 }
 
 
@@ -33,14 +38,16 @@ def family_of(name: str) -> str:
 
 
 def menu_label(name: str) -> str:
-    """A preset as a menu shows it: "Llama 3 8B · L 32, d 4,096"."""
+    """A preset as a menu shows it: "Llama 3 8B · L 32, d 4,096"; "Mixtral 8x7B · L 32, d 4,096, top-2 of 8 experts"."""
     cfg = PRESETS[name]
-    return f"{TITLES[name]} · L {cfg.L}, d {cfg.d:,}"
+    experts = f", top-{cfg.k} of {cfg.E} experts" if cfg.moe else ""
+    return f"{TITLES[name]} · L {cfg.L}, d {cfg.d:,}{experts}"
 
 
 def grouped_menu() -> dict[str, dict[str, str]]:
-    """Family -> {menu label -> preset name}, families and presets in menu order."""
-    return {family: {menu_label(n): n for n in names} for family, names in FAMILIES.items()}
+    """Family -> {menu label -> preset name} of the pages' presets (`PAGE_PRESETS`), families and presets in menu
+    order."""
+    return {family: {menu_label(n): n for n in names if n in PAGE_PRESETS} for family, names in FAMILIES.items()}
 
 
 # --- the recipe choice: GPT-2 (2019), the modern recipe (Llama-3 style), or custom ---------------------------------

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from .formula import matches
 
-UNITS = ("params", "FLOP", "share", "tokens", "bytes")  # how model.units.format_value writes a value
+UNITS = ("params", "FLOP", "share", "tokens", "bytes", "ratio")  # how model.units.value writes a value
 HTML_REPRS: dict[type, Callable[[object], str]] = {}  # a record's class -> its Jupyter HTML (`model.notebook` fills it)
 
 
@@ -24,7 +24,7 @@ def html_repr(record: object) -> str:
 @dataclass(frozen=True)
 class Line:
     """One figure. `unit`: "params" (a count), "FLOP" (per token unless the label says otherwise), "share"
-    (0 ... 1), "tokens" (a sequence length) or "bytes"."""
+    (0 ... 1), "tokens" (a sequence length or a count of rows), "bytes" or "ratio" (how many times)."""
 
     key: str  # slash-separated, e.g. "params/emb"
     label: str  # what it is, in the lesson's words

@@ -251,7 +251,8 @@ def is_exact(formula: str, names: tuple[str, ...]) -> bool:
 
 # --- formulas from data: a sum of monomials, printed in the lesson's way -------------------------------------
 _SUPER_DIGITS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
-MONOMIAL_ORDER = ("B", "h", "h_kv", "T", "d", "d_head", "d_ff", "L", "V", "T_max")  # "BhT²", "BTd": the lesson's way
+MONOMIAL_ORDER = ("B", "h", "h_kv", "T", "k", "E", "E_shared", "d", "d_head", "d_ff", "d_expert", "d_shared", "L",
+                  "L_moe", "V", "T_max")  # "BhT²", "BTd", "BTk·d_expert": the lesson's way
 
 
 def monomial(powers: Mapping[str, int], order: tuple[str, ...] = MONOMIAL_ORDER) -> str:
@@ -325,20 +326,25 @@ def poly_const(c: int) -> Poly:
     return {(): c} if c else {}
 
 
-def grouped(groups: Mapping[int, tuple[Poly, Poly]]) -> str:
-    """Bytes as text: {4: (per block, outside)} -> "4·(L·(19BTd + 3BhT²) + BTV + 1)", one group per element size."""
+def grouped(groups: Mapping[int, tuple[Mapping[str, Poly], Poly]]) -> str:
+    """Bytes as text: {4: ({"L": per block}, outside)} -> "4·(L·(19BTd + 3BhT²) + BTV + 1)", one group per element
+    size; blocks of several kinds each under their count ({"(L − L_moe)": dense, "L_moe": MoE})."""
     parts = []
-    for size, (block, outside) in sorted(groups.items(), key=lambda kv: -kv[0]):
+    for size, (blocks, outside) in sorted(groups.items(), key=lambda kv: -kv[0]):
         inner = []
-        if block:
+        for count, block in blocks.items():
+            if not block:
+                continue
             body = polynomial(block)
-            inner.append("L" if body == "1" else f"L·({body})" if len(block) > 1 or body[0].isdigit() else f"L·{body}")
+            inner.append(count if body == "1" else f"{count}·({body})" if len(block) > 1 or body[0].isdigit()
+                         else f"{count}·{body}")
         if outside:
             inner.append(polynomial(outside))
         if not inner:
             continue
         text = " + ".join(inner).replace("+ −", "− ")
-        single = len(inner) == 1 and (block and not outside or len(outside) == 1)
+        single = len(inner) == 1 and (sum(1 for b in blocks.values() if b) == 1 and not outside or
+                                      len(outside) == 1 and not any(blocks.values()))
         parts.append(text if size == 1 else (f"{size}{text}" if single and not text[0].isdigit() else f"{size}·({text})"))
     return " + ".join(parts) if parts else "0"
 

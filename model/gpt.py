@@ -1,8 +1,9 @@
 """The lesson's decoder as one `nn.Module`, in nanoGPT's spirit but with every intermediate tensor exposed.
 
-One module, two recipes: `Config`'s switches pick LayerNorm or RMSNorm, a learned position table or RoPE,
+One module, many recipes: `Config`'s switches pick LayerNorm or RMSNorm, a learned position table or RoPE,
 GELU or SwiGLU, h_kv heads for K and V (grouped-query attention), biases on every linear, on none or on
-q, k and v only, QK-norm, and eager or fused attention. With the defaults it is GPT-2, tensor for tensor.
+q, k and v only, QK-norm, eager or fused attention, and a dense MLP or a mixture of experts (`MoE`) in the blocks
+`Config.block_kinds` names. With the defaults it is GPT-2, tensor for tensor.
 
 Each tensor the lesson draws passes through a named `Tap` (an identity module), so forward hooks see the
 tensors inside attention that are no module's output (q, k, v, scores, the masked scores, ...). Eager attention
@@ -18,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .config import Config
+from .grouped import grouped_mm
 
 ROPE_BASE = 10_000.0  # θ_i = base^(−2i/d_head); the base changes values, never a shape or a count
 NORM_EPS = 1e-5
@@ -168,21 +170,25 @@ class CausalSelfAttention(nn.Module):
 
 
 class MLP(nn.Module):
-    """GELU: d -> d_ff -> d (tanh approximation, as GPT-2; d_ff = 4d). SwiGLU: SiLU(x W_gate) · (x W_up), then W_down."""
+    """GELU: d -> d_ff -> d (tanh approximation, as GPT-2; d_ff = 4d). SwiGLU: SiLU(x W_gate) · (x W_up), then W_down.
 
-    def __init__(self, cfg: Config) -> None:
+    `width` (default d_ff) and `bias` (default the recipe's MLP biases) serve the shared experts of a mixture of
+    experts, one MLP of width E_shared·d_shared without biases."""
+
+    def __init__(self, cfg: Config, width: int | None = None, bias: bool | None = None) -> None:
         super().__init__()
-        bias = cfg.mlp_bias
+        width = cfg.d_ff if width is None else width
+        bias = cfg.mlp_bias if bias is None else bias
         self.swiglu = cfg.mlp == "swiglu"
         if self.swiglu:
-            self.gate = nn.Linear(cfg.d, cfg.d_ff, bias=bias)  # W_gate: (d, d_ff)
-            self.up = nn.Linear(cfg.d, cfg.d_ff, bias=bias)  # W_up: (d, d_ff)
+            self.gate = nn.Linear(cfg.d, width, bias=bias)  # W_gate: (d, d_ff)
+            self.up = nn.Linear(cfg.d, width, bias=bias)  # W_up: (d, d_ff)
             self.silu = nn.SiLU()
             self.gated = Tap()
         else:
-            self.fc = nn.Linear(cfg.d, cfg.d_ff, bias=bias)  # (d, d_ff) + bias
+            self.fc = nn.Linear(cfg.d, width, bias=bias)  # (d, d_ff) + bias
             self.gelu = nn.GELU(approximate="tanh")
-        self.proj = nn.Linear(cfg.d_ff, cfg.d, bias=bias)  # (d_ff, d) + bias; W_down in SwiGLU
+        self.proj = nn.Linear(width, cfg.d, bias=bias)  # (d_ff, d) + bias; W_down in SwiGLU
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.swiglu:
@@ -191,22 +197,115 @@ class MLP(nn.Module):
         return self.proj(self.gelu(self.fc(x)))
 
 
-class Block(nn.Module):
-    """Pre-norm block: x = x + Attn(norm(x)); x = x + MLP(norm(x)). Maps (B, T, d) to (B, T, d)."""
+class Experts(nn.Module):
+    """E routed experts of the recipe's MLP, without biases, their matrices stacked (Mixtral's and Qwen's layout):
+    SwiGLU's W_gate, W_up (E, d, d_expert) and W_down (E, d_expert, d); GELU's W_fc (E, d, d_expert) and W_down.
+
+    Runs over the M = B·T·k dispatched rows sorted by expert, `counts` (E,) rows each: every tensor is (M, ·), each
+    expert's share a slice of it (`model.grouped.grouped_mm`, one matmul per expert on the CPU)."""
 
     def __init__(self, cfg: Config) -> None:
         super().__init__()
+        E, d, width = cfg.E, cfg.d, cfg.d_expert
+        self.swiglu = cfg.mlp == "swiglu"
+        first = ("w_gate", "w_up") if self.swiglu else ("w_fc",)
+        for name in first:
+            setattr(self, name, nn.Parameter(torch.empty(E, d, width)))  # (E, d, d_expert)
+        self.w_down = nn.Parameter(torch.empty(E, width, d))  # (E, d_expert, d)
+        taps = ("gate", "up", "gated", "down") if self.swiglu else ("fc", "down")
+        for name in taps:
+            setattr(self, name, Tap())
+        if self.swiglu:
+            self.silu = nn.SiLU()
+        else:
+            self.gelu = nn.GELU(approximate="tanh")
+
+    def forward(self, x: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
+        if self.swiglu:
+            gate = self.gate(grouped_mm(x, self.w_gate, counts))  # (B·T·k, d_expert)
+            up = self.up(grouped_mm(x, self.w_up, counts))  # (B·T·k, d_expert)
+            hidden = self.gated(self.silu(gate) * up)
+        else:
+            hidden = self.gelu(self.fc(grouped_mm(x, self.w_fc, counts)))
+        return self.down(grouped_mm(hidden, self.w_down, counts))  # (B·T·k, d)
+
+
+class MoE(nn.Module):
+    """A mixture of experts in the MLP's place. A router (d, E) scores the E experts for each token; the top k get
+    it, weighted by their softmax scores renormalised to sum to 1 (Mixtral's rule, and Qwen's with norm_topk_prob);
+    the B·T·k (token, expert) pairs are sorted by expert and each token's row is copied to them, (B·T·k, d) in all;
+    the experts run over their shares (`Experts`); each row's output is weighted and added back to its token. Shared
+    experts (one MLP of width E_shared·d_shared, with Qwen2-MoE's sigmoid gate (d, 1) where set) see every token.
+
+    No token is dropped or padded, so every tensor's shape is fixed by B, T, k and E whatever the routing; only how
+    the B·T·k rows split among the experts (`counts`) depends on the values (balanced: B·T·k/E each). Maps (B, T, d)
+    to (B, T, d)."""
+
+    def __init__(self, cfg: Config) -> None:
+        super().__init__()
+        self.E, self.k = cfg.E, cfg.k
+        self.router = nn.Linear(cfg.d, cfg.E, bias=False)  # W_router: (d, E)
+        for name in ("probs", "top_weights", "top_experts", "weights", "order", "counts", "token", "dispatched",
+                     "sorted_weights", "weighted", "combined"):
+            setattr(self, name, Tap())
+        self.experts = Experts(cfg)
+        if cfg.E_shared:
+            self.shared = MLP(cfg, width=cfg.E_shared * cfg.d_shared, bias=False)
+            if cfg.shared_gate:
+                self.shared_gate = nn.Linear(cfg.d, 1, bias=False)  # (d, 1)
+                self.shared_scale, self.shared_out = Tap(), Tap()
+            self.out = Tap()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, d = x.shape
+        logits = self.router(x)  # (B, T, E)
+        probs = self.probs(F.softmax(logits, dim=-1, dtype=torch.float32))  # (B, T, E), fp32 whatever the dtype
+        top, chosen = torch.topk(probs, self.k, dim=-1)  # (B, T, k) each
+        top, chosen = self.top_weights(top), self.top_experts(chosen)
+        weights = self.weights((top / top.sum(-1, keepdim=True)).to(x.dtype))  # (B, T, k), each row sums to 1
+        flat = chosen.reshape(-1)  # (B·T·k,) the expert of each (token, expert) pair
+        order = self.order(torch.argsort(flat, stable=True))  # (B·T·k,) the pairs sorted by expert
+        counts = self.counts(flat.new_zeros(self.E).scatter_add_(0, flat, flat.new_ones(()).expand_as(flat)))  # (E,)
+        token = self.token(order // self.k)  # (B·T·k,) the token of each sorted pair
+        dispatched = self.dispatched(x.reshape(B * T, d)[token])  # (B·T·k, d)
+        y = self.experts(dispatched, counts)  # (B·T·k, d)
+        scale = self.sorted_weights(weights.reshape(-1)[order].unsqueeze(1))  # (B·T·k, 1)
+        weighted = self.weighted(y * scale)  # (B·T·k, d)
+        out = self.combined(weighted.new_zeros(B * T, d).index_add_(0, token, weighted).view(B, T, d))  # (B, T, d)
+        if not hasattr(self, "shared"):
+            return out
+        shared = self.shared(x)  # (B, T, d)
+        if hasattr(self, "shared_gate"):
+            shared = self.shared_out(self.shared_scale(torch.sigmoid(self.shared_gate(x))) * shared)  # (B, T, 1) ·
+        return self.out(out + shared)
+
+
+class Block(nn.Module):
+    """Pre-norm block: x = x + Attn(norm(x)); x = x + MLP(norm(x)), the MLP dense (`mlp`) or a mixture of experts
+    (`moe`) as `kind` says ("dense" or "moe", `Config.block_kinds`). Maps (B, T, d) to (B, T, d)."""
+
+    def __init__(self, cfg: Config, kind: str = "dense") -> None:
+        super().__init__()
+        self.kind = kind
         self.ln_1 = norm(cfg, cfg.d)
         self.attn = CausalSelfAttention(cfg)
         self.resid_1 = Tap()
         self.ln_2 = norm(cfg, cfg.d)
-        self.mlp = MLP(cfg)
+        if kind == "moe":
+            self.moe = MoE(cfg)
+        else:
+            self.mlp = MLP(cfg)
         self.resid_2 = Tap()
+
+    @property
+    def ffn(self) -> nn.Module:
+        """The block's MLP: dense or a mixture of experts."""
+        return self.moe if self.kind == "moe" else self.mlp
 
     def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None,
                 past: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
         x = self.resid_1(x + self.attn(self.ln_1(x), rope, past))
-        return self.resid_2(x + self.mlp(self.ln_2(x)))
+        return self.resid_2(x + self.ffn(self.ln_2(x)))
 
 
 def _init_weights(module: nn.Module) -> None:
@@ -217,6 +316,9 @@ def _init_weights(module: nn.Module) -> None:
         nn.init.zeros_(module.bias)
     if isinstance(module, RMSNorm):
         nn.init.ones_(module.weight)
+    if isinstance(module, Experts):  # stacked expert matrices: N(0, 0.02) as every other weight
+        for weight in module.parameters(recurse=False):
+            nn.init.normal_(weight, mean=0.0, std=0.02)
 
 
 class GPT(nn.Module):
@@ -225,8 +327,9 @@ class GPT(nn.Module):
     The head is tied to W_te when `cfg.tie` (it adds no parameters, but its matmul still costs 2dV FLOPs per
     token); `tie=False` gives a separate bias-free `Linear(d, V)`.
 
-    `depth` builds only the first `depth` blocks (default all L). Tracing builds one: every block is the same
-    shape-preserving map (B, T, d) -> (B, T, d), so blocks 1 ... L-1 repeat block 0's shapes exactly.
+    `depth` builds only the first `depth` blocks (default all L), each of its kind (`Config.block_kinds`). Tracing
+    builds one block of each kind (`model.config.one_of_each`): every block is a shape-preserving map
+    (B, T, d) -> (B, T, d), so every block of a kind repeats that block's shapes exactly.
     With RoPE, the angles are made once per pass (`embed_tokens`) and every block rotates q and k by them.
     """
 
@@ -239,7 +342,7 @@ class GPT(nn.Module):
             self.embed = Tap()
         else:
             self.rope = Rotary(cfg.d_head)
-        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.L if depth is None else depth))
+        self.blocks = nn.ModuleList(Block(cfg, kind) for kind in cfg.block_kinds[:depth])
         self.ln_f = norm(cfg, cfg.d)
         self.head = nn.Linear(cfg.d, cfg.V, bias=False)
         if cfg.tie:

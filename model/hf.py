@@ -17,6 +17,10 @@ does the same, from data:
 - A key whose value (given or the type's default) changes what would be built but is not modelled is refused by
   name: a sliding window that binds at some T the explorer allows (mistral's default window of 4,096 included;
   `Reading.refuse_window`), cross-attention, partial rotary.
+- Mixtures of experts (mixtral, qwen2_moe, qwen3_moe): the experts E, k per token and their width, Qwen2-MoE's shared
+  expert with its sigmoid gate, which blocks are MoE (decoder_sparse_step, mlp_only_layers; an index beyond the
+  blocks is ignored, as transformers ignores it; no MoE block at all reads as a dense model). The router's settings
+  (`ROUTER`: norm_topk_prob, the load-balancing loss, jitter) change no shape: they are read, checked and named.
 
 Every value is checked for its type, and a size for being a whole number of at least 1; a problem raises
 `HFConfigError` (a ValueError) in one line that names the key, the value and what is expected. The bounds of
@@ -33,7 +37,8 @@ from dataclasses import dataclass
 
 TRANSFORMERS_VERSION = "5.24.0"  # the config classes DEFAULTS were taken from
 MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, tens of kB): longer is refused
-MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "qwen3")
+MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe")
+MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe")
 
 # The shape keys of each type and their defaults in transformers' config class of that type.
 DEFAULTS: dict[str, dict[str, object]] = {
@@ -63,6 +68,33 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_word_embeddings": False, "attention_bias": False, "use_sliding_window": False, "sliding_window": 4_096,
         "max_window_layers": 28, "layer_types": None,
     },
+    "mixtral": {  # MixtralConfig: every block MoE, each expert of width intermediate_size
+        "vocab_size": 32_000, "hidden_size": 4_096, "intermediate_size": 14_336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": None, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": False, "sliding_window": None, "num_experts_per_tok": 2, "num_local_experts": 8,
+    },
+    "qwen2_moe": {  # Qwen2MoeConfig: a shared expert with a sigmoid gate; dense blocks of width intermediate_size
+        "vocab_size": 151_936, "hidden_size": 2_048, "intermediate_size": 5_632, "num_hidden_layers": 24,
+        "num_attention_heads": 16, "num_key_value_heads": 16, "max_position_embeddings": 32_768,
+        "tie_word_embeddings": False, "use_sliding_window": False, "sliding_window": 4_096, "max_window_layers": 28,
+        "decoder_sparse_step": 1, "moe_intermediate_size": 1_408, "shared_expert_intermediate_size": 5_632,
+        "num_experts_per_tok": 4, "num_experts": 60, "mlp_only_layers": None, "qkv_bias": True, "layer_types": None,
+    },
+    "qwen3_moe": {  # Qwen3MoeConfig
+        "vocab_size": 151_936, "hidden_size": 2_048, "intermediate_size": 6_144, "num_hidden_layers": 24,
+        "num_attention_heads": 32, "num_key_value_heads": 4, "max_position_embeddings": 32_768,
+        "tie_word_embeddings": False, "attention_bias": False, "use_sliding_window": False, "sliding_window": 4_096,
+        "decoder_sparse_step": 1, "moe_intermediate_size": 768, "num_experts_per_tok": 8, "num_experts": 128,
+        "mlp_only_layers": None,
+    },
+}
+# The router's settings of each mixture of experts and their defaults in its config class: they change no shape and
+# no count (read, checked and named in the reading's notes). norm_topk_prob renormalises the k weights to sum to 1,
+# which Mixtral always does and this explorer's module does (values only).
+ROUTER: dict[str, dict[str, object]] = {
+    "mixtral": {"router_jitter_noise": 0.0, "router_aux_loss_coef": 0.001, "output_router_logits": False},
+    "qwen2_moe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.001, "output_router_logits": False},
+    "qwen3_moe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.001, "output_router_logits": False},
 }
 # Keys a type's module or transformers' cache reads although its config class has no such field (None: absent).
 # The cache reads `sliding_window` and `layer_types` for every type (`_blocks`); Qwen2's attention reads a
@@ -73,6 +105,9 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "mistral": ("layer_types",),
     "qwen2": ("head_dim",),
     "qwen3": (),
+    "mixtral": ("layer_types",),
+    "qwen2_moe": ("head_dim",),
+    "qwen3_moe": ("head_dim", "layer_types"),
 }
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
@@ -83,24 +118,35 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "mistral": ("head_dim", "sliding_window", "layer_types"),
     "qwen2": ("num_key_value_heads", "sliding_window", "layer_types"),
     "qwen3": ("num_key_value_heads", "sliding_window", "layer_types"),
+    "mixtral": ("head_dim", "sliding_window", "layer_types"),
+    "qwen2_moe": ("num_key_value_heads", "sliding_window", "mlp_only_layers", "layer_types"),
+    "qwen3_moe": ("sliding_window", "mlp_only_layers", "layer_types"),
 }
 # GPT2Config's attribute_map: these names set GPT-2's own keys.
 ALIASES: dict[str, dict[str, str]] = {
     "gpt2": {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
              "num_hidden_layers": "n_layer"},
+    "mixtral": {"num_experts": "num_local_experts"},  # MixtralConfig's and Qwen3MoeConfig's attribute_map
+    "qwen3_moe": {"num_local_experts": "num_experts"},
 }
 # The Config field (or symbol) each key sets; keys that set none are read by a rule below.
 FIELD_OF: dict[str, str] = {
     "vocab_size": "V", "hidden_size": "d", "n_embd": "d", "num_hidden_layers": "L", "n_layer": "L",
     "num_attention_heads": "h", "n_head": "h", "max_position_embeddings": "T_max", "n_positions": "T_max",
     "intermediate_size": "d_ff", "n_inner": "d_ff", "num_key_value_heads": "h_kv", "head_dim": "d_head",
-    "tie_word_embeddings": "tie",
+    "tie_word_embeddings": "tie", "num_local_experts": "E", "num_experts": "E", "num_experts_per_tok": "k",
+    "moe_intermediate_size": "d_expert", "shared_expert_intermediate_size": "d_shared",
+    "decoder_sparse_step": "moe_step", "mlp_only_layers": "dense_layers",
 }
 # Each value's kind: a size (a whole number >= 1), a size or null (null: the class's rule), a flag, ...
 SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", "num_attention_heads", "n_head",
          "max_position_embeddings", "n_positions", "intermediate_size", "n_inner", "num_key_value_heads", "head_dim",
-         "sliding_window")
-FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window")
+         "sliding_window", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
+         "shared_expert_intermediate_size", "decoder_sparse_step")
+COUNTS = ("num_experts",)  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
+FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
+         "norm_topk_prob", "output_router_logits")
+NUMBERS = ("router_jitter_noise", "router_aux_loss_coef")  # a number of at least 0
 WHAT: dict[str, str] = {  # what a key is, for messages
     "vocab_size": "the vocabulary size V", "hidden_size": "the model width d", "n_embd": "the model width d",
     "num_hidden_layers": "the number of blocks L", "n_layer": "the number of blocks L",
@@ -114,6 +160,24 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "use_sliding_window": "whether the window applies", "max_window_layers": "the blocks before windowed ones",
     "layer_types": "each block's attention", "rope_parameters": "RoPE's settings", "rope_scaling": "RoPE's scaling",
     "rope_theta": "RoPE's base θ", "partial_rotary_factor": "the share of each head RoPE rotates",
+    "num_local_experts": "the routed experts E", "num_experts": "the routed experts E",
+    "num_experts_per_tok": "the experts k per token", "moe_intermediate_size": "each expert's width d_expert",
+    "shared_expert_intermediate_size": "the shared expert's width d_shared",
+    "decoder_sparse_step": "every n-th block is MoE", "mlp_only_layers": "the blocks that keep a dense MLP",
+    "qkv_bias": "biases on q, k and v", "norm_topk_prob": "whether the k weights are renormalised to sum to 1",
+    "output_router_logits": "whether the router's logits are returned",
+    "router_jitter_noise": "the noise on the router's input in training",
+    "router_aux_loss_coef": "the load-balancing loss's weight",
+}
+# Group-limited routing (DeepSeek-V3: pick topk_group of n_group groups of experts, then k within them): how experts
+# are chosen, never how many or how wide. No type read here has it; in a file of one, the reading names it.
+GROUPED_ROUTING = ("n_group", "topk_group", "topk_method")
+ROUTER_MEANS = {  # each router setting, as a note names it: what it does, and that it changes no shape
+    "norm_topk_prob": {True: "the k weights renormalised to sum to 1, as this module does",
+                       False: "the k weights used as softmax gives them; this module renormalises them (values only)"},
+    "router_jitter_noise": "noise on the router's input in training",
+    "router_aux_loss_coef": "the load-balancing loss's weight",
+    "output_router_logits": "the router's logits returned or not",
 }
 # Keys of other models that shape a model (mixture of experts, latent attention, Gemma's norms, ...): in a file
 # whose type has none of them, transformers ignores them, and so does the reading, saying so.
@@ -198,6 +262,7 @@ class Reading:
     defaults: tuple[str, ...]
     ignored: tuple[str, ...]
     window: int | None = None
+    more: tuple[str, ...] = ()  # other notes: the router's settings, a mixture of experts' layout
 
     def refuse_window(self, longest_T: int) -> None:
         """HFConfigError if the window binds at some T up to `longest_T` (a block keeps W − 1 tokens of K and V
@@ -223,10 +288,11 @@ class Reading:
         if self.ignored:
             out.append(f"ignored, as transformers ignores them ({self.model_type} has no such setting): "
                        f"{', '.join(self.ignored)}")
-        return tuple(out)
+        return (*out, *self.more)
 
 
-NULL_MEANS = {"num_key_value_heads": "h", "head_dim": "d / h", "n_inner": "4d"}  # a None default, as resolved
+NULL_MEANS = {"num_key_value_heads": "h", "head_dim": "d / h", "n_inner": "4d",
+              "mlp_only_layers": "none"}  # a None default, as resolved
 
 
 def _default(model_type: str, key: str) -> str:
@@ -246,19 +312,21 @@ def read(doc: Mapping) -> Reading:
     table = DEFAULTS[model_type]
     values = _values(doc, model_type)
     _check_rope(doc)
+    router = _router(doc, model_type)
     fields, keys = _fields(values, model_type)
+    layout = _moe_layout(fields, keys) if model_type in MOE_TYPES else ()
     _refuse_unmodelled(values, model_type, fields, keys)
     types, window = _blocks(values, model_type, fields["L"])
     if "sliding_attention" in types and window is None:
         raise HFConfigError("config.json: layer_types lists sliding_attention blocks but no window applies "
                             "(sliding_window is null, or use_sliding_window false): transformers cannot build their "
                             "cache; give the window or list full_attention")
-    window = window if "sliding_attention" in types or model_type == "mistral" else None  # mistral: every mask
+    window = window if "sliding_attention" in types or model_type in ("mistral", "mixtral") else None  # every mask
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if window is not None else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
     ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES.get(model_type, {})
                     and k not in EXTRAS[model_type] and k not in READ_BY_EVERY_TYPE)
-    return Reading(model_type, fields, keys, defaults, ignored, window)
+    return Reading(model_type, fields, keys, defaults, ignored, window, (*layout, *router))
 
 
 def _values(doc: Mapping, model_type: str) -> dict:
@@ -291,9 +359,19 @@ def _checked(key: str, value: object, nullable: bool) -> object:
             raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[key]}) must be a whole number of at "
                                 f"least 1{null}")
         return value
+    if key in COUNTS:
+        if not whole or value < 0:
+            raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[key]}) must be a whole number of at "
+                                f"least 0")
+        return value
     if key in FLAGS:
         if not isinstance(value, bool):
             raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[key]}) must be true or false")
+        return value
+    if key == "mlp_only_layers":
+        if not isinstance(value, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in value):
+            raise HFConfigError(f"config.json: mlp_only_layers={show(value)}: mlp_only_layers ({WHAT[key]}) must be a "
+                                f"list of block indices such as [0, 1]{null}")
         return value
     if key == "max_window_layers":
         if not whole or value < 0:
@@ -355,17 +433,89 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
     keys = {"V": "vocab_size", "T_max": "max_position_embeddings", "d": "hidden_size", "L": "num_hidden_layers",
             "h": "num_attention_heads", "ff_dim": "intermediate_size", "kv_heads": "num_key_value_heads",
             "head_dim": "head_dim", "tie": "tie_word_embeddings"}
+    if model_type in MOE_TYPES:
+        keys.update(MOE_KEYS[model_type])
     fields = {f: values[k] for f, k in keys.items()}
-    fields.update(norm="rmsnorm", positions="rope", mlp="swiglu", qk_norm=model_type == "qwen3",
+    fields.update(norm="rmsnorm", positions="rope", mlp="swiglu", qk_norm=model_type in ("qwen3", "qwen3_moe"),
                   bias=_bias(values, model_type))
+    if model_type == "qwen2_moe":  # one shared expert, gated, of width shared_expert_intermediate_size
+        fields.update(shared_experts=1, shared_gate=True)
+    if "dense_layers" in fields:
+        fields["dense_layers"] = tuple(fields["dense_layers"] or ())
     return fields, keys
 
 
+# Each mixture of experts' Config fields and the keys they come from (Mixtral's experts are its intermediate_size
+# wide, and it has no dense block; Qwen's dense blocks keep intermediate_size).
+MOE_KEYS: dict[str, dict[str, str]] = {
+    "mixtral": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
+    "qwen2_moe": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
+                  "shared_dim": "shared_expert_intermediate_size", "moe_step": "decoder_sparse_step",
+                  "dense_layers": "mlp_only_layers"},
+    "qwen3_moe": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
+                  "moe_step": "decoder_sparse_step", "dense_layers": "mlp_only_layers"},
+}
+MOE_FIELDS = ("experts", "top_k", "expert_dim", "shared_experts", "shared_dim", "shared_gate", "moe_step",
+              "dense_layers")
+
+
+def _moe_layout(fields: dict, keys: dict[str, str]) -> tuple[str, ...]:
+    """A mixture of experts' blocks as transformers builds them, with notes: block i is MoE unless it is in
+    mlp_only_layers, if (i + 1) is a multiple of decoder_sparse_step and there are experts. Indices beyond the blocks
+    match none (ignored); with no MoE block (0 experts, or a step or list that leaves none) the model is dense."""
+    L, notes = fields["L"], []
+    listed = fields.get("dense_layers", ())
+    outside = [i for i in listed if not 0 <= i < L]
+    if outside:
+        notes.append(f"{keys['dense_layers']} lists {', '.join(map(str, outside))}, beyond the {L:,} blocks: ignored, "
+                     f"as transformers ignores them")
+        fields["dense_layers"] = tuple(i for i in listed if 0 <= i < L)
+    step, dense = fields.get("moe_step", 1), set(fields.get("dense_layers", ()))
+    moe = [fields["experts"] and (i + 1) % step == 0 and i not in dense for i in range(L)]
+    if all(moe) and keys["expert_dim"] != keys["ff_dim"]:
+        notes.append(f"{keys['ff_dim']} = {fields['ff_dim']:,} (a dense block's MLP) changes nothing here: every block "
+                     f"is a mixture of experts")
+    if any(moe):
+        return tuple(notes)
+    why = f"{keys['experts']} = 0" if not fields["experts"] else f"{keys['moe_step']} = {step:,} and " \
+        f"{keys['dense_layers']} leave no block a mixture of experts"
+    notes.append(f"{why}: every block is dense, its MLP of width {keys['ff_dim']} = {fields['ff_dim']:,}")
+    for name in MOE_FIELDS:
+        fields.pop(name, None)
+    return tuple(notes)
+
+
+def _router(doc: Mapping, model_type: str) -> tuple[str, ...]:
+    """The router's settings of a mixture of experts (`ROUTER`), checked, as a note: they change no shape."""
+    if model_type not in ROUTER:
+        return ()
+    read = []
+    for key, default in ROUTER[model_type].items():
+        value = doc.get(key, default)
+        if key in FLAGS and not isinstance(value, bool):
+            raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[key]}) must be true or false")
+        if key in NUMBERS:
+            _number(key, value, 0, 1e6)
+        means = ROUTER_MEANS[key]
+        means = means[value] if isinstance(means, dict) else means
+        read.append(f"{key} = {show(value)}{'' if key in doc else ' (the default)'} ({means})")
+    notes = [f"the router's settings, which change no shape or count: {'; '.join(read)}"]
+    grouping = [k for k in GROUPED_ROUTING if k in doc]
+    if grouping:
+        notes.append(f"ignored, as transformers ignores them ({model_type} routes over all E experts): "
+                     f"{', '.join(grouping)}, the routing's grouping (DeepSeek's experts in groups), which changes no "
+                     f"shape or count either")
+    return tuple(notes)
+
+
 def _bias(values: dict, model_type: str) -> str:
-    """The biases each type's module builds: Qwen2 always q, k and v; Qwen3's attention_bias q, k, v and W_o;
-    Llama's attention_bias those four and its mlp_bias the MLP's; Mistral none."""
+    """The biases each type's module builds: Qwen2 always q, k and v, Qwen2-MoE where qkv_bias; Qwen3's (and
+    Qwen3-MoE's) attention_bias q, k, v and W_o; Llama's attention_bias those four and its mlp_bias the MLP's;
+    Mistral and Mixtral none."""
     if model_type == "qwen2":
         return "qkv"
+    if model_type == "qwen2_moe":
+        return "qkv" if values["qkv_bias"] else "none"
     attention, mlp = values.get("attention_bias", False), values.get("mlp_bias", False)
     return {(False, False): "none", (True, False): "attn", (False, True): "mlp", (True, True): "all"}[(attention, mlp)]
 
@@ -375,13 +525,17 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
 
     The cache (`transformers.cache_utils.get_layer_types_and_kwargs`) reads `layer_types` and `sliding_window`
     for every model type, fields of its config class or not: a block listed "sliding_attention", or every block
-    when there is no list and a window is set, keeps a window's K and V. Qwen2 and Qwen3 drop the window unless
-    `use_sliding_window`, and list the blocks from `max_window_layers` on as sliding."""
+    when there is no list and a window is set, keeps a window's K and V. Qwen2, Qwen3 and their mixtures of experts
+    drop the window unless `use_sliding_window`; Qwen2 and Qwen3 list the blocks from `max_window_layers` on as
+    sliding, Qwen2-MoE every other block below it."""
     window, types = values["sliding_window"], values["layer_types"]
-    if model_type in ("qwen2", "qwen3"):
+    if model_type in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe"):
         window = window if values["use_sliding_window"] else None
-        if types is None:
+        if types is None and model_type in ("qwen2", "qwen3"):
             types = ["sliding_attention" if window is not None and i >= values["max_window_layers"] else
+                     "full_attention" for i in range(L)]
+        if types is None and model_type == "qwen2_moe":  # Qwen2MoeConfig: every other block, below max_window_layers
+            types = ["sliding_attention" if window is not None and i % 2 == 0 and i < values["max_window_layers"] else
                      "full_attention" for i in range(L)]
     if types is None:
         types = ["sliding_attention" if window is not None else "full_attention"] * L

@@ -260,6 +260,9 @@ def infer(cfg: Config, setup: InferSetup | None = None) -> Inference:
     """The prefill and a decode step of `cfg` (its B and T) on `setup` (see the module docstring). ValueError where
     a decode step cannot follow T cached tokens (a learned position table has no row T)."""
     s = setup or InferSetup()
+    if cfg.moe:
+        raise ValueError("serving figures are for dense models so far: a mixture of experts' decode step reads only "
+                         "the routed experts' weights, not modelled yet: choose a dense preset or config.json")
     if cfg.positions == "learned" and cfg.T >= cfg.T_max:
         raise ValueError(f"a decode step after T={cfg.T:,} cached tokens is at position {cfg.T:,}, beyond the learned "
                          f"position table W_pe's T_max={cfg.T_max:,} rows: lower T to at most {cfg.T_max - 1:,} "

@@ -13,6 +13,11 @@ formula can stand beside each value and the exported page can compute them in th
   sum, no monomial);
 - the KV cache of inference (`kv_cache_lines`), 2·L·B·T·h_kv·d_head elements.
 
+Blocks of several kinds (a mixture of experts in some blocks, `Config.block_kinds`) each count under their number:
+"(L − L_moe)·(…)" for the dense blocks, "L_moe·(…)" for the MoE blocks ("L·(…)" where every block is of one kind).
+A mixture of experts' probes add its factors E, k, d_expert (and E_shared, d_shared with shared experts) and its
+structure the kinds of blocks and its shared experts' switches.
+
 Formulas group terms by element size: "4·(L·(…) + …) + 8BT" is fp32 tensors plus int64 token ids; fused
 attention's log-sum-exp is fp32 at every dtype, so a bf16 pass of it has a "4L·BhT" term beside its 2-byte ones.
 The structure includes the attention switch: a fused pass saves q, k, v (the whole q, k, v projection, as v is a view of it), the
@@ -24,9 +29,9 @@ import functools
 import itertools
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from .config import Config
+from .config import Config, distinct_kinds, one_block_each
 from .figures import Line
 from .formula import Poly, grouped, poly_add, poly_const, poly_mul, poly_symbol, to_poly
 from .notation import dims
@@ -40,6 +45,10 @@ _FACTORS = ("B", "h", "T", "T-1", "d", "d_head", "V", "T_max")
 _RECIPE_PROBES = ((2, 5, 4, 6, 3, 11, 7, 13, 10), (3, 7, 2, 8, 2, 13, 9, 19, 14), (5, 4, 6, 15, 5, 17, 11, 23, 22),
                   (7, 6, 8, 10, 5, 19, 13, 29, 26))
 _RECIPE_FACTORS = ("B", "h", "h_kv", "T", "T-1", "d", "d_head", "d_ff", "V", "T_max")
+# A mixture of experts' probe values (E, k, d_expert, E_shared, d_shared), one per recipe probe: k ≤ E, and no factor
+# equal to another at every probe.
+_MOE_PROBES = ((9, 2, 15, 2, 3), (7, 4, 9, 3, 5), (12, 5, 7, 1, 11), (8, 3, 17, 2, 6))
+_MOE_FACTORS = ("E", "k", "d_expert", "E_shared", "d_shared")
 _MAX_DEGREE = 4
 
 
@@ -57,6 +66,8 @@ class Structure:
     ones: tuple[bool, ...]  # per field of ONES: is it 1?
     # None for GPT-2's recipe; else the switches, K/V heads, d_head kind and attention
     recipe: tuple[object, ...] | None = None
+    # None for a dense model; else the kinds of blocks in order (`distinct_kinds`), shared experts, their gate
+    moe: tuple[object, ...] | None = None
 
 
 # The sizes whose being 1 changes which tensors are views and which storages autograd keeps (found by flipping
@@ -71,7 +82,8 @@ def structure(cfg: Config, dtype: str) -> Structure:
     if not cfg.gpt2_recipe:  # K/V heads: all h (no expansion), 1 (expanded by a view) or a group (copied)
         kv = "mha" if cfg.h_kv == cfg.h else "mqa" if cfg.h_kv == 1 else "gqa"
         recipe = (cfg.norm, cfg.positions, cfg.mlp, cfg.bias, cfg.qk_norm, kv, cfg.head_dim is not None, cfg.attention)
-    return Structure(tie=cfg.tie, dtype=dtype, ones=tuple(v[k] == 1 for k in ONES), recipe=recipe)
+    moe = (distinct_kinds(cfg), cfg.E_shared > 0, cfg.shared_gate) if cfg.moe else None
+    return Structure(tie=cfg.tie, dtype=dtype, ones=tuple(v[k] == 1 for k in ONES), recipe=recipe, moe=moe)
 
 
 def structure_key(s: Structure) -> str:
@@ -83,6 +95,9 @@ def structure_key(s: Structure) -> str:
         norm, positions, mlp, bias, qk_norm, kv, apart, attention = s.recipe
         recipe = [norm, positions, mlp, f"bias={bias}", *(["qk_norm"] if qk_norm else []), kv,
                   *(["d_head"] if apart else []), *(["fused"] if attention == "fused" else [])]
+    if s.moe is not None:
+        kinds, shared, gate = s.moe
+        recipe += [f"moe={'+'.join(kinds)}", *(["shared"] if shared else []), *(["shared_gate"] if gate else [])]
     return ",".join(["tied" if s.tie else "untied", s.dtype, *(f"{k}=1" for k in ones), *recipe])
 
 
@@ -102,19 +117,48 @@ def probes(s: Structure) -> list[Config]:
 def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
     norm, positions, mlp, bias, qk_norm, kv, apart, attention = s.recipe
     out = []
-    for B, T, d_head, h, h_kv, V, T_max, d_ff, d in _RECIPE_PROBES:
+    for (B, T, d_head, h, h_kv, V, T_max, d_ff, d), moe in zip(_RECIPE_PROBES, _MOE_PROBES):
         T = 1 if one["T"] else 2 if one["T-1"] else T
         h = 1 if one["h"] else h
         h_kv = h if kv == "mha" else 1 if kv == "mqa" else h_kv
-        out.append(Config(B=1 if one["B"] else B, T=T, d=d if apart else h * d_head, h=h, L=1, V=V,
-                          T_max=max(T, T_max), tie=s.tie, norm=norm, positions=positions, mlp=mlp, ff_dim=d_ff,
-                          kv_heads=h_kv, head_dim=d_head if apart else None, bias=bias, qk_norm=qk_norm,
-                          attention=attention))
+        cfg = Config(B=1 if one["B"] else B, T=T, d=d if apart else h * d_head, h=h, L=1, V=V,
+                     T_max=max(T, T_max), tie=s.tie, norm=norm, positions=positions, mlp=mlp, ff_dim=d_ff,
+                     kv_heads=h_kv, head_dim=d_head if apart else None, bias=bias, qk_norm=qk_norm,
+                     attention=attention)
+        out.append(cfg if s.moe is None else _moe_probe(cfg, s.moe, moe))
     return out
+
+
+def _moe_probe(cfg: Config, moe: tuple[object, ...], sizes: tuple[int, ...]) -> Config:
+    """The probe `cfg` with a mixture of experts of structure part `moe` and probe sizes (E, k, d_expert, E_shared,
+    d_shared): one block of each kind, in the structure's order."""
+    kinds, shared, gate = moe
+    E, k, d_expert, E_shared, d_shared = sizes
+    return replace(cfg, experts=E, top_k=k, expert_dim=d_expert, shared_experts=E_shared if shared else 0,
+                   shared_dim=d_shared if shared else None, shared_gate=gate, **one_block_each(kinds))
 
 
 def _factor_values(cfg: Config) -> dict[str, int]:
     return {**cfg.symbols(), "T-1": cfg.T - 1}
+
+
+def factors_of(cfg: Config) -> tuple[str, ...]:
+    """The factors of a storage's monomial at cfg's recipe: GPT-2's, the modern recipe's, or those of the modern
+    recipe that a mixture of experts has (no d_ff where every block is MoE) and its own."""
+    if cfg.gpt2_recipe:
+        return _FACTORS
+    if not cfg.moe:
+        return _RECIPE_FACTORS
+    present = _factor_values(cfg)
+    return tuple(f for f in (*_RECIPE_FACTORS, *_MOE_FACTORS) if f in present)
+
+
+def block_counts(kinds: tuple[str, ...]) -> dict[str, str]:
+    """Each kind of block's number in lesson notation: {"dense": "L"} for one kind, {"dense": "(L − L_moe)",
+    "moe": "L_moe"} for two; in the order given."""
+    if len(kinds) == 1:
+        return {kinds[0]: "L"}
+    return {kind: {"dense": "(L − L_moe)", "moe": "L_moe"}[kind] for kind in kinds}
 
 
 def _factor_poly(name: str) -> Poly:
@@ -140,7 +184,7 @@ def fit_monomial(counts: list[int], probes: list[Config]) -> Poly:
     """The polynomial c·f₁·f₂… (lowest degree, whole c ≥ 1) equal to counts[i] at probes[i]; RuntimeError if none."""
     values = [_factor_values(p) for p in probes]
     found: list[tuple[int, tuple[str, ...]]] = []
-    for factors in _candidates(_FACTORS if probes[0].gpt2_recipe else _RECIPE_FACTORS):
+    for factors in _candidates(factors_of(probes[0])):
         if found and len(factors) > len(found[0][1]):
             break
         products = [math.prod(v[f] for f in factors) for v in values]
@@ -152,39 +196,47 @@ def fit_monomial(counts: list[int], probes: list[Config]) -> Poly:
         if c >= 1 and all(c * p == n for p, n in zip(products, counts)):
             found.append((c, factors))
     if not found:
-        raise RuntimeError(f"element counts {counts} at the probes fit no monomial in {', '.join(_RECIPE_FACTORS)}")
+        raise RuntimeError(f"element counts {counts} at the probes fit no monomial in {', '.join(factors_of(probes[0]))}")
     return _monomial_poly(*found[0])  # several only where sizes of 1 make them equal: the first reads best
 
 
-def _add(groups: dict[int, tuple[Poly, Poly]], size: int, in_block: bool, poly: Poly) -> None:
-    block, outside = groups.get(size, ({}, {}))
-    groups[size] = (poly_add(block, poly), outside) if in_block else (block, poly_add(outside, poly))
+def _add(groups: dict[int, tuple[dict[str, Poly], Poly]], counts: dict[str, str], size: int, kind: str | None,
+         poly: Poly) -> None:
+    """Add `poly` to the bytes of element size `size`: under its kind's number of blocks, or outside the blocks."""
+    blocks, outside = groups.setdefault(size, ({count: {} for count in counts.values()}, {}))
+    if kind is None:
+        groups[size] = (blocks, poly_add(outside, poly))
+    else:
+        blocks[counts[kind]] = poly_add(blocks[counts[kind]], poly)
 
 
 @functools.lru_cache(maxsize=256)
 def saved_formula(s: Structure) -> str:
     """Bytes autograd keeps for backward, in lesson notation, for every config of structure `s`."""
     configs = probes(s)
-    passes = [run_pass(p, s.dtype).saved for p in configs]
+    recorded = [run_pass(p, s.dtype) for p in configs]
+    passes = [r.saved for r in recorded]
     if len({len(x) for x in passes}) != 1:
         raise RuntimeError(f"probe passes of structure {structure_key(s)} saved different numbers of storages")
-    groups: dict[int, tuple[Poly, Poly]] = {}
+    kinds = tuple(b.kind for b in recorded[0].blocks)
+    groups: dict[int, tuple[dict[str, Poly], Poly]] = {}
     for storages in zip(*passes):
-        size = storages[0].element_bytes
+        first = storages[0]
         counts = [x.nbytes // x.element_bytes for x in storages]
-        poly = _owner_poly(storages[0].owner, counts, configs) if s.recipe is not None else None
-        _add(groups, size, storages[0].phase == "block", poly or fit_monomial(counts, configs))
+        poly = _owner_poly(first.owner, counts, configs) if s.recipe is not None else None
+        kind = kinds[first.block] if first.phase == "block" else None
+        _add(groups, block_counts(kinds), first.element_bytes, kind, poly or fit_monomial(counts, configs))
     return grouped(groups)
 
 
 def _owner_poly(owner: str | None, counts: list[int], configs: list[Config]) -> Poly | None:
     """The modern recipe's saved storage as its owner's notation shape (the fused q, k, v output is the sum
     (h + 2h_kv)·d_head, no monomial), if it has a recorded owner whose shape gives the counts; else None."""
-    from .tracing import BLOCK_PREFIX, notation
+    from .tracing import local_name, notation
 
     if owner is None:
         return None
-    local = owner[len(BLOCK_PREFIX):] if owner.startswith(BLOCK_PREFIX) else owner
+    local = local_name(owner)
     apart = configs[0].head_dim is not None
     poly = shape_poly(notation(configs[0])[local][0], apart)
     values = [_factor_values(c) for c in configs]
@@ -216,19 +268,20 @@ def _shape_terms(symbolic: str, apart: bool) -> tuple[tuple[tuple[tuple[str, int
     return tuple(out.items())
 
 
-def new_memory_formula(rows: Iterable, apart: bool = False) -> str:
-    """Bytes of the rows that are new memory (not views), grouped by element size; block rows × L.
+def new_memory_formula(rows: Iterable, apart: bool = False, kinds: tuple[str, ...] = ("dense",)) -> str:
+    """Bytes of the rows that are new memory (not views), grouped by element size; block rows × their kind's number
+    of blocks (`block_counts(kinds)`, `kinds` the model's kinds of blocks in order: L for one kind).
     `apart`: d_head is set apart from d / h (h·d_head is then no d). The same for every B and T of a structure:
-    computed once per set of (shape, element size, in a block) of the new rows."""
-    return _new_memory_formula(tuple((r.symbolic, r.nbytes // r.numel, r.block is not None) for r in rows
-                                     if not r.view), apart)
+    computed once per set of (shape, element size, kind or None) of the new rows."""
+    return _new_memory_formula(tuple((r.symbolic, r.nbytes // r.numel, r.kind if r.block is not None else None)
+                                     for r in rows if not r.view), apart, kinds)
 
 
 @functools.lru_cache(maxsize=512)
-def _new_memory_formula(rows: tuple[tuple[str, int, bool], ...], apart: bool) -> str:
-    groups: dict[int, tuple[Poly, Poly]] = {}
-    for symbolic, size, in_block in rows:
-        _add(groups, size, in_block, shape_poly(symbolic, apart))
+def _new_memory_formula(rows: tuple[tuple[str, int, str | None], ...], apart: bool, kinds: tuple[str, ...]) -> str:
+    groups: dict[int, tuple[dict[str, Poly], Poly]] = {}
+    for symbolic, size, kind in rows:
+        _add(groups, block_counts(kinds), size, kind, shape_poly(symbolic, apart))
     return grouped(groups)
 
 
@@ -246,13 +299,16 @@ def kv_cache_lines(cfg: Config, dtype: str) -> list[Line]:
 
     2·L·B·T·h_kv·d_head elements for B sequences of T tokens; per token 2·L·h_kv·d_head. GPT-2's recipe says it
     in the lesson's words (all h heads, h·d_head = d); grouped-query attention divides it by h/h_kv against
-    multi-head attention; a set-apart d_head (Qwen3) is used as it is, not d / h."""
+    multi-head attention; a set-apart d_head (Qwen3) is used as it is, not d / h. A mixture of experts changes
+    the MLP only: the cache is attention's, the same as the dense model's."""
     size = DTYPES[dtype]
     heads, width = ("all h heads", "d") if cfg.gpt2_recipe else ("h_kv heads of d_head", "·h_kv·d_head")
     per_token = 2 * cfg.L * cfg.h_kv * cfg.d_head * size
+    unchanged = (" (a mixture of experts changes the MLP only: the cache is attention's, as a dense model's)"
+                 if cfg.moe else "")
     return [
         Line("memory/kv_cache", f"KV cache at {dtype}: keys and values of {heads}, every block, B sequences of "
-             "T tokens", f"2LBT{width}·{size}", per_token * cfg.B * cfg.T, "bytes"),
+             f"T tokens{unchanged}", f"2LBT{width}·{size}", per_token * cfg.B * cfg.T, "bytes"),
         Line("memory/kv_cache_per_token", f"KV cache per token of context at {dtype} (one sequence, one more token)",
              f"2L{width}·{size}", per_token, "bytes"),
     ]

@@ -1,7 +1,8 @@
 """Symbolic shapes in the lesson's notation, such as "(B, h, T, d_head)" or "(B, T, 3d)", as data.
 
-The symbols, each named once here (`SYMBOL_DOCS`): the lesson's B, T, d, h, d_head, L, V, T_max, and the modern
-recipe's h_kv (heads of K and V) and d_ff (the MLP's hidden width).
+The symbols, each named once here (`SYMBOL_DOCS`): the lesson's B, T, d, h, d_head, L, V, T_max, the modern
+recipe's h_kv (heads of K and V) and d_ff (the MLP's hidden width), and the mixture of experts' E, k, d_expert,
+E_shared, d_shared and L_moe.
 
 Grammar: a parenthesised, comma-separated list of dimensions. GPT-2's shapes use the small form that the
 exported page's JavaScript evaluates (`parse`): a whole number, a symbol, or a whole-number coefficient written
@@ -23,6 +24,12 @@ SYMBOL_DOCS: dict[str, str] = {
     "T_max": "rows of the learned position table W_pe, or with RoPE the context the model was trained for",
     "h_kv": "heads of K and V (grouped-query attention; h_kv = h is multi-head, 1 is multi-query)",
     "d_ff": "the MLP's hidden width (4d in GPT-2)",
+    "E": "routed experts of an MoE block (Mixtral 8x7B: 8)",
+    "k": "experts per token, the top k of the router's E scores (Mixtral 8x7B: 2)",
+    "d_expert": "each routed expert's hidden width",
+    "E_shared": "shared experts of an MoE block, which every token uses",
+    "d_shared": "each shared expert's hidden width",
+    "L_moe": "blocks whose MLP is a mixture of experts (of the L; the other L − L_moe keep the dense MLP)",
 }
 SYMBOLS = tuple(SYMBOL_DOCS)
 _DIM = re.compile(r"^(\d*)(B|T_max|T|d_head|d|h|L|V)?$")

@@ -66,7 +66,7 @@ def trace_html(tr: Trace, expand: bool = False) -> str:
     marks = recipe_rows(tr.cfg)
     rows = [r if isinstance(r, str) else report._cells(r, expand, marks) for r in report._display_rows(tr, expand)]
     return (caption(report.describe(tr.cfg), report.SHAPES_TITLE.format(dtype=tr.dtype))
-            + table(report.SHAPE_HEADER, rows, right=(3, 4, 5), code=(1,)) + caption(*marks.legend, report.MEMORY_NOTE)
+            + table(report.SHAPE_HEADER, rows, right=(3, 4, 5), code=(1,)) + caption(*marks.legend, *report._notes(tr.cfg))
             + caption(report.MEMORY_TITLE.format(dtype=tr.dtype, L=tr.cfg.L)) + lines_table(tr.lines))
 
 

@@ -12,10 +12,12 @@ What it records, in one pass (shapes without memory, at any size):
   phase that created it (embedding, block, head) so that block storages can be counted L times;
 - parameter counts of the parts.
 
-Only block 0 is built and run: every block maps (B, T, d) to (B, T, d) (checked here), so blocks 1 ... L-1 repeat
-block 0 exactly. Block k's input is block k-1's output, created (and counted) in block k-1; block 0's input is
-created by the embedding, block L-1's output is saved by the final LayerNorm: so "embedding + L × block + head"
-equals the full model's count (tests check it against a full-depth pass on real CPU tensors).
+One block of each kind is built and run (`model.config.one_of_each`: a dense model's block 0; a mixture of experts'
+dense and MoE blocks in the order of their first blocks): every block maps (B, T, d) to (B, T, d) (checked here), so
+every block of a kind repeats that block exactly. Block k's input is block k-1's output, created (and counted) in
+block k-1; the first block's input is created by the embedding, the last block's output is saved by the final
+LayerNorm: so "embedding + Σ (blocks of a kind) × (its block) + head" equals the full model's count (tests check it
+against full-depth passes on real CPU tensors, whose routing is real).
 """
 from __future__ import annotations
 
@@ -23,13 +25,14 @@ import functools
 import threading
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry, register_flop_formula, sdpa_backward_flop, sdpa_flop
 
-from .config import Config
+from . import grouped  # noqa: F401 (registers the experts' grouped matmul and its FLOP formulas)
+from .config import Config, one_of_each
 from .gpt import GPT
 
 DTYPES: dict[str, int] = {"fp32": 4, "bf16": 2, "fp16": 2}  # bytes per floating-point element
@@ -47,6 +50,7 @@ class Tensor:
     phase: str
     view: bool  # its storage is an earlier recorded tensor's (no new memory)
     saved: bool  # autograd keeps its storage for the backward pass
+    block: int | None = None  # in the "block" phase: which of the pass's blocks (`Pass.blocks`) made it
 
 
 @dataclass(frozen=True)
@@ -55,25 +59,38 @@ class Storage:
 
     nbytes: int
     element_bytes: int
-    phase: str  # where it was created: "embed", "block" (× L) or "head"
+    phase: str  # where it was created: "embed", "block" (× its kind's blocks) or "head"
     owner: str | None  # the recorded tensor whose storage it is, if any (else e.g. LayerNorm's mean and rstd)
+    block: int | None = None  # in the "block" phase: which of the pass's blocks (`Pass.blocks`)
+
+
+@dataclass(frozen=True)
+class BlockCounts:
+    """One block of the pass (one per kind): its kind, forward FLOPs over B*T tokens, and parameters."""
+
+    kind: str  # "dense" or "moe" (`Config.block_kinds`)
+    flops: int  # forward FLOPs of the block over B*T tokens
+    flops_attn: int  # the part of them in q kᵀ and attn @ v (batched matmuls, or the fused kernel)
+    params: int
+    params_attn: int
+    params_mlp: int  # the dense MLP, or the mixture of experts (router, every expert, shared experts)
 
 
 @dataclass(frozen=True)
 class Pass:
-    """What one meta-device forward pass of block 0 (plus embedding and head) records."""
+    """What one meta-device forward pass of one block of each kind (plus embedding and head) records."""
 
     tensors: tuple[Tensor, ...]
     saved: tuple[Storage, ...]  # in the order autograd first saved them
-    flops_block: int  # forward FLOPs of one block over B*T tokens
-    flops_attn_block: int  # the part of them in q kᵀ and attn @ v (batched matmuls, or the fused kernel)
+    blocks: tuple[BlockCounts, ...]  # one per kind, in the order of their first blocks
     flops_head: int  # forward FLOPs of the head over B*T tokens
     params_embed: int
-    params_block: int
-    params_attn: int
-    params_mlp: int
     params_ln_f: int
     params_head: int  # 0 when tied: the head's weight is W_te
+
+    def block(self, kind: str) -> BlockCounts:
+        """The counts of the block of this kind: `run_pass(cfg).block("moe").flops`."""
+        return next(b for b in self.blocks if b.kind == kind)
 
 
 # The CPU's flash kernel (`model.gpt.fused_attention`) and its backward, with torch's own formulas for the CUDA
@@ -121,12 +138,13 @@ class _Recorder:
 
     def __init__(self) -> None:
         self.phase = PHASES[0]
-        self.outputs: list[tuple[str, torch.Tensor, str]] = []  # (name, tensor, phase)
-        self.saved: dict[int, tuple[torch.Tensor, str]] = {}  # storage -> (first saved tensor, phase when saved)
+        self.block: int | None = None  # which block runs, in the "block" phase
+        self.outputs: list[tuple[str, torch.Tensor, str, int | None]] = []  # (name, tensor, phase, block)
+        self.saved: dict[int, tuple[torch.Tensor, str, int | None]] = {}  # storage -> (first saved, phase, block)
 
     def hook(self, name: str):
         def record(_module, _inputs, output) -> None:
-            self.outputs.append((name, output, self.phase))
+            self.outputs.append((name, output, self.phase, self.block))
         return record
 
     @property
@@ -140,7 +158,7 @@ class _Recorder:
 
         def pack(t: torch.Tensor) -> None:
             if (alive := recorder()) is not None:
-                alive.saved.setdefault(_key(t), (t, alive.phase))
+                alive.saved.setdefault(_key(t), (t, alive.phase, alive.block))
         return pack
 
 
@@ -156,7 +174,7 @@ def saved_bytes_of(model: torch.nn.Module, idx: torch.Tensor) -> int:
     with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(recorder.pack, _no_backward):
         model(idx)
     params = {_key(p) for p in model.parameters()}
-    return sum(t.untyped_storage().nbytes() for key, (t, _) in recorder.saved.items() if key not in params)
+    return sum(t.untyped_storage().nbytes() for key, (t, *_) in recorder.saved.items() if key not in params)
 
 
 PASS_LOCK = threading.Lock()  # one pass at a time: passes share the cached modules (the values card runs in a thread)
@@ -174,16 +192,18 @@ def use_shortcut(evaluated: Callable[[Config, str], "Pass | None"] | None,
 
 @functools.lru_cache(maxsize=16)
 def _module(arch: Config, dtype: str) -> GPT:
-    """`GPT(arch, depth=1)` on the meta device at `dtype`. A module depends on d, h, V, T_max, tie and the recipe
-    only (B, T and L are the input's and the depth's), so moving B, T or L reuses it: `arch` has B = T = L = 1."""
+    """`GPT(arch)` on the meta device at `dtype`, `arch` one block of each kind at B = T = 1
+    (`model.config.one_of_each`). A module depends on d, h, V, T_max, tie, the recipe and which kinds of blocks there
+    are only (B, T and L are the input's and the depth's), so moving B, T or L reuses it."""
     with torch.device("meta"):
-        model = GPT(arch, depth=1)
+        model = GPT(arch)
     return model.to(TORCH_DTYPES[dtype])
 
 
 @functools.lru_cache(maxsize=512)
 def run_pass(cfg: Config, dtype: str = "fp32") -> Pass:
-    """One training-mode forward pass of `GPT(cfg)` (block 0 only, see the module docstring) on the meta device.
+    """One training-mode forward pass of `GPT(cfg)` (one block of each kind, see the module docstring) on the meta
+    device.
 
     Where the architecture's symbolic pass exists and its guards hold at this B and T (`model.symbolic`), the
     pass is that one, evaluated at B and T: the same `Pass` (tests check), without running the ops again."""
@@ -199,52 +219,56 @@ def run_pass(cfg: Config, dtype: str = "fp32") -> Pass:
 
 def real_pass(cfg: Config, dtype: str) -> Pass:
     """The pass recorded by running the module (no symbolic shortcut); callers hold PASS_LOCK."""
-    model = _module(replace(cfg, B=1, T=1, L=1), dtype)
+    model = _module(one_of_each(cfg), dtype)
     return record(model, torch.zeros(cfg.B, cfg.T, dtype=torch.long, device="meta"), cfg.tie)
 
 
 def record(model: GPT, idx: torch.Tensor, tie: bool) -> Pass:
-    """Run and record `model` (depth 1) on the token ids `idx` (see the module docstring). Sizes are what `idx`
-    and the module give: whole numbers on the meta device, expressions of B and T in `model.symbolic`'s pass."""
+    """Run and record `model` (one block of each kind) on the token ids `idx` (see the module docstring). Sizes are
+    what `idx` and the module give: whole numbers on the meta device, expressions of B and T in `model.symbolic`'s
+    pass."""
     recorder = _Recorder()
     leaves = [(n, m) for n, m in model.named_modules() if n and (not list(m.children()) or getattr(m, "traced", False))]
     handles = [m.register_forward_hook(recorder.hook(n)) for n, m in leaves]
     try:
         with torch.enable_grad(), _Flops() as counter, \
                 torch.autograd.graph.saved_tensors_hooks(recorder.pack, _no_backward):
-            recorder.outputs.append(("idx", idx, "embed"))
+            recorder.outputs.append(("idx", idx, "embed", None))
             x = model.embed_tokens(idx)
-            recorder.phase, before, attn_before = "block", counter.total, counter.attn
-            y = model.block(0, x)
-            if y.shape != x.shape:
-                raise RuntimeError(f"a block must map {tuple(x.shape)} to itself, got {tuple(y.shape)}: "
-                                   "blocks cannot be collapsed")
-            flops_block, flops_attn = counter.total - before, counter.attn - attn_before
-            recorder.phase, before = "head", counter.total
-            model.logits_and_loss(y, idx)
+            recorder.phase, flops = "block", []
+            for i in range(len(model.blocks)):
+                recorder.block, before, attn_before = i, counter.total, counter.attn
+                y = model.block(i, x)
+                if y.shape != x.shape:
+                    raise RuntimeError(f"a block must map {tuple(x.shape)} to itself, got {tuple(y.shape)}: "
+                                       "blocks cannot be collapsed")
+                flops.append((counter.total - before, counter.attn - attn_before))
+                x = y
+            recorder.phase, recorder.block, before = "head", None, counter.total
+            model.logits_and_loss(x, idx)
             flops_head = counter.total - before
     finally:
         for handle in handles:
             handle.remove()
     params = {_key(p) for p in model.parameters()}
     saved_keys = set(recorder.saved) - params
-    owners: dict[int, tuple[str, str]] = {}  # storage -> (first tensor recorded on it, its phase)
+    owners: dict[int, tuple[str, str, int | None]] = {}  # storage -> (first tensor recorded on it, phase, block)
     tensors = []
-    for name, t, phase in recorder.outputs:
+    for name, t, phase, block in recorder.outputs:
         key = _key(t)
         view = key in owners
-        owners.setdefault(key, (name, phase))
+        owners.setdefault(key, (name, phase, block))
         tensors.append(Tensor(name=name, shape=tuple(t.shape), element_bytes=t.element_size(), phase=phase,
-                              view=view, saved=key in saved_keys))
+                              view=view, saved=key in saved_keys, block=block))
     saved = tuple(
         Storage(nbytes=t.untyped_storage().nbytes(), element_bytes=t.element_size(),
-                phase=owners[key][1] if key in owners else phase, owner=owners.get(key, (None,))[0])
-        for key, (t, phase) in recorder.saved.items() if key in saved_keys)
-    block = model.blocks[0]
+                phase=owners[key][1] if key in owners else phase, owner=owners.get(key, (None,))[0],
+                block=owners[key][2] if key in owners else block)
+        for key, (t, phase, block) in recorder.saved.items() if key in saved_keys)
+    blocks = tuple(BlockCounts(kind=b.kind, flops=f, flops_attn=a, params=_numel(b), params_attn=_numel(b.attn),
+                               params_mlp=_numel(b.ffn)) for b, (f, a) in zip(model.blocks, flops))
     return Pass(
-        tensors=tuple(tensors), saved=saved, flops_block=flops_block, flops_attn_block=flops_attn,
-        flops_head=flops_head, params_embed=_numel(model.wte) + (_numel(model.wpe) if hasattr(model, "wpe") else 0),
-        params_block=_numel(block),
-        params_attn=_numel(block.attn), params_mlp=_numel(block.mlp), params_ln_f=_numel(model.ln_f),
-        params_head=0 if tie else _numel(model.head),
+        tensors=tuple(tensors), saved=saved, blocks=blocks, flops_head=flops_head,
+        params_embed=_numel(model.wte) + (_numel(model.wpe) if hasattr(model, "wpe") else 0),
+        params_ln_f=_numel(model.ln_f), params_head=0 if tie else _numel(model.head),
     )

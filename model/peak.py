@@ -21,11 +21,13 @@ Conventions:
   the gradients of q, k and v at their h and h_kv heads), never a (B, h, T, T) tensor. A kernel's own scratch
   buffers, which it allocates inside its C++ code (per thread on the CPU; on-chip memory on a GPU), are not seen and
   not counted. Tests check the step against real CPU steps of the fused module, measured the same way.
-- Only block 0 is built (as `model.passes`). A moment of block 0's forward or backward, of the head or of the
-  loss, is the same moment of block L − 1 in an L-block model with the other L − 1 blocks' saved tensors alive:
-  each such moment is "scaled", and adds (L − 1)·K, K = S_block (each other block's saved bytes) or, with full
-  recomputation, each other block's input, BTd elements (tests check both against full-depth meta steps; with
-  recomputation this is exact in the backward pass and an upper bound in the forward pass, where a
+- Only one block of each kind is built (as `model.passes`; a dense model's block 0). A moment of a block's forward
+  or backward is the same moment of the last block of its kind in the whole model, with every block before that one
+  alive; a moment of the head or the loss has all L blocks alive. Each such moment is "scaled" (`Candidate.block`:
+  which of the pass's blocks, or after them all) and adds what the blocks the pass does not run keep: (L − 1)·K for
+  a dense model, K = S_block (each other block's saved bytes) or, with full recomputation, each other block's input,
+  BTd elements (`model.training.step_phases`; tests check both against full-depth meta steps, of mixtures of experts
+  too; with recomputation this is exact in the backward pass and an upper bound in the forward pass, where a
   checkpointed block saves nothing).
 - Each moment's bytes are a polynomial in the lesson's symbols: every storage's size is matched across the
   probe passes of `model.memory.probes` (same structure, different sizes) like the saved bytes are.
@@ -45,7 +47,7 @@ from dataclasses import dataclass, replace
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .config import Config
+from .config import KIND_LABELS, Config, one_of_each
 from .formula import Poly, poly_add, poly_const, poly_mul, poly_symbol, polynomial
 from .gpt import GPT, Tap
 from .memory import ONES, Structure, fit_monomial, probes
@@ -70,6 +72,7 @@ MOMENTS = {
     ("forward", "norm"): "in a norm of the last block",
     ("forward", "attn"): "in the last block's attention",
     ("forward", "mlp"): "in the last block's MLP",
+    ("forward", "moe"): "in the last block's mixture of experts",
     ("loss", "ln_f"): "at the final norm, before the logits",
     ("loss", "head"): "as the head makes the logits (B, T, V)",
     ("loss", ""): "while the logits (B, T, V) and their log-softmax are alive, in the cross-entropy",
@@ -80,12 +83,13 @@ MOMENTS = {
     ("backward", "norm"): "as the gradient flows back through a norm of the last block",
     ("backward", "attn"): "as the gradient flows back through the last block's attention",
     ("backward", "mlp"): "as the gradient flows back through the last block's MLP",
+    ("backward", "moe"): "as the gradient flows back through the last block's mixture of experts",
     ("backward", "rope"): "as the gradient flows back through RoPE",
     ("backward", "embeddings"): "at the embeddings, as W_te's gradient is accumulated",
     ("optimizer", ""): "as Adam updates its largest parameter tensor",
 }
 _PLACES = {"": "", "wte": "embeddings", "wpe": "embeddings", "rope": "rope", "ln_f": "ln_f", "head": "head",
-           "attn": "attn", "mlp": "mlp", "ln_1": "norm", "ln_2": "norm"}  # a module's name -> its place
+           "attn": "attn", "mlp": "mlp", "moe": "moe", "ln_1": "norm", "ln_2": "norm"}  # a module's name -> its place
 
 
 def place(where: str) -> str:
@@ -97,9 +101,15 @@ def place(where: str) -> str:
     return _PLACES[where.split(".")[0]]
 
 
-def moment_words(phase: str, where: str) -> str:
-    """A phase's worst moment in the lesson's words (MOMENTS); tests check every structure's moments have some."""
-    return MOMENTS[phase, place(where)]
+def moment_words(phase: str, where: str, kinds: tuple[str, ...] = ()) -> str:
+    """A phase's worst moment in the lesson's words (MOMENTS); tests check every structure's moments have some.
+
+    `kinds`: the kinds of the pass's blocks (`model.config.distinct_kinds`); where there are several, a moment of
+    pass block i is one of the last block of its kind: "the last MoE block's attention"."""
+    words = MOMENTS[phase, place(where)]
+    if len(kinds) > 1 and where.startswith("blocks."):
+        words = words.replace("the last block", f"the last {KIND_LABELS[kinds[int(where.split('.')[1])]]} block")
+    return words
 
 
 @dataclass(frozen=True)
@@ -107,7 +117,7 @@ class Moment:
     """The storages alive just after one allocation of a probe step (beyond weights, gradients and states)."""
 
     phase: str
-    scaled: bool  # a moment of block 0, the head or the loss: add (L − 1)·K for the other blocks
+    block: int | None  # in which of the pass's blocks (len(blocks): the head or the loss), None outside them
     op: str  # the operator whose output was just allocated ("nll_loss_forward")
     alive: frozenset[int]  # allocation numbers
     where: str = ""  # the module running (forward) or whose gradient is flowing back (backward): "blocks.0.attn"
@@ -118,10 +128,15 @@ class Candidate:
     """A moment that can be a phase's peak at some config: its bytes as a polynomial in the lesson's symbols."""
 
     phase: str
-    scaled: bool
+    block: int | None  # as `Moment.block`
     op: str
     poly: Poly  # bytes, the other blocks' (L − 1)·K not included
     where: str = ""  # Moment.where
+
+    @property
+    def scaled(self) -> bool:
+        """A moment in a block, the head or the loss: the blocks the pass does not run add theirs."""
+        return self.block is not None
 
     @property
     def formula(self) -> str:
@@ -151,7 +166,7 @@ class _Live(TorchDispatchMode):
         self.sizes: list[int] = []  # bytes per allocation
         self.alive: set[int] = set()
         self.moments: list[Moment] = []
-        self.phase, self.scaled = PHASES[0], False
+        self.phase, self.block = PHASES[0], None
         self.where = ""
 
     def known(self, tensors) -> None:
@@ -176,44 +191,48 @@ class _Live(TorchDispatchMode):
             self.sizes.append(st.nbytes())
             self.refs[id(st)] = weakref.ref(st, self._free(n))
             self.alive.add(n)
-            self.moments.append(Moment(self.phase, self.scaled, func.__name__.split(".")[0], frozenset(self.alive),
+            self.moments.append(Moment(self.phase, self.block, func.__name__.split(".")[0], frozenset(self.alive),
                                        self.where))
         return out
 
 
 def _meta_module(cfg: Config, dtype: str) -> GPT:
-    """A fresh one-block `GPT` on the meta device with allocated gradients (its own: nothing shared is touched)."""
+    """A fresh `GPT` of one block of each kind on the meta device with allocated gradients (its own: nothing shared
+    is touched)."""
     with torch.device("meta"):
-        model = GPT(cfg, depth=1).to(TORCH_DTYPES[dtype])
+        model = GPT(one_of_each(cfg)).to(TORCH_DTYPES[dtype])
     for p in model.parameters():
         p.grad = torch.zeros_like(p)
     return model
 
 
 def _pass(cfg: Config, dtype: str) -> _Live:
-    """Forward, loss and backward of block 0 at cfg's B and T, phases marked."""
+    """Forward, loss and backward of one block of each kind at cfg's B and T, phases and blocks marked."""
     live = _Live()
     model = _meta_module(cfg, dtype)
     live.known([*model.parameters(), *(p.grad for p in model.parameters())])
+    n = len(model.blocks)
 
-    def leave_blocks(_grad):  # the gradient of block 0's input is complete: the embedding's backward follows
-        live.scaled = False
+    def entering(block: int | None) -> Callable:  # a block's output has its gradient: that block's backward follows
+        return lambda _grad: setattr(live, "block", block)
 
     with torch.enable_grad(), live, _where(model, live):
         idx = torch.zeros(cfg.B, cfg.T, dtype=torch.long, device="meta")  # the batch's token ids: alive all step
-        x = model.embed_tokens(idx)
-        live.scaled = True
-        y = model.block(0, x)
+        edges = [model.embed_tokens(idx)]  # the embedding's output, then each block's
+        for i in range(n):
+            live.block = i
+            edges.append(model.block(i, edges[-1]))
         model._rope = None  # as GPT.forward after its blocks: RoPE's angles live on only where autograd saved them
-        live.phase = "loss"
-        loss = model.logits_and_loss(y, idx)[1]  # the logits are dropped, as by model(idx)[1]
+        live.phase, live.block = "loss", n
+        loss = model.logits_and_loss(edges[-1], idx)[1]  # the logits are dropped, as by model(idx)[1]
         if loss is not None:  # T = 1: no next token, no loss, no backward
-            x.register_hook(leave_blocks)
-        del x, y  # only autograd keeps them now, as in model(idx)[1]
+            for j in range(n + 1):  # block j's output (j = 0: the embedding's): block j − 1's backward follows
+                edges[j].register_hook(entering(j - 1 if j else None))
+        del edges  # only autograd keeps them now, as in model(idx)[1] (no loop variable holds one)
         if loss is not None:
             live.phase = "backward"
             loss.backward()
-        live.moments.append(Moment("after", False, "", frozenset(live.alive)))  # the loss, alive in the update
+        live.moments.append(Moment("after", None, "", frozenset(live.alive)))  # the loss, alive in the update
     return live
 
 
@@ -284,12 +303,18 @@ def _at_least(a: Poly, b: Poly) -> bool:
     return all(c >= 0 for c in _shift_T(poly_add(a, b, -1)).values())
 
 
-def _prune(candidates: list[Candidate]) -> list[Candidate]:
-    """Drop each candidate another of its phase covers at every size (an unscaled one by a scaled one too)."""
+def _prune(candidates: list[Candidate], blocks: int) -> list[Candidate]:
+    """Drop each candidate another of its phase covers at every size: an unscaled one by any, a scaled one by one
+    that adds the same for the other blocks (any scaled one where the pass has one block, whose every scaled moment
+    adds (L − 1)·K)."""
     polys = [c.poly for c in candidates]
+
+    def adds_as_much(d: Candidate, c: Candidate) -> bool:
+        return not c.scaled or d.scaled and (blocks == 1 or d.block == c.block)
+
     keep = []
     for i, c in enumerate(candidates):
-        covered = any(j != i and d.phase == c.phase and (d.scaled or not c.scaled) and _at_least(polys[j], polys[i])
+        covered = any(j != i and d.phase == c.phase and adds_as_much(d, c) and _at_least(polys[j], polys[i])
                       and (polys[j] != polys[i] or j < i) for j, d in enumerate(candidates))
         if not covered:
             keep.append(c)
@@ -305,7 +330,7 @@ def _fit_bytes(nbytes: list[int], configs: list[Config]) -> Poly:
     except RuntimeError:
         pass
     values = [{**c.symbols(), "T-1": c.T - 1} for c in configs]
-    factors = tuple(k for k in values[0] if k != "L")
+    factors = tuple(k for k in values[0] if k not in ("L", "L_moe"))  # numbers of blocks: the blocks' own
     by_degree: list[list[tuple[tuple[str, ...], list[int]]]] = []  # (factors, values at the probes) not above the bytes
     for k in range(_MAX_DEGREE + 1):
         fs = itertools.combinations_with_replacement(factors, k)
@@ -355,19 +380,19 @@ def _fit(s: Structure, record: Callable[[Config, str], _Live]) -> list[Candidate
     out = []
     for i, m in enumerate(moments):
         after = moments[i + 1] if i + 1 < len(moments) else None
-        if after and m.alive <= after.alive and (after.phase, after.scaled) == (m.phase, m.scaled):
+        if after and m.alive <= after.alive and (after.phase, after.block) == (m.phase, m.block):
             continue  # the next allocation adds to this moment
         poly: Poly = {}
         for n in sorted(m.alive):
             poly = poly_add(poly, sizes[n])
-        out.append(Candidate(m.phase, m.scaled, m.op, poly, m.where))
+        out.append(Candidate(m.phase, m.block, m.op, poly, m.where))
     return out
 
 
 @functools.lru_cache(maxsize=64)
 def _update_candidates(s: Structure) -> list[Candidate]:
     """The optimizer's candidates: they depend on the parameters' shapes only (recipe, tie, and h = 1 at probes)."""
-    return _prune(_fit(s, _update))
+    return _prune(_fit(s, _update), 1)
 
 
 @functools.lru_cache(maxsize=256)
@@ -375,12 +400,13 @@ def candidates(s: Structure) -> tuple[Candidate, ...]:
     """The moments of a step that can be its phases' peaks, for every config of structure `s`, in step order."""
     shapes = replace(s, dtype="fp32", ones=tuple(k == "h" and one for k, one in zip(ONES, s.ones)))
     *passing, after = _fit(s, _pass)
-    return (*_prune(passing), *(_plus(c, after) for c in _update_candidates(shapes)))
+    blocks = 1 if s.moe is None else len(s.moe[0])
+    return (*_prune(passing, blocks), *(_plus(c, after) for c in _update_candidates(shapes)))
 
 
 def _plus(c: Candidate, more: Candidate) -> Candidate:
     """`c` with more storages alive (the loss during the optimizer step)."""
-    return Candidate(c.phase, c.scaled, c.op, poly_add(c.poly, more.poly), c.where)
+    return Candidate(c.phase, c.block, c.op, poly_add(c.poly, more.poly), c.where)
 
 
 def step_peaks(model: torch.nn.Module, idx: torch.Tensor, optimizer: torch.optim.Optimizer) -> dict[str, int]:

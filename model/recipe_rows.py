@@ -18,7 +18,7 @@ import functools
 from dataclasses import dataclass, replace
 
 from .changes import twin
-from .config import Config
+from .config import Config, one_block_each
 from .memory import structure
 from .tracing import trace
 
@@ -61,13 +61,13 @@ NONE = RecipeRows(frozenset(), ())
 def recipe_rows(cfg: Config) -> RecipeRows:
     """The rows of `cfg`'s pass that are only in its recipe, and its GPT-2 twin's rows it lacks (cached per
     recipe; `NONE` for GPT-2's recipe)."""
-    recipe = structure(cfg, "fp32").recipe
-    return NONE if recipe is None else _compare(recipe)
+    s = structure(cfg, "fp32")
+    return NONE if s.recipe is None else _compare(s.recipe, s.moe)
 
 
-@functools.lru_cache(maxsize=None)  # at most one entry per recipe (960 with the attention switch)
-def _compare(recipe: tuple[object, ...]) -> RecipeRows:
-    cfg = _stand_in(recipe)
+@functools.lru_cache(maxsize=None)  # at most one entry per recipe (960 with the attention switch) and MoE layout
+def _compare(recipe: tuple[object, ...], moe: tuple[object, ...] | None = None) -> RecipeRows:
+    cfg = _stand_in(recipe, moe)
     mine, theirs, eager = trace(cfg).rows, trace(twin(cfg)).rows, trace(replace(cfg, attention="eager")).rows
     mine_names, their_names = {r.local for r in mine}, {r.local for r in theirs}
     eager_only = tuple((r.local, r.label) for r in eager if r.local not in mine_names)
@@ -77,9 +77,15 @@ def _compare(recipe: tuple[object, ...]) -> RecipeRows:
                       eager_only=eager_only)
 
 
-def _stand_in(recipe: tuple[object, ...]) -> Config:
-    """A small configuration with this recipe (`model.memory.structure`'s tuple) that has a GPT-2 twin."""
+def _stand_in(recipe: tuple[object, ...], moe: tuple[object, ...] | None = None) -> Config:
+    """A small configuration with this recipe (`model.memory.structure`'s tuple) that has a GPT-2 twin; with a
+    mixture of experts (its structure part) one block of each kind."""
     norm, positions, mlp, bias, qk_norm, kv, apart, attention = recipe
-    return Config(B=1, T=4, d=32, h=4, L=1, V=16, T_max=8, norm=norm, positions=positions, mlp=mlp, bias=bias,
-                  qk_norm=qk_norm, kv_heads={"mha": None, "mqa": 1, "gqa": 2}[kv], head_dim=4 if apart else None,
-                  attention=attention)
+    cfg = Config(B=1, T=4, d=32, h=4, L=1, V=16, T_max=8, norm=norm, positions=positions, mlp=mlp, bias=bias,
+                 qk_norm=qk_norm, kv_heads={"mha": None, "mqa": 1, "gqa": 2}[kv], head_dim=4 if apart else None,
+                 attention=attention)
+    if moe is None:
+        return cfg
+    kinds, shared, gate = moe
+    return replace(cfg, experts=4, top_k=2, expert_dim=8, shared_experts=int(shared), shared_gate=gate,
+                   **one_block_each(kinds))

@@ -2,7 +2,8 @@
 
 Records (`Trace` rows and lines, `Budget.lines`) -> formatting, in that order; nothing here computes a figure,
 writes a label or a formula: every figure is a `model.figures.Line`.
-Collapsed block rows are listed once under a "× L" group header; `expand=True` lists all L blocks.
+Collapsed block rows are listed once per kind of block under its group header (`Trace.groups`: "× L" for a dense
+model, "blocks 3 … 60: MoE, × 58" for a mixture of experts in some blocks); `expand=True` lists all L blocks.
 """
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ import json
 from dataclasses import asdict
 
 from . import units
-from .budgeting import budget
+from .budgeting import Budget, budget, chart, chart_note
 from .layout import paragraph, row_lines
-from .config import Config, config_dict
+from .config import KIND_LABELS, Config, config_dict
 from .figures import Line
 from .memory import kv_cache_lines
 from .recipe_rows import MARK, NONE, RecipeRows, recipe_rows
-from .tracing import Row, Trace, trace
+from .tracing import ROUTING_NOTE, Row, Trace, block_groups, trace
 from .training import REFERENCES, TrainSetup, plan
 
 
@@ -28,8 +29,13 @@ def describe(cfg: Config) -> str:
     if cfg.gpt2_recipe:
         return (f"B={cfg.B:,} T={cfg.T:,} d={cfg.d:,} h={cfg.h:,} (d_head={cfg.d_head:,}) L={cfg.L:,} "
                 f"V={cfg.V:,} T_max={cfg.T_max:,}, {head}")
+    d_ff = f"d_ff={cfg.d_ff:,} " if "dense" in cfg.block_kinds else ""
+    moe = ""
+    if cfg.moe:
+        shared = f" E_shared={cfg.E_shared:,} d_shared={cfg.d_shared:,}" if cfg.E_shared else ""
+        moe = f"E={cfg.E:,} k={cfg.k:,} d_expert={cfg.d_expert:,}{shared} L_moe={cfg.L_moe:,} "
     return (f"B={cfg.B:,} T={cfg.T:,} d={cfg.d:,} h={cfg.h:,} h_kv={cfg.h_kv:,} d_head={cfg.d_head:,} "
-            f"d_ff={cfg.d_ff:,} L={cfg.L:,} V={cfg.V:,} T_max={cfg.T_max:,}, {head}; {recipe_text(cfg)}")
+            f"{d_ff}L={cfg.L:,} {moe}V={cfg.V:,} T_max={cfg.T_max:,}, {head}; {recipe_text(cfg)}")
 
 
 def recipe_text(cfg: Config) -> str:
@@ -44,25 +50,50 @@ def recipe_text(cfg: Config) -> str:
               "mlp": "MLP biases"}[cfg.bias]]
     parts += ["QK-norm"] if cfg.qk_norm else []
     parts += ["fused attention"] if cfg.attention == "fused" else []
+    parts += [moe_text(cfg)] if cfg.moe else []
     parts += [f"T beyond the trained context T_max={cfg.T_max:,}"] if cfg.beyond_context else []
     return ", ".join(parts)
 
 
+def moe_text(cfg: Config) -> str:
+    """A mixture of experts in words: "mixture of experts: top-2 of 8 experts in every block", "… top-6 of 160
+    experts and 2 shared in blocks 1 … 59 (block 0 dense)"."""
+    shared = f" and {cfg.E_shared:,} shared" if cfg.E_shared else ""
+    gate = " (gated)" if cfg.shared_gate else ""
+    where = "every block"
+    if "dense" in cfg.block_kinds:
+        groups = {g.kind: g.title.split(":")[0] for g in block_groups(cfg)}
+        where = f"{groups['moe']} ({groups['dense']} dense)"
+    return f"mixture of experts: top-{cfg.k:,} of {cfg.E:,} experts{shared}{gate} in {where}"
+
+
+def _counts(cfg: Config) -> str:
+    """N, and for a mixture of experts N_active beside it: "N = 124,439,808", "N = 46,702,792,704 · N_active =
+    12,879,925,248"."""
+    b = budget(cfg)
+    return f"N = {b.params_exact:,}" + (f" · N_active = {b.params_active:,}" if cfg.moe else "")
+
+
 def header(cfg: Config, width: int | None = None) -> list[str]:
-    """The first line of every plain-text table: N, then the configuration (`describe`), fitted to `width`."""
-    return paragraph(f"N = {budget(cfg).params_exact:,} · {describe(cfg)}", width, "GPT  ", "     ")
+    """The first line of every plain-text table: N (and N_active), then the configuration (`describe`), fitted to
+    `width`."""
+    return paragraph(f"{_counts(cfg)} · {describe(cfg)}", width, "GPT  ", "     ")
 
 
 def markdown_header(cfg: Config) -> str:
     """`header` in Markdown: "**GPT** N = 124,439,808 · B=8 …"."""
-    return f"**GPT** N = {budget(cfg).params_exact:,} · {describe(cfg)}"
+    return f"**GPT** {_counts(cfg)} · {describe(cfg)}"
 
 
 def footer(cfg: Config, width: int | None = None) -> list[str]:
-    """The last line of a plain-text report, as torchinfo's "Total params": N, exact and rounded."""
-    n = budget(cfg).params_exact
-    return paragraph(f"Total parameters: N = {n:,} ({units.params(n)}), every weight, bias and norm gain of the module",
-                     width)
+    """The last line of a plain-text report, as torchinfo's "Total params": N, exact and rounded (and a mixture of
+    experts' N_active, the parameters one token uses)."""
+    b = budget(cfg)
+    n = b.params_exact
+    active = (f"; N_active = {b.params_active:,} ({units.params(b.params_active)}), those one token uses (k of the E "
+              f"experts)" if cfg.moe else "")
+    return paragraph(f"Total parameters: N = {n:,} ({units.params(n)}), every weight, bias and norm gain of the "
+                     f"module{active}", width)
 
 
 def _human(line: Line) -> str:
@@ -89,18 +120,24 @@ def line_table(lines: tuple[Line, ...], indent: str = "  ", width: int | None = 
 def _display_rows(tr: Trace, expand: bool) -> list[Row | str]:
     """Rows to print, with a group header before the block rows (one header per block when expanded)."""
     rows = tr.expanded() if expand else tr.rows
+    titles = {g.blocks[0]: g.title for g in tr.groups}
+    several = len(titles) > 1
     out: list[Row | str] = []
     for row in rows:
         first_of_block = row.block is not None and (not out or isinstance(out[-1], str)
                                                     or out[-1].block != row.block)
         if first_of_block:
-            L = tr.cfg.L
-            if expand or L == 1:
-                out.append(f"block {row.block}")
+            if expand:
+                out.append(f"block {row.block}: {KIND_LABELS[row.kind]}" if several else f"block {row.block}")
             else:
-                out.append(f"blocks 0 … {L - 1}: × L = {L} identical blocks, each with these shapes")
+                out.append(titles[row.block])
         out.append(row)
     return out
+
+
+def _notes(cfg: Config) -> tuple[str, ...]:
+    """The notes under the shapes table: what memory and saved mean, and a mixture of experts' routing."""
+    return (MEMORY_NOTE, *([ROUTING_NOTE] if cfg.moe else []))
 
 
 def _cells(row: Row, expand: bool, marks: RecipeRows = NONE) -> list[str]:
@@ -136,7 +173,7 @@ def text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "a
         by_row = iter(rows)
         for r in display:
             lines += paragraph(f"-- {r} --", width, "  ", "     ") if isinstance(r, str) else next(by_row)
-        for x in (*marks.legend, MEMORY_NOTE):
+        for x in (*marks.legend, *_notes(cfg)):
             lines += paragraph(x, width, "  ")
         lines += ["", MEMORY_TITLE.format(dtype=dtype, L=cfg.L)] + line_table(tr.lines, width=width)
         parts += lines
@@ -162,7 +199,9 @@ def markdown(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str 
                 name, _, mark = c[0].strip().partition(" ")  # the name, then its MARK if any
                 c[0], c[1] = f"`{name}`" + (f" {mark}" if mark else ""), f"`{c[1]}`"
                 out.append(f"| {' | '.join(c)} |")
-        out += ["", *(f"{x}.  " for x in marks.legend), MEMORY_NOTE[0].upper() + MEMORY_NOTE[1:] + ".", ""]
+        out += ["", *(f"{x}.  " for x in marks.legend), *(f"{x[0].upper() + x[1:]}.  " for x in _notes(cfg))]
+        out[-1] = out[-1].rstrip()
+        out.append("")
         out += _markdown_lines(tr.lines)
     if table in ("budget", "all"):
         out += _markdown_lines(b.lines)
@@ -187,11 +226,11 @@ def csv_text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str 
     else:
         tr, marks = trace(cfg, dtype), recipe_rows(cfg)
         w.writerow(["name", "symbolic", "shape", "numel", "nbytes", "view", "saved", "block", "repeat", "label",
-                    *([] if cfg.gpt2_recipe else [RECIPE_ONLY])])
+                    *([] if cfg.gpt2_recipe else [RECIPE_ONLY]), *(["kind"] if cfg.moe else [])])
         for r in (tr.expanded() if expand else tr.rows):
             w.writerow([r.name, r.symbolic, "x".join(map(str, r.shape)), r.numel, r.nbytes, int(r.view), int(r.saved),
                         "" if r.block is None else r.block, r.repeat, r.label,
-                        *map(int, _recipe_field(cfg, marks, r).values())])
+                        *map(int, _recipe_field(cfg, marks, r).values()), *([r.kind or ""] if cfg.moe else [])])
     return buf.getvalue()
 
 
@@ -200,20 +239,30 @@ def _recipe_field(cfg: Config, marks: RecipeRows, row: Row) -> dict[str, bool]:
     return {} if cfg.gpt2_recipe else {RECIPE_ONLY: marks.marked(row.local)}
 
 
+def _row_dict(cfg: Config, row: Row, marks: RecipeRows) -> dict:
+    """A row for JSON: its fields (its kind where a mixture of experts makes blocks of two kinds)."""
+    out = {**asdict(row), "shape": list(row.shape), **_recipe_field(cfg, marks, row)}
+    if not cfg.moe:
+        del out["kind"]
+    return out
+
+
 JSON_TABLES = ("all", "shapes", "budget", "kv")  # --table T --json: these here; train and changes have their own
 
 
 def as_json(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "all",
             setup: TrainSetup | None = None) -> str:
-    """One JSON document: the config and dtype, then `table`'s part: "shapes" the rows, their activation and saved
-    bytes and the memory lines; "budget" the budget and its lines; "kv" the KV cache's lines; "all" (the whole
-    report) every one of them and the training plan at `setup` (default TrainSetup()) with its references."""
+    """One JSON document: the config and dtype, then `table`'s part: "shapes" the rows (their groups of blocks for
+    a mixture of experts), their activation and saved bytes and the memory lines; "budget" the budget, its chart
+    (a mixture of experts) and its lines; "kv" the KV cache's lines; "all" (the whole report) every one of them and
+    the training plan at `setup` (default TrainSetup()) with its references."""
     doc: dict = {"config": config_dict(cfg), "dtype": dtype}
     if table in ("shapes", "all"):
         tr, marks = trace(cfg, dtype), recipe_rows(cfg)
         doc |= {
-            "rows": [{**asdict(r), "shape": list(r.shape), **_recipe_field(cfg, marks, r)}
-                     for r in (tr.expanded() if expand else tr.rows)],
+            "rows": [_row_dict(cfg, r, marks) for r in (tr.expanded() if expand else tr.rows)],
+            **({"groups": [{"kind": g.kind, "blocks": list(g.blocks), "title": g.title} for g in tr.groups]}
+               if cfg.moe else {}),
             **({} if cfg.gpt2_recipe else {"recipe_rows": {
                 "legend": list(marks.legend), "gone": [{"name": n, "label": x} for n, x in marks.gone],
                 "eager_only": [{"name": n, "label": x} for n, x in marks.eager_only]}}),
@@ -223,9 +272,16 @@ def as_json(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str =
         }
     if table in ("budget", "all"):
         b = budget(cfg)
-        doc |= {"budget": b.as_dict(), "lines": [asdict(x) for x in b.lines]}
+        doc |= {"budget": b.as_dict(), **({"chart": _chart_dict(b)} if cfg.moe else {}),
+                "lines": [asdict(x) for x in b.lines]}
     if table in ("kv", "all"):
         doc["kv"] = [asdict(x) for x in kv_cache_lines(cfg, dtype)]
     if table == "all":
         doc |= {"train": plan(cfg, setup or TrainSetup()).as_dict(), "references": [asdict(x) for x in REFERENCES]}
     return json.dumps(doc, indent=2) + "\n"
+
+
+def _chart_dict(b: Budget) -> dict:
+    """A mixture of experts' parameter chart (`model.budgeting.chart`): its bars with their counts, and its note."""
+    return {"bars": [{"key": key, "label": label, "value": b.line(key).value, "adds_to_N": in_sum}
+                     for key, label, in_sum in chart(b)], "note": chart_note(b)}

@@ -33,14 +33,14 @@ from dataclasses import dataclass, replace
 import sympy  # torch's own dependency: its symbolic sizes are sympy expressions
 import torch
 
-from .config import Config
+from .config import Config, one_of_each
 from .gpt import GPT
 from .passes import PASS_LOCK, TORCH_DTYPES, real_pass, record, use_shortcut
 
 LOG = logging.getLogger(__name__)
 MAX_ARCHITECTURES = 64  # symbolic passes (and first sizes seen) kept per process, the oldest dropped
 
-Key = tuple[Config, str]  # (the architecture: cfg with B = T = L = 1, dtype)
+Key = tuple[Config, str]  # (the architecture: cfg with B = T = 1 and one block of each kind, dtype)
 
 
 class Size:
@@ -118,7 +118,8 @@ def _with_sizes(p, size):
     return replace(
         p, tensors=tuple(replace(t, shape=tuple(size(n) for n in t.shape)) for t in p.tensors),
         saved=tuple(replace(s, nbytes=size(s.nbytes)) for s in p.saved),
-        flops_block=size(p.flops_block), flops_attn_block=size(p.flops_attn_block), flops_head=size(p.flops_head))
+        blocks=tuple(replace(b, flops=size(b.flops), flops_attn=size(b.flops_attn)) for b in p.blocks),
+        flops_head=size(p.flops_head))
 
 
 _ENABLED = False
@@ -136,7 +137,7 @@ def enable(on: bool = True) -> None:
 
 
 def _key(cfg: Config, dtype: str) -> Key:
-    return replace(cfg, B=1, T=1, L=1), dtype
+    return one_of_each(cfg), dtype
 
 
 def _remember(table: collections.OrderedDict, key: Key, value: object) -> None:
@@ -229,14 +230,14 @@ def _forget() -> None:
 
 
 def symbolic_pass(cfg: Config, dtype: str) -> SymbolicPass:
-    """`model.passes.record` on `GPT(cfg, depth=1)` with B and T symbolic (traced at cfg's B and T, both ≥ 2)."""
+    """`model.passes.record` on `GPT(one_of_each(cfg))` with B and T symbolic (traced at cfg's B and T, both ≥ 2)."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
 
     env = ShapeEnv(duck_shape=False)  # B and T stay two symbols even where they are equal
     mode = FakeTensorMode(shape_env=env)
     with torch.device("meta"):
-        module = GPT(replace(cfg, B=1, T=1, L=1), depth=1)
+        module = GPT(one_of_each(cfg))
     module = module.to(TORCH_DTYPES[dtype])
     fakes: dict[int, torch.nn.Parameter] = {}  # by identity: a tied head keeps W_te's one parameter
     for sub in module.modules():

@@ -1,9 +1,18 @@
 """Every intermediate tensor of one real forward pass, as data: `trace(cfg, dtype)` -> `Trace` of `Row`s.
 
-The pass is `model.passes.run_pass`: training mode, meta device (shapes without memory, at any size), block 0
-only. Each row's lesson-notation shape is evaluated and compared with the concrete shape on every trace:
-notation and code cannot drift apart. Blocks 1 ... L-1 repeat block 0's shapes exactly; their rows carry
-`repeat = L`, and `Trace.expanded()` lists all L blocks. Cost is independent of L.
+The pass is `model.passes.run_pass`: training mode, meta device (shapes without memory, at any size), one block of
+each kind (dense; a mixture of experts). Each row's lesson-notation shape is evaluated and compared with the concrete
+shape on every trace: notation and code cannot drift apart. Every block of a kind repeats that block's shapes
+exactly; its rows are named after the kind's first block (blocks.0 for a dense model, blocks.3 for DeepSeek's first
+MoE block), carry `repeat` = the kind's number of blocks (L for a dense model) and their `kind`; `Trace.groups` says
+which blocks each kind is ("blocks 0 … 2: dense, × 3"), and `Trace.expanded()` lists all L blocks. Cost is
+independent of L.
+
+A mixture of experts' rows (`MOE_NOTATION`): the router's logits and probabilities (B, T, E), the top-k weights and
+experts (B, T, k), and the B·T·k (token, expert) pairs dispatched to the experts, (B·T·k, d) in all. Routing is
+data-dependent; the pass never drops or pads a token, so every tensor's shape is exact whatever the routing, and an
+expert's share of the B·T·k rows is a slice (`ROUTING_NOTE`): B·T·k/E rows when routing is balanced, the real
+counts of a real pass in `model.values`.
 
 Memory, honestly: a row is a *view* when it shares an earlier tensor's storage (q, k, v of qkv; k and v
 expanded to h heads when h_kv = 1): no new memory.
@@ -21,9 +30,10 @@ it (`model.gpt.fused_attention`), so its rows are the kernel's output and its (B
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, replace
 
-from .config import Config
+from .config import KIND_LABELS, Config, distinct_kinds, kind_blocks
 from .figures import Line, check_lines, html_repr
 from .memory import KORTHIKANTI, kv_cache_lines, new_memory_formula, saved_formula, structure
 from .formula import evaluate_shape
@@ -87,6 +97,42 @@ RECIPE_NOTATION: dict[str, tuple[str, str]] = {
     "ln_f": ("(B, T, d)", "final RMSNorm"),
     "attn.lse": ("(B, h, T)", "log-sum-exp of each query's scores, fp32 whatever the dtype: kept for backward"),
 }
+# A mixture of experts' tensors (`model.gpt.MoE`), in place of the MLP's in its blocks.
+MOE_NOTATION: dict[str, tuple[str, str]] = {
+    "moe.router": ("(B, T, E)", "router logits x W_router, a score per expert"),
+    "moe.probs": ("(B, T, E)", "softmax over the E experts, fp32 whatever the dtype"),
+    "moe.top_weights": ("(B, T, k)", "the k largest probabilities of each token (top-k)"),
+    "moe.top_experts": ("(B, T, k)", "which k experts each token goes to (int64)"),
+    "moe.weights": ("(B, T, k)", "the k weights renormalised to sum to 1"),
+    "moe.order": ("(B·T·k)", "the B·T·k (token, expert) pairs sorted by expert (int64)"),
+    "moe.counts": ("(E)", "tokens each expert got, its share of the B·T·k rows (int64; B·T·k/E if balanced)"),
+    "moe.token": ("(B·T·k)", "the token of each sorted pair (int64)"),
+    "moe.dispatched": ("(B·T·k, d)", "tokens dispatched to their experts, sorted by expert: k rows per token"),
+    "moe.experts.gate": ("(B·T·k, d_expert)", "each expert's gate x W_gate[e] over its share of the rows"),
+    "moe.experts.up": ("(B·T·k, d_expert)", "each expert's up x W_up[e] over its share"),
+    "moe.experts.silu": ("(B·T·k, d_expert)", "SiLU(gate)"),
+    "moe.experts.gated": ("(B·T·k, d_expert)", "SiLU(gate) · up"),
+    "moe.experts.fc": ("(B·T·k, d_expert)", "each expert's hidden x W_fc[e] over its share of the rows"),
+    "moe.experts.gelu": ("(B·T·k, d_expert)", "GELU"),
+    "moe.experts.down": ("(B·T·k, d)", "each expert's output, d_expert → d (W_down[e])"),
+    "moe.sorted_weights": ("(B·T·k, 1)", "each row's routing weight"),
+    "moe.weighted": ("(B·T·k, d)", "expert outputs times their weights"),
+    "moe.combined": ("(B, T, d)", "the weighted combine: each token's k rows added back"),
+    "moe.shared.gate": ("(B, T, E_shared·d_shared)", "shared experts' gate x W_gate (every token)"),
+    "moe.shared.up": ("(B, T, E_shared·d_shared)", "shared experts' up x W_up"),
+    "moe.shared.silu": ("(B, T, E_shared·d_shared)", "SiLU(gate)"),
+    "moe.shared.gated": ("(B, T, E_shared·d_shared)", "SiLU(gate) · up"),
+    "moe.shared.fc": ("(B, T, E_shared·d_shared)", "shared experts' hidden (every token)"),
+    "moe.shared.gelu": ("(B, T, E_shared·d_shared)", "GELU"),
+    "moe.shared.proj": ("(B, T, d)", "shared experts' output"),
+    "moe.shared_gate": ("(B, T, 1)", "shared experts' gate logit x W_shared_gate (d, 1)"),
+    "moe.shared_scale": ("(B, T, 1)", "sigmoid of the gate logit"),
+    "moe.shared_out": ("(B, T, d)", "shared experts' output times their gate"),
+    "moe.out": ("(B, T, d)", "routed experts + shared experts"),
+}
+ROUTING_NOTE = ("routing: the B·T·k (token, expert) rows are exact whatever the routing (no token dropped or padded); "
+                "an expert's share of them is a slice, B·T·k/E rows when routing is balanced (a real pass's shares: "
+                "python -m model --values)")
 LSE_SHAPE = RECIPE_NOTATION["attn.lse"][0]
 FUSED_ATTN_V = ("(B, h, T, d_head)",
                 "fused attention: softmax(q kᵀ / √d_head, causal) @ v in one kernel, no (T, T) scores")
@@ -99,6 +145,8 @@ def notation(cfg: Config) -> dict[str, tuple[str, str]]:
     if cfg.gpt2_recipe:
         return NOTATION
     out = {**NOTATION, **{k: v for k, v in RECIPE_NOTATION.items() if k not in _RMS_ROWS or cfg.norm == "rmsnorm"}}
+    if cfg.moe:
+        out.update(MOE_NOTATION)
     if cfg.attention == "fused":
         out["attn.attn_v"] = FUSED_ATTN_V
     if cfg.head_dim is not None:  # d_head set apart: the heads' width h·d_head need not be d
@@ -108,12 +156,19 @@ def notation(cfg: Config) -> dict[str, tuple[str, str]]:
     return out
 
 
-BLOCK_PREFIX = "blocks.0."
+BLOCK_PREFIX = "blocks.0."  # a dense model's block rows (the exported page's)
+_IN_BLOCK = re.compile(r"^blocks\.\d+\.")
+
+
+def local_name(name: str) -> str:
+    """A tensor's name without its block prefix: "blocks.3.moe.router" -> "moe.router"; "ln_f" stays."""
+    return _IN_BLOCK.sub("", name)
 
 
 @dataclass(frozen=True)
 class Row:
-    """One intermediate tensor. `repeat` is L for block rows (blocks 1 ... L-1 have block 0's shape), else 1."""
+    """One intermediate tensor. `repeat` is its kind's number of blocks for block rows (every block of a kind has the
+    same shapes; L for a dense model), else 1."""
 
     name: str  # dotted module path, e.g. "blocks.0.attn.scores"
     label: str  # what the tensor is, in the lesson's words
@@ -125,6 +180,7 @@ class Row:
     repeat: int
     view: bool = False  # shares an earlier tensor's storage (q, k, v are views of qkv): no new memory
     saved: bool = False  # autograd keeps its storage for the backward pass
+    kind: str | None = None  # a block row's kind of block ("dense" or "moe"), None outside the blocks
 
     @property
     def local(self) -> str:
@@ -139,12 +195,19 @@ class Trace:
     cfg: Config
     dtype: str
     rows: tuple[Row, ...]
-    saved_bytes: int  # what autograd keeps for the backward pass: distinct storages, parameters excluded, block × L
+    saved_bytes: int  # what autograd keeps for the backward pass: distinct storages, parameters excluded, all blocks
 
     @property
     def activation_bytes(self) -> int:
-        """New memory of all intermediate tensors of the pass (views excluded; each block row counted L times)."""
+        """New memory of all intermediate tensors of the pass (views excluded; each block row once per block of its
+        kind)."""
         return sum(r.nbytes * r.repeat for r in self.rows if not r.view)
+
+    @property
+    def groups(self) -> tuple[BlockGroup, ...]:
+        """The kinds of blocks, each with its blocks, in the order of their first blocks (the shapes table's group
+        headers)."""
+        return block_groups(self.cfg)
 
     @property
     def lines(self) -> tuple[Line, ...]:
@@ -152,15 +215,18 @@ class Trace:
         return memory_lines(self)
 
     def expanded(self) -> tuple[Row, ...]:
-        """The full listing: block 0's rows once per block, named blocks.0 ... blocks.{L-1}."""
+        """The full listing: each block's kind's rows, named blocks.0 ... blocks.{L-1}."""
         out: list[Row] = []
+        by_kind: dict[str, list[Row]] = {}
+        for r in self.rows:
+            if r.block is not None:
+                by_kind.setdefault(r.kind, []).append(r)
         for i, row in enumerate(self.rows):
             if row.block is None:
                 out.append(row)
-            elif i == 0 or self.rows[i - 1].block is None:  # first row of the block group: emit all L blocks
-                group = [r for r in self.rows if r.block is not None]
-                for b in range(self.cfg.L):
-                    out += [replace(r, name=f"blocks.{b}.{r.local}", block=b, repeat=1) for r in group]
+            elif i == 0 or self.rows[i - 1].block is None:  # first row of the blocks: emit all L blocks
+                for b, kind in enumerate(self.cfg.block_kinds):
+                    out += [replace(r, name=f"blocks.{b}.{r.local}", block=b, repeat=1) for r in by_kind[kind]]
         return tuple(out)
 
     def _repr_html_(self) -> str:
@@ -181,15 +247,66 @@ def trace(cfg: Config, dtype: str = "fp32") -> Trace:
     return _trace(cfg, dtype)
 
 
+@dataclass(frozen=True)
+class BlockGroup:
+    """One kind of block and its blocks, by index: a group of the shapes table."""
+
+    kind: str  # "dense" or "moe"
+    blocks: tuple[int, ...]
+    title: str  # "blocks 3 … 60: MoE, × 58"
+
+
+ONE_KIND = "blocks 0 … {last}: × L = {L} identical {what}blocks, each with these shapes"
+SOME_BLOCKS = "blocks {blocks}: {kind}, × {n}"
+ONE_BLOCK = "block {block}: {kind}"
+
+
+def blocks_text(blocks: tuple[int, ...]) -> str:
+    """Block indices as the tables write them: "0 … 2"; "1, 3, …, 47" (every 2nd); "0, 4 … 9, 12"."""
+    if len(blocks) > 2:
+        step = blocks[1] - blocks[0]
+        if all(b - a == step for a, b in zip(blocks, blocks[1:])):
+            return f"{blocks[0]} … {blocks[-1]}" if step == 1 else f"{blocks[0]}, {blocks[1]}, …, {blocks[-1]}"
+    runs: list[list[int]] = []
+    for b in blocks:
+        if runs and b == runs[-1][-1] + 1:
+            runs[-1].append(b)
+        else:
+            runs.append([b])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}, {r[1]}" if len(r) == 2 else f"{r[0]} … {r[-1]}"
+                     for r in runs)
+
+
+def block_groups(cfg: Config) -> tuple[BlockGroup, ...]:
+    """The kinds of cfg's blocks with their blocks and titles: one kind "blocks 0 … 11: × L = 12 identical blocks,
+    each with these shapes" (an MoE model's: "… identical MoE blocks …"), several "blocks 0 … 2: dense, × 3",
+    "blocks 3 … 60: MoE, × 58" (a kind of one block: "block 0: dense")."""
+    groups = kind_blocks(cfg)
+    out = []
+    for kind, blocks in groups.items():
+        if len(groups) == 1:
+            what = f"{KIND_LABELS[kind]} " if kind != "dense" else ""
+            title = ONE_KIND.format(last=cfg.L - 1, L=cfg.L, what=what) if cfg.L > 1 else "block 0"
+        elif len(blocks) == 1:
+            title = ONE_BLOCK.format(block=blocks[0], kind=KIND_LABELS[kind])
+        else:
+            title = SOME_BLOCKS.format(blocks=blocks_text(blocks), kind=KIND_LABELS[kind], n=len(blocks))
+        out.append(BlockGroup(kind, blocks, title))
+    return tuple(out)
+
+
 @functools.lru_cache(maxsize=512)
 def _trace(cfg: Config, dtype: str) -> Trace:
     values = cfg.symbols()
     recorded = run_pass(cfg, dtype)
     shapes = notation(cfg)
+    blocks = kind_blocks(cfg)
+    kinds = [b.kind for b in recorded.blocks]  # the pass's blocks, one per kind
     rows = []
     for t in recorded.tensors:
         in_block = t.phase == "block"
-        local = t.name[len(BLOCK_PREFIX):] if t.name.startswith(BLOCK_PREFIX) else t.name
+        local = local_name(t.name)
+        kind = kinds[t.block] if in_block else None
         if local not in shapes:
             raise RuntimeError(f"tensor {t.name} has no lesson notation: add it to model.tracing.NOTATION")
         symbolic, label = shapes[local]
@@ -200,10 +317,11 @@ def _trace(cfg: Config, dtype: str) -> Trace:
         numel = 1
         for n in t.shape:
             numel *= n
-        rows.append(Row(name=t.name, label=label, symbolic=symbolic, shape=t.shape, numel=numel,
-                        nbytes=numel * t.element_bytes, block=0 if in_block else None,
-                        repeat=cfg.L if in_block else 1, view=t.view, saved=t.saved))
-    saved = sum(s.nbytes * (cfg.L if s.phase == "block" else 1) for s in recorded.saved)
+        first = blocks[kind][0] if in_block else None
+        rows.append(Row(name=f"blocks.{first}.{local}" if in_block else t.name, label=label, symbolic=symbolic,
+                        shape=t.shape, numel=numel, nbytes=numel * t.element_bytes, block=first,
+                        repeat=len(blocks[kind]) if in_block else 1, view=t.view, saved=t.saved, kind=kind))
+    saved = sum(s.nbytes * (len(blocks[kinds[s.block]]) if s.phase == "block" else 1) for s in recorded.saved)
     return Trace(cfg=cfg, dtype=dtype, rows=tuple(rows), saved_bytes=saved)
 
 
@@ -213,9 +331,11 @@ def memory_lines(tr: Trace) -> tuple[Line, ...]:
     (GPT-2's recipe: the block it was written for); the modern recipe adds its KV cache (`kv_cache_lines`), fused
     attention what eager attention would hold in its place (`eager_lines`)."""
     cfg = tr.cfg
+    kinds = distinct_kinds(cfg)
+    experts = ", k experts' worth of rows per token in the MoE blocks" if cfg.moe else ""
     lines = [
-        Line("memory/activations", "activations: new memory of the pass (views not counted)",
-             new_memory_formula(tr.rows, cfg.head_dim is not None), tr.activation_bytes, "bytes"),
+        Line("memory/activations", f"activations: new memory of the pass (views not counted{experts})",
+             new_memory_formula(tr.rows, cfg.head_dim is not None, kinds), tr.activation_bytes, "bytes"),
         Line("memory/saved", "kept for the backward pass (measured with autograd's saved-tensor hooks)",
              saved_formula(structure(cfg, tr.dtype)), tr.saved_bytes, "bytes"),
     ]
@@ -240,15 +360,15 @@ def eager_lines(cfg: Config, dtype: str) -> list[Line]:
     rows of the real eager pass (`trace` of `cfg` with attention="eager"), with their formulas."""
     rows = [r for r in trace(replace(cfg, attention="eager"), dtype).rows if r.symbolic == SCORES and not r.view]
     kept = [r for r in rows if r.saved]
-    apart = cfg.head_dim is not None
+    apart, kinds = cfg.head_dim is not None, distinct_kinds(cfg)
 
     def names(rs: list[Row]) -> str:
         return ", ".join(r.local for r in rs)
 
     return [
         Line("memory/eager_scores", f"eager attention would make here: {names(rows)}, {SCORES} each, in all L blocks",
-             new_memory_formula(rows, apart), sum(r.nbytes * r.repeat for r in rows), "bytes"),
+             new_memory_formula(rows, apart, kinds), sum(r.nbytes * r.repeat for r in rows), "bytes"),
         Line("memory/eager_scores_saved", f"of them kept for backward by eager attention: {names(kept)} (fused: a "
              f"{LSE_SHAPE} log-sum-exp)",
-             new_memory_formula(kept, apart), sum(r.nbytes * r.repeat for r in kept), "bytes"),
+             new_memory_formula(kept, apart, kinds), sum(r.nbytes * r.repeat for r in kept), "bytes"),
     ]

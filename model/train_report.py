@@ -14,7 +14,8 @@ from dataclasses import asdict
 from . import numbers, units
 from .config import BOUNDS, Config, config_dict
 from .layout import paragraph, row_lines
-from .training import CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, RECOMPUTE, REFERENCES, Line, Plan, TrainSetup, plan
+from .training import (CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, RECOMPUTE, REFERENCES, Line, Plan, TrainSetup,
+                       chinchilla_note, plan)
 
 SECTIONS = {  # key prefix -> heading, in display order
     "compute": "Tokens and compute",
@@ -121,7 +122,7 @@ def describe_setup(p: Plan) -> str:
 def _sections(p: Plan) -> list[tuple[str, str, list[Line]]]:
     """(heading, note, lines) per section; the note names the Chinchilla fit and its constants."""
     lines = [*p.lines, *REFERENCES]
-    notes = {"chinchilla": FITS[p.setup.fit].note}
+    notes = {"chinchilla": chinchilla_note(p.cfg, p.setup.fit)}
     return [(title, notes.get(prefix, ""), [x for x in lines if x.key.split("/")[0] == prefix])
             for prefix, title in SECTIONS.items()]
 

@@ -12,18 +12,24 @@ Every figure is a `Line(key, label, formula, value, unit)` in display order (`pl
 formula is true: `model.formula.evaluate(line.formula, plan(...).symbols)` gives `line.value` (a formula "" marks
 a figure that is data or a search, not arithmetic). Symbols beyond the lesson's (B, T, d, h, d_head, L, V, T_max):
 
-- N parameters (exact, the module's count), D training tokens, C = 6·N·D FLOPs;
+- N parameters (exact, the module's count), D training tokens, C = 6·N·D FLOPs; a mixture of experts' N_active,
+  the parameters one token uses (`model.budgeting`), which sets its compute: C = 6·N_active·D;
 - P the GPU's dense BF16 peak FLOP/s (no sparsity), MFU the model FLOPs utilisation, n the GPU count,
   price the assumed dollars per GPU-hour, G Chinchilla's G (below);
 - M_fwd, M_loss, M_bwd, M_opt the bytes alive at the peak of the step's forward pass, loss, backward pass and
   optimizer step, besides weights, gradients and optimizer states (`step_phases`, measured by `model.peak`);
 - S_block the bytes one block saves for the backward pass, S_rest what the rest (embeddings, final LayerNorm,
   head, loss) saves, at the micro-batch B, T and dtype: `trace(cfg, dtype).saved_bytes` = S_rest + L·S_block,
-  measured with autograd's saved-tensor hooks; its formula (`model.memory.saved_formula`) is the activations'.
+  measured with autograd's saved-tensor hooks; its formula (`model.memory.saved_formula`) is the activations'. With
+  blocks of two kinds (a mixture of experts in some), S_dense and S_moe, each kind's block's (`saved_by_kind`).
 
 Conventions:
 - C = 6·N·D (the lesson: forward 2N + backward 4N FLOPs per token); C measured = 3 × the measured forward
   FLOPs per token × D (backward = 2 × forward, attention's 4LTd included). 1 PF-day = 10¹⁵ × 86,400 FLOPs.
+- A mixture of experts: a token runs k of the E routed experts, so the training chain (D by Chinchilla's rule, C,
+  MFU, time, cost) uses N_active: C = 6·N_active·D. Chinchilla's fit is of dense models (`MOE_NOTE`): read at
+  N_active it treats the model as a dense one of N_active parameters. Memory counts every expert: weights,
+  gradients and Adam's states are of N parameters; the activations hold k experts' worth of rows per token.
 - MFU (PaLM, Chowdhery et al. 2022, appendix B): observed tokens/s × 6N ÷ peak FLOP/s of the GPUs used.
   PaLM adds attention's 12·L·T·d per token to 6N; we keep 6N, so the time follows C = 6ND.
 - Memory per GPU in bytes. Mixed-precision Adam: 2 (bf16 weights) + 2 (bf16 gradients) + 12 (fp32 master
@@ -53,9 +59,9 @@ from fractions import Fraction
 from .budgeting import budget
 from .figures import Line, html_repr
 from .formula import evaluate
-from .memory import kv_cache_lines, saved_formula, structure
-from .config import BOUNDS, Config
-from .peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
+from .memory import block_counts, kv_cache_lines, saved_formula, structure
+from .config import BOUNDS, KIND_LABELS, Config, distinct_kinds, kind_blocks, kind_counts
+from .peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates, moment_words
 from .tracing import DTYPES
 
 
@@ -138,7 +144,22 @@ FITS: dict[str, ScalingFit] = {
     "besiroglu": ScalingFit("Besiroglu et al. 2024, refit of Chinchilla's approach 3", 1.82, 482.01, 2085.43,
                             0.3478, 0.3658),
 }
+MOE_CAVEAT = ("a mixture of experts is counted at N_active, the parameters one token uses: Chinchilla's D = 20·N_active, C = "
+              "6·N_active·D (the FLOPs a token runs) and the fit at N_active; Chinchilla's rule and fit were measured on "
+              "dense models, so for a mixture of experts they are a rough guide, not its scaling law (its memory is "
+              "every expert's, N)")
+
+
+def chinchilla_note(cfg: Config, fit: str) -> str:
+    """The Chinchilla section's note: the fit and its constants (`ScalingFit.note`), and for a mixture of experts
+    the caveat of counting it at N_active (`MOE_CAVEAT`)."""
+    return FITS[fit].note + (f"; {MOE_CAVEAT}" if cfg.moe else "")
+
 CHINCHILLA_TOKENS_PER_PARAM = 20
+MOE_NOTE = ("A mixture of experts: its compute is N_active's (C = 6·N_active·D), and the fit is read at N = N_active, "
+            "as a dense model of N_active parameters. Chinchilla fitted dense models only: an MoE of N_active active "
+            "and N total parameters reaches a lower loss than that dense model and a higher one than a dense model "
+            "of N (MoE scaling laws: Clark et al. 2022, Krajewski et al. 2024), so read these as a dense bound.")
 PF_DAY = 10**15 * 86_400  # FLOPs in one petaflop/s-day
 
 # Bounds of the setup's numbers: wide enough for any run on record, narrow enough that no accident slips through.
@@ -239,18 +260,36 @@ def saved_formula_of(cfg: Config, dtype: str) -> str:
     return saved_formula(structure(cfg, dtype))
 
 
+def saved_symbols(cfg: Config) -> dict[str, str]:
+    """Each kind of block's saved-bytes symbol: {"dense": "S_block"} for a model of one kind (MoE: {"moe": "S_block"}),
+    {"dense": "S_dense", "moe": "S_moe"} for two."""
+    kinds = distinct_kinds(cfg)
+    return {kinds[0]: "S_block"} if len(kinds) == 1 else {kind: f"S_{kind}" for kind in kinds}
+
+
 @functools.lru_cache(maxsize=1024)
-def saved_parts(cfg: Config, dtype: str) -> tuple[int, int]:
-    """(S_rest, S_block): bytes saved for backward outside the blocks and by one block, at cfg's B and T.
+def saved_by_kind(cfg: Config, dtype: str) -> tuple[int, dict[str, int]]:
+    """(S_rest, {kind: bytes one block of that kind saves}): bytes saved for backward outside the blocks and by one
+    block of each kind, at cfg's B and T.
 
     Read off the trace's saved-bytes formula (`model.memory.saved_formula`, fitted to measured passes of cfg's
-    structure and cached per structure), which is S_rest + L·S_block: evaluated at L = 0 and L = 1. No new
-    trace for a new B, T, d or V; a test checks the parts against `trace(cfg, dtype).saved_bytes`.
+    structure and cached per structure), which is S_rest + L·S_block, or S_rest + (L − L_moe)·S_dense + L_moe·S_moe:
+    evaluated at L = 0, then one block of each kind. No new trace for a new B, T, d or V; a test checks the parts
+    against `trace(cfg, dtype).saved_bytes`.
     """
     formula, values = saved_formula_of(cfg, dtype), cfg.symbols()
-    rest = evaluate(formula, {**values, "L": 0})
-    block = evaluate(formula, {**values, "L": 1}) - rest
-    return int(rest), int(block)
+    moe = {"L_moe": 0} if cfg.moe else {}
+    rest = int(evaluate(formula, {**values, "L": 0, **moe}))
+    one = {kind: {"L": 1, **({"L_moe": int(kind == "moe")} if cfg.moe else {})} for kind in distinct_kinds(cfg)}
+    return rest, {kind: int(evaluate(formula, {**values, **at})) - rest for kind, at in one.items()}
+
+
+def saved_parts(cfg: Config, dtype: str) -> tuple[int, int]:
+    """(S_rest, S_block) of a model whose blocks are all of one kind (`saved_by_kind`); ValueError for two kinds."""
+    rest, by_kind = saved_by_kind(cfg, dtype)
+    if len(by_kind) != 1:
+        raise ValueError(f"blocks of {len(by_kind)} kinds save different bytes: use saved_by_kind")
+    return rest, next(iter(by_kind.values()))
 
 
 def _div(a: int, b: int) -> int | float:
@@ -289,6 +328,7 @@ class Plan:
     cfg: Config
     setup: TrainSetup
     N: int
+    N_active: int  # the parameters one token uses: N for a dense model; what C = 6·N_active·D counts
     D: int
     C_6ND: int
     C_measured: float
@@ -306,7 +346,7 @@ class Plan:
         return {
             "setup": {**{k: getattr(self.setup, k) for k in self.setup.__dataclass_fields__},
                       "dtype": self.setup.act_dtype},
-            "N": self.N, "D": self.D, "C_6ND": self.C_6ND, "C_measured": self.C_measured,
+            "N": self.N, "N_active": self.N_active, "D": self.D, "C_6ND": self.C_6ND, "C_measured": self.C_measured,
             "gpu_hours": self.gpu_hours, "wall_days": self.wall_days, "cost": self.cost,
             "memory": self.memory.as_dict(), "kv_cache_bytes": self.kv_cache_bytes,
             "serve_weights_bytes": self.serve_weights_bytes,
@@ -333,12 +373,16 @@ def state_bytes(N: int, setup: TrainSetup) -> tuple[tuple[str, int | float, str]
 
 
 def activation_bytes(cfg: Config, setup: TrainSetup) -> tuple[int, str]:
-    """Saved-for-backward bytes per GPU at cfg's micro-batch B and T, and the formula over S_rest, S_block."""
-    rest, block = saved_parts(cfg, setup.act_dtype)
+    """Saved-for-backward bytes per GPU at cfg's micro-batch B and T, and the formula over S_rest, S_block (with
+    recomputation, the largest block's, rebuilt one at a time)."""
+    rest, by_kind = saved_by_kind(cfg, setup.act_dtype)
     if setup.recompute == "full":
         size = DTYPES[setup.act_dtype]
-        return cfg.L * cfg.B * cfg.T * cfg.d * size + rest + block, f"L·BTd·{size} + S_rest + S_block"
-    return rest + cfg.L * block, saved_formula_of(cfg, setup.act_dtype)
+        kind = max(by_kind, key=by_kind.get)
+        return (cfg.L * cfg.B * cfg.T * cfg.d * size + rest + by_kind[kind],
+                f"L·BTd·{size} + S_rest + {saved_symbols(cfg)[kind]}")
+    counts = kind_counts(cfg)
+    return rest + sum(counts[k] * b for k, b in by_kind.items()), saved_formula_of(cfg, setup.act_dtype)
 
 
 PHASE_LINE = "{symbol}, {label}: {moment}"  # a phase's line label (the exported page fills it the same way)
@@ -359,22 +403,53 @@ class Phase:
 def step_phases(cfg: Config, setup: TrainSetup) -> tuple[Phase, ...]:
     """Each phase's peak at cfg's B and T (model.peak): the largest of its candidates, the first on a tie.
 
-    A moment of block 0, the head or the loss adds the other L − 1 blocks: their saved bytes S_block each, or with
-    full recomputation their inputs, BTd elements each."""
+    A moment in a block, the head or the loss adds the blocks the pass does not run (`other_blocks`): for a dense
+    model the other L − 1 blocks, their saved bytes S_block each, or with full recomputation their inputs, BTd
+    elements each."""
     dtype = setup.act_dtype
     symbols = cfg.symbols()
-    if setup.recompute == "full":
-        size = DTYPES[dtype]
-        other, other_text = size * cfg.B * cfg.T * cfg.d, f"{size}BTd"
-    else:
-        other, other_text = saved_parts(cfg, dtype)[1], "S_block"
     best: dict[str, Phase] = {}
+    kinds = distinct_kinds(cfg)
     for c in candidates(structure(cfg, dtype)):
-        value = c.bytes(symbols) + (cfg.L - 1) * other * c.scaled
+        extra, text = other_blocks(cfg, c.block, dtype, setup.recompute == "full")
+        value = c.bytes(symbols) + extra
         if c.phase not in best or value > best[c.phase].value:
-            formula = c.formula + (f" + (L − 1)·{other_text}" if c.scaled else "")
-            best[c.phase] = Phase(c.phase, c.op, c.moment, value, formula)
+            best[c.phase] = Phase(c.phase, c.op, moment_words(c.phase, c.where, kinds), value, c.formula + text)
     return tuple(best[name] for name in PHASES if name in best)
+
+
+def _less(count: str, n: int) -> str:
+    """A number of blocks less n, in lesson notation: ("L", 1) -> "(L − 1)", ("(L − L_moe)", 2) -> "(L − L_moe − 2)"."""
+    if not n:
+        return count
+    return f"{count[:-1]} − {n})" if count.startswith("(") else f"({count} − {n})"
+
+
+def other_blocks(cfg: Config, block: int | None, dtype: str, recompute: bool) -> tuple[int, str]:
+    """What the blocks `model.peak`'s pass does not run hold at a moment of its block `block` (len(blocks): the head
+    or the loss; None: neither), in bytes and as " + …" in lesson notation.
+
+    The moment is that of the last block of its kind in the model (all L blocks for the head and the loss): every
+    block before it is alive, and the pass holds one of each kind that runs before it already. Each other block keeps
+    its saved bytes (S_block, or S_dense and S_moe), or with full recomputation its input, BTd elements."""
+    if block is None:
+        return 0, ""
+    kinds, size = distinct_kinds(cfg), DTYPES[dtype]
+    inputs = size * cfg.B * cfg.T * cfg.d
+    if len(kinds) == 1:
+        other = inputs if recompute else saved_by_kind(cfg, dtype)[1][kinds[0]]
+        return (cfg.L - 1) * other, f" + (L − 1)·{f'{size}BTd' if recompute else 'S_block'}"
+    blocks, counts = kind_blocks(cfg), kind_counts(cfg)
+    last = blocks[kinds[block]][-1] if block < len(kinds) else cfg.L  # the blocks before it are alive
+    held = set(kinds[:block])  # of each of these kinds, the pass holds one block already
+    before = {kind: sum(1 for i in blocks[kind] if i < last) - (kind in held) for kind in kinds}
+    if recompute:
+        n = sum(before.values())
+        return n * inputs, f" + {_less('L', cfg.L - n)}·{size}BTd"
+    by_kind, names, numbers = saved_by_kind(cfg, dtype)[1], saved_symbols(cfg), block_counts(kinds)
+    terms = [(before[k] * by_kind[k], f"{_less(numbers[k], counts[k] - before[k])}·{names[k]}") for k in kinds
+             if before[k]]
+    return sum(v for v, _ in terms), "".join(f" + {t}" for _, t in terms)
 
 
 def training_memory(cfg: Config, setup: TrainSetup, N: int | None = None) -> int | float:
@@ -425,17 +500,20 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
     if not isinstance(setup, TrainSetup):
         raise TypeError(f"plan needs a model.training.TrainSetup, got {type(setup).__name__}")
     b = budget(cfg)
-    N = b.params_exact
-    D = setup.D if setup.D is not None else CHINCHILLA_TOKENS_PER_PARAM * N
+    N, Na = b.params_exact, b.params_active  # every parameter; those one token uses (N for a dense model)
+    n_c, active = ("N_active", " active") if cfg.moe else ("N", "")  # the compute's N, and its word
+    D = setup.D if setup.D is not None else CHINCHILLA_TOKENS_PER_PARAM * Na
     gpu, opt, fit = setup.device, OPTIMIZERS[setup.optimizer], FITS[setup.fit]
     size = DTYPES[setup.act_dtype]
-    C = 6 * N * D
+    C = 6 * Na * D
     C_measured = 3 * b.flops_fwd_measured_per_token * D
     P = gpu.peak_tflops * 1e12
-    rest, block = saved_parts(cfg, setup.act_dtype)
+    rest, by_kind = saved_by_kind(cfg, setup.act_dtype)
+    names = saved_symbols(cfg)
     G = (fit.alpha * fit.A / (fit.beta * fit.B)) ** fit.inv
-    sym: dict[str, int | float] = {**cfg.symbols(), "N": N, "D": D, "C": C, "P": P, "MFU": setup.mfu,
-                                   "n": setup.gpus, "price": setup.price, "G": G, "S_rest": rest, "S_block": block}
+    sym: dict[str, int | float] = {**cfg.symbols(), "N": N, **({"N_active": Na} if cfg.moe else {}), "D": D, "C": C,
+                                   "P": P, "MFU": setup.mfu, "n": setup.gpus, "price": setup.price, "G": G,
+                                   "S_rest": rest, **{names[k]: v for k, v in by_kind.items()}}
     gpu_hours = C / (setup.mfu * P * 3600)
     lines: list[Line] = []
 
@@ -444,60 +522,66 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
 
     # tokens and compute
     if setup.D is None:
-        add("compute/D", "D, training tokens: Chinchilla's rule, 20 tokens per parameter", "20·N", D, "tokens")
+        add("compute/D", f"D, training tokens: Chinchilla's rule, 20 tokens per{active} parameter", f"20·{n_c}", D,
+            "tokens")
     else:
         add("compute/D", "D, training tokens (chosen)", "D", D, "tokens")
-    add("compute/tokens_per_param", "tokens per parameter", "D/N", _div(D, N), "ratio")
-    add("compute/C_6ND", "C = 6·N·D, training FLOPs (forward 2N + backward 4N per token)", "6·N·D", C, "flops")
-    add("compute/C_6ND_pf_days", "C in PF-days (1 PF-day = 10¹⁵ FLOP/s for a day)", "6·N·D/(10¹⁵·86400)",
+    add("compute/tokens_per_param", f"tokens per{active} parameter", f"D/{n_c}", _div(D, Na), "ratio")
+    routed = (f"C = 6·N_active·D, training FLOPs (a token runs k of the E experts: forward 2N_active + backward "
+              f"4N_active)" if cfg.moe else "C = 6·N·D, training FLOPs (forward 2N + backward 4N per token)")
+    add("compute/C_6ND", routed, f"6·{n_c}·D", C, "flops")
+    add("compute/C_6ND_pf_days", "C in PF-days (1 PF-day = 10¹⁵ FLOP/s for a day)", f"6·{n_c}·D/(10¹⁵·86400)",
         _div(C, PF_DAY), "pf_days")
     fwd = b.line("flops/forward_measured").formula  # GPT-2: L·(24d² + 4Td) + 2Vd; the recipe's own otherwise
     add("compute/C_measured", "C measured: 3 × the measured forward FLOPs per token × D (attention at this T "
         "included)", f"3·({fwd})·D", C_measured, "flops")
     add("compute/C_measured_pf_days", "C measured in PF-days", f"3·({fwd})·D/(10¹⁵·86400)",
         C_measured / PF_DAY, "pf_days")
-    add("compute/measured_over_6ND", "C measured ÷ 6·N·D", f"3·({fwd})·D/(6·N·D)", C_measured / C,
+    add("compute/measured_over_6ND", f"C measured ÷ 6·{n_c}·D", f"3·({fwd})·D/(6·{n_c}·D)", C_measured / C,
         "ratio")
 
     # Chinchilla: the loss fit and the compute-optimal split of this C
-    loss = f"{fit.E} + {fit.A}/N^{fit.alpha} + {fit.B}/D^{fit.beta}"
-    add("chinchilla/loss", "predicted loss at this N and D (nats per token)", loss, fit.E + fit.A / N**fit.alpha + fit.B / D**fit.beta, "loss")
+    loss = f"{fit.E} + {fit.A}/{n_c}^{fit.alpha} + {fit.B}/D^{fit.beta}"
+    add("chinchilla/loss", f"predicted loss at this {n_c} and D (nats per token)", loss,
+        fit.E + fit.A / Na**fit.alpha + fit.B / D**fit.beta, "loss")
     add("chinchilla/G", "G = (α·A/(β·B))^(1/(α + β)), from the fit's constants",
         f"({fit.alpha}·{fit.A}/({fit.beta}·{fit.B}))^{_fmt_exp(fit.inv)}", G, "ratio")
     N_opt = G * (C / 6) ** fit.a
     D_opt = (C / 6) ** fit.b / G
-    add("chinchilla/N_opt", "compute-optimal N for this C", f"G·(C/6)^{_fmt_exp(fit.a)}", N_opt, "params")
+    add("chinchilla/N_opt", f"compute-optimal {n_c} for this C", f"G·(C/6)^{_fmt_exp(fit.a)}", N_opt, "params")
     add("chinchilla/D_opt", "compute-optimal D for this C", f"(C/6)^{_fmt_exp(fit.b)}/G", D_opt, "tokens")
-    add("chinchilla/tokens_per_param_opt", "compute-optimal tokens per parameter",
+    add("chinchilla/tokens_per_param_opt", f"compute-optimal tokens per{active} parameter",
         f"(C/6)^{_fmt_exp(fit.b)}/G/(G·(C/6)^{_fmt_exp(fit.a)})", D_opt / N_opt, "ratio")
-    add("chinchilla/loss_opt", "predicted loss at the compute-optimal N and D",
+    add("chinchilla/loss_opt", f"predicted loss at the compute-optimal {n_c} and D",
         f"{fit.E} + {fit.A}/(G·(C/6)^{_fmt_exp(fit.a)})^{fit.alpha} + {fit.B}/((C/6)^{_fmt_exp(fit.b)}/G)^{fit.beta}",
         fit.E + fit.A / N_opt**fit.alpha + fit.B / D_opt**fit.beta, "loss")
 
     # time and cost
     add("time/peak", "P, peak of one GPU: dense BF16, no sparsity", "P", P, "flop_per_s")
-    add("time/mfu", "MFU, model FLOPs utilisation: observed tokens/s × 6N ÷ (n × P) (PaLM's, without its attention "
-        "term)", "MFU",
-        setup.mfu, "share")
+    add("time/mfu", f"MFU, model FLOPs utilisation: observed tokens/s × 6{n_c} ÷ (n × P) (PaLM's, without its "
+        "attention term)", "MFU", setup.mfu, "share")
     add("time/gpus", "n, GPUs (data parallel)", "n", setup.gpus, "count")
-    add("time/tokens_per_s", "tokens per second, all GPUs", "MFU·n·P/(6·N)", setup.mfu * setup.gpus * P / (6 * N),
-        "tokens_per_s")
-    add("time/gpu_hours", "GPU-hours", "6·N·D/(MFU·P·3600)", gpu_hours, "gpu_hours")
-    add("time/wall_days", "wall-clock time", "6·N·D/(MFU·P·3600·24·n)", gpu_hours / 24 / setup.gpus, "days")
+    add("time/tokens_per_s", "tokens per second, all GPUs", f"MFU·n·P/(6·{n_c})",
+        setup.mfu * setup.gpus * P / (6 * Na), "tokens_per_s")
+    add("time/gpu_hours", "GPU-hours", f"6·{n_c}·D/(MFU·P·3600)", gpu_hours, "gpu_hours")
+    add("time/wall_days", "wall-clock time", f"6·{n_c}·D/(MFU·P·3600·24·n)", gpu_hours / 24 / setup.gpus, "days")
     add("time/price", "price per GPU-hour (an assumption, not a quote)", "price", setup.price, "usd")
-    add("time/cost", "cost", "6·N·D/(MFU·P·3600)·price", gpu_hours * setup.price, "usd")
+    add("time/cost", "cost", f"6·{n_c}·D/(MFU·P·3600)·price", gpu_hours * setup.price, "usd")
 
     # training memory per GPU
     states = state_bytes(N, setup)
     act, act_formula = activation_bytes(cfg, setup)
-    labels = {"weights": f"weights, {opt.weights} bytes per parameter",
-              "grads": f"gradients, {opt.grads} bytes per parameter",
-              "optimizer": f"optimizer states, {opt.states} bytes per parameter"}
+    every = " (all N: every expert)" if cfg.moe else ""
+    labels = {"weights": f"weights, {opt.weights} bytes per parameter{every}",
+              "grads": f"gradients, {opt.grads} bytes per parameter{every}",
+              "optimizer": f"optimizer states, {opt.states} bytes per parameter{every}"}
     for part, value, formula in states:
         shard = " ÷ n (ZeRO)" if "/n" in formula else ""
         add(f"memory/{part}", labels[part] + shard, formula, value, "bytes")
-    add("memory/S_block", "S_block, saved for backward by one block at this B and T (measured)",
-        "S_block", block, "bytes")
+    for kind, saved in by_kind.items():
+        what = "one block" if len(by_kind) == 1 else f"one {KIND_LABELS[kind]} block"
+        add(f"memory/{names[kind]}", f"{names[kind]}, saved for backward by {what} at this B and T (measured)",
+            names[kind], saved, "bytes")
     add("memory/S_rest", "S_rest, saved by embeddings, final norm, head and loss (measured)", "S_rest", rest,
         "bytes")
     act_label = ("activations, recomputed: each block's input, plus the rest, plus one block rebuilt"
@@ -506,7 +590,8 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
     held = sum(v for _, v, _ in states)
     held_formula = " + ".join(f for _, _, f in states)
     total = held + act
-    act_short = "L·S_block + S_rest" if setup.recompute == "none" else act_formula
+    blocks = " + ".join(f"{count}·{names[kind]}" for kind, count in block_counts(distinct_kinds(cfg)).items())
+    act_short = f"{blocks} + S_rest" if setup.recompute == "none" else act_formula
     add("memory/total", "sum of the parts per GPU: weights, gradients, optimizer states, saved activations",
         held_formula + " + " + act_short, total, "bytes")
     phases = step_phases(cfg, setup)
@@ -527,7 +612,7 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
     # serving
     cache, per_token = kv_cache_lines(cfg, setup.act_dtype)  # the one definition (model.memory)
     kv = cache.value
-    add("serve/weights", f"weights at {setup.act_dtype}", f"{size}·N", size * N, "bytes")
+    add("serve/weights", f"weights at {setup.act_dtype}{every}", f"{size}·N", size * N, "bytes")
     add("serve/kv_cache", cache.label, cache.formula, kv, "bytes")
     add("serve/kv_per_token", per_token.label, per_token.formula, per_token.value, "bytes")
     add("serve/total", "total to serve", f"{size}·N + {cache.formula}", size * N + kv, "bytes")
@@ -536,7 +621,7 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
                     peak=peak, peak_phase=top.name, phases={x.name: x.value for x in phases},
                     phase_ops={x.name: x.op for x in phases}, capacity=capacity,
                     fits=fits, max_B=max_B)
-    return Plan(cfg=cfg, setup=setup, N=N, D=D, C_6ND=C, C_measured=C_measured, gpu_hours=gpu_hours,
+    return Plan(cfg=cfg, setup=setup, N=N, N_active=Na, D=D, C_6ND=C, C_measured=C_measured, gpu_hours=gpu_hours,
                 wall_days=gpu_hours / 24 / setup.gpus, cost=gpu_hours * setup.price, memory=memory,
                 kv_cache_bytes=kv, serve_weights_bytes=size * N, symbols=sym, lines=tuple(lines))
 

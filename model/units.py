@@ -78,7 +78,7 @@ def shape(dims: tuple[int, ...]) -> str:
 
 def value(x: int | float, unit: str) -> str:
     """A `model.figures.Line` value as the tables print it: counts and token lengths whole with separators,
-    FLOPs in SI units, shares in percent, bytes in binary units; a negative value gets a "−" sign."""
+    FLOPs in SI units, shares in percent, bytes in binary units, ratios as "4×"; a negative value gets a "−" sign."""
     if x < 0:
         return "−" + value(-x, unit)
     if unit in ("params", "tokens"):
@@ -89,6 +89,8 @@ def value(x: int | float, unit: str) -> str:
         return percent(x)
     if unit == "bytes":
         return nbytes(x)
+    if unit == "ratio":
+        return f"{sig3(x)}×"
     raise ValueError(f"unknown unit {unit!r}")
 
 

@@ -15,7 +15,8 @@ independent streams (`ParallelNormal`), so the same seed gives the same numbers 
 torch's global random state is left as it was. Forward hooks on the model's own modules (the `Tap`s of
 model/gpt.py) read each tensor as it is made, under `torch.no_grad()`, and are removed in a `finally`. Statistics are keyed by the names of
 `model.trace`'s expanded rows ("blocks.3.attn.q"); the int64 token ids ("idx") are inputs, not values, and
-have none.
+have none, nor have a mixture of experts' int64 indices (its top-k experts, the sorted pairs): its `expert_tokens`
+are what the router sent to each expert, block by block (is routing balanced at init? balanced: T·k/E each).
 
 Bounded cost. A pass costs memory for the weights (4 bytes per parameter) and the activations, and time for
 drawing the weights (most of it, spread over the cores), the forward pass (on one torch thread) and the hooks (a
@@ -37,7 +38,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 import numpy as np
@@ -158,7 +159,16 @@ def _shrunk(cfg: Config, d: int, h: int, L: int) -> Config:
     kv = snap_heads(h, max(1, round(h * cfg.h_kv / cfg.h)))
     ff = None if cfg.ff_dim is None else max(1, cfg.ff_dim * d // cfg.d)
     head = None if cfg.head_dim is None or d == h * cfg.head_dim else cfg.head_dim
-    return replace(cfg, d=d, h=h, L=L, kv_heads=kv, ff_dim=ff, head_dim=head)
+    if not cfg.moe:
+        return replace(cfg, d=d, h=h, L=L, kv_heads=kv, ff_dim=ff, head_dim=head)
+    # a mixture of experts keeps E, k and its first L blocks' kinds, and scales its widths as d_ff
+    experts = {"expert_dim": max(1, cfg.expert_dim * d // cfg.d),
+               "shared_dim": None if cfg.shared_dim is None else max(1, cfg.shared_dim * d // cfg.d)}
+    if "moe" in cfg.block_kinds[:L]:
+        layout = {"dense_layers": tuple(i for i in cfg.dense_layers if i < L)}
+    else:  # fewer blocks than its first MoE block: every block of the copy is MoE
+        layout = {"moe_step": 1, "dense_first": 0, "dense_layers": ()}
+    return replace(cfg, d=d, h=h, L=L, kv_heads=kv, ff_dim=ff, head_dim=head, **experts, **layout)
 
 
 @functools.lru_cache(maxsize=256)
@@ -234,6 +244,12 @@ class Values:
     unit: scaling.Scaling  # the lesson's unit-variance q, k at the same d_head and T
     seconds: float  # wall time of the pass (build, initialise, forward), lock wait excluded
     probs: np.ndarray  # (L, h, T, T) attention weights, read-only
+    expert_tokens: Mapping[int, tuple[int, ...]] = field(default_factory=dict)  # MoE block -> tokens per expert
+
+    @property
+    def balanced_share(self) -> float | None:
+        """Tokens each expert would get if routing were balanced, T·k/E (B = 1); None for a dense model."""
+        return self.cfg.T * self.cfg.k / self.cfg.E if self.cfg.moe else None
 
     @property
     def cfg(self) -> Config:
@@ -414,8 +430,14 @@ def _forward(p: Plan, ids: tuple[int, ...], pieces: tuple[str, ...], seed: int) 
     probs = np.zeros((cfg.L, cfg.h, cfg.T, cfg.T), dtype=np.float32)
     raw = torch.zeros(cfg.L, cfg.h, cfg.T, cfg.T, dtype=torch.float64)  # this model's q·kᵀ, unscaled
 
+    expert_tokens: dict[int, tuple[int, ...]] = {}
+
     def hook(name: str, block: int | None, local: str):
         def record(_module, _inputs, output: torch.Tensor) -> None:
+            if local == "moe.counts":
+                expert_tokens[block] = tuple(output.tolist())  # (E,) tokens each expert got
+            if not output.is_floating_point():  # a mixture of experts' indices: no values to describe
+                return
             stats[name] = _stat(output, masked=local == "attn.masked")
             if local == "attn.attn":
                 probs[block] = output[0].numpy()  # (h, T, T)
@@ -442,5 +464,6 @@ def _forward(p: Plan, ids: tuple[int, ...], pieces: tuple[str, ...], seed: int) 
         resid_std=tuple(stats[f"blocks.{b}.resid_2"].std for b in range(cfg.L)),
         scaling=scaling.compare(raw, cfg.d_head, "this model's q, k at init"),
         unit=scaling.unit_variance(cfg.d_head, cfg.T, seed), seconds=0.0, probs=probs,
+        expert_tokens=MappingProxyType(expert_tokens),
     )
 

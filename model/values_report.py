@@ -91,6 +91,29 @@ def scaling_note(v: Values) -> str:
 
 
 @dataclass(frozen=True)
+class ExpertRow:
+    """One MoE block's routing at init: the tokens each expert got and how far the busiest is from balanced."""
+
+    block: int
+    tokens: tuple[int, ...]  # per expert, E entries, summing to T·k
+    busiest: str  # "3.4× balanced" (the most any expert got ÷ T·k/E)
+    idle: int  # experts that got no token
+
+
+def expert_title(v: Values) -> str:
+    """The heading of the routing rows: what balanced would be."""
+    c = v.cfg
+    return (f"Tokens per expert at init (is routing balanced before training?): T·k = {c.T * c.k:,} rows over "
+            f"E = {c.E:,} experts, balanced {num(v.balanced_share)} each")
+
+
+def expert_rows(v: Values) -> list[ExpertRow]:
+    """Each MoE block's tokens per expert (none for a dense model)."""
+    share = v.balanced_share
+    return [ExpertRow(b, t, f"{num(max(t) / share)}× balanced", t.count(0)) for b, t in sorted(v.expert_tokens.items())]
+
+
+@dataclass(frozen=True)
 class StatRow:
     name: str  # as model.trace's expanded rows: "blocks.0.attn.q"
     mean: str
@@ -166,6 +189,10 @@ def text(v: Values, block: int = 0, head: int = 0, expand: bool = False, width: 
         lines += [f"  {x}" for x in more]
     lines += [*paragraph(scaling_note(v), width, "  "), "", f"Attention weights, block {block}, head {head} "
               "(row: query token t; column: key token j):"]
+    if v.expert_tokens:
+        routing = [expert_title(v) + ":"] + [f"  block {r.block}: {' '.join(map(str, r.tokens))}  (busiest "
+                                             f"{r.busiest}, {r.idle} idle)" for r in expert_rows(v)]
+        lines[-1:-1] = routing + [""]
     lines += ["  " + x for x in attention_text(v, block, head)]
     lines += paragraph(uniform_line(v, block, head), width, "  ")
     shown = None if expand else [block]
@@ -202,6 +229,9 @@ def as_dict(v: Values, block: int = 0, head: int = 0) -> dict:
         "loss": v.loss, "ln_V": v.ln_V, "embed_std": v.embed_std, "resid_std": list(v.resid_std),
         "scaling": {"lesson": LESSON, "unit_variance": scale(v.unit), "model": scale(v.scaling)},
         "attention": {"block": block, "head": head, "weights": v.attention(block, head).tolist()},
+        **({"expert_tokens": {"balanced": v.balanced_share, "blocks": {str(b): list(t) for b, t in
+                                                                      sorted(v.expert_tokens.items())}}}
+           if v.expert_tokens else {}),
         "stats": {name: {k: _finite(x) if isinstance(x, float) else x for k, x in asdict(s).items()}
                   for name, s in v.stats.items()},
     }

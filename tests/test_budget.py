@@ -165,8 +165,8 @@ def test_as_dict_has_every_field():
     b = budget(CONFIGS[1])
     d = b.as_dict()
     assert list(d) == ["params_emb", "params_attn_block", "params_mlp_block", "params_blocks", "params_norms", "params_head",
-                       "params_approx", "params_exact", "flops_fwd_per_token", "flops_train_per_token",
-                       "flops_fwd_measured_per_token", "flops_attn_per_token", "attn_share", "T_attn_equals_dense"]
+                       "params_approx", "params_exact", "params_active", "flops_fwd_per_token", "flops_train_per_token",
+                       "flops_fwd_active_per_token", "flops_train_active_per_token", "flops_fwd_measured_per_token", "flops_attn_per_token", "attn_share", "T_attn_equals_dense"]
     assert d["params_exact"] == b.params_exact and replace(Budget(**d), lines=b.lines) == b
     assert b.params_blocks == CONFIGS[1].L * (b.params_attn_block + b.params_mlp_block)
 

@@ -18,7 +18,8 @@ def make(**change) -> Config:
 # --- fields: whole numbers within BOUNDS ---------------------------------------------------------------------
 
 def test_bounds_cover_gpt3_175b_and_every_field_has_a_doc():
-    assert set(BOUNDS) == set(FIELD_DOCS) == {"B", "T", "d", "h", "L", "V", "T_max", "d_ff", "h_kv", "d_head"}
+    assert set(BOUNDS) == set(FIELD_DOCS) == {"B", "T", "d", "h", "L", "V", "T_max", "d_ff", "h_kv", "d_head", "E", "k",
+                                              "d_expert", "E_shared", "d_shared"}
     assert BOUNDS["d"][1] >= 12_288 and BOUNDS["L"][1] >= 96 and BOUNDS["T"][1] >= 2_048
     assert BOUNDS["V"] == (1, 262_144)
     assert all(lo == 1 for lo, _ in BOUNDS.values())
@@ -154,7 +155,7 @@ def test_preset_names():
     classic = ["gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl", "gpt3-125m", "gpt3-350m",
                "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b"]
     modern = ["llama3-8b", "llama3-70b", "llama3.2-1b", "mistral-7b", "qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b",
-              "mistral-nemo-12b", "qwen3-4b-instruct-2507"]
+              "mistral-nemo-12b", "qwen3-4b-instruct-2507", "mixtral-8x7b", "qwen3-30b-a3b"]
     assert list(PRESETS) == classic + modern
     assert list(GPT2_RECIPE_PRESETS) == classic
     assert all(PRESETS[n].gpt2_recipe for n in classic) and not any(PRESETS[n].gpt2_recipe for n in modern)

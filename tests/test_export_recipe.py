@@ -18,9 +18,10 @@ from app.changes_card import changes_groups, changes_html
 from app.export.spec import budget_key, changes_key, covered
 from model.families import preset_labels
 from model import PRESETS, Config, budget, trace
+from model.families import PAGE_PRESETS  # the pages' presets: the dense ones (mixtures of experts: the CLI's)
 from model import units
 from model.changes import changes
-from model.config import ALL_FIELDS
+from model.config import PAGE_FIELDS
 from model.rules import preset_of, settle
 from model.train_report import human
 from model.training import plan
@@ -44,7 +45,7 @@ def page(chromium, page_file: Path):
 
 
 def full_js(c: Config) -> dict:
-    return {f: getattr(c, f) for f in ALL_FIELDS}
+    return {f: getattr(c, f) for f in PAGE_FIELDS}
 
 
 def _set(page, name: str, value) -> None:
@@ -123,7 +124,7 @@ def test_settle_and_presets_agree_with_the_rules(page) -> None:
     rng = random.Random(4)
     asked = []
     for _ in range(200):
-        base = rng.choice([p for p in PRESETS.values()])
+        base = rng.choice(list(PAGE_PRESETS.values()))
         positions = rng.choice(["learned", "rope"])
         d = rng.choice([64, 768, 770, 1000, 4096, rng.randint(2, 8192)])
         asked.append({**full_js(base), "B": rng.randint(1, 64), "T": rng.randint(1, 20_000), "d": d,
@@ -141,7 +142,7 @@ def test_settle_and_presets_agree_with_the_rules(page) -> None:
             assert out == {"error": str(e)}, a
             continue
         assert (Config(**out[0]), out[1]) == (want, notes), a
-    cfgs = [settle(a)[0] for a in asked[:40] if _settles(a)] + list(PRESETS.values())
+    cfgs = [settle(a)[0] for a in asked[:40] if _settles(a)] + list(PAGE_PRESETS.values())
     assert js(page, "presetOf", [[full_js(c)] for c in cfgs]) == [preset_of(c) for c in cfgs]
     from model.families import recipe_of
     assert js(page, "recipeOf", [[full_js(c)] for c in cfgs]) == [recipe_of(c) for c in cfgs]
@@ -274,7 +275,7 @@ def test_the_page_reads_numbers_with_the_grammar_of_model_numbers(page) -> None:
 def test_the_rule_line_and_field_names_agree_with_the_model(page) -> None:
     from app.words import field_names, status_rules
 
-    cfgs = [*PRESETS.values(), *CONFIGS, replace(LLAMA, head_dim=64), replace(PRESETS["gpt2-small"], positions="rope")]
+    cfgs = [*PAGE_PRESETS.values(), *CONFIGS, replace(LLAMA, head_dim=64), replace(PRESETS["gpt2-small"], positions="rope")]
     assert js(page, "statusRules", [[full_js(c)] for c in cfgs]) == [status_rules(c) for c in cfgs]
     assert js(page, "fieldNames", [[full_js(c)] for c in cfgs]) == [field_names(c) for c in cfgs]
 
@@ -288,7 +289,7 @@ def test_notices_of_a_change_agree_with_the_model(page) -> None:
     keys = ["T", "T_max", "d", "h", "kv_heads", "head_dim", "positions"]
     cases = []
     for _ in range(150):
-        base = rng.choice(list(PRESETS.values()))
+        base = rng.choice(list(PAGE_PRESETS.values()))
         asked = {**full_js(base), "T": rng.choice([base.T, 5000, 40_000]), "d": rng.choice([base.d, 770, 1040]),
                  "h": rng.choice([base.h, 12, 7]), "kv_heads": rng.choice([None, 5, base.kv_heads]),
                  "T_max": rng.choice([base.T_max, 1024, 2048])}

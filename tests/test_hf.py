@@ -11,6 +11,7 @@ import dataclasses
 import json
 import logging
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -30,10 +31,13 @@ logging.getLogger("transformers").setLevel(logging.ERROR)
 
 
 def reference(doc: dict) -> tuple[int, int]:
-    """transformers' model of `doc` on the meta device: (parameters, KV-cache bytes per token at fp32)."""
+    """transformers' model of `doc` on the meta device: (parameters, KV-cache bytes per token at fp32). A mixture of
+    experts runs its experts as batched matmuls there (its default grouped_mm wants bf16; its eager loop asks the
+    routing's values, which the meta device has not)."""
     config = CONFIG_MAPPING[doc["model_type"]](**{k: v for k, v in doc.items() if k != "model_type"})
+    experts = {"experts_implementation": "batched_mm"} if doc["model_type"] in hf.MOE_TYPES else {}
     with torch.device("meta"):
-        module = AutoModelForCausalLM.from_config(config, attn_implementation="eager")
+        module = AutoModelForCausalLM.from_config(config, attn_implementation="eager", **experts)
     B, T = 2, 3
     out = module(input_ids=torch.zeros(B, T, dtype=torch.long, device="meta"), use_cache=True)
     kv = sum(t.numel() * t.element_size() for layer in out.past_key_values.layers for t in (layer.keys, layer.values))
@@ -65,6 +69,11 @@ MODERN = {"vocab_size": 96, "hidden_size": 128, "intermediate_size": 48, "num_hi
           "tie_word_embeddings": True}
 QWEN_WINDOW = {"use_sliding_window": True, "sliding_window": 16, "max_window_layers": 2,
                "layer_types": ["full_attention", "full_attention"]}  # a window no block uses
+# A mixture of experts' keys, each unlike its type's default: 4 blocks, every 2nd MoE but block 3 (block 1 only).
+QWEN_MOE = {"num_hidden_layers": 4, "num_experts": 8, "num_experts_per_tok": 3, "moe_intermediate_size": 24,
+            "decoder_sparse_step": 2, "mlp_only_layers": [3]}
+QWEN_MOE_WINDOW = {"use_sliding_window": True, "sliding_window": 16, "max_window_layers": 0,
+                   "layer_types": ["full_attention"] * 4}  # a window no block uses
 BASE: dict[str, dict] = {
     "gpt2": {"model_type": "gpt2", "vocab_size": 96, "n_positions": 64, "n_embd": 96, "n_layer": 2, "n_head": 4,
              "n_inner": 48, "tie_word_embeddings": False, "add_cross_attention": False},
@@ -72,6 +81,11 @@ BASE: dict[str, dict] = {
     "mistral": {"model_type": "mistral", **MODERN, "sliding_window": None},
     "qwen2": {"model_type": "qwen2", **MODERN, **QWEN_WINDOW},
     "qwen3": {"model_type": "qwen3", **MODERN, **QWEN_WINDOW, "attention_bias": True},
+    "mixtral": {"model_type": "mixtral", **MODERN, "num_local_experts": 4, "num_experts_per_tok": 3, "sliding_window": None},
+    "qwen2_moe": {"model_type": "qwen2_moe", **MODERN, **QWEN_MOE, **QWEN_MOE_WINDOW, "qkv_bias": False,
+                  "shared_expert_intermediate_size": 40},
+    "qwen3_moe": {"model_type": "qwen3_moe", **MODERN, **QWEN_MOE, "attention_bias": True, "use_sliding_window": False,
+                  "sliding_window": 16, "layer_types": ["full_attention"] * 4},
 }
 
 
@@ -86,7 +100,7 @@ def test_the_defaults_are_transformers_config_classes(model_type):
     """Each entry of a type's table is the default of that field in transformers' config class; the extras that
     its module or cache reads are no fields of it."""
     fields = {f.name: f.default for f in dataclasses.fields(CONFIG_MAPPING[model_type])}
-    for key, default in hf.DEFAULTS[model_type].items():
+    for key, default in {**hf.DEFAULTS[model_type], **hf.ROUTER.get(model_type, {})}.items():
         assert fields[key] == default, (model_type, key)
     assert not set(hf.EXTRAS[model_type]) & set(fields)
     assert hf.TRANSFORMERS_VERSION == __import__("transformers").__version__
@@ -139,6 +153,34 @@ def test_random_files_match_transformers(model_type):
         agree(doc)
 
 
+@pytest.mark.parametrize("model_type", hf.MOE_TYPES)
+def test_random_mixtures_of_experts_match_transformers(model_type):
+    """Random small files of each mixture of experts: total parameters and the KV cache per token as transformers'
+    module on the meta device (or both refuse); experts, k, widths and (Qwen) which blocks are MoE drawn too."""
+    rng = random.Random(model_type)
+    for _ in range(8):
+        h_kv = rng.choice([1, 2, 4])
+        h = h_kv * rng.choice([1, 2, 3])
+        L = rng.randrange(1, 5)
+        E = rng.randrange(1, 9)
+        doc = {"model_type": model_type, "vocab_size": rng.randrange(8, 300), "num_hidden_layers": L,
+               "num_attention_heads": h, "num_key_value_heads": h_kv, "intermediate_size": rng.randrange(8, 200),
+               "max_position_embeddings": rng.randrange(8, 100_000), "tie_word_embeddings": rng.random() < 0.5,
+               "num_experts_per_tok": rng.randrange(1, E + 1), "hidden_size": h * 2 * rng.randrange(1, 12)}
+        doc["num_local_experts" if model_type == "mixtral" else "num_experts"] = E
+        if model_type != "mixtral":
+            doc.update(moe_intermediate_size=rng.randrange(4, 100), decoder_sparse_step=rng.randrange(1, 3),
+                       mlp_only_layers=rng.sample(range(L), rng.randrange(0, L)))
+        if model_type == "qwen2_moe":
+            doc.update(shared_expert_intermediate_size=rng.randrange(4, 100), qkv_bias=rng.random() < 0.5)
+        if model_type == "qwen3_moe" and rng.random() < 0.5:
+            doc["attention_bias"] = rng.random() < 0.5
+        if rng.random() < 0.3:
+            doc["norm_topk_prob" if model_type != "mixtral" else "router_jitter_noise"] = rng.choice([True, False]) \
+                if model_type != "mixtral" else 0.01
+        agree(doc)
+
+
 def test_gpt2_files_match_transformers():
     rng = random.Random(2)
     for _ in range(8):
@@ -156,7 +198,7 @@ def test_gpt2_files_match_transformers():
     ({**BASE["qwen3"], "mlp_bias": True}, "mlp_bias"),
     ({**BASE["qwen2"], "attention_bias": False, "mlp_bias": True}, "attention_bias, mlp_bias"),
     ({**BASE["mistral"], "layer_types": ["full_attention", "full_attention"]}, ""),
-    ({**BASE["llama"], "num_local_experts": 8, "num_experts_per_tok": 2}, "num_local_experts, num_experts_per_tok"),
+    ({**BASE["llama"], "num_local_experts": 8, "num_experts_per_tok": 2}, "num_experts_per_tok, num_local_experts"),
     ({**BASE["gpt2"], "head_dim": 7, "n_ctx": 2048, "num_key_value_heads": 2}, "num_key_value_heads, head_dim, n_ctx"),
 ])
 def test_keys_the_type_does_not_have_are_ignored_as_transformers_ignores_them(doc, ignored):
@@ -260,11 +302,89 @@ def test_todays_context_lengths_are_read_and_counted_exactly(name):
     assert f"T set to 8,192 of the {T_max:,}-token context (T_max, from max_position_embeddings)" in read.notes
 
 
-@pytest.mark.parametrize("name", ["mistral-nemo-12b", "qwen3-4b-instruct-2507"])
+@pytest.mark.parametrize("name", ["mistral-nemo-12b", "qwen3-4b-instruct-2507", "mixtral-8x7b", "qwen3-30b-a3b"])
 def test_the_preset_is_its_published_file(name):
     from model import PRESETS
 
     assert PRESETS[name] == from_hf(json.loads((PUBLISHED / f"{name}.json").read_text()))
+
+
+# --- mixtures of experts ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name, active", [("mixtral-8x7b", 12_879_925_248), ("qwen3-30b-a3b", 3_353_032_704)])
+def test_published_mixtures_of_experts_are_counted_total_and_active(name, active):
+    doc = json.loads((PUBLISHED / f"{name}.json").read_text())
+    b = budget(from_hf(doc))
+    assert (b.params_exact, b.params_active) == (COUNTS[name]["parameters"], active)
+
+
+def test_the_routings_grouping_is_named_as_changing_no_shape():
+    doc = {**BASE["qwen3_moe"], "n_group": 4, "topk_group": 2}
+    assert ours(doc) == ours(BASE["qwen3_moe"]) == reference(doc)
+    assert read_hf(doc).notes[-1] == ("ignored, as transformers ignores them (qwen3_moe routes over all E experts): "
+                                      "n_group, topk_group, the routing's grouping (DeepSeek's experts in groups), "
+                                      "which changes no shape or count either")
+
+
+def test_the_router_settings_are_read_and_named_as_changing_no_shape():
+    doc = {**BASE["qwen3_moe"], "norm_topk_prob": True, "router_aux_loss_coef": 0.01}
+    assert ours(doc) == ours({**doc, "norm_topk_prob": False}) == reference(doc)
+    note = read_hf(doc).notes[-1]
+    assert note.startswith("the router's settings, which change no shape or count: norm_topk_prob = true (the k weights "
+                           "renormalised to sum to 1, as this module does); router_aux_loss_coef = 0.01")
+    assert "output_router_logits = false (the default)" in note
+    assert "norm_topk_prob = false (the default) (the k weights used as softmax gives them" in \
+        read_hf(BASE["qwen2_moe"]).notes[-1]
+    assert "router_jitter_noise = 0.0 (the default) (noise on the router's input in training)" in \
+        read_hf(BASE["mixtral"]).notes[-1]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"norm_topk_prob": "yes"}, "norm_topk_prob='yes': norm_topk_prob (whether the k weights are renormalised to sum "
+                                "to 1) must be true or false"),
+    ({"router_aux_loss_coef": -1}, "router_aux_loss_coef=-1: router_aux_loss_coef (the load-balancing loss's weight) "
+                                   "must be a number from 0"),
+    ({"num_experts": -1}, "num_experts=-1: num_experts (the routed experts E) must be a whole number of at least 0"),
+    ({"num_experts_per_tok": 9}, "k=9 exceeds E=8: each token goes to k of the E experts, so k must be from 1 to 8 "
+                                 "(config.json: E = num_experts, k = num_experts_per_tok)"),
+    ({"moe_intermediate_size": 0}, "moe_intermediate_size=0: moe_intermediate_size (each expert's width d_expert)"),
+    ({"mlp_only_layers": "0"}, "mlp_only_layers='0': mlp_only_layers (the blocks that keep a dense MLP) must be a list "
+                               "of block indices such as [0, 1] or null"),
+    ({"mlp_only_layers": [True]}, "mlp_only_layers=[True]"),
+    ({"num_experts": 5_000}, "num_experts=5,000 is out of range: E (routed experts of an MoE block"),
+])
+def test_a_bad_mixture_of_experts_is_one_line(change, message):
+    with pytest.raises(HFConfigError, match=re.escape(message)):
+        from_hf({**BASE["qwen3_moe"], **change})
+
+
+@pytest.mark.parametrize("change, kinds, note", [
+    ({"mlp_only_layers": [3, 7, -1]}, ("dense", "moe", "dense", "dense"),
+     "mlp_only_layers lists 7, -1, beyond the 4 blocks: ignored, as transformers ignores them"),
+    ({"num_experts": 0}, ("dense",) * 4, "num_experts = 0: every block is dense, its MLP of width "
+                                         "intermediate_size = 48"),
+    ({"decoder_sparse_step": 5}, ("dense",) * 4, "decoder_sparse_step = 5 and mlp_only_layers leave no block a "
+                                                 "mixture of experts: every block is dense, its MLP of width intermediate_size = 48"),
+    ({"decoder_sparse_step": 1, "mlp_only_layers": []}, ("moe",) * 4,
+     "intermediate_size = 48 (a dense block's MLP) changes nothing here: every block is a mixture of experts"),
+])
+def test_which_blocks_are_moe_as_transformers_builds_them(change, kinds, note):
+    doc = {**BASE["qwen3_moe"], **change}
+    read = read_hf(doc)
+    assert read.config.block_kinds == kinds and note in read.notes
+    assert ours(doc) == reference(doc)
+
+
+def test_a_mixtral_window_binds_as_mistrals_does():
+    with pytest.raises(HFConfigError, match="sliding_window=8 each token attends to the last 8 only"):
+        from_hf({**BASE["mixtral"], "sliding_window": 8})
+    with pytest.raises(HFConfigError, match="sliding_window=16 each token attends"):
+        from_hf({**BASE["qwen3_moe"], "use_sliding_window": True, "layer_types": None})
+
+
+def test_deepseek_is_refused_by_name():
+    with pytest.raises(HFConfigError, match="model_type='deepseek_v3' is not one of gpt2, llama, mistral, qwen2, "
+                                            "qwen3, mixtral, qwen2_moe, qwen3_moe"):
+        from_hf(json.loads((PUBLISHED / "deepseek-v3.json").read_text()))
 
 
 def test_llama4_scouts_context_is_a_number_not_a_table():
@@ -299,8 +419,8 @@ MALFORMED: list[tuple[str, bytes, str]] = [  # (name, file, what the one line mu
     ("huge", b'{"pad": "' + b"x" * hf.MAX_BYTES + b'"}', "config.json is over 1,000,000 bytes, the most read"),
     ("deep arrays", DEEP, "nests arrays or objects too deeply"),
     ("deep value", b'{"model_type": "llama", "hidden_size": ' + DEEP + b"}", "nests arrays or objects too deeply"),
-    ("no model_type", _file(model_type=...), "model_type=null is not one of gpt2, llama, mistral, qwen2, qwen3 (the file "
-                                             "has no model_type)"),
+    ("no model_type", _file(model_type=...), "model_type=null is not one of gpt2, llama, mistral, qwen2, qwen3, mixtral, "
+                                             "qwen2_moe, qwen3_moe (the file has no model_type)"),
     ("model_type a number", _file(model_type=3), "model_type=3 is not one of"),
     ("unknown model_type", _file(model_type="gemma"), "model_type='gemma' is not one of"),
     ("size as text", _file(hidden_size="128"), "hidden_size='128': hidden_size (the model width d) must be a whole "

@@ -184,6 +184,7 @@ def test_the_infer_table_prints_in_every_format(fmt, capsys):
     (["--table", "infer", "--gpu-bandwidth", "-1"], "a custom GPU needs"),
     (["--table", "infer", "--zero", "3"], "--zero describe a training run: use --table train"),
     (["--weights", "int4"], "--weights describe serving: add --table infer"),
+    (["--preset", "mixtral-8x7b", "--table", "infer"], "serving figures are for dense models so far"),
 ])
 def test_bad_serving_options_give_one_line_and_status_2(argv, message, capsys):
     code, out, err = run_cli(["--preset", "llama3-8b", *argv], capsys)

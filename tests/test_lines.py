@@ -63,7 +63,9 @@ def test_bad_formulas_raise_naming_the_problem(bad):
 def test_polynomials_print_in_lesson_order():
     assert polynomial({(("B", 1), ("T", 2), ("h", 1)): 3, (("B", 1), ("T", 1), ("d", 1)): 19, (): 1}) == \
         "3BhT² + 19BTd + 1"
-    assert grouped({4: ({(("d", 1),): 2}, {(): 1}), 8: ({}, {(("B", 1), ("T", 1)): 1})}) == "8BT + 4·(L·(2d) + 1)"
+    assert grouped({4: ({"L": {(("d", 1),): 2}}, {(): 1}), 8: ({}, {(("B", 1), ("T", 1)): 1})}) == "8BT + 4·(L·(2d) + 1)"
+    moe = {4: ({"(L − L_moe)": {(("d", 1),): 2}, "L_moe": {(("E", 1),): 1}}, {})}
+    assert grouped(moe) == "4·((L − L_moe)·(2d) + L_moe·E)"
 
 
 # --- every line is true -------------------------------------------------------------------------------------

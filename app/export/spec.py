@@ -17,9 +17,9 @@ from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, trace
 from model import units
 from model.budgeting import CHART, CHART_NOTE, GROUPS
 from model.changes import NO_TWIN, ORDER_NOTE, TITLES, changes, title_key
-from model.config import (ALL_FIELDS, CHOICES, DEFAULTS, FIELDS, INT_FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS,
+from model.config import (CHOICES, DEFAULTS, FIELDS, INT_FIELDS, OPTIONAL_SYMBOLS, PAGE_FIELDS, RECIPE_DOCS,
                           RECIPE_FIELDS, snap_heads)
-from model.families import KV_GROUP, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels, recipe_fields
+from model.families import KV_GROUP, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels, recipe_fields
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
 from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure, structure_key
 from model.notation import dims
@@ -83,7 +83,7 @@ def covered(cfg: Config) -> list[Config]:
     """The modern-recipe models whose shapes, memory and changes an exported page carries (each pass structure
     costs real passes, so not all 288 recipes × 48 structures): every modern preset, and `cfg` with h_kv = h,
     a group, and 1 (GQA flipped back and forth). Other recipes show a notice naming the export command."""
-    out = [p for p in PRESETS.values() if not p.gpt2_recipe]
+    out = [p for p in PAGE_PRESETS.values() if not p.gpt2_recipe]
     if not cfg.gpt2_recipe:
         out += [dataclasses.replace(cfg, kv_heads=kv) for kv in (cfg.h_kv, cfg.h, snap_heads(cfg.h, cfg.h // KV_GROUP or 1), 1)]
     return out
@@ -242,11 +242,11 @@ def static_spec() -> dict:
 
 
 def _static_spec() -> dict:
-    presets = {name: {f: getattr(p, f) for f in ALL_FIELDS} for name, p in PRESETS.items()}
+    presets = {name: {f: getattr(p, f) for f in PAGE_FIELDS} for name, p in PAGE_PRESETS.items()}
     return {
         "fields": list(FIELDS), "int_fields": list(INT_FIELDS),
         "bounds": {f: list(BOUNDS[f]) for f in (*INT_FIELDS, *OPTIONAL_SYMBOLS.values())},
-        "all_fields": list(ALL_FIELDS), "recipe_fields": list(RECIPE_FIELDS), "recipe_defaults": DEFAULTS,
+        "all_fields": list(PAGE_FIELDS), "recipe_fields": list(RECIPE_FIELDS), "recipe_defaults": DEFAULTS,
         "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
         "optional_bounds": {k: list(BOUNDS[v]) for k, v in OPTIONAL_SYMBOLS.items()}, "recipe_docs": RECIPE_DOCS,
         "recipes": RECIPE_LABELS, "modern": recipe_fields("modern", 1), "kv_group": KV_GROUP,
@@ -284,7 +284,7 @@ def page_spec(cfg: Config, dtype: str, setup: TrainSetup | None = None) -> dict:
     return {**spec, "budget": {**spec["budget"], **modern["budget"]},
             "structures": {**spec["structures"], **modern["structures"]},
             "changes": {**spec["changes"], "tables": modern["changes"]},
-            "initial": {**{f: getattr(cfg, f) for f in ALL_FIELDS}, "dtype": dtype},
+            "initial": {**{f: getattr(cfg, f) for f in PAGE_FIELDS}, "dtype": dtype},
             "initial_train": {k: getattr(setup, k) for k in setup.__dataclass_fields__}}
 
 
