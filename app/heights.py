@@ -13,7 +13,7 @@ import textwrap
 
 from model import Config, trace
 from model.changes import ORDER
-from model.config import DEFAULTS
+from model.config import DEFAULTS, MOE_DEFAULTS
 from model.recipe_rows import recipe_rows
 
 from .query import PANELS, RECIPE_KEYS, ViewOptions
@@ -82,7 +82,8 @@ def panel_height(panel: str, options: ViewOptions, cfg: Config) -> int:
     if panel == "changes":
         if cfg.gpt2_recipe:
             return PX["closed"] if every else PX["changes, GPT-2"]
-        made = sum(any(getattr(cfg, n) != DEFAULTS[n] for n in names) for _, names in ORDER)
+        defaults = {**DEFAULTS, **MOE_DEFAULTS}
+        made = sum(any(getattr(cfg, n) != defaults[n] for n in names) for _, names in ORDER)
         return PX["changes"] + PX["per change"] * made
     if panel == "training":
         return PX["training" if cfg.gpt2_recipe else "training, modern"]
