@@ -14,15 +14,17 @@ from playwright.sync_api import expect
 
 from app.words import SHAPES_NOTES
 from model import PRESETS, units
+from model.families import preset_labels
 from model.recipe_rows import MARK
 from model.train_report import human
 from model.training import TrainSetup, plan
 from pagetools import open_explorer, reveal, run_cli
-from test_export import export, exported_page, text_of
+from test_export import export, exported_page, text_of, value_of
 
 pytestmark = pytest.mark.browser
 SCORES = {"attn.scores", "attn.masked", "attn.attn"}  # eager's (B, h, T, T) rows, in every block
 PRESET_NAMES = ("llama3-8b", "gpt2-small")
+LABELS = {name: label for label, name in preset_labels().items()}  # the preset picker's
 
 
 def cli(preset: str, attention: str, capsys) -> dict:
@@ -77,7 +79,7 @@ def shapes_markup(page) -> str:
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_the_live_page_flips_attention_and_shows_the_clis_figures(chromium, server, capsys, preset):
-    start = PRESETS[preset].attention
+    start, label = PRESETS[preset].attention, LABELS[preset]
     o = open_explorer(chromium, server, f"?preset={preset}", width=1400, height=900)
     page = o.page
     select = page.locator(".switch-attention select")
@@ -90,6 +92,7 @@ def test_the_live_page_flips_attention_and_shows_the_clis_figures(chromium, serv
         scores = page.locator("table.shapes tr.q")  # the orange (B, h, T, T) rows
         expect(scores).to_have_count(0 if attention == "fused" else 3, timeout=60_000)
         check_pass(shapes_markup(page), attention, figures)
+        expect(page.locator(".preset select")).to_have_value(label)  # either attention runs the preset's model
         reveal(page, ".training-card")
         expect(page.locator(".train-lines")).to_contain_text(peak_text(preset, attention, figures["peak"]),
                                                              timeout=60_000)
@@ -111,6 +114,15 @@ def test_a_bad_attention_in_a_link_gets_one_notice_and_the_presets_attention(exp
     expect(page.locator("table.shapes tr.q")).to_have_count(0)
 
 
+def test_an_embedded_view_with_only_the_attention_switch_flips_it(explorer):
+    page = explorer("?preset=llama3-8b&embed=1&controls=attention&panels=shapes")
+    assert page.locator(".switch select").count() == 1  # the one control the course page asked for
+    page.locator(".switch-attention select").select_option("eager")
+    expect(page.locator("table.shapes tr.q")).to_have_count(3, timeout=60_000)
+    expect(page).not_to_have_url(re.compile("attention=fused"))  # eager: the default, which links leave out
+    assert page.url.endswith("embed=1&controls=attention&panels=shapes")
+
+
 # --- the no-server page --------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module", params=PRESET_NAMES)
 def exported(request, chromium, tmp_path_factory: pytest.TempPathFactory):
@@ -130,6 +142,7 @@ def test_the_exported_page_flips_attention_and_shows_the_clis_figures(exported, 
         page.wait_for_timeout(200)
         figures = cli(preset, attention, capsys)
         assert SHAPES_NOTES[attention] in text_of(page, "shapes_title")
+        assert preset_labels()[value_of(page, "preset")] == preset
         check_pass(text_of(page, "shapes"), attention, figures)
         peak = html.escape(peak_text(preset, attention, figures["peak"]))
         assert f'<td class="v">{peak}</td>' in text_of(page, "train_lines")

@@ -236,7 +236,7 @@ function readField(name, value, kept) {  // rules.read_field: [whole number or n
 
 function presetOf(cfg) {  // rules.preset_of
   for (const [name, p] of Object.entries(S.presets)) {
-    if (S.preset_model.every((k) => p[k] === cfg[k]) && S.recipe_fields.every((k) => p[k] === (cfg[k] ?? S.recipe_defaults[k]))) return name;
+    if (S.preset_model.every((k) => p[k] === cfg[k]) && S.preset_recipe.every((k) => p[k] === (cfg[k] ?? S.recipe_defaults[k]))) return name;
   }
   return S.custom;
 }

@@ -26,7 +26,7 @@ from model.notation import dims
 from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model import numbers
-from model.rules import CUSTOM, MESSAGES, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_SETS, RULES
+from model.rules import CUSTOM, MESSAGES, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
 from model.tracing import BLOCK_PREFIX
 from model.train_report import SECTIONS, human
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, PEAK_LINE, PHASE_LINE,
@@ -256,7 +256,8 @@ def _static_spec() -> dict:
         "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "same": SAME},
         "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS}, "short": SHORT, "soft": {k: list(v) for k, v in SOFT.items()},
         "dtypes": dict(DTYPES), "dtype_class": DTYPE_CLASS, "presets": presets, "custom": CUSTOM,
-        "preset_labels": preset_labels(), "preset_model": list(PRESET_MODEL), "preset_sets": list(PRESET_SETS),
+        "preset_labels": preset_labels(), "preset_model": list(PRESET_MODEL),
+        "preset_recipe": list(PRESET_RECIPE), "preset_sets": list(PRESET_SETS),
         "messages": MESSAGES, "note_about": NOTE_ABOUT, "note_field": NOTE_FIELD, "rules": RULES, "hint": HINT,
         "short_when": SHORT_WHEN, "ones": list(ONES), "block_prefix": BLOCK_PREFIX,
         "number": {"pattern": numbers.PATTERN, "scales": numbers.SCALES, "max_chars": numbers.MAX_CHARS,
