@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from app.query import CONTROLS, KEYS, MAX_NOTICES, MAX_QUERY_CHARS, PANELS, ViewOptions, parse_query, to_query
 from app.state import ExplorerState
 from model import BOUNDS, DTYPES, Config, divisors
+from model.config import MOE_SYMBOLS
 
 
 @pytest.fixture(autouse=True)
@@ -22,7 +23,8 @@ def assert_valid(q) -> None:
     cfg = q.config
     assert isinstance(cfg, Config)
     for name, (lo, hi) in BOUNDS.items():
-        assert lo <= getattr(cfg, name) <= hi
+        value = getattr(cfg, name)
+        assert (value in (None, 0) and name in MOE_SYMBOLS.values()) or lo <= value <= hi, name  # a dense MLP: no E
     assert cfg.d % cfg.h == 0 and cfg.T <= cfg.T_max
     assert isinstance(q.options, ViewOptions)
     assert set(q.options.controls) <= set(CONTROLS)
