@@ -312,8 +312,8 @@ class ValuesView(pn.viewable.Viewer):
         T = v.cfg.T
         ticks = {i: _tick(s) for i, s in enumerate(v.tokens)}
         for axis in (self.heatmap.xaxis[0], self.heatmap.yaxis[0]):
-            axis.ticker = FixedTicker(ticks=list(range(T)))
-            axis.major_label_overrides = ticks
+            axis.ticker.ticks = list(range(T))  # the ticker made with the figure: a draw makes no new model, so no
+            axis.major_label_overrides = ticks  # patch can name one that a later draw has already replaced
         self.heatmap.x_range.update(start=-0.5, end=T - 0.5)
         self.heatmap.y_range.update(start=T - 0.5, end=-0.5)  # query 0 at the top
         self.cells.data = cells
@@ -340,6 +340,7 @@ class ValuesView(pn.viewable.Viewer):
                        title_text_font_size="10px", title_text_color=MUTED, title_text_font_style="normal")
         p.add_layout(bar, "right")
         for axis in (p.xaxis[0], p.yaxis[0]):
+            axis.ticker = FixedTicker(ticks=[0])
             axis.major_label_text_font = MONO
             axis.major_label_text_font_size = "10px"
             axis.major_label_text_color = INK

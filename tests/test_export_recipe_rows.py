@@ -9,6 +9,7 @@ import pytest
 
 from app.shapes import recipe_legend_html
 from model import PRESETS
+from model.families import PAGE_PRESETS  # the pages' presets: the dense ones
 from model.recipe_rows import MARK, recipe_rows
 from test_export import export, exported_page, js, text_of
 from test_export_recipe import full_js, random_covered
@@ -26,7 +27,8 @@ def page(chromium, tmp_path_factory: pytest.TempPathFactory):
 
 
 def test_the_page_marks_what_the_model_marks(page) -> None:
-    cases = [*(p for p in PRESETS.values() if not p.gpt2_recipe), *random_covered(8, seed=7), PRESETS["gpt2-small"]]
+    cases = [*(p for p in PAGE_PRESETS.values() if not p.gpt2_recipe), *random_covered(8, seed=7),
+             PRESETS["gpt2-small"]]
     for c, table in zip(cases, js(page, "shapeRows", [[full_js(c), "fp32", False] for c in cases])):
         marks = recipe_rows(c)
         assert {r["name"] for r in table["rows"] if r.get("only")} == marks.only, c
