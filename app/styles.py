@@ -18,6 +18,13 @@ PART_COLOURS = {  # the budget chart's bars, by line key (model.budgeting.CHART)
     "params/blocks": "#5b4fd6",
     "params/norms": "#a3b1c2",
     "params/head": "#1098ad",
+    # a mixture of experts' chart (model.budgeting.MOE_CHART): attention's orange, the MLP's greens
+    "params/attention": "#e8590c",
+    "params/dense_mlps": "#2f9e44",
+    "params/experts": "#5b4fd6",
+    "params/experts_active": "#9c8ff0",
+    "params/shared": "#2f9e44",
+    "params/routers": "#f08c00",
 }
 BAR_INSIDE = 0.45  # a chart bar longer than this share of the longest one carries its text inside, in white
 BAR_SHARE = 88  # the longest chart bar's share of its track, in %; the rest holds a short bar's text
