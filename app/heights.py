@@ -13,10 +13,10 @@ import textwrap
 
 from model import Config, trace
 from model.changes import ORDER
-from model.config import DEFAULTS
+from model.config import DEFAULTS, MOE_DEFAULTS
 from model.recipe_rows import recipe_rows
 
-from .query import PANELS, RECIPE_KEYS, ViewOptions
+from .query import MOE_CONTROLS, PANELS, RECIPE_KEYS, ViewOptions
 from .shapes import ShapeRow, shape_rows
 from .state import bar_scale
 from .words import status_rules
@@ -32,7 +32,7 @@ PX = {  # heights in px at 700 px wide
 PER_LINE = {"status": 100, "fields": 4, "switches": 5, "name": 15, "label": 21, "shape": 10}  # what one line holds:
 # characters of the status line, fields and switches of the controls, characters of a row's name, description and
 # lesson shape (a row in a block is indented by three of them)
-SWITCH_KEYS = tuple(k for k in RECIPE_KEYS if k != "recipe")
+SWITCH_KEYS = (*(k for k in RECIPE_KEYS if k != "recipe"), *MOE_CONTROLS)  # the MLP's switch and boxes too
 
 
 def _lines(text: str, width: int) -> int:
@@ -62,7 +62,7 @@ def controls_height(options: ViewOptions, cfg: Config) -> int:
     shown = options.controls
     if not shown:
         return 0
-    fields = [c for c in shown if c not in ("preset", "T_max", "tie", *RECIPE_KEYS)]
+    fields = [c for c in shown if c not in ("preset", "T_max", "tie", *RECIPE_KEYS, *MOE_CONTROLS)]
     switches = [c for c in shown if c in SWITCH_KEYS]
     status = math.ceil(len(status_rules(cfg)) / PER_LINE["status"])
     return (PX["card"] + PX["status line"] * status + PX["preset"] * ("preset" in shown)
@@ -82,7 +82,7 @@ def panel_height(panel: str, options: ViewOptions, cfg: Config) -> int:
     if panel == "changes":
         if cfg.gpt2_recipe:
             return PX["closed"] if every else PX["changes, GPT-2"]
-        made = sum(any(getattr(cfg, n) != DEFAULTS[n] for n in names) for _, names in ORDER)
+        made = sum(any(getattr(cfg, n) != {**DEFAULTS, **MOE_DEFAULTS}[n] for n in names) for _, names in ORDER)
         return PX["changes"] + PX["per change"] * made
     if panel == "training":
         return PX["training" if cfg.gpt2_recipe else "training, modern"]

@@ -26,6 +26,8 @@ CHIP_TIPS = {  # the share card's chips: what each control and panel of an embed
     "recipe": "recipe: GPT-2 (2019), modern (Llama-3 style) or custom",
     **{k: f"{k}: {RECIPE_DOCS[k]}" for k in CHOICES}, "qk_norm": RECIPE_DOCS["qk_norm"],
     **{sym: f"{sym}: {FIELD_DOCS[sym]}" for sym in OPTIONAL_SYMBOLS.values()},
+    "moe": "moe: the MLP's switch, dense or a mixture of experts",
+    **{sym: f"{sym}: {FIELD_DOCS[sym]}" for sym in ("E", "k", "d_expert")},
     "shapes": "shapes: every tensor of one forward pass", "budget": "budget: parameters and FLOPs per token",
     "changes": "changes: what each change of the modern recipe buys", "tokens": "tokens: a text split into GPT-2 tokens",
     "values": "values: real numbers of one pass at init", "training": "training: from N to a training run",
