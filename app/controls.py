@@ -133,7 +133,7 @@ def controls_view(state: ExplorerState, ack: int = 0) -> dict:
 def sizes_view(cfg: Config) -> dict[str, int | None]:
     """The number boxes' values: d_ff, h_kv, d_head, E, k, d_expert in use; None (the box hidden) for a dense
     model's E, k and d_expert, and for d_ff where every block is MoE (no dense MLP: d_ff is no part of the model)."""
-    out = {sym: getattr(cfg, sym) for sym in SIZE_FIELDS}
+    out = {sym: getattr(cfg, sym) for sym in (*OPTIONAL_SYMBOLS.values(), *MOE_SIZES)}
     return {**out, "d_ff": out["d_ff"] if "dense" in cfg.block_kinds else None}
 
 

@@ -119,8 +119,7 @@ BUDGET_CSS = BASE + LINES_CSS + f"""
 .parts {{ display: flex; flex-direction: column; gap: 5px; margin: 10px 0 2px 0; font-size: 12px; width: 100%;
   box-sizing: border-box; }}
 .part {{ position: relative; display: flex; align-items: center; outline: none; }}
-.part .pl {{ flex: 0 0 124px; text-align: right; padding-right: 8px; white-space: nowrap; overflow: hidden;
-  text-overflow: ellipsis; }}
+.part .pl {{ flex: 0 0 124px; text-align: right; padding-right: 8px; line-height: 1.15; overflow-wrap: anywhere; }}
 .part .track {{ flex: 1 1 auto; display: flex; align-items: center; min-width: 0; height: 22px;
   border-left: 1px solid {RULE}; }}
 .part .bar {{ height: 100%; display: flex; align-items: center; justify-content: flex-end;

@@ -22,7 +22,12 @@ def assert_valid(q) -> None:
     cfg = q.config
     assert isinstance(cfg, Config)
     for name, (lo, hi) in BOUNDS.items():
-        assert lo <= getattr(cfg, name) <= hi
+        value = getattr(cfg, name)
+        if value is None or (name == "E_shared" and value == 0):  # a dense model's E, k, d_expert; no shared experts
+            assert name not in ("E", "k", "d_expert") or not cfg.moe
+            continue
+        assert lo <= value <= hi
+    assert not cfg.moe or cfg.k <= cfg.E
     assert cfg.d % cfg.h == 0 and cfg.T <= cfg.T_max
     assert isinstance(q.options, ViewOptions)
     assert set(q.options.controls) <= set(CONTROLS)
