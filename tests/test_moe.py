@@ -369,3 +369,20 @@ def test_a_bad_mixture_of_experts_is_one_line_naming_the_fix(change, message):
 def test_bad_moe_options_give_one_line_and_status_2(argv, message, capsys):
     code, out, err = run_cli(argv, capsys)
     assert code == 2 and out == "" and message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_the_live_values_card_shows_the_tokens_per_expert_and_the_recipe_labels():
+    """The values card of a small Mixtral-like model: the CLI's routing rows (model.values_report), and every tensor's
+    label from the recipe's notation (the router's, RoPE's), not GPT-2's."""
+    from app.values import experts_html, stats_html
+    from model import values as mv
+    from model import values_report as vr
+
+    cfg = Config(B=1, T=12, d=64, h=4, L=2, V=256, T_max=64, norm="rmsnorm", positions="rope", mlp="swiglu",
+                 bias="none", kv_heads=2, experts=4, top_k=2, expert_dim=96)
+    v = mv.values(cfg, list(range(12)))
+    html_ = experts_html(v)
+    assert vr.expert_title(v).replace("'", "&#x27;") in html_
+    assert html_.count("<tr><td class=\"n\">block ") == cfg.L
+    assert "moe.router" in stats_html(v, 0) and "rope.angles" in stats_html(v, 0)
+    assert experts_html(mv.values(Config(B=1, T=8, d=64, h=4, L=1, V=256, T_max=64), [1, 2, 3])) == ""
