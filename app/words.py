@@ -95,6 +95,12 @@ TRAIN_CONTROLS = {  # each control's label, keyed as the URL (app.train_query.TR
     "fit": "loss fit",
 }
 CHINCHILLA_RULE = "Chinchilla's rule: D = 20·N"  # the live card's switch; the exported page's blank D
+
+
+def chinchilla_rule(cfg: Config) -> str:
+    """The live card's switch at `cfg`: CHINCHILLA_RULE, at N_active for a mixture of experts (as model.training
+    counts it: D = 20·N_active)."""
+    return CHINCHILLA_RULE + "_active" if cfg.moe else CHINCHILLA_RULE
 TRAIN_TITLE = ("<h2>From N to a training run</h2><p class='muted'>How many tokens this N should see, the compute, "
                "time and cost on real GPUs, and the memory to train and to serve.</p>")
 
