@@ -40,6 +40,9 @@ from .words import SHORT, field_names, slider_range, status_rules
 ADVANCED = ("T_max",)  # whole-number fields in the "advanced" fold, with the switches
 CHECKBOX_LABELS = {"tie": "tie the head to W_te (GPT-2)"}
 ADVANCED_TITLE = "Advanced: T_max and weight tying"
+MOE_SWITCH_DOC = (f"moe: the MLP, {MLP_KINDS['dense']} or {MLP_KINDS['moe']} (a router (d, E) sends each token to k "
+                  f"of E experts of width d_expert)")
+MOE_SIZES = ("E", "k", "d_expert")  # the MLP choice's number boxes (a mixture of experts' only)
 
 CONTROLS_CSS = BASE + STATUS_CSS + f"""
 .controls {{ display: flex; flex-direction: column; }}
@@ -150,11 +153,6 @@ def controls_spec(show: list[str]) -> dict:
             "groups": menu_groups(moe=True), **recipe_spec(show)}  # the presets by family (model.families)
 
 
-MOE_SWITCH_DOC = (f"moe: the MLP, {MLP_KINDS['dense']} or {MLP_KINDS['moe']} (a router (d, E) sends each token to k "
-                  f"of E experts of width d_expert)")
-MOE_SIZES = ("E", "k", "d_expert")  # the MLP choice's number boxes (a mixture of experts' only)
-
-
 def recipe_spec(show: list[str]) -> dict:
     """The recipe's controls among `show` (URL and embed names): the recipe choice, each switch with its choices
     and the MLP choice (dense or MoE), the sizes d_ff, h_kv and d_head and a mixture of experts' E, k and d_expert as
@@ -165,7 +163,7 @@ def recipe_spec(show: list[str]) -> dict:
     return {"recipe": [[k, v] for k, v in RECIPE_LABELS.items()] if "recipe" in show else None,
             "switches": [{"name": k, "doc": f"{k}: {RECIPE_DOCS[k]}", "options": list(SWITCH_LABELS[k].items())}
                          for k in CHOICES if k in show] + moe,
-            "sizes": [{"name": sym, "doc": f"{sym}: {docs[sym]}", "moe": sym in MOE_SIZES}
+            "sizes": [{"name": sym, "doc": f"{sym}: {docs[sym]}"}
                       for sym in (*OPTIONAL_SYMBOLS.values(), *MOE_SIZES) if sym in show],
             "qk": {"name": "qk_norm", "label": QK_NORM_LABEL, "doc": RECIPE_DOCS["qk_norm"]} if "qk_norm" in show else None}
 
@@ -229,8 +227,8 @@ class Controls(pn.viewable.Viewer):
     def ask(self, name: str, value: object) -> None:
         """Apply one input from the page: a field's value (a box sends its text), a checkbox, a preset's label, the
         recipe, a switch's choice (the MLP's "moe": dense or MoE), or a size d_ff / h_kv / d_head / E / k / d_expert.
-        A box's text is read by `model.numbers`' grammar (the state's `set_field`); a rejected or unreadable value gets a notice and the box shows the state's value
-        again, and so does an emptied box."""
+        A box's text is read by `model.numbers`' grammar (the state's `set_field`); a rejected or unreadable value
+        gets a notice and the box shows the state's value again, and so does an emptied box."""
         fields = SIZE_FIELDS
         if name == "preset":
             chosen = preset_labels().get(value) if isinstance(value, str) else None
