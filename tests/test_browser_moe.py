@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 from app.query import parse_query
 from model import PRESETS, budget, trace
+from model.changes import changes
 from pagetools import open_explorer, run_cli
 
 pytestmark = pytest.mark.browser
@@ -57,6 +58,8 @@ def test_mixtral_link_shows_n_and_n_active_as_the_cli_and_e_and_k_move_them(chro
     title = trace(MIXTRAL).groups[0].title
     expect(page.locator("table.shapes tr.g").first).to_contain_text(title)
     assert page.locator("table.shapes tr.g").count() == 1
+    moe = {x.key: x for x in changes(MIXTRAL, "fp32").lines}["changes/moe/params"]  # what each change buys
+    expect(page.locator(".changes tr[data-key='changes/moe/params']")).to_contain_text(moe.label, timeout=60_000)
     set_box(page, "E", "16")  # 16 experts: N doubles its experts, N_active gains only the routers' 8 columns more
     expect_counts(page, replace(MIXTRAL, experts=16))
     assert budget(replace(MIXTRAL, experts=16)).params_active == cli["params_active"] + MIXTRAL.L * MIXTRAL.d * 8
