@@ -82,7 +82,8 @@ def panel_height(panel: str, options: ViewOptions, cfg: Config) -> int:
     if panel == "changes":
         if cfg.gpt2_recipe:
             return PX["closed"] if every else PX["changes, GPT-2"]
-        made = sum(any(getattr(cfg, n) != {**DEFAULTS, **MOE_DEFAULTS}[n] for n in names) for _, names in ORDER)
+        defaults = {**DEFAULTS, **MOE_DEFAULTS}
+        made = sum(any(getattr(cfg, n) != defaults[n] for n in names) for _, names in ORDER)
         return PX["changes"] + PX["per change"] * made
     if panel == "budget":  # a mixture of experts adds N_active, a bar and its lines (Qwen3 30B-A3B: 1,880 px)
         return PX["budget, MoE" if cfg.moe else "budget"]

@@ -39,7 +39,7 @@ from .words import TAGLINE
 
 TITLE = "Transformer Shapes"
 WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one forward pass and the parameter budget "
-              "follow. Try T first (watch the orange rows), then d and h.")
+              "follow. Try T first (watch the orange (B, h, T, T) rows of eager attention), then d and h.")
 # Written 250 ms after the last change: history.replaceState is a synchronous call into the browser
 # (~10 ms of the page's main thread in Chromium), too slow for every step of a drag.
 REPLACE_URL_JS = """

@@ -26,7 +26,7 @@ from model.recipe_rows import MARK, recipe_rows
 from .budget import lines_html, shown
 from .state import ExplorerState, bar_scale
 from .styles import INK, TABLE_CSS
-from .words import MAX_LISTED_BLOCKS, QUADRATIC
+from .words import MAX_LISTED_BLOCKS, QUADRATIC, SHAPES_NOTES, SHAPES_TITLE
 
 
 
@@ -219,9 +219,6 @@ def table_at(cfg: Config, dtype: str, expanded: bool) -> TableParts:
                        recipe_rows(cfg).legend)
 
 
-SHAPES_TITLE = "One forward pass, tensor by tensor"
-SHAPES_NOTE = ("In execution order, as <code>model.trace</code> records it. <span style='color:#e8590c;font-weight:600'>"
-               "Orange</span>: the attention matrices (B, h, T, T), which grow with T².")
 HEAD_CSS = f"""
 .head {{ display: flex; flex-wrap: wrap; justify-content: space-between; align-items: center; gap: 4px 12px;
   margin: 0 0 2px 0; }}
@@ -243,8 +240,9 @@ export function render({ model, el }) {
   el.innerHTML = `<div class="head"><h2>${model.title}</h2><div class="picks"><div class="dtypes" role="group">${
     model.dtypes.map((d) => `<button type="button">${d}</button>`).join("")}</div>
     <label><input type="checkbox"> list all L blocks</label></div></div>
-    <p class="muted intro">${model.note}</p><div class="slots"></div>`;
-  const box = el.querySelector(".slots");
+    <p class="muted intro"></p><div class="slots"></div>`;
+  const box = el.querySelector(".slots"), intro = el.querySelector(".intro");
+  const note = () => { intro.innerHTML = model.note; };
   const buttons = [...el.querySelectorAll(".dtypes button")];
   const expand = el.querySelector(".picks input");
   buttons.forEach((b, i) => b.addEventListener("click", () => { model.dtype = model.dtypes[i]; }));
@@ -267,8 +265,9 @@ export function render({ model, el }) {
                                 b.setAttribute("aria-pressed", String(on)); });
     expand.checked = model.expanded;
   };
-  draw(); patch(); picks();
+  draw(); patch(); picks(); note();
   model.on("markup", () => { draw(); patch(); });
+  model.on("note", note);
   model.on("values", patch);
   model.on(["dtype", "expanded"], picks);
 }
@@ -286,7 +285,8 @@ class ShapesPanel(JSComponent):
     or a bar's width) or [data-h] element (markup) if it differs. A change of `markup` redraws."""
 
     title = param.String(default=SHAPES_TITLE, constant=True)
-    note = param.String(default=SHAPES_NOTE, constant=True)
+    note = param.String(default=SHAPES_NOTES["eager"], doc="the intro under the title (markup): app.words.SHAPES_NOTES "
+                        "of the attention shown")
     dtypes = param.List(default=list(DTYPES), constant=True, doc="the dtype buttons")
     dtype = param.Selector(default="fp32", objects=list(DTYPES), doc="the dtype shown")
     expanded = param.Boolean(default=False, doc="every block listed")
@@ -312,6 +312,7 @@ class ShapesTable(pn.viewable.Viewer):
         parts = self.parts()
         self._template = parts.template
         self._table = ShapesPanel(markup=parts.html, values=joined(parts.values), dtype=self.state.dtype,
+                                 note=SHAPES_NOTES[self.state.config.attention],
                                  expanded=self.state.expanded, sizing_mode="stretch_width", margin=0)
         self._table.param.watch(self._picked, ["dtype", "expanded"])
         self.state.param.watch(self._shown, ["dtype", "expanded"])
@@ -342,7 +343,8 @@ class ShapesTable(pn.viewable.Viewer):
             self._table.values = joined(parts.values)
         else:
             self._template = parts.template
-            self._table.param.update(markup=parts.html, values=joined(parts.values))
+            self._table.param.update(markup=parts.html, values=joined(parts.values),
+                                     note=SHAPES_NOTES[self.state.config.attention])
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._table

@@ -34,6 +34,15 @@ CHIP_TIPS = {  # the share card's chips: what each control and panel of an embed
 }
 TAGLINE = "a decoder-only Transformer's forward pass, shape by shape"  # GPT-2's recipe or the modern one
 QUADRATIC = "(B, h, T, T)"  # the attention matrices: the tensors that balloon with T
+SHAPES_TITLE = "One forward pass, tensor by tensor"
+_SHAPES_INTRO = "In execution order, as <code>model.trace</code> records it. "
+SHAPES_NOTES = {  # the shapes card's intro (markup) by the attention switch (model.config.CHOICES["attention"])
+    "eager": _SHAPES_INTRO + ("<span style='color:#e8590c;font-weight:600'>Orange</span>: the attention matrices "
+                              "(B, h, T, T), which grow with T²."),
+    "fused": _SHAPES_INTRO + ("Fused attention makes no (B, h, T, T) tensor, so no row grows with T²: the kernel "
+                              "keeps a (B, h, T) log-sum-exp, attn.lse, for the backward pass. The lines under the "
+                              "table say what eager attention would make here."),
+}
 MAX_LISTED_BLOCKS = 96  # expanded listing: GPT-3 175B in full; beyond, one line stands for the rest
 SUM_KEYS = ("params/exact", "flops/forward_measured")  # budget lines that close a group: a rule above
 STEP_PREFIX = "flops/steps/"  # the steps from 2N to the measured count: indented
@@ -59,6 +68,11 @@ def slider_range(name: str, value: int, T_max: int) -> tuple[int, int, int]:
             end = min(2 * end, BOUNDS[name][1])
     start = min(start, value)
     return start, max(end, start + 1), step
+
+
+def shapes_title_html(attention: str) -> str:
+    """The exported shapes card's title and intro at `attention` (the live card draws SHAPES_TITLE and the note)."""
+    return f"<h2>{SHAPES_TITLE}</h2><p class='muted'>{SHAPES_NOTES[attention]}</p>"
 
 
 def status_rules(cfg: Config) -> str:

@@ -42,7 +42,8 @@ def text(cfg: Config, setup: InferSetup, width: int | None = None) -> str:
     r = infer(cfg, setup)
     out = [*header(cfg, width), *paragraph(describe_setup(r), width, "Serve  ", "       "), "", ROWS_TITLE]
     out += [line for lines in row_lines([["tensor", "shape", "concrete", "what"]] + [
-        [x.name, x.symbolic, str(x.shape), x.label] for x in r.rows], wrap=(3,), width=width) for line in lines]
+        [x.name, x.symbolic, str(x.shape), x.label] for x in r.rows], wrap=(3,), width=width, below=3)
+        for line in lines]
     sections = _sections(r)
     rows = iter(row_lines([[x.label, x.formula, human(x)] for _, lines in sections for x in lines], wrap=(1, 0),
                           width=width, above=0))

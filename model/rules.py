@@ -40,6 +40,9 @@ from .config import (BOUNDS, FIELDS, GPT2_RECIPE_PRESETS, MOE_FIELDS, PRESETS, R
 CUSTOM = "custom"
 PRESET_MODEL = ("d", "h", "L", "V", "T_max", "tie")  # what makes a configuration a preset's model
 PRESET_SETS = ("T", *PRESET_MODEL)  # what choosing a preset sets; B is kept
+# the recipe fields that make a preset's model: not attention, which is how the model runs (Llama 3 8B written out
+# eagerly is still Llama 3 8B); choosing a preset sets every recipe field, attention included
+PRESET_RECIPE = tuple(f for f in RECIPE_FIELDS if f != "attention")
 MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separators
     "h": "h snapped {asked} → {h}: {d} is not divisible by {asked}",
     "T": ("T clamped {asked} → {T_max}: T cannot exceed T_max = {T_max}, the rows of the learned position table W_pe "
@@ -211,9 +214,10 @@ def quote(text: str, limit: int = 24) -> str:
 
 
 def preset_of(config: Config) -> str:
-    """The preset with this model (d, h, L, V, T_max, tie and the recipe; any B and T), or "custom"."""
+    """The preset with this model (d, h, L, V, T_max, tie, the recipe and the mixture of experts; any B and T, either
+    attention), or "custom"."""
     for name, preset in PRESETS.items():
-        if all(getattr(preset, k) == getattr(config, k) for k in PRESET_MODEL) and preset.recipe() == config.recipe():
+        if all(getattr(preset, k) == getattr(config, k) for k in (*PRESET_MODEL, *PRESET_RECIPE, *MOE_FIELDS)):
             return name
     return CUSTOM
 

@@ -103,7 +103,7 @@ def human(line: Line) -> str:
     if unit == "usd":
         return dollars(v)
     if line.key == "infer/knee_B" and v == 0:
-        return "none: a sequence's cache takes longer to read than its token's FLOPs"
+        return "none"
     if line.key == "memory/max_B" and v == 0:
         return "none: B = 1 does not fit"
     if line.key == "memory/max_B" and v == BOUNDS["B"][1]:

@@ -62,6 +62,7 @@ def test_mixtral_link_shows_n_and_n_active_as_the_cli_and_e_and_k_move_them(chro
     expect(page.locator(".changes tr[data-key='changes/moe/params']")).to_contain_text(moe.label, timeout=60_000)
     set_box(page, "E", "16")  # 16 experts: N doubles its experts, N_active gains only the routers' 8 columns more
     expect_counts(page, replace(MIXTRAL, experts=16))
+    expect(page.locator(".preset select")).to_have_value("custom (your own values)")  # no longer Mixtral 8x7B
     assert budget(replace(MIXTRAL, experts=16)).params_active == cli["params_active"] + MIXTRAL.L * MIXTRAL.d * 8
     set_box(page, "k", "1")
     expect_counts(page, replace(MIXTRAL, experts=16, top_k=1))

@@ -93,10 +93,12 @@ def _cut(page) -> list[str]:
       .filter((el) => el.offsetParent !== null && el.scrollWidth > el.clientWidth + 1).map((el) => el.textContent)""")
 
 
-@pytest.mark.parametrize("query", ["", "?preset=llama3-8b", "?preset=qwen3-0.6b&expanded=1"])
+@pytest.mark.parametrize("query", ["", "?preset=llama3-8b", "?preset=llama3-8b&attention=eager",
+                                   "?preset=qwen3-0.6b&expanded=1"])
 def test_lesson_notation_and_descriptions_wrap_never_cut_and_rows_have_tooltips(explorer, query):
     page = explorer(query, width=1400, height=900)
-    expect(page.locator("table.shapes")).to_contain_text("(B, h, T, T)")
+    expect(page.locator("table.shapes")).to_contain_text("(B, h, T)" if "preset" in query and "eager" not in query
+                                                         else "(B, h, T, T)")  # fused: the log-sum-exp's shape
     assert _cut(page) == []
     rows = page.locator("table.shapes tr.t")
     cfg = model.trace(PRESETS[re.search(r"preset=([\w.-]+)", query).group(1)] if query else GPT2)
@@ -207,7 +209,8 @@ def test_zero_on_one_gpu_keeps_the_choice_shown(explorer):
 def test_the_recipe_switches_explain_themselves(explorer):
     page = explorer(width=1400, height=900)
     helps = page.locator(".controls-card .switch .help")
-    expect(helps).to_have_count(7)  # norm, positions, mlp, bias, d_ff, h_kv, d_head
+    expect(helps).to_have_count(12)  # norm, positions, mlp, bias, attention, moe, d_ff, h_kv, d_head, E, k, d_expert
+    expect(page.locator(".controls-card .size-E")).to_be_hidden()  # a dense model: no E, k, d_expert
     norm = page.locator(".switch-norm .help")
     expect(norm.locator(".tip")).to_be_hidden()
     norm.hover()

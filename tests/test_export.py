@@ -103,7 +103,8 @@ def typed(value):
 # --- the file and the command line ------------------------------------------------------------------------------
 def test_file_is_self_contained(page_file: Path) -> None:
     text = page_file.read_text(encoding="utf-8")
-    assert external_references(text) == [] and len(text.encode()) < 3_500_000  # 3.2 MB: the modern presets too
+    # 4.6 MB: the modern presets too, each with either attention (eager, fused), and GPT-2 fused
+    assert external_references(text) == [] and len(text.encode()) < 5_000_000
     assert "cdn." not in text.split("<script", 1)[0]
 
 

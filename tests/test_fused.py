@@ -22,6 +22,7 @@ from model import GPT, PRESETS, Config, budget, trace
 from model.config import GPT2_RECIPE_PRESETS, MODERN, from_hf
 from model.formula import matches
 from model.gpt import fused_attention
+from model.rules import preset_of
 from model.passes import TORCH_DTYPES, record, run_pass, saved_bytes_of
 from model.training import TrainSetup, plan
 from pagetools import run_cli
@@ -323,3 +324,12 @@ def test_the_changes_table_takes_a_gpu_for_the_wall(capsys):
     assert code == 0 and "B200 192 GB (192 GiB)" in out and "(192·2³⁰/(4LBh))^0.5" in out
     code, _, err = run_cli(["--preset", "llama3-8b", "--table", "changes", "--gpu", "custom"], capsys)
     assert code == 2 and "named GPU" in err and err.count("\n") == 1
+
+
+def test_either_attention_runs_the_presets_model() -> None:
+    """Attention is how a model runs: Llama 3 8B written out is still Llama 3 8B (the pages' preset picker says so),
+    and GPT-2 small through the fused kernel is still GPT-2 small."""
+    for name, preset in PRESETS.items():
+        for attention in ("eager", "fused"):
+            assert preset_of(replace(preset, attention=attention)) == name
+    assert preset_of(replace(PRESETS["llama3-8b"], kv_heads=None)) == "custom"  # the recipe still counts

@@ -303,6 +303,8 @@ def test_the_mlp_switch_makes_mistral_mixtral_and_back():
     assert replace(mistral, **moe_fields(mistral, True)) == mixtral
     assert replace(mixtral, **moe_fields(mixtral, False)) == mistral
     assert moe_fields(mixtral, True) == {} and moe_fields(mistral, False) == {}
+    from model.rules import preset_of
+    assert preset_of(replace(mixtral, experts=16)) == preset_of(replace(mixtral, top_k=1)) == "custom"  # not Mixtral
     assert parse_query("?preset=mistral-7b&moe=1").config == mixtral
     assert parse_query("?preset=mixtral-8x7b&moe=0").config == mistral
 

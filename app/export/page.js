@@ -236,7 +236,7 @@ function readField(name, value, kept) {  // rules.read_field: [whole number or n
 
 function presetOf(cfg) {  // rules.preset_of
   for (const [name, p] of Object.entries(S.presets)) {
-    if (S.preset_model.every((k) => p[k] === cfg[k]) && S.recipe_fields.every((k) => p[k] === (cfg[k] ?? S.recipe_defaults[k]))) return name;
+    if (S.preset_model.every((k) => p[k] === cfg[k]) && S.preset_recipe.every((k) => p[k] === (cfg[k] ?? S.recipe_defaults[k]))) return name;
   }
   return S.custom;
 }
@@ -913,7 +913,7 @@ function pushControls(cfg, notes) {
   for (const [f, name] of Object.entries(fieldNames(cfg))) push(W[`${f}_label`], "text", fieldLabel(f, name));
   push(W.tie, "active", cfg.tie);
   push(W.recipe, "value", recipeOf(cfg));
-  for (const f of ["norm", "positions", "mlp", "bias"]) push(W[f], "value", cfg[f]);
+  for (const f of Object.keys(S.choices)) push(W[f], "value", cfg[f]);
   push(W.qk_norm, "active", cfg.qk_norm);
   const inUse = {ff_dim: dFf(cfg), kv_heads: hKv(cfg), head_dim: dHead(cfg)};
   for (const f of Object.keys(S.optional)) push(W[`opt_${f}`], "value", thousands(inUse[f]));
@@ -938,6 +938,7 @@ function renderUncovered(cfg) {  // a model this page does not carry: every card
 }
 
 function render(cfg) {
+  W.shapes_title.text = S.shapes_titles[cfg.attention];  // its intro says what this attention makes
   if (!covered(cfg, ST.dtype)) return renderUncovered(cfg);
   W.changes.text = changesCardHtml(cfg, ST.dtype);
   const lines = budgetLines(cfg);
@@ -1006,7 +1007,7 @@ function main(obj) {
     if (isEcho(obj, "value")) return;
     if (obj.value !== "custom") Object.assign(ST.asked, recipeFields(obj.value, ST.cfg.h));
     changed = S.recipe_fields;
-  } else if (["norm", "positions", "mlp", "bias"].includes(name)) {
+  } else if (name in S.choices) {  // a switch: norm, positions, mlp, bias, attention
     if (isEcho(obj, "value")) return;
     ST.asked[name] = obj.value;
     changed = [name];

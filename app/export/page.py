@@ -29,7 +29,7 @@ from model.training import TrainSetup
 
 from ..charts import memory_chart
 from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, TABLE_CSS, TRAIN_CSS
-from ..words import CHINCHILLA_RULE, SHORT, SHORT_WHEN, TAGLINE, TRAIN_NOTE, TRAIN_TITLE
+from ..words import CHINCHILLA_RULE, SHORT, SHORT_WHEN, TAGLINE, TRAIN_NOTE, TRAIN_TITLE, shapes_title_html
 from ..words import TRAIN_CONTROLS as C
 from ..changes_card import TITLE as CHANGES_TITLE
 from .spec import lines_js, page_spec, static_spec
@@ -57,6 +57,7 @@ h1 {{ font-size: 24px; font-weight: 750; margin: 0; letter-spacing: -0.3px; }}
 h1 .tag {{ font-size: 13px; font-weight: 500; color: {MUTED}; margin-left: 8px; }}
 p.what {{ font-size: 14.5px; margin: 4px 0 0 0; color: #374151; }}
 """
+SWITCH_WIDTHS = {"attention": 220}  # px of a switch's menu where its choices are long (default 150)
 WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one forward pass, the parameter budget and "
               "the training run follow, computed in your browser. Tokens and real values need the live explorer "
               "(make run).")
@@ -94,14 +95,15 @@ def _field(field: str, label_css: InlineStyleSheet) -> tuple[Slider, TextInput, 
 
 
 def _recipe_controls(cfg: Config, label_css: InlineStyleSheet) -> tuple[object, object]:
-    """The recipe choice (GPT-2 (2019), modern, custom) and each change as its own control: the four switches,
-    QK-norm, and d_ff, h_kv and d_head as number boxes showing the values in use; page.js applies the rules."""
+    """The recipe choice (GPT-2 (2019), modern, custom) and each change as its own control: the switches of
+    `model.config.CHOICES` (norm, positions, mlp, bias, attention), QK-norm, and d_ff, h_kv and d_head as number
+    boxes showing the values in use; page.js applies the rules."""
     recipe = row(Div(text="<b>Recipe</b>", stylesheets=[_sheet(BASE)]),
                  Select(options=[(k, v) for k, v in RECIPE_LABELS.items()], value=recipe_of(cfg), name="recipe",
                         width=220))
     selects = [Select(title=name, options=[(k, SWITCH_LABELS[name][k]) for k in CHOICES[name]],
-                      value=getattr(cfg, name), name=name, width=150, description=RECIPE_DOCS[name])
-               for name in ("norm", "positions", "mlp", "bias")]
+                      value=getattr(cfg, name), name=name, width=SWITCH_WIDTHS.get(name, 150),
+                      description=RECIPE_DOCS[name]) for name in CHOICES]
     qk = Checkbox(label=QK_NORM_LABEL, active=cfg.qk_norm, name="qk_norm", margin=(28, 8, 4, 4))
     boxes = [TextInput(title=symbol, value="", name=f"opt_{name}", width=96, description=RECIPE_DOCS[name],
                        stylesheets=[_sheet(BOX_CSS)]) for name, symbol in OPTIONAL_SYMBOLS.items()]
@@ -188,10 +190,8 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     dtypes = RadioButtonGroup(labels=list(DTYPES), active=list(DTYPES).index(dtype), name="dtype")
     expanded = Checkbox(label="list all L blocks", active=False, name="expanded")
     shapes = html_div("shapes", _sheet(TABLE_CSS, BUDGET_CSS))
-    shapes_title = Div(text="<h2>One forward pass, tensor by tensor</h2><p class='muted'>In execution order, as "
-                            "<code>model.trace</code> records it. <span style='color:#e8590c;font-weight:600'>Orange"
-                            "</span>: the attention matrices (B, h, T, T), which grow with T².</p>",
-                       sizing_mode="stretch_width", stylesheets=[_sheet(BASE)])
+    shapes_title = Div(text=shapes_title_html(cfg.attention), name="shapes_title", sizing_mode="stretch_width",
+                       stylesheets=[_sheet(BASE)])  # page.js writes it again when the attention switch flips
     shapes_card = column(row(shapes_title, dtypes, expanded, sizing_mode="stretch_width"), shapes,
                          sizing_mode="stretch_width", css_classes=["card", "shapes-card"], stylesheets=[card],
                          styles={"flex": "1 1 700px", "min-width": "0"})
@@ -210,7 +210,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     changes_card = column(Div(text=f"<h2>{html.escape(CHANGES_TITLE)}</h2>", stylesheets=[_sheet(BASE)]), changes,
                           sizing_mode="stretch_width", css_classes=["card", "changes-card"], stylesheets=[card])
     recipe_widgets = [recipe.children[1], *switches.children]  # named: recipe, norm, ..., opt_ff_dim, qk_norm
-    widgets = [preset, tie, dtypes, expanded, status, shapes, head, chart, lines, captions, changes,
+    widgets = [preset, tie, dtypes, expanded, status, shapes_title, shapes, head, chart, lines, captions, changes,
                *recipe_widgets, *(w for f in INT_FIELDS for w in fields[f][:2]), *train_models,
                *(fields[f][2] for f in SHORT_WHEN)]  # the labels of h and T_max: the recipe renames them
     spec_json = page_spec(cfg, dtype, setup)

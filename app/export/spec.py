@@ -26,7 +26,7 @@ from model.notation import dims
 from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model import numbers
-from model.rules import CUSTOM, MESSAGES, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_SETS, RULES
+from model.rules import CUSTOM, MESSAGES, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
 from model.tracing import BLOCK_PREFIX
 from model.train_report import SECTIONS, human
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, PEAK_LINE, PHASE_LINE,
@@ -40,7 +40,7 @@ from ..train_query import (CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, ONE_GPU_ZERO,
 from ..styles import BAR_INSIDE, BAR_SHARE, PART_COLOURS
 from ..words import (CAPTIONS, FIT_LABELS, GPU_LABELS, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
                      RECOMPUTE_LABELS, ROWS, HINT, SHORT, SHORT_WHEN, SOFT, STEP_PREFIX, SUM_KEYS, TRAIN_NOTE,
-                     ZERO_LABELS)
+                     ZERO_LABELS, shapes_title_html)
 
 DTYPE_CLASS = {"fp32": "fp32", "bf16": "bf16", "fp16": "bf16"}  # fp16 passes equal bf16's (tests check it)
 
@@ -80,13 +80,17 @@ def changes_key(cfg: Config, dtype: str) -> str:
 
 
 def covered(cfg: Config) -> list[Config]:
-    """The modern-recipe models whose shapes, memory and changes an exported page carries (each pass structure
-    costs real passes, so not all 288 recipes × 48 structures): every modern preset, and `cfg` with h_kv = h,
-    a group, and 1 (GQA flipped back and forth). Other recipes show a notice naming the export command."""
-    out = [p for p in PAGE_PRESETS.values() if not p.gpt2_recipe]
+    """The models beyond GPT-2's recipe whose shapes, memory and changes an exported page carries (each pass
+    structure costs real passes, so not all 288 recipes × 48 structures), each with either attention (eager, fused:
+    the switch flips on the page): every modern preset, `cfg`, `cfg` with h_kv = h, a group, and 1 where it is
+    modern (GQA flipped back and forth), and GPT-2's recipe with fused attention (every GPT-2 and GPT-3 preset, and
+    `cfg`). Other recipes show a notice naming the export command."""
+    base = [p for p in PAGE_PRESETS.values() if not p.gpt2_recipe]
     if not cfg.gpt2_recipe:
-        out += [dataclasses.replace(cfg, kv_heads=kv) for kv in (cfg.h_kv, cfg.h, snap_heads(cfg.h, cfg.h // KV_GROUP or 1), 1)]
-    return out
+        base += [dataclasses.replace(cfg, kv_heads=kv) for kv in (cfg.h_kv, cfg.h, snap_heads(cfg.h, cfg.h // KV_GROUP or 1), 1)]
+    base += [cfg, *(p for p in PAGE_PRESETS.values() if p.gpt2_recipe)]
+    both = (dataclasses.replace(c, attention=a) for c in base for a in CHOICES["attention"])
+    return [c for c in both if not c.gpt2_recipe]  # GPT-2's own recipe: every page carries it (static_spec)
 
 
 def _modern(cfg: Config, dtype: str) -> dict:
@@ -254,7 +258,8 @@ def _static_spec() -> dict:
         "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "same": SAME},
         "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS}, "short": SHORT, "soft": {k: list(v) for k, v in SOFT.items()},
         "dtypes": dict(DTYPES), "dtype_class": DTYPE_CLASS, "presets": presets, "custom": CUSTOM,
-        "preset_labels": preset_labels(), "preset_model": list(PRESET_MODEL), "preset_sets": list(PRESET_SETS),
+        "preset_labels": preset_labels(), "preset_model": list(PRESET_MODEL),
+        "preset_recipe": list(PRESET_RECIPE), "preset_sets": list(PRESET_SETS),
         "messages": MESSAGES, "note_about": NOTE_ABOUT, "note_field": NOTE_FIELD, "rules": RULES, "hint": HINT,
         "short_when": SHORT_WHEN, "ones": list(ONES), "block_prefix": BLOCK_PREFIX,
         "number": {"pattern": numbers.PATTERN, "scales": numbers.SCALES, "max_chars": numbers.MAX_CHARS,
@@ -264,7 +269,7 @@ def _static_spec() -> dict:
         "chart": [{"key": k, "label": label + ("*" if in_sum else ""), "in_sum": in_sum, "colour": PART_COLOURS[k]}
                   for k, label, in_sum in CHART],
         "inside": BAR_INSIDE, "bar_share": BAR_SHARE, "chart_note": CHART_NOTE, "korthikanti_note": KORTHIKANTI_NOTE,
-        "quadratic": QUADRATIC, "mark": MARK,
+        "quadratic": QUADRATIC, "mark": MARK, "shapes_titles": {a: shapes_title_html(a) for a in CHOICES["attention"]},
         "max_listed_blocks": MAX_LISTED_BLOCKS, "train": _training(),
         "units": {"count": [list(u) for u in units._COUNT_UNITS], "si": [list(u) for u in units._SI],
                   "binary": [list(u) for u in units._BINARY]},
