@@ -13,7 +13,7 @@ import panel as pn
 import param
 from model import Budget, Line
 from model import units as fmt
-from model.budgeting import CHART, CHART_NOTE, GROUPS
+from model.budgeting import GROUPS, chart, chart_note
 
 from .state import ExplorerState
 from .styles import BAR_INSIDE, BAR_SHARE, BUDGET_CSS, PART_COLOURS
@@ -47,11 +47,18 @@ def lines_html(lines: list[dict[str, str]]) -> str:
 
 
 def headline_html(lines: dict[str, dict[str, str]]) -> str:
-    """N in large type with its formula."""
+    """N in large type with its formula; a mixture of experts' N_active under it, as large (the line
+    params/active: the parameters one token uses)."""
     e = html.escape
     n = lines["params/exact"]
-    return (f'<div class="n"><span class="big">N = {e(n["value"])}</span> <span class="muted">parameters '
-            f'({e(n["short"])})</span></div><div class="nf muted">N = <code>{e(n["formula"])}</code></div>')
+    out = (f'<div class="n"><span class="big">N = {e(n["value"])}</span> <span class="muted">parameters '
+           f'({e(n["short"])})</span></div><div class="nf muted">N = <code>{e(n["formula"])}</code></div>')
+    active = lines.get("params/active")
+    if active:
+        out += (f'<div class="n active"><span class="big">N_active = {e(active["value"])}</span> <span class="muted">'
+                f'per token ({e(active["short"])})</span></div><div class="nf muted">{e(active["label"])}: '
+                f'<code>{e(active["formula"])}</code></div>')
+    return out
 
 
 def captions_html(lines: dict[str, dict[str, str]]) -> str:
@@ -61,27 +68,30 @@ def captions_html(lines: dict[str, dict[str, str]]) -> str:
 
 
 def budget_parts(b: Budget) -> dict[str, list]:
-    """The chart's bars as columns, one entry per model.budgeting.CHART part: label, value, exact count, formula,
-    what it is, the bar's text, colour, and whether the text sits inside the bar (long bars)."""
-    value = [b.line(key).value for key, _, _ in CHART]
+    """The chart's bars as columns, one entry per part of `model.budgeting.chart(b)` (a dense model's CHART, a
+    mixture of experts' MOE_CHART): label, value, exact count, formula, what it is, the bar's text, colour, and
+    whether the text sits inside the bar (long bars)."""
+    bars = chart(b)
+    value = [b.line(key).value for key, _, _ in bars]
     text = []
-    for (key, _, in_sum), v in zip(CHART, value):
+    for (key, _, in_sum), v in zip(bars, value):
         if key == "params/head" and v == 0:
             text.append("0: tied to W_te")
-        elif not in_sum:
-            text.append(f"{fmt.params(v)} per block")
+        elif not in_sum:  # a dense block's halves; a mixture of experts' routed experts a token uses
+            text.append(f"{fmt.params(v)} per block" if key.endswith("_block") else
+                        f"{fmt.params(v)} · {fmt.percent(v / b.params_exact)} of N")
         else:
             text.append(f"{fmt.params(v)} · {fmt.percent(v / b.params_exact)}")
     top = max(value)
     return {
-        "key": [key for key, _, _ in CHART],
-        "label": [label + ("*" if in_sum else "") for _, label, in_sum in CHART],
+        "key": [key for key, _, _ in bars],
+        "label": [label + ("*" if in_sum else "") for _, label, in_sum in bars],
         "value": value,
         "exact": [fmt.thousands(v) for v in value],
-        "formula": [b.line(key).formula for key, _, _ in CHART],
-        "what": [b.line(key).label for key, _, _ in CHART],
+        "formula": [b.line(key).formula for key, _, _ in bars],
+        "what": [b.line(key).label for key, _, _ in bars],
         "text": text,
-        "colour": [PART_COLOURS[key] for key, _, _ in CHART],
+        "colour": [PART_COLOURS[key] for key, _, _ in bars],
         "inside": [v > BAR_INSIDE * top for v in value],  # long bars carry their text inside
     }
 
@@ -130,7 +140,7 @@ class BudgetView(pn.viewable.Viewer):
         self._parts = budget_parts(b)
         # T, B and h change no parameter: the head's markup stays the same and nothing is sent for it
         self._head.object = "<h2>Parameter budget</h2>" + headline_html(by_key) + chart_html(self._parts)
-        self._lines.object = (f"<p class='note muted'>{html.escape(CHART_NOTE)}</p>" + lines_html(rows)
+        self._lines.object = (f"<p class='note muted'>{html.escape(chart_note(b))}</p>" + lines_html(rows)
                               + captions_html(by_key))
 
     def _update(self, *_events) -> None:

@@ -27,19 +27,22 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
-from model import FIELD_DOCS, divisors
-from model.config import CHOICES, FIELDS, INT_FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS
-from model.families import QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, menu_groups
+from model import FIELD_DOCS, Config, divisors
+from model.config import CHOICES, FIELDS, INT_FIELDS, MOE_DOCS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, RECIPE_DOCS
+from model.families import MLP_KINDS, QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, menu_groups
 
 from .controls_esm import CONTROLS_ESM
 
-from .state import CUSTOM, ExplorerState, preset_labels
+from .state import CUSTOM, SIZE_FIELDS, ExplorerState, preset_labels
 from .styles import ACCENT, BASE, INK, MUTED, RULE, STATUS_CSS
 from .words import SHORT, field_names, slider_range, status_rules
 
 ADVANCED = ("T_max",)  # whole-number fields in the "advanced" fold, with the switches
 CHECKBOX_LABELS = {"tie": "tie the head to W_te (GPT-2)"}
 ADVANCED_TITLE = "Advanced: T_max and weight tying"
+MOE_SWITCH_DOC = (f"moe: the MLP, {MLP_KINDS['dense']} or {MLP_KINDS['moe']} (a router (d, E) sends each token to k "
+                  f"of E experts of width d_expert)")
+MOE_SIZES = ("E", "k", "d_expert")  # the MLP choice's number boxes (a mixture of experts' only)
 
 CONTROLS_CSS = BASE + STATUS_CSS + f"""
 .controls {{ display: flex; flex-direction: column; }}
@@ -125,8 +128,16 @@ def controls_view(state: ExplorerState, ack: int = 0) -> dict:
             "checks": {f: bool(getattr(state, f)) for f in (*FIELDS, "qk_norm") if f not in INT_FIELDS},
             "preset": labels[state.preset], "status": status_html(state), "ack": ack,
             "names": field_names(state.config),
-            "recipe": state.recipe, "switches": {k: getattr(state, k) for k in CHOICES},
-            "sizes": {sym: getattr(state.config, sym) for sym in OPTIONAL_SYMBOLS.values()}}
+            "recipe": state.recipe,
+            "switches": {**{k: getattr(state, k) for k in CHOICES}, "moe": "moe" if state.config.moe else "dense"},
+            "sizes": sizes_view(state.config)}
+
+
+def sizes_view(cfg: Config) -> dict[str, int | None]:
+    """The number boxes' values: d_ff, h_kv, d_head, E, k, d_expert in use; None (the box hidden) for a dense
+    model's E, k and d_expert, and for d_ff where every block is MoE (no dense MLP: d_ff is no part of the model)."""
+    out = {sym: getattr(cfg, sym) for sym in (*OPTIONAL_SYMBOLS.values(), *MOE_SIZES)}
+    return {**out, "d_ff": out["d_ff"] if "dense" in cfg.block_kinds else None}
 
 
 def controls_spec(show: list[str]) -> dict:
@@ -139,16 +150,21 @@ def controls_spec(show: list[str]) -> dict:
             "advanced": [field(f) for f in shown if f in ADVANCED],
             "checks": [{"name": f, "label": CHECKBOX_LABELS[f]} for f in FIELDS if f not in INT_FIELDS and f in show],
             "advanced_title": ADVANCED_TITLE, "preset": "preset" in show, "presets": list(preset_labels()),
-            "groups": menu_groups(), **recipe_spec(show)}  # the presets by family (model.families)
+            "groups": menu_groups(moe=True), **recipe_spec(show)}  # the presets by family (model.families)
 
 
 def recipe_spec(show: list[str]) -> dict:
-    """The recipe's controls among `show` (URL and embed names): the recipe choice, each switch with its choices,
-    the sizes d_ff, h_kv and d_head as number boxes, and QK-norm; `model.families` names every choice."""
+    """The recipe's controls among `show` (URL and embed names): the recipe choice, each switch with its choices
+    and the MLP choice (dense or MoE), the sizes d_ff, h_kv and d_head and a mixture of experts' E, k and d_expert as
+    number boxes, and QK-norm; `model.families` names every choice."""
+    docs = {**{sym: RECIPE_DOCS[f] for f, sym in OPTIONAL_SYMBOLS.items()},
+            **{sym: MOE_DOCS[f] for f, sym in MOE_SYMBOLS.items()}}
+    moe = [{"name": "moe", "doc": MOE_SWITCH_DOC, "options": list(MLP_KINDS.items())}] if "moe" in show else []
     return {"recipe": [[k, v] for k, v in RECIPE_LABELS.items()] if "recipe" in show else None,
             "switches": [{"name": k, "doc": f"{k}: {RECIPE_DOCS[k]}", "options": list(SWITCH_LABELS[k].items())}
-                         for k in CHOICES if k in show],
-            "sizes": [{"name": sym, "doc": f"{sym}: {RECIPE_DOCS[f]}"} for f, sym in OPTIONAL_SYMBOLS.items() if sym in show],
+                         for k in CHOICES if k in show] + moe,
+            "sizes": [{"name": sym, "doc": f"{sym}: {docs[sym]}"}
+                      for sym in (*OPTIONAL_SYMBOLS.values(), *MOE_SIZES) if sym in show],
             "qk": {"name": "qk_norm", "label": QK_NORM_LABEL, "doc": RECIPE_DOCS["qk_norm"]} if "qk_norm" in show else None}
 
 
@@ -210,10 +226,10 @@ class Controls(pn.viewable.Viewer):
 
     def ask(self, name: str, value: object) -> None:
         """Apply one input from the page: a field's value (a box sends its text), a checkbox, a preset's label, the
-        recipe, a switch's choice, or a size d_ff / h_kv / d_head. A box's text is read by `model.numbers`' grammar
-        (the state's `set_field`); a rejected or unreadable value gets a notice and the box shows the state's value
-        again, and so does an emptied box."""
-        fields = {sym: f for f, sym in OPTIONAL_SYMBOLS.items()}
+        recipe, a switch's choice (the MLP's "moe": dense or MoE), or a size d_ff / h_kv / d_head / E / k / d_expert.
+        A box's text is read by `model.numbers`' grammar (the state's `set_field`); a rejected or unreadable value
+        gets a notice and the box shows the state's value again, and so does an emptied box."""
+        fields = SIZE_FIELDS
         if name == "preset":
             chosen = preset_labels().get(value) if isinstance(value, str) else None
             if chosen is not None and chosen != CUSTOM:  # "custom" describes a state, it is not something to apply
@@ -223,6 +239,9 @@ class Controls(pn.viewable.Viewer):
                 self.state.recipe = value
         elif name in CHOICES:
             self.state.set_field(name, value)  # a choice it does not know gets a notice
+        elif name == "moe":
+            if value in MLP_KINDS:
+                self.state.set_field("moe", value == "moe")
         elif name in (*FIELDS, "qk_norm") and name not in INT_FIELDS:
             self.state.set_field(name, bool(value))
         elif name in INT_FIELDS or name in fields:

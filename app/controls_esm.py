@@ -1,7 +1,8 @@
 """The controls card's browser side (an ESM module for `pn.custom.JSComponent`), kept apart from app/controls.py.
 
 It draws the preset picker, a label, number box and slider per field of `spec`, the recipe choice with each
-change as its own switch (a select per switch, a number box per size d_ff / h_kv / d_head, QK-norm's checkbox; each
+change as its own switch (a select per switch, the MLP's dense or MoE among them, a number box per size d_ff / h_kv / d_head and, for
+a mixture of experts, E / k / d_expert (hidden where the model is dense), QK-norm's checkbox; each
 switch and size with a "?" that says what it is, on hover, focus or a tap), the advanced fold and the status line,
 and writes `view` into them. A number box is a text box: it shows its value with thousands separators and sends
 what is typed as text, read on the server by `model.numbers`' grammar (1024, 1,024, 1e3, 70 million). Sliders follow the keyboard as Panel's did (arrows one step, PageUp/PageDown
@@ -185,7 +186,11 @@ export function render({ model, el }) {
       place(f);
       showNumber(f.name, f.box, s.value);
     }
-    for (const [name, box] of Object.entries(sizes)) showNumber(name, box, v.sizes[name]);
+    for (const [name, box] of Object.entries(sizes)) {  // a dense model has no E, k, d_expert: their boxes hide
+      const none = v.sizes[name] === null;
+      box.closest(".size").style.display = none ? "none" : "";
+      if (!none) showNumber(name, box, v.sizes[name]);
+    }
     for (const [name, select] of Object.entries(selects)) {
       const want = name === "recipe" ? v.recipe : v.switches[name];
       if (select.value !== want) select.value = want;

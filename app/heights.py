@@ -16,7 +16,7 @@ from model.changes import ORDER
 from model.config import DEFAULTS, MOE_DEFAULTS
 from model.recipe_rows import recipe_rows
 
-from .query import PANELS, RECIPE_KEYS, ViewOptions
+from .query import MOE_CONTROLS, PANELS, RECIPE_KEYS, ViewOptions
 from .shapes import ShapeRow, shape_rows
 from .state import bar_scale
 from .words import status_rules
@@ -26,13 +26,13 @@ PX = {  # heights in px at 700 px wide
     "card": 24, "status line": 18, "fields": 63, "preset": 37, "recipe": 37, "switches": 62, "advanced": 43,
     "shapes": 190, "memory line": 57, "legend line": 34, "heading": 28, "line": 13, "row": 9, "least row": 35,
     "shape line": 14.4,
-    "budget": 1180, "tokens": 330, "values": 2070, "closed": 60, "training": 2840, "training, modern": 3070,
+    "budget": 1180, "budget, MoE": 1900, "tokens": 330, "values": 2070, "closed": 60, "training": 2840, "training, modern": 3070,
     "changes": 650, "per change": 225, "changes, GPT-2": 200,
 }
 PER_LINE = {"status": 100, "fields": 4, "switches": 5, "name": 15, "label": 21, "shape": 10}  # what one line holds:
 # characters of the status line, fields and switches of the controls, characters of a row's name, description and
 # lesson shape (a row in a block is indented by three of them)
-SWITCH_KEYS = tuple(k for k in RECIPE_KEYS if k != "recipe")
+SWITCH_KEYS = (*(k for k in RECIPE_KEYS if k != "recipe"), *MOE_CONTROLS)  # the MLP's switch and boxes too
 
 
 def _lines(text: str, width: int) -> int:
@@ -62,7 +62,7 @@ def controls_height(options: ViewOptions, cfg: Config) -> int:
     shown = options.controls
     if not shown:
         return 0
-    fields = [c for c in shown if c not in ("preset", "T_max", "tie", *RECIPE_KEYS)]
+    fields = [c for c in shown if c not in ("preset", "T_max", "tie", *RECIPE_KEYS, *MOE_CONTROLS)]
     switches = [c for c in shown if c in SWITCH_KEYS]
     status = math.ceil(len(status_rules(cfg)) / PER_LINE["status"])
     return (PX["card"] + PX["status line"] * status + PX["preset"] * ("preset" in shown)
@@ -85,9 +85,11 @@ def panel_height(panel: str, options: ViewOptions, cfg: Config) -> int:
         defaults = {**DEFAULTS, **MOE_DEFAULTS}
         made = sum(any(getattr(cfg, n) != defaults[n] for n in names) for _, names in ORDER)
         return PX["changes"] + PX["per change"] * made
+    if panel == "budget":  # a mixture of experts adds N_active, a bar and its lines (Qwen3 30B-A3B: 1,880 px)
+        return PX["budget, MoE" if cfg.moe else "budget"]
     if panel == "training":
         return PX["training" if cfg.gpt2_recipe else "training, modern"]
-    return PX[panel]  # budget, tokens
+    return PX[panel]  # tokens
 
 
 def embed_height(options: ViewOptions, cfg: Config) -> int:

@@ -19,7 +19,6 @@ import panel as pn
 import param
 
 from model import PRESETS
-from model.families import PAGE_PRESETS
 from model.rules import did_you_mean
 
 from .budget import BudgetView
@@ -93,13 +92,12 @@ class Explorer(pn.viewable.Viewer):
     sync_url = param.Boolean(default=False, doc="keep the browser's address in step with the state (served pages)")
 
     def __init__(self, query: str | None = None, preset: str | None = None, **params) -> None:
-        """`preset` starts from a named model of the page's presets (`model.families.PAGE_PRESETS`); fields in `query`
+        """`preset` starts from a named model (`model.PRESETS`, the mixtures of experts included); fields in `query`
         override it, as in a link."""
         if preset is not None:
-            if preset not in PAGE_PRESETS:
-                moe = " is a mixture of experts, which this page does not show yet" if preset in PRESETS else ""
-                hint = "" if moe else did_you_mean(preset, PAGE_PRESETS)
-                raise ValueError(f"unknown preset {preset!r}{moe}{hint}; presets: {', '.join(PAGE_PRESETS)}")
+            if preset not in PRESETS:
+                raise ValueError(f"unknown preset {preset!r}{did_you_mean(preset, PRESETS)}; presets: "
+                                 f"{', '.join(PRESETS)}")
             query = f"?preset={preset}&{(query or '').removeprefix('?')}"
         q = parse_query(query) if query is not None else Query()
         if "state" not in params:

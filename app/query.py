@@ -9,7 +9,10 @@
 Keys: the Config fields B, T, d, h, L, V, T_max, tie; `preset` (a name in model.PRESETS, overridden by any
 field given with it); `dtype` (fp32, bf16, fp16); `expanded` (list all L blocks); and for course pages
 `embed=1`, `controls=T,d` and `panels=shapes,budget,values` (see `ViewOptions`); the training run's D, gpu,
-gpu_peak, gpu_memory, mfu, gpus, price, optimizer, zero, recompute and fit (see `app.train_query`). Keys starting with "bokeh-" (added
+gpu_peak, gpu_memory, mfu, gpus, price, optimizer, zero, recompute and fit (see `app.train_query`); the mixture of
+experts (`MOE_KEYS`): `moe` (1: the MLP is a mixture of experts, 0: dense), its sizes by their symbols E, k,
+d_expert, E_shared, d_shared, and the fields shared_gate, moe_step, dense_first, dense_layers (block indices, e.g.
+0,1,2). Keys starting with "bokeh-" (added
 by Bokeh's `server_document` embedding) are skipped.
 
 Hostile input never raises: every problem (not a whole number, out of range, d % h != 0, T > T_max, a
@@ -27,8 +30,9 @@ from dataclasses import dataclass, field, fields as dc_fields
 from urllib.parse import parse_qsl, urlencode
 
 from model import BOUNDS, DTYPES, PRESETS, Config, numbers
-from model.config import CHOICES, DEFAULT_PRESET, DEFAULTS, FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS
-from model.families import PAGE_PRESETS, RECIPE_LABELS, recipe_fields
+from model.config import (CHOICES, DEFAULT_PRESET, DEFAULTS, FIELDS, LAYOUT_BOUNDS, MOE_DEFAULTS, MOE_DOCS, MOE_FIELDS,
+                          MOE_SYMBOLS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS)
+from model.families import MLP_KINDS, RECIPE_LABELS, moe_fields, recipe_fields
 from model.rules import did_you_mean, quote, settle
 from model.training import TrainSetup
 
@@ -38,10 +42,14 @@ DEFAULT_CONFIG = PRESETS[DEFAULT_PRESET]  # GPT-2 small at B = 8, T = 1,024
 # The modern recipe's URL keys (issue 15): the switches by their field names, the sizes by their symbols, and
 # `recipe` (gpt2 or modern: sets every switch, as the page's recipe choice does; keys given with it override it).
 RECIPE_KEYS = ("recipe", "norm", "positions", "mlp", "d_ff", "h_kv", "d_head", "bias", "qk_norm", "attention")
-CONTROLS = ("preset", "B", "T", "d", "h", "L", "V", "T_max", "tie", *RECIPE_KEYS)  # what `controls=` may list
+# The mixture of experts' URL keys: the MLP choice `moe`, the sizes by their symbols, the layout by field names.
+MOE_KEYS = ("moe", *MOE_SYMBOLS.values(), "shared_gate", "moe_step", "dense_first", "dense_layers")
+LAYOUT_KEYS = ("moe_step", "dense_first", "dense_layers")  # which blocks are MoE
+MOE_CONTROLS = ("moe", "E", "k", "d_expert")  # the page's MLP switch and its number boxes
+CONTROLS = ("preset", "B", "T", "d", "h", "L", "V", "T_max", "tie", *RECIPE_KEYS, *MOE_CONTROLS)  # `controls=`
 PANELS = ("shapes", "budget", "changes", "tokens", "values", "training")  # what `panels=` may list
 OPTION_KEYS = ("preset", "dtype", "expanded", "embed", "controls", "panels")
-KEYS = FIELDS + RECIPE_KEYS + OPTION_KEYS + TRAIN_KEYS
+KEYS = FIELDS + RECIPE_KEYS + MOE_KEYS + OPTION_KEYS + TRAIN_KEYS
 FIELD_OF = {symbol: name for name, symbol in OPTIONAL_SYMBOLS.items()}  # "d_ff" -> "ff_dim"
 MAX_QUERY_CHARS = 2_000  # longer queries are cut: no link needs more, and a hostile one costs nothing
 MAX_VALUE_CHARS = 40  # longer values are rejected before any parsing
@@ -73,8 +81,8 @@ class Query:
 show = quote  # user text for a notice (model.rules.quote)
 
 
-def _int_value(key: str, raw: str, fallback: int) -> tuple[int, str | None]:
-    lo, hi = BOUNDS[key]
+def _int_value(key: str, raw: str, fallback: int, bounds: tuple[int, int] | None = None) -> tuple[int, str | None]:
+    lo, hi = bounds or BOUNDS[key]
     text = raw.strip()
     if not text:
         return fallback, f"{key} has no value; using {key}={fallback:,}"
@@ -215,15 +223,12 @@ def parse_query(search: str | None) -> Query:
     base = DEFAULT_CONFIG
     if "preset" in values:
         name = values["preset"].strip().lower()
-        if name in PAGE_PRESETS:
+        if name in PRESETS:
             base = PRESETS[name]
-        elif name in PRESETS:  # a mixture of experts: the model's and the command line's, not yet the page's
-            notes.append(f'preset="{name}" is a mixture of experts, which this page does not show yet (python -m '
-                         f"model --preset {name} prints its tables); using {DEFAULT_PRESET}")
         else:
-            notes.append(f'preset="{show(values["preset"])}" is unknown{did_you_mean(name, PAGE_PRESETS)}; presets: '
-                         f'{", ".join(PAGE_PRESETS)}; using {DEFAULT_PRESET}')
-    asked: dict[str, object] = {k: getattr(base, k) for k in (*FIELDS, *RECIPE_FIELDS)}
+            notes.append(f'preset="{show(values["preset"])}" is unknown{did_you_mean(name, PRESETS)}; presets: '
+                         f'{", ".join(PRESETS)}; using {DEFAULT_PRESET}')
+    asked: dict[str, object] = {k: getattr(base, k) for k in (*FIELDS, *RECIPE_FIELDS, *MOE_FIELDS)}
     for key in FIELDS:
         if key not in values:
             continue
@@ -233,11 +238,17 @@ def parse_query(search: str | None) -> Query:
             asked[key], note = _int_value(key, values[key], getattr(base, key))
         notes += [note] if note else []
     _recipe_values(values, asked, notes)
+    _moe_values(values, asked, notes)
     try:
         config, settled = settle(asked)
-    except ValueError as e:  # a recipe no Config takes (an odd d with RoPE): the fields without the recipe
-        notes.append(f"{e}; showing GPT-2's recipe")
-        config, settled = settle({**asked, **DEFAULTS})
+    except ValueError as e:  # a layout of blocks, a mixture of experts or a recipe no Config takes: without it
+        layout = {k: MOE_DEFAULTS[k] for k in LAYOUT_KEYS}
+        fallbacks = (((layout, "showing every block MoE"), (MOE_DEFAULTS, f"showing a {MLP_KINDS['dense']}"))
+                     if asked["experts"] is not None else ())
+        fix, said = next(((f, w) for f, w in fallbacks if _settles({**asked, **f})),
+                         ({**DEFAULTS, **MOE_DEFAULTS}, "showing GPT-2's recipe"))
+        notes.append(f"{e}; {said}")
+        config, settled = settle({**asked, **fix})
     notes += settled
     options = _options(values, notes)
     train, train_notes = settle_train({k: values[k] for k in TRAIN_KEYS if k in values})
@@ -282,6 +293,60 @@ def _recipe_values(values: dict[str, str], asked: dict[str, object], notes: list
                 asked[name] = value
 
 
+def _settles(asked: dict[str, object]) -> bool:
+    try:
+        settle(asked)
+    except ValueError:
+        return False
+    return True
+
+
+def _moe_values(values: dict[str, str], asked: dict[str, object], notes: list[str]) -> None:
+    """The mixture of experts' keys into `asked`: `moe` (or any of its sizes on a dense model) sets the MLP choice
+    (`model.families.moe_fields`), then each key given; a bad value keeps the one in use and gets a notice."""
+    on = None
+    if "moe" in values:
+        on, note = _bool_value("moe", values["moe"], asked["experts"] is not None,
+                               f"the MLP is a {MLP_KINDS['moe']} (E, k, d_expert); 0: a {MLP_KINDS['dense']}")
+        notes += [note] if note else []
+    given = [k for k in MOE_KEYS[1:] if k in values]
+    if given and on is None:
+        on = True
+    if on is not None and _settles(asked):
+        asked.update(moe_fields(settle(asked)[0], on))
+    if asked["experts"] is None:
+        if given:
+            notes.append(f"{', '.join(given)}: ignored with moe=0 (a {MLP_KINDS['dense']} has no experts)")
+        return
+    fields_of = {symbol: name for name, symbol in MOE_SYMBOLS.items()}
+    for key in given:
+        name = fields_of.get(key, key)
+        kept = asked[name]
+        if key == "shared_gate":
+            asked[name], note = _bool_value(key, values[key], bool(kept), MOE_DOCS[name])
+        elif key == "dense_layers":
+            asked[name], note = _layers_value(values[key], kept)
+        elif key == "E_shared" and values[key].strip() == "0":
+            asked[name], note = 0, None
+        else:
+            asked[name], note = _int_value(key, values[key], kept if kept is not None else -1, LAYOUT_BOUNDS.get(key))
+            if note and kept is None:
+                asked[name], note = None, note.replace(f"using {key}=-1", "using none")
+        notes += [note] if note else []
+
+
+def _layers_value(raw: str, kept: tuple[int, ...]) -> tuple[tuple[int, ...], str | None]:
+    """dense_layers as block indices, "0,1,2" ("" or "none": no block); a bad list keeps `kept`."""
+    parts = [p.strip() for p in raw.split(",") if p.strip()]
+    if [p.lower() for p in parts] in ([], ["none"]):
+        return (), None
+    numbers_ = [numbers.whole(p) if len(p) <= MAX_VALUE_CHARS else None for p in parts[:BOUNDS["L"][1]]]
+    if any(n is None or n < 0 for n in numbers_):
+        return kept, (f'dense_layers="{show(raw)}" is not a list of block indices (0,1,2: whole numbers from 0 to '
+                      f'L − 1); using dense_layers={",".join(map(str, kept)) or "none"}')
+    return tuple(numbers_), None
+
+
 def parse_config(search: str | None) -> tuple[Config, list[str]]:
     """Just the configuration of a query and every notice about the query: (config, notices)."""
     q = parse_query(search)
@@ -289,7 +354,8 @@ def parse_config(search: str | None) -> tuple[Config, list[str]]:
 
 
 def recipe_items(config: Config) -> list[tuple[str, str]]:
-    """The recipe keys that differ from GPT-2's (none for GPT-2's recipe, so the lesson's links stay as they are)."""
+    """The recipe keys that differ from GPT-2's (none for GPT-2's recipe, so the lesson's links stay as they are), and
+    a mixture of experts' keys."""
     items = []
     for key in CHOICES:
         if getattr(config, key) != DEFAULTS[key]:
@@ -299,6 +365,12 @@ def recipe_items(config: Config) -> list[tuple[str, str]]:
             items.append((symbol, str(getattr(config, name))))
     if config.qk_norm:
         items.append(("qk_norm", "1"))
+    if config.moe:  # E, k and d_expert always; the rest where not default
+        items += [(symbol, str(getattr(config, name))) for name, symbol in MOE_SYMBOLS.items()
+                  if name in ("experts", "top_k", "expert_dim") or getattr(config, name) != MOE_DEFAULTS[name]]
+        items += [("shared_gate", "1")] if config.shared_gate else []
+        items += [(k, str(getattr(config, k))) for k in ("moe_step", "dense_first") if getattr(config, k) != MOE_DEFAULTS[k]]
+        items += [("dense_layers", ",".join(map(str, config.dense_layers)))] if config.dense_layers else []
     return items
 
 

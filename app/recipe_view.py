@@ -35,10 +35,6 @@ def read_config_json(text: str | bytes, keep: Config) -> tuple[Config | None, st
     except ValueError as e:
         return None, f"{e}; nothing was changed"
     cfg = read.config
-    if cfg.moe:  # the page's MLP choice comes later: a dense page would mislabel it
-        return None, (f"config.json: model_type={hf.show(doc['model_type'])} is a mixture of experts (E = {cfg.E:,}, k = "
-                      f"{cfg.k:,}), which this page does not show yet (python -m model --hf-config FILE prints its "
-                      f"tables); nothing was changed")
     notes = "".join(f"; {n}" for n in read.notes)
     return cfg, f"read {doc['model_type']} config.json: B = {cfg.B:,} kept, T = {cfg.T:,}{notes}"
 

@@ -19,7 +19,7 @@ from panel.custom import JSComponent
 import model
 from model import DTYPES, NOTATION, Config, Trace
 from model import units as fmt
-from model.config import FIELDS
+from model.config import FIELDS, KIND_LABELS
 from model.memory import KORTHIKANTI_NOTE
 from model.recipe_rows import MARK, recipe_rows
 
@@ -57,17 +57,26 @@ def _tensor(row, scale: int, collapsed: bool, only: bool) -> ShapeRow:
                     in_block=row.block is not None, view=row.view, saved=row.saved, only=only)
 
 
-def _group_heading(block: int | None, L: int, per_block: int) -> ShapeRow:
-    if block is None:  # collapsed: block 0 stands for all L blocks
-        span = "block 0" if L == 1 else f"blocks 0 … {L - 1}"
-        return ShapeRow(kind="group", name=f"{span} × L = {L:,}",
-                        label=f"one block's {per_block} tensors; every block repeats these shapes")
-    return ShapeRow(kind="group", name=f"block {block}", label=f"of {L:,}")
+def _group_heading(trace: Trace, row, expanded: bool, per_block: dict[str, int]) -> ShapeRow:
+    """The heading of a block's rows: collapsed, one group "× L" (a mixture of experts: each kind's group, titled by
+    `Trace.groups`), expanded, each block (a mixture of experts' with its kind)."""
+    L, moe = trace.cfg.L, trace.cfg.moe
+    if expanded:
+        kind = f" · {KIND_LABELS[row.kind]}" if moe else ""
+        return ShapeRow(kind="group", name=f"block {row.block}", label=f"of {L:,}{kind}")
+    n = per_block[row.kind]
+    if moe:
+        group = next(g for g in trace.groups if g.kind == row.kind)
+        return ShapeRow(kind="group", name=group.title, label=f"one block's {n} tensors")
+    span = "block 0" if L == 1 else f"blocks 0 … {L - 1}"  # block 0 stands for all L blocks
+    return ShapeRow(kind="group", name=f"{span} × L = {L:,}",
+                    label=f"one block's {n} tensors; every block repeats these shapes")
 
 
 def shape_rows(trace: Trace, scale_bytes: int, expanded: bool = False) -> list[ShapeRow]:
-    """Display rows of `trace`: block rows under a heading (one group "× L", or every block when expanded,
-    up to MAX_LISTED_BLOCKS blocks and one line for the rest).
+    """Display rows of `trace`: block rows under a heading (one group "× L", a mixture of experts' one group per
+    kind of block, "blocks 3 … 60: MoE, × 58"; or every block when expanded, up to MAX_LISTED_BLOCKS blocks and one
+    line for the rest).
 
     `scale_bytes` is the memory of a full bar (the largest tensor at T = T_max keeps bars comparable as T moves).
     A pass at T = 1 has no loss (no next token to predict); its place is kept with an "absent" row. A row that its
@@ -75,18 +84,22 @@ def shape_rows(trace: Trace, scale_bytes: int, expanded: bool = False) -> list[S
     """
     L, marks = trace.cfg.L, recipe_rows(trace.cfg)
     rows = trace.expanded() if expanded else trace.rows
-    per_block = sum(1 for r in trace.rows if r.block is not None)
+    per_block: dict[str, int] = {}  # tensors of one block of each kind
+    for r in trace.rows:
+        if r.block is not None:
+            per_block[r.kind] = per_block.get(r.kind, 0) + 1
     out: list[ShapeRow] = []
     previous_block: int | None = None
     for row in rows:
         if expanded and row.block is not None and row.block >= MAX_LISTED_BLOCKS:
             if previous_block == MAX_LISTED_BLOCKS - 1:  # once, where the unlisted blocks begin
+                same = "of the kinds above" if trace.cfg.moe else "with the same shapes"
                 out.append(ShapeRow(kind="group", name=f"blocks {MAX_LISTED_BLOCKS} … {L - 1}",
-                                    label=f"{L - MAX_LISTED_BLOCKS:,} more blocks with the same shapes, not listed"))
+                                    label=f"{L - MAX_LISTED_BLOCKS:,} more blocks {same}, not listed"))
             previous_block = row.block
             continue
         if row.block is not None and (row.block != previous_block):
-            out.append(_group_heading(row.block if expanded else None, L, per_block))
+            out.append(_group_heading(trace, row, expanded, per_block))
         previous_block = row.block
         out.append(_tensor(row, scale_bytes, collapsed=not expanded, only=marks.marked(row.local)))
     if not any(r.name == "loss" for r in rows):

@@ -17,8 +17,9 @@ import model
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Budget, Config, Trace
 from model import tokenizer
 from model.formula import evaluate_shape
-from model.config import CHOICES, FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS
-from model.families import PAGE_PRESETS, RECIPE_LABELS, preset_labels, recipe_fields, recipe_of
+from model.config import CHOICES, FIELDS, MOE_DOCS, MOE_FIELDS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS
+from model import families
+from model.families import MLP_KINDS, RECIPE_LABELS, moe_fields, recipe_fields, recipe_of
 from model.rules import CUSTOM, PRESET_SETS, Note, news, preset_of, read_field, settle_notes
 from model.training import Plan, TrainSetup, plan
 
@@ -28,6 +29,12 @@ __all__ = ["CUSTOM", "ExplorerState", "preset_labels"]
 
 SAMPLE_TEXT = ("The Transformer reads text as tokens: pieces of words, each an id in a vocabulary of V = 50,257. "
                "Its attention compares every token with every earlier one.")
+
+
+def preset_labels() -> dict[str, str]:
+    """The live page's preset menu, label -> name: every preset, the mixtures of experts included
+    (`model.families.preset_labels`)."""
+    return families.preset_labels(moe=True)
 
 
 @functools.lru_cache(maxsize=512)
@@ -45,6 +52,12 @@ def bar_scale(trace: Trace) -> int:
     """Bytes of the largest tensor of `trace`'s pass at T = T_max: each row's lesson shape evaluated at
     T = T_max (`model.formula.evaluate_shape`) times that row's bytes per element. The same trace, no second pass."""
     return _bar_scale(trace.cfg, trace.dtype)
+
+
+MODEL_FIELDS = (*RECIPE_FIELDS, *MOE_FIELDS)  # what the recipe and the MLP choice set, besides FIELDS
+MOE_LABEL = MLP_KINDS["moe"]
+SIZE_FIELDS = {**{sym: f for f, sym in OPTIONAL_SYMBOLS.items()}, **{sym: f for f, sym in MOE_SYMBOLS.items()}}
+# symbol -> field of the number boxes besides FIELDS: "d_ff" -> "ff_dim", "E" -> "experts"
 
 
 def _field(name: str) -> param.Integer:
@@ -71,11 +84,20 @@ class ExplorerState(param.Parameterized):
     bias = param.Selector(default="all", objects=list(CHOICES["bias"]), doc=RECIPE_DOCS["bias"])
     qk_norm = param.Boolean(default=False, doc=RECIPE_DOCS["qk_norm"])
     attention = param.Selector(default="eager", objects=list(CHOICES["attention"]), doc=RECIPE_DOCS["attention"])
+    experts = param.Integer(default=None, allow_None=True, bounds=BOUNDS["E"], doc=MOE_DOCS["experts"])
+    top_k = param.Integer(default=None, allow_None=True, bounds=BOUNDS["k"], doc=MOE_DOCS["top_k"])
+    expert_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_expert"], doc=MOE_DOCS["expert_dim"])
+    shared_experts = param.Integer(default=0, bounds=(0, BOUNDS["E_shared"][1]), doc=MOE_DOCS["shared_experts"])
+    shared_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_shared"], doc=MOE_DOCS["shared_dim"])
+    shared_gate = param.Boolean(default=False, doc=MOE_DOCS["shared_gate"])
+    moe_step = param.Integer(default=1, doc=MOE_DOCS["moe_step"])
+    dense_first = param.Integer(default=0, doc=MOE_DOCS["dense_first"])
+    dense_layers = param.Parameter(default=(), doc=MOE_DOCS["dense_layers"])  # a tuple of block indices
     recipe = param.Selector(default="gpt2", objects=list(RECIPE_LABELS), doc="GPT-2 (2019), the modern recipe "
                             "(Llama-3 style) or custom; choosing gpt2 or modern sets every switch")
-    preset = param.Selector(default="gpt2-small", objects=[*PAGE_PRESETS, CUSTOM],
+    preset = param.Selector(default="gpt2-small", objects=[*PRESETS, CUSTOM],
                             doc="the named model the fields match; choosing one sets T, d, h, L, V, T_max, tie and "
-                                "the recipe")
+                                "the recipe (and the mixture of experts)")
     dtype = param.Selector(default="fp32", objects=list(DTYPES), doc="bytes per floating-point element in the table")
     expanded = param.Boolean(default=False, doc="list every block instead of one group repeated × L")
     text = param.String(default=SAMPLE_TEXT, doc="text split into GPT-2 tokens")
@@ -87,21 +109,21 @@ class ExplorerState(param.Parameterized):
 
     def __init__(self, config: Config | None = None, **params) -> None:
         config = config or DEFAULT_CONFIG
-        fields = {k: getattr(config, k) for k in (*FIELDS, *RECIPE_FIELDS)}
+        fields = {k: getattr(config, k) for k in (*FIELDS, *MODEL_FIELDS)}
         super().__init__(**{**fields, "config": config, "preset": preset_of(config), "recipe": recipe_of(config),
                             **params})
-        self._asked: dict[str, object] = {k: getattr(self, k) for k in (*FIELDS, *RECIPE_FIELDS)}
+        self._asked: dict[str, object] = {k: getattr(self, k) for k in (*FIELDS, *MODEL_FIELDS)}
         self._settling = False
         self._notes: list[Note] = []  # every rule's note at the last settle, said or not (model.rules.news)
         self._settle()
-        self.param.watch(self._on_fields, [*FIELDS, *RECIPE_FIELDS])
+        self.param.watch(self._on_fields, [*FIELDS, *MODEL_FIELDS])
         self.param.watch(self._on_preset, ["preset"])
         self.param.watch(self._on_recipe, ["recipe"])
 
     # --- writing ---------------------------------------------------------------------------------------------
     def apply(self, config: Config) -> None:
         """Show exactly `config` (every field, B included), as a link or a test would."""
-        self._asked = {k: getattr(config, k) for k in (*FIELDS, *RECIPE_FIELDS)}
+        self._asked = {k: getattr(config, k) for k in (*FIELDS, *MODEL_FIELDS)}
         self._settle()
 
     def set_field(self, name: str, value: object) -> bool:
@@ -109,6 +131,10 @@ class ExplorerState(param.Parameterized):
         1,024, 1e3, 70 million), a switch's choice or a checkbox. Text that is no whole number, or a value outside
         model.BOUNDS, is rejected with a notice and the value in use is kept; empty text changes nothing. True if
         taken."""
+        if name == "moe":  # the MLP choice: dense, or a mixture of experts (model.families.moe_fields)
+            self._asked.update(moe_fields(self.config, bool(value)))
+            self._settle(changed=MOE_FIELDS)
+            return True
         if name in ("tie", "qk_norm"):
             self._asked[name] = bool(value)
             self._settle(changed=[name])
@@ -121,7 +147,11 @@ class ExplorerState(param.Parameterized):
             self._asked[name] = value
             self._settle(changed=[name])
             return True
-        symbol = OPTIONAL_SYMBOLS.get(name, name)  # d_ff, h_kv, d_head: checked by their symbol's bounds
+        symbol = {**OPTIONAL_SYMBOLS, **MOE_SYMBOLS}.get(name, name)  # d_ff, h_kv, d_head, E, k, d_expert: by their
+        if symbol in MOE_SYMBOLS.values() and not self.config.moe:  # symbol's bounds
+            self._settle([f"{symbol} sets a mixture of experts: choose the MLP \"{MOE_LABEL}\" first; "
+                          f"kept the dense MLP"], changed=())
+            return False
         number, rejected = read_field(symbol, value, kept=getattr(self.config, symbol))
         if number is None:
             self._settle([rejected] if rejected else [], changed=())  # nothing changed
@@ -141,16 +171,16 @@ class ExplorerState(param.Parameterized):
         if self._settling or event.new == CUSTOM:
             return
         preset = PRESETS[event.new]
-        self._asked.update({k: getattr(preset, k) for k in (*PRESET_SETS, *RECIPE_FIELDS)})
+        self._asked.update({k: getattr(preset, k) for k in (*PRESET_SETS, *MODEL_FIELDS)})
         self._settle()
 
     def _on_recipe(self, event: param.parameterized.Event) -> None:
         if self._settling or event.new == "custom":
             return
         self._asked.update(recipe_fields(event.new, self.config.h))
-        self._settle(changed=RECIPE_FIELDS)
+        self._settle(changed=RECIPE_FIELDS)  # the MLP's kind stays: a mixture of experts in either recipe
 
-    def _settle(self, rejected: list[str] | None = None, changed: Iterable[str] = (*FIELDS, *RECIPE_FIELDS)) -> None:
+    def _settle(self, rejected: list[str] | None = None, changed: Iterable[str] = (*FIELDS, *MODEL_FIELDS)) -> None:
         """Apply the rules to what was asked and publish fields, config, preset and notices in one update.
 
         `changed`: the fields this change set (default all: a preset, a link, `apply`). Notices are the change's
@@ -161,9 +191,9 @@ class ExplorerState(param.Parameterized):
             said = news(notes, self._notes, changed)
         except ValueError as e:  # a recipe no Config takes (an odd d with RoPE): keep what is shown, say why
             config, notes, said = self.config, [], [f"{e}; kept the configuration shown"]
-            self._asked = {k: getattr(config, k) for k in (*FIELDS, *RECIPE_FIELDS)}
+            self._asked = {k: getattr(config, k) for k in (*FIELDS, *MODEL_FIELDS)}
         self._notes = notes
-        values = {k: getattr(config, k) for k in (*FIELDS, *RECIPE_FIELDS)}
+        values = {k: getattr(config, k) for k in (*FIELDS, *MODEL_FIELDS)}
         values.update(config=config, preset=preset_of(config), recipe=recipe_of(config),
                       notices=[*(rejected or []), *said])
         changed = {k: v for k, v in values.items() if getattr(self, k) != v}  # a press changes two or three
@@ -182,8 +212,8 @@ class ExplorerState(param.Parameterized):
         inputs = list(inputs)
         fields = [n for n in inputs if n in FIELDS]
         if any(f not in ("B", "T") for f in fields):  # the model's fields: its recipe shapes it as much
-            fields += [f for f in RECIPE_FIELDS if f not in fields]
-        inputs = [n for n in inputs if n not in RECIPE_FIELDS]
+            fields += [f for f in MODEL_FIELDS if f not in fields]
+        inputs = [n for n in inputs if n not in MODEL_FIELDS]
         params = [n for n in inputs if n not in FIELDS]
         unknown = [n for n in params if n not in self.param]
         if unknown:

@@ -18,6 +18,13 @@ PART_COLOURS = {  # the budget chart's bars, by line key (model.budgeting.CHART)
     "params/blocks": "#5b4fd6",
     "params/norms": "#a3b1c2",
     "params/head": "#1098ad",
+    # a mixture of experts' chart (model.budgeting.MOE_CHART): attention's orange, the MLP's greens
+    "params/attention": "#e8590c",
+    "params/dense_mlps": "#2f9e44",
+    "params/experts": "#5b4fd6",
+    "params/experts_active": "#9c8ff0",
+    "params/shared": "#2f9e44",
+    "params/routers": "#f08c00",
 }
 BAR_INSIDE = 0.45  # a chart bar longer than this share of the longest one carries its text inside, in white
 BAR_SHARE = 88  # the longest chart bar's share of its track, in %; the rest holds a short bar's text
@@ -112,8 +119,7 @@ BUDGET_CSS = BASE + LINES_CSS + f"""
 .parts {{ display: flex; flex-direction: column; gap: 5px; margin: 10px 0 2px 0; font-size: 12px; width: 100%;
   box-sizing: border-box; }}
 .part {{ position: relative; display: flex; align-items: center; outline: none; }}
-.part .pl {{ flex: 0 0 124px; text-align: right; padding-right: 8px; white-space: nowrap; overflow: hidden;
-  text-overflow: ellipsis; }}
+.part .pl {{ flex: 0 0 124px; text-align: right; padding-right: 8px; line-height: 1.15; overflow-wrap: anywhere; }}
 .part .track {{ flex: 1 1 auto; display: flex; align-items: center; min-width: 0; height: 22px;
   border-left: 1px solid {RULE}; }}
 .part .bar {{ height: 100%; display: flex; align-items: center; justify-content: flex-end;

@@ -24,8 +24,8 @@ from .state import ExplorerState
 from .styles import BASE
 from .styles import TRAIN_CSS as CSS
 from .train_query import CUSTOM_START, news, settle_train
-from .words import (CHINCHILLA_RULE, FIT_LABELS, GPU_LABELS, OPTIMIZER_LABELS, PARTS, RECOMPUTE_LABELS, ROWS,
-                    TRAIN_TITLE, ZERO_LABELS)
+from .words import (FIT_LABELS, GPU_LABELS, OPTIMIZER_LABELS, PARTS, RECOMPUTE_LABELS, ROWS,
+                    TRAIN_TITLE, ZERO_LABELS, chinchilla_rule)
 from .words import TRAIN_CONTROLS as C
 from .words import TRAIN_NOTE as NOTE
 
@@ -115,15 +115,17 @@ class LabelledCheck(JSComponent):
     input unnamed); one Bokeh model, as the Checkbox was."""
 
     value = param.Boolean(default=False, doc="checked")
-    label = param.String(default="", constant=True, doc="the words beside the box, which name it")
+    label = param.String(default="", doc="the words beside the box, which name it")
 
     _esm = """
 export function render({ model, el }) {
   const label = document.createElement("label");
   const box = document.createElement("input");
   box.type = "checkbox";
-  label.append(box, document.createTextNode(" " + model.label));
+  const words = document.createTextNode(" " + model.label);
+  label.append(box, words);
   box.checked = model.value;
+  model.on("label", () => { words.textContent = " " + model.label; });
   box.addEventListener("change", () => { model.value = box.checked; });
   model.on("value", () => { box.checked = model.value; });
   el.appendChild(label);
@@ -151,7 +153,7 @@ class TrainingView(pn.viewable.Viewer):
         super().__init__(**params)
         s = self.state.train
         self._pushing = False
-        self._rule = LabelledCheck(label=CHINCHILLA_RULE, value=s.D is None, margin=(22, 10, 0, 4),
+        self._rule = LabelledCheck(label=chinchilla_rule(self.state.config), value=s.D is None, margin=(22, 10, 0, 4),
                                    css_classes=["train-rule"])
         # number boxes are text boxes: `model.numbers`' grammar (300e9, 300,000,000,000, 300 billion) is read by
         # settle_train, and what it cannot read gets a notice (a number widget would drop the letters: 300e9 -> 3009)
@@ -242,6 +244,7 @@ class TrainingView(pn.viewable.Viewer):
     def _update(self, *events: param.parameterized.Event) -> None:
         if any(e.name == "config" for e in events):  # a later change: the card's notices were about the last one
             self._notices.object = ""
+            self._rule.label = chinchilla_rule(self.state.config)  # N, or a mixture of experts' N_active
         self._push()  # the widgets show the settled setup; the rule's D follows N
         asked = self._asked = (self.state.config, self.state.train)
         # off the event loop (app.background); a result read after a later change is dropped by the check in _show

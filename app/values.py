@@ -22,7 +22,8 @@ from bokeh.models import (ColorBar, ColumnDataSource, FixedTicker, HoverTool, Lo
 from bokeh.palettes import Blues256
 from bokeh.plotting import figure
 
-from model import Config, NOTATION
+from model import Config
+from model.tracing import notation
 from model import units as fmt
 from model import values as mv
 from model import values_report as vr
@@ -87,10 +88,10 @@ def scaling_html(v: mv.Values) -> str:
 def stats_html(v: mv.Values, block: int) -> str:
     """Mean, std, min and max of every tensor outside the blocks and of one block's, by the trace's names."""
     e = html.escape
-    body = []
+    body, labels = [], notation(v.cfg)  # the recipe's labels (RoPE's angles, a mixture of experts' router, ...)
     for r in vr.stat_rows(v, [block]):
         local = r.name.split(".", 2)[2] if r.name.startswith("blocks.") else r.name
-        label = NOTATION[local][1] + (f"; {r.note}" if r.note else "")
+        label = labels[local][1] + (f"; {r.note}" if r.note else "")
         body.append(f'<tr title="{e(label)}"><td class="n">{e(r.name)}</td><td class="num">{e(r.mean)}</td>'
                     f'<td class="num">{e(r.std)}</td><td class="num">{e(r.min)}</td><td class="num">{e(r.max)}</td></tr>')
     return (f'<h3>Every tensor of the pass (block {block}; names as in the shapes table)</h3><div class="wrap">'
@@ -98,6 +99,20 @@ def stats_html(v: mv.Values, block: int) -> str:
             f'<th class="num">min</th><th class="num">max</th></tr></thead><tbody>{"".join(body)}</tbody></table></div>'
             '<p class="note">GELU dips slightly below 0 (never below −0.17); LayerNorm outputs have mean 0 and std 1; '
             'attn.masked leaves its −inf entries out. Hover a row for what the tensor is.</p>')
+
+
+def experts_html(v: mv.Values) -> str:
+    """A mixture of experts' tokens per expert at init, block by block (`model.values_report.expert_rows`, as the
+    CLI's --values prints them); "" for a dense model."""
+    rows = vr.expert_rows(v)
+    if not rows:
+        return ""
+    e = html.escape
+    body = "".join(f'<tr><td class="n">block {r.block}</td><td>{e(", ".join(f"{t:,}" for t in r.tokens))}</td>'
+                   f'<td class="num">{e(r.busiest)}</td><td class="num">{r.idle:,}</td></tr>' for r in rows)
+    return (f'<h3>{e(vr.expert_title(v))}</h3><div class="wrap"><table class="st"><thead><tr><th>block</th>'
+            f'<th>tokens per expert, experts 0 … E − 1</th><th class="num">busiest</th><th class="num">idle experts'
+            f'</th></tr></thead><tbody>{body}</tbody></table></div>')
 
 
 def summary_html(v: mv.Values) -> str:
@@ -293,7 +308,7 @@ class ValuesView(pn.viewable.Viewer):
         L, h = v.cfg.L, v.cfg.h
         self._block.param.update(end=L - 1, value=min(self._block.value, L - 1))
         self._head.param.update(end=h - 1, value=min(self._head.value, h - 1))
-        self._summary.object = summary_html(v)
+        self._summary.object = summary_html(v) + experts_html(v)
         self._scaling.object = scaling_html(v)
         self.resid.data = {"x": list(range(L + 1)), "std": [v.embed_std, *v.resid_std],
                            "where": ["embeddings"] + [f"after block {b}" for b in range(L)]}

@@ -26,6 +26,8 @@ CHIP_TIPS = {  # the share card's chips: what each control and panel of an embed
     "recipe": "recipe: GPT-2 (2019), modern (Llama-3 style) or custom",
     **{k: f"{k}: {RECIPE_DOCS[k]}" for k in CHOICES}, "qk_norm": RECIPE_DOCS["qk_norm"],
     **{sym: f"{sym}: {FIELD_DOCS[sym]}" for sym in OPTIONAL_SYMBOLS.values()},
+    "moe": "moe: the MLP's switch, dense or a mixture of experts",
+    **{sym: f"{sym}: {FIELD_DOCS[sym]}" for sym in ("E", "k", "d_expert")},
     "shapes": "shapes: every tensor of one forward pass", "budget": "budget: parameters and FLOPs per token",
     "changes": "changes: what each change of the modern recipe buys", "tokens": "tokens: a text split into GPT-2 tokens",
     "values": "values: real numbers of one pass at init", "training": "training: from N to a training run",
@@ -107,6 +109,12 @@ TRAIN_CONTROLS = {  # each control's label, keyed as the URL (app.train_query.TR
     "fit": "loss fit",
 }
 CHINCHILLA_RULE = "Chinchilla's rule: D = 20·N"  # the live card's switch; the exported page's blank D
+
+
+def chinchilla_rule(cfg: Config) -> str:
+    """The live card's switch at `cfg`: CHINCHILLA_RULE, at N_active for a mixture of experts (as model.training
+    counts it: D = 20·N_active)."""
+    return CHINCHILLA_RULE + "_active" if cfg.moe else CHINCHILLA_RULE
 TRAIN_TITLE = ("<h2>From N to a training run</h2><p class='muted'>How many tokens this N should see, the compute, "
                "time and cost on real GPUs, and the memory to train and to serve.</p>")
 

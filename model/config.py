@@ -384,11 +384,11 @@ FIELDS: tuple[str, ...] = ("B", "T", "d", "h", "L", "V", "T_max", "tie")  # the 
 INT_FIELDS: tuple[str, ...] = tuple(f for f in FIELDS if f != "tie")  # the whole-number fields, with BOUNDS
 RECIPE_FIELDS: tuple[str, ...] = ("norm", "positions", "mlp", "ff_dim", "kv_heads", "head_dim", "bias", "qk_norm",
                                   "attention")
-# The mixture of experts (the pages show dense models until their MLP choice: `model.families.PAGE_PRESETS`)
+# The mixture of experts (the live page's MLP choice; the exported page's are dense: `model.families.PAGE_PRESETS`)
 MOE_FIELDS: tuple[str, ...] = ("experts", "top_k", "expert_dim", "shared_experts", "shared_dim", "shared_gate",
                                "moe_step", "dense_first", "dense_layers")
 ALL_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS + MOE_FIELDS  # every field of Config, in order
-PAGE_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS  # the fields the pages set (their MoE choice comes later)
+PAGE_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS  # the fields the exported page sets (no MoE choice yet)
 DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in RECIPE_FIELDS}
 MOE_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in MOE_FIELDS}
 if ALL_FIELDS != tuple(f.name for f in fields(Config)):

@@ -4,13 +4,14 @@
 that every preset is in exactly one family). `recipe_fields` and `recipe_of` are the recipe choice: GPT-2 (2019),
 the modern recipe (Llama-3 style) or custom.
 
-The pages' menus (`grouped_menu`, `preset_labels`, `menu_groups`) list `PAGE_PRESETS`: the dense presets. The
-mixtures of experts (Mixtral 8x7B, Qwen3 30B-A3B) are presets of the model and the command line, in their families,
-and join the pages with the pages' MLP choice (dense or MoE).
+The menus (`grouped_menu`, `preset_labels`, `menu_groups`) list every preset with `moe=True` (the live page, whose
+MLP choice is dense or a mixture of experts, `moe_fields`), and `PAGE_PRESETS`, the dense presets, without it (the
+exported page, which has no MLP choice yet). The mixtures of experts (Mixtral 8x7B, Qwen3 30B-A3B) sit in their
+families.
 """
 from __future__ import annotations
 
-from .config import DEFAULTS, MODERN, PRESETS, Config, snap_heads
+from .config import DEFAULTS, MODERN, MOE_DEFAULTS, PRESETS, Config, snap_heads
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     "GPT-2": ("gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl"),
@@ -19,7 +20,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "Mistral": ("mistral-7b", "mistral-nemo-12b", "mixtral-8x7b"),
     "Qwen": ("qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-4b-instruct-2507", "qwen3-30b-a3b"),
 }
-PAGE_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items() if not cfg.moe}  # the pages' menus
+PAGE_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items() if not cfg.moe}  # the exported page's
 
 TITLES: dict[str, str] = {
     "gpt2-small": "GPT-2 small", "gpt2-medium": "GPT-2 medium", "gpt2-large": "GPT-2 large", "gpt2-xl": "GPT-2 XL",
@@ -44,10 +45,11 @@ def menu_label(name: str) -> str:
     return f"{TITLES[name]} · L {cfg.L}, d {cfg.d:,}{experts}"
 
 
-def grouped_menu() -> dict[str, dict[str, str]]:
-    """Family -> {menu label -> preset name} of the pages' presets (`PAGE_PRESETS`), families and presets in menu
-    order."""
-    return {family: {menu_label(n): n for n in names if n in PAGE_PRESETS} for family, names in FAMILIES.items()}
+def grouped_menu(moe: bool = False) -> dict[str, dict[str, str]]:
+    """Family -> {menu label -> preset name} of every preset (`moe`: the live page's menu) or of the dense ones
+    (`PAGE_PRESETS`: the exported page's), families and presets in menu order."""
+    listed = PRESETS if moe else PAGE_PRESETS
+    return {family: {menu_label(n): n for n in names if n in listed} for family, names in FAMILIES.items()}
 
 
 # --- the recipe choice: GPT-2 (2019), the modern recipe (Llama-3 style), or custom ---------------------------------
@@ -92,12 +94,32 @@ CUSTOM_LABEL = "custom (your own values)"
 OWN = "Your own"  # the menu group of CUSTOM_LABEL
 
 
-def preset_labels() -> dict[str, str]:
-    """Menu label -> preset name for every preset, family by family, then CUSTOM_LABEL -> "custom"."""
-    return {**{label: name for family in grouped_menu().values() for label, name in family.items()},
+def preset_labels(moe: bool = False) -> dict[str, str]:
+    """Menu label -> preset name for every preset of the menu (`grouped_menu`), family by family, then CUSTOM_LABEL
+    -> "custom"."""
+    return {**{label: name for family in grouped_menu(moe).values() for label, name in family.items()},
             CUSTOM_LABEL: CUSTOM}
 
 
-def menu_groups() -> dict[str, list[str]]:
-    """Family -> the menu labels of its presets, then OWN -> [CUSTOM_LABEL]: a grouped select's options."""
-    return {**{family: list(labels) for family, labels in grouped_menu().items()}, OWN: [CUSTOM_LABEL]}
+def menu_groups(moe: bool = False) -> dict[str, list[str]]:
+    """Family -> the menu labels of its presets (`grouped_menu`), then OWN -> [CUSTOM_LABEL]: a grouped select's
+    options."""
+    return {**{family: list(labels) for family, labels in grouped_menu(moe).items()}, OWN: [CUSTOM_LABEL]}
+
+
+# --- the MLP choice: dense, or a mixture of experts ------------------------------------------------------------
+MLP_KINDS = {"dense": "dense MLP", "moe": "mixture of experts"}  # the live page's switch "moe", as its menu names it
+MOE_START = {"experts": 8, "top_k": 2}  # a dense model made MoE: Mixtral's top-2 of 8, each expert the dense MLP
+
+
+def moe_fields(cfg: Config, moe: bool) -> dict[str, object]:
+    """The fields that choosing a dense MLP or a mixture of experts sets at `cfg` (nothing where it already is one):
+    MoE gets E = 8 experts, k = 2 per token, each of the dense MLP's width (d_expert = d_ff: Mistral 7B made MoE is
+    Mixtral 8x7B); dense drops every expert and, where no block was dense, keeps d_ff = d_expert (Mixtral 8x7B made
+    dense is Mistral 7B)."""
+    if moe == cfg.moe:
+        return {}
+    if moe:
+        return {**MOE_DEFAULTS, **MOE_START, "expert_dim": cfg.d_ff}
+    dense = "dense" in cfg.block_kinds
+    return {**MOE_DEFAULTS, **({} if dense else {"ff_dim": cfg.d_expert})}

@@ -8,6 +8,8 @@
 - The modern recipe (when `asked` has its fields): h_kv snaps to the divisor of h nearest it; with RoPE, d_head
   must be even, so h snaps to the nearest divisor of d with an even d / h (with d_head set apart, h need not
   divide d at all).
+- A mixture of experts (when `asked` has its fields): k, the experts per token, is clamped to E (each token goes to
+  k of the E experts).
 - A field outside `BOUNDS` is rejected and the value in use is kept.
 - Choosing a preset sets everything but the batch size B; a configuration "is" a preset when its model matches
   (d, h, L, V, T_max, tie), whatever B and T are.
@@ -32,7 +34,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from . import numbers
-from .config import BOUNDS, FIELDS, GPT2_RECIPE_PRESETS, PRESETS, RECIPE_FIELDS, Config, divisors, snap_heads
+from .config import (BOUNDS, FIELDS, GPT2_RECIPE_PRESETS, MOE_FIELDS, PRESETS, RECIPE_FIELDS, Config, divisors,
+                     snap_heads)
 
 CUSTOM = "custom"
 PRESET_MODEL = ("d", "h", "L", "V", "T_max", "tie")  # what makes a configuration a preset's model
@@ -49,6 +52,7 @@ MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separ
     "h_even": "h snapped {asked} → {h}: RoPE rotates pairs of features, so d_head = d / h must be even",
     "context": ("T = {T} is beyond T_max = {T_max}, the context the model was trained for: RoPE has no table to run "
                 "out of, so the shapes are shown, but quality past the trained context needs RoPE scaling"),
+    "k": "k clamped {asked} → {E}: each token goes to k of the E = {E} experts, so k cannot exceed E",
     "kept": "; {asked} is the {name} you chose, kept while other fields change (the box showed {shown})",
     "number": "{name}=\"{text}\" is not a whole number: write {examples}; kept {name}={kept}",
 }
@@ -56,9 +60,9 @@ MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separ
 # whose asked value it reports ("kept"): model fields, as `asked` names them.
 NOTE_ABOUT: dict[str, tuple[str, ...]] = {"h": ("h", "d", "head_dim"), "h_even": ("h", "d", "positions", "head_dim"),
                                           "h_kv": ("kv_heads",), "T": ("T", "T_max", "positions"),
-                                          "context": ("T", "T_max", "positions")}
+                                          "context": ("T", "T_max", "positions"), "k": ("top_k", "experts")}
 NOTE_FIELD = {"h": ("h", "h"), "h_even": ("h", "h"), "h_kv": ("kv_heads", "h_kv"), "T": ("T", "T"),
-              "context": ("T", "T")}  # kind -> (field asked, its symbol)
+              "context": ("T", "T"), "k": ("top_k", "k")}  # kind -> (field asked, its symbol)
 RULES = {  # the status line's parts; each is true of the configurations `rule_keys` gives it to
     "divides": "h divides d (d_head = {d} / {h} = {d_head})",
     "divides_even": "h divides d, into an even d_head for RoPE (d_head = {d} / {h} = {d_head})",
@@ -103,7 +107,7 @@ def settle_notes(asked: Mapping[str, int | bool], shown: Config | None = None,
     (`changed`: the fields it set), the notice says so (MESSAGES["kept"])."""
     changed = set(changed)
     values = {k: asked[k] for k in FIELDS}
-    values.update({k: asked[k] for k in RECIPE_FIELDS if k in asked})
+    values.update({k: asked[k] for k in (*RECIPE_FIELDS, *MOE_FIELDS) if k in asked})
     notes: list[Note] = []
 
     def note(kind: str, **fill: int | str) -> None:
@@ -120,6 +124,10 @@ def settle_notes(asked: Mapping[str, int | bool], shown: Config | None = None,
     if kv is not None and values["h"] % kv:
         values["kv_heads"] = snap_heads(values["h"], kv)
         note("h_kv", asked=kv, h_kv=values["kv_heads"], h=values["h"])
+    E, k = values.get("experts"), values.get("top_k")
+    if E is not None and k is not None and k > E:
+        values["top_k"] = E
+        note("k", asked=k, E=E)
     if values["T"] > values["T_max"]:
         if values.get("positions", "learned") == "learned":
             note("T", asked=values["T"], T_max=values["T_max"])
@@ -206,10 +214,10 @@ def quote(text: str, limit: int = 24) -> str:
 
 
 def preset_of(config: Config) -> str:
-    """The preset with this model (d, h, L, V, T_max, tie and the recipe; any B and T, either attention), or
-    "custom"."""
+    """The preset with this model (d, h, L, V, T_max, tie, the recipe and the mixture of experts; any B and T, either
+    attention), or "custom"."""
     for name, preset in PRESETS.items():
-        if all(getattr(preset, k) == getattr(config, k) for k in (*PRESET_MODEL, *PRESET_RECIPE)):
+        if all(getattr(preset, k) == getattr(config, k) for k in (*PRESET_MODEL, *PRESET_RECIPE, *MOE_FIELDS)):
             return name
     return CUSTOM
 

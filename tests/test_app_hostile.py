@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from app.query import CONTROLS, KEYS, MAX_NOTICES, MAX_QUERY_CHARS, PANELS, ViewOptions, parse_query, to_query
 from app.state import ExplorerState
 from model import BOUNDS, DTYPES, Config, divisors
-from model.config import MOE_SYMBOLS
 
 
 @pytest.fixture(autouse=True)
@@ -24,7 +23,11 @@ def assert_valid(q) -> None:
     assert isinstance(cfg, Config)
     for name, (lo, hi) in BOUNDS.items():
         value = getattr(cfg, name)
-        assert (value in (None, 0) and name in MOE_SYMBOLS.values()) or lo <= value <= hi, name  # a dense MLP: no E
+        if value is None or (name == "E_shared" and value == 0):  # a dense model's E, k, d_expert; no shared experts
+            assert name not in ("E", "k", "d_expert") or not cfg.moe
+            continue
+        assert lo <= value <= hi
+    assert not cfg.moe or cfg.k <= cfg.E
     assert cfg.d % cfg.h == 0 and cfg.T <= cfg.T_max
     assert isinstance(q.options, ViewOptions)
     assert set(q.options.controls) <= set(CONTROLS)

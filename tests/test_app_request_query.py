@@ -34,7 +34,8 @@ def test_nul_invalid_utf8_and_non_ascii_keys_arrive_as_replacement_characters():
     assert args["Ã©"] == [b"1"]  # Tornado's latin-1 key for "é"
     q = parse_query(query_from_arguments(args))
     assert q.notices == ('ignored unknown key "é"; known keys: B, T, d, h, L, V, T_max, tie, recipe, norm, positions, mlp, '
-                         'd_ff, h_kv, d_head, bias, qk_norm, attention, preset, dtype, expanded, '
+                         'd_ff, h_kv, d_head, bias, qk_norm, attention, moe, E, k, d_expert, E_shared, d_shared, '
+                         'shared_gate, moe_step, dense_first, dense_layers, preset, dtype, expanded, '
                          'embed, controls, panels, D, gpu, gpu_peak, gpu_memory, mfu, gpus, price, optimizer, zero, '
                          'recompute, fit',
                          'T="%" is not a whole number from 1 to 32,768; using T=1,024',

@@ -332,10 +332,11 @@ def test_recipe_controls():
     """The recipe choice, a switch, a size and QK-norm, as the page sends them (a box sends its text)."""
     s = ExplorerState()
     c = Controls(state=s)
-    assert c.view["recipe"] == "gpt2" and c.view["sizes"] == {"d_ff": 3072, "h_kv": 12, "d_head": 64}
+    dense = {"E": None, "k": None, "d_expert": None}  # a dense model's MoE boxes: hidden
+    assert c.view["recipe"] == "gpt2" and c.view["sizes"] == {"d_ff": 3072, "h_kv": 12, "d_head": 64, **dense}
     c.ask("recipe", "modern")
     assert (s.norm, s.positions, s.mlp, s.bias, s.attention) == ("rmsnorm", "rope", "swiglu", "none", "fused")
-    assert c.view["recipe"] == "modern" and c.view["sizes"] == {"d_ff": 2048, "h_kv": 3, "d_head": 64}
+    assert c.view["recipe"] == "modern" and c.view["sizes"] == {"d_ff": 2048, "h_kv": 3, "d_head": 64, **dense}
     c.ask("h_kv", " 5 ")  # not a divisor of h = 12: snapped, with the rule's notice
     assert s.config.h_kv == 4 and any("h_kv" in n for n in s.notices)
     c.ask("d_ff", "many")  # unreadable: the value in use stays
@@ -348,10 +349,35 @@ def test_recipe_controls():
     assert s.qk_norm and c.view["recipe"] == "custom"
     c.ask("recipe", "gpt2")
     assert s.config.gpt2_recipe and c.view["switches"] == {"norm": "layernorm", "positions": "learned", "mlp": "gelu",
-                                                          "bias": "all", "attention": "eager"}
+                                                          "bias": "all", "attention": "eager", "moe": "dense"}
     spec = controls_spec(["T", "h_kv", "norm"])
     assert spec["recipe"] is None and [w["name"] for w in spec["switches"]] == ["norm"]
     assert [z["name"] for z in spec["sizes"]] == ["h_kv"] and spec["qk"] is None
+
+
+def test_the_mlp_switch_and_the_boxes_of_a_mixture_of_experts():
+    """The MLP's switch (dense or MoE) and E, k, d_expert as the page sends them: a bad value is one notice and the
+    value in use stays; E on a dense model says to choose the MoE first; k beyond E is clamped."""
+    s = ExplorerState(PRESETS["mistral-7b"])
+    c = Controls(state=s)
+    c.ask("E", "8")
+    assert not s.config.moe and s.notices == ['E sets a mixture of experts: choose the MLP "mixture of experts" '
+                                              'first; kept the dense MLP']
+    c.ask("moe", "moe")
+    assert s.config == PRESETS["mixtral-8x7b"] and s.preset == "mixtral-8x7b"
+    assert c.view["switches"]["moe"] == "moe" and c.view["sizes"] == {"d_ff": None, "h_kv": 8, "d_head": 128, "E": 8,
+                                                                      "k": 2, "d_expert": 14_336}
+    c.ask("k", "two")
+    assert s.config.k == 2 and len(s.notices) == 1 and s.notices[0].startswith('k="two" is not a whole number')
+    c.ask("k", "12")
+    assert s.config.k == 8 and s.notices == ["k clamped 12 → 8: each token goes to k of the E = 8 experts, so k "
+                                             "cannot exceed E"]
+    c.ask("E", "64")
+    assert (s.config.E, s.config.k) == (64, 12) and s.notices == []  # the k asked for, remembered
+    c.ask("moe", "nonsense")  # not a choice: nothing changes
+    assert s.config.E == 64
+    c.ask("moe", "dense")
+    assert not s.config.moe and s.config.d_ff == 14_336 and s.preset == "mistral-7b"
 
 
 # --- share and the page ----------------------------------------------------------------------------------------------

@@ -58,10 +58,11 @@ def test_a_pasted_config_json_and_a_broken_one(chromium, server):
     area.fill("{not json")
     area.blur()
     expect(page.locator(".recipe-card")).to_contain_text("not JSON", timeout=30_000)
-    area.fill(json.dumps({"model_type": "mixtral", "num_local_experts": 8}))
+    area.fill(json.dumps({"model_type": "mixtral", "num_local_experts": 8}))  # transformers' defaults: Mixtral 8x7B
     area.blur()
-    expect(page.locator(".recipe-card")).to_contain_text("model_type='mixtral' is a mixture of experts (E = 8, k = 2), "
-                                                         "which this page does not show yet", timeout=30_000)
+    expect(page.locator("span.big").first).to_contain_text(f"{budget(PRESETS['mixtral-8x7b']).params_exact:,}",
+                                                           timeout=60_000)
+    expect(page.locator(".recipe-card .read-notice")).to_contain_text("read mixtral config.json", timeout=30_000)
     area.fill((HF / "qwen2.5-0.5b.json").read_text(encoding="utf-8"))
     area.blur()
     expect(page.locator("span.big").first).to_contain_text("494,032,768", timeout=60_000)

@@ -280,16 +280,69 @@ def test_the_export_refuses_a_mixture_of_experts_in_one_line(tmp_path):
         "show yet: python -m model prints its tables (see --help)"]
 
 
-def test_the_pages_leave_the_mixtures_of_experts_out_and_say_so():
-    from app.query import parse_query
-    from model.families import PAGE_PRESETS, preset_labels
+def test_the_live_page_lists_the_mixtures_of_experts_and_the_exported_page_leaves_them_out():
+    from app.query import parse_query, to_query
+    from app.state import preset_labels as live_labels
+    from model.families import PAGE_PRESETS, family_of, menu_groups, menu_label, preset_labels
 
     assert set(PRESET_COUNTS) <= set(PRESETS) and not set(PRESET_COUNTS) & set(PAGE_PRESETS)
-    assert not set(PRESET_COUNTS) & set(preset_labels().values())  # the pages' menu
-    q = parse_query("?preset=mixtral-8x7b")
-    assert q.config == PRESETS["gpt2-small"]
-    assert any("mixture of experts, which this page does not show yet (python -m model --preset mixtral-8x7b prints "
-               "its tables)" in n for n in q.notices)
+    assert not set(PRESET_COUNTS) & set(preset_labels().values())  # the exported page's menu
+    assert set(PRESET_COUNTS) <= set(live_labels().values())  # the live page's, in their families
+    for name in PRESET_COUNTS:
+        assert menu_label(name) in menu_groups(moe=True)[family_of(name)]
+        q = parse_query(f"?preset={name}")
+        assert q.config == PRESETS[name] and q.notices == ()
+        assert parse_query(to_query(q.config)).config == PRESETS[name]  # a link reproduces it
+
+
+def test_the_mlp_switch_makes_mistral_mixtral_and_back():
+    from app.query import parse_query
+    from model.families import moe_fields
+
+    mistral, mixtral = PRESETS["mistral-7b"], PRESETS["mixtral-8x7b"]
+    assert replace(mistral, **moe_fields(mistral, True)) == mixtral
+    assert replace(mixtral, **moe_fields(mixtral, False)) == mistral
+    assert moe_fields(mixtral, True) == {} and moe_fields(mistral, False) == {}
+    from model.rules import preset_of
+    assert preset_of(replace(mixtral, experts=16)) == preset_of(replace(mixtral, top_k=1)) == "custom"  # not Mixtral
+    assert parse_query("?preset=mistral-7b&moe=1").config == mixtral
+    assert parse_query("?preset=mixtral-8x7b&moe=0").config == mistral
+
+
+@pytest.mark.parametrize("query, config, notice", [
+    ("?preset=mixtral-8x7b&k=abc", {}, 'k="abc" is not a whole number from 1 to 4,096; using k=2'),
+    ("?preset=mixtral-8x7b&k=9", {"top_k": 8}, "k clamped 9 → 8: each token goes to k of the E = 8 experts, so k "
+                                               "cannot exceed E"),
+    ("?preset=mixtral-8x7b&E=0", {}, "E=0 is out of range: E must be from 1 to 4,096; using E=8"),
+    ("?preset=mixtral-8x7b&d_expert=", {}, "d_expert has no value; using d_expert=14,336"),
+    ("?preset=qwen3-30b-a3b&moe_step=99", {}, "moe_step=99 exceeds L=48: block i is MoE when (i + 1) is a multiple of "
+                                              "moe_step, so no block would be; set moe_step from 1 to 48; showing every "
+                                              "block MoE"),
+    ("?preset=mixtral-8x7b&dense_layers=0,x", {}, 'dense_layers="0,x" is not a list of block indices (0,1,2: whole '
+                                                  'numbers from 0 to L − 1); using dense_layers=none'),
+    ("?preset=gpt2-small&k=3&moe=0", None, "k: ignored with moe=0 (a dense MLP has no experts)"),
+    ("?preset=mixtral-8x7b&moe=maybe", {}, 'moe="maybe" is not 1 or 0 (moe=1: the MLP is a mixture of experts (E, k, '
+                                           'd_expert); 0: a dense MLP); using moe=1'),
+])
+def test_a_bad_mixture_of_experts_in_a_link_is_one_notice(query, config, notice):
+    from app.query import parse_query
+
+    q = parse_query(query)
+    assert q.notices == (notice,)
+    base = PRESETS[query.split("=", 2)[1].split("&")[0]]
+    assert q.config == (base if config is None else replace(base, **config))
+
+
+def test_a_link_with_shared_experts_and_a_layout_comes_back_the_same():
+    from app.query import parse_query, to_query
+
+    query = "?preset=qwen3-30b-a3b&E_shared=1&d_shared=512&shared_gate=1&dense_first=2&dense_layers=10,11"
+    q = parse_query(query)
+    assert q.notices == ()
+    cfg = q.config
+    assert (cfg.E_shared, cfg.d_shared, cfg.shared_gate, cfg.dense_first, cfg.dense_layers) == (1, 512, True, 2, (10, 11))
+    assert cfg.block_kinds[:3] == ("dense", "dense", "moe") and cfg.block_kinds[10:12] == ("dense", "dense")
+    assert parse_query(to_query(cfg)).config == cfg
 
 
 @pytest.mark.parametrize("change, message", [
@@ -318,3 +371,20 @@ def test_a_bad_mixture_of_experts_is_one_line_naming_the_fix(change, message):
 def test_bad_moe_options_give_one_line_and_status_2(argv, message, capsys):
     code, out, err = run_cli(argv, capsys)
     assert code == 2 and out == "" and message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_the_live_values_card_shows_the_tokens_per_expert_and_the_recipe_labels():
+    """The values card of a small Mixtral-like model: the CLI's routing rows (model.values_report), and every tensor's
+    label from the recipe's notation (the router's, RoPE's), not GPT-2's."""
+    from app.values import experts_html, stats_html
+    from model import values as mv
+    from model import values_report as vr
+
+    cfg = Config(B=1, T=12, d=64, h=4, L=2, V=256, T_max=64, norm="rmsnorm", positions="rope", mlp="swiglu",
+                 bias="none", kv_heads=2, experts=4, top_k=2, expert_dim=96)
+    v = mv.values(cfg, list(range(12)))
+    html_ = experts_html(v)
+    assert vr.expert_title(v).replace("'", "&#x27;") in html_
+    assert html_.count("<tr><td class=\"n\">block ") == cfg.L
+    assert "moe.router" in stats_html(v, 0) and "rope.angles" in stats_html(v, 0)
+    assert experts_html(mv.values(Config(B=1, T=8, d=64, h=4, L=1, V=256, T_max=64), [1, 2, 3])) == ""

@@ -1,0 +1,105 @@
+"""A mixture of experts on the live page, in real Chromium: Mixtral 8x7B's N and N_active as the CLI prints them,
+the MLP's switch and its boxes E and k moving both, the shapes table's group of MoE blocks, a pasted Qwen3-MoE
+config.json, and a bad ?k= that is one notice line."""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from app.query import parse_query
+from model import PRESETS, budget, trace
+from model.changes import changes
+from pagetools import open_explorer, run_cli
+
+pytestmark = pytest.mark.browser
+PUBLISHED = Path(__file__).parent / "hf" / "published"
+MIXTRAL = PRESETS["mixtral-8x7b"]
+
+
+def headline(page) -> tuple[str, str]:
+    """The budget card's N and N_active as the page shows them."""
+    big = page.locator(".n span.big")
+    expect(big).to_have_count(2, timeout=60_000)
+    return big.nth(0).inner_text(), big.nth(1).inner_text()
+
+
+def expect_counts(page, cfg) -> None:
+    b = budget(cfg)
+    expect(page.locator(".n span.big").first).to_have_text(f"N = {b.params_exact:,}", timeout=60_000)
+    expect(page.locator(".n span.big").nth(1)).to_have_text(f"N_active = {b.params_active:,}", timeout=60_000)
+
+
+def set_box(page, name: str, text: str) -> None:
+    box = page.locator(f".recipe-{name} input")
+    box.fill(text)
+    box.press("Enter")
+
+
+def test_mixtral_link_shows_n_and_n_active_as_the_cli_and_e_and_k_move_them(chromium, server, capsys):
+    status, out, _ = run_cli(["--preset", "mixtral-8x7b", "--json"], capsys)
+    cli = json.loads(out)["budget"]
+    assert status == 0 and (cli["params_exact"], cli["params_active"]) == (46_702_792_704, 12_879_925_248)
+    o = open_explorer(chromium, server, "?preset=mixtral-8x7b", height=1400)
+    page = o.page
+    assert headline(page) == (f"N = {cli['params_exact']:,}", f"N_active = {cli['params_active']:,}")
+    expect(page.locator(".preset select")).to_have_value("Mixtral 8x7B · L 32, d 4,096, top-2 of 8 experts")
+    assert page.locator(".preset optgroup[label='Mistral'] option", has_text="Mixtral 8x7B").count() == 1
+    expect(page.locator(".switch-moe select")).to_have_value("moe")
+    expect(page.locator(".size-d_ff")).to_be_hidden()  # every block is MoE: no dense MLP, no d_ff
+    # the chart's bars are model.budgeting.chart's, and the shapes table groups the blocks by kind
+    bars = page.locator(".parts .part")
+    assert [bars.nth(i).get_attribute("data-key") for i in range(bars.count())] == [
+        "params/emb", "params/attention", "params/experts", "params/routers", "params/norms", "params/head",
+        "params/experts_active"]
+    title = trace(MIXTRAL).groups[0].title
+    expect(page.locator("table.shapes tr.g").first).to_contain_text(title)
+    assert page.locator("table.shapes tr.g").count() == 1
+    moe = {x.key: x for x in changes(MIXTRAL, "fp32").lines}["changes/moe/params"]  # what each change buys
+    expect(page.locator(".changes tr[data-key='changes/moe/params']")).to_contain_text(moe.label, timeout=60_000)
+    set_box(page, "E", "16")  # 16 experts: N doubles its experts, N_active gains only the routers' 8 columns more
+    expect_counts(page, replace(MIXTRAL, experts=16))
+    expect(page.locator(".preset select")).to_have_value("custom (your own values)")  # no longer Mixtral 8x7B
+    assert budget(replace(MIXTRAL, experts=16)).params_active == cli["params_active"] + MIXTRAL.L * MIXTRAL.d * 8
+    set_box(page, "k", "1")
+    expect_counts(page, replace(MIXTRAL, experts=16, top_k=1))
+    set_box(page, "k", "17")  # more than E: clamped, one notice
+    expect_counts(page, replace(MIXTRAL, experts=16, top_k=16))
+    expect(page.locator(".status-line")).to_contain_text("k clamped 17 → 16")
+    page.locator(".switch-moe select").select_option("dense")  # Mixtral made dense is Mistral 7B
+    expect(page.locator(".n span.big")).to_have_count(1, timeout=60_000)
+    expect(page.locator(".n span.big").first).to_have_text(f"N = {budget(PRESETS['mistral-7b']).params_exact:,}")
+    expect(page.locator(".preset select")).to_have_value("Mistral 7B (v0.2) · L 32, d 4,096")
+    expect(page.locator(".size-E")).to_be_hidden()
+    assert o.errors == []
+    page.close()
+
+
+def test_a_bad_k_in_a_link_is_one_notice_line(chromium, server):
+    query = "?preset=mixtral-8x7b&k=abc"
+    notices = parse_query(query).notices
+    assert len(notices) == 1 and notices[0].startswith('k="abc" is not a whole number')
+    o = open_explorer(chromium, server, query)
+    page = o.page
+    expect(page.locator(".link-notices li")).to_have_count(1, timeout=30_000)
+    expect(page.locator(".link-notices li")).to_have_text(notices[0])
+    expect_counts(page, MIXTRAL)  # k = 2 kept
+    assert "Traceback" not in page.content() and o.errors == []
+    page.close()
+
+
+def test_a_pasted_qwen3_moe_config_json(chromium, server):
+    o = open_explorer(chromium, server, "?panels=shapes,budget,changes", height=1400)
+    page = o.page
+    area = page.locator(".recipe-card textarea")
+    area.fill((PUBLISHED / "qwen3-30b-a3b.json").read_text(encoding="utf-8"))
+    area.blur()
+    expect_counts(page, PRESETS["qwen3-30b-a3b"])
+    expect(page.locator(".recipe-card .read-notice")).to_contain_text("read qwen3_moe config.json")
+    expect(page.locator(".recipe-E input")).to_have_value("128")
+    expect(page.locator(".recipe-k input")).to_have_value("8")
+    assert o.errors == []
+    page.close()
