@@ -522,7 +522,7 @@ MOE_CHART: tuple[tuple[str, str, bool], ...] = (
     ("params/head", "head", True),
     ("params/experts_active", "routed experts one token uses", False),
 )
-MOE_CHART_NOTE = "* these bars add up to N; a token uses the router, the shared experts and k of the E routed experts."
+MOE_CHART_NOTE = "* these bars add up to N; a token uses the router{shared} and k of the E routed experts."
 
 
 def chart(b: Budget) -> tuple[tuple[str, str, bool], ...]:
@@ -535,8 +535,12 @@ def chart(b: Budget) -> tuple[tuple[str, str, bool], ...]:
 
 
 def chart_note(b: Budget) -> str:
-    """The note under the parameter chart of this budget (`CHART_NOTE`, or `MOE_CHART_NOTE` for its bars)."""
-    return CHART_NOTE if chart(b) is CHART else MOE_CHART_NOTE
+    """The note under the parameter chart of this budget (`CHART_NOTE`, or `MOE_CHART_NOTE` for its bars, which
+    names the shared experts where the model has them)."""
+    bars = chart(b)
+    if bars is CHART:
+        return CHART_NOTE
+    return MOE_CHART_NOTE.format(shared=", the shared experts" if any(k == "params/shared" for k, _, _ in bars) else "")
 
 
 GROUPS = {"params": "Parameters", "flops": "FLOPs per token (FLOPs, not MACs)", "memory": "Activation memory"}

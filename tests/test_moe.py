@@ -16,7 +16,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from model import GPT, PRESETS, Config, budget, trace
-from model.budgeting import chart
+from model.budgeting import chart, chart_note
 from model.changes import changes
 from model.config import from_hf
 from model.grouped import grouped_mm
@@ -388,3 +388,9 @@ def test_the_live_values_card_shows_the_tokens_per_expert_and_the_recipe_labels(
     assert html_.count("<tr><td class=\"n\">block ") == cfg.L
     assert "moe.router" in stats_html(v, 0) and "rope.angles" in stats_html(v, 0)
     assert experts_html(mv.values(Config(B=1, T=8, d=64, h=4, L=1, V=256, T_max=64), [1, 2, 3])) == ""
+
+
+def test_the_charts_note_names_shared_experts_only_where_the_model_has_them():
+    assert "shared experts" not in chart_note(budget(PRESETS["mixtral-8x7b"]))
+    qwen2_like = replace(PRESETS["qwen3-30b-a3b"], shared_experts=1, shared_dim=768)
+    assert "the router, the shared experts and k of the E routed experts" in chart_note(budget(qwen2_like))
