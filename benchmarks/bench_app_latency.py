@@ -300,7 +300,7 @@ def main() -> int:
     cpu: dict[str, float] = {}
     errors: list[str] = []
     load_before = os.getloadavg()
-    with serve_app(apps=("benchmarks/bare_page.py",)) as base, sync_playwright() as pw:
+    with serve_app(apps=("benchmarks/bare_page.py",), warm=True) as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             urls = {"floor": f"{base}/bare_page", "explorer": f"{base}/explorer"}

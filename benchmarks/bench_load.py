@@ -347,7 +347,7 @@ def main() -> int:
     load_before = os.getloadavg()
     lifetime = ("--check-unused-sessions", "1000", "--unused-session-lifetime", "1000")  # closed pages go at once
     procs = ("--num-procs", str(args.num_procs)) if args.num_procs > 1 else ()
-    with serve_app(lifetime + procs, apps=("benchmarks/bare_page.py",)) as base:
+    with serve_app(lifetime + procs, apps=("benchmarks/bare_page.py",), warm=True) as base:
         pid, b = base.pid, str(base)
         cost = {}
         if args.num_procs == 1:  # with several workers, one session's CPU is spread over processes: not comparable

@@ -135,12 +135,13 @@ def wait_ready(url: str, proc: subprocess.Popen, log_path: Path | None = None, t
 
 @contextlib.contextmanager
 def serve_app(extra_args: tuple[str, ...] = (), port: int | None = None,
-              apps: tuple[str, ...] = (), env: dict[str, str] | None = None, warm: bool = True) -> Iterator[Served]:
+              apps: tuple[str, ...] = (), env: dict[str, str] | None = None, warm: bool = False) -> Iterator[Served]:
     """Serve the explorer (and static/ at /course) on localhost; yield its base URL; stop it afterwards.
 
     `apps`: more app files served by the same process (benchmarks/bare_page.py at /bare_page, the latency floor).
     `env`: more environment variables (a BOKEH_SECRET_KEY shared by several servers, PANEL_LOG_LEVEL).
-    `warm`: warm the process before it serves, as `make run` does (`--setup app/warm.py`).
+    `warm`: warm the process before it serves, as `make run` does (`--setup app/warm.py`, about 9 s); the tests'
+    servers start cold (tests/test_servers.py runs `make run` itself, warm-up included), the benchmarks warm.
 
     The server's output goes to a temporary file; the server and its workers are stopped as one group.
     """

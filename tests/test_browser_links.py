@@ -118,7 +118,8 @@ def test_panel_never_takes_its_theme_from_the_link(chromium, server, theme):
     "dark" darkened the widgets under a notice saying the key was ignored."""
     page, shown = open_hostile(chromium, server, f"?theme={theme}")
     assert shown == ['ignored unknown key "theme"; known keys: B, T, d, h, L, V, T_max, tie, recipe, norm, positions, mlp, '
-                     'd_ff, h_kv, d_head, bias, qk_norm, attention, preset, dtype, expanded, '
+                     'd_ff, h_kv, d_head, bias, qk_norm, attention, moe, E, k, d_expert, E_shared, d_shared, '
+                     'shared_gate, moe_step, dense_first, dense_layers, preset, dtype, expanded, '
                      'embed, controls, panels, D, gpu, gpu_peak, gpu_memory, mfu, gpus, price, optimizer, zero, '
                      'recompute, fit']
     background = page.locator(".box-T input").evaluate("e => getComputedStyle(e).backgroundColor")
