@@ -236,6 +236,7 @@ class Inference:
         return next(x for x in self.lines if x.key == key)
 
 
+@functools.lru_cache(maxsize=256)
 def quantized(cfg: Config, group: int) -> tuple[int, int]:
     """(N_q, S_q): the blocks' matrix weights (W_qkv, W_o, the MLP's), all L blocks, which a quantizer stores in its
     format; and its scales, one per group of `group` weights along each matrix's rows (a row's last group may be
@@ -390,3 +391,19 @@ def by_context(cfg: Config, setup: InferSetup | None = None) -> tuple[dict, ...]
         out.append({"T": T, "step_s": r.decode_step_s, "tokens_per_s": r.decode_tokens_per_s,
                     "ttft_s": r.ttft_s})
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class Serving:
+    """What the page's inference card shows: the figures at cfg's B and T, and its two charts' points."""
+
+    result: Inference
+    by_B: tuple[dict, ...]  # `by_batch`: decode at cfg's T for B = 1 … 1,024
+    by_T: tuple[dict, ...]  # `by_context`: decode at cfg's B for T = 128 … T_max
+
+
+@functools.lru_cache(maxsize=64)
+def serving(cfg: Config, setup: InferSetup | None = None) -> Serving:
+    """`infer`, `by_batch` and `by_context` of `cfg` on `setup`, once per configuration and setup (ValueError as
+    `infer`'s: a mixture of experts, a decode step beyond a learned position table)."""
+    return Serving(infer(cfg, setup), by_batch(cfg, setup), by_context(cfg, setup))
