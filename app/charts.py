@@ -89,7 +89,7 @@ def tokens_chart(source: ColumnDataSource, here: ColumnDataSource, knee: ColumnD
                   legend_label=words["seq"])
     p.scatter("B", "all", source=here, size=11, color=T2, line_color="#ffffff", legend_label=words["here"])
     p.segment(x0="B", x1="B", y0=1e-6, y1=1e15, source=knee, line_color=T2, line_width=1.5, line_dash="dotted",
-              legend_label=words["knee_legend"])
+              legend_field="label")  # no knee, no entry
     p.y_range.renderers = [total, each]  # the knee's line spans the chart without stretching its range
     p.add_tools(HoverTool(renderers=[total, each], tooltips=[("B", "@B"), (words["all"], "@all_text"),
                                                              (words["seq"], "@seq_text"), ("step", "@step_text"),

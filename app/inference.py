@@ -16,11 +16,10 @@ import param
 from bokeh.models import ColumnDataSource
 
 from model.inference import CUSTOM_GPU, LEAVES_OUT, Serving
-from model.infer_report import (CARD_INTRO, CARD_TITLE, CHART_B, CHART_T, CONTROLS, GPU_CHOICES, KV_CHOICES, ROWS_TITLE,
-                                SECTIONS, WEIGHT_CHOICES, chart_data, headline, knee_note)
-from model.train_report import human
+from model.infer_report import CHART_B, CHART_T, CONTROLS, GPU_CHOICES, KV_CHOICES, WEIGHT_CHOICES, chart_data
 
 from .background import offload
+from .infer_card import COLUMNS, chart_title_html, headline_html, knee_html, lines_html, title_html
 from .charts import step_chart, tokens_chart
 from .infer_query import CUSTOM_START, settle_infer
 from .layout import wrap
@@ -29,43 +28,6 @@ from .styles import BASE
 from .styles import TRAIN_CSS as CSS
 from .train_query import news
 from .training import _text
-
-EMPTY = {"by_B": ("B", "all", "seq", "all_text", "seq_text", "step_text", "bound"),
-         "by_T": ("T", "step_ms", "step_text", "rate_text"), "here_B": ("B", "all", "text"),
-         "here_T": ("T", "step_ms", "text"), "knee": ("B",)}  # the charts' sources' columns (chart_data)
-
-
-def title_html() -> str:
-    """The card's title and intro (`model.infer_report`)."""
-    return f"<h2>{html.escape(CARD_TITLE)}</h2><p class='muted'>{html.escape(CARD_INTRO)}</p>"
-
-
-def chart_title_html(words: dict) -> str:
-    """A chart's title above it (`model.infer_report.CHART_B` or `CHART_T`), as text that wraps on a phone."""
-    return f"<div class='chart-title'>{html.escape(words['title'])}</div>"
-
-
-def headline_html(s: Serving) -> str:
-    """The headline's sentences (`model.infer_report.headline`), its figures in bold."""
-    e = html.escape
-    sentences = ["".join(f"<b>{e(t)}</b>" if strong else e(t) for t, strong in parts) for parts in headline(s.result)]
-    return '<div class="head">' + "".join(f"<div>{x}</div>" for x in sentences) + "</div>"
-
-
-def lines_html(s: Serving) -> str:
-    """Every figure by section (`model.infer_report.SECTIONS`): label, formula in the lesson's notation, value; then
-    the decode step's tensors with their lesson shapes."""
-    e, have = html.escape, {x.key: x for x in s.result.lines}
-    out = []
-    for title, keys in SECTIONS.items():
-        out.append(f'<tr><th colspan="3">{e(title)}</th></tr>')
-        out += [f'<tr data-key="{e(k)}"><td>{e(have[k].label)}</td><td class="f">{e(have[k].formula)}</td>'
-                f'<td class="v">{e(human(have[k]))}</td></tr>' for k in keys if k in have]
-    out.append(f'<tr><th colspan="3">{e(ROWS_TITLE)}</th></tr>')
-    out += [f'<tr><td>{e(r.name)}: {e(r.label)}</td><td class="f">{e(r.symbolic)}</td><td class="v">'
-            f'{e(str(r.shape))}</td></tr>' for r in s.result.rows]
-    return f'<table class="lines">{"".join(out)}</table>'
-
 
 def _box(key: str, width: int) -> pn.widgets.TextInput:
     """A number box of the card, labelled as `model.infer_report.CONTROLS` names it."""
@@ -101,7 +63,7 @@ class InferenceView(pn.viewable.Viewer):
         self._headline = pn.pane.HTML("", **pane, css_classes=["infer-headline"])
         self._knee = pn.pane.HTML("", **pane, css_classes=["infer-knee"])
         self._lines = pn.pane.HTML("", **pane, css_classes=["infer-lines"])
-        self.sources = {k: ColumnDataSource({c: [] for c in v}, name=f"infer-{k}") for k, v in EMPTY.items()}
+        self.sources = {k: ColumnDataSource({c: [] for c in v}, name=f"infer-{k}") for k, v in COLUMNS.items()}
         self.tokens_figure = tokens_chart(self.sources["by_B"], self.sources["here_B"], self.sources["knee"], CHART_B)
         self.step_figure = step_chart(self.sources["by_T"], self.sources["here_T"], CHART_T)
         self._figures = pn.Column(sizing_mode="stretch_width", margin=0, styles={"min-width": "0"})
@@ -171,7 +133,7 @@ class InferenceView(pn.viewable.Viewer):
             for k, v in chart_data(s).items():
                 self.sources[k].data = v  # in place: same figures, same sources
             self._headline.object = headline_html(s)
-            self._knee.object = f"<p class='note muted'>{html.escape(knee_note(s))}</p>"
+            self._knee.object = knee_html(s)
             self._lines.object = lines_html(s)
 
     def __panel__(self) -> pn.viewable.Viewable:

@@ -157,6 +157,8 @@ CHART_B = {
                "makes a step compute-bound",
     "here": "this page's B",
 }
+ELSEWHERE = ("This page carries the inference card of the configuration it was written for ({was}); for this one, "
+             "write a page with: {command}")  # the exported page, on another configuration
 CHART_T = {
     "title": "Decode step time against context T, at this B (the bound)",
     "x": "T, tokens of context (the KV cache)", "y": "step time, ms", "step": "one decode step",
@@ -203,7 +205,7 @@ def chart_data(s: Serving) -> dict[str, dict[str, list]]:
                  "step_text": [seconds(p["step_s"]) for p in bt], "rate_text": [show(p["tokens_per_s"]) for p in bt]},
         "here_B": {"B": [r.cfg.B], "all": [r.decode_tokens_per_s], "text": [show(r.decode_tokens_per_s)]},
         "here_T": {"T": [r.cfg.T], "step_ms": [1e3 * r.decode_step_s], "text": [seconds(r.decode_step_s)]},
-        "knee": {"B": [knee] if knee else []},
+        "knee": {"B": [knee] if knee else [], "label": [CHART_B["knee_legend"]] if knee else []},
     }
 
 

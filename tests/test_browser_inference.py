@@ -3,6 +3,7 @@ them, its controls rewrite the address, a bad value in a link is one notice line
 line why it has no card; the exported page shows the same figures and follows its controls."""
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import replace
@@ -15,6 +16,7 @@ from model.inference import InferSetup, serving
 from model.infer_report import GPU_CHOICES, WEIGHT_CHOICES, knee_note
 from model.train_report import human
 from pagetools import open_explorer, reveal, run_cli
+from test_export import export, exported_page, text_of, value_of
 
 pytestmark = pytest.mark.browser
 LLAMA = replace(PRESETS["llama3-8b"], B=1, T=4096)
@@ -95,3 +97,37 @@ def test_a_bad_value_in_a_link_is_one_notice_and_a_mixture_of_experts_says_why_i
     expect(page.locator(".inference-card .infer-headline")).to_be_hidden()
     page.close()
     assert o.errors == []
+
+
+@pytest.fixture(scope="module")
+def exported(chromium, tmp_path_factory: pytest.TempPathFactory):
+    """Llama-3-8B's exported page at B = 1, T = 4,096 with int4 weights, an fp8 cache and an efficiency of 0.6."""
+    out = tmp_path_factory.mktemp("export") / "llama.html"
+    done = export(out, "--preset", "llama3-8b", "--B", "1", "--T", "4096", "--weights", "int4", "--kv-dtype", "fp8",
+                  "--efficiency", "0.6")
+    assert done.returncode == 0, done.stderr
+    yield from exported_page(chromium, out)
+
+
+def exported_lines(page) -> dict[str, str]:
+    markup = text_of(page, "infer_lines")
+    return dict(re.findall(r'<tr data-key="([^"]+)">.*?<td class="v">([^<]*)</td>', markup))
+
+
+def test_the_exported_card_shows_the_clis_figures_and_follows_its_menus(exported, capsys):
+    page = exported
+    for setup, flags in ((INT4, ("--weights", "int4")), (replace(INT4, gpu="h200", weights="bf16"), ("--gpu", "h200"))):
+        cli = cli_json(capsys, *flags, "--kv-dtype", "fp8", "--efficiency", "0.6")
+        r = serving(LLAMA, setup).result
+        assert r.decode_tokens_per_s == pytest.approx(cli["decode_tokens_per_s"], rel=1e-12)
+        assert r.ttft_s == pytest.approx(cli["ttft_s"], rel=1e-12)
+        assert exported_lines(page) == {x.key: html.escape(human(x), quote=True) for x in r.lines}
+        assert human(r.line("infer/at_efficiency")) in text_of(page, "infer_head")
+        assert value_of(page, "infer-by_B", "data")["all"] == pytest.approx([p["tokens_per_s"] for p in cli["by_B"]])
+        page.evaluate("() => { const m = (n) => Bokeh.documents[0].get_model_by_name(n);"
+                      " m('infer_weights').value = 'bf16'; m('infer_gpu').value = 'h200'; }")  # the next setup
+    page.evaluate("() => { Bokeh.documents[0].get_model_by_name('B_input').value = '2'; }")  # another configuration
+    expect_notice = text_of(page, "infer_notice")
+    assert "This page carries the inference card of the configuration it was written for (llama3-8b, B = 1, " \
+           "T = 4,096); for this one, write a page with: python -m app export lesson.html --B 2 --T 4096" in expect_notice
+    assert value_of(page, "infer_figures", "visible") is False
