@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from model.inference import Serving
+from model.inference import LEAVES_OUT, Serving
 from model.infer_report import CARD_INTRO, CARD_TITLE, ROWS_TITLE, SECTIONS, headline, knee_note
 from model.train_report import human
 
@@ -23,6 +23,11 @@ def chart_title_html(words: dict) -> str:
     return f"<div class='chart-title'>{html.escape(words['title'])}</div>"
 
 
+def leaves_out_html() -> str:
+    """What the bound leaves out (`model.inference.LEAVES_OUT`), under the charts."""
+    return f"<p class='note muted'>{html.escape(LEAVES_OUT)}</p>"
+
+
 def knee_html(s: Serving) -> str:
     """The tokens-per-second chart's caption: its knee (`model.infer_report.knee_note`)."""
     return f"<p class='note muted'>{html.escape(knee_note(s))}</p>"
@@ -35,9 +40,13 @@ def headline_html(s: Serving) -> str:
     return '<div class="head">' + "".join(f"<div>{x}</div>" for x in sentences) + "</div>"
 
 
-def lines_html(s: Serving) -> str:
-    """Every figure by section (`model.infer_report.SECTIONS`): label, formula in the lesson's notation, value; then
-    the decode step's tensors with their lesson shapes."""
+LINES_FRAME = ('<table class="lines">', "</table>")  # around the rows of `line_rows`
+
+
+def line_rows(s: Serving) -> list[str]:
+    """The rows of every figure by section (`model.infer_report.SECTIONS`): label, formula in the lesson's notation,
+    value; then the decode step's tensors with their lesson shapes. One row per string (the exported page keeps
+    each distinct row once)."""
     e, have = html.escape, {x.key: x for x in s.result.lines}
     out = []
     for title, keys in SECTIONS.items():
@@ -47,4 +56,9 @@ def lines_html(s: Serving) -> str:
     out.append(f'<tr><th colspan="3">{e(ROWS_TITLE)}</th></tr>')
     out += [f'<tr><td>{e(r.name)}: {e(r.label)}</td><td class="f">{e(r.symbolic)}</td><td class="v">'
             f'{e(str(r.shape))}</td></tr>' for r in s.result.rows]
-    return f'<table class="lines">{"".join(out)}</table>'
+    return out
+
+
+def lines_html(s: Serving) -> str:
+    """The table of every figure (`line_rows`)."""
+    return LINES_FRAME[0] + "".join(line_rows(s)) + LINES_FRAME[1]

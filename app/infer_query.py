@@ -21,7 +21,7 @@ from model.inference import CUSTOM_GPU, KV, WEIGHTS, InferSetup
 from model.rules import quote
 from model.training import GPUS, SETUP_BOUNDS
 
-from .train_query import _fmt, number
+from .train_query import _fmt, number, setup_items
 
 INFER_KEYS = ("infer_gpu", "infer_peak", "infer_memory", "infer_bandwidth", "weights", "kv_dtype", "group",
               "efficiency")
@@ -82,10 +82,4 @@ def settle_infer(asked: Mapping[str, object], kept: InferSetup = DEFAULT) -> tup
 
 def infer_items(setup: InferSetup) -> list[tuple[str, str]]:
     """The URL items that reproduce `setup`: only the keys that differ from the default, in INFER_KEYS order."""
-    items = []
-    for key in INFER_KEYS:
-        value = getattr(setup, FIELD.get(key, key))
-        if value is None or value == getattr(DEFAULT, FIELD.get(key, key)):
-            continue
-        items.append((key, _fmt(value).replace(",", "") if isinstance(value, (int, float)) else str(value)))
-    return items
+    return setup_items(setup, INFER_KEYS, DEFAULT, FIELD)

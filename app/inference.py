@@ -15,11 +15,13 @@ import panel as pn
 import param
 from bokeh.models import ColumnDataSource
 
-from model.inference import CUSTOM_GPU, LEAVES_OUT, Serving
+from model import numbers
+from model.inference import CUSTOM_GPU, Serving
 from model.infer_report import CHART_B, CHART_T, CONTROLS, GPU_CHOICES, KV_CHOICES, WEIGHT_CHOICES, chart_data
 
 from .background import offload
-from .infer_card import COLUMNS, chart_title_html, headline_html, knee_html, lines_html, title_html
+from .infer_card import (COLUMNS, chart_title_html, headline_html, knee_html, leaves_out_html, lines_html,
+                         title_html)
 from .charts import step_chart, tokens_chart
 from .infer_query import CUSTOM_START, settle_infer
 from .layout import wrap
@@ -27,7 +29,11 @@ from .state import ExplorerState
 from .styles import BASE
 from .styles import TRAIN_CSS as CSS
 from .train_query import news
-from .training import _text
+
+def _text(x: int | float) -> str:
+    """A number as its box shows it: 128; 0.5; 3.35 (`model.numbers.show`)."""
+    return numbers.show(x, str(x))
+
 
 def _box(key: str, width: int) -> pn.widgets.TextInput:
     """A number box of the card, labelled as `model.infer_report.CONTROLS` names it."""
@@ -148,7 +154,7 @@ class InferenceView(pn.viewable.Viewer):
                                          margin=(6, 0, 0, 0)),
                             pn.pane.Bokeh(f, sizing_mode="stretch_width", margin=0), sizing_mode="stretch_width",
                             margin=0) for f, words in ((self.tokens_figure, CHART_B), (self.step_figure, CHART_T))]
-        note = pn.pane.HTML(f"<p class='note muted'>{html.escape(LEAVES_OUT)}</p>", stylesheets=[CSS],
+        note = pn.pane.HTML(leaves_out_html(), stylesheets=[CSS],
                             sizing_mode="stretch_width", margin=(0, 0, 6, 0))
         self._figures.objects = [self._headline, charts[0], self._knee, charts[1], note, self._lines]
         return pn.Column(title, controls, self._refused, self._figures, sizing_mode="stretch_width", margin=0,

@@ -121,12 +121,19 @@ def news(notes: list[str], before: list[str], key: str) -> list[str]:
     return [n for n in notes if n not in before or n.startswith((f"{key}=", about))]
 
 
-def train_items(setup: TrainSetup) -> list[tuple[str, str]]:
-    """The URL items that reproduce `setup`: only the keys that differ from the default, in TRAIN_KEYS order."""
+def setup_items(setup: object, keys: tuple[str, ...], default: object,
+                field: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The URL items that reproduce a setup dataclass: only the `keys` whose field (`field`, else the key's own
+    name) differs from `default`'s, in `keys`' order; numbers without thousands' commas."""
     items = []
-    for key in TRAIN_KEYS:
-        value = getattr(setup, _FIELD.get(key, key))
-        if value is None or value == getattr(DEFAULT, _FIELD.get(key, key)):
+    for key in keys:
+        value = getattr(setup, field.get(key, key))
+        if value is None or value == getattr(default, field.get(key, key)):
             continue
         items.append((key, _fmt(value).replace(",", "") if isinstance(value, (int, float)) else str(value)))
     return items
+
+
+def train_items(setup: TrainSetup) -> list[tuple[str, str]]:
+    """The URL items that reproduce `setup`: only the keys that differ from the default, in TRAIN_KEYS order."""
+    return setup_items(setup, TRAIN_KEYS, DEFAULT, _FIELD)

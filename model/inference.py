@@ -257,18 +257,25 @@ def _at_next_token(formula: str) -> str:
     return formula.replace("4Td", "4(T + 1)·d").replace("4T·h·d_head", "4(T + 1)·h·d_head")
 
 
+def refusal(cfg: Config) -> str | None:
+    """Why `infer` has no figures for `cfg` (its one line), or None: a mixture of experts, or a decode step beyond
+    a learned position table."""
+    if cfg.moe:
+        return ("serving figures are for dense models so far: a mixture of experts' decode step reads only "
+                "the routed experts' weights, not modelled yet: choose a dense preset or config.json")
+    if cfg.positions == "learned" and cfg.T >= cfg.T_max:
+        return (f"a decode step after T={cfg.T:,} cached tokens is at position {cfg.T:,}, beyond the learned "
+                f"position table W_pe's T_max={cfg.T_max:,} rows: lower T to at most {cfg.T_max - 1:,} or raise T_max")
+    return None
+
+
 def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> Inference:
     """The prefill and a decode step of `cfg` (its B and T) on `setup` (see the module docstring). ValueError where
     a decode step cannot follow T cached tokens (a learned position table has no row T). `check`: evaluate every
     line's formula against its value (the charts' points, made by the same code at other B and T, skip it)."""
     s = setup or InferSetup()
-    if cfg.moe:
-        raise ValueError("serving figures are for dense models so far: a mixture of experts' decode step reads only "
-                         "the routed experts' weights, not modelled yet: choose a dense preset or config.json")
-    if cfg.positions == "learned" and cfg.T >= cfg.T_max:
-        raise ValueError(f"a decode step after T={cfg.T:,} cached tokens is at position {cfg.T:,}, beyond the learned "
-                         f"position table W_pe's T_max={cfg.T_max:,} rows: lower T to at most {cfg.T_max - 1:,} "
-                         "or raise T_max")
+    if why := refusal(cfg):
+        raise ValueError(why)
     w, kv = WEIGHTS[s.weights], KV[s.kv_dtype]
     b = budget(cfg)
     N = b.params_exact

@@ -895,7 +895,7 @@ function renderInfer(cfg) {  // the table of the menus' choices; on another conf
   const t = IS.tables[inferKey()];
   W.infer_head.text = t.head;
   W.infer_knee.text = t.knee;
-  W.infer_lines.text = t.lines;
+  W.infer_lines.text = IS.frame[0] + t.lines.map((i) => IS.rows[i]).join("") + IS.frame[1];
   for (const [k, v] of Object.entries(t.charts)) W[`infer-${k}`].data = v;  // in place: the same sources
 }
 

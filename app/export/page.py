@@ -27,12 +27,12 @@ from model.families import QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, menu_gro
 from model.rules import preset_of
 from model.training import TrainSetup
 
-from model.inference import LEAVES_OUT, InferSetup
+from model.inference import InferSetup
 from model.infer_report import CHART_B, CHART_T
 
 from ..charts import memory_chart, step_chart, tokens_chart
 from ..infer_card import COLUMNS as INFER_COLUMNS
-from ..infer_card import chart_title_html
+from ..infer_card import chart_title_html, leaves_out_html
 from ..infer_card import title_html as infer_title_html
 from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, TABLE_CSS, TRAIN_CSS
 from ..words import CHINCHILLA_RULE, SHORT, SHORT_WHEN, TAGLINE, TRAIN_NOTE, TRAIN_TITLE, shapes_title_html
@@ -190,8 +190,7 @@ def _infer_card(card: InlineStyleSheet, spec: dict) -> tuple[object, list]:
               for words, chart in ((CHART_B, tokens_chart(sources["by_B"], sources["here_B"], sources["knee"], CHART_B)),
                                    (CHART_T, step_chart(sources["by_T"], sources["here_T"], CHART_T)))]
     notice, head, knee, lines = (div(n) for n in ("infer_notice", "infer_head", "infer_knee", "infer_lines"))
-    leaves_out = Div(text=f"<p class='note muted'>{html.escape(LEAVES_OUT)}</p>", stylesheets=[css],
-                     sizing_mode="stretch_width")
+    leaves_out = Div(text=leaves_out_html(), stylesheets=[css], sizing_mode="stretch_width")
     figures = column(head, charts[0], knee, charts[1], leaves_out, lines, sizing_mode="stretch_width",
                      name="infer_figures")
     title = Div(text=infer_title_html(), stylesheets=[_sheet(BASE)], sizing_mode="stretch_width")

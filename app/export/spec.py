@@ -38,7 +38,7 @@ from model.infer_report import CONTROLS as INFER_CONTROLS
 from model.infer_report import ELSEWHERE, GPU_CHOICES, KV_CHOICES, WEIGHT_CHOICES, chart_data
 
 from ..changes_card import SAME
-from ..infer_card import headline_html, knee_html, lines_html
+from ..infer_card import LINES_FRAME, headline_html, knee_html, line_rows
 from .cache import cached
 from ..train_query import (CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, ONE_GPU_ZERO, TRAIN_BOUNDS, TRAIN_CHOICES, TRAIN_KEYS,
                            WHOLE_KEYS)
@@ -308,12 +308,20 @@ def _inference(cfg: Config, setup: InferSetup) -> dict:
         serving(cfg, setup)
     except ValueError as e:
         return {**out, "refused": str(e)}
+    pool: dict[str, int] = {}  # each distinct row of the lines' tables once: most are the same in many tables
     for gpu, weights, kv in itertools.product(gpus, WEIGHTS, KV):
         custom = {} if gpu == CUSTOM_SERVING_GPU else {"peak_tflops": None, "memory_gib": None, "bandwidth_tbs": None}
         s = serving(cfg, dataclasses.replace(setup, gpu=gpu, weights=weights, kv_dtype=kv, **custom))
-        out["tables"][infer_key(gpu, weights, kv)] = {"head": headline_html(s), "lines": lines_html(s),
-                                                      "knee": knee_html(s), "charts": chart_data(s)}
-    return {**out, "refused": None}
+        charts = {k: {c: [_plotted(x) for x in v] for c, v in cols.items()} for k, cols in chart_data(s).items()}
+        out["tables"][infer_key(gpu, weights, kv)] = {
+            "head": headline_html(s), "lines": [pool.setdefault(r, len(pool)) for r in line_rows(s)],
+            "knee": knee_html(s), "charts": charts}
+    return {**out, "rows": list(pool), "frame": list(LINES_FRAME), "refused": None}
+
+
+def _plotted(x: object) -> object:
+    """A chart's number to 6 significant digits (a point's place; its printed figure is in the text columns)."""
+    return float(f"{x:.6g}") if isinstance(x, float) else x
 
 
 def page_spec(cfg: Config, dtype: str, setup: TrainSetup | None = None, infer: InferSetup | None = None) -> dict:
