@@ -12,7 +12,7 @@ from .inference import (CUSTOM_GPU, KV, LEAVES_OUT, SERIES_B, WEIGHTS, InferSetu
                         by_context, infer)
 from .layout import paragraph, row_lines
 from .report import footer, header, markdown_header
-from .train_report import human, plain, seconds
+from .train_report import human, seconds
 from . import units
 from .training import GPUS
 
@@ -151,7 +151,8 @@ KV_CHOICES = {f"{k}: {f.bytes:g} byte{'s' if f.bytes > 1 else ''}": k for k, f i
 CHART_B = {
     "title": "Decode tokens per second against B, at this T (the bound)",
     "x": "B, sequences decoding together", "y": "tokens/s", "all": "all B sequences together",
-    "seq": "each sequence", "knee_legend": "the knee: compute-bound from here", "knee": "knee, B = {B}: compute-bound from here",
+    "seq": "each sequence", "knee_legend": "the knee: compute-bound from here",
+    "knee": "knee, B = {B}: compute-bound from here",
     "far_knee": "the knee is at B = {B}, beyond the chart's {top}: every step here is memory-bound",
     "no_knee": "no knee: at this T each sequence's cache takes longer to read than its token's FLOPs take, so no B "
                "makes a step compute-bound",
@@ -167,8 +168,9 @@ CHART_T = {
 
 
 def headline(r: Inference) -> list[list[tuple[str, bool]]]:
-    """The card's three sentences, each as pieces (text, whether it is a figure to stand out): time to first token,
-    decode tokens per second with the efficiency beside the bound, and whether a step is memory- or compute-bound."""
+    """The card's four sentences, each as pieces (text, whether it is a figure to stand out): time to first token,
+    decode tokens per second with the efficiency beside the bound, whether a step is memory- or compute-bound, and
+    the serving memory against the GPU's."""
     x = {k: human(r.line(f"infer/{k}")) for k in ("ttft", "prefill_flops", "tokens_per_s", "tokens_per_s_seq",
                                                   "at_efficiency", "step", "intensity", "ridge", "memory", "weights",
                                                   "kv_cache")}
