@@ -33,6 +33,7 @@ from .share import DEFAULT_BASE, ShareView, base_url
 from .state import ExplorerState
 from .styles import BASE, CARD_STYLES, FONT, INK, MUTED, PAGE, T2
 from .tokens import TokensView
+from .inference import InferenceView
 from .training import TrainingView
 from .values import ValuesView
 from .words import TAGLINE
@@ -101,7 +102,8 @@ class Explorer(pn.viewable.Viewer):
             query = f"?preset={preset}&{(query or '').removeprefix('?')}"
         q = parse_query(query) if query is not None else Query()
         if "state" not in params:
-            params["state"] = ExplorerState(q.config, dtype=q.options.dtype, expanded=q.options.expanded, train=q.train)
+            params["state"] = ExplorerState(q.config, dtype=q.options.dtype, expanded=q.options.expanded, train=q.train,
+                                            infer=q.infer)
         params.setdefault("options", q.options)
         params.setdefault("link_notices", list(q.notices))
         super().__init__(**params)
@@ -118,7 +120,7 @@ class Explorer(pn.viewable.Viewer):
         self.recipe = RecipeView(state=self.state, collapsed=closed) if "changes" in panels else None
         self._url = pn.widgets.TextInput(value="", visible=False, css_classes=["url-sync"])
         self._url.jscallback(value=REPLACE_URL_JS)
-        self.state.param.watch(self._sync_url, ["config", "dtype", "expanded", "train"])
+        self.state.param.watch(self._sync_url, ["config", "dtype", "expanded", "train", "infer"])
 
     # Cards that are below the first screen: made on first use; served, when the page scrolls to them (app.lazy).
     def _made(self, name: str, shown: bool, make) -> pn.viewable.Viewer | None:
@@ -142,9 +144,15 @@ class Explorer(pn.viewable.Viewer):
         """The training card's view (None when the link leaves the panel out)."""
         return self._made("training", "training" in self.options.panels, lambda: TrainingView(state=self.state))
 
+    @property
+    def inference(self) -> InferenceView | None:
+        """The inference card's view (None when the link leaves the panel out)."""
+        return self._made("inference", "inference" in self.options.panels, lambda: InferenceView(state=self.state))
+
     def _deferred(self, name: str, what: str) -> pn.viewable.Viewable:
-        """The card `name`, built when the page scrolls to it; the training card's plan first, off the event loop."""
-        prepare = (lambda: self.state.plan) if name == "training" else None
+        """The card `name`, built when the page scrolls to it; the training card's plan and the inference card's
+        figures first, off the event loop."""
+        prepare = {"training": lambda: self.state.plan, "inference": lambda: self.state.serving}.get(name)
         return self._card(Deferred(lambda: getattr(self, name), f"{what} is built when you scroll to it…", prepare),
                           f"{name}-card")
 
@@ -186,7 +194,7 @@ class Explorer(pn.viewable.Viewer):
     def query(self) -> str:
         """The query that reproduces the current view: "?B=8&T=1024&...". """
         return to_query(self.state.config, replace(self.options, dtype=self.state.dtype, expanded=self.state.expanded),
-                        self.state.train)
+                        self.state.train, self.state.infer)
 
     def _sync_url(self, *_events) -> None:
         if self.sync_url:
@@ -274,4 +282,5 @@ class Explorer(pn.viewable.Viewer):
                              margin=0, styles={"gap": "14px"})
         below = [self._folded_card(self.recipe, "changes-card")] if self.recipe else []  # switches and buys
         below += [self._deferred("training", "The training run's card")] if "training" in self.options.panels else []
+        below += [self._deferred("inference", "The inference card")] if "inference" in self.options.panels else []
         return [*top, main, *below]

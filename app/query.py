@@ -9,7 +9,9 @@
 Keys: the Config fields B, T, d, h, L, V, T_max, tie; `preset` (a name in model.PRESETS, overridden by any
 field given with it); `dtype` (fp32, bf16, fp16); `expanded` (list all L blocks); and for course pages
 `embed=1`, `controls=T,d` and `panels=shapes,budget,values` (see `ViewOptions`); the training run's D, gpu,
-gpu_peak, gpu_memory, mfu, gpus, price, optimizer, zero, recompute and fit (see `app.train_query`); the mixture of
+gpu_peak, gpu_memory, mfu, gpus, price, optimizer, zero, recompute and fit (see `app.train_query`); the inference
+card's infer_gpu, infer_peak, infer_memory, infer_bandwidth, weights, kv_dtype, group and efficiency (see
+`app.infer_query`); the mixture of
 experts (`MOE_KEYS`): `moe` (1: the MLP is a mixture of experts, 0: dense), its sizes by their symbols E, k,
 d_expert, E_shared, d_shared, and the fields shared_gate, moe_step, dense_first, dense_layers (block indices, e.g.
 0,1,2). Keys starting with "bokeh-" (added
@@ -36,6 +38,9 @@ from model.families import MLP_KINDS, RECIPE_LABELS, moe_fields, recipe_fields
 from model.rules import did_you_mean, quote, settle
 from model.training import TrainSetup
 
+from model.inference import InferSetup
+
+from .infer_query import INFER_KEYS, infer_items, settle_infer
 from .train_query import TRAIN_KEYS, settle_train, train_items
 
 DEFAULT_CONFIG = PRESETS[DEFAULT_PRESET]  # GPT-2 small at B = 8, T = 1,024
@@ -47,9 +52,9 @@ MOE_KEYS = ("moe", *MOE_SYMBOLS.values(), "shared_gate", "moe_step", "dense_firs
 LAYOUT_KEYS = ("moe_step", "dense_first", "dense_layers")  # which blocks are MoE
 MOE_CONTROLS = ("moe", "E", "k", "d_expert")  # the page's MLP switch and its number boxes
 CONTROLS = ("preset", "B", "T", "d", "h", "L", "V", "T_max", "tie", *RECIPE_KEYS, *MOE_CONTROLS)  # `controls=`
-PANELS = ("shapes", "budget", "changes", "tokens", "values", "training")  # what `panels=` may list
+PANELS = ("shapes", "budget", "changes", "tokens", "values", "training", "inference")  # what `panels=` may list
 OPTION_KEYS = ("preset", "dtype", "expanded", "embed", "controls", "panels")
-KEYS = FIELDS + RECIPE_KEYS + MOE_KEYS + OPTION_KEYS + TRAIN_KEYS
+KEYS = FIELDS + RECIPE_KEYS + MOE_KEYS + OPTION_KEYS + TRAIN_KEYS + INFER_KEYS
 FIELD_OF = {symbol: name for name, symbol in OPTIONAL_SYMBOLS.items()}  # "d_ff" -> "ff_dim"
 MAX_QUERY_CHARS = 2_000  # longer queries are cut: no link needs more, and a hostile one costs nothing
 MAX_VALUE_CHARS = 40  # longer values are rejected before any parsing
@@ -76,6 +81,7 @@ class Query:
     options: ViewOptions = field(default_factory=ViewOptions)
     notices: tuple[str, ...] = ()
     train: TrainSetup = field(default_factory=TrainSetup)  # the training run's settings
+    infer: InferSetup = field(default_factory=InferSetup)  # the inference card's GPU and formats
 
 
 show = quote  # user text for a notice (model.rules.quote)
@@ -253,9 +259,11 @@ def parse_query(search: str | None) -> Query:
     options = _options(values, notes)
     train, train_notes = settle_train({k: values[k] for k in TRAIN_KEYS if k in values})
     notes += train_notes
+    infer, infer_notes = settle_infer({k: values[k] for k in INFER_KEYS if k in values})
+    notes += infer_notes
     if len(notes) > MAX_NOTICES:
         notes = notes[: MAX_NOTICES - 1] + [f"… and {len(notes) - MAX_NOTICES + 1} more problems with this link"]
-    return Query(config=config, options=options, notices=tuple(notes), train=train)
+    return Query(config=config, options=options, notices=tuple(notes), train=train, infer=infer)
 
 
 def _recipe_values(values: dict[str, str], asked: dict[str, object], notes: list[str]) -> None:
@@ -374,12 +382,15 @@ def recipe_items(config: Config) -> list[tuple[str, str]]:
     return items
 
 
-def to_query(config: Config, options: ViewOptions | None = None, train: TrainSetup | None = None) -> str:
-    """The query that reproduces `config`, `options` and `train`: every Config field, the rest where not default."""
+def to_query(config: Config, options: ViewOptions | None = None, train: TrainSetup | None = None,
+             infer: InferSetup | None = None) -> str:
+    """The query that reproduces `config`, `options`, `train` and `infer`: every Config field, the rest where not
+    default."""
     options = options or ViewOptions()
     items: list[tuple[str, str]] = [(k, str(int(getattr(config, k)))) for k in FIELDS]
     items += recipe_items(config)
     items += train_items(train) if train is not None else []
+    items += infer_items(infer) if infer is not None else []
     default = ViewOptions()
     if options.dtype != default.dtype:
         items.append(("dtype", options.dtype))

@@ -12,6 +12,7 @@ import param
 from panel.custom import JSComponent
 
 from model import Config
+from model.inference import InferSetup
 from model.training import TrainSetup
 
 from .heights import embed_height
@@ -43,15 +44,17 @@ def base_url(href: str | None) -> str:
     return base.removesuffix("/autoload.js")  # embedded with Bokeh's server_document
 
 
-def page_link(base: str, config: Config, options: ViewOptions, train: TrainSetup | None = None) -> str:
-    """The address that reproduces this view (and the training run's settings, where given)."""
-    return base + to_query(config, options, train)
+def page_link(base: str, config: Config, options: ViewOptions, train: TrainSetup | None = None,
+              infer: InferSetup | None = None) -> str:
+    """The address that reproduces this view (and the training run's and inference card's settings, where given)."""
+    return base + to_query(config, options, train, infer)
 
 
-def embed_code(base: str, config: Config, options: ViewOptions, train: TrainSetup | None = None) -> str:
+def embed_code(base: str, config: Config, options: ViewOptions, train: TrainSetup | None = None,
+               infer: InferSetup | None = None) -> str:
     """`<iframe>` markup showing this configuration in embed mode with the chosen controls and panels."""
     options = replace(options, embed=True)
-    src = page_link(base, config, options, train).replace('"', "%22").replace("<", "%3C").replace(">", "%3E")
+    src = page_link(base, config, options, train, infer).replace('"', "%22").replace("<", "%3C").replace(">", "%3E")
     return (f'<iframe src="{src}" title="Transformer Shapes: {TAGLINE}" '
             f'width="100%" height="{embed_height(options, config)}" style="border: 0;" loading="lazy"></iframe>')
 
@@ -148,7 +151,7 @@ class ShareView(pn.viewable.Viewer):
         self._copy.js_on_click(args={"box": self._code}, code=COPY_JS)
         self._copy_link = pn.widgets.Button(label="Copy link", color="light", width=100, margin=0)
         self._copy_link.js_on_click(args={"box": self._link}, code=COPY_JS)
-        self.state.param.watch(self._update, ["config", "dtype", "expanded", "train"])
+        self.state.param.watch(self._update, ["config", "dtype", "expanded", "train", "infer"])
         self._controls.param.watch(self._update, ["value"])
         self._panels.param.watch(self._update, ["value"])
 
@@ -161,10 +164,12 @@ class ShareView(pn.viewable.Viewer):
                            expanded=self.state.expanded)
 
     def link(self) -> str:
-        return page_link(self.base, self.state.config, self._view_options(embed=False), self.state.train)
+        return page_link(self.base, self.state.config, self._view_options(embed=False), self.state.train,
+                         self.state.infer)
 
     def code(self) -> str:
-        return embed_code(self.base, self.state.config, self._view_options(embed=True), self.state.train)
+        return embed_code(self.base, self.state.config, self._view_options(embed=True), self.state.train,
+                          self.state.infer)
 
     def _update(self, *_events) -> None:
         with pn.io.hold():

@@ -21,6 +21,7 @@ from model.config import CHOICES, FIELDS, MOE_DOCS, MOE_FIELDS, MOE_SYMBOLS, OPT
 from model import families
 from model.families import MLP_KINDS, RECIPE_LABELS, moe_fields, recipe_fields, recipe_of
 from model.rules import CUSTOM, PRESET_SETS, Note, news, preset_of, read_field, settle_notes
+from model.inference import InferSetup, Serving, serving
 from model.training import Plan, TrainSetup, plan
 
 from .query import DEFAULT_CONFIG
@@ -103,6 +104,8 @@ class ExplorerState(param.Parameterized):
     text = param.String(default=SAMPLE_TEXT, doc="text split into GPT-2 tokens")
     train = param.ClassSelector(class_=TrainSetup, default=TrainSetup(),
                                 doc="the training run: tokens D, GPU, MFU, GPU count, price, optimizer, ZeRO, recompute")
+    infer = param.ClassSelector(class_=InferSetup, default=InferSetup(),
+                                doc="the inference card: its GPU, the weights' and KV cache's formats, group, efficiency")
     config = param.ClassSelector(class_=Config, constant=True, doc="the valid configuration every view shows")
     notices = param.List(default=[], item_type=str, constant=True,
                          doc="why the configuration differs from what was asked (h snapped, T clamped, input rejected)")
@@ -247,6 +250,12 @@ class ExplorerState(param.Parameterized):
     def plan(self) -> Plan:
         """Tokens, compute, time, cost and memory of training `config` (its B, T) under `train`."""
         return plan(self.config, self.train)
+
+    @property
+    def serving(self) -> Serving:
+        """The prefill, a decode step and the roofline of `config` (its B and T) under `infer`, with the charts'
+        points (ValueError for what `model.inference.infer` refuses: a mixture of experts, T beyond a learned table)."""
+        return serving(self.config, self.infer)
 
     @property
     def tokens(self) -> tokenizer.Tokens:

@@ -152,6 +152,7 @@ TRAIN_CSS = BASE + f"""
 .legend i.line {{ width: 14px; height: 0; border-top: 2px dashed {T2}; vertical-align: 3px; }}
 .note {{ font-size: 11.5px; line-height: 1.4; margin-top: 4px; }}
 .warn {{ color: {T2}; font-size: 12.5px; }}
+.chart-title {{ font-size: 12.5px; font-weight: 650; }}
 table.lines {{ border-collapse: collapse; font-size: 12.5px; width: 100%; }}
 table.lines th {{ text-align: left; font-size: 13px; padding: 8px 0 2px 0; border-bottom: 1px solid {RULE}; }}
 table.lines td {{ padding: 2px 10px 2px 0; vertical-align: top; border-bottom: 1px solid #f3f4f6;

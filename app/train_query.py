@@ -40,10 +40,12 @@ def _fmt(x: float) -> str:
     return f"{int(x):,}" if x == int(x) else f"{x:,}"
 
 
-def _number(key: str, raw: object) -> tuple[float | int | None, str | None]:
-    """(value, None) or (None, why not): a number, or text in `model.numbers`' grammar (300e9, 300 billion, 0.4)."""
-    lo, hi = TRAIN_BOUNDS[key]
-    whole = key in WHOLE_KEYS
+def number(key: str, raw: object, bounds: tuple[float, float] | None = None,
+           whole: bool | None = None) -> tuple[float | int | None, str | None]:
+    """(value, None) or (None, why not): a number, or text in `model.numbers`' grammar (300e9, 300 billion, 0.4),
+    within `bounds` (default TRAIN_BOUNDS[key]), a whole number where `whole` (default: key in WHOLE_KEYS)."""
+    lo, hi = bounds or TRAIN_BOUNDS[key]
+    whole = key in WHOLE_KEYS if whole is None else whole
     kind, bounds = "whole number" if whole else "number", f"from {_fmt(lo)} to {_fmt(hi)}"
     if isinstance(raw, bool):
         return None, f"{key}={raw!r} is not a {kind} {bounds}"
@@ -58,7 +60,7 @@ def _number(key: str, raw: object) -> tuple[float | int | None, str | None]:
             write = f" (write {numbers.LARGE_EXAMPLES})" if key == "D" else ""
             return None, f'{key}="{quote(text)}" is not a {kind} {bounds}{write}'
     if not lo <= value <= hi:
-        hint = " (write 0.4 for 40 %)" if key == "mfu" and 1 < value <= 100 else ""
+        hint = " (write 0.4 for 40 %)" if key in ("mfu", "efficiency") and 1 < value <= 100 else ""
         return None, f"{key}={numbers.show(value, text)} is out of range: {key} must be {bounds}{hint}"
     return (int(value) if whole else float(value)), None
 
@@ -85,7 +87,7 @@ def settle_train(asked: Mapping[str, object], kept: TrainSetup = DEFAULT) -> tup
                 continue
             fields[key] = int(text) if key == "zero" else text
         else:
-            value, why = _number(key, raw)
+            value, why = number(key, raw)
             if why:
                 was = getattr(kept, _FIELD.get(key, key))
                 if key == "D" and was is None:
@@ -119,12 +121,19 @@ def news(notes: list[str], before: list[str], key: str) -> list[str]:
     return [n for n in notes if n not in before or n.startswith((f"{key}=", about))]
 
 
-def train_items(setup: TrainSetup) -> list[tuple[str, str]]:
-    """The URL items that reproduce `setup`: only the keys that differ from the default, in TRAIN_KEYS order."""
+def setup_items(setup: object, keys: tuple[str, ...], default: object,
+                field: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The URL items that reproduce a setup dataclass: only the `keys` whose field (`field`, else the key's own
+    name) differs from `default`'s, in `keys`' order; numbers without thousands' commas."""
     items = []
-    for key in TRAIN_KEYS:
-        value = getattr(setup, _FIELD.get(key, key))
-        if value is None or value == getattr(DEFAULT, _FIELD.get(key, key)):
+    for key in keys:
+        value = getattr(setup, field.get(key, key))
+        if value is None or value == getattr(default, field.get(key, key)):
             continue
         items.append((key, _fmt(value).replace(",", "") if isinstance(value, (int, float)) else str(value)))
     return items
+
+
+def train_items(setup: TrainSetup) -> list[tuple[str, str]]:
+    """The URL items that reproduce `setup`: only the keys that differ from the default, in TRAIN_KEYS order."""
+    return setup_items(setup, TRAIN_KEYS, DEFAULT, _FIELD)

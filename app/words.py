@@ -31,6 +31,7 @@ CHIP_TIPS = {  # the share card's chips: what each control and panel of an embed
     "shapes": "shapes: every tensor of one forward pass", "budget": "budget: parameters and FLOPs per token",
     "changes": "changes: what each change of the modern recipe buys", "tokens": "tokens: a text split into GPT-2 tokens",
     "values": "values: real numbers of one pass at init", "training": "training: from N to a training run",
+    "inference": "inference: prefill, decode and tokens per second on a GPU",
 }
 TAGLINE = "a decoder-only Transformer's forward pass, shape by shape"  # GPT-2's recipe or the modern one
 QUADRATIC = "(B, h, T, T)"  # the attention matrices: the tensors that balloon with T

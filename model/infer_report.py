@@ -8,10 +8,12 @@ import io
 import json
 
 from .config import Config, config_dict
-from .inference import CUSTOM_GPU, KV, LEAVES_OUT, WEIGHTS, InferSetup, Inference, by_batch, by_context, infer
+from .inference import (CUSTOM_GPU, KV, LEAVES_OUT, SERIES_B, WEIGHTS, InferSetup, Inference, Serving, by_batch,
+                        by_context, infer)
 from .layout import paragraph, row_lines
 from .report import footer, header, markdown_header
-from .train_report import human
+from .train_report import human, seconds
+from . import units
 from .training import GPUS
 
 SECTIONS = {  # the lines' keys, in display order, under their headings
@@ -129,3 +131,89 @@ def render(cfg: Config, args: argparse.Namespace, width: int | None = None) -> s
     if args.markdown:
         return markdown(cfg, setup)
     return text(cfg, setup, width)
+
+
+# --- the page's inference card: its words, headline and charts (app/inference.py and the exported page lay them out) --
+CARD_TITLE = "From a forward pass to serving: how fast it answers"
+CARD_INTRO = ("The prefill reads B prompts of T tokens at once; then each decode step makes one new token for each of "
+              "the B sequences over its KV cache of T tokens. Both are bounded by the GPU's peak FLOP/s and its memory "
+              "bandwidth, whichever binds. B and T are the page's sliders (B sequences served together, T tokens of "
+              "context); the charts sweep each.")
+CONTROLS = {  # the card's controls by URL key (app.infer_query.INFER_KEYS)
+    "infer_gpu": "GPU", "infer_peak": "peak, TFLOP/s", "infer_memory": "memory, GiB",
+    "infer_bandwidth": "bandwidth, TB/s", "weights": "weights (the blocks' matrices)", "kv_dtype": "KV cache",
+    "group": "weights per scale", "efficiency": "efficiency, 0 to 1",
+}
+GPU_CHOICES = {**{f"{g.label} · {g.peak_tflops:,.0f} TFLOP/s · {g.bandwidth_tbs:g} TB/s": k for k, g in GPUS.items()},
+               "custom: your own peak, memory and bandwidth": CUSTOM_GPU}  # label -> key
+WEIGHT_CHOICES = {f"{k}: {f.bytes:g} byte{'s' if f.bytes > 1 else ''}": k for k, f in WEIGHTS.items()}
+KV_CHOICES = {f"{k}: {f.bytes:g} byte{'s' if f.bytes > 1 else ''}": k for k, f in KV.items()}
+CHART_B = {
+    "title": "Decode tokens per second against B, at this T (the bound)",
+    "x": "B, sequences decoding together", "y": "tokens/s", "all": "all B sequences together",
+    "seq": "each sequence", "knee_legend": "the knee: compute-bound from here",
+    "knee": "knee, B = {B}: compute-bound from here",
+    "far_knee": "the knee is at B = {B}, beyond the chart's {top}: every step here is memory-bound",
+    "no_knee": "no knee: at this T each sequence's cache takes longer to read than its token's FLOPs take, so no B "
+               "makes a step compute-bound",
+    "here": "this page's B",
+}
+ELSEWHERE = ("This page carries the inference card of the configuration it was written for ({was}); for this one, "
+             "write a page with: {command}")  # the exported page, on another configuration
+CHART_T = {
+    "title": "Decode step time against context T, at this B (the bound)",
+    "x": "T, tokens of context (the KV cache)", "y": "step time, ms", "step": "one decode step",
+    "here": "this page's T",
+}
+
+
+def headline(r: Inference) -> list[list[tuple[str, bool]]]:
+    """The card's four sentences, each as pieces (text, whether it is a figure to stand out): time to first token,
+    decode tokens per second with the efficiency beside the bound, whether a step is memory- or compute-bound, and
+    the serving memory against the GPU's."""
+    x = {k: human(r.line(f"infer/{k}")) for k in ("ttft", "prefill_flops", "tokens_per_s", "tokens_per_s_seq",
+                                                  "at_efficiency", "step", "intensity", "ridge", "memory", "weights",
+                                                  "kv_cache")}
+    bound = "compute-bound" if r.line("infer/intensity").value >= r.line("infer/ridge").value else "memory-bound"
+    knee = r.knee_B
+    fits = r.line("infer/fits").value
+    return [
+        [("Time to first token: ", False), (x["ttft"], True), (f" (the prefill of {r.cfg.B:,} × {r.cfg.T:,} tokens, "
+         f"{x['prefill_flops']}).", False)],
+        [("Decode: ", False), (x["tokens_per_s"], True), (f" for all B = {r.cfg.B:,} sequences, ", False),
+         (x["tokens_per_s_seq"], True), (" each, one step every ", False), (x["step"], True),
+         (f" (the bound); at an efficiency of {r.setup.efficiency:g}, ", False), (x["at_efficiency"], True), (".", False)],
+        [(f"A step is {bound}: ", False), (x["intensity"], True), (" against the ridge point's ", False),
+         (x["ridge"], True), ("; " + (f"it turns compute-bound from B = {knee:,} at this T." if knee else
+                                     "no B makes it compute-bound at this T."), False)],
+        [("Serving memory: ", False), (x["memory"], True), (f" (weights {x['weights']}, KV cache {x['kv_cache']}), ",
+         False), (("fits" if fits else "does not fit") + f" in one {r.setup.device.label}.", True)],
+    ]
+
+
+def chart_data(s: Serving) -> dict[str, dict[str, list]]:
+    """The card's charts' columns: tokens per second against B (all sequences, each, as printed), step time against
+    T in ms, and the marks: the page's B and T, and the knee (`Inference.knee_B`; x = [] where it is beyond the
+    chart's B or there is none)."""
+    r, bb, bt = s.result, s.by_B, s.by_T
+    show = lambda v: f"{units.params(v)} tokens/s"  # noqa: E731 (human's tokens_per_s)
+    knee = r.knee_B if r.knee_B and r.knee_B <= SERIES_B[-1] else None
+    return {
+        "by_B": {"B": [p["B"] for p in bb], "all": [p["tokens_per_s"] for p in bb],
+                 "seq": [p["tokens_per_s_seq"] for p in bb], "all_text": [show(p["tokens_per_s"]) for p in bb],
+                 "seq_text": [show(p["tokens_per_s_seq"]) for p in bb], "step_text": [seconds(p["step_s"]) for p in bb],
+                 "bound": ["compute-bound" if p["compute_bound"] else "memory-bound" for p in bb]},
+        "by_T": {"T": [p["T"] for p in bt], "step_ms": [1e3 * p["step_s"] for p in bt],
+                 "step_text": [seconds(p["step_s"]) for p in bt], "rate_text": [show(p["tokens_per_s"]) for p in bt]},
+        "here_B": {"B": [r.cfg.B], "all": [r.decode_tokens_per_s], "text": [show(r.decode_tokens_per_s)]},
+        "here_T": {"T": [r.cfg.T], "step_ms": [1e3 * r.decode_step_s], "text": [seconds(r.decode_step_s)]},
+        "knee": {"B": [knee] if knee else [], "label": [CHART_B["knee_legend"]] if knee else []},
+    }
+
+
+def knee_note(s: Serving) -> str:
+    """The tokens-per-second chart's caption: where its knee is (`Inference.knee_B`), beyond the chart, or none."""
+    knee, top = s.result.knee_B, SERIES_B[-1]
+    if knee is None:
+        return CHART_B["no_knee"]
+    return CHART_B["knee" if knee <= top else "far_knee"].format(B=f"{knee:,}", top=f"{top:,}")

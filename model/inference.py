@@ -236,6 +236,7 @@ class Inference:
         return next(x for x in self.lines if x.key == key)
 
 
+@functools.lru_cache(maxsize=256)
 def quantized(cfg: Config, group: int) -> tuple[int, int]:
     """(N_q, S_q): the blocks' matrix weights (W_qkv, W_o, the MLP's), all L blocks, which a quantizer stores in its
     format; and its scales, one per group of `group` weights along each matrix's rows (a row's last group may be
@@ -256,17 +257,25 @@ def _at_next_token(formula: str) -> str:
     return formula.replace("4Td", "4(T + 1)·d").replace("4T·h·d_head", "4(T + 1)·h·d_head")
 
 
-def infer(cfg: Config, setup: InferSetup | None = None) -> Inference:
-    """The prefill and a decode step of `cfg` (its B and T) on `setup` (see the module docstring). ValueError where
-    a decode step cannot follow T cached tokens (a learned position table has no row T)."""
-    s = setup or InferSetup()
+def refusal(cfg: Config) -> str | None:
+    """Why `infer` has no figures for `cfg` (its one line), or None: a mixture of experts, or a decode step beyond
+    a learned position table."""
     if cfg.moe:
-        raise ValueError("serving figures are for dense models so far: a mixture of experts' decode step reads only "
-                         "the routed experts' weights, not modelled yet: choose a dense preset or config.json")
+        return ("serving figures are for dense models so far: a mixture of experts' decode step reads only "
+                "the routed experts' weights, not modelled yet: choose a dense preset or config.json")
     if cfg.positions == "learned" and cfg.T >= cfg.T_max:
-        raise ValueError(f"a decode step after T={cfg.T:,} cached tokens is at position {cfg.T:,}, beyond the learned "
-                         f"position table W_pe's T_max={cfg.T_max:,} rows: lower T to at most {cfg.T_max - 1:,} "
-                         "or raise T_max")
+        return (f"a decode step after T={cfg.T:,} cached tokens is at position {cfg.T:,}, beyond the learned "
+                f"position table W_pe's T_max={cfg.T_max:,} rows: lower T to at most {cfg.T_max - 1:,} or raise T_max")
+    return None
+
+
+def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> Inference:
+    """The prefill and a decode step of `cfg` (its B and T) on `setup` (see the module docstring). ValueError where
+    a decode step cannot follow T cached tokens (a learned position table has no row T). `check`: evaluate every
+    line's formula against its value (the charts' points, made by the same code at other B and T, skip it)."""
+    s = setup or InferSetup()
+    if why := refusal(cfg):
+        raise ValueError(why)
     w, kv = WEIGHTS[s.weights], KV[s.kv_dtype]
     b = budget(cfg)
     N = b.params_exact
@@ -343,7 +352,7 @@ def infer(cfg: Config, setup: InferSetup | None = None) -> Inference:
              0 if knee is None else knee, "count"),
     )
     symbols = {**cfg.symbols(), "N": N, "N_q": N_q, "S_q": S_q, "P": P, "BW": BW}
-    for x in lines:
+    for x in lines if check else ():
         if x.formula and not matches(x.formula, symbols, x.value):
             raise RuntimeError(f"line {x.key}: formula {x.formula!r} does not give {x.value!r}")
     return Inference(cfg=cfg, setup=s, weight_bytes=weights, prefill_flops=prefill_flops, ttft_s=ttft,
@@ -372,7 +381,7 @@ def by_batch(cfg: Config, setup: InferSetup | None = None) -> tuple[dict, ...]:
     one), and whether it is compute-bound: the chart of tokens per second against B, its knee where it turns."""
     out = []
     for B in SERIES_B:
-        r = infer(replace(cfg, B=B), setup)
+        r = infer(replace(cfg, B=B), setup, check=False)
         out.append({"B": B, "step_s": r.decode_step_s, "tokens_per_s": r.decode_tokens_per_s,
                     "tokens_per_s_seq": 1 / r.decode_step_s,
                     "compute_bound": r.decode_flops / r.gpu_flops_per_s >= r.decode_bytes / r.gpu_bytes_per_s})
@@ -386,7 +395,23 @@ def by_context(cfg: Config, setup: InferSetup | None = None) -> tuple[dict, ...]
     Ts = [T for T in (2**i for i in range(7, 25)) if T < top] + [top]
     out = []
     for T in Ts:
-        r = infer(replace(cfg, T=T), setup)
+        r = infer(replace(cfg, T=T), setup, check=False)
         out.append({"T": T, "step_s": r.decode_step_s, "tokens_per_s": r.decode_tokens_per_s,
                     "ttft_s": r.ttft_s})
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class Serving:
+    """What the page's inference card shows: the figures at cfg's B and T, and its two charts' points."""
+
+    result: Inference
+    by_B: tuple[dict, ...]  # `by_batch`: decode at cfg's T for B = 1 … 1,024
+    by_T: tuple[dict, ...]  # `by_context`: decode at cfg's B for T = 128 … T_max
+
+
+@functools.lru_cache(maxsize=64)
+def serving(cfg: Config, setup: InferSetup | None = None) -> Serving:
+    """`infer`, `by_batch` and `by_context` of `cfg` on `setup`, once per configuration and setup (ValueError as
+    `infer`'s: a mixture of experts, a decode step beyond a learned position table)."""
+    return Serving(infer(cfg, setup), by_batch(cfg, setup), by_context(cfg, setup))

@@ -144,7 +144,7 @@ def test_bad_controls_and_panels_fall_back_with_notices():
     assert q.options.controls == ("T",)
     assert q.options.panels == PANELS
     assert any('ignored "zz"' in n for n in q.notices)
-    assert any("panels=charts names none of shapes,budget,changes,tokens,values,training; showing all" in n for n in q.notices)
+    assert any("panels=charts names none of shapes,budget,changes,tokens,values,training,inference; showing all" in n for n in q.notices)
 
 
 def test_bad_dtype():

@@ -57,6 +57,7 @@ def test_copy_embed_code_gives_an_iframe_for_the_current_view(chromium, server):
     page.locator(".share-card button", has_text="tokens").click()  # and the tokens panel
     page.locator(".share-card button", has_text="training").click()  # and the training run
     page.locator(".share-card button", has_text="values").click()  # and the values panel
+    page.locator(".share-card button", has_text="inference").click()  # and the inference card
     page.locator(".share-card button", has_text="changes").click()  # and what each change buys
     page.locator(".share-card button", has_text="qk_norm").click()  # and QK-norm's switch
     expect(page.locator(".embed-code textarea")).to_have_value(
@@ -178,7 +179,7 @@ def test_the_share_card_chips_wrap_look_chosen_or_not_and_keep_only_T_in_one_cli
     page.goto(f"{server}/explorer")
     reveal(page, ".share-card")
     card = page.locator(".share-card")
-    expect(card.locator(".chip")).to_have_count(len(__import__("app.query", fromlist=["CONTROLS"]).CONTROLS) + 6)
+    expect(card.locator(".chip")).to_have_count(len(__import__("app.query", fromlist=["CONTROLS"]).CONTROLS) + 7)  # and the 7 panels
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 1400  # nothing runs off the page
     box = card.bounding_box()
     for chip in card.locator(".chip").all():

@@ -7,7 +7,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from model import train_report
+from model import infer_report, train_report
+from model.inference import InferSetup
 from model.cli import OneLineParser, add_config_arguments, add_recipe_arguments, config_from_args
 from model.training import TrainSetup
 
@@ -19,6 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_arguments(parser)
     add_recipe_arguments(parser)  # --hf-config PATH, --norm, --positions, --mlp, --d-ff, --h-kv, --d-head, --bias, --qk-norm
     train_report.add_arguments(parser)
+    infer_report.add_arguments(parser)  # the inference card: --weights, --kv-dtype, --group, --efficiency
     parser.add_argument("--title", default=PAGE_TITLE, help=f"page title (default {PAGE_TITLE!r})")
 
 
@@ -58,18 +60,29 @@ def setup_from_args(args: argparse.Namespace) -> TrainSetup:
     return train_report.setup_from_args(argparse.Namespace(**{**vars(args), "dtype": None}))
 
 
+def infer_from_args(args: argparse.Namespace) -> InferSetup:
+    """The inference card's starting setup from `python -m model --table infer`'s options: --gpu's preset, or with
+    --gpu-bandwidth a custom GPU of --gpu-peak, --gpu-memory and that bandwidth (without it, a custom --gpu-peak and
+    --gpu-memory are the training card's alone). ValueError names the fix."""
+    given = vars(args)
+    if args.gpu_bandwidth is None:
+        given = {**given, "gpu_peak": None, "gpu_memory": None, "gpu": None if args.gpu == "custom" else args.gpu}
+    return infer_report.setup_from_args(argparse.Namespace(**given))
+
+
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Validate, render and write; bad input ends in `parser.error` (one line, exit status 2)."""
     try:
         cfg = config_from_args(args)
         setup = setup_from_args(args)
+        infer = infer_from_args(args)
         path = check_output_path(args.out)
     except ValueError as e:
         parser.error(str(e))
     if cfg.moe:  # the exported page's MLP choice comes later: a dense page would mislabel it
         parser.error(f"this is a mixture of experts (E = {cfg.E:,}, k = {cfg.k:,}), which the exported page does not "
                      f"show yet: python -m model prints its tables")
-    text = render_html(cfg, args.dtype, args.title, setup)
+    text = render_html(cfg, args.dtype, args.title, setup, infer)
     try:
         write_page(path, text)
     except OSError as e:

@@ -882,6 +882,23 @@ function trainChanged(obj) {  // TrainingView._changed: a box's bad text keeps t
   renderTrain(ST.cfg);
 }
 
+// ---- the inference card: tables that app/export/spec.py _inference made in Python, picked by the card's menus ----
+const IS = S.infer;
+const inferKey = () => [W.infer_gpu.value, W.infer_weights.value, W.infer_kv_dtype.value].join(",");  // spec.infer_key
+const isInferCfg = (cfg) => S.all_fields.every((f) => (cfg[f] ?? null) === (IS.cfg[f] ?? null));
+
+function renderInfer(cfg) {  // the table of the menus' choices; on another configuration, the command for its page
+  const refused = IS.refused ?? (isInferCfg(cfg) ? null : fill(IS.elsewhere, {command: exportCommand(cfg)}));
+  W.infer_notice.text = refused === null ? "" : noticeHtml(refused);
+  W.infer_figures.visible = refused === null;
+  if (refused !== null) return;
+  const t = IS.tables[inferKey()];
+  W.infer_head.text = t.head;
+  W.infer_knee.text = t.knee;
+  W.infer_lines.text = IS.frame[0] + t.lines.map((i) => IS.rows[i]).join("") + IS.frame[1];
+  for (const [k, v] of Object.entries(t.charts)) W[`infer-${k}`].data = v;  // in place: the same sources
+}
+
 // ---- widgets -------------------------------------------------------------------------------------------------------
 function push(model, prop, value) {  // write a widget without reacting to the echo
   ST.pushed[`${model.name}.${prop}`] = value;
@@ -935,6 +952,7 @@ function renderUncovered(cfg) {  // a model this page does not carry: every card
   W.shapes.text = notice;
   W.train_head.text = notice;
   W.changes.text = changesCardHtml(cfg, ST.dtype);
+  renderInfer(cfg);
 }
 
 function render(cfg) {
@@ -950,6 +968,7 @@ function render(cfg) {
   const {rows, scale, legend} = shapeRows(cfg, ST.dtype, ST.expanded);
   W.shapes.text = tableHtml(rows, ST.dtype, scale, memoryLines(cfg, ST.dtype), legend);
   renderTrain(cfg);
+  renderInfer(cfg);
 }
 
 function update(rejected, changed = S.all_fields) {  // ExplorerState._settle; changed null: no field (dtype, listing)
@@ -992,6 +1011,7 @@ function main(obj) {
   }
   const name = obj.name, rejected = [];
   let changed = S.all_fields;
+  if (name.startsWith("infer_")) return renderInfer(ST.cfg);  // a menu of the inference card
   if (name.startsWith("train_")) {
     if (isEcho(obj, ["train_optimizer", "train_zero", "train_recompute"].includes(name) ? "active" : "value")) return;
     return trainChanged(obj);

@@ -27,7 +27,13 @@ from model.families import QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, menu_gro
 from model.rules import preset_of
 from model.training import TrainSetup
 
-from ..charts import memory_chart
+from model.inference import InferSetup
+from model.infer_report import CHART_B, CHART_T
+
+from ..charts import memory_chart, step_chart, tokens_chart
+from ..infer_card import COLUMNS as INFER_COLUMNS
+from ..infer_card import chart_title_html, leaves_out_html
+from ..infer_card import title_html as infer_title_html
 from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, TABLE_CSS, TRAIN_CSS
 from ..words import CHINCHILLA_RULE, SHORT, SHORT_WHEN, TAGLINE, TRAIN_NOTE, TRAIN_TITLE, shapes_title_html
 from ..words import TRAIN_CONTROLS as C
@@ -164,8 +170,37 @@ def _train_card(card: InlineStyleSheet) -> tuple[object, list]:
     return layout, [*inputs, notices, head, legend, lines, *models]
 
 
+def _infer_card(card: InlineStyleSheet, spec: dict) -> tuple[object, list]:
+    """The live page's inference card (app/inference.py): its menus (GPU presets, weights, KV cache; group and
+    efficiency as exported), the headline, the two charts, the knee, what the bound leaves out, every figure. page.js
+    fills them from the spec's tables (`spec._inference`)."""
+    infer = spec["infer"]
+    css = _sheet(TRAIN_CSS, STATUS_CSS)
+    div = lambda name: Div(text="", name=name, sizing_mode="stretch_width", stylesheets=[css],  # noqa: E731
+                           disable_math=True)
+    menus = [Select(title=infer["labels"][label], options=[tuple(x) for x in infer["menus"][key]],
+                    value=infer["initial"][key], name=f"infer_{key}", width=width)
+             for key, label, width in (("gpu", "infer_gpu", 330), ("weights", "weights", 200),
+                                       ("kv_dtype", "kv_dtype", 140))]
+    fixed = Div(text=f"<p class='note muted'>{html.escape(infer['fixed'])}</p>", stylesheets=[css],
+                margin=(22, 0, 0, 8))
+    sources = {k: ColumnDataSource({c: [] for c in cols}, name=f"infer-{k}") for k, cols in INFER_COLUMNS.items()}
+    charts = [column(Div(text=chart_title_html(words), stylesheets=[css], sizing_mode="stretch_width"), chart,
+                     sizing_mode="stretch_width")
+              for words, chart in ((CHART_B, tokens_chart(sources["by_B"], sources["here_B"], sources["knee"], CHART_B)),
+                                   (CHART_T, step_chart(sources["by_T"], sources["here_T"], CHART_T)))]
+    notice, head, knee, lines = (div(n) for n in ("infer_notice", "infer_head", "infer_knee", "infer_lines"))
+    leaves_out = Div(text=leaves_out_html(), stylesheets=[css], sizing_mode="stretch_width")
+    figures = column(head, charts[0], knee, charts[1], leaves_out, lines, sizing_mode="stretch_width",
+                     name="infer_figures")
+    title = Div(text=infer_title_html(), stylesheets=[_sheet(BASE)], sizing_mode="stretch_width")
+    layout = column(title, row(*menus, fixed, styles={"flex-wrap": "wrap", "gap": "8px"}), notice, figures,
+                    sizing_mode="stretch_width", css_classes=["card", "inference-card"], stylesheets=[card])
+    return layout, [*menus, notice, head, knee, lines, figures, *sources.values()]
+
+
 def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
-                   setup: TrainSetup | None = None) -> Document:
+                   setup: TrainSetup | None = None, infer: InferSetup | None = None) -> Document:
     """The page as a Bokeh `Document`: cards like the live page's, wired to one CustomJS callback."""
     card = _sheet(CARD_CSS)
     label_css = _sheet(BASE, ".sym { font-size: 15px; } .name { font-size: 11.5px; }")
@@ -213,7 +248,9 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     widgets = [preset, tie, dtypes, expanded, status, shapes_title, shapes, head, chart, lines, captions, changes,
                *recipe_widgets, *(w for f in INT_FIELDS for w in fields[f][:2]), *train_models,
                *(fields[f][2] for f in SHORT_WHEN)]  # the labels of h and T_max: the recipe renames them
-    spec_json = page_spec(cfg, dtype, setup)
+    spec_json = page_spec(cfg, dtype, setup, infer)
+    infer_card, infer_models = _infer_card(card, spec_json)
+    widgets += infer_models
     callback = CustomJS(args={"spec": json.dumps(spec_json), "widgets": widgets},
                         code=_text("page.js") + "\n" + lines_js(spec_json) + "\nreturn main(cb_obj);\n")
     for w in (preset, *(x for f in INT_FIELDS for x in fields[f][:2])):
@@ -228,10 +265,13 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
             w.js_on_change("active", callback)
         elif isinstance(w, (TextInput, Select)):
             w.js_on_change("value", callback)
+    for w in infer_models[:3]:  # the card's menus
+        w.js_on_change("value", callback)
     main = row(shapes_card, budget_card, sizing_mode="stretch_width",
                styles={"flex-wrap": "wrap", "gap": "14px", "align-items": "flex-start"})
     doc = Document()
-    doc.add_root(column(header, controls, main, changes_card, train_card, sizing_mode="stretch_width", name="page",
+    doc.add_root(column(header, controls, main, changes_card, train_card, infer_card, sizing_mode="stretch_width",
+                        name="page",
                         styles={"padding": "16px 18px 28px 18px", "max-width": "1360px", "margin": "0 auto",
                                 "gap": "12px", "background": PAGE}))
     doc.title = title
@@ -258,7 +298,8 @@ def external_references(text: str) -> list[str]:
     return parser.found
 
 
-def render_html(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE, setup: TrainSetup | None = None) -> str:
+def render_html(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE, setup: TrainSetup | None = None,
+                infer: InferSetup | None = None) -> str:
     """The whole page as one HTML string, BokehJS inlined; raises RuntimeError if it would load any file.
 
     Bokeh adds every imported model library's scripts to a page; Panel's include a file that cannot load from
@@ -267,7 +308,7 @@ def render_html(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE, setup
     if "panel" in sys.modules:
         raise RuntimeError("render_html runs without Panel imported (its models would add scripts the page cannot "
                            "load from file://): use `python -m app export` or a fresh Python process")
-    text = file_html(build_document(cfg, dtype, title, setup), resources=INLINE, title=title, template=TEMPLATE)
+    text = file_html(build_document(cfg, dtype, title, setup, infer), resources=INLINE, title=title, template=TEMPLATE)
     found = external_references(text)
     if found:
         raise RuntimeError(f"the page would not be self-contained: it references {', '.join(found)}")

@@ -26,13 +26,19 @@ from model.notation import dims
 from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model import numbers
-from model.rules import CUSTOM, MESSAGES, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
+from model.rules import CUSTOM, MESSAGES, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
 from model.tracing import BLOCK_PREFIX
 from model.train_report import SECTIONS, human
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, PEAK_LINE, PHASE_LINE,
                             RECOMPUTE, REFERENCES, TrainSetup, plan)
 
+from model.inference import CUSTOM_GPU as CUSTOM_SERVING_GPU
+from model.inference import KV, WEIGHTS, InferSetup, serving
+from model.infer_report import CONTROLS as INFER_CONTROLS
+from model.infer_report import ELSEWHERE, GPU_CHOICES, KV_CHOICES, WEIGHT_CHOICES, chart_data
+
 from ..changes_card import SAME
+from ..infer_card import LINES_FRAME, headline_html, knee_html, line_rows
 from .cache import cached
 from ..train_query import (CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, ONE_GPU_ZERO, TRAIN_BOUNDS, TRAIN_CHOICES, TRAIN_KEYS,
                            WHOLE_KEYS)
@@ -276,8 +282,51 @@ def _static_spec() -> dict:
     }
 
 
-def page_spec(cfg: Config, dtype: str, setup: TrainSetup | None = None) -> dict:
-    """The whole spec of a page starting at `cfg`, `dtype` and the training `setup` (default `TrainSetup()`).
+def infer_key(gpu: str, weights: str, kv_dtype: str) -> str:
+    """The key of one of the inference card's tables (page.js inferKey)."""
+    return ",".join((gpu, weights, kv_dtype))
+
+
+def _inference(cfg: Config, setup: InferSetup) -> dict:
+    """The inference card's figures for `cfg` (its B and T), as data: the headline, lines and knee as markup and the
+    charts' columns (`model.inference.serving`, `model.infer_report`), for every GPU preset (and `setup`'s custom
+    GPU) × weights × KV cache format, at `setup`'s group and efficiency. page.js picks the table its menus name; on
+    another configuration it says which command writes a page for that one (`ELSEWHERE`). A configuration the
+    model refuses carries its one line."""
+    gpus = [*GPUS, *([CUSTOM_SERVING_GPU] if setup.gpu == CUSTOM_SERVING_GPU else [])]
+    was = f"{preset_of(cfg)}, " if preset_of(cfg) != CUSTOM else ""
+    was += f"B = {cfg.B:,}, T = {cfg.T:,}"
+    out: dict = {"cfg": {f: getattr(cfg, f) for f in PAGE_FIELDS}, "elsewhere": ELSEWHERE.replace("{was}", was),
+                 "initial": {"gpu": setup.gpu, "weights": setup.weights, "kv_dtype": setup.kv_dtype},
+                 "fixed": f"{INFER_CONTROLS['group']}: {setup.group:,} · {INFER_CONTROLS['efficiency']}: "
+                          f"{setup.efficiency:g}",
+                 "menus": {"gpu": [[k, label] for label, k in GPU_CHOICES.items() if k in gpus],
+                           "weights": [[k, label] for label, k in WEIGHT_CHOICES.items()],
+                           "kv_dtype": [[k, label] for label, k in KV_CHOICES.items()]},
+                 "labels": {k: INFER_CONTROLS[k] for k in ("infer_gpu", "weights", "kv_dtype")}, "tables": {}}
+    try:
+        serving(cfg, setup)
+    except ValueError as e:
+        return {**out, "refused": str(e)}
+    pool: dict[str, int] = {}  # each distinct row of the lines' tables once: most are the same in many tables
+    for gpu, weights, kv in itertools.product(gpus, WEIGHTS, KV):
+        custom = {} if gpu == CUSTOM_SERVING_GPU else {"peak_tflops": None, "memory_gib": None, "bandwidth_tbs": None}
+        s = serving(cfg, dataclasses.replace(setup, gpu=gpu, weights=weights, kv_dtype=kv, **custom))
+        charts = {k: {c: [_plotted(x) for x in v] for c, v in cols.items()} for k, cols in chart_data(s).items()}
+        out["tables"][infer_key(gpu, weights, kv)] = {
+            "head": headline_html(s), "lines": [pool.setdefault(r, len(pool)) for r in line_rows(s)],
+            "knee": knee_html(s), "charts": charts}
+    return {**out, "rows": list(pool), "frame": list(LINES_FRAME), "refused": None}
+
+
+def _plotted(x: object) -> object:
+    """A chart's number to 6 significant digits (a point's place; its printed figure is in the text columns)."""
+    return float(f"{x:.6g}") if isinstance(x, float) else x
+
+
+def page_spec(cfg: Config, dtype: str, setup: TrainSetup | None = None, infer: InferSetup | None = None) -> dict:
+    """The whole spec of a page starting at `cfg`, `dtype`, the training `setup` (default `TrainSetup()`) and the
+    inference card's `infer` (default `InferSetup()`).
 
     The training card's activations follow the optimizer (as on the live page): a setup with its own dtype is
     refused, since the card's line templates are built for the optimizer's."""
@@ -290,7 +339,8 @@ def page_spec(cfg: Config, dtype: str, setup: TrainSetup | None = None) -> dict:
             "structures": {**spec["structures"], **modern["structures"]},
             "changes": {**spec["changes"], "tables": modern["changes"]},
             "initial": {**{f: getattr(cfg, f) for f in PAGE_FIELDS}, "dtype": dtype},
-            "initial_train": {k: getattr(setup, k) for k in setup.__dataclass_fields__}}
+            "initial_train": {k: getattr(setup, k) for k in setup.__dataclass_fields__},
+            "infer": _inference(cfg, infer or InferSetup())}
 
 
 def lines_js(spec: dict) -> str:
