@@ -42,7 +42,9 @@ def _sections(r: Inference) -> list[tuple[str, list]]:
 def text(cfg: Config, setup: InferSetup, width: int | None = None) -> str:
     """The inference table in plain text, its rows and its lines, fitted to `width` (None: never wrapped)."""
     r = infer(cfg, setup)
-    out = [*header(cfg, width), *paragraph(describe_setup(r), width, "Serve  ", "       "), "", ROWS_TITLE]
+    out = [*header(cfg, width), *paragraph(describe_setup(r), width, "Serve  ", "       ")]
+    out += [*paragraph(r.note, width, "Note   ", "       ")] if r.note else []
+    out += ["", ROWS_TITLE]
     out += [line for lines in row_lines([["tensor", "shape", "concrete", "what"]] + [
         [x.name, x.symbolic, str(x.shape), x.label] for x in r.rows], wrap=(3,), width=width, below=3)
         for line in lines]
@@ -57,7 +59,7 @@ def text(cfg: Config, setup: InferSetup, width: int | None = None) -> str:
 
 def markdown(cfg: Config, setup: InferSetup) -> str:
     r = infer(cfg, setup)
-    out = [markdown_header(cfg), "", describe_setup(r), "", "| tensor | shape | concrete | what |", "|---|---|---|---|"]
+    out = [markdown_header(cfg), "", describe_setup(r), *(["", f"*{r.note}*"] if r.note else []), "", "| tensor | shape | concrete | what |", "|---|---|---|---|"]
     out += [f"| `{x.name}` | `{x.symbolic}` | {x.shape} | {x.label} |" for x in r.rows]
     for title, lines in _sections(r):
         out += ["", f"**{title}**", "", "| quantity | formula | value |", "|---|---|---:|"]
@@ -170,14 +172,14 @@ CHART_T = {
 def headline(r: Inference) -> list[list[tuple[str, bool]]]:
     """The card's four sentences, each as pieces (text, whether it is a figure to stand out): time to first token,
     decode tokens per second with the efficiency beside the bound, whether a step is memory- or compute-bound, and
-    the serving memory against the GPU's."""
+    the serving memory against the GPU's; before them the note of a context taken at T_max − 1 (`r.note`)."""
     x = {k: human(r.line(f"infer/{k}")) for k in ("ttft", "prefill_flops", "tokens_per_s", "tokens_per_s_seq",
                                                   "at_efficiency", "step", "intensity", "ridge", "memory", "weights",
                                                   "kv_cache")}
     bound = "compute-bound" if r.line("infer/intensity").value >= r.line("infer/ridge").value else "memory-bound"
     knee = r.knee_B
     fits = r.line("infer/fits").value
-    return [
+    return [*([[(r.note, False)]] if r.note else []),
         [("Time to first token: ", False), (x["ttft"], True), (f" (the prefill of {r.cfg.B:,} × {r.cfg.T:,} tokens, "
          f"{x['prefill_flops']}).", False)],
         [("Decode: ", False), (x["tokens_per_s"], True), (f" for all B = {r.cfg.B:,} sequences, ", False),

@@ -225,6 +225,8 @@ class Inference:
     knee_B: int | None  # the smallest B at which a decode step is compute-bound at this T (None: none up to 2²⁰)
     rows: tuple[DecodeRow, ...]
     lines: tuple[Line, ...]
+    T: int  # the context the figures are at: cfg's T, or T_max − 1 where `note` says why (`decode_context`)
+    note: str | None = None
 
     def as_dict(self) -> dict:
         """Every figure by name, the lines and the rows (for JSON)."""
@@ -258,24 +260,34 @@ def _at_next_token(formula: str) -> str:
 
 
 def refusal(cfg: Config) -> str | None:
-    """Why `infer` has no figures for `cfg` (its one line), or None: a mixture of experts, or a decode step beyond
-    a learned position table."""
+    """Why `infer` has no figures for `cfg` (its one line), or None: a mixture of experts."""
     if cfg.moe:
         return ("serving figures are for dense models so far: a mixture of experts' decode step reads only "
                 "the routed experts' weights, not modelled yet: choose a dense preset or config.json")
-    if cfg.positions == "learned" and cfg.T >= cfg.T_max:
-        return (f"a decode step after T={cfg.T:,} cached tokens is at position {cfg.T:,}, beyond the learned "
-                f"position table W_pe's T_max={cfg.T_max:,} rows: lower T to at most {cfg.T_max - 1:,} or raise T_max")
     return None
 
 
+def decode_context(cfg: Config) -> tuple[Config, str | None]:
+    """The configuration serving is figured at, and the sentence that says so where it is not `cfg`'s: a decode
+    step after T cached tokens puts its new token at position T, which a learned position table W_pe has only
+    below T_max, so at T = T_max the figures are those after T_max − 1 cached tokens (the prompt, prefill included,
+    is then T_max − 1 tokens too), the longest context a decode step can follow."""
+    if cfg.positions != "learned" or cfg.T < cfg.T_max:
+        return cfg, None
+    T = cfg.T_max - 1
+    return replace(cfg, T=T), (f"T = T_max = {cfg.T:,} leaves the learned position table W_pe no row for a new "
+                               f"token, so serving is figured at T = T_max − 1 = {T:,}, the longest context a decode "
+                               f"step can follow (set T below {cfg.T:,} to choose another).")
+
+
 def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> Inference:
-    """The prefill and a decode step of `cfg` (its B and T) on `setup` (see the module docstring). ValueError where
-    a decode step cannot follow T cached tokens (a learned position table has no row T). `check`: evaluate every
-    line's formula against its value (the charts' points, made by the same code at other B and T, skip it)."""
+    """The prefill and a decode step of `cfg` (its B, and T as `decode_context` takes it) on `setup` (see the
+    module docstring). ValueError for a model `refusal` names. `check`: evaluate every line's formula against its
+    value (the charts' points, made by the same code at other B and T, skip it)."""
     s = setup or InferSetup()
     if why := refusal(cfg):
         raise ValueError(why)
+    cfg, note = decode_context(cfg)
     w, kv = WEIGHTS[s.weights], KV[s.kv_dtype]
     b = budget(cfg)
     N = b.params_exact
@@ -358,7 +370,7 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
     return Inference(cfg=cfg, setup=s, weight_bytes=weights, prefill_flops=prefill_flops, ttft_s=ttft,
                      decode_flops=step.flops, decode_bytes=decode_bytes, decode_step_s=step_s,
                      decode_tokens_per_s=cfg.B / step_s, gpu_flops_per_s=P, gpu_bytes_per_s=BW, knee_B=knee,
-                     rows=step.rows, lines=lines)
+                     rows=step.rows, lines=lines, T=cfg.T, note=note)
 
 
 def knee_batch(cfg: Config, s: InferSetup, step: DecodePass, read: int, per_sequence: int) -> int | None:

@@ -83,6 +83,22 @@ def test_the_live_card_shows_the_clis_figures_and_its_controls_rewrite_the_addre
     assert o.errors == []
 
 
+def test_the_default_page_serves_gpt2_after_T_max_minus_one_tokens_and_says_so(chromium, server):
+    """GPT-2 small at T = T_max = 1,024 (the page's default): the card shows the figures at T = 1,023 with the
+    model's note before them (`model.inference.decode_context`), not a refusal."""
+    r = serving(PRESETS["gpt2-small"]).result
+    assert r.T == 1023 and r.note
+    o = open_explorer(chromium, server, "", width=1360, height=1000)
+    page = o.page
+    reveal(page, ".inference-card")
+    card = page.locator(".inference-card")
+    expect(card.locator(".infer-headline")).to_contain_text(r.note, timeout=60_000)
+    expect(card.locator(".infer-headline")).to_contain_text(human(r.line("infer/tokens_per_s")))
+    expect(card.locator(".infer-refused")).to_be_hidden()
+    page.close()
+    assert o.errors == []
+
+
 def test_a_bad_value_in_a_link_is_one_notice_and_a_mixture_of_experts_says_why_it_has_no_card(chromium, server):
     o = open_explorer(chromium, server, "?preset=mixtral-8x7b&weights=int3", width=1360, height=1000)
     page = o.page

@@ -152,11 +152,18 @@ def test_every_line_is_its_formula_and_formats_feed_the_bytes(weights, kv):
         assert r.decode_flops == base.decode_flops  # the formats change bytes, not FLOPs
 
 
-def test_a_decode_step_beyond_a_learned_position_table_is_one_line(capsys):
-    code, out, err = run_cli(["--preset", "gpt2-small", "--table", "infer"], capsys)
-    assert code == 2 and err.count("\n") == 1 and "lower T to at most 1,023 or raise T_max" in err
-    code, out, err = run_cli(["--preset", "gpt2-small", "--T", "1023", "--table", "infer"], capsys)
-    assert code == 0 and "(8, 12, 1024, 64)" in out  # K and V of 1,023 cached tokens and the new one
+def test_at_T_max_a_learned_position_table_serves_after_T_max_minus_one_tokens_and_says_so(capsys):
+    """GPT-2's preset runs T = T_max = 1,024: its figures are those at T = 1,023 (the longest context a decode step
+    can follow: the new token takes position T), the same as asked at --T 1023, with the note that says so."""
+    code, out, err = run_cli(["--preset", "gpt2-small", "--table", "infer", "--json"], capsys)
+    at_max = json.loads(out)["infer"]
+    code1, out1, _ = run_cli(["--preset", "gpt2-small", "--T", "1023", "--table", "infer", "--json"], capsys)
+    below = json.loads(out1)["infer"]
+    assert code == code1 == 0 and at_max["T"] == below["T"] == 1023 and below["note"] is None
+    assert "serving is figured at T = T_max − 1 = 1,023" in at_max["note"]
+    assert {k: v for k, v in at_max.items() if k != "note"} == {k: v for k, v in below.items() if k != "note"}
+    code, out, _ = run_cli(["--preset", "gpt2-small", "--table", "infer"], capsys)
+    assert code == 0 and "(8, 12, 1024, 64)" in out and "Note   T = T_max = 1,024" in out  # K, V of 1,023 + 1
 
 
 @pytest.mark.parametrize("fmt", ["text", "--json", "--markdown", "--csv"])
