@@ -21,10 +21,9 @@ from model.changes import changes
 from model.config import from_hf
 from model.grouped import grouped_mm
 from model.passes import saved_bytes_of
-from model.peak import step_peaks
 from model.training import TrainSetup, plan, step_phases
 from pagetools import run_cli
-from test_training import _meta_step  # a whole step of the full-depth module on the meta device
+from test_training import check_a_real_step_on_cpu_tensors, meta_step  # a whole step on the meta device; a real one
 
 transformers = pytest.importorskip("transformers")
 from transformers import CONFIG_MAPPING, AutoModelForCausalLM  # noqa: E402
@@ -184,22 +183,14 @@ def test_saved_bytes_equal_autograd_on_real_cpu_tensors(cfg, dtype):
 def test_each_phases_peak_equals_a_full_depth_step_on_the_meta_device(cfg):
     setup = TrainSetup(optimizer="adam-fp32", gpus=1)
     predicted = {x.name: x.value for x in step_phases(cfg, setup)}
-    measured = _meta_step(cfg, "fp32")
+    measured = meta_step(cfg, "fp32")
     assert max(predicted["forward"], predicted["loss"]) == measured["forward"]
     assert predicted["backward"] == measured["backward"] and predicted["optimizer"] == measured["optimizer"]
 
 
 @pytest.mark.parametrize("cfg", SMALL[:4:3], ids=_ids)
 def test_the_peak_equals_a_real_step_on_cpu_tensors(cfg):
-    torch.manual_seed(0)
-    model = GPT(cfg)
-    opt = torch.optim.Adam(model.parameters(), foreach=False)
-    idx = torch.randint(0, cfg.V, (cfg.B, cfg.T))
-    model(idx)[1].backward()
-    opt.step()  # gradients and Adam's states exist, as in the plan
-    measured = step_peaks(model, idx, opt)
-    p = plan(cfg, TrainSetup(optimizer="adam-fp32", gpus=1))
-    assert p.memory.peak - p.memory.weights - p.memory.grads - p.memory.optimizer == max(measured.values())
+    check_a_real_step_on_cpu_tensors(cfg)
 
 
 def test_training_memory_holds_every_expert_and_k_experts_activations():

@@ -148,7 +148,7 @@ def test_gpt3_175b_on_one_gpu_without_zero_does_not_fit():
 
 
 # --- the step's peak --------------------------------------------------------------------------------------------------
-def _meta_step(cfg: Config, dtype: str) -> dict[str, int]:
+def meta_step(cfg: Config, dtype: str) -> dict[str, int]:
     """Per-phase peaks of a whole step of the full-depth module on the meta device (Adam's states made first)."""
     import torch
 
@@ -181,16 +181,16 @@ def test_each_phases_peak_equals_a_full_depth_step_on_the_meta_device(cfg, dtype
     setup = TrainSetup(optimizer="adam-fp32" if dtype == "fp32" else "adam-mixed", gpus=1)
     for L in (1, 2, 5):
         c = replace(cfg, L=L)
-        predicted, measured = _phases(c, setup), _meta_step(c, dtype)
+        predicted, measured = _phases(c, setup), meta_step(c, dtype)
         assert max(predicted["forward"], predicted["loss"]) == measured["forward"]
         assert predicted.get("backward") == measured.get("backward")
         if dtype == "fp32":  # the plan's update is fp32 Adam whatever the activations' dtype
             assert predicted["optimizer"] == measured["optimizer"]
 
 
-@pytest.mark.parametrize("cfg", [TINY, MODERN, replace(TINY, attention="fused"), replace(MODERN, attention="fused")],
-                         ids=lambda c: f"{c.norm}-{c.attention}")
-def test_the_peak_equals_a_real_step_on_cpu_tensors(cfg):
+def check_a_real_step_on_cpu_tensors(cfg: Config) -> None:
+    """The plan's activation peak over a one-GPU fp32-Adam step equals the most a real CPU step holds at once
+    (`step_peaks`), after one step so that gradients and Adam's states exist, as in the plan."""
     import torch
 
     torch.manual_seed(0)
@@ -198,10 +198,16 @@ def test_the_peak_equals_a_real_step_on_cpu_tensors(cfg):
     opt = torch.optim.Adam(model.parameters(), foreach=False)
     idx = torch.randint(0, cfg.V, (cfg.B, cfg.T))
     model(idx)[1].backward()
-    opt.step()  # gradients and Adam's states exist, as in the plan
+    opt.step()
     measured = step_peaks(model, idx, opt)
     p = plan(cfg, TrainSetup(optimizer="adam-fp32", gpus=1))
     assert p.memory.peak - p.memory.weights - p.memory.grads - p.memory.optimizer == max(measured.values())
+
+
+@pytest.mark.parametrize("cfg", [TINY, MODERN, replace(TINY, attention="fused"), replace(MODERN, attention="fused")],
+                         ids=lambda c: f"{c.norm}-{c.attention}")
+def test_the_peak_equals_a_real_step_on_cpu_tensors(cfg):
+    check_a_real_step_on_cpu_tensors(cfg)
 
 
 def test_full_recomputation_adds_each_other_blocks_input_to_the_scaled_moments():
