@@ -31,7 +31,7 @@ import torch
 from model import PRESETS, Config, budget
 from model import units as fmt
 from model import values as mv
-from model.gpt import GPT, _init_weights
+from model.gpt import GPT, init_weights
 
 SHORT = "The cat sat on the mat."  # 7 tokens
 LONG = " ".join(["The Transformer reads text as tokens and compares every token with every earlier one."] * 8)
@@ -57,7 +57,7 @@ def build_before(cfg: Config, seed: int) -> GPT:
         for module in model.modules():
             if isinstance(module, torch.nn.LayerNorm):
                 module.reset_parameters()
-        model.apply(_init_weights)
+        model.apply(init_weights)
     return model.eval()
 
 
@@ -138,7 +138,7 @@ CHILD = """
 import json, sys, psutil
 import benchmarks.bench_values as bench
 from model import values as mv
-from model.gpt import GPT, _init_weights
+from model.gpt import GPT, init_weights
 cfg, text = bench.CASES[sys.argv[1]]
 mv.plan(cfg, len(mv.token_ids(text)[0]))  # warm the meta-device trace: not the pass's memory
 proc = psutil.Process()

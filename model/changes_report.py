@@ -13,7 +13,7 @@ from dataclasses import asdict
 from .changes import DEFAULT_GPU, Changes, changes
 from .config import Config
 from .layout import paragraph
-from .report import _line_table, _markdown_lines, config_dict, footer, header, markdown_header
+from .report import config_dict, footer, header, line_rows, markdown_header, markdown_lines
 
 TITLE = "What each change buys, against the GPT-2 twin (bytes at {dtype})"
 SAME = "This is GPT-2's recipe: its twin is itself, and no change is listed."
@@ -22,7 +22,7 @@ SAME = "This is GPT-2's recipe: its twin is itself, and no change is listed."
 def text(c: Changes, width: int | None = None) -> str:
     """Each group's title, then its lines in columns aligned across the whole table; N in the first line and the
     last. Where wider than `width` (None: never), labels and formulas wrap."""
-    rows = _line_table(c.lines, "    ", width)
+    rows = line_rows(c.lines, "    ", width)
     out = [*header(c.cfg, width), "", f"{TITLE.format(dtype=c.dtype)}:",
            *paragraph(c.note if c.steps else SAME, width, "  ")]
     i = 0
@@ -36,7 +36,7 @@ def markdown(c: Changes) -> str:
     """One Markdown table per group, under its title."""
     out = [markdown_header(c.cfg), "", f"**{TITLE.format(dtype=c.dtype)}**. {c.note if c.steps else SAME}", ""]
     for g in c.groups:
-        out += [f"*{g.title}*", ""] + _markdown_lines(g.lines)
+        out += [f"*{g.title}*", ""] + markdown_lines(g.lines)
     return "\n".join(out)
 
 

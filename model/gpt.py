@@ -308,7 +308,7 @@ class Block(nn.Module):
         return self.resid_2(x + self.ffn(self.ln_2(x)))
 
 
-def _init_weights(module: nn.Module) -> None:
+def init_weights(module: nn.Module) -> None:
     """GPT-2's initialisation: weights N(0, 0.02), biases 0 (norm gains 1), so an untrained model's loss starts near ln V."""
     if isinstance(module, (nn.Linear, nn.Embedding)):
         nn.init.normal_(module.weight, mean=0.0, std=0.02)
@@ -350,7 +350,7 @@ class GPT(nn.Module):
         self.loss = Tap()
         self._rope: tuple[torch.Tensor, torch.Tensor] | None = None
         if self.wte.weight.device.type != "meta":  # meta modules (tracing) need no values
-            self.apply(_init_weights)
+            self.apply(init_weights)
 
     def embed_tokens(self, idx: torch.Tensor, start: int = 0) -> torch.Tensor:
         """(B, T) token ids -> (B, T, d) residual stream: tok + pos (learned), or tok with RoPE's angles made.

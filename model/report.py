@@ -105,7 +105,7 @@ def _memory(row: Row) -> str:
     return "view" if row.view else units.nbytes(row.nbytes)
 
 
-def _line_table(lines: tuple[Line, ...], indent: str = "  ", width: int | None = None) -> list[list[str]]:
+def line_rows(lines: tuple[Line, ...], indent: str = "  ", width: int | None = None) -> list[list[str]]:
     """Label, formula and value of each line (and its rounded companion), in aligned columns; where wider than
     `width`, the label and formula columns wrap. The lines of each figure apart (`model.layout.row_lines`)."""
     cells = [[x.label, x.formula, _human(x), units.short(x.value, x.unit)] for x in lines]
@@ -113,8 +113,8 @@ def _line_table(lines: tuple[Line, ...], indent: str = "  ", width: int | None =
 
 
 def line_table(lines: tuple[Line, ...], indent: str = "  ", width: int | None = None) -> list[str]:
-    """`_line_table`'s lines, one after the other."""
-    return [line for rows in _line_table(lines, indent, width) for line in rows]
+    """`line_rows`'s lines, one after the other."""
+    return [line for rows in line_rows(lines, indent, width) for line in rows]
 
 
 def _display_rows(tr: Trace, expand: bool) -> list[Row | str]:
@@ -202,15 +202,16 @@ def markdown(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str 
         out += ["", *(f"{x}.  " for x in marks.legend), *(f"{x[0].upper() + x[1:]}.  " for x in _notes(cfg))]
         out[-1] = out[-1].rstrip()
         out.append("")
-        out += _markdown_lines(tr.lines)
+        out += markdown_lines(tr.lines)
     if table in ("budget", "all"):
-        out += _markdown_lines(b.lines)
+        out += markdown_lines(b.lines)
     if table == "kv":
-        out += [KV_TITLE.format(dtype=dtype), ""] + _markdown_lines(tuple(kv_cache_lines(cfg, dtype)))
+        out += [KV_TITLE.format(dtype=dtype), ""] + markdown_lines(tuple(kv_cache_lines(cfg, dtype)))
     return "\n".join(out)
 
 
-def _markdown_lines(lines: tuple[Line, ...]) -> list[str]:
+def markdown_lines(lines: tuple[Line, ...]) -> list[str]:
+    """The lines as a Markdown table of quantity, formula and value, and a blank line after it."""
     return ["| quantity | formula | value |", "|---|---|---:|", *(f"| {x.label} | `{x.formula}` | {_human(x)} |"
                                                              for x in lines), ""]
 

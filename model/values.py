@@ -10,7 +10,7 @@ Conventions. The pass runs at B = 1 on the first T tokens of the text (T = min(c
 sequence is enough to see values, and a batch would only repeat it. It runs eager attention whatever the
 configuration's switch (`EAGER_RUN`): fused attention computes the same numbers (tests check) but keeps no
 attention weights to show. Weights are N(0, 0.02), biases 0,
-LayerNorm gains 1 (GPT-2's initialisation, `model.gpt._init_weights`), drawn from `seed` in parallel from
+LayerNorm gains 1 (GPT-2's initialisation, `model.gpt.init_weights`), drawn from `seed` in parallel from
 independent streams (`ParallelNormal`), so the same seed gives the same numbers on any number of cores, and
 torch's global random state is left as it was. Forward hooks on the model's own modules (the `Tap`s of
 model/gpt.py) read each tensor as it is made, under `torch.no_grad()`, and are removed in a `finally`. Statistics are keyed by the names of
@@ -51,7 +51,7 @@ from . import units as fmt
 from .budgeting import budget
 from .config import GPT2_V, Config, snap_heads
 from .figures import html_repr
-from .gpt import GPT, _init_weights
+from .gpt import GPT, init_weights
 from .tracing import notation, trace
 
 MAX_T = 64  # tokens of text per pass: the heatmap stays legible, the (h, T, T) tensors stay small
@@ -321,7 +321,7 @@ def build(cfg: Config, seed: int, *, threads: int | None = None) -> GPT:
 
     Built on the meta device and materialised once (`GPT(cfg)` on CPU would draw PyTorch's default init and
     then overwrite it: twice the time); the tied head is re-tied after `to_empty`. The rule is
-    `model.gpt._init_weights`'s; its N(0, σ) draws run on `threads` threads (`ParallelNormal`).
+    `model.gpt.init_weights`'s; its N(0, σ) draws run on `threads` threads (`ParallelNormal`).
     """
     with torch.device("meta"):
         model = GPT(cfg)
@@ -333,7 +333,7 @@ def build(cfg: Config, seed: int, *, threads: int | None = None) -> GPT:
         for module in model.modules():
             if isinstance(module, nn.LayerNorm):
                 module.reset_parameters()  # gain 1, bias 0
-        model.apply(_init_weights)
+        model.apply(init_weights)
     return model.eval()
 
 

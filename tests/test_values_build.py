@@ -8,7 +8,7 @@ from torch import nn
 
 from model import Config
 from model import values as mv
-from model.gpt import GPT, _init_weights
+from model.gpt import GPT, init_weights
 
 TINY = Config(B=1, T=32, d=64, h=4, L=2, V=50_257, T_max=64)  # W_te: 3.2 million numbers, 4 streams
 TEXT = "The cat sat on the mat because it was warm, and the dog watched it from the door all afternoon."
@@ -38,10 +38,10 @@ def kind(p: torch.Tensor) -> str:
 
 
 def test_the_same_rule_as_the_model_on_the_cpu():
-    """Which tensors get N(0, σ), zeros and ones is `model.gpt._init_weights`'s; only the streams differ."""
+    """Which tensors get N(0, σ), zeros and ones is `model.gpt.init_weights`'s; only the streams differ."""
     with torch.random.fork_rng(devices=[]):
         plain = GPT(TINY)
-        plain.apply(_init_weights)
+        plain.apply(init_weights)
     expected = {name: kind(p) for name, p in plain.named_parameters()}
     assert {name: kind(p) for name, p in mv.build(TINY, 0).named_parameters()} == expected
     assert set(expected.values()) == {"zeros", "ones", "N(0, 0.02)"}
