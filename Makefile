@@ -50,8 +50,10 @@ run: install  ## serve the explorer at http://localhost:$(PORT)/explorer (ADDRES
 	$(VENV)/bin/panel serve app/explorer.py --setup app/warm.py --address $(ADDRESS) --port $(PORT) --static-dirs course=static \
 		--session-ids signed $(foreach o,$(ORIGINS),--allow-websocket-origin=$(o))
 
+# JOBS: pytest-xdist workers; each takes whole test files (--dist loadfile), so a file's server starts once.
+JOBS ?= 2
 test: install-test
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(JOBS) --dist loadfile
 
 bench: install-test
 	for f in benchmarks/bench_*.py; do $(PY) $$f || exit 1; done

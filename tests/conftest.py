@@ -44,7 +44,10 @@ def pytest_configure(config):
     exit (a forked worker, a browser's helper) becomes its child instead of init's, so the check below sees it."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-    # The exported page's disk cache (app.export.cache): a fresh one per run, shared by the processes it starts.
+    # The exported page's disk cache (app.export.cache): a fresh one per run, shared by the processes it starts
+    # (pytest-xdist's workers inherit the controller's folder through the environment).
+    if hasattr(config, "workerinput"):
+        return
     config._export_cache = tempfile.mkdtemp(prefix="export-cache-")
     os.environ["TRANSFORMER_SHAPES_CACHE"] = config._export_cache
 
