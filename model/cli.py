@@ -157,6 +157,21 @@ def read_hf_config(path: str) -> Config:
     return read.config
 
 
+def format_of(args: argparse.Namespace) -> str:
+    """The output format the flags ask for: "json", "csv", "markdown" or plain "text"."""
+    return "json" if args.json else "csv" if args.csv else "markdown" if args.markdown else "text"
+
+
+def render_setup_table(module, cfg: Config, args: argparse.Namespace, width: int | None) -> str:
+    """`--table train` or `--table infer`: the report module's (`train_report`, `infer_report`) table of cfg on the
+    setup its flags give, in the format they ask for (plain text fitted to `width`)."""
+    setup = module.setup_from_args(args)
+    fmt = format_of(args)
+    if fmt == "text":
+        return module.text(cfg, setup, width)
+    return {"json": module.as_json, "csv": module.csv_text, "markdown": module.markdown}[fmt](cfg, setup)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -170,14 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.table == "infer":
         if given := [g for g in train_report.given_train_options(args) if g not in INFER_GPU_OPTIONS]:
             parser.error(f"{', '.join(given)} describe a training run: use --table train")
+    if args.table in ("infer", "train"):
         try:
-            out = infer_report.render(cfg, args, width)
-        except ValueError as e:
-            parser.error(str(e))
-        return _write(out)
-    if args.table == "train":
-        try:
-            out = train_report.render(cfg, args, width)
+            out = render_setup_table(infer_report if args.table == "infer" else train_report, cfg, args, width)
         except ValueError as e:
             parser.error(str(e))
         return _write(out)
@@ -192,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(e))
     args.dtype = args.dtype or "fp32"
     if changes:
-        fmt = "json" if args.json else "csv" if args.csv else "markdown" if args.markdown else "text"
+        fmt = format_of(args)
         if args.gpu == CUSTOM_GPU:
             parser.error("--table changes measures fused attention's eager wall against a named GPU: choose one of "
                          + ", ".join(GPUS))

@@ -123,18 +123,6 @@ def setup_from_args(args: argparse.Namespace) -> InferSetup:
         raise ValueError(message) from None
 
 
-def render(cfg: Config, args: argparse.Namespace, width: int | None = None) -> str:
-    """The infer table in the format the flags ask for (plain text fitted to `width`)."""
-    setup = setup_from_args(args)
-    if args.json:
-        return as_json(cfg, setup)
-    if args.csv:
-        return csv_text(cfg, setup)
-    if args.markdown:
-        return markdown(cfg, setup)
-    return text(cfg, setup, width)
-
-
 # --- the page's inference card: its words, headline and charts (app/inference.py and the exported page lay them out) --
 CARD_TITLE = "From a forward pass to serving: how fast it answers"
 CARD_INTRO = ("The prefill reads B prompts of T tokens at once; then each decode step makes one new token for each of "

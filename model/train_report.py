@@ -224,15 +224,3 @@ def setup_from_args(args: argparse.Namespace) -> TrainSetup:
 def given_train_options(args: argparse.Namespace) -> list[str]:
     """The training options given on the command line, as flags: ["--gpu", "--mfu"]."""
     return ["--" + k.replace("_", "-") for k in TRAIN_OPTIONS if getattr(args, k) is not None]
-
-
-def render(cfg: Config, args: argparse.Namespace, width: int | None = None) -> str:
-    """The train table in the format the flags ask for (plain text fitted to `width`)."""
-    setup = setup_from_args(args)
-    if args.json:
-        return as_json(cfg, setup)
-    if args.csv:
-        return csv_text(cfg, setup)
-    if args.markdown:
-        return markdown(cfg, setup)
-    return text(cfg, setup, width)
