@@ -35,6 +35,10 @@ def read_config_json(text: str | bytes, keep: Config) -> tuple[Config | None, st
     except ValueError as e:
         return None, f"{e}; nothing was changed"
     cfg = read.config
+    if cfg.window is not None:  # the live page's controls have no window yet: they would show full attention's cache
+        return None, (f"this {doc['model_type']} config.json attends through a sliding window (W = {cfg.W:,} on "
+                      f"{cfg.L_W:,} of {cfg.L:,} blocks), which the live page does not show yet: python -m model "
+                      f"--hf-config config.json prints its tables; nothing was changed")
     notes = "".join(f"; {n}" for n in read.notes)
     return cfg, f"read {doc['model_type']} config.json: B = {cfg.B:,} kept, T = {cfg.T:,}{notes}"
 

@@ -207,6 +207,8 @@ def budget(cfg: Config) -> Budget:
     lines = budget_lines(cfg, b) if cfg.gpt2_recipe else recipe_lines(cfg, b, matmuls / attn_per_T)
     if cfg.attention == "fused":
         lines = (*lines, *causal_lines(cfg, b))
+    if cfg.window is not None:
+        lines = (*lines, *window_lines(cfg, b))
     check_lines(lines, cfg.symbols())
     return replace(b, lines=lines)
 
@@ -497,6 +499,28 @@ def causal_lines(cfg: Config, b: Budget) -> tuple[Line, Line]:
         Line("flops/forward_causal", "forward FLOPs per token with a causal kernel (attention's triangle only)",
              measured_formula(cfg, "2(T + 1)·h·d_head"),
              b.flops_fwd_measured_per_token - b.flops_attn_per_token + causal, "FLOP"),
+    )
+
+
+def window_lines(cfg: Config, b: Budget) -> tuple[Line, Line]:
+    """With a sliding window, the FLOPs a windowed causal kernel runs beside the measured count (which, as eager
+    attention does, computes every (query, key) pair and masks the rest): q kᵀ and attn @ v over the pairs a query
+    sees only. A windowed block's query t sees min(t + 1, W) keys, (T_W + 1)(T − T_W/2) pairs in all with T_W =
+    min(T, W − 1): T(T + 1)/2 below the window, WT − W(W − 1)/2 past it; a full block's T(T + 1)/2. Per token,
+    2(T_W + 1)(2T − T_W)·h·d_head / T per windowed block and 2(T + 1)·h·d_head per full block."""
+    T, T_W, h, d_head, L, L_W = cfg.T, cfg.T_W, cfg.h, cfg.d_head, cfg.L, cfg.L_W
+    windowed = Fraction(2 * (T_W + 1) * (2 * T - T_W) * h * d_head, T) * L_W + 2 * (L - L_W) * (T + 1) * h * d_head
+    if b.flops_attn_per_token != 4 * L * T * h * d_head:
+        raise RuntimeError("the measured attention FLOPs are not eager's 4LT·h·d_head per token")
+    whole = int(windowed) if windowed.denominator == 1 else float(windowed)
+    full = "" if L_W == L else " + 2(L − L_W)(T + 1)·h·d_head"
+    return (
+        Line("flops/attention_windowed", "q kᵀ and attn @ v as a windowed causal kernel runs them: each query's last "
+             "W keys in the windowed blocks (the measured count computes all T² and masks them, as eager does)",
+             f"2L_W·(T_W + 1)(2T − T_W)·h·d_head/T{full}", whole, "FLOP"),
+        Line("flops/forward_windowed", "forward FLOPs per token with a windowed causal kernel",
+             f"{measured_formula(cfg, '4T·h·d_head')} − 4LT·h·d_head + 2L_W·(T_W + 1)(2T − T_W)·h·d_head/T{full}",
+             b.flops_fwd_measured_per_token - b.flops_attn_per_token + whole, "FLOP"),
     )
 
 

@@ -67,6 +67,7 @@ BOUNDS: dict[str, tuple[int, int]] = {
     "d_expert": (1, 262_144),
     "E_shared": (1, 1_024),  # or 0: no shared experts
     "d_shared": (1, 262_144),
+    "W": (1, 16_777_216),  # a window: any context a RoPE model may have (T_max's bound)
 }
 LAYOUT_BOUNDS: dict[str, tuple[int, int]] = {"moe_step": (1, 1_024), "dense_first": (0, 1_023)}  # and ≤ L, < L
 
@@ -86,6 +87,7 @@ FIELD_DOCS: dict[str, str] = {
     "d_expert": "each routed expert's hidden width",
     "E_shared": "shared experts of an MoE block, which every token uses (default 0: none)",
     "d_shared": "each shared expert's hidden width (default d_expert)",
+    "W": "the sliding window: the keys a windowed block's query sees, itself and the W − 1 before it",
 }
 # The mixture of experts' fields: field -> the symbol (and BOUNDS key) it sets, or None for the layout's fields.
 MOE_SYMBOLS: dict[str, str] = {"experts": "E", "top_k": "k", "expert_dim": "d_expert", "shared_experts": "E_shared",
@@ -97,6 +99,11 @@ MOE_DOCS: dict[str, str] = {
     "dense_first": "the first n blocks keep the dense MLP (DeepSeek's first_k_dense_replace; default 0)",
     "dense_layers": "blocks that keep the dense MLP, by index (Qwen's mlp_only_layers; default none)",
 }
+WINDOW_DOCS: dict[str, str] = {
+    "window": FIELD_DOCS["W"] + " (default none: full attention)",
+    "full_layers": "blocks that keep full causal attention beside the windowed ones, by index (default none)",
+}
+ATTN_LABELS: dict[str, str] = {"full": "full attention", "sliding": "sliding window"}  # `Config.attn_kinds`
 KIND_LABELS: dict[str, str] = {"dense": "dense", "moe": "MoE"}  # a block's kind (`Config.block_kinds`), as tables name it
 
 # The recipe's switches: field -> its choices, GPT-2's first (the default).
@@ -217,6 +224,8 @@ class Config:
     moe_step: int = 1
     dense_first: int = 0
     dense_layers: tuple[int, ...] = ()
+    window: int | None = None
+    full_layers: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         for name in INT_FIELDS:
@@ -249,6 +258,7 @@ class Config:
                 f"and cannot extrapolate to later positions; lower T to at most {self.T_max:,} or raise T_max"
             )
         _check_moe(self)
+        _check_window(self)
         for name, default in (("kv_heads", self.h), ("head_dim", self.d // self.h if self.d % self.h == 0 else None),
                               ("ff_dim", self._default_ff()), ("shared_dim", self.expert_dim)):
             if getattr(self, name) == default:  # one model, one Config: the default written out is the default
@@ -316,6 +326,29 @@ class Config:
                      for i in range(self.L))
 
     @property
+    def attn_kinds(self) -> tuple[str, ...]:
+        """Each block's attention, "full" or "sliding" (`ATTN_LABELS`), blocks 0 … L − 1: every block "full" without
+        a window; with one, every block "sliding" but those of `full_layers`."""
+        full = set(self.full_layers)
+        return tuple("full" if self.window is None or i in full else "sliding" for i in range(self.L))
+
+    @property
+    def W(self) -> int | None:
+        """The sliding window (None: full attention everywhere)."""
+        return self.window
+
+    @property
+    def L_W(self) -> int:
+        """Blocks that attend through the window (0 without one)."""
+        return self.attn_kinds.count("sliding")
+
+    @property
+    def T_W(self) -> int | None:
+        """Tokens of K and V a windowed block keeps after a prefill of T: min(T, W − 1) (transformers'
+        DynamicSlidingWindowLayer keeps W − 1, as the next token makes the W its query sees); None without a window."""
+        return None if self.window is None else min(self.T, self.window - 1)
+
+    @property
     def L_moe(self) -> int:
         """Blocks whose MLP is a mixture of experts (0 for a dense model)."""
         return self.block_kinds.count("moe")
@@ -343,7 +376,7 @@ class Config:
     @property
     def gpt2_recipe(self) -> bool:
         """True when every recipe field is GPT-2's (the lesson's 2019 block; its tables print as the lesson does)."""
-        return all(getattr(self, f) == DEFAULTS[f] for f in RECIPE_FIELDS) and not self.moe
+        return all(getattr(self, f) == DEFAULTS[f] for f in RECIPE_FIELDS) and not self.moe and self.window is None
 
     @property
     def beyond_context(self) -> bool:
@@ -356,16 +389,16 @@ class Config:
         return from_hf(doc, B, T)
 
     def recipe(self) -> dict[str, object]:
-        """The recipe fields and the mixture of experts' fields, and their values (None: the default, see the
+        """The recipe fields, the mixture of experts' and the window's, and their values (None: the default, see the
         properties)."""
-        return {f: getattr(self, f) for f in (*RECIPE_FIELDS, *MOE_FIELDS)}
+        return {f: getattr(self, f) for f in (*RECIPE_FIELDS, *MOE_FIELDS, *WINDOW_FIELDS)}
 
     def symbols(self) -> dict[str, int]:
         """The lesson's symbols and their values, for evaluating symbolic shapes and formulas.
 
         GPT-2's recipe gives the lesson's eight; any other recipe adds h_kv and d_ff (d_ff only where a block is
         dense), a mixture of experts E, k, d_expert and L_moe, and E_shared and d_shared where it has shared
-        experts."""
+        experts; a window W, L_W and T_W."""
         out = {"B": self.B, "T": self.T, "d": self.d, "h": self.h, "d_head": self.d_head,
                "L": self.L, "V": self.V, "T_max": self.T_max}
         if self.gpt2_recipe:
@@ -377,6 +410,8 @@ class Config:
             out.update(E=self.E, k=self.k, d_expert=self.d_expert, L_moe=self.L_moe)
             if self.shared_experts:
                 out.update(E_shared=self.E_shared, d_shared=self.d_shared)
+        if self.window is not None:
+            out.update(W=self.W, L_W=self.L_W, T_W=self.T_W)
         return out
 
 
@@ -387,12 +422,14 @@ RECIPE_FIELDS: tuple[str, ...] = ("norm", "positions", "mlp", "ff_dim", "kv_head
 # The mixture of experts (the live page's MLP choice; the exported page's are dense: `model.families.PAGE_PRESETS`)
 MOE_FIELDS: tuple[str, ...] = ("experts", "top_k", "expert_dim", "shared_experts", "shared_dim", "shared_gate",
                                "moe_step", "dense_first", "dense_layers")
-ALL_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS + MOE_FIELDS  # every field of Config, in order
+WINDOW_FIELDS: tuple[str, ...] = ("window", "full_layers")  # sliding windows (no page shows them yet)
+ALL_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS + MOE_FIELDS + WINDOW_FIELDS  # every field of Config, in order
 PAGE_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS  # the fields the exported page sets (no MoE choice yet)
 DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in RECIPE_FIELDS}
 MOE_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in MOE_FIELDS}
 if ALL_FIELDS != tuple(f.name for f in fields(Config)):
-    raise RuntimeError("model.config: FIELDS + RECIPE_FIELDS + MOE_FIELDS must list every field of Config in order")
+    raise RuntimeError("model.config: FIELDS + RECIPE_FIELDS + MOE_FIELDS + WINDOW_FIELDS must list every field of "
+                       "Config in order")
 
 
 def _check_moe(cfg: Config) -> None:
@@ -445,6 +482,29 @@ def _check_moe(cfg: Config) -> None:
                          f"moe_step or dense_layers, or drop experts for a dense model")
 
 
+def _check_window(cfg: Config) -> None:
+    """The window's fields, validated (ValueError naming the problem and the fix); `full_layers` made a sorted
+    tuple."""
+    layers = cfg.full_layers
+    if not isinstance(layers, (tuple, list)) or any(isinstance(i, bool) or not isinstance(i, numbers.Integral)
+                                                    for i in layers):
+        raise ValueError(f"full_layers must be a list of block indices (whole numbers from 0 to L − 1), got {layers!r}")
+    object.__setattr__(cfg, "full_layers", tuple(sorted({int(i) for i in layers})))
+    if cfg.window is None:
+        if cfg.full_layers:
+            raise ValueError(f"full_layers={list(cfg.full_layers)} is set but window is not: without a window every "
+                             f"block has full attention; set window (W) or drop full_layers")
+        return
+    object.__setattr__(cfg, "window", check_field("W", cfg.window))
+    outside = [i for i in cfg.full_layers if not 0 <= i < cfg.L]
+    if outside:
+        raise ValueError(f"full_layers lists block {outside[0]:,}, but the blocks are 0 … {cfg.L - 1:,}: list "
+                         f"indices below L={cfg.L:,}")
+    if len(cfg.full_layers) == cfg.L:
+        raise ValueError(f"full_layers lists every block (L={cfg.L:,}), so no block attends through the window "
+                         f"W={cfg.window:,}: drop window for full attention, or list fewer blocks")
+
+
 def check_layout(name: str, value: object) -> int:
     """`moe_step` or `dense_first` as an int within LAYOUT_BOUNDS, else ValueError naming the bounds."""
     lo, hi = LAYOUT_BOUNDS[name]
@@ -474,11 +534,14 @@ def kind_blocks(cfg: Config) -> dict[str, tuple[int, ...]]:
 def one_of_each(cfg: Config) -> Config:
     """The architecture of `cfg` with one block of each kind, in the order of their first blocks, at B = T = 1: what
     a recorded pass builds and runs (every block of a kind has that block's shapes). For a dense model,
-    `replace(cfg, B=1, T=1, L=1)`."""
+    `replace(cfg, B=1, T=1, L=1)`. A windowed model's blocks are all windowed: a window changes no shape of a block
+    (its eager mask is a (T, T) band where a full block's is causal, and the fused kernel's band mask is made once
+    per pass), so one windowed block of a kind stands for that kind's full and windowed blocks alike."""
     kinds = distinct_kinds(cfg)
+    window = {"full_layers": ()} if cfg.window is not None else {}
     if not cfg.moe:
-        return replace(cfg, B=1, T=1, L=1)
-    return replace(cfg, B=1, T=1, **one_block_each(kinds))  # one replace: d_ff stays where a dense block keeps it
+        return replace(cfg, B=1, T=1, L=1, **window)
+    return replace(cfg, B=1, T=1, **one_block_each(kinds), **window)  # one replace: d_ff stays where a dense block keeps it
 
 
 def one_block_each(kinds: tuple[str, ...]) -> dict[str, object]:
@@ -553,14 +616,18 @@ PRESETS.update({
 
 def config_dict(cfg: Config) -> dict[str, object]:
     """The fields and derived symbols, for JSON: GPT-2's recipe as the lesson's eight fields and d_head (as the
-    lesson's files have always had them); any other recipe adds its fields and the values in use of h_kv, d_ff."""
+    lesson's files have always had them); any other recipe adds its fields and the values in use of h_kv, d_ff; a
+    mixture of experts its fields, symbols and block kinds; a window its fields, W, L_W, T_W and each block's
+    attention (`attn_kinds`)."""
     if cfg.gpt2_recipe:
         return {**{f: getattr(cfg, f) for f in FIELDS}, "d_head": cfg.d_head}
+    window = ({"window": cfg.window, "full_layers": list(cfg.full_layers), "W": cfg.W, "L_W": cfg.L_W, "T_W": cfg.T_W,
+               "attn_kinds": list(cfg.attn_kinds)} if cfg.window is not None else {})
     if not cfg.moe:
         return {**{f: getattr(cfg, f) for f in FIELDS + RECIPE_FIELDS}, "d_head": cfg.d_head, "h_kv": cfg.h_kv,
-                "d_ff": cfg.d_ff}
-    return {**{f: getattr(cfg, f) for f in ALL_FIELDS}, "dense_layers": list(cfg.dense_layers), **cfg.symbols(),
-            "block_kinds": list(cfg.block_kinds)}
+                "d_ff": cfg.d_ff, **window}
+    return {**{f: getattr(cfg, f) for f in FIELDS + RECIPE_FIELDS + MOE_FIELDS}, "dense_layers": list(cfg.dense_layers),
+            **cfg.symbols(), "block_kinds": list(cfg.block_kinds), **window}
 
 
 # --- a Hugging Face config.json, read in (model.hf reads it as transformers does; the bounds are checked here) ------
@@ -586,13 +653,12 @@ def read_hf(doc: Mapping, B: int = 8, T: int | None = None) -> HFModel:
 
     Raises `HFConfigError` (a ValueError) in one line naming the key: a mistyped or missing value, a size out of
     `BOUNDS`, a rule `Config` refuses (h must divide d, ...), or a key that would change what is built but is not
-    modelled (a binding sliding window, cross-attention, partial rotary). Never TypeError, KeyError or
-    RecursionError."""
+    modelled (cross-attention, partial rotary, a window transformers' mask and cache disagree on). Never TypeError,
+    KeyError or RecursionError."""
     reading = hf.read(doc)
-    reading.refuse_window(max(reading.fields["T_max"], BOUNDS["T"][1]))  # any T this explorer lets a learner set
     fields, keys = dict(reading.fields), reading.keys
     for name, symbol in {**{f: f for f in INT_FIELDS if f in fields}, **OPTIONAL_SYMBOLS, **MOE_SYMBOLS,
-                         "moe_step": "moe_step"}.items():
+                         "moe_step": "moe_step", "window": "W"}.items():
         value = fields.get(name)
         if value is None or name not in keys:
             continue
@@ -617,7 +683,8 @@ def read_hf(doc: Mapping, B: int = 8, T: int | None = None) -> HFModel:
 
 def _symbol_keys(keys: Mapping[str, str]) -> dict[str, str]:
     """Symbol -> the config.json key that set it ("d_ff" -> "intermediate_size", "k" -> "num_experts_per_tok")."""
-    return {OPTIONAL_SYMBOLS.get(field, MOE_SYMBOLS.get(field, field)): key for field, key in keys.items()}
+    return {OPTIONAL_SYMBOLS.get(field, MOE_SYMBOLS.get(field, {"window": "W"}.get(field, field))): key
+            for field, key in keys.items()}
 
 
 def from_hf(doc: Mapping, B: int = 8, T: int | None = None) -> Config:

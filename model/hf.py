@@ -14,9 +14,13 @@ does the same, from data:
 - Both spellings of RoPE's settings: the top-level `rope_theta` / `rope_scaling` / `partial_rotary_factor`, and
   transformers 5's `rope_parameters`. Only `partial_rotary_factor` changes a shape (RoPE rotating part of a
   head); θ and the scaling rules change values only.
+- Sliding windows (`_window`): the window W and which blocks attend through it, as transformers' module masks them
+  and its cache keeps them (mistral's default window of 4,096 included): the fields `window` and `full_layers`. Where
+  the two disagree (a llama or gpt2 file's window, which the cache applies but the attention does not; a mistral,
+  mixtral or qwen3_moe file whose layer_types keeps some blocks' cache whole while the mask windows every block) the
+  file is refused by name.
 - A key whose value (given or the type's default) changes what would be built but is not modelled is refused by
-  name: a sliding window that binds at some T the explorer allows (mistral's default window of 4,096 included;
-  `Reading.refuse_window`), cross-attention, partial rotary.
+  name: cross-attention, partial rotary.
 - Mixtures of experts (mixtral, qwen2_moe, qwen3_moe): the experts E, k per token and their width, Qwen2-MoE's shared
   expert with its sigmoid gate, which blocks are MoE (decoder_sparse_step, mlp_only_layers; an index beyond the
   blocks is ignored, as transformers ignores it; no MoE block at all reads as a dense model). The router's settings
@@ -253,29 +257,15 @@ class Reading:
     """A config.json as transformers reads it: the Config fields it gives (B and T excepted) and what it did.
 
     `keys` maps each field to the config.json key it came from (for messages); `defaults` lists the keys the
-    file leaves out whose type's default was taken; `ignored` the shape keys the type does not have; `window`
-    is the sliding window some block attends through (given or the type's default), None for full attention."""
+    file leaves out whose type's default was taken; `ignored` the shape keys the type does not have; the fields
+    `window` and `full_layers` are the sliding window some blocks attend through and the blocks that do not."""
 
     model_type: str
     fields: dict[str, object]
     keys: dict[str, str]
     defaults: tuple[str, ...]
     ignored: tuple[str, ...]
-    window: int | None = None
-    more: tuple[str, ...] = ()  # other notes: the router's settings, a mixture of experts' layout
-
-    def refuse_window(self, longest_T: int) -> None:
-        """HFConfigError if the window binds at some T up to `longest_T` (a block keeps W − 1 tokens of K and V
-        and attends to W: from T = W on, the full attention this model builds would be wrong)."""
-        if self.window is None or self.window > longest_T:
-            return
-        W = self.window
-        source = (f"sliding_window={W:,}" if "sliding_window" not in self.defaults else
-                  f"sliding_window is not in the file, so {self.model_type}'s default applies, a window of {W:,} "
-                  f"tokens:")
-        raise HFConfigError(f"config.json: {source} each token attends to the last {W:,} only and the KV cache keeps "
-                            f"{W - 1:,} tokens per block, which this model does not build yet (write "
-                            f"\"sliding_window\": null for full attention)")
+    more: tuple[str, ...] = ()  # other notes: the router's settings, a mixture of experts' layout, the window
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -317,16 +307,46 @@ def read(doc: Mapping) -> Reading:
     layout = _moe_layout(fields, keys) if model_type in MOE_TYPES else ()
     _refuse_unmodelled(values, model_type, fields, keys)
     types, window = _blocks(values, model_type, fields["L"])
-    if "sliding_attention" in types and window is None:
-        raise HFConfigError("config.json: layer_types lists sliding_attention blocks but no window applies "
-                            "(sliding_window is null, or use_sliding_window false): transformers cannot build their "
-                            "cache; give the window or list full_attention")
-    window = window if "sliding_attention" in types or model_type in ("mistral", "mixtral") else None  # every mask
-    noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if window is not None else [])
+    windowing = _window(types, window, model_type, fields, keys, "sliding_window" in values["given"])
+    noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
     ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES.get(model_type, {})
                     and k not in EXTRAS[model_type] and k not in READ_BY_EVERY_TYPE)
-    return Reading(model_type, fields, keys, defaults, ignored, window, (*layout, *router))
+    return Reading(model_type, fields, keys, defaults, ignored, (*layout, *router, *windowing))
+
+
+# The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
+# whose module never windows attention (only transformers' cache reads their window).
+WINDOW_EVERY_BLOCK = ("mistral", "mixtral", "qwen3_moe")
+NO_WINDOWED_ATTENTION = ("gpt2", "llama")
+
+
+def _window(types: list[str], window: int | None, model_type: str, fields: dict, keys: dict[str, str],
+            given: bool) -> tuple[str, ...]:
+    """The window's fields (`window`, `full_layers`) set in `fields` from each block's attention (`_blocks`), and a
+    note naming them; HFConfigError where transformers' mask and cache disagree (see the module docstring)."""
+    sliding = [i for i, t in enumerate(types) if t == "sliding_attention"]
+    if sliding and window is None:
+        raise HFConfigError("config.json: layer_types lists sliding_attention blocks but no window applies "
+                            "(sliding_window is null, or use_sliding_window false): transformers cannot build their "
+                            "cache; give the window or list full_attention")
+    if model_type in WINDOW_EVERY_BLOCK and window is not None and len(sliding) < len(types):
+        raise HFConfigError(f"config.json: sliding_window={window:,} masks every block of {model_type}, but layer_types "
+                            f"lists full_attention blocks, whose cache transformers keeps whole: drop layer_types, or "
+                            f"write \"sliding_window\": null for full attention")
+    if not sliding:
+        return ()
+    if model_type in NO_WINDOWED_ATTENTION:
+        raise HFConfigError(f"config.json: sliding_window={window:,}: {model_type}'s attention never windows, but "
+                            f"transformers' cache would keep only {window - 1:,} tokens of the blocks layer_types calls "
+                            f"sliding; write \"sliding_window\": null (or list full_attention)")
+    full = tuple(i for i, t in enumerate(types) if t == "full_attention")
+    fields.update(window=window, full_layers=full)
+    keys["window"] = "sliding_window"
+    source = "sliding_window" if given else f"sliding_window (not in the file: {model_type}'s default)"
+    which = "every block" if not full else f"{len(sliding):,} of the {len(types):,} blocks (the others full attention)"
+    return (f"a sliding window W = {window:,} ({source}) on {which}: each query sees the last W keys, and a windowed "
+            f"block's KV cache keeps W − 1 = {window - 1:,} tokens after a prefill",)
 
 
 def _values(doc: Mapping, model_type: str) -> dict:

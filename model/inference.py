@@ -263,6 +263,10 @@ def infer(cfg: Config, setup: InferSetup | None = None) -> Inference:
     if cfg.moe:
         raise ValueError("serving figures are for dense models so far: a mixture of experts' decode step reads only "
                          "the routed experts' weights, not modelled yet: choose a dense preset or config.json")
+    if cfg.window is not None:
+        raise ValueError(f"serving figures are for full attention so far: a decode step of the {cfg.L_W:,} windowed "
+                         f"blocks reads only their W − 1 = {cfg.W - 1:,} cached tokens, not modelled yet (python -m "
+                         f"model --table kv prints the windowed cache)")
     if cfg.positions == "learned" and cfg.T >= cfg.T_max:
         raise ValueError(f"a decode step after T={cfg.T:,} cached tokens is at position {cfg.T:,}, beyond the learned "
                          f"position table W_pe's T_max={cfg.T_max:,} rows: lower T to at most {cfg.T_max - 1:,} "

@@ -153,8 +153,14 @@ SHAPE_HEADER = ["tensor", "shape", "concrete", "elements", "memory", "saved", "w
 SHAPES_TITLE = "One forward pass, shape by shape (activations at {dtype}):"
 MEMORY_TITLE = "Activation memory at {dtype}, L = {L} blocks (bytes):"
 BUDGET_TITLE = "Budget (FLOPs, not MACs; per token = per forward pass / (B·T)):"
-KV_TITLE = ("KV cache at {dtype} (inference keeps K and V of every block for every token so far; the modern recipe's "
-            "tables list it under activation memory too):")
+KV_TITLE = ("KV cache at {dtype} (inference keeps K and V of every block for every token so far{window}; the modern "
+            "recipe's tables list it under activation memory too):")
+KV_WINDOW = ", a windowed block for its last W − 1"  # KV_TITLE's words for a sliding window
+
+
+def kv_title(cfg: Config, dtype: str) -> str:
+    """The KV-cache table's title at `dtype` (`KV_TITLE`)."""
+    return KV_TITLE.format(dtype=dtype, window=KV_WINDOW if cfg.window is not None else "")
 MEMORY_NOTE = ("memory: new memory of each tensor (\"view\": shares an earlier tensor's storage, no new memory); "
                "saved: autograd keeps it for the backward pass")
 
@@ -180,7 +186,7 @@ def text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "a
     if table in ("budget", "all"):
         parts += ["", *paragraph(BUDGET_TITLE, width)] + line_table(b.lines, width=width)
     if table == "kv":
-        parts += ["", *paragraph(KV_TITLE.format(dtype=dtype), width)]
+        parts += ["", *paragraph(kv_title(cfg, dtype), width)]
         parts += line_table(tuple(kv_cache_lines(cfg, dtype)), width=width)
     return "\n".join([*parts, "", *footer(cfg, width)]) + "\n"
 
@@ -206,7 +212,7 @@ def markdown(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str 
     if table in ("budget", "all"):
         out += _markdown_lines(b.lines)
     if table == "kv":
-        out += [KV_TITLE.format(dtype=dtype), ""] + _markdown_lines(tuple(kv_cache_lines(cfg, dtype)))
+        out += [kv_title(cfg, dtype), ""] + _markdown_lines(tuple(kv_cache_lines(cfg, dtype)))
     return "\n".join(out)
 
 

@@ -137,6 +137,13 @@ LSE_SHAPE = RECIPE_NOTATION["attn.lse"][0]
 FUSED_ATTN_V = ("(B, h, T, d_head)",
                 "fused attention: softmax(q kᵀ / √d_head, causal) @ v in one kernel, no (T, T) scores")
 _RMS_ROWS = {"ln_1", "ln_2", "ln_f"}  # their RECIPE_NOTATION label names RMSNorm
+# A sliding window's forms (`Config.window`): the traced block is a windowed one (`model.config.one_of_each`).
+WINDOW_MASKED = ("(B, h, T, T)", "window mask: −inf above the diagonal and W or more keys back, a band of W "
+                 "(the full (T, T) scores are still computed)")
+WINDOW_NOTATION: dict[str, tuple[str, str]] = {
+    "window_mask": ("(T, T)", "the band of W keys: 0 where a query sees a key, −inf elsewhere (made once per pass, "
+                    "every windowed block's fused kernel takes it and keeps it for backward)"),
+}
 
 
 def notation(cfg: Config) -> dict[str, tuple[str, str]]:
@@ -149,6 +156,11 @@ def notation(cfg: Config) -> dict[str, tuple[str, str]]:
         out.update(MOE_NOTATION)
     if cfg.attention == "fused":
         out["attn.attn_v"] = FUSED_ATTN_V
+    if cfg.window is not None:
+        out.update(WINDOW_NOTATION, **{"attn.masked": WINDOW_MASKED})
+        if cfg.attention == "fused":
+            out["attn.attn_v"] = (FUSED_ATTN_V[0], "fused attention: softmax(q kᵀ / √d_head + the band of W) @ v in "
+                                  "one kernel, no (T, T) scores")
     if cfg.head_dim is not None:  # d_head set apart: the heads' width h·d_head need not be d
         out["attn.qkv"] = ("(B, T, (h + 2h_kv)·d_head)", out["attn.qkv"][1])
         out["attn.merged"] = ("(B, T, h·d_head)", "heads merged back")

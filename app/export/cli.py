@@ -69,6 +69,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if cfg.moe:  # the exported page's MLP choice comes later: a dense page would mislabel it
         parser.error(f"this is a mixture of experts (E = {cfg.E:,}, k = {cfg.k:,}), which the exported page does not "
                      f"show yet: python -m model prints its tables")
+    if cfg.window is not None:  # the exported page's cards have no window: they would show full attention's cache
+        parser.error(f"this model attends through a sliding window (W = {cfg.W:,} on {cfg.L_W:,} of {cfg.L:,} blocks), "
+                     f"which the exported page does not show yet: python -m model prints its tables")
     text = render_html(cfg, args.dtype, args.title, setup)
     try:
         write_page(path, text)
