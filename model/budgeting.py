@@ -57,7 +57,7 @@ def params_attn_block(cfg: Config) -> int:
 
 def _mlp_matrices(cfg: Config) -> int:
     """GELU has two matrices (d, d_ff) and (d_ff, d); SwiGLU three: W_gate, W_up and W_down."""
-    return 3 if cfg.mlp == "swiglu" else 2
+    return 3 if cfg.glu else 2
 
 
 def params_mlp_block(cfg: Config) -> int:
@@ -109,9 +109,15 @@ def _norm_params(cfg: Config) -> int:
     return 2 * cfg.d if cfg.norm_bias else cfg.d
 
 
+def norms_per_block(cfg: Config) -> int:
+    """Norms over d in each block: 2, or 4 with Gemma's sandwich norms (`post_norms`)."""
+    return 4 if cfg.post_norms else 2
+
+
 def params_norms(cfg: Config) -> int:
-    """Norms over d, 2 per block plus the final one: (2L + 1) norms (GPT-2: gain and bias, (2L + 1)·2d)."""
-    return (2 * cfg.L + 1) * _norm_params(cfg)
+    """Norms over d, 2 per block (4 with `post_norms`) plus the final one: (2L + 1) norms (GPT-2: gain and bias,
+    (2L + 1)·2d)."""
+    return (norms_per_block(cfg) * cfg.L + 1) * _norm_params(cfg)
 
 
 def params_head(cfg: Config) -> int:
@@ -287,7 +293,7 @@ def _terms(*terms: str) -> str:
 def _recipe_formulas(cfg: Config) -> dict[str, str]:
     """Each parameter part of any recipe in lesson notation (the budget's `recipe_lines`), and the measured FLOPs'
     parts: per kind of block, its matmul FLOPs per token besides attention's ("dense_flops", "moe_flops")."""
-    swiglu = cfg.mlp == "swiglu"
+    swiglu = cfg.glu  # SwiGLU or GeGLU: three matrices
     m = "3" if swiglu else "2"  # matrices of an MLP (and of an expert)
     norm = "2d" if cfg.norm_bias else "d"
     attn_w, mlp_w = "2(h + h_kv)·d_head·d", f"{m}d·d_ff"
@@ -297,9 +303,10 @@ def _recipe_formulas(cfg: Config) -> dict[str, str]:
     emb = "(V + T_max)·d" if cfg.positions == "learned" else "V·d"
     head = "" if cfg.tie else "V·d"
     attn, mlp = _terms(attn_w, attn_extra), _terms(mlp_w, mlp_extra)
-    block_norms = "2d" if norm == "d" else "4d"  # two norms per block
+    n_norms = norms_per_block(cfg)  # per block: 2, or 4 with sandwich norms
+    block_norms = f"{n_norms}d" if norm == "d" else f"{2 * n_norms}d"
     two = "6" if swiglu else "4"  # 2 FLOPs per multiply-add, per matrix
-    out = {"emb": emb, "attn": attn, "mlp": mlp, "norms": f"(2L + 1)·{norm}", "head": head or "0",
+    out = {"emb": emb, "attn": attn, "mlp": mlp, "norms": f"({n_norms}L + 1)·{norm}", "head": head or "0",
            "attn_flops": "4(h + h_kv)·d_head·d", "dense_flops": f"{two}d·d_ff"}
     if not cfg.moe:
         return {**out, "blocks": f"L·({attn} + {mlp})",
@@ -368,7 +375,8 @@ def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
     N, measured = f["N"], b.flops_fwd_measured_per_token
     norm = "RMSNorms: a gain" if cfg.norm == "rmsnorm" else (
         "LayerNorms: a gain and a bias" if cfg.norm_bias else "LayerNorms: a gain (no bias)")
-    mlp = ("SwiGLU MLP, one block: W_gate, W_up (d, d_ff) and W_down (d_ff, d)" if cfg.mlp == "swiglu" else
+    glu = {"swiglu": "SwiGLU", "geglu": "GeGLU"}.get(cfg.mlp)
+    mlp = (f"{glu} MLP, one block: W_gate, W_up (d, d_ff) and W_down (d_ff, d)" if glu else
            "MLP, one block: (d, d_ff) and (d_ff, d)") + (" and their biases" if cfg.mlp_bias else "")
     attn = ("attention, one block: W_qkv (d, (h + 2h_kv)·d_head), W_o (h·d_head, d)"
             + (" and their biases" if cfg.proj_bias else " and q, k, v biases" if cfg.qkv_bias else "")
@@ -402,7 +410,8 @@ def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
         Line("params/blocks", "attention + MLP of all L blocks" + (" (dense or MoE)" if cfg.moe else ""), f["blocks"],
              b.params_blocks, "params"),
         *moe.get("parts", ()),
-        Line("params/norms", f"{norm}, 2 per block and a final one", f["norms"], b.params_norms, "params"),
+        Line("params/norms", f"{norm}, {norms_per_block(cfg)} per block and a final one", f["norms"], b.params_norms,
+             "params"),
         head,
         Line("params/exact", f"N: every parameter, as the module counts it{every}", N, b.params_exact, "params"),
         *moe.get("active", ()),

@@ -9,7 +9,7 @@ Changes interact (SwiGLU's count uses d_ff, q, k and v biases scale with h_kv, .
 time from the twin in one fixed order, `ORDER`:
 
     d_head set apart → RMSNorm → biases → RoPE → MLP (SwiGLU, d_ff) → K/V heads h_kv → QK-norm → fused
-    attention → mixture of experts → sliding window
+    attention → mixture of experts → Gemma's extras → sliding window
 
 and each figure of a change is the real count after it minus the real count before it: parameters of the real
 module and forward FLOPs per token from its pass (`model.budgeting.budget`), the KV cache per token
@@ -42,7 +42,7 @@ from fractions import Fraction
 from dataclasses import dataclass, replace
 
 from .budgeting import budget
-from .config import MOE_FIELDS, WINDOW_FIELDS, Config
+from .config import GEMMA_FIELDS, MOE_FIELDS, WINDOW_FIELDS, Config
 from .figures import Line, check_lines
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
 from .memory import kv_cache_lines
@@ -62,6 +62,7 @@ ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config field
     ("qk_norm", ("qk_norm",)),
     ("attention", ("attention",)),
     ("moe", MOE_FIELDS),
+    ("gemma", GEMMA_FIELDS),
     ("window", WINDOW_FIELDS),
 )
 ORDER_NOTE = ("Changes interact, so they are applied one at a time from the GPT-2 twin in this order: d_head set "
@@ -146,6 +147,7 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "bias/mlp": "biases on the MLP's matrices only (mlp_bias in Llama)",
     "positions": "RoPE instead of the learned table W_pe: q and k rotated by position, no parameters",
     "mlp/swiglu": "SwiGLU at d_ff = {d_ff}: three matrices, 3·d·d_ff, where GELU at 4d held 8d²",
+    "mlp/geglu": "GeGLU at d_ff = {d_ff}: three matrices, 3·d·d_ff, where GELU at 4d held 8d² (Gemma's GELU(x W_gate) · x W_up)",
     "mlp/gelu": "GELU at d_ff = {d_ff} instead of 4d = {four_d}",
     "h_kv/mqa": ("multi-query attention: h_kv = 1 K/V head for h = {h} query heads: K, V, W_k and W_v shrink by "
                  "h/h_kv = {group}"),
@@ -162,6 +164,9 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
             "experts' parameters; the KV cache is unchanged"),
     "moe/mixed": ("mixture of experts in L_moe = {L_moe} of the L = {L} blocks: E = {E} experts of d_expert = {d_expert}, "
                   "k = {k} per token, in place of their dense MLP of width d_ff = {d_ff}; the KV cache is unchanged"),
+    "gemma": ("Gemma's extras: sandwich norms (an RMSNorm on attention's and the MLP's output, 2d more per block), "
+              "the token rows times √d, 1/√query_pre_attn_scalar and the soft-caps: values, but the norms and the "
+              "soft-caps are tensors of the pass"),
     "window": ("a sliding window of W = {W} keys on L_W = {L_W} of the L = {L} blocks: the same parameters and "
                "measured FLOPs (the (T, T) scores are still computed, then masked to a band), and each windowed block's "
                "KV cache stops growing at W − 1 = {W_kept} tokens"),
@@ -221,7 +226,8 @@ def _title(key: str, cfg: Config) -> str:
 
 SHORT = {"twin": "GPT-2 twin", "d_head": "d_head apart", "norm": "RMSNorm", "bias": "biases", "positions": "RoPE",
          "mlp": "MLP", "h_kv": "K/V heads", "qk_norm": "QK-norm", "attention": "fused attention",
-         "moe": "mixture of experts", "window": "sliding window", "total": "all changes", "this": "this model"}
+         "moe": "mixture of experts", "gemma": "Gemma's extras",
+         "window": "sliding window", "total": "all changes", "this": "this model"}
 
 
 def _states(cfg: Config, base: Config) -> list[tuple[str, Config]]:

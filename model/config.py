@@ -57,7 +57,7 @@ BOUNDS: dict[str, tuple[int, int]] = {
     "d": (1, 32_768),
     "h": (1, 32_768),
     "L": (1, 1_024),
-    "V": (1, 262_144),
+    "V": (1, 524_288),  # Gemma 3 27B: 262,208
     "T_max": (1, 16_777_216),  # 2²⁴: with RoPE a context, not a table (Llama 4 Scout's config sets 10,485,760)
     "d_ff": (1, 262_144),
     "h_kv": (1, 32_768),
@@ -114,12 +114,15 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "bias": ("all", "none", "qkv", "attn", "mlp"),
     "attention": ("eager", "fused"),
 }
+# The switches a Config takes beyond the pages' menus (`CHOICES`): Gemma's GeGLU.
+MODEL_CHOICES: dict[str, tuple[str, ...]] = {**CHOICES, "mlp": (*CHOICES["mlp"], "geglu")}
 # The optional whole-number fields and the symbol (and BOUNDS key) each one sets.
 OPTIONAL_SYMBOLS: dict[str, str] = {"ff_dim": "d_ff", "kv_heads": "h_kv", "head_dim": "d_head"}
 RECIPE_DOCS: dict[str, str] = {
     "norm": "normalisation: layernorm (gain and bias) or rmsnorm (gain only, no mean subtracted)",
     "positions": "positions: learned (the table W_pe) or rope (q and k rotated by position; no parameters)",
-    "mlp": "MLP: gelu (d → d_ff → d) or swiglu (SiLU(x W_gate) · x W_up, then W_down)",
+    "mlp": "MLP: gelu (d → d_ff → d), swiglu (SiLU(x W_gate) · x W_up, then W_down) or geglu (GELU(x W_gate) · x W_up, "
+           "then W_down: Gemma's)",
     "ff_dim": FIELD_DOCS["d_ff"],
     "kv_heads": FIELD_DOCS["h_kv"],
     "head_dim": FIELD_DOCS["d_head"],
@@ -179,8 +182,8 @@ def swiglu_width(d: int) -> int:
 
 
 def _choice(name: str, value: object) -> None:
-    if value not in CHOICES[name]:
-        raise ValueError(f"{name} must be one of {', '.join(CHOICES[name])} ({RECIPE_DOCS[name]}), got {value!r}")
+    if value not in MODEL_CHOICES[name]:
+        raise ValueError(f"{name} must be one of {', '.join(MODEL_CHOICES[name])} ({RECIPE_DOCS[name]}), got {value!r}")
 
 
 def _bool(name: str, value: object) -> None:
@@ -224,6 +227,11 @@ class Config:
     moe_step: int = 1
     dense_first: int = 0
     dense_layers: tuple[int, ...] = ()
+    post_norms: bool = False
+    embed_scale: bool = False
+    query_scale: int | None = None
+    attn_softcap: float | None = None
+    final_softcap: float | None = None
     window: int | None = None
     full_layers: tuple[int, ...] = ()
 
@@ -258,9 +266,11 @@ class Config:
                 f"and cannot extrapolate to later positions; lower T to at most {self.T_max:,} or raise T_max"
             )
         _check_moe(self)
+        _check_gemma(self)
         _check_window(self)
         for name, default in (("kv_heads", self.h), ("head_dim", self.d // self.h if self.d % self.h == 0 else None),
-                              ("ff_dim", self._default_ff()), ("shared_dim", self.expert_dim)):
+                              ("ff_dim", self._default_ff()), ("shared_dim", self.expert_dim),
+                              ("query_scale", self.d_head)):
             if getattr(self, name) == default:  # one model, one Config: the default written out is the default
                 object.__setattr__(self, name, None)
         if self.moe and "dense" not in self.block_kinds:  # no dense MLP anywhere: d_ff is no part of the model
@@ -268,6 +278,16 @@ class Config:
 
     def _default_ff(self) -> int:
         return 4 * self.d if self.mlp == "gelu" else swiglu_width(self.d)
+
+    @property
+    def glu(self) -> bool:
+        """The MLP is gated, three matrices (SwiGLU or GeGLU): act(x W_gate) · (x W_up), then W_down."""
+        return self.mlp in ("swiglu", "geglu")
+
+    @property
+    def gemma(self) -> bool:
+        """Some field of Gemma's extras (`GEMMA_FIELDS`, GeGLU included) is set."""
+        return self.mlp == "geglu" or any(getattr(self, f) != GEMMA_DEFAULTS[f] for f in GEMMA_FIELDS)
 
     @property
     def d_head(self) -> int:
@@ -281,7 +301,7 @@ class Config:
 
     @property
     def d_ff(self) -> int:
-        """The MLP's hidden width: `ff_dim`, or 4d (GELU) / `swiglu_width(d)` (SwiGLU)."""
+        """The MLP's hidden width: `ff_dim`, or 4d (GELU) / `swiglu_width(d)` (SwiGLU, GeGLU)."""
         return self._default_ff() if self.ff_dim is None else self.ff_dim
 
     @property
@@ -376,7 +396,8 @@ class Config:
     @property
     def gpt2_recipe(self) -> bool:
         """True when every recipe field is GPT-2's (the lesson's 2019 block; its tables print as the lesson does)."""
-        return all(getattr(self, f) == DEFAULTS[f] for f in RECIPE_FIELDS) and not self.moe and self.window is None
+        return all(getattr(self, f) == DEFAULTS[f] for f in RECIPE_FIELDS) and not self.moe and self.window is None \
+            and not self.gemma
 
     @property
     def beyond_context(self) -> bool:
@@ -391,7 +412,7 @@ class Config:
     def recipe(self) -> dict[str, object]:
         """The recipe fields, the mixture of experts' and the window's, and their values (None: the default, see the
         properties)."""
-        return {f: getattr(self, f) for f in (*RECIPE_FIELDS, *MOE_FIELDS, *WINDOW_FIELDS)}
+        return {f: getattr(self, f) for f in (*RECIPE_FIELDS, *MOE_FIELDS, *GEMMA_FIELDS, *WINDOW_FIELDS)}
 
     def symbols(self) -> dict[str, int]:
         """The lesson's symbols and their values, for evaluating symbolic shapes and formulas.
@@ -422,14 +443,25 @@ RECIPE_FIELDS: tuple[str, ...] = ("norm", "positions", "mlp", "ff_dim", "kv_head
 # The mixture of experts (the live page's MLP choice; the exported page's are dense: `model.families.PAGE_PRESETS`)
 MOE_FIELDS: tuple[str, ...] = ("experts", "top_k", "expert_dim", "shared_experts", "shared_dim", "shared_gate",
                                "moe_step", "dense_first", "dense_layers")
+GEMMA_FIELDS: tuple[str, ...] = ("post_norms", "embed_scale", "query_scale", "attn_softcap", "final_softcap")
 WINDOW_FIELDS: tuple[str, ...] = ("window", "full_layers")  # sliding windows (no page shows them yet)
-ALL_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS + MOE_FIELDS + WINDOW_FIELDS  # every field of Config, in order
+# every field of Config, in order
+ALL_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS + MOE_FIELDS + GEMMA_FIELDS + WINDOW_FIELDS
 PAGE_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS  # the fields the exported page sets (no MoE choice yet)
 DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in RECIPE_FIELDS}
 MOE_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in MOE_FIELDS}
 if ALL_FIELDS != tuple(f.name for f in fields(Config)):
-    raise RuntimeError("model.config: FIELDS + RECIPE_FIELDS + MOE_FIELDS + WINDOW_FIELDS must list every field of "
-                       "Config in order")
+    raise RuntimeError("model.config: FIELDS + RECIPE_FIELDS + MOE_FIELDS + GEMMA_FIELDS + WINDOW_FIELDS must list "
+                       "every field of Config in order")
+GEMMA_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in GEMMA_FIELDS}
+GEMMA_DOCS: dict[str, str] = {
+    "post_norms": "sandwich norms: an RMSNorm on attention's and on the MLP's output before each residual add",
+    "embed_scale": "the token rows times √d (Gemma's embedding scale; a value only)",
+    "query_scale": "query_pre_attn_scalar: scores scaled by 1/√query_scale instead of 1/√d_head (a value only)",
+    "attn_softcap": "soft-cap c of the scores, c·tanh(scores / c) (eager attention only)",
+    "final_softcap": "soft-cap c of the logits, c·tanh(logits / c)",
+}
+QUERY_SCALE_MAX = 1 << 20
 
 
 def _check_moe(cfg: Config) -> None:
@@ -480,6 +512,26 @@ def _check_moe(cfg: Config) -> None:
         raise ValueError(f"no block is a mixture of experts (L={cfg.L:,}, dense_first={cfg.dense_first:,}, "
                          f"moe_step={cfg.moe_step:,}, dense_layers={list(cfg.dense_layers)}): lower dense_first, "
                          f"moe_step or dense_layers, or drop experts for a dense model")
+
+
+def _check_gemma(cfg: Config) -> None:
+    """Gemma's extras, validated (ValueError naming the problem and the fix)."""
+    _bool("post_norms", cfg.post_norms)
+    _bool("embed_scale", cfg.embed_scale)
+    q = cfg.query_scale
+    if q is not None and (isinstance(q, bool) or not isinstance(q, numbers.Integral) or not 1 <= q <= QUERY_SCALE_MAX):
+        raise ValueError(f"query_scale must be a whole number from 1 to {QUERY_SCALE_MAX:,} ({GEMMA_DOCS['query_scale']}), "
+                         f"got {q!r}")
+    for name in ("attn_softcap", "final_softcap"):
+        c = getattr(cfg, name)
+        if c is not None and (isinstance(c, bool) or not isinstance(c, numbers.Real) or not 0 < c < 1e6):
+            raise ValueError(f"{name} must be a number above 0 and below 1,000,000 ({GEMMA_DOCS[name]}), got {c!r}")
+    if cfg.mlp == "geglu" and cfg.experts is not None:
+        raise ValueError("mlp=geglu with experts: GeGLU experts are not modelled (Gemma's MLP is dense); choose swiglu "
+                         "or gelu experts, or drop experts")
+    if cfg.attn_softcap is not None and cfg.attention == "fused":
+        raise ValueError(f"attn_softcap={cfg.attn_softcap:g} soft-caps the scores, which a fused kernel never makes: set "
+                         f"attention to eager, or drop attn_softcap")
 
 
 def _check_window(cfg: Config) -> None:
@@ -614,20 +666,33 @@ PRESETS.update({
 })
 
 
+# Published models whose recipe only the command line and the API show so far (a sliding window, Gemma's extras): the
+# pages list PRESETS. Each from its config.json in shared/data/configs (tests read it and assert its parameters).
+TABLE_PRESETS: dict[str, Config] = {
+    "gemma-3-1b": _modern(26, 1152, 4, 1, 6_912, 262_144, 32_768, tie=True, head_dim=256, qk_norm=True, mlp="geglu",
+                          post_norms=True, embed_scale=True, window=512, full_layers=tuple(range(5, 26, 6))),
+    "gemma-3-27b": _modern(62, 5376, 32, 16, 21_504, 262_208, 131_072, tie=True, head_dim=128, qk_norm=True, mlp="geglu",
+                           post_norms=True, embed_scale=True, query_scale=168, window=1_024,
+                           full_layers=tuple(range(5, 62, 6))),  # the text model (the published 27B adds vision)
+}
+ALL_PRESETS: dict[str, Config] = {**PRESETS, **TABLE_PRESETS}  # what --preset takes
+
+
 def config_dict(cfg: Config) -> dict[str, object]:
     """The fields and derived symbols, for JSON: GPT-2's recipe as the lesson's eight fields and d_head (as the
     lesson's files have always had them); any other recipe adds its fields and the values in use of h_kv, d_ff; a
-    mixture of experts its fields, symbols and block kinds; a window its fields, W, L_W, T_W and each block's
+    mixture of experts its fields, symbols and block kinds; Gemma's extras their fields; a window its fields, W, L_W, T_W and each block's
     attention (`attn_kinds`)."""
     if cfg.gpt2_recipe:
         return {**{f: getattr(cfg, f) for f in FIELDS}, "d_head": cfg.d_head}
     window = ({"window": cfg.window, "full_layers": list(cfg.full_layers), "W": cfg.W, "L_W": cfg.L_W, "T_W": cfg.T_W,
                "attn_kinds": list(cfg.attn_kinds)} if cfg.window is not None else {})
+    gemma = {f: getattr(cfg, f) for f in GEMMA_FIELDS} if cfg.gemma else {}
     if not cfg.moe:
         return {**{f: getattr(cfg, f) for f in FIELDS + RECIPE_FIELDS}, "d_head": cfg.d_head, "h_kv": cfg.h_kv,
-                "d_ff": cfg.d_ff, **window}
+                "d_ff": cfg.d_ff, **gemma, **window}
     return {**{f: getattr(cfg, f) for f in FIELDS + RECIPE_FIELDS + MOE_FIELDS}, "dense_layers": list(cfg.dense_layers),
-            **cfg.symbols(), "block_kinds": list(cfg.block_kinds), **window}
+            **cfg.symbols(), "block_kinds": list(cfg.block_kinds), **gemma, **window}
 
 
 # --- a Hugging Face config.json, read in (model.hf reads it as transformers does; the bounds are checked here) ------
@@ -668,13 +733,18 @@ def read_hf(doc: Mapping, B: int = 8, T: int | None = None) -> HFModel:
                                 f"({FIELD_DOCS.get(symbol) or MOE_DOCS[symbol]}) must be from {lo:,} to {hi:,}")
     T_max, T_given = fields["T_max"], T
     T = min(T_max, HF_T) if T is None else T
+    notes = list(reading.notes)
+    attention = HF_ATTENTION
+    if fields.get("attn_softcap") is not None:  # transformers runs Gemma 2 eager: sdpa cannot soft-cap its scores
+        attention = "eager"
+        notes.append(f"eager attention: the scores are soft-capped ({keys['attn_softcap']} = "
+                     f"{fields['attn_softcap']:g}), which a fused kernel cannot do (transformers runs this model eager)")
     try:
-        cfg = Config(B=B, T=T, attention=HF_ATTENTION, **fields)
+        cfg = Config(B=B, T=T, attention=attention, **fields)
     except ValueError as e:  # a rule between fields (h must divide d, ...): name their keys too
         named = [f"{symbol} = {key}" for symbol, key in _symbol_keys(keys).items() if re.search(rf"\b{symbol}=", str(e))]
         where = f" (config.json: {', '.join(named)})" if named else ""
         raise HFConfigError(f"config.json: {e}{where}") from None
-    notes = list(reading.notes)
     if cfg.T < T_max:
         chosen = "T set to" if T_given is None else "T ="
         notes.append(f"{chosen} {cfg.T:,} of the {T_max:,}-token context (T_max, from {keys['T_max']})")
@@ -689,5 +759,5 @@ def _symbol_keys(keys: Mapping[str, str]) -> dict[str, str]:
 
 def from_hf(doc: Mapping, B: int = 8, T: int | None = None) -> Config:
     """The `Config` of a parsed Hugging Face config.json of model type gpt2, llama, mistral, qwen2, qwen3, mixtral,
-    qwen2_moe or qwen3_moe (`read_hf`, without its notes). Nothing is fetched."""
+    qwen2_moe, qwen3_moe, gemma2 or gemma3_text (`read_hf`, without its notes). Nothing is fetched."""
     return read_hf(doc, B, T).config

@@ -75,7 +75,8 @@ class Rotary(nn.Module):
 
 
 def fused_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True,
-                    mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+                    mask: torch.Tensor | None = None, scale: float | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Causal attention in one kernel, softmax(q kᵀ / √d_head + causal mask) @ v, without the (B, h, T, T) scores.
 
     q (B, h, T, d_head); k and v (B, h_kv, T, d_head), each K/V head serving h/h_kv query heads without a copy.
@@ -145,6 +146,9 @@ class CausalSelfAttention(nn.Module):
         super().__init__()
         self.h, self.h_kv, self.d_head = cfg.h, cfg.h_kv, cfg.d_head
         self.window = window
+        self.root = math.sqrt(cfg.d_head if cfg.query_scale is None else cfg.query_scale)  # scores / √d_head; Gemma √256
+        self.scale = None if cfg.query_scale is None else 1 / self.root  # the fused kernel's, where set apart
+        self.softcap = cfg.attn_softcap
         width = (cfg.h + 2 * cfg.h_kv) * cfg.d_head
         self.qkv = nn.Linear(cfg.d, width, bias=cfg.qkv_bias)  # W_qkv: (d, (h + 2h_kv)·d_head); GPT-2: (d, 3d)
         self.proj = nn.Linear(cfg.h * cfg.d_head, cfg.d, bias=cfg.proj_bias)  # W_o: (h·d_head, d)
@@ -153,6 +157,7 @@ class CausalSelfAttention(nn.Module):
         self.rope = cfg.positions == "rope"
         self.fused = cfg.attention == "fused"
         attention = ["attn_v", "lse"] if self.fused else ["scores", "masked", "attn", "attn_v"]
+        attention += ["capped"] if self.softcap is not None else []
         names = ["q", "k", "v", *attention, "merged"]
         names += ["q_rot", "k_rot"] if self.rope else []
         names += ["k_heads", "v_heads"] if self.h_kv != self.h and not self.fused else []
@@ -188,7 +193,8 @@ class CausalSelfAttention(nn.Module):
         S = k.shape[2]  # keys: T, or T_c + 1 in a decode step
         if self.fused:  # one kernel: k and v at h_kv heads, no (B, h, T, T) tensor
             windowed = self.window is not None and past is None
-            y, lse = fused_attention(q, k, v, causal=past is None, mask=band if windowed else None)  # (B, h, T, d_head)
+            y, lse = fused_attention(q, k, v, causal=past is None, mask=band if windowed else None,
+                                     scale=self.scale)  # (B, h, T, d_head), (B, h, T) fp32
             y = self.attn_v(y)
             if lse is not None:
                 self.lse(lse)
@@ -196,7 +202,9 @@ class CausalSelfAttention(nn.Module):
             if h_kv != h:  # each K/V head serves h/h_kv query heads: a view when h_kv = 1, else a copy
                 k = self.k_heads(k[:, :, None].expand(B, h_kv, h // h_kv, S, d_head).reshape(B, h, S, d_head))
                 v = self.v_heads(v[:, :, None].expand(B, h_kv, h // h_kv, S, d_head).reshape(B, h, S, d_head))
-            scores = self.scores(q @ k.transpose(-2, -1) / math.sqrt(d_head))  # (B, h, T, T); decode (B, h, 1, S)
+            scores = self.scores(q @ k.transpose(-2, -1) / self.root)  # (B, h, T, T); decode (B, h, 1, S)
+            if self.softcap is not None:  # Gemma 2: c·tanh(scores / c)
+                scores = self.capped(torch.tanh(scores / self.softcap) * self.softcap)
             hidden = hidden_keys(T, S, self.window if past is None else None, x.device)  # causal, or a band of W
             masked = self.masked(scores.masked_fill(hidden, float("-inf")))  # (B, h, T, T)
             attn = self.attn(F.softmax(masked, dim=-1))  # (B, h, T, T), rows sum to 1
@@ -206,7 +214,8 @@ class CausalSelfAttention(nn.Module):
 
 
 class MLP(nn.Module):
-    """GELU: d -> d_ff -> d (tanh approximation, as GPT-2; d_ff = 4d). SwiGLU: SiLU(x W_gate) · (x W_up), then W_down.
+    """GELU: d -> d_ff -> d (tanh approximation, as GPT-2; d_ff = 4d). SwiGLU: SiLU(x W_gate) · (x W_up), then W_down;
+    GeGLU (Gemma) the same with GELU's tanh approximation in SiLU's place.
 
     `width` (default d_ff) and `bias` (default the recipe's MLP biases) serve the shared experts of a mixture of
     experts, one MLP of width E_shared·d_shared without biases."""
@@ -215,11 +224,14 @@ class MLP(nn.Module):
         super().__init__()
         width = cfg.d_ff if width is None else width
         bias = cfg.mlp_bias if bias is None else bias
-        self.swiglu = cfg.mlp == "swiglu"
-        if self.swiglu:
+        self.glu = cfg.glu
+        if self.glu:
             self.gate = nn.Linear(cfg.d, width, bias=bias)  # W_gate: (d, d_ff)
             self.up = nn.Linear(cfg.d, width, bias=bias)  # W_up: (d, d_ff)
-            self.silu = nn.SiLU()
+            if cfg.mlp == "geglu":  # Gemma's GeGLU: GELU (tanh approximation) in SiLU's place
+                self.gelu = nn.GELU(approximate="tanh")
+            else:
+                self.silu = nn.SiLU()
             self.gated = Tap()
         else:
             self.fc = nn.Linear(cfg.d, width, bias=bias)  # (d, d_ff) + bias
@@ -227,9 +239,10 @@ class MLP(nn.Module):
         self.proj = nn.Linear(width, cfg.d, bias=bias)  # (d_ff, d) + bias; W_down in SwiGLU
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.swiglu:
+        if self.glu:
             gate, up = self.gate(x), self.up(x)  # (B, T, d_ff) each
-            return self.proj(self.gated(self.silu(gate) * up))  # (B, T, d_ff) -> (B, T, d)
+            act = self.gelu if hasattr(self, "gelu") else self.silu
+            return self.proj(self.gated(act(gate) * up))  # (B, T, d_ff) -> (B, T, d)
         return self.proj(self.gelu(self.fc(x)))
 
 
@@ -317,7 +330,8 @@ class MoE(nn.Module):
 
 
 class Block(nn.Module):
-    """Pre-norm block: x = x + Attn(norm(x)); x = x + MLP(norm(x)), the MLP dense (`mlp`) or a mixture of experts
+    """Pre-norm block: x = x + Attn(norm(x)); x = x + MLP(norm(x)) (with `post_norms`, Gemma's sandwich: x = x +
+    norm(Attn(norm(x))); x = x + norm(MLP(norm(x)))), the MLP dense (`mlp`) or a mixture of experts
     (`moe`) as `kind` says ("dense" or "moe", `Config.block_kinds`), attention through a window of `window` keys or
     full (`Config.attn_kinds`). Maps (B, T, d) to (B, T, d)."""
 
@@ -326,6 +340,8 @@ class Block(nn.Module):
         self.kind = kind
         self.ln_1 = norm(cfg, cfg.d)
         self.attn = CausalSelfAttention(cfg, window)
+        if cfg.post_norms:  # Gemma's sandwich: post_attention_layernorm, post_feedforward_layernorm
+            self.post_ln_1, self.post_ln_2 = norm(cfg, cfg.d), norm(cfg, cfg.d)
         self.resid_1 = Tap()
         self.ln_2 = norm(cfg, cfg.d)
         if kind == "moe":
@@ -342,8 +358,13 @@ class Block(nn.Module):
     def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None,
                 past: tuple[torch.Tensor, torch.Tensor] | None = None,
                 band: torch.Tensor | None = None) -> torch.Tensor:
-        x = self.resid_1(x + self.attn(self.ln_1(x), rope, past, band))
-        return self.resid_2(x + self.ffn(self.ln_2(x)))
+        x = self.resid_1(x + self._post(self.attn(self.ln_1(x), rope, past, band), "post_ln_1"))
+        return self.resid_2(x + self._post(self.ffn(self.ln_2(x)), "post_ln_2"))
+
+    def _post(self, y: torch.Tensor, name: str) -> torch.Tensor:
+        """y through the sandwich norm `name` where the block has it (no local holds y: the peak's lifetimes stay
+        the lesson block's)."""
+        return getattr(self, name)(y) if hasattr(self, name) else y
 
 
 def _init_weights(module: nn.Module) -> None:
@@ -391,6 +412,10 @@ class GPT(nn.Module):
         self.head = nn.Linear(cfg.d, cfg.V, bias=False)
         if cfg.tie:
             self.head.weight = self.wte.weight
+        if cfg.embed_scale:
+            self.scaled = Tap()
+        if cfg.final_softcap is not None:
+            self.capped = Tap()
         self.loss = Tap()
         self._rope: tuple[torch.Tensor, torch.Tensor] | None = None
         if self.wte.weight.device.type != "meta":  # meta modules (tracing) need no values
@@ -401,6 +426,8 @@ class GPT(nn.Module):
         `start`: the position of idx's first token (a decode step's new token comes after `start` cached ones)."""
         T = idx.shape[1]
         tok = self.wte(idx)  # (B, T, d)
+        if self.cfg.embed_scale:  # Gemma: tok · √d, the scale at the table's dtype (as transformers casts it)
+            tok = self.scaled(tok * torch.tensor(math.sqrt(self.cfg.d), dtype=tok.dtype))
         if hasattr(self, "window_mask") and start == 0:  # a prefill: the windowed blocks' band, made once
             self._band = self.window_mask(band_mask(T, self.cfg.window, idx.device, tok.dtype))  # (T, T)
         if self.cfg.positions == "rope":
@@ -419,13 +446,19 @@ class GPT(nn.Module):
             return self.blocks[i](x)
         return self.blocks[i](x, self._rope, past, self._band)
 
+    def output(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, T, d) -> logits (B, T, V): final norm and head, soft-capped c·tanh(logits / c) with `final_softcap`."""
+        logits = self.head(self.ln_f(x))
+        c = self.cfg.final_softcap
+        return logits if c is None else self.capped(torch.tanh(logits / c) * c)
+
     def logits_and_loss(self, x: torch.Tensor, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(B, T, d) -> logits (B, T, V) and the next-token loss.
 
         Loss: mean cross-entropy of logits[:, :-1] against idx[:, 1:] (position t predicts token t+1);
         None when T = 1, where there is no next token to predict.
         """
-        logits = self.head(self.ln_f(x))  # (B, T, V)
+        logits = self.output(x)  # (B, T, V)
         if idx.shape[1] < 2:
             return logits, None
         V = logits.shape[-1]
@@ -437,8 +470,13 @@ class GPT(nn.Module):
         x = self.embed_tokens(idx)
         for i in range(len(self.blocks)):
             x = self.block(i, x)
-        self._rope = self._band = None
+        self.end_blocks()
         return self.logits_and_loss(x, idx)
+
+    def end_blocks(self) -> None:
+        """Drop what the blocks shared in a pass (RoPE's angles, the window's band): after the blocks they live on
+        only where autograd saved them."""
+        self._rope = self._band = None
 
     def decode(self, idx: torch.Tensor, past: list[tuple[torch.Tensor, torch.Tensor]],
                start: int | None = None) -> torch.Tensor:
@@ -448,8 +486,8 @@ class GPT(nn.Module):
         x = self.embed_tokens(idx, start=max(p[0].shape[2] for p in past) if start is None else start)
         for i in range(len(self.blocks)):
             x = self.block(i, x, past[i])
-        self._rope = None
-        return self.head(self.ln_f(x))
+        self.end_blocks()
+        return self.output(x)
 
     def num_params(self) -> int:
         """Unique parameters of the built module; the tied head's weight is W_te and counts once."""

@@ -51,6 +51,8 @@ _MOE_PROBES = ((9, 2, 15, 2, 3), (7, 4, 9, 3, 5), (12, 5, 7, 1, 11), (8, 3, 17, 
 _MOE_FACTORS = ("E", "k", "d_expert", "E_shared", "d_shared")
 _MAX_DEGREE = 4
 PROBE_WINDOW = 2  # a window changes which keys a query sees, never a shape: any W stands for all
+PROBE_CAP = 30.0  # likewise a soft-cap's c
+GEMMA_KEYS = ("post_norms", "embed_scale", "attn_softcap", "final_softcap")  # `Structure.gemma`, as keys name them
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,7 @@ class Structure:
     # None for a dense model; else the kinds of blocks in order (`distinct_kinds`), shared experts, their gate
     moe: tuple[object, ...] | None = None
     window: bool = False  # a sliding window (the fused kernel's band mask is a tensor of its own)
+    gemma: tuple[bool, ...] = ()  # Gemma's extras that make tensors: post_norms, embed_scale, the two soft-caps
 
 
 # The sizes whose being 1 changes which tensors are views and which storages autograd keeps (found by flipping
@@ -85,8 +88,9 @@ def structure(cfg: Config, dtype: str) -> Structure:
         kv = "mha" if cfg.h_kv == cfg.h else "mqa" if cfg.h_kv == 1 else "gqa"
         recipe = (cfg.norm, cfg.positions, cfg.mlp, cfg.bias, cfg.qk_norm, kv, cfg.head_dim is not None, cfg.attention)
     moe = (distinct_kinds(cfg), cfg.E_shared > 0, cfg.shared_gate) if cfg.moe else None
+    gemma = (cfg.post_norms, cfg.embed_scale, cfg.attn_softcap is not None, cfg.final_softcap is not None)
     return Structure(tie=cfg.tie, dtype=dtype, ones=tuple(v[k] == 1 for k in ONES), recipe=recipe, moe=moe,
-                     window=cfg.window is not None)
+                     window=cfg.window is not None, gemma=gemma if any(gemma) else ())
 
 
 def structure_key(s: Structure) -> str:
@@ -101,6 +105,7 @@ def structure_key(s: Structure) -> str:
     if s.moe is not None:
         kinds, shared, gate = s.moe
         recipe += [f"moe={'+'.join(kinds)}", *(["shared"] if shared else []), *(["shared_gate"] if gate else [])]
+    recipe += [name for name, on in zip(GEMMA_KEYS, s.gemma) if on]
     if s.window:
         recipe.append("window")
     return ",".join(["tied" if s.tie else "untied", s.dtype, *(f"{k}=1" for k in ones), *recipe])
@@ -131,6 +136,10 @@ def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
                      kv_heads=h_kv, head_dim=d_head if apart else None, bias=bias, qk_norm=qk_norm,
                      attention=attention)
         cfg = cfg if s.moe is None else _moe_probe(cfg, s.moe, moe)
+        if s.gemma:
+            post, scale, attn, final = s.gemma
+            cfg = replace(cfg, post_norms=post, embed_scale=scale, attn_softcap=PROBE_CAP if attn else None,
+                          final_softcap=PROBE_CAP if final else None)
         out.append(replace(cfg, window=PROBE_WINDOW) if s.window else cfg)
     return out
 

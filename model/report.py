@@ -45,12 +45,18 @@ def recipe_text(cfg: Config) -> str:
           f"grouped-query attention (h/h_kv = {cfg.h // cfg.h_kv})")
     parts = ["RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm",
              "RoPE" if cfg.positions == "rope" else "learned positions",
-             "SwiGLU" if cfg.mlp == "swiglu" else "GELU", kv,
+             {"swiglu": "SwiGLU", "geglu": "GeGLU"}.get(cfg.mlp, "GELU"), kv,
              {"all": "biases", "none": "no biases", "qkv": "q, k, v biases", "attn": "attention biases",
               "mlp": "MLP biases"}[cfg.bias]]
     parts += ["QK-norm"] if cfg.qk_norm else []
     parts += ["fused attention"] if cfg.attention == "fused" else []
     parts += [moe_text(cfg)] if cfg.moe else []
+    parts += ["sandwich norms"] if cfg.post_norms else []
+    parts += ["embeddings × √d"] if cfg.embed_scale else []
+    parts += [f"scores / √{cfg.query_scale}"] if cfg.query_scale is not None else []
+    parts += [f"scores soft-capped at {cfg.attn_softcap:g}"] if cfg.attn_softcap is not None else []
+    parts += [f"logits soft-capped at {cfg.final_softcap:g}"] if cfg.final_softcap is not None else []
+    parts += [f"a sliding window W = {cfg.W:,} on {cfg.L_W:,} of {cfg.L:,} blocks"] if cfg.window is not None else []
     parts += [f"T beyond the trained context T_max={cfg.T_max:,}"] if cfg.beyond_context else []
     return ", ".join(parts)
 

@@ -66,7 +66,8 @@ def ours(doc: dict) -> tuple[int, int]:
 
 
 # A file of each type with every shape key written out, small, chosen so that each key's default differs from the
-# file's value and still builds (h = 64 is divided by every type's default h_kv; d_head 8 is set apart from d / h).
+# file's value and still builds (h = 64 is divided by every type's default h_kv; d_head 8 is set apart from d / h;
+# Gemma's h_kv = 8 divides its default h = 8).
 MODERN = {"vocab_size": 96, "hidden_size": 128, "intermediate_size": 48, "num_hidden_layers": 2,
           "num_attention_heads": 64, "num_key_value_heads": 16, "head_dim": 8, "max_position_embeddings": 64,
           "tie_word_embeddings": True}
@@ -89,6 +90,14 @@ BASE: dict[str, dict] = {
                   "shared_expert_intermediate_size": 40},
     "qwen3_moe": {"model_type": "qwen3_moe", **MODERN, **QWEN_MOE, "attention_bias": True, "use_sliding_window": False,
                   "sliding_window": 16, "layer_types": ["full_attention"] * 4},
+    "gemma2": {"model_type": "gemma2", **MODERN, "num_key_value_heads": 8, "attention_bias": True, "query_pre_attn_scalar": 16, "sliding_window": 3,
+               "layer_types": None, "final_logit_softcapping": 20.0, "attn_logit_softcapping": 40.0,
+               "hidden_activation": "gelu_pytorch_tanh", "use_bidirectional_attention": False},
+    "gemma3_text": {"model_type": "gemma3_text", **MODERN, "num_key_value_heads": 8, "attention_bias": True, "query_pre_attn_scalar": 16,
+                    "sliding_window": 3, "layer_types": ["full_attention", "sliding_attention"],
+                    "final_logit_softcapping": 20.0, "attn_logit_softcapping": None,
+                    "hidden_activation": "gelu_pytorch_tanh", "use_bidirectional_attention": False,
+                    "sliding_window_pattern": 2},
 }
 
 
@@ -384,7 +393,7 @@ def test_which_blocks_are_moe_as_transformers_builds_them(change, kinds, note):
 
 def test_deepseek_is_refused_by_name():
     with pytest.raises(HFConfigError, match="model_type='deepseek_v3' is not one of gpt2, llama, mistral, qwen2, "
-                                            "qwen3, mixtral, qwen2_moe, qwen3_moe"):
+                                            "qwen3, mixtral, qwen2_moe, qwen3_moe, gemma2, gemma3_text"):
         from_hf(json.loads((PUBLISHED / "deepseek-v3.json").read_text()))
 
 
@@ -421,7 +430,7 @@ MALFORMED: list[tuple[str, bytes, str]] = [  # (name, file, what the one line mu
     ("deep arrays", DEEP, "nests arrays or objects too deeply"),
     ("deep value", b'{"model_type": "llama", "hidden_size": ' + DEEP + b"}", "nests arrays or objects too deeply"),
     ("no model_type", _file(model_type=...), "model_type=null is not one of gpt2, llama, mistral, qwen2, qwen3, mixtral, "
-                                             "qwen2_moe, qwen3_moe (the file has no model_type)"),
+                                             "qwen2_moe, qwen3_moe, gemma2, gemma3_text (the file has no model_type)"),
     ("model_type a number", _file(model_type=3), "model_type=3 is not one of"),
     ("unknown model_type", _file(model_type="gemma"), "model_type='gemma' is not one of"),
     ("size as text", _file(hidden_size="128"), "hidden_size='128': hidden_size (the model width d) must be a whole "
@@ -451,7 +460,7 @@ MALFORMED: list[tuple[str, bytes, str]] = [  # (name, file, what the one line mu
     ("h_kv does not divide h", _file(num_key_value_heads=12), "h_kv=12 does not divide h=64"),
     ("odd d_head with RoPE", _file(head_dim=7), "d_head=7 is odd: RoPE rotates pairs of features"),
     ("V too large", _file(vocab_size=10**7), "vocab_size=10,000,000 is out of range: V (vocabulary size (rows of W_te)) "
-                                             "must be from 1 to 262,144"),
+                                             "must be from 1 to 524,288"),
     ("L too large", _file(num_hidden_layers=5_000), "num_hidden_layers=5,000 is out of range: L"),
     ("context too long", _file(max_position_embeddings=10**9), "max_position_embeddings=1,000,000,000 is out of range: "
                                                                "T_max"),

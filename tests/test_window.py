@@ -200,8 +200,27 @@ def test_the_cli_prints_the_cache_of_each_kind_and_json_carries_it(tmp_path, cap
     assert doc["config"]["attn_kinds"] == ["sliding"] * 3 and doc["config"]["W"] == 5
     assert {x["key"] for x in doc["kv"]} >= {"memory/kv_cache_window", "memory/kv_cache_window_ratio"}
     assert next(x for x in doc["kv"] if x["key"] == "memory/kv_cache_window")["value"] == 3 * 2 * 8 * 4 * 2 * 8 * 4  # L_W·2·B·T_W·h_kv·d_head·4, B = 8
-    code, _, err = run_cli(["--hf-config", str(path), "--table", "infer"], capsys)
-    assert code == 2 and len(err.strip().splitlines()[-1]) > 0 and "Traceback" not in err
+    code, out, _ = run_cli(["--hf-config", str(path), "--table", "infer", "--T", "12"], capsys)
+    assert code == 0 and "(B, h_kv, T_W + 1, d_head)" in out and "the 3 windowed blocks' T_W = min(T, W − 1) = 4" in out
+
+
+@pytest.mark.parametrize("attention", ["eager", "fused"])
+def test_a_decode_step_reads_each_blocks_own_cache(attention):
+    """Serving's decode step (one block of each kind × its count) against the whole model's real decode on the meta
+    device over caches of T tokens (full blocks) and T_W (windowed): the same FLOPs; the cache read is the cache."""
+    from model.inference import decode_pass, infer
+
+    cfg = replace(HYBRID, attention=attention, T=9)
+    with torch.device("meta"):
+        model = GPT(cfg).to(torch.bfloat16)
+    past = [tuple(torch.zeros(cfg.B, cfg.h_kv, cfg.T if kind == "full" else cfg.T_W, cfg.d_head, device="meta",
+                              dtype=torch.bfloat16) for _ in "kv") for kind in cfg.attn_kinds]
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model.decode(torch.zeros(cfg.B, 1, dtype=torch.long, device="meta"), past, start=cfg.T)
+    assert decode_pass(cfg).flops == counter.get_total_flops()
+    served = infer(cfg)
+    assert served.line("infer/decode_cache_read").value == kv_cache_lines(cfg, "bf16")[0].value
+    assert served.line("infer/decode_cache_write").value == cfg.B * cfg.L * 2 * cfg.h_kv * cfg.d_head * 2
 
 
 def test_the_pages_refuse_a_window_in_one_line(tmp_path, capsys):

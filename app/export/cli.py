@@ -9,6 +9,7 @@ from pathlib import Path
 
 from model import train_report
 from model.cli import OneLineParser, add_config_arguments, add_recipe_arguments, config_from_args
+from model.families import not_on_pages
 from model.training import TrainSetup
 
 from .page import PAGE_TITLE, render_html
@@ -69,9 +70,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if cfg.moe:  # the exported page's MLP choice comes later: a dense page would mislabel it
         parser.error(f"this is a mixture of experts (E = {cfg.E:,}, k = {cfg.k:,}), which the exported page does not "
                      f"show yet: python -m model prints its tables")
-    if cfg.window is not None:  # the exported page's cards have no window: they would show full attention's cache
-        parser.error(f"this model attends through a sliding window (W = {cfg.W:,} on {cfg.L_W:,} of {cfg.L:,} blocks), "
-                     f"which the exported page does not show yet: python -m model prints its tables")
+    if (unshown := not_on_pages(cfg)) is not None:  # the exported page's cards would show another model
+        parser.error(f"this model {unshown}, which the exported page does not show yet: python -m model prints its "
+                     f"tables")
     text = render_html(cfg, args.dtype, args.title, setup)
     try:
         write_page(path, text)
