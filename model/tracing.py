@@ -141,9 +141,9 @@ _RMS_ROWS = {"ln_1", "ln_2", "ln_f"}  # their RECIPE_NOTATION label names RMSNor
 GEMMA_NOTATION: dict[str, tuple[str, str]] = {
     "scaled": ("(B, T, d)", "tok · √d (Gemma's embedding scale)"),
     "attn.capped": ("(B, h, T, T)", "soft-capped scores c·tanh(scores / c)"),
-    "post_ln_1.rstd": ("(B, T, 1)", "RMS statistic 1/√(mean(x²) + ε)"),
+    "post_ln_1.rstd": RECIPE_NOTATION["ln_1.rstd"],
     "post_ln_1": ("(B, T, d)", "RMSNorm on attention's output (sandwich norm)"),
-    "post_ln_2.rstd": ("(B, T, 1)", "RMS statistic 1/√(mean(x²) + ε)"),
+    "post_ln_2.rstd": RECIPE_NOTATION["ln_2.rstd"],
     "post_ln_2": ("(B, T, d)", "RMSNorm on the MLP's output (sandwich norm)"),
     "capped": ("(B, T, V)", "soft-capped logits c·tanh(logits / c)"),
 }
