@@ -454,6 +454,7 @@ if ALL_FIELDS != tuple(f.name for f in fields(Config)):
     raise RuntimeError("model.config: FIELDS + RECIPE_FIELDS + MOE_FIELDS + GEMMA_FIELDS + WINDOW_FIELDS must list "
                        "every field of Config in order")
 GEMMA_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in GEMMA_FIELDS}
+WINDOW_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in WINDOW_FIELDS}
 GEMMA_DOCS: dict[str, str] = {
     "post_norms": "sandwich norms: an RMSNorm on attention's and on the MLP's output before each residual add",
     "embed_scale": "the token rows times √d (Gemma's embedding scale; a value only)",
