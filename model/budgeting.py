@@ -57,7 +57,7 @@ def params_attn_block(cfg: Config) -> int:
 
 def _mlp_matrices(cfg: Config) -> int:
     """GELU has two matrices (d, d_ff) and (d_ff, d); SwiGLU three: W_gate, W_up and W_down."""
-    return 3 if cfg.mlp == "swiglu" else 2
+    return 3 if cfg.glu else 2
 
 
 def params_mlp_block(cfg: Config) -> int:
@@ -109,9 +109,15 @@ def _norm_params(cfg: Config) -> int:
     return 2 * cfg.d if cfg.norm_bias else cfg.d
 
 
+def norms_per_block(cfg: Config) -> int:
+    """Norms over d in each block: 2, or 4 with Gemma's sandwich norms (`post_norms`)."""
+    return 4 if cfg.post_norms else 2
+
+
 def params_norms(cfg: Config) -> int:
-    """Norms over d, 2 per block plus the final one: (2L + 1) norms (GPT-2: gain and bias, (2L + 1)·2d)."""
-    return (2 * cfg.L + 1) * _norm_params(cfg)
+    """Norms over d, 2 per block (4 with `post_norms`) plus the final one: (2L + 1) norms (GPT-2: gain and bias,
+    (2L + 1)·2d)."""
+    return (norms_per_block(cfg) * cfg.L + 1) * _norm_params(cfg)
 
 
 def params_head(cfg: Config) -> int:
@@ -207,6 +213,8 @@ def budget(cfg: Config) -> Budget:
     lines = budget_lines(cfg, b) if cfg.gpt2_recipe else recipe_lines(cfg, b, matmuls / attn_per_T)
     if cfg.attention == "fused":
         lines = (*lines, *causal_lines(cfg, b))
+    if cfg.window is not None:
+        lines = (*lines, *window_lines(cfg, b))
     check_lines(lines, cfg.symbols())
     return replace(b, lines=lines)
 
@@ -285,7 +293,7 @@ def _terms(*terms: str) -> str:
 def _recipe_formulas(cfg: Config) -> dict[str, str]:
     """Each parameter part of any recipe in lesson notation (the budget's `recipe_lines`), and the measured FLOPs'
     parts: per kind of block, its matmul FLOPs per token besides attention's ("dense_flops", "moe_flops")."""
-    swiglu = cfg.mlp == "swiglu"
+    swiglu = cfg.glu  # SwiGLU or GeGLU: three matrices
     m = "3" if swiglu else "2"  # matrices of an MLP (and of an expert)
     norm = "2d" if cfg.norm_bias else "d"
     attn_w, mlp_w = "2(h + h_kv)·d_head·d", f"{m}d·d_ff"
@@ -295,9 +303,10 @@ def _recipe_formulas(cfg: Config) -> dict[str, str]:
     emb = "(V + T_max)·d" if cfg.positions == "learned" else "V·d"
     head = "" if cfg.tie else "V·d"
     attn, mlp = _terms(attn_w, attn_extra), _terms(mlp_w, mlp_extra)
-    block_norms = "2d" if norm == "d" else "4d"  # two norms per block
+    n_norms = norms_per_block(cfg)  # per block: 2, or 4 with sandwich norms
+    block_norms = f"{n_norms}d" if norm == "d" else f"{2 * n_norms}d"
     two = "6" if swiglu else "4"  # 2 FLOPs per multiply-add, per matrix
-    out = {"emb": emb, "attn": attn, "mlp": mlp, "norms": f"(2L + 1)·{norm}", "head": head or "0",
+    out = {"emb": emb, "attn": attn, "mlp": mlp, "norms": f"({n_norms}L + 1)·{norm}", "head": head or "0",
            "attn_flops": "4(h + h_kv)·d_head·d", "dense_flops": f"{two}d·d_ff"}
     if not cfg.moe:
         return {**out, "blocks": f"L·({attn} + {mlp})",
@@ -366,7 +375,8 @@ def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
     N, measured = f["N"], b.flops_fwd_measured_per_token
     norm = "RMSNorms: a gain" if cfg.norm == "rmsnorm" else (
         "LayerNorms: a gain and a bias" if cfg.norm_bias else "LayerNorms: a gain (no bias)")
-    mlp = ("SwiGLU MLP, one block: W_gate, W_up (d, d_ff) and W_down (d_ff, d)" if cfg.mlp == "swiglu" else
+    glu = {"swiglu": "SwiGLU", "geglu": "GeGLU"}.get(cfg.mlp)
+    mlp = (f"{glu} MLP, one block: W_gate, W_up (d, d_ff) and W_down (d_ff, d)" if glu else
            "MLP, one block: (d, d_ff) and (d_ff, d)") + (" and their biases" if cfg.mlp_bias else "")
     attn = ("attention, one block: W_qkv (d, (h + 2h_kv)·d_head), W_o (h·d_head, d)"
             + (" and their biases" if cfg.proj_bias else " and q, k, v biases" if cfg.qkv_bias else "")
@@ -400,7 +410,8 @@ def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
         Line("params/blocks", "attention + MLP of all L blocks" + (" (dense or MoE)" if cfg.moe else ""), f["blocks"],
              b.params_blocks, "params"),
         *moe.get("parts", ()),
-        Line("params/norms", f"{norm}, 2 per block and a final one", f["norms"], b.params_norms, "params"),
+        Line("params/norms", f"{norm}, {norms_per_block(cfg)} per block and a final one", f["norms"], b.params_norms,
+             "params"),
         head,
         Line("params/exact", f"N: every parameter, as the module counts it{every}", N, b.params_exact, "params"),
         *moe.get("active", ()),
@@ -497,6 +508,28 @@ def causal_lines(cfg: Config, b: Budget) -> tuple[Line, Line]:
         Line("flops/forward_causal", "forward FLOPs per token with a causal kernel (attention's triangle only)",
              measured_formula(cfg, "2(T + 1)·h·d_head"),
              b.flops_fwd_measured_per_token - b.flops_attn_per_token + causal, "FLOP"),
+    )
+
+
+def window_lines(cfg: Config, b: Budget) -> tuple[Line, Line]:
+    """With a sliding window, the FLOPs a windowed causal kernel runs beside the measured count (which, as eager
+    attention does, computes every (query, key) pair and masks the rest): q kᵀ and attn @ v over the pairs a query
+    sees only. A windowed block's query t sees min(t + 1, W) keys, (T_W + 1)(T − T_W/2) pairs in all with T_W =
+    min(T, W − 1): T(T + 1)/2 below the window, WT − W(W − 1)/2 past it; a full block's T(T + 1)/2. Per token,
+    2(T_W + 1)(2T − T_W)·h·d_head / T per windowed block and 2(T + 1)·h·d_head per full block."""
+    T, T_W, h, d_head, L, L_W = cfg.T, cfg.T_W, cfg.h, cfg.d_head, cfg.L, cfg.L_W
+    windowed = Fraction(2 * (T_W + 1) * (2 * T - T_W) * h * d_head, T) * L_W + 2 * (L - L_W) * (T + 1) * h * d_head
+    if b.flops_attn_per_token != 4 * L * T * h * d_head:
+        raise RuntimeError("the measured attention FLOPs are not eager's 4LT·h·d_head per token")
+    whole = int(windowed) if windowed.denominator == 1 else float(windowed)
+    full = "" if L_W == L else " + 2(L − L_W)(T + 1)·h·d_head"
+    return (
+        Line("flops/attention_windowed", "q kᵀ and attn @ v as a windowed causal kernel runs them: each query's last "
+             "W keys in the windowed blocks (the measured count computes all T² and masks them, as eager does)",
+             f"2L_W·(T_W + 1)(2T − T_W)·h·d_head/T{full}", whole, "FLOP"),
+        Line("flops/forward_windowed", "forward FLOPs per token with a windowed causal kernel",
+             f"{measured_formula(cfg, '4T·h·d_head')} − 4LT·h·d_head + 2L_W·(T_W + 1)(2T − T_W)·h·d_head/T{full}",
+             b.flops_fwd_measured_per_token - b.flops_attn_per_token + whole, "FLOP"),
     )
 
 

@@ -9,7 +9,7 @@ Changes interact (SwiGLU's count uses d_ff, q, k and v biases scale with h_kv, .
 time from the twin in one fixed order, `ORDER`:
 
     d_head set apart → RMSNorm → biases → RoPE → MLP (SwiGLU, d_ff) → K/V heads h_kv → QK-norm → fused
-    attention → mixture of experts
+    attention → mixture of experts → Gemma's extras → sliding window
 
 and each figure of a change is the real count after it minus the real count before it: parameters of the real
 module and forward FLOPs per token from its pass (`model.budgeting.budget`), the KV cache per token
@@ -42,7 +42,7 @@ from fractions import Fraction
 from dataclasses import dataclass, replace
 
 from .budgeting import budget
-from .config import MOE_FIELDS, Config
+from .config import GEMMA_FIELDS, MOE_FIELDS, WINDOW_FIELDS, Config
 from .figures import Line, check_lines
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
 from .memory import kv_cache_lines
@@ -62,11 +62,15 @@ ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config field
     ("qk_norm", ("qk_norm",)),
     ("attention", ("attention",)),
     ("moe", MOE_FIELDS),
+    ("gemma", GEMMA_FIELDS),
+    ("window", WINDOW_FIELDS),
 )
 ORDER_NOTE = ("Changes interact, so they are applied one at a time from the GPT-2 twin in this order: d_head set "
               "apart, RMSNorm, biases, RoPE, the MLP (SwiGLU, d_ff), K/V heads h_kv, QK-norm, fused attention; each "
               "line is the real count after a change minus the count before it, so the lines add up to this "
               "configuration's count minus the twin's.")
+WINDOW_ORDER_NOTE = ("A sliding window comes last: it changes no parameter and no measured FLOP (eager attention computes "
+                     "the whole (T, T) scores and masks them to the band), only what the windowed blocks cache.")
 MOE_ORDER_NOTE = ("A mixture of experts comes last: where every block is MoE, the dense MLP before it has the same FLOPs "
                   "per token, d_ff = k·d_expert (+ E_shared·d_shared).")
 ALWAYS = ("params", "flops")  # listed for every change, 0 included; a memory figure where its formula is not 0
@@ -120,7 +124,8 @@ class Changes:
     @property
     def note(self) -> str:
         """How the changes were applied (`ORDER_NOTE`; a mixture of experts' place in it, `MOE_ORDER_NOTE`)."""
-        return f"{ORDER_NOTE} {MOE_ORDER_NOTE}" if self.cfg.moe else ORDER_NOTE
+        return " ".join([ORDER_NOTE, *([MOE_ORDER_NOTE] if self.cfg.moe else []),
+                         *([WINDOW_ORDER_NOTE] if self.cfg.window is not None else [])])
 
 
 def twin(cfg: Config) -> Config:
@@ -142,6 +147,7 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "bias/mlp": "biases on the MLP's matrices only (mlp_bias in Llama)",
     "positions": "RoPE instead of the learned table W_pe: q and k rotated by position, no parameters",
     "mlp/swiglu": "SwiGLU at d_ff = {d_ff}: three matrices, 3·d·d_ff, where GELU at 4d held 8d²",
+    "mlp/geglu": "GeGLU at d_ff = {d_ff}: three matrices, 3·d·d_ff, where GELU at 4d held 8d² (Gemma's GELU(x W_gate) · x W_up)",
     "mlp/gelu": "GELU at d_ff = {d_ff} instead of 4d = {four_d}",
     "h_kv/mqa": ("multi-query attention: h_kv = 1 K/V head for h = {h} query heads: K, V, W_k and W_v shrink by "
                  "h/h_kv = {group}"),
@@ -158,6 +164,12 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
             "experts' parameters; the KV cache is unchanged"),
     "moe/mixed": ("mixture of experts in L_moe = {L_moe} of the L = {L} blocks: E = {E} experts of d_expert = {d_expert}, "
                   "k = {k} per token, in place of their dense MLP of width d_ff = {d_ff}; the KV cache is unchanged"),
+    "gemma": ("Gemma's extras: sandwich norms (an RMSNorm on attention's and the MLP's output, 2d more per block), "
+              "the token rows times √d, 1/√query_pre_attn_scalar and the soft-caps: values, but the norms and the "
+              "soft-caps are tensors of the pass"),
+    "window": ("a sliding window of W = {W} keys on L_W = {L_W} of the L = {L} blocks: the same parameters and "
+               "measured FLOPs (the (T, T) scores are still computed, then masked to a band), and each windowed block's "
+               "KV cache stops growing at W − 1 = {W_kept} tokens"),
     "total": "every change together: this model minus its GPT-2 twin",
     "this": "this model",
 }
@@ -198,6 +210,8 @@ def title_values(cfg: Config) -> dict[str, str]:
                   d_over_h=cfg.d // cfg.h, width=cfg.h * cfg.d_head, four_d=4 * cfg.d, group=cfg.h // cfg.h_kv, L=cfg.L)
     if cfg.moe:
         values.update(E=cfg.E, k=cfg.k, d_expert=cfg.d_expert, L_moe=cfg.L_moe)
+    if cfg.window is not None:
+        values.update(W=cfg.W, L_W=cfg.L_W, W_kept=cfg.W - 1)
     out = {k: f"{v:,}" for k, v in values.items()}
     if cfg.moe:
         ratio = cfg.E / cfg.k
@@ -212,7 +226,8 @@ def _title(key: str, cfg: Config) -> str:
 
 SHORT = {"twin": "GPT-2 twin", "d_head": "d_head apart", "norm": "RMSNorm", "bias": "biases", "positions": "RoPE",
          "mlp": "MLP", "h_kv": "K/V heads", "qk_norm": "QK-norm", "attention": "fused attention",
-         "moe": "mixture of experts", "total": "all changes", "this": "this model"}
+         "moe": "mixture of experts", "gemma": "Gemma's extras",
+         "window": "sliding window", "total": "all changes", "this": "this model"}
 
 
 def _states(cfg: Config, base: Config) -> list[tuple[str, Config]]:
@@ -316,7 +331,7 @@ def _terms(poly: Poly) -> str:
 # (Llama 3 8B's at B = 8, T = 8,192, and Mixtral 8x7B's experts, with a shared one): fixed, so a formula's text
 # depends on the recipe alone, never on the sizes (the exported page computes values from the same text at any size).
 SIGN_AT = dict(B=8, T=8192, d=4096, h=32, h_kv=8, d_head=128, d_ff=14336, L=32, V=128256, T_max=8192, E=8, k=2,
-               d_expert=14336, E_shared=1, d_shared=14336, L_moe=32)
+               d_expert=14336, E_shared=1, d_shared=14336, L_moe=32, W=4096, L_W=32, T_W=4095)
 
 
 def formula_text(poly: Poly) -> str:
@@ -374,6 +389,20 @@ def moe_lines(cfg: Config) -> tuple[Line]:
                  "token runs, each MoE block", "E/k", float(ratio) if ratio.denominator != 1 else int(ratio), "ratio"),)
 
 
+def window_change_lines(cfg: Config, dtype: str) -> tuple[Line]:
+    """The sliding window's line beside its figures: a window of W on L_W of the L blocks divides those blocks' cache
+    by T/W at T (T/T_W after a prefill, T_W = min(T, W − 1) the tokens transformers keeps; `model.memory`'s lines,
+    checked)."""
+    lines = {x.key: x for x in kv_cache_lines(cfg, dtype)}
+    kept = lines["memory/kv_cache_window"].value
+    if kept * cfg.T != 2 * cfg.L_W * cfg.B * cfg.T * cfg.T_W * cfg.h_kv * cfg.d_head * DTYPES[dtype]:
+        raise RuntimeError("the windowed blocks' cache is not 2L_W·B·T_W·h_kv·d_head elements")
+    return (Line("changes/window/cache_ratio", f"{SHORT['window']}: a window of W = {cfg.W:,} on {cfg.L_W:,} of "
+                 f"{cfg.L:,} blocks divides those blocks' cache by T/W at T (T/T_W after a prefill: transformers keeps "
+                 f"T_W = min(T, W − 1) tokens, and the next token makes W)", "T/T_W",
+                 cfg.T / cfg.T_W if cfg.T % cfg.T_W else cfg.T // cfg.T_W, "ratio"),)
+
+
 def wall_line(cfg: Config, dtype: str, gpu: str) -> Line:
     """The T at which eager attention's (B, h, T, T) wall fills one GPU: its softmax, kept for the backward pass by
     every block (L·B·h·T² elements at `dtype`, `model.tracing.eager_lines`, whose measured value is checked against
@@ -402,7 +431,8 @@ def changes(cfg: Config, dtype: str = "fp32", gpu: str = DEFAULT_GPU) -> Changes
     symbols = cfg.symbols()
     states = [("twin", base), *_states(cfg, base)]
     figures = [_state_figures(s, cfg, symbols, dtype, own_text=i > 0) for i, (_, s) in enumerate(states)]
-    more = {"attention": lambda: attention_lines(cfg, dtype, gpu), "moe": lambda: moe_lines(cfg)}
+    more = {"attention": lambda: attention_lines(cfg, dtype, gpu), "moe": lambda: moe_lines(cfg),
+            "window": lambda: window_change_lines(cfg, dtype)}
     steps = tuple(_group(key, _title(key, cfg), _difference(after, before), ALWAYS,
                          more[key]() if key in more else ())
                   for (key, _), before, after in zip(states[1:], figures, figures[1:]))

@@ -25,6 +25,7 @@ import sys
 from . import changes_report, hf, infer_report, report, train_report, values_report
 from .config import (BOUNDS, CHOICES, DEFAULT_PRESET, FIELD_DOCS, INT_FIELDS, MOE_DOCS, MOE_SYMBOLS, OPTIONAL_SYMBOLS,
                      PRESETS, RECIPE_DOCS, Config, read_hf)
+from .config import ALL_PRESETS
 from .changes import DEFAULT_GPU
 from .layout import terminal_width
 from .passes import DTYPES
@@ -41,16 +42,18 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def preset_name(text: str) -> str:
-    """--preset: a name of PRESETS; a mistyped one gets the nearest name ("did you mean gpt2-small?")."""
-    if text in PRESETS:
+    """--preset: a name of ALL_PRESETS (the pages' and the tables' only); a mistyped one gets the nearest name ("did
+    you mean gpt2-small?")."""
+    if text in ALL_PRESETS:
         return text
-    raise argparse.ArgumentTypeError(f"unknown preset {text!r}{did_you_mean(text, PRESETS)}; presets: {', '.join(PRESETS)}")
+    raise argparse.ArgumentTypeError(f"unknown preset {text!r}{did_you_mean(text, ALL_PRESETS)}; presets: "
+                                     f"{', '.join(ALL_PRESETS)}")
 
 
 def add_config_arguments(p: argparse.ArgumentParser) -> None:
     """--preset, one option per Config field, --untied and --dtype (shared with `python -m app export`)."""
     p.add_argument("--preset", type=preset_name, default=None, metavar="NAME",
-                   help=f"start from a preset: {', '.join(PRESETS)} (default {DEFAULT_PRESET}); the fields below override it")
+                   help=f"start from a preset: {', '.join(ALL_PRESETS)} (default {DEFAULT_PRESET}); the fields below override it")
     for name in INT_FIELDS:
         lo, hi = BOUNDS[name]
         flags = ["--T-max", "--T_max"] if name == "T_max" else [f"--{name}"]
@@ -137,7 +140,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
     path = getattr(args, "hf_config", None)
     if path is not None and args.preset is not None:
         raise ValueError("--preset and --hf-config both name a model: give one")
-    base = read_hf_config(path) if path is not None else PRESETS[args.preset or DEFAULT_PRESET]
+    base = read_hf_config(path) if path is not None else ALL_PRESETS[args.preset or DEFAULT_PRESET]
     if "T_max" in fields and "T" not in fields and base.positions == "learned":  # a smaller table takes T down
         fields["T"] = min(base.T, fields["T_max"])
     return dataclasses.replace(base, **fields)

@@ -57,7 +57,7 @@ BOUNDS: dict[str, tuple[int, int]] = {
     "d": (1, 32_768),
     "h": (1, 32_768),
     "L": (1, 1_024),
-    "V": (1, 262_144),
+    "V": (1, 524_288),  # Gemma 3 27B: 262,208
     "T_max": (1, 16_777_216),  # 2²⁴: with RoPE a context, not a table (Llama 4 Scout's config sets 10,485,760)
     "d_ff": (1, 262_144),
     "h_kv": (1, 32_768),
@@ -67,6 +67,7 @@ BOUNDS: dict[str, tuple[int, int]] = {
     "d_expert": (1, 262_144),
     "E_shared": (1, 1_024),  # or 0: no shared experts
     "d_shared": (1, 262_144),
+    "W": (1, 16_777_216),  # a window: any context a RoPE model may have (T_max's bound)
 }
 LAYOUT_BOUNDS: dict[str, tuple[int, int]] = {"moe_step": (1, 1_024), "dense_first": (0, 1_023)}  # and ≤ L, < L
 
@@ -86,6 +87,7 @@ FIELD_DOCS: dict[str, str] = {
     "d_expert": "each routed expert's hidden width",
     "E_shared": "shared experts of an MoE block, which every token uses (default 0: none)",
     "d_shared": "each shared expert's hidden width (default d_expert)",
+    "W": "the sliding window: the keys a windowed block's query sees, itself and the W − 1 before it",
 }
 # The mixture of experts' fields: field -> the symbol (and BOUNDS key) it sets, or None for the layout's fields.
 MOE_SYMBOLS: dict[str, str] = {"experts": "E", "top_k": "k", "expert_dim": "d_expert", "shared_experts": "E_shared",
@@ -97,6 +99,11 @@ MOE_DOCS: dict[str, str] = {
     "dense_first": "the first n blocks keep the dense MLP (DeepSeek's first_k_dense_replace; default 0)",
     "dense_layers": "blocks that keep the dense MLP, by index (Qwen's mlp_only_layers; default none)",
 }
+WINDOW_DOCS: dict[str, str] = {
+    "window": FIELD_DOCS["W"] + " (default none: full attention)",
+    "full_layers": "blocks that keep full causal attention beside the windowed ones, by index (default none)",
+}
+ATTN_LABELS: dict[str, str] = {"full": "full attention", "sliding": "sliding window"}  # `Config.attn_kinds`
 KIND_LABELS: dict[str, str] = {"dense": "dense", "moe": "MoE"}  # a block's kind (`Config.block_kinds`), as tables name it
 
 # The recipe's switches: field -> its choices, GPT-2's first (the default).
@@ -107,12 +114,15 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "bias": ("all", "none", "qkv", "attn", "mlp"),
     "attention": ("eager", "fused"),
 }
+# The switches a Config takes beyond the pages' menus (`CHOICES`): Gemma's GeGLU.
+MODEL_CHOICES: dict[str, tuple[str, ...]] = {**CHOICES, "mlp": (*CHOICES["mlp"], "geglu")}
 # The optional whole-number fields and the symbol (and BOUNDS key) each one sets.
 OPTIONAL_SYMBOLS: dict[str, str] = {"ff_dim": "d_ff", "kv_heads": "h_kv", "head_dim": "d_head"}
 RECIPE_DOCS: dict[str, str] = {
     "norm": "normalisation: layernorm (gain and bias) or rmsnorm (gain only, no mean subtracted)",
     "positions": "positions: learned (the table W_pe) or rope (q and k rotated by position; no parameters)",
-    "mlp": "MLP: gelu (d → d_ff → d) or swiglu (SiLU(x W_gate) · x W_up, then W_down)",
+    "mlp": "MLP: gelu (d → d_ff → d), swiglu (SiLU(x W_gate) · x W_up, then W_down) or geglu (GELU(x W_gate) · x W_up, "
+           "then W_down: Gemma's)",
     "ff_dim": FIELD_DOCS["d_ff"],
     "kv_heads": FIELD_DOCS["h_kv"],
     "head_dim": FIELD_DOCS["d_head"],
@@ -172,8 +182,8 @@ def swiglu_width(d: int) -> int:
 
 
 def _choice(name: str, value: object) -> None:
-    if value not in CHOICES[name]:
-        raise ValueError(f"{name} must be one of {', '.join(CHOICES[name])} ({RECIPE_DOCS[name]}), got {value!r}")
+    if value not in MODEL_CHOICES[name]:
+        raise ValueError(f"{name} must be one of {', '.join(MODEL_CHOICES[name])} ({RECIPE_DOCS[name]}), got {value!r}")
 
 
 def _bool(name: str, value: object) -> None:
@@ -217,6 +227,13 @@ class Config:
     moe_step: int = 1
     dense_first: int = 0
     dense_layers: tuple[int, ...] = ()
+    post_norms: bool = False
+    embed_scale: bool = False
+    query_scale: int | None = None
+    attn_softcap: float | None = None
+    final_softcap: float | None = None
+    window: int | None = None
+    full_layers: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         for name in INT_FIELDS:
@@ -249,8 +266,11 @@ class Config:
                 f"and cannot extrapolate to later positions; lower T to at most {self.T_max:,} or raise T_max"
             )
         _check_moe(self)
+        _check_gemma(self)
+        _check_window(self)
         for name, default in (("kv_heads", self.h), ("head_dim", self.d // self.h if self.d % self.h == 0 else None),
-                              ("ff_dim", self._default_ff()), ("shared_dim", self.expert_dim)):
+                              ("ff_dim", self._default_ff()), ("shared_dim", self.expert_dim),
+                              ("query_scale", self.d_head)):
             if getattr(self, name) == default:  # one model, one Config: the default written out is the default
                 object.__setattr__(self, name, None)
         if self.moe and "dense" not in self.block_kinds:  # no dense MLP anywhere: d_ff is no part of the model
@@ -258,6 +278,16 @@ class Config:
 
     def _default_ff(self) -> int:
         return 4 * self.d if self.mlp == "gelu" else swiglu_width(self.d)
+
+    @property
+    def glu(self) -> bool:
+        """The MLP is gated, three matrices (SwiGLU or GeGLU): act(x W_gate) · (x W_up), then W_down."""
+        return self.mlp in ("swiglu", "geglu")
+
+    @property
+    def gemma(self) -> bool:
+        """Some field of Gemma's extras (`GEMMA_FIELDS`, GeGLU included) is set."""
+        return self.mlp == "geglu" or any(getattr(self, f) != GEMMA_DEFAULTS[f] for f in GEMMA_FIELDS)
 
     @property
     def d_head(self) -> int:
@@ -271,7 +301,7 @@ class Config:
 
     @property
     def d_ff(self) -> int:
-        """The MLP's hidden width: `ff_dim`, or 4d (GELU) / `swiglu_width(d)` (SwiGLU)."""
+        """The MLP's hidden width: `ff_dim`, or 4d (GELU) / `swiglu_width(d)` (SwiGLU, GeGLU)."""
         return self._default_ff() if self.ff_dim is None else self.ff_dim
 
     @property
@@ -316,6 +346,29 @@ class Config:
                      for i in range(self.L))
 
     @property
+    def attn_kinds(self) -> tuple[str, ...]:
+        """Each block's attention, "full" or "sliding" (`ATTN_LABELS`), blocks 0 … L − 1: every block "full" without
+        a window; with one, every block "sliding" but those of `full_layers`."""
+        full = set(self.full_layers)
+        return tuple("full" if self.window is None or i in full else "sliding" for i in range(self.L))
+
+    @property
+    def W(self) -> int | None:
+        """The sliding window (None: full attention everywhere)."""
+        return self.window
+
+    @property
+    def L_W(self) -> int:
+        """Blocks that attend through the window (0 without one)."""
+        return self.attn_kinds.count("sliding")
+
+    @property
+    def T_W(self) -> int | None:
+        """Tokens of K and V a windowed block keeps after a prefill of T: min(T, W − 1) (transformers'
+        DynamicSlidingWindowLayer keeps W − 1, as the next token makes the W its query sees); None without a window."""
+        return None if self.window is None else min(self.T, self.window - 1)
+
+    @property
     def L_moe(self) -> int:
         """Blocks whose MLP is a mixture of experts (0 for a dense model)."""
         return self.block_kinds.count("moe")
@@ -343,7 +396,8 @@ class Config:
     @property
     def gpt2_recipe(self) -> bool:
         """True when every recipe field is GPT-2's (the lesson's 2019 block; its tables print as the lesson does)."""
-        return all(getattr(self, f) == DEFAULTS[f] for f in RECIPE_FIELDS) and not self.moe
+        return all(getattr(self, f) == DEFAULTS[f] for f in RECIPE_FIELDS) and not self.moe and self.window is None \
+            and not self.gemma
 
     @property
     def beyond_context(self) -> bool:
@@ -356,16 +410,16 @@ class Config:
         return from_hf(doc, B, T)
 
     def recipe(self) -> dict[str, object]:
-        """The recipe fields and the mixture of experts' fields, and their values (None: the default, see the
+        """The recipe fields, the mixture of experts' and the window's, and their values (None: the default, see the
         properties)."""
-        return {f: getattr(self, f) for f in (*RECIPE_FIELDS, *MOE_FIELDS)}
+        return {f: getattr(self, f) for f in (*RECIPE_FIELDS, *MOE_FIELDS, *GEMMA_FIELDS, *WINDOW_FIELDS)}
 
     def symbols(self) -> dict[str, int]:
         """The lesson's symbols and their values, for evaluating symbolic shapes and formulas.
 
         GPT-2's recipe gives the lesson's eight; any other recipe adds h_kv and d_ff (d_ff only where a block is
         dense), a mixture of experts E, k, d_expert and L_moe, and E_shared and d_shared where it has shared
-        experts."""
+        experts; a window W, L_W and T_W."""
         out = {"B": self.B, "T": self.T, "d": self.d, "h": self.h, "d_head": self.d_head,
                "L": self.L, "V": self.V, "T_max": self.T_max}
         if self.gpt2_recipe:
@@ -377,6 +431,8 @@ class Config:
             out.update(E=self.E, k=self.k, d_expert=self.d_expert, L_moe=self.L_moe)
             if self.shared_experts:
                 out.update(E_shared=self.E_shared, d_shared=self.d_shared)
+        if self.window is not None:
+            out.update(W=self.W, L_W=self.L_W, T_W=self.T_W)
         return out
 
 
@@ -387,12 +443,26 @@ RECIPE_FIELDS: tuple[str, ...] = ("norm", "positions", "mlp", "ff_dim", "kv_head
 # The mixture of experts (the live page's MLP choice; the exported page's are dense: `model.families.PAGE_PRESETS`)
 MOE_FIELDS: tuple[str, ...] = ("experts", "top_k", "expert_dim", "shared_experts", "shared_dim", "shared_gate",
                                "moe_step", "dense_first", "dense_layers")
-ALL_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS + MOE_FIELDS  # every field of Config, in order
+GEMMA_FIELDS: tuple[str, ...] = ("post_norms", "embed_scale", "query_scale", "attn_softcap", "final_softcap")
+WINDOW_FIELDS: tuple[str, ...] = ("window", "full_layers")  # sliding windows (no page shows them yet)
+# every field of Config, in order
+ALL_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS + MOE_FIELDS + GEMMA_FIELDS + WINDOW_FIELDS
 PAGE_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS  # the fields the exported page sets (no MoE choice yet)
 DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in RECIPE_FIELDS}
 MOE_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in MOE_FIELDS}
 if ALL_FIELDS != tuple(f.name for f in fields(Config)):
-    raise RuntimeError("model.config: FIELDS + RECIPE_FIELDS + MOE_FIELDS must list every field of Config in order")
+    raise RuntimeError("model.config: FIELDS + RECIPE_FIELDS + MOE_FIELDS + GEMMA_FIELDS + WINDOW_FIELDS must list "
+                       "every field of Config in order")
+GEMMA_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in GEMMA_FIELDS}
+WINDOW_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in WINDOW_FIELDS}
+GEMMA_DOCS: dict[str, str] = {
+    "post_norms": "sandwich norms: an RMSNorm on attention's and on the MLP's output before each residual add",
+    "embed_scale": "the token rows times √d (Gemma's embedding scale; a value only)",
+    "query_scale": "query_pre_attn_scalar: scores scaled by 1/√query_scale instead of 1/√d_head (a value only)",
+    "attn_softcap": "soft-cap c of the scores, c·tanh(scores / c) (eager attention only)",
+    "final_softcap": "soft-cap c of the logits, c·tanh(logits / c)",
+}
+QUERY_SCALE_MAX = 1 << 20
 
 
 def _check_moe(cfg: Config) -> None:
@@ -445,6 +515,49 @@ def _check_moe(cfg: Config) -> None:
                          f"moe_step or dense_layers, or drop experts for a dense model")
 
 
+def _check_gemma(cfg: Config) -> None:
+    """Gemma's extras, validated (ValueError naming the problem and the fix)."""
+    _bool("post_norms", cfg.post_norms)
+    _bool("embed_scale", cfg.embed_scale)
+    q = cfg.query_scale
+    if q is not None and (isinstance(q, bool) or not isinstance(q, numbers.Integral) or not 1 <= q <= QUERY_SCALE_MAX):
+        raise ValueError(f"query_scale must be a whole number from 1 to {QUERY_SCALE_MAX:,} ({GEMMA_DOCS['query_scale']}), "
+                         f"got {q!r}")
+    for name in ("attn_softcap", "final_softcap"):
+        c = getattr(cfg, name)
+        if c is not None and (isinstance(c, bool) or not isinstance(c, numbers.Real) or not 0 < c < 1e6):
+            raise ValueError(f"{name} must be a number above 0 and below 1,000,000 ({GEMMA_DOCS[name]}), got {c!r}")
+    if cfg.mlp == "geglu" and cfg.experts is not None:
+        raise ValueError("mlp=geglu with experts: GeGLU experts are not modelled (Gemma's MLP is dense); choose swiglu "
+                         "or gelu experts, or drop experts")
+    if cfg.attn_softcap is not None and cfg.attention == "fused":
+        raise ValueError(f"attn_softcap={cfg.attn_softcap:g} soft-caps the scores, which a fused kernel never makes: set "
+                         f"attention to eager, or drop attn_softcap")
+
+
+def _check_window(cfg: Config) -> None:
+    """The window's fields, validated (ValueError naming the problem and the fix); `full_layers` made a sorted
+    tuple."""
+    layers = cfg.full_layers
+    if not isinstance(layers, (tuple, list)) or any(isinstance(i, bool) or not isinstance(i, numbers.Integral)
+                                                    for i in layers):
+        raise ValueError(f"full_layers must be a list of block indices (whole numbers from 0 to L − 1), got {layers!r}")
+    object.__setattr__(cfg, "full_layers", tuple(sorted({int(i) for i in layers})))
+    if cfg.window is None:
+        if cfg.full_layers:
+            raise ValueError(f"full_layers={list(cfg.full_layers)} is set but window is not: without a window every "
+                             f"block has full attention; set window (W) or drop full_layers")
+        return
+    object.__setattr__(cfg, "window", check_field("W", cfg.window))
+    outside = [i for i in cfg.full_layers if not 0 <= i < cfg.L]
+    if outside:
+        raise ValueError(f"full_layers lists block {outside[0]:,}, but the blocks are 0 … {cfg.L - 1:,}: list "
+                         f"indices below L={cfg.L:,}")
+    if len(cfg.full_layers) == cfg.L:
+        raise ValueError(f"full_layers lists every block (L={cfg.L:,}), so no block attends through the window "
+                         f"W={cfg.window:,}: drop window for full attention, or list fewer blocks")
+
+
 def check_layout(name: str, value: object) -> int:
     """`moe_step` or `dense_first` as an int within LAYOUT_BOUNDS, else ValueError naming the bounds."""
     lo, hi = LAYOUT_BOUNDS[name]
@@ -474,11 +587,14 @@ def kind_blocks(cfg: Config) -> dict[str, tuple[int, ...]]:
 def one_of_each(cfg: Config) -> Config:
     """The architecture of `cfg` with one block of each kind, in the order of their first blocks, at B = T = 1: what
     a recorded pass builds and runs (every block of a kind has that block's shapes). For a dense model,
-    `replace(cfg, B=1, T=1, L=1)`."""
+    `replace(cfg, B=1, T=1, L=1)`. A windowed model's blocks are all windowed: a window changes no shape of a block
+    (its eager mask is a (T, T) band where a full block's is causal, and the fused kernel's band mask is made once
+    per pass), so one windowed block of a kind stands for that kind's full and windowed blocks alike."""
     kinds = distinct_kinds(cfg)
+    window = {"full_layers": ()} if cfg.window is not None else {}
     if not cfg.moe:
-        return replace(cfg, B=1, T=1, L=1)
-    return replace(cfg, B=1, T=1, **one_block_each(kinds))  # one replace: d_ff stays where a dense block keeps it
+        return replace(cfg, B=1, T=1, L=1, **window)
+    return replace(cfg, B=1, T=1, **one_block_each(kinds), **window)  # one replace: d_ff stays where a dense block keeps it
 
 
 def one_block_each(kinds: tuple[str, ...]) -> dict[str, object]:
@@ -551,16 +667,33 @@ PRESETS.update({
 })
 
 
+# Published models whose recipe only the command line and the API show so far (a sliding window, Gemma's extras): the
+# pages list PRESETS. Each from its config.json in shared/data/configs (tests read it and assert its parameters).
+TABLE_PRESETS: dict[str, Config] = {
+    "gemma-3-1b": _modern(26, 1152, 4, 1, 6_912, 262_144, 32_768, tie=True, head_dim=256, qk_norm=True, mlp="geglu",
+                          post_norms=True, embed_scale=True, window=512, full_layers=tuple(range(5, 26, 6))),
+    "gemma-3-27b": _modern(62, 5376, 32, 16, 21_504, 262_208, 131_072, tie=True, head_dim=128, qk_norm=True, mlp="geglu",
+                           post_norms=True, embed_scale=True, query_scale=168, window=1_024,
+                           full_layers=tuple(range(5, 62, 6))),  # the text model (the published 27B adds vision)
+}
+ALL_PRESETS: dict[str, Config] = {**PRESETS, **TABLE_PRESETS}  # what --preset takes
+
+
 def config_dict(cfg: Config) -> dict[str, object]:
     """The fields and derived symbols, for JSON: GPT-2's recipe as the lesson's eight fields and d_head (as the
-    lesson's files have always had them); any other recipe adds its fields and the values in use of h_kv, d_ff."""
+    lesson's files have always had them); any other recipe adds its fields and the values in use of h_kv, d_ff; a
+    mixture of experts its fields, symbols and block kinds; Gemma's extras their fields; a window its fields, W, L_W, T_W and each block's
+    attention (`attn_kinds`)."""
     if cfg.gpt2_recipe:
         return {**{f: getattr(cfg, f) for f in FIELDS}, "d_head": cfg.d_head}
+    window = ({"window": cfg.window, "full_layers": list(cfg.full_layers), "W": cfg.W, "L_W": cfg.L_W, "T_W": cfg.T_W,
+               "attn_kinds": list(cfg.attn_kinds)} if cfg.window is not None else {})
+    gemma = {f: getattr(cfg, f) for f in GEMMA_FIELDS} if cfg.gemma else {}
     if not cfg.moe:
         return {**{f: getattr(cfg, f) for f in FIELDS + RECIPE_FIELDS}, "d_head": cfg.d_head, "h_kv": cfg.h_kv,
-                "d_ff": cfg.d_ff}
-    return {**{f: getattr(cfg, f) for f in ALL_FIELDS}, "dense_layers": list(cfg.dense_layers), **cfg.symbols(),
-            "block_kinds": list(cfg.block_kinds)}
+                "d_ff": cfg.d_ff, **gemma, **window}
+    return {**{f: getattr(cfg, f) for f in FIELDS + RECIPE_FIELDS + MOE_FIELDS}, "dense_layers": list(cfg.dense_layers),
+            **cfg.symbols(), "block_kinds": list(cfg.block_kinds), **gemma, **window}
 
 
 # --- a Hugging Face config.json, read in (model.hf reads it as transformers does; the bounds are checked here) ------
@@ -586,13 +719,12 @@ def read_hf(doc: Mapping, B: int = 8, T: int | None = None) -> HFModel:
 
     Raises `HFConfigError` (a ValueError) in one line naming the key: a mistyped or missing value, a size out of
     `BOUNDS`, a rule `Config` refuses (h must divide d, ...), or a key that would change what is built but is not
-    modelled (a binding sliding window, cross-attention, partial rotary). Never TypeError, KeyError or
-    RecursionError."""
+    modelled (cross-attention, partial rotary, a window transformers' mask and cache disagree on). Never TypeError,
+    KeyError or RecursionError."""
     reading = hf.read(doc)
-    reading.refuse_window(max(reading.fields["T_max"], BOUNDS["T"][1]))  # any T this explorer lets a learner set
     fields, keys = dict(reading.fields), reading.keys
     for name, symbol in {**{f: f for f in INT_FIELDS if f in fields}, **OPTIONAL_SYMBOLS, **MOE_SYMBOLS,
-                         "moe_step": "moe_step"}.items():
+                         "moe_step": "moe_step", "window": "W"}.items():
         value = fields.get(name)
         if value is None or name not in keys:
             continue
@@ -602,13 +734,18 @@ def read_hf(doc: Mapping, B: int = 8, T: int | None = None) -> HFModel:
                                 f"({FIELD_DOCS.get(symbol) or MOE_DOCS[symbol]}) must be from {lo:,} to {hi:,}")
     T_max, T_given = fields["T_max"], T
     T = min(T_max, HF_T) if T is None else T
+    notes = list(reading.notes)
+    attention = HF_ATTENTION
+    if fields.get("attn_softcap") is not None:  # transformers runs Gemma 2 eager: sdpa cannot soft-cap its scores
+        attention = "eager"
+        notes.append(f"eager attention: the scores are soft-capped ({keys['attn_softcap']} = "
+                     f"{fields['attn_softcap']:g}), which a fused kernel cannot do (transformers runs this model eager)")
     try:
-        cfg = Config(B=B, T=T, attention=HF_ATTENTION, **fields)
+        cfg = Config(B=B, T=T, attention=attention, **fields)
     except ValueError as e:  # a rule between fields (h must divide d, ...): name their keys too
         named = [f"{symbol} = {key}" for symbol, key in _symbol_keys(keys).items() if re.search(rf"\b{symbol}=", str(e))]
         where = f" (config.json: {', '.join(named)})" if named else ""
         raise HFConfigError(f"config.json: {e}{where}") from None
-    notes = list(reading.notes)
     if cfg.T < T_max:
         chosen = "T set to" if T_given is None else "T ="
         notes.append(f"{chosen} {cfg.T:,} of the {T_max:,}-token context (T_max, from {keys['T_max']})")
@@ -617,10 +754,11 @@ def read_hf(doc: Mapping, B: int = 8, T: int | None = None) -> HFModel:
 
 def _symbol_keys(keys: Mapping[str, str]) -> dict[str, str]:
     """Symbol -> the config.json key that set it ("d_ff" -> "intermediate_size", "k" -> "num_experts_per_tok")."""
-    return {OPTIONAL_SYMBOLS.get(field, MOE_SYMBOLS.get(field, field)): key for field, key in keys.items()}
+    return {OPTIONAL_SYMBOLS.get(field, MOE_SYMBOLS.get(field, {"window": "W"}.get(field, field))): key
+            for field, key in keys.items()}
 
 
 def from_hf(doc: Mapping, B: int = 8, T: int | None = None) -> Config:
     """The `Config` of a parsed Hugging Face config.json of model type gpt2, llama, mistral, qwen2, qwen3, mixtral,
-    qwen2_moe or qwen3_moe (`read_hf`, without its notes). Nothing is fetched."""
+    qwen2_moe, qwen3_moe, gemma2 or gemma3_text (`read_hf`, without its notes). Nothing is fetched."""
     return read_hf(doc, B, T).config

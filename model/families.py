@@ -22,6 +22,16 @@ FAMILIES: dict[str, tuple[str, ...]] = {
 }
 PAGE_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items() if not cfg.moe}  # the exported page's
 
+def not_on_pages(cfg: Config) -> str | None:
+    """What of `cfg` the pages do not show yet, in words ("attends through a sliding window (W = 512 on 22 of 26
+    blocks)"), or None: the pages refuse such a model in one line rather than show another one."""
+    if cfg.window is not None:
+        return f"attends through a sliding window (W = {cfg.W:,} on {cfg.L_W:,} of {cfg.L:,} blocks)"
+    if cfg.gemma:
+        return "has Gemma's extras (GeGLU, sandwich norms, soft-caps)"
+    return None
+
+
 TITLES: dict[str, str] = {
     "gpt2-small": "GPT-2 small", "gpt2-medium": "GPT-2 medium", "gpt2-large": "GPT-2 large", "gpt2-xl": "GPT-2 XL",
     "gpt3-125m": "GPT-3 125M", "gpt3-350m": "GPT-3 350M", "gpt3-760m": "GPT-3 760M", "gpt3-1.3b": "GPT-3 1.3B",

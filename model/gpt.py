@@ -2,8 +2,9 @@
 
 One module, many recipes: `Config`'s switches pick LayerNorm or RMSNorm, a learned position table or RoPE,
 GELU or SwiGLU, h_kv heads for K and V (grouped-query attention), biases on every linear, on none or on
-q, k and v only, QK-norm, eager or fused attention, and a dense MLP or a mixture of experts (`MoE`) in the blocks
-`Config.block_kinds` names. With the defaults it is GPT-2, tensor for tensor.
+q, k and v only, QK-norm, eager or fused attention, a dense MLP or a mixture of experts (`MoE`) in the blocks
+`Config.block_kinds` names, and full or sliding-window attention in the blocks `Config.attn_kinds` names. With the
+defaults it is GPT-2, tensor for tensor.
 
 Each tensor the lesson draws passes through a named `Tap` (an identity module), so forward hooks see the
 tensors inside attention that are no module's output (q, k, v, scores, the masked scores, ...). Eager attention
@@ -73,8 +74,9 @@ class Rotary(nn.Module):
         return self.cos(angles.cos()), self.sin(angles.sin())  # (T, d_head) each
 
 
-def fused_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                    causal: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
+def fused_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True,
+                    mask: torch.Tensor | None = None, scale: float | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Causal attention in one kernel, softmax(q kᵀ / √d_head + causal mask) @ v, without the (B, h, T, T) scores.
 
     q (B, h, T, d_head); k and v (B, h_kv, T, d_head), each K/V head serving h/h_kv query heads without a copy.
@@ -94,10 +96,33 @@ def fused_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
       make the (B, h, T, T) scores the kernel never makes.
 
     `causal=False`: every query sees every key (a decode step: one new token over the cache and itself).
+    `mask`: a sliding window's band (`band_mask`, additive: 0 for the keys a query sees, −inf for the rest, at q's
+    dtype as the CPU kernel requires), given instead of `causal`; the kernel keeps it for the backward pass.
     """
     if q.device.type in ("cpu", "meta"):
+        if mask is not None:
+            return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, False, attn_mask=mask)
         return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal)
-    return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=k.shape[1] != q.shape[1]), None
+    gqa = k.shape[1] != q.shape[1]
+    if mask is not None:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=gqa), None
+    return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa), None
+
+
+def hidden_keys(T: int, S: int, window: int | None, device: torch.device) -> torch.Tensor:
+    """(T, S) bool, True where a query may not see a key: the T queries are the last T of the S keys' positions;
+    a query sees the keys up to itself (causal) and, with a window W, only the last W of them (itself and the W − 1
+    before it: transformers' sliding_window_overlay, kv_idx > q_idx − W). A windowed mask is a band."""
+    ones = torch.ones(T, S, dtype=torch.bool, device=device)
+    hidden = ones.triu(1 + S - T)  # keys after each query
+    if window is not None:
+        hidden = hidden | ones.tril(S - T - window)  # keys W or more before each query
+    return hidden
+
+
+def band_mask(T: int, window: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    """The fused kernel's additive (T, T) band of a window W: 0 where a query sees a key, −inf elsewhere."""
+    return torch.zeros(T, T, device=device, dtype=dtype).masked_fill(hidden_keys(T, T, window, device), float("-inf"))
 
 
 def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
@@ -110,11 +135,20 @@ class CausalSelfAttention(nn.Module):
     """Fused q, k, v projection; h heads of d_head features for q, h_kv for k and v (each K/V head shared by
     h/h_kv query heads); optional QK-norm and RoPE; then eager attention (scores / sqrt(d_head), causal mask,
     softmax, attn @ v, with k and v expanded to h heads) or fused attention (`fused_attention`: one kernel, k and v
-    at h_kv heads, its log-sum-exp tapped as `lse`); heads merged, projection."""
+    at h_kv heads, its log-sum-exp tapped as `lse`); heads merged, projection.
 
-    def __init__(self, cfg: Config) -> None:
+    `window` W (a windowed block, `Config.attn_kinds`): each query sees the last W keys only. Eager attention still
+    computes the whole (B, h, T, T) scores and masks them to a band (`hidden_keys`); fused attention takes the band
+    (`band_mask`, made once per pass by `GPT.embed_tokens`) in place of its causal flag. A decode step's cache of a
+    windowed block holds at most W − 1 tokens, so the new token's query sees them all."""
+
+    def __init__(self, cfg: Config, window: int | None = None) -> None:
         super().__init__()
         self.h, self.h_kv, self.d_head = cfg.h, cfg.h_kv, cfg.d_head
+        self.window = window
+        self.root = math.sqrt(cfg.d_head if cfg.query_scale is None else cfg.query_scale)  # scores / √d_head; Gemma √256
+        self.scale = None if cfg.query_scale is None else 1 / self.root  # the fused kernel's, where set apart
+        self.softcap = cfg.attn_softcap
         width = (cfg.h + 2 * cfg.h_kv) * cfg.d_head
         self.qkv = nn.Linear(cfg.d, width, bias=cfg.qkv_bias)  # W_qkv: (d, (h + 2h_kv)·d_head); GPT-2: (d, 3d)
         self.proj = nn.Linear(cfg.h * cfg.d_head, cfg.d, bias=cfg.proj_bias)  # W_o: (h·d_head, d)
@@ -123,6 +157,7 @@ class CausalSelfAttention(nn.Module):
         self.rope = cfg.positions == "rope"
         self.fused = cfg.attention == "fused"
         attention = ["attn_v", "lse"] if self.fused else ["scores", "masked", "attn", "attn_v"]
+        attention += ["capped"] if self.softcap is not None else []
         names = ["q", "k", "v", *attention, "merged"]
         names += ["q_rot", "k_rot"] if self.rope else []
         names += ["k_heads", "v_heads"] if self.h_kv != self.h and not self.fused else []
@@ -131,10 +166,12 @@ class CausalSelfAttention(nn.Module):
             setattr(self, name, Tap())
 
     def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None,
-                past: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+                past: tuple[torch.Tensor, torch.Tensor] | None = None,
+                band: torch.Tensor | None = None) -> torch.Tensor:
         """x (B, T, d) -> (B, T, d). `past`: a decode step's cache, K and V of the T_c tokens before x's one
-        token, (B, h_kv, T_c, d_head) each; the new token's k and v join them (`k_cache`, `v_cache`,
-        (B, h_kv, T_c + 1, d_head)) and its query attends to all T_c + 1 keys, no mask needed."""
+        token, (B, h_kv, T_c, d_head) each (a windowed block's T_c at most W − 1); the new token's k and v join them
+        (`k_cache`, `v_cache`, (B, h_kv, T_c + 1, d_head)) and its query attends to all T_c + 1 keys, no mask
+        needed. `band`: a windowed block's fused band mask (`band_mask`), (T, T)."""
         B, T, _ = x.shape
         h, h_kv, d_head = self.h, self.h_kv, self.d_head
         q, k, v = self.qkv(x).split([h * d_head, h_kv * d_head, h_kv * d_head], dim=2)
@@ -148,11 +185,16 @@ class CausalSelfAttention(nn.Module):
         if past is not None:  # decode: one new token after the cached ones
             if T != 1:
                 raise ValueError(f"a decode step takes one new token per sequence, got T={T}")
+            if self.window is not None and past[0].shape[2] >= self.window:
+                raise ValueError(f"a windowed block's cache keeps at most W − 1 = {self.window - 1} tokens, got "
+                                 f"{past[0].shape[2]}")
             k = self.k_cache(torch.cat((past[0], k), dim=2))  # (B, h_kv, T_c + 1, d_head)
             v = self.v_cache(torch.cat((past[1], v), dim=2))
         S = k.shape[2]  # keys: T, or T_c + 1 in a decode step
         if self.fused:  # one kernel: k and v at h_kv heads, no (B, h, T, T) tensor
-            y, lse = fused_attention(q, k, v, causal=past is None)  # (B, h, T, d_head), (B, h, T) fp32
+            windowed = self.window is not None and past is None
+            y, lse = fused_attention(q, k, v, causal=past is None, mask=band if windowed else None,
+                                     scale=self.scale)  # (B, h, T, d_head), (B, h, T) fp32
             y = self.attn_v(y)
             if lse is not None:
                 self.lse(lse)
@@ -160,9 +202,11 @@ class CausalSelfAttention(nn.Module):
             if h_kv != h:  # each K/V head serves h/h_kv query heads: a view when h_kv = 1, else a copy
                 k = self.k_heads(k[:, :, None].expand(B, h_kv, h // h_kv, S, d_head).reshape(B, h, S, d_head))
                 v = self.v_heads(v[:, :, None].expand(B, h_kv, h // h_kv, S, d_head).reshape(B, h, S, d_head))
-            scores = self.scores(q @ k.transpose(-2, -1) / math.sqrt(d_head))  # (B, h, T, T); decode (B, h, 1, S)
-            future = torch.ones(T, S, dtype=torch.bool, device=x.device).triu(1 + S - T)  # keys after each query
-            masked = self.masked(scores.masked_fill(future, float("-inf")))  # (B, h, T, T)
+            scores = self.scores(q @ k.transpose(-2, -1) / self.root)  # (B, h, T, T); decode (B, h, 1, S)
+            if self.softcap is not None:  # Gemma 2: c·tanh(scores / c)
+                scores = self.capped(torch.tanh(scores / self.softcap) * self.softcap)
+            hidden = hidden_keys(T, S, self.window if past is None else None, x.device)  # causal, or a band of W
+            masked = self.masked(scores.masked_fill(hidden, float("-inf")))  # (B, h, T, T)
             attn = self.attn(F.softmax(masked, dim=-1))  # (B, h, T, T), rows sum to 1
             y = self.attn_v(attn @ v)  # (B, h, T, d_head)
         y = self.merged(y.transpose(1, 2).contiguous().view(B, T, h * d_head))  # (B, T, h·d_head); GPT-2: (B, T, d)
@@ -170,7 +214,8 @@ class CausalSelfAttention(nn.Module):
 
 
 class MLP(nn.Module):
-    """GELU: d -> d_ff -> d (tanh approximation, as GPT-2; d_ff = 4d). SwiGLU: SiLU(x W_gate) · (x W_up), then W_down.
+    """GELU: d -> d_ff -> d (tanh approximation, as GPT-2; d_ff = 4d). SwiGLU: SiLU(x W_gate) · (x W_up), then W_down;
+    GeGLU (Gemma) the same with GELU's tanh approximation in SiLU's place.
 
     `width` (default d_ff) and `bias` (default the recipe's MLP biases) serve the shared experts of a mixture of
     experts, one MLP of width E_shared·d_shared without biases."""
@@ -179,11 +224,14 @@ class MLP(nn.Module):
         super().__init__()
         width = cfg.d_ff if width is None else width
         bias = cfg.mlp_bias if bias is None else bias
-        self.swiglu = cfg.mlp == "swiglu"
-        if self.swiglu:
+        self.glu = cfg.glu
+        if self.glu:
             self.gate = nn.Linear(cfg.d, width, bias=bias)  # W_gate: (d, d_ff)
             self.up = nn.Linear(cfg.d, width, bias=bias)  # W_up: (d, d_ff)
-            self.silu = nn.SiLU()
+            if cfg.mlp == "geglu":  # Gemma's GeGLU: GELU (tanh approximation) in SiLU's place
+                self.gelu = nn.GELU(approximate="tanh")
+            else:
+                self.silu = nn.SiLU()
             self.gated = Tap()
         else:
             self.fc = nn.Linear(cfg.d, width, bias=bias)  # (d, d_ff) + bias
@@ -191,9 +239,10 @@ class MLP(nn.Module):
         self.proj = nn.Linear(width, cfg.d, bias=bias)  # (d_ff, d) + bias; W_down in SwiGLU
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.swiglu:
+        if self.glu:
             gate, up = self.gate(x), self.up(x)  # (B, T, d_ff) each
-            return self.proj(self.gated(self.silu(gate) * up))  # (B, T, d_ff) -> (B, T, d)
+            act = self.gelu if hasattr(self, "gelu") else self.silu
+            return self.proj(self.gated(act(gate) * up))  # (B, T, d_ff) -> (B, T, d)
         return self.proj(self.gelu(self.fc(x)))
 
 
@@ -281,14 +330,18 @@ class MoE(nn.Module):
 
 
 class Block(nn.Module):
-    """Pre-norm block: x = x + Attn(norm(x)); x = x + MLP(norm(x)), the MLP dense (`mlp`) or a mixture of experts
-    (`moe`) as `kind` says ("dense" or "moe", `Config.block_kinds`). Maps (B, T, d) to (B, T, d)."""
+    """Pre-norm block: x = x + Attn(norm(x)); x = x + MLP(norm(x)) (with `post_norms`, Gemma's sandwich: x = x +
+    norm(Attn(norm(x))); x = x + norm(MLP(norm(x)))), the MLP dense (`mlp`) or a mixture of experts
+    (`moe`) as `kind` says ("dense" or "moe", `Config.block_kinds`), attention through a window of `window` keys or
+    full (`Config.attn_kinds`). Maps (B, T, d) to (B, T, d)."""
 
-    def __init__(self, cfg: Config, kind: str = "dense") -> None:
+    def __init__(self, cfg: Config, kind: str = "dense", window: int | None = None) -> None:
         super().__init__()
         self.kind = kind
         self.ln_1 = norm(cfg, cfg.d)
-        self.attn = CausalSelfAttention(cfg)
+        self.attn = CausalSelfAttention(cfg, window)
+        if cfg.post_norms:  # Gemma's sandwich: post_attention_layernorm, post_feedforward_layernorm
+            self.post_ln_1, self.post_ln_2 = norm(cfg, cfg.d), norm(cfg, cfg.d)
         self.resid_1 = Tap()
         self.ln_2 = norm(cfg, cfg.d)
         if kind == "moe":
@@ -303,9 +356,15 @@ class Block(nn.Module):
         return self.moe if self.kind == "moe" else self.mlp
 
     def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None,
-                past: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
-        x = self.resid_1(x + self.attn(self.ln_1(x), rope, past))
-        return self.resid_2(x + self.ffn(self.ln_2(x)))
+                past: tuple[torch.Tensor, torch.Tensor] | None = None,
+                band: torch.Tensor | None = None) -> torch.Tensor:
+        x = self.resid_1(x + self._post(self.attn(self.ln_1(x), rope, past, band), "post_ln_1"))
+        return self.resid_2(x + self._post(self.ffn(self.ln_2(x)), "post_ln_2"))
+
+    def _post(self, y: torch.Tensor, name: str) -> torch.Tensor:
+        """y through the sandwich norm `name` where the block has it (no local holds y: the peak's lifetimes stay
+        the lesson block's)."""
+        return getattr(self, name)(y) if hasattr(self, name) else y
 
 
 def init_weights(module: nn.Module) -> None:
@@ -330,7 +389,9 @@ class GPT(nn.Module):
     `depth` builds only the first `depth` blocks (default all L), each of its kind (`Config.block_kinds`). Tracing
     builds one block of each kind (`model.config.one_of_each`): every block is a shape-preserving map
     (B, T, d) -> (B, T, d), so every block of a kind repeats that block's shapes exactly.
-    With RoPE, the angles are made once per pass (`embed_tokens`) and every block rotates q and k by them.
+    With RoPE, the angles are made once per pass (`embed_tokens`) and every block rotates q and k by them; with a
+    window and fused attention, so is the band mask (`window_mask`, (T, T) at the pass's dtype) every windowed block's
+    kernel takes (one tensor, kept once for the backward pass).
     """
 
     def __init__(self, cfg: Config, *, depth: int | None = None) -> None:
@@ -342,11 +403,19 @@ class GPT(nn.Module):
             self.embed = Tap()
         else:
             self.rope = Rotary(cfg.d_head)
-        self.blocks = nn.ModuleList(Block(cfg, kind) for kind in cfg.block_kinds[:depth])
+        self.blocks = nn.ModuleList(Block(cfg, kind, cfg.window if attn == "sliding" else None)
+                                    for kind, attn in zip(cfg.block_kinds[:depth], cfg.attn_kinds))
+        if cfg.window is not None and cfg.attention == "fused":
+            self.window_mask = Tap()
+        self._band: torch.Tensor | None = None
         self.ln_f = norm(cfg, cfg.d)
         self.head = nn.Linear(cfg.d, cfg.V, bias=False)
         if cfg.tie:
             self.head.weight = self.wte.weight
+        if cfg.embed_scale:
+            self.scaled = Tap()
+        if cfg.final_softcap is not None:
+            self.capped = Tap()
         self.loss = Tap()
         self._rope: tuple[torch.Tensor, torch.Tensor] | None = None
         if self.wte.weight.device.type != "meta":  # meta modules (tracing) need no values
@@ -357,6 +426,10 @@ class GPT(nn.Module):
         `start`: the position of idx's first token (a decode step's new token comes after `start` cached ones)."""
         T = idx.shape[1]
         tok = self.wte(idx)  # (B, T, d)
+        if self.cfg.embed_scale:  # Gemma: tok · √d, the scale at the table's dtype (as transformers casts it)
+            tok = self.scaled(tok * torch.tensor(math.sqrt(self.cfg.d), dtype=tok.dtype))
+        if hasattr(self, "window_mask") and start == 0:  # a prefill: the windowed blocks' band, made once
+            self._band = self.window_mask(band_mask(T, self.cfg.window, idx.device, tok.dtype))  # (T, T)
         if self.cfg.positions == "rope":
             self._rope = self.rope(T, idx.device, tok.dtype, start)  # cos, sin: (T, d_head) each
             return tok
@@ -369,9 +442,15 @@ class GPT(nn.Module):
     def block(self, i: int, x: torch.Tensor, past: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
         """Block i on x, with the angles of the last `embed_tokens` when the recipe uses RoPE (and a decode
         step's cache of block i, `past`)."""
-        if self._rope is None and past is None:  # GPT-2's recipe in a forward pass: the block's lesson call
+        if self._rope is None and past is None and self._band is None:  # GPT-2's recipe: the block's lesson call
             return self.blocks[i](x)
-        return self.blocks[i](x, self._rope, past)
+        return self.blocks[i](x, self._rope, past, self._band)
+
+    def output(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, T, d) -> logits (B, T, V): final norm and head, soft-capped c·tanh(logits / c) with `final_softcap`."""
+        logits = self.head(self.ln_f(x))
+        c = self.cfg.final_softcap
+        return logits if c is None else self.capped(torch.tanh(logits / c) * c)
 
     def logits_and_loss(self, x: torch.Tensor, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(B, T, d) -> logits (B, T, V) and the next-token loss.
@@ -379,7 +458,7 @@ class GPT(nn.Module):
         Loss: mean cross-entropy of logits[:, :-1] against idx[:, 1:] (position t predicts token t+1);
         None when T = 1, where there is no next token to predict.
         """
-        logits = self.head(self.ln_f(x))  # (B, T, V)
+        logits = self.output(x)  # (B, T, V)
         if idx.shape[1] < 2:
             return logits, None
         V = logits.shape[-1]
@@ -391,17 +470,24 @@ class GPT(nn.Module):
         x = self.embed_tokens(idx)
         for i in range(len(self.blocks)):
             x = self.block(i, x)
-        self._rope = None
+        self.end_blocks()
         return self.logits_and_loss(x, idx)
 
-    def decode(self, idx: torch.Tensor, past: list[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
+    def end_blocks(self) -> None:
+        """Drop what the blocks shared in a pass (RoPE's angles, the window's band): after the blocks they live on
+        only where autograd saved them."""
+        self._rope = self._band = None
+
+    def decode(self, idx: torch.Tensor, past: list[tuple[torch.Tensor, torch.Tensor]],
+               start: int | None = None) -> torch.Tensor:
         """One decode step: idx (B, 1), each sequence's new token, after the T_c tokens cached in `past` (one
-        (K, V) pair per built block, (B, h_kv, T_c, d_head) each) -> logits (B, 1, V) of the next token."""
-        x = self.embed_tokens(idx, start=past[0][0].shape[2])
+        (K, V) pair per built block, (B, h_kv, T_c, d_head) each; a windowed block's holds min(T_c, W − 1) of them)
+        -> logits (B, 1, V) of the next token. `start`: T_c, the new token's position (default: the longest cache)."""
+        x = self.embed_tokens(idx, start=max(p[0].shape[2] for p in past) if start is None else start)
         for i in range(len(self.blocks)):
             x = self.block(i, x, past[i])
-        self._rope = None
-        return self.head(self.ln_f(x))
+        self.end_blocks()
+        return self.output(x)
 
     def num_params(self) -> int:
         """Unique parameters of the built module; the tied head's weight is W_te and counts once."""

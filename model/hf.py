@@ -14,9 +14,16 @@ does the same, from data:
 - Both spellings of RoPE's settings: the top-level `rope_theta` / `rope_scaling` / `partial_rotary_factor`, and
   transformers 5's `rope_parameters`. Only `partial_rotary_factor` changes a shape (RoPE rotating part of a
   head); θ and the scaling rules change values only.
+- Sliding windows (`_window`): the window W and which blocks attend through it, as transformers' module masks them
+  and its cache keeps them (mistral's default window of 4,096 included): the fields `window` and `full_layers`. Where
+  the two disagree (a llama or gpt2 file's window, which the cache applies but the attention does not; a mistral,
+  mixtral or qwen3_moe file whose layer_types keeps some blocks' cache whole while the mask windows every block) the
+  file is refused by name.
 - A key whose value (given or the type's default) changes what would be built but is not modelled is refused by
-  name: a sliding window that binds at some T the explorer allows (mistral's default window of 4,096 included;
-  `Reading.refuse_window`), cross-attention, partial rotary.
+  name: cross-attention, partial rotary.
+- Gemma 2 and 3 (gemma2, gemma3_text): GeGLU, sandwich norms, embeddings scaled by √d, query_pre_attn_scalar, the
+  soft-caps (Gemma 2's scores make its attention eager, as transformers runs it), QK-norm in Gemma 3, and the layer
+  types' defaults (Gemma 2 every other block windowed, Gemma 3 all but every sliding_window_pattern-th, 6).
 - Mixtures of experts (mixtral, qwen2_moe, qwen3_moe): the experts E, k per token and their width, Qwen2-MoE's shared
   expert with its sigmoid gate, which blocks are MoE (decoder_sparse_step, mlp_only_layers; an index beyond the
   blocks is ignored, as transformers ignores it; no MoE block at all reads as a dense model). The router's settings
@@ -37,7 +44,8 @@ from dataclasses import dataclass
 
 TRANSFORMERS_VERSION = "5.24.0"  # the config classes DEFAULTS were taken from
 MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, tens of kB): longer is refused
-MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe")
+MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "gemma2", "gemma3_text")
+GEMMA_TYPES = ("gemma2", "gemma3_text")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe")
 
 # The shape keys of each type and their defaults in transformers' config class of that type.
@@ -87,6 +95,20 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "decoder_sparse_step": 1, "moe_intermediate_size": 768, "num_experts_per_tok": 8, "num_experts": 128,
         "mlp_only_layers": None,
     },
+    "gemma2": {  # Gemma2Config: every other block windowed, scores and logits soft-capped
+        "vocab_size": 256_000, "hidden_size": 2_304, "intermediate_size": 9_216, "num_hidden_layers": 26,
+        "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 8_192,
+        "tie_word_embeddings": True, "attention_bias": False, "query_pre_attn_scalar": 256, "sliding_window": 4_096,
+        "layer_types": None, "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0,
+        "hidden_activation": "gelu_pytorch_tanh", "use_bidirectional_attention": None,
+    },
+    "gemma3_text": {  # Gemma3TextConfig: five windowed blocks to one full, QK-norm, no soft-caps
+        "vocab_size": 262_208, "hidden_size": 2_304, "intermediate_size": 9_216, "num_hidden_layers": 26,
+        "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": True, "attention_bias": False, "query_pre_attn_scalar": 256, "sliding_window": 4_096,
+        "layer_types": None, "final_logit_softcapping": None, "attn_logit_softcapping": None,
+        "hidden_activation": "gelu_pytorch_tanh", "use_bidirectional_attention": False,
+    },
 }
 # The router's settings of each mixture of experts and their defaults in its config class: they change no shape and
 # no count (read, checked and named in the reading's notes). norm_topk_prob renormalises the k weights to sum to 1,
@@ -108,6 +130,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "mixtral": ("layer_types",),
     "qwen2_moe": ("head_dim",),
     "qwen3_moe": ("head_dim", "layer_types"),
+    "gemma2": (),
+    "gemma3_text": ("sliding_window_pattern",),  # Gemma3TextConfig's keyword: layer_types' default, every n-th full
 }
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
@@ -121,6 +145,10 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "mixtral": ("head_dim", "sliding_window", "layer_types"),
     "qwen2_moe": ("num_key_value_heads", "sliding_window", "mlp_only_layers", "layer_types"),
     "qwen3_moe": ("sliding_window", "mlp_only_layers", "layer_types"),
+    "gemma2": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping",
+               "use_bidirectional_attention"),
+    "gemma3_text": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping",
+                    "use_bidirectional_attention", "sliding_window_pattern"),
 }
 # GPT2Config's attribute_map: these names set GPT-2's own keys.
 ALIASES: dict[str, dict[str, str]] = {
@@ -142,10 +170,11 @@ FIELD_OF: dict[str, str] = {
 SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", "num_attention_heads", "n_head",
          "max_position_embeddings", "n_positions", "intermediate_size", "n_inner", "num_key_value_heads", "head_dim",
          "sliding_window", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
-         "shared_expert_intermediate_size", "decoder_sparse_step")
+         "shared_expert_intermediate_size", "decoder_sparse_step", "query_pre_attn_scalar", "sliding_window_pattern")
+SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 COUNTS = ("num_experts",)  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
-         "norm_topk_prob", "output_router_logits")
+         "norm_topk_prob", "output_router_logits", "use_bidirectional_attention")
 NUMBERS = ("router_jitter_noise", "router_aux_loss_coef")  # a number of at least 0
 WHAT: dict[str, str] = {  # what a key is, for messages
     "vocab_size": "the vocabulary size V", "hidden_size": "the model width d", "n_embd": "the model width d",
@@ -168,6 +197,10 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "output_router_logits": "whether the router's logits are returned",
     "router_jitter_noise": "the noise on the router's input in training",
     "router_aux_loss_coef": "the load-balancing loss's weight",
+    "query_pre_attn_scalar": "the scores' scale 1/√query_pre_attn_scalar",
+    "final_logit_softcapping": "the logits' soft-cap c", "attn_logit_softcapping": "the scores' soft-cap c",
+    "hidden_activation": "the MLP's activation", "use_bidirectional_attention": "whether attention is bidirectional",
+    "sliding_window_pattern": "every n-th block full attention (the others windowed)",
 }
 # Group-limited routing (DeepSeek-V3: pick topk_group of n_group groups of experts, then k within them): how experts
 # are chosen, never how many or how wide. No type read here has it; in a file of one, the reading names it.
@@ -194,7 +227,10 @@ SHAPE_KEYS = tuple(dict.fromkeys([*(k for t in DEFAULTS.values() for k in t), *(
 # RoPE's settings, read whatever the type (`rope_parameters` is built from the old spelling): `_check_rope`.
 READ_BY_EVERY_TYPE = ("rope_parameters", "rope_scaling", "partial_rotary_factor", "rope_theta")
 # Keys read by a rule, not a shape of their own: left out of a file, no note (but a window that applies has one).
-RULE_KEYS = ("sliding_window", "max_window_layers", "layer_types", "use_sliding_window", "add_cross_attention")
+RULE_KEYS = ("sliding_window", "max_window_layers", "layer_types", "use_sliding_window", "add_cross_attention",
+             "hidden_activation", "use_bidirectional_attention")
+CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig"}  # messages
+GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention")
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "ntk")  # θ's scaling rules: values only
 
@@ -253,29 +289,15 @@ class Reading:
     """A config.json as transformers reads it: the Config fields it gives (B and T excepted) and what it did.
 
     `keys` maps each field to the config.json key it came from (for messages); `defaults` lists the keys the
-    file leaves out whose type's default was taken; `ignored` the shape keys the type does not have; `window`
-    is the sliding window some block attends through (given or the type's default), None for full attention."""
+    file leaves out whose type's default was taken; `ignored` the shape keys the type does not have; the fields
+    `window` and `full_layers` are the sliding window some blocks attend through and the blocks that do not."""
 
     model_type: str
     fields: dict[str, object]
     keys: dict[str, str]
     defaults: tuple[str, ...]
     ignored: tuple[str, ...]
-    window: int | None = None
-    more: tuple[str, ...] = ()  # other notes: the router's settings, a mixture of experts' layout
-
-    def refuse_window(self, longest_T: int) -> None:
-        """HFConfigError if the window binds at some T up to `longest_T` (a block keeps W − 1 tokens of K and V
-        and attends to W: from T = W on, the full attention this model builds would be wrong)."""
-        if self.window is None or self.window > longest_T:
-            return
-        W = self.window
-        source = (f"sliding_window={W:,}" if "sliding_window" not in self.defaults else
-                  f"sliding_window is not in the file, so {self.model_type}'s default applies, a window of {W:,} "
-                  f"tokens:")
-        raise HFConfigError(f"config.json: {source} each token attends to the last {W:,} only and the KV cache keeps "
-                            f"{W - 1:,} tokens per block, which this model does not build yet (write "
-                            f"\"sliding_window\": null for full attention)")
+    more: tuple[str, ...] = ()  # other notes: the router's settings, a mixture of experts' layout, the window
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -317,16 +339,50 @@ def read(doc: Mapping) -> Reading:
     layout = _moe_layout(fields, keys) if model_type in MOE_TYPES else ()
     _refuse_unmodelled(values, model_type, fields, keys)
     types, window = _blocks(values, model_type, fields["L"])
-    if "sliding_attention" in types and window is None:
-        raise HFConfigError("config.json: layer_types lists sliding_attention blocks but no window applies "
-                            "(sliding_window is null, or use_sliding_window false): transformers cannot build their "
-                            "cache; give the window or list full_attention")
-    window = window if "sliding_attention" in types or model_type in ("mistral", "mixtral") else None  # every mask
-    noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if window is not None else [])
+    windowing = _window(types, window, model_type, fields, keys, "sliding_window" in values["given"])
+    windowing += (GEMMA_VALUES,) if model_type in GEMMA_TYPES else ()
+    noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
     ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES.get(model_type, {})
                     and k not in EXTRAS[model_type] and k not in READ_BY_EVERY_TYPE)
-    return Reading(model_type, fields, keys, defaults, ignored, window, (*layout, *router))
+    return Reading(model_type, fields, keys, defaults, ignored, (*layout, *router, *windowing))
+
+
+GEMMA_VALUES = ("values only, which change no count, shape or byte: the token rows times √d, the scores times "
+                "1/√query_pre_attn_scalar, Gemma's RMSNorm gain (1 + g) and RoPE's bases; the soft-caps are values too, "
+                "but each is a tensor of the pass (the shapes table shows it)")
+# The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
+# whose module never windows attention (only transformers' cache reads their window).
+WINDOW_EVERY_BLOCK = ("mistral", "mixtral", "qwen3_moe")
+NO_WINDOWED_ATTENTION = ("gpt2", "llama")
+
+
+def _window(types: list[str], window: int | None, model_type: str, fields: dict, keys: dict[str, str],
+            given: bool) -> tuple[str, ...]:
+    """The window's fields (`window`, `full_layers`) set in `fields` from each block's attention (`_blocks`), and a
+    note naming them; HFConfigError where transformers' mask and cache disagree (see the module docstring)."""
+    sliding = [i for i, t in enumerate(types) if t == "sliding_attention"]
+    if sliding and window is None:
+        raise HFConfigError("config.json: layer_types lists sliding_attention blocks but no window applies "
+                            "(sliding_window is null, or use_sliding_window false): transformers cannot build their "
+                            "cache; give the window or list full_attention")
+    if model_type in WINDOW_EVERY_BLOCK and window is not None and len(sliding) < len(types):
+        raise HFConfigError(f"config.json: sliding_window={window:,} masks every block of {model_type}, but layer_types "
+                            f"lists full_attention blocks, whose cache transformers keeps whole: drop layer_types, or "
+                            f"write \"sliding_window\": null for full attention")
+    if not sliding:
+        return ()
+    if model_type in NO_WINDOWED_ATTENTION:
+        raise HFConfigError(f"config.json: sliding_window={window:,}: {model_type}'s attention never windows, but "
+                            f"transformers' cache would keep only {window - 1:,} tokens of the blocks layer_types calls "
+                            f"sliding; write \"sliding_window\": null (or list full_attention)")
+    full = tuple(i for i, t in enumerate(types) if t == "full_attention")
+    fields.update(window=window, full_layers=full)
+    keys["window"] = "sliding_window"
+    source = "sliding_window" if given else f"sliding_window (not in the file: {model_type}'s default)"
+    which = "every block" if not full else f"{len(sliding):,} of the {len(types):,} blocks (the others full attention)"
+    return (f"a sliding window W = {window:,} ({source}) on {which}: each query sees the last W keys, and a windowed "
+            f"block's KV cache keeps W − 1 = {window - 1:,} tokens after a prefill",)
 
 
 def _values(doc: Mapping, model_type: str) -> dict:
@@ -363,6 +419,13 @@ def _checked(key: str, value: object, nullable: bool) -> object:
         if not whole or value < 0:
             raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[key]}) must be a whole number of at "
                                 f"least 0")
+        return value
+    if key in SOFTCAPS:
+        return _number(key, value, 0, 1e6, open_lo=True)
+    if key == "hidden_activation":
+        if value != GEMMA_ACTIVATION:
+            raise HFConfigError(f"config.json: hidden_activation={show(value)}: this module's GeGLU runs GELU's tanh "
+                                f"approximation, \"{GEMMA_ACTIVATION}\"")
         return value
     if key in FLAGS:
         if not isinstance(value, bool):
@@ -440,6 +503,12 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
                   bias=_bias(values, model_type))
     if model_type == "qwen2_moe":  # one shared expert, gated, of width shared_expert_intermediate_size
         fields.update(shared_experts=1, shared_gate=True)
+    if model_type in GEMMA_TYPES:  # GeGLU, sandwich norms, tok · √d, 1/√query_pre_attn_scalar, soft-caps
+        fields.update(mlp="geglu", qk_norm=model_type == "gemma3_text", post_norms=True, embed_scale=True,
+                      query_scale=values["query_pre_attn_scalar"], attn_softcap=values["attn_logit_softcapping"],
+                      final_softcap=values["final_logit_softcapping"])
+        keys.update(query_scale="query_pre_attn_scalar", attn_softcap="attn_logit_softcapping",
+                    final_softcap="final_logit_softcapping")
     if "dense_layers" in fields:
         fields["dense_layers"] = tuple(fields["dense_layers"] or ())
     return fields, keys
@@ -516,6 +585,8 @@ def _bias(values: dict, model_type: str) -> str:
         return "qkv"
     if model_type == "qwen2_moe":
         return "qkv" if values["qkv_bias"] else "none"
+    if model_type in GEMMA_TYPES:  # Gemma's attention_bias: q, k, v and W_o
+        return "attn" if values["attention_bias"] else "none"
     attention, mlp = values.get("attention_bias", False), values.get("mlp_bias", False)
     return {(False, False): "none", (True, False): "attn", (False, True): "mlp", (True, True): "all"}[(attention, mlp)]
 
@@ -537,6 +608,9 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
         if types is None and model_type == "qwen2_moe":  # Qwen2MoeConfig: every other block, below max_window_layers
             types = ["sliding_attention" if window is not None and i % 2 == 0 and i < values["max_window_layers"] else
                      "full_attention" for i in range(L)]
+    if types is None and model_type in GEMMA_TYPES:  # Gemma 2: every other block; Gemma 3: all but every n-th
+        every = 2 if model_type == "gemma2" else values.get("sliding_window_pattern") or 6
+        types = ["sliding_attention" if (i + 1) % every else "full_attention" for i in range(L)]
     if types is None:
         types = ["sliding_attention" if window is not None else "full_attention"] * L
     return types, window
@@ -547,9 +621,13 @@ def _refuse_unmodelled(values: dict, model_type: str, fields: dict, keys: dict[s
     if model_type == "gpt2" and values["add_cross_attention"]:
         raise HFConfigError("config.json: add_cross_attention=true adds cross-attention layers, which this decoder "
                             "does not build")
-    if model_type == "llama" and fields["d"] % fields["h"]:  # LlamaConfig.validate_architecture, head_dim or not
+    if model_type in ("llama", *GEMMA_TYPES) and fields["d"] % fields["h"]:  # the config's validate_architecture
         raise HFConfigError(f"config.json: hidden_size={fields['d']:,} is not a multiple of num_attention_heads="
-                            f"{fields['h']:,}, which transformers' LlamaConfig requires (even with head_dim set)")
+                            f"{fields['h']:,}, which transformers' {CONFIG_CLASSES[model_type]} requires (even with "
+                            f"head_dim set)")
+    if values.get("use_bidirectional_attention"):
+        raise HFConfigError("config.json: use_bidirectional_attention=true makes attention bidirectional (an "
+                            "encoder's); this decoder's attention is causal")
     types = values["layer_types"]
     if types is not None and len(types) != fields["L"]:
         raise HFConfigError(f"config.json: layer_types lists {len(types):,} blocks, {keys['L']} is "

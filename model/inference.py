@@ -34,7 +34,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from .budgeting import budget
-from .config import Config
+from .config import Config, one_of_each
 from .figures import Line
 from .formula import matches
 from .gpt import GPT
@@ -159,11 +159,28 @@ def _storage(t: torch.Tensor) -> int:
 @functools.lru_cache(maxsize=256)
 def decode_pass(cfg: Config, dtype: str = ACT_DTYPE) -> DecodePass:
     """One decode step of `GPT(cfg)` after cfg.T cached tokens, B sequences: a real pass on the meta device of the
-    embedding, block 0 (× L: every block maps (B, 1, d) to itself over its own cache) and the head."""
+    embedding, block 0 (× L: every block maps (B, 1, d) to itself over its own cache) and the head. With a sliding
+    window, one block of each attention kind: a full block over its T cached tokens (× L − L_W), a windowed one over
+    its T_W = min(T, W − 1) (× L_W); the rows are the first kind's (`Config.attn_kinds`)."""
+    kinds = dict.fromkeys(cfg.attn_kinds)
+    steps = {kind: _decode_block(cfg, dtype, kind) for kind in kinds}
+    n = {kind: cfg.attn_kinds.count(kind) for kind in kinds}
+    first = steps[next(iter(kinds))]
+    return DecodePass(rows=first[4], flops=sum(n[k] * steps[k][0] for k in kinds) + first[1],
+                      flops_attn=sum(n[k] * steps[k][2] for k in kinds),
+                      activation_bytes=sum(n[k] * steps[k][3] for k in kinds) + first[5])
+
+
+def _decode_block(cfg: Config, dtype: str, kind: str) -> tuple[int, int, int, int, tuple[DecodeRow, ...], int]:
+    """A decode step of one block of attention `kind` ("full": over T cached tokens; "sliding": over T_W), the
+    embedding and the head: (block FLOPs, embedding and head FLOPs, the block's attention FLOPs, the block's new
+    bytes, the rows, the embedding's and head's new bytes)."""
     torch_dtype = TORCH_DTYPES[dtype]
+    window = cfg.window if kind == "sliding" else None
     with torch.device("meta"):
-        model = GPT(replace(cfg, B=1, T=1, L=1), depth=1).to(torch_dtype)
-    shape = (cfg.B, cfg.h_kv, cfg.T, cfg.d_head)
+        model = GPT(replace(cfg, B=1, T=1, L=1, window=window, full_layers=()), depth=1).to(torch_dtype)
+    cached = cfg.T if kind == "full" else cfg.T_W
+    shape = (cfg.B, cfg.h_kv, cached, cfg.d_head)
     past = [(torch.zeros(shape, dtype=torch_dtype, device="meta"), torch.zeros(shape, dtype=torch_dtype, device="meta"))]
     outputs: list[tuple[str, torch.Tensor]] = []
     names = {f"blocks.0.attn.{n}" for n in ("k_cache", "v_cache")}
@@ -180,7 +197,7 @@ def decode_pass(cfg: Config, dtype: str = ACT_DTYPE) -> DecodePass:
                     elif stage == "block":
                         x = model.block(0, x, past[0])
                     else:
-                        logits = model.head(model.ln_f(x))
+                        logits = model.output(x)
                 counts.append(counter)
     finally:
         for hook in hooks:
@@ -200,11 +217,15 @@ def decode_pass(cfg: Config, dtype: str = ACT_DTYPE) -> DecodePass:
             other_bytes += t.untyped_storage().nbytes()
     recorded = {"idx": idx, "logits": logits, **dict(outputs)}
     lesson = (lambda shape: shape.replace("h_kv", "h")) if cfg.gpt2_recipe else (lambda shape: shape)  # GPT-2: h
-    rows = tuple(DecodeRow(name, lesson(DECODE_ROWS[name][0]), DECODE_ROWS[name][1], tuple(recorded[name].shape),
-                           recorded[name].untyped_storage().nbytes()) for name in DECODE_ROWS if name in recorded)
-    return DecodePass(rows=rows, flops=cfg.L * counts[1].get_total_flops() + counts[0].get_total_flops()
-                      + counts[2].get_total_flops(), flops_attn=cfg.L * flops_attn,
-                      activation_bytes=cfg.L * block_bytes + other_bytes)
+    if kind == "sliding":  # a windowed block's keys: its T_W cached tokens and the new one
+        lesson = lambda shape: shape.replace("T + 1", "T_W + 1")  # noqa: E731
+    cached_words = (lambda label: label) if kind == "full" else (lambda label: label.replace("the T cached",
+                                                                                                 "the T_W cached"))
+    rows = tuple(DecodeRow(name, lesson(DECODE_ROWS[name][0]), cached_words(DECODE_ROWS[name][1]),
+                           tuple(recorded[name].shape), recorded[name].untyped_storage().nbytes())
+                 for name in DECODE_ROWS if name in recorded)
+    return (counts[1].get_total_flops(), counts[0].get_total_flops() + counts[2].get_total_flops(), flops_attn,
+            block_bytes, rows, other_bytes)
 
 
 @dataclass(frozen=True)
@@ -244,7 +265,7 @@ def quantized(cfg: Config, group: int) -> tuple[int, int]:
     format; and its scales, one per group of `group` weights along each matrix's rows (a row's last group may be
     shorter: ⌈columns / group⌉ per row)."""
     with torch.device("meta"):
-        block = GPT(replace(cfg, B=1, T=1, L=1), depth=1).blocks[0]
+        block = GPT(one_of_each(cfg), depth=1).blocks[0]
     linears = [m for m in block.modules() if isinstance(m, torch.nn.Linear)]
     return (cfg.L * sum(m.weight.numel() for m in linears),
             cfg.L * sum(m.out_features * -(-m.in_features // group) for m in linears))
@@ -301,20 +322,22 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
         unread, unread_formula = unread + 2 * (cfg.T_max - 1) * cfg.d, unread_formula + " − 2(T_max − 1)·d"
     read = weights - unread
     heads = "h" if cfg.gpt2_recipe else "h_kv"
-    elements = kv_cache_lines(cfg, "bf16")[1].formula.removesuffix("·2")  # the one definition's 2L·h_kv·d_head
-    per_token = kv_cache_lines(cfg, "bf16")[1].value // 2  # elements of one sequence's token
-    token_bytes = round(kv.bytes * per_token) + kv.scale_bytes * 2 * cfg.L * cfg.h_kv
-    token_formula = f"{elements}·{_fmt(kv.bytes)}" + (f" + 2·2L·{heads}" if kv.scale_bytes else "")
-    cache_read, cache_write = cfg.B * cfg.T * token_bytes, cfg.B * token_bytes
+    token_bytes, token_formula, cache_read, read_formula = _cache_bytes(cfg, kv, heads)
+    cache_write = cfg.B * token_bytes
     step = decode_pass(cfg)
     decode_bytes = read + cache_read + cache_write + step.activation_bytes
     P, BW = s.device.peak_tflops * 1e12, s.bandwidth
     step_s = max(step.flops / P, decode_bytes / BW)
     forward = b.line("flops/forward_measured").formula
+    windowed, window_keys, attn_formula = "", "", "4LB·(T + 1)·h·d_head"
+    if cfg.window is not None:  # the windowed blocks' keys: their T_W = min(T, W − 1) cached tokens and the new one
+        windowed = f" (the {cfg.L_W:,} windowed blocks' T_W = min(T, W − 1) = {cfg.T_W:,})"
+        window_keys = " − 4L_W·(T − T_W)·h·d_head"
+        attn_formula = "4B·((L − L_W)·(T + 1) + L_W·(T_W + 1))·h·d_head"
     prefill_flops = b.flops_fwd_measured_per_token * cfg.B * cfg.T
     prefill_bytes = weights + cache_read
     ttft = max(prefill_flops / P, prefill_bytes / BW)
-    knee = knee_batch(cfg, s, step, read, token_bytes * (cfg.T + 1))
+    knee = knee_batch(cfg, s, step, read, cache_read // cfg.B + token_bytes)
     memory = weights + cache_read
     bound = "compute-bound" if step.flops / P >= decode_bytes / BW else "memory-bound"
     lines = (
@@ -324,8 +347,8 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
                 S_q, "count")] if w.scale_bytes else []),
         Line("infer/weights", f"weights to serve: the blocks' matrices at {s.weights} ({w.note}), the rest at 16 bits",
              w_formula, weights, "bytes"),
-        Line("infer/kv_cache", f"KV cache at {s.kv_dtype} ({kv.note}): B sequences of T tokens",
-             f"BT·({token_formula})", cache_read, "bytes"),
+        Line("infer/kv_cache", f"KV cache at {s.kv_dtype} ({kv.note}): B sequences of T tokens{windowed}",
+             read_formula, cache_read, "bytes"),
         Line("infer/memory", "memory to serve: the weights and the cache", "", memory, "bytes"),
         Line("infer/fits", f"they fit in one {s.device.label}", "", memory <= s.device.memory_gib * 2**30, "bool"),
         Line("infer/prefill_flops", "prefill: the forward pass over B sequences of T tokens (its measured FLOPs)",
@@ -335,12 +358,12 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
         Line("infer/ttft", "time to first token: the prefill's bound, max(FLOPs / P, bytes / BW)", "", ttft,
              "seconds"),
         Line("infer/decode_flops", "decode step: one new token for each of B sequences after T cached tokens",
-             f"B·({_at_next_token(forward)})", step.flops, "flops"),
-        Line("infer/decode_attn_flops", "of them, q kᵀ and attn @ v over the T + 1 keys", "4LB·(T + 1)·h·d_head",
+             f"B·({_at_next_token(forward)}{window_keys})", step.flops, "flops"),
+        Line("infer/decode_attn_flops", f"of them, q kᵀ and attn @ v over the T + 1 keys{windowed}", attn_formula,
              step.flops_attn, "flops"),
         Line("infer/decode_weights_read", "decode bytes: every weight read once (the token table's lookup: its B "
              "rows)", w_formula + unread_formula, read, "bytes"),
-        Line("infer/decode_cache_read", "decode bytes: the cache of T tokens read", f"BT·({token_formula})",
+        Line("infer/decode_cache_read", f"decode bytes: the cache of T tokens read{windowed}", read_formula,
              cache_read, "bytes"),
         Line("infer/decode_cache_write", "decode bytes: the new token's K and V written", f"B·({token_formula})",
              cache_write, "bytes"),
@@ -371,6 +394,24 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
                      decode_flops=step.flops, decode_bytes=decode_bytes, decode_step_s=step_s,
                      decode_tokens_per_s=cfg.B / step_s, gpu_flops_per_s=P, gpu_bytes_per_s=BW, knee_B=knee,
                      rows=step.rows, lines=lines, T=cfg.T, note=note)
+
+
+def _cache_bytes(cfg: Config, kv: Format, heads: str) -> tuple[int, str, int, str]:
+    """The cache at format `kv` (`model.memory.kv_cache_lines`'s elements, the one definition): (bytes of one token
+    of one sequence in every block, its formula, bytes of the B sequences' cache after T tokens, its formula). A
+    windowed block keeps T_W = min(T, W − 1) tokens, a full one T."""
+    lines = {x.key: x for x in kv_cache_lines(cfg, "bf16")}  # 2 bytes an element: the elements are value / 2
+    block_token = 2 * cfg.h_kv * cfg.d_head  # elements of one block's token
+    token_bytes = round(kv.bytes * cfg.L * block_token) + kv.scale_bytes * 2 * cfg.L * cfg.h_kv
+    if cfg.window is None:
+        elements = lines["memory/kv_cache_per_token"].formula.removesuffix("·2")  # 2L·h_kv·d_head (GPT-2: 2Ld)
+        token_formula = f"{elements}·{_fmt(kv.bytes)}" + (f" + 2·2L·{heads}" if kv.scale_bytes else "")
+        return token_bytes, token_formula, cfg.B * cfg.T * token_bytes, f"BT·({token_formula})"
+    token_formula = f"2L·h_kv·d_head·{_fmt(kv.bytes)}" + (" + 2·2L·h_kv" if kv.scale_bytes else "")
+    kept = lines["memory/kv_cache"].value // 2 // block_token  # block-tokens of the B sequences: B((L − L_W)T + L_W·T_W)
+    cache = round(kv.bytes * kept * block_token) + kv.scale_bytes * 2 * kept * cfg.h_kv
+    block_formula = f"2h_kv·d_head·{_fmt(kv.bytes)}" + (" + 2·2h_kv" if kv.scale_bytes else "")
+    return token_bytes, token_formula, cache, f"B·((L − L_W)·T + L_W·T_W)·({block_formula})"
 
 
 def knee_batch(cfg: Config, s: InferSetup, step: DecodePass, read: int, per_sequence: int) -> int | None:

@@ -11,7 +11,7 @@ formula can stand beside each value and the exported page can compute them in th
   has four probes (h_kv and d_ff are factors too) and its structure adds the switches; a storage that a
   recorded tensor owns takes that tensor's notation shape (the fused q, k, v output, (h + 2h_kv)·d_head, is a
   sum, no monomial);
-- the KV cache of inference (`kv_cache_lines`), 2·L·B·T·h_kv·d_head elements.
+- the KV cache of inference (`kv_cache_lines`), 2·L·B·T·h_kv·d_head elements (a sliding window caps its blocks' T).
 
 Blocks of several kinds (a mixture of experts in some blocks, `Config.block_kinds`) each count under their number:
 "(L − L_moe)·(…)" for the dense blocks, "L_moe·(…)" for the MoE blocks ("L·(…)" where every block is of one kind).
@@ -50,6 +50,9 @@ _RECIPE_FACTORS = ("B", "h", "h_kv", "T", "T-1", "d", "d_head", "d_ff", "V", "T_
 _MOE_PROBES = ((9, 2, 15, 2, 3), (7, 4, 9, 3, 5), (12, 5, 7, 1, 11), (8, 3, 17, 2, 6))
 _MOE_FACTORS = ("E", "k", "d_expert", "E_shared", "d_shared")
 _MAX_DEGREE = 4
+PROBE_WINDOW = 2  # a window changes which keys a query sees, never a shape: any W stands for all
+PROBE_CAP = 30.0  # likewise a soft-cap's c
+GEMMA_KEYS = ("post_norms", "embed_scale", "attn_softcap", "final_softcap")  # `Structure.gemma`, as keys name them
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,8 @@ class Structure:
     recipe: tuple[object, ...] | None = None
     # None for a dense model; else the kinds of blocks in order (`distinct_kinds`), shared experts, their gate
     moe: tuple[object, ...] | None = None
+    window: bool = False  # a sliding window (the fused kernel's band mask is a tensor of its own)
+    gemma: tuple[bool, ...] = ()  # Gemma's extras that make tensors: post_norms, embed_scale, the two soft-caps
 
 
 # The sizes whose being 1 changes which tensors are views and which storages autograd keeps (found by flipping
@@ -83,7 +88,9 @@ def structure(cfg: Config, dtype: str) -> Structure:
         kv = "mha" if cfg.h_kv == cfg.h else "mqa" if cfg.h_kv == 1 else "gqa"
         recipe = (cfg.norm, cfg.positions, cfg.mlp, cfg.bias, cfg.qk_norm, kv, cfg.head_dim is not None, cfg.attention)
     moe = (distinct_kinds(cfg), cfg.E_shared > 0, cfg.shared_gate) if cfg.moe else None
-    return Structure(tie=cfg.tie, dtype=dtype, ones=tuple(v[k] == 1 for k in ONES), recipe=recipe, moe=moe)
+    gemma = (cfg.post_norms, cfg.embed_scale, cfg.attn_softcap is not None, cfg.final_softcap is not None)
+    return Structure(tie=cfg.tie, dtype=dtype, ones=tuple(v[k] == 1 for k in ONES), recipe=recipe, moe=moe,
+                     window=cfg.window is not None, gemma=gemma if any(gemma) else ())
 
 
 def structure_key(s: Structure) -> str:
@@ -98,6 +105,9 @@ def structure_key(s: Structure) -> str:
     if s.moe is not None:
         kinds, shared, gate = s.moe
         recipe += [f"moe={'+'.join(kinds)}", *(["shared"] if shared else []), *(["shared_gate"] if gate else [])]
+    recipe += [name for name, on in zip(GEMMA_KEYS, s.gemma) if on]
+    if s.window:
+        recipe.append("window")
     return ",".join(["tied" if s.tie else "untied", s.dtype, *(f"{k}=1" for k in ones), *recipe])
 
 
@@ -125,7 +135,12 @@ def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
                      T_max=max(T, T_max), tie=s.tie, norm=norm, positions=positions, mlp=mlp, ff_dim=d_ff,
                      kv_heads=h_kv, head_dim=d_head if apart else None, bias=bias, qk_norm=qk_norm,
                      attention=attention)
-        out.append(cfg if s.moe is None else _moe_probe(cfg, s.moe, moe))
+        cfg = cfg if s.moe is None else _moe_probe(cfg, s.moe, moe)
+        if s.gemma:
+            post, scale, attn, final = s.gemma
+            cfg = replace(cfg, post_norms=post, embed_scale=scale, attn_softcap=PROBE_CAP if attn else None,
+                          final_softcap=PROBE_CAP if final else None)
+        out.append(replace(cfg, window=PROBE_WINDOW) if s.window else cfg)
     return out
 
 
@@ -295,20 +310,61 @@ KORTHIKANTI_NOTE = ("Korthikanti et al. (2022) estimate activations at 16 bits w
 
 def kv_cache_lines(cfg: Config, dtype: str) -> list[Line]:
     """The KV cache of inference at `dtype`, the one definition every card and table shows: K and V of h_kv heads of
-    d_head features, per block, per token kept.
+    d_head features, per block, per token kept. The first line is the whole cache of B sequences of T tokens, the
+    second the bytes one more token of context adds; a windowed model adds a line per kind of block and what full
+    attention would keep.
 
     2·L·B·T·h_kv·d_head elements for B sequences of T tokens; per token 2·L·h_kv·d_head. GPT-2's recipe says it
     in the lesson's words (all h heads, h·d_head = d); grouped-query attention divides it by h/h_kv against
     multi-head attention; a set-apart d_head (Qwen3) is used as it is, not d / h. A mixture of experts changes
-    the MLP only: the cache is attention's, the same as the dense model's."""
+    the MLP only: the cache is attention's, the same as the dense model's.
+
+    A sliding window W (`Config.window`) caps a windowed block's cache at T_W = min(T, W − 1) tokens, transformers'
+    convention (its DynamicSlidingWindowLayer keeps the last W − 1 tokens after a prefill: the next token's query
+    then sees those and itself, W keys). So the L_W windowed blocks keep 2·L_W·B·T_W·h_kv·d_head elements, the
+    L − L_W full ones 2(L − L_W)·B·T·h_kv·d_head, and past the window one more token adds to the full blocks only."""
     size = DTYPES[dtype]
     heads, width = ("all h heads", "d") if cfg.gpt2_recipe else ("h_kv heads of d_head", "·h_kv·d_head")
-    per_token = 2 * cfg.L * cfg.h_kv * cfg.d_head * size
+    block_token = 2 * cfg.h_kv * cfg.d_head * size  # one block, one token
     unchanged = (" (a mixture of experts changes the MLP only: the cache is attention's, as a dense model's)"
                  if cfg.moe else "")
-    return [
-        Line("memory/kv_cache", f"KV cache at {dtype}: keys and values of {heads}, every block, B sequences of "
-             f"T tokens{unchanged}", f"2LBT{width}·{size}", per_token * cfg.B * cfg.T, "bytes"),
-        Line("memory/kv_cache_per_token", f"KV cache per token of context at {dtype} (one sequence, one more token)",
-             f"2L{width}·{size}", per_token, "bytes"),
+    if cfg.window is None:
+        per_token = cfg.L * block_token
+        return [
+            Line("memory/kv_cache", f"KV cache at {dtype}: keys and values of {heads}, every block, B sequences of "
+                 f"T tokens{unchanged}", f"2LBT{width}·{size}", per_token * cfg.B * cfg.T, "bytes"),
+            Line("memory/kv_cache_per_token", f"KV cache per token of context at {dtype} (one sequence, one more "
+                 f"token)", f"2L{width}·{size}", per_token, "bytes"),
+        ]
+    return _window_lines(cfg, dtype, heads, block_token, unchanged)
+
+
+def _window_lines(cfg: Config, dtype: str, heads: str, block_token: int, unchanged: str) -> list[Line]:
+    """`kv_cache_lines` of a windowed model (see there)."""
+    size, B, T, L, L_W, T_W, W = DTYPES[dtype], cfg.B, cfg.T, cfg.L, cfg.L_W, cfg.T_W, cfg.W
+    full, windowed = (L - L_W) * block_token * B * T, L_W * block_token * B * T_W
+    kept = "2B·T_W·L" if L_W == L else "2B·((L − L_W)·T + L_W·T_W)"
+    grows = "0" if L_W == L else f"2(L − L_W)·h_kv·d_head·{size}"
+    whole = L * block_token * B * T
+    convention = (f"T_W = min(T, W − 1) = {T_W:,} tokens each: transformers' DynamicSlidingWindowLayer keeps the last "
+                  f"W − 1 after a prefill, and the next token's query sees those and itself, W = {W:,} keys")
+    lines = [
+        Line("memory/kv_cache", f"KV cache at {dtype}: keys and values of {heads}, B sequences of T tokens, the "
+             f"{L_W:,} windowed blocks keeping at most W − 1 = {W - 1:,} tokens{unchanged}",
+             f"{kept}·h_kv·d_head·{size}", full + windowed, "bytes"),
+        Line("memory/kv_cache_per_token", f"KV cache per token of context past the window at {dtype} (one sequence, "
+             f"one more token): the full-attention blocks' only, a windowed block's stays at W − 1 tokens", grows,
+             (L - L_W) * block_token, "bytes"),
     ]
+    if L_W < L:
+        lines.append(Line("memory/kv_cache_full", f"of it, the L − L_W = {L - L_W:,} full-attention blocks: all T "
+                          f"tokens each", f"2(L − L_W)·BT·h_kv·d_head·{size}", full, "bytes"))
+    lines += [
+        Line("memory/kv_cache_window", f"of it, the L_W = {L_W:,} windowed blocks: {convention}",
+             f"2L_W·B·T_W·h_kv·d_head·{size}", windowed, "bytes"),
+        Line("memory/kv_cache_no_window", f"the same cache with full attention in every block (all T tokens)",
+             f"2LBT·h_kv·d_head·{size}", whole, "bytes"),
+        Line("memory/kv_cache_window_ratio", "the window divides the cache by (full attention's cache over this one)",
+             f"LT / ((L − L_W)·T + L_W·T_W)", whole / (full + windowed), "ratio"),
+    ]
+    return lines

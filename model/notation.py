@@ -1,8 +1,8 @@
 """Symbolic shapes in the lesson's notation, such as "(B, h, T, d_head)" or "(B, T, 3d)", as data.
 
 The symbols, each named once here (`SYMBOL_DOCS`): the lesson's B, T, d, h, d_head, L, V, T_max, the modern
-recipe's h_kv (heads of K and V) and d_ff (the MLP's hidden width), and the mixture of experts' E, k, d_expert,
-E_shared, d_shared and L_moe.
+recipe's h_kv (heads of K and V) and d_ff (the MLP's hidden width), the mixture of experts' E, k, d_expert,
+E_shared, d_shared and L_moe, and the sliding window's W, L_W and T_W.
 
 Grammar: a parenthesised, comma-separated list of dimensions. GPT-2's shapes use the small form that the
 exported page's JavaScript evaluates (`parse`): a whole number, a symbol, or a whole-number coefficient written
@@ -30,6 +30,10 @@ SYMBOL_DOCS: dict[str, str] = {
     "E_shared": "shared experts of an MoE block, which every token uses",
     "d_shared": "each shared expert's hidden width",
     "L_moe": "blocks whose MLP is a mixture of experts (of the L; the other L − L_moe keep the dense MLP)",
+    "W": "the sliding window: the keys a windowed block's query sees, itself and the W − 1 before it",
+    "L_W": "blocks that attend through the window (of the L; the other L − L_W keep full attention)",
+    "T_W": "tokens of K and V a windowed block keeps after a prefill of T, min(T, W − 1): transformers' "
+           "DynamicSlidingWindowLayer keeps W − 1, as the next token makes the W its query sees",
 }
 SYMBOLS = tuple(SYMBOL_DOCS)
 _DIM = re.compile(r"^(\d*)(B|T_max|T|d_head|d|h|L|V)?$")

@@ -89,7 +89,9 @@ MOMENTS = {
     ("optimizer", ""): "as Adam updates its largest parameter tensor",
 }
 _PLACES = {"": "", "wte": "embeddings", "wpe": "embeddings", "rope": "rope", "ln_f": "ln_f", "head": "head",
-           "attn": "attn", "mlp": "mlp", "moe": "moe", "ln_1": "norm", "ln_2": "norm"}  # a module's name -> its place
+           "attn": "attn", "mlp": "mlp", "moe": "moe", "ln_1": "norm", "ln_2": "norm", "post_ln_1": "norm",
+           "post_ln_2": "norm", "scaled": "embeddings", "window_mask": "embeddings",
+           "capped": "head"}  # a module's name -> its place
 
 
 def place(where: str) -> str:
@@ -222,7 +224,7 @@ def _pass(cfg: Config, dtype: str) -> _Live:
         for i in range(n):
             live.block = i
             edges.append(model.block(i, edges[-1]))
-        model._rope = None  # as GPT.forward after its blocks: RoPE's angles live on only where autograd saved them
+        model.end_blocks()  # as GPT.forward after its blocks: RoPE's angles and the band live on where autograd saved them
         live.phase, live.block = "loss", n
         loss = model.logits_and_loss(edges[-1], idx)[1]  # the logits are dropped, as by model(idx)[1]
         if loss is not None:  # T = 1: no next token, no loss, no backward

@@ -45,12 +45,18 @@ def recipe_text(cfg: Config) -> str:
           f"grouped-query attention (h/h_kv = {cfg.h // cfg.h_kv})")
     parts = ["RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm",
              "RoPE" if cfg.positions == "rope" else "learned positions",
-             "SwiGLU" if cfg.mlp == "swiglu" else "GELU", kv,
+             {"swiglu": "SwiGLU", "geglu": "GeGLU"}.get(cfg.mlp, "GELU"), kv,
              {"all": "biases", "none": "no biases", "qkv": "q, k, v biases", "attn": "attention biases",
               "mlp": "MLP biases"}[cfg.bias]]
     parts += ["QK-norm"] if cfg.qk_norm else []
     parts += ["fused attention"] if cfg.attention == "fused" else []
     parts += [moe_text(cfg)] if cfg.moe else []
+    parts += ["sandwich norms"] if cfg.post_norms else []
+    parts += ["embeddings × √d"] if cfg.embed_scale else []
+    parts += [f"scores / √{cfg.query_scale}"] if cfg.query_scale is not None else []
+    parts += [f"scores soft-capped at {cfg.attn_softcap:g}"] if cfg.attn_softcap is not None else []
+    parts += [f"logits soft-capped at {cfg.final_softcap:g}"] if cfg.final_softcap is not None else []
+    parts += [f"a sliding window W = {cfg.W:,} on {cfg.L_W:,} of {cfg.L:,} blocks"] if cfg.window is not None else []
     parts += [f"T beyond the trained context T_max={cfg.T_max:,}"] if cfg.beyond_context else []
     return ", ".join(parts)
 
@@ -153,8 +159,14 @@ SHAPE_HEADER = ["tensor", "shape", "concrete", "elements", "memory", "saved", "w
 SHAPES_TITLE = "One forward pass, shape by shape (activations at {dtype}):"
 MEMORY_TITLE = "Activation memory at {dtype}, L = {L} blocks (bytes):"
 BUDGET_TITLE = "Budget (FLOPs, not MACs; per token = per forward pass / (B·T)):"
-KV_TITLE = ("KV cache at {dtype} (inference keeps K and V of every block for every token so far; the modern recipe's "
-            "tables list it under activation memory too):")
+KV_TITLE = ("KV cache at {dtype} (inference keeps K and V of every block for every token so far{window}; the modern "
+            "recipe's tables list it under activation memory too):")
+KV_WINDOW = ", a windowed block for its last W − 1"  # KV_TITLE's words for a sliding window
+
+
+def kv_title(cfg: Config, dtype: str) -> str:
+    """The KV-cache table's title at `dtype` (`KV_TITLE`)."""
+    return KV_TITLE.format(dtype=dtype, window=KV_WINDOW if cfg.window is not None else "")
 MEMORY_NOTE = ("memory: new memory of each tensor (\"view\": shares an earlier tensor's storage, no new memory); "
                "saved: autograd keeps it for the backward pass")
 
@@ -180,7 +192,7 @@ def text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str = "a
     if table in ("budget", "all"):
         parts += ["", *paragraph(BUDGET_TITLE, width)] + line_table(b.lines, width=width)
     if table == "kv":
-        parts += ["", *paragraph(KV_TITLE.format(dtype=dtype), width)]
+        parts += ["", *paragraph(kv_title(cfg, dtype), width)]
         parts += line_table(tuple(kv_cache_lines(cfg, dtype)), width=width)
     return "\n".join([*parts, "", *footer(cfg, width)]) + "\n"
 
@@ -206,7 +218,7 @@ def markdown(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str 
     if table in ("budget", "all"):
         out += markdown_lines(b.lines)
     if table == "kv":
-        out += [KV_TITLE.format(dtype=dtype), ""] + markdown_lines(tuple(kv_cache_lines(cfg, dtype)))
+        out += [kv_title(cfg, dtype), ""] + markdown_lines(tuple(kv_cache_lines(cfg, dtype)))
     return "\n".join(out)
 
 

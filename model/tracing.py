@@ -137,6 +137,24 @@ LSE_SHAPE = RECIPE_NOTATION["attn.lse"][0]
 FUSED_ATTN_V = ("(B, h, T, d_head)",
                 "fused attention: softmax(q kᵀ / √d_head, causal) @ v in one kernel, no (T, T) scores")
 _RMS_ROWS = {"ln_1", "ln_2", "ln_f"}  # their RECIPE_NOTATION label names RMSNorm
+# Gemma's extras (`model.config.GEMMA_FIELDS`).
+GEMMA_NOTATION: dict[str, tuple[str, str]] = {
+    "scaled": ("(B, T, d)", "tok · √d (Gemma's embedding scale)"),
+    "attn.capped": ("(B, h, T, T)", "soft-capped scores c·tanh(scores / c)"),
+    "post_ln_1.rstd": RECIPE_NOTATION["ln_1.rstd"],
+    "post_ln_1": ("(B, T, d)", "RMSNorm on attention's output (sandwich norm)"),
+    "post_ln_2.rstd": RECIPE_NOTATION["ln_2.rstd"],
+    "post_ln_2": ("(B, T, d)", "RMSNorm on the MLP's output (sandwich norm)"),
+    "capped": ("(B, T, V)", "soft-capped logits c·tanh(logits / c)"),
+}
+GEGLU_GATED = ("(B, T, d_ff)", "GELU(gate) · up")
+# A sliding window's forms (`Config.window`): the traced block is a windowed one (`model.config.one_of_each`).
+WINDOW_MASKED = ("(B, h, T, T)", "window mask: −inf above the diagonal and W or more keys back, a band of W "
+                 "(the full (T, T) scores are still computed)")
+WINDOW_NOTATION: dict[str, tuple[str, str]] = {
+    "window_mask": ("(T, T)", "the band of W keys: 0 where a query sees a key, −inf elsewhere (made once per pass, "
+                    "every windowed block's fused kernel takes it and keeps it for backward)"),
+}
 
 
 def notation(cfg: Config) -> dict[str, tuple[str, str]]:
@@ -149,6 +167,15 @@ def notation(cfg: Config) -> dict[str, tuple[str, str]]:
         out.update(MOE_NOTATION)
     if cfg.attention == "fused":
         out["attn.attn_v"] = FUSED_ATTN_V
+    if cfg.gemma:
+        out.update(GEMMA_NOTATION)
+        if cfg.mlp == "geglu":
+            out["mlp.gated"] = GEGLU_GATED
+    if cfg.window is not None:
+        out.update(WINDOW_NOTATION, **{"attn.masked": WINDOW_MASKED})
+        if cfg.attention == "fused":
+            out["attn.attn_v"] = (FUSED_ATTN_V[0], "fused attention: softmax(q kᵀ / √d_head + the band of W) @ v in "
+                                  "one kernel, no (T, T) scores")
     if cfg.head_dim is not None:  # d_head set apart: the heads' width h·d_head need not be d
         out["attn.qkv"] = ("(B, T, (h + 2h_kv)·d_head)", out["attn.qkv"][1])
         out["attn.merged"] = ("(B, T, h·d_head)", "heads merged back")

@@ -610,7 +610,7 @@ def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
     add("memory/max_B", "largest micro-batch B whose peak fits at this T", "", max_B, "count")
 
     # serving
-    cache, per_token = kv_cache_lines(cfg, setup.act_dtype)  # the one definition (model.memory)
+    cache, per_token = kv_cache_lines(cfg, setup.act_dtype)[:2]  # the one definition (model.memory)
     kv = cache.value
     add("serve/weights", f"weights at {setup.act_dtype}{every}", f"{size}·N", size * N, "bytes")
     add("serve/kv_cache", cache.label, cache.formula, kv, "bytes")

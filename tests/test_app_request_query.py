@@ -40,7 +40,7 @@ def test_nul_invalid_utf8_and_non_ascii_keys_arrive_as_replacement_characters():
                          'recompute, fit',
                          'T="%" is not a whole number from 1 to 32,768; using T=1,024',
                          'd="\ufffd" is not a whole number from 1 to 32,768; using d=768',
-                         'V="\ufffd\ufffd" is not a whole number from 1 to 262,144; using V=50,257')
+                         'V="\ufffd\ufffd" is not a whole number from 1 to 524,288; using V=50,257')
 
 
 def test_repeated_keys_keep_their_first_value_and_count():

@@ -79,7 +79,7 @@ def test_nul_bytes_invalid_utf8_and_percent_junk_are_shown_as_replacement_charac
     query = "?d=%00&V=%FF%FE&T_max=%25ZZ%&L=%&%C3%A9%00=1&B=%E2%82%AC"
     page, shown = open_hostile(chromium, server, query)
     assert 'd="\ufffd" is not a whole number from 1 to 32,768; using d=768' in shown
-    assert 'V="\ufffd\ufffd" is not a whole number from 1 to 262,144; using V=50,257' in shown
+    assert 'V="\ufffd\ufffd" is not a whole number from 1 to 524,288; using V=50,257' in shown
     assert 'T_max="%ZZ%" is not a whole number from 1 to 16,777,216; using T_max=1,024' in shown
     assert 'L="%" is not a whole number from 1 to 1,024; using L=12' in shown
     assert 'B="€" is not a whole number from 1 to 4,096; using B=8' in shown

@@ -3,7 +3,7 @@ lengths, and malformed files refused in one line (model/hf.py, model.config.read
 
 The reference is transformers itself (a test dependency, never a run-time one): its config class of the file's
 `model_type`, built from the same file, and its module on the meta device, counted (`parameters()`) and run once
-with its real cache (a prefill of B = 2, T = 3 tokens), whose bytes per token are the KV cache per token.
+with its real cache (a prefill of B = 2, T = 6 tokens), whose bytes are the KV cache (a window of W < 6 binds).
 """
 from __future__ import annotations
 
@@ -31,17 +31,17 @@ logging.getLogger("transformers").setLevel(logging.ERROR)
 
 
 def reference(doc: dict) -> tuple[int, int]:
-    """transformers' model of `doc` on the meta device: (parameters, KV-cache bytes per token at fp32). A mixture of
+    """transformers' model of `doc` on the meta device: (parameters, KV-cache bytes at fp32 after a prefill of B = 2,
+    T = 6 tokens). A mixture of
     experts runs its experts as batched matmuls there (its default grouped_mm wants bf16; its eager loop asks the
     routing's values, which the meta device has not)."""
     config = CONFIG_MAPPING[doc["model_type"]](**{k: v for k, v in doc.items() if k != "model_type"})
     experts = {"experts_implementation": "batched_mm"} if doc["model_type"] in hf.MOE_TYPES else {}
     with torch.device("meta"):
         module = AutoModelForCausalLM.from_config(config, attn_implementation="eager", **experts)
-    B, T = 2, 3
-    out = module(input_ids=torch.zeros(B, T, dtype=torch.long, device="meta"), use_cache=True)
+    out = module(input_ids=torch.zeros(*BT, dtype=torch.long, device="meta"), use_cache=True)
     kv = sum(t.numel() * t.element_size() for layer in out.past_key_values.layers for t in (layer.keys, layer.values))
-    return sum(p.numel() for p in module.parameters()), kv // (B * T)
+    return sum(p.numel() for p in module.parameters()), kv
 
 
 def agree(doc: dict) -> None:
@@ -56,14 +56,18 @@ def agree(doc: dict) -> None:
     assert ours(doc) == expected, doc
 
 
+BT = (2, 6)  # the reference's prefill
+
+
 def ours(doc: dict) -> tuple[int, int]:
-    """The explorer's N and KV cache per token at fp32 for `doc`."""
-    cfg = from_hf(doc, B=2, T=3)
-    return budget(cfg).params_exact, kv_cache_lines(cfg, "fp32")[1].value
+    """The explorer's N and KV cache at fp32 for `doc` at the reference's B and T."""
+    cfg = from_hf(doc, B=BT[0], T=BT[1])
+    return budget(cfg).params_exact, kv_cache_lines(cfg, "fp32")[0].value
 
 
 # A file of each type with every shape key written out, small, chosen so that each key's default differs from the
-# file's value and still builds (h = 64 is divided by every type's default h_kv; d_head 8 is set apart from d / h).
+# file's value and still builds (h = 64 is divided by every type's default h_kv; d_head 8 is set apart from d / h;
+# Gemma's h_kv = 8 divides its default h = 8).
 MODERN = {"vocab_size": 96, "hidden_size": 128, "intermediate_size": 48, "num_hidden_layers": 2,
           "num_attention_heads": 64, "num_key_value_heads": 16, "head_dim": 8, "max_position_embeddings": 64,
           "tie_word_embeddings": True}
@@ -86,6 +90,14 @@ BASE: dict[str, dict] = {
                   "shared_expert_intermediate_size": 40},
     "qwen3_moe": {"model_type": "qwen3_moe", **MODERN, **QWEN_MOE, "attention_bias": True, "use_sliding_window": False,
                   "sliding_window": 16, "layer_types": ["full_attention"] * 4},
+    "gemma2": {"model_type": "gemma2", **MODERN, "num_key_value_heads": 8, "attention_bias": True, "query_pre_attn_scalar": 16, "sliding_window": 3,
+               "layer_types": None, "final_logit_softcapping": 20.0, "attn_logit_softcapping": 40.0,
+               "hidden_activation": "gelu_pytorch_tanh", "use_bidirectional_attention": False},
+    "gemma3_text": {"model_type": "gemma3_text", **MODERN, "num_key_value_heads": 8, "attention_bias": True, "query_pre_attn_scalar": 16,
+                    "sliding_window": 3, "layer_types": ["full_attention", "sliding_attention"],
+                    "final_logit_softcapping": 20.0, "attn_logit_softcapping": None,
+                    "hidden_activation": "gelu_pytorch_tanh", "use_bidirectional_attention": False,
+                    "sliding_window_pattern": 2},
 }
 
 
@@ -119,12 +131,6 @@ def test_each_key_left_out_takes_the_types_default(model_type, key):
     """The base file, one shape key taken away (None: none), read by the explorer and built by transformers: the
     same parameters and the same KV cache per token, or a refusal that names the key."""
     doc = {k: v for k, v in BASE[model_type].items() if k != key}
-    if (model_type, key) == ("mistral", "sliding_window"):  # the default window of 4,096: refused until modelled
-        config = CONFIG_MAPPING["mistral"](**{k: v for k, v in doc.items() if k != "model_type"})
-        assert config.sliding_window == 4_096
-        with pytest.raises(HFConfigError, match="sliding_window is not in the file, so mistral's default applies"):
-            read_hf(doc)
-        return
     agree(doc)
     if key in hf.DEFAULTS[model_type] and key not in hf.RULE_KEYS and not (key == "num_hidden_layers" and
                                                                            "layer_types" in doc):
@@ -229,38 +235,49 @@ def test_llama_biases(attention, mlp, bias):
 
 
 # --- windows ----------------------------------------------------------------------------------------------------
-def test_mistral_without_sliding_window_takes_the_4096_window_and_is_refused_by_name():
+def test_mistral_without_sliding_window_takes_the_4096_window():
     doc = {k: v for k, v in BASE["mistral"].items() if k != "sliding_window"} | {"max_position_embeddings": 32_768}
     assert CONFIG_MAPPING["mistral"](**{k: v for k, v in doc.items() if k != "model_type"}).sliding_window == 4_096
-    with pytest.raises(HFConfigError, match="sliding_window is not in the file, so mistral's default applies, a window "
-                                            "of 4,096 tokens: each token attends to the last 4,096 only"):
-        from_hf(doc)
+    read = read_hf(doc)
+    assert (read.config.window, read.config.full_layers) == (4_096, ())
+    assert ("a sliding window W = 4,096 (sliding_window (not in the file: mistral's default)) on every block: each "
+            "query sees the last W keys, and a windowed block's KV cache keeps W − 1 = 4,095 tokens after a prefill"
+            in read.notes)
+    agree(doc)
 
 
-BINDS = "attends to the last .* which this model does not build yet"
+MIXED = "masks every block of .* but layer_types lists full_attention blocks"
 NO_WINDOW = "layer_types lists sliding_attention blocks but no window applies"
+NEVER = "attention never windows, but transformers' cache would keep only"
 
 
-@pytest.mark.parametrize("doc, refused", [
-    ({**BASE["mistral"], "sliding_window": 8}, BINDS),
-    ({**BASE["mistral"], "sliding_window": BOUNDS["T"][1]}, BINDS),  # binds at the longest T a learner can set
-    ({**BASE["mistral"], "sliding_window": BOUNDS["T"][1] + 1}, None),  # never binds here: full attention
-    ({**BASE["qwen2"], "max_window_layers": 1, "layer_types": None}, BINDS),  # block 1 is windowed
-    ({**BASE["qwen2"], "layer_types": ["full_attention", "sliding_attention"]}, BINDS),
-    ({**BASE["qwen2"], "use_sliding_window": False, "layer_types": ["sliding_attention", "full_attention"]}, NO_WINDOW),
-    ({**BASE["qwen3"], "use_sliding_window": False, "layer_types": None, "max_window_layers": 0}, None),
+@pytest.mark.parametrize("doc, window, full", [
+    ({**BASE["mistral"], "sliding_window": 4}, 4, ()),
+    ({**BASE["mistral"], "sliding_window": 8}, 8, ()),  # longer than T: the cache keeps every token
+    ({**BASE["qwen2"], "max_window_layers": 1, "layer_types": None}, 16, (0,)),  # block 1 is windowed
+    ({**BASE["qwen2"], "sliding_window": 3, "layer_types": ["full_attention", "sliding_attention"]}, 3, (0,)),
+    ({**BASE["qwen3"], "sliding_window": 2, "layer_types": ["sliding_attention", "sliding_attention"]}, 2, ()),
+    ({**BASE["qwen2"], "use_sliding_window": False, "layer_types": ["sliding_attention", "full_attention"]}, NO_WINDOW,
+     None),
+    ({**BASE["qwen3"], "use_sliding_window": False, "layer_types": None, "max_window_layers": 0}, None, ()),
     # transformers' cache reads sliding_window and layer_types for every type, its config class's fields or not
-    ({**BASE["llama"], "sliding_window": 4}, BINDS),
-    ({**BASE["gpt2"], "sliding_window": 2, "layer_types": ["sliding_attention", "full_attention"]}, BINDS),
-    ({**BASE["mistral"], "layer_types": ["sliding_attention", "full_attention"]}, NO_WINDOW),
-    ({**BASE["mistral"], "sliding_window": 8, "layer_types": ["full_attention", "full_attention"]}, BINDS),  # the mask
+    ({**BASE["llama"], "sliding_window": 4}, NEVER, None),
+    ({**BASE["gpt2"], "sliding_window": 2, "layer_types": ["sliding_attention", "full_attention"]}, NEVER, None),
+    ({**BASE["llama"], "sliding_window": 4, "layer_types": ["full_attention", "full_attention"]}, None, ()),
+    ({**BASE["mistral"], "layer_types": ["sliding_attention", "full_attention"]}, NO_WINDOW, None),
+    ({**BASE["mistral"], "sliding_window": 4, "layer_types": ["full_attention", "sliding_attention"]}, MIXED, None),
+    ({**BASE["mixtral"], "sliding_window": 4}, 4, ()),
+    ({**BASE["qwen3_moe"], "use_sliding_window": True, "sliding_window": 5, "layer_types": None}, 5, ()),
+    ({**BASE["qwen3_moe"], "use_sliding_window": True, "sliding_window": 5}, MIXED, None),
 ])
-def test_a_window_that_binds_is_refused(doc, refused):
-    if refused:
-        with pytest.raises(HFConfigError, match=refused):
+def test_a_window_is_read_as_transformers_masks_and_caches_it(doc, window, full):
+    if isinstance(window, str):
+        with pytest.raises(HFConfigError, match=window):
             from_hf(doc)
-    else:
-        assert ours(doc) == reference(doc)
+        return
+    cfg = from_hf(doc)
+    assert (cfg.window, cfg.full_layers) == (window, full)
+    assert ours(doc) == reference(doc)
 
 
 # --- RoPE's settings, in both spellings ---------------------------------------------------------------------------
@@ -374,16 +391,9 @@ def test_which_blocks_are_moe_as_transformers_builds_them(change, kinds, note):
     assert ours(doc) == reference(doc)
 
 
-def test_a_mixtral_window_binds_as_mistrals_does():
-    with pytest.raises(HFConfigError, match="sliding_window=8 each token attends to the last 8 only"):
-        from_hf({**BASE["mixtral"], "sliding_window": 8})
-    with pytest.raises(HFConfigError, match="sliding_window=16 each token attends"):
-        from_hf({**BASE["qwen3_moe"], "use_sliding_window": True, "layer_types": None})
-
-
 def test_deepseek_is_refused_by_name():
     with pytest.raises(HFConfigError, match="model_type='deepseek_v3' is not one of gpt2, llama, mistral, qwen2, "
-                                            "qwen3, mixtral, qwen2_moe, qwen3_moe"):
+                                            "qwen3, mixtral, qwen2_moe, qwen3_moe, gemma2, gemma3_text"):
         from_hf(json.loads((PUBLISHED / "deepseek-v3.json").read_text()))
 
 
@@ -420,7 +430,7 @@ MALFORMED: list[tuple[str, bytes, str]] = [  # (name, file, what the one line mu
     ("deep arrays", DEEP, "nests arrays or objects too deeply"),
     ("deep value", b'{"model_type": "llama", "hidden_size": ' + DEEP + b"}", "nests arrays or objects too deeply"),
     ("no model_type", _file(model_type=...), "model_type=null is not one of gpt2, llama, mistral, qwen2, qwen3, mixtral, "
-                                             "qwen2_moe, qwen3_moe (the file has no model_type)"),
+                                             "qwen2_moe, qwen3_moe, gemma2, gemma3_text (the file has no model_type)"),
     ("model_type a number", _file(model_type=3), "model_type=3 is not one of"),
     ("unknown model_type", _file(model_type="gemma"), "model_type='gemma' is not one of"),
     ("size as text", _file(hidden_size="128"), "hidden_size='128': hidden_size (the model width d) must be a whole "
@@ -450,7 +460,7 @@ MALFORMED: list[tuple[str, bytes, str]] = [  # (name, file, what the one line mu
     ("h_kv does not divide h", _file(num_key_value_heads=12), "h_kv=12 does not divide h=64"),
     ("odd d_head with RoPE", _file(head_dim=7), "d_head=7 is odd: RoPE rotates pairs of features"),
     ("V too large", _file(vocab_size=10**7), "vocab_size=10,000,000 is out of range: V (vocabulary size (rows of W_te)) "
-                                             "must be from 1 to 262,144"),
+                                             "must be from 1 to 524,288"),
     ("L too large", _file(num_hidden_layers=5_000), "num_hidden_layers=5,000 is out of range: L"),
     ("context too long", _file(max_position_embeddings=10**9), "max_position_embeddings=1,000,000,000 is out of range: "
                                                                "T_max"),
@@ -460,10 +470,9 @@ MALFORMED: list[tuple[str, bytes, str]] = [  # (name, file, what the one line mu
     ("flag as number", _file(attention_bias=1), "attention_bias=1: attention_bias"),
     ("window as text", _file(model_type="mistral", sliding_window="8"), "sliding_window='8': sliding_window"),
     ("window as list", _file(model_type="mistral", sliding_window=[8]), "sliding_window=[8]: sliding_window"),
-    ("window binding", _file(model_type="mistral", sliding_window=8), "sliding_window=8 each token attends to the last 8 "
-                                                                      "only and the KV cache keeps 7 tokens per block"),
-    ("mistral's default window", _file(model_type="mistral", max_position_embeddings=32_768),
-     "sliding_window is not in the file, so mistral's default applies, a window of 4,096 tokens"),
+    ("window and layer types", _file(model_type="mistral", sliding_window=8, layer_types=["full_attention"] * 2),
+     "sliding_window=8 masks every block of mistral, but layer_types lists full_attention blocks"),
+    ("window of a llama", _file(sliding_window=8), "sliding_window=8: llama's attention never windows"),
     ("layer_types a number", _file(model_type="qwen2", layer_types=3), "layer_types=3: layer_types (each block's "
                                                                        "attention) must be a list of words"),
     ("layer_types too short", _file(model_type="qwen2", layer_types=["full_attention"]),

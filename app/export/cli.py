@@ -10,6 +10,7 @@ from pathlib import Path
 from model import infer_report, train_report
 from model.inference import InferSetup
 from model.cli import OneLineParser, add_config_arguments, add_recipe_arguments, config_from_args
+from model.families import not_on_pages
 from model.training import TrainSetup
 
 from .page import PAGE_TITLE, render_html
@@ -82,6 +83,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if cfg.moe:  # the exported page's MLP choice comes later: a dense page would mislabel it
         parser.error(f"this is a mixture of experts (E = {cfg.E:,}, k = {cfg.k:,}), which the exported page does not "
                      f"show yet: python -m model prints its tables")
+    if (unshown := not_on_pages(cfg)) is not None:  # the exported page's cards would show another model
+        parser.error(f"this model {unshown}, which the exported page does not show yet: python -m model prints its "
+                     f"tables")
     text = render_html(cfg, args.dtype, args.title, setup, infer)
     try:
         write_page(path, text)
