@@ -79,9 +79,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         path = check_output_path(args.out)
     except ValueError as e:
         parser.error(str(e))
-    if cfg.moe:  # the exported page's MLP choice comes later: a dense page would mislabel it
-        parser.error(f"this is a mixture of experts (E = {cfg.E:,}, k = {cfg.k:,}), which the exported page does not "
-                     f"show yet: python -m model prints its tables")
     text = render_html(cfg, args.dtype, args.title, setup, infer)
     try:
         write_page(path, text)
