@@ -22,9 +22,10 @@ def changes_groups(c: Changes) -> list[dict]:
                         "short": fmt.short(x.value, x.unit)} for x in g.lines]} for g in c.groups]
 
 
-def changes_html(groups: list[dict], dtype: str) -> str:
+def changes_html(groups: list[dict], dtype: str, note: str = ORDER_NOTE) -> str:
     """The card's body: one table, each change a titled group of lines (its short key as the row class), and
-    the note on the order of the changes; GPT-2's recipe gets a sentence instead."""
+    the note on the order of the changes (`Changes.note`: a mixture of experts' adds its place); GPT-2's
+    recipe gets a sentence instead."""
     e = html.escape
     if len(groups) == 1:
         return f'<p class="note muted">{e(SAME)}</p>'
@@ -35,7 +36,7 @@ def changes_html(groups: list[dict], dtype: str) -> str:
             short = f'<small>{e(x["short"])}</small>' if x["short"] else ""
             rows.append(f'<tr data-key="{e(x["key"])}"><td class="l">{e(x["label"])}<code>{e(x["formula"])}</code>'
                         f'</td><td class="v">{e(x["value"])}{short}</td></tr>')
-    return (f'<p class="muted">Bytes at {e(dtype)}. {e(ORDER_NOTE)}</p>'
+    return (f'<p class="muted">Bytes at {e(dtype)}. {e(note)}</p>'
             f'<table class="lines changes">{"".join(rows)}</table>')
 
 

@@ -119,7 +119,7 @@ class RecipeView(pn.viewable.Viewer):
         if isinstance(c, ValueError):  # no GPT-2 twin (T beyond T_max with RoPE, d not divisible by h)
             self._changes.object = notice_html(str(c))
             return
-        self._changes.object = changes_html(changes_groups(c), key[1])
+        self._changes.object = changes_html(changes_groups(c), key[1], c.note)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._card

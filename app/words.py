@@ -119,6 +119,9 @@ def chinchilla_rule(cfg: Config) -> str:
 TRAIN_TITLE = ("<h2>From N to a training run</h2><p class='muted'>How many tokens this N should see, the compute, "
                "time and cost on real GPUs, and the memory to train and to serve.</p>")
 
+# the exported page's training card for a mixture of experts (its line templates are a dense model's)
+TRAIN_MOE = ("A mixture of experts trains at C = 6·N_active·D, with every expert's weights, gradients and optimizer "
+             "states in memory: this page's training card is for dense models; print this model's with: {command}")
 TRAIN_NOTE = ("MFU, model FLOPs utilisation: observed tokens/s × 6N ÷ the GPUs' peak FLOP/s (PaLM's definition, which "
               "also counts attention's 12·L·T·d per token; here time follows C = 6·N·D). Peaks are dense BF16 without "
               "sparsity; GPU memory is the nominal capacity, a little of which the CUDA context takes. Memory is per GPU with data parallelism (each GPU a replica, ZeRO sharding "

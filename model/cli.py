@@ -88,20 +88,27 @@ def _block_list(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"invalid block list {text!r}: write indices such as 0,1,2") from None
 
 
+def moe_flag(name: str) -> str:
+    """The command line's flag of a mixture of experts' field: "experts" -> "--experts", "expert_dim" -> "--d-expert"."""
+    symbol = MOE_SYMBOLS.get(name)
+    if name in ("experts", "top_k", "shared_experts") or symbol is None:
+        return f"--{name.replace('_', '-')}"
+    return f"--{symbol.replace('_', '-')}"
+
+
 def add_moe_arguments(p: argparse.ArgumentParser) -> None:
     """A mixture of experts: --experts (E), --top-k (k), --d-expert, --shared-experts, --d-shared, --shared-gate,
     and which blocks: --moe-step, --dense-first, --dense-layers."""
     g = p.add_argument_group("mixture of experts (the MLP's other choice)")
     for name, symbol in MOE_SYMBOLS.items():
         lo, hi = BOUNDS[symbol]
-        flag = {"experts": "--experts", "top_k": "--top-k", "shared_experts": "--shared-experts"}.get(
-            name, f"--{symbol.replace('_', '-')}")
+        flag = moe_flag(name)
         none = "0 for none, " if name == "shared_experts" else ""
         g.add_argument(flag, dest=name, type=int, metavar="N",
                        help=f"{MOE_DOCS[name]} ({none}{lo:,} to {hi:,}; sets {symbol})")
     g.add_argument("--shared-gate", dest="shared_gate", action="store_true", default=None, help=MOE_DOCS["shared_gate"])
     for name in ("moe_step", "dense_first"):
-        g.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int, metavar="N", help=MOE_DOCS[name])
+        g.add_argument(moe_flag(name), dest=name, type=int, metavar="N", help=MOE_DOCS[name])
     g.add_argument("--dense-layers", dest="dense_layers", type=_block_list, metavar="I,J,…", help=MOE_DOCS["dense_layers"])
 
 

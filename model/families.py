@@ -5,9 +5,9 @@ that every preset is in exactly one family). `recipe_fields` and `recipe_of` are
 the modern recipe (Llama-3 style) or custom.
 
 The menus (`grouped_menu`, `preset_labels`, `menu_groups`) list every preset with `moe=True` (the live page, whose
-MLP choice is dense or a mixture of experts, `moe_fields`), and `PAGE_PRESETS`, the dense presets, without it (the
-exported page, which has no MLP choice yet). The mixtures of experts (Mixtral 8x7B, Qwen3 30B-A3B) sit in their
-families.
+MLP choice is dense or a mixture of experts, `moe_fields`, and the exported page's menu), and `PAGE_PRESETS`, the
+dense presets, without it: the exported page carries every dense preset's figures, and a mixture of experts' only on
+the page written for it. The mixtures of experts (Mixtral 8x7B, Qwen3 30B-A3B) sit in their families.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "Mistral": ("mistral-7b", "mistral-nemo-12b", "mixtral-8x7b"),
     "Qwen": ("qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-4b-instruct-2507", "qwen3-30b-a3b"),
 }
-PAGE_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items() if not cfg.moe}  # the exported page's
+PAGE_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items() if not cfg.moe}  # every exported page's
 
 def not_on_pages(cfg: Config) -> str | None:
     """What of `cfg` the pages do not show yet, in words ("attends through a sliding window (W = 512 on 22 of 26

@@ -151,7 +151,9 @@ def test_options_reach_the_page(tmp_path: Path) -> None:
     doc = html.unescape(text).replace('\\"', '"')  # the spec is a JSON string inside the document JSON
     assert '"initial": {"B": 8, "T": 256, "d": 5120, "h": 40, "L": 40, "V": 50257, "T_max": 2048, "tie": false, ' \
            '"norm": "layernorm", "positions": "learned", "mlp": "gelu", "ff_dim": null, "kv_heads": null, ' \
-           '"head_dim": null, "bias": "all", "qk_norm": false, "attention": "eager", "dtype": "bf16"}' in doc
+           '"head_dim": null, "bias": "all", "qk_norm": false, "attention": "eager", "experts": null, "top_k": null, ' \
+           '"expert_dim": null, "shared_experts": 0, "shared_dim": null, "shared_gate": false, "moe_step": 1, ' \
+           '"dense_first": 0, "dense_layers": [], "dtype": "bf16"}' in doc
 
 
 # --- JavaScript twins against Python ---------------------------------------------------------------------------

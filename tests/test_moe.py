@@ -256,29 +256,14 @@ def test_every_table_prints_for_both_presets(name, table, capsys):
         assert f"N = {total:,} · N_active = {active:,}" in out.splitlines()[0]
 
 
-# --- the pages (their MLP choice comes later): a mixture of experts is refused by name, never mislabelled --------
-
-def test_the_export_refuses_a_mixture_of_experts_in_one_line(tmp_path):
-    import subprocess
-    import sys
-
-    out = tmp_path / "moe.html"
-    done = subprocess.run([sys.executable, "-m", "app", "export", str(out), "--preset", "mixtral-8x7b"],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 2 and not out.exists() and "Traceback" not in done.stderr
-    assert done.stderr.splitlines() == [
-        "python -m app export: error: this is a mixture of experts (E = 8, k = 2), which the exported page does not "
-        "show yet: python -m model prints its tables (see --help)"]
-
-
-def test_the_live_page_lists_the_mixtures_of_experts_and_the_exported_page_leaves_them_out():
+def test_the_pages_list_the_mixtures_of_experts_in_their_families():
     from app.query import parse_query, to_query
     from app.state import preset_labels as live_labels
-    from model.families import PAGE_PRESETS, family_of, menu_groups, menu_label, preset_labels
+    from model.families import PAGE_PRESETS, family_of, menu_groups, menu_label
 
+    # every exported page carries the dense presets' figures; a mixture of experts' only where it is the page's own
     assert set(PRESET_COUNTS) <= set(PRESETS) and not set(PRESET_COUNTS) & set(PAGE_PRESETS)
-    assert not set(PRESET_COUNTS) & set(preset_labels().values())  # the exported page's menu
-    assert set(PRESET_COUNTS) <= set(live_labels().values())  # the live page's, in their families
+    assert set(PRESET_COUNTS) <= set(live_labels().values())  # the live page's menu, and the exported page's
     for name in PRESET_COUNTS:
         assert menu_label(name) in menu_groups(moe=True)[family_of(name)]
         q = parse_query(f"?preset={name}")

@@ -80,9 +80,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         path = check_output_path(args.out)
     except ValueError as e:
         parser.error(str(e))
-    if cfg.moe:  # the exported page's MLP choice comes later: a dense page would mislabel it
-        parser.error(f"this is a mixture of experts (E = {cfg.E:,}, k = {cfg.k:,}), which the exported page does not "
-                     f"show yet: python -m model prints its tables")
     if (unshown := not_on_pages(cfg)) is not None:  # the exported page's cards would show another model
         parser.error(f"this model {unshown}, which the exported page does not show yet: python -m model prints its "
                      f"tables")

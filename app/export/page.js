@@ -75,6 +75,7 @@ function fmtValue(x, unit) {  // units.value
   if (unit === "FLOP") return fmtFlops(x);
   if (unit === "share") return fmtPercent(Number(x));
   if (unit === "bytes") return fmtBytes(x);
+  if (unit === "ratio") return `${sig3(Number(x))}×`;
   throw new Error(`unknown unit ${unit}`);
 }
 
@@ -141,6 +142,16 @@ const hKv = (c) => c.kv_heads ?? c.h;
 const dFf = (c) => c.ff_dim ?? defaultFf(c);
 const isGpt2 = (c) => S.recipe_fields.every((f) => (c[f] ?? S.recipe_defaults[f]) === S.recipe_defaults[f]);  // Config.gpt2_recipe
 
+const isMoe = (c) => c.experts != null;  // Config.moe
+
+function blockKinds(c) {  // Config.block_kinds: each block's kind, "dense" or "moe"
+  const dense = new Set(c.dense_layers ?? []);
+  return Array.from({length: c.L}, (_, i) => (isMoe(c) && i >= c.dense_first && (i + 1) % c.moe_step === 0
+    && !dense.has(i) ? "moe" : "dense"));
+}
+
+const distinctKinds = (c) => [...new Set(blockKinds(c))];  // config.distinct_kinds
+
 function normalize(c) {  // Config.__post_init__: a default written out is the default (None)
   if (c.kv_heads === c.h) c.kv_heads = null;
   if (c.head_dim != null && c.d % c.h === 0 && c.head_dim === c.d / c.h) c.head_dim = null;
@@ -168,7 +179,7 @@ function settleHeads(c, note) {  // rules._settle_heads
 const inUse = (c, symbol) => ({h: c.h, h_kv: hKv(c), T: c.T, d_ff: dFf(c), d_head: dHead(c)}[symbol]);  // Config's value of a symbol
 
 function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes: [cfg, notes {kind, text, about}]
-  const cfg = Object.fromEntries(S.all_fields.map((f) => [f, asked[f] ?? S.recipe_defaults[f] ?? null]));
+  const cfg = Object.fromEntries(S.all_fields.map((f) => [f, asked[f] ?? S.recipe_defaults[f] ?? S.moe_defaults[f] ?? null]));
   const notes = [];
   const note = (kind, values) => {
     const base = message(kind, values);
@@ -236,7 +247,8 @@ function readField(name, value, kept) {  // rules.read_field: [whole number or n
 
 function presetOf(cfg) {  // rules.preset_of
   for (const [name, p] of Object.entries(S.presets)) {
-    if (S.preset_model.every((k) => p[k] === cfg[k]) && S.preset_recipe.every((k) => p[k] === (cfg[k] ?? S.recipe_defaults[k]))) return name;
+    if (S.preset_model.every((k) => p[k] === cfg[k]) && S.preset_recipe.every((k) => p[k] === (cfg[k] ?? S.recipe_defaults[k]))
+        && S.moe_fields.every((k) => JSON.stringify(p[k]) === JSON.stringify(cfg[k] ?? S.moe_defaults[k]))) return name;
   }
   return S.custom;
 }
@@ -275,6 +287,10 @@ const fieldLabel = (f, name) => `<div title="${esc(f)}: ${esc(S.docs[f])}"><b cl
 function symbols(cfg, exact) {  // Config.symbols() (h_kv and d_ff always: GPT-2's formulas do not use them)
   const s = {B: cfg.B, T: cfg.T, d: cfg.d, h: cfg.h, d_head: dHead(cfg), L: cfg.L, V: cfg.V, T_max: cfg.T_max,
              h_kv: hKv(cfg), d_ff: dFf(cfg)};
+  if (isMoe(cfg)) {  // a mixture of experts' symbols (d_shared: shared_dim, else d_expert)
+    Object.assign(s, {E: cfg.experts, k: cfg.top_k, d_expert: cfg.expert_dim, L_moe: blockKinds(cfg).filter((x) => x === "moe").length,
+                      E_shared: cfg.shared_experts, d_shared: cfg.shared_dim ?? cfg.expert_dim});
+  }
   return exact ? Object.fromEntries(Object.entries(s).map(([k, v]) => [k, BigInt(v)])) : s;
 }
 
@@ -285,33 +301,48 @@ function recipePart(cfg) {  // the recipe's part of memory.structure_key
           ...(cfg.head_dim != null ? ["d_head"] : []), ...(cfg.attention === "fused" ? ["fused"] : [])];
 }
 
+function moePart(cfg) {  // the mixture of experts' part of memory.structure_key
+  if (!isMoe(cfg)) return [];
+  return [`moe=${distinctKinds(cfg).join("+")}`, ...(cfg.shared_experts > 0 ? ["shared"] : []),
+          ...(cfg.shared_gate ? ["shared_gate"] : [])];
+}
+
 const ffPart = (cfg) => (cfg.ff_dim != null ? ["d_ff"] : []);
 
 function structureKey(cfg, dtype) {  // memory.structure_key(memory.structure(cfg, dtype))
   const size = {B: cfg.B, T: cfg.T, "T-1": cfg.T - 1, h: cfg.h};
   return [cfg.tie ? "tied" : "untied", S.dtype_class[dtype], ...S.ones.filter((k) => size[k] === 1).map((k) => `${k}=1`),
-          ...recipePart(cfg)].join(",");
+          ...recipePart(cfg), ...moePart(cfg)].join(",");
 }
 
-const budgetKey = (cfg) => [cfg.tie ? "tied" : "untied", ...recipePart(cfg), ...ffPart(cfg)].join(",");  // spec.budget_key
+const budgetKey = (cfg) => [cfg.tie ? "tied" : "untied", ...recipePart(cfg), ...moePart(cfg), ...ffPart(cfg)].join(",");  // spec.budget_key
 const changesKey = (cfg, dtype) => [structureKey(cfg, dtype), ...ffPart(cfg)].join(",");  // spec.changes_key
 
 function covered(cfg, dtype) {  // whether the page carries this model's lines and shapes (spec.covered)
   return budgetKey(cfg) in S.budget && structureKey(cfg, dtype) in S.structures;
 }
 
-function exportCommand(cfg) {  // the command that writes a page carrying this model
+function modelOptions(cfg) {  // the command line's options of this model (python -m model's, python -m app export's)
   const c = cfg, o = [];
   for (const f of S.int_fields) o.push(f === "T_max" ? `--T-max ${c.T_max}` : `--${f} ${c[f]}`);
   if (!c.tie) o.push("--untied");
   for (const f of Object.keys(S.choices)) if (c[f] !== S.recipe_defaults[f]) o.push(`--${f} ${c[f]}`);
   for (const [f, sym] of Object.entries(S.optional)) if (c[f] != null) o.push(`--${sym.replace("_", "-")} ${c[f]}`);
   if (c.qk_norm) o.push("--qk-norm");
-  return `python -m app export lesson.html ${o.join(" ")}`;
+  for (const f of S.moe_fields) {  // a mixture of experts: its fields that differ from the dense defaults
+    const v = c[f], flag = S.moe_flags[f];
+    if (JSON.stringify(v) === JSON.stringify(S.moe_defaults[f])) continue;
+    o.push(f === "shared_gate" ? flag : `${flag} ${Array.isArray(v) ? v.join(",") : v}`);
+  }
+  return o.join(" ");
 }
 
-const uncoveredText = (cfg) => ("This page carries the modern recipe of its presets and of the model it was exported for "
-  + `(with h_kv = h, a group or 1); for ${recipeOf(cfg) === "custom" ? "this recipe" : "this model"} at these sizes, export a page: ${exportCommand(cfg)}`);
+const exportCommand = (cfg) => `python -m app export lesson.html ${modelOptions(cfg)}`;
+
+const uncoveredText = (cfg) => (isMoe(cfg)
+  ? `This page carries a mixture of experts only where it was exported for one, at that model's h_kv; for this model, export a page: ${exportCommand(cfg)}`
+  : "This page carries the modern recipe of its presets and of the model it was exported for "
+    + `(with h_kv = h, a group or 1); for ${recipeOf(cfg) === "custom" ? "this recipe" : "this model"} at these sizes, export a page: ${exportCommand(cfg)}`);
 
 function evaluateLines(templates, fns, cfg) {  // each line's value from its formula, then as the page shows it
   const big = symbols(cfg, true), num = symbols(cfg, false);
@@ -344,8 +375,10 @@ function linesHtml(lines) {  // budget.lines_html
   return `<table class="lines">${out.join("")}</table>`;
 }
 
-function budgetParts(byKey) {  // budget.budget_parts
-  const chart = S.chart.map((c) => ({...c, line: byKey[c.key]}));
+const chartOf = (cfg) => S.charts[budgetKey(cfg)] ?? {bars: S.chart, note: S.chart_note};  // budgeting.chart, chart_note
+
+function budgetParts(byKey, bars = S.chart) {  // budget.budget_parts
+  const chart = bars.map((c) => ({...c, line: byKey[c.key]}));
   const values = chart.map((c) => Number(c.line.raw));
   const top = Math.max(...values), total = Number(byKey["params/exact"].raw);
   return {
@@ -353,7 +386,8 @@ function budgetParts(byKey) {  // budget.budget_parts
     exact: chart.map((c) => thousands(c.line.raw)), formula: chart.map((c) => c.line.formula),
     what: chart.map((c) => c.line.label),
     text: chart.map((c, i) => (c.key === "params/head" && values[i] === 0 ? "0: tied to W_te"
-      : !c.in_sum ? `${fmtParams(values[i])} per block` : `${fmtParams(values[i])} · ${fmtPercent(values[i] / total)}`)),
+      : !c.in_sum ? (c.key.endsWith("_block") ? `${fmtParams(values[i])} per block` : `${fmtParams(values[i])} · ${fmtPercent(values[i] / total)} of N`)
+      : `${fmtParams(values[i])} · ${fmtPercent(values[i] / total)}`)),
     colour: chart.map((c) => c.colour), inside: values.map((v) => v > S.inside * top),
   };
 }
@@ -374,9 +408,11 @@ function chartHtml(parts) {  // budget.chart_html
 }
 
 function headlineHtml(byKey) {  // budget.headline_html
-  const n = byKey["params/exact"];
+  const n = byKey["params/exact"], a = byKey["params/active"];
   return `<div class="n"><span class="big">N = ${esc(n.value)}</span> <span class="muted">parameters `
-    + `(${esc(n.short)})</span></div><div class="nf muted">N = <code>${esc(n.formula)}</code></div>`;
+    + `(${esc(n.short)})</span></div><div class="nf muted">N = <code>${esc(n.formula)}</code></div>`
+    + (a ? `<div class="n active"><span class="big">N_active = ${esc(a.value)}</span> <span class="muted">per token (${esc(a.short)})`
+         + `</span></div><div class="nf muted">${esc(a.label)}: <code>${esc(a.formula)}</code></div>` : "");
 }
 
 function captionsHtml(byKey) {  // budget.captions_html
@@ -403,6 +439,7 @@ function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then sha
     if (emitted) continue;
     emitted = true;
     const group = st.rows.filter((x) => x.block);
+    if (isMoe(cfg)) { moeBlockRows(cfg, group, expanded, out, tensor); continue; }
     if (!expanded) {
       out.push({kind: "group", name: `${L === 1 ? "block 0" : `blocks 0 … ${L - 1}`} × L = ${thousands(L)}`,
                 label: `one block's ${perBlock} tensors; every block repeats these shapes`});
@@ -422,6 +459,53 @@ function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then sha
     out.push({kind: "absent", name: "loss", label: "none at T = 1: no next token to predict", symbolic: "()"});
   }
   return {rows: out, scale, legend: st.legend || []};
+}
+
+function blocksText(blocks) {  // tracing.blocks_text: "0 … 2"; "1, 3, …, 47" (every 2nd); "0, 4 … 9, 12"
+  if (blocks.length > 2) {
+    const step = blocks[1] - blocks[0];
+    if (blocks.every((b, i) => i === 0 || b - blocks[i - 1] === step)) {
+      return step === 1 ? `${blocks[0]} … ${blocks.at(-1)}` : `${blocks[0]}, ${blocks[1]}, …, ${blocks.at(-1)}`;
+    }
+  }
+  const runs = [];
+  for (const b of blocks) {
+    if (runs.length && b === runs.at(-1).at(-1) + 1) runs.at(-1).push(b); else runs.push([b]);
+  }
+  return runs.map((r) => (r.length === 1 ? `${r[0]}` : r.length === 2 ? `${r[0]}, ${r[1]}` : `${r[0]} … ${r.at(-1)}`)).join(", ");
+}
+
+function blockTitles(cfg) {  // tracing.block_groups: each kind's title
+  const kinds = blockKinds(cfg), distinct = distinctKinds(cfg), T = S.block_titles, label = S.kind_labels;
+  return Object.fromEntries(distinct.map((kind) => {
+    const blocks = kinds.flatMap((k, i) => (k === kind ? [i] : []));
+    if (distinct.length === 1) {
+      const what = kind !== "dense" ? `${label[kind]} ` : "";
+      return [kind, cfg.L > 1 ? fill(T.one_kind, {last: cfg.L - 1, L: cfg.L, what}) : "block 0"];
+    }
+    return [kind, blocks.length === 1 ? fill(T.one, {block: blocks[0], kind: label[kind]})
+      : fill(T.some, {blocks: blocksText(blocks), kind: label[kind], n: blocks.length})];
+  }));
+}
+
+function moeBlockRows(cfg, group, expanded, out, tensor) {  // shapes.shape_rows of a mixture of experts: a group per kind
+  const L = cfg.L, kinds = blockKinds(cfg), ofKind = (kind) => group.filter((x) => x.kind === kind);
+  if (!expanded) {
+    const titles = blockTitles(cfg);
+    for (const kind of distinctKinds(cfg)) {
+      out.push({kind: "group", name: titles[kind], label: `one block's ${ofKind(kind).length} tensors`});
+      for (const x of ofKind(kind)) tensor(x, x.local, true);
+    }
+    return;
+  }
+  for (let b = 0; b < Math.min(L, S.max_listed_blocks); b++) {
+    out.push({kind: "group", name: `block ${b}`, label: `of ${thousands(L)} · ${S.kind_labels[kinds[b]]}`});
+    for (const x of ofKind(kinds[b])) tensor(x, `blocks.${b}.${x.local}`, true);
+  }
+  if (L > S.max_listed_blocks) {
+    out.push({kind: "group", name: `blocks ${S.max_listed_blocks} … ${L - 1}`,
+              label: `${thousands(L - S.max_listed_blocks)} more blocks of the kinds above, not listed`});
+  }
 }
 
 const DIM = /^(\d*)(B|T_max|T|d_head|d|h|L|V)?$/;  // notation.parse
@@ -469,8 +553,16 @@ function tableHtml(rows, dtype, scale, memory, legend) {
 // ---- what each change buys: model/changes.py changes(), app/changes_card.py ---------------------------------------
 function titleValues(c) {  // changes.title_values
   const v = {d: c.d, h: c.h, h_kv: hKv(c), d_head: dHead(c), d_ff: dFf(c), T: c.T, T_max: c.T_max,
-             d_over_h: Math.floor(c.d / c.h), width: c.h * dHead(c), four_d: 4 * c.d, group: Math.floor(c.h / hKv(c))};
-  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, thousands(x)]));
+             d_over_h: Math.floor(c.d / c.h), width: c.h * dHead(c), four_d: 4 * c.d, group: Math.floor(c.h / hKv(c)), L: c.L};
+  const s = isMoe(c) ? symbols(c, false) : null;
+  if (s) Object.assign(v, {E: s.E, k: s.k, d_expert: s.d_expert, L_moe: s.L_moe});
+  if (s && s.L_moe === c.L) v.d_ff = s.k * s.d_expert + s.E_shared * (s.E_shared ? s.d_shared : 0);  // changes.dense_width
+  const out = Object.fromEntries(Object.entries(v).map(([k, x]) => [k, thousands(x)]));
+  if (s) {
+    const ratio = s.E / s.k;
+    Object.assign(out, {ratio: Number.isInteger(ratio) ? String(ratio) : sig3(ratio), shared: c.shared_experts ? " + E_shared·d_shared" : ""});
+  }
+  return out;
 }
 
 function changesGroups(cfg, dtype) {  // changes_card.changes_groups(changes(cfg, dtype)): {groups} or {notice}
@@ -488,7 +580,7 @@ function changesGroups(cfg, dtype) {  // changes_card.changes_groups(changes(cfg
     })}))};
 }
 
-function changesHtml(groups, dtype) {  // changes_card.changes_html
+function changesHtml(groups, dtype, moe = false) {  // changes_card.changes_html
   if (groups.length === 1) return `<p class="note muted">${esc(S.changes.same)}</p>`;
   const rows = [];
   for (const g of groups) {
@@ -499,14 +591,15 @@ function changesHtml(groups, dtype) {  // changes_card.changes_html
                 + `<td class="v">${esc(x.value)}${short}</td></tr>`);
     }
   }
-  return `<p class="muted">Bytes at ${esc(dtype)}. ${esc(S.changes.note)}</p><table class="lines changes">${rows.join("")}</table>`;
+  const note = moe ? `${S.changes.note} ${S.changes.moe_note}` : S.changes.note;  // Changes.note
+  return `<p class="muted">Bytes at ${esc(dtype)}. ${esc(note)}</p><table class="lines changes">${rows.join("")}</table>`;
 }
 
 const noticeHtml = (text) => `<div class="status"><span class="n">⚠</span> ${esc(text)}</div>`;  // changes_card.notice_html
 
 function changesCardHtml(cfg, dtype) {
   const c = changesGroups(cfg, dtype);
-  return c.notice ? noticeHtml(c.notice) : changesHtml(c.groups, dtype);
+  return c.notice ? noticeHtml(c.notice) : changesHtml(c.groups, dtype, isMoe(cfg));
 }
 
 // ---- the training run: model/training.py plan(), model/train_report.py, app/training.py, app/train_query.py ----
@@ -858,6 +951,11 @@ function pushTrain(setup, notes) {  // the widgets show the settled setup (Train
 }
 
 function renderTrain(cfg) {
+  W.train_controls.visible = W.train_body.visible = !isMoe(cfg);
+  if (isMoe(cfg)) {  // its compute is N_active's and its memory every expert's: the CLI prints its card
+    W.train_head.text = noticeHtml(fill(TS.moe, {command: `python -m model ${modelOptions(cfg)} --table train`}));
+    return;
+  }
   const p = trainPlan(cfg, ST.setup);
   W.train_head.text = trainHeadlineHtml(p);
   W.train_lines.text = trainLinesHtml(p);
@@ -885,7 +983,7 @@ function trainChanged(obj) {  // TrainingView._changed: a box's bad text keeps t
 // ---- the inference card: tables that app/export/spec.py _inference made in Python, picked by the card's menus ----
 const IS = S.infer;
 const inferKey = () => [W.infer_gpu.value, W.infer_weights.value, W.infer_kv_dtype.value].join(",");  // spec.infer_key
-const isInferCfg = (cfg) => S.all_fields.every((f) => (cfg[f] ?? null) === (IS.cfg[f] ?? null));
+const isInferCfg = (cfg) => S.all_fields.every((f) => JSON.stringify(cfg[f] ?? null) === JSON.stringify(IS.cfg[f] ?? null));
 
 function renderInfer(cfg) {  // the table of the menus' choices; on another configuration, the command for its page
   const refused = IS.refused ?? (isInferCfg(cfg) ? null : fill(IS.elsewhere, {command: exportCommand(cfg)}));
@@ -964,7 +1062,9 @@ function render(cfg) {
   W.head.text = headlineHtml(byKey);
   W.lines.text = linesHtml(lines);
   W.captions.text = captionsHtml(byKey);
-  W.chart.text = chartHtml(budgetParts(byKey));
+  const {bars, note} = chartOf(cfg);
+  W.chart.text = chartHtml(budgetParts(byKey, bars));
+  W.chart_note.text = `<p class='note muted'>${esc(note)}</p>`;
   const {rows, scale, legend} = shapeRows(cfg, ST.dtype, ST.expanded);
   W.shapes.text = tableHtml(rows, ST.dtype, scale, memoryLines(cfg, ST.dtype), legend);
   renderTrain(cfg);
@@ -1006,7 +1106,7 @@ function main(obj) {
                    wholeOf, realOf, budgetLines, memoryLines, linesHtml, budgetParts, chartHtml, shapeRows, recipeLegendHtml, structureKey, divisors, snapHeads,
                    scientific, plain, duration, dollars, human, trainPlan, trainHeadlineHtml, trainLinesHtml, settleTrain, trainNews,
                    largestMicroBatch, savedParts, paramsExact, trainChartData, trainLegendHtml, recipeOf, recipeFields,
-                   budgetKey, changesKey, changesGroups, changesHtml, covered, exportCommand};
+                   budgetKey, changesKey, changesGroups, changesHtml, covered, exportCommand, blockTitles, headlineHtml, chartOf};
     return update([]);
   }
   const name = obj.name, rejected = [];
@@ -1021,7 +1121,7 @@ function main(obj) {
     const chosen = S.preset_labels[obj.value];
     if (chosen !== undefined && chosen !== S.custom) {
       const p = S.presets[chosen];
-      for (const k of [...S.preset_sets, ...S.recipe_fields]) ST.asked[k] = p[k];
+      for (const k of [...S.preset_sets, ...S.recipe_fields, ...S.moe_fields]) ST.asked[k] = p[k];
     }
   } else if (name === "recipe") {
     if (isEcho(obj, "value")) return;

@@ -158,16 +158,17 @@ def _train_card(card: InlineStyleSheet) -> tuple[object, list]:
                       row(group(C["optimizer"], radios["optimizer"]),
                           group(C["zero"], radios["zero"]), group(C["recompute"], radios["recompute"]),
                           fit, sizing_mode="stretch_width", styles=wrap),
-                      sizing_mode="stretch_width")
+                      sizing_mode="stretch_width", name="train_controls")
     notices, head, legend, lines = (div(n) for n in ("train_notices", "train_head", "train_legend", "train_lines"))
     title = Div(text=TRAIN_TITLE, sizing_mode="stretch_width", stylesheets=[_sheet(BASE)])
     note = Div(text=f"<p class='note muted'>{html.escape(TRAIN_NOTE)}</p>", sizing_mode="stretch_width",
                stylesheets=[css])
     chart, models = _train_chart()
     inputs = [D, gpu, peak, memory, gpus, mfu, price, *radios.values(), fit]
-    layout = column(title, controls, notices, head, legend, chart, note, lines, sizing_mode="stretch_width",
+    body = column(legend, chart, note, lines, sizing_mode="stretch_width", name="train_body")  # hidden for an MoE
+    layout = column(title, controls, notices, head, body, sizing_mode="stretch_width",
                     css_classes=["card", "training-card"], stylesheets=[card])
-    return layout, [*inputs, notices, head, legend, lines, *models]
+    return layout, [*inputs, notices, head, legend, lines, controls, body, *models]
 
 
 def _infer_card(card: InlineStyleSheet, spec: dict) -> tuple[object, list]:
@@ -209,8 +210,9 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     header = Div(text=f'<h1>{html.escape(title)}<span class="tag">{html.escape(TAGLINE)}</span></h1>'
                       f'<p class="what">{html.escape(WHAT_TO_DO)}</p>', sizing_mode="stretch_width",
                  stylesheets=[_sheet(HEADER_CSS)], disable_math=True)
-    names = {v: k for k, v in preset_labels().items()}
-    preset = Select(options=menu_groups(), value=names[preset_of(cfg)], name="preset", width=280)
+    names = {v: k for k, v in preset_labels(moe=True).items()}  # every preset; a mixture of experts' page carries its own
+    preset = Select(options=menu_groups(moe=True), value=names[preset_of(cfg)], name="preset", width=280,
+                    styles={"max-width": "calc(100vw - 130px)"})  # a phone: a long label stays inside the card
     recipe, switches = _recipe_controls(cfg, label_css)
     fields = {f: _field(f, label_css) for f in INT_FIELDS}
     tie = Checkbox(label="tie the head to W_te (GPT-2)", active=cfg.tie, name="tie")
@@ -236,7 +238,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     # the bars as wide as the card: Bokeh's Div shrinks its content to fit
     chart = html_div("chart", _sheet(BUDGET_CSS, ".bk-clearfix { display: block !important; }"))
     note = Div(text=f"<p class='note muted'>{html.escape(spec['chart_note'])}</p>", sizing_mode="stretch_width",
-               stylesheets=[budget_css])
+               stylesheets=[budget_css], name="chart_note")  # page.js writes a mixture of experts' note
     budget_card = column(Div(text="<h2>Parameter budget</h2>", stylesheets=[_sheet(BASE)]), head, chart, note, lines,
                          captions, sizing_mode="stretch_width", css_classes=["card", "budget-card"],
                          stylesheets=[card], styles={"flex": "1 1 430px", "min-width": "0"})
@@ -245,7 +247,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     changes_card = column(Div(text=f"<h2>{html.escape(CHANGES_TITLE)}</h2>", stylesheets=[_sheet(BASE)]), changes,
                           sizing_mode="stretch_width", css_classes=["card", "changes-card"], stylesheets=[card])
     recipe_widgets = [recipe.children[1], *switches.children]  # named: recipe, norm, ..., opt_ff_dim, qk_norm
-    widgets = [preset, tie, dtypes, expanded, status, shapes_title, shapes, head, chart, lines, captions, changes,
+    widgets = [preset, tie, dtypes, expanded, status, shapes_title, shapes, head, chart, note, lines, captions, changes,
                *recipe_widgets, *(w for f in INT_FIELDS for w in fields[f][:2]), *train_models,
                *(fields[f][2] for f in SHORT_WHEN)]  # the labels of h and T_max: the recipe renames them
     spec_json = page_spec(cfg, dtype, setup, infer)

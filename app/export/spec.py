@@ -15,11 +15,12 @@ import json
 
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, trace
 from model import units
-from model.budgeting import CHART, CHART_NOTE, GROUPS
-from model.changes import NO_TWIN, ORDER_NOTE, TITLES, changes, title_key
-from model.config import (CHOICES, DEFAULTS, FIELDS, INT_FIELDS, OPTIONAL_SYMBOLS, PAGE_FIELDS, RECIPE_DOCS,
-                          RECIPE_FIELDS, snap_heads)
+from model.budgeting import CHART, CHART_NOTE, GROUPS, chart, chart_note
+from model.changes import MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, changes, title_key
+from model.config import (CHOICES, DEFAULTS, FIELDS, INT_FIELDS, KIND_LABELS, MOE_DEFAULTS, MOE_FIELDS,
+                          OPTIONAL_SYMBOLS, PAGE_FIELDS, RECIPE_DOCS, RECIPE_FIELDS, snap_heads)
 from model.families import KV_GROUP, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels, recipe_fields
+from model.cli import moe_flag
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
 from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure, structure_key
 from model.notation import dims
@@ -27,7 +28,7 @@ from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model import numbers
 from model.rules import CUSTOM, MESSAGES, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
-from model.tracing import BLOCK_PREFIX
+from model.tracing import BLOCK_PREFIX, ONE_BLOCK, ONE_KIND, SOME_BLOCKS
 from model.train_report import SECTIONS, human
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, PEAK_LINE, PHASE_LINE,
                             RECOMPUTE, REFERENCES, TrainSetup, plan)
@@ -45,10 +46,18 @@ from ..train_query import (CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, ONE_GPU_ZERO,
 
 from ..styles import BAR_INSIDE, BAR_SHARE, PART_COLOURS
 from ..words import (CAPTIONS, FIT_LABELS, GPU_LABELS, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
-                     RECOMPUTE_LABELS, ROWS, HINT, SHORT, SHORT_WHEN, SOFT, STEP_PREFIX, SUM_KEYS, TRAIN_NOTE,
+                     RECOMPUTE_LABELS, ROWS, HINT, SHORT, SHORT_WHEN, SOFT, STEP_PREFIX, SUM_KEYS, TRAIN_MOE, TRAIN_NOTE,
                      ZERO_LABELS, shapes_title_html)
 
 DTYPE_CLASS = {"fp32": "fp32", "bf16": "bf16", "fp16": "bf16"}  # fp16 passes equal bf16's (tests check it)
+
+
+ALL_FIELDS = (*PAGE_FIELDS, *MOE_FIELDS)  # a page's configuration: the MoE fields come with a preset or config.json
+
+
+def _fields(cfg: Config) -> dict:
+    """A configuration as the page holds it: every field of `ALL_FIELDS`."""
+    return {f: getattr(cfg, f) for f in ALL_FIELDS}
 
 
 def _line(line) -> dict:
@@ -66,12 +75,12 @@ def _budget_lines() -> dict[str, list[dict]]:
 
 
 def recipe_key(cfg: Config) -> str:
-    """The recipe's part of `structure_key` ("" for GPT-2's recipe), plus "d_ff" where d_ff is set apart from the
-    recipe's default (page.js recipeKey)."""
+    """The recipe's and the mixture of experts' part of `structure_key` ("" for GPT-2's dense recipe), plus "d_ff"
+    where d_ff is set apart from the recipe's default (page.js budgetKey)."""
     s = structure(cfg, "fp32")
-    if s.recipe is None:
+    if s.recipe is None and s.moe is None:
         return ""
-    key = structure_key(s)[len(structure_key(dataclasses.replace(s, recipe=None))) + 1:]
+    key = structure_key(s)[len(structure_key(dataclasses.replace(s, recipe=None, moe=None))) + 1:]
     return key + (",d_ff" if cfg.ff_dim is not None else "")
 
 
@@ -90,9 +99,11 @@ def covered(cfg: Config) -> list[Config]:
     structure costs real passes, so not all 288 recipes × 48 structures), each with either attention (eager, fused:
     the switch flips on the page): every modern preset, `cfg`, `cfg` with h_kv = h, a group, and 1 where it is
     modern (GQA flipped back and forth), and GPT-2's recipe with fused attention (every GPT-2 and GPT-3 preset, and
-    `cfg`). Other recipes show a notice naming the export command."""
+    `cfg`). Other recipes show a notice naming the export command. A mixture of experts' structures are the largest, and
+    every MoE preset on every page would outgrow the page's size (tests/test_export.py): it is carried where it is
+    the page's own model (`cfg` at its h_kv), and another one's notice names its export command."""
     base = [p for p in PAGE_PRESETS.values() if not p.gpt2_recipe]
-    if not cfg.gpt2_recipe:
+    if not cfg.gpt2_recipe and not cfg.moe:
         base += [dataclasses.replace(cfg, kv_heads=kv) for kv in (cfg.h_kv, cfg.h, snap_heads(cfg.h, cfg.h // KV_GROUP or 1), 1)]
     base += [cfg, *(p for p in PAGE_PRESETS.values() if p.gpt2_recipe)]
     both = (dataclasses.replace(c, attention=a) for c in base for a in CHOICES["attention"])
@@ -100,14 +111,17 @@ def covered(cfg: Config) -> list[Config]:
 
 
 def _modern(cfg: Config, dtype: str) -> dict:
-    """Budget lines, pass structures (both dtype classes and B = 1, for the training card) and changes tables (at
-    `dtype`) of the covered models."""
-    budgets, structures, tables = {}, {}, {}
+    """Budget lines, pass structures (both dtype classes and, for a dense model's training card, B = 1), changes
+    tables (at `dtype`) of the covered models, and a mixture of experts' chart."""
+    budgets, structures, tables, charts = {}, {}, {}, {}
     for c in covered(cfg):
         if budget_key(c) not in budgets:
             budgets[budget_key(c)] = cached("budget", budget_key(c), lambda: [_line(x) for x in budget(c).lines])
-        for cls, B in itertools.product(sorted(set(DTYPE_CLASS.values())), {c.B, 1}):  # B = 1: the training
-            s = structure(dataclasses.replace(c, B=B), cls)                            # card's largest micro-batch
+            if c.moe:  # its chart's bars and note (`model.budgeting.chart`)
+                charts[budget_key(c)] = {"bars": _bars(chart(budget(c))), "note": chart_note(budget(c))}
+        micro = {c.B} if c.moe else {c.B, 1}  # B = 1: the training card's largest micro-batch (a dense model's)
+        for cls, B in itertools.product(sorted(set(DTYPE_CLASS.values())), micro):
+            s = structure(dataclasses.replace(c, B=B), cls)
             if structure_key(s) not in structures:
                 structures[structure_key(s)] = _cached_structure(s, dataclasses.replace(c, B=B))
         key = changes_key(c, dtype)
@@ -116,7 +130,7 @@ def _modern(cfg: Config, dtype: str) -> dict:
                 tables[key] = cached("changes", f"{key} {dtype}", lambda: _changes(changes(c, dtype)))
             except ValueError:  # no GPT-2 twin (T beyond T_max): the page says why, from NO_TWIN
                 pass
-    return {"budget": budgets, "structures": structures, "changes": tables}
+    return {"budget": budgets, "structures": structures, "changes": tables, "charts": charts}
 
 
 def _changes(c) -> dict:
@@ -142,7 +156,8 @@ def _structure(s: Structure, cfg: Config | None = None) -> dict:
     "{dtype}", filled by the page (fp16 passes are bf16's)."""
     tr = trace(cfg if cfg is not None else probes(s)[0], s.dtype)
     rows = [{"name": r.name, "local": r.local, "label": r.label, "symbolic": r.symbolic, "block": r.block is not None,
-             "elem": r.nbytes // r.numel, "view": r.view, "saved": r.saved} for r in tr.rows]
+             "elem": r.nbytes // r.numel, "view": r.view, "saved": r.saved,
+             **({"kind": r.kind} if s.moe is not None and r.block is not None else {})} for r in tr.rows]
     lines = [{**_line(x), "label": x.label.replace(f"at {s.dtype}", "at {dtype}")} for x in tr.lines]
     peak = [{"phase": c.phase, "op": c.op, "moment": c.moment, "scaled": c.scaled, "formula": c.formula,
              "exact": is_exact(c.formula, LESSON_SYMBOLS), "js": to_js(c.formula, LESSON_SYMBOLS, True)}
@@ -239,7 +254,7 @@ def _training() -> dict:
         "bounds": {k: list(v) for k, v in TRAIN_BOUNDS.items()}, "whole": list(WHOLE_KEYS),
         "choices": {k: list(v) for k, v in TRAIN_CHOICES.items()}, "max_value_chars": MAX_VALUE_CHARS,
         "large_examples": numbers.LARGE_EXAMPLES, "one_gpu_zero": ONE_GPU_ZERO,
-        "note": TRAIN_NOTE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
+        "note": TRAIN_NOTE, "moe": TRAIN_MOE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
         "phases": list(PHASES), "phase_symbols": PHASE_SYMBOLS, "phase_labels": PHASE_LABELS,
         "phase_line": PHASE_LINE, "peak_line": PEAK_LINE,
     }
@@ -252,19 +267,21 @@ def static_spec() -> dict:
 
 
 def _static_spec() -> dict:
-    presets = {name: {f: getattr(p, f) for f in PAGE_FIELDS} for name, p in PAGE_PRESETS.items()}
+    presets = {name: _fields(p) for name, p in PRESETS.items()}
     return {
         "fields": list(FIELDS), "int_fields": list(INT_FIELDS),
         "bounds": {f: list(BOUNDS[f]) for f in (*INT_FIELDS, *OPTIONAL_SYMBOLS.values())},
-        "all_fields": list(PAGE_FIELDS), "recipe_fields": list(RECIPE_FIELDS), "recipe_defaults": DEFAULTS,
+        "all_fields": list(ALL_FIELDS), "recipe_fields": list(RECIPE_FIELDS), "recipe_defaults": DEFAULTS,
+        "moe_fields": list(MOE_FIELDS), "moe_defaults": MOE_DEFAULTS, "moe_flags": {f: moe_flag(f) for f in MOE_FIELDS},
+        "kind_labels": KIND_LABELS, "block_titles": {"one_kind": ONE_KIND, "some": SOME_BLOCKS, "one": ONE_BLOCK},
         "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
         "optional_bounds": {k: list(BOUNDS[v]) for k, v in OPTIONAL_SYMBOLS.items()}, "recipe_docs": RECIPE_DOCS,
         "recipes": RECIPE_LABELS, "modern": recipe_fields("modern", 1), "kv_group": KV_GROUP,
-        "switches": list(SWITCHES), "families": grouped_menu(),
-        "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "same": SAME},
+        "switches": list(SWITCHES), "families": grouped_menu(moe=True),
+        "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "moe_note": MOE_ORDER_NOTE, "same": SAME},
         "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS}, "short": SHORT, "soft": {k: list(v) for k, v in SOFT.items()},
         "dtypes": dict(DTYPES), "dtype_class": DTYPE_CLASS, "presets": presets, "custom": CUSTOM,
-        "preset_labels": preset_labels(), "preset_model": list(PRESET_MODEL),
+        "preset_labels": preset_labels(moe=True), "preset_model": list(PRESET_MODEL),
         "preset_recipe": list(PRESET_RECIPE), "preset_sets": list(PRESET_SETS),
         "messages": MESSAGES, "note_about": NOTE_ABOUT, "note_field": NOTE_FIELD, "rules": RULES, "hint": HINT,
         "short_when": SHORT_WHEN, "ones": list(ONES), "block_prefix": BLOCK_PREFIX,
@@ -272,14 +289,19 @@ def _static_spec() -> dict:
                    "examples": numbers.EXAMPLES, "huge": str(numbers.HUGE)},  # model.numbers: the one grammar
         "budget": _budget_lines(), "structures": {structure_key(s): _structure(s) for s in _structures()},
         "groups": GROUPS, "sum_keys": list(SUM_KEYS), "step_prefix": STEP_PREFIX, "captions": list(CAPTIONS),
-        "chart": [{"key": k, "label": label + ("*" if in_sum else ""), "in_sum": in_sum, "colour": PART_COLOURS[k]}
-                  for k, label, in_sum in CHART],
+        "chart": _bars(CHART),
         "inside": BAR_INSIDE, "bar_share": BAR_SHARE, "chart_note": CHART_NOTE, "korthikanti_note": KORTHIKANTI_NOTE,
         "quadratic": QUADRATIC, "mark": MARK, "shapes_titles": {a: shapes_title_html(a) for a in CHOICES["attention"]},
         "max_listed_blocks": MAX_LISTED_BLOCKS, "train": _training(),
         "units": {"count": [list(u) for u in units._COUNT_UNITS], "si": [list(u) for u in units._SI],
                   "binary": [list(u) for u in units._BINARY]},
     }
+
+
+def _bars(bars: tuple[tuple[str, str, bool], ...]) -> list[dict]:
+    """The parameter chart's bars: key, label (a "*" where it adds up to N), whether it does, colour."""
+    return [{"key": k, "label": label + ("*" if in_sum else ""), "in_sum": in_sum, "colour": PART_COLOURS[k]}
+            for k, label, in_sum in bars]
 
 
 def infer_key(gpu: str, weights: str, kv_dtype: str) -> str:
@@ -296,7 +318,7 @@ def _inference(cfg: Config, setup: InferSetup) -> dict:
     gpus = [*GPUS, *([CUSTOM_SERVING_GPU] if setup.gpu == CUSTOM_SERVING_GPU else [])]
     was = f"{preset_of(cfg)}, " if preset_of(cfg) != CUSTOM else ""
     was += f"B = {cfg.B:,}, T = {cfg.T:,}"
-    out: dict = {"cfg": {f: getattr(cfg, f) for f in PAGE_FIELDS}, "elsewhere": ELSEWHERE.replace("{was}", was),
+    out: dict = {"cfg": _fields(cfg), "elsewhere": ELSEWHERE.replace("{was}", was),
                  "initial": {"gpu": setup.gpu, "weights": setup.weights, "kv_dtype": setup.kv_dtype},
                  "fixed": f"{INFER_CONTROLS['group']}: {setup.group:,} · {INFER_CONTROLS['efficiency']}: "
                           f"{setup.efficiency:g}",
@@ -337,8 +359,8 @@ def page_spec(cfg: Config, dtype: str, setup: TrainSetup | None = None, infer: I
     modern = _modern(cfg, dtype)
     return {**spec, "budget": {**spec["budget"], **modern["budget"]},
             "structures": {**spec["structures"], **modern["structures"]},
-            "changes": {**spec["changes"], "tables": modern["changes"]},
-            "initial": {**{f: getattr(cfg, f) for f in PAGE_FIELDS}, "dtype": dtype},
+            "changes": {**spec["changes"], "tables": modern["changes"]}, "charts": modern["charts"],
+            "initial": {**_fields(cfg), "dtype": dtype},
             "initial_train": {k: getattr(setup, k) for k in setup.__dataclass_fields__},
             "infer": _inference(cfg, infer or InferSetup())}
 

@@ -1,0 +1,105 @@
+"""The no-server page of a mixture of experts (issue 26), in Chromium: one page, written from Mixtral 8x7B's
+config.json, shows N and N_active, the chart, the shapes grouped by kind of block and the changes as the model and
+the live page give them; its training card names the CLI's command, its inference card the model's refusal."""
+from __future__ import annotations
+
+import html
+import shlex
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from app.budget import budget_parts, chart_html, headline_html, shown
+from app.changes_card import changes_groups, changes_html
+from app.export.spec import ALL_FIELDS
+from app.shapes import shape_rows
+from model import PRESETS, budget, trace
+from model.budgeting import chart_note
+from model.changes import changes
+from model.cli import build_parser, config_from_args
+from model.families import menu_label
+from model.inference import refusal
+from model.tracing import block_groups
+from test_export import export, exported_page, js, text_of, value_of
+
+pytestmark = pytest.mark.browser
+PUBLISHED = Path(__file__).parent / "hf" / "published"
+MIXTRAL = replace(PRESETS["mixtral-8x7b"], T=4096)
+
+
+@pytest.fixture(scope="module")
+def page(chromium, tmp_path_factory: pytest.TempPathFactory):
+    out: Path = tmp_path_factory.mktemp("export") / "mixtral.html"
+    done = export(out, "--hf-config", str(PUBLISHED / "mixtral-8x7b.json"), "--T", "4096")
+    assert done.returncode == 0, done.stderr
+    yield from exported_page(chromium, out)
+
+
+def moe_js(c) -> dict:
+    return {f: list(v) if isinstance(v, tuple) else v for f in ALL_FIELDS for v in [getattr(c, f)]}
+
+
+def options_of(command: str):
+    """The Config that `python -m model` reads from the options of a command the page names."""
+    argv = shlex.split(command)[3:]  # after "python -m model", or "python -m app" and then "export lesson.html"
+    argv = argv[2:] if argv[0] == "export" else argv
+    argv = argv[:argv.index("--table")] if "--table" in argv else argv
+    return config_from_args(build_parser().parse_args(argv))
+
+
+def test_the_page_shows_n_and_n_active_as_the_cli(page) -> None:
+    assert value_of(page, "preset") == menu_label("mixtral-8x7b")  # config.json's model is the preset's
+    head = text_of(page, "head")
+    assert "N = 46,702,792,704" in head and "N_active = 12,879,925,248" in head
+    b = budget(MIXTRAL)
+    assert head == headline_html({x.key: shown(x) for x in b.lines})
+    assert text_of(page, "chart") == chart_html(budget_parts(b))
+    assert html.escape(chart_note(b), quote=False) in text_of(page, "chart_note")
+
+
+def test_budget_lines_agree_with_the_model_at_other_sizes(page) -> None:
+    cases = [MIXTRAL, replace(MIXTRAL, L=5, experts=16, top_k=4, expert_dim=1024, T=77, B=3),
+             replace(MIXTRAL, d=2048, h=16, kv_heads=4, experts=6, top_k=3)]
+    for c, lines in zip(cases, js(page, "budgetLines", [[moe_js(c)] for c in cases])):
+        assert [{k: x[k] for k in ("key", "label", "formula", "value", "short")} for x in lines] == \
+            [shown(x) for x in budget(c).lines], c
+
+
+@pytest.mark.parametrize("expanded", [False, True])
+def test_the_shapes_table_groups_blocks_by_kind(page, expanded: bool) -> None:
+    c = replace(MIXTRAL, L=4, T=64)
+    (table,) = js(page, "shapeRows", [[moe_js(c), "bf16", expanded]])
+    tr = trace(c, "bf16")
+    want = shape_rows(tr, 1, expanded)
+    assert [(r["kind"], r["name"], r["label"], r.get("shape")) for r in table["rows"]] == \
+        [(r.kind, r.name, r.label, r.shape if r.kind == "tensor" else None) for r in want]
+
+
+def test_group_titles_of_mixed_layouts_are_the_models(page) -> None:
+    cases = [replace(MIXTRAL, L=61, dense_first=3), replace(MIXTRAL, L=48, moe_step=2), replace(MIXTRAL, L=3),
+             replace(MIXTRAL, L=12, dense_layers=(0, 4, 5, 6, 11)), replace(MIXTRAL, L=2, dense_first=1)]
+    for c, titles in zip(cases, js(page, "blockTitles", [[moe_js(c)] for c in cases])):
+        assert titles == {g.kind: g.title for g in block_groups(c)}, c
+
+
+def test_the_changes_card_shows_the_models_lines(page) -> None:
+    (out,) = js(page, "changesGroups", [[moe_js(MIXTRAL), "fp32"]])
+    c = changes(MIXTRAL, "fp32")
+    assert out["groups"] == changes_groups(c)
+    assert js(page, "changesHtml", [[out["groups"], "fp32", True]]) == [changes_html(changes_groups(c), "fp32", c.note)]
+
+
+def test_training_and_inference_cards_say_where_their_figures_are(page) -> None:
+    train = html.unescape(text_of(page, "train_head"))
+    assert "A mixture of experts trains at C = 6·N_active·D" in train
+    assert options_of(train.split("print this model's with: ")[1].split("<")[0].strip()) == MIXTRAL
+    assert not value_of(page, "train_body", "visible") and not value_of(page, "train_controls", "visible")
+    assert html.escape(refusal(MIXTRAL)) in text_of(page, "infer_notice")
+
+
+def test_another_mixture_of_experts_names_its_export_command(page) -> None:
+    qwen = PRESETS["qwen3-30b-a3b"]
+    assert js(page, "covered", [[moe_js(qwen), "fp32"], [moe_js(MIXTRAL), "fp32"]]) == [False, True]
+    (command,) = js(page, "exportCommand", [[moe_js(qwen)]])
+    assert options_of(command) == qwen
