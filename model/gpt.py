@@ -160,7 +160,7 @@ class CausalSelfAttention(nn.Module):
         self.fused = cfg.attention == "fused"
         attention = ["attn_v", "lse"] if self.fused else ["scores", "masked", "attn", "attn_v"]
         attention += ["capped"] if self.softcap is not None else []
-        attention += ["with_sink", "attn_sink"] if cfg.sinks else []
+        attention += ["sink", "with_sink", "attn_sink"] if cfg.sinks else []
         names = ["q", "k", "v", *attention, "merged"]
         names += ["q_rot", "k_rot"] if self.rope else []
         names += ["k_heads", "v_heads"] if self.h_kv != self.h and not self.fused else []
@@ -211,7 +211,7 @@ class CausalSelfAttention(nn.Module):
             hidden = hidden_keys(T, S, self.window if past is None else None, x.device)  # causal, or a band of W
             masked = self.masked(scores.masked_fill(hidden, float("-inf")))  # (B, h, T, T)
             if hasattr(self, "sinks"):  # gpt-oss: each row's sink logit s joins the softmax, then is dropped
-                sink = self.sinks.to(masked.dtype).view(1, h, 1, 1).expand(B, h, T, 1)
+                sink = self.sink(self.sinks.to(masked.dtype).view(1, h, 1, 1).expand(B, h, T, 1))  # (B, h, T, 1)
                 joined = self.attn_sink(F.softmax(self.with_sink(torch.cat((masked, sink), dim=-1)), dim=-1))
                 attn = self.attn(joined[..., :-1])  # (B, h, T, T), rows sum to less than 1
             else:

@@ -26,9 +26,9 @@ does the same, from data:
   types' defaults (Gemma 2 every other block windowed, Gemma 3 all but every sliding_window_pattern-th, 6).
 - gpt-oss (gpt_oss): attention sinks (which make its attention eager, as transformers runs it: it has no sdpa), the
   router's and the experts' biases, the clamped SwiGLU's limit and gain (values), every other block windowed.
-- Mixtures of experts (mixtral, qwen2_moe, qwen3_moe, gpt_oss): the experts E, k per token and their width, Qwen2-MoE's shared
-  expert with its sigmoid gate, which blocks are MoE (decoder_sparse_step, mlp_only_layers; an index beyond the
-  blocks is ignored, as transformers ignores it; no MoE block at all reads as a dense model). The router's settings
+- Mixtures of experts (mixtral, qwen2_moe, qwen3_moe, gpt_oss): the experts E, k per token and their width,
+  Qwen2-MoE's shared expert with its sigmoid gate, which blocks are MoE (decoder_sparse_step, mlp_only_layers; an
+  index beyond the blocks is ignored, as transformers ignores it; no MoE block at all reads as a dense model). The router's settings
   (`ROUTER`: norm_topk_prob, the load-balancing loss, jitter) change no shape: they are read, checked and named.
 
 Every value is checked for its type, and a size for being a whole number of at least 1; a problem raises
@@ -633,7 +633,7 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
         if types is None and model_type == "qwen2_moe":  # Qwen2MoeConfig: every other block, below max_window_layers
             types = ["sliding_attention" if window is not None and i % 2 == 0 and i < values["max_window_layers"] else
                      "full_attention" for i in range(L)]
-    if types is None and model_type in (*GEMMA_TYPES, "gpt_oss"):  # Gemma 2, gpt-oss: every other block; Gemma 3:
+    if types is None and model_type in (*GEMMA_TYPES, "gpt_oss"):  # Gemma 2, gpt-oss: every other; Gemma 3: all but
         every = 2 if model_type in ("gemma2", "gpt_oss") else values.get("sliding_window_pattern") or 6
         types = ["sliding_attention" if (i + 1) % every else "full_attention" for i in range(L)]
     if types is None:

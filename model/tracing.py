@@ -150,6 +150,7 @@ GEMMA_NOTATION: dict[str, tuple[str, str]] = {
 GEGLU_GATED = ("(B, T, d_ff)", "GELU(gate) · up")
 # gpt-oss's extras (`model.config.OSS_FIELDS`): the sinks' columns of the softmax, the clamped SwiGLU, the biases.
 SINK_NOTATION: dict[str, tuple[str, str]] = {
+    "attn.sink": ("(B, h, T, 1)", "each head's sink logit s, one learned per head, a column for every query (a view)"),
     "attn.with_sink": ("(B, h, T, T + 1)", "masked scores and each head's sink logit s (one learned per head), one "
                        "more column"),
     "attn.attn_sink": ("(B, h, T, T + 1)", "softmax over the T keys and the sink: the sink's column takes its share"),

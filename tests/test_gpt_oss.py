@@ -12,39 +12,26 @@ from pathlib import Path
 
 import pytest
 import torch
-from torch.utils.flop_counter import FlopCounterMode
 
 from model import GPT, budget, trace
 from model.config import TABLE_PRESETS, Config, from_hf, read_hf
 from model.memory import kv_cache_lines
 from model.passes import saved_bytes_of
 from pagetools import run_cli
+from test_moe import _module  # eager experts on the CPU, batched on the meta device
+from test_window import reference as windowed_reference
 
 transformers = pytest.importorskip("transformers")
-from transformers import CONFIG_MAPPING, AutoModelForCausalLM  # noqa: E402
 
 CONFIGS = Path(__file__).parent / "hf" / "published"  # the published files, with transformers' counts (its README)
 logging.getLogger("transformers").setLevel(logging.ERROR)
 GPT_OSS_20B = 20_914_757_184
 
 
-def _module(doc: dict, device: str) -> torch.nn.Module:
-    config = CONFIG_MAPPING[doc["model_type"]](**{k: v for k, v in doc.items() if k != "model_type"})
-    experts = "eager" if device == "cpu" else "batched_mm"  # the meta device cannot follow eager's routing loop
-    with torch.device(device):
-        return AutoModelForCausalLM.from_config(config, attn_implementation="eager", experts_implementation=experts)
-
-
 def reference(doc: dict, B: int, T: int) -> tuple[int, int, int]:
-    """transformers' gpt_oss module of `doc`: (parameters on the meta device, the bytes of its real cache after a
-    prefill of B sequences of T tokens there, forward FLOPs of its eager CPU pass with eager experts)."""
-    meta = _module(doc, "meta")
-    out = meta(input_ids=torch.zeros(B, T, dtype=torch.long, device="meta"), use_cache=True)
-    kv = sum(t.numel() * t.element_size() for layer in out.past_key_values.layers for t in (layer.keys, layer.values))
-    torch.manual_seed(0)
-    with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        _module(doc, "cpu")(input_ids=torch.randint(0, doc["vocab_size"], (B, T)), use_cache=False)
-    return sum(p.numel() for p in meta.parameters()), kv, counter.get_total_flops()
+    """transformers' gpt_oss module of `doc`: parameters on the meta device, its real cache's bytes after a prefill at
+    B, T, and FlopCounterMode on its eager CPU forward with eager experts (`test_window.reference`)."""
+    return windowed_reference(doc, B, T, build=_module)
 
 
 def test_gpt_oss_20b_is_its_published_file_to_the_parameter():
@@ -143,6 +130,7 @@ def test_the_trace_gives_the_sink_its_rows():
     rows = {r.local: r for r in trace(OSS).rows}
     sink = rows["attn.with_sink"]
     assert (sink.symbolic, sink.shape) == ("(B, h, T, T + 1)", (2, 4, 7, 8)) and "sink logit s" in sink.label
+    assert rows["attn.sink"].shape == (2, 4, 7, 1) and "sink logit s" in rows["attn.sink"].label
     assert rows["attn.attn"].shape == (2, 4, 7, 7) and "clamped SwiGLU" in rows["moe.experts.gated"].label
 
 

@@ -35,15 +35,15 @@ def _module(doc: dict, device: str) -> torch.nn.Module:
         return AutoModelForCausalLM.from_config(config, attn_implementation="eager")
 
 
-def reference(doc: dict, B: int, T: int) -> tuple[int, int, int]:
-    """transformers' module of `doc`: (parameters on the meta device, the bytes of its real cache after a prefill
-    of B sequences of T tokens there, forward FLOPs of its eager CPU pass at B, T)."""
-    meta = _module(doc, "meta")
+def reference(doc: dict, B: int, T: int, build=_module) -> tuple[int, int, int]:
+    """transformers' module of `doc` (made by `build(doc, device)`): (parameters on the meta device, the bytes of its
+    real cache after a prefill of B sequences of T tokens there, forward FLOPs of its eager CPU pass at B, T)."""
+    meta = build(doc, "meta")
     out = meta(input_ids=torch.zeros(B, T, dtype=torch.long, device="meta"), use_cache=True)
     kv = sum(t.numel() * t.element_size() for layer in out.past_key_values.layers for t in (layer.keys, layer.values))
     torch.manual_seed(0)
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        _module(doc, "cpu")(input_ids=torch.randint(0, doc["vocab_size"], (B, T)), use_cache=False)
+        build(doc, "cpu")(input_ids=torch.randint(0, doc["vocab_size"], (B, T)), use_cache=False)
     return sum(p.numel() for p in meta.parameters()), kv, counter.get_total_flops()
 
 
