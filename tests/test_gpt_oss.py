@@ -19,7 +19,7 @@ from model.memory import kv_cache_lines
 from model.passes import saved_bytes_of
 from pagetools import run_cli
 from test_moe import _module  # eager experts on the CPU, batched on the meta device
-from test_window import reference as windowed_reference
+from test_window import copy_shared_weights, reference as windowed_reference
 
 transformers = pytest.importorskip("transformers")
 
@@ -88,19 +88,11 @@ def test_logits_equal_transformers_with_its_weights():
     for p in ref.parameters():
         torch.nn.init.normal_(p, std=0.5)
     ours = GPT(from_hf(TINY, B=2, T=9)).eval()
+    copy_shared_weights(ours, ref)
     with torch.no_grad():
-        ours.wte.weight.copy_(ref.model.embed_tokens.weight)
-        ours.head.weight.copy_(ref.lm_head.weight)
-        ours.ln_f.weight.copy_(ref.model.norm.weight)
         for block, layer in zip(ours.blocks, ref.model.layers):
             a, m = layer.self_attn, layer.mlp
-            block.attn.qkv.weight.copy_(torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]))
-            block.attn.qkv.bias.copy_(torch.cat([a.q_proj.bias, a.k_proj.bias, a.v_proj.bias]))
-            block.attn.proj.weight.copy_(a.o_proj.weight)
-            block.attn.proj.bias.copy_(a.o_proj.bias)
             block.attn.sinks.copy_(a.sinks)
-            block.ln_1.weight.copy_(layer.input_layernorm.weight)
-            block.ln_2.weight.copy_(layer.post_attention_layernorm.weight)
             block.moe.router.weight.copy_(m.router.weight)
             block.moe.router.bias.copy_(m.router.bias)
             e = block.moe.experts

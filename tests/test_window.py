@@ -86,21 +86,34 @@ TINY = {"model_type": "mistral", "vocab_size": 50, "hidden_size": 32, "intermedi
         "rms_norm_eps": 1e-5}  # this module's RMSNorm ε
 
 
+@torch.no_grad()
+def copy_shared_weights(ours: GPT, ref: torch.nn.Module) -> None:
+    """transformers' token table, head, final norm and each block's attention (its biases where `ref` has them) and
+    norms into this module, `ours`."""
+    ours.wte.weight.copy_(ref.model.embed_tokens.weight)
+    ours.head.weight.copy_(ref.lm_head.weight)
+    ours.ln_f.weight.copy_(ref.model.norm.weight)
+    for block, layer in zip(ours.blocks, ref.model.layers):
+        a = layer.self_attn
+        block.attn.qkv.weight.copy_(torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]))
+        block.attn.proj.weight.copy_(a.o_proj.weight)
+        if a.q_proj.bias is not None:
+            block.attn.qkv.bias.copy_(torch.cat([a.q_proj.bias, a.k_proj.bias, a.v_proj.bias]))
+        if a.o_proj.bias is not None:
+            block.attn.proj.bias.copy_(a.o_proj.bias)
+        block.ln_1.weight.copy_(layer.input_layernorm.weight)
+        block.ln_2.weight.copy_(layer.post_attention_layernorm.weight)
+
+
 def _copied(doc: dict, attention: str) -> tuple[torch.nn.Module, GPT]:
     """transformers' Mistral of `doc` and this module with its weights."""
     torch.manual_seed(0)
     ref = _module(doc, "cpu").eval()
     ours = GPT(replace(from_hf(doc, B=2, T=12), attention=attention)).eval()
+    copy_shared_weights(ours, ref)
     with torch.no_grad():
-        ours.wte.weight.copy_(ref.model.embed_tokens.weight)
-        ours.head.weight.copy_(ref.lm_head.weight)
-        ours.ln_f.weight.copy_(ref.model.norm.weight)
         for block, layer in zip(ours.blocks, ref.model.layers):
-            a, m = layer.self_attn, layer.mlp
-            block.attn.qkv.weight.copy_(torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]))
-            block.attn.proj.weight.copy_(a.o_proj.weight)
-            block.ln_1.weight.copy_(layer.input_layernorm.weight)
-            block.ln_2.weight.copy_(layer.post_attention_layernorm.weight)
+            m = layer.mlp
             block.mlp.gate.weight.copy_(m.gate_proj.weight)
             block.mlp.up.weight.copy_(m.up_proj.weight)
             block.mlp.proj.weight.copy_(m.down_proj.weight)
