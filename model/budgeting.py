@@ -49,10 +49,10 @@ def params_attn_weights(cfg: Config) -> int:
 
 
 def params_attn_block(cfg: Config) -> int:
-    """One block's attention: its matrices, their biases (q, k, v: (h + 2h_kv)·d_head; W_o: d) and QK-norm's gains
-    (2·d_head). GPT-2: W_qkv (d, 3d) + W_o (d, d) = 4d², plus biases 3d + d."""
+    """One block's attention: its matrices, their biases (q, k, v: (h + 2h_kv)·d_head; W_o: d), QK-norm's gains
+    (2·d_head) and gpt-oss's sinks (h). GPT-2: W_qkv (d, 3d) + W_o (d, d) = 4d², plus biases 3d + d."""
     biases = (_qkv_width(cfg) if cfg.qkv_bias else 0) + (cfg.d if cfg.proj_bias else 0)
-    return params_attn_weights(cfg) + biases + (2 * cfg.d_head if cfg.qk_norm else 0)
+    return params_attn_weights(cfg) + biases + (2 * cfg.d_head if cfg.qk_norm else 0) + (cfg.h if cfg.sinks else 0)
 
 
 def _mlp_matrices(cfg: Config) -> int:
@@ -69,16 +69,28 @@ def params_mlp_block(cfg: Config) -> int:
     return k * cfg.d * cfg.d_ff + ((k - 1) * cfg.d_ff + cfg.d if cfg.mlp_bias else 0)
 
 
-def params_router(cfg: Config) -> int:
-    """One MoE block's router W_router (d, E): d·E (0 for a dense model)."""
-    return cfg.d * cfg.E if cfg.moe else 0
+def params_router(cfg: Config, matrices: bool = False) -> int:
+    """One MoE block's router W_router (d, E) and gpt-oss's bias (E,): d·E (+ E) (0 for a dense model); `matrices`
+    leaves the bias out."""
+    if not cfg.moe:
+        return 0
+    return cfg.d * cfg.E + (cfg.E if cfg.expert_bias and not matrices else 0)
 
 
-def params_experts_block(cfg: Config, experts: int | None = None) -> int:
-    """One MoE block's routed experts, each the recipe's MLP of width d_expert without biases: 3E·d·d_expert
-    (SwiGLU) or 2E·d·d_expert (GELU); `experts` = k gives those one token uses."""
+def expert_biases(cfg: Config) -> int:
+    """One expert's biases (`expert_bias`, gpt-oss): d_expert per matrix into the expert's width and d out of it,
+    2d_expert + d (SwiGLU) or d_expert + d (GELU); 0 without."""
+    return (_mlp_matrices(cfg) - 1) * cfg.d_expert + cfg.d if cfg.moe and cfg.expert_bias else 0
+
+
+def params_experts_block(cfg: Config, experts: int | None = None, matrices: bool = False) -> int:
+    """One MoE block's routed experts, each the recipe's MLP of width d_expert, its biases where `expert_bias`:
+    3E·d·d_expert (SwiGLU) or 2E·d·d_expert (GELU), + E·(2d_expert + d) with biases; `experts` = k gives those one
+    token uses, `matrices` leaves the biases out."""
     n = cfg.E if experts is None else experts
-    return _mlp_matrices(cfg) * n * cfg.d * cfg.d_expert if cfg.moe else 0
+    if not cfg.moe:
+        return 0
+    return n * (_mlp_matrices(cfg) * cfg.d * cfg.d_expert + (0 if matrices else expert_biases(cfg)))
 
 
 def params_shared_block(cfg: Config) -> int:
@@ -88,9 +100,10 @@ def params_shared_block(cfg: Config) -> int:
     return _mlp_matrices(cfg) * cfg.d * cfg.E_shared * cfg.d_shared + (cfg.d if cfg.shared_gate else 0)
 
 
-def params_moe_block(cfg: Config) -> int:
-    """One MoE block's mixture of experts: router, every routed expert, shared experts."""
-    return params_router(cfg) + params_experts_block(cfg) + params_shared_block(cfg)
+def params_moe_block(cfg: Config, matrices: bool = False) -> int:
+    """One MoE block's mixture of experts: router, every routed expert, shared experts (`matrices`: without the
+    router's and the experts' biases)."""
+    return params_router(cfg, matrices) + params_experts_block(cfg, matrices=matrices) + params_shared_block(cfg)
 
 
 def params_blocks(cfg: Config) -> int:
@@ -126,11 +139,11 @@ def params_head(cfg: Config) -> int:
 
 
 def params_approx(cfg: Config) -> int:
-    """The matrices only, no biases or norms: the lesson's 12Ld² + (V + T_max)d (+ Vd for an untied head) in GPT-2;
-    a mixture of experts' router, experts and shared experts (and their gate) are all matrices."""
+    """The matrices only, no biases, norms or sinks: the lesson's 12Ld² + (V + T_max)d (+ Vd for an untied head) in
+    GPT-2; a mixture of experts' router, experts and shared experts (and their gate) are matrices, their biases not."""
     dense = _mlp_matrices(cfg) * cfg.d * cfg.d_ff if "dense" in cfg.block_kinds else 0
-    return (cfg.L * params_attn_weights(cfg) + (cfg.L - cfg.L_moe) * dense + cfg.L_moe * params_moe_block(cfg)
-            + params_emb(cfg) + params_head(cfg))
+    return (cfg.L * params_attn_weights(cfg) + (cfg.L - cfg.L_moe) * dense
+            + cfg.L_moe * params_moe_block(cfg, matrices=True) + params_emb(cfg) + params_head(cfg))
 
 
 @dataclass(frozen=True)
@@ -285,6 +298,11 @@ def budget_lines(cfg: Config, b: Budget) -> tuple[Line, ...]:
     )
 
 
+def _times(n: str, expr: str) -> str:
+    """n times expr in lesson notation, expr in parentheses where it is a sum: "L·3E·d·d_expert", "L·(E·d + E)"."""
+    return f"{n}·({expr})" if " + " in expr else f"{n}·{expr}"
+
+
 def _terms(*terms: str) -> str:
     """The non-empty terms joined with " + "."""
     return " + ".join(t for t in terms if t)
@@ -298,7 +316,7 @@ def _recipe_formulas(cfg: Config) -> dict[str, str]:
     norm = "2d" if cfg.norm_bias else "d"
     attn_w, mlp_w = "2(h + h_kv)·d_head·d", f"{m}d·d_ff"
     attn_extra = _terms("(h + 2h_kv)·d_head" if cfg.qkv_bias else "", "d" if cfg.proj_bias else "",
-                        "2d_head" if cfg.qk_norm else "")
+                        "2d_head" if cfg.qk_norm else "", "h" if cfg.sinks else "")
     mlp_extra = ("2d_ff + d" if swiglu else "d_ff + d") if cfg.mlp_bias else ""
     emb = "(V + T_max)·d" if cfg.positions == "learned" else "V·d"
     head = "" if cfg.tie else "V·d"
@@ -316,12 +334,18 @@ def _recipe_formulas(cfg: Config) -> dict[str, str]:
     counts = block_counts(distinct_kinds(cfg))
     n = counts["moe"]  # "L", or "L_moe" beside "(L − L_moe)" dense blocks
     shared = _terms(f"{m}d·E_shared·d_shared" if cfg.E_shared else "", "d" if cfg.shared_gate else "")
+    bias = ("2d_expert + d" if swiglu else "d_expert + d") if cfg.expert_bias else ""  # one expert's biases
     experts, used = f"{m}E·d·d_expert", f"{m}k·d·d_expert"
-    moe, moe_used = _terms("E·d", experts, shared), _terms("E·d", used, shared)
-    out.update(experts=experts, experts_used=used, shared=shared, router="E·d", moe=moe, n=n,
+    experts_w, router_w = experts, "E·d"
+    if bias:
+        experts, used = f"{experts} + E·({bias})", f"{used} + k·({bias})"
+    router = _terms("E·d", "E" if cfg.expert_bias else "")
+    moe, moe_used = _terms(router, experts, shared), _terms(router, used, shared)
+    moe_extra = _terms("E" if cfg.expert_bias else "", f"k·({bias})" if bias else "")  # the biases a token uses
+    out.update(experts=experts, experts_used=used, shared=shared, router=router, moe=moe, n=n,
                moe_flops=_terms("2E·d", f"{two}k·d·d_expert", f"{two}d·E_shared·d_shared" if cfg.E_shared else "",
                                 "2d" if cfg.shared_gate else ""),
-               skipped=f"−{2 * int(m)}{n}·(E − k)·d·d_expert")
+               skipped=f"−2{n}·(E − k)·({m}d·d_expert + {bias})" if bias else f"−{2 * int(m)}{n}·(E − k)·d·d_expert")
 
     def by_kind(attention: str, dense: str, mixture: str, extra: str = "") -> str:
         """Attention's part of every block, the dense MLP's of the dense blocks and the MoE's of the MoE blocks."""
@@ -334,8 +358,9 @@ def _recipe_formulas(cfg: Config) -> dict[str, str]:
         blocks=by_kind(attn, mlp, moe),
         N=_terms(emb, by_kind(attn, mlp, moe, block_norms), norm, head),
         N_active=_terms(emb, by_kind(attn, mlp, moe_used, block_norms), norm, head),
-        approx=_terms(by_kind(attn_w, mlp_w, moe), emb, head),
-        no_matmul=f"−2({_terms(f'L·({_terms(attn_extra, block_norms)})', dense_extra, norm)})",
+        approx=_terms(by_kind(attn_w, mlp_w, _terms(router_w, experts_w, shared)), emb, head),
+        no_matmul="−2(" + _terms(f"L·({_terms(attn_extra, block_norms)})", dense_extra,
+                                 f"{n}·({moe_extra})" if moe_extra else "", norm) + ")",
     )
     return out
 
@@ -383,8 +408,10 @@ def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
             + (", QK-norm gains" if cfg.qk_norm else ""))
     head, head_step = _head_lines(cfg, b)
     lookups = -2 * b.params_emb
-    no_matmul = -2 * (b.params_exact - b.params_approx)
     skipped = -2 * (b.params_exact - b.params_active)
+    # the biases, norms and sinks a token uses (the skipped experts' biases left 2N with them)
+    no_matmul = -2 * (b.params_exact - b.params_approx - cfg.L_moe * (cfg.E - cfg.k) * expert_biases(cfg)
+                      if cfg.moe else b.params_exact - b.params_approx)
     if 2 * b.params_exact + skipped + lookups + head_step.value + b.flops_attn_per_token + no_matmul != measured:
         raise RuntimeError("the steps from 2N do not reach the measured forward FLOPs")
     emb_label = ("embeddings: token table W_te and position table W_pe" if cfg.positions == "learned" else
@@ -415,7 +442,8 @@ def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
         head,
         Line("params/exact", f"N: every parameter, as the module counts it{every}", N, b.params_exact, "params"),
         *moe.get("active", ()),
-        Line("params/approx", "N, matrices only (no biases, no norms)", f["approx"], b.params_approx, "params"),
+        Line("params/approx", "N, matrices only (no biases, no norms" + (", no sinks)" if cfg.sinks else ")"), f["approx"],
+             b.params_approx, "params"),
         share,
         Line("flops/forward", "forward FLOPs per token, 2N" + (" (as if a token ran every expert)" if cfg.moe else ""),
              f"2·({N})", b.flops_fwd_per_token, "FLOP"),
@@ -427,7 +455,8 @@ def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
         head_step,
         Line("flops/steps/attention", "+ attention's q kᵀ and attn @ v over the full (T, T) matrix, h heads (a causal "
              "kernel skips about half)", "4LT·h·d_head", b.flops_attn_per_token, "FLOP"),
-        Line("flops/steps/no_matmul", "− biases and norm gains: no matmul weights", f["no_matmul"], no_matmul, "FLOP"),
+        Line("flops/steps/no_matmul", "− biases and norm gains" + (" and sinks" if cfg.sinks else "") + ": no matmul "
+             "weights", f["no_matmul"], no_matmul, "FLOP"),
         Line("flops/forward_measured", "= forward FLOPs per token as the code runs (torch's flop counter)",
              measured_text, measured, "FLOP"),
         Line("flops/attention_share", "attention's share of the measured forward FLOPs",
@@ -458,22 +487,24 @@ def moe_lines(cfg: Config, b: Budget, f: dict[str, str]) -> dict[str, tuple[Line
         "block": (
             Line("params/moe_block", "mixture of experts, one MoE block: router, E routed experts"
                  + (", shared experts" if cfg.E_shared else ""), f["moe"], params_moe_block(cfg), "params"),
-            Line("params/experts_block", f"routed experts, one MoE block: E {kind}, no biases", f["experts"],
+            Line("params/experts_block", f"routed experts, one MoE block: E {kind}, "
+                 + ("and their biases" if cfg.expert_bias else "no biases"), f["experts"],
                  params_experts_block(cfg), "params"),
             *shared,
-            Line("params/router_block", "router, one MoE block: W_router (d, E), a score per expert", f["router"],
+            Line("params/router_block", "router, one MoE block: W_router (d, E)" + (" and its bias (E)" if cfg.expert_bias
+                 else "") + ", a score per expert", f["router"],
                  params_router(cfg), "params"),
         ),
         "parts": (
             Line("params/attention", "attention of all L blocks", f"L·({f['attn']})", cfg.L * b.params_attn_block,
                  "params"),
             *dense,
-            Line("params/experts", "routed experts of the MoE blocks", f"{n}·{f['experts']}",
+            Line("params/experts", "routed experts of the MoE blocks", _times(n, f['experts']),
                  L_moe * params_experts_block(cfg), "params"),
-            Line("params/experts_active", "of them, the k per block one token uses", f"{n}·{f['experts_used']}",
+            Line("params/experts_active", "of them, the k per block one token uses", _times(n, f['experts_used']),
                  L_moe * params_experts_block(cfg, cfg.k), "params"),
             *shared_all,
-            Line("params/routers", "routers of the MoE blocks", f"{n}·{f['router']}", L_moe * params_router(cfg),
+            Line("params/routers", "routers of the MoE blocks", _times(n, f['router']), L_moe * params_router(cfg),
                  "params"),
         ),
         "active": (Line("params/active", "N_active: the parameters one token uses, all but the E − k routed experts "

@@ -9,7 +9,7 @@ Changes interact (SwiGLU's count uses d_ff, q, k and v biases scale with h_kv, .
 time from the twin in one fixed order, `ORDER`:
 
     d_head set apart → RMSNorm → biases → RoPE → MLP (SwiGLU, d_ff) → K/V heads h_kv → QK-norm → fused
-    attention → mixture of experts → Gemma's extras → sliding window
+    attention → mixture of experts → Gemma's extras → gpt-oss's extras → sliding window
 
 and each figure of a change is the real count after it minus the real count before it: parameters of the real
 module and forward FLOPs per token from its pass (`model.budgeting.budget`), the KV cache per token
@@ -42,7 +42,7 @@ from fractions import Fraction
 from dataclasses import dataclass, replace
 
 from .budgeting import budget
-from .config import GEMMA_FIELDS, MOE_FIELDS, WINDOW_FIELDS, Config
+from .config import GEMMA_FIELDS, MOE_FIELDS, OSS_FIELDS, WINDOW_FIELDS, Config
 from .figures import Line, check_lines
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
 from .memory import kv_cache_lines
@@ -63,6 +63,7 @@ ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config field
     ("attention", ("attention",)),
     ("moe", MOE_FIELDS),
     ("gemma", GEMMA_FIELDS),
+    ("oss", OSS_FIELDS),
     ("window", WINDOW_FIELDS),
 )
 ORDER_NOTE = ("Changes interact, so they are applied one at a time from the GPT-2 twin in this order: d_head set "
@@ -167,6 +168,9 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "gemma": ("Gemma's extras: sandwich norms (an RMSNorm on attention's and the MLP's output, 2d more per block), "
               "the token rows times √d, 1/√query_pre_attn_scalar and the soft-caps: values, but the norms and the "
               "soft-caps are tensors of the pass"),
+    "oss": ("gpt-oss's extras: attention sinks (a learned logit per head, h more per block, a column more in each "
+            "softmax), the router's and the experts' biases (E·(2d_expert + d) + E more per MoE block) and the clamped "
+            "SwiGLU (a value); biases and sinks are no matmul FLOPs, and the KV cache is unchanged"),
     "window": ("a sliding window of W = {W} keys on L_W = {L_W} of the L = {L} blocks: the same parameters and "
                "measured FLOPs (the (T, T) scores are still computed, then masked to a band), and each windowed block's "
                "KV cache stops growing at W − 1 = {W_kept} tokens"),
@@ -226,7 +230,7 @@ def _title(key: str, cfg: Config) -> str:
 
 SHORT = {"twin": "GPT-2 twin", "d_head": "d_head apart", "norm": "RMSNorm", "bias": "biases", "positions": "RoPE",
          "mlp": "MLP", "h_kv": "K/V heads", "qk_norm": "QK-norm", "attention": "fused attention",
-         "moe": "mixture of experts", "gemma": "Gemma's extras",
+         "moe": "mixture of experts", "gemma": "Gemma's extras", "oss": "gpt-oss's extras",
          "window": "sliding window", "total": "all changes", "this": "this model"}
 
 

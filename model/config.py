@@ -234,6 +234,10 @@ class Config:
     final_softcap: float | None = None
     window: int | None = None
     full_layers: tuple[int, ...] = ()
+    sinks: bool = False
+    expert_bias: bool = False
+    swiglu_limit: float | None = None
+    swiglu_alpha: float | None = None
 
     def __post_init__(self) -> None:
         for name in INT_FIELDS:
@@ -268,6 +272,7 @@ class Config:
         _check_moe(self)
         _check_gemma(self)
         _check_window(self)
+        _check_oss(self)
         for name, default in (("kv_heads", self.h), ("head_dim", self.d // self.h if self.d % self.h == 0 else None),
                               ("ff_dim", self._default_ff()), ("shared_dim", self.expert_dim),
                               ("query_scale", self.d_head)):
@@ -288,6 +293,19 @@ class Config:
     def gemma(self) -> bool:
         """Some field of Gemma's extras (`GEMMA_FIELDS`, GeGLU included) is set."""
         return self.mlp == "geglu" or any(getattr(self, f) != GEMMA_DEFAULTS[f] for f in GEMMA_FIELDS)
+
+    @property
+    def oss(self) -> bool:
+        """Some field of gpt-oss's extras (`OSS_FIELDS`: sinks, the experts' biases, the clamped SwiGLU) is set."""
+        return any(getattr(self, f) != OSS_DEFAULTS[f] for f in OSS_FIELDS)
+
+    @property
+    def alpha(self) -> float | None:
+        """The clamped SwiGLU's sigmoid gain α (`swiglu_alpha`, default `SWIGLU_ALPHA` = 1.702, gpt-oss's); None
+        without a clamp."""
+        if self.swiglu_limit is None:
+            return None
+        return SWIGLU_ALPHA if self.swiglu_alpha is None else self.swiglu_alpha
 
     @property
     def d_head(self) -> int:
@@ -397,7 +415,7 @@ class Config:
     def gpt2_recipe(self) -> bool:
         """True when every recipe field is GPT-2's (the lesson's 2019 block; its tables print as the lesson does)."""
         return all(getattr(self, f) == DEFAULTS[f] for f in RECIPE_FIELDS) and not self.moe and self.window is None \
-            and not self.gemma
+            and not self.gemma and not self.oss
 
     @property
     def beyond_context(self) -> bool:
@@ -410,9 +428,10 @@ class Config:
         return from_hf(doc, B, T)
 
     def recipe(self) -> dict[str, object]:
-        """The recipe fields, the mixture of experts' and the window's, and their values (None: the default, see the
-        properties)."""
-        return {f: getattr(self, f) for f in (*RECIPE_FIELDS, *MOE_FIELDS, *GEMMA_FIELDS, *WINDOW_FIELDS)}
+        """The recipe fields, the mixture of experts', Gemma's, the window's and gpt-oss's, and their values (None: the
+        default, see the properties)."""
+        return {f: getattr(self, f) for f in (*RECIPE_FIELDS, *MOE_FIELDS, *GEMMA_FIELDS, *WINDOW_FIELDS,
+                                                 *OSS_FIELDS)}
 
     def symbols(self) -> dict[str, int]:
         """The lesson's symbols and their values, for evaluating symbolic shapes and formulas.
@@ -445,16 +464,27 @@ MOE_FIELDS: tuple[str, ...] = ("experts", "top_k", "expert_dim", "shared_experts
                                "moe_step", "dense_first", "dense_layers")
 GEMMA_FIELDS: tuple[str, ...] = ("post_norms", "embed_scale", "query_scale", "attn_softcap", "final_softcap")
 WINDOW_FIELDS: tuple[str, ...] = ("window", "full_layers")  # sliding windows (no page shows them yet)
+OSS_FIELDS: tuple[str, ...] = ("sinks", "expert_bias", "swiglu_limit", "swiglu_alpha")  # gpt-oss's extras
 # every field of Config, in order
-ALL_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS + MOE_FIELDS + GEMMA_FIELDS + WINDOW_FIELDS
+ALL_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS + MOE_FIELDS + GEMMA_FIELDS + WINDOW_FIELDS + OSS_FIELDS
 PAGE_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS  # the fields the exported page sets (no MoE choice yet)
 DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in RECIPE_FIELDS}
 MOE_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in MOE_FIELDS}
 if ALL_FIELDS != tuple(f.name for f in fields(Config)):
-    raise RuntimeError("model.config: FIELDS + RECIPE_FIELDS + MOE_FIELDS + GEMMA_FIELDS + WINDOW_FIELDS must list "
-                       "every field of Config in order")
+    raise RuntimeError("model.config: FIELDS + RECIPE_FIELDS + MOE_FIELDS + GEMMA_FIELDS + WINDOW_FIELDS + OSS_FIELDS "
+                       "must list every field of Config in order")
 GEMMA_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in GEMMA_FIELDS}
 WINDOW_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in WINDOW_FIELDS}
+OSS_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in OSS_FIELDS}
+SWIGLU_ALPHA = 1.702  # gpt-oss's sigmoid gain (GptOssConfig's swiglu_alpha): x·σ(1.702x) approximates GELU
+OSS_DOCS: dict[str, str] = {
+    "sinks": "attention sinks: one learned logit s per head (h per block) in each softmax row's denominator; the "
+             "row's weights sum to less than 1 (eager attention only)",
+    "expert_bias": "biases on the router (E) and on every expert's matrices (2d_expert + d each, SwiGLU)",
+    "swiglu_limit": "the clamped SwiGLU's limit: gate ≤ limit, −limit ≤ up ≤ limit, then gate·σ(α·gate)·(up + 1) "
+                    "(a value only)",
+    "swiglu_alpha": "the clamped SwiGLU's sigmoid gain α (default 1.702; a value only)",
+}
 GEMMA_DOCS: dict[str, str] = {
     "post_norms": "sandwich norms: an RMSNorm on attention's and on the MLP's output before each residual add",
     "embed_scale": "the token rows times √d (Gemma's embedding scale; a value only)",
@@ -556,6 +586,29 @@ def _check_window(cfg: Config) -> None:
     if len(cfg.full_layers) == cfg.L:
         raise ValueError(f"full_layers lists every block (L={cfg.L:,}), so no block attends through the window "
                          f"W={cfg.window:,}: drop window for full attention, or list fewer blocks")
+
+
+def _check_oss(cfg: Config) -> None:
+    """gpt-oss's extras, validated (ValueError naming the problem and the fix)."""
+    _bool("sinks", cfg.sinks)
+    _bool("expert_bias", cfg.expert_bias)
+    for name in ("swiglu_limit", "swiglu_alpha"):
+        c = getattr(cfg, name)
+        if c is not None and (isinstance(c, bool) or not isinstance(c, numbers.Real) or not 0 < c < 1e6):
+            raise ValueError(f"{name} must be a number above 0 and below 1,000,000 ({OSS_DOCS[name]}), got {c!r}")
+    if cfg.sinks and cfg.attention == "fused":
+        raise ValueError("sinks add a logit per head to each softmax row, which the fused kernel here does not take: "
+                         "set attention to eager, or drop sinks")
+    if cfg.expert_bias and cfg.experts is None:
+        raise ValueError("expert_bias is set but experts is not: set experts (E), or drop expert_bias")
+    if cfg.swiglu_limit is not None and cfg.mlp != "swiglu":
+        raise ValueError(f"swiglu_limit={cfg.swiglu_limit:g} clamps a SwiGLU, but mlp={cfg.mlp}: set mlp to swiglu, "
+                         f"or drop swiglu_limit")
+    if cfg.swiglu_alpha is not None and cfg.swiglu_limit is None:
+        raise ValueError(f"swiglu_alpha={cfg.swiglu_alpha:g} is the clamped SwiGLU's gain, but swiglu_limit is not set: "
+                         f"set swiglu_limit, or drop swiglu_alpha")
+    if cfg.swiglu_alpha == SWIGLU_ALPHA:  # the default written out is the default
+        object.__setattr__(cfg, "swiglu_alpha", None)
 
 
 def check_layout(name: str, value: object) -> int:
@@ -675,6 +728,11 @@ TABLE_PRESETS: dict[str, Config] = {
     "gemma-3-27b": _modern(62, 5376, 32, 16, 21_504, 262_208, 131_072, tie=True, head_dim=128, qk_norm=True, mlp="geglu",
                            post_norms=True, embed_scale=True, query_scale=168, window=1_024,
                            full_layers=tuple(range(5, 62, 6))),  # the text model (the published 27B adds vision)
+    # every other block windowed (W = 128), sinks, attention biases, 32 experts with biases, 4 per token, clamped SwiGLU;
+    # eager attention, as transformers runs it (the sinks join the softmax)
+    "gpt-oss-20b": _modern(24, 2880, 64, 8, None, 201_088, 131_072, head_dim=64, bias="attn", attention="eager",
+                           experts=32, top_k=4, expert_dim=2_880, window=128, full_layers=tuple(range(1, 24, 2)),
+                           sinks=True, expert_bias=True, swiglu_limit=7.0),
 }
 ALL_PRESETS: dict[str, Config] = {**PRESETS, **TABLE_PRESETS}  # what --preset takes
 
@@ -682,18 +740,19 @@ ALL_PRESETS: dict[str, Config] = {**PRESETS, **TABLE_PRESETS}  # what --preset t
 def config_dict(cfg: Config) -> dict[str, object]:
     """The fields and derived symbols, for JSON: GPT-2's recipe as the lesson's eight fields and d_head (as the
     lesson's files have always had them); any other recipe adds its fields and the values in use of h_kv, d_ff; a
-    mixture of experts its fields, symbols and block kinds; Gemma's extras their fields; a window its fields, W, L_W, T_W and each block's
-    attention (`attn_kinds`)."""
+    mixture of experts its fields, symbols and block kinds; Gemma's and gpt-oss's extras their fields; a window its
+    fields, W, L_W, T_W and each block's attention (`attn_kinds`)."""
     if cfg.gpt2_recipe:
         return {**{f: getattr(cfg, f) for f in FIELDS}, "d_head": cfg.d_head}
     window = ({"window": cfg.window, "full_layers": list(cfg.full_layers), "W": cfg.W, "L_W": cfg.L_W, "T_W": cfg.T_W,
                "attn_kinds": list(cfg.attn_kinds)} if cfg.window is not None else {})
-    gemma = {f: getattr(cfg, f) for f in GEMMA_FIELDS} if cfg.gemma else {}
+    extras = {**({f: getattr(cfg, f) for f in GEMMA_FIELDS} if cfg.gemma else {}),
+              **({f: getattr(cfg, f) for f in OSS_FIELDS} if cfg.oss else {})}
     if not cfg.moe:
         return {**{f: getattr(cfg, f) for f in FIELDS + RECIPE_FIELDS}, "d_head": cfg.d_head, "h_kv": cfg.h_kv,
-                "d_ff": cfg.d_ff, **gemma, **window}
+                "d_ff": cfg.d_ff, **extras, **window}
     return {**{f: getattr(cfg, f) for f in FIELDS + RECIPE_FIELDS + MOE_FIELDS}, "dense_layers": list(cfg.dense_layers),
-            **cfg.symbols(), "block_kinds": list(cfg.block_kinds), **gemma, **window}
+            **cfg.symbols(), "block_kinds": list(cfg.block_kinds), **extras, **window}
 
 
 # --- a Hugging Face config.json, read in (model.hf reads it as transformers does; the bounds are checked here) ------
@@ -736,6 +795,10 @@ def read_hf(doc: Mapping, B: int = 8, T: int | None = None) -> HFModel:
     T = min(T_max, HF_T) if T is None else T
     notes = list(reading.notes)
     attention = HF_ATTENTION
+    if fields.get("sinks"):  # transformers runs gpt-oss eager (on the CPU: it has no sdpa)
+        attention = "eager"
+        notes.append("eager attention: the sinks join each softmax row, which a fused kernel here cannot take "
+                     "(transformers runs this model eager; it has no sdpa)")
     if fields.get("attn_softcap") is not None:  # transformers runs Gemma 2 eager: sdpa cannot soft-cap its scores
         attention = "eager"
         notes.append(f"eager attention: the scores are soft-capped ({keys['attn_softcap']} = "
@@ -760,5 +823,5 @@ def _symbol_keys(keys: Mapping[str, str]) -> dict[str, str]:
 
 def from_hf(doc: Mapping, B: int = 8, T: int | None = None) -> Config:
     """The `Config` of a parsed Hugging Face config.json of model type gpt2, llama, mistral, qwen2, qwen3, mixtral,
-    qwen2_moe, qwen3_moe, gemma2 or gemma3_text (`read_hf`, without its notes). Nothing is fetched."""
+    qwen2_moe, qwen3_moe, gemma2, gemma3_text or gpt_oss (`read_hf`, without its notes). Nothing is fetched."""
     return read_hf(doc, B, T).config

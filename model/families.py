@@ -29,6 +29,8 @@ def not_on_pages(cfg: Config) -> str | None:
         return f"attends through a sliding window (W = {cfg.W:,} on {cfg.L_W:,} of {cfg.L:,} blocks)"
     if cfg.gemma:
         return "has Gemma's extras (GeGLU, sandwich norms, soft-caps)"
+    if cfg.oss:
+        return "has gpt-oss's extras (attention sinks, the experts' biases, a clamped SwiGLU)"
     return None
 
 

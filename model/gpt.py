@@ -149,6 +149,8 @@ class CausalSelfAttention(nn.Module):
         self.root = math.sqrt(cfg.d_head if cfg.query_scale is None else cfg.query_scale)  # scores / √d_head; Gemma √256
         self.scale = None if cfg.query_scale is None else 1 / self.root  # the fused kernel's, where set apart
         self.softcap = cfg.attn_softcap
+        if cfg.sinks:  # gpt-oss: one learned logit per head, a column of the softmax that no value follows
+            self.sinks = nn.Parameter(torch.zeros(cfg.h))  # s: (h,)
         width = (cfg.h + 2 * cfg.h_kv) * cfg.d_head
         self.qkv = nn.Linear(cfg.d, width, bias=cfg.qkv_bias)  # W_qkv: (d, (h + 2h_kv)·d_head); GPT-2: (d, 3d)
         self.proj = nn.Linear(cfg.h * cfg.d_head, cfg.d, bias=cfg.proj_bias)  # W_o: (h·d_head, d)
@@ -158,6 +160,7 @@ class CausalSelfAttention(nn.Module):
         self.fused = cfg.attention == "fused"
         attention = ["attn_v", "lse"] if self.fused else ["scores", "masked", "attn", "attn_v"]
         attention += ["capped"] if self.softcap is not None else []
+        attention += ["sink", "with_sink", "attn_sink"] if cfg.sinks else []
         names = ["q", "k", "v", *attention, "merged"]
         names += ["q_rot", "k_rot"] if self.rope else []
         names += ["k_heads", "v_heads"] if self.h_kv != self.h and not self.fused else []
@@ -207,10 +210,25 @@ class CausalSelfAttention(nn.Module):
                 scores = self.capped(torch.tanh(scores / self.softcap) * self.softcap)
             hidden = hidden_keys(T, S, self.window if past is None else None, x.device)  # causal, or a band of W
             masked = self.masked(scores.masked_fill(hidden, float("-inf")))  # (B, h, T, T)
-            attn = self.attn(F.softmax(masked, dim=-1))  # (B, h, T, T), rows sum to 1
+            if hasattr(self, "sinks"):  # gpt-oss: each row's sink logit s joins the softmax, then is dropped
+                sink = self.sink(self.sinks.to(masked.dtype).view(1, h, 1, 1).expand(B, h, T, 1))  # (B, h, T, 1)
+                joined = self.attn_sink(F.softmax(self.with_sink(torch.cat((masked, sink), dim=-1)), dim=-1))
+                attn = self.attn(joined[..., :-1])  # (B, h, T, T), rows sum to less than 1
+            else:
+                attn = self.attn(F.softmax(masked, dim=-1))  # (B, h, T, T), rows sum to 1
             y = self.attn_v(attn @ v)  # (B, h, T, d_head)
         y = self.merged(y.transpose(1, 2).contiguous().view(B, T, h * d_head))  # (B, T, h·d_head); GPT-2: (B, T, d)
         return self.proj(y)  # (B, T, d)
+
+
+def swiglu(module: nn.Module, gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
+    """SiLU(gate) · up (through `module.silu`, a traced tensor); with `module.limit` set, gpt-oss's clamped SwiGLU:
+    gate ≤ limit, −limit ≤ up ≤ limit, then gate·σ(α·gate)·(up + 1). Elementwise: gate's shape, no matmul FLOPs."""
+    limit, alpha = module.limit, module.alpha
+    if limit is None:
+        return module.silu(gate) * up
+    gate, up = gate.clamp(max=limit), up.clamp(-limit, limit)
+    return gate * torch.sigmoid(gate * alpha) * (up + 1)
 
 
 class MLP(nn.Module):
@@ -225,12 +243,13 @@ class MLP(nn.Module):
         width = cfg.d_ff if width is None else width
         bias = cfg.mlp_bias if bias is None else bias
         self.glu = cfg.glu
+        self.limit, self.alpha = cfg.swiglu_limit, cfg.alpha
         if self.glu:
             self.gate = nn.Linear(cfg.d, width, bias=bias)  # W_gate: (d, d_ff)
             self.up = nn.Linear(cfg.d, width, bias=bias)  # W_up: (d, d_ff)
             if cfg.mlp == "geglu":  # Gemma's GeGLU: GELU (tanh approximation) in SiLU's place
                 self.gelu = nn.GELU(approximate="tanh")
-            else:
+            elif self.limit is None:
                 self.silu = nn.SiLU()
             self.gated = Tap()
         else:
@@ -241,14 +260,17 @@ class MLP(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.glu:
             gate, up = self.gate(x), self.up(x)  # (B, T, d_ff) each
-            act = self.gelu if hasattr(self, "gelu") else self.silu
-            return self.proj(self.gated(act(gate) * up))  # (B, T, d_ff) -> (B, T, d)
+            if hasattr(self, "gelu"):
+                return self.proj(self.gated(self.gelu(gate) * up))  # (B, T, d_ff) -> (B, T, d)
+            return self.proj(self.gated(swiglu(self, gate, up)))
         return self.proj(self.gelu(self.fc(x)))
 
 
 class Experts(nn.Module):
-    """E routed experts of the recipe's MLP, without biases, their matrices stacked (Mixtral's and Qwen's layout):
-    SwiGLU's W_gate, W_up (E, d, d_expert) and W_down (E, d_expert, d); GELU's W_fc (E, d, d_expert) and W_down.
+    """E routed experts of the recipe's MLP, their matrices stacked (Mixtral's and Qwen's layout): SwiGLU's W_gate,
+    W_up (E, d, d_expert) and W_down (E, d_expert, d); GELU's W_fc (E, d, d_expert) and W_down. No biases, unless
+    `expert_bias` (gpt-oss): b_gate, b_up (E, d_expert) and b_down (E, d), each row taking its expert's (gpt-oss's
+    interleaved gate_up (E, d, 2d_expert) is W_gate and W_up apart here: a layout, the same count and FLOPs).
 
     Runs over the M = B·T·k dispatched rows sorted by expert, `counts` (E,) rows each: every tensor is (M, ·), each
     expert's share a slice of it (`model.grouped.grouped_mm`, one matmul per expert on the CPU)."""
@@ -261,22 +283,35 @@ class Experts(nn.Module):
         for name in first:
             setattr(self, name, nn.Parameter(torch.empty(E, d, width)))  # (E, d, d_expert)
         self.w_down = nn.Parameter(torch.empty(E, width, d))  # (E, d_expert, d)
+        self.biased = cfg.expert_bias
+        if self.biased:
+            for name in first:
+                setattr(self, "b" + name[1:], nn.Parameter(torch.zeros(E, width)))  # (E, d_expert)
+            self.b_down = nn.Parameter(torch.zeros(E, d))  # (E, d)
+        self.limit, self.alpha = cfg.swiglu_limit, cfg.alpha
         taps = ("gate", "up", "gated", "down") if self.swiglu else ("fc", "down")
         for name in taps:
             setattr(self, name, Tap())
-        if self.swiglu:
+        if self.swiglu and self.limit is None:
             self.silu = nn.SiLU()
-        else:
+        elif not self.swiglu:
             self.gelu = nn.GELU(approximate="tanh")
 
-    def forward(self, x: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, counts: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
+        """x (B·T·k, d) sorted by expert -> (B·T·k, d). `rows` (B·T·k,): each row's expert, for the biases."""
         if self.swiglu:
-            gate = self.gate(grouped_mm(x, self.w_gate, counts))  # (B·T·k, d_expert)
-            up = self.up(grouped_mm(x, self.w_up, counts))  # (B·T·k, d_expert)
-            hidden = self.gated(self.silu(gate) * up)
+            gate = self.gate(self._mm(x, "gate", counts, rows))  # (B·T·k, d_expert)
+            up = self.up(self._mm(x, "up", counts, rows))  # (B·T·k, d_expert)
+            hidden = self.gated(swiglu(self, gate, up))
         else:
-            hidden = self.gelu(self.fc(grouped_mm(x, self.w_fc, counts)))
-        return self.down(grouped_mm(hidden, self.w_down, counts))  # (B·T·k, d)
+            hidden = self.gelu(self.fc(self._mm(x, "fc", counts, rows)))
+        return self.down(self._mm(hidden, "down", counts, rows))  # (B·T·k, d)
+
+    def _mm(self, x: torch.Tensor, name: str, counts: torch.Tensor, rows: torch.Tensor | None) -> torch.Tensor:
+        """Each row through its expert's matrix `w_<name>`, plus its expert's bias `b_<name>` where the experts have
+        biases (gathered per row: an add, no matmul FLOPs)."""
+        y = grouped_mm(x, getattr(self, "w_" + name), counts)
+        return y + getattr(self, "b_" + name)[rows] if self.biased else y
 
 
 class MoE(nn.Module):
@@ -293,7 +328,7 @@ class MoE(nn.Module):
     def __init__(self, cfg: Config) -> None:
         super().__init__()
         self.E, self.k = cfg.E, cfg.k
-        self.router = nn.Linear(cfg.d, cfg.E, bias=False)  # W_router: (d, E)
+        self.router = nn.Linear(cfg.d, cfg.E, bias=cfg.expert_bias)  # W_router: (d, E), gpt-oss's bias (E,)
         for name in ("probs", "top_weights", "top_experts", "weights", "order", "counts", "token", "dispatched",
                      "sorted_weights", "weighted", "combined"):
             setattr(self, name, Tap())
@@ -317,7 +352,7 @@ class MoE(nn.Module):
         counts = self.counts(flat.new_zeros(self.E).scatter_add_(0, flat, flat.new_ones(()).expand_as(flat)))  # (E,)
         token = self.token(order // self.k)  # (B·T·k,) the token of each sorted pair
         dispatched = self.dispatched(x.reshape(B * T, d)[token])  # (B·T·k, d)
-        y = self.experts(dispatched, counts)  # (B·T·k, d)
+        y = self.experts(dispatched, counts, flat[order])  # (B·T·k, d)
         scale = self.sorted_weights(weights.reshape(-1)[order].unsqueeze(1))  # (B·T·k, 1)
         weighted = self.weighted(y * scale)  # (B·T·k, d)
         out = self.combined(weighted.new_zeros(B * T, d).index_add_(0, token, weighted).view(B, T, d))  # (B, T, d)
@@ -375,9 +410,9 @@ def init_weights(module: nn.Module) -> None:
         nn.init.zeros_(module.bias)
     if isinstance(module, RMSNorm):
         nn.init.ones_(module.weight)
-    if isinstance(module, Experts):  # stacked expert matrices: N(0, 0.02) as every other weight
+    if isinstance(module, Experts):  # stacked expert matrices: N(0, 0.02) as every other weight; their biases 0
         for weight in module.parameters(recurse=False):
-            nn.init.normal_(weight, mean=0.0, std=0.02)
+            nn.init.normal_(weight, mean=0.0, std=0.02) if weight.dim() == 3 else nn.init.zeros_(weight)
 
 
 class GPT(nn.Module):

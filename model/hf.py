@@ -24,9 +24,11 @@ does the same, from data:
 - Gemma 2 and 3 (gemma2, gemma3_text): GeGLU, sandwich norms, embeddings scaled by √d, query_pre_attn_scalar, the
   soft-caps (Gemma 2's scores make its attention eager, as transformers runs it), QK-norm in Gemma 3, and the layer
   types' defaults (Gemma 2 every other block windowed, Gemma 3 all but every sliding_window_pattern-th, 6).
-- Mixtures of experts (mixtral, qwen2_moe, qwen3_moe): the experts E, k per token and their width, Qwen2-MoE's shared
-  expert with its sigmoid gate, which blocks are MoE (decoder_sparse_step, mlp_only_layers; an index beyond the
-  blocks is ignored, as transformers ignores it; no MoE block at all reads as a dense model). The router's settings
+- gpt-oss (gpt_oss): attention sinks (which make its attention eager, as transformers runs it: it has no sdpa), the
+  router's and the experts' biases, the clamped SwiGLU's limit and gain (values), every other block windowed.
+- Mixtures of experts (mixtral, qwen2_moe, qwen3_moe, gpt_oss): the experts E, k per token and their width,
+  Qwen2-MoE's shared expert with its sigmoid gate, which blocks are MoE (decoder_sparse_step, mlp_only_layers; an
+  index beyond the blocks is ignored, as transformers ignores it; no MoE block at all reads as a dense model). The router's settings
   (`ROUTER`: norm_topk_prob, the load-balancing loss, jitter) change no shape: they are read, checked and named.
 
 Every value is checked for its type, and a size for being a whole number of at least 1; a problem raises
@@ -44,9 +46,10 @@ from dataclasses import dataclass
 
 TRANSFORMERS_VERSION = "5.24.0"  # the config classes DEFAULTS were taken from
 MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, tens of kB): longer is refused
-MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "gemma2", "gemma3_text")
+MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "gemma2", "gemma3_text",
+               "gpt_oss")
 GEMMA_TYPES = ("gemma2", "gemma3_text")
-MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe")
+MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss")
 
 # The shape keys of each type and their defaults in transformers' config class of that type.
 DEFAULTS: dict[str, dict[str, object]] = {
@@ -109,6 +112,12 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "layer_types": None, "final_logit_softcapping": None, "attn_logit_softcapping": None,
         "hidden_activation": "gelu_pytorch_tanh", "use_bidirectional_attention": False,
     },
+    "gpt_oss": {  # GptOssConfig: every other block windowed, attention sinks, experts with biases, a clamped SwiGLU
+        "vocab_size": 201_088, "hidden_size": 2_880, "intermediate_size": 2_880, "num_hidden_layers": 36,
+        "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": False, "attention_bias": True, "sliding_window": 128, "layer_types": None,
+        "num_experts_per_tok": 4, "num_local_experts": 128, "swiglu_limit": 7.0, "swiglu_alpha": 1.702,
+    },
 }
 # The router's settings of each mixture of experts and their defaults in its config class: they change no shape and
 # no count (read, checked and named in the reading's notes). norm_topk_prob renormalises the k weights to sum to 1,
@@ -117,6 +126,7 @@ ROUTER: dict[str, dict[str, object]] = {
     "mixtral": {"router_jitter_noise": 0.0, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "qwen2_moe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "qwen3_moe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.001, "output_router_logits": False},
+    "gpt_oss": {"router_aux_loss_coef": 0.001, "output_router_logits": False},
 }
 # Keys a type's module or transformers' cache reads although its config class has no such field (None: absent).
 # The cache reads `sliding_window` and `layer_types` for every type (`_blocks`); Qwen2's attention reads a
@@ -132,6 +142,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "qwen3_moe": ("head_dim", "layer_types"),
     "gemma2": (),
     "gemma3_text": ("sliding_window_pattern",),  # Gemma3TextConfig's keyword: layer_types' default, every n-th full
+    "gpt_oss": (),
 }
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
@@ -149,6 +160,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
                "use_bidirectional_attention"),
     "gemma3_text": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping",
                     "use_bidirectional_attention", "sliding_window_pattern"),
+    "gpt_oss": ("sliding_window", "layer_types"),
 }
 # GPT2Config's attribute_map: these names set GPT-2's own keys.
 ALIASES: dict[str, dict[str, str]] = {
@@ -156,6 +168,7 @@ ALIASES: dict[str, dict[str, str]] = {
              "num_hidden_layers": "n_layer"},
     "mixtral": {"num_experts": "num_local_experts"},  # MixtralConfig's and Qwen3MoeConfig's attribute_map
     "qwen3_moe": {"num_local_experts": "num_experts"},
+    "gpt_oss": {"num_experts": "num_local_experts"},  # GptOssConfig's attribute_map
 }
 # The Config field (or symbol) each key sets; keys that set none are read by a rule below.
 FIELD_OF: dict[str, str] = {
@@ -172,6 +185,7 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "sliding_window", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
          "shared_expert_intermediate_size", "decoder_sparse_step", "query_pre_attn_scalar", "sliding_window_pattern")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
+CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts",)  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
          "norm_topk_prob", "output_router_logits", "use_bidirectional_attention")
@@ -201,6 +215,7 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "final_logit_softcapping": "the logits' soft-cap c", "attn_logit_softcapping": "the scores' soft-cap c",
     "hidden_activation": "the MLP's activation", "use_bidirectional_attention": "whether attention is bidirectional",
     "sliding_window_pattern": "every n-th block full attention (the others windowed)",
+    "swiglu_limit": "the experts' SwiGLU clamp", "swiglu_alpha": "the experts' SwiGLU sigmoid gain",
 }
 # Group-limited routing (DeepSeek-V3: pick topk_group of n_group groups of experts, then k within them): how experts
 # are chosen, never how many or how wide. No type read here has it; in a file of one, the reading names it.
@@ -340,7 +355,7 @@ def read(doc: Mapping) -> Reading:
     _refuse_unmodelled(values, model_type, fields, keys)
     types, window = _blocks(values, model_type, fields["L"])
     windowing = _window(types, window, model_type, fields, keys, "sliding_window" in values["given"])
-    windowing += (GEMMA_VALUES,) if model_type in GEMMA_TYPES else ()
+    windowing += (GEMMA_VALUES,) if model_type in GEMMA_TYPES else (OSS_VALUES,) if model_type == "gpt_oss" else ()
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
     ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES.get(model_type, {})
@@ -351,6 +366,11 @@ def read(doc: Mapping) -> Reading:
 GEMMA_VALUES = ("values only, which change no count, shape or byte: the token rows times √d, the scores times "
                 "1/√query_pre_attn_scalar, Gemma's RMSNorm gain (1 + g) and RoPE's bases; the soft-caps are values too, "
                 "but each is a tensor of the pass (the shapes table shows it)")
+OSS_VALUES = ("values only, which change no count, shape or byte: the experts' clamp (gate ≤ swiglu_limit, up within "
+              "±swiglu_limit) and gain, gate·σ(swiglu_alpha·gate)·(up + 1); their interleaved gate_up (W_gate and W_up "
+              "apart here, the same parameters and FLOPs); the router's softmax over its top k (the renormalised top k "
+              "of the softmax over E, as here); RoPE's θ and yarn scaling. The sinks are parameters (h per block) and "
+              "make the softmax (B, h, T, T + 1), a tensor of the pass")
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "mixtral", "qwen3_moe")
@@ -420,7 +440,7 @@ def _checked(key: str, value: object, nullable: bool) -> object:
             raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[key]}) must be a whole number of at "
                                 f"least 0")
         return value
-    if key in SOFTCAPS:
+    if key in SOFTCAPS or key in CLAMPS:
         return _number(key, value, 0, 1e6, open_lo=True)
     if key == "hidden_activation":
         if value != GEMMA_ACTIVATION:
@@ -503,6 +523,10 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
                   bias=_bias(values, model_type))
     if model_type == "qwen2_moe":  # one shared expert, gated, of width shared_expert_intermediate_size
         fields.update(shared_experts=1, shared_gate=True)
+    if model_type == "gpt_oss":  # sinks, the router's and experts' biases, the clamped SwiGLU
+        fields.update(sinks=True, expert_bias=True, swiglu_limit=values["swiglu_limit"],
+                      swiglu_alpha=values["swiglu_alpha"])
+        keys.update(swiglu_limit="swiglu_limit", swiglu_alpha="swiglu_alpha")
     if model_type in GEMMA_TYPES:  # GeGLU, sandwich norms, tok · √d, 1/√query_pre_attn_scalar, soft-caps
         fields.update(mlp="geglu", qk_norm=model_type == "gemma3_text", post_norms=True, embed_scale=True,
                       query_scale=values["query_pre_attn_scalar"], attn_softcap=values["attn_logit_softcapping"],
@@ -523,6 +547,7 @@ MOE_KEYS: dict[str, dict[str, str]] = {
                   "dense_layers": "mlp_only_layers"},
     "qwen3_moe": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
                   "moe_step": "decoder_sparse_step", "dense_layers": "mlp_only_layers"},
+    "gpt_oss": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
 }
 MOE_FIELDS = ("experts", "top_k", "expert_dim", "shared_experts", "shared_dim", "shared_gate", "moe_step",
               "dense_layers")
@@ -585,7 +610,7 @@ def _bias(values: dict, model_type: str) -> str:
         return "qkv"
     if model_type == "qwen2_moe":
         return "qkv" if values["qkv_bias"] else "none"
-    if model_type in GEMMA_TYPES:  # Gemma's attention_bias: q, k, v and W_o
+    if model_type in (*GEMMA_TYPES, "gpt_oss"):  # Gemma's and gpt-oss's attention_bias: q, k, v and W_o
         return "attn" if values["attention_bias"] else "none"
     attention, mlp = values.get("attention_bias", False), values.get("mlp_bias", False)
     return {(False, False): "none", (True, False): "attn", (False, True): "mlp", (True, True): "all"}[(attention, mlp)]
@@ -608,8 +633,8 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
         if types is None and model_type == "qwen2_moe":  # Qwen2MoeConfig: every other block, below max_window_layers
             types = ["sliding_attention" if window is not None and i % 2 == 0 and i < values["max_window_layers"] else
                      "full_attention" for i in range(L)]
-    if types is None and model_type in GEMMA_TYPES:  # Gemma 2: every other block; Gemma 3: all but every n-th
-        every = 2 if model_type == "gemma2" else values.get("sliding_window_pattern") or 6
+    if types is None and model_type in (*GEMMA_TYPES, "gpt_oss"):  # Gemma 2, gpt-oss: every other; Gemma 3: all but
+        every = 2 if model_type in ("gemma2", "gpt_oss") else values.get("sliding_window_pattern") or 6
         types = ["sliding_attention" if (i + 1) % every else "full_attention" for i in range(L)]
     if types is None:
         types = ["sliding_attention" if window is not None else "full_attention"] * L

@@ -53,6 +53,8 @@ _MAX_DEGREE = 4
 PROBE_WINDOW = 2  # a window changes which keys a query sees, never a shape: any W stands for all
 PROBE_CAP = 30.0  # likewise a soft-cap's c
 GEMMA_KEYS = ("post_norms", "embed_scale", "attn_softcap", "final_softcap")  # `Structure.gemma`, as keys name them
+OSS_KEYS = ("sinks", "expert_bias", "swiglu_limit")  # `Structure.oss`, as keys name them
+PROBE_LIMIT = 7.0  # a clamp's limit changes no shape either
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,7 @@ class Structure:
     moe: tuple[object, ...] | None = None
     window: bool = False  # a sliding window (the fused kernel's band mask is a tensor of its own)
     gemma: tuple[bool, ...] = ()  # Gemma's extras that make tensors: post_norms, embed_scale, the two soft-caps
+    oss: tuple[bool, ...] = ()  # gpt-oss's extras that make tensors: sinks, the experts' biases, the clamp
 
 
 # The sizes whose being 1 changes which tensors are views and which storages autograd keeps (found by flipping
@@ -89,8 +92,9 @@ def structure(cfg: Config, dtype: str) -> Structure:
         recipe = (cfg.norm, cfg.positions, cfg.mlp, cfg.bias, cfg.qk_norm, kv, cfg.head_dim is not None, cfg.attention)
     moe = (distinct_kinds(cfg), cfg.E_shared > 0, cfg.shared_gate) if cfg.moe else None
     gemma = (cfg.post_norms, cfg.embed_scale, cfg.attn_softcap is not None, cfg.final_softcap is not None)
+    oss = (cfg.sinks, cfg.expert_bias, cfg.swiglu_limit is not None)
     return Structure(tie=cfg.tie, dtype=dtype, ones=tuple(v[k] == 1 for k in ONES), recipe=recipe, moe=moe,
-                     window=cfg.window is not None, gemma=gemma if any(gemma) else ())
+                     window=cfg.window is not None, gemma=gemma if any(gemma) else (), oss=oss if any(oss) else ())
 
 
 def structure_key(s: Structure) -> str:
@@ -106,6 +110,7 @@ def structure_key(s: Structure) -> str:
         kinds, shared, gate = s.moe
         recipe += [f"moe={'+'.join(kinds)}", *(["shared"] if shared else []), *(["shared_gate"] if gate else [])]
     recipe += [name for name, on in zip(GEMMA_KEYS, s.gemma) if on]
+    recipe += [name for name, on in zip(OSS_KEYS, s.oss) if on]
     if s.window:
         recipe.append("window")
     return ",".join(["tied" if s.tie else "untied", s.dtype, *(f"{k}=1" for k in ones), *recipe])
@@ -140,6 +145,9 @@ def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
             post, scale, attn, final = s.gemma
             cfg = replace(cfg, post_norms=post, embed_scale=scale, attn_softcap=PROBE_CAP if attn else None,
                           final_softcap=PROBE_CAP if final else None)
+        if s.oss:
+            sinks, biased, clamped = s.oss
+            cfg = replace(cfg, sinks=sinks, expert_bias=biased, swiglu_limit=PROBE_LIMIT if clamped else None)
         out.append(replace(cfg, window=PROBE_WINDOW) if s.window else cfg)
     return out
 

@@ -2,7 +2,8 @@
 
 The symbols, each named once here (`SYMBOL_DOCS`): the lesson's B, T, d, h, d_head, L, V, T_max, the modern
 recipe's h_kv (heads of K and V) and d_ff (the MLP's hidden width), the mixture of experts' E, k, d_expert,
-E_shared, d_shared and L_moe, and the sliding window's W, L_W and T_W.
+E_shared, d_shared and L_moe, and the sliding window's W, L_W and T_W. gpt-oss's attention sinks need no symbol of
+their own: a learned logit s per head, h per block, which makes each softmax row T + 1 wide ("(B, h, T, T + 1)").
 
 Grammar: a parenthesised, comma-separated list of dimensions. GPT-2's shapes use the small form that the
 exported page's JavaScript evaluates (`parse`): a whole number, a symbol, or a whole-number coefficient written

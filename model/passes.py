@@ -48,7 +48,7 @@ class Tensor:
     shape: tuple[int, ...]
     element_bytes: int
     phase: str
-    view: bool  # its storage is an earlier recorded tensor's (no new memory)
+    view: bool  # its storage is an earlier recorded tensor's or a parameter's (no new memory)
     saved: bool  # autograd keeps its storage for the backward pass
     block: int | None = None  # in the "block" phase: which of the pass's blocks (`Pass.blocks`) made it
 
@@ -256,7 +256,7 @@ def record(model: GPT, idx: torch.Tensor, tie: bool) -> Pass:
     tensors = []
     for name, t, phase, block in recorder.outputs:
         key = _key(t)
-        view = key in owners
+        view = key in owners or key in params  # a view of a parameter (the sinks' column) is no new memory either
         owners.setdefault(key, (name, phase, block))
         tensors.append(Tensor(name=name, shape=tuple(t.shape), element_bytes=t.element_size(), phase=phase,
                               view=view, saved=key in saved_keys, block=block))

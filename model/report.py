@@ -56,6 +56,9 @@ def recipe_text(cfg: Config) -> str:
     parts += [f"scores / √{cfg.query_scale}"] if cfg.query_scale is not None else []
     parts += [f"scores soft-capped at {cfg.attn_softcap:g}"] if cfg.attn_softcap is not None else []
     parts += [f"logits soft-capped at {cfg.final_softcap:g}"] if cfg.final_softcap is not None else []
+    parts += ["attention sinks"] if cfg.sinks else []
+    parts += ["router and expert biases"] if cfg.expert_bias else []
+    parts += [f"SwiGLU clamped at {cfg.swiglu_limit:g} (α = {cfg.alpha:g})"] if cfg.swiglu_limit is not None else []
     parts += [f"a sliding window W = {cfg.W:,} on {cfg.L_W:,} of {cfg.L:,} blocks"] if cfg.window is not None else []
     parts += [f"T beyond the trained context T_max={cfg.T_max:,}"] if cfg.beyond_context else []
     return ", ".join(parts)

@@ -148,6 +148,15 @@ GEMMA_NOTATION: dict[str, tuple[str, str]] = {
     "capped": ("(B, T, V)", "soft-capped logits c·tanh(logits / c)"),
 }
 GEGLU_GATED = ("(B, T, d_ff)", "GELU(gate) · up")
+# gpt-oss's extras (`model.config.OSS_FIELDS`): the sinks' columns of the softmax, the clamped SwiGLU, the biases.
+SINK_NOTATION: dict[str, tuple[str, str]] = {
+    "attn.sink": ("(B, h, T, 1)", "each head's sink logit s, one learned per head, a column for every query (a view)"),
+    "attn.with_sink": ("(B, h, T, T + 1)", "masked scores and each head's sink logit s (one learned per head), one "
+                       "more column"),
+    "attn.attn_sink": ("(B, h, T, T + 1)", "softmax over the T keys and the sink: the sink's column takes its share"),
+    "attn.attn": ("(B, h, T, T)", "attention weights, the sink's column dropped (a view): rows sum to less than 1"),
+}
+CLAMPED_GATED = "clamped SwiGLU: gate·σ(α·gate)·(up + 1), gate ≤ limit, −limit ≤ up ≤ limit"
 # A sliding window's forms (`Config.window`): the traced block is a windowed one (`model.config.one_of_each`).
 WINDOW_MASKED = ("(B, h, T, T)", "window mask: −inf above the diagonal and W or more keys back, a band of W "
                  "(the full (T, T) scores are still computed)")
@@ -171,6 +180,13 @@ def notation(cfg: Config) -> dict[str, tuple[str, str]]:
         out.update(GEMMA_NOTATION)
         if cfg.mlp == "geglu":
             out["mlp.gated"] = GEGLU_GATED
+    if cfg.sinks:
+        out.update(SINK_NOTATION)
+    if cfg.swiglu_limit is not None:
+        for row in ("mlp.gated", "moe.experts.gated", "moe.shared.gated"):
+            out[row] = (out[row][0], CLAMPED_GATED)
+    if cfg.expert_bias:
+        out["moe.router"] = ("(B, T, E)", "router logits x W_router + b, a score per expert")
     if cfg.window is not None:
         out.update(WINDOW_NOTATION, **{"attn.masked": WINDOW_MASKED})
         if cfg.attention == "fused":

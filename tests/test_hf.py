@@ -98,6 +98,9 @@ BASE: dict[str, dict] = {
                     "final_logit_softcapping": 20.0, "attn_logit_softcapping": None,
                     "hidden_activation": "gelu_pytorch_tanh", "use_bidirectional_attention": False,
                     "sliding_window_pattern": 2},
+    "gpt_oss": {"model_type": "gpt_oss", **MODERN, "attention_bias": False, "sliding_window": 3,
+                "layer_types": ["full_attention", "sliding_attention"], "num_experts_per_tok": 2, "num_local_experts": 4,
+                "swiglu_limit": 5.0, "swiglu_alpha": 1.5},
 }
 
 
@@ -393,7 +396,7 @@ def test_which_blocks_are_moe_as_transformers_builds_them(change, kinds, note):
 
 def test_deepseek_is_refused_by_name():
     with pytest.raises(HFConfigError, match="model_type='deepseek_v3' is not one of gpt2, llama, mistral, qwen2, "
-                                            "qwen3, mixtral, qwen2_moe, qwen3_moe, gemma2, gemma3_text"):
+                                            "qwen3, mixtral, qwen2_moe, qwen3_moe, gemma2, gemma3_text, gpt_oss"):
         from_hf(json.loads((PUBLISHED / "deepseek-v3.json").read_text()))
 
 
@@ -430,7 +433,7 @@ MALFORMED: list[tuple[str, bytes, str]] = [  # (name, file, what the one line mu
     ("deep arrays", DEEP, "nests arrays or objects too deeply"),
     ("deep value", b'{"model_type": "llama", "hidden_size": ' + DEEP + b"}", "nests arrays or objects too deeply"),
     ("no model_type", _file(model_type=...), "model_type=null is not one of gpt2, llama, mistral, qwen2, qwen3, mixtral, "
-                                             "qwen2_moe, qwen3_moe, gemma2, gemma3_text (the file has no model_type)"),
+                                             "qwen2_moe, qwen3_moe, gemma2, gemma3_text, gpt_oss (the file has no model_type)"),
     ("model_type a number", _file(model_type=3), "model_type=3 is not one of"),
     ("unknown model_type", _file(model_type="gemma"), "model_type='gemma' is not one of"),
     ("size as text", _file(hidden_size="128"), "hidden_size='128': hidden_size (the model width d) must be a whole "

@@ -35,15 +35,15 @@ def _module(doc: dict, device: str) -> torch.nn.Module:
         return AutoModelForCausalLM.from_config(config, attn_implementation="eager")
 
 
-def reference(doc: dict, B: int, T: int) -> tuple[int, int, int]:
-    """transformers' module of `doc`: (parameters on the meta device, the bytes of its real cache after a prefill
-    of B sequences of T tokens there, forward FLOPs of its eager CPU pass at B, T)."""
-    meta = _module(doc, "meta")
+def reference(doc: dict, B: int, T: int, build=_module) -> tuple[int, int, int]:
+    """transformers' module of `doc` (made by `build(doc, device)`): (parameters on the meta device, the bytes of its
+    real cache after a prefill of B sequences of T tokens there, forward FLOPs of its eager CPU pass at B, T)."""
+    meta = build(doc, "meta")
     out = meta(input_ids=torch.zeros(B, T, dtype=torch.long, device="meta"), use_cache=True)
     kv = sum(t.numel() * t.element_size() for layer in out.past_key_values.layers for t in (layer.keys, layer.values))
     torch.manual_seed(0)
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        _module(doc, "cpu")(input_ids=torch.randint(0, doc["vocab_size"], (B, T)), use_cache=False)
+        build(doc, "cpu")(input_ids=torch.randint(0, doc["vocab_size"], (B, T)), use_cache=False)
     return sum(p.numel() for p in meta.parameters()), kv, counter.get_total_flops()
 
 
@@ -86,21 +86,34 @@ TINY = {"model_type": "mistral", "vocab_size": 50, "hidden_size": 32, "intermedi
         "rms_norm_eps": 1e-5}  # this module's RMSNorm ε
 
 
+@torch.no_grad()
+def copy_shared_weights(ours: GPT, ref: torch.nn.Module) -> None:
+    """transformers' token table, head, final norm and each block's attention (its biases where `ref` has them) and
+    norms into this module, `ours`."""
+    ours.wte.weight.copy_(ref.model.embed_tokens.weight)
+    ours.head.weight.copy_(ref.lm_head.weight)
+    ours.ln_f.weight.copy_(ref.model.norm.weight)
+    for block, layer in zip(ours.blocks, ref.model.layers):
+        a = layer.self_attn
+        block.attn.qkv.weight.copy_(torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]))
+        block.attn.proj.weight.copy_(a.o_proj.weight)
+        if a.q_proj.bias is not None:
+            block.attn.qkv.bias.copy_(torch.cat([a.q_proj.bias, a.k_proj.bias, a.v_proj.bias]))
+        if a.o_proj.bias is not None:
+            block.attn.proj.bias.copy_(a.o_proj.bias)
+        block.ln_1.weight.copy_(layer.input_layernorm.weight)
+        block.ln_2.weight.copy_(layer.post_attention_layernorm.weight)
+
+
 def _copied(doc: dict, attention: str) -> tuple[torch.nn.Module, GPT]:
     """transformers' Mistral of `doc` and this module with its weights."""
     torch.manual_seed(0)
     ref = _module(doc, "cpu").eval()
     ours = GPT(replace(from_hf(doc, B=2, T=12), attention=attention)).eval()
+    copy_shared_weights(ours, ref)
     with torch.no_grad():
-        ours.wte.weight.copy_(ref.model.embed_tokens.weight)
-        ours.head.weight.copy_(ref.lm_head.weight)
-        ours.ln_f.weight.copy_(ref.model.norm.weight)
         for block, layer in zip(ours.blocks, ref.model.layers):
-            a, m = layer.self_attn, layer.mlp
-            block.attn.qkv.weight.copy_(torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]))
-            block.attn.proj.weight.copy_(a.o_proj.weight)
-            block.ln_1.weight.copy_(layer.input_layernorm.weight)
-            block.ln_2.weight.copy_(layer.post_attention_layernorm.weight)
+            m = layer.mlp
             block.mlp.gate.weight.copy_(m.gate_proj.weight)
             block.mlp.up.weight.copy_(m.up_proj.weight)
             block.mlp.proj.weight.copy_(m.down_proj.weight)
