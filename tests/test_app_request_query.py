@@ -37,7 +37,8 @@ def test_nul_invalid_utf8_and_non_ascii_keys_arrive_as_replacement_characters():
                          'd_ff, h_kv, d_head, bias, qk_norm, attention, moe, E, k, d_expert, E_shared, d_shared, '
                          'shared_gate, moe_step, dense_first, dense_layers, preset, dtype, expanded, '
                          'embed, controls, panels, D, gpu, gpu_peak, gpu_memory, mfu, gpus, price, optimizer, zero, '
-                         'recompute, fit',
+                         'recompute, fit, infer_gpu, infer_peak, infer_memory, infer_bandwidth, weights, kv_dtype, '
+                         'group, efficiency',
                          'T="%" is not a whole number from 1 to 32,768; using T=1,024',
                          'd="\ufffd" is not a whole number from 1 to 32,768; using d=768',
                          'V="\ufffd\ufffd" is not a whole number from 1 to 524,288; using V=50,257')
