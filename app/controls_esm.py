@@ -10,7 +10,8 @@ five, Home/End the ends) and the pointer (drag or click on the track); each inpu
 `model.asked`, the list of inputs it has not yet answered, each `[count, name, value]` (at most one per animation
 frame while dragging; consecutive inputs to one field keep only the latest). The whole list travels every time
 because Panel keeps only the last of several changes to one property that arrive together: a box typed into
-and a slider pressed right after would otherwise lose the box's value. The handle keeps Panel's
+and a slider pressed right after would otherwise lose the box's value. Inputs left unanswered go again after
+1.5 s, then twice as long each time up to 24 s (a message lost on its way, as JupyterLab sometimes loses the first). The handle keeps Panel's
 class name (`noUi-handle`) and its ARIA slider role, so tests and screen readers find it as before.
 """
 
@@ -31,6 +32,21 @@ export function render({ model, el }) {
     if (last && last[1] === name) unanswered[unanswered.length - 1] = [sent, name, value];
     else unanswered.push([sent, name, value]);
     model.asked = unanswered.slice();
+    again(1500);
+  };
+  // A message can be lost on its way (in JupyterLab the first one after the output renders sometimes is): while
+  // inputs stay unanswered, the list goes again, 1.5 s, 3 s, 6 s, 12 s and 24 s later. A trailing ["again", n]
+  // makes it a new value (an equal list would not be sent); the server skips it and every count it has answered.
+  let retry = null, resent = 0;
+  const again = (wait) => {
+    clearTimeout(retry);
+    if (wait > 24000) return;
+    retry = setTimeout(() => {
+      if (!unanswered.length) return;
+      resent += 1;
+      model.asked = [...unanswered, ["again", resent]];
+      again(wait * 2);
+    }, wait);
   };
 
   const root = document.createElement("div");

@@ -284,6 +284,12 @@ def test_inputs_that_arrive_together_are_all_applied_in_order_once():
     s.T = 5
     c.card.asked = [[3, "T", 1]]  # an answered input arriving again changes nothing
     assert s.T == 5
+    c.card.asked = [[4, "T", 9], ["again", 1]]  # the page's resend of a list that had no answer: the marker is skipped
+    c.card.asked = [[4, "T", 9], ["again", 2]]  # and so is the input the first resend answered
+    assert s.T == 9 and c.view["ack"] == 4
+    s.T = 5
+    c.card.asked = [[4, "T", 9], ["again", 3]]
+    assert s.T == 5
 
 
 def test_h_slider_walks_the_divisors_of_d():

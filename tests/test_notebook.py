@@ -149,8 +149,10 @@ def test_notebook_runs_offline_in_jupyterlab(jupyter, chromium, tmp_path):
             expect(outputs.filter(has_text=text).first).to_be_attached()
         assert page.locator("[data-mime-type='application/vnd.jupyter.error']").count() == 0
 
+        # every cell has run (the last one's real forward pass can keep a loaded kernel busy past the wait below)
+        page.wait_for_function(KERNEL_IDLE_JS, timeout=180_000)
         page.locator(".slider-T .noUi-handle").press("ArrowLeft")  # through the kernel: T 256 -> 255
-        expect(shapes).to_contain_text("(8, 12, 255, 255)", timeout=30_000)
+        expect(shapes).to_contain_text("(8, 12, 255, 255)", timeout=60_000)
         page.locator(".slider-L .noUi-handle").press("ArrowRight")  # L 12 -> 13: a new N
         expect(budget_card).to_contain_text(f"N = {fmt.thousands(budget(replace(cfg, L=13)).params_exact)}",
                                             timeout=30_000)
