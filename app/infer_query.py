@@ -21,7 +21,7 @@ from model.inference import CUSTOM_GPU, KV, WEIGHTS, InferSetup
 from model.rules import quote
 from model.training import GPUS, SETUP_BOUNDS
 
-from .train_query import _fmt, number, setup_items
+from .train_query import link_number, number, setup_items
 
 INFER_KEYS = ("infer_gpu", "infer_peak", "infer_memory", "infer_bandwidth", "weights", "kv_dtype", "group",
               "efficiency")
@@ -65,7 +65,7 @@ def settle_infer(asked: Mapping[str, object], kept: InferSetup = DEFAULT) -> tup
             was = getattr(kept, name)
             if was is None:
                 was = _custom_start(name)
-            notes.append(f"{why}; using {key}={_fmt(was)}")
+            notes.append(f"{why}; using {key}={link_number(was)}")
             value = was
         fields[name] = value
     custom = [FIELD[k] for k in CUSTOM_KEYS]

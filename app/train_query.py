@@ -36,7 +36,8 @@ WHOLE_KEYS = ("D", "gpus")
 ONE_GPU_ZERO = "ZeRO {zero} shards over the n GPUs, and n = 1: each part is divided by 1, so it saves nothing here"
 
 
-def _fmt(x: float) -> str:
+def link_number(x: float) -> str:
+    """A link's number as a notice shows it: 4096 -> "4,096", 0.5 -> "0.5"."""
     return f"{int(x):,}" if x == int(x) else f"{x:,}"
 
 
@@ -46,7 +47,7 @@ def number(key: str, raw: object, bounds: tuple[float, float] | None = None,
     within `bounds` (default TRAIN_BOUNDS[key]), a whole number where `whole` (default: key in WHOLE_KEYS)."""
     lo, hi = bounds or TRAIN_BOUNDS[key]
     whole = key in WHOLE_KEYS if whole is None else whole
-    kind, bounds = "whole number" if whole else "number", f"from {_fmt(lo)} to {_fmt(hi)}"
+    kind, bounds = "whole number" if whole else "number", f"from {link_number(lo)} to {link_number(hi)}"
     if isinstance(raw, bool):
         return None, f"{key}={raw!r} is not a {kind} {bounds}"
     if isinstance(raw, (int, float)):
@@ -95,7 +96,7 @@ def settle_train(asked: Mapping[str, object], kept: TrainSetup = DEFAULT) -> tup
                 elif key in _FIELD and was is None:
                     using = f"the {CUSTOM_START.label}'s"
                 else:
-                    using = f"{key}={_fmt(was)}"
+                    using = f"{key}={link_number(was)}"
                     fields[_FIELD.get(key, key)] = was
                 notes.append(f"{why}; using {using}")
                 continue
@@ -130,7 +131,7 @@ def setup_items(setup: object, keys: tuple[str, ...], default: object,
         value = getattr(setup, field.get(key, key))
         if value is None or value == getattr(default, field.get(key, key)):
             continue
-        items.append((key, _fmt(value).replace(",", "") if isinstance(value, (int, float)) else str(value)))
+        items.append((key, link_number(value).replace(",", "") if isinstance(value, (int, float)) else str(value)))
     return items
 
 

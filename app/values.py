@@ -23,7 +23,7 @@ from bokeh.palettes import Blues256
 from bokeh.plotting import figure
 
 from model import Config
-from model.tracing import notation
+from model.tensor_notation import notation
 from model import units as fmt
 from model import values as mv
 from model import values_report as vr

@@ -19,7 +19,8 @@ from .config import BOUNDS, CHOICES, FIELD_DOCS, PRESETS, Config, divisors, snap
 from .gpt import GPT
 from .figures import Line
 from .passes import DTYPES
-from .tracing import NOTATION, Row, Trace, trace
+from .tensor_notation import NOTATION
+from .tracing import Row, Trace, trace
 from .training import TrainSetup, plan
 from . import values as _values
 from . import notebook  # noqa: F401 (registers the records' Jupyter HTML, model.figures.html_repr)

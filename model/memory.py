@@ -36,6 +36,7 @@ from .figures import Line
 from .formula import Poly, grouped, poly_add, poly_const, poly_mul, poly_symbol, to_poly
 from .notation import dims
 from .passes import DTYPES, run_pass
+from .tensor_notation import local_name, notation
 
 # Probe values (B, T, d_head, h, V, T_max): small, far enough apart that no two candidate monomials agree on all three.
 _PROBES = ((2, 5, 4, 3, 11, 7), (3, 7, 5, 4, 13, 9), (5, 4, 3, 6, 17, 11))
@@ -255,8 +256,6 @@ def saved_formula(s: Structure) -> str:
 def _owner_poly(owner: str | None, counts: list[int], configs: list[Config]) -> Poly | None:
     """The modern recipe's saved storage as its owner's notation shape (the fused q, k, v output is the sum
     (h + 2h_kv)·d_head, no monomial), if it has a recorded owner whose shape gives the counts; else None."""
-    from .tracing import local_name, notation
-
     if owner is None:
         return None
     local = local_name(owner)

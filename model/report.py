@@ -19,7 +19,8 @@ from .config import KIND_LABELS, Config, config_dict
 from .figures import Line
 from .memory import kv_cache_lines
 from .recipe_rows import MARK, NONE, RecipeRows, recipe_rows
-from .tracing import ROUTING_NOTE, Row, Trace, block_groups, trace
+from .tensor_notation import ROUTING_NOTE
+from .tracing import Row, Trace, block_groups, trace
 from .training import REFERENCES, TrainSetup, plan
 
 

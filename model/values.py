@@ -52,7 +52,8 @@ from .budgeting import budget
 from .config import GPT2_V, Config, snap_heads
 from .figures import html_repr
 from .gpt import GPT, init_weights
-from .tracing import notation, trace
+from .tensor_notation import notation
+from .tracing import trace
 
 MAX_T = 64  # tokens of text per pass: the heatmap stays legible, the (h, T, T) tensors stay small
 MAX_L = 96  # blocks (GPT-3 175B's L): the hooks cost ≈ 4 ms per block, so 96 blocks ≈ 0.4 s

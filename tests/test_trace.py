@@ -12,7 +12,7 @@ from model import DTYPES, GPT, NOTATION, PRESETS, Config, Row, trace
 from model.formula import evaluate_shape as evaluate
 
 import model.passes as passes
-import model.tracing as mt
+import model.tensor_notation as mt
 
 BLOCK = ["ln_1", "attn.qkv", "attn.q", "attn.k", "attn.v", "attn.scores", "attn.masked", "attn.attn",
          "attn.attn_v", "attn.merged", "attn.proj", "resid_1", "ln_2", "mlp.fc", "mlp.gelu", "mlp.proj", "resid_2"]

@@ -28,7 +28,8 @@ from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model import numbers
 from model.rules import CUSTOM, MESSAGES, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
-from model.tracing import BLOCK_PREFIX, ONE_BLOCK, ONE_KIND, SOME_BLOCKS
+from model.tensor_notation import BLOCK_PREFIX
+from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS
 from model.train_report import SECTIONS, human
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, PEAK_LINE, PHASE_LINE,
                             RECOMPUTE, REFERENCES, TrainSetup, plan)
