@@ -11,7 +11,25 @@ from dataclasses import dataclass
 
 from .formula import matches
 
-UNITS = ("params", "FLOP", "share", "tokens", "bytes", "ratio")  # how model.units.value writes a value
+UNITS: dict[str, str] = {  # every line's unit, the one vocabulary (`model.units.value` writes each)
+    "params": "a count of parameters",
+    "tokens": "a count of tokens (a sequence length, a count of rows, training tokens D)",
+    "count": "a whole count of something else (GPUs, a micro-batch B)",
+    "FLOP": "floating-point operations (per token unless the label says otherwise; FLOPs, not MACs)",
+    "share": "a fraction from 0 to 1",
+    "ratio": "how many times",
+    "bytes": "bytes",
+    "bool": "yes or no",
+    "flop_per_s": "FLOP per second",
+    "flop_per_byte": "FLOP per byte moved (arithmetic intensity)",
+    "tokens_per_s": "tokens per second",
+    "pf_days": "PF-days: 10¹⁵ FLOP/s for a day",
+    "seconds": "seconds",
+    "days": "days of wall-clock time",
+    "gpu_hours": "GPU-hours",
+    "usd": "US dollars",
+    "loss": "nats per token",
+}
 HTML_REPRS: dict[type, Callable[[object], str]] = {}  # a record's class -> its Jupyter HTML (`model.notebook` fills it)
 
 
@@ -23,8 +41,8 @@ def html_repr(record: object) -> str:
 
 @dataclass(frozen=True)
 class Line:
-    """One figure. `unit`: "params" (a count), "FLOP" (per token unless the label says otherwise), "share"
-    (0 ... 1), "tokens" (a sequence length or a count of rows), "bytes" or "ratio" (how many times)."""
+    """One figure. `unit` is one of `UNITS`; `formula` is "" for a figure that is no formula of the symbols (a
+    GPU's memory, whether the peak fits)."""
 
     key: str  # slash-separated, e.g. "params/emb"
     label: str  # what it is, in the lesson's words
@@ -34,9 +52,10 @@ class Line:
 
 
 def check_lines(lines: Iterable[Line], symbols: Mapping[str, int | float]) -> None:
-    """Raise RuntimeError naming the first line whose formula does not evaluate to its value."""
+    """Raise RuntimeError naming the first line whose unit is not one of `UNITS` or whose formula does not evaluate
+    to its value (a line without a formula has none to check)."""
     for line in lines:
         if line.unit not in UNITS:
             raise RuntimeError(f"line {line.key}: unknown unit {line.unit!r}")
-        if not matches(line.formula, symbols, line.value):
+        if line.formula and not matches(line.formula, symbols, line.value):
             raise RuntimeError(f"line {line.key}: formula {line.formula!r} does not give {line.value!r}")

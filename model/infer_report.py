@@ -12,8 +12,8 @@ from .inference import (CUSTOM_GPU, KV, LEAVES_OUT, SERIES_B, WEIGHTS, InferSetu
                         by_context, infer)
 from .layout import paragraph, row_lines
 from .report import footer, header, markdown_header
-from .train_report import human, seconds
 from . import units
+from .train_report import human
 from .training import GPUS
 
 SECTIONS = {  # the lines' keys, in display order, under their headings
@@ -186,17 +186,17 @@ def chart_data(s: Serving) -> dict[str, dict[str, list]]:
     T in ms, and the marks: the page's B and T, and the knee (`Inference.knee_B`; x = [] where it is beyond the
     chart's B or there is none)."""
     r, bb, bt = s.result, s.by_B, s.by_T
-    show = lambda v: f"{units.params(v)} tokens/s"  # noqa: E731 (human's tokens_per_s)
+    show = lambda v: units.value(v, "tokens_per_s", exact=False)  # noqa: E731
     knee = r.knee_B if r.knee_B and r.knee_B <= SERIES_B[-1] else None
     return {
         "by_B": {"B": [p["B"] for p in bb], "all": [p["tokens_per_s"] for p in bb],
                  "seq": [p["tokens_per_s_seq"] for p in bb], "all_text": [show(p["tokens_per_s"]) for p in bb],
-                 "seq_text": [show(p["tokens_per_s_seq"]) for p in bb], "step_text": [seconds(p["step_s"]) for p in bb],
+                 "seq_text": [show(p["tokens_per_s_seq"]) for p in bb], "step_text": [units.seconds(p["step_s"]) for p in bb],
                  "bound": ["compute-bound" if p["compute_bound"] else "memory-bound" for p in bb]},
         "by_T": {"T": [p["T"] for p in bt], "step_ms": [1e3 * p["step_s"] for p in bt],
-                 "step_text": [seconds(p["step_s"]) for p in bt], "rate_text": [show(p["tokens_per_s"]) for p in bt]},
+                 "step_text": [units.seconds(p["step_s"]) for p in bt], "rate_text": [show(p["tokens_per_s"]) for p in bt]},
         "here_B": {"B": [r.cfg.B], "all": [r.decode_tokens_per_s], "text": [show(r.decode_tokens_per_s)]},
-        "here_T": {"T": [r.cfg.T], "step_ms": [1e3 * r.decode_step_s], "text": [seconds(r.decode_step_s)]},
+        "here_T": {"T": [r.cfg.T], "step_ms": [1e3 * r.decode_step_s], "text": [units.seconds(r.decode_step_s)]},
         "knee": {"B": [knee] if knee else [], "label": [CHART_B["knee_legend"]] if knee else []},
     }
 

@@ -25,90 +25,17 @@ SECTIONS = {  # key prefix -> heading, in display order
     "serve": "Serving memory",
     "reference": "Reference points",
 }
-_SUPER = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def scientific(x: float) -> str:
-    """Three significant digits times a power of ten: 3.1428e23 -> "3.14 × 10²³"; 0 -> "0"."""
-    if x == 0:
-        return "0"
-    mantissa, exponent = f"{x:.2e}".split("e")
-    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPER)}"
-
-
-def plain(x: float) -> str:
-    """A count or ratio: thousands separators from 1,000, three significant digits below, powers of ten beyond."""
-    if x != 0 and not 0.01 <= abs(x) < 1e15:
-        return scientific(x)
-    if abs(x) >= 1000:
-        return units.thousands(x)
-    return units.sig3(x) if abs(x) >= 1 else f"{x:.3g}"
-
-
-def duration(days: float) -> str:
-    """Wall-clock time: "34.2 days", "5.3 hours", "9.8 minutes", "41 seconds"."""
-    for scale, unit in ((1, "days"), (1 / 24, "hours"), (1 / 1440, "minutes")):
-        if days >= scale:
-            return f"{plain(days / scale)} {unit}"
-    return f"{plain(days * 86_400)} seconds"
-
-
-def seconds(x: float) -> str:
-    """A short time: "38.2 ms", "1.24 s", "2.1 minutes" (`duration` beyond an hour)."""
-    if x >= 3600:
-        return duration(x / 86_400)
-    if x >= 60:
-        return f"{plain(x / 60)} minutes"
-    if x >= 1:
-        return f"{plain(x)} s"
-    if x >= 1e-3:
-        return f"{plain(x * 1e3)} ms"
-    return f"{plain(x * 1e6)} µs"
-
-
-def dollars(x: float) -> str:
-    """"$3.26", "$4,603,211"."""
-    return f"${x:,.2f}" if x < 100 else f"${x:,.0f}"
-
-
 def human(line: Line) -> str:
-    """A line's value as printed, by its unit."""
-    v, unit = line.value, line.unit
-    if unit == "bool":
-        return "yes" if v else "no"
-    if unit == "bytes":
-        return units.nbytes(v)
-    if unit == "flops":
-        return f"{scientific(v)} FLOPs"
-    if unit == "flop_per_s":
-        return f"{units.flops(v)}/s"
-    if unit == "pf_days":
-        return f"{plain(v)} PF-days"
-    if unit in ("params", "tokens"):
-        return f"{units.params(v)} {'parameters' if unit == 'params' else 'tokens'}"
-    if unit == "seconds":
-        return seconds(v)
-    if unit == "flop_per_byte":
-        return f"{plain(v)} FLOP/byte"
-    if unit == "tokens_per_s":
-        return f"{units.params(v)} tokens/s"
-    if unit == "share":
-        return units.percent(v)
-    if unit == "loss":
-        return f"{v:.3f} nats/token"
-    if unit == "gpu_hours":
-        return f"{plain(v)} GPU-hours"
-    if unit == "days":
-        return duration(v)
-    if unit == "usd":
-        return dollars(v)
+    """A line's value as the training and inference tables print it: `model.units.value` in words, and "none" where
+    a count of 0 means there is none."""
+    v = line.value
     if line.key == "infer/knee_B" and v == 0:
         return "none"
     if line.key == "memory/max_B" and v == 0:
         return "none: B = 1 does not fit"
     if line.key == "memory/max_B" and v == BOUNDS["B"][1]:
-        return f"{plain(v)} (the largest B allowed)"
-    return plain(v)
+        return f"{units.plain(v)} (the largest B allowed)"
+    return units.value(v, line.unit, exact=False)
 
 
 def describe_setup(p: Plan) -> str:

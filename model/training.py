@@ -57,7 +57,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from .budgeting import budget
-from .figures import Line, html_repr
+from .figures import Line, check_lines, html_repr
 from .formula import evaluate
 from .memory import block_counts, kv_cache_lines, saved_formula, structure
 from .config import BOUNDS, KIND_LABELS, Config, distinct_kinds, kind_blocks, kind_counts
@@ -492,143 +492,190 @@ def _fmt_exp(x: float) -> str:
     return f"{x:.4f}".rstrip("0").rstrip(".")
 
 
-def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
-    """Tokens, compute, Chinchilla, time, cost and memory of training `cfg` (at its B, T) under `setup`."""
-    if not isinstance(cfg, Config):
-        raise TypeError(f"plan needs a model.Config, got {type(cfg).__name__}")
-    setup = setup or TrainSetup()
-    if not isinstance(setup, TrainSetup):
-        raise TypeError(f"plan needs a model.training.TrainSetup, got {type(setup).__name__}")
+@dataclass(frozen=True)
+class _Run:
+    """What every section of a plan reads: the configuration, the setup and the figures made once."""
+
+    cfg: Config
+    setup: TrainSetup
+    N: int  # every parameter
+    Na: int  # those one token uses (N for a dense model)
+    n_c: str  # the compute's N: "N", or "N_active" for a mixture of experts
+    active: str  # its word: "" or " active"
+    every: str  # " (all N: every expert)" for a mixture of experts, else ""
+    D: int
+    C: int  # 6·N_active·D
+    C_measured: float
+    P: float  # one GPU's peak, FLOP/s
+    fwd: str  # the measured forward FLOPs per token as a formula
+    rest: int  # S_rest
+    by_kind: dict[str, int]  # saved bytes of one block of each kind
+    names: dict[str, str]  # each kind's symbol: S_block, S_dense, S_moe
+    sym: dict[str, int | float]  # every symbol of the plan's formulas (the memory section adds the phases')
+
+    @property
+    def gpu_hours(self) -> float:
+        return self.C / (self.setup.mfu * self.P * 3600)
+
+
+def _run(cfg: Config, setup: TrainSetup) -> _Run:
     b = budget(cfg)
-    N, Na = b.params_exact, b.params_active  # every parameter; those one token uses (N for a dense model)
-    n_c, active = ("N_active", " active") if cfg.moe else ("N", "")  # the compute's N, and its word
+    N, Na = b.params_exact, b.params_active
+    fit, gpu = FITS[setup.fit], setup.device
     D = setup.D if setup.D is not None else CHINCHILLA_TOKENS_PER_PARAM * Na
-    gpu, opt, fit = setup.device, OPTIMIZERS[setup.optimizer], FITS[setup.fit]
-    size = DTYPES[setup.act_dtype]
-    C = 6 * Na * D
-    C_measured = 3 * b.flops_fwd_measured_per_token * D
-    P = gpu.peak_tflops * 1e12
+    C, P = 6 * Na * D, gpu.peak_tflops * 1e12
     rest, by_kind = saved_by_kind(cfg, setup.act_dtype)
     names = saved_symbols(cfg)
     G = (fit.alpha * fit.A / (fit.beta * fit.B)) ** fit.inv
     sym: dict[str, int | float] = {**cfg.symbols(), "N": N, **({"N_active": Na} if cfg.moe else {}), "D": D, "C": C,
                                    "P": P, "MFU": setup.mfu, "n": setup.gpus, "price": setup.price, "G": G,
                                    "S_rest": rest, **{names[k]: v for k, v in by_kind.items()}}
-    gpu_hours = C / (setup.mfu * P * 3600)
-    lines: list[Line] = []
+    return _Run(cfg=cfg, setup=setup, N=N, Na=Na, n_c="N_active" if cfg.moe else "N",
+                active=" active" if cfg.moe else "", every=" (all N: every expert)" if cfg.moe else "", D=D, C=C,
+                C_measured=3 * b.flops_fwd_measured_per_token * D, P=P,
+                fwd=b.line("flops/forward_measured").formula,  # GPT-2: L·(24d² + 4Td) + 2Vd; the recipe's otherwise
+                rest=rest, by_kind=by_kind, names=names, sym=sym)
 
-    def add(key: str, label: str, formula: str, value: int | float, unit: str) -> None:
-        lines.append(Line(key, label, formula, value, unit))
 
-    # tokens and compute
-    if setup.D is None:
-        add("compute/D", f"D, training tokens: Chinchilla's rule, 20 tokens per{active} parameter", f"20·{n_c}", D,
-            "tokens")
-    else:
-        add("compute/D", "D, training tokens (chosen)", "D", D, "tokens")
-    add("compute/tokens_per_param", f"tokens per{active} parameter", f"D/{n_c}", _div(D, Na), "ratio")
+def _compute_lines(r: _Run) -> list[Line]:
+    """Tokens and compute: D, C = 6·N·D (N_active for a mixture of experts) and the measured C."""
+    n_c, active, D, C, fwd = r.n_c, r.active, r.D, r.C, r.fwd
+    out = [Line("compute/D", f"D, training tokens: Chinchilla's rule, 20 tokens per{active} parameter", f"20·{n_c}", D,
+                "tokens") if r.setup.D is None else Line("compute/D", "D, training tokens (chosen)", "D", D, "tokens")]
     routed = (f"C = 6·N_active·D, training FLOPs (a token runs k of the E experts: forward 2N_active + backward "
-              f"4N_active)" if cfg.moe else "C = 6·N·D, training FLOPs (forward 2N + backward 4N per token)")
-    add("compute/C_6ND", routed, f"6·{n_c}·D", C, "flops")
-    add("compute/C_6ND_pf_days", "C in PF-days (1 PF-day = 10¹⁵ FLOP/s for a day)", f"6·{n_c}·D/(10¹⁵·86400)",
-        _div(C, PF_DAY), "pf_days")
-    fwd = b.line("flops/forward_measured").formula  # GPT-2: L·(24d² + 4Td) + 2Vd; the recipe's own otherwise
-    add("compute/C_measured", "C measured: 3 × the measured forward FLOPs per token × D (attention at this T "
-        "included)", f"3·({fwd})·D", C_measured, "flops")
-    add("compute/C_measured_pf_days", "C measured in PF-days", f"3·({fwd})·D/(10¹⁵·86400)",
-        C_measured / PF_DAY, "pf_days")
-    add("compute/measured_over_6ND", f"C measured ÷ 6·{n_c}·D", f"3·({fwd})·D/(6·{n_c}·D)", C_measured / C,
-        "ratio")
+              f"4N_active)" if r.cfg.moe else "C = 6·N·D, training FLOPs (forward 2N + backward 4N per token)")
+    return out + [
+        Line("compute/tokens_per_param", f"tokens per{active} parameter", f"D/{n_c}", _div(D, r.Na), "ratio"),
+        Line("compute/C_6ND", routed, f"6·{n_c}·D", C, "FLOP"),
+        Line("compute/C_6ND_pf_days", "C in PF-days (1 PF-day = 10¹⁵ FLOP/s for a day)", f"6·{n_c}·D/(10¹⁵·86400)",
+             _div(C, PF_DAY), "pf_days"),
+        Line("compute/C_measured", "C measured: 3 × the measured forward FLOPs per token × D (attention at this T "
+             "included)", f"3·({fwd})·D", r.C_measured, "FLOP"),
+        Line("compute/C_measured_pf_days", "C measured in PF-days", f"3·({fwd})·D/(10¹⁵·86400)",
+             r.C_measured / PF_DAY, "pf_days"),
+        Line("compute/measured_over_6ND", f"C measured ÷ 6·{n_c}·D", f"3·({fwd})·D/(6·{n_c}·D)", r.C_measured / C,
+             "ratio"),
+    ]
 
-    # Chinchilla: the loss fit and the compute-optimal split of this C
-    loss = f"{fit.E} + {fit.A}/{n_c}^{fit.alpha} + {fit.B}/D^{fit.beta}"
-    add("chinchilla/loss", f"predicted loss at this {n_c} and D (nats per token)", loss,
-        fit.E + fit.A / Na**fit.alpha + fit.B / D**fit.beta, "loss")
-    add("chinchilla/G", "G = (α·A/(β·B))^(1/(α + β)), from the fit's constants",
-        f"({fit.alpha}·{fit.A}/({fit.beta}·{fit.B}))^{_fmt_exp(fit.inv)}", G, "ratio")
+
+def _chinchilla_lines(r: _Run) -> list[Line]:
+    """Chinchilla: the loss fit at this N and D, and the compute-optimal split of this C."""
+    fit, n_c, active, C, G = FITS[r.setup.fit], r.n_c, r.active, r.C, r.sym["G"]
     N_opt = G * (C / 6) ** fit.a
     D_opt = (C / 6) ** fit.b / G
-    add("chinchilla/N_opt", f"compute-optimal {n_c} for this C", f"G·(C/6)^{_fmt_exp(fit.a)}", N_opt, "params")
-    add("chinchilla/D_opt", "compute-optimal D for this C", f"(C/6)^{_fmt_exp(fit.b)}/G", D_opt, "tokens")
-    add("chinchilla/tokens_per_param_opt", f"compute-optimal tokens per{active} parameter",
-        f"(C/6)^{_fmt_exp(fit.b)}/G/(G·(C/6)^{_fmt_exp(fit.a)})", D_opt / N_opt, "ratio")
-    add("chinchilla/loss_opt", f"predicted loss at the compute-optimal {n_c} and D",
-        f"{fit.E} + {fit.A}/(G·(C/6)^{_fmt_exp(fit.a)})^{fit.alpha} + {fit.B}/((C/6)^{_fmt_exp(fit.b)}/G)^{fit.beta}",
-        fit.E + fit.A / N_opt**fit.alpha + fit.B / D_opt**fit.beta, "loss")
+    a, b = _fmt_exp(fit.a), _fmt_exp(fit.b)
+    return [
+        Line("chinchilla/loss", f"predicted loss at this {n_c} and D (nats per token)",
+             f"{fit.E} + {fit.A}/{n_c}^{fit.alpha} + {fit.B}/D^{fit.beta}",
+             fit.E + fit.A / r.Na**fit.alpha + fit.B / r.D**fit.beta, "loss"),
+        Line("chinchilla/G", "G = (α·A/(β·B))^(1/(α + β)), from the fit's constants",
+             f"({fit.alpha}·{fit.A}/({fit.beta}·{fit.B}))^{_fmt_exp(fit.inv)}", G, "ratio"),
+        Line("chinchilla/N_opt", f"compute-optimal {n_c} for this C", f"G·(C/6)^{a}", N_opt, "params"),
+        Line("chinchilla/D_opt", "compute-optimal D for this C", f"(C/6)^{b}/G", D_opt, "tokens"),
+        Line("chinchilla/tokens_per_param_opt", f"compute-optimal tokens per{active} parameter",
+             f"(C/6)^{b}/G/(G·(C/6)^{a})", D_opt / N_opt, "ratio"),
+        Line("chinchilla/loss_opt", f"predicted loss at the compute-optimal {n_c} and D",
+             f"{fit.E} + {fit.A}/(G·(C/6)^{a})^{fit.alpha} + {fit.B}/((C/6)^{b}/G)^{fit.beta}",
+             fit.E + fit.A / N_opt**fit.alpha + fit.B / D_opt**fit.beta, "loss"),
+    ]
 
-    # time and cost
-    add("time/peak", "P, peak of one GPU: dense BF16, no sparsity", "P", P, "flop_per_s")
-    add("time/mfu", f"MFU, model FLOPs utilisation: observed tokens/s × 6{n_c} ÷ (n × P) (PaLM's, without its "
-        "attention term)", "MFU", setup.mfu, "share")
-    add("time/gpus", "n, GPUs (data parallel)", "n", setup.gpus, "count")
-    add("time/tokens_per_s", "tokens per second, all GPUs", f"MFU·n·P/(6·{n_c})",
-        setup.mfu * setup.gpus * P / (6 * Na), "tokens_per_s")
-    add("time/gpu_hours", "GPU-hours", f"6·{n_c}·D/(MFU·P·3600)", gpu_hours, "gpu_hours")
-    add("time/wall_days", "wall-clock time", f"6·{n_c}·D/(MFU·P·3600·24·n)", gpu_hours / 24 / setup.gpus, "days")
-    add("time/price", "price per GPU-hour (an assumption, not a quote)", "price", setup.price, "usd")
-    add("time/cost", "cost", f"6·{n_c}·D/(MFU·P·3600)·price", gpu_hours * setup.price, "usd")
 
-    # training memory per GPU
-    states = state_bytes(N, setup)
+def _time_lines(r: _Run) -> list[Line]:
+    """Time and cost at the setup's MFU, GPUs and price."""
+    s, n_c, P, hours = r.setup, r.n_c, r.P, r.gpu_hours
+    return [
+        Line("time/peak", "P, peak of one GPU: dense BF16, no sparsity", "P", P, "flop_per_s"),
+        Line("time/mfu", f"MFU, model FLOPs utilisation: observed tokens/s × 6{n_c} ÷ (n × P) (PaLM's, without its "
+             "attention term)", "MFU", s.mfu, "share"),
+        Line("time/gpus", "n, GPUs (data parallel)", "n", s.gpus, "count"),
+        Line("time/tokens_per_s", "tokens per second, all GPUs", f"MFU·n·P/(6·{n_c})", s.mfu * s.gpus * P / (6 * r.Na),
+             "tokens_per_s"),
+        Line("time/gpu_hours", "GPU-hours", f"6·{n_c}·D/(MFU·P·3600)", hours, "gpu_hours"),
+        Line("time/wall_days", "wall-clock time", f"6·{n_c}·D/(MFU·P·3600·24·n)", hours / 24 / s.gpus, "days"),
+        Line("time/price", "price per GPU-hour (an assumption, not a quote)", "price", s.price, "usd"),
+        Line("time/cost", "cost", f"6·{n_c}·D/(MFU·P·3600)·price", hours * s.price, "usd"),
+    ]
+
+
+def _memory_lines(r: _Run) -> tuple[list[Line], Memory]:
+    """Training memory per GPU: weights, gradients, optimizer states, saved activations, the step's phases and
+    peak, and whether it fits (adds the phases' symbols to `r.sym`)."""
+    cfg, setup, names, by_kind = r.cfg, r.setup, r.names, r.by_kind
+    opt = OPTIMIZERS[setup.optimizer]
+    states = state_bytes(r.N, setup)
     act, act_formula = activation_bytes(cfg, setup)
-    every = " (all N: every expert)" if cfg.moe else ""
-    labels = {"weights": f"weights, {opt.weights} bytes per parameter{every}",
-              "grads": f"gradients, {opt.grads} bytes per parameter{every}",
-              "optimizer": f"optimizer states, {opt.states} bytes per parameter{every}"}
-    for part, value, formula in states:
-        shard = " ÷ n (ZeRO)" if "/n" in formula else ""
-        add(f"memory/{part}", labels[part] + shard, formula, value, "bytes")
+    labels = {"weights": f"weights, {opt.weights} bytes per parameter{r.every}",
+              "grads": f"gradients, {opt.grads} bytes per parameter{r.every}",
+              "optimizer": f"optimizer states, {opt.states} bytes per parameter{r.every}"}
+    out = [Line(f"memory/{part}", labels[part] + (" ÷ n (ZeRO)" if "/n" in formula else ""), formula, value, "bytes")
+           for part, value, formula in states]
     for kind, saved in by_kind.items():
         what = "one block" if len(by_kind) == 1 else f"one {KIND_LABELS[kind]} block"
-        add(f"memory/{names[kind]}", f"{names[kind]}, saved for backward by {what} at this B and T (measured)",
-            names[kind], saved, "bytes")
-    add("memory/S_rest", "S_rest, saved by embeddings, final norm, head and loss (measured)", "S_rest", rest,
-        "bytes")
+        out.append(Line(f"memory/{names[kind]}", f"{names[kind]}, saved for backward by {what} at this B and T "
+                        "(measured)", names[kind], saved, "bytes"))
+    out.append(Line("memory/S_rest", "S_rest, saved by embeddings, final norm, head and loss (measured)", "S_rest",
+                    r.rest, "bytes"))
     act_label = ("activations, recomputed: each block's input, plus the rest, plus one block rebuilt"
                  if setup.recompute == "full" else "activations saved for backward, L blocks + the rest")
-    add("memory/activations", f"{act_label} ({setup.act_dtype})", act_formula, act, "bytes")
+    out.append(Line("memory/activations", f"{act_label} ({setup.act_dtype})", act_formula, act, "bytes"))
     held = sum(v for _, v, _ in states)
     held_formula = " + ".join(f for _, _, f in states)
-    total = held + act
     blocks = " + ".join(f"{count}·{names[kind]}" for kind, count in block_counts(distinct_kinds(cfg)).items())
     act_short = f"{blocks} + S_rest" if setup.recompute == "none" else act_formula
-    add("memory/total", "sum of the parts per GPU: weights, gradients, optimizer states, saved activations",
-        held_formula + " + " + act_short, total, "bytes")
+    out.append(Line("memory/total", "sum of the parts per GPU: weights, gradients, optimizer states, saved "
+                    "activations", held_formula + " + " + act_short, held + act, "bytes"))
     phases = step_phases(cfg, setup)
     for x in phases:
-        sym[PHASE_SYMBOLS[x.name]] = x.value
+        r.sym[PHASE_SYMBOLS[x.name]] = x.value
         label = PHASE_LINE.format(symbol=PHASE_SYMBOLS[x.name], label=PHASE_LABELS[x.name], moment=x.moment)
-        add(f"memory/peak_{x.name}", label, x.formula, x.value, "bytes")
+        out.append(Line(f"memory/peak_{x.name}", label, x.formula, x.value, "bytes"))
     top = max(phases, key=lambda x: x.value)
-    peak = held + top.value
-    add("memory/peak", PEAK_LINE.format(phase=top.name), f"{held_formula} + {PHASE_SYMBOLS[top.name]}", peak, "bytes")
-    capacity = round(gpu.memory_gib * 2**30)
-    add("memory/capacity", "memory of one GPU", "", capacity, "bytes")
-    fits = peak <= capacity
-    add("memory/fits", "the step's peak fits in one GPU's memory", "", fits, "bool")
+    peak, capacity = held + top.value, round(setup.device.memory_gib * 2**30)
     max_B = largest_micro_batch(cfg, setup)
-    add("memory/max_B", "largest micro-batch B whose peak fits at this T", "", max_B, "count")
+    out += [Line("memory/peak", PEAK_LINE.format(phase=top.name), f"{held_formula} + {PHASE_SYMBOLS[top.name]}", peak,
+                 "bytes"),
+            Line("memory/capacity", "memory of one GPU", "", capacity, "bytes"),
+            Line("memory/fits", "the step's peak fits in one GPU's memory", "", peak <= capacity, "bool"),
+            Line("memory/max_B", "largest micro-batch B whose peak fits at this T", "", max_B, "count")]
+    memory = Memory(weights=states[0][1], grads=states[1][1], optimizer=states[2][1], activations=act,
+                    total=held + act, peak=peak, peak_phase=top.name, phases={x.name: x.value for x in phases},
+                    phase_ops={x.name: x.op for x in phases}, capacity=capacity, fits=peak <= capacity, max_B=max_B)
+    return out, memory
 
-    # serving
-    cache, per_token = kv_cache_lines(cfg, setup.act_dtype)[:2]  # the one definition (model.memory)
-    kv = cache.value
-    add("serve/weights", f"weights at {setup.act_dtype}{every}", f"{size}·N", size * N, "bytes")
-    add("serve/kv_cache", cache.label, cache.formula, kv, "bytes")
-    add("serve/kv_per_token", per_token.label, per_token.formula, per_token.value, "bytes")
-    add("serve/total", "total to serve", f"{size}·N + {cache.formula}", size * N + kv, "bytes")
 
-    memory = Memory(weights=states[0][1], grads=states[1][1], optimizer=states[2][1], activations=act, total=total,
-                    peak=peak, peak_phase=top.name, phases={x.name: x.value for x in phases},
-                    phase_ops={x.name: x.op for x in phases}, capacity=capacity,
-                    fits=fits, max_B=max_B)
-    return Plan(cfg=cfg, setup=setup, N=N, N_active=Na, D=D, C_6ND=C, C_measured=C_measured, gpu_hours=gpu_hours,
-                wall_days=gpu_hours / 24 / setup.gpus, cost=gpu_hours * setup.price, memory=memory,
-                kv_cache_bytes=kv, serve_weights_bytes=size * N, symbols=sym, lines=tuple(lines))
+def _serve_lines(r: _Run) -> list[Line]:
+    """Serving memory: the weights at the setup's dtype and the KV cache (its one definition, `model.memory`)."""
+    dtype = r.setup.act_dtype
+    size = DTYPES[dtype]
+    cache, per_token = kv_cache_lines(r.cfg, dtype)[:2]
+    return [Line("serve/weights", f"weights at {dtype}{r.every}", f"{size}·N", size * r.N, "bytes"),
+            Line("serve/kv_cache", cache.label, cache.formula, cache.value, "bytes"),
+            Line("serve/kv_per_token", per_token.label, per_token.formula, per_token.value, "bytes"),
+            Line("serve/total", "total to serve", f"{size}·N + {cache.formula}", size * r.N + cache.value, "bytes")]
+
+
+def plan(cfg: Config, setup: TrainSetup | None = None) -> Plan:
+    """Tokens, compute, Chinchilla, time, cost and memory of training `cfg` (at its B, T) under `setup`; every line's
+    unit is one of `model.figures.UNITS` and every formula gives its value (`check_lines`)."""
+    if not isinstance(cfg, Config):
+        raise TypeError(f"plan needs a model.Config, got {type(cfg).__name__}")
+    setup = setup or TrainSetup()
+    if not isinstance(setup, TrainSetup):
+        raise TypeError(f"plan needs a model.training.TrainSetup, got {type(setup).__name__}")
+    r = _run(cfg, setup)
+    memory_lines, memory = _memory_lines(r)
+    serve = _serve_lines(r)
+    lines = (*_compute_lines(r), *_chinchilla_lines(r), *_time_lines(r), *memory_lines, *serve)
+    check_lines(lines, r.sym)
+    return Plan(cfg=cfg, setup=setup, N=r.N, N_active=r.Na, D=r.D, C_6ND=r.C, C_measured=r.C_measured,
+                gpu_hours=r.gpu_hours, wall_days=r.gpu_hours / 24 / setup.gpus, cost=r.gpu_hours * setup.price,
+                memory=memory, kv_cache_bytes=serve[1].value, serve_weights_bytes=serve[0].value, symbols=r.sym,
+                lines=lines)
 
 
 REFERENCES: tuple[Line, ...] = (
     Line("reference/gpt3_175b", "GPT-3 175B on 300 billion tokens; the GPT-3 paper's table D.1 lists 3.14 × 10²³",
-         "6·174.6·10⁹·300·10⁹", int(6 * Fraction("174.6") * 10**9 * 300 * 10**9), "flops"),
+         "6·174.6·10⁹·300·10⁹", int(6 * Fraction("174.6") * 10**9 * 300 * 10**9), "FLOP"),
     Line("reference/chinchilla_70b", "Chinchilla: 70 billion parameters on 1.4 trillion tokens (20 per parameter)",
-         "6·70·10⁹·1.4·10¹²", int(6 * 70 * 10**9 * Fraction("1.4") * 10**12), "flops"),
+         "6·70·10⁹·1.4·10¹²", int(6 * 70 * 10**9 * Fraction("1.4") * 10**12), "FLOP"),
 )

@@ -11,6 +11,8 @@ copies of these functions are tested against them in Chromium.
 """
 from __future__ import annotations
 
+from .figures import UNITS
+
 _COUNT_UNITS = ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"), (1e3, "k"))  # 124.4 million, 174.6 billion
 _SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))  # FLOPs: 249 MFLOP
 _BINARY = ((2**50, "PiB"), (2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
@@ -76,22 +78,92 @@ def shape(dims: tuple[int, ...]) -> str:
     return "(" + ", ".join(str(n) for n in dims) + ")"
 
 
-def value(x: int | float, unit: str) -> str:
-    """A `model.figures.Line` value as the tables print it: counts and token lengths whole with separators,
-    FLOPs in SI units, shares in percent, bytes in binary units, ratios as "4×"; a negative value gets a "−" sign."""
-    if x < 0:
-        return "−" + value(-x, unit)
-    if unit in ("params", "tokens"):
+_SUPER = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def scientific(x: float) -> str:
+    """Three significant digits times a power of ten: 3.1428e23 -> "3.14 × 10²³"; 0 -> "0"."""
+    if x == 0:
+        return "0"
+    mantissa, exponent = f"{x:.2e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPER)}"
+
+
+def plain(x: float) -> str:
+    """A count or ratio: thousands separators from 1,000, three significant digits below, powers of ten beyond."""
+    if x != 0 and not 0.01 <= abs(x) < 1e15:
+        return scientific(x)
+    if abs(x) >= 1000:
         return thousands(x)
-    if unit == "FLOP":
-        return flops(x)
-    if unit == "share":
-        return percent(x)
-    if unit == "bytes":
-        return nbytes(x)
-    if unit == "ratio":
-        return f"{sig3(x)}×"
-    raise ValueError(f"unknown unit {unit!r}")
+    return sig3(x) if abs(x) >= 1 else f"{x:.3g}"
+
+
+def duration(days: float) -> str:
+    """Wall-clock time: "34.2 days", "5.3 hours", "9.8 minutes", "41 seconds"."""
+    for scale, unit in ((1, "days"), (1 / 24, "hours"), (1 / 1440, "minutes")):
+        if days >= scale:
+            return f"{plain(days / scale)} {unit}"
+    return f"{plain(days * 86_400)} seconds"
+
+
+def seconds(x: float) -> str:
+    """A short time: "38.2 ms", "1.24 s", "2.1 minutes" (`duration` beyond an hour)."""
+    if x >= 3600:
+        return duration(x / 86_400)
+    if x >= 60:
+        return f"{plain(x / 60)} minutes"
+    if x >= 1:
+        return f"{plain(x)} s"
+    if x >= 1e-3:
+        return f"{plain(x * 1e3)} ms"
+    return f"{plain(x * 1e6)} µs"
+
+
+def dollars(x: float) -> str:
+    """"$3.26", "$4,603,211"."""
+    return f"${x:,.2f}" if x < 100 else f"${x:,.0f}"
+
+
+def _ratio(x: float) -> str:
+    return f"{sig3(x)}×"
+
+
+_EXACT = {"params": thousands, "tokens": thousands, "FLOP": flops, "share": percent, "bytes": nbytes, "ratio": _ratio}
+_WORDS = {
+    "params": lambda v: f"{params(v)} parameters",
+    "tokens": lambda v: f"{params(v)} tokens",
+    "count": plain,
+    "FLOP": lambda v: f"{scientific(v)} FLOPs",
+    "share": percent,
+    "ratio": plain,
+    "bytes": nbytes,
+    "bool": lambda v: "yes" if v else "no",
+    "flop_per_s": lambda v: f"{flops(v)}/s",
+    "flop_per_byte": lambda v: f"{plain(v)} FLOP/byte",
+    "tokens_per_s": lambda v: f"{params(v)} tokens/s",
+    "pf_days": lambda v: f"{plain(v)} PF-days",
+    "seconds": seconds,
+    "days": duration,
+    "gpu_hours": lambda v: f"{plain(v)} GPU-hours",
+    "usd": dollars,
+    "loss": lambda v: f"{v:.3f} nats/token",
+}
+if set(_WORDS) != set(UNITS):
+    raise RuntimeError(f"model.units: no words for {sorted(set(UNITS) - set(_WORDS))}")
+
+
+def value(x: int | float, unit: str, exact: bool = True) -> str:
+    """A `model.figures.Line` value, by its unit (one of `model.figures.UNITS`).
+
+    `exact` (the budget, shapes and changes tables): counts and token lengths whole with separators, FLOPs in SI
+    units, shares in percent, bytes in binary units, ratios as "4×", a negative value with a "−" sign; a unit with
+    no exact form is written in words. In words (the training and inference tables): "124.4 million parameters",
+    "3.14 × 10²³ FLOPs", "41.4 days", "$4,603,211"."""
+    if unit not in UNITS:
+        raise ValueError(f"unknown unit {unit!r}")
+    if exact and unit in _EXACT:
+        return "−" + value(-x, unit) if x < 0 else _EXACT[unit](x)
+    return _WORDS[unit](x)
 
 
 def short(x: int | float, unit: str) -> str:

@@ -29,7 +29,8 @@ from model import numbers, units
 from model.config import GPT2_RECIPE_PRESETS, INT_FIELDS
 from model.figures import Line
 from model.rules import out_of_range, preset_labels, preset_of, settle
-from model.train_report import dollars, duration, human, plain, scientific
+from model.train_report import human
+from model.units import dollars, duration, plain, scientific
 from model.training import CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, RECOMPUTE, TrainSetup, largest_micro_batch, plan
 from test_lines import random_configs
 
@@ -376,7 +377,7 @@ def test_training_formatters_agree_on_thousands_of_values(page) -> None:
     for fn, py in (("scientific", scientific), ("plain", plain), ("duration", duration), ("dollars", dollars)):
         assert js(page, fn, [[v] for v in values]) == [py(v) for v in values], fn
     lines = [Line("memory/max_B", "", "", v, "count") for v in (0, 1, 17, BOUNDS["B"][1])]
-    lines += [Line("k/x", "", "", v, u) for v in values[:300] for u in ("flops", "flop_per_s", "pf_days", "params",
+    lines += [Line("k/x", "", "", v, u) for v in values[:300] for u in ("FLOP", "flop_per_s", "pf_days", "params",
                                                                           "tokens", "tokens_per_s", "loss",
                                                                           "gpu_hours", "days", "usd", "ratio")]
     lines += [Line("k/s", "", "", v / 10**16, "share") for v in values[:300]] + [Line("k/b", "", "", b, "bool")

@@ -615,7 +615,7 @@ function pyExp2(x) {  // Python's f"{x:.2e}" for x > 0 (ties to even on the doub
   return [m, Number(e)];
 }
 
-function scientific(x) {  // train_report.scientific
+function scientific(x) {  // units.scientific
   if (x === 0) return "0";
   const [m, e] = pyExp2(Math.abs(x));
   return `${x < 0 ? "-" : ""}${m} × 10${String(e).replace(/./g, (c) => SUPER[c])}`;
@@ -629,21 +629,21 @@ function pyG3(x) {  // Python's f"{x:.3g}" for 0.01 <= |x| < 1 (and 0)
   return (x < 0 ? "-" : "") + t;
 }
 
-function plain(x) {  // train_report.plain
+function plain(x) {  // units.plain
   const a = Math.abs(x);
   if (x !== 0 && !(0.01 <= a && a < 1e15)) return scientific(x);
   if (a >= 1000) return thousands(x);
   return a >= 1 ? sig3(x) : pyG3(x);
 }
 
-function duration(days) {  // train_report.duration
+function duration(days) {  // units.duration
   for (const [scale, unit] of [[1, "days"], [1 / 24, "hours"], [1 / 1440, "minutes"]]) {
     if (days >= scale) return `${plain(days / scale)} ${unit}`;
   }
   return `${plain(days * 86400)} seconds`;
 }
 
-function dollars(x) {  // train_report.dollars
+function dollars(x) {  // units.dollars
   const k = x < 100 ? 2 : 0;
   return "$" + commas(x >= 1e21 ? BigInt(pyRound(x)).toString() : pyFixed(x, k));
 }
@@ -651,7 +651,7 @@ function dollars(x) {  // train_report.dollars
 function human(key, v, unit) {  // train_report.human
   if (unit === "bool") return v ? "yes" : "no";
   if (unit === "bytes") return fmtBytes(v);
-  if (unit === "flops") return `${scientific(v)} FLOPs`;
+  if (unit === "FLOP") return `${scientific(v)} FLOPs`;
   if (unit === "flop_per_s") return `${fmtFlops(v)}/s`;
   if (unit === "pf_days") return `${plain(v)} PF-days`;
   if (unit === "params" || unit === "tokens") return `${fmtParams(v)} ${unit === "params" ? "parameters" : "tokens"}`;
