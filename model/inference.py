@@ -12,24 +12,32 @@ Conventions (FLOPs, not MACs; bytes in 2³⁰ units where printed):
   keys. Its bytes moved: every weight read once per step (a serving kernel streams them; the token table's
   lookup reads only its B rows, and a tied head reads the whole table anyway), the cache of T tokens read and the
   new token's K and V written, and the step's activations written once (the pass's new memory).
+- **A mixture of experts**: the FLOPs are at top-k (each new token through the router, its k routed experts and any
+  shared experts: B·k rows through the experts, B·T·k at the prefill), one block of each kind (dense, MoE) counted by
+  its count. Its decode step reads attention's, the routers', the shared experts', the dense blocks' and the head's
+  weights every step, and of each MoE block's E routed experts only those the B·k choices touch: E_B, the expected
+  number with uniform routing (a token's k of E experts equally likely, tokens independent: an expert escapes all B
+  tokens with probability (1 − k/E)^B), E_B = E·(1 − (1 − k/E)^B), which is k at B = 1 and tends to E as B grows
+  (`experts_touched`). A skewed router touches fewer. The prefill's B·T tokens read E·(1 − (1 − k/E)^(BT)) of them
+  (all E but a fraction of a byte at prompts of thousands of tokens). Serving memory holds every expert.
 - **Roofline**: a step takes at least max(FLOPs / P, bytes / BW) on a GPU of peak P (dense BF16, FLOP/s) and
   memory bandwidth BW (bytes/s), whichever bound binds; B tokens per decode step. The ridge point P / BW is
   the arithmetic intensity (FLOPs per byte) above which a step is compute-bound. The bound leaves out kernel
   launches, communication between GPUs, the scheduler and attention kernels' own inefficiency: the efficiency
   factor the user sets is shown beside it, never folded into it. Quantized weights are dequantized to BF16
   math, so P stays the BF16 peak.
-- **Quantization** (`WEIGHTS`, `KV`): the blocks' matrices (N_q parameters: W_qkv, W_o and the MLP's) at the
-  weights' format; the embeddings, the head, norm gains and biases stay at 16 bits, as common quantizers keep
-  them. int8 and int4 are symmetric and group-wise: one fp16 scale per group of `group` weights along a row
-  (GPTQ and AWQ also store a zero point for int4; not counted); fp8 has one fp32 scale per matrix (counted as
-  0). The cache's int8 keeps one fp16 scale per token and K/V head; fp8 per tensor (0).
+- **Quantization** (`WEIGHTS`, `KV`): the blocks' matrices (N_q parameters: W_qkv, W_o and the MLP's, a mixture of
+  experts' routed experts (E, in, out) and shared experts) at the weights' format; the embeddings, the head, norm
+  gains, biases and the routers stay at 16 bits, as common quantizers keep them. int8 and int4 are symmetric and
+  group-wise: one fp16 scale per group of `group` weights along a row's inputs (GPTQ and AWQ also store a zero
+  point for int4; not counted); fp8 has one fp32 scale per matrix (counted as 0). The cache's int8 keeps one fp16 scale per token and K/V head; fp8 per tensor (0).
 """
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import NamedTuple
 
@@ -478,7 +486,8 @@ def _expert_lines(cfg: Config, s: InferSetup, q: Quantized, expert: float, formu
         *([Line("infer/s_e", "S_e, its scales", "", q.S_e, "count")] if w.scale_bytes else []),
         Line("infer/expert_bytes", f"one routed expert's weights at {s.weights}", formula, expert, "bytes"),
         Line("infer/experts_touched", "E_B, the routed experts of each MoE block that the B new tokens' k choices "
-             "touch: the expected number with uniform routing, E·(1 − (1 − k/E)^B) (k at B = 1, E as B grows)", "",
+             "touch: the expected number with uniform routing, E·(1 − (1 − k/E)^B) (k at B = 1, E as B grows; a skewed "
+             "router touches fewer)", "",
              E_B, "count"),
     )
 
