@@ -35,6 +35,7 @@ def page(chromium, tmp_path_factory: pytest.TempPathFactory):
     out: Path = tmp_path_factory.mktemp("export") / "mixtral.html"
     done = export(out, "--hf-config", str(PUBLISHED / "mixtral-8x7b.json"), "--T", "4096")
     assert done.returncode == 0, done.stderr
+    assert len(out.read_bytes()) < 5_300_000  # the inference card's tables included (Qwen3-30B-A3B's: 5,256,445)
     yield from exported_page(chromium, out)
 
 
