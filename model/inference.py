@@ -30,7 +30,8 @@ Conventions (FLOPs, not MACs; bytes in 2³⁰ units where printed):
   experts' routed experts (E, in, out) and shared experts) at the weights' format; the embeddings, the head, norm
   gains, biases and the routers stay at 16 bits, as common quantizers keep them. int8 and int4 are symmetric and
   group-wise: one fp16 scale per group of `group` weights along a row's inputs (GPTQ and AWQ also store a zero
-  point for int4; not counted); fp8 has one fp32 scale per matrix (counted as 0). The cache's int8 keeps one fp16 scale per token and K/V head; fp8 per tensor (0).
+  point for int4; not counted); fp8 has one fp32 scale per matrix (counted as 0). The cache's int8 keeps one fp16
+  scale per token and K/V head; fp8 per tensor (0).
 """
 from __future__ import annotations
 
@@ -207,7 +208,7 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
     window = cfg.window if kind == "sliding" else None
     one = one_of_each(replace(cfg, window=window, full_layers=()))
     with torch.device("meta"):
-        model = GPT(one).to(torch_dtype)
+        model = GPT(one).to(torch_dtype).requires_grad_(False)  # serving: no parameter asks for a gradient
     cached = cfg.T if kind == "full" else cfg.T_W
     shape = (cfg.B, cfg.h_kv, cached, cfg.d_head)
     past = (torch.zeros(shape, dtype=torch_dtype, device="meta"), torch.zeros(shape, dtype=torch_dtype, device="meta"))
@@ -382,7 +383,11 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
         unread, unread_formula = unread + 2 * (cfg.T_max - 1) * cfg.d, unread_formula + " − 2(T_max − 1)·d"
     expert, expert_formula = _expert_bytes(cfg, w, q)
     E_B = experts_touched(cfg, cfg.B) if cfg.moe else 0
-    read = weights - unread - (cfg.L_moe * (cfg.E - E_B) * expert if cfg.moe else 0)
+
+    def untouched(tokens: int) -> float:  # the routed experts' bytes that `tokens` tokens' choices leave unread
+        return cfg.L_moe * (cfg.E - experts_touched(cfg, tokens)) * expert if cfg.moe else 0
+
+    read = weights - unread - untouched(cfg.B)
     untouched_formula = f" − L_moe·(E − E_B)·({expert_formula})" if cfg.moe else ""
     heads = "h" if cfg.gpt2_recipe else "h_kv"
     token_bytes, token_formula, cache_read, read_formula = _cache_bytes(cfg, kv, heads)
@@ -398,11 +403,9 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
         window_keys = " − 4L_W·(T − T_W)·h·d_head"
         attn_formula = "4B·((L − L_W)·(T + 1) + L_W·(T_W + 1))·h·d_head"
     prefill_flops = b.flops_fwd_measured_per_token * cfg.B * cfg.T
-    prefill_bytes = weights + cache_read - (cfg.L_moe * (cfg.E - experts_touched(cfg, cfg.B * cfg.T)) * expert
-                                            if cfg.moe else 0)
+    prefill_bytes = weights + cache_read - untouched(cfg.B * cfg.T)
     ttft = max(prefill_flops / P, prefill_bytes / BW)
-    knee = knee_batch(cfg, s, step, lambda B: read + (cfg.L_moe * (experts_touched(cfg, B) - E_B) * expert
-                                                      if cfg.moe else 0), cache_read // cfg.B + token_bytes)
+    knee = knee_batch(cfg, s, step, lambda B: weights - unread - untouched(B), cache_read // cfg.B + token_bytes)
     memory = weights + cache_read
     bound = "compute-bound" if step.flops / P >= decode_bytes / BW else "memory-bound"
     lines = (
@@ -427,7 +430,7 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
              f"B·({_at_next_token(forward)}{window_keys})", step.flops, "flops"),
         Line("infer/decode_attn_flops", f"of them, q kᵀ and attn @ v over the T + 1 keys{windowed}", attn_formula,
              step.flops_attn, "flops"),
-        *(_expert_lines(cfg, s, q, expert, expert_formula, E_B) if cfg.moe else ()),
+        *(_expert_lines(s, q, expert, expert_formula, E_B) if cfg.moe else ()),
         Line("infer/decode_weights_read", "decode bytes: every weight read once (the token table's lookup: its B "
              "rows)" + ("; of each MoE block's E routed experts, the E_B its B·k choices touch" if cfg.moe else ""),
              w_formula + unread_formula + untouched_formula, read, "bytes"),
@@ -477,7 +480,7 @@ def _expert_bytes(cfg: Config, w: Format, q: Quantized) -> tuple[float, str]:
     return w.bytes * q.N_e + w.scale_bytes * q.S_e + 2 * biases, formula
 
 
-def _expert_lines(cfg: Config, s: InferSetup, q: Quantized, expert: float, formula: str, E_B: float) -> tuple[Line, ...]:
+def _expert_lines(s: InferSetup, q: Quantized, expert: float, formula: str, E_B: float) -> tuple[Line, ...]:
     """A mixture of experts' decode read: one routed expert's matrices, scales and bytes, and E_B, the experts a
     step's B·k choices touch in each MoE block (`experts_touched`)."""
     w = WEIGHTS[s.weights]
@@ -486,9 +489,8 @@ def _expert_lines(cfg: Config, s: InferSetup, q: Quantized, expert: float, formu
         *([Line("infer/s_e", "S_e, its scales", "", q.S_e, "count")] if w.scale_bytes else []),
         Line("infer/expert_bytes", f"one routed expert's weights at {s.weights}", formula, expert, "bytes"),
         Line("infer/experts_touched", "E_B, the routed experts of each MoE block that the B new tokens' k choices "
-             "touch: the expected number with uniform routing, E·(1 − (1 − k/E)^B) (k at B = 1, E as B grows; a skewed "
-             "router touches fewer)", "",
-             E_B, "count"),
+             "touch: the expected number with uniform routing, E·(1 − (1 − k/E)^B) (k at B = 1, E as B grows; a "
+             "skewed router touches fewer)", "", E_B, "count"),
     )
 
 

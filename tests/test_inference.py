@@ -233,17 +233,24 @@ def test_a_mixture_of_experts_prefill_and_decode_flops_equal_transformers_eager_
 
 
 @pytest.mark.parametrize("layout", [dict(dense_first=1, ff_dim=40), dict(moe_step=2, ff_dim=40),
-                                    dict(dense_layers=(2,), ff_dim=40, shared_experts=1, shared_gate=True)])
+                                    dict(dense_layers=(2,), ff_dim=40, shared_experts=1, shared_gate=True),
+                                    dict(bias="attn", sinks=True, expert_bias=True, swiglu_limit=7.0, window=4,
+                                         full_layers=(1,))],  # gpt-oss's: every block MoE, two attention kinds
+                         ids=["dense_first", "moe_step", "shared", "gpt-oss"])
 def test_a_decode_step_counts_each_kind_of_block_as_the_whole_models_meta_decode(layout):
-    cfg = Config(B=3, T=7, d=16, h=4, L=4, V=50, T_max=64, norm="rmsnorm", positions="rope", mlp="swiglu",
-                 bias="none", kv_heads=2, experts=6, top_k=2, expert_dim=12, **layout)
+    cfg = Config(B=3, T=7, d=16, h=4, L=4, V=50, T_max=64, **{**dict(norm="rmsnorm", positions="rope", mlp="swiglu",
+                 bias="none", kv_heads=2, experts=6, top_k=2, expert_dim=12), **layout})
     with torch.device("meta"):
-        model = GPT(cfg).to(torch.bfloat16)
-    past = [tuple(torch.zeros(cfg.B, cfg.h_kv, cfg.T, cfg.d_head, device="meta", dtype=torch.bfloat16) for _ in "kv")
-            for _ in range(cfg.L)]
+        model = GPT(cfg).to(torch.bfloat16).requires_grad_(False)  # gpt-oss's sinks: no gradient asked
+    past = [tuple(torch.zeros(cfg.B, cfg.h_kv, cfg.T if kind == "full" else cfg.T_W, cfg.d_head, device="meta",
+                              dtype=torch.bfloat16) for _ in "kv") for kind in cfg.attn_kinds]
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
         model.decode(torch.zeros(cfg.B, 1, dtype=torch.long, device="meta"), past, start=cfg.T)
-    assert 0 < cfg.L_moe < cfg.L and decode_pass(cfg).flops == counter.get_total_flops()
+    assert decode_pass(cfg).flops == counter.get_total_flops()
+    assert (0 < cfg.L_moe < cfg.L) != (cfg.window is not None)
+    r = infer(cfg, InferSetup(weights="int4", group=5))  # every line its formula, an expert's biases at 16 bits
+    assert r.line("infer/expert_bytes").value == r.line("infer/n_e").value / 2 + 2 * r.line("infer/s_e").value \
+        + 2 * cfg.expert_bias * (2 * cfg.d_expert + cfg.d)
 
 
 def quantized_by_transformers(doc: dict, group: int) -> tuple[int, int, int]:
@@ -254,7 +261,8 @@ def quantized_by_transformers(doc: dict, group: int) -> tuple[int, int, int]:
     N = N_q = S_q = 0
     for name, p in meta.named_parameters():
         N += p.numel()
-        if p.dim() < 2 or not name.startswith("model.layers.") or name.endswith(("mlp.gate.weight", "shared_expert_gate.weight")):
+        routers = name.endswith(("mlp.gate.weight", "shared_expert_gate.weight"))
+        if p.dim() < 2 or not name.startswith("model.layers.") or routers:
             continue
         N_q += p.numel()
         S_q += p.numel() // p.shape[-1] * -(-p.shape[-1] // group)
@@ -279,7 +287,8 @@ def test_the_experts_touched_are_the_expected_distinct_experts_of_uniform_routin
     cfg = replace(PRESETS["mixtral-8x7b"], experts=5, top_k=2)
     for B in (1, 2, 3):
         picks = list(itertools.product(itertools.combinations(range(cfg.E), cfg.k), repeat=B))
-        assert experts_touched(cfg, B) == pytest.approx(sum(len(set().union(*p)) for p in picks) / len(picks), rel=1e-12)
+        mean = sum(len(set().union(*p)) for p in picks) / len(picks)
+        assert experts_touched(cfg, B) == pytest.approx(mean, rel=1e-12)
 
 
 @pytest.mark.parametrize("name", ["mixtral-8x7b", "qwen3-30b-a3b"])
