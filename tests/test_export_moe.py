@@ -14,6 +14,7 @@ import pytest
 from app.budget import budget_parts, chart_html, headline_html, shown
 from app.changes_card import changes_groups, changes_html
 from app.export.spec import ALL_FIELDS
+from app.infer_card import headline_html as infer_headline_html
 from app.shapes import shape_rows
 from model import PRESETS, budget, trace
 from model.budgeting import chart_note
@@ -99,8 +100,10 @@ def test_the_training_card_says_where_its_figures_are_and_the_inference_card_sho
     assert options_of(train.split("print this model's with: ")[1].split("<")[0].strip()) == MIXTRAL
     assert not value_of(page, "train_body", "visible") and not value_of(page, "train_controls", "visible")
     lines = dict(re.findall(r'<tr data-key="([^"]+)">.*?<td class="v">([^<]*)</td>', text_of(page, "infer_lines")))
-    r = serving(MIXTRAL).result  # the page's B = 8, T = 4,096 on an H100 at bf16
-    assert lines == {x.key: html.escape(human(x), quote=True) for x in r.lines} and "infer/experts_touched" in lines
+    s = serving(MIXTRAL)  # the page's B = 8, T = 4,096 on an H100 at bf16
+    assert lines == {x.key: html.escape(human(x), quote=True) for x in s.result.lines}
+    assert "infer/experts_touched" in lines and text_of(page, "infer_head") == infer_headline_html(s)
+    assert "A step reads <b>7.2</b> of each MoE block&#x27;s 8 routed experts" in infer_headline_html(s)
     assert value_of(page, "infer_figures", "visible") is True
 
 
