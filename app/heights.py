@@ -26,7 +26,7 @@ PX = {  # heights in px at 700 px wide
     "card": 24, "status line": 18, "fields": 63, "preset": 37, "recipe": 37, "switches": 62, "advanced": 43,
     "shapes": 190, "memory line": 57, "legend line": 34, "heading": 28, "line": 13, "row": 9, "least row": 35,
     "shape line": 14.4,
-    "budget": 1180, "budget, MoE": 1900, "tokens": 330, "values": 2070, "closed": 60, "training": 2840, "training, modern": 3070, "inference": 2480, "inference, MoE": 2870,
+    "budget": 1180, "budget, MoE": 1900, "tokens": 330, "values": 2070, "closed": 60, "training": 2840, "training, modern": 3070, "inference": 2480, "inference, MoE": 2960,
     "changes": 650, "per change": 225, "changes, GPT-2": 200,
 }
 PER_LINE = {"status": 100, "fields": 4, "switches": 5, "name": 15, "label": 21, "shape": 10}  # what one line holds:
