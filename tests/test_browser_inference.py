@@ -100,7 +100,8 @@ def test_the_default_page_serves_gpt2_after_T_max_minus_one_tokens_and_says_so(c
 
 
 def test_a_bad_value_in_a_link_is_one_notice_and_a_mixture_of_experts_shows_its_card(chromium, server):
-    """Mixtral at the page's B = 8, T = 32,768: every line as the CLI's records print it, the experts' among them."""
+    """Mixtral at the page's B = 8, T = 32,768, then Qwen3-30B-A3B at B = 64, T = 4,096 with int4 weights: every
+    line as the CLI's records print it, the experts' among them."""
     o = open_explorer(chromium, server, "?preset=mixtral-8x7b&weights=int3", width=1360, height=1000)
     page = o.page
     expect(page.locator(".link-notices li")).to_have_count(1)
@@ -112,6 +113,11 @@ def test_a_bad_value_in_a_link_is_one_notice_and_a_mixture_of_experts_shows_its_
     expect(card.locator(".infer-headline")).to_contain_text(human(r.line("infer/tokens_per_s")), timeout=60_000)
     assert shown_lines(card) == {x.key: human(x) for x in r.lines} and "infer/experts_touched" in shown_lines(card)
     expect(card.locator(".infer-refused")).to_be_hidden()
+    page.goto(f"{server}/explorer?preset=qwen3-30b-a3b&B=64&T=4096&weights=int4")  # 126 of 128 experts a step
+    reveal(page, ".inference-card")
+    r = serving(replace(PRESETS["qwen3-30b-a3b"], B=64, T=4096), InferSetup(weights="int4")).result
+    expect(card.locator(".infer-headline")).to_contain_text(human(r.line("infer/tokens_per_s")), timeout=60_000)
+    assert shown_lines(card) == {x.key: human(x) for x in r.lines}
     page.close()
     assert o.errors == []
 
