@@ -100,7 +100,7 @@ def test_the_default_page_serves_gpt2_after_T_max_minus_one_tokens_and_says_so(c
 
 
 def test_a_bad_value_in_a_link_is_one_notice_and_a_mixture_of_experts_shows_its_card(chromium, server):
-    """Mixtral at the page's B = 8, T = 32,768, then Qwen3-30B-A3B at B = 64, T = 4,096 with int4 weights: every
+    """Mixtral at the preset's B = 8, T = 8,192, then Qwen3-30B-A3B at B = 64, T = 4,096 with int4 weights: every
     line as the CLI's records print it, the experts' among them."""
     o = open_explorer(chromium, server, "?preset=mixtral-8x7b&weights=int3", width=1360, height=1000)
     page = o.page
