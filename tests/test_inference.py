@@ -1,5 +1,7 @@
 """Inference (model.inference): the decode step's real pass against the module's own full forward and against
-transformers' eager forward over a real past_key_values; prefill FLOPs; bytes, roofline and quantization; the CLI."""
+transformers' eager forward over a real past_key_values; prefill FLOPs; bytes, roofline and quantization; the CLI;
+a mixture of experts: top-k FLOPs against eager experts, each kind of block, the experts a step touches (k at B = 1,
+all E at large B) and its weight bytes against transformers' modules to the byte."""
 from __future__ import annotations
 
 import itertools
@@ -325,3 +327,16 @@ def test_the_infer_table_of_a_mixture_of_experts_prints_and_its_json_carries_it(
                                                                              r.ttft_s)
     assert {x["key"]: x["value"] for x in doc["lines"]} == {x.key: x.value for x in r.lines} and len(doc["by_B"]) == 11
     assert doc["by_T"][-1]["T"] == min(r.cfg.T_max, 32_768)  # Qwen3's T_max 40,960 is beyond T's bound
+
+
+def test_a_mixture_of_experts_knee_is_where_its_step_turns_compute_bound():
+    """Mixtral at T = 128 with int4 weights: the weights a step reads grow with the experts touched, so the knee is
+    bisected; a step is memory-bound one sequence below it and compute-bound at it."""
+    cfg, setup = replace(PRESETS["mixtral-8x7b"], B=1, T=128), InferSetup(weights="int4")
+    knee = infer(cfg, setup).knee_B
+
+    def compute_bound(B: int) -> bool:
+        r = infer(replace(cfg, B=B), setup)
+        return r.decode_flops / r.gpu_flops_per_s >= r.decode_bytes / r.gpu_bytes_per_s
+
+    assert knee == 413 and compute_bound(knee) and not compute_bound(knee - 1)
