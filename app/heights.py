@@ -14,7 +14,6 @@ import textwrap
 from model import Config, trace
 from model.changes import ORDER
 from model.config import DEFAULTS, GEMMA_DEFAULTS, MOE_DEFAULTS, OSS_DEFAULTS, WINDOW_DEFAULTS
-from model.inference import refusal
 from model.recipe_rows import recipe_rows
 
 from .query import MOE_CONTROLS, PANELS, RECIPE_KEYS, ViewOptions
@@ -27,7 +26,7 @@ PX = {  # heights in px at 700 px wide
     "card": 24, "status line": 18, "fields": 63, "preset": 37, "recipe": 37, "switches": 62, "advanced": 43,
     "shapes": 190, "memory line": 57, "legend line": 34, "heading": 28, "line": 13, "row": 9, "least row": 35,
     "shape line": 14.4,
-    "budget": 1180, "budget, MoE": 1900, "tokens": 330, "values": 2070, "closed": 60, "training": 2840, "training, modern": 3070, "inference": 2480, "inference, refused": 390,
+    "budget": 1180, "budget, MoE": 1900, "tokens": 330, "values": 2070, "closed": 60, "training": 2840, "training, modern": 3070, "inference": 2480, "inference, MoE": 2960,
     "changes": 650, "per change": 225, "changes, GPT-2": 200,
 }
 PER_LINE = {"status": 100, "fields": 4, "switches": 5, "name": 15, "label": 21, "shape": 10}  # what one line holds:
@@ -90,8 +89,8 @@ def panel_height(panel: str, options: ViewOptions, cfg: Config) -> int:
         return PX["budget, MoE" if cfg.moe else "budget"]
     if panel == "training":
         return PX["training" if cfg.gpt2_recipe else "training, modern"]
-    if panel == "inference":  # the model's one line where it has no figures (a mixture of experts, T ≥ T_max)
-        return PX["inference, refused" if refusal(cfg) else "inference"]
+    if panel == "inference":  # a mixture of experts adds its experts' lines (N_e, S_e, an expert's bytes, E_B)
+        return PX["inference, MoE" if cfg.moe else "inference"]
     return PX[panel]  # tokens
 
 

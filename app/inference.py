@@ -4,8 +4,8 @@ and its two charts.
 Everything shown comes from `model.inference.serving` (the lines, their formulas and values, the charts' points) and
 `model.infer_report` (the words, the headline, the charts' columns), printed with `model.train_report.human`; this
 view lays it out. Decode's B and T are the page's sliders. It recomputes only when the configuration or the card's
-settings change, off the event loop (app.background), and its charts' sources are updated in place. A configuration
-the model refuses (a mixture of experts, a decode step beyond a learned position table) shows the model's one line.
+settings change, off the event loop (app.background), and its charts' sources are updated in place. Where
+`model.inference.serving` raises a ValueError for a configuration, the card shows its one line in the figures' place.
 """
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ class InferenceView(pn.viewable.Viewer):
         if asked != self._asked:  # a later change is on its way
             return
         with pn.io.hold():
-            refused = isinstance(s, ValueError)  # the model's own line: a mixture of experts, T beyond W_pe
+            refused = isinstance(s, ValueError)  # the model's own line
             self._refused.param.update(object=f'<div class="warn">⚠ {html.escape(str(s))}</div>' if refused else "",
                                        visible=refused)
             self._figures.visible = not refused

@@ -254,7 +254,7 @@ class ExplorerState(param.Parameterized):
     @property
     def serving(self) -> Serving:
         """The prefill, a decode step and the roofline of `config` (its B and T) under `infer`, with the charts'
-        points (ValueError for what `model.inference.infer` refuses: a mixture of experts, T beyond a learned table)."""
+        points."""
         return serving(self.config, self.infer)
 
     @property

@@ -20,7 +20,8 @@ SECTIONS = {  # the lines' keys, in display order, under their headings
     "Serving memory": ("infer/n_q", "infer/s_q", "infer/weights", "infer/kv_cache", "infer/memory", "infer/fits"),
     "Prefill: B sequences of T tokens": ("infer/prefill_flops", "infer/prefill_bytes", "infer/ttft"),
     "Decode: one new token for each of B sequences after T cached tokens": (
-        "infer/decode_flops", "infer/decode_attn_flops", "infer/decode_weights_read", "infer/decode_cache_read",
+        "infer/decode_flops", "infer/decode_attn_flops", "infer/n_e", "infer/s_e", "infer/expert_bytes",
+        "infer/experts_touched", "infer/decode_weights_read", "infer/decode_cache_read",
         "infer/decode_cache_write", "infer/decode_activations", "infer/decode_bytes"),
     "The roofline": ("infer/intensity", "infer/ridge", "infer/step", "infer/tokens_per_s", "infer/tokens_per_s_seq",
                      "infer/at_efficiency", "infer/knee_B"),
@@ -160,7 +161,8 @@ CHART_T = {
 def headline(r: Inference) -> list[list[tuple[str, bool]]]:
     """The card's four sentences, each as pieces (text, whether it is a figure to stand out): time to first token,
     decode tokens per second with the efficiency beside the bound, whether a step is memory- or compute-bound, and
-    the serving memory against the GPU's; before them the note of a context taken at T_max − 1 (`r.note`)."""
+    the serving memory against the GPU's; before them the note of a context taken at T_max − 1 (`r.note`); after
+    them, for a mixture of experts, the routed experts a step reads (E_B)."""
     x = {k: human(r.line(f"infer/{k}")) for k in ("ttft", "prefill_flops", "tokens_per_s", "tokens_per_s_seq",
                                                   "at_efficiency", "step", "intensity", "ridge", "memory", "weights",
                                                   "kv_cache")}
@@ -178,6 +180,10 @@ def headline(r: Inference) -> list[list[tuple[str, bool]]]:
                                      "no B makes it compute-bound at this T."), False)],
         [("Serving memory: ", False), (x["memory"], True), (f" (weights {x['weights']}, KV cache {x['kv_cache']}), ",
          False), (("fits" if fits else "does not fit") + f" in one {r.setup.device.label}.", True)],
+        *([[("A step reads ", False), (human(r.line("infer/experts_touched")), True),
+            (f" of each MoE block's {r.cfg.E:,} routed experts: those the B = {r.cfg.B:,} new tokens' top-{r.cfg.k:,} "
+             "choices touch, expected with uniform routing (every expert is in memory).", False)]]
+          if r.cfg.moe else []),
     ]
 
 

@@ -12,32 +12,43 @@ Conventions (FLOPs, not MACs; bytes in 2³⁰ units where printed):
   keys. Its bytes moved: every weight read once per step (a serving kernel streams them; the token table's
   lookup reads only its B rows, and a tied head reads the whole table anyway), the cache of T tokens read and the
   new token's K and V written, and the step's activations written once (the pass's new memory).
+- **A mixture of experts**: the FLOPs are at top-k (each new token through the router, its k routed experts and any
+  shared experts: B·k rows through the experts, B·T·k at the prefill), one block of each kind (dense, MoE) counted by
+  its count. Its decode step reads attention's, the routers', the shared experts', the dense blocks' and the head's
+  weights every step, and of each MoE block's E routed experts only those the B·k choices touch: E_B, the expected
+  number with uniform routing (a token's k of E experts equally likely, tokens independent: an expert escapes all B
+  tokens with probability (1 − k/E)^B), E_B = E·(1 − (1 − k/E)^B), which is k at B = 1 and tends to E as B grows
+  (`experts_touched`). A skewed router touches fewer. The prefill's B·T tokens read E·(1 − (1 − k/E)^(BT)) of them
+  (all E but a fraction of a byte at prompts of thousands of tokens). Serving memory holds every expert.
 - **Roofline**: a step takes at least max(FLOPs / P, bytes / BW) on a GPU of peak P (dense BF16, FLOP/s) and
   memory bandwidth BW (bytes/s), whichever bound binds; B tokens per decode step. The ridge point P / BW is
   the arithmetic intensity (FLOPs per byte) above which a step is compute-bound. The bound leaves out kernel
   launches, communication between GPUs, the scheduler and attention kernels' own inefficiency: the efficiency
   factor the user sets is shown beside it, never folded into it. Quantized weights are dequantized to BF16
   math, so P stays the BF16 peak.
-- **Quantization** (`WEIGHTS`, `KV`): the blocks' matrices (N_q parameters: W_qkv, W_o and the MLP's) at the
-  weights' format; the embeddings, the head, norm gains and biases stay at 16 bits, as common quantizers keep
-  them. int8 and int4 are symmetric and group-wise: one fp16 scale per group of `group` weights along a row
-  (GPTQ and AWQ also store a zero point for int4; not counted); fp8 has one fp32 scale per matrix (counted as
-  0). The cache's int8 keeps one fp16 scale per token and K/V head; fp8 per tensor (0).
+- **Quantization** (`WEIGHTS`, `KV`): the blocks' matrices (N_q parameters: W_qkv, W_o and the MLP's, a mixture of
+  experts' routed experts (E, in, out) and shared experts) at the weights' format; the embeddings, the head, norm
+  gains, biases and the routers stay at 16 bits, as common quantizers keep them. int8 and int4 are symmetric and
+  group-wise: one fp16 scale per group of `group` weights along a row's inputs (GPTQ and AWQ also store a zero
+  point for int4; not counted); fp8 has one fp32 scale per matrix (counted as 0). The cache's int8 keeps one fp16
+  scale per token and K/V head; fp8 per tensor (0).
 """
 from __future__ import annotations
 
 import functools
 import math
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from typing import NamedTuple
 
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from .budgeting import budget
-from .config import Config, one_of_each
-from .figures import Line
-from .formula import matches
-from .gpt import GPT
+from .budgeting import budget, expert_biases
+from .config import BOUNDS, Config, one_of_each
+from .figures import Line, check_lines
+from .gpt import GPT, Experts
 from .memory import kv_cache_lines
 from .passes import TORCH_DTYPES
 from .training import GPUS, Gpu
@@ -80,6 +91,9 @@ DECODE_ROWS: dict[str, tuple[str, str]] = {
     "blocks.0.attn.attn": ("(B, h, 1, T + 1)", "their softmax"),
     "blocks.0.attn.attn_v": ("(B, h, 1, d_head)", "attention's output for the new token"),
     "blocks.0.attn.lse": ("(B, h, 1)", "the fused kernel's log-sum-exp (fp32)"),
+    "blocks.0.moe.probs": ("(B, 1, E)", "the router's probabilities of the E experts for each new token (fp32)"),
+    "blocks.0.moe.top_experts": ("(B, 1, k)", "the k experts each new token is sent to"),
+    "blocks.0.moe.dispatched": ("(B·k, d)", "the B·k (token, expert) rows the experts run over"),
     "logits": ("(B, 1, V)", "the next token's logits"),
 }
 
@@ -159,62 +173,81 @@ def _storage(t: torch.Tensor) -> int:
 @functools.lru_cache(maxsize=256)
 def decode_pass(cfg: Config, dtype: str = ACT_DTYPE) -> DecodePass:
     """One decode step of `GPT(cfg)` after cfg.T cached tokens, B sequences: a real pass on the meta device of the
-    embedding, block 0 (× L: every block maps (B, 1, d) to itself over its own cache) and the head. With a sliding
-    window, one block of each attention kind: a full block over its T cached tokens (× L − L_W), a windowed one over
-    its T_W = min(T, W − 1) (× L_W); the rows are the first kind's (`Config.attn_kinds`)."""
-    kinds = dict.fromkeys(cfg.attn_kinds)
-    steps = {kind: _decode_block(cfg, dtype, kind) for kind in kinds}
-    n = {kind: cfg.attn_kinds.count(kind) for kind in kinds}
-    first = steps[next(iter(kinds))]
-    return DecodePass(rows=first[4], flops=sum(n[k] * steps[k][0] for k in kinds) + first[1],
-                      flops_attn=sum(n[k] * steps[k][2] for k in kinds),
-                      activation_bytes=sum(n[k] * steps[k][3] for k in kinds) + first[5])
+    embedding, one block of each kind and the head, each block counted as often as its kind repeats (every block maps
+    (B, 1, d) to itself over its own cache). A block's kind is its MLP's (dense, or a mixture of experts whose router
+    sends each of the B new tokens to k of the E experts: B·k rows through the experts) and its attention's: a full
+    block over its T cached tokens, a windowed one over its T_W = min(T, W − 1) (`Config.block_kinds`,
+    `Config.attn_kinds`). The rows are block 0's."""
+    attn_kinds = dict.fromkeys(cfg.attn_kinds)
+    steps = {kind: _decode_blocks(cfg, dtype, kind) for kind in attn_kinds}
+    n = Counter(zip(cfg.attn_kinds, cfg.block_kinds))  # blocks of each (attention, MLP) kind
+    first = steps[cfg.attn_kinds[0]]
+    return DecodePass(rows=first.rows, flops=sum(c * steps[a].flops[m] for (a, m), c in n.items()) + first.other_flops,
+                      flops_attn=sum(c * steps[a].flops_attn[m] for (a, m), c in n.items()),
+                      activation_bytes=sum(c * steps[a].nbytes[m] for (a, m), c in n.items()) + first.other_bytes)
 
 
-def _decode_block(cfg: Config, dtype: str, kind: str) -> tuple[int, int, int, int, tuple[DecodeRow, ...], int]:
-    """A decode step of one block of attention `kind` ("full": over T cached tokens; "sliding": over T_W), the
-    embedding and the head: (block FLOPs, embedding and head FLOPs, the block's attention FLOPs, the block's new
-    bytes, the rows, the embedding's and head's new bytes)."""
+@dataclass(frozen=True)
+class _BlockSteps:
+    """A decode step of one block of each MLP kind at one attention kind, by MLP kind ("dense", "moe"): its FLOPs,
+    attention's FLOPs over the keys and its new bytes; and the embedding's and head's FLOPs and bytes, and the rows."""
+
+    flops: dict[str, int]
+    flops_attn: dict[str, int]
+    nbytes: dict[str, int]
+    other_flops: int
+    other_bytes: int
+    rows: tuple[DecodeRow, ...]
+
+
+def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
+    """A decode step of the embedding, one block of each MLP kind with attention `kind` ("full": over T cached
+    tokens; "sliding": over T_W), each on the embedding's output, and the head (`_BlockSteps`)."""
     torch_dtype = TORCH_DTYPES[dtype]
     window = cfg.window if kind == "sliding" else None
+    one = one_of_each(replace(cfg, window=window, full_layers=()))
     with torch.device("meta"):
-        model = GPT(replace(cfg, B=1, T=1, L=1, window=window, full_layers=()), depth=1).to(torch_dtype)
+        model = GPT(one).to(torch_dtype).requires_grad_(False)  # serving: no parameter asks for a gradient
     cached = cfg.T if kind == "full" else cfg.T_W
     shape = (cfg.B, cfg.h_kv, cached, cfg.d_head)
-    past = [(torch.zeros(shape, dtype=torch_dtype, device="meta"), torch.zeros(shape, dtype=torch_dtype, device="meta"))]
+    past = (torch.zeros(shape, dtype=torch_dtype, device="meta"), torch.zeros(shape, dtype=torch_dtype, device="meta"))
     outputs: list[tuple[str, torch.Tensor]] = []
-    names = {f"blocks.0.attn.{n}" for n in ("k_cache", "v_cache")}
+    caches = {f"blocks.{i}.attn.{n}" for i in range(one.L) for n in ("k_cache", "v_cache")}
     hooks = [m.register_forward_hook(lambda _m, _i, out, n=n: outputs.append((n, out)))
              for n, m in model.named_modules() if n and not list(m.children())]
     idx = torch.zeros(cfg.B, 1, dtype=torch.long, device="meta")
     counts = []
     try:
         with torch.no_grad():
-            for stage in ("embed", "block", "head"):
+            with FlopCounterMode(display=False) as counter:
+                x = model.embed_tokens(idx, start=cfg.T)
+            counts.append(counter)
+            for i in range(one.L):
                 with FlopCounterMode(display=False) as counter:
-                    if stage == "embed":
-                        x = model.embed_tokens(idx, start=cfg.T)
-                    elif stage == "block":
-                        x = model.block(0, x, past[0])
-                    else:
-                        logits = model.output(x)
+                    y = model.block(i, x, past)
                 counts.append(counter)
+            with FlopCounterMode(display=False) as counter:
+                logits = model.output(y)
+            counts.append(counter)
     finally:
         for hook in hooks:
             hook.remove()
-    by_op = counts[1].get_flop_counts().get("Global", {})
     attn_ops = (torch.ops.aten.bmm, torch.ops.aten._scaled_dot_product_flash_attention_for_cpu)
-    flops_attn = sum(n for op, n in by_op.items() if op in attn_ops)
-    seen, block_bytes, other_bytes = set(), 0, 0
-    kept = {id(t) for p in past for t in p}
+    kinds = one.block_kinds
+    flops = {m: counts[1 + i].get_total_flops() for i, m in enumerate(kinds)}
+    flops_attn = {m: sum(n for op, n in counts[1 + i].get_flop_counts().get("Global", {}).items() if op in attn_ops)
+                  for i, m in enumerate(kinds)}
+    seen, nbytes, other_bytes = set(), dict.fromkeys(kinds, 0), 0
+    kept = {id(t) for t in past}
     for name, t in outputs:
-        if not isinstance(t, torch.Tensor) or _storage(t) in seen or id(t) in kept or name in names:
+        if not isinstance(t, torch.Tensor) or _storage(t) in seen or id(t) in kept or name in caches:
             continue
         seen.add(_storage(t))
-        if name.startswith("blocks.0."):
-            block_bytes += t.untyped_storage().nbytes()
-        else:
+        block = name.split(".")[1] if name.startswith("blocks.") else None
+        if block is None:
             other_bytes += t.untyped_storage().nbytes()
+        else:
+            nbytes[kinds[int(block)]] += t.untyped_storage().nbytes()
     recorded = {"idx": idx, "logits": logits, **dict(outputs)}
     lesson = (lambda shape: shape.replace("h_kv", "h")) if cfg.gpt2_recipe else (lambda shape: shape)  # GPT-2: h
     if kind == "sliding":  # a windowed block's keys: its T_W cached tokens and the new one
@@ -224,8 +257,8 @@ def _decode_block(cfg: Config, dtype: str, kind: str) -> tuple[int, int, int, in
     rows = tuple(DecodeRow(name, lesson(DECODE_ROWS[name][0]), cached_words(DECODE_ROWS[name][1]),
                            tuple(recorded[name].shape), recorded[name].untyped_storage().nbytes())
                  for name in DECODE_ROWS if name in recorded)
-    return (counts[1].get_total_flops(), counts[0].get_total_flops() + counts[2].get_total_flops(), flops_attn,
-            block_bytes, rows, other_bytes)
+    return _BlockSteps(flops, flops_attn, nbytes, counts[0].get_total_flops() + counts[-1].get_total_flops(),
+                       other_bytes, rows)
 
 
 @dataclass(frozen=True)
@@ -259,16 +292,52 @@ class Inference:
         return next(x for x in self.lines if x.key == key)
 
 
+class Quantized(NamedTuple):
+    """The weights a quantizer stores in its format (`quantized`) and one routed expert's share of them."""
+
+    N_q: int  # the blocks' matrix weights, all L blocks
+    S_q: int  # their scales
+    N_e: int  # one routed expert's matrix weights (0 for a dense model)
+    S_e: int  # its scales
+
+
 @functools.lru_cache(maxsize=256)
-def quantized(cfg: Config, group: int) -> tuple[int, int]:
-    """(N_q, S_q): the blocks' matrix weights (W_qkv, W_o, the MLP's), all L blocks, which a quantizer stores in its
-    format; and its scales, one per group of `group` weights along each matrix's rows (a row's last group may be
-    shorter: ⌈columns / group⌉ per row)."""
+def quantized(cfg: Config, group: int) -> Quantized:
+    """The blocks' matrix weights, all L blocks, which a quantizer stores in its format (N_q): attention's W_qkv and
+    W_o, a dense block's MLP, an MoE block's routed experts (their stacked (E, in, out) matrices) and shared experts'
+    MLP. The router W_router (d, E) and the shared experts' gate (d, 1) stay at 16 bits, as AWQ and GPTQ keep
+    Mixtral's and Qwen's `gate`. The scales (S_q): one per group of `group` weights along each matrix row's inputs
+    (a row's last group may be shorter: ⌈in / group⌉ per row). Counted on one block of each kind
+    (`model.config.one_of_each`), times the blocks of that kind."""
     with torch.device("meta"):
-        block = GPT(one_of_each(cfg), depth=1).blocks[0]
-    linears = [m for m in block.modules() if isinstance(m, torch.nn.Linear)]
-    return (cfg.L * sum(m.weight.numel() for m in linears),
-            cfg.L * sum(m.out_features * -(-m.in_features // group) for m in linears))
+        blocks = GPT(one_of_each(cfg)).blocks
+    n = Counter(cfg.block_kinds)
+    N_q = S_q = N_e = S_e = 0
+    for block in blocks:
+        matrices = _matrices(block)
+        N_q += n[block.kind] * sum(E * i * o for E, i, o, _ in matrices)
+        S_q += n[block.kind] * sum(E * o * -(-i // group) for E, i, o, _ in matrices)
+        N_e += sum(i * o for _, i, o, expert in matrices if expert)
+        S_e += sum(o * -(-i // group) for _, i, o, expert in matrices if expert)
+    return Quantized(N_q, S_q, N_e, S_e)
+
+
+def _matrices(block: torch.nn.Module) -> list[tuple[int, int, int, bool]]:
+    """A block's quantized matrices as (copies, inputs, outputs, whether one per routed expert): its Linears' weights
+    (out, in) but the router's and the shared gate's, and the routed experts' (E, in, out) parameters."""
+    ffn = block.ffn
+    kept = {id(getattr(ffn, name).weight) for name in ("router", "shared_gate") if hasattr(ffn, name)}
+    out = [(1, m.in_features, m.out_features, False) for m in block.modules()
+           if isinstance(m, torch.nn.Linear) and id(m.weight) not in kept]
+    return out + [(p.shape[0], p.shape[1], p.shape[2], True) for m in block.modules() if isinstance(m, Experts)
+                  for p in m.parameters(recurse=False) if p.dim() == 3]
+
+
+def experts_touched(cfg: Config, tokens: int) -> float:
+    """E_B: the routed experts of an MoE block that `tokens` tokens' k choices each touch, expected under uniform
+    routing (each token's k of E experts equally likely, tokens independent): an expert escapes one token with
+    probability 1 − k/E, so E·(1 − (1 − k/E)^B) are touched at B tokens: k at B = 1, E as B grows."""
+    return cfg.E * (1 - (1 - cfg.k / cfg.E) ** tokens)
 
 
 def _fmt(x: float) -> str:
@@ -278,14 +347,6 @@ def _fmt(x: float) -> str:
 def _at_next_token(formula: str) -> str:
     """The forward pass's per-token FLOPs formula (`model.budget`'s measured one) with T + 1 keys in place of T."""
     return formula.replace("4Td", "4(T + 1)·d").replace("4T·h·d_head", "4(T + 1)·h·d_head")
-
-
-def refusal(cfg: Config) -> str | None:
-    """Why `infer` has no figures for `cfg` (its one line), or None: a mixture of experts."""
-    if cfg.moe:
-        return ("serving figures are for dense models so far: a mixture of experts' decode step reads only "
-                "the routed experts' weights, not modelled yet: choose a dense preset or config.json")
-    return None
 
 
 def decode_context(cfg: Config) -> tuple[Config, str | None]:
@@ -303,16 +364,15 @@ def decode_context(cfg: Config) -> tuple[Config, str | None]:
 
 def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> Inference:
     """The prefill and a decode step of `cfg` (its B, and T as `decode_context` takes it) on `setup` (see the
-    module docstring). ValueError for a model `refusal` names. `check`: evaluate every line's formula against its
-    value (the charts' points, made by the same code at other B and T, skip it)."""
+    module docstring). `check`: evaluate every line's formula against its value (the charts' points, made by the same
+    code at other B and T, skip it)."""
     s = setup or InferSetup()
-    if why := refusal(cfg):
-        raise ValueError(why)
     cfg, note = decode_context(cfg)
     w, kv = WEIGHTS[s.weights], KV[s.kv_dtype]
     b = budget(cfg)
     N = b.params_exact
-    N_q, S_q = quantized(cfg, s.group)
+    q = quantized(cfg, s.group)
+    N_q, S_q = q.N_q, q.S_q
     weights = round(2 * (N - N_q) + w.bytes * N_q) + S_q * w.scale_bytes
     w_formula = ("2·N" if w.bytes == 2 else f"2·(N − N_q) + {_fmt(w.bytes)}·N_q" + (" + 2·S_q" if w.scale_bytes else ""))
     unread, unread_formula = 0, ""
@@ -320,7 +380,14 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
         unread, unread_formula = 2 * (cfg.V - cfg.B) * cfg.d, " − 2(V − B)·d"
     if cfg.positions == "learned":  # W_pe: one row, position T
         unread, unread_formula = unread + 2 * (cfg.T_max - 1) * cfg.d, unread_formula + " − 2(T_max − 1)·d"
-    read = weights - unread
+    expert, expert_formula = _expert_bytes(cfg, w, q)
+    E_B = experts_touched(cfg, cfg.B) if cfg.moe else 0
+
+    def untouched(tokens: int) -> float:  # the routed experts' bytes that `tokens` tokens' choices leave unread
+        return cfg.L_moe * (cfg.E - experts_touched(cfg, tokens)) * expert if cfg.moe else 0
+
+    read = weights - unread - untouched(cfg.B)
+    untouched_formula = f" − L_moe·(E − E_B)·({expert_formula})" if cfg.moe else ""
     heads = "h" if cfg.gpt2_recipe else "h_kv"
     token_bytes, token_formula, cache_read, read_formula = _cache_bytes(cfg, kv, heads)
     cache_write = cfg.B * token_bytes
@@ -335,14 +402,14 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
         window_keys = " − 4L_W·(T − T_W)·h·d_head"
         attn_formula = "4B·((L − L_W)·(T + 1) + L_W·(T_W + 1))·h·d_head"
     prefill_flops = b.flops_fwd_measured_per_token * cfg.B * cfg.T
-    prefill_bytes = weights + cache_read
+    prefill_bytes = weights + cache_read - untouched(cfg.B * cfg.T)
     ttft = max(prefill_flops / P, prefill_bytes / BW)
-    knee = knee_batch(cfg, s, step, read, cache_read // cfg.B + token_bytes)
+    knee = knee_batch(cfg, s, step, lambda B: weights - unread - untouched(B), cache_read // cfg.B + token_bytes)
     memory = weights + cache_read
     bound = "compute-bound" if step.flops / P >= decode_bytes / BW else "memory-bound"
     lines = (
         Line("infer/n_q", "N_q, the blocks' matrix weights (the ones quantized; embeddings, head, norms and biases "
-             "stay at 16 bits)", "", N_q, "params"),
+             + ("stay at 16 bits)" if not cfg.moe else "stay at 16 bits, and so do the routers)"), "", N_q, "params"),
         *([Line("infer/s_q", f"S_q, the scales: one per group of {s.group:,} weights along each matrix's rows", "",
                 S_q, "count")] if w.scale_bytes else []),
         Line("infer/weights", f"weights to serve: the blocks' matrices at {s.weights} ({w.note}), the rest at 16 bits",
@@ -353,16 +420,19 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
         Line("infer/fits", f"they fit in one {s.device.label}", "", memory <= s.device.memory_gib * 2**30, "bool"),
         Line("infer/prefill_flops", "prefill: the forward pass over B sequences of T tokens (its measured FLOPs)",
              f"BT·({forward})", prefill_flops, "FLOP"),
-        Line("infer/prefill_bytes", "prefill bytes: every weight read once, the cache of T tokens written", "",
-             prefill_bytes, "bytes"),
+        Line("infer/prefill_bytes", "prefill bytes: every weight read once, the cache of T tokens written"
+             + (" (of each MoE block's routed experts, the E·(1 − (1 − k/E)^(BT)) its B·T tokens' choices touch)"
+                if cfg.moe else ""), "", prefill_bytes, "bytes"),
         Line("infer/ttft", "time to first token: the prefill's bound, max(FLOPs / P, bytes / BW)", "", ttft,
              "seconds"),
         Line("infer/decode_flops", "decode step: one new token for each of B sequences after T cached tokens",
              f"B·({_at_next_token(forward)}{window_keys})", step.flops, "FLOP"),
         Line("infer/decode_attn_flops", f"of them, q kᵀ and attn @ v over the T + 1 keys{windowed}", attn_formula,
              step.flops_attn, "FLOP"),
+        *(_expert_lines(s, q, expert, expert_formula, E_B) if cfg.moe else ()),
         Line("infer/decode_weights_read", "decode bytes: every weight read once (the token table's lookup: its B "
-             "rows)", w_formula + unread_formula, read, "bytes"),
+             "rows)" + ("; of each MoE block's E routed experts, the E_B its B·k choices touch" if cfg.moe else ""),
+             w_formula + unread_formula + untouched_formula, read, "bytes"),
         Line("infer/decode_cache_read", f"decode bytes: the cache of T tokens read{windowed}", read_formula,
              cache_read, "bytes"),
         Line("infer/decode_cache_write", "decode bytes: the new token's K and V written", f"B·({token_formula})",
@@ -386,14 +456,40 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
              + ("" if knee else " (none: each sequence's cache takes longer to read than its token's FLOPs)"), "",
              0 if knee is None else knee, "count"),
     )
-    symbols = {**cfg.symbols(), "N": N, "N_q": N_q, "S_q": S_q, "P": P, "BW": BW}
-    for x in lines if check else ():
-        if x.formula and not matches(x.formula, symbols, x.value):
-            raise RuntimeError(f"line {x.key}: formula {x.formula!r} does not give {x.value!r}")
+    symbols = {**cfg.symbols(), "N": N, "N_q": N_q, "S_q": S_q, "P": P, "BW": BW,
+               **({"N_e": q.N_e, "S_e": q.S_e, "E_B": E_B} if cfg.moe else {})}
+    if check:
+        check_lines(lines, symbols)
     return Inference(cfg=cfg, setup=s, weight_bytes=weights, prefill_flops=prefill_flops, ttft_s=ttft,
                      decode_flops=step.flops, decode_bytes=decode_bytes, decode_step_s=step_s,
                      decode_tokens_per_s=cfg.B / step_s, gpu_flops_per_s=P, gpu_bytes_per_s=BW, knee_B=knee,
                      rows=step.rows, lines=lines, T=cfg.T, note=note)
+
+
+def _expert_bytes(cfg: Config, w: Format, q: Quantized) -> tuple[float, str]:
+    """One routed expert's bytes at format `w`, and their formula: its matrices (N_e) at the format with their scales
+    (S_e), its biases (gpt-oss's 2d_expert + d, `model.budgeting.expert_biases`) at 16 bits; (0, "") for a dense
+    model."""
+    if not cfg.moe:
+        return 0, ""
+    biases = expert_biases(cfg)
+    formula = f"{_fmt(w.bytes)}·N_e" + (" + 2·S_e" if w.scale_bytes else "")
+    formula += f" + 2·({'2d_expert' if cfg.mlp == 'swiglu' else 'd_expert'} + d)" if biases else ""
+    return w.bytes * q.N_e + w.scale_bytes * q.S_e + 2 * biases, formula
+
+
+def _expert_lines(s: InferSetup, q: Quantized, expert: float, formula: str, E_B: float) -> tuple[Line, ...]:
+    """A mixture of experts' decode read: one routed expert's matrices, scales and bytes, and E_B, the experts a
+    step's B·k choices touch in each MoE block (`experts_touched`)."""
+    w = WEIGHTS[s.weights]
+    return (
+        Line("infer/n_e", "N_e, one routed expert's matrix weights (of N_q)", "", q.N_e, "params"),
+        *([Line("infer/s_e", "S_e, its scales", "", q.S_e, "count")] if w.scale_bytes else []),
+        Line("infer/expert_bytes", f"one routed expert's weights at {s.weights}", formula, expert, "bytes"),
+        Line("infer/experts_touched", "E_B, the routed experts of each MoE block that the B new tokens' k choices "
+             "touch: the expected number with uniform routing, E·(1 − (1 − k/E)^B) (k at B = 1, E as B grows; a "
+             "skewed router touches fewer)", "", E_B, "count"),
+    )
 
 
 def _cache_bytes(cfg: Config, kv: Format, heads: str) -> tuple[int, str, int, str]:
@@ -414,16 +510,27 @@ def _cache_bytes(cfg: Config, kv: Format, heads: str) -> tuple[int, str, int, st
     return token_bytes, token_formula, cache, f"B·((L − L_W)·T + L_W·T_W)·({block_formula})"
 
 
-def knee_batch(cfg: Config, s: InferSetup, step: DecodePass, read: int, per_sequence: int) -> int | None:
-    """The smallest B at which a decode step's FLOPs / P reach its bytes / BW at cfg's T: FLOPs grow as B, bytes
-    as W + B·(cache and activations per sequence), so B ≥ (W / BW) / (f / P − c / BW) where that is positive."""
+def knee_batch(cfg: Config, s: InferSetup, step: DecodePass, read: Callable[[int], float],
+               per_sequence: int) -> int | None:
+    """The smallest B at which a decode step's FLOPs / P reach its bytes / BW at cfg's T: FLOPs grow as B·f, bytes
+    as read(B) + B·(cache and activations per sequence), where read(B) is the weights a step reads (all of a dense
+    model's; a mixture of experts' grows with the E_B experts touched, concave in B). Their difference is convex in
+    B and negative at B = 0, so the B that make a step compute-bound are one range from the knee: found by
+    bisection up to 2²⁰ (None where none is: each sequence's cache and activations take longer to move than its
+    token's FLOPs take; 2²⁰ where the knee is beyond it)."""
     P, BW = s.device.peak_tflops * 1e12, s.bandwidth
     f = step.flops / cfg.B  # per new token (the head's and blocks' per token; exact: FLOPs are linear in B)
     c = per_sequence + step.activation_bytes / cfg.B
-    gain = f / P - c / BW
-    if gain <= 0:
+    if f / P - c / BW <= 0:
         return None
-    return min(math.ceil((read / BW) / gain), 2**20)
+    bound = lambda B: B * f / P >= (read(B) + B * c) / BW  # noqa: E731 (compute-bound at B)
+    lo, hi = 1, 2**20
+    if not bound(hi):
+        return hi
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if bound(mid) else (mid + 1, hi)
+    return lo
 
 
 SERIES_B = tuple(2**i for i in range(11))  # 1 … 1,024 sequences: the tokens-per-second chart's points
@@ -443,8 +550,9 @@ def by_batch(cfg: Config, setup: InferSetup | None = None) -> tuple[dict, ...]:
 
 def by_context(cfg: Config, setup: InferSetup | None = None) -> tuple[dict, ...]:
     """A decode step's time at cfg's B for T = 128, 256, … up to what the positions allow (T_max − 1 cached tokens
-    with a learned table; T_max with RoPE): the chart of step time against context."""
-    top = cfg.T_max - 1 if cfg.positions == "learned" else cfg.T_max
+    with a learned table; T_max with RoPE) and T's bound (`model.config.BOUNDS`, 32,768): the chart of step time
+    against context."""
+    top = min(cfg.T_max - 1 if cfg.positions == "learned" else cfg.T_max, BOUNDS["T"][1])
     Ts = [T for T in (2**i for i in range(7, 25)) if T < top] + [top]
     out = []
     for T in Ts:

@@ -59,7 +59,10 @@ def test_the_card_shows_the_models_figures_and_its_widgets_write_the_state():
     assert v.sources["here_B"].data["B"] == [4]
 
 
-def test_a_mixture_of_experts_shows_the_models_one_line_and_the_panel_can_be_left_out():
-    v = Explorer(query="?d=64&h=4&L=2&V=500&T=16&T_max=64&moe=1&E=4&k=2").inference
-    assert "mixture of experts" in v._refused.object and v._refused.visible and not v._figures.visible
+def test_a_mixture_of_experts_shows_its_experts_lines_and_the_panel_can_be_left_out():
+    e = Explorer(query="?d=64&h=4&L=2&V=500&T=16&T_max=64&moe=1&E=4&k=2&dense_first=1")
+    v, s = e.inference, serving(e.state.config, e.state.infer)
+    assert not v._refused.visible and v._figures.visible and e.state.config.block_kinds == ("dense", "moe")
+    for key in ("infer/expert_bytes", "infer/experts_touched", "infer/decode_weights_read"):
+        assert f'<tr data-key="{key}">' in v._lines.object and human(s.result.line(key)) in v._lines.object
     assert Explorer(query=TINY + "&panels=shapes,training").inference is None

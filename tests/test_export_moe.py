@@ -1,9 +1,10 @@
 """The no-server page of a mixture of experts (issue 26), in Chromium: one page, written from Mixtral 8x7B's
 config.json, shows N and N_active, the chart, the shapes grouped by kind of block and the changes as the model and
-the live page give them; its training card names the CLI's command, its inference card the model's refusal."""
+the live page give them; its training card names the CLI's command; its inference card shows the CLI's figures."""
 from __future__ import annotations
 
 import html
+import re
 import shlex
 from dataclasses import replace
 from pathlib import Path
@@ -13,13 +14,15 @@ import pytest
 from app.budget import budget_parts, chart_html, headline_html, shown
 from app.changes_card import changes_groups, changes_html
 from app.export.spec import ALL_FIELDS
+from app.infer_card import headline_html as infer_headline_html
 from app.shapes import shape_rows
 from model import PRESETS, budget, trace
 from model.budgeting import chart_note
 from model.changes import changes
 from model.cli import build_parser, config_from_args
 from model.families import menu_label
-from model.inference import refusal
+from model.inference import serving
+from model.train_report import human
 from model.tracing import block_groups
 from test_export import export, exported_page, js, text_of, value_of
 
@@ -33,6 +36,7 @@ def page(chromium, tmp_path_factory: pytest.TempPathFactory):
     out: Path = tmp_path_factory.mktemp("export") / "mixtral.html"
     done = export(out, "--hf-config", str(PUBLISHED / "mixtral-8x7b.json"), "--T", "4096")
     assert done.returncode == 0, done.stderr
+    assert len(out.read_bytes()) < 5_300_000  # the inference card's tables included (Qwen3-30B-A3B's: 5,256,445)
     yield from exported_page(chromium, out)
 
 
@@ -90,12 +94,17 @@ def test_the_changes_card_shows_the_models_lines(page) -> None:
     assert js(page, "changesHtml", [[out["groups"], "fp32", True]]) == [changes_html(changes_groups(c), "fp32", c.note)]
 
 
-def test_training_and_inference_cards_say_where_their_figures_are(page) -> None:
+def test_the_training_card_says_where_its_figures_are_and_the_inference_card_shows_them(page) -> None:
     train = html.unescape(text_of(page, "train_head"))
     assert "A mixture of experts trains at C = 6·N_active·D" in train
     assert options_of(train.split("print this model's with: ")[1].split("<")[0].strip()) == MIXTRAL
     assert not value_of(page, "train_body", "visible") and not value_of(page, "train_controls", "visible")
-    assert html.escape(refusal(MIXTRAL)) in text_of(page, "infer_notice")
+    lines = dict(re.findall(r'<tr data-key="([^"]+)">.*?<td class="v">([^<]*)</td>', text_of(page, "infer_lines")))
+    s = serving(MIXTRAL)  # the page's B = 8, T = 4,096 on an H100 at bf16
+    assert lines == {x.key: html.escape(human(x), quote=True) for x in s.result.lines}
+    assert "infer/experts_touched" in lines and text_of(page, "infer_head") == infer_headline_html(s)
+    assert "A step reads <b>7.2</b> of each MoE block&#x27;s 8 routed experts" in infer_headline_html(s)
+    assert value_of(page, "infer_figures", "visible") is True
 
 
 def test_another_mixture_of_experts_names_its_export_command(page) -> None:

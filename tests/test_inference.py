@@ -1,7 +1,10 @@
 """Inference (model.inference): the decode step's real pass against the module's own full forward and against
-transformers' eager forward over a real past_key_values; prefill FLOPs; bytes, roofline and quantization; the CLI."""
+transformers' eager forward over a real past_key_values; prefill FLOPs; bytes, roofline and quantization; the CLI;
+a mixture of experts: top-k FLOPs against eager experts, each kind of block, the experts a step touches (k at B = 1,
+all E at large B) and its weight bytes against transformers' modules to the byte."""
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import random
@@ -15,11 +18,13 @@ from transformers import CONFIG_MAPPING, AutoModelForCausalLM
 from model import PRESETS, budget
 from model.config import Config, from_hf
 from model.gpt import GPT
-from model.inference import KV, WEIGHTS, InferSetup, by_batch, by_context, decode_pass, infer, quantized
+from model.inference import (KV, WEIGHTS, InferSetup, by_batch, by_context, decode_pass, experts_touched, infer,
+                             quantized)
 from model.memory import kv_cache_lines
 from model.formula import evaluate_shape as evaluate
 from model.training import GPUS
 from pagetools import run_cli
+from test_moe import _module, random_doc  # transformers' MoE module of a file; small random files
 
 logging.getLogger("transformers").setLevel(logging.ERROR)
 RECIPES = [dict(), dict(norm="rmsnorm", positions="rope", mlp="swiglu", bias="none", kv_heads=2),
@@ -82,9 +87,11 @@ def hf_doc(rng: random.Random, model_type: str) -> dict:
 
 
 def reference_flops(doc: dict, B: int, T: int) -> tuple[int, int]:
-    """FlopCounterMode on transformers' eager forward: (the prefill over T tokens, one new token over its cache)."""
+    """FlopCounterMode on transformers' eager forward (eager experts for a mixture of experts): (the prefill over T
+    tokens, one new token over its cache)."""
     config = CONFIG_MAPPING[doc["model_type"]](**{k: v for k, v in doc.items() if k != "model_type"})
-    model = AutoModelForCausalLM.from_config(config, attn_implementation="eager").eval()
+    experts = {"experts_implementation": "eager"} if "num_experts_per_tok" in doc else {}  # one matmul per expert
+    model = AutoModelForCausalLM.from_config(config, attn_implementation="eager", **experts).eval()
     ids = torch.zeros(B, T + 1, dtype=torch.long)
     with torch.no_grad():
         with FlopCounterMode(display=False) as prefill:
@@ -129,7 +136,7 @@ def test_llama3_8b_at_b1_t4096_reads_its_bf16_weights_and_its_cache_at_the_roofl
 def test_int4_weights_are_a_quarter_of_bf16s_plus_scales_and_the_rest_at_16_bits():
     cfg = replace(PRESETS["llama3-8b"], B=1, T=4096)
     N = budget(cfg).params_exact
-    N_q, S_q = quantized(cfg, 128)
+    N_q, S_q, _, _ = quantized(cfg, 128)
     assert N_q == cfg.L * (2 * (cfg.h + cfg.h_kv) * cfg.d_head * cfg.d + 3 * cfg.d * cfg.d_ff)
     assert S_q == N_q // 128
     bf16, int4 = (infer(cfg, InferSetup(weights=w)).weight_bytes for w in ("bf16", "int4"))
@@ -191,7 +198,6 @@ def test_the_infer_table_prints_in_every_format(fmt, capsys):
     (["--table", "infer", "--gpu-bandwidth", "-1"], "a custom GPU needs"),
     (["--table", "infer", "--zero", "3"], "--zero describe a training run: use --table train"),
     (["--weights", "int4"], "--weights describe serving: add --table infer"),
-    (["--preset", "mixtral-8x7b", "--table", "infer"], "serving figures are for dense models so far"),
 ])
 def test_bad_serving_options_give_one_line_and_status_2(argv, message, capsys):
     code, out, err = run_cli(["--preset", "llama3-8b", *argv], capsys)
@@ -210,3 +216,127 @@ def test_the_charts_points_are_the_figures_at_each_b_and_t_and_turn_at_the_knee(
     assert all(a["step_s"] <= b["step_s"] for a, b in zip(context, context[1:]))  # a longer cache, a longer step
     assert context[2]["step_s"] == infer(replace(cfg, B=8, T=512)).decode_step_s
     assert by_context(PRESETS["gpt2-small"])[-1]["T"] == 1023  # W_pe's last row
+
+
+# --- a mixture of experts: the decode step reads the experts its B·k choices touch ---------------------------------
+
+MOE_SWEEP = [(t, i) for t in ("mixtral", "qwen2_moe", "qwen3_moe") for i in range(2)]
+
+
+@pytest.mark.parametrize("model_type, seed", MOE_SWEEP, ids=[f"{t}-{i}" for t, i in MOE_SWEEP])
+def test_a_mixture_of_experts_prefill_and_decode_flops_equal_transformers_eager_experts_over_a_real_cache(model_type,
+                                                                                                          seed):
+    """Top-k FLOPs: B·k rows through the experts at decode, B·T·k at the prefill, the routers, shared experts and
+    dense blocks (Qwen's decoder_sparse_step and mlp_only_layers) each counted per kind of block."""
+    rng = random.Random(f"serve-{model_type}-{seed}")
+    doc, B, T = random_doc(rng, model_type), rng.randrange(1, 4), rng.randrange(2, 12)
+    r = infer(from_hf(doc, B=B, T=T), InferSetup())
+    assert (r.prefill_flops, r.decode_flops) == reference_flops(doc, B, T), doc
+
+
+@pytest.mark.parametrize("layout", [dict(dense_first=1, ff_dim=40), dict(moe_step=2, ff_dim=40),
+                                    dict(dense_layers=(2,), ff_dim=40, shared_experts=1, shared_gate=True),
+                                    dict(bias="attn", sinks=True, expert_bias=True, swiglu_limit=7.0, window=4,
+                                         full_layers=(1,))],  # gpt-oss's: every block MoE, two attention kinds
+                         ids=["dense_first", "moe_step", "shared", "gpt-oss"])
+def test_a_decode_step_counts_each_kind_of_block_as_the_whole_models_meta_decode(layout):
+    cfg = Config(B=3, T=7, d=16, h=4, L=4, V=50, T_max=64, **{**dict(norm="rmsnorm", positions="rope", mlp="swiglu",
+                 bias="none", kv_heads=2, experts=6, top_k=2, expert_dim=12), **layout})
+    with torch.device("meta"):
+        model = GPT(cfg).to(torch.bfloat16).requires_grad_(False)  # gpt-oss's sinks: no gradient asked
+    past = [tuple(torch.zeros(cfg.B, cfg.h_kv, cfg.T if kind == "full" else cfg.T_W, cfg.d_head, device="meta",
+                              dtype=torch.bfloat16) for _ in "kv") for kind in cfg.attn_kinds]
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model.decode(torch.zeros(cfg.B, 1, dtype=torch.long, device="meta"), past, start=cfg.T)
+    assert decode_pass(cfg).flops == counter.get_total_flops()
+    assert (0 < cfg.L_moe < cfg.L) != (cfg.window is not None)
+    r = infer(cfg, InferSetup(weights="int4", group=5))  # every line its formula, an expert's biases at 16 bits
+    assert r.line("infer/expert_bytes").value == r.line("infer/n_e").value / 2 + 2 * r.line("infer/s_e").value \
+        + 2 * cfg.expert_bias * (2 * cfg.d_expert + cfg.d)
+
+
+def quantized_by_transformers(doc: dict, group: int) -> tuple[int, int, int]:
+    """transformers' module of `doc` on the meta device: (N, N_q, S_q). Quantized: every matrix of the blocks, the
+    experts' stacked (E, out, in) ones included, but the routers (mlp.gate) and the shared experts' gate; a scale
+    per `group` of a row's inputs."""
+    meta = _module(doc, "meta")
+    N = N_q = S_q = 0
+    for name, p in meta.named_parameters():
+        N += p.numel()
+        routers = name.endswith(("mlp.gate.weight", "shared_expert_gate.weight"))
+        if p.dim() < 2 or not name.startswith("model.layers.") or routers:
+            continue
+        N_q += p.numel()
+        S_q += p.numel() // p.shape[-1] * -(-p.shape[-1] // group)
+    return N, N_q, S_q
+
+
+@pytest.mark.parametrize("model_type, seed", MOE_SWEEP, ids=[f"{t}-{i}" for t, i in MOE_SWEEP])
+def test_a_mixture_of_experts_weight_bytes_are_every_parameter_of_transformers_module_to_the_byte(model_type, seed):
+    rng = random.Random(f"bytes-{model_type}-{seed}")
+    doc = random_doc(rng, model_type)
+    cfg = from_hf(doc, B=1, T=4)
+    for group in (3, 128):
+        N, N_q, S_q = quantized_by_transformers(doc, group)
+        assert quantized(cfg, group)[:2] == (N_q, S_q)
+        bytes_at = {w: infer(cfg, InferSetup(weights=w, group=group)).weight_bytes for w in ("bf16", "int8", "int4")}
+        assert bytes_at == {"bf16": 2 * N, "int8": 2 * (N - N_q) + N_q + 2 * S_q,
+                            "int4": 2 * (N - N_q) + N_q // 2 + 2 * S_q}, doc
+
+
+def test_the_experts_touched_are_the_expected_distinct_experts_of_uniform_routing():
+    """E·(1 − (1 − k/E)^B): the mean, over every way B tokens each pick k of E experts, of the experts picked."""
+    cfg = replace(PRESETS["mixtral-8x7b"], experts=5, top_k=2)
+    for B in (1, 2, 3):
+        picks = list(itertools.product(itertools.combinations(range(cfg.E), cfg.k), repeat=B))
+        mean = sum(len(set().union(*p)) for p in picks) / len(picks)
+        assert experts_touched(cfg, B) == pytest.approx(mean, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["mixtral-8x7b", "qwen3-30b-a3b"])
+def test_a_decode_step_reads_k_experts_at_b1_and_every_expert_at_large_b(name):
+    """At B = 1 a step reads exactly the weights one token uses (2N_active at bf16, the token table's one row), at
+    B = 1,024 every weight; its FLOPs are 2N_active per token (but the norms' gains and the token table's lookup)
+    plus attention over the T + 1 keys."""
+    b = budget(PRESETS[name])
+    for B, read in ((1, 2 * b.params_active), (1024, 2 * b.params_exact)):
+        cfg = replace(PRESETS[name], B=B, T=4096)
+        r = infer(cfg, InferSetup(weights="bf16"))
+        assert r.line("infer/experts_touched").value == (cfg.k if B == 1 else cfg.E)
+        assert r.line("infer/decode_weights_read").value == read - 2 * (cfg.V - B) * cfg.d
+        gains = b.params_norms + cfg.qk_norm * cfg.L * 2 * cfg.d_head  # the norms' (Qwen3's q and k norms too)
+        matmuls = b.params_active - gains - cfg.V * cfg.d  # the untied token table is a lookup
+        assert r.decode_flops == B * (2 * matmuls + 4 * cfg.L * 4097 * cfg.h * cfg.d_head)
+        assert r.weight_bytes == 2 * b.params_exact
+    int4 = infer(replace(PRESETS[name], B=1, T=4096), InferSetup(weights="int4"))
+    N_q, S_q, N_e, S_e = quantized(PRESETS[name], 128)
+    assert int4.line("infer/expert_bytes").value == N_e / 2 + 2 * S_e
+    assert N_e == 3 * cfg.d * cfg.d_expert and S_e == N_e // 128
+
+
+@pytest.mark.parametrize("name", ["mixtral-8x7b", "qwen3-30b-a3b"])
+def test_the_infer_table_of_a_mixture_of_experts_prints_and_its_json_carries_it(name, capsys):
+    code, out, err = run_cli(["--preset", name, "--table", "infer", "--B", "64", "--T", "4096", "--weights", "int4"],
+                             capsys)
+    assert (code, err) == (0, "") and "E_B, the routed experts" in out and "(B·k, d)" in out
+    code, out, err = run_cli(["--preset", name, "--table", "infer", "--B", "64", "--T", "4096", "--weights", "int4",
+                              "--json"], capsys)
+    doc = json.loads(out)["infer"]
+    r = infer(replace(PRESETS[name], B=64, T=4096), InferSetup(weights="int4"))
+    assert (code, doc["decode_bytes"], doc["decode_flops"], doc["ttft_s"]) == (0, r.decode_bytes, r.decode_flops,
+                                                                             r.ttft_s)
+    assert {x["key"]: x["value"] for x in doc["lines"]} == {x.key: x.value for x in r.lines} and len(doc["by_B"]) == 11
+    assert doc["by_T"][-1]["T"] == min(r.cfg.T_max, 32_768)  # Qwen3's T_max 40,960 is beyond T's bound
+
+
+def test_a_mixture_of_experts_knee_is_where_its_step_turns_compute_bound():
+    """Mixtral at T = 128 with int4 weights: the weights a step reads grow with the experts touched, so the knee is
+    bisected; a step is memory-bound one sequence below it and compute-bound at it."""
+    cfg, setup = replace(PRESETS["mixtral-8x7b"], B=1, T=128), InferSetup(weights="int4")
+    knee = infer(cfg, setup).knee_B
+
+    def compute_bound(B: int) -> bool:
+        r = infer(replace(cfg, B=B), setup)
+        return r.decode_flops / r.gpu_flops_per_s >= r.decode_bytes / r.gpu_bytes_per_s
+
+    assert knee == 413 and compute_bound(knee) and not compute_bound(knee - 1)

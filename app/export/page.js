@@ -991,8 +991,8 @@ function renderInfer(cfg) {  // the table of the menus' choices; on another conf
   W.infer_figures.visible = refused === null;
   if (refused !== null) return;
   const t = IS.tables[inferKey()];
-  W.infer_head.text = t.head;
-  W.infer_knee.text = t.knee;
+  W.infer_head.text = IS.rows[t.head];  // the pool of distinct markup (spec._inference)
+  W.infer_knee.text = IS.rows[t.knee];
   W.infer_lines.text = IS.frame[0] + t.lines.map((i) => IS.rows[i]).join("") + IS.frame[1];
   for (const [k, v] of Object.entries(t.charts)) W[`infer-${k}`].data = v;  // in place: the same sources
 }

@@ -331,14 +331,16 @@ def _inference(cfg: Config, setup: InferSetup) -> dict:
         serving(cfg, setup)
     except ValueError as e:
         return {**out, "refused": str(e)}
-    pool: dict[str, int] = {}  # each distinct row of the lines' tables once: most are the same in many tables
+    pool: dict[str, int] = {}  # each distinct piece of markup once (the lines' rows, headlines, knee captions): most
+    # are the same in many tables
     for gpu, weights, kv in itertools.product(gpus, WEIGHTS, KV):
         custom = {} if gpu == CUSTOM_SERVING_GPU else {"peak_tflops": None, "memory_gib": None, "bandwidth_tbs": None}
         s = serving(cfg, dataclasses.replace(setup, gpu=gpu, weights=weights, kv_dtype=kv, **custom))
         charts = {k: {c: [_plotted(x) for x in v] for c, v in cols.items()} for k, cols in chart_data(s).items()}
         out["tables"][infer_key(gpu, weights, kv)] = {
-            "head": headline_html(s), "lines": [pool.setdefault(r, len(pool)) for r in line_rows(s)],
-            "knee": knee_html(s), "charts": charts}
+            "head": pool.setdefault(headline_html(s), len(pool)),
+            "lines": [pool.setdefault(r, len(pool)) for r in line_rows(s)],
+            "knee": pool.setdefault(knee_html(s), len(pool)), "charts": charts}
     return {**out, "rows": list(pool), "frame": list(LINES_FRAME), "refused": None}
 
 
