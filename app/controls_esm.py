@@ -2,7 +2,8 @@
 
 It draws the preset picker, a label, number box and slider per field of `spec`, the recipe choice with each
 change as its own switch (a select per switch, the MLP's dense or MoE among them, a number box per size d_ff / h_kv / d_head and, for
-a mixture of experts, E / k / d_expert (hidden where the model is dense), QK-norm's checkbox; each
+a mixture of experts, E / k / d_expert / E_shared / d_shared and the layout's moe_step / dense_first / dense_layers
+(hidden where the model is dense; d_shared where it has no shared experts), QK-norm's checkbox; each
 switch and size with a "?" that says what it is, on hover, focus or a tap), the advanced fold and the status line,
 and writes `view` into them. A number box is a text box: it shows its value with thousands separators and sends
 what is typed as text, read on the server by `model.numbers`' grammar (1024, 1,024, 1e3, 70 million). Sliders follow the keyboard as Panel's did (arrows one step, PageUp/PageDown
@@ -110,13 +111,14 @@ export function render({ model, el }) {
     box.addEventListener("change", commit);
     box.addEventListener("focus", () => { typed = box.value.trim(); });
   };
-  const sizes = {};       // d_ff, h_kv, d_head -> number box
+  const sizes = {};       // d_ff, h_kv, d_head, E, k, … -> number box
   for (const z of spec.sizes) {
     sizes[z.name] = root.querySelector(`.recipe-${z.name} input`);
     typedBox(z.name, sizes[z.name]);
   }
   const showNumber = (name, box, value) => {  // not over what the learner is typing, unless the server answered it
-    const text = String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ",");  // 50,257: model.units.thousands
+    const text = typeof value === "number" ? String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ",") : value;  // 50,257:
+    // model.units.thousands; dense_layers' list of blocks comes as text ("0,1,2", "none")
     if (box.value !== text && (box !== box.getRootNode().activeElement || lastName === name)) box.value = text;
   };
 
@@ -202,7 +204,7 @@ export function render({ model, el }) {
       place(f);
       showNumber(f.name, f.box, s.value);
     }
-    for (const [name, box] of Object.entries(sizes)) {  // a dense model has no E, k, d_expert: their boxes hide
+    for (const [name, box] of Object.entries(sizes)) {  // a dense model has no E, k, d_expert, …: their boxes hide
       const none = v.sizes[name] === null;
       box.closest(".size").style.display = none ? "none" : "";
       if (!none) showNumber(name, box, v.sizes[name]);

@@ -17,6 +17,7 @@ from model.config import DEFAULTS, GEMMA_DEFAULTS, MOE_DEFAULTS, OSS_DEFAULTS, W
 from model.inference import refusal
 from model.recipe_rows import recipe_rows
 
+from .controls import sizes_view
 from .query import MOE_CONTROLS, PANELS, RECIPE_KEYS, ViewOptions
 from .shapes import ShapeRow, shape_rows
 from .state import bar_scale
@@ -64,7 +65,8 @@ def controls_height(options: ViewOptions, cfg: Config) -> int:
     if not shown:
         return 0
     fields = [c for c in shown if c not in ("preset", "T_max", "tie", *RECIPE_KEYS, *MOE_CONTROLS)]
-    switches = [c for c in shown if c in SWITCH_KEYS]
+    hidden = [c for c, value in sizes_view(cfg).items() if value is None]  # a dense model's MoE boxes, …
+    switches = [c for c in shown if c in SWITCH_KEYS and c not in hidden]
     status = math.ceil(len(status_rules(cfg)) / PER_LINE["status"])
     return (PX["card"] + PX["status line"] * status + PX["preset"] * ("preset" in shown)
             + PX["fields"] * math.ceil(len(fields) / PER_LINE["fields"]) + PX["recipe"] * ("recipe" in shown)

@@ -6,7 +6,7 @@ by app/controls.py, app/budget.py and app/shapes.py on one side and app/export o
 from __future__ import annotations
 
 from model import BOUNDS, FIELD_DOCS, Config
-from model.config import CHOICES, INT_FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS
+from model.config import CHOICES, INT_FIELDS, LAYOUT_FIELDS, MOE_DOCS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, RECIPE_DOCS
 from model.numbers import EXAMPLES
 from model.rules import rules_line
 from model.training import CUSTOM_GPU, GPUS
@@ -27,7 +27,8 @@ CHIP_TIPS = {  # the share card's chips: what each control and panel of an embed
     **{k: f"{k}: {RECIPE_DOCS[k]}" for k in CHOICES}, "qk_norm": RECIPE_DOCS["qk_norm"],
     **{sym: f"{sym}: {FIELD_DOCS[sym]}" for sym in OPTIONAL_SYMBOLS.values()},
     "moe": "moe: the MLP's switch, dense or a mixture of experts",
-    **{sym: f"{sym}: {FIELD_DOCS[sym]}" for sym in ("E", "k", "d_expert")},
+    **{sym: f"{sym}: {FIELD_DOCS[sym]}" for sym in MOE_SYMBOLS.values()},
+    **{f: f"{f}: {MOE_DOCS[f]}" for f in LAYOUT_FIELDS},
     "shapes": "shapes: every tensor of one forward pass", "budget": "budget: parameters and FLOPs per token",
     "changes": "changes: what each change of the modern recipe buys", "tokens": "tokens: a text split into GPT-2 tokens",
     "values": "values: real numbers of one pass at init", "training": "training: from N to a training run",
