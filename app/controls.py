@@ -165,11 +165,11 @@ def recipe_spec(show: list[str]) -> dict:
     number boxes with its shared experts and which blocks are MoE, and QK-norm; `model.families` names every choice."""
     docs = {**{sym: RECIPE_DOCS[f] for f, sym in OPTIONAL_SYMBOLS.items()},
             **{sym: MOE_DOCS[f] for f, sym in MOE_SYMBOLS.items()}, **{f: MOE_DOCS[f] for f in LAYOUT_KEYS}}
-    moe = [{"name": "moe", "doc": MOE_SWITCH_DOC, "options": list(MLP_KINDS.items())}] if "moe" in show else []
+    moe = [{"name": "moe", "doc": MOE_SWITCH_DOC, "options": list(MLP_KINDS.items()), "moe": True}] if "moe" in show else []
     return {"recipe": [[k, v] for k, v in RECIPE_LABELS.items()] if "recipe" in show else None,
-            "switches": [{"name": k, "doc": f"{k}: {RECIPE_DOCS[k]}", "options": list(SWITCH_LABELS[k].items())}
-                         for k in CHOICES if k in show] + moe,
-            "sizes": [{"name": sym, "doc": f"{sym}: {docs[sym]}"}
+            "switches": [{"name": k, "doc": f"{k}: {RECIPE_DOCS[k]}", "options": list(SWITCH_LABELS[k].items()),
+                          "moe": False} for k in CHOICES if k in show] + moe,
+            "sizes": [{"name": sym, "doc": f"{sym}: {docs[sym]}", "moe": sym in MOE_SIZES}  # "moe": in the MLP's row
                       for sym in (*OPTIONAL_SYMBOLS.values(), *MOE_SIZES) if sym in show],
             "qk": {"name": "qk_norm", "label": QK_NORM_LABEL, "doc": RECIPE_DOCS["qk_norm"]} if "qk_norm" in show else None}
 
