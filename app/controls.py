@@ -36,13 +36,11 @@ from .query import LAYOUT_KEYS, MOE_CONTROLS
 
 from .state import CUSTOM, SIZE_FIELDS, ExplorerState, preset_labels
 from .styles import ACCENT, BASE, INK, MUTED, RULE, STATUS_CSS
-from .words import SHORT, field_names, slider_range, status_rules
+from .words import MOE_SWITCH_DOC, SHORT, field_names, slider_range, status_rules
 
 ADVANCED = ("T_max",)  # whole-number fields in the "advanced" fold, with the switches
 CHECKBOX_LABELS = {"tie": "tie the head to W_te (GPT-2)"}
 ADVANCED_TITLE = "Advanced: T_max and weight tying"
-MOE_SWITCH_DOC = (f"moe: the MLP, {MLP_KINDS['dense']} or {MLP_KINDS['moe']} (a router (d, E) sends each token to k "
-                  f"of E experts of width d_expert)")
 MOE_SIZES = MOE_CONTROLS[1:]  # the MLP choice's boxes (a mixture of experts' only): E, k, d_expert, E_shared, d_shared,
 # moe_step, dense_first and dense_layers (a list of block indices, as text)
 
@@ -165,7 +163,8 @@ def recipe_spec(show: list[str]) -> dict:
     number boxes with its shared experts and which blocks are MoE, and QK-norm; `model.families` names every choice."""
     docs = {**{sym: RECIPE_DOCS[f] for f, sym in OPTIONAL_SYMBOLS.items()},
             **{sym: MOE_DOCS[f] for f, sym in MOE_SYMBOLS.items()}, **{f: MOE_DOCS[f] for f in LAYOUT_KEYS}}
-    moe = [{"name": "moe", "doc": MOE_SWITCH_DOC, "options": list(MLP_KINDS.items()), "moe": True}] if "moe" in show else []
+    moe = [{"name": "moe", "doc": MOE_SWITCH_DOC, "options": list(MLP_KINDS.items()), "moe": True}]
+    moe = moe if "moe" in show else []
     return {"recipe": [[k, v] for k, v in RECIPE_LABELS.items()] if "recipe" in show else None,
             "switches": [{"name": k, "doc": f"{k}: {RECIPE_DOCS[k]}", "options": list(SWITCH_LABELS[k].items()),
                           "moe": False} for k in CHOICES if k in show] + moe,

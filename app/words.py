@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from model import BOUNDS, FIELD_DOCS, Config
 from model.config import CHOICES, INT_FIELDS, LAYOUT_FIELDS, MOE_DOCS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, RECIPE_DOCS
+from model.families import MLP_KINDS
 from model.numbers import EXAMPLES
 from model.rules import rules_line
 from model.training import CUSTOM_GPU, GPUS
@@ -34,6 +35,8 @@ CHIP_TIPS = {  # the share card's chips: what each control and panel of an embed
     "values": "values: real numbers of one pass at init", "training": "training: from N to a training run",
     "inference": "inference: prefill, decode and tokens per second on a GPU",
 }
+MOE_SWITCH_DOC = (f"moe: the MLP, {MLP_KINDS['dense']} or {MLP_KINDS['moe']} (a router (d, E) sends each token to k "
+                  f"of E experts of width d_expert)")  # the MLP's switch on both pages
 TAGLINE = "a decoder-only Transformer's forward pass, shape by shape"  # GPT-2's recipe or the modern one
 QUADRATIC = "(B, h, T, T)"  # the attention matrices: the tensors that balloon with T
 SHAPES_TITLE = "One forward pass, tensor by tensor"
