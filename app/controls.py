@@ -137,8 +137,8 @@ def sizes_view(cfg: Config) -> dict[str, int | str | None]:
     """The boxes' values: d_ff, h_kv, d_head and a mixture of experts' sizes and layout in use, dense_layers as text
     ("0,1,2" or "none"); None (the box hidden) for a dense model's MoE boxes, for d_shared without shared experts,
     and for d_ff where every block is MoE (no dense MLP: d_ff is no part of the model)."""
-    out = {sym: getattr(cfg, sym) if cfg.moe else None for sym in (*OPTIONAL_SYMBOLS.values(), *MOE_SIZES)}
-    out.update({sym: getattr(cfg, sym) for sym in OPTIONAL_SYMBOLS.values()})
+    out = {sym: getattr(cfg, sym) for sym in OPTIONAL_SYMBOLS.values()}
+    out.update({sym: getattr(cfg, sym) if cfg.moe else None for sym in MOE_SIZES})
     if cfg.moe:
         out["dense_layers"] = ",".join(map(str, cfg.dense_layers)) or "none"
     return {**out, "d_ff": out["d_ff"] if "dense" in cfg.block_kinds else None}

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field, fields as dc_fields
 from urllib.parse import parse_qsl, urlencode
 
 from model import BOUNDS, DTYPES, PRESETS, Config, numbers
-from model.config import (CHOICES, DEFAULT_PRESET, DEFAULTS, FIELDS, LAYOUT_BOUNDS, LAYOUT_FIELDS, MOE_DEFAULTS, MOE_DOCS, MOE_FIELDS,
-                          MOE_SYMBOLS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS)
+from model.config import (CHOICES, DEFAULT_PRESET, DEFAULTS, FIELDS, LAYOUT_BOUNDS, LAYOUT_FIELDS, MOE_DEFAULTS,
+                          MOE_DOCS, MOE_FIELDS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS)
 from model.families import MLP_KINDS, RECIPE_LABELS, moe_fields, recipe_fields
 from model.rules import did_you_mean, quote, read_layers, settle
 from model.training import TrainSetup

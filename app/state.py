@@ -132,9 +132,10 @@ class ExplorerState(param.Parameterized):
 
     def set_field(self, name: str, value: object) -> bool:
         """Set a field from raw widget input: a slider's int or a box's text (`model.numbers`' grammar: 1024,
-        1,024, 1e3, 70 million), a switch's choice or a checkbox. Text that is no whole number, or a value outside
-        model.BOUNDS, is rejected with a notice and the value in use is kept; empty text changes nothing. True if
-        taken."""
+        1,024, 1e3, 70 million), dense_layers' list of block indices ("0,1,2", "none"), a switch's choice or a
+        checkbox. Text that is no whole number, or a value outside model.BOUNDS, is rejected with a notice and the
+        value in use is kept; empty text changes nothing; E_shared = 0 drops the shared experts' width and gate. A
+        mixture of experts' field on a dense model says to choose the MoE first. True if taken."""
         if name == "moe":  # the MLP choice: dense, or a mixture of experts (model.families.moe_fields)
             self._asked.update(moe_fields(self.config, bool(value)))
             self._settle(changed=MOE_FIELDS)
@@ -151,7 +152,7 @@ class ExplorerState(param.Parameterized):
             self._asked[name] = value
             self._settle(changed=[name])
             return True
-        symbol = {**OPTIONAL_SYMBOLS, **MOE_SYMBOLS}.get(name, name)  # d_ff, h_kv, d_head, E, k, d_expert: by their
+        symbol = {**OPTIONAL_SYMBOLS, **MOE_SYMBOLS}.get(name, name)  # d_ff, h_kv, d_head, E, k, …: by their
         if name in MOE_FIELDS and not self.config.moe:  # symbol's bounds
             self._settle([f"{symbol} sets a mixture of experts: choose the MLP \"{MOE_LABEL}\" first; "
                           f"kept the dense MLP"], changed=())

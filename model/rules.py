@@ -34,8 +34,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from . import numbers
-from .config import (BOUNDS, FIELDS, GPT2_RECIPE_PRESETS, MOE_FIELDS, NUMBER_BOUNDS, PRESETS, RECIPE_FIELDS, Config, divisors,
-                     snap_heads)
+from .config import (BOUNDS, FIELDS, GPT2_RECIPE_PRESETS, MOE_FIELDS, NUMBER_BOUNDS, PRESETS, RECIPE_FIELDS, Config,
+                     divisors, snap_heads)
 
 CUSTOM = "custom"
 PRESET_MODEL = ("d", "h", "L", "V", "T_max", "tie")  # what makes a configuration a preset's model
@@ -184,8 +184,8 @@ def out_of_range(name: str, value: object, kept: int, text: str | None = None) -
 
 
 def read_field(name: str, value: object, kept: int) -> tuple[int | None, str | None]:
-    """A field's input as a whole number within NUMBER_BOUNDS, or (None, the notice): a slider's int, or a box's text in
-    the number grammar (`model.numbers`: 1024, 1,024, 1e3, 70 million). Empty text is no input: (None, None)."""
+    """A field's input as a whole number within NUMBER_BOUNDS, or (None, the notice): a slider's int, or a box's text
+    in the number grammar (`model.numbers`: 1024, 1,024, 1e3, 70 million). Empty text is no input: (None, None)."""
     if isinstance(value, str):
         text = value.strip(" \t")
         if not text:
