@@ -32,17 +32,17 @@ from model.config import CHOICES, FIELDS, INT_FIELDS, MOE_DOCS, MOE_SYMBOLS, OPT
 from model.families import MLP_KINDS, QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, menu_groups
 
 from .controls_esm import CONTROLS_ESM
+from .query import LAYOUT_KEYS, MOE_CONTROLS
 
 from .state import CUSTOM, SIZE_FIELDS, ExplorerState, preset_labels
 from .styles import ACCENT, BASE, INK, MUTED, RULE, STATUS_CSS
-from .words import SHORT, field_names, slider_range, status_rules
+from .words import MOE_SWITCH_DOC, SHORT, field_names, slider_range, status_rules
 
 ADVANCED = ("T_max",)  # whole-number fields in the "advanced" fold, with the switches
 CHECKBOX_LABELS = {"tie": "tie the head to W_te (GPT-2)"}
 ADVANCED_TITLE = "Advanced: T_max and weight tying"
-MOE_SWITCH_DOC = (f"moe: the MLP, {MLP_KINDS['dense']} or {MLP_KINDS['moe']} (a router (d, E) sends each token to k "
-                  f"of E experts of width d_expert)")
-MOE_SIZES = ("E", "k", "d_expert")  # the MLP choice's number boxes (a mixture of experts' only)
+MOE_SIZES = MOE_CONTROLS[1:]  # the MLP choice's boxes (a mixture of experts' only): E, k, d_expert, E_shared, d_shared,
+# moe_step, dense_first and dense_layers (a list of block indices, as text)
 
 CONTROLS_CSS = BASE + STATUS_CSS + f"""
 .controls {{ display: flex; flex-direction: column; }}
@@ -133,10 +133,14 @@ def controls_view(state: ExplorerState, ack: int = 0) -> dict:
             "sizes": sizes_view(state.config)}
 
 
-def sizes_view(cfg: Config) -> dict[str, int | None]:
-    """The number boxes' values: d_ff, h_kv, d_head, E, k, d_expert in use; None (the box hidden) for a dense
-    model's E, k and d_expert, and for d_ff where every block is MoE (no dense MLP: d_ff is no part of the model)."""
-    out = {sym: getattr(cfg, sym) for sym in (*OPTIONAL_SYMBOLS.values(), *MOE_SIZES)}
+def sizes_view(cfg: Config) -> dict[str, int | str | None]:
+    """The boxes' values: d_ff, h_kv, d_head and a mixture of experts' sizes and layout in use, dense_layers as text
+    ("0,1,2" or "none"); None (the box hidden) for a dense model's MoE boxes, for d_shared without shared experts,
+    and for d_ff where every block is MoE (no dense MLP: d_ff is no part of the model)."""
+    out = {sym: getattr(cfg, sym) for sym in OPTIONAL_SYMBOLS.values()}
+    out.update({sym: getattr(cfg, sym) if cfg.moe else None for sym in MOE_SIZES})
+    if cfg.moe:
+        out["dense_layers"] = ",".join(map(str, cfg.dense_layers)) or "none"
     return {**out, "d_ff": out["d_ff"] if "dense" in cfg.block_kinds else None}
 
 
@@ -156,14 +160,15 @@ def controls_spec(show: list[str]) -> dict:
 def recipe_spec(show: list[str]) -> dict:
     """The recipe's controls among `show` (URL and embed names): the recipe choice, each switch with its choices
     and the MLP choice (dense or MoE), the sizes d_ff, h_kv and d_head and a mixture of experts' E, k and d_expert as
-    number boxes, and QK-norm; `model.families` names every choice."""
+    number boxes with its shared experts and which blocks are MoE, and QK-norm; `model.families` names every choice."""
     docs = {**{sym: RECIPE_DOCS[f] for f, sym in OPTIONAL_SYMBOLS.items()},
-            **{sym: MOE_DOCS[f] for f, sym in MOE_SYMBOLS.items()}}
-    moe = [{"name": "moe", "doc": MOE_SWITCH_DOC, "options": list(MLP_KINDS.items())}] if "moe" in show else []
+            **{sym: MOE_DOCS[f] for f, sym in MOE_SYMBOLS.items()}, **{f: MOE_DOCS[f] for f in LAYOUT_KEYS}}
+    moe = [{"name": "moe", "doc": MOE_SWITCH_DOC, "options": list(MLP_KINDS.items()), "moe": True}]
+    moe = moe if "moe" in show else []
     return {"recipe": [[k, v] for k, v in RECIPE_LABELS.items()] if "recipe" in show else None,
-            "switches": [{"name": k, "doc": f"{k}: {RECIPE_DOCS[k]}", "options": list(SWITCH_LABELS[k].items())}
-                         for k in CHOICES if k in show] + moe,
-            "sizes": [{"name": sym, "doc": f"{sym}: {docs[sym]}"}
+            "switches": [{"name": k, "doc": f"{k}: {RECIPE_DOCS[k]}", "options": list(SWITCH_LABELS[k].items()),
+                          "moe": False} for k in CHOICES if k in show] + moe,
+            "sizes": [{"name": sym, "doc": f"{sym}: {docs[sym]}", "moe": sym in MOE_SIZES}  # "moe": in the MLP's row
                       for sym in (*OPTIONAL_SYMBOLS.values(), *MOE_SIZES) if sym in show],
             "qk": {"name": "qk_norm", "label": QK_NORM_LABEL, "doc": RECIPE_DOCS["qk_norm"]} if "qk_norm" in show else None}
 
@@ -226,7 +231,8 @@ class Controls(pn.viewable.Viewer):
 
     def ask(self, name: str, value: object) -> None:
         """Apply one input from the page: a field's value (a box sends its text), a checkbox, a preset's label, the
-        recipe, a switch's choice (the MLP's "moe": dense or MoE), or a size d_ff / h_kv / d_head / E / k / d_expert.
+        recipe, a switch's choice (the MLP's "moe": dense or MoE), a size d_ff / h_kv / d_head / E / k / d_expert /
+        E_shared / d_shared, or the layout's moe_step / dense_first / dense_layers (block indices as text).
         A box's text is read by `model.numbers`' grammar (the state's `set_field`); a rejected or unreadable value
         gets a notice and the box shows the state's value again, and so does an emptied box."""
         fields = SIZE_FIELDS

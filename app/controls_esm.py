@@ -1,9 +1,10 @@
 """The controls card's browser side (an ESM module for `pn.custom.JSComponent`), kept apart from app/controls.py.
 
 It draws the preset picker, a label, number box and slider per field of `spec`, the recipe choice with each
-change as its own switch (a select per switch, the MLP's dense or MoE among them, a number box per size d_ff / h_kv / d_head and, for
-a mixture of experts, E / k / d_expert (hidden where the model is dense), QK-norm's checkbox; each
-switch and size with a "?" that says what it is, on hover, focus or a tap), the advanced fold and the status line,
+change as its own switch (a select per switch, a number box per size d_ff / h_kv / d_head, QK-norm's checkbox), then in
+a row of its own the MLP's choice, dense or MoE, with a mixture of experts' boxes E / k / d_expert / E_shared /
+d_shared and the layout's moe_step / dense_first / dense_layers (hidden where the model is dense; d_shared where it has
+no shared experts); each switch and size with a "?" that says what it is, on hover, focus or a tap), the advanced fold and the status line,
 and writes `view` into them. A number box is a text box: it shows its value with thousands separators and sends
 what is typed as text, read on the server by `model.numbers`' grammar (1024, 1,024, 1e3, 70 million). Sliders follow the keyboard as Panel's did (arrows one step, PageUp/PageDown
 five, Home/End the ends) and the pointer (drag or click on the track); each input goes to the server in
@@ -68,13 +69,16 @@ export function render({ model, el }) {
       spec.recipe.map(([k, label]) => `<option value="${esc(k)}">${esc(label)}</option>`).join("")}</select></div></div>`;
   }
   const help = (doc) => `<span class="help" tabindex="0" role="note" aria-label="${esc(doc)}">?<span class="tip">${esc(doc)}</span></span>`;
-  if (spec.switches.length || spec.sizes.length || spec.qk) {
-    markup += `<div class="switches">${spec.switches.map((w) => `<div class="switch switch-${w.name}">
+  const switchHtml = (w) => `<div class="switch switch-${w.name}">
       <span class="top"><span class="name muted">${esc(w.name)}</span>${help(w.doc)}</span><select aria-label="${esc(w.name)}">${
-      w.options.map(([v, label]) => `<option value="${esc(v)}">${esc(label)}</option>`).join("")}</select></div>`).join("")}${
-      spec.sizes.map((z) => `<div class="switch size size-${z.name}"><span class="top"><span class="sym">${esc(z.name)}</span>${help(z.doc)}</span>
-      <div class="box recipe-${z.name}"><input type="text" spellcheck="false" autocomplete="off" aria-label="${esc(z.name)}"></div></div>`).join("")}${
-      spec.qk ? `<label class="check check-${spec.qk.name}" title="${esc(spec.qk.doc)}"><input type="checkbox">${esc(spec.qk.label)}</label>` : ""}</div>`;
+      w.options.map(([v, label]) => `<option value="${esc(v)}">${esc(label)}</option>`).join("")}</select></div>`;
+  const sizeHtml = (z) => `<div class="switch size size-${z.name}"><span class="top"><span class="sym">${esc(z.name)}</span>${help(z.doc)}</span>
+      <div class="box recipe-${z.name}"><input type="text" spellcheck="false" autocomplete="off" aria-label="${esc(z.name)}"></div></div>`;
+  for (const moe of [false, true]) {  // the recipe's switches and sizes, then the MLP's choice with its experts' boxes
+    const items = spec.switches.filter((w) => w.moe === moe).map(switchHtml).join("") +
+      spec.sizes.filter((z) => z.moe === moe).map(sizeHtml).join("") + (!moe && spec.qk ?
+      `<label class="check check-${spec.qk.name}" title="${esc(spec.qk.doc)}"><input type="checkbox">${esc(spec.qk.label)}</label>` : "");
+    if (items) markup += `<div class="switches${moe ? " moe-row" : ""}">${items}</div>`;
   }
   if (spec.advanced.length || spec.checks.length) {
     markup += `<details class="advanced"><summary>${esc(spec.advanced_title)}</summary><div class="fields">${
@@ -110,13 +114,14 @@ export function render({ model, el }) {
     box.addEventListener("change", commit);
     box.addEventListener("focus", () => { typed = box.value.trim(); });
   };
-  const sizes = {};       // d_ff, h_kv, d_head -> number box
+  const sizes = {};       // d_ff, h_kv, d_head, E, k, … -> number box
   for (const z of spec.sizes) {
     sizes[z.name] = root.querySelector(`.recipe-${z.name} input`);
     typedBox(z.name, sizes[z.name]);
   }
   const showNumber = (name, box, value) => {  // not over what the learner is typing, unless the server answered it
-    const text = String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ",");  // 50,257: model.units.thousands
+    const text = typeof value === "number" ? String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ",") : value;  // 50,257:
+    // model.units.thousands; dense_layers' list of blocks comes as text ("0,1,2", "none")
     if (box.value !== text && (box !== box.getRootNode().activeElement || lastName === name)) box.value = text;
   };
 
@@ -202,7 +207,7 @@ export function render({ model, el }) {
       place(f);
       showNumber(f.name, f.box, s.value);
     }
-    for (const [name, box] of Object.entries(sizes)) {  // a dense model has no E, k, d_expert: their boxes hide
+    for (const [name, box] of Object.entries(sizes)) {  // a dense model has no E, k, d_expert, …: their boxes hide
       const none = v.sizes[name] === null;
       box.closest(".size").style.display = none ? "none" : "";
       if (!none) showNumber(name, box, v.sizes[name]);

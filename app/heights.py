@@ -16,6 +16,7 @@ from model.changes import ORDER
 from model.config import DEFAULTS, GEMMA_DEFAULTS, MOE_DEFAULTS, OSS_DEFAULTS, WINDOW_DEFAULTS
 from model.recipe_rows import recipe_rows
 
+from .controls import sizes_view
 from .query import MOE_CONTROLS, PANELS, RECIPE_KEYS, ViewOptions
 from .shapes import ShapeRow, shape_rows
 from .state import bar_scale
@@ -63,11 +64,14 @@ def controls_height(options: ViewOptions, cfg: Config) -> int:
     if not shown:
         return 0
     fields = [c for c in shown if c not in ("preset", "T_max", "tie", *RECIPE_KEYS, *MOE_CONTROLS)]
-    switches = [c for c in shown if c in SWITCH_KEYS]
+    hidden = [c for c, value in sizes_view(cfg).items() if value is None]  # a dense model's MoE boxes, …
+    switches = [c for c in shown if c in SWITCH_KEYS and c not in hidden]
+    rows = [[c for c in switches if c not in MOE_CONTROLS], [c for c in switches if c in MOE_CONTROLS]]  # the recipe's,
+    # then the MLP's choice with its boxes
     status = math.ceil(len(status_rules(cfg)) / PER_LINE["status"])
     return (PX["card"] + PX["status line"] * status + PX["preset"] * ("preset" in shown)
             + PX["fields"] * math.ceil(len(fields) / PER_LINE["fields"]) + PX["recipe"] * ("recipe" in shown)
-            + PX["switches"] * math.ceil(len(switches) / PER_LINE["switches"])
+            + PX["switches"] * sum(math.ceil(len(row) / PER_LINE["switches"]) for row in rows)
             + PX["advanced"] * any(c in shown for c in ("T_max", "tie")))
 
 

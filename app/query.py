@@ -32,10 +32,10 @@ from dataclasses import dataclass, field, fields as dc_fields
 from urllib.parse import parse_qsl, urlencode
 
 from model import BOUNDS, DTYPES, PRESETS, Config, numbers
-from model.config import (CHOICES, DEFAULT_PRESET, DEFAULTS, FIELDS, LAYOUT_BOUNDS, MOE_DEFAULTS, MOE_DOCS, MOE_FIELDS,
-                          MOE_SYMBOLS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS)
+from model.config import (CHOICES, DEFAULT_PRESET, DEFAULTS, FIELDS, LAYOUT_BOUNDS, LAYOUT_FIELDS, MOE_DEFAULTS,
+                          MOE_DOCS, MOE_FIELDS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS)
 from model.families import MLP_KINDS, RECIPE_LABELS, moe_fields, recipe_fields
-from model.rules import did_you_mean, quote, settle
+from model.rules import did_you_mean, quote, read_layers, settle
 from model.training import TrainSetup
 
 from model.inference import InferSetup
@@ -48,9 +48,9 @@ DEFAULT_CONFIG = PRESETS[DEFAULT_PRESET]  # GPT-2 small at B = 8, T = 1,024
 # `recipe` (gpt2 or modern: sets every switch, as the page's recipe choice does; keys given with it override it).
 RECIPE_KEYS = ("recipe", "norm", "positions", "mlp", "d_ff", "h_kv", "d_head", "bias", "qk_norm", "attention")
 # The mixture of experts' URL keys: the MLP choice `moe`, the sizes by their symbols, the layout by field names.
-MOE_KEYS = ("moe", *MOE_SYMBOLS.values(), "shared_gate", "moe_step", "dense_first", "dense_layers")
-LAYOUT_KEYS = ("moe_step", "dense_first", "dense_layers")  # which blocks are MoE
-MOE_CONTROLS = ("moe", "E", "k", "d_expert")  # the page's MLP switch and its number boxes
+MOE_KEYS = ("moe", *MOE_SYMBOLS.values(), "shared_gate", *LAYOUT_FIELDS)
+LAYOUT_KEYS = LAYOUT_FIELDS  # which blocks are MoE
+MOE_CONTROLS = ("moe", *MOE_SYMBOLS.values(), *LAYOUT_KEYS)  # the page's MLP switch and its boxes (not shared_gate)
 CONTROLS = ("preset", "B", "T", "d", "h", "L", "V", "T_max", "tie", *RECIPE_KEYS, *MOE_CONTROLS)  # `controls=`
 PANELS = ("shapes", "budget", "changes", "tokens", "values", "training", "inference")  # what `panels=` may list
 OPTION_KEYS = ("preset", "dtype", "expanded", "embed", "controls", "panels")
@@ -333,26 +333,13 @@ def _moe_values(values: dict[str, str], asked: dict[str, object], notes: list[st
         if key == "shared_gate":
             asked[name], note = _bool_value(key, values[key], bool(kept), MOE_DOCS[name])
         elif key == "dense_layers":
-            asked[name], note = _layers_value(values[key], kept)
-        elif key == "E_shared" and values[key].strip() == "0":
-            asked[name], note = 0, None
+            layers, note = read_layers(values[key], kept, verb="using")
+            asked[name] = kept if layers is None else layers
         else:
             asked[name], note = _int_value(key, values[key], kept if kept is not None else -1, LAYOUT_BOUNDS.get(key))
             if note and kept is None:
                 asked[name], note = None, note.replace(f"using {key}=-1", "using none")
         notes += [note] if note else []
-
-
-def _layers_value(raw: str, kept: tuple[int, ...]) -> tuple[tuple[int, ...], str | None]:
-    """dense_layers as block indices, "0,1,2" ("" or "none": no block); a bad list keeps `kept`."""
-    parts = [p.strip() for p in raw.split(",") if p.strip()]
-    if [p.lower() for p in parts] in ([], ["none"]):
-        return (), None
-    numbers_ = [numbers.whole(p) if len(p) <= MAX_VALUE_CHARS else None for p in parts[:BOUNDS["L"][1]]]
-    if any(n is None or n < 0 for n in numbers_):
-        return kept, (f'dense_layers="{show(raw)}" is not a list of block indices (0,1,2: whole numbers from 0 to '
-                      f'L − 1); using dense_layers={",".join(map(str, kept)) or "none"}')
-    return tuple(numbers_), None
 
 
 def parse_config(search: str | None) -> tuple[Config, list[str]]:

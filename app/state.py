@@ -20,11 +20,11 @@ from model.formula import evaluate_shape
 from model.config import CHOICES, FIELDS, MOE_DOCS, MOE_FIELDS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS
 from model import families
 from model.families import MLP_KINDS, RECIPE_LABELS, moe_fields, recipe_fields, recipe_of
-from model.rules import CUSTOM, PRESET_SETS, Note, news, preset_of, read_field, settle_notes
+from model.rules import CUSTOM, PRESET_SETS, Note, news, preset_of, read_field, read_layers, settle_notes
 from model.inference import InferSetup, Serving, serving
 from model.training import Plan, TrainSetup, plan
 
-from .query import DEFAULT_CONFIG
+from .query import DEFAULT_CONFIG, LAYOUT_KEYS
 
 __all__ = ["CUSTOM", "ExplorerState", "preset_labels"]
 
@@ -57,8 +57,9 @@ def bar_scale(trace: Trace) -> int:
 
 MODEL_FIELDS = (*RECIPE_FIELDS, *MOE_FIELDS)  # what the recipe and the MLP choice set, besides FIELDS
 MOE_LABEL = MLP_KINDS["moe"]
-SIZE_FIELDS = {**{sym: f for f, sym in OPTIONAL_SYMBOLS.items()}, **{sym: f for f, sym in MOE_SYMBOLS.items()}}
-# symbol -> field of the number boxes besides FIELDS: "d_ff" -> "ff_dim", "E" -> "experts"
+SIZE_FIELDS = {**{sym: f for f, sym in OPTIONAL_SYMBOLS.items()}, **{sym: f for f, sym in MOE_SYMBOLS.items()},
+               **{f: f for f in LAYOUT_KEYS}}
+# symbol -> field of the number boxes besides FIELDS: "d_ff" -> "ff_dim", "E" -> "experts", "moe_step" -> itself
 
 
 def _field(name: str) -> param.Integer:
@@ -131,9 +132,10 @@ class ExplorerState(param.Parameterized):
 
     def set_field(self, name: str, value: object) -> bool:
         """Set a field from raw widget input: a slider's int or a box's text (`model.numbers`' grammar: 1024,
-        1,024, 1e3, 70 million), a switch's choice or a checkbox. Text that is no whole number, or a value outside
-        model.BOUNDS, is rejected with a notice and the value in use is kept; empty text changes nothing. True if
-        taken."""
+        1,024, 1e3, 70 million), dense_layers' list of block indices ("0,1,2", "none"), a switch's choice or a
+        checkbox. Text that is no whole number, or a value outside model.BOUNDS, is rejected with a notice and the
+        value in use is kept; empty text changes nothing; E_shared = 0 drops the shared experts' width and gate. A
+        mixture of experts' field on a dense model says to choose the MoE first. True if taken."""
         if name == "moe":  # the MLP choice: dense, or a mixture of experts (model.families.moe_fields)
             self._asked.update(moe_fields(self.config, bool(value)))
             self._settle(changed=MOE_FIELDS)
@@ -150,16 +152,22 @@ class ExplorerState(param.Parameterized):
             self._asked[name] = value
             self._settle(changed=[name])
             return True
-        symbol = {**OPTIONAL_SYMBOLS, **MOE_SYMBOLS}.get(name, name)  # d_ff, h_kv, d_head, E, k, d_expert: by their
-        if symbol in MOE_SYMBOLS.values() and not self.config.moe:  # symbol's bounds
+        symbol = {**OPTIONAL_SYMBOLS, **MOE_SYMBOLS}.get(name, name)  # d_ff, h_kv, d_head, E, k, …: by their
+        if name in MOE_FIELDS and not self.config.moe:  # symbol's bounds
             self._settle([f"{symbol} sets a mixture of experts: choose the MLP \"{MOE_LABEL}\" first; "
                           f"kept the dense MLP"], changed=())
             return False
-        number, rejected = read_field(symbol, value, kept=getattr(self.config, symbol))
+        kept = getattr(self.config, symbol)
+        if name == "dense_layers":  # block indices, "0,1,2" or "none"
+            number, rejected = read_layers(value, kept) if isinstance(value, str) else (None, None)
+        else:
+            number, rejected = read_field(symbol, value, kept=kept)
         if number is None:
             self._settle([rejected] if rejected else [], changed=())  # nothing changed
             return False
         self._asked[name] = number
+        if name == "shared_experts" and number == 0:  # no shared experts: no width or gate of theirs either
+            self._asked.update(shared_dim=None, shared_gate=False)
         self._settle(changed=[name])
         return True
 

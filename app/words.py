@@ -6,7 +6,8 @@ by app/controls.py, app/budget.py and app/shapes.py on one side and app/export o
 from __future__ import annotations
 
 from model import BOUNDS, FIELD_DOCS, Config
-from model.config import CHOICES, INT_FIELDS, OPTIONAL_SYMBOLS, RECIPE_DOCS
+from model.config import CHOICES, INT_FIELDS, LAYOUT_FIELDS, MOE_DOCS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, RECIPE_DOCS
+from model.families import MLP_KINDS
 from model.numbers import EXAMPLES
 from model.rules import rules_line
 from model.training import CUSTOM_GPU, GPUS
@@ -27,12 +28,15 @@ CHIP_TIPS = {  # the share card's chips: what each control and panel of an embed
     **{k: f"{k}: {RECIPE_DOCS[k]}" for k in CHOICES}, "qk_norm": RECIPE_DOCS["qk_norm"],
     **{sym: f"{sym}: {FIELD_DOCS[sym]}" for sym in OPTIONAL_SYMBOLS.values()},
     "moe": "moe: the MLP's switch, dense or a mixture of experts",
-    **{sym: f"{sym}: {FIELD_DOCS[sym]}" for sym in ("E", "k", "d_expert")},
+    **{sym: f"{sym}: {FIELD_DOCS[sym]}" for sym in MOE_SYMBOLS.values()},
+    **{f: f"{f}: {MOE_DOCS[f]}" for f in LAYOUT_FIELDS},
     "shapes": "shapes: every tensor of one forward pass", "budget": "budget: parameters and FLOPs per token",
     "changes": "changes: what each change of the modern recipe buys", "tokens": "tokens: a text split into GPT-2 tokens",
     "values": "values: real numbers of one pass at init", "training": "training: from N to a training run",
     "inference": "inference: prefill, decode and tokens per second on a GPU",
 }
+MOE_SWITCH_DOC = (f"moe: the MLP, {MLP_KINDS['dense']} or {MLP_KINDS['moe']} (a router (d, E) sends each token to k "
+                  f"of E experts of width d_expert)")  # the MLP's switch on both pages
 TAGLINE = "a decoder-only Transformer's forward pass, shape by shape"  # GPT-2's recipe or the modern one
 QUADRATIC = "(B, h, T, T)"  # the attention matrices: the tensors that balloon with T
 SHAPES_TITLE = "One forward pass, tensor by tensor"

@@ -103,9 +103,7 @@ def add_moe_arguments(p: argparse.ArgumentParser) -> None:
     for name, symbol in MOE_SYMBOLS.items():
         lo, hi = BOUNDS[symbol]
         flag = moe_flag(name)
-        none = "0 for none, " if name == "shared_experts" else ""
-        g.add_argument(flag, dest=name, type=int, metavar="N",
-                       help=f"{MOE_DOCS[name]} ({none}{lo:,} to {hi:,}; sets {symbol})")
+        g.add_argument(flag, dest=name, type=int, metavar="N", help=f"{MOE_DOCS[name]} ({lo:,} to {hi:,}; sets {symbol})")
     g.add_argument("--shared-gate", dest="shared_gate", action="store_true", default=None, help=MOE_DOCS["shared_gate"])
     for name in ("moe_step", "dense_first"):
         g.add_argument(moe_flag(name), dest=name, type=int, metavar="N", help=MOE_DOCS[name])

@@ -65,11 +65,13 @@ BOUNDS: dict[str, tuple[int, int]] = {
     "E": (1, 4_096),  # routed experts (DeepSeek-V3 256, Kimi K2 384)
     "k": (1, 4_096),  # experts per token, at most E
     "d_expert": (1, 262_144),
-    "E_shared": (1, 1_024),  # or 0: no shared experts
+    "E_shared": (0, 1_024),  # 0: no shared experts
     "d_shared": (1, 262_144),
     "W": (1, 16_777_216),  # a window: any context a RoPE model may have (T_max's bound)
 }
 LAYOUT_BOUNDS: dict[str, tuple[int, int]] = {"moe_step": (1, 1_024), "dense_first": (0, 1_023)}  # and ≤ L, < L
+LAYOUT_FIELDS = ("moe_step", "dense_first", "dense_layers")  # which blocks of a mixture of experts are MoE
+NUMBER_BOUNDS = {**BOUNDS, **LAYOUT_BOUNDS}  # what a box, a link or a file reads each whole number within
 
 FIELD_DOCS: dict[str, str] = {
     "B": "batch size (sequences per forward pass)",
@@ -512,7 +514,7 @@ def _check_moe(cfg: Config) -> None:
         return
     for name, symbol in MOE_SYMBOLS.items():
         value = getattr(cfg, name)
-        if value is not None and not (name == "shared_experts" and value == 0 and not isinstance(value, bool)):
+        if value is not None:
             object.__setattr__(cfg, name, check_field(symbol, value))
     E = cfg.experts
     if cfg.top_k is None:
@@ -787,7 +789,7 @@ def read_hf(doc: Mapping, B: int = 8, T: int | None = None) -> HFModel:
         value = fields.get(name)
         if value is None or name not in keys:
             continue
-        lo, hi = {**BOUNDS, **LAYOUT_BOUNDS}[symbol]
+        lo, hi = NUMBER_BOUNDS[symbol]
         if not lo <= value <= hi:
             raise HFConfigError(f"config.json: {keys[name]}={hf.show(value)} is out of range: {symbol} "
                                 f"({FIELD_DOCS.get(symbol) or MOE_DOCS[symbol]}) must be from {lo:,} to {hi:,}")

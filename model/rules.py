@@ -34,8 +34,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from . import numbers
-from .config import (BOUNDS, FIELDS, GPT2_RECIPE_PRESETS, MOE_FIELDS, PRESETS, RECIPE_FIELDS, Config, divisors,
-                     snap_heads)
+from .config import (BOUNDS, FIELDS, GPT2_RECIPE_PRESETS, MOE_FIELDS, NUMBER_BOUNDS, PRESETS, RECIPE_FIELDS, Config,
+                     divisors, snap_heads)
 
 CUSTOM = "custom"
 PRESET_MODEL = ("d", "h", "L", "V", "T_max", "tie")  # what makes a configuration a preset's model
@@ -173,9 +173,9 @@ def rules_line(cfg: Config) -> str:
 
 
 def out_of_range(name: str, value: object, kept: int, text: str | None = None) -> str | None:
-    """The notice for a value outside BOUNDS (or not a whole number), None when `value` is fine; `text`, the value
-    as typed, stands for a huge one in the notice."""
-    lo, hi = BOUNDS[name]
+    """The notice for a value outside NUMBER_BOUNDS (or not a whole number), None when `value` is fine; `text`, the
+    value as typed, stands for a huge one in the notice."""
+    lo, hi = NUMBER_BOUNDS[name]
     if isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi:
         return None
     whole_number = isinstance(value, int) and not isinstance(value, bool)
@@ -184,8 +184,8 @@ def out_of_range(name: str, value: object, kept: int, text: str | None = None) -
 
 
 def read_field(name: str, value: object, kept: int) -> tuple[int | None, str | None]:
-    """A field's input as a whole number within BOUNDS, or (None, the notice): a slider's int, or a box's text in
-    the number grammar (`model.numbers`: 1024, 1,024, 1e3, 70 million). Empty text is no input: (None, None)."""
+    """A field's input as a whole number within NUMBER_BOUNDS, or (None, the notice): a slider's int, or a box's text
+    in the number grammar (`model.numbers`: 1024, 1,024, 1e3, 70 million). Empty text is no input: (None, None)."""
     if isinstance(value, str):
         text = value.strip(" \t")
         if not text:
@@ -197,6 +197,19 @@ def read_field(name: str, value: object, kept: int) -> tuple[int | None, str | N
         return (None, rejected) if rejected else (number, None)
     rejected = out_of_range(name, value, kept)
     return (None, rejected) if rejected else (value, None)
+
+
+def read_layers(text: str, kept: tuple[int, ...], verb: str = "kept") -> tuple[tuple[int, ...] | None, str | None]:
+    """dense_layers' text as block indices, "0,1,2" ("" or "none": no block), or (None, the notice, which says the
+    list `verb`: "kept" on a page, "using" for a link). Whether each index is below L is the Config's rule."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if [p.lower() for p in parts] in ([], ["none"]):
+        return (), None
+    found = [numbers.whole(p) if len(p) <= numbers.MAX_CHARS else None for p in parts[:BOUNDS["L"][1]]]
+    if any(n is None or n < 0 for n in found):
+        return None, (f'dense_layers="{quote(text)}" is not a list of block indices (0,1,2: whole numbers from 0 to '
+                      f'L − 1, or none); {verb} dense_layers={",".join(map(str, kept)) or "none"}')
+    return tuple(found), None
 
 
 def did_you_mean(word: str, names: Iterable[str]) -> str:

@@ -23,7 +23,7 @@ def assert_valid(q) -> None:
     assert isinstance(cfg, Config)
     for name, (lo, hi) in BOUNDS.items():
         value = getattr(cfg, name)
-        if value is None or (name == "E_shared" and value == 0):  # a dense model's E, k, d_expert; no shared experts
+        if value is None:  # a dense model's E, k, d_expert
             assert name not in ("E", "k", "d_expert") or not cfg.moe
             continue
         assert lo <= value <= hi

@@ -10,7 +10,7 @@ import pytest
 
 from app import Explorer
 from app.budget import BudgetView, budget_parts, chart_html, lines_html, shown
-from app.controls import Controls, controls_spec, slider_range, status_html
+from app.controls import MOE_SIZES, Controls, controls_spec, slider_range, status_html
 from app.shapes import SEP, SLOT, ShapesTable, render_table, shape_rows, table_at
 from app.heights import embed_height
 from app.share import base_url, embed_code, page_link
@@ -338,7 +338,7 @@ def test_recipe_controls():
     """The recipe choice, a switch, a size and QK-norm, as the page sends them (a box sends its text)."""
     s = ExplorerState()
     c = Controls(state=s)
-    dense = {"E": None, "k": None, "d_expert": None}  # a dense model's MoE boxes: hidden
+    dense = dict.fromkeys(MOE_SIZES)  # a dense model's MoE boxes: hidden
     assert c.view["recipe"] == "gpt2" and c.view["sizes"] == {"d_ff": 3072, "h_kv": 12, "d_head": 64, **dense}
     c.ask("recipe", "modern")
     assert (s.norm, s.positions, s.mlp, s.bias, s.attention) == ("rmsnorm", "rope", "swiglu", "none", "fused")
@@ -371,8 +371,9 @@ def test_the_mlp_switch_and_the_boxes_of_a_mixture_of_experts():
                                               'first; kept the dense MLP']
     c.ask("moe", "moe")
     assert s.config == PRESETS["mixtral-8x7b"] and s.preset == "mixtral-8x7b"
-    assert c.view["switches"]["moe"] == "moe" and c.view["sizes"] == {"d_ff": None, "h_kv": 8, "d_head": 128, "E": 8,
-                                                                      "k": 2, "d_expert": 14_336}
+    assert c.view["switches"]["moe"] == "moe" and c.view["sizes"] == {
+        "d_ff": None, "h_kv": 8, "d_head": 128, "E": 8, "k": 2, "d_expert": 14_336, "E_shared": 0, "d_shared": None,
+        "moe_step": 1, "dense_first": 0, "dense_layers": "none"}
     c.ask("k", "two")
     assert s.config.k == 2 and len(s.notices) == 1 and s.notices[0].startswith('k="two" is not a whole number')
     c.ask("k", "12")
@@ -384,6 +385,45 @@ def test_the_mlp_switch_and_the_boxes_of_a_mixture_of_experts():
     assert s.config.E == 64
     c.ask("moe", "dense")
     assert not s.config.moe and s.config.d_ff == 14_336 and s.preset == "mistral-7b"
+
+
+def test_the_boxes_of_shared_experts_and_of_which_blocks_are_moe():
+    """E_shared (0 reads: no shared experts, and hides d_shared), d_shared, moe_step, dense_first and dense_layers as
+    the page sends them; each bad value is one notice and the value in use stays; d_ff shows once a block is dense."""
+    s = ExplorerState(PRESETS["qwen3-30b-a3b"])
+    c = Controls(state=s)
+    c.ask("E_shared", "4")
+    c.ask("d_shared", "1,536")
+    s.shared_gate = True  # no control of its own: a link's key (Qwen2-MoE's gate)
+    assert (s.config.E_shared, s.config.d_shared, s.config.shared_gate, s.notices) == (4, 1536, True, [])
+    assert c.view["sizes"]["d_shared"] == 1536
+    c.ask("E_shared", "0")  # none: their width and gate go with them
+    assert (s.config.E_shared, s.config.shared_dim, s.config.shared_gate, s.notices) == (0, None, False, [])
+    assert c.view["sizes"]["d_shared"] is None and c.view["sizes"]["E_shared"] == 0
+    c.ask("E_shared", "-1")
+    assert s.notices == ["E_shared=-1 is out of range: E_shared must be from 0 to 1,024; kept E_shared=0"]
+    assert c.view["sizes"]["d_ff"] is None  # every block MoE: no dense MLP
+    c.ask("moe_step", "2")
+    c.ask("dense_first", "3")
+    c.ask("dense_layers", "7, 9")
+    cfg = s.config
+    assert cfg.block_kinds[:12] == ("dense",) * 3 + ("moe", "dense", "moe", "dense", "dense", "dense", "dense", "dense",
+                                                     "moe")
+    assert c.view["sizes"]["dense_layers"] == "7,9" and c.view["sizes"]["d_ff"] == cfg.d_ff and s.notices == []
+    for name, text, notice in [
+            ("moe_step", "99", "moe_step=99 exceeds L=48"), ("moe_step", "0", "moe_step=0 is out of range: moe_step must "
+                                                                               "be from 1 to 1,024; kept moe_step=2"),
+            ("dense_layers", "x", 'dense_layers="x" is not a list of block indices'),
+            ("dense_layers", "48", "dense_layers lists block 48, but the blocks are 0 … 47")]:
+        c.ask(name, text)
+        assert len(s.notices) == 1 and s.notices[0].startswith(notice) and s.config == cfg
+    c.ask("dense_layers", "none")
+    assert s.config.dense_layers == () and c.view["sizes"]["dense_layers"] == "none"
+    c.ask("moe", "dense")
+    assert all(c.view["sizes"][k] is None for k in MOE_SIZES)
+    c.ask("dense_first", "1")
+    assert s.notices == ['dense_first sets a mixture of experts: choose the MLP "mixture of experts" first; kept the '
+                         'dense MLP']
 
 
 # --- share and the page ----------------------------------------------------------------------------------------------

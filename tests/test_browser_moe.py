@@ -1,6 +1,7 @@
 """A mixture of experts on the live page, in real Chromium: Mixtral 8x7B's N and N_active as the CLI prints them,
-the MLP's switch and its boxes E and k moving both, the shapes table's group of MoE blocks, a pasted Qwen3-MoE
-config.json, and a bad ?k= that is one notice line."""
+the MLP's switch and its boxes E and k moving both, shared experts and the layout of MoE blocks set through their
+boxes as the CLI counts them, the shapes table's group of MoE blocks, a pasted Qwen3-MoE config.json, and a bad ?k=
+that is one notice line."""
 from __future__ import annotations
 
 import json
@@ -74,6 +75,42 @@ def test_mixtral_link_shows_n_and_n_active_as_the_cli_and_e_and_k_move_them(chro
     expect(page.locator(".n span.big").first).to_have_text(f"N = {budget(PRESETS['mistral-7b']).params_exact:,}")
     expect(page.locator(".preset select")).to_have_value("Mistral 7B (v0.2) · L 32, d 4,096")
     expect(page.locator(".size-E")).to_be_hidden()
+    assert o.errors == []
+    page.close()
+
+
+def test_shared_experts_and_which_blocks_are_moe_set_through_the_boxes_as_the_cli(chromium, server, capsys):
+    """Qwen3-30B-A3B cut to L = 8 blocks, given Qwen2-MoE's shared experts and a layout of dense and MoE blocks through
+    the boxes: N and N_active equal the CLI's with the same flags; E_shared = 0 hides d_shared; a layout that leaves no
+    block MoE is one notice line and the page keeps what it showed."""
+    layout = ["--L", "8", "--moe-step", "2", "--dense-first", "3", "--dense-layers", "5", "--table", "budget"]
+    clis = [json.loads(run_cli(["--preset", "qwen3-30b-a3b", *shared, *layout, "--json"], capsys)[1])["budget"]
+            for shared in (["--shared-experts", "2", "--d-shared", "1536"], [])]
+    o = open_explorer(chromium, server, "?preset=qwen3-30b-a3b&L=8&panels=shapes,budget", height=1400)
+    page = o.page
+    expect(page.locator(".recipe-E_shared input")).to_have_value("0")
+    expect(page.locator(".size-d_shared")).to_be_hidden()  # no shared experts: no width of theirs
+    for name, text in [("E_shared", "2"), ("d_shared", "1,536"), ("moe_step", "2"), ("dense_first", "3"),
+                       ("dense_layers", "5")]:
+        set_box(page, name, text)
+        expect(page.locator(f".recipe-{name} input")).to_have_value(text)
+    cfg = replace(PRESETS["qwen3-30b-a3b"], L=8, shared_experts=2, shared_dim=1536, moe_step=2, dense_first=3,
+                  dense_layers=(5,))
+    assert cfg.block_kinds == ("dense",) * 3 + ("moe",) + ("dense",) * 3 + ("moe",)
+    assert (budget(cfg).params_exact, budget(cfg).params_active) == (clis[0]["params_exact"], clis[0]["params_active"])
+    expect_counts(page, cfg)  # the page's N and N_active, once the server has answered the last box
+    expect(page.locator(".size-d_ff")).to_be_visible()  # dense blocks: their d_ff is a part of the model
+    groups = page.locator("table.shapes tr.g")
+    expect(groups).to_have_count(len(trace(cfg).groups))
+    expect(groups.first).to_contain_text(trace(cfg).groups[0].title)
+    set_box(page, "moe_step", "9")  # beyond L = 8: no block would be MoE
+    expect(page.locator(".status-line")).to_contain_text("moe_step=9 exceeds L=8")
+    assert page.locator(".status-line .status").count() == 1
+    expect(page.locator(".recipe-moe_step input")).to_have_value("2")
+    set_box(page, "E_shared", "0")  # none: d_shared hides, N loses both shared experts
+    expect(page.locator(".n span.big").first).to_have_text(f"N = {clis[1]['params_exact']:,}", timeout=60_000)
+    expect(page.locator(".n span.big").nth(1)).to_have_text(f"N_active = {clis[1]['params_active']:,}")
+    expect(page.locator(".size-d_shared")).to_be_hidden()
     assert o.errors == []
     page.close()
 

@@ -209,8 +209,10 @@ def test_zero_on_one_gpu_keeps_the_choice_shown(explorer):
 def test_the_recipe_switches_explain_themselves(explorer):
     page = explorer(width=1400, height=900)
     helps = page.locator(".controls-card .switch .help")
-    expect(helps).to_have_count(12)  # norm, positions, mlp, bias, attention, moe, d_ff, h_kv, d_head, E, k, d_expert
-    expect(page.locator(".controls-card .size-E")).to_be_hidden()  # a dense model: no E, k, d_expert
+    expect(helps).to_have_count(17)  # norm, positions, mlp, bias, attention, d_ff, h_kv, d_head; moe, E, k, d_expert,
+    # E_shared, d_shared, moe_step, dense_first, dense_layers
+    for name in ("E", "E_shared", "dense_layers"):  # a dense model: no mixture of experts' boxes
+        expect(page.locator(f".controls-card .size-{name}")).to_be_hidden()
     norm = page.locator(".switch-norm .help")
     expect(norm.locator(".tip")).to_be_hidden()
     norm.hover()

@@ -1,9 +1,11 @@
 """The no-server page of a mixture of experts (issue 26), in Chromium: one page, written from Mixtral 8x7B's
 config.json, shows N and N_active, the chart, the shapes grouped by kind of block and the changes as the model and
-the live page give them; its training card names the CLI's command; its inference card shows the CLI's figures."""
+the live page give them; its MLP switch and its boxes E, k and d_expert move N and N_active as the CLI counts them; its
+training card names the CLI's command; its inference card shows the CLI's figures."""
 from __future__ import annotations
 
 import html
+import json
 import re
 import shlex
 from dataclasses import replace
@@ -16,15 +18,16 @@ from app.changes_card import changes_groups, changes_html
 from app.export.spec import ALL_FIELDS
 from app.infer_card import headline_html as infer_headline_html
 from app.shapes import shape_rows
-from model import PRESETS, budget, trace
+from model import PRESETS, budget, trace, units
 from model.budgeting import chart_note
 from model.changes import changes
 from model.cli import build_parser, config_from_args
-from model.families import menu_label
+from model.families import menu_label, moe_fields
 from model.inference import serving
 from model.train_report import human
 from model.tracing import block_groups
-from test_export import export, exported_page, js, text_of, value_of
+from pagetools import run_cli
+from test_export import _set, box, export, exported_page, js, text_of, value_of
 
 pytestmark = pytest.mark.browser
 PUBLISHED = Path(__file__).parent / "hf" / "published"
@@ -112,3 +115,35 @@ def test_another_mixture_of_experts_names_its_export_command(page) -> None:
     assert js(page, "covered", [[moe_js(qwen), "fp32"], [moe_js(MIXTRAL), "fp32"]]) == [False, True]
     (command,) = js(page, "exportCommand", [[moe_js(qwen)]])
     assert options_of(command) == qwen
+
+
+def test_the_mlp_switch_and_the_boxes_e_k_d_expert_move_n_and_n_active_as_the_cli(page, capsys) -> None:
+    """The page's formulas take E, k and d_expert as symbols: the boxes change them, k beyond E is clamped with the
+    live page's notice, a bad value is one notice, and the switch makes Mixtral dense (Mistral 7B) and MoE again."""
+    sizes = ("opt_experts", "opt_top_k", "opt_expert_dim")
+    assert value_of(page, "moe") == "moe" and [box(page, b) for b in sizes] == [8, 2, 14_336]
+    assert not value_of(page, "opt_ff_dim", "visible")  # every block MoE: no dense MLP, no d_ff
+    for name, text in zip(sizes, ("16", "1", "4,096")):
+        _set(page, name, text)
+    cli = json.loads(run_cli(["--hf-config", str(PUBLISHED / "mixtral-8x7b.json"), "--T", "4096", "--experts", "16",
+                              "--top-k", "1", "--d-expert", "4096", "--table", "budget", "--json"], capsys)[1])["budget"]
+    head = text_of(page, "head")
+    assert f"N = {cli['params_exact']:,}" in head and f"N_active = {cli['params_active']:,}" in head
+    c = replace(MIXTRAL, experts=16, top_k=1, expert_dim=4096)
+    assert (cli["params_exact"], cli["params_active"]) == (budget(c).params_exact, budget(c).params_active)
+    router = next(r for r in trace(c).rows if r.shape[-1] == 16)  # the router's logits (B, T, E) at E = 16
+    assert html.escape(units.shape(router.shape)) in text_of(page, "shapes")
+    _set(page, "opt_top_k", "17")
+    assert box(page, "opt_top_k") == 16 and text_of(page, "status").count("⚠") == 1
+    assert "k clamped 17 → 16: each token goes to k of the E = 16 experts, so k cannot exceed E" in text_of(page, "status")
+    _set(page, "opt_experts", "many")
+    assert box(page, "opt_experts") == 16 and 'E="many" is not a whole number' in html.unescape(text_of(page, "status"))
+    _set(page, "preset", menu_label("mixtral-8x7b"))
+    _set(page, "moe", "dense")  # Mixtral made dense is Mistral 7B: the boxes hide, d_ff shows the experts' width
+    assert value_of(page, "preset") == menu_label("mistral-7b") and not value_of(page, "opt_experts", "visible")
+    assert f"N = {budget(PRESETS['mistral-7b']).params_exact:,}" in text_of(page, "head") and box(page, "opt_ff_dim") == 14_336
+    _set(page, "moe", "moe")
+    assert value_of(page, "preset") == menu_label("mixtral-8x7b") and value_of(page, "opt_experts", "visible")
+    cases = [PRESETS["mistral-7b"], MIXTRAL, replace(MIXTRAL, L=4, dense_first=1)]
+    assert js(page, "moeFields", [[moe_js(c), not c.moe] for c in cases]) == [
+        {k: list(v) if isinstance(v, tuple) else v for k, v in moe_fields(c, not c.moe).items()} for c in cases]

@@ -295,7 +295,7 @@ def test_the_mlp_switch_makes_mistral_mixtral_and_back():
                                               "moe_step, so no block would be; set moe_step from 1 to 48; showing every "
                                               "block MoE"),
     ("?preset=mixtral-8x7b&dense_layers=0,x", {}, 'dense_layers="0,x" is not a list of block indices (0,1,2: whole '
-                                                  'numbers from 0 to L − 1); using dense_layers=none'),
+                                                  'numbers from 0 to L − 1, or none); using dense_layers=none'),
     ("?preset=gpt2-small&k=3&moe=0", None, "k: ignored with moe=0 (a dense MLP has no experts)"),
     ("?preset=mixtral-8x7b&moe=maybe", {}, 'moe="maybe" is not 1 or 0 (moe=1: the MLP is a mixture of experts (E, k, '
                                            'd_expert); 0: a dense MLP); using moe=1'),

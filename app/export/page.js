@@ -156,6 +156,8 @@ function normalize(c) {  // Config.__post_init__: a default written out is the d
   if (c.kv_heads === c.h) c.kv_heads = null;
   if (c.head_dim != null && c.d % c.h === 0 && c.head_dim === c.d / c.h) c.head_dim = null;
   if (c.ff_dim === defaultFf(c)) c.ff_dim = null;
+  if (c.shared_dim != null && c.shared_dim === c.expert_dim) c.shared_dim = null;
+  if (isMoe(c) && !blockKinds(c).includes("dense")) c.ff_dim = null;  // no dense MLP anywhere: d_ff is no part of it
   if (c.positions === "rope" && dHead(c) % 2) {
     throw new Error(`d_head=${dHead(c)} is odd: RoPE rotates pairs of features, so d_head must be even `
                     + "(set head_dim, or pick h so that d / h is even)");  // Config.__post_init__
@@ -176,7 +178,8 @@ function settleHeads(c, note) {  // rules._settle_heads
   c.h = h;
 }
 
-const inUse = (c, symbol) => ({h: c.h, h_kv: hKv(c), T: c.T, d_ff: dFf(c), d_head: dHead(c)}[symbol]);  // Config's value of a symbol
+const inUse = (c, symbol) => ({h: c.h, h_kv: hKv(c), T: c.T, d_ff: dFf(c), d_head: dHead(c), E: c.experts, k: c.top_k,
+                               d_expert: c.expert_dim}[symbol]);  // Config's value of a symbol
 
 function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes: [cfg, notes {kind, text, about}]
   const cfg = Object.fromEntries(S.all_fields.map((f) => [f, asked[f] ?? S.recipe_defaults[f] ?? S.moe_defaults[f] ?? null]));
@@ -196,6 +199,8 @@ function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes
     cfg.kv_heads = snapHeads(cfg.h, kv);
     note("h_kv", {asked: kv, h_kv: cfg.kv_heads, h: cfg.h});
   }
+  const E = cfg.experts, k = cfg.top_k;
+  if (E != null && k != null && k > E) { cfg.top_k = E; note("k", {asked: k, E}); }
   if (cfg.T > cfg.T_max) {
     if (cfg.positions === "learned") { note("T", {asked: cfg.T, T_max: cfg.T_max}); cfg.T = cfg.T_max; }
     else note("context", {T: cfg.T, T_max: cfg.T_max});
@@ -216,6 +221,12 @@ function news(notes, before, changed) {  // rules.news: the texts of the notes n
 function recipeFields(recipe, h) {  // families.recipe_fields
   if (recipe === "gpt2") return {...S.recipe_defaults};
   return {...S.recipe_defaults, ...S.modern, kv_heads: snapHeads(h, Math.max(1, Math.floor(h / S.kv_group)))};
+}
+
+function moeFields(c, moe) {  // families.moe_fields: what choosing a dense MLP or a mixture of experts sets
+  if (moe === isMoe(c)) return {};
+  if (moe) return {...S.moe_defaults, ...S.moe_start, expert_dim: dFf(c)};
+  return {...S.moe_defaults, ...(blockKinds(c).includes("dense") ? {} : {ff_dim: c.expert_dim})};
 }
 
 function recipeOf(c) {  // families.recipe_of
@@ -1032,6 +1043,14 @@ function pushControls(cfg, notes) {
   push(W.qk_norm, "active", cfg.qk_norm);
   const inUse = {ff_dim: dFf(cfg), kv_heads: hKv(cfg), head_dim: dHead(cfg)};
   for (const f of Object.keys(S.optional)) push(W[`opt_${f}`], "value", thousands(inUse[f]));
+  push(W.opt_ff_dim, "visible", blockKinds(cfg).includes("dense"));  // every block MoE: d_ff is no part of the model
+  if (W.moe) {  // a mixture of experts' page: the MLP's switch, and its boxes where the model is one
+    push(W.moe, "value", isMoe(cfg) ? "moe" : "dense");
+    for (const f of Object.keys(S.moe_sizes)) {
+      push(W[`opt_${f}`], "visible", isMoe(cfg));
+      if (isMoe(cfg)) push(W[`opt_${f}`], "value", thousands(cfg[f]));
+    }
+  }
   const name = presetOf(cfg);
   push(W.preset, "value", Object.keys(S.preset_labels).find((k) => S.preset_labels[k] === name));
   W.status.text = notes.length ? notes.map((n) => `<div class="status"><span class="n">⚠</span> ${esc(n)}</div>`).join("")
@@ -1106,7 +1125,8 @@ function main(obj) {
                    wholeOf, realOf, budgetLines, memoryLines, linesHtml, budgetParts, chartHtml, shapeRows, recipeLegendHtml, structureKey, divisors, snapHeads,
                    scientific, plain, duration, dollars, human, trainPlan, trainHeadlineHtml, trainLinesHtml, settleTrain, trainNews,
                    largestMicroBatch, savedParts, paramsExact, trainChartData, trainLegendHtml, recipeOf, recipeFields,
-                   budgetKey, changesKey, changesGroups, changesHtml, covered, exportCommand, blockTitles, headlineHtml, chartOf};
+                   budgetKey, changesKey, changesGroups, changesHtml, covered, exportCommand, blockTitles, headlineHtml, chartOf,
+                   moeFields};
     return update([]);
   }
   const name = obj.name, rejected = [];
@@ -1131,14 +1151,19 @@ function main(obj) {
     if (isEcho(obj, "value")) return;
     ST.asked[name] = obj.value;
     changed = [name];
+  } else if (name === "moe") {  // the MLP's switch: dense, or a mixture of experts
+    if (isEcho(obj, "value")) return;
+    Object.assign(ST.asked, moeFields(ST.cfg, obj.value === "moe"));
+    changed = S.moe_fields;
   } else if (name === "qk_norm") {
     if (isEcho(obj, "active")) return;
     ST.asked.qk_norm = obj.active;
     changed = [name];
   } else if (name.startsWith("opt_") || name.endsWith("_input")) {  // a box's text: rules.read_field
     if (isEcho(obj, "value")) return;
-    const f = name.startsWith("opt_") ? name.slice(4) : name.slice(0, -"_input".length), sym = S.optional[f] ?? f;
-    const [v, bad] = readField(sym, obj.value ?? "", f in S.optional ? inUse(ST.cfg, sym) : ST.cfg[f]);
+    const f = name.startsWith("opt_") ? name.slice(4) : name.slice(0, -"_input".length);
+    const sym = S.optional[f] ?? S.moe_sizes[f] ?? f;  // d_ff, h_kv, d_head, E, k, d_expert: by their symbols
+    const [v, bad] = readField(sym, obj.value ?? "", sym !== f ? inUse(ST.cfg, sym) : ST.cfg[f]);
     if (v !== null) { ST.asked[f] = v; changed = [f]; }
     else { if (bad) rejected.push(bad); changed = []; }
   } else if (name === "tie") {

@@ -22,8 +22,8 @@ from bokeh.resources import INLINE
 
 from model import DTYPES, FIELD_DOCS, Config
 from model.config import INT_FIELDS
-from model.config import CHOICES, OPTIONAL_SYMBOLS, RECIPE_DOCS
-from model.families import QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, menu_groups, preset_labels, recipe_of
+from model.config import CHOICES, MOE_DOCS, OPTIONAL_SYMBOLS, RECIPE_DOCS
+from model.families import MLP_KINDS, QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, menu_groups, preset_labels, recipe_of
 from model.rules import preset_of
 from model.training import TrainSetup
 
@@ -35,10 +35,10 @@ from ..infer_card import COLUMNS as INFER_COLUMNS
 from ..infer_card import chart_title_html, leaves_out_html
 from ..infer_card import title_html as infer_title_html
 from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, TABLE_CSS, TRAIN_CSS
-from ..words import CHINCHILLA_RULE, SHORT, SHORT_WHEN, TAGLINE, TRAIN_NOTE, TRAIN_TITLE, shapes_title_html
+from ..words import CHINCHILLA_RULE, MOE_SWITCH_DOC, SHORT, SHORT_WHEN, TAGLINE, TRAIN_NOTE, TRAIN_TITLE, shapes_title_html
 from ..words import TRAIN_CONTROLS as C
 from ..changes_card import TITLE as CHANGES_TITLE
-from .spec import lines_js, page_spec, static_spec
+from .spec import PAGE_MOE_SIZES, lines_js, page_spec, static_spec
 
 PAGE_TITLE = "Transformer Shapes"
 TEMPLATE = """
@@ -114,6 +114,19 @@ def _recipe_controls(cfg: Config, label_css: InlineStyleSheet) -> tuple[object, 
     boxes = [TextInput(title=symbol, value="", name=f"opt_{name}", width=96, description=RECIPE_DOCS[name],
                        stylesheets=[_sheet(BOX_CSS)]) for name, symbol in OPTIONAL_SYMBOLS.items()]
     return recipe, row(*selects, *boxes, qk, styles={"flex-wrap": "wrap", "gap": "6px"})
+
+
+def _mlp_controls(cfg: Config) -> list:
+    """A mixture of experts' page only: the MLP's switch, dense or MoE (`model.families.MLP_KINDS`), and number boxes
+    for E, k and d_expert (`spec.PAGE_MOE_SIZES`) showing the values in use; page.js applies the rules (k ≤ E) and
+    hides the boxes where the model is dense. A dense page has none: its MoE twin's pass structures are not carried."""
+    if not cfg.moe:
+        return []
+    switch = Select(title="moe", options=list(MLP_KINDS.items()), value="moe", name="moe", width=170,
+                    description=MOE_SWITCH_DOC)
+    boxes = [TextInput(title=symbol, value="", name=f"opt_{name}", width=96, description=MOE_DOCS[name],
+                       stylesheets=[_sheet(BOX_CSS)]) for name, symbol in PAGE_MOE_SIZES.items()]
+    return [switch, *boxes]
 
 
 def _train_chart() -> tuple[object, list]:
@@ -211,9 +224,10 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
                       f'<p class="what">{html.escape(WHAT_TO_DO)}</p>', sizing_mode="stretch_width",
                  stylesheets=[_sheet(HEADER_CSS)], disable_math=True)
     names = {v: k for k, v in preset_labels(moe=True).items()}  # every preset; a mixture of experts' page carries its own
-    preset = Select(options=menu_groups(moe=True), value=names[preset_of(cfg)], name="preset", width=280,
+    preset = Select(options=menu_groups(moe=True), value=names[preset_of(cfg)], name="preset", width=360,
                     styles={"max-width": "calc(100vw - 130px)"})  # a phone: a long label stays inside the card
     recipe, switches = _recipe_controls(cfg, label_css)
+    mlp = _mlp_controls(cfg)
     fields = {f: _field(f, label_css) for f in INT_FIELDS}
     tie = Checkbox(label="tie the head to W_te (GPT-2)", active=cfg.tie, name="tie")
     status = html_div("status", _sheet(STATUS_CSS))
@@ -221,7 +235,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     controls = column(row(Div(text="<b>Preset</b>", stylesheets=[_sheet(BASE)]), preset),
                       row(*(fields[f][3] for f in ("B", "T", "d", "h", "L", "V")), sizing_mode="stretch_width",
                           styles={"flex-wrap": "wrap"}),
-                      recipe, switches,
+                      recipe, switches, *([row(*mlp, styles={"flex-wrap": "wrap", "gap": "6px"})] if mlp else []),
                       advanced, row(fields["T_max"][3], tie, styles={"flex-wrap": "wrap"}), status,
                       sizing_mode="stretch_width", css_classes=["card", "controls-card"], stylesheets=[card])
     dtypes = RadioButtonGroup(labels=list(DTYPES), active=list(DTYPES).index(dtype), name="dtype")
@@ -246,7 +260,8 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     changes = html_div("changes", budget_css)
     changes_card = column(Div(text=f"<h2>{html.escape(CHANGES_TITLE)}</h2>", stylesheets=[_sheet(BASE)]), changes,
                           sizing_mode="stretch_width", css_classes=["card", "changes-card"], stylesheets=[card])
-    recipe_widgets = [recipe.children[1], *switches.children]  # named: recipe, norm, ..., opt_ff_dim, qk_norm
+    recipe_widgets = [recipe.children[1], *switches.children, *mlp]  # named: recipe, norm, ..., opt_ff_dim, qk_norm,
+    # and a mixture of experts' moe, opt_experts, opt_top_k, opt_expert_dim
     widgets = [preset, tie, dtypes, expanded, status, shapes_title, shapes, head, chart, note, lines, captions, changes,
                *recipe_widgets, *(w for f in INT_FIELDS for w in fields[f][:2]), *train_models,
                *(fields[f][2] for f in SHORT_WHEN)]  # the labels of h and T_max: the recipe renames them

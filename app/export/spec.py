@@ -17,9 +17,10 @@ from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, trace
 from model import units
 from model.budgeting import CHART, CHART_NOTE, GROUPS, chart, chart_note
 from model.changes import MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, changes, title_key
-from model.config import (CHOICES, DEFAULTS, FIELDS, INT_FIELDS, KIND_LABELS, MOE_DEFAULTS, MOE_FIELDS,
+from model.config import (CHOICES, DEFAULTS, FIELDS, INT_FIELDS, KIND_LABELS, MOE_DEFAULTS, MOE_FIELDS, MOE_SYMBOLS,
                           OPTIONAL_SYMBOLS, PAGE_FIELDS, RECIPE_DOCS, RECIPE_FIELDS, snap_heads)
-from model.families import KV_GROUP, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels, recipe_fields
+from model.families import (KV_GROUP, MOE_START, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels,
+                            recipe_fields)
 from model.cli import moe_flag
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
 from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure, structure_key
@@ -54,6 +55,9 @@ DTYPE_CLASS = {"fp32": "fp32", "bf16": "bf16", "fp16": "bf16"}  # fp16 passes eq
 
 
 ALL_FIELDS = (*PAGE_FIELDS, *MOE_FIELDS)  # a page's configuration: the MoE fields come with a preset or config.json
+# A mixture of experts' page has the MLP's switch (dense or MoE) and boxes for these fields, by their symbols; its
+# shared experts and which blocks are MoE stay the exported model's (their pass structures are the page's size).
+PAGE_MOE_SIZES = {f: MOE_SYMBOLS[f] for f in ("experts", "top_k", "expert_dim")}
 
 
 def _fields(cfg: Config) -> dict:
@@ -271,9 +275,10 @@ def _static_spec() -> dict:
     presets = {name: _fields(p) for name, p in PRESETS.items()}
     return {
         "fields": list(FIELDS), "int_fields": list(INT_FIELDS),
-        "bounds": {f: list(BOUNDS[f]) for f in (*INT_FIELDS, *OPTIONAL_SYMBOLS.values())},
+        "bounds": {f: list(BOUNDS[f]) for f in (*INT_FIELDS, *OPTIONAL_SYMBOLS.values(), *PAGE_MOE_SIZES.values())},
         "all_fields": list(ALL_FIELDS), "recipe_fields": list(RECIPE_FIELDS), "recipe_defaults": DEFAULTS,
         "moe_fields": list(MOE_FIELDS), "moe_defaults": MOE_DEFAULTS, "moe_flags": {f: moe_flag(f) for f in MOE_FIELDS},
+        "moe_sizes": PAGE_MOE_SIZES, "moe_start": MOE_START,  # a mixture of experts' page: the MLP's switch and boxes
         "kind_labels": KIND_LABELS, "block_titles": {"one_kind": ONE_KIND, "some": SOME_BLOCKS, "one": ONE_BLOCK},
         "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
         "optional_bounds": {k: list(BOUNDS[v]) for k, v in OPTIONAL_SYMBOLS.items()}, "recipe_docs": RECIPE_DOCS,
