@@ -10,7 +10,8 @@ thread-safe way back, `Document.add_next_tick_callback`); the loop stays free in
 `model.passes`' lock where they share cached modules, and torch's dispatch modes are per thread, so a pass in the
 worker and one on the loop do not mix.
 
-A page closed while its figures were computed is left alone. Not served (a notebook, a test, a script), `show`
+A page closed while its figures waited for the worker costs no computing, and one closed while they were
+computed is left alone. Not served (a notebook, a test, a script), `show`
 gets the result at once. `compute` may raise ValueError (a configuration the figure cannot be made for): `show`
 then gets the exception, to put its one line where the figure would be.
 """
@@ -46,11 +47,17 @@ def offload(compute: Callable[[], R], show: Callable[[R | ValueError], None]) ->
         show(_outcome(compute))
         return
 
-    def done(future: Future) -> None:
+    def closed() -> bool:
         context = doc.session_context
-        if context is None or context.destroyed:  # the page was closed meanwhile
+        return context is None or context.destroyed
+
+    def run() -> R | ValueError | None:
+        return None if closed() else _outcome(compute)  # a page closed while its job waited costs no pass
+
+    def done(future: Future) -> None:
+        if closed():  # the page was closed meanwhile
             return
         outcome = future.result()
         doc.add_next_tick_callback(lambda: show(outcome))
 
-    _POOL.submit(_outcome, compute).add_done_callback(done)
+    _POOL.submit(run).add_done_callback(done)

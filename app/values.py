@@ -182,7 +182,7 @@ class ValuesView(pn.viewable.Viewer):
             self.refresh()
 
     def _make_body(self) -> None:
-        """The card's contents: block and head pickers, the message and offer, the results (drawn on first use)."""
+        """The card's contents: block and head pickers, the message and offer, the results (hidden until a pass)."""
         if self._body is not None:
             return
         self._block = pn.widgets.IntInput(label="block", value=0, start=0, end=0, width=90, margin=(0, 8, 0, 0))
@@ -190,13 +190,13 @@ class ValuesView(pn.viewable.Viewer):
         self.cells = ColumnDataSource(heatmap_data_empty(), name="values-attention")
         self.masked = ColumnDataSource(heatmap_data_empty(), name="values-masked")
         self.resid = ColumnDataSource({"x": [], "std": [], "where": []}, name="values-resid")
-        self.heatmap = self.resid_figure = None  # drawn when the first pass is shown (_build_results)
         self._summary, self._check, self._scaling, self._stats = (_pane() for _ in range(4))
         self._message = _pane(css_classes=["values-message"])
         self._offer = pn.widgets.Button(label="Run the scaled-down copy", color="warning", visible=False,
                                         margin=(6, 0, 0, 0), css_classes=["values-offer"])
         self._offer.on_click(self._accept_scaled)
         self._results = wrap(gap="18px", align="flex-start", visible=False, css_classes=["values-results"])
+        self._build_results()
         self._body = pn.Column(self._message, self._offer, self._results, sizing_mode="stretch_width",
                                margin=(8, 0, 0, 0))
         self._block.param.watch(self._on_pick, ["value"])
@@ -286,10 +286,11 @@ class ValuesView(pn.viewable.Viewer):
         self._results.visible = self.result is not None
 
     def _build_results(self) -> None:
-        """The heatmap, the residual chart and their panes, made once, when the first pass is shown: a closed
-        card costs a session none of their Bokeh models (issue 16)."""
-        if self.heatmap is not None:
-            return
+        """The heatmap, the residual chart and their panes, made with the card's body when it is first opened
+        (a closed card costs a session none of their Bokeh models, issue 16) and hidden until a pass is shown.
+        A pass then only sets properties of models the page already has: made in the tick that also changed
+        them, a page under load was sent a change to one before the layout that holds it ('reference isn't
+        known', and a heatmap left on its first colour scale)."""
         self.heatmap = self._heatmap()
         self.resid_figure = self._resid_figure()
         picks = pn.Row(self._block, self._head, margin=(6, 0, 0, 0))
@@ -304,7 +305,6 @@ class ValuesView(pn.viewable.Viewer):
         self._results.objects = [left, right]
 
     def _show(self, v: mv.Values) -> None:
-        self._build_results()
         L, h = v.cfg.L, v.cfg.h
         self._block.param.update(end=L - 1, value=min(self._block.value, L - 1))
         self._head.param.update(end=h - 1, value=min(self._head.value, h - 1))

@@ -5,7 +5,7 @@ Every request to another host is blocked and counted (Playwright routing); the c
 a session that Bokeh re-created because the page's websocket connected after the session was discarded (a slow
 load, a busy server, `--num-procs` sending the websocket to another process) pointed its stylesheets at
 cdn.holoviz.org: 6 requests per page, and 4 for a `server_document` embed. Re-creation is forced here by
-delaying BokehJS by 6 s against a server that discards unused sessions after 3 s, and counted from Panel's log
+delaying BokehJS by 10 s against a server that discards unused sessions after 6 s, and counted from Panel's log
 ("Session … launching" once per session made: more launches than pages opened means re-created sessions).
 """
 from __future__ import annotations
@@ -26,8 +26,8 @@ from appserver import free_port, serve_app
 from pagetools import reveal, watch_errors, watch_outside
 
 pytestmark = pytest.mark.browser
-LATE = ("--unused-session-lifetime", "3000", "--check-unused-sessions", "500")  # discard a session 3 s unused
-DELAY_S = 6  # BokehJS arrives after its session was discarded: the websocket finds none, Bokeh re-creates it
+LATE = ("--unused-session-lifetime", "6000", "--check-unused-sessions", "500")  # discard a session 6 s unused
+DELAY_S = 10  # BokehJS arrives after its session was discarded: the websocket finds none, Bokeh re-creates it
 LESSON = "<!doctype html><html><head><title>Lesson</title></head><body><h1>Lesson</h1>{script}</body></html>"
 
 
@@ -65,7 +65,7 @@ def course():
 
 @pytest.fixture(scope="module")
 def late_server(course):
-    """A server that discards unused sessions after 3 s and accepts websockets from the course site."""
+    """A server that discards unused sessions after 6 s and accepts websockets from the course site."""
     origin, _ = course
     with serve_logged((*LATE, "--allow-websocket-origin", origin)) as base:
         yield base
