@@ -35,7 +35,11 @@ def describe(cfg: Config) -> str:
     if cfg.moe:
         shared = f" E_shared={cfg.E_shared:,} d_shared={cfg.d_shared:,}" if cfg.E_shared else ""
         moe = f"E={cfg.E:,} k={cfg.k:,} d_expert={cfg.d_expert:,}{shared} L_moe={cfg.L_moe:,} "
-    return (f"B={cfg.B:,} T={cfg.T:,} d={cfg.d:,} h={cfg.h:,} h_kv={cfg.h_kv:,} d_head={cfg.d_head:,} "
+    heads = f"h_kv={cfg.h_kv:,} d_head={cfg.d_head:,}"
+    if cfg.mla:  # K and V come from the latent: no h_kv, and each head's widths are its own
+        heads = (f"d_c={cfg.d_c:,} " + (f"d_cq={cfg.d_cq:,} " if cfg.d_cq is not None else "")
+                 + f"d_R={cfg.d_R:,} d_nope={cfg.d_nope:,} d_v={cfg.d_v:,}")
+    return (f"B={cfg.B:,} T={cfg.T:,} d={cfg.d:,} h={cfg.h:,} {heads} "
             f"{d_ff}L={cfg.L:,} {moe}V={cfg.V:,} T_max={cfg.T_max:,}, {head}; {recipe_text(cfg)}")
 
 
@@ -44,6 +48,8 @@ def recipe_text(cfg: Config) -> str:
     attention"."""
     kv = ("multi-head attention" if cfg.h_kv == cfg.h else "multi-query attention" if cfg.h_kv == 1 else
           f"grouped-query attention (h/h_kv = {cfg.h // cfg.h_kv})")
+    if cfg.mla:
+        kv = "multi-head latent attention" + ("" if cfg.d_cq is not None else " (q projected from x directly)")
     parts = ["RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm",
              "RoPE" if cfg.positions == "rope" else "learned positions",
              {"swiglu": "SwiGLU", "geglu": "GeGLU"}.get(cfg.mlp, "GELU"), kv,
@@ -102,8 +108,10 @@ def footer(cfg: Config, width: int | None = None) -> list[str]:
     n = b.params_exact
     active = (f"; N_active = {b.params_active:,} ({units.params(b.params_active)}), those one token uses (k of the E "
               f"experts)" if cfg.moe else "")
+    mtp = ("; as transformers' DeepseekV3 module, without the multi-token-prediction layer (DeepSeek-V3's "
+           "num_nextn_predict_layers): not built, not counted" if cfg.mla else "")
     return paragraph(f"Total parameters: N = {n:,} ({units.params(n)}), every weight, bias and norm gain of the "
-                     f"module{active}", width)
+                     f"module{active}{mtp}", width)
 
 
 def _human(line: Line) -> str:
