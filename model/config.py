@@ -39,6 +39,12 @@ biases, as Mixtral's and Qwen's grouped weights (E, d, d_expert) have none. Whic
 block i is when i >= `dense_first` (DeepSeek's first_k_dense_replace), (i + 1) is a multiple of `moe_step` (Qwen's
 decoder_sparse_step) and i is not in `dense_layers` (Qwen's mlp_only_layers); the others keep the dense MLP of width
 d_ff. L_moe counts the MoE blocks. Where no block is dense, d_ff is no part of the model: `ff_dim` is dropped.
+
+Multi-head latent attention (DeepSeek-V2/V3, `MLA_FIELDS`, symbols named in `model.notation.SYMBOL_DOCS`): `latent_dim`
+-> d_c the latent every head's K and V come from, `q_latent_dim` -> d_cq the queries' latent (None: q projected from x
+directly), `rope_dim` -> d_R the rotary key shared by the heads, `nope_dim` -> d_nope and `value_dim` -> d_v each head's
+widths; d_head is then d_nope + d_R (q's and k's width), h need not divide d, and the attention is eager with RoPE, no
+biases, h_kv = h and no window (`MLA_WITHOUT`). `model.gpt.LatentAttention` builds it.
 """
 from __future__ import annotations
 

@@ -3,8 +3,9 @@
 One module, many recipes: `Config`'s switches pick LayerNorm or RMSNorm, a learned position table or RoPE,
 GELU or SwiGLU, h_kv heads for K and V (grouped-query attention), biases on every linear, on none or on
 q, k and v only, QK-norm, eager or fused attention, a dense MLP or a mixture of experts (`MoE`) in the blocks
-`Config.block_kinds` names, and full or sliding-window attention in the blocks `Config.attn_kinds` names. With the
-defaults it is GPT-2, tensor for tensor.
+`Config.block_kinds` names, full or sliding-window attention in the blocks `Config.attn_kinds` names, and
+multi-head latent attention (`LatentAttention`, DeepSeek's) where `Config.mla`. With the defaults it is GPT-2, tensor
+for tensor.
 
 Each tensor the lesson draws passes through a named `Tap` (an identity module), so forward hooks see the
 tensors inside attention that are no module's output (q, k, v, scores, the masked scores, ...). Eager attention

@@ -11,7 +11,8 @@ formula can stand beside each value and the exported page can compute them in th
   has four probes (h_kv and d_ff are factors too) and its structure adds the switches; a storage that a
   recorded tensor owns takes that tensor's notation shape (the fused q, k, v output, (h + 2h_kv)·d_head, is a
   sum, no monomial);
-- the KV cache of inference (`kv_cache_lines`), 2·L·B·T·h_kv·d_head elements (a sliding window caps its blocks' T).
+- the KV cache of inference (`kv_cache_lines`), 2·L·B·T·h_kv·d_head elements (a sliding window caps its blocks' T;
+  latent attention keeps L·B·T·(d_c + d_R)).
 
 Blocks of several kinds (a mixture of experts in some blocks, `Config.block_kinds`) each count under their number:
 "(L − L_moe)·(…)" for the dense blocks, "L_moe·(…)" for the MoE blocks ("L·(…)" where every block is of one kind).

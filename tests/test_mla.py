@@ -128,3 +128,18 @@ def test_every_table_prints_deepseek_v3(table, capsys):
     code, out, err = run_cli(["--preset", "deepseek-v3", "--table", table], capsys)
     assert code == 0 and not err and "Traceback" not in out
     assert "671,026,404,352" in out
+
+
+def test_one_deepseek_v3_block_caches_what_transformers_caches_at_bf16():
+    """DeepSeek-V3's attention widths, one block, few experts: transformers' real cache after a prefill (bf16, the meta
+    device) holds (d_c + d_R)·2 = 1,152 bytes per token, one block's share of the 70,272."""
+    doc = {**json.loads((PUBLISHED / "deepseek-v3.json").read_text()), "num_hidden_layers": 1, "vocab_size": 64,
+           "n_routed_experts": 4, "n_group": 1, "topk_group": 1, "num_experts_per_tok": 2, "first_k_dense_replace": 0,
+           "moe_intermediate_size": 8}
+    B, T = 2, 3
+    with torch.device("meta"):
+        module = _module(doc, "meta").to(torch.bfloat16)
+        out = module(input_ids=torch.zeros(B, T, dtype=torch.long), use_cache=True)
+    kv = sum(t.numel() * t.element_size() for layer in out.past_key_values.layers for t in (layer.keys, layer.values))
+    cfg = from_hf(doc, B=B, T=T)
+    assert kv == kv_cache_lines(cfg, "bf16")[0].value == B * T * (512 + 64) * 2
