@@ -99,12 +99,15 @@ DECODE_ROWS: dict[str, tuple[str, str]] = {
 # latent attention's forms of them (`model.gpt.LatentAttention`): the cache is the latent and the rotary key, and K
 # and V of every head are made again from all T + 1 latents at each step
 DECODE_MLA_ROWS: dict[str, tuple[str, str]] = {
+    "idx": DECODE_ROWS["idx"],
     "blocks.0.attn.q": ("(B, h, 1, d_nope + d_R)", "q of the new token"),
     "blocks.0.attn.latent_cache": ("(B, 1, T + 1, d_c)", "the latent c_kv of the T cached tokens and the new one"),
     "blocks.0.attn.rope_cache": ("(B, 1, T + 1, d_R)", "the rotary key of the T cached tokens and the new one"),
     "blocks.0.attn.k": ("(B, h, T + 1, d_nope + d_R)", "K of every head, made from the T + 1 latents"),
     "blocks.0.attn.v": ("(B, h, T + 1, d_v)", "V of every head, made from the T + 1 latents"),
+    **{name: DECODE_ROWS[name] for name in ("blocks.0.attn.scores", "blocks.0.attn.attn")},
     "blocks.0.attn.attn_v": ("(B, h, 1, d_v)", "attention's output for the new token"),
+    **{name: row for name, row in DECODE_ROWS.items() if ".moe." in name or name == "logits"},
 }
 
 
@@ -263,7 +266,7 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
         lesson = lambda shape: shape.replace("T + 1", "T_W + 1")  # noqa: E731
     cached_words = (lambda label: label) if kind == "full" else (lambda label: label.replace("the T cached",
                                                                                                  "the T_W cached"))
-    notation = {**DECODE_ROWS, **DECODE_MLA_ROWS} if cfg.mla else DECODE_ROWS
+    notation = DECODE_MLA_ROWS if cfg.mla else DECODE_ROWS
     rows = tuple(DecodeRow(name, lesson(notation[name][0]), cached_words(notation[name][1]),
                            tuple(recorded[name].shape), recorded[name].untyped_storage().nbytes())
                  for name in notation if name in recorded)
@@ -452,7 +455,8 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
              w_formula + unread_formula + untouched_formula, read, "bytes"),
         Line("infer/decode_cache_read", f"decode bytes: the cache of T tokens read{windowed}", read_formula,
              cache_read, "bytes"),
-        Line("infer/decode_cache_write", "decode bytes: the new token's K and V written", f"B·({token_formula})",
+        Line("infer/decode_cache_write", "decode bytes: the new token's "
+             + ("latent and rotary key" if cfg.mla else "K and V") + " written", f"B·({token_formula})",
              cache_write, "bytes"),
         Line("infer/decode_activations", "decode bytes: the step's activations written once (the pass's new "
              "memory)", "", step.activation_bytes, "bytes"),

@@ -171,14 +171,16 @@ SHAPE_HEADER = ["tensor", "shape", "concrete", "elements", "memory", "saved", "w
 SHAPES_TITLE = "One forward pass, shape by shape (activations at {dtype}):"
 MEMORY_TITLE = "Activation memory at {dtype}, L = {L} blocks (bytes):"
 BUDGET_TITLE = "Budget (FLOPs, not MACs; per token = per forward pass / (B·T)):"
-KV_TITLE = ("KV cache at {dtype} (inference keeps K and V of every block for every token so far{window}; the modern "
+KV_TITLE = ("KV cache at {dtype} (inference keeps {kept} of every block for every token so far{window}; the modern "
             "recipe's tables list it under activation memory too):")
+KV_LATENT = "the latent c_kv and the rotary key k_rope"  # KV_TITLE's words for latent attention's cache
 KV_WINDOW = ", a windowed block for its last W − 1"  # KV_TITLE's words for a sliding window
 
 
 def kv_title(cfg: Config, dtype: str) -> str:
     """The KV-cache table's title at `dtype` (`KV_TITLE`)."""
-    return KV_TITLE.format(dtype=dtype, window=KV_WINDOW if cfg.window is not None else "")
+    return KV_TITLE.format(dtype=dtype, window=KV_WINDOW if cfg.window is not None else "",
+                           kept=KV_LATENT if cfg.mla else "K and V")
 MEMORY_NOTE = ("memory: new memory of each tensor (\"view\": shares an earlier tensor's storage, no new memory); "
                "saved: autograd keeps it for the backward pass")
 

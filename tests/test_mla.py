@@ -113,7 +113,8 @@ def test_a_bad_latent_attention_is_one_line_naming_the_fix(change, message):
         replace(MLA, **change)
 
 
-def test_the_pages_refuse_latent_attention_in_one_line():
+def test_the_pages_refuse_latent_attention_in_one_line(tmp_path, capsys):
+    from app.export.cli import main as export_main
     from app.recipe_view import read_config_json
 
     assert not_on_pages(TABLE_PRESETS["deepseek-v3"]) == "has multi-head latent attention (d_c = 512, d_R = 64)"
@@ -121,6 +122,12 @@ def test_the_pages_refuse_latent_attention_in_one_line():
     cfg, notice = read_config_json(json.dumps(doc), Config(B=2, T=8, d=24, h=4, L=1, V=40))
     assert cfg is None and "has multi-head latent attention (d_c = 6, d_R = 4), which the live page does not show yet" \
         in notice
+    (tmp_path / "config.json").write_text(json.dumps(doc))
+    with pytest.raises(SystemExit) as exit_:
+        export_main([str(tmp_path / "page.html"), "--hf-config", str(tmp_path / "config.json")])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert exit_.value.code == 2 and not (tmp_path / "page.html").exists()
+    assert "this model has multi-head latent attention (d_c = 6, d_R = 4), which the exported page does not show" in err
 
 
 @pytest.mark.parametrize("table", ["shapes", "budget", "kv", "train", "infer"])
