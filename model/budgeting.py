@@ -413,13 +413,8 @@ def _T_equal_formula(cfg: Config) -> str:
         return f"({f['attn_flops']} + {f['dense_flops']}) / ({per_key})"
     if "dense" not in cfg.block_kinds:
         return f"({f['attn_flops']} + {f['moe_flops']}) / ({per_key})"
-    return (f"(L·{_paren(f['attn_flops'])} + (L − L_moe)·{f['dense_flops']} + L_moe·({f['moe_flops']})) / "
+    return (f"(L·{f['attn_flops']} + (L − L_moe)·{f['dense_flops']} + L_moe·({f['moe_flops']})) / "
             f"({attention_formula(cfg, 'L', '')})")
-
-
-def _paren(expr: str) -> str:
-    """expr in parentheses where it is a sum."""
-    return f"({expr})" if " + " in expr else expr
 
 
 def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:

@@ -846,14 +846,15 @@ ALL_PRESETS: dict[str, Config] = {**PRESETS, **TABLE_PRESETS}  # what --preset t
 def config_dict(cfg: Config) -> dict[str, object]:
     """The fields and derived symbols, for JSON: GPT-2's recipe as the lesson's eight fields and d_head (as the
     lesson's files have always had them); any other recipe adds its fields and the values in use of h_kv, d_ff; a
-    mixture of experts its fields, symbols and block kinds; Gemma's and gpt-oss's extras their fields; a window its
-    fields, W, L_W, T_W and each block's attention (`attn_kinds`)."""
+    mixture of experts its fields, symbols and block kinds; Gemma's and gpt-oss's extras and latent attention their
+    fields; a window its fields, W, L_W, T_W and each block's attention (`attn_kinds`)."""
     if cfg.gpt2_recipe:
         return {**{f: getattr(cfg, f) for f in FIELDS}, "d_head": cfg.d_head}
     window = ({"window": cfg.window, "full_layers": list(cfg.full_layers), "W": cfg.W, "L_W": cfg.L_W, "T_W": cfg.T_W,
                "attn_kinds": list(cfg.attn_kinds)} if cfg.window is not None else {})
     extras = {**({f: getattr(cfg, f) for f in GEMMA_FIELDS} if cfg.gemma else {}),
-              **({f: getattr(cfg, f) for f in OSS_FIELDS} if cfg.oss else {})}
+              **({f: getattr(cfg, f) for f in OSS_FIELDS} if cfg.oss else {}),
+              **({f: getattr(cfg, f) for f in MLA_FIELDS} if cfg.mla else {})}
     if not cfg.moe:
         return {**{f: getattr(cfg, f) for f in FIELDS + RECIPE_FIELDS}, "d_head": cfg.d_head, "h_kv": cfg.h_kv,
                 "d_ff": cfg.d_ff, **extras, **window}

@@ -150,3 +150,23 @@ def test_one_deepseek_v3_block_caches_what_transformers_caches_at_bf16():
     kv = sum(t.numel() * t.element_size() for layer in out.past_key_values.layers for t in (layer.keys, layer.values))
     cfg = from_hf(doc, B=B, T=T)
     assert kv == kv_cache_lines(cfg, "bf16")[0].value == B * T * (512 + 64) * 2
+
+
+def test_a_decode_step_over_the_latent_cache_gives_the_full_forwards_last_logits():
+    """Real CPU tensors: the latents and rotary keys a pass over T + 1 tokens makes, cut to the first T, are the
+    cache ((B, 1, T, d_c) and (B, 1, T, d_R), as transformers keeps it); one decode step of the last token gives the
+    full pass's last logits."""
+    cfg = replace(MLA, experts=None, top_k=None, expert_dim=None, shared_experts=0, dense_first=0)
+    torch.manual_seed(0)
+    model = GPT(cfg).eval()
+    idx = torch.randint(0, cfg.V, (cfg.B, cfg.T + 1))
+    kept: dict[tuple[int, str], torch.Tensor] = {}
+    for i, block in enumerate(model.blocks):
+        for name in ("kv_a_norm", "k_rot"):
+            getattr(block.attn, name).register_forward_hook(
+                lambda _m, _i, out, key=(i, name): kept.__setitem__(key, out))
+    with torch.no_grad():
+        full, _ = model(idx)
+        past = [(kept[i, "kv_a_norm"][:, None, :cfg.T], kept[i, "k_rot"][:, :, :cfg.T]) for i in range(cfg.L)]
+        step = model.decode(idx[:, cfg.T:], past)
+    torch.testing.assert_close(step[:, 0], full[:, -1], rtol=1e-5, atol=1e-5)
