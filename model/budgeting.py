@@ -44,15 +44,36 @@ def _qkv_width(cfg: Config) -> int:
 
 
 def params_attn_weights(cfg: Config) -> int:
-    """One block's attention matrices: W_qkv (d, (h + 2h_kv)·d_head) + W_o (h·d_head, d) = 2(h + h_kv)·d_head·d."""
+    """One block's attention matrices: W_qkv (d, (h + 2h_kv)·d_head) + W_o (h·d_head, d) = 2(h + h_kv)·d_head·d.
+    Latent attention's: W_DQ (d, d_cq) and W_UQ (d_cq, h·(d_nope + d_R)), or W_Q (d, h·(d_nope + d_R)); W_DKV
+    (d, d_c + d_R), W_UKV (d_c, h·(d_nope + d_v)) and W_o (h·d_v, d)."""
+    if cfg.mla:
+        q = cfg.h * cfg.d_head * (cfg.d if cfg.d_cq is None else cfg.d_cq) + (cfg.d * cfg.d_cq if cfg.d_cq else 0)
+        return (q + cfg.d * (cfg.d_c + cfg.d_R) + cfg.d_c * cfg.h * (cfg.d_nope + cfg.d_v)
+                + cfg.h * cfg.d_v * cfg.d)
     return cfg.d * _qkv_width(cfg) + cfg.h * cfg.d_head * cfg.d
+
+
+def latent_norms(cfg: Config) -> int:
+    """Latent attention's RMSNorm gains, one block: the latent's (d_c) and the queries' latent's (d_cq); else 0."""
+    return (cfg.d_c + (cfg.d_cq or 0)) if cfg.mla else 0
+
+
+def attention_formula(cfg: Config, n: str = "", T: str = "T") -> str:
+    """Attention's q kᵀ and attn @ v FLOPs per token in lesson notation, over `n` blocks (a prefix such as "L") and
+    `T` keys: "4LT·h·d_head" (h query heads, whatever h_kv); latent attention's q and k are d_nope + d_R wide and its
+    v d_v, "2LT·h·(d_nope + d_R + d_v)". `T` = "" gives the FLOPs per key ("4h·d_head", "4L·h·d_head")."""
+    if cfg.mla:
+        return f"2{n}{T}{'·' if n or T else ''}h·(d_nope + d_R + d_v)"
+    return f"4{n}{T}{'·' if n or T else ''}h·d_head"
 
 
 def params_attn_block(cfg: Config) -> int:
     """One block's attention: its matrices, their biases (q, k, v: (h + 2h_kv)·d_head; W_o: d), QK-norm's gains
     (2·d_head) and gpt-oss's sinks (h). GPT-2: W_qkv (d, 3d) + W_o (d, d) = 4d², plus biases 3d + d."""
     biases = (_qkv_width(cfg) if cfg.qkv_bias else 0) + (cfg.d if cfg.proj_bias else 0)
-    return params_attn_weights(cfg) + biases + (2 * cfg.d_head if cfg.qk_norm else 0) + (cfg.h if cfg.sinks else 0)
+    return (params_attn_weights(cfg) + biases + (2 * cfg.d_head if cfg.qk_norm else 0) + (cfg.h if cfg.sinks else 0)
+            + latent_norms(cfg))
 
 
 def _mlp_matrices(cfg: Config) -> int:
@@ -315,8 +336,14 @@ def _recipe_formulas(cfg: Config) -> dict[str, str]:
     m = "3" if swiglu else "2"  # matrices of an MLP (and of an expert)
     norm = "2d" if cfg.norm_bias else "d"
     attn_w, mlp_w = "2(h + h_kv)·d_head·d", f"{m}d·d_ff"
+    attn_flops = "4(h + h_kv)·d_head·d"
+    if cfg.mla:
+        q = "d·h·(d_nope + d_R)" if cfg.d_cq is None else "d·d_cq + d_cq·h·(d_nope + d_R)"
+        attn_w = f"{q} + d·(d_c + d_R) + d_c·h·(d_nope + d_v) + h·d_v·d"
+        attn_flops = f"2({attn_w})"
     attn_extra = _terms("(h + 2h_kv)·d_head" if cfg.qkv_bias else "", "d" if cfg.proj_bias else "",
-                        "2d_head" if cfg.qk_norm else "", "h" if cfg.sinks else "")
+                        "2d_head" if cfg.qk_norm else "", "h" if cfg.sinks else "",
+                        ("d_c" if cfg.d_cq is None else "d_cq + d_c") if cfg.mla else "")
     mlp_extra = ("2d_ff + d" if swiglu else "d_ff + d") if cfg.mlp_bias else ""
     emb = "(V + T_max)·d" if cfg.positions == "learned" else "V·d"
     head = "" if cfg.tie else "V·d"
@@ -325,7 +352,7 @@ def _recipe_formulas(cfg: Config) -> dict[str, str]:
     block_norms = f"{n_norms}d" if norm == "d" else f"{2 * n_norms}d"
     two = "6" if swiglu else "4"  # 2 FLOPs per multiply-add, per matrix
     out = {"emb": emb, "attn": attn, "mlp": mlp, "norms": f"({n_norms}L + 1)·{norm}", "head": head or "0",
-           "attn_flops": "4(h + h_kv)·d_head·d", "dense_flops": f"{two}d·d_ff"}
+           "attn_flops": attn_flops, "dense_flops": f"{two}d·d_ff"}
     if not cfg.moe:
         return {**out, "blocks": f"L·({attn} + {mlp})",
                 "N": _terms(emb, f"L·({attn} + {mlp} + {block_norms})", norm, head),
@@ -365,10 +392,12 @@ def _recipe_formulas(cfg: Config) -> dict[str, str]:
     return out
 
 
-def measured_formula(cfg: Config, attention: str = "4T·h·d_head") -> str:
-    """The measured forward FLOPs per token in lesson notation, attention's part per block as given (a causal
-    kernel's "2(T + 1)·h·d_head"): "L·(4(h + h_kv)·d_head·d + 6d·d_ff + 4T·h·d_head) + 2Vd" for a dense model."""
+def measured_formula(cfg: Config, attention: str | None = None) -> str:
+    """The measured forward FLOPs per token in lesson notation, attention's part per block as given (default
+    `attention_formula`'s, "4T·h·d_head"; a causal kernel's "2(T + 1)·h·d_head"):
+    "L·(4(h + h_kv)·d_head·d + 6d·d_ff + 4T·h·d_head) + 2Vd" for a dense model."""
     f = _recipe_formulas(cfg)
+    attention = attention_formula(cfg) if attention is None else attention
     if not cfg.moe:
         return f"L·({f['attn_flops']} + {f['dense_flops']} + {attention}) + 2Vd"
     if "dense" not in cfg.block_kinds:
@@ -379,12 +408,13 @@ def measured_formula(cfg: Config, attention: str = "4T·h·d_head") -> str:
 def _T_equal_formula(cfg: Config) -> str:
     """T at which attention's FLOPs equal the blocks' other matmuls, in lesson notation."""
     f = _recipe_formulas(cfg)
+    per_key = attention_formula(cfg, T="")
     if not cfg.moe:
-        return f"({f['attn_flops']} + {f['dense_flops']}) / (4h·d_head)"
+        return f"({f['attn_flops']} + {f['dense_flops']}) / ({per_key})"
     if "dense" not in cfg.block_kinds:
-        return f"({f['attn_flops']} + {f['moe_flops']}) / (4h·d_head)"
+        return f"({f['attn_flops']} + {f['moe_flops']}) / ({per_key})"
     return (f"(L·{f['attn_flops']} + (L − L_moe)·{f['dense_flops']} + L_moe·({f['moe_flops']})) / "
-            f"(4L·h·d_head)")
+            f"({attention_formula(cfg, 'L', '')})")
 
 
 def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
@@ -406,6 +436,11 @@ def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
     attn = ("attention, one block: W_qkv (d, (h + 2h_kv)·d_head), W_o (h·d_head, d)"
             + (" and their biases" if cfg.proj_bias else " and q, k, v biases" if cfg.qkv_bias else "")
             + (", QK-norm gains" if cfg.qk_norm else ""))
+    if cfg.mla:
+        attn = ("latent attention, one block: " + ("W_Q (d, h·(d_nope + d_R))" if cfg.d_cq is None else
+                "W_DQ (d, d_cq), W_UQ (d_cq, h·(d_nope + d_R))") + ", W_DKV (d, d_c + d_R), W_UKV (d_c, h·(d_nope + "
+                "d_v)), W_o (h·d_v, d) and the latents' RMSNorm gains")
+    attention = attention_formula(cfg, "L")
     head, head_step = _head_lines(cfg, b)
     lookups = -2 * b.params_emb
     skipped = -2 * (b.params_exact - b.params_active)
@@ -454,14 +489,14 @@ def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
              + ": indexing, no matmul", f"−2·{f['emb']}", lookups, "FLOP"),
         head_step,
         Line("flops/steps/attention", "+ attention's q kᵀ and attn @ v over the full (T, T) matrix, h heads (a causal "
-             "kernel skips about half)", "4LT·h·d_head", b.flops_attn_per_token, "FLOP"),
+             "kernel skips about half)", attention, b.flops_attn_per_token, "FLOP"),
         Line("flops/steps/no_matmul", "− biases and norm gains" + (" and sinks" if cfg.sinks else "") + ": no matmul "
              "weights", f["no_matmul"], no_matmul, "FLOP"),
         Line("flops/forward_measured", "= forward FLOPs per token as the code runs (torch's flop counter)",
              measured_text, measured, "FLOP"),
         Line("flops/attention_share", "attention's share of the measured forward FLOPs",
-             f"4LT·h·d_head / ({measured_text})", b.attn_share, "share"),
-        Line("flops/T_attention_equals_dense", "T at which attention's 4LT·h·d_head equals the blocks' matmuls",
+             f"{attention} / ({measured_text})", b.attn_share, "share"),
+        Line("flops/T_attention_equals_dense", f"T at which attention's {attention} equals the blocks' matmuls",
              _T_equal_formula(cfg), float(T_equal), "tokens"),
         *moe.get("tokens", ()),
     )

@@ -135,6 +135,8 @@ def twin(cfg: Config) -> Config:
         raise ValueError(NO_TWIN["heads"].format(**title_values(cfg)))
     if cfg.T > cfg.T_max:
         raise ValueError(NO_TWIN["context"].format(**title_values(cfg)))
+    if cfg.mla:
+        raise ValueError(NO_TWIN["latent"])
     return Config(B=cfg.B, T=cfg.T, d=cfg.d, h=cfg.h, L=cfg.L, V=cfg.V, T_max=cfg.T_max, tie=cfg.tie)
 
 
@@ -182,6 +184,8 @@ NO_TWIN = {  # why a configuration has no GPT-2 twin; {…} filled as TITLES
               "model sets d_head={d_head} apart)"),
     "context": ("no GPT-2 twin at T={T}: GPT-2's learned position table has T_max={T_max} rows; lower T to at most "
                 "{T_max} to compare the two"),
+    "latent": ("no chain of changes from a GPT-2 twin for multi-head latent attention yet (its heads are d_nope + d_R "
+               "wide, not d / h): --table budget and --table kv show its parts"),
 }
 
 

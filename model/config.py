@@ -39,6 +39,12 @@ biases, as Mixtral's and Qwen's grouped weights (E, d, d_expert) have none. Whic
 block i is when i >= `dense_first` (DeepSeek's first_k_dense_replace), (i + 1) is a multiple of `moe_step` (Qwen's
 decoder_sparse_step) and i is not in `dense_layers` (Qwen's mlp_only_layers); the others keep the dense MLP of width
 d_ff. L_moe counts the MoE blocks. Where no block is dense, d_ff is no part of the model: `ff_dim` is dropped.
+
+Multi-head latent attention (DeepSeek-V2/V3, `MLA_FIELDS`, symbols named in `model.notation.SYMBOL_DOCS`): `latent_dim`
+-> d_c the latent every head's K and V come from, `q_latent_dim` -> d_cq the queries' latent (None: q projected from x
+directly), `rope_dim` -> d_R the rotary key shared by the heads, `nope_dim` -> d_nope and `value_dim` -> d_v each head's
+widths; d_head is then d_nope + d_R (q's and k's width), h need not divide d, and the attention is eager with RoPE, no
+biases, h_kv = h and no window (`MLA_WITHOUT`). `model.gpt.LatentAttention` builds it.
 """
 from __future__ import annotations
 
@@ -48,6 +54,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 
 from . import hf
+from .notation import SYMBOL_DOCS
 
 # Inclusive bounds per field: large enough for GPT-3 175B (d = 12,288, L = 96, T = 2,048), small enough that
 # no accident (d = 10**9) slips through. The meta device makes even the largest allowed config free to trace.
@@ -68,6 +75,11 @@ BOUNDS: dict[str, tuple[int, int]] = {
     "E_shared": (0, 1_024),  # 0: no shared experts
     "d_shared": (1, 262_144),
     "W": (1, 16_777_216),  # a window: any context a RoPE model may have (T_max's bound)
+    "d_c": (1, 65_536),  # multi-head latent attention's widths (DeepSeek-V3: d_c 512, d_cq 1,536, d_R 64, ...)
+    "d_cq": (1, 65_536),
+    "d_R": (1, 32_768),  # and even (RoPE rotates pairs)
+    "d_nope": (1, 32_768),
+    "d_v": (1, 32_768),
 }
 LAYOUT_BOUNDS: dict[str, tuple[int, int]] = {"moe_step": (1, 1_024), "dense_first": (0, 1_023)}  # and ≤ L, < L
 LAYOUT_FIELDS = ("moe_step", "dense_first", "dense_layers")  # which blocks of a mixture of experts are MoE
@@ -90,7 +102,12 @@ FIELD_DOCS: dict[str, str] = {
     "E_shared": "shared experts of an MoE block, which every token uses (default 0: none)",
     "d_shared": "each shared expert's hidden width (default d_expert)",
     "W": "the sliding window: the keys a windowed block's query sees, itself and the W − 1 before it",
+    **{symbol: SYMBOL_DOCS[symbol] for symbol in ("d_c", "d_cq", "d_R", "d_nope", "d_v")},  # latent attention
 }
+# Multi-head latent attention's fields (DeepSeek-V2/V3): field -> the symbol (and BOUNDS key) it sets.
+MLA_SYMBOLS: dict[str, str] = {"latent_dim": "d_c", "q_latent_dim": "d_cq", "rope_dim": "d_R", "nope_dim": "d_nope",
+                               "value_dim": "d_v"}
+MLA_DOCS: dict[str, str] = {name: FIELD_DOCS[symbol] for name, symbol in MLA_SYMBOLS.items()}
 # The mixture of experts' fields: field -> the symbol (and BOUNDS key) it sets, or None for the layout's fields.
 MOE_SYMBOLS: dict[str, str] = {"experts": "E", "top_k": "k", "expert_dim": "d_expert", "shared_experts": "E_shared",
                                "shared_dim": "d_shared"}
@@ -240,6 +257,11 @@ class Config:
     expert_bias: bool = False
     swiglu_limit: float | None = None
     swiglu_alpha: float | None = None
+    latent_dim: int | None = None
+    q_latent_dim: int | None = None
+    rope_dim: int | None = None
+    nope_dim: int | None = None
+    value_dim: int | None = None
 
     def __post_init__(self) -> None:
         for name in INT_FIELDS:
@@ -251,7 +273,7 @@ class Config:
         _bool("qk_norm", self.qk_norm)
         for name in CHOICES:
             _choice(name, getattr(self, name))
-        if self.head_dim is None and self.d % self.h:
+        if self.head_dim is None and self.d % self.h and self.latent_dim is None:
             near = ", ".join(str(k) for k in _neighbours(self.d, self.h))
             raise ValueError(
                 f"d={self.d} is not divisible by h={self.h}; each head gets d/h features, so h must divide d "
@@ -263,7 +285,8 @@ class Config:
                 f"h_kv={self.kv_heads} does not divide h={self.h}: each K/V head serves h/h_kv query heads, so h_kv "
                 f"must divide h (nearest divisors of {self.h}: {near})"
             )
-        if self.positions == "rope" and self.d_head % 2:
+        _check_mla(self)
+        if self.positions == "rope" and not self.mla and self.d_head % 2:
             raise ValueError(f"d_head={self.d_head} is odd: RoPE rotates pairs of features, so d_head must be even "
                              f"(set head_dim, or pick h so that d / h is even)")
         if self.T > self.T_max and self.positions == "learned":
@@ -311,8 +334,41 @@ class Config:
 
     @property
     def d_head(self) -> int:
-        """Features per head: d / h, unless `head_dim` sets it apart."""
+        """Features per head: d / h, unless `head_dim` sets it apart; with latent attention each head's query and
+        key width d_nope + d_R (its scores are scaled by 1/√(d_nope + d_R))."""
+        if self.mla:
+            return self.nope_dim + self.rope_dim
         return self.d // self.h if self.head_dim is None else self.head_dim
+
+    @property
+    def mla(self) -> bool:
+        """Multi-head latent attention (DeepSeek-V2/V3): `latent_dim` set."""
+        return self.latent_dim is not None
+
+    @property
+    def d_c(self) -> int | None:
+        """The latent width of K and V (None without latent attention)."""
+        return self.latent_dim
+
+    @property
+    def d_cq(self) -> int | None:
+        """The queries' latent width (None: q projected from x directly, or no latent attention)."""
+        return self.q_latent_dim
+
+    @property
+    def d_R(self) -> int | None:
+        """The rotary width of the shared key and of each head's query (None without latent attention)."""
+        return self.rope_dim
+
+    @property
+    def d_nope(self) -> int | None:
+        """Each head's query and key features without positions (None without latent attention)."""
+        return self.nope_dim
+
+    @property
+    def d_v(self) -> int | None:
+        """Each head's value features (None without latent attention)."""
+        return self.value_dim
 
     @property
     def h_kv(self) -> int:
@@ -417,7 +473,7 @@ class Config:
     def gpt2_recipe(self) -> bool:
         """True when every recipe field is GPT-2's (the lesson's 2019 block; its tables print as the lesson does)."""
         return all(getattr(self, f) == DEFAULTS[f] for f in RECIPE_FIELDS) and not self.moe and self.window is None \
-            and not self.gemma and not self.oss
+            and not self.gemma and not self.oss and not self.mla
 
     @property
     def beyond_context(self) -> bool:
@@ -433,14 +489,15 @@ class Config:
         """The recipe fields, the mixture of experts', Gemma's, the window's and gpt-oss's, and their values (None: the
         default, see the properties)."""
         return {f: getattr(self, f) for f in (*RECIPE_FIELDS, *MOE_FIELDS, *GEMMA_FIELDS, *WINDOW_FIELDS,
-                                                 *OSS_FIELDS)}
+                                                 *OSS_FIELDS, *MLA_FIELDS)}
 
     def symbols(self) -> dict[str, int]:
         """The lesson's symbols and their values, for evaluating symbolic shapes and formulas.
 
         GPT-2's recipe gives the lesson's eight; any other recipe adds h_kv and d_ff (d_ff only where a block is
         dense), a mixture of experts E, k, d_expert and L_moe, and E_shared and d_shared where it has shared
-        experts; a window W, L_W and T_W."""
+        experts; a window W, L_W and T_W; latent attention d_c, d_R, d_nope, d_v (and d_cq where the queries have a
+        latent)."""
         out = {"B": self.B, "T": self.T, "d": self.d, "h": self.h, "d_head": self.d_head,
                "L": self.L, "V": self.V, "T_max": self.T_max}
         if self.gpt2_recipe:
@@ -454,6 +511,9 @@ class Config:
                 out.update(E_shared=self.E_shared, d_shared=self.d_shared)
         if self.window is not None:
             out.update(W=self.W, L_W=self.L_W, T_W=self.T_W)
+        if self.mla:
+            out.update(d_c=self.d_c, d_R=self.d_R, d_nope=self.d_nope, d_v=self.d_v,
+                       **({"d_cq": self.d_cq} if self.d_cq is not None else {}))
         return out
 
 
@@ -467,14 +527,15 @@ MOE_FIELDS: tuple[str, ...] = ("experts", "top_k", "expert_dim", "shared_experts
 GEMMA_FIELDS: tuple[str, ...] = ("post_norms", "embed_scale", "query_scale", "attn_softcap", "final_softcap")
 WINDOW_FIELDS: tuple[str, ...] = ("window", "full_layers")  # sliding windows (no page shows them yet)
 OSS_FIELDS: tuple[str, ...] = ("sinks", "expert_bias", "swiglu_limit", "swiglu_alpha")  # gpt-oss's extras
+MLA_FIELDS: tuple[str, ...] = tuple(MLA_SYMBOLS)  # multi-head latent attention (DeepSeek-V2/V3; no page shows it yet)
 # every field of Config, in order
-ALL_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS + MOE_FIELDS + GEMMA_FIELDS + WINDOW_FIELDS + OSS_FIELDS
+ALL_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS + MOE_FIELDS + GEMMA_FIELDS + WINDOW_FIELDS + OSS_FIELDS + MLA_FIELDS
 PAGE_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS  # the fields the exported page sets (no MoE choice yet)
 DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in RECIPE_FIELDS}
 MOE_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in MOE_FIELDS}
 if ALL_FIELDS != tuple(f.name for f in fields(Config)):
     raise RuntimeError("model.config: FIELDS + RECIPE_FIELDS + MOE_FIELDS + GEMMA_FIELDS + WINDOW_FIELDS + OSS_FIELDS "
-                       "must list every field of Config in order")
+                       "+ MLA_FIELDS must list every field of Config in order")
 GEMMA_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in GEMMA_FIELDS}
 WINDOW_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in WINDOW_FIELDS}
 OSS_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in OSS_FIELDS}
@@ -613,6 +674,43 @@ def _check_oss(cfg: Config) -> None:
         object.__setattr__(cfg, "swiglu_alpha", None)
 
 
+# What latent attention is not modelled with, each as the field's value that leaves it out.
+MLA_WITHOUT: dict[str, object] = {"kv_heads": None, "head_dim": None, "qk_norm": False, "bias": "none", "window": None,
+                                  "sinks": False, "post_norms": False, "query_scale": None, "attn_softcap": None}
+
+
+def _check_mla(cfg: Config) -> None:
+    """Multi-head latent attention's fields, validated (ValueError naming the problem and the fix)."""
+    if cfg.latent_dim is None:
+        for name in MLA_FIELDS:
+            if getattr(cfg, name) is not None:
+                raise ValueError(f"{name}={getattr(cfg, name)!r} is set but latent_dim is not: {name} is a width of "
+                                 f"multi-head latent attention; set latent_dim (d_c) or drop {name}")
+        return
+    for name, symbol in MLA_SYMBOLS.items():
+        value = getattr(cfg, name)
+        if value is None and name != "q_latent_dim":
+            raise ValueError(f"latent attention (d_c={cfg.latent_dim!r}) needs {symbol}: set {name} ({FIELD_DOCS[symbol]}"
+                             f"; DeepSeek-V3: {MLA_EXAMPLE[name]})")
+        if value is not None:
+            object.__setattr__(cfg, name, check_field(symbol, value))
+    if cfg.rope_dim % 2:
+        raise ValueError(f"d_R={cfg.rope_dim} is odd: RoPE rotates pairs of features, so rope_dim must be even")
+    if cfg.positions != "rope":
+        raise ValueError("latent attention rotates its d_R features by position (RoPE): set positions to rope")
+    if cfg.attention != "eager":
+        raise ValueError(f"attention={cfg.attention} with latent attention: the fused kernel here takes q, k and v of "
+                         f"one head width, but q and k have d_nope + d_R = {cfg.d_head:,} and v d_v = "
+                         f"{cfg.value_dim:,}; set attention to eager")
+    for name, default in MLA_WITHOUT.items():
+        if getattr(cfg, name) != default:
+            raise ValueError(f"{name}={getattr(cfg, name)!r} with latent attention is not modelled (DeepSeek's "
+                             f"attention has none): drop {name}, or drop latent_dim")
+
+
+MLA_EXAMPLE = {"latent_dim": "512", "q_latent_dim": "1,536", "rope_dim": "64", "nope_dim": "128", "value_dim": "128"}
+
+
 def check_layout(name: str, value: object) -> int:
     """`moe_step` or `dense_first` as an int within LAYOUT_BOUNDS, else ValueError naming the bounds."""
     lo, hi = LAYOUT_BOUNDS[name]
@@ -735,6 +833,12 @@ TABLE_PRESETS: dict[str, Config] = {
     "gpt-oss-20b": _modern(24, 2880, 64, 8, None, 201_088, 131_072, head_dim=64, bias="attn", attention="eager",
                            experts=32, top_k=4, expert_dim=2_880, window=128, full_layers=tuple(range(1, 24, 2)),
                            sinks=True, expert_bias=True, swiglu_limit=7.0),
+    # multi-head latent attention (d_c = 512, d_cq = 1,536, d_R = 64, d_nope = d_v = 128), 3 dense blocks, then one
+    # shared and 256 routed experts, 8 per token; eager attention (q and k are d_nope + d_R wide, v d_v). 671,026,404,352
+    # parameters: transformers' module, which does not build the multi-token-prediction layer (num_nextn_predict_layers)
+    "deepseek-v3": _modern(61, 7168, 128, None, 18_432, 129_280, 163_840, attention="eager", experts=256, top_k=8,
+                           expert_dim=2_048, shared_experts=1, dense_first=3, latent_dim=512, q_latent_dim=1_536,
+                           rope_dim=64, nope_dim=128, value_dim=128),
 }
 ALL_PRESETS: dict[str, Config] = {**PRESETS, **TABLE_PRESETS}  # what --preset takes
 
@@ -742,14 +846,15 @@ ALL_PRESETS: dict[str, Config] = {**PRESETS, **TABLE_PRESETS}  # what --preset t
 def config_dict(cfg: Config) -> dict[str, object]:
     """The fields and derived symbols, for JSON: GPT-2's recipe as the lesson's eight fields and d_head (as the
     lesson's files have always had them); any other recipe adds its fields and the values in use of h_kv, d_ff; a
-    mixture of experts its fields, symbols and block kinds; Gemma's and gpt-oss's extras their fields; a window its
-    fields, W, L_W, T_W and each block's attention (`attn_kinds`)."""
+    mixture of experts its fields, symbols and block kinds; Gemma's and gpt-oss's extras and latent attention their
+    fields; a window its fields, W, L_W, T_W and each block's attention (`attn_kinds`)."""
     if cfg.gpt2_recipe:
         return {**{f: getattr(cfg, f) for f in FIELDS}, "d_head": cfg.d_head}
     window = ({"window": cfg.window, "full_layers": list(cfg.full_layers), "W": cfg.W, "L_W": cfg.L_W, "T_W": cfg.T_W,
                "attn_kinds": list(cfg.attn_kinds)} if cfg.window is not None else {})
     extras = {**({f: getattr(cfg, f) for f in GEMMA_FIELDS} if cfg.gemma else {}),
-              **({f: getattr(cfg, f) for f in OSS_FIELDS} if cfg.oss else {})}
+              **({f: getattr(cfg, f) for f in OSS_FIELDS} if cfg.oss else {}),
+              **({f: getattr(cfg, f) for f in MLA_FIELDS} if cfg.mla else {})}
     if not cfg.moe:
         return {**{f: getattr(cfg, f) for f in FIELDS + RECIPE_FIELDS}, "d_head": cfg.d_head, "h_kv": cfg.h_kv,
                 "d_ff": cfg.d_ff, **extras, **window}
@@ -785,7 +890,7 @@ def read_hf(doc: Mapping, B: int = 8, T: int | None = None) -> HFModel:
     reading = hf.read(doc)
     fields, keys = dict(reading.fields), reading.keys
     for name, symbol in {**{f: f for f in INT_FIELDS if f in fields}, **OPTIONAL_SYMBOLS, **MOE_SYMBOLS,
-                         "moe_step": "moe_step", "window": "W"}.items():
+                         **MLA_SYMBOLS, "moe_step": "moe_step", "dense_first": "dense_first", "window": "W"}.items():
         value = fields.get(name)
         if value is None or name not in keys:
             continue
@@ -801,6 +906,8 @@ def read_hf(doc: Mapping, B: int = 8, T: int | None = None) -> HFModel:
         attention = "eager"
         notes.append("eager attention: the sinks join each softmax row, which a fused kernel here cannot take "
                      "(transformers runs this model eager; it has no sdpa)")
+    if fields.get("latent_dim") is not None:  # latent attention: q and k are d_nope + d_R wide, v d_v (notes: hf)
+        attention = "eager"
     if fields.get("attn_softcap") is not None:  # transformers runs Gemma 2 eager: sdpa cannot soft-cap its scores
         attention = "eager"
         notes.append(f"eager attention: the scores are soft-capped ({keys['attn_softcap']} = "
@@ -819,8 +926,8 @@ def read_hf(doc: Mapping, B: int = 8, T: int | None = None) -> HFModel:
 
 def _symbol_keys(keys: Mapping[str, str]) -> dict[str, str]:
     """Symbol -> the config.json key that set it ("d_ff" -> "intermediate_size", "k" -> "num_experts_per_tok")."""
-    return {OPTIONAL_SYMBOLS.get(field, MOE_SYMBOLS.get(field, {"window": "W"}.get(field, field))): key
-            for field, key in keys.items()}
+    symbols = {**OPTIONAL_SYMBOLS, **MOE_SYMBOLS, **MLA_SYMBOLS, "window": "W"}
+    return {symbols.get(field, field): key for field, key in keys.items()}
 
 
 def from_hf(doc: Mapping, B: int = 8, T: int | None = None) -> Config:

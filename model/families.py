@@ -31,6 +31,8 @@ def not_on_pages(cfg: Config) -> str | None:
         return "has Gemma's extras (GeGLU, sandwich norms, soft-caps)"
     if cfg.oss:
         return "has gpt-oss's extras (attention sinks, the experts' biases, a clamped SwiGLU)"
+    if cfg.mla:
+        return f"has multi-head latent attention (d_c = {cfg.d_c:,}, d_R = {cfg.d_R:,})"
     return None
 
 

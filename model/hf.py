@@ -47,9 +47,9 @@ from dataclasses import dataclass
 TRANSFORMERS_VERSION = "5.24.0"  # the config classes DEFAULTS were taken from
 MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, tens of kB): longer is refused
 MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "gemma2", "gemma3_text",
-               "gpt_oss")
+               "gpt_oss", "deepseek_v3")
 GEMMA_TYPES = ("gemma2", "gemma3_text")
-MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss")
+MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v3")
 
 # The shape keys of each type and their defaults in transformers' config class of that type.
 DEFAULTS: dict[str, dict[str, object]] = {
@@ -118,6 +118,13 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_word_embeddings": False, "attention_bias": True, "sliding_window": 128, "layer_types": None,
         "num_experts_per_tok": 4, "num_local_experts": 128, "swiglu_limit": 7.0, "swiglu_alpha": 1.702,
     },
+    "deepseek_v3": {  # DeepseekV3Config: latent attention, the first blocks dense, then shared and routed experts
+        "vocab_size": 129_280, "hidden_size": 7_168, "intermediate_size": 18_432, "num_hidden_layers": 61,
+        "num_attention_heads": 128, "num_key_value_heads": 128, "max_position_embeddings": 4_096,
+        "tie_word_embeddings": False, "attention_bias": False, "kv_lora_rank": 512, "q_lora_rank": 1_536,
+        "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "moe_intermediate_size": 2_048,
+        "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3,
+    },
 }
 # The router's settings of each mixture of experts and their defaults in its config class: they change no shape and
 # no count (read, checked and named in the reading's notes). norm_topk_prob renormalises the k weights to sum to 1,
@@ -127,6 +134,8 @@ ROUTER: dict[str, dict[str, object]] = {
     "qwen2_moe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "qwen3_moe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "gpt_oss": {"router_aux_loss_coef": 0.001, "output_router_logits": False},
+    "deepseek_v3": {"norm_topk_prob": True, "routed_scaling_factor": 2.5, "n_group": 8, "topk_group": 4,
+                    "output_router_logits": False},
 }
 # Keys a type's module or transformers' cache reads although its config class has no such field (None: absent).
 # The cache reads `sliding_window` and `layer_types` for every type (`_blocks`); Qwen2's attention reads a
@@ -143,6 +152,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "gemma2": (),
     "gemma3_text": ("sliding_window_pattern",),  # Gemma3TextConfig's keyword: layer_types' default, every n-th full
     "gpt_oss": (),
+    "deepseek_v3": ("sliding_window", "layer_types", "head_dim"),  # head_dim: DeepseekV3Config's d_R, no width here
 }
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
@@ -161,6 +171,8 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "gemma3_text": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping",
                     "use_bidirectional_attention", "sliding_window_pattern"),
     "gpt_oss": ("sliding_window", "layer_types"),
+    "deepseek_v3": ("num_key_value_heads", "q_lora_rank", "v_head_dim", "num_experts_per_tok", "first_k_dense_replace",
+                    "sliding_window", "layer_types", "head_dim"),  # q_lora_rank null: W_Q
 }
 # GPT2Config's attribute_map: these names set GPT-2's own keys.
 ALIASES: dict[str, dict[str, str]] = {
@@ -169,6 +181,7 @@ ALIASES: dict[str, dict[str, str]] = {
     "mixtral": {"num_experts": "num_local_experts"},  # MixtralConfig's and Qwen3MoeConfig's attribute_map
     "qwen3_moe": {"num_local_experts": "num_experts"},
     "gpt_oss": {"num_experts": "num_local_experts"},  # GptOssConfig's attribute_map
+    "deepseek_v3": {"num_local_experts": "n_routed_experts"},
 }
 # The Config field (or symbol) each key sets; keys that set none are read by a rule below.
 FIELD_OF: dict[str, str] = {
@@ -177,19 +190,24 @@ FIELD_OF: dict[str, str] = {
     "intermediate_size": "d_ff", "n_inner": "d_ff", "num_key_value_heads": "h_kv", "head_dim": "d_head",
     "tie_word_embeddings": "tie", "num_local_experts": "E", "num_experts": "E", "num_experts_per_tok": "k",
     "moe_intermediate_size": "d_expert", "shared_expert_intermediate_size": "d_shared",
-    "decoder_sparse_step": "moe_step", "mlp_only_layers": "dense_layers",
+    "decoder_sparse_step": "moe_step", "mlp_only_layers": "dense_layers", "n_routed_experts": "E",
+    "n_shared_experts": "E_shared", "first_k_dense_replace": "dense_first", "kv_lora_rank": "d_c", "q_lora_rank": "d_cq",
+    "qk_rope_head_dim": "d_R", "qk_nope_head_dim": "d_nope", "v_head_dim": "d_v",
 }
 # Each value's kind: a size (a whole number >= 1), a size or null (null: the class's rule), a flag, ...
 SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", "num_attention_heads", "n_head",
          "max_position_embeddings", "n_positions", "intermediate_size", "n_inner", "num_key_value_heads", "head_dim",
          "sliding_window", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
-         "shared_expert_intermediate_size", "decoder_sparse_step", "query_pre_attn_scalar", "sliding_window_pattern")
+         "shared_expert_intermediate_size", "decoder_sparse_step", "query_pre_attn_scalar", "sliding_window_pattern",
+         "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts",
+         "n_group", "topk_group")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
-COUNTS = ("num_experts",)  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
+COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace",
+          "num_nextn_predict_layers")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
-         "norm_topk_prob", "output_router_logits", "use_bidirectional_attention")
-NUMBERS = ("router_jitter_noise", "router_aux_loss_coef")  # a number of at least 0
+         "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave")
+NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor")  # a number of at least 0
 WHAT: dict[str, str] = {  # what a key is, for messages
     "vocab_size": "the vocabulary size V", "hidden_size": "the model width d", "n_embd": "the model width d",
     "num_hidden_layers": "the number of blocks L", "n_layer": "the number of blocks L",
@@ -216,6 +234,13 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "hidden_activation": "the MLP's activation", "use_bidirectional_attention": "whether attention is bidirectional",
     "sliding_window_pattern": "every n-th block full attention (the others windowed)",
     "swiglu_limit": "the experts' SwiGLU clamp", "swiglu_alpha": "the experts' SwiGLU sigmoid gain",
+    "kv_lora_rank": "the latent width d_c of K and V", "q_lora_rank": "the queries' latent width d_cq",
+    "qk_rope_head_dim": "the rotary width d_R", "qk_nope_head_dim": "each head's d_nope features without positions",
+    "v_head_dim": "each head's value width d_v", "n_routed_experts": "the routed experts E",
+    "n_shared_experts": "the shared experts E_shared", "first_k_dense_replace": "the dense blocks before the MoE ones",
+    "num_nextn_predict_layers": "the multi-token-prediction layers", "n_group": "the groups of experts",
+    "topk_group": "the groups each token's experts come from", "routed_scaling_factor": "the routed experts' scale",
+    "rope_interleave": "whether RoPE's pairs are interleaved",
 }
 # Group-limited routing (DeepSeek-V3: pick topk_group of n_group groups of experts, then k within them): how experts
 # are chosen, never how many or how wide. No type read here has it; in a file of one, the reading names it.
@@ -226,6 +251,9 @@ ROUTER_MEANS = {  # each router setting, as a note names it: what it does, and t
     "router_jitter_noise": "noise on the router's input in training",
     "router_aux_loss_coef": "the load-balancing loss's weight",
     "output_router_logits": "the router's logits returned or not",
+    "routed_scaling_factor": "the routed experts' output times this factor",
+    "n_group": "the experts in n_group groups",
+    "topk_group": "each token's k experts drawn from its topk_group best groups",
 }
 # Keys of other models that shape a model (mixture of experts, latent attention, Gemma's norms, ...): in a file
 # whose type has none of them, transformers ignores them, and so does the reading, saying so.
@@ -356,6 +384,7 @@ def read(doc: Mapping) -> Reading:
     types, window = _blocks(values, model_type, fields["L"])
     windowing = _window(types, window, model_type, fields, keys, "sliding_window" in values["given"])
     windowing += (GEMMA_VALUES,) if model_type in GEMMA_TYPES else (OSS_VALUES,) if model_type == "gpt_oss" else ()
+    windowing += _latent(doc, values, fields) if model_type in MLA_TYPES else ()
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
     ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES.get(model_type, {})
@@ -374,7 +403,7 @@ OSS_VALUES = ("values only, which change no count, shape or byte: the experts' c
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "mixtral", "qwen3_moe")
-NO_WINDOWED_ATTENTION = ("gpt2", "llama")
+NO_WINDOWED_ATTENTION = ("gpt2", "llama", "deepseek_v3")
 
 
 def _window(types: list[str], window: int | None, model_type: str, fields: dict, keys: dict[str, str],
@@ -518,6 +547,9 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
             "head_dim": "head_dim", "tie": "tie_word_embeddings"}
     if model_type in MOE_TYPES:
         keys.update(MOE_KEYS[model_type])
+    if model_type in MLA_TYPES:  # K and V of all h heads come from the latent; head_dim is DeepSeek's d_R
+        del keys["kv_heads"], keys["head_dim"]
+        keys.update(MLA_KEYS)
     fields = {f: values[k] for f, k in keys.items()}
     fields.update(norm="rmsnorm", positions="rope", mlp="swiglu", qk_norm=model_type in ("qwen3", "qwen3_moe"),
                   bias=_bias(values, model_type))
@@ -538,6 +570,12 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
     return fields, keys
 
 
+MLA_TYPES = ("deepseek_v3",)  # multi-head latent attention
+MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
+MLA_KEYS = {"latent_dim": "kv_lora_rank", "q_latent_dim": "q_lora_rank", "rope_dim": "qk_rope_head_dim",
+            "nope_dim": "qk_nope_head_dim", "value_dim": "v_head_dim"}
+
+
 # Each mixture of experts' Config fields and the keys they come from (Mixtral's experts are its intermediate_size
 # wide, and it has no dense block; Qwen's dense blocks keep intermediate_size).
 MOE_KEYS: dict[str, dict[str, str]] = {
@@ -548,9 +586,11 @@ MOE_KEYS: dict[str, dict[str, str]] = {
     "qwen3_moe": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
                   "moe_step": "decoder_sparse_step", "dense_layers": "mlp_only_layers"},
     "gpt_oss": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
+    "deepseek_v3": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
+                    "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
 }
 MOE_FIELDS = ("experts", "top_k", "expert_dim", "shared_experts", "shared_dim", "shared_gate", "moe_step",
-              "dense_layers")
+              "dense_first", "dense_layers")
 
 
 def _moe_layout(fields: dict, keys: dict[str, str]) -> tuple[str, ...]:
@@ -564,15 +604,19 @@ def _moe_layout(fields: dict, keys: dict[str, str]) -> tuple[str, ...]:
         notes.append(f"{keys['dense_layers']} lists {', '.join(map(str, outside))}, beyond the {L:,} blocks: ignored, "
                      f"as transformers ignores them")
         fields["dense_layers"] = tuple(i for i in listed if 0 <= i < L)
-    step, dense = fields.get("moe_step", 1), set(fields.get("dense_layers", ()))
-    moe = [fields["experts"] and (i + 1) % step == 0 and i not in dense for i in range(L)]
+    step, dense, first = fields.get("moe_step", 1), set(fields.get("dense_layers", ())), fields.get("dense_first", 0)
+    if first is None:
+        raise HFConfigError(f"config.json: {keys['dense_first']}=null: transformers compares each block's index with "
+                            f"it; give a whole number (0: every block a mixture of experts)")
+    moe = [fields["experts"] and i >= first and (i + 1) % step == 0 and i not in dense for i in range(L)]
     if all(moe) and keys["expert_dim"] != keys["ff_dim"]:
         notes.append(f"{keys['ff_dim']} = {fields['ff_dim']:,} (a dense block's MLP) changes nothing here: every block "
                      f"is a mixture of experts")
     if any(moe):
         return tuple(notes)
-    why = f"{keys['experts']} = 0" if not fields["experts"] else f"{keys['moe_step']} = {step:,} and " \
-        f"{keys['dense_layers']} leave no block a mixture of experts"
+    why = f"{keys['experts']} = 0" if not fields["experts"] else \
+        f"{keys['dense_first']} = {first:,} keeps every block dense" if first >= L else \
+        f"{keys['moe_step']} = {step:,} and {keys['dense_layers']} leave no block a mixture of experts"
     notes.append(f"{why}: every block is dense, its MLP of width {keys['ff_dim']} = {fields['ff_dim']:,}")
     for name in MOE_FIELDS:
         fields.pop(name, None)
@@ -586,6 +630,8 @@ def _router(doc: Mapping, model_type: str) -> tuple[str, ...]:
     read = []
     for key, default in ROUTER[model_type].items():
         value = doc.get(key, default)
+        if key in SIZES:
+            _checked(key, value, False)
         if key in FLAGS and not isinstance(value, bool):
             raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[key]}) must be true or false")
         if key in NUMBERS:
@@ -594,8 +640,10 @@ def _router(doc: Mapping, model_type: str) -> tuple[str, ...]:
         means = means[value] if isinstance(means, dict) else means
         read.append(f"{key} = {show(value)}{'' if key in doc else ' (the default)'} ({means})")
     notes = [f"the router's settings, which change no shape or count: {'; '.join(read)}"]
-    grouping = [k for k in GROUPED_ROUTING if k in doc]
-    if grouping:
+    grouping = [k for k in GROUPED_ROUTING if k in doc and k not in ROUTER[model_type]]
+    if grouping and "n_group" in ROUTER[model_type]:
+        notes.append(f"ignored, as transformers ignores them ({model_type} has no such setting): {', '.join(grouping)}")
+    elif grouping:
         notes.append(f"ignored, as transformers ignores them ({model_type} routes over all E experts): "
                      f"{', '.join(grouping)}, the routing's grouping (DeepSeek's experts in groups), which changes no "
                      f"shape or count either")
@@ -641,8 +689,49 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
     return types, window
 
 
+DEEPSEEK_VALUES = ("values only, which change no count, shape or byte: the router's sigmoid scores (this module's router "
+                   "takes a softmax over the same (B, T, E) logits), their correction bias e_score_correction_bias (a "
+                   "buffer of E per MoE block, not a parameter: not in N, as transformers' count leaves it out), the "
+                   "group-limited choice (n_group, topk_group) and routed_scaling_factor; RoPE's interleaved pairs; "
+                   "the scores' scale 1/√(d_nope + d_R), times yarn's mscale² where rope_scaling sets mscale_all_dim")
+
+
+def _latent(doc: Mapping, values: dict, fields: dict) -> tuple[str, ...]:
+    """DeepSeek-V3's notes: latent attention run eager, the multi-token-prediction module left out (transformers does
+    not build it), head_dim as DeepseekV3Config sets it, and the values that change nothing here; HFConfigError for
+    a grouping of the experts transformers' router cannot run."""
+    notes = ["eager attention: latent attention's q and k are d_nope + d_R wide and its v d_v, which the fused CPU "
+             "kernel here cannot take (one head width); the scores (B, h, T, T) are tensors of the pass"]
+    mtp = _checked("num_nextn_predict_layers", doc.get("num_nextn_predict_layers", MTP_LAYERS), False)
+    if mtp:
+        notes.append(f"without the multi-token-prediction module (num_nextn_predict_layers = {mtp:,}), which "
+                     f"transformers does not build: N counts the {fields['L']:,} blocks, the tables and the head")
+    if "head_dim" in doc:
+        notes.append(f"head_dim = {show(doc['head_dim'])} is ignored: DeepseekV3Config sets head_dim to "
+                     f"qk_rope_head_dim (d_R = {fields['rope_dim']:,})")
+    if fields.get("experts"):
+        E, k = fields["experts"], fields["top_k"]
+        groups, best = doc.get("n_group", ROUTER["deepseek_v3"]["n_group"]), doc.get("topk_group",
+                                                                                     ROUTER["deepseek_v3"]["topk_group"])
+        if E % groups or E // groups < 2:
+            raise HFConfigError(f"config.json: n_group={groups:,} must divide n_routed_experts={E:,} into groups of at "
+                                f"least 2 experts (transformers' router scores each group by its best two)")
+        if best > groups or k > best * (E // groups):
+            raise HFConfigError(f"config.json: topk_group={best:,} of n_group={groups:,} groups of {E // groups:,} "
+                                f"experts cannot give num_experts_per_tok={k:,}: topk_group must be at most n_group and "
+                                f"k at most topk_group·n_routed_experts/n_group")
+    return (*notes, DEEPSEEK_VALUES)
+
+
 def _refuse_unmodelled(values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:
     """HFConfigError for a value, given or the type's default, that changes what is built but is not modelled."""
+    if model_type in MLA_TYPES and values["attention_bias"]:
+        raise HFConfigError("config.json: attention_bias=true puts biases on latent attention's W_DQ, W_DKV and W_o, "
+                            "which this module does not build; write false")
+    if model_type in MLA_TYPES and values["num_key_value_heads"] not in (None, fields["h"]):
+        raise HFConfigError(f"config.json: num_key_value_heads={show(values['num_key_value_heads'])} with latent "
+                            f"attention: K and V of all num_attention_heads={fields['h']:,} heads come from the latent, "
+                            f"so it must equal num_attention_heads (or be null)")
     if model_type == "gpt2" and values["add_cross_attention"]:
         raise HFConfigError("config.json: add_cross_attention=true adds cross-attention layers, which this decoder "
                             "does not build")

@@ -45,11 +45,11 @@ from typing import NamedTuple
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from .budgeting import budget, expert_biases
+from .budgeting import attention_formula, budget, expert_biases
 from .config import BOUNDS, Config, one_of_each
 from .figures import Line, check_lines
 from .gpt import GPT, Experts
-from .memory import kv_cache_lines
+from .memory import cache_elements, cache_tensors, kv_cache_lines
 from .passes import TORCH_DTYPES
 from .training import GPUS, Gpu
 
@@ -95,6 +95,19 @@ DECODE_ROWS: dict[str, tuple[str, str]] = {
     "blocks.0.moe.top_experts": ("(B, 1, k)", "the k experts each new token is sent to"),
     "blocks.0.moe.dispatched": ("(B·k, d)", "the B·k (token, expert) rows the experts run over"),
     "logits": ("(B, 1, V)", "the next token's logits"),
+}
+# latent attention's forms of them (`model.gpt.LatentAttention`): the cache is the latent and the rotary key, and K
+# and V of every head are made again from all T + 1 latents at each step
+DECODE_MLA_ROWS: dict[str, tuple[str, str]] = {
+    "idx": DECODE_ROWS["idx"],
+    "blocks.0.attn.q": ("(B, h, 1, d_nope + d_R)", "q of the new token"),
+    "blocks.0.attn.latent_cache": ("(B, 1, T + 1, d_c)", "the latent c_kv of the T cached tokens and the new one"),
+    "blocks.0.attn.rope_cache": ("(B, 1, T + 1, d_R)", "the rotary key of the T cached tokens and the new one"),
+    "blocks.0.attn.k": ("(B, h, T + 1, d_nope + d_R)", "K of every head, made from the T + 1 latents"),
+    "blocks.0.attn.v": ("(B, h, T + 1, d_v)", "V of every head, made from the T + 1 latents"),
+    **{name: DECODE_ROWS[name] for name in ("blocks.0.attn.scores", "blocks.0.attn.attn")},
+    "blocks.0.attn.attn_v": ("(B, h, 1, d_v)", "attention's output for the new token"),
+    **{name: row for name, row in DECODE_ROWS.items() if ".moe." in name or name == "logits"},
 }
 
 
@@ -209,10 +222,9 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
     with torch.device("meta"):
         model = GPT(one).to(torch_dtype).requires_grad_(False)  # serving: no parameter asks for a gradient
     cached = cfg.T if kind == "full" else cfg.T_W
-    shape = (cfg.B, cfg.h_kv, cached, cfg.d_head)
-    past = (torch.zeros(shape, dtype=torch_dtype, device="meta"), torch.zeros(shape, dtype=torch_dtype, device="meta"))
+    past = tuple(torch.zeros(shape, dtype=torch_dtype, device="meta") for shape in cache_tensors(cfg, cached))
     outputs: list[tuple[str, torch.Tensor]] = []
-    caches = {f"blocks.{i}.attn.{n}" for i in range(one.L) for n in ("k_cache", "v_cache")}
+    caches = {f"blocks.{i}.attn.{n}" for i in range(one.L) for n in ("k_cache", "v_cache", "latent_cache", "rope_cache")}
     hooks = [m.register_forward_hook(lambda _m, _i, out, n=n: outputs.append((n, out)))
              for n, m in model.named_modules() if n and not list(m.children())]
     idx = torch.zeros(cfg.B, 1, dtype=torch.long, device="meta")
@@ -254,9 +266,10 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
         lesson = lambda shape: shape.replace("T + 1", "T_W + 1")  # noqa: E731
     cached_words = (lambda label: label) if kind == "full" else (lambda label: label.replace("the T cached",
                                                                                                  "the T_W cached"))
-    rows = tuple(DecodeRow(name, lesson(DECODE_ROWS[name][0]), cached_words(DECODE_ROWS[name][1]),
+    notation = DECODE_MLA_ROWS if cfg.mla else DECODE_ROWS
+    rows = tuple(DecodeRow(name, lesson(notation[name][0]), cached_words(notation[name][1]),
                            tuple(recorded[name].shape), recorded[name].untyped_storage().nbytes())
-                 for name in DECODE_ROWS if name in recorded)
+                 for name in notation if name in recorded)
     return _BlockSteps(flops, flops_attn, nbytes, counts[0].get_total_flops() + counts[-1].get_total_flops(),
                        other_bytes, rows)
 
@@ -346,7 +359,13 @@ def _fmt(x: float) -> str:
 
 def _at_next_token(formula: str) -> str:
     """The forward pass's per-token FLOPs formula (`model.budget`'s measured one) with T + 1 keys in place of T."""
-    return formula.replace("4Td", "4(T + 1)·d").replace("4T·h·d_head", "4(T + 1)·h·d_head")
+    return (formula.replace("4Td", "4(T + 1)·d").replace("4T·h·d_head", "4(T + 1)·h·d_head")
+            .replace("2T·h·(d_nope + d_R + d_v)", "2(T + 1)·h·(d_nope + d_R + d_v)"))
+
+
+# latent attention's decode step makes every head's K and V again from the T cached latents (W_UKV, as transformers
+# runs it): 2T·d_c·h·(d_nope + d_v) FLOPs more per block than the forward pass's one token
+RECOMPUTED = " + 2LT·d_c·h·(d_nope + d_v)"
 
 
 def decode_context(cfg: Config) -> tuple[Config, str | None]:
@@ -396,7 +415,8 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
     P, BW = s.device.peak_tflops * 1e12, s.bandwidth
     step_s = max(step.flops / P, decode_bytes / BW)
     forward = b.line("flops/forward_measured").formula
-    windowed, window_keys, attn_formula = "", "", "4LB·(T + 1)·h·d_head"
+    windowed, window_keys = "", ""
+    attn_formula = attention_formula(cfg, "LB·", "(T + 1)")
     if cfg.window is not None:  # the windowed blocks' keys: their T_W = min(T, W − 1) cached tokens and the new one
         windowed = f" (the {cfg.L_W:,} windowed blocks' T_W = min(T, W − 1) = {cfg.T_W:,})"
         window_keys = " − 4L_W·(T − T_W)·h·d_head"
@@ -426,7 +446,7 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
         Line("infer/ttft", "time to first token: the prefill's bound, max(FLOPs / P, bytes / BW)", "", ttft,
              "seconds"),
         Line("infer/decode_flops", "decode step: one new token for each of B sequences after T cached tokens",
-             f"B·({_at_next_token(forward)}{window_keys})", step.flops, "FLOP"),
+             f"B·({_at_next_token(forward)}{window_keys}{RECOMPUTED if cfg.mla else ''})", step.flops, "FLOP"),
         Line("infer/decode_attn_flops", f"of them, q kᵀ and attn @ v over the T + 1 keys{windowed}", attn_formula,
              step.flops_attn, "FLOP"),
         *(_expert_lines(s, q, expert, expert_formula, E_B) if cfg.moe else ()),
@@ -435,7 +455,8 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
              w_formula + unread_formula + untouched_formula, read, "bytes"),
         Line("infer/decode_cache_read", f"decode bytes: the cache of T tokens read{windowed}", read_formula,
              cache_read, "bytes"),
-        Line("infer/decode_cache_write", "decode bytes: the new token's K and V written", f"B·({token_formula})",
+        Line("infer/decode_cache_write", "decode bytes: the new token's "
+             + ("latent and rotary key" if cfg.mla else "K and V") + " written", f"B·({token_formula})",
              cache_write, "bytes"),
         Line("infer/decode_activations", "decode bytes: the step's activations written once (the pass's new "
              "memory)", "", step.activation_bytes, "bytes"),
@@ -497,11 +518,12 @@ def _cache_bytes(cfg: Config, kv: Format, heads: str) -> tuple[int, str, int, st
     of one sequence in every block, its formula, bytes of the B sequences' cache after T tokens, its formula). A
     windowed block keeps T_W = min(T, W − 1) tokens, a full one T."""
     lines = {x.key: x for x in kv_cache_lines(cfg, "bf16")}  # 2 bytes an element: the elements are value / 2
-    block_token = 2 * cfg.h_kv * cfg.d_head  # elements of one block's token
-    token_bytes = round(kv.bytes * cfg.L * block_token) + kv.scale_bytes * 2 * cfg.L * cfg.h_kv
+    block_token, scaled = cache_elements(cfg)  # elements of one block's token; heads given a scale per tensor
+    token_bytes = round(kv.bytes * cfg.L * block_token) + kv.scale_bytes * 2 * cfg.L * scaled
     if cfg.window is None:
         elements = lines["memory/kv_cache_per_token"].formula.removesuffix("·2")  # 2L·h_kv·d_head (GPT-2: 2Ld)
-        token_formula = f"{elements}·{_fmt(kv.bytes)}" + (f" + 2·2L·{heads}" if kv.scale_bytes else "")
+        scales = "2·2L" if cfg.mla else f"2·2L·{heads}"  # latent attention: the latent and the rotary key, 1 head each
+        token_formula = f"{elements}·{_fmt(kv.bytes)}" + (f" + {scales}" if kv.scale_bytes else "")
         return token_bytes, token_formula, cfg.B * cfg.T * token_bytes, f"BT·({token_formula})"
     token_formula = f"2L·h_kv·d_head·{_fmt(kv.bytes)}" + (" + 2·2L·h_kv" if kv.scale_bytes else "")
     kept = lines["memory/kv_cache"].value // 2 // block_token  # block-tokens of the B sequences: B((L − L_W)T + L_W·T_W)

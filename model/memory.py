@@ -11,7 +11,8 @@ formula can stand beside each value and the exported page can compute them in th
   has four probes (h_kv and d_ff are factors too) and its structure adds the switches; a storage that a
   recorded tensor owns takes that tensor's notation shape (the fused q, k, v output, (h + 2h_kv)·d_head, is a
   sum, no monomial);
-- the KV cache of inference (`kv_cache_lines`), 2·L·B·T·h_kv·d_head elements (a sliding window caps its blocks' T).
+- the KV cache of inference (`kv_cache_lines`), 2·L·B·T·h_kv·d_head elements (a sliding window caps its blocks' T;
+  latent attention keeps L·B·T·(d_c + d_R)).
 
 Blocks of several kinds (a mixture of experts in some blocks, `Config.block_kinds`) each count under their number:
 "(L − L_moe)·(…)" for the dense blocks, "L_moe·(…)" for the MoE blocks ("L·(…)" where every block is of one kind).
@@ -30,6 +31,7 @@ import itertools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from fractions import Fraction
 
 from .config import Config, distinct_kinds, one_block_each
 from .figures import Line
@@ -50,6 +52,10 @@ _RECIPE_FACTORS = ("B", "h", "h_kv", "T", "T-1", "d", "d_head", "d_ff", "V", "T_
 # equal to another at every probe.
 _MOE_PROBES = ((9, 2, 15, 2, 3), (7, 4, 9, 3, 5), (12, 5, 7, 1, 11), (8, 3, 17, 2, 6))
 _MOE_FACTORS = ("E", "k", "d_expert", "E_shared", "d_shared")
+# Latent attention's probe values (d_c, d_cq, d_R, d_nope, d_v), one per recipe probe: d_R even (RoPE), no factor
+# equal to another at every probe.
+_MLA_PROBES = ((7, 9, 4, 3, 5), (11, 5, 2, 7, 3), (5, 13, 6, 2, 9), (9, 7, 8, 5, 4))
+_MLA_FACTORS = ("d_c", "d_cq", "d_R", "d_nope", "d_v")
 _MAX_DEGREE = 4
 PROBE_WINDOW = 2  # a window changes which keys a query sees, never a shape: any W stands for all
 PROBE_CAP = 30.0  # likewise a soft-cap's c
@@ -77,6 +83,7 @@ class Structure:
     window: bool = False  # a sliding window (the fused kernel's band mask is a tensor of its own)
     gemma: tuple[bool, ...] = ()  # Gemma's extras that make tensors: post_norms, embed_scale, the two soft-caps
     oss: tuple[bool, ...] = ()  # gpt-oss's extras that make tensors: sinks, the experts' biases, the clamp
+    mla: tuple[bool, ...] = ()  # latent attention: (whether the queries have a latent,)
 
 
 # The sizes whose being 1 changes which tensors are views and which storages autograd keeps (found by flipping
@@ -95,7 +102,8 @@ def structure(cfg: Config, dtype: str) -> Structure:
     gemma = (cfg.post_norms, cfg.embed_scale, cfg.attn_softcap is not None, cfg.final_softcap is not None)
     oss = (cfg.sinks, cfg.expert_bias, cfg.swiglu_limit is not None)
     return Structure(tie=cfg.tie, dtype=dtype, ones=tuple(v[k] == 1 for k in ONES), recipe=recipe, moe=moe,
-                     window=cfg.window is not None, gemma=gemma if any(gemma) else (), oss=oss if any(oss) else ())
+                     window=cfg.window is not None, gemma=gemma if any(gemma) else (), oss=oss if any(oss) else (),
+                     mla=(cfg.d_cq is not None,) if cfg.mla else ())
 
 
 def structure_key(s: Structure) -> str:
@@ -112,6 +120,7 @@ def structure_key(s: Structure) -> str:
         recipe += [f"moe={'+'.join(kinds)}", *(["shared"] if shared else []), *(["shared_gate"] if gate else [])]
     recipe += [name for name, on in zip(GEMMA_KEYS, s.gemma) if on]
     recipe += [name for name, on in zip(OSS_KEYS, s.oss) if on]
+    recipe += (["mla_q"] if s.mla[0] else ["mla"]) if s.mla else []
     if s.window:
         recipe.append("window")
     return ",".join(["tied" if s.tie else "untied", s.dtype, *(f"{k}=1" for k in ones), *recipe])
@@ -133,7 +142,7 @@ def probes(s: Structure) -> list[Config]:
 def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
     norm, positions, mlp, bias, qk_norm, kv, apart, attention = s.recipe
     out = []
-    for (B, T, d_head, h, h_kv, V, T_max, d_ff, d), moe in zip(_RECIPE_PROBES, _MOE_PROBES):
+    for (B, T, d_head, h, h_kv, V, T_max, d_ff, d), moe, mla in zip(_RECIPE_PROBES, _MOE_PROBES, _MLA_PROBES):
         T = 1 if one["T"] else 2 if one["T-1"] else T
         h = 1 if one["h"] else h
         h_kv = h if kv == "mha" else 1 if kv == "mqa" else h_kv
@@ -142,6 +151,10 @@ def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
                      kv_heads=h_kv, head_dim=d_head if apart else None, bias=bias, qk_norm=qk_norm,
                      attention=attention)
         cfg = cfg if s.moe is None else _moe_probe(cfg, s.moe, moe)
+        if s.mla:
+            d_c, d_cq, d_R, d_nope, d_v = mla
+            cfg = replace(cfg, latent_dim=d_c, q_latent_dim=d_cq if s.mla[0] else None, rope_dim=d_R, nope_dim=d_nope,
+                          value_dim=d_v)
         if s.gemma:
             post, scale, attn, final = s.gemma
             cfg = replace(cfg, post_norms=post, embed_scale=scale, attn_softcap=PROBE_CAP if attn else None,
@@ -171,10 +184,10 @@ def factors_of(cfg: Config) -> tuple[str, ...]:
     recipe that a mixture of experts has (no d_ff where every block is MoE) and its own."""
     if cfg.gpt2_recipe:
         return _FACTORS
-    if not cfg.moe:
+    if not cfg.moe and not cfg.mla:
         return _RECIPE_FACTORS
     present = _factor_values(cfg)
-    return tuple(f for f in (*_RECIPE_FACTORS, *_MOE_FACTORS) if f in present)
+    return tuple(f for f in (*_RECIPE_FACTORS, *_MOE_FACTORS, *_MLA_FACTORS) if f in present)
 
 
 def block_counts(kinds: tuple[str, ...]) -> dict[str, str]:
@@ -259,7 +272,7 @@ def _owner_poly(owner: str | None, counts: list[int], configs: list[Config]) -> 
     if owner is None:
         return None
     local = local_name(owner)
-    apart = configs[0].head_dim is not None
+    apart = configs[0].head_dim is not None or configs[0].mla
     poly = shape_poly(notation(configs[0])[local][0], apart)
     values = [_factor_values(c) for c in configs]
     if any(sum(c * math.prod(v[s] ** k for s, k in m) for m, c in poly.items()) != n for v, n in zip(values, counts)):
@@ -331,6 +344,8 @@ def kv_cache_lines(cfg: Config, dtype: str) -> list[Line]:
     then sees those and itself, W keys). So the L_W windowed blocks keep 2·L_W·B·T_W·h_kv·d_head elements, the
     L − L_W full ones 2(L − L_W)·B·T·h_kv·d_head, and past the window one more token adds to the full blocks only."""
     size = DTYPES[dtype]
+    if cfg.mla:
+        return _latent_lines(cfg, dtype)
     heads, width = ("all h heads", "d") if cfg.gpt2_recipe else ("h_kv heads of d_head", "·h_kv·d_head")
     block_token = 2 * cfg.h_kv * cfg.d_head * size  # one block, one token
     unchanged = (" (a mixture of experts changes the MLP only: the cache is attention's, as a dense model's)"
@@ -344,6 +359,50 @@ def kv_cache_lines(cfg: Config, dtype: str) -> list[Line]:
                  f"token)", f"2L{width}·{size}", per_token, "bytes"),
         ]
     return _window_lines(cfg, dtype, heads, block_token, unchanged)
+
+
+def cache_tensors(cfg: Config, T: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The shapes of one block's cache of T tokens for B sequences, as transformers' cache holds them: K and V,
+    (B, h_kv, T, d_head) each; latent attention's latent and rotary key, (B, 1, T, d_c) and (B, 1, T, d_R)."""
+    if cfg.mla:
+        return (cfg.B, 1, T, cfg.d_c), (cfg.B, 1, T, cfg.d_R)
+    return (cfg.B, cfg.h_kv, T, cfg.d_head), (cfg.B, cfg.h_kv, T, cfg.d_head)
+
+
+def cache_elements(cfg: Config) -> tuple[int, int]:
+    """One block's cache per token: (its elements, the heads a per-head scale is kept for in each of its two
+    tensors): 2·h_kv·d_head and h_kv; latent attention's d_c + d_R and 1 (the latent and the rotary key are one head
+    each)."""
+    if cfg.mla:
+        return cfg.d_c + cfg.d_R, 1
+    return 2 * cfg.h_kv * cfg.d_head, cfg.h_kv
+
+
+def _latent_lines(cfg: Config, dtype: str) -> list[Line]:
+    """`kv_cache_lines` of latent attention: per block and token the latent c_kv (d_c) and the rotary key (d_R),
+    as transformers' cache keeps them (every head's K and V are made again from them at each step); beside them what
+    K and V of the h heads would keep, h·(d_nope + d_R) and h·d_v, the ratio, and the DeepSeek-V2 paper's comparison
+    (its section 2.1.4: MLA's cache "is equal to GQA with only 2.25 groups", n_g = (d_c + d_R) / (2d_h) with the
+    paper's per-head width d_h = d_nope)."""
+    size = DTYPES[dtype]
+    per_token = cfg.L * (cfg.d_c + cfg.d_R) * size
+    heads = cfg.L * cfg.h * (cfg.d_head + cfg.d_v) * size
+    groups = Fraction(cfg.d_c + cfg.d_R, 2 * cfg.d_nope)
+    ratio = Fraction(heads, per_token)
+    return [
+        Line("memory/kv_cache", f"KV cache at {dtype}: the latent c_kv (d_c) and the rotary key k_rope (d_R) of every "
+             f"block, B sequences of T tokens (latent attention: K and V of the h heads are made from them)",
+             f"LBT·(d_c + d_R)·{size}", per_token * cfg.B * cfg.T, "bytes"),
+        Line("memory/kv_cache_per_token", f"KV cache per token of context at {dtype} (one sequence, one more token)",
+             f"L·(d_c + d_R)·{size}", per_token, "bytes"),
+        Line("memory/kv_cache_heads", f"K and V at h heads would be, per token at {dtype} (K of d_nope + d_R, V of "
+             f"d_v per head)", f"L·h·(d_nope + d_R + d_v)·{size}", heads, "bytes"),
+        Line("memory/kv_cache_ratio", "the latent cache is this many times smaller",
+             "h·(d_nope + d_R + d_v) / (d_c + d_R)", int(ratio) if ratio.denominator == 1 else float(ratio), "ratio"),
+        Line("memory/kv_cache_groups", "the DeepSeek-V2 paper's comparison: as much as GQA with this many groups "
+             "(K and V of n_g heads of d_h = d_nope)", "(d_c + d_R) / (2d_nope)",
+             int(groups) if groups.denominator == 1 else float(groups), "ratio"),
+    ]
 
 
 def _window_lines(cfg: Config, dtype: str, heads: str, block_token: int, unchanged: str) -> list[Line]:

@@ -2,7 +2,8 @@
 
 The symbols, each named once here (`SYMBOL_DOCS`): the lesson's B, T, d, h, d_head, L, V, T_max, the modern
 recipe's h_kv (heads of K and V) and d_ff (the MLP's hidden width), the mixture of experts' E, k, d_expert,
-E_shared, d_shared and L_moe, and the sliding window's W, L_W and T_W. gpt-oss's attention sinks need no symbol of
+E_shared, d_shared and L_moe, the sliding window's W, L_W and T_W, and multi-head latent attention's d_c, d_cq, d_R,
+d_nope and d_v (DeepSeek-V2/V3). gpt-oss's attention sinks need no symbol of
 their own: a learned logit s per head, h per block, which makes each softmax row T + 1 wide ("(B, h, T, T + 1)").
 
 Grammar: a parenthesised, comma-separated list of dimensions. GPT-2's shapes use the small form that the
@@ -35,6 +36,13 @@ SYMBOL_DOCS: dict[str, str] = {
     "L_W": "blocks that attend through the window (of the L; the other L − L_W keep full attention)",
     "T_W": "tokens of K and V a windowed block keeps after a prefill of T, min(T, W − 1): transformers' "
            "DynamicSlidingWindowLayer keeps W − 1, as the next token makes the W its query sees",
+    "d_c": "multi-head latent attention's latent width: K and V of every head come from one cached c_kv of d_c "
+           "features per token (DeepSeek's kv_lora_rank)",
+    "d_cq": "the queries' latent width (q_lora_rank; none: q projected from x directly)",
+    "d_R": "the rotary width: one k_rope of d_R features per token, shared by every head and cached beside c_kv, and "
+           "each head's rotary part of q (qk_rope_head_dim)",
+    "d_nope": "each head's query and key features without positions (qk_nope_head_dim); q and k are d_nope + d_R wide",
+    "d_v": "each head's value features (v_head_dim)",
 }
 SYMBOLS = tuple(SYMBOL_DOCS)
 _DIM = re.compile(r"^(\d*)(B|T_max|T|d_head|d|h|L|V)?$")

@@ -35,7 +35,11 @@ def describe(cfg: Config) -> str:
     if cfg.moe:
         shared = f" E_shared={cfg.E_shared:,} d_shared={cfg.d_shared:,}" if cfg.E_shared else ""
         moe = f"E={cfg.E:,} k={cfg.k:,} d_expert={cfg.d_expert:,}{shared} L_moe={cfg.L_moe:,} "
-    return (f"B={cfg.B:,} T={cfg.T:,} d={cfg.d:,} h={cfg.h:,} h_kv={cfg.h_kv:,} d_head={cfg.d_head:,} "
+    heads = f"h_kv={cfg.h_kv:,} d_head={cfg.d_head:,}"
+    if cfg.mla:  # K and V come from the latent: no h_kv, and each head's widths are its own
+        heads = (f"d_c={cfg.d_c:,} " + (f"d_cq={cfg.d_cq:,} " if cfg.d_cq is not None else "")
+                 + f"d_R={cfg.d_R:,} d_nope={cfg.d_nope:,} d_v={cfg.d_v:,}")
+    return (f"B={cfg.B:,} T={cfg.T:,} d={cfg.d:,} h={cfg.h:,} {heads} "
             f"{d_ff}L={cfg.L:,} {moe}V={cfg.V:,} T_max={cfg.T_max:,}, {head}; {recipe_text(cfg)}")
 
 
@@ -44,6 +48,8 @@ def recipe_text(cfg: Config) -> str:
     attention"."""
     kv = ("multi-head attention" if cfg.h_kv == cfg.h else "multi-query attention" if cfg.h_kv == 1 else
           f"grouped-query attention (h/h_kv = {cfg.h // cfg.h_kv})")
+    if cfg.mla:
+        kv = "multi-head latent attention" + ("" if cfg.d_cq is not None else " (q projected from x directly)")
     parts = ["RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm",
              "RoPE" if cfg.positions == "rope" else "learned positions",
              {"swiglu": "SwiGLU", "geglu": "GeGLU"}.get(cfg.mlp, "GELU"), kv,
@@ -102,8 +108,10 @@ def footer(cfg: Config, width: int | None = None) -> list[str]:
     n = b.params_exact
     active = (f"; N_active = {b.params_active:,} ({units.params(b.params_active)}), those one token uses (k of the E "
               f"experts)" if cfg.moe else "")
+    mtp = ("; as transformers' DeepseekV3 module, without the multi-token-prediction layer (DeepSeek-V3's "
+           "num_nextn_predict_layers): not built, not counted" if cfg.mla else "")
     return paragraph(f"Total parameters: N = {n:,} ({units.params(n)}), every weight, bias and norm gain of the "
-                     f"module{active}", width)
+                     f"module{active}{mtp}", width)
 
 
 def _human(line: Line) -> str:
@@ -163,14 +171,16 @@ SHAPE_HEADER = ["tensor", "shape", "concrete", "elements", "memory", "saved", "w
 SHAPES_TITLE = "One forward pass, shape by shape (activations at {dtype}):"
 MEMORY_TITLE = "Activation memory at {dtype}, L = {L} blocks (bytes):"
 BUDGET_TITLE = "Budget (FLOPs, not MACs; per token = per forward pass / (B·T)):"
-KV_TITLE = ("KV cache at {dtype} (inference keeps K and V of every block for every token so far{window}; the modern "
+KV_TITLE = ("KV cache at {dtype} (inference keeps {kept} of every block for every token so far{window}; the modern "
             "recipe's tables list it under activation memory too):")
+KV_LATENT = "the latent c_kv and the rotary key k_rope"  # KV_TITLE's words for latent attention's cache
 KV_WINDOW = ", a windowed block for its last W − 1"  # KV_TITLE's words for a sliding window
 
 
 def kv_title(cfg: Config, dtype: str) -> str:
     """The KV-cache table's title at `dtype` (`KV_TITLE`)."""
-    return KV_TITLE.format(dtype=dtype, window=KV_WINDOW if cfg.window is not None else "")
+    return KV_TITLE.format(dtype=dtype, window=KV_WINDOW if cfg.window is not None else "",
+                           kept=KV_LATENT if cfg.mla else "K and V")
 MEMORY_NOTE = ("memory: new memory of each tensor (\"view\": shares an earlier tensor's storage, no new memory); "
                "saved: autograd keeps it for the backward pass")
 

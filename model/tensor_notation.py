@@ -139,6 +139,38 @@ WINDOW_NOTATION: dict[str, tuple[str, str]] = {
                     "every windowed block's fused kernel takes it and keeps it for backward)"),
 }
 
+# Multi-head latent attention's tensors (`model.gpt.LatentAttention`, `Config.mla`), in place of attention's.
+MLA_NOTATION: dict[str, tuple[str, str]] = {
+    "rope.angles": ("(T, d_R)", "RoPE angles t·θ_i over the d_R rotary features, each frequency twice"),
+    "rope.cos": ("(T, d_R)", "cos of the angles"),
+    "rope.sin": ("(T, d_R)", "sin of the angles"),
+    "attn.q_a": ("(B, T, d_cq)", "the queries' latent x W_DQ (d, d_cq)"),
+    "attn.q_a_norm.rstd": ("(B, T, 1)", "RMS statistic of the queries' latent"),
+    "attn.q_a_norm": ("(B, T, d_cq)", "the queries' latent after RMSNorm"),
+    "attn.q_b": ("(B, T, h·(d_nope + d_R))", "q of every head from the latent, W_UQ (d_cq, h·(d_nope + d_R))"),
+    "attn.q_proj": ("(B, T, h·(d_nope + d_R))", "q of every head, x W_Q (d, h·(d_nope + d_R))"),
+    "attn.q": ("(B, h, T, d_nope + d_R)", "q split into h heads"),
+    "attn.q_nope": ("(B, h, T, d_nope)", "q's features without positions"),
+    "attn.q_rope": ("(B, h, T, d_R)", "q's rotary features"),
+    "attn.q_rot": ("(B, h, T, d_R)", "q's rotary features rotated by position (RoPE)"),
+    "attn.kv_a": ("(B, T, d_c + d_R)", "x W_DKV (d, d_c + d_R): the latent and the rotary key"),
+    "attn.c_kv": ("(B, T, d_c)", "the latent c_kv, split off"),
+    "attn.kv_a_norm.rstd": ("(B, T, 1)", "RMS statistic of the latent"),
+    "attn.kv_a_norm": ("(B, T, d_c)", "the latent c_kv after RMSNorm: what the KV cache keeps, d_c per token"),
+    "attn.k_rope": ("(B, 1, T, d_R)", "the rotary key, one for every head"),
+    "attn.k_rot": ("(B, 1, T, d_R)", "the rotary key rotated by position: the KV cache keeps it, d_R per token"),
+    "attn.kv_b": ("(B, T, h·(d_nope + d_v))", "every head's k_nope and v from the latent, c_kv W_UKV (d_c, h·(d_nope "
+                  "+ d_v))"),
+    "attn.k_nope": ("(B, h, T, d_nope)", "k's features without positions, h heads"),
+    "attn.v": ("(B, h, T, d_v)", "v, h heads of d_v"),
+    "attn.q_heads": ("(B, h, T, d_nope + d_R)", "q = [q_nope, q_rot]"),
+    "attn.k": ("(B, h, T, d_nope + d_R)", "k = [k_nope, k_rot], the rotary key broadcast to the h heads"),
+    "attn.scores": ("(B, h, T, T)", "scores = q kᵀ / √(d_nope + d_R)"),
+    "attn.attn_v": ("(B, h, T, d_v)", "attn @ v"),
+    "attn.merged": ("(B, T, h·d_v)", "heads merged back"),
+    "attn.proj": ("(B, T, d)", "output projection W_o, h·d_v → d"),
+}
+
 
 def notation(cfg: Config) -> dict[str, tuple[str, str]]:
     """Shape and label of every tensor at this configuration's recipe: `NOTATION` for GPT-2's, else with the
@@ -166,6 +198,8 @@ def notation(cfg: Config) -> dict[str, tuple[str, str]]:
         if cfg.attention == "fused":
             out["attn.attn_v"] = (FUSED_ATTN_V[0], "fused attention: softmax(q kᵀ / √d_head + the band of W) @ v in "
                                   "one kernel, no (T, T) scores")
+    if cfg.mla:
+        out.update(MLA_NOTATION)
     if cfg.head_dim is not None:  # d_head set apart: the heads' width h·d_head need not be d
         out["attn.qkv"] = ("(B, T, (h + 2h_kv)·d_head)", out["attn.qkv"][1])
         out["attn.merged"] = ("(B, T, h·d_head)", "heads merged back")

@@ -210,7 +210,7 @@ def memory_lines(tr: Trace) -> tuple[Line, ...]:
     experts = ", k experts' worth of rows per token in the MoE blocks" if cfg.moe else ""
     lines = [
         Line("memory/activations", f"activations: new memory of the pass (views not counted{experts})",
-             new_memory_formula(tr.rows, cfg.head_dim is not None, kinds), tr.activation_bytes, "bytes"),
+             new_memory_formula(tr.rows, cfg.head_dim is not None or cfg.mla, kinds), tr.activation_bytes, "bytes"),
         Line("memory/saved", "kept for the backward pass (measured with autograd's saved-tensor hooks)",
              saved_formula(structure(cfg, tr.dtype)), tr.saved_bytes, "bytes"),
     ]
@@ -235,7 +235,7 @@ def eager_lines(cfg: Config, dtype: str) -> list[Line]:
     rows of the real eager pass (`trace` of `cfg` with attention="eager"), with their formulas."""
     rows = [r for r in trace(replace(cfg, attention="eager"), dtype).rows if r.symbolic == SCORES and not r.view]
     kept = [r for r in rows if r.saved]
-    apart, kinds = cfg.head_dim is not None, distinct_kinds(cfg)
+    apart, kinds = cfg.head_dim is not None or cfg.mla, distinct_kinds(cfg)
 
     def names(rs: list[Row]) -> str:
         return ", ".join(r.local for r in rs)

@@ -101,6 +101,11 @@ BASE: dict[str, dict] = {
     "gpt_oss": {"model_type": "gpt_oss", **MODERN, "attention_bias": False, "sliding_window": 3,
                 "layer_types": ["full_attention", "sliding_attention"], "num_experts_per_tok": 2, "num_local_experts": 4,
                 "swiglu_limit": 5.0, "swiglu_alpha": 1.5},
+    "deepseek_v3": {"model_type": "deepseek_v3", **{k: v for k, v in MODERN.items() if k != "head_dim"},
+                    "num_hidden_layers": 3, "num_attention_heads": 128, "num_key_value_heads": 128, "attention_bias": False,
+                    "kv_lora_rank": 16, "q_lora_rank": 24, "qk_rope_head_dim": 8, "qk_nope_head_dim": 12,
+                    "v_head_dim": 10, "moe_intermediate_size": 20, "n_routed_experts": 16, "n_shared_experts": 2,
+                    "num_experts_per_tok": 3, "first_k_dense_replace": 1, "n_group": 2, "topk_group": 2},
 }
 
 
@@ -394,10 +399,11 @@ def test_which_blocks_are_moe_as_transformers_builds_them(change, kinds, note):
     assert ours(doc) == reference(doc)
 
 
-def test_deepseek_is_refused_by_name():
-    with pytest.raises(HFConfigError, match="model_type='deepseek_v3' is not one of gpt2, llama, mistral, qwen2, "
-                                            "qwen3, mixtral, qwen2_moe, qwen3_moe, gemma2, gemma3_text, gpt_oss"):
-        from_hf(json.loads((PUBLISHED / "deepseek-v3.json").read_text()))
+def test_deepseek_v2_is_refused_by_name():
+    with pytest.raises(HFConfigError, match="model_type='deepseek_v2' is not one of gpt2, llama, mistral, qwen2, "
+                                            "qwen3, mixtral, qwen2_moe, qwen3_moe, gemma2, gemma3_text, gpt_oss, "
+                                            "deepseek_v3"):
+        from_hf({**json.loads((PUBLISHED / "deepseek-v3.json").read_text()), "model_type": "deepseek_v2"})
 
 
 def test_llama4_scouts_context_is_a_number_not_a_table():
@@ -433,7 +439,8 @@ MALFORMED: list[tuple[str, bytes, str]] = [  # (name, file, what the one line mu
     ("deep arrays", DEEP, "nests arrays or objects too deeply"),
     ("deep value", b'{"model_type": "llama", "hidden_size": ' + DEEP + b"}", "nests arrays or objects too deeply"),
     ("no model_type", _file(model_type=...), "model_type=null is not one of gpt2, llama, mistral, qwen2, qwen3, mixtral, "
-                                             "qwen2_moe, qwen3_moe, gemma2, gemma3_text, gpt_oss (the file has no model_type)"),
+                                             "qwen2_moe, qwen3_moe, gemma2, gemma3_text, gpt_oss, deepseek_v3 (the file "
+                                             "has no model_type)"),
     ("model_type a number", _file(model_type=3), "model_type=3 is not one of"),
     ("unknown model_type", _file(model_type="gemma"), "model_type='gemma' is not one of"),
     ("size as text", _file(hidden_size="128"), "hidden_size='128': hidden_size (the model width d) must be a whole "

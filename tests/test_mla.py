@@ -1,0 +1,172 @@
+"""Multi-head latent attention and DeepSeek-V3 (issue 27) against transformers: the preset to the parameter from its
+published config.json (without the multi-token-prediction module, which transformers does not build), its KV cache
+of the latent and the rotary key (70,272 bytes a token at bf16), a random sweep of tiny deepseek_v3 files (parameters
+on the meta device, the real cache's bytes after a prefill, FlopCounterMode on the eager forward with eager experts),
+saved bytes against autograd, the tensors of the trace, the Config's refusals, the pages' one line and the CLI."""
+from __future__ import annotations
+
+import json
+import logging
+import random
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+
+from model import GPT, budget, trace
+from model.config import TABLE_PRESETS, Config, from_hf, read_hf
+from model.families import not_on_pages
+from model.memory import kv_cache_lines
+from model.passes import saved_bytes_of
+from pagetools import run_cli
+from test_moe import _module  # eager experts on the CPU, batched on the meta device
+from test_window import reference
+
+transformers = pytest.importorskip("transformers")
+
+PUBLISHED = Path(__file__).parent / "hf" / "published"  # the published files, with transformers' counts (its README)
+logging.getLogger("transformers").setLevel(logging.ERROR)
+DEEPSEEK_V3 = 671_026_404_352  # transformers' DeepseekV3ForCausalLM of the published file: no MTP layer
+
+
+def test_deepseek_v3_is_its_published_file_to_the_parameter():
+    doc = json.loads((PUBLISHED / "deepseek-v3.json").read_text())
+    counts = json.loads((PUBLISHED / "counts.json").read_text())
+    preset = TABLE_PRESETS["deepseek-v3"]
+    reading = read_hf(doc, B=preset.B, T=preset.T)
+    assert reading.config == preset
+    assert budget(preset).params_exact == DEEPSEEK_V3 == counts["deepseek-v3"]["parameters"]
+    assert any("without the multi-token-prediction module (num_nextn_predict_layers = 1)" in n for n in reading.notes)
+    assert any("e_score_correction_bias" in n and "not in N" in n for n in reading.notes)
+    lines = {x.key: x.value for x in kv_cache_lines(preset, "bf16")}
+    assert lines["memory/kv_cache_per_token"] == (512 + 64) * 61 * 2 == 70_272
+    assert lines["memory/kv_cache_heads"] == 61 * 128 * (128 + 64 + 128) * 2
+    assert lines["memory/kv_cache_groups"] == 2.25  # the DeepSeek-V2 paper's "GQA with only 2.25 groups"
+
+
+def random_doc(rng: random.Random) -> dict:
+    """A tiny deepseek_v3 file: with or without the queries' latent, dense first blocks, shared experts, groups."""
+    groups = rng.choice([1, 2])
+    E = groups * rng.randrange(2, 4)
+    topk_group = rng.randrange(1, groups + 1)
+    h, L = rng.randrange(1, 4), rng.randrange(1, 4)
+    doc = {"model_type": "deepseek_v3", "vocab_size": rng.randrange(8, 60), "num_hidden_layers": L,
+           "num_attention_heads": h, "num_key_value_heads": h, "hidden_size": rng.randrange(4, 24),
+           "intermediate_size": rng.randrange(2, 20), "moe_intermediate_size": rng.randrange(2, 12),
+           "kv_lora_rank": rng.randrange(2, 12), "q_lora_rank": rng.choice([None, rng.randrange(2, 12)]),
+           "qk_rope_head_dim": 2 * rng.randrange(1, 4), "qk_nope_head_dim": rng.randrange(1, 6),
+           "v_head_dim": rng.randrange(1, 8), "n_routed_experts": E, "n_group": groups, "topk_group": topk_group,
+           "num_experts_per_tok": rng.randrange(1, topk_group * E // groups + 1), "n_shared_experts": rng.randrange(0, 3),
+           "first_k_dense_replace": rng.randrange(0, L), "max_position_embeddings": 64,
+           "tie_word_embeddings": rng.random() < 0.3}
+    return doc
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_deepseek_v3_files_match_transformers_parameters_cache_and_flops(seed):
+    rng = random.Random(f"deepseek-v3-{seed}")
+    doc = random_doc(rng)
+    B, T = rng.randrange(1, 4), rng.randrange(1, 10)
+    cfg = from_hf(doc, B=B, T=T)
+    assert cfg.mla and cfg.attention == "eager" and cfg.d_cq == doc["q_lora_rank"]
+    b = budget(cfg)
+    kv = kv_cache_lines(cfg, "fp32")[0].value
+    assert (b.params_exact, kv, b.flops_fwd_measured_per_token * B * T) == reference(doc, B, T, build=_module), doc
+
+
+MLA = Config(B=2, T=5, d=12, h=3, L=2, V=11, norm="rmsnorm", positions="rope", mlp="swiglu", bias="none", ff_dim=8,
+             experts=4, top_k=2, expert_dim=6, shared_experts=1, dense_first=1, latent_dim=6, q_latent_dim=5,
+             rope_dim=4, nope_dim=3, value_dim=7)
+
+
+@pytest.mark.parametrize("cfg, dtype", [(MLA, "fp32"), (MLA, "bf16"), (replace(MLA, q_latent_dim=None, T=1), "fp32")],
+                         ids=["q-latent-fp32", "q-latent-bf16", "no-q-latent-T1"])
+def test_saved_bytes_of_a_latent_attention_model_equal_autograd_on_cpu(cfg, dtype):
+    torch.manual_seed(0)
+    model = GPT(cfg).to({"fp32": torch.float32, "bf16": torch.bfloat16}[dtype])
+    assert saved_bytes_of(model, torch.randint(0, cfg.V, (cfg.B, cfg.T))) == trace(cfg, dtype).saved_bytes
+
+
+def test_the_trace_shows_every_latent_attention_tensor():
+    rows = {r.local: (r.symbolic, r.shape) for r in trace(MLA).rows if r.block == 0}
+    assert rows["attn.q_a"] == ("(B, T, d_cq)", (2, 5, 5))
+    assert rows["attn.q_b"] == ("(B, T, h·(d_nope + d_R))", (2, 5, 21))
+    assert rows["attn.kv_a_norm"] == ("(B, T, d_c)", (2, 5, 6))  # the latent c_kv, cached
+    assert rows["attn.k_rot"] == ("(B, 1, T, d_R)", (2, 1, 5, 4))  # the rotary key, cached
+    assert rows["attn.k_nope"] == ("(B, h, T, d_nope)", (2, 3, 5, 3)) and rows["attn.v"] == ("(B, h, T, d_v)", (2, 3, 5, 7))
+    assert rows["attn.scores"] == ("(B, h, T, T)", (2, 3, 5, 5)) and rows["attn.attn_v"] == ("(B, h, T, d_v)", (2, 3, 5, 7))
+    assert rows["attn.proj"] == ("(B, T, d)", (2, 5, 12)) and "attn.q_proj" not in rows
+    assert "attn.q_proj" in {r.local for r in trace(replace(MLA, q_latent_dim=None)).rows}
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"latent_dim": None}, "q_latent_dim=5 is set but latent_dim is not"),
+    ({"rope_dim": None}, r"latent attention \(d_c=6\) needs d_R: set rope_dim"),
+    ({"rope_dim": 3}, "d_R=3 is odd"),
+    ({"attention": "fused"}, "set attention to eager"),
+    ({"kv_heads": 1}, "kv_heads=1 with latent attention is not modelled"),
+    ({"positions": "learned"}, "set positions to rope"),
+])
+def test_a_bad_latent_attention_is_one_line_naming_the_fix(change, message):
+    with pytest.raises(ValueError, match=message):
+        replace(MLA, **change)
+
+
+def test_the_pages_refuse_latent_attention_in_one_line(tmp_path, capsys):
+    from app.export.cli import main as export_main
+    from app.recipe_view import read_config_json
+
+    assert not_on_pages(TABLE_PRESETS["deepseek-v3"]) == "has multi-head latent attention (d_c = 512, d_R = 64)"
+    doc = {**random_doc(random.Random(0)), "kv_lora_rank": 6, "qk_rope_head_dim": 4}
+    cfg, notice = read_config_json(json.dumps(doc), Config(B=2, T=8, d=24, h=4, L=1, V=40))
+    assert cfg is None and "has multi-head latent attention (d_c = 6, d_R = 4), which the live page does not show yet" \
+        in notice
+    (tmp_path / "config.json").write_text(json.dumps(doc))
+    with pytest.raises(SystemExit) as exit_:
+        export_main([str(tmp_path / "page.html"), "--hf-config", str(tmp_path / "config.json")])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert exit_.value.code == 2 and not (tmp_path / "page.html").exists()
+    assert "this model has multi-head latent attention (d_c = 6, d_R = 4), which the exported page does not show" in err
+
+
+@pytest.mark.parametrize("table", ["shapes", "budget", "kv", "train", "infer"])
+def test_every_table_prints_deepseek_v3(table, capsys):
+    code, out, err = run_cli(["--preset", "deepseek-v3", "--table", table], capsys)
+    assert code == 0 and not err and "Traceback" not in out
+    assert "671,026,404,352" in out
+
+
+def test_one_deepseek_v3_block_caches_what_transformers_caches_at_bf16():
+    """DeepSeek-V3's attention widths, one block, few experts: transformers' real cache after a prefill (bf16, the meta
+    device) holds (d_c + d_R)·2 = 1,152 bytes per token, one block's share of the 70,272."""
+    doc = {**json.loads((PUBLISHED / "deepseek-v3.json").read_text()), "num_hidden_layers": 1, "vocab_size": 64,
+           "n_routed_experts": 4, "n_group": 1, "topk_group": 1, "num_experts_per_tok": 2, "first_k_dense_replace": 0,
+           "moe_intermediate_size": 8}
+    B, T = 2, 3
+    with torch.device("meta"):
+        module = _module(doc, "meta").to(torch.bfloat16)
+        out = module(input_ids=torch.zeros(B, T, dtype=torch.long), use_cache=True)
+    kv = sum(t.numel() * t.element_size() for layer in out.past_key_values.layers for t in (layer.keys, layer.values))
+    cfg = from_hf(doc, B=B, T=T)
+    assert kv == kv_cache_lines(cfg, "bf16")[0].value == B * T * (512 + 64) * 2
+
+
+def test_a_decode_step_over_the_latent_cache_gives_the_full_forwards_last_logits():
+    """Real CPU tensors: the latents and rotary keys a pass over T + 1 tokens makes, cut to the first T, are the
+    cache ((B, 1, T, d_c) and (B, 1, T, d_R), as transformers keeps it); one decode step of the last token gives the
+    full pass's last logits."""
+    cfg = replace(MLA, experts=None, top_k=None, expert_dim=None, shared_experts=0, dense_first=0)
+    torch.manual_seed(0)
+    model = GPT(cfg).eval()
+    idx = torch.randint(0, cfg.V, (cfg.B, cfg.T + 1))
+    kept: dict[tuple[int, str], torch.Tensor] = {}
+    for i, block in enumerate(model.blocks):
+        for name in ("kv_a_norm", "k_rot"):
+            getattr(block.attn, name).register_forward_hook(
+                lambda _m, _i, out, key=(i, name): kept.__setitem__(key, out))
+    with torch.no_grad():
+        full, _ = model(idx)
+        past = [(kept[i, "kv_a_norm"][:, None, :cfg.T], kept[i, "k_rot"][:, :, :cfg.T]) for i in range(cfg.L)]
+        step = model.decode(idx[:, cfg.T:], past)
+    torch.testing.assert_close(step[:, 0], full[:, -1], rtol=1e-5, atol=1e-5)
