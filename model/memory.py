@@ -399,9 +399,9 @@ def _latent_lines(cfg: Config, dtype: str) -> list[Line]:
              f"d_v per head)", f"L·h·(d_nope + d_R + d_v)·{size}", heads, "bytes"),
         Line("memory/kv_cache_ratio", "the latent cache is this many times smaller",
              "h·(d_nope + d_R + d_v) / (d_c + d_R)", int(ratio) if ratio.denominator == 1 else float(ratio), "ratio"),
-        Line("memory/kv_cache_groups", "the DeepSeek-V2 paper's comparison: as much as GQA with this many groups "
-             "(K and V of n_g heads of d_h = d_nope)", "(d_c + d_R) / (2d_nope)",
-             int(groups) if groups.denominator == 1 else float(groups), "ratio"),
+        Line("memory/kv_cache_groups", "the DeepSeek-V2 paper's comparison: the latent cache is as large as GQA's "
+             "with n_g groups (K and V of n_g heads of d_h = d_nope), n_g =", "(d_c + d_R) / (2d_nope)",
+             int(groups) if groups.denominator == 1 else float(groups), "count"),
     ]
 
 
