@@ -94,6 +94,7 @@ details.advanced .fields {{ padding: 8px 8px 4px 8px; }}
   padding: 0 4px; background: #fff; color: inherit; }}
 .switch select:focus {{ outline: 2px solid {ACCENT}; outline-offset: -1px; }}
 .switch.size .box input {{ margin-left: 0; }}
+.size-dense_layers .box input, .size-full_layers .box input {{ width: 210px; text-align: left; }}  /* lists of blocks */
 .switches .check {{ margin: 0 0 6px 0; }}
 .check {{ display: flex; align-items: center; gap: 6px; margin: 18px 8px 0 8px; font-size: 14px; }}
 .status-line {{ margin: 2px 0 0 0; }}
