@@ -43,6 +43,10 @@ def not_on_pages(cfg: Config, exported: bool = False) -> str | None:
     return None
 
 
+EXPORT_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items() if not_on_pages(cfg, exported=True) is None}
+# the presets the exported page shows (its menu; a mixture of experts' figures only on the page written for one)
+
+
 TITLES: dict[str, str] = {
     "gpt2-small": "GPT-2 small", "gpt2-medium": "GPT-2 medium", "gpt2-large": "GPT-2 large", "gpt2-xl": "GPT-2 XL",
     "gpt3-125m": "GPT-3 125M", "gpt3-350m": "GPT-3 350M", "gpt3-760m": "GPT-3 760M", "gpt3-1.3b": "GPT-3 1.3B",
@@ -69,11 +73,13 @@ def menu_label(name: str) -> str:
     return f"{TITLES[name]} · L {cfg.L}, d {cfg.d:,}{experts}{window}"
 
 
-def grouped_menu(moe: bool = False) -> dict[str, dict[str, str]]:
-    """Family -> {menu label -> preset name} of every preset (`moe`: the live page's menu) or of the dense ones
-    (`PAGE_PRESETS`: the exported page's), families and presets in menu order."""
-    listed = PRESETS if moe else PAGE_PRESETS
-    return {family: {menu_label(n): n for n in names if n in listed} for family, names in FAMILIES.items()}
+def grouped_menu(moe: bool = False, exported: bool = False) -> dict[str, dict[str, str]]:
+    """Family -> {menu label -> preset name} of every preset (`moe`: the live page's menu; with `exported`, those the
+    exported page shows, `not_on_pages`) or of the dense ones (`PAGE_PRESETS`: what every exported page carries),
+    families and presets in menu order; a family with none of them is left out."""
+    listed = (EXPORT_PRESETS if exported else PRESETS) if moe else PAGE_PRESETS
+    menu = {family: {menu_label(n): n for n in names if n in listed} for family, names in FAMILIES.items()}
+    return {family: labels for family, labels in menu.items() if labels}
 
 
 # --- the recipe choice: GPT-2 (2019), the modern recipe (Llama-3 style), or custom ---------------------------------
@@ -118,17 +124,17 @@ CUSTOM_LABEL = "custom (your own values)"
 OWN = "Your own"  # the menu group of CUSTOM_LABEL
 
 
-def preset_labels(moe: bool = False) -> dict[str, str]:
+def preset_labels(moe: bool = False, exported: bool = False) -> dict[str, str]:
     """Menu label -> preset name for every preset of the menu (`grouped_menu`), family by family, then CUSTOM_LABEL
     -> "custom"."""
-    return {**{label: name for family in grouped_menu(moe).values() for label, name in family.items()},
+    return {**{label: name for family in grouped_menu(moe, exported).values() for label, name in family.items()},
             CUSTOM_LABEL: CUSTOM}
 
 
-def menu_groups(moe: bool = False) -> dict[str, list[str]]:
+def menu_groups(moe: bool = False, exported: bool = False) -> dict[str, list[str]]:
     """Family -> the menu labels of its presets (`grouped_menu`), then OWN -> [CUSTOM_LABEL]: a grouped select's
     options."""
-    return {**{family: list(labels) for family, labels in grouped_menu(moe).items()}, OWN: [CUSTOM_LABEL]}
+    return {**{family: list(labels) for family, labels in grouped_menu(moe, exported).items()}, OWN: [CUSTOM_LABEL]}
 
 
 def extras_line(cfg: Config) -> str | None:
@@ -167,4 +173,5 @@ def moe_fields(cfg: Config, moe: bool) -> dict[str, object]:
     if moe:
         return {**MOE_DEFAULTS, **MOE_START, "expert_dim": cfg.d_ff}
     dense = "dense" in cfg.block_kinds
-    return {**MOE_DEFAULTS, "expert_bias": False, **({} if dense else {"ff_dim": cfg.d_expert})}
+    oss = {"expert_bias": False} if cfg.expert_bias else {}  # gpt-oss's biases go with its experts
+    return {**MOE_DEFAULTS, **oss, **({} if dense else {"ff_dim": cfg.d_expert})}
