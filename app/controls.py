@@ -28,11 +28,12 @@ import param
 from panel.custom import JSComponent
 
 from model import FIELD_DOCS, Config, divisors
-from model.config import CHOICES, FIELDS, INT_FIELDS, MOE_DOCS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, RECIPE_DOCS
-from model.families import MLP_KINDS, QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, menu_groups
+from model.config import (FIELDS, INT_FIELDS, MODEL_CHOICES as CHOICES, MOE_DOCS, MOE_SYMBOLS, OPTIONAL_SYMBOLS,
+                          RECIPE_DOCS, WINDOW_DOCS)
+from model.families import MLP_KINDS, QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, extras_line, menu_groups
 
 from .controls_esm import CONTROLS_ESM
-from .query import LAYOUT_KEYS, MOE_CONTROLS
+from .query import LAYOUT_KEYS, MOE_CONTROLS, WINDOW_KEYS
 
 from .state import CUSTOM, SIZE_FIELDS, ExplorerState, preset_labels
 from .styles import ACCENT, BASE, INK, MUTED, RULE, STATUS_CSS
@@ -50,8 +51,8 @@ CONTROLS_CSS = BASE + STATUS_CSS + f"""
 .preset-row b {{ font-weight: 600; }}
 .preset select, .recipe select {{ width: 250px; height: 31px; font: inherit; font-size: 14px; border: 1px solid #d1d5db;
   border-radius: 4px; padding: 0 6px; background: #fff; color: inherit; }}
-.preset {{ flex: 0 1 410px; min-width: 0; }} .preset select {{ width: 100%; }}  /* the longest label whole at 1400 px:
-   "Qwen3 30B-A3B · L 48, d 2,048, top-8 of 128 experts"; narrower screens shrink it */
+.preset {{ flex: 0 1 500px; min-width: 0; }} .preset select {{ width: 100%; }}  /* the longest label whole at 1400 px:
+   "gpt-oss-20b · L 24, d 2,880, top-4 of 32 experts, W 128 on 12"; narrower screens shrink it */
 .fields {{ display: flex; flex-wrap: wrap; }}
 .control {{ flex: 1 1 154px; max-width: 224px; margin: 0 6px 2px 0; min-width: 0; }}
 .control .head {{ display: flex; align-items: flex-start; }}
@@ -93,9 +94,11 @@ details.advanced .fields {{ padding: 8px 8px 4px 8px; }}
   padding: 0 4px; background: #fff; color: inherit; }}
 .switch select:focus {{ outline: 2px solid {ACCENT}; outline-offset: -1px; }}
 .switch.size .box input {{ margin-left: 0; }}
+.size-dense_layers .box input, .size-full_layers .box input {{ width: 210px; text-align: left; }}  /* lists of blocks */
 .switches .check {{ margin: 0 0 6px 0; }}
 .check {{ display: flex; align-items: center; gap: 6px; margin: 18px 8px 0 8px; font-size: 14px; }}
 .status-line {{ margin: 2px 0 0 0; }}
+.extras {{ font-size: 12.5px; line-height: 1.45; margin: 2px 0 0 0; color: {MUTED}; }}
 .status-line .muted {{ color: {MUTED}; }}
 """
 
@@ -132,17 +135,20 @@ def controls_view(state: ExplorerState, ack: int = 0) -> dict:
             "names": field_names(state.config),
             "recipe": state.recipe,
             "switches": {**{k: getattr(state, k) for k in CHOICES}, "moe": "moe" if state.config.moe else "dense"},
-            "sizes": sizes_view(state.config)}
+            "sizes": sizes_view(state.config), "extras": extras_line(state.config) or ""}
 
 
 def sizes_view(cfg: Config) -> dict[str, int | str | None]:
     """The boxes' values: d_ff, h_kv, d_head and a mixture of experts' sizes and layout in use, dense_layers as text
-    ("0,1,2" or "none"); None (the box hidden) for a dense model's MoE boxes, for d_shared without shared experts,
-    and for d_ff where every block is MoE (no dense MLP: d_ff is no part of the model)."""
+    ("0,1,2" or "none"); the window W ("none": full attention) and full_layers as text; None (the box hidden) for a
+    dense model's MoE boxes, for d_shared without shared experts, for full_layers without a window, and for d_ff
+    where every block is MoE (no dense MLP: d_ff is no part of the model)."""
     out = {sym: getattr(cfg, sym) for sym in OPTIONAL_SYMBOLS.values()}
     out.update({sym: getattr(cfg, sym) if cfg.moe else None for sym in MOE_SIZES})
     if cfg.moe:
         out["dense_layers"] = ",".join(map(str, cfg.dense_layers)) or "none"
+    out["W"] = "none" if cfg.window is None else cfg.window
+    out["full_layers"] = None if cfg.window is None else ",".join(map(str, cfg.full_layers)) or "none"
     return {**out, "d_ff": out["d_ff"] if "dense" in cfg.block_kinds else None}
 
 
@@ -162,16 +168,18 @@ def controls_spec(show: list[str]) -> dict:
 def recipe_spec(show: list[str]) -> dict:
     """The recipe's controls among `show` (URL and embed names): the recipe choice, each switch with its choices
     and the MLP choice (dense or MoE), the sizes d_ff, h_kv and d_head and a mixture of experts' E, k and d_expert as
-    number boxes with its shared experts and which blocks are MoE, and QK-norm; `model.families` names every choice."""
+    number boxes with its shared experts and which blocks are MoE, the window W and full_layers, and QK-norm;
+    `model.families` names every choice."""
     docs = {**{sym: RECIPE_DOCS[f] for f, sym in OPTIONAL_SYMBOLS.items()},
-            **{sym: MOE_DOCS[f] for f, sym in MOE_SYMBOLS.items()}, **{f: MOE_DOCS[f] for f in LAYOUT_KEYS}}
+            **{sym: MOE_DOCS[f] for f, sym in MOE_SYMBOLS.items()}, **{f: MOE_DOCS[f] for f in LAYOUT_KEYS},
+            "W": WINDOW_DOCS["window"], "full_layers": WINDOW_DOCS["full_layers"]}
     moe = [{"name": "moe", "doc": MOE_SWITCH_DOC, "options": list(MLP_KINDS.items()), "moe": True}]
     moe = moe if "moe" in show else []
     return {"recipe": [[k, v] for k, v in RECIPE_LABELS.items()] if "recipe" in show else None,
             "switches": [{"name": k, "doc": f"{k}: {RECIPE_DOCS[k]}", "options": list(SWITCH_LABELS[k].items()),
                           "moe": False} for k in CHOICES if k in show] + moe,
             "sizes": [{"name": sym, "doc": f"{sym}: {docs[sym]}", "moe": sym in MOE_SIZES}  # "moe": in the MLP's row
-                      for sym in (*OPTIONAL_SYMBOLS.values(), *MOE_SIZES) if sym in show],
+                      for sym in (*OPTIONAL_SYMBOLS.values(), *WINDOW_KEYS, *MOE_SIZES) if sym in show],
             "qk": {"name": "qk_norm", "label": QK_NORM_LABEL, "doc": RECIPE_DOCS["qk_norm"]} if "qk_norm" in show else None}
 
 

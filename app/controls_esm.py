@@ -4,7 +4,8 @@ It draws the preset picker, a label, number box and slider per field of `spec`, 
 change as its own switch (a select per switch, a number box per size d_ff / h_kv / d_head, QK-norm's checkbox), then in
 a row of its own the MLP's choice, dense or MoE, with a mixture of experts' boxes E / k / d_expert / E_shared /
 d_shared and the layout's moe_step / dense_first / dense_layers (hidden where the model is dense; d_shared where it has
-no shared experts); each switch and size with a "?" that says what it is, on hover, focus or a tap), the advanced fold and the status line,
+no shared experts), the window's W and full_layers (full_layers hidden without a window); a line naming Gemma's or
+gpt-oss's extras where the model has them; each switch and size with a "?" that says what it is, on hover, focus or a tap), the advanced fold and the status line,
 and writes `view` into them. A number box is a text box: it shows its value with thousands separators and sends
 what is typed as text, read on the server by `model.numbers`' grammar (1024, 1,024, 1e3, 70 million). Sliders follow the keyboard as Panel's did (arrows one step, PageUp/PageDown
 five, Home/End the ends) and the pointer (drag or click on the track); each input goes to the server in
@@ -85,10 +86,11 @@ export function render({ model, el }) {
       spec.advanced.map(fieldHtml).join("")}${spec.checks.map((c) =>
       `<label class="check check-${c.name}"><input type="checkbox">${esc(c.label)}</label>`).join("")}</div></details>`;
   }
-  markup += `<div class="status-line"></div>`;
+  markup += `<div class="extras muted"></div><div class="status-line"></div>`;
   root.innerHTML = markup;
   el.appendChild(root);
   const status = root.querySelector(".status-line");
+  const extras = root.querySelector(".extras");  // Gemma's or gpt-oss's extras, in words (model.families.extras_line)
   const preset = root.querySelector(".preset select");
   if (preset) preset.addEventListener("change", () => send("preset", preset.value));
   for (const c of [...spec.checks, ...(spec.qk ? [spec.qk] : [])]) {
@@ -223,6 +225,8 @@ export function render({ model, el }) {
       if (label && label.textContent !== text) label.textContent = text;
     }
     if (status.innerHTML !== v.status) status.innerHTML = v.status;
+    if (extras.textContent !== v.extras) extras.textContent = v.extras;
+    extras.style.display = v.extras ? "" : "none";
   };
   model.on("view", apply);
   apply();

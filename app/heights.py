@@ -14,10 +14,11 @@ import textwrap
 from model import Config, trace
 from model.changes import ORDER
 from model.config import DEFAULTS, GEMMA_DEFAULTS, MOE_DEFAULTS, OSS_DEFAULTS, WINDOW_DEFAULTS
+from model.families import extras_line
 from model.recipe_rows import recipe_rows
 
 from .controls import sizes_view
-from .query import MOE_CONTROLS, PANELS, RECIPE_KEYS, ViewOptions
+from .query import MOE_CONTROLS, PANELS, RECIPE_KEYS, WINDOW_KEYS, ViewOptions
 from .shapes import ShapeRow, shape_rows
 from .state import bar_scale
 from .words import status_rules
@@ -33,7 +34,8 @@ PX = {  # heights in px at 700 px wide
 PER_LINE = {"status": 100, "fields": 4, "switches": 5, "name": 15, "label": 21, "shape": 10}  # what one line holds:
 # characters of the status line, fields and switches of the controls, characters of a row's name, description and
 # lesson shape (a row in a block is indented by three of them)
-SWITCH_KEYS = (*(k for k in RECIPE_KEYS if k != "recipe"), *MOE_CONTROLS)  # the MLP's switch and boxes too
+SWITCH_KEYS = (*(k for k in RECIPE_KEYS if k != "recipe"), *WINDOW_KEYS, *MOE_CONTROLS)  # the window's and the MLP's
+# switch and boxes too
 
 
 def _lines(text: str, width: int) -> int:
@@ -59,16 +61,18 @@ def shapes_height(cfg: Config) -> int:
 
 
 def controls_height(options: ViewOptions, cfg: Config) -> int:
-    """The controls card: the preset row, rows of fields, the recipe and its switches, the fold, the status line."""
+    """The controls card: the preset row, rows of fields, the recipe and its switches, the fold, the line of Gemma's
+    or gpt-oss's extras, the status line."""
     shown = options.controls
     if not shown:
         return 0
-    fields = [c for c in shown if c not in ("preset", "T_max", "tie", *RECIPE_KEYS, *MOE_CONTROLS)]
+    fields = [c for c in shown if c not in ("preset", "T_max", "tie", *SWITCH_KEYS, "recipe")]
     hidden = [c for c, value in sizes_view(cfg).items() if value is None]  # a dense model's MoE boxes, …
     switches = [c for c in shown if c in SWITCH_KEYS and c not in hidden]
     rows = [[c for c in switches if c not in MOE_CONTROLS], [c for c in switches if c in MOE_CONTROLS]]  # the recipe's,
     # then the MLP's choice with its boxes
     status = math.ceil(len(status_rules(cfg)) / PER_LINE["status"])
+    status += math.ceil(len(extras_line(cfg) or "") / PER_LINE["status"])
     return (PX["card"] + PX["status line"] * status + PX["preset"] * ("preset" in shown)
             + PX["fields"] * math.ceil(len(fields) / PER_LINE["fields"]) + PX["recipe"] * ("recipe" in shown)
             + PX["switches"] * sum(math.ceil(len(row) / PER_LINE["switches"]) for row in rows)

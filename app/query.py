@@ -14,7 +14,10 @@ card's infer_gpu, infer_peak, infer_memory, infer_bandwidth, weights, kv_dtype, 
 `app.infer_query`); the mixture of
 experts (`MOE_KEYS`): `moe` (1: the MLP is a mixture of experts, 0: dense), its sizes by their symbols E, k,
 d_expert, E_shared, d_shared, and the fields shared_gate, moe_step, dense_first, dense_layers (block indices, e.g.
-0,1,2). Keys starting with "bokeh-" (added
+0,1,2); the window (`WINDOW_KEYS`): W (a whole number, or none: full attention) and full_layers (block indices);
+and the family's extras (`EXTRA_KEYS`, by field name): Gemma's post_norms, embed_scale (1 or 0), query_scale (a whole
+number), attn_softcap, final_softcap, and gpt-oss's sinks, expert_bias (1 or 0), swiglu_limit, swiglu_alpha (numbers
+above 0; none: unset). Keys starting with "bokeh-" (added
 by Bokeh's `server_document` embedding) are skipped.
 
 Hostile input never raises: every problem (not a whole number, out of range, d % h != 0, T > T_max, a
@@ -32,10 +35,12 @@ from dataclasses import dataclass, field, fields as dc_fields
 from urllib.parse import parse_qsl, urlencode
 
 from model import BOUNDS, DTYPES, PRESETS, Config, numbers
-from model.config import (CHOICES, DEFAULT_PRESET, DEFAULTS, FIELDS, LAYOUT_BOUNDS, LAYOUT_FIELDS, MOE_DEFAULTS,
-                          MOE_DOCS, MOE_FIELDS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS)
+from model.config import (DEFAULT_PRESET, DEFAULTS, FIELDS, GEMMA_DEFAULTS, GEMMA_DOCS, GEMMA_FIELDS, LAYOUT_BOUNDS,
+                          LAYOUT_FIELDS, MODEL_CHOICES as CHOICES, MOE_DEFAULTS, MOE_DOCS, MOE_FIELDS, MOE_SYMBOLS,
+                          OPTIONAL_SYMBOLS, OSS_DEFAULTS, OSS_DOCS, OSS_FIELDS, QUERY_SCALE_MAX, RECIPE_DOCS,
+                          RECIPE_FIELDS, WINDOW_DEFAULTS)
 from model.families import MLP_KINDS, RECIPE_LABELS, moe_fields, recipe_fields
-from model.rules import did_you_mean, quote, read_layers, settle
+from model.rules import EXTRA_FIELDS, did_you_mean, quote, read_layers, read_window, settle
 from model.training import TrainSetup
 
 from model.inference import InferSetup
@@ -51,10 +56,15 @@ RECIPE_KEYS = ("recipe", "norm", "positions", "mlp", "d_ff", "h_kv", "d_head", "
 MOE_KEYS = ("moe", *MOE_SYMBOLS.values(), "shared_gate", *LAYOUT_FIELDS)
 LAYOUT_KEYS = LAYOUT_FIELDS  # which blocks are MoE
 MOE_CONTROLS = ("moe", *MOE_SYMBOLS.values(), *LAYOUT_KEYS)  # the page's MLP switch and its boxes (not shared_gate)
-CONTROLS = ("preset", "B", "T", "d", "h", "L", "V", "T_max", "tie", *RECIPE_KEYS, *MOE_CONTROLS)  # `controls=`
+WINDOW_KEYS = ("W", "full_layers")  # the sliding window and the blocks kept full beside it (boxes on the page)
+EXTRA_KEYS = (*GEMMA_FIELDS, *OSS_FIELDS)  # Gemma's and gpt-oss's extras, by field name (a preset's line on the page)
+EXTRA_DEFAULTS = {**GEMMA_DEFAULTS, **WINDOW_DEFAULTS, **OSS_DEFAULTS}
+EXTRA_DOCS = {**GEMMA_DOCS, **OSS_DOCS}
+CONTROLS = ("preset", "B", "T", "d", "h", "L", "V", "T_max", "tie", *RECIPE_KEYS, *MOE_CONTROLS,
+            *WINDOW_KEYS)  # `controls=`
 PANELS = ("shapes", "budget", "changes", "tokens", "values", "training", "inference")  # what `panels=` may list
 OPTION_KEYS = ("preset", "dtype", "expanded", "embed", "controls", "panels")
-KEYS = FIELDS + RECIPE_KEYS + MOE_KEYS + OPTION_KEYS + TRAIN_KEYS + INFER_KEYS
+KEYS = FIELDS + RECIPE_KEYS + MOE_KEYS + WINDOW_KEYS + EXTRA_KEYS + OPTION_KEYS + TRAIN_KEYS + INFER_KEYS
 FIELD_OF = {symbol: name for name, symbol in OPTIONAL_SYMBOLS.items()}  # "d_ff" -> "ff_dim"
 MAX_QUERY_CHARS = 2_000  # longer queries are cut: no link needs more, and a hostile one costs nothing
 MAX_VALUE_CHARS = 40  # longer values are rejected before any parsing
@@ -234,7 +244,7 @@ def parse_query(search: str | None) -> Query:
         else:
             notes.append(f'preset="{show(values["preset"])}" is unknown{did_you_mean(name, PRESETS)}; presets: '
                          f'{", ".join(PRESETS)}; using {DEFAULT_PRESET}')
-    asked: dict[str, object] = {k: getattr(base, k) for k in (*FIELDS, *RECIPE_FIELDS, *MOE_FIELDS)}
+    asked: dict[str, object] = {k: getattr(base, k) for k in (*FIELDS, *RECIPE_FIELDS, *MOE_FIELDS, *EXTRA_FIELDS)}
     for key in FIELDS:
         if key not in values:
             continue
@@ -245,14 +255,16 @@ def parse_query(search: str | None) -> Query:
         notes += [note] if note else []
     _recipe_values(values, asked, notes)
     _moe_values(values, asked, notes)
+    _extra_values(values, asked, notes)
     try:
         config, settled = settle(asked)
     except ValueError as e:  # a layout of blocks, a mixture of experts or a recipe no Config takes: without it
         layout = {k: MOE_DEFAULTS[k] for k in LAYOUT_KEYS}
         fallbacks = (((layout, "showing every block MoE"), (MOE_DEFAULTS, f"showing a {MLP_KINDS['dense']}"))
                      if asked["experts"] is not None else ())
+        fallbacks += ((EXTRA_DEFAULTS, "showing it without the window and the family's extras"),)
         fix, said = next(((f, w) for f, w in fallbacks if _settles({**asked, **f})),
-                         ({**DEFAULTS, **MOE_DEFAULTS}, "showing GPT-2's recipe"))
+                         ({**DEFAULTS, **MOE_DEFAULTS, **EXTRA_DEFAULTS}, "showing GPT-2's recipe"))
         notes.append(f"{e}; {said}")
         config, settled = settle({**asked, **fix})
     notes += settled
@@ -342,6 +354,50 @@ def _moe_values(values: dict[str, str], asked: dict[str, object], notes: list[st
         notes += [note] if note else []
 
 
+def _extra_values(values: dict[str, str], asked: dict[str, object], notes: list[str]) -> None:
+    """The window's and the family's extras' keys into `asked`; a bad value keeps the one in use and gets a notice."""
+    if "W" in values:
+        window, note = read_window(values["W"], asked["window"], verb="using")
+        if window is not None:
+            asked.update(window=None, full_layers=()) if window == "none" else asked.update(window=window)
+        notes += [note] if note else []
+    if "full_layers" in values:
+        layers, note = read_layers(values["full_layers"], asked["full_layers"], verb="using", name="full_layers")
+        if asked["window"] is None:
+            note = "full_layers: ignored without W (the blocks kept full beside a sliding window; set W=512, say)"
+        elif layers is not None:
+            asked["full_layers"] = layers
+        notes += [note] if note else []
+    for key in (k for k in EXTRA_KEYS if k in values):
+        kept = asked[key]
+        if isinstance(EXTRA_DEFAULTS[key], bool):
+            asked[key], note = _bool_value(key, values[key], bool(kept), EXTRA_DOCS[key])
+        else:
+            asked[key], note = _extra_number(key, values[key], kept)
+        notes += [note] if note else []
+
+
+def _extra_number(key: str, raw: str, kept: float | None) -> tuple[float | int | None, str | None]:
+    """query_scale (a whole number) or a soft-cap or clamp (a number above 0 and below 1,000,000); "none" unsets."""
+    text = raw.strip()
+    if text.lower() in ("none", "default"):
+        return None, None
+    number = numbers.whole(text) if key == "query_scale" else numbers.real(text)
+    lo, hi = (1, QUERY_SCALE_MAX) if key == "query_scale" else (0, 1_000_000)
+    if len(text) <= MAX_VALUE_CHARS and number is not None and (lo <= number <= hi if key == "query_scale"
+                                                               else lo < number < hi):
+        return number, None
+    what = f"a whole number from {lo:,} to {hi:,}" if key == "query_scale" else "a number above 0 and below 1,000,000"
+    return kept, (f'{key}="{show(raw)}" is not {what}, or none ({EXTRA_DOCS[key]}); using '
+                  f'{key}={"none" if kept is None else number_text(kept)}')
+
+
+def number_text(value: float | int) -> str:
+    """A soft-cap, clamp or query_scale as a link writes it: 30, 7, 1.702 (the shortest text that reads back)."""
+    text = repr(float(value)) if isinstance(value, float) else str(value)
+    return text[:-2] if text.endswith(".0") else text
+
+
 def parse_config(search: str | None) -> tuple[Config, list[str]]:
     """Just the configuration of a query and every notice about the query: (config, notices)."""
     q = parse_query(search)
@@ -349,8 +405,8 @@ def parse_config(search: str | None) -> tuple[Config, list[str]]:
 
 
 def recipe_items(config: Config) -> list[tuple[str, str]]:
-    """The recipe keys that differ from GPT-2's (none for GPT-2's recipe, so the lesson's links stay as they are), and
-    a mixture of experts' keys."""
+    """The recipe keys that differ from GPT-2's (none for GPT-2's recipe, so the lesson's links stay as they are), a
+    mixture of experts' keys, the window's and the family's extras' where set."""
     items = []
     for key in CHOICES:
         if getattr(config, key) != DEFAULTS[key]:
@@ -366,6 +422,13 @@ def recipe_items(config: Config) -> list[tuple[str, str]]:
         items += [("shared_gate", "1")] if config.shared_gate else []
         items += [(k, str(getattr(config, k))) for k in ("moe_step", "dense_first") if getattr(config, k) != MOE_DEFAULTS[k]]
         items += [("dense_layers", ",".join(map(str, config.dense_layers)))] if config.dense_layers else []
+    if config.window is not None:
+        items.append(("W", str(config.window)))
+        items += [("full_layers", ",".join(map(str, config.full_layers)))] if config.full_layers else []
+    for key in EXTRA_KEYS:
+        value = getattr(config, key)
+        if value != EXTRA_DEFAULTS[key]:
+            items.append((key, "1" if value is True else number_text(value)))
     return items
 
 

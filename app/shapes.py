@@ -19,9 +19,10 @@ from panel.custom import JSComponent
 import model
 from model import DTYPES, NOTATION, Config, Trace
 from model import units as fmt
-from model.config import FIELDS, KIND_LABELS
+from model.config import ATTN_LABELS, FIELDS, KIND_LABELS
 from model.memory import KORTHIKANTI_NOTE
 from model.recipe_rows import MARK, recipe_rows
+from model.tracing import window_text
 
 from .budget import lines_html, shown
 from .state import ExplorerState, bar_scale
@@ -59,18 +60,21 @@ def _tensor(row, scale: int, collapsed: bool, only: bool) -> ShapeRow:
 
 def _group_heading(trace: Trace, row, expanded: bool, per_block: dict[str, int]) -> ShapeRow:
     """The heading of a block's rows: collapsed, one group "× L" (a mixture of experts: each kind's group, titled by
-    `Trace.groups`), expanded, each block (a mixture of experts' with its kind)."""
-    L, moe = trace.cfg.L, trace.cfg.moe
+    `Trace.groups`; a window: which blocks are sliding and which full, `model.tracing.window_text`), expanded, each
+    block (with its kind of MLP in a mixture of experts, of attention with a window)."""
+    cfg = trace.cfg
+    L, moe, window = cfg.L, cfg.moe, window_text(cfg)
     if expanded:
         kind = f" · {KIND_LABELS[row.kind]}" if moe else ""
+        kind += f" · {ATTN_LABELS[cfg.attn_kinds[row.block]]}" if window else ""
         return ShapeRow(kind="group", name=f"block {row.block}", label=f"of {L:,}{kind}")
     n = per_block[row.kind]
     if moe:
         group = next(g for g in trace.groups if g.kind == row.kind)
-        return ShapeRow(kind="group", name=group.title, label=f"one block's {n} tensors")
+        return ShapeRow(kind="group", name=group.title, label=f"one block's {n} tensors" + (f"; {window}" if window else ""))
     span = "block 0" if L == 1 else f"blocks 0 … {L - 1}"  # block 0 stands for all L blocks
-    return ShapeRow(kind="group", name=f"{span} × L = {L:,}",
-                    label=f"one block's {n} tensors; every block repeats these shapes")
+    label = f"one block's {n} tensors: {window}" if window else f"one block's {n} tensors; every block repeats these shapes"
+    return ShapeRow(kind="group", name=f"{span} × L = {L:,}", label=label)
 
 
 def shape_rows(trace: Trace, scale_bytes: int, expanded: bool = False) -> list[ShapeRow]:

@@ -17,10 +17,12 @@ import model
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Budget, Config, Trace
 from model import tokenizer
 from model.formula import evaluate_shape
-from model.config import CHOICES, FIELDS, MOE_DOCS, MOE_FIELDS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, RECIPE_DOCS, RECIPE_FIELDS
+from model.config import (FIELDS, GEMMA_DOCS, MODEL_CHOICES as CHOICES, MOE_DOCS, MOE_FIELDS, MOE_SYMBOLS,
+                          OPTIONAL_SYMBOLS, OSS_DOCS, RECIPE_DOCS, RECIPE_FIELDS, WINDOW_DOCS)
 from model import families
 from model.families import MLP_KINDS, RECIPE_LABELS, moe_fields, recipe_fields, recipe_of
-from model.rules import CUSTOM, PRESET_SETS, Note, news, preset_of, read_field, read_layers, settle_notes
+from model.rules import (CUSTOM, EXTRA_FIELDS, PRESET_SETS, Note, news, preset_of, read_field, read_layers,
+                         read_window, settle_notes)
 from model.inference import InferSetup, Serving, serving
 from model.training import Plan, TrainSetup, plan
 
@@ -55,10 +57,11 @@ def bar_scale(trace: Trace) -> int:
     return _bar_scale(trace.cfg, trace.dtype)
 
 
-MODEL_FIELDS = (*RECIPE_FIELDS, *MOE_FIELDS)  # what the recipe and the MLP choice set, besides FIELDS
+# what the recipe, the MLP choice, the window and a preset's extras (Gemma's, gpt-oss's) set, besides FIELDS
+MODEL_FIELDS = (*RECIPE_FIELDS, *MOE_FIELDS, *EXTRA_FIELDS)
 MOE_LABEL = MLP_KINDS["moe"]
 SIZE_FIELDS = {**{sym: f for f, sym in OPTIONAL_SYMBOLS.items()}, **{sym: f for f, sym in MOE_SYMBOLS.items()},
-               **{f: f for f in LAYOUT_KEYS}}
+               **{f: f for f in LAYOUT_KEYS}, "W": "window", "full_layers": "full_layers"}
 # symbol -> field of the number boxes besides FIELDS: "d_ff" -> "ff_dim", "E" -> "experts", "moe_step" -> itself
 
 
@@ -95,11 +98,22 @@ class ExplorerState(param.Parameterized):
     moe_step = param.Integer(default=1, doc=MOE_DOCS["moe_step"])
     dense_first = param.Integer(default=0, doc=MOE_DOCS["dense_first"])
     dense_layers = param.Parameter(default=(), doc=MOE_DOCS["dense_layers"])  # a tuple of block indices
+    post_norms = param.Boolean(default=False, doc=GEMMA_DOCS["post_norms"])
+    embed_scale = param.Boolean(default=False, doc=GEMMA_DOCS["embed_scale"])
+    query_scale = param.Integer(default=None, allow_None=True, doc=GEMMA_DOCS["query_scale"])
+    attn_softcap = param.Number(default=None, allow_None=True, doc=GEMMA_DOCS["attn_softcap"])
+    final_softcap = param.Number(default=None, allow_None=True, doc=GEMMA_DOCS["final_softcap"])
+    window = param.Integer(default=None, allow_None=True, bounds=BOUNDS["W"], doc=WINDOW_DOCS["window"])
+    full_layers = param.Parameter(default=(), doc=WINDOW_DOCS["full_layers"])  # a tuple of block indices
+    sinks = param.Boolean(default=False, doc=OSS_DOCS["sinks"])
+    expert_bias = param.Boolean(default=False, doc=OSS_DOCS["expert_bias"])
+    swiglu_limit = param.Number(default=None, allow_None=True, doc=OSS_DOCS["swiglu_limit"])
+    swiglu_alpha = param.Number(default=None, allow_None=True, doc=OSS_DOCS["swiglu_alpha"])
     recipe = param.Selector(default="gpt2", objects=list(RECIPE_LABELS), doc="GPT-2 (2019), the modern recipe "
                             "(Llama-3 style) or custom; choosing gpt2 or modern sets every switch")
     preset = param.Selector(default="gpt2-small", objects=[*PRESETS, CUSTOM],
                             doc="the named model the fields match; choosing one sets T, d, h, L, V, T_max, tie and "
-                                "the recipe (and the mixture of experts)")
+                                "the recipe (and the mixture of experts, the window and the family's extras)")
     dtype = param.Selector(default="fp32", objects=list(DTYPES), doc="bytes per floating-point element in the table")
     expanded = param.Boolean(default=False, doc="list every block instead of one group repeated × L")
     text = param.String(default=SAMPLE_TEXT, doc="text split into GPT-2 tokens")
@@ -132,10 +146,11 @@ class ExplorerState(param.Parameterized):
 
     def set_field(self, name: str, value: object) -> bool:
         """Set a field from raw widget input: a slider's int or a box's text (`model.numbers`' grammar: 1024,
-        1,024, 1e3, 70 million), dense_layers' list of block indices ("0,1,2", "none"), a switch's choice or a
-        checkbox. Text that is no whole number, or a value outside model.BOUNDS, is rejected with a notice and the
-        value in use is kept; empty text changes nothing; E_shared = 0 drops the shared experts' width and gate. A
-        mixture of experts' field on a dense model says to choose the MoE first. True if taken."""
+        1,024, 1e3, 70 million), dense_layers' and full_layers' lists of block indices ("0,1,2", "none"), the window
+        W ("none": full attention), a switch's choice or a checkbox. Text that is no whole number, or a value outside
+        model.BOUNDS, is rejected with a notice and the value in use is kept; empty text changes nothing; E_shared = 0
+        drops the shared experts' width and gate, W = none the full blocks' list. A mixture of experts' field on a
+        dense model says to choose the MoE first, full_layers without a window to set W first. True if taken."""
         if name == "moe":  # the MLP choice: dense, or a mixture of experts (model.families.moe_fields)
             self._asked.update(moe_fields(self.config, bool(value)))
             self._settle(changed=MOE_FIELDS)
@@ -157,15 +172,23 @@ class ExplorerState(param.Parameterized):
             self._settle([f"{symbol} sets a mixture of experts: choose the MLP \"{MOE_LABEL}\" first; "
                           f"kept the dense MLP"], changed=())
             return False
+        if name == "full_layers" and self.config.window is None:
+            self._settle(["full_layers lists the blocks that keep full attention beside a sliding window: set W "
+                          "first; kept full attention everywhere"], changed=())
+            return False
         kept = getattr(self.config, symbol)
-        if name == "dense_layers":  # block indices, "0,1,2" or "none"
-            number, rejected = read_layers(value, kept) if isinstance(value, str) else (None, None)
+        if name in ("dense_layers", "full_layers"):  # block indices, "0,1,2" or "none"
+            number, rejected = read_layers(value, kept, name=name) if isinstance(value, str) else (None, None)
+        elif name == "window":  # W, or "none": full attention
+            number, rejected = read_window(value, kept)
         else:
             number, rejected = read_field(symbol, value, kept=kept)
         if number is None:
             self._settle([rejected] if rejected else [], changed=())  # nothing changed
             return False
-        self._asked[name] = number
+        self._asked[name] = None if number == "none" else number
+        if name == "window" and number == "none":  # full attention everywhere: no blocks kept full apart
+            self._asked["full_layers"] = ()
         if name == "shared_experts" and number == 0:  # no shared experts: no width or gate of theirs either
             self._asked.update(shared_dim=None, shared_gate=False)
         self._settle(changed=[name])

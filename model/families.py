@@ -6,8 +6,9 @@ the modern recipe (Llama-3 style) or custom.
 
 The menus (`grouped_menu`, `preset_labels`, `menu_groups`) list every preset with `moe=True` (the live page, whose
 MLP choice is dense or a mixture of experts, `moe_fields`, and the exported page's menu), and `PAGE_PRESETS`, the
-dense presets, without it: the exported page carries every dense preset's figures, and a mixture of experts' only on
-the page written for it. The mixtures of experts (Mixtral 8x7B, Qwen3 30B-A3B) sit in their families.
+dense presets of full attention, without it: the exported page carries every such preset's figures, and a mixture of
+experts', a windowed model's or one with Gemma's or gpt-oss's extras only on the page written for it. The mixtures of
+experts (Mixtral 8x7B, Qwen3 30B-A3B) sit in their families; Gemma 3 and gpt-oss have their own.
 """
 from __future__ import annotations
 
@@ -19,12 +20,20 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "Llama 3": ("llama3.2-1b", "llama3-8b", "llama3-70b"),
     "Mistral": ("mistral-7b", "mistral-nemo-12b", "mixtral-8x7b"),
     "Qwen": ("qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-4b-instruct-2507", "qwen3-30b-a3b"),
+    "Gemma": ("gemma-3-1b", "gemma-3-27b"),
+    "gpt-oss": ("gpt-oss-20b",),
 }
-PAGE_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items() if not cfg.moe}  # every exported page's
+# every exported page's: the dense presets of full attention and no family's extras (the others: the page written
+# for one, `python -m app export --preset`)
+PAGE_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items()
+                                   if not cfg.moe and cfg.window is None and not cfg.gemma and not cfg.oss}
 
-def not_on_pages(cfg: Config) -> str | None:
-    """What of `cfg` the pages do not show yet, in words ("attends through a sliding window (W = 512 on 22 of 26
-    blocks)"), or None: the pages refuse such a model in one line rather than show another one."""
+def not_on_pages(cfg: Config, exported: bool = False) -> str | None:
+    """What of `cfg` the live page (or, `exported`, the exported page) does not show yet, in words ("attends through a
+    sliding window (W = 512 on 22 of 26 blocks)"), or None: a page refuses such a model in one line rather than show
+    another one. The live page shows sliding windows and Gemma's and gpt-oss's extras (issue 27)."""
+    if not exported:
+        return None
     if cfg.window is not None:
         return f"attends through a sliding window (W = {cfg.W:,} on {cfg.L_W:,} of {cfg.L:,} blocks)"
     if cfg.gemma:
@@ -36,6 +45,10 @@ def not_on_pages(cfg: Config) -> str | None:
     return None
 
 
+EXPORT_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items() if not_on_pages(cfg, exported=True) is None}
+# the presets the exported page shows (its menu; a mixture of experts' figures only on the page written for one)
+
+
 TITLES: dict[str, str] = {
     "gpt2-small": "GPT-2 small", "gpt2-medium": "GPT-2 medium", "gpt2-large": "GPT-2 large", "gpt2-xl": "GPT-2 XL",
     "gpt3-125m": "GPT-3 125M", "gpt3-350m": "GPT-3 350M", "gpt3-760m": "GPT-3 760M", "gpt3-1.3b": "GPT-3 1.3B",
@@ -44,6 +57,7 @@ TITLES: dict[str, str] = {
     "mistral-7b": "Mistral 7B (v0.2)", "mistral-nemo-12b": "Mistral NeMo 12B",
     "qwen2.5-0.5b": "Qwen2.5 0.5B", "qwen2.5-7b": "Qwen2.5 7B", "qwen3-0.6b": "Qwen3 0.6B",
     "qwen3-4b-instruct-2507": "Qwen3 4B Instruct 2507", "mixtral-8x7b": "Mixtral 8x7B", "qwen3-30b-a3b": "Qwen3 30B-A3B",
+    "gemma-3-1b": "Gemma 3 1B", "gemma-3-27b": "Gemma 3 27B (text)", "gpt-oss-20b": "gpt-oss-20b",
 }
 
 
@@ -53,17 +67,21 @@ def family_of(name: str) -> str:
 
 
 def menu_label(name: str) -> str:
-    """A preset as a menu shows it: "Llama 3 8B · L 32, d 4,096"; "Mixtral 8x7B · L 32, d 4,096, top-2 of 8 experts"."""
+    """A preset as a menu shows it: "Llama 3 8B · L 32, d 4,096"; "Mixtral 8x7B · L 32, d 4,096, top-2 of 8 experts";
+    "Gemma 3 1B · L 26, d 1,152, W 512 on 22"."""
     cfg = PRESETS[name]
     experts = f", top-{cfg.k} of {cfg.E} experts" if cfg.moe else ""
-    return f"{TITLES[name]} · L {cfg.L}, d {cfg.d:,}{experts}"
+    window = f", W {cfg.W:,} on {cfg.L_W}" if cfg.window is not None else ""
+    return f"{TITLES[name]} · L {cfg.L}, d {cfg.d:,}{experts}{window}"
 
 
-def grouped_menu(moe: bool = False) -> dict[str, dict[str, str]]:
-    """Family -> {menu label -> preset name} of every preset (`moe`: the live page's menu) or of the dense ones
-    (`PAGE_PRESETS`: the exported page's), families and presets in menu order."""
-    listed = PRESETS if moe else PAGE_PRESETS
-    return {family: {menu_label(n): n for n in names if n in listed} for family, names in FAMILIES.items()}
+def grouped_menu(moe: bool = False, exported: bool = False) -> dict[str, dict[str, str]]:
+    """Family -> {menu label -> preset name} of every preset (`moe`: the live page's menu; with `exported`, those the
+    exported page shows, `not_on_pages`) or of the dense ones (`PAGE_PRESETS`: what every exported page carries),
+    families and presets in menu order; a family with none of them is left out."""
+    listed = (EXPORT_PRESETS if exported else PRESETS) if moe else PAGE_PRESETS
+    menu = {family: {menu_label(n): n for n in names if n in listed} for family, names in FAMILIES.items()}
+    return {family: labels for family, labels in menu.items() if labels}
 
 
 # --- the recipe choice: GPT-2 (2019), the modern recipe (Llama-3 style), or custom ---------------------------------
@@ -84,7 +102,7 @@ def recipe_fields(recipe: str, h: int) -> dict[str, object]:
 SWITCH_LABELS: dict[str, dict[str, str]] = {  # each choice of a switch as the pages' menus name it
     "norm": {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"},
     "positions": {"learned": "learned table W_pe", "rope": "RoPE"},
-    "mlp": {"gelu": "GELU", "swiglu": "SwiGLU"},
+    "mlp": {"gelu": "GELU", "swiglu": "SwiGLU", "geglu": "GeGLU"},  # GeGLU: the live page's (Gemma's)
     "bias": {"all": "biases everywhere", "none": "no biases", "qkv": "q, k, v biases only",
              "attn": "q, k, v and W_o biases", "mlp": "MLP biases only"},
     "attention": {"eager": "eager (written out)", "fused": "fused (SDPA, FlashAttention)"},
@@ -108,17 +126,38 @@ CUSTOM_LABEL = "custom (your own values)"
 OWN = "Your own"  # the menu group of CUSTOM_LABEL
 
 
-def preset_labels(moe: bool = False) -> dict[str, str]:
+def preset_labels(moe: bool = False, exported: bool = False) -> dict[str, str]:
     """Menu label -> preset name for every preset of the menu (`grouped_menu`), family by family, then CUSTOM_LABEL
     -> "custom"."""
-    return {**{label: name for family in grouped_menu(moe).values() for label, name in family.items()},
+    return {**{label: name for family in grouped_menu(moe, exported).values() for label, name in family.items()},
             CUSTOM_LABEL: CUSTOM}
 
 
-def menu_groups(moe: bool = False) -> dict[str, list[str]]:
+def menu_groups(moe: bool = False, exported: bool = False) -> dict[str, list[str]]:
     """Family -> the menu labels of its presets (`grouped_menu`), then OWN -> [CUSTOM_LABEL]: a grouped select's
     options."""
-    return {**{family: list(labels) for family, labels in grouped_menu(moe).items()}, OWN: [CUSTOM_LABEL]}
+    return {**{family: list(labels) for family, labels in grouped_menu(moe, exported).items()}, OWN: [CUSTOM_LABEL]}
+
+
+def extras_line(cfg: Config) -> str | None:
+    """Gemma's and gpt-oss's extras in words with their values, or None: "Gemma's extras: GeGLU, sandwich norms,
+    embeddings × √d, scores soft-capped at 50, logits at 30"; "gpt-oss's extras: attention sinks, the experts' biases,
+    a SwiGLU clamped at 7 (α = 1.702)". The pages show them as what they are; a link carries them (app.query)."""
+    parts = []
+    if cfg.gemma:
+        gemma = [SWITCH_LABELS["mlp"]["geglu"]] if cfg.mlp == "geglu" else []
+        gemma += ["sandwich norms"] if cfg.post_norms else []
+        gemma += ["embeddings × √d"] if cfg.embed_scale else []
+        gemma += [f"scores scaled by 1/√{cfg.query_scale:,}"] if cfg.query_scale is not None else []
+        gemma += [f"scores soft-capped at {cfg.attn_softcap:g}"] if cfg.attn_softcap is not None else []
+        gemma += [f"logits soft-capped at {cfg.final_softcap:g}"] if cfg.final_softcap is not None else []
+        parts.append("Gemma's extras: " + ", ".join(gemma))
+    if cfg.oss:
+        oss = ["attention sinks (a logit per head)"] if cfg.sinks else []
+        oss += ["the experts' biases"] if cfg.expert_bias else []
+        oss += [f"a SwiGLU clamped at ±{cfg.swiglu_limit:g} (α = {cfg.alpha:g})"] if cfg.swiglu_limit is not None else []
+        parts.append("gpt-oss's extras: " + ", ".join(oss))
+    return "; ".join(parts) or None
 
 
 # --- the MLP choice: dense, or a mixture of experts ------------------------------------------------------------
@@ -129,11 +168,12 @@ MOE_START = {"experts": 8, "top_k": 2}  # a dense model made MoE: Mixtral's top-
 def moe_fields(cfg: Config, moe: bool) -> dict[str, object]:
     """The fields that choosing a dense MLP or a mixture of experts sets at `cfg` (nothing where it already is one):
     MoE gets E = 8 experts, k = 2 per token, each of the dense MLP's width (d_expert = d_ff: Mistral 7B made MoE is
-    Mixtral 8x7B); dense drops every expert and, where no block was dense, keeps d_ff = d_expert (Mixtral 8x7B made
-    dense is Mistral 7B)."""
+    Mixtral 8x7B); dense drops every expert (and gpt-oss's biases on them) and, where no block was dense, keeps
+    d_ff = d_expert (Mixtral 8x7B made dense is Mistral 7B)."""
     if moe == cfg.moe:
         return {}
     if moe:
         return {**MOE_DEFAULTS, **MOE_START, "expert_dim": cfg.d_ff}
     dense = "dense" in cfg.block_kinds
-    return {**MOE_DEFAULTS, **({} if dense else {"ff_dim": cfg.d_expert})}
+    oss = {"expert_bias": False} if cfg.expert_bias else {}  # gpt-oss's biases go with its experts
+    return {**MOE_DEFAULTS, **oss, **({} if dense else {"ff_dim": cfg.d_expert})}

@@ -10,6 +10,9 @@
   divide d at all).
 - A mixture of experts (when `asked` has its fields): k, the experts per token, is clamped to E (each token goes to
   k of the E experts).
+- A sliding window (when `asked` has its fields): `full_layers` lists blocks below L, so a smaller L drops the
+  indices past it (they come back with L); T below W is said to make a windowed block's attention and cache those of a
+  full one (nothing is changed). gpt-oss's clamp is a SwiGLU's: another MLP drops it.
 - A field outside `BOUNDS` is rejected and the value in use is kept.
 - Choosing a preset sets everything but the batch size B; a configuration "is" a preset when its model matches
   (d, h, L, V, T_max, tie), whatever B and T are.
@@ -34,8 +37,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from . import numbers
-from .config import (BOUNDS, FIELDS, GPT2_RECIPE_PRESETS, MOE_FIELDS, NUMBER_BOUNDS, PRESETS, RECIPE_FIELDS, Config,
-                     divisors, snap_heads)
+from .config import (BOUNDS, FIELDS, GEMMA_FIELDS, GPT2_RECIPE_PRESETS, MOE_FIELDS, NUMBER_BOUNDS, OSS_FIELDS, PRESETS,
+                     RECIPE_FIELDS, WINDOW_FIELDS, Config, divisors, snap_heads)
 
 CUSTOM = "custom"
 PRESET_MODEL = ("d", "h", "L", "V", "T_max", "tie")  # what makes a configuration a preset's model
@@ -43,6 +46,7 @@ PRESET_SETS = ("T", *PRESET_MODEL)  # what choosing a preset sets; B is kept
 # the recipe fields that make a preset's model: not attention, which is how the model runs (Llama 3 8B written out
 # eagerly is still Llama 3 8B); choosing a preset sets every recipe field, attention included
 PRESET_RECIPE = tuple(f for f in RECIPE_FIELDS if f != "attention")
+EXTRA_FIELDS = (*GEMMA_FIELDS, *WINDOW_FIELDS, *OSS_FIELDS)  # a window, Gemma's and gpt-oss's extras
 MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separators
     "h": "h snapped {asked} → {h}: {d} is not divisible by {asked}",
     "T": ("T clamped {asked} → {T_max}: T cannot exceed T_max = {T_max}, the rows of the learned position table W_pe "
@@ -53,6 +57,11 @@ MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separ
     "context": ("T = {T} is beyond T_max = {T_max}, the context the model was trained for: RoPE has no table to run "
                 "out of, so the shapes are shown, but quality past the trained context needs RoPE scaling"),
     "k": "k clamped {asked} → {E}: each token goes to k of the E = {E} experts, so k cannot exceed E",
+    "full_layers": ("full_layers {asked} → {full}: the blocks are 0 … {last} at L = {L}, so blocks past them keep no "
+                    "full attention (raise L to bring them back)"),
+    "window": ("T = {T} is below the window W = {W}: a windowed block attends to and caches all T tokens, as a full "
+               "block does (from T = W on, its cache keeps the last W − 1 = {W1})"),
+    "clamp": ("swiglu_limit = {limit} dropped: the clamp is a SwiGLU's (gpt-oss's), and the MLP is now {mlp}"),
     "kept": "; {asked} is the {name} you chose, kept while other fields change (the box showed {shown})",
     "number": "{name}=\"{text}\" is not a whole number: write {examples}; kept {name}={kept}",
 }
@@ -60,9 +69,12 @@ MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separ
 # whose asked value it reports ("kept"): model fields, as `asked` names them.
 NOTE_ABOUT: dict[str, tuple[str, ...]] = {"h": ("h", "d", "head_dim"), "h_even": ("h", "d", "positions", "head_dim"),
                                           "h_kv": ("kv_heads",), "T": ("T", "T_max", "positions"),
-                                          "context": ("T", "T_max", "positions"), "k": ("top_k", "experts")}
+                                          "context": ("T", "T_max", "positions"), "k": ("top_k", "experts"),
+                                          "full_layers": ("L", "full_layers"), "window": ("T", "window"),
+                                          "clamp": ("mlp",)}
 NOTE_FIELD = {"h": ("h", "h"), "h_even": ("h", "h"), "h_kv": ("kv_heads", "h_kv"), "T": ("T", "T"),
-              "context": ("T", "T"), "k": ("top_k", "k")}  # kind -> (field asked, its symbol)
+              "context": ("T", "T"), "k": ("top_k", "k"), "full_layers": ("full_layers", "full_layers"),
+              "window": ("T", "T"), "clamp": ("swiglu_limit", "swiglu_limit")}  # kind -> (field asked, its symbol)
 RULES = {  # the status line's parts; each is true of the configurations `rule_keys` gives it to
     "divides": "h divides d (d_head = {d} / {h} = {d_head})",
     "divides_even": "h divides d, into an even d_head for RoPE (d_head = {d} / {h} = {d_head})",
@@ -84,9 +96,19 @@ class Note:
     base: str
 
 
-def message(kind: str, **values: int | str) -> str:
-    """MESSAGES[kind] filled in, whole numbers with thousands separators: message("h", asked=12, h=11, d=770)."""
-    return MESSAGES[kind].format(**{k: f"{v:,}" if isinstance(v, int) else v for k, v in values.items()})
+def message(kind: str, **values: int | str | tuple[int, ...]) -> str:
+    """MESSAGES[kind] filled in, whole numbers with thousands separators, a list of blocks as "5,11" (or "none"):
+    message("h", asked=12, h=11, d=770)."""
+    return MESSAGES[kind].format(**{k: show_value(v) for k, v in values.items()})
+
+
+def show_value(value: object) -> str:
+    """A value as a notice writes it: 1,024; block indices "5,11,17" ("none" for no block); 7 for 7.0."""
+    if isinstance(value, tuple):
+        return ",".join(map(str, value)) or "none"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
 def settle(asked: Mapping[str, int | bool]) -> tuple[Config, list[str]]:
@@ -107,7 +129,7 @@ def settle_notes(asked: Mapping[str, int | bool], shown: Config | None = None,
     (`changed`: the fields it set), the notice says so (MESSAGES["kept"])."""
     changed = set(changed)
     values = {k: asked[k] for k in FIELDS}
-    values.update({k: asked[k] for k in (*RECIPE_FIELDS, *MOE_FIELDS) if k in asked})
+    values.update({k: asked[k] for k in (*RECIPE_FIELDS, *MOE_FIELDS, *EXTRA_FIELDS) if k in asked})
     notes: list[Note] = []
 
     def note(kind: str, **fill: int | str) -> None:
@@ -134,7 +156,21 @@ def settle_notes(asked: Mapping[str, int | bool], shown: Config | None = None,
             values["T"] = values["T_max"]
         else:
             note("context", T=values["T"], T_max=values["T_max"])
+    _settle_window(values, note)
     return Config(**values), notes
+
+
+def _settle_window(values: dict, note) -> None:
+    """The window's rules (module docstring): full_layers below L, T below W said, the clamp only on a SwiGLU."""
+    full, L, W = tuple(values.get("full_layers", ())), values["L"], values.get("window")
+    if W is not None and any(i >= L for i in full):
+        values["full_layers"] = tuple(i for i in full if i < L)
+        note("full_layers", asked=full, full=values["full_layers"], last=L - 1, L=L)
+    if W is not None and values["T"] < W:
+        note("window", T=values["T"], W=W, W1=W - 1)
+    if values.get("swiglu_limit") is not None and values.get("mlp") != "swiglu":
+        note("clamp", limit=values["swiglu_limit"], mlp=values.get("mlp"))
+        values.update(swiglu_limit=None, swiglu_alpha=None)
 
 
 def news(notes: Iterable[Note], before: Iterable[Note], changed: Iterable[str]) -> list[str]:
@@ -199,17 +235,32 @@ def read_field(name: str, value: object, kept: int) -> tuple[int | None, str | N
     return (None, rejected) if rejected else (value, None)
 
 
-def read_layers(text: str, kept: tuple[int, ...], verb: str = "kept") -> tuple[tuple[int, ...] | None, str | None]:
-    """dense_layers' text as block indices, "0,1,2" ("" or "none": no block), or (None, the notice, which says the
-    list `verb`: "kept" on a page, "using" for a link). Whether each index is below L is the Config's rule."""
+def read_layers(text: str, kept: tuple[int, ...], verb: str = "kept",
+                name: str = "dense_layers") -> tuple[tuple[int, ...] | None, str | None]:
+    """A list of block indices (`name`: dense_layers or full_layers), "0,1,2" ("" or "none": no block), or (None,
+    the notice, which says the list `verb`: "kept" on a page, "using" for a link). Whether each index is below L is
+    the Config's rule."""
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if [p.lower() for p in parts] in ([], ["none"]):
         return (), None
     found = [numbers.whole(p) if len(p) <= numbers.MAX_CHARS else None for p in parts[:BOUNDS["L"][1]]]
     if any(n is None or n < 0 for n in found):
-        return None, (f'dense_layers="{quote(text)}" is not a list of block indices (0,1,2: whole numbers from 0 to '
-                      f'L − 1, or none); {verb} dense_layers={",".join(map(str, kept)) or "none"}')
+        return None, (f'{name}="{quote(text)}" is not a list of block indices (0,1,2: whole numbers from 0 to '
+                      f'L − 1, or none); {verb} {name}={show_value(tuple(kept))}')
     return tuple(found), None
+
+
+def read_window(value: object, kept: int | None, verb: str = "kept") -> tuple[int | str | None, str | None]:
+    """The window W's input: a whole number within BOUNDS["W"], "none" (full attention: returned as "none"), or
+    (None, the notice, which says the W `verb`). Empty text is no input: (None, None)."""
+    if isinstance(value, str) and value.strip().lower() == "none":
+        return "none", None
+    number, rejected = read_field("W", value, kept=kept if kept is not None else 0)
+    if rejected:
+        lo, hi = BOUNDS["W"]
+        rejected = (rejected.rsplit("; ", 1)[0] + f" (W: {lo:,} to {hi:,} keys, or none for full attention); {verb} "
+                    f"W={show_value(kept) if kept is not None else 'none'}")
+    return number, rejected
 
 
 def did_you_mean(word: str, names: Iterable[str]) -> str:
@@ -227,10 +278,11 @@ def quote(text: str, limit: int = 24) -> str:
 
 
 def preset_of(config: Config) -> str:
-    """The preset with this model (d, h, L, V, T_max, tie, the recipe and the mixture of experts; any B and T, either
-    attention), or "custom"."""
+    """The preset with this model (d, h, L, V, T_max, tie, the recipe, the mixture of experts, the window and Gemma's
+    or gpt-oss's extras; any B and T, either attention), or "custom"."""
     for name, preset in PRESETS.items():
-        if all(getattr(preset, k) == getattr(config, k) for k in (*PRESET_MODEL, *PRESET_RECIPE, *MOE_FIELDS)):
+        if all(getattr(preset, k) == getattr(config, k)
+               for k in (*PRESET_MODEL, *PRESET_RECIPE, *MOE_FIELDS, *EXTRA_FIELDS)):
             return name
     return CUSTOM
 

@@ -186,6 +186,7 @@ def notation(cfg: Config) -> dict[str, tuple[str, str]]:
         out.update(GEMMA_NOTATION)
         if cfg.mlp == "geglu":
             out["mlp.gated"] = GEGLU_GATED
+            out.update({row: (out[row][0], out[row][1].replace("SwiGLU", "GeGLU")) for row in ("mlp.gate", "mlp.up")})
     if cfg.sinks:
         out.update(SINK_NOTATION)
     if cfg.swiglu_limit is not None:

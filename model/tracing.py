@@ -136,6 +136,22 @@ SOME_BLOCKS = "blocks {blocks}: {kind}, × {n}"
 ONE_BLOCK = "block {block}: {kind}"
 
 
+def window_text(cfg: Config) -> str | None:
+    """Which blocks attend through the window and which keep full attention, and that the rows are a windowed block's
+    (`Config.attn_kinds`; a window changes no shape): "22 sliding-window blocks (W = 512) and 4 full-attention blocks
+    (5, 11, 17, 23) with the same shapes; the rows show a windowed one, whose KV cache keeps min(T, W − 1) = 511
+    tokens", or None without a window."""
+    if cfg.window is None:
+        return None
+    kinds = cfg.attn_kinds
+    full = tuple(i for i, k in enumerate(kinds) if k == "full")
+    sliding = f"{cfg.L_W:,} sliding-window block{'s' if cfg.L_W > 1 else ''} (W = {cfg.W:,})"
+    full_part = f" and {len(full):,} full-attention block{'s' if len(full) > 1 else ''} ({blocks_text(full)})" if full else ""
+    same = " with the same shapes" if full else ""
+    return (f"{sliding}{full_part}{same}; the rows show a windowed one, whose KV cache keeps min(T, W − 1) = "
+            f"{cfg.T_W:,} tokens")
+
+
 def blocks_text(blocks: tuple[int, ...]) -> str:
     """Block indices as the tables write them: "0 … 2"; "1, 3, …, 47" (every 2nd); "0, 4 … 9, 12"."""
     if len(blocks) > 2:

@@ -183,3 +183,50 @@ def test_the_attention_switch_in_a_link():
         'attention="flash" is not one of eager, fused (attention: eager (written out: (B, h, T, T) scores, masked '
         'scores and softmax) or fused (F.scaled_dot_product_attention, as FlashAttention: no (B, h, T, T) tensor, a '
         '(B, h, T) fp32 log-sum-exp kept for backward)); using attention=eager',)
+
+
+# --- a sliding window and Gemma's and gpt-oss's extras (issue 27) -----------------------------------------------
+@pytest.mark.parametrize("name", ["gemma-3-1b", "gemma-3-27b", "gpt-oss-20b"])
+def test_a_windowed_preset_round_trips_through_its_link(name):
+    from model.config import PRESETS as ALL
+
+    q = parse_query(f"?preset={name}")
+    assert q.config == ALL[name] and q.notices == ()
+    again = parse_query(to_query(q.config))
+    assert again.config == q.config and again.notices == ()
+
+
+def test_window_and_extras_keys_and_their_bad_values():
+    q = parse_query("?preset=gemma-3-1b&L=10&attention=eager&attn_softcap=50&final_softcap=30.5&W=64")
+    assert (q.config.L, q.config.W, q.config.full_layers, q.config.final_softcap) == (10, 64, (5,), 30.5)
+    assert q.notices == ("full_layers 5,11,17,23 → 5: the blocks are 0 … 9 at L = 10, so blocks past them keep no full "
+                         "attention (raise L to bring them back)",)
+    assert parse_query(to_query(q.config)).config == q.config
+    q = parse_query("?preset=gemma-3-1b&W=ten&full_layers=1,x&attn_softcap=-1&sinks=2")
+    assert q.config == parse_query("?preset=gemma-3-1b").config and len(q.notices) == 4
+    assert q.notices[0].startswith('W="ten" is not a whole number') and q.notices[0].endswith("using W=512")
+    assert parse_query("?preset=gemma-3-1b&W=none").config.window is None
+    assert parse_query("?W=8&full_layers=1").notices == ()  # GPT-2 small with a window of 8, block 1 full
+    assert parse_query("?W=none&full_layers=1").notices[0].startswith("full_layers: ignored without W")
+
+
+def test_the_state_keeps_the_window_where_valid_and_says_what_a_rule_changed():
+    from app.state import ExplorerState
+
+    s = ExplorerState()
+    s.preset = "gemma-3-1b"
+    s.L = 6
+    assert s.config.full_layers == (5,) and s.notices[0].startswith("full_layers 5,11,17,23 → 5")
+    s.L = 26
+    assert s.config.full_layers == (5, 11, 17, 23) and s.preset == "gemma-3-1b"  # remembered
+    s.T = 100
+    assert s.notices == ["T = 100 is below the window W = 512: a windowed block attends to and caches all T tokens, "
+                         "as a full block does (from T = W on, its cache keeps the last W − 1 = 511)"]
+    assert not s.set_field("window", "0") and s.config.W == 512 and len(s.notices) == 1
+    assert s.set_field("window", "none") and s.config.window is None and s.config.full_layers == ()
+    assert not s.set_field("full_layers", "1") and s.notices[0].startswith("full_layers lists the blocks")
+    s.preset = "gpt-oss-20b"
+    s.mlp = "gelu"  # the clamp is a SwiGLU's
+    assert s.config.swiglu_limit is None and s.notices[0].startswith("swiglu_limit = 7 dropped")
+    s.preset = "gpt-oss-20b"
+    assert s.set_field("moe", False) and not s.config.moe and not s.config.expert_bias

@@ -338,7 +338,8 @@ def test_recipe_controls():
     """The recipe choice, a switch, a size and QK-norm, as the page sends them (a box sends its text)."""
     s = ExplorerState()
     c = Controls(state=s)
-    dense = dict.fromkeys(MOE_SIZES)  # a dense model's MoE boxes: hidden
+    dense = {**dict.fromkeys(MOE_SIZES), "W": "none", "full_layers": None}  # a dense model's MoE boxes and, without
+    # a window, full_layers: hidden; W shows none (full attention)
     assert c.view["recipe"] == "gpt2" and c.view["sizes"] == {"d_ff": 3072, "h_kv": 12, "d_head": 64, **dense}
     c.ask("recipe", "modern")
     assert (s.norm, s.positions, s.mlp, s.bias, s.attention) == ("rmsnorm", "rope", "swiglu", "none", "fused")
@@ -373,7 +374,7 @@ def test_the_mlp_switch_and_the_boxes_of_a_mixture_of_experts():
     assert s.config == PRESETS["mixtral-8x7b"] and s.preset == "mixtral-8x7b"
     assert c.view["switches"]["moe"] == "moe" and c.view["sizes"] == {
         "d_ff": None, "h_kv": 8, "d_head": 128, "E": 8, "k": 2, "d_expert": 14_336, "E_shared": 0, "d_shared": None,
-        "moe_step": 1, "dense_first": 0, "dense_layers": "none"}
+        "moe_step": 1, "dense_first": 0, "dense_layers": "none", "W": "none", "full_layers": None}
     c.ask("k", "two")
     assert s.config.k == 2 and len(s.notices) == 1 and s.notices[0].startswith('k="two" is not a whole number')
     c.ask("k", "12")

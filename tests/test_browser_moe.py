@@ -12,6 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from app.query import parse_query
+from app.state import preset_labels
 from model import PRESETS, budget, trace
 from model.changes import changes
 from pagetools import open_explorer, run_cli
@@ -138,5 +139,53 @@ def test_a_pasted_qwen3_moe_config_json(chromium, server):
     expect(page.locator(".recipe-card .read-notice")).to_contain_text("read qwen3_moe config.json")
     expect(page.locator(".recipe-E input")).to_have_value("128")
     expect(page.locator(".recipe-k input")).to_have_value("8")
+    assert o.errors == []
+    page.close()
+
+
+def kv_per_token(cli: dict) -> int:
+    """The CLI's KV cache per token of context (`--json`'s memory lines)."""
+    return next(m["value"] for m in cli["memory"] if m["key"] == "memory/kv_cache_per_token")
+
+
+@pytest.mark.parametrize("name", ["gemma-3-1b", "gpt-oss-20b"])
+def test_windowed_presets_show_n_and_kv_per_token_as_the_cli_and_the_window_boxes_move_them(chromium, server, capsys,
+                                                                                          name):
+    """Gemma 3 1B (a hybrid: 22 sliding blocks, 4 full) and gpt-oss-20b (every other block windowed, a mixture of
+    experts): N (and N_active), the KV cache per token and the shapes table's heading as the CLI's records; the family's
+    extras in one line; W and full_layers through their boxes as the CLI counts them; a bad W is one notice line."""
+    from model.families import extras_line
+    from model.tracing import window_text
+
+    cfg = PRESETS[name]
+    status, out, _ = run_cli(["--preset", name, "--json"], capsys)
+    cli = json.loads(out)
+    assert status == 0 and cli["budget"]["params_exact"] == {"gemma-3-1b": 999_885_952, "gpt-oss-20b": 20_914_757_184}[name]
+    o = open_explorer(chromium, server, f"?preset={name}&panels=shapes,budget", height=1400)
+    page = o.page
+    expect(page.locator(".n span.big").first).to_have_text(f"N = {cli['budget']['params_exact']:,}", timeout=60_000)
+    if cfg.moe:
+        expect(page.locator(".n span.big").nth(1)).to_have_text(f"N_active = {cli['budget']['params_active']:,}")
+    kv = page.locator("table.lines tr[data-key='memory/kv_cache_per_token'] td.v")
+    expect(kv).to_contain_text(f"{kv_per_token(cli):,} bytes")
+    expect(page.locator(".preset select")).to_have_value(next(k for k, v in preset_labels().items() if v == name))
+    expect(page.locator("table.shapes tr.g").first).to_contain_text(window_text(cfg))
+    expect(page.locator(".controls .extras")).to_have_text(extras_line(cfg))
+    expect(page.locator(".recipe-W input")).to_have_value(f"{cfg.W:,}")
+    expect(page.locator(".recipe-full_layers input")).to_have_value(",".join(map(str, cfg.full_layers)))
+    set_box(page, "W", "64")
+    set_box(page, "full_layers", "0,1")
+    asked = replace(cfg, window=64, full_layers=(0, 1))
+    per_token = {x.key: x.value for x in trace(asked, "fp32").lines}["memory/kv_cache_per_token"]  # the CLI's record
+    assert per_token == 2 * 2 * asked.h_kv * asked.d_head * 4  # two full blocks' K and V at fp32
+    expect(kv).to_contain_text(f"{per_token:,} bytes", timeout=60_000)
+    expect(page.locator("table.shapes tr.g").first).to_contain_text(window_text(asked))
+    set_box(page, "W", "ten")  # one notice line naming the problem and the fix; W kept
+    expect(page.locator(".status-line")).to_contain_text('W="ten" is not a whole number')
+    assert page.locator(".status-line .status").count() == 1
+    expect(page.locator(".recipe-W input")).to_have_value("64")
+    set_box(page, "W", "none")  # full attention everywhere: full_layers hides
+    expect(page.locator(".size-full_layers")).to_be_hidden()
+    expect(kv).to_have_count(1)
     assert o.errors == []
     page.close()

@@ -146,7 +146,7 @@ def test_config_refuses_what_it_cannot_build():
         replace(LIKE_GEMMA, query_scale=0)
 
 
-def test_the_cli_takes_the_presets_and_the_pages_refuse_gemma(tmp_path, capsys):
+def test_the_cli_takes_the_presets_and_the_live_page_reads_gemma(tmp_path, capsys):
     from app.recipe_view import read_config_json
 
     code, out, _ = run_cli(["--preset", "gemma-3-1b", "--table", "kv", "--json", "--dtype", "bf16"], capsys)
@@ -154,7 +154,7 @@ def test_the_cli_takes_the_presets_and_the_pages_refuse_gemma(tmp_path, capsys):
     assert code == 0 and kv["memory/kv_cache_window"] == 2 * 22 * 8 * 511 * 256 * 2  # W − 1 = 511, h_kv·d_head = 256
     doc = {**GEMMA2, "sliding_window": None, "layer_types": ["full_attention"] * 3}
     cfg, notice = read_config_json(json.dumps(doc), Config(B=2, T=8, d=24, h=4, L=1, V=40))
-    assert cfg is None and "has Gemma's extras (GeGLU, sandwich norms, soft-caps), which the live page" in notice
+    assert cfg.gemma and cfg.mlp == "geglu" and notice.startswith("read gemma2 config.json")
 
 
 @pytest.mark.parametrize("table", ["shapes", "budget", "train", "changes"])

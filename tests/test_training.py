@@ -357,7 +357,7 @@ def test_the_step_phases_are_named_in_the_lessons_words_never_by_torch_op():
     from model.peak import MOMENTS, candidates
 
     seen = set()
-    for p in PRESETS.values():
+    for p in (p for p in PRESETS.values() if p.window is None):  # windowed presets: tests/test_window.py
         for B, T, dtype in ((1, 1, "fp32"), (2, 2, "bf16"), (8, 16, "fp32")):
             seen |= {(c.phase, c.op, c.moment) for c in candidates(structure(replace(p, B=B, T=min(T, p.T_max), L=2),
                                                                                dtype))}

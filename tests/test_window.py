@@ -236,12 +236,12 @@ def test_a_decode_step_reads_each_blocks_own_cache(attention):
     assert served.line("infer/decode_cache_write").value == cfg.B * cfg.L * 2 * cfg.h_kv * cfg.d_head * 2
 
 
-def test_the_pages_refuse_a_window_in_one_line(tmp_path, capsys):
+def test_the_live_page_reads_a_window_and_the_exported_page_refuses_it_in_one_line(tmp_path, capsys):
     from app.export.cli import main as export_main
     from app.recipe_view import read_config_json
 
     cfg, notice = read_config_json(json.dumps(TINY), Config(B=2, T=64, d=32, h=4, L=2, V=50, T_max=1024))
-    assert cfg is None and "sliding window (W = 5 on 3 of 3 blocks), which the live page does not show yet" in notice
+    assert (cfg.window, cfg.L_W) == (5, 3) and notice.startswith("read ")
     path = tmp_path / "config.json"
     path.write_text(json.dumps(TINY))
     with pytest.raises(SystemExit) as exit_:

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         path = check_output_path(args.out)
     except ValueError as e:
         parser.error(str(e))
-    if (unshown := not_on_pages(cfg)) is not None:  # the exported page's cards would show another model
+    if (unshown := not_on_pages(cfg, exported=True)) is not None:  # the exported page's cards would show another model
         parser.error(f"this model {unshown}, which the exported page does not show yet: python -m model prints its "
                      f"tables")
     text = render_html(cfg, args.dtype, args.title, setup, infer)

@@ -13,13 +13,13 @@ import functools
 import itertools
 import json
 
-from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, trace
+from model import BOUNDS, DTYPES, FIELD_DOCS, Config, budget, trace
 from model import units
 from model.budgeting import CHART, CHART_NOTE, GROUPS, chart, chart_note
 from model.changes import MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, changes, title_key
 from model.config import (CHOICES, DEFAULTS, FIELDS, INT_FIELDS, KIND_LABELS, MOE_DEFAULTS, MOE_FIELDS, MOE_SYMBOLS,
                           OPTIONAL_SYMBOLS, PAGE_FIELDS, RECIPE_DOCS, RECIPE_FIELDS, snap_heads)
-from model.families import (KV_GROUP, MOE_START, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels,
+from model.families import (EXPORT_PRESETS, KV_GROUP, MOE_START, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels,
                             recipe_fields)
 from model.cli import moe_flag
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
@@ -272,7 +272,7 @@ def static_spec() -> dict:
 
 
 def _static_spec() -> dict:
-    presets = {name: _fields(p) for name, p in PRESETS.items()}
+    presets = {name: _fields(p) for name, p in EXPORT_PRESETS.items()}
     return {
         "fields": list(FIELDS), "int_fields": list(INT_FIELDS),
         "bounds": {f: list(BOUNDS[f]) for f in (*INT_FIELDS, *OPTIONAL_SYMBOLS.values(), *PAGE_MOE_SIZES.values())},
@@ -283,11 +283,11 @@ def _static_spec() -> dict:
         "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
         "optional_bounds": {k: list(BOUNDS[v]) for k, v in OPTIONAL_SYMBOLS.items()}, "recipe_docs": RECIPE_DOCS,
         "recipes": RECIPE_LABELS, "modern": recipe_fields("modern", 1), "kv_group": KV_GROUP,
-        "switches": list(SWITCHES), "families": grouped_menu(moe=True),
+        "switches": list(SWITCHES), "families": grouped_menu(moe=True, exported=True),
         "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "moe_note": MOE_ORDER_NOTE, "same": SAME},
         "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS}, "short": SHORT, "soft": {k: list(v) for k, v in SOFT.items()},
         "dtypes": dict(DTYPES), "dtype_class": DTYPE_CLASS, "presets": presets, "custom": CUSTOM,
-        "preset_labels": preset_labels(moe=True), "preset_model": list(PRESET_MODEL),
+        "preset_labels": preset_labels(moe=True, exported=True), "preset_model": list(PRESET_MODEL),
         "preset_recipe": list(PRESET_RECIPE), "preset_sets": list(PRESET_SETS),
         "messages": MESSAGES, "note_about": NOTE_ABOUT, "note_field": NOTE_FIELD, "rules": RULES, "hint": HINT,
         "short_when": SHORT_WHEN, "ones": list(ONES), "block_prefix": BLOCK_PREFIX,
