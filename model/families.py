@@ -31,7 +31,10 @@ PAGE_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items()
 def not_on_pages(cfg: Config, exported: bool = False) -> str | None:
     """What of `cfg` the live page (or, `exported`, the exported page) does not show yet, in words ("attends through a
     sliding window (W = 512 on 22 of 26 blocks)"), or None: a page refuses such a model in one line rather than show
-    another one. The live page shows sliding windows and Gemma's and gpt-oss's extras (issue 27)."""
+    another one. The live page shows sliding windows and Gemma's and gpt-oss's extras (issue 27); neither page
+    shows latent attention yet."""
+    if cfg.mla:
+        return f"has multi-head latent attention (d_c = {cfg.d_c:,}, d_R = {cfg.d_R:,})"
     if not exported:
         return None
     if cfg.window is not None:
@@ -40,8 +43,6 @@ def not_on_pages(cfg: Config, exported: bool = False) -> str | None:
         return "has Gemma's extras (GeGLU, sandwich norms, soft-caps)"
     if cfg.oss:
         return "has gpt-oss's extras (attention sinks, the experts' biases, a clamped SwiGLU)"
-    if cfg.mla:
-        return f"has multi-head latent attention (d_c = {cfg.d_c:,}, d_R = {cfg.d_R:,})"
     return None
 
 
