@@ -17,8 +17,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, replace
 
-from .changes import twin
-from .config import Config, one_block_each
+from .config import FIELDS, Config, one_block_each
 from .memory import structure
 from .tracing import trace
 
@@ -62,13 +61,15 @@ def recipe_rows(cfg: Config) -> RecipeRows:
     """The rows of `cfg`'s pass that are only in its recipe, and its GPT-2 twin's rows it lacks (cached per
     recipe; `NONE` for GPT-2's recipe)."""
     s = structure(cfg, "fp32")
-    return NONE if s.recipe is None else _compare(s.recipe, s.moe)
+    return NONE if s.recipe is None else _compare(s.recipe, s.moe, s.window, s.gemma, s.oss, s.mla)
 
 
-@functools.lru_cache(maxsize=None)  # at most one entry per recipe (960 with the attention switch) and MoE layout
-def _compare(recipe: tuple[object, ...], moe: tuple[object, ...] | None = None) -> RecipeRows:
-    cfg = _stand_in(recipe, moe)
-    mine, theirs, eager = trace(cfg).rows, trace(twin(cfg)).rows, trace(replace(cfg, attention="eager")).rows
+@functools.lru_cache(maxsize=None)  # one entry per recipe (960 with the attention switch), MoE layout and extras
+def _compare(recipe: tuple[object, ...], moe: tuple[object, ...] | None = None, window: bool = False,
+             gemma: tuple[bool, ...] = (), oss: tuple[bool, ...] = (), mla: tuple[bool, ...] = ()) -> RecipeRows:
+    cfg = _stand_in(recipe, moe, window, gemma, oss, mla)
+    gpt2 = Config(**{f: getattr(cfg, f) for f in FIELDS})  # its GPT-2 twin (`changes.twin`, which refuses MLA)
+    mine, theirs, eager = trace(cfg).rows, trace(gpt2).rows, trace(replace(cfg, attention="eager")).rows
     mine_names, their_names = {r.local for r in mine}, {r.local for r in theirs}
     eager_only = tuple((r.local, r.label) for r in eager if r.local not in mine_names)
     return RecipeRows(only=frozenset(mine_names - their_names),
@@ -77,15 +78,28 @@ def _compare(recipe: tuple[object, ...], moe: tuple[object, ...] | None = None) 
                       eager_only=eager_only)
 
 
-def _stand_in(recipe: tuple[object, ...], moe: tuple[object, ...] | None = None) -> Config:
-    """A small configuration with this recipe (`model.memory.structure`'s tuple) that has a GPT-2 twin; with a
-    mixture of experts (its structure part) one block of each kind."""
+def _stand_in(recipe: tuple[object, ...], moe: tuple[object, ...] | None = None, window: bool = False,
+              gemma: tuple[bool, ...] = (), oss: tuple[bool, ...] = (), mla: tuple[bool, ...] = ()) -> Config:
+    """A small configuration with this recipe and these extras (`model.memory.structure`'s parts): with a mixture
+    of experts one block of each kind; a window of 2 keys at T = 4 (a band); Gemma's and gpt-oss's extras that
+    make tensors; latent attention's ranks (the queries' latent where the model has one)."""
     norm, positions, mlp, bias, qk_norm, kv, apart, attention = recipe
-    cfg = Config(B=1, T=4, d=32, h=4, L=1, V=16, T_max=8, norm=norm, positions=positions, mlp=mlp, bias=bias,
-                 qk_norm=qk_norm, kv_heads={"mha": None, "mqa": 1, "gqa": 2}[kv], head_dim=4 if apart else None,
-                 attention=attention)
-    if moe is None:
-        return cfg
-    kinds, shared, gate = moe
-    return replace(cfg, experts=4, top_k=2, expert_dim=8, shared_experts=int(shared), shared_gate=gate,
-                   **one_block_each(kinds))
+    extras: dict[str, object] = {}
+    if moe is not None:
+        kinds, shared, gate = moe
+        extras.update(experts=4, top_k=2, expert_dim=8, shared_experts=int(shared), shared_gate=gate,
+                      **one_block_each(kinds))
+    if window:
+        extras["window"] = 2
+    if gemma:
+        post_norms, embed_scale, attn_cap, final_cap = gemma
+        extras.update(post_norms=post_norms, embed_scale=embed_scale, attn_softcap=50.0 if attn_cap else None,
+                      final_softcap=30.0 if final_cap else None)
+    if oss:
+        sinks, expert_bias, clamp = oss
+        extras.update(sinks=sinks, expert_bias=expert_bias, swiglu_limit=7.0 if clamp else None)
+    if mla:
+        extras.update(latent_dim=8, q_latent_dim=8 if mla[0] else None, rope_dim=2, nope_dim=4, value_dim=4)
+    return Config(**{**dict(B=1, T=4, d=32, h=4, L=1, V=16, T_max=8, norm=norm, positions=positions, mlp=mlp,
+                            bias=bias, qk_norm=qk_norm, kv_heads={"mha": None, "mqa": 1, "gqa": 2}[kv],
+                            head_dim=4 if apart and not mla else None, attention=attention), **extras})

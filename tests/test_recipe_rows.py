@@ -10,6 +10,7 @@ import pytest
 from dataclasses import replace
 
 from model import PRESETS, Config, trace
+from model.config import ALL_PRESETS, FIELDS
 from model.changes import twin
 from model.recipe_rows import EAGER_NOTE, FUSED_ONLY_NOTE, GONE_NOTE, MARK, ONLY_NOTE, recipe_rows
 from pagetools import run_cli
@@ -61,16 +62,19 @@ def test_gpt2s_recipe_has_no_marks_and_no_legend(name):
     assert (marks.only, marks.gone, marks.legend) == (frozenset(), (), ())
 
 
-@pytest.mark.parametrize("name", MODERN)
+@pytest.mark.parametrize("name", [*MODERN, "gemma-3-1b", "gpt-oss-20b", "deepseek-v3"])
 def test_the_small_stand_in_gives_what_the_full_size_passes_give(name):
-    cfg = PRESETS[name]
-    mine = [r.local for r in trace(cfg).rows]
-    theirs = [r.local for r in trace(twin(cfg)).rows]
-    eager = [r.local for r in trace(replace(cfg, attention="eager")).rows]
+    """Windows, Gemma's and gpt-oss's extras and latent attention too: the stand-in carries them (at T = 64, below
+    the windows, so the full-size passes stay small on the meta device)."""
+    cfg = replace(ALL_PRESETS[name], B=1, T=64)
+    mine = [(r.local, r.label) for r in trace(cfg).rows]
+    theirs = [r.local for r in trace(Config(**{f: getattr(cfg, f) for f in FIELDS})).rows]  # its GPT-2 twin
+    eager = [(r.local, r.label) for r in trace(replace(cfg, attention="eager")).rows]
+    names = {n for n, _ in mine}
     marks = recipe_rows(cfg)
-    assert marks.only == set(mine) - set(theirs)
-    assert [n for n, _ in marks.eager_only] == [n for n in eager if n not in mine]
-    assert [n for n, _ in marks.gone] == [n for n in theirs if n not in mine and n not in eager]
+    assert marks.only == names - set(theirs)
+    assert marks.eager_only == tuple(row for row in eager if row[0] not in names)  # labels too: a band, not causal
+    assert [n for n, _ in marks.gone] == [n for n in theirs if n not in names and n not in dict(eager)]
 
 
 def test_one_change_marks_its_own_rows_only():
