@@ -107,24 +107,33 @@ export function render({ model, el }) {
   const typedBox = (name, box) => {  // a number box sends its text on Enter or when it loses focus
     let typed = null;
     const commit = () => {
+      delete box.dataset.typing;
       const text = box.value.trim();
       if (text === typed) return;
       typed = text;
       send(name, text);
     };
+    // typed into since its last send: an answer to that send, arriving now, must not replace what is being typed
+    box.addEventListener("input", () => { box.dataset.typing = "1"; });
     box.addEventListener("keydown", (e) => { if (e.key === "Enter") commit(); });
     box.addEventListener("change", commit);
     box.addEventListener("focus", () => { typed = box.value.trim(); });
+    box.addEventListener("blur", () => {  // left unsent (typed back to what it held): it shows the state again
+      if (box.dataset.typing) { delete box.dataset.typing; apply(); }
+    });
   };
   const sizes = {};       // d_ff, h_kv, d_head, E, k, … -> number box
   for (const z of spec.sizes) {
     sizes[z.name] = root.querySelector(`.recipe-${z.name} input`);
     typedBox(z.name, sizes[z.name]);
   }
-  const showNumber = (name, box, value) => {  // not over what the learner is typing, unless the server answered it
+  const showNumber = (name, box, value) => {  // not over what the learner is typing; in the focused box, the
+    // server's answer to it (a clamp) once it is sent
     const text = typeof value === "number" ? String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ",") : value;  // 50,257:
     // model.units.thousands; dense_layers' list of blocks comes as text ("0,1,2", "none")
-    if (box.value !== text && (box !== box.getRootNode().activeElement || lastName === name)) box.value = text;
+    if (box.value !== text && !box.dataset.typing && (box !== box.getRootNode().activeElement || lastName === name)) {
+      box.value = text;
+    }
   };
 
   const place = (f) => {  // the handle and the filled part at the field's position

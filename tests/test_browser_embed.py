@@ -86,20 +86,21 @@ def test_course_page_embeds_two_live_views(chromium, server):
     page.route(re.compile(r"^http://localhost:5006/"),
                lambda route: route.fulfill(status=302, headers={"location": route.request.url.replace(COURSE_SERVER, server)}))
     page.goto(f"{server}/course/course_example.html")
-    expect(page.locator("h1")).to_have_text("Shapes and budgets")
+    expect(page.locator("h1")).to_have_text("Shapes and budgets", timeout=60_000)
 
     shapes = page.frame_locator("#view-T")
-    expect(shapes.locator("table.shapes")).to_contain_text("(8, 12, 1024, 1024)")
+    expect(shapes.locator("table.shapes")).to_contain_text("(8, 12, 1024, 1024)", timeout=60_000)  # two sessions load at once
     expect(shapes.locator(".control")).to_have_count(1)  # only T
     shapes.locator(".slider-T .noUi-handle").press("ArrowLeft")
-    expect(shapes.locator("table.shapes")).to_contain_text("(8, 12, 1023, 1023)")
+    expect(shapes.locator("table.shapes")).to_contain_text("(8, 12, 1023, 1023)", timeout=20_000)
 
     budget = page.frame_locator("#view-budget")
-    expect(budget.locator(".control")).to_have_count(3)  # d, h and L
+    expect(budget.locator(".control")).to_have_count(3, timeout=60_000)  # d, h and L
     expect(budget.locator("table.shapes")).to_have_count(0)
     budget.locator(".slider-L .noUi-handle").press("ArrowRight")
     cfg = dataclasses.replace(GPT2, L=13)
-    expect(budget.locator(".budget-card")).to_contain_text(f"N = {fmt.thousands(model.budget(cfg).params_exact)}")
+    expect(budget.locator(".budget-card")).to_contain_text(f"N = {fmt.thousands(model.budget(cfg).params_exact)}",
+                                                            timeout=20_000)
 
     # each iframe is its own session: the first view still shows its own T
     expect(shapes.locator("table.shapes")).to_contain_text("(8, 12, 1023, 1023)")

@@ -149,6 +149,23 @@ def test_notices_go_when_a_later_change_makes_them_old_and_say_what_was_remember
     expect(status(page)).to_contain_text("5,000 is the T you chose, kept while other fields change (the box showed 1,024)", timeout=WAIT)
 
 
+def test_an_answer_that_arrives_while_the_box_is_typed_into_keeps_the_typing(explorer):
+    """The server's answer to d = 768 lands while 770 is being typed into the same box: the box keeps 770, and Enter
+    sends it (the answer used to put 768 back, so Enter sent nothing and 770 was lost)."""
+    page = explorer(width=1400, height=900)
+    box = page.locator(".box-d input")
+    box.fill("960")
+    box.press("Enter")
+    expect(status(page)).to_contain_text("d_head = 960 / 12 = 80", timeout=WAIT)
+    box.fill("768")
+    box.press("Enter")
+    box.fill("770")  # typed before the answer to 768 comes
+    expect(status(page)).to_contain_text("d_head = 768 / 12 = 64", timeout=WAIT)
+    expect(box).to_have_value("770")
+    box.press("Enter")
+    expect(status(page)).to_contain_text("h snapped 12 → 11: 770 is not divisible by 12", timeout=WAIT)
+
+
 def test_an_h_kv_notice_does_not_outlive_its_change(explorer):
     page = explorer("?preset=llama3-8b", width=1400, height=900)
     type_into(page.locator(".recipe-h_kv input"), "5")
