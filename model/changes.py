@@ -42,7 +42,7 @@ from fractions import Fraction
 from dataclasses import dataclass, replace
 
 from .budgeting import budget
-from .config import GEMMA_FIELDS, MOE_FIELDS, OSS_FIELDS, WINDOW_FIELDS, Config
+from .config import FIELDS, GEMMA_FIELDS, MOE_FIELDS, OSS_FIELDS, WINDOW_FIELDS, Config
 from .figures import Line, check_lines
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
 from .memory import kv_cache_lines
@@ -137,7 +137,12 @@ def twin(cfg: Config) -> Config:
         raise ValueError(NO_TWIN["context"].format(**title_values(cfg)))
     if cfg.mla:
         raise ValueError(NO_TWIN["latent"])
-    return Config(B=cfg.B, T=cfg.T, d=cfg.d, h=cfg.h, L=cfg.L, V=cfg.V, T_max=cfg.T_max, tie=cfg.tie)
+    return gpt2_of(cfg)
+
+
+def gpt2_of(cfg: Config) -> Config:
+    """`cfg`'s B, T, d, h, L, V, T_max and tie with GPT-2's recipe, unchecked (`twin` says when it is no model)."""
+    return Config(**{f: getattr(cfg, f) for f in FIELDS})
 
 
 TITLES: dict[str, str] = {  # what each change does; {…} filled with this configuration's numbers (`title_values`)

@@ -17,7 +17,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, replace
 
-from .config import FIELDS, Config, one_block_each
+from .changes import gpt2_of
+from .config import Config, one_block_each
 from .memory import structure
 from .tracing import trace
 
@@ -68,8 +69,7 @@ def recipe_rows(cfg: Config) -> RecipeRows:
 def _compare(recipe: tuple[object, ...], moe: tuple[object, ...] | None = None, window: bool = False,
              gemma: tuple[bool, ...] = (), oss: tuple[bool, ...] = (), mla: tuple[bool, ...] = ()) -> RecipeRows:
     cfg = _stand_in(recipe, moe, window, gemma, oss, mla)
-    gpt2 = Config(**{f: getattr(cfg, f) for f in FIELDS})  # its GPT-2 twin (`changes.twin`, which refuses MLA)
-    mine, theirs, eager = trace(cfg).rows, trace(gpt2).rows, trace(replace(cfg, attention="eager")).rows
+    mine, theirs, eager = trace(cfg).rows, trace(gpt2_of(cfg)).rows, trace(replace(cfg, attention="eager")).rows
     mine_names, their_names = {r.local for r in mine}, {r.local for r in theirs}
     eager_only = tuple((r.local, r.label) for r in eager if r.local not in mine_names)
     return RecipeRows(only=frozenset(mine_names - their_names),
