@@ -23,8 +23,9 @@ import dataclasses
 import sys
 
 from . import changes_report, hf, infer_report, report, train_report, values_report
-from .config import (BOUNDS, CHOICES, DEFAULT_PRESET, FIELD_DOCS, INT_FIELDS, MOE_DOCS, MOE_SYMBOLS, OPTIONAL_SYMBOLS,
-                     PRESETS, RECIPE_DOCS, Config, read_hf)
+from .config import (BOUNDS, CHOICES, DEFAULT_PRESET, FIELD_DOCS, GEMMA_DOCS, INT_FIELDS, MLA_DOCS, MLA_SYMBOLS,
+                     MODEL_CHOICES, MOE_DOCS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, OSS_DOCS, RECIPE_DOCS, WINDOW_DOCS, Config,
+                     read_hf)
 from .config import ALL_PRESETS
 from .changes import DEFAULT_GPU
 from .layout import terminal_width
@@ -62,6 +63,30 @@ def add_config_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", choices=list(DTYPES), default="fp32", help="activation dtype for memory (default fp32)")
 
 
+NONE = "none"  # how an optional field is cleared: --W none (full attention), --d-cq none (q projected directly)
+CLEARED = type("Cleared", (), {"__repr__": lambda self: "none"})()  # what argparse holds for "none"
+
+
+def _whole_or_none(text: str) -> int | object:
+    """An optional whole number: "512", or "none" to clear the field."""
+    if text.strip().lower() == NONE:
+        return CLEARED
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}: write a whole number, or none") from None
+
+
+def _number_or_none(text: str) -> float | object:
+    """An optional number: "30.0", or "none" to clear the field."""
+    if text.strip().lower() == NONE:
+        return CLEARED
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}: write a number such as 30.0, or none") from None
+
+
 def add_recipe_arguments(p: argparse.ArgumentParser) -> None:
     """--hf-config and one option per recipe field: --norm, --positions, --mlp, --bias, --attention, --d-ff, --h-kv,
     --d-head, --qk-norm (the model's CLI; the exported page shows the 2019 recipe only)."""
@@ -69,13 +94,13 @@ def add_recipe_arguments(p: argparse.ArgumentParser) -> None:
                    help="start from a Hugging Face config.json (model type "
                         f"{', '.join(hf.MODEL_TYPES)}; read from disk, nothing fetched) instead of a preset; the "
                         "options below override it")
-    for name, choices in CHOICES.items():
+    for name, choices in MODEL_CHOICES.items():
         p.add_argument(f"--{name}", choices=choices, default=None, help=RECIPE_DOCS[name])
     for name, symbol in OPTIONAL_SYMBOLS.items():
         lo, hi = BOUNDS[symbol]
-        p.add_argument(f"--{symbol.replace('_', '-')}", dest=name, type=int, metavar="N",
-                       help=f"{FIELD_DOCS[symbol]} ({lo:,} to {hi:,}; sets {symbol})")
-    p.add_argument("--qk-norm", dest="qk_norm", action="store_true", default=None, help=RECIPE_DOCS["qk_norm"])
+        p.add_argument(f"--{symbol.replace('_', '-')}", dest=name, type=_whole_or_none, metavar="N",
+                       help=f"{FIELD_DOCS[symbol]} ({lo:,} to {hi:,}, or none; sets {symbol})")
+    p.add_argument("--qk-norm", dest="qk_norm", action=argparse.BooleanOptionalAction, default=None, help=RECIPE_DOCS["qk_norm"])
 
 
 def _block_list(text: str) -> tuple[int, ...]:
@@ -103,11 +128,42 @@ def add_moe_arguments(p: argparse.ArgumentParser) -> None:
     for name, symbol in MOE_SYMBOLS.items():
         lo, hi = BOUNDS[symbol]
         flag = moe_flag(name)
-        g.add_argument(flag, dest=name, type=int, metavar="N", help=f"{MOE_DOCS[name]} ({lo:,} to {hi:,}; sets {symbol})")
-    g.add_argument("--shared-gate", dest="shared_gate", action="store_true", default=None, help=MOE_DOCS["shared_gate"])
+        optional = name != "shared_experts"  # experts none: the dense MLP
+        g.add_argument(flag, dest=name, type=_whole_or_none if optional else int, metavar="N",
+                       help=f"{MOE_DOCS[name]} ({lo:,} to {hi:,}{', or none' if optional else ''}; sets {symbol})")
+    g.add_argument("--shared-gate", dest="shared_gate", action=argparse.BooleanOptionalAction, default=None, help=MOE_DOCS["shared_gate"])
     for name in ("moe_step", "dense_first"):
         g.add_argument(moe_flag(name), dest=name, type=int, metavar="N", help=MOE_DOCS[name])
     g.add_argument("--dense-layers", dest="dense_layers", type=_block_list, metavar="I,J,…", help=MOE_DOCS["dense_layers"])
+
+
+def add_attention_arguments(p: argparse.ArgumentParser) -> None:
+    """Attention that shapes the cache, and the families' extras: --W and --full-layers (sliding windows), --d-c,
+    --d-cq, --d-R, --d-nope, --d-v (multi-head latent attention), Gemma's (--post-norms, --embed-scale,
+    --query-scale, --attn-softcap, --final-softcap) and gpt-oss's (--sinks, --expert-bias, --swiglu-limit,
+    --swiglu-alpha). A switch has its --no- twin; an optional number takes "none"."""
+    g = p.add_argument_group("sliding windows")
+    g.add_argument("--W", dest="window", type=_whole_or_none, metavar="N", help=f"{WINDOW_DOCS['window']} "
+                   f"({BOUNDS['W'][0]:,} to {BOUNDS['W'][1]:,}, or none)")
+    g.add_argument("--full-layers", dest="full_layers", type=_block_list, metavar="I,J,…", help=WINDOW_DOCS["full_layers"])
+    g = p.add_argument_group("multi-head latent attention (DeepSeek-V2/V3)")
+    for name, symbol in MLA_SYMBOLS.items():
+        lo, hi = BOUNDS[symbol]
+        g.add_argument(f"--{symbol.replace('_', '-')}", dest=name, type=_whole_or_none, metavar="N",
+                       help=f"{MLA_DOCS[name]} ({lo:,} to {hi:,}, or none; sets {symbol})")
+    for title, docs in (("Gemma's extras", GEMMA_DOCS), ("gpt-oss's extras", OSS_DOCS)):
+        g = p.add_argument_group(title)
+        for name, doc in docs.items():
+            flag = f"--{name.replace('_', '-')}"
+            if isinstance(getattr(Config, name), bool):  # a switch: on, or --no- off
+                g.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=None, help=doc)
+            else:
+                kind = _whole_or_none if name == "query_scale" else _number_or_none
+                g.add_argument(flag, dest=name, type=kind, metavar="N" if name == "query_scale" else "X",
+                               help=f"{doc} (or none)")
+
+
+ATTENTION_NAMES = ("window", "full_layers", *MLA_SYMBOLS, *GEMMA_DOCS, *OSS_DOCS)  # add_attention_arguments' fields
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_arguments(p)
     add_recipe_arguments(p)
     add_moe_arguments(p)
+    add_attention_arguments(p)
     p.add_argument("--expand", action="store_true", help="list all L blocks instead of collapsing them into one × L group")
     p.add_argument("--table", choices=["all", "shapes", "budget", "kv", "train", "changes", "infer"], default=None,
                    help="what to print, in any format (default all, whose --json also holds the training plan at the "
@@ -138,14 +195,16 @@ def config_from_args(args: argparse.Namespace) -> Config:
     """The preset, the config.json (--hf-config) or the default preset, with every field given on the command line
     replaced; validated. ValueError names a bad field or a config.json that cannot be read."""
     names = [*INT_FIELDS, *CHOICES, *OPTIONAL_SYMBOLS, "qk_norm", *MOE_SYMBOLS, "shared_gate", "moe_step", "dense_first",
-             "dense_layers"]
-    fields = {k: getattr(args, k) for k in names if getattr(args, k, None) is not None}
+             "dense_layers", *ATTENTION_NAMES]
+    fields = {k: None if v is CLEARED else v for k in names if (v := getattr(args, k, None)) is not None}
     if args.untied:
         fields["tie"] = False
     path = getattr(args, "hf_config", None)
     if path is not None and args.preset is not None:
         raise ValueError("--preset and --hf-config both name a model: give one")
     base = read_hf_config(path) if path is not None else ALL_PRESETS[args.preset or DEFAULT_PRESET]
+    if "window" in fields and fields["window"] is None and "full_layers" not in fields:  # --W none: full everywhere
+        fields["full_layers"] = ()
     if "T_max" in fields and "T" not in fields and base.positions == "learned":  # a smaller table takes T down
         fields["T"] = min(base.T, fields["T_max"])
     return dataclasses.replace(base, **fields)

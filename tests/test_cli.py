@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import collections
 import csv
+import dataclasses
 import io
 import json
 import subprocess
@@ -11,6 +12,8 @@ import sys
 import pytest
 
 from model import PRESETS, budget, trace
+from model.cli import build_parser, config_from_args
+from model.config import ALL_PRESETS
 from pagetools import run_cli
 
 CASES = {
@@ -95,11 +98,51 @@ def test_csv_rows_sum_to_the_activation_total(capsys):
     (["--json", "--csv"], "not allowed with argument"),
     (["--dtype", "int8"], "argument --dtype: invalid choice: 'int8'"),
     (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+    (["--preset", "mistral-7b", "--W", "0"], "W=0 is out of range"),
+    (["--preset", "gpt-oss-20b", "--swiglu-limit", "abc"], "invalid number 'abc': write a number such as 30.0, or none"),
+    (["--d-R", "4"], "rope_dim=4 is set but latent_dim is not"),
+    (["--preset", "deepseek-v3", "--d-c", "x"], "invalid number 'x': write a whole number, or none"),
+    (["--preset", "gemma-3-1b", "--attn-softcap", "50"], "attn_softcap=50 soft-caps the scores, which a fused kernel never"),
 ])
 def test_bad_arguments_give_one_line_and_status_2(argv, message, capsys):
     code, out, err = run(argv, capsys)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("python -m model: error: ") and message in err
+
+
+def _argv_of(cfg, parser) -> list[str]:
+    """The command line that sets every field of `cfg` from the default preset: each field by its flag."""
+    flag = {a.dest: a.option_strings[0] for a in parser._actions if a.option_strings}
+    argv = [] if cfg.tie else ["--untied"]
+    for name, value in dataclasses.asdict(cfg).items():
+        if name == "tie":
+            continue
+        if isinstance(value, bool):
+            argv.append(flag[name] if value else f"--no-{flag[name][2:]}")
+        elif value is None or isinstance(value, (list, tuple)):
+            argv += [flag[name], ",".join(map(str, value)) if value else "none"]
+        else:
+            argv += [flag[name], str(value)]
+    return argv
+
+
+@pytest.mark.parametrize("name", ALL_PRESETS)
+def test_every_field_of_every_preset_has_a_flag(name):
+    """Windows, latent attention and Gemma's and gpt-oss's extras included: the flags rebuild each preset."""
+    parser = build_parser()
+    cfg = ALL_PRESETS[name]
+    assert config_from_args(parser.parse_args(_argv_of(cfg, parser))) == cfg
+
+
+def test_a_window_or_a_latent_rank_cleared_with_none(capsys):
+    code, out, _ = run(["--preset", "gemma-3-1b", "--W", "none", "--json"], capsys)
+    assert code == 0
+    full = dataclasses.replace(ALL_PRESETS["gemma-3-1b"], window=None, full_layers=())
+    assert json.loads(out)["budget"]["params_exact"] == budget(full).params_exact
+    kv = ["--preset", "deepseek-v3", "--table", "kv", "--json", "--dtype", "bf16"]
+    direct, ranked = (json.loads(run(argv, capsys)[1]) for argv in (kv + ["--d-cq", "none"], kv))
+    assert direct["config"]["q_latent_dim"] is None and ranked["config"]["q_latent_dim"] == 1_536
+    assert direct.pop("config") != ranked.pop("config") and direct == ranked  # q's rank leaves the cache alone
 
 
 def test_module_entry_point_runs():
