@@ -9,7 +9,7 @@ Changes interact (SwiGLU's count uses d_ff, q, k and v biases scale with h_kv, .
 time from the twin in one fixed order, `ORDER`:
 
     d_head set apart → RMSNorm → biases → RoPE → MLP (SwiGLU, d_ff) → K/V heads h_kv → QK-norm → fused
-    attention → mixture of experts → Gemma's extras → gpt-oss's extras → sliding window
+    attention → mixture of experts → Gemma's extras → gpt-oss's extras → sliding window → latent attention
 
 and each figure of a change is the real count after it minus the real count before it: parameters of the real
 module and forward FLOPs per token from its pass (`model.budgeting.budget`), the KV cache per token
@@ -33,6 +33,11 @@ A mixture of experts, last, replaces the MoE blocks' dense MLP. Where every bloc
 passes through is the one of the same FLOPs per token, d_ff = k·d_expert (+ E_shared·d_shared): the change then
 holds E/k times that MLP's parameters (`moe_lines`) for the router's FLOPs only, and the KV cache is unchanged.
 Where some blocks stay dense, their d_ff is this configuration's, and the MoE blocks replace an MLP of that width.
+
+Multi-head latent attention, last, replaces multi-head attention whose heads are d_head = d_v wide (the DeepSeek-V2
+paper's MHA: its d_h is DeepSeek's v_head_dim): the d_head change before it sets d_v apart from d / h, and the
+latent change swaps q, k and v of h heads of d_v for the low-rank pairs, the latent and the shared rotary key; its
+KV cache line is the latent's d_c + d_R per token per block against K and V's 2h·d_v (`latent_lines`).
 """
 from __future__ import annotations
 
@@ -42,7 +47,7 @@ from fractions import Fraction
 from dataclasses import dataclass, replace
 
 from .budgeting import budget
-from .config import FIELDS, GEMMA_FIELDS, MOE_FIELDS, OSS_FIELDS, WINDOW_FIELDS, Config
+from .config import FIELDS, GEMMA_FIELDS, MLA_FIELDS, MOE_FIELDS, OSS_FIELDS, WINDOW_FIELDS, Config
 from .figures import Line, check_lines
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
 from .memory import kv_cache_lines
@@ -65,6 +70,7 @@ ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config field
     ("gemma", GEMMA_FIELDS),
     ("oss", OSS_FIELDS),
     ("window", WINDOW_FIELDS),
+    ("latent", MLA_FIELDS),
 )
 ORDER_NOTE = ("Changes interact, so they are applied one at a time from the GPT-2 twin in this order: d_head set "
               "apart, RMSNorm, biases, RoPE, the MLP (SwiGLU, d_ff), K/V heads h_kv, QK-norm, fused attention; each "
@@ -72,6 +78,8 @@ ORDER_NOTE = ("Changes interact, so they are applied one at a time from the GPT-
               "configuration's count minus the twin's.")
 WINDOW_ORDER_NOTE = ("A sliding window comes last: it changes no parameter and no measured FLOP (eager attention computes "
                      "the whole (T, T) scores and masks them to the band), only what the windowed blocks cache.")
+LATENT_ORDER_NOTE = ("Latent attention comes last: the multi-head attention it replaces has h heads of d_head = d_v "
+                     "(the DeepSeek-V2 paper's MHA), so the d_head change sets d_v apart from d / h.")
 MOE_ORDER_NOTE = ("A mixture of experts comes last: where every block is MoE, the dense MLP before it has the same FLOPs "
                   "per token, d_ff = k·d_expert (+ E_shared·d_shared).")
 ALWAYS = ("params", "flops")  # listed for every change, 0 included; a memory figure where its formula is not 0
@@ -126,7 +134,8 @@ class Changes:
     def note(self) -> str:
         """How the changes were applied (`ORDER_NOTE`; a mixture of experts' place in it, `MOE_ORDER_NOTE`)."""
         return " ".join([ORDER_NOTE, *([MOE_ORDER_NOTE] if self.cfg.moe else []),
-                         *([WINDOW_ORDER_NOTE] if self.cfg.window is not None else [])])
+                         *([WINDOW_ORDER_NOTE] if self.cfg.window is not None else []),
+                         *([LATENT_ORDER_NOTE] if self.cfg.mla else [])])
 
 
 def twin(cfg: Config) -> Config:
@@ -135,8 +144,8 @@ def twin(cfg: Config) -> Config:
         raise ValueError(NO_TWIN["heads"].format(**title_values(cfg)))
     if cfg.T > cfg.T_max:
         raise ValueError(NO_TWIN["context"].format(**title_values(cfg)))
-    if cfg.mla:
-        raise ValueError(NO_TWIN["latent"])
+    if cfg.mla and cfg.d_v % 2:
+        raise ValueError(NO_TWIN["latent"].format(**title_values(cfg)))
     return gpt2_of(cfg)
 
 
@@ -148,6 +157,8 @@ def gpt2_of(cfg: Config) -> Config:
 TITLES: dict[str, str] = {  # what each change does; {…} filled with this configuration's numbers (`title_values`)
     "twin": "the GPT-2 twin: same B, T, d, h, L, V, T_max and head, GPT-2's recipe",
     "d_head": "d_head = {d_head} set apart from d / h = {d_over_h}: the heads' width h·d_head is {width}, not d = {d}",
+    "d_head/latent": ("d_head = d_v = {d_head} set apart from d / h = {d_over_h}: the multi-head attention that latent "
+                      "attention replaces, h·d_head = {width} wide, not d = {d}"),
     "norm": "RMSNorm instead of LayerNorm: a gain only, no mean subtracted and no bias",
     "bias/none": "no biases on the linears",
     "bias/qkv": "biases on q, k and v only (Qwen2's choice)",
@@ -181,6 +192,9 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "window": ("a sliding window of W = {W} keys on L_W = {L_W} of the L = {L} blocks: the same parameters and "
                "measured FLOPs (the (T, T) scores are still computed, then masked to a band), and each windowed block's "
                "KV cache stops growing at W − 1 = {W_kept} tokens"),
+    "latent": ("multi-head latent attention: {q_path}, K and V made per head from one latent of d_c = {d_c} and one "
+               "rotary key of d_R = {d_R} that every head shares; scores d_nope + d_R = {qk} wide, values d_v = {d_v}: "
+               "each block caches d_c + d_R = {kv} numbers per token, where K and V of h heads held 2h·d_v = {mha}"),
     "total": "every change together: this model minus its GPT-2 twin",
     "this": "this model",
 }
@@ -189,8 +203,8 @@ NO_TWIN = {  # why a configuration has no GPT-2 twin; {…} filled as TITLES
               "model sets d_head={d_head} apart)"),
     "context": ("no GPT-2 twin at T={T}: GPT-2's learned position table has T_max={T_max} rows; lower T to at most "
                 "{T_max} to compare the two"),
-    "latent": ("no chain of changes from a GPT-2 twin for multi-head latent attention yet (its heads are d_nope + d_R "
-               "wide, not d / h): --table budget and --table kv show its parts"),
+    "latent": ("no chain of changes at d_v={d_v}: the multi-head attention that latent attention replaces has heads of "
+               "d_v features, which RoPE rotates in pairs; an even d_v has one"),
 }
 
 
@@ -200,6 +214,8 @@ def title_key(key: str, cfg: Config) -> str:
         return f"bias/{cfg.bias}"
     if key == "mlp":
         return f"mlp/{cfg.mlp}"
+    if key == "d_head" and cfg.mla:
+        return "d_head/latent"
     if key == "h_kv":
         return "h_kv/mqa" if cfg.h_kv == 1 else "h_kv/gqa"
     if key == "attention" and 1 < cfg.h_kv < cfg.h:  # eager copies K and V to h heads; fused reads them as they are
@@ -219,18 +235,31 @@ def dense_width(cfg: Config) -> int:
 
 def title_values(cfg: Config) -> dict[str, str]:
     """The numbers the titles name, with thousands separators (the exported page computes the same)."""
-    values = dict(d=cfg.d, h=cfg.h, h_kv=cfg.h_kv, d_head=cfg.d_head, d_ff=dense_width(cfg), T=cfg.T, T_max=cfg.T_max,
-                  d_over_h=cfg.d // cfg.h, width=cfg.h * cfg.d_head, four_d=4 * cfg.d, group=cfg.h // cfg.h_kv, L=cfg.L)
+    head = mha_head(cfg)
+    values = dict(d=cfg.d, h=cfg.h, h_kv=cfg.h_kv, d_head=head, d_ff=dense_width(cfg), T=cfg.T, T_max=cfg.T_max,
+                  d_over_h=cfg.d // cfg.h, width=cfg.h * head, four_d=4 * cfg.d, group=cfg.h // cfg.h_kv, L=cfg.L)
     if cfg.moe:
         values.update(E=cfg.E, k=cfg.k, d_expert=cfg.d_expert, L_moe=cfg.L_moe)
     if cfg.window is not None:
         values.update(W=cfg.W, L_W=cfg.L_W, W_kept=cfg.W - 1)
+    if cfg.mla:
+        values.update(d_c=cfg.d_c, d_R=cfg.d_R, qk=cfg.d_nope + cfg.d_R, d_v=cfg.d_v, kv=cfg.d_c + cfg.d_R,
+                      mha=2 * cfg.h * cfg.d_v)
     out = {k: f"{v:,}" for k, v in values.items()}
+    if cfg.mla:
+        out["q_path"] = (f"q through a latent of d_cq = {cfg.d_cq:,} (with its RMSNorm)" if cfg.d_cq is not None
+                         else "q projected from x directly")
     if cfg.moe:
         ratio = cfg.E / cfg.k
         out.update(ratio=f"{ratio:g}" if ratio == int(ratio) else f"{ratio:.3g}",
                    shared=" + E_shared·d_shared" if cfg.E_shared else "")
     return out
+
+
+def mha_head(cfg: Config) -> int:
+    """The heads' width of the chain's multi-head attention: d_head, or with latent attention d_v (the MHA it
+    replaces)."""
+    return cfg.d_v if cfg.mla else cfg.d_head
 
 
 def _title(key: str, cfg: Config) -> str:
@@ -240,7 +269,7 @@ def _title(key: str, cfg: Config) -> str:
 SHORT = {"twin": "GPT-2 twin", "d_head": "d_head apart", "norm": "RMSNorm", "bias": "biases", "positions": "RoPE",
          "mlp": "MLP", "h_kv": "K/V heads", "qk_norm": "QK-norm", "attention": "fused attention",
          "moe": "mixture of experts", "gemma": "Gemma's extras", "oss": "gpt-oss's extras",
-         "window": "sliding window", "total": "all changes", "this": "this model"}
+         "window": "sliding window", "latent": "latent attention", "total": "all changes", "this": "this model"}
 
 
 def _states(cfg: Config, base: Config) -> list[tuple[str, Config]]:
@@ -250,6 +279,9 @@ def _states(cfg: Config, base: Config) -> list[tuple[str, Config]]:
         target = {n: getattr(cfg, n) for n in names}
         if key == "mlp" and cfg.moe and "dense" not in cfg.block_kinds:
             target["ff_dim"] = dense_width(cfg)  # the dense MLP of the same FLOPs as the experts a token uses
+        if cfg.mla and key in ("d_head", "latent"):  # the multi-head attention that latent attention replaces has
+            target["head_dim"] = cfg.d_v if key == "d_head" and cfg.d_v != cfg.d // cfg.h else None  # d_v-wide
+            # heads (d / h when d_v is), latent's d_nope + d_R
         after = replace(state, **target)
         if after == state:
             continue
@@ -284,7 +316,8 @@ def _substitute(poly: Poly, name: str, by: Poly) -> Poly:
 def in_symbols_of(poly: Poly, s: Config, cfg: Config) -> Poly:
     """A formula of state `s` (in its own symbols) in `cfg`'s symbols, using what holds at `s` where it keeps
     GPT-2's values: h_kv = h, d_ff = 4d, and h·d_head = d where d_head = d / h; where every block of `cfg` is a
-    mixture of experts, a dense state's d_ff = k·d_expert (+ E_shared·d_shared) (`dense_width`). RuntimeError if a
+    mixture of experts, a dense state's d_ff = k·d_expert (+ E_shared·d_shared) (`dense_width`); where `cfg` has
+    latent attention, a state before it has d_head = d_v (`mha_head`). RuntimeError if a
     d_head is left that `cfg` sets apart (d_head = d / h without an h beside it)."""
     if s.kv_heads is None:
         poly = _substitute(poly, "h_kv", poly_symbol("h"))
@@ -292,8 +325,11 @@ def in_symbols_of(poly: Poly, s: Config, cfg: Config) -> Poly:
         poly = _substitute(poly, "d_ff", to_poly("k·d_expert" + (" + E_shared·d_shared" if cfg.E_shared else "")))
     elif s.mlp == "gelu" and s.ff_dim is None:
         poly = _substitute(poly, "d_ff", poly_symbol("d", 4))
+    before_latent = cfg.mla and not s.mla and s.d_head == cfg.d_v  # the MHA latent attention replaces: d_head = d_v
     if s.head_dim is None:
-        poly = _heads_as_d(poly, strict=s.d_head != cfg.d_head)
+        poly = _heads_as_d(poly, strict=s.d_head != cfg.d_head and not before_latent)
+    if before_latent:
+        poly = _substitute(poly, "d_head", poly_symbol("d_v"))
     return poly
 
 
@@ -341,10 +377,12 @@ def _terms(poly: Poly) -> str:
 
 
 # Where a difference has terms of both signs, its common factor takes the sign the difference has at these sizes
-# (Llama 3 8B's at B = 8, T = 8,192, and Mixtral 8x7B's experts, with a shared one): fixed, so a formula's text
-# depends on the recipe alone, never on the sizes (the exported page computes values from the same text at any size).
+# (Llama 3 8B's at B = 8, T = 8,192, Mixtral 8x7B's experts, with a shared one, and DeepSeek-V3's latent attention):
+# fixed, so a formula's text depends on the recipe alone, never on the sizes (the exported page computes values from
+# the same text at any size).
 SIGN_AT = dict(B=8, T=8192, d=4096, h=32, h_kv=8, d_head=128, d_ff=14336, L=32, V=128256, T_max=8192, E=8, k=2,
-               d_expert=14336, E_shared=1, d_shared=14336, L_moe=32, W=4096, L_W=32, T_W=4095)
+               d_expert=14336, E_shared=1, d_shared=14336, L_moe=32, W=4096, L_W=32, T_W=4095, d_c=512, d_cq=1536,
+               d_R=64, d_nope=128, d_v=128)
 
 
 def formula_text(poly: Poly) -> str:
@@ -416,6 +454,18 @@ def window_change_lines(cfg: Config, dtype: str) -> tuple[Line]:
                  cfg.T / cfg.T_W if cfg.T % cfg.T_W else cfg.T // cfg.T_W, "ratio"),)
 
 
+def latent_lines(cfg: Config, dtype: str) -> tuple[Line]:
+    """Latent attention's line beside its figures: the K and V of h heads of d_v that the multi-head attention
+    before it cached, over the latent and rotary key it caches, per token per block (`model.memory`'s cache, checked)."""
+    cached = next(x for x in kv_cache_lines(cfg, dtype) if x.key == "memory/kv_cache_per_token").value
+    if cached != cfg.L * (cfg.d_c + cfg.d_R) * DTYPES[dtype]:
+        raise RuntimeError("latent attention's cache is not L·(d_c + d_R) elements per token")
+    ratio = Fraction(2 * cfg.h * cfg.d_v, cfg.d_c + cfg.d_R)
+    return (Line("changes/latent/cache_ratio", f"{SHORT['latent']}: the KV cache of multi-head attention (K and V of h "
+                 "heads of d_v) over the latent's (d_c + d_R), per token", "2h·d_v / (d_c + d_R)",
+                 int(ratio) if ratio.denominator == 1 else float(ratio), "ratio"),)
+
+
 def wall_line(cfg: Config, dtype: str, gpu: str) -> Line:
     """The T at which eager attention's (B, h, T, T) wall fills one GPU: its softmax, kept for the backward pass by
     every block (L·B·h·T² elements at `dtype`, `model.tracing.eager_lines`, whose measured value is checked against
@@ -445,7 +495,7 @@ def changes(cfg: Config, dtype: str = "fp32", gpu: str = DEFAULT_GPU) -> Changes
     states = [("twin", base), *_states(cfg, base)]
     figures = [_state_figures(s, cfg, symbols, dtype, own_text=i > 0) for i, (_, s) in enumerate(states)]
     more = {"attention": lambda: attention_lines(cfg, dtype, gpu), "moe": lambda: moe_lines(cfg),
-            "window": lambda: window_change_lines(cfg, dtype)}
+            "window": lambda: window_change_lines(cfg, dtype), "latent": lambda: latent_lines(cfg, dtype)}
     steps = tuple(_group(key, _title(key, cfg), _difference(after, before), ALWAYS,
                          more[key]() if key in more else ())
                   for (key, _), before, after in zip(states[1:], figures, figures[1:]))

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from model import GPT, budget, trace
+from model.changes import changes
 from model.config import TABLE_PRESETS, Config, from_hf, read_hf
 from model.families import not_on_pages
 from model.memory import kv_cache_lines
@@ -73,6 +74,11 @@ def test_random_deepseek_v3_files_match_transformers_parameters_cache_and_flops(
     b = budget(cfg)
     kv = kv_cache_lines(cfg, "fp32")[0].value
     assert (b.params_exact, kv, b.flops_fwd_measured_per_token * B * T) == reference(doc, B, T, build=_module), doc
+    if cfg.d % cfg.h == 0 and cfg.d_v % 2 == 0:  # what each change buys: true lines that add up (`changes` checks
+        assert changes(cfg).steps[-1].key == "latent"  # both), latent attention last
+    elif cfg.d % cfg.h == 0:
+        with pytest.raises(ValueError, match=f"no chain of changes at d_v={cfg.d_v}: "):
+            changes(cfg)
 
 
 MLA = Config(B=2, T=5, d=12, h=3, L=2, V=11, norm="rmsnorm", positions="rope", mlp="swiglu", bias="none", ff_dim=8,
@@ -130,7 +136,27 @@ def test_the_pages_refuse_latent_attention_in_one_line(tmp_path, capsys):
     assert "this model has multi-head latent attention (d_c = 6, d_R = 4), which the exported page does not show" in err
 
 
-@pytest.mark.parametrize("table", ["shapes", "budget", "kv", "train", "infer"])
+def test_what_latent_attention_buys_against_the_multi_head_attention_it_replaces():
+    """DeepSeek-V3 beside its GPT-2 twin: d_head = d_v set apart first (the DeepSeek-V2 paper's MHA of h heads of
+    d_h = d_v), latent attention last; its KV cache line is 61·576·2 − 2·61·128·128·2 bytes a token, its ratio
+    2h·d_v / (d_c + d_R) = 32,768 / 576, and the lines add up to the model minus its twin."""
+    cfg = TABLE_PRESETS["deepseek-v3"]
+    c = changes(cfg, "bf16")
+    assert [s.key for s in c.steps] == ["d_head", "norm", "bias", "positions", "mlp", "moe", "latent"]
+    assert c.steps[0].title.startswith("d_head = d_v = 128 set apart from d / h = 56")
+    latent = {x.key: x for x in c.steps[-1].lines}
+    assert latent["changes/latent/kv_cache"].value == 61 * 576 * 2 - 2 * 61 * 128 * 128 * 2 == -3_927_424
+    assert latent["changes/latent/cache_ratio"].value == 32_768 / 576
+    assert "caches d_c + d_R = 576 numbers per token, where K and V of h heads held 2h·d_v = 32,768" in c.steps[-1].title
+    this = {x.key: x.value for x in c.this.lines}
+    assert this["changes/this/params"] == DEEPSEEK_V3 and this["changes/this/kv_cache"] == 70_272
+    direct = changes(replace(cfg, q_latent_dim=None), "bf16").steps[-1].title
+    same = changes(replace(MLA, d=24, value_dim=8))  # d_v = d / h: no d_head change, the twin's heads are the MHA's
+    assert [s.key for s in same.steps][0] == "norm" and same.steps[-1].key == "latent"
+    assert direct.startswith("multi-head latent attention: q projected from x directly")
+
+
+@pytest.mark.parametrize("table", ["shapes", "budget", "kv", "train", "infer", "changes"])
 def test_every_table_prints_deepseek_v3(table, capsys):
     code, out, err = run_cli(["--preset", "deepseek-v3", "--table", table], capsys)
     assert code == 0 and not err and "Traceback" not in out
