@@ -47,9 +47,9 @@ from dataclasses import dataclass
 TRANSFORMERS_VERSION = "5.24.0"  # the config classes DEFAULTS were taken from
 MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, tens of kB): longer is refused
 MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "gemma2", "gemma3_text",
-               "gpt_oss", "deepseek_v3")
+               "gpt_oss", "deepseek_v2", "deepseek_v3")
 GEMMA_TYPES = ("gemma2", "gemma3_text")
-MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v3")
+MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3")
 
 # The shape keys of each type and their defaults in transformers' config class of that type.
 DEFAULTS: dict[str, dict[str, object]] = {
@@ -118,6 +118,14 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_word_embeddings": False, "attention_bias": True, "sliding_window": 128, "layer_types": None,
         "num_experts_per_tok": 4, "num_local_experts": 128, "swiglu_limit": 7.0, "swiglu_alpha": 1.702,
     },
+    "deepseek_v2": {  # DeepseekV2Config: latent attention, routed and shared experts (no MTP, a softmax router)
+        "vocab_size": 102_400, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2_048,
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "kv_lora_rank": 512,
+        "q_lora_rank": 1_536, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
+        "moe_intermediate_size": 1_407, "n_routed_experts": 64, "n_shared_experts": 2, "num_experts_per_tok": None,
+        "first_k_dense_replace": 0,
+    },
     "deepseek_v3": {  # DeepseekV3Config: latent attention, the first blocks dense, then shared and routed experts
         "vocab_size": 129_280, "hidden_size": 7_168, "intermediate_size": 18_432, "num_hidden_layers": 61,
         "num_attention_heads": 128, "num_key_value_heads": 128, "max_position_embeddings": 4_096,
@@ -134,6 +142,8 @@ ROUTER: dict[str, dict[str, object]] = {
     "qwen2_moe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "qwen3_moe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "gpt_oss": {"router_aux_loss_coef": 0.001, "output_router_logits": False},
+    "deepseek_v2": {"norm_topk_prob": False, "routed_scaling_factor": 1.0, "topk_method": "greedy", "n_group": None,
+                    "topk_group": None, "output_router_logits": False},
     "deepseek_v3": {"norm_topk_prob": True, "routed_scaling_factor": 2.5, "n_group": 8, "topk_group": 4,
                     "output_router_logits": False},
 }
@@ -152,6 +162,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "gemma2": (),
     "gemma3_text": ("sliding_window_pattern",),  # Gemma3TextConfig's keyword: layer_types' default, every n-th full
     "gpt_oss": (),
+    "deepseek_v2": ("sliding_window", "layer_types"),  # its head_dim, a field, is set to d_R (`_latent` says so)
     "deepseek_v3": ("sliding_window", "layer_types", "head_dim"),  # head_dim: DeepseekV3Config's d_R, no width here
 }
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
@@ -171,6 +182,8 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "gemma3_text": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping",
                     "use_bidirectional_attention", "sliding_window_pattern"),
     "gpt_oss": ("sliding_window", "layer_types"),
+    "deepseek_v2": ("num_key_value_heads", "q_lora_rank", "num_experts_per_tok", "n_group", "topk_group", "sliding_window",
+                    "layer_types"),  # num_experts_per_tok null: refused by `_check_groups`, as the router cannot run
     "deepseek_v3": ("num_key_value_heads", "q_lora_rank", "v_head_dim", "num_experts_per_tok", "first_k_dense_replace",
                     "sliding_window", "layer_types", "head_dim"),  # q_lora_rank null: W_Q
 }
@@ -181,6 +194,7 @@ ALIASES: dict[str, dict[str, str]] = {
     "mixtral": {"num_experts": "num_local_experts"},  # MixtralConfig's and Qwen3MoeConfig's attribute_map
     "qwen3_moe": {"num_local_experts": "num_experts"},
     "gpt_oss": {"num_experts": "num_local_experts"},  # GptOssConfig's attribute_map
+    "deepseek_v2": {"num_experts": "n_routed_experts"},  # DeepseekV2Config's attribute_map
     "deepseek_v3": {"num_local_experts": "n_routed_experts"},
 }
 # The Config field (or symbol) each key sets; keys that set none are read by a rule below.
@@ -254,6 +268,8 @@ ROUTER_MEANS = {  # each router setting, as a note names it: what it does, and t
     "routed_scaling_factor": "the routed experts' output times this factor",
     "n_group": "the experts in n_group groups",
     "topk_group": "each token's k experts drawn from its topk_group best groups",
+    "topk_method": {"greedy": "the k best of all E experts", "group_limited_greedy": "the k best within the topk_group "
+                    "groups of the best experts"},
 }
 # Keys of other models that shape a model (mixture of experts, latent attention, Gemma's norms, ...): in a file
 # whose type has none of them, transformers ignores them, and so does the reading, saying so.
@@ -272,7 +288,9 @@ READ_BY_EVERY_TYPE = ("rope_parameters", "rope_scaling", "partial_rotary_factor"
 # Keys read by a rule, not a shape of their own: left out of a file, no note (but a window that applies has one).
 RULE_KEYS = ("sliding_window", "max_window_layers", "layer_types", "use_sliding_window", "add_cross_attention",
              "hidden_activation", "use_bidirectional_attention")
-CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig"}  # messages
+CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig",
+                  "deepseek_v2": "DeepseekV2Config", "deepseek_v3": "DeepseekV3Config"}  # messages
+TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention")
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "ntk")  # θ's scaling rules: values only
@@ -384,11 +402,12 @@ def read(doc: Mapping) -> Reading:
     types, window = _blocks(values, model_type, fields["L"])
     windowing = _window(types, window, model_type, fields, keys, "sliding_window" in values["given"])
     windowing += (GEMMA_VALUES,) if model_type in GEMMA_TYPES else (OSS_VALUES,) if model_type == "gpt_oss" else ()
-    windowing += _latent(doc, values, fields) if model_type in MLA_TYPES else ()
+    windowing += _latent(doc, model_type, fields) if model_type in MLA_TYPES else ()
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
     ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES.get(model_type, {})
-                    and k not in EXTRAS[model_type] and k not in READ_BY_EVERY_TYPE)
+                    and k not in EXTRAS[model_type] and k not in READ_BY_EVERY_TYPE
+                    and not (k == "head_dim" and model_type in MLA_TYPES))  # `_latent` names what its class sets
     return Reading(model_type, fields, keys, defaults, ignored, (*layout, *router, *windowing))
 
 
@@ -403,7 +422,7 @@ OSS_VALUES = ("values only, which change no count, shape or byte: the experts' c
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "mixtral", "qwen3_moe")
-NO_WINDOWED_ATTENTION = ("gpt2", "llama", "deepseek_v3")
+NO_WINDOWED_ATTENTION = ("gpt2", "llama", "deepseek_v2", "deepseek_v3")
 
 
 def _window(types: list[str], window: int | None, model_type: str, fields: dict, keys: dict[str, str],
@@ -570,7 +589,7 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
     return fields, keys
 
 
-MLA_TYPES = ("deepseek_v3",)  # multi-head latent attention
+MLA_TYPES = ("deepseek_v2", "deepseek_v3")  # multi-head latent attention
 MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
 MLA_KEYS = {"latent_dim": "kv_lora_rank", "q_latent_dim": "q_lora_rank", "rope_dim": "qk_rope_head_dim",
             "nope_dim": "qk_nope_head_dim", "value_dim": "v_head_dim"}
@@ -586,6 +605,8 @@ MOE_KEYS: dict[str, dict[str, str]] = {
     "qwen3_moe": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
                   "moe_step": "decoder_sparse_step", "dense_layers": "mlp_only_layers"},
     "gpt_oss": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
+    "deepseek_v2": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
+                    "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
     "deepseek_v3": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
                     "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
 }
@@ -631,7 +652,10 @@ def _router(doc: Mapping, model_type: str) -> tuple[str, ...]:
     for key, default in ROUTER[model_type].items():
         value = doc.get(key, default)
         if key in SIZES:
-            _checked(key, value, False)
+            _checked(key, value, key in NULLABLE[model_type])
+        if key == "topk_method" and value not in TOPK_METHODS:
+            raise HFConfigError(f"config.json: topk_method={show(value)} is not one of {', '.join(TOPK_METHODS)} "
+                                f"(how {model_type}'s router chooses each token's k experts)")
         if key in FLAGS and not isinstance(value, bool):
             raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[key]}) must be true or false")
         if key in NUMBERS:
@@ -689,42 +713,66 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
     return types, window
 
 
-DEEPSEEK_VALUES = ("values only, which change no count, shape or byte: the router's sigmoid scores (this module's router "
-                   "takes a softmax over the same (B, T, E) logits), their correction bias e_score_correction_bias (a "
-                   "buffer of E per MoE block, not a parameter: not in N, as transformers' count leaves it out), the "
-                   "group-limited choice (n_group, topk_group) and routed_scaling_factor; RoPE's interleaved pairs; "
-                   "the scores' scale 1/√(d_nope + d_R), times yarn's mscale² where rope_scaling sets mscale_all_dim")
+DEEPSEEK_VALUES = {  # what each DeepSeek type has that changes no count, shape or byte
+    "deepseek_v2": ("values only, which change no count, shape or byte: the router's choice of k (topk_method: greedy, "
+                    "or group-limited over n_group groups) and routed_scaling_factor; the k weights as the softmax "
+                    "gives them, unless norm_topk_prob; RoPE's interleaved pairs; the scores' scale 1/√(d_nope + d_R)"),
+    "deepseek_v3": ("values only, which change no count, shape or byte: the router's sigmoid scores (this module's "
+                    "router takes a softmax over the same (B, T, E) logits), their correction bias "
+                    "e_score_correction_bias (a buffer of E per MoE block, not a parameter: not in N, as transformers' "
+                    "count leaves it out), the group-limited choice (n_group, topk_group) and routed_scaling_factor; "
+                    "RoPE's interleaved pairs; the scores' scale 1/√(d_nope + d_R), times yarn's mscale² where "
+                    "rope_scaling sets mscale_all_dim"),
+}
 
 
-def _latent(doc: Mapping, values: dict, fields: dict) -> tuple[str, ...]:
-    """DeepSeek-V3's notes: latent attention run eager, the multi-token-prediction module left out (transformers does
-    not build it), head_dim as DeepseekV3Config sets it, and the values that change nothing here; HFConfigError for
-    a grouping of the experts transformers' router cannot run."""
+def _latent(doc: Mapping, model_type: str, fields: dict) -> tuple[str, ...]:
+    """DeepSeek's notes: latent attention run eager, DeepSeek-V3's multi-token-prediction module left out
+    (transformers does not build it), head_dim as the config class sets it, and the values that change nothing here;
+    HFConfigError for routing transformers' router cannot run."""
     notes = ["eager attention: latent attention's q and k are d_nope + d_R wide and its v d_v, which the fused CPU "
              "kernel here cannot take (one head width); the scores (B, h, T, T) are tensors of the pass"]
-    mtp = _checked("num_nextn_predict_layers", doc.get("num_nextn_predict_layers", MTP_LAYERS), False)
+    mtp = _checked("num_nextn_predict_layers", doc.get("num_nextn_predict_layers", MTP_LAYERS), False) \
+        if model_type == "deepseek_v3" else 0
     if mtp:
         notes.append(f"without the multi-token-prediction module (num_nextn_predict_layers = {mtp:,}), which "
                      f"transformers does not build: N counts the {fields['L']:,} blocks, the tables and the head")
     if "head_dim" in doc:
-        notes.append(f"head_dim = {show(doc['head_dim'])} is ignored: DeepseekV3Config sets head_dim to "
+        notes.append(f"head_dim = {show(doc['head_dim'])} is ignored: {CONFIG_CLASSES[model_type]} sets head_dim to "
                      f"qk_rope_head_dim (d_R = {fields['rope_dim']:,})")
     if fields.get("experts"):
-        E, k = fields["experts"], fields["top_k"]
-        groups, best = doc.get("n_group", ROUTER["deepseek_v3"]["n_group"]), doc.get("topk_group",
-                                                                                     ROUTER["deepseek_v3"]["topk_group"])
-        if E % groups or E // groups < 2:
-            raise HFConfigError(f"config.json: n_group={groups:,} must divide n_routed_experts={E:,} into groups of at "
-                                f"least 2 experts (transformers' router scores each group by its best two)")
-        if best > groups or k > best * (E // groups):
-            raise HFConfigError(f"config.json: topk_group={best:,} of n_group={groups:,} groups of {E // groups:,} "
-                                f"experts cannot give num_experts_per_tok={k:,}: topk_group must be at most n_group and "
-                                f"k at most topk_group·n_routed_experts/n_group")
-    return (*notes, DEEPSEEK_VALUES)
+        _check_groups(doc, model_type, fields["experts"], fields["top_k"])
+    return (*notes, DEEPSEEK_VALUES[model_type])
+
+
+def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
+    """HFConfigError where a DeepSeek router cannot choose k experts: DeepSeek-V2's k left null, or a group-limited
+    choice (DeepSeek-V3's always, V2's where topk_method says so) whose groups cannot give k."""
+    if k is None:
+        raise HFConfigError(f"config.json: num_experts_per_tok is null (the default of {CONFIG_CLASSES[model_type]}): "
+                            f"the router picks that many experts per token; give a whole number such as 6")
+    defaults = ROUTER[model_type]
+    if doc.get("topk_method", defaults.get("topk_method")) == "greedy" and model_type == "deepseek_v2":
+        return
+    groups, best = doc.get("n_group", defaults["n_group"]), doc.get("topk_group", defaults["topk_group"])
+    if groups is None or best is None:
+        raise HFConfigError("config.json: topk_method=\"group_limited_greedy\" needs n_group and topk_group (the "
+                            "groups of experts, and how many of them each token's experts come from): give both")
+    if E % groups or E // groups < (2 if model_type == "deepseek_v3" else 1):
+        raise HFConfigError(f"config.json: n_group={groups:,} must divide n_routed_experts={E:,} into groups of at "
+                            f"least {2 if model_type == 'deepseek_v3' else 1} experts (transformers' router scores "
+                            f"each group by its best {'two' if model_type == 'deepseek_v3' else 'one'})")
+    if best > groups or k > best * (E // groups):
+        raise HFConfigError(f"config.json: topk_group={best:,} of n_group={groups:,} groups of {E // groups:,} "
+                            f"experts cannot give num_experts_per_tok={k:,}: topk_group must be at most n_group and "
+                            f"k at most topk_group·n_routed_experts/n_group")
 
 
 def _refuse_unmodelled(values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:
     """HFConfigError for a value, given or the type's default, that changes what is built but is not modelled."""
+    if model_type == "deepseek_v2" and values["mlp_bias"]:
+        raise HFConfigError("config.json: mlp_bias=true puts biases on DeepSeek-V2's dense and shared MLPs but not on "
+                            "its routed experts, which this module does not build; write false")
     if model_type in MLA_TYPES and values["attention_bias"]:
         raise HFConfigError("config.json: attention_bias=true puts biases on latent attention's W_DQ, W_DKV and W_o, "
                             "which this module does not build; write false")
@@ -735,7 +783,7 @@ def _refuse_unmodelled(values: dict, model_type: str, fields: dict, keys: dict[s
     if model_type == "gpt2" and values["add_cross_attention"]:
         raise HFConfigError("config.json: add_cross_attention=true adds cross-attention layers, which this decoder "
                             "does not build")
-    if model_type in ("llama", *GEMMA_TYPES) and fields["d"] % fields["h"]:  # the config's validate_architecture
+    if model_type in ("llama", *GEMMA_TYPES, "deepseek_v2") and fields["d"] % fields["h"]:  # the config's validate_architecture
         raise HFConfigError(f"config.json: hidden_size={fields['d']:,} is not a multiple of num_attention_heads="
                             f"{fields['h']:,}, which transformers' {CONFIG_CLASSES[model_type]} requires (even with "
                             f"head_dim set)")

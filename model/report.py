@@ -108,8 +108,8 @@ def footer(cfg: Config, width: int | None = None) -> list[str]:
     n = b.params_exact
     active = (f"; N_active = {b.params_active:,} ({units.params(b.params_active)}), those one token uses (k of the E "
               f"experts)" if cfg.moe else "")
-    mtp = ("; as transformers' DeepseekV3 module, without the multi-token-prediction layer (DeepSeek-V3's "
-           "num_nextn_predict_layers): not built, not counted" if cfg.mla else "")
+    mtp = ("; as transformers builds DeepSeek's models: a DeepSeek-V3 checkpoint's multi-token-prediction layer "
+           "(num_nextn_predict_layers) is not built or counted" if cfg.mla else "")
     return paragraph(f"Total parameters: N = {n:,} ({units.params(n)}), every weight, bias and norm gain of the "
                      f"module{active}{mtp}", width)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import torch
 
 from model import GPT, budget, trace
 from model.changes import changes
-from model.config import TABLE_PRESETS, Config, from_hf, read_hf
+from model.config import TABLE_PRESETS, Config, HFConfigError, from_hf, read_hf
 from model.families import not_on_pages
 from model.memory import kv_cache_lines
 from model.passes import saved_bytes_of
@@ -46,8 +47,9 @@ def test_deepseek_v3_is_its_published_file_to_the_parameter():
     assert lines["memory/kv_cache_groups"] == 2.25  # the DeepSeek-V2 paper's "GQA with only 2.25 groups"
 
 
-def random_doc(rng: random.Random) -> dict:
-    """A tiny deepseek_v3 file: with or without the queries' latent, dense first blocks, shared experts, groups."""
+def random_doc(rng: random.Random, model_type: str = "deepseek_v3") -> dict:
+    """A tiny deepseek_v3 (or deepseek_v2) file: with or without the queries' latent, dense first blocks, shared
+    experts, groups (DeepSeek-V2's greedy or group-limited choice; its d a multiple of h, as its class requires)."""
     groups = rng.choice([1, 2])
     E = groups * rng.randrange(2, 4)
     topk_group = rng.randrange(1, groups + 1)
@@ -61,13 +63,16 @@ def random_doc(rng: random.Random) -> dict:
            "num_experts_per_tok": rng.randrange(1, topk_group * E // groups + 1), "n_shared_experts": rng.randrange(0, 3),
            "first_k_dense_replace": rng.randrange(0, L), "max_position_embeddings": 64,
            "tie_word_embeddings": rng.random() < 0.3}
+    if model_type == "deepseek_v2":  # even d_nope and d_c: its RoPE views fp32 q and k as complex pairs in place
+        doc.update(model_type=model_type, hidden_size=h * rng.randrange(2, 8), qk_nope_head_dim=2 * rng.randrange(1, 4),
+                   kv_lora_rank=2 * rng.randrange(1, 6), topk_method=rng.choice(["greedy", "group_limited_greedy"]))
     return doc
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_random_deepseek_v3_files_match_transformers_parameters_cache_and_flops(seed):
-    rng = random.Random(f"deepseek-v3-{seed}")
-    doc = random_doc(rng)
+@pytest.mark.parametrize("model_type, seed", [(t, seed) for t in ("deepseek_v3", "deepseek_v2") for seed in range(6)])
+def test_random_deepseek_files_match_transformers_parameters_cache_and_flops(model_type, seed):
+    rng = random.Random(f"deepseek-v3-{seed}" if model_type == "deepseek_v3" else f"{model_type}-{seed}")
+    doc = random_doc(rng, model_type)
     B, T = rng.randrange(1, 4), rng.randrange(1, 10)
     cfg = from_hf(doc, B=B, T=T)
     assert cfg.mla and cfg.attention == "eager" and cfg.d_cq == doc["q_lora_rank"]
@@ -134,6 +139,37 @@ def test_the_pages_refuse_latent_attention_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert exit_.value.code == 2 and not (tmp_path / "page.html").exists()
     assert "this model has multi-head latent attention (d_c = 6, d_R = 4), which the exported page does not show" in err
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"num_experts_per_tok": None}, "num_experts_per_tok is null (the default of DeepseekV2Config): the router picks"),
+    ({"topk_method": "noaux_tc"}, "topk_method='noaux_tc' is not one of greedy, group_limited_greedy"),
+    ({"topk_method": "group_limited_greedy", "n_group": None}, "needs n_group and topk_group"),
+    ({"topk_method": "group_limited_greedy", "n_group": 3, "topk_group": 1}, "n_group=3 must divide n_routed_experts=4"),
+    ({"mlp_bias": True}, "mlp_bias=true puts biases on DeepSeek-V2's dense and shared MLPs"),
+    ({"hidden_size": 10}, "hidden_size=10 is not a multiple of num_attention_heads=4, which transformers' DeepseekV2Config"),
+])
+def test_a_deepseek_v2_file_transformers_cannot_run_is_one_line(change, message):
+    doc = {**V2, **change}
+    with pytest.raises(HFConfigError, match=re.escape(message)):
+        from_hf(doc)
+
+
+V2 = {"model_type": "deepseek_v2", "vocab_size": 50, "hidden_size": 32, "intermediate_size": 40, "num_hidden_layers": 3,
+      "num_attention_heads": 4, "kv_lora_rank": 8, "q_lora_rank": None, "qk_rope_head_dim": 4, "qk_nope_head_dim": 6,
+      "v_head_dim": 6, "moe_intermediate_size": 12, "n_routed_experts": 4, "n_shared_experts": 2,
+      "num_experts_per_tok": 2, "first_k_dense_replace": 1, "max_position_embeddings": 64}
+
+
+def test_a_deepseek_v2_file_through_the_command_line_with_its_notes(tmp_path, capsys):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**V2, "head_dim": 64}))
+    code, out, err = run_cli(["--hf-config", str(path), "--table", "kv", "--dtype", "bf16"], capsys)
+    cfg = from_hf(V2)
+    assert code == 0 and f"{budget(cfg).params_exact:,}" in out
+    assert "head_dim = 64 is ignored: DeepseekV2Config sets head_dim to qk_rope_head_dim (d_R = 4)" in err
+    assert "topk_method = 'greedy' (the default)" in err and "multi-token" not in err  # V2's file has no MTP module
+    assert kv_cache_lines(cfg, "bf16")[1].value == 3 * (8 + 4) * 2  # L·(d_c + d_R)·2 bytes a token
 
 
 def test_what_latent_attention_buys_against_the_multi_head_attention_it_replaces():
