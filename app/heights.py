@@ -12,8 +12,7 @@ import math
 import textwrap
 
 from model import Config, trace
-from model.changes import ORDER
-from model.config import DEFAULTS, GEMMA_DEFAULTS, MOE_DEFAULTS, OSS_DEFAULTS, WINDOW_DEFAULTS
+from model.changes import change_keys
 from model.families import extras_line
 from model.recipe_rows import recipe_rows
 
@@ -90,9 +89,7 @@ def panel_height(panel: str, options: ViewOptions, cfg: Config) -> int:
     if panel == "changes":
         if cfg.gpt2_recipe:
             return PX["closed"] if every else PX["changes, GPT-2"]
-        defaults = {**DEFAULTS, **MOE_DEFAULTS, **GEMMA_DEFAULTS, **WINDOW_DEFAULTS, **OSS_DEFAULTS}
-        made = sum(any(getattr(cfg, n) != defaults[n] for n in names) for _, names in ORDER)
-        return PX["changes"] + PX["per change"] * made
+        return PX["changes"] + PX["per change"] * len(change_keys(cfg))
     if panel == "budget":  # a mixture of experts adds N_active, a bar and its lines (Qwen3 30B-A3B: 1,880 px)
         return PX["budget, MoE" if cfg.moe else "budget"]
     if panel == "training":

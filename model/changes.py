@@ -292,6 +292,15 @@ def _states(cfg: Config, base: Config) -> list[tuple[str, Config]]:
     return out
 
 
+def change_keys(cfg: Config) -> tuple[str, ...]:
+    """The changes `cfg` makes from its GPT-2 twin, in `ORDER` (cheap: no pass is traced); () where it has no twin."""
+    try:
+        base = twin(cfg)
+    except ValueError:
+        return ()
+    return tuple(key for key, _ in _states(cfg, base))
+
+
 def _figures(s: Config, dtype: str) -> dict[str, Line]:
     """The five figures of one state, each a Line in that state's own symbols."""
     b = budget(s)
