@@ -113,15 +113,18 @@ def test_a_bad_latent_attention_is_one_line_naming_the_fix(change, message):
         replace(MLA, **change)
 
 
-def test_the_pages_refuse_latent_attention_in_one_line(tmp_path, capsys):
+def test_the_live_page_takes_latent_attention_and_the_exported_page_refuses_it_in_one_line(tmp_path, capsys):
     from app.export.cli import main as export_main
     from app.recipe_view import read_config_json
+    from model.families import EXPORT_PRESETS
 
-    assert not_on_pages(TABLE_PRESETS["deepseek-v3"]) == "has multi-head latent attention (d_c = 512, d_R = 64)"
+    assert not_on_pages(TABLE_PRESETS["deepseek-v3"]) is None  # the live page shows it (issue 27)
+    assert not_on_pages(TABLE_PRESETS["deepseek-v3"], exported=True) == ("has multi-head latent attention (d_c = 512, "
+                                                                         "d_R = 64)")
+    assert "deepseek-v3" not in EXPORT_PRESETS
     doc = {**random_doc(random.Random(0)), "kv_lora_rank": 6, "qk_rope_head_dim": 4}
     cfg, notice = read_config_json(json.dumps(doc), Config(B=2, T=8, d=24, h=4, L=1, V=40))
-    assert cfg is None and "has multi-head latent attention (d_c = 6, d_R = 4), which the live page does not show yet" \
-        in notice
+    assert cfg is not None and cfg.mla and (cfg.d_c, cfg.d_R) == (6, 4) and notice.startswith("read deepseek_v3")
     (tmp_path / "config.json").write_text(json.dumps(doc))
     with pytest.raises(SystemExit) as exit_:
         export_main([str(tmp_path / "page.html"), "--hf-config", str(tmp_path / "config.json")])
