@@ -51,8 +51,8 @@ CONTROLS_CSS = BASE + STATUS_CSS + f"""
 .preset-row b {{ font-weight: 600; }}
 .preset select, .recipe select {{ width: 250px; height: 31px; font: inherit; font-size: 14px; border: 1px solid #d1d5db;
   border-radius: 4px; padding: 0 6px; background: #fff; color: inherit; }}
-.preset {{ flex: 0 1 500px; min-width: 0; }} .preset select {{ width: 100%; }}  /* the longest label whole at 1400 px:
-   "gpt-oss-20b · L 24, d 2,880, top-4 of 32 experts, W 128 on 12"; narrower screens shrink it */
+.preset {{ flex: 0 1 560px; min-width: 0; }} .preset select {{ width: 100%; }}  /* the longest label whole at 1400 px:
+   "DeepSeek-V3 (no MTP module) · L 61, d 7,168, top-8 of 256 experts"; narrower screens shrink it */
 .fields {{ display: flex; flex-wrap: wrap; }}
 .control {{ flex: 1 1 154px; max-width: 224px; margin: 0 6px 2px 0; min-width: 0; }}
 .control .head {{ display: flex; align-items: flex-start; }}

@@ -90,7 +90,8 @@ def status_rules(cfg: Config) -> str:
 
 def field_names(cfg: Config) -> dict[str, str]:
     """The names under h and T_max at `cfg` (SHORT, or SHORT_WHEN's where its condition holds)."""
-    holds = {"apart": cfg.head_dim is not None, "rope": cfg.positions == "rope"}
+    holds = {"apart": cfg.head_dim is not None or cfg.mla, "rope": cfg.positions == "rope"}  # latent attention's
+    # heads are d_nope + d_R wide: h need not divide d
     return {f: name if holds[when] else SHORT[f] for f, (when, name) in SHORT_WHEN.items()}
 
 
