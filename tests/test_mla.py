@@ -173,3 +173,27 @@ def test_a_decode_step_over_the_latent_cache_gives_the_full_forwards_last_logits
         past = [(kept[i, "kv_a_norm"][:, None, :cfg.T], kept[i, "k_rot"][:, :, :cfg.T]) for i in range(cfg.L)]
         step = model.decode(idx[:, cfg.T:], past)
     torch.testing.assert_close(step[:, 0], full[:, -1], rtol=1e-5, atol=1e-5)
+
+
+def test_the_rules_keep_latent_attention_valid_and_say_in_one_line_each_what_they_drop():
+    """What latent attention makes of the other fields (model.rules): h_kv and d_head dropped (every head's K and V
+    come from the latent, q and k are d_nope + d_R wide), eager attention and RoPE kept, an odd d_R snapped, biases,
+    QK-norm and a window dropped; each change one notice naming why; GPT-2's recipe leaves latent attention."""
+    from dataclasses import asdict
+
+    from model.families import recipe_fields
+    from model.rules import rules_line, settle
+
+    preset = TABLE_PRESETS["deepseek-v3"]
+    asked = {**asdict(preset), "kv_heads": 8, "head_dim": 7, "attention": "fused", "positions": "learned",
+             "rope_dim": 63, "bias": "all", "qk_norm": True, "window": 64, "full_layers": (1,)}
+    cfg, notes = settle(asked)
+    assert cfg == preset and len(notes) == 8
+    assert [n.split(" ", 1)[0] for n in notes] == ["d_R", "h_kv", "d_head", "attention", "positions", "bias", "qk_norm",
+                                                   "window"]
+    assert notes[0] == "d_R snapped 63 → 64: RoPE rotates pairs of features, so the rotary width d_R must be even"
+    assert notes[1].startswith("h_kv = 8 dropped: latent attention makes every head's K and V from the one cached latent")
+    assert rules_line(cfg).startswith("latent attention: q and k per head d_nope + d_R = 192, v d_v = 128")
+    assert settle({**asdict(preset), "d": 7_000})[1] == []  # h need not divide d
+    gpt2 = settle({**asdict(preset), **recipe_fields("gpt2", preset.h)})[0]
+    assert not gpt2.mla and gpt2.positions == "learned"
