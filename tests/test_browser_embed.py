@@ -155,6 +155,7 @@ def test_the_course_page_iframes_fit_their_views_and_say_what_is_true(chromium, 
     ("?embed=1&controls=T&panels=shapes", 818), ("?embed=1&controls=d,h,L&panels=budget", 700),
     ("?preset=qwen3-0.6b&embed=1&controls=T,h_kv,d_head&panels=shapes,changes", 818),
     ("?preset=llama3-8b&embed=1&controls=none&panels=training", 760), ("?embed=1", 818),
+    ("?preset=deepseek-v3&embed=1&controls=T,d_c,d_cq,d_R&panels=shapes,budget", 818),  # latent attention's rows
 ])
 def test_an_embedded_view_fits_the_height_the_share_card_gives_it(chromium, server, query, width):
     """app.heights at the widths of a course page's column: the view, its lazy cards built, fits; little is left."""
