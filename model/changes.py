@@ -190,7 +190,8 @@ NO_TWIN = {  # why a configuration has no GPT-2 twin; {…} filled as TITLES
     "context": ("no GPT-2 twin at T={T}: GPT-2's learned position table has T_max={T_max} rows; lower T to at most "
                 "{T_max} to compare the two"),
     "latent": ("no chain of changes from a GPT-2 twin for multi-head latent attention yet (its heads are d_nope + d_R "
-               "wide, not d / h): --table budget and --table kv show its parts"),
+               "wide, not d / h): the parameter budget's lines and the KV cache's (--table budget, --table kv) show its "
+               "parts"),
 }
 
 
