@@ -33,7 +33,7 @@ from model.config import (FIELDS, INT_FIELDS, MODEL_CHOICES as CHOICES, MOE_DOCS
 from model.families import MLP_KINDS, QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, extras_line, menu_groups
 
 from .controls_esm import CONTROLS_ESM
-from .query import LAYOUT_KEYS, MOE_CONTROLS, WINDOW_KEYS
+from .query import LAYOUT_KEYS, MLA_KEYS, MOE_CONTROLS, WINDOW_KEYS
 
 from .state import CUSTOM, SIZE_FIELDS, ExplorerState, preset_labels
 from .styles import ACCENT, BASE, INK, MUTED, RULE, STATUS_CSS
@@ -51,8 +51,8 @@ CONTROLS_CSS = BASE + STATUS_CSS + f"""
 .preset-row b {{ font-weight: 600; }}
 .preset select, .recipe select {{ width: 250px; height: 31px; font: inherit; font-size: 14px; border: 1px solid #d1d5db;
   border-radius: 4px; padding: 0 6px; background: #fff; color: inherit; }}
-.preset {{ flex: 0 1 500px; min-width: 0; }} .preset select {{ width: 100%; }}  /* the longest label whole at 1400 px:
-   "gpt-oss-20b · L 24, d 2,880, top-4 of 32 experts, W 128 on 12"; narrower screens shrink it */
+.preset {{ flex: 0 1 560px; min-width: 0; }} .preset select {{ width: 100%; }}  /* the longest label whole at 1400 px:
+   "DeepSeek-V3 (no MTP module) · L 61, d 7,168, top-8 of 256 experts"; narrower screens shrink it */
 .fields {{ display: flex; flex-wrap: wrap; }}
 .control {{ flex: 1 1 154px; max-width: 224px; margin: 0 6px 2px 0; min-width: 0; }}
 .control .head {{ display: flex; align-items: flex-start; }}
@@ -142,13 +142,18 @@ def sizes_view(cfg: Config) -> dict[str, int | str | None]:
     """The boxes' values: d_ff, h_kv, d_head and a mixture of experts' sizes and layout in use, dense_layers as text
     ("0,1,2" or "none"); the window W ("none": full attention) and full_layers as text; None (the box hidden) for a
     dense model's MoE boxes, for d_shared without shared experts, for full_layers without a window, and for d_ff
-    where every block is MoE (no dense MLP: d_ff is no part of the model)."""
+    where every block is MoE (no dense MLP: d_ff is no part of the model); latent attention's d_c, d_cq ("none": q
+    from x directly), d_R, d_nope and d_v, hidden without it, and with it h_kv, d_head and W hidden (every head has
+    its own K and V from the latent, q and k are d_nope + d_R wide, and it has no window: `model.rules`)."""
     out = {sym: getattr(cfg, sym) for sym in OPTIONAL_SYMBOLS.values()}
     out.update({sym: getattr(cfg, sym) if cfg.moe else None for sym in MOE_SIZES})
     if cfg.moe:
         out["dense_layers"] = ",".join(map(str, cfg.dense_layers)) or "none"
     out["W"] = "none" if cfg.window is None else cfg.window
     out["full_layers"] = None if cfg.window is None else ",".join(map(str, cfg.full_layers)) or "none"
+    out.update({sym: (getattr(cfg, sym) or "none") if cfg.mla else None for sym in MLA_KEYS})
+    if cfg.mla:
+        out.update(h_kv=None, d_head=None, W=None)
     return {**out, "d_ff": out["d_ff"] if "dense" in cfg.block_kinds else None}
 
 
@@ -168,18 +173,20 @@ def controls_spec(show: list[str]) -> dict:
 def recipe_spec(show: list[str]) -> dict:
     """The recipe's controls among `show` (URL and embed names): the recipe choice, each switch with its choices
     and the MLP choice (dense or MoE), the sizes d_ff, h_kv and d_head and a mixture of experts' E, k and d_expert as
-    number boxes with its shared experts and which blocks are MoE, the window W and full_layers, and QK-norm;
+    number boxes with its shared experts and which blocks are MoE, the window W and full_layers, latent attention's
+    d_c, d_cq, d_R, d_nope and d_v, and QK-norm;
     `model.families` names every choice."""
     docs = {**{sym: RECIPE_DOCS[f] for f, sym in OPTIONAL_SYMBOLS.items()},
             **{sym: MOE_DOCS[f] for f, sym in MOE_SYMBOLS.items()}, **{f: MOE_DOCS[f] for f in LAYOUT_KEYS},
-            "W": WINDOW_DOCS["window"], "full_layers": WINDOW_DOCS["full_layers"]}
+            "W": WINDOW_DOCS["window"], "full_layers": WINDOW_DOCS["full_layers"],
+            **{sym: FIELD_DOCS[sym] for sym in MLA_KEYS}}
     moe = [{"name": "moe", "doc": MOE_SWITCH_DOC, "options": list(MLP_KINDS.items()), "moe": True}]
     moe = moe if "moe" in show else []
     return {"recipe": [[k, v] for k, v in RECIPE_LABELS.items()] if "recipe" in show else None,
             "switches": [{"name": k, "doc": f"{k}: {RECIPE_DOCS[k]}", "options": list(SWITCH_LABELS[k].items()),
                           "moe": False} for k in CHOICES if k in show] + moe,
             "sizes": [{"name": sym, "doc": f"{sym}: {docs[sym]}", "moe": sym in MOE_SIZES}  # "moe": in the MLP's row
-                      for sym in (*OPTIONAL_SYMBOLS.values(), *WINDOW_KEYS, *MOE_SIZES) if sym in show],
+                      for sym in (*OPTIONAL_SYMBOLS.values(), *WINDOW_KEYS, *MLA_KEYS, *MOE_SIZES) if sym in show],
             "qk": {"name": "qk_norm", "label": QK_NORM_LABEL, "doc": RECIPE_DOCS["qk_norm"]} if "qk_norm" in show else None}
 
 
@@ -242,7 +249,7 @@ class Controls(pn.viewable.Viewer):
     def ask(self, name: str, value: object) -> None:
         """Apply one input from the page: a field's value (a box sends its text), a checkbox, a preset's label, the
         recipe, a switch's choice (the MLP's "moe": dense or MoE), a size d_ff / h_kv / d_head / E / k / d_expert /
-        E_shared / d_shared, or the layout's moe_step / dense_first / dense_layers (block indices as text).
+        E_shared / d_shared / W / d_c / d_cq / d_R / d_nope / d_v, or the layout's moe_step / dense_first / dense_layers (block indices as text).
         A box's text is read by `model.numbers`' grammar (the state's `set_field`); a rejected or unreadable value
         gets a notice and the box shows the state's value again, and so does an emptied box."""
         fields = SIZE_FIELDS

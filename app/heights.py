@@ -17,7 +17,7 @@ from model.families import extras_line
 from model.recipe_rows import recipe_rows
 
 from .controls import sizes_view
-from .query import MOE_CONTROLS, PANELS, RECIPE_KEYS, WINDOW_KEYS, ViewOptions
+from .query import MLA_KEYS, MOE_CONTROLS, PANELS, RECIPE_KEYS, WINDOW_KEYS, ViewOptions
 from .shapes import ShapeRow, shape_rows
 from .state import bar_scale
 from .words import status_rules
@@ -33,8 +33,8 @@ PX = {  # heights in px at 700 px wide
 PER_LINE = {"status": 100, "fields": 4, "switches": 5, "name": 15, "label": 21, "shape": 10}  # what one line holds:
 # characters of the status line, fields and switches of the controls, characters of a row's name, description and
 # lesson shape (a row in a block is indented by three of them)
-SWITCH_KEYS = (*(k for k in RECIPE_KEYS if k != "recipe"), *WINDOW_KEYS, *MOE_CONTROLS)  # the window's and the MLP's
-# switch and boxes too
+SWITCH_KEYS = (*(k for k in RECIPE_KEYS if k != "recipe"), *WINDOW_KEYS, *MLA_KEYS, *MOE_CONTROLS)  # the window's,
+# latent attention's and the MLP's switch and boxes too
 
 
 def _lines(text: str, width: int) -> int:

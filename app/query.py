@@ -15,6 +15,8 @@ card's infer_gpu, infer_peak, infer_memory, infer_bandwidth, weights, kv_dtype, 
 experts (`MOE_KEYS`): `moe` (1: the MLP is a mixture of experts, 0: dense), its sizes by their symbols E, k,
 d_expert, E_shared, d_shared, and the fields shared_gate, moe_step, dense_first, dense_layers (block indices, e.g.
 0,1,2); the window (`WINDOW_KEYS`): W (a whole number, or none: full attention) and full_layers (block indices);
+multi-head latent attention (`MLA_KEYS`, by their symbols): d_c (none: no latent attention), d_cq (none: q projected
+from x directly), d_R, d_nope and d_v, whole numbers (d_c needs d_R, d_nope and d_v with it);
 and the family's extras (`EXTRA_KEYS`, by field name): Gemma's post_norms, embed_scale (1 or 0), query_scale (a whole
 number), attn_softcap, final_softcap, and gpt-oss's sinks, expert_bias (1 or 0), swiglu_limit, swiglu_alpha (numbers
 above 0; none: unset). Keys starting with "bokeh-" (added
@@ -37,10 +39,10 @@ from urllib.parse import parse_qsl, urlencode
 from model import BOUNDS, DTYPES, PRESETS, Config, numbers
 from model.config import (DEFAULT_PRESET, DEFAULTS, FIELDS, GEMMA_DEFAULTS, GEMMA_DOCS, GEMMA_FIELDS, LAYOUT_BOUNDS,
                           LAYOUT_FIELDS, MODEL_CHOICES as CHOICES, MOE_DEFAULTS, MOE_DOCS, MOE_FIELDS, MOE_SYMBOLS,
-                          OPTIONAL_SYMBOLS, OSS_DEFAULTS, OSS_DOCS, OSS_FIELDS, QUERY_SCALE_MAX, RECIPE_DOCS,
-                          RECIPE_FIELDS, WINDOW_DEFAULTS)
+                          MLA_DEFAULTS, MLA_EXAMPLE, MLA_SYMBOLS, OPTIONAL_SYMBOLS, OSS_DEFAULTS, OSS_DOCS, OSS_FIELDS,
+                          QUERY_SCALE_MAX, RECIPE_DOCS, RECIPE_FIELDS, WINDOW_DEFAULTS)
 from model.families import MLP_KINDS, RECIPE_LABELS, moe_fields, recipe_fields
-from model.rules import EXTRA_FIELDS, did_you_mean, quote, read_layers, read_window, settle
+from model.rules import EXTRA_FIELDS, did_you_mean, quote, read_latent, read_layers, read_window, settle
 from model.training import TrainSetup
 
 from model.inference import InferSetup
@@ -57,14 +59,15 @@ MOE_KEYS = ("moe", *MOE_SYMBOLS.values(), "shared_gate", *LAYOUT_FIELDS)
 LAYOUT_KEYS = LAYOUT_FIELDS  # which blocks are MoE
 MOE_CONTROLS = ("moe", *MOE_SYMBOLS.values(), *LAYOUT_KEYS)  # the page's MLP switch and its boxes (not shared_gate)
 WINDOW_KEYS = ("W", "full_layers")  # the sliding window and the blocks kept full beside it (boxes on the page)
+MLA_KEYS = tuple(MLA_SYMBOLS.values())  # latent attention's widths d_c, d_cq, d_R, d_nope, d_v (boxes on the page)
 EXTRA_KEYS = (*GEMMA_FIELDS, *OSS_FIELDS)  # Gemma's and gpt-oss's extras, by field name (a preset's line on the page)
-EXTRA_DEFAULTS = {**GEMMA_DEFAULTS, **WINDOW_DEFAULTS, **OSS_DEFAULTS}
+EXTRA_DEFAULTS = {**GEMMA_DEFAULTS, **WINDOW_DEFAULTS, **OSS_DEFAULTS, **MLA_DEFAULTS}
 EXTRA_DOCS = {**GEMMA_DOCS, **OSS_DOCS}
 CONTROLS = ("preset", "B", "T", "d", "h", "L", "V", "T_max", "tie", *RECIPE_KEYS, *MOE_CONTROLS,
-            *WINDOW_KEYS)  # `controls=`
+            *WINDOW_KEYS, *MLA_KEYS)  # `controls=`
 PANELS = ("shapes", "budget", "changes", "tokens", "values", "training", "inference")  # what `panels=` may list
 OPTION_KEYS = ("preset", "dtype", "expanded", "embed", "controls", "panels")
-KEYS = FIELDS + RECIPE_KEYS + MOE_KEYS + WINDOW_KEYS + EXTRA_KEYS + OPTION_KEYS + TRAIN_KEYS + INFER_KEYS
+KEYS = FIELDS + RECIPE_KEYS + MOE_KEYS + WINDOW_KEYS + MLA_KEYS + EXTRA_KEYS + OPTION_KEYS + TRAIN_KEYS + INFER_KEYS
 FIELD_OF = {symbol: name for name, symbol in OPTIONAL_SYMBOLS.items()}  # "d_ff" -> "ff_dim"
 MAX_QUERY_CHARS = 2_000  # longer queries are cut: no link needs more, and a hostile one costs nothing
 MAX_VALUE_CHARS = 40  # longer values are rejected before any parsing
@@ -262,7 +265,7 @@ def parse_query(search: str | None) -> Query:
         layout = {k: MOE_DEFAULTS[k] for k in LAYOUT_KEYS}
         fallbacks = (((layout, "showing every block MoE"), (MOE_DEFAULTS, f"showing a {MLP_KINDS['dense']}"))
                      if asked["experts"] is not None else ())
-        fallbacks += ((EXTRA_DEFAULTS, "showing it without the window and the family's extras"),)
+        fallbacks += ((EXTRA_DEFAULTS, "showing it without the window, latent attention and the family's extras"),)
         fix, said = next(((f, w) for f, w in fallbacks if _settles({**asked, **f})),
                          ({**DEFAULTS, **MOE_DEFAULTS, **EXTRA_DEFAULTS}, "showing GPT-2's recipe"))
         notes.append(f"{e}; {said}")
@@ -368,6 +371,7 @@ def _extra_values(values: dict[str, str], asked: dict[str, object], notes: list[
         elif layers is not None:
             asked["full_layers"] = layers
         notes += [note] if note else []
+    _mla_values(values, asked, notes)
     for key in (k for k in EXTRA_KEYS if k in values):
         kept = asked[key]
         if isinstance(EXTRA_DEFAULTS[key], bool):
@@ -375,6 +379,44 @@ def _extra_values(values: dict[str, str], asked: dict[str, object], notes: list[
         else:
             asked[key], note = _extra_number(key, values[key], kept)
         notes += [note] if note else []
+
+
+def _mla_values(values: dict[str, str], asked: dict[str, object], notes: list[str]) -> None:
+    """Latent attention's keys into `asked`: d_c (none: without latent attention), d_cq (none: q from x directly), d_R,
+    d_nope, d_v; a bad value keeps the one in use, and d_c without d_R, d_nope and d_v (or those without d_c) gets a
+    notice and leaves latent attention as it was."""
+    given = [k for k in MLA_KEYS if k in values]
+    if not given:
+        return
+    fields_of = {symbol: name for name, symbol in MLA_SYMBOLS.items()}
+    before = {name: asked[name] for name in MLA_SYMBOLS}
+    for key in given:
+        name, kept = fields_of[key], asked[fields_of[key]]
+        if key in ("d_c", "d_cq") and values[key].strip().lower() == "none":
+            asked.update(MLA_DEFAULTS if key == "d_c" else {name: None})
+            continue
+        if key == "d_cq":
+            number, note = read_latent(values[key], kept, verb="using")
+            number = kept if number is None else number
+        else:
+            number, note = _int_value(key, values[key], kept if kept is not None else -1)
+            number, note = (kept, note.replace(f"using {key}=-1", "using none")) if note and kept is None else (number, note)
+        asked[name] = number
+        notes += [note] if note else []
+    if asked["latent_dim"] is None and any(asked[n] is not None for n in MLA_SYMBOLS):
+        notes.append(f"{', '.join(k for k in given if k != 'd_c')}: ignored without d_c (the widths of multi-head "
+                     f"latent attention; DeepSeek-V3: {_mla_example()})")
+        asked.update(MLA_DEFAULTS)
+    elif asked["latent_dim"] is not None and (missing := [s for n, s in MLA_SYMBOLS.items()
+                                                          if asked[n] is None and n != "q_latent_dim"]):
+        notes.append(f"d_c={asked['latent_dim']:,} sets multi-head latent attention, which needs {' and '.join(missing)} "
+                     f"too (DeepSeek-V3: {_mla_example()}); using the attention without it")
+        asked.update(before)
+
+
+def _mla_example() -> str:
+    """DeepSeek-V3's latent attention as link keys: "d_c=512&d_cq=1536&d_R=64&d_nope=128&d_v=128"."""
+    return "&".join(f"{MLA_SYMBOLS[n]}={v.replace(',', '')}" for n, v in MLA_EXAMPLE.items())
 
 
 def _extra_number(key: str, raw: str, kept: float | None) -> tuple[float | int | None, str | None]:
@@ -422,6 +464,9 @@ def recipe_items(config: Config) -> list[tuple[str, str]]:
         items += [("shared_gate", "1")] if config.shared_gate else []
         items += [(k, str(getattr(config, k))) for k in ("moe_step", "dense_first") if getattr(config, k) != MOE_DEFAULTS[k]]
         items += [("dense_layers", ",".join(map(str, config.dense_layers)))] if config.dense_layers else []
+    if config.mla:  # d_cq only where the queries have a latent
+        items += [(symbol, str(getattr(config, name))) for name, symbol in MLA_SYMBOLS.items()
+                  if getattr(config, name) is not None]
     if config.window is not None:
         items.append(("W", str(config.window)))
         items += [("full_layers", ",".join(map(str, config.full_layers)))] if config.full_layers else []

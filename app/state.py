@@ -17,12 +17,12 @@ import model
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Budget, Config, Trace
 from model import tokenizer
 from model.formula import evaluate_shape
-from model.config import (FIELDS, GEMMA_DOCS, MODEL_CHOICES as CHOICES, MOE_DOCS, MOE_FIELDS, MOE_SYMBOLS,
-                          OPTIONAL_SYMBOLS, OSS_DOCS, RECIPE_DOCS, RECIPE_FIELDS, WINDOW_DOCS)
+from model.config import (FIELDS, GEMMA_DOCS, MLA_DOCS, MLA_FIELDS, MLA_SYMBOLS, MODEL_CHOICES as CHOICES, MOE_DOCS,
+                          MOE_FIELDS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, OSS_DOCS, RECIPE_DOCS, RECIPE_FIELDS, WINDOW_DOCS)
 from model import families
 from model.families import MLP_KINDS, RECIPE_LABELS, moe_fields, recipe_fields, recipe_of
-from model.rules import (CUSTOM, EXTRA_FIELDS, PRESET_SETS, Note, news, preset_of, read_field, read_layers,
-                         read_window, settle_notes)
+from model.rules import (CUSTOM, EXTRA_FIELDS, PRESET_SETS, Note, news, preset_of, read_field, read_latent,
+                         read_layers, read_window, settle_notes)
 from model.inference import InferSetup, Serving, serving
 from model.training import Plan, TrainSetup, plan
 
@@ -57,12 +57,15 @@ def bar_scale(trace: Trace) -> int:
     return _bar_scale(trace.cfg, trace.dtype)
 
 
-# what the recipe, the MLP choice, the window and a preset's extras (Gemma's, gpt-oss's) set, besides FIELDS
+# what the recipe, the MLP choice, the window, a preset's extras (Gemma's, gpt-oss's) and latent attention set, besides
+# FIELDS
 MODEL_FIELDS = (*RECIPE_FIELDS, *MOE_FIELDS, *EXTRA_FIELDS)
 MOE_LABEL = MLP_KINDS["moe"]
 SIZE_FIELDS = {**{sym: f for f, sym in OPTIONAL_SYMBOLS.items()}, **{sym: f for f, sym in MOE_SYMBOLS.items()},
-               **{f: f for f in LAYOUT_KEYS}, "W": "window", "full_layers": "full_layers"}
-# symbol -> field of the number boxes besides FIELDS: "d_ff" -> "ff_dim", "E" -> "experts", "moe_step" -> itself
+               **{f: f for f in LAYOUT_KEYS}, "W": "window", "full_layers": "full_layers",
+               **{sym: f for f, sym in MLA_SYMBOLS.items()}}
+# symbol -> field of the number boxes besides FIELDS: "d_ff" -> "ff_dim", "E" -> "experts", "moe_step" -> itself,
+# "d_c" -> "latent_dim"
 
 
 def _field(name: str) -> param.Integer:
@@ -109,11 +112,17 @@ class ExplorerState(param.Parameterized):
     expert_bias = param.Boolean(default=False, doc=OSS_DOCS["expert_bias"])
     swiglu_limit = param.Number(default=None, allow_None=True, doc=OSS_DOCS["swiglu_limit"])
     swiglu_alpha = param.Number(default=None, allow_None=True, doc=OSS_DOCS["swiglu_alpha"])
+    latent_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_c"], doc=MLA_DOCS["latent_dim"])
+    q_latent_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_cq"], doc=MLA_DOCS["q_latent_dim"])
+    rope_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_R"], doc=MLA_DOCS["rope_dim"])
+    nope_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_nope"], doc=MLA_DOCS["nope_dim"])
+    value_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_v"], doc=MLA_DOCS["value_dim"])
     recipe = param.Selector(default="gpt2", objects=list(RECIPE_LABELS), doc="GPT-2 (2019), the modern recipe "
                             "(Llama-3 style) or custom; choosing gpt2 or modern sets every switch")
     preset = param.Selector(default="gpt2-small", objects=[*PRESETS, CUSTOM],
                             doc="the named model the fields match; choosing one sets T, d, h, L, V, T_max, tie and "
-                                "the recipe (and the mixture of experts, the window and the family's extras)")
+                                "the recipe (and the mixture of experts, the window, the family's extras and latent "
+                                "attention)")
     dtype = param.Selector(default="fp32", objects=list(DTYPES), doc="bytes per floating-point element in the table")
     expanded = param.Boolean(default=False, doc="list every block instead of one group repeated × L")
     text = param.String(default=SAMPLE_TEXT, doc="text split into GPT-2 tokens")
@@ -149,8 +158,10 @@ class ExplorerState(param.Parameterized):
         1,024, 1e3, 70 million), dense_layers' and full_layers' lists of block indices ("0,1,2", "none"), the window
         W ("none": full attention), a switch's choice or a checkbox. Text that is no whole number, or a value outside
         model.BOUNDS, is rejected with a notice and the value in use is kept; empty text changes nothing; E_shared = 0
-        drops the shared experts' width and gate, W = none the full blocks' list. A mixture of experts' field on a
-        dense model says to choose the MoE first, full_layers without a window to set W first. True if taken."""
+        drops the shared experts' width and gate, W = none the full blocks' list; d_cq = none projects q from x
+        directly. A mixture of experts' field on a dense model says to choose the MoE first, full_layers without a
+        window to set W first, a latent attention width without latent attention to choose DeepSeek-V3 first. True
+        if taken."""
         if name == "moe":  # the MLP choice: dense, or a mixture of experts (model.families.moe_fields)
             self._asked.update(moe_fields(self.config, bool(value)))
             self._settle(changed=MOE_FIELDS)
@@ -167,10 +178,15 @@ class ExplorerState(param.Parameterized):
             self._asked[name] = value
             self._settle(changed=[name])
             return True
-        symbol = {**OPTIONAL_SYMBOLS, **MOE_SYMBOLS}.get(name, name)  # d_ff, h_kv, d_head, E, k, …: by their
+        symbol = {**OPTIONAL_SYMBOLS, **MOE_SYMBOLS, **MLA_SYMBOLS}.get(name, name)  # d_ff, h_kv, d_head, E, k, …: by their
         if name in MOE_FIELDS and not self.config.moe:  # symbol's bounds
             self._settle([f"{symbol} sets a mixture of experts: choose the MLP \"{MOE_LABEL}\" first; "
                           f"kept the dense MLP"], changed=())
+            return False
+        if name in MLA_FIELDS and not self.config.mla:
+            self._settle([f"{symbol} is a width of multi-head latent attention, which this model does not have: choose "
+                          f"DeepSeek-V3's preset first (or a link with d_c, d_R, d_nope and d_v); kept its attention"],
+                         changed=())
             return False
         if name == "full_layers" and self.config.window is None:
             self._settle(["full_layers lists the blocks that keep full attention beside a sliding window: set W "
@@ -181,6 +197,8 @@ class ExplorerState(param.Parameterized):
             number, rejected = read_layers(value, kept, name=name) if isinstance(value, str) else (None, None)
         elif name == "window":  # W, or "none": full attention
             number, rejected = read_window(value, kept)
+        elif name == "q_latent_dim":  # d_cq, or "none": q projected from x directly
+            number, rejected = read_latent(value, kept)
         else:
             number, rejected = read_field(symbol, value, kept=kept)
         if number is None:
@@ -211,8 +229,9 @@ class ExplorerState(param.Parameterized):
     def _on_recipe(self, event: param.parameterized.Event) -> None:
         if self._settling or event.new == "custom":
             return
-        self._asked.update(recipe_fields(event.new, self.config.h))
-        self._settle(changed=RECIPE_FIELDS)  # the MLP's kind stays: a mixture of experts in either recipe
+        self._asked.update(recipe_fields(event.new, self.config.h))  # GPT-2's leaves latent attention
+        self._settle(changed=(*RECIPE_FIELDS, *MLA_FIELDS))  # the MLP's kind stays: a mixture of experts in either
+        # recipe
 
     def _settle(self, rejected: list[str] | None = None, changed: Iterable[str] = (*FIELDS, *MODEL_FIELDS)) -> None:
         """Apply the rules to what was asked and publish fields, config, preset and notices in one update.

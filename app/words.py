@@ -6,8 +6,8 @@ by app/controls.py, app/budget.py and app/shapes.py on one side and app/export o
 from __future__ import annotations
 
 from model import BOUNDS, FIELD_DOCS, Config
-from model.config import (CHOICES, INT_FIELDS, LAYOUT_FIELDS, MOE_DOCS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, RECIPE_DOCS,
-                          WINDOW_DOCS)
+from model.config import (CHOICES, INT_FIELDS, LAYOUT_FIELDS, MLA_SYMBOLS, MOE_DOCS, MOE_SYMBOLS, OPTIONAL_SYMBOLS,
+                          RECIPE_DOCS, WINDOW_DOCS)
 from model.families import MLP_KINDS
 from model.numbers import EXAMPLES
 from model.rules import rules_line
@@ -32,6 +32,7 @@ CHIP_TIPS = {  # the share card's chips: what each control and panel of an embed
     **{sym: f"{sym}: {FIELD_DOCS[sym]}" for sym in MOE_SYMBOLS.values()},
     **{f: f"{f}: {MOE_DOCS[f]}" for f in LAYOUT_FIELDS},
     "W": f"W: {WINDOW_DOCS['window']}", "full_layers": f"full_layers: {WINDOW_DOCS['full_layers']}",
+    **{sym: f"{sym}: {FIELD_DOCS[sym]}" for sym in MLA_SYMBOLS.values()},
     "shapes": "shapes: every tensor of one forward pass", "budget": "budget: parameters and FLOPs per token",
     "changes": "changes: what each change of the modern recipe buys", "tokens": "tokens: a text split into GPT-2 tokens",
     "values": "values: real numbers of one pass at init", "training": "training: from N to a training run",
@@ -89,7 +90,8 @@ def status_rules(cfg: Config) -> str:
 
 def field_names(cfg: Config) -> dict[str, str]:
     """The names under h and T_max at `cfg` (SHORT, or SHORT_WHEN's where its condition holds)."""
-    holds = {"apart": cfg.head_dim is not None, "rope": cfg.positions == "rope"}
+    holds = {"apart": cfg.head_dim is not None or cfg.mla, "rope": cfg.positions == "rope"}  # latent attention's
+    # heads are d_nope + d_R wide: h need not divide d
     return {f: name if holds[when] else SHORT[f] for f, (when, name) in SHORT_WHEN.items()}
 
 

@@ -464,6 +464,7 @@ def recipe_lines(cfg: Config, b: Budget, T_equal: Fraction) -> tuple[Line, ...]:
                      f"({f['mlp']}) / ({f['attn']} + {f['mlp']})",
                      b.params_mlp_block / (b.params_attn_block + b.params_mlp_block), "share")
     every = " (every expert: what memory holds)" if cfg.moe else ""
+    every += f"; {MTP_NOTE}" if cfg.mla else ""
     return (
         Line("params/emb", emb_label, f["emb"], b.params_emb, "params"),
         Line("params/attn_block", attn, f["attn"], b.params_attn_block, "params"),
@@ -608,6 +609,9 @@ CHART: tuple[tuple[str, str, bool], ...] = (
     ("params/norms", "norms", True),  # LayerNorms or RMSNorms: the line says which
     ("params/head", "head", True),
 )
+# Latent attention's N is transformers' DeepseekV3 module's: the multi-token-prediction layer is never built
+MTP_NOTE = ("without a multi-token-prediction (MTP) module, as transformers builds DeepSeek's models (DeepSeek-V3's "
+            "published 671B leaves its MTP module out too)")
 CHART_NOTE = "* these bars add up to N; the two per-block bars are the halves of each block in \"blocks × L\"."
 # A mixture of experts' chart: the parts of all blocks (each line exists where the model has the part).
 MOE_CHART: tuple[tuple[str, str, bool], ...] = (

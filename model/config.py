@@ -527,7 +527,7 @@ MOE_FIELDS: tuple[str, ...] = ("experts", "top_k", "expert_dim", "shared_experts
 GEMMA_FIELDS: tuple[str, ...] = ("post_norms", "embed_scale", "query_scale", "attn_softcap", "final_softcap")
 WINDOW_FIELDS: tuple[str, ...] = ("window", "full_layers")  # sliding windows
 OSS_FIELDS: tuple[str, ...] = ("sinks", "expert_bias", "swiglu_limit", "swiglu_alpha")  # gpt-oss's extras
-MLA_FIELDS: tuple[str, ...] = tuple(MLA_SYMBOLS)  # multi-head latent attention (DeepSeek-V2/V3; no page shows it yet)
+MLA_FIELDS: tuple[str, ...] = tuple(MLA_SYMBOLS)  # multi-head latent attention (DeepSeek-V2/V3; the live page shows it)
 # every field of Config, in order
 ALL_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS + MOE_FIELDS + GEMMA_FIELDS + WINDOW_FIELDS + OSS_FIELDS + MLA_FIELDS
 PAGE_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS  # the fields the exported page sets (no MoE choice yet)
@@ -539,6 +539,7 @@ if ALL_FIELDS != tuple(f.name for f in fields(Config)):
 GEMMA_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in GEMMA_FIELDS}
 WINDOW_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in WINDOW_FIELDS}
 OSS_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in OSS_FIELDS}
+MLA_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in MLA_FIELDS}
 SWIGLU_ALPHA = 1.702  # gpt-oss's sigmoid gain (GptOssConfig's swiglu_alpha): x·σ(1.702x) approximates GELU
 OSS_DOCS: dict[str, str] = {
     "sinks": "attention sinks: one learned logit s per head (h per block) in each softmax row's denominator; the "
@@ -842,7 +843,8 @@ TABLE_PRESETS: dict[str, Config] = {
                            rope_dim=64, nope_dim=128, value_dim=128),
 }
 WINDOW_PRESETS = ("gemma-3-1b", "gemma-3-27b", "gpt-oss-20b")  # on the live page (issue 27)
-PRESETS.update({name: TABLE_PRESETS[name] for name in WINDOW_PRESETS})
+MLA_PRESETS = ("deepseek-v3",)  # latent attention, on the live page (issue 27; the exported page refuses it)
+PRESETS.update({name: TABLE_PRESETS[name] for name in (*WINDOW_PRESETS, *MLA_PRESETS)})
 ALL_PRESETS: dict[str, Config] = {**PRESETS, **TABLE_PRESETS}  # what --preset takes
 
 

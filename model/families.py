@@ -12,7 +12,7 @@ experts (Mixtral 8x7B, Qwen3 30B-A3B) sit in their families; Gemma 3 and gpt-oss
 """
 from __future__ import annotations
 
-from .config import DEFAULTS, MODERN, MOE_DEFAULTS, PRESETS, Config, snap_heads
+from .config import DEFAULTS, MLA_DEFAULTS, MODERN, MOE_DEFAULTS, PRESETS, Config, snap_heads
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     "GPT-2": ("gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl"),
@@ -22,6 +22,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "Qwen": ("qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-4b-instruct-2507", "qwen3-30b-a3b"),
     "Gemma": ("gemma-3-1b", "gemma-3-27b"),
     "gpt-oss": ("gpt-oss-20b",),
+    "DeepSeek": ("deepseek-v3",),
 }
 # every exported page's: the dense presets of full attention and no family's extras (the others: the page written
 # for one, `python -m app export --preset`)
@@ -31,12 +32,12 @@ PAGE_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items()
 def not_on_pages(cfg: Config, exported: bool = False) -> str | None:
     """What of `cfg` the live page (or, `exported`, the exported page) does not show yet, in words ("attends through a
     sliding window (W = 512 on 22 of 26 blocks)"), or None: a page refuses such a model in one line rather than show
-    another one. The live page shows sliding windows and Gemma's and gpt-oss's extras (issue 27); neither page
-    shows latent attention yet."""
-    if cfg.mla:
-        return f"has multi-head latent attention (d_c = {cfg.d_c:,}, d_R = {cfg.d_R:,})"
+    another one. The live page shows sliding windows, Gemma's and gpt-oss's extras and latent attention (issue 27);
+    the exported page none of them yet."""
     if not exported:
         return None
+    if cfg.mla:
+        return f"has multi-head latent attention (d_c = {cfg.d_c:,}, d_R = {cfg.d_R:,})"
     if cfg.window is not None:
         return f"attends through a sliding window (W = {cfg.W:,} on {cfg.L_W:,} of {cfg.L:,} blocks)"
     if cfg.gemma:
@@ -59,6 +60,7 @@ TITLES: dict[str, str] = {
     "qwen2.5-0.5b": "Qwen2.5 0.5B", "qwen2.5-7b": "Qwen2.5 7B", "qwen3-0.6b": "Qwen3 0.6B",
     "qwen3-4b-instruct-2507": "Qwen3 4B Instruct 2507", "mixtral-8x7b": "Mixtral 8x7B", "qwen3-30b-a3b": "Qwen3 30B-A3B",
     "gemma-3-1b": "Gemma 3 1B", "gemma-3-27b": "Gemma 3 27B (text)", "gpt-oss-20b": "gpt-oss-20b",
+    "deepseek-v3": "DeepSeek-V3 (no MTP module)",  # its published 671B: without the multi-token-prediction module
 }
 
 
@@ -91,10 +93,12 @@ KV_GROUP = 4  # the modern recipe's h / h_kv: 4 query heads per K/V head, as Lla
 
 
 def recipe_fields(recipe: str, h: int) -> dict[str, object]:
-    """The recipe fields that choosing `recipe` sets at h heads: GPT-2's defaults, or the modern recipe (RMSNorm,
-    RoPE, SwiGLU at its default d_ff, no biases, h_kv the divisor of h nearest h / 4, no QK-norm, fused attention)."""
+    """The recipe fields that choosing `recipe` sets at h heads: GPT-2's defaults (and its multi-head attention: no
+    latent attention), or the modern recipe (RMSNorm, RoPE, SwiGLU at its default d_ff, no biases, h_kv the divisor
+    of h nearest h / 4, no QK-norm, fused attention; latent attention, where the model has it, keeps its own rules:
+    `model.rules`)."""
     if recipe == "gpt2":
-        return dict(DEFAULTS)
+        return {**DEFAULTS, **MLA_DEFAULTS}
     if recipe == "modern":
         return {**DEFAULTS, **MODERN, "kv_heads": snap_heads(h, max(1, h // KV_GROUP))}
     raise ValueError(f"recipe must be gpt2 or modern to set the switches, got {recipe!r}")

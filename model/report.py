@@ -13,7 +13,7 @@ import json
 from dataclasses import asdict
 
 from . import units
-from .budgeting import Budget, budget, chart, chart_note
+from .budgeting import MTP_NOTE, Budget, budget, chart, chart_note
 from .layout import paragraph, row_lines
 from .config import KIND_LABELS, Config, config_dict
 from .figures import Line
@@ -108,8 +108,7 @@ def footer(cfg: Config, width: int | None = None) -> list[str]:
     n = b.params_exact
     active = (f"; N_active = {b.params_active:,} ({units.params(b.params_active)}), those one token uses (k of the E "
               f"experts)" if cfg.moe else "")
-    mtp = ("; as transformers builds DeepSeek's models: a DeepSeek-V3 checkpoint's multi-token-prediction layer "
-           "(num_nextn_predict_layers) is not built or counted" if cfg.mla else "")
+    mtp = f"; {MTP_NOTE}" if cfg.mla else ""
     return paragraph(f"Total parameters: N = {n:,} ({units.params(n)}), every weight, bias and norm gain of the "
                      f"module{active}{mtp}", width)
 

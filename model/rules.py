@@ -13,6 +13,10 @@
 - A sliding window (when `asked` has its fields): `full_layers` lists blocks below L, so a smaller L drops the
   indices past it (they come back with L); T below W is said to make a windowed block's attention and cache those of a
   full one (nothing is changed). gpt-oss's clamp is a SwiGLU's: another MLP drops it.
+- Multi-head latent attention (when `asked` has d_c): every head's K and V come from the latent, so h_kv is h (an h_kv
+  asked is dropped) and d_head is d_nope + d_R (a d_head asked is dropped; h need not divide d); it runs eager, with
+  RoPE on its d_R features (d_R snaps to even), without biases, QK-norm, a window, sinks or Gemma's attention extras
+  (each dropped with a notice naming what latent attention is).
 - A field outside `BOUNDS` is rejected and the value in use is kept.
 - Choosing a preset sets everything but the batch size B; a configuration "is" a preset when its model matches
   (d, h, L, V, T_max, tie), whatever B and T are.
@@ -37,8 +41,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from . import numbers
-from .config import (BOUNDS, FIELDS, GEMMA_FIELDS, GPT2_RECIPE_PRESETS, MOE_FIELDS, NUMBER_BOUNDS, OSS_FIELDS, PRESETS,
-                     RECIPE_FIELDS, WINDOW_FIELDS, Config, divisors, snap_heads)
+from .config import (BOUNDS, FIELDS, GEMMA_FIELDS, GPT2_RECIPE_PRESETS, MLA_FIELDS, MLA_WITHOUT, MOE_FIELDS,
+                     NUMBER_BOUNDS, OSS_FIELDS, PRESETS, RECIPE_FIELDS, WINDOW_FIELDS, Config, divisors, snap_heads)
 
 CUSTOM = "custom"
 PRESET_MODEL = ("d", "h", "L", "V", "T_max", "tie")  # what makes a configuration a preset's model
@@ -46,7 +50,8 @@ PRESET_SETS = ("T", *PRESET_MODEL)  # what choosing a preset sets; B is kept
 # the recipe fields that make a preset's model: not attention, which is how the model runs (Llama 3 8B written out
 # eagerly is still Llama 3 8B); choosing a preset sets every recipe field, attention included
 PRESET_RECIPE = tuple(f for f in RECIPE_FIELDS if f != "attention")
-EXTRA_FIELDS = (*GEMMA_FIELDS, *WINDOW_FIELDS, *OSS_FIELDS)  # a window, Gemma's and gpt-oss's extras
+EXTRA_FIELDS = (*GEMMA_FIELDS, *WINDOW_FIELDS, *OSS_FIELDS, *MLA_FIELDS)  # a window, Gemma's and gpt-oss's extras,
+# latent attention
 MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separators
     "h": "h snapped {asked} → {h}: {d} is not divisible by {asked}",
     "T": ("T clamped {asked} → {T_max}: T cannot exceed T_max = {T_max}, the rows of the learned position table W_pe "
@@ -62,6 +67,17 @@ MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separ
     "window": ("T = {T} is below the window W = {W}: a windowed block attends to and caches all T tokens, as a full "
                "block does (from T = W on, its cache keeps the last W − 1 = {W1})"),
     "clamp": ("swiglu_limit = {limit} dropped: the clamp is a SwiGLU's (gpt-oss's), and the MLP is now {mlp}"),
+    "mla_kv": ("h_kv = {asked} dropped: latent attention makes every head's K and V from the one cached latent c_kv "
+               "(d_c = {d_c}), so each of the h = {h} heads has its own K and V (h_kv = h); the cache is c_kv and k_rope, "
+               "not K and V"),
+    "mla_head": ("d_head = {asked} dropped: with latent attention each head's query and key are d_nope + d_R = "
+                 "{d_head} wide and its value d_v = {d_v} (set d_nope, d_R and d_v)"),
+    "mla_R": "d_R snapped {asked} → {d_R}: RoPE rotates pairs of features, so the rotary width d_R must be even",
+    "mla_eager": ("attention stays eager with latent attention: the fused kernel here takes q, k and v of one head "
+                  "width, but q and k are d_nope + d_R = {d_head} wide and v d_v = {d_v}"),
+    "mla_rope": ("positions stay RoPE with latent attention: it rotates its d_R = {d_R} features by position (choose "
+                 "GPT-2's recipe to leave latent attention)"),
+    "mla_without": "{name} = {asked} dropped: latent attention is modelled as DeepSeek's, with {none}",
     "kept": "; {asked} is the {name} you chose, kept while other fields change (the box showed {shown})",
     "number": "{name}=\"{text}\" is not a whole number: write {examples}; kept {name}={kept}",
 }
@@ -71,14 +87,21 @@ NOTE_ABOUT: dict[str, tuple[str, ...]] = {"h": ("h", "d", "head_dim"), "h_even":
                                           "h_kv": ("kv_heads",), "T": ("T", "T_max", "positions"),
                                           "context": ("T", "T_max", "positions"), "k": ("top_k", "experts"),
                                           "full_layers": ("L", "full_layers"), "window": ("T", "window"),
-                                          "clamp": ("mlp",)}
+                                          "clamp": ("mlp",), "mla_kv": ("kv_heads",),
+                                          "mla_head": ("head_dim",), "mla_R": ("rope_dim",), "mla_eager": ("attention",),
+                                          "mla_rope": ("positions",), "mla_without": tuple(MLA_WITHOUT)}
 NOTE_FIELD = {"h": ("h", "h"), "h_even": ("h", "h"), "h_kv": ("kv_heads", "h_kv"), "T": ("T", "T"),
               "context": ("T", "T"), "k": ("top_k", "k"), "full_layers": ("full_layers", "full_layers"),
-              "window": ("T", "T"), "clamp": ("swiglu_limit", "swiglu_limit")}  # kind -> (field asked, its symbol)
+              "window": ("T", "T"), "clamp": ("swiglu_limit", "swiglu_limit"), "mla_R": ("rope_dim", "d_R"),
+              # what latent attention drops is not kept: no "you chose" (d_c, asked as shown, never adds it)
+              **{k: ("latent_dim", "d_c") for k in ("mla_kv", "mla_head", "mla_eager", "mla_rope", "mla_without")}}
+# kind -> (field asked, its symbol)
 RULES = {  # the status line's parts; each is true of the configurations `rule_keys` gives it to
     "divides": "h divides d (d_head = {d} / {h} = {d_head})",
     "divides_even": "h divides d, into an even d_head for RoPE (d_head = {d} / {h} = {d_head})",
     "apart": "d_head = {d_head}, set apart from d / h: h need not divide d",
+    "latent": ("latent attention: q and k per head d_nope + d_R = {d_head}, v d_v = {d_v}, every head's K and V from "
+               "the latent d_c = {d_c} (h need not divide d)"),
     "kv": "h_kv divides h ({h} / {h_kv} = {group} query heads per K/V head)",
     "table": "T ≤ T_max = {T_max} (W_pe has T_max rows)",
     "context": "T may pass T_max = {T_max}, the trained context (RoPE has no table)",
@@ -140,7 +163,9 @@ def settle_notes(asked: Mapping[str, int | bool], shown: Config | None = None,
             text += message("kept", asked=asked[field], name=symbol, shown=was)
         notes.append(Note(kind, text, NOTE_ABOUT[kind], base))
 
-    if values.get("head_dim") is None:  # d_head = d / h: h must divide d (and, with RoPE, leave d / h even)
+    if values.get("latent_dim") is not None:  # latent attention: d_head = d_nope + d_R, h_kv = h
+        _settle_mla(values, note)
+    elif values.get("head_dim") is None:  # d_head = d / h: h must divide d (and, with RoPE, leave d / h even)
         _settle_heads(values, note)
     kv = values.get("kv_heads")
     if kv is not None and values["h"] % kv:
@@ -173,6 +198,41 @@ def _settle_window(values: dict, note) -> None:
         values.update(swiglu_limit=None, swiglu_alpha=None)
 
 
+MLA_NONE = {"bias": "no biases", "qk_norm": "no QK-norm", "window": "no sliding window", "sinks": "no attention sinks",
+            "post_norms": "no sandwich norms", "query_scale": "the scale 1/√(d_nope + d_R)",
+            "attn_softcap": "no soft-cap on its scores"}  # what latent attention is modelled without, in words
+
+
+def _settle_mla(values: dict, note) -> None:
+    """Latent attention's rules (module docstring): h_kv = h, d_head = d_nope + d_R, an even d_R, eager attention
+    with RoPE, and none of `MLA_WITHOUT` (each dropped with a notice)."""
+    R = values.get("rope_dim")
+    if R is not None and R % 2:
+        values["rope_dim"] = min(R + 1, BOUNDS["d_R"][1] - BOUNDS["d_R"][1] % 2)
+        note("mla_R", asked=R, d_R=values["rope_dim"])
+    R, nope, v = values.get("rope_dim"), values.get("nope_dim"), values.get("value_dim")
+    if None in (R, nope, v):
+        return  # the Config names what latent attention still needs
+    if values.get("kv_heads") is not None:
+        note("mla_kv", asked=values["kv_heads"], d_c=values["latent_dim"], h=values["h"])
+        values["kv_heads"] = None
+    if values.get("head_dim") is not None:
+        note("mla_head", asked=values["head_dim"], d_head=nope + R, d_v=v)
+        values["head_dim"] = None
+    if values.get("attention", "eager") != "eager":
+        note("mla_eager", d_head=nope + R, d_v=v)
+        values["attention"] = "eager"
+    if values.get("positions", "learned") != "rope":
+        note("mla_rope", d_R=R)
+        values["positions"] = "rope"
+    for name, none in MLA_NONE.items():
+        if values.get(name, MLA_WITHOUT[name]) != MLA_WITHOUT[name]:
+            note("mla_without", name=name, asked=values[name], none=none)
+            values[name] = MLA_WITHOUT[name]
+            if name == "window":  # no window: no blocks kept full beside it
+                values["full_layers"] = ()
+
+
 def news(notes: Iterable[Note], before: Iterable[Note], changed: Iterable[str]) -> list[str]:
     """The notices a change brings: each note that was not given before it, or is about a field it `changed`.
 
@@ -197,14 +257,15 @@ def _settle_heads(values: dict, note) -> None:
 
 def rule_keys(cfg: Config) -> list[str]:
     """Which RULES hold for `cfg`: how h and d_head relate, whether h_kv has its own heads, and T's limit."""
-    heads = "apart" if cfg.head_dim is not None else "divides_even" if cfg.positions == "rope" else "divides"
+    heads = ("latent" if cfg.mla else "apart" if cfg.head_dim is not None else
+             "divides_even" if cfg.positions == "rope" else "divides")
     return [heads, *(["kv"] if cfg.h_kv != cfg.h else []), "table" if cfg.positions == "learned" else "context"]
 
 
 def rules_line(cfg: Config) -> str:
     """The rules that tie `cfg`'s fields together, in one line with its own numbers."""
     values = {"d": cfg.d, "h": cfg.h, "d_head": cfg.d_head, "h_kv": cfg.h_kv, "group": cfg.h // cfg.h_kv,
-              "T_max": cfg.T_max}
+              "T_max": cfg.T_max, **({"d_v": cfg.d_v, "d_c": cfg.d_c} if cfg.mla else {})}
     return " · ".join(RULES[k].format(**{k: f"{v:,}" for k, v in values.items()}) for k in rule_keys(cfg))
 
 
@@ -260,6 +321,18 @@ def read_window(value: object, kept: int | None, verb: str = "kept") -> tuple[in
         lo, hi = BOUNDS["W"]
         rejected = (rejected.rsplit("; ", 1)[0] + f" (W: {lo:,} to {hi:,} keys, or none for full attention); {verb} "
                     f"W={show_value(kept) if kept is not None else 'none'}")
+    return number, rejected
+
+
+def read_latent(value: object, kept: int | None, verb: str = "kept") -> tuple[int | str | None, str | None]:
+    """The queries' latent width d_cq: a whole number within BOUNDS["d_cq"], "none" (q projected from x directly:
+    returned as "none"), or (None, the notice, which says the d_cq `verb`). Empty text is no input: (None, None)."""
+    if isinstance(value, str) and value.strip().lower() == "none":
+        return "none", None
+    number, rejected = read_field("d_cq", value, kept=kept if kept is not None else 0)
+    if rejected:
+        rejected = (rejected.rsplit("; ", 1)[0] + f", or none (q projected from x directly); {verb} "
+                    f"d_cq={show_value(kept) if kept is not None else 'none'}")
     return number, rejected
 
 

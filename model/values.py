@@ -157,7 +157,8 @@ def _shrunk(cfg: Config, d: int, h: int, L: int) -> Config:
     nearest h·h_kv/h) and its MLP's ratio d_ff/d. GPT-2's recipe: `replace(cfg, d=d, h=h, L=L)`."""
     if cfg.gpt2_recipe:
         return replace(cfg, d=d, h=h, L=L)
-    kv = snap_heads(h, max(1, round(h * cfg.h_kv / cfg.h)))
+    kv = None if cfg.mla else snap_heads(h, max(1, round(h * cfg.h_kv / cfg.h)))  # latent attention: K and V of
+    # every head from the latent, its widths kept
     ff = None if cfg.ff_dim is None else max(1, cfg.ff_dim * d // cfg.d)
     head = None if cfg.head_dim is None or d == h * cfg.head_dim else cfg.head_dim
     if not cfg.moe:

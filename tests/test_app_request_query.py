@@ -35,7 +35,8 @@ def test_nul_invalid_utf8_and_non_ascii_keys_arrive_as_replacement_characters():
     q = parse_query(query_from_arguments(args))
     assert q.notices == ('ignored unknown key "é"; known keys: B, T, d, h, L, V, T_max, tie, recipe, norm, positions, mlp, '
                          'd_ff, h_kv, d_head, bias, qk_norm, attention, moe, E, k, d_expert, E_shared, d_shared, '
-                         'shared_gate, moe_step, dense_first, dense_layers, W, full_layers, post_norms, embed_scale, '
+                         'shared_gate, moe_step, dense_first, dense_layers, W, full_layers, d_c, d_cq, d_R, d_nope, d_v, '
+                         'post_norms, embed_scale, '
                          'query_scale, attn_softcap, final_softcap, sinks, expert_bias, swiglu_limit, swiglu_alpha, '
                          'preset, dtype, expanded, '
                          'embed, controls, panels, D, gpu, gpu_peak, gpu_memory, mfu, gpus, price, optimizer, zero, '

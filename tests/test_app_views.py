@@ -14,12 +14,12 @@ from app.controls import MOE_SIZES, Controls, controls_spec, slider_range, statu
 from app.shapes import SEP, SLOT, ShapesTable, render_table, shape_rows, table_at
 from app.heights import embed_height
 from app.share import base_url, embed_code, page_link
-from app.query import ViewOptions, parse_query
+from app.query import MLA_KEYS, ViewOptions, parse_query
 from app.state import ExplorerState
 from app.tokens import TokensView, token_chips, token_stats, tokens_html
 from app.training import chart_data
 from model import PRESETS, budget, divisors, tokenizer, trace, units
-from model.config import FIELDS
+from model.config import FIELD_DOCS, FIELDS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -338,8 +338,8 @@ def test_recipe_controls():
     """The recipe choice, a switch, a size and QK-norm, as the page sends them (a box sends its text)."""
     s = ExplorerState()
     c = Controls(state=s)
-    dense = {**dict.fromkeys(MOE_SIZES), "W": "none", "full_layers": None}  # a dense model's MoE boxes and, without
-    # a window, full_layers: hidden; W shows none (full attention)
+    dense = {**dict.fromkeys(MOE_SIZES), "W": "none", "full_layers": None, **dict.fromkeys(MLA_KEYS)}  # a dense
+    # model's MoE boxes, full_layers without a window and latent attention's boxes without it: hidden; W shows none
     assert c.view["recipe"] == "gpt2" and c.view["sizes"] == {"d_ff": 3072, "h_kv": 12, "d_head": 64, **dense}
     c.ask("recipe", "modern")
     assert (s.norm, s.positions, s.mlp, s.bias, s.attention) == ("rmsnorm", "rope", "swiglu", "none", "fused")
@@ -374,7 +374,8 @@ def test_the_mlp_switch_and_the_boxes_of_a_mixture_of_experts():
     assert s.config == PRESETS["mixtral-8x7b"] and s.preset == "mixtral-8x7b"
     assert c.view["switches"]["moe"] == "moe" and c.view["sizes"] == {
         "d_ff": None, "h_kv": 8, "d_head": 128, "E": 8, "k": 2, "d_expert": 14_336, "E_shared": 0, "d_shared": None,
-        "moe_step": 1, "dense_first": 0, "dense_layers": "none", "W": "none", "full_layers": None}
+        "moe_step": 1, "dense_first": 0, "dense_layers": "none", "W": "none", "full_layers": None,
+        **dict.fromkeys(MLA_KEYS)}
     c.ask("k", "two")
     assert s.config.k == 2 and len(s.notices) == 1 and s.notices[0].startswith('k="two" is not a whole number')
     c.ask("k", "12")
@@ -428,6 +429,30 @@ def test_the_boxes_of_shared_experts_and_of_which_blocks_are_moe():
 
 
 # --- share and the page ----------------------------------------------------------------------------------------------
+def test_the_boxes_of_latent_attention():
+    """DeepSeek-V3's d_c, d_cq, d_R, d_nope and d_v as boxes (h_kv, d_head and W hidden: every head's K and V come
+    from the latent); d_cq takes none; a bad value is one notice and the value in use stays; another model refuses
+    them in one line."""
+    s = ExplorerState(PRESETS["deepseek-v3"])
+    c = Controls(state=s)
+    sizes = c.view["sizes"]
+    assert {k: sizes[k] for k in MLA_KEYS} == {"d_c": 512, "d_cq": 1_536, "d_R": 64, "d_nope": 128, "d_v": 128}
+    assert sizes["h_kv"] is None and sizes["d_head"] is None and sizes["W"] is None
+    assert {z["name"]: z["doc"] for z in controls_spec(["d_c", "d_cq"])["sizes"]} == {
+        "d_c": f"d_c: {FIELD_DOCS['d_c']}", "d_cq": f"d_cq: {FIELD_DOCS['d_cq']}"}  # the one definition's notes
+    c.ask("d_cq", "none")
+    assert s.config.d_cq is None and c.view["sizes"]["d_cq"] == "none" and s.preset == "custom"
+    c.ask("d_R", "63")  # RoPE rotates pairs
+    assert s.config.d_R == 64 and s.notices == ["d_R snapped 63 → 64: RoPE rotates pairs of features, so the rotary "
+                                                "width d_R must be even"]
+    c.ask("d_c", "lots")
+    assert s.config.d_c == 512 and len(s.notices) == 1 and s.notices[0].startswith('d_c="lots" is not a whole number')
+    c.ask("d_cq", "1536")
+    assert s.config == PRESETS["deepseek-v3"] and s.preset == "deepseek-v3"
+    s = ExplorerState()
+    assert not s.set_field("latent_dim", "512") and s.notices[0].startswith("d_c is a width of multi-head latent")
+
+
 def test_links_and_embed_code():
     cfg = PRESETS["gpt2-small"]
     assert base_url("http://host:5006/explorer?B=1#x") == "http://host:5006/explorer"

@@ -62,13 +62,14 @@ def test_copy_embed_code_gives_an_iframe_for_the_current_view(chromium, server):
     page.locator(".share-card button", has_text="qk_norm").click()  # and QK-norm's switch
     expect(page.locator(".embed-code textarea")).to_have_value(
         re.compile(r"bias,attention,moe,E,k,d_expert,E_shared,d_shared,moe_step,dense_first,dense_layers,W,full_layers"
-                   r"&panels=shapes,budget\""))
+                   r",d_c,d_cq,d_R,d_nope,d_v&panels=shapes,budget\""))
     page.locator(".share-card button", has_text="Copy embed code").click()
     expect(page.locator(".share-card button", has_text="Copied")).to_be_visible()
     code = page.evaluate("() => navigator.clipboard.readText()")
     expected_src = (f"{server}/explorer?B=8&T=300&d=768&h=12&L=12&V=50257&T_max=1024&tie=1&embed=1"
                     "&controls=preset,B,T,d,h,L,V,tie,recipe,norm,positions,mlp,d_ff,h_kv,d_head,bias,attention,moe,E,"
-                    "k,d_expert,E_shared,d_shared,moe_step,dense_first,dense_layers,W,full_layers&panels=shapes,budget")
+                    "k,d_expert,E_shared,d_shared,moe_step,dense_first,dense_layers,W,full_layers,d_c,d_cq,d_R,d_nope,d_v"
+                    "&panels=shapes,budget")
     assert code.startswith(f'<iframe src="{expected_src}"') and code.endswith("></iframe>")
     page.goto(expected_src)  # the code's address shows the same view in embed mode
     expect(page.locator("table.shapes")).to_contain_text("(8, 12, 300, 300)")
@@ -154,6 +155,7 @@ def test_the_course_page_iframes_fit_their_views_and_say_what_is_true(chromium, 
     ("?embed=1&controls=T&panels=shapes", 818), ("?embed=1&controls=d,h,L&panels=budget", 700),
     ("?preset=qwen3-0.6b&embed=1&controls=T,h_kv,d_head&panels=shapes,changes", 818),
     ("?preset=llama3-8b&embed=1&controls=none&panels=training", 760), ("?embed=1", 818),
+    ("?preset=deepseek-v3&embed=1&controls=T,d_c,d_cq,d_R&panels=shapes,budget", 818),  # latent attention's rows
 ])
 def test_an_embedded_view_fits_the_height_the_share_card_gives_it(chromium, server, query, width):
     """app.heights at the widths of a course page's column: the view, its lazy cards built, fits; little is left."""

@@ -226,10 +226,11 @@ def test_zero_on_one_gpu_keeps_the_choice_shown(explorer):
 def test_the_recipe_switches_explain_themselves(explorer):
     page = explorer(width=1400, height=900)
     helps = page.locator(".controls-card .switch .help")
-    expect(helps).to_have_count(19)  # norm, positions, mlp, bias, attention, d_ff, h_kv, d_head, W, full_layers; moe, E,
-    # k, d_expert, E_shared, d_shared, moe_step, dense_first, dense_layers
-    for name in ("E", "E_shared", "dense_layers", "full_layers"):  # a dense model: no mixture of experts' boxes; full
-        expect(page.locator(f".controls-card .size-{name}")).to_be_hidden()  # attention: no list of full blocks
+    expect(helps).to_have_count(24)  # norm, positions, mlp, bias, attention, d_ff, h_kv, d_head, W, full_layers, d_c,
+    # d_cq, d_R, d_nope, d_v; moe, E, k, d_expert, E_shared, d_shared, moe_step, dense_first, dense_layers
+    for name in ("E", "E_shared", "dense_layers", "full_layers", "d_c", "d_v"):  # a dense model: no mixture of experts'
+        expect(page.locator(f".controls-card .size-{name}")).to_be_hidden()  # boxes; full attention: no list of full
+        # blocks; multi-head attention: no latent widths
     expect(page.locator(".recipe-W input")).to_have_value("none")
     norm = page.locator(".switch-norm .help")
     expect(norm.locator(".tip")).to_be_hidden()

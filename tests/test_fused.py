@@ -241,8 +241,9 @@ def test_at_long_context_a_causal_kernel_runs_about_half_of_attention():
 
 def test_the_modern_presets_start_fused_and_gpt2s_and_gpt3s_keep_eager():
     for name, cfg in PRESETS.items():
-        assert cfg.attention == ("eager" if name in GPT2_RECIPE_PRESETS or cfg.sinks else "fused"), name  # gpt-oss's
-        # sinks join the softmax, which no fused kernel here takes
+        assert cfg.attention == ("eager" if name in GPT2_RECIPE_PRESETS or cfg.sinks or cfg.mla else "fused"), name
+        # gpt-oss's sinks join the softmax, which no fused kernel here takes; latent attention's q, k and v differ in
+        # width
     assert {"mistral-nemo-12b", "qwen3-4b-instruct-2507"} <= {n for n, c in PRESETS.items() if c.attention == "fused"}
     assert Config(B=1, T=4, d=8, h=2, L=1, V=5).attention == "eager"  # the lesson's default
 
@@ -331,6 +332,7 @@ def test_either_attention_runs_the_presets_model() -> None:
     """Attention is how a model runs: Llama 3 8B written out is still Llama 3 8B (the pages' preset picker says so),
     and GPT-2 small through the fused kernel is still GPT-2 small."""
     for name, preset in PRESETS.items():
-        for attention in ("eager",) if preset.sinks else ("eager", "fused"):  # gpt-oss's sinks: eager only
+        for attention in ("eager",) if preset.sinks or preset.mla else ("eager", "fused"):  # gpt-oss's sinks and
+            # latent attention: eager only
             assert preset_of(replace(preset, attention=attention)) == name
     assert preset_of(replace(PRESETS["llama3-8b"], kv_heads=None)) == "custom"  # the recipe still counts

@@ -124,15 +124,18 @@ def test_a_bad_latent_attention_is_one_line_naming_the_fix(change, message):
         replace(MLA, **change)
 
 
-def test_the_pages_refuse_latent_attention_in_one_line(tmp_path, capsys):
+def test_the_live_page_takes_latent_attention_and_the_exported_page_refuses_it_in_one_line(tmp_path, capsys):
     from app.export.cli import main as export_main
     from app.recipe_view import read_config_json
+    from model.families import EXPORT_PRESETS
 
-    assert not_on_pages(TABLE_PRESETS["deepseek-v3"]) == "has multi-head latent attention (d_c = 512, d_R = 64)"
+    assert not_on_pages(TABLE_PRESETS["deepseek-v3"]) is None  # the live page shows it (issue 27)
+    assert not_on_pages(TABLE_PRESETS["deepseek-v3"], exported=True) == ("has multi-head latent attention (d_c = 512, "
+                                                                         "d_R = 64)")
+    assert "deepseek-v3" not in EXPORT_PRESETS
     doc = {**random_doc(random.Random(0)), "kv_lora_rank": 6, "qk_rope_head_dim": 4}
     cfg, notice = read_config_json(json.dumps(doc), Config(B=2, T=8, d=24, h=4, L=1, V=40))
-    assert cfg is None and "has multi-head latent attention (d_c = 6, d_R = 4), which the live page does not show yet" \
-        in notice
+    assert cfg is not None and cfg.mla and (cfg.d_c, cfg.d_R) == (6, 4) and notice.startswith("read deepseek_v3")
     (tmp_path / "config.json").write_text(json.dumps(doc))
     with pytest.raises(SystemExit) as exit_:
         export_main([str(tmp_path / "page.html"), "--hf-config", str(tmp_path / "config.json")])
@@ -232,3 +235,27 @@ def test_a_decode_step_over_the_latent_cache_gives_the_full_forwards_last_logits
         past = [(kept[i, "kv_a_norm"][:, None, :cfg.T], kept[i, "k_rot"][:, :, :cfg.T]) for i in range(cfg.L)]
         step = model.decode(idx[:, cfg.T:], past)
     torch.testing.assert_close(step[:, 0], full[:, -1], rtol=1e-5, atol=1e-5)
+
+
+def test_the_rules_keep_latent_attention_valid_and_say_in_one_line_each_what_they_drop():
+    """What latent attention makes of the other fields (model.rules): h_kv and d_head dropped (every head's K and V
+    come from the latent, q and k are d_nope + d_R wide), eager attention and RoPE kept, an odd d_R snapped, biases,
+    QK-norm and a window dropped; each change one notice naming why; GPT-2's recipe leaves latent attention."""
+    from dataclasses import asdict
+
+    from model.families import recipe_fields
+    from model.rules import rules_line, settle
+
+    preset = TABLE_PRESETS["deepseek-v3"]
+    asked = {**asdict(preset), "kv_heads": 8, "head_dim": 7, "attention": "fused", "positions": "learned",
+             "rope_dim": 63, "bias": "all", "qk_norm": True, "window": 64, "full_layers": (1,)}
+    cfg, notes = settle(asked)
+    assert cfg == preset and len(notes) == 8
+    assert [n.split(" ", 1)[0] for n in notes] == ["d_R", "h_kv", "d_head", "attention", "positions", "bias", "qk_norm",
+                                                   "window"]
+    assert notes[0] == "d_R snapped 63 → 64: RoPE rotates pairs of features, so the rotary width d_R must be even"
+    assert notes[1].startswith("h_kv = 8 dropped: latent attention makes every head's K and V from the one cached latent")
+    assert rules_line(cfg).startswith("latent attention: q and k per head d_nope + d_R = 192, v d_v = 128")
+    assert settle({**asdict(preset), "d": 7_000})[1] == []  # h need not divide d
+    gpt2 = settle({**asdict(preset), **recipe_fields("gpt2", preset.h)})[0]
+    assert not gpt2.mla and gpt2.positions == "learned"

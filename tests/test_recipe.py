@@ -14,7 +14,7 @@ import torch
 
 import model
 from model import GPT, PRESETS, Config, budget, trace
-from model.config import CHOICES, WINDOW_PRESETS, HFConfigError, from_hf, swiglu_width
+from model.config import CHOICES, MLA_PRESETS, WINDOW_PRESETS, HFConfigError, from_hf, swiglu_width
 from model.formula import evaluate, matches
 from model.memory import kv_cache_lines
 from model.formula import evaluate_shape as shape_of
@@ -266,7 +266,8 @@ def test_hf_config_on_the_cli(capsys, tmp_path):
     assert code == 2 and "cannot read --hf-config" in err
 
 
-@pytest.mark.parametrize("name", [n for n in PRESETS if not PRESETS[n].gpt2_recipe and n not in WINDOW_PRESETS])
+@pytest.mark.parametrize("name", [n for n in PRESETS if not PRESETS[n].gpt2_recipe
+                                  and n not in (*WINDOW_PRESETS, *MLA_PRESETS)])  # DeepSeek-V3: tests/test_mla.py
 @pytest.mark.parametrize("fmt", [[], ["--markdown"], ["--json"], ["--csv", "--table", "budget"], ["--table", "kv"],
                                  ["--table", "train"], ["--table", "train", "--json"]])
 def test_every_table_prints_at_every_modern_preset(name, fmt, capsys):
