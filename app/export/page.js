@@ -259,7 +259,7 @@ function readField(name, value, kept) {  // rules.read_field: [whole number or n
 function presetOf(cfg) {  // rules.preset_of
   for (const [name, p] of Object.entries(S.presets)) {
     if (S.preset_model.every((k) => p[k] === cfg[k]) && S.preset_recipe.every((k) => p[k] === (cfg[k] ?? S.recipe_defaults[k]))
-        && S.moe_fields.every((k) => JSON.stringify(p[k]) === JSON.stringify(cfg[k] ?? S.moe_defaults[k]))) return name;
+        && [...S.moe_fields, ...S.extra_fields].every((k) => JSON.stringify(p[k]) === JSON.stringify(cfg[k] ?? S.moe_defaults[k] ?? null))) return name;
   }
   return S.custom;
 }
@@ -302,6 +302,9 @@ function symbols(cfg, exact) {  // Config.symbols() (h_kv and d_ff always: GPT-2
     Object.assign(s, {E: cfg.experts, k: cfg.top_k, d_expert: cfg.expert_dim, L_moe: blockKinds(cfg).filter((x) => x === "moe").length,
                       E_shared: cfg.shared_experts, d_shared: cfg.shared_dim ?? cfg.expert_dim});
   }
+  if (cfg.window != null) {  // Config.W, L_W (the blocks below L not in full_layers), T_W = min(T, W − 1)
+    Object.assign(s, {W: cfg.window, L_W: cfg.L - cfg.full_layers.filter((i) => i < cfg.L).length, T_W: Math.min(cfg.T, cfg.window - 1)});
+  }
   return exact ? Object.fromEntries(Object.entries(s).map(([k, v]) => [k, BigInt(v)])) : s;
 }
 
@@ -319,14 +322,17 @@ function moePart(cfg) {  // the mixture of experts' part of memory.structure_key
 }
 
 const ffPart = (cfg) => (cfg.ff_dim != null ? ["d_ff"] : []);
+const extrasPart = (cfg) => S.extra_keys.filter((f) => cfg[f] != null && cfg[f] !== false);  // Gemma's, gpt-oss's, the window's part
+const windowValues = (cfg) => (cfg.window == null ? {} : Object.fromEntries(Object.entries(WINDOW_FNS)
+  .map(([k, f]) => [k, thousands(f(symbols(cfg, true)))])));  // memory.window_values: the numbers windowed labels name
 
 function structureKey(cfg, dtype) {  // memory.structure_key(memory.structure(cfg, dtype))
   const size = {B: cfg.B, T: cfg.T, "T-1": cfg.T - 1, h: cfg.h};
   return [cfg.tie ? "tied" : "untied", S.dtype_class[dtype], ...S.ones.filter((k) => size[k] === 1).map((k) => `${k}=1`),
-          ...recipePart(cfg), ...moePart(cfg)].join(",");
+          ...recipePart(cfg), ...moePart(cfg), ...extrasPart(cfg)].join(",");
 }
 
-const budgetKey = (cfg) => [cfg.tie ? "tied" : "untied", ...recipePart(cfg), ...moePart(cfg), ...ffPart(cfg)].join(",");  // spec.budget_key
+const budgetKey = (cfg) => [cfg.tie ? "tied" : "untied", ...recipePart(cfg), ...moePart(cfg), ...extrasPart(cfg), ...ffPart(cfg)].join(",");  // spec.budget_key
 const changesKey = (cfg, dtype) => [structureKey(cfg, dtype), ...ffPart(cfg)].join(",");  // spec.changes_key
 
 function covered(cfg, dtype) {  // whether the page carries this model's lines and shapes (spec.covered)
@@ -334,7 +340,9 @@ function covered(cfg, dtype) {  // whether the page carries this model's lines a
 }
 
 function modelOptions(cfg) {  // the command line's options of this model (python -m model's, python -m app export's)
-  const c = cfg, o = [];
+  const c = cfg, o = [], same = (p, fields) => fields.every((f) => JSON.stringify(p[f]) === JSON.stringify(c[f]));
+  const from = !same(S.extra_defaults, S.extra_fields) && Object.keys(S.presets).find((n) => same(S.presets[n], S.extra_fields));
+  if (from) o.push(`--preset ${from}`);  // the window's and the families' extras have no options of their own
   for (const f of S.int_fields) o.push(f === "T_max" ? `--T-max ${c.T_max}` : `--${f} ${c[f]}`);
   if (!c.tie) o.push("--untied");
   for (const f of Object.keys(S.choices)) if (c[f] !== S.recipe_defaults[f]) o.push(`--${f} ${c[f]}`);
@@ -368,7 +376,7 @@ const budgetLines = (cfg) => evaluateLines(S.budget[budgetKey(cfg)], BUDGET_FNS[
 function memoryLines(cfg, dtype) {
   const key = structureKey(cfg, dtype);
   return evaluateLines(S.structures[key].lines, MEMORY_FNS[key], cfg)
-    .filter((x) => S.dtypes[dtype] === 2 || x.key !== "memory/korthikanti").map((x) => ({...x, label: fill(x.label, {dtype})}));
+    .filter((x) => S.dtypes[dtype] === 2 || x.key !== "memory/korthikanti").map((x) => ({...x, label: fill(x.label, {dtype, ...windowValues(cfg)})}));
 }
 
 // ---- markup: app/budget.py and app/shapes.py --------------------------------------------------------------------
@@ -568,7 +576,7 @@ function titleValues(c) {  // changes.title_values
   const s = isMoe(c) ? symbols(c, false) : null;
   if (s) Object.assign(v, {E: s.E, k: s.k, d_expert: s.d_expert, L_moe: s.L_moe});
   if (s && s.L_moe === c.L) v.d_ff = s.k * s.d_expert + s.E_shared * (s.E_shared ? s.d_shared : 0);  // changes.dense_width
-  const out = Object.fromEntries(Object.entries(v).map(([k, x]) => [k, thousands(x)]));
+  const out = {...Object.fromEntries(Object.entries(v).map(([k, x]) => [k, thousands(x)])), ...windowValues(c)};
   if (s) {
     const ratio = s.E / s.k;
     Object.assign(out, {ratio: Number.isInteger(ratio) ? String(ratio) : sig3(ratio), shared: c.shared_experts ? " + E_shared·d_shared" : ""});
@@ -587,7 +595,7 @@ function changesGroups(cfg, dtype) {  // changes_card.changes_groups(changes(cfg
   return {groups: table.groups.map((g, gi) => ({key: g.key, title: fill(S.changes.titles[g.title], tv),
     lines: g.lines.map((t, i) => {
       const v = CHANGES_FNS[key][gi][i](t.exact ? big : num);
-      return {key: t.key, label: t.label, formula: t.formula, value: fmtValue(v, t.unit), short: fmtShort(v, t.unit)};
+      return {key: t.key, label: fill(t.label, tv), formula: t.formula, value: fmtValue(v, t.unit), short: fmtShort(v, t.unit)};
     })}))};
 }
 
@@ -762,8 +770,8 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
   const lines = [], byKey = {};
   for (const i of ids) {
     const t = TS.templates[i];
-    const r = isGpt2(cfg) || !t.recipe ? t : t.recipe;  // spec._serving_lines: the KV cache at h_kv heads
-    let value, formula = r.formula.replace("{M}", measured.formula), label = r.label;
+    const windowed = cfg.window != null && t.window, r = isGpt2(cfg) || !t.recipe ? t : windowed ? t.window : t.recipe;  // spec._serving_lines
+    let value, formula = r.formula.replace("{M}", measured.formula), label = windowed ? fill(r.label, windowValues(cfg)) : r.label;
     if (t.from_structure) { value = rest + cfg.L * block; formula = saved.formula; }
     else if (t.key === "memory/peak") {
       const held = ["memory/weights", "memory/grads", "memory/optimizer"];
@@ -778,7 +786,7 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
     } else if (t.key === "memory/capacity") value = capacityOf(setup);
     else if (t.key === "memory/fits") value = byKey["memory/peak"].value <= byKey["memory/capacity"].value;
     else if (t.key === "memory/max_B") value = largestMicroBatch(cfg, setup, N);
-    else value = TRAIN_FNS[i](s);
+    else value = (windowed ? TRAIN_WINDOW_FNS[i] : TRAIN_FNS[i])(s);
     const line = {key: t.key, label, formula, value, unit: t.unit};
     line.human = human(t.key, value, t.unit);
     lines.push(line);
@@ -1141,7 +1149,7 @@ function main(obj) {
     const chosen = S.preset_labels[obj.value];
     if (chosen !== undefined && chosen !== S.custom) {
       const p = S.presets[chosen];
-      for (const k of [...S.preset_sets, ...S.recipe_fields, ...S.moe_fields]) ST.asked[k] = p[k];
+      for (const k of [...S.preset_sets, ...S.recipe_fields, ...S.moe_fields, ...S.extra_fields]) ST.asked[k] = p[k];
     }
   } else if (name === "recipe") {
     if (isEcho(obj, "value")) return;

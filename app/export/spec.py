@@ -17,18 +17,21 @@ from model import BOUNDS, DTYPES, FIELD_DOCS, Config, budget, trace
 from model import units
 from model.budgeting import CHART, CHART_NOTE, GROUPS, chart, chart_note
 from model.changes import MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, changes, title_key
-from model.config import (CHOICES, DEFAULTS, FIELDS, INT_FIELDS, KIND_LABELS, MOE_DEFAULTS, MOE_FIELDS, MOE_SYMBOLS,
+from model.config import (DEFAULTS, FIELDS, INT_FIELDS, KIND_LABELS, MODEL_CHOICES as CHOICES, MOE_DEFAULTS,
+                          MOE_FIELDS, MOE_SYMBOLS,
                           OPTIONAL_SYMBOLS, PAGE_FIELDS, RECIPE_DOCS, RECIPE_FIELDS, snap_heads)
 from model.families import (EXPORT_PRESETS, KV_GROUP, MOE_START, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels,
                             recipe_fields)
 from model.cli import moe_flag
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
-from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure, structure_key
+from model.memory import (GEMMA_KEYS, KORTHIKANTI_NOTE, ONES, OSS_KEYS, WINDOW_VALUES, Structure, probes, structure,
+                          structure_key, window_labels)
+from model.changes import window_change_label
 from model.notation import dims
 from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model import numbers
-from model.rules import CUSTOM, MESSAGES, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
+from model.rules import CUSTOM, EXTRA_FIELDS, MESSAGES, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
 from model.tensor_notation import BLOCK_PREFIX
 from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS
 from model.train_report import SECTIONS, human
@@ -54,7 +57,8 @@ from ..words import (CAPTIONS, FIT_LABELS, GPU_LABELS, MAX_LISTED_BLOCKS, OPTIMI
 DTYPE_CLASS = {"fp32": "fp32", "bf16": "bf16", "fp16": "bf16"}  # fp16 passes equal bf16's (tests check it)
 
 
-ALL_FIELDS = (*PAGE_FIELDS, *MOE_FIELDS)  # a page's configuration: the MoE fields come with a preset or config.json
+ALL_FIELDS = (*PAGE_FIELDS, *MOE_FIELDS, *EXTRA_FIELDS)  # a page's configuration: the MoE fields, the window's and
+# Gemma's and gpt-oss's extras come with a preset or config.json
 # A mixture of experts' page has the MLP's switch (dense or MoE) and boxes for these fields, by their symbols; its
 # shared experts and which blocks are MoE stay the exported model's (their pass structures are the page's size).
 PAGE_MOE_SIZES = {f: MOE_SYMBOLS[f] for f in ("experts", "top_k", "expert_dim")}
@@ -83,10 +87,10 @@ def recipe_key(cfg: Config) -> str:
     """The recipe's and the mixture of experts' part of `structure_key` ("" for GPT-2's dense recipe), plus "d_ff"
     where d_ff is set apart from the recipe's default (page.js budgetKey)."""
     s = structure(cfg, "fp32")
-    if s.recipe is None and s.moe is None:
+    base = structure_key(dataclasses.replace(s, recipe=None, moe=None, window=False, gemma=(), oss=(), mla=()))
+    if structure_key(s) == base:
         return ""
-    key = structure_key(s)[len(structure_key(dataclasses.replace(s, recipe=None, moe=None))) + 1:]
-    return key + (",d_ff" if cfg.ff_dim is not None else "")
+    return structure_key(s)[len(base) + 1:] + (",d_ff" if cfg.ff_dim is not None else "")
 
 
 def budget_key(cfg: Config) -> str:
@@ -140,7 +144,9 @@ def _modern(cfg: Config, dtype: str) -> dict:
 
 def _changes(c) -> dict:
     """A changes table without values: each group's title template and its line templates."""
-    return {"groups": [{"key": g.key, "title": title_key(g.key, c.cfg), "lines": [_line(x) for x in g.lines]}
+    window = {"changes/window/cache_ratio": window_change_label(PLACEHOLDERS)}  # its values filled by the page
+    return {"groups": [{"key": g.key, "title": title_key(g.key, c.cfg),
+                        "lines": [{**_line(x), "label": window.get(x.key, x.label)} for x in g.lines]}
                        for g in c.groups]}
 
 
@@ -163,7 +169,9 @@ def _structure(s: Structure, cfg: Config | None = None) -> dict:
     rows = [{"name": r.name, "local": r.local, "label": r.label, "symbolic": r.symbolic, "block": r.block is not None,
              "elem": r.nbytes // r.numel, "view": r.view, "saved": r.saved,
              **({"kind": r.kind} if s.moe is not None and r.block is not None else {})} for r in tr.rows]
-    lines = [{**_line(x), "label": x.label.replace(f"at {s.dtype}", "at {dtype}")} for x in tr.lines]
+    templates = window_templates(tr.cfg, s.dtype) if s.window else {}
+    lines = [{**_line(x), "label": templates.get(x.label, x.label).replace(f"at {s.dtype}", "at {dtype}")}
+             for x in tr.lines]
     peak = [{"phase": c.phase, "op": c.op, "moment": c.moment, "scaled": c.scaled, "formula": c.formula,
              "exact": is_exact(c.formula, LESSON_SYMBOLS), "js": to_js(c.formula, LESSON_SYMBOLS, True)}
             for c in candidates(s)]  # model.training.step_phases picks the largest per phase
@@ -175,6 +183,14 @@ def _structure(s: Structure, cfg: Config | None = None) -> dict:
         for row in rows:
             row["only"] = marks.marked(row["local"])
     return out
+
+
+PLACEHOLDERS = {k: "{" + k + "}" for k in WINDOW_VALUES}  # the page fills them: page.js windowValues, WINDOW_FNS
+
+
+def window_templates(cfg: Config, dtype: str) -> dict[str, str]:
+    """A windowed model's KV-cache labels at `cfg` -> the same labels naming `PLACEHOLDERS` (`model.memory.window_labels`)."""
+    return dict(zip(window_labels(cfg, dtype).values(), window_labels(cfg, dtype, PLACEHOLDERS).values()))
 
 
 def _cached_structure(s: Structure, cfg: Config | None = None) -> dict:
@@ -190,16 +206,22 @@ def train_variant(D_given: bool, optimizer: str, zero: int, recompute: str, fit:
     return ",".join(("given" if D_given else "rule", optimizer, str(zero), recompute, fit))
 
 
-def _serving_lines(probe: Config) -> dict[tuple[str, str], dict[str, str]]:
+def _serving_lines(probe: Config) -> dict[tuple[str, str], dict[str, dict[str, str]]]:
     """GPT-2's serving lines (the KV cache of `model.memory.kv_cache_lines` in the lesson's words, at d's width) ->
-    the modern recipe's label and formula (at h_kv heads of d_head), per optimizer, keyed by GPT-2's (label,
-    formula): the training templates are made at a GPT-2 probe."""
+    the modern recipe's label and formula (at h_kv heads of d_head, "recipe") and a windowed one's ("window": some
+    blocks windowed, its label's numbers as `PLACEHOLDERS`), per optimizer, keyed by GPT-2's (label, formula): the
+    training templates are made at a GPT-2 probe."""
     modern = dataclasses.replace(probe, **MODERN_PROBE)
-    out = {}
+    windowed = dataclasses.replace(modern, window=2, full_layers=(probe.L - 1,))  # L − L_W = 1 full block
+    out: dict = {}
     for opt in OPTIMIZERS:
-        gpt2, recipe = (plan(c, TrainSetup(optimizer=opt)).lines for c in (probe, modern))
-        out.update({(a.label, a.formula): {"label": b.label, "formula": b.formula} for a, b in zip(gpt2, recipe)
-                    if a.key.startswith("serve/") and a.key == b.key and (a.label, a.formula) != (b.label, b.formula)})
+        setup = TrainSetup(optimizer=opt)
+        gpt2, recipe, window = (plan(c, setup).lines for c in (probe, modern, windowed))
+        named = window_templates(windowed, setup.act_dtype)
+        for a, b, w in zip(gpt2, recipe, window):
+            if a.key.startswith("serve/") and a.key == b.key == w.key and (a.label, a.formula) != (b.label, b.formula):
+                out[a.label, a.formula] = {"recipe": {"label": b.label, "formula": b.formula},
+                                           "window": {"label": named.get(w.label, w.label), "formula": w.formula}}
     return out
 
 
@@ -237,8 +259,9 @@ def _training() -> dict:
     serving = _serving_lines(probe)
     for t in templates:
         if (t["label"], t["formula"]) in serving:  # at h_kv heads of d_head: true for GPT-2 too (h_kv·d_head = d)
-            t["recipe"] = serving[t["label"], t["formula"]]
+            t.update(serving[t["label"], t["formula"]])
             t["js"] = to_js(t["recipe"]["formula"], TRAIN_SYMBOLS, False)
+            t["window_js"] = to_js(t["window"]["formula"], TRAIN_SYMBOLS, False)  # page.js: TRAIN_WINDOW_FNS
         if measured in t["formula"]:
             t["js"] = to_js(t["formula"].replace(measured, "M"), (*TRAIN_SYMBOLS, "M"), False)
             t["formula"] = t["formula"].replace(measured, "{M}")
@@ -279,6 +302,10 @@ def _static_spec() -> dict:
         "all_fields": list(ALL_FIELDS), "recipe_fields": list(RECIPE_FIELDS), "recipe_defaults": DEFAULTS,
         "moe_fields": list(MOE_FIELDS), "moe_defaults": MOE_DEFAULTS, "moe_flags": {f: moe_flag(f) for f in MOE_FIELDS},
         "moe_sizes": PAGE_MOE_SIZES, "moe_start": MOE_START,  # a mixture of experts' page: the MLP's switch and boxes
+        # the window's and Gemma's and gpt-oss's fields (a preset's, or the exported model's: no switch sets them) and
+        # those of them that name a part of memory.structure_key, in its order (each names its field)
+        "extra_fields": list(EXTRA_FIELDS), "extra_keys": [*GEMMA_KEYS, *OSS_KEYS, "window"],
+        "extra_defaults": {f: getattr(Config(B=1, T=1, d=1, h=1, L=1, V=1, T_max=1), f) for f in EXTRA_FIELDS},
         "kind_labels": KIND_LABELS, "block_titles": {"one_kind": ONE_KIND, "some": SOME_BLOCKS, "one": ONE_BLOCK},
         "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
         "optional_bounds": {k: list(BOUNDS[v]) for k, v in OPTIONAL_SYMBOLS.items()}, "recipe_docs": RECIPE_DOCS,
@@ -391,6 +418,10 @@ def lines_js(spec: dict) -> str:
 
     peak_fns = {k: [f"(s) => {x['js']}" for x in v["peak"]] for k, v in spec["structures"].items()}
     train_fns = ", ".join(f"(s) => {t['js']}" if t["js"] else "null" for t in spec["train"]["templates"])
+    window_fns = ", ".join(f"{i}: (s) => {t['window_js']}" for i, t in enumerate(spec["train"]["templates"])
+                           if "window_js" in t)
+    label_fns = ", ".join(f"{json.dumps(k)}: (s) => {to_js(f, LESSON_SYMBOLS, True)}" for k, f in WINDOW_VALUES.items())
     return (f"const BUDGET_FNS = {obj(budget_fns)};\nconst MEMORY_FNS = {obj(memory_fns)};\n"
             f"const PEAK_FNS = {obj(peak_fns)};\nconst TRAIN_FNS = [{train_fns}];\nconst DIM_FNS = {raw(dim_fns)};\n"
-            f"const CHANGES_FNS = {raw(changes_fns)};\n")
+            f"const CHANGES_FNS = {raw(changes_fns)};\nconst TRAIN_WINDOW_FNS = {{{window_fns}}};\n"
+            f"const WINDOW_FNS = {{{label_fns}}};\n")
