@@ -345,7 +345,7 @@ function modelOptions(cfg) {  // the command line's options of this model (pytho
   if (from) o.push(`--preset ${from}`);  // the window's and the families' extras have no options of their own
   for (const f of S.int_fields) o.push(f === "T_max" ? `--T-max ${c.T_max}` : `--${f} ${c[f]}`);
   if (!c.tie) o.push("--untied");
-  for (const f of Object.keys(S.choices)) if (c[f] !== S.recipe_defaults[f]) o.push(`--${f} ${c[f]}`);
+  for (const f of Object.keys(S.choices)) if (c[f] !== (from ? S.presets[from] : S.recipe_defaults)[f]) o.push(`--${f} ${c[f]}`);
   for (const [f, sym] of Object.entries(S.optional)) if (c[f] != null) o.push(`--${sym.replace("_", "-")} ${c[f]}`);
   if (c.qk_norm) o.push("--qk-norm");
   for (const f of S.moe_fields) {  // a mixture of experts: its fields that differ from the dense defaults
@@ -461,12 +461,12 @@ function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then sha
     if (isMoe(cfg)) { moeBlockRows(cfg, group, expanded, out, tensor); continue; }
     if (!expanded) {
       out.push({kind: "group", name: `${L === 1 ? "block 0" : `blocks 0 … ${L - 1}`} × L = ${thousands(L)}`,
-                label: `one block's ${perBlock} tensors; every block repeats these shapes`});
+                label: `one block's ${perBlock} tensors${windowText(cfg) ? `: ${windowText(cfg)}` : "; every block repeats these shapes"}`});
       for (const x of group) tensor(x, x.local, true);
       continue;
     }
     for (let b = 0; b < Math.min(L, S.max_listed_blocks); b++) {
-      out.push({kind: "group", name: `block ${b}`, label: `of ${thousands(L)}`});
+      out.push({kind: "group", name: `block ${b}`, label: `of ${thousands(L)}${attnOf(cfg, b)}`});
       for (const x of group) tensor(x, `blocks.${b}.${x.local}`, true);
     }
     if (L > S.max_listed_blocks) {
@@ -494,6 +494,14 @@ function blocksText(blocks) {  // tracing.blocks_text: "0 … 2"; "1, 3, …, 47
   return runs.map((r) => (r.length === 1 ? `${r[0]}` : r.length === 2 ? `${r[0]}, ${r[1]}` : `${r[0]} … ${r.at(-1)}`)).join(", ");
 }
 
+function windowText(cfg) {  // tracing.window_text, from its templates by plural (spec.window_texts)
+  if (cfg.window == null) return null;
+  const full = cfg.full_layers.filter((i) => i < cfg.L), key = `${Math.min(symbols(cfg, false).L_W, 2)},${Math.min(full.length, 2)}`;
+  return fill(S.window_texts[key], {...windowValues(cfg), full: blocksText(full)});
+}
+
+const attnOf = (cfg, b) => (cfg.window == null ? "" : ` · ${S.attn_labels[cfg.full_layers.includes(b) ? "full" : "sliding"]}`);  // Config.attn_kinds
+
 function blockTitles(cfg) {  // tracing.block_groups: each kind's title
   const kinds = blockKinds(cfg), distinct = distinctKinds(cfg), T = S.block_titles, label = S.kind_labels;
   return Object.fromEntries(distinct.map((kind) => {
@@ -512,13 +520,13 @@ function moeBlockRows(cfg, group, expanded, out, tensor) {  // shapes.shape_rows
   if (!expanded) {
     const titles = blockTitles(cfg);
     for (const kind of distinctKinds(cfg)) {
-      out.push({kind: "group", name: titles[kind], label: `one block's ${ofKind(kind).length} tensors`});
+      out.push({kind: "group", name: titles[kind], label: `one block's ${ofKind(kind).length} tensors${windowText(cfg) ? `; ${windowText(cfg)}` : ""}`});
       for (const x of ofKind(kind)) tensor(x, x.local, true);
     }
     return;
   }
   for (let b = 0; b < Math.min(L, S.max_listed_blocks); b++) {
-    out.push({kind: "group", name: `block ${b}`, label: `of ${thousands(L)} · ${S.kind_labels[kinds[b]]}`});
+    out.push({kind: "group", name: `block ${b}`, label: `of ${thousands(L)} · ${S.kind_labels[kinds[b]]}${attnOf(cfg, b)}`});
     for (const x of ofKind(kinds[b])) tensor(x, `blocks.${b}.${x.local}`, true);
   }
   if (L > S.max_listed_blocks) {
@@ -599,7 +607,7 @@ function changesGroups(cfg, dtype) {  // changes_card.changes_groups(changes(cfg
     })}))};
 }
 
-function changesHtml(groups, dtype, moe = false) {  // changes_card.changes_html
+function changesHtml(groups, dtype, moe = false, window = false) {  // changes_card.changes_html
   if (groups.length === 1) return `<p class="note muted">${esc(S.changes.same)}</p>`;
   const rows = [];
   for (const g of groups) {
@@ -610,7 +618,7 @@ function changesHtml(groups, dtype, moe = false) {  // changes_card.changes_html
                 + `<td class="v">${esc(x.value)}${short}</td></tr>`);
     }
   }
-  const note = moe ? `${S.changes.note} ${S.changes.moe_note}` : S.changes.note;  // Changes.note
+  const note = [S.changes.note, ...(moe ? [S.changes.moe_note] : []), ...(window ? [S.changes.window_note] : [])].join(" ");  // Changes.note
   return `<p class="muted">Bytes at ${esc(dtype)}. ${esc(note)}</p><table class="lines changes">${rows.join("")}</table>`;
 }
 
@@ -618,7 +626,7 @@ const noticeHtml = (text) => `<div class="status"><span class="n">⚠</span> ${e
 
 function changesCardHtml(cfg, dtype) {
   const c = changesGroups(cfg, dtype);
-  return c.notice ? noticeHtml(c.notice) : changesHtml(c.groups, dtype, isMoe(cfg));
+  return c.notice ? noticeHtml(c.notice) : changesHtml(c.groups, dtype, isMoe(cfg), cfg.window != null);
 }
 
 // ---- the training run: model/training.py plan(), model/train_report.py, app/training.py, app/train_query.py ----

@@ -16,8 +16,8 @@ import json
 from model import BOUNDS, DTYPES, FIELD_DOCS, Config, budget, trace
 from model import units
 from model.budgeting import CHART, CHART_NOTE, GROUPS, chart, chart_note
-from model.changes import MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, changes, title_key
-from model.config import (DEFAULTS, FIELDS, INT_FIELDS, KIND_LABELS, MODEL_CHOICES as CHOICES, MOE_DEFAULTS,
+from model.changes import MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, WINDOW_ORDER_NOTE, changes, title_key
+from model.config import (ATTN_LABELS, DEFAULTS, FIELDS, INT_FIELDS, KIND_LABELS, MODEL_CHOICES as CHOICES, MOE_DEFAULTS,
                           MOE_FIELDS, MOE_SYMBOLS,
                           OPTIONAL_SYMBOLS, PAGE_FIELDS, RECIPE_DOCS, RECIPE_FIELDS, snap_heads)
 from model.families import (EXPORT_PRESETS, KV_GROUP, MOE_START, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels,
@@ -33,7 +33,7 @@ from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model import numbers
 from model.rules import CUSTOM, EXTRA_FIELDS, MESSAGES, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
 from model.tensor_notation import BLOCK_PREFIX
-from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS
+from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS, window_text
 from model.train_report import SECTIONS, human
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, PEAK_LINE, PHASE_LINE,
                             RECOMPUTE, REFERENCES, TrainSetup, plan)
@@ -193,6 +193,17 @@ def window_templates(cfg: Config, dtype: str) -> dict[str, str]:
     return dict(zip(window_labels(cfg, dtype).values(), window_labels(cfg, dtype, PLACEHOLDERS).values()))
 
 
+def window_texts() -> dict[str, str]:
+    """`model.tracing.window_text` naming `PLACEHOLDERS` (and "{full}", the full blocks), by its plurals: "n,f" with
+    n = min(L_W, 2) windowed blocks and f = min(L − L_W, 2) full ones (page.js windowText)."""
+    gemma = EXPORT_PRESETS["gemma-3-1b"]
+    out = {}
+    for L, full in ((1, ()), (2, ()), (2, (1,)), (3, (2,)), (3, (1, 2)), (4, (2, 3))):
+        c = dataclasses.replace(gemma, L=L, full_layers=full)
+        out[f"{min(c.L_W, 2)},{min(len(full), 2)}"] = window_text(c, {**PLACEHOLDERS, "full": "{full}"})
+    return out
+
+
 def _cached_structure(s: Structure, cfg: Config | None = None) -> dict:
     """`_structure`, from the disk cache where the same code computed it before (`app.export.cache`)."""
     return cached("structure", structure_key(s), lambda: _structure(s, cfg))
@@ -305,13 +316,14 @@ def _static_spec() -> dict:
         # the window's and Gemma's and gpt-oss's fields (a preset's, or the exported model's: no switch sets them) and
         # those of them that name a part of memory.structure_key, in its order (each names its field)
         "extra_fields": list(EXTRA_FIELDS), "extra_keys": [*GEMMA_KEYS, *OSS_KEYS, "window"],
+        "window_texts": window_texts(), "attn_labels": ATTN_LABELS,  # the shapes table's headings of a windowed model
         "extra_defaults": {f: getattr(Config(B=1, T=1, d=1, h=1, L=1, V=1, T_max=1), f) for f in EXTRA_FIELDS},
         "kind_labels": KIND_LABELS, "block_titles": {"one_kind": ONE_KIND, "some": SOME_BLOCKS, "one": ONE_BLOCK},
         "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
         "optional_bounds": {k: list(BOUNDS[v]) for k, v in OPTIONAL_SYMBOLS.items()}, "recipe_docs": RECIPE_DOCS,
         "recipes": RECIPE_LABELS, "modern": recipe_fields("modern", 1), "kv_group": KV_GROUP,
         "switches": list(SWITCHES), "families": grouped_menu(moe=True, exported=True),
-        "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "moe_note": MOE_ORDER_NOTE, "same": SAME},
+        "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "moe_note": MOE_ORDER_NOTE, "window_note": WINDOW_ORDER_NOTE, "same": SAME},
         "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS}, "short": SHORT, "soft": {k: list(v) for k, v in SOFT.items()},
         "dtypes": dict(DTYPES), "dtype_class": DTYPE_CLASS, "presets": presets, "custom": CUSTOM,
         "preset_labels": preset_labels(moe=True, exported=True), "preset_model": list(PRESET_MODEL),
