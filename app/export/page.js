@@ -158,6 +158,7 @@ function normalize(c) {  // Config.__post_init__: a default written out is the d
   if (c.ff_dim === defaultFf(c)) c.ff_dim = null;
   if (c.shared_dim != null && c.shared_dim === c.expert_dim) c.shared_dim = null;
   if (isMoe(c) && !blockKinds(c).includes("dense")) c.ff_dim = null;  // no dense MLP anywhere: d_ff is no part of it
+  if (c.sinks && c.attention === "fused") throw new Error(S.sinks_fused);  // Config.__post_init__ (_check_oss)
   if (c.positions === "rope" && dHead(c) % 2) {
     throw new Error(`d_head=${dHead(c)} is odd: RoPE rotates pairs of features, so d_head must be even `
                     + "(set head_dim, or pick h so that d / h is even)");  // Config.__post_init__
@@ -178,7 +179,7 @@ function settleHeads(c, note) {  // rules._settle_heads
   c.h = h;
 }
 
-const inUse = (c, symbol) => ({h: c.h, h_kv: hKv(c), T: c.T, d_ff: dFf(c), d_head: dHead(c), E: c.experts, k: c.top_k,
+const inUse = (c, symbol) => ({h: c.h, h_kv: hKv(c), T: c.T, d_ff: dFf(c), d_head: dHead(c), E: c.experts, k: c.top_k, full_layers: c.full_layers,
                                d_expert: c.expert_dim}[symbol]);  // Config's value of a symbol
 
 function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes: [cfg, notes {kind, text, about}]
@@ -188,7 +189,7 @@ function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes
     const base = message(kind, values);
     let text = base;
     const [field, symbol] = S.note_field[kind], was = shown === null ? null : inUse(shown, symbol);
-    if (was != null && !changed.includes(field) && asked[field] != null && asked[field] !== was) {
+    if (was != null && !changed.includes(field) && asked[field] != null && JSON.stringify(asked[field]) !== JSON.stringify(was)) {
       text += message("kept", {asked: asked[field], name: symbol, shown: was});
     }
     notes.push({kind, text, about: S.note_about[kind], base});
@@ -204,6 +205,16 @@ function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes
   if (cfg.T > cfg.T_max) {
     if (cfg.positions === "learned") { note("T", {asked: cfg.T, T_max: cfg.T_max}); cfg.T = cfg.T_max; }
     else note("context", {T: cfg.T, T_max: cfg.T_max});
+  }
+  const full = cfg.full_layers ?? [], W = cfg.window, blocks = (b) => b.join(",") || "none";  // rules._settle_window
+  if (W != null && full.some((i) => i >= cfg.L)) {
+    cfg.full_layers = full.filter((i) => i < cfg.L);
+    note("full_layers", {asked: blocks(full), full: blocks(cfg.full_layers), last: cfg.L - 1, L: cfg.L});
+  }
+  if (W != null && cfg.T < W) note("window", {T: cfg.T, W, W1: W - 1});
+  if (cfg.swiglu_limit != null && cfg.mlp !== "swiglu") {
+    note("clamp", {limit: cfg.swiglu_limit, mlp: cfg.mlp});
+    [cfg.swiglu_limit, cfg.swiglu_alpha] = [null, null];
   }
   return [normalize(cfg), notes];
 }
@@ -226,7 +237,7 @@ function recipeFields(recipe, h) {  // families.recipe_fields
 function moeFields(c, moe) {  // families.moe_fields: what choosing a dense MLP or a mixture of experts sets
   if (moe === isMoe(c)) return {};
   if (moe) return {...S.moe_defaults, ...S.moe_start, expert_dim: dFf(c)};
-  return {...S.moe_defaults, ...(blockKinds(c).includes("dense") ? {} : {ff_dim: c.expert_dim})};
+  return {...S.moe_defaults, ...(c.expert_bias ? {expert_bias: false} : {}), ...(blockKinds(c).includes("dense") ? {} : {ff_dim: c.expert_dim})};
 }
 
 function recipeOf(c) {  // families.recipe_of
@@ -339,9 +350,13 @@ function covered(cfg, dtype) {  // whether the page carries this model's lines a
   return budgetKey(cfg) in S.budget && structureKey(cfg, dtype) in S.structures;
 }
 
+function extrasOf(c) {  // the preset whose window and extras `c` has, or undefined (none, or no preset's)
+  const same = (p) => S.extra_fields.every((f) => JSON.stringify(p[f]) === JSON.stringify(c[f]));
+  return same(S.extra_defaults) ? undefined : Object.keys(S.presets).find((n) => same(S.presets[n]));
+}
+
 function modelOptions(cfg) {  // the command line's options of this model (python -m model's, python -m app export's)
-  const c = cfg, o = [], same = (p, fields) => fields.every((f) => JSON.stringify(p[f]) === JSON.stringify(c[f]));
-  const from = !same(S.extra_defaults, S.extra_fields) && Object.keys(S.presets).find((n) => same(S.presets[n], S.extra_fields));
+  const c = cfg, o = [], from = extrasOf(cfg);
   if (from) o.push(`--preset ${from}`);  // the window's and the families' extras have no options of their own
   for (const f of S.int_fields) o.push(f === "T_max" ? `--T-max ${c.T_max}` : `--${f} ${c[f]}`);
   if (!c.tie) o.push("--untied");
@@ -1069,8 +1084,9 @@ function pushControls(cfg, notes) {
   }
   const name = presetOf(cfg);
   push(W.preset, "value", Object.keys(S.preset_labels).find((k) => S.preset_labels[k] === name));
-  W.status.text = notes.length ? notes.map((n) => `<div class="status"><span class="n">⚠</span> ${esc(n)}</div>`).join("")
-    : `<div class="status muted">${esc(statusRules(cfg))}</div>`;
+  const extras = S.extras_lines[extrasOf(cfg)];  // Gemma's or gpt-oss's extras in words (families.extras_line)
+  W.status.text = (notes.length ? notes.map((n) => `<div class="status"><span class="n">⚠</span> ${esc(n)}</div>`).join("")
+    : `<div class="status muted">${esc(statusRules(cfg))}</div>`) + (extras ? `<div class="status muted">${esc(extras)}</div>` : "");
 }
 
 function ariaLabel(model, selector, label) {  // name an element inside a widget's view for screen readers

@@ -17,10 +17,10 @@ from model import BOUNDS, DTYPES, FIELD_DOCS, Config, budget, trace
 from model import units
 from model.budgeting import CHART, CHART_NOTE, GROUPS, chart, chart_note
 from model.changes import MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, WINDOW_ORDER_NOTE, changes, title_key
-from model.config import (ATTN_LABELS, DEFAULTS, FIELDS, INT_FIELDS, KIND_LABELS, MODEL_CHOICES as CHOICES, MOE_DEFAULTS,
+from model.config import (ATTN_LABELS, DEFAULTS, SINKS_FUSED, FIELDS, INT_FIELDS, KIND_LABELS, MODEL_CHOICES as CHOICES, MOE_DEFAULTS,
                           MOE_FIELDS, MOE_SYMBOLS,
                           OPTIONAL_SYMBOLS, PAGE_FIELDS, RECIPE_DOCS, RECIPE_FIELDS, snap_heads)
-from model.families import (EXPORT_PRESETS, KV_GROUP, MOE_START, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels,
+from model.families import (EXPORT_PRESETS, KV_GROUP, extras_line, MOE_START, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels,
                             recipe_fields)
 from model.cli import moe_flag
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
@@ -115,7 +115,8 @@ def covered(cfg: Config) -> list[Config]:
     if not cfg.gpt2_recipe and not cfg.moe:
         base += [dataclasses.replace(cfg, kv_heads=kv) for kv in (cfg.h_kv, cfg.h, snap_heads(cfg.h, cfg.h // KV_GROUP or 1), 1)]
     base += [cfg, *(p for p in PAGE_PRESETS.values() if p.gpt2_recipe)]
-    both = (dataclasses.replace(c, attention=a) for c in base for a in CHOICES["attention"])
+    both = (dataclasses.replace(c, attention=a) for c in base for a in CHOICES["attention"]
+            if not (c.sinks and a == "fused"))  # Config refuses sinks with fused attention (SINKS_FUSED)
     return [c for c in both if not c.gpt2_recipe]  # GPT-2's own recipe: every page carries it (static_spec)
 
 
@@ -317,6 +318,8 @@ def _static_spec() -> dict:
         # those of them that name a part of memory.structure_key, in its order (each names its field)
         "extra_fields": list(EXTRA_FIELDS), "extra_keys": [*GEMMA_KEYS, *OSS_KEYS, "window"],
         "window_texts": window_texts(), "attn_labels": ATTN_LABELS,  # the shapes table's headings of a windowed model
+        "extras_lines": {n: extras_line(p) for n, p in EXPORT_PRESETS.items() if extras_line(p)},  # Gemma's, gpt-oss's
+        "sinks_fused": SINKS_FUSED,
         "extra_defaults": {f: getattr(Config(B=1, T=1, d=1, h=1, L=1, V=1, T_max=1), f) for f in EXTRA_FIELDS},
         "kind_labels": KIND_LABELS, "block_titles": {"one_kind": ONE_KIND, "some": SOME_BLOCKS, "one": ONE_BLOCK},
         "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
