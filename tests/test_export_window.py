@@ -64,8 +64,9 @@ def page(request, chromium, tmp_path_factory: pytest.TempPathFactory):
 def cases(c: Config) -> list[Config]:
     """`c`, T below its window, fewer blocks (the full blocks past them dropped, as the rules drop them) and more."""
     few = min(c.L - 1, 7)
+    low = min(c.full_layers, default=c.L - 1)  # blocks 0 … low − 1: all windowed
     return [c, replace(c, T=c.W // 2, B=3), replace(c, L=few, full_layers=tuple(i for i in c.full_layers if i < few)),
-            replace(c, L=c.L + 5, T=c.W + 37)]
+            replace(c, L=c.L + 5, T=c.W + 37), replace(c, L=max(1, low), full_layers=())]
 
 
 def test_n_and_the_kv_cache_per_token_are_the_clis(page, capsys) -> None:
@@ -98,7 +99,7 @@ def test_keys_budget_and_memory_lines_are_the_models(page) -> None:
 
 @pytest.mark.parametrize("expanded", [False, True])
 def test_the_shapes_rows_and_headings_are_the_models(page, expanded: bool) -> None:
-    configs = cases(page.cfg)[:3]
+    configs = [*cases(page.cfg)[:3], cases(page.cfg)[-1]]
     for c, table in zip(configs, js(page, "shapeRows", [[page_js(c), "bf16", expanded] for c in configs])):
         want = shape_rows(trace(c, "bf16"), 1, expanded)
         assert [(r["kind"], r["name"], r["label"], r.get("symbolic", ""), r.get("shape", ""), r.get("elements", ""),
@@ -107,7 +108,7 @@ def test_the_shapes_rows_and_headings_are_the_models(page, expanded: bool) -> No
 
 
 def test_the_changes_card_is_the_models(page) -> None:
-    for c in cases(page.cfg)[:2]:
+    for c in [*cases(page.cfg)[:2], cases(page.cfg)[-1]]:
         (out,) = js(page, "changesGroups", [[page_js(c), "fp32"]])
         ch = changes(c, "fp32")
         assert out["groups"] == changes_groups(ch), c
@@ -120,7 +121,7 @@ def test_the_training_card_is_the_models(page) -> None:
         return
     setups = [TrainSetup(), TrainSetup(optimizer="adam-fp32", zero=3, gpus=64, recompute="full"),
               TrainSetup(D=10**12, gpus=8, zero=1, fit="hoffmann")]
-    pairs = [(c, s) for c in cases(page.cfg)[:3] for s in setups]
+    pairs = [(c, s) for c in [*cases(page.cfg)[:3], cases(page.cfg)[-1]] for s in setups]
     got = page.evaluate("(xs) => xs.map(([c, s]) => window.__ts.trainPlan(c, s).lines.map((x) => "
                         "[x.key, x.label, x.formula, x.human]))", [[page_js(c), setup_js(s)] for c, s in pairs])
     for (c, s), lines in zip(pairs, got):
@@ -163,8 +164,8 @@ def test_the_windows_notices_are_the_rules(page) -> None:
                         "const [cfg, notes] = window.__ts.settleNotes(l, s, c); "
                         "return [cfg.full_layers, notes.map((n) => n.text), window.__ts.news(notes, before, c)]; })",
                         [list(c) for c in cases])
+    tuples = lambda d: {k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}  # noqa: E731 (as Python's)
     for (asked, later, shown, changed), out in zip(cases, got):
-        cfg, notes = settle_notes(later, Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in shown.items()}),
-                                  changed)
-        assert out == [list(cfg.full_layers), [n.text for n in notes], news(notes, settle_notes(asked)[1], changed)], \
-            (later, changed)
+        cfg, notes = settle_notes(tuples(later), Config(**tuples(shown)), changed)
+        assert out == [list(cfg.full_layers), [n.text for n in notes],
+                       news(notes, settle_notes(tuples(asked))[1], changed)], (later, changed)

@@ -107,7 +107,8 @@ function snapHeads(d, h) {  // config.snap_heads: the divisor of d nearest h, ti
 }
 
 const message = (kind, values) => fill(S.messages[kind], Object.fromEntries(
-  Object.entries(values).map(([k, v]) => [k, typeof v === "number" || typeof v === "bigint" ? thousands(v) : v])));  // rules.message
+  Object.entries(values).map(([k, v]) => [k, typeof v === "number" || typeof v === "bigint" ? thousands(v)
+    : Array.isArray(v) ? v.join(",") || "none" : v])));  // rules.message (and show_value's blocks)
 
 // ---- numbers: model/numbers.py, whose PATTERN and SCALES travel in the spec (the one grammar of every box) ----------
 const NUMBER = new RegExp(S.number.pattern, "i");  // Python reads it case-insensitive and ASCII-only: the same here
@@ -206,10 +207,10 @@ function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes
     if (cfg.positions === "learned") { note("T", {asked: cfg.T, T_max: cfg.T_max}); cfg.T = cfg.T_max; }
     else note("context", {T: cfg.T, T_max: cfg.T_max});
   }
-  const full = cfg.full_layers ?? [], W = cfg.window, blocks = (b) => b.join(",") || "none";  // rules._settle_window
+  const full = cfg.full_layers ?? [], W = cfg.window;  // rules._settle_window
   if (W != null && full.some((i) => i >= cfg.L)) {
     cfg.full_layers = full.filter((i) => i < cfg.L);
-    note("full_layers", {asked: blocks(full), full: blocks(cfg.full_layers), last: cfg.L - 1, L: cfg.L});
+    note("full_layers", {asked: full, full: cfg.full_layers, last: cfg.L - 1, L: cfg.L});
   }
   if (W != null && cfg.T < W) note("window", {T: cfg.T, W, W1: W - 1});
   if (cfg.swiglu_limit != null && cfg.mlp !== "swiglu") {
@@ -343,8 +344,9 @@ function structureKey(cfg, dtype) {  // memory.structure_key(memory.structure(cf
           ...recipePart(cfg), ...moePart(cfg), ...extrasPart(cfg)].join(",");
 }
 
-const budgetKey = (cfg) => [cfg.tie ? "tied" : "untied", ...recipePart(cfg), ...moePart(cfg), ...extrasPart(cfg), ...ffPart(cfg)].join(",");  // spec.budget_key
-const changesKey = (cfg, dtype) => [structureKey(cfg, dtype), ...ffPart(cfg)].join(",");  // spec.changes_key
+const everyPart = (cfg) => (cfg.window != null && symbols(cfg, false).L_W === cfg.L ? ["window_all"] : []);  // spec.budget_key
+const budgetKey = (cfg) => [cfg.tie ? "tied" : "untied", ...recipePart(cfg), ...moePart(cfg), ...extrasPart(cfg), ...ffPart(cfg), ...everyPart(cfg)].join(",");  // spec.budget_key
+const changesKey = (cfg, dtype) => [structureKey(cfg, dtype), ...ffPart(cfg), ...everyPart(cfg)].join(",");  // spec.changes_key
 
 function covered(cfg, dtype) {  // whether the page carries this model's lines and shapes (spec.covered)
   return budgetKey(cfg) in S.budget && structureKey(cfg, dtype) in S.structures;
@@ -389,8 +391,8 @@ function evaluateLines(templates, fns, cfg) {  // each line's value from its for
 const budgetLines = (cfg) => evaluateLines(S.budget[budgetKey(cfg)], BUDGET_FNS[budgetKey(cfg)], cfg);
 
 function memoryLines(cfg, dtype) {
-  const key = structureKey(cfg, dtype);
-  return evaluateLines(S.structures[key].lines, MEMORY_FNS[key], cfg)
+  const key = structureKey(cfg, dtype), all = S.structures[key].lines_all && symbols(cfg, false).L_W === cfg.L;  // every block windowed
+  return evaluateLines(S.structures[key][all ? "lines_all" : "lines"], (all ? MEMORY_ALL_FNS : MEMORY_FNS)[key], cfg)
     .filter((x) => S.dtypes[dtype] === 2 || x.key !== "memory/korthikanti").map((x) => ({...x, label: fill(x.label, {dtype, ...windowValues(cfg)})}));
 }
 
@@ -793,7 +795,8 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
   const lines = [], byKey = {};
   for (const i of ids) {
     const t = TS.templates[i];
-    const windowed = cfg.window != null && t.window, r = isGpt2(cfg) || !t.recipe ? t : windowed ? t.window : t.recipe;  // spec._serving_lines
+    const windowed = cfg.window != null && t.window, every = windowed && s.L_W === cfg.L;  // spec._serving_lines
+    const r = isGpt2(cfg) || !t.recipe ? t : every ? t.window_all : windowed ? t.window : t.recipe;
     let value, formula = r.formula.replace("{M}", measured.formula), label = windowed ? fill(r.label, windowValues(cfg)) : r.label;
     if (t.from_structure) { value = rest + cfg.L * block; formula = saved.formula; }
     else if (t.key === "memory/peak") {

@@ -93,14 +93,20 @@ def recipe_key(cfg: Config) -> str:
     return structure_key(s)[len(base) + 1:] + (",d_ff" if cfg.ff_dim is not None else "")
 
 
+def every_part(cfg: Config) -> str:
+    """",window_all" where every block is windowed (the budget's and changes' formulas then leave the full blocks
+    out), else "" (page.js everyPart)."""
+    return ",window_all" if cfg.window is not None and cfg.L_W == cfg.L else ""
+
+
 def budget_key(cfg: Config) -> str:
     """The key of a budget's line templates: "tied" or "untied", then the recipe's key (page.js budgetKey)."""
-    return ",".join(x for x in ("tied" if cfg.tie else "untied", recipe_key(cfg)) if x)
+    return ",".join(x for x in ("tied" if cfg.tie else "untied", recipe_key(cfg)) if x) + every_part(cfg)
 
 
 def changes_key(cfg: Config, dtype: str) -> str:
     """The key of a changes table's templates: the pass structure and whether d_ff is set apart (page.js)."""
-    return structure_key(structure(cfg, DTYPE_CLASS[dtype])) + (",d_ff" if cfg.ff_dim is not None else "")
+    return structure_key(structure(cfg, DTYPE_CLASS[dtype])) + (",d_ff" if cfg.ff_dim is not None else "") + every_part(cfg)
 
 
 def covered(cfg: Config) -> list[Config]:
@@ -115,6 +121,8 @@ def covered(cfg: Config) -> list[Config]:
     if not cfg.gpt2_recipe and not cfg.moe:
         base += [dataclasses.replace(cfg, kv_heads=kv) for kv in (cfg.h_kv, cfg.h, snap_heads(cfg.h, cfg.h // KV_GROUP or 1), 1)]
     base += [cfg, *(p for p in PAGE_PRESETS.values() if p.gpt2_recipe)]
+    base += [dataclasses.replace(c, full_layers=()) for c in base if c.window is not None and c.L_W < c.L]  # at an L
+    # below its first full block, a hybrid model's blocks are all windowed: its formulas say so (every_part)
     both = (dataclasses.replace(c, attention=a) for c in base for a in CHOICES["attention"]
             if not (c.sinks and a == "fused"))  # Config refuses sinks with fused attention (SINKS_FUSED)
     return [c for c in both if not c.gpt2_recipe]  # GPT-2's own recipe: every page carries it (static_spec)
@@ -170,13 +178,18 @@ def _structure(s: Structure, cfg: Config | None = None) -> dict:
     rows = [{"name": r.name, "local": r.local, "label": r.label, "symbolic": r.symbolic, "block": r.block is not None,
              "elem": r.nbytes // r.numel, "view": r.view, "saved": r.saved,
              **({"kind": r.kind} if s.moe is not None and r.block is not None else {})} for r in tr.rows]
-    templates = window_templates(tr.cfg, s.dtype) if s.window else {}
-    lines = [{**_line(x), "label": templates.get(x.label, x.label).replace(f"at {s.dtype}", "at {dtype}")}
-             for x in tr.lines]
+    def memory(t) -> list[dict]:  # a label's dtype and a window's numbers as the page fills them
+        templates = window_templates(t.cfg, s.dtype) if s.window else {}
+        return [{**_line(x), "label": templates.get(x.label, x.label).replace(f"at {s.dtype}", "at {dtype}")}
+                for x in t.lines]
+
+    lines = memory(tr)
     peak = [{"phase": c.phase, "op": c.op, "moment": c.moment, "scaled": c.scaled, "formula": c.formula,
              "exact": is_exact(c.formula, LESSON_SYMBOLS), "js": to_js(c.formula, LESSON_SYMBOLS, True)}
             for c in candidates(s)]  # model.training.step_phases picks the largest per phase
     out = {"rows": rows, "lines": lines, "peak": peak}
+    if s.window and tr.cfg.L_W < tr.cfg.L:  # at an L where every block is windowed, the KV lines say so (page.js)
+        out["lines_all"] = memory(trace(dataclasses.replace(tr.cfg, full_layers=()), s.dtype))
     if s.recipe is not None:
         out["dims"] = [[to_js(d, LESSON_SYMBOLS, True) for d in dims(r.symbolic)] for r in tr.rows]
         marks = recipe_rows(tr.cfg)
@@ -225,15 +238,17 @@ def _serving_lines(probe: Config) -> dict[tuple[str, str], dict[str, dict[str, s
     training templates are made at a GPT-2 probe."""
     modern = dataclasses.replace(probe, **MODERN_PROBE)
     windowed = dataclasses.replace(modern, window=2, full_layers=(probe.L - 1,))  # L − L_W = 1 full block
+    every = dataclasses.replace(windowed, full_layers=())  # every block windowed: "window_all"
     out: dict = {}
     for opt in OPTIMIZERS:
         setup = TrainSetup(optimizer=opt)
-        gpt2, recipe, window = (plan(c, setup).lines for c in (probe, modern, windowed))
-        named = window_templates(windowed, setup.act_dtype)
-        for a, b, w in zip(gpt2, recipe, window):
+        gpt2, recipe, window, all_ = (plan(c, setup).lines for c in (probe, modern, windowed, every))
+        named = {**window_templates(windowed, setup.act_dtype), **window_templates(every, setup.act_dtype)}
+        for a, b, w, e in zip(gpt2, recipe, window, all_):
             if a.key.startswith("serve/") and a.key == b.key == w.key and (a.label, a.formula) != (b.label, b.formula):
                 out[a.label, a.formula] = {"recipe": {"label": b.label, "formula": b.formula},
-                                           "window": {"label": named.get(w.label, w.label), "formula": w.formula}}
+                                           "window": {"label": named.get(w.label, w.label), "formula": w.formula},
+                                           "window_all": {"label": named.get(e.label, e.label), "formula": e.formula}}
     return out
 
 
@@ -432,6 +447,7 @@ def lines_js(spec: dict) -> str:
         return "{" + ", ".join(f"{json.dumps(k)}: {v}" for k, v in d.items()) + "}"
 
     peak_fns = {k: [f"(s) => {x['js']}" for x in v["peak"]] for k, v in spec["structures"].items()}
+    all_fns = {k: [f"(s) => {x['js']}" for x in v["lines_all"]] for k, v in spec["structures"].items() if "lines_all" in v}
     train_fns = ", ".join(f"(s) => {t['js']}" if t["js"] else "null" for t in spec["train"]["templates"])
     window_fns = ", ".join(f"{i}: (s) => {t['window_js']}" for i, t in enumerate(spec["train"]["templates"])
                            if "window_js" in t)
@@ -439,4 +455,4 @@ def lines_js(spec: dict) -> str:
     return (f"const BUDGET_FNS = {obj(budget_fns)};\nconst MEMORY_FNS = {obj(memory_fns)};\n"
             f"const PEAK_FNS = {obj(peak_fns)};\nconst TRAIN_FNS = [{train_fns}];\nconst DIM_FNS = {raw(dim_fns)};\n"
             f"const CHANGES_FNS = {raw(changes_fns)};\nconst TRAIN_WINDOW_FNS = {{{window_fns}}};\n"
-            f"const WINDOW_FNS = {{{label_fns}}};\n")
+            f"const WINDOW_FNS = {{{label_fns}}};\nconst MEMORY_ALL_FNS = {obj(all_fns)};\n")
