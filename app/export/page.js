@@ -3,7 +3,8 @@
 // Inputs (CustomJS args): `spec`, JSON from app/export/spec.py (fields, bounds, presets, rules and their messages,
 // the lines of model.budget and model.trace with their formulas, the rows of every pass structure, the live
 // page's words, the training card's line templates), and `widgets`, the page's models, found here by name. app/export/spec.py appends BUDGET_FNS and
-// MEMORY_FNS and TRAIN_FNS (each line's formula compiled to JavaScript) and `return main(cb_obj);`.
+// MEMORY_FNS and TRAIN_FNS (each line's formula compiled to JavaScript; a window's WINDOW_FNS, its labels' numbers, and
+// MEMORY_ALL_FNS, TRAIN_WINDOW_FNS) and `return main(cb_obj);`.
 // Every function here mirrors a Python one, named in its comment; tests run both on the same inputs in Chromium.
 // Whole numbers are BigInt where formulas are exact, so (B, h, T, T) element counts stay exact beyond 2**53.
 
