@@ -185,7 +185,7 @@ const inUse = (c, symbol) => ({h: c.h, h_kv: hKv(c), T: c.T, d_ff: dFf(c), d_hea
                                d_expert: c.expert_dim}[symbol]);  // Config's value of a symbol
 
 function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes: [cfg, notes {kind, text, about}]
-  const cfg = Object.fromEntries(S.all_fields.map((f) => [f, asked[f] ?? S.recipe_defaults[f] ?? S.moe_defaults[f] ?? null]));
+  const cfg = Object.fromEntries(S.all_fields.map((f) => [f, asked[f] ?? S.recipe_defaults[f] ?? S.moe_defaults[f] ?? S.extra_defaults[f] ?? null]));
   const notes = [];
   const note = (kind, values) => {
     const base = message(kind, values);
@@ -272,7 +272,7 @@ function readField(name, value, kept) {  // rules.read_field: [whole number or n
 function presetOf(cfg) {  // rules.preset_of
   for (const [name, p] of Object.entries(S.presets)) {
     if (S.preset_model.every((k) => p[k] === cfg[k]) && S.preset_recipe.every((k) => p[k] === (cfg[k] ?? S.recipe_defaults[k]))
-        && [...S.moe_fields, ...S.extra_fields].every((k) => JSON.stringify(p[k]) === JSON.stringify(cfg[k] ?? S.moe_defaults[k] ?? null))) return name;
+        && [...S.moe_fields, ...S.extra_fields].every((k) => JSON.stringify(p[k]) === JSON.stringify(cfg[k] ?? S.moe_defaults[k] ?? S.extra_defaults[k] ?? null))) return name;
   }
   return S.custom;
 }
