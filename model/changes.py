@@ -50,7 +50,7 @@ from .budgeting import budget
 from .config import FIELDS, GEMMA_FIELDS, MLA_FIELDS, MOE_FIELDS, OSS_FIELDS, WINDOW_FIELDS, Config
 from .figures import Line, check_lines
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
-from .memory import kv_cache_lines
+from .memory import kv_cache_lines, window_values
 from .passes import DTYPES
 from .tracing import eager_lines, trace
 from .training import GPUS, TrainSetup
@@ -240,12 +240,12 @@ def title_values(cfg: Config) -> dict[str, str]:
                   d_over_h=cfg.d // cfg.h, width=cfg.h * head, four_d=4 * cfg.d, group=cfg.h // cfg.h_kv, L=cfg.L)
     if cfg.moe:
         values.update(E=cfg.E, k=cfg.k, d_expert=cfg.d_expert, L_moe=cfg.L_moe)
-    if cfg.window is not None:
-        values.update(W=cfg.W, L_W=cfg.L_W, W_kept=cfg.W - 1)
     if cfg.mla:
         values.update(d_c=cfg.d_c, d_R=cfg.d_R, qk=cfg.d_nope + cfg.d_R, d_v=cfg.d_v, kv=cfg.d_c + cfg.d_R,
                       mha=2 * cfg.h * cfg.d_v)
     out = {k: f"{v:,}" for k, v in values.items()}
+    if cfg.window is not None:
+        out.update(window_values(cfg))  # W, L_W, W_kept = W − 1, ...: the labels' values (model.memory)
     if cfg.mla:
         out["q_path"] = (f"q through a latent of d_cq = {cfg.d_cq:,} (with its RMSNorm)" if cfg.d_cq is not None
                          else "q projected from x directly")
@@ -457,9 +457,7 @@ def window_change_lines(cfg: Config, dtype: str) -> tuple[Line]:
     kept = lines["memory/kv_cache_window"].value
     if kept * cfg.T != 2 * cfg.L_W * cfg.B * cfg.T * cfg.T_W * cfg.h_kv * cfg.d_head * DTYPES[dtype]:
         raise RuntimeError("the windowed blocks' cache is not 2L_W·B·T_W·h_kv·d_head elements")
-    return (Line("changes/window/cache_ratio", f"{SHORT['window']}: a window of W = {cfg.W:,} on {cfg.L_W:,} of "
-                 f"{cfg.L:,} blocks divides those blocks' cache by T/W at T (T/T_W after a prefill: transformers keeps "
-                 f"T_W = min(T, W − 1) tokens, and the next token makes W)", "T/T_W",
+    return (Line("changes/window/cache_ratio", window_change_label(window_values(cfg)), "T/T_W",
                  cfg.T / cfg.T_W if cfg.T % cfg.T_W else cfg.T // cfg.T_W, "ratio"),)
 
 
@@ -473,6 +471,14 @@ def latent_lines(cfg: Config, dtype: str) -> tuple[Line]:
     return (Line("changes/latent/cache_ratio", f"{SHORT['latent']}: the KV cache of multi-head attention (K and V of h "
                  "heads of d_v) over the latent's (d_c + d_R), per token", "2h·d_v / (d_c + d_R)",
                  int(ratio) if ratio.denominator == 1 else float(ratio), "ratio"),)
+
+
+def window_change_label(values: dict[str, str]) -> str:
+    """The window's changes line's label, naming `values` (`model.memory.window_values`; the exported page passes
+    "{W}" and the like)."""
+    return (f"{SHORT['window']}: a window of W = {values['W']} on {values['L_W']} of {values['L']} blocks divides "
+            f"those blocks' cache by T/W at T (T/T_W after a prefill: transformers keeps T_W = min(T, W − 1) tokens, "
+            f"and the next token makes W)")
 
 
 def wall_line(cfg: Config, dtype: str, gpu: str) -> Line:

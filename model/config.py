@@ -652,6 +652,10 @@ def _check_window(cfg: Config) -> None:
                          f"W={cfg.window:,}: drop window for full attention, or list fewer blocks")
 
 
+SINKS_FUSED = ("sinks add a logit per head to each softmax row, which the fused kernel here does not take: set "
+               "attention to eager, or drop sinks")  # Config's refusal (the exported page says the same)
+
+
 def _check_oss(cfg: Config) -> None:
     """gpt-oss's extras, validated (ValueError naming the problem and the fix)."""
     _bool("sinks", cfg.sinks)
@@ -661,8 +665,7 @@ def _check_oss(cfg: Config) -> None:
         if c is not None and (isinstance(c, bool) or not isinstance(c, numbers.Real) or not 0 < c < 1e6):
             raise ValueError(f"{name} must be a number above 0 and below 1,000,000 ({OSS_DOCS[name]}), got {c!r}")
     if cfg.sinks and cfg.attention == "fused":
-        raise ValueError("sinks add a logit per head to each softmax row, which the fused kernel here does not take: "
-                         "set attention to eager, or drop sinks")
+        raise ValueError(SINKS_FUSED)
     if cfg.expert_bias and cfg.experts is None:
         raise ValueError("expert_bias is set but experts is not: set experts (E), or drop expert_bias")
     if cfg.swiglu_limit is not None and cfg.mlp != "swiglu":

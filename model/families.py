@@ -30,20 +30,14 @@ PAGE_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items()
                                    if not cfg.moe and cfg.window is None and not cfg.gemma and not cfg.oss}
 
 def not_on_pages(cfg: Config, exported: bool = False) -> str | None:
-    """What of `cfg` the live page (or, `exported`, the exported page) does not show yet, in words ("attends through a
-    sliding window (W = 512 on 22 of 26 blocks)"), or None: a page refuses such a model in one line rather than show
+    """What of `cfg` the live page (or, `exported`, the exported page) does not show yet, in words ("has multi-head
+    latent attention (d_c = 512, d_R = 64)"), or None: a page refuses such a model in one line rather than show
     another one. The live page shows sliding windows, Gemma's and gpt-oss's extras and latent attention (issue 27);
-    the exported page none of them yet."""
+    the exported page all of them but latent attention."""
     if not exported:
         return None
     if cfg.mla:
         return f"has multi-head latent attention (d_c = {cfg.d_c:,}, d_R = {cfg.d_R:,})"
-    if cfg.window is not None:
-        return f"attends through a sliding window (W = {cfg.W:,} on {cfg.L_W:,} of {cfg.L:,} blocks)"
-    if cfg.gemma:
-        return "has Gemma's extras (GeGLU, sandwich norms, soft-caps)"
-    if cfg.oss:
-        return "has gpt-oss's extras (attention sinks, the experts' biases, a clamped SwiGLU)"
     return None
 
 

@@ -35,7 +35,7 @@ from fractions import Fraction
 
 from .config import Config, distinct_kinds, one_block_each
 from .figures import Line
-from .formula import Poly, grouped, poly_add, poly_const, poly_mul, poly_symbol, to_poly
+from .formula import Poly, evaluate, grouped, poly_add, poly_const, poly_mul, poly_symbol, to_poly
 from .notation import dims
 from .passes import DTYPES, run_pass
 from .tensor_notation import local_name, notation
@@ -358,7 +358,7 @@ def kv_cache_lines(cfg: Config, dtype: str) -> list[Line]:
             Line("memory/kv_cache_per_token", f"KV cache per token of context at {dtype} (one sequence, one more "
                  f"token)", f"2L{width}·{size}", per_token, "bytes"),
         ]
-    return _window_lines(cfg, dtype, heads, block_token, unchanged)
+    return _window_lines(cfg, dtype, block_token)
 
 
 def cache_tensors(cfg: Config, T: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -405,32 +405,60 @@ def _latent_lines(cfg: Config, dtype: str) -> list[Line]:
     ]
 
 
-def _window_lines(cfg: Config, dtype: str, heads: str, block_token: int, unchanged: str) -> list[Line]:
-    """`kv_cache_lines` of a windowed model (see there)."""
-    size, B, T, L, L_W, T_W, W = DTYPES[dtype], cfg.B, cfg.T, cfg.L, cfg.L_W, cfg.T_W, cfg.W
+# The numbers a windowed model's labels name, each a formula of its symbols: `window_values` fills them in, and the
+# exported page evaluates the same formulas (compiled by `model.formula.to_js`) into the same labels' placeholders.
+WINDOW_VALUES = {"W": "W", "W_kept": "W − 1", "L": "L", "L_W": "L_W", "L_full": "L − L_W", "T_W": "T_W"}
+
+
+def window_values(cfg: Config) -> dict[str, str]:
+    """`WINDOW_VALUES` at `cfg` (a windowed model), with thousands separators: {"W": "512", "W_kept": "511", ...}."""
+    symbols = cfg.symbols()
+    return {k: f"{int(evaluate(f, symbols)):,}" for k, f in WINDOW_VALUES.items()}  # whole numbers
+
+
+def window_labels(cfg: Config, dtype: str, values: dict[str, str] | None = None) -> dict[str, str]:
+    """The labels of a windowed model's KV-cache lines (`kv_cache_lines`) by key, naming `values` (default
+    `window_values(cfg)`; the exported page passes "{W}" and the like, and fills them itself)."""
+    v = window_values(cfg) if values is None else values
+    heads = "all h heads" if cfg.gpt2_recipe else "h_kv heads of d_head"
+    unchanged = (" (a mixture of experts changes the MLP only: the cache is attention's, as a dense model's)"
+                 if cfg.moe else "")
+    convention = (f"T_W = min(T, W − 1) = {v['T_W']} tokens each: transformers' DynamicSlidingWindowLayer keeps the "
+                  f"last W − 1 after a prefill, and the next token's query sees those and itself, W = {v['W']} keys")
+    return {
+        "memory/kv_cache": f"KV cache at {dtype}: keys and values of {heads}, B sequences of T tokens, the "
+                           f"{v['L_W']} windowed blocks keeping at most W − 1 = {v['W_kept']} tokens{unchanged}",
+        "memory/kv_cache_per_token": f"KV cache per token of context past the window at {dtype} (one sequence, one "
+                                     f"more token): the full-attention blocks' only, a windowed block's stays at W − 1 "
+                                     f"tokens",
+        "memory/kv_cache_full": f"of it, the L − L_W = {v['L_full']} full-attention blocks: all T tokens each",
+        "memory/kv_cache_window": f"of it, the L_W = {v['L_W']} windowed blocks: {convention}",
+        "memory/kv_cache_no_window": "the same cache with full attention in every block (all T tokens)",
+        "memory/kv_cache_window_ratio": "the window divides the cache by (full attention's cache over this one)",
+    }
+
+
+def _window_lines(cfg: Config, dtype: str, block_token: int) -> list[Line]:
+    """`kv_cache_lines` of a windowed model (see there; its labels: `window_labels`)."""
+    size, B, T, L, L_W, T_W = DTYPES[dtype], cfg.B, cfg.T, cfg.L, cfg.L_W, cfg.T_W
     full, windowed = (L - L_W) * block_token * B * T, L_W * block_token * B * T_W
     kept = "2B·T_W·L" if L_W == L else "2B·((L − L_W)·T + L_W·T_W)"
     grows = "0" if L_W == L else f"2(L − L_W)·h_kv·d_head·{size}"
     whole = L * block_token * B * T
-    convention = (f"T_W = min(T, W − 1) = {T_W:,} tokens each: transformers' DynamicSlidingWindowLayer keeps the last "
-                  f"W − 1 after a prefill, and the next token's query sees those and itself, W = {W:,} keys")
+    label = window_labels(cfg, dtype)
     lines = [
-        Line("memory/kv_cache", f"KV cache at {dtype}: keys and values of {heads}, B sequences of T tokens, the "
-             f"{L_W:,} windowed blocks keeping at most W − 1 = {W - 1:,} tokens{unchanged}",
-             f"{kept}·h_kv·d_head·{size}", full + windowed, "bytes"),
-        Line("memory/kv_cache_per_token", f"KV cache per token of context past the window at {dtype} (one sequence, "
-             f"one more token): the full-attention blocks' only, a windowed block's stays at W − 1 tokens", grows,
-             (L - L_W) * block_token, "bytes"),
+        Line("memory/kv_cache", label["memory/kv_cache"], f"{kept}·h_kv·d_head·{size}", full + windowed, "bytes"),
+        Line("memory/kv_cache_per_token", label["memory/kv_cache_per_token"], grows, (L - L_W) * block_token, "bytes"),
     ]
     if L_W < L:
-        lines.append(Line("memory/kv_cache_full", f"of it, the L − L_W = {L - L_W:,} full-attention blocks: all T "
-                          f"tokens each", f"2(L − L_W)·BT·h_kv·d_head·{size}", full, "bytes"))
+        lines.append(Line("memory/kv_cache_full", label["memory/kv_cache_full"], f"2(L − L_W)·BT·h_kv·d_head·{size}",
+                          full, "bytes"))
     lines += [
-        Line("memory/kv_cache_window", f"of it, the L_W = {L_W:,} windowed blocks: {convention}",
-             f"2L_W·B·T_W·h_kv·d_head·{size}", windowed, "bytes"),
-        Line("memory/kv_cache_no_window", f"the same cache with full attention in every block (all T tokens)",
-             f"2LBT·h_kv·d_head·{size}", whole, "bytes"),
-        Line("memory/kv_cache_window_ratio", "the window divides the cache by (full attention's cache over this one)",
-             f"LT / ((L − L_W)·T + L_W·T_W)", whole / (full + windowed), "ratio"),
+        Line("memory/kv_cache_window", label["memory/kv_cache_window"], f"2L_W·B·T_W·h_kv·d_head·{size}", windowed,
+             "bytes"),
+        Line("memory/kv_cache_no_window", label["memory/kv_cache_no_window"], f"2LBT·h_kv·d_head·{size}", whole,
+             "bytes"),
+        Line("memory/kv_cache_window_ratio", label["memory/kv_cache_window_ratio"], f"LT / ((L − L_W)·T + L_W·T_W)",
+             whole / (full + windowed), "ratio"),
     ]
     return lines

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 
 from .config import KIND_LABELS, Config, distinct_kinds, kind_blocks
 from .figures import Line, check_lines, html_repr
-from .memory import KORTHIKANTI, kv_cache_lines, new_memory_formula, saved_formula, structure
+from .memory import KORTHIKANTI, kv_cache_lines, new_memory_formula, saved_formula, structure, window_values
 from .formula import evaluate_shape
 from .passes import DTYPES, run_pass
 from .tensor_notation import LSE_SHAPE, local_name, notation
@@ -136,20 +136,21 @@ SOME_BLOCKS = "blocks {blocks}: {kind}, × {n}"
 ONE_BLOCK = "block {block}: {kind}"
 
 
-def window_text(cfg: Config) -> str | None:
+def window_text(cfg: Config, values: dict[str, str] | None = None) -> str | None:
     """Which blocks attend through the window and which keep full attention, and that the rows are a windowed block's
     (`Config.attn_kinds`; a window changes no shape): "22 sliding-window blocks (W = 512) and 4 full-attention blocks
     (5, 11, 17, 23) with the same shapes; the rows show a windowed one, whose KV cache keeps min(T, W − 1) = 511
-    tokens", or None without a window."""
+    tokens", or None without a window. It names `values` (default `model.memory.window_values(cfg)` and the full
+    blocks as "full"; the exported page passes "{W}" and the like, and fills them itself)."""
     if cfg.window is None:
         return None
-    kinds = cfg.attn_kinds
-    full = tuple(i for i, k in enumerate(kinds) if k == "full")
-    sliding = f"{cfg.L_W:,} sliding-window block{'s' if cfg.L_W > 1 else ''} (W = {cfg.W:,})"
-    full_part = f" and {len(full):,} full-attention block{'s' if len(full) > 1 else ''} ({blocks_text(full)})" if full else ""
+    full = tuple(i for i, k in enumerate(cfg.attn_kinds) if k == "full")
+    v = {**window_values(cfg), "full": blocks_text(full)} if values is None else values
+    sliding = f"{v['L_W']} sliding-window block{'s' if cfg.L_W > 1 else ''} (W = {v['W']})"
+    full_part = f" and {v['L_full']} full-attention block{'s' if len(full) > 1 else ''} ({v['full']})" if full else ""
     same = " with the same shapes" if full else ""
     return (f"{sliding}{full_part}{same}; the rows show a windowed one, whose KV cache keeps min(T, W − 1) = "
-            f"{cfg.T_W:,} tokens")
+            f"{v['T_W']} tokens")
 
 
 def blocks_text(blocks: tuple[int, ...]) -> str:

@@ -154,7 +154,9 @@ def test_options_reach_the_page(tmp_path: Path) -> None:
            '"norm": "layernorm", "positions": "learned", "mlp": "gelu", "ff_dim": null, "kv_heads": null, ' \
            '"head_dim": null, "bias": "all", "qk_norm": false, "attention": "eager", "experts": null, "top_k": null, ' \
            '"expert_dim": null, "shared_experts": 0, "shared_dim": null, "shared_gate": false, "moe_step": 1, ' \
-           '"dense_first": 0, "dense_layers": [], "dtype": "bf16"}' in doc
+           '"dense_first": 0, "dense_layers": [], "post_norms": false, "embed_scale": false, "query_scale": null, ' \
+           '"attn_softcap": null, "final_softcap": null, "window": null, "full_layers": [], "sinks": false, ' \
+           '"expert_bias": false, "swiglu_limit": null, "swiglu_alpha": null, "dtype": "bf16"}' in doc
 
 
 # --- JavaScript twins against Python ---------------------------------------------------------------------------

@@ -206,7 +206,7 @@ def test_training_lines_agree_with_the_model(page) -> None:
 def test_a_preset_from_another_family_keeps_B(page) -> None:
     names = {v: k for k, v in preset_labels().items()}
     options = value_of(page, "preset", "options")
-    assert list(options) == ["GPT-2", "GPT-3", "Llama 3", "Mistral", "Qwen", "Your own"]
+    assert list(options) == ["GPT-2", "GPT-3", "Llama 3", "Mistral", "Qwen", "Gemma", "gpt-oss", "Your own"]
     _set(page, "B_input", 3)
     _set(page, "preset", names["qwen2.5-0.5b"])
     assert box(page, "B_input") == 3 and "N = 494,032,768" in text_of(page, "head")

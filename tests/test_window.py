@@ -236,19 +236,16 @@ def test_a_decode_step_reads_each_blocks_own_cache(attention):
     assert served.line("infer/decode_cache_write").value == cfg.B * cfg.L * 2 * cfg.h_kv * cfg.d_head * 2
 
 
-def test_the_live_page_reads_a_window_and_the_exported_page_refuses_it_in_one_line(tmp_path, capsys):
-    from app.export.cli import main as export_main
+def test_the_live_page_reads_a_window_and_the_exported_page_writes_it(tmp_path):
     from app.recipe_view import read_config_json
+    from test_export import export
 
     cfg, notice = read_config_json(json.dumps(TINY), Config(B=2, T=64, d=32, h=4, L=2, V=50, T_max=1024))
     assert (cfg.window, cfg.L_W) == (5, 3) and notice.startswith("read ")
     path = tmp_path / "config.json"
     path.write_text(json.dumps(TINY))
-    with pytest.raises(SystemExit) as exit_:
-        export_main([str(tmp_path / "page.html"), "--hf-config", str(path)])
-    assert exit_.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "which the exported page does not show yet" in err and not (tmp_path / "page.html").exists()
+    done = export(tmp_path / "page.html", "--hf-config", str(path))  # its figures: tests/test_export_window.py
+    assert done.returncode == 0 and "wrote" in done.stdout and (tmp_path / "page.html").exists(), done.stderr
 
 
 def test_config_reads_and_checks_the_window():

@@ -3,7 +3,8 @@
 // Inputs (CustomJS args): `spec`, JSON from app/export/spec.py (fields, bounds, presets, rules and their messages,
 // the lines of model.budget and model.trace with their formulas, the rows of every pass structure, the live
 // page's words, the training card's line templates), and `widgets`, the page's models, found here by name. app/export/spec.py appends BUDGET_FNS and
-// MEMORY_FNS and TRAIN_FNS (each line's formula compiled to JavaScript) and `return main(cb_obj);`.
+// MEMORY_FNS and TRAIN_FNS (each line's formula compiled to JavaScript; a window's WINDOW_FNS, its labels' numbers, and
+// MEMORY_ALL_FNS, TRAIN_WINDOW_FNS) and `return main(cb_obj);`.
 // Every function here mirrors a Python one, named in its comment; tests run both on the same inputs in Chromium.
 // Whole numbers are BigInt where formulas are exact, so (B, h, T, T) element counts stay exact beyond 2**53.
 
@@ -107,7 +108,8 @@ function snapHeads(d, h) {  // config.snap_heads: the divisor of d nearest h, ti
 }
 
 const message = (kind, values) => fill(S.messages[kind], Object.fromEntries(
-  Object.entries(values).map(([k, v]) => [k, typeof v === "number" || typeof v === "bigint" ? thousands(v) : v])));  // rules.message
+  Object.entries(values).map(([k, v]) => [k, typeof v === "number" || typeof v === "bigint" ? thousands(v)
+    : Array.isArray(v) ? v.join(",") || "none" : v])));  // rules.message (and show_value's blocks)
 
 // ---- numbers: model/numbers.py, whose PATTERN and SCALES travel in the spec (the one grammar of every box) ----------
 const NUMBER = new RegExp(S.number.pattern, "i");  // Python reads it case-insensitive and ASCII-only: the same here
@@ -158,6 +160,7 @@ function normalize(c) {  // Config.__post_init__: a default written out is the d
   if (c.ff_dim === defaultFf(c)) c.ff_dim = null;
   if (c.shared_dim != null && c.shared_dim === c.expert_dim) c.shared_dim = null;
   if (isMoe(c) && !blockKinds(c).includes("dense")) c.ff_dim = null;  // no dense MLP anywhere: d_ff is no part of it
+  if (c.sinks && c.attention === "fused") throw new Error(S.sinks_fused);  // Config.__post_init__ (_check_oss)
   if (c.positions === "rope" && dHead(c) % 2) {
     throw new Error(`d_head=${dHead(c)} is odd: RoPE rotates pairs of features, so d_head must be even `
                     + "(set head_dim, or pick h so that d / h is even)");  // Config.__post_init__
@@ -178,17 +181,17 @@ function settleHeads(c, note) {  // rules._settle_heads
   c.h = h;
 }
 
-const inUse = (c, symbol) => ({h: c.h, h_kv: hKv(c), T: c.T, d_ff: dFf(c), d_head: dHead(c), E: c.experts, k: c.top_k,
+const inUse = (c, symbol) => ({h: c.h, h_kv: hKv(c), T: c.T, d_ff: dFf(c), d_head: dHead(c), E: c.experts, k: c.top_k, full_layers: c.full_layers,
                                d_expert: c.expert_dim}[symbol]);  // Config's value of a symbol
 
 function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes: [cfg, notes {kind, text, about}]
-  const cfg = Object.fromEntries(S.all_fields.map((f) => [f, asked[f] ?? S.recipe_defaults[f] ?? S.moe_defaults[f] ?? null]));
+  const cfg = Object.fromEntries(S.all_fields.map((f) => [f, asked[f] ?? S.recipe_defaults[f] ?? S.moe_defaults[f] ?? S.extra_defaults[f] ?? null]));
   const notes = [];
   const note = (kind, values) => {
     const base = message(kind, values);
     let text = base;
     const [field, symbol] = S.note_field[kind], was = shown === null ? null : inUse(shown, symbol);
-    if (was != null && !changed.includes(field) && asked[field] != null && asked[field] !== was) {
+    if (was != null && !changed.includes(field) && asked[field] != null && JSON.stringify(asked[field]) !== JSON.stringify(was)) {
       text += message("kept", {asked: asked[field], name: symbol, shown: was});
     }
     notes.push({kind, text, about: S.note_about[kind], base});
@@ -204,6 +207,16 @@ function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes
   if (cfg.T > cfg.T_max) {
     if (cfg.positions === "learned") { note("T", {asked: cfg.T, T_max: cfg.T_max}); cfg.T = cfg.T_max; }
     else note("context", {T: cfg.T, T_max: cfg.T_max});
+  }
+  const full = cfg.full_layers ?? [], W = cfg.window;  // rules._settle_window
+  if (W != null && full.some((i) => i >= cfg.L)) {
+    cfg.full_layers = full.filter((i) => i < cfg.L);
+    note("full_layers", {asked: full, full: cfg.full_layers, last: cfg.L - 1, L: cfg.L});
+  }
+  if (W != null && cfg.T < W) note("window", {T: cfg.T, W, W1: W - 1});
+  if (cfg.swiglu_limit != null && cfg.mlp !== "swiglu") {
+    note("clamp", {limit: cfg.swiglu_limit, mlp: cfg.mlp});
+    [cfg.swiglu_limit, cfg.swiglu_alpha] = [null, null];
   }
   return [normalize(cfg), notes];
 }
@@ -226,7 +239,7 @@ function recipeFields(recipe, h) {  // families.recipe_fields
 function moeFields(c, moe) {  // families.moe_fields: what choosing a dense MLP or a mixture of experts sets
   if (moe === isMoe(c)) return {};
   if (moe) return {...S.moe_defaults, ...S.moe_start, expert_dim: dFf(c)};
-  return {...S.moe_defaults, ...(blockKinds(c).includes("dense") ? {} : {ff_dim: c.expert_dim})};
+  return {...S.moe_defaults, ...(c.expert_bias ? {expert_bias: false} : {}), ...(blockKinds(c).includes("dense") ? {} : {ff_dim: c.expert_dim})};
 }
 
 function recipeOf(c) {  // families.recipe_of
@@ -259,7 +272,7 @@ function readField(name, value, kept) {  // rules.read_field: [whole number or n
 function presetOf(cfg) {  // rules.preset_of
   for (const [name, p] of Object.entries(S.presets)) {
     if (S.preset_model.every((k) => p[k] === cfg[k]) && S.preset_recipe.every((k) => p[k] === (cfg[k] ?? S.recipe_defaults[k]))
-        && S.moe_fields.every((k) => JSON.stringify(p[k]) === JSON.stringify(cfg[k] ?? S.moe_defaults[k]))) return name;
+        && [...S.moe_fields, ...S.extra_fields].every((k) => JSON.stringify(p[k]) === JSON.stringify(cfg[k] ?? S.moe_defaults[k] ?? S.extra_defaults[k] ?? null))) return name;
   }
   return S.custom;
 }
@@ -302,6 +315,9 @@ function symbols(cfg, exact) {  // Config.symbols() (h_kv and d_ff always: GPT-2
     Object.assign(s, {E: cfg.experts, k: cfg.top_k, d_expert: cfg.expert_dim, L_moe: blockKinds(cfg).filter((x) => x === "moe").length,
                       E_shared: cfg.shared_experts, d_shared: cfg.shared_dim ?? cfg.expert_dim});
   }
+  if (cfg.window != null) {  // Config.W, L_W (the blocks below L not in full_layers), T_W = min(T, W − 1)
+    Object.assign(s, {W: cfg.window, L_W: cfg.L - cfg.full_layers.filter((i) => i < cfg.L).length, T_W: Math.min(cfg.T, cfg.window - 1)});
+  }
   return exact ? Object.fromEntries(Object.entries(s).map(([k, v]) => [k, BigInt(v)])) : s;
 }
 
@@ -319,25 +335,35 @@ function moePart(cfg) {  // the mixture of experts' part of memory.structure_key
 }
 
 const ffPart = (cfg) => (cfg.ff_dim != null ? ["d_ff"] : []);
+const extrasPart = (cfg) => S.extra_keys.filter((f) => cfg[f] != null && cfg[f] !== false);  // Gemma's, gpt-oss's, the window's part
+const windowValues = (cfg) => (cfg.window == null ? {} : Object.fromEntries(Object.entries(WINDOW_FNS)
+  .map(([k, f]) => [k, thousands(f(symbols(cfg, true)))])));  // memory.window_values: the numbers windowed labels name
 
 function structureKey(cfg, dtype) {  // memory.structure_key(memory.structure(cfg, dtype))
   const size = {B: cfg.B, T: cfg.T, "T-1": cfg.T - 1, h: cfg.h};
   return [cfg.tie ? "tied" : "untied", S.dtype_class[dtype], ...S.ones.filter((k) => size[k] === 1).map((k) => `${k}=1`),
-          ...recipePart(cfg), ...moePart(cfg)].join(",");
+          ...recipePart(cfg), ...moePart(cfg), ...extrasPart(cfg)].join(",");
 }
 
-const budgetKey = (cfg) => [cfg.tie ? "tied" : "untied", ...recipePart(cfg), ...moePart(cfg), ...ffPart(cfg)].join(",");  // spec.budget_key
-const changesKey = (cfg, dtype) => [structureKey(cfg, dtype), ...ffPart(cfg)].join(",");  // spec.changes_key
+const everyPart = (cfg) => (cfg.window != null && symbols(cfg, false).L_W === cfg.L ? ["window_all"] : []);  // spec.budget_key
+const budgetKey = (cfg) => [cfg.tie ? "tied" : "untied", ...recipePart(cfg), ...moePart(cfg), ...extrasPart(cfg), ...ffPart(cfg), ...everyPart(cfg)].join(",");  // spec.budget_key
+const changesKey = (cfg, dtype) => [structureKey(cfg, dtype), ...ffPart(cfg), ...everyPart(cfg)].join(",");  // spec.changes_key
 
 function covered(cfg, dtype) {  // whether the page carries this model's lines and shapes (spec.covered)
   return budgetKey(cfg) in S.budget && structureKey(cfg, dtype) in S.structures;
 }
 
+function extrasOf(c) {  // the preset whose window and extras `c` has, or undefined (none, or no preset's)
+  const same = (p) => S.extra_fields.every((f) => JSON.stringify(p[f]) === JSON.stringify(c[f]));
+  return same(S.extra_defaults) ? undefined : Object.keys(S.presets).find((n) => same(S.presets[n]));
+}
+
 function modelOptions(cfg) {  // the command line's options of this model (python -m model's, python -m app export's)
-  const c = cfg, o = [];
+  const c = cfg, o = [], from = extrasOf(cfg);
+  if (from) o.push(`--preset ${from}`);  // the window's and the families' extras have no options of their own
   for (const f of S.int_fields) o.push(f === "T_max" ? `--T-max ${c.T_max}` : `--${f} ${c[f]}`);
   if (!c.tie) o.push("--untied");
-  for (const f of Object.keys(S.choices)) if (c[f] !== S.recipe_defaults[f]) o.push(`--${f} ${c[f]}`);
+  for (const f of Object.keys(S.choices)) if (c[f] !== (from ? S.presets[from] : S.recipe_defaults)[f]) o.push(`--${f} ${c[f]}`);
   for (const [f, sym] of Object.entries(S.optional)) if (c[f] != null) o.push(`--${sym.replace("_", "-")} ${c[f]}`);
   if (c.qk_norm) o.push("--qk-norm");
   for (const f of S.moe_fields) {  // a mixture of experts: its fields that differ from the dense defaults
@@ -366,9 +392,9 @@ function evaluateLines(templates, fns, cfg) {  // each line's value from its for
 const budgetLines = (cfg) => evaluateLines(S.budget[budgetKey(cfg)], BUDGET_FNS[budgetKey(cfg)], cfg);
 
 function memoryLines(cfg, dtype) {
-  const key = structureKey(cfg, dtype);
-  return evaluateLines(S.structures[key].lines, MEMORY_FNS[key], cfg)
-    .filter((x) => S.dtypes[dtype] === 2 || x.key !== "memory/korthikanti").map((x) => ({...x, label: fill(x.label, {dtype})}));
+  const key = structureKey(cfg, dtype), all = S.structures[key].lines_all && symbols(cfg, false).L_W === cfg.L;  // every block windowed
+  return evaluateLines(S.structures[key][all ? "lines_all" : "lines"], (all ? MEMORY_ALL_FNS : MEMORY_FNS)[key], cfg)
+    .filter((x) => S.dtypes[dtype] === 2 || x.key !== "memory/korthikanti").map((x) => ({...x, label: fill(x.label, {dtype, ...windowValues(cfg)})}));
 }
 
 // ---- markup: app/budget.py and app/shapes.py --------------------------------------------------------------------
@@ -453,12 +479,12 @@ function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then sha
     if (isMoe(cfg)) { moeBlockRows(cfg, group, expanded, out, tensor); continue; }
     if (!expanded) {
       out.push({kind: "group", name: `${L === 1 ? "block 0" : `blocks 0 … ${L - 1}`} × L = ${thousands(L)}`,
-                label: `one block's ${perBlock} tensors; every block repeats these shapes`});
+                label: `one block's ${perBlock} tensors${windowText(cfg) ? `: ${windowText(cfg)}` : "; every block repeats these shapes"}`});
       for (const x of group) tensor(x, x.local, true);
       continue;
     }
     for (let b = 0; b < Math.min(L, S.max_listed_blocks); b++) {
-      out.push({kind: "group", name: `block ${b}`, label: `of ${thousands(L)}`});
+      out.push({kind: "group", name: `block ${b}`, label: `of ${thousands(L)}${attnOf(cfg, b)}`});
       for (const x of group) tensor(x, `blocks.${b}.${x.local}`, true);
     }
     if (L > S.max_listed_blocks) {
@@ -486,6 +512,14 @@ function blocksText(blocks) {  // tracing.blocks_text: "0 … 2"; "1, 3, …, 47
   return runs.map((r) => (r.length === 1 ? `${r[0]}` : r.length === 2 ? `${r[0]}, ${r[1]}` : `${r[0]} … ${r.at(-1)}`)).join(", ");
 }
 
+function windowText(cfg) {  // tracing.window_text, from its templates by plural (spec.window_texts)
+  if (cfg.window == null) return null;
+  const full = cfg.full_layers.filter((i) => i < cfg.L), key = `${Math.min(symbols(cfg, false).L_W, 2)},${Math.min(full.length, 2)}`;
+  return fill(S.window_texts[key], {...windowValues(cfg), full: blocksText(full)});
+}
+
+const attnOf = (cfg, b) => (cfg.window == null ? "" : ` · ${S.attn_labels[cfg.full_layers.includes(b) ? "full" : "sliding"]}`);  // Config.attn_kinds
+
 function blockTitles(cfg) {  // tracing.block_groups: each kind's title
   const kinds = blockKinds(cfg), distinct = distinctKinds(cfg), T = S.block_titles, label = S.kind_labels;
   return Object.fromEntries(distinct.map((kind) => {
@@ -504,13 +538,13 @@ function moeBlockRows(cfg, group, expanded, out, tensor) {  // shapes.shape_rows
   if (!expanded) {
     const titles = blockTitles(cfg);
     for (const kind of distinctKinds(cfg)) {
-      out.push({kind: "group", name: titles[kind], label: `one block's ${ofKind(kind).length} tensors`});
+      out.push({kind: "group", name: titles[kind], label: `one block's ${ofKind(kind).length} tensors${windowText(cfg) ? `; ${windowText(cfg)}` : ""}`});
       for (const x of ofKind(kind)) tensor(x, x.local, true);
     }
     return;
   }
   for (let b = 0; b < Math.min(L, S.max_listed_blocks); b++) {
-    out.push({kind: "group", name: `block ${b}`, label: `of ${thousands(L)} · ${S.kind_labels[kinds[b]]}`});
+    out.push({kind: "group", name: `block ${b}`, label: `of ${thousands(L)} · ${S.kind_labels[kinds[b]]}${attnOf(cfg, b)}`});
     for (const x of ofKind(kinds[b])) tensor(x, `blocks.${b}.${x.local}`, true);
   }
   if (L > S.max_listed_blocks) {
@@ -568,7 +602,7 @@ function titleValues(c) {  // changes.title_values
   const s = isMoe(c) ? symbols(c, false) : null;
   if (s) Object.assign(v, {E: s.E, k: s.k, d_expert: s.d_expert, L_moe: s.L_moe});
   if (s && s.L_moe === c.L) v.d_ff = s.k * s.d_expert + s.E_shared * (s.E_shared ? s.d_shared : 0);  // changes.dense_width
-  const out = Object.fromEntries(Object.entries(v).map(([k, x]) => [k, thousands(x)]));
+  const out = {...Object.fromEntries(Object.entries(v).map(([k, x]) => [k, thousands(x)])), ...windowValues(c)};
   if (s) {
     const ratio = s.E / s.k;
     Object.assign(out, {ratio: Number.isInteger(ratio) ? String(ratio) : sig3(ratio), shared: c.shared_experts ? " + E_shared·d_shared" : ""});
@@ -587,11 +621,11 @@ function changesGroups(cfg, dtype) {  // changes_card.changes_groups(changes(cfg
   return {groups: table.groups.map((g, gi) => ({key: g.key, title: fill(S.changes.titles[g.title], tv),
     lines: g.lines.map((t, i) => {
       const v = CHANGES_FNS[key][gi][i](t.exact ? big : num);
-      return {key: t.key, label: t.label, formula: t.formula, value: fmtValue(v, t.unit), short: fmtShort(v, t.unit)};
+      return {key: t.key, label: fill(t.label, tv), formula: t.formula, value: fmtValue(v, t.unit), short: fmtShort(v, t.unit)};
     })}))};
 }
 
-function changesHtml(groups, dtype, moe = false) {  // changes_card.changes_html
+function changesHtml(groups, dtype, moe = false, window = false) {  // changes_card.changes_html
   if (groups.length === 1) return `<p class="note muted">${esc(S.changes.same)}</p>`;
   const rows = [];
   for (const g of groups) {
@@ -602,7 +636,7 @@ function changesHtml(groups, dtype, moe = false) {  // changes_card.changes_html
                 + `<td class="v">${esc(x.value)}${short}</td></tr>`);
     }
   }
-  const note = moe ? `${S.changes.note} ${S.changes.moe_note}` : S.changes.note;  // Changes.note
+  const note = [S.changes.note, ...(moe ? [S.changes.moe_note] : []), ...(window ? [S.changes.window_note] : [])].join(" ");  // Changes.note
   return `<p class="muted">Bytes at ${esc(dtype)}. ${esc(note)}</p><table class="lines changes">${rows.join("")}</table>`;
 }
 
@@ -610,7 +644,7 @@ const noticeHtml = (text) => `<div class="status"><span class="n">⚠</span> ${e
 
 function changesCardHtml(cfg, dtype) {
   const c = changesGroups(cfg, dtype);
-  return c.notice ? noticeHtml(c.notice) : changesHtml(c.groups, dtype, isMoe(cfg));
+  return c.notice ? noticeHtml(c.notice) : changesHtml(c.groups, dtype, isMoe(cfg), cfg.window != null);
 }
 
 // ---- the training run: model/training.py plan(), model/train_report.py, app/training.py, app/train_query.py ----
@@ -762,8 +796,9 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
   const lines = [], byKey = {};
   for (const i of ids) {
     const t = TS.templates[i];
-    const r = isGpt2(cfg) || !t.recipe ? t : t.recipe;  // spec._serving_lines: the KV cache at h_kv heads
-    let value, formula = r.formula.replace("{M}", measured.formula), label = r.label;
+    const windowed = cfg.window != null && t.window, every = windowed && s.L_W === cfg.L;  // spec._serving_lines
+    const r = isGpt2(cfg) || !t.recipe ? t : every ? t.window_all : windowed ? t.window : t.recipe;
+    let value, formula = r.formula.replace("{M}", measured.formula), label = windowed ? fill(r.label, windowValues(cfg)) : r.label;
     if (t.from_structure) { value = rest + cfg.L * block; formula = saved.formula; }
     else if (t.key === "memory/peak") {
       const held = ["memory/weights", "memory/grads", "memory/optimizer"];
@@ -778,7 +813,7 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
     } else if (t.key === "memory/capacity") value = capacityOf(setup);
     else if (t.key === "memory/fits") value = byKey["memory/peak"].value <= byKey["memory/capacity"].value;
     else if (t.key === "memory/max_B") value = largestMicroBatch(cfg, setup, N);
-    else value = TRAIN_FNS[i](s);
+    else value = (windowed ? TRAIN_WINDOW_FNS[i] : TRAIN_FNS[i])(s);
     const line = {key: t.key, label, formula, value, unit: t.unit};
     line.human = human(t.key, value, t.unit);
     lines.push(line);
@@ -1053,8 +1088,9 @@ function pushControls(cfg, notes) {
   }
   const name = presetOf(cfg);
   push(W.preset, "value", Object.keys(S.preset_labels).find((k) => S.preset_labels[k] === name));
-  W.status.text = notes.length ? notes.map((n) => `<div class="status"><span class="n">⚠</span> ${esc(n)}</div>`).join("")
-    : `<div class="status muted">${esc(statusRules(cfg))}</div>`;
+  const extras = S.extras_lines[extrasOf(cfg)];  // Gemma's or gpt-oss's extras in words (families.extras_line)
+  W.status.text = (notes.length ? notes.map((n) => `<div class="status"><span class="n">⚠</span> ${esc(n)}</div>`).join("")
+    : `<div class="status muted">${esc(statusRules(cfg))}</div>`) + (extras ? `<div class="status muted">${esc(extras)}</div>` : "");
 }
 
 function ariaLabel(model, selector, label) {  // name an element inside a widget's view for screen readers
@@ -1141,7 +1177,7 @@ function main(obj) {
     const chosen = S.preset_labels[obj.value];
     if (chosen !== undefined && chosen !== S.custom) {
       const p = S.presets[chosen];
-      for (const k of [...S.preset_sets, ...S.recipe_fields, ...S.moe_fields]) ST.asked[k] = p[k];
+      for (const k of [...S.preset_sets, ...S.recipe_fields, ...S.moe_fields, ...S.extra_fields]) ST.asked[k] = p[k];
     }
   } else if (name === "recipe") {
     if (isEcho(obj, "value")) return;

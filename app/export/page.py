@@ -22,7 +22,7 @@ from bokeh.resources import INLINE
 
 from model import DTYPES, FIELD_DOCS, Config
 from model.config import INT_FIELDS
-from model.config import CHOICES, MOE_DOCS, OPTIONAL_SYMBOLS, RECIPE_DOCS
+from model.config import MODEL_CHOICES as CHOICES, MOE_DOCS, OPTIONAL_SYMBOLS, RECIPE_DOCS  # GeGLU: Gemma's MLP
 from model.families import MLP_KINDS, QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, menu_groups, preset_labels, recipe_of
 from model.rules import preset_of
 from model.training import TrainSetup

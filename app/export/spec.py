@@ -16,21 +16,24 @@ import json
 from model import BOUNDS, DTYPES, FIELD_DOCS, Config, budget, trace
 from model import units
 from model.budgeting import CHART, CHART_NOTE, GROUPS, chart, chart_note
-from model.changes import MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, changes, title_key
-from model.config import (CHOICES, DEFAULTS, FIELDS, INT_FIELDS, KIND_LABELS, MOE_DEFAULTS, MOE_FIELDS, MOE_SYMBOLS,
+from model.changes import MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, WINDOW_ORDER_NOTE, changes, title_key
+from model.config import (ATTN_LABELS, DEFAULTS, SINKS_FUSED, FIELDS, INT_FIELDS, KIND_LABELS, MODEL_CHOICES as CHOICES, MOE_DEFAULTS,
+                          MOE_FIELDS, MOE_SYMBOLS,
                           OPTIONAL_SYMBOLS, PAGE_FIELDS, RECIPE_DOCS, RECIPE_FIELDS, snap_heads)
-from model.families import (EXPORT_PRESETS, KV_GROUP, MOE_START, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels,
+from model.families import (EXPORT_PRESETS, KV_GROUP, extras_line, MOE_START, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels,
                             recipe_fields)
 from model.cli import moe_flag
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
-from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure, structure_key
+from model.memory import (GEMMA_KEYS, KORTHIKANTI_NOTE, ONES, OSS_KEYS, WINDOW_VALUES, Structure, probes, structure,
+                          structure_key, window_labels)
+from model.changes import window_change_label
 from model.notation import dims
 from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model import numbers
-from model.rules import CUSTOM, MESSAGES, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
+from model.rules import CUSTOM, EXTRA_FIELDS, MESSAGES, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
 from model.tensor_notation import BLOCK_PREFIX
-from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS
+from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS, window_text
 from model.train_report import SECTIONS, human
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, PEAK_LINE, PHASE_LINE,
                             RECOMPUTE, REFERENCES, TrainSetup, plan)
@@ -54,7 +57,8 @@ from ..words import (CAPTIONS, FIT_LABELS, GPU_LABELS, MAX_LISTED_BLOCKS, OPTIMI
 DTYPE_CLASS = {"fp32": "fp32", "bf16": "bf16", "fp16": "bf16"}  # fp16 passes equal bf16's (tests check it)
 
 
-ALL_FIELDS = (*PAGE_FIELDS, *MOE_FIELDS)  # a page's configuration: the MoE fields come with a preset or config.json
+ALL_FIELDS = (*PAGE_FIELDS, *MOE_FIELDS, *EXTRA_FIELDS)  # a page's configuration: the MoE fields, the window's and
+# Gemma's and gpt-oss's extras come with a preset or config.json
 # A mixture of experts' page has the MLP's switch (dense or MoE) and boxes for these fields, by their symbols; its
 # shared experts and which blocks are MoE stay the exported model's (their pass structures are the page's size).
 PAGE_MOE_SIZES = {f: MOE_SYMBOLS[f] for f in ("experts", "top_k", "expert_dim")}
@@ -83,20 +87,26 @@ def recipe_key(cfg: Config) -> str:
     """The recipe's and the mixture of experts' part of `structure_key` ("" for GPT-2's dense recipe), plus "d_ff"
     where d_ff is set apart from the recipe's default (page.js budgetKey)."""
     s = structure(cfg, "fp32")
-    if s.recipe is None and s.moe is None:
+    base = structure_key(dataclasses.replace(s, recipe=None, moe=None, window=False, gemma=(), oss=(), mla=()))
+    if structure_key(s) == base:
         return ""
-    key = structure_key(s)[len(structure_key(dataclasses.replace(s, recipe=None, moe=None))) + 1:]
-    return key + (",d_ff" if cfg.ff_dim is not None else "")
+    return structure_key(s)[len(base) + 1:] + (",d_ff" if cfg.ff_dim is not None else "")
+
+
+def every_part(cfg: Config) -> str:
+    """",window_all" where every block is windowed (the budget's and changes' formulas then leave the full blocks
+    out), else "" (page.js everyPart)."""
+    return ",window_all" if cfg.window is not None and cfg.L_W == cfg.L else ""
 
 
 def budget_key(cfg: Config) -> str:
     """The key of a budget's line templates: "tied" or "untied", then the recipe's key (page.js budgetKey)."""
-    return ",".join(x for x in ("tied" if cfg.tie else "untied", recipe_key(cfg)) if x)
+    return ",".join(x for x in ("tied" if cfg.tie else "untied", recipe_key(cfg)) if x) + every_part(cfg)
 
 
 def changes_key(cfg: Config, dtype: str) -> str:
     """The key of a changes table's templates: the pass structure and whether d_ff is set apart (page.js)."""
-    return structure_key(structure(cfg, DTYPE_CLASS[dtype])) + (",d_ff" if cfg.ff_dim is not None else "")
+    return structure_key(structure(cfg, DTYPE_CLASS[dtype])) + (",d_ff" if cfg.ff_dim is not None else "") + every_part(cfg)
 
 
 def covered(cfg: Config) -> list[Config]:
@@ -111,7 +121,10 @@ def covered(cfg: Config) -> list[Config]:
     if not cfg.gpt2_recipe and not cfg.moe:
         base += [dataclasses.replace(cfg, kv_heads=kv) for kv in (cfg.h_kv, cfg.h, snap_heads(cfg.h, cfg.h // KV_GROUP or 1), 1)]
     base += [cfg, *(p for p in PAGE_PRESETS.values() if p.gpt2_recipe)]
-    both = (dataclasses.replace(c, attention=a) for c in base for a in CHOICES["attention"])
+    base += [dataclasses.replace(c, full_layers=()) for c in base if c.window is not None and c.L_W < c.L]  # at an L
+    # below its first full block, a hybrid model's blocks are all windowed: its formulas say so (every_part)
+    both = (dataclasses.replace(c, attention=a) for c in base for a in CHOICES["attention"]
+            if not (c.sinks and a == "fused"))  # Config refuses sinks with fused attention (SINKS_FUSED)
     return [c for c in both if not c.gpt2_recipe]  # GPT-2's own recipe: every page carries it (static_spec)
 
 
@@ -140,7 +153,9 @@ def _modern(cfg: Config, dtype: str) -> dict:
 
 def _changes(c) -> dict:
     """A changes table without values: each group's title template and its line templates."""
-    return {"groups": [{"key": g.key, "title": title_key(g.key, c.cfg), "lines": [_line(x) for x in g.lines]}
+    window = {"changes/window/cache_ratio": window_change_label(PLACEHOLDERS)}  # its values filled by the page
+    return {"groups": [{"key": g.key, "title": title_key(g.key, c.cfg),
+                        "lines": [{**_line(x), "label": window.get(x.key, x.label)} for x in g.lines]}
                        for g in c.groups]}
 
 
@@ -163,17 +178,43 @@ def _structure(s: Structure, cfg: Config | None = None) -> dict:
     rows = [{"name": r.name, "local": r.local, "label": r.label, "symbolic": r.symbolic, "block": r.block is not None,
              "elem": r.nbytes // r.numel, "view": r.view, "saved": r.saved,
              **({"kind": r.kind} if s.moe is not None and r.block is not None else {})} for r in tr.rows]
-    lines = [{**_line(x), "label": x.label.replace(f"at {s.dtype}", "at {dtype}")} for x in tr.lines]
+    def memory(t) -> list[dict]:  # a label's dtype and a window's numbers as the page fills them
+        templates = window_templates(t.cfg, s.dtype) if s.window else {}
+        return [{**_line(x), "label": templates.get(x.label, x.label).replace(f"at {s.dtype}", "at {dtype}")}
+                for x in t.lines]
+
+    lines = memory(tr)
     peak = [{"phase": c.phase, "op": c.op, "moment": c.moment, "scaled": c.scaled, "formula": c.formula,
              "exact": is_exact(c.formula, LESSON_SYMBOLS), "js": to_js(c.formula, LESSON_SYMBOLS, True)}
             for c in candidates(s)]  # model.training.step_phases picks the largest per phase
     out = {"rows": rows, "lines": lines, "peak": peak}
+    if s.window and tr.cfg.L_W < tr.cfg.L:  # at an L where every block is windowed, the KV lines say so (page.js)
+        out["lines_all"] = memory(trace(dataclasses.replace(tr.cfg, full_layers=()), s.dtype))
     if s.recipe is not None:
         out["dims"] = [[to_js(d, LESSON_SYMBOLS, True) for d in dims(r.symbolic)] for r in tr.rows]
         marks = recipe_rows(tr.cfg)
         out["legend"] = list(marks.legend)
         for row in rows:
             row["only"] = marks.marked(row["local"])
+    return out
+
+
+PLACEHOLDERS = {k: "{" + k + "}" for k in WINDOW_VALUES}  # the page fills them: page.js windowValues, WINDOW_FNS
+
+
+def window_templates(cfg: Config, dtype: str) -> dict[str, str]:
+    """A windowed model's KV-cache labels at `cfg` -> the same labels naming `PLACEHOLDERS` (`model.memory.window_labels`)."""
+    return dict(zip(window_labels(cfg, dtype).values(), window_labels(cfg, dtype, PLACEHOLDERS).values()))
+
+
+def window_texts() -> dict[str, str]:
+    """`model.tracing.window_text` naming `PLACEHOLDERS` (and "{full}", the full blocks), by its plurals: "n,f" with
+    n = min(L_W, 2) windowed blocks and f = min(L − L_W, 2) full ones (page.js windowText)."""
+    gemma = EXPORT_PRESETS["gemma-3-1b"]
+    out = {}
+    for L, full in ((1, ()), (2, ()), (2, (1,)), (3, (2,)), (3, (1, 2)), (4, (2, 3))):
+        c = dataclasses.replace(gemma, L=L, full_layers=full)
+        out[f"{min(c.L_W, 2)},{min(len(full), 2)}"] = window_text(c, {**PLACEHOLDERS, "full": "{full}"})
     return out
 
 
@@ -190,16 +231,24 @@ def train_variant(D_given: bool, optimizer: str, zero: int, recompute: str, fit:
     return ",".join(("given" if D_given else "rule", optimizer, str(zero), recompute, fit))
 
 
-def _serving_lines(probe: Config) -> dict[tuple[str, str], dict[str, str]]:
+def _serving_lines(probe: Config) -> dict[tuple[str, str], dict[str, dict[str, str]]]:
     """GPT-2's serving lines (the KV cache of `model.memory.kv_cache_lines` in the lesson's words, at d's width) ->
-    the modern recipe's label and formula (at h_kv heads of d_head), per optimizer, keyed by GPT-2's (label,
-    formula): the training templates are made at a GPT-2 probe."""
+    the modern recipe's label and formula (at h_kv heads of d_head, "recipe") and a windowed one's ("window": some
+    blocks windowed, its label's numbers as `PLACEHOLDERS`), per optimizer, keyed by GPT-2's (label, formula): the
+    training templates are made at a GPT-2 probe."""
     modern = dataclasses.replace(probe, **MODERN_PROBE)
-    out = {}
+    windowed = dataclasses.replace(modern, window=2, full_layers=(probe.L - 1,))  # L − L_W = 1 full block
+    every = dataclasses.replace(windowed, full_layers=())  # every block windowed: "window_all"
+    out: dict = {}
     for opt in OPTIMIZERS:
-        gpt2, recipe = (plan(c, TrainSetup(optimizer=opt)).lines for c in (probe, modern))
-        out.update({(a.label, a.formula): {"label": b.label, "formula": b.formula} for a, b in zip(gpt2, recipe)
-                    if a.key.startswith("serve/") and a.key == b.key and (a.label, a.formula) != (b.label, b.formula)})
+        setup = TrainSetup(optimizer=opt)
+        gpt2, recipe, window, all_ = (plan(c, setup).lines for c in (probe, modern, windowed, every))
+        named = {**window_templates(windowed, setup.act_dtype), **window_templates(every, setup.act_dtype)}
+        for a, b, w, e in zip(gpt2, recipe, window, all_):
+            if a.key.startswith("serve/") and a.key == b.key == w.key and (a.label, a.formula) != (b.label, b.formula):
+                out[a.label, a.formula] = {"recipe": {"label": b.label, "formula": b.formula},
+                                           "window": {"label": named.get(w.label, w.label), "formula": w.formula},
+                                           "window_all": {"label": named.get(e.label, e.label), "formula": e.formula}}
     return out
 
 
@@ -237,8 +286,9 @@ def _training() -> dict:
     serving = _serving_lines(probe)
     for t in templates:
         if (t["label"], t["formula"]) in serving:  # at h_kv heads of d_head: true for GPT-2 too (h_kv·d_head = d)
-            t["recipe"] = serving[t["label"], t["formula"]]
+            t.update(serving[t["label"], t["formula"]])
             t["js"] = to_js(t["recipe"]["formula"], TRAIN_SYMBOLS, False)
+            t["window_js"] = to_js(t["window"]["formula"], TRAIN_SYMBOLS, False)  # page.js: TRAIN_WINDOW_FNS
         if measured in t["formula"]:
             t["js"] = to_js(t["formula"].replace(measured, "M"), (*TRAIN_SYMBOLS, "M"), False)
             t["formula"] = t["formula"].replace(measured, "{M}")
@@ -279,12 +329,19 @@ def _static_spec() -> dict:
         "all_fields": list(ALL_FIELDS), "recipe_fields": list(RECIPE_FIELDS), "recipe_defaults": DEFAULTS,
         "moe_fields": list(MOE_FIELDS), "moe_defaults": MOE_DEFAULTS, "moe_flags": {f: moe_flag(f) for f in MOE_FIELDS},
         "moe_sizes": PAGE_MOE_SIZES, "moe_start": MOE_START,  # a mixture of experts' page: the MLP's switch and boxes
+        # the window's and Gemma's and gpt-oss's fields (a preset's, or the exported model's: no switch sets them) and
+        # those of them that name a part of memory.structure_key, in its order (each names its field)
+        "extra_fields": list(EXTRA_FIELDS), "extra_keys": [*GEMMA_KEYS, *OSS_KEYS, "window"],
+        "window_texts": window_texts(), "attn_labels": ATTN_LABELS,  # the shapes table's headings of a windowed model
+        "extras_lines": {n: extras_line(p) for n, p in EXPORT_PRESETS.items() if extras_line(p)},  # Gemma's, gpt-oss's
+        "sinks_fused": SINKS_FUSED,
+        "extra_defaults": {f: getattr(Config(B=1, T=1, d=1, h=1, L=1, V=1, T_max=1), f) for f in EXTRA_FIELDS},
         "kind_labels": KIND_LABELS, "block_titles": {"one_kind": ONE_KIND, "some": SOME_BLOCKS, "one": ONE_BLOCK},
         "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
         "optional_bounds": {k: list(BOUNDS[v]) for k, v in OPTIONAL_SYMBOLS.items()}, "recipe_docs": RECIPE_DOCS,
         "recipes": RECIPE_LABELS, "modern": recipe_fields("modern", 1), "kv_group": KV_GROUP,
         "switches": list(SWITCHES), "families": grouped_menu(moe=True, exported=True),
-        "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "moe_note": MOE_ORDER_NOTE, "same": SAME},
+        "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "moe_note": MOE_ORDER_NOTE, "window_note": WINDOW_ORDER_NOTE, "same": SAME},
         "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS}, "short": SHORT, "soft": {k: list(v) for k, v in SOFT.items()},
         "dtypes": dict(DTYPES), "dtype_class": DTYPE_CLASS, "presets": presets, "custom": CUSTOM,
         "preset_labels": preset_labels(moe=True, exported=True), "preset_model": list(PRESET_MODEL),
@@ -390,7 +447,12 @@ def lines_js(spec: dict) -> str:
         return "{" + ", ".join(f"{json.dumps(k)}: {v}" for k, v in d.items()) + "}"
 
     peak_fns = {k: [f"(s) => {x['js']}" for x in v["peak"]] for k, v in spec["structures"].items()}
+    all_fns = {k: [f"(s) => {x['js']}" for x in v["lines_all"]] for k, v in spec["structures"].items() if "lines_all" in v}
     train_fns = ", ".join(f"(s) => {t['js']}" if t["js"] else "null" for t in spec["train"]["templates"])
+    window_fns = ", ".join(f"{i}: (s) => {t['window_js']}" for i, t in enumerate(spec["train"]["templates"])
+                           if "window_js" in t)
+    label_fns = ", ".join(f"{json.dumps(k)}: (s) => {to_js(f, LESSON_SYMBOLS, True)}" for k, f in WINDOW_VALUES.items())
     return (f"const BUDGET_FNS = {obj(budget_fns)};\nconst MEMORY_FNS = {obj(memory_fns)};\n"
             f"const PEAK_FNS = {obj(peak_fns)};\nconst TRAIN_FNS = [{train_fns}];\nconst DIM_FNS = {raw(dim_fns)};\n"
-            f"const CHANGES_FNS = {raw(changes_fns)};\n")
+            f"const CHANGES_FNS = {raw(changes_fns)};\nconst TRAIN_WINDOW_FNS = {{{window_fns}}};\n"
+            f"const WINDOW_FNS = {{{label_fns}}};\nconst MEMORY_ALL_FNS = {obj(all_fns)};\n")
