@@ -156,7 +156,8 @@ def test_options_reach_the_page(tmp_path: Path) -> None:
            '"expert_dim": null, "shared_experts": 0, "shared_dim": null, "shared_gate": false, "moe_step": 1, ' \
            '"dense_first": 0, "dense_layers": [], "post_norms": false, "embed_scale": false, "query_scale": null, ' \
            '"attn_softcap": null, "final_softcap": null, "window": null, "full_layers": [], "sinks": false, ' \
-           '"expert_bias": false, "swiglu_limit": null, "swiglu_alpha": null, "dtype": "bf16"}' in doc
+           '"expert_bias": false, "swiglu_limit": null, "swiglu_alpha": null, "latent_dim": null, "q_latent_dim": null, ' \
+           '"rope_dim": null, "nope_dim": null, "value_dim": null, "dtype": "bf16"}' in doc
 
 
 # --- JavaScript twins against Python ---------------------------------------------------------------------------
