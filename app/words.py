@@ -57,7 +57,8 @@ STEP_PREFIX = "flops/steps/"  # the steps from 2N to the measured count: indente
 CAPTIONS = (  # what the sliders show about N, true of every recipe; {mlp_share} is the line params/mlp_share
     "<b>N does not depend on T or B</b>: they size the activations (the shapes), not the weights.",
     "<b>h changes no parameter in GPT-2</b>: the heads split d; W_qkv is (d, 3d) for any h. With fewer K/V heads "
-    "h_kv (GQA) or d_head set apart, W_qkv is (d, (h + 2h_kv)·d_head) and h does count.",
+    "h_kv (GQA) or d_head set apart, W_qkv is (d, (h + 2h_kv)·d_head); with latent attention, the matrices that "
+    "make q, k and v from the latents are h heads wide. Either way h does count.",
     "<b>The MLP holds ≈ 2/3 of GPT-2's block</b>: 8d² of 12d², biases aside; here {mlp_share}.",
 )
 
