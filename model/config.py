@@ -803,8 +803,8 @@ def _modern(L: int, d: int, h: int, h_kv: int, d_ff: int | None, V: int, T_max: 
 
 # Each from the model's published config.json (hidden_size, intermediate_size, num_hidden_layers,
 # num_attention_heads, num_key_value_heads, head_dim, vocab_size, max_position_embeddings, tie_word_embeddings);
-# tests assert the published parameter counts. Mistral-7B is v0.2 (v0.1 has a 4,096-token sliding window,
-# v0.3 a vocabulary of 32,768).
+# tests assert the published parameter counts. Mistral-7B is v0.2 (v0.1, `mistral-7b-v0.1`, the same shape with a
+# 4,096-token sliding window on every block; v0.3 a vocabulary of 32,768).
 PRESETS.update({
     "llama3-8b": _modern(32, 4096, 32, 8, 14_336, 128_256, 8_192),
     "llama3-70b": _modern(80, 8192, 64, 8, 28_672, 128_256, 8_192),
@@ -828,6 +828,8 @@ PRESETS.update({
 # shared/data/configs (tests read it and assert its parameters). Those of `WINDOW_PRESETS` are PRESETS too (the live
 # page's menu); a model a page does not show yet (`model.families.not_on_pages`) stays a table preset only.
 TABLE_PRESETS: dict[str, Config] = {
+    # Mistral 7B v0.1: v0.2's shape with sliding_window = 4,096 on all 32 blocks (7,241,732,096 parameters, as published)
+    "mistral-7b-v0.1": _modern(32, 4096, 32, 8, 14_336, 32_000, 32_768, window=4_096),
     "gemma-3-1b": _modern(26, 1152, 4, 1, 6_912, 262_144, 32_768, tie=True, head_dim=256, qk_norm=True, mlp="geglu",
                           post_norms=True, embed_scale=True, window=512, full_layers=tuple(range(5, 26, 6))),
     "gemma-3-27b": _modern(62, 5376, 32, 16, 21_504, 262_208, 131_072, tie=True, head_dim=128, qk_norm=True, mlp="geglu",
@@ -845,7 +847,7 @@ TABLE_PRESETS: dict[str, Config] = {
                            expert_dim=2_048, shared_experts=1, dense_first=3, latent_dim=512, q_latent_dim=1_536,
                            rope_dim=64, nope_dim=128, value_dim=128),
 }
-WINDOW_PRESETS = ("gemma-3-1b", "gemma-3-27b", "gpt-oss-20b")  # on the live page (issue 27)
+WINDOW_PRESETS = ("mistral-7b-v0.1", "gemma-3-1b", "gemma-3-27b", "gpt-oss-20b")  # on the live page (issue 27)
 MLA_PRESETS = ("deepseek-v3",)  # latent attention, on the live page (issue 27; the exported page refuses it)
 PRESETS.update({name: TABLE_PRESETS[name] for name in (*WINDOW_PRESETS, *MLA_PRESETS)})
 ALL_PRESETS: dict[str, Config] = {**PRESETS, **TABLE_PRESETS}  # what --preset takes

@@ -15,7 +15,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from model import GPT, budget, trace
 from model.changes import changes
-from model.config import MODERN, Config, config_dict, from_hf, read_hf
+from model.config import MODERN, TABLE_PRESETS, Config, config_dict, from_hf, read_hf
 from model.figures import check_lines
 from model.gpt import hidden_keys
 from model.memory import kv_cache_lines
@@ -257,3 +257,21 @@ def test_config_reads_and_checks_the_window():
         replace(cfg, full_layers=(0, 1, 2))
     with pytest.raises(ValueError, match="set window \\(W\\) or drop full_layers"):
         replace(cfg, window=None)
+
+
+# Mistral 7B v0.1's config.json (its model card): v0.2's shape with sliding_window = 4,096 on every block
+MISTRAL_V01 = {"model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+               "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000,
+               "max_position_embeddings": 32768, "sliding_window": 4096, "rope_theta": 10000.0,
+               "tie_word_embeddings": False}
+
+
+def test_mistral_7b_v01_is_its_published_file_to_the_parameter_and_caches_w_minus_1_tokens():
+    preset = TABLE_PRESETS["mistral-7b-v0.1"]
+    assert read_hf(MISTRAL_V01, B=preset.B, T=preset.T).config == preset
+    meta = _module(MISTRAL_V01, "meta")
+    assert budget(preset).params_exact == sum(p.numel() for p in meta.parameters()) == 7_241_732_096
+    lines = {x.key: x.value for x in kv_cache_lines(preset, "bf16")}
+    assert (preset.L_W, preset.W, preset.T) == (32, 4_096, 8_192)
+    assert lines["memory/kv_cache"] == 2 * 32 * preset.B * 4_095 * 8 * 128 * 2  # W − 1 tokens in every block
+    assert lines["memory/kv_cache_per_token"] == 0  # past the window, no block's cache grows
