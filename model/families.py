@@ -34,10 +34,6 @@ def not_on_pages(cfg: Config, exported: bool = False) -> str | None:
     latent attention (d_c = 512, d_R = 64)"), or None: a page refuses such a model in one line rather than show
     another one. The live page shows sliding windows, Gemma's and gpt-oss's extras and latent attention (issue 27);
     the exported page all of them but latent attention."""
-    if not exported:
-        return None
-    if cfg.mla:
-        return f"has multi-head latent attention (d_c = {cfg.d_c:,}, d_R = {cfg.d_R:,})"
     return None
 
 

@@ -16,8 +16,10 @@ import json
 from model import BOUNDS, DTYPES, FIELD_DOCS, Config, budget, trace
 from model import units
 from model.budgeting import CHART, CHART_NOTE, GROUPS, chart, chart_note
-from model.changes import MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, WINDOW_ORDER_NOTE, changes, title_key
-from model.config import (ATTN_LABELS, DEFAULTS, SINKS_FUSED, FIELDS, INT_FIELDS, KIND_LABELS, MODEL_CHOICES as CHOICES, MOE_DEFAULTS,
+from model.changes import (LATENT_ORDER_NOTE, MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, WINDOW_ORDER_NOTE, changes,
+                           title_key, title_values)
+from model.config import (ATTN_LABELS, DEFAULTS, SINKS_FUSED, FIELDS, INT_FIELDS, KIND_LABELS, MLA_DEFAULTS, MLA_SYMBOLS,
+                          MLA_WITHOUT, MODEL_CHOICES as CHOICES, MOE_DEFAULTS,
                           MOE_FIELDS, MOE_SYMBOLS,
                           OPTIONAL_SYMBOLS, PAGE_FIELDS, RECIPE_DOCS, RECIPE_FIELDS, snap_heads)
 from model.families import (EXPORT_PRESETS, KV_GROUP, extras_line, MOE_START, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels,
@@ -31,7 +33,7 @@ from model.notation import dims
 from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model import numbers
-from model.rules import CUSTOM, EXTRA_FIELDS, MESSAGES, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
+from model.rules import CUSTOM, EXTRA_FIELDS, MESSAGES, MLA_NONE, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
 from model.tensor_notation import BLOCK_PREFIX
 from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS, window_text
 from model.train_report import SECTIONS, human
@@ -124,7 +126,8 @@ def covered(cfg: Config) -> list[Config]:
     base += [dataclasses.replace(c, full_layers=()) for c in base if c.window is not None and c.L_W < c.L]  # at an L
     # below its first full block, a hybrid model's blocks are all windowed: its formulas say so (every_part)
     both = (dataclasses.replace(c, attention=a) for c in base for a in CHOICES["attention"]
-            if not (c.sinks and a == "fused"))  # Config refuses sinks with fused attention (SINKS_FUSED)
+            if not ((c.sinks or c.mla) and a == "fused"))  # Config refuses sinks (SINKS_FUSED) and latent attention
+    # (its q and k are d_nope + d_R wide, v d_v) with fused attention
     return [c for c in both if not c.gpt2_recipe]  # GPT-2's own recipe: every page carries it (static_spec)
 
 
@@ -205,6 +208,14 @@ PLACEHOLDERS = {k: "{" + k + "}" for k in WINDOW_VALUES}  # the page fills them:
 def window_templates(cfg: Config, dtype: str) -> dict[str, str]:
     """A windowed model's KV-cache labels at `cfg` -> the same labels naming `PLACEHOLDERS` (`model.memory.window_labels`)."""
     return dict(zip(window_labels(cfg, dtype).values(), window_labels(cfg, dtype, PLACEHOLDERS).values()))
+
+
+def q_paths() -> dict[str, str]:
+    """The latent change's words for the queries' path (`model.changes.title_values`' q_path), by the structure's
+    latent part: "mla_q" naming "{d_cq}" (filled by the page), "mla" (q projected from x directly)."""
+    deepseek = EXPORT_PRESETS["deepseek-v3"]
+    own = title_values(deepseek)["q_path"].replace(f"{deepseek.d_cq:,}", "{d_cq}")
+    return {"mla_q": own, "mla": title_values(dataclasses.replace(deepseek, q_latent_dim=None))["q_path"]}
 
 
 def window_texts() -> dict[str, str]:
@@ -325,13 +336,17 @@ def _static_spec() -> dict:
     presets = {name: _fields(p) for name, p in EXPORT_PRESETS.items()}
     return {
         "fields": list(FIELDS), "int_fields": list(INT_FIELDS),
-        "bounds": {f: list(BOUNDS[f]) for f in (*INT_FIELDS, *OPTIONAL_SYMBOLS.values(), *PAGE_MOE_SIZES.values())},
+        "bounds": {f: list(BOUNDS[f]) for f in (*INT_FIELDS, *OPTIONAL_SYMBOLS.values(), *PAGE_MOE_SIZES.values(),
+                                                 *MLA_SYMBOLS.values())},
         "all_fields": list(ALL_FIELDS), "recipe_fields": list(RECIPE_FIELDS), "recipe_defaults": DEFAULTS,
         "moe_fields": list(MOE_FIELDS), "moe_defaults": MOE_DEFAULTS, "moe_flags": {f: moe_flag(f) for f in MOE_FIELDS},
         "moe_sizes": PAGE_MOE_SIZES, "moe_start": MOE_START,  # a mixture of experts' page: the MLP's switch and boxes
         # the window's and Gemma's and gpt-oss's fields (a preset's, or the exported model's: no switch sets them) and
         # those of them that name a part of memory.structure_key, in its order (each names its field)
-        "extra_fields": list(EXTRA_FIELDS), "extra_keys": [*GEMMA_KEYS, *OSS_KEYS, "window"],
+        "extra_fields": list(EXTRA_FIELDS), "extra_keys": [*GEMMA_KEYS, *OSS_KEYS, "latent_dim", "window"],  # latent_dim:
+        # "mla_q" or "mla" (page.js extraKey)
+        # latent attention's page: its boxes by their symbols, and the rules that drop what it is modelled without
+        "mla_symbols": MLA_SYMBOLS, "mla_defaults": MLA_DEFAULTS, "mla_without": MLA_WITHOUT, "mla_none": MLA_NONE,
         "window_texts": window_texts(), "attn_labels": ATTN_LABELS,  # the shapes table's headings of a windowed model
         "extras_lines": {n: extras_line(p) for n, p in EXPORT_PRESETS.items() if extras_line(p)},  # Gemma's, gpt-oss's
         "sinks_fused": SINKS_FUSED,
@@ -341,7 +356,8 @@ def _static_spec() -> dict:
         "optional_bounds": {k: list(BOUNDS[v]) for k, v in OPTIONAL_SYMBOLS.items()}, "recipe_docs": RECIPE_DOCS,
         "recipes": RECIPE_LABELS, "modern": recipe_fields("modern", 1), "kv_group": KV_GROUP,
         "switches": list(SWITCHES), "families": grouped_menu(moe=True, exported=True),
-        "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "moe_note": MOE_ORDER_NOTE, "window_note": WINDOW_ORDER_NOTE, "same": SAME},
+        "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "moe_note": MOE_ORDER_NOTE, "window_note": WINDOW_ORDER_NOTE,
+                    "latent_note": LATENT_ORDER_NOTE, "q_paths": q_paths(), "same": SAME},
         "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS}, "short": SHORT, "soft": {k: list(v) for k, v in SOFT.items()},
         "dtypes": dict(DTYPES), "dtype_class": DTYPE_CLASS, "presets": presets, "custom": CUSTOM,
         "preset_labels": preset_labels(moe=True, exported=True), "preset_model": list(PRESET_MODEL),
