@@ -9,7 +9,8 @@ from pathlib import Path
 
 from model import infer_report, train_report
 from model.inference import InferSetup
-from model.cli import OneLineParser, add_config_arguments, add_recipe_arguments, config_from_args
+from model.cli import (OneLineParser, add_attention_arguments, add_config_arguments, add_moe_arguments,
+                       add_recipe_arguments, config_from_args)
 from model.families import not_on_pages
 from model.training import TrainSetup
 
@@ -20,6 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("out", metavar="OUT.html", help="file to write (created or replaced; not a directory)")
     add_config_arguments(parser)
     add_recipe_arguments(parser)  # --hf-config PATH, --norm, --positions, --mlp, --d-ff, --h-kv, --d-head, --bias, --qk-norm
+    add_moe_arguments(parser)  # --experts, --top-k, --d-expert, ... (the page's export command names them)
+    add_attention_arguments(parser)  # --W, --full-layers, --d-c, --d-cq, --d-R, --d-nope, --d-v, Gemma's and gpt-oss's
     train_report.add_arguments(parser)
     infer_report.add_arguments(parser)  # the inference card: --weights, --kv-dtype, --group, --efficiency
     parser.add_argument("--title", default=PAGE_TITLE, help=f"page title (default {PAGE_TITLE!r})")
