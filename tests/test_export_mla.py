@@ -229,3 +229,34 @@ def test_a_bad_latent_flag_is_one_line(args: list[str], message: str, tmp_path: 
     done = export(tmp_path / "x.html", "--preset", "deepseek-v3", *args)
     assert done.returncode == 2 and message in done.stderr and done.stderr.count("\n") == 1, done.stderr
     assert not (tmp_path / "x.html").exists()
+
+
+DENSE = ["--preset", "deepseek-v3", "--experts", "none", "--top-k", "none", "--d-expert", "none", "--shared-experts", "0",
+         "--dense-first", "0", "--L", "4", "--T", "256", "--d-cq", "none"]  # latent attention with a dense MLP
+
+
+def test_a_dense_latent_attentions_page_has_the_models_training_card(chromium, tmp_path: Path, capsys) -> None:
+    """A dense model's page has the training card: its serving lines are the latent's cache, c_kv and k_rope."""
+    from model.training import TrainSetup, plan
+    from model.train_report import human
+    from test_export import setup_js
+
+    out = tmp_path / "dense.html"
+    done = export(out, *DENSE)
+    assert done.returncode == 0 and f"wrote {out}" in done.stdout, done.stderr
+    c = config_from_args(export_parser().parse_args(["x.html", *DENSE]))
+    assert c.mla and not c.moe and c.d_cq is None
+    cli = cli_json(DENSE, capsys)
+    for p in exported_page(chromium, out):
+        assert f"N = {cli['budget']['params_exact']:,}" in text_of(p, "head")
+        assert f"{per_token(cli):,} bytes" in kv_cell(p) and per_token(cli) == c.L * (c.d_c + c.d_R) * 4
+        setups = [TrainSetup(), TrainSetup(optimizer="adam-fp32", zero=3, gpus=64, recompute="full"),
+                  TrainSetup(D=10**12, gpus=8, zero=1, fit="hoffmann")]
+        pairs = [(x, s) for x in (c, replace(c, L=2, T=64, latent_dim=128)) for s in setups]
+        got = p.evaluate("(xs) => xs.map(([c, s]) => window.__ts.trainPlan(c, s).lines.map((x) => "
+                         "[x.key, x.label, x.formula, x.human]))", [[mla_js(x), setup_js(s)] for x, s in pairs])
+        for (x, s), lines in zip(pairs, got):
+            assert lines == [[y.key, y.label, y.formula, human(y)] for y in plan(x, s).lines], (x, s)
+        from app import training as view  # imports Panel: fine here, the page was built in another process
+
+        assert text_of(p, "train_head") == view.headline_html(plan(c, TrainSetup()))  # its serving: the latent's cache

@@ -11,7 +11,6 @@ from model import infer_report, train_report
 from model.inference import InferSetup
 from model.cli import (OneLineParser, add_attention_arguments, add_config_arguments, add_moe_arguments,
                        add_recipe_arguments, config_from_args)
-from model.families import not_on_pages
 from model.training import TrainSetup
 
 from .page import PAGE_TITLE, render_html
@@ -83,9 +82,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         path = check_output_path(args.out)
     except ValueError as e:
         parser.error(str(e))
-    if (unshown := not_on_pages(cfg, exported=True)) is not None:  # the exported page's cards would show another model
-        parser.error(f"this model {unshown}, which the exported page does not show yet: python -m model prints its "
-                     f"tables")
     text = render_html(cfg, args.dtype, args.title, setup, infer)
     try:
         write_page(path, text)

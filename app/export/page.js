@@ -4,8 +4,9 @@
 // the lines of model.budget and model.trace with their formulas, the rows of every pass structure, the live
 // page's words, the training card's line templates), and `widgets`, the page's models, found here by name. app/export/spec.py appends BUDGET_FNS and
 // MEMORY_FNS and TRAIN_FNS (each line's formula compiled to JavaScript; a window's WINDOW_FNS, its labels' numbers, and
-// MEMORY_ALL_FNS, TRAIN_WINDOW_FNS) and `return main(cb_obj);`.
-// Every function here mirrors a Python one, named in its comment; tests run both on the same inputs in Chromium.
+// MEMORY_ALL_FNS, TRAIN_WINDOW_FNS; latent attention's TRAIN_MLA_FNS) and `return main(cb_obj);`.
+// Every function here mirrors a Python one, named in its comment; tests run both on the same inputs in Chromium
+// (latent attention's settleMla, readLatent and extraKey: tests/test_export_mla.py).
 // Whole numbers are BigInt where formulas are exact, so (B, h, T, T) element counts stay exact beyond 2**53.
 
 const S = JSON.parse(spec);
@@ -845,7 +846,8 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
   for (const i of ids) {
     const t = TS.templates[i];
     const windowed = cfg.window != null && t.window, every = windowed && s.L_W === cfg.L;  // spec._serving_lines
-    const r = isGpt2(cfg) || !t.recipe ? t : every ? t.window_all : windowed ? t.window : t.recipe;
+    const latent = isMla(cfg) && t.recipe;  // latent attention's cache: c_kv and k_rope (spec._serving_lines)
+    const r = isGpt2(cfg) || !t.recipe ? t : latent ? t.mla : every ? t.window_all : windowed ? t.window : t.recipe;
     let value, formula = r.formula.replace("{M}", measured.formula), label = windowed ? fill(r.label, windowValues(cfg)) : r.label;
     if (t.from_structure) { value = rest + cfg.L * block; formula = saved.formula; }
     else if (t.key === "memory/peak") {
@@ -861,7 +863,7 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
     } else if (t.key === "memory/capacity") value = capacityOf(setup);
     else if (t.key === "memory/fits") value = byKey["memory/peak"].value <= byKey["memory/capacity"].value;
     else if (t.key === "memory/max_B") value = largestMicroBatch(cfg, setup, N);
-    else value = (windowed ? TRAIN_WINDOW_FNS[i] : TRAIN_FNS[i])(s);
+    else value = (latent ? TRAIN_MLA_FNS[i] : windowed ? TRAIN_WINDOW_FNS[i] : TRAIN_FNS[i])(s);
     const line = {key: t.key, label, formula, value, unit: t.unit};
     line.human = human(t.key, value, t.unit);
     lines.push(line);
