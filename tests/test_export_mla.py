@@ -260,3 +260,14 @@ def test_a_dense_latent_attentions_page_has_the_models_training_card(chromium, t
         from app import training as view  # imports Panel: fine here, the page was built in another process
 
         assert text_of(p, "train_head") == view.headline_html(plan(c, TrainSetup()))  # its serving: the latent's cache
+
+
+def test_the_export_command_names_what_no_preset_has(page) -> None:
+    """A model whose window, latent attention or family's extras are no preset's: the command the page names (on any
+    card that does not carry it) gives every such field its flag, and `python -m app export` reads it back."""
+    others = [replace(DEEPSEEK, latent_dim=256, q_latent_dim=None), replace(DEEPSEEK, rope_dim=32, L=7),
+              replace(PRESETS["mistral-7b"], window=4_096), replace(PRESETS["gemma-3-1b"], L=7, full_layers=(5,)),
+              replace(PRESETS["gpt-oss-20b"], swiglu_limit=5.0, window=256)]
+    for c, command in zip(others, js(page, "exportCommand", [[mla_js(c)] for c in others])):
+        argv = shlex.split(command)[4:]  # lesson.html, then the options
+        assert config_from_args(export_parser().parse_args(argv)) == c, command

@@ -404,7 +404,11 @@ function modelOptions(cfg) {  // the command line's options of this model (pytho
   for (const f of Object.keys(S.choices)) if (c[f] !== (from ? S.presets[from] : S.recipe_defaults)[f]) o.push(`--${f} ${c[f]}`);
   for (const [f, sym] of Object.entries(S.optional)) if (c[f] != null) o.push(`--${sym.replace("_", "-")} ${c[f]}`);
   if (c.qk_norm) o.push("--qk-norm");
-  if (!from) for (const [f, sym] of Object.entries(S.mla_symbols)) if (c[f] != null) o.push(`--${sym.replace("_", "-")} ${c[f]}`);
+  for (const f of from ? [] : S.extra_fields) {  // no preset's window and extras: each field that differs from none
+    const v = c[f], flag = S.extra_flags[f];
+    if (JSON.stringify(v) === JSON.stringify(S.extra_defaults[f])) continue;
+    o.push(v === true ? flag : v === false ? `--no-${flag.slice(2)}` : `${flag} ${Array.isArray(v) ? v.join(",") || "none" : v}`);
+  }
   for (const f of S.moe_fields) {  // a mixture of experts: its fields that differ from the dense defaults
     const v = c[f], flag = S.moe_flags[f];
     if (JSON.stringify(v) === JSON.stringify(S.moe_defaults[f])) continue;
