@@ -127,12 +127,12 @@ def test_the_shapes_rows_are_the_models_with_the_latent_tensors(page, expanded: 
 
 
 def test_the_changes_card_ends_with_latent_attention(page) -> None:
-    for c in cases():
-        (out,) = js(page, "changesGroups", [[mla_js(c), "fp32"]])  # the page's tables: at its dtype
-        ch = changes(c, "fp32")
-        assert out["groups"] == changes_groups(ch), c
-        assert js(page, "changesHtml", [[out["groups"], "fp32", c.moe, False, c.mla]]) == \
-            [changes_html(changes_groups(ch), "fp32", ch.note)]
+    for c, dtype in ((c, dtype) for c in cases() for dtype in ("fp32", "bf16")):  # the page's own model at either
+        (out,) = js(page, "changesGroups", [[mla_js(c), dtype]])
+        ch = changes(c, dtype)
+        assert out["groups"] == changes_groups(ch), (c, dtype)
+        assert js(page, "changesHtml", [[out["groups"], dtype, c.moe, False, c.mla]]) == \
+            [changes_html(changes_groups(ch), dtype, ch.note)]
     page.evaluate("() => { Bokeh.documents[0].get_model_by_name('dtype').active = 0; }")  # fp32, the page's own
     page.wait_for_timeout(300)
     latent = changes(DEEPSEEK, "fp32").steps[-1]

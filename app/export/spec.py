@@ -133,7 +133,8 @@ def covered(cfg: Config) -> list[Config]:
 
 def _modern(cfg: Config, dtype: str) -> dict:
     """Budget lines, pass structures (both dtype classes and, for a dense model's training card, B = 1), changes
-    tables (at `dtype`) of the covered models, and a mixture of experts' chart."""
+    tables (at `dtype`; the page's own model's at both dtype classes) of the covered models, and a mixture of experts'
+    chart."""
     budgets, structures, tables, charts = {}, {}, {}, {}
     for c in covered(cfg):
         if budget_key(c) not in budgets:
@@ -145,12 +146,14 @@ def _modern(cfg: Config, dtype: str) -> dict:
             s = structure(dataclasses.replace(c, B=B), cls)
             if structure_key(s) not in structures:
                 structures[structure_key(s)] = _cached_structure(s, dataclasses.replace(c, B=B))
-        key = changes_key(c, dtype)
-        if key not in tables:
-            try:
-                tables[key] = cached("changes", f"{key} {dtype}", lambda: _changes(changes(c, dtype)))
-            except ValueError:  # no GPT-2 twin (T beyond T_max): the page says why, from NO_TWIN
-                pass
+        own = dataclasses.replace(c, attention=cfg.attention) == cfg  # the page's own model: its card at either dtype
+        for dt in dict.fromkeys((dtype, *(sorted(set(DTYPE_CLASS.values())) if own else ()))):
+            key = changes_key(c, dt)
+            if key not in tables:
+                try:
+                    tables[key] = cached("changes", f"{key} {dt}", lambda: _changes(changes(c, dt)))
+                except ValueError:  # no GPT-2 twin (T beyond T_max): the page says why, from NO_TWIN
+                    pass
     return {"budget": budgets, "structures": structures, "changes": tables, "charts": charts}
 
 
