@@ -271,3 +271,38 @@ def test_the_export_command_names_what_no_preset_has(page) -> None:
     for c, command in zip(others, js(page, "exportCommand", [[mla_js(c)] for c in others])):
         argv = shlex.split(command)[4:]  # lesson.html, then the options
         assert config_from_args(export_parser().parse_args(argv)) == c, command
+
+
+def test_a_deepseek_v2_config_json_writes_its_page(chromium, tmp_path: Path, capsys) -> None:
+    """A tiny deepseek_v2 file (no queries' latent, 2 dense blocks then MoE with 2 shared experts): its page shows N,
+    N_active, the budget, memory and KV lines at either dtype and the changes as the model gives them."""
+    import random
+
+    from test_mla import random_doc
+
+    doc = random_doc(random.Random("export-3"), "deepseek_v2")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(doc))
+    out = tmp_path / "v2.html"
+    done = export(out, "--hf-config", str(path))
+    assert done.returncode == 0 and f"wrote {out}" in done.stdout, done.stderr
+    c = config_from_args(export_parser().parse_args(["x.html", "--hf-config", str(path)]))
+    assert c.mla and c.d_cq is None and c.moe and c.E_shared == 2
+    for p in exported_page(chromium, out):
+        cli = cli_json(["--hf-config", str(path)], capsys)
+        head = html.unescape(re.sub(r"<[^>]+>", "", text_of(p, "head")))
+        assert f"N = {cli['budget']['params_exact']:,} parameters" in head
+        assert f"N_active = {cli['budget']['params_active']:,} per token" in head
+        assert f"{per_token(cli):,} bytes" in kv_cell(p)
+        keys = ("key", "label", "formula", "value", "short")
+        (lines,) = js(p, "budgetLines", [[mla_js(c)]])
+        assert [{k: x[k] for k in keys} for x in lines] == [shown(x) for x in budget(c).lines]
+        for dtype in ("fp32", "bf16"):
+            (lines,) = js(p, "memoryLines", [[mla_js(c), dtype]])
+            assert [{k: x[k] for k in keys} for x in lines] == [shown(x) for x in trace(c, dtype).lines], dtype
+            (groups,) = js(p, "changesGroups", [[mla_js(c), dtype]])
+            assert groups["groups"] == changes_groups(changes(c, dtype)), dtype
+        for x in (False, True):
+            (table,) = js(p, "shapeRows", [[mla_js(c), "bf16", x]])
+            assert [(r["name"], r.get("shape", "")) for r in table["rows"]] == \
+                [(r.name, r.shape) for r in shape_rows(trace(c, "bf16"), 1, x)]
