@@ -17,7 +17,6 @@ import param
 from model import hf
 from model.changes import Changes, changes
 from model.config import Config, read_hf
-from model.families import not_on_pages
 
 from .background import offload
 from .changes_card import TITLE, changes_groups, changes_html, notice_html
@@ -36,9 +35,6 @@ def read_config_json(text: str | bytes, keep: Config) -> tuple[Config | None, st
     except ValueError as e:
         return None, f"{e}; nothing was changed"
     cfg = read.config
-    if (unshown := not_on_pages(cfg)) is not None:  # the live page's controls would show another model
-        return None, (f"this {doc['model_type']} config.json {unshown}, which the live page does not show yet: "
-                      f"python -m model --hf-config config.json prints its tables; nothing was changed")
     notes = "".join(f"; {n}" for n in read.notes)
     return cfg, f"read {doc['model_type']} config.json: B = {cfg.B:,} kept, T = {cfg.T:,}{notes}"
 

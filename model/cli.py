@@ -137,24 +137,34 @@ def add_moe_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--dense-layers", dest="dense_layers", type=_block_list, metavar="I,J,…", help=MOE_DOCS["dense_layers"])
 
 
+def attention_flag(name: str) -> str:
+    """The command line's flag of a window's, latent attention's or a family's extra field: "window" -> "--W",
+    "full_layers" -> "--full-layers", "latent_dim" -> "--d-c" (latent attention's by their symbols), "post_norms" ->
+    "--post-norms" (a switch's off is "--no-" and the flag's name)."""
+    if name == "window":
+        return "--W"
+    return f"--{MLA_SYMBOLS.get(name, name).replace('_', '-')}"
+
+
 def add_attention_arguments(p: argparse.ArgumentParser) -> None:
     """Attention that shapes the cache, and the families' extras: --W and --full-layers (sliding windows), --d-c,
     --d-cq, --d-R, --d-nope, --d-v (multi-head latent attention), Gemma's (--post-norms, --embed-scale,
     --query-scale, --attn-softcap, --final-softcap) and gpt-oss's (--sinks, --expert-bias, --swiglu-limit,
     --swiglu-alpha). A switch has its --no- twin; an optional number takes "none"."""
     g = p.add_argument_group("sliding windows")
-    g.add_argument("--W", dest="window", type=_whole_or_none, metavar="N", help=f"{WINDOW_DOCS['window']} "
-                   f"({BOUNDS['W'][0]:,} to {BOUNDS['W'][1]:,}, or none)")
-    g.add_argument("--full-layers", dest="full_layers", type=_block_list, metavar="I,J,…", help=WINDOW_DOCS["full_layers"])
+    g.add_argument(attention_flag("window"), dest="window", type=_whole_or_none, metavar="N",
+                   help=f"{WINDOW_DOCS['window']} ({BOUNDS['W'][0]:,} to {BOUNDS['W'][1]:,}, or none)")
+    g.add_argument(attention_flag("full_layers"), dest="full_layers", type=_block_list, metavar="I,J,…",
+                   help=WINDOW_DOCS["full_layers"])
     g = p.add_argument_group("multi-head latent attention (DeepSeek-V2/V3)")
     for name, symbol in MLA_SYMBOLS.items():
         lo, hi = BOUNDS[symbol]
-        g.add_argument(f"--{symbol.replace('_', '-')}", dest=name, type=_whole_or_none, metavar="N",
+        g.add_argument(attention_flag(name), dest=name, type=_whole_or_none, metavar="N",
                        help=f"{MLA_DOCS[name]} ({lo:,} to {hi:,}, or none; sets {symbol})")
     for title, docs in (("Gemma's extras", GEMMA_DOCS), ("gpt-oss's extras", OSS_DOCS)):
         g = p.add_argument_group(title)
         for name, doc in docs.items():
-            flag = f"--{name.replace('_', '-')}"
+            flag = attention_flag(name)
             if isinstance(getattr(Config, name), bool):  # a switch: on, or --no- off
                 g.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=None, help=doc)
             else:

@@ -7,8 +7,9 @@ the modern recipe (Llama-3 style) or custom.
 The menus (`grouped_menu`, `preset_labels`, `menu_groups`) list every preset with `moe=True` (the live page, whose
 MLP choice is dense or a mixture of experts, `moe_fields`, and the exported page's menu), and `PAGE_PRESETS`, the
 dense presets of full attention, without it: the exported page carries every such preset's figures, and a mixture of
-experts', a windowed model's or one with Gemma's or gpt-oss's extras only on the page written for it. The mixtures of
-experts (Mixtral 8x7B, Qwen3 30B-A3B) sit in their families; Gemma 3 and gpt-oss have their own.
+experts', a windowed model's, one with Gemma's or gpt-oss's extras or with latent attention only on the page written
+for it. The mixtures of experts (Mixtral 8x7B, Qwen3 30B-A3B) sit in their families; Gemma 3, gpt-oss and DeepSeek
+have their own.
 """
 from __future__ import annotations
 
@@ -27,22 +28,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
 # every exported page's: the dense presets of full attention and no family's extras (the others: the page written
 # for one, `python -m app export --preset`)
 PAGE_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items()
-                                   if not cfg.moe and cfg.window is None and not cfg.gemma and not cfg.oss}
-
-def not_on_pages(cfg: Config, exported: bool = False) -> str | None:
-    """What of `cfg` the live page (or, `exported`, the exported page) does not show yet, in words ("has multi-head
-    latent attention (d_c = 512, d_R = 64)"), or None: a page refuses such a model in one line rather than show
-    another one. The live page shows sliding windows, Gemma's and gpt-oss's extras and latent attention (issue 27);
-    the exported page all of them but latent attention."""
-    if not exported:
-        return None
-    if cfg.mla:
-        return f"has multi-head latent attention (d_c = {cfg.d_c:,}, d_R = {cfg.d_R:,})"
-    return None
-
-
-EXPORT_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items() if not_on_pages(cfg, exported=True) is None}
-# the presets the exported page shows (its menu; a mixture of experts' figures only on the page written for one)
+                                   if not cfg.moe and cfg.window is None and not cfg.gemma and not cfg.oss and not cfg.mla}
 
 
 TITLES: dict[str, str] = {
@@ -72,11 +58,11 @@ def menu_label(name: str) -> str:
     return f"{TITLES[name]} · L {cfg.L}, d {cfg.d:,}{experts}{window}"
 
 
-def grouped_menu(moe: bool = False, exported: bool = False) -> dict[str, dict[str, str]]:
-    """Family -> {menu label -> preset name} of every preset (`moe`: the live page's menu; with `exported`, those the
-    exported page shows, `not_on_pages`) or of the dense ones (`PAGE_PRESETS`: what every exported page carries),
-    families and presets in menu order; a family with none of them is left out."""
-    listed = (EXPORT_PRESETS if exported else PRESETS) if moe else PAGE_PRESETS
+def grouped_menu(moe: bool = False) -> dict[str, dict[str, str]]:
+    """Family -> {menu label -> preset name} of every preset (`moe`: the pages' menu, live and exported) or of the dense
+    ones of full attention (`PAGE_PRESETS`: what every exported page carries), families and presets in menu order; a
+    family with none of them is left out."""
+    listed = PRESETS if moe else PAGE_PRESETS
     menu = {family: {menu_label(n): n for n in names if n in listed} for family, names in FAMILIES.items()}
     return {family: labels for family, labels in menu.items() if labels}
 
@@ -125,17 +111,17 @@ CUSTOM_LABEL = "custom (your own values)"
 OWN = "Your own"  # the menu group of CUSTOM_LABEL
 
 
-def preset_labels(moe: bool = False, exported: bool = False) -> dict[str, str]:
+def preset_labels(moe: bool = False) -> dict[str, str]:
     """Menu label -> preset name for every preset of the menu (`grouped_menu`), family by family, then CUSTOM_LABEL
     -> "custom"."""
-    return {**{label: name for family in grouped_menu(moe, exported).values() for label, name in family.items()},
+    return {**{label: name for family in grouped_menu(moe).values() for label, name in family.items()},
             CUSTOM_LABEL: CUSTOM}
 
 
-def menu_groups(moe: bool = False, exported: bool = False) -> dict[str, list[str]]:
+def menu_groups(moe: bool = False) -> dict[str, list[str]]:
     """Family -> the menu labels of its presets (`grouped_menu`), then OWN -> [CUSTOM_LABEL]: a grouped select's
     options."""
-    return {**{family: list(labels) for family, labels in grouped_menu(moe, exported).items()}, OWN: [CUSTOM_LABEL]}
+    return {**{family: list(labels) for family, labels in grouped_menu(moe).items()}, OWN: [CUSTOM_LABEL]}
 
 
 def extras_line(cfg: Config) -> str | None:

@@ -39,7 +39,8 @@ def page(chromium, tmp_path_factory: pytest.TempPathFactory):
     out: Path = tmp_path_factory.mktemp("export") / "mixtral.html"
     done = export(out, "--hf-config", str(PUBLISHED / "mixtral-8x7b.json"), "--T", "4096")
     assert done.returncode == 0, done.stderr
-    assert len(out.read_bytes()) < 5_300_000  # the inference card's tables included (Qwen3-30B-A3B's: 5,256,445)
+    assert len(out.read_bytes()) < 5_400_000  # the inference card's tables and its own changes tables at fp32 and bf16
+    # included (5,253,759 bytes; Qwen3-30B-A3B's: 5,350,463)
     yield from exported_page(chromium, out)
 
 

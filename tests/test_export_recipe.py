@@ -16,7 +16,7 @@ import pytest
 from app.budget import shown
 from app.changes_card import changes_groups, changes_html
 from app.export.spec import budget_key, changes_key, covered
-from model.families import preset_labels
+from model.families import menu_label, preset_labels
 from model import PRESETS, Config, budget, trace
 from model.families import PAGE_PRESETS  # the pages' presets: the dense ones (mixtures of experts: the CLI's)
 from model import units
@@ -206,7 +206,10 @@ def test_training_lines_agree_with_the_model(page) -> None:
 def test_a_preset_from_another_family_keeps_B(page) -> None:
     names = {v: k for k, v in preset_labels().items()}
     options = value_of(page, "preset", "options")
-    assert list(options) == ["GPT-2", "GPT-3", "Llama 3", "Mistral", "Qwen", "Gemma", "gpt-oss", "Your own"]
+    assert list(options) == ["GPT-2", "GPT-3", "Llama 3", "Mistral", "Qwen", "Gemma", "gpt-oss", "DeepSeek", "Your own"]
+    _set(page, "preset", menu_label("deepseek-v3"))  # latent attention: its figures on the page written for it, named
+    assert "python -m app export lesson.html --preset deepseek-v3 --B" in html.unescape(text_of(page, "head"))
+    assert "python -m app export lesson.html --preset deepseek-v3 --B" in html.unescape(text_of(page, "shapes"))
     _set(page, "B_input", 3)
     _set(page, "preset", names["qwen2.5-0.5b"])
     assert box(page, "B_input") == 3 and "N = 494,032,768" in text_of(page, "head")

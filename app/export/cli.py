@@ -9,8 +9,8 @@ from pathlib import Path
 
 from model import infer_report, train_report
 from model.inference import InferSetup
-from model.cli import OneLineParser, add_config_arguments, add_recipe_arguments, config_from_args
-from model.families import not_on_pages
+from model.cli import (OneLineParser, add_attention_arguments, add_config_arguments, add_moe_arguments,
+                       add_recipe_arguments, config_from_args)
 from model.training import TrainSetup
 
 from .page import PAGE_TITLE, render_html
@@ -20,6 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("out", metavar="OUT.html", help="file to write (created or replaced; not a directory)")
     add_config_arguments(parser)
     add_recipe_arguments(parser)  # --hf-config PATH, --norm, --positions, --mlp, --d-ff, --h-kv, --d-head, --bias, --qk-norm
+    add_moe_arguments(parser)  # --experts, --top-k, --d-expert, ... (the page's export command names them)
+    add_attention_arguments(parser)  # --W, --full-layers, --d-c, --d-cq, --d-R, --d-nope, --d-v, Gemma's and gpt-oss's
     train_report.add_arguments(parser)
     infer_report.add_arguments(parser)  # the inference card: --weights, --kv-dtype, --group, --efficiency
     parser.add_argument("--title", default=PAGE_TITLE, help=f"page title (default {PAGE_TITLE!r})")
@@ -80,9 +82,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         path = check_output_path(args.out)
     except ValueError as e:
         parser.error(str(e))
-    if (unshown := not_on_pages(cfg, exported=True)) is not None:  # the exported page's cards would show another model
-        parser.error(f"this model {unshown}, which the exported page does not show yet: python -m model prints its "
-                     f"tables")
     text = render_html(cfg, args.dtype, args.title, setup, infer)
     try:
         write_page(path, text)

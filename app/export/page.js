@@ -4,8 +4,9 @@
 // the lines of model.budget and model.trace with their formulas, the rows of every pass structure, the live
 // page's words, the training card's line templates), and `widgets`, the page's models, found here by name. app/export/spec.py appends BUDGET_FNS and
 // MEMORY_FNS and TRAIN_FNS (each line's formula compiled to JavaScript; a window's WINDOW_FNS, its labels' numbers, and
-// MEMORY_ALL_FNS, TRAIN_WINDOW_FNS) and `return main(cb_obj);`.
-// Every function here mirrors a Python one, named in its comment; tests run both on the same inputs in Chromium.
+// MEMORY_ALL_FNS, TRAIN_WINDOW_FNS; latent attention's TRAIN_MLA_FNS) and `return main(cb_obj);`.
+// Every function here mirrors a Python one, named in its comment; tests run both on the same inputs in Chromium
+// (latent attention's settleMla, readLatent and extraKey: tests/test_export_mla.py).
 // Whole numbers are BigInt where formulas are exact, so (B, h, T, T) element counts stay exact beyond 2**53.
 
 const S = JSON.parse(spec);
@@ -77,6 +78,7 @@ function fmtValue(x, unit) {  // units.value
   if (unit === "share") return fmtPercent(Number(x));
   if (unit === "bytes") return fmtBytes(x);
   if (unit === "ratio") return `${sig3(Number(x))}×`;
+  if (unit === "count") return plain(Number(x));  // units.value's words: no exact form
   throw new Error(`unknown unit ${unit}`);
 }
 
@@ -109,6 +111,7 @@ function snapHeads(d, h) {  // config.snap_heads: the divisor of d nearest h, ti
 
 const message = (kind, values) => fill(S.messages[kind], Object.fromEntries(
   Object.entries(values).map(([k, v]) => [k, typeof v === "number" || typeof v === "bigint" ? thousands(v)
+    : typeof v === "boolean" ? (v ? "True" : "False")
     : Array.isArray(v) ? v.join(",") || "none" : v])));  // rules.message (and show_value's blocks)
 
 // ---- numbers: model/numbers.py, whose PATTERN and SCALES travel in the spec (the one grammar of every box) ----------
@@ -139,7 +142,8 @@ const stripBlanks = (t) => t.replace(/^[ \t]+|[ \t]+$/g, "");  // Python's str.s
 // the modern recipe's values in use: model/config.py Config.d_head, h_kv, d_ff and its defaults
 const swigluWidth = (d) => Math.ceil(8 * d / 768) * 256;  // config.swiglu_width
 const defaultFf = (c) => (c.mlp === "gelu" ? 4 * c.d : swigluWidth(c.d));
-const dHead = (c) => c.head_dim ?? c.d / c.h;
+const isMla = (c) => c.latent_dim != null;  // Config.mla
+const dHead = (c) => (isMla(c) ? c.nope_dim + c.rope_dim : c.head_dim ?? c.d / c.h);
 const hKv = (c) => c.kv_heads ?? c.h;
 const dFf = (c) => c.ff_dim ?? defaultFf(c);
 const isGpt2 = (c) => S.recipe_fields.every((f) => (c[f] ?? S.recipe_defaults[f]) === S.recipe_defaults[f]);  // Config.gpt2_recipe
@@ -161,7 +165,7 @@ function normalize(c) {  // Config.__post_init__: a default written out is the d
   if (c.shared_dim != null && c.shared_dim === c.expert_dim) c.shared_dim = null;
   if (isMoe(c) && !blockKinds(c).includes("dense")) c.ff_dim = null;  // no dense MLP anywhere: d_ff is no part of it
   if (c.sinks && c.attention === "fused") throw new Error(S.sinks_fused);  // Config.__post_init__ (_check_oss)
-  if (c.positions === "rope" && dHead(c) % 2) {
+  if (c.positions === "rope" && !isMla(c) && dHead(c) % 2) {
     throw new Error(`d_head=${dHead(c)} is odd: RoPE rotates pairs of features, so d_head must be even `
                     + "(set head_dim, or pick h so that d / h is even)");  // Config.__post_init__
   }
@@ -182,7 +186,7 @@ function settleHeads(c, note) {  // rules._settle_heads
 }
 
 const inUse = (c, symbol) => ({h: c.h, h_kv: hKv(c), T: c.T, d_ff: dFf(c), d_head: dHead(c), E: c.experts, k: c.top_k, full_layers: c.full_layers,
-                               d_expert: c.expert_dim}[symbol]);  // Config's value of a symbol
+                               d_expert: c.expert_dim, ...Object.fromEntries(Object.entries(S.mla_symbols).map(([f, sym]) => [sym, c[f]]))}[symbol]);  // Config's value of a symbol
 
 function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes: [cfg, notes {kind, text, about}]
   const cfg = Object.fromEntries(S.all_fields.map((f) => [f, asked[f] ?? S.recipe_defaults[f] ?? S.moe_defaults[f] ?? S.extra_defaults[f] ?? null]));
@@ -196,7 +200,8 @@ function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes
     }
     notes.push({kind, text, about: S.note_about[kind], base});
   };
-  if (cfg.head_dim == null) settleHeads(cfg, note);
+  if (isMla(cfg)) settleMla(cfg, note);
+  else if (cfg.head_dim == null) settleHeads(cfg, note);
   const kv = cfg.kv_heads;
   if (kv != null && cfg.h % kv) {
     cfg.kv_heads = snapHeads(cfg.h, kv);
@@ -221,6 +226,28 @@ function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes
   return [normalize(cfg), notes];
 }
 
+function settleMla(c, note) {  // rules._settle_mla (S.mla_without, S.mla_none: model.config.MLA_WITHOUT, rules.MLA_NONE)
+  const R = c.rope_dim;
+  if (R != null && R % 2) {
+    const hi = S.bounds.d_R[1];
+    c.rope_dim = Math.min(R + 1, hi - hi % 2);
+    note("mla_R", {asked: R, d_R: c.rope_dim});
+  }
+  const [r, nope, v] = [c.rope_dim, c.nope_dim, c.value_dim];
+  if (r == null || nope == null || v == null) return;
+  if (c.kv_heads != null) { note("mla_kv", {asked: c.kv_heads, d_c: c.latent_dim, h: c.h}); c.kv_heads = null; }
+  if (c.head_dim != null) { note("mla_head", {asked: c.head_dim, d_head: nope + r, d_v: v}); c.head_dim = null; }
+  if (c.attention !== "eager") { note("mla_eager", {d_head: nope + r, d_v: v}); c.attention = "eager"; }
+  if (c.positions !== "rope") { note("mla_rope", {d_R: r}); c.positions = "rope"; }
+  for (const [name, none] of Object.entries(S.mla_none)) {
+    if (c[name] !== S.mla_without[name]) {
+      note("mla_without", {name, asked: c[name], none});
+      c[name] = S.mla_without[name];
+      if (name === "window") c.full_layers = [];
+    }
+  }
+}
+
 function settle(asked) {  // rules.settle: [cfg, notes]; throws where Config refuses (an odd d with RoPE)
   const [cfg, notes] = settleNotes(asked);
   return [cfg, notes.map((n) => n.text)];
@@ -232,7 +259,7 @@ function news(notes, before, changed) {  // rules.news: the texts of the notes n
 }
 
 function recipeFields(recipe, h) {  // families.recipe_fields
-  if (recipe === "gpt2") return {...S.recipe_defaults};
+  if (recipe === "gpt2") return {...S.recipe_defaults, ...S.mla_defaults};
   return {...S.recipe_defaults, ...S.modern, kv_heads: snapHeads(h, Math.max(1, Math.floor(h / S.kv_group)))};
 }
 
@@ -269,6 +296,12 @@ function readField(name, value, kept) {  // rules.read_field: [whole number or n
   return bad ? [null, bad] : [value, null];
 }
 
+function readLatent(name, value, kept) {  // rules.read_latent: d_cq, or "none" (q projected from x directly)
+  if (typeof value === "string" && pyStrip(value).toLowerCase() === "none") return ["none", null];
+  const [n, bad] = readField(name, value, kept ?? 0);
+  return [n, bad && `${bad.split("; ").slice(0, -1).join("; ")}, or none (q projected from x directly); kept d_cq=${kept == null ? "none" : thousands(kept)}`];
+}
+
 function presetOf(cfg) {  // rules.preset_of
   for (const [name, p] of Object.entries(S.presets)) {
     if (S.preset_model.every((k) => p[k] === cfg[k]) && S.preset_recipe.every((k) => p[k] === (cfg[k] ?? S.recipe_defaults[k]))
@@ -287,12 +320,13 @@ function sliderRange(name, value, T_max) {  // words.slider_range
 }
 
 function ruleKeys(c) {  // rules.rule_keys: the rules that hold for c
-  const heads = c.head_dim != null ? "apart" : c.positions === "rope" ? "divides_even" : "divides";
+  const heads = isMla(c) ? "latent" : c.head_dim != null ? "apart" : c.positions === "rope" ? "divides_even" : "divides";
   return [heads, ...(hKv(c) !== c.h ? ["kv"] : []), c.positions === "rope" ? "context" : "table"];
 }
 
 function rulesLine(c) {  // rules.rules_line
-  const v = {d: c.d, h: c.h, d_head: dHead(c), h_kv: hKv(c), group: Math.floor(c.h / hKv(c)), T_max: c.T_max};
+  const v = {d: c.d, h: c.h, d_head: dHead(c), h_kv: hKv(c), group: Math.floor(c.h / hKv(c)), T_max: c.T_max,
+             ...(isMla(c) ? {d_v: c.value_dim, d_c: c.latent_dim} : {})};
   const values = Object.fromEntries(Object.entries(v).map(([k, x]) => [k, thousands(x)]));
   return ruleKeys(c).map((k) => fill(S.rules[k], values)).join(" · ");
 }
@@ -300,7 +334,7 @@ function rulesLine(c) {  // rules.rules_line
 const statusRules = (c) => `${rulesLine(c)} · ${S.hint}`;  // words.status_rules
 
 function fieldNames(c) {  // words.field_names: the names under h and T_max
-  const holds = {apart: c.head_dim != null, rope: c.positions === "rope"};
+  const holds = {apart: c.head_dim != null || isMla(c), rope: c.positions === "rope"};
   return Object.fromEntries(Object.entries(S.short_when).map(([f, [when, name]]) => [f, holds[when] ? name : S.short[f]]));
 }
 
@@ -317,6 +351,9 @@ function symbols(cfg, exact) {  // Config.symbols() (h_kv and d_ff always: GPT-2
   }
   if (cfg.window != null) {  // Config.W, L_W (the blocks below L not in full_layers), T_W = min(T, W − 1)
     Object.assign(s, {W: cfg.window, L_W: cfg.L - cfg.full_layers.filter((i) => i < cfg.L).length, T_W: Math.min(cfg.T, cfg.window - 1)});
+  }
+  if (isMla(cfg)) {  // d_c, d_R, d_nope, d_v, and d_cq where the queries have a latent
+    for (const [f, sym] of Object.entries(S.mla_symbols)) if (cfg[f] != null) s[sym] = cfg[f];
   }
   return exact ? Object.fromEntries(Object.entries(s).map(([k, v]) => [k, BigInt(v)])) : s;
 }
@@ -335,7 +372,8 @@ function moePart(cfg) {  // the mixture of experts' part of memory.structure_key
 }
 
 const ffPart = (cfg) => (cfg.ff_dim != null ? ["d_ff"] : []);
-const extrasPart = (cfg) => S.extra_keys.filter((f) => cfg[f] != null && cfg[f] !== false);  // Gemma's, gpt-oss's, the window's part
+const extraKey = (cfg, f) => (f !== "latent_dim" ? f : cfg.q_latent_dim != null ? "mla_q" : "mla");  // latent attention's
+const extrasPart = (cfg) => S.extra_keys.filter((f) => cfg[f] != null && cfg[f] !== false).map((f) => extraKey(cfg, f));  // Gemma's, gpt-oss's, latent attention's, the window's part
 const windowValues = (cfg) => (cfg.window == null ? {} : Object.fromEntries(Object.entries(WINDOW_FNS)
   .map(([k, f]) => [k, thousands(f(symbols(cfg, true)))])));  // memory.window_values: the numbers windowed labels name
 
@@ -366,6 +404,11 @@ function modelOptions(cfg) {  // the command line's options of this model (pytho
   for (const f of Object.keys(S.choices)) if (c[f] !== (from ? S.presets[from] : S.recipe_defaults)[f]) o.push(`--${f} ${c[f]}`);
   for (const [f, sym] of Object.entries(S.optional)) if (c[f] != null) o.push(`--${sym.replace("_", "-")} ${c[f]}`);
   if (c.qk_norm) o.push("--qk-norm");
+  for (const f of from ? [] : S.extra_fields) {  // no preset's window and extras: each field that differs from none
+    const v = c[f], flag = S.extra_flags[f];
+    if (JSON.stringify(v) === JSON.stringify(S.extra_defaults[f])) continue;
+    o.push(v === true ? flag : v === false ? `--no-${flag.slice(2)}` : `${flag} ${Array.isArray(v) ? v.join(",") || "none" : v}`);
+  }
   for (const f of S.moe_fields) {  // a mixture of experts: its fields that differ from the dense defaults
     const v = c[f], flag = S.moe_flags[f];
     if (JSON.stringify(v) === JSON.stringify(S.moe_defaults[f])) continue;
@@ -376,7 +419,9 @@ function modelOptions(cfg) {  // the command line's options of this model (pytho
 
 const exportCommand = (cfg) => `python -m app export lesson.html ${modelOptions(cfg)}`;
 
-const uncoveredText = (cfg) => (isMoe(cfg)
+const uncoveredText = (cfg) => (isMla(cfg)
+  ? `This page carries latent attention only as it was exported for one, its mixture of experts and the queries' latent d_cq (or none) included; for this model, export a page: ${exportCommand(cfg)}`
+  : isMoe(cfg)
   ? `This page carries a mixture of experts only where it was exported for one, at that model's h_kv; for this model, export a page: ${exportCommand(cfg)}`
   : "This page carries the modern recipe of its presets and of the model it was exported for "
     + `(with h_kv = h, a group or 1); for ${recipeOf(cfg) === "custom" ? "this recipe" : "this model"} at these sizes, export a page: ${exportCommand(cfg)}`);
@@ -597,12 +642,18 @@ function tableHtml(rows, dtype, scale, memory, legend) {
 
 // ---- what each change buys: model/changes.py changes(), app/changes_card.py ---------------------------------------
 function titleValues(c) {  // changes.title_values
-  const v = {d: c.d, h: c.h, h_kv: hKv(c), d_head: dHead(c), d_ff: dFf(c), T: c.T, T_max: c.T_max,
-             d_over_h: Math.floor(c.d / c.h), width: c.h * dHead(c), four_d: 4 * c.d, group: Math.floor(c.h / hKv(c)), L: c.L};
+  const head = isMla(c) ? c.value_dim : dHead(c);  // changes.mha_head
+  const v = {d: c.d, h: c.h, h_kv: hKv(c), d_head: head, d_ff: dFf(c), T: c.T, T_max: c.T_max,
+             d_over_h: Math.floor(c.d / c.h), width: c.h * head, four_d: 4 * c.d, group: Math.floor(c.h / hKv(c)), L: c.L};
+  if (isMla(c)) {
+    Object.assign(v, {d_c: c.latent_dim, d_R: c.rope_dim, qk: c.nope_dim + c.rope_dim, d_v: c.value_dim,
+                      kv: c.latent_dim + c.rope_dim, mha: 2 * c.h * c.value_dim});
+  }
   const s = isMoe(c) ? symbols(c, false) : null;
   if (s) Object.assign(v, {E: s.E, k: s.k, d_expert: s.d_expert, L_moe: s.L_moe});
   if (s && s.L_moe === c.L) v.d_ff = s.k * s.d_expert + s.E_shared * (s.E_shared ? s.d_shared : 0);  // changes.dense_width
   const out = {...Object.fromEntries(Object.entries(v).map(([k, x]) => [k, thousands(x)])), ...windowValues(c)};
+  if (isMla(c)) out.q_path = fill(S.changes.q_paths[extraKey(c, "latent_dim")], {d_cq: thousands(c.q_latent_dim ?? 0)});
   if (s) {
     const ratio = s.E / s.k;
     Object.assign(out, {ratio: Number.isInteger(ratio) ? String(ratio) : sig3(ratio), shared: c.shared_experts ? " + E_shared·d_shared" : ""});
@@ -614,6 +665,7 @@ function changesGroups(cfg, dtype) {  // changes_card.changes_groups(changes(cfg
   const tv = titleValues(cfg);
   if (cfg.d % cfg.h) return {notice: fill(S.changes.no_twin.heads, tv)};  // changes.twin's refusals
   if (cfg.T > cfg.T_max) return {notice: fill(S.changes.no_twin.context, tv)};
+  if (isMla(cfg) && cfg.value_dim % 2) return {notice: fill(S.changes.no_twin.latent, tv)};
   if (isGpt2(cfg)) return {groups: [{key: "twin", title: S.changes.titles.twin, lines: []}]};
   const key = changesKey(cfg, dtype), table = S.changes.tables[key];
   if (!table) return {notice: uncoveredText(cfg)};
@@ -625,7 +677,7 @@ function changesGroups(cfg, dtype) {  // changes_card.changes_groups(changes(cfg
     })}))};
 }
 
-function changesHtml(groups, dtype, moe = false, window = false) {  // changes_card.changes_html
+function changesHtml(groups, dtype, moe = false, window = false, latent = false) {  // changes_card.changes_html
   if (groups.length === 1) return `<p class="note muted">${esc(S.changes.same)}</p>`;
   const rows = [];
   for (const g of groups) {
@@ -636,7 +688,8 @@ function changesHtml(groups, dtype, moe = false, window = false) {  // changes_c
                 + `<td class="v">${esc(x.value)}${short}</td></tr>`);
     }
   }
-  const note = [S.changes.note, ...(moe ? [S.changes.moe_note] : []), ...(window ? [S.changes.window_note] : [])].join(" ");  // Changes.note
+  const note = [S.changes.note, ...(moe ? [S.changes.moe_note] : []), ...(window ? [S.changes.window_note] : []),
+                ...(latent ? [S.changes.latent_note] : [])].join(" ");  // Changes.note
   return `<p class="muted">Bytes at ${esc(dtype)}. ${esc(note)}</p><table class="lines changes">${rows.join("")}</table>`;
 }
 
@@ -644,7 +697,7 @@ const noticeHtml = (text) => `<div class="status"><span class="n">⚠</span> ${e
 
 function changesCardHtml(cfg, dtype) {
   const c = changesGroups(cfg, dtype);
-  return c.notice ? noticeHtml(c.notice) : changesHtml(c.groups, dtype, isMoe(cfg), cfg.window != null);
+  return c.notice ? noticeHtml(c.notice) : changesHtml(c.groups, dtype, isMoe(cfg), cfg.window != null, isMla(cfg));
 }
 
 // ---- the training run: model/training.py plan(), model/train_report.py, app/training.py, app/train_query.py ----
@@ -797,7 +850,8 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
   for (const i of ids) {
     const t = TS.templates[i];
     const windowed = cfg.window != null && t.window, every = windowed && s.L_W === cfg.L;  // spec._serving_lines
-    const r = isGpt2(cfg) || !t.recipe ? t : every ? t.window_all : windowed ? t.window : t.recipe;
+    const latent = isMla(cfg) && t.recipe;  // latent attention's cache: c_kv and k_rope (spec._serving_lines)
+    const r = isGpt2(cfg) || !t.recipe ? t : latent ? t.mla : every ? t.window_all : windowed ? t.window : t.recipe;
     let value, formula = r.formula.replace("{M}", measured.formula), label = windowed ? fill(r.label, windowValues(cfg)) : r.label;
     if (t.from_structure) { value = rest + cfg.L * block; formula = saved.formula; }
     else if (t.key === "memory/peak") {
@@ -813,7 +867,7 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
     } else if (t.key === "memory/capacity") value = capacityOf(setup);
     else if (t.key === "memory/fits") value = byKey["memory/peak"].value <= byKey["memory/capacity"].value;
     else if (t.key === "memory/max_B") value = largestMicroBatch(cfg, setup, N);
-    else value = (windowed ? TRAIN_WINDOW_FNS[i] : TRAIN_FNS[i])(s);
+    else value = (latent ? TRAIN_MLA_FNS[i] : windowed ? TRAIN_WINDOW_FNS[i] : TRAIN_FNS[i])(s);
     const line = {key: t.key, label, formula, value, unit: t.unit};
     line.human = human(t.key, value, t.unit);
     lines.push(line);
@@ -1078,6 +1132,11 @@ function pushControls(cfg, notes) {
   push(W.qk_norm, "active", cfg.qk_norm);
   const inUse = {ff_dim: dFf(cfg), kv_heads: hKv(cfg), head_dim: dHead(cfg)};
   for (const f of Object.keys(S.optional)) push(W[`opt_${f}`], "value", thousands(inUse[f]));
+  for (const f of ["kv_heads", "head_dim"]) push(W[`opt_${f}`], "visible", !isMla(cfg));  // latent attention: h_kv = h, d_head = d_nope + d_R
+  for (const f of Object.keys(W.opt_latent_dim ? S.mla_symbols : {})) {  // a latent attention's page: its widths where the model has it
+    push(W[`opt_${f}`], "visible", isMla(cfg));
+    if (isMla(cfg)) push(W[`opt_${f}`], "value", cfg[f] == null ? "none" : thousands(cfg[f]));
+  }
   push(W.opt_ff_dim, "visible", blockKinds(cfg).includes("dense"));  // every block MoE: d_ff is no part of the model
   if (W.moe) {  // a mixture of experts' page: the MLP's switch, and its boxes where the model is one
     push(W.moe, "value", isMoe(cfg) ? "moe" : "dense");
@@ -1182,7 +1241,7 @@ function main(obj) {
   } else if (name === "recipe") {
     if (isEcho(obj, "value")) return;
     if (obj.value !== "custom") Object.assign(ST.asked, recipeFields(obj.value, ST.cfg.h));
-    changed = S.recipe_fields;
+    changed = [...S.recipe_fields, ...Object.keys(S.mla_symbols)];  // GPT-2's leaves latent attention
   } else if (name in S.choices) {  // a switch: norm, positions, mlp, bias, attention
     if (isEcho(obj, "value")) return;
     ST.asked[name] = obj.value;
@@ -1198,9 +1257,9 @@ function main(obj) {
   } else if (name.startsWith("opt_") || name.endsWith("_input")) {  // a box's text: rules.read_field
     if (isEcho(obj, "value")) return;
     const f = name.startsWith("opt_") ? name.slice(4) : name.slice(0, -"_input".length);
-    const sym = S.optional[f] ?? S.moe_sizes[f] ?? f;  // d_ff, h_kv, d_head, E, k, d_expert: by their symbols
-    const [v, bad] = readField(sym, obj.value ?? "", sym !== f ? inUse(ST.cfg, sym) : ST.cfg[f]);
-    if (v !== null) { ST.asked[f] = v; changed = [f]; }
+    const sym = S.optional[f] ?? S.moe_sizes[f] ?? S.mla_symbols[f] ?? f;  // d_ff, h_kv, d_head, E, k, d_expert, d_c, …: by their symbols
+    const [v, bad] = (f === "q_latent_dim" ? readLatent : readField)(sym, obj.value ?? "", sym !== f ? inUse(ST.cfg, sym) : ST.cfg[f]);
+    if (v !== null) { ST.asked[f] = v === "none" ? null : v; changed = [f]; }
     else { if (bad) rejected.push(bad); changed = []; }
   } else if (name === "tie") {
     if (isEcho(obj, "active")) return;

@@ -22,7 +22,7 @@ from bokeh.resources import INLINE
 
 from model import DTYPES, FIELD_DOCS, Config
 from model.config import INT_FIELDS
-from model.config import MODEL_CHOICES as CHOICES, MOE_DOCS, OPTIONAL_SYMBOLS, RECIPE_DOCS  # GeGLU: Gemma's MLP
+from model.config import MLA_DOCS, MLA_SYMBOLS, MODEL_CHOICES as CHOICES, MOE_DOCS, OPTIONAL_SYMBOLS, RECIPE_DOCS  # GeGLU: Gemma's MLP
 from model.families import MLP_KINDS, QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, menu_groups, preset_labels, recipe_of
 from model.rules import preset_of
 from model.training import TrainSetup
@@ -129,6 +129,17 @@ def _mlp_controls(cfg: Config) -> list:
     return [switch, *boxes]
 
 
+def _latent_controls(cfg: Config) -> list:
+    """A latent attention's page only (DeepSeek-V3): number boxes for d_c, d_cq ("none": q projected from x directly),
+    d_R, d_nope and d_v (`model.config.MLA_SYMBOLS`) showing the values in use; page.js applies the rules
+    (`model.rules`: an even d_R, h_kv = h, d_head = d_nope + d_R) and hides the boxes where the model has none. Other
+    pages have none: a latent attention's pass structures are carried only on the page written for one."""
+    if not cfg.mla:
+        return []
+    return [TextInput(title=symbol, value="", name=f"opt_{name}", width=96, description=MLA_DOCS[name],
+                      stylesheets=[_sheet(BOX_CSS)]) for name, symbol in MLA_SYMBOLS.items()]
+
+
 def _train_chart() -> tuple[object, list]:
     """The training card's stacked memory chart (app/training.py TrainingView._figure); page.js fills it."""
     train = static_spec()["train"]
@@ -223,11 +234,12 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     header = Div(text=f'<h1>{html.escape(title)}<span class="tag">{html.escape(TAGLINE)}</span></h1>'
                       f'<p class="what">{html.escape(WHAT_TO_DO)}</p>', sizing_mode="stretch_width",
                  stylesheets=[_sheet(HEADER_CSS)], disable_math=True)
-    names = {v: k for k, v in preset_labels(moe=True, exported=True).items()}  # every preset; a mixture of experts' page carries its own
-    preset = Select(options=menu_groups(moe=True, exported=True), value=names[preset_of(cfg)], name="preset", width=360,
+    names = {v: k for k, v in preset_labels(moe=True).items()}  # every preset; a mixture of experts' page carries its own
+    preset = Select(options=menu_groups(moe=True), value=names[preset_of(cfg)], name="preset", width=360,
                     styles={"max-width": "calc(100vw - 130px)"})  # a phone: a long label stays inside the card
     recipe, switches = _recipe_controls(cfg, label_css)
     mlp = _mlp_controls(cfg)
+    latent = _latent_controls(cfg)
     fields = {f: _field(f, label_css) for f in INT_FIELDS}
     tie = Checkbox(label="tie the head to W_te (GPT-2)", active=cfg.tie, name="tie")
     status = html_div("status", _sheet(STATUS_CSS))
@@ -235,7 +247,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     controls = column(row(Div(text="<b>Preset</b>", stylesheets=[_sheet(BASE)]), preset),
                       row(*(fields[f][3] for f in ("B", "T", "d", "h", "L", "V")), sizing_mode="stretch_width",
                           styles={"flex-wrap": "wrap"}),
-                      recipe, switches, *([row(*mlp, styles={"flex-wrap": "wrap", "gap": "6px"})] if mlp else []),
+                      recipe, switches, *(row(*ws, styles={"flex-wrap": "wrap", "gap": "6px"}) for ws in (mlp, latent) if ws),
                       advanced, row(fields["T_max"][3], tie, styles={"flex-wrap": "wrap"}), status,
                       sizing_mode="stretch_width", css_classes=["card", "controls-card"], stylesheets=[card])
     dtypes = RadioButtonGroup(labels=list(DTYPES), active=list(DTYPES).index(dtype), name="dtype")
@@ -260,8 +272,8 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     changes = html_div("changes", budget_css)
     changes_card = column(Div(text=f"<h2>{html.escape(CHANGES_TITLE)}</h2>", stylesheets=[_sheet(BASE)]), changes,
                           sizing_mode="stretch_width", css_classes=["card", "changes-card"], stylesheets=[card])
-    recipe_widgets = [recipe.children[1], *switches.children, *mlp]  # named: recipe, norm, ..., opt_ff_dim, qk_norm,
-    # and a mixture of experts' moe, opt_experts, opt_top_k, opt_expert_dim
+    recipe_widgets = [recipe.children[1], *switches.children, *mlp, *latent]  # named: recipe, norm, ..., opt_ff_dim,
+    # qk_norm, a mixture of experts' moe, opt_experts, opt_top_k, opt_expert_dim, latent attention's opt_latent_dim, …
     widgets = [preset, tie, dtypes, expanded, status, shapes_title, shapes, head, chart, note, lines, captions, changes,
                *recipe_widgets, *(w for f in INT_FIELDS for w in fields[f][:2]), *train_models,
                *(fields[f][2] for f in SHORT_WHEN)]  # the labels of h and T_max: the recipe renames them

@@ -13,16 +13,18 @@ import functools
 import itertools
 import json
 
-from model import BOUNDS, DTYPES, FIELD_DOCS, Config, budget, trace
+from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, trace
 from model import units
 from model.budgeting import CHART, CHART_NOTE, GROUPS, chart, chart_note
-from model.changes import MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, WINDOW_ORDER_NOTE, changes, title_key
-from model.config import (ATTN_LABELS, DEFAULTS, SINKS_FUSED, FIELDS, INT_FIELDS, KIND_LABELS, MODEL_CHOICES as CHOICES, MOE_DEFAULTS,
+from model.changes import (LATENT_ORDER_NOTE, MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, WINDOW_ORDER_NOTE, changes,
+                           title_key, title_values)
+from model.config import (ATTN_LABELS, DEFAULTS, SINKS_FUSED, FIELDS, INT_FIELDS, KIND_LABELS, MLA_DEFAULTS, MLA_SYMBOLS,
+                          MLA_WITHOUT, MODEL_CHOICES as CHOICES, MOE_DEFAULTS,
                           MOE_FIELDS, MOE_SYMBOLS,
                           OPTIONAL_SYMBOLS, PAGE_FIELDS, RECIPE_DOCS, RECIPE_FIELDS, snap_heads)
-from model.families import (EXPORT_PRESETS, KV_GROUP, extras_line, MOE_START, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels,
+from model.families import (KV_GROUP, extras_line, MOE_START, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels,
                             recipe_fields)
-from model.cli import moe_flag
+from model.cli import attention_flag, moe_flag
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
 from model.memory import (GEMMA_KEYS, KORTHIKANTI_NOTE, ONES, OSS_KEYS, WINDOW_VALUES, Structure, probes, structure,
                           structure_key, window_labels)
@@ -31,7 +33,7 @@ from model.notation import dims
 from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model import numbers
-from model.rules import CUSTOM, EXTRA_FIELDS, MESSAGES, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
+from model.rules import CUSTOM, EXTRA_FIELDS, MESSAGES, MLA_NONE, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
 from model.tensor_notation import BLOCK_PREFIX
 from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS, window_text
 from model.train_report import SECTIONS, human
@@ -118,19 +120,21 @@ def covered(cfg: Config) -> list[Config]:
     every MoE preset on every page would outgrow the page's size (tests/test_export.py): it is carried where it is
     the page's own model (`cfg` at its h_kv), and another one's notice names its export command."""
     base = [p for p in PAGE_PRESETS.values() if not p.gpt2_recipe]
-    if not cfg.gpt2_recipe and not cfg.moe:
+    if not cfg.gpt2_recipe and not cfg.moe and not cfg.mla:  # latent attention: h_kv = h, always
         base += [dataclasses.replace(cfg, kv_heads=kv) for kv in (cfg.h_kv, cfg.h, snap_heads(cfg.h, cfg.h // KV_GROUP or 1), 1)]
     base += [cfg, *(p for p in PAGE_PRESETS.values() if p.gpt2_recipe)]
     base += [dataclasses.replace(c, full_layers=()) for c in base if c.window is not None and c.L_W < c.L]  # at an L
     # below its first full block, a hybrid model's blocks are all windowed: its formulas say so (every_part)
     both = (dataclasses.replace(c, attention=a) for c in base for a in CHOICES["attention"]
-            if not (c.sinks and a == "fused"))  # Config refuses sinks with fused attention (SINKS_FUSED)
+            if not ((c.sinks or c.mla) and a == "fused"))  # Config refuses sinks (SINKS_FUSED) and latent attention
+    # (its q and k are d_nope + d_R wide, v d_v) with fused attention
     return [c for c in both if not c.gpt2_recipe]  # GPT-2's own recipe: every page carries it (static_spec)
 
 
 def _modern(cfg: Config, dtype: str) -> dict:
     """Budget lines, pass structures (both dtype classes and, for a dense model's training card, B = 1), changes
-    tables (at `dtype`) of the covered models, and a mixture of experts' chart."""
+    tables (at `dtype`; the page's own model's at both dtype classes) of the covered models, and a mixture of experts'
+    chart."""
     budgets, structures, tables, charts = {}, {}, {}, {}
     for c in covered(cfg):
         if budget_key(c) not in budgets:
@@ -142,12 +146,14 @@ def _modern(cfg: Config, dtype: str) -> dict:
             s = structure(dataclasses.replace(c, B=B), cls)
             if structure_key(s) not in structures:
                 structures[structure_key(s)] = _cached_structure(s, dataclasses.replace(c, B=B))
-        key = changes_key(c, dtype)
-        if key not in tables:
-            try:
-                tables[key] = cached("changes", f"{key} {dtype}", lambda: _changes(changes(c, dtype)))
-            except ValueError:  # no GPT-2 twin (T beyond T_max): the page says why, from NO_TWIN
-                pass
+        own = dataclasses.replace(c, attention=cfg.attention) == cfg  # the page's own model: its card at either dtype
+        for dt in dict.fromkeys((dtype, *(sorted(set(DTYPE_CLASS.values())) if own else ()))):
+            key = changes_key(c, dt)
+            if key not in tables:
+                try:
+                    tables[key] = cached("changes", f"{key} {dt}", lambda: _changes(changes(c, dt)))
+                except ValueError:  # no GPT-2 twin (T beyond T_max): the page says why, from NO_TWIN
+                    pass
     return {"budget": budgets, "structures": structures, "changes": tables, "charts": charts}
 
 
@@ -207,10 +213,18 @@ def window_templates(cfg: Config, dtype: str) -> dict[str, str]:
     return dict(zip(window_labels(cfg, dtype).values(), window_labels(cfg, dtype, PLACEHOLDERS).values()))
 
 
+def q_paths() -> dict[str, str]:
+    """The latent change's words for the queries' path (`model.changes.title_values`' q_path), by the structure's
+    latent part: "mla_q" naming "{d_cq}" (filled by the page), "mla" (q projected from x directly)."""
+    deepseek = PRESETS["deepseek-v3"]
+    own = title_values(deepseek)["q_path"].replace(f"{deepseek.d_cq:,}", "{d_cq}")
+    return {"mla_q": own, "mla": title_values(dataclasses.replace(deepseek, q_latent_dim=None))["q_path"]}
+
+
 def window_texts() -> dict[str, str]:
     """`model.tracing.window_text` naming `PLACEHOLDERS` (and "{full}", the full blocks), by its plurals: "n,f" with
     n = min(L_W, 2) windowed blocks and f = min(L − L_W, 2) full ones (page.js windowText)."""
-    gemma = EXPORT_PRESETS["gemma-3-1b"]
+    gemma = PRESETS["gemma-3-1b"]
     out = {}
     for L, full in ((1, ()), (2, ()), (2, (1,)), (3, (2,)), (3, (1, 2)), (4, (2, 3))):
         c = dataclasses.replace(gemma, L=L, full_layers=full)
@@ -239,20 +253,23 @@ def _serving_lines(probe: Config) -> dict[tuple[str, str], dict[str, dict[str, s
     modern = dataclasses.replace(probe, **MODERN_PROBE)
     windowed = dataclasses.replace(modern, window=2, full_layers=(probe.L - 1,))  # L − L_W = 1 full block
     every = dataclasses.replace(windowed, full_layers=())  # every block windowed: "window_all"
+    latent = dataclasses.replace(modern, kv_heads=None, attention="eager", **MLA_PROBE)  # "mla": the latent's cache
     out: dict = {}
     for opt in OPTIMIZERS:
         setup = TrainSetup(optimizer=opt)
-        gpt2, recipe, window, all_ = (plan(c, setup).lines for c in (probe, modern, windowed, every))
+        gpt2, recipe, window, all_, mla = (plan(c, setup).lines for c in (probe, modern, windowed, every, latent))
         named = {**window_templates(windowed, setup.act_dtype), **window_templates(every, setup.act_dtype)}
-        for a, b, w, e in zip(gpt2, recipe, window, all_):
-            if a.key.startswith("serve/") and a.key == b.key == w.key and (a.label, a.formula) != (b.label, b.formula):
+        for a, b, w, e, m in zip(gpt2, recipe, window, all_, mla):
+            if a.key.startswith("serve/") and a.key == b.key == w.key == m.key and (a.label, a.formula) != (b.label, b.formula):
                 out[a.label, a.formula] = {"recipe": {"label": b.label, "formula": b.formula},
                                            "window": {"label": named.get(w.label, w.label), "formula": w.formula},
-                                           "window_all": {"label": named.get(e.label, e.label), "formula": e.formula}}
+                                           "window_all": {"label": named.get(e.label, e.label), "formula": e.formula},
+                                           "mla": {"label": m.label, "formula": m.formula}}
     return out
 
 
 MODERN_PROBE = dict(norm="rmsnorm", positions="rope", mlp="swiglu", bias="none", kv_heads=1)
+MLA_PROBE = dict(latent_dim=6, q_latent_dim=8, rope_dim=2, nope_dim=4, value_dim=4)  # latent attention's widths
 
 
 def _training() -> dict:
@@ -289,6 +306,7 @@ def _training() -> dict:
             t.update(serving[t["label"], t["formula"]])
             t["js"] = to_js(t["recipe"]["formula"], TRAIN_SYMBOLS, False)
             t["window_js"] = to_js(t["window"]["formula"], TRAIN_SYMBOLS, False)  # page.js: TRAIN_WINDOW_FNS
+            t["mla_js"] = to_js(t["mla"]["formula"], TRAIN_SYMBOLS, False)  # page.js: TRAIN_MLA_FNS
         if measured in t["formula"]:
             t["js"] = to_js(t["formula"].replace(measured, "M"), (*TRAIN_SYMBOLS, "M"), False)
             t["formula"] = t["formula"].replace(measured, "{M}")
@@ -322,29 +340,35 @@ def static_spec() -> dict:
 
 
 def _static_spec() -> dict:
-    presets = {name: _fields(p) for name, p in EXPORT_PRESETS.items()}
+    presets = {name: _fields(p) for name, p in PRESETS.items()}
     return {
         "fields": list(FIELDS), "int_fields": list(INT_FIELDS),
-        "bounds": {f: list(BOUNDS[f]) for f in (*INT_FIELDS, *OPTIONAL_SYMBOLS.values(), *PAGE_MOE_SIZES.values())},
+        "bounds": {f: list(BOUNDS[f]) for f in (*INT_FIELDS, *OPTIONAL_SYMBOLS.values(), *PAGE_MOE_SIZES.values(),
+                                                 *MLA_SYMBOLS.values())},
         "all_fields": list(ALL_FIELDS), "recipe_fields": list(RECIPE_FIELDS), "recipe_defaults": DEFAULTS,
         "moe_fields": list(MOE_FIELDS), "moe_defaults": MOE_DEFAULTS, "moe_flags": {f: moe_flag(f) for f in MOE_FIELDS},
         "moe_sizes": PAGE_MOE_SIZES, "moe_start": MOE_START,  # a mixture of experts' page: the MLP's switch and boxes
         # the window's and Gemma's and gpt-oss's fields (a preset's, or the exported model's: no switch sets them) and
         # those of them that name a part of memory.structure_key, in its order (each names its field)
-        "extra_fields": list(EXTRA_FIELDS), "extra_keys": [*GEMMA_KEYS, *OSS_KEYS, "window"],
+        "extra_fields": list(EXTRA_FIELDS), "extra_keys": [*GEMMA_KEYS, *OSS_KEYS, "latent_dim", "window"],  # latent_dim:
+        # "mla_q" or "mla" (page.js extraKey)
+        # latent attention's page: its boxes by their symbols, and the rules that drop what it is modelled without
+        "extra_flags": {f: attention_flag(f) for f in EXTRA_FIELDS},  # the command line's (page.js modelOptions)
+        "mla_symbols": MLA_SYMBOLS, "mla_defaults": MLA_DEFAULTS, "mla_without": MLA_WITHOUT, "mla_none": MLA_NONE,
         "window_texts": window_texts(), "attn_labels": ATTN_LABELS,  # the shapes table's headings of a windowed model
-        "extras_lines": {n: extras_line(p) for n, p in EXPORT_PRESETS.items() if extras_line(p)},  # Gemma's, gpt-oss's
+        "extras_lines": {n: extras_line(p) for n, p in PRESETS.items() if extras_line(p)},  # Gemma's, gpt-oss's
         "sinks_fused": SINKS_FUSED,
         "extra_defaults": {f: getattr(Config(B=1, T=1, d=1, h=1, L=1, V=1, T_max=1), f) for f in EXTRA_FIELDS},
         "kind_labels": KIND_LABELS, "block_titles": {"one_kind": ONE_KIND, "some": SOME_BLOCKS, "one": ONE_BLOCK},
         "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
         "optional_bounds": {k: list(BOUNDS[v]) for k, v in OPTIONAL_SYMBOLS.items()}, "recipe_docs": RECIPE_DOCS,
         "recipes": RECIPE_LABELS, "modern": recipe_fields("modern", 1), "kv_group": KV_GROUP,
-        "switches": list(SWITCHES), "families": grouped_menu(moe=True, exported=True),
-        "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "moe_note": MOE_ORDER_NOTE, "window_note": WINDOW_ORDER_NOTE, "same": SAME},
+        "switches": list(SWITCHES), "families": grouped_menu(moe=True),
+        "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "moe_note": MOE_ORDER_NOTE, "window_note": WINDOW_ORDER_NOTE,
+                    "latent_note": LATENT_ORDER_NOTE, "q_paths": q_paths(), "same": SAME},
         "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS}, "short": SHORT, "soft": {k: list(v) for k, v in SOFT.items()},
         "dtypes": dict(DTYPES), "dtype_class": DTYPE_CLASS, "presets": presets, "custom": CUSTOM,
-        "preset_labels": preset_labels(moe=True, exported=True), "preset_model": list(PRESET_MODEL),
+        "preset_labels": preset_labels(moe=True), "preset_model": list(PRESET_MODEL),
         "preset_recipe": list(PRESET_RECIPE), "preset_sets": list(PRESET_SETS),
         "messages": MESSAGES, "note_about": NOTE_ABOUT, "note_field": NOTE_FIELD, "rules": RULES, "hint": HINT,
         "short_when": SHORT_WHEN, "ones": list(ONES), "block_prefix": BLOCK_PREFIX,
@@ -449,10 +473,11 @@ def lines_js(spec: dict) -> str:
     peak_fns = {k: [f"(s) => {x['js']}" for x in v["peak"]] for k, v in spec["structures"].items()}
     all_fns = {k: [f"(s) => {x['js']}" for x in v["lines_all"]] for k, v in spec["structures"].items() if "lines_all" in v}
     train_fns = ", ".join(f"(s) => {t['js']}" if t["js"] else "null" for t in spec["train"]["templates"])
-    window_fns = ", ".join(f"{i}: (s) => {t['window_js']}" for i, t in enumerate(spec["train"]["templates"])
-                           if "window_js" in t)
+    window_fns, mla_fns = (", ".join(f"{i}: (s) => {t[k]}" for i, t in enumerate(spec["train"]["templates"]) if k in t)
+                           for k in ("window_js", "mla_js"))
     label_fns = ", ".join(f"{json.dumps(k)}: (s) => {to_js(f, LESSON_SYMBOLS, True)}" for k, f in WINDOW_VALUES.items())
     return (f"const BUDGET_FNS = {obj(budget_fns)};\nconst MEMORY_FNS = {obj(memory_fns)};\n"
             f"const PEAK_FNS = {obj(peak_fns)};\nconst TRAIN_FNS = [{train_fns}];\nconst DIM_FNS = {raw(dim_fns)};\n"
             f"const CHANGES_FNS = {raw(changes_fns)};\nconst TRAIN_WINDOW_FNS = {{{window_fns}}};\n"
-            f"const WINDOW_FNS = {{{label_fns}}};\nconst MEMORY_ALL_FNS = {obj(all_fns)};\n")
+            f"const WINDOW_FNS = {{{label_fns}}};\nconst MEMORY_ALL_FNS = {obj(all_fns)};\n"
+            f"const TRAIN_MLA_FNS = {{{mla_fns}}};\n")
