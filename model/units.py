@@ -129,25 +129,31 @@ def _ratio(x: float) -> str:
 
 
 _EXACT = {"params": thousands, "tokens": thousands, "FLOP": flops, "share": percent, "bytes": nbytes, "ratio": _ratio}
-_WORDS = {
-    "params": lambda v: f"{params(v)} parameters",
-    "tokens": lambda v: f"{params(v)} tokens",
-    "count": plain,
-    "FLOP": lambda v: f"{scientific(v)} FLOPs",
-    "share": percent,
-    "ratio": plain,
-    "bytes": nbytes,
-    "bool": lambda v: "yes" if v else "no",
-    "flop_per_s": lambda v: f"{flops(v)}/s",
-    "flop_per_byte": lambda v: f"{plain(v)} FLOP/byte",
-    "tokens_per_s": lambda v: f"{params(v)} tokens/s",
-    "pf_days": lambda v: f"{plain(v)} PF-days",
-    "seconds": seconds,
-    "days": duration,
-    "gpu_hours": lambda v: f"{plain(v)} GPU-hours",
-    "usd": dollars,
-    "loss": lambda v: f"{v:.3f} nats/token",
+# Each unit in words (`value(..., exact=False)`): a formatter of FORMATS and the words after it. Data, so that the
+# exported page's one generic formatter (page.js human, FORMATS) reads the same table (app/export/spec.py).
+WORDS: dict[str, tuple[str, str]] = {
+    "params": ("params", " parameters"),
+    "tokens": ("params", " tokens"),
+    "count": ("plain", ""),
+    "FLOP": ("scientific", " FLOPs"),
+    "share": ("percent", ""),
+    "ratio": ("plain", ""),
+    "bytes": ("nbytes", ""),
+    "bool": ("yes_no", ""),
+    "flop_per_s": ("flops", "/s"),
+    "flop_per_byte": ("plain", " FLOP/byte"),
+    "tokens_per_s": ("params", " tokens/s"),
+    "pf_days": ("plain", " PF-days"),
+    "seconds": ("seconds", ""),
+    "days": ("duration", ""),
+    "gpu_hours": ("plain", " GPU-hours"),
+    "usd": ("dollars", ""),
+    "loss": ("fixed3", " nats/token"),
 }
+FORMATS = {"params": params, "plain": plain, "scientific": scientific, "percent": percent, "nbytes": nbytes,
+           "yes_no": lambda v: "yes" if v else "no", "flops": flops, "seconds": seconds, "duration": duration,
+           "dollars": dollars, "fixed3": lambda v: f"{v:.3f}"}
+_WORDS = {unit: (lambda v, f=FORMATS[name], words=words: f(v) + words) for unit, (name, words) in WORDS.items()}
 if set(_WORDS) != set(UNITS):
     raise RuntimeError(f"model.units: no words for {sorted(set(UNITS) - set(_WORDS))}")
 

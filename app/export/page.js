@@ -693,22 +693,13 @@ function dollars(x) {  // units.dollars
   return "$" + commas(x >= 1e21 ? BigInt(pyRound(x)).toString() : pyFixed(x, k));
 }
 
-function human(key, v, unit) {  // train_report.human
-  if (unit === "bool") return v ? "yes" : "no";
-  if (unit === "bytes") return fmtBytes(v);
-  if (unit === "FLOP") return `${scientific(v)} FLOPs`;
-  if (unit === "flop_per_s") return `${fmtFlops(v)}/s`;
-  if (unit === "pf_days") return `${plain(v)} PF-days`;
-  if (unit === "params" || unit === "tokens") return `${fmtParams(v)} ${unit === "params" ? "parameters" : "tokens"}`;
-  if (unit === "tokens_per_s") return `${fmtParams(v)} tokens/s`;
-  if (unit === "share") return fmtPercent(v);
-  if (unit === "loss") return `${pyFixed(v, 3)} nats/token`;
-  if (unit === "gpu_hours") return `${plain(v)} GPU-hours`;
-  if (unit === "days") return duration(v);
-  if (unit === "usd") return dollars(v);
+const FORMATS = {params: fmtParams, plain, scientific, percent: fmtPercent, nbytes: fmtBytes, flops: fmtFlops, duration,
+                 dollars, yes_no: (v) => (v ? "yes" : "no"), fixed3: (v) => pyFixed(v, 3)};  // units.FORMATS
+
+function human(key, v, unit) {  // train_report.human: units.value in words, by the table units.WORDS (S.words)
   if (key === "memory/max_B" && v === 0) return "none: B = 1 does not fit";
   if (key === "memory/max_B" && v === S.bounds.B[1]) return `${plain(v)} (the largest B allowed)`;
-  return plain(v);
+  return FORMATS[S.words[unit][0]](v) + S.words[unit][1];
 }
 
 function device(setup) {  // TrainSetup.device
@@ -743,43 +734,31 @@ function stateBytes(N, setup) {  // training.state_bytes (values only)
   return [[opt.weights, 3], [opt.grads, 2], [opt.states, 1]].map(([per, from]) => (setup.zero >= from ? per * N / setup.gpus : per * N));
 }
 
-function stepPhases(cfg, setup) {  // training.step_phases: each phase's largest candidate, the first on a tie
-  const dtype = actDtype(setup), key = structureKey(cfg, dtype), size = S.dtypes[dtype];
+function peakCandidates(cfg, setup) {  // training.peak_candidates: [{name, op, moment, value, formula}]
+  const dtype = actDtype(setup), key = structureKey(cfg, dtype), size = S.dtypes[dtype], big = symbols(cfg, true);
   const [other, otherText] = setup.recompute === "full" ? [size * cfg.B * cfg.T * cfg.d, `${size}BTd`]
     : [savedParts(cfg, dtype)[1], "S_block"];
-  const big = symbols(cfg, true), best = {};
-  S.structures[key].peak.forEach((c, i) => {
-    const value = Number(PEAK_FNS[key][i](big)) + (c.scaled ? (cfg.L - 1) * other : 0);
-    if (!(c.phase in best) || value > best[c.phase].value) {
-      best[c.phase] = {name: c.phase, op: c.op, moment: c.moment, value,
-                       formula: c.formula + (c.scaled ? ` + (L − 1)·${otherText}` : "")};
-    }
-  });
+  return S.structures[key].peak.map((c, i) => ({name: c.phase, op: c.op, moment: c.moment,
+    value: Number(PEAK_FNS[key][i](big)) + (c.scaled ? (cfg.L - 1) * other : 0),
+    formula: c.formula + (c.scaled ? ` + (L − 1)·${otherText}` : "")}));
+}
+
+function stepPhases(cfg, setup) {  // training.step_phases: each phase's largest candidate, the first on a tie
+  const best = {};
+  for (const x of peakCandidates(cfg, setup)) if (!(x.name in best) || x.value > best[x.name].value) best[x.name] = x;
   return TS.phases.filter((name) => name in best).map((name) => best[name]);
 }
 
 const topPhase = (phases) => phases.reduce((a, b) => (b.value > a.value ? b : a));  // max(phases), the first on a tie
-
-function trainingMemory(cfg, setup, N) {  // training.training_memory: the step's peak
-  return stateBytes(N, setup).reduce((a, b) => a + b, 0) + topPhase(stepPhases(cfg, setup)).value;
-}
-
+const held = (N, setup) => stateBytes(N, setup).reduce((a, b) => a + b, 0);  // weights + gradients + optimizer states
+const trainingMemory = (cfg, setup, N) => held(N, setup) + topPhase(stepPhases(cfg, setup)).value;  // training.training_memory
 const capacityOf = (setup) => pyRound(device(setup).memory_gib * 2 ** 30);  // round(memory_gib · 2³⁰)
 
-function largestMicroBatch(cfg, setup, N) {  // training.largest_micro_batch
-  const capacity = capacityOf(setup);
-  const mem = (B) => trainingMemory({...cfg, B}, setup, N), fits = (B) => mem(B) <= capacity;
-  const top = S.bounds.B[1];
+function largestMicroBatch(cfg, setup, N) {  // training.largest_micro_batch: its closed form, the same float operations
+  const capacity = capacityOf(setup), fits = (B) => trainingMemory({...cfg, B}, setup, N) <= capacity;
   if (!fits(2)) return fits(1) ? 1 : 0;
-  const m2 = mem(2), m3 = mem(3);
-  const guess = m3 <= m2 ? top : Math.min(top, 2 + Math.floor((capacity - m2) / (m3 - m2)));
-  if (fits(guess) && (guess === top || !fits(guess + 1))) return guess;
-  let lo = 2, hi = top;
-  while (lo < hi) {
-    const mid = Math.floor((lo + hi + 1) / 2);
-    if (fits(mid)) lo = mid; else hi = mid - 1;
-  }
-  return lo;
+  const free = capacity - held(N, setup), [v2, v3] = [2, 3].map((B) => peakCandidates({...cfg, B}, setup).map((x) => x.value));
+  return Math.min(S.bounds.B[1], ...v2.flatMap((a, i) => (v3[i] > a ? [2 + Math.floor((free - a) / (v3[i] - a))] : [])));
 }
 
 function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup}
