@@ -806,23 +806,14 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
   return {cfg, setup, device: dev, lines, byKey, memory, serve_weights: v("serve/weights"), kv: v("serve/kv_cache")};
 }
 
-function trainHeadlineHtml(p) {  // training.headline_html
-  const e = esc, x = (k) => e(p.byKey[k].human), s = p.setup;
-  const rule = s.D === null ? "Chinchilla's rule, 20 per parameter" : `${x("compute/tokens_per_param")} per parameter`;
-  const fits = p.memory.fits ? `<span class="fits">fits</span>; the largest micro-batch at T = ${thousands(p.cfg.T)} is B = `
-      + `<b>${x("memory/max_B")}</b>`
-    : `<span class="nofit">does not fit</span>; ` + (p.memory.max_B ? "the largest micro-batch that fits is B = "
-      + `<b>${x("memory/max_B")}</b>` : "not even B = 1 fits: raise ZeRO, recompute, or add GPUs");
-  return `<div class="head">
-<div>D = <b>${x("compute/D")}</b> (${rule}) · C = 6·N·D = <b>${x("compute/C_6ND")}</b>
-(${x("compute/C_6ND_pf_days")}) · measured <b>${x("compute/C_measured")}</b></div>
-<div>On ${thousands(s.gpus)} × ${e(p.device.label)} at ${x("time/mfu")} MFU: <b>${x("time/gpu_hours")}</b>,
-<b>${x("time/wall_days")}</b> of wall-clock time, <b>${x("time/cost")}</b>
-<span class="muted">at ${x("time/price")} per GPU-hour, an assumption</span></div>
-<div>Training memory per GPU: <b>${x("memory/peak")}</b> at the step's peak, in the ${e(p.memory.peak_phase)}
-(the parts sum to ${x("memory/total")}), of ${x("memory/capacity")}: ${fits}.
-Serving holds <b>${x("serve/total")}</b> (${x("serve/kv_per_token")} of KV cache per token of context).</div>
-</div>`;
+const fillKeys = (template, values) => template.replace(/\{([\w/]+)\}/g, (_, k) => values[k]);  // str.format_map
+
+function trainHeadlineHtml(p) {  // training.headline_html: words.HEADLINE, HEADLINE_RULE, HEADLINE_FITS (TS.headline)
+  const m = p.memory, h = TS.headline, v = {...Object.fromEntries(p.lines.map((x) => [x.key, esc(x.human)])),
+    T: thousands(p.cfg.T), gpus: thousands(p.setup.gpus), device: esc(p.device.label), phase: esc(m.peak_phase)};
+  v.rule = fillKeys(h.rule[p.setup.D === null ? "rule" : "given"], v);
+  v.fits = fillKeys(h.fits[m.fits ? "fits" : m.max_B ? "some" : "none"], v);
+  return fillKeys(h.text, v);
 }
 
 function trainLinesHtml(p) {  // training.lines_html

@@ -50,7 +50,7 @@ from ..train_query import (CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, ONE_GPU_ZERO,
                            WHOLE_KEYS)
 
 from ..styles import BAR_INSIDE, BAR_SHARE, PART_COLOURS
-from ..words import (CAPTIONS, FIT_LABELS, GPU_LABELS, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
+from ..words import (CAPTIONS, FIT_LABELS, GPU_LABELS, HEADLINE, HEADLINE_FITS, HEADLINE_RULE, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
                      RECOMPUTE_LABELS, ROWS, HINT, SHORT, SHORT_WHEN, SOFT, STEP_PREFIX, SUM_KEYS, TRAIN_MOE, TRAIN_NOTE,
                      ZERO_LABELS, shapes_title_html)
 
@@ -312,6 +312,7 @@ def _training() -> dict:
         "note": TRAIN_NOTE, "moe": TRAIN_MOE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
         "phases": list(PHASES), "phase_symbols": PHASE_SYMBOLS, "phase_labels": PHASE_LABELS,
         "phase_line": PHASE_LINE, "peak_line": PEAK_LINE,
+        "headline": {"text": HEADLINE, "rule": HEADLINE_RULE, "fits": HEADLINE_FITS},  # app/training.py headline_html
     }
 
 
