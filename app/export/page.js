@@ -8,6 +8,20 @@
 // Every function here mirrors a Python one, named in its comment; tests run both on the same inputs in Chromium.
 // Whole numbers are BigInt where formulas are exact, so (B, h, T, T) element counts stay exact beyond 2**53.
 
+// Twins of the training card: each JavaScript function below that mirrors a Python one (named in its comment), by
+// the test that runs both on the same inputs in Chromium (everything else of the card is data in S.train):
+//   test_export.py::test_training_formatters_agree_on_thousands_of_values: pyExp2, scientific, pyG3, plain, duration,
+//     dollars (model.units: Python's float formatting rules), human (train_report.human over units.WORDS)
+//   test_export.py::test_largest_micro_batch_agrees: largestMicroBatch (its closed form), peakCandidates, stepPhases,
+//     topPhase, held, trainingMemory, capacityOf, stateBytes, savedParts, savedLine, paramsExact, budgetLine
+//   test_export.py::test_training_lines_agree_with_the_model (and test_export_recipe.py's, test_export_window.py::
+//     test_the_training_card_is_the_models): trainPlan, device, actDtype, trainVariant
+//   test_export.py::test_training_markup_is_the_live_cards: trainHeadlineHtml, fillKeys, trainLinesHtml,
+//     trainLegendHtml, capacityLabel, trainChartData (app/training.py)
+//   test_export.py::test_training_notices_agree_with_settle_train: settleTrain, setupNumber, pyRepr, fmtSetup,
+//     showText, pyStrip, showNumber (app/train_query.py)
+//   test_export.py::test_training_controls_change_the_card: trainAsked, pushTrain, trainNews, trainChanged
+
 const S = JSON.parse(spec);
 const W = Object.fromEntries(widgets.map((m) => [m.name, m]));
 const ST = (window.__transformerShapes ??= {asked: null, cfg: null, dtype: null, expanded: false, rejected: [],
@@ -843,9 +857,9 @@ function pyRepr(x) {  // Python's repr(float) (and f"{x:,}" with commas)
   return (x < 0 ? "-" : "") + out;
 }
 
-const fmtSetup = (x) => (Number.isInteger(x) ? commas(BigInt(x).toString()) : commas(pyRepr(x)));  // train_query._fmt
+const fmtSetup = (x) => (Number.isInteger(x) ? commas(BigInt(x).toString()) : commas(pyRepr(x)));  // train_query.link_number
 
-function showText(text, limit = 24) {  // train_query._show
+function showText(text, limit = 24) {  // model.rules.quote
   const unprintable = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|(?! )\p{Zs}/u;
   const chars = Array.from(text).slice(0, limit + 1).map((c) => (unprintable.test(c) ? "\ufffd" : c));
   return chars.length <= limit ? chars.join("") : chars.slice(0, limit - 1).join("") + "…";
@@ -854,7 +868,7 @@ function showText(text, limit = 24) {  // train_query._show
 const pyStrip = (t) => t.replace(/^[\s\u001c-\u001f\u0085]+|[\s\u001c-\u001f\u0085]+$/g, "");  // Python's str.strip()
 const showNumber = (v, text) => (isHuge(v) ? stripBlanks(text) : typeof v === "bigint" ? thousands(v) : fmtSetup(v));  // numbers.show
 
-function setupNumber(key, raw) {  // train_query._number: [value, null] or [null, why]
+function setupNumber(key, raw) {  // train_query.number: [value, null] or [null, why]
   const [lo, hi] = TS.bounds[key], whole = TS.whole.includes(key), kind = whole ? "whole number" : "number";
   const bounds = `from ${fmtSetup(lo)} to ${fmtSetup(hi)}`;
   let value, text;
