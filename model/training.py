@@ -434,6 +434,9 @@ def _less(count: str, n: int) -> str:
     return f"{count[:-1]} − {n})" if count.startswith("(") else f"({count} − {n})"
 
 
+OTHER_BLOCKS = " + (L − 1)·{each}"  # a dense model's other blocks at a moment of one (page.js peakCandidates fills it)
+
+
 def other_blocks(cfg: Config, block: int | None, dtype: str, recompute: bool) -> tuple[int, str]:
     """What the blocks `model.peak`'s pass does not run hold at a moment of its block `block` (len(blocks): the head
     or the loss; None: neither), in bytes and as " + …" in lesson notation.
@@ -447,7 +450,7 @@ def other_blocks(cfg: Config, block: int | None, dtype: str, recompute: bool) ->
     inputs = size * cfg.B * cfg.T * cfg.d
     if len(kinds) == 1:
         other = inputs if recompute else saved_by_kind(cfg, dtype)[1][kinds[0]]
-        return (cfg.L - 1) * other, f" + (L − 1)·{f'{size}BTd' if recompute else 'S_block'}"
+        return (cfg.L - 1) * other, OTHER_BLOCKS.format(each=f"{size}BTd" if recompute else "S_block")
     blocks, counts = kind_blocks(cfg), kind_counts(cfg)
     last = blocks[kinds[block]][-1] if block < len(kinds) else cfg.L  # the blocks before it are alive
     held = set(kinds[:block])  # of each of these kinds, the pass holds one block already

@@ -98,9 +98,12 @@ def plain(x: float) -> str:
     return sig3(x) if abs(x) >= 1 else f"{x:.3g}"
 
 
+DURATIONS = ((1, "days"), (1 / 24, "hours"), (1 / 1440, "minutes"))  # (days, unit); below a minute, seconds
+
+
 def duration(days: float) -> str:
     """Wall-clock time: "34.2 days", "5.3 hours", "9.8 minutes", "41 seconds"."""
-    for scale, unit in ((1, "days"), (1 / 24, "hours"), (1 / 1440, "minutes")):
+    for scale, unit in DURATIONS:
         if days >= scale:
             return f"{plain(days / scale)} {unit}"
     return f"{plain(days * 86_400)} seconds"

@@ -695,11 +695,9 @@ function plain(x) {  // units.plain
   return a >= 1 ? sig3(x) : pyG3(x);
 }
 
-function duration(days) {  // units.duration
-  for (const [scale, unit] of [[1, "days"], [1 / 24, "hours"], [1 / 1440, "minutes"]]) {
-    if (days >= scale) return `${plain(days / scale)} ${unit}`;
-  }
-  return `${plain(days * 86400)} seconds`;
+function duration(days) {  // units.duration, by its units (S.units.durations)
+  const u = S.units.durations.find(([scale]) => days >= scale);
+  return u ? `${plain(days / u[0])} ${u[1]}` : `${plain(days * 86400)} seconds`;
 }
 
 function dollars(x) {  // units.dollars
@@ -754,7 +752,7 @@ function peakCandidates(cfg, setup) {  // training.peak_candidates: [{name, op, 
     : [savedParts(cfg, dtype)[1], "S_block"];
   return S.structures[key].peak.map((c, i) => ({name: c.phase, op: c.op, moment: c.moment,
     value: Number(PEAK_FNS[key][i](big)) + (c.scaled ? (cfg.L - 1) * other : 0),
-    formula: c.formula + (c.scaled ? ` + (L − 1)·${otherText}` : "")}));
+    formula: c.formula + (c.scaled ? fill(TS.other_blocks, {each: otherText}) : "")}));
 }
 
 function stepPhases(cfg, setup) {  // training.step_phases: each phase's largest candidate, the first on a tie
@@ -807,16 +805,10 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
     else if (t.key === "memory/fits") value = byKey["memory/peak"].value <= byKey["memory/capacity"].value;
     else if (t.key === "memory/max_B") value = largestMicroBatch(cfg, setup, N);
     else value = (windowed ? TRAIN_WINDOW_FNS[i] : TRAIN_FNS[i])(s);
-    const line = {key: t.key, label, formula, value, unit: t.unit};
-    line.human = human(t.key, value, t.unit);
-    lines.push(line);
-    byKey[t.key] = line;
+    lines.push(byKey[t.key] = {key: t.key, label, formula, value, unit: t.unit, human: human(t.key, value, t.unit)});
   }
-  const v = (k) => byKey[k].value;
-  const memory = {weights: v("memory/weights"), grads: v("memory/grads"), optimizer: v("memory/optimizer"),
-                  activations: v("memory/activations"), total: v("memory/total"), peak: v("memory/peak"),
-                  peak_phase: top.name, phases: Object.fromEntries(phases.map((x) => [x.name, x.value])),
-                  capacity: v("memory/capacity"), fits: v("memory/fits"), max_B: v("memory/max_B")};
+  const v = (k) => byKey[k].value, memory = {peak_phase: top.name};  // training.Memory: the fields the card shows
+  for (const k of ["weights", "grads", "optimizer", "activations", "total", "peak", "capacity", "fits", "max_B"]) memory[k] = v(`memory/${k}`);
   return {cfg, setup, device: dev, lines, byKey, memory, serve_weights: v("serve/weights"), kv: v("serve/kv_cache")};
 }
 
