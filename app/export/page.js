@@ -695,8 +695,8 @@ function plain(x) {  // units.plain
   return a >= 1 ? sig3(x) : pyG3(x);
 }
 
-function duration(days) {  // units.duration, by its units (S.units.durations)
-  const u = S.units.durations.find(([scale]) => days >= scale);
+function duration(days) {  // units.duration, by its units (S.durations)
+  const u = S.durations.find(([scale]) => days >= scale);
   return u ? `${plain(days / u[0])} ${u[1]}` : `${plain(days * 86400)} seconds`;
 }
 

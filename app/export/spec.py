@@ -359,7 +359,7 @@ def _static_spec() -> dict:
         "max_listed_blocks": MAX_LISTED_BLOCKS, "train": _training(),
         "units": {"count": [list(u) for u in units._COUNT_UNITS], "si": [list(u) for u in units._SI],
                   "binary": [list(u) for u in units._BINARY]},
-        "durations": [list(u) for u in units.DURATIONS],  # page.js duration's units
+        "durations": [list(u) for u in units.DURATIONS],  # page.js duration's units (units.DURATIONS)
         "words": {u: list(w) for u, w in units.WORDS.items()},  # each unit in words: page.js human's table
     }
 
