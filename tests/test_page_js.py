@@ -7,10 +7,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "app" / "export" / "page.js"
-# Code lines (non-blank, not only a comment) of page.js as measured: 1,072 before issue 24's training part, 1,027
-# after it (the section "the training run": 307 before, 262 after). Issue 24 tightens this to 450.
-CODE_LINES = 1_041
-TRAINING_LINES = 307
+# Code lines (non-blank, not only a // comment) of page.js as measured: 1,072 before issue 24's training part, 1,033
+# after it; its section "the training run" 338 before, 299 after. Issue 24 tightens the whole to 450.
+CODE_LINES = 1_033
+TRAINING_LINES = 299
 
 
 def code_lines(lines: list[str]) -> int:
