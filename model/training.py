@@ -434,7 +434,7 @@ def _less(count: str, n: int) -> str:
     return f"{count[:-1]} − {n})" if count.startswith("(") else f"({count} − {n})"
 
 
-OTHER_BLOCKS = " + (L − 1)·{each}"  # a dense model's other blocks at a moment of one (page.js peakCandidates fills it)
+OTHER_BLOCKS = " + (L − 1)·{each}"  # a dense model's other blocks at a moment of one (page.js fills it too)
 
 
 def other_blocks(cfg: Config, block: int | None, dtype: str, recompute: bool) -> tuple[int, str]:

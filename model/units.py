@@ -11,6 +11,8 @@ copies of these functions are tested against them in Chromium.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .figures import UNITS
 
 _COUNT_UNITS = ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"), (1e3, "k"))  # 124.4 million, 174.6 billion
@@ -153,9 +155,11 @@ WORDS: dict[str, tuple[str, str]] = {
     "usd": ("dollars", ""),
     "loss": ("fixed3", " nats/token"),
 }
-FORMATS = {"params": params, "plain": plain, "scientific": scientific, "percent": percent, "nbytes": nbytes,
-           "yes_no": lambda v: "yes" if v else "no", "flops": flops, "seconds": seconds, "duration": duration,
-           "dollars": dollars, "fixed3": lambda v: f"{v:.3f}"}
+FORMATS: dict[str, Callable[[float], str]] = {
+    "params": params, "plain": plain, "scientific": scientific, "percent": percent, "nbytes": nbytes,
+    "yes_no": lambda v: "yes" if v else "no", "flops": flops, "seconds": seconds, "duration": duration,
+    "dollars": dollars, "fixed3": lambda v: f"{v:.3f}",
+}
 _WORDS = {unit: (lambda v, f=FORMATS[name], words=words: f(v) + words) for unit, (name, words) in WORDS.items()}
 if set(_WORDS) != set(UNITS):
     raise RuntimeError(f"model.units: no words for {sorted(set(UNITS) - set(_WORDS))}")

@@ -709,8 +709,8 @@ const FORMATS = {params: fmtParams, plain, scientific, percent: fmtPercent, nbyt
                  dollars, yes_no: (v) => (v ? "yes" : "no"), fixed3: (v) => pyFixed(v, 3)};  // units.FORMATS
 
 function human(key, v, unit) {  // train_report.human: units.value in words, by the table units.WORDS (S.words)
-  if (key === "memory/max_B" && v === 0) return "none: B = 1 does not fit";
-  if (key === "memory/max_B" && v === S.bounds.B[1]) return `${plain(v)} (the largest B allowed)`;
+  if (key === "memory/max_B" && v === 0) return TS.max_B_words.none;  // train_report.MAX_B_WORDS
+  if (key === "memory/max_B" && v === S.bounds.B[1]) return TS.max_B_words.top.replace("{}", plain(v));
   return FORMATS[S.words[unit][0]](v) + S.words[unit][1];
 }
 

@@ -34,7 +34,7 @@ from model import numbers
 from model.rules import CUSTOM, EXTRA_FIELDS, MESSAGES, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
 from model.tensor_notation import BLOCK_PREFIX
 from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS, window_text
-from model.train_report import SECTIONS, human
+from model.train_report import MAX_B_WORDS, SECTIONS, human
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, OTHER_BLOCKS, PEAK_LINE, PHASE_LINE,
                             RECOMPUTE, REFERENCES, TrainSetup, plan)
 
@@ -312,6 +312,7 @@ def _training() -> dict:
         "note": TRAIN_NOTE, "moe": TRAIN_MOE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
         "phases": list(PHASES), "phase_symbols": PHASE_SYMBOLS, "phase_labels": PHASE_LABELS,
         "phase_line": PHASE_LINE, "peak_line": PEAK_LINE, "other_blocks": OTHER_BLOCKS,
+        "max_B_words": MAX_B_WORDS,
         "headline": {"text": HEADLINE, "rule": HEADLINE_RULE, "fits": HEADLINE_FITS},  # app/training.py headline_html
     }
 
