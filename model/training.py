@@ -400,7 +400,7 @@ class Phase:
     formula: str  # in lesson notation, with S_block for each other block's saved bytes
 
 
-def peak_candidates(cfg: Config, setup: TrainSetup) -> tuple[tuple[Phase, ...], ...]:
+def peak_candidates(cfg: Config, setup: TrainSetup) -> tuple[Phase, ...]:
     """Every candidate of the step's peak (`model.peak.candidates`) at cfg's B and T, as a `Phase`, the blocks the
     pass does not run included (`other_blocks`).
 
