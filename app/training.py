@@ -24,8 +24,8 @@ from .state import ExplorerState
 from .styles import BASE
 from .styles import TRAIN_CSS as CSS
 from .train_query import CUSTOM_START, news, settle_train
-from .words import (FIT_LABELS, GPU_LABELS, OPTIMIZER_LABELS, PARTS, RECOMPUTE_LABELS, ROWS,
-                    TRAIN_TITLE, ZERO_LABELS, chinchilla_rule)
+from .words import (FIT_LABELS, GPU_LABELS, HEADLINE, HEADLINE_FITS, HEADLINE_RULE, OPTIMIZER_LABELS, PARTS,
+                    RECOMPUTE_LABELS, ROWS, TRAIN_TITLE, ZERO_LABELS, chinchilla_rule)
 from .words import TRAIN_CONTROLS as C
 from .words import TRAIN_NOTE as NOTE
 
@@ -73,24 +73,14 @@ def x_end(p: Plan) -> float:
 
 
 def headline_html(p: Plan) -> str:
-    """The run in three sentences: tokens and compute, time and cost, memory and whether it fits."""
-    e, x, s = html.escape, by_key(p), p.setup
-    rule = "Chinchilla's rule, 20 per parameter" if s.D is None else f"{e(human(x['compute/tokens_per_param']))} per parameter"
-    fits = (f'<span class="fits">fits</span>; the largest micro-batch at T = {p.cfg.T:,} is B = '
-            f'<b>{e(human(x["memory/max_B"]))}</b>') if p.memory.fits else \
-        ('<span class="nofit">does not fit</span>; ' + ("the largest micro-batch that fits is B = "
-         f'<b>{e(human(x["memory/max_B"]))}</b>' if p.memory.max_B else "not even B = 1 fits: raise ZeRO, "
-         "recompute, or add GPUs"))
-    return f"""<div class="head">
-<div>D = <b>{e(human(x['compute/D']))}</b> ({rule}) · C = 6·N·D = <b>{e(human(x['compute/C_6ND']))}</b>
-({e(human(x['compute/C_6ND_pf_days']))}) · measured <b>{e(human(x['compute/C_measured']))}</b></div>
-<div>On {s.gpus:,} × {e(s.device.label)} at {e(human(x['time/mfu']))} MFU: <b>{e(human(x['time/gpu_hours']))}</b>,
-<b>{e(human(x['time/wall_days']))}</b> of wall-clock time, <b>{e(human(x['time/cost']))}</b>
-<span class="muted">at {e(human(x['time/price']))} per GPU-hour, an assumption</span></div>
-<div>Training memory per GPU: <b>{e(human(x['memory/peak']))}</b> at the step's peak, in the {e(p.memory.peak_phase)}
-(the parts sum to {e(human(x['memory/total']))}), of {e(human(x['memory/capacity']))}: {fits}.
-Serving holds <b>{e(human(x['serve/total']))}</b> ({e(human(x['serve/kv_per_token']))} of KV cache per token of context).</div>
-</div>"""
+    """The run in three sentences: tokens and compute, time and cost, memory and whether it fits (the templates
+    `HEADLINE`, `HEADLINE_RULE`, `HEADLINE_FITS` of app/words.py, which the exported page fills the same way)."""
+    e, s, m = html.escape, p.setup, p.memory
+    v = {**{x.key: e(human(x)) for x in p.lines}, "T": f"{p.cfg.T:,}", "gpus": f"{s.gpus:,}",
+         "device": e(s.device.label), "phase": e(m.peak_phase)}
+    v["rule"] = HEADLINE_RULE["rule" if s.D is None else "given"].format_map(v)
+    v["fits"] = HEADLINE_FITS["fits" if m.fits else "some" if m.max_B else "none"].format_map(v)
+    return HEADLINE.format_map(v)
 
 
 def lines_html(p: Plan) -> str:

@@ -125,6 +125,26 @@ def chinchilla_rule(cfg: Config) -> str:
     """The live card's switch at `cfg`: CHINCHILLA_RULE, at N_active for a mixture of experts (as model.training
     counts it: D = 20·N_active)."""
     return CHINCHILLA_RULE + "_active" if cfg.moe else CHINCHILLA_RULE
+# The training card's headline (app/training.py headline_html, page.js trainHeadlineHtml): "{key}" is a plan line's
+# value in words (model.train_report.human, escaped); T, gpus, device and phase, the run's; "{rule}" one of
+# HEADLINE_RULE (D by Chinchilla's rule, or given) and "{fits}" one of HEADLINE_FITS (fits; does not fit, and the
+# largest B that does; not even B = 1 fits), each filled from the same values first.
+HEADLINE = """<div class="head">
+<div>D = <b>{compute/D}</b> ({rule}) · C = 6·N·D = <b>{compute/C_6ND}</b>
+({compute/C_6ND_pf_days}) · measured <b>{compute/C_measured}</b></div>
+<div>On {gpus} × {device} at {time/mfu} MFU: <b>{time/gpu_hours}</b>,
+<b>{time/wall_days}</b> of wall-clock time, <b>{time/cost}</b>
+<span class="muted">at {time/price} per GPU-hour, an assumption</span></div>
+<div>Training memory per GPU: <b>{memory/peak}</b> at the step's peak, in the {phase}
+(the parts sum to {memory/total}), of {memory/capacity}: {fits}.
+Serving holds <b>{serve/total}</b> ({serve/kv_per_token} of KV cache per token of context).</div>
+</div>"""
+HEADLINE_RULE = {"rule": "Chinchilla's rule, 20 per parameter", "given": "{compute/tokens_per_param} per parameter"}
+HEADLINE_FITS = {"fits": '<span class="fits">fits</span>; the largest micro-batch at T = {T} is B = <b>{memory/max_B}</b>',
+                 "some": '<span class="nofit">does not fit</span>; the largest micro-batch that fits is B = '
+                         '<b>{memory/max_B}</b>',
+                 "none": '<span class="nofit">does not fit</span>; not even B = 1 fits: raise ZeRO, recompute, or add '
+                         'GPUs'}
 TRAIN_TITLE = ("<h2>From N to a training run</h2><p class='muted'>How many tokens this N should see, the compute, "
                "time and cost on real GPUs, and the memory to train and to serve.</p>")
 

@@ -25,6 +25,10 @@ SECTIONS = {  # key prefix -> heading, in display order
     "serve": "Serving memory",
     "reference": "Reference points",
 }
+MAX_B_WORDS = {"none": "none: B = 1 does not fit", "top": "{} (the largest B allowed)"}  # the largest micro-batch at
+# its ends, in words (the exported page's human reads them too)
+
+
 def human(line: Line) -> str:
     """A line's value as the training and inference tables print it: `model.units.value` in words, and "none" where
     a count of 0 means there is none."""
@@ -32,9 +36,9 @@ def human(line: Line) -> str:
     if line.key == "infer/knee_B" and v == 0:
         return "none"
     if line.key == "memory/max_B" and v == 0:
-        return "none: B = 1 does not fit"
+        return MAX_B_WORDS["none"]
     if line.key == "memory/max_B" and v == BOUNDS["B"][1]:
-        return f"{units.plain(v)} (the largest B allowed)"
+        return MAX_B_WORDS["top"].format(units.plain(v))
     return units.value(v, line.unit, exact=False)
 
 

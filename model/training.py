@@ -400,21 +400,30 @@ class Phase:
     formula: str  # in lesson notation, with S_block for each other block's saved bytes
 
 
-def step_phases(cfg: Config, setup: TrainSetup) -> tuple[Phase, ...]:
-    """Each phase's peak at cfg's B and T (model.peak): the largest of its candidates, the first on a tie.
+def peak_candidates(cfg: Config, setup: TrainSetup) -> tuple[Phase, ...]:
+    """Every candidate of the step's peak (`model.peak.candidates`) at cfg's B and T, as a `Phase`, the blocks the
+    pass does not run included (`other_blocks`).
 
-    A moment in a block, the head or the loss adds the blocks the pass does not run (`other_blocks`): for a dense
-    model the other L − 1 blocks, their saved bytes S_block each, or with full recomputation their inputs, BTd
-    elements each."""
+    A moment in a block, the head or the loss adds the blocks the pass does not run: for a dense model the other
+    L − 1 blocks, their saved bytes S_block each, or with full recomputation their inputs, BTd elements each."""
     dtype = setup.act_dtype
     symbols = cfg.symbols()
-    best: dict[str, Phase] = {}
     kinds = distinct_kinds(cfg)
+    out = []
     for c in candidates(structure(cfg, dtype)):
         extra, text = other_blocks(cfg, c.block, dtype, setup.recompute == "full")
-        value = c.bytes(symbols) + extra
-        if c.phase not in best or value > best[c.phase].value:
-            best[c.phase] = Phase(c.phase, c.op, moment_words(c.phase, c.where, kinds), value, c.formula + text)
+        out.append(Phase(c.phase, c.op, moment_words(c.phase, c.where, kinds), c.bytes(symbols) + extra,
+                         c.formula + text))
+    return tuple(out)
+
+
+def step_phases(cfg: Config, setup: TrainSetup) -> tuple[Phase, ...]:
+    """Each phase's peak at cfg's B and T (model.peak): the largest of its candidates (`peak_candidates`), the first
+    on a tie."""
+    best: dict[str, Phase] = {}
+    for x in peak_candidates(cfg, setup):
+        if x.name not in best or x.value > best[x.name].value:
+            best[x.name] = x
     return tuple(best[name] for name in PHASES if name in best)
 
 
@@ -423,6 +432,9 @@ def _less(count: str, n: int) -> str:
     if not n:
         return count
     return f"{count[:-1]} − {n})" if count.startswith("(") else f"({count} − {n})"
+
+
+OTHER_BLOCKS = " + (L − 1)·{each}"  # a dense model's other blocks at a moment of one (page.js fills it too)
 
 
 def other_blocks(cfg: Config, block: int | None, dtype: str, recompute: bool) -> tuple[int, str]:
@@ -438,7 +450,7 @@ def other_blocks(cfg: Config, block: int | None, dtype: str, recompute: bool) ->
     inputs = size * cfg.B * cfg.T * cfg.d
     if len(kinds) == 1:
         other = inputs if recompute else saved_by_kind(cfg, dtype)[1][kinds[0]]
-        return (cfg.L - 1) * other, f" + (L − 1)·{f'{size}BTd' if recompute else 'S_block'}"
+        return (cfg.L - 1) * other, OTHER_BLOCKS.format(each=f"{size}BTd" if recompute else "S_block")
     blocks, counts = kind_blocks(cfg), kind_counts(cfg)
     last = blocks[kinds[block]][-1] if block < len(kinds) else cfg.L  # the blocks before it are alive
     held = set(kinds[:block])  # of each of these kinds, the pass holds one block already
@@ -463,28 +475,20 @@ def training_memory(cfg: Config, setup: TrainSetup, N: int | None = None) -> int
 def largest_micro_batch(cfg: Config, setup: TrainSetup) -> int:
     """The largest B in model.BOUNDS whose peak training memory fits the GPU at cfg's T; 0 if B = 1 does not.
 
-    The peak grows with B, as the largest of functions linear in B from B = 2 on (every tensor is (B, …) or free
-    of B; at B = 1 some copies are views): solved from B = 2 and 3, confirmed at the answer and one above it,
-    bisection if that fails.
+    A closed form (the exported page's twin, page.js largestMicroBatch, computes it the same way, in the same order
+    of float operations): from B = 2 on, every candidate of the step's peak (`peak_candidates`) is linear in B (every
+    tensor is (B, …) or free of B; at B = 1 some copies are views), v(B) = v(2) + (B − 2)·(v(3) − v(2)), and the peak
+    is their largest. So B fits while every candidate fits beside the held bytes (weights, gradients, optimizer
+    states): B_max = min over candidates that grow of 2 + ⌊(capacity − held − v(2)) / (v(3) − v(2))⌋, at most
+    model.BOUNDS' largest B. Where B = 2 does not fit, B = 1 is asked (its own pass structure).
     """
     capacity = round(setup.device.memory_gib * 2**30)
     N = budget(cfg).params_exact
-
-    def fits(B: int) -> bool:
-        return training_memory(replace(cfg, B=B), setup, N) <= capacity
-
-    top = BOUNDS["B"][1]
-    if not fits(2):
-        return 1 if fits(1) else 0
-    m2, m3 = (training_memory(replace(cfg, B=B), setup, N) for B in (2, 3))
-    guess = top if m3 <= m2 else min(top, 2 + math.floor((capacity - m2) / (m3 - m2)))
-    if fits(guess) and (guess == top or not fits(guess + 1)):
-        return guess
-    lo, hi = 2, top  # fits at lo; bisect for the last B that fits
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
-    return lo
+    if training_memory(replace(cfg, B=2), setup, N) > capacity:
+        return 1 if training_memory(replace(cfg, B=1), setup, N) <= capacity else 0
+    free = capacity - sum(b for _, b, _ in state_bytes(N, setup))
+    v2, v3 = ([x.value for x in peak_candidates(replace(cfg, B=B), setup)] for B in (2, 3))
+    return min([BOUNDS["B"][1], *(2 + math.floor((free - a) / (b - a)) for a, b in zip(v2, v3) if b > a)])
 
 
 def _fmt_exp(x: float) -> str:

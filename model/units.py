@@ -11,6 +11,8 @@ copies of these functions are tested against them in Chromium.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .figures import UNITS
 
 _COUNT_UNITS = ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"), (1e3, "k"))  # 124.4 million, 174.6 billion
@@ -98,9 +100,12 @@ def plain(x: float) -> str:
     return sig3(x) if abs(x) >= 1 else f"{x:.3g}"
 
 
+DURATIONS = ((1, "days"), (1 / 24, "hours"), (1 / 1440, "minutes"))  # (days, unit); below a minute, seconds
+
+
 def duration(days: float) -> str:
     """Wall-clock time: "34.2 days", "5.3 hours", "9.8 minutes", "41 seconds"."""
-    for scale, unit in ((1, "days"), (1 / 24, "hours"), (1 / 1440, "minutes")):
+    for scale, unit in DURATIONS:
         if days >= scale:
             return f"{plain(days / scale)} {unit}"
     return f"{plain(days * 86_400)} seconds"
@@ -129,25 +134,33 @@ def _ratio(x: float) -> str:
 
 
 _EXACT = {"params": thousands, "tokens": thousands, "FLOP": flops, "share": percent, "bytes": nbytes, "ratio": _ratio}
-_WORDS = {
-    "params": lambda v: f"{params(v)} parameters",
-    "tokens": lambda v: f"{params(v)} tokens",
-    "count": plain,
-    "FLOP": lambda v: f"{scientific(v)} FLOPs",
-    "share": percent,
-    "ratio": plain,
-    "bytes": nbytes,
-    "bool": lambda v: "yes" if v else "no",
-    "flop_per_s": lambda v: f"{flops(v)}/s",
-    "flop_per_byte": lambda v: f"{plain(v)} FLOP/byte",
-    "tokens_per_s": lambda v: f"{params(v)} tokens/s",
-    "pf_days": lambda v: f"{plain(v)} PF-days",
-    "seconds": seconds,
-    "days": duration,
-    "gpu_hours": lambda v: f"{plain(v)} GPU-hours",
-    "usd": dollars,
-    "loss": lambda v: f"{v:.3f} nats/token",
+# Each unit in words (`value(..., exact=False)`): a formatter of FORMATS and the words after it. Data, so that the
+# exported page's one generic formatter (page.js human, FORMATS) reads the same table (app/export/spec.py).
+WORDS: dict[str, tuple[str, str]] = {
+    "params": ("params", " parameters"),
+    "tokens": ("params", " tokens"),
+    "count": ("plain", ""),
+    "FLOP": ("scientific", " FLOPs"),
+    "share": ("percent", ""),
+    "ratio": ("plain", ""),
+    "bytes": ("nbytes", ""),
+    "bool": ("yes_no", ""),
+    "flop_per_s": ("flops", "/s"),
+    "flop_per_byte": ("plain", " FLOP/byte"),
+    "tokens_per_s": ("params", " tokens/s"),
+    "pf_days": ("plain", " PF-days"),
+    "seconds": ("seconds", ""),
+    "days": ("duration", ""),
+    "gpu_hours": ("plain", " GPU-hours"),
+    "usd": ("dollars", ""),
+    "loss": ("fixed3", " nats/token"),
 }
+FORMATS: dict[str, Callable[[float], str]] = {
+    "params": params, "plain": plain, "scientific": scientific, "percent": percent, "nbytes": nbytes,
+    "yes_no": lambda v: "yes" if v else "no", "flops": flops, "seconds": seconds, "duration": duration,
+    "dollars": dollars, "fixed3": lambda v: f"{v:.3f}",
+}
+_WORDS = {unit: (lambda v, f=FORMATS[name], words=words: f(v) + words) for unit, (name, words) in WORDS.items()}
 if set(_WORDS) != set(UNITS):
     raise RuntimeError(f"model.units: no words for {sorted(set(UNITS) - set(_WORDS))}")
 

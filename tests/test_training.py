@@ -142,6 +142,30 @@ def test_the_largest_micro_batch_fits_and_one_more_does_not(cfg, setup):
     assert plan(replace(cfg, B=B), setup).memory.fits and not plan(replace(cfg, B=B + 1), setup).memory.fits
 
 
+def test_the_closed_form_is_the_search_over_the_direct_peak():
+    """largest_micro_batch's closed form (each candidate linear in B from B = 2) equals a bisection over the peak
+    computed at each B, on presets, T, GPU memory, ZeRO, optimizer and recomputation drawn at random."""
+    rng = random.Random(24)
+    answers = []
+    for name in ("gpt2-small", "gpt2-medium", "gpt2-xl", "gpt3-13b", "llama3-8b"):
+        p = PRESETS[name]
+        for _ in range(8):
+            cfg = replace(p, B=rng.randint(1, 64), T=rng.randint(1, min(p.T_max, 4096)))
+            gpus = rng.choice([1, 3, 8, 64])
+            setup = TrainSetup(gpu="custom", peak_tflops=989, memory_gib=rng.choice([1, 8, 24, 80, 192, 2000, 0.7]),
+                               gpus=gpus, zero=rng.randint(0, 3) if gpus > 1 else 0,
+                               optimizer=rng.choice(["adam-mixed", "adam-fp32"]), recompute=rng.choice(["none", "full"]))
+            cap = round(setup.device.memory_gib * 2**30)
+            fits = lambda B: training_memory(replace(cfg, B=B), setup) <= cap  # noqa: E731
+            lo, hi = 0, BOUNDS["B"][1]  # the last B that fits, by bisection (the peak grows with B)
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+            assert largest_micro_batch(cfg, setup) == lo, (name, cfg.B, cfg.T, setup)
+            answers.append(lo)
+    assert len(answers) == 40 and len({B for B in answers if 1 < B < BOUNDS["B"][1]}) >= 5, answers  # not only ends
+
+
 def test_gpt3_175b_on_one_gpu_without_zero_does_not_fit():
     m = plan(GPT3, TrainSetup(gpus=1)).memory
     assert not m.fits and m.max_B == 0 and m.weights == 2 * 174_604_259_328

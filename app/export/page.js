@@ -9,6 +9,20 @@
 // (latent attention's settleMla, readLatent and extraKey: tests/test_export_mla.py).
 // Whole numbers are BigInt where formulas are exact, so (B, h, T, T) element counts stay exact beyond 2**53.
 
+// Twins of the training card: each JavaScript function below that mirrors a Python one (named in its comment), by
+// the test that runs both on the same inputs in Chromium (everything else of the card is data in S.train):
+//   test_export.py::test_training_formatters_agree_on_thousands_of_values: pyExp2, scientific, pyG3, plain, duration,
+//     dollars (model.units: Python's float formatting rules), human (train_report.human over units.WORDS)
+//   test_export.py::test_largest_micro_batch_agrees: largestMicroBatch (its closed form), peakCandidates, stepPhases,
+//     topPhase, held, trainingMemory, capacityOf, stateBytes, savedParts, savedLine, paramsExact, budgetLine
+//   test_export.py::test_training_lines_agree_with_the_model (and test_export_recipe.py's, test_export_window.py::
+//     test_the_training_card_is_the_models): trainPlan, device, actDtype, trainVariant
+//   test_export.py::test_training_markup_is_the_live_cards: trainHeadlineHtml, fillKeys, trainLinesHtml,
+//     trainLegendHtml, capacityLabel, trainChartData (app/training.py)
+//   test_export.py::test_training_notices_agree_with_settle_train: settleTrain, setupNumber, pyRepr, fmtSetup,
+//     showText, pyStrip, showNumber (app/train_query.py)
+//   test_export.py::test_training_controls_change_the_card: trainAsked, pushTrain, trainNews, trainChanged
+
 const S = JSON.parse(spec);
 const W = Object.fromEntries(widgets.map((m) => [m.name, m]));
 const ST = (window.__transformerShapes ??= {asked: null, cfg: null, dtype: null, expanded: false, rejected: [],
@@ -734,11 +748,9 @@ function plain(x) {  // units.plain
   return a >= 1 ? sig3(x) : pyG3(x);
 }
 
-function duration(days) {  // units.duration
-  for (const [scale, unit] of [[1, "days"], [1 / 24, "hours"], [1 / 1440, "minutes"]]) {
-    if (days >= scale) return `${plain(days / scale)} ${unit}`;
-  }
-  return `${plain(days * 86400)} seconds`;
+function duration(days) {  // units.duration, by its units (S.durations)
+  const u = S.durations.find(([scale]) => days >= scale);
+  return u ? `${plain(days / u[0])} ${u[1]}` : `${plain(days * 86400)} seconds`;
 }
 
 function dollars(x) {  // units.dollars
@@ -746,22 +758,13 @@ function dollars(x) {  // units.dollars
   return "$" + commas(x >= 1e21 ? BigInt(pyRound(x)).toString() : pyFixed(x, k));
 }
 
-function human(key, v, unit) {  // train_report.human
-  if (unit === "bool") return v ? "yes" : "no";
-  if (unit === "bytes") return fmtBytes(v);
-  if (unit === "FLOP") return `${scientific(v)} FLOPs`;
-  if (unit === "flop_per_s") return `${fmtFlops(v)}/s`;
-  if (unit === "pf_days") return `${plain(v)} PF-days`;
-  if (unit === "params" || unit === "tokens") return `${fmtParams(v)} ${unit === "params" ? "parameters" : "tokens"}`;
-  if (unit === "tokens_per_s") return `${fmtParams(v)} tokens/s`;
-  if (unit === "share") return fmtPercent(v);
-  if (unit === "loss") return `${pyFixed(v, 3)} nats/token`;
-  if (unit === "gpu_hours") return `${plain(v)} GPU-hours`;
-  if (unit === "days") return duration(v);
-  if (unit === "usd") return dollars(v);
-  if (key === "memory/max_B" && v === 0) return "none: B = 1 does not fit";
-  if (key === "memory/max_B" && v === S.bounds.B[1]) return `${plain(v)} (the largest B allowed)`;
-  return plain(v);
+const FORMATS = {params: fmtParams, plain, scientific, percent: fmtPercent, nbytes: fmtBytes, flops: fmtFlops, duration,
+                 dollars, yes_no: (v) => (v ? "yes" : "no"), fixed3: (v) => pyFixed(v, 3)};  // units.FORMATS
+
+function human(key, v, unit) {  // train_report.human: units.value in words, by the table units.WORDS (S.words)
+  if (key === "memory/max_B" && v === 0) return TS.max_B_words.none;  // train_report.MAX_B_WORDS
+  if (key === "memory/max_B" && v === S.bounds.B[1]) return TS.max_B_words.top.replace("{}", plain(v));
+  return FORMATS[S.words[unit][0]](v) + S.words[unit][1];
 }
 
 function device(setup) {  // TrainSetup.device
@@ -796,43 +799,31 @@ function stateBytes(N, setup) {  // training.state_bytes (values only)
   return [[opt.weights, 3], [opt.grads, 2], [opt.states, 1]].map(([per, from]) => (setup.zero >= from ? per * N / setup.gpus : per * N));
 }
 
-function stepPhases(cfg, setup) {  // training.step_phases: each phase's largest candidate, the first on a tie
-  const dtype = actDtype(setup), key = structureKey(cfg, dtype), size = S.dtypes[dtype];
+function peakCandidates(cfg, setup) {  // training.peak_candidates: [{name, op, moment, value, formula}]
+  const dtype = actDtype(setup), key = structureKey(cfg, dtype), size = S.dtypes[dtype], big = symbols(cfg, true);
   const [other, otherText] = setup.recompute === "full" ? [size * cfg.B * cfg.T * cfg.d, `${size}BTd`]
     : [savedParts(cfg, dtype)[1], "S_block"];
-  const big = symbols(cfg, true), best = {};
-  S.structures[key].peak.forEach((c, i) => {
-    const value = Number(PEAK_FNS[key][i](big)) + (c.scaled ? (cfg.L - 1) * other : 0);
-    if (!(c.phase in best) || value > best[c.phase].value) {
-      best[c.phase] = {name: c.phase, op: c.op, moment: c.moment, value,
-                       formula: c.formula + (c.scaled ? ` + (L − 1)·${otherText}` : "")};
-    }
-  });
+  return S.structures[key].peak.map((c, i) => ({name: c.phase, op: c.op, moment: c.moment,
+    value: Number(PEAK_FNS[key][i](big)) + (c.scaled ? (cfg.L - 1) * other : 0),
+    formula: c.formula + (c.scaled ? fill(TS.other_blocks, {each: otherText}) : "")}));
+}
+
+function stepPhases(cfg, setup) {  // training.step_phases: each phase's largest candidate, the first on a tie
+  const best = {};
+  for (const x of peakCandidates(cfg, setup)) if (!(x.name in best) || x.value > best[x.name].value) best[x.name] = x;
   return TS.phases.filter((name) => name in best).map((name) => best[name]);
 }
 
 const topPhase = (phases) => phases.reduce((a, b) => (b.value > a.value ? b : a));  // max(phases), the first on a tie
-
-function trainingMemory(cfg, setup, N) {  // training.training_memory: the step's peak
-  return stateBytes(N, setup).reduce((a, b) => a + b, 0) + topPhase(stepPhases(cfg, setup)).value;
-}
-
+const held = (N, setup) => stateBytes(N, setup).reduce((a, b) => a + b, 0);  // weights + gradients + optimizer states
+const trainingMemory = (cfg, setup, N) => held(N, setup) + topPhase(stepPhases(cfg, setup)).value;  // training.training_memory
 const capacityOf = (setup) => pyRound(device(setup).memory_gib * 2 ** 30);  // round(memory_gib · 2³⁰)
 
-function largestMicroBatch(cfg, setup, N) {  // training.largest_micro_batch
-  const capacity = capacityOf(setup);
-  const mem = (B) => trainingMemory({...cfg, B}, setup, N), fits = (B) => mem(B) <= capacity;
-  const top = S.bounds.B[1];
+function largestMicroBatch(cfg, setup, N) {  // training.largest_micro_batch: its closed form, the same float operations
+  const capacity = capacityOf(setup), fits = (B) => trainingMemory({...cfg, B}, setup, N) <= capacity;
   if (!fits(2)) return fits(1) ? 1 : 0;
-  const m2 = mem(2), m3 = mem(3);
-  const guess = m3 <= m2 ? top : Math.min(top, 2 + Math.floor((capacity - m2) / (m3 - m2)));
-  if (fits(guess) && (guess === top || !fits(guess + 1))) return guess;
-  let lo = 2, hi = top;
-  while (lo < hi) {
-    const mid = Math.floor((lo + hi + 1) / 2);
-    if (fits(mid)) lo = mid; else hi = mid - 1;
-  }
-  return lo;
+  const free = capacity - held(N, setup), [v2, v3] = [2, 3].map((B) => peakCandidates({...cfg, B}, setup).map((x) => x.value));
+  return Math.min(S.bounds.B[1], ...v2.flatMap((a, i) => (v3[i] > a ? [2 + Math.floor((free - a) / (v3[i] - a))] : [])));
 }
 
 function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup}
@@ -868,36 +859,21 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
     else if (t.key === "memory/fits") value = byKey["memory/peak"].value <= byKey["memory/capacity"].value;
     else if (t.key === "memory/max_B") value = largestMicroBatch(cfg, setup, N);
     else value = (latent ? TRAIN_MLA_FNS[i] : windowed ? TRAIN_WINDOW_FNS[i] : TRAIN_FNS[i])(s);
-    const line = {key: t.key, label, formula, value, unit: t.unit};
-    line.human = human(t.key, value, t.unit);
-    lines.push(line);
-    byKey[t.key] = line;
+    lines.push(byKey[t.key] = {key: t.key, label, formula, value, unit: t.unit, human: human(t.key, value, t.unit)});
   }
-  const v = (k) => byKey[k].value;
-  const memory = {weights: v("memory/weights"), grads: v("memory/grads"), optimizer: v("memory/optimizer"),
-                  activations: v("memory/activations"), total: v("memory/total"), peak: v("memory/peak"),
-                  peak_phase: top.name, phases: Object.fromEntries(phases.map((x) => [x.name, x.value])),
-                  capacity: v("memory/capacity"), fits: v("memory/fits"), max_B: v("memory/max_B")};
+  const v = (k) => byKey[k].value, memory = {peak_phase: top.name};  // training.Memory: the fields the card shows
+  for (const k of ["weights", "grads", "optimizer", "activations", "total", "peak", "capacity", "fits", "max_B"]) memory[k] = v(`memory/${k}`);
   return {cfg, setup, device: dev, lines, byKey, memory, serve_weights: v("serve/weights"), kv: v("serve/kv_cache")};
 }
 
-function trainHeadlineHtml(p) {  // training.headline_html
-  const e = esc, x = (k) => e(p.byKey[k].human), s = p.setup;
-  const rule = s.D === null ? "Chinchilla's rule, 20 per parameter" : `${x("compute/tokens_per_param")} per parameter`;
-  const fits = p.memory.fits ? `<span class="fits">fits</span>; the largest micro-batch at T = ${thousands(p.cfg.T)} is B = `
-      + `<b>${x("memory/max_B")}</b>`
-    : `<span class="nofit">does not fit</span>; ` + (p.memory.max_B ? "the largest micro-batch that fits is B = "
-      + `<b>${x("memory/max_B")}</b>` : "not even B = 1 fits: raise ZeRO, recompute, or add GPUs");
-  return `<div class="head">
-<div>D = <b>${x("compute/D")}</b> (${rule}) · C = 6·N·D = <b>${x("compute/C_6ND")}</b>
-(${x("compute/C_6ND_pf_days")}) · measured <b>${x("compute/C_measured")}</b></div>
-<div>On ${thousands(s.gpus)} × ${e(p.device.label)} at ${x("time/mfu")} MFU: <b>${x("time/gpu_hours")}</b>,
-<b>${x("time/wall_days")}</b> of wall-clock time, <b>${x("time/cost")}</b>
-<span class="muted">at ${x("time/price")} per GPU-hour, an assumption</span></div>
-<div>Training memory per GPU: <b>${x("memory/peak")}</b> at the step's peak, in the ${e(p.memory.peak_phase)}
-(the parts sum to ${x("memory/total")}), of ${x("memory/capacity")}: ${fits}.
-Serving holds <b>${x("serve/total")}</b> (${x("serve/kv_per_token")} of KV cache per token of context).</div>
-</div>`;
+const fillKeys = (template, values) => template.replace(/\{([\w/]+)\}/g, (_, k) => values[k]);  // str.format_map
+
+function trainHeadlineHtml(p) {  // training.headline_html: words.HEADLINE, HEADLINE_RULE, HEADLINE_FITS (TS.headline)
+  const m = p.memory, h = TS.headline, v = {...Object.fromEntries(p.lines.map((x) => [x.key, esc(x.human)])),
+    T: thousands(p.cfg.T), gpus: thousands(p.setup.gpus), device: esc(p.device.label), phase: esc(m.peak_phase)};
+  v.rule = fillKeys(h.rule[p.setup.D === null ? "rule" : "given"], v);
+  v.fits = fillKeys(h.fits[m.fits ? "fits" : m.max_B ? "some" : "none"], v);
+  return fillKeys(h.text, v);
 }
 
 function trainLinesHtml(p) {  // training.lines_html
@@ -927,9 +903,9 @@ function pyRepr(x) {  // Python's repr(float) (and f"{x:,}" with commas)
   return (x < 0 ? "-" : "") + out;
 }
 
-const fmtSetup = (x) => (Number.isInteger(x) ? commas(BigInt(x).toString()) : commas(pyRepr(x)));  // train_query._fmt
+const fmtSetup = (x) => (Number.isInteger(x) ? commas(BigInt(x).toString()) : commas(pyRepr(x)));  // train_query.link_number
 
-function showText(text, limit = 24) {  // train_query._show
+function showText(text, limit = 24) {  // model.rules.quote
   const unprintable = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|(?! )\p{Zs}/u;
   const chars = Array.from(text).slice(0, limit + 1).map((c) => (unprintable.test(c) ? "\ufffd" : c));
   return chars.length <= limit ? chars.join("") : chars.slice(0, limit - 1).join("") + "…";
@@ -938,7 +914,7 @@ function showText(text, limit = 24) {  // train_query._show
 const pyStrip = (t) => t.replace(/^[\s\u001c-\u001f\u0085]+|[\s\u001c-\u001f\u0085]+$/g, "");  // Python's str.strip()
 const showNumber = (v, text) => (isHuge(v) ? stripBlanks(text) : typeof v === "bigint" ? thousands(v) : fmtSetup(v));  // numbers.show
 
-function setupNumber(key, raw) {  // train_query._number: [value, null] or [null, why]
+function setupNumber(key, raw) {  // train_query.number: [value, null] or [null, why]
   const [lo, hi] = TS.bounds[key], whole = TS.whole.includes(key), kind = whole ? "whole number" : "number";
   const bounds = `from ${fmtSetup(lo)} to ${fmtSetup(hi)}`;
   let value, text;

@@ -36,8 +36,8 @@ from model import numbers
 from model.rules import CUSTOM, EXTRA_FIELDS, MESSAGES, MLA_NONE, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
 from model.tensor_notation import BLOCK_PREFIX
 from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS, window_text
-from model.train_report import SECTIONS, human
-from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, PEAK_LINE, PHASE_LINE,
+from model.train_report import MAX_B_WORDS, SECTIONS, human
+from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, OTHER_BLOCKS, PEAK_LINE, PHASE_LINE,
                             RECOMPUTE, REFERENCES, TrainSetup, plan)
 
 from model.inference import CUSTOM_GPU as CUSTOM_SERVING_GPU
@@ -52,7 +52,7 @@ from ..train_query import (CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, ONE_GPU_ZERO,
                            WHOLE_KEYS)
 
 from ..styles import BAR_INSIDE, BAR_SHARE, PART_COLOURS
-from ..words import (CAPTIONS, FIT_LABELS, GPU_LABELS, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
+from ..words import (CAPTIONS, FIT_LABELS, GPU_LABELS, HEADLINE, HEADLINE_FITS, HEADLINE_RULE, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
                      RECOMPUTE_LABELS, ROWS, HINT, SHORT, SHORT_WHEN, SOFT, STEP_PREFIX, SUM_KEYS, TRAIN_MOE, TRAIN_NOTE,
                      ZERO_LABELS, shapes_title_html)
 
@@ -329,7 +329,9 @@ def _training() -> dict:
         "large_examples": numbers.LARGE_EXAMPLES, "one_gpu_zero": ONE_GPU_ZERO,
         "note": TRAIN_NOTE, "moe": TRAIN_MOE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
         "phases": list(PHASES), "phase_symbols": PHASE_SYMBOLS, "phase_labels": PHASE_LABELS,
-        "phase_line": PHASE_LINE, "peak_line": PEAK_LINE,
+        "phase_line": PHASE_LINE, "peak_line": PEAK_LINE, "other_blocks": OTHER_BLOCKS,
+        "max_B_words": MAX_B_WORDS,
+        "headline": {"text": HEADLINE, "rule": HEADLINE_RULE, "fits": HEADLINE_FITS},  # app/training.py headline_html
     }
 
 
@@ -382,6 +384,8 @@ def _static_spec() -> dict:
         "max_listed_blocks": MAX_LISTED_BLOCKS, "train": _training(),
         "units": {"count": [list(u) for u in units._COUNT_UNITS], "si": [list(u) for u in units._SI],
                   "binary": [list(u) for u in units._BINARY]},
+        "durations": [list(u) for u in units.DURATIONS],  # page.js duration's units (units.DURATIONS)
+        "words": {u: list(w) for u, w in units.WORDS.items()},  # each unit in words: page.js human's table
     }
 
 
