@@ -67,29 +67,25 @@ NONE = "none"  # how an optional field is cleared: --W none (full attention), --
 CLEARED = type("Cleared", (), {"__repr__": lambda self: "none"})()  # what argparse holds for "none"
 
 
-def _whole_or_none(text: str) -> int | object:
-    """An optional whole number: "512", or "none" to clear the field."""
-    if text.strip().lower() == NONE:
-        return CLEARED
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid number {text!r}: write a whole number, or none") from None
+def _or_none(kind: type, example: str):
+    """An argparse type for an optional field: `kind`'s text ("512", "30.0"), or "none" to clear the field."""
+    def read(text: str) -> int | float | object:
+        if text.strip().lower() == NONE:
+            return CLEARED
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid number {text!r}: write {example}, or none") from None
+    return read
 
 
-def _number_or_none(text: str) -> float | object:
-    """An optional number: "30.0", or "none" to clear the field."""
-    if text.strip().lower() == NONE:
-        return CLEARED
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid number {text!r}: write a number such as 30.0, or none") from None
+_whole_or_none = _or_none(int, "a whole number")
+_number_or_none = _or_none(float, "a number such as 30.0")
 
 
 def add_recipe_arguments(p: argparse.ArgumentParser) -> None:
     """--hf-config and one option per recipe field: --norm, --positions, --mlp, --bias, --attention, --d-ff, --h-kv,
-    --d-head, --qk-norm (the model's CLI; the exported page shows the 2019 recipe only)."""
+    --d-head, --qk-norm (the model's CLI and the exported page's)."""
     p.add_argument("--hf-config", metavar="PATH", default=None,
                    help="start from a Hugging Face config.json (model type "
                         f"{', '.join(hf.MODEL_TYPES)}; read from disk, nothing fetched) instead of a preset; the "
