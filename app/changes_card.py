@@ -13,6 +13,10 @@ from model.changes import ORDER_NOTE, Changes
 
 TITLE = "What each change buys"
 SAME = "This is GPT-2's recipe, the lesson's 2019 block: switch on a change of the modern recipe to see what it buys."
+# the exported page's notice where it carries a model's changes at the dtype it was written at only (its own model's at
+# both): {page_dtype} that dtype, {dtype} the one picked, {command} the export command of this model at {dtype}
+OTHER_DTYPE = ("This page carries what each change buys at {page_dtype}, the dtype it was written at, for every model "
+               "but its own; pick {page_dtype}, or write a page at {dtype}: {command}")
 
 
 def changes_groups(c: Changes) -> list[dict]:

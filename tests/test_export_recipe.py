@@ -6,6 +6,7 @@ exported model with h_kv = h, a group, or 1); the random configurations here kee
 """
 from __future__ import annotations
 
+import argparse
 import html
 import random
 from dataclasses import asdict, replace
@@ -14,14 +15,16 @@ from pathlib import Path
 import pytest
 
 from app.budget import shown
-from app.changes_card import changes_groups, changes_html
-from app.export.spec import budget_key, changes_key, covered
+from app.changes_card import OTHER_DTYPE, changes_groups, changes_html
+from app.export.cli import add_arguments
+from app.export.spec import ALL_FIELDS, budget_key, changes_key, covered
 from model.families import menu_label, preset_labels
 from model import PRESETS, Config, budget, trace
 from model.families import PAGE_PRESETS  # the pages' presets: the dense ones (mixtures of experts: the CLI's)
 from model import units
 from model.changes import changes
 from model.config import PAGE_FIELDS
+from model.cli import config_from_args
 from model.rules import preset_of, settle
 from model.train_report import human
 from model.training import plan
@@ -361,3 +364,20 @@ def test_the_exported_pages_lesson_notation_is_never_cut(chromium, page_file, si
     context.close()
     assert cut == [] and titles and all(" · lesson shape (" in t for t in titles)
     assert width[0] == size[0] and width[1] <= size[0]
+
+
+@pytest.mark.browser
+def test_another_models_changes_at_the_other_dtype_name_the_dtype_and_its_command(page) -> None:
+    """The page (llama3-8b, written at fp32) carries every other model's changes at fp32 only: at bf16 their card
+    says so, with the export command at bf16; its own model's card shows at both dtypes."""
+    qwen = {f: getattr(PRESETS["qwen3-0.6b"], f) for f in ALL_FIELDS}  # every field the page holds
+    at_fp32, at_bf16 = js(page, "changesGroups", [[qwen, "fp32"], [qwen, "bf16"]])
+    assert at_fp32["groups"] == changes_groups(changes(PRESETS["qwen3-0.6b"], "fp32"))
+    command = f"{js(page, 'exportCommand', [[qwen]])[0]} --dtype bf16"
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(command.split()[4:])  # after "python -m app export": the command writes this model
+    assert config_from_args(args) == PRESETS["qwen3-0.6b"] and args.dtype == "bf16"
+    assert at_bf16 == {"notice": OTHER_DTYPE.format(page_dtype="fp32", dtype="bf16", command=command)}
+    own = js(page, "changesGroups", [[full_js(replace(LLAMA, T=512)), "bf16"]])[0]
+    assert own["groups"] == changes_groups(changes(replace(LLAMA, T=512), "bf16"))

@@ -682,7 +682,11 @@ function changesGroups(cfg, dtype) {  // changes_card.changes_groups(changes(cfg
   if (isMla(cfg) && cfg.value_dim % 2) return {notice: fill(S.changes.no_twin.latent, tv)};
   if (isGpt2(cfg)) return {groups: [{key: "twin", title: S.changes.titles.twin, lines: []}]};
   const key = changesKey(cfg, dtype), table = S.changes.tables[key];
-  if (!table) return {notice: uncoveredText(cfg)};
+  if (!table) {  // carried at the page's dtype only, or not at all
+    const at = S.initial.dtype, command = `${exportCommand(cfg)} --dtype ${dtype}`;
+    return {notice: S.changes.tables[changesKey(cfg, at)] ? fill(S.changes.other_dtype, {page_dtype: at, dtype, command})
+      : uncoveredText(cfg)};
+  }
   const big = symbols(cfg, true), num = symbols(cfg, false);
   return {groups: table.groups.map((g, gi) => ({key: g.key, title: fill(S.changes.titles[g.title], tv),
     lines: g.lines.map((t, i) => {
