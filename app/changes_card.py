@@ -17,6 +17,16 @@ SAME = "This is GPT-2's recipe, the lesson's 2019 block: switch on a change of t
 # both): {page_dtype} that dtype, {dtype} the one picked, {command} the export command of this model at {dtype}
 OTHER_DTYPE = ("This page carries what each change buys at {page_dtype}, the dtype it was written at, for every model "
                "but its own; pick {page_dtype}, or write a page at {dtype}: {command}")
+# the exported page's notice where it does not carry a model at all, by what the model has; {command} its export
+# command, {what} "this recipe" (a custom one) or "this model"
+UNCOVERED = {
+    "mla": ("This page carries latent attention only as it was exported for one, its mixture of experts and the "
+            "queries' latent d_cq (or none) included; for this model, export a page: {command}"),
+    "moe": ("This page carries a mixture of experts only where it was exported for one, at that model's h_kv; for "
+            "this model, export a page: {command}"),
+    "modern": ("This page carries the modern recipe of its presets and of the model it was exported for (with h_kv = "
+               "h, a group or 1); for {what} at these sizes, export a page: {command}"),
+}
 
 
 def changes_groups(c: Changes) -> list[dict]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from app.budget import shown
-from app.changes_card import OTHER_DTYPE, changes_groups, changes_html
+from app.changes_card import OTHER_DTYPE, UNCOVERED, changes_groups, changes_html
 from app.export.cli import add_arguments
 from app.export.spec import ALL_FIELDS, budget_key, changes_key, covered
 from model.families import menu_label, preset_labels
@@ -224,6 +224,8 @@ def test_a_preset_from_another_family_keeps_B(page) -> None:
     assert value_of(page, "norm") == "rmsnorm" and box(page, "opt_kv_heads") == 3
     # GPT-2 small in the modern recipe is no model this page carries: every card names the command that exports it
     assert "python -m app export lesson.html --B 3 --T 1024 --d 768 --h 12" in html.unescape(text_of(page, "head"))
+    words = UNCOVERED["modern"].format(what="this model", command="")  # the notice's words, from Python
+    assert words in html.unescape(text_of(page, "head")) and words in html.unescape(text_of(page, "changes"))
     _set(page, "preset", names["llama3-8b"])
     _set(page, "T_input", 512)
     _set(page, "B_input", 8)

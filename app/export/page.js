@@ -433,12 +433,8 @@ function modelOptions(cfg) {  // the command line's options of this model (pytho
 
 const exportCommand = (cfg) => `python -m app export lesson.html ${modelOptions(cfg)}`;
 
-const uncoveredText = (cfg) => (isMla(cfg)
-  ? `This page carries latent attention only as it was exported for one, its mixture of experts and the queries' latent d_cq (or none) included; for this model, export a page: ${exportCommand(cfg)}`
-  : isMoe(cfg)
-  ? `This page carries a mixture of experts only where it was exported for one, at that model's h_kv; for this model, export a page: ${exportCommand(cfg)}`
-  : "This page carries the modern recipe of its presets and of the model it was exported for "
-    + `(with h_kv = h, a group or 1); for ${recipeOf(cfg) === "custom" ? "this recipe" : "this model"} at these sizes, export a page: ${exportCommand(cfg)}`);
+const uncoveredText = (cfg) => fill(S.changes.uncovered[isMla(cfg) ? "mla" : isMoe(cfg) ? "moe" : "modern"],  // changes_card.UNCOVERED
+  {command: exportCommand(cfg), what: recipeOf(cfg) === "custom" ? "this recipe" : "this model"});
 
 function evaluateLines(templates, fns, cfg) {  // each line's value from its formula, then as the page shows it
   const big = symbols(cfg, true), num = symbols(cfg, false);

@@ -45,7 +45,7 @@ from model.inference import KV, WEIGHTS, InferSetup, serving
 from model.infer_report import CONTROLS as INFER_CONTROLS
 from model.infer_report import ELSEWHERE, GPU_CHOICES, KV_CHOICES, WEIGHT_CHOICES, chart_data
 
-from ..changes_card import OTHER_DTYPE, SAME
+from ..changes_card import OTHER_DTYPE, SAME, UNCOVERED
 from ..infer_card import LINES_FRAME, headline_html, knee_html, line_rows
 from .cache import cached
 from ..train_query import (CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, ONE_GPU_ZERO, TRAIN_BOUNDS, TRAIN_CHOICES, TRAIN_KEYS,
@@ -368,7 +368,7 @@ def _static_spec() -> dict:
         "switches": list(SWITCHES), "families": grouped_menu(moe=True),
         "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "moe_note": MOE_ORDER_NOTE, "window_note": WINDOW_ORDER_NOTE,
                     "latent_note": LATENT_ORDER_NOTE, "q_paths": q_paths(), "same": SAME,
-                    "other_dtype": OTHER_DTYPE},
+                    "other_dtype": OTHER_DTYPE, "uncovered": UNCOVERED},
         "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS}, "short": SHORT, "soft": {k: list(v) for k, v in SOFT.items()},
         "dtypes": dict(DTYPES), "dtype_class": DTYPE_CLASS, "presets": presets, "custom": CUSTOM,
         "preset_labels": preset_labels(moe=True), "preset_model": list(PRESET_MODEL),
