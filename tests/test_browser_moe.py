@@ -148,6 +148,26 @@ def kv_per_token(cli: dict) -> int:
     return next(m["value"] for m in cli["memory"] if m["key"] == "memory/kv_cache_per_token")
 
 
+@pytest.mark.parametrize("name, N", [("gemma-3-27b", 27_009_346_304), ("mistral-7b-v0.1", 7_241_732_096)])
+def test_the_other_windowed_presets_show_n_and_kv_per_token_as_the_cli(chromium, server, capsys, name, N):
+    """Gemma 3 27B (52 sliding blocks of 62) and Mistral 7B v0.1 (every block windowed: no cache grows per token
+    past the window, 0 bytes) from their links: N, the KV cache per token and the shapes heading as the CLI's."""
+    from model.tracing import window_text
+
+    status, out, _ = run_cli(["--preset", name, "--json"], capsys)
+    cli = json.loads(out)
+    assert status == 0 and cli["budget"]["params_exact"] == N
+    o = open_explorer(chromium, server, f"?preset={name}&panels=shapes,budget", height=1400)
+    page = o.page
+    expect(page.locator(".n span.big").first).to_have_text(f"N = {N:,}", timeout=60_000)
+    kv = page.locator("table.lines tr[data-key='memory/kv_cache_per_token'] td.v")
+    expect(kv).to_contain_text(f"{kv_per_token(cli):,} bytes")
+    assert (kv_per_token(cli) == 0) == (name == "mistral-7b-v0.1")
+    expect(page.locator("table.shapes tr.g").first).to_contain_text(window_text(PRESETS[name]))
+    assert o.errors == []
+    page.close()
+
+
 @pytest.mark.parametrize("name", ["gemma-3-1b", "gpt-oss-20b"])
 def test_windowed_presets_show_n_and_kv_per_token_as_the_cli_and_the_window_boxes_move_them(chromium, server, capsys,
                                                                                           name):
