@@ -73,15 +73,17 @@ ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config field
     ("latent", MLA_FIELDS),
 )
 ORDER_NOTE = ("Changes interact, so they are applied one at a time from the GPT-2 twin in this order: d_head set "
-              "apart, RMSNorm, biases, RoPE, the MLP (SwiGLU, d_ff), K/V heads h_kv, QK-norm, fused attention; each "
-              "line is the real count after a change minus the count before it, so the lines add up to this "
-              "configuration's count minus the twin's.")
+              "apart, RMSNorm, biases, RoPE, the MLP (SwiGLU or GeGLU, d_ff), K/V heads h_kv, QK-norm, fused "
+              "attention, then Gemma's extras or gpt-oss's extras where the family has them; each line is the real "
+              "count after a change minus the count before it, so the lines add up to this configuration's count "
+              "minus the twin's.")
 WINDOW_ORDER_NOTE = ("A sliding window comes last: it changes no parameter and no measured FLOP (eager attention computes "
                      "the whole (T, T) scores and masks them to the band), only what the windowed blocks cache.")
 LATENT_ORDER_NOTE = ("Latent attention comes last: the multi-head attention it replaces has h heads of d_head = d_v "
                      "(the DeepSeek-V2 paper's MHA), so the d_head change sets d_v apart from d / h.")
-MOE_ORDER_NOTE = ("A mixture of experts comes last: where every block is MoE, the dense MLP before it has the same FLOPs "
-                  "per token, d_ff = k·d_expert (+ E_shared·d_shared).")
+MOE_ORDER_NOTE = ("A mixture of experts comes after fused attention (before a family's extras, a sliding window or "
+                  "latent attention): where every block is MoE, the dense MLP before it has the same FLOPs per token, "
+                  "d_ff = k·d_expert (+ E_shared·d_shared).")
 ALWAYS = ("params", "flops")  # listed for every change, 0 included; a memory figure where its formula is not 0
 
 

@@ -56,3 +56,24 @@ def test_the_changes_cards_cache_per_token_of_a_window_is_past_the_window():
     for key in ("window", "total", "this"):
         assert lines[f"changes/{key}/kv_cache"].label.endswith("KV cache per token of context past the window")
     assert lines["changes/twin/kv_cache"].label == "GPT-2 twin: KV cache per token"
+
+
+def test_the_order_note_names_every_step_gemma_and_gpt_oss_take():
+    """Gemma 3 27B's chain runs a GeGLU step and a Gemma's extras step; gpt-oss's an extras step of its own."""
+    from model.changes import ORDER_NOTE, SHORT
+    gemma = changes(PRESETS["gemma-3-27b"], "fp32")
+    assert [g.key for g in gemma.steps][-3:] == ["attention", "gemma", "window"]
+    assert gemma.cfg.mlp == "geglu" and "GeGLU" in ORDER_NOTE and SHORT["gemma"] in ORDER_NOTE
+    assert SHORT["oss"] in ORDER_NOTE
+
+
+NAMED = {"A mixture of experts": "moe", "A sliding window": "window", "Latent attention": "latent"}
+
+
+def test_what_the_note_says_comes_last_is_the_last_change():
+    """DeepSeek-V3 (MoE, then latent attention) and gpt-oss-20b (MoE, its extras, then a window): one change is
+    last, and it is the one the note says."""
+    for name in ("deepseek-v3", "gpt-oss-20b", "mixtral-8x7b", "mistral-7b-v0.1"):
+        c = changes(PRESETS[name], "fp32")
+        last = [NAMED[s] for s in NAMED if f"{s} comes last" in c.note]
+        assert set(last) <= {c.steps[-1].key}, (name, last)  # Mixtral's MoE is last, said or not
