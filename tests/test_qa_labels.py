@@ -77,3 +77,12 @@ def test_what_the_note_says_comes_last_is_the_last_change():
         c = changes(PRESETS[name], "fp32")
         last = [NAMED[s] for s in NAMED if f"{s} comes last" in c.note]
         assert set(last) <= {c.steps[-1].key}, (name, last)  # Mixtral's MoE is last, said or not
+
+
+def test_an_all_windowed_models_cache_per_token_names_no_full_blocks():
+    """Mistral 7B v0.1 windows all 32 blocks: past the window nothing grows, and no full-attention block is named."""
+    from model.memory import kv_cache_lines
+    for cfg, full in ((PRESETS["mistral-7b-v0.1"], 0), (PRESETS["gemma-3-27b"], 10)):
+        line = {x.key: x for x in kv_cache_lines(cfg, "bf16")}["memory/kv_cache_per_token"]
+        assert cfg.L - cfg.L_W == full and line.value == full * 2 * cfg.h_kv * cfg.d_head * 2
+        assert ("full-attention blocks" in line.label) == (full > 0)
