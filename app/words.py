@@ -47,9 +47,10 @@ _SHAPES_INTRO = "In execution order, as <code>model.trace</code> records it. "
 SHAPES_NOTES = {  # the shapes card's intro (markup) by the attention switch (model.config.CHOICES["attention"])
     "eager": _SHAPES_INTRO + ("<span style='color:#e8590c;font-weight:600'>Orange</span>: the attention matrices "
                               "(B, h, T, T), which grow with T²."),
-    "fused": _SHAPES_INTRO + ("Fused attention makes no (B, h, T, T) tensor, so no row grows with T²: the kernel "
-                              "keeps a (B, h, T) log-sum-exp, attn.lse, for the backward pass. The lines under the "
-                              "table say what eager attention would make here."),
+    "fused": _SHAPES_INTRO + ("Fused attention makes no (B, h, T, T) tensor, so no row of the heads grows with T² "
+                              "(where blocks have a sliding window, its band window_mask (T, T), made once per pass, "
+                              "is the one row that does): the kernel keeps a (B, h, T) log-sum-exp, attn.lse, for the "
+                              "backward pass. The lines under the table say what eager attention would make here."),
 }
 MAX_LISTED_BLOCKS = 96  # expanded listing: GPT-3 175B in full; beyond, one line stands for the rest
 SUM_KEYS = ("params/exact", "flops/forward_measured")  # budget lines that close a group: a rule above

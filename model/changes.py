@@ -73,15 +73,17 @@ ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config field
     ("latent", MLA_FIELDS),
 )
 ORDER_NOTE = ("Changes interact, so they are applied one at a time from the GPT-2 twin in this order: d_head set "
-              "apart, RMSNorm, biases, RoPE, the MLP (SwiGLU, d_ff), K/V heads h_kv, QK-norm, fused attention; each "
-              "line is the real count after a change minus the count before it, so the lines add up to this "
-              "configuration's count minus the twin's.")
+              "apart, RMSNorm, biases, RoPE, the MLP (SwiGLU or GeGLU, d_ff), K/V heads h_kv, QK-norm, fused "
+              "attention, then Gemma's extras or gpt-oss's extras where the family has them; each line is the real "
+              "count after a change minus the count before it, so the lines add up to this configuration's count "
+              "minus the twin's.")
 WINDOW_ORDER_NOTE = ("A sliding window comes last: it changes no parameter and no measured FLOP (eager attention computes "
                      "the whole (T, T) scores and masks them to the band), only what the windowed blocks cache.")
 LATENT_ORDER_NOTE = ("Latent attention comes last: the multi-head attention it replaces has h heads of d_head = d_v "
                      "(the DeepSeek-V2 paper's MHA), so the d_head change sets d_v apart from d / h.")
-MOE_ORDER_NOTE = ("A mixture of experts comes last: where every block is MoE, the dense MLP before it has the same FLOPs "
-                  "per token, d_ff = k·d_expert (+ E_shared·d_shared).")
+MOE_ORDER_NOTE = ("A mixture of experts comes after fused attention (before a family's extras, a sliding window or "
+                  "latent attention): where every block is MoE, the dense MLP before it has the same FLOPs per token, "
+                  "d_ff = k·d_expert (+ E_shared·d_shared).")
 ALWAYS = ("params", "flops")  # listed for every change, 0 included; a memory figure where its formula is not 0
 
 
@@ -419,9 +421,17 @@ def _difference(after: dict[str, Figure], before: dict[str, Figure]) -> dict[str
     return out
 
 
-def _group(key: str, title: str, figures: dict[str, Figure], always: tuple[str, ...], more: tuple[Line, ...] = ()) \
-        -> Change:
-    lines = tuple(Line(f"changes/{key}/{f}", f"{SHORT[key]}: {FIGURES[f][0]}", text, value, FIGURES[f][1])
+PAST_WINDOW = "KV cache per token of context past the window"  # a windowed state's kv_cache figure: below W, one
+# more token still grows every block's cache; the figure is its growth from T = W on (`model.memory.window_labels`)
+
+
+def _group(key: str, title: str, figures: dict[str, Figure], always: tuple[str, ...], more: tuple[Line, ...] = (),
+           past_window: bool = False) -> Change:
+    """One change's lines; `past_window`: its figures include a sliding window's state (kv_cache says PAST_WINDOW)."""
+    def label(f: str) -> str:
+        return PAST_WINDOW if past_window and f == "kv_cache" else FIGURES[f][0]
+
+    lines = tuple(Line(f"changes/{key}/{f}", f"{SHORT[key]}: {label(f)}", text, value, FIGURES[f][1])
                   for f, (poly, value, text) in figures.items() if poly or f in always)
     return Change(key, title, lines + more)
 
@@ -511,15 +521,16 @@ def changes(cfg: Config, dtype: str = "fp32", gpu: str = DEFAULT_GPU) -> Changes
     figures = [_state_figures(s, cfg, symbols, dtype, own_text=i > 0) for i, (_, s) in enumerate(states)]
     more = {"attention": lambda: attention_lines(cfg, dtype, gpu), "moe": lambda: moe_lines(cfg),
             "window": lambda: window_change_lines(cfg, dtype), "latent": lambda: latent_lines(cfg, dtype)}
+    windowed = cfg.window is not None  # the window comes last: its step, the total and this model are windowed
     steps = tuple(_group(key, _title(key, cfg), _difference(after, before), ALWAYS,
-                         more[key]() if key in more else ())
+                         more[key]() if key in more else (), past_window=windowed and key == "window")
                   for (key, _), before, after in zip(states[1:], figures, figures[1:]))
     total = _difference(figures[-1], figures[0])
     out = Changes(
         cfg=cfg, twin=base, dtype=dtype, steps=steps,
         base=_group("twin", TITLES["twin"], figures[0], tuple(FIGURES)),
-        total=_group("total", TITLES["total"], total, tuple(FIGURES)),
-        this=_group("this", TITLES["this"], figures[-1], tuple(FIGURES)),
+        total=_group("total", TITLES["total"], total, tuple(FIGURES), past_window=windowed),
+        this=_group("this", TITLES["this"], figures[-1], tuple(FIGURES), past_window=windowed),
     )
     check_lines(out.lines, symbols)
     for f in FIGURES:

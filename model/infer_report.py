@@ -145,8 +145,8 @@ CHART_B = {
     "seq": "each sequence", "knee_legend": "the knee: compute-bound from here",
     "knee": "knee, B = {B}: compute-bound from here",
     "far_knee": "the knee is at B = {B}, beyond the chart's {top}: every step here is memory-bound",
-    "no_knee": "no knee: at this T each sequence's cache takes longer to read than its token's FLOPs take, so no B "
-               "makes a step compute-bound",
+    "no_knee": "no knee: at this T each sequence's cache and activations take longer to move than its token's "
+               "FLOPs take, so no B makes a step compute-bound",
     "here": "this page's B",
 }
 ELSEWHERE = ("This page carries the inference card of the configuration it was written for ({was}); for this one, "

@@ -440,7 +440,7 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
         Line("infer/fits", f"they fit in one {s.device.label}", "", memory <= s.device.memory_gib * 2**30, "bool"),
         Line("infer/prefill_flops", "prefill: the forward pass over B sequences of T tokens (its measured FLOPs)",
              f"BT·({forward})", prefill_flops, "FLOP"),
-        Line("infer/prefill_bytes", "prefill bytes: every weight read once, the cache of T tokens written"
+        Line("infer/prefill_bytes", f"prefill bytes: every weight read once, the cache of T tokens written{windowed}"
              + (" (of each MoE block's routed experts, the E·(1 − (1 − k/E)^(BT)) its B·T tokens' choices touch)"
                 if cfg.moe else ""), "", prefill_bytes, "bytes"),
         Line("infer/ttft", "time to first token: the prefill's bound, max(FLOPs / P, bytes / BW)", "", ttft,
@@ -474,7 +474,7 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
         Line("infer/at_efficiency", f"at an efficiency of {_fmt(s.efficiency)} (beside the bound, not in it)", "",
              s.efficiency * cfg.B / step_s, "tokens_per_s"),
         Line("infer/knee_B", "the smallest B at which a decode step turns compute-bound at this T"
-             + ("" if knee else " (none: each sequence's cache takes longer to read than its token's FLOPs)"), "",
+             + ("" if knee else " (none: each sequence's cache and activations take longer to move than its token's FLOPs)"), "",
              0 if knee is None else knee, "count"),
     )
     symbols = {**cfg.symbols(), "N": N, "N_q": N_q, "S_q": S_q, "P": P, "BW": BW,

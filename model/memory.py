@@ -429,8 +429,9 @@ def window_labels(cfg: Config, dtype: str, values: dict[str, str] | None = None)
         "memory/kv_cache": f"KV cache at {dtype}: keys and values of {heads}, B sequences of T tokens, the "
                            f"{v['L_W']} windowed blocks keeping at most W − 1 = {v['W_kept']} tokens{unchanged}",
         "memory/kv_cache_per_token": f"KV cache per token of context past the window at {dtype} (one sequence, one "
-                                     f"more token): the full-attention blocks' only, a windowed block's stays at W − 1 "
-                                     f"tokens",
+                                     + ("more token): every block is windowed, and each one's stays at W − 1 tokens"
+                                        if cfg.L_W == cfg.L else "more token): the full-attention blocks' only, a "
+                                        "windowed block's stays at W − 1 tokens"),
         "memory/kv_cache_full": f"of it, the L − L_W = {v['L_full']} full-attention blocks: all T tokens each",
         "memory/kv_cache_window": f"of it, the L_W = {v['L_W']} windowed blocks: {convention}",
         "memory/kv_cache_no_window": "the same cache with full attention in every block (all T tokens)",
