@@ -138,8 +138,9 @@ HEADLINE = """<div class="head">
 <span class="muted">at {time/price} per GPU-hour, an assumption</span></div>
 <div>Training memory per GPU: <b>{memory/peak}</b> at the step's peak, in the {phase}
 (the parts sum to {memory/total}), of {memory/capacity}: {fits}.
-Serving holds <b>{serve/total}</b> ({serve/kv_per_token} of KV cache per token of context).</div>
+Serving holds <b>{serve/total}</b> ({serve/kv_per_token} of KV cache per token of context{past}).</div>
 </div>"""
+HEADLINE_PAST = {"full": "", "window": " past the window"}  # "{past}": a windowed block's cache stays at W − 1 tokens
 HEADLINE_RULE = {"rule": "Chinchilla's rule, 20 per parameter", "given": "{compute/tokens_per_param} per parameter"}
 HEADLINE_FITS = {"fits": '<span class="fits">fits</span>; the largest micro-batch at T = {T} is B = <b>{memory/max_B}</b>',
                  "some": '<span class="nofit">does not fit</span>; the largest micro-batch that fits is B = '

@@ -86,3 +86,19 @@ def test_an_all_windowed_models_cache_per_token_names_no_full_blocks():
         line = {x.key: x for x in kv_cache_lines(cfg, "bf16")}["memory/kv_cache_per_token"]
         assert cfg.L - cfg.L_W == full and line.value == full * 2 * cfg.h_kv * cfg.d_head * 2
         assert ("full-attention blocks" in line.label) == (full > 0)
+
+
+def test_the_training_headline_says_past_the_window_where_a_window_caps_the_cache():
+    """Mistral 7B v0.1 (every block windowed) holds 0 bytes more per token only past the window: below it (T = 1,024
+    < W) every token still adds its K and V, so the headline's KV words say "past the window"; a full-attention
+    model's do not."""
+    from app.training import headline_html
+    from model.training import TrainSetup, plan
+
+    for name, past in (("mistral-7b-v0.1", True), ("llama3-8b", False)):
+        cfg = replace(PRESETS[name], T=1_024)
+        kv = {x.key: x.value for x in trace(cfg, "bf16").lines}["memory/kv_cache_per_token"]
+        assert (kv == 0) == past  # the figure the headline shows is the one past the window
+        text = headline_html(plan(cfg, TrainSetup()))
+        assert ("of KV cache per token of context past the window)" in text) == past
+        assert "of KV cache per token of context" in text

@@ -870,7 +870,7 @@ const fillKeys = (template, values) => template.replace(/\{([\w/]+)\}/g, (_, k) 
 
 function trainHeadlineHtml(p) {  // training.headline_html: words.HEADLINE, HEADLINE_RULE, HEADLINE_FITS (TS.headline)
   const m = p.memory, h = TS.headline, v = {...Object.fromEntries(p.lines.map((x) => [x.key, esc(x.human)])),
-    T: thousands(p.cfg.T), gpus: thousands(p.setup.gpus), device: esc(p.device.label), phase: esc(m.peak_phase)};
+    T: thousands(p.cfg.T), gpus: thousands(p.setup.gpus), device: esc(p.device.label), phase: esc(m.peak_phase), past: h.past[p.cfg.window == null ? "full" : "window"]};
   v.rule = fillKeys(h.rule[p.setup.D === null ? "rule" : "given"], v);
   v.fits = fillKeys(h.fits[m.fits ? "fits" : m.max_B ? "some" : "none"], v);
   return fillKeys(h.text, v);
