@@ -59,7 +59,9 @@ _MLA_FACTORS = ("d_c", "d_cq", "d_R", "d_nope", "d_v")
 _MAX_DEGREE = 4
 PROBE_WINDOW = 2  # a window changes which keys a query sees, never a shape: any W stands for all
 PROBE_CAP = 30.0  # likewise a soft-cap's c
-GEMMA_KEYS = ("post_norms", "embed_scale", "attn_softcap", "final_softcap")  # `Structure.gemma`, as keys name them
+PROBE_QUERY_SCALE = 3  # and query_pre_attn_scalar's (odd: never a RoPE model's d_head, which would make it None)
+GEMMA_KEYS = ("post_norms", "embed_scale", "attn_softcap", "final_softcap", "query_scale")  # `Structure.gemma`, as keys
+# name them
 OSS_KEYS = ("sinks", "expert_bias", "swiglu_limit")  # `Structure.oss`, as keys name them
 PROBE_LIMIT = 7.0  # a clamp's limit changes no shape either
 
@@ -81,7 +83,8 @@ class Structure:
     # None for a dense model; else the kinds of blocks in order (`distinct_kinds`), shared experts, their gate
     moe: tuple[object, ...] | None = None
     window: bool = False  # a sliding window (the fused kernel's band mask is a tensor of its own)
-    gemma: tuple[bool, ...] = ()  # Gemma's extras that make tensors: post_norms, embed_scale, the two soft-caps
+    gemma: tuple[bool, ...] = ()  # Gemma's extras that make tensors (post_norms, embed_scale, the two soft-caps) and
+    # query_pre_attn_scalar (a value, but the scores' label names it)
     oss: tuple[bool, ...] = ()  # gpt-oss's extras that make tensors: sinks, the experts' biases, the clamp
     mla: tuple[bool, ...] = ()  # latent attention: (whether the queries have a latent,)
 
@@ -99,7 +102,8 @@ def structure(cfg: Config, dtype: str) -> Structure:
         kv = "mha" if cfg.h_kv == cfg.h else "mqa" if cfg.h_kv == 1 else "gqa"
         recipe = (cfg.norm, cfg.positions, cfg.mlp, cfg.bias, cfg.qk_norm, kv, cfg.head_dim is not None, cfg.attention)
     moe = (distinct_kinds(cfg), cfg.E_shared > 0, cfg.shared_gate) if cfg.moe else None
-    gemma = (cfg.post_norms, cfg.embed_scale, cfg.attn_softcap is not None, cfg.final_softcap is not None)
+    gemma = (cfg.post_norms, cfg.embed_scale, cfg.attn_softcap is not None, cfg.final_softcap is not None,
+             cfg.query_scale is not None)
     oss = (cfg.sinks, cfg.expert_bias, cfg.swiglu_limit is not None)
     return Structure(tie=cfg.tie, dtype=dtype, ones=tuple(v[k] == 1 for k in ONES), recipe=recipe, moe=moe,
                      window=cfg.window is not None, gemma=gemma if any(gemma) else (), oss=oss if any(oss) else (),
@@ -156,9 +160,9 @@ def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
             cfg = replace(cfg, latent_dim=d_c, q_latent_dim=d_cq if s.mla[0] else None, rope_dim=d_R, nope_dim=d_nope,
                           value_dim=d_v)
         if s.gemma:
-            post, scale, attn, final = s.gemma
+            post, scale, attn, final, query = s.gemma
             cfg = replace(cfg, post_norms=post, embed_scale=scale, attn_softcap=PROBE_CAP if attn else None,
-                          final_softcap=PROBE_CAP if final else None)
+                          final_softcap=PROBE_CAP if final else None, query_scale=PROBE_QUERY_SCALE if query else None)
         if s.oss:
             sinks, biased, clamped = s.oss
             cfg = replace(cfg, sinks=sinks, expert_bias=biased, swiglu_limit=PROBE_LIMIT if clamped else None)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from .changes import gpt2_of
 from .config import Config, one_block_each
-from .memory import structure
+from .memory import PROBE_QUERY_SCALE, structure
 from .tracing import trace
 
 MARK = "◆"
@@ -92,9 +92,9 @@ def _stand_in(recipe: tuple[object, ...], moe: tuple[object, ...] | None = None,
     if window:
         extras["window"] = 2
     if gemma:
-        post_norms, embed_scale, attn_cap, final_cap = gemma
+        post_norms, embed_scale, attn_cap, final_cap, query = gemma
         extras.update(post_norms=post_norms, embed_scale=embed_scale, attn_softcap=50.0 if attn_cap else None,
-                      final_softcap=30.0 if final_cap else None)
+                      final_softcap=30.0 if final_cap else None, query_scale=PROBE_QUERY_SCALE if query else None)
     if oss:
         sinks, expert_bias, clamp = oss
         extras.update(sinks=sinks, expert_bias=expert_bias, swiglu_limit=7.0 if clamp else None)

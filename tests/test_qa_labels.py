@@ -102,3 +102,21 @@ def test_the_training_headline_says_past_the_window_where_a_window_caps_the_cach
         text = headline_html(plan(cfg, TrainSetup()))
         assert ("of KV cache per token of context past the window)" in text) == past
         assert "of KV cache per token of context" in text
+
+
+def test_the_scores_label_names_gemmas_query_scale_where_it_replaces_d_head():
+    """Gemma 3 27B scales its scores by 1/√168 (query_pre_attn_scalar), not 1/√d_head = 1/√128: the scores' and the
+    fused kernel's labels say √query_scale; Gemma 3 1B's (256 = its d_head, so none) say √d_head. The pass structure
+    carries it, so the exported page's probe rows say the same."""
+    from model.memory import probes, structure
+
+    for name, word in (("gemma-3-27b", "√query_scale"), ("gemma-3-1b", "√d_head")):
+        for attention in ("eager", "fused"):
+            cfg = replace(PRESETS[name], B=1, T=16, attention=attention)
+            labels = {r.name.removeprefix("blocks.0."): r.label for r in trace(cfg).rows}
+            row = "attn.scores" if attention == "eager" else "attn.attn_v"
+            assert f"q kᵀ / {word}" in labels[row]
+            s = structure(cfg, "fp32")
+            for probe in probes(s):
+                assert structure(probe, "fp32") == s
+                assert {r.name.removeprefix("blocks.0."): r.label for r in trace(probe).rows}[row] == labels[row]

@@ -177,6 +177,7 @@ function normalize(c) {  // Config.__post_init__: a default written out is the d
   if (c.head_dim != null && c.d % c.h === 0 && c.head_dim === c.d / c.h) c.head_dim = null;
   if (c.ff_dim === defaultFf(c)) c.ff_dim = null;
   if (c.shared_dim != null && c.shared_dim === c.expert_dim) c.shared_dim = null;
+  if (c.query_scale === dHead(c)) c.query_scale = null;
   if (isMoe(c) && !blockKinds(c).includes("dense")) c.ff_dim = null;  // no dense MLP anywhere: d_ff is no part of it
   if (c.sinks && c.attention === "fused") throw new Error(S.sinks_fused);  // Config.__post_init__ (_check_oss)
   if (c.positions === "rope" && !isMla(c) && dHead(c) % 2) {
