@@ -42,7 +42,8 @@ NOTATION: dict[str, tuple[str, str]] = {
 
 # The modern recipe's tensors (and its forms of GPT-2's rows), in the same notation; `notation(cfg)` picks.
 RECIPE_NOTATION: dict[str, tuple[str, str]] = {
-    "rope.angles": ("(T, d_head)", "RoPE angles t·θ_i, θ_i = 10000^(−2i/d_head), each frequency twice"),
+    "rope.angles": ("(T, d_head)", "RoPE angles t·θ_i, θ_i = b^(−2i/d_head), each frequency twice (b: rope_theta, "
+                                   "a value only; this pass uses 10,000)"),
     "rope.cos": ("(T, d_head)", "cos of the angles"),
     "rope.sin": ("(T, d_head)", "sin of the angles"),
     "ln_1.rstd": ("(B, T, 1)", "RMS statistic 1/√(mean(x²) + ε)"),
