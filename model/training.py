@@ -31,7 +31,8 @@ Conventions:
   N_active it treats the model as a dense one of N_active parameters. Memory counts every expert: weights,
   gradients and Adam's states are of N parameters; the activations hold k experts' worth of rows per token.
 - MFU (PaLM, Chowdhery et al. 2022, appendix B): observed tokens/s × 6N ÷ peak FLOP/s of the GPUs used.
-  PaLM adds attention's 12·L·T·d per token to 6N; we keep 6N, so the time follows C = 6ND.
+  PaLM adds attention's 12·L·T·h·d_head per token to 6N (12·L·T·d where h·d_head = d); we keep 6N, so the time
+  follows C = 6ND.
 - Memory per GPU in bytes. Mixed-precision Adam: 2 (bf16 weights) + 2 (bf16 gradients) + 12 (fp32 master
   weights, m and v) bytes per parameter; fp32 Adam: 4 + 4 + 8. ZeRO over the n GPUs (Rajbhandari et al.
   2020): stage 1 shards the optimizer states, 2 also the gradients, 3 also the weights (each ÷ n); the
