@@ -254,8 +254,10 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     expanded = Checkbox(label="list all L blocks", active=False, name="expanded")
     shapes = html_div("shapes", _sheet(TABLE_CSS, BUDGET_CSS))
     shapes_title = Div(text=shapes_title_html(cfg.attention), name="shapes_title", sizing_mode="stretch_width",
-                       stylesheets=[_sheet(BASE)])  # page.js writes it again when the attention switch flips
-    shapes_card = column(row(shapes_title, dtypes, expanded, sizing_mode="stretch_width"), shapes,
+                       stylesheets=[_sheet(BASE)], styles={"flex": "1 1 320px", "min-width": "0"})  # page.js writes
+    # it again when the attention switch flips; on a phone the dtype's buttons wrap below it
+    shapes_card = column(row(shapes_title, dtypes, expanded, sizing_mode="stretch_width",
+                             styles={"flex-wrap": "wrap", "gap": "6px"}), shapes,
                          sizing_mode="stretch_width", css_classes=["card", "shapes-card"], stylesheets=[card],
                          styles={"flex": "1 1 700px", "min-width": "0"})
     spec = static_spec()
