@@ -17,7 +17,7 @@ from model.budgeting import GROUPS, chart, chart_note
 
 from .state import ExplorerState
 from .styles import BAR_INSIDE, BAR_SHARE, BUDGET_CSS, PART_COLOURS
-from .templates import TEMPLATES, columns_to_rows, render
+from .templates import TEMPLATES, columns_to_rows, fill_html
 from .words import STEP_PREFIX, SUM_KEYS
 
 
@@ -37,18 +37,18 @@ def lines_html(lines: list[dict[str, str]]) -> str:
         cls = "sum" if x["key"] in SUM_KEYS else "step" if x["key"].startswith(STEP_PREFIX) else ""
         rows.append({**x, "group": GROUPS[g] if g != group else "", "cls": cls})
         group = g
-    return render(TEMPLATES["lines"], {"rows": rows})
+    return fill_html(TEMPLATES["lines"], {"rows": rows})
 
 
 def headline_html(lines: dict[str, dict[str, str]]) -> str:
     """N in large type with its formula; a mixture of experts' N_active under it, as large (the line
     params/active: the parameters one token uses). The template "headline"."""
-    return render(TEMPLATES["headline"], {"n": lines["params/exact"], "active": lines.get("params/active")})
+    return fill_html(TEMPLATES["headline"], {"n": lines["params/exact"], "active": lines.get("params/active")})
 
 
 def captions_html(lines: dict[str, dict[str, str]]) -> str:
     """The captions under the chart (the template "captions")."""
-    return render(TEMPLATES["captions"], {"mlp_share": lines["params/mlp_share"]["value"]})
+    return fill_html(TEMPLATES["captions"], {"mlp_share": lines["params/mlp_share"]["value"]})
 
 
 def bar_text(key: str, value: int, in_sum: bool, total: int) -> str:
@@ -86,7 +86,7 @@ def chart_html(parts: dict[str, list]) -> str:
     CSS calc of whole numbers, so the exported page's `chartHtml` writes the same markup), the part's formula
     and exact count on hover: the template "chart". Mirrored by `chartHtml` in the exported page; tests compare
     the two."""
-    return render(TEMPLATES["chart"], {"bars": columns_to_rows(parts), "share": BAR_SHARE,
+    return fill_html(TEMPLATES["chart"], {"bars": columns_to_rows(parts), "share": BAR_SHARE,
                                        "top": max(parts["value"]) or 1})
 
 

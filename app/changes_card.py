@@ -9,7 +9,7 @@ from __future__ import annotations
 from model import units as fmt
 from model.changes import ORDER_NOTE, Changes
 
-from .templates import TEMPLATES, render
+from .templates import TEMPLATES, fill_html
 
 TITLE = "What each change buys"
 SAME = "This is GPT-2's recipe, the lesson's 2019 block: switch on a change of the modern recipe to see what it buys."
@@ -27,11 +27,11 @@ def changes_html(groups: list[dict], dtype: str, note: str = ORDER_NOTE) -> str:
     the note on the order of the changes (`Changes.note`: a mixture of experts' adds its place); GPT-2's
     recipe gets a sentence instead (the templates "changes" and "same" of app/templates.py)."""
     if len(groups) == 1:
-        return render(TEMPLATES["same"], {"same": SAME})
-    return render(TEMPLATES["changes"], {"dtype": dtype, "note": note, "groups": groups})
+        return fill_html(TEMPLATES["same"], {"same": SAME})
+    return fill_html(TEMPLATES["changes"], {"dtype": dtype, "note": note, "groups": groups})
 
 
 def notice_html(text: str) -> str:
     """A notice in the card's place (no GPT-2 twin, or a recipe the exported page does not carry): the template
     "notice"."""
-    return render(TEMPLATES["notice"], {"text": text})
+    return fill_html(TEMPLATES["notice"], {"text": text})

@@ -27,7 +27,7 @@ from model.tracing import window_text
 from .budget import lines_html, shown
 from .state import ExplorerState, bar_scale
 from .styles import INK, TABLE_CSS
-from .templates import TEMPLATES, render
+from .templates import MARKED, TEMPLATES, fill_html
 from .words import MAX_LISTED_BLOCKS, QUADRATIC, SHAPES_NOTES, SHAPES_TITLE
 
 
@@ -122,7 +122,6 @@ def shape_rows(trace: Trace, scale_bytes: int, expanded: bool = False) -> list[S
 # elements, memory, bar width, block headings, the scale, the memory lines' values) carries `data-v` (text)
 # or `data-h` (markup): the page receives the markup once, then only the list of those contents (TableSlots).
 SLOT = "\x00"  # where a changing value goes in the template; never in escaped text
-MARKED = f'<em class="mk">{MARK}</em>'  # a row's mark and the legend's, in the recipe's colour
 _LINE_VALUE = re.compile(r'<td class="v">(.*?)</td>')  # a value cell of app.budget.lines_html
 
 
@@ -153,13 +152,13 @@ def _tr(r: ShapeRow, w: _Writer) -> str:
     if r.kind == "group":
         w.values += [r.name, r.label]
         w.raw += [False, False]
-        return render(TEMPLATES["group_row"], {"dv": " data-v", "name": SLOT, "label": SLOT})
+        return fill_html(TEMPLATES["group_row"], {"dv": " data-v", "name": SLOT, "label": SLOT})
     classes = " ".join(c for c in ("t", "k" if r.in_block else "", "q" if r.quadratic else "",
                                    "a" if r.kind == "absent" else "", "v" if r.view else "",
                                    "sv" if r.saved else "", "r" if r.only else "") if c)
     w.values += [r.shape or "—", r.elements or "—", r.memory or "—", f"{100 * r.bar:.1f}%"]
     w.raw += [False] * 4
-    return render(TEMPLATES["tensor_row"], {"cls": classes, "title": row_title(r), "name": r.name, "label": r.label,
+    return fill_html(TEMPLATES["tensor_row"], {"cls": classes, "title": row_title(r), "name": r.name, "label": r.label,
                                             "symbolic": r.symbolic, "mark": f" {MARKED}" if r.only else "",
                                             "dv": " data-v", "shape": SLOT, "elements": SLOT, "memory": SLOT,
                                             "bar": SLOT})
@@ -184,7 +183,7 @@ class TableParts:
 
 def recipe_legend_html(legend: tuple[str, ...] | list[str]) -> str:
     """`model.recipe_rows`' legend lines under the table, their MARK as the rows show it ("" for GPT-2's recipe)."""
-    return render(TEMPLATES["legend"], {"legend": [{"text": html.escape(x).replace(MARK, MARKED, 1)} for x in legend]})
+    return fill_html(TEMPLATES["legend"], {"legend": [{"text": html.escape(x).replace(MARK, MARKED, 1)} for x in legend]})
 
 
 def table_parts(rows: list[ShapeRow], dtype: str, scale: str, memory: list[dict[str, str]],
@@ -242,7 +241,7 @@ p.intro {{ margin: 0 0 6px 0; }}
 SEP = "\x1f"  # ends each value in ShapesPanel.values (ASCII's unit separator: never in a value)
 
 SHAPES_ESM = r"""
-export function render({ model, el }) {
+export function fill_html({ model, el }) {
   el.innerHTML = `<div class="head"><h2>${model.title}</h2><div class="picks"><div class="dtypes" role="group">${
     model.dtypes.map((d) => `<button type="button">${d}</button>`).join("")}</div>
     <label><input type="checkbox"> list all L blocks</label></div></div>

@@ -2,7 +2,7 @@
 Panel, so the export ships them in its spec).
 
 The live page's Python (app/budget.py, app/shapes.py, app/changes_card.py) and the exported page's JavaScript
-(app/export/page.js `render`) fill the same templates with the same values by the same rules (`render`):
+(app/export/page.js `fill_html`) fill the same templates with the same values by the same rules (`fill_html`):
 
 - ``{x}``: the value ``x``, HTML-escaped (``html.escape(str(x), quote=True)``: & < > " ' become entities; page.js's
   `esc` replaces the same five characters by the same entities);
@@ -21,25 +21,27 @@ import html
 import re
 from collections.abc import Mapping
 
+from model.recipe_rows import MARK
+
 from .words import CAPTIONS
 
 # {#x}…{/x} or {^x}…{/x} (a section: its name, its inside), else {x} or {&x} (a value)
 TOKEN = re.compile(r"\{([#^])(\w+)\}(.*?)\{/\2\}|\{(&?)(\w+)\}", re.S)
 
 
-def render(template: str, values: Mapping[str, object]) -> str:
+def fill_html(template: str, values: Mapping[str, object]) -> str:
     """`template` with every slot and section filled from `values` (the rules in this module's docstring)."""
     def one(m: re.Match) -> str:
         kind, name, inside, raw, slot = m.groups()
         if kind:
             x = values.get(name)
             if kind == "^":
-                return "" if bool(x) else render(inside, values)
+                return "" if bool(x) else fill_html(inside, values)
             if isinstance(x, list):
-                return "".join(render(inside, {**values, **item}) for item in x)
+                return "".join(fill_html(inside, {**values, **item}) for item in x)
             if not bool(x):
                 return ""
-            return render(inside, {**values, **x} if isinstance(x, Mapping) else values)
+            return fill_html(inside, {**values, **x} if isinstance(x, Mapping) else values)
         return str(values[slot]) if raw else html.escape(str(values[slot]))
     return TOKEN.sub(one, template)
 
@@ -48,6 +50,8 @@ def columns_to_rows(columns: Mapping[str, list]) -> list[dict]:
     """{"key": [a, b], "value": [1, 2]} -> [{"key": a, "value": 1}, {"key": b, "value": 2}] (a chart's parts)."""
     return [dict(zip(columns, row)) for row in zip(*columns.values())]
 
+
+MARKED = f'<em class="mk">{html.escape(MARK)}</em>'  # a shapes row's mark and the legend's, in the recipe's colour
 
 # A line's two cells (app.budget.shown's dicts: label with its formula; value with its short form, if any)
 _CELLS = ('<td class="l">{label}<code>{formula}</code></td>'
