@@ -2,7 +2,7 @@
 Panel, so the export ships them in its spec).
 
 The live page's Python (app/budget.py, app/shapes.py, app/changes_card.py) and the exported page's JavaScript
-(app/export/page.js `fill_html`) fill the same templates with the same values by the same rules (`fill_html`):
+(app/export/page.js `fillHtml`) fill the same templates with the same values by the same rules (`fill_html`):
 
 - ``{x}``: the value ``x``, HTML-escaped (``html.escape(str(x), quote=True)``: & < > " ' become entities; page.js's
   `esc` replaces the same five characters by the same entities);
@@ -36,10 +36,10 @@ def fill_html(template: str, values: Mapping[str, object]) -> str:
         if kind:
             x = values.get(name)
             if kind == "^":
-                return "" if bool(x) else fill_html(inside, values)
+                return "" if x else fill_html(inside, values)
             if isinstance(x, list):
                 return "".join(fill_html(inside, {**values, **item}) for item in x)
-            if not bool(x):
+            if not x:
                 return ""
             return fill_html(inside, {**values, **x} if isinstance(x, Mapping) else values)
         return str(values[slot]) if raw else html.escape(str(values[slot]))
@@ -66,7 +66,8 @@ TEMPLATES: dict[str, str] = {
     "headline": ('{#n}<div class="n"><span class="big">N = {value}</span> <span class="muted">parameters '
                  '({short})</span></div><div class="nf muted">N = <code>{formula}</code></div>{/n}'
                  '{#active}<div class="n active"><span class="big">N_active = {value}</span> <span class="muted">'
-                 'per token ({short})</span></div><div class="nf muted">{label}: <code>{formula}</code></div>{/active}'),
+                 'per token ({short})</span></div><div class="nf muted">{label}: <code>{formula}</code></div>'
+                 '{/active}'),
     # app.budget.bar_text: a bar's text (text, not markup: filled by str.format, page.js `fill`, and escaped where
     # the chart shows it), params (units.params), percent (units.percent) of N
     "bar_tied": "0: tied to W_te",
@@ -96,10 +97,12 @@ TEMPLATES: dict[str, str] = {
     # dtype, scale (units.nbytes of the largest tensor at T_max), rows (markup), legend and lines (markup),
     # korthikanti (its note, or "")
     "table": ('<table class="shapes"><thead><tr><th class="n">tensor</th><th class="s">lesson shape</th>'
-              '<th class="c">shape now</th><th class="e">elements</th><th class="m" title="bytes at {dtype}">memory</th>'
+              '<th class="c">shape now</th><th class="e">elements</th>'
+              '<th class="m" title="bytes at {dtype}">memory</th>'
               '<th class="b" title="share of {scale}, the largest tensor at T = T_max">size</th></tr></thead>'
-              '<tbody>{&rows}</tbody></table>{&legend}<p class="legend muted">bars: share of {scale}, the largest tensor '
-              "at T = T_max, so they grow as T does. <b>view</b>: shares an earlier tensor's storage (no new memory). "
+              '<tbody>{&rows}</tbody></table>{&legend}<p class="legend muted">bars: share of {scale}, the largest '
+              "tensor at T = T_max, so they grow as T does. <b>view</b>: shares an earlier tensor's storage (no new "
+              "memory). "
               '<span class="dot">●</span> kept for the backward pass.</p>{&lines}'
               '{#korthikanti}<p class="note muted">{korthikanti}</p>{/korthikanti}'),
     # app.changes_card.changes_html: dtype, note (Changes.note), groups {key, title, lines (as "lines" has them)}

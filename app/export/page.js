@@ -18,7 +18,8 @@
 //   test_export.py::test_table_rows_markup_is_the_live_tables: rowHtml
 //   test_export.py::test_table_rows_are_the_trace (and test_export_mla.py::
 //     test_the_shapes_rows_are_the_models_with_the_latent_tensors): shapeRows, evalShape, symbols
-//   test_export_moe.py::test_the_shapes_table_groups_blocks_by_kind: moeBlockRows, blocksText
+//   test_export_moe.py::test_the_shapes_table_groups_blocks_by_kind (and test_export.py::test_table_rows_are_the_trace):
+//     blockRows, blocksText
 //   test_export_moe.py::test_group_titles_of_mixed_layouts_are_the_models: blockTitles
 //   test_export_moe.py::test_the_page_shows_n_and_n_active_as_the_cli: chartOf
 //   test_export_window.py::test_the_shapes_rows_and_headings_are_the_models: windowText, attnOf
@@ -518,7 +519,6 @@ function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then sha
   const shapeOf = (r, s) => (st.dims ? DIM_FNS[key][st.rows.indexOf(r)].map((f) => f(s)) : evalShape(r.symbolic, s));
   const size = (r, s) => shapeOf(r, s).reduce((a, b) => a * b, 1n) * BigInt(r.elem);
   const scale = st.rows.reduce((m, r) => { const b = size(r, atTmax); return b > m ? b : m; }, 0n);
-  const L = cfg.L, perBlock = st.rows.filter((r) => r.block).length;
   const out = [];
   const tensor = (r, name, block) => {
     const shape = shapeOf(r, big), numel = shape.reduce((a, b) => a * b, 1n), nbytes = numel * BigInt(r.elem);
@@ -528,25 +528,8 @@ function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then sha
   };
   let emitted = false;
   for (const r of st.rows) {
-    if (!r.block) { tensor(r, r.name, false); continue; }
-    if (emitted) continue;
-    emitted = true;
-    const group = st.rows.filter((x) => x.block);
-    if (isMoe(cfg)) { moeBlockRows(cfg, group, expanded, out, tensor); continue; }
-    if (!expanded) {
-      out.push({kind: "group", name: `${L === 1 ? "block 0" : `blocks 0 … ${L - 1}`} × L = ${thousands(L)}`,
-                label: `one block's ${perBlock} tensors${windowText(cfg) ? `: ${windowText(cfg)}` : "; every block repeats these shapes"}`});
-      for (const x of group) tensor(x, x.local, true);
-      continue;
-    }
-    for (let b = 0; b < Math.min(L, S.max_listed_blocks); b++) {
-      out.push({kind: "group", name: `block ${b}`, label: `of ${thousands(L)}${attnOf(cfg, b)}`});
-      for (const x of group) tensor(x, `blocks.${b}.${x.local}`, true);
-    }
-    if (L > S.max_listed_blocks) {
-      out.push({kind: "group", name: `blocks ${S.max_listed_blocks} … ${L - 1}`,
-                label: `${thousands(L - S.max_listed_blocks)} more blocks with the same shapes, not listed`});
-    }
+    if (!r.block) tensor(r, r.name, false);
+    else if (!emitted) { emitted = true; blockRows(cfg, st.rows.filter((x) => x.block), expanded, out, tensor); }
   }
   if (!st.rows.some((r) => r.name === "loss")) {
     out.push({kind: "absent", name: "loss", label: "none at T = 1: no next token to predict", symbolic: "()"});
@@ -589,23 +572,27 @@ function blockTitles(cfg) {  // tracing.block_groups: each kind's title
   }));
 }
 
-function moeBlockRows(cfg, group, expanded, out, tensor) {  // shapes.shape_rows of a mixture of experts: a group per kind
-  const L = cfg.L, kinds = blockKinds(cfg), ofKind = (kind) => group.filter((x) => x.kind === kind);
+function blockRows(cfg, group, expanded, out, tensor) {  // shapes.shape_rows' block rows: "× L" (one group per kind), or each block
+  const L = cfg.L, moe = isMoe(cfg), kinds = blockKinds(cfg), win = windowText(cfg);
+  const ofKind = (kind) => group.filter((x) => (x.kind ?? "dense") === kind);  // a dense model's rows carry no kind
   if (!expanded) {
     const titles = blockTitles(cfg);
     for (const kind of distinctKinds(cfg)) {
-      out.push({kind: "group", name: titles[kind], label: `one block's ${ofKind(kind).length} tensors${windowText(cfg) ? `; ${windowText(cfg)}` : ""}`});
+      const n = ofKind(kind).length;
+      out.push(moe ? {kind: "group", name: titles[kind], label: `one block's ${n} tensors${win ? `; ${win}` : ""}`}
+        : {kind: "group", name: `${L === 1 ? "block 0" : `blocks 0 … ${L - 1}`} × L = ${thousands(L)}`,
+           label: `one block's ${n} tensors${win ? `: ${win}` : "; every block repeats these shapes"}`});
       for (const x of ofKind(kind)) tensor(x, x.local, true);
     }
     return;
   }
   for (let b = 0; b < Math.min(L, S.max_listed_blocks); b++) {
-    out.push({kind: "group", name: `block ${b}`, label: `of ${thousands(L)} · ${S.kind_labels[kinds[b]]}${attnOf(cfg, b)}`});
+    out.push({kind: "group", name: `block ${b}`, label: `of ${thousands(L)}${moe ? ` · ${S.kind_labels[kinds[b]]}` : ""}${attnOf(cfg, b)}`});
     for (const x of ofKind(kinds[b])) tensor(x, `blocks.${b}.${x.local}`, true);
   }
   if (L > S.max_listed_blocks) {
     out.push({kind: "group", name: `blocks ${S.max_listed_blocks} … ${L - 1}`,
-              label: `${thousands(L - S.max_listed_blocks)} more blocks of the kinds above, not listed`});
+              label: `${thousands(L - S.max_listed_blocks)} more blocks ${moe ? "of the kinds above" : "with the same shapes"}, not listed`});
   }
 }
 
