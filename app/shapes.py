@@ -241,7 +241,7 @@ p.intro {{ margin: 0 0 6px 0; }}
 SEP = "\x1f"  # ends each value in ShapesPanel.values (ASCII's unit separator: never in a value)
 
 SHAPES_ESM = r"""
-export function fill_html({ model, el }) {
+export function render({ model, el }) {
   el.innerHTML = `<div class="head"><h2>${model.title}</h2><div class="picks"><div class="dtypes" role="group">${
     model.dtypes.map((d) => `<button type="button">${d}</button>`).join("")}</div>
     <label><input type="checkbox"> list all L blocks</label></div></div>

@@ -476,7 +476,7 @@ function memoryLines(cfg, dtype) {
     .filter((x) => S.dtypes[dtype] === 2 || x.key !== "memory/korthikanti").map((x) => ({...x, label: fill(x.label, {dtype, ...windowValues(cfg)})}));
 }
 
-// ---- markup: app/templates.py's TEMPLATES (S.html), filled by render as app/budget.py and app/shapes.py fill them --
+// ---- markup: app/templates.py's TEMPLATES (S.html), filled by fillHtml as app/budget.py and app/shapes.py fill them
 function fillHtml(t, v) {  // templates.fill_html: {x} escaped, {&x} as is, {#x}…{/x} per item / if true, {^x}…{/x} if not
   return t.replace(/\{([#^])(\w+)\}([\s\S]*?)\{\/\2\}|\{(&?)(\w+)\}/g, (_, kind, name, inside, raw, slot) => {
     if (!kind) return raw ? String(v[slot]) : esc(v[slot]);

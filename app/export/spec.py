@@ -381,7 +381,7 @@ def _static_spec() -> dict:
         "groups": GROUPS, "sum_keys": list(SUM_KEYS), "step_prefix": STEP_PREFIX,
         "chart": _bars(CHART),
         "inside": BAR_INSIDE, "bar_share": BAR_SHARE, "chart_note": CHART_NOTE, "korthikanti_note": KORTHIKANTI_NOTE,
-        "html": TEMPLATES, "marked": MARKED,  # app/templates.py: the markup page.js's render fills
+        "html": TEMPLATES, "marked": MARKED,  # app/templates.py: the markup page.js's fillHtml fills
         "quadratic": QUADRATIC, "mark": MARK, "shapes_titles": {a: shapes_title_html(a) for a in CHOICES["attention"]},
         "max_listed_blocks": MAX_LISTED_BLOCKS, "train": _training(),
         "units": {"count": [list(u) for u in units._COUNT_UNITS], "si": [list(u) for u in units._SI],
