@@ -158,10 +158,10 @@ def _tr(r: ShapeRow, w: _Writer) -> str:
                                    "sv" if r.saved else "", "r" if r.only else "") if c)
     w.values += [r.shape or "—", r.elements or "—", r.memory or "—", f"{100 * r.bar:.1f}%"]
     w.raw += [False] * 4
-    return fill_html(TEMPLATES["tensor_row"], {"cls": classes, "title": row_title(r), "name": r.name, "label": r.label,
-                                            "symbolic": r.symbolic, "mark": f" {MARKED}" if r.only else "",
-                                            "dv": " data-v", "shape": SLOT, "elements": SLOT, "memory": SLOT,
-                                            "bar": SLOT})
+    return fill_html(TEMPLATES["tensor_row"], {
+        "cls": classes, "title": row_title(r), "name": r.name, "label": r.label, "symbolic": r.symbolic,
+        "mark": f" {MARKED}" if r.only else "", "dv": " data-v", "shape": SLOT, "elements": SLOT, "memory": SLOT,
+        "bar": SLOT})
 
 
 @dataclass(frozen=True)

@@ -51,8 +51,8 @@ from .cache import cached
 from ..train_query import (CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, ONE_GPU_ZERO, TRAIN_BOUNDS, TRAIN_CHOICES, TRAIN_KEYS,
                            WHOLE_KEYS)
 
-from ..templates import MARKED, TEMPLATES
 from ..styles import BAR_INSIDE, BAR_SHARE, PART_COLOURS
+from ..templates import MARKED, TEMPLATES
 from ..words import (FIT_LABELS, GPU_LABELS, HEADLINE, HEADLINE_FITS, HEADLINE_RULE, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
                      RECOMPUTE_LABELS, ROWS, HINT, SHORT, SHORT_WHEN, SOFT, STEP_PREFIX, SUM_KEYS, TRAIN_MOE, TRAIN_NOTE,
                      ZERO_LABELS, shapes_title_html)
