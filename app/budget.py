@@ -17,7 +17,8 @@ from model.budgeting import GROUPS, chart, chart_note
 
 from .state import ExplorerState
 from .styles import BAR_INSIDE, BAR_SHARE, BUDGET_CSS, PART_COLOURS
-from .words import CAPTIONS, STEP_PREFIX, SUM_KEYS
+from .templates import TEMPLATES, columns_to_rows, fill_html
+from .words import STEP_PREFIX, SUM_KEYS
 
 
 def shown(line: Line) -> dict[str, str]:
@@ -28,43 +29,36 @@ def shown(line: Line) -> dict[str, str]:
 
 
 def lines_html(lines: list[dict[str, str]]) -> str:
-    """The budget's lines as one table, grouped by the key's first part (model.budgeting.GROUPS).
-
-    Mirrored by `linesHtml` in the exported page; tests check both give the same markup for the same lines.
-    """
-    e = html.escape
-    out, group = [], None
+    """The budget's lines as one table, grouped by the key's first part (model.budgeting.GROUPS): the template
+    "lines" of app/templates.py, which the exported page's `linesHtml` fills the same way (tests compare them)."""
+    rows, group = [], None
     for x in lines:
         g = x["key"].split("/", 1)[0]
-        if g != group:
-            group = g
-            out.append(f'<tr class="grp"><td colspan="2">{e(GROUPS[g])}</td></tr>')
         cls = "sum" if x["key"] in SUM_KEYS else "step" if x["key"].startswith(STEP_PREFIX) else ""
-        short = f'<small>{e(x["short"])}</small>' if x["short"] else ""
-        out.append(f'<tr class="{cls}" data-key="{e(x["key"])}"><td class="l">{e(x["label"])}'
-                   f'<code>{e(x["formula"])}</code></td><td class="v">{e(x["value"])}{short}</td></tr>')
-    return f'<table class="lines">{"".join(out)}</table>'
+        rows.append({**x, "group": GROUPS[g] if g != group else "", "cls": cls})
+        group = g
+    return fill_html(TEMPLATES["lines"], {"rows": rows})
 
 
 def headline_html(lines: dict[str, dict[str, str]]) -> str:
     """N in large type with its formula; a mixture of experts' N_active under it, as large (the line
-    params/active: the parameters one token uses)."""
-    e = html.escape
-    n = lines["params/exact"]
-    out = (f'<div class="n"><span class="big">N = {e(n["value"])}</span> <span class="muted">parameters '
-           f'({e(n["short"])})</span></div><div class="nf muted">N = <code>{e(n["formula"])}</code></div>')
-    active = lines.get("params/active")
-    if active:
-        out += (f'<div class="n active"><span class="big">N_active = {e(active["value"])}</span> <span class="muted">'
-                f'per token ({e(active["short"])})</span></div><div class="nf muted">{e(active["label"])}: '
-                f'<code>{e(active["formula"])}</code></div>')
-    return out
+    params/active: the parameters one token uses). The template "headline"."""
+    return fill_html(TEMPLATES["headline"], {"n": lines["params/exact"], "active": lines.get("params/active")})
 
 
 def captions_html(lines: dict[str, dict[str, str]]) -> str:
-    """The captions under the chart."""
-    items = "".join(f"<li>{c.format(mlp_share=html.escape(lines['params/mlp_share']['value']))}</li>" for c in CAPTIONS)
-    return f'<ul class="captions">{items}</ul>'
+    """The captions under the chart (the template "captions")."""
+    return fill_html(TEMPLATES["captions"], {"mlp_share": lines["params/mlp_share"]["value"]})
+
+
+def bar_text(key: str, value: int, in_sum: bool, total: int) -> str:
+    """A bar's text: the head's "0: tied to W_te"; a part outside N's sum (a dense block's halves; a mixture of
+    experts' routed experts a token uses) per block or as a share of N; a part of N's sum, its share (the
+    templates "bar_*", which page.js's `budgetParts` fills the same way)."""
+    if key == "params/head" and value == 0:
+        return TEMPLATES["bar_tied"]
+    kind = "bar_share" if in_sum else "bar_block" if key.endswith("_block") else "bar_of_n"
+    return TEMPLATES[kind].format(params=fmt.params(value), percent=fmt.percent(value / total))  # text, not markup
 
 
 def budget_parts(b: Budget) -> dict[str, list]:
@@ -73,15 +67,6 @@ def budget_parts(b: Budget) -> dict[str, list]:
     whether the text sits inside the bar (long bars)."""
     bars = chart(b)
     value = [b.line(key).value for key, _, _ in bars]
-    text = []
-    for (key, _, in_sum), v in zip(bars, value):
-        if key == "params/head" and v == 0:
-            text.append("0: tied to W_te")
-        elif not in_sum:  # a dense block's halves; a mixture of experts' routed experts a token uses
-            text.append(f"{fmt.params(v)} per block" if key.endswith("_block") else
-                        f"{fmt.params(v)} · {fmt.percent(v / b.params_exact)} of N")
-        else:
-            text.append(f"{fmt.params(v)} · {fmt.percent(v / b.params_exact)}")
     top = max(value)
     return {
         "key": [key for key, _, _ in bars],
@@ -90,7 +75,7 @@ def budget_parts(b: Budget) -> dict[str, list]:
         "exact": [fmt.thousands(v) for v in value],
         "formula": [b.line(key).formula for key, _, _ in bars],
         "what": [b.line(key).label for key, _, _ in bars],
-        "text": text,
+        "text": [bar_text(key, v, in_sum, b.params_exact) for (key, _, in_sum), v in zip(bars, value)],
         "colour": [PART_COLOURS[key] for key, _, _ in bars],
         "inside": [v > BAR_INSIDE * top for v in value],  # long bars carry their text inside
     }
@@ -99,21 +84,10 @@ def budget_parts(b: Budget) -> dict[str, list]:
 def chart_html(parts: dict[str, list]) -> str:
     """The parameter chart: one labelled bar per part, to scale (the longest fills BAR_SHARE of the track, as a
     CSS calc of whole numbers, so the exported page's `chartHtml` writes the same markup), the part's formula
-    and exact count on hover. Mirrored by `chartHtml` in the exported page; tests compare the two."""
-    e = html.escape
-    top = max(parts["value"]) or 1
-    rows = []
-    for i, key in enumerate(parts["key"]):
-        value, inside = parts["value"][i], parts["inside"][i]
-        text = f'<span class="pt">{e(parts["text"][i])}</span>'
-        bar = (f'<span class="bar" style="width: calc({BAR_SHARE}% * {value} / {top}); '
-               f'background: {e(parts["colour"][i])}">{text if inside else ""}</span>')
-        tip = (f'<span class="tip"><b>{e(parts["what"][i])}</b><br>parameters: {e(parts["exact"][i])}<br>'
-               f'formula: <code>{e(parts["formula"][i])}</code></span>')
-        rows.append(f'<div class="part{" in" if inside else ""}" data-key="{e(key)}" data-value="{value}" tabindex="0">'
-                    f'<span class="pl">{e(parts["label"][i])}</span><span class="track">{bar}'
-                    f'{"" if inside else text}</span>{tip}</div>')
-    return f'<div class="parts">{"".join(rows)}</div>'
+    and exact count on hover: the template "chart". Mirrored by `chartHtml` in the exported page; tests compare
+    the two."""
+    return fill_html(TEMPLATES["chart"], {"bars": columns_to_rows(parts), "share": BAR_SHARE,
+                                       "top": max(parts["value"]) or 1})
 
 
 class BudgetView(pn.viewable.Viewer):

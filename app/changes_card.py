@@ -6,10 +6,10 @@ JavaScript (`changesGroups`, `changesHtml`) and tests compare the markup of the 
 """
 from __future__ import annotations
 
-import html
-
 from model import units as fmt
 from model.changes import ORDER_NOTE, Changes
+
+from .templates import TEMPLATES, fill_html
 
 TITLE = "What each change buys"
 SAME = "This is GPT-2's recipe, the lesson's 2019 block: switch on a change of the modern recipe to see what it buys."
@@ -39,21 +39,13 @@ def changes_groups(c: Changes) -> list[dict]:
 def changes_html(groups: list[dict], dtype: str, note: str = ORDER_NOTE) -> str:
     """The card's body: one table, each change a titled group of lines (its short key as the row class), and
     the note on the order of the changes (`Changes.note`: a mixture of experts' adds its place); GPT-2's
-    recipe gets a sentence instead."""
-    e = html.escape
+    recipe gets a sentence instead (the templates "changes" and "same" of app/templates.py)."""
     if len(groups) == 1:
-        return f'<p class="note muted">{e(SAME)}</p>'
-    rows = []
-    for g in groups:
-        rows.append(f'<tr class="grp {e(g["key"])}"><td colspan="2">{e(g["title"])}</td></tr>')
-        for x in g["lines"]:
-            short = f'<small>{e(x["short"])}</small>' if x["short"] else ""
-            rows.append(f'<tr data-key="{e(x["key"])}"><td class="l">{e(x["label"])}<code>{e(x["formula"])}</code>'
-                        f'</td><td class="v">{e(x["value"])}{short}</td></tr>')
-    return (f'<p class="muted">Bytes at {e(dtype)}. {e(note)}</p>'
-            f'<table class="lines changes">{"".join(rows)}</table>')
+        return fill_html(TEMPLATES["same"], {"same": SAME})
+    return fill_html(TEMPLATES["changes"], {"dtype": dtype, "note": note, "groups": groups})
 
 
 def notice_html(text: str) -> str:
-    """A notice in the card's place (no GPT-2 twin, or a recipe the exported page does not carry)."""
-    return f'<div class="status"><span class="n">⚠</span> {html.escape(text)}</div>'
+    """A notice in the card's place (no GPT-2 twin, or a recipe the exported page does not carry): the template
+    "notice"."""
+    return fill_html(TEMPLATES["notice"], {"text": text})

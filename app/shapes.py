@@ -27,6 +27,7 @@ from model.tracing import window_text
 from .budget import lines_html, shown
 from .state import ExplorerState, bar_scale
 from .styles import INK, TABLE_CSS
+from .templates import MARKED, TEMPLATES, fill_html
 from .words import MAX_LISTED_BLOCKS, QUADRATIC, SHAPES_NOTES, SHAPES_TITLE
 
 
@@ -121,7 +122,6 @@ def shape_rows(trace: Trace, scale_bytes: int, expanded: bool = False) -> list[S
 # elements, memory, bar width, block headings, the scale, the memory lines' values) carries `data-v` (text)
 # or `data-h` (markup): the page receives the markup once, then only the list of those contents (TableSlots).
 SLOT = "\x00"  # where a changing value goes in the template; never in escaped text
-MARKED = f'<em class="mk">{MARK}</em>'  # a row's mark and the legend's, in the recipe's colour
 _LINE_VALUE = re.compile(r'<td class="v">(.*?)</td>')  # a value cell of app.budget.lines_html
 
 
@@ -147,20 +147,21 @@ def row_title(r: ShapeRow) -> str:
 
 
 def _tr(r: ShapeRow, w: _Writer) -> str:
-    e = html.escape
+    """A row (the templates "group_row" and "tensor_row" of app/templates.py, which page.js's `rowHtml` fills with
+    the values inline): each changing value a SLOT, collected by `w` in the template's order."""
     if r.kind == "group":
-        return f'<tr class="g"><td colspan="6">{w.slot("b", r.name)} {w.slot("i", r.label)}</td></tr>'
+        w.values += [r.name, r.label]
+        w.raw += [False, False]
+        return fill_html(TEMPLATES["group_row"], {"dv": " data-v", "name": SLOT, "label": SLOT})
     classes = " ".join(c for c in ("t", "k" if r.in_block else "", "q" if r.quadratic else "",
                                    "a" if r.kind == "absent" else "", "v" if r.view else "",
                                    "sv" if r.saved else "", "r" if r.only else "") if c)
-    mark = f" {MARKED}" if r.only else ""
-    shape = w.slot("td", r.shape or "—", ' class="c"')
-    elements = w.slot("td", r.elements or "—", ' class="e"')
-    memory = w.slot("td", r.memory or "—", ' class="m"')
-    bar = w.slot("s", f"{100 * r.bar:.1f}%")
-    return (f'<tr class="{classes}" title="{e(row_title(r))}"><td class="n"><b>{e(r.name)}{mark}</b><i>{e(r.label)}</i>'
-            f'<u>{e(r.symbolic)}</u></td>'
-            f'<td class="s">{e(r.symbolic)}</td>{shape}{elements}{memory}<td class="b">{bar}</td></tr>')
+    w.values += [r.shape or "—", r.elements or "—", r.memory or "—", f"{100 * r.bar:.1f}%"]
+    w.raw += [False] * 4
+    return fill_html(TEMPLATES["tensor_row"], {
+        "cls": classes, "title": row_title(r), "name": r.name, "label": r.label, "symbolic": r.symbolic,
+        "mark": f" {MARKED}" if r.only else "", "dv": " data-v", "shape": SLOT, "elements": SLOT, "memory": SLOT,
+        "bar": SLOT})
 
 
 @dataclass(frozen=True)
@@ -182,7 +183,7 @@ class TableParts:
 
 def recipe_legend_html(legend: tuple[str, ...] | list[str]) -> str:
     """`model.recipe_rows`' legend lines under the table, their MARK as the rows show it ("" for GPT-2's recipe)."""
-    return "".join(f'<p class="legend muted">{html.escape(x).replace(MARK, MARKED, 1)}</p>' for x in legend)
+    return fill_html(TEMPLATES["legend"], {"legend": [{"text": html.escape(x).replace(MARK, MARKED, 1)} for x in legend]})
 
 
 def table_parts(rows: list[ShapeRow], dtype: str, scale: str, memory: list[dict[str, str]],

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import random
+import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -19,9 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from app.budget import budget_parts, chart_html, lines_html, shown
+from app.budget import budget_parts, captions_html, chart_html, headline_html, lines_html, shown
+from app.changes_card import notice_html
+from app.shapes import table_at
 from app.export.cli import main as export_main
 from app.export.page import external_references
+from app.templates import TEMPLATES, fill_html
 from app.train_query import settle_train
 from app.words import slider_range, status_rules
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, divisors, trace
@@ -237,6 +241,52 @@ def test_markup_is_the_live_pages(page) -> None:
                                       "window.__ts.budgetParts(Object.fromEntries(lines.map((x) => [x.key, x]))); "
                                       "return [parts, window.__ts.chartHtml(parts)]; }", cfg_js(c))
         assert parts == budget_parts(budget(c)) and markup == chart_html(parts), c
+
+
+HOSTILE = ["<a href='x'>&amp;</a>", 'say "hi"', "", "0", 12_345, 0, "plain", "{label}", "⚠ ◆ ·", "a\\b"]
+
+
+def hostile_values(template: str, rng: random.Random) -> dict:
+    """Values for every slot of `template`: hostile text and numbers; each section that is no slot too missing,
+    false, true, a dict or a list of items (each with every slot's own value)."""
+    slots = set(re.findall(r"\{&?(\w+)\}", template))
+    sections = set(re.findall(r"\{[#^](\w+)\}", template)) - slots
+    item = lambda: {n: rng.choice(HOSTILE) for n in slots}  # noqa: E731
+    out = item()
+    for s in sections:
+        choice = rng.randrange(6)
+        if choice < 5:
+            out[s] = [None, "", "x", item(), [item() for _ in range(rng.randint(0, 3))]][choice]
+    return out
+
+
+@pytest.mark.browser
+def test_fill_html_agrees_with_the_templates(page) -> None:
+    rng = random.Random(24)
+    cases = [(t, hostile_values(t, rng)) for t in TEMPLATES.values() for _ in range(40)]
+    assert js(page, "fillHtml", cases) == [fill_html(t, v) for t, v in cases]
+
+
+@pytest.mark.browser
+def test_cards_markup_is_the_live_pages(page) -> None:
+    for c in (PRESETS["gpt2-small"], PRESETS["gpt3-175b"], *CONFIGS[:20]):
+        by_key = {x.key: shown(x) for x in budget(c).lines}
+        assert js(page, "headlineHtml", [[by_key]]) == [headline_html(by_key)], c
+        assert js(page, "captionsHtml", [[by_key]]) == [captions_html(by_key)], c
+    texts = ["k clamped 17 → 16", "<script>alert('x')</script> & \"y\""]
+    assert js(page, "noticeHtml", [[x] for x in texts]) == [notice_html(x) for x in texts]
+
+
+@pytest.mark.browser
+def test_table_rows_markup_is_the_live_tables(page) -> None:
+    """The exported page's rows (`rowHtml`, values inline) are the live table's (`app.shapes.table_at`), less the
+    live page's data-v marks of the values it patches."""
+    cases = [(c, dt, ex) for c, dt, ex in zip(CONFIGS[:30], [*DTYPES] * 10, [False, True, False] * 10) if c.L <= 60]
+    got = page.evaluate("(xs) => xs.map(([c, dt, ex]) => window.__ts.shapeRows(c, dt, ex).rows.map(window.__ts.rowHtml)"
+                        ".join(''))", [[cfg_js(c), dt, ex] for c, dt, ex in cases])
+    for (c, dt, ex), rows in zip(cases, got):
+        live = table_at(c, dt, ex).html
+        assert rows == live[live.index("<tbody>") + 7:live.index("</tbody>")].replace(" data-v", ""), (c, dt, ex)
 
 
 @pytest.mark.browser

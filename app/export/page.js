@@ -9,6 +9,26 @@
 // (latent attention's settleMla, readLatent and extraKey: tests/test_export_mla.py).
 // Whole numbers are BigInt where formulas are exact, so (B, h, T, T) element counts stay exact beyond 2**53.
 
+// Twins of the markup (the budget card, the shapes table, the changes card): the markup itself is data, app/templates.py's
+// TEMPLATES in S.html, filled by fillHtml as app/budget.py, app/shapes.py and app/changes_card.py fill them; what
+// is left mirrors a Python function (named in its comment), by the test that runs both on the same inputs:
+//   test_export.py::test_fill_html_agrees_with_the_templates: fillHtml (templates.fill_html, on hostile values)
+//   test_export.py::test_markup_is_the_live_pages: linesHtml, budgetParts, chartHtml
+//   test_export.py::test_cards_markup_is_the_live_pages: headlineHtml, captionsHtml, noticeHtml
+//   test_export.py::test_table_rows_markup_is_the_live_tables: rowHtml
+//   test_export.py::test_table_rows_are_the_trace (and test_export_mla.py::
+//     test_the_shapes_rows_are_the_models_with_the_latent_tensors): shapeRows, evalShape, symbols
+//   test_export_moe.py::test_the_shapes_table_groups_blocks_by_kind (and test_export.py::test_table_rows_are_the_trace):
+//     blockRows, blocksText
+//   test_export_moe.py::test_group_titles_of_mixed_layouts_are_the_models: blockTitles
+//   test_export_moe.py::test_the_page_shows_n_and_n_active_as_the_cli: chartOf
+//   test_export_window.py::test_the_shapes_rows_and_headings_are_the_models: windowText, attnOf
+//   test_export_recipe_rows.py::test_the_page_marks_what_the_model_marks: recipeLegendHtml
+//   test_export_recipe_rows.py::test_the_shown_table_carries_the_marks_and_the_legend: tableHtml
+//   test_export_recipe.py::test_changes_lines_and_markup_agree_with_the_model (and test_export_window.py::
+//     test_the_changes_card_is_the_models, test_export_mla.py::test_the_changes_card_ends_with_latent_attention):
+//     changesGroups, titleValues, changesHtml, changesCardHtml
+
 // Twins of the training card: each JavaScript function below that mirrors a Python one (named in its comment), by
 // the test that runs both on the same inputs in Chromium (everything else of the card is data in S.train):
 //   test_export.py::test_training_formatters_agree_on_thousands_of_values: pyExp2, scientific, pyG3, plain, duration,
@@ -453,20 +473,21 @@ function memoryLines(cfg, dtype) {
     .filter((x) => S.dtypes[dtype] === 2 || x.key !== "memory/korthikanti").map((x) => ({...x, label: fill(x.label, {dtype, ...windowValues(cfg)})}));
 }
 
-// ---- markup: app/budget.py and app/shapes.py --------------------------------------------------------------------
-function linesHtml(lines) {  // budget.lines_html
-  const out = [];
-  let group = null;
-  for (const x of lines) {
-    const g = x.key.split("/")[0];
-    if (g !== group) { group = g; out.push(`<tr class="grp"><td colspan="2">${esc(S.groups[g])}</td></tr>`); }
-    const cls = S.sum_keys.includes(x.key) ? "sum" : x.key.startsWith(S.step_prefix) ? "step" : "";
-    const short = x.short ? `<small>${esc(x.short)}</small>` : "";
-    out.push(`<tr class="${cls}" data-key="${esc(x.key)}"><td class="l">${esc(x.label)}<code>${esc(x.formula)}</code></td>`
-             + `<td class="v">${esc(x.value)}${short}</td></tr>`);
-  }
-  return `<table class="lines">${out.join("")}</table>`;
+// ---- markup: app/templates.py's TEMPLATES (S.html), filled by fillHtml as app/budget.py and app/shapes.py fill them
+function fillHtml(t, v) {  // templates.fill_html: {x} escaped, {&x} as is, {#x}…{/x} per item / if true, {^x}…{/x} if not
+  return t.replace(/\{([#^])(\w+)\}([\s\S]*?)\{\/\2\}|\{(&?)(\w+)\}/g, (_, kind, name, inside, raw, slot) => {
+    if (!kind) return raw ? String(v[slot]) : esc(v[slot]);
+    const x = v[name], on = Array.isArray(x) ? x.length > 0 : !!x;
+    if (kind === "^" || !on) return kind === "^" && !on ? fillHtml(inside, v) : "";
+    return Array.isArray(x) ? x.map((item) => fillHtml(inside, {...v, ...item})).join("")
+      : fillHtml(inside, typeof x === "object" ? {...v, ...x} : v);
+  });
 }
+
+const linesHtml = (lines) => fillHtml(S.html.lines, {rows: lines.map((x, i) => {  // budget.lines_html
+  const g = x.key.split("/")[0], cls = S.sum_keys.includes(x.key) ? "sum" : x.key.startsWith(S.step_prefix) ? "step" : "";
+  return {...x, cls, group: i > 0 && lines[i - 1].key.split("/")[0] === g ? "" : S.groups[g]};
+})});
 
 const chartOf = (cfg) => S.charts[budgetKey(cfg)] ?? {bars: S.chart, note: S.chart_note};  // budgeting.chart, chart_note
 
@@ -474,43 +495,20 @@ function budgetParts(byKey, bars = S.chart) {  // budget.budget_parts
   const chart = bars.map((c) => ({...c, line: byKey[c.key]}));
   const values = chart.map((c) => Number(c.line.raw));
   const top = Math.max(...values), total = Number(byKey["params/exact"].raw);
+  const text = (c, v) => (c.key === "params/head" && v === 0 ? S.html.bar_tied  // budget.bar_text
+    : fill(S.html[c.in_sum ? "bar_share" : c.key.endsWith("_block") ? "bar_block" : "bar_of_n"], {params: fmtParams(v), percent: fmtPercent(v / total)}));
   return {
     key: chart.map((c) => c.key), label: chart.map((c) => c.label), value: values,
     exact: chart.map((c) => thousands(c.line.raw)), formula: chart.map((c) => c.line.formula),
-    what: chart.map((c) => c.line.label),
-    text: chart.map((c, i) => (c.key === "params/head" && values[i] === 0 ? "0: tied to W_te"
-      : !c.in_sum ? (c.key.endsWith("_block") ? `${fmtParams(values[i])} per block` : `${fmtParams(values[i])} · ${fmtPercent(values[i] / total)} of N`)
-      : `${fmtParams(values[i])} · ${fmtPercent(values[i] / total)}`)),
+    what: chart.map((c) => c.line.label), text: chart.map((c, i) => text(c, values[i])),
     colour: chart.map((c) => c.colour), inside: values.map((v) => v > S.inside * top),
   };
 }
 
-function chartHtml(parts) {  // budget.chart_html
-  const top = Math.max(...parts.value) || 1;
-  const rows = parts.key.map((key, i) => {
-    const value = parts.value[i], inside = parts.inside[i];
-    const text = `<span class="pt">${esc(parts.text[i])}</span>`;
-    const bar = `<span class="bar" style="width: calc(${S.bar_share}% * ${value} / ${top}); `
-      + `background: ${esc(parts.colour[i])}">${inside ? text : ""}</span>`;
-    const tip = `<span class="tip"><b>${esc(parts.what[i])}</b><br>parameters: ${esc(parts.exact[i])}<br>`
-      + `formula: <code>${esc(parts.formula[i])}</code></span>`;
-    return `<div class="part${inside ? " in" : ""}" data-key="${esc(key)}" data-value="${value}" tabindex="0">`
-      + `<span class="pl">${esc(parts.label[i])}</span><span class="track">${bar}${inside ? "" : text}</span>${tip}</div>`;
-  });
-  return `<div class="parts">${rows.join("")}</div>`;
-}
-
-function headlineHtml(byKey) {  // budget.headline_html
-  const n = byKey["params/exact"], a = byKey["params/active"];
-  return `<div class="n"><span class="big">N = ${esc(n.value)}</span> <span class="muted">parameters `
-    + `(${esc(n.short)})</span></div><div class="nf muted">N = <code>${esc(n.formula)}</code></div>`
-    + (a ? `<div class="n active"><span class="big">N_active = ${esc(a.value)}</span> <span class="muted">per token (${esc(a.short)})`
-         + `</span></div><div class="nf muted">${esc(a.label)}: <code>${esc(a.formula)}</code></div>` : "");
-}
-
-function captionsHtml(byKey) {  // budget.captions_html
-  return `<ul class="captions">${S.captions.map((c) => `<li>${c.replace("{mlp_share}", esc(byKey["params/mlp_share"].value))}</li>`).join("")}</ul>`;
-}
+const chartHtml = (parts) => fillHtml(S.html.chart, {share: S.bar_share, top: Math.max(...parts.value) || 1,  // budget.chart_html
+  bars: parts.key.map((_, i) => Object.fromEntries(Object.entries(parts).map(([k, col]) => [k, col[i]])))});  // templates.columns_to_rows
+const headlineHtml = (byKey) => fillHtml(S.html.headline, {n: byKey["params/exact"], active: byKey["params/active"]});  // budget.headline_html
+const captionsHtml = (byKey) => fillHtml(S.html.captions, {mlp_share: byKey["params/mlp_share"].value});  // budget.captions_html
 
 function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then shapes.shape_rows
   const key = structureKey(cfg, dtype), st = S.structures[key];
@@ -518,7 +516,6 @@ function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then sha
   const shapeOf = (r, s) => (st.dims ? DIM_FNS[key][st.rows.indexOf(r)].map((f) => f(s)) : evalShape(r.symbolic, s));
   const size = (r, s) => shapeOf(r, s).reduce((a, b) => a * b, 1n) * BigInt(r.elem);
   const scale = st.rows.reduce((m, r) => { const b = size(r, atTmax); return b > m ? b : m; }, 0n);
-  const L = cfg.L, perBlock = st.rows.filter((r) => r.block).length;
   const out = [];
   const tensor = (r, name, block) => {
     const shape = shapeOf(r, big), numel = shape.reduce((a, b) => a * b, 1n), nbytes = numel * BigInt(r.elem);
@@ -528,25 +525,8 @@ function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then sha
   };
   let emitted = false;
   for (const r of st.rows) {
-    if (!r.block) { tensor(r, r.name, false); continue; }
-    if (emitted) continue;
-    emitted = true;
-    const group = st.rows.filter((x) => x.block);
-    if (isMoe(cfg)) { moeBlockRows(cfg, group, expanded, out, tensor); continue; }
-    if (!expanded) {
-      out.push({kind: "group", name: `${L === 1 ? "block 0" : `blocks 0 … ${L - 1}`} × L = ${thousands(L)}`,
-                label: `one block's ${perBlock} tensors${windowText(cfg) ? `: ${windowText(cfg)}` : "; every block repeats these shapes"}`});
-      for (const x of group) tensor(x, x.local, true);
-      continue;
-    }
-    for (let b = 0; b < Math.min(L, S.max_listed_blocks); b++) {
-      out.push({kind: "group", name: `block ${b}`, label: `of ${thousands(L)}${attnOf(cfg, b)}`});
-      for (const x of group) tensor(x, `blocks.${b}.${x.local}`, true);
-    }
-    if (L > S.max_listed_blocks) {
-      out.push({kind: "group", name: `blocks ${S.max_listed_blocks} … ${L - 1}`,
-                label: `${thousands(L - S.max_listed_blocks)} more blocks with the same shapes, not listed`});
-    }
+    if (!r.block) tensor(r, r.name, false);
+    else if (!emitted) { emitted = true; blockRows(cfg, st.rows.filter((x) => x.block), expanded, out, tensor); }
   }
   if (!st.rows.some((r) => r.name === "loss")) {
     out.push({kind: "absent", name: "loss", label: "none at T = 1: no next token to predict", symbolic: "()"});
@@ -589,23 +569,27 @@ function blockTitles(cfg) {  // tracing.block_groups: each kind's title
   }));
 }
 
-function moeBlockRows(cfg, group, expanded, out, tensor) {  // shapes.shape_rows of a mixture of experts: a group per kind
-  const L = cfg.L, kinds = blockKinds(cfg), ofKind = (kind) => group.filter((x) => x.kind === kind);
+function blockRows(cfg, group, expanded, out, tensor) {  // shapes.shape_rows' block rows: "× L" (one group per kind), or each block
+  const L = cfg.L, moe = isMoe(cfg), kinds = blockKinds(cfg), win = windowText(cfg);
+  const ofKind = (kind) => group.filter((x) => (x.kind ?? "dense") === kind);  // a dense model's rows carry no kind
   if (!expanded) {
     const titles = blockTitles(cfg);
     for (const kind of distinctKinds(cfg)) {
-      out.push({kind: "group", name: titles[kind], label: `one block's ${ofKind(kind).length} tensors${windowText(cfg) ? `; ${windowText(cfg)}` : ""}`});
+      const n = ofKind(kind).length;
+      out.push(moe ? {kind: "group", name: titles[kind], label: `one block's ${n} tensors${win ? `; ${win}` : ""}`}
+        : {kind: "group", name: `${L === 1 ? "block 0" : `blocks 0 … ${L - 1}`} × L = ${thousands(L)}`,
+           label: `one block's ${n} tensors${win ? `: ${win}` : "; every block repeats these shapes"}`});
       for (const x of ofKind(kind)) tensor(x, x.local, true);
     }
     return;
   }
   for (let b = 0; b < Math.min(L, S.max_listed_blocks); b++) {
-    out.push({kind: "group", name: `block ${b}`, label: `of ${thousands(L)} · ${S.kind_labels[kinds[b]]}${attnOf(cfg, b)}`});
+    out.push({kind: "group", name: `block ${b}`, label: `of ${thousands(L)}${moe ? ` · ${S.kind_labels[kinds[b]]}` : ""}${attnOf(cfg, b)}`});
     for (const x of ofKind(kinds[b])) tensor(x, `blocks.${b}.${x.local}`, true);
   }
   if (L > S.max_listed_blocks) {
     out.push({kind: "group", name: `blocks ${S.max_listed_blocks} … ${L - 1}`,
-              label: `${thousands(L - S.max_listed_blocks)} more blocks of the kinds above, not listed`});
+              label: `${thousands(L - S.max_listed_blocks)} more blocks ${moe ? "of the kinds above" : "with the same shapes"}, not listed`});
   }
 }
 
@@ -622,34 +606,20 @@ function parseShape(symbolic) {
 
 const evalShape = (symbolic, values) => parseShape(symbolic).map(([c, sym]) => c * (sym === null ? 1n : values[sym]));
 
-const marked = () => `<em class="mk">${esc(S.mark)}</em>`;  // shapes.MARKED
-
-function rowHtml(r) {  // shapes._tr
-  if (r.kind === "group") return `<tr class="g"><td colspan="6"><b>${esc(r.name)}</b> <i>${esc(r.label)}</i></td></tr>`;
-  const classes = ["t", r.in_block ? "k" : "", r.quadratic ? "q" : "", r.kind === "absent" ? "a" : "", r.view ? "v" : "",
-                   r.saved ? "sv" : "", r.only ? "r" : ""].filter((c) => c).join(" ");
-  const title = `${r.name}: ${r.label} · lesson shape ${r.symbolic}`;  // shapes.row_title
-  return `<tr class="${classes}" title="${esc(title)}"><td class="n"><b>${esc(r.name)}${r.only ? ` ${marked()}` : ""}</b>`
-    + `<i>${esc(r.label)}</i><u>${esc(r.symbolic)}</u></td>`
-    + `<td class="s">${esc(r.symbolic)}</td><td class="c">${esc(r.shape || "—")}</td>`
-    + `<td class="e">${esc(r.elements || "—")}</td><td class="m">${esc(r.memory || "—")}</td>`
-    + `<td class="b"><s style="width:${(100 * (r.bar || 0)).toFixed(1)}%"></s></td></tr>`;
+function rowHtml(r) {  // shapes._tr, its values inline
+  if (r.kind === "group") return fillHtml(S.html.group_row, {...r, dv: ""});
+  const cls = ["t", r.in_block ? "k" : "", r.quadratic ? "q" : "", r.kind === "absent" ? "a" : "", r.view ? "v" : "",
+               r.saved ? "sv" : "", r.only ? "r" : ""].filter((c) => c).join(" ");
+  return fillHtml(S.html.tensor_row, {...r, cls, dv: "", title: `${r.name}: ${r.label} · lesson shape ${r.symbolic}`,  // shapes.row_title
+    mark: r.only ? ` ${S.marked}` : "", shape: r.shape || "—", elements: r.elements || "—", memory: r.memory || "—",
+    bar: `${(100 * (r.bar || 0)).toFixed(1)}%`});
 }
 
-function recipeLegendHtml(legend) {  // shapes.recipe_legend_html
-  return legend.map((x) => `<p class="legend muted">${esc(x).replace(S.mark, marked())}</p>`).join("");
-}
+const recipeLegendHtml = (legend) => fillHtml(S.html.legend, {legend: legend.map((x) => ({text: esc(x).replace(S.mark, S.marked)}))});  // shapes.recipe_legend_html
 
-function tableHtml(rows, dtype, scale, memory, legend) {
-  const k = memory.find((x) => x.key === "memory/korthikanti");
-  return `<table class="shapes"><thead><tr><th class="n">tensor</th><th class="s">lesson shape</th><th class="c">shape now</th>`
-    + `<th class="e">elements</th><th class="m" title="bytes at ${esc(dtype)}">memory</th>`
-    + `<th class="b" title="share of ${esc(fmtBytes(scale))}, the largest tensor at T = T_max">size</th></tr></thead>`
-    + `<tbody>${rows.map(rowHtml).join("")}</tbody></table>${recipeLegendHtml(legend)}`
-    + `<p class="legend muted">bars: share of ${esc(fmtBytes(scale))}, the largest tensor at T = T_max, so they grow as T does. `
-    + `<b>view</b>: shares an earlier tensor's storage (no new memory). <span class="dot">●</span> kept for the backward pass.</p>`
-    + linesHtml(memory) + (k ? `<p class="note muted">${esc(S.korthikanti_note)}</p>` : "");
-}
+const tableHtml = (rows, dtype, scale, memory, legend) => fillHtml(S.html.table, {dtype, scale: fmtBytes(scale),
+  rows: rows.map(rowHtml).join(""), legend: recipeLegendHtml(legend), lines: linesHtml(memory),
+  korthikanti: memory.some((x) => x.key === "memory/korthikanti") ? S.korthikanti_note : ""});
 
 // ---- what each change buys: model/changes.py changes(), app/changes_card.py ---------------------------------------
 function titleValues(c) {  // changes.title_values
@@ -693,22 +663,13 @@ function changesGroups(cfg, dtype) {  // changes_card.changes_groups(changes(cfg
 }
 
 function changesHtml(groups, dtype, moe = false, window = false, latent = false) {  // changes_card.changes_html
-  if (groups.length === 1) return `<p class="note muted">${esc(S.changes.same)}</p>`;
-  const rows = [];
-  for (const g of groups) {
-    rows.push(`<tr class="grp ${esc(g.key)}"><td colspan="2">${esc(g.title)}</td></tr>`);
-    for (const x of g.lines) {
-      const short = x.short ? `<small>${esc(x.short)}</small>` : "";
-      rows.push(`<tr data-key="${esc(x.key)}"><td class="l">${esc(x.label)}<code>${esc(x.formula)}</code></td>`
-                + `<td class="v">${esc(x.value)}${short}</td></tr>`);
-    }
-  }
+  if (groups.length === 1) return fillHtml(S.html.same, {same: S.changes.same});
   const note = [S.changes.note, ...(moe ? [S.changes.moe_note] : []), ...(window ? [S.changes.window_note] : []),
                 ...(latent ? [S.changes.latent_note] : [])].join(" ");  // Changes.note
-  return `<p class="muted">Bytes at ${esc(dtype)}. ${esc(note)}</p><table class="lines changes">${rows.join("")}</table>`;
+  return fillHtml(S.html.changes, {dtype, note, groups});
 }
 
-const noticeHtml = (text) => `<div class="status"><span class="n">⚠</span> ${esc(text)}</div>`;  // changes_card.notice_html
+const noticeHtml = (text) => fillHtml(S.html.notice, {text});  // changes_card.notice_html
 
 function changesCardHtml(cfg, dtype) {
   const c = changesGroups(cfg, dtype);
@@ -1197,7 +1158,7 @@ function main(obj) {
                    wholeOf, realOf, budgetLines, memoryLines, linesHtml, budgetParts, chartHtml, shapeRows, recipeLegendHtml, structureKey, divisors, snapHeads,
                    scientific, plain, duration, dollars, human, trainPlan, trainHeadlineHtml, trainLinesHtml, settleTrain, trainNews,
                    largestMicroBatch, savedParts, paramsExact, trainChartData, trainLegendHtml, recipeOf, recipeFields,
-                   budgetKey, changesKey, changesGroups, changesHtml, covered, exportCommand, blockTitles, headlineHtml, chartOf,
+                   budgetKey, changesKey, changesGroups, changesHtml, fillHtml, captionsHtml, rowHtml, noticeHtml, covered, exportCommand, blockTitles, headlineHtml, chartOf,
                    moeFields};
     return update([]);
   }

@@ -52,7 +52,8 @@ from ..train_query import (CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, ONE_GPU_ZERO,
                            WHOLE_KEYS)
 
 from ..styles import BAR_INSIDE, BAR_SHARE, PART_COLOURS
-from ..words import (CAPTIONS, FIT_LABELS, GPU_LABELS, HEADLINE, HEADLINE_FITS, HEADLINE_PAST, HEADLINE_RULE, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
+from ..templates import MARKED, TEMPLATES
+from ..words import (FIT_LABELS, GPU_LABELS, HEADLINE, HEADLINE_FITS, HEADLINE_PAST, HEADLINE_RULE, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
                      RECOMPUTE_LABELS, ROWS, HINT, SHORT, SHORT_WHEN, SOFT, STEP_PREFIX, SUM_KEYS, TRAIN_MOE, TRAIN_NOTE,
                      ZERO_LABELS, shapes_title_html)
 
@@ -378,9 +379,10 @@ def _static_spec() -> dict:
         "number": {"pattern": numbers.PATTERN, "scales": numbers.SCALES, "max_chars": numbers.MAX_CHARS,
                    "examples": numbers.EXAMPLES, "huge": str(numbers.HUGE)},  # model.numbers: the one grammar
         "budget": _budget_lines(), "structures": {structure_key(s): _structure(s) for s in _structures()},
-        "groups": GROUPS, "sum_keys": list(SUM_KEYS), "step_prefix": STEP_PREFIX, "captions": list(CAPTIONS),
+        "groups": GROUPS, "sum_keys": list(SUM_KEYS), "step_prefix": STEP_PREFIX,
         "chart": _bars(CHART),
         "inside": BAR_INSIDE, "bar_share": BAR_SHARE, "chart_note": CHART_NOTE, "korthikanti_note": KORTHIKANTI_NOTE,
+        "html": TEMPLATES, "marked": MARKED,  # app/templates.py: the markup page.js's fillHtml fills
         "quadratic": QUADRATIC, "mark": MARK, "shapes_titles": {a: shapes_title_html(a) for a in CHOICES["attention"]},
         "max_listed_blocks": MAX_LISTED_BLOCKS, "train": _training(),
         "units": {"count": [list(u) for u in units._COUNT_UNITS], "si": [list(u) for u in units._SI],

@@ -1,0 +1,117 @@
+"""The markup of the budget card, the shapes table and the changes card, each piece once, as a template (pure: no
+Panel, so the export ships them in its spec).
+
+The live page's Python (app/budget.py, app/shapes.py, app/changes_card.py) and the exported page's JavaScript
+(app/export/page.js `fillHtml`) fill the same templates with the same values by the same rules (`fill_html`):
+
+- ``{x}``: the value ``x``, HTML-escaped (``html.escape(str(x), quote=True)``: & < > " ' become entities; page.js's
+  `esc` replaces the same five characters by the same entities);
+- ``{&x}``: the value ``x`` as it is (markup, escaped where it was made);
+- ``{#x}…{/x}``: the part between, once for each item of the list ``x`` (each item a dict whose keys, for that item,
+  stand beside and above the outer values), or once if ``x`` is a non-empty dict (its keys likewise), or once if ``x``
+  is any other true value; nothing if ``x`` is missing, false, empty or 0;
+- ``{^x}…{/x}``: the part between, once if ``x`` is missing, false, empty or 0.
+
+A section's name does not nest inside a section of the same name. Values are text or whole numbers (written as
+Python's ``str`` and JavaScript's ``String`` agree: no floats, no booleans in a slot), and never an empty dict.
+"""
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+
+from model.recipe_rows import MARK
+
+from .words import CAPTIONS
+
+# {#x}…{/x} or {^x}…{/x} (a section: its name, its inside), else {x} or {&x} (a value)
+TOKEN = re.compile(r"\{([#^])(\w+)\}(.*?)\{/\2\}|\{(&?)(\w+)\}", re.S)
+
+
+def fill_html(template: str, values: Mapping[str, object]) -> str:
+    """`template` with every slot and section filled from `values` (the rules in this module's docstring)."""
+    def one(m: re.Match) -> str:
+        kind, name, inside, raw, slot = m.groups()
+        if kind:
+            x = values.get(name)
+            if kind == "^":
+                return "" if x else fill_html(inside, values)
+            if isinstance(x, list):
+                return "".join(fill_html(inside, {**values, **item}) for item in x)
+            if not x:
+                return ""
+            return fill_html(inside, {**values, **x} if isinstance(x, Mapping) else values)
+        return str(values[slot]) if raw else html.escape(str(values[slot]))
+    return TOKEN.sub(one, template)
+
+
+def columns_to_rows(columns: Mapping[str, list]) -> list[dict]:
+    """{"key": [a, b], "value": [1, 2]} -> [{"key": a, "value": 1}, {"key": b, "value": 2}] (a chart's parts)."""
+    return [dict(zip(columns, row)) for row in zip(*columns.values())]
+
+
+MARKED = f'<em class="mk">{html.escape(MARK)}</em>'  # a shapes row's mark and the legend's, in the recipe's colour
+
+# A line's two cells (app.budget.shown's dicts: label with its formula; value with its short form, if any)
+_CELLS = ('<td class="l">{label}<code>{formula}</code></td>'
+          '<td class="v">{value}{#short}<small>{short}</small>{/short}</td></tr>')
+
+TEMPLATES: dict[str, str] = {
+    # app.budget.lines_html: rows {group (its title where a group starts, else ""), cls, key, label, formula, value,
+    # short}
+    "lines": ('<table class="lines">{#rows}{#group}<tr class="grp"><td colspan="2">{group}</td></tr>{/group}'
+              '<tr class="{cls}" data-key="{key}">' + _CELLS + '{/rows}</table>'),
+    # app.budget.headline_html: n, the line params/exact; active, the line params/active (a mixture of experts)
+    "headline": ('{#n}<div class="n"><span class="big">N = {value}</span> <span class="muted">parameters '
+                 '({short})</span></div><div class="nf muted">N = <code>{formula}</code></div>{/n}'
+                 '{#active}<div class="n active"><span class="big">N_active = {value}</span> <span class="muted">'
+                 'per token ({short})</span></div><div class="nf muted">{label}: <code>{formula}</code></div>'
+                 '{/active}'),
+    # app.budget.bar_text: a bar's text (text, not markup: filled by str.format, page.js `fill`, and escaped where
+    # the chart shows it), params (units.params), percent (units.percent) of N
+    "bar_tied": "0: tied to W_te",
+    "bar_block": "{params} per block",
+    "bar_of_n": "{params} · {percent} of N",
+    "bar_share": "{params} · {percent}",
+    # app.budget.chart_html: bars, budget_parts' columns as rows; share (styles.BAR_SHARE), top (the largest value,
+    # or 1): a bar's width is a CSS calc of whole numbers
+    "chart": ('<div class="parts">{#bars}<div class="part{#inside} in{/inside}" data-key="{key}" data-value="{value}" '
+              'tabindex="0"><span class="pl">{label}</span><span class="track"><span class="bar" style="width: '
+              'calc({share}% * {value} / {top}); background: {colour}">{#inside}<span class="pt">{text}</span>'
+              '{/inside}</span>{^inside}<span class="pt">{text}</span>{/inside}</span><span class="tip"><b>{what}</b>'
+              '<br>parameters: {exact}<br>formula: <code>{formula}</code></span></div>{/bars}</div>'),
+    # app.budget.captions_html: the captions (app.words.CAPTIONS, markup, each caption's one slot {mlp_share} the
+    # line params/mlp_share's value) as a list
+    "captions": '<ul class="captions">' + "".join(f"<li>{c}</li>" for c in CAPTIONS) + "</ul>",
+    # app.shapes: a row of the table (a block heading, or a tensor: cls its classes, mark the recipe's MARKED or "",
+    # title shapes.row_title, bar its width as "12.5%"); dv " data-v" where the live page patches the value
+    "group_row": '<tr class="g"><td colspan="6"><b{&dv}>{name}</b> <i{&dv}>{label}</i></td></tr>',
+    "tensor_row": ('<tr class="{cls}" title="{title}"><td class="n"><b>{name}{&mark}</b><i>{label}</i>'
+                   '<u>{symbolic}</u></td><td class="s">{symbolic}</td><td class="c"{&dv}>{shape}</td>'
+                   '<td class="e"{&dv}>{elements}</td><td class="m"{&dv}>{memory}</td>'
+                   '<td class="b"><s{&dv} style="width:{bar}"></s></td></tr>'),
+    # app.shapes.recipe_legend_html: legend, model.recipe_rows' lines (text); its MARK shown as MARKED
+    "legend": '{#legend}<p class="legend muted">{&text}</p>{/legend}',
+    # the exported page's table around its rows (app.shapes.table_parts writes the live page's, with slots):
+    # dtype, scale (units.nbytes of the largest tensor at T_max), rows (markup), legend and lines (markup),
+    # korthikanti (its note, or "")
+    "table": ('<table class="shapes"><thead><tr><th class="n">tensor</th><th class="s">lesson shape</th>'
+              '<th class="c">shape now</th><th class="e">elements</th>'
+              '<th class="m" title="bytes at {dtype}">memory</th>'
+              '<th class="b" title="share of {scale}, the largest tensor at T = T_max">size</th></tr></thead>'
+              '<tbody>{&rows}</tbody></table>{&legend}<p class="legend muted">bars: share of {scale}, the largest '
+              "tensor at T = T_max, so they grow as T does. <b>view</b>: shares an earlier tensor's storage (no new "
+              "memory). "
+              '<span class="dot">●</span> kept for the backward pass.</p>{&lines}'
+              '{#korthikanti}<p class="note muted">{korthikanti}</p>{/korthikanti}'),
+    # app.changes_card.changes_html: dtype, note (Changes.note), groups {key, title, lines (as "lines" has them)}
+    "changes": ('<p class="muted">Bytes at {dtype}. {note}</p><table class="lines changes">{#groups}'
+                '<tr class="grp {key}"><td colspan="2">{title}</td></tr>{#lines}<tr data-key="{key}">' + _CELLS
+                + '{/lines}{/groups}</table>'),
+    # app.changes_card.changes_html for GPT-2's recipe: same, its sentence
+    "same": '<p class="note muted">{same}</p>',
+    # app.changes_card.notice_html: a notice in a card's place
+    "notice": '<div class="status"><span class="n">⚠</span> {text}</div>',
+}
+
