@@ -16,7 +16,7 @@ PAGE = ROOT / "app" / "export" / "page.js"
 # blockRows): the whole 1,033. Issue 24 tightens the whole to 450.
 CODE_LINES = 1_033
 TRAINING_LINES = 300
-MARKUP_LINES = 175
+MARKUP_LINES = 179  # 175, and 4 for the notice at the dtype a page was not written at (OTHER_DTYPE)
 
 
 def code_lines(lines: list[str]) -> int:
