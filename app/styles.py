@@ -65,8 +65,8 @@ th.m {{ width: 12%; }} th.b {{ width: 13%; }}
       border-bottom: 1px solid {RULE}; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }}
 .shapes td {{ padding: 3px 5px; border-bottom: 1px solid #f1f3f5; vertical-align: middle; height: 31px; line-height: 1.2;
       box-sizing: border-box; overflow: hidden; white-space: nowrap; text-overflow: ellipsis; }}
-/* the lesson's notation and the descriptions wrap, never cut: a row is as tall as its words */
-.shapes td.s, td.n i, td.n u {{ white-space: normal; overflow-wrap: break-word; text-overflow: clip; }}
+/* the lesson's notation, the shapes now and the descriptions wrap, never cut: a row is as tall as its words */
+.shapes td.s, .shapes td.c, td.n i, td.n u {{ white-space: normal; overflow-wrap: break-word; text-overflow: clip; }}
 td.n b {{ white-space: normal; overflow-wrap: anywhere; }}
 .shapes tr.g td {{ white-space: normal; }}
 td.s, td.c, td.n b, td.n u {{ font-family: {MONO}; font-size: 12px; }}

@@ -89,7 +89,7 @@ def test_the_rule_line_and_the_names_follow_the_recipe(explorer):
 # --- 3 and 4: phones get their own layout; notation is never cut ---------------------------------------------------
 def _cut(page) -> list[str]:
     """The table cells whose text is clipped (wider than the cell shows), with the text."""
-    return page.locator("table.shapes").first.evaluate("""(t) => [...t.querySelectorAll('td.n b, td.n i, td.n u, td.s, tr.g td')]
+    return page.locator("table.shapes").first.evaluate("""(t) => [...t.querySelectorAll('td.n b, td.n i, td.n u, td.s, td.c, tr.g td')]
       .filter((el) => el.offsetParent !== null && el.scrollWidth > el.clientWidth + 1).map((el) => el.textContent)""")
 
 

@@ -356,7 +356,8 @@ def test_the_exported_pages_lesson_notation_is_never_cut(chromium, page_file, si
     p.goto(page_file.as_uri())
     p.wait_for_function("() => window.__ts !== undefined", timeout=60_000)
     cut = p.evaluate("""() => { const out = []; const walk = (root) => { for (const el of root.querySelectorAll(
-      'table.shapes td.n b, table.shapes td.n i, table.shapes td.n u, table.shapes td.s, table.shapes tr.g td'))
+      'table.shapes td.n b, table.shapes td.n i, table.shapes td.n u, table.shapes td.s, table.shapes td.c, ' +
+      'table.shapes tr.g td'))
       if (el.offsetParent !== null && el.scrollWidth > el.clientWidth + 1) out.push(el.textContent);
       for (const el of root.querySelectorAll('*')) if (el.shadowRoot) walk(el.shadowRoot); }; walk(document); return out; }""")
     titles = p.evaluate("""() => { const out = []; const walk = (root) => { for (const el of root.querySelectorAll(
