@@ -82,6 +82,18 @@ def js(page, fn: str, args: list):
     return page.evaluate(f"(xs) => xs.map((a) => window.__ts.{fn}(...a))", args)
 
 
+def assert_lines_are_the_models(page, configs: list[Config], to_js) -> None:
+    """The page's budget lines of each of `configs` and its memory lines at fp32 and bf16 (`to_js(c)`: a config as
+    the page holds it) are `model.budget`'s and `model.trace`'s, as the live cards show them; the page covers all."""
+    pairs = [(c, dt) for c in configs for dt in ("fp32", "bf16")]
+    assert js(page, "covered", [[to_js(c), dt] for c, dt in pairs]) == [True] * len(pairs)
+    keys = ("key", "label", "formula", "value", "short")
+    for c, lines in zip(configs, js(page, "budgetLines", [[to_js(c)] for c in configs])):
+        assert [{k: x[k] for k in keys} for x in lines] == [shown(x) for x in budget(c).lines], c
+    for (c, dt), lines in zip(pairs, js(page, "memoryLines", [[to_js(c), dt] for c, dt in pairs])):
+        assert [{k: x[k] for k in keys} for x in lines] == [shown(x) for x in trace(c, dt).lines], (c, dt)
+
+
 def cfg_js(c: Config) -> dict:
     return {f: getattr(c, f) for f in (*INT_FIELDS, "tie")}
 

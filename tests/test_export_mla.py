@@ -26,7 +26,7 @@ from model.cli import OneLineParser, config_from_args
 from model.families import menu_label
 from model.rules import news, rules_line, settle_notes
 from pagetools import run_cli
-from test_export import _set, export, exported_page, js, text_of, value_of
+from test_export import _set, assert_lines_are_the_models, export, exported_page, js, text_of, value_of
 
 pytestmark = pytest.mark.browser
 PUBLISHED = Path(__file__).parent / "hf" / "published"
@@ -101,14 +101,7 @@ def test_n_n_active_and_the_kv_cache_per_token_are_the_clis_at_each_dtype(page, 
 
 
 def test_budget_and_memory_lines_are_the_models(page) -> None:
-    configs = cases()
-    pairs = [(c, dt) for c in configs for dt in ("fp32", "bf16")]
-    assert js(page, "covered", [[mla_js(c), dt] for c, dt in pairs]) == [True] * len(pairs)
-    keys = ("key", "label", "formula", "value", "short")
-    for c, lines in zip(configs, js(page, "budgetLines", [[mla_js(c)] for c in configs])):
-        assert [{k: x[k] for k in keys} for x in lines] == [shown(x) for x in budget(c).lines], c
-    for (c, dt), lines in zip(pairs, js(page, "memoryLines", [[mla_js(c), dt] for c, dt in pairs])):
-        assert [{k: x[k] for k in keys} for x in lines] == [shown(x) for x in trace(c, dt).lines], (c, dt)
+    assert_lines_are_the_models(page, cases(), mla_js)
 
 
 @pytest.mark.parametrize("expanded", [False, True])

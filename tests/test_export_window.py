@@ -17,7 +17,7 @@ from app.budget import shown
 from app.changes_card import changes_groups, changes_html
 from app.export.spec import ALL_FIELDS, budget_key
 from app.shapes import shape_rows
-from model import PRESETS, Config, budget, trace
+from model import PRESETS, Config, trace
 from model.changes import changes
 from model.cli import build_parser, config_from_args
 from model.figures import Line
@@ -25,7 +25,7 @@ from model.memory import structure, structure_key
 from model.train_report import human
 from model.training import TrainSetup, plan
 from pagetools import run_cli
-from test_export import export, exported_page, js, setup_js, text_of
+from test_export import assert_lines_are_the_models, export, exported_page, js, setup_js, text_of
 
 pytestmark = pytest.mark.browser
 HF = Path(__file__).parent / "hf"
@@ -89,12 +89,7 @@ def test_keys_budget_and_memory_lines_are_the_models(page) -> None:
     assert js(page, "structureKey", [[page_js(c), dt] for c, dt in pairs]) == \
         [structure_key(structure(c, dt)) for c, dt in pairs]
     assert js(page, "budgetKey", [[page_js(c)] for c in configs]) == [budget_key(c) for c in configs]
-    assert js(page, "covered", [[page_js(c), dt] for c, dt in pairs]) == [True] * len(pairs)
-    keys = ("key", "label", "formula", "value", "short")
-    for c, lines in zip(configs, js(page, "budgetLines", [[page_js(c)] for c in configs])):
-        assert [{k: x[k] for k in keys} for x in lines] == [shown(x) for x in budget(c).lines], c
-    for (c, dt), lines in zip(pairs, js(page, "memoryLines", [[page_js(c), dt] for c, dt in pairs])):
-        assert [{k: x[k] for k in keys} for x in lines] == [shown(x) for x in trace(c, dt).lines], (c, dt)
+    assert_lines_are_the_models(page, configs, page_js)
 
 
 @pytest.mark.parametrize("expanded", [False, True])
