@@ -485,11 +485,16 @@ def largest_micro_batch(cfg: Config, setup: TrainSetup) -> int:
     """
     capacity = round(setup.device.memory_gib * 2**30)
     N = budget(cfg).params_exact
-    if training_memory(replace(cfg, B=2), setup, N) > capacity:
+    held = sum(b for _, b, _ in state_bytes(N, setup))
+
+    def values(B: int) -> list[int | float]:
+        return [x.value for x in peak_candidates(replace(cfg, B=B), setup)]
+
+    v2 = values(2)
+    if held + max(v2) > capacity:  # training_memory at B = 2, the same sum
         return 1 if training_memory(replace(cfg, B=1), setup, N) <= capacity else 0
-    free = capacity - sum(b for _, b, _ in state_bytes(N, setup))
-    v2, v3 = ([x.value for x in peak_candidates(replace(cfg, B=B), setup)] for B in (2, 3))
-    return min([BOUNDS["B"][1], *(2 + math.floor((free - a) / (b - a)) for a, b in zip(v2, v3) if b > a)])
+    v3 = values(3)
+    return min([BOUNDS["B"][1], *(2 + math.floor((capacity - held - a) / (b - a)) for a, b in zip(v2, v3) if b > a)])
 
 
 def _fmt_exp(x: float) -> str:

@@ -782,10 +782,10 @@ const trainingMemory = (cfg, setup, N) => held(N, setup) + topPhase(stepPhases(c
 const capacityOf = (setup) => pyRound(device(setup).memory_gib * 2 ** 30);  // round(memory_gib · 2³⁰)
 
 function largestMicroBatch(cfg, setup, N) {  // training.largest_micro_batch: its closed form, the same float operations
-  const capacity = capacityOf(setup), fits = (B) => trainingMemory({...cfg, B}, setup, N) <= capacity;
-  if (!fits(2)) return fits(1) ? 1 : 0;
-  const free = capacity - held(N, setup), [v2, v3] = [2, 3].map((B) => peakCandidates({...cfg, B}, setup).map((x) => x.value));
-  return Math.min(S.bounds.B[1], ...v2.flatMap((a, i) => (v3[i] > a ? [2 + Math.floor((free - a) / (v3[i] - a))] : [])));
+  const capacity = capacityOf(setup), h = held(N, setup), values = (B) => peakCandidates({...cfg, B}, setup).map((x) => x.value), v2 = values(2);
+  if (h + Math.max(...v2) > capacity) return trainingMemory({...cfg, B: 1}, setup, N) <= capacity ? 1 : 0;  // trainingMemory at B = 2
+  const v3 = values(3);
+  return Math.min(S.bounds.B[1], ...v2.flatMap((a, i) => (v3[i] > a ? [2 + Math.floor((capacity - h - a) / (v3[i] - a))] : [])));
 }
 
 function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup}
