@@ -132,13 +132,15 @@ class _Writer:
         self.values: list[str] = []
         self.raw: list[bool] = []
 
-    def slot(self, tag: str, value: str, attrs: str = "", raw: bool = False) -> str:
-        """<tag attrs data-v>value</tag> (data-h: `value` is markup); a bar (<s>) carries its value as its width."""
+    def value(self, value: str, raw: bool = False) -> str:
+        """A SLOT for `value` (text; `raw`: markup), collected in the order the markup names them."""
         self.values.append(value)
         self.raw.append(raw)
-        if tag == "s":
-            return f'<s data-v style="width:{SLOT}"></s>'
-        return f"<{tag}{attrs} data-{'h' if raw else 'v'}>{SLOT}</{tag}>"
+        return SLOT
+
+    def slot(self, tag: str, value: str, attrs: str = "", raw: bool = False) -> str:
+        """<tag attrs data-v>value</tag> (data-h: `value` is markup)."""
+        return f"<{tag}{attrs} data-{'h' if raw else 'v'}>{self.value(value, raw)}</{tag}>"
 
 
 def row_title(r: ShapeRow) -> str:
@@ -150,18 +152,14 @@ def _tr(r: ShapeRow, w: _Writer) -> str:
     """A row (the templates "group_row" and "tensor_row" of app/templates.py, which page.js's `rowHtml` fills with
     the values inline): each changing value a SLOT, collected by `w` in the template's order."""
     if r.kind == "group":
-        w.values += [r.name, r.label]
-        w.raw += [False, False]
-        return fill_html(TEMPLATES["group_row"], {"dv": " data-v", "name": SLOT, "label": SLOT})
+        return fill_html(TEMPLATES["group_row"], {"dv": " data-v", "name": w.value(r.name), "label": w.value(r.label)})
     classes = " ".join(c for c in ("t", "k" if r.in_block else "", "q" if r.quadratic else "",
                                    "a" if r.kind == "absent" else "", "v" if r.view else "",
                                    "sv" if r.saved else "", "r" if r.only else "") if c)
-    w.values += [r.shape or "—", r.elements or "—", r.memory or "—", f"{100 * r.bar:.1f}%"]
-    w.raw += [False] * 4
     return fill_html(TEMPLATES["tensor_row"], {
         "cls": classes, "title": row_title(r), "name": r.name, "label": r.label, "symbolic": r.symbolic,
-        "mark": f" {MARKED}" if r.only else "", "dv": " data-v", "shape": SLOT, "elements": SLOT, "memory": SLOT,
-        "bar": SLOT})
+        "mark": f" {MARKED}" if r.only else "", "dv": " data-v", "shape": w.value(r.shape or "—"),
+        "elements": w.value(r.elements or "—"), "memory": w.value(r.memory or "—"), "bar": w.value(f"{100 * r.bar:.1f}%")})
 
 
 @dataclass(frozen=True)
@@ -183,7 +181,8 @@ class TableParts:
 
 def recipe_legend_html(legend: tuple[str, ...] | list[str]) -> str:
     """`model.recipe_rows`' legend lines under the table, their MARK as the rows show it ("" for GPT-2's recipe)."""
-    return fill_html(TEMPLATES["legend"], {"legend": [{"text": html.escape(x).replace(MARK, MARKED, 1)} for x in legend]})
+    items = [{"text": html.escape(x).replace(MARK, MARKED, 1)} for x in legend]
+    return fill_html(TEMPLATES["legend"], {"legend": items})
 
 
 def table_parts(rows: list[ShapeRow], dtype: str, scale: str, memory: list[dict[str, str]],

@@ -114,4 +114,3 @@ TEMPLATES: dict[str, str] = {
     # app.changes_card.notice_html: a notice in a card's place
     "notice": '<div class="status"><span class="n">⚠</span> {text}</div>',
 }
-
