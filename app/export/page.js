@@ -37,7 +37,7 @@
 //     topPhase, held, trainingMemory, capacityOf, stateBytes, savedParts, savedLine, paramsExact, budgetLine
 //   test_export.py::test_training_lines_agree_with_the_model (and test_export_recipe.py's, test_export_window.py::
 //     test_the_training_card_is_the_models): trainPlan, device, actDtype, trainVariant
-//   test_export.py::test_training_markup_is_the_live_cards: trainHeadlineHtml, fillKeys, trainLinesHtml,
+//   test_export.py::test_training_markup_is_the_live_cards: trainHeadlineHtml, trainLinesHtml,
 //     trainLegendHtml, capacityLabel, trainChartData (app/training.py)
 //   test_export.py::test_training_notices_agree_with_settle_train: settleTrain, setupNumber, pyRepr, fmtSetup,
 //     showText, pyStrip, showNumber (app/train_query.py)
@@ -124,7 +124,7 @@ function fmtShort(x, unit) {  // units.short
 }
 
 const fmtShape = (dims) => `(${dims.join(", ")})`;  // units.shape
-const fill = (template, values) => template.replace(/\{(\w+)\}/g, (_, k) => values[k]);
+const fill = (template, values) => template.replace(/\{([\w/]+)\}/g, (_, k) => values[k]);  // str.format_map
 
 // ---- the rules: model/config.py and model/rules.py --------------------------------------------------------------
 function divisors(n) {  // config.divisors
@@ -828,14 +828,12 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
   return {cfg, setup, device: dev, lines, byKey, memory, serve_weights: v("serve/weights"), kv: v("serve/kv_cache")};
 }
 
-const fillKeys = (template, values) => template.replace(/\{([\w/]+)\}/g, (_, k) => values[k]);  // str.format_map
-
-function trainHeadlineHtml(p) {  // training.headline_html: words.HEADLINE, HEADLINE_RULE, HEADLINE_FITS (TS.headline)
+function trainHeadlineHtml(p) {  // training.headline_html: words.HEADLINE, HEADLINE_RULE, HEADLINE_FITS, HEADLINE_PAST (TS.headline)
   const m = p.memory, h = TS.headline, v = {...Object.fromEntries(p.lines.map((x) => [x.key, esc(x.human)])),
     T: thousands(p.cfg.T), gpus: thousands(p.setup.gpus), device: esc(p.device.label), phase: esc(m.peak_phase), past: h.past[p.cfg.window == null ? "full" : "window"]};
-  v.rule = fillKeys(h.rule[p.setup.D === null ? "rule" : "given"], v);
-  v.fits = fillKeys(h.fits[m.fits ? "fits" : m.max_B ? "some" : "none"], v);
-  return fillKeys(h.text, v);
+  v.rule = fill(h.rule[p.setup.D === null ? "rule" : "given"], v);
+  v.fits = fill(h.fits[m.fits ? "fits" : m.max_B ? "some" : "none"], v);
+  return fill(h.text, v);
 }
 
 function trainLinesHtml(p) {  // training.lines_html
