@@ -32,7 +32,7 @@ from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, divisors,
 from model import numbers, units
 from model.config import GPT2_RECIPE_PRESETS, INT_FIELDS
 from model.figures import Line
-from model.rules import out_of_range, preset_labels, preset_of, settle
+from model.rules import news, out_of_range, preset_labels, preset_of, settle, settle_notes
 from model.train_report import human
 from model.units import dollars, duration, plain, scientific
 from model.training import CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, RECOMPUTE, TrainSetup, largest_micro_batch, plan
@@ -80,6 +80,22 @@ def page(chromium, page_file: Path):
 def js(page, fn: str, args: list):
     """window.__ts.<fn>(*a) for every a in args, in one round trip."""
     return page.evaluate(f"(xs) => xs.map((a) => window.__ts.{fn}(...a))", args)
+
+
+def settled_both_ways(page, cases: list[tuple[dict, dict, dict, list[str]]]) -> list[tuple[tuple, tuple]]:
+    """For each (asked, later, shown, changed): the page's settleNotes(later, shown, changed) and its news against
+    the notes of `asked`, beside `model.rules`' (settle_notes, news), each as (Config, notes' texts, news)."""
+    got = page.evaluate("(xs) => xs.map(([a, l, s, c]) => { const [, before] = window.__ts.settleNotes(a); "
+                        "const [cfg, notes] = window.__ts.settleNotes(l, s, c); "
+                        "return [cfg, notes.map((n) => n.text), window.__ts.news(notes, before, c)]; })",
+                        [list(c) for c in cases])
+    tuples = lambda d: {k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}  # noqa: E731 (as Python's)
+    out = []
+    for (asked, later, shown, changed), (cfg, texts, new) in zip(cases, got):
+        want, notes = settle_notes(tuples(later), Config(**tuples(shown)), changed)
+        out.append(((Config(**tuples(cfg)), texts, new),
+                    (want, [n.text for n in notes], news(notes, settle_notes(tuples(asked))[1], changed))))
+    return out
 
 
 def assert_lines_are_the_models(page, configs: list[Config], to_js) -> None:

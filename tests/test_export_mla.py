@@ -24,9 +24,9 @@ from model import PRESETS, Config, budget, trace
 from model.changes import changes
 from model.cli import OneLineParser, config_from_args
 from model.families import menu_label
-from model.rules import news, rules_line, settle_notes
+from model.rules import rules_line, settle_notes
 from pagetools import run_cli
-from test_export import _set, assert_lines_are_the_models, export, exported_page, js, text_of, value_of
+from test_export import _set, assert_lines_are_the_models, settled_both_ways, export, exported_page, js, text_of, value_of
 
 pytestmark = pytest.mark.browser
 PUBLISHED = Path(__file__).parent / "hf" / "published"
@@ -189,15 +189,8 @@ def test_latent_attentions_rules_are_the_models(page) -> None:
         shown = settle_notes(asked)[0]
         for later, changed in (({**asked, "latent_dim": 256}, ["latent_dim"]), ({**asked, "L": 7}, ["L"])):
             cases.append((asked, later, mla_js(shown), changed))
-    got = page.evaluate("(xs) => xs.map(([a, l, s, c]) => { const [, before] = window.__ts.settleNotes(a); "
-                        "const [cfg, notes] = window.__ts.settleNotes(l, s, c); "
-                        "return [cfg, notes.map((n) => n.text), window.__ts.news(notes, before, c)]; })",
-                        [list(c) for c in cases])
-    tuples = lambda d: {k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}  # noqa: E731 (as Python's)
-    for (asked, later, shown, changed), out in zip(cases, got):
-        cfg, notes = settle_notes(tuples(later), Config(**tuples(shown)), changed)
-        assert [mla_js(Config(**tuples(out[0]))), out[1], out[2]] == \
-            [mla_js(cfg), [n.text for n in notes], news(notes, settle_notes(tuples(asked))[1], changed)], later
+    for (_, later, _, _), (got, want) in zip(cases, settled_both_ways(page, cases)):
+        assert [mla_js(got[0]), *got[1:]] == [mla_js(want[0]), *want[1:]], later
     assert js(page, "rulesLine", [[base]]) == [rules_line(DEEPSEEK)]
 
 

@@ -25,7 +25,7 @@ from model.memory import structure, structure_key
 from model.train_report import human
 from model.training import TrainSetup, plan
 from pagetools import run_cli
-from test_export import assert_lines_are_the_models, export, exported_page, js, setup_js, text_of
+from test_export import assert_lines_are_the_models, settled_both_ways, export, exported_page, js, setup_js, text_of
 
 pytestmark = pytest.mark.browser
 HF = Path(__file__).parent / "hf"
@@ -145,7 +145,7 @@ def test_another_windowed_preset_names_its_export_command(page) -> None:
 def test_the_windows_notices_are_the_rules(page) -> None:
     """settle_notes on the page's model with T below the window, fewer blocks than its full ones reach (they are
     dropped, and come back with L), another MLP (gpt-oss's clamp is a SwiGLU's), then news against the notes before."""
-    from model.rules import news, settle_notes
+    from model.rules import settle_notes
 
     base = page_js(page.cfg)
     asks = [{**base, "T": page.cfg.W // 2}, {**base, "L": 4}, {**base, "L": 3, "T": 5}, {**base, "mlp": "gelu"},
@@ -155,12 +155,5 @@ def test_the_windows_notices_are_the_rules(page) -> None:
         shown = settle_notes(asked)[0]
         for later, changed in (({**asked, "L": 2}, ["L"]), ({**asked, "T": 7}, ["T"]), ({**asked, "L": asked["L"] + 1}, [])):
             cases.append((asked, later, page_js(shown), changed))
-    got = page.evaluate("(xs) => xs.map(([a, l, s, c]) => { const [, before] = window.__ts.settleNotes(a); "
-                        "const [cfg, notes] = window.__ts.settleNotes(l, s, c); "
-                        "return [cfg.full_layers, notes.map((n) => n.text), window.__ts.news(notes, before, c)]; })",
-                        [list(c) for c in cases])
-    tuples = lambda d: {k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}  # noqa: E731 (as Python's)
-    for (asked, later, shown, changed), out in zip(cases, got):
-        cfg, notes = settle_notes(tuples(later), Config(**tuples(shown)), changed)
-        assert out == [list(cfg.full_layers), [n.text for n in notes],
-                       news(notes, settle_notes(tuples(asked))[1], changed)], (later, changed)
+    for (_, later, _, changed), (got, want) in zip(cases, settled_both_ways(page, cases)):
+        assert [got[0].full_layers, *got[1:]] == [want[0].full_layers, *want[1:]], (later, changed)
