@@ -154,7 +154,8 @@ TRAIN_TITLE = ("<h2>From N to a training run</h2><p class='muted'>How many token
 TRAIN_MOE = ("A mixture of experts trains at C = 6·N_active·D, with every expert's weights, gradients and optimizer "
              "states in memory: this page's training card is for dense models; print this model's with: {command}")
 TRAIN_NOTE = ("MFU, model FLOPs utilisation: observed tokens/s × 6N ÷ the GPUs' peak FLOP/s (PaLM's definition, which "
-              "also counts attention's 12·L·T·h·d_head per token, 12·L·T·d where h·d_head = d; here time follows C = 6·N·D). Peaks are dense BF16 without "
+              "also counts attention's 12·L·T·h·d_head per token, 12·L·T·d where h·d_head = d; here time follows "
+              "C = 6·N·D). Peaks are dense BF16 without "
               "sparsity; GPU memory is the nominal capacity, a little of which the CUDA context takes. Memory is per GPU with data parallelism (each GPU a replica, ZeRO sharding "
               "the states over the n GPUs); tensor and pipeline parallelism, which runs of GPT-3's size also use, are "
               "not modelled. Activations: what autograd saves for the backward pass, measured at B and T of the sliders "

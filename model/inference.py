@@ -474,7 +474,8 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
         Line("infer/at_efficiency", f"at an efficiency of {_fmt(s.efficiency)} (beside the bound, not in it)", "",
              s.efficiency * cfg.B / step_s, "tokens_per_s"),
         Line("infer/knee_B", "the smallest B at which a decode step turns compute-bound at this T"
-             + ("" if knee else " (none: each sequence's cache and activations take longer to move than its token's FLOPs)"), "",
+             + ("" if knee else " (none: each sequence's cache and activations take longer to move than its token's "
+                               "FLOPs)"), "",
              0 if knee is None else knee, "count"),
     )
     symbols = {**cfg.symbols(), "N": N, "N_q": N_q, "S_q": S_q, "P": P, "BW": BW,

@@ -60,8 +60,8 @@ _MAX_DEGREE = 4
 PROBE_WINDOW = 2  # a window changes which keys a query sees, never a shape: any W stands for all
 PROBE_CAP = 30.0  # likewise a soft-cap's c
 PROBE_QUERY_SCALE = 3  # and query_pre_attn_scalar's (odd: never a RoPE model's d_head, which would make it None)
-GEMMA_KEYS = ("post_norms", "embed_scale", "attn_softcap", "final_softcap", "query_scale")  # `Structure.gemma`, as keys
-# name them
+# `Structure.gemma`, as keys name them
+GEMMA_KEYS = ("post_norms", "embed_scale", "attn_softcap", "final_softcap", "query_scale")
 OSS_KEYS = ("sinks", "expert_bias", "swiglu_limit")  # `Structure.oss`, as keys name them
 PROBE_LIMIT = 7.0  # a clamp's limit changes no shape either
 
@@ -433,9 +433,9 @@ def window_labels(cfg: Config, dtype: str, values: dict[str, str] | None = None)
         "memory/kv_cache": f"KV cache at {dtype}: keys and values of {heads}, B sequences of T tokens, the "
                            f"{v['L_W']} windowed blocks keeping at most W − 1 = {v['W_kept']} tokens{unchanged}",
         "memory/kv_cache_per_token": f"KV cache per token of context past the window at {dtype} (one sequence, one "
-                                     + ("more token): every block is windowed, and each one's stays at W − 1 tokens"
-                                        if cfg.L_W == cfg.L else "more token): the full-attention blocks' only, a "
-                                        "windowed block's stays at W − 1 tokens"),
+                                     "more token): " + ("every block is windowed, and each one's stays at W − 1 tokens"
+                                                        if cfg.L_W == cfg.L else "the full-attention blocks' only, a "
+                                                        "windowed block's stays at W − 1 tokens"),
         "memory/kv_cache_full": f"of it, the L − L_W = {v['L_full']} full-attention blocks: all T tokens each",
         "memory/kv_cache_window": f"of it, the L_W = {v['L_W']} windowed blocks: {convention}",
         "memory/kv_cache_no_window": "the same cache with full attention in every block (all T tokens)",

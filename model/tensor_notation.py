@@ -203,7 +203,8 @@ def notation(cfg: Config) -> dict[str, tuple[str, str]]:
     if cfg.mla:
         out.update(MLA_NOTATION)
     if cfg.query_scale is not None:  # Gemma's query_pre_attn_scalar: the scores' scale is not 1/√d_head
-        out.update({row: (out[row][0], out[row][1].replace("√d_head", "√query_scale")) for row in ("attn.scores", "attn.attn_v")})
+        for row in ("attn.scores", "attn.attn_v"):
+            out[row] = (out[row][0], out[row][1].replace("√d_head", "√query_scale"))
     if cfg.head_dim is not None:  # d_head set apart: the heads' width h·d_head need not be d
         out["attn.qkv"] = ("(B, T, (h + 2h_kv)·d_head)", out["attn.qkv"][1])
         out["attn.merged"] = ("(B, T, h·d_head)", "heads merged back")
