@@ -11,26 +11,49 @@ thread-safe way back, `Document.add_next_tick_callback`); the loop stays free in
 worker and one on the loop do not mix.
 
 A page closed while its figures waited for the worker costs no computing, and one closed while they were
-computed is left alone. Not served (a notebook, a test, a script), `show`
+computed is left alone. A card asks through its own `Latest`: a job that has not started when the card asks again
+is skipped (a learner dragging a slider queues one pass, not one per state it passed), and a result for an
+earlier ask is dropped. Not served (a notebook, a test, a script), `show`
 gets the result at once. `compute` may raise ValueError (a configuration the figure cannot be made for): `show`
 then gets the exception, to put its one line where the figure would be.
 """
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import panel as pn
 
 R = TypeVar("R")
+K = TypeVar("K")
 _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="explorer-figures")  # one at a time: 2 cores, one GIL
+_SKIPPED = object()  # what a skipped job returns
+SLOW_WAIT_S = 5.0  # a job that waited longer for the worker is logged (a warning: the server is overloaded)
+LOG = logging.getLogger(__name__)
 
 
 def served_document():
     """This session's Bokeh document where a server serves the page, else None (a notebook, a test, a script)."""
     doc = pn.state.curdoc
     return doc if doc is not None and doc.session_context is not None else None
+
+
+def closing(doc) -> Callable[[], bool]:
+    """A test of whether the page of `doc` has gone: its session destroyed, or, connected now, its websocket closed
+    since (Bokeh destroys a closed page's session only after its unused-session lifetime, 15 s and more)."""
+    def connections() -> int:
+        session = getattr(doc.session_context, "session", None)
+        return getattr(session, "connection_count", 0)
+
+    connected = connections() > 0
+
+    def gone() -> bool:
+        context = doc.session_context
+        return context is None or context.destroyed or (connected and connections() == 0)
+    return gone
 
 
 def _outcome(compute: Callable[[], R]) -> R | ValueError:
@@ -40,24 +63,42 @@ def _outcome(compute: Callable[[], R]) -> R | ValueError:
         return e
 
 
-def offload(compute: Callable[[], R], show: Callable[[R | ValueError], None]) -> None:
-    """`show(compute())`, `compute` off the event loop where a server serves the page (see the module docstring)."""
+def offload(compute: Callable[[], R], show: Callable[[R | ValueError], None],
+            stale: Callable[[], bool] = lambda: False) -> None:
+    """`show(compute())`, `compute` off the event loop where a server serves the page (see the module docstring);
+    nothing at all when `stale()` holds as the worker comes to the job."""
     doc = served_document()
     if doc is None:
         show(_outcome(compute))
         return
 
-    def closed() -> bool:
-        context = doc.session_context
-        return context is None or context.destroyed
+    closed, asked = closing(doc), time.monotonic()
 
-    def run() -> R | ValueError | None:
-        return None if closed() else _outcome(compute)  # a page closed while its job waited costs no pass
+    def run() -> R | ValueError | object:
+        if closed() or stale():  # a closed page or a later ask: no pass
+            return _SKIPPED
+        if (waited := time.monotonic() - asked) > SLOW_WAIT_S:
+            LOG.warning("a page's figures waited %.1f s for the worker (%s)", waited,
+                        getattr(compute, "__qualname__", compute))
+        return _outcome(compute)
 
     def done(future: Future) -> None:
-        if closed():  # the page was closed meanwhile
-            return
         outcome = future.result()
+        if outcome is _SKIPPED or closed():  # skipped, or the page was closed meanwhile
+            return
         doc.add_next_tick_callback(lambda: show(outcome))
 
     _POOL.submit(run).add_done_callback(done)
+
+
+class Latest(Generic[K]):
+    """One card's figures for what it last asked: `ask(key, compute, show)` shows `compute()` through `show` unless
+    the card asks again first. `key` (what the figures are for: a configuration, a setup) is the last one asked."""
+
+    def __init__(self, key: K | None = None) -> None:
+        self.key = key
+
+    def ask(self, key: K, compute: Callable[[], R], show: Callable[[R | ValueError], None]) -> None:
+        """Compute for `key` off the event loop (`offload`); skipped, or its result dropped, after a later ask."""
+        self.key = key
+        offload(compute, lambda outcome: show(outcome) if self.key == key else None, stale=lambda: self.key != key)

@@ -19,7 +19,7 @@ from model import numbers
 from model.inference import CUSTOM_GPU, Serving
 from model.infer_report import CHART_B, CHART_T, CONTROLS, GPU_CHOICES, KV_CHOICES, WEIGHT_CHOICES, chart_data
 
-from .background import offload
+from .background import Latest
 from .infer_card import (COLUMNS, chart_title_html, headline_html, knee_html, leaves_out_html, lines_html,
                          title_html)
 from .charts import step_chart, tokens_chart
@@ -73,9 +73,9 @@ class InferenceView(pn.viewable.Viewer):
         self.tokens_figure = tokens_chart(self.sources["by_B"], self.sources["here_B"], self.sources["knee"], CHART_B)
         self.step_figure = step_chart(self.sources["by_T"], self.sources["here_T"], CHART_T)
         self._figures = pn.Column(sizing_mode="stretch_width", margin=0, styles={"min-width": "0"})
-        self._asked = (self.state.config, self.state.infer)
+        self._latest = Latest((self.state.config, self.state.infer))  # what the figures shown or coming are for
         self._push()
-        self._show(self._asked, _serving(self.state))
+        self._show(_serving(self.state))
         for w in self._widgets:
             w.param.watch(self._changed, ["value"])
         self.state.param.watch(self._update, ["config", "infer"])
@@ -123,12 +123,10 @@ class InferenceView(pn.viewable.Viewer):
         if any(e.name == "config" for e in events):  # a later change: the card's notices were about the last one
             self._notices.object = ""
         self._push()
-        asked = self._asked = (self.state.config, self.state.infer)
-        offload(lambda: self.state.serving, lambda s: self._show(asked, s))  # a stale result is dropped in _show
+        # off the event loop (app.background); skipped, or its result dropped, after a later change
+        self._latest.ask((self.state.config, self.state.infer), lambda: self.state.serving, self._show)
 
-    def _show(self, asked: tuple, s: Serving | ValueError) -> None:
-        if asked != self._asked:  # a later change is on its way
-            return
+    def _show(self, s: Serving | ValueError) -> None:
         with pn.io.hold():
             refused = isinstance(s, ValueError)  # the model's own line
             self._refused.param.update(object=f'<div class="warn">⚠ {html.escape(str(s))}</div>' if refused else "",

@@ -19,7 +19,7 @@ import param
 from panel.custom import JSComponent
 from tornado.ioloop import IOLoop
 
-from .background import offload, served_document
+from .background import closing, offload, served_document
 
 REVEAL_MARGIN = "300px"  # build a card this far before it scrolls into view
 
@@ -43,35 +43,54 @@ export function render({{ model, el }}) {{
 
 
 class BuildQueue:
-    """Runs card builds one at a time, each in its session's document lock, the event loop free between two."""
+    """Runs card builds one at a time, each in its session's document lock, the event loop free between two.
+
+    A build handed to a page that is closed before its tick comes never runs (Bokeh drops a destroyed document's
+    callbacks): every WATCH_S the queue looks, and goes on past a closed page's build rather than wait for it."""
+
+    WATCH_S = 2.0
 
     def __init__(self) -> None:
-        self._waiting: collections.deque[tuple[object, Callable[[], None]]] = collections.deque()
-        self._busy = False
+        self._waiting: collections.deque[tuple[object, Callable[[], bool], Callable[[], None]]] = collections.deque()
+        self._running: object | None = None  # a token for the build handed to its page, until it is done
 
     def submit(self, doc, build: Callable[[], None]) -> None:
         """Build in `doc` when the builds before it are done."""
-        self._waiting.append((doc, build))
-        if not self._busy:
-            self._busy = True
+        self._waiting.append((doc, closing(doc), build))
+        if self._running is None:
+            self._running = object()
             IOLoop.current().add_callback(self._next)
 
     def _next(self) -> None:
         while self._waiting:
-            doc, build = self._waiting.popleft()
-            context = doc.session_context
-            if context is None or context.destroyed:  # the page was closed while it waited
+            doc, closed, build = self._waiting.popleft()
+            if closed():  # the page was closed while it waited
                 continue
+            token = self._running = object()
 
             def run(build=build) -> None:
                 try:
                     build()
                 finally:
-                    IOLoop.current().add_callback(self._next)
+                    self._done(token)
 
             doc.add_next_tick_callback(run)
+            IOLoop.current().call_later(self.WATCH_S, self._watch, token, closed)
             return
-        self._busy = False
+        self._running = None
+
+    def _done(self, token: object) -> None:
+        if self._running is token:
+            self._running = object()
+            IOLoop.current().add_callback(self._next)
+
+    def _watch(self, token: object, closed: Callable[[], bool]) -> None:
+        if self._running is not token:
+            return
+        if closed():  # its page was closed before the build ran: it never will
+            self._done(token)
+        else:
+            IOLoop.current().call_later(self.WATCH_S, self._watch, token, closed)
 
 
 BUILDS = BuildQueue()

@@ -18,7 +18,7 @@ from model import hf
 from model.changes import Changes, changes
 from model.config import Config, read_hf
 
-from .background import offload
+from .background import Latest
 from .changes_card import TITLE, changes_groups, changes_html, notice_html
 from .state import ExplorerState
 from .styles import BASE, BUDGET_CSS, STATUS_CSS
@@ -52,7 +52,7 @@ class RecipeView(pn.viewable.Viewer):
                              sizing_mode="stretch_width", margin=0, css_classes=["recipe-card"])
         self._card.param.watch(self._toggled, ["collapsed"])
         self._built = False
-        self._shown_key: tuple | None = None
+        self._latest: Latest[tuple] = Latest()  # the configuration and dtype the card shows, or will
         self._read_for: Config | None = None  # the configuration the last config.json notice is about
         if not self.collapsed:
             self._build()
@@ -70,7 +70,7 @@ class RecipeView(pn.viewable.Viewer):
             return
         self._built = True
         # the box takes one character more than a config.json may hold, so a longer paste is named, not cut
-        self._paste = pn.widgets.TextAreaInput(name="config.json", placeholder="paste a Hugging Face config.json here",
+        self._paste = pn.widgets.TextAreaInput(label="config.json", placeholder="paste a Hugging Face config.json here",
                                                height=70, sizing_mode="stretch_width", max_length=hf.MAX_BYTES + 1)
         self._file = pn.widgets.FileInput(accept=".json,application/json", multiple=False)
         self._paste.param.watch(lambda e: self._read(e.new), ["value"])
@@ -104,18 +104,15 @@ class RecipeView(pn.viewable.Viewer):
         if self.collapsed or not self._built:
             return
         key = (self.state.config, self.state.dtype)
-        if key == self._shown_key:
+        if key == self._latest.key:
             return
-        self._shown_key = key
-        offload(lambda: changes(*key), lambda c: self._show(key, c))  # off the event loop (app.background)
+        self._latest.ask(key, lambda: changes(*key), self._show)  # off the event loop (app.background)
 
-    def _show(self, key: tuple, c: Changes | ValueError) -> None:
-        if key != self._shown_key:  # a later change is on its way
-            return
+    def _show(self, c: Changes | ValueError) -> None:
         if isinstance(c, ValueError):  # no GPT-2 twin (T beyond T_max with RoPE, d not divisible by h)
             self._changes.object = notice_html(str(c))
             return
-        self._changes.object = changes_html(changes_groups(c), key[1], c.note)
+        self._changes.object = changes_html(changes_groups(c), self._latest.key[1], c.note)
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self._card

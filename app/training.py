@@ -17,7 +17,7 @@ from model import numbers, units
 from model.train_report import SECTIONS, human
 from model.training import CUSTOM_GPU, FITS, REFERENCES, Line, Plan
 
-from .background import offload
+from .background import Latest
 from .charts import memory_chart
 from .layout import wrap
 from .state import ExplorerState
@@ -165,7 +165,7 @@ class TrainingView(pn.viewable.Viewer):
                                               "optimizer", "zero", "recompute", "fit")))  # each widget's URL key
         self._notices = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=0)
         self._said: list[str] = []  # the notes of the last change, shown or not
-        self._asked = (self.state.config, self.state.train)  # what the figures on show, or on their way, are for
+        self._latest = Latest((self.state.config, self.state.train))  # what the figures shown or coming are for
         p = self.state.plan
         self.source = ColumnDataSource(chart_data(p), name="train-memory")
         self.x_range = Range1d(0, x_end(p))
@@ -237,13 +237,10 @@ class TrainingView(pn.viewable.Viewer):
             self._notices.object = ""
             self._rule.label = chinchilla_rule(self.state.config)  # N, or a mixture of experts' N_active
         self._push()  # the widgets show the settled setup; the rule's D follows N
-        asked = self._asked = (self.state.config, self.state.train)
-        # off the event loop (app.background); a result read after a later change is dropped by the check in _show
-        offload(lambda: self.state.plan, lambda p: self._show(asked, p))
+        # off the event loop (app.background); skipped, or its result dropped, after a later change
+        self._latest.ask((self.state.config, self.state.train), lambda: self.state.plan, self._show)
 
-    def _show(self, asked: tuple, p: Plan | ValueError) -> None:
-        if asked != self._asked:  # a later change is on its way
-            return
+    def _show(self, p: Plan | ValueError) -> None:
         if isinstance(p, ValueError):  # no plan for this configuration: its one line, the last figures kept
             self._notices.object = f'<div class="warn">⚠ {html.escape(str(p))}</div>'
             return

@@ -39,6 +39,16 @@ def server():
         assert "Traceback" not in log and "ERROR" not in log, log
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed browser test's report ends with its server's last log lines (what the server saw, for a CI run)."""
+    report = yield
+    served = getattr(item, "funcargs", {}).get("server")
+    if report.failed and served is not None:
+        report.sections.append(("the server's last log lines", "\n".join(served.log().splitlines()[-40:])))
+    return report
+
+
 def pytest_configure(config):
     """Make this process the subreaper of everything the tests start (Linux): a process orphaned by its parent's
     exit (a forked worker, a browser's helper) becomes its child instead of init's, so the check below sees it."""

@@ -550,6 +550,62 @@ def served_document():
             registry.pop(doc, None)
 
 
+def test_a_build_handed_to_a_page_closed_before_its_tick_does_not_stop_the_queue():
+    """Bokeh never runs a destroyed document's callbacks: the card builds queued after a page that was closed
+    between its turn and its tick still run (app.lazy.BuildQueue), and a live page's turn is waited for."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from app.lazy import BuildQueue
+
+    class Page:
+        def __init__(self) -> None:
+            self.session_context, self.ticks = SimpleNamespace(destroyed=False), []
+
+        def add_next_tick_callback(self, callback) -> None:
+            self.ticks.append(callback)
+
+    built = []
+
+    async def main() -> None:
+        queue, closed, live, later = BuildQueue(), Page(), Page(), Page()
+        queue.WATCH_S = 0.01
+        for page in (closed, live, later):
+            queue.submit(page, lambda page=page: built.append(page))
+        await asyncio.sleep(0.05)
+        assert len(closed.ticks) == 1 and not live.ticks  # handed to the first page, waiting for its tick
+        closed.session_context.destroyed = True  # closed before its tick came: the tick never will
+        await asyncio.sleep(0.05)
+        assert len(live.ticks) == 1 and not later.ticks  # the queue went on, and waits for the live page
+        await asyncio.sleep(0.05)
+        assert not later.ticks
+        live.ticks[0]()
+        await asyncio.sleep(0.05)
+        later.ticks[0]()
+        assert built == [live, later]
+
+    asyncio.run(main())
+
+
+def test_a_page_whose_websocket_closed_has_gone_before_bokeh_destroys_its_session():
+    """app.background.closing: a job or a build for a page that was connected and is no longer costs nothing,
+    though Bokeh keeps the session 15 s and more; a page not yet connected (its first cards) has not gone."""
+    from types import SimpleNamespace
+
+    from app.background import closing
+
+    session = SimpleNamespace(connection_count=0)
+    doc = SimpleNamespace(session_context=SimpleNamespace(destroyed=False, session=session))
+    first = closing(doc)  # asked while the page loads, before its websocket connects
+    session.connection_count = 1
+    later = closing(doc)
+    assert not first() and not later()
+    session.connection_count = 0  # the tab was closed
+    assert later() and not first()
+    doc.session_context.destroyed = True
+    assert first()
+
+
 def test_a_served_page_sends_its_frame_first_and_its_cards_on_the_next_tick():
     """The page's HTML waits for its top column only; the cards follow on the document's next tick, before the
     browser (which has yet to load BokehJS) pulls the document."""
@@ -587,7 +643,8 @@ def test_the_values_spinner_waits_for_the_page_to_load(monkeypatch):
 
 def test_a_served_page_computes_its_heavy_figures_off_the_event_loop(monkeypatch):
     """Served, a change's training plan and changes card are computed in app.background's worker thread and shown
-    on the page's next tick (the event loop stays free for other pages); a result for an older change is dropped."""
+    on the page's next tick (the event loop stays free for other pages); a change asked before the worker came to
+    the last one's job skips that job (a drag queues one pass, not one per state it passed)."""
     import threading
 
     import app.state
@@ -604,10 +661,13 @@ def test_a_served_page_computes_its_heavy_figures_off_the_event_loop(monkeypatch
         e = Explorer(query="?panels=shapes,training,changes&recipe=modern&d=64&h=4&L=2&V=500&T=16&T_max=64")
         v, before = e.training, dict(e.training.source.data)  # built from the plan its Deferred prepared
         threads.clear()
+        busy = threading.Event()
+        _POOL.submit(busy.wait, 60)  # the worker is busy while the learner moves L twice
         e.state.set_field("L", 3)
-        e.state.set_field("L", 4)  # before the first result is shown
-        _POOL.submit(lambda: None).result()  # the worker has finished both
-        assert len(threads) == 2 and all(t.startswith("explorer-figures") for t in threads)
+        e.state.set_field("L", 4)
+        busy.set()
+        _POOL.submit(lambda: None).result()  # the worker has come to both jobs
+        assert len(threads) == 1 and threads[0].startswith("explorer-figures")  # L = 3's was skipped
         assert v.source.data == before  # nothing shown until the page's next tick
         for tick in ticks:
             tick()
