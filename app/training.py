@@ -15,7 +15,7 @@ from panel.custom import JSComponent
 
 from model import numbers, units
 from model.train_report import SECTIONS, human
-from model.training import CUSTOM_GPU, FITS, REFERENCES, Line, Plan
+from model.training import CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, REFERENCES, Line, Plan
 
 from .background import Latest
 from .charts import memory_chart
@@ -24,7 +24,7 @@ from .state import ExplorerState
 from .styles import BASE
 from .styles import TRAIN_CSS as CSS
 from .train_query import CUSTOM_START, news, settle_train
-from .words import (FIT_LABELS, GPU_LABELS, HEADLINE, HEADLINE_FITS, HEADLINE_PAST, HEADLINE_RULE, OPTIMIZER_LABELS, PARTS,
+from .words import (FIT_LABELS, GPU_LABELS, HEADLINE, HEADLINE_FITS, HEADLINE_N, HEADLINE_PAST, HEADLINE_RULE, OPTIMIZER_LABELS, PARTS,
                     RECOMPUTE_LABELS, ROWS, TRAIN_TITLE, ZERO_LABELS, chinchilla_rule)
 from .words import TRAIN_CONTROLS as C
 from .words import TRAIN_NOTE as NOTE
@@ -74,11 +74,14 @@ def x_end(p: Plan) -> float:
 
 def headline_html(p: Plan) -> str:
     """The run in three sentences: tokens and compute, time and cost, memory and whether it fits (the templates
-    `HEADLINE`, `HEADLINE_RULE`, `HEADLINE_FITS`, `HEADLINE_PAST` of app/words.py, which the exported page fills the same way)."""
+    `HEADLINE`, `HEADLINE_RULE`, `HEADLINE_FITS`, `HEADLINE_PAST`, `HEADLINE_N` of app/words.py, which the exported
+    page fills the same way)."""
     e, s, m = html.escape, p.setup, p.memory
     v = {**{x.key: e(human(x)) for x in p.lines}, "T": f"{p.cfg.T:,}", "gpus": f"{s.gpus:,}",
          "device": e(s.device.label), "phase": e(m.peak_phase),
-         "past": HEADLINE_PAST["full" if p.cfg.window is None else "window"]}
+         "past": HEADLINE_PAST["full" if p.cfg.window is None else "window"],
+         "chinchilla": f"{CHINCHILLA_TOKENS_PER_PARAM:,}",
+         **HEADLINE_N["moe" if p.cfg.moe else "dense"]}
     v["rule"] = HEADLINE_RULE["rule" if s.D is None else "given"].format_map(v)
     v["fits"] = HEADLINE_FITS["fits" if m.fits else "some" if m.max_B else "none"].format_map(v)
     return HEADLINE.format_map(v)

@@ -128,10 +128,10 @@ def chinchilla_rule(cfg: Config) -> str:
     return CHINCHILLA_RULE + "_active" if cfg.moe else CHINCHILLA_RULE
 # The training card's headline (app/training.py headline_html, page.js trainHeadlineHtml): "{key}" is a plan line's
 # value in words (model.train_report.human, escaped); T, gpus, device and phase, the run's; "{rule}" one of
-# HEADLINE_RULE (D by Chinchilla's rule, or given) and "{fits}" one of HEADLINE_FITS (fits; does not fit, and the
+# HEADLINE_RULE (D by Chinchilla's rule, "{chinchilla}" per parameter, or given) and "{fits}" one of HEADLINE_FITS (fits; does not fit, and the
 # largest B that does; not even B = 1 fits), each filled from the same values first.
 HEADLINE = """<div class="head">
-<div>D = <b>{compute/D}</b> ({rule}) · C = 6·N·D = <b>{compute/C_6ND}</b>
+<div>D = <b>{compute/D}</b> ({rule}) · C = 6·{N}·D = <b>{compute/C_6ND}</b>
 ({compute/C_6ND_pf_days}) · measured <b>{compute/C_measured}</b></div>
 <div>On {gpus} × {device} at {time/mfu} MFU: <b>{time/gpu_hours}</b>,
 <b>{time/wall_days}</b> of wall-clock time, <b>{time/cost}</b>
@@ -141,7 +141,10 @@ HEADLINE = """<div class="head">
 Serving holds <b>{serve/total}</b> ({serve/kv_per_token} of KV cache per token of context{past}).</div>
 </div>"""
 HEADLINE_PAST = {"full": "", "window": " past the window"}  # "{past}": a windowed block's cache stays at W − 1 tokens
-HEADLINE_RULE = {"rule": "Chinchilla's rule, 20 per parameter", "given": "{compute/tokens_per_param} per parameter"}
+HEADLINE_RULE = {"rule": "Chinchilla's rule, {chinchilla} per{active} parameter",
+                 "given": "{compute/tokens_per_param} per{active} parameter"}
+# "{N}" and "{active}": a mixture of experts counts the run at N_active, as model.training's lines say
+HEADLINE_N = {"dense": {"N": "N", "active": ""}, "moe": {"N": "N_active", "active": " active"}}
 HEADLINE_FITS = {"fits": '<span class="fits">fits</span>; the largest micro-batch at T = {T} is B = <b>{memory/max_B}</b>',
                  "some": '<span class="nofit">does not fit</span>; the largest micro-batch that fits is B = '
                          '<b>{memory/max_B}</b>',

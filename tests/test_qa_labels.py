@@ -120,3 +120,16 @@ def test_the_scores_label_names_gemmas_query_scale_where_it_replaces_d_head():
             for probe in probes(s):
                 assert structure(probe, "fp32") == s
                 assert {r.name.removeprefix("blocks.0."): r.label for r in trace(probe).rows}[row] == labels[row]
+
+
+def test_the_training_headline_counts_a_mixture_of_experts_at_n_active():
+    """Mixtral's run is D = 20·N_active and C = 6·N_active·D (model.training's lines say so): the headline's words
+    say "per active parameter" and 6·N_active·D, a dense model's "per parameter" and 6·N·D, with a given D too."""
+    from app.training import headline_html
+    from model.training import CHINCHILLA_TOKENS_PER_PARAM, TrainSetup, plan
+
+    for name, n, per in (("mixtral-8x7b", "N_active", "per active parameter"), ("gpt2-small", "N", "per parameter")):
+        rule = headline_html(plan(PRESETS[name], TrainSetup()))
+        assert f"Chinchilla's rule, {CHINCHILLA_TOKENS_PER_PARAM} {per})" in rule and f"C = 6·{n}·D = " in rule
+        given = headline_html(plan(PRESETS[name], TrainSetup(D=10**12)))
+        assert re.search(rf"\([\d.,]+ {per}\) · C = 6·{n}·D", given)

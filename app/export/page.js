@@ -828,9 +828,9 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
   return {cfg, setup, device: dev, lines, byKey, memory, serve_weights: v("serve/weights"), kv: v("serve/kv_cache")};
 }
 
-function trainHeadlineHtml(p) {  // training.headline_html: words.HEADLINE, HEADLINE_RULE, HEADLINE_FITS, HEADLINE_PAST (TS.headline)
-  const m = p.memory, h = TS.headline, v = {...Object.fromEntries(p.lines.map((x) => [x.key, esc(x.human)])),
-    T: thousands(p.cfg.T), gpus: thousands(p.setup.gpus), device: esc(p.device.label), phase: esc(m.peak_phase), past: h.past[p.cfg.window == null ? "full" : "window"]};
+function trainHeadlineHtml(p) {  // training.headline_html: words.HEADLINE, HEADLINE_RULE, HEADLINE_FITS, HEADLINE_PAST, HEADLINE_N (TS.headline)
+  const m = p.memory, h = TS.headline, v = {...Object.fromEntries(p.lines.map((x) => [x.key, esc(x.human)])), T: thousands(p.cfg.T), gpus: thousands(p.setup.gpus),
+    device: esc(p.device.label), phase: esc(m.peak_phase), past: h.past[p.cfg.window == null ? "full" : "window"], chinchilla: thousands(TS.chinchilla), ...h.n[isMoe(p.cfg) ? "moe" : "dense"]};
   v.rule = fill(h.rule[p.setup.D === null ? "rule" : "given"], v);
   v.fits = fill(h.fits[m.fits ? "fits" : m.max_B ? "some" : "none"], v);
   return fill(h.text, v);
