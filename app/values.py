@@ -76,7 +76,7 @@ def scaling_html(v: mv.Values) -> str:
                                                           for a, b in (r.std, r.max_prob, r.entropy)) + "</tr>"
                    for r in vr.scaling_rows(v))
     sub = '<th class="num">q·kᵀ</th><th class="num s">/√d_head</th>' * 3
-    return (f'<h3>Why divide by √d_head? (d_head = {v.cfg.d_head:,}, T = {v.cfg.T})</h3>'
+    return (f'<h3>Why divide by √d_head? ({e(vr.scale_words(v.cfg))}, T = {v.cfg.T})</h3>'
             f'<p class="lesson">{e(vr.LESSON)}</p>'
             f'<div class="wrap"><table class="sc"><thead><tr><th></th><th colspan="2">score std</th>'
             f'<th colspan="2">largest weight</th>'

@@ -16,11 +16,22 @@ from . import units
 from .layout import MIN_WRAPPED, paragraph
 from .report import header
 from .scaling import Scaling
+from .config import Config
 from .values import EAGER_RUN, MAX_T, Values
 
 LESSON = ("Dividing by √d_head keeps the scores at unit variance; unscaled, their std is √d_head (8 at d_head = 64), "
           "and a logit 8 above its neighbours gets e⁸ ≈ 3,000× the mass: softmax turns one-hot and stops learning.")
 INIT = "GPT-2's initialisation: weights N(0, 0.02), biases 0, LayerNorm gains 1"
+
+
+def scale_words(cfg: Config) -> str:
+    """The width the √d_head comparison is made at, as the card's heading names it: d_head; with latent attention
+    d_head = d_nope + d_R, q and k's head width; with Gemma's query_pre_attn_scalar the scale this model uses
+    instead (the comparison stays the lesson's, at √d_head)."""
+    width = f"d_head = d_nope + d_R = {cfg.d_head:,}" if cfg.mla else f"d_head = {cfg.d_head:,}"
+    if cfg.query_scale is not None:  # None where it equals d_head (Config)
+        width += f"; this model divides by √query_scale = √{cfg.query_scale:,} instead"
+    return width
 
 
 def num(x: float | None) -> str:
@@ -176,7 +187,7 @@ def text(v: Values, block: int = 0, head: int = 0, expand: bool = False, width: 
               *say(loss_line(v)), "",
               *say("residual stream std: embed " + num(v.embed_std) + ", after blocks "
                    + ", ".join(f"{b}: {num(s)}" for b, s in enumerate(v.resid_std))), "",
-              *say(f"Why √d_head (d_head = {v.cfg.d_head:,}, T = {v.cfg.T}, causal rows): {LESSON}")]
+              *say(f"Why √d_head ({scale_words(v.cfg)}, T = {v.cfg.T}, causal rows): {LESSON}")]
     rows = scaling_rows(v)
     w = max(len(r.label) for r in rows)
     if width is not None:  # the labels wrap to leave the three pairs of numbers (61 characters) their place

@@ -133,3 +133,21 @@ def test_the_training_headline_counts_a_mixture_of_experts_at_n_active():
         assert f"Chinchilla's rule, {CHINCHILLA_TOKENS_PER_PARAM} {per})" in rule and f"C = 6·{n}·D = " in rule
         given = headline_html(plan(PRESETS[name], TrainSetup(D=10**12)))
         assert re.search(rf"\([\d.,]+ {per}\) · C = 6·{n}·D", given)
+
+
+def test_the_values_cards_scale_heading_names_the_width_the_model_divides_by():
+    """The √d_head comparison's heading: d_head; with latent attention d_head = d_nope + d_R (q and k's width, 192 on
+    DeepSeek-V3, not d / h); on Gemma 3 27B the √168 it divides by instead. The CLI and the live card say the same."""
+    from app.values import scaling_html
+    from model import values as mv
+    from model.values_report import scale_words, text
+    from test_mla import MLA
+
+    words = {name: scale_words(PRESETS[name]) for name in ("gpt2-small", "deepseek-v3", "gemma-3-27b", "gemma-3-1b")}
+    assert words == {"gpt2-small": "d_head = 64", "deepseek-v3": "d_head = d_nope + d_R = 192",
+                     "gemma-3-27b": "d_head = 128; this model divides by √query_scale = √168 instead",
+                     "gemma-3-1b": "d_head = 256"}
+    v = mv.values(MLA, list(range(5)))
+    said = f"({scale_words(MLA)}, T = 5"
+    assert said.startswith("(d_head = d_nope + d_R = ")
+    assert said in scaling_html(v) and said in " ".join(text(v).split())
