@@ -13,7 +13,7 @@ import param
 from bokeh.models import ColumnDataSource, Range1d
 from panel.custom import JSComponent
 
-from model import numbers, units
+from model import Config, numbers, units
 from model.train_report import SECTIONS, human
 from model.training import CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, REFERENCES, Line, Plan
 
@@ -27,7 +27,7 @@ from .train_query import CUSTOM_START, news, settle_train
 from .words import (FIT_LABELS, GPU_LABELS, HEADLINE, HEADLINE_FITS, HEADLINE_N, HEADLINE_PAST, HEADLINE_RULE, OPTIMIZER_LABELS, PARTS,
                     RECOMPUTE_LABELS, ROWS, TRAIN_TITLE, ZERO_LABELS, chinchilla_rule)
 from .words import TRAIN_CONTROLS as C
-from .words import TRAIN_NOTE as NOTE
+from .words import TRAIN_NOTES
 
 GIB = 2**30
 
@@ -70,6 +70,11 @@ def legend_html(p: Plan) -> str:
 def x_end(p: Plan) -> float:
     """The chart's right end in GiB: room for the longer bar and the GPU's memory line."""
     return 1.08 * max(p.memory.peak, p.serve_weights_bytes + p.kv_cache_bytes, p.memory.capacity) / GIB
+
+
+def note_html(cfg: Config) -> str:
+    """The card's note on MFU, peaks, memory and activations, at N or a mixture of experts' N_active."""
+    return f"<p class='note muted'>{html.escape(TRAIN_NOTES['moe' if cfg.moe else 'dense'])}</p>"
 
 
 def headline_html(p: Plan) -> str:
@@ -167,6 +172,8 @@ class TrainingView(pn.viewable.Viewer):
         self._keys = dict(zip(self._widgets, ("D", "D", "gpu", "gpu_peak", "gpu_memory", "mfu", "gpus", "price",
                                               "optimizer", "zero", "recompute", "fit")))  # each widget's URL key
         self._notices = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=0)
+        self._note = pn.pane.HTML(note_html(self.state.config), stylesheets=[CSS], sizing_mode="stretch_width",
+                                  margin=(0, 0, 6, 0))
         self._said: list[str] = []  # the notes of the last change, shown or not
         self._latest = Latest((self.state.config, self.state.train))  # what the figures shown or coming are for
         p = self.state.plan
@@ -239,6 +246,7 @@ class TrainingView(pn.viewable.Viewer):
         if any(e.name == "config" for e in events):  # a later change: the card's notices were about the last one
             self._notices.object = ""
             self._rule.label = chinchilla_rule(self.state.config)  # N, or a mixture of experts' N_active
+            self._note.object = note_html(self.state.config)
         self._push()  # the widgets show the settled setup; the rule's D follows N
         # off the event loop (app.background); skipped, or its result dropped, after a later change
         self._latest.ask((self.state.config, self.state.train), lambda: self.state.plan, self._show)
@@ -271,7 +279,5 @@ class TrainingView(pn.viewable.Viewer):
             self._notices, sizing_mode="stretch_width", margin=0, css_classes=["train-controls"],
             styles={"min-width": "0"})  # Bokeh gives a column its children's widths as its least: let the rows wrap
         chart = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", margin=(4, 0, 0, 0))
-        note = pn.pane.HTML(f"<p class='note muted'>{html.escape(NOTE)}</p>", stylesheets=[CSS],
-                            sizing_mode="stretch_width", margin=(0, 0, 6, 0))
-        return pn.Column(title, controls, self._headline, self._legend, chart, note, self._lines, sizing_mode="stretch_width",
+        return pn.Column(title, controls, self._headline, self._legend, chart, self._note, self._lines, sizing_mode="stretch_width",
                          margin=0, styles={"min-width": "0"})

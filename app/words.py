@@ -156,9 +156,10 @@ TRAIN_TITLE = ("<h2>From N to a training run</h2><p class='muted'>How many token
 # the exported page's training card for a mixture of experts (its line templates are a dense model's)
 TRAIN_MOE = ("A mixture of experts trains at C = 6·N_active·D, with every expert's weights, gradients and optimizer "
              "states in memory: this page's training card is for dense models; print this model's with: {command}")
-TRAIN_NOTE = ("MFU, model FLOPs utilisation: observed tokens/s × 6N ÷ the GPUs' peak FLOP/s (PaLM's definition, which "
+# "{N}": HEADLINE_N's, N or a mixture of experts' N_active
+TRAIN_NOTE = ("MFU, model FLOPs utilisation: observed tokens/s × 6{N} ÷ the GPUs' peak FLOP/s (PaLM's definition, which "
               "also counts attention's 12·L·T·h·d_head per token, 12·L·T·d where h·d_head = d; here time follows "
-              "C = 6·N·D). Peaks are dense BF16 without "
+              "C = 6·{N}·D). Peaks are dense BF16 without "
               "sparsity; GPU memory is the nominal capacity, a little of which the CUDA context takes. Memory is per GPU with data parallelism (each GPU a replica, ZeRO sharding "
               "the states over the n GPUs); tensor and pipeline parallelism, which runs of GPT-3's size also use, are "
               "not modelled. Activations: what autograd saves for the backward pass, measured at B and T of the sliders "
@@ -166,3 +167,4 @@ TRAIN_NOTE = ("MFU, model FLOPs utilisation: observed tokens/s × 6N ÷ the GPUs
               "copies in the loss, the gradients flowing back, Adam's temporaries; each phase's worst moment is "
               "measured on the meta device, and on CPU the predicted peak matched the measured one to within 240 "
               "bytes (benchmarks/bench_train_memory.py). Fits and the largest micro-batch are the peak's.")
+TRAIN_NOTES = {kind: TRAIN_NOTE.format_map(n) for kind, n in HEADLINE_N.items()}  # "dense", "moe"

@@ -151,3 +151,15 @@ def test_the_values_cards_scale_heading_names_the_width_the_model_divides_by():
     said = f"({scale_words(MLA)}, T = 5"
     assert said.startswith("(d_head = d_nope + d_R = ")
     assert said in scaling_html(v) and said in " ".join(text(v).split())
+
+
+def test_the_training_cards_note_counts_a_mixture_of_experts_at_n_active():
+    """The note under the chart says MFU is tokens/s × 6N ÷ peak and time follows C = 6·N·D; on a mixture of experts,
+    whose lines count 6·N_active·D, it says N_active, and it follows the model when the page changes it."""
+    from app.state import ExplorerState
+    from app.training import TrainingView
+
+    view = TrainingView(state=ExplorerState())
+    assert "× 6N ÷" in view._note.object and "C = 6·N·D)" in view._note.object
+    view.state.apply(PRESETS["mixtral-8x7b"])
+    assert "× 6N_active ÷" in view._note.object and "C = 6·N_active·D)" in view._note.object

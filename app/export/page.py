@@ -35,7 +35,7 @@ from ..infer_card import COLUMNS as INFER_COLUMNS
 from ..infer_card import chart_title_html, leaves_out_html
 from ..infer_card import title_html as infer_title_html
 from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, TABLE_CSS, TRAIN_CSS
-from ..words import CHINCHILLA_RULE, MOE_SWITCH_DOC, SHORT, SHORT_WHEN, TAGLINE, TRAIN_NOTE, TRAIN_TITLE, shapes_title_html
+from ..words import CHINCHILLA_RULE, MOE_SWITCH_DOC, SHORT, SHORT_WHEN, TAGLINE, TRAIN_NOTES, TRAIN_TITLE, shapes_title_html
 from ..words import TRAIN_CONTROLS as C
 from ..changes_card import TITLE as CHANGES_TITLE
 from .spec import PAGE_MOE_SIZES, lines_js, page_spec, static_spec
@@ -185,7 +185,7 @@ def _train_card(card: InlineStyleSheet) -> tuple[object, list]:
                       sizing_mode="stretch_width", name="train_controls")
     notices, head, legend, lines = (div(n) for n in ("train_notices", "train_head", "train_legend", "train_lines"))
     title = Div(text=TRAIN_TITLE, sizing_mode="stretch_width", stylesheets=[_sheet(BASE)])
-    note = Div(text=f"<p class='note muted'>{html.escape(TRAIN_NOTE)}</p>", sizing_mode="stretch_width",
+    note = Div(text=f"<p class='note muted'>{html.escape(TRAIN_NOTES['dense'])}</p>", sizing_mode="stretch_width",
                stylesheets=[css])
     chart, models = _train_chart()
     inputs = [D, gpu, peak, memory, gpus, mfu, price, *radios.values(), fit]

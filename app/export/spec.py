@@ -54,7 +54,7 @@ from ..train_query import (CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, ONE_GPU_ZERO,
 from ..styles import BAR_INSIDE, BAR_SHARE, PART_COLOURS
 from ..templates import MARKED, TEMPLATES
 from ..words import (FIT_LABELS, GPU_LABELS, HEADLINE, HEADLINE_FITS, HEADLINE_N, HEADLINE_PAST, HEADLINE_RULE, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
-                     RECOMPUTE_LABELS, ROWS, HINT, SHORT, SHORT_WHEN, SOFT, STEP_PREFIX, SUM_KEYS, TRAIN_MOE, TRAIN_NOTE,
+                     RECOMPUTE_LABELS, ROWS, HINT, SHORT, SHORT_WHEN, SOFT, STEP_PREFIX, SUM_KEYS, TRAIN_MOE,
                      ZERO_LABELS, shapes_title_html)
 
 DTYPE_CLASS = {"fp32": "fp32", "bf16": "bf16", "fp16": "bf16"}  # fp16 passes equal bf16's (tests check it)
@@ -328,7 +328,7 @@ def _training() -> dict:
         "bounds": {k: list(v) for k, v in TRAIN_BOUNDS.items()}, "whole": list(WHOLE_KEYS),
         "choices": {k: list(v) for k, v in TRAIN_CHOICES.items()}, "max_value_chars": MAX_VALUE_CHARS,
         "large_examples": numbers.LARGE_EXAMPLES, "one_gpu_zero": ONE_GPU_ZERO,
-        "note": TRAIN_NOTE, "moe": TRAIN_MOE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
+        "moe": TRAIN_MOE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
         "phases": list(PHASES), "phase_symbols": PHASE_SYMBOLS, "phase_labels": PHASE_LABELS,
         "phase_line": PHASE_LINE, "peak_line": PEAK_LINE, "other_blocks": OTHER_BLOCKS,
         "max_B_words": MAX_B_WORDS,
