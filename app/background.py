@@ -64,10 +64,11 @@ def _outcome(compute: Callable[[], R]) -> R | ValueError:
 
 
 def offload(compute: Callable[[], R], show: Callable[[R | ValueError], None],
-            stale: Callable[[], bool] = lambda: False) -> None:
+            stale: Callable[[], bool] = lambda: False, doc=None) -> None:
     """`show(compute())`, `compute` off the event loop where a server serves the page (see the module docstring);
-    nothing at all when `stale()` holds as the worker comes to the job."""
-    doc = served_document()
+    nothing at all when `stale()` holds as the worker comes to the job. `doc`: the page's document, where the
+    caller holds it; else the current one."""
+    doc = doc if doc is not None else served_document()
     if doc is None:
         show(_outcome(compute))
         return

@@ -12,6 +12,8 @@ Not served (a notebook, a test), a card is built at once.
 from __future__ import annotations
 
 import collections
+import logging
+import time
 from collections.abc import Callable
 
 import panel as pn
@@ -21,6 +23,7 @@ from tornado.ioloop import IOLoop
 
 from .background import closing, offload, served_document
 
+LOG = logging.getLogger(__name__)
 REVEAL_MARGIN = "300px"  # build a card this far before it scrolls into view
 
 
@@ -46,9 +49,12 @@ class BuildQueue:
     """Runs card builds one at a time, each in its session's document lock, the event loop free between two.
 
     A build handed to a page that is closed before its tick comes never runs (Bokeh drops a destroyed document's
-    callbacks): every WATCH_S the queue looks, and goes on past a closed page's build rather than wait for it."""
+    callbacks): every WATCH_S the queue looks, and goes on past a closed page's build rather than wait for it, and
+    past any build whose tick has not come in GIVE_UP_S (it still runs when its tick comes; the queue only spreads
+    builds out, and must never hold the next page's card)."""
 
     WATCH_S = 2.0
+    GIVE_UP_S = 6.0
 
     def __init__(self) -> None:
         self._waiting: collections.deque[tuple[object, Callable[[], bool], Callable[[], None]]] = collections.deque()
@@ -75,7 +81,7 @@ class BuildQueue:
                     self._done(token)
 
             doc.add_next_tick_callback(run)
-            IOLoop.current().call_later(self.WATCH_S, self._watch, token, closed)
+            IOLoop.current().call_later(self.WATCH_S, self._watch, token, closed, time.monotonic())
             return
         self._running = None
 
@@ -84,13 +90,16 @@ class BuildQueue:
             self._running = object()
             IOLoop.current().add_callback(self._next)
 
-    def _watch(self, token: object, closed: Callable[[], bool]) -> None:
+    def _watch(self, token: object, closed: Callable[[], bool], handed: float) -> None:
         if self._running is not token:
             return
         if closed():  # its page was closed before the build ran: it never will
             self._done(token)
+        elif (waited := time.monotonic() - handed) > self.GIVE_UP_S:
+            LOG.warning("a card's build waited %.1f s for its page's tick; the next page's build goes first", waited)
+            self._done(token)
         else:
-            IOLoop.current().call_later(self.WATCH_S, self._watch, token, closed)
+            IOLoop.current().call_later(self.WATCH_S, self._watch, token, closed, handed)
 
 
 BUILDS = BuildQueue()
@@ -106,22 +115,24 @@ class Deferred(pn.viewable.Viewer):
         self._build, self._prepare = build, prepare
         self._placeholder = placeholder
         self._box: pn.Column | None = None
+        self._doc = None  # the served page's document, once laid out
 
     def _reveal(self, event: param.parameterized.Event) -> None:
         if not (event.new and self._box is not None):
             return
-        doc = pn.state.curdoc
+        doc = self._doc  # the page that laid it out (pn.state.curdoc may be another's in a watcher)
         if self._prepare is None:
             BUILDS.submit(doc, self._fill)
         else:  # its figures first, off the event loop; then the card, from them (app.background)
-            offload(self._prepare, lambda _: BUILDS.submit(doc, self._fill))
+            offload(self._prepare, lambda _: BUILDS.submit(doc, self._fill), doc=doc)
 
     def _fill(self) -> None:
         if self._box is not None:
             self._box.objects = [self._build()]
 
     def __panel__(self) -> pn.viewable.Viewable:
-        if served_document() is None:
+        self._doc = served_document()
+        if self._doc is None:
             return self._build()
         reveal = Reveal(note=self._placeholder, sizing_mode="stretch_width", margin=0)
         reveal.param.watch(self._reveal, ["seen"])

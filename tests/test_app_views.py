@@ -583,6 +583,17 @@ def test_a_build_handed_to_a_page_closed_before_its_tick_does_not_stop_the_queue
         await asyncio.sleep(0.05)
         later.ticks[0]()
         assert built == [live, later]
+        queue.GIVE_UP_S = 0.1  # a live page whose tick does not come: the next page's build goes first
+        stuck, next_page = Page(), Page()
+        for page in (stuck, next_page):
+            queue.submit(page, lambda page=page: built.append(page))
+        await asyncio.sleep(0.05)
+        assert len(stuck.ticks) == 1 and not next_page.ticks
+        await asyncio.sleep(0.2)
+        assert len(next_page.ticks) == 1
+        next_page.ticks[0]()
+        stuck.ticks[0]()  # its tick came at last: it still builds
+        assert built[-2:] == [next_page, stuck]
 
     asyncio.run(main())
 
