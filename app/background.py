@@ -31,8 +31,9 @@ R = TypeVar("R")
 K = TypeVar("K")
 _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="explorer-figures")  # one at a time: 2 cores, one GIL
 _SKIPPED = object()  # what a skipped job returns
-SLOW_WAIT_S = 5.0  # a job that waited longer for the worker is logged (a warning: the server is overloaded)
+SLOW_WAIT_S = 5.0  # a job that waited, or computed, longer is logged (a warning: the server is overloaded)
 LOG = logging.getLogger(__name__)
+_BUSY: list[tuple[str, float]] = []  # the worker's job now: (what, when it started)
 
 
 def served_document():
@@ -78,10 +79,16 @@ def offload(compute: Callable[[], R], show: Callable[[R | ValueError], None],
     def run() -> R | ValueError | object:
         if closed() or stale():  # a closed page or a later ask: no pass
             return _SKIPPED
-        if (waited := time.monotonic() - asked) > SLOW_WAIT_S:
-            LOG.warning("a page's figures waited %.1f s for the worker (%s)", waited,
-                        getattr(compute, "__qualname__", compute))
-        return _outcome(compute)
+        what, start = getattr(compute, "__qualname__", str(compute)), time.monotonic()
+        if start - asked > SLOW_WAIT_S:
+            LOG.warning("a page's figures waited %.1f s for the worker (%s)", start - asked, what)
+        _BUSY[:] = [(what, start)]
+        try:
+            return _outcome(compute)
+        finally:
+            _BUSY.clear()
+            if (took := time.monotonic() - start) > SLOW_WAIT_S:
+                LOG.warning("a page's figures took %.1f s to compute (%s)", took, what)
 
     def done(future: Future) -> None:
         outcome = future.result()
@@ -90,6 +97,12 @@ def offload(compute: Callable[[], R], show: Callable[[R | ValueError], None],
         doc.add_next_tick_callback(lambda: show(outcome))
 
     _POOL.submit(run).add_done_callback(done)
+
+
+def worker_now() -> str:
+    """What the worker computes now, in words (for a log line)."""
+    busy = list(_BUSY)
+    return f"computing {busy[0][0]} for {time.monotonic() - busy[0][1]:.1f} s" if busy else "idle"
 
 
 class Latest(Generic[K]):

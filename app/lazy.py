@@ -21,26 +21,32 @@ import param
 from panel.custom import JSComponent
 from tornado.ioloop import IOLoop
 
-from .background import closing, offload, served_document
+from .background import closing, offload, served_document, worker_now
 
 LOG = logging.getLogger(__name__)
 REVEAL_MARGIN = "300px"  # build a card this far before it scrolls into view
+ASK_AGAIN_S = 10  # a placeholder still shown this long after it asked asks again
 
 
 class Reveal(JSComponent):
-    """An empty element that sets `seen` once it is within REVEAL_MARGIN of the viewport."""
+    """An empty element that counts up `asks` once it is within REVEAL_MARGIN of the viewport, and again every
+    ASK_AGAIN_S for as long as it is shown (the card has not come: an ask lost, or a server slow to build)."""
 
-    seen = param.Boolean(default=False, doc="the element has come near the viewport")
+    asks = param.Integer(default=0, doc="how many times the page has asked for the card")
     note = param.String(default="", doc="what the placeholder says until the card is built")
 
     _esm = f"""
 export function render({{ model, el }}) {{
   el.innerHTML = `<p style="color:#6b7280;font-size:13px;margin:0">${{model.note}}</p>`;
+  let again = null;
   const io = new IntersectionObserver((entries) => {{
-    if (entries.some((e) => e.isIntersecting)) {{ io.disconnect(); model.seen = true; }}
+    if (!entries.some((e) => e.isIntersecting)) return;
+    io.disconnect();
+    model.asks += 1;
+    again = setInterval(() => {{ model.asks += 1; }}, {ASK_AGAIN_S * 1000});
   }}, {{ rootMargin: "{REVEAL_MARGIN}" }});
   io.observe(el);
-  model.on("remove", () => io.disconnect());
+  model.on("remove", () => {{ io.disconnect(); clearInterval(again); }});
 }}
 """
 
@@ -59,6 +65,11 @@ class BuildQueue:
     def __init__(self) -> None:
         self._waiting: collections.deque[tuple[object, Callable[[], bool], Callable[[], None]]] = collections.deque()
         self._running: object | None = None  # a token for the build handed to its page, until it is done
+
+    @property
+    def waiting(self) -> int:
+        """How many builds wait for their turn."""
+        return len(self._waiting)
 
     def submit(self, doc, build: Callable[[], None]) -> None:
         """Build in `doc` when the builds before it are done."""
@@ -116,10 +127,17 @@ class Deferred(pn.viewable.Viewer):
         self._placeholder = placeholder
         self._box: pn.Column | None = None
         self._doc = None  # the served page's document, once laid out
+        self._asked: float | None = None  # when the page first asked for the card
 
     def _reveal(self, event: param.parameterized.Event) -> None:
-        if not (event.new and self._box is not None):
-            return
+        if not (event.new and self._box is not None and self._box.objects[0] is event.obj):
+            return  # built already
+        if self._asked is None:
+            self._asked = time.monotonic()
+        else:
+            LOG.warning("a page asked again for a card not built %.1f s after its first ask (%s; worker %s, "
+                        "%d builds waiting); asked once more", time.monotonic() - self._asked,
+                        self._placeholder, worker_now(), BUILDS.waiting)
         doc = self._doc  # the page that laid it out (pn.state.curdoc may be another's in a watcher)
         if self._prepare is None:
             BUILDS.submit(doc, self._fill)
@@ -127,7 +145,7 @@ class Deferred(pn.viewable.Viewer):
             offload(self._prepare, lambda _: BUILDS.submit(doc, self._fill), doc=doc)
 
     def _fill(self) -> None:
-        if self._box is not None:
+        if self._box is not None and isinstance(self._box.objects[0], Reveal):  # not built by an earlier ask
             self._box.objects = [self._build()]
 
     def __panel__(self) -> pn.viewable.Viewable:
@@ -135,6 +153,6 @@ class Deferred(pn.viewable.Viewer):
         if self._doc is None:
             return self._build()
         reveal = Reveal(note=self._placeholder, sizing_mode="stretch_width", margin=0)
-        reveal.param.watch(self._reveal, ["seen"])
+        reveal.param.watch(self._reveal, ["asks"])
         self._box = pn.Column(reveal, sizing_mode="stretch_width", margin=0)
         return self._box

@@ -685,3 +685,32 @@ def test_a_served_page_computes_its_heavy_figures_off_the_event_loop(monkeypatch
         assert v.source.data == chart_data(real(e.state.config, e.state.train)) != before
         assert e.recipe._changes.object  # the changes card, computed the same way
         session.destroyed = True
+
+
+def test_a_placeholder_that_asks_again_gets_its_card_once_and_the_server_says_why_it_waited(monkeypatch, caplog):
+    """app.lazy.Reveal asks again while its card has not come (an ask lost on the way, or a server slow to build):
+    the second ask is logged with what the worker is doing and how many builds wait, the card is built once, and
+    an ask after it is built does nothing."""
+    import logging
+
+    from app.lazy import BUILDS, Deferred, Reveal
+
+    builds = []
+    with served_document() as doc:
+        doc.session_context.destroyed = False
+        ticks = []
+        monkeypatch.setattr(doc, "add_next_tick_callback", ticks.append)
+        monkeypatch.setattr(BUILDS, "submit", lambda page, build: ticks.append(build))
+        card = Deferred(lambda: builds.append(1) or pn.pane.Markdown("the card"), "the card is built…")
+        box = card.__panel__()
+        reveal = box.objects[0]
+        assert isinstance(reveal, Reveal)
+        reveal.asks = 1
+        with caplog.at_level(logging.WARNING, logger="app.lazy"):
+            reveal.asks = 2  # the card has not come: asked once more, and the log says what the server was doing
+        assert "asked again" in caplog.text and "worker idle" in caplog.text and "builds waiting" in caplog.text
+        for tick in list(ticks):
+            tick()
+        assert builds == [1] and box.objects[0].object == "the card"
+        reveal.asks = 3  # a late ask from a placeholder already replaced: nothing
+        assert len(ticks) == 2 and builds == [1]
