@@ -34,6 +34,23 @@ TRAIN_BOUNDS = {"D": SETUP_BOUNDS["D"], "gpus": SETUP_BOUNDS["gpus"], "mfu": SET
                 "gpu_memory": SETUP_BOUNDS["memory_gib"]}
 WHOLE_KEYS = ("D", "gpus")
 ONE_GPU_ZERO = "ZeRO {zero} shards over the n GPUs, and n = 1: each part is divided by 1, so it saves nothing here"
+# The notices of `number` and `settle_train` as templates (str.format): the exported page fills the same ones
+# (app/export/spec.py, page.js setupNumber and settleTrain)
+NOTICES = {
+    "not_number": "{key}={text} is not a {kind} {bounds}",
+    "not_text": '{key}="{text}" is not a {kind} {bounds}{write}',
+    "write": " (write {examples})",  # D's examples of model.numbers' grammar
+    "range": "{key}={value} is out of range: {key} must be {bounds}{hint}",
+    "percent": " (write 0.4 for 40 %)",  # a share written in percent
+    "bounds": "from {lo} to {hi}",
+    "choice": '{key}="{text}" is not one of {choices}; using {default}',
+    "using": "{why}; using {using}",
+    "kept": "{key}={was}",
+    "rule": "Chinchilla's D = 20·N",
+    "start": "the {label}'s",
+    "custom": "custom GPU",
+    "ignored": "gpu_peak and gpu_memory describe a custom GPU; ignored with gpu={gpu} (add gpu=custom)",
+}
 
 
 def link_number(x: float) -> str:
@@ -47,22 +64,21 @@ def number(key: str, raw: object, bounds: tuple[float, float] | None = None,
     within `bounds` (default TRAIN_BOUNDS[key]), a whole number where `whole` (default: key in WHOLE_KEYS)."""
     lo, hi = bounds or TRAIN_BOUNDS[key]
     whole = key in WHOLE_KEYS if whole is None else whole
-    kind, bounds = "whole number" if whole else "number", f"from {link_number(lo)} to {link_number(hi)}"
-    if isinstance(raw, bool):
-        return None, f"{key}={raw!r} is not a {kind} {bounds}"
-    if isinstance(raw, (int, float)):
+    say = {"key": key, "kind": "whole number" if whole else "number",
+           "bounds": NOTICES["bounds"].format(lo=link_number(lo), hi=link_number(hi))}
+    if isinstance(raw, (int, float)):  # a bool too: its repr
         value, text = raw, repr(raw)
-        if not math.isfinite(value) or (whole and value != int(value)):
-            return None, f"{key}={quote(text)} is not a {kind} {bounds}"
+        if isinstance(raw, bool) or not math.isfinite(value) or (whole and value != int(value)):
+            return None, NOTICES["not_number"].format(**say, text=quote(text))
     else:
         text = str(raw).strip(" \t")
         value = (numbers.whole if whole else numbers.real)(text) if len(text) <= MAX_VALUE_CHARS else None
         if value is None:
-            write = f" (write {numbers.LARGE_EXAMPLES})" if key == "D" else ""
-            return None, f'{key}="{quote(text)}" is not a {kind} {bounds}{write}'
+            write = NOTICES["write"].format(examples=numbers.LARGE_EXAMPLES) if key == "D" else ""
+            return None, NOTICES["not_text"].format(**say, text=quote(text), write=write)
     if not lo <= value <= hi:
-        hint = " (write 0.4 for 40 %)" if key in ("mfu", "efficiency") and 1 < value <= 100 else ""
-        return None, f"{key}={numbers.show(value, text)} is out of range: {key} must be {bounds}{hint}"
+        hint = NOTICES["percent"] if key in ("mfu", "efficiency") and 1 < value <= 100 else ""
+        return None, NOTICES["range"].format(**say, value=numbers.show(value, text), hint=hint)
     return (int(value) if whole else float(value)), None
 
 
@@ -83,8 +99,9 @@ def settle_train(asked: Mapping[str, object], kept: TrainSetup = DEFAULT) -> tup
         if key in TRAIN_CHOICES:
             text = str(raw).strip().lower()
             if text not in TRAIN_CHOICES[key]:
-                default = "custom GPU" if key == "gpu" else getattr(DEFAULT, key)
-                notes.append(f'{key}="{quote(str(raw))}" is not one of {", ".join(TRAIN_CHOICES[key])}; using {default}')
+                default = NOTICES["custom"] if key == "gpu" else getattr(DEFAULT, key)
+                notes.append(NOTICES["choice"].format(key=key, text=quote(str(raw)), choices=", ".join(TRAIN_CHOICES[key]),
+                                                      default=default))
                 continue
             fields[key] = int(text) if key == "zero" else text
         else:
@@ -92,13 +109,13 @@ def settle_train(asked: Mapping[str, object], kept: TrainSetup = DEFAULT) -> tup
             if why:
                 was = getattr(kept, _FIELD.get(key, key))
                 if key == "D" and was is None:
-                    using = "Chinchilla's D = 20·N"
+                    using = NOTICES["rule"]
                 elif key in _FIELD and was is None:
-                    using = f"the {CUSTOM_START.label}'s"
+                    using = NOTICES["start"].format(label=CUSTOM_START.label)
                 else:
-                    using = f"{key}={link_number(was)}"
+                    using = NOTICES["kept"].format(key=key, was=link_number(was))
                     fields[_FIELD.get(key, key)] = was
-                notes.append(f"{why}; using {using}")
+                notes.append(NOTICES["using"].format(why=why, using=using))
                 continue
             fields[_FIELD.get(key, key)] = value
     gpu = fields.get("gpu", DEFAULT.gpu)
@@ -106,7 +123,7 @@ def settle_train(asked: Mapping[str, object], kept: TrainSetup = DEFAULT) -> tup
         fields.setdefault("peak_tflops", CUSTOM_START.peak_tflops)
         fields.setdefault("memory_gib", CUSTOM_START.memory_gib)
     elif "peak_tflops" in fields or "memory_gib" in fields:
-        notes.append(f"gpu_peak and gpu_memory describe a custom GPU; ignored with gpu={gpu} (add gpu=custom)")
+        notes.append(NOTICES["ignored"].format(gpu=gpu))
         fields.pop("peak_tflops", None)
         fields.pop("memory_gib", None)
     zero, gpus = fields.get("zero", DEFAULT.zero), fields.get("gpus", DEFAULT.gpus)

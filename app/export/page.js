@@ -849,18 +849,11 @@ function trainLinesHtml(p) {  // training.lines_html
   return `<table class="lines">${rows.join("")}</table>`;
 }
 
-// settle_train and its messages: app/train_query.py
-function pyRepr(x) {  // Python's repr(float) (and f"{x:,}" with commas)
+// settle_train and its notices (TS.notices: train_query.NOTICES): app/train_query.py
+function pyRepr(x) {  // Python's repr(float) of a float that is not whole (nan and ±inf too)
   if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
-  const [m, e0] = Math.abs(x).toExponential().split("e"), e = Number(e0), digits = m.replace(".", "");
-  let out;
-  if (e < -4 || e >= 16) out = `${m}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
-  else if (e < 0) out = "0." + "0".repeat(-e - 1) + digits;
-  else {
-    const frac = digits.slice(e + 1);
-    out = digits.slice(0, e + 1).padEnd(e + 1, "0") + "." + (frac || "0");
-  }
-  return (x < 0 ? "-" : "") + out;
+  const [m, e] = x.toExponential().split("e"), n = Number(e);
+  return n < -4 || n >= 16 ? `${m}e${n < 0 ? "-" : "+"}${String(Math.abs(n)).padStart(2, "0")}` : String(x);
 }
 
 const fmtSetup = (x) => (Number.isInteger(x) ? commas(BigInt(x).toString()) : commas(pyRepr(x)));  // train_query.link_number
@@ -875,66 +868,37 @@ const pyStrip = (t) => t.replace(/^[\s\u001c-\u001f\u0085]+|[\s\u001c-\u001f\u00
 const showNumber = (v, text) => (isHuge(v) ? stripBlanks(text) : typeof v === "bigint" ? thousands(v) : fmtSetup(v));  // numbers.show
 
 function setupNumber(key, raw) {  // train_query.number: [value, null] or [null, why]
-  const [lo, hi] = TS.bounds[key], whole = TS.whole.includes(key), kind = whole ? "whole number" : "number";
-  const bounds = `from ${fmtSetup(lo)} to ${fmtSetup(hi)}`;
-  let value, text;
-  if (typeof raw === "number") {
-    value = raw;
-    text = Number.isInteger(raw) ? String(raw) : pyRepr(raw);
-    if (!Number.isFinite(value) || (whole && !Number.isInteger(value))) return [null, `${key}=${showText(text)} is not a ${kind} ${bounds}`];
-  } else {
-    text = stripBlanks(String(raw));
-    value = Array.from(text).length <= TS.max_value_chars ? (whole ? wholeOf : realOf)(text) : null;
-    if (value === null) {
-      const write = key === "D" ? ` (write ${TS.large_examples})` : "";
-      return [null, `${key}="${showText(text)}" is not a ${kind} ${bounds}${write}`];
-    }
+  const [lo, hi] = TS.bounds[key], whole = TS.whole.includes(key), N = TS.notices, given = typeof raw === "number";
+  const text = given ? (Number.isInteger(raw) ? String(raw) : pyRepr(raw)) : stripBlanks(String(raw));
+  const say = {key, kind: whole ? "whole number" : "number", bounds: fill(N.bounds, {lo: fmtSetup(lo), hi: fmtSetup(hi)})};
+  const value = !given ? (Array.from(text).length <= TS.max_value_chars ? (whole ? wholeOf : realOf)(text) : null)
+    : Number.isFinite(raw) && (!whole || Number.isInteger(raw)) ? raw : null;
+  if (value === null) {
+    const write = key === "D" ? fill(N.write, {examples: TS.large_examples}) : "";
+    return [null, fill(N[given ? "not_number" : "not_text"], {...say, text: showText(text), write})];
   }
-  if (!(lo <= value && value <= hi)) {
-    const hint = key === "mfu" && 1 < value && value <= 100 ? " (write 0.4 for 40 %)" : "";
-    return [null, `${key}=${showNumber(value, text)} is out of range: ${key} must be ${bounds}${hint}`];
-  }
-  return [Number(value), null];
+  const hint = key === "mfu" && 1 < value && value <= 100 ? N.percent : "";
+  return lo <= value && value <= hi ? [Number(value), null] : [null, fill(N.range, {...say, value: showNumber(value, text), hint})];
 }
 
 function settleTrain(asked, kept = TS.default) {  // train_query.settle_train: [setup, notes]
-  const notes = [], fields = {}, field = {gpu_peak: "peak_tflops", gpu_memory: "memory_gib"}, D = TS.default;
+  const notes = [], fields = {}, D = TS.default, N = TS.notices;
   for (const key of TS.keys) {
-    const raw = asked[key];
+    const raw = asked[key], field = TS.field[key] ?? key;
     if (raw === null || raw === undefined || (typeof raw === "string" && pyStrip(raw) === "")) continue;
-    if (key in TS.choices) {
-      const text = pyStrip(String(raw)).toLowerCase();
-      if (!TS.choices[key].includes(text)) {
-        const def = key === "gpu" ? "custom GPU" : D[key];
-        notes.push(`${key}="${showText(String(raw))}" is not one of ${TS.choices[key].join(", ")}; using ${def}`);
-        continue;
-      }
-      fields[key] = key === "zero" ? Number(text) : text;
-    } else {
-      const [value, why] = setupNumber(key, raw);
-      if (why) {
-        const was = kept[field[key] ?? key];
-        let using;
-        if (key === "D" && was === null) using = "Chinchilla's D = 20·N";
-        else if (key in field && was === null) using = `the ${TS.custom_start.label}'s`;
-        else { using = `${key}=${fmtSetup(was)}`; fields[field[key] ?? key] = was; }
-        notes.push(`${why}; using ${using}`);
-        continue;
-      }
-      fields[field[key] ?? key] = value;
-    }
+    const text = pyStrip(String(raw)).toLowerCase(), [value, why] = key in TS.choices ? [] : setupNumber(key, raw);
+    if (key in TS.choices && TS.choices[key].includes(text)) fields[key] = key === "zero" ? Number(text) : text;
+    else if (key in TS.choices) {
+      notes.push(fill(N.choice, {key, text: showText(String(raw)), choices: TS.choices[key].join(", "),
+                                 default: key === "gpu" ? N.custom : D[key]}));
+    } else if (!why) fields[field] = value;
+    else if (kept[field] === null) notes.push(fill(N.using, {why, using: key === "D" ? N.rule : fill(N.start, TS.custom_start)}));
+    else notes.push(fill(N.using, {why, using: fill(N.kept, {key, was: fmtSetup(fields[field] = kept[field])})}));
   }
-  const gpu = fields.gpu ?? D.gpu;
-  if (gpu === TS.custom_gpu) {
-    fields.peak_tflops ??= TS.custom_start.peak_tflops;
-    fields.memory_gib ??= TS.custom_start.memory_gib;
-  } else if ("peak_tflops" in fields || "memory_gib" in fields) {
-    notes.push(`gpu_peak and gpu_memory describe a custom GPU; ignored with gpu=${gpu} (add gpu=custom)`);
-    delete fields.peak_tflops;
-    delete fields.memory_gib;
-  }
-  const zero = fields.zero ?? D.zero, gpus = fields.gpus ?? D.gpus;
-  if (zero && gpus === 1) notes.push(fill(TS.one_gpu_zero, {zero}));
+  const gpu = fields.gpu ?? D.gpu, custom = gpu === TS.custom_gpu, zero = fields.zero ?? D.zero;
+  if (!custom && ("peak_tflops" in fields || "memory_gib" in fields)) notes.push(fill(N.ignored, {gpu}));
+  for (const k of ["peak_tflops", "memory_gib"]) if (custom) fields[k] ??= TS.custom_start[k]; else delete fields[k];
+  if (zero && (fields.gpus ?? D.gpus) === 1) notes.push(fill(TS.one_gpu_zero, {zero}));
   return [{...D, ...fields}, notes];
 }
 
