@@ -749,11 +749,10 @@ function savedLine(cfg, dtype) {  // the structure's "memory/saved" line: [templ
   return [S.structures[key].lines[i], MEMORY_FNS[key][i]];
 }
 
-function savedParts(cfg, dtype) {  // training.saved_parts: the saved formula at L = 0 and L = 1
-  const [t, fn] = savedLine(cfg, dtype);
-  const at = (L) => fn(symbols({...cfg, L}, t.exact));
+function savedParts(cfg, dtype, exact = false) {  // training.saved_parts: the saved formula at L = 0 and L = 1
+  const [t, fn] = savedLine(cfg, dtype), at = (L) => fn(symbols({...cfg, L}, t.exact));
   const rest = at(0), block = at(1) - rest;
-  return [Number(rest), Number(block)];
+  return exact ? [rest, block] : [Number(rest), Number(block)];
 }
 
 function stateBytes(N, setup) {  // training.state_bytes (values only)
@@ -761,13 +760,11 @@ function stateBytes(N, setup) {  // training.state_bytes (values only)
   return [[opt.weights, 3], [opt.grads, 2], [opt.states, 1]].map(([per, from]) => (setup.zero >= from ? per * N / setup.gpus : per * N));
 }
 
-function peakCandidates(cfg, setup) {  // training.peak_candidates: [{name, op, moment, value, formula}]
-  const dtype = actDtype(setup), key = structureKey(cfg, dtype), size = S.dtypes[dtype], big = symbols(cfg, true);
-  const [other, otherText] = setup.recompute === "full" ? [size * cfg.B * cfg.T * cfg.d, `${size}BTd`]
-    : [savedParts(cfg, dtype)[1], "S_block"];
-  return S.structures[key].peak.map((c, i) => ({name: c.phase, op: c.op, moment: c.moment,
-    value: Number(PEAK_FNS[key][i](big)) + (c.scaled ? (cfg.L - 1) * other : 0),
-    formula: c.formula + (c.scaled ? fill(TS.other_blocks, {each: otherText}) : "")}));
+function peakCandidates(cfg, setup) {  // training.peak_candidates: [{name, moment, value, formula}] (spec._structure)
+  const dtype = actDtype(setup), key = structureKey(cfg, dtype), r = setup.recompute;
+  const s = {...symbols(cfg, true), S_block: BigInt(savedParts(cfg, dtype, true)[1])};
+  return S.structures[key].peak.map((c, i) => ({name: c.phase, moment: c.moment, value: Number(PEAK_FNS[key][i][r](s)),
+                                                formula: c.formula[r]}));
 }
 
 function stepPhases(cfg, setup) {  // training.step_phases: each phase's largest candidate, the first on a tie
@@ -788,42 +785,28 @@ function largestMicroBatch(cfg, setup, N) {  // training.largest_micro_batch: it
   return Math.min(S.bounds.B[1], ...v2.flatMap((a, i) => (v3[i] > a ? [2 + Math.floor((capacity - h - a) / (v3[i] - a))] : [])));
 }
 
-function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup}
-  const N = paramsExact(cfg), dtype = actDtype(setup), dev = device(setup);
-  const D = setup.D === null ? TS.chinchilla * N : setup.D;
-  const [rest, block] = savedParts(cfg, dtype);
+function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup}, TS.templates filled (spec._train_template)
+  const N = paramsExact(cfg), dtype = actDtype(setup), dev = device(setup), [rest, block] = savedParts(cfg, dtype);
+  const D = setup.D === null ? TS.chinchilla * N : setup.D, capacity = capacityOf(setup);
+  const phases = stepPhases(cfg, setup), top = topPhase(phases), byPhase = Object.fromEntries(phases.map((x) => [x.name, x]));
   const [measured, M] = budgetLine(cfg, "flops/forward_measured");  // the recipe's measured forward FLOPs per token
   const s = {...symbols(cfg, false), N, D, C: 6 * N * D, P: dev.peak_tflops * 1e12, MFU: setup.mfu, n: setup.gpus,
-             price: setup.price, S_rest: rest, S_block: block, M: Number(M)};
-  const ids = TS.variants[trainVariant(setup)];
+             price: setup.price, S_rest: rest, S_block: block, M: Number(M), M_top: top.value, capacity,
+             fits: held(N, setup) + top.value <= capacity, max_B: largestMicroBatch(cfg, setup, N),
+             ...Object.fromEntries(phases.map((x) => [TS.phase_symbols[x.name], x.value]))};
+  const phased = (i) => !TS.templates[i].phase || TS.templates[i].phase in byPhase;  // T = 1: no loss, no backward pass
+  const ids = TS.variants[trainVariant(setup)].filter(phased);
   s.G = TRAIN_FNS[ids.find((i) => TS.templates[i].key === "chinchilla/G")](s);
-  const saved = savedLine(cfg, dtype)[0];
-  const phases = stepPhases(cfg, setup), top = topPhase(phases), byPhase = Object.fromEntries(phases.map((x) => [x.name, x]));
-  const lines = [], byKey = {};
-  for (const i of ids) {
-    const t = TS.templates[i];
-    const windowed = cfg.window != null && t.window, every = windowed && s.L_W === cfg.L;  // spec._serving_lines
+  const slots = {...windowValues(cfg), M: measured.formula, saved: savedLine(cfg, dtype)[0].formula,
+                 top: TS.phase_symbols[top.name], phase: top.name};
+  const lines = ids.map((i) => {
+    const t = TS.templates[i], windowed = cfg.window != null && t.window, every = windowed && s.L_W === cfg.L;  // spec._serving_lines
     const latent = isMla(cfg) && t.recipe;  // latent attention's cache: c_kv and k_rope (spec._serving_lines)
     const r = isGpt2(cfg) || !t.recipe ? t : latent ? t.mla : every ? t.window_all : windowed ? t.window : t.recipe;
-    let value, formula = r.formula.replace("{M}", measured.formula), label = windowed ? fill(r.label, windowValues(cfg)) : r.label;
-    if (t.from_structure) { value = rest + cfg.L * block; formula = saved.formula; }
-    else if (t.key === "memory/peak") {
-      const held = ["memory/weights", "memory/grads", "memory/optimizer"];
-      value = held.reduce((a, k) => a + byKey[k].value, 0) + top.value;
-      formula = `${held.map((k) => byKey[k].formula).join(" + ")} + ${TS.phase_symbols[top.name]}`;
-      label = fill(TS.peak_line, {phase: top.name});
-    } else if (t.from_peak) {
-      const x = byPhase[t.key.slice("memory/peak_".length)];
-      if (!x) continue;  // T = 1: no loss, no backward pass
-      [value, formula] = [x.value, x.formula];
-      label = fill(TS.phase_line, {symbol: TS.phase_symbols[x.name], label: TS.phase_labels[x.name], moment: x.moment});
-    } else if (t.key === "memory/capacity") value = capacityOf(setup);
-    else if (t.key === "memory/fits") value = byKey["memory/peak"].value <= byKey["memory/capacity"].value;
-    else if (t.key === "memory/max_B") value = largestMicroBatch(cfg, setup, N);
-    else value = (latent ? TRAIN_MLA_FNS[i] : windowed ? TRAIN_WINDOW_FNS[i] : TRAIN_FNS[i])(s);
-    lines.push(byKey[t.key] = {key: t.key, label, formula, value, unit: t.unit, human: human(t.key, value, t.unit)});
-  }
-  const v = (k) => byKey[k].value, memory = {peak_phase: top.name};  // training.Memory: the fields the card shows
+    const value = (latent ? TRAIN_MLA_FNS[i] : windowed ? TRAIN_WINDOW_FNS[i] : TRAIN_FNS[i])(s), v = {...slots, ...byPhase[t.phase]};
+    return {key: t.key, label: fill(r.label, v), formula: fill(r.formula, v), value, unit: t.unit, human: human(t.key, value, t.unit)};
+  });
+  const byKey = Object.fromEntries(lines.map((x) => [x.key, x])), v = (k) => byKey[k].value, memory = {peak_phase: top.name};
   for (const k of ["weights", "grads", "optimizer", "activations", "total", "peak", "capacity", "fits", "max_B"]) memory[k] = v(`memory/${k}`);
   return {cfg, setup, device: dev, lines, byKey, memory, serve_weights: v("serve/weights"), kv: v("serve/kv_cache")};
 }

@@ -191,9 +191,13 @@ def _structure(s: Structure, cfg: Config | None = None) -> dict:
                 for x in t.lines]
 
     lines = memory(tr)
-    peak = [{"phase": c.phase, "op": c.op, "moment": c.moment, "scaled": c.scaled, "formula": c.formula,
-             "exact": is_exact(c.formula, LESSON_SYMBOLS), "js": to_js(c.formula, LESSON_SYMBOLS, True)}
-            for c in candidates(s)]  # model.training.step_phases picks the largest per phase
+    # each candidate of the step's peak with the blocks the pass does not run, per recompute (a model of one kind of
+    # block: model.training.other_blocks, OTHER_BLOCKS); model.training.step_phases picks the largest per phase
+    other = {"none": OTHER_BLOCKS.format(each="S_block"), "full": OTHER_BLOCKS.format(each=f"{DTYPES[s.dtype]}BTd")}
+    formulas = [{r: c.formula + (other[r] if c.scaled else "") for r in RECOMPUTE} for c in candidates(s)]
+    peak = [{"phase": c.phase, "moment": c.moment, "formula": f,
+             "js": {r: to_js(x, (*LESSON_SYMBOLS, "S_block"), True) for r, x in f.items()}}
+            for c, f in zip(candidates(s), formulas)]
     out = {"rows": rows, "lines": lines, "peak": peak}
     if s.window and tr.cfg.L_W < tr.cfg.L:  # at an L where every block is windowed, the KV lines say so (page.js)
         out["lines_all"] = memory(trace(dataclasses.replace(tr.cfg, full_layers=()), s.dtype))
@@ -238,7 +242,8 @@ def _cached_structure(s: Structure, cfg: Config | None = None) -> dict:
     return cached("structure", structure_key(s), lambda: _structure(s, cfg))
 
 
-TRAIN_SYMBOLS = (*LESSON_SYMBOLS, "N", "D", "C", "P", "MFU", "n", "price", "G", "S_rest", "S_block")  # model.training
+TRAIN_SYMBOLS = (*LESSON_SYMBOLS, "N", "D", "C", "P", "MFU", "n", "price", "G", "S_rest", "S_block",
+                 *PHASE_SYMBOLS.values(), "M_top")  # model.training's; M_top: the largest phase's (page.js trainPlan)
 
 
 def train_variant(D_given: bool, optimizer: str, zero: int, recompute: str, fit: str) -> str:
@@ -273,14 +278,30 @@ MODERN_PROBE = dict(norm="rmsnorm", positions="rope", mlp="swiglu", bias="none",
 MLA_PROBE = dict(latent_dim=6, q_latent_dim=8, rope_dim=2, nope_dim=4, value_dim=4)  # latent attention's widths
 
 
+def _train_template(x, formulas: dict[str, str], recompute: str) -> dict:
+    """A line of `model.training.plan` at the probe as page.js fills it: its label and formula with the slots page.js
+    fills ({saved}: the structure's saved formula, the activations' with recompute "none"; a phase's {moment} and
+    {formula}: the largest of the structure's `peak` candidates in that phase, as `model.training.step_phases`; the
+    peak's {phase} and {top}, its symbol), and "js", the formula of its value (None: capacity, fits and max_B, which
+    page.js puts in the symbols, s.capacity and so on)."""
+    held = formulas["memory/peak"].rsplit(" + ", 1)[0]  # weights + gradients + optimizer states
+    label, formula, js, phase = x.label, x.formula, x.formula, None
+    if x.key.startswith("memory/peak_"):
+        phase = x.key.removeprefix("memory/peak_")
+        label = PHASE_LINE.format(symbol=PHASE_SYMBOLS[phase], label=PHASE_LABELS[phase], moment="{moment}")
+        formula, js = "{formula}", PHASE_SYMBOLS[phase]
+    elif x.key == "memory/peak":
+        label, formula, js = PEAK_LINE, held + " + {top}", held + " + M_top"
+    elif x.key == "memory/activations" and recompute == "none":  # model.training.activation_bytes
+        formula, js = "{saved}", formulas["memory/total"].removeprefix(held + " + ")
+    return {"key": x.key, "label": label, "formula": formula, "unit": x.unit, "phase": phase, "js": js}
+
+
 def _training() -> dict:
     """The training card's line templates per combination of discrete choices, and its words and constants.
 
     Labels and formulas of `model.training.plan` depend only on these choices (numbers come in as symbols), so a
-    probe plan per combination gives them all; with recompute "none" the activations' formula is the structure's
-    saved formula, which page.js takes from the structure (`from_structure`). Formula "" lines (capacity, fits,
-    max_B) have JavaScript twins, and so do the peak's lines (`from_peak`: the structure's `peak` candidates, the
-    largest per phase, as `model.training.step_phases`).
+    probe plan per combination gives them all (`_train_template`).
     """
     probe = Config(B=2, T=3, d=4, h=2, L=2, V=5, T_max=3)
     templates: list[dict] = []
@@ -288,17 +309,13 @@ def _training() -> dict:
     variants: dict[str, list[int]] = {}
     for given, opt, zero, rec, fit in itertools.product((False, True), OPTIMIZERS, (0, 1, 2, 3), RECOMPUTE, FITS):
         setup = TrainSetup(D=1000 if given else None, optimizer=opt, zero=zero, gpus=8, recompute=rec, fit=fit)
-        ids = []
-        for x in plan(probe, setup).lines:
-            from_structure = x.key == "memory/activations" and rec == "none"
-            from_peak = x.key.startswith("memory/peak")
-            t = (x.key, "" if from_peak else x.label, "" if from_structure or from_peak else x.formula, x.unit,
-                 from_structure, from_peak)
-            if t not in index:
-                index[t] = len(templates)
-                templates.append({"key": t[0], "label": t[1], "formula": t[2], "unit": t[3], "from_structure": t[4],
-                                  "from_peak": t[5], "js": to_js(t[2], TRAIN_SYMBOLS, False) if t[2] else None})
-            ids.append(index[t])
+        ids, lines = [], plan(probe, setup).lines
+        for x in lines:
+            t = _train_template(x, {y.key: y.formula for y in lines}, rec)
+            if tuple(t.values()) not in index:
+                index[tuple(t.values())] = len(templates)
+                templates.append({**t, "js": to_js(t["js"], TRAIN_SYMBOLS, False) if t["js"] else f"s.{t['key'][7:]}"})
+            ids.append(index[tuple(t.values())])
         variants[train_variant(given, opt, zero, rec, fit)] = ids
     measured = budget(probe).line("flops/forward_measured").formula  # GPT-2's; page.js puts in the recipe's
     serving = _serving_lines(probe)
@@ -330,8 +347,7 @@ def _training() -> dict:
         "large_examples": numbers.LARGE_EXAMPLES, "one_gpu_zero": ONE_GPU_ZERO,
         "notices": NOTICES, "field": _FIELD,  # page.js setupNumber and settleTrain
         "moe": TRAIN_MOE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
-        "phases": list(PHASES), "phase_symbols": PHASE_SYMBOLS, "phase_labels": PHASE_LABELS,
-        "phase_line": PHASE_LINE, "peak_line": PEAK_LINE, "other_blocks": OTHER_BLOCKS,
+        "phases": list(PHASES), "phase_symbols": PHASE_SYMBOLS,
         "max_B_words": MAX_B_WORDS,
         "headline": {"text": HEADLINE, "rule": HEADLINE_RULE, "fits": HEADLINE_FITS, "past": HEADLINE_PAST,
                      "n": HEADLINE_N},  # app/training.py headline_html
@@ -479,7 +495,8 @@ def lines_js(spec: dict) -> str:
     def raw(d: dict[str, str]) -> str:
         return "{" + ", ".join(f"{json.dumps(k)}: {v}" for k, v in d.items()) + "}"
 
-    peak_fns = {k: [f"(s) => {x['js']}" for x in v["peak"]] for k, v in spec["structures"].items()}
+    peak_fns = {k: ["{" + ", ".join(f"{r}: (s) => {js}" for r, js in x["js"].items()) + "}" for x in v["peak"]]
+                for k, v in spec["structures"].items()}
     all_fns = {k: [f"(s) => {x['js']}" for x in v["lines_all"]] for k, v in spec["structures"].items() if "lines_all" in v}
     train_fns = ", ".join(f"(s) => {t['js']}" if t["js"] else "null" for t in spec["train"]["templates"])
     window_fns, mla_fns = (", ".join(f"{i}: (s) => {t[k]}" for i, t in enumerate(spec["train"]["templates"]) if k in t)
