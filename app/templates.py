@@ -113,4 +113,15 @@ TEMPLATES: dict[str, str] = {
     "same": '<p class="note muted">{same}</p>',
     # app.changes_card.notice_html: a notice in a card's place
     "notice": '<div class="status"><span class="n">⚠</span> {text}</div>',
+    # app.training.lines_html: sections {title, note (the Chinchilla fit's, else ""), lines {label, formula, human}}
+    "train_lines": ('<table class="lines">{#sections}<tr><th colspan="3">{title}</th></tr>{#note}<tr class="sub">'
+                    '<td colspan="3">{note}</td></tr>{/note}{#lines}<tr><td>{label}</td><td class="f">{formula}</td>'
+                    '<td class="v">{human}</td></tr>{/lines}{/sections}</table>'),
+    # app.training.legend_html: parts {label, colour} (app.words.PARTS), capacity (the GPU's line, "capacity")
+    "train_legend": ('<div class="legend">{#parts}<span class="key"><i style="background:{colour}"></i>{label}</span>'
+                     '{/parts}<span class="key"><i class="line"></i>{capacity}</span></div>'),
+    # app.training.capacity_data: the GPU's memory line (text: filled by str.format, page.js `fill`)
+    "capacity": "memory of one {device}: {capacity}",
+    # app.training.TrainingView: the card's notices, texts
+    "warnings": '{#notes}<div class="warn">⚠ {text}</div>{/notes}',
 }

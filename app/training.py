@@ -22,6 +22,7 @@ from .charts import memory_chart
 from .layout import wrap
 from .state import ExplorerState
 from .styles import BASE
+from .templates import TEMPLATES, fill_html
 from .styles import TRAIN_CSS as CSS
 from .train_query import CUSTOM_START, news, settle_train
 from .words import (FIT_LABELS, GPU_LABELS, HEADLINE, HEADLINE_FITS, HEADLINE_N, HEADLINE_PAST, HEADLINE_RULE, OPTIMIZER_LABELS, PARTS,
@@ -56,15 +57,13 @@ def chart_data(p: Plan) -> dict[str, list]:
 def capacity_data(p: Plan) -> dict[str, list]:
     """The GPU's memory as a vertical line on the chart, with its legend entry."""
     return {"x": [p.memory.capacity / GIB],
-            "label": [f"memory of one {p.setup.device.label}: {units.nbytes(p.memory.capacity)}"]}
+            "label": [TEMPLATES["capacity"].format(device=p.setup.device.label, capacity=units.nbytes(p.memory.capacity))]}
 
 
 def legend_html(p: Plan) -> str:
     """The chart's legend (HTML, so it wraps on a phone): the parts' colours and the GPU's memory line."""
-    e = html.escape
-    items = [f'<span class="key"><i style="background:{c}"></i>{e(lab)}</span>' for _, lab, c in PARTS]
-    items.append(f'<span class="key"><i class="line"></i>{e(capacity_data(p)["label"][0])}</span>')
-    return f'<div class="legend">{"".join(items)}</div>'
+    return fill_html(TEMPLATES["train_legend"], {"parts": [{"label": lab, "colour": c} for _, lab, c in PARTS],
+                                                 "capacity": capacity_data(p)["label"][0]})
 
 
 def x_end(p: Plan) -> float:
@@ -94,17 +93,11 @@ def headline_html(p: Plan) -> str:
 
 def lines_html(p: Plan) -> str:
     """Every figure by section: label, its formula in the lesson's notation, its value."""
-    e = html.escape
     notes = {"chinchilla": FITS[p.setup.fit].note}
-    rows = []
-    for prefix, title in SECTIONS.items():
-        lines = [x for x in (*p.lines, *REFERENCES) if x.key.split("/")[0] == prefix]
-        rows.append(f'<tr><th colspan="3">{e(title)}</th></tr>')
-        if prefix in notes:
-            rows.append(f'<tr class="sub"><td colspan="3">{e(notes[prefix])}</td></tr>')
-        rows += [f'<tr><td>{e(x.label)}</td><td class="f">{e(x.formula)}</td><td class="v">{e(human(x))}</td></tr>'
-                 for x in lines]
-    return f'<table class="lines">{"".join(rows)}</table>'
+    return fill_html(TEMPLATES["train_lines"], {"sections": [
+        {"title": title, "note": notes.get(prefix, ""),
+         "lines": [{"label": x.label, "formula": x.formula, "human": human(x)} for x in (*p.lines, *REFERENCES)
+                   if x.key.split("/")[0] == prefix]} for prefix, title in SECTIONS.items()]})
 
 
 
@@ -231,7 +224,7 @@ class TrainingView(pn.viewable.Viewer):
         setup, notes = settle_train(asked, kept=self.state.train)  # a box's bad text keeps the value in use
         said = news(notes, self._said, self._keys.get(event.obj, ""))
         self._said = notes
-        self._notices.object = "".join(f'<div class="warn">⚠ {html.escape(n)}</div>' for n in said)
+        self._notices.object = fill_html(TEMPLATES["warnings"], {"notes": [{"text": n} for n in said]})
         with pn.io.hold():
             if setup != self.state.train:
                 self.state.train = setup

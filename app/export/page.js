@@ -30,11 +30,13 @@
 //     changesGroups, titleValues, changesHtml, changesCardHtml
 
 // Twins of the training card: each JavaScript function below that mirrors a Python one (named in its comment), by
-// the test that runs both on the same inputs in Chromium (everything else of the card is data in S.train):
-//   test_export.py::test_training_formatters_agree_on_thousands_of_values: pyExp2, scientific, pyG3, plain, duration,
+// the test that runs both on the same inputs in Chromium (everything else of the card is data in S.train: the plan's
+// line templates with their compiled formulas, spec._train_template; the notices, train_query.NOTICES; the markup,
+// app/templates.py's train_lines, train_legend, capacity and warnings):
+//   test_export.py::test_training_formatters_agree_on_thousands_of_values: scientific, pyG3, plain, duration,
 //     dollars (model.units: Python's float formatting rules), human (train_report.human over units.WORDS)
 //   test_export.py::test_largest_micro_batch_agrees: largestMicroBatch (its closed form), peakCandidates, stepPhases,
-//     topPhase, held, trainingMemory, capacityOf, stateBytes, savedParts, savedLine, paramsExact, budgetLine
+//     topPhase, held, template, trainingMemory, capacityOf, savedParts, savedLine, paramsExact, budgetLine
 //   test_export.py::test_training_lines_agree_with_the_model (and test_export_recipe.py's, test_export_window.py::
 //     test_the_training_card_is_the_models): trainPlan, device, actDtype, trainVariant
 //   test_export.py::test_training_markup_is_the_live_cards: trainHeadlineHtml, trainLinesHtml,
@@ -681,27 +683,15 @@ const TS = S.train;
 const SUPER = {"-": "⁻", "0": "⁰", "1": "¹", "2": "²", "3": "³", "4": "⁴", "5": "⁵", "6": "⁶", "7": "⁷", "8": "⁸", "9": "⁹"};
 const commas = (text) => text.replace(/^(-?\d+)/, (m) => m.replace(/\B(?=(\d{3})+(?!\d))/g, ","));
 
-function pyExp2(x) {  // Python's f"{x:.2e}" for x > 0 (ties to even on the double's exact value), as [mantissa, exponent]
-  const s = x.toExponential(2), exact = x.toExponential(100);
-  const [em, ee] = exact.split("e");
-  if (/^50*$/.test(em.slice(4)) && Number(em[3]) % 2 === 0) return [em.slice(0, 4), Number(ee)];
-  const [m, e] = s.split("e");
-  return [m, Number(e)];
+function scientific(x) {  // units.scientific: Python's f"{x:.2e}", ties to even on the double's exact value
+  if (x === 0) return "0";
+  const [exact, power] = Math.abs(x).toExponential(100).split("e"), tie = /^50*$/.test(exact.slice(4)) && exact[3] % 2 === 0;
+  const [m, e] = tie ? [exact.slice(0, 4), power] : Math.abs(x).toExponential(2).split("e");
+  return `${x < 0 ? "-" : ""}${m} × 10${String(Number(e)).replace(/./g, (c) => SUPER[c])}`;
 }
 
-function scientific(x) {  // units.scientific
-  if (x === 0) return "0";
-  const [m, e] = pyExp2(Math.abs(x));
-  return `${x < 0 ? "-" : ""}${m} × 10${String(e).replace(/./g, (c) => SUPER[c])}`;
-}
-
-function pyG3(x) {  // Python's f"{x:.3g}" for 0.01 <= |x| < 1 (and 0)
-  if (x === 0) return "0";
-  const e = Number(Math.abs(x).toExponential().split("e")[1]);
-  let t = pyFixed(Math.abs(x), 2 - e);
-  if (t.includes(".")) t = t.replace(/0+$/, "").replace(/\.$/, "");
-  return (x < 0 ? "-" : "") + t;
-}
+const pyG3 = (x) => (x === 0 ? "0" : (x < 0 ? "-" : "") + pyFixed(Math.abs(x),  // Python's f"{x:.3g}" for 0.01 <= |x| < 1
+  2 - Number(Math.abs(x).toExponential().split("e")[1])).replace(/\.?0+$/, ""));
 
 function plain(x) {  // units.plain
   const a = Math.abs(x);
@@ -729,10 +719,8 @@ function human(key, v, unit) {  // train_report.human: units.value in words, by 
   return FORMATS[S.words[unit][0]](v) + S.words[unit][1];
 }
 
-function device(setup) {  // TrainSetup.device
-  return setup.gpu === TS.custom_gpu ? {label: TS.custom_label, peak_tflops: setup.peak_tflops, memory_gib: setup.memory_gib}
-    : TS.gpus[setup.gpu];
-}
+const device = (s) => (s.gpu === TS.custom_gpu ? {label: TS.custom_label, peak_tflops: s.peak_tflops,  // TrainSetup.device
+                                                  memory_gib: s.memory_gib} : TS.gpus[s.gpu]);
 
 const actDtype = (setup) => setup.dtype ?? TS.optimizers[setup.optimizer].dtype;  // TrainSetup.act_dtype
 const trainVariant = (s) => [s.D === null ? "rule" : "given", s.optimizer, String(s.zero), s.recompute, s.fit].join(",");  // spec.train_variant
@@ -755,16 +743,12 @@ function savedParts(cfg, dtype, exact = false) {  // training.saved_parts: the s
   return exact ? [rest, block] : [Number(rest), Number(block)];
 }
 
-function stateBytes(N, setup) {  // training.state_bytes (values only)
-  const opt = TS.optimizers[setup.optimizer];
-  return [[opt.weights, 3], [opt.grads, 2], [opt.states, 1]].map(([per, from]) => (setup.zero >= from ? per * N / setup.gpus : per * N));
-}
-
 function peakCandidates(cfg, setup) {  // training.peak_candidates: [{name, moment, value, formula}] (spec._structure)
-  const dtype = actDtype(setup), key = structureKey(cfg, dtype), r = setup.recompute;
+  const dtype = actDtype(setup), key = structureKey(cfg, dtype), other = S.structures[key].other[setup.recompute];
   const s = {...symbols(cfg, true), S_block: BigInt(savedParts(cfg, dtype, true)[1])};
-  return S.structures[key].peak.map((c, i) => ({name: c.phase, moment: c.moment, value: Number(PEAK_FNS[key][i][r](s)),
-                                                formula: c.formula[r]}));
+  s.S_other = OTHER_FNS[key][setup.recompute](s);  // what each block the pass does not run holds
+  return S.structures[key].peak.map((c, i) => ({name: c.phase, moment: c.moment, value: Number(PEAK_FNS[key][i](s)),
+                                                formula: fill(c.formula, {each: other.formula})}));
 }
 
 function stepPhases(cfg, setup) {  // training.step_phases: each phase's largest candidate, the first on a tie
@@ -774,7 +758,9 @@ function stepPhases(cfg, setup) {  // training.step_phases: each phase's largest
 }
 
 const topPhase = (phases) => phases.reduce((a, b) => (b.value > a.value ? b : a));  // max(phases), the first on a tie
-const held = (N, setup) => stateBytes(N, setup).reduce((a, b) => a + b, 0);  // weights + gradients + optimizer states
+const template = (setup, key) => TS.variants[trainVariant(setup)].find((i) => TS.templates[i].key === key);  // spec._training
+const held = (N, setup) => TRAIN_FNS[template(setup, "memory/peak")]({N, n: setup.gpus, M_top: 0});  // training.state_bytes:
+// weights + gradients + optimizer states, the peak's formula without its phase
 const trainingMemory = (cfg, setup, N) => held(N, setup) + topPhase(stepPhases(cfg, setup)).value;  // training.training_memory
 const capacityOf = (setup) => pyRound(device(setup).memory_gib * 2 ** 30);  // round(memory_gib · 2³⁰)
 
@@ -796,7 +782,7 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
              ...Object.fromEntries(phases.map((x) => [TS.phase_symbols[x.name], x.value]))};
   const phased = (i) => !TS.templates[i].phase || TS.templates[i].phase in byPhase;  // T = 1: no loss, no backward pass
   const ids = TS.variants[trainVariant(setup)].filter(phased);
-  s.G = TRAIN_FNS[ids.find((i) => TS.templates[i].key === "chinchilla/G")](s);
+  s.G = TRAIN_FNS[template(setup, "chinchilla/G")](s);
   const slots = {...windowValues(cfg), M: measured.formula, saved: savedLine(cfg, dtype)[0].formula,
                  top: TS.phase_symbols[top.name], phase: top.name};
   const lines = ids.map((i) => {
@@ -819,18 +805,9 @@ function trainHeadlineHtml(p) {  // training.headline_html: words.HEADLINE, HEAD
   return fill(h.text, v);
 }
 
-function trainLinesHtml(p) {  // training.lines_html
-  const e = esc, rows = [];
-  const all = [...p.lines, ...TS.references.map((r) => ({...r, human: r.value}))];
-  for (const [prefix, title] of Object.entries(TS.sections)) {
-    rows.push(`<tr><th colspan="3">${e(title)}</th></tr>`);
-    if (prefix === "chinchilla") rows.push(`<tr class="sub"><td colspan="3">${e(TS.fit_notes[p.setup.fit])}</td></tr>`);
-    for (const x of all.filter((y) => y.key.split("/")[0] === prefix)) {
-      rows.push(`<tr><td>${e(x.label)}</td><td class="f">${e(x.formula)}</td><td class="v">${e(x.human)}</td></tr>`);
-    }
-  }
-  return `<table class="lines">${rows.join("")}</table>`;
-}
+const trainLinesHtml = (p) => fillHtml(S.html.train_lines, {sections: Object.entries(TS.sections).map(  // training.lines_html
+  ([prefix, title]) => ({title, note: prefix === "chinchilla" ? TS.fit_notes[p.setup.fit] : "",
+                         lines: [...p.lines, ...TS.references].filter((x) => x.key.split("/")[0] === prefix)}))});
 
 // settle_train and its notices (TS.notices: train_query.NOTICES): app/train_query.py
 function pyRepr(x) {  // Python's repr(float) of a float that is not whole (nan and ±inf too)
@@ -889,26 +866,21 @@ function settleTrain(asked, kept = TS.default) {  // train_query.settle_train: [
 const GIB = 2 ** 30;
 
 function trainChartData(p) {  // training.chart_data
-  const m = p.memory;
-  const train = {weights: m.weights, grads: m.grads, optimizer: m.optimizer, activations: m.activations,
-                 transient: m.peak - m.total, kv: 0};
-  const serve = {weights: p.serve_weights, grads: 0, optimizer: 0, activations: 0, transient: 0, kv: p.kv};
-  const data = {row: [...TS.rows]};
+  const m = p.memory, data = {row: [...TS.rows]};
+  const train = {...m, transient: m.peak - m.total, kv: 0}, serve = {weights: p.serve_weights, kv: p.kv};
   for (const [col] of TS.parts) {
-    data[col] = [serve[col] / GIB, train[col] / GIB];
-    data[`${col}_text`] = [fmtBytes(serve[col]), fmtBytes(train[col])];
+    const both = [serve[col] ?? 0, train[col]];
+    data[col] = both.map((x) => x / GIB);
+    data[`${col}_text`] = both.map(fmtBytes);
   }
   data.total_text = [fmtBytes(p.serve_weights + p.kv), fmtBytes(m.peak)];
   return data;
 }
 
-const capacityLabel = (p) => `memory of one ${p.device.label}: ${fmtBytes(p.memory.capacity)}`;  // training.capacity_data
-
-function trainLegendHtml(p) {  // training.legend_html
-  const items = TS.parts.map(([, lab, c]) => `<span class="key"><i style="background:${c}"></i>${esc(lab)}</span>`);
-  items.push(`<span class="key"><i class="line"></i>${esc(capacityLabel(p))}</span>`);
-  return `<div class="legend">${items.join("")}</div>`;
-}
+const capacityLabel = (p) => fill(S.html.capacity, {  // training.capacity_data
+  device: p.device.label, capacity: fmtBytes(p.memory.capacity)});
+const trainLegendHtml = (p) => fillHtml(S.html.train_legend, {  // training.legend_html
+  parts: TS.parts.map(([, label, colour]) => ({label, colour})), capacity: capacityLabel(p)});
 
 function trainAsked() {  // training.TrainingView.asked: the widgets' values, keyed as the URL
   const gpu = W.train_gpu.value, custom = gpu === TS.custom_gpu;
@@ -919,18 +891,16 @@ function trainAsked() {  // training.TrainingView.asked: the widgets' values, ke
 }
 
 function pushTrain(setup, notes) {  // the widgets show the settled setup (TrainingView._push) and the notices
-  push(W.train_D, "value", setup.D === null ? "" : fmtSetup(setup.D));  // 300,000,000,000: training._text
-  push(W.train_gpu, "value", setup.gpu);
   const custom = setup.gpu === TS.custom_gpu, dev = custom ? setup : TS.custom_start;
-  push(W.train_peak, "value", fmtSetup(dev.peak_tflops));
-  push(W.train_memory, "value", fmtSetup(dev.memory_gib));
+  push(W.train_D, "value", setup.D === null ? "" : fmtSetup(setup.D));  // 300,000,000,000: training._text
+  const boxes = {peak: dev.peak_tflops, memory: dev.memory_gib, mfu: setup.mfu, gpus: setup.gpus, price: setup.price};
+  for (const [k, x] of Object.entries(boxes)) push(W[`train_${k}`], "value", fmtSetup(x));
   if (W.train_peak.visible !== custom) { W.train_peak.visible = custom; W.train_memory.visible = custom; }
-  push(W.train_mfu, "value", fmtSetup(setup.mfu));
-  push(W.train_gpus, "value", fmtSetup(setup.gpus));
-  push(W.train_price, "value", fmtSetup(setup.price));
-  for (const k of ["optimizer", "zero", "recompute"]) push(W[`train_${k}`], "active", TS.labels[k].findIndex((x) => x[0] === setup[k]));
-  push(W.train_fit, "value", setup.fit);
-  W.train_notices.text = notes.map((n) => `<div class="warn">⚠ ${esc(n)}</div>`).join("");
+  for (const k of ["gpu", "fit"]) push(W[`train_${k}`], "value", setup[k]);
+  for (const k of ["optimizer", "zero", "recompute"]) {
+    push(W[`train_${k}`], "active", TS.labels[k].findIndex((x) => x[0] === setup[k]));
+  }
+  W.train_notices.text = fillHtml(S.html.warnings, {notes: notes.map((text) => ({text}))});
 }
 
 function renderTrain(cfg) {

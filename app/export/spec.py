@@ -191,14 +191,16 @@ def _structure(s: Structure, cfg: Config | None = None) -> dict:
                 for x in t.lines]
 
     lines = memory(tr)
-    # each candidate of the step's peak with the blocks the pass does not run, per recompute (a model of one kind of
-    # block: model.training.other_blocks, OTHER_BLOCKS); model.training.step_phases picks the largest per phase
-    other = {"none": OTHER_BLOCKS.format(each="S_block"), "full": OTHER_BLOCKS.format(each=f"{DTYPES[s.dtype]}BTd")}
-    formulas = [{r: c.formula + (other[r] if c.scaled else "") for r in RECOMPUTE} for c in candidates(s)]
+    # each candidate of the step's peak, with the blocks the pass does not run where it is in a block ("{each}" in its
+    # formula, S_other in its value: a model of one kind of block, model.training.other_blocks and OTHER_BLOCKS, by
+    # recompute in "other"); model.training.step_phases picks the largest per phase
+    formulas = [c.formula + (OTHER_BLOCKS.format(each="{each}") if c.scaled else "") for c in candidates(s)]
     peak = [{"phase": c.phase, "moment": c.moment, "formula": f,
-             "js": {r: to_js(x, (*LESSON_SYMBOLS, "S_block"), True) for r, x in f.items()}}
+             "js": to_js(f.replace("{each}", "S_other"), (*LESSON_SYMBOLS, "S_other"), True)}
             for c, f in zip(candidates(s), formulas)]
-    out = {"rows": rows, "lines": lines, "peak": peak}
+    other = {"none": "S_block", "full": f"{DTYPES[s.dtype]}BTd"}
+    other = {r: {"formula": f, "js": to_js(f, (*LESSON_SYMBOLS, "S_block"), True)} for r, f in other.items()}
+    out = {"rows": rows, "lines": lines, "peak": peak, "other": other}
     if s.window and tr.cfg.L_W < tr.cfg.L:  # at an L where every block is windowed, the KV lines say so (page.js)
         out["lines_all"] = memory(trace(dataclasses.replace(tr.cfg, full_layers=()), s.dtype))
     if s.recipe is not None:
@@ -337,7 +339,7 @@ def _training() -> dict:
                        for k, o in OPTIMIZERS.items()},
         "chinchilla": CHINCHILLA_TOKENS_PER_PARAM, "sections": SECTIONS,
         "fit_notes": {k: f.note for k, f in FITS.items()},
-        "references": [{"key": x.key, "label": x.label, "formula": x.formula, "value": human(x)} for x in REFERENCES],
+        "references": [{"key": x.key, "label": x.label, "formula": x.formula, "human": human(x)} for x in REFERENCES],
         "labels": {"gpu": [[v, k] for k, v in GPU_LABELS.items()], "optimizer": [[v, k] for k, v in OPTIMIZER_LABELS.items()],
                    "zero": [[v, k] for k, v in ZERO_LABELS.items()],
                    "recompute": [[v, k] for k, v in RECOMPUTE_LABELS.items()], "fit": [[v, k] for k, v in FIT_LABELS.items()]},
@@ -495,8 +497,9 @@ def lines_js(spec: dict) -> str:
     def raw(d: dict[str, str]) -> str:
         return "{" + ", ".join(f"{json.dumps(k)}: {v}" for k, v in d.items()) + "}"
 
-    peak_fns = {k: ["{" + ", ".join(f"{r}: (s) => {js}" for r, js in x["js"].items()) + "}" for x in v["peak"]]
-                for k, v in spec["structures"].items()}
+    peak_fns = {k: [f"(s) => {x['js']}" for x in v["peak"]] for k, v in spec["structures"].items()}
+    other_fns = {k: "{" + ", ".join(f"{r}: (s) => {x['js']}" for r, x in v["other"].items()) + "}"
+                 for k, v in spec["structures"].items()}
     all_fns = {k: [f"(s) => {x['js']}" for x in v["lines_all"]] for k, v in spec["structures"].items() if "lines_all" in v}
     train_fns = ", ".join(f"(s) => {t['js']}" if t["js"] else "null" for t in spec["train"]["templates"])
     window_fns, mla_fns = (", ".join(f"{i}: (s) => {t[k]}" for i, t in enumerate(spec["train"]["templates"]) if k in t)
@@ -506,4 +509,4 @@ def lines_js(spec: dict) -> str:
             f"const PEAK_FNS = {obj(peak_fns)};\nconst TRAIN_FNS = [{train_fns}];\nconst DIM_FNS = {raw(dim_fns)};\n"
             f"const CHANGES_FNS = {raw(changes_fns)};\nconst TRAIN_WINDOW_FNS = {{{window_fns}}};\n"
             f"const WINDOW_FNS = {{{label_fns}}};\nconst MEMORY_ALL_FNS = {obj(all_fns)};\n"
-            f"const TRAIN_MLA_FNS = {{{mla_fns}}};\n")
+            f"const TRAIN_MLA_FNS = {{{mla_fns}}};\nconst OTHER_FNS = {raw(other_fns)};\n")
