@@ -58,14 +58,19 @@ def link_number(x: float) -> str:
     return f"{int(x):,}" if x == int(x) else f"{x:,}"
 
 
+def number_words(lo: float, hi: float, whole: bool) -> dict[str, str]:
+    """The words of `number`'s notices on a number from `lo` to `hi`: its kind and its bounds."""
+    return {"kind": "whole number" if whole else "number",
+            "bounds": NOTICES["bounds"].format(lo=link_number(lo), hi=link_number(hi))}
+
+
 def number(key: str, raw: object, bounds: tuple[float, float] | None = None,
            whole: bool | None = None) -> tuple[float | int | None, str | None]:
     """(value, None) or (None, why not): a number, or text in `model.numbers`' grammar (300e9, 300 billion, 0.4),
     within `bounds` (default TRAIN_BOUNDS[key]), a whole number where `whole` (default: key in WHOLE_KEYS)."""
     lo, hi = bounds or TRAIN_BOUNDS[key]
     whole = key in WHOLE_KEYS if whole is None else whole
-    say = {"key": key, "kind": "whole number" if whole else "number",
-           "bounds": NOTICES["bounds"].format(lo=link_number(lo), hi=link_number(hi))}
+    say = {"key": key, **number_words(lo, hi, whole)}
     if isinstance(raw, (int, float)):  # a bool too: its repr
         value, text = raw, repr(raw)
         if isinstance(raw, bool) or not math.isfinite(value) or (whole and value != int(value)):

@@ -536,8 +536,8 @@ def test_training_controls_change_the_card(page) -> None:
     page.wait_for_timeout(150)
     assert "weights, 4 bytes per parameter" in text_of(page, "train_lines")
     _set(page, "train_gpu", CUSTOM_GPU)
-    assert value_of(page, "train_peak", "visible") and "1 × custom GPU" in text_of(page, "train_head")
-    _set(page, "train_memory", 0.5)
+    assert value_of(page, "train_gpu_peak", "visible") and "1 × custom GPU" in text_of(page, "train_head")
+    _set(page, "train_gpu_memory", 0.5)
     assert "not even B = 1 fits" in text_of(page, "train_head")
     _set(page, "T_input", 200)  # the card follows the configuration
     want = plan(replace(PRESETS["gpt2-small"], B=3, T=200), TrainSetup(

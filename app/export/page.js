@@ -36,7 +36,7 @@
 //   test_export.py::test_training_formatters_agree_on_thousands_of_values: scientific, pyG3, plain, duration,
 //     dollars (model.units: Python's float formatting rules), human (train_report.human over units.WORDS)
 //   test_export.py::test_largest_micro_batch_agrees: largestMicroBatch (its closed form), peakCandidates, stepPhases,
-//     topPhase, held, template, trainingMemory, capacityOf, savedParts, savedLine, paramsExact, budgetLine
+//     topPhase, held, template, trainingMemory, capacityOf, savedParts, savedLine, paramsExact, budgetLine, lineOf
 //   test_export.py::test_training_lines_agree_with_the_model (and test_export_recipe.py's, test_export_window.py::
 //     test_the_training_card_is_the_models): trainPlan, device, actDtype, trainVariant
 //   test_export.py::test_training_markup_is_the_live_cards: trainHeadlineHtml, trainLinesHtml,
@@ -680,24 +680,23 @@ function changesCardHtml(cfg, dtype) {
 
 // ---- the training run: model/training.py plan(), model/train_report.py, app/training.py, app/train_query.py ----
 const TS = S.train;
-const SUPER = {"-": "⁻", "0": "⁰", "1": "¹", "2": "²", "3": "³", "4": "⁴", "5": "⁵", "6": "⁶", "7": "⁷", "8": "⁸", "9": "⁹"};
 const commas = (text) => text.replace(/^(-?\d+)/, (m) => m.replace(/\B(?=(\d{3})+(?!\d))/g, ","));
 
 function scientific(x) {  // units.scientific: Python's f"{x:.2e}", ties to even on the double's exact value
   if (x === 0) return "0";
-  const [exact, power] = Math.abs(x).toExponential(100).split("e"), tie = /^50*$/.test(exact.slice(4)) && exact[3] % 2 === 0;
-  const [m, e] = tie ? [exact.slice(0, 4), power] : Math.abs(x).toExponential(2).split("e");
-  return `${x < 0 ? "-" : ""}${m} × 10${String(Number(e)).replace(/./g, (c) => SUPER[c])}`;
+  const [exact, power] = Math.abs(x).toExponential(100).split("e");
+  const [m, e] = /^50*$/.test(exact.slice(4)) && exact[3] % 2 === 0 ? [exact.slice(0, 4), power]
+    : Math.abs(x).toExponential(2).split("e");
+  return `${x < 0 ? "-" : ""}${m} × 10${String(Number(e)).replace(/./g, (c) => S.superscripts[c])}`;
 }
 
-const pyG3 = (x) => (x === 0 ? "0" : (x < 0 ? "-" : "") + pyFixed(Math.abs(x),  // Python's f"{x:.3g}" for 0.01 <= |x| < 1
+const pyG3 = (x) => (x === 0 ? "0" : (x < 0 ? "-" : "") + pyFixed(Math.abs(x),  // f"{x:.3g}" for 0.01 <= |x| < 1
   2 - Number(Math.abs(x).toExponential().split("e")[1])).replace(/\.?0+$/, ""));
 
 function plain(x) {  // units.plain
   const a = Math.abs(x);
   if (x !== 0 && !(0.01 <= a && a < 1e15)) return scientific(x);
-  if (a >= 1000) return thousands(x);
-  return a >= 1 ? sig3(x) : pyG3(x);
+  return a >= 1000 ? thousands(x) : a >= 1 ? sig3(x) : pyG3(x);
 }
 
 function duration(days) {  // units.duration, by its units (S.durations)
@@ -705,10 +704,8 @@ function duration(days) {  // units.duration, by its units (S.durations)
   return u ? `${plain(days / u[0])} ${u[1]}` : `${plain(days * 86400)} seconds`;
 }
 
-function dollars(x) {  // units.dollars
-  const k = x < 100 ? 2 : 0;
-  return "$" + commas(x >= 1e21 ? BigInt(pyRound(x)).toString() : pyFixed(x, k));
-}
+const dollars = (x) => "$" + commas(x >= 1e21 ? BigInt(pyRound(x)).toString()  // units.dollars
+  : pyFixed(x, x < 100 ? 2 : 0));
 
 const FORMATS = {params: fmtParams, plain, scientific, percent: fmtPercent, nbytes: fmtBytes, flops: fmtFlops, duration,
                  dollars, yes_no: (v) => (v ? "yes" : "no"), fixed3: (v) => pyFixed(v, 3)};  // units.FORMATS
@@ -719,27 +716,24 @@ function human(key, v, unit) {  // train_report.human: units.value in words, by 
   return FORMATS[S.words[unit][0]](v) + S.words[unit][1];
 }
 
-const device = (s) => (s.gpu === TS.custom_gpu ? {label: TS.custom_label, peak_tflops: s.peak_tflops,  // TrainSetup.device
+const device = (s) => (s.gpu === TS.custom_gpu ? {label: TS.custom_label, peak_tflops: s.peak_tflops,  // Setup.device
                                                   memory_gib: s.memory_gib} : TS.gpus[s.gpu]);
 
 const actDtype = (setup) => setup.dtype ?? TS.optimizers[setup.optimizer].dtype;  // TrainSetup.act_dtype
 const trainVariant = (s) => [s.D === null ? "rule" : "given", s.optimizer, String(s.zero), s.recompute, s.fit].join(",");  // spec.train_variant
 
-function budgetLine(cfg, key) {  // budget(cfg).line(key): [template, value]
-  const k = budgetKey(cfg), i = S.budget[k].findIndex((x) => x.key === key);
-  return [S.budget[k][i], BUDGET_FNS[k][i](symbols(cfg, S.budget[k][i].exact))];
+function lineOf(lines, fns, key, cfg) {  // a line of budget(cfg) or of a structure's lines, by key: [template, value]
+  const i = lines.findIndex((x) => x.key === key);
+  return [lines[i], fns[i](symbols(cfg, lines[i].exact))];
 }
 
+const budgetLine = (cfg, key) => lineOf(S.budget[budgetKey(cfg)], BUDGET_FNS[budgetKey(cfg)], key, cfg);  // budget.line
 const paramsExact = (cfg) => Number(budgetLine(cfg, "params/exact")[1]);  // budget(cfg).params_exact
-
-function savedLine(cfg, dtype) {  // the structure's "memory/saved" line: [template, function]
-  const key = structureKey(cfg, dtype), i = S.structures[key].lines.findIndex((x) => x.key === "memory/saved");
-  return [S.structures[key].lines[i], MEMORY_FNS[key][i]];
-}
+const savedLine = (cfg, dtype, L = cfg.L) => lineOf(S.structures[structureKey(cfg, dtype)].lines,  // its "memory/saved"
+  MEMORY_FNS[structureKey(cfg, dtype)], "memory/saved", {...cfg, L});
 
 function savedParts(cfg, dtype, exact = false) {  // training.saved_parts: the saved formula at L = 0 and L = 1
-  const [t, fn] = savedLine(cfg, dtype), at = (L) => fn(symbols({...cfg, L}, t.exact));
-  const rest = at(0), block = at(1) - rest;
+  const rest = savedLine(cfg, dtype, 0)[1], block = savedLine(cfg, dtype, 1)[1] - rest;
   return exact ? [rest, block] : [Number(rest), Number(block)];
 }
 
@@ -758,9 +752,9 @@ function stepPhases(cfg, setup) {  // training.step_phases: each phase's largest
 }
 
 const topPhase = (phases) => phases.reduce((a, b) => (b.value > a.value ? b : a));  // max(phases), the first on a tie
-const template = (setup, key) => TS.variants[trainVariant(setup)].find((i) => TS.templates[i].key === key);  // spec._training
-const held = (N, setup) => TRAIN_FNS[template(setup, "memory/peak")]({N, n: setup.gpus, M_top: 0});  // training.state_bytes:
-// weights + gradients + optimizer states, the peak's formula without its phase
+const template = (setup, key) => TS.variants[trainVariant(setup)].find((i) => TS.templates[i].key === key);  // spec
+const held = (N, setup) => TRAIN_FNS[template(setup, "memory/peak")]({N, n: setup.gpus, M_top: 0});  // state_bytes
+// (training.state_bytes: weights + gradients + optimizer states, the peak's formula without its phase)
 const trainingMemory = (cfg, setup, N) => held(N, setup) + topPhase(stepPhases(cfg, setup)).value;  // training.training_memory
 const capacityOf = (setup) => pyRound(device(setup).memory_gib * 2 ** 30);  // round(memory_gib · 2³⁰)
 
@@ -771,10 +765,11 @@ function largestMicroBatch(cfg, setup, N) {  // training.largest_micro_batch: it
   return Math.min(S.bounds.B[1], ...v2.flatMap((a, i) => (v3[i] > a ? [2 + Math.floor((capacity - h - a) / (v3[i] - a))] : [])));
 }
 
-function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup}, TS.templates filled (spec._train_template)
+function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup} (spec._train_template filled)
   const N = paramsExact(cfg), dtype = actDtype(setup), dev = device(setup), [rest, block] = savedParts(cfg, dtype);
   const D = setup.D === null ? TS.chinchilla * N : setup.D, capacity = capacityOf(setup);
-  const phases = stepPhases(cfg, setup), top = topPhase(phases), byPhase = Object.fromEntries(phases.map((x) => [x.name, x]));
+  const phases = stepPhases(cfg, setup), top = topPhase(phases);
+  const byPhase = Object.fromEntries(phases.map((x) => [x.name, x]));
   const [measured, M] = budgetLine(cfg, "flops/forward_measured");  // the recipe's measured forward FLOPs per token
   const s = {...symbols(cfg, false), N, D, C: 6 * N * D, P: dev.peak_tflops * 1e12, MFU: setup.mfu, n: setup.gpus,
              price: setup.price, S_rest: rest, S_block: block, M: Number(M), M_top: top.value, capacity,
@@ -786,15 +781,17 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
   const slots = {...windowValues(cfg), M: measured.formula, saved: savedLine(cfg, dtype)[0].formula,
                  top: TS.phase_symbols[top.name], phase: top.name};
   const lines = ids.map((i) => {
-    const t = TS.templates[i], windowed = cfg.window != null && t.window, every = windowed && s.L_W === cfg.L;  // spec._serving_lines
+    const t = TS.templates[i], windowed = cfg.window != null && t.window, every = windowed && s.L_W === cfg.L;
     const latent = isMla(cfg) && t.recipe;  // latent attention's cache: c_kv and k_rope (spec._serving_lines)
     const r = isGpt2(cfg) || !t.recipe ? t : latent ? t.mla : every ? t.window_all : windowed ? t.window : t.recipe;
-    const value = (latent ? TRAIN_MLA_FNS[i] : windowed ? TRAIN_WINDOW_FNS[i] : TRAIN_FNS[i])(s), v = {...slots, ...byPhase[t.phase]};
-    return {key: t.key, label: fill(r.label, v), formula: fill(r.formula, v), value, unit: t.unit, human: human(t.key, value, t.unit)};
+    const value = (latent ? TRAIN_MLA_FNS[i] : windowed ? TRAIN_WINDOW_FNS[i] : TRAIN_FNS[i])(s);
+    const v = {...slots, ...byPhase[t.phase]};
+    return {key: t.key, label: fill(r.label, v), formula: fill(r.formula, v), value, unit: t.unit,
+            human: human(t.key, value, t.unit)};
   });
-  const byKey = Object.fromEntries(lines.map((x) => [x.key, x])), v = (k) => byKey[k].value, memory = {peak_phase: top.name};
-  for (const k of ["weights", "grads", "optimizer", "activations", "total", "peak", "capacity", "fits", "max_B"]) memory[k] = v(`memory/${k}`);
-  return {cfg, setup, device: dev, lines, byKey, memory, serve_weights: v("serve/weights"), kv: v("serve/kv_cache")};
+  const v = (k) => lines.find((x) => x.key === k).value;  // training.Memory: the fields the card shows
+  const memory = {peak_phase: top.name, ...Object.fromEntries(TS.memory.map((k) => [k, v(`memory/${k}`)]))};
+  return {cfg, setup, device: dev, lines, memory, serve_weights: v("serve/weights"), kv: v("serve/kv_cache")};
 }
 
 function trainHeadlineHtml(p) {  // training.headline_html: words.HEADLINE, HEADLINE_RULE, HEADLINE_FITS, HEADLINE_PAST, HEADLINE_N (TS.headline)
@@ -805,7 +802,7 @@ function trainHeadlineHtml(p) {  // training.headline_html: words.HEADLINE, HEAD
   return fill(h.text, v);
 }
 
-const trainLinesHtml = (p) => fillHtml(S.html.train_lines, {sections: Object.entries(TS.sections).map(  // training.lines_html
+const trainLinesHtml = (p) => fillHtml(S.html.train_lines, {sections: Object.entries(TS.sections).map(  // lines_html
   ([prefix, title]) => ({title, note: prefix === "chinchilla" ? TS.fit_notes[p.setup.fit] : "",
                          lines: [...p.lines, ...TS.references].filter((x) => x.key.split("/")[0] === prefix)}))});
 
@@ -830,7 +827,7 @@ const showNumber = (v, text) => (isHuge(v) ? stripBlanks(text) : typeof v === "b
 function setupNumber(key, raw) {  // train_query.number: [value, null] or [null, why]
   const [lo, hi] = TS.bounds[key], whole = TS.whole.includes(key), N = TS.notices, given = typeof raw === "number";
   const text = given ? (Number.isInteger(raw) ? String(raw) : pyRepr(raw)) : stripBlanks(String(raw));
-  const say = {key, kind: whole ? "whole number" : "number", bounds: fill(N.bounds, {lo: fmtSetup(lo), hi: fmtSetup(hi)})};
+  const say = {key, ...TS.number_words[key]};  // train_query.number_words
   const value = !given ? (Array.from(text).length <= TS.max_value_chars ? (whole ? wholeOf : realOf)(text) : null)
     : Number.isFinite(raw) && (!whole || Number.isInteger(raw)) ? raw : null;
   if (value === null) {
@@ -838,7 +835,8 @@ function setupNumber(key, raw) {  // train_query.number: [value, null] or [null,
     return [null, fill(N[given ? "not_number" : "not_text"], {...say, text: showText(text), write})];
   }
   const hint = key === "mfu" && 1 < value && value <= 100 ? N.percent : "";
-  return lo <= value && value <= hi ? [Number(value), null] : [null, fill(N.range, {...say, value: showNumber(value, text), hint})];
+  if (lo <= value && value <= hi) return [Number(value), null];
+  return [null, fill(N.range, {...say, value: showNumber(value, text), hint})];
 }
 
 function settleTrain(asked, kept = TS.default) {  // train_query.settle_train: [setup, notes]
@@ -852,7 +850,9 @@ function settleTrain(asked, kept = TS.default) {  // train_query.settle_train: [
       notes.push(fill(N.choice, {key, text: showText(String(raw)), choices: TS.choices[key].join(", "),
                                  default: key === "gpu" ? N.custom : D[key]}));
     } else if (!why) fields[field] = value;
-    else if (kept[field] === null) notes.push(fill(N.using, {why, using: key === "D" ? N.rule : fill(N.start, TS.custom_start)}));
+    else if (kept[field] === null) {
+      notes.push(fill(N.using, {why, using: key === "D" ? N.rule : fill(N.start, TS.custom_start)}));
+    }
     else notes.push(fill(N.using, {why, using: fill(N.kept, {key, was: fmtSetup(fields[field] = kept[field])})}));
   }
   const gpu = fields.gpu ?? D.gpu, custom = gpu === TS.custom_gpu, zero = fields.zero ?? D.zero;
@@ -882,24 +882,22 @@ const capacityLabel = (p) => fill(S.html.capacity, {  // training.capacity_data
 const trainLegendHtml = (p) => fillHtml(S.html.train_legend, {  // training.legend_html
   parts: TS.parts.map(([, label, colour]) => ({label, colour})), capacity: capacityLabel(p)});
 
-function trainAsked() {  // training.TrainingView.asked: the widgets' values, keyed as the URL
-  const gpu = W.train_gpu.value, custom = gpu === TS.custom_gpu;
-  const pick = (name) => TS.labels[name][W[`train_${name}`].active][0];
-  return {D: W.train_D.value, gpu, gpu_peak: custom ? W.train_peak.value : null, gpu_memory: custom ? W.train_memory.value : null,
-          mfu: W.train_mfu.value, gpus: W.train_gpus.value, price: W.train_price.value, optimizer: pick("optimizer"),
-          zero: String(pick("zero")), recompute: pick("recompute"), fit: W.train_fit.value};
+const RADIOS = ["optimizer", "zero", "recompute"];  // the card's radio buttons; its other inputs hold text
+
+function trainAsked() {  // training.TrainingView.asked: the inputs' values (each train_ and its key) by the URL's keys
+  const custom = W.train_gpu.value === TS.custom_gpu, read = (k, w) => (RADIOS.includes(k)
+    ? String(TS.labels[k][w.active][0]) : k in TS.field && !custom ? null : w.value);  // TS.field: a custom GPU's
+  return Object.fromEntries(TS.keys.map((k) => [k, read(k, W[`train_${k}`])]));
 }
 
-function pushTrain(setup, notes) {  // the widgets show the settled setup (TrainingView._push) and the notices
-  const custom = setup.gpu === TS.custom_gpu, dev = custom ? setup : TS.custom_start;
-  push(W.train_D, "value", setup.D === null ? "" : fmtSetup(setup.D));  // 300,000,000,000: training._text
-  const boxes = {peak: dev.peak_tflops, memory: dev.memory_gib, mfu: setup.mfu, gpus: setup.gpus, price: setup.price};
-  for (const [k, x] of Object.entries(boxes)) push(W[`train_${k}`], "value", fmtSetup(x));
-  if (W.train_peak.visible !== custom) { W.train_peak.visible = custom; W.train_memory.visible = custom; }
-  for (const k of ["gpu", "fit"]) push(W[`train_${k}`], "value", setup[k]);
-  for (const k of ["optimizer", "zero", "recompute"]) {
-    push(W[`train_${k}`], "active", TS.labels[k].findIndex((x) => x[0] === setup[k]));
+function pushTrain(setup, notes) {  // the inputs show the settled setup (TrainingView._push) and the notices
+  const custom = setup.gpu === TS.custom_gpu, shown = {...setup, ...(custom ? {} : TS.custom_start)};
+  for (const k of TS.keys) {
+    const v = shown[TS.field[k] ?? k], w = W[`train_${k}`];
+    if (RADIOS.includes(k)) push(w, "active", TS.labels[k].findIndex((x) => x[0] === v));
+    else push(w, "value", k in TS.choices ? v : v === null ? "" : fmtSetup(v));  // 300,000,000,000: training._text
   }
+  if (W.train_gpu_peak.visible !== custom) W.train_gpu_peak.visible = W.train_gpu_memory.visible = custom;
   W.train_notices.text = fillHtml(S.html.warnings, {notes: notes.map((text) => ({text}))});
 }
 
@@ -925,10 +923,8 @@ function trainNews(notes, before, key) {  // train_query.news: new notes, and th
 
 function trainChanged(obj) {  // TrainingView._changed: a box's bad text keeps the value in use; only news shows
   const [setup, notes] = settleTrain(trainAsked(), ST.setup);
-  const key = {peak: "gpu_peak", memory: "gpu_memory"}[obj.name.slice(6)] ?? obj.name.slice(6);  // train_D -> D
-  const said = trainNews(notes, ST.trainSaid, key);
-  ST.setup = setup;
-  ST.trainSaid = notes;
+  const said = trainNews(notes, ST.trainSaid, obj.name.slice("train_".length));  // train_D: D
+  [ST.setup, ST.trainSaid] = [setup, notes];
   pushTrain(setup, said);
   renderTrain(ST.cfg);
 }

@@ -163,8 +163,9 @@ def _train_card(card: InlineStyleSheet) -> tuple[object, list]:
     gpu = Select(title=C["gpu"], options=[tuple(x) for x in train["labels"]["gpu"]], value=train["default"]["gpu"],
                  name="train_gpu", width=250)
     # number boxes are text boxes, read by page.js in `model.numbers`' grammar (300e9, 300 billion, 0.4)
-    peak = TextInput(title=C["gpu_peak"], name="train_peak", width=110, visible=False)
-    memory = TextInput(title=C["gpu_memory"], name="train_memory", width=110, visible=False)
+    # each input named train_ and its URL key (train_query.TRAIN_KEYS: page.js reads and writes them by it)
+    peak = TextInput(title=C["gpu_peak"], name="train_gpu_peak", width=110, visible=False)
+    memory = TextInput(title=C["gpu_memory"], name="train_gpu_memory", width=110, visible=False)
     gpus = TextInput(title=C["gpus"], name="train_gpus", width=110)
     mfu = TextInput(title=C["mfu"], name="train_mfu", width=110)
     price = TextInput(title=C["price"], name="train_price", width=170)

@@ -38,7 +38,7 @@ from model.tensor_notation import BLOCK_PREFIX
 from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS, window_text
 from model.train_report import MAX_B_WORDS, SECTIONS, human
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, OTHER_BLOCKS, PEAK_LINE, PHASE_LINE,
-                            RECOMPUTE, REFERENCES, TrainSetup, plan)
+                            RECOMPUTE, REFERENCES, Memory, TrainSetup, plan)
 
 from model.inference import CUSTOM_GPU as CUSTOM_SERVING_GPU
 from model.inference import KV, WEIGHTS, InferSetup, serving
@@ -49,7 +49,7 @@ from ..changes_card import OTHER_DTYPE, SAME, UNCOVERED
 from ..infer_card import LINES_FRAME, headline_html, knee_html, line_rows
 from .cache import cached
 from ..train_query import (_FIELD, CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, NOTICES, ONE_GPU_ZERO, TRAIN_BOUNDS,
-                           TRAIN_CHOICES, TRAIN_KEYS, WHOLE_KEYS)
+                           TRAIN_CHOICES, TRAIN_KEYS, WHOLE_KEYS, number_words)
 
 from ..styles import BAR_INSIDE, BAR_SHARE, PART_COLOURS
 from ..templates import MARKED, TEMPLATES
@@ -347,9 +347,12 @@ def _training() -> dict:
         "bounds": {k: list(v) for k, v in TRAIN_BOUNDS.items()}, "whole": list(WHOLE_KEYS),
         "choices": {k: list(v) for k, v in TRAIN_CHOICES.items()}, "max_value_chars": MAX_VALUE_CHARS,
         "large_examples": numbers.LARGE_EXAMPLES, "one_gpu_zero": ONE_GPU_ZERO,
-        "notices": NOTICES, "field": _FIELD,  # page.js setupNumber and settleTrain
+        "notices": NOTICES, "field": _FIELD,  # page.js setupNumber and settleTrain; each number's words
+        "number_words": {k: number_words(*TRAIN_BOUNDS[k], k in WHOLE_KEYS) for k in TRAIN_BOUNDS},
         "moe": TRAIN_MOE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
         "phases": list(PHASES), "phase_symbols": PHASE_SYMBOLS,
+        "memory": [f for f in Memory.__dataclass_fields__ if f"memory/{f}" in {x.key for x in plan(probe).lines}],  # the
+        # fields of training.Memory that are lines of the plan (page.js trainPlan's memory)
         "max_B_words": MAX_B_WORDS,
         "headline": {"text": HEADLINE, "rule": HEADLINE_RULE, "fits": HEADLINE_FITS, "past": HEADLINE_PAST,
                      "n": HEADLINE_N},  # app/training.py headline_html
@@ -408,6 +411,7 @@ def _static_spec() -> dict:
         "units": {"count": [list(u) for u in units._COUNT_UNITS], "si": [list(u) for u in units._SI],
                   "binary": [list(u) for u in units._BINARY]},
         "durations": [list(u) for u in units.DURATIONS],  # page.js duration's units (units.DURATIONS)
+        "superscripts": {chr(k): v for k, v in units._SUPER.items()},  # page.js scientific's (units.scientific)
         "words": {u: list(w) for u, w in units.WORDS.items()},  # each unit in words: page.js human's table
     }
 
