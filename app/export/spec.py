@@ -411,7 +411,7 @@ def _static_spec() -> dict:
         "units": {"count": [list(u) for u in units._COUNT_UNITS], "si": [list(u) for u in units._SI],
                   "binary": [list(u) for u in units._BINARY]},
         "durations": [list(u) for u in units.DURATIONS],  # page.js duration's units (units.DURATIONS)
-        "superscripts": {chr(k): v for k, v in units._SUPER.items()},  # page.js scientific's (units.scientific)
+        "superscripts": {chr(k): chr(v) for k, v in units._SUPER.items()},  # page.js scientific's (units.scientific)
         "words": {u: list(w) for u, w in units.WORDS.items()},  # each unit in words: page.js human's table
     }
 
