@@ -1,8 +1,8 @@
-"""The markup of the budget card, the shapes table and the changes card, each piece once, as a template (pure: no
-Panel, so the export ships them in its spec).
+"""The markup of the budget card, the shapes table, the changes card and the training card, each piece once, as a
+template (pure: no Panel, so the export ships them in its spec).
 
-The live page's Python (app/budget.py, app/shapes.py, app/changes_card.py) and the exported page's JavaScript
-(app/export/page.js `fillHtml`) fill the same templates with the same values by the same rules (`fill_html`):
+The live page's Python (app/budget.py, app/shapes.py, app/changes_card.py, app/training.py) and the exported page's
+JavaScript (app/export/page.js `fillHtml`) fill the same templates with the same values by the same rules (`fill_html`):
 
 - ``{x}``: the value ``x``, HTML-escaped (``html.escape(str(x), quote=True)``: & < > " ' become entities; page.js's
   `esc` replaces the same five characters by the same entities);

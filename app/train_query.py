@@ -105,8 +105,8 @@ def settle_train(asked: Mapping[str, object], kept: TrainSetup = DEFAULT) -> tup
             text = str(raw).strip().lower()
             if text not in TRAIN_CHOICES[key]:
                 default = NOTICES["custom"] if key == "gpu" else getattr(DEFAULT, key)
-                notes.append(NOTICES["choice"].format(key=key, text=quote(str(raw)), choices=", ".join(TRAIN_CHOICES[key]),
-                                                      default=default))
+                notes.append(NOTICES["choice"].format(key=key, text=quote(str(raw)),
+                                                      choices=", ".join(TRAIN_CHOICES[key]), default=default))
                 continue
             fields[key] = int(text) if key == "zero" else text
         else:

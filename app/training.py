@@ -57,7 +57,8 @@ def chart_data(p: Plan) -> dict[str, list]:
 def capacity_data(p: Plan) -> dict[str, list]:
     """The GPU's memory as a vertical line on the chart, with its legend entry."""
     return {"x": [p.memory.capacity / GIB],
-            "label": [TEMPLATES["capacity"].format(device=p.setup.device.label, capacity=units.nbytes(p.memory.capacity))]}
+            "label": [TEMPLATES["capacity"].format(device=p.setup.device.label,
+                                                   capacity=units.nbytes(p.memory.capacity))]}
 
 
 def legend_html(p: Plan) -> str:

@@ -38,7 +38,7 @@ from model.tensor_notation import BLOCK_PREFIX
 from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS, window_text
 from model.train_report import MAX_B_WORDS, SECTIONS, human
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, OTHER_BLOCKS, PEAK_LINE, PHASE_LINE,
-                            RECOMPUTE, REFERENCES, Memory, TrainSetup, plan)
+                            RECOMPUTE, REFERENCES, Line, Memory, TrainSetup, plan)
 
 from model.inference import CUSTOM_GPU as CUSTOM_SERVING_GPU
 from model.inference import KV, WEIGHTS, InferSetup, serving
@@ -280,7 +280,7 @@ MODERN_PROBE = dict(norm="rmsnorm", positions="rope", mlp="swiglu", bias="none",
 MLA_PROBE = dict(latent_dim=6, q_latent_dim=8, rope_dim=2, nope_dim=4, value_dim=4)  # latent attention's widths
 
 
-def _train_template(x, formulas: dict[str, str], recompute: str) -> dict:
+def _train_template(x: Line, formulas: dict[str, str], recompute: str) -> dict:
     """A line of `model.training.plan` at the probe as page.js fills it: its label and formula with the slots page.js
     fills ({saved}: the structure's saved formula, the activations' with recompute "none"; a phase's {moment} and
     {formula}: the largest of the structure's `peak` candidates in that phase, as `model.training.step_phases`; the
@@ -351,8 +351,8 @@ def _training() -> dict:
         "number_words": {k: number_words(*TRAIN_BOUNDS[k], k in WHOLE_KEYS) for k in TRAIN_BOUNDS},
         "moe": TRAIN_MOE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
         "phases": list(PHASES), "phase_symbols": PHASE_SYMBOLS,
-        "memory": [f for f in Memory.__dataclass_fields__ if f"memory/{f}" in {x.key for x in plan(probe).lines}],  # the
-        # fields of training.Memory that are lines of the plan (page.js trainPlan's memory)
+        # the fields of training.Memory that are lines of the plan (page.js trainPlan's memory)
+        "memory": [f for f in Memory.__dataclass_fields__ if f"memory/{f}" in {x.key for x in plan(probe).lines}],
         "max_B_words": MAX_B_WORDS,
         "headline": {"text": HEADLINE, "rule": HEADLINE_RULE, "fits": HEADLINE_FITS, "past": HEADLINE_PAST,
                      "n": HEADLINE_N},  # app/training.py headline_html
