@@ -17,7 +17,7 @@
 //   test_export.py::test_cards_markup_is_the_live_pages: headlineHtml, captionsHtml, noticeHtml
 //   test_export.py::test_table_rows_markup_is_the_live_tables: rowHtml
 //   test_export.py::test_table_rows_are_the_trace (and test_export_mla.py::
-//     test_the_shapes_rows_are_the_models_with_the_latent_tensors): shapeRows, evalShape, symbols
+//     test_the_shapes_rows_are_the_models_with_the_latent_tensors): shapeRows, symbols
 //   test_export_moe.py::test_the_shapes_table_groups_blocks_by_kind (and test_export.py::test_table_rows_are_the_trace):
 //     blockRows, blocksText
 //   test_export_moe.py::test_group_titles_of_mixed_layouts_are_the_models: blockTitles
@@ -513,7 +513,7 @@ const captionsHtml = (byKey) => fillHtml(S.html.captions, {mlp_share: byKey["par
 function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then shapes.shape_rows
   const key = structureKey(cfg, dtype), st = S.structures[key];
   const big = symbols(cfg, true), atTmax = {...big, T: BigInt(cfg.T_max)};
-  const shapeOf = (r, s) => (st.dims ? DIM_FNS[key][st.rows.indexOf(r)].map((f) => f(s)) : evalShape(r.symbolic, s));
+  const shapeOf = (r, s) => DIM_FNS[key][st.rows.indexOf(r)].map((f) => f(s));  // each dimension compiled (spec.py)
   const size = (r, s) => shapeOf(r, s).reduce((a, b) => a * b, 1n) * BigInt(r.elem);
   const scale = st.rows.reduce((m, r) => { const b = size(r, atTmax); return b > m ? b : m; }, 0n);
   const out = [];
@@ -592,19 +592,6 @@ function blockRows(cfg, group, expanded, out, tensor) {  // shapes.shape_rows' b
               label: `${thousands(L - S.max_listed_blocks)} more blocks ${moe ? "of the kinds above" : "with the same shapes"}, not listed`});
   }
 }
-
-const DIM = /^(\d*)(B|T_max|T|d_head|d|h|L|V)?$/;  // notation.parse
-
-function parseShape(symbolic) {
-  const text = symbolic.trim();
-  return text.slice(1, -1).split(",").map((p) => p.trim()).filter((p) => p.length > 0).map((part) => {
-    const m = DIM.exec(part);
-    if (m === null || !(m[1] || m[2])) throw new Error(`bad dimension ${part} in ${symbolic}`);
-    return [m[1] ? BigInt(m[1]) : 1n, m[2] ?? null];
-  });
-}
-
-const evalShape = (symbolic, values) => parseShape(symbolic).map(([c, sym]) => c * (sym === null ? 1n : values[sym]));
 
 function rowHtml(r) {  // shapes._tr, its values inline
   if (r.kind === "group") return fillHtml(S.html.group_row, {...r, dv: ""});

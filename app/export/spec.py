@@ -178,8 +178,8 @@ def _structures() -> list[Structure]:
 
 def _structure(s: Structure, cfg: Config | None = None) -> dict:
     """Rows (without sizes) and memory lines of one structure, from a pass at `cfg` (default: a probe). The modern
-    recipe's rows carry each dimension as JavaScript (its shapes add and multiply symbols) and whether the GPT-2
-    twin's pass lacks them ("only", with the structure's "legend": `model.recipe_rows`); a label's dtype is
+    rows carry each dimension as JavaScript (the modern recipe's shapes add and multiply symbols), and the modern
+    recipe's rows whether the GPT-2 twin's pass lacks them ("only", with the structure's "legend": `model.recipe_rows`); a label's dtype is
     "{dtype}", filled by the page (fp16 passes are bf16's)."""
     tr = trace(cfg if cfg is not None else probes(s)[0], s.dtype)
     rows = [{"name": r.name, "local": r.local, "label": r.label, "symbolic": r.symbolic, "block": r.block is not None,
@@ -197,8 +197,8 @@ def _structure(s: Structure, cfg: Config | None = None) -> dict:
     out = {"rows": rows, "lines": lines, "peak": peak}
     if s.window and tr.cfg.L_W < tr.cfg.L:  # at an L where every block is windowed, the KV lines say so (page.js)
         out["lines_all"] = memory(trace(dataclasses.replace(tr.cfg, full_layers=()), s.dtype))
+    out["dims"] = [[to_js(d, LESSON_SYMBOLS, True) for d in dims(r.symbolic)] for r in tr.rows]
     if s.recipe is not None:
-        out["dims"] = [[to_js(d, LESSON_SYMBOLS, True) for d in dims(r.symbolic)] for r in tr.rows]
         marks = recipe_rows(tr.cfg)
         out["legend"] = list(marks.legend)
         for row in rows:
@@ -463,12 +463,12 @@ def page_spec(cfg: Config, dtype: str, setup: TrainSetup | None = None, infer: I
 
 
 def lines_js(spec: dict) -> str:
-    """Every line's value function as JavaScript, keyed like the spec: `BUDGET_FNS["tied"][i](s)`, and the modern
-    recipe's row dimensions `DIM_FNS[structure][row][k](s)` and changes tables `CHANGES_FNS[key][group][i](s)`."""
+    """Every line's value function as JavaScript, keyed like the spec: `BUDGET_FNS["tied"][i](s)`, and the
+    rows' dimensions `DIM_FNS[structure][row][k](s)` and changes tables `CHANGES_FNS[key][group][i](s)`."""
     budget_fns = {k: [f"(s) => {x['js']}" for x in v] for k, v in spec["budget"].items()}
     memory_fns = {k: [f"(s) => {x['js']}" for x in v["lines"]] for k, v in spec["structures"].items()}
     dim_fns = {k: "[" + ", ".join("[" + ", ".join(f"(s) => {d}" for d in row) + "]" for row in v["dims"]) + "]"
-               for k, v in spec["structures"].items() if "dims" in v}
+               for k, v in spec["structures"].items()}
     changes_fns = {k: "[" + ", ".join("[" + ", ".join(f"(s) => {x['js']}" for x in g["lines"]) + "]"
                                       for g in v["groups"]) + "]" for k, v in spec["changes"]["tables"].items()}
 
