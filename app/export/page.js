@@ -22,7 +22,7 @@
 //     blockRows, blocksText
 //   test_export_moe.py::test_group_titles_of_mixed_layouts_are_the_models: blockTitles
 //   test_export_moe.py::test_the_page_shows_n_and_n_active_as_the_cli: chartOf
-//   test_export_window.py::test_the_shapes_rows_and_headings_are_the_models: windowText, attnOf
+//   test_export_window.py::test_the_shapes_rows_and_headings_are_the_models: windowText
 //   test_export_recipe_rows.py::test_the_page_marks_what_the_model_marks: recipeLegendHtml
 //   test_export_recipe_rows.py::test_the_shown_table_carries_the_marks_and_the_legend: tableHtml
 //   test_export_recipe.py::test_changes_lines_and_markup_agree_with_the_model (and test_export_window.py::
@@ -529,7 +529,7 @@ function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then sha
     else if (!emitted) { emitted = true; blockRows(cfg, st.rows.filter((x) => x.block), expanded, out, tensor); }
   }
   if (!st.rows.some((r) => r.name === "loss")) {
-    out.push({kind: "absent", name: "loss", label: "none at T = 1: no next token to predict", symbolic: "()"});
+    out.push({kind: "absent", name: "loss", label: S.group_words.absent, symbolic: "()"});
   }
   return {rows: out, scale, legend: st.legend || []};
 }
@@ -554,8 +554,6 @@ function windowText(cfg) {  // tracing.window_text, from its templates by plural
   return fill(S.window_texts[key], {...windowValues(cfg), full: blocksText(full)});
 }
 
-const attnOf = (cfg, b) => (cfg.window == null ? "" : ` · ${S.attn_labels[cfg.full_layers.includes(b) ? "full" : "sliding"]}`);  // Config.attn_kinds
-
 function blockTitles(cfg) {  // tracing.block_groups: each kind's title
   const kinds = blockKinds(cfg), distinct = distinctKinds(cfg), T = S.block_titles, label = S.kind_labels;
   return Object.fromEntries(distinct.map((kind) => {
@@ -570,26 +568,27 @@ function blockTitles(cfg) {  // tracing.block_groups: each kind's title
 }
 
 function blockRows(cfg, group, expanded, out, tensor) {  // shapes.shape_rows' block rows: "× L" (one group per kind), or each block
-  const L = cfg.L, moe = isMoe(cfg), kinds = blockKinds(cfg), win = windowText(cfg);
+  const L = cfg.L, moe = isMoe(cfg), kinds = blockKinds(cfg), win = windowText(cfg), G = S.group_words;  // words.GROUP_WORDS
   const ofKind = (kind) => group.filter((x) => (x.kind ?? "dense") === kind);  // a dense model's rows carry no kind
+  const heading = (name, label) => out.push({kind: "group", name, label});
   if (!expanded) {
-    const titles = blockTitles(cfg);
+    const titles = blockTitles(cfg), span = L === 1 ? G.span_one : fill(G.span, {last: L - 1});
     for (const kind of distinctKinds(cfg)) {
-      const n = ofKind(kind).length;
-      out.push(moe ? {kind: "group", name: titles[kind], label: `one block's ${n} tensors${win ? `; ${win}` : ""}`}
-        : {kind: "group", name: `${L === 1 ? "block 0" : `blocks 0 … ${L - 1}`} × L = ${thousands(L)}`,
-           label: `one block's ${n} tensors${win ? `: ${win}` : "; every block repeats these shapes"}`});
+      const label = fill(G.tensors, {n: ofKind(kind).length}) + (win ? fill(G.window[moe ? "moe" : "dense"], {window: win})
+        : moe ? "" : G.repeats);
+      heading(moe ? titles[kind] : fill(G.all, {span, L: thousands(L)}), label);
       for (const x of ofKind(kind)) tensor(x, x.local, true);
     }
     return;
   }
-  for (let b = 0; b < Math.min(L, S.max_listed_blocks); b++) {
-    out.push({kind: "group", name: `block ${b}`, label: `of ${thousands(L)}${moe ? ` · ${S.kind_labels[kinds[b]]}` : ""}${attnOf(cfg, b)}`});
+  for (let b = 0; b < Math.min(L, S.max_listed_blocks); b++) {  // each block, its kind of MLP, of attention (Config.attn_kinds)
+    heading(fill(G.block, {b}), fill(G.of, {L: thousands(L)}) + (moe ? fill(G.kind, {label: S.kind_labels[kinds[b]]}) : "")
+      + (win ? fill(G.kind, {label: S.attn_labels[cfg.full_layers.includes(b) ? "full" : "sliding"]}) : ""));
     for (const x of ofKind(kinds[b])) tensor(x, `blocks.${b}.${x.local}`, true);
   }
   if (L > S.max_listed_blocks) {
-    out.push({kind: "group", name: `blocks ${S.max_listed_blocks} … ${L - 1}`,
-              label: `${thousands(L - S.max_listed_blocks)} more blocks ${moe ? "of the kinds above" : "with the same shapes"}, not listed`});
+    heading(fill(G.rest, {first: S.max_listed_blocks, last: L - 1}),
+            fill(G.rest_label, {n: thousands(L - S.max_listed_blocks), same: G.same[moe ? "moe" : "dense"]}));
   }
 }
 

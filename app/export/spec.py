@@ -53,7 +53,7 @@ from ..train_query import (CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, ONE_GPU_ZERO,
 
 from ..styles import BAR_INSIDE, BAR_SHARE, PART_COLOURS
 from ..templates import MARKED, TEMPLATES
-from ..words import (FIT_LABELS, GPU_LABELS, HEADLINE, HEADLINE_FITS, HEADLINE_N, HEADLINE_PAST, HEADLINE_RULE, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
+from ..words import (FIT_LABELS, GPU_LABELS, GROUP_WORDS, HEADLINE, HEADLINE_FITS, HEADLINE_N, HEADLINE_PAST, HEADLINE_RULE, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
                      RECOMPUTE_LABELS, ROWS, HINT, SHORT, SHORT_WHEN, SOFT, STEP_PREFIX, SUM_KEYS, TRAIN_MOE,
                      ZERO_LABELS, shapes_title_html)
 
@@ -385,7 +385,7 @@ def _static_spec() -> dict:
         "inside": BAR_INSIDE, "bar_share": BAR_SHARE, "chart_note": CHART_NOTE, "korthikanti_note": KORTHIKANTI_NOTE,
         "html": TEMPLATES, "marked": MARKED,  # app/templates.py: the markup page.js's fillHtml fills
         "quadratic": QUADRATIC, "mark": MARK, "shapes_titles": {a: shapes_title_html(a) for a in CHOICES["attention"]},
-        "max_listed_blocks": MAX_LISTED_BLOCKS, "train": _training(),
+        "max_listed_blocks": MAX_LISTED_BLOCKS, "group_words": GROUP_WORDS, "train": _training(),
         "units": {"count": [list(u) for u in units._COUNT_UNITS], "si": [list(u) for u in units._SI],
                   "binary": [list(u) for u in units._BINARY]},
         "durations": [list(u) for u in units.DURATIONS],  # page.js duration's units (units.DURATIONS)
