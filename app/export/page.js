@@ -38,7 +38,7 @@
 //   test_export.py::test_training_lines_agree_with_the_model (and test_export_recipe.py's, test_export_window.py::
 //     test_the_training_card_is_the_models): trainPlan, device, actDtype, trainVariant
 //   test_export.py::test_training_markup_is_the_live_cards: trainHeadlineHtml, trainLinesHtml,
-//     trainLegendHtml, capacityLabel, trainChartData (app/training.py)
+//     trainLegendHtml, capacityLabel, trainChartHtml (app/training.py)
 //   test_export.py::test_training_notices_agree_with_settle_train: settleTrain, setupNumber, pyRepr, fmtSetup,
 //     showText, pyStrip, showNumber (app/train_query.py)
 //   test_export.py::test_training_controls_change_the_card: trainAsked, pushTrain, trainNews, trainChanged
@@ -924,24 +924,19 @@ function settleTrain(asked, kept = TS.default) {  // train_query.settle_train: [
   return [{...D, ...fields}, notes];
 }
 
-// the card's chart and widgets: app/training.py chart_data, capacity_data, legend_html, x_end, TrainingView
-const GIB = 2 ** 30;
+// the card's chart and widgets: app/training.py memory_bars, chart_html, legend_html, TrainingView
 
-function trainChartData(p) {  // training.chart_data
-  const m = p.memory;
-  const train = {weights: m.weights, grads: m.grads, optimizer: m.optimizer, activations: m.activations,
-                 transient: m.peak - m.total, kv: 0};
-  const serve = {weights: p.serve_weights, grads: 0, optimizer: 0, activations: 0, transient: 0, kv: p.kv};
-  const data = {row: [...TS.rows]};
-  for (const [col] of TS.parts) {
-    data[col] = [serve[col] / GIB, train[col] / GIB];
-    data[`${col}_text`] = [fmtBytes(serve[col]), fmtBytes(train[col])];
-  }
-  data.total_text = [fmtBytes(p.serve_weights + p.kv), fmtBytes(m.peak)];
-  return data;
+function trainChartHtml(p) {  // training.memory_bars, chart_html
+  const m = p.memory, sum = (parts) => Object.values(parts).reduce((a, b) => a + b, 0);
+  const bars = [["training", 1, {weights: m.weights, grads: m.grads, optimizer: m.optimizer, activations: m.activations,
+                                 transient: m.peak - m.total}], ["serving", 0, {weights: p.serve_weights, kv: p.kv}]];
+  const top = Math.max(m.capacity, ...bars.map(([, , parts]) => sum(parts))), share = (x) => pyFixed(100 * x / top, 4);
+  return fillHtml(S.html.memory_chart, {bars: bars.map(([key, row, parts]) => ({key, row: TS.rows[row],
+    total: fmtBytes(sum(parts)), capacity: share(m.capacity), parts: TS.parts.filter(([k]) => parts[k])
+      .map(([k, label, colour]) => ({key: k, label, colour, text: fmtBytes(parts[k]), width: share(parts[k])}))}))});
 }
 
-const capacityLabel = (p) => `memory of one ${p.device.label}: ${fmtBytes(p.memory.capacity)}`;  // training.capacity_data
+const capacityLabel = (p) => `memory of one ${p.device.label}: ${fmtBytes(p.memory.capacity)}`;  // training.capacity_label
 
 function trainLegendHtml(p) {  // training.legend_html
   const items = TS.parts.map(([, lab, c]) => `<span class="key"><i style="background:${c}"></i>${esc(lab)}</span>`);
@@ -982,9 +977,7 @@ function renderTrain(cfg) {
   W.train_head.text = trainHeadlineHtml(p);
   W.train_lines.text = trainLinesHtml(p);
   W.train_legend.text = trainLegendHtml(p);
-  W.train_memory_parts.data = trainChartData(p);
-  W.train_capacity.data = {x: [p.memory.capacity / GIB], label: [capacityLabel(p)]};
-  W.train_x_range.end = 1.08 * Math.max(p.memory.peak, p.serve_weights + p.kv, p.memory.capacity) / GIB;  // training.x_end
+  W.train_chart.text = trainChartHtml(p);
 }
 
 function trainNews(notes, before, key) {  // train_query.news: new notes, and those about the key just changed
@@ -1141,7 +1134,7 @@ function main(obj) {
                    sliderRange, rulesLine, statusRules, fieldNames, fieldLabel, settleNotes, news, readField, decimal,
                    wholeOf, realOf, budgetLines, memoryLines, linesHtml, budgetParts, chartHtml, shapeRows, recipeLegendHtml, structureKey, divisors, snapHeads,
                    scientific, plain, duration, dollars, human, trainPlan, trainHeadlineHtml, trainLinesHtml, settleTrain, trainNews,
-                   largestMicroBatch, savedParts, paramsExact, trainChartData, trainLegendHtml, recipeOf, recipeFields,
+                   largestMicroBatch, savedParts, paramsExact, trainChartHtml, trainLegendHtml, recipeOf, recipeFields,
                    budgetKey, changesKey, changesGroups, changesHtml, fillHtml, captionsHtml, rowHtml, noticeHtml, covered, exportCommand, blockTitles, headlineHtml, chartOf,
                    moeFields};
     return update([]);
