@@ -140,6 +140,9 @@ def _latent_controls(cfg: Config) -> list:
                       stylesheets=[_sheet(BOX_CSS)]) for name, symbol in MLA_SYMBOLS.items()]
 
 
+CLEARFIX = ".bk-clearfix { display: block !important; }"  # a Div's HTML as wide as the Div: a chart's tracks
+
+
 def _train_card(card: InlineStyleSheet) -> tuple[object, list]:
     """The live page's training card (app/training.py): controls, headline, legend, chart, note, lines."""
     train = static_spec()["train"]
@@ -170,8 +173,9 @@ def _train_card(card: InlineStyleSheet) -> tuple[object, list]:
                           group(C["zero"], radios["zero"]), group(C["recompute"], radios["recompute"]),
                           fit, sizing_mode="stretch_width", styles=wrap),
                       sizing_mode="stretch_width", name="train_controls")
-    notices, head, legend, chart, lines = (div(n) for n in ("train_notices", "train_head", "train_legend", "train_chart",
-                                                            "train_lines"))
+    notices, head, legend, lines = (div(n) for n in ("train_notices", "train_head", "train_legend", "train_lines"))
+    chart = Div(text="", name="train_chart", sizing_mode="stretch_width", disable_math=True,  # bars as wide as the card
+                stylesheets=[_sheet(TRAIN_CSS, CLEARFIX)])
     title = Div(text=TRAIN_TITLE, sizing_mode="stretch_width", stylesheets=[_sheet(BASE)])
     note = Div(text=f"<p class='note muted'>{html.escape(TRAIN_NOTES['dense'])}</p>", sizing_mode="stretch_width",
                stylesheets=[css])
@@ -251,7 +255,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     budget_css = _sheet(BUDGET_CSS)
     head, lines, captions = (html_div(n, budget_css) for n in ("head", "lines", "captions"))
     # the bars as wide as the card: Bokeh's Div shrinks its content to fit
-    chart = html_div("chart", _sheet(BUDGET_CSS, ".bk-clearfix { display: block !important; }"))
+    chart = html_div("chart", _sheet(BUDGET_CSS, CLEARFIX))
     note = Div(text=f"<p class='note muted'>{html.escape(spec['chart_note'])}</p>", sizing_mode="stretch_width",
                stylesheets=[budget_css], name="chart_note")  # page.js writes a mixture of experts' note
     budget_card = column(Div(text="<h2>Parameter budget</h2>", stylesheets=[_sheet(BASE)]), head, chart, note, lines,
