@@ -28,7 +28,7 @@ from .budget import lines_html, shown
 from .state import ExplorerState, bar_scale
 from .styles import INK, TABLE_CSS
 from .templates import MARKED, TEMPLATES, fill_html
-from .words import MAX_LISTED_BLOCKS, QUADRATIC, SHAPES_NOTES, SHAPES_TITLE
+from .words import GROUP_WORDS, MAX_LISTED_BLOCKS, QUADRATIC, SHAPES_NOTES, SHAPES_TITLE
 
 
 
@@ -63,19 +63,18 @@ def _group_heading(trace: Trace, row, expanded: bool, per_block: dict[str, int])
     """The heading of a block's rows: collapsed, one group "× L" (a mixture of experts: each kind's group, titled by
     `Trace.groups`; a window: which blocks are sliding and which full, `model.tracing.window_text`), expanded, each
     block (with its kind of MLP in a mixture of experts, of attention with a window)."""
-    cfg = trace.cfg
+    cfg, w = trace.cfg, GROUP_WORDS
     L, moe, window = cfg.L, cfg.moe, window_text(cfg)
     if expanded:
-        kind = f" · {KIND_LABELS[row.kind]}" if moe else ""
-        kind += f" · {ATTN_LABELS[cfg.attn_kinds[row.block]]}" if window else ""
-        return ShapeRow(kind="group", name=f"block {row.block}", label=f"of {L:,}{kind}")
-    n = per_block[row.kind]
+        kind = w["kind"].format(label=KIND_LABELS[row.kind]) if moe else ""
+        kind += w["kind"].format(label=ATTN_LABELS[cfg.attn_kinds[row.block]]) if window else ""
+        return ShapeRow(kind="group", name=w["block"].format(b=row.block), label=w["of"].format(L=f"{L:,}") + kind)
+    label = w["tensors"].format(n=per_block[row.kind])
+    label += w["window"]["moe" if moe else "dense"].format(window=window) if window else "" if moe else w["repeats"]
     if moe:
-        group = next(g for g in trace.groups if g.kind == row.kind)
-        return ShapeRow(kind="group", name=group.title, label=f"one block's {n} tensors" + (f"; {window}" if window else ""))
-    span = "block 0" if L == 1 else f"blocks 0 … {L - 1}"  # block 0 stands for all L blocks
-    label = f"one block's {n} tensors: {window}" if window else f"one block's {n} tensors; every block repeats these shapes"
-    return ShapeRow(kind="group", name=f"{span} × L = {L:,}", label=label)
+        return ShapeRow(kind="group", name=next(g.title for g in trace.groups if g.kind == row.kind), label=label)
+    span = w["span_one"] if L == 1 else w["span"].format(last=L - 1)  # block 0 stands for all L blocks
+    return ShapeRow(kind="group", name=w["all"].format(span=span, L=f"{L:,}"), label=label)
 
 
 def shape_rows(trace: Trace, scale_bytes: int, expanded: bool = False) -> list[ShapeRow]:
@@ -98,9 +97,10 @@ def shape_rows(trace: Trace, scale_bytes: int, expanded: bool = False) -> list[S
     for row in rows:
         if expanded and row.block is not None and row.block >= MAX_LISTED_BLOCKS:
             if previous_block == MAX_LISTED_BLOCKS - 1:  # once, where the unlisted blocks begin
-                same = "of the kinds above" if trace.cfg.moe else "with the same shapes"
-                out.append(ShapeRow(kind="group", name=f"blocks {MAX_LISTED_BLOCKS} … {L - 1}",
-                                    label=f"{L - MAX_LISTED_BLOCKS:,} more blocks {same}, not listed"))
+                w = GROUP_WORDS
+                same = w["same"]["moe" if trace.cfg.moe else "dense"]
+                out.append(ShapeRow(kind="group", name=w["rest"].format(first=MAX_LISTED_BLOCKS, last=L - 1),
+                                    label=w["rest_label"].format(n=f"{L - MAX_LISTED_BLOCKS:,}", same=same)))
             previous_block = row.block
             continue
         if row.block is not None and (row.block != previous_block):
@@ -108,7 +108,7 @@ def shape_rows(trace: Trace, scale_bytes: int, expanded: bool = False) -> list[S
         previous_block = row.block
         out.append(_tensor(row, scale_bytes, collapsed=not expanded, only=marks.marked(row.local)))
     if not any(r.name == "loss" for r in rows):
-        out.append(ShapeRow(kind="absent", name="loss", label="none at T = 1: no next token to predict",
+        out.append(ShapeRow(kind="absent", name="loss", label=GROUP_WORDS["absent"],
                             symbolic=NOTATION["loss"][0]))
     return out
 

@@ -109,13 +109,7 @@ p.note {{ font-size: 11.5px; margin: 4px 0 0 0; line-height: 1.35; }}
 """
 
 
-BUDGET_CSS = BASE + LINES_CSS + f"""
-.big {{ font-size: 22px; font-weight: 700; font-variant-numeric: tabular-nums; letter-spacing: -0.2px; }}
-.n {{ line-height: 1.25; }}
-.nf {{ font-size: 12px; margin: 2px 0 6px 0; }}
-.note {{ font-size: 11.5px; margin-top: 6px; line-height: 1.35; }}
-.captions {{ margin: 4px 0 0 0; padding-left: 18px; font-size: 12.5px; line-height: 1.45; }}
-.captions li {{ margin: 1px 0; }}
+CHART_CSS = f"""  /* HTML bar charts: the budget card's parameters, the training card's memory (app/templates.py) */
 .parts {{ display: flex; flex-direction: column; gap: 5px; margin: 10px 0 2px 0; font-size: 12px; width: 100%;
   box-sizing: border-box; }}
 .part {{ position: relative; display: flex; align-items: center; outline: none; }}
@@ -134,6 +128,16 @@ BUDGET_CSS = BASE + LINES_CSS + f"""
 """
 
 
+BUDGET_CSS = BASE + LINES_CSS + CHART_CSS + f"""
+.big {{ font-size: 22px; font-weight: 700; font-variant-numeric: tabular-nums; letter-spacing: -0.2px; }}
+.n {{ line-height: 1.25; }}
+.nf {{ font-size: 12px; margin: 2px 0 6px 0; }}
+.note {{ font-size: 11.5px; margin-top: 6px; line-height: 1.35; }}
+.captions {{ margin: 4px 0 0 0; padding-left: 18px; font-size: 12.5px; line-height: 1.45; }}
+.captions li {{ margin: 1px 0; }}
+"""
+
+
 STATUS_CSS = BASE + f"""
 .status {{ font-size: 12.5px; min-height: 19px; line-height: 1.45; }}
 .status .n {{ color: {T2}; font-weight: 600; }}
@@ -141,7 +145,12 @@ STATUS_CSS = BASE + f"""
 
 
 # the training card (app/training.py and the exported page)
-TRAIN_CSS = BASE + f"""
+TRAIN_CSS = BASE + CHART_CSS + f"""
+.mem .track {{ position: relative; margin-right: 2px; }}
+.mem .pl b {{ display: block; font-weight: 600; font-variant-numeric: tabular-nums; }}
+.mem .bar {{ flex: 0 0 auto; border-radius: 0; }}
+.mem .bar + .bar {{ box-shadow: inset 1px 0 0 #fff; }}
+.mem .cap {{ position: absolute; top: -3px; bottom: -3px; border-left: 2px dashed {T2}; }}
 .head {{ font-size: 14px; line-height: 1.5; overflow-wrap: anywhere; }}
 .head b {{ font-variant-numeric: tabular-nums; }}
 .fits {{ color: #2f9e44; font-weight: 650; }}

@@ -81,6 +81,14 @@ TEMPLATES: dict[str, str] = {
               'calc({share}% * {value} / {top}); background: {colour}">{#inside}<span class="pt">{text}</span>'
               '{/inside}</span>{^inside}<span class="pt">{text}</span>{/inside}</span><span class="tip"><b>{what}</b>'
               '<br>parameters: {exact}<br>formula: <code>{formula}</code></span></div>{/bars}</div>'),
+    # app.training.chart_html: the memory chart, bars (training.memory_bars: key, row, total, capacity, parts {key,
+    # label, colour, text, width}) stacked, widths and the GPU's memory (a dashed line across each track) in % of the
+    # track; the totals under the rows' names
+    "memory_chart": ('<div class="parts mem">{#bars}<div class="part" data-row="{key}" tabindex="0"><span class="pl">'
+                     '{row}<b>{total}</b></span><span class="track">{#parts}<span class="bar" data-key="{key}" '
+                     'style="width: {width}%; background: {colour}"></span>{/parts}<span class="cap" style="left: '
+                     '{capacity}%"></span></span><span class="tip"><b>{row}</b>{#parts}<br>{label}: {text}{/parts}'
+                     '<br>total: {total}</span></div>{/bars}</div>'),
     # app.budget.captions_html: the captions (app.words.CAPTIONS, markup, each caption's one slot {mlp_share} the
     # line params/mlp_share's value) as a list
     "captions": '<ul class="captions">' + "".join(f"<li>{c}</li>" for c in CAPTIONS) + "</ul>",

@@ -2,7 +2,7 @@
 
 Everything shown comes from `model.training.plan` (the lines, their formulas and values) and is printed with
 `model.train_report.human`; this view lays it out. It recomputes only when the configuration or the training
-settings change (not on dtype, text or layout changes), and its chart's `ColumnDataSource` is updated in place.
+settings change (not on dtype, text or layout changes); its memory chart is HTML bars, as the budget card's.
 """
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import html
 
 import panel as pn
 import param
-from bokeh.models import ColumnDataSource, Range1d
 from panel.custom import JSComponent
 
 from model import Config, numbers, units
@@ -18,19 +17,17 @@ from model.train_report import SECTIONS, human
 from model.training import CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, REFERENCES, Line, Plan
 
 from .background import Latest
-from .charts import memory_chart
 from .layout import wrap
 from .state import ExplorerState
 from .styles import BASE
-from .templates import TEMPLATES, fill_html
 from .styles import TRAIN_CSS as CSS
+from .templates import TEMPLATES, fill_html
 from .train_query import CUSTOM_START, news, settle_train
 from .words import (FIT_LABELS, GPU_LABELS, HEADLINE, HEADLINE_FITS, HEADLINE_N, HEADLINE_PAST, HEADLINE_RULE, OPTIMIZER_LABELS, PARTS,
                     RECOMPUTE_LABELS, ROWS, TRAIN_TITLE, ZERO_LABELS, chinchilla_rule)
 from .words import TRAIN_CONTROLS as C
 from .words import TRAIN_NOTES
 
-GIB = 2**30
 
 
 def by_key(p: Plan) -> dict[str, Line]:
@@ -38,38 +35,40 @@ def by_key(p: Plan) -> dict[str, Line]:
     return {x.key: x for x in p.lines}
 
 
-def chart_data(p: Plan) -> dict[str, list]:
-    """Columns of the stacked chart, in GiB: training per GPU (weights, grads, states, saved activations, and what
-    else is alive at the step's peak), serving."""
+def memory_bars(p: Plan) -> list[dict]:
+    """The memory chart's bars, top to bottom: training per GPU (weights, grads, states, saved activations, and what
+    else is alive at the step's peak), then serving the whole model (weights, KV cache). Each bar's parts in the
+    order of words.PARTS, those of 0 bytes left out, with their text (units.nbytes) and width: its share of the
+    widest bar or the GPU's memory, whichever is more, in % to 4 places (bytes as floats, summed in order: the
+    exported page's arithmetic exactly); each bar's total."""
     m = p.memory
     train = {"weights": m.weights, "grads": m.grads, "optimizer": m.optimizer, "activations": m.activations,
-             "transient": m.peak - m.total, "kv": 0}
-    serve = {"weights": p.serve_weights_bytes, "grads": 0, "optimizer": 0, "activations": 0, "transient": 0,
-             "kv": p.kv_cache_bytes}
-    data: dict[str, list] = {"row": list(ROWS)}
-    for col, _, _ in PARTS:
-        data[col] = [serve[col] / GIB, train[col] / GIB]
-        data[f"{col}_text"] = [units.nbytes(serve[col]), units.nbytes(train[col])]
-    data["total_text"] = [units.nbytes(p.serve_weights_bytes + p.kv_cache_bytes), units.nbytes(m.peak)]
-    return data
+             "transient": m.peak - m.total}
+    serve = {"weights": p.serve_weights_bytes, "kv": p.kv_cache_bytes}
+    bars = [(key, row, {k: float(v) for k, v in parts.items()})
+            for key, row, parts in (("training", ROWS[1], train), ("serving", ROWS[0], serve))]
+    top = max(float(m.capacity), *(sum(parts.values()) for _, _, parts in bars))
+    return [{"key": key, "row": row, "total": units.nbytes(sum(parts.values())),
+             "parts": [{"key": k, "label": label, "colour": colour, "text": units.nbytes(parts[k]),
+                        "width": f"{100 * parts[k] / top:.4f}"} for k, label, colour in PARTS if parts.get(k)],
+             "capacity": f"{100 * float(m.capacity) / top:.4f}"}  # the GPU's memory: a dashed line on each track
+            for key, row, parts in bars]
 
 
-def capacity_data(p: Plan) -> dict[str, list]:
-    """The GPU's memory as a vertical line on the chart, with its legend entry."""
-    return {"x": [p.memory.capacity / GIB],
-            "label": [TEMPLATES["capacity"].format(device=p.setup.device.label,
-                                                   capacity=units.nbytes(p.memory.capacity))]}
+def capacity_label(p: Plan) -> str:
+    """The GPU's memory, as the chart's legend names its dashed line."""
+    return TEMPLATES["capacity"].format(device=p.setup.device.label, capacity=units.nbytes(p.memory.capacity))
+
+
+def chart_html(p: Plan) -> str:
+    """The memory chart (TEMPLATES["memory_chart"]): the bars of `memory_bars`, stacked."""
+    return fill_html(TEMPLATES["memory_chart"], {"bars": memory_bars(p)})
 
 
 def legend_html(p: Plan) -> str:
     """The chart's legend (HTML, so it wraps on a phone): the parts' colours and the GPU's memory line."""
     return fill_html(TEMPLATES["train_legend"], {"parts": [{"label": lab, "colour": c} for _, lab, c in PARTS],
-                                                 "capacity": capacity_data(p)["label"][0]})
-
-
-def x_end(p: Plan) -> float:
-    """The chart's right end in GiB: room for the longer bar and the GPU's memory line."""
-    return 1.08 * max(p.memory.peak, p.serve_weights_bytes + p.kv_cache_bytes, p.memory.capacity) / GIB
+                                                 "capacity": capacity_label(p)})
 
 
 def note_html(cfg: Config) -> str:
@@ -171,10 +170,8 @@ class TrainingView(pn.viewable.Viewer):
         self._said: list[str] = []  # the notes of the last change, shown or not
         self._latest = Latest((self.state.config, self.state.train))  # what the figures shown or coming are for
         p = self.state.plan
-        self.source = ColumnDataSource(chart_data(p), name="train-memory")
-        self.x_range = Range1d(0, x_end(p))
-        self.capacity = ColumnDataSource(capacity_data(p), name="train-capacity")
-        self.figure = self._figure()
+        self._chart = pn.pane.HTML(chart_html(p), stylesheets=[CSS], sizing_mode="stretch_width", margin=(4, 0, 0, 0),
+                                   css_classes=["train-memory"])
         self._legend = pn.pane.HTML(legend_html(p), stylesheets=[CSS], sizing_mode="stretch_width", margin=0)
         self._headline = pn.pane.HTML(headline_html(p), stylesheets=[CSS], sizing_mode="stretch_width", margin=0,
                                       css_classes=["train-headline"])
@@ -233,9 +230,6 @@ class TrainingView(pn.viewable.Viewer):
                 self._push()  # a rejected or empty value: show the state's again
 
     # --- outputs -------------------------------------------------------------------------------------------------
-    def _figure(self):
-        return memory_chart(self.source, self.capacity, self.x_range)
-
     def _update(self, *events: param.parameterized.Event) -> None:
         if any(e.name == "config" for e in events):  # a later change: the card's notices were about the last one
             self._notices.object = ""
@@ -250,9 +244,7 @@ class TrainingView(pn.viewable.Viewer):
             self._notices.object = f'<div class="warn">⚠ {html.escape(str(p))}</div>'
             return
         with pn.io.hold():
-            self.source.data = chart_data(p)  # in place: same figure, same source
-            self.x_range.end = x_end(p)
-            self.capacity.data = capacity_data(p)
+            self._chart.object = chart_html(p)
             self._legend.object = legend_html(p)
             self._headline.object = headline_html(p)
             self._lines.object = lines_html(p)
@@ -272,6 +264,5 @@ class TrainingView(pn.viewable.Viewer):
                        group(C["recompute"], self._recompute), self._fit, **row),
             self._notices, sizing_mode="stretch_width", margin=0, css_classes=["train-controls"],
             styles={"min-width": "0"})  # Bokeh gives a column its children's widths as its least: let the rows wrap
-        chart = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", margin=(4, 0, 0, 0))
-        return pn.Column(title, controls, self._headline, self._legend, chart, self._note, self._lines, sizing_mode="stretch_width",
+        return pn.Column(title, controls, self._headline, self._legend, self._chart, self._note, self._lines, sizing_mode="stretch_width",
                          margin=0, styles={"min-width": "0"})

@@ -53,6 +53,15 @@ SHAPES_NOTES = {  # the shapes card's intro (markup) by the attention switch (mo
                               "backward pass. The lines under the table say what eager attention would make here."),
 }
 MAX_LISTED_BLOCKS = 96  # expanded listing: GPT-3 175B in full; beyond, one line stands for the rest
+GROUP_WORDS = {  # the shapes table's block headings (app.shapes.shape_rows; page.js blockRows fills the same)
+    "all": "{span} × L = {L}", "span_one": "block 0", "span": "blocks 0 … {last}",  # collapsed: one group × L
+    "tensors": "one block's {n} tensors", "repeats": "; every block repeats these shapes",
+    "window": {"dense": ": {window}", "moe": "; {window}"},  # which blocks slide (model.tracing.window_text)
+    "block": "block {b}", "of": "of {L}", "kind": " · {label}",  # expanded: each block, its kinds
+    "rest": "blocks {first} … {last}", "rest_label": "{n} more blocks {same}, not listed",
+    "same": {"dense": "with the same shapes", "moe": "of the kinds above"},
+    "absent": "none at T = 1: no next token to predict",  # the loss's row where there is no loss
+}
 SUM_KEYS = ("params/exact", "flops/forward_measured")  # budget lines that close a group: a rule above
 STEP_PREFIX = "flops/steps/"  # the steps from 2N to the measured count: indented
 CAPTIONS = (  # what the sliders show about N, true of every recipe; {mlp_share} is the line params/mlp_share

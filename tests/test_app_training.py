@@ -10,7 +10,7 @@ import pytest
 from app import Explorer
 from app.query import parse_query, to_query
 from app.train_query import TRAIN_KEYS, settle_train, train_items
-from app.training import TrainingView, chart_data, headline_html, lines_html
+from app.training import TrainingView, chart_html, headline_html, lines_html, memory_bars
 from model import PRESETS, units
 from model.train_report import human
 from model.training import TrainSetup, plan
@@ -105,20 +105,28 @@ def test_the_page_shows_the_models_figures():
     for x in p.lines:
         assert html.escape(x.label) in text and html.escape(human(x)) in text, x
         assert html.escape(x.formula) in text
-    data = e.training.source.data
-    GiB = 2**30
-    assert data["weights"][1] * GiB == p.memory.weights and data["activations"][1] * GiB == p.memory.activations
-    assert data["kv"][0] * GiB == p.kv_cache_bytes and data["total_text"][1] == units.nbytes(p.memory.peak)
-    assert data["transient"][1] * GiB == p.memory.peak - p.memory.total > 0  # the bar is as long as the peak
+    training, serving = memory_bars(p)  # serving the whole of GPT-3 is the widest bar: 334 GiB, 100 %
+    top = p.serve_weights_bytes + p.kv_cache_bytes
+    assert top > p.memory.peak and top > p.memory.capacity == 80 * 2**30
+    assert [(x["key"], x["text"], x["width"]) for x in serving["parts"]] == [
+        ("weights", units.nbytes(p.serve_weights_bytes), f"{100 * p.serve_weights_bytes / top:.4f}"),
+        ("kv", units.nbytes(p.kv_cache_bytes), f"{100 * p.kv_cache_bytes / top:.4f}")]
+    widths = {x["key"]: float(x["width"]) for x in training["parts"]}
+    assert widths == pytest.approx({"weights": 100 * p.memory.weights / top, "grads": 100 * p.memory.grads / top,
+                                    "optimizer": 100 * p.memory.optimizer / top,
+                                    "activations": 100 * p.memory.activations / top,
+                                    "transient": 100 * (p.memory.peak - p.memory.total) / top}, abs=1e-4)
+    assert p.memory.peak > p.memory.total and training["total"] == units.nbytes(p.memory.peak)
+    assert training["capacity"] == serving["capacity"] == f"{100 * 80 * 2**30 / top:.4f}"
     assert f"<b>{units.nbytes(p.memory.peak)}</b> at the step's peak" in e.training._headline.object
-    assert e.training.capacity.data["x"] == [80]
+    assert e.training._chart.object == chart_html(p)
     assert headline_html(p) == e.training._headline.object and lines_html(p) == e.training._lines.object
 
 
 def test_config_changes_update_the_card_in_place_and_other_changes_do_not_recompute(monkeypatch):
     e = Explorer()
     v = e.training
-    source, figure = v.source, v.figure
+    chart = v._chart
     calls = []
     import app.state
 
@@ -129,8 +137,8 @@ def test_config_changes_update_the_card_in_place_and_other_changes_do_not_recomp
     e.state.text = "other words"
     assert calls == []
     e.state.set_field("L", 24)
-    assert len(calls) == 1 and v.source is source and v.figure is figure
-    assert chart_data(real(e.state.config, e.state.train)) == source.data
+    assert len(calls) == 1 and v._chart is chart
+    assert chart_html(real(e.state.config, e.state.train)) == chart.object
     assert "24" in v._lines.object
 
 

@@ -5,7 +5,7 @@ import re
 
 from playwright.sync_api import expect
 
-from model import PRESETS
+from model import PRESETS, units
 from model.train_report import human
 from model.training import TrainSetup, plan
 from pagetools import open_explorer, reveal
@@ -23,8 +23,8 @@ def test_the_training_card_shows_the_run_of_the_link_and_follows_its_controls(ch
     lines = {x.key: x for x in p.lines}
     expect(card.locator(".train-headline")).to_contain_text(human(lines["time/gpu_hours"]))
     expect(card.locator(".train-headline")).to_contain_text("fits")
-    weights = page.evaluate("() => Bokeh.documents[0].get_model_by_name('train-memory').data.weights[1]")
-    assert abs(weights * 2**30 - p.memory.weights) < 1
+    expect(card.locator(".train-memory .part[data-row=training] .tip")).to_contain_text(
+        f"weights: {units.nbytes(p.memory.weights)}")
     box = card.locator(".train-gpus input")
     box.fill("1")
     box.press("Enter")

@@ -17,12 +17,12 @@
 //   test_export.py::test_cards_markup_is_the_live_pages: headlineHtml, captionsHtml, noticeHtml
 //   test_export.py::test_table_rows_markup_is_the_live_tables: rowHtml
 //   test_export.py::test_table_rows_are_the_trace (and test_export_mla.py::
-//     test_the_shapes_rows_are_the_models_with_the_latent_tensors): shapeRows, evalShape, symbols
+//     test_the_shapes_rows_are_the_models_with_the_latent_tensors): shapeRows, symbols
 //   test_export_moe.py::test_the_shapes_table_groups_blocks_by_kind (and test_export.py::test_table_rows_are_the_trace):
 //     blockRows, blocksText
 //   test_export_moe.py::test_group_titles_of_mixed_layouts_are_the_models: blockTitles
 //   test_export_moe.py::test_the_page_shows_n_and_n_active_as_the_cli: chartOf
-//   test_export_window.py::test_the_shapes_rows_and_headings_are_the_models: windowText, attnOf
+//   test_export_window.py::test_the_shapes_rows_and_headings_are_the_models: windowText
 //   test_export_recipe_rows.py::test_the_page_marks_what_the_model_marks: recipeLegendHtml
 //   test_export_recipe_rows.py::test_the_shown_table_carries_the_marks_and_the_legend: tableHtml
 //   test_export_recipe.py::test_changes_lines_and_markup_agree_with_the_model (and test_export_window.py::
@@ -40,7 +40,7 @@
 //   test_export.py::test_training_lines_agree_with_the_model (and test_export_recipe.py's, test_export_window.py::
 //     test_the_training_card_is_the_models): trainPlan, device, actDtype, trainVariant
 //   test_export.py::test_training_markup_is_the_live_cards: trainHeadlineHtml, trainLinesHtml,
-//     trainLegendHtml, capacityLabel, trainChartData (app/training.py)
+//     trainLegendHtml, capacityLabel, trainChartHtml (app/training.py)
 //   test_export.py::test_training_notices_agree_with_settle_train: settleTrain, setupNumber, pyRepr, fmtSetup,
 //     showText, pyStrip, showNumber (app/train_query.py)
 //   test_export.py::test_training_controls_change_the_card: trainAsked, pushTrain, trainNews, trainChanged
@@ -515,7 +515,7 @@ const captionsHtml = (byKey) => fillHtml(S.html.captions, {mlp_share: byKey["par
 function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then shapes.shape_rows
   const key = structureKey(cfg, dtype), st = S.structures[key];
   const big = symbols(cfg, true), atTmax = {...big, T: BigInt(cfg.T_max)};
-  const shapeOf = (r, s) => (st.dims ? DIM_FNS[key][st.rows.indexOf(r)].map((f) => f(s)) : evalShape(r.symbolic, s));
+  const shapeOf = (r, s) => DIM_FNS[key][st.rows.indexOf(r)].map((f) => f(s));  // each dimension compiled (spec.py)
   const size = (r, s) => shapeOf(r, s).reduce((a, b) => a * b, 1n) * BigInt(r.elem);
   const scale = st.rows.reduce((m, r) => { const b = size(r, atTmax); return b > m ? b : m; }, 0n);
   const out = [];
@@ -531,7 +531,7 @@ function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then sha
     else if (!emitted) { emitted = true; blockRows(cfg, st.rows.filter((x) => x.block), expanded, out, tensor); }
   }
   if (!st.rows.some((r) => r.name === "loss")) {
-    out.push({kind: "absent", name: "loss", label: "none at T = 1: no next token to predict", symbolic: "()"});
+    out.push({kind: "absent", name: "loss", label: S.group_words.absent, symbolic: "()"});
   }
   return {rows: out, scale, legend: st.legend || []};
 }
@@ -556,8 +556,6 @@ function windowText(cfg) {  // tracing.window_text, from its templates by plural
   return fill(S.window_texts[key], {...windowValues(cfg), full: blocksText(full)});
 }
 
-const attnOf = (cfg, b) => (cfg.window == null ? "" : ` · ${S.attn_labels[cfg.full_layers.includes(b) ? "full" : "sliding"]}`);  // Config.attn_kinds
-
 function blockTitles(cfg) {  // tracing.block_groups: each kind's title
   const kinds = blockKinds(cfg), distinct = distinctKinds(cfg), T = S.block_titles, label = S.kind_labels;
   return Object.fromEntries(distinct.map((kind) => {
@@ -572,41 +570,29 @@ function blockTitles(cfg) {  // tracing.block_groups: each kind's title
 }
 
 function blockRows(cfg, group, expanded, out, tensor) {  // shapes.shape_rows' block rows: "× L" (one group per kind), or each block
-  const L = cfg.L, moe = isMoe(cfg), kinds = blockKinds(cfg), win = windowText(cfg);
+  const L = cfg.L, moe = isMoe(cfg), kinds = blockKinds(cfg), win = windowText(cfg), G = S.group_words;  // words.GROUP_WORDS
   const ofKind = (kind) => group.filter((x) => (x.kind ?? "dense") === kind);  // a dense model's rows carry no kind
+  const heading = (name, label) => out.push({kind: "group", name, label});
   if (!expanded) {
-    const titles = blockTitles(cfg);
+    const titles = blockTitles(cfg), span = L === 1 ? G.span_one : fill(G.span, {last: L - 1});
     for (const kind of distinctKinds(cfg)) {
-      const n = ofKind(kind).length;
-      out.push(moe ? {kind: "group", name: titles[kind], label: `one block's ${n} tensors${win ? `; ${win}` : ""}`}
-        : {kind: "group", name: `${L === 1 ? "block 0" : `blocks 0 … ${L - 1}`} × L = ${thousands(L)}`,
-           label: `one block's ${n} tensors${win ? `: ${win}` : "; every block repeats these shapes"}`});
+      const label = fill(G.tensors, {n: ofKind(kind).length}) + (win ? fill(G.window[moe ? "moe" : "dense"], {window: win})
+        : moe ? "" : G.repeats);
+      heading(moe ? titles[kind] : fill(G.all, {span, L: thousands(L)}), label);
       for (const x of ofKind(kind)) tensor(x, x.local, true);
     }
     return;
   }
-  for (let b = 0; b < Math.min(L, S.max_listed_blocks); b++) {
-    out.push({kind: "group", name: `block ${b}`, label: `of ${thousands(L)}${moe ? ` · ${S.kind_labels[kinds[b]]}` : ""}${attnOf(cfg, b)}`});
+  for (let b = 0; b < Math.min(L, S.max_listed_blocks); b++) {  // each block, its kind of MLP, of attention (Config.attn_kinds)
+    heading(fill(G.block, {b}), fill(G.of, {L: thousands(L)}) + (moe ? fill(G.kind, {label: S.kind_labels[kinds[b]]}) : "")
+      + (win ? fill(G.kind, {label: S.attn_labels[cfg.full_layers.includes(b) ? "full" : "sliding"]}) : ""));
     for (const x of ofKind(kinds[b])) tensor(x, `blocks.${b}.${x.local}`, true);
   }
   if (L > S.max_listed_blocks) {
-    out.push({kind: "group", name: `blocks ${S.max_listed_blocks} … ${L - 1}`,
-              label: `${thousands(L - S.max_listed_blocks)} more blocks ${moe ? "of the kinds above" : "with the same shapes"}, not listed`});
+    heading(fill(G.rest, {first: S.max_listed_blocks, last: L - 1}),
+            fill(G.rest_label, {n: thousands(L - S.max_listed_blocks), same: G.same[moe ? "moe" : "dense"]}));
   }
 }
-
-const DIM = /^(\d*)(B|T_max|T|d_head|d|h|L|V)?$/;  // notation.parse
-
-function parseShape(symbolic) {
-  const text = symbolic.trim();
-  return text.slice(1, -1).split(",").map((p) => p.trim()).filter((p) => p.length > 0).map((part) => {
-    const m = DIM.exec(part);
-    if (m === null || !(m[1] || m[2])) throw new Error(`bad dimension ${part} in ${symbolic}`);
-    return [m[1] ? BigInt(m[1]) : 1n, m[2] ?? null];
-  });
-}
-
-const evalShape = (symbolic, values) => parseShape(symbolic).map(([c, sym]) => c * (sym === null ? 1n : values[sym]));
 
 function rowHtml(r) {  // shapes._tr, its values inline
   if (r.kind === "group") return fillHtml(S.html.group_row, {...r, dv: ""});
@@ -862,22 +848,19 @@ function settleTrain(asked, kept = TS.default) {  // train_query.settle_train: [
   return [{...D, ...fields}, notes];
 }
 
-// the card's chart and widgets: app/training.py chart_data, capacity_data, legend_html, x_end, TrainingView
-const GIB = 2 ** 30;
+// the card's chart and widgets: app/training.py memory_bars, chart_html, legend_html, TrainingView
 
-function trainChartData(p) {  // training.chart_data
-  const m = p.memory, data = {row: [...TS.rows]};
-  const train = {...m, transient: m.peak - m.total, kv: 0}, serve = {weights: p.serve_weights, kv: p.kv};
-  for (const [col] of TS.parts) {
-    const both = [serve[col] ?? 0, train[col]];
-    data[col] = both.map((x) => x / GIB);
-    data[`${col}_text`] = both.map(fmtBytes);
-  }
-  data.total_text = [fmtBytes(p.serve_weights + p.kv), fmtBytes(m.peak)];
-  return data;
+function trainChartHtml(p) {  // training.memory_bars, chart_html
+  const m = p.memory, sum = (parts) => Object.values(parts).reduce((a, b) => a + b, 0);
+  const bars = [["training", 1, {weights: m.weights, grads: m.grads, optimizer: m.optimizer, activations: m.activations,
+                                 transient: m.peak - m.total}], ["serving", 0, {weights: p.serve_weights, kv: p.kv}]];
+  const top = Math.max(m.capacity, ...bars.map(([, , parts]) => sum(parts))), share = (x) => pyFixed(100 * x / top, 4);
+  return fillHtml(S.html.memory_chart, {bars: bars.map(([key, row, parts]) => ({key, row: TS.rows[row],
+    total: fmtBytes(sum(parts)), capacity: share(m.capacity), parts: TS.parts.filter(([k]) => parts[k])
+      .map(([k, label, colour]) => ({key: k, label, colour, text: fmtBytes(parts[k]), width: share(parts[k])}))}))});
 }
 
-const capacityLabel = (p) => fill(S.html.capacity, {  // training.capacity_data
+const capacityLabel = (p) => fill(S.html.capacity, {  // training.capacity_label
   device: p.device.label, capacity: fmtBytes(p.memory.capacity)});
 const trainLegendHtml = (p) => fillHtml(S.html.train_legend, {  // training.legend_html
   parts: TS.parts.map(([, label, colour]) => ({label, colour})), capacity: capacityLabel(p)});
@@ -911,9 +894,7 @@ function renderTrain(cfg) {
   W.train_head.text = trainHeadlineHtml(p);
   W.train_lines.text = trainLinesHtml(p);
   W.train_legend.text = trainLegendHtml(p);
-  W.train_memory_parts.data = trainChartData(p);
-  W.train_capacity.data = {x: [p.memory.capacity / GIB], label: [capacityLabel(p)]};
-  W.train_x_range.end = 1.08 * Math.max(p.memory.peak, p.serve_weights + p.kv, p.memory.capacity) / GIB;  // training.x_end
+  W.train_chart.text = trainChartHtml(p);
 }
 
 function trainNews(notes, before, key) {  // train_query.news: new notes, and those about the key just changed
@@ -1068,7 +1049,7 @@ function main(obj) {
                    sliderRange, rulesLine, statusRules, fieldNames, fieldLabel, settleNotes, news, readField, decimal,
                    wholeOf, realOf, budgetLines, memoryLines, linesHtml, budgetParts, chartHtml, shapeRows, recipeLegendHtml, structureKey, divisors, snapHeads,
                    scientific, plain, duration, dollars, human, trainPlan, trainHeadlineHtml, trainLinesHtml, settleTrain, trainNews,
-                   largestMicroBatch, savedParts, paramsExact, trainChartData, trainLegendHtml, recipeOf, recipeFields,
+                   largestMicroBatch, savedParts, paramsExact, trainChartHtml, trainLegendHtml, recipeOf, recipeFields,
                    budgetKey, changesKey, changesGroups, changesHtml, fillHtml, captionsHtml, rowHtml, noticeHtml, covered, exportCommand, blockTitles, headlineHtml, chartOf,
                    moeFields};
     return update([]);

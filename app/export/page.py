@@ -17,7 +17,7 @@ from bokeh.document import Document
 from bokeh.embed import file_html
 from bokeh.layouts import column, row
 from bokeh.models import (Checkbox, ColumnDataSource, CustomJS, Div, InlineStyleSheet, RadioButtonGroup,
-                          Range1d, Select, Slider, TextInput)
+                          Select, Slider, TextInput)
 from bokeh.resources import INLINE
 
 from model import DTYPES, FIELD_DOCS, Config
@@ -30,7 +30,7 @@ from model.training import TrainSetup
 from model.inference import InferSetup
 from model.infer_report import CHART_B, CHART_T
 
-from ..charts import memory_chart, step_chart, tokens_chart
+from ..charts import step_chart, tokens_chart
 from ..infer_card import COLUMNS as INFER_COLUMNS
 from ..infer_card import chart_title_html, leaves_out_html
 from ..infer_card import title_html as infer_title_html
@@ -140,17 +140,7 @@ def _latent_controls(cfg: Config) -> list:
                       stylesheets=[_sheet(BOX_CSS)]) for name, symbol in MLA_SYMBOLS.items()]
 
 
-def _train_chart() -> tuple[object, list]:
-    """The training card's stacked memory chart (app/training.py TrainingView._figure); page.js fills it."""
-    train = static_spec()["train"]
-    parts, rows = train["parts"], train["rows"]  # words.PARTS, words.ROWS
-    source = ColumnDataSource({"row": list(rows), **{c: [0, 0] for c, _, _ in parts},
-                               **{f"{c}_text": ["", ""] for c, _, _ in parts}, "total_text": ["", ""]},
-                              name="train_memory_parts")
-    capacity = ColumnDataSource({"x": [0], "label": [""]}, name="train_capacity")
-    x_range = Range1d(0, 1, name="train_x_range")
-    p = memory_chart(source, capacity, x_range)
-    return p, [source, capacity, x_range]
+CLEARFIX = ".bk-clearfix { display: block !important; }"  # a Div's HTML as wide as the Div: a chart's tracks
 
 
 def _train_card(card: InlineStyleSheet) -> tuple[object, list]:
@@ -185,15 +175,16 @@ def _train_card(card: InlineStyleSheet) -> tuple[object, list]:
                           fit, sizing_mode="stretch_width", styles=wrap),
                       sizing_mode="stretch_width", name="train_controls")
     notices, head, legend, lines = (div(n) for n in ("train_notices", "train_head", "train_legend", "train_lines"))
+    chart = Div(text="", name="train_chart", sizing_mode="stretch_width", disable_math=True,  # bars as wide as the card
+                stylesheets=[_sheet(TRAIN_CSS, CLEARFIX)])
     title = Div(text=TRAIN_TITLE, sizing_mode="stretch_width", stylesheets=[_sheet(BASE)])
     note = Div(text=f"<p class='note muted'>{html.escape(TRAIN_NOTES['dense'])}</p>", sizing_mode="stretch_width",
                stylesheets=[css])
-    chart, models = _train_chart()
     inputs = [D, gpu, peak, memory, gpus, mfu, price, *radios.values(), fit]
     body = column(legend, chart, note, lines, sizing_mode="stretch_width", name="train_body")  # hidden for an MoE
     layout = column(title, controls, notices, head, body, sizing_mode="stretch_width",
                     css_classes=["card", "training-card"], stylesheets=[card])
-    return layout, [*inputs, notices, head, legend, lines, controls, body, *models]
+    return layout, [*inputs, notices, head, legend, chart, lines, controls, body]
 
 
 def _infer_card(card: InlineStyleSheet, spec: dict) -> tuple[object, list]:
@@ -265,7 +256,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     budget_css = _sheet(BUDGET_CSS)
     head, lines, captions = (html_div(n, budget_css) for n in ("head", "lines", "captions"))
     # the bars as wide as the card: Bokeh's Div shrinks its content to fit
-    chart = html_div("chart", _sheet(BUDGET_CSS, ".bk-clearfix { display: block !important; }"))
+    chart = html_div("chart", _sheet(BUDGET_CSS, CLEARFIX))
     note = Div(text=f"<p class='note muted'>{html.escape(spec['chart_note'])}</p>", sizing_mode="stretch_width",
                stylesheets=[budget_css], name="chart_note")  # page.js writes a mixture of experts' note
     budget_card = column(Div(text="<h2>Parameter budget</h2>", stylesheets=[_sheet(BASE)]), head, chart, note, lines,

@@ -53,7 +53,7 @@ from ..train_query import (_FIELD, CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, NOTIC
 
 from ..styles import BAR_INSIDE, BAR_SHARE, PART_COLOURS
 from ..templates import MARKED, TEMPLATES
-from ..words import (FIT_LABELS, GPU_LABELS, HEADLINE, HEADLINE_FITS, HEADLINE_N, HEADLINE_PAST, HEADLINE_RULE, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
+from ..words import (FIT_LABELS, GPU_LABELS, GROUP_WORDS, HEADLINE, HEADLINE_FITS, HEADLINE_N, HEADLINE_PAST, HEADLINE_RULE, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
                      RECOMPUTE_LABELS, ROWS, HINT, SHORT, SHORT_WHEN, SOFT, STEP_PREFIX, SUM_KEYS, TRAIN_MOE,
                      ZERO_LABELS, shapes_title_html)
 
@@ -178,8 +178,8 @@ def _structures() -> list[Structure]:
 
 def _structure(s: Structure, cfg: Config | None = None) -> dict:
     """Rows (without sizes) and memory lines of one structure, from a pass at `cfg` (default: a probe). The modern
-    recipe's rows carry each dimension as JavaScript (its shapes add and multiply symbols) and whether the GPT-2
-    twin's pass lacks them ("only", with the structure's "legend": `model.recipe_rows`); a label's dtype is
+    rows carry each dimension as JavaScript (the modern recipe's shapes add and multiply symbols), and the modern
+    recipe's rows whether the GPT-2 twin's pass lacks them ("only", with the structure's "legend": `model.recipe_rows`); a label's dtype is
     "{dtype}", filled by the page (fp16 passes are bf16's)."""
     tr = trace(cfg if cfg is not None else probes(s)[0], s.dtype)
     rows = [{"name": r.name, "local": r.local, "label": r.label, "symbolic": r.symbolic, "block": r.block is not None,
@@ -203,8 +203,8 @@ def _structure(s: Structure, cfg: Config | None = None) -> dict:
     out = {"rows": rows, "lines": lines, "peak": peak, "other": other}
     if s.window and tr.cfg.L_W < tr.cfg.L:  # at an L where every block is windowed, the KV lines say so (page.js)
         out["lines_all"] = memory(trace(dataclasses.replace(tr.cfg, full_layers=()), s.dtype))
+    out["dims"] = [[to_js(d, LESSON_SYMBOLS, True) for d in dims(r.symbolic)] for r in tr.rows]
     if s.recipe is not None:
-        out["dims"] = [[to_js(d, LESSON_SYMBOLS, True) for d in dims(r.symbolic)] for r in tr.rows]
         marks = recipe_rows(tr.cfg)
         out["legend"] = list(marks.legend)
         for row in rows:
@@ -407,7 +407,7 @@ def _static_spec() -> dict:
         "inside": BAR_INSIDE, "bar_share": BAR_SHARE, "chart_note": CHART_NOTE, "korthikanti_note": KORTHIKANTI_NOTE,
         "html": TEMPLATES, "marked": MARKED,  # app/templates.py: the markup page.js's fillHtml fills
         "quadratic": QUADRATIC, "mark": MARK, "shapes_titles": {a: shapes_title_html(a) for a in CHOICES["attention"]},
-        "max_listed_blocks": MAX_LISTED_BLOCKS, "train": _training(),
+        "max_listed_blocks": MAX_LISTED_BLOCKS, "group_words": GROUP_WORDS, "train": _training(),
         "units": {"count": [list(u) for u in units._COUNT_UNITS], "si": [list(u) for u in units._SI],
                   "binary": [list(u) for u in units._BINARY]},
         "durations": [list(u) for u in units.DURATIONS],  # page.js duration's units (units.DURATIONS)
@@ -486,12 +486,12 @@ def page_spec(cfg: Config, dtype: str, setup: TrainSetup | None = None, infer: I
 
 
 def lines_js(spec: dict) -> str:
-    """Every line's value function as JavaScript, keyed like the spec: `BUDGET_FNS["tied"][i](s)`, and the modern
-    recipe's row dimensions `DIM_FNS[structure][row][k](s)` and changes tables `CHANGES_FNS[key][group][i](s)`."""
+    """Every line's value function as JavaScript, keyed like the spec: `BUDGET_FNS["tied"][i](s)`, and the
+    rows' dimensions `DIM_FNS[structure][row][k](s)` and changes tables `CHANGES_FNS[key][group][i](s)`."""
     budget_fns = {k: [f"(s) => {x['js']}" for x in v] for k, v in spec["budget"].items()}
     memory_fns = {k: [f"(s) => {x['js']}" for x in v["lines"]] for k, v in spec["structures"].items()}
     dim_fns = {k: "[" + ", ".join("[" + ", ".join(f"(s) => {d}" for d in row) + "]" for row in v["dims"]) + "]"
-               for k, v in spec["structures"].items() if "dims" in v}
+               for k, v in spec["structures"].items()}
     changes_fns = {k: "[" + ", ".join("[" + ", ".join(f"(s) => {x['js']}" for x in g["lines"]) + "]"
                                       for g in v["groups"]) + "]" for k, v in spec["changes"]["tables"].items()}
 
