@@ -1048,41 +1048,33 @@ function pushSlider(slider, start, end, step, value) {  // one batched change, s
 
 const isEcho = (model, prop) => ST.pushed[`${model.name}.${prop}`] === model[prop];
 
-function pushControls(cfg, notes) {
-  for (const f of S.int_fields) {
-    const slider = W[f], box = W[`${f}_input`];
-    if (f === "h") {
-      const divs = divisors(cfg.d);
-      pushSlider(slider, 0, Math.max(1, divs.length - 1), 1, Math.max(0, divs.indexOf(cfg.h)));
-      if (slider.disabled !== (divs.length === 1)) slider.disabled = divs.length === 1;
-    } else {
-      const [start, end, step] = sliderRange(f, cfg[f], cfg.T_max);
-      pushSlider(slider, start, end, step, cfg[f]);
-    }
-    push(box, "value", thousands(cfg[f]));
+const boxValue = (c, w) => (w.symbol === w.field ? c[w.field] : inUse(c, w.symbol));  // sizes_view: the value in use
+
+const SHOWN = {  // what a control of each kind (S.widgets: spec.widget_table) shows for c: app/controls.py controls_view
+  set: (w, c) => c[w.field],
+  box: (w, c) => thousands(boxValue(c, w)),
+  latent: (w, c) => (c[w.field] == null ? "none" : thousands(c[w.field])),  // d_cq: none, q projected from x directly
+  recipe: (w, c) => recipeOf(c),
+  moe: (w, c) => (isMoe(c) ? "moe" : "dense"),
+  preset: (w, c) => Object.keys(S.preset_labels).find((k) => S.preset_labels[k] === presetOf(c)),
+};
+
+function pushRange(slider, cfg, f) {  // controls._field_view: h walks the divisors of d (its positions their indices)
+  if (f !== "h") return pushSlider(slider, ...sliderRange(f, cfg[f], cfg.T_max), cfg[f]);
+  const divs = divisors(cfg.d);
+  pushSlider(slider, 0, Math.max(1, divs.length - 1), 1, Math.max(0, divs.indexOf(cfg.h)));
+  if (slider.disabled !== (divs.length === 1)) slider.disabled = divs.length === 1;
+}
+
+function pushControls(cfg, notes) {  // every control of S.widgets the page has, as controls_view shows it
+  const holds = {dense: blockKinds(cfg).includes("dense"), not_mla: !isMla(cfg), mla: isMla(cfg), moe: isMoe(cfg)};
+  for (const [name, w] of Object.entries(S.widgets)) {
+    if (W[name] === undefined) continue;  // the MLP's switch and boxes, latent attention's: on their pages only
+    if (w.when !== null) push(W[name], "visible", holds[w.when]);
+    if (w.kind === "slider") pushRange(W[name], cfg, w.field);
+    else if (w.kind in SHOWN && (w.when === null || holds[w.when])) push(W[name], w.prop, SHOWN[w.kind](w, cfg));
   }
   for (const [f, name] of Object.entries(fieldNames(cfg))) push(W[`${f}_label`], "text", fieldLabel(f, name));
-  push(W.tie, "active", cfg.tie);
-  push(W.recipe, "value", recipeOf(cfg));
-  for (const f of Object.keys(S.choices)) push(W[f], "value", cfg[f]);
-  push(W.qk_norm, "active", cfg.qk_norm);
-  const inUse = {ff_dim: dFf(cfg), kv_heads: hKv(cfg), head_dim: dHead(cfg)};
-  for (const f of Object.keys(S.optional)) push(W[`opt_${f}`], "value", thousands(inUse[f]));
-  for (const f of ["kv_heads", "head_dim"]) push(W[`opt_${f}`], "visible", !isMla(cfg));  // latent attention: h_kv = h, d_head = d_nope + d_R
-  for (const f of Object.keys(W.opt_latent_dim ? S.mla_symbols : {})) {  // a latent attention's page: its widths where the model has it
-    push(W[`opt_${f}`], "visible", isMla(cfg));
-    if (isMla(cfg)) push(W[`opt_${f}`], "value", cfg[f] == null ? "none" : thousands(cfg[f]));
-  }
-  push(W.opt_ff_dim, "visible", blockKinds(cfg).includes("dense"));  // every block MoE: d_ff is no part of the model
-  if (W.moe) {  // a mixture of experts' page: the MLP's switch, and its boxes where the model is one
-    push(W.moe, "value", isMoe(cfg) ? "moe" : "dense");
-    for (const f of Object.keys(S.moe_sizes)) {
-      push(W[`opt_${f}`], "visible", isMoe(cfg));
-      if (isMoe(cfg)) push(W[`opt_${f}`], "value", thousands(cfg[f]));
-    }
-  }
-  const name = presetOf(cfg);
-  push(W.preset, "value", Object.keys(S.preset_labels).find((k) => S.preset_labels[k] === name));
   const extras = S.extras_lines[extrasOf(cfg)];  // Gemma's or gpt-oss's extras in words (families.extras_line)
   W.status.text = (notes.length ? notes.map((n) => `<div class="status"><span class="n">⚠</span> ${esc(n)}</div>`).join("")
     : `<div class="status muted">${esc(statusRules(cfg))}</div>`) + (extras ? `<div class="status muted">${esc(extras)}</div>` : "");
@@ -1140,6 +1132,39 @@ function update(rejected, changed = S.all_fields) {  // ExplorerState._settle; c
   if (key !== ST.key) { ST.key = key; render(cfg); }
 }
 
+function askBox(w, obj, rejected) {  // a box's text: rules.read_field (read_latent for d_cq), by its field's symbol
+  const [v, bad] = (w.kind === "latent" ? readLatent : readField)(w.symbol, obj.value ?? "", boxValue(ST.cfg, w));
+  if (v === null) { if (bad) rejected.push(bad); return []; }
+  ST.asked[w.field] = v === "none" ? null : v;
+  return [w.field];
+}
+
+const ASK = {  // what a control of each kind (S.widgets) asks for: app/controls.py Controls.ask; the fields it set
+  slider: (w, obj) => {
+    const divs = divisors(ST.cfg.d);  // h's slider walks the divisors of d
+    ST.asked[w.field] = w.field === "h" ? divs[Math.min(obj.value, divs.length - 1)] : obj.value;
+    return [w.field];
+  },
+  set: (w, obj) => { ST.asked[w.field] = obj[w.prop]; return [w.field]; },  // a switch or a checkbox
+  box: askBox,
+  latent: askBox,
+  preset: (w, obj) => {
+    const chosen = S.preset_labels[obj.value];
+    if (chosen !== undefined && chosen !== S.custom) {
+      const p = S.presets[chosen];
+      for (const k of [...S.preset_sets, ...S.recipe_fields, ...S.moe_fields, ...S.extra_fields]) ST.asked[k] = p[k];
+    }
+    return S.all_fields;
+  },
+  recipe: (w, obj) => {
+    if (obj.value !== "custom") Object.assign(ST.asked, recipeFields(obj.value, ST.cfg.h));
+    return [...S.recipe_fields, ...Object.keys(S.mla_symbols)];  // GPT-2's leaves latent attention
+  },
+  moe: (w, obj) => { Object.assign(ST.asked, moeFields(ST.cfg, obj.value === "moe")); return S.moe_fields; },
+  dtype: (w, obj) => { ST.dtype = Object.keys(S.dtypes)[obj.active]; return null; },  // null: no field changed
+  expanded: (w, obj) => { ST.expanded = obj.active; return null; },
+};
+
 function main(obj) {
   if (ST.asked === null || !obj || typeof obj.name !== "string") {  // document_ready: the starting configuration
     ST.asked = Object.fromEntries(S.all_fields.map((f) => [f, S.initial[f]]));
@@ -1160,57 +1185,14 @@ function main(obj) {
                    moeFields};
     return update([]);
   }
-  const name = obj.name, rejected = [];
-  let changed = S.all_fields;
+  const name = obj.name, w = S.widgets[name];
   if (name.startsWith("infer_")) return renderInfer(ST.cfg);  // a menu of the inference card
   if (name.startsWith("train_")) {
     if (isEcho(obj, ["train_optimizer", "train_zero", "train_recompute"].includes(name) ? "active" : "value")) return;
     return trainChanged(obj);
   }
-  if (name === "preset") {
-    if (isEcho(obj, "value")) return;
-    const chosen = S.preset_labels[obj.value];
-    if (chosen !== undefined && chosen !== S.custom) {
-      const p = S.presets[chosen];
-      for (const k of [...S.preset_sets, ...S.recipe_fields, ...S.moe_fields, ...S.extra_fields]) ST.asked[k] = p[k];
-    }
-  } else if (name === "recipe") {
-    if (isEcho(obj, "value")) return;
-    if (obj.value !== "custom") Object.assign(ST.asked, recipeFields(obj.value, ST.cfg.h));
-    changed = [...S.recipe_fields, ...Object.keys(S.mla_symbols)];  // GPT-2's leaves latent attention
-  } else if (name in S.choices) {  // a switch: norm, positions, mlp, bias, attention
-    if (isEcho(obj, "value")) return;
-    ST.asked[name] = obj.value;
-    changed = [name];
-  } else if (name === "moe") {  // the MLP's switch: dense, or a mixture of experts
-    if (isEcho(obj, "value")) return;
-    Object.assign(ST.asked, moeFields(ST.cfg, obj.value === "moe"));
-    changed = S.moe_fields;
-  } else if (name === "qk_norm") {
-    if (isEcho(obj, "active")) return;
-    ST.asked.qk_norm = obj.active;
-    changed = [name];
-  } else if (name.startsWith("opt_") || name.endsWith("_input")) {  // a box's text: rules.read_field
-    if (isEcho(obj, "value")) return;
-    const f = name.startsWith("opt_") ? name.slice(4) : name.slice(0, -"_input".length);
-    const sym = S.optional[f] ?? S.moe_sizes[f] ?? S.mla_symbols[f] ?? f;  // d_ff, h_kv, d_head, E, k, d_expert, d_c, …: by their symbols
-    const [v, bad] = (f === "q_latent_dim" ? readLatent : readField)(sym, obj.value ?? "", sym !== f ? inUse(ST.cfg, sym) : ST.cfg[f]);
-    if (v !== null) { ST.asked[f] = v === "none" ? null : v; changed = [f]; }
-    else { if (bad) rejected.push(bad); changed = []; }
-  } else if (name === "tie") {
-    if (isEcho(obj, "active")) return;
-    ST.asked.tie = obj.active;
-    changed = [name];
-  } else if (name === "dtype") {
-    ST.dtype = Object.keys(S.dtypes)[obj.active];
-    changed = null;
-  } else if (name === "expanded") {
-    ST.expanded = obj.active;
-    changed = null;
-  } else if (S.int_fields.includes(name)) {
-    if (isEcho(obj, "value")) return;
-    ST.asked[name] = name === "h" ? divisors(ST.cfg.d)[Math.min(obj.value, divisors(ST.cfg.d).length - 1)] : obj.value;
-    changed = [name];
-  }
-  return update(rejected, changed);
+  if (w === undefined) return update([]);
+  if (isEcho(obj, w.prop)) return;
+  const rejected = [];
+  return update(rejected, ASK[w.kind](w, obj, rejected));
 }

@@ -67,6 +67,31 @@ ALL_FIELDS = (*PAGE_FIELDS, *MOE_FIELDS, *EXTRA_FIELDS)  # a page's configuratio
 PAGE_MOE_SIZES = {f: MOE_SYMBOLS[f] for f in ("experts", "top_k", "expert_dim")}
 
 
+# Where a box shows (app/controls.py sizes_view hides the others): d_ff where some block is dense, h_kv and d_head
+# but with latent attention, a mixture of experts' sizes and latent attention's widths where the model has them.
+BOX_WHEN = {"ff_dim": "dense", "kv_heads": "not_mla", "head_dim": "not_mla", **{f: "moe" for f in PAGE_MOE_SIZES},
+            **{f: "mla" for f in MLA_SYMBOLS}}
+
+
+def widget_table() -> dict[str, dict]:
+    """The page's controls by their widgets' names (app/export/page.py names them), as page.js main reads and
+    pushControls writes them: each one's kind, the property that holds its value, the field it sets, the symbol a
+    box reads by and where it shows (`BOX_WHEN`). Kinds: "slider" (h's walks the divisors of d), "box" (text in
+    `model.numbers`' grammar within its symbol's bounds; "latent": d_cq, or none), "set" (a switch's choice, a
+    checkbox), "preset", "recipe", "moe" (the MLP's switch), "dtype" and "expanded" (no field)."""
+    def control(kind: str, prop: str = "value", field: str | None = None, symbol: str | None = None) -> dict:
+        return {"kind": kind, "prop": prop, "field": field, "symbol": symbol, "when": BOX_WHEN.get(field)}
+
+    boxes = {**OPTIONAL_SYMBOLS, **PAGE_MOE_SIZES, **MLA_SYMBOLS}
+    return {**{f: control("slider", field=f) for f in INT_FIELDS},
+            **{f"{f}_input": control("box", field=f, symbol=f) for f in INT_FIELDS},
+            **{k: control(k) for k in ("preset", "recipe", "moe")}, "tie": control("set", "active", "tie"),
+            **{f: control("set", field=f) for f in CHOICES}, "qk_norm": control("set", "active", "qk_norm"),
+            **{f"opt_{f}": control("latent" if f == "q_latent_dim" else "box", field=f, symbol=sym)
+               for f, sym in boxes.items()},
+            "dtype": control("dtype", "active"), "expanded": control("expanded", "active")}
+
+
 def _fields(cfg: Config) -> dict:
     """A configuration as the page holds it: every field of `ALL_FIELDS`."""
     return {f: getattr(cfg, f) for f in ALL_FIELDS}
@@ -361,7 +386,7 @@ def _static_spec() -> dict:
         "mla_symbols": MLA_SYMBOLS, "mla_defaults": MLA_DEFAULTS, "mla_without": MLA_WITHOUT, "mla_none": MLA_NONE,
         "window_texts": window_texts(), "attn_labels": ATTN_LABELS,  # the shapes table's headings of a windowed model
         "extras_lines": {n: extras_line(p) for n, p in PRESETS.items() if extras_line(p)},  # Gemma's, gpt-oss's
-        "sinks_fused": SINKS_FUSED,
+        "sinks_fused": SINKS_FUSED, "widgets": widget_table(),
         "extra_defaults": {f: getattr(Config(B=1, T=1, d=1, h=1, L=1, V=1, T_max=1), f) for f in EXTRA_FIELDS},
         "kind_labels": KIND_LABELS, "block_titles": {"one_kind": ONE_KIND, "some": SOME_BLOCKS, "one": ONE_BLOCK},
         "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
