@@ -200,10 +200,7 @@ function normalize(c) {  // Config.__post_init__: a default written out is the d
   if (c.query_scale === dHead(c)) c.query_scale = null;
   if (isMoe(c) && !blockKinds(c).includes("dense")) c.ff_dim = null;  // no dense MLP anywhere: d_ff is no part of it
   if (c.sinks && c.attention === "fused") throw new Error(S.sinks_fused);  // Config.__post_init__ (_check_oss)
-  if (c.positions === "rope" && !isMla(c) && dHead(c) % 2) {
-    throw new Error(`d_head=${dHead(c)} is odd: RoPE rotates pairs of features, so d_head must be even `
-                    + "(set head_dim, or pick h so that d / h is even)");  // Config.__post_init__
-  }
+  if (c.positions === "rope" && !isMla(c) && dHead(c) % 2) throw new Error(fill(S.odd_d_head, {d_head: dHead(c)}));
   return c;
 }
 
@@ -213,7 +210,7 @@ function settleHeads(c, note) {  // rules._settle_heads
   if (h !== asked) note("h", {asked, h, d});
   if (c.positions === "rope" && (d / h) % 2) {
     const even = divisors(d).filter((k) => (d / k) % 2 === 0);
-    if (!even.length) throw new Error(`d=${thousands(d)} is odd: RoPE needs an even d_head = d / h, so d must be even (or set d_head)`);
+    if (!even.length) throw new Error(message("odd_d", {d}));
     h = even.reduce((b, k) => (Math.abs(k - asked) < Math.abs(b - asked) || (Math.abs(k - asked) === Math.abs(b - asked) && k < b) ? k : b));
     note("h_even", {asked, h});
   }
@@ -261,7 +258,7 @@ function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes
   return [normalize(cfg), notes];
 }
 
-function settleMla(c, note) {  // rules._settle_mla (S.mla_without, S.mla_none: model.config.MLA_WITHOUT, rules.MLA_NONE)
+function settleMla(c, note) {  // rules._settle_mla (S.mla_sets, S.mla_none: rules.MLA_SETS, MLA_NONE)
   const R = c.rope_dim;
   if (R != null && R % 2) {
     const hi = S.bounds.d_R[1];
@@ -270,16 +267,12 @@ function settleMla(c, note) {  // rules._settle_mla (S.mla_without, S.mla_none: 
   }
   const [r, nope, v] = [c.rope_dim, c.nope_dim, c.value_dim];
   if (r == null || nope == null || v == null) return;
-  if (c.kv_heads != null) { note("mla_kv", {asked: c.kv_heads, d_c: c.latent_dim, h: c.h}); c.kv_heads = null; }
-  if (c.head_dim != null) { note("mla_head", {asked: c.head_dim, d_head: nope + r, d_v: v}); c.head_dim = null; }
-  if (c.attention !== "eager") { note("mla_eager", {d_head: nope + r, d_v: v}); c.attention = "eager"; }
-  if (c.positions !== "rope") { note("mla_rope", {d_R: r}); c.positions = "rope"; }
-  for (const [name, none] of Object.entries(S.mla_none)) {
-    if (c[name] !== S.mla_without[name]) {
-      note("mla_without", {name, asked: c[name], none});
-      c[name] = S.mla_without[name];
-      if (name === "window") c.full_layers = [];
-    }
+  const widths = {d_c: c.latent_dim, h: c.h, d_head: nope + r, d_v: v, d_R: r};
+  for (const [name, [to, kind]] of Object.entries(S.mla_sets)) {
+    if (c[name] === to) continue;
+    note(kind, {...widths, name, asked: c[name], none: S.mla_none[name]});
+    c[name] = to;
+    if (name === "window") c.full_layers = [];
   }
 }
 

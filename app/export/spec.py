@@ -18,7 +18,7 @@ from model import units
 from model.budgeting import CHART, CHART_NOTE, GROUPS, chart, chart_note
 from model.changes import (LATENT_ORDER_NOTE, MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, WINDOW_ORDER_NOTE, changes,
                            title_key, title_values)
-from model.config import (ATTN_LABELS, DEFAULTS, SINKS_FUSED, FIELDS, INT_FIELDS, KIND_LABELS, MLA_DEFAULTS, MLA_SYMBOLS,
+from model.config import (ATTN_LABELS, DEFAULTS, ODD_D_HEAD, SINKS_FUSED, FIELDS, INT_FIELDS, KIND_LABELS, MLA_DEFAULTS, MLA_SYMBOLS,
                           MLA_WITHOUT, MODEL_CHOICES as CHOICES, MOE_DEFAULTS,
                           MOE_FIELDS, MOE_SYMBOLS,
                           OPTIONAL_SYMBOLS, PAGE_FIELDS, RECIPE_DOCS, RECIPE_FIELDS, snap_heads)
@@ -33,7 +33,7 @@ from model.notation import dims
 from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model import numbers
-from model.rules import CUSTOM, EXTRA_FIELDS, MESSAGES, MLA_NONE, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
+from model.rules import CUSTOM, EXTRA_FIELDS, MESSAGES, MLA_NONE, MLA_SETS, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
 from model.tensor_notation import BLOCK_PREFIX
 from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS, window_text
 from model.train_report import MAX_B_WORDS, SECTIONS, human
@@ -383,10 +383,10 @@ def _static_spec() -> dict:
         # "mla_q" or "mla" (page.js extraKey)
         # latent attention's page: its boxes by their symbols, and the rules that drop what it is modelled without
         "extra_flags": {f: attention_flag(f) for f in EXTRA_FIELDS},  # the command line's (page.js modelOptions)
-        "mla_symbols": MLA_SYMBOLS, "mla_defaults": MLA_DEFAULTS, "mla_without": MLA_WITHOUT, "mla_none": MLA_NONE,
+        "mla_symbols": MLA_SYMBOLS, "mla_defaults": MLA_DEFAULTS, "mla_without": MLA_WITHOUT, "mla_none": MLA_NONE, "mla_sets": MLA_SETS,
         "window_texts": window_texts(), "attn_labels": ATTN_LABELS,  # the shapes table's headings of a windowed model
         "extras_lines": {n: extras_line(p) for n, p in PRESETS.items() if extras_line(p)},  # Gemma's, gpt-oss's
-        "sinks_fused": SINKS_FUSED, "widgets": widget_table(),
+        "sinks_fused": SINKS_FUSED, "odd_d_head": ODD_D_HEAD, "widgets": widget_table(),
         "extra_defaults": {f: getattr(Config(B=1, T=1, d=1, h=1, L=1, V=1, T_max=1), f) for f in EXTRA_FIELDS},
         "kind_labels": KIND_LABELS, "block_titles": {"one_kind": ONE_KIND, "some": SOME_BLOCKS, "one": ONE_BLOCK},
         "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
