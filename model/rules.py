@@ -52,6 +52,7 @@ PRESET_SETS = ("T", *PRESET_MODEL)  # what choosing a preset sets; B is kept
 PRESET_RECIPE = tuple(f for f in RECIPE_FIELDS if f != "attention")
 EXTRA_FIELDS = (*GEMMA_FIELDS, *WINDOW_FIELDS, *OSS_FIELDS, *MLA_FIELDS)  # a window, Gemma's and gpt-oss's extras,
 # latent attention
+PRESET_MATCH = (*PRESET_MODEL, *PRESET_RECIPE, *MOE_FIELDS, *EXTRA_FIELDS)  # what a preset's model is (`preset_of`)
 MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separators
     "h": "h snapped {asked} → {h}: {d} is not divisible by {asked}",
     "T": ("T clamped {asked} → {T_max}: T cannot exceed T_max = {T_max}, the rows of the learned position table W_pe "
@@ -316,6 +317,9 @@ def read_window(value: object, kept: int | None, verb: str = "kept") -> tuple[in
     return number, rejected
 
 
+LATENT_NONE = ", or none (q projected from x directly); {verb} d_cq={kept}"  # read_latent's end of a notice
+
+
 def read_latent(value: object, kept: int | None, verb: str = "kept") -> tuple[int | str | None, str | None]:
     """The queries' latent width d_cq: a whole number within BOUNDS["d_cq"], "none" (q projected from x directly:
     returned as "none"), or (None, the notice, which says the d_cq `verb`). Empty text is no input: (None, None)."""
@@ -323,8 +327,8 @@ def read_latent(value: object, kept: int | None, verb: str = "kept") -> tuple[in
         return "none", None
     number, rejected = read_field("d_cq", value, kept=kept if kept is not None else 0)
     if rejected:
-        rejected = (rejected.rsplit("; ", 1)[0] + f", or none (q projected from x directly); {verb} "
-                    f"d_cq={show_value(kept) if kept is not None else 'none'}")
+        rejected = rejected.rsplit("; ", 1)[0] + LATENT_NONE.format(verb=verb, kept=show_value(kept) if kept is not None
+                                                                    else "none")
     return number, rejected
 
 
@@ -346,8 +350,7 @@ def preset_of(config: Config) -> str:
     """The preset with this model (d, h, L, V, T_max, tie, the recipe, the mixture of experts, the window and Gemma's
     or gpt-oss's extras; any B and T, either attention), or "custom"."""
     for name, preset in PRESETS.items():
-        if all(getattr(preset, k) == getattr(config, k)
-               for k in (*PRESET_MODEL, *PRESET_RECIPE, *MOE_FIELDS, *EXTRA_FIELDS)):
+        if all(getattr(preset, k) == getattr(config, k) for k in PRESET_MATCH):
             return name
     return CUSTOM
 

@@ -135,13 +135,9 @@ function divisors(n) {  // config.divisors
   return small.concat(large.reverse());
 }
 
-function snapHeads(d, h) {  // config.snap_heads: the divisor of d nearest h, ties to the smaller
-  let best = null;
-  for (const k of divisors(d)) {
-    if (best === null || Math.abs(k - h) < Math.abs(best - h)) best = k;
-  }
-  return best;
-}
+const nearest = (ks, h) => ks.reduce((b, k) => (Math.abs(k - h) < Math.abs(b - h) ? k : b));  // ks ascending: ties
+// go to the smaller, as config.snap_heads and rules._settle_heads pick
+const snapHeads = (d, h) => nearest(divisors(d), h);  // config.snap_heads: the divisor of d nearest h
 
 const message = (kind, values) => fill(S.messages[kind], Object.fromEntries(
   Object.entries(values).map(([k, v]) => [k, typeof v === "number" || typeof v === "bigint" ? thousands(v)
@@ -211,7 +207,7 @@ function settleHeads(c, note) {  // rules._settle_heads
   if (c.positions === "rope" && (d / h) % 2) {
     const even = divisors(d).filter((k) => (d / k) % 2 === 0);
     if (!even.length) throw new Error(message("odd_d", {d}));
-    h = even.reduce((b, k) => (Math.abs(k - asked) < Math.abs(b - asked) || (Math.abs(k - asked) === Math.abs(b - asked) && k < b) ? k : b));
+    h = nearest(even, asked);
     note("h_even", {asked, h});
   }
   c.h = h;
@@ -221,7 +217,7 @@ const inUse = (c, symbol) => ({h: c.h, h_kv: hKv(c), T: c.T, d_ff: dFf(c), d_hea
                                d_expert: c.expert_dim, ...Object.fromEntries(Object.entries(S.mla_symbols).map(([f, sym]) => [sym, c[f]]))}[symbol]);  // Config's value of a symbol
 
 function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes: [cfg, notes {kind, text, about}]
-  const cfg = Object.fromEntries(S.all_fields.map((f) => [f, asked[f] ?? S.recipe_defaults[f] ?? S.moe_defaults[f] ?? S.extra_defaults[f] ?? null]));
+  const cfg = Object.fromEntries(S.all_fields.map((f) => [f, asked[f] ?? S.field_defaults[f] ?? null]));
   const notes = [];
   const note = (kind, values) => {
     const base = message(kind, values);
@@ -327,15 +323,14 @@ function readField(name, value, kept) {  // rules.read_field: [whole number or n
 function readLatent(name, value, kept) {  // rules.read_latent: d_cq, or "none" (q projected from x directly)
   if (typeof value === "string" && pyStrip(value).toLowerCase() === "none") return ["none", null];
   const [n, bad] = readField(name, value, kept ?? 0);
-  return [n, bad && `${bad.split("; ").slice(0, -1).join("; ")}, or none (q projected from x directly); kept d_cq=${kept == null ? "none" : thousands(kept)}`];
+  const none = fill(S.latent_none, {verb: "kept", kept: kept == null ? "none" : thousands(kept)});  // rules.LATENT_NONE
+  return [n, bad && bad.split("; ").slice(0, -1).join("; ") + none];
 }
 
-function presetOf(cfg) {  // rules.preset_of
-  for (const [name, p] of Object.entries(S.presets)) {
-    if (S.preset_model.every((k) => p[k] === cfg[k]) && S.preset_recipe.every((k) => p[k] === (cfg[k] ?? S.recipe_defaults[k]))
-        && [...S.moe_fields, ...S.extra_fields].every((k) => JSON.stringify(p[k]) === JSON.stringify(cfg[k] ?? S.moe_defaults[k] ?? S.extra_defaults[k] ?? null))) return name;
-  }
-  return S.custom;
+function presetOf(cfg) {  // rules.preset_of (S.preset_match: rules.PRESET_MATCH)
+  const value = (k) => JSON.stringify(cfg[k] ?? S.field_defaults[k] ?? null);
+  const same = (p) => S.preset_match.every((k) => JSON.stringify(p[k]) === value(k));
+  return Object.keys(S.presets).find((name) => same(S.presets[name])) ?? S.custom;
 }
 
 function sliderRange(name, value, T_max) {  // words.slider_range
@@ -1043,8 +1038,9 @@ const isEcho = (model, prop) => ST.pushed[`${model.name}.${prop}`] === model[pro
 
 const boxValue = (c, w) => (w.symbol === w.field ? c[w.field] : inUse(c, w.symbol));  // sizes_view: the value in use
 
-const SHOWN = {  // what a control of each kind (S.widgets: spec.widget_table) shows for c: app/controls.py controls_view
+const SHOWN = {  // what a control of each kind (S.widgets: spec.widget_table) shows for c: controls.controls_view
   set: (w, c) => c[w.field],
+  label: (w, c) => fieldLabel(w.field, fieldNames(c)[w.field]),  // words.field_names: the recipe renames h and T_max
   box: (w, c) => thousands(boxValue(c, w)),
   latent: (w, c) => (c[w.field] == null ? "none" : thousands(c[w.field])),  // d_cq: none, q projected from x directly
   recipe: (w, c) => recipeOf(c),
@@ -1067,10 +1063,8 @@ function pushControls(cfg, notes) {  // every control of S.widgets the page has,
     if (w.kind === "slider") pushRange(W[name], cfg, w.field);
     else if (w.kind in SHOWN && (w.when === null || holds[w.when])) push(W[name], w.prop, SHOWN[w.kind](w, cfg));
   }
-  for (const [f, name] of Object.entries(fieldNames(cfg))) push(W[`${f}_label`], "text", fieldLabel(f, name));
-  const extras = S.extras_lines[extrasOf(cfg)];  // Gemma's or gpt-oss's extras in words (families.extras_line)
-  W.status.text = (notes.length ? notes.map((n) => `<div class="status"><span class="n">⚠</span> ${esc(n)}</div>`).join("")
-    : `<div class="status muted">${esc(statusRules(cfg))}</div>`) + (extras ? `<div class="status muted">${esc(extras)}</div>` : "");
+  W.status.text = fillHtml(S.html.status, {notes: notes.map((text) => ({text})), rules: statusRules(cfg),
+                                          extras: S.extras_lines[extrasOf(cfg)] ?? ""});  // families.extras_line
 }
 
 function ariaLabel(model, selector, label) {  // name an element inside a widget's view for screen readers
@@ -1078,20 +1072,15 @@ function ariaLabel(model, selector, label) {  // name an element inside a widget
   for (const el of view?.shadow_el?.querySelectorAll(selector) ?? []) el.setAttribute("aria-label", label);
 }
 
-function renderUncovered(cfg) {  // a model this page does not carry: every card says so, with the export command
-  const notice = noticeHtml(uncoveredText(cfg));
-  W.head.text = notice;
-  for (const name of ["lines", "captions", "train_lines", "train_legend"]) W[name].text = "";
-  W.shapes.text = notice;
-  W.train_head.text = notice;
+function render(cfg) {  // every card; where this page does not carry the model, each card says so (the export command)
+  W.shapes_title.text = S.shapes_titles[cfg.attention];  // its intro says what this attention makes
   W.changes.text = changesCardHtml(cfg, ST.dtype);
   renderInfer(cfg);
-}
-
-function render(cfg) {
-  W.shapes_title.text = S.shapes_titles[cfg.attention];  // its intro says what this attention makes
-  if (!covered(cfg, ST.dtype)) return renderUncovered(cfg);
-  W.changes.text = changesCardHtml(cfg, ST.dtype);
+  if (!covered(cfg, ST.dtype)) {
+    for (const name of ["head", "shapes", "train_head"]) W[name].text = noticeHtml(uncoveredText(cfg));
+    for (const name of ["lines", "captions", "train_lines", "train_legend"]) W[name].text = "";
+    return;
+  }
   const lines = budgetLines(cfg);
   const byKey = Object.fromEntries(lines.map((x) => [x.key, x]));
   W.head.text = headlineHtml(byKey);
@@ -1103,7 +1092,6 @@ function render(cfg) {
   const {rows, scale, legend} = shapeRows(cfg, ST.dtype, ST.expanded);
   W.shapes.text = tableHtml(rows, ST.dtype, scale, memoryLines(cfg, ST.dtype), legend);
   renderTrain(cfg);
-  renderInfer(cfg);
 }
 
 function update(rejected, changed = S.all_fields) {  // ExplorerState._settle; changed null: no field (dtype, listing)
@@ -1165,9 +1153,8 @@ function main(obj) {
     ST.setup = {...S.initial_train};
     [ST.notes, ST.said, ST.trainSaid] = [[], [], []];
     pushTrain(ST.setup, []);
-    for (const f of S.int_fields) {
-      ariaLabel(W[f], ".noUi-handle", `${f}: ${S.docs[f]}`);
-      ariaLabel(W[`${f}_input`], "input", `${f}: ${S.docs[f]}`);
+    for (const [name, w] of Object.entries(S.widgets)) {
+      if (w.aria) ariaLabel(W[name], w.aria, `${w.field}: ${S.docs[w.field]}`);
     }
     window.__ts = {thousands, sig3, fmtParams, fmtFlops, fmtBytes, fmtPercent, fmtValue, fmtShort, settle, outOfRange, presetOf,
                    sliderRange, rulesLine, statusRules, fieldNames, fieldLabel, settleNotes, news, readField, decimal,

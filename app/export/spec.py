@@ -33,7 +33,7 @@ from model.notation import dims
 from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model import numbers
-from model.rules import CUSTOM, EXTRA_FIELDS, MESSAGES, MLA_NONE, MLA_SETS, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
+from model.rules import CUSTOM, EXTRA_FIELDS, LATENT_NONE, PRESET_MATCH, MESSAGES, MLA_NONE, MLA_SETS, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
 from model.tensor_notation import BLOCK_PREFIX
 from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS, window_text
 from model.train_report import MAX_B_WORDS, SECTIONS, human
@@ -76,20 +76,27 @@ BOX_WHEN = {"ff_dim": "dense", "kv_heads": "not_mla", "head_dim": "not_mla", **{
 def widget_table() -> dict[str, dict]:
     """The page's controls by their widgets' names (app/export/page.py names them), as page.js main reads and
     pushControls writes them: each one's kind, the property that holds its value, the field it sets, the symbol a
-    box reads by and where it shows (`BOX_WHEN`). Kinds: "slider" (h's walks the divisors of d), "box" (text in
-    `model.numbers`' grammar within its symbol's bounds; "latent": d_cq, or none), "set" (a switch's choice, a
+    box reads by, where it shows (`BOX_WHEN`) and, for a field's slider and box, the element page.js names for screen
+    readers ("aria"). Kinds: "slider" (h's walks the divisors of d), "box" (text in
+    `model.numbers`' grammar within its symbol's bounds; "latent": d_cq, or none), "label" (a field's name), "set" (a switch's choice, a
     checkbox), "preset", "recipe", "moe" (the MLP's switch), "dtype" and "expanded" (no field)."""
     def control(kind: str, prop: str = "value", field: str | None = None, symbol: str | None = None) -> dict:
         return {"kind": kind, "prop": prop, "field": field, "symbol": symbol, "when": BOX_WHEN.get(field)}
 
     boxes = {**OPTIONAL_SYMBOLS, **PAGE_MOE_SIZES, **MLA_SYMBOLS}
-    return {**{f: control("slider", field=f) for f in INT_FIELDS},
-            **{f"{f}_input": control("box", field=f, symbol=f) for f in INT_FIELDS},
+    return {**{f: {**control("slider", field=f), "aria": ".noUi-handle"} for f in INT_FIELDS},
+            **{f"{f}_input": {**control("box", field=f, symbol=f), "aria": "input"} for f in INT_FIELDS},
+            **{f"{f}_label": control("label", "text", f) for f in SHORT_WHEN},  # the recipe renames h and T_max
             **{k: control(k) for k in ("preset", "recipe", "moe")}, "tie": control("set", "active", "tie"),
             **{f: control("set", field=f) for f in CHOICES}, "qk_norm": control("set", "active", "qk_norm"),
             **{f"opt_{f}": control("latent" if f == "q_latent_dim" else "box", field=f, symbol=sym)
                for f, sym in boxes.items()},
             "dtype": control("dtype", "active"), "expanded": control("expanded", "active")}
+
+
+def _extra_defaults() -> dict:
+    """Config's defaults of the window's, Gemma's, gpt-oss's and latent attention's fields."""
+    return {f: getattr(Config(B=1, T=1, d=1, h=1, L=1, V=1, T_max=1), f) for f in EXTRA_FIELDS}
 
 
 def _fields(cfg: Config) -> dict:
@@ -386,8 +393,9 @@ def _static_spec() -> dict:
         "mla_symbols": MLA_SYMBOLS, "mla_defaults": MLA_DEFAULTS, "mla_without": MLA_WITHOUT, "mla_none": MLA_NONE, "mla_sets": MLA_SETS,
         "window_texts": window_texts(), "attn_labels": ATTN_LABELS,  # the shapes table's headings of a windowed model
         "extras_lines": {n: extras_line(p) for n, p in PRESETS.items() if extras_line(p)},  # Gemma's, gpt-oss's
-        "sinks_fused": SINKS_FUSED, "odd_d_head": ODD_D_HEAD, "widgets": widget_table(),
-        "extra_defaults": {f: getattr(Config(B=1, T=1, d=1, h=1, L=1, V=1, T_max=1), f) for f in EXTRA_FIELDS},
+        "sinks_fused": SINKS_FUSED, "odd_d_head": ODD_D_HEAD, "latent_none": LATENT_NONE, "widgets": widget_table(),
+        "extra_defaults": _extra_defaults(),
+        "field_defaults": {**DEFAULTS, **MOE_DEFAULTS, **_extra_defaults()},  # Config's, where a page's asked has none
         "kind_labels": KIND_LABELS, "block_titles": {"one_kind": ONE_KIND, "some": SOME_BLOCKS, "one": ONE_BLOCK},
         "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
         "optional_bounds": {k: list(BOUNDS[v]) for k, v in OPTIONAL_SYMBOLS.items()}, "recipe_docs": RECIPE_DOCS,
@@ -399,7 +407,7 @@ def _static_spec() -> dict:
         "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS}, "short": SHORT, "soft": {k: list(v) for k, v in SOFT.items()},
         "dtypes": dict(DTYPES), "dtype_class": DTYPE_CLASS, "presets": presets, "custom": CUSTOM,
         "preset_labels": preset_labels(moe=True), "preset_model": list(PRESET_MODEL),
-        "preset_recipe": list(PRESET_RECIPE), "preset_sets": list(PRESET_SETS),
+        "preset_recipe": list(PRESET_RECIPE), "preset_sets": list(PRESET_SETS), "preset_match": list(PRESET_MATCH),
         "messages": MESSAGES, "note_about": NOTE_ABOUT, "note_field": NOTE_FIELD, "rules": RULES, "hint": HINT,
         "short_when": SHORT_WHEN, "ones": list(ONES), "block_prefix": BLOCK_PREFIX,
         "number": {"pattern": numbers.PATTERN, "scales": numbers.SCALES, "max_chars": numbers.MAX_CHARS,
