@@ -53,6 +53,7 @@ PRESET_RECIPE = tuple(f for f in RECIPE_FIELDS if f != "attention")
 EXTRA_FIELDS = (*GEMMA_FIELDS, *WINDOW_FIELDS, *OSS_FIELDS, *MLA_FIELDS)  # a window, Gemma's and gpt-oss's extras,
 # latent attention
 PRESET_MATCH = (*PRESET_MODEL, *PRESET_RECIPE, *MOE_FIELDS, *EXTRA_FIELDS)  # what a preset's model is (`preset_of`)
+PRESET_ASKS = (*PRESET_SETS, *RECIPE_FIELDS, *MOE_FIELDS, *EXTRA_FIELDS)  # what choosing a preset asks for
 MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separators
     "h": "h snapped {asked} → {h}: {d} is not divisible by {asked}",
     "T": ("T clamped {asked} → {T_max}: T cannot exceed T_max = {T_max}, the rows of the learned position table W_pe "

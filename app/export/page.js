@@ -7,6 +7,9 @@
 // MEMORY_ALL_FNS, TRAIN_WINDOW_FNS; latent attention's TRAIN_MLA_FNS) and `return main(cb_obj);`.
 // Every function here mirrors a Python one, named in its comment; tests run both on the same inputs in Chromium
 // (latent attention's settleMla, readLatent and extraKey: tests/test_export_mla.py).
+// The controls are data, S.widgets (spec.widget_table: each one's kind, property, field and symbol), read by main's
+// ASK and written by pushControls' SHOWN, one function per kind (test_export_mla.py::
+// test_every_control_is_in_the_widget_table); the rules' sentences and tables are model/rules.py's and model/config.py's.
 // Whole numbers are BigInt where formulas are exact, so (B, h, T, T) element counts stay exact beyond 2**53.
 
 // Twins of the markup (the budget card, the shapes table, the changes card): the markup itself is data, app/templates.py's
@@ -1115,35 +1118,26 @@ function update(rejected, changed = S.all_fields) {  // ExplorerState._settle; c
 
 function askBox(w, obj, rejected) {  // a box's text: rules.read_field (read_latent for d_cq), by its field's symbol
   const [v, bad] = (w.kind === "latent" ? readLatent : readField)(w.symbol, obj.value ?? "", boxValue(ST.cfg, w));
-  if (v === null) { if (bad) rejected.push(bad); return []; }
+  if (v === null) { if (bad) rejected.push(bad); return []; }  // no field changed
   ST.asked[w.field] = v === "none" ? null : v;
-  return [w.field];
 }
 
-const ASK = {  // what a control of each kind (S.widgets) asks for: app/controls.py Controls.ask; the fields it set
+const ASK = {  // what a control of each kind (S.widgets) asks for: app/controls.py Controls.ask
   slider: (w, obj) => {
     const divs = divisors(ST.cfg.d);  // h's slider walks the divisors of d
     ST.asked[w.field] = w.field === "h" ? divs[Math.min(obj.value, divs.length - 1)] : obj.value;
-    return [w.field];
   },
-  set: (w, obj) => { ST.asked[w.field] = obj[w.prop]; return [w.field]; },  // a switch or a checkbox
+  set: (w, obj) => { ST.asked[w.field] = obj[w.prop]; },  // a switch or a checkbox
   box: askBox,
   latent: askBox,
-  preset: (w, obj) => {
-    const chosen = S.preset_labels[obj.value];
-    if (chosen !== undefined && chosen !== S.custom) {
-      const p = S.presets[chosen];
-      for (const k of [...S.preset_sets, ...S.recipe_fields, ...S.moe_fields, ...S.extra_fields]) ST.asked[k] = p[k];
-    }
-    return S.all_fields;
+  preset: (w, obj) => {  // "custom" describes a state: nothing to apply
+    const p = S.presets[S.preset_labels[obj.value]];
+    for (const k of p ? S.preset_asks : []) ST.asked[k] = p[k];
   },
-  recipe: (w, obj) => {
-    if (obj.value !== "custom") Object.assign(ST.asked, recipeFields(obj.value, ST.cfg.h));
-    return [...S.recipe_fields, ...Object.keys(S.mla_symbols)];  // GPT-2's leaves latent attention
-  },
-  moe: (w, obj) => { Object.assign(ST.asked, moeFields(ST.cfg, obj.value === "moe")); return S.moe_fields; },
-  dtype: (w, obj) => { ST.dtype = Object.keys(S.dtypes)[obj.active]; return null; },  // null: no field changed
-  expanded: (w, obj) => { ST.expanded = obj.active; return null; },
+  recipe: (w, obj) => { if (obj.value !== "custom") Object.assign(ST.asked, recipeFields(obj.value, ST.cfg.h)); },
+  moe: (w, obj) => { Object.assign(ST.asked, moeFields(ST.cfg, obj.value === "moe")); },
+  dtype: (w, obj) => { ST.dtype = Object.keys(S.dtypes)[obj.active]; },
+  expanded: (w, obj) => { ST.expanded = obj.active; },
 };
 
 function main(obj) {
@@ -1174,5 +1168,5 @@ function main(obj) {
   if (w === undefined) return update([]);
   if (isEcho(obj, w.prop)) return;
   const rejected = [];
-  return update(rejected, ASK[w.kind](w, obj, rejected));
+  return update(rejected, ASK[w.kind](w, obj, rejected) ?? w.changes);  // the fields it set (null: none)
 }
