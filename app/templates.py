@@ -113,6 +113,8 @@ TEMPLATES: dict[str, str] = {
     "same": '<p class="note muted">{same}</p>',
     # app.changes_card.notice_html: a notice in a card's place
     "notice": '<div class="status"><span class="n">⚠</span> {text}</div>',
+    # a field's label on the exported page: its symbol and, under it, its name (app/export/page.py field_label)
+    "field_label": '<div title="{field}: {doc}"><b class="sym">{field}</b><div class="muted name">{name}</div></div>',
     # the controls' status line: the notices, else the rules that hold (app/controls.py status_html), and a preset's
     # extras in words (the exported page's; the live page's controls show them apart)
     "status": ('{#notes}<div class="status"><span class="n">⚠</span> {text}</div>{/notes}'

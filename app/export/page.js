@@ -192,11 +192,9 @@ function blockKinds(c) {  // Config.block_kinds: each block's kind, "dense" or "
 const distinctKinds = (c) => [...new Set(blockKinds(c))];  // config.distinct_kinds
 
 function normalize(c) {  // Config.__post_init__: a default written out is the default (None)
-  if (c.kv_heads === c.h) c.kv_heads = null;
-  if (c.head_dim != null && c.d % c.h === 0 && c.head_dim === c.d / c.h) c.head_dim = null;
-  if (c.ff_dim === defaultFf(c)) c.ff_dim = null;
-  if (c.shared_dim != null && c.shared_dim === c.expert_dim) c.shared_dim = null;
-  if (c.query_scale === dHead(c)) c.query_scale = null;
+  const written = {kv_heads: c.h, head_dim: c.d % c.h ? null : c.d / c.h, ff_dim: defaultFf(c),
+                   shared_dim: c.expert_dim, query_scale: dHead(c)};  // its (name, default) pairs
+  for (const [f, v] of Object.entries(written)) if (c[f] === v) c[f] = null;
   if (isMoe(c) && !blockKinds(c).includes("dense")) c.ff_dim = null;  // no dense MLP anywhere: d_ff is no part of it
   if (c.sinks && c.attention === "fused") throw new Error(S.sinks_fused);  // Config.__post_init__ (_check_oss)
   if (c.positions === "rope" && !isMla(c) && dHead(c) % 2) throw new Error(fill(S.odd_d_head, {d_head: dHead(c)}));
@@ -364,8 +362,7 @@ function fieldNames(c) {  // words.field_names: the names under h and T_max
   return Object.fromEntries(Object.entries(S.short_when).map(([f, [when, name]]) => [f, holds[when] ? name : S.short[f]]));
 }
 
-const fieldLabel = (f, name) => `<div title="${esc(f)}: ${esc(S.docs[f])}"><b class="sym">${esc(f)}</b>`
-  + `<div class="muted name">${esc(name)}</div></div>`;  // page.field_label
+const fieldLabel = (f, name) => fillHtml(S.html.field_label, {field: f, doc: S.docs[f], name});  // page.field_label
 
 // ---- lines: model.budget(cfg).lines and model.trace(cfg, dtype).lines -------------------------------------------
 function symbols(cfg, exact) {  // Config.symbols() (h_kv and d_ff always: GPT-2's formulas do not use them)
