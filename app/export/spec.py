@@ -19,7 +19,7 @@ from model.budgeting import CHART, CHART_NOTE, GROUPS, chart, chart_note
 from model.changes import (LATENT_ORDER_NOTE, MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, WINDOW_ORDER_NOTE, changes,
                            title_key, title_values)
 from model.config import (ATTN_LABELS, DEFAULTS, MLA_FIELDS, ODD_D_HEAD, SINKS_FUSED, FIELDS, INT_FIELDS, KIND_LABELS, MLA_DEFAULTS, MLA_SYMBOLS,
-                          MLA_WITHOUT, MODEL_CHOICES as CHOICES, MOE_DEFAULTS,
+                          MODEL_CHOICES as CHOICES, MOE_DEFAULTS,
                           MOE_FIELDS, MOE_SYMBOLS,
                           OPTIONAL_SYMBOLS, PAGE_FIELDS, RECIPE_DOCS, RECIPE_FIELDS, snap_heads)
 from model.families import (KV_GROUP, extras_line, MOE_START, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels,
@@ -33,7 +33,8 @@ from model.notation import dims
 from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model import numbers
-from model.rules import CUSTOM, EXTRA_FIELDS, LATENT_NONE, PRESET_ASKS, PRESET_MATCH, MESSAGES, MLA_NONE, MLA_SETS, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
+from model.rules import (CUSTOM, EXTRA_FIELDS, LATENT_NONE, MESSAGES, MLA_NONE, MLA_SETS, NOTE_ABOUT, NOTE_FIELD, PRESET_ASKS,
+                         PRESET_MATCH, RULES, preset_of)
 from model.tensor_notation import BLOCK_PREFIX
 from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS, window_text
 from model.train_report import MAX_B_WORDS, SECTIONS, human
@@ -393,14 +394,14 @@ def _static_spec() -> dict:
                                                  *MLA_SYMBOLS.values())},
         "all_fields": list(ALL_FIELDS), "recipe_fields": list(RECIPE_FIELDS), "recipe_defaults": DEFAULTS,
         "moe_fields": list(MOE_FIELDS), "moe_defaults": MOE_DEFAULTS, "moe_flags": {f: moe_flag(f) for f in MOE_FIELDS},
-        "moe_sizes": PAGE_MOE_SIZES, "moe_start": MOE_START,  # a mixture of experts' page: the MLP's switch and boxes
+        "moe_start": MOE_START,  # a mixture of experts' page: what its MLP's switch sets
         # the window's and Gemma's and gpt-oss's fields (a preset's, or the exported model's: no switch sets them) and
         # those of them that name a part of memory.structure_key, in its order (each names its field)
         "extra_fields": list(EXTRA_FIELDS), "extra_keys": [*GEMMA_KEYS, *OSS_KEYS, "latent_dim", "window"],  # latent_dim:
         # "mla_q" or "mla" (page.js extraKey)
         # latent attention's page: its boxes by their symbols, and the rules that drop what it is modelled without
         "extra_flags": {f: attention_flag(f) for f in EXTRA_FIELDS},  # the command line's (page.js modelOptions)
-        "mla_symbols": MLA_SYMBOLS, "mla_defaults": MLA_DEFAULTS, "mla_without": MLA_WITHOUT, "mla_none": MLA_NONE, "mla_sets": MLA_SETS,
+        "mla_symbols": MLA_SYMBOLS, "mla_defaults": MLA_DEFAULTS, "mla_none": MLA_NONE, "mla_sets": MLA_SETS,
         "window_texts": window_texts(), "attn_labels": ATTN_LABELS,  # the shapes table's headings of a windowed model
         "extras_lines": {n: extras_line(p) for n, p in PRESETS.items() if extras_line(p)},  # Gemma's, gpt-oss's
         "sinks_fused": SINKS_FUSED, "odd_d_head": ODD_D_HEAD, "latent_none": LATENT_NONE, "widgets": widget_table(),
@@ -416,8 +417,7 @@ def _static_spec() -> dict:
                     "other_dtype": OTHER_DTYPE, "uncovered": UNCOVERED},
         "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS}, "short": SHORT, "soft": {k: list(v) for k, v in SOFT.items()},
         "dtypes": dict(DTYPES), "dtype_class": DTYPE_CLASS, "presets": presets, "custom": CUSTOM,
-        "preset_labels": preset_labels(moe=True), "preset_model": list(PRESET_MODEL),
-        "preset_recipe": list(PRESET_RECIPE), "preset_sets": list(PRESET_SETS), "preset_match": list(PRESET_MATCH),
+        "preset_labels": preset_labels(moe=True), "preset_match": list(PRESET_MATCH),
         "preset_asks": list(PRESET_ASKS),
         "messages": MESSAGES, "note_about": NOTE_ABOUT, "note_field": NOTE_FIELD, "rules": RULES, "hint": HINT,
         "short_when": SHORT_WHEN, "ones": list(ONES), "block_prefix": BLOCK_PREFIX,
