@@ -1027,13 +1027,6 @@ function push(model, prop, value) {  // write a widget without reacting to the e
   if (model[prop] !== value) model[prop] = value;
 }
 
-function pushSlider(slider, start, end, step, value) {  // one batched change, so the range never clamps the value
-  ST.pushed[`${slider.name}.value`] = value;
-  if (slider.start !== start || slider.end !== end || slider.step !== step || slider.value !== value) {
-    slider.setv({start, end, step, value});
-  }
-}
-
 const isEcho = (model, prop) => ST.pushed[`${model.name}.${prop}`] === model[prop];
 
 const boxValue = (c, w) => (w.symbol === w.field ? c[w.field] : inUse(c, w.symbol));  // sizes_view: the value in use
@@ -1048,11 +1041,15 @@ const SHOWN = {  // what a control of each kind (S.widgets: spec.widget_table) s
   preset: (w, c) => Object.keys(S.preset_labels).find((k) => S.preset_labels[k] === presetOf(c)),
 };
 
-function pushRange(slider, cfg, f) {  // controls._field_view: h walks the divisors of d (its positions their indices)
-  if (f !== "h") return pushSlider(slider, ...sliderRange(f, cfg[f], cfg.T_max), cfg[f]);
-  const divs = divisors(cfg.d);
-  pushSlider(slider, 0, Math.max(1, divs.length - 1), 1, Math.max(0, divs.indexOf(cfg.h)));
-  if (slider.disabled !== (divs.length === 1)) slider.disabled = divs.length === 1;
+function pushSlider(slider, cfg, f) {  // controls._field_view, in one batched change so the range never clamps the value
+  const divs = f === "h" ? divisors(cfg.d) : null;  // h walks the divisors of d: its positions are their indices
+  const [start, end, step] = divs ? [0, Math.max(1, divs.length - 1), 1] : sliderRange(f, cfg[f], cfg.T_max);
+  const value = divs ? Math.max(0, divs.indexOf(cfg.h)) : cfg[f];
+  ST.pushed[`${slider.name}.value`] = value;
+  if (slider.start !== start || slider.end !== end || slider.step !== step || slider.value !== value) {
+    slider.setv({start, end, step, value});
+  }
+  if (divs && slider.disabled !== (divs.length === 1)) slider.disabled = divs.length === 1;
 }
 
 function pushControls(cfg, notes) {  // every control of S.widgets the page has, as controls_view shows it
@@ -1060,7 +1057,7 @@ function pushControls(cfg, notes) {  // every control of S.widgets the page has,
   for (const [name, w] of Object.entries(S.widgets)) {
     if (W[name] === undefined) continue;  // the MLP's switch and boxes, latent attention's: on their pages only
     if (w.when !== null) push(W[name], "visible", holds[w.when]);
-    if (w.kind === "slider") pushRange(W[name], cfg, w.field);
+    if (w.kind === "slider") pushSlider(W[name], cfg, w.field);
     else if (w.kind in SHOWN && (w.when === null || holds[w.when])) push(W[name], w.prop, SHOWN[w.kind](w, cfg));
   }
   W.status.text = fillHtml(S.html.status, {notes: notes.map((text) => ({text})), rules: statusRules(cfg),
