@@ -14,9 +14,9 @@ PAGE = ROOT / "app" / "export" / "page.js"
 # change buys", up to the training run) 232 before issue 24's markup part, 175 after it (the markup as templates in
 # the spec, app/templates.py, filled by one fillHtml; a dense model's block rows and a mixture of experts' in one
 # blockRows): the whole 1,033; one template filler (fill) and the micro-batch read once: 1,032 and 299. The controls as
-# a table in the spec (spec.widget_table, read and written by kind), latent attention's rules as rules.MLA_SETS and the
-# status line and a field's label as templates, normalize by its (name, default) pairs, one pushSlider: 975. Issue 24 tightens the
-# whole to 450.
+# a table in the spec (spec.widget_table, read and written by kind), latent attention's rules as rules.MLA_SETS, the
+# status line and a field's label as templates, normalize by its (name, default) pairs, one pushSlider: 975. Issue 24
+# tightens the whole to 450.
 CODE_LINES = 975
 TRAINING_LINES = 299
 MARKUP_LINES = 179  # 175, and 4 for the notice at the dtype a page was not written at (OTHER_DTYPE)
