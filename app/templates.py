@@ -118,5 +118,6 @@ TEMPLATES: dict[str, str] = {
     # the controls' status line: the notices, else the rules that hold (app/controls.py status_html), and a preset's
     # extras in words (the exported page's; the live page's controls show them apart)
     "status": ('{#notes}<div class="status"><span class="n">⚠</span> {text}</div>{/notes}'
-               '{^notes}<div class="status muted">{rules}</div>{/notes}{#extras}<div class="status muted">{extras}</div>{/extras}'),
+               '{^notes}<div class="status muted">{rules}</div>{/notes}'
+               '{#extras}<div class="status muted">{extras}</div>{/extras}'),
 }

@@ -9,7 +9,8 @@
 // (latent attention's settleMla, readLatent and extraKey: tests/test_export_mla.py).
 // The controls are data, S.widgets (spec.widget_table: each one's kind, property, field and symbol), read by main's
 // ASK and written by pushControls' SHOWN, one function per kind (test_export_mla.py::
-// test_every_control_is_in_the_widget_table); the rules' sentences and tables are model/rules.py's and model/config.py's.
+// test_every_control_is_in_the_widget_table); the rules' sentences and tables are model/rules.py's and
+// model/config.py's.
 // Whole numbers are BigInt where formulas are exact, so (B, h, T, T) element counts stay exact beyond 2**53.
 
 // Twins of the markup (the budget card, the shapes table, the changes card): the markup itself is data, app/templates.py's
@@ -1041,7 +1042,7 @@ const SHOWN = {  // what a control of each kind (S.widgets: spec.widget_table) s
   preset: (w, c) => Object.keys(S.preset_labels).find((k) => S.preset_labels[k] === presetOf(c)),
 };
 
-function pushSlider(slider, cfg, f) {  // controls._field_view, in one batched change so the range never clamps the value
+function pushSlider(slider, cfg, f) {  // controls._field_view, in one batched change: the range never clamps the value
   const divs = f === "h" ? divisors(cfg.d) : null;  // h walks the divisors of d: its positions are their indices
   const [start, end, step] = divs ? [0, Math.max(1, divs.length - 1), 1] : sliderRange(f, cfg[f], cfg.T_max);
   const value = divs ? Math.max(0, divs.indexOf(cfg.h)) : cfg[f];

@@ -18,10 +18,9 @@ from model import units
 from model.budgeting import CHART, CHART_NOTE, GROUPS, chart, chart_note
 from model.changes import (LATENT_ORDER_NOTE, MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, WINDOW_ORDER_NOTE, changes,
                            title_key, title_values)
-from model.config import (ATTN_LABELS, DEFAULTS, MLA_FIELDS, ODD_D_HEAD, SINKS_FUSED, FIELDS, INT_FIELDS, KIND_LABELS, MLA_DEFAULTS, MLA_SYMBOLS,
-                          MODEL_CHOICES as CHOICES, MOE_DEFAULTS,
-                          MOE_FIELDS, MOE_SYMBOLS,
-                          OPTIONAL_SYMBOLS, PAGE_FIELDS, RECIPE_DOCS, RECIPE_FIELDS, snap_heads)
+from model.config import (ATTN_LABELS, DEFAULTS, FIELDS, INT_FIELDS, KIND_LABELS, MLA_DEFAULTS, MLA_FIELDS, MLA_SYMBOLS,
+                          MODEL_CHOICES as CHOICES, MOE_DEFAULTS, MOE_FIELDS, MOE_SYMBOLS, ODD_D_HEAD, OPTIONAL_SYMBOLS,
+                          PAGE_FIELDS, RECIPE_DOCS, RECIPE_FIELDS, SINKS_FUSED, snap_heads)
 from model.families import (KV_GROUP, extras_line, MOE_START, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels,
                             recipe_fields)
 from model.cli import attention_flag, moe_flag
@@ -33,8 +32,8 @@ from model.notation import dims
 from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model import numbers
-from model.rules import (CUSTOM, EXTRA_FIELDS, LATENT_NONE, MESSAGES, MLA_NONE, MLA_SETS, NOTE_ABOUT, NOTE_FIELD, PRESET_ASKS,
-                         PRESET_MATCH, RULES, preset_of)
+from model.rules import (CUSTOM, EXTRA_FIELDS, LATENT_NONE, MESSAGES, MLA_NONE, MLA_SETS, NOTE_ABOUT, NOTE_FIELD,
+                         PRESET_ASKS, PRESET_MATCH, RULES, preset_of)
 from model.tensor_notation import BLOCK_PREFIX
 from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS, window_text
 from model.train_report import MAX_B_WORDS, SECTIONS, human
@@ -74,9 +73,9 @@ BOX_WHEN = {"ff_dim": "dense", "kv_heads": "not_mla", "head_dim": "not_mla", **{
             **{f: "mla" for f in MLA_SYMBOLS}}
 
 
-# The fields a change of these controls sets (app/state.py): a preset every one (`PRESET_ASKS` and what they decide), the
-# recipe its fields (GPT-2's leaves latent attention), the MLP's switch the mixture of experts'; the dtype and the
-# listing none (None: the model is as it was).
+# The fields a change of these controls sets (app/state.py): a preset every one (`PRESET_ASKS` and what they
+# decide), the recipe its fields (GPT-2's leaves latent attention), the MLP's switch the mixture of experts'; the
+# dtype and the listing none (None: the model is as it was).
 CHANGES = {"preset": list(ALL_FIELDS), "recipe": [*RECIPE_FIELDS, *MLA_FIELDS], "moe": list(MOE_FIELDS),
            "dtype": None, "expanded": None}
 
@@ -85,10 +84,10 @@ def widget_table() -> dict[str, dict]:
     """The page's controls by their widgets' names (app/export/page.py names them), as page.js main reads and
     pushControls writes them: each one's kind, the property that holds its value, the field it sets, the symbol a
     box reads by, where it shows (`BOX_WHEN`) and, for a field's slider and box, the element page.js names for screen
-    readers ("aria"). Kinds: "slider" (h's walks the divisors of d), "box" (text in
-    `model.numbers`' grammar within its symbol's bounds; "latent": d_cq, or none), "label" (a field's name), "set" (a switch's choice, a
-    checkbox), "preset", "recipe", "moe" (the MLP's switch), "dtype" and "expanded" (no field); and the fields a
-    change sets (`CHANGES`, else its own field: app/state.py ExplorerState's), as `model.rules.news` weighs them."""
+    readers ("aria"). Kinds: "slider" (h's walks the divisors of d), "box" (text in `model.numbers`' grammar within
+    its symbol's bounds; "latent": d_cq, or none), "label" (a field's name), "set" (a switch's choice, a checkbox),
+    "preset", "recipe", "moe" (the MLP's switch), "dtype" and "expanded" (no field); and the fields a change sets
+    (`CHANGES`, else its own field: app/state.py ExplorerState's), as `model.rules.news` weighs them."""
     def control(kind: str, prop: str = "value", field: str | None = None, symbol: str | None = None) -> dict:
         changes = CHANGES.get(kind, [field])
         return {"kind": kind, "prop": prop, "field": field, "symbol": symbol, "when": BOX_WHEN.get(field),
