@@ -20,7 +20,6 @@ whole-number fields get a slider and a box (T_max under "advanced"), the others 
 from __future__ import annotations
 
 import functools
-import html
 import json
 
 import panel as pn
@@ -36,6 +35,7 @@ from .controls_esm import CONTROLS_ESM
 from .query import LAYOUT_KEYS, MLA_KEYS, MOE_CONTROLS, WINDOW_KEYS
 
 from .state import CUSTOM, SIZE_FIELDS, ExplorerState, preset_labels
+from .templates import TEMPLATES, fill_html
 from .styles import ACCENT, BASE, INK, MUTED, RULE, STATUS_CSS
 from .words import MOE_SWITCH_DOC, SHORT, field_names, slider_range, status_rules
 
@@ -120,9 +120,8 @@ def _field_view(state: ExplorerState, name: str) -> dict:
 def status_html(state: ExplorerState) -> str:
     """The notices (h snapped, T clamped, input rejected), or the configuration's own rules in one line when
     there are none (`app.words.status_rules`)."""
-    if state.notices:
-        return "".join(f'<div class="status"><span class="n">⚠</span> {html.escape(n)}</div>' for n in state.notices)
-    return f'<div class="status muted">{html.escape(status_rules(state.config))}</div>'
+    return fill_html(TEMPLATES["status"], {"notes": [{"text": n} for n in state.notices],
+                                           "rules": status_rules(state.config)})
 
 
 def controls_view(state: ExplorerState, ack: int = 0) -> dict:

@@ -21,7 +21,7 @@ from model.config import (FIELDS, GEMMA_DOCS, MLA_DOCS, MLA_FIELDS, MLA_SYMBOLS,
                           MOE_FIELDS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, OSS_DOCS, RECIPE_DOCS, RECIPE_FIELDS, WINDOW_DOCS)
 from model import families
 from model.families import MLP_KINDS, RECIPE_LABELS, moe_fields, recipe_fields, recipe_of
-from model.rules import (CUSTOM, EXTRA_FIELDS, PRESET_SETS, Note, news, preset_of, read_field, read_latent,
+from model.rules import (CUSTOM, EXTRA_FIELDS, PRESET_ASKS, PRESET_SETS, Note, news, preset_of, read_field, read_latent,
                          read_layers, read_window, settle_notes)
 from model.inference import InferSetup, Serving, serving
 from model.training import Plan, TrainSetup, plan
@@ -223,7 +223,7 @@ class ExplorerState(param.Parameterized):
         if self._settling or event.new == CUSTOM:
             return
         preset = PRESETS[event.new]
-        self._asked.update({k: getattr(preset, k) for k in (*PRESET_SETS, *MODEL_FIELDS)})
+        self._asked.update({k: getattr(preset, k) for k in PRESET_ASKS})
         self._settle()
 
     def _on_recipe(self, event: param.parameterized.Event) -> None:

@@ -132,4 +132,11 @@ TEMPLATES: dict[str, str] = {
     "capacity": "memory of one {device}: {capacity}",
     # app.training.TrainingView: the card's notices, texts
     "warnings": '{#notes}<div class="warn">⚠ {text}</div>{/notes}',
+    # a field's label on the exported page: its symbol and, under it, its name (app/export/page.py field_label)
+    "field_label": '<div title="{field}: {doc}"><b class="sym">{field}</b><div class="muted name">{name}</div></div>',
+    # the controls' status line: the notices, else the rules that hold (app/controls.py status_html), and a preset's
+    # extras in words (the exported page's; the live page's controls show them apart)
+    "status": ('{#notes}<div class="status"><span class="n">⚠</span> {text}</div>{/notes}'
+               '{^notes}<div class="status muted">{rules}</div>{/notes}'
+               '{#extras}<div class="status muted">{extras}</div>{/extras}'),
 }

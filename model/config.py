@@ -287,8 +287,7 @@ class Config:
             )
         _check_mla(self)
         if self.positions == "rope" and not self.mla and self.d_head % 2:
-            raise ValueError(f"d_head={self.d_head} is odd: RoPE rotates pairs of features, so d_head must be even "
-                             f"(set head_dim, or pick h so that d / h is even)")
+            raise ValueError(ODD_D_HEAD.format(d_head=self.d_head))
         if self.T > self.T_max and self.positions == "learned":
             raise ValueError(
                 f"T={self.T:,} exceeds T_max={self.T_max:,}: the learned position table W_pe has only T_max rows "
@@ -652,6 +651,8 @@ def _check_window(cfg: Config) -> None:
                          f"W={cfg.window:,}: drop window for full attention, or list fewer blocks")
 
 
+ODD_D_HEAD = ("d_head={d_head} is odd: RoPE rotates pairs of features, so d_head must be even (set head_dim, or pick h "
+              "so that d / h is even)")  # Config refuses it (the exported page's too: page.js normalize)
 SINKS_FUSED = ("sinks add a logit per head to each softmax row, which the fused kernel here does not take: set "
                "attention to eager, or drop sinks")  # Config's refusal (the exported page says the same)
 

@@ -41,7 +41,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from . import numbers
-from .config import (BOUNDS, FIELDS, GEMMA_FIELDS, GPT2_RECIPE_PRESETS, MLA_FIELDS, MLA_WITHOUT, MOE_FIELDS,
+from .config import (BOUNDS, DEFAULTS, FIELDS, GEMMA_FIELDS, GPT2_RECIPE_PRESETS, MLA_FIELDS, MLA_WITHOUT, MOE_FIELDS,
                      NUMBER_BOUNDS, OSS_FIELDS, PRESETS, RECIPE_FIELDS, WINDOW_FIELDS, Config, divisors, snap_heads)
 
 CUSTOM = "custom"
@@ -52,6 +52,8 @@ PRESET_SETS = ("T", *PRESET_MODEL)  # what choosing a preset sets; B is kept
 PRESET_RECIPE = tuple(f for f in RECIPE_FIELDS if f != "attention")
 EXTRA_FIELDS = (*GEMMA_FIELDS, *WINDOW_FIELDS, *OSS_FIELDS, *MLA_FIELDS)  # a window, Gemma's and gpt-oss's extras,
 # latent attention
+PRESET_MATCH = (*PRESET_MODEL, *PRESET_RECIPE, *MOE_FIELDS, *EXTRA_FIELDS)  # what a preset's model is (`preset_of`)
+PRESET_ASKS = (*PRESET_SETS, *RECIPE_FIELDS, *MOE_FIELDS, *EXTRA_FIELDS)  # what choosing a preset asks for
 MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separators
     "h": "h snapped {asked} → {h}: {d} is not divisible by {asked}",
     "T": ("T clamped {asked} → {T_max}: T cannot exceed T_max = {T_max}, the rows of the learned position table W_pe "
@@ -80,6 +82,7 @@ MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separ
     "mla_without": "{name} = {asked} dropped: latent attention is modelled as DeepSeek's, with {none}",
     "kept": "; {asked} is the {name} you chose, kept while other fields change (the box showed {shown})",
     "number": "{name}=\"{text}\" is not a whole number: write {examples}; kept {name}={kept}",
+    "odd_d": "d={d} is odd: RoPE needs an even d_head = d / h, so d must be even (or set d_head)",  # refused, not noted
 }
 # The fields whose change a notice of each kind is news about (besides any change of its text), and the field
 # whose asked value it reports ("kept"): model fields, as `asked` names them.
@@ -201,6 +204,9 @@ def _settle_window(values: dict, note) -> None:
 MLA_NONE = {"bias": "no biases", "qk_norm": "no QK-norm", "window": "no sliding window", "sinks": "no attention sinks",
             "post_norms": "no sandwich norms", "query_scale": "the scale 1/√(d_nope + d_R)",
             "attn_softcap": "no soft-cap on its scores"}  # what latent attention is modelled without, in words
+# Latent attention's rules, in order (`_settle_mla`): field -> the value it takes, the kind of the notice that says so.
+MLA_SETS = {"kv_heads": (None, "mla_kv"), "head_dim": (None, "mla_head"), "attention": ("eager", "mla_eager"),
+            "positions": ("rope", "mla_rope"), **{name: (MLA_WITHOUT[name], "mla_without") for name in MLA_NONE}}
 
 
 def _settle_mla(values: dict, note) -> None:
@@ -213,25 +219,13 @@ def _settle_mla(values: dict, note) -> None:
     R, nope, v = values.get("rope_dim"), values.get("nope_dim"), values.get("value_dim")
     if None in (R, nope, v):
         return  # the Config names what latent attention still needs
-    if values.get("kv_heads") is not None:
-        note("mla_kv", asked=values["kv_heads"], d_c=values["latent_dim"], h=values["h"])
-        values["kv_heads"] = None
-    if values.get("head_dim") is not None:
-        note("mla_head", asked=values["head_dim"], d_head=nope + R, d_v=v)
-        values["head_dim"] = None
-    if values.get("attention", "eager") != "eager":
-        note("mla_eager", d_head=nope + R, d_v=v)
-        values["attention"] = "eager"
-    if values.get("positions", "learned") != "rope":
-        note("mla_rope", d_R=R)
-        values["positions"] = "rope"
-    for name, none in MLA_NONE.items():
-        if values.get(name, MLA_WITHOUT[name]) != MLA_WITHOUT[name]:
-            note("mla_without", name=name, asked=values[name], none=none)
-            values[name] = MLA_WITHOUT[name]
+    widths = {"d_c": values["latent_dim"], "h": values["h"], "d_head": nope + R, "d_v": v, "d_R": R}
+    for name, (value, kind) in MLA_SETS.items():  # absent: what latent attention is without, else the recipe's default
+        if values.get(name, MLA_WITHOUT.get(name, DEFAULTS.get(name))) != value:
+            note(kind, **widths, name=name, asked=values.get(name), none=MLA_NONE.get(name))
+            values[name] = value
             if name == "window":  # no window: no blocks kept full beside it
                 values["full_layers"] = ()
-
 
 def news(notes: Iterable[Note], before: Iterable[Note], changed: Iterable[str]) -> list[str]:
     """The notices a change brings: each note that was not given before it, or is about a field it `changed`.
@@ -249,7 +243,7 @@ def _settle_heads(values: dict, note) -> None:
     if values.get("positions") == "rope" and (d // h) % 2:
         even = [k for k in divisors(d) if (d // k) % 2 == 0]
         if not even:
-            raise ValueError(f"d={d:,} is odd: RoPE needs an even d_head = d / h, so d must be even (or set d_head)")
+            raise ValueError(message("odd_d", d=d))
         h = min(even, key=lambda k: (abs(k - asked), k))
         note("h_even", asked=asked, h=h)
     values["h"] = h
@@ -324,6 +318,9 @@ def read_window(value: object, kept: int | None, verb: str = "kept") -> tuple[in
     return number, rejected
 
 
+LATENT_NONE = ", or none (q projected from x directly); {verb} d_cq={kept}"  # read_latent's end of a notice
+
+
 def read_latent(value: object, kept: int | None, verb: str = "kept") -> tuple[int | str | None, str | None]:
     """The queries' latent width d_cq: a whole number within BOUNDS["d_cq"], "none" (q projected from x directly:
     returned as "none"), or (None, the notice, which says the d_cq `verb`). Empty text is no input: (None, None)."""
@@ -331,8 +328,8 @@ def read_latent(value: object, kept: int | None, verb: str = "kept") -> tuple[in
         return "none", None
     number, rejected = read_field("d_cq", value, kept=kept if kept is not None else 0)
     if rejected:
-        rejected = (rejected.rsplit("; ", 1)[0] + f", or none (q projected from x directly); {verb} "
-                    f"d_cq={show_value(kept) if kept is not None else 'none'}")
+        rejected = rejected.rsplit("; ", 1)[0] + LATENT_NONE.format(verb=verb, kept=show_value(kept) if kept is not None
+                                                                    else "none")
     return number, rejected
 
 
@@ -354,8 +351,7 @@ def preset_of(config: Config) -> str:
     """The preset with this model (d, h, L, V, T_max, tie, the recipe, the mixture of experts, the window and Gemma's
     or gpt-oss's extras; any B and T, either attention), or "custom"."""
     for name, preset in PRESETS.items():
-        if all(getattr(preset, k) == getattr(config, k)
-               for k in (*PRESET_MODEL, *PRESET_RECIPE, *MOE_FIELDS, *EXTRA_FIELDS)):
+        if all(getattr(preset, k) == getattr(config, k) for k in PRESET_MATCH):
             return name
     return CUSTOM
 

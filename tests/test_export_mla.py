@@ -18,7 +18,8 @@ import pytest
 from app.budget import shown
 from app.changes_card import changes_groups, changes_html
 from app.export.cli import add_arguments
-from app.export.spec import ALL_FIELDS
+from app.export.page import build_document
+from app.export.spec import ALL_FIELDS, widget_table
 from app.shapes import shape_rows
 from model import PRESETS, Config, budget, trace
 from model.changes import changes
@@ -292,3 +293,17 @@ def test_a_deepseek_v2_config_json_writes_its_page(chromium, tmp_path: Path, cap
             (table,) = js(p, "shapeRows", [[mla_js(c), "bf16", x]])
             assert [(r["name"], r.get("shape", "")) for r in table["rows"]] == \
                 [(r.name, r.shape) for r in shape_rows(trace(c, "bf16"), 1, x)]
+
+
+def test_every_control_is_in_the_widget_table(page_file: Path) -> None:
+    """page.js main reads and pushControls writes the page's controls by `spec.widget_table`: every widget wired to
+    the callback (the training and inference cards' aside, read by their sections) is in it, and each entry names a
+    widget of a page that has every control (latent attention's and a mixture of experts' page)."""
+    doc = build_document(DEEPSEEK, "bf16")
+    names = {m.name for m in doc.models if m.name}
+    wired = {m.name for m in doc.models if m.name and m.js_property_callbacks
+             and not m.name.startswith(("train_", "infer_"))}
+    table = widget_table()
+    assert wired <= set(table), wired - set(table)
+    assert set(table) <= names, set(table) - names
+    assert all(table[n]["kind"] == "label" for n in set(table) - wired)  # the names of h and T_max, written only

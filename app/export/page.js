@@ -7,6 +7,10 @@
 // MEMORY_ALL_FNS, TRAIN_WINDOW_FNS; latent attention's TRAIN_MLA_FNS) and `return main(cb_obj);`.
 // Every function here mirrors a Python one, named in its comment; tests run both on the same inputs in Chromium
 // (latent attention's settleMla, readLatent and extraKey: tests/test_export_mla.py).
+// The controls are data, S.widgets (spec.widget_table: each one's kind, property, field and symbol), read by main's
+// ASK and written by pushControls' SHOWN, one function per kind (test_export_mla.py::
+// test_every_control_is_in_the_widget_table); the rules' sentences and tables are model/rules.py's and
+// model/config.py's.
 // Whole numbers are BigInt where formulas are exact, so (B, h, T, T) element counts stay exact beyond 2**53.
 
 // Twins of the markup (the budget card, the shapes table, the changes card): the markup itself is data, app/templates.py's
@@ -137,13 +141,9 @@ function divisors(n) {  // config.divisors
   return small.concat(large.reverse());
 }
 
-function snapHeads(d, h) {  // config.snap_heads: the divisor of d nearest h, ties to the smaller
-  let best = null;
-  for (const k of divisors(d)) {
-    if (best === null || Math.abs(k - h) < Math.abs(best - h)) best = k;
-  }
-  return best;
-}
+const nearest = (ks, h) => ks.reduce((b, k) => (Math.abs(k - h) < Math.abs(b - h) ? k : b));  // ks ascending: ties
+// go to the smaller, as config.snap_heads and rules._settle_heads pick
+const snapHeads = (d, h) => nearest(divisors(d), h);  // config.snap_heads: the divisor of d nearest h
 
 const message = (kind, values) => fill(S.messages[kind], Object.fromEntries(
   Object.entries(values).map(([k, v]) => [k, typeof v === "number" || typeof v === "bigint" ? thousands(v)
@@ -195,17 +195,12 @@ function blockKinds(c) {  // Config.block_kinds: each block's kind, "dense" or "
 const distinctKinds = (c) => [...new Set(blockKinds(c))];  // config.distinct_kinds
 
 function normalize(c) {  // Config.__post_init__: a default written out is the default (None)
-  if (c.kv_heads === c.h) c.kv_heads = null;
-  if (c.head_dim != null && c.d % c.h === 0 && c.head_dim === c.d / c.h) c.head_dim = null;
-  if (c.ff_dim === defaultFf(c)) c.ff_dim = null;
-  if (c.shared_dim != null && c.shared_dim === c.expert_dim) c.shared_dim = null;
-  if (c.query_scale === dHead(c)) c.query_scale = null;
+  const written = {kv_heads: c.h, head_dim: c.d % c.h ? null : c.d / c.h, ff_dim: defaultFf(c),
+                   shared_dim: c.expert_dim, query_scale: dHead(c)};  // its (name, default) pairs
+  for (const [f, v] of Object.entries(written)) if (c[f] === v) c[f] = null;
   if (isMoe(c) && !blockKinds(c).includes("dense")) c.ff_dim = null;  // no dense MLP anywhere: d_ff is no part of it
   if (c.sinks && c.attention === "fused") throw new Error(S.sinks_fused);  // Config.__post_init__ (_check_oss)
-  if (c.positions === "rope" && !isMla(c) && dHead(c) % 2) {
-    throw new Error(`d_head=${dHead(c)} is odd: RoPE rotates pairs of features, so d_head must be even `
-                    + "(set head_dim, or pick h so that d / h is even)");  // Config.__post_init__
-  }
+  if (c.positions === "rope" && !isMla(c) && dHead(c) % 2) throw new Error(fill(S.odd_d_head, {d_head: dHead(c)}));
   return c;
 }
 
@@ -215,8 +210,8 @@ function settleHeads(c, note) {  // rules._settle_heads
   if (h !== asked) note("h", {asked, h, d});
   if (c.positions === "rope" && (d / h) % 2) {
     const even = divisors(d).filter((k) => (d / k) % 2 === 0);
-    if (!even.length) throw new Error(`d=${thousands(d)} is odd: RoPE needs an even d_head = d / h, so d must be even (or set d_head)`);
-    h = even.reduce((b, k) => (Math.abs(k - asked) < Math.abs(b - asked) || (Math.abs(k - asked) === Math.abs(b - asked) && k < b) ? k : b));
+    if (!even.length) throw new Error(message("odd_d", {d}));
+    h = nearest(even, asked);
     note("h_even", {asked, h});
   }
   c.h = h;
@@ -226,7 +221,7 @@ const inUse = (c, symbol) => ({h: c.h, h_kv: hKv(c), T: c.T, d_ff: dFf(c), d_hea
                                d_expert: c.expert_dim, ...Object.fromEntries(Object.entries(S.mla_symbols).map(([f, sym]) => [sym, c[f]]))}[symbol]);  // Config's value of a symbol
 
 function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes: [cfg, notes {kind, text, about}]
-  const cfg = Object.fromEntries(S.all_fields.map((f) => [f, asked[f] ?? S.recipe_defaults[f] ?? S.moe_defaults[f] ?? S.extra_defaults[f] ?? null]));
+  const cfg = Object.fromEntries(S.all_fields.map((f) => [f, asked[f] ?? S.field_defaults[f] ?? null]));
   const notes = [];
   const note = (kind, values) => {
     const base = message(kind, values);
@@ -263,7 +258,7 @@ function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes
   return [normalize(cfg), notes];
 }
 
-function settleMla(c, note) {  // rules._settle_mla (S.mla_without, S.mla_none: model.config.MLA_WITHOUT, rules.MLA_NONE)
+function settleMla(c, note) {  // rules._settle_mla (S.mla_sets, S.mla_none: rules.MLA_SETS, MLA_NONE)
   const R = c.rope_dim;
   if (R != null && R % 2) {
     const hi = S.bounds.d_R[1];
@@ -272,16 +267,12 @@ function settleMla(c, note) {  // rules._settle_mla (S.mla_without, S.mla_none: 
   }
   const [r, nope, v] = [c.rope_dim, c.nope_dim, c.value_dim];
   if (r == null || nope == null || v == null) return;
-  if (c.kv_heads != null) { note("mla_kv", {asked: c.kv_heads, d_c: c.latent_dim, h: c.h}); c.kv_heads = null; }
-  if (c.head_dim != null) { note("mla_head", {asked: c.head_dim, d_head: nope + r, d_v: v}); c.head_dim = null; }
-  if (c.attention !== "eager") { note("mla_eager", {d_head: nope + r, d_v: v}); c.attention = "eager"; }
-  if (c.positions !== "rope") { note("mla_rope", {d_R: r}); c.positions = "rope"; }
-  for (const [name, none] of Object.entries(S.mla_none)) {
-    if (c[name] !== S.mla_without[name]) {
-      note("mla_without", {name, asked: c[name], none});
-      c[name] = S.mla_without[name];
-      if (name === "window") c.full_layers = [];
-    }
+  const widths = {d_c: c.latent_dim, h: c.h, d_head: nope + r, d_v: v, d_R: r};
+  for (const [name, [to, kind]] of Object.entries(S.mla_sets)) {
+    if (c[name] === to) continue;
+    note(kind, {...widths, name, asked: c[name], none: S.mla_none[name]});
+    c[name] = to;
+    if (name === "window") c.full_layers = [];
   }
 }
 
@@ -336,15 +327,14 @@ function readField(name, value, kept) {  // rules.read_field: [whole number or n
 function readLatent(name, value, kept) {  // rules.read_latent: d_cq, or "none" (q projected from x directly)
   if (typeof value === "string" && pyStrip(value).toLowerCase() === "none") return ["none", null];
   const [n, bad] = readField(name, value, kept ?? 0);
-  return [n, bad && `${bad.split("; ").slice(0, -1).join("; ")}, or none (q projected from x directly); kept d_cq=${kept == null ? "none" : thousands(kept)}`];
+  const none = fill(S.latent_none, {verb: "kept", kept: kept == null ? "none" : thousands(kept)});  // rules.LATENT_NONE
+  return [n, bad && bad.split("; ").slice(0, -1).join("; ") + none];
 }
 
-function presetOf(cfg) {  // rules.preset_of
-  for (const [name, p] of Object.entries(S.presets)) {
-    if (S.preset_model.every((k) => p[k] === cfg[k]) && S.preset_recipe.every((k) => p[k] === (cfg[k] ?? S.recipe_defaults[k]))
-        && [...S.moe_fields, ...S.extra_fields].every((k) => JSON.stringify(p[k]) === JSON.stringify(cfg[k] ?? S.moe_defaults[k] ?? S.extra_defaults[k] ?? null))) return name;
-  }
-  return S.custom;
+function presetOf(cfg) {  // rules.preset_of (S.preset_match: rules.PRESET_MATCH)
+  const value = (k) => JSON.stringify(cfg[k] ?? S.field_defaults[k] ?? null);
+  const same = (p) => S.preset_match.every((k) => JSON.stringify(p[k]) === value(k));
+  return Object.keys(S.presets).find((name) => same(S.presets[name])) ?? S.custom;
 }
 
 function sliderRange(name, value, T_max) {  // words.slider_range
@@ -375,8 +365,7 @@ function fieldNames(c) {  // words.field_names: the names under h and T_max
   return Object.fromEntries(Object.entries(S.short_when).map(([f, [when, name]]) => [f, holds[when] ? name : S.short[f]]));
 }
 
-const fieldLabel = (f, name) => `<div title="${esc(f)}: ${esc(S.docs[f])}"><b class="sym">${esc(f)}</b>`
-  + `<div class="muted name">${esc(name)}</div></div>`;  // page.field_label
+const fieldLabel = (f, name) => fillHtml(S.html.field_label, {field: f, doc: S.docs[f], name});  // page.field_label
 
 // ---- lines: model.budget(cfg).lines and model.trace(cfg, dtype).lines -------------------------------------------
 function symbols(cfg, exact) {  // Config.symbols() (h_kv and d_ff always: GPT-2's formulas do not use them)
@@ -933,53 +922,41 @@ function push(model, prop, value) {  // write a widget without reacting to the e
   if (model[prop] !== value) model[prop] = value;
 }
 
-function pushSlider(slider, start, end, step, value) {  // one batched change, so the range never clamps the value
+const isEcho = (model, prop) => ST.pushed[`${model.name}.${prop}`] === model[prop];
+
+const boxValue = (c, w) => (w.symbol === w.field ? c[w.field] : inUse(c, w.symbol));  // sizes_view: the value in use
+
+const SHOWN = {  // what a control of each kind (S.widgets: spec.widget_table) shows for c: controls.controls_view
+  set: (w, c) => c[w.field],
+  label: (w, c) => fieldLabel(w.field, fieldNames(c)[w.field]),  // words.field_names: the recipe renames h and T_max
+  box: (w, c) => thousands(boxValue(c, w)),
+  latent: (w, c) => (c[w.field] == null ? "none" : thousands(c[w.field])),  // d_cq: none, q projected from x directly
+  recipe: (w, c) => recipeOf(c),
+  moe: (w, c) => (isMoe(c) ? "moe" : "dense"),
+  preset: (w, c) => Object.keys(S.preset_labels).find((k) => S.preset_labels[k] === presetOf(c)),
+};
+
+function pushSlider(slider, cfg, f) {  // controls._field_view, in one batched change: the range never clamps the value
+  const divs = f === "h" ? divisors(cfg.d) : null;  // h walks the divisors of d: its positions are their indices
+  const [start, end, step] = divs ? [0, Math.max(1, divs.length - 1), 1] : sliderRange(f, cfg[f], cfg.T_max);
+  const value = divs ? Math.max(0, divs.indexOf(cfg.h)) : cfg[f];
   ST.pushed[`${slider.name}.value`] = value;
   if (slider.start !== start || slider.end !== end || slider.step !== step || slider.value !== value) {
     slider.setv({start, end, step, value});
   }
+  if (divs && slider.disabled !== (divs.length === 1)) slider.disabled = divs.length === 1;
 }
 
-const isEcho = (model, prop) => ST.pushed[`${model.name}.${prop}`] === model[prop];
-
-function pushControls(cfg, notes) {
-  for (const f of S.int_fields) {
-    const slider = W[f], box = W[`${f}_input`];
-    if (f === "h") {
-      const divs = divisors(cfg.d);
-      pushSlider(slider, 0, Math.max(1, divs.length - 1), 1, Math.max(0, divs.indexOf(cfg.h)));
-      if (slider.disabled !== (divs.length === 1)) slider.disabled = divs.length === 1;
-    } else {
-      const [start, end, step] = sliderRange(f, cfg[f], cfg.T_max);
-      pushSlider(slider, start, end, step, cfg[f]);
-    }
-    push(box, "value", thousands(cfg[f]));
+function pushControls(cfg, notes) {  // every control of S.widgets the page has, as controls_view shows it
+  const holds = {dense: blockKinds(cfg).includes("dense"), not_mla: !isMla(cfg), mla: isMla(cfg), moe: isMoe(cfg)};
+  for (const [name, w] of Object.entries(S.widgets)) {
+    if (W[name] === undefined) continue;  // the MLP's switch and boxes, latent attention's: on their pages only
+    if (w.when !== null) push(W[name], "visible", holds[w.when]);
+    if (w.kind === "slider") pushSlider(W[name], cfg, w.field);
+    else if (w.kind in SHOWN && (w.when === null || holds[w.when])) push(W[name], w.prop, SHOWN[w.kind](w, cfg));
   }
-  for (const [f, name] of Object.entries(fieldNames(cfg))) push(W[`${f}_label`], "text", fieldLabel(f, name));
-  push(W.tie, "active", cfg.tie);
-  push(W.recipe, "value", recipeOf(cfg));
-  for (const f of Object.keys(S.choices)) push(W[f], "value", cfg[f]);
-  push(W.qk_norm, "active", cfg.qk_norm);
-  const inUse = {ff_dim: dFf(cfg), kv_heads: hKv(cfg), head_dim: dHead(cfg)};
-  for (const f of Object.keys(S.optional)) push(W[`opt_${f}`], "value", thousands(inUse[f]));
-  for (const f of ["kv_heads", "head_dim"]) push(W[`opt_${f}`], "visible", !isMla(cfg));  // latent attention: h_kv = h, d_head = d_nope + d_R
-  for (const f of Object.keys(W.opt_latent_dim ? S.mla_symbols : {})) {  // a latent attention's page: its widths where the model has it
-    push(W[`opt_${f}`], "visible", isMla(cfg));
-    if (isMla(cfg)) push(W[`opt_${f}`], "value", cfg[f] == null ? "none" : thousands(cfg[f]));
-  }
-  push(W.opt_ff_dim, "visible", blockKinds(cfg).includes("dense"));  // every block MoE: d_ff is no part of the model
-  if (W.moe) {  // a mixture of experts' page: the MLP's switch, and its boxes where the model is one
-    push(W.moe, "value", isMoe(cfg) ? "moe" : "dense");
-    for (const f of Object.keys(S.moe_sizes)) {
-      push(W[`opt_${f}`], "visible", isMoe(cfg));
-      if (isMoe(cfg)) push(W[`opt_${f}`], "value", thousands(cfg[f]));
-    }
-  }
-  const name = presetOf(cfg);
-  push(W.preset, "value", Object.keys(S.preset_labels).find((k) => S.preset_labels[k] === name));
-  const extras = S.extras_lines[extrasOf(cfg)];  // Gemma's or gpt-oss's extras in words (families.extras_line)
-  W.status.text = (notes.length ? notes.map((n) => `<div class="status"><span class="n">⚠</span> ${esc(n)}</div>`).join("")
-    : `<div class="status muted">${esc(statusRules(cfg))}</div>`) + (extras ? `<div class="status muted">${esc(extras)}</div>` : "");
+  W.status.text = fillHtml(S.html.status, {notes: notes.map((text) => ({text})), rules: statusRules(cfg),
+                                          extras: S.extras_lines[extrasOf(cfg)] ?? ""});  // families.extras_line
 }
 
 function ariaLabel(model, selector, label) {  // name an element inside a widget's view for screen readers
@@ -987,20 +964,15 @@ function ariaLabel(model, selector, label) {  // name an element inside a widget
   for (const el of view?.shadow_el?.querySelectorAll(selector) ?? []) el.setAttribute("aria-label", label);
 }
 
-function renderUncovered(cfg) {  // a model this page does not carry: every card says so, with the export command
-  const notice = noticeHtml(uncoveredText(cfg));
-  W.head.text = notice;
-  for (const name of ["lines", "captions", "train_lines", "train_legend"]) W[name].text = "";
-  W.shapes.text = notice;
-  W.train_head.text = notice;
+function render(cfg) {  // every card; where this page does not carry the model, each card says so (the export command)
+  W.shapes_title.text = S.shapes_titles[cfg.attention];  // its intro says what this attention makes
   W.changes.text = changesCardHtml(cfg, ST.dtype);
   renderInfer(cfg);
-}
-
-function render(cfg) {
-  W.shapes_title.text = S.shapes_titles[cfg.attention];  // its intro says what this attention makes
-  if (!covered(cfg, ST.dtype)) return renderUncovered(cfg);
-  W.changes.text = changesCardHtml(cfg, ST.dtype);
+  if (!covered(cfg, ST.dtype)) {
+    for (const name of ["head", "shapes", "train_head"]) W[name].text = noticeHtml(uncoveredText(cfg));
+    for (const name of ["lines", "captions", "train_lines", "train_legend"]) W[name].text = "";
+    return;
+  }
   const lines = budgetLines(cfg);
   const byKey = Object.fromEntries(lines.map((x) => [x.key, x]));
   W.head.text = headlineHtml(byKey);
@@ -1012,7 +984,6 @@ function render(cfg) {
   const {rows, scale, legend} = shapeRows(cfg, ST.dtype, ST.expanded);
   W.shapes.text = tableHtml(rows, ST.dtype, scale, memoryLines(cfg, ST.dtype), legend);
   renderTrain(cfg);
-  renderInfer(cfg);
 }
 
 function update(rejected, changed = S.all_fields) {  // ExplorerState._settle; changed null: no field (dtype, listing)
@@ -1034,6 +1005,30 @@ function update(rejected, changed = S.all_fields) {  // ExplorerState._settle; c
   if (key !== ST.key) { ST.key = key; render(cfg); }
 }
 
+function askBox(w, obj, rejected) {  // a box's text: rules.read_field (read_latent for d_cq), by its field's symbol
+  const [v, bad] = (w.kind === "latent" ? readLatent : readField)(w.symbol, obj.value ?? "", boxValue(ST.cfg, w));
+  if (v === null) { if (bad) rejected.push(bad); return []; }  // no field changed
+  ST.asked[w.field] = v === "none" ? null : v;
+}
+
+const ASK = {  // what a control of each kind (S.widgets) asks for: app/controls.py Controls.ask
+  slider: (w, obj) => {
+    const divs = divisors(ST.cfg.d);  // h's slider walks the divisors of d
+    ST.asked[w.field] = w.field === "h" ? divs[Math.min(obj.value, divs.length - 1)] : obj.value;
+  },
+  set: (w, obj) => { ST.asked[w.field] = obj[w.prop]; },  // a switch or a checkbox
+  box: askBox,
+  latent: askBox,
+  preset: (w, obj) => {  // "custom" describes a state: nothing to apply
+    const p = S.presets[S.preset_labels[obj.value]];
+    for (const k of p ? S.preset_asks : []) ST.asked[k] = p[k];
+  },
+  recipe: (w, obj) => { if (obj.value !== "custom") Object.assign(ST.asked, recipeFields(obj.value, ST.cfg.h)); },
+  moe: (w, obj) => { Object.assign(ST.asked, moeFields(ST.cfg, obj.value === "moe")); },
+  dtype: (w, obj) => { ST.dtype = Object.keys(S.dtypes)[obj.active]; },
+  expanded: (w, obj) => { ST.expanded = obj.active; },
+};
+
 function main(obj) {
   if (ST.asked === null || !obj || typeof obj.name !== "string") {  // document_ready: the starting configuration
     ST.asked = Object.fromEntries(S.all_fields.map((f) => [f, S.initial[f]]));
@@ -1041,9 +1036,8 @@ function main(obj) {
     ST.setup = {...S.initial_train};
     [ST.notes, ST.said, ST.trainSaid] = [[], [], []];
     pushTrain(ST.setup, []);
-    for (const f of S.int_fields) {
-      ariaLabel(W[f], ".noUi-handle", `${f}: ${S.docs[f]}`);
-      ariaLabel(W[`${f}_input`], "input", `${f}: ${S.docs[f]}`);
+    for (const [name, w] of Object.entries(S.widgets)) {
+      if (w.aria) ariaLabel(W[name], w.aria, `${w.field}: ${S.docs[w.field]}`);
     }
     window.__ts = {thousands, sig3, fmtParams, fmtFlops, fmtBytes, fmtPercent, fmtValue, fmtShort, settle, outOfRange, presetOf,
                    sliderRange, rulesLine, statusRules, fieldNames, fieldLabel, settleNotes, news, readField, decimal,
@@ -1054,57 +1048,14 @@ function main(obj) {
                    moeFields};
     return update([]);
   }
-  const name = obj.name, rejected = [];
-  let changed = S.all_fields;
+  const name = obj.name, w = S.widgets[name];
   if (name.startsWith("infer_")) return renderInfer(ST.cfg);  // a menu of the inference card
   if (name.startsWith("train_")) {
     if (isEcho(obj, ["train_optimizer", "train_zero", "train_recompute"].includes(name) ? "active" : "value")) return;
     return trainChanged(obj);
   }
-  if (name === "preset") {
-    if (isEcho(obj, "value")) return;
-    const chosen = S.preset_labels[obj.value];
-    if (chosen !== undefined && chosen !== S.custom) {
-      const p = S.presets[chosen];
-      for (const k of [...S.preset_sets, ...S.recipe_fields, ...S.moe_fields, ...S.extra_fields]) ST.asked[k] = p[k];
-    }
-  } else if (name === "recipe") {
-    if (isEcho(obj, "value")) return;
-    if (obj.value !== "custom") Object.assign(ST.asked, recipeFields(obj.value, ST.cfg.h));
-    changed = [...S.recipe_fields, ...Object.keys(S.mla_symbols)];  // GPT-2's leaves latent attention
-  } else if (name in S.choices) {  // a switch: norm, positions, mlp, bias, attention
-    if (isEcho(obj, "value")) return;
-    ST.asked[name] = obj.value;
-    changed = [name];
-  } else if (name === "moe") {  // the MLP's switch: dense, or a mixture of experts
-    if (isEcho(obj, "value")) return;
-    Object.assign(ST.asked, moeFields(ST.cfg, obj.value === "moe"));
-    changed = S.moe_fields;
-  } else if (name === "qk_norm") {
-    if (isEcho(obj, "active")) return;
-    ST.asked.qk_norm = obj.active;
-    changed = [name];
-  } else if (name.startsWith("opt_") || name.endsWith("_input")) {  // a box's text: rules.read_field
-    if (isEcho(obj, "value")) return;
-    const f = name.startsWith("opt_") ? name.slice(4) : name.slice(0, -"_input".length);
-    const sym = S.optional[f] ?? S.moe_sizes[f] ?? S.mla_symbols[f] ?? f;  // d_ff, h_kv, d_head, E, k, d_expert, d_c, …: by their symbols
-    const [v, bad] = (f === "q_latent_dim" ? readLatent : readField)(sym, obj.value ?? "", sym !== f ? inUse(ST.cfg, sym) : ST.cfg[f]);
-    if (v !== null) { ST.asked[f] = v === "none" ? null : v; changed = [f]; }
-    else { if (bad) rejected.push(bad); changed = []; }
-  } else if (name === "tie") {
-    if (isEcho(obj, "active")) return;
-    ST.asked.tie = obj.active;
-    changed = [name];
-  } else if (name === "dtype") {
-    ST.dtype = Object.keys(S.dtypes)[obj.active];
-    changed = null;
-  } else if (name === "expanded") {
-    ST.expanded = obj.active;
-    changed = null;
-  } else if (S.int_fields.includes(name)) {
-    if (isEcho(obj, "value")) return;
-    ST.asked[name] = name === "h" ? divisors(ST.cfg.d)[Math.min(obj.value, divisors(ST.cfg.d).length - 1)] : obj.value;
-    changed = [name];
-  }
-  return update(rejected, changed);
+  if (w === undefined) return update([]);
+  if (isEcho(obj, w.prop)) return;
+  const rejected = [];
+  return update(rejected, ASK[w.kind](w, obj, rejected) ?? w.changes);  // the fields it set (null: none)
 }

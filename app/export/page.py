@@ -38,6 +38,7 @@ from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATU
 from ..words import CHINCHILLA_RULE, MOE_SWITCH_DOC, SHORT, SHORT_WHEN, TAGLINE, TRAIN_NOTES, TRAIN_TITLE, shapes_title_html
 from ..words import TRAIN_CONTROLS as C
 from ..changes_card import TITLE as CHANGES_TITLE
+from ..templates import TEMPLATES, fill_html
 from .spec import PAGE_MOE_SIZES, lines_js, page_spec, static_spec
 
 PAGE_TITLE = "Transformer Shapes"
@@ -85,8 +86,7 @@ def _sheet(*css: str) -> InlineStyleSheet:
 def field_label(field: str, name: str) -> str:
     """A field's label: its symbol and the name under it (page.js writes it again where the recipe renames h and
     T_max, `app.words.field_names`)."""
-    return (f'<div title="{html.escape(field)}: {html.escape(FIELD_DOCS[field])}"><b class="sym">{html.escape(field)}'
-            f'</b><div class="muted name">{html.escape(name)}</div></div>')
+    return fill_html(TEMPLATES["field_label"], {"field": field, "doc": FIELD_DOCS[field], "name": name})
 
 
 def _field(field: str, label_css: InlineStyleSheet) -> tuple[Slider, TextInput, Div, object]:

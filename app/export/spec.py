@@ -18,10 +18,9 @@ from model import units
 from model.budgeting import CHART, CHART_NOTE, GROUPS, chart, chart_note
 from model.changes import (LATENT_ORDER_NOTE, MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, WINDOW_ORDER_NOTE, changes,
                            title_key, title_values)
-from model.config import (ATTN_LABELS, DEFAULTS, SINKS_FUSED, FIELDS, INT_FIELDS, KIND_LABELS, MLA_DEFAULTS, MLA_SYMBOLS,
-                          MLA_WITHOUT, MODEL_CHOICES as CHOICES, MOE_DEFAULTS,
-                          MOE_FIELDS, MOE_SYMBOLS,
-                          OPTIONAL_SYMBOLS, PAGE_FIELDS, RECIPE_DOCS, RECIPE_FIELDS, snap_heads)
+from model.config import (ATTN_LABELS, DEFAULTS, FIELDS, INT_FIELDS, KIND_LABELS, MLA_DEFAULTS, MLA_FIELDS, MLA_SYMBOLS,
+                          MODEL_CHOICES as CHOICES, MOE_DEFAULTS, MOE_FIELDS, MOE_SYMBOLS, ODD_D_HEAD, OPTIONAL_SYMBOLS,
+                          PAGE_FIELDS, RECIPE_DOCS, RECIPE_FIELDS, SINKS_FUSED, snap_heads)
 from model.families import (KV_GROUP, extras_line, MOE_START, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels,
                             recipe_fields)
 from model.cli import attention_flag, moe_flag
@@ -33,7 +32,8 @@ from model.notation import dims
 from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model import numbers
-from model.rules import CUSTOM, EXTRA_FIELDS, MESSAGES, MLA_NONE, preset_of, NOTE_ABOUT, NOTE_FIELD, PRESET_MODEL, PRESET_RECIPE, PRESET_SETS, RULES
+from model.rules import (CUSTOM, EXTRA_FIELDS, LATENT_NONE, MESSAGES, MLA_NONE, MLA_SETS, NOTE_ABOUT, NOTE_FIELD,
+                         PRESET_ASKS, PRESET_MATCH, RULES, preset_of)
 from model.tensor_notation import BLOCK_PREFIX
 from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS, window_text
 from model.train_report import MAX_B_WORDS, SECTIONS, human
@@ -65,6 +65,48 @@ ALL_FIELDS = (*PAGE_FIELDS, *MOE_FIELDS, *EXTRA_FIELDS)  # a page's configuratio
 # A mixture of experts' page has the MLP's switch (dense or MoE) and boxes for these fields, by their symbols; its
 # shared experts and which blocks are MoE stay the exported model's (their pass structures are the page's size).
 PAGE_MOE_SIZES = {f: MOE_SYMBOLS[f] for f in ("experts", "top_k", "expert_dim")}
+
+
+# Where a box shows (app/controls.py sizes_view hides the others): d_ff where some block is dense, h_kv and d_head
+# but with latent attention, a mixture of experts' sizes and latent attention's widths where the model has them.
+BOX_WHEN = {"ff_dim": "dense", "kv_heads": "not_mla", "head_dim": "not_mla", **{f: "moe" for f in PAGE_MOE_SIZES},
+            **{f: "mla" for f in MLA_SYMBOLS}}
+
+
+# The fields a change of these controls sets (app/state.py): a preset every one (`PRESET_ASKS` and what they
+# decide), the recipe its fields (GPT-2's leaves latent attention), the MLP's switch the mixture of experts'; the
+# dtype and the listing none (None: the model is as it was).
+CHANGES = {"preset": list(ALL_FIELDS), "recipe": [*RECIPE_FIELDS, *MLA_FIELDS], "moe": list(MOE_FIELDS),
+           "dtype": None, "expanded": None}
+
+
+def widget_table() -> dict[str, dict]:
+    """The page's controls by their widgets' names (app/export/page.py names them), as page.js main reads and
+    pushControls writes them: each one's kind, the property that holds its value, the field it sets, the symbol a
+    box reads by, where it shows (`BOX_WHEN`) and, for a field's slider and box, the element page.js names for screen
+    readers ("aria"). Kinds: "slider" (h's walks the divisors of d), "box" (text in `model.numbers`' grammar within
+    its symbol's bounds; "latent": d_cq, or none), "label" (a field's name), "set" (a switch's choice, a checkbox),
+    "preset", "recipe", "moe" (the MLP's switch), "dtype" and "expanded" (no field); and the fields a change sets
+    (`CHANGES`, else its own field: app/state.py ExplorerState's), as `model.rules.news` weighs them."""
+    def control(kind: str, prop: str = "value", field: str | None = None, symbol: str | None = None) -> dict:
+        changes = CHANGES.get(kind, [field])
+        return {"kind": kind, "prop": prop, "field": field, "symbol": symbol, "when": BOX_WHEN.get(field),
+                "changes": changes}
+
+    boxes = {**OPTIONAL_SYMBOLS, **PAGE_MOE_SIZES, **MLA_SYMBOLS}
+    return {**{f: {**control("slider", field=f), "aria": ".noUi-handle"} for f in INT_FIELDS},
+            **{f"{f}_input": {**control("box", field=f, symbol=f), "aria": "input"} for f in INT_FIELDS},
+            **{f"{f}_label": control("label", "text", f) for f in SHORT_WHEN},  # the recipe renames h and T_max
+            **{k: control(k) for k in ("preset", "recipe", "moe")}, "tie": control("set", "active", "tie"),
+            **{f: control("set", field=f) for f in CHOICES}, "qk_norm": control("set", "active", "qk_norm"),
+            **{f"opt_{f}": control("latent" if f == "q_latent_dim" else "box", field=f, symbol=sym)
+               for f, sym in boxes.items()},
+            "dtype": control("dtype", "active"), "expanded": control("expanded", "active")}
+
+
+def _extra_defaults() -> dict:
+    """Config's defaults of the window's, Gemma's, gpt-oss's and latent attention's fields."""
+    return {f: getattr(Config(B=1, T=1, d=1, h=1, L=1, V=1, T_max=1), f) for f in EXTRA_FIELDS}
 
 
 def _fields(cfg: Config) -> dict:
@@ -373,18 +415,19 @@ def _static_spec() -> dict:
                                                  *MLA_SYMBOLS.values())},
         "all_fields": list(ALL_FIELDS), "recipe_fields": list(RECIPE_FIELDS), "recipe_defaults": DEFAULTS,
         "moe_fields": list(MOE_FIELDS), "moe_defaults": MOE_DEFAULTS, "moe_flags": {f: moe_flag(f) for f in MOE_FIELDS},
-        "moe_sizes": PAGE_MOE_SIZES, "moe_start": MOE_START,  # a mixture of experts' page: the MLP's switch and boxes
+        "moe_start": MOE_START,  # a mixture of experts' page: what its MLP's switch sets
         # the window's and Gemma's and gpt-oss's fields (a preset's, or the exported model's: no switch sets them) and
         # those of them that name a part of memory.structure_key, in its order (each names its field)
         "extra_fields": list(EXTRA_FIELDS), "extra_keys": [*GEMMA_KEYS, *OSS_KEYS, "latent_dim", "window"],  # latent_dim:
         # "mla_q" or "mla" (page.js extraKey)
         # latent attention's page: its boxes by their symbols, and the rules that drop what it is modelled without
         "extra_flags": {f: attention_flag(f) for f in EXTRA_FIELDS},  # the command line's (page.js modelOptions)
-        "mla_symbols": MLA_SYMBOLS, "mla_defaults": MLA_DEFAULTS, "mla_without": MLA_WITHOUT, "mla_none": MLA_NONE,
+        "mla_symbols": MLA_SYMBOLS, "mla_defaults": MLA_DEFAULTS, "mla_none": MLA_NONE, "mla_sets": MLA_SETS,
         "window_texts": window_texts(), "attn_labels": ATTN_LABELS,  # the shapes table's headings of a windowed model
         "extras_lines": {n: extras_line(p) for n, p in PRESETS.items() if extras_line(p)},  # Gemma's, gpt-oss's
-        "sinks_fused": SINKS_FUSED,
-        "extra_defaults": {f: getattr(Config(B=1, T=1, d=1, h=1, L=1, V=1, T_max=1), f) for f in EXTRA_FIELDS},
+        "sinks_fused": SINKS_FUSED, "odd_d_head": ODD_D_HEAD, "latent_none": LATENT_NONE, "widgets": widget_table(),
+        "extra_defaults": _extra_defaults(),
+        "field_defaults": {**DEFAULTS, **MOE_DEFAULTS, **_extra_defaults()},  # Config's, where a page's asked has none
         "kind_labels": KIND_LABELS, "block_titles": {"one_kind": ONE_KIND, "some": SOME_BLOCKS, "one": ONE_BLOCK},
         "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
         "optional_bounds": {k: list(BOUNDS[v]) for k, v in OPTIONAL_SYMBOLS.items()}, "recipe_docs": RECIPE_DOCS,
@@ -395,8 +438,8 @@ def _static_spec() -> dict:
                     "other_dtype": OTHER_DTYPE, "uncovered": UNCOVERED},
         "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS}, "short": SHORT, "soft": {k: list(v) for k, v in SOFT.items()},
         "dtypes": dict(DTYPES), "dtype_class": DTYPE_CLASS, "presets": presets, "custom": CUSTOM,
-        "preset_labels": preset_labels(moe=True), "preset_model": list(PRESET_MODEL),
-        "preset_recipe": list(PRESET_RECIPE), "preset_sets": list(PRESET_SETS),
+        "preset_labels": preset_labels(moe=True), "preset_match": list(PRESET_MATCH),
+        "preset_asks": list(PRESET_ASKS),
         "messages": MESSAGES, "note_about": NOTE_ABOUT, "note_field": NOTE_FIELD, "rules": RULES, "hint": HINT,
         "short_when": SHORT_WHEN, "ones": list(ONES), "block_prefix": BLOCK_PREFIX,
         "number": {"pattern": numbers.PATTERN, "scales": numbers.SCALES, "max_chars": numbers.MAX_CHARS,
