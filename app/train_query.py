@@ -25,7 +25,7 @@ TRAIN_KEYS = ("D", "gpu", "gpu_peak", "gpu_memory", "mfu", "gpus", "price", "opt
 DEFAULT = TrainSetup()
 CUSTOM_START = GPUS[DEFAULT.gpu]  # a custom GPU starts from the default GPU's peak and memory
 MAX_VALUE_CHARS = 40
-_FIELD = {"gpu_peak": "peak_tflops", "gpu_memory": "memory_gib"}
+SETUP_FIELD = {"gpu_peak": "peak_tflops", "gpu_memory": "memory_gib"}  # a URL key -> its TrainSetup field, where they differ
 # the URL keys' choices and bounds (the exported page reads them too, app.export.spec); WHOLE_KEYS take whole numbers
 TRAIN_CHOICES = {"gpu": (*GPUS, CUSTOM_GPU), "optimizer": tuple(OPTIMIZERS), "recompute": RECOMPUTE,
                  "fit": tuple(FITS), "zero": ("0", "1", "2", "3")}
@@ -112,17 +112,17 @@ def settle_train(asked: Mapping[str, object], kept: TrainSetup = DEFAULT) -> tup
         else:
             value, why = number(key, raw)
             if why:
-                was = getattr(kept, _FIELD.get(key, key))
+                was = getattr(kept, SETUP_FIELD.get(key, key))
                 if key == "D" and was is None:
                     using = NOTICES["rule"]
-                elif key in _FIELD and was is None:
+                elif key in SETUP_FIELD and was is None:
                     using = NOTICES["start"].format(label=CUSTOM_START.label)
                 else:
                     using = NOTICES["kept"].format(key=key, was=link_number(was))
-                    fields[_FIELD.get(key, key)] = was
+                    fields[SETUP_FIELD.get(key, key)] = was
                 notes.append(NOTICES["using"].format(why=why, using=using))
                 continue
-            fields[_FIELD.get(key, key)] = value
+            fields[SETUP_FIELD.get(key, key)] = value
     gpu = fields.get("gpu", DEFAULT.gpu)
     if gpu == CUSTOM_GPU:
         fields.setdefault("peak_tflops", CUSTOM_START.peak_tflops)
@@ -159,4 +159,4 @@ def setup_items(setup: object, keys: tuple[str, ...], default: object,
 
 def train_items(setup: TrainSetup) -> list[tuple[str, str]]:
     """The URL items that reproduce `setup`: only the keys that differ from the default, in TRAIN_KEYS order."""
-    return setup_items(setup, TRAIN_KEYS, DEFAULT, _FIELD)
+    return setup_items(setup, TRAIN_KEYS, DEFAULT, SETUP_FIELD)

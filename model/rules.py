@@ -227,6 +227,7 @@ def _settle_mla(values: dict, note) -> None:
             if name == "window":  # no window: no blocks kept full beside it
                 values["full_layers"] = ()
 
+
 def news(notes: Iterable[Note], before: Iterable[Note], changed: Iterable[str]) -> list[str]:
     """The notices a change brings: each note that was not given before it, or is about a field it `changed`.
 

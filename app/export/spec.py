@@ -48,7 +48,7 @@ from model.infer_report import ELSEWHERE, GPU_CHOICES, KV_CHOICES, WEIGHT_CHOICE
 from ..changes_card import OTHER_DTYPE, SAME, UNCOVERED
 from ..infer_card import LINES_FRAME, headline_html, knee_html, line_rows
 from .cache import cached
-from ..train_query import (_FIELD, CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, NOTICES, ONE_GPU_ZERO, TRAIN_BOUNDS,
+from ..train_query import (SETUP_FIELD, CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, NOTICES, ONE_GPU_ZERO, TRAIN_BOUNDS,
                            TRAIN_CHOICES, TRAIN_KEYS, WHOLE_KEYS, number_words)
 
 from ..styles import BAR_INSIDE, BAR_SHARE, PART_COLOURS
@@ -389,7 +389,7 @@ def _training() -> dict:
         "bounds": {k: list(v) for k, v in TRAIN_BOUNDS.items()}, "whole": list(WHOLE_KEYS),
         "choices": {k: list(v) for k, v in TRAIN_CHOICES.items()}, "max_value_chars": MAX_VALUE_CHARS,
         "large_examples": numbers.LARGE_EXAMPLES, "one_gpu_zero": ONE_GPU_ZERO,
-        "notices": NOTICES, "field": _FIELD,  # page.js setupNumber and settleTrain; each number's words
+        "notices": NOTICES, "field": SETUP_FIELD,  # page.js setupNumber and settleTrain; each number's words
         "number_words": {k: number_words(*TRAIN_BOUNDS[k], k in WHOLE_KEYS) for k in TRAIN_BOUNDS},
         "moe": TRAIN_MOE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
         "phases": list(PHASES), "phase_symbols": PHASE_SYMBOLS,
