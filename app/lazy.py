@@ -129,8 +129,12 @@ class Deferred(pn.viewable.Viewer):
         self._doc = None  # the served page's document, once laid out
         self._asked: float | None = None  # when the page first asked for the card
 
+    def _unbuilt(self) -> bool:
+        """Its placeholder is still shown: laid out on a served page, the card not built yet."""
+        return self._box is not None and isinstance(self._box.objects[0], Reveal)
+
     def _reveal(self, event: param.parameterized.Event) -> None:
-        if not (event.new and self._box is not None and self._box.objects[0] is event.obj):
+        if not (event.new and self._unbuilt()):
             return  # built already
         if self._asked is None:
             self._asked = time.monotonic()
@@ -145,7 +149,7 @@ class Deferred(pn.viewable.Viewer):
             offload(self._prepare, lambda _: BUILDS.submit(doc, self._fill), doc=doc)
 
     def _fill(self) -> None:
-        if self._box is not None and isinstance(self._box.objects[0], Reveal):  # not built by an earlier ask
+        if self._unbuilt():  # not built by an earlier ask
             self._box.objects = [self._build()]
 
     def __panel__(self) -> pn.viewable.Viewable:

@@ -70,7 +70,10 @@ def _group_heading(trace: Trace, row, expanded: bool, per_block: dict[str, int])
         kind += w["kind"].format(label=ATTN_LABELS[cfg.attn_kinds[row.block]]) if window else ""
         return ShapeRow(kind="group", name=w["block"].format(b=row.block), label=w["of"].format(L=f"{L:,}") + kind)
     label = w["tensors"].format(n=per_block[row.kind])
-    label += w["window"]["moe" if moe else "dense"].format(window=window) if window else "" if moe else w["repeats"]
+    if window:  # which blocks slide
+        label += w["window"]["moe" if moe else "dense"].format(window=window)
+    elif not moe:
+        label += w["repeats"]
     if moe:
         return ShapeRow(kind="group", name=next(g.title for g in trace.groups if g.kind == row.kind), label=label)
     span = w["span_one"] if L == 1 else w["span"].format(last=L - 1)  # block 0 stands for all L blocks

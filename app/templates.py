@@ -128,7 +128,7 @@ TEMPLATES: dict[str, str] = {
     # app.training.legend_html: parts {label, colour} (app.words.PARTS), capacity (the GPU's line, "capacity")
     "train_legend": ('<div class="legend">{#parts}<span class="key"><i style="background:{colour}"></i>{label}</span>'
                      '{/parts}<span class="key"><i class="line"></i>{capacity}</span></div>'),
-    # app.training.capacity_data: the GPU's memory line (text: filled by str.format, page.js `fill`)
+    # app.training.capacity_label: the GPU's memory line (text: filled by str.format, page.js `fill`)
     "capacity": "memory of one {device}: {capacity}",
     # app.training.TrainingView: the card's notices, texts
     "warnings": '{#notes}<div class="warn">⚠ {text}</div>{/notes}',

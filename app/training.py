@@ -45,14 +45,15 @@ def memory_bars(p: Plan) -> list[dict]:
     train = {"weights": m.weights, "grads": m.grads, "optimizer": m.optimizer, "activations": m.activations,
              "transient": m.peak - m.total}
     serve = {"weights": p.serve_weights_bytes, "kv": p.kv_cache_bytes}
-    bars = [(key, row, {k: float(v) for k, v in parts.items()})
-            for key, row, parts in (("training", ROWS[1], train), ("serving", ROWS[0], serve))]
-    top = max(float(m.capacity), *(sum(parts.values()) for _, _, parts in bars))
-    return [{"key": key, "row": row, "total": units.nbytes(sum(parts.values())),
+    floats = [(key, row, {k: float(v) for k, v in parts.items()})
+              for key, row, parts in (("training", ROWS[1], train), ("serving", ROWS[0], serve))]
+    bars = [(key, row, parts, sum(parts.values())) for key, row, parts in floats]
+    top = max(float(m.capacity), *(total for *_, total in bars))
+    return [{"key": key, "row": row, "total": units.nbytes(total),
              "parts": [{"key": k, "label": label, "colour": colour, "text": units.nbytes(parts[k]),
                         "width": f"{100 * parts[k] / top:.4f}"} for k, label, colour in PARTS if parts.get(k)],
              "capacity": f"{100 * float(m.capacity) / top:.4f}"}  # the GPU's memory: a dashed line on each track
-            for key, row, parts in bars]
+            for key, row, parts, total in bars]
 
 
 def capacity_label(p: Plan) -> str:
