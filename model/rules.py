@@ -166,6 +166,13 @@ def settle_notes(asked: Mapping[str, int | bool], shown: Config | None = None,
             text += message("kept", asked=asked[field], name=symbol, shown=was)
         notes.append(Note(kind, text, NOTE_ABOUT[kind], base))
 
+    settle_values(values, note)
+    return Config(**values), notes
+
+
+def settle_values(values: dict, note) -> None:
+    """Every rule of the module docstring on `values` (the fields asked for; changed in place), each change said by
+    `note(kind, **fill)`; a d no Config takes raises ValueError. The exported page runs it compiled (app/export)."""
     if values.get("latent_dim") is not None:  # latent attention: d_head = d_nope + d_R, h_kv = h
         _settle_mla(values, note)
     elif values.get("head_dim") is None:  # d_head = d / h: h must divide d (and, with RoPE, leave d / h even)
@@ -185,7 +192,6 @@ def settle_notes(asked: Mapping[str, int | bool], shown: Config | None = None,
         else:
             note("context", T=values["T"], T_max=values["T_max"])
     _settle_window(values, note)
-    return Config(**values), notes
 
 
 def _settle_window(values: dict, note) -> None:
@@ -233,7 +239,7 @@ def news(notes: Iterable[Note], before: Iterable[Note], changed: Iterable[str]) 
 
     A rule that fires again on a later change (T asked beyond T_max while d moves) says nothing new."""
     said, changed = {n.base for n in before}, set(changed)
-    return [n.text for n in notes if n.base not in said or changed & set(n.about)]
+    return [n.text for n in notes if n.base not in said or any(f in changed for f in n.about)]
 
 
 def _settle_heads(values: dict, note) -> None:

@@ -6,8 +6,8 @@ Pure functions of numbers the model returns; nothing here computes a budget.
     ('124,439,808', '124.4 million', '249 MFLOP', '384 MiB')
 
 No unit reads as a lesson symbol: billions and trillions are words (never "174.6 B" or "13.2 T", which a learner
-reads as batch size and sequence length), and small byte counts say "bytes". The exported page's JavaScript
-copies of these functions are tested against them in Chromium.
+reads as batch size and sequence length), and small byte counts say "bytes". The exported page runs these functions
+compiled to JavaScript (app/export/pyjs.py); tests run both on the same values in Chromium.
 """
 from __future__ import annotations
 
@@ -155,14 +155,22 @@ WORDS: dict[str, tuple[str, str]] = {
     "usd": ("dollars", ""),
     "loss": ("fixed3", " nats/token"),
 }
+
+
+def yes_no(v: object) -> str:
+    return "yes" if v else "no"
+
+
+def fixed3(v: float) -> str:
+    return f"{v:.3f}"
+
+
 FORMATS: dict[str, Callable[[float], str]] = {
     "params": params, "plain": plain, "scientific": scientific, "percent": percent, "nbytes": nbytes,
-    "yes_no": lambda v: "yes" if v else "no", "flops": flops, "seconds": seconds, "duration": duration,
-    "dollars": dollars, "fixed3": lambda v: f"{v:.3f}",
+    "yes_no": yes_no, "flops": flops, "seconds": seconds, "duration": duration, "dollars": dollars, "fixed3": fixed3,
 }
-_WORDS = {unit: (lambda v, f=FORMATS[name], words=words: f(v) + words) for unit, (name, words) in WORDS.items()}
-if set(_WORDS) != set(UNITS):
-    raise RuntimeError(f"model.units: no words for {sorted(set(UNITS) - set(_WORDS))}")
+if set(WORDS) != set(UNITS):
+    raise RuntimeError(f"model.units: no words for {sorted(set(UNITS) - set(WORDS))}")
 
 
 def value(x: int | float, unit: str, exact: bool = True) -> str:
@@ -176,7 +184,8 @@ def value(x: int | float, unit: str, exact: bool = True) -> str:
         raise ValueError(f"unknown unit {unit!r}")
     if exact and unit in _EXACT:
         return "−" + value(-x, unit) if x < 0 else _EXACT[unit](x)
-    return _WORDS[unit](x)
+    name, words = WORDS[unit]
+    return FORMATS[name](x) + words
 
 
 def short(x: int | float, unit: str) -> str:

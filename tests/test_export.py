@@ -87,7 +87,7 @@ def settled_both_ways(page, cases: list[tuple[dict, dict, dict, list[str]]]) -> 
     the notes of `asked`, beside `model.rules`' (settle_notes, news), each as (Config, notes' texts, news)."""
     got = page.evaluate("(xs) => xs.map(([a, l, s, c]) => { const [, before] = window.__ts.settleNotes(a); "
                         "const [cfg, notes] = window.__ts.settleNotes(l, s, c); "
-                        "return [cfg, notes.map((n) => n.text), window.__ts.news(notes, before, c)]; })",
+                        "return [cfg, notes.map((n) => n.text), window.__ts.rules.news(notes, before, c)]; })",
                         [list(c) for c in cases])
     tuples = lambda d: {k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}  # noqa: E731 (as Python's)
     out = []
@@ -216,8 +216,8 @@ def test_formatters_agree_on_ten_thousand_values(page, unit: str) -> None:
     values = _values(10_000, seed=hash(unit) % 1000)
     if unit == "share":
         values = [abs(v) / 10 ** len(str(int(abs(v)))) for v in values]  # shares are 0 ... 1
-    got = js(page, "fmtValue", [[v, unit] for v in values])
-    short = js(page, "fmtShort", [[v, unit] for v in values])
+    got = js(page, "units.value", [[v, unit] for v in values])
+    short = js(page, "units.short", [[v, unit] for v in values])
     for v, g, s in zip(values, got, short):
         assert g == units.value(v, unit), (v, g)
         assert s == units.short(v, unit), (v, s)
@@ -240,7 +240,7 @@ def test_rules_and_preset_matching_agree(page) -> None:
         assert (Config(**cfg), notes) == (want, want_notes)
     assert js(page, "presetOf", [[cfg_js(settle(a)[0])] for a in asked]) == [preset_of(settle(a)[0]) for a in asked]
     bad = [["B", 0, 8], ["T", 40000, 1024], ["d", -5, 768], ["L", 3, 12], ["V", 1.5, 50257]]
-    assert js(page, "outOfRange", bad) == [out_of_range(*b) for b in bad]
+    assert js(page, "rules.out_of_range", bad) == [out_of_range(*b) for b in bad]
     ranges = [[f, v, T_max] for f in ("B", "T", "d", "L", "V", "T_max") for v, T_max in ((1, 1), (96, 1024), (770, 2048),
                                                                                       (BOUNDS[f][1], 32768))]
     assert js(page, "sliderRange", ranges) == [list(slider_range(*r)) for r in ranges]
@@ -456,14 +456,15 @@ def test_training_formatters_agree_on_thousands_of_values(page) -> None:
     values += [10 ** rng.uniform(-9, 30) for _ in range(3000)] + [1125, 0.03125, 0.125, 1e15, 999.5, 0.00999, 0.01,
                                                                    1e-3, 99.995, 100, 1 / 24, 1 / 1440, 1e21, 2.5e21]
     for fn, py in (("scientific", scientific), ("plain", plain), ("duration", duration), ("dollars", dollars)):
-        assert js(page, fn, [[v] for v in values]) == [py(v) for v in values], fn
+        assert js(page, f"units.{fn}", [[v] for v in values]) == [py(v) for v in values], fn
     lines = [Line("memory/max_B", "", "", v, "count") for v in (0, 1, 17, BOUNDS["B"][1])]
     lines += [Line("k/x", "", "", v, u) for v in values[:300] for u in ("FLOP", "flop_per_s", "pf_days", "params",
                                                                           "tokens", "tokens_per_s", "loss",
                                                                           "gpu_hours", "days", "usd", "ratio")]
     lines += [Line("k/s", "", "", v / 10**16, "share") for v in values[:300]] + [Line("k/b", "", "", b, "bool")
                                                                               for b in (True, False)]
-    assert js(page, "human", [[x.key, x.value, x.unit] for x in lines]) == [human(x) for x in lines]
+    got = js(page, "train_report.human", [[{"key": x.key, "value": x.value, "unit": x.unit}] for x in lines])
+    assert got == [human(x) for x in lines]
 
 
 @pytest.mark.browser
@@ -504,7 +505,7 @@ def _asked_cases() -> list[dict]:
 @pytest.mark.browser
 def test_training_notices_agree_with_settle_train(page) -> None:
     cases = _asked_cases()
-    got = js(page, "settleTrain", [[a] for a in cases])
+    got = js(page, "train_query.settle_train", [[a] for a in cases])
     for a, (setup, notes) in zip(cases, got):
         want, want_notes = settle_train(a)
         assert notes == want_notes, a

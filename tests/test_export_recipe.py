@@ -266,8 +266,8 @@ GRAMMAR = ["300e9", "3e11", "3E11", "300,000,000,000", "300_000_000_000", "300 b
 def test_the_page_reads_numbers_with_the_grammar_of_model_numbers(page) -> None:
     from model import numbers
 
-    got = page.evaluate("(xs) => xs.map((t) => { const d = window.__ts.decimal(t), w = window.__ts.wholeOf(t); "
-                        "return [d && [String(d[0]), d[1]], w === null ? null : String(w), window.__ts.realOf(t)]; })",
+    got = page.evaluate("(xs) => xs.map((t) => { const d = window.__ts.numbers.decimal(t), w = window.__ts.numbers.whole(t); "
+                        "return [d && [String(d[0]), d[1]], w === null ? null : String(w), window.__ts.numbers.real(t)]; })",
                         GRAMMAR)
     for text, (d, w, r) in zip(GRAMMAR, got):
         want = numbers.decimal(text)
@@ -276,7 +276,7 @@ def test_the_page_reads_numbers_with_the_grammar_of_model_numbers(page) -> None:
         assert (r is None and real is None) or float(r) == real, text
     fields = [["T", t, 1024] for t in GRAMMAR] + [["d", "770", 768], ["V", "1e999", 50257], ["B", "", 8]]
     from model.rules import read_field
-    assert js(page, "readField", fields) == [list(read_field(*f)) for f in fields]
+    assert js(page, "rules.read_field", fields) == [list(read_field(*f)) for f in fields]
 
 
 @pytest.mark.browser
@@ -310,7 +310,7 @@ def test_notices_of_a_change_agree_with_the_model(page) -> None:
         cases.append((asked, later, full_js(shown), changed))
     got = page.evaluate("(xs) => xs.map(([a, l, s, c]) => { try { const [, before] = window.__ts.settleNotes(a); "
                         "const [cfg, notes] = window.__ts.settleNotes(l, s, c); "
-                        "return [notes.map((n) => n.text), window.__ts.news(notes, before, c)]; } "
+                        "return [notes.map((n) => n.text), window.__ts.rules.news(notes, before, c)]; } "
                         "catch (e) { return {error: e.message}; } })", [list(c) for c in cases])
     for (asked, later, shown, changed), out in zip(cases, got):
         try:

@@ -5,8 +5,12 @@
 // page's words, the training card's line templates), and `widgets`, the page's models, found here by name. app/export/spec.py appends BUDGET_FNS and
 // MEMORY_FNS and TRAIN_FNS (each line's formula compiled to JavaScript; a window's WINDOW_FNS, its labels' numbers, and
 // MEMORY_ALL_FNS, TRAIN_WINDOW_FNS; latent attention's TRAIN_MLA_FNS) and `return main(cb_obj);`.
-// Every function here mirrors a Python one, named in its comment; tests run both on the same inputs in Chromium
-// (latent attention's settleMla, readLatent and extraKey: tests/test_export_mla.py).
+// Python's own functions run here compiled (app/export/compiled.py MODULES, by app/export/pyjs.py), as namespaces
+// named after their modules: config.divisors, numbers.whole, units.value, rules.settle_values, rules.read_field,
+// train_report.human, train_query.settle_train, … (tests/test_pyjs.py: the compiler; each module's own tests: the
+// formatters, the rules and the notices, in test_export.py); `py` below gives them Python's builtins and operators.
+// Every other function here mirrors a Python one, named in its comment; tests run both on the same inputs in Chromium
+// (latent attention's extraKey: tests/test_export_mla.py).
 // The controls are data, S.widgets (spec.widget_table: each one's kind, property, field and symbol), read by main's
 // ASK and written by pushControls' SHOWN, one function per kind (test_export_mla.py::
 // test_every_control_is_in_the_widget_table); the rules' sentences and tables are model/rules.py's and
@@ -35,146 +39,197 @@
 
 // Twins of the training card: each JavaScript function below that mirrors a Python one (named in its comment), by
 // the test that runs both on the same inputs in Chromium (everything else of the card is data in S.train: the plan's
-// line templates with their compiled formulas, spec._train_template; the notices, train_query.NOTICES; the markup,
-// app/templates.py's train_lines, train_legend, capacity and warnings):
-//   test_export.py::test_training_formatters_agree_on_thousands_of_values: scientific, pyG3, plain, duration,
-//     dollars (model.units: Python's float formatting rules), human (train_report.human over units.WORDS)
+// line templates with their compiled formulas, spec._train_template; the markup, app/templates.py's train_lines,
+// train_legend, capacity and warnings; its formatters and notices are compiled, units.*, train_report.human and
+// train_query.settle_train):
 //   test_export.py::test_largest_micro_batch_agrees: largestMicroBatch (its closed form), peakCandidates, stepPhases,
 //     topPhase, held, template, trainingMemory, capacityOf, savedParts, savedLine, paramsExact, budgetLine, lineOf
 //   test_export.py::test_training_lines_agree_with_the_model (and test_export_recipe.py's, test_export_window.py::
 //     test_the_training_card_is_the_models): trainPlan, device, actDtype, trainVariant
 //   test_export.py::test_training_markup_is_the_live_cards: trainHeadlineHtml, trainLinesHtml,
 //     trainLegendHtml, capacityLabel, trainChartHtml (app/training.py)
-//   test_export.py::test_training_notices_agree_with_settle_train: settleTrain, setupNumber, pyRepr, fmtSetup,
-//     showText, pyStrip, showNumber (app/train_query.py)
-//   test_export.py::test_training_controls_change_the_card: trainAsked, pushTrain, trainNews, trainChanged
+//   test_export.py::test_training_notices_agree_with_settle_train: trainSetup (TrainSetup(**fields), which the
+//     compiled train_query.settle_train constructs)
+//   test_export.py::test_training_controls_change_the_card: trainAsked, pushTrain, trainChanged
 
 const S = JSON.parse(spec);
 const W = Object.fromEntries(widgets.map((m) => [m.name, m]));
 const ST = (window.__transformerShapes ??= {asked: null, cfg: null, dtype: null, expanded: false, rejected: [],
                                              pushed: {}, key: null});
 
-// ---- formatting: model/units.py ----------------------------------------------------------------------------------
-const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"}[c]));
+// ---- Python's meaning: py, what app/export/pyjs.py compiles Python's builtins, operators and methods to ----------
+// Numbers are Number or BigInt (exact counts): each helper takes either. Tests: tests/test_pyjs.py (each helper on
+// hostile values against Python), and every compiled module's own (test_export.py's formatters, rules, …).
+const isObj = (x) => typeof x === "object" && x !== null && !Array.isArray(x) && !(x instanceof Set);
+const big = (x) => typeof x === "bigint";
+const isInt = (x) => big(x) || Number.isSafeInteger(x);  // a Number that is a safe integer stands for an int
 
-function pyRound(x) {  // Python's round(x) for a float: ties to even
-  const r = Math.round(x);
-  return (Math.abs(x % 1) === 0.5 && r % 2 !== 0) ? r - 1 : r;
+function arith(op, a, b) {  // a op b as Python computes it: ints exact (a BigInt once past 2**53), floats as floats
+  if (!isInt(a) || !isInt(b)) return op(Number(a), Number(b));
+  const r = big(a) || big(b) ? null : op(a, b);
+  return r !== null && Number.isSafeInteger(r) ? r : op(BigInt(a), BigInt(b));
 }
 
-function thousands(n) {  // units.thousands: 124439808 -> "124,439,808" (BigInt or Number)
-  const s = (typeof n === "bigint" ? n : BigInt(pyRound(n))).toString();
-  return s.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-}
+const narrow = (x) => (big(x) && x <= BigInt(Number.MAX_SAFE_INTEGER) && -x <= BigInt(Number.MAX_SAFE_INTEGER)
+  ? Number(x) : x);  // an int as a Number while it is safe
 
-function pyFixed(x, k) {  // Python's f"{x:.{k}f}" for x >= 0: the double's exact value rounded, ties to even
-  const s = x.toFixed(k);
-  const exact = x.toFixed(Math.min(100, k + 70));
-  const cut = exact.indexOf(".") + (k > 0 ? 1 + k : 0);
+function fixed(x, k) {  // f"{x:.{k}f}" for a Number: the double's exact value rounded, ties to even
+  if (Math.abs(x) >= 1e21) return BigInt(x).toString() + (k > 0 ? "." + "0".repeat(k) : "");
+  const s = x.toFixed(k), exact = x.toFixed(Math.min(100, k + 70)), cut = exact.indexOf(".") + (k > 0 ? 1 + k : 0);
   if (!/^\.?50*$/.test(exact.slice(cut))) return s;
   const down = exact.slice(0, cut);
   return Number(down.slice(-1)) % 2 === 0 ? down : s;
 }
 
-function sig3(x) {  // units.sig3
+function expo(x, k) {  // f"{x:.{k}e}": ties to even on the exact value, a two-digit exponent
+  const [exact, power] = Math.abs(x).toExponential(100).split("e");
+  const [m, e] = /^50*$/.test(exact.slice(2 + k)) && exact[1 + k] % 2 === 0 ? [exact.slice(0, k ? 2 + k : 1), power]
+    : Math.abs(x).toExponential(k).split("e");
+  return `${x < 0 ? "-" : ""}${m}e${e[0]}${e.slice(1).padStart(2, "0")}`;
+}
+
+function general(x, p) {  // f"{x:.{p}g}": fixed from 10⁻⁴ to 10^p, else exponent; no trailing zeros
   if (x === 0) return "0";
-  const digits = Math.max(0, 3 - String(Math.trunc(Math.abs(x))).length);
-  let text = pyFixed(Math.abs(x), digits);
-  if (text.includes(".")) text = text.replace(/0+$/, "").replace(/\.$/, "");
-  return (x < 0 ? "-" : "") + text;
+  const e = Number(expo(x, Math.max(p, 1) - 1).split("e")[1]), q = Math.max(p, 1);
+  const trim = (t) => (t.includes(".") ? t.replace(/0+$/, "").replace(/\.$/, "") : t);
+  if (-4 <= e && e < q) return trim(fixed(x, q - 1 - e));
+  const [m, power] = expo(x, q - 1).split("e");
+  return `${trim(m)}e${power}`;
 }
 
-function scaled(n, units, fmt) {  // units._scaled
-  for (let i = 0; i < units.length; i++) {
-    const [scale, unit] = units[i];
-    if (Math.abs(n) >= scale) {
-      let text = fmt(n / scale, unit);
-      if (i > 0 && Math.abs(parseFloat(text.split(" ")[0])) >= units[i - 1][0] / scale) {
-        const [bigger, up] = units[i - 1];
-        text = fmt(n / bigger, up);
-      }
-      return text;
+function pyRepr(x) {  // repr(float) (nan and ±inf too); a whole one as an int
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
+  if (Number.isInteger(x)) return Math.abs(x) >= 1e16 ? BigInt(x).toString() : String(x);
+  const [m, e] = x.toExponential().split("e"), n = Number(e);
+  return n < -4 || n >= 16 ? `${m}e${n < 0 ? "-" : "+"}${String(Math.abs(n)).padStart(2, "0")}` : String(x);
+}
+
+const STRIP = "\\s\\u001c-\\u001f\\u0085";  // what str.strip() strips besides JavaScript's \s
+const stripper = (chars, where) => new RegExp((where !== "r" ? `^[${chars}]+` : "(?!)") + "|"
+  + (where !== "l" ? `[${chars}]+$` : "(?!)"), "gu");
+const strip = (where) => (s, chars = null) => s.replace(stripper(chars === null ? STRIP
+  : chars.replace(/[\]\\^-]/g, "\\$&"), where), "");
+function lt(a, b) {  // a < b; tuples (Arrays) item by item, as Python compares them
+  if (!Array.isArray(a)) return a < b;
+  const i = a.findIndex((x, j) => !py.eq(x, b[j]));
+  return i < 0 ? a.length < b.length : lt(a[i], b[i]);
+}
+
+const best = (sign) => (...xs) => {  // min / max: of the arguments or of one iterable, the first on a tie; {key} last
+  const key = isObj(xs.at(-1)) && "key" in xs.at(-1) ? xs.pop().key : (x) => x;
+  const items = xs.length === 1 ? py.list(xs[0]) : xs;
+  return items.reduce((a, b) => ((sign > 0 ? lt(key(b), key(a)) : lt(key(a), key(b))) ? b : a));
+};
+
+const py = {
+  bool: (x) => (x instanceof Set ? x.size > 0 : Array.isArray(x) ? x.length > 0 : isObj(x) ? Object.keys(x).length > 0
+    : !!x),
+  isinstance: (x, types) => types.some((t) => ({bool: typeof x === "boolean", int: typeof x === "boolean" || isInt(x),
+    float: typeof x === "number" && !isInt(x), str: typeof x === "string", tuple: Array.isArray(x),
+    list: Array.isArray(x), dict: isObj(x)}[t])),  // a whole Number is an int; True is an int, as in Python
+  getattr: (o, name) => o[name],
+  set: (xs = []) => new Set(py.list(xs)),
+  map: (f, xs) => py.list(xs).map((x) => f(x)),
+  and: (a, rest) => (py.bool(a) ? rest() : a),
+  or: (a, rest) => (py.bool(a) ? a : rest()),
+  eq: (a, b) => {  // a == b: lists and dicts by value; 1n == 1 and True == 1; None is null (or undefined)
+    if (a == null || b == null) return a == null && b == null;
+    if (Array.isArray(a) || Array.isArray(b)) {
+      return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => py.eq(x, b[i]));
     }
-  }
-  return null;
-}
+    if (isObj(a) || isObj(b)) {
+      const keys = isObj(a) && isObj(b) ? Object.keys(a) : null;
+      return keys !== null && keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && py.eq(a[k], b[k]));
+    }
+    return typeof a === "string" || typeof b === "string" ? a === b : a == b;
+  },
+  contains: (c, x) => (typeof c === "string" ? c.includes(x) : Array.isArray(c) ? c.some((y) => py.eq(y, x))
+    : c instanceof Set ? c.has(x) : Object.hasOwn(c, x)),
+  add: (a, b) => (typeof a === "string" ? a + b : Array.isArray(a) ? [...a, ...b] : arith((x, y) => x + y, a, b)),
+  sub: (a, b) => arith((x, y) => x - y, a, b),
+  mul: (a, b) => arith((x, y) => x * y, a, b),
+  pow: (a, b) => (isInt(b) && b >= 0 ? arith((x, y) => x ** y, a, b) : Number(a) ** Number(b)),
+  neg: (x) => -x,
+  div: (a, b) => Number(a) / Number(b),
+  floordiv: (a, b) => arith((x, y) => (big(x) ? (x - py.mod(x, y)) / y : Math.floor(x / y)), a, b),
+  mod: (a, b) => arith((x, y) => ((x % y) + y) % y, a, b),
+  divmod: (a, b) => [py.floordiv(a, b), py.mod(a, b)],
+  abs: (x) => (big(x) ? (x < 0n ? -x : x) : Math.abs(x)),
+  int: (x) => (typeof x === "string" ? narrow(BigInt(x.trim())) : big(x) ? x : Math.trunc(Number(x))),
+  round: (x) => {  // round(x): the nearest whole number, ties to even
+    if (big(x)) return x;
+    const r = Math.round(x);
+    return (Math.abs(x % 1) === 0.5 && r % 2 !== 0) ? r - 1 : r;
+  },
+  str: (x) => (typeof x === "string" ? x : x === null || x === undefined ? "None" : typeof x === "boolean"
+    ? (x ? "True" : "False") : typeof x === "number" ? pyRepr(x) : String(x)),
+  repr: (x) => (typeof x === "string" ? `'${x.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'` : py.str(x)),
+  format: (x, spec) => {  // format(x, spec): [,][.k][f|e|g], the part of the mini-language page.js needs
+    const [, comma, digits, type] = /^(,?)(?:\.(\d+))?([feg]?)$/.exec(spec), k = Number(digits ?? 6);
+    const n = Number(x), text = !type ? py.str(x) : type === "f" ? fixed(n, k) : type === "e" ? expo(n, k)
+      : general(n, k);
+    return comma ? text.replace(/^(-?\d+)/, (m) => m.replace(/\B(?=(\d{3})+(?!\d))/g, ",")) : text;
+  },
+  fmap: (t, named, positional = []) => {  // str.format: {name}, {} and {0}, {{ and }}
+    let next = 0;
+    return t.replace(/\{\{|\}\}|\{(\w*)(?::([^}]*))?\}/g, (m, k, spec) => {
+      if (m === "{{" || m === "}}") return m[0];
+      const v = k === "" ? positional[next++] : /^\d+$/.test(k) ? positional[Number(k)] : named[k];
+      return spec === undefined ? py.str(v) : py.format(v, spec);
+    });
+  },
+  len: (x) => py.list(x).length,
+  iter: (x) => (Array.isArray(x) ? x : typeof x === "string" || x instanceof Set ? Array.from(x) : Object.keys(x)),
+  list: (x) => Array.from(py.iter(x)),
+  item: (o, i) => {  // o[i]: a negative index from the end; a missing key is an error, as in Python
+    const v = typeof o === "string" ? Array.from(o).at(Number(i)) : Array.isArray(o) ? o.at(Number(i)) : o[i];
+    if (v === undefined) throw new Error(`no item ${py.repr(i)}`);
+    return v;
+  },
+  get: (o, k, d = null) => (Object.hasOwn(o, k) ? o[k] : d),
+  setdefault: (o, k, d = null) => (Object.hasOwn(o, k) ? o[k] : (o[k] = d)),
+  pop: (o, k, d = null) => { const v = py.get(o, k, d); delete o[k]; return v; },  // a dict's: d.pop(k, d)
+  slice: (o, lo, hi) => (typeof o === "string" ? Array.from(o).slice(lo, hi ?? undefined).join("")
+    : o.slice(lo, hi ?? undefined)),  // a str by its characters (code points), as Python counts them
+  range: (a, b, s = 1) => (b === undefined ? py.range(0, a) : Array.from({length: Math.max(0, Math.ceil((b - a) / s))},
+    (_, i) => a + i * s)),
+  enumerate: (xs) => py.list(xs).map((x, i) => [i, x]),
+  zip: (...xs) => py.list(xs[0]).slice(0, Math.min(...xs.map(py.len))).map((_, i) => xs.map((x) => py.list(x)[i])),
+  any: (xs) => py.list(xs).some(py.bool),
+  all: (xs) => py.list(xs).every(py.bool),
+  sum: (xs, start = 0) => py.list(xs).reduce((a, b) => a + b, start),
+  min: best(1),
+  max: best(-1),
+  sorted: (xs, {key} = {key: (x) => x}) => py.list(xs).sort((a, b) => (lt(key(a), key(b)) ? -1 : lt(key(b), key(a)) ? 1 : 0)),
+  join: (sep, xs) => py.list(xs).join(sep),
+  split: (s, sep = null) => (sep === null ? s.split(/\s+/).filter((x) => x) : s.split(sep)),
+  rsplit: (s, sep, most) => {  // s.rsplit(sep, 1)
+    const i = s.lastIndexOf(sep);
+    return most !== 1 ? s.split(sep) : i < 0 ? [s] : [s.slice(0, i), s.slice(i + sep.length)];
+  },
+  strip: strip(""),
+  lstrip: strip("l"),
+  rstrip: strip("r"),
+  lower: (s) => s.toLowerCase(),
+  startswith: (s, p) => (Array.isArray(p) ? p : [p]).some((x) => s.startsWith(x)),
+  endswith: (s, p) => (Array.isArray(p) ? p : [p]).some((x) => s.endsWith(x)),
+  replace: (s, a, b) => s.replaceAll(a, b),
+  translate: (s, table) => Array.from(s).map((c) => {
+    const v = table[c.codePointAt(0)];
+    return v === undefined || v === null ? c : typeof v === "number" ? String.fromCodePoint(v) : v;
+  }).join(""),
+  fullmatch: (re, s) => re.exec(s),
+  groups: (m) => m.slice(1).map((g) => g ?? null),
+  isprintable: (c) => !/[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|(?! )\p{Zs}/u.test(c),
+  append: (xs, x) => { xs.push(x); return null; },
+  extend: (xs, ys) => { xs.push(...py.list(ys)); return null; },
+};
 
-const fmtParams = (n) => scaled(Number(n), S.units.count, (v, u) => `${pyFixed(v, 1)} ${u}`) ?? thousands(n);  // units.params
-const fmtFlops = (n) => scaled(Number(n), S.units.si, (v, u) => `${sig3(v)} ${u}FLOP`) ?? `${sig3(Number(n))} FLOP`;  // units.flops
-const fmtBytes = (n) => scaled(Number(n), S.units.binary, (v, u) => `${sig3(v)} ${u}`) ?? `${thousands(n)} bytes`;  // units.nbytes
-
-function fmtPercent(x) {  // units.percent
-  const p = 100 * x;
-  if (p === 0) return "0 %";
-  if (p < 0.1) return "< 0.1 %";
-  if (p > 99.9 && p < 100) return "99.9 %";
-  return `${pyFixed(p, 1)} %`;
-}
-
-function fmtValue(x, unit) {  // units.value
-  if (x < 0) return "−" + fmtValue(-x, unit);
-  if (unit === "params" || unit === "tokens") return thousands(x);
-  if (unit === "FLOP") return fmtFlops(x);
-  if (unit === "share") return fmtPercent(Number(x));
-  if (unit === "bytes") return fmtBytes(x);
-  if (unit === "ratio") return `${sig3(Number(x))}×`;
-  if (unit === "count") return plain(Number(x));  // units.value's words: no exact form
-  throw new Error(`unknown unit ${unit}`);
-}
-
-function fmtShort(x, unit) {  // units.short
-  if (x < 0) { const r = fmtShort(-x, unit); return r ? "−" + r : ""; }
-  if (unit === "params") return fmtParams(x);
-  if (unit === "bytes" && (x < 0 ? -x : x) >= 1024) return `${thousands(x)} bytes`;
-  return "";
-}
-
-const fmtShape = (dims) => `(${dims.join(", ")})`;  // units.shape
+// ---- formatting: model/units.py, compiled (app/export/compiled.py: units.value, units.params, …) -----------------
+const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"}[c]));
 const fill = (template, values) => template.replace(/\{([\w/]+)\}/g, (_, k) => values[k]);  // str.format_map
 
-// ---- the rules: model/config.py and model/rules.py --------------------------------------------------------------
-function divisors(n) {  // config.divisors
-  const small = [], large = [];
-  for (let i = 1; i * i <= n; i++) {
-    if (n % i === 0) { small.push(i); if (i !== n / i) large.push(n / i); }
-  }
-  return small.concat(large.reverse());
-}
-
-const nearest = (ks, h) => ks.reduce((b, k) => (Math.abs(k - h) < Math.abs(b - h) ? k : b));  // ks ascending: ties
-// go to the smaller, as config.snap_heads and rules._settle_heads pick
-const snapHeads = (d, h) => nearest(divisors(d), h);  // config.snap_heads: the divisor of d nearest h
-
-const message = (kind, values) => fill(S.messages[kind], Object.fromEntries(
-  Object.entries(values).map(([k, v]) => [k, typeof v === "number" || typeof v === "bigint" ? thousands(v)
-    : typeof v === "boolean" ? (v ? "True" : "False")
-    : Array.isArray(v) ? v.join(",") || "none" : v])));  // rules.message (and show_value's blocks)
-
-// ---- numbers: model/numbers.py, whose PATTERN and SCALES travel in the spec (the one grammar of every box) ----------
-const NUMBER = new RegExp(S.number.pattern, "i");  // Python reads it case-insensitive and ASCII-only: the same here
-
-function decimal(text) {  // numbers.decimal: [m, e] (m a BigInt) for m × 10^e, or null
-  const g = typeof text === "string" ? NUMBER.exec(text) : null;
-  if (g === null) return null;
-  const whole = (g[2] || "").replaceAll(",", "").replaceAll("_", ""), fraction = g[3] || "";
-  if (!(whole || fraction)) return null;
-  const m = BigInt(whole + fraction) * (g[1] === "-" ? -1n : 1n);
-  return [m, Number(g[4] || 0) + (g[5] ? S.number.scales[g[5].toLowerCase()] : 0) - fraction.length];
-}
-
-function wholeOf(text) {  // numbers.whole: a BigInt, or null (not a number, or not whole)
-  const d = decimal(text);
-  if (d === null) return null;
-  const [m, e] = d;
-  if (e >= 0) return m * 10n ** BigInt(e);
-  const p = 10n ** BigInt(-e);
-  return m % p === 0n ? m / p : null;
-}
-
-const realOf = (text) => { const d = decimal(text); return d === null ? null : Number(`${d[0]}e${d[1]}`); };  // numbers.real
-const isHuge = (v) => (typeof v === "bigint" ? (v < 0n ? -v : v) >= BigInt(S.number.huge) : Math.abs(v) >= Number(S.number.huge));
-const stripBlanks = (t) => t.replace(/^[ \t]+|[ \t]+$/g, "");  // Python's str.strip(" \t")
-
+// ---- the rules: model/rules.py compiled (rules.settle_values, read_field, …), model/numbers.py and config.py's too
 // the modern recipe's values in use: model/config.py Config.d_head, h_kv, d_ff and its defaults
 const swigluWidth = (d) => Math.ceil(8 * d / 768) * 256;  // config.swiglu_width
 const defaultFf = (c) => (c.mlp === "gelu" ? 4 * c.d : swigluWidth(c.d));
@@ -204,76 +259,23 @@ function normalize(c) {  // Config.__post_init__: a default written out is the d
   return c;
 }
 
-function settleHeads(c, note) {  // rules._settle_heads
-  const d = c.d, asked = c.h;
-  let h = snapHeads(d, asked);
-  if (h !== asked) note("h", {asked, h, d});
-  if (c.positions === "rope" && (d / h) % 2) {
-    const even = divisors(d).filter((k) => (d / k) % 2 === 0);
-    if (!even.length) throw new Error(message("odd_d", {d}));
-    h = nearest(even, asked);
-    note("h_even", {asked, h});
-  }
-  c.h = h;
-}
-
 const inUse = (c, symbol) => ({h: c.h, h_kv: hKv(c), T: c.T, d_ff: dFf(c), d_head: dHead(c), E: c.experts, k: c.top_k, full_layers: c.full_layers,
                                d_expert: c.expert_dim, ...Object.fromEntries(Object.entries(S.mla_symbols).map(([f, sym]) => [sym, c[f]]))}[symbol]);  // Config's value of a symbol
 
-function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes: [cfg, notes {kind, text, about}]
+function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes: [cfg, notes {kind, text, about, base}]
   const cfg = Object.fromEntries(S.all_fields.map((f) => [f, asked[f] ?? S.field_defaults[f] ?? null]));
   const notes = [];
   const note = (kind, values) => {
-    const base = message(kind, values);
+    const base = rules.message(kind, values);
     let text = base;
     const [field, symbol] = S.note_field[kind], was = shown === null ? null : inUse(shown, symbol);
     if (was != null && !changed.includes(field) && asked[field] != null && JSON.stringify(asked[field]) !== JSON.stringify(was)) {
-      text += message("kept", {asked: asked[field], name: symbol, shown: was});
+      text += rules.message("kept", {asked: asked[field], name: symbol, shown: was});
     }
     notes.push({kind, text, about: S.note_about[kind], base});
   };
-  if (isMla(cfg)) settleMla(cfg, note);
-  else if (cfg.head_dim == null) settleHeads(cfg, note);
-  const kv = cfg.kv_heads;
-  if (kv != null && cfg.h % kv) {
-    cfg.kv_heads = snapHeads(cfg.h, kv);
-    note("h_kv", {asked: kv, h_kv: cfg.kv_heads, h: cfg.h});
-  }
-  const E = cfg.experts, k = cfg.top_k;
-  if (E != null && k != null && k > E) { cfg.top_k = E; note("k", {asked: k, E}); }
-  if (cfg.T > cfg.T_max) {
-    if (cfg.positions === "learned") { note("T", {asked: cfg.T, T_max: cfg.T_max}); cfg.T = cfg.T_max; }
-    else note("context", {T: cfg.T, T_max: cfg.T_max});
-  }
-  const full = cfg.full_layers ?? [], W = cfg.window;  // rules._settle_window
-  if (W != null && full.some((i) => i >= cfg.L)) {
-    cfg.full_layers = full.filter((i) => i < cfg.L);
-    note("full_layers", {asked: full, full: cfg.full_layers, last: cfg.L - 1, L: cfg.L});
-  }
-  if (W != null && cfg.T < W) note("window", {T: cfg.T, W, W1: W - 1});
-  if (cfg.swiglu_limit != null && cfg.mlp !== "swiglu") {
-    note("clamp", {limit: cfg.swiglu_limit, mlp: cfg.mlp});
-    [cfg.swiglu_limit, cfg.swiglu_alpha] = [null, null];
-  }
+  rules.settle_values(cfg, note);
   return [normalize(cfg), notes];
-}
-
-function settleMla(c, note) {  // rules._settle_mla (S.mla_sets, S.mla_none: rules.MLA_SETS, MLA_NONE)
-  const R = c.rope_dim;
-  if (R != null && R % 2) {
-    const hi = S.bounds.d_R[1];
-    c.rope_dim = Math.min(R + 1, hi - hi % 2);
-    note("mla_R", {asked: R, d_R: c.rope_dim});
-  }
-  const [r, nope, v] = [c.rope_dim, c.nope_dim, c.value_dim];
-  if (r == null || nope == null || v == null) return;
-  const widths = {d_c: c.latent_dim, h: c.h, d_head: nope + r, d_v: v, d_R: r};
-  for (const [name, [to, kind]] of Object.entries(S.mla_sets)) {
-    if (c[name] === to) continue;
-    note(kind, {...widths, name, asked: c[name], none: S.mla_none[name]});
-    c[name] = to;
-    if (name === "window") c.full_layers = [];
-  }
 }
 
 function settle(asked) {  // rules.settle: [cfg, notes]; throws where Config refuses (an odd d with RoPE)
@@ -281,14 +283,9 @@ function settle(asked) {  // rules.settle: [cfg, notes]; throws where Config ref
   return [cfg, notes.map((n) => n.text)];
 }
 
-function news(notes, before, changed) {  // rules.news: the texts of the notes new to this change or about what it set
-  const said = new Set(before.map((n) => n.base));
-  return notes.filter((n) => !said.has(n.base) || n.about.some((f) => changed.includes(f))).map((n) => n.text);
-}
-
 function recipeFields(recipe, h) {  // families.recipe_fields
   if (recipe === "gpt2") return {...S.recipe_defaults, ...S.mla_defaults};
-  return {...S.recipe_defaults, ...S.modern, kv_heads: snapHeads(h, Math.max(1, Math.floor(h / S.kv_group)))};
+  return {...S.recipe_defaults, ...S.modern, kv_heads: config.snap_heads(h, Math.max(1, Math.floor(h / S.kv_group)))};
 }
 
 function moeFields(c, moe) {  // families.moe_fields: what choosing a dense MLP or a mixture of experts sets
@@ -301,34 +298,6 @@ function recipeOf(c) {  // families.recipe_of
   if (isGpt2(c)) return "gpt2";
   const modern = recipeFields("modern", c.h);
   return S.switches.every((f) => c[f] === modern[f]) ? "modern" : "custom";
-}
-
-function outOfRange(name, value, kept, text = null) {  // rules.out_of_range (value a Number or, from a box, a BigInt)
-  const [lo, hi] = S.bounds[name];
-  const whole = Number.isInteger(value) || typeof value === "bigint";
-  if (whole && lo <= value && value <= hi) return null;
-  const shown = !whole ? String(value) : isHuge(value) ? stripBlanks(text ?? String(value)) : thousands(value);
-  return message("range", {name, value: shown, lo, hi, kept});
-}
-
-function readField(name, value, kept) {  // rules.read_field: [whole number or null, notice or null]
-  if (typeof value === "string") {
-    const text = stripBlanks(value);
-    if (!text) return [null, null];
-    const n = Array.from(text).length <= S.number.max_chars ? wholeOf(text) : null;
-    if (n === null) return [null, message("number", {name, text: showText(text), examples: S.number.examples, kept})];
-    const bad = outOfRange(name, n, kept, text);
-    return bad ? [null, bad] : [Number(n), null];
-  }
-  const bad = outOfRange(name, value, kept);
-  return bad ? [null, bad] : [value, null];
-}
-
-function readLatent(name, value, kept) {  // rules.read_latent: d_cq, or "none" (q projected from x directly)
-  if (typeof value === "string" && pyStrip(value).toLowerCase() === "none") return ["none", null];
-  const [n, bad] = readField(name, value, kept ?? 0);
-  const none = fill(S.latent_none, {verb: "kept", kept: kept == null ? "none" : thousands(kept)});  // rules.LATENT_NONE
-  return [n, bad && bad.split("; ").slice(0, -1).join("; ") + none];
 }
 
 function presetOf(cfg) {  // rules.preset_of (S.preset_match: rules.PRESET_MATCH)
@@ -354,7 +323,7 @@ function ruleKeys(c) {  // rules.rule_keys: the rules that hold for c
 function rulesLine(c) {  // rules.rules_line
   const v = {d: c.d, h: c.h, d_head: dHead(c), h_kv: hKv(c), group: Math.floor(c.h / hKv(c)), T_max: c.T_max,
              ...(isMla(c) ? {d_v: c.value_dim, d_c: c.latent_dim} : {})};
-  const values = Object.fromEntries(Object.entries(v).map(([k, x]) => [k, thousands(x)]));
+  const values = Object.fromEntries(Object.entries(v).map(([k, x]) => [k, units.thousands(x)]));
   return ruleKeys(c).map((k) => fill(S.rules[k], values)).join(" · ");
 }
 
@@ -401,7 +370,7 @@ const ffPart = (cfg) => (cfg.ff_dim != null ? ["d_ff"] : []);
 const extraKey = (cfg, f) => (f !== "latent_dim" ? f : cfg.q_latent_dim != null ? "mla_q" : "mla");  // latent attention's
 const extrasPart = (cfg) => S.extra_keys.filter((f) => cfg[f] != null && cfg[f] !== false).map((f) => extraKey(cfg, f));  // Gemma's, gpt-oss's, latent attention's, the window's part
 const windowValues = (cfg) => (cfg.window == null ? {} : Object.fromEntries(Object.entries(WINDOW_FNS)
-  .map(([k, f]) => [k, thousands(f(symbols(cfg, true)))])));  // memory.window_values: the numbers windowed labels name
+  .map(([k, f]) => [k, units.thousands(f(symbols(cfg, true)))])));  // memory.window_values: the numbers windowed labels name
 
 function structureKey(cfg, dtype) {  // memory.structure_key(memory.structure(cfg, dtype))
   const size = {B: cfg.B, T: cfg.T, "T-1": cfg.T - 1, h: cfg.h};
@@ -452,7 +421,7 @@ function evaluateLines(templates, fns, cfg) {  // each line's value from its for
   const big = symbols(cfg, true), num = symbols(cfg, false);
   return templates.map((t, i) => {
     const value = fns[i](t.exact ? big : num);
-    return {key: t.key, label: t.label, formula: t.formula, value: fmtValue(value, t.unit), short: fmtShort(value, t.unit), raw: value};
+    return {key: t.key, label: t.label, formula: t.formula, value: units.value(value, t.unit), short: units.short(value, t.unit), raw: value};
   });
 }
 
@@ -487,10 +456,10 @@ function budgetParts(byKey, bars = S.chart) {  // budget.budget_parts
   const values = chart.map((c) => Number(c.line.raw));
   const top = Math.max(...values), total = Number(byKey["params/exact"].raw);
   const text = (c, v) => (c.key === "params/head" && v === 0 ? S.html.bar_tied  // budget.bar_text
-    : fill(S.html[c.in_sum ? "bar_share" : c.key.endsWith("_block") ? "bar_block" : "bar_of_n"], {params: fmtParams(v), percent: fmtPercent(v / total)}));
+    : fill(S.html[c.in_sum ? "bar_share" : c.key.endsWith("_block") ? "bar_block" : "bar_of_n"], {params: units.params(v), percent: units.percent(v / total)}));
   return {
     key: chart.map((c) => c.key), label: chart.map((c) => c.label), value: values,
-    exact: chart.map((c) => thousands(c.line.raw)), formula: chart.map((c) => c.line.formula),
+    exact: chart.map((c) => units.thousands(c.line.raw)), formula: chart.map((c) => c.line.formula),
     what: chart.map((c) => c.line.label), text: chart.map((c, i) => text(c, values[i])),
     colour: chart.map((c) => c.colour), inside: values.map((v) => v > S.inside * top),
   };
@@ -510,8 +479,8 @@ function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then sha
   const out = [];
   const tensor = (r, name, block) => {
     const shape = shapeOf(r, big), numel = shape.reduce((a, b) => a * b, 1n), nbytes = numel * BigInt(r.elem);
-    out.push({kind: "tensor", name, label: r.label, symbolic: r.symbolic, shape: fmtShape(shape), elements: thousands(numel),
-              memory: r.view ? "view" : fmtBytes(nbytes), bar: scale > 0n ? Math.min(1, Number(nbytes) / Number(scale)) : 0,
+    out.push({kind: "tensor", name, label: r.label, symbolic: r.symbolic, shape: units.shape(shape), elements: units.thousands(numel),
+              memory: r.view ? "view" : units.nbytes(nbytes), bar: scale > 0n ? Math.min(1, Number(nbytes) / Number(scale)) : 0,
               quadratic: r.symbolic === S.quadratic, in_block: block, view: r.view, saved: r.saved, only: !!r.only});
   };
   let emitted = false;
@@ -567,19 +536,19 @@ function blockRows(cfg, group, expanded, out, tensor) {  // shapes.shape_rows' b
     for (const kind of distinctKinds(cfg)) {
       const label = fill(G.tensors, {n: ofKind(kind).length}) + (win ? fill(G.window[moe ? "moe" : "dense"], {window: win})
         : moe ? "" : G.repeats);
-      heading(moe ? titles[kind] : fill(G.all, {span, L: thousands(L)}), label);
+      heading(moe ? titles[kind] : fill(G.all, {span, L: units.thousands(L)}), label);
       for (const x of ofKind(kind)) tensor(x, x.local, true);
     }
     return;
   }
   for (let b = 0; b < Math.min(L, S.max_listed_blocks); b++) {  // each block, its kind of MLP, of attention (Config.attn_kinds)
-    heading(fill(G.block, {b}), fill(G.of, {L: thousands(L)}) + (moe ? fill(G.kind, {label: S.kind_labels[kinds[b]]}) : "")
+    heading(fill(G.block, {b}), fill(G.of, {L: units.thousands(L)}) + (moe ? fill(G.kind, {label: S.kind_labels[kinds[b]]}) : "")
       + (win ? fill(G.kind, {label: S.attn_labels[cfg.full_layers.includes(b) ? "full" : "sliding"]}) : ""));
     for (const x of ofKind(kinds[b])) tensor(x, `blocks.${b}.${x.local}`, true);
   }
   if (L > S.max_listed_blocks) {
     heading(fill(G.rest, {first: S.max_listed_blocks, last: L - 1}),
-            fill(G.rest_label, {n: thousands(L - S.max_listed_blocks), same: G.same[moe ? "moe" : "dense"]}));
+            fill(G.rest_label, {n: units.thousands(L - S.max_listed_blocks), same: G.same[moe ? "moe" : "dense"]}));
   }
 }
 
@@ -594,7 +563,7 @@ function rowHtml(r) {  // shapes._tr, its values inline
 
 const recipeLegendHtml = (legend) => fillHtml(S.html.legend, {legend: legend.map((x) => ({text: esc(x).replace(S.mark, S.marked)}))});  // shapes.recipe_legend_html
 
-const tableHtml = (rows, dtype, scale, memory, legend) => fillHtml(S.html.table, {dtype, scale: fmtBytes(scale),
+const tableHtml = (rows, dtype, scale, memory, legend) => fillHtml(S.html.table, {dtype, scale: units.nbytes(scale),
   rows: rows.map(rowHtml).join(""), legend: recipeLegendHtml(legend), lines: linesHtml(memory),
   korthikanti: memory.some((x) => x.key === "memory/korthikanti") ? S.korthikanti_note : ""});
 
@@ -610,11 +579,11 @@ function titleValues(c) {  // changes.title_values
   const s = isMoe(c) ? symbols(c, false) : null;
   if (s) Object.assign(v, {E: s.E, k: s.k, d_expert: s.d_expert, L_moe: s.L_moe});
   if (s && s.L_moe === c.L) v.d_ff = s.k * s.d_expert + s.E_shared * (s.E_shared ? s.d_shared : 0);  // changes.dense_width
-  const out = {...Object.fromEntries(Object.entries(v).map(([k, x]) => [k, thousands(x)])), ...windowValues(c)};
-  if (isMla(c)) out.q_path = fill(S.changes.q_paths[extraKey(c, "latent_dim")], {d_cq: thousands(c.q_latent_dim ?? 0)});
+  const out = {...Object.fromEntries(Object.entries(v).map(([k, x]) => [k, units.thousands(x)])), ...windowValues(c)};
+  if (isMla(c)) out.q_path = fill(S.changes.q_paths[extraKey(c, "latent_dim")], {d_cq: units.thousands(c.q_latent_dim ?? 0)});
   if (s) {
     const ratio = s.E / s.k;
-    Object.assign(out, {ratio: Number.isInteger(ratio) ? String(ratio) : sig3(ratio), shared: c.shared_experts ? " + E_shared·d_shared" : ""});
+    Object.assign(out, {ratio: Number.isInteger(ratio) ? String(ratio) : units.sig3(ratio), shared: c.shared_experts ? " + E_shared·d_shared" : ""});
   }
   return out;
 }
@@ -635,7 +604,7 @@ function changesGroups(cfg, dtype) {  // changes_card.changes_groups(changes(cfg
   return {groups: table.groups.map((g, gi) => ({key: g.key, title: fill(S.changes.titles[g.title], tv),
     lines: g.lines.map((t, i) => {
       const v = CHANGES_FNS[key][gi][i](t.exact ? big : num);
-      return {key: t.key, label: fill(t.label, tv), formula: t.formula, value: fmtValue(v, t.unit), short: fmtShort(v, t.unit)};
+      return {key: t.key, label: fill(t.label, tv), formula: t.formula, value: units.value(v, t.unit), short: units.short(v, t.unit)};
     })}))};
 }
 
@@ -655,42 +624,7 @@ function changesCardHtml(cfg, dtype) {
 
 // ---- the training run: model/training.py plan(), model/train_report.py, app/training.py, app/train_query.py ----
 const TS = S.train;
-const commas = (text) => text.replace(/^(-?\d+)/, (m) => m.replace(/\B(?=(\d{3})+(?!\d))/g, ","));
-
-function scientific(x) {  // units.scientific: Python's f"{x:.2e}", ties to even on the double's exact value
-  if (x === 0) return "0";
-  const [exact, power] = Math.abs(x).toExponential(100).split("e");
-  const [m, e] = /^50*$/.test(exact.slice(4)) && exact[3] % 2 === 0 ? [exact.slice(0, 4), power]
-    : Math.abs(x).toExponential(2).split("e");
-  return `${x < 0 ? "-" : ""}${m} × 10${String(Number(e)).replace(/./g, (c) => S.superscripts[c])}`;
-}
-
-const pyG3 = (x) => (x === 0 ? "0" : (x < 0 ? "-" : "") + pyFixed(Math.abs(x),  // f"{x:.3g}" for 0.01 <= |x| < 1
-  2 - Number(Math.abs(x).toExponential().split("e")[1])).replace(/\.?0+$/, ""));
-
-function plain(x) {  // units.plain
-  const a = Math.abs(x);
-  if (x !== 0 && !(0.01 <= a && a < 1e15)) return scientific(x);
-  return a >= 1000 ? thousands(x) : a >= 1 ? sig3(x) : pyG3(x);
-}
-
-function duration(days) {  // units.duration, by its units (S.durations)
-  const u = S.durations.find(([scale]) => days >= scale);
-  return u ? `${plain(days / u[0])} ${u[1]}` : `${plain(days * 86400)} seconds`;
-}
-
-const dollars = (x) => "$" + commas(x >= 1e21 ? BigInt(pyRound(x)).toString()  // units.dollars
-  : pyFixed(x, x < 100 ? 2 : 0));
-
-const FORMATS = {params: fmtParams, plain, scientific, percent: fmtPercent, nbytes: fmtBytes, flops: fmtFlops, duration,
-                 dollars, yes_no: (v) => (v ? "yes" : "no"), fixed3: (v) => pyFixed(v, 3)};  // units.FORMATS
-
-function human(key, v, unit) {  // train_report.human: units.value in words, by the table units.WORDS (S.words)
-  if (key === "memory/max_B" && v === 0) return TS.max_B_words.none;  // train_report.MAX_B_WORDS
-  if (key === "memory/max_B" && v === S.bounds.B[1]) return TS.max_B_words.top.replace("{}", plain(v));
-  return FORMATS[S.words[unit][0]](v) + S.words[unit][1];
-}
-
+const trainSetup = (fields) => ({...TS.default, ...fields});  // TrainSetup(**fields), for train_query.settle_train
 const device = (s) => (s.gpu === TS.custom_gpu ? {label: TS.custom_label, peak_tflops: s.peak_tflops,  // Setup.device
                                                   memory_gib: s.memory_gib} : TS.gpus[s.gpu]);
 
@@ -731,7 +665,7 @@ const template = (setup, key) => TS.variants[trainVariant(setup)].find((i) => TS
 const held = (N, setup) => TRAIN_FNS[template(setup, "memory/peak")]({N, n: setup.gpus, M_top: 0});  // state_bytes
 // (training.state_bytes: weights + gradients + optimizer states, the peak's formula without its phase)
 const trainingMemory = (cfg, setup, N) => held(N, setup) + topPhase(stepPhases(cfg, setup)).value;  // training.training_memory
-const capacityOf = (setup) => pyRound(device(setup).memory_gib * 2 ** 30);  // round(memory_gib · 2³⁰)
+const capacityOf = (setup) => py.round(device(setup).memory_gib * 2 ** 30);  // round(memory_gib · 2³⁰)
 
 function largestMicroBatch(cfg, setup, N) {  // training.largest_micro_batch: its closed form, the same float operations
   const capacity = capacityOf(setup), h = held(N, setup), values = (B) => peakCandidates({...cfg, B}, setup).map((x) => x.value), v2 = values(2);
@@ -762,7 +696,7 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
     const value = (latent ? TRAIN_MLA_FNS[i] : windowed ? TRAIN_WINDOW_FNS[i] : TRAIN_FNS[i])(s);
     const v = {...slots, ...byPhase[t.phase]};
     return {key: t.key, label: fill(r.label, v), formula: fill(r.formula, v), value, unit: t.unit,
-            human: human(t.key, value, t.unit)};
+            human: train_report.human({key: t.key, value, unit: t.unit})};
   });
   const v = (k) => lines.find((x) => x.key === k).value;  // training.Memory: the fields the card shows
   const memory = {peak_phase: top.name, ...Object.fromEntries(TS.memory.map((k) => [k, v(`memory/${k}`)]))};
@@ -770,8 +704,8 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
 }
 
 function trainHeadlineHtml(p) {  // training.headline_html: words.HEADLINE, HEADLINE_RULE, HEADLINE_FITS, HEADLINE_PAST, HEADLINE_N (TS.headline)
-  const m = p.memory, h = TS.headline, v = {...Object.fromEntries(p.lines.map((x) => [x.key, esc(x.human)])), T: thousands(p.cfg.T), gpus: thousands(p.setup.gpus),
-    device: esc(p.device.label), phase: esc(m.peak_phase), past: h.past[p.cfg.window == null ? "full" : "window"], chinchilla: thousands(TS.chinchilla), ...h.n[isMoe(p.cfg) ? "moe" : "dense"]};
+  const m = p.memory, h = TS.headline, v = {...Object.fromEntries(p.lines.map((x) => [x.key, esc(x.human)])), T: units.thousands(p.cfg.T), gpus: units.thousands(p.setup.gpus),
+    device: esc(p.device.label), phase: esc(m.peak_phase), past: h.past[p.cfg.window == null ? "full" : "window"], chinchilla: units.thousands(TS.chinchilla), ...h.n[isMoe(p.cfg) ? "moe" : "dense"]};
   v.rule = fill(h.rule[p.setup.D === null ? "rule" : "given"], v);
   v.fits = fill(h.fits[m.fits ? "fits" : m.max_B ? "some" : "none"], v);
   return fill(h.text, v);
@@ -781,76 +715,20 @@ const trainLinesHtml = (p) => fillHtml(S.html.train_lines, {sections: Object.ent
   ([prefix, title]) => ({title, note: prefix === "chinchilla" ? TS.fit_notes[p.setup.fit] : "",
                          lines: [...p.lines, ...TS.references].filter((x) => x.key.split("/")[0] === prefix)}))});
 
-// settle_train and its notices (TS.notices: train_query.NOTICES): app/train_query.py
-function pyRepr(x) {  // Python's repr(float) of a float that is not whole (nan and ±inf too)
-  if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
-  const [m, e] = x.toExponential().split("e"), n = Number(e);
-  return n < -4 || n >= 16 ? `${m}e${n < 0 ? "-" : "+"}${String(Math.abs(n)).padStart(2, "0")}` : String(x);
-}
-
-const fmtSetup = (x) => (Number.isInteger(x) ? commas(BigInt(x).toString()) : commas(pyRepr(x)));  // train_query.link_number
-
-function showText(text, limit = 24) {  // model.rules.quote
-  const unprintable = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|(?! )\p{Zs}/u;
-  const chars = Array.from(text).slice(0, limit + 1).map((c) => (unprintable.test(c) ? "\ufffd" : c));
-  return chars.length <= limit ? chars.join("") : chars.slice(0, limit - 1).join("") + "…";
-}
-
-const pyStrip = (t) => t.replace(/^[\s\u001c-\u001f\u0085]+|[\s\u001c-\u001f\u0085]+$/g, "");  // Python's str.strip()
-const showNumber = (v, text) => (isHuge(v) ? stripBlanks(text) : typeof v === "bigint" ? thousands(v) : fmtSetup(v));  // numbers.show
-
-function setupNumber(key, raw) {  // train_query.number: [value, null] or [null, why]
-  const [lo, hi] = TS.bounds[key], whole = TS.whole.includes(key), N = TS.notices, given = typeof raw === "number";
-  const text = given ? (Number.isInteger(raw) ? String(raw) : pyRepr(raw)) : stripBlanks(String(raw));
-  const say = {key, ...TS.number_words[key]};  // train_query.number_words
-  const value = !given ? (Array.from(text).length <= TS.max_value_chars ? (whole ? wholeOf : realOf)(text) : null)
-    : Number.isFinite(raw) && (!whole || Number.isInteger(raw)) ? raw : null;
-  if (value === null) {
-    const write = key === "D" ? fill(N.write, {examples: TS.large_examples}) : "";
-    return [null, fill(N[given ? "not_number" : "not_text"], {...say, text: showText(text), write})];
-  }
-  const hint = key === "mfu" && 1 < value && value <= 100 ? N.percent : "";
-  if (lo <= value && value <= hi) return [Number(value), null];
-  return [null, fill(N.range, {...say, value: showNumber(value, text), hint})];
-}
-
-function settleTrain(asked, kept = TS.default) {  // train_query.settle_train: [setup, notes]
-  const notes = [], fields = {}, D = TS.default, N = TS.notices;
-  for (const key of TS.keys) {
-    const raw = asked[key], field = TS.field[key] ?? key;
-    if (raw === null || raw === undefined || (typeof raw === "string" && pyStrip(raw) === "")) continue;
-    const text = pyStrip(String(raw)).toLowerCase(), [value, why] = key in TS.choices ? [] : setupNumber(key, raw);
-    if (key in TS.choices && TS.choices[key].includes(text)) fields[key] = key === "zero" ? Number(text) : text;
-    else if (key in TS.choices) {
-      notes.push(fill(N.choice, {key, text: showText(String(raw)), choices: TS.choices[key].join(", "),
-                                 default: key === "gpu" ? N.custom : D[key]}));
-    } else if (!why) fields[field] = value;
-    else if (kept[field] === null) {
-      notes.push(fill(N.using, {why, using: key === "D" ? N.rule : fill(N.start, TS.custom_start)}));
-    }
-    else notes.push(fill(N.using, {why, using: fill(N.kept, {key, was: fmtSetup(fields[field] = kept[field])})}));
-  }
-  const gpu = fields.gpu ?? D.gpu, custom = gpu === TS.custom_gpu, zero = fields.zero ?? D.zero;
-  if (!custom && ("peak_tflops" in fields || "memory_gib" in fields)) notes.push(fill(N.ignored, {gpu}));
-  for (const k of ["peak_tflops", "memory_gib"]) if (custom) fields[k] ??= TS.custom_start[k]; else delete fields[k];
-  if (zero && (fields.gpus ?? D.gpus) === 1) notes.push(fill(TS.one_gpu_zero, {zero}));
-  return [{...D, ...fields}, notes];
-}
-
 // the card's chart and widgets: app/training.py memory_bars, chart_html, legend_html, TrainingView
 
 function trainChartHtml(p) {  // training.memory_bars, chart_html
   const m = p.memory, sum = (parts) => Object.values(parts).reduce((a, b) => a + b, 0);
   const bars = [["training", 1, {weights: m.weights, grads: m.grads, optimizer: m.optimizer, activations: m.activations,
                                  transient: m.peak - m.total}], ["serving", 0, {weights: p.serve_weights, kv: p.kv}]];
-  const top = Math.max(m.capacity, ...bars.map(([, , parts]) => sum(parts))), share = (x) => pyFixed(100 * x / top, 4);
+  const top = Math.max(m.capacity, ...bars.map(([, , parts]) => sum(parts))), share = (x) => fixed(100 * x / top, 4);
   return fillHtml(S.html.memory_chart, {bars: bars.map(([key, row, parts]) => ({key, row: TS.rows[row],
-    total: fmtBytes(sum(parts)), capacity: share(m.capacity), parts: TS.parts.filter(([k]) => parts[k])
-      .map(([k, label, colour]) => ({key: k, label, colour, text: fmtBytes(parts[k]), width: share(parts[k])}))}))});
+    total: units.nbytes(sum(parts)), capacity: share(m.capacity), parts: TS.parts.filter(([k]) => parts[k])
+      .map(([k, label, colour]) => ({key: k, label, colour, text: units.nbytes(parts[k]), width: share(parts[k])}))}))});
 }
 
 const capacityLabel = (p) => fill(S.html.capacity, {  // training.capacity_label
-  device: p.device.label, capacity: fmtBytes(p.memory.capacity)});
+  device: p.device.label, capacity: units.nbytes(p.memory.capacity)});
 const trainLegendHtml = (p) => fillHtml(S.html.train_legend, {  // training.legend_html
   parts: TS.parts.map(([, label, colour]) => ({label, colour})), capacity: capacityLabel(p)});
 
@@ -867,7 +745,7 @@ function pushTrain(setup, notes) {  // the inputs show the settled setup (Traini
   for (const k of TS.keys) {
     const v = shown[TS.field[k] ?? k], w = W[`train_${k}`];
     if (RADIOS.includes(k)) push(w, "active", TS.labels[k].findIndex((x) => x[0] === v));
-    else push(w, "value", k in TS.choices ? v : v === null ? "" : fmtSetup(v));  // 300,000,000,000: training._text
+    else push(w, "value", k in TS.choices ? v : v === null ? "" : train_query.link_number(v));  // 300,000,000,000: training._text
   }
   if (W.train_gpu_peak.visible !== custom) W.train_gpu_peak.visible = W.train_gpu_memory.visible = custom;
   W.train_notices.text = fillHtml(S.html.warnings, {notes: notes.map((text) => ({text}))});
@@ -886,14 +764,9 @@ function renderTrain(cfg) {
   W.train_chart.text = trainChartHtml(p);
 }
 
-function trainNews(notes, before, key) {  // train_query.news: new notes, and those about the key just changed
-  const about = {zero: "ZeRO ", gpus: "ZeRO "}[key] ?? "\0";
-  return notes.filter((n) => !before.includes(n) || n.startsWith(`${key}=`) || n.startsWith(about));
-}
-
 function trainChanged(obj) {  // TrainingView._changed: a box's bad text keeps the value in use; only news shows
-  const [setup, notes] = settleTrain(trainAsked(), ST.setup);
-  const said = trainNews(notes, ST.trainSaid, obj.name.slice("train_".length));  // train_D: D
+  const [setup, notes] = train_query.settle_train(trainAsked(), ST.setup);
+  const said = train_query.news(notes, ST.trainSaid, obj.name.slice("train_".length));  // train_D: D
   [ST.setup, ST.trainSaid] = [setup, notes];
   pushTrain(setup, said);
   renderTrain(ST.cfg);
@@ -929,15 +802,15 @@ const boxValue = (c, w) => (w.symbol === w.field ? c[w.field] : inUse(c, w.symbo
 const SHOWN = {  // what a control of each kind (S.widgets: spec.widget_table) shows for c: controls.controls_view
   set: (w, c) => c[w.field],
   label: (w, c) => fieldLabel(w.field, fieldNames(c)[w.field]),  // words.field_names: the recipe renames h and T_max
-  box: (w, c) => thousands(boxValue(c, w)),
-  latent: (w, c) => (c[w.field] == null ? "none" : thousands(c[w.field])),  // d_cq: none, q projected from x directly
+  box: (w, c) => units.thousands(boxValue(c, w)),
+  latent: (w, c) => (c[w.field] == null ? "none" : units.thousands(c[w.field])),  // d_cq: none, q projected from x directly
   recipe: (w, c) => recipeOf(c),
   moe: (w, c) => (isMoe(c) ? "moe" : "dense"),
   preset: (w, c) => Object.keys(S.preset_labels).find((k) => S.preset_labels[k] === presetOf(c)),
 };
 
 function pushSlider(slider, cfg, f) {  // controls._field_view, in one batched change: the range never clamps the value
-  const divs = f === "h" ? divisors(cfg.d) : null;  // h walks the divisors of d: its positions are their indices
+  const divs = f === "h" ? config.divisors(cfg.d) : null;  // h walks the divisors of d: its positions are their indices
   const [start, end, step] = divs ? [0, Math.max(1, divs.length - 1), 1] : sliderRange(f, cfg[f], cfg.T_max);
   const value = divs ? Math.max(0, divs.indexOf(cfg.h)) : cfg[f];
   ST.pushed[`${slider.name}.value`] = value;
@@ -992,7 +865,7 @@ function update(rejected, changed = S.all_fields) {  // ExplorerState._settle; c
   else {
     try {
       [cfg, notes] = settleNotes(ST.asked, ST.cfg, changed);
-      said = news(notes, ST.notes, changed);
+      said = rules.news(notes, ST.notes, changed);
     } catch (e) {  // a configuration no Config takes: keep the one shown, say why
       ST.asked = {...ST.cfg};
       [cfg, notes, said] = [ST.cfg, [], [`${e.message}; kept the configuration shown`]];
@@ -1006,14 +879,15 @@ function update(rejected, changed = S.all_fields) {  // ExplorerState._settle; c
 }
 
 function askBox(w, obj, rejected) {  // a box's text: rules.read_field (read_latent for d_cq), by its field's symbol
-  const [v, bad] = (w.kind === "latent" ? readLatent : readField)(w.symbol, obj.value ?? "", boxValue(ST.cfg, w));
+  const kept = boxValue(ST.cfg, w), text = obj.value ?? "";
+  const [v, bad] = w.kind === "latent" ? rules.read_latent(text, kept) : rules.read_field(w.symbol, text, kept);
   if (v === null) { if (bad) rejected.push(bad); return []; }  // no field changed
   ST.asked[w.field] = v === "none" ? null : v;
 }
 
 const ASK = {  // what a control of each kind (S.widgets) asks for: app/controls.py Controls.ask
   slider: (w, obj) => {
-    const divs = divisors(ST.cfg.d);  // h's slider walks the divisors of d
+    const divs = config.divisors(ST.cfg.d);  // h's slider walks the divisors of d
     ST.asked[w.field] = w.field === "h" ? divs[Math.min(obj.value, divs.length - 1)] : obj.value;
   },
   set: (w, obj) => { ST.asked[w.field] = obj[w.prop]; },  // a switch or a checkbox
@@ -1039,10 +913,9 @@ function main(obj) {
     for (const [name, w] of Object.entries(S.widgets)) {
       if (w.aria) ariaLabel(W[name], w.aria, `${w.field}: ${S.docs[w.field]}`);
     }
-    window.__ts = {thousands, sig3, fmtParams, fmtFlops, fmtBytes, fmtPercent, fmtValue, fmtShort, settle, outOfRange, presetOf,
-                   sliderRange, rulesLine, statusRules, fieldNames, fieldLabel, settleNotes, news, readField, decimal,
-                   wholeOf, realOf, budgetLines, memoryLines, linesHtml, budgetParts, chartHtml, shapeRows, recipeLegendHtml, structureKey, divisors, snapHeads,
-                   scientific, plain, duration, dollars, human, trainPlan, trainHeadlineHtml, trainLinesHtml, settleTrain, trainNews,
+    window.__ts = {py, config, numbers, units, rules, train_report, train_query, settle, presetOf,
+                   sliderRange, rulesLine, statusRules, fieldNames, fieldLabel, settleNotes, budgetLines, memoryLines, linesHtml, budgetParts, chartHtml, shapeRows, recipeLegendHtml, structureKey,
+                   trainPlan, trainHeadlineHtml, trainLinesHtml,
                    largestMicroBatch, savedParts, paramsExact, trainChartHtml, trainLegendHtml, recipeOf, recipeFields,
                    budgetKey, changesKey, changesGroups, changesHtml, fillHtml, captionsHtml, rowHtml, noticeHtml, covered, exportCommand, blockTitles, headlineHtml, chartOf,
                    moeFields};

@@ -39,6 +39,7 @@ from ..words import CHINCHILLA_RULE, MOE_SWITCH_DOC, SHORT, SHORT_WHEN, TAGLINE,
 from ..words import TRAIN_CONTROLS as C
 from ..changes_card import TITLE as CHANGES_TITLE
 from ..templates import TEMPLATES, fill_html
+from .compiled import compiled_js
 from .spec import PAGE_MOE_SIZES, lines_js, page_spec, static_spec
 
 PAGE_TITLE = "Transformer Shapes"
@@ -68,6 +69,11 @@ SWITCH_WIDTHS = {"attention": 220}  # px of a switch's menu where its choices ar
 WHAT_TO_DO = ("Drag a slider or pick a preset: every tensor of one forward pass, the parameter budget and "
               "the training run follow, computed in your browser. Tokens and real values need the live explorer "
               "(make run).")
+
+
+def page_code() -> str:
+    """page.js as the page carries it: its comment lines (what a maintainer reads) left out."""
+    return "\n".join(x for x in _text("page.js").splitlines() if not x.lstrip().startswith("//"))
 
 
 def _text(name: str) -> str:
@@ -275,7 +281,8 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     infer_card, infer_models = _infer_card(card, spec_json)
     widgets += infer_models
     callback = CustomJS(args={"spec": json.dumps(spec_json), "widgets": widgets},
-                        code=_text("page.js") + "\n" + lines_js(spec_json) + "\nreturn main(cb_obj);\n")
+                        code=page_code() + "\n" + compiled_js() + "\n" + lines_js(spec_json)
+                        + "\nreturn main(cb_obj);\n")
     for w in (preset, *(x for f in INT_FIELDS for x in fields[f][:2])):
         w.js_on_change("value", callback)
     for w in recipe_widgets:

@@ -14,15 +14,13 @@ import itertools
 import json
 
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, trace
-from model import units
 from model.budgeting import CHART, CHART_NOTE, GROUPS, chart, chart_note
 from model.changes import (LATENT_ORDER_NOTE, MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, WINDOW_ORDER_NOTE, changes,
                            title_key, title_values)
-from model.config import (ATTN_LABELS, DEFAULTS, FIELDS, INT_FIELDS, KIND_LABELS, MLA_DEFAULTS, MLA_FIELDS, MLA_SYMBOLS,
+from model.config import (ATTN_LABELS, DEFAULTS, INT_FIELDS, KIND_LABELS, MLA_DEFAULTS, MLA_FIELDS, MLA_SYMBOLS,
                           MODEL_CHOICES as CHOICES, MOE_DEFAULTS, MOE_FIELDS, MOE_SYMBOLS, ODD_D_HEAD, OPTIONAL_SYMBOLS,
-                          PAGE_FIELDS, RECIPE_DOCS, RECIPE_FIELDS, SINKS_FUSED, snap_heads)
-from model.families import (KV_GROUP, extras_line, MOE_START, PAGE_PRESETS, RECIPE_LABELS, SWITCHES, grouped_menu, preset_labels,
-                            recipe_fields)
+                          PAGE_FIELDS, RECIPE_FIELDS, SINKS_FUSED, snap_heads)
+from model.families import KV_GROUP, extras_line, MOE_START, PAGE_PRESETS, SWITCHES, preset_labels, recipe_fields
 from model.cli import attention_flag, moe_flag
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
 from model.memory import (GEMMA_KEYS, KORTHIKANTI_NOTE, ONES, OSS_KEYS, WINDOW_VALUES, Structure, probes, structure,
@@ -31,12 +29,9 @@ from model.changes import window_change_label
 from model.notation import dims
 from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
-from model import numbers
-from model.rules import (CUSTOM, EXTRA_FIELDS, LATENT_NONE, MESSAGES, MLA_NONE, MLA_SETS, NOTE_ABOUT, NOTE_FIELD,
-                         PRESET_ASKS, PRESET_MATCH, RULES, preset_of)
-from model.tensor_notation import BLOCK_PREFIX
+from model.rules import CUSTOM, EXTRA_FIELDS, NOTE_ABOUT, NOTE_FIELD, PRESET_ASKS, PRESET_MATCH, RULES, preset_of
 from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS, window_text
-from model.train_report import MAX_B_WORDS, SECTIONS, human
+from model.train_report import SECTIONS, human
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, OTHER_BLOCKS, PEAK_LINE, PHASE_LINE,
                             RECOMPUTE, REFERENCES, Line, Memory, TrainSetup, plan)
 
@@ -48,8 +43,7 @@ from model.infer_report import ELSEWHERE, GPU_CHOICES, KV_CHOICES, WEIGHT_CHOICE
 from ..changes_card import OTHER_DTYPE, SAME, UNCOVERED
 from ..infer_card import LINES_FRAME, headline_html, knee_html, line_rows
 from .cache import cached
-from ..train_query import (SETUP_FIELD, CUSTOM_START, DEFAULT, MAX_VALUE_CHARS, NOTICES, ONE_GPU_ZERO, TRAIN_BOUNDS,
-                           TRAIN_CHOICES, TRAIN_KEYS, WHOLE_KEYS, number_words)
+from ..train_query import SETUP_FIELD, CUSTOM_START, DEFAULT, TRAIN_CHOICES, TRAIN_KEYS
 
 from ..styles import BAR_INSIDE, BAR_SHARE, PART_COLOURS
 from ..templates import MARKED, TEMPLATES
@@ -386,16 +380,11 @@ def _training() -> dict:
                    "zero": [[v, k] for k, v in ZERO_LABELS.items()],
                    "recompute": [[v, k] for k, v in RECOMPUTE_LABELS.items()], "fit": [[v, k] for k, v in FIT_LABELS.items()]},
         "keys": list(TRAIN_KEYS), "default": {k: getattr(DEFAULT, k) for k in DEFAULT.__dataclass_fields__},
-        "bounds": {k: list(v) for k, v in TRAIN_BOUNDS.items()}, "whole": list(WHOLE_KEYS),
-        "choices": {k: list(v) for k, v in TRAIN_CHOICES.items()}, "max_value_chars": MAX_VALUE_CHARS,
-        "large_examples": numbers.LARGE_EXAMPLES, "one_gpu_zero": ONE_GPU_ZERO,
-        "notices": NOTICES, "field": SETUP_FIELD,  # page.js setupNumber and settleTrain; each number's words
-        "number_words": {k: number_words(*TRAIN_BOUNDS[k], k in WHOLE_KEYS) for k in TRAIN_BOUNDS},
+        "choices": {k: list(v) for k, v in TRAIN_CHOICES.items()}, "field": SETUP_FIELD,  # page.js's inputs
         "moe": TRAIN_MOE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
         "phases": list(PHASES), "phase_symbols": PHASE_SYMBOLS,
         # the fields of training.Memory that are lines of the plan (page.js trainPlan's memory)
         "memory": [f for f in Memory.__dataclass_fields__ if f"memory/{f}" in {x.key for x in plan(probe).lines}],
-        "max_B_words": MAX_B_WORDS,
         "headline": {"text": HEADLINE, "rule": HEADLINE_RULE, "fits": HEADLINE_FITS, "past": HEADLINE_PAST,
                      "n": HEADLINE_N},  # app/training.py headline_html
     }
@@ -410,7 +399,7 @@ def static_spec() -> dict:
 def _static_spec() -> dict:
     presets = {name: _fields(p) for name, p in PRESETS.items()}
     return {
-        "fields": list(FIELDS), "int_fields": list(INT_FIELDS),
+        "int_fields": list(INT_FIELDS),
         "bounds": {f: list(BOUNDS[f]) for f in (*INT_FIELDS, *OPTIONAL_SYMBOLS.values(), *PAGE_MOE_SIZES.values(),
                                                  *MLA_SYMBOLS.values())},
         "all_fields": list(ALL_FIELDS), "recipe_fields": list(RECIPE_FIELDS), "recipe_defaults": DEFAULTS,
@@ -422,17 +411,15 @@ def _static_spec() -> dict:
         # "mla_q" or "mla" (page.js extraKey)
         # latent attention's page: its boxes by their symbols, and the rules that drop what it is modelled without
         "extra_flags": {f: attention_flag(f) for f in EXTRA_FIELDS},  # the command line's (page.js modelOptions)
-        "mla_symbols": MLA_SYMBOLS, "mla_defaults": MLA_DEFAULTS, "mla_none": MLA_NONE, "mla_sets": MLA_SETS,
+        "mla_symbols": MLA_SYMBOLS, "mla_defaults": MLA_DEFAULTS,
         "window_texts": window_texts(), "attn_labels": ATTN_LABELS,  # the shapes table's headings of a windowed model
         "extras_lines": {n: extras_line(p) for n, p in PRESETS.items() if extras_line(p)},  # Gemma's, gpt-oss's
-        "sinks_fused": SINKS_FUSED, "odd_d_head": ODD_D_HEAD, "latent_none": LATENT_NONE, "widgets": widget_table(),
+        "sinks_fused": SINKS_FUSED, "odd_d_head": ODD_D_HEAD, "widgets": widget_table(),
         "extra_defaults": _extra_defaults(),
         "field_defaults": {**DEFAULTS, **MOE_DEFAULTS, **_extra_defaults()},  # Config's, where a page's asked has none
         "kind_labels": KIND_LABELS, "block_titles": {"one_kind": ONE_KIND, "some": SOME_BLOCKS, "one": ONE_BLOCK},
         "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
-        "optional_bounds": {k: list(BOUNDS[v]) for k, v in OPTIONAL_SYMBOLS.items()}, "recipe_docs": RECIPE_DOCS,
-        "recipes": RECIPE_LABELS, "modern": recipe_fields("modern", 1), "kv_group": KV_GROUP,
-        "switches": list(SWITCHES), "families": grouped_menu(moe=True),
+        "modern": recipe_fields("modern", 1), "kv_group": KV_GROUP, "switches": list(SWITCHES),
         "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "moe_note": MOE_ORDER_NOTE, "window_note": WINDOW_ORDER_NOTE,
                     "latent_note": LATENT_ORDER_NOTE, "q_paths": q_paths(), "same": SAME,
                     "other_dtype": OTHER_DTYPE, "uncovered": UNCOVERED},
@@ -440,10 +427,8 @@ def _static_spec() -> dict:
         "dtypes": dict(DTYPES), "dtype_class": DTYPE_CLASS, "presets": presets, "custom": CUSTOM,
         "preset_labels": preset_labels(moe=True), "preset_match": list(PRESET_MATCH),
         "preset_asks": list(PRESET_ASKS),
-        "messages": MESSAGES, "note_about": NOTE_ABOUT, "note_field": NOTE_FIELD, "rules": RULES, "hint": HINT,
-        "short_when": SHORT_WHEN, "ones": list(ONES), "block_prefix": BLOCK_PREFIX,
-        "number": {"pattern": numbers.PATTERN, "scales": numbers.SCALES, "max_chars": numbers.MAX_CHARS,
-                   "examples": numbers.EXAMPLES, "huge": str(numbers.HUGE)},  # model.numbers: the one grammar
+        "note_about": NOTE_ABOUT, "note_field": NOTE_FIELD, "rules": RULES, "hint": HINT,
+        "short_when": SHORT_WHEN, "ones": list(ONES),
         "budget": _budget_lines(), "structures": {structure_key(s): _structure(s) for s in _structures()},
         "groups": GROUPS, "sum_keys": list(SUM_KEYS), "step_prefix": STEP_PREFIX,
         "chart": _bars(CHART),
@@ -451,11 +436,6 @@ def _static_spec() -> dict:
         "html": TEMPLATES, "marked": MARKED,  # app/templates.py: the markup page.js's fillHtml fills
         "quadratic": QUADRATIC, "mark": MARK, "shapes_titles": {a: shapes_title_html(a) for a in CHOICES["attention"]},
         "max_listed_blocks": MAX_LISTED_BLOCKS, "group_words": GROUP_WORDS, "train": _training(),
-        "units": {"count": [list(u) for u in units._COUNT_UNITS], "si": [list(u) for u in units._SI],
-                  "binary": [list(u) for u in units._BINARY]},
-        "durations": [list(u) for u in units.DURATIONS],  # page.js duration's units (units.DURATIONS)
-        "superscripts": {chr(k): chr(v) for k, v in units._SUPER.items()},  # page.js scientific's (units.scientific)
-        "words": {u: list(w) for u, w in units.WORDS.items()},  # each unit in words: page.js human's table
     }
 
 

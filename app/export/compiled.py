@@ -1,0 +1,37 @@
+"""The Python functions the exported page runs as they are, compiled to JavaScript by `app.export.pyjs`.
+
+Each entry is a JavaScript namespace named after its module (page.js calls `units.value(x, unit)`), in an order
+where a module's functions call only its own and earlier modules' functions. NATIVE names what page.js writes by
+hand for a Python class a compiled function constructs. What else page.js writes by hand is named, with the test
+that checks it, in its header.
+"""
+from __future__ import annotations
+
+import functools
+
+from model import config, numbers, rules, train_report, units
+from model.training import TrainSetup
+
+from .. import train_query
+from .pyjs import compile_modules
+
+MODULES = (
+    ("config", [config.divisors, config.snap_heads]),
+    ("numbers", [numbers.decimal, numbers.whole, numbers.real, numbers.show]),
+    ("units", [units.thousands, units.sig3, units._scaled, units.params, units.flops, units.nbytes, units.percent,
+               units.shape, units.scientific, units.plain, units.duration, units.seconds, units.dollars, units._ratio,
+               units.yes_no, units.fixed3, units.value, units.short]),
+    ("rules", [rules.show_value, rules.message, rules.quote, rules.settle_values, rules._settle_heads,
+               rules._settle_window, rules._settle_mla, rules.news, rules.out_of_range, rules.read_field,
+               rules.read_latent]),
+    ("train_report", [train_report.human]),
+    ("train_query", [train_query.link_number, train_query.number_words, train_query.number, train_query.settle_train,
+                     train_query.news]),
+)
+NATIVE = {TrainSetup: "trainSetup"}  # page.js: the defaults, then the fields given (TrainSetup's own checks aside)
+
+
+@functools.cache
+def compiled_js() -> str:
+    """MODULES as JavaScript (built once a process: every exported page carries the same)."""
+    return compile_modules(MODULES, NATIVE)

@@ -1,0 +1,517 @@
+"""Python functions of model/ compiled to JavaScript, so that the exported page runs the one definition Python runs.
+
+    >>> print(compile_modules([("units", [units.sig3])]))   # doctest: +SKIP
+    const units = (() => {
+    function sig3(x) { ... }
+    return {sig3};
+    })();
+
+`compile_modules` reads each function's source (`inspect.getsource`, `ast`) and writes it as JavaScript inside one
+namespace object per Python module (`units.value(...)`), with the module's constants it reads as JSON data. Names
+resolve as Python resolves them: a local, a global of the function's module (a compiled function, a constant, an
+imported module whose functions are compiled too) or a builtin, which page.js's `py` object supplies with Python's
+meaning (`py.round` ties to even, `py.format` is the format-spec mini-language, `py.eq` compares lists by value).
+
+Values cross as JSON does: None is null, a tuple or list an Array, a dict an Object with string keys, str a string;
+int and float are both Number (or BigInt where the page computes exactly: `py` takes either), so a whole float
+prints as an int would. Anything outside the subset below raises `ValueError` naming the construct and its line,
+when the page is built (tests build one), never in the browser:
+
+- statements: def (nested too; positional parameters with constant defaults, `**kw` as one object), return, if,
+  for (over lists, strings, dicts' keys, `.items()`, `range`, `enumerate`, `zip`), while, break, continue, pass,
+  assignment (names, tuples of names, subscripts, attributes), augmented assignment, `raise E(message)`;
+- expressions: constants, arithmetic (`/` true division, `//` and `%` Python's), comparisons (chained; `in`, `is
+  None`), `and`/`or` (their operand, as Python gives it) and `not`, conditional expressions, f-strings with format
+  specs and `!r`, lambdas, list, tuple and dict displays (with `*` and `**`), comprehensions, subscripts and slices
+  (no step), calls of compiled functions (with keywords), of the builtins and of str, list and dict methods that
+  page.js's `py` names.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import json
+import math
+import re
+import textwrap
+import types
+from collections.abc import Callable, Iterable, Mapping
+
+# builtins and the `py` helper each becomes (page.js's section "Python's meaning")
+BUILTINS = {"abs": "py.abs", "all": "py.all", "any": "py.any", "bool": "py.bool", "enumerate": "py.enumerate",
+            "float": "Number", "int": "py.int", "len": "py.len", "list": "py.list", "max": "py.max", "min": "py.min",
+            "range": "py.range", "repr": "py.repr", "round": "py.round", "sorted": "py.sorted", "str": "py.str",
+            "sum": "py.sum", "tuple": "py.list", "zip": "py.zip", "map": "py.map", "isinstance": "py.isinstance",
+            "getattr": "py.getattr", "divmod": "py.divmod", "set": "py.set"}
+TYPES = ("bool", "int", "float", "str", "tuple", "list", "dict")  # isinstance's second argument: their names
+# methods of str, list and dict: name -> py helper, called with the object first
+METHODS = {"get": "py.get", "items": "Object.entries", "keys": "Object.keys", "values": "Object.values",
+           "join": "py.join", "split": "py.split", "rsplit": "py.rsplit", "strip": "py.strip", "rstrip": "py.rstrip",
+           "lstrip": "py.lstrip", "lower": "py.lower", "startswith": "py.startswith", "endswith": "py.endswith",
+           "replace": "py.replace", "format": "py.fmap", "translate": "py.translate", "update": "Object.assign",
+           "append": "py.append", "extend": "py.extend", "fullmatch": "py.fullmatch", "groups": "py.groups",
+           "isprintable": "py.isprintable", "setdefault": "py.setdefault", "pop": "py.pop"}
+ITERABLES = ("Object.entries(", "Object.keys(", "Object.values(", "py.range(", "py.enumerate(", "py.zip(",
+             "py.sorted(", "py.list(")  # already Arrays
+BOOLEANS = ("py.isinstance(", "py.contains(", "py.eq(", "!py.eq(", "py.any(", "py.all(", "py.startswith(",
+            "py.endswith(", "py.isprintable(")  # helpers that give a boolean: no py.bool around them
+ERRORS = ("ValueError", "TypeError", "KeyError", "RuntimeError")  # raised as a JavaScript Error with its message
+RESERVED = {"arguments", "case", "catch", "const", "default", "delete", "do", "function", "let", "new", "switch",
+            "this", "throw", "typeof", "var", "void", "with", "yield", "eval", "null", "true", "false", "undefined"}
+COMPARE = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+# Python's arithmetic: ints exact (Number while safe, else BigInt), + joins strs and lists, / is true division
+OPERATORS = {ast.Add: "py.add", ast.Sub: "py.sub", ast.Mult: "py.mul", ast.Pow: "py.pow", ast.Div: "py.div",
+             ast.FloorDiv: "py.floordiv", ast.Mod: "py.mod"}
+
+
+MATH = {math.isfinite: "Number.isFinite", math.floor: "Math.floor", math.ceil: "Math.ceil", math.sqrt: "Math.sqrt",
+        math.log10: "Math.log10"}
+
+
+def compile_modules(modules: Iterable[tuple[str, list[Callable]]], native: Mapping[object, str] | None = None) -> str:
+    """JavaScript defining one `const <name> = {...}` per (name, functions), in order: each module's functions and
+    the constants they read. A function may call a function of an earlier module, or of its own, by its Python name.
+    `native` names what page.js writes by hand for a Python callable (a dataclass's constructor): called with
+    keywords, it takes them as one object last, as a compiled `**kw` does."""
+    compiled: dict[int, str] = {id(f): js for f, js in {**MATH, **(native or {})}.items()}  # id -> its JavaScript
+    out = []
+    natives = set(compiled)
+    for name, functions in modules:
+        for f in functions:
+            compiled[id(f)] = f"{name}.{f.__name__}"
+        out.append(_Module(name, functions, compiled, natives).js())
+    return "\n".join(out)
+
+
+class _Module:
+    """One Python module's functions as a JavaScript namespace object."""
+
+    def __init__(self, name: str, functions: list[Callable], compiled: dict[int, str], natives: set[int]) -> None:
+        self.name, self.functions, self.compiled, self.natives = name, functions, compiled, natives
+        self.constants: dict[str, str] = {}  # global name -> its value as JavaScript
+
+    def js(self) -> str:
+        bodies = [_Function(self, f).js() for f in self.functions]
+        consts = [f"const {k} = {v};" for k, v in self.constants.items()]
+        names = ", ".join(f.__name__ for f in self.functions)
+        return "\n".join([f"const {self.name} = (() => {{", *consts, *bodies, f"return {{{names}}};", "})();"])
+
+    def resolve(self, name: str, scope: dict, where: ast.AST) -> str:
+        """A global name of a function's module as JavaScript."""
+        if name not in scope:
+            if name in BUILTINS:
+                return BUILTINS[name]
+            raise _error(where, f"{name!r} is neither a global of its module nor a builtin page.js's py supplies")
+        value = scope[name]
+        if id(value) in self.compiled:
+            ref = self.compiled[id(value)]
+            return ref.split(".", 1)[1] if ref.startswith(self.name + ".") else ref
+        if isinstance(value, types.ModuleType):
+            return "@module:" + value.__name__.rsplit(".", 1)[-1]  # its attributes resolve in `attribute`
+        if callable(value):
+            raise _error(where, f"{name!r} is a function that is not compiled: list it in compile_modules")
+        if name not in self.constants:
+            self.constants[name] = constant(value, where, self.function_ref)
+        return name
+
+    def function_ref(self, f: Callable, where: ast.AST | None) -> str:
+        """A compiled function held in a constant (a dict of formatters) as JavaScript."""
+        if id(f) not in self.compiled:
+            raise _error(where, f"the constant holds {getattr(f, '__name__', f)!r}, which is not compiled")
+        ref = self.compiled[id(f)]
+        return ref.split(".", 1)[1] if ref.startswith(self.name + ".") else ref
+
+
+def constant(value: object, where: ast.AST | None = None, function_ref=None) -> str:
+    """A module constant as a JavaScript literal: tuples and lists as Arrays, dicts as Objects (keys as strings), a
+    compiled function by `function_ref`."""
+    if function_ref is not None and callable(value):
+        return function_ref(value, where)
+    if value is None or isinstance(value, (bool, str)):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, int):
+        return str(value) if abs(value) < 2**53 else f"{value}n"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _error(where, f"the constant {value!r} has no JSON form")
+        return repr(value)
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(constant(v, where, function_ref) for v in value) + "]"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # its fields, as an Object
+        return constant({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, where, function_ref)
+    if isinstance(value, re.Pattern):  # fullmatch: the whole text
+        flags = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s"}
+        if value.flags & ~(re.IGNORECASE | re.MULTILINE | re.DOTALL | re.ASCII | re.UNICODE):
+            raise _error(where, f"the pattern {value.pattern!r} has flags page.js's RegExp does not take")
+        js_flags = "".join(f for bit, f in flags.items() if value.flags & bit)
+        return f"new RegExp({json.dumps('^(?:' + value.pattern + ')$')}, {json.dumps(js_flags)})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)}: {constant(v, where, function_ref)}"
+                               for k, v in value.items()) + "}"
+    raise _error(where, f"a constant of type {type(value).__name__} has no JavaScript form here")
+
+
+def _error(node: ast.AST | None, why: str) -> ValueError:
+    line = getattr(node, "lineno", None)
+    return ValueError(f"app.export.pyjs: {why}" + (f" (line {line} of the function)" if line else ""))
+
+
+def _assigned(body: list[ast.stmt]) -> list[str]:
+    """The names a function body binds (its locals, as Python decides them), nested functions' own aside."""
+    names: list[str] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.Lambda, ast.ListComp, ast.DictComp, ast.GeneratorExp,
+                                  ast.SetComp)):
+                if isinstance(child, ast.FunctionDef) and child.name not in names:
+                    names.append(child.name)
+                continue
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store) and child.id not in names:
+                names.append(child.id)
+            visit(child)
+    for stmt in body:
+        visit(ast.Module(body=[stmt], type_ignores=[]))
+    return names
+
+
+class _Function:
+    """One function (and the functions nested in it) as JavaScript."""
+
+    def __init__(self, module: _Module, f: Callable) -> None:
+        self.module, self.scope = module, f.__globals__
+        tree = ast.parse(textwrap.dedent(inspect.getsource(f)))
+        self.node = tree.body[0]
+        if not isinstance(self.node, ast.FunctionDef):
+            raise _error(self.node, f"{f.__name__} is not a plain def")
+        self.locals: list[set[str]] = []
+
+    def js(self) -> str:
+        return self.define(self.node, "")
+
+    # --- statements ---------------------------------------------------------------------------------------------
+    def define(self, node: ast.FunctionDef, indent: str) -> str:
+        params = self.params(node.args, node)
+        self.locals.append({*self.param_names(node.args), *_assigned(node.body)})
+        declared = sorted(self.locals[-1] - set(self.param_names(node.args)))
+        inner = indent + " "
+        head = [f"{inner}let {', '.join(map(_safe, declared))};"] if declared else []
+        body = head + [self.stmt(s, inner) for s in node.body if not _is_docstring(s)]
+        self.locals.pop()
+        return f"{indent}function {_safe(node.name)}({params}) {{\n" + "\n".join(body) + f"\n{indent}}}"
+
+    @staticmethod
+    def param_names(args: ast.arguments) -> list[str]:
+        return [a.arg for a in args.args] + ([args.kwarg.arg] if args.kwarg else [])
+
+    def params(self, args: ast.arguments, node: ast.AST) -> str:
+        if args.vararg or args.kwonlyargs or args.posonlyargs:
+            raise _error(node, "only positional parameters and **kw are compiled")
+        first = len(args.args) - len(args.defaults)
+        out = [_safe(a.arg) + (f" = {self.expr(args.defaults[i - first])}" if i >= first else "")
+               for i, a in enumerate(args.args)]
+        return ", ".join(out + ([f"{_safe(args.kwarg.arg)} = {{}}"] if args.kwarg else []))
+
+    def block(self, body: list[ast.stmt], indent: str) -> str:
+        return "\n".join(self.stmt(s, indent + " ") for s in body)
+
+    def stmt(self, s: ast.stmt, indent: str) -> str:
+        if isinstance(s, ast.Return):
+            return f"{indent}return {self.expr(s.value) if s.value else 'null'};"
+        if isinstance(s, ast.If):
+            text = f"{indent}if ({self.test(s.test)}) {{\n{self.block(s.body, indent)}\n{indent}}}"
+            if s.orelse:
+                text += f" else {{\n{self.block(s.orelse, indent)}\n{indent}}}"
+            return text
+        if isinstance(s, ast.For):
+            if s.orelse:
+                raise _error(s, "for … else is not compiled")
+            return (f"{indent}for ({self.target(s.target)} of {self.iterable(s.iter)}) {{\n"
+                    f"{self.block(s.body, indent)}\n{indent}}}")
+        if isinstance(s, ast.While) and not s.orelse:
+            return f"{indent}while ({self.test(s.test)}) {{\n{self.block(s.body, indent)}\n{indent}}}"
+        if isinstance(s, ast.Assign):
+            value = self.expr(s.value)
+            return "\n".join(f"{indent}{self.target(t)} = {value};" for t in s.targets)
+        if isinstance(s, ast.AugAssign) and type(s.op) in OPERATORS:
+            target = self.target(s.target)
+            return f"{indent}{target} = {OPERATORS[type(s.op)]}({target}, {self.expr(s.value)});"
+        if isinstance(s, ast.AnnAssign) and s.value is not None:
+            return f"{indent}{self.target(s.target)} = {self.expr(s.value)};"
+        if isinstance(s, ast.Expr):
+            return f"{indent}{self.expr(s.value)};"
+        if isinstance(s, ast.Raise) and isinstance(s.exc, ast.Call) and isinstance(s.exc.func, ast.Name) \
+                and s.exc.func.id in ERRORS and len(s.exc.args) == 1:
+            return f"{indent}throw new Error({self.expr(s.exc.args[0])});"
+        if isinstance(s, ast.FunctionDef):
+            return self.define(s, indent)
+        simple = {ast.Break: "break;", ast.Continue: "continue;", ast.Pass: ";"}
+        if type(s) in simple:
+            return indent + simple[type(s)]
+        raise _error(s, f"the statement {type(s).__name__} is not compiled")
+
+    def target(self, t: ast.expr) -> str:
+        if isinstance(t, ast.Name):
+            return _safe(t.id)
+        if isinstance(t, (ast.Tuple, ast.List)):
+            return "[" + ", ".join(self.target(x) for x in t.elts) + "]"
+        if isinstance(t, (ast.Subscript, ast.Attribute)):
+            return self.expr(t, store=True)
+        raise _error(t, f"cannot assign to {type(t).__name__}")
+
+    def iterable(self, e: ast.expr) -> str:
+        """What a for loop or comprehension walks, as a JavaScript iterable (py.iter: a dict's keys, a str's chars)."""
+        text = self.expr(e)
+        return text if text.startswith(ITERABLES) else f"py.iter({text})"
+
+    # --- expressions --------------------------------------------------------------------------------------------
+    def test(self, e: ast.expr) -> str:
+        """`e` where Python asks for its truth: a comparison as is, anything else through py.bool."""
+        if isinstance(e, ast.Compare):
+            return self.expr(e)
+        if isinstance(e, ast.BoolOp):
+            op = " && " if isinstance(e.op, ast.And) else " || "
+            return "(" + op.join(self.test(v) for v in e.values) + ")"
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+            return f"!{self.test(e.operand)}"
+        if isinstance(e, ast.Constant) and isinstance(e.value, bool):
+            return "true" if e.value else "false"
+        text = self.expr(e)
+        return text if text.startswith(BOOLEANS) else f"py.bool({text})"
+
+    def expr(self, e: ast.expr, store: bool = False) -> str:  # noqa: C901 (one case per node type)
+        if isinstance(e, ast.Constant):
+            if isinstance(e.value, (bool, type(None), str, int, float)):
+                return constant(e.value, e)
+            raise _error(e, f"the constant {e.value!r} is not compiled")
+        if isinstance(e, ast.Name):
+            if self.is_local(e.id):
+                return _safe(e.id)
+            ref = self.module.resolve(e.id, self.scope, e)
+            if ref.startswith("@module:"):
+                raise _error(e, f"the module {e.id} is used only through its compiled functions")
+            return ref
+        if isinstance(e, ast.Attribute):
+            if self.is_module(e.value):
+                return self.module_attribute(self.scope[e.value.id], e)
+            return f"{self.expr(e.value)}.{e.attr}"
+        if isinstance(e, ast.BinOp):
+            a, b = self.expr(e.left), self.expr(e.right)
+            if isinstance(e.op, ast.Mod) and isinstance(e.left, (ast.Constant, ast.JoinedStr)):
+                raise _error(e, "%-formatting is not compiled: use an f-string")
+            if type(e.op) in OPERATORS:
+                return f"{OPERATORS[type(e.op)]}({a}, {b})"
+            raise _error(e, f"the operator {type(e.op).__name__} is not compiled")
+        if isinstance(e, ast.UnaryOp):
+            if isinstance(e.op, ast.Not):
+                return f"!{self.test(e.operand)}"
+            if isinstance(e.op, ast.USub):
+                return f"py.neg({self.expr(e.operand)})"
+            if isinstance(e.op, ast.UAdd):
+                return self.expr(e.operand)
+            raise _error(e, "~ is not compiled")
+        if isinstance(e, ast.BoolOp):  # its operand, as Python gives it: py.and / py.or take the rest lazily
+            fn = "py.and" if isinstance(e.op, ast.And) else "py.or"
+            out = self.expr(e.values[-1])
+            for v in reversed(e.values[:-1]):
+                out = f"{fn}({self.expr(v)}, () => {out})"
+            return out
+        if isinstance(e, ast.Compare):
+            return self.compare(e)
+        if isinstance(e, ast.IfExp):
+            return f"({self.test(e.test)} ? {self.expr(e.body)} : {self.expr(e.orelse)})"
+        if isinstance(e, ast.Call):
+            return self.call(e)
+        if isinstance(e, ast.Subscript):
+            value = self.expr(e.value)
+            if isinstance(e.slice, ast.Slice):
+                if _is_reversal(e.slice) and not store:  # x[::-1]
+                    return f"py.list({value}).reverse()"
+                if e.slice.step is not None or store:
+                    raise _error(e, "a slice with a step, or assigned to, is not compiled")
+                lo = self.expr(e.slice.lower) if e.slice.lower else "0"
+                return f"py.slice({value}, {lo}, {self.expr(e.slice.upper) if e.slice.upper else 'null'})"
+            key = e.slice
+            if store or (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                return f"{value}[{self.expr(key)}]"
+            return f"py.item({value}, {self.expr(key)})"
+        if isinstance(e, (ast.List, ast.Tuple)):
+            return "[" + ", ".join(f"...{self.expr(x.value)}" if isinstance(x, ast.Starred) else self.expr(x)
+                                   for x in e.elts) + "]"
+        if isinstance(e, ast.Dict):
+            return "({" + ", ".join(f"...{self.expr(v)}" if k is None else f"{self.key(k)}: {self.expr(v)}"
+                                    for k, v in zip(e.keys, e.values)) + "})"
+        if isinstance(e, (ast.ListComp, ast.GeneratorExp)):
+            return self.comprehension(e.generators, lambda: self.expr(e.elt))
+        if isinstance(e, ast.SetComp):
+            return f"new Set({self.comprehension(e.generators, lambda: self.expr(e.elt))})"
+        if isinstance(e, ast.DictComp):
+            pairs = self.comprehension(e.generators, lambda: f"[{self.expr(e.key)}, {self.expr(e.value)}]")
+            return f"Object.fromEntries({pairs})"
+        if isinstance(e, ast.Lambda):
+            names = self.param_names(e.args)
+            self.locals.append(set(names))
+            text = f"(({self.params(e.args, e)}) => {self.expr(e.body)})"
+            self.locals.pop()
+            return text
+        if isinstance(e, ast.JoinedStr):
+            return "`" + "".join(self.fstring_part(p) for p in e.values) + "`"
+        raise _error(e, f"the expression {type(e).__name__} is not compiled")
+
+    def key(self, k: ast.expr) -> str:
+        """A dict display's key: a str constant as it is, anything else computed."""
+        return json.dumps(k.value, ensure_ascii=False) if isinstance(k, ast.Constant) and isinstance(k.value, str) \
+            else f"[{self.expr(k)}]"
+
+    def module_attribute(self, module: types.ModuleType, e: ast.Attribute) -> str:
+        value = getattr(module, e.attr)
+        if id(value) in self.module.compiled:
+            return self.module.compiled[id(value)]
+        if callable(value):
+            raise _error(e, f"{module.__name__}.{e.attr} is not compiled: list it in compile_modules")
+        alias = f"{module.__name__.rsplit('.', 1)[-1]}_{e.attr}"
+        self.module.constants.setdefault(alias, constant(value, e, self.module.function_ref))
+        return alias
+
+    def fstring_part(self, p: ast.expr) -> str:
+        if isinstance(p, ast.Constant):
+            return p.value.replace("\\", "\\\\").replace("`", "\\`").replace("${", "\\${")
+        assert isinstance(p, ast.FormattedValue)
+        value = self.expr(p.value)
+        if p.conversion == ord("r"):
+            value = f"py.repr({value})"
+        elif p.conversion not in (-1, ord("s")):
+            raise _error(p, "only !r and !s are compiled")
+        if p.format_spec is None:
+            return f"${{py.str({value})}}"
+        return f"${{py.format({value}, {self.expr(p.format_spec)})}}"
+
+    def compare(self, e: ast.Compare) -> str:
+        parts, left = [], e.left
+        for op, right in zip(e.ops, e.comparators):
+            a, b = self.expr(left), self.expr(right)
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                if not (isinstance(right, ast.Constant) and right.value is None):
+                    raise _error(e, "`is` is compiled only against None")
+                parts.append(f"({a} {'==' if isinstance(op, ast.Is) else '!='} null)")
+            elif isinstance(op, (ast.Eq, ast.NotEq)):
+                parts.append(f"{'' if isinstance(op, ast.Eq) else '!'}py.eq({a}, {b})")
+            elif isinstance(op, (ast.In, ast.NotIn)):
+                parts.append(f"{'' if isinstance(op, ast.In) else '!'}py.contains({b}, {a})")
+            else:
+                parts.append(f"({a} {COMPARE[type(op)]} {b})")
+            left = right
+        return parts[0] if len(parts) == 1 else "(" + " && ".join(parts) + ")"
+
+    def comprehension(self, generators: list[ast.comprehension], element: Callable[[], str]) -> str:
+        """`[element for t in it if c ...]` as flatMap/filter/map over each generator in turn."""
+        g, rest = generators[0], generators[1:]
+        if g.is_async:
+            raise _error(g.iter, "async comprehensions are not compiled")
+        source = self.iterable(g.iter)
+        names = {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        self.locals.append(names)
+        target = self.target(g.target)
+        out = source if source.startswith(ITERABLES) else f"py.list({source[len('py.iter('):-1]})"
+        for c in g.ifs:
+            out += f".filter(({target}) => {self.test(c)})"
+        inner = self.comprehension(rest, element) if rest else element()
+        if inner != target or rest:  # [x for x in xs if …] needs no map
+            out += f".{'flatMap' if rest else 'map'}(({target}) => {inner})"
+        self.locals.pop()
+        return out
+
+    def call(self, e: ast.Call) -> str:
+        f = e.func
+        if isinstance(f, ast.Attribute) and not self.is_module(f.value):  # a method of a str, list or dict
+            if f.attr not in METHODS:
+                raise _error(e, f"the method {f.attr} is not compiled")
+            owner = self.expr(f.value)
+            if f.attr == "format":  # str.format: positional {} and named {x}
+                return f"py.fmap({owner}, {self.kwargs(e)}, [{', '.join(self.args(e.args))}])"
+            if f.attr == "update" and e.keywords and not e.args:  # d.update(x=1)
+                return f"Object.assign({owner}, {self.kwargs(e)})"
+            if e.keywords:
+                raise _error(e, f"{f.attr}() is compiled without keywords")
+            return f"{METHODS[f.attr]}({', '.join([owner, *self.args(e.args)])})"
+        name = self.expr(f)
+        target = self.function_of(f)
+        if target is not None and id(target) in self.module.natives:
+            return f"{name}({', '.join([*self.args(e.args), *([self.kwargs(e)] if e.keywords else [])])})"
+        if target is not None:
+            return f"{name}({', '.join(self.bound_args(target, e))})"
+        if e.keywords and name in ("py.min", "py.max", "py.sorted") and [k.arg for k in e.keywords] == ["key"]:
+            return f"{name}({', '.join(self.args(e.args))}, {{key: {self.expr(e.keywords[0].value)}}})"
+        if name == "py.isinstance":
+            return f"py.isinstance({self.expr(e.args[0])}, {json.dumps(self.type_names(e.args[1]))})"
+        if e.keywords and isinstance(f, ast.Name) and self.is_local(f.id):  # a local def(kind, **kw): one object
+            return f"{name}({', '.join([*self.args(e.args), self.kwargs(e)])})"
+        if e.keywords:
+            raise _error(e, "keywords are compiled for compiled functions, locals and min/max/sorted's key only")
+        return f"{name}({', '.join(self.args(e.args))})"
+
+    def type_names(self, e: ast.expr) -> list[str]:
+        """isinstance's types, by name (py.isinstance: a whole Number is an int, True is an int too)."""
+        names = [x.id if isinstance(x, ast.Name) else None for x in (e.elts if isinstance(e, ast.Tuple) else [e])]
+        if not all(n in TYPES for n in names):
+            raise _error(e, f"isinstance is compiled for the types {', '.join(TYPES)}")
+        return names
+
+    def is_local(self, name: str) -> bool:
+        return any(name in scope for scope in self.locals)
+
+    def is_module(self, e: ast.expr) -> bool:
+        """Whether `e` names an imported module (not shadowed by a local)."""
+        return isinstance(e, ast.Name) and not self.is_local(e.id) and isinstance(self.scope.get(e.id), types.ModuleType)
+
+    def function_of(self, f: ast.expr) -> Callable | None:
+        """The compiled Python function a call names (a global or a module's attribute), else None (a local)."""
+        if isinstance(f, ast.Name) and not self.is_local(f.id):
+            value = self.scope.get(f.id)
+        elif isinstance(f, ast.Attribute) and self.is_module(f.value):
+            value = getattr(self.scope.get(f.value.id), f.attr, None)
+        else:
+            return None
+        return value if id(value) in self.module.compiled else None
+
+    def args(self, args: list[ast.expr]) -> list[str]:
+        return [f"...{self.expr(a.value)}" if isinstance(a, ast.Starred) else self.expr(a) for a in args]
+
+    def kwargs(self, e: ast.Call) -> str:
+        """The call's keywords as one object (`**d` spread into it)."""
+        return "({" + ", ".join(f"...{self.expr(k.value)}" if k.arg is None else f"{json.dumps(k.arg)}: "
+                                f"{self.expr(k.value)}" for k in e.keywords) + "})"
+
+    def bound_args(self, target: Callable, e: ast.Call) -> list[str]:
+        """A call of a compiled function: keywords placed by its signature, the rest of them into its **kw."""
+        params = list(inspect.signature(target).parameters.values())
+        positional = [p for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+        kw = next((p for p in params if p.kind is p.VAR_KEYWORD), None)
+        out = self.args(e.args)
+        named = {k.arg: self.expr(k.value) for k in e.keywords if k.arg is not None}
+        for p in positional[len(e.args):]:
+            if p.name in named:
+                out.append(named.pop(p.name))
+            elif any(q.name in named for q in positional[positional.index(p):]):
+                out.append("undefined")  # its default
+        if kw is not None and (named or any(k.arg is None for k in e.keywords)):
+            rest = [f"...{self.expr(k.value)}" for k in e.keywords if k.arg is None]
+            out += ["undefined"] * (len(positional) - len(out))
+            out.append("({" + ", ".join([*(f"{json.dumps(k)}: {v}" for k, v in named.items()), *rest]) + "})")
+        elif named:
+            raise _error(e, f"{target.__name__} takes no keyword {sorted(named)[0]!r}")
+        return out
+
+
+def _safe(name: str) -> str:
+    return name + "_" if name in RESERVED else name
+
+
+def _is_reversal(s: ast.Slice) -> bool:
+    return s.lower is None and s.upper is None and isinstance(s.step, ast.UnaryOp) and isinstance(s.step.op, ast.USub) \
+        and isinstance(s.step.operand, ast.Constant) and s.step.operand.value == 1
+
+
+def _is_docstring(s: ast.stmt) -> bool:
+    return isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)
