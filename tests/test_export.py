@@ -25,6 +25,7 @@ from app.changes_card import notice_html
 from app.shapes import table_at
 from app.export.cli import main as export_main
 from app.export.page import external_references
+from app.export.spec import ALL_FIELDS
 from app.templates import TEMPLATES, fill_html
 from app.train_query import settle_train
 from app.words import slider_range, status_rules
@@ -111,7 +112,8 @@ def assert_lines_are_the_models(page, configs: list[Config], to_js) -> None:
 
 
 def cfg_js(c: Config) -> dict:
-    return {f: getattr(c, f) for f in (*INT_FIELDS, "tie")}
+    """A configuration as the page holds it: every field (ALL_FIELDS), lists for tuples."""
+    return {f: list(v) if isinstance(v, tuple) else v for f in ALL_FIELDS for v in [getattr(c, f)]}
 
 
 def text_of(page, name: str) -> str:
@@ -243,8 +245,8 @@ def test_rules_and_preset_matching_agree(page) -> None:
     assert js(page, "rules.out_of_range", bad) == [out_of_range(*b) for b in bad]
     ranges = [[f, v, T_max] for f in ("B", "T", "d", "L", "V", "T_max") for v, T_max in ((1, 1), (96, 1024), (770, 2048),
                                                                                       (BOUNDS[f][1], 32768))]
-    assert js(page, "sliderRange", ranges) == [list(slider_range(*r)) for r in ranges]
-    assert js(page, "statusRules", [[cfg_js(PRESETS["gpt3-175b"])]]) == [status_rules(PRESETS["gpt3-175b"])]
+    assert js(page, "words.slider_range", ranges) == [list(slider_range(*r)) for r in ranges]
+    assert js(page, "words.status_rules", [[cfg_js(PRESETS["gpt3-175b"])]]) == [status_rules(PRESETS["gpt3-175b"])]
 
 
 @pytest.mark.browser

@@ -192,7 +192,7 @@ def test_latent_attentions_rules_are_the_models(page) -> None:
             cases.append((asked, later, mla_js(shown), changed))
     for (_, later, _, _), (got, want) in zip(cases, settled_both_ways(page, cases)):
         assert [mla_js(got[0]), *got[1:]] == [mla_js(want[0]), *want[1:]], later
-    assert js(page, "rulesLine", [[base]]) == [rules_line(DEEPSEEK)]
+    assert js(page, "rules.rules_line", [[base]]) == [rules_line(DEEPSEEK)]
 
 
 def test_a_deepseek_v3_config_json_writes_its_page(chromium, tmp_path: Path) -> None:

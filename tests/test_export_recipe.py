@@ -23,12 +23,11 @@ from model import PRESETS, Config, budget, trace
 from model.families import PAGE_PRESETS  # the pages' presets: the dense ones (mixtures of experts: the CLI's)
 from model import units
 from model.changes import changes
-from model.config import PAGE_FIELDS
 from model.cli import config_from_args
 from model.rules import preset_of, settle
 from model.train_report import human
 from model.training import plan
-from test_export import box, export, exported_page, js, random_setups, setup_js, text_of, typed, value_of
+from test_export import box, cfg_js, export, exported_page, js, random_setups, setup_js, text_of, typed, value_of
 
 LLAMA = PRESETS["llama3-8b"]
 HF = Path(__file__).parent / "hf"
@@ -48,7 +47,7 @@ def page(chromium, page_file: Path):
 
 
 def full_js(c: Config) -> dict:
-    return {f: getattr(c, f) for f in PAGE_FIELDS}
+    return cfg_js(c)
 
 
 def _set(page, name: str, value) -> None:
@@ -148,7 +147,7 @@ def test_settle_and_presets_agree_with_the_rules(page) -> None:
     cfgs = [settle(a)[0] for a in asked[:40] if _settles(a)] + list(PAGE_PRESETS.values())
     assert js(page, "presetOf", [[full_js(c)] for c in cfgs]) == [preset_of(c) for c in cfgs]
     from model.families import recipe_of
-    assert js(page, "recipeOf", [[full_js(c)] for c in cfgs]) == [recipe_of(c) for c in cfgs]
+    assert js(page, "families.recipe_of", [[full_js(c)] for c in cfgs]) == [recipe_of(c) for c in cfgs]
     assert js(page, "budgetKey", [[full_js(c)] for c in cfgs]) == [budget_key(c) for c in cfgs]
     assert js(page, "changesKey", [[full_js(c), "bf16"] for c in cfgs]) == [changes_key(c, "bf16") for c in cfgs]
 
@@ -284,8 +283,8 @@ def test_the_rule_line_and_field_names_agree_with_the_model(page) -> None:
     from app.words import field_names, status_rules
 
     cfgs = [*PAGE_PRESETS.values(), *CONFIGS, replace(LLAMA, head_dim=64), replace(PRESETS["gpt2-small"], positions="rope")]
-    assert js(page, "statusRules", [[full_js(c)] for c in cfgs]) == [status_rules(c) for c in cfgs]
-    assert js(page, "fieldNames", [[full_js(c)] for c in cfgs]) == [field_names(c) for c in cfgs]
+    assert js(page, "words.status_rules", [[full_js(c)] for c in cfgs]) == [status_rules(c) for c in cfgs]
+    assert js(page, "words.field_names", [[full_js(c)] for c in cfgs]) == [field_names(c) for c in cfgs]
 
 
 @pytest.mark.browser

@@ -165,5 +165,6 @@ def test_the_page_carries_the_compiled_modules() -> None:
     js = compiled_js()
     for name, functions in MODULES:
         assert f"const {name} = (() => {{" in js
-        for f in functions:
-            assert re.search(rf"^function {f.__name__}\(", js, re.M), f"{name}.{f.__name__}"
+        for f in functions:  # a class: the object of its members' functions
+            made = rf"^const {f.__name__} = {{" if isinstance(f, type) else rf"^function {f.__name__}\("
+            assert re.search(made, js, re.M), f"{name}.{f.__name__}"

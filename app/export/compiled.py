@@ -9,26 +9,30 @@ from __future__ import annotations
 
 import functools
 
-from model import config, numbers, rules, train_report, units
+from model import changes, config, families, memory, numbers, rules, train_report, units
 from model.training import TrainSetup
 
-from .. import train_query
+from .. import train_query, words
 from .pyjs import compile_modules
 
 MODULES = (
-    ("config", [config.divisors, config.snap_heads]),
+    ("config", [config.divisors, config.snap_heads, config.swiglu_width, config.Config, config.distinct_kinds]),
     ("numbers", [numbers.decimal, numbers.whole, numbers.real, numbers.show]),
     ("units", [units.thousands, units.sig3, units._scaled, units.params, units.flops, units.nbytes, units.percent,
                units.shape, units.scientific, units.plain, units.duration, units.seconds, units.dollars, units._ratio,
                units.yes_no, units.fixed3, units.value, units.short]),
     ("rules", [rules.show_value, rules.message, rules.quote, rules.settle_values, rules._settle_heads,
                rules._settle_window, rules._settle_mla, rules.news, rules.out_of_range, rules.read_field,
-               rules.read_latent]),
+               rules.read_latent, rules.rule_keys, rules.rules_line]),
+    ("families", [families.recipe_fields, families.recipe_of, families.moe_fields]),
+    ("changes", [changes.dense_width, changes.mha_head, changes.title_values]),
+    ("words", [words.slider_range, words.status_rules, words.field_names]),
     ("train_report", [train_report.human]),
     ("train_query", [train_query.link_number, train_query.number_words, train_query.number, train_query.settle_train,
                      train_query.news]),
 )
-NATIVE = {TrainSetup: "trainSetup"}  # page.js: the defaults, then the fields given (TrainSetup's own checks aside)
+NATIVE = {TrainSetup: "trainSetup",  # page.js: the defaults, then the fields given (TrainSetup's own checks aside)
+          memory.window_values: "windowValues"}  # page.js: WINDOW_VALUES' formulas compiled (spec.lines_js)
 
 
 @functools.cache

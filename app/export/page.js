@@ -6,9 +6,11 @@
 // MEMORY_FNS and TRAIN_FNS (each line's formula compiled to JavaScript; a window's WINDOW_FNS, its labels' numbers, and
 // MEMORY_ALL_FNS, TRAIN_WINDOW_FNS; latent attention's TRAIN_MLA_FNS) and `return main(cb_obj);`.
 // Python's own functions run here compiled (app/export/compiled.py MODULES, by app/export/pyjs.py), as namespaces
-// named after their modules: config.divisors, numbers.whole, units.value, rules.settle_values, rules.read_field,
-// train_report.human, train_query.settle_train, … (tests/test_pyjs.py: the compiler; each module's own tests: the
-// formatters, the rules and the notices, in test_export.py); `py` below gives them Python's builtins and operators.
+// named after their modules: config.divisors, config.Config (Config's properties and methods, as functions of a
+// page's configuration: Cfg.d_head(c)), numbers.whole, units.value, rules.settle_values, rules.read_field,
+// rules.rules_line, families.recipe_of, changes.title_values, words.slider_range, train_report.human,
+// train_query.settle_train, … (tests/test_pyjs.py: the compiler; each module's own tests in test_export*.py: the
+// formatters, the rules, the notices, the lines); `py` below gives them Python's builtins and operators.
 // Every other function here mirrors a Python one, named in its comment; tests run both on the same inputs in Chromium
 // (latent attention's extraKey: tests/test_export_mla.py).
 // The controls are data, S.widgets (spec.widget_table: each one's kind, property, field and symbol), read by main's
@@ -35,7 +37,7 @@
 //   test_export_recipe_rows.py::test_the_shown_table_carries_the_marks_and_the_legend: tableHtml
 //   test_export_recipe.py::test_changes_lines_and_markup_agree_with_the_model (and test_export_window.py::
 //     test_the_changes_card_is_the_models, test_export_mla.py::test_the_changes_card_ends_with_latent_attention):
-//     changesGroups, titleValues, changesHtml, changesCardHtml
+//     changesGroups, changesHtml, changesCardHtml
 
 // Twins of the training card: each JavaScript function below that mirrors a Python one (named in its comment), by
 // the test that runs both on the same inputs in Chromium (everything else of the card is data in S.train: the plan's
@@ -127,7 +129,9 @@ const py = {
   isinstance: (x, types) => types.some((t) => ({bool: typeof x === "boolean", int: typeof x === "boolean" || isInt(x),
     float: typeof x === "number" && !isInt(x), str: typeof x === "string", tuple: Array.isArray(x),
     list: Array.isArray(x), dict: isObj(x)}[t])),  // a whole Number is an int; True is an int, as in Python
-  getattr: (o, name) => o[name],
+  getattr: (o, name, members = {}) => (Object.hasOwn(members, name) ? members[name](o) : o[name]),  // a property too
+  fromkeys: (xs) => Object.fromEntries(py.list(xs).map((x) => [x, null])),
+  count: (xs, x) => (typeof xs === "string" ? xs.split(x).length - 1 : xs.filter((y) => py.eq(y, x)).length),
   set: (xs = []) => new Set(py.list(xs)),
   map: (f, xs) => py.list(xs).map((x) => f(x)),
   and: (a, rest) => (py.bool(a) ? rest() : a),
@@ -147,7 +151,8 @@ const py = {
     : c instanceof Set ? c.has(x) : Object.hasOwn(c, x)),
   add: (a, b) => (typeof a === "string" ? a + b : Array.isArray(a) ? [...a, ...b] : arith((x, y) => x + y, a, b)),
   sub: (a, b) => arith((x, y) => x - y, a, b),
-  mul: (a, b) => arith((x, y) => x * y, a, b),
+  mul: (a, b) => (Array.isArray(a) || typeof a === "string" ? (Array.isArray(a) ? Array.from({length: b}, () => a).flat()
+    : a.repeat(b)) : arith((x, y) => x * y, a, b)),  // a list or str repeated, or a product
   pow: (a, b) => (isInt(b) && b >= 0 ? arith((x, y) => x ** y, a, b) : Number(a) ** Number(b)),
   neg: (x) => -x,
   div: (a, b) => Number(a) / Number(b),
@@ -230,37 +235,17 @@ const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&l
 const fill = (template, values) => template.replace(/\{([\w/]+)\}/g, (_, k) => values[k]);  // str.format_map
 
 // ---- the rules: model/rules.py compiled (rules.settle_values, read_field, …), model/numbers.py and config.py's too
-// the modern recipe's values in use: model/config.py Config.d_head, h_kv, d_ff and its defaults
-const swigluWidth = (d) => Math.ceil(8 * d / 768) * 256;  // config.swiglu_width
-const defaultFf = (c) => (c.mlp === "gelu" ? 4 * c.d : swigluWidth(c.d));
-const isMla = (c) => c.latent_dim != null;  // Config.mla
-const dHead = (c) => (isMla(c) ? c.nope_dim + c.rope_dim : c.head_dim ?? c.d / c.h);
-const hKv = (c) => c.kv_heads ?? c.h;
-const dFf = (c) => c.ff_dim ?? defaultFf(c);
-const isGpt2 = (c) => S.recipe_fields.every((f) => (c[f] ?? S.recipe_defaults[f]) === S.recipe_defaults[f]);  // Config.gpt2_recipe
-
-const isMoe = (c) => c.experts != null;  // Config.moe
-
-function blockKinds(c) {  // Config.block_kinds: each block's kind, "dense" or "moe"
-  const dense = new Set(c.dense_layers ?? []);
-  return Array.from({length: c.L}, (_, i) => (isMoe(c) && i >= c.dense_first && (i + 1) % c.moe_step === 0
-    && !dense.has(i) ? "moe" : "dense"));
-}
-
-const distinctKinds = (c) => [...new Set(blockKinds(c))];  // config.distinct_kinds
+const Cfg = config.Config;  // Config's properties and methods as functions of a page's configuration: Cfg.d_head(c)
 
 function normalize(c) {  // Config.__post_init__: a default written out is the default (None)
-  const written = {kv_heads: c.h, head_dim: c.d % c.h ? null : c.d / c.h, ff_dim: defaultFf(c),
-                   shared_dim: c.expert_dim, query_scale: dHead(c)};  // its (name, default) pairs
+  const written = {kv_heads: c.h, head_dim: c.d % c.h ? null : c.d / c.h, ff_dim: Cfg._default_ff(c),
+                   shared_dim: c.expert_dim, query_scale: Cfg.d_head(c)};  // its (name, default) pairs
   for (const [f, v] of Object.entries(written)) if (c[f] === v) c[f] = null;
-  if (isMoe(c) && !blockKinds(c).includes("dense")) c.ff_dim = null;  // no dense MLP anywhere: d_ff is no part of it
+  if (Cfg.moe(c) && !Cfg.block_kinds(c).includes("dense")) c.ff_dim = null;  // no dense MLP anywhere: d_ff is no part of it
   if (c.sinks && c.attention === "fused") throw new Error(S.sinks_fused);  // Config.__post_init__ (_check_oss)
-  if (c.positions === "rope" && !isMla(c) && dHead(c) % 2) throw new Error(fill(S.odd_d_head, {d_head: dHead(c)}));
+  if (c.positions === "rope" && !Cfg.mla(c) && Cfg.d_head(c) % 2) throw new Error(fill(S.odd_d_head, {d_head: Cfg.d_head(c)}));
   return c;
 }
-
-const inUse = (c, symbol) => ({h: c.h, h_kv: hKv(c), T: c.T, d_ff: dFf(c), d_head: dHead(c), E: c.experts, k: c.top_k, full_layers: c.full_layers,
-                               d_expert: c.expert_dim, ...Object.fromEntries(Object.entries(S.mla_symbols).map(([f, sym]) => [sym, c[f]]))}[symbol]);  // Config's value of a symbol
 
 function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes: [cfg, notes {kind, text, about, base}]
   const cfg = Object.fromEntries(S.all_fields.map((f) => [f, asked[f] ?? S.field_defaults[f] ?? null]));
@@ -268,7 +253,7 @@ function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes
   const note = (kind, values) => {
     const base = rules.message(kind, values);
     let text = base;
-    const [field, symbol] = S.note_field[kind], was = shown === null ? null : inUse(shown, symbol);
+    const [field, symbol] = S.note_field[kind], was = shown === null ? null : py.getattr(shown, symbol, Cfg);
     if (was != null && !changed.includes(field) && asked[field] != null && JSON.stringify(asked[field]) !== JSON.stringify(was)) {
       text += rules.message("kept", {asked: asked[field], name: symbol, shown: was});
     }
@@ -283,86 +268,30 @@ function settle(asked) {  // rules.settle: [cfg, notes]; throws where Config ref
   return [cfg, notes.map((n) => n.text)];
 }
 
-function recipeFields(recipe, h) {  // families.recipe_fields
-  if (recipe === "gpt2") return {...S.recipe_defaults, ...S.mla_defaults};
-  return {...S.recipe_defaults, ...S.modern, kv_heads: config.snap_heads(h, Math.max(1, Math.floor(h / S.kv_group)))};
-}
-
-function moeFields(c, moe) {  // families.moe_fields: what choosing a dense MLP or a mixture of experts sets
-  if (moe === isMoe(c)) return {};
-  if (moe) return {...S.moe_defaults, ...S.moe_start, expert_dim: dFf(c)};
-  return {...S.moe_defaults, ...(c.expert_bias ? {expert_bias: false} : {}), ...(blockKinds(c).includes("dense") ? {} : {ff_dim: c.expert_dim})};
-}
-
-function recipeOf(c) {  // families.recipe_of
-  if (isGpt2(c)) return "gpt2";
-  const modern = recipeFields("modern", c.h);
-  return S.switches.every((f) => c[f] === modern[f]) ? "modern" : "custom";
-}
-
 function presetOf(cfg) {  // rules.preset_of (S.preset_match: rules.PRESET_MATCH)
   const value = (k) => JSON.stringify(cfg[k] ?? S.field_defaults[k] ?? null);
   const same = (p) => S.preset_match.every((k) => JSON.stringify(p[k]) === value(k));
   return Object.keys(S.presets).find((name) => same(S.presets[name])) ?? S.custom;
 }
 
-function sliderRange(name, value, T_max) {  // words.slider_range
-  let [start, end, step] = S.soft[name];
-  const hi = S.bounds[name][1];
-  if (end === null) end = Math.min(T_max, S.bounds.T[1]);
-  else while (end < value && end < hi) end = Math.min(2 * end, hi);
-  start = Math.min(start, value);
-  return [start, Math.max(end, start + 1), step];
-}
-
-function ruleKeys(c) {  // rules.rule_keys: the rules that hold for c
-  const heads = isMla(c) ? "latent" : c.head_dim != null ? "apart" : c.positions === "rope" ? "divides_even" : "divides";
-  return [heads, ...(hKv(c) !== c.h ? ["kv"] : []), c.positions === "rope" ? "context" : "table"];
-}
-
-function rulesLine(c) {  // rules.rules_line
-  const v = {d: c.d, h: c.h, d_head: dHead(c), h_kv: hKv(c), group: Math.floor(c.h / hKv(c)), T_max: c.T_max,
-             ...(isMla(c) ? {d_v: c.value_dim, d_c: c.latent_dim} : {})};
-  const values = Object.fromEntries(Object.entries(v).map(([k, x]) => [k, units.thousands(x)]));
-  return ruleKeys(c).map((k) => fill(S.rules[k], values)).join(" · ");
-}
-
-const statusRules = (c) => `${rulesLine(c)} · ${S.hint}`;  // words.status_rules
-
-function fieldNames(c) {  // words.field_names: the names under h and T_max
-  const holds = {apart: c.head_dim != null || isMla(c), rope: c.positions === "rope"};
-  return Object.fromEntries(Object.entries(S.short_when).map(([f, [when, name]]) => [f, holds[when] ? name : S.short[f]]));
-}
-
 const fieldLabel = (f, name) => fillHtml(S.html.field_label, {field: f, doc: S.docs[f], name});  // page.field_label
 
 // ---- lines: model.budget(cfg).lines and model.trace(cfg, dtype).lines -------------------------------------------
-function symbols(cfg, exact) {  // Config.symbols() (h_kv and d_ff always: GPT-2's formulas do not use them)
-  const s = {B: cfg.B, T: cfg.T, d: cfg.d, h: cfg.h, d_head: dHead(cfg), L: cfg.L, V: cfg.V, T_max: cfg.T_max,
-             h_kv: hKv(cfg), d_ff: dFf(cfg)};
-  if (isMoe(cfg)) {  // a mixture of experts' symbols (d_shared: shared_dim, else d_expert)
-    Object.assign(s, {E: cfg.experts, k: cfg.top_k, d_expert: cfg.expert_dim, L_moe: blockKinds(cfg).filter((x) => x === "moe").length,
-                      E_shared: cfg.shared_experts, d_shared: cfg.shared_dim ?? cfg.expert_dim});
-  }
-  if (cfg.window != null) {  // Config.W, L_W (the blocks below L not in full_layers), T_W = min(T, W − 1)
-    Object.assign(s, {W: cfg.window, L_W: cfg.L - cfg.full_layers.filter((i) => i < cfg.L).length, T_W: Math.min(cfg.T, cfg.window - 1)});
-  }
-  if (isMla(cfg)) {  // d_c, d_R, d_nope, d_v, and d_cq where the queries have a latent
-    for (const [f, sym] of Object.entries(S.mla_symbols)) if (cfg[f] != null) s[sym] = cfg[f];
-  }
+function symbols(cfg, exact) {  // Config.symbols(), with h_kv and d_ff always (a GPT-2 plan's formulas name h_kv)
+  const s = {h_kv: Cfg.h_kv(cfg), d_ff: Cfg.d_ff(cfg), ...Cfg.symbols(cfg)};
   return exact ? Object.fromEntries(Object.entries(s).map(([k, v]) => [k, BigInt(v)])) : s;
 }
 
 function recipePart(cfg) {  // the recipe's part of memory.structure_key
-  if (isGpt2(cfg)) return [];
-  const kv = hKv(cfg) === cfg.h ? "mha" : hKv(cfg) === 1 ? "mqa" : "gqa";
+  if (Cfg.gpt2_recipe(cfg)) return [];
+  const kv = Cfg.h_kv(cfg) === cfg.h ? "mha" : Cfg.h_kv(cfg) === 1 ? "mqa" : "gqa";
   return [cfg.norm, cfg.positions, cfg.mlp, `bias=${cfg.bias}`, ...(cfg.qk_norm ? ["qk_norm"] : []), kv,
           ...(cfg.head_dim != null ? ["d_head"] : []), ...(cfg.attention === "fused" ? ["fused"] : [])];
 }
 
 function moePart(cfg) {  // the mixture of experts' part of memory.structure_key
-  if (!isMoe(cfg)) return [];
-  return [`moe=${distinctKinds(cfg).join("+")}`, ...(cfg.shared_experts > 0 ? ["shared"] : []),
+  if (!Cfg.moe(cfg)) return [];
+  return [`moe=${config.distinct_kinds(cfg).join("+")}`, ...(cfg.shared_experts > 0 ? ["shared"] : []),
           ...(cfg.shared_gate ? ["shared_gate"] : [])];
 }
 
@@ -414,8 +343,8 @@ function modelOptions(cfg) {  // the command line's options of this model (pytho
 
 const exportCommand = (cfg) => `python -m app export lesson.html ${modelOptions(cfg)}`;
 
-const uncoveredText = (cfg) => fill(S.changes.uncovered[isMla(cfg) ? "mla" : isMoe(cfg) ? "moe" : "modern"],  // changes_card.UNCOVERED
-  {command: exportCommand(cfg), what: recipeOf(cfg) === "custom" ? "this recipe" : "this model"});
+const uncoveredText = (cfg) => fill(S.changes.uncovered[Cfg.mla(cfg) ? "mla" : Cfg.moe(cfg) ? "moe" : "modern"],  // changes_card.UNCOVERED
+  {command: exportCommand(cfg), what: families.recipe_of(cfg) === "custom" ? "this recipe" : "this model"});
 
 function evaluateLines(templates, fns, cfg) {  // each line's value from its formula, then as the page shows it
   const big = symbols(cfg, true), num = symbols(cfg, false);
@@ -515,7 +444,7 @@ function windowText(cfg) {  // tracing.window_text, from its templates by plural
 }
 
 function blockTitles(cfg) {  // tracing.block_groups: each kind's title
-  const kinds = blockKinds(cfg), distinct = distinctKinds(cfg), T = S.block_titles, label = S.kind_labels;
+  const kinds = Cfg.block_kinds(cfg), distinct = config.distinct_kinds(cfg), T = S.block_titles, label = S.kind_labels;
   return Object.fromEntries(distinct.map((kind) => {
     const blocks = kinds.flatMap((k, i) => (k === kind ? [i] : []));
     if (distinct.length === 1) {
@@ -528,12 +457,12 @@ function blockTitles(cfg) {  // tracing.block_groups: each kind's title
 }
 
 function blockRows(cfg, group, expanded, out, tensor) {  // shapes.shape_rows' block rows: "× L" (one group per kind), or each block
-  const L = cfg.L, moe = isMoe(cfg), kinds = blockKinds(cfg), win = windowText(cfg), G = S.group_words;  // words.GROUP_WORDS
+  const L = cfg.L, moe = Cfg.moe(cfg), kinds = Cfg.block_kinds(cfg), win = windowText(cfg), G = S.group_words;  // words.GROUP_WORDS
   const ofKind = (kind) => group.filter((x) => (x.kind ?? "dense") === kind);  // a dense model's rows carry no kind
   const heading = (name, label) => out.push({kind: "group", name, label});
   if (!expanded) {
     const titles = blockTitles(cfg), span = L === 1 ? G.span_one : fill(G.span, {last: L - 1});
-    for (const kind of distinctKinds(cfg)) {
+    for (const kind of config.distinct_kinds(cfg)) {
       const label = fill(G.tensors, {n: ofKind(kind).length}) + (win ? fill(G.window[moe ? "moe" : "dense"], {window: win})
         : moe ? "" : G.repeats);
       heading(moe ? titles[kind] : fill(G.all, {span, L: units.thousands(L)}), label);
@@ -568,32 +497,12 @@ const tableHtml = (rows, dtype, scale, memory, legend) => fillHtml(S.html.table,
   korthikanti: memory.some((x) => x.key === "memory/korthikanti") ? S.korthikanti_note : ""});
 
 // ---- what each change buys: model/changes.py changes(), app/changes_card.py ---------------------------------------
-function titleValues(c) {  // changes.title_values
-  const head = isMla(c) ? c.value_dim : dHead(c);  // changes.mha_head
-  const v = {d: c.d, h: c.h, h_kv: hKv(c), d_head: head, d_ff: dFf(c), T: c.T, T_max: c.T_max,
-             d_over_h: Math.floor(c.d / c.h), width: c.h * head, four_d: 4 * c.d, group: Math.floor(c.h / hKv(c)), L: c.L};
-  if (isMla(c)) {
-    Object.assign(v, {d_c: c.latent_dim, d_R: c.rope_dim, qk: c.nope_dim + c.rope_dim, d_v: c.value_dim,
-                      kv: c.latent_dim + c.rope_dim, mha: 2 * c.h * c.value_dim});
-  }
-  const s = isMoe(c) ? symbols(c, false) : null;
-  if (s) Object.assign(v, {E: s.E, k: s.k, d_expert: s.d_expert, L_moe: s.L_moe});
-  if (s && s.L_moe === c.L) v.d_ff = s.k * s.d_expert + s.E_shared * (s.E_shared ? s.d_shared : 0);  // changes.dense_width
-  const out = {...Object.fromEntries(Object.entries(v).map(([k, x]) => [k, units.thousands(x)])), ...windowValues(c)};
-  if (isMla(c)) out.q_path = fill(S.changes.q_paths[extraKey(c, "latent_dim")], {d_cq: units.thousands(c.q_latent_dim ?? 0)});
-  if (s) {
-    const ratio = s.E / s.k;
-    Object.assign(out, {ratio: Number.isInteger(ratio) ? String(ratio) : units.sig3(ratio), shared: c.shared_experts ? " + E_shared·d_shared" : ""});
-  }
-  return out;
-}
-
 function changesGroups(cfg, dtype) {  // changes_card.changes_groups(changes(cfg, dtype)): {groups} or {notice}
-  const tv = titleValues(cfg);
+  const tv = changes.title_values(cfg);
   if (cfg.d % cfg.h) return {notice: fill(S.changes.no_twin.heads, tv)};  // changes.twin's refusals
   if (cfg.T > cfg.T_max) return {notice: fill(S.changes.no_twin.context, tv)};
-  if (isMla(cfg) && cfg.value_dim % 2) return {notice: fill(S.changes.no_twin.latent, tv)};
-  if (isGpt2(cfg)) return {groups: [{key: "twin", title: S.changes.titles.twin, lines: []}]};
+  if (Cfg.mla(cfg) && cfg.value_dim % 2) return {notice: fill(S.changes.no_twin.latent, tv)};
+  if (Cfg.gpt2_recipe(cfg)) return {groups: [{key: "twin", title: S.changes.titles.twin, lines: []}]};
   const key = changesKey(cfg, dtype), table = S.changes.tables[key];
   if (!table) {  // carried at the page's dtype only, or not at all
     const at = S.initial.dtype, command = `${exportCommand(cfg)} --dtype ${dtype}`;
@@ -619,7 +528,7 @@ const noticeHtml = (text) => fillHtml(S.html.notice, {text});  // changes_card.n
 
 function changesCardHtml(cfg, dtype) {
   const c = changesGroups(cfg, dtype);
-  return c.notice ? noticeHtml(c.notice) : changesHtml(c.groups, dtype, isMoe(cfg), cfg.window != null, isMla(cfg));
+  return c.notice ? noticeHtml(c.notice) : changesHtml(c.groups, dtype, Cfg.moe(cfg), cfg.window != null, Cfg.mla(cfg));
 }
 
 // ---- the training run: model/training.py plan(), model/train_report.py, app/training.py, app/train_query.py ----
@@ -691,8 +600,8 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
                  top: TS.phase_symbols[top.name], phase: top.name};
   const lines = ids.map((i) => {
     const t = TS.templates[i], windowed = cfg.window != null && t.window, every = windowed && s.L_W === cfg.L;
-    const latent = isMla(cfg) && t.recipe;  // latent attention's cache: c_kv and k_rope (spec._serving_lines)
-    const r = isGpt2(cfg) || !t.recipe ? t : latent ? t.mla : every ? t.window_all : windowed ? t.window : t.recipe;
+    const latent = Cfg.mla(cfg) && t.recipe;  // latent attention's cache: c_kv and k_rope (spec._serving_lines)
+    const r = Cfg.gpt2_recipe(cfg) || !t.recipe ? t : latent ? t.mla : every ? t.window_all : windowed ? t.window : t.recipe;
     const value = (latent ? TRAIN_MLA_FNS[i] : windowed ? TRAIN_WINDOW_FNS[i] : TRAIN_FNS[i])(s);
     const v = {...slots, ...byPhase[t.phase]};
     return {key: t.key, label: fill(r.label, v), formula: fill(r.formula, v), value, unit: t.unit,
@@ -705,7 +614,7 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
 
 function trainHeadlineHtml(p) {  // training.headline_html: words.HEADLINE, HEADLINE_RULE, HEADLINE_FITS, HEADLINE_PAST, HEADLINE_N (TS.headline)
   const m = p.memory, h = TS.headline, v = {...Object.fromEntries(p.lines.map((x) => [x.key, esc(x.human)])), T: units.thousands(p.cfg.T), gpus: units.thousands(p.setup.gpus),
-    device: esc(p.device.label), phase: esc(m.peak_phase), past: h.past[p.cfg.window == null ? "full" : "window"], chinchilla: units.thousands(TS.chinchilla), ...h.n[isMoe(p.cfg) ? "moe" : "dense"]};
+    device: esc(p.device.label), phase: esc(m.peak_phase), past: h.past[p.cfg.window == null ? "full" : "window"], chinchilla: units.thousands(TS.chinchilla), ...h.n[Cfg.moe(p.cfg) ? "moe" : "dense"]};
   v.rule = fill(h.rule[p.setup.D === null ? "rule" : "given"], v);
   v.fits = fill(h.fits[m.fits ? "fits" : m.max_B ? "some" : "none"], v);
   return fill(h.text, v);
@@ -752,8 +661,8 @@ function pushTrain(setup, notes) {  // the inputs show the settled setup (Traini
 }
 
 function renderTrain(cfg) {
-  W.train_controls.visible = W.train_body.visible = !isMoe(cfg);
-  if (isMoe(cfg)) {  // its compute is N_active's and its memory every expert's: the CLI prints its card
+  W.train_controls.visible = W.train_body.visible = !Cfg.moe(cfg);
+  if (Cfg.moe(cfg)) {  // its compute is N_active's and its memory every expert's: the CLI prints its card
     W.train_head.text = noticeHtml(fill(TS.moe, {command: `python -m model ${modelOptions(cfg)} --table train`}));
     return;
   }
@@ -797,21 +706,21 @@ function push(model, prop, value) {  // write a widget without reacting to the e
 
 const isEcho = (model, prop) => ST.pushed[`${model.name}.${prop}`] === model[prop];
 
-const boxValue = (c, w) => (w.symbol === w.field ? c[w.field] : inUse(c, w.symbol));  // sizes_view: the value in use
+const boxValue = (c, w) => (w.symbol === w.field ? c[w.field] : py.getattr(c, w.symbol, Cfg));  // sizes_view: the value in use
 
 const SHOWN = {  // what a control of each kind (S.widgets: spec.widget_table) shows for c: controls.controls_view
   set: (w, c) => c[w.field],
-  label: (w, c) => fieldLabel(w.field, fieldNames(c)[w.field]),  // words.field_names: the recipe renames h and T_max
+  label: (w, c) => fieldLabel(w.field, words.field_names(c)[w.field]),  // words.field_names: the recipe renames h and T_max
   box: (w, c) => units.thousands(boxValue(c, w)),
   latent: (w, c) => (c[w.field] == null ? "none" : units.thousands(c[w.field])),  // d_cq: none, q projected from x directly
-  recipe: (w, c) => recipeOf(c),
-  moe: (w, c) => (isMoe(c) ? "moe" : "dense"),
+  recipe: (w, c) => families.recipe_of(c),
+  moe: (w, c) => (Cfg.moe(c) ? "moe" : "dense"),
   preset: (w, c) => Object.keys(S.preset_labels).find((k) => S.preset_labels[k] === presetOf(c)),
 };
 
 function pushSlider(slider, cfg, f) {  // controls._field_view, in one batched change: the range never clamps the value
   const divs = f === "h" ? config.divisors(cfg.d) : null;  // h walks the divisors of d: its positions are their indices
-  const [start, end, step] = divs ? [0, Math.max(1, divs.length - 1), 1] : sliderRange(f, cfg[f], cfg.T_max);
+  const [start, end, step] = divs ? [0, Math.max(1, divs.length - 1), 1] : words.slider_range(f, cfg[f], cfg.T_max);
   const value = divs ? Math.max(0, divs.indexOf(cfg.h)) : cfg[f];
   ST.pushed[`${slider.name}.value`] = value;
   if (slider.start !== start || slider.end !== end || slider.step !== step || slider.value !== value) {
@@ -821,14 +730,14 @@ function pushSlider(slider, cfg, f) {  // controls._field_view, in one batched c
 }
 
 function pushControls(cfg, notes) {  // every control of S.widgets the page has, as controls_view shows it
-  const holds = {dense: blockKinds(cfg).includes("dense"), not_mla: !isMla(cfg), mla: isMla(cfg), moe: isMoe(cfg)};
+  const holds = {dense: Cfg.block_kinds(cfg).includes("dense"), not_mla: !Cfg.mla(cfg), mla: Cfg.mla(cfg), moe: Cfg.moe(cfg)};
   for (const [name, w] of Object.entries(S.widgets)) {
     if (W[name] === undefined) continue;  // the MLP's switch and boxes, latent attention's: on their pages only
     if (w.when !== null) push(W[name], "visible", holds[w.when]);
     if (w.kind === "slider") pushSlider(W[name], cfg, w.field);
     else if (w.kind in SHOWN && (w.when === null || holds[w.when])) push(W[name], w.prop, SHOWN[w.kind](w, cfg));
   }
-  W.status.text = fillHtml(S.html.status, {notes: notes.map((text) => ({text})), rules: statusRules(cfg),
+  W.status.text = fillHtml(S.html.status, {notes: notes.map((text) => ({text})), rules: words.status_rules(cfg),
                                           extras: S.extras_lines[extrasOf(cfg)] ?? ""});  // families.extras_line
 }
 
@@ -897,8 +806,8 @@ const ASK = {  // what a control of each kind (S.widgets) asks for: app/controls
     const p = S.presets[S.preset_labels[obj.value]];
     for (const k of p ? S.preset_asks : []) ST.asked[k] = p[k];
   },
-  recipe: (w, obj) => { if (obj.value !== "custom") Object.assign(ST.asked, recipeFields(obj.value, ST.cfg.h)); },
-  moe: (w, obj) => { Object.assign(ST.asked, moeFields(ST.cfg, obj.value === "moe")); },
+  recipe: (w, obj) => { if (obj.value !== "custom") Object.assign(ST.asked, families.recipe_fields(obj.value, ST.cfg.h)); },
+  moe: (w, obj) => { Object.assign(ST.asked, families.moe_fields(ST.cfg, obj.value === "moe")); },
   dtype: (w, obj) => { ST.dtype = Object.keys(S.dtypes)[obj.active]; },
   expanded: (w, obj) => { ST.expanded = obj.active; },
 };
@@ -913,12 +822,11 @@ function main(obj) {
     for (const [name, w] of Object.entries(S.widgets)) {
       if (w.aria) ariaLabel(W[name], w.aria, `${w.field}: ${S.docs[w.field]}`);
     }
-    window.__ts = {py, config, numbers, units, rules, train_report, train_query, settle, presetOf,
-                   sliderRange, rulesLine, statusRules, fieldNames, fieldLabel, settleNotes, budgetLines, memoryLines, linesHtml, budgetParts, chartHtml, shapeRows, recipeLegendHtml, structureKey,
+    window.__ts = {py, config, numbers, units, rules, families, changes, words, train_report, train_query, settle,
+                   presetOf, fieldLabel, settleNotes, budgetLines, memoryLines, linesHtml, budgetParts, chartHtml, shapeRows, recipeLegendHtml, structureKey,
                    trainPlan, trainHeadlineHtml, trainLinesHtml,
-                   largestMicroBatch, savedParts, paramsExact, trainChartHtml, trainLegendHtml, recipeOf, recipeFields,
-                   budgetKey, changesKey, changesGroups, changesHtml, fillHtml, captionsHtml, rowHtml, noticeHtml, covered, exportCommand, blockTitles, headlineHtml, chartOf,
-                   moeFields};
+                   largestMicroBatch, savedParts, paramsExact, trainChartHtml, trainLegendHtml,
+                   budgetKey, changesKey, changesGroups, changesHtml, fillHtml, captionsHtml, rowHtml, noticeHtml, covered, exportCommand, blockTitles, headlineHtml, chartOf};
     return update([]);
   }
   const name = obj.name, w = S.widgets[name];

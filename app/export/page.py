@@ -281,7 +281,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     infer_card, infer_models = _infer_card(card, spec_json)
     widgets += infer_models
     callback = CustomJS(args={"spec": json.dumps(spec_json), "widgets": widgets},
-                        code=page_code() + "\n" + compiled_js() + "\n" + lines_js(spec_json)
+                        code=compiled_js() + "\n" + page_code() + "\n" + lines_js(spec_json)
                         + "\nreturn main(cb_obj);\n")
     for w in (preset, *(x for f in INT_FIELDS for x in fields[f][:2])):
         w.js_on_change("value", callback)

@@ -51,7 +51,8 @@ METHODS = {"get": "py.get", "items": "Object.entries", "keys": "Object.keys", "v
            "lstrip": "py.lstrip", "lower": "py.lower", "startswith": "py.startswith", "endswith": "py.endswith",
            "replace": "py.replace", "format": "py.fmap", "translate": "py.translate", "update": "Object.assign",
            "append": "py.append", "extend": "py.extend", "fullmatch": "py.fullmatch", "groups": "py.groups",
-           "isprintable": "py.isprintable", "setdefault": "py.setdefault", "pop": "py.pop"}
+           "isprintable": "py.isprintable", "setdefault": "py.setdefault", "pop": "py.pop",
+           "count": "py.count"}
 ITERABLES = ("Object.entries(", "Object.keys(", "Object.values(", "py.range(", "py.enumerate(", "py.zip(",
              "py.sorted(", "py.list(")  # already Arrays
 BOOLEANS = ("py.isinstance(", "py.contains(", "py.eq(", "!py.eq(", "py.any(", "py.all(", "py.startswith(",
@@ -69,33 +70,81 @@ MATH = {math.isfinite: "Number.isFinite", math.floor: "Math.floor", math.ceil: "
         math.log10: "Math.log10"}
 
 
-def compile_modules(modules: Iterable[tuple[str, list[Callable]]], native: Mapping[object, str] | None = None) -> str:
+def compile_modules(modules: Iterable[tuple[str, list]], native: Mapping[object, str] | None = None) -> str:
     """JavaScript defining one `const <name> = {...}` per (name, functions), in order: each module's functions and
     the constants they read. A function may call a function of an earlier module, or of its own, by its Python name.
+    A class among the functions (a frozen dataclass) gives each property and method as a function of `self`: where
+    a function's parameter is annotated with the class (or is a method's self), `cfg.d_head` compiles to
+    `config.Config.d_head(cfg)`, and its fields stay plain attributes of the JavaScript object.
     `native` names what page.js writes by hand for a Python callable (a dataclass's constructor): called with
     keywords, it takes them as one object last, as a compiled `**kw` does."""
+    modules = list(modules)
     compiled: dict[int, str] = {id(f): js for f, js in {**MATH, **(native or {})}.items()}  # id -> its JavaScript
-    out = []
     natives = set(compiled)
-    for name, functions in modules:
-        for f in functions:
-            compiled[id(f)] = f"{name}.{f.__name__}"
-        out.append(_Module(name, functions, compiled, natives).js())
+    members: dict[int, dict[str, tuple[str, str, str]]] = {}  # id(class) -> attr -> (kind, JS in its module, outside)
+    for name, items in modules:
+        for f in items:
+            if isinstance(f, type):
+                members[id(f)] = {attr: (kind, f"{f.__name__}__{attr}", f"{name}.{f.__name__}.{attr}")
+                                  for attr, (kind, _) in class_members(f).items()}
+            else:
+                compiled[id(f)] = f"{name}.{f.__name__}"
+    out = []
+    for name, items in modules:
+        out.append(_Module(name, items, compiled, natives, members).js())
     return "\n".join(out)
+
+
+def class_members(cls: type) -> dict[str, tuple[str, Callable]]:
+    """A class's compiled members: each property ("property", its getter) and each plain method ("method")."""
+    out = {}
+    for attr, value in vars(cls).items():
+        if isinstance(value, property):
+            out[attr] = ("property", value.fget)
+        elif inspect.isfunction(value) and not (attr.startswith("__") and attr.endswith("__")):
+            out[attr] = ("method", value)
+    return out
 
 
 class _Module:
     """One Python module's functions as a JavaScript namespace object."""
 
-    def __init__(self, name: str, functions: list[Callable], compiled: dict[int, str], natives: set[int]) -> None:
-        self.name, self.functions, self.compiled, self.natives = name, functions, compiled, natives
+    def __init__(self, name: str, items: list, compiled: dict[int, str], natives: set[int],
+                 members: dict[int, dict[str, tuple[str, str, str]]]) -> None:
+        self.name, self.items, self.compiled, self.natives, self.members = name, items, compiled, natives, members
         self.constants: dict[str, str] = {}  # global name -> its value as JavaScript
 
     def js(self) -> str:
-        bodies = [_Function(self, f).js() for f in self.functions]
+        bodies, names = [], []
+        for item in self.items:
+            if isinstance(item, type):  # a class: each member a function of self, and an object of them by name
+                found = class_members(item)
+                bodies += [_Function(self, f, f"{item.__name__}__{attr}", owner=item).js()
+                           for attr, (_, f) in found.items()]
+                bodies.append(f"const {item.__name__} = {{" + ", ".join(f"{a}: {item.__name__}__{a}" for a in found)
+                              + "};")
+            else:
+                bodies.append(_Function(self, item).js())
+            names.append(item.__name__)
         consts = [f"const {k} = {v};" for k, v in self.constants.items()]
-        names = ", ".join(f.__name__ for f in self.functions)
-        return "\n".join([f"const {self.name} = (() => {{", *consts, *bodies, f"return {{{names}}};", "})();"])
+        return "\n".join([f"const {self.name} = (() => {{", *consts, *bodies, f"return {{{', '.join(names)}}};",
+                          "})();"])
+
+    def member(self, cls: type, attr: str, where: ast.AST) -> tuple[str, str] | None:
+        """(kind, JavaScript) of a compiled class's property or method, None for one of its fields."""
+        found = self.members[id(cls)].get(attr)
+        if found is None:
+            if attr in getattr(cls, "__dataclass_fields__", {}):
+                return None
+            raise _error(where, f"{cls.__name__}.{attr} is neither a field nor a compiled member")
+        kind, inside, outside = found
+        return kind, inside if outside.startswith(self.name + ".") else outside
+
+    def class_ref(self, cls: type) -> str:
+        """The object of a compiled class's members, by name (py.getattr's)."""
+        some = next(iter(self.members[id(cls)].values()))[2]
+        module = some.split(".", 1)[0]
+        return cls.__name__ if module == self.name else f"{module}.{cls.__name__}"
 
     def resolve(self, name: str, scope: dict, where: ast.AST) -> str:
         """A global name of a function's module as JavaScript."""
@@ -179,27 +228,54 @@ def _assigned(body: list[ast.stmt]) -> list[str]:
 class _Function:
     """One function (and the functions nested in it) as JavaScript."""
 
-    def __init__(self, module: _Module, f: Callable) -> None:
-        self.module, self.scope = module, f.__globals__
+    def __init__(self, module: _Module, f: Callable, js_name: str | None = None, owner: type | None = None) -> None:
+        self.module, self.scope, self.owner = module, f.__globals__, owner
         tree = ast.parse(textwrap.dedent(inspect.getsource(f)))
         self.node = tree.body[0]
         if not isinstance(self.node, ast.FunctionDef):
             raise _error(self.node, f"{f.__name__} is not a plain def")
+        self.js_name = js_name or f.__name__
         self.locals: list[set[str]] = []
+        self.types: list[dict[str, type]] = []  # locals of a compiled class: `self`, a parameter annotated with it
 
     def js(self) -> str:
-        return self.define(self.node, "")
+        return self.define(self.node, "", self.js_name)
 
     # --- statements ---------------------------------------------------------------------------------------------
-    def define(self, node: ast.FunctionDef, indent: str) -> str:
+    def define(self, node: ast.FunctionDef, indent: str, name: str | None = None) -> str:
         params = self.params(node.args, node)
         self.locals.append({*self.param_names(node.args), *_assigned(node.body)})
+        self.types.append(self.typed(node))
         declared = sorted(self.locals[-1] - set(self.param_names(node.args)))
         inner = indent + " "
         head = [f"{inner}let {', '.join(map(_safe, declared))};"] if declared else []
         body = head + [self.stmt(s, inner) for s in node.body if not _is_docstring(s)]
         self.locals.pop()
-        return f"{indent}function {_safe(node.name)}({params}) {{\n" + "\n".join(body) + f"\n{indent}}}"
+        self.types.pop()
+        return f"{indent}function {_safe(name or node.name)}({params}) {{\n" + "\n".join(body) + f"\n{indent}}}"
+
+    def typed(self, node: ast.FunctionDef) -> dict[str, type]:
+        """The parameters whose class is compiled: a method's first, and any annotated with such a class."""
+        out = {}
+        for i, a in enumerate(node.args.args):
+            if i == 0 and self.owner is not None and not self.types:
+                out[a.arg] = self.owner
+                continue
+            name = a.annotation.id if isinstance(a.annotation, ast.Name) else a.annotation.value \
+                if isinstance(a.annotation, ast.Constant) else None
+            cls = self.scope.get(name) if isinstance(name, str) else None
+            if isinstance(cls, type) and id(cls) in self.module.members:
+                out[a.arg] = cls
+        return out
+
+    def type_of(self, e: ast.expr) -> type | None:
+        """The compiled class of a local, where the function says it (see `typed`)."""
+        if not isinstance(e, ast.Name):
+            return None
+        for scope, types_ in zip(reversed(self.locals), reversed(self.types)):
+            if e.id in scope:
+                return types_.get(e.id)
+        return None
 
     @staticmethod
     def param_names(args: ast.arguments) -> list[str]:
@@ -295,6 +371,12 @@ class _Function:
         if isinstance(e, ast.Attribute):
             if self.is_module(e.value):
                 return self.module_attribute(self.scope[e.value.id], e)
+            cls = self.type_of(e.value)
+            member = self.module.member(cls, e.attr, e) if cls is not None else None
+            if member is not None:
+                if member[0] != "property":
+                    raise _error(e, f"the method {cls.__name__}.{e.attr} is compiled only where it is called")
+                return f"{member[1]}({self.expr(e.value)})"
             return f"{self.expr(e.value)}.{e.attr}"
         if isinstance(e, ast.BinOp):
             a, b = self.expr(e.left), self.expr(e.right)
@@ -306,7 +388,9 @@ class _Function:
         if isinstance(e, ast.UnaryOp):
             if isinstance(e.op, ast.Not):
                 return f"!{self.test(e.operand)}"
-            if isinstance(e.op, ast.USub):
+            if isinstance(e.op, ast.USub):  # a negative constant as one
+                if isinstance(e.operand, ast.Constant) and type(e.operand.value) in (int, float):
+                    return constant(-e.operand.value, e)
                 return f"py.neg({self.expr(e.operand)})"
             if isinstance(e.op, ast.UAdd):
                 return self.expr(e.operand)
@@ -352,8 +436,10 @@ class _Function:
         if isinstance(e, ast.Lambda):
             names = self.param_names(e.args)
             self.locals.append(set(names))
+            self.types.append({})
             text = f"(({self.params(e.args, e)}) => {self.expr(e.body)})"
             self.locals.pop()
+            self.types.pop()
             return text
         if isinstance(e, ast.JoinedStr):
             return "`" + "".join(self.fstring_part(p) for p in e.values) + "`"
@@ -412,6 +498,7 @@ class _Function:
         source = self.iterable(g.iter)
         names = {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
         self.locals.append(names)
+        self.types.append({})
         target = self.target(g.target)
         out = source if source.startswith(ITERABLES) else f"py.list({source[len('py.iter('):-1]})"
         for c in g.ifs:
@@ -420,10 +507,25 @@ class _Function:
         if inner != target or rest:  # [x for x in xs if …] needs no map
             out += f".{'flatMap' if rest else 'map'}(({target}) => {inner})"
         self.locals.pop()
+        self.types.pop()
         return out
 
     def call(self, e: ast.Call) -> str:
         f = e.func
+        cls = self.type_of(f.value) if isinstance(f, ast.Attribute) else None
+        member = self.module.member(cls, f.attr, e) if cls is not None else None
+        if member is not None and member[0] == "method":  # cfg.symbols(): the method's function, of self
+            if e.keywords:
+                raise _error(e, f"{cls.__name__}.{f.attr}() is compiled without keywords")
+            return f"{member[1]}({', '.join([self.expr(f.value), *self.args(e.args)])})"
+        if isinstance(f, ast.Name) and f.id == "dict" and not self.is_local("dict") and len(e.args) <= 1:
+            return "({" + ", ".join([*(f"...{a}" for a in self.args(e.args)), self.kwargs(e)[2:-2]]).strip(", ") + "})"
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "dict" \
+                and f.attr == "fromkeys" and not self.is_local("dict"):
+            return f"py.fromkeys({', '.join(self.args(e.args))})"
+        if isinstance(f, ast.Name) and f.id == "getattr" and not self.is_local("getattr") and e.args \
+                and self.type_of(e.args[0]) is not None:  # a property by name too
+            return f"py.getattr({', '.join(self.args(e.args))}, {self.module.class_ref(self.type_of(e.args[0]))})"
         if isinstance(f, ast.Attribute) and not self.is_module(f.value):  # a method of a str, list or dict
             if f.attr not in METHODS:
                 raise _error(e, f"the method {f.attr} is not compiled")

@@ -16,11 +16,11 @@ import json
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, trace
 from model.budgeting import CHART, CHART_NOTE, GROUPS, chart, chart_note
 from model.changes import (LATENT_ORDER_NOTE, MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, WINDOW_ORDER_NOTE, changes,
-                           title_key, title_values)
-from model.config import (ATTN_LABELS, DEFAULTS, INT_FIELDS, KIND_LABELS, MLA_DEFAULTS, MLA_FIELDS, MLA_SYMBOLS,
+                           title_key)
+from model.config import (ATTN_LABELS, DEFAULTS, INT_FIELDS, KIND_LABELS, MLA_FIELDS, MLA_SYMBOLS,
                           MODEL_CHOICES as CHOICES, MOE_DEFAULTS, MOE_FIELDS, MOE_SYMBOLS, ODD_D_HEAD, OPTIONAL_SYMBOLS,
                           PAGE_FIELDS, RECIPE_FIELDS, SINKS_FUSED, snap_heads)
-from model.families import KV_GROUP, extras_line, MOE_START, PAGE_PRESETS, SWITCHES, preset_labels, recipe_fields
+from model.families import KV_GROUP, extras_line, PAGE_PRESETS, preset_labels
 from model.cli import attention_flag, moe_flag
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
 from model.memory import (GEMMA_KEYS, KORTHIKANTI_NOTE, ONES, OSS_KEYS, WINDOW_VALUES, Structure, probes, structure,
@@ -29,7 +29,7 @@ from model.changes import window_change_label
 from model.notation import dims
 from model.recipe_rows import MARK, recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
-from model.rules import CUSTOM, EXTRA_FIELDS, NOTE_ABOUT, NOTE_FIELD, PRESET_ASKS, PRESET_MATCH, RULES, preset_of
+from model.rules import CUSTOM, EXTRA_FIELDS, NOTE_ABOUT, NOTE_FIELD, PRESET_ASKS, PRESET_MATCH, preset_of
 from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS, window_text
 from model.train_report import SECTIONS, human
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, OTHER_BLOCKS, PEAK_LINE, PHASE_LINE,
@@ -48,7 +48,7 @@ from ..train_query import SETUP_FIELD, CUSTOM_START, DEFAULT, TRAIN_CHOICES, TRA
 from ..styles import BAR_INSIDE, BAR_SHARE, PART_COLOURS
 from ..templates import MARKED, TEMPLATES
 from ..words import (FIT_LABELS, GPU_LABELS, GROUP_WORDS, HEADLINE, HEADLINE_FITS, HEADLINE_N, HEADLINE_PAST, HEADLINE_RULE, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
-                     RECOMPUTE_LABELS, ROWS, HINT, SHORT, SHORT_WHEN, SOFT, STEP_PREFIX, SUM_KEYS, TRAIN_MOE,
+                     RECOMPUTE_LABELS, ROWS, SHORT_WHEN, STEP_PREFIX, SUM_KEYS, TRAIN_MOE,
                      ZERO_LABELS, shapes_title_html)
 
 DTYPE_CLASS = {"fp32": "fp32", "bf16": "bf16", "fp16": "bf16"}  # fp16 passes equal bf16's (tests check it)
@@ -256,14 +256,6 @@ def window_templates(cfg: Config, dtype: str) -> dict[str, str]:
     return dict(zip(window_labels(cfg, dtype).values(), window_labels(cfg, dtype, PLACEHOLDERS).values()))
 
 
-def q_paths() -> dict[str, str]:
-    """The latent change's words for the queries' path (`model.changes.title_values`' q_path), by the structure's
-    latent part: "mla_q" naming "{d_cq}" (filled by the page), "mla" (q projected from x directly)."""
-    deepseek = PRESETS["deepseek-v3"]
-    own = title_values(deepseek)["q_path"].replace(f"{deepseek.d_cq:,}", "{d_cq}")
-    return {"mla_q": own, "mla": title_values(dataclasses.replace(deepseek, q_latent_dim=None))["q_path"]}
-
-
 def window_texts() -> dict[str, str]:
     """`model.tracing.window_text` naming `PLACEHOLDERS` (and "{full}", the full blocks), by its plurals: "n,f" with
     n = min(L_W, 2) windowed blocks and f = min(L − L_W, 2) full ones (page.js windowText)."""
@@ -402,16 +394,14 @@ def _static_spec() -> dict:
         "int_fields": list(INT_FIELDS),
         "bounds": {f: list(BOUNDS[f]) for f in (*INT_FIELDS, *OPTIONAL_SYMBOLS.values(), *PAGE_MOE_SIZES.values(),
                                                  *MLA_SYMBOLS.values())},
-        "all_fields": list(ALL_FIELDS), "recipe_fields": list(RECIPE_FIELDS), "recipe_defaults": DEFAULTS,
+        "all_fields": list(ALL_FIELDS), "recipe_defaults": DEFAULTS,
         "moe_fields": list(MOE_FIELDS), "moe_defaults": MOE_DEFAULTS, "moe_flags": {f: moe_flag(f) for f in MOE_FIELDS},
-        "moe_start": MOE_START,  # a mixture of experts' page: what its MLP's switch sets
         # the window's and Gemma's and gpt-oss's fields (a preset's, or the exported model's: no switch sets them) and
         # those of them that name a part of memory.structure_key, in its order (each names its field)
         "extra_fields": list(EXTRA_FIELDS), "extra_keys": [*GEMMA_KEYS, *OSS_KEYS, "latent_dim", "window"],  # latent_dim:
         # "mla_q" or "mla" (page.js extraKey)
         # latent attention's page: its boxes by their symbols, and the rules that drop what it is modelled without
         "extra_flags": {f: attention_flag(f) for f in EXTRA_FIELDS},  # the command line's (page.js modelOptions)
-        "mla_symbols": MLA_SYMBOLS, "mla_defaults": MLA_DEFAULTS,
         "window_texts": window_texts(), "attn_labels": ATTN_LABELS,  # the shapes table's headings of a windowed model
         "extras_lines": {n: extras_line(p) for n, p in PRESETS.items() if extras_line(p)},  # Gemma's, gpt-oss's
         "sinks_fused": SINKS_FUSED, "odd_d_head": ODD_D_HEAD, "widgets": widget_table(),
@@ -419,16 +409,15 @@ def _static_spec() -> dict:
         "field_defaults": {**DEFAULTS, **MOE_DEFAULTS, **_extra_defaults()},  # Config's, where a page's asked has none
         "kind_labels": KIND_LABELS, "block_titles": {"one_kind": ONE_KIND, "some": SOME_BLOCKS, "one": ONE_BLOCK},
         "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
-        "modern": recipe_fields("modern", 1), "kv_group": KV_GROUP, "switches": list(SWITCHES),
         "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "moe_note": MOE_ORDER_NOTE, "window_note": WINDOW_ORDER_NOTE,
-                    "latent_note": LATENT_ORDER_NOTE, "q_paths": q_paths(), "same": SAME,
+                    "latent_note": LATENT_ORDER_NOTE, "same": SAME,
                     "other_dtype": OTHER_DTYPE, "uncovered": UNCOVERED},
-        "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS}, "short": SHORT, "soft": {k: list(v) for k, v in SOFT.items()},
+        "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS},
         "dtypes": dict(DTYPES), "dtype_class": DTYPE_CLASS, "presets": presets, "custom": CUSTOM,
         "preset_labels": preset_labels(moe=True), "preset_match": list(PRESET_MATCH),
         "preset_asks": list(PRESET_ASKS),
-        "note_about": NOTE_ABOUT, "note_field": NOTE_FIELD, "rules": RULES, "hint": HINT,
-        "short_when": SHORT_WHEN, "ones": list(ONES),
+        "note_about": NOTE_ABOUT, "note_field": NOTE_FIELD,
+        "ones": list(ONES),
         "budget": _budget_lines(), "structures": {structure_key(s): _structure(s) for s in _structures()},
         "groups": GROUPS, "sum_keys": list(SUM_KEYS), "step_prefix": STEP_PREFIX,
         "chart": _bars(CHART),
