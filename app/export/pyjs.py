@@ -81,17 +81,16 @@ def compile_modules(modules: Iterable[tuple[str, list]], native: Mapping[object,
     modules = list(modules)
     compiled: dict[int, str] = {id(f): js for f, js in {**MATH, **(native or {})}.items()}  # id -> its JavaScript
     natives = set(compiled)
-    members: dict[int, dict[str, tuple[str, str, str]]] = {}  # id(class) -> attr -> (kind, JS in its module, outside)
+    classes: dict[int, tuple[str, dict[str, str]]] = {}  # id(class) -> (its module's name, attr -> kind)
     for name, items in modules:
         for f in items:
             if isinstance(f, type):
-                members[id(f)] = {attr: (kind, f"{f.__name__}__{attr}", f"{name}.{f.__name__}.{attr}")
-                                  for attr, (kind, _) in class_members(f).items()}
+                classes[id(f)] = (name, {attr: kind for attr, (kind, _) in class_members(f).items()})
             else:
                 compiled[id(f)] = f"{name}.{f.__name__}"
     out = []
     for name, items in modules:
-        out.append(_Module(name, items, compiled, natives, members).js())
+        out.append(_Module(name, items, compiled, natives, classes).js())
     return "\n".join(out)
 
 
@@ -110,8 +109,8 @@ class _Module:
     """One Python module's functions as a JavaScript namespace object."""
 
     def __init__(self, name: str, items: list, compiled: dict[int, str], natives: set[int],
-                 members: dict[int, dict[str, tuple[str, str, str]]]) -> None:
-        self.name, self.items, self.compiled, self.natives, self.members = name, items, compiled, natives, members
+                 classes: dict[int, tuple[str, dict[str, str]]]) -> None:
+        self.name, self.items, self.compiled, self.natives, self.classes = name, items, compiled, natives, classes
         self.constants: dict[str, str] = {}  # global name -> its value as JavaScript
 
     def js(self) -> str:
@@ -132,18 +131,17 @@ class _Module:
 
     def member(self, cls: type, attr: str, where: ast.AST) -> tuple[str, str] | None:
         """(kind, JavaScript) of a compiled class's property or method, None for one of its fields."""
-        found = self.members[id(cls)].get(attr)
-        if found is None:
+        kind = self.classes[id(cls)][1].get(attr)
+        if kind is None:
             if attr in getattr(cls, "__dataclass_fields__", {}):
                 return None
             raise _error(where, f"{cls.__name__}.{attr} is neither a field nor a compiled member")
-        kind, inside, outside = found
-        return kind, inside if outside.startswith(self.name + ".") else outside
+        inside = self.classes[id(cls)][0] == self.name
+        return kind, f"{cls.__name__}__{attr}" if inside else f"{self.class_ref(cls)}.{attr}"
 
     def class_ref(self, cls: type) -> str:
         """The object of a compiled class's members, by name (py.getattr's)."""
-        some = next(iter(self.members[id(cls)].values()))[2]
-        module = some.split(".", 1)[0]
+        module = self.classes[id(cls)][0]
         return cls.__name__ if module == self.name else f"{module}.{cls.__name__}"
 
     def resolve(self, name: str, scope: dict, where: ast.AST) -> str:
@@ -264,7 +262,7 @@ class _Function:
             name = a.annotation.id if isinstance(a.annotation, ast.Name) else a.annotation.value \
                 if isinstance(a.annotation, ast.Constant) else None
             cls = self.scope.get(name) if isinstance(name, str) else None
-            if isinstance(cls, type) and id(cls) in self.module.members:
+            if isinstance(cls, type) and id(cls) in self.module.classes:
                 out[a.arg] = cls
         return out
 
@@ -519,7 +517,7 @@ class _Function:
                 raise _error(e, f"{cls.__name__}.{f.attr}() is compiled without keywords")
             return f"{member[1]}({', '.join([self.expr(f.value), *self.args(e.args)])})"
         if isinstance(f, ast.Name) and f.id == "dict" and not self.is_local("dict") and len(e.args) <= 1:
-            return "({" + ", ".join([*(f"...{a}" for a in self.args(e.args)), self.kwargs(e)[2:-2]]).strip(", ") + "})"
+            return "({" + ", ".join([*(f"...{a}" for a in self.args(e.args)), *self.keyword_entries(e)]) + "})"
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "dict" \
                 and f.attr == "fromkeys" and not self.is_local("dict"):
             return f"py.fromkeys({', '.join(self.args(e.args))})"
@@ -582,8 +580,12 @@ class _Function:
 
     def kwargs(self, e: ast.Call) -> str:
         """The call's keywords as one object (`**d` spread into it)."""
-        return "({" + ", ".join(f"...{self.expr(k.value)}" if k.arg is None else f"{json.dumps(k.arg)}: "
-                                f"{self.expr(k.value)}" for k in e.keywords) + "})"
+        return "({" + ", ".join(self.keyword_entries(e)) + "})"
+
+    def keyword_entries(self, e: ast.Call) -> list[str]:
+        """Each keyword as an object literal's entry: `"x": value`, or `...d` for `**d`."""
+        return [f"...{self.expr(k.value)}" if k.arg is None else f"{json.dumps(k.arg)}: {self.expr(k.value)}"
+                for k in e.keywords]
 
     def bound_args(self, target: Callable, e: ast.Call) -> list[str]:
         """A call of a compiled function: keywords placed by its signature, the rest of them into its **kw."""
