@@ -18,7 +18,7 @@ from model.recipe_rows import recipe_rows
 
 from .controls import sizes_view
 from .query import MLA_KEYS, MOE_CONTROLS, PANELS, RECIPE_KEYS, WINDOW_KEYS, ViewOptions
-from .shapes import ShapeRow, shape_rows
+from .shapes_markup import ShapeRow, shape_rows
 from .state import bar_scale
 from .words import status_rules
 

@@ -41,14 +41,14 @@ def fill_html(template: str, values: Mapping[str, object]) -> str:
                 return "".join(fill_html(inside, {**values, **item}) for item in x)
             if not x:
                 return ""
-            return fill_html(inside, {**values, **x} if isinstance(x, Mapping) else values)
+            return fill_html(inside, {**values, **x} if isinstance(x, dict) else values)
         return str(values[slot]) if raw else html.escape(str(values[slot]))
     return TOKEN.sub(one, template)
 
 
 def columns_to_rows(columns: Mapping[str, list]) -> list[dict]:
     """{"key": [a, b], "value": [1, 2]} -> [{"key": a, "value": 1}, {"key": b, "value": 2}] (a chart's parts)."""
-    return [dict(zip(columns, row)) for row in zip(*columns.values())]
+    return [{k: v for k, v in zip(columns, row)} for row in zip(*columns.values())]
 
 
 MARKED = f'<em class="mk">{html.escape(MARK)}</em>'  # a shapes row's mark and the legend's, in the recipe's colour

@@ -631,7 +631,7 @@ MOE_CHART_NOTE = "* these bars add up to N; a token uses the router{shared} and 
 def chart(b: Budget) -> tuple[tuple[str, str, bool], ...]:
     """The parameter chart's bars of this budget: `CHART`, or `MOE_CHART` where a mixture of experts has the parts
     (the bars whose line this budget has)."""
-    keys = {x.key for x in b.lines}
+    keys = [x.key for x in b.lines]
     if "params/experts" not in keys:
         return CHART
     return tuple(bar for bar in MOE_CHART if bar[0] in keys)
@@ -641,7 +641,7 @@ def chart_note(b: Budget) -> str:
     """The note under the parameter chart of this budget (`CHART_NOTE`, or `MOE_CHART_NOTE` for its bars, which
     names the shared experts where the model has them)."""
     bars = chart(b)
-    if bars is CHART:
+    if not any(k == "params/experts" for k, _, _ in bars):
         return CHART_NOTE
     return MOE_CHART_NOTE.format(shared=", the shared experts" if any(k == "params/shared" for k, _, _ in bars) else "")
 

@@ -90,23 +90,28 @@ class Trace:
         return memory_lines(self)
 
     def expanded(self) -> tuple[Row, ...]:
-        """The full listing: each block's kind's rows, named blocks.0 ... blocks.{L-1}."""
-        out: list[Row] = []
-        by_kind: dict[str, list[Row]] = {}
-        for r in self.rows:
-            if r.block is not None:
-                by_kind.setdefault(r.kind, []).append(r)
-        for i, row in enumerate(self.rows):
-            if row.block is None:
-                out.append(row)
-            elif i == 0 or self.rows[i - 1].block is None:  # first row of the blocks: emit all L blocks
-                for b, kind in enumerate(self.cfg.block_kinds):
-                    out += [replace(r, name=f"blocks.{b}.{r.local}", block=b, repeat=1) for r in by_kind[kind]]
-        return tuple(out)
+        """The full listing: each block's kind's rows, named blocks.0 ... blocks.{L-1} (`expanded_rows`)."""
+        return expanded_rows(self.cfg, self.rows)
 
     def _repr_html_(self) -> str:
         """The shapes table in a Jupyter cell (`model.notebook`)."""
         return html_repr(self)
+
+
+def expanded_rows(cfg: Config, rows: tuple[Row, ...]) -> tuple[Row, ...]:
+    """A trace's `rows` with each block's kind's rows in every block, named blocks.0 ... blocks.{L-1}."""
+    out: list[Row] = []
+    by_kind: dict[str, list[Row]] = {}
+    for r in rows:
+        if r.block is not None:
+            by_kind.setdefault(r.kind, []).append(r)
+    for i, row in enumerate(rows):
+        if row.block is None:
+            out.append(row)
+        elif i == 0 or rows[i - 1].block is None:  # first row of the blocks: emit all L blocks
+            for b, kind in enumerate(cfg.block_kinds):
+                out += [replace(r, name=f"blocks.{b}.{r.local}", block=b, repeat=1) for r in by_kind[kind]]
+    return tuple(out)
 
 
 def trace(cfg: Config, dtype: str = "fp32") -> Trace:

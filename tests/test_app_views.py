@@ -9,9 +9,11 @@ import panel as pn
 import pytest
 
 from app import Explorer
-from app.budget import BudgetView, budget_parts, chart_html, lines_html, shown
+from app.budget import BudgetView
+from app.budget_markup import budget_parts, chart_html, lines_html, shown
 from app.controls import MOE_SIZES, Controls, controls_spec, slider_range, status_html
-from app.shapes import SEP, SLOT, ShapesTable, render_table, shape_rows, table_at
+from app.shapes import SEP, ShapesTable, table_at
+from app.shapes_markup import SLOT, render_table, shape_rows
 from app.heights import embed_height
 from app.share import base_url, embed_code, page_link
 from app.query import MLA_KEYS, ViewOptions, parse_query
@@ -92,7 +94,7 @@ def test_table_html_shows_rows_memory_lines_and_escapes():
     assert lines_html([shown(x) for x in s.trace.lines]).replace('<td class="v">', '<td class="v" data-h>') in text
     assert f">{units.value(s.trace.activation_bytes, 'bytes')}<" in text  # new memory, views excluded
     assert f">{units.value(s.trace.saved_bytes, 'bytes')}<" in text  # saved for backward
-    from app.shapes import ShapeRow
+    from app.shapes_markup import ShapeRow
     hostile = render_table([ShapeRow(kind="tensor", name="<script>x</script>")], "fp32", "1 B", [])
     assert "<script>" not in hostile and html.escape("<script>") in hostile
 

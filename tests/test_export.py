@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from app.budget import budget_parts, captions_html, chart_html, headline_html, lines_html, shown
+from app.budget_markup import budget_parts, captions_html, chart_html, headline_html, lines_html, shown
 from app.changes_card import notice_html
 from app.shapes import table_at
 from app.export.cli import main as export_main
@@ -83,6 +83,12 @@ def js(page, fn: str, args: list):
     return page.evaluate(f"(xs) => xs.map((a) => window.__ts.{fn}(...a))", args)
 
 
+def shown_js(page, fn: str, args: list) -> list[list[dict]]:
+    """window.__ts.<fn>(*a) (budgetLines, memoryLines: the page's Lines) for every a in args, each line as the page
+    shows it (the compiled `app.budget_markup.shown`)."""
+    return page.evaluate(f"(xs) => xs.map((a) => window.__ts.{fn}(...a).map(window.__ts.budget_markup.shown))", args)
+
+
 def settled_both_ways(page, cases: list[tuple[dict, dict, dict, list[str]]]) -> list[tuple[tuple, tuple]]:
     """For each (asked, later, shown, changed): the page's settleNotes(later, shown, changed) and its news against
     the notes of `asked`, beside `model.rules`' (settle_notes, news), each as (Config, notes' texts, news)."""
@@ -105,9 +111,9 @@ def assert_lines_are_the_models(page, configs: list[Config], to_js) -> None:
     pairs = [(c, dt) for c in configs for dt in ("fp32", "bf16")]
     assert js(page, "covered", [[to_js(c), dt] for c, dt in pairs]) == [True] * len(pairs)
     keys = ("key", "label", "formula", "value", "short")
-    for c, lines in zip(configs, js(page, "budgetLines", [[to_js(c)] for c in configs])):
+    for c, lines in zip(configs, shown_js(page, "budgetLines", [[to_js(c)] for c in configs])):
         assert [{k: x[k] for k in keys} for x in lines] == [shown(x) for x in budget(c).lines], c
-    for (c, dt), lines in zip(pairs, js(page, "memoryLines", [[to_js(c), dt] for c, dt in pairs])):
+    for (c, dt), lines in zip(pairs, shown_js(page, "memoryLines", [[to_js(c), dt] for c, dt in pairs])):
         assert [{k: x[k] for k in keys} for x in lines] == [shown(x) for x in trace(c, dt).lines], (c, dt)
 
 
@@ -251,12 +257,12 @@ def test_rules_and_preset_matching_agree(page) -> None:
 
 @pytest.mark.browser
 def test_every_line_agrees_with_the_model(page) -> None:
-    budget_got = js(page, "budgetLines", [[cfg_js(c)] for c in CONFIGS])
+    budget_got = shown_js(page, "budgetLines", [[cfg_js(c)] for c in CONFIGS])
     for c, lines in zip(CONFIGS, budget_got):
         want = [shown(x) for x in budget(c).lines]
         assert [{k: x[k] for k in ("key", "label", "formula", "value", "short")} for x in lines] == want, c
     cases = [(c, dt) for c in CONFIGS for dt in DTYPES][::3]
-    memory_got = js(page, "memoryLines", [[cfg_js(c), dt] for c, dt in cases])
+    memory_got = shown_js(page, "memoryLines", [[cfg_js(c), dt] for c, dt in cases])
     for (c, dt), lines in zip(cases, memory_got):
         want = [shown(x) for x in trace(c, dt).lines]
         assert [{k: x[k] for k in ("key", "label", "formula", "value", "short")} for x in lines] == want, (c, dt)
@@ -266,10 +272,10 @@ def test_every_line_agrees_with_the_model(page) -> None:
 def test_markup_is_the_live_pages(page) -> None:
     for c in (PRESETS["gpt2-small"], replace(PRESETS["gpt3-175b"], tie=False), CONFIGS[5]):
         rows = [shown(x) for x in budget(c).lines]
-        assert js(page, "linesHtml", [[rows]]) == [lines_html(rows)]
-        parts, markup = page.evaluate("(c) => { const lines = window.__ts.budgetLines(c); const parts = "
-                                      "window.__ts.budgetParts(Object.fromEntries(lines.map((x) => [x.key, x]))); "
-                                      "return [parts, window.__ts.chartHtml(parts)]; }", cfg_js(c))
+        assert js(page, "budget_markup.lines_html", [[rows]]) == [lines_html(rows)]
+        parts, markup = page.evaluate("(c) => { const m = window.__ts.budget_markup; "
+                                      "const parts = m.budget_parts({lines: window.__ts.budgetLines(c)}); "
+                                      "return [parts, m.chart_html(parts)]; }", cfg_js(c))
         assert parts == budget_parts(budget(c)) and markup == chart_html(parts), c
 
 
@@ -294,26 +300,27 @@ def hostile_values(template: str, rng: random.Random) -> dict:
 def test_fill_html_agrees_with_the_templates(page) -> None:
     rng = random.Random(24)
     cases = [(t, hostile_values(t, rng)) for t in TEMPLATES.values() for _ in range(40)]
-    assert js(page, "fillHtml", cases) == [fill_html(t, v) for t, v in cases]
+    assert js(page, "templates.fill_html", cases) == [fill_html(t, v) for t, v in cases]
 
 
 @pytest.mark.browser
 def test_cards_markup_is_the_live_pages(page) -> None:
     for c in (PRESETS["gpt2-small"], PRESETS["gpt3-175b"], *CONFIGS[:20]):
         by_key = {x.key: shown(x) for x in budget(c).lines}
-        assert js(page, "headlineHtml", [[by_key]]) == [headline_html(by_key)], c
-        assert js(page, "captionsHtml", [[by_key]]) == [captions_html(by_key)], c
+        assert js(page, "budget_markup.headline_html", [[by_key]]) == [headline_html(by_key)], c
+        assert js(page, "budget_markup.captions_html", [[by_key]]) == [captions_html(by_key)], c
     texts = ["k clamped 17 → 16", "<script>alert('x')</script> & \"y\""]
     assert js(page, "noticeHtml", [[x] for x in texts]) == [notice_html(x) for x in texts]
 
 
 @pytest.mark.browser
 def test_table_rows_markup_is_the_live_tables(page) -> None:
-    """The exported page's rows (`rowHtml`, values inline) are the live table's (`app.shapes.table_at`), less the
-    live page's data-v marks of the values it patches."""
+    """The exported page's rows (`shapes_markup.row_html`, values inline) are the live table's (`app.shapes.table_at`),
+    less the live page's data-v marks of the values it patches."""
     cases = [(c, dt, ex) for c, dt, ex in zip(CONFIGS[:30], [*DTYPES] * 10, [False, True, False] * 10) if c.L <= 60]
-    got = page.evaluate("(xs) => xs.map(([c, dt, ex]) => window.__ts.shapeRows(c, dt, ex).rows.map(window.__ts.rowHtml)"
-                        ".join(''))", [[cfg_js(c), dt, ex] for c, dt, ex in cases])
+    got = page.evaluate("(xs) => xs.map(([c, dt, ex]) => window.__ts.shapeRows(c, dt, ex).rows"
+                        ".map((r) => window.__ts.shapes_markup.row_html(r, window.__ts.py.str, '')).join(''))",
+                        [[cfg_js(c), dt, ex] for c, dt, ex in cases])
     for (c, dt, ex), rows in zip(cases, got):
         live = table_at(c, dt, ex).html
         assert rows == live[live.index("<tbody>") + 7:live.index("</tbody>")].replace(" data-v", ""), (c, dt, ex)

@@ -15,19 +15,20 @@ from pathlib import Path
 
 import pytest
 
-from app.budget import shown
+from app.budget_markup import shown
 from app.changes_card import changes_groups, changes_html
 from app.export.cli import add_arguments
 from app.export.page import build_document
 from app.export.spec import ALL_FIELDS, widget_table
-from app.shapes import shape_rows
+from app.shapes_markup import shape_rows
 from model import PRESETS, Config, budget, trace
 from model.changes import changes
 from model.cli import OneLineParser, config_from_args
 from model.families import menu_label
 from model.rules import rules_line, settle_notes
 from pagetools import run_cli
-from test_export import _set, assert_lines_are_the_models, settled_both_ways, export, exported_page, js, text_of, value_of
+from test_export import (_set, assert_lines_are_the_models, settled_both_ways, export, exported_page, js, shown_js,
+                         text_of, value_of)
 
 pytestmark = pytest.mark.browser
 PUBLISHED = Path(__file__).parent / "hf" / "published"
@@ -282,10 +283,10 @@ def test_a_deepseek_v2_config_json_writes_its_page(chromium, tmp_path: Path, cap
         assert f"N_active = {cli['budget']['params_active']:,} per token" in head
         assert f"{per_token(cli):,} bytes" in kv_cell(p)
         keys = ("key", "label", "formula", "value", "short")
-        (lines,) = js(p, "budgetLines", [[mla_js(c)]])
+        (lines,) = shown_js(p, "budgetLines", [[mla_js(c)]])
         assert [{k: x[k] for k in keys} for x in lines] == [shown(x) for x in budget(c).lines]
         for dtype in ("fp32", "bf16"):
-            (lines,) = js(p, "memoryLines", [[mla_js(c), dtype]])
+            (lines,) = shown_js(p, "memoryLines", [[mla_js(c), dtype]])
             assert [{k: x[k] for k in keys} for x in lines] == [shown(x) for x in trace(c, dtype).lines], dtype
             (groups,) = js(p, "changesGroups", [[mla_js(c), dtype]])
             assert groups["groups"] == changes_groups(changes(c, dtype)), dtype

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from app.budget import budget_parts, chart_html, headline_html, shown
+from app.budget_markup import budget_parts, chart_html, headline_html, shown
 from app.changes_card import changes_groups, changes_html
 from app.export.spec import ALL_FIELDS
 from app.infer_card import headline_html as infer_headline_html
-from app.shapes import shape_rows
+from app.shapes_markup import shape_rows
 from model import PRESETS, budget, trace, units
 from model.budgeting import chart_note
 from model.changes import changes
@@ -27,7 +27,7 @@ from model.inference import serving
 from model.train_report import human
 from model.tracing import block_groups
 from pagetools import run_cli
-from test_export import _set, box, export, exported_page, js, text_of, value_of
+from test_export import _set, box, export, exported_page, js, shown_js, text_of, value_of
 
 pytestmark = pytest.mark.browser
 PUBLISHED = Path(__file__).parent / "hf" / "published"
@@ -70,7 +70,7 @@ def test_the_page_shows_n_and_n_active_as_the_cli(page) -> None:
 def test_budget_lines_agree_with_the_model_at_other_sizes(page) -> None:
     cases = [MIXTRAL, replace(MIXTRAL, L=5, experts=16, top_k=4, expert_dim=1024, T=77, B=3),
              replace(MIXTRAL, d=2048, h=16, kv_heads=4, experts=6, top_k=3)]
-    for c, lines in zip(cases, js(page, "budgetLines", [[moe_js(c)] for c in cases])):
+    for c, lines in zip(cases, shown_js(page, "budgetLines", [[moe_js(c)] for c in cases])):
         assert [{k: x[k] for k in ("key", "label", "formula", "value", "short")} for x in lines] == \
             [shown(x) for x in budget(c).lines], c
 
@@ -81,15 +81,16 @@ def test_the_shapes_table_groups_blocks_by_kind(page, expanded: bool) -> None:
     (table,) = js(page, "shapeRows", [[moe_js(c), "bf16", expanded]])
     tr = trace(c, "bf16")
     want = shape_rows(tr, 1, expanded)
-    assert [(r["kind"], r["name"], r["label"], r.get("shape")) for r in table["rows"]] == \
+    assert [(r["kind"], r["name"], r["label"], r["shape"] if r["kind"] == "tensor" else None) for r in table["rows"]] == \
         [(r.kind, r.name, r.label, r.shape if r.kind == "tensor" else None) for r in want]
 
 
 def test_group_titles_of_mixed_layouts_are_the_models(page) -> None:
     cases = [replace(MIXTRAL, L=61, dense_first=3), replace(MIXTRAL, L=48, moe_step=2), replace(MIXTRAL, L=3),
              replace(MIXTRAL, L=12, dense_layers=(0, 4, 5, 6, 11)), replace(MIXTRAL, L=2, dense_first=1)]
-    for c, titles in zip(cases, js(page, "blockTitles", [[moe_js(c)] for c in cases])):
-        assert titles == {g.kind: g.title for g in block_groups(c)}, c
+    for c, groups in zip(cases, js(page, "tracing.block_groups", [[moe_js(c)] for c in cases])):
+        assert [(g["kind"], tuple(g["blocks"]), g["title"]) for g in groups] == \
+            [(g.kind, g.blocks, g.title) for g in block_groups(c)], c
 
 
 def test_the_changes_card_shows_the_models_lines(page) -> None:

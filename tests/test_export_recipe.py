@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app.budget import shown
+from app.budget_markup import shown
 from app.changes_card import OTHER_DTYPE, UNCOVERED, changes_groups, changes_html
 from app.export.cli import add_arguments
 from app.export.spec import ALL_FIELDS, budget_key, changes_key, covered
@@ -27,7 +27,8 @@ from model.cli import config_from_args
 from model.rules import preset_of, settle
 from model.train_report import human
 from model.training import plan
-from test_export import box, cfg_js, export, exported_page, js, random_setups, setup_js, text_of, typed, value_of
+from test_export import (box, cfg_js, export, exported_page, js, random_setups, setup_js, shown_js, text_of, typed,
+                         value_of)
 
 LLAMA = PRESETS["llama3-8b"]
 HF = Path(__file__).parent / "hf"
@@ -102,7 +103,7 @@ def test_flipping_gqa_back_multiplies_the_kv_cache_by_h_over_h_kv(page) -> None:
     _set(page, "opt_kv_heads", 32)
     assert line_value(page, "shapes", key) == "1 MiB" and box(page, "opt_kv_heads") == 32
     mha = js(page, "memoryLines", [[full_js(replace(LLAMA, T=512, kv_heads=None)), "fp32"]])[0]
-    per_token = lambda lines: int(next(x for x in lines if x["key"] == key)["raw"])  # noqa: E731
+    per_token = lambda lines: int(next(x for x in lines if x["key"] == key)["value"])  # noqa: E731
     assert per_token(mha) == per_token(gqa) * 32 // 8 == 1_048_576
     assert 'data-key="changes/h_kv/' not in text_of(page, "changes")  # h_kv = h: no K/V change against the twin
     _set(page, "opt_kv_heads", 6)
@@ -162,12 +163,12 @@ def _settles(a: dict) -> bool:
 
 @pytest.mark.browser
 def test_budget_and_memory_lines_agree_with_the_model(page) -> None:
-    got = js(page, "budgetLines", [[full_js(c)] for c in CONFIGS])
+    got = shown_js(page, "budgetLines", [[full_js(c)] for c in CONFIGS])
     for c, lines in zip(CONFIGS, got):
         assert [{k: x[k] for k in ("key", "label", "formula", "value", "short")} for x in lines] == \
             [shown(x) for x in budget(c).lines], c
     cases = [(c, dt) for c, dt in zip(CONFIGS, ["fp32", "bf16", "fp16"] * 8)]
-    got = js(page, "memoryLines", [[full_js(c), dt] for c, dt in cases])
+    got = shown_js(page, "memoryLines", [[full_js(c), dt] for c, dt in cases])
     for (c, dt), lines in zip(cases, got):
         assert [{k: x[k] for k in ("key", "label", "formula", "value", "short")} for x in lines] == \
             [shown(x) for x in trace(c, dt).lines], (c, dt)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.shapes import recipe_legend_html
+from app.shapes_markup import recipe_legend_html
 from model import PRESETS
 from model.families import PAGE_PRESETS  # the pages' presets: the dense ones
 from model.recipe_rows import MARK, recipe_rows
@@ -33,7 +33,7 @@ def test_the_page_marks_what_the_model_marks(page) -> None:
         marks = recipe_rows(c)
         assert {r["name"] for r in table["rows"] if r.get("only")} == marks.only, c
         assert table["legend"] == list(marks.legend), c
-        assert js(page, "recipeLegendHtml", [[table["legend"]]]) == [recipe_legend_html(marks.legend)]
+        assert js(page, "shapes_markup.recipe_legend_html", [[table["legend"]]]) == [recipe_legend_html(marks.legend)]
 
 
 def test_the_shown_table_carries_the_marks_and_the_legend(page) -> None:

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from app.budget import shown
+from app.budget_markup import shown
 from app.changes_card import changes_groups, changes_html
 from app.export.spec import ALL_FIELDS, budget_key
-from app.shapes import shape_rows
+from app.shapes_markup import shape_rows
 from model import PRESETS, Config, trace
 from model.changes import changes
 from model.cli import build_parser, config_from_args

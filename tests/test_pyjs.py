@@ -163,8 +163,9 @@ def test_the_page_carries_the_compiled_modules() -> None:
     from app.export.compiled import MODULES, compiled_js
 
     js = compiled_js()
-    for name, functions in MODULES:
+    for name, items in MODULES:
         assert f"const {name} = (() => {{" in js
-        for f in functions:  # a class: the object of its members' functions
-            made = rf"^const {f.__name__} = {{" if isinstance(f, type) else rf"^function {f.__name__}\("
-            assert re.search(made, js, re.M), f"{name}.{f.__name__}"
+        for f in items:  # a class: the object of its members' functions; (name, value): a constant
+            made = rf"^const {f[0]} = " if isinstance(f, tuple) else rf"^const {f.__name__} = {{" \
+                if isinstance(f, type) else rf"^function {f.__name__}\("
+            assert re.search(made, js, re.M), f"{name}.{f[0] if isinstance(f, tuple) else f.__name__}"

@@ -143,7 +143,8 @@ def test_gpt2_tables_carry_no_mark(capsys):
 # --- the live page's table (app.shapes), without a browser -------------------------------------------------------------
 
 def test_the_live_table_marks_the_same_rows_and_shows_the_legend():
-    from app.shapes import MARKED, shape_rows, table_at
+    from app.shapes import table_at
+    from app.shapes_markup import MARKED, shape_rows
 
     cfg = PRESETS["qwen3-0.6b"]
     rows = shape_rows(trace(cfg), 1)

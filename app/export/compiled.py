@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import functools
 
-from model import changes, config, families, memory, numbers, rules, train_report, units
+from model import budgeting, changes, config, families, memory, numbers, rules, tracing, train_report, units
 from model.training import TrainSetup
 
-from .. import train_query, words
+from .. import budget_markup, shapes_markup, templates, train_query, words
 from .pyjs import compile_modules
 
 MODULES = (
-    ("config", [config.divisors, config.snap_heads, config.swiglu_width, config.Config, config.distinct_kinds]),
+    ("config", [config.divisors, config.snap_heads, config.swiglu_width, config.Config, config.distinct_kinds,
+                config.kind_blocks]),
+    ("templates", [templates.fill_html, templates.columns_to_rows, ("TEMPLATES", templates.TEMPLATES)]),
     ("numbers", [numbers.decimal, numbers.whole, numbers.real, numbers.show]),
     ("units", [units.thousands, units.sig3, units._scaled, units.params, units.flops, units.nbytes, units.percent,
                units.shape, units.scientific, units.plain, units.duration, units.seconds, units.dollars, units._ratio,
@@ -24,6 +26,13 @@ MODULES = (
     ("rules", [rules.show_value, rules.message, rules.quote, rules.settle_values, rules._settle_heads,
                rules._settle_window, rules._settle_mla, rules.news, rules.out_of_range, rules.read_field,
                rules.read_latent, rules.rule_keys, rules.rules_line]),
+    ("budgeting", [budgeting.chart, budgeting.chart_note]),
+    ("budget_markup", [budget_markup.shown, budget_markup.lines_html, budget_markup.headline_html,
+                       budget_markup.captions_html, budget_markup.bar_text, budget_markup.budget_parts,
+                       budget_markup.chart_html, budget_markup.note_html]),
+    ("tracing", [tracing.blocks_text, tracing.block_groups, tracing.window_text, tracing.expanded_rows]),
+    ("shapes_markup", [shapes_markup._tensor, shapes_markup._group_heading, shapes_markup.display_rows,
+                       shapes_markup.row_title, shapes_markup.row_html, shapes_markup.recipe_legend_html]),
     ("families", [families.recipe_fields, families.recipe_of, families.moe_fields]),
     ("changes", [changes.dense_width, changes.mha_head, changes.title_values]),
     ("words", [words.slider_range, words.status_rules, words.field_names]),

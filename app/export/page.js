@@ -19,22 +19,14 @@
 // model/config.py's.
 // Whole numbers are BigInt where formulas are exact, so (B, h, T, T) element counts stay exact beyond 2**53.
 
-// Twins of the markup (the budget card, the shapes table, the changes card): the markup itself is data, app/templates.py's
-// TEMPLATES in S.html, filled by fillHtml as app/budget.py, app/shapes.py and app/changes_card.py fill them; what
-// is left mirrors a Python function (named in its comment), by the test that runs both on the same inputs:
-//   test_export.py::test_fill_html_agrees_with_the_templates: fillHtml (templates.fill_html, on hostile values)
-//   test_export.py::test_markup_is_the_live_pages: linesHtml, budgetParts, chartHtml
-//   test_export.py::test_cards_markup_is_the_live_pages: headlineHtml, captionsHtml, noticeHtml
-//   test_export.py::test_table_rows_markup_is_the_live_tables: rowHtml
+// Twins of the markup: the budget card's, the shapes table's and their rows run compiled (app/budget_markup.py,
+// app/shapes_markup.py, model/tracing.py's block_groups and window_text, app/templates.py's fill_html); what is
+// left mirrors a Python function (named in its comment), by the test that runs both on the same inputs:
 //   test_export.py::test_table_rows_are_the_trace (and test_export_mla.py::
-//     test_the_shapes_rows_are_the_models_with_the_latent_tensors): shapeRows, symbols
-//   test_export_moe.py::test_the_shapes_table_groups_blocks_by_kind (and test_export.py::test_table_rows_are_the_trace):
-//     blockRows, blocksText
-//   test_export_moe.py::test_group_titles_of_mixed_layouts_are_the_models: blockTitles
-//   test_export_moe.py::test_the_page_shows_n_and_n_active_as_the_cli: chartOf
-//   test_export_window.py::test_the_shapes_rows_and_headings_are_the_models: windowText
-//   test_export_recipe_rows.py::test_the_page_marks_what_the_model_marks: recipeLegendHtml
+//     test_the_shapes_rows_are_the_models_with_the_latent_tensors): shapeRows (the trace's Rows), symbols
 //   test_export_recipe_rows.py::test_the_shown_table_carries_the_marks_and_the_legend: tableHtml
+//   test_export.py::test_cards_markup_is_the_live_pages: noticeHtml
+//   test_export.py::test_every_line_agrees_with_the_model: evaluateLines (the Lines of budgetLines, memoryLines)
 //   test_export_recipe.py::test_changes_lines_and_markup_agree_with_the_model (and test_export_window.py::
 //     test_the_changes_card_is_the_models, test_export_mla.py::test_the_changes_card_ends_with_latent_attention):
 //     changesGroups, changesHtml, changesCardHtml
@@ -218,12 +210,15 @@ const py = {
   lower: (s) => s.toLowerCase(),
   startswith: (s, p) => (Array.isArray(p) ? p : [p]).some((x) => s.startsWith(x)),
   endswith: (s, p) => (Array.isArray(p) ? p : [p]).some((x) => s.endsWith(x)),
-  replace: (s, a, b) => s.replaceAll(a, b),
+  replace: (s, a, b, n = -1) => (n < 0 ? s.replaceAll(a, b)  // s.replace(a, b, n): the first n
+    : s.split(a).map((x, i) => (i === 0 ? x : (i <= n ? b : a) + x)).join("")),
   translate: (s, table) => Array.from(s).map((c) => {
     const v = table[c.codePointAt(0)];
     return v === undefined || v === null ? c : typeof v === "number" ? String.fromCodePoint(v) : v;
   }).join(""),
   fullmatch: (re, s) => re.exec(s),
+  resub: (re, f, s) => s.replace(new RegExp(re.source.slice(4, -2), re.flags + "g"), (...m) => f(m.slice(0, -2))),  // re.sub(f, s)
+  escape: (s) => s.replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"}[c])),  // html.escape
   groups: (m) => m.slice(1).map((g) => g ?? null),
   isprintable: (c) => !/[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|(?! )\p{Zs}/u.test(c),
   append: (xs, x) => { xs.push(x); return null; },
@@ -231,7 +226,7 @@ const py = {
 };
 
 // ---- formatting: model/units.py, compiled (app/export/compiled.py: units.value, units.params, …) -----------------
-const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"}[c]));
+const esc = (s) => py.escape(String(s));
 const fill = (template, values) => template.replace(/\{([\w/]+)\}/g, (_, k) => values[k]);  // str.format_map
 
 // ---- the rules: model/rules.py compiled (rules.settle_values, read_field, …), model/numbers.py and config.py's too
@@ -274,7 +269,7 @@ function presetOf(cfg) {  // rules.preset_of (S.preset_match: rules.PRESET_MATCH
   return Object.keys(S.presets).find((name) => same(S.presets[name])) ?? S.custom;
 }
 
-const fieldLabel = (f, name) => fillHtml(S.html.field_label, {field: f, doc: S.docs[f], name});  // page.field_label
+const fieldLabel = (f, name) => templates.fill_html(S.html.field_label, {field: f, doc: S.docs[f], name});  // page.field_label
 
 // ---- lines: model.budget(cfg).lines and model.trace(cfg, dtype).lines -------------------------------------------
 function symbols(cfg, exact) {  // Config.symbols(), with h_kv and d_ff always (a GPT-2 plan's formulas name h_kv)
@@ -346,12 +341,9 @@ const exportCommand = (cfg) => `python -m app export lesson.html ${modelOptions(
 const uncoveredText = (cfg) => fill(S.changes.uncovered[Cfg.mla(cfg) ? "mla" : Cfg.moe(cfg) ? "moe" : "modern"],  // changes_card.UNCOVERED
   {command: exportCommand(cfg), what: families.recipe_of(cfg) === "custom" ? "this recipe" : "this model"});
 
-function evaluateLines(templates, fns, cfg) {  // each line's value from its formula, then as the page shows it
+function evaluateLines(lines, fns, cfg) {  // each line (model.figures.Line) with its value from its compiled formula
   const big = symbols(cfg, true), num = symbols(cfg, false);
-  return templates.map((t, i) => {
-    const value = fns[i](t.exact ? big : num);
-    return {key: t.key, label: t.label, formula: t.formula, value: units.value(value, t.unit), short: units.short(value, t.unit), raw: value};
-  });
+  return lines.map((t, i) => ({key: t.key, label: t.label, formula: t.formula, value: fns[i](t.exact ? big : num), unit: t.unit}));
 }
 
 const budgetLines = (cfg) => evaluateLines(S.budget[budgetKey(cfg)], BUDGET_FNS[budgetKey(cfg)], cfg);
@@ -363,137 +355,23 @@ function memoryLines(cfg, dtype) {
 }
 
 // ---- markup: app/templates.py's TEMPLATES (S.html), filled by fillHtml as app/budget.py and app/shapes.py fill them
-function fillHtml(t, v) {  // templates.fill_html: {x} escaped, {&x} as is, {#x}…{/x} per item / if true, {^x}…{/x} if not
-  return t.replace(/\{([#^])(\w+)\}([\s\S]*?)\{\/\2\}|\{(&?)(\w+)\}/g, (_, kind, name, inside, raw, slot) => {
-    if (!kind) return raw ? String(v[slot]) : esc(v[slot]);
-    const x = v[name], on = Array.isArray(x) ? x.length > 0 : !!x;
-    if (kind === "^" || !on) return kind === "^" && !on ? fillHtml(inside, v) : "";
-    return Array.isArray(x) ? x.map((item) => fillHtml(inside, {...v, ...item})).join("")
-      : fillHtml(inside, typeof x === "object" ? {...v, ...x} : v);
-  });
-}
-
-const linesHtml = (lines) => fillHtml(S.html.lines, {rows: lines.map((x, i) => {  // budget.lines_html
-  const g = x.key.split("/")[0], cls = S.sum_keys.includes(x.key) ? "sum" : x.key.startsWith(S.step_prefix) ? "step" : "";
-  return {...x, cls, group: i > 0 && lines[i - 1].key.split("/")[0] === g ? "" : S.groups[g]};
-})});
-
-const chartOf = (cfg) => S.charts[budgetKey(cfg)] ?? {bars: S.chart, note: S.chart_note};  // budgeting.chart, chart_note
-
-function budgetParts(byKey, bars = S.chart) {  // budget.budget_parts
-  const chart = bars.map((c) => ({...c, line: byKey[c.key]}));
-  const values = chart.map((c) => Number(c.line.raw));
-  const top = Math.max(...values), total = Number(byKey["params/exact"].raw);
-  const text = (c, v) => (c.key === "params/head" && v === 0 ? S.html.bar_tied  // budget.bar_text
-    : fill(S.html[c.in_sum ? "bar_share" : c.key.endsWith("_block") ? "bar_block" : "bar_of_n"], {params: units.params(v), percent: units.percent(v / total)}));
-  return {
-    key: chart.map((c) => c.key), label: chart.map((c) => c.label), value: values,
-    exact: chart.map((c) => units.thousands(c.line.raw)), formula: chart.map((c) => c.line.formula),
-    what: chart.map((c) => c.line.label), text: chart.map((c, i) => text(c, values[i])),
-    colour: chart.map((c) => c.colour), inside: values.map((v) => v > S.inside * top),
-  };
-}
-
-const chartHtml = (parts) => fillHtml(S.html.chart, {share: S.bar_share, top: Math.max(...parts.value) || 1,  // budget.chart_html
-  bars: parts.key.map((_, i) => Object.fromEntries(Object.entries(parts).map(([k, col]) => [k, col[i]])))});  // templates.columns_to_rows
-const headlineHtml = (byKey) => fillHtml(S.html.headline, {n: byKey["params/exact"], active: byKey["params/active"]});  // budget.headline_html
-const captionsHtml = (byKey) => fillHtml(S.html.captions, {mlp_share: byKey["params/mlp_share"].value});  // budget.captions_html
-
-function shapeRows(cfg, dtype, expanded) {  // model.trace rows at cfg, then shapes.shape_rows
-  const key = structureKey(cfg, dtype), st = S.structures[key];
+function shapeRows(cfg, dtype, expanded) {  // the trace's rows at cfg (model.tracing.Row), shown by shapes_markup.display_rows
+  const key = structureKey(cfg, dtype), st = S.structures[key], blocks = config.kind_blocks(cfg);
   const big = symbols(cfg, true), atTmax = {...big, T: BigInt(cfg.T_max)};
-  const shapeOf = (r, s) => DIM_FNS[key][st.rows.indexOf(r)].map((f) => f(s));  // each dimension compiled (spec.py)
-  const size = (r, s) => shapeOf(r, s).reduce((a, b) => a * b, 1n) * BigInt(r.elem);
-  const scale = st.rows.reduce((m, r) => { const b = size(r, atTmax); return b > m ? b : m; }, 0n);
-  const out = [];
-  const tensor = (r, name, block) => {
-    const shape = shapeOf(r, big), numel = shape.reduce((a, b) => a * b, 1n), nbytes = numel * BigInt(r.elem);
-    out.push({kind: "tensor", name, label: r.label, symbolic: r.symbolic, shape: units.shape(shape), elements: units.thousands(numel),
-              memory: r.view ? "view" : units.nbytes(nbytes), bar: scale > 0n ? Math.min(1, Number(nbytes) / Number(scale)) : 0,
-              quadratic: r.symbolic === S.quadratic, in_block: block, view: r.view, saved: r.saved, only: !!r.only});
-  };
-  let emitted = false;
-  for (const r of st.rows) {
-    if (!r.block) tensor(r, r.name, false);
-    else if (!emitted) { emitted = true; blockRows(cfg, st.rows.filter((x) => x.block), expanded, out, tensor); }
-  }
-  if (!st.rows.some((r) => r.name === "loss")) {
-    out.push({kind: "absent", name: "loss", label: S.group_words.absent, symbolic: "()"});
-  }
-  return {rows: out, scale, legend: st.legend || []};
+  const shapeOf = (i, s) => DIM_FNS[key][i].map((f) => f(s));  // each dimension compiled (spec.py)
+  const count = (shape) => shape.reduce((a, b) => a * b, 1n);
+  const scale = st.rows.reduce((m, r, i) => { const b = count(shapeOf(i, atTmax)) * BigInt(r.elem); return b > m ? b : m; }, 0n);
+  const rows = st.rows.map((r, i) => {  // a block row: its kind's first block, and the number of its kind's blocks
+    const kind = r.block ? r.kind ?? "dense" : null, first = r.block ? blocks[kind][0] : null, shape = shapeOf(i, big);
+    return {...r, name: r.block ? `blocks.${first}.${r.local}` : r.name, block: first, kind, shape, numel: count(shape),
+            nbytes: count(shape) * BigInt(r.elem), repeat: r.block ? blocks[kind].length : 1};
+  });
+  return {rows: shapes_markup.display_rows(cfg, rows, scale, expanded, st.only ?? []), scale, legend: st.legend ?? []};
 }
 
-function blocksText(blocks) {  // tracing.blocks_text: "0 … 2"; "1, 3, …, 47" (every 2nd); "0, 4 … 9, 12"
-  if (blocks.length > 2) {
-    const step = blocks[1] - blocks[0];
-    if (blocks.every((b, i) => i === 0 || b - blocks[i - 1] === step)) {
-      return step === 1 ? `${blocks[0]} … ${blocks.at(-1)}` : `${blocks[0]}, ${blocks[1]}, …, ${blocks.at(-1)}`;
-    }
-  }
-  const runs = [];
-  for (const b of blocks) {
-    if (runs.length && b === runs.at(-1).at(-1) + 1) runs.at(-1).push(b); else runs.push([b]);
-  }
-  return runs.map((r) => (r.length === 1 ? `${r[0]}` : r.length === 2 ? `${r[0]}, ${r[1]}` : `${r[0]} … ${r.at(-1)}`)).join(", ");
-}
-
-function windowText(cfg) {  // tracing.window_text, from its templates by plural (spec.window_texts)
-  if (cfg.window == null) return null;
-  const full = cfg.full_layers.filter((i) => i < cfg.L), key = `${Math.min(symbols(cfg, false).L_W, 2)},${Math.min(full.length, 2)}`;
-  return fill(S.window_texts[key], {...windowValues(cfg), full: blocksText(full)});
-}
-
-function blockTitles(cfg) {  // tracing.block_groups: each kind's title
-  const kinds = Cfg.block_kinds(cfg), distinct = config.distinct_kinds(cfg), T = S.block_titles, label = S.kind_labels;
-  return Object.fromEntries(distinct.map((kind) => {
-    const blocks = kinds.flatMap((k, i) => (k === kind ? [i] : []));
-    if (distinct.length === 1) {
-      const what = kind !== "dense" ? `${label[kind]} ` : "";
-      return [kind, cfg.L > 1 ? fill(T.one_kind, {last: cfg.L - 1, L: cfg.L, what}) : "block 0"];
-    }
-    return [kind, blocks.length === 1 ? fill(T.one, {block: blocks[0], kind: label[kind]})
-      : fill(T.some, {blocks: blocksText(blocks), kind: label[kind], n: blocks.length})];
-  }));
-}
-
-function blockRows(cfg, group, expanded, out, tensor) {  // shapes.shape_rows' block rows: "× L" (one group per kind), or each block
-  const L = cfg.L, moe = Cfg.moe(cfg), kinds = Cfg.block_kinds(cfg), win = windowText(cfg), G = S.group_words;  // words.GROUP_WORDS
-  const ofKind = (kind) => group.filter((x) => (x.kind ?? "dense") === kind);  // a dense model's rows carry no kind
-  const heading = (name, label) => out.push({kind: "group", name, label});
-  if (!expanded) {
-    const titles = blockTitles(cfg), span = L === 1 ? G.span_one : fill(G.span, {last: L - 1});
-    for (const kind of config.distinct_kinds(cfg)) {
-      const label = fill(G.tensors, {n: ofKind(kind).length}) + (win ? fill(G.window[moe ? "moe" : "dense"], {window: win})
-        : moe ? "" : G.repeats);
-      heading(moe ? titles[kind] : fill(G.all, {span, L: units.thousands(L)}), label);
-      for (const x of ofKind(kind)) tensor(x, x.local, true);
-    }
-    return;
-  }
-  for (let b = 0; b < Math.min(L, S.max_listed_blocks); b++) {  // each block, its kind of MLP, of attention (Config.attn_kinds)
-    heading(fill(G.block, {b}), fill(G.of, {L: units.thousands(L)}) + (moe ? fill(G.kind, {label: S.kind_labels[kinds[b]]}) : "")
-      + (win ? fill(G.kind, {label: S.attn_labels[cfg.full_layers.includes(b) ? "full" : "sliding"]}) : ""));
-    for (const x of ofKind(kinds[b])) tensor(x, `blocks.${b}.${x.local}`, true);
-  }
-  if (L > S.max_listed_blocks) {
-    heading(fill(G.rest, {first: S.max_listed_blocks, last: L - 1}),
-            fill(G.rest_label, {n: units.thousands(L - S.max_listed_blocks), same: G.same[moe ? "moe" : "dense"]}));
-  }
-}
-
-function rowHtml(r) {  // shapes._tr, its values inline
-  if (r.kind === "group") return fillHtml(S.html.group_row, {...r, dv: ""});
-  const cls = ["t", r.in_block ? "k" : "", r.quadratic ? "q" : "", r.kind === "absent" ? "a" : "", r.view ? "v" : "",
-               r.saved ? "sv" : "", r.only ? "r" : ""].filter((c) => c).join(" ");
-  return fillHtml(S.html.tensor_row, {...r, cls, dv: "", title: `${r.name}: ${r.label} · lesson shape ${r.symbolic}`,  // shapes.row_title
-    mark: r.only ? ` ${S.marked}` : "", shape: r.shape || "—", elements: r.elements || "—", memory: r.memory || "—",
-    bar: `${(100 * (r.bar || 0)).toFixed(1)}%`});
-}
-
-const recipeLegendHtml = (legend) => fillHtml(S.html.legend, {legend: legend.map((x) => ({text: esc(x).replace(S.mark, S.marked)}))});  // shapes.recipe_legend_html
-
-const tableHtml = (rows, dtype, scale, memory, legend) => fillHtml(S.html.table, {dtype, scale: units.nbytes(scale),
-  rows: rows.map(rowHtml).join(""), legend: recipeLegendHtml(legend), lines: linesHtml(memory),
+const tableHtml = (rows, dtype, scale, memory, legend) => templates.fill_html(S.html.table, {dtype, scale: units.nbytes(scale),
+  rows: rows.map((r) => shapes_markup.row_html(r, py.str, "")).join(""), legend: shapes_markup.recipe_legend_html(legend),
+  lines: budget_markup.lines_html(memory.map(budget_markup.shown)),
   korthikanti: memory.some((x) => x.key === "memory/korthikanti") ? S.korthikanti_note : ""});
 
 // ---- what each change buys: model/changes.py changes(), app/changes_card.py ---------------------------------------
@@ -518,13 +396,13 @@ function changesGroups(cfg, dtype) {  // changes_card.changes_groups(changes(cfg
 }
 
 function changesHtml(groups, dtype, moe = false, window = false, latent = false) {  // changes_card.changes_html
-  if (groups.length === 1) return fillHtml(S.html.same, {same: S.changes.same});
+  if (groups.length === 1) return templates.fill_html(S.html.same, {same: S.changes.same});
   const note = [S.changes.note, ...(moe ? [S.changes.moe_note] : []), ...(window ? [S.changes.window_note] : []),
                 ...(latent ? [S.changes.latent_note] : [])].join(" ");  // Changes.note
-  return fillHtml(S.html.changes, {dtype, note, groups});
+  return templates.fill_html(S.html.changes, {dtype, note, groups});
 }
 
-const noticeHtml = (text) => fillHtml(S.html.notice, {text});  // changes_card.notice_html
+const noticeHtml = (text) => templates.fill_html(S.html.notice, {text});  // changes_card.notice_html
 
 function changesCardHtml(cfg, dtype) {
   const c = changesGroups(cfg, dtype);
@@ -620,7 +498,7 @@ function trainHeadlineHtml(p) {  // training.headline_html: words.HEADLINE, HEAD
   return fill(h.text, v);
 }
 
-const trainLinesHtml = (p) => fillHtml(S.html.train_lines, {sections: Object.entries(TS.sections).map(  // lines_html
+const trainLinesHtml = (p) => templates.fill_html(S.html.train_lines, {sections: Object.entries(TS.sections).map(  // lines_html
   ([prefix, title]) => ({title, note: prefix === "chinchilla" ? TS.fit_notes[p.setup.fit] : "",
                          lines: [...p.lines, ...TS.references].filter((x) => x.key.split("/")[0] === prefix)}))});
 
@@ -631,14 +509,14 @@ function trainChartHtml(p) {  // training.memory_bars, chart_html
   const bars = [["training", 1, {weights: m.weights, grads: m.grads, optimizer: m.optimizer, activations: m.activations,
                                  transient: m.peak - m.total}], ["serving", 0, {weights: p.serve_weights, kv: p.kv}]];
   const top = Math.max(m.capacity, ...bars.map(([, , parts]) => sum(parts))), share = (x) => fixed(100 * x / top, 4);
-  return fillHtml(S.html.memory_chart, {bars: bars.map(([key, row, parts]) => ({key, row: TS.rows[row],
+  return templates.fill_html(S.html.memory_chart, {bars: bars.map(([key, row, parts]) => ({key, row: TS.rows[row],
     total: units.nbytes(sum(parts)), capacity: share(m.capacity), parts: TS.parts.filter(([k]) => parts[k])
       .map(([k, label, colour]) => ({key: k, label, colour, text: units.nbytes(parts[k]), width: share(parts[k])}))}))});
 }
 
 const capacityLabel = (p) => fill(S.html.capacity, {  // training.capacity_label
   device: p.device.label, capacity: units.nbytes(p.memory.capacity)});
-const trainLegendHtml = (p) => fillHtml(S.html.train_legend, {  // training.legend_html
+const trainLegendHtml = (p) => templates.fill_html(S.html.train_legend, {  // training.legend_html
   parts: TS.parts.map(([, label, colour]) => ({label, colour})), capacity: capacityLabel(p)});
 
 const RADIOS = ["optimizer", "zero", "recompute"];  // the card's radio buttons; its other inputs hold text
@@ -657,7 +535,7 @@ function pushTrain(setup, notes) {  // the inputs show the settled setup (Traini
     else push(w, "value", k in TS.choices ? v : v === null ? "" : train_query.link_number(v));  // 300,000,000,000: training._text
   }
   if (W.train_gpu_peak.visible !== custom) W.train_gpu_peak.visible = W.train_gpu_memory.visible = custom;
-  W.train_notices.text = fillHtml(S.html.warnings, {notes: notes.map((text) => ({text}))});
+  W.train_notices.text = templates.fill_html(S.html.warnings, {notes: notes.map((text) => ({text}))});
 }
 
 function renderTrain(cfg) {
@@ -737,7 +615,7 @@ function pushControls(cfg, notes) {  // every control of S.widgets the page has,
     if (w.kind === "slider") pushSlider(W[name], cfg, w.field);
     else if (w.kind in SHOWN && (w.when === null || holds[w.when])) push(W[name], w.prop, SHOWN[w.kind](w, cfg));
   }
-  W.status.text = fillHtml(S.html.status, {notes: notes.map((text) => ({text})), rules: words.status_rules(cfg),
+  W.status.text = templates.fill_html(S.html.status, {notes: notes.map((text) => ({text})), rules: words.status_rules(cfg),
                                           extras: S.extras_lines[extrasOf(cfg)] ?? ""});  // families.extras_line
 }
 
@@ -755,14 +633,12 @@ function render(cfg) {  // every card; where this page does not carry the model,
     for (const name of ["lines", "captions", "train_lines", "train_legend"]) W[name].text = "";
     return;
   }
-  const lines = budgetLines(cfg);
-  const byKey = Object.fromEntries(lines.map((x) => [x.key, x]));
-  W.head.text = headlineHtml(byKey);
-  W.lines.text = linesHtml(lines);
-  W.captions.text = captionsHtml(byKey);
-  const {bars, note} = chartOf(cfg);
-  W.chart.text = chartHtml(budgetParts(byKey, bars));
-  W.chart_note.text = `<p class='note muted'>${esc(note)}</p>`;
+  const b = {lines: budgetLines(cfg)}, shown = b.lines.map(budget_markup.shown), byKey = Object.fromEntries(shown.map((x) => [x.key, x]));
+  W.head.text = budget_markup.headline_html(byKey);
+  W.lines.text = budget_markup.lines_html(shown);
+  W.captions.text = budget_markup.captions_html(byKey);
+  W.chart.text = budget_markup.chart_html(budget_markup.budget_parts(b));
+  W.chart_note.text = budget_markup.note_html(b);
   const {rows, scale, legend} = shapeRows(cfg, ST.dtype, ST.expanded);
   W.shapes.text = tableHtml(rows, ST.dtype, scale, memoryLines(cfg, ST.dtype), legend);
   renderTrain(cfg);
@@ -822,11 +698,11 @@ function main(obj) {
     for (const [name, w] of Object.entries(S.widgets)) {
       if (w.aria) ariaLabel(W[name], w.aria, `${w.field}: ${S.docs[w.field]}`);
     }
-    window.__ts = {py, config, numbers, units, rules, families, changes, words, train_report, train_query, settle,
-                   presetOf, fieldLabel, settleNotes, budgetLines, memoryLines, linesHtml, budgetParts, chartHtml, shapeRows, recipeLegendHtml, structureKey,
+    window.__ts = {py, templates, config, numbers, units, rules, families, changes, words, train_report, train_query, settle,
+                   budget_markup, tracing, shapes_markup, presetOf, fieldLabel, settleNotes, budgetLines, memoryLines, shapeRows, structureKey,
                    trainPlan, trainHeadlineHtml, trainLinesHtml,
                    largestMicroBatch, savedParts, paramsExact, trainChartHtml, trainLegendHtml,
-                   budgetKey, changesKey, changesGroups, changesHtml, fillHtml, captionsHtml, rowHtml, noticeHtml, covered, exportCommand, blockTitles, headlineHtml, chartOf};
+                   budgetKey, changesKey, changesGroups, changesHtml, noticeHtml, covered, exportCommand};
     return update([]);
   }
   const name = obj.name, w = S.widgets[name];

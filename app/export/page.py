@@ -258,13 +258,11 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
                              styles={"flex-wrap": "wrap", "gap": "6px"}), shapes,
                          sizing_mode="stretch_width", css_classes=["card", "shapes-card"], stylesheets=[card],
                          styles={"flex": "1 1 700px", "min-width": "0"})
-    spec = static_spec()
     budget_css = _sheet(BUDGET_CSS)
     head, lines, captions = (html_div(n, budget_css) for n in ("head", "lines", "captions"))
     # the bars as wide as the card: Bokeh's Div shrinks its content to fit
     chart = html_div("chart", _sheet(BUDGET_CSS, CLEARFIX))
-    note = Div(text=f"<p class='note muted'>{html.escape(spec['chart_note'])}</p>", sizing_mode="stretch_width",
-               stylesheets=[budget_css], name="chart_note")  # page.js writes a mixture of experts' note
+    note = html_div("chart_note", budget_css)  # page.js writes the chart's note (budget_markup.note_html)
     budget_card = column(Div(text="<h2>Parameter budget</h2>", stylesheets=[_sheet(BASE)]), head, chart, note, lines,
                          captions, sizing_mode="stretch_width", css_classes=["card", "budget-card"],
                          stylesheets=[card], styles={"flex": "1 1 430px", "min-width": "0"})

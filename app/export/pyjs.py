@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import html
 import inspect
 import json
 import math
 import re
 import textwrap
 import types
+import typing
 from collections.abc import Callable, Iterable, Mapping
 
 # builtins and the `py` helper each becomes (page.js's section "Python's meaning")
@@ -52,7 +54,7 @@ METHODS = {"get": "py.get", "items": "Object.entries", "keys": "Object.keys", "v
            "replace": "py.replace", "format": "py.fmap", "translate": "py.translate", "update": "Object.assign",
            "append": "py.append", "extend": "py.extend", "fullmatch": "py.fullmatch", "groups": "py.groups",
            "isprintable": "py.isprintable", "setdefault": "py.setdefault", "pop": "py.pop",
-           "count": "py.count"}
+           "count": "py.count", "sub": "py.resub"}
 ITERABLES = ("Object.entries(", "Object.keys(", "Object.values(", "py.range(", "py.enumerate(", "py.zip(",
              "py.sorted(", "py.list(")  # already Arrays
 BOOLEANS = ("py.isinstance(", "py.contains(", "py.eq(", "!py.eq(", "py.any(", "py.all(", "py.startswith(",
@@ -66,7 +68,7 @@ OPERATORS = {ast.Add: "py.add", ast.Sub: "py.sub", ast.Mult: "py.mul", ast.Pow: 
              ast.FloorDiv: "py.floordiv", ast.Mod: "py.mod"}
 
 
-MATH = {math.isfinite: "Number.isFinite", math.floor: "Math.floor", math.ceil: "Math.ceil", math.sqrt: "Math.sqrt",
+MATH = {html.escape: "py.escape", math.isfinite: "Number.isFinite", math.floor: "Math.floor", math.ceil: "Math.ceil", math.sqrt: "Math.sqrt",
         math.log10: "Math.log10"}
 
 
@@ -84,13 +86,15 @@ def compile_modules(modules: Iterable[tuple[str, list]], native: Mapping[object,
     classes: dict[int, tuple[str, dict[str, str]]] = {}  # id(class) -> (its module's name, attr -> kind)
     for name, items in modules:
         for f in items:
+            if isinstance(f, tuple):  # (name, value): a constant the namespace carries for page.js
+                continue
             if isinstance(f, type):
                 classes[id(f)] = (name, {attr: kind for attr, (kind, _) in class_members(f).items()})
             else:
                 compiled[id(f)] = f"{name}.{f.__name__}"
-    out = []
+    out, shared = [], {}
     for name, items in modules:
-        out.append(_Module(name, items, compiled, natives, classes).js())
+        out.append(_Module(name, items, compiled, natives, classes, shared).js())
     return "\n".join(out)
 
 
@@ -109,13 +113,17 @@ class _Module:
     """One Python module's functions as a JavaScript namespace object."""
 
     def __init__(self, name: str, items: list, compiled: dict[int, str], natives: set[int],
-                 classes: dict[int, tuple[str, dict[str, str]]]) -> None:
+                 classes: dict[int, tuple[str, dict[str, str]]], shared: dict[int, str]) -> None:
         self.name, self.items, self.compiled, self.natives, self.classes = name, items, compiled, natives, classes
         self.constants: dict[str, str] = {}  # global name -> its value as JavaScript
+        self.shared = shared  # id of a dict, list or tuple constant -> the namespace's name of it that defines it
 
     def js(self) -> str:
         bodies, names = [], []
         for item in self.items:
+            if isinstance(item, tuple):
+                self.define_constant(*item)
+                continue
             if isinstance(item, type):  # a class: each member a function of self, and an object of them by name
                 found = class_members(item)
                 bodies += [_Function(self, f, f"{item.__name__}__{attr}", owner=item).js()
@@ -126,8 +134,19 @@ class _Module:
                 bodies.append(_Function(self, item).js())
             names.append(item.__name__)
         consts = [f"const {k} = {v};" for k, v in self.constants.items()]
-        return "\n".join([f"const {self.name} = (() => {{", *consts, *bodies, f"return {{{', '.join(names)}}};",
-                          "})();"])
+        exported = ", ".join([*names, *self.constants])  # constants too: a later namespace's, page.js's
+        return "\n".join([f"const {self.name} = (() => {{", *consts, *bodies, f"return {{{exported}}};", "})();"])
+
+    def define_constant(self, name: str, value: object, where: ast.AST | None = None) -> str:
+        """The constant `name` of this namespace, or a namespace's that defined the same dict, list or tuple first."""
+        ref = self.shared.get(id(value))
+        if ref is not None and not ref.startswith(self.name + "."):
+            return ref
+        if name not in self.constants:
+            self.constants[name] = constant(value, where, self.function_ref)
+            if isinstance(value, (dict, list, tuple)):
+                self.shared[id(value)] = f"{self.name}.{name}"
+        return name
 
     def member(self, cls: type, attr: str, where: ast.AST) -> tuple[str, str] | None:
         """(kind, JavaScript) of a compiled class's property or method, None for one of its fields."""
@@ -158,9 +177,7 @@ class _Module:
             return "@module:" + value.__name__.rsplit(".", 1)[-1]  # its attributes resolve in `attribute`
         if callable(value):
             raise _error(where, f"{name!r} is a function that is not compiled: list it in compile_modules")
-        if name not in self.constants:
-            self.constants[name] = constant(value, where, self.function_ref)
-        return name
+        return self.define_constant(name, value, where)
 
     def function_ref(self, f: Callable, where: ast.AST | None) -> str:
         """A compiled function held in a constant (a dict of formatters) as JavaScript."""
@@ -244,7 +261,8 @@ class _Function:
         params = self.params(node.args, node)
         self.locals.append({*self.param_names(node.args), *_assigned(node.body)})
         self.types.append(self.typed(node))
-        declared = sorted(self.locals[-1] - set(self.param_names(node.args)))
+        defs = {s.name for s in node.body if isinstance(s, ast.FunctionDef)}  # declared as functions
+        declared = sorted(self.locals[-1] - set(self.param_names(node.args)) - defs)
         inner = indent + " "
         head = [f"{inner}let {', '.join(map(_safe, declared))};"] if declared else []
         body = head + [self.stmt(s, inner) for s in node.body if not _is_docstring(s)]
@@ -253,7 +271,7 @@ class _Function:
         return f"{indent}function {_safe(name or node.name)}({params}) {{\n" + "\n".join(body) + f"\n{indent}}}"
 
     def typed(self, node: ast.FunctionDef) -> dict[str, type]:
-        """The parameters whose class is compiled: a method's first, and any annotated with such a class."""
+        """The parameters whose class is a dataclass: a method's first, and any annotated with one (`p: Plan`)."""
         out = {}
         for i, a in enumerate(node.args.args):
             if i == 0 and self.owner is not None and not self.types:
@@ -262,18 +280,31 @@ class _Function:
             name = a.annotation.id if isinstance(a.annotation, ast.Name) else a.annotation.value \
                 if isinstance(a.annotation, ast.Constant) else None
             cls = self.scope.get(name) if isinstance(name, str) else None
-            if isinstance(cls, type) and id(cls) in self.module.classes:
+            if isinstance(cls, type) and dataclasses.is_dataclass(cls):
                 out[a.arg] = cls
         return out
 
-    def type_of(self, e: ast.expr) -> type | None:
-        """The compiled class of a local, where the function says it (see `typed`)."""
+    def record_type(self, e: ast.expr) -> type | None:
+        """The dataclass of `e`: a typed local (see `typed`), or a field of one whose annotation is a dataclass
+        (`p.cfg` of `p: Plan` is a Config)."""
+        if isinstance(e, ast.Attribute):
+            owner = self.record_type(e.value)
+            try:
+                hint = typing.get_type_hints(owner).get(e.attr) if owner is not None else None
+            except (NameError, TypeError):
+                return None
+            return hint if isinstance(hint, type) and dataclasses.is_dataclass(hint) else None
         if not isinstance(e, ast.Name):
             return None
         for scope, types_ in zip(reversed(self.locals), reversed(self.types)):
             if e.id in scope:
                 return types_.get(e.id)
         return None
+
+    def type_of(self, e: ast.expr) -> type | None:
+        """The compiled class of `e`, where the function says it (`record_type`)."""
+        cls = self.record_type(e)
+        return cls if cls is not None and id(cls) in self.module.classes else None
 
     @staticmethod
     def param_names(args: ast.arguments) -> list[str]:
@@ -328,8 +359,9 @@ class _Function:
     def target(self, t: ast.expr) -> str:
         if isinstance(t, ast.Name):
             return _safe(t.id)
-        if isinstance(t, (ast.Tuple, ast.List)):
-            return "[" + ", ".join(self.target(x) for x in t.elts) + "]"
+        if isinstance(t, (ast.Tuple, ast.List)):  # `_` unpacks to a hole: `key, _, _` may repeat it
+            return "[" + ", ".join("" if isinstance(x, ast.Name) and x.id == "_" else self.target(x)
+                                   for x in t.elts) + "]"
         if isinstance(t, (ast.Subscript, ast.Attribute)):
             return self.expr(t, store=True)
         raise _error(t, f"cannot assign to {type(t).__name__}")
@@ -535,6 +567,11 @@ class _Function:
             if e.keywords:
                 raise _error(e, f"{f.attr}() is compiled without keywords")
             return f"{METHODS[f.attr]}({', '.join([owner, *self.args(e.args)])})"
+        if isinstance(f, ast.Name) and not self.is_local(f.id) and self.scope.get(f.id) is dataclasses.replace:
+            return "({" + ", ".join([f"...{self.expr(e.args[0])}", *self.keyword_entries(e)]) + "})"  # a copy
+        made = self.dataclass_of(f)
+        if made is not None:  # a record's constructor: an Object of its fields
+            return self.record(made, e)
         name = self.expr(f)
         target = self.function_of(f)
         if target is not None and id(target) in self.module.natives:
@@ -574,6 +611,32 @@ class _Function:
         else:
             return None
         return value if id(value) in self.module.compiled else None
+
+    def dataclass_of(self, f: ast.expr) -> type | None:
+        """The dataclass (not a compiled class) a call names as a global, else None."""
+        if isinstance(f, ast.Name) and not self.is_local(f.id):
+            value = self.scope.get(f.id)
+            if isinstance(value, type) and dataclasses.is_dataclass(value) and id(value) not in self.module.classes \
+                    and id(value) not in self.module.natives:
+                return value
+        return None
+
+    def record(self, cls: type, e: ast.Call) -> str:
+        """`Row(kind, name=…)`: an Object of every field, in their order, the ones not given at their defaults."""
+        fields = [f for f in dataclasses.fields(cls) if f.init]
+        given = dict(zip((f.name for f in fields), e.args))
+        given.update({k.arg: k.value for k in e.keywords})
+        if len(e.args) > len(fields) or None in given or set(given) - {f.name for f in fields}:
+            raise _error(e, f"{cls.__name__}(...) is compiled with its fields by position or name only")
+        entries = []
+        for f in fields:
+            if f.name in given:
+                entries.append(f"{json.dumps(f.name)}: {self.expr(given[f.name])}")
+            elif f.default is not dataclasses.MISSING:
+                entries.append(f"{json.dumps(f.name)}: {constant(f.default, e)}")
+            else:
+                raise _error(e, f"{cls.__name__}(...) lacks its field {f.name}")
+        return "({" + ", ".join(entries) + "})"
 
     def args(self, args: list[ast.expr]) -> list[str]:
         return [f"...{self.expr(a.value)}" if isinstance(a, ast.Starred) else self.expr(a) for a in args]

@@ -2,8 +2,7 @@
 
 Nothing here is written for the page alone: the fields, bounds, presets and their labels, the rules and their
 messages (`model.rules`), the budget and memory lines with their formulas (compiled to JavaScript by
-`model.formula.to_js`), the shape rows of every pass structure (`model.memory.Structure`), the chart's parts and
-colours, the training card's line templates per discrete choice (`model.training.plan` on a probe), and the
+`model.formula.to_js`), the shape rows of every pass structure (`model.memory.Structure`), the training card's line templates per discrete choice (`model.training.plan` on a probe), and the
 words of the live page. The JavaScript evaluates what differs between configurations.
 """
 from __future__ import annotations
@@ -14,10 +13,9 @@ import itertools
 import json
 
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, trace
-from model.budgeting import CHART, CHART_NOTE, GROUPS, chart, chart_note
 from model.changes import (LATENT_ORDER_NOTE, MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, WINDOW_ORDER_NOTE, changes,
                            title_key)
-from model.config import (ATTN_LABELS, DEFAULTS, INT_FIELDS, KIND_LABELS, MLA_FIELDS, MLA_SYMBOLS,
+from model.config import (DEFAULTS, INT_FIELDS, MLA_FIELDS, MLA_SYMBOLS,
                           MODEL_CHOICES as CHOICES, MOE_DEFAULTS, MOE_FIELDS, MOE_SYMBOLS, ODD_D_HEAD, OPTIONAL_SYMBOLS,
                           PAGE_FIELDS, RECIPE_FIELDS, SINKS_FUSED, snap_heads)
 from model.families import KV_GROUP, extras_line, PAGE_PRESETS, preset_labels
@@ -27,10 +25,9 @@ from model.memory import (GEMMA_KEYS, KORTHIKANTI_NOTE, ONES, OSS_KEYS, WINDOW_V
                           structure_key, window_labels)
 from model.changes import window_change_label
 from model.notation import dims
-from model.recipe_rows import MARK, recipe_rows
+from model.recipe_rows import recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model.rules import CUSTOM, EXTRA_FIELDS, NOTE_ABOUT, NOTE_FIELD, PRESET_ASKS, PRESET_MATCH, preset_of
-from model.tracing import ONE_BLOCK, ONE_KIND, SOME_BLOCKS, window_text
 from model.train_report import SECTIONS, human
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, OTHER_BLOCKS, PEAK_LINE, PHASE_LINE,
                             RECOMPUTE, REFERENCES, Line, Memory, TrainSetup, plan)
@@ -45,10 +42,9 @@ from ..infer_card import LINES_FRAME, headline_html, knee_html, line_rows
 from .cache import cached
 from ..train_query import SETUP_FIELD, CUSTOM_START, DEFAULT, TRAIN_CHOICES, TRAIN_KEYS
 
-from ..styles import BAR_INSIDE, BAR_SHARE, PART_COLOURS
-from ..templates import MARKED, TEMPLATES
-from ..words import (FIT_LABELS, GPU_LABELS, GROUP_WORDS, HEADLINE, HEADLINE_FITS, HEADLINE_N, HEADLINE_PAST, HEADLINE_RULE, MAX_LISTED_BLOCKS, OPTIMIZER_LABELS, PARTS, QUADRATIC,
-                     RECOMPUTE_LABELS, ROWS, SHORT_WHEN, STEP_PREFIX, SUM_KEYS, TRAIN_MOE,
+from ..templates import TEMPLATES
+from ..words import (FIT_LABELS, GPU_LABELS, HEADLINE, HEADLINE_FITS, HEADLINE_N, HEADLINE_PAST, HEADLINE_RULE,
+                     OPTIMIZER_LABELS, PARTS, RECOMPUTE_LABELS, ROWS, SHORT_WHEN, TRAIN_MOE,
                      ZERO_LABELS, shapes_title_html)
 
 DTYPE_CLASS = {"fp32": "fp32", "bf16": "bf16", "fp16": "bf16"}  # fp16 passes equal bf16's (tests check it)
@@ -170,14 +166,11 @@ def covered(cfg: Config) -> list[Config]:
 
 def _modern(cfg: Config, dtype: str) -> dict:
     """Budget lines, pass structures (both dtype classes and, for a dense model's training card, B = 1), changes
-    tables (at `dtype`; the page's own model's at both dtype classes) of the covered models, and a mixture of experts'
-    chart."""
-    budgets, structures, tables, charts = {}, {}, {}, {}
+    tables (at `dtype`; the page's own model's at both dtype classes) of the covered models."""
+    budgets, structures, tables = {}, {}, {}
     for c in covered(cfg):
         if budget_key(c) not in budgets:
             budgets[budget_key(c)] = cached("budget", budget_key(c), lambda: [_line(x) for x in budget(c).lines])
-            if c.moe:  # its chart's bars and note (`model.budgeting.chart`)
-                charts[budget_key(c)] = {"bars": _bars(chart(budget(c))), "note": chart_note(budget(c))}
         micro = {c.B} if c.moe else {c.B, 1}  # B = 1: the training card's largest micro-batch (a dense model's)
         for cls, B in itertools.product(sorted(set(DTYPE_CLASS.values())), micro):
             s = structure(dataclasses.replace(c, B=B), cls)
@@ -191,7 +184,7 @@ def _modern(cfg: Config, dtype: str) -> dict:
                     tables[key] = cached("changes", f"{key} {dt}", lambda: _changes(changes(c, dt)))
                 except ValueError:  # no GPT-2 twin (T beyond T_max): the page says why, from NO_TWIN
                     pass
-    return {"budget": budgets, "structures": structures, "changes": tables, "charts": charts}
+    return {"budget": budgets, "structures": structures, "changes": tables}
 
 
 def _changes(c) -> dict:
@@ -242,9 +235,7 @@ def _structure(s: Structure, cfg: Config | None = None) -> dict:
     out["dims"] = [[to_js(d, LESSON_SYMBOLS, True) for d in dims(r.symbolic)] for r in tr.rows]
     if s.recipe is not None:
         marks = recipe_rows(tr.cfg)
-        out["legend"] = list(marks.legend)
-        for row in rows:
-            row["only"] = marks.marked(row["local"])
+        out["legend"], out["only"] = list(marks.legend), sorted(marks.only)
     return out
 
 
@@ -254,17 +245,6 @@ PLACEHOLDERS = {k: "{" + k + "}" for k in WINDOW_VALUES}  # the page fills them:
 def window_templates(cfg: Config, dtype: str) -> dict[str, str]:
     """A windowed model's KV-cache labels at `cfg` -> the same labels naming `PLACEHOLDERS` (`model.memory.window_labels`)."""
     return dict(zip(window_labels(cfg, dtype).values(), window_labels(cfg, dtype, PLACEHOLDERS).values()))
-
-
-def window_texts() -> dict[str, str]:
-    """`model.tracing.window_text` naming `PLACEHOLDERS` (and "{full}", the full blocks), by its plurals: "n,f" with
-    n = min(L_W, 2) windowed blocks and f = min(L − L_W, 2) full ones (page.js windowText)."""
-    gemma = PRESETS["gemma-3-1b"]
-    out = {}
-    for L, full in ((1, ()), (2, ()), (2, (1,)), (3, (2,)), (3, (1, 2)), (4, (2, 3))):
-        c = dataclasses.replace(gemma, L=L, full_layers=full)
-        out[f"{min(c.L_W, 2)},{min(len(full), 2)}"] = window_text(c, {**PLACEHOLDERS, "full": "{full}"})
-    return out
 
 
 def _cached_structure(s: Structure, cfg: Config | None = None) -> dict:
@@ -402,12 +382,10 @@ def _static_spec() -> dict:
         # "mla_q" or "mla" (page.js extraKey)
         # latent attention's page: its boxes by their symbols, and the rules that drop what it is modelled without
         "extra_flags": {f: attention_flag(f) for f in EXTRA_FIELDS},  # the command line's (page.js modelOptions)
-        "window_texts": window_texts(), "attn_labels": ATTN_LABELS,  # the shapes table's headings of a windowed model
         "extras_lines": {n: extras_line(p) for n, p in PRESETS.items() if extras_line(p)},  # Gemma's, gpt-oss's
         "sinks_fused": SINKS_FUSED, "odd_d_head": ODD_D_HEAD, "widgets": widget_table(),
         "extra_defaults": _extra_defaults(),
         "field_defaults": {**DEFAULTS, **MOE_DEFAULTS, **_extra_defaults()},  # Config's, where a page's asked has none
-        "kind_labels": KIND_LABELS, "block_titles": {"one_kind": ONE_KIND, "some": SOME_BLOCKS, "one": ONE_BLOCK},
         "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
         "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "moe_note": MOE_ORDER_NOTE, "window_note": WINDOW_ORDER_NOTE,
                     "latent_note": LATENT_ORDER_NOTE, "same": SAME,
@@ -419,19 +397,10 @@ def _static_spec() -> dict:
         "note_about": NOTE_ABOUT, "note_field": NOTE_FIELD,
         "ones": list(ONES),
         "budget": _budget_lines(), "structures": {structure_key(s): _structure(s) for s in _structures()},
-        "groups": GROUPS, "sum_keys": list(SUM_KEYS), "step_prefix": STEP_PREFIX,
-        "chart": _bars(CHART),
-        "inside": BAR_INSIDE, "bar_share": BAR_SHARE, "chart_note": CHART_NOTE, "korthikanti_note": KORTHIKANTI_NOTE,
-        "html": TEMPLATES, "marked": MARKED,  # app/templates.py: the markup page.js's fillHtml fills
-        "quadratic": QUADRATIC, "mark": MARK, "shapes_titles": {a: shapes_title_html(a) for a in CHOICES["attention"]},
-        "max_listed_blocks": MAX_LISTED_BLOCKS, "group_words": GROUP_WORDS, "train": _training(),
+        "korthikanti_note": KORTHIKANTI_NOTE,
+        "html": TEMPLATES,  # app/templates.py: the markup the compiled templates.fill_html fills
+        "shapes_titles": {a: shapes_title_html(a) for a in CHOICES["attention"]}, "train": _training(),
     }
-
-
-def _bars(bars: tuple[tuple[str, str, bool], ...]) -> list[dict]:
-    """The parameter chart's bars: key, label (a "*" where it adds up to N), whether it does, colour."""
-    return [{"key": k, "label": label + ("*" if in_sum else ""), "in_sum": in_sum, "colour": PART_COLOURS[k]}
-            for k, label, in_sum in bars]
 
 
 def infer_key(gpu: str, weights: str, kv_dtype: str) -> str:
@@ -491,7 +460,7 @@ def page_spec(cfg: Config, dtype: str, setup: TrainSetup | None = None, infer: I
     modern = _modern(cfg, dtype)
     return {**spec, "budget": {**spec["budget"], **modern["budget"]},
             "structures": {**spec["structures"], **modern["structures"]},
-            "changes": {**spec["changes"], "tables": modern["changes"]}, "charts": modern["charts"],
+            "changes": {**spec["changes"], "tables": modern["changes"]},
             "initial": {**_fields(cfg), "dtype": dtype},
             "initial_train": {k: getattr(setup, k) for k in setup.__dataclass_fields__},
             "infer": _inference(cfg, infer or InferSetup())}
