@@ -53,7 +53,7 @@ SHAPES_NOTES = {  # the shapes card's intro (markup) by the attention switch (mo
                               "backward pass. The lines under the table say what eager attention would make here."),
 }
 MAX_LISTED_BLOCKS = 96  # expanded listing: GPT-3 175B in full; beyond, one line stands for the rest
-GROUP_WORDS = {  # the shapes table's block headings (app.shapes.shape_rows; page.js blockRows fills the same)
+GROUP_WORDS = {  # the shapes table's block headings (app.shapes_markup.display_rows)
     "all": "{span} × L = {L}", "span_one": "block 0", "span": "blocks 0 … {last}",  # collapsed: one group × L
     "tensors": "one block's {n} tensors", "repeats": "; every block repeats these shapes",
     "window": {"dense": ": {window}", "moe": "; {window}"},  # which blocks slide (model.tracing.window_text)

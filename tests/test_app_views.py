@@ -19,7 +19,7 @@ from app.share import base_url, embed_code, page_link
 from app.query import MLA_KEYS, ViewOptions, parse_query
 from app.state import ExplorerState
 from app.tokens import TokensView, token_chips, token_stats, tokens_html
-from app.training import chart_html as memory_chart_html
+from app.training_markup import chart_html as memory_chart_html
 from model import PRESETS, budget, divisors, tokenizer, trace, units
 from model.config import FIELD_DOCS, FIELDS
 

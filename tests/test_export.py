@@ -478,17 +478,15 @@ def test_training_formatters_agree_on_thousands_of_values(page) -> None:
 
 @pytest.mark.browser
 def test_training_markup_is_the_live_cards(page) -> None:
-    from app import training as view  # imports Panel: fine here, the page was built in another process
+    from app import training_markup as view
 
     pairs = [(PRESETS["gpt2-small"], TrainSetup()), (PRESETS["gpt3-175b"], TrainSetup(D=300 * 10**9, gpus=1024, zero=3)),
              (replace(PRESETS["gpt2-xl"], B=64), TrainSetup(gpu="a100-40gb", gpus=1)),
              (PRESETS["gpt3-175b"], TrainSetup(gpus=1, gpu=CUSTOM_GPU, peak_tflops=1, memory_gib=0.5, fit="besiroglu")),
              *zip(CONFIGS[:20], random_setups(20, seed=9))]
     plans = [plan(c, s) for c, s in pairs]
-    assert train_js(page, "trainHeadlineHtml", pairs) == [view.headline_html(p) for p in plans]
-    assert train_js(page, "trainLinesHtml", pairs) == [view.lines_html(p) for p in plans]
-    assert train_js(page, "trainLegendHtml", pairs) == [view.legend_html(p) for p in plans]
-    assert train_js(page, "trainChartHtml", pairs) == [view.chart_html(p) for p in plans]
+    for fn in ("headline_html", "lines_html", "legend_html", "chart_html"):
+        assert train_js(page, f"training_markup.{fn}", pairs) == [getattr(view, fn)(p) for p in plans], fn
 
 
 def _asked_cases() -> list[dict]:
@@ -547,7 +545,7 @@ def test_training_controls_change_the_card(page) -> None:
     _set(page, "T_input", 200)  # the card follows the configuration
     want = plan(replace(PRESETS["gpt2-small"], B=3, T=200), TrainSetup(
         D=300 * 10**9, gpus=1, zero=3, optimizer="adam-fp32", gpu=CUSTOM_GPU, peak_tflops=989, memory_gib=0.5))
-    from app.training import lines_html as train_lines_html
+    from app.training_markup import lines_html as train_lines_html
     assert text_of(page, "train_lines") == train_lines_html(want)
     for name, v in (("train_gpu", "h100-sxm"), ("train_D", ""), ("train_gpus", 8), ("T_input", 100)):
         _set(page, name, v)
@@ -567,7 +565,7 @@ def test_training_options_reach_the_card(chromium, tmp_path: Path) -> None:
         p.goto(out.as_uri())
         p.wait_for_function("() => window.__ts !== undefined", timeout=60_000)
         setup = TrainSetup(D=300 * 10**9, gpu="h200", gpus=1024, zero=3, recompute="full")
-        from app.training import headline_html, lines_html as train_lines_html
+        from app.training_markup import headline_html, lines_html as train_lines_html
         want = plan(PRESETS["gpt3-175b"], setup)
         assert text_of(p, "train_head") == headline_html(want) and text_of(p, "train_lines") == train_lines_html(want)
         assert [value_of(p, "train_D"), value_of(p, "train_gpu"), value_of(p, "train_gpus")] == \

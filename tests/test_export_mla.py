@@ -245,7 +245,7 @@ def test_a_dense_latent_attentions_page_has_the_models_training_card(chromium, t
                          "[x.key, x.label, x.formula, x.human]))", [[mla_js(x), setup_js(s)] for x, s in pairs])
         for (x, s), lines in zip(pairs, got):
             assert lines == [[y.key, y.label, y.formula, human(y)] for y in plan(x, s).lines], (x, s)
-        from app import training as view  # imports Panel: fine here, the page was built in another process
+        from app import training_markup as view
 
         assert text_of(p, "train_head") == view.headline_html(plan(c, TrainSetup()))  # its serving: the latent's cache
 

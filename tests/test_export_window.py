@@ -121,11 +121,12 @@ def test_the_training_card_is_the_models(page) -> None:
                         "[x.key, x.label, x.formula, x.human]))", [[page_js(c), setup_js(s)] for c, s in pairs])
     for (c, s), lines in zip(pairs, got):
         assert lines == [[x.key, x.label, x.formula, human(x)] for x in plan(c, s).lines], (c, s)
-    from app import training as view  # imports Panel: fine here, the page was built in another process
+    from app import training_markup as view
 
     plans = [plan(c, s) for c, s in pairs]
     args = [[page_js(c), setup_js(s)] for c, s in pairs]
-    for fn, python in (("trainHeadlineHtml", view.headline_html), ("trainLinesHtml", view.lines_html)):
+    for fn, python in (("training_markup.headline_html", view.headline_html),
+                       ("training_markup.lines_html", view.lines_html)):
         assert page.evaluate(f"(xs) => xs.map(([c, s]) => window.__ts.{fn}(window.__ts.trainPlan(c, s)))", args) == \
             [python(p) for p in plans], fn
 

@@ -92,7 +92,7 @@ def test_the_training_headline_says_past_the_window_where_a_window_caps_the_cach
     """Mistral 7B v0.1 (every block windowed) holds 0 bytes more per token only past the window: below it (T = 1,024
     < W) every token still adds its K and V, so the headline's KV words say "past the window"; a full-attention
     model's do not."""
-    from app.training import headline_html
+    from app.training_markup import headline_html
     from model.training import TrainSetup, plan
 
     for name, past in (("mistral-7b-v0.1", True), ("llama3-8b", False)):
@@ -125,7 +125,7 @@ def test_the_scores_label_names_gemmas_query_scale_where_it_replaces_d_head():
 def test_the_training_headline_counts_a_mixture_of_experts_at_n_active():
     """Mixtral's run is D = 20·N_active and C = 6·N_active·D (model.training's lines say so): the headline's words
     say "per active parameter" and 6·N_active·D, a dense model's "per parameter" and 6·N·D, with a given D too."""
-    from app.training import headline_html
+    from app.training_markup import headline_html
     from model.training import CHINCHILLA_TOKENS_PER_PARAM, TrainSetup, plan
 
     for name, n, per in (("mixtral-8x7b", "N_active", "per active parameter"), ("gpt2-small", "N", "per parameter")):

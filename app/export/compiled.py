@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import functools
 
-from model import budgeting, changes, config, families, memory, numbers, rules, tracing, train_report, units
+from model import budgeting, changes, config, families, memory, numbers, rules, tracing, train_report, training, units
 from model.training import TrainSetup
 
-from .. import budget_markup, shapes_markup, templates, train_query, words
+from .. import budget_markup, shapes_markup, templates, train_query, training_markup, words
 from .pyjs import compile_modules
 
 MODULES = (
     ("config", [config.divisors, config.snap_heads, config.swiglu_width, config.Config, config.distinct_kinds,
                 config.kind_blocks]),
     ("templates", [templates.fill_html, templates.columns_to_rows, ("TEMPLATES", templates.TEMPLATES)]),
+    ("training", [training.TrainSetup]),
     ("numbers", [numbers.decimal, numbers.whole, numbers.real, numbers.show]),
     ("units", [units.thousands, units.sig3, units._scaled, units.params, units.flops, units.nbytes, units.percent,
                units.shape, units.scientific, units.plain, units.duration, units.seconds, units.dollars, units._ratio,
@@ -37,6 +38,8 @@ MODULES = (
     ("changes", [changes.dense_width, changes.mha_head, changes.title_values]),
     ("words", [words.slider_range, words.status_rules, words.field_names]),
     ("train_report", [train_report.human]),
+    ("training_markup", [training_markup.memory_bars, training_markup.capacity_label, training_markup.chart_html,
+                         training_markup.legend_html, training_markup.headline_html, training_markup.lines_html]),
     ("train_query", [train_query.link_number, train_query.number_words, train_query.number, train_query.settle_train,
                      train_query.news]),
 )

@@ -33,15 +33,12 @@
 
 // Twins of the training card: each JavaScript function below that mirrors a Python one (named in its comment), by
 // the test that runs both on the same inputs in Chromium (everything else of the card is data in S.train: the plan's
-// line templates with their compiled formulas, spec._train_template; the markup, app/templates.py's train_lines,
-// train_legend, capacity and warnings; its formatters and notices are compiled, units.*, train_report.human and
-// train_query.settle_train):
+// line templates with their compiled formulas, spec._train_template; its markup, formatters and notices run
+// compiled: app/training_markup.py, units.*, train_report.human, train_query.settle_train, TrainSetup's properties):
 //   test_export.py::test_largest_micro_batch_agrees: largestMicroBatch (its closed form), peakCandidates, stepPhases,
 //     topPhase, held, template, trainingMemory, capacityOf, savedParts, savedLine, paramsExact, budgetLine, lineOf
 //   test_export.py::test_training_lines_agree_with_the_model (and test_export_recipe.py's, test_export_window.py::
-//     test_the_training_card_is_the_models): trainPlan, device, actDtype, trainVariant
-//   test_export.py::test_training_markup_is_the_live_cards: trainHeadlineHtml, trainLinesHtml,
-//     trainLegendHtml, capacityLabel, trainChartHtml (app/training.py)
+//     test_the_training_card_is_the_models): trainPlan (a Plan's fields), trainVariant
 //   test_export.py::test_training_notices_agree_with_settle_train: trainSetup (TrainSetup(**fields), which the
 //     compiled train_query.settle_train constructs)
 //   test_export.py::test_training_controls_change_the_card: trainAsked, pushTrain, trainChanged
@@ -169,7 +166,7 @@ const py = {
   },
   fmap: (t, named, positional = []) => {  // str.format: {name}, {} and {0}, {{ and }}
     let next = 0;
-    return t.replace(/\{\{|\}\}|\{(\w*)(?::([^}]*))?\}/g, (m, k, spec) => {
+    return t.replace(/\{\{|\}\}|\{([^{}:!.[\]]*)(?::([^}]*))?\}/g, (m, k, spec) => {  // a name as Python takes it
       if (m === "{{" || m === "}}") return m[0];
       const v = k === "" ? positional[next++] : /^\d+$/.test(k) ? positional[Number(k)] : named[k];
       return spec === undefined ? py.str(v) : py.format(v, spec);
@@ -227,7 +224,6 @@ const py = {
 
 // ---- formatting: model/units.py, compiled (app/export/compiled.py: units.value, units.params, …) -----------------
 const esc = (s) => py.escape(String(s));
-const fill = (template, values) => template.replace(/\{([\w/]+)\}/g, (_, k) => values[k]);  // str.format_map
 
 // ---- the rules: model/rules.py compiled (rules.settle_values, read_field, …), model/numbers.py and config.py's too
 const Cfg = config.Config;  // Config's properties and methods as functions of a page's configuration: Cfg.d_head(c)
@@ -238,7 +234,7 @@ function normalize(c) {  // Config.__post_init__: a default written out is the d
   for (const [f, v] of Object.entries(written)) if (c[f] === v) c[f] = null;
   if (Cfg.moe(c) && !Cfg.block_kinds(c).includes("dense")) c.ff_dim = null;  // no dense MLP anywhere: d_ff is no part of it
   if (c.sinks && c.attention === "fused") throw new Error(S.sinks_fused);  // Config.__post_init__ (_check_oss)
-  if (c.positions === "rope" && !Cfg.mla(c) && Cfg.d_head(c) % 2) throw new Error(fill(S.odd_d_head, {d_head: Cfg.d_head(c)}));
+  if (c.positions === "rope" && !Cfg.mla(c) && Cfg.d_head(c) % 2) throw new Error(py.fmap(S.odd_d_head, {d_head: Cfg.d_head(c)}));
   return c;
 }
 
@@ -338,7 +334,7 @@ function modelOptions(cfg) {  // the command line's options of this model (pytho
 
 const exportCommand = (cfg) => `python -m app export lesson.html ${modelOptions(cfg)}`;
 
-const uncoveredText = (cfg) => fill(S.changes.uncovered[Cfg.mla(cfg) ? "mla" : Cfg.moe(cfg) ? "moe" : "modern"],  // changes_card.UNCOVERED
+const uncoveredText = (cfg) => py.fmap(S.changes.uncovered[Cfg.mla(cfg) ? "mla" : Cfg.moe(cfg) ? "moe" : "modern"],  // changes_card.UNCOVERED
   {command: exportCommand(cfg), what: families.recipe_of(cfg) === "custom" ? "this recipe" : "this model"});
 
 function evaluateLines(lines, fns, cfg) {  // each line (model.figures.Line) with its value from its compiled formula
@@ -351,10 +347,10 @@ const budgetLines = (cfg) => evaluateLines(S.budget[budgetKey(cfg)], BUDGET_FNS[
 function memoryLines(cfg, dtype) {
   const key = structureKey(cfg, dtype), all = S.structures[key].lines_all && symbols(cfg, false).L_W === cfg.L;  // every block windowed
   return evaluateLines(S.structures[key][all ? "lines_all" : "lines"], (all ? MEMORY_ALL_FNS : MEMORY_FNS)[key], cfg)
-    .filter((x) => S.dtypes[dtype] === 2 || x.key !== "memory/korthikanti").map((x) => ({...x, label: fill(x.label, {dtype, ...windowValues(cfg)})}));
+    .filter((x) => S.dtypes[dtype] === 2 || x.key !== "memory/korthikanti").map((x) => ({...x, label: py.fmap(x.label, {dtype, ...windowValues(cfg)})}));
 }
 
-// ---- markup: app/templates.py's TEMPLATES (S.html), filled by fillHtml as app/budget.py and app/shapes.py fill them
+// ---- markup: app/templates.py's TEMPLATES (S.html), filled by the compiled templates.fill_html -------------------
 function shapeRows(cfg, dtype, expanded) {  // the trace's rows at cfg (model.tracing.Row), shown by shapes_markup.display_rows
   const key = structureKey(cfg, dtype), st = S.structures[key], blocks = config.kind_blocks(cfg);
   const big = symbols(cfg, true), atTmax = {...big, T: BigInt(cfg.T_max)};
@@ -377,21 +373,21 @@ const tableHtml = (rows, dtype, scale, memory, legend) => templates.fill_html(S.
 // ---- what each change buys: model/changes.py changes(), app/changes_card.py ---------------------------------------
 function changesGroups(cfg, dtype) {  // changes_card.changes_groups(changes(cfg, dtype)): {groups} or {notice}
   const tv = changes.title_values(cfg);
-  if (cfg.d % cfg.h) return {notice: fill(S.changes.no_twin.heads, tv)};  // changes.twin's refusals
-  if (cfg.T > cfg.T_max) return {notice: fill(S.changes.no_twin.context, tv)};
-  if (Cfg.mla(cfg) && cfg.value_dim % 2) return {notice: fill(S.changes.no_twin.latent, tv)};
+  if (cfg.d % cfg.h) return {notice: py.fmap(S.changes.no_twin.heads, tv)};  // changes.twin's refusals
+  if (cfg.T > cfg.T_max) return {notice: py.fmap(S.changes.no_twin.context, tv)};
+  if (Cfg.mla(cfg) && cfg.value_dim % 2) return {notice: py.fmap(S.changes.no_twin.latent, tv)};
   if (Cfg.gpt2_recipe(cfg)) return {groups: [{key: "twin", title: S.changes.titles.twin, lines: []}]};
   const key = changesKey(cfg, dtype), table = S.changes.tables[key];
   if (!table) {  // carried at the page's dtype only, or not at all
     const at = S.initial.dtype, command = `${exportCommand(cfg)} --dtype ${dtype}`;
-    return {notice: S.changes.tables[changesKey(cfg, at)] ? fill(S.changes.other_dtype, {page_dtype: at, dtype, command})
+    return {notice: S.changes.tables[changesKey(cfg, at)] ? py.fmap(S.changes.other_dtype, {page_dtype: at, dtype, command})
       : uncoveredText(cfg)};
   }
   const big = symbols(cfg, true), num = symbols(cfg, false);
-  return {groups: table.groups.map((g, gi) => ({key: g.key, title: fill(S.changes.titles[g.title], tv),
+  return {groups: table.groups.map((g, gi) => ({key: g.key, title: py.fmap(S.changes.titles[g.title], tv),
     lines: g.lines.map((t, i) => {
       const v = CHANGES_FNS[key][gi][i](t.exact ? big : num);
-      return {key: t.key, label: fill(t.label, tv), formula: t.formula, value: units.value(v, t.unit), short: units.short(v, t.unit)};
+      return {key: t.key, label: py.fmap(t.label, tv), formula: t.formula, value: units.value(v, t.unit), short: units.short(v, t.unit)};
     })}))};
 }
 
@@ -412,10 +408,7 @@ function changesCardHtml(cfg, dtype) {
 // ---- the training run: model/training.py plan(), model/train_report.py, app/training.py, app/train_query.py ----
 const TS = S.train;
 const trainSetup = (fields) => ({...TS.default, ...fields});  // TrainSetup(**fields), for train_query.settle_train
-const device = (s) => (s.gpu === TS.custom_gpu ? {label: TS.custom_label, peak_tflops: s.peak_tflops,  // Setup.device
-                                                  memory_gib: s.memory_gib} : TS.gpus[s.gpu]);
-
-const actDtype = (setup) => setup.dtype ?? TS.optimizers[setup.optimizer].dtype;  // TrainSetup.act_dtype
+const Setup = training.TrainSetup;  // its properties as functions of a setup: Setup.device(s), Setup.act_dtype(s)
 const trainVariant = (s) => [s.D === null ? "rule" : "given", s.optimizer, String(s.zero), s.recompute, s.fit].join(",");  // spec.train_variant
 
 function lineOf(lines, fns, key, cfg) {  // a line of budget(cfg) or of a structure's lines, by key: [template, value]
@@ -434,11 +427,11 @@ function savedParts(cfg, dtype, exact = false) {  // training.saved_parts: the s
 }
 
 function peakCandidates(cfg, setup) {  // training.peak_candidates: [{name, moment, value, formula}] (spec._structure)
-  const dtype = actDtype(setup), key = structureKey(cfg, dtype), other = S.structures[key].other[setup.recompute];
+  const dtype = Setup.act_dtype(setup), key = structureKey(cfg, dtype), other = S.structures[key].other[setup.recompute];
   const s = {...symbols(cfg, true), S_block: BigInt(savedParts(cfg, dtype, true)[1])};
   s.S_other = OTHER_FNS[key][setup.recompute](s);  // what each block the pass does not run holds
   return S.structures[key].peak.map((c, i) => ({name: c.phase, moment: c.moment, value: Number(PEAK_FNS[key][i](s)),
-                                                formula: fill(c.formula, {each: other.formula})}));
+                                                formula: py.fmap(c.formula, {each: other.formula})}));
 }
 
 function stepPhases(cfg, setup) {  // training.step_phases: each phase's largest candidate, the first on a tie
@@ -452,7 +445,7 @@ const template = (setup, key) => TS.variants[trainVariant(setup)].find((i) => TS
 const held = (N, setup) => TRAIN_FNS[template(setup, "memory/peak")]({N, n: setup.gpus, M_top: 0});  // state_bytes
 // (training.state_bytes: weights + gradients + optimizer states, the peak's formula without its phase)
 const trainingMemory = (cfg, setup, N) => held(N, setup) + topPhase(stepPhases(cfg, setup)).value;  // training.training_memory
-const capacityOf = (setup) => py.round(device(setup).memory_gib * 2 ** 30);  // round(memory_gib · 2³⁰)
+const capacityOf = (setup) => py.round(Setup.device(setup).memory_gib * 2 ** 30);  // round(memory_gib · 2³⁰)
 
 function largestMicroBatch(cfg, setup, N) {  // training.largest_micro_batch: its closed form, the same float operations
   const capacity = capacityOf(setup), h = held(N, setup), values = (B) => peakCandidates({...cfg, B}, setup).map((x) => x.value), v2 = values(2);
@@ -462,7 +455,7 @@ function largestMicroBatch(cfg, setup, N) {  // training.largest_micro_batch: it
 }
 
 function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup} (spec._train_template filled)
-  const N = paramsExact(cfg), dtype = actDtype(setup), dev = device(setup), [rest, block] = savedParts(cfg, dtype);
+  const N = paramsExact(cfg), dtype = Setup.act_dtype(setup), dev = Setup.device(setup), [rest, block] = savedParts(cfg, dtype);
   const D = setup.D === null ? TS.chinchilla * N : setup.D, capacity = capacityOf(setup);
   const phases = stepPhases(cfg, setup), top = topPhase(phases);
   const byPhase = Object.fromEntries(phases.map((x) => [x.name, x]));
@@ -482,42 +475,13 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
     const r = Cfg.gpt2_recipe(cfg) || !t.recipe ? t : latent ? t.mla : every ? t.window_all : windowed ? t.window : t.recipe;
     const value = (latent ? TRAIN_MLA_FNS[i] : windowed ? TRAIN_WINDOW_FNS[i] : TRAIN_FNS[i])(s);
     const v = {...slots, ...byPhase[t.phase]};
-    return {key: t.key, label: fill(r.label, v), formula: fill(r.formula, v), value, unit: t.unit,
+    return {key: t.key, label: py.fmap(r.label, v), formula: py.fmap(r.formula, v), value, unit: t.unit,
             human: train_report.human({key: t.key, value, unit: t.unit})};
   });
   const v = (k) => lines.find((x) => x.key === k).value;  // training.Memory: the fields the card shows
   const memory = {peak_phase: top.name, ...Object.fromEntries(TS.memory.map((k) => [k, v(`memory/${k}`)]))};
-  return {cfg, setup, device: dev, lines, memory, serve_weights: v("serve/weights"), kv: v("serve/kv_cache")};
+  return {cfg, setup, lines, memory, serve_weights_bytes: v("serve/weights"), kv_cache_bytes: v("serve/kv_cache")};  // a Plan's
 }
-
-function trainHeadlineHtml(p) {  // training.headline_html: words.HEADLINE, HEADLINE_RULE, HEADLINE_FITS, HEADLINE_PAST, HEADLINE_N (TS.headline)
-  const m = p.memory, h = TS.headline, v = {...Object.fromEntries(p.lines.map((x) => [x.key, esc(x.human)])), T: units.thousands(p.cfg.T), gpus: units.thousands(p.setup.gpus),
-    device: esc(p.device.label), phase: esc(m.peak_phase), past: h.past[p.cfg.window == null ? "full" : "window"], chinchilla: units.thousands(TS.chinchilla), ...h.n[Cfg.moe(p.cfg) ? "moe" : "dense"]};
-  v.rule = fill(h.rule[p.setup.D === null ? "rule" : "given"], v);
-  v.fits = fill(h.fits[m.fits ? "fits" : m.max_B ? "some" : "none"], v);
-  return fill(h.text, v);
-}
-
-const trainLinesHtml = (p) => templates.fill_html(S.html.train_lines, {sections: Object.entries(TS.sections).map(  // lines_html
-  ([prefix, title]) => ({title, note: prefix === "chinchilla" ? TS.fit_notes[p.setup.fit] : "",
-                         lines: [...p.lines, ...TS.references].filter((x) => x.key.split("/")[0] === prefix)}))});
-
-// the card's chart and widgets: app/training.py memory_bars, chart_html, legend_html, TrainingView
-
-function trainChartHtml(p) {  // training.memory_bars, chart_html
-  const m = p.memory, sum = (parts) => Object.values(parts).reduce((a, b) => a + b, 0);
-  const bars = [["training", 1, {weights: m.weights, grads: m.grads, optimizer: m.optimizer, activations: m.activations,
-                                 transient: m.peak - m.total}], ["serving", 0, {weights: p.serve_weights, kv: p.kv}]];
-  const top = Math.max(m.capacity, ...bars.map(([, , parts]) => sum(parts))), share = (x) => fixed(100 * x / top, 4);
-  return templates.fill_html(S.html.memory_chart, {bars: bars.map(([key, row, parts]) => ({key, row: TS.rows[row],
-    total: units.nbytes(sum(parts)), capacity: share(m.capacity), parts: TS.parts.filter(([k]) => parts[k])
-      .map(([k, label, colour]) => ({key: k, label, colour, text: units.nbytes(parts[k]), width: share(parts[k])}))}))});
-}
-
-const capacityLabel = (p) => fill(S.html.capacity, {  // training.capacity_label
-  device: p.device.label, capacity: units.nbytes(p.memory.capacity)});
-const trainLegendHtml = (p) => templates.fill_html(S.html.train_legend, {  // training.legend_html
-  parts: TS.parts.map(([, label, colour]) => ({label, colour})), capacity: capacityLabel(p)});
 
 const RADIOS = ["optimizer", "zero", "recompute"];  // the card's radio buttons; its other inputs hold text
 
@@ -541,14 +505,12 @@ function pushTrain(setup, notes) {  // the inputs show the settled setup (Traini
 function renderTrain(cfg) {
   W.train_controls.visible = W.train_body.visible = !Cfg.moe(cfg);
   if (Cfg.moe(cfg)) {  // its compute is N_active's and its memory every expert's: the CLI prints its card
-    W.train_head.text = noticeHtml(fill(TS.moe, {command: `python -m model ${modelOptions(cfg)} --table train`}));
+    W.train_head.text = noticeHtml(py.fmap(TS.moe, {command: `python -m model ${modelOptions(cfg)} --table train`}));
     return;
   }
-  const p = trainPlan(cfg, ST.setup);
-  W.train_head.text = trainHeadlineHtml(p);
-  W.train_lines.text = trainLinesHtml(p);
-  W.train_legend.text = trainLegendHtml(p);
-  W.train_chart.text = trainChartHtml(p);
+  const p = trainPlan(cfg, ST.setup), m = training_markup;
+  [W.train_head.text, W.train_lines.text, W.train_legend.text, W.train_chart.text] =
+    [m.headline_html(p), m.lines_html(p), m.legend_html(p), m.chart_html(p)];
 }
 
 function trainChanged(obj) {  // TrainingView._changed: a box's bad text keeps the value in use; only news shows
@@ -565,7 +527,7 @@ const inferKey = () => [W.infer_gpu.value, W.infer_weights.value, W.infer_kv_dty
 const isInferCfg = (cfg) => S.all_fields.every((f) => JSON.stringify(cfg[f] ?? null) === JSON.stringify(IS.cfg[f] ?? null));
 
 function renderInfer(cfg) {  // the table of the menus' choices; on another configuration, the command for its page
-  const refused = IS.refused ?? (isInferCfg(cfg) ? null : fill(IS.elsewhere, {command: exportCommand(cfg)}));
+  const refused = IS.refused ?? (isInferCfg(cfg) ? null : py.fmap(IS.elsewhere, {command: exportCommand(cfg)}));
   W.infer_notice.text = refused === null ? "" : noticeHtml(refused);
   W.infer_figures.visible = refused === null;
   if (refused !== null) return;
@@ -700,8 +662,7 @@ function main(obj) {
     }
     window.__ts = {py, templates, config, numbers, units, rules, families, changes, words, train_report, train_query, settle,
                    budget_markup, tracing, shapes_markup, presetOf, fieldLabel, settleNotes, budgetLines, memoryLines, shapeRows, structureKey,
-                   trainPlan, trainHeadlineHtml, trainLinesHtml,
-                   largestMicroBatch, savedParts, paramsExact, trainChartHtml, trainLegendHtml,
+                   training, training_markup, trainPlan, largestMicroBatch, savedParts, paramsExact,
                    budgetKey, changesKey, changesGroups, changesHtml, noticeHtml, covered, exportCommand};
     return update([]);
   }

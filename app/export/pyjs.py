@@ -54,7 +54,7 @@ METHODS = {"get": "py.get", "items": "Object.entries", "keys": "Object.keys", "v
            "replace": "py.replace", "format": "py.fmap", "translate": "py.translate", "update": "Object.assign",
            "append": "py.append", "extend": "py.extend", "fullmatch": "py.fullmatch", "groups": "py.groups",
            "isprintable": "py.isprintable", "setdefault": "py.setdefault", "pop": "py.pop",
-           "count": "py.count", "sub": "py.resub"}
+           "count": "py.count", "sub": "py.resub", "format_map": "py.fmap"}
 ITERABLES = ("Object.entries(", "Object.keys(", "Object.values(", "py.range(", "py.enumerate(", "py.zip(",
              "py.sorted(", "py.list(")  # already Arrays
 BOOLEANS = ("py.isinstance(", "py.contains(", "py.eq(", "!py.eq(", "py.any(", "py.all(", "py.startswith(",
@@ -143,7 +143,7 @@ class _Module:
         if ref is not None and not ref.startswith(self.name + "."):
             return ref
         if name not in self.constants:
-            self.constants[name] = constant(value, where, self.function_ref)
+            self.constants[name] = constant(value, where, self.function_ref, self.classes)
             if isinstance(value, (dict, list, tuple)):
                 self.shared[id(value)] = f"{self.name}.{name}"
         return name
@@ -187,9 +187,10 @@ class _Module:
         return ref.split(".", 1)[1] if ref.startswith(self.name + ".") else ref
 
 
-def constant(value: object, where: ast.AST | None = None, function_ref=None) -> str:
+def constant(value: object, where: ast.AST | None = None, function_ref=None, classes: Mapping | None = None) -> str:
     """A module constant as a JavaScript literal: tuples and lists as Arrays, dicts as Objects (keys as strings), a
-    compiled function by `function_ref`."""
+    compiled function by `function_ref`, a dataclass's instance as an Object of its fields and, where its class is
+    not compiled (`classes`: by id), of its properties' values too (`FITS["hoffmann"].note`)."""
     if function_ref is not None and callable(value):
         return function_ref(value, where)
     if value is None or isinstance(value, (bool, str)):
@@ -201,9 +202,13 @@ def constant(value: object, where: ast.AST | None = None, function_ref=None) -> 
             raise _error(where, f"the constant {value!r} has no JSON form")
         return repr(value)
     if isinstance(value, (tuple, list)):
-        return "[" + ", ".join(constant(v, where, function_ref) for v in value) + "]"
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # its fields, as an Object
-        return constant({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, where, function_ref)
+        return "[" + ", ".join(constant(v, where, function_ref, classes) for v in value) + "]"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        if id(type(value)) not in (classes or {}):
+            fields.update({name: getattr(value, name) for name, member in inspect.getmembers(type(value))
+                           if isinstance(member, property)})
+        return constant(fields, where, function_ref, classes)
     if isinstance(value, re.Pattern):  # fullmatch: the whole text
         flags = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s"}
         if value.flags & ~(re.IGNORECASE | re.MULTILINE | re.DOTALL | re.ASCII | re.UNICODE):
@@ -211,7 +216,7 @@ def constant(value: object, where: ast.AST | None = None, function_ref=None) -> 
         js_flags = "".join(f for bit, f in flags.items() if value.flags & bit)
         return f"new RegExp({json.dumps('^(?:' + value.pattern + ')$')}, {json.dumps(js_flags)})"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)}: {constant(v, where, function_ref)}"
+        return "{" + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)}: {constant(v, where, function_ref, classes)}"
                                for k, v in value.items()) + "}"
     raise _error(where, f"a constant of type {type(value).__name__} has no JavaScript form here")
 

@@ -28,9 +28,8 @@ from model.notation import dims
 from model.recipe_rows import recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
 from model.rules import CUSTOM, EXTRA_FIELDS, NOTE_ABOUT, NOTE_FIELD, PRESET_ASKS, PRESET_MATCH, preset_of
-from model.train_report import SECTIONS, human
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, OTHER_BLOCKS, PEAK_LINE, PHASE_LINE,
-                            RECOMPUTE, REFERENCES, Line, Memory, TrainSetup, plan)
+                            RECOMPUTE, Line, Memory, TrainSetup, plan)
 
 from model.inference import CUSTOM_GPU as CUSTOM_SERVING_GPU
 from model.inference import KV, WEIGHTS, InferSetup, serving
@@ -43,9 +42,8 @@ from .cache import cached
 from ..train_query import SETUP_FIELD, CUSTOM_START, DEFAULT, TRAIN_CHOICES, TRAIN_KEYS
 
 from ..templates import TEMPLATES
-from ..words import (FIT_LABELS, GPU_LABELS, HEADLINE, HEADLINE_FITS, HEADLINE_N, HEADLINE_PAST, HEADLINE_RULE,
-                     OPTIMIZER_LABELS, PARTS, RECOMPUTE_LABELS, ROWS, SHORT_WHEN, TRAIN_MOE,
-                     ZERO_LABELS, shapes_title_html)
+from ..words import (FIT_LABELS, GPU_LABELS, OPTIMIZER_LABELS, RECOMPUTE_LABELS, SHORT_WHEN, TRAIN_MOE, ZERO_LABELS,
+                     shapes_title_html)
 
 DTYPE_CLASS = {"fp32": "fp32", "bf16": "bf16", "fp16": "bf16"}  # fp16 passes equal bf16's (tests check it)
 
@@ -338,27 +336,19 @@ def _training() -> dict:
         if measured in t["formula"]:
             t["js"] = to_js(t["formula"].replace(measured, "M"), (*TRAIN_SYMBOLS, "M"), False)
             t["formula"] = t["formula"].replace(measured, "{M}")
-    gpus = {k: {"label": g.label, "peak_tflops": g.peak_tflops, "memory_gib": g.memory_gib} for k, g in GPUS.items()}
     return {
-        "templates": templates, "variants": variants, "gpus": gpus, "custom_gpu": CUSTOM_GPU,
+        "templates": templates, "variants": variants, "custom_gpu": CUSTOM_GPU,
         "custom_start": {"label": CUSTOM_START.label, "peak_tflops": CUSTOM_START.peak_tflops,
-                         "memory_gib": CUSTOM_START.memory_gib}, "custom_label": "custom GPU",
-        "optimizers": {k: {"weights": o.weights, "grads": o.grads, "states": o.states, "dtype": o.dtype}
-                       for k, o in OPTIMIZERS.items()},
-        "chinchilla": CHINCHILLA_TOKENS_PER_PARAM, "sections": SECTIONS,
-        "fit_notes": {k: f.note for k, f in FITS.items()},
-        "references": [{"key": x.key, "label": x.label, "formula": x.formula, "human": human(x)} for x in REFERENCES],
+                         "memory_gib": CUSTOM_START.memory_gib},
+        "chinchilla": CHINCHILLA_TOKENS_PER_PARAM,
         "labels": {"gpu": [[v, k] for k, v in GPU_LABELS.items()], "optimizer": [[v, k] for k, v in OPTIMIZER_LABELS.items()],
                    "zero": [[v, k] for k, v in ZERO_LABELS.items()],
                    "recompute": [[v, k] for k, v in RECOMPUTE_LABELS.items()], "fit": [[v, k] for k, v in FIT_LABELS.items()]},
         "keys": list(TRAIN_KEYS), "default": {k: getattr(DEFAULT, k) for k in DEFAULT.__dataclass_fields__},
         "choices": {k: list(v) for k, v in TRAIN_CHOICES.items()}, "field": SETUP_FIELD,  # page.js's inputs
-        "moe": TRAIN_MOE, "parts": [list(p) for p in PARTS], "rows": list(ROWS),
-        "phases": list(PHASES), "phase_symbols": PHASE_SYMBOLS,
+        "moe": TRAIN_MOE, "phases": list(PHASES), "phase_symbols": PHASE_SYMBOLS,
         # the fields of training.Memory that are lines of the plan (page.js trainPlan's memory)
         "memory": [f for f in Memory.__dataclass_fields__ if f"memory/{f}" in {x.key for x in plan(probe).lines}],
-        "headline": {"text": HEADLINE, "rule": HEADLINE_RULE, "fits": HEADLINE_FITS, "past": HEADLINE_PAST,
-                     "n": HEADLINE_N},  # app/training.py headline_html
     }
 
 
