@@ -26,11 +26,11 @@ from . import changes_report, hf, infer_report, report, train_report, values_rep
 from .config import (BOUNDS, CHOICES, DEFAULT_PRESET, FIELD_DOCS, GEMMA_DOCS, INT_FIELDS, MLA_DOCS, MLA_SYMBOLS,
                      MODEL_CHOICES, MOE_DOCS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, OSS_DOCS, RECIPE_DOCS, WINDOW_DOCS, Config,
                      read_hf)
-from .config import ALL_PRESETS
+from .config import ALL_PRESETS, DEFAULTS, MOE_DEFAULTS, MOE_FIELDS, PRESETS
 from .changes import DEFAULT_GPU
 from .layout import terminal_width
 from .passes import DTYPES
-from .rules import did_you_mean
+from .rules import EXTRA_FIELDS, did_you_mean
 from .training import CUSTOM_GPU, GPUS
 
 INFER_GPU_OPTIONS = ("--gpu", "--gpu-peak", "--gpu-memory")  # the training run's options that serving shares
@@ -52,14 +52,16 @@ def preset_name(text: str) -> str:
 
 
 def add_config_arguments(p: argparse.ArgumentParser) -> None:
-    """--preset, one option per Config field, --untied and --dtype (shared with `python -m app export`)."""
+    """--preset, one option per Config field, --untied or --tied and --dtype (shared with `python -m app export`)."""
     p.add_argument("--preset", type=preset_name, default=None, metavar="NAME",
                    help=f"start from a preset: {', '.join(ALL_PRESETS)} (default {DEFAULT_PRESET}); the fields below override it")
     for name in INT_FIELDS:
         lo, hi = BOUNDS[name]
         flags = ["--T-max", "--T_max"] if name == "T_max" else [f"--{name}"]
         p.add_argument(*flags, dest=name, type=int, metavar="N", help=f"{FIELD_DOCS[name]} ({lo:,} to {hi:,})")
-    p.add_argument("--untied", action="store_true", help="a separate output head instead of one tied to W_te")
+    head = p.add_mutually_exclusive_group()
+    head.add_argument("--untied", action="store_true", help="a separate output head instead of one tied to W_te")
+    head.add_argument("--tied", action="store_true", help="an output head tied to W_te (a preset with a separate head)")
     p.add_argument("--dtype", choices=list(DTYPES), default="fp32", help="activation dtype for memory (default fp32)")
 
 
@@ -142,6 +144,51 @@ def attention_flag(name: str) -> str:
     return f"--{MLA_SYMBOLS.get(name, name).replace('_', '-')}"
 
 
+DEFAULT_MODEL = ALL_PRESETS[DEFAULT_PRESET]  # what the options change where no --preset is given
+# the window's, the families' and latent attention's fields at Config's defaults (`model_options`)
+EXTRA_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Config) if f.name in EXTRA_FIELDS}
+
+
+def extras_preset(cfg: Config) -> str | None:
+    """The preset whose window, families' extras and latent attention `cfg` has, or None (none, or no preset's)."""
+    if all(getattr(cfg, f) == EXTRA_DEFAULTS[f] for f in EXTRA_FIELDS):
+        return None
+    for name, p in PRESETS.items():
+        if all(getattr(p, f) == getattr(cfg, f) for f in EXTRA_FIELDS):
+            return name
+    return None
+
+
+def _flag_value(v: object) -> str:
+    """A field's value as its option takes it: a list joined by commas, "none" for an empty one or None."""
+    return ",".join(str(x) for x in v) or NONE if isinstance(v, (tuple, list)) else NONE if v is None else str(v)
+
+
+def model_options(cfg: Config) -> str:
+    """The command line's options that give `cfg` (python -m model's and python -m app export's; the tests read them
+    back): the preset whose extras it has (they have no options of their own), every size, then each switch of the
+    recipe, d_ff, h_kv and d_head, qk-norm and the head that differs from that preset's (or the default preset's),
+    then each extra and each field of a mixture of experts that differs from none."""
+    base = extras_preset(cfg)
+    start = PRESETS[base] if base is not None else DEFAULT_MODEL
+    out = [f"--preset {base}"] if base is not None else []
+    out += [f"--T-max {cfg.T_max}" if f == "T_max" else f"--{f} {getattr(cfg, f)}" for f in INT_FIELDS]
+    out += [] if cfg.tie == start.tie else ["--tied" if cfg.tie else "--untied"]
+    out += [f"--{f} {getattr(cfg, f)}" for f in MODEL_CHOICES if getattr(cfg, f) != getattr(start, f)]
+    out += [f"--{sym.replace('_', '-')} {_flag_value(getattr(cfg, f))}" for f, sym in OPTIONAL_SYMBOLS.items()
+            if getattr(cfg, f) != getattr(start, f)]
+    out += [] if cfg.qk_norm == start.qk_norm else ["--qk-norm" if cfg.qk_norm else "--no-qk-norm"]
+    for f in EXTRA_FIELDS if base is None else ():
+        v, flag = getattr(cfg, f), attention_flag(f)
+        if v != EXTRA_DEFAULTS[f]:
+            out.append((flag if v else f"--no-{flag[2:]}") if isinstance(v, bool) else f"{flag} {_flag_value(v)}")
+    for f in MOE_FIELDS:
+        v = getattr(cfg, f)
+        if v != MOE_DEFAULTS[f]:
+            out.append(moe_flag(f) if f == "shared_gate" else f"{moe_flag(f)} {_flag_value(v)}")
+    return " ".join(out)
+
+
 def add_attention_arguments(p: argparse.ArgumentParser) -> None:
     """Attention that shapes the cache, and the families' extras: --W and --full-layers (sliding windows), --d-c,
     --d-cq, --d-R, --d-nope, --d-v (multi-head latent attention), Gemma's (--post-norms, --embed-scale,
@@ -203,12 +250,12 @@ def config_from_args(args: argparse.Namespace) -> Config:
     names = [*INT_FIELDS, *CHOICES, *OPTIONAL_SYMBOLS, "qk_norm", *MOE_SYMBOLS, "shared_gate", "moe_step", "dense_first",
              "dense_layers", *ATTENTION_NAMES]
     fields = {k: None if v is CLEARED else v for k in names if (v := getattr(args, k, None)) is not None}
-    if args.untied:
-        fields["tie"] = False
+    if args.untied or args.tied:
+        fields["tie"] = args.tied
     path = getattr(args, "hf_config", None)
     if path is not None and args.preset is not None:
         raise ValueError("--preset and --hf-config both name a model: give one")
-    base = read_hf_config(path) if path is not None else ALL_PRESETS[args.preset or DEFAULT_PRESET]
+    base = read_hf_config(path) if path is not None else ALL_PRESETS[args.preset] if args.preset else DEFAULT_MODEL
     if "window" in fields and fields["window"] is None and "full_layers" not in fields:  # --W none: full everywhere
         fields["full_layers"] = ()
     if "T_max" in fields and "T" not in fields and base.positions == "learned":  # a smaller table takes T down

@@ -6,13 +6,14 @@ import csv
 import dataclasses
 import io
 import json
+import shlex
 import subprocess
 import sys
 
 import pytest
 
 from model import PRESETS, budget, trace
-from model.cli import build_parser, config_from_args
+from model.cli import build_parser, config_from_args, model_options
 from model.config import ALL_PRESETS
 from pagetools import run_cli
 
@@ -132,6 +133,30 @@ def test_every_field_of_every_preset_has_a_flag(name):
     parser = build_parser()
     cfg = ALL_PRESETS[name]
     assert config_from_args(parser.parse_args(_argv_of(cfg, parser))) == cfg
+
+
+def _variants(cfg):
+    """cfg, and cfg with each of its head, qk-norm, d_ff and h_kv flipped or cleared (where Config takes it)."""
+    for change in ({}, {"tie": not cfg.tie, "B": 3, "T": min(cfg.T, 100)}, {"qk_norm": not cfg.qk_norm},
+                   {"ff_dim": None}, {"kv_heads": None}, {"kv_heads": 1}):
+        try:
+            yield dataclasses.replace(cfg, **change)
+        except ValueError:  # a variant Config refuses (latent attention with qk-norm)
+            pass
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_model_options_give_the_model_back(name):
+    """`model_options` (the exported page's export commands, compiled) names every field that differs from its
+    starting preset, --tied, --no-qk-norm and --d-ff none included: parsed, they rebuild the model."""
+    parser = build_parser()
+    for cfg in _variants(PRESETS[name]):
+        assert config_from_args(parser.parse_args(shlex.split(model_options(cfg)))) == cfg, model_options(cfg)
+
+
+def test_tied_and_untied_are_one_choice(capsys):
+    code, _, err = run(["--tied", "--untied"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "not allowed with argument" in err
 
 
 def test_a_window_or_a_latent_rank_cleared_with_none(capsys):

@@ -17,7 +17,8 @@ import pytest
 from app.budget_markup import shown
 from app.changes_card import OTHER_DTYPE, UNCOVERED, changes_groups, changes_html
 from app.export.cli import add_arguments
-from app.export.spec import ALL_FIELDS, budget_key, changes_key, covered
+from app.export.keys import budget_key, changes_key
+from app.export.spec import ALL_FIELDS, covered
 from model.families import menu_label, preset_labels
 from model import PRESETS, Config, budget, trace
 from model.families import PAGE_PRESETS  # the pages' presets: the dense ones (mixtures of experts: the CLI's)
@@ -149,8 +150,8 @@ def test_settle_and_presets_agree_with_the_rules(page) -> None:
     assert js(page, "presetOf", [[full_js(c)] for c in cfgs]) == [preset_of(c) for c in cfgs]
     from model.families import recipe_of
     assert js(page, "families.recipe_of", [[full_js(c)] for c in cfgs]) == [recipe_of(c) for c in cfgs]
-    assert js(page, "budgetKey", [[full_js(c)] for c in cfgs]) == [budget_key(c) for c in cfgs]
-    assert js(page, "changesKey", [[full_js(c), "bf16"] for c in cfgs]) == [changes_key(c, "bf16") for c in cfgs]
+    assert js(page, "keys.budget_key", [[full_js(c)] for c in cfgs]) == [budget_key(c) for c in cfgs]
+    assert js(page, "keys.changes_key", [[full_js(c), "bf16"] for c in cfgs]) == [changes_key(c, "bf16") for c in cfgs]
 
 
 def _settles(a: dict) -> bool:

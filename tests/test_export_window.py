@@ -15,7 +15,8 @@ import pytest
 
 from app.budget_markup import shown
 from app.changes_card import changes_groups, changes_html
-from app.export.spec import ALL_FIELDS, budget_key
+from app.export.keys import budget_key
+from app.export.spec import ALL_FIELDS
 from app.shapes_markup import shape_rows
 from model import PRESETS, Config, trace
 from model.changes import changes
@@ -86,9 +87,9 @@ def test_n_and_the_kv_cache_per_token_are_the_clis(page, capsys) -> None:
 def test_keys_budget_and_memory_lines_are_the_models(page) -> None:
     configs = cases(page.cfg)
     pairs = [(c, dt) for c in configs for dt in ("fp32", "bf16")]
-    assert js(page, "structureKey", [[page_js(c), dt] for c, dt in pairs]) == \
+    assert js(page, "keys.pass_key", [[page_js(c), dt] for c, dt in pairs]) == \
         [structure_key(structure(c, dt)) for c, dt in pairs]
-    assert js(page, "budgetKey", [[page_js(c)] for c in configs]) == [budget_key(c) for c in configs]
+    assert js(page, "keys.budget_key", [[page_js(c)] for c in configs]) == [budget_key(c) for c in configs]
     assert_lines_are_the_models(page, configs, page_js)
 
 

@@ -13,6 +13,7 @@ from model import budgeting, changes, config, families, memory, numbers, rules, 
 from model.training import TrainSetup
 
 from .. import budget_markup, shapes_markup, templates, train_query, training_markup, words
+from . import keys
 from .pyjs import compile_modules
 
 MODULES = (
@@ -31,6 +32,8 @@ MODULES = (
     ("budget_markup", [budget_markup.shown, budget_markup.lines_html, budget_markup.headline_html,
                        budget_markup.captions_html, budget_markup.bar_text, budget_markup.budget_parts,
                        budget_markup.chart_html, budget_markup.note_html]),
+    ("memory", [memory._factor_values, memory.structure, memory.structure_key]),
+    ("keys", [keys.pass_key, keys.recipe_key, keys.every_part, keys.budget_key, keys.changes_key, keys.train_variant]),
     ("tracing", [tracing.blocks_text, tracing.block_groups, tracing.window_text, tracing.expanded_rows]),
     ("shapes_markup", [shapes_markup._tensor, shapes_markup._group_heading, shapes_markup.display_rows,
                        shapes_markup.row_title, shapes_markup.row_html, shapes_markup.recipe_legend_html]),

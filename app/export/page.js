@@ -38,7 +38,7 @@
 //   test_export.py::test_largest_micro_batch_agrees: largestMicroBatch (its closed form), peakCandidates, stepPhases,
 //     topPhase, held, template, trainingMemory, capacityOf, savedParts, savedLine, paramsExact, budgetLine, lineOf
 //   test_export.py::test_training_lines_agree_with_the_model (and test_export_recipe.py's, test_export_window.py::
-//     test_the_training_card_is_the_models): trainPlan (a Plan's fields), trainVariant
+//     test_the_training_card_is_the_models): trainPlan (a Plan's fields)
 //   test_export.py::test_training_notices_agree_with_settle_train: trainSetup (TrainSetup(**fields), which the
 //     compiled train_query.settle_train constructs)
 //   test_export.py::test_training_controls_change_the_card: trainAsked, pushTrain, trainChanged
@@ -273,34 +273,10 @@ function symbols(cfg, exact) {  // Config.symbols(), with h_kv and d_ff always (
   return exact ? Object.fromEntries(Object.entries(s).map(([k, v]) => [k, BigInt(v)])) : s;
 }
 
-function recipePart(cfg) {  // the recipe's part of memory.structure_key
-  if (Cfg.gpt2_recipe(cfg)) return [];
-  const kv = Cfg.h_kv(cfg) === cfg.h ? "mha" : Cfg.h_kv(cfg) === 1 ? "mqa" : "gqa";
-  return [cfg.norm, cfg.positions, cfg.mlp, `bias=${cfg.bias}`, ...(cfg.qk_norm ? ["qk_norm"] : []), kv,
-          ...(cfg.head_dim != null ? ["d_head"] : []), ...(cfg.attention === "fused" ? ["fused"] : [])];
-}
-
-function moePart(cfg) {  // the mixture of experts' part of memory.structure_key
-  if (!Cfg.moe(cfg)) return [];
-  return [`moe=${config.distinct_kinds(cfg).join("+")}`, ...(cfg.shared_experts > 0 ? ["shared"] : []),
-          ...(cfg.shared_gate ? ["shared_gate"] : [])];
-}
-
-const ffPart = (cfg) => (cfg.ff_dim != null ? ["d_ff"] : []);
-const extraKey = (cfg, f) => (f !== "latent_dim" ? f : cfg.q_latent_dim != null ? "mla_q" : "mla");  // latent attention's
-const extrasPart = (cfg) => S.extra_keys.filter((f) => cfg[f] != null && cfg[f] !== false).map((f) => extraKey(cfg, f));  // Gemma's, gpt-oss's, latent attention's, the window's part
 const windowValues = (cfg) => (cfg.window == null ? {} : Object.fromEntries(Object.entries(WINDOW_FNS)
   .map(([k, f]) => [k, units.thousands(f(symbols(cfg, true)))])));  // memory.window_values: the numbers windowed labels name
 
-function structureKey(cfg, dtype) {  // memory.structure_key(memory.structure(cfg, dtype))
-  const size = {B: cfg.B, T: cfg.T, "T-1": cfg.T - 1, h: cfg.h};
-  return [cfg.tie ? "tied" : "untied", S.dtype_class[dtype], ...S.ones.filter((k) => size[k] === 1).map((k) => `${k}=1`),
-          ...recipePart(cfg), ...moePart(cfg), ...extrasPart(cfg)].join(",");
-}
-
-const everyPart = (cfg) => (cfg.window != null && symbols(cfg, false).L_W === cfg.L ? ["window_all"] : []);  // spec.budget_key
-const budgetKey = (cfg) => [cfg.tie ? "tied" : "untied", ...recipePart(cfg), ...moePart(cfg), ...extrasPart(cfg), ...ffPart(cfg), ...everyPart(cfg)].join(",");  // spec.budget_key
-const changesKey = (cfg, dtype) => [structureKey(cfg, dtype), ...ffPart(cfg), ...everyPart(cfg)].join(",");  // spec.changes_key
+const [structureKey, budgetKey, changesKey] = [keys.pass_key, keys.budget_key, keys.changes_key];  // app/export/keys.py
 
 function covered(cfg, dtype) {  // whether the page carries this model's lines and shapes (spec.covered)
   return budgetKey(cfg) in S.budget && structureKey(cfg, dtype) in S.structures;
@@ -409,7 +385,6 @@ function changesCardHtml(cfg, dtype) {
 const TS = S.train;
 const trainSetup = (fields) => ({...TS.default, ...fields});  // TrainSetup(**fields), for train_query.settle_train
 const Setup = training.TrainSetup;  // its properties as functions of a setup: Setup.device(s), Setup.act_dtype(s)
-const trainVariant = (s) => [s.D === null ? "rule" : "given", s.optimizer, String(s.zero), s.recompute, s.fit].join(",");  // spec.train_variant
 
 function lineOf(lines, fns, key, cfg) {  // a line of budget(cfg) or of a structure's lines, by key: [template, value]
   const i = lines.findIndex((x) => x.key === key);
@@ -441,7 +416,7 @@ function stepPhases(cfg, setup) {  // training.step_phases: each phase's largest
 }
 
 const topPhase = (phases) => phases.reduce((a, b) => (b.value > a.value ? b : a));  // max(phases), the first on a tie
-const template = (setup, key) => TS.variants[trainVariant(setup)].find((i) => TS.templates[i].key === key);  // spec
+const template = (setup, key) => TS.variants[keys.train_variant(setup)].find((i) => TS.templates[i].key === key);  // spec
 const held = (N, setup) => TRAIN_FNS[template(setup, "memory/peak")]({N, n: setup.gpus, M_top: 0});  // state_bytes
 // (training.state_bytes: weights + gradients + optimizer states, the peak's formula without its phase)
 const trainingMemory = (cfg, setup, N) => held(N, setup) + topPhase(stepPhases(cfg, setup)).value;  // training.training_memory
@@ -465,7 +440,7 @@ function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup
              fits: held(N, setup) + top.value <= capacity, max_B: largestMicroBatch(cfg, setup, N),
              ...Object.fromEntries(phases.map((x) => [TS.phase_symbols[x.name], x.value]))};
   const phased = (i) => !TS.templates[i].phase || TS.templates[i].phase in byPhase;  // T = 1: no loss, no backward pass
-  const ids = TS.variants[trainVariant(setup)].filter(phased);
+  const ids = TS.variants[keys.train_variant(setup)].filter(phased);
   s.G = TRAIN_FNS[template(setup, "chinchilla/G")](s);
   const slots = {...windowValues(cfg), M: measured.formula, saved: savedLine(cfg, dtype)[0].formula,
                  top: TS.phase_symbols[top.name], phase: top.name};
@@ -660,10 +635,10 @@ function main(obj) {
     for (const [name, w] of Object.entries(S.widgets)) {
       if (w.aria) ariaLabel(W[name], w.aria, `${w.field}: ${S.docs[w.field]}`);
     }
-    window.__ts = {py, templates, config, numbers, units, rules, families, changes, words, train_report, train_query, settle,
-                   budget_markup, tracing, shapes_markup, presetOf, fieldLabel, settleNotes, budgetLines, memoryLines, shapeRows, structureKey,
+    window.__ts = {py, templates, keys, config, numbers, units, rules, families, changes, words, train_report, train_query, settle,
+                   budget_markup, tracing, shapes_markup, presetOf, fieldLabel, settleNotes, budgetLines, memoryLines, shapeRows,
                    training, training_markup, trainPlan, largestMicroBatch, savedParts, paramsExact,
-                   budgetKey, changesKey, changesGroups, changesHtml, noticeHtml, covered, exportCommand};
+                   changesGroups, changesHtml, noticeHtml, covered, exportCommand};
     return update([]);
   }
   const name = obj.name, w = S.widgets[name];

@@ -572,7 +572,7 @@ class _Function:
             if e.keywords:
                 raise _error(e, f"{f.attr}() is compiled without keywords")
             return f"{METHODS[f.attr]}({', '.join([owner, *self.args(e.args)])})"
-        if isinstance(f, ast.Name) and not self.is_local(f.id) and self.scope.get(f.id) is dataclasses.replace:
+        if self.global_value(f) is dataclasses.replace:
             return "({" + ", ".join([f"...{self.expr(e.args[0])}", *self.keyword_entries(e)]) + "})"  # a copy
         made = self.dataclass_of(f)
         if made is not None:  # a record's constructor: an Object of its fields
@@ -609,21 +609,23 @@ class _Function:
 
     def function_of(self, f: ast.expr) -> Callable | None:
         """The compiled Python function a call names (a global or a module's attribute), else None (a local)."""
+        value = self.global_value(f)
+        return value if value is not None and id(value) in self.module.compiled else None
+
+    def global_value(self, f: ast.expr) -> object:
+        """What a name (not a local) or an imported module's attribute is, else None."""
         if isinstance(f, ast.Name) and not self.is_local(f.id):
-            value = self.scope.get(f.id)
-        elif isinstance(f, ast.Attribute) and self.is_module(f.value):
-            value = getattr(self.scope.get(f.value.id), f.attr, None)
-        else:
-            return None
-        return value if id(value) in self.module.compiled else None
+            return self.scope.get(f.id)
+        if isinstance(f, ast.Attribute) and self.is_module(f.value):
+            return getattr(self.scope[f.value.id], f.attr, None)
+        return None
 
     def dataclass_of(self, f: ast.expr) -> type | None:
-        """The dataclass (not a compiled class) a call names as a global, else None."""
-        if isinstance(f, ast.Name) and not self.is_local(f.id):
-            value = self.scope.get(f.id)
-            if isinstance(value, type) and dataclasses.is_dataclass(value) and id(value) not in self.module.classes \
-                    and id(value) not in self.module.natives:
-                return value
+        """The dataclass (not a compiled class, nor a native) a call names, else None."""
+        value = self.global_value(f)
+        if isinstance(value, type) and dataclasses.is_dataclass(value) and id(value) not in self.module.classes \
+                and id(value) not in self.module.natives:
+            return value
         return None
 
     def record(self, cls: type, e: ast.Call) -> str:

@@ -21,7 +21,7 @@ from model.config import (DEFAULTS, INT_FIELDS, MLA_FIELDS, MLA_SYMBOLS,
 from model.families import KV_GROUP, extras_line, PAGE_PRESETS, preset_labels
 from model.cli import attention_flag, moe_flag
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
-from model.memory import (GEMMA_KEYS, KORTHIKANTI_NOTE, ONES, OSS_KEYS, WINDOW_VALUES, Structure, probes, structure,
+from model.memory import (KORTHIKANTI_NOTE, ONES, WINDOW_VALUES, Structure, probes, structure,
                           structure_key, window_labels)
 from model.changes import window_change_label
 from model.notation import dims
@@ -39,13 +39,13 @@ from model.infer_report import ELSEWHERE, GPU_CHOICES, KV_CHOICES, WEIGHT_CHOICE
 from ..changes_card import OTHER_DTYPE, SAME, UNCOVERED
 from ..infer_card import LINES_FRAME, headline_html, knee_html, line_rows
 from .cache import cached
+from .keys import DTYPE_CLASS, budget_key, changes_key, train_variant
 from ..train_query import SETUP_FIELD, CUSTOM_START, DEFAULT, TRAIN_CHOICES, TRAIN_KEYS
 
 from ..templates import TEMPLATES
 from ..words import (FIT_LABELS, GPU_LABELS, OPTIMIZER_LABELS, RECOMPUTE_LABELS, SHORT_WHEN, TRAIN_MOE, ZERO_LABELS,
                      shapes_title_html)
 
-DTYPE_CLASS = {"fp32": "fp32", "bf16": "bf16", "fp16": "bf16"}  # fp16 passes equal bf16's (tests check it)
 
 
 ALL_FIELDS = (*PAGE_FIELDS, *MOE_FIELDS, *EXTRA_FIELDS)  # a page's configuration: the MoE fields, the window's and
@@ -114,32 +114,6 @@ def _budget_lines() -> dict[str, list[dict]]:
     probe = Config(B=2, T=3, d=4, h=2, L=2, V=5, T_max=3)
     return {budget_key(c): [_line(x) for x in budget(c).lines]
             for c in (dataclasses.replace(probe, tie=tie) for tie in (True, False))}
-
-
-def recipe_key(cfg: Config) -> str:
-    """The recipe's and the mixture of experts' part of `structure_key` ("" for GPT-2's dense recipe), plus "d_ff"
-    where d_ff is set apart from the recipe's default (page.js budgetKey)."""
-    s = structure(cfg, "fp32")
-    base = structure_key(dataclasses.replace(s, recipe=None, moe=None, window=False, gemma=(), oss=(), mla=()))
-    if structure_key(s) == base:
-        return ""
-    return structure_key(s)[len(base) + 1:] + (",d_ff" if cfg.ff_dim is not None else "")
-
-
-def every_part(cfg: Config) -> str:
-    """",window_all" where every block is windowed (the budget's and changes' formulas then leave the full blocks
-    out), else "" (page.js everyPart)."""
-    return ",window_all" if cfg.window is not None and cfg.L_W == cfg.L else ""
-
-
-def budget_key(cfg: Config) -> str:
-    """The key of a budget's line templates: "tied" or "untied", then the recipe's key (page.js budgetKey)."""
-    return ",".join(x for x in ("tied" if cfg.tie else "untied", recipe_key(cfg)) if x) + every_part(cfg)
-
-
-def changes_key(cfg: Config, dtype: str) -> str:
-    """The key of a changes table's templates: the pass structure and whether d_ff is set apart (page.js)."""
-    return structure_key(structure(cfg, DTYPE_CLASS[dtype])) + (",d_ff" if cfg.ff_dim is not None else "") + every_part(cfg)
 
 
 def covered(cfg: Config) -> list[Config]:
@@ -254,11 +228,6 @@ TRAIN_SYMBOLS = (*LESSON_SYMBOLS, "N", "D", "C", "P", "MFU", "n", "price", "G", 
                  *PHASE_SYMBOLS.values(), "M_top")  # model.training's; M_top: the largest phase's (page.js trainPlan)
 
 
-def train_variant(D_given: bool, optimizer: str, zero: int, recompute: str, fit: str) -> str:
-    """The key of one combination of the training run's discrete choices (page.js trainVariant)."""
-    return ",".join(("given" if D_given else "rule", optimizer, str(zero), recompute, fit))
-
-
 def _serving_lines(probe: Config) -> dict[tuple[str, str], dict[str, dict[str, str]]]:
     """GPT-2's serving lines (the KV cache of `model.memory.kv_cache_lines` in the lesson's words, at d's width) ->
     the modern recipe's label and formula (at h_kv heads of d_head, "recipe") and a windowed one's ("window": some
@@ -324,7 +293,7 @@ def _training() -> dict:
                 index[tuple(t.values())] = len(templates)
                 templates.append({**t, "js": to_js(t["js"], TRAIN_SYMBOLS, False) if t["js"] else f"s.{t['key'][7:]}"})
             ids.append(index[tuple(t.values())])
-        variants[train_variant(given, opt, zero, rec, fit)] = ids
+        variants[train_variant(setup)] = ids
     measured = budget(probe).line("flops/forward_measured").formula  # GPT-2's; page.js puts in the recipe's
     serving = _serving_lines(probe)
     for t in templates:
@@ -366,10 +335,8 @@ def _static_spec() -> dict:
                                                  *MLA_SYMBOLS.values())},
         "all_fields": list(ALL_FIELDS), "recipe_defaults": DEFAULTS,
         "moe_fields": list(MOE_FIELDS), "moe_defaults": MOE_DEFAULTS, "moe_flags": {f: moe_flag(f) for f in MOE_FIELDS},
-        # the window's and Gemma's and gpt-oss's fields (a preset's, or the exported model's: no switch sets them) and
-        # those of them that name a part of memory.structure_key, in its order (each names its field)
-        "extra_fields": list(EXTRA_FIELDS), "extra_keys": [*GEMMA_KEYS, *OSS_KEYS, "latent_dim", "window"],  # latent_dim:
-        # "mla_q" or "mla" (page.js extraKey)
+        # the window's and Gemma's and gpt-oss's fields (a preset's, or the exported model's: no switch sets them)
+        "extra_fields": list(EXTRA_FIELDS),
         # latent attention's page: its boxes by their symbols, and the rules that drop what it is modelled without
         "extra_flags": {f: attention_flag(f) for f in EXTRA_FIELDS},  # the command line's (page.js modelOptions)
         "extras_lines": {n: extras_line(p) for n, p in PRESETS.items() if extras_line(p)},  # Gemma's, gpt-oss's
@@ -381,11 +348,10 @@ def _static_spec() -> dict:
                     "latent_note": LATENT_ORDER_NOTE, "same": SAME,
                     "other_dtype": OTHER_DTYPE, "uncovered": UNCOVERED},
         "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS},
-        "dtypes": dict(DTYPES), "dtype_class": DTYPE_CLASS, "presets": presets, "custom": CUSTOM,
+        "dtypes": dict(DTYPES), "presets": presets, "custom": CUSTOM,
         "preset_labels": preset_labels(moe=True), "preset_match": list(PRESET_MATCH),
         "preset_asks": list(PRESET_ASKS),
         "note_about": NOTE_ABOUT, "note_field": NOTE_FIELD,
-        "ones": list(ONES),
         "budget": _budget_lines(), "structures": {structure_key(s): _structure(s) for s in _structures()},
         "korthikanti_note": KORTHIKANTI_NOTE,
         "html": TEMPLATES,  # app/templates.py: the markup the compiled templates.fill_html fills
