@@ -6,8 +6,11 @@ JavaScript (`changesGroups`, `changesHtml`) and tests compare the markup of the 
 """
 from __future__ import annotations
 
+from model import Config
 from model import units as fmt
 from model.changes import ORDER_NOTE, Changes
+from model.cli import model_options
+from model.families import recipe_of
 
 from .templates import TEMPLATES, fill_html
 
@@ -27,6 +30,18 @@ UNCOVERED = {
     "modern": ("This page carries the modern recipe of its presets and of the model it was exported for (with h_kv = "
                "h, a group or 1); for {what} at these sizes, export a page: {command}"),
 }
+
+
+def export_command(cfg: Config) -> str:
+    """The command that writes an exported page of `cfg` (`model.cli.model_options`)."""
+    return f"python -m app export lesson.html {model_options(cfg)}"
+
+
+def uncovered_text(cfg: Config) -> str:
+    """The exported page's notice where it does not carry `cfg`: what it carries, and the command of a page that does."""
+    kind = "mla" if cfg.mla else "moe" if cfg.moe else "modern"
+    what = "this recipe" if recipe_of(cfg) == "custom" else "this model"
+    return UNCOVERED[kind].format(command=export_command(cfg), what=what)
 
 
 def changes_groups(c: Changes) -> list[dict]:

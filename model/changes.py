@@ -134,21 +134,34 @@ class Changes:
 
     @property
     def note(self) -> str:
-        """How the changes were applied (`ORDER_NOTE`; a mixture of experts' place in it, `MOE_ORDER_NOTE`)."""
-        return " ".join([ORDER_NOTE, *([MOE_ORDER_NOTE] if self.cfg.moe else []),
-                         *([WINDOW_ORDER_NOTE] if self.cfg.window is not None else []),
-                         *([LATENT_ORDER_NOTE] if self.cfg.mla else [])])
+        """How the changes were applied (`order_note`)."""
+        return order_note(self.cfg)
 
 
 def twin(cfg: Config) -> Config:
     """`cfg` with GPT-2's recipe (same B, T, d, h, L, V, T_max, tie). ValueError when GPT-2 cannot have this shape."""
-    if cfg.d % cfg.h:
-        raise ValueError(NO_TWIN["heads"].format(**title_values(cfg)))
-    if cfg.T > cfg.T_max:
-        raise ValueError(NO_TWIN["context"].format(**title_values(cfg)))
-    if cfg.mla and cfg.d_v % 2:
-        raise ValueError(NO_TWIN["latent"].format(**title_values(cfg)))
+    why = no_twin(cfg)
+    if why is not None:
+        raise ValueError(why)
     return gpt2_of(cfg)
+
+
+def order_note(cfg: Config) -> str:
+    """How the changes were applied (`ORDER_NOTE`; a mixture of experts', a window's and latent attention's place in
+    it)."""
+    return " ".join([ORDER_NOTE, *([MOE_ORDER_NOTE] if cfg.moe else []), *([WINDOW_ORDER_NOTE] if cfg.window is not None else []),
+                     *([LATENT_ORDER_NOTE] if cfg.mla else [])])
+
+
+def no_twin(cfg: Config) -> str | None:
+    """Why `cfg` has no GPT-2 twin (NO_TWIN, filled), or None."""
+    if cfg.d % cfg.h:
+        return NO_TWIN["heads"].format(**title_values(cfg))
+    if cfg.T > cfg.T_max:
+        return NO_TWIN["context"].format(**title_values(cfg))
+    if cfg.mla and cfg.d_v % 2:
+        return NO_TWIN["latent"].format(**title_values(cfg))
+    return None
 
 
 def gpt2_of(cfg: Config) -> Config:

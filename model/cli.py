@@ -26,7 +26,7 @@ from . import changes_report, hf, infer_report, report, train_report, values_rep
 from .config import (BOUNDS, CHOICES, DEFAULT_PRESET, FIELD_DOCS, GEMMA_DOCS, INT_FIELDS, MLA_DOCS, MLA_SYMBOLS,
                      MODEL_CHOICES, MOE_DOCS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, OSS_DOCS, RECIPE_DOCS, WINDOW_DOCS, Config,
                      read_hf)
-from .config import ALL_PRESETS, DEFAULTS, MOE_DEFAULTS, MOE_FIELDS, PRESETS
+from .config import ALL_PRESETS, MOE_DEFAULTS, MOE_FIELDS, PRESETS
 from .changes import DEFAULT_GPU
 from .layout import terminal_width
 from .passes import DTYPES

@@ -246,7 +246,7 @@ def test_rules_and_preset_matching_agree(page) -> None:
     for a, (cfg, notes) in zip(asked, got):
         want, want_notes = settle(a)
         assert (Config(**cfg), notes) == (want, want_notes)
-    assert js(page, "presetOf", [[cfg_js(settle(a)[0])] for a in asked]) == [preset_of(settle(a)[0]) for a in asked]
+    assert js(page, "rules.preset_of", [[cfg_js(settle(a)[0])] for a in asked]) == [preset_of(settle(a)[0]) for a in asked]
     bad = [["B", 0, 8], ["T", 40000, 1024], ["d", -5, 768], ["L", 3, 12], ["V", 1.5, 50257]]
     assert js(page, "rules.out_of_range", bad) == [out_of_range(*b) for b in bad]
     ranges = [[f, v, T_max] for f in ("B", "T", "d", "L", "V", "T_max") for v, T_max in ((1, 1), (96, 1024), (770, 2048),
@@ -310,7 +310,7 @@ def test_cards_markup_is_the_live_pages(page) -> None:
         assert js(page, "budget_markup.headline_html", [[by_key]]) == [headline_html(by_key)], c
         assert js(page, "budget_markup.captions_html", [[by_key]]) == [captions_html(by_key)], c
     texts = ["k clamped 17 → 16", "<script>alert('x')</script> & \"y\""]
-    assert js(page, "noticeHtml", [[x] for x in texts]) == [notice_html(x) for x in texts]
+    assert js(page, "changes_card.notice_html", [[x] for x in texts]) == [notice_html(x) for x in texts]
 
 
 @pytest.mark.browser

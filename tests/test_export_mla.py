@@ -126,7 +126,7 @@ def test_the_changes_card_ends_with_latent_attention(page) -> None:
         (out,) = js(page, "changesGroups", [[mla_js(c), dtype]])
         ch = changes(c, dtype)
         assert out["groups"] == changes_groups(ch), (c, dtype)
-        assert js(page, "changesHtml", [[out["groups"], dtype, c.moe, False, c.mla]]) == \
+        assert js(page, "changes_card.changes_html", [[out["groups"], dtype, ch.note]]) == \
             [changes_html(changes_groups(ch), dtype, ch.note)]
     page.evaluate("() => { Bokeh.documents[0].get_model_by_name('dtype').active = 0; }")  # fp32, the page's own
     page.wait_for_timeout(300)
@@ -256,7 +256,7 @@ def test_the_export_command_names_what_no_preset_has(page) -> None:
     others = [replace(DEEPSEEK, latent_dim=256, q_latent_dim=None), replace(DEEPSEEK, rope_dim=32, L=7),
               replace(PRESETS["mistral-7b"], window=4_096), replace(PRESETS["gemma-3-1b"], L=7, full_layers=(5,)),
               replace(PRESETS["gpt-oss-20b"], swiglu_limit=5.0, window=256)]
-    for c, command in zip(others, js(page, "exportCommand", [[mla_js(c)] for c in others])):
+    for c, command in zip(others, js(page, "changes_card.export_command", [[mla_js(c)] for c in others])):
         argv = shlex.split(command)[4:]  # lesson.html, then the options
         assert config_from_args(export_parser().parse_args(argv)) == c, command
 

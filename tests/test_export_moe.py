@@ -97,7 +97,7 @@ def test_the_changes_card_shows_the_models_lines(page) -> None:
     (out,) = js(page, "changesGroups", [[moe_js(MIXTRAL), "fp32"]])
     c = changes(MIXTRAL, "fp32")
     assert out["groups"] == changes_groups(c)
-    assert js(page, "changesHtml", [[out["groups"], "fp32", True]]) == [changes_html(changes_groups(c), "fp32", c.note)]
+    assert js(page, "changes_card.changes_html", [[out["groups"], "fp32", c.note]]) == [changes_html(changes_groups(c), "fp32", c.note)]
 
 
 def test_the_training_card_says_where_its_figures_are_and_the_inference_card_shows_them(page) -> None:
@@ -116,7 +116,7 @@ def test_the_training_card_says_where_its_figures_are_and_the_inference_card_sho
 def test_another_mixture_of_experts_names_its_export_command(page) -> None:
     qwen = PRESETS["qwen3-30b-a3b"]
     assert js(page, "covered", [[moe_js(qwen), "fp32"], [moe_js(MIXTRAL), "fp32"]]) == [False, True]
-    (command,) = js(page, "exportCommand", [[moe_js(qwen)]])
+    (command,) = js(page, "changes_card.export_command", [[moe_js(qwen)]])
     assert options_of(command) == qwen
 
 

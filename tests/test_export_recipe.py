@@ -147,7 +147,7 @@ def test_settle_and_presets_agree_with_the_rules(page) -> None:
             continue
         assert (Config(**out[0]), out[1]) == (want, notes), a
     cfgs = [settle(a)[0] for a in asked[:40] if _settles(a)] + list(PAGE_PRESETS.values())
-    assert js(page, "presetOf", [[full_js(c)] for c in cfgs]) == [preset_of(c) for c in cfgs]
+    assert js(page, "rules.preset_of", [[full_js(c)] for c in cfgs]) == [preset_of(c) for c in cfgs]
     from model.families import recipe_of
     assert js(page, "families.recipe_of", [[full_js(c)] for c in cfgs]) == [recipe_of(c) for c in cfgs]
     assert js(page, "keys.budget_key", [[full_js(c)] for c in cfgs]) == [budget_key(c) for c in cfgs]
@@ -194,7 +194,7 @@ def test_changes_lines_and_markup_agree_with_the_model(page) -> None:
     for (c, dt), out in zip(cases, got):
         want = changes_groups(changes(c, dt))
         assert out["groups"] == want, c
-        assert js(page, "changesHtml", [[out["groups"], dt]]) == [changes_html(want, dt)]
+        assert js(page, "changes_card.changes_html", [[out["groups"], dt]]) == [changes_html(want, dt)]
 
 
 @pytest.mark.browser
@@ -377,7 +377,7 @@ def test_another_models_changes_at_the_other_dtype_name_the_dtype_and_its_comman
     qwen = {f: getattr(PRESETS["qwen3-0.6b"], f) for f in ALL_FIELDS}  # every field the page holds
     at_fp32, at_bf16 = js(page, "changesGroups", [[qwen, "fp32"], [qwen, "bf16"]])
     assert at_fp32["groups"] == changes_groups(changes(PRESETS["qwen3-0.6b"], "fp32"))
-    command = f"{js(page, 'exportCommand', [[qwen]])[0]} --dtype bf16"
+    command = f"{js(page, 'changes_card.export_command', [[qwen]])[0]} --dtype bf16"
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     args = parser.parse_args(command.split()[4:])  # after "python -m app export": the command writes this model

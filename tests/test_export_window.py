@@ -108,7 +108,7 @@ def test_the_changes_card_is_the_models(page) -> None:
         (out,) = js(page, "changesGroups", [[page_js(c), "fp32"]])
         ch = changes(c, "fp32")
         assert out["groups"] == changes_groups(ch), c
-        assert js(page, "changesHtml", [[out["groups"], "fp32", c.moe, c.window is not None]]) == [changes_html(changes_groups(ch), "fp32", ch.note)]
+        assert js(page, "changes_card.changes_html", [[out["groups"], "fp32", ch.note]]) == [changes_html(changes_groups(ch), "fp32", ch.note)]
 
 
 def test_the_training_card_is_the_models(page) -> None:
@@ -134,7 +134,7 @@ def test_the_training_card_is_the_models(page) -> None:
 
 def test_another_windowed_preset_names_its_export_command(page) -> None:
     other = PRESETS["gemma-3-27b" if page.cfg.L != 62 else "gemma-3-1b"]
-    (command,) = js(page, "exportCommand", [[page_js(other)]])
+    (command,) = js(page, "changes_card.export_command", [[page_js(other)]])
     argv = command.split()[5:]  # after "python -m app export lesson.html"
     assert argv[:2] == ["--preset", "gemma-3-27b" if other.L == 62 else "gemma-3-1b"]
     assert config_from_args(build_parser().parse_args(argv)) == other

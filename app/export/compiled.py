@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import functools
 
-from model import budgeting, changes, config, families, memory, numbers, rules, tracing, train_report, training, units
+from model import budgeting, changes, cli, config, families, memory, numbers, rules, tracing, train_report, training, units
 from model.training import TrainSetup
 
-from .. import budget_markup, shapes_markup, templates, train_query, training_markup, words
+from .. import budget_markup, changes_card, shapes_markup, templates, train_query, training_markup, words
 from . import keys
 from .pyjs import compile_modules
 
@@ -27,7 +27,7 @@ MODULES = (
                units.yes_no, units.fixed3, units.value, units.short]),
     ("rules", [rules.show_value, rules.message, rules.quote, rules.settle_values, rules._settle_heads,
                rules._settle_window, rules._settle_mla, rules.news, rules.out_of_range, rules.read_field,
-               rules.read_latent, rules.rule_keys, rules.rules_line]),
+               rules.read_latent, rules.rule_keys, rules.rules_line, rules.preset_of]),
     ("budgeting", [budgeting.chart, budgeting.chart_note]),
     ("budget_markup", [budget_markup.shown, budget_markup.lines_html, budget_markup.headline_html,
                        budget_markup.captions_html, budget_markup.bar_text, budget_markup.budget_parts,
@@ -38,7 +38,11 @@ MODULES = (
     ("shapes_markup", [shapes_markup._tensor, shapes_markup._group_heading, shapes_markup.display_rows,
                        shapes_markup.row_title, shapes_markup.row_html, shapes_markup.recipe_legend_html]),
     ("families", [families.recipe_fields, families.recipe_of, families.moe_fields]),
-    ("changes", [changes.dense_width, changes.mha_head, changes.title_values]),
+    ("changes", [changes.dense_width, changes.mha_head, changes.title_values, changes.no_twin,
+                 changes.order_note]),
+    ("cli", [cli.moe_flag, cli.attention_flag, cli.extras_preset, cli._flag_value, cli.model_options]),
+    ("changes_card", [changes_card.export_command, changes_card.uncovered_text, changes_card.changes_html,
+                      changes_card.notice_html]),
     ("words", [words.slider_range, words.status_rules, words.field_names]),
     ("train_report", [train_report.human]),
     ("training_markup", [training_markup.memory_bars, training_markup.capacity_label, training_markup.chart_html,

@@ -25,11 +25,10 @@
 //   test_export.py::test_table_rows_are_the_trace (and test_export_mla.py::
 //     test_the_shapes_rows_are_the_models_with_the_latent_tensors): shapeRows (the trace's Rows), symbols
 //   test_export_recipe_rows.py::test_the_shown_table_carries_the_marks_and_the_legend: tableHtml
-//   test_export.py::test_cards_markup_is_the_live_pages: noticeHtml
 //   test_export.py::test_every_line_agrees_with_the_model: evaluateLines (the Lines of budgetLines, memoryLines)
 //   test_export_recipe.py::test_changes_lines_and_markup_agree_with_the_model (and test_export_window.py::
 //     test_the_changes_card_is_the_models, test_export_mla.py::test_the_changes_card_ends_with_latent_attention):
-//     changesGroups, changesHtml, changesCardHtml
+//     changesGroups (the changes card's groups from its compiled tables), changesCardHtml
 
 // Twins of the training card: each JavaScript function below that mirrors a Python one (named in its comment), by
 // the test that runs both on the same inputs in Chromium (everything else of the card is data in S.train: the plan's
@@ -259,12 +258,6 @@ function settle(asked) {  // rules.settle: [cfg, notes]; throws where Config ref
   return [cfg, notes.map((n) => n.text)];
 }
 
-function presetOf(cfg) {  // rules.preset_of (S.preset_match: rules.PRESET_MATCH)
-  const value = (k) => JSON.stringify(cfg[k] ?? S.field_defaults[k] ?? null);
-  const same = (p) => S.preset_match.every((k) => JSON.stringify(p[k]) === value(k));
-  return Object.keys(S.presets).find((name) => same(S.presets[name])) ?? S.custom;
-}
-
 const fieldLabel = (f, name) => templates.fill_html(S.html.field_label, {field: f, doc: S.docs[f], name});  // page.field_label
 
 // ---- lines: model.budget(cfg).lines and model.trace(cfg, dtype).lines -------------------------------------------
@@ -281,37 +274,6 @@ const [structureKey, budgetKey, changesKey] = [keys.pass_key, keys.budget_key, k
 function covered(cfg, dtype) {  // whether the page carries this model's lines and shapes (spec.covered)
   return budgetKey(cfg) in S.budget && structureKey(cfg, dtype) in S.structures;
 }
-
-function extrasOf(c) {  // the preset whose window and extras `c` has, or undefined (none, or no preset's)
-  const same = (p) => S.extra_fields.every((f) => JSON.stringify(p[f]) === JSON.stringify(c[f]));
-  return same(S.extra_defaults) ? undefined : Object.keys(S.presets).find((n) => same(S.presets[n]));
-}
-
-function modelOptions(cfg) {  // the command line's options of this model (python -m model's, python -m app export's)
-  const c = cfg, o = [], from = extrasOf(cfg);
-  if (from) o.push(`--preset ${from}`);  // the window's and the families' extras have no options of their own
-  for (const f of S.int_fields) o.push(f === "T_max" ? `--T-max ${c.T_max}` : `--${f} ${c[f]}`);
-  if (!c.tie) o.push("--untied");
-  for (const f of Object.keys(S.choices)) if (c[f] !== (from ? S.presets[from] : S.recipe_defaults)[f]) o.push(`--${f} ${c[f]}`);
-  for (const [f, sym] of Object.entries(S.optional)) if (c[f] != null) o.push(`--${sym.replace("_", "-")} ${c[f]}`);
-  if (c.qk_norm) o.push("--qk-norm");
-  for (const f of from ? [] : S.extra_fields) {  // no preset's window and extras: each field that differs from none
-    const v = c[f], flag = S.extra_flags[f];
-    if (JSON.stringify(v) === JSON.stringify(S.extra_defaults[f])) continue;
-    o.push(v === true ? flag : v === false ? `--no-${flag.slice(2)}` : `${flag} ${Array.isArray(v) ? v.join(",") || "none" : v}`);
-  }
-  for (const f of S.moe_fields) {  // a mixture of experts: its fields that differ from the dense defaults
-    const v = c[f], flag = S.moe_flags[f];
-    if (JSON.stringify(v) === JSON.stringify(S.moe_defaults[f])) continue;
-    o.push(f === "shared_gate" ? flag : `${flag} ${Array.isArray(v) ? v.join(",") : v}`);
-  }
-  return o.join(" ");
-}
-
-const exportCommand = (cfg) => `python -m app export lesson.html ${modelOptions(cfg)}`;
-
-const uncoveredText = (cfg) => py.fmap(S.changes.uncovered[Cfg.mla(cfg) ? "mla" : Cfg.moe(cfg) ? "moe" : "modern"],  // changes_card.UNCOVERED
-  {command: exportCommand(cfg), what: families.recipe_of(cfg) === "custom" ? "this recipe" : "this model"});
 
 function evaluateLines(lines, fns, cfg) {  // each line (model.figures.Line) with its value from its compiled formula
   const big = symbols(cfg, true), num = symbols(cfg, false);
@@ -348,37 +310,23 @@ const tableHtml = (rows, dtype, scale, memory, legend) => templates.fill_html(S.
 
 // ---- what each change buys: model/changes.py changes(), app/changes_card.py ---------------------------------------
 function changesGroups(cfg, dtype) {  // changes_card.changes_groups(changes(cfg, dtype)): {groups} or {notice}
-  const tv = changes.title_values(cfg);
-  if (cfg.d % cfg.h) return {notice: py.fmap(S.changes.no_twin.heads, tv)};  // changes.twin's refusals
-  if (cfg.T > cfg.T_max) return {notice: py.fmap(S.changes.no_twin.context, tv)};
-  if (Cfg.mla(cfg) && cfg.value_dim % 2) return {notice: py.fmap(S.changes.no_twin.latent, tv)};
+  const tv = changes.title_values(cfg), why = changes.no_twin(cfg);
+  if (why !== null) return {notice: why};  // changes.twin's refusals
   if (Cfg.gpt2_recipe(cfg)) return {groups: [{key: "twin", title: S.changes.titles.twin, lines: []}]};
   const key = changesKey(cfg, dtype), table = S.changes.tables[key];
   if (!table) {  // carried at the page's dtype only, or not at all
-    const at = S.initial.dtype, command = `${exportCommand(cfg)} --dtype ${dtype}`;
+    const at = S.initial.dtype, command = `${changes_card.export_command(cfg)} --dtype ${dtype}`;
     return {notice: S.changes.tables[changesKey(cfg, at)] ? py.fmap(S.changes.other_dtype, {page_dtype: at, dtype, command})
-      : uncoveredText(cfg)};
+      : changes_card.uncovered_text(cfg)};
   }
   const big = symbols(cfg, true), num = symbols(cfg, false);
   return {groups: table.groups.map((g, gi) => ({key: g.key, title: py.fmap(S.changes.titles[g.title], tv),
-    lines: g.lines.map((t, i) => {
-      const v = CHANGES_FNS[key][gi][i](t.exact ? big : num);
-      return {key: t.key, label: py.fmap(t.label, tv), formula: t.formula, value: units.value(v, t.unit), short: units.short(v, t.unit)};
-    })}))};
+    lines: g.lines.map((t, i) => budget_markup.shown({...t, label: py.fmap(t.label, tv), value: CHANGES_FNS[key][gi][i](t.exact ? big : num)}))}))};
 }
 
-function changesHtml(groups, dtype, moe = false, window = false, latent = false) {  // changes_card.changes_html
-  if (groups.length === 1) return templates.fill_html(S.html.same, {same: S.changes.same});
-  const note = [S.changes.note, ...(moe ? [S.changes.moe_note] : []), ...(window ? [S.changes.window_note] : []),
-                ...(latent ? [S.changes.latent_note] : [])].join(" ");  // Changes.note
-  return templates.fill_html(S.html.changes, {dtype, note, groups});
-}
-
-const noticeHtml = (text) => templates.fill_html(S.html.notice, {text});  // changes_card.notice_html
-
-function changesCardHtml(cfg, dtype) {
+function changesCardHtml(cfg, dtype) {  // changes_card.changes_html, or its notice
   const c = changesGroups(cfg, dtype);
-  return c.notice ? noticeHtml(c.notice) : changesHtml(c.groups, dtype, Cfg.moe(cfg), cfg.window != null, Cfg.mla(cfg));
+  return c.notice ? changes_card.notice_html(c.notice) : changes_card.changes_html(c.groups, dtype, changes.order_note(cfg));
 }
 
 // ---- the training run: model/training.py plan(), model/train_report.py, app/training.py, app/train_query.py ----
@@ -480,7 +428,7 @@ function pushTrain(setup, notes) {  // the inputs show the settled setup (Traini
 function renderTrain(cfg) {
   W.train_controls.visible = W.train_body.visible = !Cfg.moe(cfg);
   if (Cfg.moe(cfg)) {  // its compute is N_active's and its memory every expert's: the CLI prints its card
-    W.train_head.text = noticeHtml(py.fmap(TS.moe, {command: `python -m model ${modelOptions(cfg)} --table train`}));
+    W.train_head.text = changes_card.notice_html(py.fmap(TS.moe, {command: `python -m model ${cli.model_options(cfg)} --table train`}));
     return;
   }
   const p = trainPlan(cfg, ST.setup), m = training_markup;
@@ -502,8 +450,8 @@ const inferKey = () => [W.infer_gpu.value, W.infer_weights.value, W.infer_kv_dty
 const isInferCfg = (cfg) => S.all_fields.every((f) => JSON.stringify(cfg[f] ?? null) === JSON.stringify(IS.cfg[f] ?? null));
 
 function renderInfer(cfg) {  // the table of the menus' choices; on another configuration, the command for its page
-  const refused = IS.refused ?? (isInferCfg(cfg) ? null : py.fmap(IS.elsewhere, {command: exportCommand(cfg)}));
-  W.infer_notice.text = refused === null ? "" : noticeHtml(refused);
+  const refused = IS.refused ?? (isInferCfg(cfg) ? null : py.fmap(IS.elsewhere, {command: changes_card.export_command(cfg)}));
+  W.infer_notice.text = refused === null ? "" : changes_card.notice_html(refused);
   W.infer_figures.visible = refused === null;
   if (refused !== null) return;
   const t = IS.tables[inferKey()];
@@ -530,7 +478,7 @@ const SHOWN = {  // what a control of each kind (S.widgets: spec.widget_table) s
   latent: (w, c) => (c[w.field] == null ? "none" : units.thousands(c[w.field])),  // d_cq: none, q projected from x directly
   recipe: (w, c) => families.recipe_of(c),
   moe: (w, c) => (Cfg.moe(c) ? "moe" : "dense"),
-  preset: (w, c) => Object.keys(S.preset_labels).find((k) => S.preset_labels[k] === presetOf(c)),
+  preset: (w, c) => Object.keys(S.preset_labels).find((k) => S.preset_labels[k] === rules.preset_of(c)),
 };
 
 function pushSlider(slider, cfg, f) {  // controls._field_view, in one batched change: the range never clamps the value
@@ -553,7 +501,7 @@ function pushControls(cfg, notes) {  // every control of S.widgets the page has,
     else if (w.kind in SHOWN && (w.when === null || holds[w.when])) push(W[name], w.prop, SHOWN[w.kind](w, cfg));
   }
   W.status.text = templates.fill_html(S.html.status, {notes: notes.map((text) => ({text})), rules: words.status_rules(cfg),
-                                          extras: S.extras_lines[extrasOf(cfg)] ?? ""});  // families.extras_line
+                                          extras: S.extras_lines[cli.extras_preset(cfg)] ?? ""});  // families.extras_line
 }
 
 function ariaLabel(model, selector, label) {  // name an element inside a widget's view for screen readers
@@ -566,7 +514,7 @@ function render(cfg) {  // every card; where this page does not carry the model,
   W.changes.text = changesCardHtml(cfg, ST.dtype);
   renderInfer(cfg);
   if (!covered(cfg, ST.dtype)) {
-    for (const name of ["head", "shapes", "train_head"]) W[name].text = noticeHtml(uncoveredText(cfg));
+    for (const name of ["head", "shapes", "train_head"]) W[name].text = changes_card.notice_html(changes_card.uncovered_text(cfg));
     for (const name of ["lines", "captions", "train_lines", "train_legend"]) W[name].text = "";
     return;
   }
@@ -616,7 +564,7 @@ const ASK = {  // what a control of each kind (S.widgets) asks for: app/controls
   box: askBox,
   latent: askBox,
   preset: (w, obj) => {  // "custom" describes a state: nothing to apply
-    const p = S.presets[S.preset_labels[obj.value]];
+    const p = rules.PRESETS[S.preset_labels[obj.value]];
     for (const k of p ? S.preset_asks : []) ST.asked[k] = p[k];
   },
   recipe: (w, obj) => { if (obj.value !== "custom") Object.assign(ST.asked, families.recipe_fields(obj.value, ST.cfg.h)); },
@@ -636,9 +584,9 @@ function main(obj) {
       if (w.aria) ariaLabel(W[name], w.aria, `${w.field}: ${S.docs[w.field]}`);
     }
     window.__ts = {py, templates, keys, config, numbers, units, rules, families, changes, words, train_report, train_query, settle,
-                   budget_markup, tracing, shapes_markup, presetOf, fieldLabel, settleNotes, budgetLines, memoryLines, shapeRows,
+                   budget_markup, tracing, shapes_markup, cli, changes_card, fieldLabel, settleNotes, budgetLines, memoryLines, shapeRows,
                    training, training_markup, trainPlan, largestMicroBatch, savedParts, paramsExact,
-                   changesGroups, changesHtml, noticeHtml, covered, exportCommand};
+                   changesGroups, covered};
     return update([]);
   }
   const name = obj.name, w = S.widgets[name];

@@ -13,13 +13,11 @@ import itertools
 import json
 
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, trace
-from model.changes import (LATENT_ORDER_NOTE, MOE_ORDER_NOTE, NO_TWIN, ORDER_NOTE, TITLES, WINDOW_ORDER_NOTE, changes,
-                           title_key)
+from model.changes import TITLES, changes, title_key
 from model.config import (DEFAULTS, INT_FIELDS, MLA_FIELDS, MLA_SYMBOLS,
                           MODEL_CHOICES as CHOICES, MOE_DEFAULTS, MOE_FIELDS, MOE_SYMBOLS, ODD_D_HEAD, OPTIONAL_SYMBOLS,
                           PAGE_FIELDS, RECIPE_FIELDS, SINKS_FUSED, snap_heads)
 from model.families import KV_GROUP, extras_line, PAGE_PRESETS, preset_labels
-from model.cli import attention_flag, moe_flag
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
 from model.memory import (KORTHIKANTI_NOTE, ONES, WINDOW_VALUES, Structure, probes, structure,
                           structure_key, window_labels)
@@ -27,7 +25,7 @@ from model.changes import window_change_label
 from model.notation import dims
 from model.recipe_rows import recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
-from model.rules import CUSTOM, EXTRA_FIELDS, NOTE_ABOUT, NOTE_FIELD, PRESET_ASKS, PRESET_MATCH, preset_of
+from model.rules import CUSTOM, EXTRA_FIELDS, NOTE_ABOUT, NOTE_FIELD, PRESET_ASKS, preset_of
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, OTHER_BLOCKS, PEAK_LINE, PHASE_LINE,
                             RECOMPUTE, Line, Memory, TrainSetup, plan)
 
@@ -36,7 +34,7 @@ from model.inference import KV, WEIGHTS, InferSetup, serving
 from model.infer_report import CONTROLS as INFER_CONTROLS
 from model.infer_report import ELSEWHERE, GPU_CHOICES, KV_CHOICES, WEIGHT_CHOICES, chart_data
 
-from ..changes_card import OTHER_DTYPE, SAME, UNCOVERED
+from ..changes_card import OTHER_DTYPE
 from ..infer_card import LINES_FRAME, headline_html, knee_html, line_rows
 from .cache import cached
 from .keys import DTYPE_CLASS, budget_key, changes_key, train_variant
@@ -154,7 +152,7 @@ def _modern(cfg: Config, dtype: str) -> dict:
             if key not in tables:
                 try:
                     tables[key] = cached("changes", f"{key} {dt}", lambda: _changes(changes(c, dt)))
-                except ValueError:  # no GPT-2 twin (T beyond T_max): the page says why, from NO_TWIN
+                except ValueError:  # no GPT-2 twin (T beyond T_max): the page says why (changes.no_twin)
                     pass
     return {"budget": budgets, "structures": structures, "changes": tables}
 
@@ -328,29 +326,16 @@ def static_spec() -> dict:
 
 
 def _static_spec() -> dict:
-    presets = {name: _fields(p) for name, p in PRESETS.items()}
     return {
-        "int_fields": list(INT_FIELDS),
         "bounds": {f: list(BOUNDS[f]) for f in (*INT_FIELDS, *OPTIONAL_SYMBOLS.values(), *PAGE_MOE_SIZES.values(),
                                                  *MLA_SYMBOLS.values())},
-        "all_fields": list(ALL_FIELDS), "recipe_defaults": DEFAULTS,
-        "moe_fields": list(MOE_FIELDS), "moe_defaults": MOE_DEFAULTS, "moe_flags": {f: moe_flag(f) for f in MOE_FIELDS},
-        # the window's and Gemma's and gpt-oss's fields (a preset's, or the exported model's: no switch sets them)
-        "extra_fields": list(EXTRA_FIELDS),
-        # latent attention's page: its boxes by their symbols, and the rules that drop what it is modelled without
-        "extra_flags": {f: attention_flag(f) for f in EXTRA_FIELDS},  # the command line's (page.js modelOptions)
+        "all_fields": list(ALL_FIELDS),
         "extras_lines": {n: extras_line(p) for n, p in PRESETS.items() if extras_line(p)},  # Gemma's, gpt-oss's
         "sinks_fused": SINKS_FUSED, "odd_d_head": ODD_D_HEAD, "widgets": widget_table(),
-        "extra_defaults": _extra_defaults(),
         "field_defaults": {**DEFAULTS, **MOE_DEFAULTS, **_extra_defaults()},  # Config's, where a page's asked has none
-        "choices": {k: list(v) for k, v in CHOICES.items()}, "optional": OPTIONAL_SYMBOLS,
-        "changes": {"titles": TITLES, "no_twin": NO_TWIN, "note": ORDER_NOTE, "moe_note": MOE_ORDER_NOTE, "window_note": WINDOW_ORDER_NOTE,
-                    "latent_note": LATENT_ORDER_NOTE, "same": SAME,
-                    "other_dtype": OTHER_DTYPE, "uncovered": UNCOVERED},
+        "changes": {"titles": TITLES, "other_dtype": OTHER_DTYPE},
         "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS},
-        "dtypes": dict(DTYPES), "presets": presets, "custom": CUSTOM,
-        "preset_labels": preset_labels(moe=True), "preset_match": list(PRESET_MATCH),
-        "preset_asks": list(PRESET_ASKS),
+        "dtypes": dict(DTYPES), "preset_labels": preset_labels(moe=True), "preset_asks": list(PRESET_ASKS),
         "note_about": NOTE_ABOUT, "note_field": NOTE_FIELD,
         "budget": _budget_lines(), "structures": {structure_key(s): _structure(s) for s in _structures()},
         "korthikanti_note": KORTHIKANTI_NOTE,
