@@ -90,10 +90,10 @@ def shown_js(page, fn: str, args: list) -> list[list[dict]]:
 
 
 def settled_both_ways(page, cases: list[tuple[dict, dict, dict, list[str]]]) -> list[tuple[tuple, tuple]]:
-    """For each (asked, later, shown, changed): the page's settleNotes(later, shown, changed) and its news against
+    """For each (asked, later, shown, changed): the page's rules.settle_notes(later, shown, changed) and its news against
     the notes of `asked`, beside `model.rules`' (settle_notes, news), each as (Config, notes' texts, news)."""
-    got = page.evaluate("(xs) => xs.map(([a, l, s, c]) => { const [, before] = window.__ts.settleNotes(a); "
-                        "const [cfg, notes] = window.__ts.settleNotes(l, s, c); "
+    got = page.evaluate("(xs) => xs.map(([a, l, s, c]) => { const [, before] = window.__ts.rules.settle_notes(a); "
+                        "const [cfg, notes] = window.__ts.rules.settle_notes(l, s, c); "
                         "return [cfg, notes.map((n) => n.text), window.__ts.rules.news(notes, before, c)]; })",
                         [list(c) for c in cases])
     tuples = lambda d: {k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}  # noqa: E731 (as Python's)
@@ -242,7 +242,7 @@ def test_rules_and_preset_matching_agree(page) -> None:
                           V=rng.randint(1, 262144), T_max=T_max, tie=rng.random() < 0.5))
     asked += [{**cfg_js(PRESETS[n]), "B": rng.randint(1, 64), "T": rng.randint(1, PRESETS[n].T_max)}
               for n in GPT2_RECIPE_PRESETS]  # their recipe: tests/test_export_recipe.py
-    got = js(page, "settle", [[a] for a in asked])
+    got = js(page, "rules.settle", [[a] for a in asked])
     for a, (cfg, notes) in zip(asked, got):
         want, want_notes = settle(a)
         assert (Config(**cfg), notes) == (want, want_notes)

@@ -137,7 +137,7 @@ def test_settle_and_presets_agree_with_the_rules(page) -> None:
                       "ff_dim": rng.choice([None, rng.randint(1, 30_000)]),
                       "mlp": rng.choice(["gelu", "swiglu"]), "bias": rng.choice(["all", "none", "qkv"]),
                       "qk_norm": rng.random() < 0.5, "norm": rng.choice(["layernorm", "rmsnorm"])})
-    got = page.evaluate("(xs) => xs.map((a) => { try { return window.__ts.settle(a); } "
+    got = page.evaluate("(xs) => xs.map((a) => { try { return window.__ts.rules.settle(a); } "
                         "catch (e) { return {error: e.message}; } })", asked)
     for a, out in zip(asked, got):
         try:
@@ -309,8 +309,8 @@ def test_notices_of_a_change_agree_with_the_model(page) -> None:
         later = {**asked, rng.choice(keys[:4]): rng.choice([768, 1024, 2048, 12])}
         changed = rng.sample(keys, rng.randint(0, 2))
         cases.append((asked, later, full_js(shown), changed))
-    got = page.evaluate("(xs) => xs.map(([a, l, s, c]) => { try { const [, before] = window.__ts.settleNotes(a); "
-                        "const [cfg, notes] = window.__ts.settleNotes(l, s, c); "
+    got = page.evaluate("(xs) => xs.map(([a, l, s, c]) => { try { const [, before] = window.__ts.rules.settle_notes(a); "
+                        "const [cfg, notes] = window.__ts.rules.settle_notes(l, s, c); "
                         "return [notes.map((n) => n.text), window.__ts.rules.news(notes, before, c)]; } "
                         "catch (e) { return {error: e.message}; } })", [list(c) for c in cases])
     for (asked, later, shown, changed), out in zip(cases, got):

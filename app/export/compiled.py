@@ -27,7 +27,8 @@ MODULES = (
                units.yes_no, units.fixed3, units.value, units.short]),
     ("rules", [rules.show_value, rules.message, rules.quote, rules.settle_values, rules._settle_heads,
                rules._settle_window, rules._settle_mla, rules.news, rules.out_of_range, rules.read_field,
-               rules.read_latent, rules.rule_keys, rules.rules_line, rules.preset_of]),
+               rules.read_latent, rules.rule_keys, rules.rules_line, rules.preset_of, rules.settle_notes,
+               rules.settle]),
     ("budgeting", [budgeting.chart, budgeting.chart_note]),
     ("budget_markup", [budget_markup.shown, budget_markup.lines_html, budget_markup.headline_html,
                        budget_markup.captions_html, budget_markup.bar_text, budget_markup.budget_parts,
@@ -50,7 +51,8 @@ MODULES = (
     ("train_query", [train_query.link_number, train_query.number_words, train_query.number, train_query.settle_train,
                      train_query.news]),
 )
-NATIVE = {TrainSetup: "trainSetup",  # page.js: the defaults, then the fields given (TrainSetup's own checks aside)
+NATIVE = {config.Config: "configOf",  # page.js: Config(**fields), its defaults and its normalisation (__post_init__)
+          TrainSetup: "trainSetup",  # page.js: the defaults, then the fields given (TrainSetup's own checks aside)
           memory.window_values: "windowValues"}  # page.js: WINDOW_VALUES' formulas compiled (spec.lines_js)
 
 

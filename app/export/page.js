@@ -237,26 +237,7 @@ function normalize(c) {  // Config.__post_init__: a default written out is the d
   return c;
 }
 
-function settleNotes(asked, shown = null, changed = []) {  // rules.settle_notes: [cfg, notes {kind, text, about, base}]
-  const cfg = Object.fromEntries(S.all_fields.map((f) => [f, asked[f] ?? S.field_defaults[f] ?? null]));
-  const notes = [];
-  const note = (kind, values) => {
-    const base = rules.message(kind, values);
-    let text = base;
-    const [field, symbol] = S.note_field[kind], was = shown === null ? null : py.getattr(shown, symbol, Cfg);
-    if (was != null && !changed.includes(field) && asked[field] != null && JSON.stringify(asked[field]) !== JSON.stringify(was)) {
-      text += rules.message("kept", {asked: asked[field], name: symbol, shown: was});
-    }
-    notes.push({kind, text, about: S.note_about[kind], base});
-  };
-  rules.settle_values(cfg, note);
-  return [normalize(cfg), notes];
-}
-
-function settle(asked) {  // rules.settle: [cfg, notes]; throws where Config refuses (an odd d with RoPE)
-  const [cfg, notes] = settleNotes(asked);
-  return [cfg, notes.map((n) => n.text)];
-}
+const configOf = (fields) => normalize(Object.fromEntries(S.all_fields.map((f) => [f, fields[f] ?? S.field_defaults[f] ?? null])));  // Config(**fields)
 
 const fieldLabel = (f, name) => templates.fill_html(S.html.field_label, {field: f, doc: S.docs[f], name});  // page.field_label
 
@@ -534,7 +515,7 @@ function update(rejected, changed = S.all_fields) {  // ExplorerState._settle; c
   if (changed === null) [cfg, notes, said] = [ST.cfg, ST.notes, ST.said];
   else {
     try {
-      [cfg, notes] = settleNotes(ST.asked, ST.cfg, changed);
+      [cfg, notes] = rules.settle_notes(ST.asked, ST.cfg, changed);
       said = rules.news(notes, ST.notes, changed);
     } catch (e) {  // a configuration no Config takes: keep the one shown, say why
       ST.asked = {...ST.cfg};
@@ -583,8 +564,8 @@ function main(obj) {
     for (const [name, w] of Object.entries(S.widgets)) {
       if (w.aria) ariaLabel(W[name], w.aria, `${w.field}: ${S.docs[w.field]}`);
     }
-    window.__ts = {py, templates, keys, config, numbers, units, rules, families, changes, words, train_report, train_query, settle,
-                   budget_markup, tracing, shapes_markup, cli, changes_card, fieldLabel, settleNotes, budgetLines, memoryLines, shapeRows,
+    window.__ts = {py, templates, keys, config, numbers, units, rules, families, changes, words, train_report, train_query,
+                   budget_markup, tracing, shapes_markup, cli, changes_card, fieldLabel, budgetLines, memoryLines, shapeRows,
                    training, training_markup, trainPlan, largestMicroBatch, savedParts, paramsExact,
                    changesGroups, covered};
     return update([]);

@@ -282,8 +282,11 @@ class _Function:
             if i == 0 and self.owner is not None and not self.types:
                 out[a.arg] = self.owner
                 continue
-            name = a.annotation.id if isinstance(a.annotation, ast.Name) else a.annotation.value \
-                if isinstance(a.annotation, ast.Constant) else None
+            hint = a.annotation
+            if isinstance(hint, ast.BinOp) and isinstance(hint.op, ast.BitOr) and isinstance(hint.right, ast.Constant) \
+                    and hint.right.value is None:  # `Config | None`: a Config where it is one
+                hint = hint.left
+            name = hint.id if isinstance(hint, ast.Name) else hint.value if isinstance(hint, ast.Constant) else None
             cls = self.scope.get(name) if isinstance(name, str) else None
             if isinstance(cls, type) and dataclasses.is_dataclass(cls):
                 out[a.arg] = cls
