@@ -6,7 +6,7 @@ import panel as pn
 import param
 from model import Budget
 
-from .budget_markup import budget_parts, captions_html, chart_html, headline_html, lines_html, note_html, shown
+from .budget_markup import budget_parts, panes
 from .state import ExplorerState
 from .styles import BUDGET_CSS
 
@@ -30,12 +30,10 @@ class BudgetView(pn.viewable.Viewer):
         return self._parts
 
     def _show(self, b: Budget) -> None:
-        rows = [shown(x) for x in b.lines]
-        by_key = {x["key"]: x for x in rows}
-        self._parts = budget_parts(b)
+        p, self._parts = panes(b), budget_parts(b)
         # T, B and h change no parameter: the head's markup stays the same and nothing is sent for it
-        self._head.object = "<h2>Parameter budget</h2>" + headline_html(by_key) + chart_html(self._parts)
-        self._lines.object = note_html(b) + lines_html(rows) + captions_html(by_key)
+        self._head.object = "<h2>Parameter budget</h2>" + p["head"] + p["chart"]
+        self._lines.object = p["chart_note"] + p["lines"] + p["captions"]
 
     def _update(self, *_events) -> None:
         self._show(self.state.budget)

@@ -90,3 +90,12 @@ def chart_html(parts: dict[str, list]) -> str:
 def note_html(b: Budget) -> str:
     """The note under the chart (`model.budgeting.chart_note`)."""
     return f"<p class='note muted'>{html.escape(chart_note(b))}</p>"
+
+
+def panes(b: Budget) -> dict[str, str]:
+    """The card's markup by pane (the exported page's widgets by these names): N, the chart, its note, every line
+    and the captions."""
+    rows = [shown(x) for x in b.lines]
+    by_key = {x["key"]: x for x in rows}
+    return {"head": headline_html(by_key), "chart": chart_html(budget_parts(b)), "chart_note": note_html(b),
+            "lines": lines_html(rows), "captions": captions_html(by_key)}

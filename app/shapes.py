@@ -19,7 +19,7 @@ from model.config import FIELDS
 from model.recipe_rows import recipe_rows
 
 from .budget_markup import shown
-from .shapes_markup import TableParts, shape_rows, table_parts
+from .shapes_markup import ShapeRow, TableParts, shape_rows, table_parts
 from .state import ExplorerState, bar_scale
 from .styles import INK, TABLE_CSS
 from .words import SHAPES_NOTES, SHAPES_TITLE

@@ -22,7 +22,7 @@ from .styles import BASE
 from .styles import TRAIN_CSS as CSS
 from .templates import TEMPLATES, fill_html
 from .train_query import CUSTOM_START, news, settle_train
-from .training_markup import chart_html, headline_html, legend_html, lines_html, note_html
+from .training_markup import note_html, panes
 from .words import FIT_LABELS, GPU_LABELS, OPTIMIZER_LABELS, RECOMPUTE_LABELS, TRAIN_TITLE, ZERO_LABELS, chinchilla_rule
 from .words import TRAIN_CONTROLS as C
 
@@ -94,13 +94,13 @@ class TrainingView(pn.viewable.Viewer):
                                   margin=(0, 0, 6, 0))
         self._said: list[str] = []  # the notes of the last change, shown or not
         self._latest = Latest((self.state.config, self.state.train))  # what the figures shown or coming are for
-        p = self.state.plan
-        self._chart = pn.pane.HTML(chart_html(p), stylesheets=[CSS], sizing_mode="stretch_width", margin=(4, 0, 0, 0),
+        shown = panes(self.state.plan)
+        self._chart = pn.pane.HTML(shown["train_chart"], stylesheets=[CSS], sizing_mode="stretch_width", margin=(4, 0, 0, 0),
                                    css_classes=["train-memory"])
-        self._legend = pn.pane.HTML(legend_html(p), stylesheets=[CSS], sizing_mode="stretch_width", margin=0)
-        self._headline = pn.pane.HTML(headline_html(p), stylesheets=[CSS], sizing_mode="stretch_width", margin=0,
+        self._legend = pn.pane.HTML(shown["train_legend"], stylesheets=[CSS], sizing_mode="stretch_width", margin=0)
+        self._headline = pn.pane.HTML(shown["train_head"], stylesheets=[CSS], sizing_mode="stretch_width", margin=0,
                                       css_classes=["train-headline"])
-        self._lines = pn.pane.HTML(lines_html(p), stylesheets=[CSS], sizing_mode="stretch_width", margin=0,
+        self._lines = pn.pane.HTML(shown["train_lines"], stylesheets=[CSS], sizing_mode="stretch_width", margin=0,
                                    css_classes=["train-lines"])
         self._push()
         for w in self._widgets:
@@ -169,10 +169,9 @@ class TrainingView(pn.viewable.Viewer):
             self._notices.object = f'<div class="warn">⚠ {html.escape(str(p))}</div>'
             return
         with pn.io.hold():
-            self._chart.object = chart_html(p)
-            self._legend.object = legend_html(p)
-            self._headline.object = headline_html(p)
-            self._lines.object = lines_html(p)
+            shown = panes(p)
+            self._chart.object, self._legend.object = shown["train_chart"], shown["train_legend"]
+            self._headline.object, self._lines.object = shown["train_head"], shown["train_lines"]
 
     def __panel__(self) -> pn.viewable.Viewable:
         title = pn.pane.HTML(TRAIN_TITLE, stylesheets=[BASE], sizing_mode="stretch_width", margin=(0, 0, 6, 0))

@@ -75,6 +75,13 @@ def headline_html(p: Plan) -> str:
     return HEADLINE.format_map(v)
 
 
+def panes(p: Plan) -> dict[str, str]:
+    """The card's markup by pane (the exported page's widgets by these names): the headline, every figure, the memory
+    chart and its legend."""
+    return {"train_head": headline_html(p), "train_lines": lines_html(p), "train_chart": chart_html(p),
+            "train_legend": legend_html(p)}
+
+
 def lines_html(p: Plan) -> str:
     """Every figure by section: label, its formula in the lesson's notation, its value."""
     notes = {"chinchilla": FITS[p.setup.fit].note}

@@ -297,13 +297,16 @@ class Config:
         _check_gemma(self)
         _check_window(self)
         _check_oss(self)
-        for name, default in (("kv_heads", self.h), ("head_dim", self.d // self.h if self.d % self.h == 0 else None),
-                              ("ff_dim", self._default_ff()), ("shared_dim", self.expert_dim),
-                              ("query_scale", self.d_head)):
-            if getattr(self, name) == default:  # one model, one Config: the default written out is the default
-                object.__setattr__(self, name, None)
-        if self.moe and "dense" not in self.block_kinds:  # no dense MLP anywhere: d_ff is no part of the model
-            object.__setattr__(self, "ff_dim", None)
+        for name in self.defaults_written():  # one model, one Config: the default written out is the default
+            object.__setattr__(self, name, None)
+
+    def defaults_written(self) -> tuple[str, ...]:
+        """The optional fields that hold their default written out (`__post_init__` sets them to None, their default),
+        and d_ff where no block has a dense MLP (it is no part of the model)."""
+        written = (("kv_heads", self.h), ("head_dim", self.d // self.h if self.d % self.h == 0 else None),
+                   ("ff_dim", self._default_ff()), ("shared_dim", self.expert_dim), ("query_scale", self.d_head))
+        out = tuple(name for name, default in written if getattr(self, name) == default)
+        return out + (("ff_dim",) if self.moe and "dense" not in self.block_kinds else ())
 
     def _default_ff(self) -> int:
         return 4 * self.d if self.mlp == "gelu" else swiglu_width(self.d)

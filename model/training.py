@@ -250,6 +250,11 @@ class TrainSetup:
         return GPUS[self.gpu]
 
     @property
+    def capacity(self) -> int:
+        """The GPU's memory in bytes: round(memory_gib · 2³⁰)."""
+        return round(self.device.memory_gib * 2**30)
+
+    @property
     def act_dtype(self) -> str:
         """The dtype of activations, serving weights and KV cache."""
         return self.dtype or OPTIMIZERS[self.optimizer].dtype
@@ -483,7 +488,7 @@ def largest_micro_batch(cfg: Config, setup: TrainSetup) -> int:
     states): B_max = min over candidates that grow of 2 + ⌊(capacity − held − v(2)) / (v(3) − v(2))⌋, at most
     model.BOUNDS' largest B. Where B = 2 does not fit, B = 1 is asked (its own pass structure).
     """
-    capacity = round(setup.device.memory_gib * 2**30)
+    capacity = setup.capacity
     N = budget(cfg).params_exact
     held = sum(b for _, b, _ in state_bytes(N, setup))
 
@@ -640,7 +645,7 @@ def _memory_lines(r: _Run) -> tuple[list[Line], Memory]:
         label = PHASE_LINE.format(symbol=PHASE_SYMBOLS[x.name], label=PHASE_LABELS[x.name], moment=x.moment)
         out.append(Line(f"memory/peak_{x.name}", label, x.formula, x.value, "bytes"))
     top = max(phases, key=lambda x: x.value)
-    peak, capacity = held + top.value, round(setup.device.memory_gib * 2**30)
+    peak, capacity = held + top.value, setup.capacity
     max_B = largest_micro_batch(cfg, setup)
     out += [Line("memory/peak", PEAK_LINE.format(phase=top.name), f"{held_formula} + {PHASE_SYMBOLS[top.name]}", peak,
                  "bytes"),

@@ -29,9 +29,11 @@ PAGE = ROOT / "app" / "export" / "page.js"
 # str.format_map twin `fill` replaced by py.fmap: 557, training 100. The tables' keys compiled (app/export/keys.py,
 # model/memory.py's structure and structure_key): 535, training 99. The export command (model.cli.model_options), the
 # preset's name (rules.preset_of) and the changes card's markup and refusals compiled: 491, markup 35. rules.settle_notes
-# compiled (Config(**fields) the one native, configOf): 473. Issue 24 tightens the whole to 450.
-CODE_LINES = 473
-TRAINING_LINES = 99
+# compiled (Config(**fields) the one native, configOf): 473. Config.defaults_written, the cards' panes
+# (budget_markup.panes, training_markup.panes), training.step_phases and TrainSetup.capacity compiled, every namespace
+# in one generated COMPILED object: 447, training 91. Issue 24 asked for at most 450.
+CODE_LINES = 447
+TRAINING_LINES = 91
 MARKUP_LINES = 35
 
 

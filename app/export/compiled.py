@@ -20,7 +20,7 @@ MODULES = (
     ("config", [config.divisors, config.snap_heads, config.swiglu_width, config.Config, config.distinct_kinds,
                 config.kind_blocks]),
     ("templates", [templates.fill_html, templates.columns_to_rows, ("TEMPLATES", templates.TEMPLATES)]),
-    ("training", [training.TrainSetup]),
+    ("training", [training.TrainSetup, training.step_phases]),
     ("numbers", [numbers.decimal, numbers.whole, numbers.real, numbers.show]),
     ("units", [units.thousands, units.sig3, units._scaled, units.params, units.flops, units.nbytes, units.percent,
                units.shape, units.scientific, units.plain, units.duration, units.seconds, units.dollars, units._ratio,
@@ -32,7 +32,7 @@ MODULES = (
     ("budgeting", [budgeting.chart, budgeting.chart_note]),
     ("budget_markup", [budget_markup.shown, budget_markup.lines_html, budget_markup.headline_html,
                        budget_markup.captions_html, budget_markup.bar_text, budget_markup.budget_parts,
-                       budget_markup.chart_html, budget_markup.note_html]),
+                       budget_markup.chart_html, budget_markup.note_html, budget_markup.panes]),
     ("memory", [memory._factor_values, memory.structure, memory.structure_key]),
     ("keys", [keys.pass_key, keys.recipe_key, keys.every_part, keys.budget_key, keys.changes_key, keys.train_variant]),
     ("tracing", [tracing.blocks_text, tracing.block_groups, tracing.window_text, tracing.expanded_rows]),
@@ -47,13 +47,15 @@ MODULES = (
     ("words", [words.slider_range, words.status_rules, words.field_names]),
     ("train_report", [train_report.human]),
     ("training_markup", [training_markup.memory_bars, training_markup.capacity_label, training_markup.chart_html,
-                         training_markup.legend_html, training_markup.headline_html, training_markup.lines_html]),
+                         training_markup.legend_html, training_markup.headline_html, training_markup.lines_html,
+                         training_markup.panes]),
     ("train_query", [train_query.link_number, train_query.number_words, train_query.number, train_query.settle_train,
                      train_query.news]),
 )
 NATIVE = {config.Config: "configOf",  # page.js: Config(**fields), its defaults and its normalisation (__post_init__)
           TrainSetup: "trainSetup",  # page.js: the defaults, then the fields given (TrainSetup's own checks aside)
-          memory.window_values: "windowValues"}  # page.js: WINDOW_VALUES' formulas compiled (spec.lines_js)
+          memory.window_values: "windowValues",
+          training.peak_candidates: "peakCandidates"}  # page.js: each candidate's formula compiled (spec._structure)  # page.js: WINDOW_VALUES' formulas compiled (spec.lines_js)
 
 
 @functools.cache

@@ -34,8 +34,9 @@
 // the test that runs both on the same inputs in Chromium (everything else of the card is data in S.train: the plan's
 // line templates with their compiled formulas, spec._train_template; its markup, formatters and notices run
 // compiled: app/training_markup.py, units.*, train_report.human, train_query.settle_train, TrainSetup's properties):
-//   test_export.py::test_largest_micro_batch_agrees: largestMicroBatch (its closed form), peakCandidates, stepPhases,
-//     topPhase, held, template, trainingMemory, capacityOf, savedParts, savedLine, paramsExact, budgetLine, lineOf
+//   test_export.py::test_largest_micro_batch_agrees: largestMicroBatch (its closed form), peakCandidates (which
+//     the compiled training.step_phases reads), topPhase, held, template, trainingMemory, savedParts, savedLine,
+//     paramsExact, budgetLine, lineOf
 //   test_export.py::test_training_lines_agree_with_the_model (and test_export_recipe.py's, test_export_window.py::
 //     test_the_training_card_is_the_models): trainPlan (a Plan's fields)
 //   test_export.py::test_training_notices_agree_with_settle_train: trainSetup (TrainSetup(**fields), which the
@@ -149,11 +150,8 @@ const py = {
   divmod: (a, b) => [py.floordiv(a, b), py.mod(a, b)],
   abs: (x) => (big(x) ? (x < 0n ? -x : x) : Math.abs(x)),
   int: (x) => (typeof x === "string" ? narrow(BigInt(x.trim())) : big(x) ? x : Math.trunc(Number(x))),
-  round: (x) => {  // round(x): the nearest whole number, ties to even
-    if (big(x)) return x;
-    const r = Math.round(x);
-    return (Math.abs(x % 1) === 0.5 && r % 2 !== 0) ? r - 1 : r;
-  },
+  round: (x) => (big(x) ? x : Math.abs(x % 1) === 0.5 && Math.round(x) % 2 !== 0 ? Math.round(x) - 1
+    : Math.round(x)),  // round(x): the nearest whole number, ties to even
   str: (x) => (typeof x === "string" ? x : x === null || x === undefined ? "None" : typeof x === "boolean"
     ? (x ? "True" : "False") : typeof x === "number" ? pyRepr(x) : String(x)),
   repr: (x) => (typeof x === "string" ? `'${x.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'` : py.str(x)),
@@ -222,22 +220,17 @@ const py = {
 };
 
 // ---- formatting: model/units.py, compiled (app/export/compiled.py: units.value, units.params, …) -----------------
-const esc = (s) => py.escape(String(s));
 
 // ---- the rules: model/rules.py compiled (rules.settle_values, read_field, …), model/numbers.py and config.py's too
 const Cfg = config.Config;  // Config's properties and methods as functions of a page's configuration: Cfg.d_head(c)
 
-function normalize(c) {  // Config.__post_init__: a default written out is the default (None)
-  const written = {kv_heads: c.h, head_dim: c.d % c.h ? null : c.d / c.h, ff_dim: Cfg._default_ff(c),
-                   shared_dim: c.expert_dim, query_scale: Cfg.d_head(c)};  // its (name, default) pairs
-  for (const [f, v] of Object.entries(written)) if (c[f] === v) c[f] = null;
-  if (Cfg.moe(c) && !Cfg.block_kinds(c).includes("dense")) c.ff_dim = null;  // no dense MLP anywhere: d_ff is no part of it
+function configOf(fields) {  // Config(**fields): its defaults, __post_init__'s normalisation and the checks a page meets
+  const c = Object.fromEntries(S.all_fields.map((f) => [f, fields[f] ?? S.field_defaults[f] ?? null]));
+  for (const f of Cfg.defaults_written(c)) c[f] = null;  // a default written out is the default (None)
   if (c.sinks && c.attention === "fused") throw new Error(S.sinks_fused);  // Config.__post_init__ (_check_oss)
   if (c.positions === "rope" && !Cfg.mla(c) && Cfg.d_head(c) % 2) throw new Error(py.fmap(S.odd_d_head, {d_head: Cfg.d_head(c)}));
   return c;
 }
-
-const configOf = (fields) => normalize(Object.fromEntries(S.all_fields.map((f) => [f, fields[f] ?? S.field_defaults[f] ?? null])));  // Config(**fields)
 
 const fieldLabel = (f, name) => templates.fill_html(S.html.field_label, {field: f, doc: S.docs[f], name});  // page.field_label
 
@@ -250,28 +243,24 @@ function symbols(cfg, exact) {  // Config.symbols(), with h_kv and d_ff always (
 const windowValues = (cfg) => (cfg.window == null ? {} : Object.fromEntries(Object.entries(WINDOW_FNS)
   .map(([k, f]) => [k, units.thousands(f(symbols(cfg, true)))])));  // memory.window_values: the numbers windowed labels name
 
-const [structureKey, budgetKey, changesKey] = [keys.pass_key, keys.budget_key, keys.changes_key];  // app/export/keys.py
-
-function covered(cfg, dtype) {  // whether the page carries this model's lines and shapes (spec.covered)
-  return budgetKey(cfg) in S.budget && structureKey(cfg, dtype) in S.structures;
-}
+const covered = (cfg, dtype) => keys.budget_key(cfg) in S.budget && keys.pass_key(cfg, dtype) in S.structures;  // spec.covered
 
 function evaluateLines(lines, fns, cfg) {  // each line (model.figures.Line) with its value from its compiled formula
   const big = symbols(cfg, true), num = symbols(cfg, false);
   return lines.map((t, i) => ({key: t.key, label: t.label, formula: t.formula, value: fns[i](t.exact ? big : num), unit: t.unit}));
 }
 
-const budgetLines = (cfg) => evaluateLines(S.budget[budgetKey(cfg)], BUDGET_FNS[budgetKey(cfg)], cfg);
+const budgetLines = (cfg) => evaluateLines(S.budget[keys.budget_key(cfg)], BUDGET_FNS[keys.budget_key(cfg)], cfg);
 
 function memoryLines(cfg, dtype) {
-  const key = structureKey(cfg, dtype), all = S.structures[key].lines_all && symbols(cfg, false).L_W === cfg.L;  // every block windowed
+  const key = keys.pass_key(cfg, dtype), all = S.structures[key].lines_all && symbols(cfg, false).L_W === cfg.L;  // every block windowed
   return evaluateLines(S.structures[key][all ? "lines_all" : "lines"], (all ? MEMORY_ALL_FNS : MEMORY_FNS)[key], cfg)
     .filter((x) => S.dtypes[dtype] === 2 || x.key !== "memory/korthikanti").map((x) => ({...x, label: py.fmap(x.label, {dtype, ...windowValues(cfg)})}));
 }
 
 // ---- markup: app/templates.py's TEMPLATES (S.html), filled by the compiled templates.fill_html -------------------
 function shapeRows(cfg, dtype, expanded) {  // the trace's rows at cfg (model.tracing.Row), shown by shapes_markup.display_rows
-  const key = structureKey(cfg, dtype), st = S.structures[key], blocks = config.kind_blocks(cfg);
+  const key = keys.pass_key(cfg, dtype), st = S.structures[key], blocks = config.kind_blocks(cfg);
   const big = symbols(cfg, true), atTmax = {...big, T: BigInt(cfg.T_max)};
   const shapeOf = (i, s) => DIM_FNS[key][i].map((f) => f(s));  // each dimension compiled (spec.py)
   const count = (shape) => shape.reduce((a, b) => a * b, 1n);
@@ -294,10 +283,10 @@ function changesGroups(cfg, dtype) {  // changes_card.changes_groups(changes(cfg
   const tv = changes.title_values(cfg), why = changes.no_twin(cfg);
   if (why !== null) return {notice: why};  // changes.twin's refusals
   if (Cfg.gpt2_recipe(cfg)) return {groups: [{key: "twin", title: S.changes.titles.twin, lines: []}]};
-  const key = changesKey(cfg, dtype), table = S.changes.tables[key];
+  const key = keys.changes_key(cfg, dtype), table = S.changes.tables[key];
   if (!table) {  // carried at the page's dtype only, or not at all
     const at = S.initial.dtype, command = `${changes_card.export_command(cfg)} --dtype ${dtype}`;
-    return {notice: S.changes.tables[changesKey(cfg, at)] ? py.fmap(S.changes.other_dtype, {page_dtype: at, dtype, command})
+    return {notice: S.changes.tables[keys.changes_key(cfg, at)] ? py.fmap(S.changes.other_dtype, {page_dtype: at, dtype, command})
       : changes_card.uncovered_text(cfg)};
   }
   const big = symbols(cfg, true), num = symbols(cfg, false);
@@ -320,10 +309,10 @@ function lineOf(lines, fns, key, cfg) {  // a line of budget(cfg) or of a struct
   return [lines[i], fns[i](symbols(cfg, lines[i].exact))];
 }
 
-const budgetLine = (cfg, key) => lineOf(S.budget[budgetKey(cfg)], BUDGET_FNS[budgetKey(cfg)], key, cfg);  // budget.line
+const budgetLine = (cfg, key) => lineOf(S.budget[keys.budget_key(cfg)], BUDGET_FNS[keys.budget_key(cfg)], key, cfg);  // budget.line
 const paramsExact = (cfg) => Number(budgetLine(cfg, "params/exact")[1]);  // budget(cfg).params_exact
-const savedLine = (cfg, dtype, L = cfg.L) => lineOf(S.structures[structureKey(cfg, dtype)].lines,  // its "memory/saved"
-  MEMORY_FNS[structureKey(cfg, dtype)], "memory/saved", {...cfg, L});
+const savedLine = (cfg, dtype, L = cfg.L) => lineOf(S.structures[keys.pass_key(cfg, dtype)].lines,  // its "memory/saved"
+  MEMORY_FNS[keys.pass_key(cfg, dtype)], "memory/saved", {...cfg, L});
 
 function savedParts(cfg, dtype, exact = false) {  // training.saved_parts: the saved formula at L = 0 and L = 1
   const rest = savedLine(cfg, dtype, 0)[1], block = savedLine(cfg, dtype, 1)[1] - rest;
@@ -331,28 +320,21 @@ function savedParts(cfg, dtype, exact = false) {  // training.saved_parts: the s
 }
 
 function peakCandidates(cfg, setup) {  // training.peak_candidates: [{name, moment, value, formula}] (spec._structure)
-  const dtype = Setup.act_dtype(setup), key = structureKey(cfg, dtype), other = S.structures[key].other[setup.recompute];
+  const dtype = Setup.act_dtype(setup), key = keys.pass_key(cfg, dtype), other = S.structures[key].other[setup.recompute];
   const s = {...symbols(cfg, true), S_block: BigInt(savedParts(cfg, dtype, true)[1])};
   s.S_other = OTHER_FNS[key][setup.recompute](s);  // what each block the pass does not run holds
   return S.structures[key].peak.map((c, i) => ({name: c.phase, moment: c.moment, value: Number(PEAK_FNS[key][i](s)),
                                                 formula: py.fmap(c.formula, {each: other.formula})}));
 }
 
-function stepPhases(cfg, setup) {  // training.step_phases: each phase's largest candidate, the first on a tie
-  const best = {};
-  for (const x of peakCandidates(cfg, setup)) if (!(x.name in best) || x.value > best[x.name].value) best[x.name] = x;
-  return TS.phases.filter((name) => name in best).map((name) => best[name]);
-}
-
 const topPhase = (phases) => phases.reduce((a, b) => (b.value > a.value ? b : a));  // max(phases), the first on a tie
 const template = (setup, key) => TS.variants[keys.train_variant(setup)].find((i) => TS.templates[i].key === key);  // spec
 const held = (N, setup) => TRAIN_FNS[template(setup, "memory/peak")]({N, n: setup.gpus, M_top: 0});  // state_bytes
 // (training.state_bytes: weights + gradients + optimizer states, the peak's formula without its phase)
-const trainingMemory = (cfg, setup, N) => held(N, setup) + topPhase(stepPhases(cfg, setup)).value;  // training.training_memory
-const capacityOf = (setup) => py.round(Setup.device(setup).memory_gib * 2 ** 30);  // round(memory_gib · 2³⁰)
+const trainingMemory = (cfg, setup, N) => held(N, setup) + topPhase(training.step_phases(cfg, setup)).value;  // training.training_memory
 
 function largestMicroBatch(cfg, setup, N) {  // training.largest_micro_batch: its closed form, the same float operations
-  const capacity = capacityOf(setup), h = held(N, setup), values = (B) => peakCandidates({...cfg, B}, setup).map((x) => x.value), v2 = values(2);
+  const capacity = Setup.capacity(setup), h = held(N, setup), values = (B) => peakCandidates({...cfg, B}, setup).map((x) => x.value), v2 = values(2);
   if (h + Math.max(...v2) > capacity) return trainingMemory({...cfg, B: 1}, setup, N) <= capacity ? 1 : 0;  // trainingMemory at B = 2
   const v3 = values(3);
   return Math.min(S.bounds.B[1], ...v2.flatMap((a, i) => (v3[i] > a ? [2 + Math.floor((capacity - h - a) / (v3[i] - a))] : [])));
@@ -360,8 +342,8 @@ function largestMicroBatch(cfg, setup, N) {  // training.largest_micro_batch: it
 
 function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup} (spec._train_template filled)
   const N = paramsExact(cfg), dtype = Setup.act_dtype(setup), dev = Setup.device(setup), [rest, block] = savedParts(cfg, dtype);
-  const D = setup.D === null ? TS.chinchilla * N : setup.D, capacity = capacityOf(setup);
-  const phases = stepPhases(cfg, setup), top = topPhase(phases);
+  const D = setup.D === null ? TS.chinchilla * N : setup.D, capacity = Setup.capacity(setup);
+  const phases = training.step_phases(cfg, setup), top = topPhase(phases);
   const byPhase = Object.fromEntries(phases.map((x) => [x.name, x]));
   const [measured, M] = budgetLine(cfg, "flops/forward_measured");  // the recipe's measured forward FLOPs per token
   const s = {...symbols(cfg, false), N, D, C: 6 * N * D, P: dev.peak_tflops * 1e12, MFU: setup.mfu, n: setup.gpus,
@@ -412,9 +394,7 @@ function renderTrain(cfg) {
     W.train_head.text = changes_card.notice_html(py.fmap(TS.moe, {command: `python -m model ${cli.model_options(cfg)} --table train`}));
     return;
   }
-  const p = trainPlan(cfg, ST.setup), m = training_markup;
-  [W.train_head.text, W.train_lines.text, W.train_legend.text, W.train_chart.text] =
-    [m.headline_html(p), m.lines_html(p), m.legend_html(p), m.chart_html(p)];
+  for (const [k, v] of Object.entries(training_markup.panes(trainPlan(cfg, ST.setup)))) W[k].text = v;
 }
 
 function trainChanged(obj) {  // TrainingView._changed: a box's bad text keeps the value in use; only news shows
@@ -436,8 +416,7 @@ function renderInfer(cfg) {  // the table of the menus' choices; on another conf
   W.infer_figures.visible = refused === null;
   if (refused !== null) return;
   const t = IS.tables[inferKey()];
-  W.infer_head.text = IS.rows[t.head];  // the pool of distinct markup (spec._inference)
-  W.infer_knee.text = IS.rows[t.knee];
+  [W.infer_head.text, W.infer_knee.text] = [IS.rows[t.head], IS.rows[t.knee]];  // the pool of distinct markup
   W.infer_lines.text = IS.frame[0] + t.lines.map((i) => IS.rows[i]).join("") + IS.frame[1];
   for (const [k, v] of Object.entries(t.charts)) W[`infer-${k}`].data = v;  // in place: the same sources
 }
@@ -499,12 +478,7 @@ function render(cfg) {  // every card; where this page does not carry the model,
     for (const name of ["lines", "captions", "train_lines", "train_legend"]) W[name].text = "";
     return;
   }
-  const b = {lines: budgetLines(cfg)}, shown = b.lines.map(budget_markup.shown), byKey = Object.fromEntries(shown.map((x) => [x.key, x]));
-  W.head.text = budget_markup.headline_html(byKey);
-  W.lines.text = budget_markup.lines_html(shown);
-  W.captions.text = budget_markup.captions_html(byKey);
-  W.chart.text = budget_markup.chart_html(budget_markup.budget_parts(b));
-  W.chart_note.text = budget_markup.note_html(b);
+  for (const [k, v] of Object.entries(budget_markup.panes({lines: budgetLines(cfg)}))) W[k].text = v;  // W.head, …
   const {rows, scale, legend} = shapeRows(cfg, ST.dtype, ST.expanded);
   W.shapes.text = tableHtml(rows, ST.dtype, scale, memoryLines(cfg, ST.dtype), legend);
   renderTrain(cfg);
@@ -564,10 +538,8 @@ function main(obj) {
     for (const [name, w] of Object.entries(S.widgets)) {
       if (w.aria) ariaLabel(W[name], w.aria, `${w.field}: ${S.docs[w.field]}`);
     }
-    window.__ts = {py, templates, keys, config, numbers, units, rules, families, changes, words, train_report, train_query,
-                   budget_markup, tracing, shapes_markup, cli, changes_card, fieldLabel, budgetLines, memoryLines, shapeRows,
-                   training, training_markup, trainPlan, largestMicroBatch, savedParts, paramsExact,
-                   changesGroups, covered};
+    window.__ts = {...COMPILED, py, fieldLabel, budgetLines, memoryLines, shapeRows, trainPlan, largestMicroBatch,
+                   savedParts, paramsExact, changesGroups, covered};
     return update([]);
   }
   const name = obj.name, w = S.widgets[name];

@@ -95,6 +95,7 @@ def compile_modules(modules: Iterable[tuple[str, list]], native: Mapping[object,
     out, shared = [], {}
     for name, items in modules:
         out.append(_Module(name, items, compiled, natives, classes, shared).js())
+    out.append(f"const COMPILED = {{{', '.join(name for name, _ in modules)}}};  // every namespace, by name")
     return "\n".join(out)
 
 

@@ -24,7 +24,7 @@ from model.memory import (KORTHIKANTI_NOTE, ONES, WINDOW_VALUES, Structure, prob
 from model.changes import window_change_label
 from model.notation import dims
 from model.recipe_rows import recipe_rows
-from model.peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates
+from model.peak import PHASE_LABELS, PHASE_SYMBOLS, candidates
 from model.rules import CUSTOM, EXTRA_FIELDS, NOTE_ABOUT, NOTE_FIELD, PRESET_ASKS, preset_of
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, OTHER_BLOCKS, PEAK_LINE, PHASE_LINE,
                             RECOMPUTE, Line, Memory, TrainSetup, plan)
@@ -313,7 +313,7 @@ def _training() -> dict:
                    "recompute": [[v, k] for k, v in RECOMPUTE_LABELS.items()], "fit": [[v, k] for k, v in FIT_LABELS.items()]},
         "keys": list(TRAIN_KEYS), "default": {k: getattr(DEFAULT, k) for k in DEFAULT.__dataclass_fields__},
         "choices": {k: list(v) for k, v in TRAIN_CHOICES.items()}, "field": SETUP_FIELD,  # page.js's inputs
-        "moe": TRAIN_MOE, "phases": list(PHASES), "phase_symbols": PHASE_SYMBOLS,
+        "moe": TRAIN_MOE, "phase_symbols": PHASE_SYMBOLS,
         # the fields of training.Memory that are lines of the plan (page.js trainPlan's memory)
         "memory": [f for f in Memory.__dataclass_fields__ if f"memory/{f}" in {x.key for x in plan(probe).lines}],
     }
