@@ -24,7 +24,10 @@ when the page is built (tests build one), never in the browser:
   None`), `and`/`or` (their operand, as Python gives it) and `not`, conditional expressions, f-strings with format
   specs and `!r`, lambdas, list, tuple and dict displays (with `*` and `**`), comprehensions, subscripts and slices
   (no step), calls of compiled functions (with keywords), of the builtins and of str, list and dict methods that
-  page.js's `py` names.
+  page.js's `py` names, of `html.escape`, a compiled pattern's `sub` and `fullmatch`, a dataclass's constructor and
+  `dataclasses.replace` (an Object of its fields);
+- types: a parameter annotated with a dataclass (or `X | None`), and its fields by their annotations, so that
+  `p.cfg.moe` of `p: Plan` calls Config's compiled property.
 """
 from __future__ import annotations
 
