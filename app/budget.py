@@ -27,10 +27,10 @@ class BudgetView(pn.viewable.Viewer):
     @property
     def chart(self) -> dict[str, list]:
         """The chart's bars now (`budget_parts`)."""
-        return self._parts
+        return budget_parts(self.state.budget)
 
     def _show(self, b: Budget) -> None:
-        p, self._parts = panes(b), budget_parts(b)
+        p = panes(b)
         # T, B and h change no parameter: the head's markup stays the same and nothing is sent for it
         self._head.object = "<h2>Parameter budget</h2>" + p["head"] + p["chart"]
         self._lines.object = p["chart_note"] + p["lines"] + p["captions"]
