@@ -48,255 +48,101 @@ biases, h_kv = h and no window (`MLA_WITHOUT`). `model.gpt.LatentAttention` buil
 """
 from __future__ import annotations
 
-import numbers
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
+from . import fields as fields_
 from . import hf
-from .notation import SYMBOL_DOCS
+from .fields import Field, by_name
+from .parts import attention, latent, mlp, moe, positions, sinks, window
+from .parts import ordered
+from .parts.attention import divisors, snap_heads
+from .parts.mlp import SWIGLU_ALPHA, swiglu_width
+from .parts.positions import ODD_D_HEAD
+from .parts.sinks import SINKS_FUSED
 
-# Inclusive bounds per field: large enough for GPT-3 175B (d = 12,288, L = 96, T = 2,048), small enough that
-# no accident (d = 10**9) slips through. The meta device makes even the largest allowed config free to trace.
-BOUNDS: dict[str, tuple[int, int]] = {
-    "B": (1, 4_096),
-    "T": (1, 32_768),
-    "d": (1, 32_768),
-    "h": (1, 32_768),
-    "L": (1, 1_024),
-    "V": (1, 524_288),  # Gemma 3 27B: 262,208
-    "T_max": (1, 16_777_216),  # 2²⁴: with RoPE a context, not a table (Llama 4 Scout's config sets 10,485,760)
-    "d_ff": (1, 262_144),
-    "h_kv": (1, 32_768),
-    "d_head": (1, 32_768),
-    "E": (1, 4_096),  # routed experts (DeepSeek-V3 256, Kimi K2 384)
-    "k": (1, 4_096),  # experts per token, at most E
-    "d_expert": (1, 262_144),
-    "E_shared": (0, 1_024),  # 0: no shared experts
-    "d_shared": (1, 262_144),
-    "W": (1, 16_777_216),  # a window: any context a RoPE model may have (T_max's bound)
-    "d_c": (1, 65_536),  # multi-head latent attention's widths (DeepSeek-V3: d_c 512, d_cq 1,536, d_R 64, ...)
-    "d_cq": (1, 65_536),
-    "d_R": (1, 32_768),  # and even (RoPE rotates pairs)
-    "d_nope": (1, 32_768),
-    "d_v": (1, 32_768),
-}
-LAYOUT_BOUNDS: dict[str, tuple[int, int]] = {"moe_step": (1, 1_024), "dense_first": (0, 1_023)}  # and ≤ L, < L
-LAYOUT_FIELDS = ("moe_step", "dense_first", "dense_layers")  # which blocks of a mixture of experts are MoE
-NUMBER_BOUNDS = {**BOUNDS, **LAYOUT_BOUNDS}  # what a box, a link or a file reads each whole number within
+# The lesson's global dims, declared here; every other field is declared once by the part it shapes (`model.parts`).
+# Bounds are large enough for GPT-3 175B (d = 12,288, L = 96, T = 2,048), small enough that no accident (d = 10**9)
+# slips through. The meta device makes even the largest allowed config free to trace.
+def _dim(symbol: str, doc: str, hi: int, default: int | None = None, cli: str | None = None) -> Field:
+    return Field(symbol, "whole", doc, default=default, symbol=symbol, bounds=(1, hi), required=default is None,
+                 cli=cli, group="lesson")
 
-FIELD_DOCS: dict[str, str] = {
-    "B": "batch size (sequences per forward pass)",
-    "T": "sequence length (tokens per sequence)",
-    "d": "model width (residual stream size)",
-    "h": "attention heads (they divide d, unless d_head is set apart)",
-    "L": "number of Transformer blocks",
-    "V": "vocabulary size (rows of W_te)",
-    "T_max": "rows of the learned position table W_pe (with RoPE: the context the model was trained for)",
-    "d_ff": "MLP hidden width (default 4d for GELU; 8d/3 rounded up to a multiple of 256 for SwiGLU)",
-    "h_kv": "heads of K and V (a divisor of h; default h: multi-head attention)",
-    "d_head": "features per head (default d / h)",
-    "E": "routed experts of an MoE block (its router picks k of them per token)",
-    "k": "experts per token (top-k of the router's E scores)",
-    "d_expert": "each routed expert's hidden width",
-    "E_shared": "shared experts of an MoE block, which every token uses (default 0: none)",
-    "d_shared": "each shared expert's hidden width (default d_expert)",
-    "W": "the sliding window: the keys a windowed block's query sees, itself and the W − 1 before it",
-    **{symbol: SYMBOL_DOCS[symbol] for symbol in ("d_c", "d_cq", "d_R", "d_nope", "d_v")},  # latent attention
-}
-# Multi-head latent attention's fields (DeepSeek-V2/V3): field -> the symbol (and BOUNDS key) it sets.
-MLA_SYMBOLS: dict[str, str] = {"latent_dim": "d_c", "q_latent_dim": "d_cq", "rope_dim": "d_R", "nope_dim": "d_nope",
-                               "value_dim": "d_v"}
-MLA_DOCS: dict[str, str] = {name: FIELD_DOCS[symbol] for name, symbol in MLA_SYMBOLS.items()}
-# The mixture of experts' fields: field -> the symbol (and BOUNDS key) it sets, or None for the layout's fields.
-MOE_SYMBOLS: dict[str, str] = {"experts": "E", "top_k": "k", "expert_dim": "d_expert", "shared_experts": "E_shared",
-                               "shared_dim": "d_shared"}
-MOE_DOCS: dict[str, str] = {
-    **{name: FIELD_DOCS[symbol] for name, symbol in MOE_SYMBOLS.items()},
-    "shared_gate": "a sigmoid gate (d, 1) on the shared experts' output (Qwen2-MoE's shared_expert_gate)",
-    "moe_step": "every n-th block is MoE: block i when (i + 1) is a multiple of n (Qwen's decoder_sparse_step; default 1)",
-    "dense_first": "the first n blocks keep the dense MLP (DeepSeek's first_k_dense_replace; default 0)",
-    "dense_layers": "blocks that keep the dense MLP, by index (Qwen's mlp_only_layers; default none)",
-}
-WINDOW_DOCS: dict[str, str] = {
-    "window": FIELD_DOCS["W"] + " (default none: full attention)",
-    "full_layers": "blocks that keep full causal attention beside the windowed ones, by index (default none)",
-}
+
+DIMS: tuple[Field, ...] = (
+    _dim("B", "batch size (sequences per forward pass)", 4_096),
+    _dim("T", "sequence length (tokens per sequence)", 32_768),
+    _dim("d", "model width (residual stream size)", 32_768),
+    _dim("h", "attention heads (they divide d, unless d_head is set apart)", 32_768),
+    _dim("L", "number of Transformer blocks", 1_024),
+    _dim("V", "vocabulary size (rows of W_te)", 524_288),  # Gemma 3 27B: 262,208
+    # 2²⁴: with RoPE a context, not a table (Llama 4 Scout's config sets 10,485,760)
+    _dim("T_max", "rows of the learned position table W_pe (with RoPE: the context the model was trained for)",
+         16_777_216, default=1024, cli="--T-max"),
+)
+CONFIG_FIELDS: tuple[Field, ...] = ordered(DIMS)  # every field of Config, in order
+FIELD = by_name(CONFIG_FIELDS)  # name -> Field
+SIZES = {f.key: f for f in CONFIG_FIELDS if f.kind == "whole"}  # a whole-number field by its key: "d_ff", "E", "moe_step"
+NUMBER_BOUNDS: dict[str, tuple[int, int]] = {key: f.bounds for key, f in SIZES.items()}  # what a box, a link or a file
+# reads each whole number within; BOUNDS and FIELD_DOCS: those of the lesson's symbols (B, T, ..., h_kv, E, W, d_c, ...)
+BOUNDS: dict[str, tuple[int, int]] = {f.symbol: f.bounds for f in SIZES.values() if f.symbol}
+FIELD_DOCS: dict[str, str] = {f.symbol: f.doc for f in SIZES.values() if f.symbol}
 ATTN_LABELS: dict[str, str] = {"full": "full attention", "sliding": "sliding window"}  # `Config.attn_kinds`
 KIND_LABELS: dict[str, str] = {"dense": "dense", "moe": "MoE"}  # a block's kind (`Config.block_kinds`), as tables name it
-
-# The recipe's switches: field -> its choices, GPT-2's first (the default).
-CHOICES: dict[str, tuple[str, ...]] = {
-    "norm": ("layernorm", "rmsnorm"),
-    "positions": ("learned", "rope"),
-    "mlp": ("gelu", "swiglu"),
-    "bias": ("all", "none", "qkv", "attn", "mlp"),
-    "attention": ("eager", "fused"),
-}
-# The switches a Config takes beyond the pages' menus (`CHOICES`): Gemma's GeGLU.
-MODEL_CHOICES: dict[str, tuple[str, ...]] = {**CHOICES, "mlp": (*CHOICES["mlp"], "geglu")}
-# The optional whole-number fields and the symbol (and BOUNDS key) each one sets.
-OPTIONAL_SYMBOLS: dict[str, str] = {"ff_dim": "d_ff", "kv_heads": "h_kv", "head_dim": "d_head"}
-RECIPE_DOCS: dict[str, str] = {
-    "norm": "normalisation: layernorm (gain and bias) or rmsnorm (gain only, no mean subtracted)",
-    "positions": "positions: learned (the table W_pe) or rope (q and k rotated by position; no parameters)",
-    "mlp": "MLP: gelu (d → d_ff → d), swiglu (SiLU(x W_gate) · x W_up, then W_down) or geglu (GELU(x W_gate) · x W_up, "
-           "then W_down: Gemma's)",
-    "ff_dim": FIELD_DOCS["d_ff"],
-    "kv_heads": FIELD_DOCS["h_kv"],
-    "head_dim": FIELD_DOCS["d_head"],
-    "bias": "biases: all (every linear and LayerNorm), none, qkv (q, k and v only), attn (q, k, v and W_o) or mlp "
-            "(the MLP's matrices only)",
-    "qk_norm": "QK-norm: an RMSNorm over d_head on q and k of every head",
-    "attention": "attention: eager (written out: (B, h, T, T) scores, masked scores and softmax) or fused "
-                 "(F.scaled_dot_product_attention, as FlashAttention: no (B, h, T, T) tensor, a (B, h, T) fp32 "
-                 "log-sum-exp kept for backward)",
-}
-
-
-def divisors(n: int) -> list[int]:
-    """All positive divisors of n, ascending: `divisors(12) == [1, 2, 3, 4, 6, 12]`."""
-    if not isinstance(n, int) or n < 1:
-        raise ValueError(f"divisors needs a positive integer, got {n!r}")
-    small, large = [], []
-    i = 1
-    while i * i <= n:
-        if n % i == 0:
-            small.append(i)
-            if i != n // i:
-                large.append(n // i)
-        i += 1
-    return small + large[::-1]
-
-
-def snap_heads(d: int, h: int) -> int:
-    """The divisor of d nearest h (ties go to the smaller): `snap_heads(770, 12) == 11`."""
-    return min(divisors(d), key=lambda k: (abs(k - h), k))
-
-
-def _neighbours(d: int, h: int) -> list[int]:
-    """The divisors of d just below and just above h (one of them when h is beyond the range)."""
-    divs = divisors(d)
-    below = [k for k in divs if k < h][-1:]
-    above = [k for k in divs if k > h][:1]
-    return below + above
+CHOICES: dict[str, tuple[str, ...]] = {f.name: f.options for f in CONFIG_FIELDS if f.kind == "choice"}  # the menus'
+MODEL_CHOICES: dict[str, tuple[str, ...]] = {f.name: f.choices for f in CONFIG_FIELDS if f.kind == "choice"}
 
 
 def check_field(name: str, value: object) -> int:
-    """`value` as an int if it is a whole number within BOUNDS[name], else ValueError naming the bounds."""
-    lo, hi = BOUNDS[name]
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be a whole number from {lo:,} to {hi:,}, got {value!r}")
-    value = int(value)
-    if not lo <= value <= hi:
-        raise ValueError(f"{name}={value:,} is out of range: {name} ({FIELD_DOCS[name]}) must be from {lo:,} to {hi:,}")
+    """`value` as an int if it is a whole number within the bounds of the field with key `name`, else ValueError
+    naming the bounds."""
+    return fields_.whole(name, value, SIZES[name].bounds, SIZES[name].doc)
+
+
+def _checked(f: Field, value: object) -> object:
+    """A field's value checked for its kind (ValueError naming what it takes), normalised: an int, a sorted tuple."""
+    if value is None and f.optional:
+        return None
+    if f.kind == "whole":
+        return fields_.whole(f.key, value, f.bounds, f.doc)
+    if f.kind == "flag":
+        fields_.flag(f.name, value)
+    elif f.kind == "choice":
+        fields_.choice(f, value)
+    elif f.kind == "real":
+        fields_.real(f.name, value, f.doc)
+    elif f.kind == "blocks":
+        return fields_.blocks(f.name, value)
     return value
 
 
-def swiglu_width(d: int) -> int:
-    """SwiGLU's default hidden width: 8d/3 rounded up to a multiple of 256 (Llama's rule; 11,008 at d = 4,096).
-
-    Two thirds of GELU's 4d keeps the MLP's parameters at 8d² with three matrices instead of two."""
-    return -(-8 * d // (3 * 256)) * 256
-
-
-def _choice(name: str, value: object) -> None:
-    if value not in MODEL_CHOICES[name]:
-        raise ValueError(f"{name} must be one of {', '.join(MODEL_CHOICES[name])} ({RECIPE_DOCS[name]}), got {value!r}")
+def _declared(cls: type) -> type:
+    """`cls` as a frozen dataclass of `CONFIG_FIELDS`, each with its declared type and default."""
+    cls.__annotations__ = {f.name: f.annotation for f in CONFIG_FIELDS}
+    for f in CONFIG_FIELDS:
+        if not f.required:
+            setattr(cls, f.name, f.default)
+    return dataclass(frozen=True)(cls)
 
 
-def _bool(name: str, value: object) -> None:
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-
-
-@dataclass(frozen=True)
+@_declared
 class Config:
     """A decoder at one batch shape, in the lesson's notation; validated at construction. GPT-2's recipe by default.
 
-    Raises `ValueError` with a message that names the problem and the fix: a field that is not a whole
-    number in its bounds, a switch that is not one of its choices, h that does not divide d (when d_head
-    is d / h), h_kv that does not divide h, an odd d_head with RoPE, or T beyond a learned table's T_max.
-    See the module docstring for the recipe's fields.
+    Its fields are `CONFIG_FIELDS`: the lesson's global dims (`DIMS`) and each part's (`model.parts`), each declared
+    once with its kind, default, bounds and doc. Raises `ValueError` with a message that names the problem and the
+    fix: a field that is not a whole number in its bounds, a switch that is not one of its choices, then the first
+    part's rule a combination breaks (`RULES`: h that does not divide d when d_head is d / h, h_kv that does not
+    divide h, an odd d_head with RoPE, T beyond a learned table's T_max, ...). See the module docstring for the
+    recipe's fields.
     """
 
-    B: int
-    T: int
-    d: int
-    h: int
-    L: int
-    V: int
-    T_max: int = 1024
-    tie: bool = True
-    norm: str = "layernorm"
-    positions: str = "learned"
-    mlp: str = "gelu"
-    ff_dim: int | None = None
-    kv_heads: int | None = None
-    head_dim: int | None = None
-    bias: str = "all"
-    qk_norm: bool = False
-    attention: str = "eager"
-    experts: int | None = None
-    top_k: int | None = None
-    expert_dim: int | None = None
-    shared_experts: int = 0
-    shared_dim: int | None = None
-    shared_gate: bool = False
-    moe_step: int = 1
-    dense_first: int = 0
-    dense_layers: tuple[int, ...] = ()
-    post_norms: bool = False
-    embed_scale: bool = False
-    query_scale: int | None = None
-    attn_softcap: float | None = None
-    final_softcap: float | None = None
-    window: int | None = None
-    full_layers: tuple[int, ...] = ()
-    sinks: bool = False
-    expert_bias: bool = False
-    swiglu_limit: float | None = None
-    swiglu_alpha: float | None = None
-    latent_dim: int | None = None
-    q_latent_dim: int | None = None
-    rope_dim: int | None = None
-    nope_dim: int | None = None
-    value_dim: int | None = None
-
     def __post_init__(self) -> None:
-        for name in INT_FIELDS:
-            object.__setattr__(self, name, check_field(name, getattr(self, name)))
-        for name, symbol in OPTIONAL_SYMBOLS.items():
-            if getattr(self, name) is not None:
-                object.__setattr__(self, name, check_field(symbol, getattr(self, name)))
-        _bool("tie", self.tie)
-        _bool("qk_norm", self.qk_norm)
-        for name in CHOICES:
-            _choice(name, getattr(self, name))
-        if self.head_dim is None and self.d % self.h and self.latent_dim is None:
-            near = ", ".join(str(k) for k in _neighbours(self.d, self.h))
-            raise ValueError(
-                f"d={self.d} is not divisible by h={self.h}; each head gets d/h features, so h must divide d "
-                f"(nearest divisors of {self.d}: {near})"
-            )
-        if self.kv_heads is not None and self.h % self.kv_heads:
-            near = ", ".join(str(k) for k in _neighbours(self.h, self.kv_heads))
-            raise ValueError(
-                f"h_kv={self.kv_heads} does not divide h={self.h}: each K/V head serves h/h_kv query heads, so h_kv "
-                f"must divide h (nearest divisors of {self.h}: {near})"
-            )
-        _check_mla(self)
-        if self.positions == "rope" and not self.mla and self.d_head % 2:
-            raise ValueError(ODD_D_HEAD.format(d_head=self.d_head))
-        if self.T > self.T_max and self.positions == "learned":
-            raise ValueError(
-                f"T={self.T:,} exceeds T_max={self.T_max:,}: the learned position table W_pe has only T_max rows "
-                f"and cannot extrapolate to later positions; lower T to at most {self.T_max:,} or raise T_max"
-            )
-        _check_moe(self)
-        _check_gemma(self)
-        _check_window(self)
-        _check_oss(self)
+        for f in CONFIG_FIELDS:  # each field for its kind, then each part's rules between fields
+            object.__setattr__(self, f.name, _checked(f, getattr(self, f.name)))
+        for rule in RULES:
+            rule(self)
         for name in self.defaults_written():  # one model, one Config: the default written out is the default
             object.__setattr__(self, name, None)
 
@@ -519,212 +365,57 @@ class Config:
         return out
 
 
-FIELDS: tuple[str, ...] = ("B", "T", "d", "h", "L", "V", "T_max", "tie")  # the lesson's fields (the app's URL keys)
+# Each part's rules between fields, in the order Config checks them (the first broken one is the error).
+RULES = (attention.check, latent.check, positions.check, moe.check, attention.check_scores, window.check, sinks.check,
+         mlp.check)
+
+
+def _names(group: str) -> tuple[str, ...]:
+    return tuple(f.name for f in CONFIG_FIELDS if f.group == group)
+
+
+FIELDS: tuple[str, ...] = _names("lesson")  # the lesson's fields (the app's URL keys): B, T, d, h, L, V, T_max, tie
 INT_FIELDS: tuple[str, ...] = tuple(f for f in FIELDS if f != "tie")  # the whole-number fields, with BOUNDS
-RECIPE_FIELDS: tuple[str, ...] = ("norm", "positions", "mlp", "ff_dim", "kv_heads", "head_dim", "bias", "qk_norm",
-                                  "attention")
-# The mixture of experts (the live page's MLP choice; the exported page's are dense: `model.families.PAGE_PRESETS`)
-MOE_FIELDS: tuple[str, ...] = ("experts", "top_k", "expert_dim", "shared_experts", "shared_dim", "shared_gate",
-                               "moe_step", "dense_first", "dense_layers")
+RECIPE_FIELDS: tuple[str, ...] = _names("recipe")
+MOE_FIELDS: tuple[str, ...] = _names("moe")  # the mixture of experts (the live page's MLP choice)
+WINDOW_FIELDS: tuple[str, ...] = _names("window")  # sliding windows
+MLA_FIELDS: tuple[str, ...] = _names("latent")  # multi-head latent attention (DeepSeek-V2/V3; the live page shows it)
 GEMMA_FIELDS: tuple[str, ...] = ("post_norms", "embed_scale", "query_scale", "attn_softcap", "final_softcap")
-WINDOW_FIELDS: tuple[str, ...] = ("window", "full_layers")  # sliding windows
 OSS_FIELDS: tuple[str, ...] = ("sinks", "expert_bias", "swiglu_limit", "swiglu_alpha")  # gpt-oss's extras
-MLA_FIELDS: tuple[str, ...] = tuple(MLA_SYMBOLS)  # multi-head latent attention (DeepSeek-V2/V3; the live page shows it)
-# every field of Config, in order
-ALL_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS + MOE_FIELDS + GEMMA_FIELDS + WINDOW_FIELDS + OSS_FIELDS + MLA_FIELDS
+ALL_FIELDS: tuple[str, ...] = tuple(f.name for f in CONFIG_FIELDS)  # every field of Config, in order
 PAGE_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS  # the fields the exported page sets (no MoE choice yet)
-DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in RECIPE_FIELDS}
-MOE_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in MOE_FIELDS}
-if ALL_FIELDS != tuple(f.name for f in fields(Config)):
-    raise RuntimeError("model.config: FIELDS + RECIPE_FIELDS + MOE_FIELDS + GEMMA_FIELDS + WINDOW_FIELDS + OSS_FIELDS "
-                       "+ MLA_FIELDS must list every field of Config in order")
-GEMMA_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in GEMMA_FIELDS}
-WINDOW_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in WINDOW_FIELDS}
-OSS_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in OSS_FIELDS}
-MLA_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(Config) if f.name in MLA_FIELDS}
-SWIGLU_ALPHA = 1.702  # gpt-oss's sigmoid gain (GptOssConfig's swiglu_alpha): x·σ(1.702x) approximates GELU
-OSS_DOCS: dict[str, str] = {
-    "sinks": "attention sinks: one learned logit s per head (h per block) in each softmax row's denominator; the "
-             "row's weights sum to less than 1 (eager attention only)",
-    "expert_bias": "biases on the router (E) and on every expert's matrices (2d_expert + d each, SwiGLU)",
-    "swiglu_limit": "the clamped SwiGLU's limit: gate ≤ limit, −limit ≤ up ≤ limit, then gate·σ(α·gate)·(up + 1) "
-                    "(a value only)",
-    "swiglu_alpha": "the clamped SwiGLU's sigmoid gain α (default 1.702; a value only)",
-}
-GEMMA_DOCS: dict[str, str] = {
-    "post_norms": "sandwich norms: an RMSNorm on attention's and on the MLP's output before each residual add",
-    "embed_scale": "the token rows times √d (Gemma's embedding scale; a value only)",
-    "query_scale": "query_pre_attn_scalar: scores scaled by 1/√query_scale instead of 1/√d_head (a value only)",
-    "attn_softcap": "soft-cap c of the scores, c·tanh(scores / c) (eager attention only)",
-    "final_softcap": "soft-cap c of the logits, c·tanh(logits / c)",
-}
-QUERY_SCALE_MAX = 1 << 20
 
 
-def _check_moe(cfg: Config) -> None:
-    """The mixture of experts' fields, validated (ValueError naming the problem and the fix); `dense_layers` made a
-    sorted tuple."""
-    layers = cfg.dense_layers
-    if not isinstance(layers, (tuple, list)) or any(isinstance(i, bool) or not isinstance(i, numbers.Integral)
-                                                    for i in layers):
-        raise ValueError(f"dense_layers must be a list of block indices (whole numbers from 0 to L − 1), got "
-                         f"{layers!r}")
-    object.__setattr__(cfg, "dense_layers", tuple(layers))
-    if cfg.experts is None:
-        for name in MOE_FIELDS:
-            if getattr(cfg, name) != MOE_DEFAULTS[name]:
-                raise ValueError(f"{name}={getattr(cfg, name)!r} is set but experts is not: a dense model has no "
-                                 f"mixture of experts; set experts (E) or drop {name}")
-        return
-    for name, symbol in MOE_SYMBOLS.items():
-        value = getattr(cfg, name)
-        if value is not None:
-            object.__setattr__(cfg, name, check_field(symbol, value))
-    E = cfg.experts
-    if cfg.top_k is None:
-        raise ValueError(f"E={E:,} experts need k, the experts each token goes to: set top_k (1 to {E:,}; Mixtral "
-                         f"8x7B: 2, Qwen3-30B-A3B: 8)")
-    if cfg.top_k > E:
-        raise ValueError(f"k={cfg.top_k:,} exceeds E={E:,}: each token goes to k of the E experts, so k must be from 1 "
-                         f"to {E:,}")
-    if cfg.expert_dim is None:
-        raise ValueError(f"E={E:,} experts need d_expert, each expert's width: set expert_dim (Mixtral 8x7B: 14,336, "
-                         f"its dense MLP's d_ff; Qwen3-30B-A3B: 768)")
-    _bool("shared_gate", cfg.shared_gate)
-    if not cfg.shared_experts and (cfg.shared_dim is not None or cfg.shared_gate):
-        name = "shared_dim" if cfg.shared_dim is not None else "shared_gate"
-        raise ValueError(f"{name} is set but E_shared=0: there are no shared experts; set shared_experts (E_shared) "
-                         f"to 1 or more, or drop {name}")
-    for name in ("moe_step", "dense_first"):
-        object.__setattr__(cfg, name, check_layout(name, getattr(cfg, name)))
-    if cfg.moe_step > cfg.L:
-        raise ValueError(f"moe_step={cfg.moe_step:,} exceeds L={cfg.L:,}: block i is MoE when (i + 1) is a multiple "
-                         f"of moe_step, so no block would be; set moe_step from 1 to {cfg.L:,}")
-    outside = [int(i) for i in layers if not 0 <= i < cfg.L]
-    if outside:
-        raise ValueError(f"dense_layers lists block {outside[0]:,}, but the blocks are 0 … {cfg.L - 1:,}: list "
-                         f"indices below L={cfg.L:,}")
-    object.__setattr__(cfg, "dense_layers", tuple(sorted({int(i) for i in layers})))
-    if "moe" not in cfg.block_kinds:
-        raise ValueError(f"no block is a mixture of experts (L={cfg.L:,}, dense_first={cfg.dense_first:,}, "
-                         f"moe_step={cfg.moe_step:,}, dense_layers={list(cfg.dense_layers)}): lower dense_first, "
-                         f"moe_step or dense_layers, or drop experts for a dense model")
+def _defaults(names: tuple[str, ...]) -> dict[str, object]:
+    return {name: FIELD[name].default for name in names}
 
 
-def _check_gemma(cfg: Config) -> None:
-    """Gemma's extras, validated (ValueError naming the problem and the fix)."""
-    _bool("post_norms", cfg.post_norms)
-    _bool("embed_scale", cfg.embed_scale)
-    q = cfg.query_scale
-    if q is not None and (isinstance(q, bool) or not isinstance(q, numbers.Integral) or not 1 <= q <= QUERY_SCALE_MAX):
-        raise ValueError(f"query_scale must be a whole number from 1 to {QUERY_SCALE_MAX:,} ({GEMMA_DOCS['query_scale']}), "
-                         f"got {q!r}")
-    for name in ("attn_softcap", "final_softcap"):
-        c = getattr(cfg, name)
-        if c is not None and (isinstance(c, bool) or not isinstance(c, numbers.Real) or not 0 < c < 1e6):
-            raise ValueError(f"{name} must be a number above 0 and below 1,000,000 ({GEMMA_DOCS[name]}), got {c!r}")
-    if cfg.mlp == "geglu" and cfg.experts is not None:
-        raise ValueError("mlp=geglu with experts: GeGLU experts are not modelled (Gemma's MLP is dense); choose swiglu "
-                         "or gelu experts, or drop experts")
-    if cfg.attn_softcap is not None and cfg.attention == "fused":
-        raise ValueError(f"attn_softcap={cfg.attn_softcap:g} soft-caps the scores, which a fused kernel never makes: set "
-                         f"attention to eager, or drop attn_softcap")
+DEFAULTS = _defaults(RECIPE_FIELDS)
+MOE_DEFAULTS = _defaults(MOE_FIELDS)
+GEMMA_DEFAULTS = _defaults(GEMMA_FIELDS)
+WINDOW_DEFAULTS = _defaults(WINDOW_FIELDS)
+OSS_DEFAULTS = _defaults(OSS_FIELDS)
+MLA_DEFAULTS = _defaults(MLA_FIELDS)
 
 
-def _check_window(cfg: Config) -> None:
-    """The window's fields, validated (ValueError naming the problem and the fix); `full_layers` made a sorted
-    tuple."""
-    layers = cfg.full_layers
-    if not isinstance(layers, (tuple, list)) or any(isinstance(i, bool) or not isinstance(i, numbers.Integral)
-                                                    for i in layers):
-        raise ValueError(f"full_layers must be a list of block indices (whole numbers from 0 to L − 1), got {layers!r}")
-    object.__setattr__(cfg, "full_layers", tuple(sorted({int(i) for i in layers})))
-    if cfg.window is None:
-        if cfg.full_layers:
-            raise ValueError(f"full_layers={list(cfg.full_layers)} is set but window is not: without a window every "
-                             f"block has full attention; set window (W) or drop full_layers")
-        return
-    object.__setattr__(cfg, "window", check_field("W", cfg.window))
-    outside = [i for i in cfg.full_layers if not 0 <= i < cfg.L]
-    if outside:
-        raise ValueError(f"full_layers lists block {outside[0]:,}, but the blocks are 0 … {cfg.L - 1:,}: list "
-                         f"indices below L={cfg.L:,}")
-    if len(cfg.full_layers) == cfg.L:
-        raise ValueError(f"full_layers lists every block (L={cfg.L:,}), so no block attends through the window "
-                         f"W={cfg.window:,}: drop window for full attention, or list fewer blocks")
+def _docs(names: tuple[str, ...]) -> dict[str, str]:
+    return {name: FIELD[name].about for name in names}
 
 
-ODD_D_HEAD = ("d_head={d_head} is odd: RoPE rotates pairs of features, so d_head must be even (set head_dim, or pick h "
-              "so that d / h is even)")  # Config refuses it (the exported page's too: page.js normalize)
-SINKS_FUSED = ("sinks add a logit per head to each softmax row, which the fused kernel here does not take: set "
-               "attention to eager, or drop sinks")  # Config's refusal (the exported page says the same)
-
-
-def _check_oss(cfg: Config) -> None:
-    """gpt-oss's extras, validated (ValueError naming the problem and the fix)."""
-    _bool("sinks", cfg.sinks)
-    _bool("expert_bias", cfg.expert_bias)
-    for name in ("swiglu_limit", "swiglu_alpha"):
-        c = getattr(cfg, name)
-        if c is not None and (isinstance(c, bool) or not isinstance(c, numbers.Real) or not 0 < c < 1e6):
-            raise ValueError(f"{name} must be a number above 0 and below 1,000,000 ({OSS_DOCS[name]}), got {c!r}")
-    if cfg.sinks and cfg.attention == "fused":
-        raise ValueError(SINKS_FUSED)
-    if cfg.expert_bias and cfg.experts is None:
-        raise ValueError("expert_bias is set but experts is not: set experts (E), or drop expert_bias")
-    if cfg.swiglu_limit is not None and cfg.mlp != "swiglu":
-        raise ValueError(f"swiglu_limit={cfg.swiglu_limit:g} clamps a SwiGLU, but mlp={cfg.mlp}: set mlp to swiglu, "
-                         f"or drop swiglu_limit")
-    if cfg.swiglu_alpha is not None and cfg.swiglu_limit is None:
-        raise ValueError(f"swiglu_alpha={cfg.swiglu_alpha:g} is the clamped SwiGLU's gain, but swiglu_limit is not set: "
-                         f"set swiglu_limit, or drop swiglu_alpha")
-    if cfg.swiglu_alpha == SWIGLU_ALPHA:  # the default written out is the default
-        object.__setattr__(cfg, "swiglu_alpha", None)
-
-
-# What latent attention is not modelled with, each as the field's value that leaves it out.
-MLA_WITHOUT: dict[str, object] = {"kv_heads": None, "head_dim": None, "qk_norm": False, "bias": "none", "window": None,
-                                  "sinks": False, "post_norms": False, "query_scale": None, "attn_softcap": None}
-
-
-def _check_mla(cfg: Config) -> None:
-    """Multi-head latent attention's fields, validated (ValueError naming the problem and the fix)."""
-    if cfg.latent_dim is None:
-        for name in MLA_FIELDS:
-            if getattr(cfg, name) is not None:
-                raise ValueError(f"{name}={getattr(cfg, name)!r} is set but latent_dim is not: {name} is a width of "
-                                 f"multi-head latent attention; set latent_dim (d_c) or drop {name}")
-        return
-    for name, symbol in MLA_SYMBOLS.items():
-        value = getattr(cfg, name)
-        if value is None and name != "q_latent_dim":
-            raise ValueError(f"latent attention (d_c={cfg.latent_dim!r}) needs {symbol}: set {name} ({FIELD_DOCS[symbol]}"
-                             f"; DeepSeek-V3: {MLA_EXAMPLE[name]})")
-        if value is not None:
-            object.__setattr__(cfg, name, check_field(symbol, value))
-    if cfg.rope_dim % 2:
-        raise ValueError(f"d_R={cfg.rope_dim} is odd: RoPE rotates pairs of features, so rope_dim must be even")
-    if cfg.positions != "rope":
-        raise ValueError("latent attention rotates its d_R features by position (RoPE): set positions to rope")
-    if cfg.attention != "eager":
-        raise ValueError(f"attention={cfg.attention} with latent attention: the fused kernel here takes q, k and v of "
-                         f"one head width, but q and k have d_nope + d_R = {cfg.d_head:,} and v d_v = "
-                         f"{cfg.value_dim:,}; set attention to eager")
-    for name, default in MLA_WITHOUT.items():
-        if getattr(cfg, name) != default:
-            raise ValueError(f"{name}={getattr(cfg, name)!r} with latent attention is not modelled (DeepSeek's "
-                             f"attention has none): drop {name}, or drop latent_dim")
-
-
-MLA_EXAMPLE = {"latent_dim": "512", "q_latent_dim": "1,536", "rope_dim": "64", "nope_dim": "128", "value_dim": "128"}
-
-
-def check_layout(name: str, value: object) -> int:
-    """`moe_step` or `dense_first` as an int within LAYOUT_BOUNDS, else ValueError naming the bounds."""
-    lo, hi = LAYOUT_BOUNDS[name]
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be a whole number from {lo:,} to {hi:,} ({MOE_DOCS[name]}), got {value!r}")
-    return int(value)
+RECIPE_DOCS = _docs(RECIPE_FIELDS)
+MOE_DOCS = _docs(MOE_FIELDS)
+GEMMA_DOCS = _docs(GEMMA_FIELDS)
+WINDOW_DOCS = _docs(WINDOW_FIELDS)
+OSS_DOCS = _docs(OSS_FIELDS)
+MLA_DOCS = _docs(MLA_FIELDS)
+OPTIONAL_SYMBOLS: dict[str, str] = {name: FIELD[name].symbol for name in ("ff_dim", "kv_heads", "head_dim")}
+MOE_SYMBOLS: dict[str, str] = {f.name: f.symbol for f in moe.FIELDS if f.symbol}
+MLA_SYMBOLS: dict[str, str] = {f.name: f.symbol for f in latent.FIELDS}
+LAYOUT_FIELDS = moe.LAYOUT  # which blocks of a mixture of experts are MoE
+LAYOUT_BOUNDS: dict[str, tuple[int, int]] = {name: FIELD[name].bounds for name in ("moe_step", "dense_first")}
+QUERY_SCALE_MAX = attention.QUERY_SCALE_MAX
+MLA_WITHOUT = latent.WITHOUT
+MLA_EXAMPLE = {f.name: f.example for f in latent.FIELDS}
 
 
 def distinct_kinds(cfg: Config) -> tuple[str, ...]:

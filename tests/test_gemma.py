@@ -142,8 +142,10 @@ def test_config_refuses_what_it_cannot_build():
         replace(LIKE_GEMMA, attn_softcap=50.0)
     with pytest.raises(ValueError, match="GeGLU experts are not modelled"):
         replace(LIKE_GEMMA, experts=4, top_k=2, expert_dim=8)
-    with pytest.raises(ValueError, match="query_scale must be a whole number"):
+    with pytest.raises(ValueError, match="query_scale=0 is out of range: query_scale .* must be from 1 to 1,048,576"):
         replace(LIKE_GEMMA, query_scale=0)
+    with pytest.raises(ValueError, match="query_scale must be a whole number from 1 to 1,048,576, got 2.5"):
+        replace(LIKE_GEMMA, query_scale=2.5)
 
 
 def test_the_cli_takes_the_presets_and_the_live_page_reads_gemma(tmp_path, capsys):
