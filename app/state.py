@@ -14,11 +14,12 @@ from collections.abc import Callable, Iterable
 import param
 
 import model
-from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Budget, Config, Trace
+from model import DTYPES, PRESETS, Budget, Config, Trace
 from model import tokenizer
 from model.formula import evaluate_shape
-from model.config import (FIELDS, GEMMA_DOCS, MLA_DOCS, MLA_FIELDS, MLA_SYMBOLS, MODEL_CHOICES as CHOICES, MOE_DOCS,
-                          MOE_FIELDS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, OSS_DOCS, RECIPE_DOCS, RECIPE_FIELDS, WINDOW_DOCS)
+from model.config import (CONFIG_FIELDS, FIELDS, MLA_FIELDS, MLA_SYMBOLS, MODEL_CHOICES as CHOICES, MOE_FIELDS,
+                          MOE_SYMBOLS, OPTIONAL_SYMBOLS, RECIPE_FIELDS)
+from model.fields import Field
 from model import families
 from model.families import MLP_KINDS, RECIPE_LABELS, moe_fields, recipe_fields, recipe_of
 from model.rules import (CUSTOM, EXTRA_FIELDS, PRESET_ASKS, PRESET_SETS, Note, news, preset_of, read_field, read_latent,
@@ -68,55 +69,29 @@ SIZE_FIELDS = {**{sym: f for f, sym in OPTIONAL_SYMBOLS.items()}, **{sym: f for 
 # "d_c" -> "latent_dim"
 
 
-def _field(name: str) -> param.Integer:
-    return param.Integer(default=getattr(DEFAULT_CONFIG, name), bounds=BOUNDS[name], doc=FIELD_DOCS[name])
+def _param(f: Field) -> param.Parameter:
+    """The page's parameter of a Config field, from its declaration: its kind, bounds, doc and the default
+    configuration's value."""
+    default, doc = getattr(DEFAULT_CONFIG, f.name), f.about
+    if f.kind == "whole":
+        return param.Integer(default=default, allow_None=f.optional, bounds=f.bounds, doc=doc)
+    if f.kind == "flag":
+        return param.Boolean(default=default, doc=doc)
+    if f.kind == "choice":
+        return param.Selector(default=default, objects=list(f.choices), doc=doc)
+    if f.kind == "real":
+        return param.Number(default=default, allow_None=True, doc=doc)
+    return param.Parameter(default=default, doc=doc)  # "blocks": a tuple of block indices
 
 
-class ExplorerState(param.Parameterized):
-    """Configuration, display choices and the text to tokenize; `config` is always a valid `model.Config`."""
+# Every field of Config as a parameter, made from its declaration (`model.config.CONFIG_FIELDS`).
+_ConfigFields = param.parameterized_class("_ConfigFields", {f.name: _param(f) for f in CONFIG_FIELDS})
 
-    B = _field("B")
-    T = _field("T")
-    d = _field("d")
-    h = _field("h")
-    L = _field("L")
-    V = _field("V")
-    T_max = _field("T_max")
-    tie = param.Boolean(default=True, doc="output head tied to the token table W_te, as GPT-2 (untied adds V·d parameters)")
-    norm = param.Selector(default="layernorm", objects=list(CHOICES["norm"]), doc=RECIPE_DOCS["norm"])
-    positions = param.Selector(default="learned", objects=list(CHOICES["positions"]), doc=RECIPE_DOCS["positions"])
-    mlp = param.Selector(default="gelu", objects=list(CHOICES["mlp"]), doc=RECIPE_DOCS["mlp"])
-    ff_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_ff"], doc=RECIPE_DOCS["ff_dim"])
-    kv_heads = param.Integer(default=None, allow_None=True, bounds=BOUNDS["h_kv"], doc=RECIPE_DOCS["kv_heads"])
-    head_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_head"], doc=RECIPE_DOCS["head_dim"])
-    bias = param.Selector(default="all", objects=list(CHOICES["bias"]), doc=RECIPE_DOCS["bias"])
-    qk_norm = param.Boolean(default=False, doc=RECIPE_DOCS["qk_norm"])
-    attention = param.Selector(default="eager", objects=list(CHOICES["attention"]), doc=RECIPE_DOCS["attention"])
-    experts = param.Integer(default=None, allow_None=True, bounds=BOUNDS["E"], doc=MOE_DOCS["experts"])
-    top_k = param.Integer(default=None, allow_None=True, bounds=BOUNDS["k"], doc=MOE_DOCS["top_k"])
-    expert_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_expert"], doc=MOE_DOCS["expert_dim"])
-    shared_experts = param.Integer(default=0, bounds=(0, BOUNDS["E_shared"][1]), doc=MOE_DOCS["shared_experts"])
-    shared_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_shared"], doc=MOE_DOCS["shared_dim"])
-    shared_gate = param.Boolean(default=False, doc=MOE_DOCS["shared_gate"])
-    moe_step = param.Integer(default=1, doc=MOE_DOCS["moe_step"])
-    dense_first = param.Integer(default=0, doc=MOE_DOCS["dense_first"])
-    dense_layers = param.Parameter(default=(), doc=MOE_DOCS["dense_layers"])  # a tuple of block indices
-    post_norms = param.Boolean(default=False, doc=GEMMA_DOCS["post_norms"])
-    embed_scale = param.Boolean(default=False, doc=GEMMA_DOCS["embed_scale"])
-    query_scale = param.Integer(default=None, allow_None=True, doc=GEMMA_DOCS["query_scale"])
-    attn_softcap = param.Number(default=None, allow_None=True, doc=GEMMA_DOCS["attn_softcap"])
-    final_softcap = param.Number(default=None, allow_None=True, doc=GEMMA_DOCS["final_softcap"])
-    window = param.Integer(default=None, allow_None=True, bounds=BOUNDS["W"], doc=WINDOW_DOCS["window"])
-    full_layers = param.Parameter(default=(), doc=WINDOW_DOCS["full_layers"])  # a tuple of block indices
-    sinks = param.Boolean(default=False, doc=OSS_DOCS["sinks"])
-    expert_bias = param.Boolean(default=False, doc=OSS_DOCS["expert_bias"])
-    swiglu_limit = param.Number(default=None, allow_None=True, doc=OSS_DOCS["swiglu_limit"])
-    swiglu_alpha = param.Number(default=None, allow_None=True, doc=OSS_DOCS["swiglu_alpha"])
-    latent_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_c"], doc=MLA_DOCS["latent_dim"])
-    q_latent_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_cq"], doc=MLA_DOCS["q_latent_dim"])
-    rope_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_R"], doc=MLA_DOCS["rope_dim"])
-    nope_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_nope"], doc=MLA_DOCS["nope_dim"])
-    value_dim = param.Integer(default=None, allow_None=True, bounds=BOUNDS["d_v"], doc=MLA_DOCS["value_dim"])
+
+class ExplorerState(_ConfigFields):
+    """Configuration, display choices and the text to tokenize; `config` is always a valid `model.Config`. The
+    configuration's fields are parameters made from their declarations (`_ConfigFields`); these are the page's own."""
+
     recipe = param.Selector(default="gpt2", objects=list(RECIPE_LABELS), doc="GPT-2 (2019), the modern recipe "
                             "(Llama-3 style) or custom; choosing gpt2 or modern sets every switch")
     preset = param.Selector(default="gpt2-small", objects=[*PRESETS, CUSTOM],
