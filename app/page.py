@@ -21,21 +21,21 @@ import param
 from model import PRESETS
 from model.rules import did_you_mean
 
-from .budget import BudgetView
-from .layout import wrap
 from .background import served_document
+from .cards.budget.view import BudgetView
+from .cards.controls.view import Controls
+from .cards.infer.view import InferenceView
+from .cards.recipe.view import RecipeView
+from .cards.shapes.view import ShapesTable
+from .cards.share.view import DEFAULT_BASE, ShareView, base_url
+from .cards.tensors.view import ValuesView
+from .cards.tokens.view import TokensView
+from .cards.train.view import TrainingView
+from .flex import wrap
 from .lazy import Deferred
-from .controls import Controls
 from .query import PANELS, Query, ViewOptions, parse_query, query_from_arguments, to_query
-from .recipe_view import RecipeView
-from .shapes import ShapesTable
-from .share import DEFAULT_BASE, ShareView, base_url
 from .state import ExplorerState
 from .styles import BASE, CARD_STYLES, FONT, INK, MUTED, PAGE, T2
-from .tokens import TokensView
-from .inference import InferenceView
-from .training import TrainingView
-from .values import ValuesView
 from .words import TAGLINE
 
 TITLE = "Transformer Shapes"
@@ -115,7 +115,7 @@ class Explorer(pn.viewable.Viewer):
         self.values = ValuesView(state=self.state, collapsed=panels == PANELS) if "values" in panels else None
         self.controls = Controls(state=self.state, show=list(self.options.controls))
         # the modern recipe's fold: open where the model is not GPT-2's recipe or a link names the panel; closed,
-        # it builds and computes nothing (app.recipe_view)
+        # it builds and computes nothing (app.cards.recipe.view)
         closed = self.state.config.gpt2_recipe and panels == PANELS
         self.recipe = RecipeView(state=self.state, collapsed=closed) if "changes" in panels else None
         self._url = pn.widgets.TextInput(value="", visible=False, css_classes=["url-sync"])
@@ -186,8 +186,8 @@ class Explorer(pn.viewable.Viewer):
         return self.served().servable(title, location, area, target)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        """In a notebook: the page, with Panel's stylesheets kept inline in every update (`app.notebook`)."""
-        from .notebook import offline
+        """In a notebook: the page, with Panel's stylesheets kept inline in every update (`app.offline`)."""
+        from .offline import offline
 
         return offline(self)._repr_mimebundle_(include, exclude)
 

@@ -9,12 +9,12 @@
 Keys: the Config fields B, T, d, h, L, V, T_max, tie; `preset` (a name in model.PRESETS, overridden by any
 field given with it); `dtype` (fp32, bf16, fp16); `expanded` (list all L blocks); and for course pages
 `embed=1`, `controls=T,d` and `panels=shapes,budget,values` (see `ViewOptions`); the training run's D, gpu,
-gpu_peak, gpu_memory, mfu, gpus, price, optimizer, zero, recompute and fit (see `app.train_query`); the inference
-card's infer_gpu, infer_peak, infer_memory, infer_bandwidth, weights, kv_dtype, group and efficiency (see
-`app.infer_query`); the mixture of
-experts (`MOE_KEYS`): `moe` (1: the MLP is a mixture of experts, 0: dense), its sizes by their symbols E, k,
-d_expert, E_shared, d_shared, and the fields shared_gate, moe_step, dense_first, dense_layers (block indices, e.g.
-0,1,2); the window (`WINDOW_KEYS`): W (a whole number, or none: full attention) and full_layers (block indices);
+gpu_peak, gpu_memory, mfu, gpus, price, optimizer, zero, recompute and fit (see `app.cards.train.settings`); the
+inference card's infer_gpu, infer_peak, infer_memory, infer_bandwidth, weights, kv_dtype, group and efficiency (see
+`app.cards.infer.settings`); the mixture of experts (`MOE_KEYS`): `moe` (1: the MLP is a mixture of experts, 0:
+dense), its sizes by their symbols E, k, d_expert, E_shared, d_shared, and the fields shared_gate, moe_step,
+dense_first, dense_layers (block indices, e.g. 0,1,2); the window (`WINDOW_KEYS`): W (a whole number, or none:
+full attention) and full_layers (block indices);
 multi-head latent attention (`MLA_KEYS`, by their symbols): d_c (none: no latent attention), d_cq (none: q projected
 from x directly), d_R, d_nope and d_v, whole numbers (d_c needs d_R, d_nope and d_v with it);
 and the family's extras (`EXTRA_KEYS`, by field name): Gemma's post_norms, embed_scale (1 or 0), query_scale (a whole
@@ -47,8 +47,8 @@ from model.training import TrainSetup
 
 from model.inference import InferSetup
 
-from .infer_query import INFER_KEYS, infer_items, settle_infer
-from .train_query import TRAIN_KEYS, settle_train, train_items
+from .cards.infer.settings import INFER_KEYS, infer_items, settle_infer
+from .cards.train.settings import TRAIN_KEYS, settle_train, train_items
 
 DEFAULT_CONFIG = PRESETS[DEFAULT_PRESET]  # GPT-2 small at B = 8, T = 1,024
 # The modern recipe's URL keys (issue 15): the switches by their field names, the sizes by their symbols, and

@@ -144,7 +144,7 @@ STATUS_CSS = BASE + f"""
 """
 
 
-# the training card (app/training.py and the exported page)
+# the training card (app/cards/train/view.py and the exported page)
 TRAIN_CSS = BASE + CHART_CSS + f"""
 .mem .track {{ position: relative; margin-right: 2px; }}
 .mem .pl b {{ display: block; font-weight: 600; font-variant-numeric: tabular-nums; }}

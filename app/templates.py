@@ -1,9 +1,9 @@
 """The markup of the budget card, the shapes table, the changes card and the training card, each piece once, as a
 template (pure: no Panel, so the export ships them in its spec).
 
-The live page (app/budget_markup.py, app/shapes_markup.py, app/changes_card.py, app/training_markup.py) and the
-exported page (the same functions and `fill_html`, compiled to JavaScript: app/export/compiled.py) fill the same
-templates with the same values by the same rules:
+The live page (the cards' markup: app/cards/budget/markup.py, app/cards/shapes/markup.py, app/cards/recipe/markup.py,
+app/cards/train/markup.py) and the exported page (the same functions and `fill_html`, compiled to JavaScript:
+app/export/compiled.py) fill the same templates with the same values by the same rules:
 
 - ``{x}``: the value ``x``, HTML-escaped (``html.escape(str(x), quote=True)``: & < > " ' become entities);
 - ``{&x}``: the value ``x`` as it is (markup, escaped where it was made);
@@ -53,56 +53,58 @@ def columns_to_rows(columns: Mapping[str, list]) -> list[dict]:
 
 MARKED = f'<em class="mk">{html.escape(MARK)}</em>'  # a shapes row's mark and the legend's, in the recipe's colour
 
-# A line's two cells (app.budget_markup.shown's dicts: label with its formula; value with its short form, if any)
+# A line's two cells (app.cards.budget.markup.shown's dicts: label with its formula; value with its short form, if any)
 _CELLS = ('<td class="l">{label}<code>{formula}</code></td>'
           '<td class="v">{value}{#short}<small>{short}</small>{/short}</td></tr>')
 
 TEMPLATES: dict[str, str] = {
-    # app.budget_markup.lines_html: rows {group (its title where a group starts, else ""), cls, key, label, formula, value,
-    # short}
+    # app.cards.budget.markup.lines_html: rows {group (its title where a group starts, else ""), cls, key, label,
+    # formula, value, short}
     "lines": ('<table class="lines">{#rows}{#group}<tr class="grp"><td colspan="2">{group}</td></tr>{/group}'
               '<tr class="{cls}" data-key="{key}">' + _CELLS + '{/rows}</table>'),
-    # app.budget_markup.headline_html: n, the line params/exact; active, the line params/active (a mixture of experts)
+    # app.cards.budget.markup.headline_html: n, the line params/exact; active, the line params/active (a mixture of
+    # experts)
     "headline": ('{#n}<div class="n"><span class="big">N = {value}</span> <span class="muted">parameters '
                  '({short})</span></div><div class="nf muted">N = <code>{formula}</code></div>{/n}'
                  '{#active}<div class="n active"><span class="big">N_active = {value}</span> <span class="muted">'
                  'per token ({short})</span></div><div class="nf muted">{label}: <code>{formula}</code></div>'
                  '{/active}'),
-    # app.budget_markup.bar_text: a bar's text (text, not markup: filled by str.format, and escaped where
+    # app.cards.budget.markup.bar_text: a bar's text (text, not markup: filled by str.format, and escaped where
     # the chart shows it), params (units.params), percent (units.percent) of N
     "bar_tied": "0: tied to W_te",
     "bar_block": "{params} per block",
     "bar_of_n": "{params} · {percent} of N",
     "bar_share": "{params} · {percent}",
-    # app.budget_markup.chart_html: bars, budget_parts' columns as rows; share (styles.BAR_SHARE), top (the largest value,
-    # or 1): a bar's width is a CSS calc of whole numbers
+    # app.cards.budget.markup.chart_html: bars, budget_parts' columns as rows; share (styles.BAR_SHARE), top (the
+    # largest value, or 1): a bar's width is a CSS calc of whole numbers
     "chart": ('<div class="parts">{#bars}<div class="part{#inside} in{/inside}" data-key="{key}" data-value="{value}" '
               'tabindex="0"><span class="pl">{label}</span><span class="track"><span class="bar" style="width: '
               'calc({share}% * {value} / {top}); background: {colour}">{#inside}<span class="pt">{text}</span>'
               '{/inside}</span>{^inside}<span class="pt">{text}</span>{/inside}</span><span class="tip"><b>{what}</b>'
               '<br>parameters: {exact}<br>formula: <code>{formula}</code></span></div>{/bars}</div>'),
-    # app.training_markup.chart_html: the memory chart, bars (training.memory_bars: key, row, total, capacity, parts {key,
-    # label, colour, text, width}) stacked, widths and the GPU's memory (a dashed line across each track) in % of the
-    # track; the totals under the rows' names
+    # app.cards.train.markup.chart_html: the memory chart, bars (training.memory_bars: key, row, total, capacity, parts
+    # {key, label, colour, text, width}) stacked, widths and the GPU's memory (a dashed line across each track) in % of
+    # the track; the totals under the rows' names
     "memory_chart": ('<div class="parts mem">{#bars}<div class="part" data-row="{key}" tabindex="0"><span class="pl">'
                      '{row}<b>{total}</b></span><span class="track">{#parts}<span class="bar" data-key="{key}" '
                      'style="width: {width}%; background: {colour}"></span>{/parts}<span class="cap" style="left: '
                      '{capacity}%"></span></span><span class="tip"><b>{row}</b>{#parts}<br>{label}: {text}{/parts}'
                      '<br>total: {total}</span></div>{/bars}</div>'),
-    # app.budget_markup.captions_html: the captions (app.words.CAPTIONS, markup, each caption's one slot {mlp_share} the
-    # line params/mlp_share's value) as a list
+    # app.cards.budget.markup.captions_html: the captions (app.words.CAPTIONS, markup, each caption's one slot
+    # {mlp_share} the line params/mlp_share's value) as a list
     "captions": '<ul class="captions">' + "".join(f"<li>{c}</li>" for c in CAPTIONS) + "</ul>",
-    # app.shapes: a row of the table (a block heading, or a tensor: cls its classes, mark the recipe's MARKED or "",
-    # title shapes.row_title, bar its width as "12.5%"); dv " data-v" where the live page patches the value
+    # app.cards.shapes.markup.row_html: a row of the table (a block heading, or a tensor: cls its classes, mark the
+    # recipe's MARKED or "", title shapes.row_title, bar its width as "12.5%"); dv " data-v" where the live page patches
+    # the value
     "group_row": '<tr class="g"><td colspan="6"><b{&dv}>{name}</b> <i{&dv}>{label}</i></td></tr>',
     "tensor_row": ('<tr class="{cls}" title="{title}"><td class="n"><b>{name}{&mark}</b><i>{label}</i>'
                    '<u>{symbolic}</u></td><td class="s">{symbolic}</td><td class="c"{&dv}>{shape}</td>'
                    '<td class="e"{&dv}>{elements}</td><td class="m"{&dv}>{memory}</td>'
                    '<td class="b"><s{&dv} style="width:{bar}"></s></td></tr>'),
-    # app.shapes_markup.recipe_legend_html: legend, model.recipe_rows' lines (text); its MARK shown as MARKED
+    # app.cards.shapes.markup.recipe_legend_html: legend, model.recipe_rows' lines (text); its MARK shown as MARKED
     "legend": '{#legend}<p class="legend muted">{&text}</p>{/legend}',
-    # the exported page's table around its rows (app.shapes_markup.table_parts writes the live page's, with slots):
-    # dtype, scale (units.nbytes of the largest tensor at T_max), rows (markup), legend and lines (markup),
+    # the exported page's table around its rows (app.cards.shapes.markup.table_parts writes the live page's, with
+    # slots): dtype, scale (units.nbytes of the largest tensor at T_max), rows (markup), legend and lines (markup),
     # korthikanti (its note, or "")
     "table": ('<table class="shapes"><thead><tr><th class="n">tensor</th><th class="s">lesson shape</th>'
               '<th class="c">shape now</th><th class="e">elements</th>'
@@ -113,29 +115,30 @@ TEMPLATES: dict[str, str] = {
               "memory). "
               '<span class="dot">●</span> kept for the backward pass.</p>{&lines}'
               '{#korthikanti}<p class="note muted">{korthikanti}</p>{/korthikanti}'),
-    # app.changes_card.changes_html: dtype, note (Changes.note), groups {key, title, lines (as "lines" has them)}
+    # app.cards.recipe.markup.changes_html: dtype, note (Changes.note), groups {key, title, lines (as "lines" has them)}
     "changes": ('<p class="muted">Bytes at {dtype}. {note}</p><table class="lines changes">{#groups}'
                 '<tr class="grp {key}"><td colspan="2">{title}</td></tr>{#lines}<tr data-key="{key}">' + _CELLS
                 + '{/lines}{/groups}</table>'),
-    # app.changes_card.changes_html for GPT-2's recipe: same, its sentence
+    # app.cards.recipe.markup.changes_html for GPT-2's recipe: same, its sentence
     "same": '<p class="note muted">{same}</p>',
-    # app.changes_card.notice_html: a notice in a card's place
+    # app.cards.recipe.markup.notice_html: a notice in a card's place
     "notice": '<div class="status"><span class="n">⚠</span> {text}</div>',
-    # app.training_markup.lines_html: sections {title, note (the Chinchilla fit's, else ""), lines {label, formula, human}}
+    # app.cards.train.markup.lines_html: sections {title, note (the Chinchilla fit's, else ""), lines {label, formula,
+    # human}}
     "train_lines": ('<table class="lines">{#sections}<tr><th colspan="3">{title}</th></tr>{#note}<tr class="sub">'
                     '<td colspan="3">{note}</td></tr>{/note}{#lines}<tr><td>{label}</td><td class="f">{formula}</td>'
                     '<td class="v">{human}</td></tr>{/lines}{/sections}</table>'),
-    # app.training_markup.legend_html: parts {label, colour} (app.words.PARTS), capacity (the GPU's line, "capacity")
+    # app.cards.train.markup.legend_html: parts {label, colour} (app.words.PARTS), capacity (the GPU's line, "capacity")
     "train_legend": ('<div class="legend">{#parts}<span class="key"><i style="background:{colour}"></i>{label}</span>'
                      '{/parts}<span class="key"><i class="line"></i>{capacity}</span></div>'),
-    # app.training_markup.capacity_label: the GPU's memory line (text: filled by str.format)
+    # app.cards.train.markup.capacity_label: the GPU's memory line (text: filled by str.format)
     "capacity": "memory of one {device}: {capacity}",
-    # app.training.TrainingView: the card's notices, texts
+    # app.cards.train.view.TrainingView: the card's notices, texts
     "warnings": '{#notes}<div class="warn">⚠ {text}</div>{/notes}',
     # a field's label on the exported page: its symbol and, under it, its name (app/export/page.py field_label)
     "field_label": '<div title="{field}: {doc}"><b class="sym">{field}</b><div class="muted name">{name}</div></div>',
-    # the controls' status line: the notices, else the rules that hold (app/controls.py status_html), and a preset's
-    # extras in words (the exported page's; the live page's controls show them apart)
+    # the controls' status line: the notices, else the rules that hold (app/cards/controls/view.py status_html), and a
+    # preset's extras in words (the exported page's; the live page's controls show them apart)
     "status": ('{#notes}<div class="status"><span class="n">⚠</span> {text}</div>{/notes}'
                '{^notes}<div class="status muted">{rules}</div>{/notes}'
                '{#extras}<div class="status muted">{extras}</div>{/extras}'),

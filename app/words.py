@@ -1,7 +1,7 @@
 """The live page's words and control ranges that the exported page shares, without importing Panel.
 
 The exported page is built with Bokeh alone, so what both pages show is defined here (or in `model`) and read
-by app/controls.py, app/budget.py and app/shapes.py on one side and app/export on the other.
+by the cards (app/cards/: the controls, the budget card, the shapes table) on one side and app/export on the other.
 """
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ SHAPES_NOTES = {  # the shapes card's intro (markup) by the attention switch (mo
                               "backward pass. The lines under the table say what eager attention would make here."),
 }
 MAX_LISTED_BLOCKS = 96  # expanded listing: GPT-3 175B in full; beyond, one line stands for the rest
-GROUP_WORDS = {  # the shapes table's block headings (app.shapes_markup.display_rows)
+GROUP_WORDS = {  # the shapes table's block headings (app.cards.shapes.markup.display_rows)
     "all": "{span} × L = {L}", "span_one": "block 0", "span": "blocks 0 … {last}",  # collapsed: one group × L
     "tensors": "one block's {n} tensors", "repeats": "; every block repeats these shapes",
     "window": {"dense": ": {window}", "moe": "; {window}"},  # which blocks slide (model.tracing.window_text)
@@ -106,7 +106,7 @@ def field_names(cfg: Config) -> dict[str, str]:
     return {f: name if holds[when] else SHORT[f] for f, (when, name) in SHORT_WHEN.items()}
 
 
-# --- the training card (app/training.py; the exported page shows the same) ----------------------------------
+# --- the training card (app/cards/train/view.py; the exported page shows the same) ----------------------------------
 PARTS = (  # the chart's stacked parts: (column, legend, colour)
     ("weights", "weights", "#64748b"),
     ("grads", "gradients", "#a3b1c2"),
@@ -122,7 +122,7 @@ OPTIMIZER_LABELS = {"mixed: 2 + 2 + 12 bytes": "adam-mixed", "fp32: 4 + 4 + 8": 
 ZERO_LABELS = {"0": 0, "1: states": 1, "2: + grads": 2, "3: + weights": 3}
 RECOMPUTE_LABELS = {"none": "none", "full: keep block inputs": "full"}
 FIT_LABELS = {"Hoffmann et al. 2022": "hoffmann", "Besiroglu et al. 2024 refit": "besiroglu"}
-TRAIN_CONTROLS = {  # each control's label, keyed as the URL (app.train_query.TRAIN_KEYS)
+TRAIN_CONTROLS = {  # each control's label, keyed as the URL (app.cards.train.settings.TRAIN_KEYS)
     "D": "D, training tokens", "gpu": "GPU", "gpu_peak": "peak, TFLOP/s", "gpu_memory": "memory, GiB",
     "mfu": "MFU, 0 to 1", "gpus": "n, GPUs", "price": "$ per GPU-hour (assumed)",
     "optimizer": "Adam: weights + gradients + states", "zero": "ZeRO stage", "recompute": "activation recomputation",
@@ -135,7 +135,7 @@ def chinchilla_rule(cfg: Config) -> str:
     """The live card's switch at `cfg`: CHINCHILLA_RULE, at N_active for a mixture of experts (as model.training
     counts it: D = 20·N_active)."""
     return CHINCHILLA_RULE + "_active" if cfg.moe else CHINCHILLA_RULE
-# The training card's headline (app/training.py headline_html, page.js trainHeadlineHtml): "{key}" is a plan line's
+# The training card's headline (app/cards/train/markup.py headline_html, compiled): "{key}" is a plan line's
 # value in words (model.train_report.human, escaped); T, gpus, device and phase, the run's; "{rule}" one of
 # HEADLINE_RULE (D by Chinchilla's rule, "{chinchilla}" per parameter, or given) and "{fits}" one of HEADLINE_FITS (fits; does not fit, and the
 # largest B that does; not even B = 1 fits), each filled from the same values first.

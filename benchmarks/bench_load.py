@@ -74,7 +74,7 @@ class Input:
     """Where a page's input for one field goes, and what BokehJS sends for one move of it.
 
     A Panel slider (the bare page) sends two model changes per move, `value` and `value_throttled`; the explorer's
-    controls card (app/controls.py, an ESM component) sends one change of its data model's `asked`:
+    controls card (app/cards/controls/view.py, an ESM component) sends one change of its data model's `asked`:
     the list of unanswered inputs, here [[count, field, value]], the count rising with every input.
     """
 

@@ -124,13 +124,13 @@ def setup_from_args(args: argparse.Namespace) -> InferSetup:
         raise ValueError(message) from None
 
 
-# --- the page's inference card: its words, headline and charts (app/inference.py and the exported page lay them out) --
+# --- the page's inference card: its words, headline and charts (app/cards/infer/ and the exported page lay them out) -
 CARD_TITLE = "From a forward pass to serving: how fast it answers"
 CARD_INTRO = ("The prefill reads B prompts of T tokens at once; then each decode step makes one new token for each of "
               "the B sequences over its KV cache of T tokens. Both are bounded by the GPU's peak FLOP/s and its memory "
               "bandwidth, whichever binds. B and T are the page's sliders (B sequences served together, T tokens of "
               "context); the charts sweep each.")
-CONTROLS = {  # the card's controls by URL key (app.infer_query.INFER_KEYS)
+CONTROLS = {  # the card's controls by URL key (app.cards.infer.settings.INFER_KEYS)
     "infer_gpu": "GPU", "infer_peak": "peak, TFLOP/s", "infer_memory": "memory, GiB",
     "infer_bandwidth": "bandwidth, TB/s", "weights": "weights (the blocks' matrices)", "kv_dtype": "KV cache",
     "group": "weights per scale", "efficiency": "efficiency, 0 to 1",

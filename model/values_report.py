@@ -1,7 +1,7 @@
 """The numbers of a values pass (`model.values`) as display records, a text report and JSON.
 
 Records first (`summary_lines`, `scaling_rows`, `stat_rows`), then formatting; the CLI prints them and the
-page (app/values.py) renders the same records, so both show the same labels and numbers.
+page (app/cards/tensors/view.py) renders the same records, so both show the same labels and numbers.
 """
 from __future__ import annotations
 

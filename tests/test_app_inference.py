@@ -1,11 +1,11 @@
-"""The inference card's settings in the URL (app.infer_query) and its view, not served: tiny configurations."""
+"""The inference card's settings in the URL (app.cards.infer.settings) and its view, not served: tiny configurations."""
 from __future__ import annotations
 
 from dataclasses import replace
 
 import pytest
 
-from app.infer_query import INFER_KEYS, infer_items, settle_infer
+from app.cards.infer.settings import INFER_KEYS, infer_items, settle_infer
 from app.page import Explorer
 from app.query import parse_query, to_query
 from model.inference import InferSetup, serving

@@ -9,9 +9,9 @@ import pytest
 
 from app import Explorer
 from app.query import parse_query, to_query
-from app.train_query import TRAIN_KEYS, settle_train, train_items
-from app.training import TrainingView
-from app.training_markup import chart_html, headline_html, lines_html, memory_bars
+from app.cards.train.settings import TRAIN_KEYS, settle_train, train_items
+from app.cards.train.view import TrainingView
+from app.cards.train.markup import chart_html, headline_html, lines_html, memory_bars
 from model import PRESETS, units
 from model.train_report import human
 from model.training import TrainSetup, plan

@@ -9,17 +9,17 @@ import panel as pn
 import pytest
 
 from app import Explorer
-from app.budget import BudgetView
-from app.budget_markup import budget_parts, chart_html, lines_html, shown
-from app.controls import MOE_SIZES, Controls, controls_spec, slider_range, status_html
-from app.shapes import SEP, ShapesTable, table_at
-from app.shapes_markup import SLOT, render_table, shape_rows
-from app.heights import embed_height
-from app.share import base_url, embed_code, page_link
+from app.cards.budget.view import BudgetView
+from app.cards.budget.markup import budget_parts, chart_html, lines_html, shown
+from app.cards.controls.view import MOE_SIZES, Controls, controls_spec, slider_range, status_html
+from app.cards.shapes.view import SEP, ShapesTable, table_at
+from app.cards.shapes.markup import SLOT, render_table, shape_rows
+from app.cards.share.heights import embed_height
+from app.cards.share.view import base_url, embed_code, page_link
 from app.query import MLA_KEYS, ViewOptions, parse_query
 from app.state import ExplorerState
-from app.tokens import TokensView, token_chips, token_stats, tokens_html
-from app.training_markup import chart_html as memory_chart_html
+from app.cards.tokens.view import TokensView, token_chips, token_stats, tokens_html
+from app.cards.train.markup import chart_html as memory_chart_html
 from model import PRESETS, budget, divisors, tokenizer, trace, units
 from model.config import FIELD_DOCS, FIELDS
 
@@ -94,7 +94,7 @@ def test_table_html_shows_rows_memory_lines_and_escapes():
     assert lines_html([shown(x) for x in s.trace.lines]).replace('<td class="v">', '<td class="v" data-h>') in text
     assert f">{units.value(s.trace.activation_bytes, 'bytes')}<" in text  # new memory, views excluded
     assert f">{units.value(s.trace.saved_bytes, 'bytes')}<" in text  # saved for backward
-    from app.shapes_markup import ShapeRow
+    from app.cards.shapes.markup import ShapeRow
     hostile = render_table([ShapeRow(kind="tensor", name="<script>x</script>")], "fp32", "1 B", [])
     assert "<script>" not in hostile and html.escape("<script>") in hostile
 
@@ -465,7 +465,7 @@ def test_links_and_embed_code():
     assert code.startswith('<iframe src="http://h/explorer?B=8&T=1024&d=768&h=12&L=12&V=50257&T_max=1024&tie=1'
                            '&embed=1&controls=T&panels=shapes"')
     t_view = ViewOptions(controls=("T",), panels=("shapes",))
-    assert f'height="{embed_height(t_view, cfg)}"' in code  # app.heights: one control over the shapes table
+    assert f'height="{embed_height(t_view, cfg)}"' in code  # app.cards.share.heights: one control over the shapes table
     budget_view = ViewOptions(controls=("d", "h", "L"), panels=("budget",))
     assert embed_height(budget_view, cfg) < embed_height(replace(budget_view, controls=FIELDS), cfg)  # more rows
     every = embed_height(ViewOptions(), cfg)  # the values and GPT-2's changes cards start closed among all panels
@@ -638,7 +638,7 @@ def test_the_values_spinner_waits_for_the_page_to_load(monkeypatch):
     timer starts when the page has loaded, not when a pass starts during the page's construction."""
     import threading
 
-    from app.values import SPINNER_MS, ValuesView
+    from app.cards.tensors.view import SPINNER_MS, ValuesView
 
     timers = []
     try:

@@ -115,12 +115,12 @@ def _content_height(frame_or_page) -> int:
 
 
 def test_the_course_page_iframes_fit_their_views_and_say_what_is_true(chromium, server):
-    """Each iframe is as tall as app.heights says (the share card's rule) and its view fits in it, with little left
-    over; the captions' figures are the model's; the sections of README.md and docs/ it names exist."""
+    """Each iframe is as tall as app.cards.share.heights says (the share card's rule) and its view fits in it, with
+    little left over; the captions' figures are the model's; the sections of README.md and docs/ it names exist."""
     import html as htmllib
     from pathlib import Path
 
-    from app.heights import embed_height
+    from app.cards.share.heights import embed_height
     from app.query import parse_query
 
     page = chromium.new_page(viewport={"width": 1100, "height": 900})
@@ -158,8 +158,9 @@ def test_the_course_page_iframes_fit_their_views_and_say_what_is_true(chromium, 
     ("?preset=deepseek-v3&embed=1&controls=T,d_c,d_cq,d_R&panels=shapes,budget", 818),  # latent attention's rows
 ])
 def test_an_embedded_view_fits_the_height_the_share_card_gives_it(chromium, server, query, width):
-    """app.heights at the widths of a course page's column: the view, its lazy cards built, fits; little is left."""
-    from app.heights import embed_height
+    """app.cards.share.heights at the widths of a course page's column: the view, its lazy cards built, fits; little is
+    left."""
+    from app.cards.share.heights import embed_height
     from app.query import parse_query
 
     q = parse_query(query)

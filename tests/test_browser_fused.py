@@ -53,7 +53,7 @@ def row_names(markup: str) -> set[str]:
 
 
 def line_value(markup: str, key: str) -> str:
-    """A memory line's value cell as text (`app.budget.lines_html`: the value, then its short form)."""
+    """A memory line's value cell as text (`app.cards.budget.markup.lines_html`: the value, then its short form)."""
     cell = re.search(r'<td class="v"[^>]*>(.*?)</td>', markup.split(f'data-key="{key}"', 1)[1]).group(1)
     return html.unescape(re.sub(r"<[^>]+>", "", cell))
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from app.changes_card import changes_groups
+from app.cards.recipe.markup import changes_groups
 from app.query import parse_query
 from model import PRESETS, budget
 from model.changes import changes
@@ -97,7 +97,7 @@ def test_the_recipe_switches_and_bad_recipe_links(chromium, server):
 def test_every_malformed_config_json_is_one_notice_and_the_server_lives_on(chromium, server):
     """Each malformed file of tests/test_hf.py pasted into the box (the one that is no UTF-8 text dropped as a file)
     gets the one line `read_config_json` gives, as the page's notice; then a good file is read as before."""
-    from app.recipe_view import read_config_json
+    from app.cards.recipe.view import read_config_json
     from test_hf import MALFORMED
 
     keep = PRESETS["gpt2-small"]

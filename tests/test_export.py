@@ -20,14 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from app.budget_markup import budget_parts, captions_html, chart_html, headline_html, lines_html, shown
-from app.changes_card import notice_html
-from app.shapes import table_at
+from app.cards.budget.markup import budget_parts, captions_html, chart_html, headline_html, lines_html, shown
+from app.cards.recipe.markup import notice_html
+from app.cards.shapes.view import table_at
 from app.export.cli import main as export_main
 from app.export.page import external_references
 from app.export.spec import ALL_FIELDS
 from app.templates import TEMPLATES, fill_html
-from app.train_query import settle_train
+from app.cards.train.settings import settle_train
 from app.words import slider_range, status_rules
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, divisors, trace
 from model import numbers, units
@@ -85,7 +85,7 @@ def js(page, fn: str, args: list):
 
 def shown_js(page, fn: str, args: list) -> list[list[dict]]:
     """window.__ts.<fn>(*a) (budgetLines, memoryLines: the page's Lines) for every a in args, each line as the page
-    shows it (the compiled `app.budget_markup.shown`)."""
+    shows it (the compiled `app.cards.budget.markup.shown`)."""
     return page.evaluate(f"(xs) => xs.map((a) => window.__ts.{fn}(...a).map(window.__ts.budget_markup.shown))", args)
 
 
@@ -315,8 +315,8 @@ def test_cards_markup_is_the_live_pages(page) -> None:
 
 @pytest.mark.browser
 def test_table_rows_markup_is_the_live_tables(page) -> None:
-    """The exported page's rows (`shapes_markup.row_html`, values inline) are the live table's (`app.shapes.table_at`),
-    less the live page's data-v marks of the values it patches."""
+    """The exported page's rows (`shapes_markup.row_html`, values inline) are the live table's
+    (`app.cards.shapes.view.table_at`), less the live page's data-v marks of the values it patches."""
     cases = [(c, dt, ex) for c, dt, ex in zip(CONFIGS[:30], [*DTYPES] * 10, [False, True, False] * 10) if c.L <= 60]
     got = page.evaluate("(xs) => xs.map(([c, dt, ex]) => window.__ts.shapeRows(c, dt, ex).rows"
                         ".map((r) => window.__ts.shapes_markup.row_html(r, window.__ts.py.str, '')).join(''))",
@@ -398,7 +398,7 @@ def test_a_preset_keeps_B_as_the_live_page_does(page) -> None:
     assert box(page, "B_input") == 3 and box(page, "T_input") == 1024
 
 
-# --- the training card: model.training.plan and app/training.py in the browser -----------------------------------
+# --- the training card: model.training.plan and app/cards/train/view.py in the browser -----------------------------
 def random_setups(n: int, seed: int) -> list[TrainSetup]:
     """n valid training setups: every discrete choice, named and custom GPUs, numbers across their ranges."""
     rng = random.Random(seed)
@@ -478,7 +478,7 @@ def test_training_formatters_agree_on_thousands_of_values(page) -> None:
 
 @pytest.mark.browser
 def test_training_markup_is_the_live_cards(page) -> None:
-    from app import training_markup as view
+    from app.cards.train import markup as view
 
     pairs = [(PRESETS["gpt2-small"], TrainSetup()), (PRESETS["gpt3-175b"], TrainSetup(D=300 * 10**9, gpus=1024, zero=3)),
              (replace(PRESETS["gpt2-xl"], B=64), TrainSetup(gpu="a100-40gb", gpus=1)),
@@ -545,7 +545,7 @@ def test_training_controls_change_the_card(page) -> None:
     _set(page, "T_input", 200)  # the card follows the configuration
     want = plan(replace(PRESETS["gpt2-small"], B=3, T=200), TrainSetup(
         D=300 * 10**9, gpus=1, zero=3, optimizer="adam-fp32", gpu=CUSTOM_GPU, peak_tflops=989, memory_gib=0.5))
-    from app.training_markup import lines_html as train_lines_html
+    from app.cards.train.markup import lines_html as train_lines_html
     assert text_of(page, "train_lines") == train_lines_html(want)
     for name, v in (("train_gpu", "h100-sxm"), ("train_D", ""), ("train_gpus", 8), ("T_input", 100)):
         _set(page, name, v)
@@ -565,7 +565,7 @@ def test_training_options_reach_the_card(chromium, tmp_path: Path) -> None:
         p.goto(out.as_uri())
         p.wait_for_function("() => window.__ts !== undefined", timeout=60_000)
         setup = TrainSetup(D=300 * 10**9, gpu="h200", gpus=1024, zero=3, recompute="full")
-        from app.training_markup import headline_html, lines_html as train_lines_html
+        from app.cards.train.markup import headline_html, lines_html as train_lines_html
         want = plan(PRESETS["gpt3-175b"], setup)
         assert text_of(p, "train_head") == headline_html(want) and text_of(p, "train_lines") == train_lines_html(want)
         assert [value_of(p, "train_D"), value_of(p, "train_gpu"), value_of(p, "train_gpus")] == \

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from app.budget_markup import shown
-from app.changes_card import changes_groups, changes_html
+from app.cards.budget.markup import shown
+from app.cards.recipe.markup import changes_groups, changes_html
 from app.export.cli import add_arguments
 from app.export.page import build_document
 from app.export.spec import ALL_FIELDS, widget_table
-from app.shapes_markup import shape_rows
+from app.cards.shapes.markup import shape_rows
 from model import PRESETS, Config, budget, trace
 from model.changes import changes
 from model.cli import OneLineParser, config_from_args
@@ -245,7 +245,7 @@ def test_a_dense_latent_attentions_page_has_the_models_training_card(chromium, t
                          "[x.key, x.label, x.formula, x.human]))", [[mla_js(x), setup_js(s)] for x, s in pairs])
         for (x, s), lines in zip(pairs, got):
             assert lines == [[y.key, y.label, y.formula, human(y)] for y in plan(x, s).lines], (x, s)
-        from app import training_markup as view
+        from app.cards.train import markup as view
 
         assert text_of(p, "train_head") == view.headline_html(plan(c, TrainSetup()))  # its serving: the latent's cache
 

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from app.budget_markup import budget_parts, chart_html, headline_html, shown
-from app.changes_card import changes_groups, changes_html
+from app.cards.budget.markup import budget_parts, chart_html, headline_html, shown
+from app.cards.recipe.markup import changes_groups, changes_html
 from app.export.spec import ALL_FIELDS
-from app.infer_card import headline_html as infer_headline_html
-from app.shapes_markup import shape_rows
+from app.cards.infer.markup import headline_html as infer_headline_html
+from app.cards.shapes.markup import shape_rows
 from model import PRESETS, budget, trace, units
 from model.budgeting import chart_note
 from model.changes import changes

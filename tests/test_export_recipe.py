@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from app.budget_markup import shown
-from app.changes_card import OTHER_DTYPE, UNCOVERED, changes_groups, changes_html
+from app.cards.budget.markup import shown
+from app.cards.recipe.markup import OTHER_DTYPE, UNCOVERED, changes_groups, changes_html
 from app.export.cli import add_arguments
 from app.export.keys import budget_key, changes_key
 from app.export.spec import ALL_FIELDS, covered

@@ -1,5 +1,6 @@
 """The shapes table's marks on the no-server page, in Chromium: the rows only in this recipe and the legend, as
-`model.recipe_rows` and the live page's `app.shapes` give them (the spec carries them per pass structure)."""
+`model.recipe_rows` and the live page's `app.cards.shapes.view` give them (the spec carries them per pass
+structure)."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.shapes_markup import recipe_legend_html
+from app.cards.shapes.markup import recipe_legend_html
 from model import PRESETS
 from model.families import PAGE_PRESETS  # the pages' presets: the dense ones
 from model.recipe_rows import MARK, recipe_rows

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from app.budget_markup import shown
-from app.changes_card import changes_groups, changes_html
+from app.cards.budget.markup import shown
+from app.cards.recipe.markup import changes_groups, changes_html
 from app.export.keys import budget_key
 from app.export.spec import ALL_FIELDS
-from app.shapes_markup import shape_rows
+from app.cards.shapes.markup import shape_rows
 from model import PRESETS, Config, trace
 from model.changes import changes
 from model.cli import build_parser, config_from_args
@@ -122,7 +122,7 @@ def test_the_training_card_is_the_models(page) -> None:
                         "[x.key, x.label, x.formula, x.human]))", [[page_js(c), setup_js(s)] for c, s in pairs])
     for (c, s), lines in zip(pairs, got):
         assert lines == [[x.key, x.label, x.formula, human(x)] for x in plan(c, s).lines], (c, s)
-    from app import training_markup as view
+    from app.cards.train import markup as view
 
     plans = [plan(c, s) for c, s in pairs]
     args = [[page_js(c), setup_js(s)] for c, s in pairs]

@@ -149,7 +149,7 @@ def test_config_refuses_what_it_cannot_build():
 
 
 def test_the_cli_takes_the_presets_and_the_live_page_reads_gemma(tmp_path, capsys):
-    from app.recipe_view import read_config_json
+    from app.cards.recipe.view import read_config_json
 
     code, out, _ = run_cli(["--preset", "gemma-3-1b", "--table", "kv", "--json", "--dtype", "bf16"], capsys)
     kv = {x["key"]: x["value"] for x in json.loads(out)["kv"]}

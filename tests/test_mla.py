@@ -129,7 +129,7 @@ def test_both_pages_take_latent_attention(tmp_path):
     import subprocess
     import sys
 
-    from app.recipe_view import read_config_json
+    from app.cards.recipe.view import read_config_json
     from model.families import menu_groups, menu_label
 
     assert menu_groups(moe=True)["DeepSeek"] == [menu_label("deepseek-v3")]

@@ -352,7 +352,7 @@ def test_bad_moe_options_give_one_line_and_status_2(argv, message, capsys):
 def test_the_live_values_card_shows_the_tokens_per_expert_and_the_recipe_labels():
     """The values card of a small Mixtral-like model: the CLI's routing rows (model.values_report), and every tensor's
     label from the recipe's notation (the router's, RoPE's), not GPT-2's."""
-    from app.values import experts_html, stats_html
+    from app.cards.tensors.view import experts_html, stats_html
     from model import values as mv
     from model import values_report as vr
 

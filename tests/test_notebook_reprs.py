@@ -17,7 +17,7 @@ from bokeh.settings import settings
 from pyviz_comms import Comm
 
 from app import Explorer
-from app.notebook import offline
+from app.offline import offline
 from model import PRESETS, Config, budget, plan, report, trace, train_report, values_report
 from model.values import values
 
@@ -87,7 +87,7 @@ def inline_notebook():
 
 def test_updates_keep_panels_stylesheets_inline(inline_notebook) -> None:
     """The explorer's notebook output as Panel renders it for a Jupyter comm, then moves: no stylesheet is ever
-    addressed to Panel's CDN (before app/notebook.py, three training-card panes asked it for 3 files per move)."""
+    addressed to Panel's CDN (before app/offline.py, three training-card panes asked it for 3 files per move)."""
     explorer = Explorer(preset="gpt2-small")
     doc = Document()
     root = offline(explorer).get_root(doc, Comm())

@@ -24,14 +24,14 @@ PAGE = ROOT / "app" / "export" / "page.js"
 # of their twins, with page.js's `py` (Python's builtins and operators, 155 lines) to run them: 771, training 127.
 # Config's properties, the families' recipe switches, the changes card's title values, the status line and the
 # sliders' ranges compiled too: 691, markup 150. The budget card's and the shapes table's markup and rows compiled
-# (app/budget_markup.py, app/shapes_markup.py, model/tracing.py's block_groups, window_text, expanded_rows; fill_html):
-# 586, markup 47. The training card's markup compiled (app/training_markup.py, TrainSetup's properties) and page.js's
-# str.format_map twin `fill` replaced by py.fmap: 557, training 100. The tables' keys compiled (app/export/keys.py,
-# model/memory.py's structure and structure_key): 535, training 99. The export command (model.cli.model_options), the
-# preset's name (rules.preset_of) and the changes card's markup and refusals compiled: 491, markup 35. rules.settle_notes
-# compiled (Config(**fields) the one native, configOf): 473. Config.defaults_written, the cards' panes
-# (budget_markup.panes, training_markup.panes), training.step_phases and TrainSetup.capacity compiled, every namespace
-# in one generated COMPILED object: 447, training 91. Issue 24 asked for at most 450.
+# (app/cards/budget/markup.py, app/cards/shapes/markup.py, model/tracing.py's block_groups, window_text, expanded_rows;
+# fill_html): 586, markup 47. The training card's markup compiled (app/cards/train/markup.py, TrainSetup's properties)
+# and page.js's str.format_map twin `fill` replaced by py.fmap: 557, training 100. The tables' keys compiled
+# (app/export/keys.py, model/memory.py's structure and structure_key): 535, training 99. The export command
+# (model.cli.model_options), the preset's name (rules.preset_of) and the changes card's markup and refusals compiled:
+# 491, markup 35. rules.settle_notes compiled (Config(**fields) the one native, configOf): 473. Config.defaults_written,
+# the cards' panes (budget_markup.panes, training_markup.panes), training.step_phases and TrainSetup.capacity compiled,
+# every namespace in one generated COMPILED object: 447, training 91. Issue 24 asked for at most 450.
 CODE_LINES = 447
 TRAINING_LINES = 91
 MARKUP_LINES = 35

@@ -92,7 +92,7 @@ def test_the_training_headline_says_past_the_window_where_a_window_caps_the_cach
     """Mistral 7B v0.1 (every block windowed) holds 0 bytes more per token only past the window: below it (T = 1,024
     < W) every token still adds its K and V, so the headline's KV words say "past the window"; a full-attention
     model's do not."""
-    from app.training_markup import headline_html
+    from app.cards.train.markup import headline_html
     from model.training import TrainSetup, plan
 
     for name, past in (("mistral-7b-v0.1", True), ("llama3-8b", False)):
@@ -125,7 +125,7 @@ def test_the_scores_label_names_gemmas_query_scale_where_it_replaces_d_head():
 def test_the_training_headline_counts_a_mixture_of_experts_at_n_active():
     """Mixtral's run is D = 20·N_active and C = 6·N_active·D (model.training's lines say so): the headline's words
     say "per active parameter" and 6·N_active·D, a dense model's "per parameter" and 6·N·D, with a given D too."""
-    from app.training_markup import headline_html
+    from app.cards.train.markup import headline_html
     from model.training import CHINCHILLA_TOKENS_PER_PARAM, TrainSetup, plan
 
     for name, n, per in (("mixtral-8x7b", "N_active", "per active parameter"), ("gpt2-small", "N", "per parameter")):
@@ -138,7 +138,7 @@ def test_the_training_headline_counts_a_mixture_of_experts_at_n_active():
 def test_the_values_cards_scale_heading_names_the_width_the_model_divides_by():
     """The √d_head comparison's heading: d_head; with latent attention d_head = d_nope + d_R (q and k's width, 192 on
     DeepSeek-V3, not d / h); on Gemma 3 27B the √168 it divides by instead. The CLI and the live card say the same."""
-    from app.values import scaling_html
+    from app.cards.tensors.view import scaling_html
     from model import values as mv
     from model.values_report import scale_words, text
     from test_mla import MLA
@@ -157,7 +157,7 @@ def test_the_training_cards_note_counts_a_mixture_of_experts_at_n_active():
     """The note under the chart says MFU is tokens/s × 6N ÷ peak and time follows C = 6·N·D; on a mixture of experts,
     whose lines count 6·N_active·D, it says N_active, and it follows the model when the page changes it."""
     from app.state import ExplorerState
-    from app.training import TrainingView
+    from app.cards.train.view import TrainingView
 
     view = TrainingView(state=ExplorerState())
     assert "× 6N ÷" in view._note.object and "C = 6·N·D)" in view._note.object

@@ -140,11 +140,11 @@ def test_gpt2_tables_carry_no_mark(capsys):
         assert MARK not in out and "recipe_only" not in out and "recipe_rows" not in out
 
 
-# --- the live page's table (app.shapes), without a browser -------------------------------------------------------------
+# --- the live page's table (app.cards.shapes.view), without a browser ----------------------------------------------
 
 def test_the_live_table_marks_the_same_rows_and_shows_the_legend():
-    from app.shapes import table_at
-    from app.shapes_markup import MARKED, shape_rows
+    from app.cards.shapes.view import table_at
+    from app.cards.shapes.markup import MARKED, shape_rows
 
     cfg = PRESETS["qwen3-0.6b"]
     rows = shape_rows(trace(cfg), 1)

@@ -122,3 +122,24 @@ def test_what_a_package_never_imports(package, banned):
     found = [(m, t) for m, imports in IMPORTS.items() if m.split(".")[0] == package for t, _ in imports
              if t.split(".")[0] in banned]
     assert found == []
+
+
+def _names(package: str) -> dict[str, list[str]]:
+    """Each module or package name under `package` (a file's stem, a folder's name, at any depth) -> where it is."""
+    out: dict[str, list[str]] = {}
+    for path in sorted((ROOT / package).rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        for depth, name in enumerate(parts[1:], start=2):
+            where = "/".join(parts[:depth]) + ("/" if depth < len(parts) else ".py")
+            if where not in out.setdefault(name, []):
+                out[name].append(where)
+    return out
+
+
+def test_no_module_name_means_two_things_in_model_and_app():
+    """A name is one module's: app/ does not reuse a name of model/ (`cli` aside: each package's command line), so
+    `training` or `values` leads to one file, not to a model's and a card's."""
+    model, app = _names("model"), _names("app")
+    clashes = {name: model[name] + app[name] for name in sorted(model.keys() & app.keys())
+               if name not in ("cli", "__init__", "__main__")}
+    assert clashes == {}, f"names in both model/ and app/: {clashes}"

@@ -237,7 +237,7 @@ def test_a_decode_step_reads_each_blocks_own_cache(attention):
 
 
 def test_the_live_page_reads_a_window_and_the_exported_page_writes_it(tmp_path):
-    from app.recipe_view import read_config_json
+    from app.cards.recipe.view import read_config_json
     from test_export import export
 
     cfg, notice = read_config_json(json.dumps(TINY), Config(B=2, T=64, d=32, h=4, L=2, V=50, T_max=1024))

@@ -1,9 +1,10 @@
 """The Python functions the exported page runs as they are, compiled to JavaScript by `app.export.pyjs`.
 
-Each entry is a JavaScript namespace named after its module (page.js calls `units.value(x, unit)`), in an order
-where a module's functions call only its own and earlier modules' functions. NATIVE names what page.js writes by
-hand for a Python class a compiled function constructs. What else page.js writes by hand is named, with the test
-that checks it, in its header.
+Each entry is a JavaScript namespace named after its module (page.js calls `units.value(x, unit)`), a card's module
+by the name it is imported as here (`budget_markup` is app/cards/budget/markup.py, `changes_card`
+app/cards/recipe/markup.py, `train_query` app/cards/train/settings.py), in an order where a module's functions call
+only its own and earlier modules' functions. NATIVE names what page.js writes by hand for a Python class a compiled
+function constructs. What else page.js writes by hand is named, with the test that checks it, in its header.
 """
 from __future__ import annotations
 
@@ -12,7 +13,12 @@ import functools
 from model import budgeting, changes, cli, config, families, memory, numbers, rules, tracing, train_report, training, units
 from model.training import TrainSetup
 
-from .. import budget_markup, changes_card, shapes_markup, templates, train_query, training_markup, words
+from .. import templates, words
+from ..cards.budget import markup as budget_markup
+from ..cards.recipe import markup as changes_card
+from ..cards.shapes import markup as shapes_markup
+from ..cards.train import markup as training_markup
+from ..cards.train import settings as train_query
 from . import keys
 from .pyjs import compile_modules
 

@@ -19,8 +19,8 @@
 // model/config.py's.
 // Whole numbers are BigInt where formulas are exact, so (B, h, T, T) element counts stay exact beyond 2**53.
 
-// Twins of the markup: the budget card's, the shapes table's and their rows run compiled (app/budget_markup.py,
-// app/shapes_markup.py, model/tracing.py's block_groups and window_text, app/templates.py's fill_html); what is
+// Twins of the markup: the budget card's, the shapes table's and their rows run compiled (app/cards/budget/markup.py,
+// app/cards/shapes/markup.py, model/tracing.py's block_groups and window_text, app/templates.py's fill_html); what is
 // left mirrors a Python function (named in its comment), by the test that runs both on the same inputs:
 //   test_export.py::test_table_rows_are_the_trace (and test_export_mla.py::
 //     test_the_shapes_rows_are_the_models_with_the_latent_tensors): shapeRows (the trace's Rows), symbols
@@ -33,7 +33,7 @@
 // Twins of the training card: each JavaScript function below that mirrors a Python one (named in its comment), by
 // the test that runs both on the same inputs in Chromium (everything else of the card is data in S.train: the plan's
 // line templates with their compiled formulas, spec._train_template; its markup, formatters and notices run
-// compiled: app/training_markup.py, units.*, train_report.human, train_query.settle_train, TrainSetup's properties):
+// compiled: app/cards/train/markup.py, units.*, train_report.human, train_query.settle_train, TrainSetup's properties):
 //   test_export.py::test_largest_micro_batch_agrees: largestMicroBatch (its closed form), peakCandidates (which
 //     the compiled training.step_phases reads), topPhase, held, template, trainingMemory, savedParts, savedLine,
 //     paramsExact, budgetLine, lineOf
@@ -278,7 +278,7 @@ const tableHtml = (rows, dtype, scale, memory, legend) => templates.fill_html(S.
   lines: budget_markup.lines_html(memory.map(budget_markup.shown)),
   korthikanti: memory.some((x) => x.key === "memory/korthikanti") ? S.korthikanti_note : ""});
 
-// ---- what each change buys: model/changes.py changes(), app/changes_card.py ---------------------------------------
+// ---- what each change buys: model/changes.py changes(), app/cards/recipe/markup.py ------------------------------
 function changesGroups(cfg, dtype) {  // changes_card.changes_groups(changes(cfg, dtype)): {groups} or {notice}
   const tv = changes.title_values(cfg), why = changes.no_twin(cfg);
   if (why !== null) return {notice: why};  // changes.twin's refusals
@@ -299,7 +299,7 @@ function changesCardHtml(cfg, dtype) {  // changes_card.changes_html, or its not
   return c.notice ? changes_card.notice_html(c.notice) : changes_card.changes_html(c.groups, dtype, changes.order_note(cfg));
 }
 
-// ---- the training run: model/training.py plan(), model/train_report.py, app/training.py, app/train_query.py ----
+// ---- the training run: model/training.py plan(), model/train_report.py, app/cards/train/ (view, settings) ----
 const TS = S.train;
 const trainSetup = (fields) => ({...TS.default, ...fields});  // TrainSetup(**fields), for train_query.settle_train
 const Setup = training.TrainSetup;  // its properties as functions of a setup: Setup.device(s), Setup.act_dtype(s)
@@ -510,7 +510,7 @@ function askBox(w, obj, rejected) {  // a box's text: rules.read_field (read_lat
   ST.asked[w.field] = v === "none" ? null : v;
 }
 
-const ASK = {  // what a control of each kind (S.widgets) asks for: app/controls.py Controls.ask
+const ASK = {  // what a control of each kind (S.widgets) asks for: app/cards/controls/view.py Controls.ask
   slider: (w, obj) => {
     const divs = config.divisors(ST.cfg.d);  // h's slider walks the divisors of d
     ST.asked[w.field] = w.field === "h" ? divs[Math.min(obj.value, divs.length - 1)] : obj.value;

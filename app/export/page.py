@@ -30,14 +30,14 @@ from model.training import TrainSetup
 from model.inference import InferSetup
 from model.infer_report import CHART_B, CHART_T
 
-from ..charts import step_chart, tokens_chart
-from ..infer_card import COLUMNS as INFER_COLUMNS
-from ..infer_card import chart_title_html, leaves_out_html
-from ..infer_card import title_html as infer_title_html
+from ..cards.infer.charts import step_chart, tokens_chart
+from ..cards.infer.markup import COLUMNS as INFER_COLUMNS
+from ..cards.infer.markup import chart_title_html, leaves_out_html
+from ..cards.infer.markup import title_html as infer_title_html
+from ..cards.recipe.markup import TITLE as CHANGES_TITLE
 from ..styles import BASE, BUDGET_CSS, CARD, FONT, INK, MUTED, PAGE, RULE, STATUS_CSS, TABLE_CSS, TRAIN_CSS
 from ..words import CHINCHILLA_RULE, MOE_SWITCH_DOC, SHORT, SHORT_WHEN, TAGLINE, TRAIN_NOTES, TRAIN_TITLE, shapes_title_html
 from ..words import TRAIN_CONTROLS as C
-from ..changes_card import TITLE as CHANGES_TITLE
 from ..templates import TEMPLATES, fill_html
 from .compiled import compiled_js
 from .spec import PAGE_MOE_SIZES, lines_js, page_spec, static_spec
@@ -150,7 +150,7 @@ CLEARFIX = ".bk-clearfix { display: block !important; }"  # a Div's HTML as wide
 
 
 def _train_card(card: InlineStyleSheet) -> tuple[object, list]:
-    """The live page's training card (app/training.py): controls, headline, legend, chart, note, lines."""
+    """The live page's training card (app/cards/train/view.py): controls, headline, legend, chart, note, lines."""
     train = static_spec()["train"]
     css = _sheet(TRAIN_CSS)
     div = lambda name: Div(text="", name=name, sizing_mode="stretch_width", stylesheets=[css], disable_math=True)  # noqa: E731
@@ -194,7 +194,7 @@ def _train_card(card: InlineStyleSheet) -> tuple[object, list]:
 
 
 def _infer_card(card: InlineStyleSheet, spec: dict) -> tuple[object, list]:
-    """The live page's inference card (app/inference.py): its menus (GPU presets, weights, KV cache; group and
+    """The live page's inference card (app/cards/infer/view.py): its menus (GPU presets, weights, KV cache; group and
     efficiency as exported), the headline, the two charts, the knee, what the bound leaves out, every figure. page.js
     fills them from the spec's tables (`spec._inference`)."""
     infer = spec["infer"]

@@ -34,11 +34,11 @@ from model.inference import KV, WEIGHTS, InferSetup, serving
 from model.infer_report import CONTROLS as INFER_CONTROLS
 from model.infer_report import ELSEWHERE, GPU_CHOICES, KV_CHOICES, WEIGHT_CHOICES, chart_data
 
-from ..changes_card import OTHER_DTYPE
-from ..infer_card import LINES_FRAME, headline_html, knee_html, line_rows
+from ..cards.infer.markup import LINES_FRAME, headline_html, knee_html, line_rows
+from ..cards.recipe.markup import OTHER_DTYPE
+from ..cards.train.settings import SETUP_FIELD, CUSTOM_START, DEFAULT, TRAIN_CHOICES, TRAIN_KEYS
 from .cache import cached
 from .keys import DTYPE_CLASS, budget_key, changes_key, train_variant
-from ..train_query import SETUP_FIELD, CUSTOM_START, DEFAULT, TRAIN_CHOICES, TRAIN_KEYS
 
 from ..templates import TEMPLATES
 from ..words import (FIT_LABELS, GPU_LABELS, OPTIMIZER_LABELS, RECOMPUTE_LABELS, SHORT_WHEN, TRAIN_MOE, ZERO_LABELS,
@@ -53,8 +53,8 @@ ALL_FIELDS = (*PAGE_FIELDS, *MOE_FIELDS, *EXTRA_FIELDS)  # a page's configuratio
 PAGE_MOE_SIZES = {f: MOE_SYMBOLS[f] for f in ("experts", "top_k", "expert_dim")}
 
 
-# Where a box shows (app/controls.py sizes_view hides the others): d_ff where some block is dense, h_kv and d_head
-# but with latent attention, a mixture of experts' sizes and latent attention's widths where the model has them.
+# Where a box shows (app/cards/controls/view.py sizes_view hides the others): d_ff where some block is dense, h_kv and
+# d_head but with latent attention, a mixture of experts' sizes and latent attention's widths where the model has them.
 BOX_WHEN = {"ff_dim": "dense", "kv_heads": "not_mla", "head_dim": "not_mla", **{f: "moe" for f in PAGE_MOE_SIZES},
             **{f: "mla" for f in MLA_SYMBOLS}}
 

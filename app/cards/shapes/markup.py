@@ -2,7 +2,7 @@
 `recipe_legend_html` compiled, app/export/compiled.py).
 
 `shape_rows` turns a `Trace` into display rows; `render_table` writes them as one HTML table with fixed column
-widths, so dragging a slider changes text and bar widths, never layout (app/shapes.py's `ShapesTable` shows it).
+widths, so dragging a slider changes text and bar widths, never layout (view.py's `ShapesTable` shows it).
 """
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from model.memory import KORTHIKANTI_NOTE
 from model.recipe_rows import MARK, recipe_rows
 from model.tracing import Row, block_groups, expanded_rows, window_text
 
-from .budget_markup import lines_html
-from .templates import MARKED, TEMPLATES, fill_html
-from .words import GROUP_WORDS, MAX_LISTED_BLOCKS, QUADRATIC
+from ...templates import MARKED, TEMPLATES, fill_html
+from ...words import GROUP_WORDS, MAX_LISTED_BLOCKS, QUADRATIC
+from ..budget.markup import lines_html
 
 LOSS_SHAPE = NOTATION["loss"][0]  # the absent loss row's lesson shape
 
@@ -124,7 +124,7 @@ def display_rows(cfg: Config, rows: tuple[Row, ...], scale_bytes: int, expanded:
 # elements, memory, bar width, block headings, the scale, the memory lines' values) carries `data-v` (text)
 # or `data-h` (markup): the page receives the markup once, then only the list of those contents (TableSlots).
 SLOT = "\x00"  # where a changing value goes in the template; never in escaped text
-_LINE_VALUE = re.compile(r'<td class="v">(.*?)</td>')  # a value cell of app.budget.lines_html
+_LINE_VALUE = re.compile(r'<td class="v">(.*?)</td>')  # a value cell of app.cards.budget.markup.lines_html
 
 
 class _Writer:

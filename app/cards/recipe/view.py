@@ -1,6 +1,6 @@
 """The modern recipe's fold on the live page: a config.json pasted or dropped, and the "what each change buys"
-card (`model.changes`, laid out by `app.changes_card`). The recipe choice and its switches are controls
-(`app.controls`), so they cost a session nothing more than the controls' one model.
+card (`model.changes`, laid out by `app.cards.recipe.markup`). The recipe choice and its switches are controls
+(`app.cards.controls.view`), so they cost a session nothing more than the controls' one model.
 
 The notice about a config.json (what was read, or why nothing was) belongs to that file: it goes with the next
 change of the configuration. A page costs what it shows: the card is one fold, closed while the configuration is GPT-2's recipe (unless a
@@ -18,10 +18,10 @@ from model import hf
 from model.changes import Changes, changes
 from model.config import Config, read_hf
 
-from .background import Latest
-from .changes_card import TITLE, changes_groups, changes_html, notice_html
-from .state import ExplorerState
-from .styles import BASE, BUDGET_CSS, STATUS_CSS
+from ...background import Latest
+from ...state import ExplorerState
+from ...styles import BASE, BUDGET_CSS, STATUS_CSS
+from .markup import TITLE, changes_groups, changes_html, notice_html
 
 
 def read_config_json(text: str | bytes, keep: Config) -> tuple[Config | None, str]:

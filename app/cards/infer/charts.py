@@ -1,11 +1,12 @@
 """The inference card's Bokeh charts, built the same way by the live page and the exported page (Bokeh only, no
-Panel). The parameter and memory charts are HTML bars (app/budget.py `chart_html`, app/training.py `chart_html`)."""
+Panel). The parameter and memory charts are HTML bars (`chart_html` of app/cards/budget/markup.py and of
+app/cards/train/markup.py)."""
 from __future__ import annotations
 
 from bokeh.models import ColumnDataSource, DataRange1d, HoverTool, LogTicker, NumeralTickFormatter
 from bokeh.plotting import figure
 
-from .styles import FONT, INK, MUTED, RULE, T2
+from ...styles import FONT, INK, MUTED, RULE, T2
 
 
 def style_axes(p) -> None:

@@ -9,8 +9,8 @@ from model import Config, units
 from model.train_report import SECTIONS, human
 from model.training import CHINCHILLA_TOKENS_PER_PARAM, FITS, REFERENCES, Line, Plan
 
-from .templates import TEMPLATES, fill_html
-from .words import HEADLINE, HEADLINE_FITS, HEADLINE_N, HEADLINE_PAST, HEADLINE_RULE, PARTS, ROWS, TRAIN_NOTES
+from ...templates import TEMPLATES, fill_html
+from ...words import HEADLINE, HEADLINE_FITS, HEADLINE_N, HEADLINE_PAST, HEADLINE_RULE, PARTS, ROWS, TRAIN_NOTES
 
 
 def by_key(p: Plan) -> dict[str, Line]:

@@ -13,9 +13,9 @@ from model import Budget, Line
 from model import units as fmt
 from model.budgeting import GROUPS, chart, chart_note
 
-from .styles import BAR_INSIDE, BAR_SHARE, PART_COLOURS
-from .templates import TEMPLATES, columns_to_rows, fill_html
-from .words import STEP_PREFIX, SUM_KEYS
+from ...styles import BAR_INSIDE, BAR_SHARE, PART_COLOURS
+from ...templates import TEMPLATES, columns_to_rows, fill_html
+from ...words import STEP_PREFIX, SUM_KEYS
 
 
 def shown(line: Line) -> dict[str, str]:

@@ -9,7 +9,7 @@ preset or a link stretches a slider's range by doubling its end (GPT-3 175B: d 6
 - h: the divisors of d only (the slider walks them: 1, 2, 3, 4, 6, 8, 12, … for d = 768)
 - L 1 … 48, step 1          - V 1 … 131,072, step 1      - T_max 1 … 8,192, step 1
 
-The whole card is one ESM component (`ControlsPanel`, drawn by app/controls_esm.py): a session holds one Bokeh model for
+The whole card is one ESM component (`ControlsPanel`, drawn by esm.py): a session holds one Bokeh model for
 it instead of five Panel widgets and panes per field (issue 16). The page sends each input as `asked`
 ([count, name, value]); `Controls.ask` gives it to the state (`set_field`, which rejects out-of-bounds input with
 a notice) and the state's settled fields come back as `view`, data only (`controls_view`, pure). The page
@@ -31,13 +31,12 @@ from model.config import (FIELDS, INT_FIELDS, MODEL_CHOICES as CHOICES, MOE_DOCS
                           RECIPE_DOCS, WINDOW_DOCS)
 from model.families import MLP_KINDS, QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, extras_line, menu_groups
 
-from .controls_esm import CONTROLS_ESM
-from .query import LAYOUT_KEYS, MLA_KEYS, MOE_CONTROLS, WINDOW_KEYS
-
-from .state import CUSTOM, SIZE_FIELDS, ExplorerState, preset_labels
-from .templates import TEMPLATES, fill_html
-from .styles import ACCENT, BASE, INK, MUTED, RULE, STATUS_CSS
-from .words import MOE_SWITCH_DOC, SHORT, field_names, slider_range, status_rules
+from ...query import LAYOUT_KEYS, MLA_KEYS, MOE_CONTROLS, WINDOW_KEYS
+from ...state import CUSTOM, SIZE_FIELDS, ExplorerState, preset_labels
+from ...templates import TEMPLATES, fill_html
+from ...styles import ACCENT, BASE, INK, MUTED, RULE, STATUS_CSS
+from ...words import MOE_SWITCH_DOC, SHORT, field_names, slider_range, status_rules
+from .esm import CONTROLS_ESM
 
 ADVANCED = ("T_max",)  # whole-number fields in the "advanced" fold, with the switches
 CHECKBOX_LABELS = {"tie": "tie the head to W_te (GPT-2)"}

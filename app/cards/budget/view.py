@@ -1,14 +1,14 @@
 """Right column: N, the parameter chart and every line of `model.budget`, as markup in two HTML panes (made by
-app/budget_markup.py, which the exported page runs compiled)."""
+app/cards/budget/markup.py, which the exported page runs compiled)."""
 from __future__ import annotations
 
 import panel as pn
 import param
 from model import Budget
 
-from .budget_markup import budget_parts, panes
-from .state import ExplorerState
-from .styles import BUDGET_CSS
+from ...state import ExplorerState
+from ...styles import BUDGET_CSS
+from .markup import budget_parts, panes
 
 
 class BudgetView(pn.viewable.Viewer):

@@ -21,7 +21,7 @@ from model.inference import CUSTOM_GPU, KV, WEIGHTS, InferSetup
 from model.rules import quote
 from model.training import GPUS, SETUP_BOUNDS
 
-from .train_query import link_number, number, setup_items
+from ..train.settings import link_number, number, setup_items
 
 INFER_KEYS = ("infer_gpu", "infer_peak", "infer_memory", "infer_bandwidth", "weights", "kv_dtype", "group",
               "efficiency")

@@ -16,11 +16,11 @@ from model.changes import change_keys
 from model.families import extras_line
 from model.recipe_rows import recipe_rows
 
-from .controls import sizes_view
-from .query import MLA_KEYS, MOE_CONTROLS, PANELS, RECIPE_KEYS, WINDOW_KEYS, ViewOptions
-from .shapes_markup import ShapeRow, shape_rows
-from .state import bar_scale
-from .words import status_rules
+from ...query import MLA_KEYS, MOE_CONTROLS, PANELS, RECIPE_KEYS, WINDOW_KEYS, ViewOptions
+from ...state import bar_scale
+from ...words import status_rules
+from ..controls.view import sizes_view
+from ..shapes.markup import ShapeRow, shape_rows
 
 PX = {  # heights in px at 700 px wide
     "page": 8, "gap": 14,  # the embedded page's padding, and the gap between cards

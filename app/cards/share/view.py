@@ -15,11 +15,11 @@ from model import Config
 from model.inference import InferSetup
 from model.training import TrainSetup
 
+from ...query import CONTROLS, PANELS, ViewOptions, to_query
+from ...state import ExplorerState
+from ...styles import ACCENT, BASE, INK, MUTED, RULE
+from ...words import CHIP_TIPS, TAGLINE
 from .heights import embed_height
-from .query import CONTROLS, PANELS, ViewOptions, to_query
-from .state import ExplorerState
-from .styles import ACCENT, BASE, INK, MUTED, RULE
-from .words import CHIP_TIPS, TAGLINE
 
 DEFAULT_BASE = "http://localhost:5006/explorer"
 # `box` is the text widget to copy; Panel passes the clicked button as `source`.

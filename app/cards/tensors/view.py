@@ -28,10 +28,10 @@ from model import units as fmt
 from model import values as mv
 from model import values_report as vr
 
-from .layout import wrap
-from .background import served_document
-from .state import ExplorerState
-from .styles import BASE, FONT, INK, MONO, MUTED, RULE, T2
+from ...background import served_document
+from ...flex import wrap
+from ...state import ExplorerState
+from ...styles import BASE, FONT, INK, MONO, MUTED, RULE, T2
 
 SPINNER_MS = 200  # a pass longer than this shows a spinner
 MASKED = "#e9ebef"  # cells above the diagonal (masked): weight exactly 0

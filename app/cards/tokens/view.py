@@ -15,8 +15,8 @@ import param
 from model import tokenizer
 from model import units as fmt
 
-from .state import ExplorerState
-from .styles import BASE, MUTED, RULE, T2
+from ...state import ExplorerState
+from ...styles import BASE, MUTED, RULE, T2
 
 MAX_CHIPS = 240  # tokens drawn as chips; the counts always cover the whole (capped) text
 GPT2_V = 50_257

@@ -1,5 +1,5 @@
 """The inference card's markup, made from `model.infer_report`'s records and words: shared by the live card
-(app/inference.py) and the exported page (app/export), so it imports no Panel."""
+(app/cards/infer/view.py) and the exported page (app/export), so it imports no Panel."""
 from __future__ import annotations
 
 import html

@@ -1,6 +1,6 @@
 """Left column: one forward pass, tensor by tensor, as `model.trace` lists it at the current configuration.
 
-app/shapes_markup.py makes the rows and the table's markup (pure, tested without a browser); `ShapesTable` is the
+app/cards/shapes/markup.py makes the rows and the table's markup (pure, tested without a browser); `ShapesTable` is the
 view, which patches only the values that change while a slider moves.
 """
 from __future__ import annotations
@@ -18,11 +18,11 @@ from model import units as fmt
 from model.config import FIELDS
 from model.recipe_rows import recipe_rows
 
-from .budget_markup import shown
-from .shapes_markup import ShapeRow, TableParts, shape_rows, table_parts
-from .state import ExplorerState, bar_scale
-from .styles import INK, TABLE_CSS
-from .words import SHAPES_NOTES, SHAPES_TITLE
+from ...state import ExplorerState, bar_scale
+from ...styles import INK, TABLE_CSS
+from ...words import SHAPES_NOTES, SHAPES_TITLE
+from ..budget.markup import shown
+from .markup import ShapeRow, TableParts, shape_rows, table_parts
 
 
 @functools.lru_cache(maxsize=128)

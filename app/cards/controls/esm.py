@@ -1,4 +1,4 @@
-"""The controls card's browser side (an ESM module for `pn.custom.JSComponent`), kept apart from app/controls.py.
+"""The controls card's browser side (an ESM module for `pn.custom.JSComponent`), kept apart from view.py.
 
 It draws the preset picker, a label, number box and slider per field of `spec`, the recipe choice with each
 change as its own switch (a select per switch, a number box per size d_ff / h_kv / d_head, QK-norm's checkbox), then in

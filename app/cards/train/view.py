@@ -15,16 +15,16 @@ from panel.custom import JSComponent
 from model import numbers
 from model.training import CUSTOM_GPU, Plan
 
-from .background import Latest
-from .layout import wrap
-from .state import ExplorerState
-from .styles import BASE
-from .styles import TRAIN_CSS as CSS
-from .templates import TEMPLATES, fill_html
-from .train_query import CUSTOM_START, news, settle_train
-from .training_markup import note_html, panes
-from .words import FIT_LABELS, GPU_LABELS, OPTIMIZER_LABELS, RECOMPUTE_LABELS, TRAIN_TITLE, ZERO_LABELS, chinchilla_rule
-from .words import TRAIN_CONTROLS as C
+from ...background import Latest
+from ...flex import wrap
+from ...state import ExplorerState
+from ...styles import BASE
+from ...styles import TRAIN_CSS as CSS
+from ...templates import TEMPLATES, fill_html
+from ...words import FIT_LABELS, GPU_LABELS, OPTIMIZER_LABELS, RECOMPUTE_LABELS, TRAIN_TITLE, ZERO_LABELS, chinchilla_rule
+from ...words import TRAIN_CONTROLS as C
+from .markup import note_html, panes
+from .settings import CUSTOM_START, news, settle_train
 
 
 class LabelledCheck(JSComponent):
@@ -130,7 +130,7 @@ class TrainingView(pn.viewable.Viewer):
 
     # --- widgets -> state ----------------------------------------------------------------------------------------
     def asked(self) -> dict[str, object]:
-        """The widgets' values, keyed as the URL (app.train_query.TRAIN_KEYS): the boxes' text as typed."""
+        """The widgets' values, keyed as the URL (app.cards.train.settings.TRAIN_KEYS): the boxes' text as typed."""
         custom = self._gpu.value == CUSTOM_GPU
         return {"D": None if self._rule.value else self._D.value, "gpu": self._gpu.value,
                 "gpu_peak": self._peak.value if custom else None, "gpu_memory": self._memory.value if custom else None,

@@ -19,16 +19,16 @@ from model import numbers
 from model.inference import CUSTOM_GPU, Serving
 from model.infer_report import CHART_B, CHART_T, CONTROLS, GPU_CHOICES, KV_CHOICES, WEIGHT_CHOICES, chart_data
 
-from .background import Latest
-from .infer_card import (COLUMNS, chart_title_html, headline_html, knee_html, leaves_out_html, lines_html,
-                         title_html)
+from ...background import Latest
+from ...flex import wrap
+from ...state import ExplorerState
+from ...styles import BASE
+from ...styles import TRAIN_CSS as CSS
+from ..train.settings import news
 from .charts import step_chart, tokens_chart
-from .infer_query import CUSTOM_START, settle_infer
-from .layout import wrap
-from .state import ExplorerState
-from .styles import BASE
-from .styles import TRAIN_CSS as CSS
-from .train_query import news
+from .markup import (COLUMNS, chart_title_html, headline_html, knee_html, leaves_out_html, lines_html,
+                     title_html)
+from .settings import CUSTOM_START, settle_infer
 
 def _text(x: int | float) -> str:
     """A number as its box shows it: 128; 0.5; 3.35 (`model.numbers.show`)."""
@@ -98,7 +98,7 @@ class InferenceView(pn.viewable.Viewer):
 
     # --- widgets -> state ----------------------------------------------------------------------------------------
     def asked(self) -> dict[str, object]:
-        """The widgets' values, keyed as the URL (app.infer_query.INFER_KEYS): the boxes' text as typed."""
+        """The widgets' values, keyed as the URL (app.cards.infer.settings.INFER_KEYS): the boxes' text as typed."""
         custom = self._gpu.value == CUSTOM_GPU
         out = {key: w.value for w, key in self._keys.items()}
         for key in ("infer_peak", "infer_memory", "infer_bandwidth"):

@@ -12,7 +12,7 @@ from model.changes import ORDER_NOTE, Changes
 from model.cli import model_options
 from model.families import recipe_of
 
-from .templates import TEMPLATES, fill_html
+from ...templates import TEMPLATES, fill_html
 
 TITLE = "What each change buys"
 SAME = "This is GPT-2's recipe, the lesson's 2019 block: switch on a change of the modern recipe to see what it buys."
