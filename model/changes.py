@@ -47,6 +47,7 @@ from fractions import Fraction
 from dataclasses import dataclass, replace
 
 from .budgeting import budget
+from .parts import moe
 from .config import FIELDS, GEMMA_FIELDS, MLA_FIELDS, MOE_FIELDS, OSS_FIELDS, WINDOW_FIELDS, Config
 from .figures import Line, check_lines
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
@@ -463,9 +464,9 @@ def attention_lines(cfg: Config, dtype: str, gpu: str) -> tuple[Line, Line]:
 def moe_lines(cfg: Config) -> tuple[Line]:
     """The mixture of experts' line beside its figures: each MoE block's routed experts hold E/k times the parameters
     of the k a token runs (`model.budgeting.params_experts_block`, checked)."""
-    from .budgeting import params_experts_block
+    s = cfg.symbols()
 
-    ratio = Fraction(params_experts_block(cfg), params_experts_block(cfg, cfg.k))
+    ratio = Fraction(moe.experts(cfg).value(s), moe.experts(cfg, used=True).value(s))
     if ratio != Fraction(cfg.E, cfg.k):
         raise RuntimeError(f"the experts hold {ratio} times the parameters a token uses, not E/k")
     return (Line("changes/moe/params_ratio", f"{SHORT['moe']}: the routed experts' parameters ÷ those of the k a "

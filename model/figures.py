@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 
+from .expr import Expr
 from .formula import matches
 
 UNITS: dict[str, str] = {  # every line's unit, the one vocabulary (`model.units.value` writes each)
@@ -59,3 +61,17 @@ def check_lines(lines: Iterable[Line], symbols: Mapping[str, int | float]) -> No
             raise RuntimeError(f"line {line.key}: unknown unit {line.unit!r}")
         if line.formula and not matches(line.formula, symbols, line.value):
             raise RuntimeError(f"line {line.key}: formula {line.formula!r} does not give {line.value!r}")
+
+
+def number(v: Fraction | float) -> int | float:
+    """An expression's value as a figure holds it: a whole number as an int, anything else as a float."""
+    if isinstance(v, Fraction):
+        return int(v) if v.denominator == 1 else float(v)
+    return v
+
+
+def line(key: str, label: str, formula: Expr, symbols: Mapping[str, int | float], unit: str,
+         value: int | float | None = None) -> Line:
+    """The Line of a figure whose formula is `formula`, its value the formula's at `symbols` (`value`: a measured or
+    otherwise computed figure the formula must give, as `check_lines` checks)."""
+    return Line(key, label, formula.text, number(formula.value(symbols)) if value is None else value, unit)

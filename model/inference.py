@@ -45,7 +45,10 @@ from typing import NamedTuple
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from .budgeting import attention_formula, budget, expert_biases
+from . import stack
+from .budgeting import budget
+from .expr import E
+from .parts import moe
 from .config import BOUNDS, Config, one_of_each
 from .figures import Line, check_lines
 from .gpt import GPT, Experts
@@ -416,7 +419,8 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
     step_s = max(step.flops / P, decode_bytes / BW)
     forward = b.line("flops/forward_measured").formula
     windowed, window_keys = "", ""
-    attn_formula = attention_formula(cfg, "LB·", "(T + 1)")
+    c, width = stack.mixer(cfg).scores(cfg)
+    attn_formula = E("{c}LB·(T + 1)·{w}", c=c, w=width).text
     if cfg.window is not None:  # the windowed blocks' keys: their T_W = min(T, W − 1) cached tokens and the new one
         windowed = f" (the {cfg.L_W:,} windowed blocks' T_W = min(T, W − 1) = {cfg.T_W:,})"
         window_keys = " − 4L_W·(T − T_W)·h·d_head"
@@ -494,7 +498,8 @@ def _expert_bytes(cfg: Config, w: Format, q: Quantized) -> tuple[float, str]:
     model."""
     if not cfg.moe:
         return 0, ""
-    biases = expert_biases(cfg)
+    bias = moe.bias(cfg)
+    biases = int(bias.value(cfg.symbols())) if bias is not None else 0
     formula = f"{_fmt(w.bytes)}·N_e" + (" + 2·S_e" if w.scale_bytes else "")
     formula += f" + 2·({'2d_expert' if cfg.mlp == 'swiglu' else 'd_expert'} + d)" if biases else ""
     return w.bytes * q.N_e + w.scale_bytes * q.S_e + 2 * biases, formula

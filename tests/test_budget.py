@@ -11,6 +11,7 @@ from model import GPT, PRESETS, Budget, Config, budget
 from model.config import GPT2_RECIPE_PRESETS
 
 import model.budgeting as mb
+import model.parts.mlp as mlp_part
 
 PUBLISHED = {"gpt2-small": 124_439_808, "gpt2-medium": 354_823_168, "gpt2-large": 774_030_080,
              "gpt2-xl": 1_557_611_200}
@@ -181,7 +182,7 @@ def test_budget_is_cached_by_the_whole_config():
 def test_budget_raises_when_the_parts_do_not_add_up(monkeypatch):
     c = Config(B=1, T=3, d=10, h=2, L=2, V=13, T_max=4)
     mb.budget.cache_clear()
-    monkeypatch.setattr(mb, "params_mlp_block", lambda cfg: 8 * cfg.d**2)  # "forgets" the MLP biases
+    monkeypatch.setattr(mlp_part, "extras", lambda cfg: [])  # the MLP's formula "forgets" its biases
     try:
         expected = r"^analytic parameter parts \(170, 2480, 100, 0\) sum to 2,750, the module has 2,850$"
         with pytest.raises(RuntimeError, match=expected):

@@ -7,11 +7,15 @@ the LayerNorms' too), QK-norm, the kernel (`attention`), and Gemma's values on t
 1/√query_scale and their soft-cap c·tanh(scores / c)."""
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from ..expr import E, Expr
 from ..fields import Field
+from ..figures import Line, line
 
 if TYPE_CHECKING:
+    from ..budgeting import Budget, Formulas
     from ..config import Config
 
 QUERY_SCALE_MAX = 1 << 20
@@ -82,3 +86,61 @@ def check_scores(cfg: Config) -> None:
     if cfg.attn_softcap is not None and cfg.attention == "fused":
         raise ValueError(f"attn_softcap={cfg.attn_softcap:g} soft-caps the scores, which a fused kernel never makes: set "
                          f"attention to eager, or drop attn_softcap")
+
+
+def present(cfg: Config) -> bool:
+    """Attention of h query heads over d_head features (every mixer but latent attention)."""
+    return cfg.latent_dim is None
+
+
+def weights(cfg: Config) -> Expr:
+    """One block's matrices: W_qkv (d, (h + 2h_kv)·d_head) + W_o (h·d_head, d)."""
+    return E("2(h + h_kv)·d_head·d")
+
+
+def extras(cfg: Config) -> list[Expr]:
+    """One block's parameters that are no matmul weights: the q, k, v biases ((h + 2h_kv)·d_head), W_o's (d), and
+    QK-norm's gains (one RMSNorm over d_head for q and one for k)."""
+    return [*([E("(h + 2h_kv)·d_head")] if cfg.qkv_bias else []), *([E("d")] if cfg.proj_bias else []),
+            *([E("2d_head")] if cfg.qk_norm else [])]
+
+
+def flops(cfg: Config) -> Expr:
+    """The matmul FLOPs per token of one block's projections (2 per weight)."""
+    return E("4(h + h_kv)·d_head·d")
+
+
+def scores(cfg: Config) -> tuple[int, Expr]:
+    """q kᵀ and attn @ v per token, block and key, as (coefficient, width): 4 FLOPs per query head and feature,
+    (4, h·d_head): h query heads of d_head, whatever h_kv."""
+    return 4, E("h·d_head")
+
+
+def label(cfg: Config, lesson: bool) -> str:
+    """One block's attention line, in words."""
+    if lesson:
+        return "attention, one block: W_qkv (d, 3d), W_o (d, d) and their biases"
+    return ("attention, one block: W_qkv (d, (h + 2h_kv)·d_head), W_o (h·d_head, d)"
+            + (" and their biases" if cfg.proj_bias else " and q, k, v biases" if cfg.qkv_bias else "")
+            + (", QK-norm gains" if cfg.qk_norm else ""))
+
+
+def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
+    """With fused attention, the FLOPs a causal kernel runs beside the measured count ("end"): q kᵀ and attn @ v over
+    the pairs (query t, key s ≤ t) only, T(T + 1)/2 of the T² that eager attention and torch's flop formulas count
+    (about half; a kernel that computes whole tiles runs a little more on the diagonal's tiles). Per token and
+    block 2(T + 1)·h·d_head, against the measured 4T·h·d_head."""
+    cfg, s = f.cfg, f.symbols
+    if cfg.attention != "fused":
+        return {}
+    causal = Fraction(b.flops_attn_per_token * (cfg.T + 1), 2 * cfg.T)
+    if causal.denominator != 1:
+        raise RuntimeError("the causal kernel's attention FLOPs are not a whole number per token")
+    causal = int(causal)
+    return {"end": [
+        line("flops/attention_causal", "q kᵀ and attn @ v as a causal kernel runs them: T(T + 1)/2 of the T² scores",
+             E("2L(T + 1)·h·d_head"), s, "FLOP", causal),
+        line("flops/forward_causal", "forward FLOPs per token with a causal kernel (attention's triangle only)",
+             f.measured(E("2(T + 1)·h·d_head")), s, "FLOP",
+             b.flops_fwd_measured_per_token - b.flops_attn_per_token + causal),
+    ]}

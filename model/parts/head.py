@@ -2,10 +2,31 @@
 parameters of its own, but its matmul still costs 2dV FLOPs per token) or separate; Gemma soft-caps the logits."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ..expr import E, Expr
 from ..fields import Field
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 FIELDS = (
     Field("tie", "flag", "output head tied to the token table W_te, as GPT-2 (untied adds V·d parameters)",
           default=True, group="lesson"),
     Field("final_softcap", "real", "soft-cap c of the logits, c·tanh(logits / c)", optional=True, group="extras"),
 )
+
+
+def params(cfg: Config) -> Expr | None:
+    """The head's own parameters: none when tied to W_te; a separate bias-free head is (d, V)."""
+    return None if cfg.tie else E("V·d")
+
+
+def lines(cfg: Config) -> tuple[tuple[str, Expr], tuple[str, Expr]]:
+    """The head's line and its step from 2N to the measured FLOPs, (label, formula) each: tied (0, +2Vd: its matmul
+    runs W_te again) or untied (V·d, 0: its matmul is already in 2N)."""
+    if cfg.tie:
+        return (("head: tied to W_te, no parameters of its own", E("0")),
+                ("+ the head's matmul: the tied W_te, counted once in N as a lookup table", E("2Vd")))
+    return (("head: a separate (d, V) matrix", E("V·d")),
+            ("+ the head's matmul: already in 2N (the untied head's V·d parameters)", E("0")))

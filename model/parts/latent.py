@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..expr import E, Expr
 from ..fields import Field
 from ..notation import SYMBOL_DOCS
 
@@ -54,3 +55,40 @@ def check(cfg: Config) -> None:
         if getattr(cfg, name) != default:
             raise ValueError(f"{name}={getattr(cfg, name)!r} with latent attention is not modelled (DeepSeek's "
                              f"attention has none): drop {name}, or drop latent_dim")
+
+
+def present(cfg: Config) -> bool:
+    """Latent attention in every block's attention's place."""
+    return cfg.latent_dim is not None
+
+
+def _queries(cfg: Config) -> Expr:
+    return E("d·h·(d_nope + d_R)") if cfg.q_latent_dim is None else E("d·d_cq + d_cq·h·(d_nope + d_R)")
+
+
+def weights(cfg: Config) -> Expr:
+    """One block's matrices: W_DQ (d, d_cq) and W_UQ (d_cq, h·(d_nope + d_R)), or W_Q (d, h·(d_nope + d_R)); W_DKV
+    (d, d_c + d_R), W_UKV (d_c, h·(d_nope + d_v)) and W_o (h·d_v, d)."""
+    return E("{q} + d·(d_c + d_R) + d_c·h·(d_nope + d_v) + h·d_v·d", q=_queries(cfg))
+
+
+def extras(cfg: Config) -> list[Expr]:
+    """The latents' RMSNorm gains: the latent's (d_c) and the queries' latent's (d_cq)."""
+    return [E("d_c") if cfg.q_latent_dim is None else E("d_cq + d_c")]
+
+
+def flops(cfg: Config) -> Expr:
+    """The matmul FLOPs per token of one block's projections (2 per weight)."""
+    return E("2({w})", w=weights(cfg))
+
+
+def scores(cfg: Config) -> tuple[int, Expr]:
+    """q kᵀ and attn @ v per token, block and key, as (coefficient, width): q and k are d_nope + d_R wide, v d_v."""
+    return 2, E("h·(d_nope + d_R + d_v)")
+
+
+def label(cfg: Config, lesson: bool) -> str:
+    """One block's latent attention line, in words."""
+    q = "W_Q (d, h·(d_nope + d_R))" if cfg.q_latent_dim is None else "W_DQ (d, d_cq), W_UQ (d_cq, h·(d_nope + d_R))"
+    return (f"latent attention, one block: {q}, W_DKV (d, d_c + d_R), W_UKV (d_c, h·(d_nope + d_v)), W_o (h·d_v, d) and "
+            "the latents' RMSNorm gains")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..expr import E, Expr
 from ..fields import Field
 
 if TYPE_CHECKING:
@@ -42,3 +43,37 @@ def check(cfg: Config) -> None:
                          f"set swiglu_limit, or drop swiglu_alpha")
     if cfg.swiglu_alpha == SWIGLU_ALPHA:  # the default written out is the default
         object.__setattr__(cfg, "swiglu_alpha", None)
+
+
+def matrices(cfg: Config) -> int:
+    """GELU has two matrices (d, d_ff) and (d_ff, d); a gated MLP three: W_gate, W_up and W_down."""
+    return 3 if cfg.mlp in ("swiglu", "geglu") else 2
+
+
+def weights(cfg: Config) -> Expr:
+    """One dense block's matrices: 2·d·d_ff (GELU) or 3·d·d_ff (gated)."""
+    return E("{m}d·d_ff", m=matrices(cfg))
+
+
+def extras(cfg: Config) -> list[Expr]:
+    """One dense block's biases: d_ff per matrix into the hidden width, d out of it."""
+    if not cfg.mlp_bias:
+        return []
+    return [E("2d_ff + d") if matrices(cfg) == 3 else E("d_ff + d")]
+
+
+def flops(cfg: Config) -> Expr:
+    """The matmul FLOPs per token of one dense block's MLP (2 per weight)."""
+    return E("{f}d·d_ff", f=2 * matrices(cfg))
+
+
+GLU = {"swiglu": "SwiGLU", "geglu": "GeGLU"}  # a gated MLP's name
+
+
+def label(cfg: Config, lesson: bool, dense: str = "one block") -> str:
+    """One dense block's MLP line, in words (`dense`: "one dense block" beside MoE blocks)."""
+    if lesson:
+        return "MLP, one block: (d, 4d), (4d, d) and their biases"
+    glu = GLU.get(cfg.mlp)
+    return ((f"{glu} MLP, {dense}: W_gate, W_up (d, d_ff) and W_down (d_ff, d)" if glu else
+             f"MLP, {dense}: (d, d_ff) and (d_ff, d)") + (" and their biases" if cfg.mlp_bias else ""))

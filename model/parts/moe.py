@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..expr import E, Expr, total
 from ..fields import Field
+from ..figures import Line, line
 
 if TYPE_CHECKING:
+    from ..budgeting import Budget, Formulas
     from ..config import Config
 
 FIELDS = (
@@ -78,3 +81,127 @@ def check(cfg: Config) -> None:
     if cfg.mlp == "geglu":
         raise ValueError("mlp=geglu with experts: GeGLU experts are not modelled (Gemma's MLP is dense); choose swiglu "
                          "or gelu experts, or drop experts")
+
+
+def present(cfg: Config) -> bool:
+    """Some blocks' MLP is a mixture of experts."""
+    return cfg.experts is not None
+
+
+def _m(cfg: Config) -> int:
+    """Matrices of one expert: the recipe's MLP's (3 gated, 2 GELU)."""
+    return 3 if cfg.mlp in ("swiglu", "geglu") else 2
+
+
+def bias(cfg: Config) -> Expr | None:
+    """One expert's biases (`expert_bias`, gpt-oss): d_expert per matrix into its width and d out of it."""
+    if not cfg.expert_bias:
+        return None
+    return E("2d_expert + d") if _m(cfg) == 3 else E("d_expert + d")
+
+
+def experts(cfg: Config, used: bool = False, matrices: bool = False) -> Expr:
+    """One MoE block's routed experts: E of the recipe's MLP of width d_expert, "3E·d·d_expert" (+ "E·(2d_expert +
+    d)" with biases); `used`: the k a token runs; `matrices`: without the biases."""
+    w = E("{m}k·d·d_expert" if used else "{m}E·d·d_expert", m=_m(cfg))
+    b = None if matrices else bias(cfg)
+    if b is None:
+        return w
+    return E("{w} + k·({b})" if used else "{w} + E·({b})", w=w, b=b)
+
+
+def router(cfg: Config, matrices: bool = False) -> Expr:
+    """One MoE block's router W_router (d, E) and gpt-oss's bias (E)."""
+    return total(E("E·d"), E("E") if cfg.expert_bias and not matrices else None)
+
+
+def shared(cfg: Config) -> Expr | None:
+    """One MoE block's shared experts, one MLP of width E_shared·d_shared without biases, and their gate (d, 1)."""
+    if not cfg.shared_experts:
+        return None
+    return total(E("{m}d·E_shared·d_shared", m=_m(cfg)), E("d") if cfg.shared_gate else None)
+
+
+def block(cfg: Config, used: bool = False, matrices: bool = False) -> Expr:
+    """One MoE block's mixture of experts: router, routed experts (`used`: the k a token runs), shared experts."""
+    return total(router(cfg, matrices), experts(cfg, used, matrices), shared(cfg))
+
+
+def extras(cfg: Config) -> Expr | None:
+    """The biases a token uses in one MoE block (no matmul weights): the router's E and its k experts'."""
+    b = bias(cfg)
+    return total(E("E"), E("k·({b})", b=b)) if b is not None else None
+
+
+def flops(cfg: Config) -> Expr:
+    """One MoE block's matmul FLOPs per token: the router, the k experts a token runs, the shared experts and their
+    gate."""
+    f = 2 * _m(cfg)
+    return total(E("2E·d"), E("{f}k·d·d_expert", f=f), E("{f}d·E_shared·d_shared", f=f) if cfg.shared_experts else None,
+                 E("2d") if cfg.shared_gate else None)
+
+
+def skipped(cfg: Config, n: Expr) -> Expr:
+    """From 2N: the E − k routed experts a token is not sent to, in each of the n MoE blocks."""
+    b = bias(cfg)
+    if b is not None:
+        return E("−2{n}·(E − k)·({m}d·d_expert + {b})", n=n, m=_m(cfg), b=b)
+    return E("−{f}{n}·(E − k)·d·d_expert", f=2 * _m(cfg), n=n)
+
+
+def kind_words(cfg: Config) -> str:
+    return ("SwiGLU experts, each W_gate, W_up (d, d_expert) and W_down (d_expert, d)" if cfg.mlp == "swiglu" else
+            "experts, each (d, d_expert) and (d_expert, d)")
+
+
+def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
+    """A mixture of experts' lines, by where the budget lists them (`model.budgeting.SLOTS`): one MoE block's parts
+    ("block"), the parts of all blocks that the chart draws ("parts", `model.budgeting.MOE_CHART`), N_active
+    ("active"), 2N_active, 6N_active and the first step from 2N ("flops"), and the rows each expert gets when routing
+    is balanced ("tokens")."""
+    cfg, s = f.cfg, f.symbols
+    if not present(cfg):
+        return {}
+    n = f.counts["moe"]
+    gate = ", and their sigmoid gate (d, 1)" if cfg.shared_gate else ""
+    one_shared = shared(cfg)
+    shared_lines = [line("params/shared_block", f"shared experts, one MoE block: E_shared experts of width d_shared, as "
+                         f"one MLP{gate}", one_shared, s, "params")] if one_shared is not None else []
+    shared_all = [line("params/shared", "shared experts of the MoE blocks", E("{n}·({x})", n=n, x=one_shared), s,
+                       "params")] if one_shared is not None else []
+    dense = [line("params/dense_mlps", "dense MLPs of the L − L_moe dense blocks", E("(L − L_moe)·({x})", x=f.mlp), s,
+                  "params")] if "dense" in f.counts else []
+    N_active = f.N_active
+    return {
+        "block": [
+            line("params/moe_block", "mixture of experts, one MoE block: router, E routed experts"
+                 + (", shared experts" if one_shared is not None else ""), block(cfg), s, "params"),
+            line("params/experts_block", f"routed experts, one MoE block: E {kind_words(cfg)}, "
+                 + ("and their biases" if cfg.expert_bias else "no biases"), experts(cfg), s, "params"),
+            *shared_lines,
+            line("params/router_block", "router, one MoE block: W_router (d, E)" + (" and its bias (E)" if cfg.expert_bias
+                 else "") + ", a score per expert", router(cfg), s, "params"),
+        ],
+        "parts": [
+            line("params/attention", "attention of all L blocks", E("L·({x})", x=f.attn), s, "params"),
+            *dense,
+            line("params/experts", "routed experts of the MoE blocks", E("{n}·{x}", n=n, x=experts(cfg)), s, "params"),
+            line("params/experts_active", "of them, the k per block one token uses",
+                 E("{n}·{x}", n=n, x=experts(cfg, used=True)), s, "params"),
+            *shared_all,
+            line("params/routers", "routers of the MoE blocks", E("{n}·{x}", n=n, x=router(cfg)), s, "params"),
+        ],
+        "active": [line("params/active", "N_active: the parameters one token uses, all but the E − k routed experts "
+                        "it is not sent to in each MoE block", N_active, s, "params", b.params_active)],
+        "flops": [
+            line("flops/forward_active", "forward FLOPs per token, 2N_active: a token runs k of the E experts",
+                 E("2·({N})", N=N_active), s, "FLOP"),
+            line("flops/train_active", "training FLOPs per token, 6N_active (forward 2N_active + backward 4N_active): "
+                 "what the training chain uses, C = 6·N_active·D", E("6·({N})", N=N_active), s, "FLOP"),
+            line("flops/steps/skipped_experts", "from 2N: − the E − k routed experts a token is not sent to, every MoE "
+                 "block (= 2N_active)", skipped(cfg, n), s, "FLOP",
+                 b.flops_fwd_active_per_token - b.flops_fwd_per_token),
+        ],
+        "tokens": [line("flops/expert_tokens", "rows each expert runs per pass when routing is balanced (the B·T·k in "
+                        "all are exact)", E("BTk/E"), s, "tokens")],
+    }

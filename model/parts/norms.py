@@ -2,7 +2,13 @@
 once before the head; Gemma's sandwich norms add one on attention's and one on the MLP's output."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ..expr import E, Expr
 from ..fields import Field
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 FIELDS = (
     Field("norm", "choice", "normalisation: layernorm (gain and bias) or rmsnorm (gain only, no mean subtracted)",
@@ -10,3 +16,30 @@ FIELDS = (
     Field("post_norms", "flag", "sandwich norms: an RMSNorm on attention's and on the MLP's output before each "
           "residual add", default=False, group="extras"),
 )
+
+
+def per_block(cfg: Config) -> int:
+    """Norms over d in each block: 2, or 4 with Gemma's sandwich norms (`post_norms`)."""
+    return 4 if cfg.post_norms else 2
+
+
+def one(cfg: Config) -> Expr:
+    """One norm over d: LayerNorm's gain and bias (2d; d without biases), RMSNorm's gain (d)."""
+    return E("2d") if cfg.norm_bias else E("d")
+
+
+def block(cfg: Config) -> Expr:
+    """One block's norms: 2d (RMSNorm's two gains), 4d (LayerNorm's gains and biases), 8d with sandwich norms."""
+    return E("{k}d", k=per_block(cfg) * (2 if cfg.norm_bias else 1))
+
+
+def total(cfg: Config) -> Expr:
+    """Every norm of the model: per_block in each of the L blocks and the final one, "(2L + 1)·2d"."""
+    return E("({n}L + 1)·{norm}", n=per_block(cfg), norm=one(cfg))
+
+
+def label(cfg: Config) -> str:
+    """The norms' line, in words."""
+    kind = "RMSNorms: a gain" if cfg.norm == "rmsnorm" else (
+        "LayerNorms: a gain and a bias" if cfg.norm_bias else "LayerNorms: a gain (no bias)")
+    return f"{kind}, {per_block(cfg)} per block and a final one"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..expr import E, Expr
 from ..fields import Field
 
 if TYPE_CHECKING:
@@ -27,3 +28,21 @@ def check(cfg: Config) -> None:
             f"T={cfg.T:,} exceeds T_max={cfg.T_max:,}: the learned position table W_pe has only T_max rows "
             f"and cannot extrapolate to later positions; lower T to at most {cfg.T_max:,} or raise T_max"
         )
+
+
+def emb(cfg: Config) -> Expr:
+    """The embeddings' parameters: token table W_te (V, d) + position table W_pe (T_max, d); RoPE has no table."""
+    return E("(V + T_max)·d") if cfg.positions == "learned" else E("V·d")
+
+
+def emb_label(cfg: Config) -> str:
+    return ("embeddings: token table W_te and position table W_pe" if cfg.positions == "learned" else
+            "embeddings: token table W_te (RoPE has no position table)")
+
+
+def lookups(cfg: Config, lesson: bool) -> tuple[str, Expr]:
+    """The step from 2N that takes the lookups out (indexing, no matmul): its label and formula."""
+    if lesson:
+        return "− token and position lookups: indexing, no matmul", E("−2(V + T_max)·d")
+    words = " and position lookups" if cfg.positions == "learned" else ""
+    return f"− token lookups{words}: indexing, no matmul", E("−2·{emb}", emb=emb(cfg))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..expr import E, Expr
 from ..fields import Field
 
 if TYPE_CHECKING:
@@ -21,3 +22,8 @@ def check(cfg: Config) -> None:
     """Sinks join the softmax, which a fused kernel does not take (ValueError naming the fix)."""
     if cfg.sinks and cfg.attention == "fused":
         raise ValueError(SINKS_FUSED)
+
+
+def extras(cfg: Config) -> list[Expr]:
+    """One block's sinks: a logit per head, h parameters (no matmul weights)."""
+    return [E("h")] if cfg.sinks else []

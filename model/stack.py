@@ -1,0 +1,58 @@
+"""A model is a stack of blocks: which part each block mixes its tokens with and which part is its MLP, grouped where
+blocks repeat.
+
+Every block of a model mixes with the same part (`mixer`: attention, or latent attention), and each block's MLP is of
+one kind (`kinds`): "dense" (`model.parts.mlp`) or "moe" (`model.parts.moe`, in the blocks its layout names). A kind's
+blocks are counted by a symbol (`counts`): L where every block is of one kind, else L − L_moe dense blocks and L_moe
+MoE blocks. Figures over all blocks sum each part under its count (`spread`): "L·(…)" for what every block has, then
+"(L − L_moe)·(…) + L_moe·(…)" for what the kinds have apart.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from .expr import E, Expr, total
+from .parts import attention, latent, mlp, moe
+
+if TYPE_CHECKING:
+    from .config import Config
+
+MIXERS: tuple[ModuleType, ...] = (latent, attention)  # the first present is every block's mixer
+FFNS: dict[str, ModuleType] = {"dense": mlp, "moe": moe}  # each kind of block's MLP, in the order figures list them
+COUNTS: dict[str, Expr] = {"dense": E("(L − L_moe)"), "moe": E("L_moe")}  # a kind's blocks beside the other's
+L = E("L")
+
+
+def mixer(cfg: Config) -> ModuleType:
+    """The part every block of `cfg` mixes its tokens with."""
+    return next(part for part in MIXERS if part.present(cfg))
+
+
+def kinds(cfg: Config) -> tuple[str, ...]:
+    """The kinds of cfg's blocks, each once, in the order figures list them (`FFNS`): ("dense",), ("moe",) or
+    ("dense", "moe")."""
+    present = set(cfg.block_kinds)
+    return tuple(kind for kind in FFNS if kind in present)
+
+
+def counts(cfg: Config) -> dict[str, Expr]:
+    """Each kind's number of blocks as a symbol: {"dense": L}, or {"dense": (L − L_moe), "moe": L_moe}."""
+    found = kinds(cfg)
+    return {found[0]: L} if len(found) == 1 else {kind: COUNTS[kind] for kind in found}
+
+
+def spread(cfg: Config, common: Expr | None, pieces: dict[str, Expr | None], extra: Expr | None = None,
+           grouped: bool = True, inner: Callable[[Expr], Expr] = lambda e: e) -> Expr:
+    """A figure over all L blocks: `common` (what every block has) and each kind's piece under its count, `extra`
+    beside `common`. One kind: "L·(common + piece + extra)", the sum written by `inner` (the lesson's notation
+    collects its terms); two: "L·(common + extra) + (L − L_moe)·(dense) + L_moe·(moe)" (`grouped` False: a kind's
+    piece in parentheses only where it is a sum)."""
+    found = counts(cfg)
+    if len(found) == 1:
+        (kind,) = found
+        return E("L·({x})", x=inner(total(common, pieces.get(kind), extra)))
+    kinds_part = [E("{n}·({x})" if grouped else "{n}·{x}", n=n, x=pieces[kind]) for kind, n in found.items()
+                  if pieces.get(kind) is not None]
+    return total(E("L·({x})", x=total(common, extra)), *kinds_part)
