@@ -51,7 +51,8 @@ from .parts import moe
 from .config import FIELDS, GEMMA_FIELDS, MLA_FIELDS, MOE_FIELDS, OSS_FIELDS, WINDOW_FIELDS, Config
 from .figures import Line, check_lines
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
-from .memory import kv_cache_lines, window_values
+from .memory import kv_cache_lines
+from .parts.window import window_values
 from .passes import DTYPES
 from .tracing import eager_lines, trace
 from .training import GPUS, TrainSetup
@@ -261,7 +262,7 @@ def title_values(cfg: Config) -> dict[str, str]:
                       mha=2 * cfg.h * cfg.d_v)
     out = {k: f"{v:,}" for k, v in values.items()}
     if cfg.window is not None:
-        out.update(window_values(cfg))  # W, L_W, W_kept = W − 1, ...: the labels' values (model.memory)
+        out.update(window_values(cfg))  # W, L_W, W_kept = W − 1, ...: the labels' values (model.parts.window)
     if cfg.mla:
         out["q_path"] = (f"q through a latent of d_cq = {cfg.d_cq:,} (with its RMSNorm)" if cfg.d_cq is not None
                          else "q projected from x directly")
@@ -436,7 +437,7 @@ def _difference(after: dict[str, Figure], before: dict[str, Figure]) -> dict[str
 
 
 PAST_WINDOW = "KV cache per token of context past the window"  # a windowed state's kv_cache figure: below W, one
-# more token still grows every block's cache; the figure is its growth from T = W on (`model.memory.window_labels`)
+# more token still grows every block's cache; the figure is its growth from T = W on (`model.parts.window.window_labels`)
 
 
 def _group(key: str, title: str, figures: dict[str, Figure], always: tuple[str, ...], more: tuple[Line, ...] = (),
@@ -498,7 +499,7 @@ def latent_lines(cfg: Config, dtype: str) -> tuple[Line]:
 
 
 def window_change_label(values: dict[str, str]) -> str:
-    """The window's changes line's label, naming `values` (`model.memory.window_values`; the exported page passes
+    """The window's changes line's label, naming `values` (`model.parts.window.window_values`; the exported page passes
     "{W}" and the like)."""
     return (f"{SHORT['window']}: a window of W = {values['W']} on {values['L_W']} of {values['L']} blocks divides "
             f"those blocks' cache by T/W at T (T/T_W after a prefill: transformers keeps T_W = min(T, W − 1) tokens, "

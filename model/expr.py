@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from .formula import Poly, poly_add, poly_const, poly_mul, poly_symbol
-from .notation import SYMBOLS
+from .notation import SYMBOLS, dims
 
 Number = Fraction | float
 # Every symbol a formula may name: the lesson's and each part's (model.notation), the symbols the budget, the
@@ -476,6 +476,19 @@ def E(template: str, **parts: Expr | int) -> Expr:
 ZERO = E("0")
 
 
+def shape_subs(symbolic: str, **by: Expr) -> str:
+    """A lesson-notation shape with symbols replaced in each dimension: shape_subs("(B, h_kv, T + 1, d_head)",
+    T=E("T_W")) -> "(B, h_kv, T_W + 1, d_head)"."""
+    if not by:
+        return symbolic
+    return "(" + ", ".join(E(d).subs(**by).text for d in dims(symbolic)) + ")"
+
+
+def num(x: int | float) -> Expr:
+    """A number of a formula as written: num(2) -> "2", num(0.5) -> "0.5" (a whole float as a whole number)."""
+    return E(f"{x:g}") if x >= 0 else Neg(E(f"{-x:g}"))
+
+
 def total(*terms: Expr | None) -> Expr:
     """The terms given (None: left out) added in order, "a + b + c"; a single term is itself; none is 0."""
     present = [t for t in terms if t is not None]
@@ -487,7 +500,7 @@ def total(*terms: Expr | None) -> Expr:
 
 
 # --- the lesson's notation of GPT-2's block: h_kv = h, d_head = d / h, d_ff = 4d, like terms collected ---------------
-LESSON_ORDER = ("L", "T", "V", "d")  # a monomial's symbols as the lesson writes them: 4LTd, 12Ld², 2Vd, 13Ld
+LESSON_ORDER = ("L", "B", "T", "V", "d")  # a monomial's symbols as the lesson writes them: 4LTd, 12Ld², 2LBTd
 
 
 def _monomial_text(coeff: int, powers: Mapping[str, int], order: tuple[str, ...]) -> str:

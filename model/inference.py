@@ -46,13 +46,12 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from . import stack
-from .budgeting import budget
-from .expr import E
-from .parts import moe
+from .budgeting import budget, formulas
+from .expr import E, Expr, num, shape_subs, total
+from .parts import latent, moe, window
 from .config import BOUNDS, Config, one_of_each
 from .figures import Line, check_lines
 from .gpt import GPT, Experts
-from .memory import cache_elements, cache_tensors, kv_cache_lines
 from .passes import TORCH_DTYPES
 from .training import GPUS, Gpu
 
@@ -84,34 +83,15 @@ KV: dict[str, Format] = {
 CUSTOM_GPU = "custom"
 LEAVES_OUT = ("The bound leaves out kernel launches, communication between GPUs, the scheduler and the kernels' own "
               "inefficiency; the efficiency factor is shown beside it, never folded into it.")
-# the decode step's rows in the lesson's notation (block 0's attention, then the head): T tokens cached, one new
-DECODE_ROWS: dict[str, tuple[str, str]] = {
-    "idx": ("(B, 1)", "each sequence's new token"),
-    "blocks.0.attn.q": ("(B, h, 1, d_head)", "q of the new token"),
-    "blocks.0.attn.k_cache": ("(B, h_kv, T + 1, d_head)", "K of the T cached tokens and the new one"),
-    "blocks.0.attn.v_cache": ("(B, h_kv, T + 1, d_head)", "V of the T cached tokens and the new one"),
-    "blocks.0.attn.scores": ("(B, h, 1, T + 1)", "the new token's scores against every key"),
-    "blocks.0.attn.attn": ("(B, h, 1, T + 1)", "their softmax"),
-    "blocks.0.attn.attn_v": ("(B, h, 1, d_head)", "attention's output for the new token"),
-    "blocks.0.attn.lse": ("(B, h, 1)", "the fused kernel's log-sum-exp (fp32)"),
-    "blocks.0.moe.probs": ("(B, 1, E)", "the router's probabilities of the E experts for each new token (fp32)"),
-    "blocks.0.moe.top_experts": ("(B, 1, k)", "the k experts each new token is sent to"),
-    "blocks.0.moe.dispatched": ("(B·k, d)", "the B·k (token, expert) rows the experts run over"),
-    "logits": ("(B, 1, V)", "the next token's logits"),
-}
-# latent attention's forms of them (`model.gpt.LatentAttention`): the cache is the latent and the rotary key, and K
-# and V of every head are made again from all T + 1 latents at each step
-DECODE_MLA_ROWS: dict[str, tuple[str, str]] = {
-    "idx": DECODE_ROWS["idx"],
-    "blocks.0.attn.q": ("(B, h, 1, d_nope + d_R)", "q of the new token"),
-    "blocks.0.attn.latent_cache": ("(B, 1, T + 1, d_c)", "the latent c_kv of the T cached tokens and the new one"),
-    "blocks.0.attn.rope_cache": ("(B, 1, T + 1, d_R)", "the rotary key of the T cached tokens and the new one"),
-    "blocks.0.attn.k": ("(B, h, T + 1, d_nope + d_R)", "K of every head, made from the T + 1 latents"),
-    "blocks.0.attn.v": ("(B, h, T + 1, d_v)", "V of every head, made from the T + 1 latents"),
-    **{name: DECODE_ROWS[name] for name in ("blocks.0.attn.scores", "blocks.0.attn.attn")},
-    "blocks.0.attn.attn_v": ("(B, h, 1, d_v)", "attention's output for the new token"),
-    **{name: row for name, row in DECODE_ROWS.items() if ".moe." in name or name == "logits"},
-}
+# the decode step's rows in the lesson's notation, around block 0's mixer's (`DECODE_ROWS` of model.parts.attention
+# and latent) and a mixture of experts' (model.parts.moe): T tokens cached ({T}: T_W in a windowed block), one new
+DECODE_IN = {"idx": ("(B, 1)", "each sequence's new token")}
+DECODE_OUT = {"logits": ("(B, 1, V)", "the next token's logits")}
+
+
+def decode_rows(cfg: Config) -> dict[str, tuple[str, str]]:
+    """The decode step's rows of `cfg`, by tensor name: (lesson shape, label)."""
+    return {**DECODE_IN, **stack.mixer(cfg).DECODE_ROWS, **moe.DECODE_ROWS, **DECODE_OUT}
 
 
 @dataclass(frozen=True)
@@ -225,7 +205,7 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
     with torch.device("meta"):
         model = GPT(one).to(torch_dtype).requires_grad_(False)  # serving: no parameter asks for a gradient
     cached = cfg.T if kind == "full" else cfg.T_W
-    past = tuple(torch.zeros(shape, dtype=torch_dtype, device="meta") for shape in cache_tensors(cfg, cached))
+    past = tuple(torch.zeros(shape, dtype=torch_dtype, device="meta") for shape in stack.mixer(cfg).cache_shapes(cfg, cached))
     outputs: list[tuple[str, torch.Tensor]] = []
     caches = {f"blocks.{i}.attn.{n}" for i in range(one.L) for n in ("k_cache", "v_cache", "latent_cache", "rope_cache")}
     hooks = [m.register_forward_hook(lambda _m, _i, out, n=n: outputs.append((n, out)))
@@ -264,15 +244,13 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
         else:
             nbytes[kinds[int(block)]] += t.untyped_storage().nbytes()
     recorded = {"idx": idx, "logits": logits, **dict(outputs)}
-    lesson = (lambda shape: shape.replace("h_kv", "h")) if cfg.gpt2_recipe else (lambda shape: shape)  # GPT-2: h
+    by = {"h_kv": E("h")} if cfg.gpt2_recipe else {}  # GPT-2: all h heads
+    cached = "T"
     if kind == "sliding":  # a windowed block's keys: its T_W cached tokens and the new one
-        lesson = lambda shape: shape.replace("T + 1", "T_W + 1")  # noqa: E731
-    cached_words = (lambda label: label) if kind == "full" else (lambda label: label.replace("the T cached",
-                                                                                                 "the T_W cached"))
-    notation = DECODE_MLA_ROWS if cfg.mla else DECODE_ROWS
-    rows = tuple(DecodeRow(name, lesson(notation[name][0]), cached_words(notation[name][1]),
-                           tuple(recorded[name].shape), recorded[name].untyped_storage().nbytes())
-                 for name in notation if name in recorded)
+        by, cached = {"T": E("T_W")}, "T_W"
+    rows = tuple(DecodeRow(name, shape_subs(shape, **by), label.format(T=cached), tuple(recorded[name].shape),
+                           recorded[name].untyped_storage().nbytes())
+                 for name, (shape, label) in decode_rows(cfg).items() if name in recorded)
     return _BlockSteps(flops, flops_attn, nbytes, counts[0].get_total_flops() + counts[-1].get_total_flops(),
                        other_bytes, rows)
 
@@ -360,17 +338,6 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
-def _at_next_token(formula: str) -> str:
-    """The forward pass's per-token FLOPs formula (`model.budget`'s measured one) with T + 1 keys in place of T."""
-    return (formula.replace("4Td", "4(T + 1)·d").replace("4T·h·d_head", "4(T + 1)·h·d_head")
-            .replace("2T·h·(d_nope + d_R + d_v)", "2(T + 1)·h·(d_nope + d_R + d_v)"))
-
-
-# latent attention's decode step makes every head's K and V again from the T cached latents (W_UKV, as transformers
-# runs it): 2T·d_c·h·(d_nope + d_v) FLOPs more per block than the forward pass's one token
-RECOMPUTED = " + 2LT·d_c·h·(d_nope + d_v)"
-
-
 def decode_context(cfg: Config) -> tuple[Config, str | None]:
     """The configuration serving is figured at, and the sentence that says so where it is not `cfg`'s: a decode
     step after T cached tokens puts its new token at position T, which a learned position table W_pe has only
@@ -396,12 +363,13 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
     q = quantized(cfg, s.group)
     N_q, S_q = q.N_q, q.S_q
     weights = round(2 * (N - N_q) + w.bytes * N_q) + S_q * w.scale_bytes
-    w_formula = ("2·N" if w.bytes == 2 else f"2·(N − N_q) + {_fmt(w.bytes)}·N_q" + (" + 2·S_q" if w.scale_bytes else ""))
-    unread, unread_formula = 0, ""
+    w_formula = (E("2·N") if w.bytes == 2 else
+                 total(E("2·(N − N_q) + {b}·N_q", b=num(w.bytes)), E("2·S_q") if w.scale_bytes else None))
+    unread, read_formula = 0, w_formula
     if not cfg.tie:  # the token table's lookup reads its B rows only; a tied head reads it all
-        unread, unread_formula = 2 * (cfg.V - cfg.B) * cfg.d, " − 2(V − B)·d"
+        unread, read_formula = 2 * (cfg.V - cfg.B) * cfg.d, E("{r} − 2(V − B)·d", r=read_formula)
     if cfg.positions == "learned":  # W_pe: one row, position T
-        unread, unread_formula = unread + 2 * (cfg.T_max - 1) * cfg.d, unread_formula + " − 2(T_max − 1)·d"
+        unread, read_formula = unread + 2 * (cfg.T_max - 1) * cfg.d, E("{r} − 2(T_max − 1)·d", r=read_formula)
     expert, expert_formula = _expert_bytes(cfg, w, q)
     E_B = experts_touched(cfg, cfg.B) if cfg.moe else 0
 
@@ -409,22 +377,21 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
         return cfg.L_moe * (cfg.E - experts_touched(cfg, tokens)) * expert if cfg.moe else 0
 
     read = weights - unread - untouched(cfg.B)
-    untouched_formula = f" − L_moe·(E − E_B)·({expert_formula})" if cfg.moe else ""
-    heads = "h" if cfg.gpt2_recipe else "h_kv"
-    token_bytes, token_formula, cache_read, read_formula = _cache_bytes(cfg, kv, heads)
+    if cfg.moe:
+        read_formula = E("{r} − L_moe·(E − E_B)·({x})", r=read_formula, x=expert_formula)
+    token_bytes, token_formula, cache_read, cache_formula = _cache_bytes(cfg, kv)
     cache_write = cfg.B * token_bytes
     step = decode_pass(cfg)
     decode_bytes = read + cache_read + cache_write + step.activation_bytes
     P, BW = s.device.peak_tflops * 1e12, s.bandwidth
     step_s = max(step.flops / P, decode_bytes / BW)
-    forward = b.line("flops/forward_measured").formula
-    windowed, window_keys = "", ""
-    c, width = stack.mixer(cfg).scores(cfg)
-    attn_formula = E("{c}LB·(T + 1)·{w}", c=c, w=width).text
-    if cfg.window is not None:  # the windowed blocks' keys: their T_W = min(T, W − 1) cached tokens and the new one
-        windowed = f" (the {cfg.L_W:,} windowed blocks' T_W = min(T, W − 1) = {cfg.T_W:,})"
-        window_keys = " − 4L_W·(T − T_W)·h·d_head"
-        attn_formula = "4B·((L − L_W)·(T + 1) + L_W·(T_W + 1))·h·d_head"
+    forward = formulas(cfg).measured()
+    windowed = (f" (the {cfg.L_W:,} windowed blocks' T_W = min(T, W − 1) = {cfg.T_W:,})"
+                if window.present(cfg) else "")
+    attn_formula = next(p for p in (window, stack.mixer(cfg)) if p.present(cfg)).decode_scores(cfg)
+    decode_formula = forward.subs(T=E("T + 1"))  # a new token's query over T + 1 keys
+    for part in (window, latent):  # the keys a windowed block does not see; latent attention's K and V made again
+        decode_formula = part.decode_flops(cfg, decode_formula)
     prefill_flops = b.flops_fwd_measured_per_token * cfg.B * cfg.T
     prefill_bytes = weights + cache_read - untouched(cfg.B * cfg.T)
     ttft = max(prefill_flops / P, prefill_bytes / BW)
@@ -437,30 +404,30 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
         *([Line("infer/s_q", f"S_q, the scales: one per group of {s.group:,} weights along each matrix's rows", "",
                 S_q, "count")] if w.scale_bytes else []),
         Line("infer/weights", f"weights to serve: the blocks' matrices at {s.weights} ({w.note}), the rest at 16 bits",
-             w_formula, weights, "bytes"),
+             w_formula.text, weights, "bytes"),
         Line("infer/kv_cache", f"KV cache at {s.kv_dtype} ({kv.note}): B sequences of T tokens{windowed}",
-             read_formula, cache_read, "bytes"),
+             cache_formula.text, cache_read, "bytes"),
         Line("infer/memory", "memory to serve: the weights and the cache", "", memory, "bytes"),
         Line("infer/fits", f"they fit in one {s.device.label}", "", memory <= s.device.memory_gib * 2**30, "bool"),
         Line("infer/prefill_flops", "prefill: the forward pass over B sequences of T tokens (its measured FLOPs)",
-             f"BT·({forward})", prefill_flops, "FLOP"),
+             E("BT·({f})", f=forward).text, prefill_flops, "FLOP"),
         Line("infer/prefill_bytes", f"prefill bytes: every weight read once, the cache of T tokens written{windowed}"
              + (" (of each MoE block's routed experts, the E·(1 − (1 − k/E)^(BT)) its B·T tokens' choices touch)"
                 if cfg.moe else ""), "", prefill_bytes, "bytes"),
         Line("infer/ttft", "time to first token: the prefill's bound, max(FLOPs / P, bytes / BW)", "", ttft,
              "seconds"),
         Line("infer/decode_flops", "decode step: one new token for each of B sequences after T cached tokens",
-             f"B·({_at_next_token(forward)}{window_keys}{RECOMPUTED if cfg.mla else ''})", step.flops, "FLOP"),
-        Line("infer/decode_attn_flops", f"of them, q kᵀ and attn @ v over the T + 1 keys{windowed}", attn_formula,
+             E("B·({f})", f=decode_formula).text, step.flops, "FLOP"),
+        Line("infer/decode_attn_flops", f"of them, q kᵀ and attn @ v over the T + 1 keys{windowed}", attn_formula.text,
              step.flops_attn, "FLOP"),
         *(_expert_lines(s, q, expert, expert_formula, E_B) if cfg.moe else ()),
         Line("infer/decode_weights_read", "decode bytes: every weight read once (the token table's lookup: its B "
              "rows)" + ("; of each MoE block's E routed experts, the E_B its B·k choices touch" if cfg.moe else ""),
-             w_formula + unread_formula + untouched_formula, read, "bytes"),
-        Line("infer/decode_cache_read", f"decode bytes: the cache of T tokens read{windowed}", read_formula,
+             read_formula.text, read, "bytes"),
+        Line("infer/decode_cache_read", f"decode bytes: the cache of T tokens read{windowed}", cache_formula.text,
              cache_read, "bytes"),
         Line("infer/decode_cache_write", "decode bytes: the new token's "
-             + ("latent and rotary key" if cfg.mla else "K and V") + " written", f"B·({token_formula})",
+             + ("latent and rotary key" if cfg.mla else "K and V") + " written", E("B·({t})", t=token_formula).text,
              cache_write, "bytes"),
         Line("infer/decode_activations", "decode bytes: the step's activations written once (the pass's new "
              "memory)", "", step.activation_bytes, "bytes"),
@@ -492,50 +459,48 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
                      rows=step.rows, lines=lines, T=cfg.T, note=note)
 
 
-def _expert_bytes(cfg: Config, w: Format, q: Quantized) -> tuple[float, str]:
+def _expert_bytes(cfg: Config, w: Format, q: Quantized) -> tuple[float, Expr | None]:
     """One routed expert's bytes at format `w`, and their formula: its matrices (N_e) at the format with their scales
-    (S_e), its biases (gpt-oss's 2d_expert + d, `model.budgeting.expert_biases`) at 16 bits; (0, "") for a dense
-    model."""
+    (S_e), its biases (gpt-oss's 2d_expert + d, `model.parts.moe.bias`) at 16 bits; (0, None) for a dense model."""
     if not cfg.moe:
-        return 0, ""
+        return 0, None
     bias = moe.bias(cfg)
     biases = int(bias.value(cfg.symbols())) if bias is not None else 0
-    formula = f"{_fmt(w.bytes)}·N_e" + (" + 2·S_e" if w.scale_bytes else "")
-    formula += f" + 2·({'2d_expert' if cfg.mlp == 'swiglu' else 'd_expert'} + d)" if biases else ""
+    formula = total(E("{b}·N_e", b=num(w.bytes)), E("2·S_e") if w.scale_bytes else None,
+                    E("2·({x})", x=bias) if bias is not None else None)
     return w.bytes * q.N_e + w.scale_bytes * q.S_e + 2 * biases, formula
 
 
-def _expert_lines(s: InferSetup, q: Quantized, expert: float, formula: str, E_B: float) -> tuple[Line, ...]:
+def _expert_lines(s: InferSetup, q: Quantized, expert: float, formula: Expr, E_B: float) -> tuple[Line, ...]:
     """A mixture of experts' decode read: one routed expert's matrices, scales and bytes, and E_B, the experts a
     step's B·k choices touch in each MoE block (`experts_touched`)."""
     w = WEIGHTS[s.weights]
     return (
         Line("infer/n_e", "N_e, one routed expert's matrix weights (of N_q)", "", q.N_e, "params"),
         *([Line("infer/s_e", "S_e, its scales", "", q.S_e, "count")] if w.scale_bytes else []),
-        Line("infer/expert_bytes", f"one routed expert's weights at {s.weights}", formula, expert, "bytes"),
+        Line("infer/expert_bytes", f"one routed expert's weights at {s.weights}", formula.text, expert, "bytes"),
         Line("infer/experts_touched", "E_B, the routed experts of each MoE block that the B new tokens' k choices "
              "touch: the expected number with uniform routing, E·(1 − (1 − k/E)^B) (k at B = 1, E as B grows; a "
              "skewed router touches fewer)", "", E_B, "count"),
     )
 
 
-def _cache_bytes(cfg: Config, kv: Format, heads: str) -> tuple[int, str, int, str]:
-    """The cache at format `kv` (`model.memory.kv_cache_lines`'s elements, the one definition): (bytes of one token
-    of one sequence in every block, its formula, bytes of the B sequences' cache after T tokens, its formula). A
-    windowed block keeps T_W = min(T, W − 1) tokens, a full one T."""
-    lines = {x.key: x for x in kv_cache_lines(cfg, "bf16")}  # 2 bytes an element: the elements are value / 2
-    block_token, scaled = cache_elements(cfg)  # elements of one block's token; heads given a scale per tensor
-    token_bytes = round(kv.bytes * cfg.L * block_token) + kv.scale_bytes * 2 * cfg.L * scaled
-    if cfg.window is None:
-        elements = lines["memory/kv_cache_per_token"].formula.removesuffix("·2")  # 2L·h_kv·d_head (GPT-2: 2Ld)
-        scales = "2·2L" if cfg.mla else f"2·2L·{heads}"  # latent attention: the latent and the rotary key, 1 head each
-        token_formula = f"{elements}·{_fmt(kv.bytes)}" + (f" + {scales}" if kv.scale_bytes else "")
-        return token_bytes, token_formula, cfg.B * cfg.T * token_bytes, f"BT·({token_formula})"
-    token_formula = f"2L·h_kv·d_head·{_fmt(kv.bytes)}" + (" + 2·2L·h_kv" if kv.scale_bytes else "")
-    kept = lines["memory/kv_cache"].value // 2 // block_token  # block-tokens of the B sequences: B((L − L_W)T + L_W·T_W)
-    cache = round(kv.bytes * kept * block_token) + kv.scale_bytes * 2 * kept * cfg.h_kv
-    block_formula = f"2h_kv·d_head·{_fmt(kv.bytes)}" + (" + 2·2h_kv" if kv.scale_bytes else "")
-    return token_bytes, token_formula, cache, f"B·((L − L_W)·T + L_W·T_W)·({block_formula})"
+def _cache_bytes(cfg: Config, kv: Format) -> tuple[int, Expr, int, Expr]:
+    """The cache at format `kv`, from the elements of the part that keeps it (`model.memory.kv_cache_lines`' one
+    definition): (bytes of one token of one sequence in every block, its formula, bytes of the B sequences' cache after
+    T tokens, its formula). A windowed block keeps T_W = min(T, W − 1) tokens, a full one T."""
+    mixer, values = stack.mixer(cfg), {**cfg.symbols(), "h_kv": cfg.h_kv}
+
+    def at(x: Expr | None) -> Expr:  # the bytes over x block-tokens (None: one block's token), scales included
+        return total(E("{e}·{b}", e=mixer.cache(cfg, x), b=num(kv.bytes)),
+                     mixer.cache_scales(cfg, x) if kv.scale_bytes else None)
+
+    token = at(E("L"))
+    if not window.present(cfg):
+        cache = E("BT·({t})", t=token)
+    else:
+        cache = E("B·((L − L_W)·T + L_W·T_W)·({t})", t=at(None))
+    return int(token.value(values)), token, int(cache.value(values)), cache
 
 
 def knee_batch(cfg: Config, s: InferSetup, step: DecodePass, read: Callable[[int], float],

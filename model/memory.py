@@ -35,7 +35,8 @@ from fractions import Fraction
 
 from .config import Config, distinct_kinds, one_block_each
 from .figures import Line
-from .formula import Poly, evaluate, grouped, poly_add, poly_const, poly_mul, poly_symbol, to_poly
+from .formula import Poly, grouped, poly_add, poly_const, poly_mul, poly_symbol, to_poly
+from .parts import attention, latent, window
 from .notation import dims
 from .passes import DTYPES, run_pass
 from .tensor_notation import local_name, notation
@@ -332,138 +333,20 @@ KORTHIKANTI_NOTE = ("Korthikanti et al. (2022) estimate activations at 16 bits w
                     "measured total adds the embedding, the final LayerNorm, the head and the loss.")
 
 
+CACHES = (window, latent, attention)  # the first present writes the cache's lines: a window caps attention's
+
+
 def kv_cache_lines(cfg: Config, dtype: str) -> list[Line]:
-    """The KV cache of inference at `dtype`, the one definition every card and table shows: K and V of h_kv heads of
-    d_head features, per block, per token kept. The first line is the whole cache of B sequences of T tokens, the
-    second the bytes one more token of context adds; a windowed model adds a line per kind of block and what full
-    attention would keep.
+    """The KV cache of inference at `dtype`, the one definition every card and table shows, written by the part that
+    keeps it (`CACHES`): K and V of h_kv heads of d_head features per block and token kept (`model.parts.attention`),
+    latent attention's latent and rotary key (`model.parts.latent`), or a window's cap on the windowed blocks' tokens
+    (`model.parts.window`). The first line is the whole cache of B sequences of T tokens, the second the bytes one more
+    token of context adds; a windowed model adds a line per kind of block and what full attention would keep, latent
+    attention what K and V of every head would keep.
 
     2·L·B·T·h_kv·d_head elements for B sequences of T tokens; per token 2·L·h_kv·d_head. GPT-2's recipe says it
     in the lesson's words (all h heads, h·d_head = d); grouped-query attention divides it by h/h_kv against
     multi-head attention; a set-apart d_head (Qwen3) is used as it is, not d / h. A mixture of experts changes
-    the MLP only: the cache is attention's, the same as the dense model's.
-
-    A sliding window W (`Config.window`) caps a windowed block's cache at T_W = min(T, W − 1) tokens, transformers'
-    convention (its DynamicSlidingWindowLayer keeps the last W − 1 tokens after a prefill: the next token's query
-    then sees those and itself, W keys). So the L_W windowed blocks keep 2·L_W·B·T_W·h_kv·d_head elements, the
-    L − L_W full ones 2(L − L_W)·B·T·h_kv·d_head, and past the window one more token adds to the full blocks only."""
-    size = DTYPES[dtype]
-    if cfg.mla:
-        return _latent_lines(cfg, dtype)
-    heads, width = ("all h heads", "d") if cfg.gpt2_recipe else ("h_kv heads of d_head", "·h_kv·d_head")
-    block_token = 2 * cfg.h_kv * cfg.d_head * size  # one block, one token
-    unchanged = (" (a mixture of experts changes the MLP only: the cache is attention's, as a dense model's)"
-                 if cfg.moe else "")
-    if cfg.window is None:
-        per_token = cfg.L * block_token
-        return [
-            Line("memory/kv_cache", f"KV cache at {dtype}: keys and values of {heads}, every block, B sequences of "
-                 f"T tokens{unchanged}", f"2LBT{width}·{size}", per_token * cfg.B * cfg.T, "bytes"),
-            Line("memory/kv_cache_per_token", f"KV cache per token of context at {dtype} (one sequence, one more "
-                 f"token)", f"2L{width}·{size}", per_token, "bytes"),
-        ]
-    return _window_lines(cfg, dtype, block_token)
-
-
-def cache_tensors(cfg: Config, T: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The shapes of one block's cache of T tokens for B sequences, as transformers' cache holds them: K and V,
-    (B, h_kv, T, d_head) each; latent attention's latent and rotary key, (B, 1, T, d_c) and (B, 1, T, d_R)."""
-    if cfg.mla:
-        return (cfg.B, 1, T, cfg.d_c), (cfg.B, 1, T, cfg.d_R)
-    return (cfg.B, cfg.h_kv, T, cfg.d_head), (cfg.B, cfg.h_kv, T, cfg.d_head)
-
-
-def cache_elements(cfg: Config) -> tuple[int, int]:
-    """One block's cache per token: (its elements, the heads a per-head scale is kept for in each of its two
-    tensors): 2·h_kv·d_head and h_kv; latent attention's d_c + d_R and 1 (the latent and the rotary key are one head
-    each)."""
-    if cfg.mla:
-        return cfg.d_c + cfg.d_R, 1
-    return 2 * cfg.h_kv * cfg.d_head, cfg.h_kv
-
-
-def _latent_lines(cfg: Config, dtype: str) -> list[Line]:
-    """`kv_cache_lines` of latent attention: per block and token the latent c_kv (d_c) and the rotary key (d_R),
-    as transformers' cache keeps them (every head's K and V are made again from them at each step); beside them what
-    K and V of the h heads would keep, h·(d_nope + d_R) and h·d_v, the ratio, and the DeepSeek-V2 paper's comparison
-    (its section 2.1.4: MLA's cache "is equal to GQA with only 2.25 groups", n_g = (d_c + d_R) / (2d_h) with the
-    paper's per-head width d_h = d_nope)."""
-    size = DTYPES[dtype]
-    per_token = cfg.L * (cfg.d_c + cfg.d_R) * size
-    heads = cfg.L * cfg.h * (cfg.d_head + cfg.d_v) * size
-    groups = Fraction(cfg.d_c + cfg.d_R, 2 * cfg.d_nope)
-    ratio = Fraction(heads, per_token)
-    return [
-        Line("memory/kv_cache", f"KV cache at {dtype}: the latent c_kv (d_c) and the rotary key k_rope (d_R) of every "
-             f"block, B sequences of T tokens (latent attention: K and V of the h heads are made from them)",
-             f"LBT·(d_c + d_R)·{size}", per_token * cfg.B * cfg.T, "bytes"),
-        Line("memory/kv_cache_per_token", f"KV cache per token of context at {dtype} (one sequence, one more token)",
-             f"L·(d_c + d_R)·{size}", per_token, "bytes"),
-        Line("memory/kv_cache_heads", f"K and V at h heads would be, per token at {dtype} (K of d_nope + d_R, V of "
-             f"d_v per head)", f"L·h·(d_nope + d_R + d_v)·{size}", heads, "bytes"),
-        Line("memory/kv_cache_ratio", "the latent cache is this many times smaller",
-             "h·(d_nope + d_R + d_v) / (d_c + d_R)", int(ratio) if ratio.denominator == 1 else float(ratio), "ratio"),
-        Line("memory/kv_cache_groups", "the DeepSeek-V2 paper's comparison: the latent cache is as large as GQA's "
-             "with n_g groups (K and V of n_g heads of d_h = d_nope), n_g =", "(d_c + d_R) / (2d_nope)",
-             int(groups) if groups.denominator == 1 else float(groups), "count"),
-    ]
-
-
-# The numbers a windowed model's labels name, each a formula of its symbols: `window_values` fills them in, and the
-# exported page evaluates the same formulas (compiled by `model.formula.to_js`) into the same labels' placeholders.
-WINDOW_VALUES = {"W": "W", "W_kept": "W − 1", "L": "L", "L_W": "L_W", "L_full": "L − L_W", "T_W": "T_W"}
-
-
-def window_values(cfg: Config) -> dict[str, str]:
-    """`WINDOW_VALUES` at `cfg` (a windowed model), with thousands separators: {"W": "512", "W_kept": "511", ...}."""
-    symbols = cfg.symbols()
-    return {k: f"{int(evaluate(f, symbols)):,}" for k, f in WINDOW_VALUES.items()}  # whole numbers
-
-
-def window_labels(cfg: Config, dtype: str, values: dict[str, str] | None = None) -> dict[str, str]:
-    """The labels of a windowed model's KV-cache lines (`kv_cache_lines`) by key, naming `values` (default
-    `window_values(cfg)`; the exported page passes "{W}" and the like, and fills them itself)."""
-    v = window_values(cfg) if values is None else values
-    heads = "all h heads" if cfg.gpt2_recipe else "h_kv heads of d_head"
-    unchanged = (" (a mixture of experts changes the MLP only: the cache is attention's, as a dense model's)"
-                 if cfg.moe else "")
-    convention = (f"T_W = min(T, W − 1) = {v['T_W']} tokens each: transformers' DynamicSlidingWindowLayer keeps the "
-                  f"last W − 1 after a prefill, and the next token's query sees those and itself, W = {v['W']} keys")
-    return {
-        "memory/kv_cache": f"KV cache at {dtype}: keys and values of {heads}, B sequences of T tokens, the "
-                           f"{v['L_W']} windowed blocks keeping at most W − 1 = {v['W_kept']} tokens{unchanged}",
-        "memory/kv_cache_per_token": f"KV cache per token of context past the window at {dtype} (one sequence, one "
-                                     "more token): " + ("every block is windowed, and each one's stays at W − 1 tokens"
-                                                        if cfg.L_W == cfg.L else "the full-attention blocks' only, a "
-                                                        "windowed block's stays at W − 1 tokens"),
-        "memory/kv_cache_full": f"of it, the L − L_W = {v['L_full']} full-attention blocks: all T tokens each",
-        "memory/kv_cache_window": f"of it, the L_W = {v['L_W']} windowed blocks: {convention}",
-        "memory/kv_cache_no_window": "the same cache with full attention in every block (all T tokens)",
-        "memory/kv_cache_window_ratio": "the window divides the cache by (full attention's cache over this one)",
-    }
-
-
-def _window_lines(cfg: Config, dtype: str, block_token: int) -> list[Line]:
-    """`kv_cache_lines` of a windowed model (see there; its labels: `window_labels`)."""
-    size, B, T, L, L_W, T_W = DTYPES[dtype], cfg.B, cfg.T, cfg.L, cfg.L_W, cfg.T_W
-    full, windowed = (L - L_W) * block_token * B * T, L_W * block_token * B * T_W
-    kept = "2B·T_W·L" if L_W == L else "2B·((L − L_W)·T + L_W·T_W)"
-    grows = "0" if L_W == L else f"2(L − L_W)·h_kv·d_head·{size}"
-    whole = L * block_token * B * T
-    label = window_labels(cfg, dtype)
-    lines = [
-        Line("memory/kv_cache", label["memory/kv_cache"], f"{kept}·h_kv·d_head·{size}", full + windowed, "bytes"),
-        Line("memory/kv_cache_per_token", label["memory/kv_cache_per_token"], grows, (L - L_W) * block_token, "bytes"),
-    ]
-    if L_W < L:
-        lines.append(Line("memory/kv_cache_full", label["memory/kv_cache_full"], f"2(L − L_W)·BT·h_kv·d_head·{size}",
-                          full, "bytes"))
-    lines += [
-        Line("memory/kv_cache_window", label["memory/kv_cache_window"], f"2L_W·B·T_W·h_kv·d_head·{size}", windowed,
-             "bytes"),
-        Line("memory/kv_cache_no_window", label["memory/kv_cache_no_window"], f"2LBT·h_kv·d_head·{size}", whole,
-             "bytes"),
-        Line("memory/kv_cache_window_ratio", label["memory/kv_cache_window_ratio"], f"LT / ((L − L_W)·T + L_W·T_W)",
-             whole / (full + windowed), "ratio"),
-    ]
-    return lines
+    the MLP only: the cache is attention's, the same as the dense model's."""
+    part = next(p for p in CACHES if p.present(cfg))
+    return part.cache_lines(cfg, dtype, DTYPES[dtype])

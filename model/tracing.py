@@ -34,7 +34,8 @@ from dataclasses import dataclass, replace
 
 from .config import KIND_LABELS, Config, distinct_kinds, kind_blocks
 from .figures import Line, check_lines, html_repr
-from .memory import KORTHIKANTI, kv_cache_lines, new_memory_formula, saved_formula, structure, window_values
+from .memory import KORTHIKANTI, kv_cache_lines, new_memory_formula, saved_formula, structure
+from .parts.window import window_values
 from .formula import evaluate_shape
 from .passes import DTYPES, run_pass
 from .tensor_notation import LSE_SHAPE, local_name, notation
@@ -145,7 +146,7 @@ def window_text(cfg: Config, values: dict[str, str] | None = None) -> str | None
     """Which blocks attend through the window and which keep full attention, and that the rows are a windowed block's
     (`Config.attn_kinds`; a window changes no shape): "22 sliding-window blocks (W = 512) and 4 full-attention blocks
     (5, 11, 17, 23) with the same shapes; the rows show a windowed one, whose KV cache keeps min(T, W − 1) = 511
-    tokens", or None without a window. It names `values` (default `model.memory.window_values(cfg)` and the full
+    tokens", or None without a window. It names `values` (default `model.parts.window.window_values(cfg)` and the full
     blocks as "full"; the exported page passes "{W}" and the like, and fills them itself)."""
     if cfg.window is None:
         return None

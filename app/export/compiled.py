@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 
 from model import budgeting, changes, cli, config, families, memory, numbers, rules, tracing, train_report, training, units
+from model.parts import window
 from model.training import TrainSetup
 
 from .. import templates, words
@@ -60,7 +61,7 @@ MODULES = (
 )
 NATIVE = {config.Config: "configOf",  # page.js: Config(**fields), its defaults and its normalisation (__post_init__)
           TrainSetup: "trainSetup",  # page.js: the defaults, then the fields given (TrainSetup's own checks aside)
-          memory.window_values: "windowValues",
+          window.window_values: "windowValues",
           training.peak_candidates: "peakCandidates"}  # page.js: each candidate's formula compiled (spec._structure)  # page.js: WINDOW_VALUES' formulas compiled (spec.lines_js)
 
 

@@ -19,8 +19,8 @@ from model.config import (DEFAULTS, INT_FIELDS, MLA_FIELDS, MLA_SYMBOLS,
                           PAGE_FIELDS, RECIPE_FIELDS, SINKS_FUSED, snap_heads)
 from model.families import KV_GROUP, extras_line, PAGE_PRESETS, preset_labels
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
-from model.memory import (KORTHIKANTI_NOTE, ONES, WINDOW_VALUES, Structure, probes, structure,
-                          structure_key, window_labels)
+from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure, structure_key
+from model.parts.window import WINDOW_VALUES, window_labels
 from model.changes import window_change_label
 from model.notation import dims
 from model.recipe_rows import recipe_rows
@@ -213,7 +213,7 @@ PLACEHOLDERS = {k: "{" + k + "}" for k in WINDOW_VALUES}  # the page fills them:
 
 
 def window_templates(cfg: Config, dtype: str) -> dict[str, str]:
-    """A windowed model's KV-cache labels at `cfg` -> the same labels naming `PLACEHOLDERS` (`model.memory.window_labels`)."""
+    """A windowed model's KV-cache labels at `cfg` -> the same labels naming `PLACEHOLDERS` (`model.parts.window.window_labels`)."""
     return dict(zip(window_labels(cfg, dtype).values(), window_labels(cfg, dtype, PLACEHOLDERS).values()))
 
 

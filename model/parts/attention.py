@@ -10,7 +10,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from ..expr import E, Expr
+from ..expr import E, Expr, lesson
 from ..fields import Field
 from ..figures import Line, line
 
@@ -144,3 +144,57 @@ def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
              f.measured(E("2(T + 1)·h·d_head")), s, "FLOP",
              b.flops_fwd_measured_per_token - b.flops_attn_per_token + causal),
     ]}
+
+
+# --- the KV cache: K and V of the h_kv heads, d_head features each, per block and token kept ----------------------
+def cache(cfg: Config, x: Expr | None = None) -> Expr:
+    """The cache's elements over `x` block-tokens ("LBT": L blocks of B sequences of T tokens; None: one block's
+    token): 2h_kv·d_head each, "2LBT·h_kv·d_head"; GPT-2's recipe in the lesson's notation, "2LBTd"."""
+    e = E("2h_kv·d_head") if x is None else E("2{x}·h_kv·d_head", x=x)
+    return lesson(e) if cfg.gpt2_recipe else e
+
+
+def cache_scales(cfg: Config, x: Expr | None = None) -> Expr:
+    """The bytes of a per-head cache format's scales over `x` block-tokens: one 2-byte scale per token and K/V head in
+    each of K and V, "2·2L·h_kv" (GPT-2's recipe: all h heads, "2·2L·h")."""
+    e = E("2·2h_kv") if x is None else E("2·2{x}·h_kv", x=x)
+    return e.subs(h_kv=E("h")) if cfg.gpt2_recipe else e
+
+
+def cache_shapes(cfg: Config, T: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """One block's cache of T tokens for B sequences as transformers' cache holds it: K and V, (B, h_kv, T, d_head)."""
+    return (cfg.B, cfg.h_kv, T, cfg.d_head), (cfg.B, cfg.h_kv, T, cfg.d_head)
+
+
+def cache_lines(cfg: Config, dtype: str, size: int) -> list[Line]:
+    """The KV cache at `dtype` (`size` bytes an element): the whole cache of B sequences of T tokens, and the bytes one
+    more token of context adds; GPT-2's recipe in the lesson's words (all h heads, h·d_head = d)."""
+    s = {**cfg.symbols(), "h_kv": cfg.h_kv}
+    heads = "all h heads" if cfg.gpt2_recipe else "h_kv heads of d_head"
+    unchanged = (" (a mixture of experts changes the MLP only: the cache is attention's, as a dense model's)"
+                 if cfg.experts is not None else "")
+    return [
+        line("memory/kv_cache", f"KV cache at {dtype}: keys and values of {heads}, every block, B sequences of T "
+             f"tokens{unchanged}", E("{e}·{b}", e=cache(cfg, E("LBT")), b=size), s, "bytes"),
+        line("memory/kv_cache_per_token", f"KV cache per token of context at {dtype} (one sequence, one more token)",
+             E("{e}·{b}", e=cache(cfg, E("L")), b=size), s, "bytes"),
+    ]
+
+
+def decode_scores(cfg: Config) -> Expr:
+    """A decode step's q kᵀ and attn @ v: B new tokens over the T cached keys and their own, every block."""
+    c, w = scores(cfg)
+    return E("{c}LB·(T + 1)·{w}", c=c, w=w)
+
+
+# A decode step's tensors of block 0's attention, in the lesson's notation: T tokens cached ({T}: T_W in a windowed
+# block), one new (`model.inference.decode_rows`).
+DECODE_ROWS: dict[str, tuple[str, str]] = {
+    "blocks.0.attn.q": ("(B, h, 1, d_head)", "q of the new token"),
+    "blocks.0.attn.k_cache": ("(B, h_kv, T + 1, d_head)", "K of the {T} cached tokens and the new one"),
+    "blocks.0.attn.v_cache": ("(B, h_kv, T + 1, d_head)", "V of the {T} cached tokens and the new one"),
+    "blocks.0.attn.scores": ("(B, h, 1, T + 1)", "the new token's scores against every key"),
+    "blocks.0.attn.attn": ("(B, h, 1, T + 1)", "their softmax"),
+    "blocks.0.attn.attn_v": ("(B, h, 1, d_head)", "attention's output for the new token"),
+    "blocks.0.attn.lse": ("(B, h, 1)", "the fused kernel's log-sum-exp (fp32)"),
+}

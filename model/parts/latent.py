@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..expr import E, Expr
 from ..fields import Field
+from ..figures import Line, line
 from ..notation import SYMBOL_DOCS
 
 if TYPE_CHECKING:
@@ -92,3 +93,67 @@ def label(cfg: Config, lesson: bool) -> str:
     q = "W_Q (d, h·(d_nope + d_R))" if cfg.q_latent_dim is None else "W_DQ (d, d_cq), W_UQ (d_cq, h·(d_nope + d_R))"
     return (f"latent attention, one block: {q}, W_DKV (d, d_c + d_R), W_UKV (d_c, h·(d_nope + d_v)), W_o (h·d_v, d) and "
             "the latents' RMSNorm gains")
+
+
+# --- the cache: the latent c_kv (d_c) and the rotary key k_rope (d_R) of each block and token -----------------------
+def cache(cfg: Config, x: Expr | None = None) -> Expr:
+    """The cache's elements over `x` block-tokens (None: one block's token): d_c + d_R each, "LBT·(d_c + d_R)"."""
+    return E("d_c + d_R") if x is None else E("{x}·(d_c + d_R)", x=x)
+
+
+def cache_scales(cfg: Config, x: Expr | None = None) -> Expr:
+    """The bytes of a per-head cache format's scales: the latent and the rotary key are one head each, "2·2L"."""
+    return E("2·2") if x is None else E("2·2{x}", x=x)
+
+
+def cache_shapes(cfg: Config, T: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """One block's cache of T tokens for B sequences as transformers' cache holds it: the latent and the rotary key,
+    (B, 1, T, d_c) and (B, 1, T, d_R)."""
+    return (cfg.B, 1, T, cfg.d_c), (cfg.B, 1, T, cfg.d_R)
+
+
+def cache_lines(cfg: Config, dtype: str, size: int) -> list[Line]:
+    """The cache per block and token: the latent c_kv (d_c) and the rotary key (d_R), as transformers' cache keeps them
+    (every head's K and V are made again from them at each step); beside them what K and V of the h heads would keep,
+    h·(d_nope + d_R) and h·d_v, the ratio, and the DeepSeek-V2 paper's comparison (its section 2.1.4: MLA's cache "is
+    equal to GQA with only 2.25 groups", n_g = (d_c + d_R) / (2d_h) with the paper's per-head width d_h = d_nope)."""
+    s = cfg.symbols()
+    return [
+        line("memory/kv_cache", f"KV cache at {dtype}: the latent c_kv (d_c) and the rotary key k_rope (d_R) of every "
+             f"block, B sequences of T tokens (latent attention: K and V of the h heads are made from them)",
+             E("{e}·{b}", e=cache(cfg, E("LBT")), b=size), s, "bytes"),
+        line("memory/kv_cache_per_token", f"KV cache per token of context at {dtype} (one sequence, one more token)",
+             E("{e}·{b}", e=cache(cfg, E("L")), b=size), s, "bytes"),
+        line("memory/kv_cache_heads", f"K and V at h heads would be, per token at {dtype} (K of d_nope + d_R, V of "
+             f"d_v per head)", E("L·h·(d_nope + d_R + d_v)·{b}", b=size), s, "bytes"),
+        line("memory/kv_cache_ratio", "the latent cache is this many times smaller",
+             E("h·(d_nope + d_R + d_v) / (d_c + d_R)"), s, "ratio"),
+        line("memory/kv_cache_groups", "the DeepSeek-V2 paper's comparison: the latent cache is as large as GQA's "
+             "with n_g groups (K and V of n_g heads of d_h = d_nope), n_g =", E("(d_c + d_R) / (2d_nope)"), s, "count"),
+    ]
+
+
+def decode_scores(cfg: Config) -> Expr:
+    """A decode step's q kᵀ and attn @ v: B new tokens over the T cached keys and their own, every block."""
+    c, w = scores(cfg)
+    return E("{c}LB·(T + 1)·{w}", c=c, w=w)
+
+
+def decode_flops(cfg: Config, f: Expr) -> Expr:
+    """A decode step's FLOPs per new token `f`, and the K and V of every head that latent attention makes again from
+    the T cached latents (W_UKV, as transformers runs it): 2T·d_c·h·(d_nope + d_v) per block."""
+    return E("{f} + 2LT·d_c·h·(d_nope + d_v)", f=f) if present(cfg) else f
+
+
+# A decode step's tensors of block 0's latent attention (`model.inference.decode_rows`): the cache is the latent and
+# the rotary key, and K and V of every head are made again from all T + 1 latents at each step.
+DECODE_ROWS: dict[str, tuple[str, str]] = {
+    "blocks.0.attn.q": ("(B, h, 1, d_nope + d_R)", "q of the new token"),
+    "blocks.0.attn.latent_cache": ("(B, 1, T + 1, d_c)", "the latent c_kv of the {T} cached tokens and the new one"),
+    "blocks.0.attn.rope_cache": ("(B, 1, T + 1, d_R)", "the rotary key of the {T} cached tokens and the new one"),
+    "blocks.0.attn.k": ("(B, h, T + 1, d_nope + d_R)", "K of every head, made from the T + 1 latents"),
+    "blocks.0.attn.v": ("(B, h, T + 1, d_v)", "V of every head, made from the T + 1 latents"),
+    "blocks.0.attn.scores": ("(B, h, 1, T + 1)", "the new token's scores against every key"),
+    "blocks.0.attn.attn": ("(B, h, 1, T + 1)", "their softmax"),
+    "blocks.0.attn.attn_v": ("(B, h, 1, d_v)", "attention's output for the new token"),
+}

@@ -205,3 +205,11 @@ def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
         "tokens": [line("flops/expert_tokens", "rows each expert runs per pass when routing is balanced (the B·T·k in "
                         "all are exact)", E("BTk/E"), s, "tokens")],
     }
+
+
+# A decode step's tensors of block 0's mixture of experts (`model.inference.decode_rows`), where it is one.
+DECODE_ROWS: dict[str, tuple[str, str]] = {
+    "blocks.0.moe.probs": ("(B, 1, E)", "the router's probabilities of the E experts for each new token (fp32)"),
+    "blocks.0.moe.top_experts": ("(B, 1, k)", "the k experts each new token is sent to"),
+    "blocks.0.moe.dispatched": ("(B·k, d)", "the B·k (token, expert) rows the experts run over"),
+}

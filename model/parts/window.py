@@ -5,9 +5,10 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from ..expr import E, total
+from ..expr import E, Expr, total
 from ..fields import Field
 from ..figures import Line, line, number
+from . import attention
 
 if TYPE_CHECKING:
     from ..budgeting import Budget, Formulas
@@ -61,3 +62,86 @@ def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
              E("{m} − 4LT·h·d_head + {w}", m=f.measured(), w=formula), s, "FLOP",
              b.flops_fwd_measured_per_token - b.flops_attn_per_token + whole),
     ]}
+
+
+def present(cfg: Config) -> bool:
+    """Some blocks attend through a sliding window."""
+    return cfg.window is not None
+
+
+# The numbers a windowed model's labels name, each a formula of its symbols: `window_values` fills them in, and the
+# exported page evaluates the same formulas (compiled by `model.formula.to_js`) into the same labels' placeholders.
+WINDOW_VALUES = {"W": "W", "W_kept": "W − 1", "L": "L", "L_W": "L_W", "L_full": "L − L_W", "T_W": "T_W"}
+
+
+def window_values(cfg: Config) -> dict[str, str]:
+    """`WINDOW_VALUES` at `cfg` (a windowed model), with thousands separators: {"W": "512", "W_kept": "511", ...}."""
+    symbols = cfg.symbols()
+    return {k: f"{int(E(f).value(symbols)):,}" for k, f in WINDOW_VALUES.items()}  # whole numbers
+
+
+def window_labels(cfg: Config, dtype: str, values: dict[str, str] | None = None) -> dict[str, str]:
+    """The labels of a windowed model's KV-cache lines (`cache_lines`) by key, naming `values` (default
+    `window_values(cfg)`; the exported page passes "{W}" and the like, and fills them itself)."""
+    v = window_values(cfg) if values is None else values
+    heads = "all h heads" if cfg.gpt2_recipe else "h_kv heads of d_head"
+    unchanged = (" (a mixture of experts changes the MLP only: the cache is attention's, as a dense model's)"
+                 if cfg.experts is not None else "")
+    convention = (f"T_W = min(T, W − 1) = {v['T_W']} tokens each: transformers' DynamicSlidingWindowLayer keeps the "
+                  f"last W − 1 after a prefill, and the next token's query sees those and itself, W = {v['W']} keys")
+    return {
+        "memory/kv_cache": f"KV cache at {dtype}: keys and values of {heads}, B sequences of T tokens, the "
+                           f"{v['L_W']} windowed blocks keeping at most W − 1 = {v['W_kept']} tokens{unchanged}",
+        "memory/kv_cache_per_token": f"KV cache per token of context past the window at {dtype} (one sequence, one "
+                                     "more token): " + ("every block is windowed, and each one's stays at W − 1 tokens"
+                                                        if cfg.L_W == cfg.L else "the full-attention blocks' only, a "
+                                                        "windowed block's stays at W − 1 tokens"),
+        "memory/kv_cache_full": f"of it, the L − L_W = {v['L_full']} full-attention blocks: all T tokens each",
+        "memory/kv_cache_window": f"of it, the L_W = {v['L_W']} windowed blocks: {convention}",
+        "memory/kv_cache_no_window": "the same cache with full attention in every block (all T tokens)",
+        "memory/kv_cache_window_ratio": "the window divides the cache by (full attention's cache over this one)",
+    }
+
+
+def kept(cfg: Config) -> Expr:
+    """The block-tokens the cache keeps for B sequences: a windowed block's T_W = min(T, W − 1) tokens, a full one's
+    T."""
+    return E("B·T_W·L") if cfg.L_W == cfg.L else E("B·((L − L_W)·T + L_W·T_W)")
+
+
+def cache_lines(cfg: Config, dtype: str, size: int) -> list[Line]:
+    """The KV cache of a windowed model at `dtype` (`size` bytes an element; labels: `window_labels`): a windowed
+    block's cache is capped at T_W = min(T, W − 1) tokens, transformers' convention (its DynamicSlidingWindowLayer
+    keeps the last W − 1 tokens after a prefill: the next token's query then sees those and itself, W keys). So the
+    L_W windowed blocks keep 2·L_W·B·T_W·h_kv·d_head elements, the L − L_W full ones 2(L − L_W)·B·T·h_kv·d_head, and
+    past the window one more token adds to the full blocks only."""
+    s = {**cfg.symbols(), "h_kv": cfg.h_kv}
+    label = window_labels(cfg, dtype)
+    every = cfg.L_W == cfg.L
+
+    def kv(key: str, x: Expr | None, value: int | float | None = None) -> Line:
+        formula = E("0") if x is None else E("{e}·{b}", e=attention.cache(cfg, x), b=size)
+        return line(key, label[key], formula, s, "bytes", value)
+
+    whole, this = E("2LBT·h_kv·d_head"), E("2{x}·h_kv·d_head", x=kept(cfg))
+    return [
+        kv("memory/kv_cache", kept(cfg)),
+        kv("memory/kv_cache_per_token", None if every else E("(L − L_W)")),
+        *([] if every else [kv("memory/kv_cache_full", E("(L − L_W)·BT"))]),
+        kv("memory/kv_cache_window", E("L_W·B·T_W")),
+        kv("memory/kv_cache_no_window", E("LBT")),
+        line("memory/kv_cache_window_ratio", label["memory/kv_cache_window_ratio"], E("LT / ((L − L_W)·T + L_W·T_W)"),
+             s, "ratio", float(whole.value(s) / this.value(s))),
+    ]
+
+
+def decode_scores(cfg: Config) -> Expr:
+    """A decode step's q kᵀ and attn @ v: B new tokens over each block's keys, a windowed block's T_W = min(T, W − 1)
+    cached ones and its own, a full block's T and its own."""
+    return E("4B·((L − L_W)·(T + 1) + L_W·(T_W + 1))·h·d_head")
+
+
+def decode_flops(cfg: Config, f: Expr) -> Expr:
+    """A decode step's FLOPs per new token `f` (the forward pass's at T + 1 keys), less the keys the windowed blocks
+    do not see: 4(T − T_W)·h·d_head per windowed block."""
+    return E("{f} − 4L_W·(T − T_W)·h·d_head", f=f) if present(cfg) else f
