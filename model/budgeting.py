@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import asdict, dataclass, replace
-from fractions import Fraction
 
 from . import stack
 from .config import Config, kind_counts

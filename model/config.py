@@ -26,7 +26,7 @@ h_kv heads of K and V (grouped-query attention), d_ff the MLP's hidden width. Th
 - `qk_norm`: an RMSNorm over d_head applied to q and k of every head (Qwen3).
 - `attention`: "eager" (the lesson's, written out: the (B, h, T, T) scores, masked scores and softmax are
   tensors) or "fused" (`F.scaled_dot_product_attention`, as FlashAttention runs it: no (B, h, T, T) tensor, a
-  (B, h, T) fp32 log-sum-exp kept for the backward pass; `model.gpt.fused_attention`). It changes no parameter
+  (B, h, T) fp32 log-sum-exp kept for the backward pass; `model.parts.attention.fused_attention`). It changes no parameter
   and no count of FLOPs, only what the pass holds. The modern recipe's presets and `from_hf` start fused (how
   those models are trained and served); GPT-2's and GPT-3's presets keep the lesson's eager attention.
 
@@ -44,7 +44,7 @@ Multi-head latent attention (DeepSeek-V2/V3, `MLA_FIELDS`, symbols named in `mod
 -> d_c the latent every head's K and V come from, `q_latent_dim` -> d_cq the queries' latent (None: q projected from x
 directly), `rope_dim` -> d_R the rotary key shared by the heads, `nope_dim` -> d_nope and `value_dim` -> d_v each head's
 widths; d_head is then d_nope + d_R (q's and k's width), h need not divide d, and the attention is eager with RoPE, no
-biases, h_kv = h and no window (`MLA_WITHOUT`). `model.gpt.LatentAttention` builds it.
+biases, h_kv = h and no window (`MLA_WITHOUT`). `model.parts.latent.LatentAttention` builds it.
 """
 from __future__ import annotations
 

@@ -36,7 +36,6 @@ Conventions (FLOPs, not MACs; bytes in 2³⁰ units where printed):
 from __future__ import annotations
 
 import functools
-import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
@@ -51,7 +50,8 @@ from .expr import E, Expr, num, shape_subs, total
 from .parts import latent, moe, window
 from .config import BOUNDS, Config, one_of_each
 from .figures import Line, check_lines
-from .gpt import GPT, Experts
+from .gpt import GPT
+from .parts.moe import Experts
 from .passes import TORCH_DTYPES
 from .training import GPUS, Gpu
 

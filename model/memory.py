@@ -31,7 +31,6 @@ import itertools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from fractions import Fraction
 
 from .config import Config, distinct_kinds, one_block_each
 from .figures import Line

@@ -93,7 +93,7 @@ class Pass:
         return next(b for b in self.blocks if b.kind == kind)
 
 
-# The CPU's flash kernel (`model.gpt.fused_attention`) and its backward, with torch's own formulas for the CUDA
+# The CPU's flash kernel (`model.parts.attention.fused_attention`) and its backward, with torch's own formulas for the CUDA
 # kernels (`sdpa_flop`: 2·B·h·T·T·d_head for q kᵀ and as many for attn @ v, h the query heads whatever h_kv;
 # torch's "NB: We aren't accounting for causal attention here"). Registered where torch has none, so that
 # FlopCounterMode counts them too; torch's formulas are registered already wrapped (shapes in), hence get_raw.

@@ -17,7 +17,7 @@ Conventions:
 - The optimizer phase runs on fp32 parameters whatever the activations' dtype (Adam's m and v, and the master
   weights of mixed precision, are fp32); its temporaries depend on the parameters' shapes only.
 - Fused attention runs the CPU's flash kernel and its backward through torch's meta functions
-  (`model.gpt.fused_attention`): the step holds what those ops allocate through the dispatcher (output, log-sum-exp,
+  (`model.parts.attention.fused_attention`): the step holds what those ops allocate through the dispatcher (output, log-sum-exp,
   the gradients of q, k and v at their h and h_kv heads), never a (B, h, T, T) tensor. A kernel's own scratch
   buffers, which it allocates inside its C++ code (per thread on the CPU; on-chip memory on a GPU), are not seen and
   not counted. Tests check the step against real CPU steps of the fused module, measured the same way.

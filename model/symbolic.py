@@ -12,7 +12,7 @@ the loss's slice of the logits changes from a copy to a view, ...) and its rule 
 there (~1 ms): the tensors of one real pass of the module, at exactly this configuration's sizes.
 
 Fused attention traces the same way: its fake tensors are meta tensors, so the module runs the CPU flash kernel's
-meta function (`model.gpt.fused_attention`) with symbolic B and T.
+meta function (`model.parts.attention.fused_attention`) with symbolic B and T.
 
 Checked: the symbolic pass, evaluated at the (B, T) that started it, must equal that configuration's real pass,
 or it is dropped (with a log line) and the architecture keeps real passes. Tests compare evaluated and real

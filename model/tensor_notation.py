@@ -2,7 +2,7 @@
 
 `NOTATION` is GPT-2's recipe as the lesson draws it; `RECIPE_NOTATION` the modern recipe's tensors and its forms
 of GPT-2's rows (RoPE's angles, RMSNorm's statistics, k and v at h_kv heads, SwiGLU's gate and up, fused
-attention's log-sum-exp); `MOE_NOTATION` a mixture of experts' (`model.gpt.MoE`); then Gemma's, gpt-oss's sinks
+attention's log-sum-exp); `MOE_NOTATION` a mixture of experts' (`model.parts.moe.MoE`); then Gemma's, gpt-oss's sinks
 and the sliding window's. The shapes are written in `model.notation`'s grammar; `model.tracing` evaluates each one
 against the concrete shape of a real pass, so notation and code cannot drift apart. Keys are tensor names without
 their block prefix (`local_name`).
@@ -72,7 +72,7 @@ RECIPE_NOTATION: dict[str, tuple[str, str]] = {
     "ln_f": ("(B, T, d)", "final RMSNorm"),
     "attn.lse": ("(B, h, T)", "log-sum-exp of each query's scores, fp32 whatever the dtype: kept for backward"),
 }
-# A mixture of experts' tensors (`model.gpt.MoE`), in place of the MLP's in its blocks.
+# A mixture of experts' tensors (`model.parts.moe.MoE`), in place of the MLP's in its blocks.
 MOE_NOTATION: dict[str, tuple[str, str]] = {
     "moe.router": ("(B, T, E)", "router logits x W_router, a score per expert"),
     "moe.probs": ("(B, T, E)", "softmax over the E experts, fp32 whatever the dtype"),
@@ -140,7 +140,7 @@ WINDOW_NOTATION: dict[str, tuple[str, str]] = {
                     "every windowed block's fused kernel takes it and keeps it for backward)"),
 }
 
-# Multi-head latent attention's tensors (`model.gpt.LatentAttention`, `Config.mla`), in place of attention's.
+# Multi-head latent attention's tensors (`model.parts.latent.LatentAttention`, `Config.mla`), in place of attention's.
 MLA_NOTATION: dict[str, tuple[str, str]] = {
     "rope.angles": ("(T, d_R)", "RoPE angles t·θ_i over the d_R rotary features, each frequency twice"),
     "rope.cos": ("(T, d_R)", "cos of the angles"),

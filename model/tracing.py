@@ -24,7 +24,7 @@ Shapes and labels come from `model.tensor_notation`: `NOTATION` (GPT-2's recipe,
 fused attention's log-sum-exp, ...).
 
 Fused attention (`Config.attention`): the meta pass runs the CPU's flash kernel through torch's meta function of
-it (`model.gpt.fused_attention`), so its rows are the kernel's output and its (B, h, T) log-sum-exp, and no
+it (`model.parts.attention.fused_attention`), so its rows are the kernel's output and its (B, h, T) log-sum-exp, and no
 (B, h, T, T) row; `eager_lines` says what eager attention would make in their place (from a real eager pass).
 """
 from __future__ import annotations

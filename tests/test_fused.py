@@ -1,6 +1,6 @@
 """Fused attention (`Config.attention = "fused"`): the meta pass runs the kernel the CPU runs, and every figure holds.
 
-The kernel: what `model.gpt.fused_attention` calls is what F.scaled_dot_product_attention runs on the CPU (torch's
+The kernel: what `model.parts.attention.fused_attention` calls is what F.scaled_dot_product_attention runs on the CPU (torch's
 choice, outputs, gradients, saved tensors), and its meta function makes what the CPU kernel makes. The figures:
 saved bytes and new memory against real CPU passes, FLOPs equal to eager's, the causal kernel's FLOPs, the contrast
 with eager, the step's peak, the symbolic pass, the presets, config.json, values and the CLI.
@@ -21,7 +21,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from model import GPT, PRESETS, Config, budget, trace
 from model.config import GPT2_RECIPE_PRESETS, MODERN, from_hf
 from model.formula import matches
-from model.gpt import fused_attention
+from model.parts.attention import fused_attention
 from model.rules import preset_of
 from model.passes import TORCH_DTYPES, record, run_pass, saved_bytes_of
 from model.training import TrainSetup, plan

@@ -17,7 +17,7 @@ from model import GPT, budget, trace
 from model.changes import changes
 from model.config import MODERN, TABLE_PRESETS, Config, config_dict, from_hf, read_hf
 from model.figures import check_lines
-from model.gpt import hidden_keys
+from model.parts.attention import hidden_keys
 from model.memory import kv_cache_lines
 from model.passes import saved_bytes_of
 from pagetools import run_cli

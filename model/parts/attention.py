@@ -7,12 +7,21 @@ the LayerNorms' too), QK-norm, the kernel (`attention`), and Gemma's values on t
 1/√query_scale and their soft-cap c·tanh(scores / c)."""
 from __future__ import annotations
 
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from ..expr import E, Expr, lesson
 from ..fields import Field
 from ..figures import Line, line
+from ..taps import Tap
+from .norms import RMSNorm
+from .positions import rotate
 
 if TYPE_CHECKING:
     from ..budgeting import Budget, Formulas
@@ -198,3 +207,150 @@ DECODE_ROWS: dict[str, tuple[str, str]] = {
     "blocks.0.attn.attn_v": ("(B, h, 1, d_head)", "attention's output for the new token"),
     "blocks.0.attn.lse": ("(B, h, 1)", "the fused kernel's log-sum-exp (fp32)"),
 }
+
+
+# --- the module in the real forward pass ------------------------------------------------------------------------------
+def fused_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True,
+                    mask: torch.Tensor | None = None, scale: float | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Causal attention in one kernel, softmax(q kᵀ / √d_head + causal mask) @ v, without the (B, h, T, T) scores.
+
+    q (B, h, T, d_head); k and v (B, h_kv, T, d_head), each K/V head serving h/h_kv query heads without a copy.
+    Returns the output (B, h, T, d_head) and the log-sum-exp of each query's scores, (B, h, T) in fp32 whatever the
+    dtype, which the kernel keeps for the backward pass (None where the kernel does not hand it out).
+
+    - CUDA and any other device: `F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=h_kv < h)`,
+      which picks its kernel (FlashAttention, memory-efficient, ...) and returns the output only.
+    - CPU: the op that very call runs on the CPU, `aten._scaled_dot_product_flash_attention_for_cpu` (torch's flash
+      kernel; torch chooses it for every dtype and K/V head count this module makes), called directly so that its
+      log-sum-exp is a tensor a `Tap` can name. Tests check the choice, and that output, gradients and saved tensors
+      equal F.scaled_dot_product_attention's.
+    - meta (shapes without memory, `model.passes`, `model.peak`, `model.symbolic`'s fake tensors): the same op, run by
+      torch's own meta function of it under the same autograd formula, so a meta pass makes and saves what the CPU
+      kernel does (tests compare shapes, strides, dtypes and saved storages with real CPU passes). F.sdpa itself
+      takes its math path on the meta device (torch picks a fused kernel for CPU and CUDA tensors only) and would
+      make the (B, h, T, T) scores the kernel never makes.
+
+    `causal=False`: every query sees every key (a decode step: one new token over the cache and itself).
+    `mask`: a sliding window's band (`band_mask`, additive: 0 for the keys a query sees, −inf for the rest, at q's
+    dtype as the CPU kernel requires), given instead of `causal`; the kernel keeps it for the backward pass.
+    """
+    if q.device.type in ("cpu", "meta"):
+        if mask is not None:
+            return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, False, attn_mask=mask)
+        return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal)
+    gqa = k.shape[1] != q.shape[1]
+    if mask is not None:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=gqa), None
+    return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa), None
+
+
+def hidden_keys(T: int, S: int, window: int | None, device: torch.device) -> torch.Tensor:
+    """(T, S) bool, True where a query may not see a key: the T queries are the last T of the S keys' positions;
+    a query sees the keys up to itself (causal) and, with a window W, only the last W of them (itself and the W − 1
+    before it: transformers' sliding_window_overlay, kv_idx > q_idx − W). A windowed mask is a band."""
+    ones = torch.ones(T, S, dtype=torch.bool, device=device)
+    hidden = ones.triu(1 + S - T)  # keys after each query
+    if window is not None:
+        hidden = hidden | ones.tril(S - T - window)  # keys W or more before each query
+    return hidden
+
+
+class CausalSelfAttention(nn.Module):
+    """Fused q, k, v projection; h heads of d_head features for q, h_kv for k and v (each K/V head shared by
+    h/h_kv query heads); optional QK-norm and RoPE; then eager attention (scores / sqrt(d_head), causal mask,
+    softmax, attn @ v, with k and v expanded to h heads) or fused attention (`fused_attention`: one kernel, k and v
+    at h_kv heads, its log-sum-exp tapped as `lse`); heads merged, projection.
+
+    `window` W (a windowed block, `Config.attn_kinds`): each query sees the last W keys only. Eager attention still
+    computes the whole (B, h, T, T) scores and masks them to a band (`hidden_keys`); fused attention takes the band
+    (`band_mask`, made once per pass by `GPT.embed_tokens`) in place of its causal flag. A decode step's cache of a
+    windowed block holds at most W − 1 tokens, so the new token's query sees them all."""
+
+    def __init__(self, cfg: Config, window: int | None = None) -> None:
+        super().__init__()
+        self.h, self.h_kv, self.d_head = cfg.h, cfg.h_kv, cfg.d_head
+        self.window = window
+        self.root = math.sqrt(cfg.d_head if cfg.query_scale is None else cfg.query_scale)  # scores / √d_head; Gemma √256
+        self.scale = None if cfg.query_scale is None else 1 / self.root  # the fused kernel's, where set apart
+        self.softcap = cfg.attn_softcap
+        if cfg.sinks:  # gpt-oss: one learned logit per head, a column of the softmax that no value follows
+            self.sinks = nn.Parameter(torch.zeros(cfg.h))  # s: (h,)
+        width = (cfg.h + 2 * cfg.h_kv) * cfg.d_head
+        self.qkv = nn.Linear(cfg.d, width, bias=cfg.qkv_bias)  # W_qkv: (d, (h + 2h_kv)·d_head); GPT-2: (d, 3d)
+        self.proj = nn.Linear(cfg.h * cfg.d_head, cfg.d, bias=cfg.proj_bias)  # W_o: (h·d_head, d)
+        if cfg.qk_norm:
+            self.q_norm, self.k_norm = RMSNorm(cfg.d_head), RMSNorm(cfg.d_head)  # one gain (d_head,), every head
+        self.rope = cfg.positions == "rope"
+        self.fused = cfg.attention == "fused"
+        attention = ["attn_v", "lse"] if self.fused else ["scores", "masked", "attn", "attn_v"]
+        attention += ["capped"] if self.softcap is not None else []
+        attention += ["sink", "with_sink", "attn_sink"] if cfg.sinks else []
+        names = ["q", "k", "v", *attention, "merged"]
+        names += ["q_rot", "k_rot"] if self.rope else []
+        names += ["k_heads", "v_heads"] if self.h_kv != self.h and not self.fused else []
+        names += ["k_cache", "v_cache"]  # a decode step's K and V of the cached tokens and the new one
+        for name in names:
+            setattr(self, name, Tap())
+
+    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None,
+                past: tuple[torch.Tensor, torch.Tensor] | None = None,
+                band: torch.Tensor | None = None) -> torch.Tensor:
+        """x (B, T, d) -> (B, T, d). `past`: a decode step's cache, K and V of the T_c tokens before x's one
+        token, (B, h_kv, T_c, d_head) each (a windowed block's T_c at most W − 1); the new token's k and v join them
+        (`k_cache`, `v_cache`, (B, h_kv, T_c + 1, d_head)) and its query attends to all T_c + 1 keys, no mask
+        needed. `band`: a windowed block's fused band mask (`band_mask`), (T, T)."""
+        B, T, _ = x.shape
+        h, h_kv, d_head = self.h, self.h_kv, self.d_head
+        q, k, v = self.qkv(x).split([h * d_head, h_kv * d_head, h_kv * d_head], dim=2)
+        q = self.q(q.view(B, T, h, d_head).transpose(1, 2))  # (B, h, T, d_head)
+        k = self.k(k.view(B, T, h_kv, d_head).transpose(1, 2))  # (B, h_kv, T, d_head)
+        v = self.v(v.view(B, T, h_kv, d_head).transpose(1, 2))  # (B, h_kv, T, d_head)
+        if hasattr(self, "q_norm"):
+            q, k = self.q_norm(q), self.k_norm(k)  # RMSNorm over d_head, per head
+        if self.rope:
+            q, k = self.q_rot(rotate(q, *rope)), self.k_rot(rotate(k, *rope))  # (B, h, T, d_head), (B, h_kv, T, d_head)
+        if past is not None:  # decode: one new token after the cached ones
+            if T != 1:
+                raise ValueError(f"a decode step takes one new token per sequence, got T={T}")
+            if self.window is not None and past[0].shape[2] >= self.window:
+                raise ValueError(f"a windowed block's cache keeps at most W − 1 = {self.window - 1} tokens, got "
+                                 f"{past[0].shape[2]}")
+            k = self.k_cache(torch.cat((past[0], k), dim=2))  # (B, h_kv, T_c + 1, d_head)
+            v = self.v_cache(torch.cat((past[1], v), dim=2))
+        S = k.shape[2]  # keys: T, or T_c + 1 in a decode step
+        if self.fused:  # one kernel: k and v at h_kv heads, no (B, h, T, T) tensor
+            windowed = self.window is not None and past is None
+            y, lse = fused_attention(q, k, v, causal=past is None, mask=band if windowed else None,
+                                     scale=self.scale)  # (B, h, T, d_head), (B, h, T) fp32
+            y = self.attn_v(y)
+            if lse is not None:
+                self.lse(lse)
+        else:  # written out; the scores stay local variables until the heads are merged, as the lesson writes them
+            if h_kv != h:  # each K/V head serves h/h_kv query heads: a view when h_kv = 1, else a copy
+                k = self.k_heads(k[:, :, None].expand(B, h_kv, h // h_kv, S, d_head).reshape(B, h, S, d_head))
+                v = self.v_heads(v[:, :, None].expand(B, h_kv, h // h_kv, S, d_head).reshape(B, h, S, d_head))
+            scores = self.scores(q @ k.transpose(-2, -1) / self.root)  # (B, h, T, T); decode (B, h, 1, S)
+            if self.softcap is not None:  # Gemma 2: c·tanh(scores / c)
+                scores = self.capped(torch.tanh(scores / self.softcap) * self.softcap)
+            hidden = hidden_keys(T, S, self.window if past is None else None, x.device)  # causal, or a band of W
+            masked = self.masked(scores.masked_fill(hidden, float("-inf")))  # (B, h, T, T)
+            if hasattr(self, "sinks"):  # gpt-oss: each row's sink logit s joins the softmax, then is dropped
+                sink = self.sink(self.sinks.to(masked.dtype).view(1, h, 1, 1).expand(B, h, T, 1))  # (B, h, T, 1)
+                joined = self.attn_sink(F.softmax(self.with_sink(torch.cat((masked, sink), dim=-1)), dim=-1))
+                attn = self.attn(joined[..., :-1])  # (B, h, T, T), rows sum to less than 1
+            else:
+                attn = self.attn(F.softmax(masked, dim=-1))  # (B, h, T, T), rows sum to 1
+            y = self.attn_v(attn @ v)  # (B, h, T, d_head)
+        y = self.merged(y.transpose(1, 2).contiguous().view(B, T, h * d_head))  # (B, T, h·d_head); GPT-2: (B, T, d)
+        return self.proj(y)  # (B, T, d)
+
+
+def module(cfg: Config, window: int | None = None) -> nn.Module:
+    """One block's attention, through a window of `window` keys or full."""
+    return CausalSelfAttention(cfg, window)
+
+
+def rotary_width(cfg: Config) -> int:
+    """The features RoPE rotates in each head's q and k: all d_head."""
+    return cfg.d_head

@@ -4,11 +4,21 @@ Queries come from their own latent of d_cq features (or straight from x). Each h
 (so d_head = d_nope + d_R, and h need not divide d), its v d_v wide."""
 from __future__ import annotations
 
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
 from typing import TYPE_CHECKING
 
 from ..expr import E, Expr
 from ..fields import Field
 from ..figures import Line, line
+from ..taps import Tap
+from .attention import hidden_keys
+from .norms import RMSNorm
+from .positions import rotate
 from ..notation import SYMBOL_DOCS
 
 if TYPE_CHECKING:
@@ -157,3 +167,81 @@ DECODE_ROWS: dict[str, tuple[str, str]] = {
     "blocks.0.attn.attn": ("(B, h, 1, T + 1)", "their softmax"),
     "blocks.0.attn.attn_v": ("(B, h, 1, d_v)", "attention's output for the new token"),
 }
+
+
+# --- the module in the real forward pass ------------------------------------------------------------------------------
+class LatentAttention(nn.Module):
+    """Multi-head latent attention (DeepSeek-V2/V3, as transformers' DeepseekV3Attention builds it), eager.
+
+    Queries: x W_DQ (d, d_cq) -> RMSNorm -> W_UQ (d_cq, h·(d_nope + d_R)) (`q_a`, `q_a_norm`, `q_b`), or one
+    (d, h·(d_nope + d_R)) projection (`q_proj`) without a query latent. Keys and values: x W_DKV (d, d_c + d_R)
+    (`kv_a`, transformers' kv_a_proj_with_mqa) splits into the latent c_kv (d_c, RMSNorm'd: `kv_a_norm`) and one rotary
+    key k_rope (d_R) that every head shares; W_UKV (d_c, h·(d_nope + d_v)) (`kv_b`) makes each head's k_nope (d_nope)
+    and v (d_v) from the latent. Each head's q and k are [nope, rotated rope], d_nope + d_R = d_head wide, so the
+    scores are (B, h, T, T) scaled by 1/√(d_nope + d_R) (transformers multiplies by yarn's mscale² where rope_scaling
+    sets mscale_all_dim: a value); attn @ v is (B, h, T, d_v), merged to h·d_v and projected by W_o (h·d_v, d).
+
+    What a decode step caches is the latent and the rotary key, (B, 1, T_c, d_c) and (B, 1, T_c, d_R), as transformers'
+    cache holds them; K and V of every head are made again from them each step. No biases (DeepSeek's
+    attention_bias false)."""
+
+    def __init__(self, cfg: Config) -> None:
+        super().__init__()
+        self.h, self.d_c, self.d_R, self.d_nope, self.d_v = cfg.h, cfg.d_c, cfg.d_R, cfg.d_nope, cfg.d_v
+        self.root = math.sqrt(cfg.d_head)  # √(d_nope + d_R)
+        width = cfg.h * cfg.d_head  # h·(d_nope + d_R)
+        if cfg.d_cq is not None:
+            self.q_a = nn.Linear(cfg.d, cfg.d_cq, bias=False)  # W_DQ: (d, d_cq)
+            self.q_a_norm = RMSNorm(cfg.d_cq)
+            self.q_b = nn.Linear(cfg.d_cq, width, bias=False)  # W_UQ: (d_cq, h·(d_nope + d_R))
+        else:
+            self.q_proj = nn.Linear(cfg.d, width, bias=False)  # W_Q: (d, h·(d_nope + d_R))
+        self.kv_a = nn.Linear(cfg.d, cfg.d_c + cfg.d_R, bias=False)  # W_DKV: (d, d_c + d_R)
+        self.kv_a_norm = RMSNorm(cfg.d_c)
+        self.kv_b = nn.Linear(cfg.d_c, cfg.h * (cfg.d_nope + cfg.d_v), bias=False)  # W_UKV: (d_c, h·(d_nope + d_v))
+        self.proj = nn.Linear(cfg.h * cfg.d_v, cfg.d, bias=False)  # W_o: (h·d_v, d)
+        for name in ("q", "q_nope", "q_rope", "q_rot", "c_kv", "k_rope", "k_rot", "k_nope", "v", "q_heads", "k",
+                     "scores", "masked", "attn", "attn_v", "merged", "latent_cache", "rope_cache"):
+            setattr(self, name, Tap())
+
+    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None,
+                past: tuple[torch.Tensor, torch.Tensor] | None = None,
+                band: torch.Tensor | None = None) -> torch.Tensor:
+        """x (B, T, d) -> (B, T, d). `past`: a decode step's cache, the latent (B, 1, T_c, d_c) and the rotary key
+        (B, 1, T_c, d_R) of the T_c tokens before x's one token; the new token's join them (`latent_cache`,
+        `rope_cache`) and every head's K and V are made from all T_c + 1. `band` is unused (no window)."""
+        B, T, _ = x.shape
+        h, d_c, d_R, d_nope, d_v = self.h, self.d_c, self.d_R, self.d_nope, self.d_v
+        q = self.q_b(self.q_a_norm(self.q_a(x))) if hasattr(self, "q_a") else self.q_proj(x)  # (B, T, h·(d_nope + d_R))
+        q = self.q(q.view(B, T, h, d_nope + d_R).transpose(1, 2))  # (B, h, T, d_nope + d_R)
+        q_nope, q_rope = (self.q_nope(q[..., :d_nope]), self.q_rope(q[..., d_nope:]))  # (B, h, T, d_nope), (…, d_R)
+        c_kv, k_rope = self.kv_a(x).split([d_c, d_R], dim=2)  # (B, T, d_c), (B, T, d_R)
+        c_kv = self.kv_a_norm(self.c_kv(c_kv)).view(B, 1, T, d_c)  # the latent: (B, 1, T, d_c)
+        k_rope = self.k_rope(k_rope.view(B, 1, T, d_R))  # one rotary key for every head: (B, 1, T, d_R)
+        q_rot, k_rot = self.q_rot(rotate(q_rope, *rope)), self.k_rot(rotate(k_rope, *rope))
+        if past is not None:  # decode: the new token's latent and rotary key join the cached ones
+            if T != 1:
+                raise ValueError(f"a decode step takes one new token per sequence, got T={T}")
+            c_kv = self.latent_cache(torch.cat((past[0], c_kv), dim=2))  # (B, 1, T_c + 1, d_c)
+            k_rot = self.rope_cache(torch.cat((past[1], k_rot), dim=2))  # (B, 1, T_c + 1, d_R)
+        S = c_kv.shape[2]  # keys: T, or T_c + 1 in a decode step
+        kv = self.kv_b(c_kv.view(B, S, d_c)).view(B, S, h, d_nope + d_v).transpose(1, 2)  # (B, h, S, d_nope + d_v)
+        k_nope, v = self.k_nope(kv[..., :d_nope]), self.v(kv[..., d_nope:])  # (B, h, S, d_nope), (B, h, S, d_v)
+        q = self.q_heads(torch.cat((q_nope, q_rot), dim=-1))  # (B, h, T, d_nope + d_R)
+        k = self.k(torch.cat((k_nope, k_rot.expand(B, h, S, d_R)), dim=-1))  # (B, h, S, d_nope + d_R)
+        scores = self.scores(q @ k.transpose(-2, -1) / self.root)  # (B, h, T, S)
+        masked = self.masked(scores.masked_fill(hidden_keys(T, S, None, x.device), float("-inf")))
+        attn = self.attn(F.softmax(masked, dim=-1))  # (B, h, T, S), rows sum to 1
+        y = self.attn_v(attn @ v)  # (B, h, T, d_v)
+        y = self.merged(y.transpose(1, 2).contiguous().view(B, T, h * d_v))  # (B, T, h·d_v)
+        return self.proj(y)  # (B, T, d)
+
+
+def module(cfg: Config, window: int | None = None) -> nn.Module:
+    """One block's latent attention (no window: `WITHOUT`)."""
+    return LatentAttention(cfg)
+
+
+def rotary_width(cfg: Config) -> int:
+    """The features RoPE rotates: the d_R of the shared key and of each head's query."""
+    return cfg.d_R

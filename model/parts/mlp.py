@@ -3,14 +3,19 @@
 SwiGLU: gate ≤ limit, −limit ≤ up ≤ limit, then gate·σ(α·gate)·(up + 1)."""
 from __future__ import annotations
 
+import torch
+from torch import nn
+
 from typing import TYPE_CHECKING
 
 from ..expr import E, Expr
 from ..fields import Field
+from ..taps import Tap
 
 if TYPE_CHECKING:
     from ..config import Config
 
+NAME = "mlp"  # the module's name in a block: its tensors are "blocks.0.mlp.…"
 SWIGLU_ALPHA = 1.702  # gpt-oss's sigmoid gain (GptOssConfig's swiglu_alpha): x·σ(1.702x) approximates GELU
 FIELDS = (
     Field("mlp", "choice", "MLP: gelu (d → d_ff → d), swiglu (SiLU(x W_gate) · x W_up, then W_down) or geglu "
@@ -77,3 +82,54 @@ def label(cfg: Config, lesson: bool, dense: str = "one block") -> str:
     glu = GLU.get(cfg.mlp)
     return ((f"{glu} MLP, {dense}: W_gate, W_up (d, d_ff) and W_down (d_ff, d)" if glu else
              f"MLP, {dense}: (d, d_ff) and (d_ff, d)") + (" and their biases" if cfg.mlp_bias else ""))
+
+
+# --- the module in the real forward pass ------------------------------------------------------------------------------
+def swiglu(module: nn.Module, gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
+    """SiLU(gate) · up (through `module.silu`, a traced tensor); with `module.limit` set, gpt-oss's clamped SwiGLU:
+    gate ≤ limit, −limit ≤ up ≤ limit, then gate·σ(α·gate)·(up + 1). Elementwise: gate's shape, no matmul FLOPs."""
+    limit, alpha = module.limit, module.alpha
+    if limit is None:
+        return module.silu(gate) * up
+    gate, up = gate.clamp(max=limit), up.clamp(-limit, limit)
+    return gate * torch.sigmoid(gate * alpha) * (up + 1)
+
+
+class MLP(nn.Module):
+    """GELU: d -> d_ff -> d (tanh approximation, as GPT-2; d_ff = 4d). SwiGLU: SiLU(x W_gate) · (x W_up), then W_down;
+    GeGLU (Gemma) the same with GELU's tanh approximation in SiLU's place.
+
+    `width` (default d_ff) and `bias` (default the recipe's MLP biases) serve the shared experts of a mixture of
+    experts, one MLP of width E_shared·d_shared without biases."""
+
+    def __init__(self, cfg: Config, width: int | None = None, bias: bool | None = None) -> None:
+        super().__init__()
+        width = cfg.d_ff if width is None else width
+        bias = cfg.mlp_bias if bias is None else bias
+        self.glu = cfg.glu
+        self.limit, self.alpha = cfg.swiglu_limit, cfg.alpha
+        if self.glu:
+            self.gate = nn.Linear(cfg.d, width, bias=bias)  # W_gate: (d, d_ff)
+            self.up = nn.Linear(cfg.d, width, bias=bias)  # W_up: (d, d_ff)
+            if cfg.mlp == "geglu":  # Gemma's GeGLU: GELU (tanh approximation) in SiLU's place
+                self.gelu = nn.GELU(approximate="tanh")
+            elif self.limit is None:
+                self.silu = nn.SiLU()
+            self.gated = Tap()
+        else:
+            self.fc = nn.Linear(cfg.d, width, bias=bias)  # (d, d_ff) + bias
+            self.gelu = nn.GELU(approximate="tanh")
+        self.proj = nn.Linear(width, cfg.d, bias=bias)  # (d_ff, d) + bias; W_down in SwiGLU
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.glu:
+            gate, up = self.gate(x), self.up(x)  # (B, T, d_ff) each
+            if hasattr(self, "gelu"):
+                return self.proj(self.gated(self.gelu(gate) * up))  # (B, T, d_ff) -> (B, T, d)
+            return self.proj(self.gated(swiglu(self, gate, up)))
+        return self.proj(self.gelu(self.fc(x)))
+
+
+def module(cfg: Config) -> nn.Module:
+    """One dense block's MLP."""
+    return MLP(cfg)

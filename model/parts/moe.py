@@ -7,16 +7,24 @@ Which blocks are MoE: block i is when i ≥ `dense_first` (DeepSeek's first_k_de
 dense MLP of width d_ff. L_moe counts the MoE blocks."""
 from __future__ import annotations
 
+import torch
+import torch.nn.functional as F
+from torch import nn
+
 from typing import TYPE_CHECKING
 
 from ..expr import E, Expr, total
 from ..fields import Field
 from ..figures import Line, line
+from ..grouped import grouped_mm
+from ..taps import Tap
+from .mlp import MLP, swiglu
 
 if TYPE_CHECKING:
     from ..budgeting import Budget, Formulas
     from ..config import Config
 
+NAME = "moe"  # the module's name in a block: its tensors are "blocks.0.moe.…"
 FIELDS = (
     Field("experts", "whole", "routed experts of an MoE block (its router picks k of them per token)", symbol="E",
           bounds=(1, 4_096), optional=True, cli="--experts", group="moe"),  # DeepSeek-V3 256, Kimi K2 384
@@ -213,3 +221,107 @@ DECODE_ROWS: dict[str, tuple[str, str]] = {
     "blocks.0.moe.top_experts": ("(B, 1, k)", "the k experts each new token is sent to"),
     "blocks.0.moe.dispatched": ("(B·k, d)", "the B·k (token, expert) rows the experts run over"),
 }
+
+
+# --- the module in the real forward pass ------------------------------------------------------------------------------
+class Experts(nn.Module):
+    """E routed experts of the recipe's MLP, their matrices stacked (Mixtral's and Qwen's layout): SwiGLU's W_gate,
+    W_up (E, d, d_expert) and W_down (E, d_expert, d); GELU's W_fc (E, d, d_expert) and W_down. No biases, unless
+    `expert_bias` (gpt-oss): b_gate, b_up (E, d_expert) and b_down (E, d), each row taking its expert's (gpt-oss's
+    interleaved gate_up (E, d, 2d_expert) is W_gate and W_up apart here: a layout, the same count and FLOPs).
+
+    Runs over the M = B·T·k dispatched rows sorted by expert, `counts` (E,) rows each: every tensor is (M, ·), each
+    expert's share a slice of it (`model.grouped.grouped_mm`, one matmul per expert on the CPU)."""
+
+    def __init__(self, cfg: Config) -> None:
+        super().__init__()
+        E, d, width = cfg.E, cfg.d, cfg.d_expert
+        self.swiglu = cfg.mlp == "swiglu"
+        first = ("w_gate", "w_up") if self.swiglu else ("w_fc",)
+        for name in first:
+            setattr(self, name, nn.Parameter(torch.empty(E, d, width)))  # (E, d, d_expert)
+        self.w_down = nn.Parameter(torch.empty(E, width, d))  # (E, d_expert, d)
+        self.biased = cfg.expert_bias
+        if self.biased:
+            for name in first:
+                setattr(self, "b" + name[1:], nn.Parameter(torch.zeros(E, width)))  # (E, d_expert)
+            self.b_down = nn.Parameter(torch.zeros(E, d))  # (E, d)
+        self.limit, self.alpha = cfg.swiglu_limit, cfg.alpha
+        taps = ("gate", "up", "gated", "down") if self.swiglu else ("fc", "down")
+        for name in taps:
+            setattr(self, name, Tap())
+        if self.swiglu and self.limit is None:
+            self.silu = nn.SiLU()
+        elif not self.swiglu:
+            self.gelu = nn.GELU(approximate="tanh")
+
+    def forward(self, x: torch.Tensor, counts: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
+        """x (B·T·k, d) sorted by expert -> (B·T·k, d). `rows` (B·T·k,): each row's expert, for the biases."""
+        if self.swiglu:
+            gate = self.gate(self._mm(x, "gate", counts, rows))  # (B·T·k, d_expert)
+            up = self.up(self._mm(x, "up", counts, rows))  # (B·T·k, d_expert)
+            hidden = self.gated(swiglu(self, gate, up))
+        else:
+            hidden = self.gelu(self.fc(self._mm(x, "fc", counts, rows)))
+        return self.down(self._mm(hidden, "down", counts, rows))  # (B·T·k, d)
+
+    def _mm(self, x: torch.Tensor, name: str, counts: torch.Tensor, rows: torch.Tensor | None) -> torch.Tensor:
+        """Each row through its expert's matrix `w_<name>`, plus its expert's bias `b_<name>` where the experts have
+        biases (gathered per row: an add, no matmul FLOPs)."""
+        y = grouped_mm(x, getattr(self, "w_" + name), counts)
+        return y + getattr(self, "b_" + name)[rows] if self.biased else y
+
+
+class MoE(nn.Module):
+    """A mixture of experts in the MLP's place. A router (d, E) scores the E experts for each token; the top k get
+    it, weighted by their softmax scores renormalised to sum to 1 (Mixtral's rule, and Qwen's with norm_topk_prob);
+    the B·T·k (token, expert) pairs are sorted by expert and each token's row is copied to them, (B·T·k, d) in all;
+    the experts run over their shares (`Experts`); each row's output is weighted and added back to its token. Shared
+    experts (one MLP of width E_shared·d_shared, with Qwen2-MoE's sigmoid gate (d, 1) where set) see every token.
+
+    No token is dropped or padded, so every tensor's shape is fixed by B, T, k and E whatever the routing; only how
+    the B·T·k rows split among the experts (`counts`) depends on the values (balanced: B·T·k/E each). Maps (B, T, d)
+    to (B, T, d)."""
+
+    def __init__(self, cfg: Config) -> None:
+        super().__init__()
+        self.E, self.k = cfg.E, cfg.k
+        self.router = nn.Linear(cfg.d, cfg.E, bias=cfg.expert_bias)  # W_router: (d, E), gpt-oss's bias (E,)
+        for name in ("probs", "top_weights", "top_experts", "weights", "order", "counts", "token", "dispatched",
+                     "sorted_weights", "weighted", "combined"):
+            setattr(self, name, Tap())
+        self.experts = Experts(cfg)
+        if cfg.E_shared:
+            self.shared = MLP(cfg, width=cfg.E_shared * cfg.d_shared, bias=False)
+            if cfg.shared_gate:
+                self.shared_gate = nn.Linear(cfg.d, 1, bias=False)  # (d, 1)
+                self.shared_scale, self.shared_out = Tap(), Tap()
+            self.out = Tap()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, d = x.shape
+        logits = self.router(x)  # (B, T, E)
+        probs = self.probs(F.softmax(logits, dim=-1, dtype=torch.float32))  # (B, T, E), fp32 whatever the dtype
+        top, chosen = torch.topk(probs, self.k, dim=-1)  # (B, T, k) each
+        top, chosen = self.top_weights(top), self.top_experts(chosen)
+        weights = self.weights((top / top.sum(-1, keepdim=True)).to(x.dtype))  # (B, T, k), each row sums to 1
+        flat = chosen.reshape(-1)  # (B·T·k,) the expert of each (token, expert) pair
+        order = self.order(torch.argsort(flat, stable=True))  # (B·T·k,) the pairs sorted by expert
+        counts = self.counts(flat.new_zeros(self.E).scatter_add_(0, flat, flat.new_ones(()).expand_as(flat)))  # (E,)
+        token = self.token(order // self.k)  # (B·T·k,) the token of each sorted pair
+        dispatched = self.dispatched(x.reshape(B * T, d)[token])  # (B·T·k, d)
+        y = self.experts(dispatched, counts, flat[order])  # (B·T·k, d)
+        scale = self.sorted_weights(weights.reshape(-1)[order].unsqueeze(1))  # (B·T·k, 1)
+        weighted = self.weighted(y * scale)  # (B·T·k, d)
+        out = self.combined(weighted.new_zeros(B * T, d).index_add_(0, token, weighted).view(B, T, d))  # (B, T, d)
+        if not hasattr(self, "shared"):
+            return out
+        shared = self.shared(x)  # (B, T, d)
+        if hasattr(self, "shared_gate"):
+            shared = self.shared_out(self.shared_scale(torch.sigmoid(self.shared_gate(x))) * shared)  # (B, T, 1) ·
+        return self.out(out + shared)
+
+
+def module(cfg: Config) -> nn.Module:
+    """One MoE block's mixture of experts."""
+    return MoE(cfg)

@@ -2,9 +2,13 @@
 once before the head; Gemma's sandwich norms add one on attention's and one on the MLP's output."""
 from __future__ import annotations
 
+import torch
+from torch import nn
+
 from typing import TYPE_CHECKING
 
 from ..expr import E, Expr
+from ..taps import Tap
 from ..fields import Field
 
 if TYPE_CHECKING:
@@ -43,3 +47,38 @@ def label(cfg: Config) -> str:
     kind = "RMSNorms: a gain" if cfg.norm == "rmsnorm" else (
         "LayerNorms: a gain and a bias" if cfg.norm_bias else "LayerNorms: a gain (no bias)")
     return f"{kind}, {per_block(cfg)} per block and a final one"
+
+
+# --- the module in the real forward pass ------------------------------------------------------------------------------
+NORM_EPS = 1e-5
+
+
+class RMSNorm(nn.Module):
+    """x / rms(x) · g over the last dimension: a gain only, no mean subtracted (Zhang & Sennrich 2019).
+
+    Written out so that its statistic is a tensor: `rstd` (…, 1) = 1 / sqrt(mean(x²) + eps). Traced modules
+    record this module's output as well as its `rstd`."""
+
+    traced = True  # model.passes records the output of this non-leaf module
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(width))  # g: (width,)
+        self.rstd = Tap()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rstd = self.rstd(torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + NORM_EPS))  # (…, 1)
+        return x * rstd * self.weight
+
+
+def module(cfg: Config, width: int) -> nn.Module:
+    """The recipe's normalisation over `width` features: LayerNorm (with a bias where `cfg.norm_bias`) or RMSNorm."""
+    if cfg.norm == "rmsnorm":
+        return RMSNorm(width)
+    return nn.LayerNorm(width, bias=cfg.norm_bias)
+
+
+def sandwich(cfg: Config) -> dict[str, nn.Module]:
+    """A block's sandwich norms (Gemma's post_attention_layernorm and post_feedforward_layernorm) by name, on
+    attention's and on the MLP's output before each residual add; none without `post_norms`."""
+    return {"post_ln_1": module(cfg, cfg.d), "post_ln_2": module(cfg, cfg.d)} if cfg.post_norms else {}

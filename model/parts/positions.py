@@ -2,10 +2,14 @@
 q and k by position and has no parameters (with RoPE, T_max is the context the model was trained for, not a table)."""
 from __future__ import annotations
 
+import torch
+from torch import nn
+
 from typing import TYPE_CHECKING
 
 from ..expr import E, Expr
 from ..fields import Field
+from ..taps import Tap
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -46,3 +50,32 @@ def lookups(cfg: Config, lesson: bool) -> tuple[str, Expr]:
         return "− token and position lookups: indexing, no matmul", E("−2(V + T_max)·d")
     words = " and position lookups" if cfg.positions == "learned" else ""
     return f"− token lookups{words}: indexing, no matmul", E("−2·{emb}", emb=emb(cfg))
+
+
+# --- the module in the real forward pass ------------------------------------------------------------------------------
+ROPE_BASE = 10_000.0  # θ_i = base^(−2i/d_head); the base changes values, never a shape or a count
+
+
+class Rotary(nn.Module):
+    """RoPE's angles for T positions: angle[t, i] = t · θ_i, θ_i = base^(−2i/d_head), each frequency twice
+    (the "rotate half" layout of Llama's Hugging Face port), and their cosines and sines: (T, d_head) each."""
+
+    def __init__(self, d_head: int) -> None:
+        super().__init__()
+        self.d_head = d_head
+        self.angles, self.cos, self.sin = Tap(), Tap(), Tap()
+
+    def forward(self, T: int, device: torch.device, dtype: torch.dtype,
+                start: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """The angles of positions start … start + T − 1 (a decode step: the new token's, after `start` cached)."""
+        theta = ROPE_BASE ** (-torch.arange(0, self.d_head, 2, device=device, dtype=torch.float32) / self.d_head)
+        positions = torch.arange(start, start + T, device=device, dtype=torch.float32)
+        freqs = torch.outer(positions, theta)  # (T, d_head/2)
+        angles = self.angles(torch.cat((freqs, freqs), dim=-1).to(dtype))  # (T, d_head)
+        return self.cos(angles.cos()), self.sin(angles.sin())  # (T, d_head) each
+
+
+def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """x rotated by position: x·cos + rotate_half(x)·sin, rotate_half([a, b]) = [−b, a]. Shape kept."""
+    a, b = x.chunk(2, dim=-1)
+    return x * cos + torch.cat((-b, a), dim=-1) * sin

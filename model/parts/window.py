@@ -2,6 +2,8 @@
 KV cache keeps W − 1 tokens whatever T; the blocks of `full_layers` keep full causal attention beside them."""
 from __future__ import annotations
 
+import torch
+
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -9,6 +11,7 @@ from ..expr import E, Expr, total
 from ..fields import Field
 from ..figures import Line, line, number
 from . import attention
+from .attention import hidden_keys
 
 if TYPE_CHECKING:
     from ..budgeting import Budget, Formulas
@@ -145,3 +148,14 @@ def decode_flops(cfg: Config, f: Expr) -> Expr:
     """A decode step's FLOPs per new token `f` (the forward pass's at T + 1 keys), less the keys the windowed blocks
     do not see: 4(T − T_W)·h·d_head per windowed block."""
     return E("{f} − 4L_W·(T − T_W)·h·d_head", f=f) if present(cfg) else f
+
+
+# --- the module in the real forward pass ------------------------------------------------------------------------------
+def band_mask(T: int, window: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    """The fused kernel's additive (T, T) band of a window W: 0 where a query sees a key, −inf elsewhere."""
+    return torch.zeros(T, T, device=device, dtype=dtype).masked_fill(hidden_keys(T, T, window, device), float("-inf"))
+
+
+def banded(cfg: Config) -> bool:
+    """Fused attention through a window takes the band of W as its mask, one (T, T) tensor made once per pass."""
+    return present(cfg) and cfg.attention == "fused"
