@@ -354,3 +354,54 @@ def module(cfg: Config, window: int | None = None) -> nn.Module:
 def rotary_width(cfg: Config) -> int:
     """The features RoPE rotates in each head's q and k: all d_head."""
     return cfg.d_head
+
+
+# --- its tensors in the lesson's notation (`model.tensor_notation`) ---------------------------------------------------
+NOTATION: dict[str, tuple[str, str]] = {  # the lesson's rows (GPT-2)
+    "attn.qkv": ("(B, T, 3d)", "fused q, k, v projection"),
+    "attn.q": ("(B, h, T, d_head)", "q split into h heads"),
+    "attn.k": ("(B, h, T, d_head)", "k split into h heads"),
+    "attn.v": ("(B, h, T, d_head)", "v split into h heads"),
+    "attn.scores": ("(B, h, T, T)", "scores = q kᵀ / √d_head"),
+    "attn.masked": ("(B, h, T, T)", "causal mask: −inf above the diagonal"),
+    "attn.attn": ("(B, h, T, T)", "softmax over keys"),
+    "attn.attn_v": ("(B, h, T, d_head)", "attn @ v"),
+    "attn.merged": ("(B, T, d)", "heads merged back"),
+    "attn.proj": ("(B, T, d)", "output projection"),
+}
+RECIPE_NOTATION: dict[str, tuple[str, str]] = {  # the modern recipe's forms: h_kv heads of K and V, QK-norm, RoPE, fused
+    "attn.qkv": ("(B, T, d + 2h_kv·d_head)", "fused q, k, v projection (h heads for q, h_kv for k and v)"),
+    "attn.k": ("(B, h_kv, T, d_head)", "k split into h_kv heads"),
+    "attn.v": ("(B, h_kv, T, d_head)", "v split into h_kv heads"),
+    "attn.q_norm.rstd": ("(B, h, T, 1)", "QK-norm: RMS statistic of q, per head"),
+    "attn.q_norm": ("(B, h, T, d_head)", "q after QK-norm (RMSNorm over d_head)"),
+    "attn.k_norm.rstd": ("(B, h_kv, T, 1)", "QK-norm: RMS statistic of k, per head"),
+    "attn.k_norm": ("(B, h_kv, T, d_head)", "k after QK-norm (RMSNorm over d_head)"),
+    "attn.q_rot": ("(B, h, T, d_head)", "q rotated by position (RoPE)"),
+    "attn.k_rot": ("(B, h_kv, T, d_head)", "k rotated by position (RoPE)"),
+    "attn.k_heads": ("(B, h, T, d_head)", "k expanded from h_kv to h heads (each serves h/h_kv query heads)"),
+    "attn.v_heads": ("(B, h, T, d_head)", "v expanded from h_kv to h heads (each serves h/h_kv query heads)"),
+    "attn.lse": ("(B, h, T)", "log-sum-exp of each query's scores, fp32 whatever the dtype: kept for backward"),
+}
+LSE_SHAPE = RECIPE_NOTATION["attn.lse"][0]
+
+
+def scale(cfg: Config) -> str:
+    """What the scores are divided by the square root of: d_head, or Gemma's query_pre_attn_scalar."""
+    return "d_head" if cfg.query_scale is None else "query_scale"
+
+
+def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
+    """The modern recipe's forms of attention's rows: K and V at h_kv heads, QK-norm's, RoPE's and the expansion's rows,
+    the fused kernel's output and log-sum-exp, the scores' scale and soft-cap, and h·d_head where d_head is set apart."""
+    rows.update(RECIPE_NOTATION)
+    rows["attn.scores"] = ("(B, h, T, T)", f"scores = q kᵀ / √{scale(cfg)}")
+    if cfg.attention == "fused":
+        rows["attn.attn_v"] = ("(B, h, T, d_head)", f"fused attention: softmax(q kᵀ / √{scale(cfg)}, causal) @ v in one "
+                               "kernel, no (T, T) scores")
+    if cfg.attn_softcap is not None:
+        rows["attn.capped"] = ("(B, h, T, T)", "soft-capped scores c·tanh(scores / c)")
+    if cfg.head_dim is not None:  # d_head set apart: the heads' width h·d_head need not be d
+        rows["attn.qkv"] = ("(B, T, (h + 2h_kv)·d_head)", rows["attn.qkv"][1])
+        rows["attn.merged"] = ("(B, T, h·d_head)", "heads merged back")
+        rows["attn.proj"] = ("(B, T, d)", "output projection, h·d_head → d")

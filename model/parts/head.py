@@ -30,3 +30,16 @@ def lines(cfg: Config) -> tuple[tuple[str, Expr], tuple[str, Expr]]:
                 ("+ the head's matmul: the tied W_te, counted once in N as a lookup table", E("2Vd")))
     return (("head: a separate (d, V) matrix", E("V·d")),
             ("+ the head's matmul: already in 2N (the untied head's V·d parameters)", E("0")))
+
+
+# --- its tensors in the lesson's notation (`model.tensor_notation`) ---------------------------------------------------
+NOTATION: dict[str, tuple[str, str]] = {  # the lesson's rows (GPT-2)
+    "head": ("(B, T, V)", "logits (head tied to W_te)"),
+    "loss": ("()", "cross-entropy of logits[:, :-1] vs idx[:, 1:]"),
+}
+
+
+def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
+    """Gemma's soft-capped logits."""
+    if cfg.final_softcap is not None:
+        rows["capped"] = ("(B, T, V)", "soft-capped logits c·tanh(logits / c)")

@@ -245,3 +245,42 @@ def module(cfg: Config, window: int | None = None) -> nn.Module:
 def rotary_width(cfg: Config) -> int:
     """The features RoPE rotates: the d_R of the shared key and of each head's query."""
     return cfg.d_R
+
+
+# --- its tensors in the lesson's notation (`model.tensor_notation`), in attention's place ----------------------------
+NOTATION: dict[str, tuple[str, str]] = {
+    "rope.angles": ("(T, d_R)", "RoPE angles t·θ_i over the d_R rotary features, each frequency twice"),
+    "rope.cos": ("(T, d_R)", "cos of the angles"),
+    "rope.sin": ("(T, d_R)", "sin of the angles"),
+    "attn.q_a": ("(B, T, d_cq)", "the queries' latent x W_DQ (d, d_cq)"),
+    "attn.q_a_norm.rstd": ("(B, T, 1)", "RMS statistic of the queries' latent"),
+    "attn.q_a_norm": ("(B, T, d_cq)", "the queries' latent after RMSNorm"),
+    "attn.q_b": ("(B, T, h·(d_nope + d_R))", "q of every head from the latent, W_UQ (d_cq, h·(d_nope + d_R))"),
+    "attn.q_proj": ("(B, T, h·(d_nope + d_R))", "q of every head, x W_Q (d, h·(d_nope + d_R))"),
+    "attn.q": ("(B, h, T, d_nope + d_R)", "q split into h heads"),
+    "attn.q_nope": ("(B, h, T, d_nope)", "q's features without positions"),
+    "attn.q_rope": ("(B, h, T, d_R)", "q's rotary features"),
+    "attn.q_rot": ("(B, h, T, d_R)", "q's rotary features rotated by position (RoPE)"),
+    "attn.kv_a": ("(B, T, d_c + d_R)", "x W_DKV (d, d_c + d_R): the latent and the rotary key"),
+    "attn.c_kv": ("(B, T, d_c)", "the latent c_kv, split off"),
+    "attn.kv_a_norm.rstd": ("(B, T, 1)", "RMS statistic of the latent"),
+    "attn.kv_a_norm": ("(B, T, d_c)", "the latent c_kv after RMSNorm: what the KV cache keeps, d_c per token"),
+    "attn.k_rope": ("(B, 1, T, d_R)", "the rotary key, one for every head"),
+    "attn.k_rot": ("(B, 1, T, d_R)", "the rotary key rotated by position: the KV cache keeps it, d_R per token"),
+    "attn.kv_b": ("(B, T, h·(d_nope + d_v))", "every head's k_nope and v from the latent, c_kv W_UKV (d_c, h·(d_nope "
+                  "+ d_v))"),
+    "attn.k_nope": ("(B, h, T, d_nope)", "k's features without positions, h heads"),
+    "attn.v": ("(B, h, T, d_v)", "v, h heads of d_v"),
+    "attn.q_heads": ("(B, h, T, d_nope + d_R)", "q = [q_nope, q_rot]"),
+    "attn.k": ("(B, h, T, d_nope + d_R)", "k = [k_nope, k_rot], the rotary key broadcast to the h heads"),
+    "attn.scores": ("(B, h, T, T)", "scores = q kᵀ / √(d_nope + d_R)"),
+    "attn.attn_v": ("(B, h, T, d_v)", "attn @ v"),
+    "attn.merged": ("(B, T, h·d_v)", "heads merged back"),
+    "attn.proj": ("(B, T, d)", "output projection W_o, h·d_v → d"),
+}
+
+
+def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
+    """Latent attention's rows, RoPE's over its d_R rotary features included."""
+    if present(cfg):
+        rows.update(NOTATION)

@@ -133,3 +133,27 @@ class MLP(nn.Module):
 def module(cfg: Config) -> nn.Module:
     """One dense block's MLP."""
     return MLP(cfg)
+
+
+# --- its tensors in the lesson's notation (`model.tensor_notation`) ---------------------------------------------------
+NOTATION: dict[str, tuple[str, str]] = {  # the lesson's rows (GPT-2)
+    "mlp.fc": ("(B, T, 4d)", "MLP hidden, d → 4d"),
+    "mlp.gelu": ("(B, T, 4d)", "GELU"),
+    "mlp.proj": ("(B, T, d)", "MLP out, 4d → d"),
+}
+CLAMPED_GATED = "clamped SwiGLU: gate·σ(α·gate)·(up + 1), gate ≤ limit, −limit ≤ up ≤ limit"
+
+
+def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
+    """The MLP's rows at width d_ff: GELU's, or a gated MLP's (SwiGLU, GeGLU, the clamped SwiGLU)."""
+    glu = GLU.get(cfg.mlp, "SwiGLU")
+    gated = {"swiglu": "SiLU(gate) · up", "geglu": "GELU(gate) · up"}.get(cfg.mlp, "SiLU(gate) · up")
+    rows.update({
+        "mlp.fc": ("(B, T, d_ff)", "MLP hidden, d → d_ff"),
+        "mlp.gelu": ("(B, T, d_ff)", "GELU"),
+        "mlp.gate": ("(B, T, d_ff)", f"{glu} gate: x W_gate"),
+        "mlp.up": ("(B, T, d_ff)", f"{glu} up: x W_up"),
+        "mlp.silu": ("(B, T, d_ff)", "SiLU(gate)"),
+        "mlp.gated": ("(B, T, d_ff)", CLAMPED_GATED if cfg.swiglu_limit is not None else gated),
+        "mlp.proj": ("(B, T, d)", "MLP out, d_ff → d"),
+    })

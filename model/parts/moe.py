@@ -18,7 +18,7 @@ from ..fields import Field
 from ..figures import Line, line
 from ..grouped import grouped_mm
 from ..taps import Tap
-from .mlp import MLP, swiglu
+from .mlp import CLAMPED_GATED, MLP, swiglu
 
 if TYPE_CHECKING:
     from ..budgeting import Budget, Formulas
@@ -325,3 +325,53 @@ class MoE(nn.Module):
 def module(cfg: Config) -> nn.Module:
     """One MoE block's mixture of experts."""
     return MoE(cfg)
+
+
+# --- its tensors in the lesson's notation (`model.tensor_notation`), in the MLP's place in its blocks ------------------
+NOTATION: dict[str, tuple[str, str]] = {
+    "moe.router": ("(B, T, E)", "router logits x W_router, a score per expert"),
+    "moe.probs": ("(B, T, E)", "softmax over the E experts, fp32 whatever the dtype"),
+    "moe.top_weights": ("(B, T, k)", "the k largest probabilities of each token (top-k)"),
+    "moe.top_experts": ("(B, T, k)", "which k experts each token goes to (int64)"),
+    "moe.weights": ("(B, T, k)", "the k weights renormalised to sum to 1"),
+    "moe.order": ("(B·T·k)", "the B·T·k (token, expert) pairs sorted by expert (int64)"),
+    "moe.counts": ("(E)", "tokens each expert got, its share of the B·T·k rows (int64; B·T·k/E if balanced)"),
+    "moe.token": ("(B·T·k)", "the token of each sorted pair (int64)"),
+    "moe.dispatched": ("(B·T·k, d)", "tokens dispatched to their experts, sorted by expert: k rows per token"),
+    "moe.experts.gate": ("(B·T·k, d_expert)", "each expert's gate x W_gate[e] over its share of the rows"),
+    "moe.experts.up": ("(B·T·k, d_expert)", "each expert's up x W_up[e] over its share"),
+    "moe.experts.silu": ("(B·T·k, d_expert)", "SiLU(gate)"),
+    "moe.experts.gated": ("(B·T·k, d_expert)", "SiLU(gate) · up"),
+    "moe.experts.fc": ("(B·T·k, d_expert)", "each expert's hidden x W_fc[e] over its share of the rows"),
+    "moe.experts.gelu": ("(B·T·k, d_expert)", "GELU"),
+    "moe.experts.down": ("(B·T·k, d)", "each expert's output, d_expert → d (W_down[e])"),
+    "moe.sorted_weights": ("(B·T·k, 1)", "each row's routing weight"),
+    "moe.weighted": ("(B·T·k, d)", "expert outputs times their weights"),
+    "moe.combined": ("(B, T, d)", "the weighted combine: each token's k rows added back"),
+    "moe.shared.gate": ("(B, T, E_shared·d_shared)", "shared experts' gate x W_gate (every token)"),
+    "moe.shared.up": ("(B, T, E_shared·d_shared)", "shared experts' up x W_up"),
+    "moe.shared.silu": ("(B, T, E_shared·d_shared)", "SiLU(gate)"),
+    "moe.shared.gated": ("(B, T, E_shared·d_shared)", "SiLU(gate) · up"),
+    "moe.shared.fc": ("(B, T, E_shared·d_shared)", "shared experts' hidden (every token)"),
+    "moe.shared.gelu": ("(B, T, E_shared·d_shared)", "GELU"),
+    "moe.shared.proj": ("(B, T, d)", "shared experts' output"),
+    "moe.shared_gate": ("(B, T, 1)", "shared experts' gate logit x W_shared_gate (d, 1)"),
+    "moe.shared_scale": ("(B, T, 1)", "sigmoid of the gate logit"),
+    "moe.shared_out": ("(B, T, d)", "shared experts' output times their gate"),
+    "moe.out": ("(B, T, d)", "routed experts + shared experts"),
+}
+ROUTING_NOTE = ("routing: the B·T·k (token, expert) rows are exact whatever the routing (no token dropped or padded); "
+                "an expert's share of them is a slice, B·T·k/E rows when routing is balanced (a real pass's shares: "
+                "python -m model --values)")
+
+
+def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
+    """The mixture of experts' rows (the clamped SwiGLU's and gpt-oss's biased router where set)."""
+    if not present(cfg):
+        return
+    rows.update(NOTATION)
+    if cfg.swiglu_limit is not None:
+        for row in ("moe.experts.gated", "moe.shared.gated"):
+            rows[row] = (rows[row][0], CLAMPED_GATED)
+    if cfg.expert_bias:
+        rows["moe.router"] = ("(B, T, E)", "router logits x W_router + b, a score per expert")

@@ -82,3 +82,29 @@ def sandwich(cfg: Config) -> dict[str, nn.Module]:
     """A block's sandwich norms (Gemma's post_attention_layernorm and post_feedforward_layernorm) by name, on
     attention's and on the MLP's output before each residual add; none without `post_norms`."""
     return {"post_ln_1": module(cfg, cfg.d), "post_ln_2": module(cfg, cfg.d)} if cfg.post_norms else {}
+
+
+# --- its tensors in the lesson's notation (`model.tensor_notation`) ---------------------------------------------------
+NOTATION: dict[str, tuple[str, str]] = {  # the lesson's rows (GPT-2): before attention, before the MLP, before the head
+    "ln_1": ("(B, T, d)", "LayerNorm before attention"),
+    "ln_2": ("(B, T, d)", "LayerNorm before the MLP"),
+    "ln_f": ("(B, T, d)", "final LayerNorm"),
+}
+RSTD = ("(B, T, 1)", "RMS statistic 1/√(mean(x²) + ε)")
+RMS_NOTATION: dict[str, tuple[str, str]] = {
+    "ln_1.rstd": RSTD, "ln_1": ("(B, T, d)", "RMSNorm before attention"),
+    "ln_2.rstd": RSTD, "ln_2": ("(B, T, d)", "RMSNorm before the MLP"),
+    "ln_f.rstd": RSTD, "ln_f": ("(B, T, d)", "final RMSNorm"),
+}
+SANDWICH_NOTATION: dict[str, tuple[str, str]] = {
+    "post_ln_1.rstd": RSTD, "post_ln_1": ("(B, T, d)", "RMSNorm on attention's output (sandwich norm)"),
+    "post_ln_2.rstd": RSTD, "post_ln_2": ("(B, T, d)", "RMSNorm on the MLP's output (sandwich norm)"),
+}
+
+
+def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
+    """RMSNorm's rows (its statistic is a tensor of the pass) and the sandwich norms'."""
+    if cfg.norm == "rmsnorm":
+        rows.update(RMS_NOTATION)
+    if cfg.post_norms:
+        rows.update(SANDWICH_NOTATION)

@@ -79,3 +79,21 @@ def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tenso
     """x rotated by position: x·cos + rotate_half(x)·sin, rotate_half([a, b]) = [−b, a]. Shape kept."""
     a, b = x.chunk(2, dim=-1)
     return x * cos + torch.cat((-b, a), dim=-1) * sin
+
+
+# --- its tensors in the lesson's notation (`model.tensor_notation`) ---------------------------------------------------
+NOTATION: dict[str, tuple[str, str]] = {  # the lesson's rows (GPT-2)
+    "wpe": ("(T, d)", "pos = W_pe[0:T], broadcast over B"),
+    "embed": ("(B, T, d)", "x = tok + pos"),
+}
+ROPE_NOTATION: dict[str, tuple[str, str]] = {
+    "rope.angles": ("(T, d_head)", "RoPE angles t·θ_i, θ_i = b^(−2i/d_head), each frequency twice (b: rope_theta, "
+                                   "a value only; this pass uses 10,000)"),
+    "rope.cos": ("(T, d_head)", "cos of the angles"),
+    "rope.sin": ("(T, d_head)", "sin of the angles"),
+}
+
+
+def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
+    """RoPE's angles, cosines and sines (their rows exist only with RoPE; latent attention writes its own widths)."""
+    rows.update(ROPE_NOTATION)

@@ -27,3 +27,19 @@ def check(cfg: Config) -> None:
 def extras(cfg: Config) -> list[Expr]:
     """One block's sinks: a logit per head, h parameters (no matmul weights)."""
     return [E("h")] if cfg.sinks else []
+
+
+# --- its tensors in the lesson's notation (`model.tensor_notation`): the sinks' columns of the softmax -------------
+NOTATION: dict[str, tuple[str, str]] = {
+    "attn.sink": ("(B, h, T, 1)", "each head's sink logit s, one learned per head, a column for every query (a view)"),
+    "attn.with_sink": ("(B, h, T, T + 1)", "masked scores and each head's sink logit s (one learned per head), one "
+                       "more column"),
+    "attn.attn_sink": ("(B, h, T, T + 1)", "softmax over the T keys and the sink: the sink's column takes its share"),
+    "attn.attn": ("(B, h, T, T)", "attention weights, the sink's column dropped (a view): rows sum to less than 1"),
+}
+
+
+def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
+    """The sinks' rows."""
+    if cfg.sinks:
+        rows.update(NOTATION)

@@ -159,3 +159,20 @@ def band_mask(T: int, window: int, device: torch.device, dtype: torch.dtype) -> 
 def banded(cfg: Config) -> bool:
     """Fused attention through a window takes the band of W as its mask, one (T, T) tensor made once per pass."""
     return present(cfg) and cfg.attention == "fused"
+
+
+# --- its tensors in the lesson's notation (`model.tensor_notation`): the traced block is a windowed one -------------
+WINDOW_MASKED = ("(B, h, T, T)", "window mask: −inf above the diagonal and W or more keys back, a band of W "
+                 "(the full (T, T) scores are still computed)")
+BAND = ("(T, T)", "the band of W keys: 0 where a query sees a key, −inf elsewhere (made once per pass, every windowed "
+        "block's fused kernel takes it and keeps it for backward)")
+
+
+def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
+    """The band (fused attention takes it as its mask) and the windowed mask of eager attention."""
+    if not present(cfg):
+        return
+    rows.update({"window_mask": BAND, "attn.masked": WINDOW_MASKED})
+    if cfg.attention == "fused":
+        rows["attn.attn_v"] = ("(B, h, T, d_head)", f"fused attention: softmax(q kᵀ / √{attention.scale(cfg)} + the "
+                               "band of W) @ v in one kernel, no (T, T) scores")
