@@ -30,7 +30,7 @@ from . import stack
 from .config import Config, kind_counts
 from .expr import ZERO, E, Expr, lesson, lesson_quotient, total
 from .figures import Line, check_lines, html_repr, line
-from .parts import PARTS, head, latent, mlp, moe, norms, positions, sinks
+from .parts import PARTS, each, head, mlp, moe, norms, positions, sinks
 from .passes import run_pass
 from .stack import counts, spread
 
@@ -283,8 +283,7 @@ def budget_lines(f: Formulas, b: Budget) -> tuple[Line, ...]:
             + no_matmul != b.flops_fwd_measured_per_token):
         raise RuntimeError("the steps from 2N do not reach the measured forward FLOPs")
     mlp_label = mlp.label(cfg, f.lesson, "one dense block" if mixture else "one block")
-    every = " (every expert: what memory holds)" if mixture else ""
-    every += f"; {MTP_NOTE}" if latent.present(cfg) else ""
+    every = "".join(sorted(each("counted", cfg), key=lambda t: t.startswith(";")))  # qualifiers, then notes
     if mixture:
         share = line("params/mlp_share", "the mixture of experts' share of one MoE block's parameters",
                      E("({m}) / ({a} + {m})", m=moe.block(cfg), a=f.attn), s, "share")
@@ -349,8 +348,6 @@ CHART: tuple[tuple[str, str, bool], ...] = (
     ("params/head", "head", True),
 )
 # Latent attention's N is transformers' DeepseekV3 module's: the multi-token-prediction layer is never built
-MTP_NOTE = ("without a multi-token-prediction (MTP) module, as transformers builds DeepSeek's models (DeepSeek-V3's "
-            "published 671B leaves its MTP module out too)")
 CHART_NOTE = "* these bars add up to N; the two per-block bars are the halves of each block in \"blocks × L\"."
 # A mixture of experts' chart: the parts of all blocks (each line exists where the model has the part).
 MOE_CHART: tuple[tuple[str, str, bool], ...] = (

@@ -116,3 +116,19 @@ def choice(f: Field, value: object) -> None:
     """ValueError unless `value` is one of the field's choices."""
     if value not in f.choices:
         raise ValueError(f"{f.name} must be one of {', '.join(f.choices)} ({f.doc}), got {value!r}")
+
+
+def blocks_text(blocks: tuple[int, ...]) -> str:
+    """Block indices as the tables write them: "0 … 2"; "1, 3, …, 47" (every 2nd); "0, 4 … 9, 12"."""
+    if len(blocks) > 2:
+        step = blocks[1] - blocks[0]
+        if all(b - a == step for a, b in zip(blocks, blocks[1:])):
+            return f"{blocks[0]} … {blocks[-1]}" if step == 1 else f"{blocks[0]}, {blocks[1]}, …, {blocks[-1]}"
+    runs: list[list[int]] = []
+    for b in blocks:
+        if runs and b == runs[-1][-1] + 1:
+            runs[-1].append(b)
+        else:
+            runs.append([b])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}, {r[1]}" if len(r) == 2 else f"{r[0]} … {r[-1]}"
+                     for r in runs)

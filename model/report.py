@@ -13,81 +13,44 @@ import json
 from dataclasses import asdict
 
 from . import units
-from .budgeting import MTP_NOTE, Budget, budget, chart, chart_note
+from . import stack
+from .budgeting import Budget, budget, chart, chart_note
 from .layout import paragraph, row_lines
 from .config import KIND_LABELS, Config, config_dict
 from .figures import Line
 from .memory import kv_cache_lines
 from .recipe_rows import MARK, NONE, RecipeRows, recipe_rows
-from .tensor_notation import ROUTING_NOTE
+from .parts import each, mlp, moe, window
 from .tracing import Row, Trace, block_groups, trace
 from .training import REFERENCES, TrainSetup, plan
 
 
 def describe(cfg: Config) -> str:
-    """One line naming the configuration in the lesson's notation (and its recipe, when it is not GPT-2's)."""
+    """One line naming the configuration in the lesson's notation: the global dims with each part's sizes (`describe`
+    of a part: h_kv and d_head, latent attention's widths, d_ff, a mixture of experts' E, k, …), and the recipe in
+    words where it is not GPT-2's (`recipe_text`)."""
     head = "head tied to W_te" if cfg.tie else "separate head"
     if cfg.gpt2_recipe:
         return (f"B={cfg.B:,} T={cfg.T:,} d={cfg.d:,} h={cfg.h:,} (d_head={cfg.d_head:,}) L={cfg.L:,} "
                 f"V={cfg.V:,} T_max={cfg.T_max:,}, {head}")
-    d_ff = f"d_ff={cfg.d_ff:,} " if "dense" in cfg.block_kinds else ""
-    moe = ""
-    if cfg.moe:
-        shared = f" E_shared={cfg.E_shared:,} d_shared={cfg.d_shared:,}" if cfg.E_shared else ""
-        moe = f"E={cfg.E:,} k={cfg.k:,} d_expert={cfg.d_expert:,}{shared} L_moe={cfg.L_moe:,} "
-    heads = f"h_kv={cfg.h_kv:,} d_head={cfg.d_head:,}"
-    if cfg.mla:  # K and V come from the latent: no h_kv, and each head's widths are its own
-        heads = (f"d_c={cfg.d_c:,} " + (f"d_cq={cfg.d_cq:,} " if cfg.d_cq is not None else "")
-                 + f"d_R={cfg.d_R:,} d_nope={cfg.d_nope:,} d_v={cfg.d_v:,}")
-    return (f"B={cfg.B:,} T={cfg.T:,} d={cfg.d:,} h={cfg.h:,} {heads} "
-            f"{d_ff}L={cfg.L:,} {moe}V={cfg.V:,} T_max={cfg.T_max:,}, {head}; {recipe_text(cfg)}")
+    sizes = [stack.mixer(cfg).describe(cfg), mlp.describe(cfg), f"L={cfg.L:,}", moe.describe(cfg)]
+    return (f"B={cfg.B:,} T={cfg.T:,} d={cfg.d:,} h={cfg.h:,} {' '.join(s for s in sizes if s)} V={cfg.V:,} "
+            f"T_max={cfg.T_max:,}, {head}; {recipe_text(cfg)}")
 
 
 def recipe_text(cfg: Config) -> str:
-    """The recipe in words: "RMSNorm, RoPE, SwiGLU, grouped-query attention (h/h_kv = 4), no biases, fused
-    attention"."""
-    kv = ("multi-head attention" if cfg.h_kv == cfg.h else "multi-query attention" if cfg.h_kv == 1 else
-          f"grouped-query attention (h/h_kv = {cfg.h // cfg.h_kv})")
-    if cfg.mla:
-        kv = "multi-head latent attention" + ("" if cfg.d_cq is not None else " (q projected from x directly)")
-    parts = ["RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm",
-             "RoPE" if cfg.positions == "rope" else "learned positions",
-             {"swiglu": "SwiGLU", "geglu": "GeGLU"}.get(cfg.mlp, "GELU"), kv,
-             {"all": "biases", "none": "no biases", "qkv": "q, k, v biases", "attn": "attention biases",
-              "mlp": "MLP biases"}[cfg.bias]]
-    parts += ["QK-norm"] if cfg.qk_norm else []
-    parts += ["fused attention"] if cfg.attention == "fused" else []
-    parts += [moe_text(cfg)] if cfg.moe else []
-    parts += ["sandwich norms"] if cfg.post_norms else []
-    parts += ["embeddings × √d"] if cfg.embed_scale else []
-    parts += [f"scores / √{cfg.query_scale}"] if cfg.query_scale is not None else []
-    parts += [f"scores soft-capped at {cfg.attn_softcap:g}"] if cfg.attn_softcap is not None else []
-    parts += [f"logits soft-capped at {cfg.final_softcap:g}"] if cfg.final_softcap is not None else []
-    parts += ["attention sinks"] if cfg.sinks else []
-    parts += ["router and expert biases"] if cfg.expert_bias else []
-    parts += [f"SwiGLU clamped at {cfg.swiglu_limit:g} (α = {cfg.alpha:g})"] if cfg.swiglu_limit is not None else []
-    parts += [f"a sliding window W = {cfg.W:,} on {cfg.L_W:,} of {cfg.L:,} blocks"] if cfg.window is not None else []
+    """The recipe in words, each part's (`words`) in `model.parts.PARTS`' order: "RMSNorm, RoPE, SwiGLU, grouped-query
+    attention (h/h_kv = 4), no biases, fused attention"; and T past the trained context."""
+    parts = [w for words in each("words", cfg) for w in words]
     parts += [f"T beyond the trained context T_max={cfg.T_max:,}"] if cfg.beyond_context else []
     return ", ".join(parts)
 
 
-def moe_text(cfg: Config) -> str:
-    """A mixture of experts in words: "mixture of experts: top-2 of 8 experts in every block", "… top-6 of 160
-    experts and 2 shared in blocks 1 … 59 (block 0 dense)"."""
-    shared = f" and {cfg.E_shared:,} shared" if cfg.E_shared else ""
-    gate = " (gated)" if cfg.shared_gate else ""
-    where = "every block"
-    if "dense" in cfg.block_kinds:
-        groups = {g.kind: g.title.split(":")[0] for g in block_groups(cfg)}
-        where = f"{groups['moe']} ({groups['dense']} dense)"
-    return f"mixture of experts: top-{cfg.k:,} of {cfg.E:,} experts{shared}{gate} in {where}"
-
-
 def _counts(cfg: Config) -> str:
-    """N, and for a mixture of experts N_active beside it: "N = 124,439,808", "N = 46,702,792,704 · N_active =
-    12,879,925,248"."""
+    """N, and what the parts add beside it (`headline`: a mixture of experts' N_active): "N = 124,439,808", "N =
+    46,702,792,704 · N_active = 12,879,925,248"."""
     b = budget(cfg)
-    return f"N = {b.params_exact:,}" + (f" · N_active = {b.params_active:,}" if cfg.moe else "")
+    return f"N = {b.params_exact:,}" + "".join(each("headline", cfg, b))
 
 
 def header(cfg: Config, width: int | None = None) -> list[str]:
@@ -102,15 +65,12 @@ def markdown_header(cfg: Config) -> str:
 
 
 def footer(cfg: Config, width: int | None = None) -> list[str]:
-    """The last line of a plain-text report, as torchinfo's "Total params": N, exact and rounded (and a mixture of
-    experts' N_active, the parameters one token uses)."""
+    """The last line of a plain-text report, as torchinfo's "Total params": N, exact and rounded, and what the parts
+    add (`footer`: a mixture of experts' N_active, the parameters one token uses; latent attention's MTP note)."""
     b = budget(cfg)
     n = b.params_exact
-    active = (f"; N_active = {b.params_active:,} ({units.params(b.params_active)}), those one token uses (k of the E "
-              f"experts)" if cfg.moe else "")
-    mtp = f"; {MTP_NOTE}" if cfg.mla else ""
     return paragraph(f"Total parameters: N = {n:,} ({units.params(n)}), every weight, bias and norm gain of the "
-                     f"module{active}{mtp}", width)
+                     f"module{''.join(each('footer', cfg, b))}", width)
 
 
 def _human(line: Line) -> str:
@@ -153,8 +113,8 @@ def _display_rows(tr: Trace, expand: bool) -> list[Row | str]:
 
 
 def _notes(cfg: Config) -> tuple[str, ...]:
-    """The notes under the shapes table: what memory and saved mean, and a mixture of experts' routing."""
-    return (MEMORY_NOTE, *([ROUTING_NOTE] if cfg.moe else []))
+    """The notes under the shapes table: what memory and saved mean, and the parts' (a mixture of experts' routing)."""
+    return (MEMORY_NOTE, *(note for notes in each("notes", cfg) for note in notes))
 
 
 def _cells(row: Row, expand: bool, marks: RecipeRows = NONE) -> list[str]:
@@ -172,14 +132,14 @@ MEMORY_TITLE = "Activation memory at {dtype}, L = {L} blocks (bytes):"
 BUDGET_TITLE = "Budget (FLOPs, not MACs; per token = per forward pass / (B·T)):"
 KV_TITLE = ("KV cache at {dtype} (inference keeps {kept} of every block for every token so far{window}; the modern "
             "recipe's tables list it under activation memory too):")
-KV_LATENT = "the latent c_kv and the rotary key k_rope"  # KV_TITLE's words for latent attention's cache
 KV_WINDOW = ", a windowed block for its last W − 1"  # KV_TITLE's words for a sliding window
 
 
 def kv_title(cfg: Config, dtype: str) -> str:
-    """The KV-cache table's title at `dtype` (`KV_TITLE`)."""
-    return KV_TITLE.format(dtype=dtype, window=KV_WINDOW if cfg.window is not None else "",
-                           kept=KV_LATENT if cfg.mla else "K and V")
+    """The KV-cache table's title at `dtype` (`KV_TITLE`), naming what the mixer keeps (`KEPT` of its part) and a
+    window's cap."""
+    return KV_TITLE.format(dtype=dtype, window=KV_WINDOW if window.present(cfg) else "",
+                           kept=stack.mixer(cfg).KEPT)
 MEMORY_NOTE = ("memory: new memory of each tensor (\"view\": shares an earlier tensor's storage, no new memory); "
                "saved: autograd keeps it for the backward pass")
 
@@ -252,11 +212,11 @@ def csv_text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str 
     else:
         tr, marks = trace(cfg, dtype), recipe_rows(cfg)
         w.writerow(["name", "symbolic", "shape", "numel", "nbytes", "view", "saved", "block", "repeat", "label",
-                    *([] if cfg.gpt2_recipe else [RECIPE_ONLY]), *(["kind"] if cfg.moe else [])])
+                    *([] if cfg.gpt2_recipe else [RECIPE_ONLY]), *(["kind"] if stack.typed(cfg) else [])])
         for r in (tr.expanded() if expand else tr.rows):
             w.writerow([r.name, r.symbolic, "x".join(map(str, r.shape)), r.numel, r.nbytes, int(r.view), int(r.saved),
                         "" if r.block is None else r.block, r.repeat, r.label,
-                        *map(int, _recipe_field(cfg, marks, r).values()), *([r.kind or ""] if cfg.moe else [])])
+                        *map(int, _recipe_field(cfg, marks, r).values()), *([r.kind or ""] if stack.typed(cfg) else [])])
     return buf.getvalue()
 
 
@@ -268,7 +228,7 @@ def _recipe_field(cfg: Config, marks: RecipeRows, row: Row) -> dict[str, bool]:
 def _row_dict(cfg: Config, row: Row, marks: RecipeRows) -> dict:
     """A row for JSON: its fields (its kind where a mixture of experts makes blocks of two kinds)."""
     out = {**asdict(row), "shape": list(row.shape), **_recipe_field(cfg, marks, row)}
-    if not cfg.moe:
+    if not stack.typed(cfg):
         del out["kind"]
     return out
 
@@ -288,7 +248,7 @@ def as_json(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str =
         doc |= {
             "rows": [_row_dict(cfg, r, marks) for r in (tr.expanded() if expand else tr.rows)],
             **({"groups": [{"kind": g.kind, "blocks": list(g.blocks), "title": g.title} for g in tr.groups]}
-               if cfg.moe else {}),
+               if stack.typed(cfg) else {}),
             **({} if cfg.gpt2_recipe else {"recipe_rows": {
                 "legend": list(marks.legend), "gone": [{"name": n, "label": x} for n, x in marks.gone],
                 "eager_only": [{"name": n, "label": x} for n, x in marks.eager_only]}}),
@@ -298,7 +258,7 @@ def as_json(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str =
         }
     if table in ("budget", "all"):
         b = budget(cfg)
-        doc |= {"budget": b.as_dict(), **({"chart": _chart_dict(b)} if cfg.moe else {}),
+        doc |= {"budget": b.as_dict(), **({"chart": _chart_dict(b)} if stack.typed(cfg) else {}),
                 "lines": [asdict(x) for x in b.lines]}
     if table in ("kv", "all"):
         doc["kv"] = [asdict(x) for x in kv_cache_lines(cfg, dtype)]

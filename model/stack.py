@@ -37,6 +37,11 @@ def kinds(cfg: Config) -> tuple[str, ...]:
     return tuple(kind for kind in FFNS if kind in present)
 
 
+def typed(cfg: Config) -> bool:
+    """Whether tables name each block's kind: some block's MLP is not the dense one (a mixture of experts)."""
+    return kinds(cfg) != ("dense",)
+
+
 def counts(cfg: Config) -> dict[str, Expr]:
     """Each kind's number of blocks as a symbol: {"dense": L}, or {"dense": (L − L_moe), "moe": L_moe}."""
     found = kinds(cfg)

@@ -33,6 +33,7 @@ import functools
 from dataclasses import dataclass, replace
 
 from .config import KIND_LABELS, Config, distinct_kinds, kind_blocks
+from .fields import blocks_text
 from .figures import Line, check_lines, html_repr
 from .memory import KORTHIKANTI, kv_cache_lines, new_memory_formula, saved_formula, structure
 from .parts.window import window_values
@@ -157,22 +158,6 @@ def window_text(cfg: Config, values: dict[str, str] | None = None) -> str | None
     same = " with the same shapes" if full else ""
     return (f"{sliding}{full_part}{same}; the rows show a windowed one, whose KV cache keeps min(T, W − 1) = "
             f"{v['T_W']} tokens")
-
-
-def blocks_text(blocks: tuple[int, ...]) -> str:
-    """Block indices as the tables write them: "0 … 2"; "1, 3, …, 47" (every 2nd); "0, 4 … 9, 12"."""
-    if len(blocks) > 2:
-        step = blocks[1] - blocks[0]
-        if all(b - a == step for a, b in zip(blocks, blocks[1:])):
-            return f"{blocks[0]} … {blocks[-1]}" if step == 1 else f"{blocks[0]}, {blocks[1]}, …, {blocks[-1]}"
-    runs: list[list[int]] = []
-    for b in blocks:
-        if runs and b == runs[-1][-1] + 1:
-            runs[-1].append(b)
-        else:
-            runs.append([b])
-    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}, {r[1]}" if len(r) == 2 else f"{r[0]} … {r[-1]}"
-                     for r in runs)
 
 
 def block_groups(cfg: Config) -> tuple[BlockGroup, ...]:

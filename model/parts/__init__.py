@@ -12,8 +12,17 @@
 - `moe`: a mixture of experts in the MLP's place, in the blocks its layout names;
 - `head`: the head, tied or separate (and Gemma's soft-cap of the logits).
 
-`FIELDS` lists every field of every part with the lesson's global dims (`model.config.DIMS`) in `Config`'s order:
+`ordered` lists every field of every part with the lesson's global dims (`model.config.DIMS`) in `Config`'s order:
 by the pages' groups (`model.fields.GROUPS`), then by part in `PARTS`' order.
+
+A part is a module. Each declares `FIELDS` and may define what the rest of the model asks of its kind of layer; the
+model loops over the parts and never asks which family a configuration is of:
+- `check(cfg)`: its rules between fields (`model.config.RULES`); `present(cfg)`: whether the model has it;
+- `module(cfg, …)`: its module in the real forward pass (`model.gpt`);
+- `weights`, `extras`, `flops`, `scores`, `label`, `budget_lines`: its parameters and FLOPs as expressions and lines
+  (`model.budgeting`); `cache`, `cache_lines`, …: the cache it keeps (`model.memory`, `model.inference`);
+- `notation(cfg, rows)`: its tensors' lesson-notation shapes and labels (`model.tensor_notation`);
+- `words`, `describe`, `headline`, `footer`, `notes`: what the reports say of it (`model.report`, `each`).
 """
 from __future__ import annotations
 
@@ -27,3 +36,8 @@ def ordered(dims: tuple[Field, ...]) -> tuple[Field, ...]:
     """The global dims and every part's fields in `Config`'s order (see the module docstring)."""
     every = (*dims, *(f for part in PARTS for f in part.FIELDS))
     return tuple(f for group in GROUPS for f in every if f.group == group)
+
+
+def each(hook: str, *args: object) -> list:
+    """What every part that defines `hook` gives for `args`, in `PARTS`' order: `each("words", cfg)`."""
+    return [getattr(part, hook)(*args) for part in PARTS if hasattr(part, hook)]

@@ -405,3 +405,27 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
         rows["attn.qkv"] = ("(B, T, (h + 2h_kv)·d_head)", rows["attn.qkv"][1])
         rows["attn.merged"] = ("(B, T, h·d_head)", "heads merged back")
         rows["attn.proj"] = ("(B, T, d)", "output projection, h·d_head → d")
+
+
+BIAS_WORDS = {"all": "biases", "none": "no biases", "qkv": "q, k, v biases", "attn": "attention biases",
+              "mlp": "MLP biases"}
+
+
+def words(cfg: Config) -> list[str]:
+    """Attention in the recipe's words: its heads of K and V, the biases, QK-norm, the kernel, the scores' values."""
+    if not present(cfg):
+        return []
+    kv = ("multi-head attention" if cfg.h_kv == cfg.h else "multi-query attention" if cfg.h_kv == 1 else
+          f"grouped-query attention (h/h_kv = {cfg.h // cfg.h_kv})")
+    return [kv, BIAS_WORDS[cfg.bias], *(["QK-norm"] if cfg.qk_norm else []),
+            *(["fused attention"] if cfg.attention == "fused" else []),
+            *([f"scores / √{cfg.query_scale}"] if cfg.query_scale is not None else []),
+            *([f"scores soft-capped at {cfg.attn_softcap:g}"] if cfg.attn_softcap is not None else [])]
+
+
+def describe(cfg: Config) -> str:
+    """Its sizes in a configuration's one line: h_kv and d_head."""
+    return f"h_kv={cfg.h_kv:,} d_head={cfg.d_head:,}" if present(cfg) else ""
+
+
+KEPT = "K and V"  # what its cache keeps, in words (`model.report.kv_title`)

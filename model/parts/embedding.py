@@ -25,3 +25,8 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
     """Its rows beyond the lesson's: Gemma's scaled token rows."""
     if cfg.embed_scale:
         rows["scaled"] = ("(B, T, d)", "tok · √d (Gemma's embedding scale)")
+
+
+def words(cfg: Config) -> list[str]:
+    """The token table's extras in the recipe's words."""
+    return ["embeddings × √d"] if cfg.embed_scale else []

@@ -43,3 +43,7 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
     """Gemma's soft-capped logits."""
     if cfg.final_softcap is not None:
         rows["capped"] = ("(B, T, V)", "soft-capped logits c·tanh(logits / c)")
+
+
+def words(cfg: Config) -> list[str]:
+    return [f"logits soft-capped at {cfg.final_softcap:g}"] if cfg.final_softcap is not None else []

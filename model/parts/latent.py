@@ -284,3 +284,36 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
     """Latent attention's rows, RoPE's over its d_R rotary features included."""
     if present(cfg):
         rows.update(NOTATION)
+
+
+def words(cfg: Config) -> list[str]:
+    """Latent attention in the recipe's words (it has no biases)."""
+    if not present(cfg):
+        return []
+    return ["multi-head latent attention" + ("" if cfg.d_cq is not None else " (q projected from x directly)"),
+            "no biases"]
+
+
+def describe(cfg: Config) -> str:
+    """Its widths in a configuration's one line: K and V come from the latent, no h_kv, each head's widths its own."""
+    if not present(cfg):
+        return ""
+    return (f"d_c={cfg.d_c:,} " + (f"d_cq={cfg.d_cq:,} " if cfg.d_cq is not None else "")
+            + f"d_R={cfg.d_R:,} d_nope={cfg.d_nope:,} d_v={cfg.d_v:,}")
+
+
+MTP_NOTE = ("without a multi-token-prediction (MTP) module, as transformers builds DeepSeek's models (DeepSeek-V3's "
+            "published 671B leaves its MTP module out too)")
+
+
+def footer(cfg: Config, b: Budget) -> str:
+    """What a report's last line adds: N is transformers' DeepseekV3 module's, which never builds the MTP layer."""
+    return f"; {MTP_NOTE}" if present(cfg) else ""
+
+
+KEPT = "the latent c_kv and the rotary key k_rope"  # what its cache keeps, in words (`model.report.kv_title`)
+
+
+def counted(cfg: Config) -> str:
+    """What the budget's N says it counts: transformers' module, which never builds DeepSeek's MTP layer."""
+    return f"; {MTP_NOTE}" if present(cfg) else ""

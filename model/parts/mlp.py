@@ -157,3 +157,14 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
         "mlp.gated": ("(B, T, d_ff)", CLAMPED_GATED if cfg.swiglu_limit is not None else gated),
         "mlp.proj": ("(B, T, d)", "MLP out, d_ff → d"),
     })
+
+
+def words(cfg: Config) -> list[str]:
+    """The MLP in the recipe's words (the clamp where set)."""
+    clamp = [f"SwiGLU clamped at {cfg.swiglu_limit:g} (α = {cfg.alpha:g})"] if cfg.swiglu_limit is not None else []
+    return [GLU.get(cfg.mlp, "GELU"), *clamp]
+
+
+def describe(cfg: Config) -> str:
+    """Its size in a configuration's one line (`model.report.describe`): d_ff where some block is dense."""
+    return f"d_ff={cfg.d_ff:,}" if "dense" in cfg.block_kinds else ""

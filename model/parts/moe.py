@@ -13,8 +13,9 @@ from torch import nn
 
 from typing import TYPE_CHECKING
 
+from .. import units
 from ..expr import E, Expr, total
-from ..fields import Field
+from ..fields import Field, blocks_text
 from ..figures import Line, line
 from ..grouped import grouped_mm
 from ..taps import Tap
@@ -375,3 +376,54 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
             rows[row] = (rows[row][0], CLAMPED_GATED)
     if cfg.expert_bias:
         rows["moe.router"] = ("(B, T, E)", "router logits x W_router + b, a score per expert")
+
+
+def words(cfg: Config) -> list[str]:
+    """A mixture of experts in words: "mixture of experts: top-2 of 8 experts in every block", "… top-6 of 160
+    experts and 2 shared in blocks 1 … 59 (block 0 dense)"; gpt-oss's biases."""
+    if not present(cfg):
+        return []
+    shared_words = f" and {cfg.E_shared:,} shared" if cfg.E_shared else ""
+    gate = " (gated)" if cfg.shared_gate else ""
+    where = "every block"
+    if "dense" in cfg.block_kinds:
+        where = f"{_span(cfg, 'moe')} ({_span(cfg, 'dense')} dense)"
+    return [f"mixture of experts: top-{cfg.k:,} of {cfg.E:,} experts{shared_words}{gate} in {where}",
+            *(["router and expert biases"] if cfg.expert_bias else [])]
+
+
+def _span(cfg: Config, kind: str) -> str:
+    """The blocks of a kind as the shapes table's groups name them ("blocks 3 … 60", "block 0")."""
+    blocks = tuple(i for i, k in enumerate(cfg.block_kinds) if k == kind)
+    return f"block {blocks[0]}" if len(blocks) == 1 else f"blocks {blocks_text(blocks)}"
+
+
+def describe(cfg: Config) -> str:
+    """Its sizes in a configuration's one line: E, k, d_expert (E_shared and d_shared), L_moe."""
+    if not present(cfg):
+        return ""
+    shared_sizes = f" E_shared={cfg.E_shared:,} d_shared={cfg.d_shared:,}" if cfg.E_shared else ""
+    return f"E={cfg.E:,} k={cfg.k:,} d_expert={cfg.d_expert:,}{shared_sizes} L_moe={cfg.L_moe:,}"
+
+
+def headline(cfg: Config, b: Budget) -> str:
+    """What a report's first line adds beside N: the parameters one token uses."""
+    return f" · N_active = {b.params_active:,}" if present(cfg) else ""
+
+
+def footer(cfg: Config, b: Budget) -> str:
+    """What a report's last line adds: N_active, the parameters one token uses."""
+    if not present(cfg):
+        return ""
+    return (f"; N_active = {b.params_active:,} ({units.params(b.params_active)}), those one token uses (k of the E "
+            f"experts)")
+
+
+def notes(cfg: Config) -> list[str]:
+    """The notes under the shapes table: the routing's."""
+    return [ROUTING_NOTE] if present(cfg) else []
+
+
+def counted(cfg: Config) -> str:
+    """What the budget's N says it counts: every expert, as memory holds them."""
+    return " (every expert: what memory holds)" if present(cfg) else ""

@@ -108,3 +108,8 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
         rows.update(RMS_NOTATION)
     if cfg.post_norms:
         rows.update(SANDWICH_NOTATION)
+
+
+def words(cfg: Config) -> list[str]:
+    """The norms in the recipe's words (`model.report.recipe_text`)."""
+    return ["RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm", *(["sandwich norms"] if cfg.post_norms else [])]

@@ -97,3 +97,8 @@ ROPE_NOTATION: dict[str, tuple[str, str]] = {
 def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
     """RoPE's angles, cosines and sines (their rows exist only with RoPE; latent attention writes its own widths)."""
     rows.update(ROPE_NOTATION)
+
+
+def words(cfg: Config) -> list[str]:
+    """The positions in the recipe's words."""
+    return ["RoPE" if cfg.positions == "rope" else "learned positions"]

@@ -43,3 +43,7 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
     """The sinks' rows."""
     if cfg.sinks:
         rows.update(NOTATION)
+
+
+def words(cfg: Config) -> list[str]:
+    return ["attention sinks"] if cfg.sinks else []

@@ -176,3 +176,7 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
     if cfg.attention == "fused":
         rows["attn.attn_v"] = ("(B, h, T, d_head)", f"fused attention: softmax(q kᵀ / √{attention.scale(cfg)} + the "
                                "band of W) @ v in one kernel, no (T, T) scores")
+
+
+def words(cfg: Config) -> list[str]:
+    return [f"a sliding window W = {cfg.W:,} on {cfg.L_W:,} of {cfg.L:,} blocks"] if present(cfg) else []
