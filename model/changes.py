@@ -46,13 +46,13 @@ import math
 from fractions import Fraction
 from dataclasses import dataclass, replace
 
+from . import stack
 from .budgeting import budget
-from .parts import moe
-from .config import FIELDS, GEMMA_FIELDS, MLA_FIELDS, MOE_FIELDS, OSS_FIELDS, WINDOW_FIELDS, Config
+from .config import FIELDS, Config
 from .figures import Line, check_lines
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
 from .memory import kv_cache_lines
-from .parts.window import window_values
+from .parts import attention, latent, moe, window
 from .passes import DTYPES
 from .tracing import eager_lines, trace
 from .training import GPUS, TrainSetup
@@ -68,24 +68,18 @@ ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config field
     ("h_kv", ("kv_heads",)),
     ("qk_norm", ("qk_norm",)),
     ("attention", ("attention",)),
-    ("moe", MOE_FIELDS),
-    ("gemma", GEMMA_FIELDS),
-    ("oss", OSS_FIELDS),
-    ("window", WINDOW_FIELDS),
-    ("latent", MLA_FIELDS),
+    ("moe", tuple(f.name for f in moe.FIELDS if f.group == "moe")),
+    ("gemma", ("post_norms", "embed_scale", "query_scale", "attn_softcap", "final_softcap")),  # a family's extras, one
+    ("oss", ("sinks", "expert_bias", "swiglu_limit", "swiglu_alpha")),  # change each: values and small parts
+    ("window", tuple(f.name for f in window.FIELDS)),
+    ("latent", tuple(f.name for f in latent.FIELDS)),
 )
+OWNERS = {"moe": moe, "window": window, "latent": latent}  # the part of a change that adds lines of its own
 ORDER_NOTE = ("Changes interact, so they are applied one at a time from the GPT-2 twin in this order: d_head set "
               "apart, RMSNorm, biases, RoPE, the MLP (SwiGLU or GeGLU, d_ff), K/V heads h_kv, QK-norm, fused "
               "attention, then Gemma's extras or gpt-oss's extras where the family has them; each line is the real "
               "count after a change minus the count before it, so the lines add up to this configuration's count "
               "minus the twin's.")
-WINDOW_ORDER_NOTE = ("A sliding window comes last: it changes no parameter and no measured FLOP (eager attention computes "
-                     "the whole (T, T) scores and masks them to the band), only what the windowed blocks cache.")
-LATENT_ORDER_NOTE = ("Latent attention comes last: the multi-head attention it replaces has h heads of d_head = d_v "
-                     "(the DeepSeek-V2 paper's MHA), so the d_head change sets d_v apart from d / h.")
-MOE_ORDER_NOTE = ("A mixture of experts comes after fused attention (before a family's extras, a sliding window or "
-                  "latent attention): where every block is MoE, the dense MLP before it has the same FLOPs per token, "
-                  "d_ff = k·d_expert (+ E_shared·d_shared).")
 ALWAYS = ("params", "flops")  # listed for every change, 0 included; a memory figure where its formula is not 0
 
 
@@ -151,8 +145,7 @@ def twin(cfg: Config) -> Config:
 def order_note(cfg: Config) -> str:
     """How the changes were applied (`ORDER_NOTE`; a mixture of experts', a window's and latent attention's place in
     it)."""
-    return " ".join([ORDER_NOTE, *([MOE_ORDER_NOTE] if cfg.moe else []), *([WINDOW_ORDER_NOTE] if cfg.window is not None else []),
-                     *([LATENT_ORDER_NOTE] if cfg.mla else [])])
+    return " ".join([ORDER_NOTE, *moe.order_note(cfg), *window.order_note(cfg), *latent.order_note(cfg)])
 
 
 def no_twin(cfg: Config) -> str | None:
@@ -161,9 +154,7 @@ def no_twin(cfg: Config) -> str | None:
         return NO_TWIN["heads"].format(**title_values(cfg))
     if cfg.T > cfg.T_max:
         return NO_TWIN["context"].format(**title_values(cfg))
-    if cfg.mla and cfg.d_v % 2:
-        return NO_TWIN["latent"].format(**title_values(cfg))
-    return None
+    return latent.no_twin(cfg)
 
 
 def gpt2_of(cfg: Config) -> Config:
@@ -220,8 +211,6 @@ NO_TWIN = {  # why a configuration has no GPT-2 twin; {…} filled as TITLES
               "model sets d_head={d_head} apart)"),
     "context": ("no GPT-2 twin at T={T}: GPT-2's learned position table has T_max={T_max} rows; lower T to at most "
                 "{T_max} to compare the two"),
-    "latent": ("no chain of changes at d_v={d_v}: the multi-head attention that latent attention replaces has heads of "
-               "d_v features, which RoPE rotates in pairs; an even d_v has one"),
 }
 
 
@@ -231,52 +220,27 @@ def title_key(key: str, cfg: Config) -> str:
         return f"bias/{cfg.bias}"
     if key == "mlp":
         return f"mlp/{cfg.mlp}"
-    if key == "d_head" and cfg.mla:
-        return "d_head/latent"
+    if key == "d_head":
+        return latent.title_key(cfg)
     if key == "h_kv":
         return "h_kv/mqa" if cfg.h_kv == 1 else "h_kv/gqa"
     if key == "attention" and 1 < cfg.h_kv < cfg.h:  # eager copies K and V to h heads; fused reads them as they are
         return "attention/gqa"
-    if key == "moe" and "dense" in cfg.block_kinds:
-        return "moe/mixed"
+    if key == "moe":
+        return moe.title_key(cfg)
     return key
-
-
-def dense_width(cfg: Config) -> int:
-    """The dense MLP's width the chain of changes passes through: d_ff, or where every block is a mixture of experts,
-    the width of the same FLOPs per token, k·d_expert + E_shared·d_shared."""
-    if not cfg.moe or "dense" in cfg.block_kinds:
-        return cfg.d_ff
-    return cfg.k * cfg.d_expert + cfg.E_shared * (cfg.d_shared or 0)
 
 
 def title_values(cfg: Config) -> dict[str, str]:
     """The numbers the titles name, with thousands separators (the exported page computes the same)."""
-    head = mha_head(cfg)
-    values = dict(d=cfg.d, h=cfg.h, h_kv=cfg.h_kv, d_head=head, d_ff=dense_width(cfg), T=cfg.T, T_max=cfg.T_max,
+    head = latent.mha_head(cfg)
+    values = dict(d=cfg.d, h=cfg.h, h_kv=cfg.h_kv, d_head=head, d_ff=moe.dense_width(cfg), T=cfg.T, T_max=cfg.T_max,
                   d_over_h=cfg.d // cfg.h, width=cfg.h * head, four_d=4 * cfg.d, group=cfg.h // cfg.h_kv, L=cfg.L)
-    if cfg.moe:
-        values.update(E=cfg.E, k=cfg.k, d_expert=cfg.d_expert, L_moe=cfg.L_moe)
-    if cfg.mla:
-        values.update(d_c=cfg.d_c, d_R=cfg.d_R, qk=cfg.d_nope + cfg.d_R, d_v=cfg.d_v, kv=cfg.d_c + cfg.d_R,
-                      mha=2 * cfg.h * cfg.d_v)
     out = {k: f"{v:,}" for k, v in values.items()}
-    if cfg.window is not None:
-        out.update(window_values(cfg))  # W, L_W, W_kept = W − 1, ...: the labels' values (model.parts.window)
-    if cfg.mla:
-        out["q_path"] = (f"q through a latent of d_cq = {cfg.d_cq:,} (with its RMSNorm)" if cfg.d_cq is not None
-                         else "q projected from x directly")
-    if cfg.moe:
-        ratio = cfg.E / cfg.k
-        out.update(ratio=f"{ratio:g}" if ratio == int(ratio) else f"{ratio:.3g}",
-                   shared=" + E_shared·d_shared" if cfg.E_shared else "")
+    out.update(moe.title_values(cfg))  # each part's numbers where the model has it: E, k, ...; W, L_W, ...; d_c, ...
+    out.update(window.title_values(cfg))
+    out.update(latent.title_values(cfg))
     return out
-
-
-def mha_head(cfg: Config) -> int:
-    """The heads' width of the chain's multi-head attention: d_head, or with latent attention d_v (the MHA it
-    replaces)."""
-    return cfg.d_v if cfg.mla else cfg.d_head
 
 
 def _title(key: str, cfg: Config) -> str:
@@ -294,11 +258,8 @@ def _states(cfg: Config, base: Config) -> list[tuple[str, Config]]:
     out, state = [], base
     for key, names in ORDER:
         target = {n: getattr(cfg, n) for n in names}
-        if key == "mlp" and cfg.moe and "dense" not in cfg.block_kinds:
-            target["ff_dim"] = dense_width(cfg)  # the dense MLP of the same FLOPs as the experts a token uses
-        if cfg.mla and key in ("d_head", "latent"):  # the multi-head attention that latent attention replaces has
-            target["head_dim"] = cfg.d_v if key == "d_head" and cfg.d_v != cfg.d // cfg.h else None  # d_v-wide
-            # heads (d / h when d_v is), latent's d_nope + d_R
+        for part in (moe, latent):  # what a part sets on the way: the dense MLP before the experts, the MHA before MLA
+            part.change_target(key, cfg, target)
         after = replace(state, **target)
         if after == state:
             continue
@@ -347,11 +308,12 @@ def in_symbols_of(poly: Poly, s: Config, cfg: Config) -> Poly:
     d_head is left that `cfg` sets apart (d_head = d / h without an h beside it)."""
     if s.kv_heads is None:
         poly = _substitute(poly, "h_kv", poly_symbol("h"))
-    if cfg.moe and not s.moe and "dense" not in cfg.block_kinds and s.d_ff == dense_width(cfg):
-        poly = _substitute(poly, "d_ff", to_poly("k·d_expert" + (" + E_shared·d_shared" if cfg.E_shared else "")))
+    width = moe.dense_ff(s, cfg)  # the dense MLP of the experts' FLOPs
+    if width is not None:
+        poly = _substitute(poly, "d_ff", width.poly())
     elif s.mlp == "gelu" and s.ff_dim is None:
         poly = _substitute(poly, "d_ff", poly_symbol("d", 4))
-    before_latent = cfg.mla and not s.mla and s.d_head == cfg.d_v  # the MHA latent attention replaces: d_head = d_v
+    before_latent = latent.replaces(s, cfg)  # the MHA latent attention replaces: d_head = d_v
     if s.head_dim is None:
         poly = _heads_as_d(poly, strict=s.d_head != cfg.d_head and not before_latent)
     if before_latent:
@@ -462,50 +424,6 @@ def attention_lines(cfg: Config, dtype: str, gpu: str) -> tuple[Line, Line]:
             wall_line(cfg, dtype, gpu))
 
 
-def moe_lines(cfg: Config) -> tuple[Line]:
-    """The mixture of experts' line beside its figures: each MoE block's routed experts hold E/k times the parameters
-    of the k a token runs (`model.budgeting.params_experts_block`, checked)."""
-    s = cfg.symbols()
-
-    ratio = Fraction(moe.experts(cfg).value(s), moe.experts(cfg, used=True).value(s))
-    if ratio != Fraction(cfg.E, cfg.k):
-        raise RuntimeError(f"the experts hold {ratio} times the parameters a token uses, not E/k")
-    return (Line("changes/moe/params_ratio", f"{SHORT['moe']}: the routed experts' parameters ÷ those of the k a "
-                 "token runs, each MoE block", "E/k", float(ratio) if ratio.denominator != 1 else int(ratio), "ratio"),)
-
-
-def window_change_lines(cfg: Config, dtype: str) -> tuple[Line]:
-    """The sliding window's line beside its figures: a window of W on L_W of the L blocks divides those blocks' cache
-    by T/W at T (T/T_W after a prefill, T_W = min(T, W − 1) the tokens transformers keeps; `model.memory`'s lines,
-    checked)."""
-    lines = {x.key: x for x in kv_cache_lines(cfg, dtype)}
-    kept = lines["memory/kv_cache_window"].value
-    if kept * cfg.T != 2 * cfg.L_W * cfg.B * cfg.T * cfg.T_W * cfg.h_kv * cfg.d_head * DTYPES[dtype]:
-        raise RuntimeError("the windowed blocks' cache is not 2L_W·B·T_W·h_kv·d_head elements")
-    return (Line("changes/window/cache_ratio", window_change_label(window_values(cfg)), "T/T_W",
-                 cfg.T / cfg.T_W if cfg.T % cfg.T_W else cfg.T // cfg.T_W, "ratio"),)
-
-
-def latent_lines(cfg: Config, dtype: str) -> tuple[Line]:
-    """Latent attention's line beside its figures: the K and V of h heads of d_v that the multi-head attention
-    before it cached, over the latent and rotary key it caches, per token per block (`model.memory`'s cache, checked)."""
-    cached = next(x for x in kv_cache_lines(cfg, dtype) if x.key == "memory/kv_cache_per_token").value
-    if cached != cfg.L * (cfg.d_c + cfg.d_R) * DTYPES[dtype]:
-        raise RuntimeError("latent attention's cache is not L·(d_c + d_R) elements per token")
-    ratio = Fraction(2 * cfg.h * cfg.d_v, cfg.d_c + cfg.d_R)
-    return (Line("changes/latent/cache_ratio", f"{SHORT['latent']}: the KV cache of multi-head attention (K and V of h "
-                 "heads of d_v) over the latent's (d_c + d_R), per token", "2h·d_v / (d_c + d_R)",
-                 int(ratio) if ratio.denominator == 1 else float(ratio), "ratio"),)
-
-
-def window_change_label(values: dict[str, str]) -> str:
-    """The window's changes line's label, naming `values` (`model.parts.window.window_values`; the exported page passes
-    "{W}" and the like)."""
-    return (f"{SHORT['window']}: a window of W = {values['W']} on {values['L_W']} of {values['L']} blocks divides "
-            f"those blocks' cache by T/W at T (T/T_W after a prefill: transformers keeps T_W = min(T, W − 1) tokens, "
-            f"and the next token makes W)")
-
-
 def wall_line(cfg: Config, dtype: str, gpu: str) -> Line:
     """The T at which eager attention's (B, h, T, T) wall fills one GPU: its softmax, kept for the backward pass by
     every block (L·B·h·T² elements at `dtype`, `model.tracing.eager_lines`, whose measured value is checked against
@@ -534,9 +452,10 @@ def changes(cfg: Config, dtype: str = "fp32", gpu: str = DEFAULT_GPU) -> Changes
     symbols = cfg.symbols()
     states = [("twin", base), *_states(cfg, base)]
     figures = [_state_figures(s, cfg, symbols, dtype, own_text=i > 0) for i, (_, s) in enumerate(states)]
-    more = {"attention": lambda: attention_lines(cfg, dtype, gpu), "moe": lambda: moe_lines(cfg),
-            "window": lambda: window_change_lines(cfg, dtype), "latent": lambda: latent_lines(cfg, dtype)}
-    windowed = cfg.window is not None  # the window comes last: its step, the total and this model are windowed
+    cache = {x.key: x for x in kv_cache_lines(cfg, dtype)}
+    more = {"attention": lambda: attention_lines(cfg, dtype, gpu),
+            **{key: (lambda part=part: part.change_lines(cfg, cache)) for key, part in OWNERS.items()}}
+    windowed = window.present(cfg)  # the window comes last: its step, the total and this model are windowed
     steps = tuple(_group(key, _title(key, cfg), _difference(after, before), ALWAYS,
                          more[key]() if key in more else (), past_window=windowed and key == "window")
                   for (key, _), before, after in zip(states[1:], figures, figures[1:]))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 
 from model import budgeting, changes, cli, config, families, memory, numbers, rules, tracing, train_report, training, units
-from model.parts import window
+from model.parts import latent, moe, window
 from model.training import TrainSetup
 
 from .. import templates, words
@@ -46,8 +46,10 @@ MODULES = (
     ("shapes_markup", [shapes_markup._tensor, shapes_markup._group_heading, shapes_markup.display_rows,
                        shapes_markup.row_title, shapes_markup.row_html, shapes_markup.recipe_legend_html]),
     ("families", [families.recipe_fields, families.recipe_of, families.moe_fields]),
-    ("changes", [changes.dense_width, changes.mha_head, changes.title_values, changes.no_twin,
-                 changes.order_note]),
+    ("moe_part", [moe.present, moe.dense_width, moe.title_values, moe.order_note]),
+    ("window_part", [window.present, window.title_values, window.order_note]),
+    ("latent_part", [latent.present, latent.mha_head, latent.title_values, latent.order_note, latent.no_twin]),
+    ("changes", [changes.title_values, changes.no_twin, changes.order_note]),
     ("cli", [cli.moe_flag, cli.attention_flag, cli.extras_preset, cli._flag_value, cli.model_options]),
     ("changes_card", [changes_card.export_command, changes_card.uncovered_text, changes_card.changes_html,
                       changes_card.notice_html]),

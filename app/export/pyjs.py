@@ -96,8 +96,9 @@ def compile_modules(modules: Iterable[tuple[str, list]], native: Mapping[object,
             else:
                 compiled[id(f)] = f"{name}.{f.__name__}"
     out, shared = [], {}
+    named = {f.__name__: f for _, items in modules for f in items if isinstance(f, type)}
     for name, items in modules:
-        out.append(_Module(name, items, compiled, natives, classes, shared).js())
+        out.append(_Module(name, items, compiled, natives, classes, shared, named).js())
     out.append(f"const COMPILED = {{{', '.join(name for name, _ in modules)}}};  // every namespace, by name")
     return "\n".join(out)
 
@@ -117,8 +118,10 @@ class _Module:
     """One Python module's functions as a JavaScript namespace object."""
 
     def __init__(self, name: str, items: list, compiled: dict[int, str], natives: set[int],
-                 classes: dict[int, tuple[str, dict[str, str]]], shared: dict[int, str]) -> None:
+                 classes: dict[int, tuple[str, dict[str, str]]], shared: dict[int, str],
+                 named: dict[str, type]) -> None:
         self.name, self.items, self.compiled, self.natives, self.classes = name, items, compiled, natives, classes
+        self.named = named  # each compiled class by name: an annotation imported only for type checking names one
         self.constants: dict[str, str] = {}  # global name -> its value as JavaScript
         self.shared = shared  # id of a dict, list or tuple constant -> the namespace's name of it that defines it
 
@@ -291,7 +294,7 @@ class _Function:
                     and hint.right.value is None:  # `Config | None`: a Config where it is one
                 hint = hint.left
             name = hint.id if isinstance(hint, ast.Name) else hint.value if isinstance(hint, ast.Constant) else None
-            cls = self.scope.get(name) if isinstance(name, str) else None
+            cls = self.scope.get(name, self.module.named.get(name)) if isinstance(name, str) else None
             if isinstance(cls, type) and dataclasses.is_dataclass(cls):
                 out[a.arg] = cls
         return out

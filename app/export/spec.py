@@ -20,8 +20,8 @@ from model.config import (DEFAULTS, INT_FIELDS, MLA_FIELDS, MLA_SYMBOLS,
 from model.families import KV_GROUP, extras_line, PAGE_PRESETS, preset_labels
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
 from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure, structure_key
+from model.parts import window as window_part
 from model.parts.window import WINDOW_VALUES, window_labels
-from model.changes import window_change_label
 from model.notation import dims
 from model.recipe_rows import recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, candidates
@@ -159,7 +159,7 @@ def _modern(cfg: Config, dtype: str) -> dict:
 
 def _changes(c) -> dict:
     """A changes table without values: each group's title template and its line templates."""
-    window = {"changes/window/cache_ratio": window_change_label(PLACEHOLDERS)}  # its values filled by the page
+    window = {"changes/window/cache_ratio": window_part.change_label(PLACEHOLDERS)}  # its values filled by the page
     return {"groups": [{"key": g.key, "title": title_key(g.key, c.cfg),
                         "lines": [{**_line(x), "label": window.get(x.key, x.label)} for x in g.lines]}
                        for g in c.groups]}

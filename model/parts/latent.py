@@ -317,3 +317,68 @@ KEPT = "the latent c_kv and the rotary key k_rope"  # what its cache keeps, in w
 def counted(cfg: Config) -> str:
     """What the budget's N says it counts: transformers' module, which never builds DeepSeek's MTP layer."""
     return f"; {MTP_NOTE}" if present(cfg) else ""
+
+
+# --- its change from the GPT-2 twin (`model.changes`) ----------------------------------------------------------------
+ORDER_NOTE = ("Latent attention comes last: the multi-head attention it replaces has h heads of d_head = d_v (the "
+              "DeepSeek-V2 paper's MHA), so the d_head change sets d_v apart from d / h.")
+NO_TWIN = ("no chain of changes at d_v={d_v}: the multi-head attention that latent attention replaces has heads of d_v "
+           "features, which RoPE rotates in pairs; an even d_v has one")
+
+
+def order_note(cfg: Config) -> list[str]:
+    """Where latent attention's change comes in the chain, in words."""
+    return [ORDER_NOTE] if present(cfg) else []
+
+
+def no_twin(cfg: Config) -> str | None:
+    """Why the chain has no multi-head attention to start from (an odd d_v), or None."""
+    if present(cfg) and cfg.d_v % 2:
+        return NO_TWIN.format(d_v=f"{cfg.d_v:,}")
+    return None
+
+
+def mha_head(cfg: Config) -> int:
+    """The heads' width of the chain's multi-head attention: d_head, or with latent attention d_v (the MHA it
+    replaces)."""
+    return cfg.d_v if present(cfg) else cfg.d_head
+
+
+def title_values(cfg: Config) -> dict[str, str]:
+    """The numbers the change's title names (`model.changes.title_values`)."""
+    if not present(cfg):
+        return {}
+    values = dict(d_c=cfg.d_c, d_R=cfg.d_R, qk=cfg.d_nope + cfg.d_R, d_v=cfg.d_v, kv=cfg.d_c + cfg.d_R,
+                  mha=2 * cfg.h * cfg.d_v)
+    q_path = (f"q through a latent of d_cq = {cfg.d_cq:,} (with its RMSNorm)" if cfg.d_cq is not None
+              else "q projected from x directly")
+    return {**{k: f"{v:,}" for k, v in values.items()}, "q_path": q_path}
+
+
+def title_key(cfg: Config) -> str:
+    """The d_head change's title (`model.changes.TITLES`): with latent attention, d_head = d_v of the MHA it
+    replaces."""
+    return "d_head/latent" if present(cfg) else "d_head"
+
+
+def change_target(key: str, cfg: Config, target: dict[str, object]) -> None:
+    """The fields a change sets on the way: the multi-head attention that latent attention replaces has d_v-wide heads
+    (d / h when d_v is), and latent attention's own d_head is d_nope + d_R."""
+    if present(cfg) and key in ("d_head", "latent"):
+        target["head_dim"] = cfg.d_v if key == "d_head" and cfg.d_v != cfg.d // cfg.h else None
+
+
+def replaces(s: Config, cfg: Config) -> bool:
+    """Whether state `s` is the multi-head attention of d_head = d_v that cfg's latent attention replaces."""
+    return present(cfg) and not present(s) and s.d_head == cfg.d_v
+
+
+def change_lines(cfg: Config, cache: dict[str, Line]) -> tuple[Line, ...]:
+    """The change's line beside its figures: the K and V of h heads of d_v that the multi-head attention before it
+    cached, over the latent and rotary key it caches, per token per block (the cache's lines, checked)."""
+    s = cfg.symbols()
+    heads = cache["memory/kv_cache_heads"].value  # K and V at h heads, per token
+    if cache["memory/kv_cache_per_token"].value * cfg.h * (cfg.d_head + cfg.d_v) != heads * (cfg.d_c + cfg.d_R):
+        raise RuntimeError("latent attention's cache is not (d_c + d_R) per block and token beside K and V's")
+    return (line("changes/latent/cache_ratio", "latent attention: the KV cache of multi-head attention (K and V of h "
+                 "heads of d_v) over the latent's (d_c + d_R), per token", E("2h·d_v / (d_c + d_R)"), s, "ratio"),)

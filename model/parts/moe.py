@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from .. import units
@@ -427,3 +428,63 @@ def notes(cfg: Config) -> list[str]:
 def counted(cfg: Config) -> str:
     """What the budget's N says it counts: every expert, as memory holds them."""
     return " (every expert: what memory holds)" if present(cfg) else ""
+
+
+# --- its change from the GPT-2 twin (`model.changes`) ----------------------------------------------------------------
+ORDER_NOTE = ("A mixture of experts comes after fused attention (before a family's extras, a sliding window or latent "
+              "attention): where every block is MoE, the dense MLP before it has the same FLOPs per token, d_ff = "
+              "k·d_expert (+ E_shared·d_shared).")
+
+
+def order_note(cfg: Config) -> list[str]:
+    """Where the change of a mixture of experts comes in the chain, in words."""
+    return [ORDER_NOTE] if present(cfg) else []
+
+
+def dense_width(cfg: Config) -> int:
+    """The dense MLP's width the chain of changes passes through: d_ff, or where every block is a mixture of experts,
+    the width of the same FLOPs per token, k·d_expert + E_shared·d_shared."""
+    if not present(cfg) or "dense" in cfg.block_kinds:
+        return cfg.d_ff
+    return cfg.k * cfg.d_expert + cfg.E_shared * (cfg.d_shared or 0)
+
+
+def title_values(cfg: Config) -> dict[str, str]:
+    """The numbers the change's title names (`model.changes.title_values`)."""
+    if not present(cfg):
+        return {}
+    ratio = cfg.E / cfg.k
+    return {"E": f"{cfg.E:,}", "k": f"{cfg.k:,}", "d_expert": f"{cfg.d_expert:,}", "L_moe": f"{cfg.L_moe:,}",
+            "ratio": f"{ratio:g}" if ratio == int(ratio) else f"{ratio:.3g}",
+            "shared": " + E_shared·d_shared" if cfg.E_shared else ""}
+
+
+def title_key(cfg: Config) -> str:
+    """The change's title (`model.changes.TITLES`): where some blocks stay dense, of the MoE blocks only."""
+    return "moe/mixed" if "dense" in cfg.block_kinds else "moe"
+
+
+def change_target(key: str, cfg: Config, target: dict[str, object]) -> None:
+    """The fields a change sets on the way (`model.changes`): where every block is MoE, the MLP change's d_ff is the
+    dense MLP of the same FLOPs as the experts a token uses."""
+    if key == "mlp" and present(cfg) and "dense" not in cfg.block_kinds:
+        target["ff_dim"] = dense_width(cfg)
+
+
+def dense_ff(s: Config, cfg: Config) -> Expr | None:
+    """What a state's d_ff is in cfg's symbols where every block of cfg is a mixture of experts and the state still
+    has the dense MLP of the same FLOPs: k·d_expert (+ E_shared·d_shared); None otherwise."""
+    if present(cfg) and not present(s) and "dense" not in cfg.block_kinds and s.d_ff == dense_width(cfg):
+        return E("k·d_expert + E_shared·d_shared") if cfg.E_shared else E("k·d_expert")
+    return None
+
+
+def change_lines(cfg: Config, cache: dict[str, Line]) -> tuple[Line, ...]:
+    """The change's line beside its figures: each MoE block's routed experts hold E/k times the parameters of the k a
+    token runs (checked)."""
+    s = cfg.symbols()
+    ratio = Fraction(experts(cfg).value(s), experts(cfg, used=True).value(s))
+    if ratio != Fraction(cfg.E, cfg.k):
+        raise RuntimeError(f"the experts hold {ratio} times the parameters a token uses, not E/k")
+    return (line("changes/moe/params_ratio", "mixture of experts: the routed experts' parameters ÷ those of the k a "
+                 "token runs, each MoE block", E("E/k"), s, "ratio"),)

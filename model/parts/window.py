@@ -180,3 +180,35 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
 
 def words(cfg: Config) -> list[str]:
     return [f"a sliding window W = {cfg.W:,} on {cfg.L_W:,} of {cfg.L:,} blocks"] if present(cfg) else []
+
+
+# --- its change from the GPT-2 twin (`model.changes`) ----------------------------------------------------------------
+ORDER_NOTE = ("A sliding window comes last: it changes no parameter and no measured FLOP (eager attention computes the "
+              "whole (T, T) scores and masks them to the band), only what the windowed blocks cache.")
+
+
+def order_note(cfg: Config) -> list[str]:
+    """Where the window's change comes in the chain, in words."""
+    return [ORDER_NOTE] if present(cfg) else []
+
+
+def title_values(cfg: Config) -> dict[str, str]:
+    """The numbers the change's title names: W, L_W, W − 1, ... (`window_values`)."""
+    return window_values(cfg) if present(cfg) else {}
+
+
+def change_label(values: dict[str, str]) -> str:
+    """The window's changes line's label, naming `values` (`window_values`; the exported page passes "{W}" and the
+    like)."""
+    return (f"sliding window: a window of W = {values['W']} on {values['L_W']} of {values['L']} blocks divides "
+            f"those blocks' cache by T/W at T (T/T_W after a prefill: transformers keeps T_W = min(T, W − 1) tokens, "
+            f"and the next token makes W)")
+
+
+def change_lines(cfg: Config, cache: dict[str, Line]) -> tuple[Line, ...]:
+    """The change's line beside its figures: a window of W on L_W of the L blocks divides those blocks' cache by T/W
+    at T (T/T_W after a prefill, T_W = min(T, W − 1) the tokens transformers keeps; the cache's lines, checked)."""
+    s = {**cfg.symbols(), "h_kv": cfg.h_kv}
+    if cache["memory/kv_cache_window"].value * cfg.L * cfg.T != cache["memory/kv_cache_no_window"].value * cfg.L_W * cfg.T_W:
+        raise RuntimeError("the windowed blocks' cache is not T_W/T of their full attention's")
+    return (line("changes/window/cache_ratio", change_label(window_values(cfg)), E("T/T_W"), s, "ratio"),)
