@@ -43,16 +43,14 @@ from __future__ import annotations
 
 import functools
 import math
-from fractions import Fraction
 from dataclasses import dataclass, replace
 
-from . import stack
 from .budgeting import budget
 from .config import FIELDS, Config
 from .figures import Line, check_lines
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
 from .memory import kv_cache_lines
-from .parts import attention, latent, moe, window
+from .parts import latent, moe, window
 from .passes import DTYPES
 from .tracing import eager_lines, trace
 from .training import GPUS, TrainSetup

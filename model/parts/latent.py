@@ -22,6 +22,7 @@ from .positions import rotate
 from ..notation import SYMBOL_DOCS
 
 if TYPE_CHECKING:
+    from ..budgeting import Budget
     from ..config import Config
 
 
