@@ -108,6 +108,9 @@ def test_a_bad_attention_in_a_link_gets_one_notice_and_the_presets_attention(exp
     page = explorer("?preset=llama3-8b&attention=foo")
     notices = page.locator(".link-notices li")
     expect(notices).to_have_count(1, timeout=60_000)
+    # Shown before read: Panel keeps an HTML pane hidden until its stylesheets have loaded, and a hidden element's
+    # inner text is "" (the li is in the page a moment earlier on a busy machine: a failure in a full run).
+    expect(notices).to_be_visible(timeout=60_000)
     text = notices.inner_text()
     assert text.startswith('attention="foo" is not one of eager, fused') and text.endswith("using attention=fused")
     expect(page.locator(".switch-attention select")).to_have_value("fused")

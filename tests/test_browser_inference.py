@@ -39,6 +39,9 @@ def label_of(choices: dict[str, str], key: str) -> str:
 def shown_lines(card) -> dict[str, str]:
     """The card's figures as shown, by line key."""
     rows = card.locator(".infer-lines tr[data-key]")
+    # Shown before read: Panel keeps an HTML pane hidden until its stylesheets have loaded, and a hidden element's
+    # inner text is "" (the headline's text content, which the callers wait for, is there a moment earlier).
+    expect(rows.first).to_be_visible(timeout=60_000)
     return {rows.nth(i).get_attribute("data-key"): rows.nth(i).locator("td.v").inner_text()
             for i in range(rows.count())}
 

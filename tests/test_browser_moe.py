@@ -5,7 +5,6 @@ that is one notice line."""
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,8 +26,8 @@ def headline(page) -> tuple[str, str]:
     """The budget card's N and N_active as the page shows them."""
     big = page.locator(".n span.big")
     expect(big).to_have_count(2, timeout=60_000)
-    for i in range(2):  # laid out: an element the page has yet to show reads as "" (a failure in a full run)
-        expect(big.nth(i)).to_have_text(re.compile(r"\S"), timeout=60_000)
+    for i in range(2):  # shown: Panel keeps an HTML pane hidden until its stylesheets have loaded, and a hidden
+        expect(big.nth(i)).to_be_visible(timeout=60_000)  # element's inner text is "" (its text content is not)
     return big.nth(0).inner_text(), big.nth(1).inner_text()
 
 

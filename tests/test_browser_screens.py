@@ -192,6 +192,7 @@ def test_the_training_card_names_the_phases_in_the_lessons_words(explorer):
     reveal(page, ".training-card")
     lines = page.locator(".training-card .train-lines")
     expect(lines).to_contain_text("M_loss, alive at the loss's peak: while the logits (B, T, V) and their log-softmax")
+    expect(lines).to_be_visible()  # a hidden pane's inner text is "", in which every op below would be "not found"
     text = lines.inner_text()
     assert "during" not in text
     for op in ("clone", "nll_loss_forward", "_softmax_backward_data", "_log_softmax_backward_data", " div"):

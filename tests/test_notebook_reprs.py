@@ -7,6 +7,7 @@ import html
 import json
 import re
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 
 import panel as pn
@@ -101,6 +102,56 @@ def test_updates_keep_panels_stylesheets_inline(inline_notebook) -> None:
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "static" / "explorer.ipynb"
 TIMING = re.compile(r"pass: \d+\.\d+ s")  # a pass's seconds differ from run to run
+# A decimal fraction or a number with an exponent, as the values pass prints its float32 measurements (0.5533,
+# -3.501e-09, 8.9e-08), with the spaces that pad it to its column (a number's width can change with its round-off);
+# integers (12, 1,728, 124,439,808) are not matched and stay part of the exact text.
+DECIMAL = re.compile(r" *(?<![\w.#])(-?\d+(?:\.\d+(?:e[+-]?\d+)?|e[+-]?\d+))(?![\w.]) *")
+# The stated tolerance for those numbers: the values they print may differ by float round-off (another BLAS or CPU
+# sums float32 in another order: a LayerNorm's mean, exactly 0 in theory, prints 5.715e-09 on one install and
+# 9.423e-10 on another), within a relative 1e-6 or an absolute 1e-6 (float32's epsilon, 1.2e-07, times the few
+# roundings of a mean of order-one values), plus half a unit of each number's last printed digit (the true values
+# 0.553349 and 0.553351 print as 0.5533 and 0.5534).
+REL, ABS = 1e-6, 1e-6
+
+
+def _split_numbers(text: str) -> tuple[str, list[str]]:
+    """The text with each decimal number and its padding replaced by "#", and those numbers in order."""
+    return DECIMAL.sub("#", text), DECIMAL.findall(text)
+
+
+def _agree(a: str, b: str) -> bool:
+    """Whether two printed decimal numbers can be the same value up to REL, ABS and their printed rounding."""
+    x, y = Decimal(a), Decimal(b)
+    half_units = (Decimal(1).scaleb(x.as_tuple().exponent) + Decimal(1).scaleb(y.as_tuple().exponent)) / 2
+    return abs(x - y) <= half_units + max(Decimal(REL) * max(abs(x), abs(y)), Decimal(ABS))
+
+
+def _output_differences(saved: list, want: list) -> list[str]:
+    """Where the saved outputs differ from the outputs now: the text, structure and integers exactly, the decimal
+    numbers to the tolerance above; [] when they agree."""
+    saved_text, saved_numbers = _split_numbers(TIMING.sub("pass: … s", json.dumps(saved, ensure_ascii=False)))
+    now = TIMING.sub("pass: … s", json.dumps(want, ensure_ascii=False))
+    want_text, want_numbers = _split_numbers(now)
+    if saved_text != want_text:
+        at = next((i for i, (s, w) in enumerate(zip(saved_text, want_text)) if s != w),
+                  min(len(saved_text), len(want_text)))
+        return [f"text differs at character {at}: saved {saved_text[at - 60:at + 60]!r}, now "
+                f"{want_text[at - 60:at + 60]!r}"]
+    before = [now[max(0, m.start() - 40):m.start()].strip() for m in DECIMAL.finditer(now)]
+    return [f"{before[i]!r} then saved {s}, now {w}" for i, (s, w) in enumerate(zip(saved_numbers, want_numbers))
+            if not _agree(s, w)]
+
+
+def test_the_tolerance_tells_round_off_from_a_change() -> None:
+    assert _agree("5.715e-09", "9.423e-10") and _agree("-3.501e-09", "5.019e-10")  # round-off about 0
+    assert _agree("0.5533", "0.5534") and _agree("8.9e-08", "1.1e-07")  # the last printed digit; round-off
+    assert not _agree("0.5533", "0.5535") and not _agree("10.75", "10.77") and not _agree("0.0003634", "0.0003654")
+    assert not _agree("1.3e-05", "3.1e-05") and not _agree("0.02814", "-0.02814")
+    assert _split_numbers("blocks.0.ln_2  -1.307e-09  0.9937 · 1,728 entries, T=12, #1e3a5f") == \
+        ("blocks.0.ln_2##· 1,728 entries, T=12, #1e3a5f", ["-1.307e-09", "0.9937"])
+    assert _output_differences([["a 0.5533 b 12"]], [["a 0.5534 b 12"]]) == []
+    assert _output_differences([["a 0.5533 b 12"]], [["a 0.5533 b 13"]]) != []
+    assert _output_differences([["a 0.5533 b"]], [["a 0.5536 b"]]) == ["'[[\"a' then saved 0.5533, now 0.5536"]
 
 
 def _run_cells(cells: list[dict]) -> list[list[dict]]:
@@ -144,9 +195,9 @@ def test_the_example_notebook_keeps_the_outputs_its_code_prints_now(request) -> 
             cell["outputs"], cell["execution_count"] = outputs, outputs[0]["execution_count"] if outputs else None
         NOTEBOOK.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     saved = [c["outputs"] for c in code]
-    norm = lambda outs: TIMING.sub("pass: … s", json.dumps(outs))  # noqa: E731
-    assert norm(saved) == norm(want), "static/explorer.ipynb's outputs are not what its cells print now: pytest " \
-                                      "tests/test_notebook_reprs.py --update-golden saves them again"
+    differences = _output_differences(saved, want)
+    assert not differences, "static/explorer.ipynb's outputs are not what its cells print now (pytest tests/" \
+                            "test_notebook_reprs.py --update-golden saves them again): " + "; ".join(differences[:5])
     assert sum(1 for outputs in saved if outputs) >= 7
     words = "".join("".join(c["source"]) for c in nb["cells"])
     assert "pip install transformer-shapes" not in words and "not on PyPI" in words
