@@ -54,7 +54,7 @@ from dataclasses import dataclass, replace
 
 from . import fields as fields_
 from . import hf
-from .fields import Field, by_name
+from .fields import Field, by_name, linked, written
 from .parts import attention, latent, mlp, moe, positions, sinks, window
 from .parts import ordered
 from .parts.attention import divisors, snap_heads
@@ -83,6 +83,8 @@ DIMS: tuple[Field, ...] = (
 )
 CONFIG_FIELDS: tuple[Field, ...] = ordered(DIMS)  # every field of Config, in order
 FIELD = by_name(CONFIG_FIELDS)  # name -> Field
+LINKED: tuple[Field, ...] = linked(CONFIG_FIELDS)  # every field as a link's keys and the page's controls list them
+WRITTEN: tuple[Field, ...] = written(CONFIG_FIELDS)  # every field as a link and the command line write their values
 SIZES = {f.key: f for f in CONFIG_FIELDS if f.kind == "whole"}  # a whole-number field by its key: "d_ff", "E", "moe_step"
 NUMBER_BOUNDS: dict[str, tuple[int, int]] = {key: f.bounds for key, f in SIZES.items()}  # what a box, a link or a file
 # reads each whole number within; BOUNDS and FIELD_DOCS: those of the lesson's symbols (B, T, ..., h_kv, E, W, d_c, ...)
@@ -368,6 +370,19 @@ class Config:
 # Each part's rules between fields, in the order Config checks them (the first broken one is the error).
 RULES = (attention.check, latent.check, positions.check, moe.check, attention.check_scores, window.check, sinks.check,
          mlp.check)
+
+
+def names(group: str, family: str = "") -> tuple[str, ...]:
+    """The names of a group's fields (`model.fields.GROUPS`), of one family's extras where `family` is given, in
+    `LINKED` order: names("moe"), names("extras", "oss") == ("sinks", "expert_bias", "swiglu_limit", "swiglu_alpha")."""
+    return tuple(f.name for f in LINKED if f.group == group and (not family or f.family == family))
+
+
+def defaults(group: str) -> dict[str, object]:
+    """A group's fields and their declared defaults, in `WRITTEN` order: what choosing GPT-2's recipe or a dense MLP
+    sets (`model.families`). Compiled for the exported page, as `Config`'s members, over `WRITTEN` alone (the page
+    carries one list of the fields)."""
+    return {f.name: f.default for f in WRITTEN if f.group == group}
 
 
 def _names(group: str) -> tuple[str, ...]:

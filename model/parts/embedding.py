@@ -5,5 +5,5 @@ from ..fields import Field
 
 FIELDS = (
     Field("embed_scale", "flag", "the token rows times √d (Gemma's embedding scale; a value only)", default=False,
-          group="extras"),
+          group="extras", family="gemma"),
 )
