@@ -6,21 +6,22 @@
     >>> to_query(q.config, q.options)
     '?B=8&T=512&d=770&h=11&L=12&V=50257&T_max=1024&tie=1'
 
-Keys: the Config fields B, T, d, h, L, V, T_max, tie; `preset` (a name in model.PRESETS, overridden by any
-field given with it); `dtype` (fp32, bf16, fp16); `expanded` (list all L blocks); and for course pages
+Keys: every field of `model.Config` by its key (`model.fields.Field.key`: its symbol, else its name), listed in the
+fields' `linked` order (`CONFIG_KEYS`): the lesson's B, T, d, h, L, V, T_max, tie; the recipe's norm, positions, mlp,
+d_ff, h_kv, d_head, bias, qk_norm, attention; a mixture of experts' E, k, d_expert, E_shared, d_shared, shared_gate,
+moe_step, dense_first, dense_layers; a window's W and full_layers; latent attention's d_c, d_cq, d_R, d_nope, d_v; and
+the families' extras post_norms, embed_scale, query_scale, attn_softcap, final_softcap, sinks, expert_bias,
+swiglu_limit, swiglu_alpha. Each is read by its kind (`read_value`): a whole number within its bounds (where the field
+may be unset, `none` or `default`: a d_ff of `default` is the recipe's, a W of `none` full attention, a d_c of `none`
+no latent attention), 1 or 0, one of its choices, a number above 0 and below 1,000,000 (or `none`), or block indices
+(0,1,2, or none). Choosers set a whole group before its keys: `recipe` (gpt2 or modern: every switch, as the page's
+recipe choice does) and `moe` (1: the MLP is a mixture of experts, 0: dense; any of its keys on a dense model makes it
+one). d_c needs d_R, d_nope and d_v with it; full_layers needs W. Then `preset` (a name in model.PRESETS, overridden
+by any field given with it); `dtype` (fp32, bf16, fp16); `expanded` (list all L blocks); and for course pages
 `embed=1`, `controls=T,d` and `panels=shapes,budget,values` (see `ViewOptions`); the training run's D, gpu,
 gpu_peak, gpu_memory, mfu, gpus, price, optimizer, zero, recompute and fit (see `app.cards.train.settings`); the
 inference card's infer_gpu, infer_peak, infer_memory, infer_bandwidth, weights, kv_dtype, group and efficiency (see
-`app.cards.infer.settings`); the mixture of experts (`MOE_KEYS`): `moe` (1: the MLP is a mixture of experts, 0:
-dense), its sizes by their symbols E, k, d_expert, E_shared, d_shared, and the fields shared_gate, moe_step,
-dense_first, dense_layers (block indices, e.g. 0,1,2); the window (`WINDOW_KEYS`): W (a whole number, or none:
-full attention) and full_layers (block indices);
-multi-head latent attention (`MLA_KEYS`, by their symbols): d_c (none: no latent attention), d_cq (none: q projected
-from x directly), d_R, d_nope and d_v, whole numbers (d_c needs d_R, d_nope and d_v with it);
-and the family's extras (`EXTRA_KEYS`, by field name): Gemma's post_norms, embed_scale (1 or 0), query_scale (a whole
-number), attn_softcap, final_softcap, and gpt-oss's sinks, expert_bias (1 or 0), swiglu_limit, swiglu_alpha (numbers
-above 0; none: unset). Keys starting with "bokeh-" (added
-by Bokeh's `server_document` embedding) are skipped.
+`app.cards.infer.settings`). Keys starting with "bokeh-" (added by Bokeh's `server_document` embedding) are skipped.
 
 Hostile input never raises: every problem (not a whole number, out of range, d % h != 0, T > T_max, a
 repeated or unknown key, an overlong query) becomes a notice naming the problem and what is shown instead,
@@ -36,13 +37,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields as dc_fields
 from urllib.parse import parse_qsl, urlencode
 
-from model import BOUNDS, DTYPES, PRESETS, Config, numbers
-from model.config import (DEFAULT_PRESET, DEFAULTS, FIELDS, GEMMA_DEFAULTS, GEMMA_DOCS, GEMMA_FIELDS, LAYOUT_BOUNDS,
-                          LAYOUT_FIELDS, MODEL_CHOICES as CHOICES, MOE_DEFAULTS, MOE_DOCS, MOE_FIELDS, MOE_SYMBOLS,
-                          MLA_DEFAULTS, MLA_EXAMPLE, MLA_SYMBOLS, OPTIONAL_SYMBOLS, OSS_DEFAULTS, OSS_DOCS, OSS_FIELDS,
-                          QUERY_SCALE_MAX, RECIPE_DOCS, RECIPE_FIELDS, WINDOW_DEFAULTS)
+from model import DTYPES, PRESETS, Config, numbers
+from model.config import DEFAULT_PRESET, LINKED, WRITTEN, defaults
 from model.families import MLP_KINDS, RECIPE_LABELS, moe_fields, recipe_fields
-from model.rules import EXTRA_FIELDS, did_you_mean, quote, read_latent, read_layers, read_window, settle
+from model.fields import REAL_MAX, UNSET, Field
+from model.parts import latent, moe
+from model.rules import did_you_mean, quote, read_layers, settle
 from model.training import TrainSetup
 
 from model.inference import InferSetup
@@ -51,24 +51,26 @@ from .cards.infer.settings import INFER_KEYS, infer_items, settle_infer
 from .cards.train.settings import TRAIN_KEYS, settle_train, train_items
 
 DEFAULT_CONFIG = PRESETS[DEFAULT_PRESET]  # GPT-2 small at B = 8, T = 1,024
-# The modern recipe's URL keys (issue 15): the switches by their field names, the sizes by their symbols, and
-# `recipe` (gpt2 or modern: sets every switch, as the page's recipe choice does; keys given with it override it).
-RECIPE_KEYS = ("recipe", "norm", "positions", "mlp", "d_ff", "h_kv", "d_head", "bias", "qk_norm", "attention")
-# The mixture of experts' URL keys: the MLP choice `moe`, the sizes by their symbols, the layout by field names.
-MOE_KEYS = ("moe", *MOE_SYMBOLS.values(), "shared_gate", *LAYOUT_FIELDS)
-LAYOUT_KEYS = LAYOUT_FIELDS  # which blocks are MoE
-MOE_CONTROLS = ("moe", *MOE_SYMBOLS.values(), *LAYOUT_KEYS)  # the page's MLP switch and its boxes (not shared_gate)
-WINDOW_KEYS = ("W", "full_layers")  # the sliding window and the blocks kept full beside it (boxes on the page)
-MLA_KEYS = tuple(MLA_SYMBOLS.values())  # latent attention's widths d_c, d_cq, d_R, d_nope, d_v (boxes on the page)
-EXTRA_KEYS = (*GEMMA_FIELDS, *OSS_FIELDS)  # Gemma's and gpt-oss's extras, by field name (a preset's line on the page)
-EXTRA_DEFAULTS = {**GEMMA_DEFAULTS, **WINDOW_DEFAULTS, **OSS_DEFAULTS, **MLA_DEFAULTS}
-EXTRA_DOCS = {**GEMMA_DOCS, **OSS_DOCS}
-CONTROLS = ("preset", "B", "T", "d", "h", "L", "V", "T_max", "tie", *RECIPE_KEYS, *MOE_CONTROLS,
-            *WINDOW_KEYS, *MLA_KEYS)  # `controls=`
+# The keys that choose a whole group before its own keys: `recipe` (gpt2 or modern: sets every switch, as the page's
+# recipe choice does; keys given with it override it) and `moe` (the MLP: dense or a mixture of experts).
+CHOOSERS = {"recipe": "recipe", "moe": "moe"}
+
+
+def group_keys(fields: Sequence[Field]) -> tuple[str, ...]:
+    """The keys of `fields`, each group's chooser (`CHOOSERS`) before its first field's."""
+    out: list[str] = []
+    for f in fields:
+        if f.group in CHOOSERS and CHOOSERS[f.group] not in out:
+            out.append(CHOOSERS[f.group])
+        out.append(f.key)
+    return tuple(out)
+
+
+CONFIG_KEYS = group_keys(LINKED)  # every field's key and the choosers
+CONTROLS = ("preset", *group_keys([f for f in LINKED if f.controlled]))  # `controls=`: the page's controls
 PANELS = ("shapes", "budget", "changes", "tokens", "values", "training", "inference")  # what `panels=` may list
 OPTION_KEYS = ("preset", "dtype", "expanded", "embed", "controls", "panels")
-KEYS = FIELDS + RECIPE_KEYS + MOE_KEYS + WINDOW_KEYS + MLA_KEYS + EXTRA_KEYS + OPTION_KEYS + TRAIN_KEYS + INFER_KEYS
-FIELD_OF = {symbol: name for name, symbol in OPTIONAL_SYMBOLS.items()}  # "d_ff" -> "ff_dim"
+KEYS = CONFIG_KEYS + OPTION_KEYS + TRAIN_KEYS + INFER_KEYS
 MAX_QUERY_CHARS = 2_000  # longer queries are cut: no link needs more, and a hostile one costs nothing
 MAX_VALUE_CHARS = 40  # longer values are rejected before any parsing
 MAX_NOTICES = 8
@@ -100,21 +102,73 @@ class Query:
 show = quote  # user text for a notice (model.rules.quote)
 
 
-def _int_value(key: str, raw: str, fallback: int, bounds: tuple[int, int] | None = None) -> tuple[int, str | None]:
-    lo, hi = bounds or BOUNDS[key]
+def read_value(f: Field, raw: str, kept: object) -> tuple[object, str | None]:
+    """A link's value of the field `f`, read by its kind (`model.fields.KINDS`), or `kept` and a notice that names
+    what the field takes and says the value used instead."""
+    if f.kind == "whole":
+        return _whole(f, raw, kept)
+    if f.kind == "flag":
+        return _bool_value(f.key, raw, bool(kept), f.doc)
+    if f.kind == "choice":
+        return _choice(f, raw, kept)
+    if f.kind == "real":
+        return _real(f, raw, kept)
+    layers, note = read_layers(raw, kept, verb="using", name=f.key)  # "blocks": 0,1,2, or none
+    return (kept if layers is None else layers), note
+
+
+def _whole(f: Field, raw: str, kept: int | None) -> tuple[int | None, str | None]:
+    """A whole number within the field's bounds, in the number boxes' grammar (1024, 1,024, 1e3, 4 thousand); where
+    the field may be unset (`Field.unset`), "default" is None, its declared default, and so is "none" where None is
+    none (W: full attention) or an empty value where it is the recipe's default (d_ff)."""
+    text = raw.strip().lower()
+    if f.unset and text in ("default", "none" if f.unset == "none" else ""):
+        return None, None
+    n, note = _int_value(f.key, raw, kept, f.bounds, f.unset)
+    return (kept, note) if note else (n, None)
+
+
+def _int_value(key: str, raw: str, fallback: int | None, bounds: tuple[int, int],
+               unset: str = "") -> tuple[int | None, str | None]:
+    """A whole number within `bounds`, or `fallback` and the notice, which says a None fallback as what None is
+    (`unset`: "default", the recipe's default; else none) and names none among what the field takes where it does."""
+    lo, hi = bounds
     text = raw.strip()
+    using = (f"{key}={fallback:,}" if fallback is not None else
+             f"the recipe's default {key}" if unset == "default" else f"{key}=none")
+    takes = f"from {lo:,} to {hi:,}" + (", or none" if unset == "none" else "")
     if not text:
-        return fallback, f"{key} has no value; using {key}={fallback:,}"
+        return fallback, f"{key} has no value; using {using}"
     if len(text) > MAX_VALUE_CHARS:  # before int(): 4,300 digits and more raise ValueError
-        return fallback, f'{key}="{show(text)}" is too long: {key} is a whole number from {lo:,} to {hi:,}; using {key}={fallback:,}'
+        return fallback, f'{key}="{show(text)}" is too long: {key} is a whole number {takes}; using {using}'
     n = numbers.whole(text)  # the grammar of every number box: 1024, 1,024, 1_024, 1e3, 4 thousand
     if n is None:
         digits = " written with the digits 0–9" if any(c.isdigit() and not c.isascii() for c in text) else ""
-        return fallback, f'{key}="{show(text)}" is not a whole number from {lo:,} to {hi:,}{digits}; using {key}={fallback:,}'
+        takes = takes.replace(f" to {hi:,}", f" to {hi:,}{digits}", 1)
+        return fallback, f'{key}="{show(text)}" is not a whole number {takes}; using {using}'
     if not lo <= n <= hi:
-        return fallback, (f"{key}={numbers.show(n, text)} is out of range: {key} must be from {lo:,} to {hi:,}; "
-                          f"using {key}={fallback:,}")
+        return fallback, f"{key}={numbers.show(n, text)} is out of range: {key} must be {takes}; using {using}"
     return n, None
+
+
+def _choice(f: Field, raw: str, kept: str) -> tuple[str, str | None]:
+    """One of the field's choices (case aside)."""
+    choice = raw.strip().lower()
+    if choice in f.choices:
+        return choice, None
+    return kept, f'{f.key}="{show(raw)}" is not one of {", ".join(f.choices)} ({f.about}); using {f.key}={kept}'
+
+
+def _real(f: Field, raw: str, kept: float | None) -> tuple[float | None, str | None]:
+    """A number above 0 and below REAL_MAX (a soft-cap, a clamp), or none (default too): unset."""
+    text = raw.strip()
+    if text.lower() in UNSET:
+        return None, None
+    number = numbers.real(text) if len(text) <= MAX_VALUE_CHARS else None
+    if number is not None and 0 < number < REAL_MAX:
+        return number, None
+    return kept, (f'{f.key}="{show(raw)}" is not a number above 0 and below {REAL_MAX:,.0f}, or none ({f.about}); '
+                  f'using {f.key}={"none" if kept is None else number_text(kept)}')
 
 
 def _bool_value(key: str, raw: str, fallback: bool, meaning: str) -> tuple[bool, str | None]:
@@ -247,27 +301,22 @@ def parse_query(search: str | None) -> Query:
         else:
             notes.append(f'preset="{show(values["preset"])}" is unknown{did_you_mean(name, PRESETS)}; presets: '
                          f'{", ".join(PRESETS)}; using {DEFAULT_PRESET}')
-    asked: dict[str, object] = {k: getattr(base, k) for k in (*FIELDS, *RECIPE_FIELDS, *MOE_FIELDS, *EXTRA_FIELDS)}
-    for key in FIELDS:
-        if key not in values:
-            continue
-        if key == "tie":
-            asked[key], note = _bool_value(key, values[key], base.tie, "the head reuses W_te, as GPT-2")
-        else:
-            asked[key], note = _int_value(key, values[key], getattr(base, key))
-        notes += [note] if note else []
+    asked: dict[str, object] = {f.name: getattr(base, f.name) for f in LINKED}
+    _read_fields(_group("lesson"), values, asked, notes)
     _recipe_values(values, asked, notes)
     _moe_values(values, asked, notes)
-    _extra_values(values, asked, notes)
+    _window_values(values, asked, notes)
+    _latent_values(values, asked, notes)
+    _read_fields(_group("extras"), values, asked, notes)
     try:
         config, settled = settle(asked)
     except ValueError as e:  # a layout of blocks, a mixture of experts or a recipe no Config takes: without it
-        layout = {k: MOE_DEFAULTS[k] for k in LAYOUT_KEYS}
-        fallbacks = (((layout, "showing every block MoE"), (MOE_DEFAULTS, f"showing a {MLP_KINDS['dense']}"))
+        layout = {k: defaults("moe")[k] for k in moe.LAYOUT}
+        fallbacks = (((layout, "showing every block MoE"), (defaults("moe"), f"showing a {MLP_KINDS['dense']}"))
                      if asked["experts"] is not None else ())
-        fallbacks += ((EXTRA_DEFAULTS, "showing it without the window, latent attention and the family's extras"),)
+        fallbacks += ((EXTRAS, "showing it without the window, latent attention and the family's extras"),)
         fix, said = next(((f, w) for f, w in fallbacks if _settles({**asked, **f})),
-                         ({**DEFAULTS, **MOE_DEFAULTS, **EXTRA_DEFAULTS}, "showing GPT-2's recipe"))
+                         ({**defaults("recipe"), **defaults("moe"), **EXTRAS}, "showing GPT-2's recipe"))
         notes.append(f"{e}; {said}")
         config, settled = settle({**asked, **fix})
     notes += settled
@@ -281,6 +330,27 @@ def parse_query(search: str | None) -> Query:
     return Query(config=config, options=options, notices=tuple(notes), train=train, infer=infer)
 
 
+EXTRAS = {**defaults("window"), **defaults("latent"), **defaults("extras")}  # a model without them (a fallback)
+
+
+def _group(group: str) -> list[Field]:
+    """A group's fields (`model.fields.GROUPS`), in `linked` order."""
+    return [f for f in LINKED if f.group == group]
+
+
+def _read_fields(fields: Sequence[Field], values: dict[str, str], asked: dict[str, object], notes: list[str]) -> None:
+    """Each of `fields` the link gives, read by its kind into `asked` (`read_value`): a bad value keeps the one in
+    use and gets a notice. A field unset takes the fields that need it back to their defaults (W=none: no
+    full_layers; d_c=none: none of latent attention's widths)."""
+    for f in fields:
+        if f.key not in values:
+            continue
+        asked[f.name], note = read_value(f, values[f.key], asked[f.name])
+        notes += [note] if note else []
+        if asked[f.name] is None:
+            asked.update({d.name: d.default for d in LINKED if d.needs == f.name and d is not f})
+
+
 def _recipe_values(values: dict[str, str], asked: dict[str, object], notes: list[str]) -> None:
     """The recipe keys of a query into `asked` (the recipe first, then each key given); a bad value keeps the
     preset's and gets a notice."""
@@ -291,29 +361,7 @@ def _recipe_values(values: dict[str, str], asked: dict[str, object], notes: list
         else:
             notes.append(f'recipe="{show(values["recipe"])}" is not gpt2 or modern ({RECIPE_LABELS["gpt2"]}, '
                          f'{RECIPE_LABELS["modern"]}); using the preset\'s')
-    for key in CHOICES:
-        if key in values:
-            choice = values[key].strip().lower()
-            if choice in CHOICES[key]:
-                asked[key] = choice
-            else:
-                notes.append(f'{key}="{show(values[key])}" is not one of {", ".join(CHOICES[key])} '
-                             f'({RECIPE_DOCS[key]}); using {key}={asked[key]}')
-    if "qk_norm" in values:
-        asked["qk_norm"], note = _bool_value("qk_norm", values["qk_norm"], bool(asked["qk_norm"]), RECIPE_DOCS["qk_norm"])
-        notes += [note] if note else []
-    for symbol, name in FIELD_OF.items():
-        if symbol in values:
-            kept = asked[name]
-            if values[symbol].strip().lower() in ("", "default"):
-                asked[name] = None
-                continue
-            value, note = _int_value(symbol, values[symbol], -1)
-            if note:
-                notes.append(note.replace(f"using {symbol}=-1", f"using the recipe's default {symbol}" if kept is None
-                                          else f"using {symbol}={kept:,}"))
-            else:
-                asked[name] = value
+    _read_fields(_group("recipe"), values, asked, notes)
 
 
 def _settles(asked: dict[str, object]) -> bool:
@@ -325,113 +373,62 @@ def _settles(asked: dict[str, object]) -> bool:
 
 
 def _moe_values(values: dict[str, str], asked: dict[str, object], notes: list[str]) -> None:
-    """The mixture of experts' keys into `asked`: `moe` (or any of its sizes on a dense model) sets the MLP choice
+    """The mixture of experts' keys into `asked`: `moe` (or any of its keys on a dense model) sets the MLP choice
     (`model.families.moe_fields`), then each key given; a bad value keeps the one in use and gets a notice."""
     on = None
     if "moe" in values:
         on, note = _bool_value("moe", values["moe"], asked["experts"] is not None,
                                f"the MLP is a {MLP_KINDS['moe']} (E, k, d_expert); 0: a {MLP_KINDS['dense']}")
         notes += [note] if note else []
-    given = [k for k in MOE_KEYS[1:] if k in values]
+    given = [f for f in _group("moe") if f.key in values]
     if given and on is None:
         on = True
     if on is not None and _settles(asked):
         asked.update(moe_fields(settle(asked)[0], on))
     if asked["experts"] is None:
         if given:
-            notes.append(f"{', '.join(given)}: ignored with moe=0 (a {MLP_KINDS['dense']} has no experts)")
+            notes.append(f"{', '.join(f.key for f in given)}: ignored with moe=0 (a {MLP_KINDS['dense']} has no "
+                         f"experts)")
         return
-    fields_of = {symbol: name for name, symbol in MOE_SYMBOLS.items()}
-    for key in given:
-        name = fields_of.get(key, key)
-        kept = asked[name]
-        if key == "shared_gate":
-            asked[name], note = _bool_value(key, values[key], bool(kept), MOE_DOCS[name])
-        elif key == "dense_layers":
-            layers, note = read_layers(values[key], kept, verb="using")
-            asked[name] = kept if layers is None else layers
-        else:
-            asked[name], note = _int_value(key, values[key], kept if kept is not None else -1, LAYOUT_BOUNDS.get(key))
-            if note and kept is None:
-                asked[name], note = None, note.replace(f"using {key}=-1", "using none")
-        notes += [note] if note else []
+    _read_fields(given, values, asked, notes)
 
 
-def _extra_values(values: dict[str, str], asked: dict[str, object], notes: list[str]) -> None:
-    """The window's and the family's extras' keys into `asked`; a bad value keeps the one in use and gets a notice."""
-    if "W" in values:
-        window, note = read_window(values["W"], asked["window"], verb="using")
-        if window is not None:
-            asked.update(window=None, full_layers=()) if window == "none" else asked.update(window=window)
-        notes += [note] if note else []
-    if "full_layers" in values:
-        layers, note = read_layers(values["full_layers"], asked["full_layers"], verb="using", name="full_layers")
-        if asked["window"] is None:
-            note = "full_layers: ignored without W (the blocks kept full beside a sliding window; set W=512, say)"
-        elif layers is not None:
-            asked["full_layers"] = layers
-        notes += [note] if note else []
-    _mla_values(values, asked, notes)
-    for key in (k for k in EXTRA_KEYS if k in values):
-        kept = asked[key]
-        if isinstance(EXTRA_DEFAULTS[key], bool):
-            asked[key], note = _bool_value(key, values[key], bool(kept), EXTRA_DOCS[key])
-        else:
-            asked[key], note = _extra_number(key, values[key], kept)
-        notes += [note] if note else []
+def _window_values(values: dict[str, str], asked: dict[str, object], notes: list[str]) -> None:
+    """The window's keys into `asked`: W (none: full attention), then full_layers, which needs a window."""
+    window, full = _group("window")
+    _read_fields([window], values, asked, notes)
+    if full.key in values and asked[full.needs] is None:
+        notes.append(f"{full.key}: ignored without {window.key} (the blocks kept full beside a sliding window; set "
+                     f"{window.key}=512, say)")
+    else:
+        _read_fields([full], values, asked, notes)
 
 
-def _mla_values(values: dict[str, str], asked: dict[str, object], notes: list[str]) -> None:
-    """Latent attention's keys into `asked`: d_c (none: without latent attention), d_cq (none: q from x directly), d_R,
-    d_nope, d_v; a bad value keeps the one in use, and d_c without d_R, d_nope and d_v (or those without d_c) gets a
-    notice and leaves latent attention as it was."""
-    given = [k for k in MLA_KEYS if k in values]
+def _latent_values(values: dict[str, str], asked: dict[str, object], notes: list[str]) -> None:
+    """Latent attention's keys into `asked`: d_c (none: without latent attention), d_cq (none: q from x directly),
+    d_R, d_nope, d_v; a bad value keeps the one in use, and d_c without d_R, d_nope and d_v (or those without d_c)
+    gets a notice and leaves latent attention as it was."""
+    fields = _group("latent")
+    given = [f.key for f in fields if f.key in values]
     if not given:
         return
-    fields_of = {symbol: name for name, symbol in MLA_SYMBOLS.items()}
-    before = {name: asked[name] for name in MLA_SYMBOLS}
-    for key in given:
-        name, kept = fields_of[key], asked[fields_of[key]]
-        if key in ("d_c", "d_cq") and values[key].strip().lower() == "none":
-            asked.update(MLA_DEFAULTS if key == "d_c" else {name: None})
-            continue
-        if key == "d_cq":
-            number, note = read_latent(values[key], kept, verb="using")
-            number = kept if number is None else number
-        else:
-            number, note = _int_value(key, values[key], kept if kept is not None else -1)
-            number, note = (kept, note.replace(f"using {key}=-1", "using none")) if note and kept is None else (number, note)
-        asked[name] = number
-        notes += [note] if note else []
-    if asked["latent_dim"] is None and any(asked[n] is not None for n in MLA_SYMBOLS):
-        notes.append(f"{', '.join(k for k in given if k != 'd_c')}: ignored without d_c (the widths of multi-head "
-                     f"latent attention; DeepSeek-V3: {_mla_example()})")
-        asked.update(MLA_DEFAULTS)
-    elif asked["latent_dim"] is not None and (missing := [s for n, s in MLA_SYMBOLS.items()
-                                                          if asked[n] is None and n != "q_latent_dim"]):
-        notes.append(f"d_c={asked['latent_dim']:,} sets multi-head latent attention, which needs {' and '.join(missing)} "
-                     f"too (DeepSeek-V3: {_mla_example()}); using the attention without it")
+    before = {f.name: asked[f.name] for f in fields}
+    _read_fields(fields, values, asked, notes)
+    switch = fields[0]  # d_c: the one the others need
+    if asked[switch.name] is None and any(asked[f.name] is not None for f in fields):
+        notes.append(f"{', '.join(k for k in given if k != switch.key)}: ignored without {switch.key} (the widths of "
+                     f"multi-head latent attention; DeepSeek-V3: {_latent_example()})")
+        asked.update(defaults("latent"))
+    elif asked[switch.name] is not None and (missing := [f.key for f in fields if asked[f.name] is None
+                                                         and not f.unset]):  # those only the part unsets
+        notes.append(f"{switch.key}={asked[switch.name]:,} sets multi-head latent attention, which needs "
+                     f"{' and '.join(missing)} too (DeepSeek-V3: {_latent_example()}); using the attention without it")
         asked.update(before)
 
 
-def _mla_example() -> str:
+def _latent_example() -> str:
     """DeepSeek-V3's latent attention as link keys: "d_c=512&d_cq=1536&d_R=64&d_nope=128&d_v=128"."""
-    return "&".join(f"{MLA_SYMBOLS[n]}={v.replace(',', '')}" for n, v in MLA_EXAMPLE.items())
-
-
-def _extra_number(key: str, raw: str, kept: float | None) -> tuple[float | int | None, str | None]:
-    """query_scale (a whole number) or a soft-cap or clamp (a number above 0 and below 1,000,000); "none" unsets."""
-    text = raw.strip()
-    if text.lower() in ("none", "default"):
-        return None, None
-    number = numbers.whole(text) if key == "query_scale" else numbers.real(text)
-    lo, hi = (1, QUERY_SCALE_MAX) if key == "query_scale" else (0, 1_000_000)
-    if len(text) <= MAX_VALUE_CHARS and number is not None and (lo <= number <= hi if key == "query_scale"
-                                                               else lo < number < hi):
-        return number, None
-    what = f"a whole number from {lo:,} to {hi:,}" if key == "query_scale" else "a number above 0 and below 1,000,000"
-    return kept, (f'{key}="{show(raw)}" is not {what}, or none ({EXTRA_DOCS[key]}); using '
-                  f'{key}={"none" if kept is None else number_text(kept)}')
+    return "&".join(f"{f.key}={f.example.replace(',', '')}" for f in latent.FIELDS)
 
 
 def number_text(value: float | int) -> str:
@@ -446,35 +443,20 @@ def parse_config(search: str | None) -> tuple[Config, list[str]]:
     return q.config, list(q.notices)
 
 
-def recipe_items(config: Config) -> list[tuple[str, str]]:
-    """The recipe keys that differ from GPT-2's (none for GPT-2's recipe, so the lesson's links stay as they are), a
-    mixture of experts' keys, the window's and the family's extras' where set."""
-    items = []
-    for key in CHOICES:
-        if getattr(config, key) != DEFAULTS[key]:
-            items.append((key, getattr(config, key)))
-    for symbol, name in FIELD_OF.items():
-        if getattr(config, name) is not None:
-            items.append((symbol, str(getattr(config, name))))
-    if config.qk_norm:
-        items.append(("qk_norm", "1"))
-    if config.moe:  # E, k and d_expert always; the rest where not default
-        items += [(symbol, str(getattr(config, name))) for name, symbol in MOE_SYMBOLS.items()
-                  if name in ("experts", "top_k", "expert_dim") or getattr(config, name) != MOE_DEFAULTS[name]]
-        items += [("shared_gate", "1")] if config.shared_gate else []
-        items += [(k, str(getattr(config, k))) for k in ("moe_step", "dense_first") if getattr(config, k) != MOE_DEFAULTS[k]]
-        items += [("dense_layers", ",".join(map(str, config.dense_layers)))] if config.dense_layers else []
-    if config.mla:  # d_cq only where the queries have a latent
-        items += [(symbol, str(getattr(config, name))) for name, symbol in MLA_SYMBOLS.items()
-                  if getattr(config, name) is not None]
-    if config.window is not None:
-        items.append(("W", str(config.window)))
-        items += [("full_layers", ",".join(map(str, config.full_layers)))] if config.full_layers else []
-    for key in EXTRA_KEYS:
-        value = getattr(config, key)
-        if value != EXTRA_DEFAULTS[key]:
-            items.append((key, "1" if value is True else number_text(value)))
-    return items
+def value_text(value: object) -> str:
+    """A field's value as a link writes it: 1 or 0, block indices "5,11", a number's shortest text (`number_text`)."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, tuple):
+        return ",".join(map(str, value))
+    return number_text(value) if isinstance(value, (int, float)) else str(value)
+
+
+def config_items(config: Config) -> list[tuple[str, str]]:
+    """The keys of `config` (`model.config.WRITTEN` order): the lesson's every one, the others where not their
+    default (GPT-2's recipe adds none, so the lesson's links stay as they are)."""
+    return [(f.key, value_text(getattr(config, f.name))) for f in WRITTEN
+            if f.group == "lesson" or getattr(config, f.name) != f.default]
 
 
 def to_query(config: Config, options: ViewOptions | None = None, train: TrainSetup | None = None,
@@ -482,8 +464,7 @@ def to_query(config: Config, options: ViewOptions | None = None, train: TrainSet
     """The query that reproduces `config`, `options`, `train` and `infer`: every Config field, the rest where not
     default."""
     options = options or ViewOptions()
-    items: list[tuple[str, str]] = [(k, str(int(getattr(config, k)))) for k in FIELDS]
-    items += recipe_items(config)
+    items = config_items(config)
     items += train_items(train) if train is not None else []
     items += infer_items(infer) if infer is not None else []
     default = ViewOptions()

@@ -17,17 +17,16 @@ import model
 from model import DTYPES, PRESETS, Budget, Config, Trace
 from model import tokenizer
 from model.formula import evaluate_shape
-from model.config import (CONFIG_FIELDS, FIELDS, MLA_FIELDS, MLA_SYMBOLS, MODEL_CHOICES as CHOICES, MOE_FIELDS,
-                          MOE_SYMBOLS, OPTIONAL_SYMBOLS, RECIPE_FIELDS)
+from model.config import CONFIG_FIELDS, FIELD, FIELDS, LINKED, names
 from model.fields import Field
 from model import families
-from model.families import MLP_KINDS, RECIPE_LABELS, moe_fields, recipe_fields, recipe_of
-from model.rules import (CUSTOM, EXTRA_FIELDS, PRESET_ASKS, PRESET_SETS, Note, news, preset_of, read_field, read_latent,
+from model.families import RECIPE_LABELS, moe_fields, recipe_fields, recipe_of
+from model.rules import (CUSTOM, MODEL as MODEL_FIELDS, PRESET_ASKS, Note, news, preset_of, read_field, read_latent,
                          read_layers, read_window, settle_notes)
 from model.inference import InferSetup, Serving, serving
 from model.training import Plan, TrainSetup, plan
 
-from .query import DEFAULT_CONFIG, LAYOUT_KEYS
+from .query import DEFAULT_CONFIG
 
 __all__ = ["CUSTOM", "ExplorerState", "preset_labels"]
 
@@ -58,14 +57,10 @@ def bar_scale(trace: Trace) -> int:
     return _bar_scale(trace.cfg, trace.dtype)
 
 
-# what the recipe, the MLP choice, the window, a preset's extras (Gemma's, gpt-oss's) and latent attention set, besides
-# FIELDS
-MODEL_FIELDS = (*RECIPE_FIELDS, *MOE_FIELDS, *EXTRA_FIELDS)
-MOE_LABEL = MLP_KINDS["moe"]
-SIZE_FIELDS = {**{sym: f for f, sym in OPTIONAL_SYMBOLS.items()}, **{sym: f for f, sym in MOE_SYMBOLS.items()},
-               **{f: f for f in LAYOUT_KEYS}, "W": "window", "full_layers": "full_layers",
-               **{sym: f for f, sym in MLA_SYMBOLS.items()}}
-# symbol -> field of the number boxes besides FIELDS: "d_ff" -> "ff_dim", "E" -> "experts", "moe_step" -> itself,
+# MODEL_FIELDS: what the recipe, the MLP choice, the window, a preset's extras (Gemma's, gpt-oss's) and latent
+# attention set, besides FIELDS (`model.rules.MODEL`)
+BOXES = {f.key: f.name for f in LINKED if f.controlled and f.group != "lesson" and f.kind in ("whole", "blocks")}
+# key -> field of the boxes besides the lesson's sliders': "d_ff" -> "ff_dim", "E" -> "experts", "moe_step" -> itself,
 # "d_c" -> "latent_dim"
 
 
@@ -134,48 +129,38 @@ class ExplorerState(_ConfigFields):
         W ("none": full attention), a switch's choice or a checkbox. Text that is no whole number, or a value outside
         model.BOUNDS, is rejected with a notice and the value in use is kept; empty text changes nothing; E_shared = 0
         drops the shared experts' width and gate, W = none the full blocks' list; d_cq = none projects q from x
-        directly. A mixture of experts' field on a dense model says to choose the MoE first, full_layers without a
-        window to set W first, a latent attention width without latent attention to choose DeepSeek-V3 first. True
-        if taken."""
+        directly. A field of a part this model lacks (`Field.needs`) gets that part's notice (`Field.absent`): a
+        mixture of experts' on a dense model says to choose the MoE first, full_layers without a window to set W
+        first, a latent attention width without latent attention to choose DeepSeek-V3 first. True if taken."""
         if name == "moe":  # the MLP choice: dense, or a mixture of experts (model.families.moe_fields)
             self._asked.update(moe_fields(self.config, bool(value)))
-            self._settle(changed=MOE_FIELDS)
+            self._settle(changed=names("moe"))
             return True
-        if name in ("tie", "qk_norm"):
+        f = FIELD[name]
+        if f.needs and getattr(self.config, f.needs) is None:  # a part this model lacks: its switch first
+            self._settle([FIELD[f.needs].absent.format(key=f.key)], changed=())
+            return False
+        if f.kind == "flag":
             self._asked[name] = bool(value)
             self._settle(changed=[name])
             return True
-        if name in CHOICES:
-            if value not in CHOICES[name]:
-                self._settle([f"{name}={value!r} is not one of {', '.join(CHOICES[name])}; kept {name}={getattr(self, name)}"],
+        if f.kind == "choice":
+            if value not in f.choices:
+                self._settle([f"{name}={value!r} is not one of {', '.join(f.choices)}; kept {name}={getattr(self, name)}"],
                              changed=())
                 return False
             self._asked[name] = value
             self._settle(changed=[name])
             return True
-        symbol = {**OPTIONAL_SYMBOLS, **MOE_SYMBOLS, **MLA_SYMBOLS}.get(name, name)  # d_ff, h_kv, d_head, E, k, …: by their
-        if name in MOE_FIELDS and not self.config.moe:  # symbol's bounds
-            self._settle([f"{symbol} sets a mixture of experts: choose the MLP \"{MOE_LABEL}\" first; "
-                          f"kept the dense MLP"], changed=())
-            return False
-        if name in MLA_FIELDS and not self.config.mla:
-            self._settle([f"{symbol} is a width of multi-head latent attention, which this model does not have: choose "
-                          f"DeepSeek-V3's preset first (or a link with d_c, d_R, d_nope and d_v); kept its attention"],
-                         changed=())
-            return False
-        if name == "full_layers" and self.config.window is None:
-            self._settle(["full_layers lists the blocks that keep full attention beside a sliding window: set W "
-                          "first; kept full attention everywhere"], changed=())
-            return False
-        kept = getattr(self.config, symbol)
-        if name in ("dense_layers", "full_layers"):  # block indices, "0,1,2" or "none"
+        kept = getattr(self.config, f.key)  # d_ff, h_kv, d_head, E, k, …: the value in use, by its key
+        if f.kind == "blocks":  # block indices, "0,1,2" or "none"
             number, rejected = read_layers(value, kept, name=name) if isinstance(value, str) else (None, None)
         elif name == "window":  # W, or "none": full attention
             number, rejected = read_window(value, kept)
         elif name == "q_latent_dim":  # d_cq, or "none": q projected from x directly
             number, rejected = read_latent(value, kept)
         else:
-            number, rejected = read_field(symbol, value, kept=kept)
+            number, rejected = read_field(f.key, value, kept=kept)
         if number is None:
             self._settle([rejected] if rejected else [], changed=())  # nothing changed
             return False
@@ -205,7 +190,7 @@ class ExplorerState(_ConfigFields):
         if self._settling or event.new == "custom":
             return
         self._asked.update(recipe_fields(event.new, self.config.h))  # GPT-2's leaves latent attention
-        self._settle(changed=(*RECIPE_FIELDS, *MLA_FIELDS))  # the MLP's kind stays: a mixture of experts in either
+        self._settle(changed=(*names("recipe"), *names("latent")))  # the MLP's kind stays: a mixture of experts in either
         # recipe
 
     def _settle(self, rejected: list[str] | None = None, changed: Iterable[str] = (*FIELDS, *MODEL_FIELDS)) -> None:

@@ -5,9 +5,8 @@ by the cards (app/cards/: the controls, the budget card, the shapes table) on on
 """
 from __future__ import annotations
 
-from model import BOUNDS, FIELD_DOCS, Config
-from model.config import (CHOICES, INT_FIELDS, LAYOUT_FIELDS, MLA_SYMBOLS, MOE_DOCS, MOE_SYMBOLS, OPTIONAL_SYMBOLS,
-                          RECIPE_DOCS, WINDOW_DOCS)
+from model import BOUNDS, Config
+from model.config import LINKED
 from model.families import MLP_KINDS
 from model.numbers import EXAMPLES
 from model.rules import rules_line
@@ -23,16 +22,9 @@ HINT = f"arrow keys move a focused slider; a box takes any value in bounds: {EXA
 # status line when no notice applies
 CHIP_TIPS = {  # the share card's chips: what each control and panel of an embedded view is
     "preset": "preset: the picker of named models",
-    **{f: f"{f}: {FIELD_DOCS[f]}" for f in INT_FIELDS},
-    "tie": "tie: the switch that ties the head to W_te",
     "recipe": "recipe: GPT-2 (2019), modern (Llama-3 style) or custom",
-    **{k: f"{k}: {RECIPE_DOCS[k]}" for k in CHOICES}, "qk_norm": RECIPE_DOCS["qk_norm"],
-    **{sym: f"{sym}: {FIELD_DOCS[sym]}" for sym in OPTIONAL_SYMBOLS.values()},
     "moe": "moe: the MLP's switch, dense or a mixture of experts",
-    **{sym: f"{sym}: {FIELD_DOCS[sym]}" for sym in MOE_SYMBOLS.values()},
-    **{f: f"{f}: {MOE_DOCS[f]}" for f in LAYOUT_FIELDS},
-    "W": f"W: {WINDOW_DOCS['window']}", "full_layers": f"full_layers: {WINDOW_DOCS['full_layers']}",
-    **{sym: f"{sym}: {FIELD_DOCS[sym]}" for sym in MLA_SYMBOLS.values()},
+    **{f.key: f"{f.key}: {f.about}" for f in LINKED if f.controlled},  # each field's control: its declared doc
     "shapes": "shapes: every tensor of one forward pass", "budget": "budget: parameters and FLOPs per token",
     "changes": "changes: what each change of the modern recipe buys", "tokens": "tokens: a text split into GPT-2 tokens",
     "values": "values: real numbers of one pass at init", "training": "training: from N to a training run",

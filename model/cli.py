@@ -23,14 +23,12 @@ import dataclasses
 import sys
 
 from . import changes_report, hf, infer_report, report, train_report, values_report
-from .config import (BOUNDS, CHOICES, DEFAULT_PRESET, FIELD_DOCS, GEMMA_DOCS, INT_FIELDS, MLA_DOCS, MLA_SYMBOLS,
-                     MODEL_CHOICES, MOE_DOCS, MOE_SYMBOLS, OPTIONAL_SYMBOLS, OSS_DOCS, RECIPE_DOCS, WINDOW_DOCS, Config,
-                     read_hf)
-from .config import ALL_PRESETS, MOE_DEFAULTS, MOE_FIELDS, PRESETS
+from .config import ALL_PRESETS, DEFAULT_PRESET, PRESETS, WRITTEN, Config, read_hf
 from .changes import DEFAULT_GPU
+from .fields import FAMILIES, Field
 from .layout import terminal_width
 from .passes import DTYPES
-from .rules import EXTRA_FIELDS, did_you_mean
+from .rules import did_you_mean
 from .training import CUSTOM_GPU, GPUS
 
 INFER_GPU_OPTIONS = ("--gpu", "--gpu-peak", "--gpu-memory")  # the training run's options that serving shares
@@ -51,20 +49,15 @@ def preset_name(text: str) -> str:
                                      f"{', '.join(ALL_PRESETS)}")
 
 
-def add_config_arguments(p: argparse.ArgumentParser) -> None:
-    """--preset, one option per Config field, --untied or --tied and --dtype (shared with `python -m app export`)."""
-    p.add_argument("--preset", type=preset_name, default=None, metavar="NAME",
-                   help=f"start from a preset: {', '.join(ALL_PRESETS)} (default {DEFAULT_PRESET}); the fields below override it")
-    for name in INT_FIELDS:
-        lo, hi = BOUNDS[name]
-        flags = ["--T-max", "--T_max"] if name == "T_max" else [f"--{name}"]
-        p.add_argument(*flags, dest=name, type=int, metavar="N", help=f"{FIELD_DOCS[name]} ({lo:,} to {hi:,})")
-    head = p.add_mutually_exclusive_group()
-    head.add_argument("--untied", action="store_true", help="a separate output head instead of one tied to W_te")
-    head.add_argument("--tied", action="store_true", help="an output head tied to W_te (a preset with a separate head)")
-    p.add_argument("--dtype", choices=list(DTYPES), default="fp32", help="activation dtype for memory (default fp32)")
+OPTIONS = WRITTEN  # every field in the order of its option: the lesson's, the recipe's (switches, sizes, QK-norm),
+# the mixture of experts', the window's, latent attention's, then the families' extras (`model.fields.written`)
 
 
+def _grouped(group: str) -> list[Field]:
+    """A group's fields in the order of their options."""
+    return [f for f in OPTIONS if f.group == group]
+TITLES = {"moe": "mixture of experts (the MLP's other choice)", "window": "sliding windows",
+          "latent": "multi-head latent attention (DeepSeek-V2/V3)"}  # the groups' titles in --help
 NONE = "none"  # how an optional field is cleared: --W none (full attention), --d-cq none (q projected directly)
 CLEARED = type("Cleared", (), {"__repr__": lambda self: "none"})()  # what argparse holds for "none"
 
@@ -85,24 +78,8 @@ _whole_or_none = _or_none(int, "a whole number")
 _number_or_none = _or_none(float, "a number such as 30.0")
 
 
-def add_recipe_arguments(p: argparse.ArgumentParser) -> None:
-    """--hf-config and one option per recipe field: --norm, --positions, --mlp, --bias, --attention, --d-ff, --h-kv,
-    --d-head, --qk-norm (the model's CLI and the exported page's)."""
-    p.add_argument("--hf-config", metavar="PATH", default=None,
-                   help="start from a Hugging Face config.json (model type "
-                        f"{', '.join(hf.MODEL_TYPES)}; read from disk, nothing fetched) instead of a preset; the "
-                        "options below override it")
-    for name, choices in MODEL_CHOICES.items():
-        p.add_argument(f"--{name}", choices=choices, default=None, help=RECIPE_DOCS[name])
-    for name, symbol in OPTIONAL_SYMBOLS.items():
-        lo, hi = BOUNDS[symbol]
-        p.add_argument(f"--{symbol.replace('_', '-')}", dest=name, type=_whole_or_none, metavar="N",
-                       help=f"{FIELD_DOCS[symbol]} ({lo:,} to {hi:,}, or none; sets {symbol})")
-    p.add_argument("--qk-norm", dest="qk_norm", action=argparse.BooleanOptionalAction, default=None, help=RECIPE_DOCS["qk_norm"])
-
-
 def _block_list(text: str) -> tuple[int, ...]:
-    """--dense-layers: block indices such as "0,1,2" (or "none")."""
+    """--dense-layers, --full-layers: block indices such as "0,1,2" (or "none")."""
     if text.strip().lower() in ("", "none"):
         return ()
     try:
@@ -111,50 +88,94 @@ def _block_list(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"invalid block list {text!r}: write indices such as 0,1,2") from None
 
 
-def moe_flag(name: str) -> str:
-    """The command line's flag of a mixture of experts' field: "experts" -> "--experts", "expert_dim" -> "--d-expert"."""
-    symbol = MOE_SYMBOLS.get(name)
-    if name in ("experts", "top_k", "shared_experts") or symbol is None:
-        return f"--{name.replace('_', '-')}"
-    return f"--{symbol.replace('_', '-')}"
+def _flags(f: Field) -> list[str]:
+    """A field's option and, for a global dim whose option is not its symbol, the symbol too: --T-max and --T_max."""
+    return list(dict.fromkeys([f.flag, *(["--" + f.key] if f.group == "lesson" else [])]))
+
+
+def _help(f: Field) -> str:
+    """An option's help: the field's doc (`Field.about`); a whole number's bounds, ", or none" where it is optional,
+    and the symbol it sets where its option does not spell it ("--d-ff": "sets d_ff"); a value's "(or none)"."""
+    if f.kind == "real":
+        return f"{f.about} (or none)"
+    if f.kind != "whole":
+        return f.about
+    lo, hi = f.bounds
+    sets = f"; sets {f.symbol}" if f.symbol and "--" + f.symbol not in _flags(f) else ""
+    return f"{f.about} ({lo:,} to {hi:,}{', or none' if f.optional else ''}{sets})"
+
+
+def add_option(p: argparse._ActionsContainer, f: Field) -> None:
+    """One option for a field on a parser or one of its groups, by the field's kind: a whole number ("N", or none
+    where optional), a value ("X", or none), a list of blocks ("I,J,…", or none), a switch's choices, or a flag and its
+    --no- twin (None where not given)."""
+    options = {"whole": dict(type=_whole_or_none if f.optional else int, metavar="N"),
+               "real": dict(type=_number_or_none, metavar="X"), "blocks": dict(type=_block_list, metavar="I,J,…"),
+               "choice": dict(choices=f.choices, default=None),
+               "flag": dict(action=argparse.BooleanOptionalAction, default=None)}[f.kind]
+    p.add_argument(*_flags(f), dest=f.name, help=_help(f), **options)
+
+
+def add_config_arguments(p: argparse.ArgumentParser) -> None:
+    """--preset, one option per global dim, --untied or --tied and --dtype (shared with `python -m app export`)."""
+    p.add_argument("--preset", type=preset_name, default=None, metavar="NAME",
+                   help=f"start from a preset: {', '.join(ALL_PRESETS)} (default {DEFAULT_PRESET}); the fields below override it")
+    for f in _grouped("lesson"):
+        if f.kind == "whole":
+            add_option(p, f)
+    head = p.add_mutually_exclusive_group()
+    head.add_argument("--untied", action="store_true", help="a separate output head instead of one tied to W_te")
+    head.add_argument("--tied", action="store_true", help="an output head tied to W_te (a preset with a separate head)")
+    p.add_argument("--dtype", choices=list(DTYPES), default="fp32", help="activation dtype for memory (default fp32)")
+
+
+def add_recipe_arguments(p: argparse.ArgumentParser) -> None:
+    """--hf-config and one option per recipe field: --norm, --positions, --mlp, --bias, --attention, --d-ff, --h-kv,
+    --d-head, --qk-norm (the model's CLI and the exported page's)."""
+    p.add_argument("--hf-config", metavar="PATH", default=None,
+                   help="start from a Hugging Face config.json (model type "
+                        f"{', '.join(hf.MODEL_TYPES)}; read from disk, nothing fetched) instead of a preset; the "
+                        "options below override it")
+    for f in _grouped("recipe"):
+        add_option(p, f)
 
 
 def add_moe_arguments(p: argparse.ArgumentParser) -> None:
     """A mixture of experts: --experts (E), --top-k (k), --d-expert, --shared-experts, --d-shared, --shared-gate,
     and which blocks: --moe-step, --dense-first, --dense-layers."""
-    g = p.add_argument_group("mixture of experts (the MLP's other choice)")
-    for name, symbol in MOE_SYMBOLS.items():
-        lo, hi = BOUNDS[symbol]
-        flag = moe_flag(name)
-        optional = name != "shared_experts"  # experts none: the dense MLP
-        g.add_argument(flag, dest=name, type=_whole_or_none if optional else int, metavar="N",
-                       help=f"{MOE_DOCS[name]} ({lo:,} to {hi:,}{', or none' if optional else ''}; sets {symbol})")
-    g.add_argument("--shared-gate", dest="shared_gate", action=argparse.BooleanOptionalAction, default=None, help=MOE_DOCS["shared_gate"])
-    for name in ("moe_step", "dense_first"):
-        g.add_argument(moe_flag(name), dest=name, type=int, metavar="N", help=MOE_DOCS[name])
-    g.add_argument("--dense-layers", dest="dense_layers", type=_block_list, metavar="I,J,…", help=MOE_DOCS["dense_layers"])
+    g = p.add_argument_group(TITLES["moe"])
+    for f in _grouped("moe"):
+        add_option(g, f)
 
 
-def attention_flag(name: str) -> str:
-    """The command line's flag of a window's, latent attention's or a family's extra field: "window" -> "--W",
-    "full_layers" -> "--full-layers", "latent_dim" -> "--d-c" (latent attention's by their symbols), "post_norms" ->
-    "--post-norms" (a switch's off is "--no-" and the flag's name)."""
-    if name == "window":
-        return "--W"
-    return f"--{MLA_SYMBOLS.get(name, name).replace('_', '-')}"
+def add_attention_arguments(p: argparse.ArgumentParser) -> None:
+    """Attention that shapes the cache, and the families' extras: --W and --full-layers (sliding windows), --d-c,
+    --d-cq, --d-R, --d-nope, --d-v (multi-head latent attention), Gemma's (--post-norms, --embed-scale,
+    --query-scale, --attn-softcap, --final-softcap) and gpt-oss's (--sinks, --expert-bias, --swiglu-limit,
+    --swiglu-alpha). A switch has its --no- twin; an optional number takes "none"."""
+    for group in ("window", "latent"):
+        g = p.add_argument_group(TITLES[group])
+        for f in _grouped(group):
+            add_option(g, f)
+    for family, name in FAMILIES.items():
+        g = p.add_argument_group(f"{name}'s extras")
+        for f in _grouped("extras"):
+            if f.family == family:
+                add_option(g, f)
 
 
 DEFAULT_MODEL = ALL_PRESETS[DEFAULT_PRESET]  # what the options change where no --preset is given
-# the window's, the families' and latent attention's fields at Config's defaults (`model_options`)
-EXTRA_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Config) if f.name in EXTRA_FIELDS}
+NAMED = ("window", "latent", "extras")  # what a preset's name stands for in `model_options`
 
 
 def extras_preset(cfg: Config) -> str | None:
-    """The preset whose window, families' extras and latent attention `cfg` has, or None (none, or no preset's)."""
-    if all(getattr(cfg, f) == EXTRA_DEFAULTS[f] for f in EXTRA_FIELDS):
+    """The preset whose window, families' extras and latent attention (`NAMED`) `cfg` has, or None (none, or no
+    preset's)."""
+    named = [f for f in OPTIONS if f.group in NAMED]
+    if all(getattr(cfg, f.name) == f.default for f in named):
         return None
     for name, p in PRESETS.items():
-        if all(getattr(p, f) == getattr(cfg, f) for f in EXTRA_FIELDS):
+        if all(getattr(p, f.name) == getattr(cfg, f.name) for f in named):
             return name
     return None
 
@@ -164,59 +185,32 @@ def _flag_value(v: object) -> str:
     return ",".join(str(x) for x in v) or NONE if isinstance(v, (tuple, list)) else NONE if v is None else str(v)
 
 
+def _option(f: Field, v: object) -> str:
+    """A field's option at value `v`: "--d 768", "--W none", "--qk-norm" or "--no-qk-norm"; the head's "--tied" or
+    "--untied"."""
+    if f.name == "tie":
+        return "--tied" if v else "--untied"
+    if f.kind == "flag":
+        return f.flag if v else f"--no-{f.flag[2:]}"
+    return f"{f.flag} {_flag_value(v)}"
+
+
 def model_options(cfg: Config) -> str:
     """The command line's options that give `cfg` (python -m model's and python -m app export's; the tests read them
-    back): the preset whose extras it has (they have no options of their own), every size, then each switch of the
-    recipe, d_ff, h_kv and d_head, qk-norm and the head that differs from that preset's (or the default preset's),
-    then each extra and each field of a mixture of experts that differs from none."""
+    back), in `OPTIONS`' order with the mixture of experts' last: the preset whose window, latent attention and
+    families' extras it has (`extras_preset`), every size, then each field that differs from that preset's (or the
+    default preset's); a mixture of experts' each field that differs from its declared default."""
     base = extras_preset(cfg)
     start = PRESETS[base] if base is not None else DEFAULT_MODEL
     out = [f"--preset {base}"] if base is not None else []
-    out += [f"--T-max {cfg.T_max}" if f == "T_max" else f"--{f} {getattr(cfg, f)}" for f in INT_FIELDS]
-    out += [] if cfg.tie == start.tie else ["--tied" if cfg.tie else "--untied"]
-    out += [f"--{f} {getattr(cfg, f)}" for f in MODEL_CHOICES if getattr(cfg, f) != getattr(start, f)]
-    out += [f"--{sym.replace('_', '-')} {_flag_value(getattr(cfg, f))}" for f, sym in OPTIONAL_SYMBOLS.items()
-            if getattr(cfg, f) != getattr(start, f)]
-    out += [] if cfg.qk_norm == start.qk_norm else ["--qk-norm" if cfg.qk_norm else "--no-qk-norm"]
-    for f in EXTRA_FIELDS if base is None else ():
-        v, flag = getattr(cfg, f), attention_flag(f)
-        if v != EXTRA_DEFAULTS[f]:
-            out.append((flag if v else f"--no-{flag[2:]}") if isinstance(v, bool) else f"{flag} {_flag_value(v)}")
-    for f in MOE_FIELDS:
-        v = getattr(cfg, f)
-        if v != MOE_DEFAULTS[f]:
-            out.append(moe_flag(f) if f == "shared_gate" else f"{moe_flag(f)} {_flag_value(v)}")
+    for moe in (False, True):
+        for f in OPTIONS:
+            if (f.group == "moe") != moe:
+                continue
+            v = getattr(cfg, f.name)
+            if (f.group == "lesson" and f.kind == "whole") or v != (f.default if moe else getattr(start, f.name)):
+                out.append(_option(f, v))
     return " ".join(out)
-
-
-def add_attention_arguments(p: argparse.ArgumentParser) -> None:
-    """Attention that shapes the cache, and the families' extras: --W and --full-layers (sliding windows), --d-c,
-    --d-cq, --d-R, --d-nope, --d-v (multi-head latent attention), Gemma's (--post-norms, --embed-scale,
-    --query-scale, --attn-softcap, --final-softcap) and gpt-oss's (--sinks, --expert-bias, --swiglu-limit,
-    --swiglu-alpha). A switch has its --no- twin; an optional number takes "none"."""
-    g = p.add_argument_group("sliding windows")
-    g.add_argument(attention_flag("window"), dest="window", type=_whole_or_none, metavar="N",
-                   help=f"{WINDOW_DOCS['window']} ({BOUNDS['W'][0]:,} to {BOUNDS['W'][1]:,}, or none)")
-    g.add_argument(attention_flag("full_layers"), dest="full_layers", type=_block_list, metavar="I,J,…",
-                   help=WINDOW_DOCS["full_layers"])
-    g = p.add_argument_group("multi-head latent attention (DeepSeek-V2/V3)")
-    for name, symbol in MLA_SYMBOLS.items():
-        lo, hi = BOUNDS[symbol]
-        g.add_argument(attention_flag(name), dest=name, type=_whole_or_none, metavar="N",
-                       help=f"{MLA_DOCS[name]} ({lo:,} to {hi:,}, or none; sets {symbol})")
-    for title, docs in (("Gemma's extras", GEMMA_DOCS), ("gpt-oss's extras", OSS_DOCS)):
-        g = p.add_argument_group(title)
-        for name, doc in docs.items():
-            flag = attention_flag(name)
-            if isinstance(getattr(Config, name), bool):  # a switch: on, or --no- off
-                g.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=None, help=doc)
-            else:
-                kind = _whole_or_none if name == "query_scale" else _number_or_none
-                g.add_argument(flag, dest=name, type=kind, metavar="N" if name == "query_scale" else "X",
-                               help=f"{doc} (or none)")
-
-
-ATTENTION_NAMES = ("window", "full_layers", *MLA_SYMBOLS, *GEMMA_DOCS, *OSS_DOCS)  # add_attention_arguments' fields
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -247,8 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from_args(args: argparse.Namespace) -> Config:
     """The preset, the config.json (--hf-config) or the default preset, with every field given on the command line
     replaced; validated. ValueError names a bad field or a config.json that cannot be read."""
-    names = [*INT_FIELDS, *CHOICES, *OPTIONAL_SYMBOLS, "qk_norm", *MOE_SYMBOLS, "shared_gate", "moe_step", "dense_first",
-             "dense_layers", *ATTENTION_NAMES]
+    names = [f.name for f in OPTIONS if f.name != "tie"]  # the head: --untied, --tied
     fields = {k: None if v is CLEARED else v for k in names if (v := getattr(args, k, None)) is not None}
     if args.untied or args.tied:
         fields["tie"] = args.tied

@@ -30,7 +30,7 @@ h_kv heads of K and V (grouped-query attention), d_ff the MLP's hidden width. Th
   and no count of FLOPs, only what the pass holds. The modern recipe's presets and `from_hf` start fused (how
   those models are trained and served); GPT-2's and GPT-3's presets keep the lesson's eager attention.
 
-Mixture of experts (the MLP's other choice; `MOE_FIELDS`, symbols named in `model.notation.SYMBOL_DOCS`): `experts`
+Mixture of experts (the MLP's other choice; `model.parts.moe`, symbols named in `model.notation.SYMBOL_DOCS`): `experts`
 -> E routed experts, `top_k` -> k of them per token, `expert_dim` -> d_expert each expert's width, `shared_experts`
 -> E_shared experts every token uses (Qwen2-MoE, DeepSeek), of width `shared_dim` -> d_shared (default d_expert),
 with `shared_gate` Qwen2-MoE's sigmoid gate (d, 1) on their output. A router (d, E) picks each token's k experts. The
@@ -40,11 +40,11 @@ block i is when i >= `dense_first` (DeepSeek's first_k_dense_replace), (i + 1) i
 decoder_sparse_step) and i is not in `dense_layers` (Qwen's mlp_only_layers); the others keep the dense MLP of width
 d_ff. L_moe counts the MoE blocks. Where no block is dense, d_ff is no part of the model: `ff_dim` is dropped.
 
-Multi-head latent attention (DeepSeek-V2/V3, `MLA_FIELDS`, symbols named in `model.notation.SYMBOL_DOCS`): `latent_dim`
+Multi-head latent attention (DeepSeek-V2/V3, `model.parts.latent`, symbols in `model.notation.SYMBOL_DOCS`): `latent_dim`
 -> d_c the latent every head's K and V come from, `q_latent_dim` -> d_cq the queries' latent (None: q projected from x
 directly), `rope_dim` -> d_R the rotary key shared by the heads, `nope_dim` -> d_nope and `value_dim` -> d_v each head's
 widths; d_head is then d_nope + d_R (q's and k's width), h need not divide d, and the attention is eager with RoPE, no
-biases, h_kv = h and no window (`MLA_WITHOUT`). `model.parts.latent.LatentAttention` builds it.
+biases, h_kv = h and no window (`model.parts.latent.WITHOUT`). `model.parts.latent.LatentAttention` builds it.
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ from dataclasses import dataclass, replace
 
 from . import fields as fields_
 from . import hf
-from .fields import Field, by_name
+from .fields import Field, by_name, linked, written
 from .parts import attention, latent, mlp, moe, positions, sinks, window
 from .parts import ordered
 from .parts.attention import divisors, snap_heads
@@ -83,6 +83,8 @@ DIMS: tuple[Field, ...] = (
 )
 CONFIG_FIELDS: tuple[Field, ...] = ordered(DIMS)  # every field of Config, in order
 FIELD = by_name(CONFIG_FIELDS)  # name -> Field
+LINKED: tuple[Field, ...] = linked(CONFIG_FIELDS)  # every field as a link's keys and the page's controls list them
+WRITTEN: tuple[Field, ...] = written(CONFIG_FIELDS)  # every field as a link and the command line write their values
 SIZES = {f.key: f for f in CONFIG_FIELDS if f.kind == "whole"}  # a whole-number field by its key: "d_ff", "E", "moe_step"
 NUMBER_BOUNDS: dict[str, tuple[int, int]] = {key: f.bounds for key, f in SIZES.items()}  # what a box, a link or a file
 # reads each whole number within; BOUNDS and FIELD_DOCS: those of the lesson's symbols (B, T, ..., h_kv, E, W, d_c, ...)
@@ -164,13 +166,18 @@ class Config:
 
     @property
     def gemma(self) -> bool:
-        """Some field of Gemma's extras (`GEMMA_FIELDS`, GeGLU included) is set."""
-        return self.mlp == "geglu" or any(getattr(self, f) != GEMMA_DEFAULTS[f] for f in GEMMA_FIELDS)
+        """Some field of Gemma's extras (`Field.family` "gemma", GeGLU included) is set."""
+        return self.mlp == "geglu" or self.has_extras("gemma")
 
     @property
     def oss(self) -> bool:
-        """Some field of gpt-oss's extras (`OSS_FIELDS`: sinks, the experts' biases, the clamped SwiGLU) is set."""
-        return any(getattr(self, f) != OSS_DEFAULTS[f] for f in OSS_FIELDS)
+        """Some field of gpt-oss's extras (`Field.family` "oss": sinks, the experts' biases, the clamped SwiGLU) is
+        set."""
+        return self.has_extras("oss")
+
+    def has_extras(self, family: str) -> bool:
+        """Some field of the family's extras (`model.fields.FAMILIES`) holds other than its default."""
+        return any(getattr(self, f.name) != f.default for f in WRITTEN if f.family == family)
 
     @property
     def alpha(self) -> float | None:
@@ -320,8 +327,8 @@ class Config:
     @property
     def gpt2_recipe(self) -> bool:
         """True when every recipe field is GPT-2's (the lesson's 2019 block; its tables print as the lesson does)."""
-        return all(getattr(self, f) == DEFAULTS[f] for f in RECIPE_FIELDS) and not self.moe and self.window is None \
-            and not self.gemma and not self.oss and not self.mla
+        return all(getattr(self, f.name) == f.default for f in WRITTEN if f.group == "recipe") and not self.moe \
+            and self.window is None and not self.gemma and not self.oss and not self.mla
 
     @property
     def beyond_context(self) -> bool:
@@ -334,10 +341,9 @@ class Config:
         return from_hf(doc, B, T)
 
     def recipe(self) -> dict[str, object]:
-        """The recipe fields, the mixture of experts', Gemma's, the window's and gpt-oss's, and their values (None: the
-        default, see the properties)."""
-        return {f: getattr(self, f) for f in (*RECIPE_FIELDS, *MOE_FIELDS, *GEMMA_FIELDS, *WINDOW_FIELDS,
-                                                 *OSS_FIELDS, *MLA_FIELDS)}
+        """Every field but the lesson's (the recipe's, the mixture of experts', the window's, latent attention's and
+        the families' extras), in `WRITTEN` order, and their values (None: the default, see the properties)."""
+        return {f.name: getattr(self, f.name) for f in WRITTEN if f.group != "lesson"}
 
     def symbols(self) -> dict[str, int]:
         """The lesson's symbols and their values, for evaluating symbolic shapes and formulas.
@@ -370,52 +376,26 @@ RULES = (attention.check, latent.check, positions.check, moe.check, attention.ch
          mlp.check)
 
 
-def _names(group: str) -> tuple[str, ...]:
-    return tuple(f.name for f in CONFIG_FIELDS if f.group == group)
+def names(group: str, family: str = "") -> tuple[str, ...]:
+    """The names of a group's fields (`model.fields.GROUPS`), of one family's extras where `family` is given, in
+    `LINKED` order: names("moe"), names("extras", "oss") == ("sinks", "expert_bias", "swiglu_limit", "swiglu_alpha")."""
+    return tuple(f.name for f in LINKED if f.group == group and (not family or f.family == family))
 
 
-FIELDS: tuple[str, ...] = _names("lesson")  # the lesson's fields (the app's URL keys): B, T, d, h, L, V, T_max, tie
-INT_FIELDS: tuple[str, ...] = tuple(f for f in FIELDS if f != "tie")  # the whole-number fields, with BOUNDS
-RECIPE_FIELDS: tuple[str, ...] = _names("recipe")
-MOE_FIELDS: tuple[str, ...] = _names("moe")  # the mixture of experts (the live page's MLP choice)
-WINDOW_FIELDS: tuple[str, ...] = _names("window")  # sliding windows
-MLA_FIELDS: tuple[str, ...] = _names("latent")  # multi-head latent attention (DeepSeek-V2/V3; the live page shows it)
-GEMMA_FIELDS: tuple[str, ...] = ("post_norms", "embed_scale", "query_scale", "attn_softcap", "final_softcap")
-OSS_FIELDS: tuple[str, ...] = ("sinks", "expert_bias", "swiglu_limit", "swiglu_alpha")  # gpt-oss's extras
-ALL_FIELDS: tuple[str, ...] = tuple(f.name for f in CONFIG_FIELDS)  # every field of Config, in order
-PAGE_FIELDS: tuple[str, ...] = FIELDS + RECIPE_FIELDS  # the fields the exported page sets (no MoE choice yet)
+def defaults(group: str) -> dict[str, object]:
+    """A group's fields and their declared defaults, in `WRITTEN` order: what choosing GPT-2's recipe or a dense MLP
+    sets (`model.families`). Compiled for the exported page, as `Config`'s members, over `WRITTEN` alone (the page
+    carries one list of the fields)."""
+    return {f.name: f.default for f in WRITTEN if f.group == group}
 
 
-def _defaults(names: tuple[str, ...]) -> dict[str, object]:
-    return {name: FIELD[name].default for name in names}
-
-
-DEFAULTS = _defaults(RECIPE_FIELDS)
-MOE_DEFAULTS = _defaults(MOE_FIELDS)
-GEMMA_DEFAULTS = _defaults(GEMMA_FIELDS)
-WINDOW_DEFAULTS = _defaults(WINDOW_FIELDS)
-OSS_DEFAULTS = _defaults(OSS_FIELDS)
-MLA_DEFAULTS = _defaults(MLA_FIELDS)
-
-
-def _docs(names: tuple[str, ...]) -> dict[str, str]:
-    return {name: FIELD[name].about for name in names}
-
-
-RECIPE_DOCS = _docs(RECIPE_FIELDS)
-MOE_DOCS = _docs(MOE_FIELDS)
-GEMMA_DOCS = _docs(GEMMA_FIELDS)
-WINDOW_DOCS = _docs(WINDOW_FIELDS)
-OSS_DOCS = _docs(OSS_FIELDS)
-MLA_DOCS = _docs(MLA_FIELDS)
-OPTIONAL_SYMBOLS: dict[str, str] = {name: FIELD[name].symbol for name in ("ff_dim", "kv_heads", "head_dim")}
-MOE_SYMBOLS: dict[str, str] = {f.name: f.symbol for f in moe.FIELDS if f.symbol}
-MLA_SYMBOLS: dict[str, str] = {f.name: f.symbol for f in latent.FIELDS}
-LAYOUT_FIELDS = moe.LAYOUT  # which blocks of a mixture of experts are MoE
-LAYOUT_BOUNDS: dict[str, tuple[int, int]] = {name: FIELD[name].bounds for name in ("moe_step", "dense_first")}
-QUERY_SCALE_MAX = attention.QUERY_SCALE_MAX
-MLA_WITHOUT = latent.WITHOUT
-MLA_EXAMPLE = {f.name: f.example for f in latent.FIELDS}
+FIELDS: tuple[str, ...] = names("lesson")  # the lesson's fields: B, T, d, h, L, V, T_max, tie
+# The groups `model.changes` applies one at a time, by name.
+MOE_FIELDS: tuple[str, ...] = names("moe")
+WINDOW_FIELDS: tuple[str, ...] = names("window")
+MLA_FIELDS: tuple[str, ...] = names("latent")
+GEMMA_FIELDS: tuple[str, ...] = names("extras", "gemma")
+OSS_FIELDS: tuple[str, ...] = names("extras", "oss")
 
 
 def distinct_kinds(cfg: Config) -> tuple[str, ...]:
@@ -553,18 +533,20 @@ def config_dict(cfg: Config) -> dict[str, object]:
     lesson's files have always had them); any other recipe adds its fields and the values in use of h_kv, d_ff; a
     mixture of experts its fields, symbols and block kinds; Gemma's and gpt-oss's extras and latent attention their
     fields; a window its fields, W, L_W, T_W and each block's attention (`attn_kinds`)."""
+    def values(*groups: tuple[str, ...]) -> dict[str, object]:
+        return {f: getattr(cfg, f) for group in groups for f in group}
+
     if cfg.gpt2_recipe:
-        return {**{f: getattr(cfg, f) for f in FIELDS}, "d_head": cfg.d_head}
+        return {**values(FIELDS), "d_head": cfg.d_head}
     window = ({"window": cfg.window, "full_layers": list(cfg.full_layers), "W": cfg.W, "L_W": cfg.L_W, "T_W": cfg.T_W,
                "attn_kinds": list(cfg.attn_kinds)} if cfg.window is not None else {})
-    extras = {**({f: getattr(cfg, f) for f in GEMMA_FIELDS} if cfg.gemma else {}),
-              **({f: getattr(cfg, f) for f in OSS_FIELDS} if cfg.oss else {}),
-              **({f: getattr(cfg, f) for f in MLA_FIELDS} if cfg.mla else {})}
+    extras = values(*([GEMMA_FIELDS] if cfg.gemma else []), *([OSS_FIELDS] if cfg.oss else []),
+                    *([MLA_FIELDS] if cfg.mla else []))
     if not cfg.moe:
-        return {**{f: getattr(cfg, f) for f in FIELDS + RECIPE_FIELDS}, "d_head": cfg.d_head, "h_kv": cfg.h_kv,
-                "d_ff": cfg.d_ff, **extras, **window}
-    return {**{f: getattr(cfg, f) for f in FIELDS + RECIPE_FIELDS + MOE_FIELDS}, "dense_layers": list(cfg.dense_layers),
-            **cfg.symbols(), "block_kinds": list(cfg.block_kinds), **extras, **window}
+        return {**values(FIELDS, names("recipe")), "d_head": cfg.d_head, "h_kv": cfg.h_kv, "d_ff": cfg.d_ff, **extras,
+                **window}
+    return {**values(FIELDS, names("recipe"), MOE_FIELDS), "dense_layers": list(cfg.dense_layers), **cfg.symbols(),
+            "block_kinds": list(cfg.block_kinds), **extras, **window}
 
 
 # --- a Hugging Face config.json, read in (model.hf reads it as transformers does; the bounds are checked here) ------
@@ -594,15 +576,14 @@ def read_hf(doc: Mapping, B: int = 8, T: int | None = None) -> HFModel:
     KeyError or RecursionError."""
     reading = hf.read(doc)
     fields, keys = dict(reading.fields), reading.keys
-    for name, symbol in {**{f: f for f in INT_FIELDS if f in fields}, **OPTIONAL_SYMBOLS, **MOE_SYMBOLS,
-                         **MLA_SYMBOLS, "moe_step": "moe_step", "dense_first": "dense_first", "window": "W"}.items():
-        value = fields.get(name)
-        if value is None or name not in keys:
+    for f in SIZES.values():  # the extras' values (Gemma's query_scale): Config's own message
+        value = fields.get(f.name)
+        if value is None or f.name not in keys or f.group == "extras":
             continue
-        lo, hi = NUMBER_BOUNDS[symbol]
+        lo, hi = f.bounds
         if not lo <= value <= hi:
-            raise HFConfigError(f"config.json: {keys[name]}={hf.show(value)} is out of range: {symbol} "
-                                f"({FIELD_DOCS.get(symbol) or MOE_DOCS[symbol]}) must be from {lo:,} to {hi:,}")
+            raise HFConfigError(f"config.json: {keys[f.name]}={hf.show(value)} is out of range: {f.key} ({f.doc}) "
+                                f"must be from {lo:,} to {hi:,}")
     T_max, T_given = fields["T_max"], T
     T = min(T_max, HF_T) if T is None else T
     notes = list(reading.notes)
@@ -631,8 +612,7 @@ def read_hf(doc: Mapping, B: int = 8, T: int | None = None) -> HFModel:
 
 def _symbol_keys(keys: Mapping[str, str]) -> dict[str, str]:
     """Symbol -> the config.json key that set it ("d_ff" -> "intermediate_size", "k" -> "num_experts_per_tok")."""
-    symbols = {**OPTIONAL_SYMBOLS, **MOE_SYMBOLS, **MLA_SYMBOLS, "window": "W"}
-    return {symbols.get(field, field): key for field, key in keys.items()}
+    return {FIELD[field].key if field in FIELD else field: key for field, key in keys.items()}
 
 
 def from_hf(doc: Mapping, B: int = 8, T: int | None = None) -> Config:

@@ -13,7 +13,7 @@ have their own.
 """
 from __future__ import annotations
 
-from .config import DEFAULTS, MLA_DEFAULTS, MODERN, MOE_DEFAULTS, PRESETS, Config, snap_heads
+from .config import MODERN, PRESETS, Config, defaults, snap_heads
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     "GPT-2": ("gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl"),
@@ -78,9 +78,9 @@ def recipe_fields(recipe: str, h: int) -> dict[str, object]:
     of h nearest h / 4, no QK-norm, fused attention; latent attention, where the model has it, keeps its own rules:
     `model.rules`)."""
     if recipe == "gpt2":
-        return {**DEFAULTS, **MLA_DEFAULTS}
+        return {**defaults("recipe"), **defaults("latent")}
     if recipe == "modern":
-        return {**DEFAULTS, **MODERN, "kv_heads": snap_heads(h, max(1, h // KV_GROUP))}
+        return {**defaults("recipe"), **MODERN, "kv_heads": snap_heads(h, max(1, h // KV_GROUP))}
     raise ValueError(f"recipe must be gpt2 or modern to set the switches, got {recipe!r}")
 
 
@@ -158,7 +158,7 @@ def moe_fields(cfg: Config, moe: bool) -> dict[str, object]:
     if moe == cfg.moe:
         return {}
     if moe:
-        return {**MOE_DEFAULTS, **MOE_START, "expert_dim": cfg.d_ff}
+        return {**defaults("moe"), **MOE_START, "expert_dim": cfg.d_ff}
     dense = "dense" in cfg.block_kinds
     oss = {"expert_bias": False} if cfg.expert_bias else {}  # gpt-oss's biases go with its experts
-    return {**MOE_DEFAULTS, **oss, **({} if dense else {"ff_dim": cfg.d_expert})}
+    return {**defaults("moe"), **oss, **({} if dense else {"ff_dim": cfg.d_expert})}

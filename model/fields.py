@@ -3,8 +3,10 @@
 Every field lives in the part it shapes (`model.parts`: the token table's `embed_scale`, attention's `kv_heads`, the
 mixture of experts' `experts`, ...), or among the lesson's global dims (`model.config.DIMS`: B, T, d, h, L, V,
 T_max). Everything that names a field is made from its declaration: `Config`'s dataclass fields and their checks,
-the bounds and docs tables, the page's parameters (`app.state.ExplorerState`), the URL keys (`Field.key`), the
-command line's options (`Field.flag`), the share card's chips and the exported page's controls.
+the bounds, the page's parameters (`app.state.ExplorerState`), its controls (a box, a switch or a checkbox by kind,
+where `controlled`), the URL keys (`Field.key`, read by kind: `app.query`), the command line's options (`Field.flag`,
+by kind: `model.cli`), the share card's chips and the exported page's controls. A link's keys, the page's controls and
+the share card list fields in `linked` order; a link and the command line write values in `written` order.
 
 Kinds:
 - "whole": a whole number within `bounds` (an optional one may be None: the recipe's default, or unset);
@@ -25,6 +27,9 @@ KINDS = ("whole", "flag", "choice", "real", "blocks")
 # and sizes, the MLP's other choice (a mixture of experts), the values a published model adds with no control of their
 # own (a line on the page), a sliding window's and latent attention's widths (boxes where the model has them).
 GROUPS = ("lesson", "recipe", "moe", "extras", "window", "latent")
+FAMILIES = {"gemma": "Gemma", "oss": "gpt-oss"}  # whose extras an "extras" field is (`Field.family`): the family's name
+UNSET = ("none", "default")  # what a link writes for a value's None (`app.query`); a whole number's: `Field.unset`
+RECIPE_KINDS = ("choice", "whole", "flag")  # the order a link and the command line write the recipe in (`written`)
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,12 @@ class Field:
     example: str = ""  # a published model's value, for messages: DeepSeek-V3's d_c "512"
     required: bool = False  # no default: Config(B=..., T=..., ...) must give it (the global dims)
     group: str = "recipe"  # which of the pages' groups of controls sets it (`GROUPS`)
+    family: str = ""  # an "extras" field's: whose extras it is (`FAMILIES`: "gemma", "oss")
+    control: bool = True  # False: no control of its own on the live page (a link, a preset or a config.json sets it)
+    needs: str = ""  # the field whose part this one sizes: the page takes it only where that one is set (k: experts)
+    absent: str = ""  # on a field others need: the page's notice when one of them is set without it ({key}: its key)
+    unset: str = ""  # an optional whole number's None where a link may write it: "default" (the recipe's d_ff; a link
+    # writes default or nothing) or "none" (no window; none or default); "": only its part unsets it (E: moe=0)
 
     @property
     def key(self) -> str:
@@ -69,6 +80,12 @@ class Field:
         return self.doc + self.more
 
     @property
+    def controlled(self) -> bool:
+        """The live page has a control for it: a slider and a box (a whole number, a list of blocks), a switch (a
+        choice) or a checkbox (a flag). The extras have none (a line on the page says them)."""
+        return self.control and self.group != "extras"
+
+    @property
     def annotation(self) -> str:
         """Its type as `Config` declares it: "int", "int | None", "bool", "str", "float | None", "tuple[int, ...]"."""
         base = {"whole": "int", "flag": "bool", "choice": "str", "real": "float", "blocks": "tuple[int, ...]"}[self.kind]
@@ -78,6 +95,28 @@ class Field:
 def by_name(fields: Iterable[Field]) -> dict[str, Field]:
     """name -> Field."""
     return {f.name: f for f in fields}
+
+
+def linked(fields: Iterable[Field]) -> tuple[Field, ...]:
+    """`fields` (in `Config`'s order) as a link, the command line and the share card list them: the pages' groups of
+    controls in their order, then the extras, which have none of their own, family by family (`FAMILIES`), each
+    family's switches before its values (Gemma's post_norms, embed_scale, then query_scale, attn_softcap, ...)."""
+    families = list(FAMILIES)
+
+    def place(f: Field) -> tuple[int, int, int]:
+        extra = f.group == "extras"
+        return (extra, families.index(f.family) if extra else 0, extra and f.kind != "flag")
+
+    return tuple(sorted(fields, key=place))
+
+
+def written(fields: Iterable[Field]) -> tuple[Field, ...]:
+    """`fields` in the order a link (`app.query.to_query`) and the command line (`model.cli`) write their values:
+    `linked`, but the recipe's switches first, then its sizes, then QK-norm (?norm=rmsnorm&…&attention=fused&d_ff=
+    14336&h_kv=8, and --norm rmsnorm … --d-ff 14336 --h-kv 8 --qk-norm)."""
+    out = linked(fields)
+    first = {f.group: i for i, f in reversed(list(enumerate(out)))}  # each group's place
+    return tuple(sorted(out, key=lambda f: (first[f.group], RECIPE_KINDS.index(f.kind) if f.group == "recipe" else 0)))
 
 
 def whole(name: str, value: object, bounds: tuple[int, int], doc: str) -> int:

@@ -41,19 +41,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from . import numbers
-from .config import (BOUNDS, DEFAULTS, FIELDS, GEMMA_FIELDS, GPT2_RECIPE_PRESETS, MLA_FIELDS, MLA_WITHOUT, MOE_FIELDS,
-                     NUMBER_BOUNDS, OSS_FIELDS, PRESETS, RECIPE_FIELDS, WINDOW_FIELDS, Config, divisors, snap_heads)
+from .config import (BOUNDS, FIELDS, GPT2_RECIPE_PRESETS, LINKED, NUMBER_BOUNDS, PRESETS, Config, defaults, divisors,
+                     snap_heads)
+from .parts.latent import WITHOUT as MLA_WITHOUT
 
 CUSTOM = "custom"
-PRESET_MODEL = ("d", "h", "L", "V", "T_max", "tie")  # what makes a configuration a preset's model
-PRESET_SETS = ("T", *PRESET_MODEL)  # what choosing a preset sets; B is kept
-# the recipe fields that make a preset's model: not attention, which is how the model runs (Llama 3 8B written out
-# eagerly is still Llama 3 8B); choosing a preset sets every recipe field, attention included
-PRESET_RECIPE = tuple(f for f in RECIPE_FIELDS if f != "attention")
-EXTRA_FIELDS = (*GEMMA_FIELDS, *WINDOW_FIELDS, *OSS_FIELDS, *MLA_FIELDS)  # a window, Gemma's and gpt-oss's extras,
-# latent attention
-PRESET_MATCH = (*PRESET_MODEL, *PRESET_RECIPE, *MOE_FIELDS, *EXTRA_FIELDS)  # what a preset's model is (`preset_of`)
-PRESET_ASKS = (*PRESET_SETS, *RECIPE_FIELDS, *MOE_FIELDS, *EXTRA_FIELDS)  # what choosing a preset asks for
+MODEL = tuple(f.name for f in LINKED if f.group != "lesson")  # every field but the lesson's (`asked` may lack them)
+PRESET_SETS = tuple(f for f in FIELDS if f != "B")  # the lesson's fields choosing a preset sets; B is kept
+PRESET_MODEL = tuple(f for f in PRESET_SETS if f != "T")  # d, h, L, V, T_max, tie: a preset's model, with every
+# other field but attention, which is how the model runs (Llama 3 8B written out eagerly is still Llama 3 8B)
+PRESET_MATCH = (*PRESET_MODEL, *(f for f in MODEL if f != "attention"))  # what a preset's model is (`preset_of`)
+PRESET_ASKS = (*PRESET_SETS, *MODEL)  # what choosing a preset asks for: every field but B, attention included
 MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separators
     "h": "h snapped {asked} → {h}: {d} is not divisible by {asked}",
     "T": ("T clamped {asked} → {T_max}: T cannot exceed T_max = {T_max}, the rows of the learned position table W_pe "
@@ -155,7 +153,7 @@ def settle_notes(asked: Mapping[str, int | bool], shown: Config | None = None,
     (`changed`: the fields it set), the notice says so (MESSAGES["kept"])."""
     changed = set(changed)
     values = {k: asked[k] for k in FIELDS}
-    values.update({k: asked[k] for k in (*RECIPE_FIELDS, *MOE_FIELDS, *EXTRA_FIELDS) if k in asked})
+    values.update({k: asked[k] for k in MODEL if k in asked})
     notes: list[Note] = []
 
     def note(kind: str, **fill: int | str) -> None:
@@ -226,8 +224,8 @@ def _settle_mla(values: dict, note) -> None:
     if None in (R, nope, v):
         return  # the Config names what latent attention still needs
     widths = {"d_c": values["latent_dim"], "h": values["h"], "d_head": nope + R, "d_v": v, "d_R": R}
-    for name, (value, kind) in MLA_SETS.items():  # absent: what latent attention is without, else the recipe's default
-        if values.get(name, MLA_WITHOUT.get(name, DEFAULTS.get(name))) != value:
+    for name, (value, kind) in MLA_SETS.items():  # absent: what latent attention is without, else GPT-2's recipe
+        if values.get(name, MLA_WITHOUT.get(name, defaults("recipe").get(name))) != value:
             note(kind, **widths, name=name, asked=values.get(name), none=MLA_NONE.get(name))
             values[name] = value
             if name == "window":  # no window: no blocks kept full beside it

@@ -16,12 +16,15 @@ from app.cards.shapes.view import SEP, ShapesTable, table_at
 from app.cards.shapes.markup import SLOT, render_table, shape_rows
 from app.cards.share.heights import embed_height
 from app.cards.share.view import base_url, embed_code, page_link
-from app.query import MLA_KEYS, ViewOptions, parse_query
+from app.query import ViewOptions, parse_query
 from app.state import ExplorerState
 from app.cards.tokens.view import TokensView, token_chips, token_stats, tokens_html
 from app.cards.train.markup import chart_html as memory_chart_html
 from model import PRESETS, budget, divisors, tokenizer, trace, units
 from model.config import FIELD_DOCS, FIELDS
+from model.parts.latent import FIELDS as LATENT
+
+MLA_KEYS = [f.key for f in LATENT]  # latent attention's boxes: d_c, d_cq, d_R, d_nope, d_v
 
 ROOT = Path(__file__).resolve().parents[1]
 

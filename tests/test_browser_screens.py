@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 import model
 from app.words import field_names
 from model import PRESETS, numbers
-from model.config import RECIPE_DOCS
+from model.config import FIELD
 from model.rules import rules_line
 from pagetools import reveal, watch_errors
 
@@ -237,7 +237,7 @@ def test_the_recipe_switches_explain_themselves(explorer):
     expect(norm.locator(".tip")).to_be_hidden()
     norm.hover()
     expect(norm.locator(".tip")).to_be_visible()
-    expect(norm.locator(".tip")).to_have_text(f"norm: {RECIPE_DOCS['norm']}")
+    expect(norm.locator(".tip")).to_have_text(f"norm: {FIELD['norm'].about}")
     page.locator(".size-h_kv .help").focus()  # the keyboard and a tap open it too
     expect(page.locator(".size-h_kv .help .tip")).to_be_visible()
 

@@ -31,7 +31,7 @@ from app.cards.train.settings import settle_train
 from app.words import slider_range, status_rules
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, divisors, trace
 from model import numbers, units
-from model.config import GPT2_RECIPE_PRESETS, INT_FIELDS
+from model.config import DIMS, GPT2_RECIPE_PRESETS
 from model.figures import Line
 from model.rules import news, out_of_range, preset_labels, preset_of, settle, settle_notes
 from model.train_report import human
@@ -362,7 +362,7 @@ def test_starts_at_the_exported_config_and_names_its_preset(page) -> None:
 @pytest.mark.browser
 def test_h_walks_the_divisors_of_d_with_the_keyboard(page) -> None:
     handles = page.locator(".noUi-handle")
-    h_handle = handles.nth(list(INT_FIELDS).index("h"))
+    h_handle = handles.nth([f.key for f in DIMS].index("h"))
     h_handle.focus()
     for want in (16, 24, 32):
         h_handle.press("ArrowRight")
@@ -580,6 +580,6 @@ def test_the_sliders_and_boxes_are_named_for_screen_readers(page) -> None:
     """Bokeh's Slider and TextInput carry no aria-label: page.js names each field's handle and box (ariaLabel)."""
     from playwright.sync_api import expect
 
-    for f in INT_FIELDS:
+    for f in (f.key for f in DIMS):
         expect(page.get_by_role("slider", name=f"{f}: {FIELD_DOCS[f]}", exact=True)).to_have_count(1)
         expect(page.get_by_role("textbox", name=f"{f}: {FIELD_DOCS[f]}", exact=True)).to_have_count(1)

@@ -24,8 +24,8 @@ from . import keys
 from .pyjs import compile_modules
 
 MODULES = (
-    ("config", [config.divisors, config.snap_heads, config.swiglu_width, config.Config, config.distinct_kinds,
-                config.kind_blocks]),
+    ("config", [config.divisors, config.snap_heads, config.swiglu_width, config.defaults, config.Config,
+                config.distinct_kinds, config.kind_blocks]),
     ("templates", [templates.fill_html, templates.columns_to_rows, ("TEMPLATES", templates.TEMPLATES)]),
     ("training", [training.TrainSetup, training.step_phases]),
     ("numbers", [numbers.decimal, numbers.whole, numbers.real, numbers.show]),
@@ -50,7 +50,7 @@ MODULES = (
     ("window_part", [window.present, window.title_values, window.order_note]),
     ("latent_part", [latent.present, latent.mha_head, latent.title_values, latent.order_note, latent.no_twin]),
     ("changes", [changes.title_values, changes.no_twin, changes.order_note]),
-    ("cli", [cli.moe_flag, cli.attention_flag, cli.extras_preset, cli._flag_value, cli.model_options]),
+    ("cli", [cli.extras_preset, cli._flag_value, cli._option, cli.model_options]),
     ("changes_card", [changes_card.export_command, changes_card.uncovered_text, changes_card.changes_html,
                       changes_card.notice_html]),
     ("words", [words.slider_range, words.status_rules, words.field_names]),

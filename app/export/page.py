@@ -20,9 +20,9 @@ from bokeh.models import (Checkbox, ColumnDataSource, CustomJS, Div, InlineStyle
                           Select, Slider, TextInput)
 from bokeh.resources import INLINE
 
-from model import DTYPES, FIELD_DOCS, Config
-from model.config import INT_FIELDS
-from model.config import MLA_DOCS, MLA_SYMBOLS, MODEL_CHOICES as CHOICES, MOE_DOCS, OPTIONAL_SYMBOLS, RECIPE_DOCS  # GeGLU: Gemma's MLP
+from model import DTYPES, Config
+from model.config import FIELD, MODEL_CHOICES as CHOICES  # GeGLU: Gemma's MLP
+from model.fields import Field
 from model.families import MLP_KINDS, QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, menu_groups, preset_labels, recipe_of
 from model.rules import preset_of
 from model.training import TrainSetup
@@ -40,7 +40,7 @@ from ..words import CHINCHILLA_RULE, MOE_SWITCH_DOC, SHORT, SHORT_WHEN, TAGLINE,
 from ..words import TRAIN_CONTROLS as C
 from ..templates import TEMPLATES, fill_html
 from .compiled import compiled_js
-from .spec import PAGE_MOE_SIZES, lines_js, page_spec, static_spec
+from .spec import BOXES, SLIDERS, lines_js, page_spec, static_spec
 
 PAGE_TITLE = "Transformer Shapes"
 TEMPLATE = """
@@ -92,7 +92,7 @@ def _sheet(*css: str) -> InlineStyleSheet:
 def field_label(field: str, name: str) -> str:
     """A field's label: its symbol and the name under it (page.js writes it again where the recipe renames h and
     T_max, `app.words.field_names`)."""
-    return fill_html(TEMPLATES["field_label"], {"field": field, "doc": FIELD_DOCS[field], "name": name})
+    return fill_html(TEMPLATES["field_label"], {"field": field, "doc": FIELD[field].doc, "name": name})
 
 
 def _field(field: str, label_css: InlineStyleSheet) -> tuple[Slider, TextInput, Div, object]:
@@ -115,11 +115,16 @@ def _recipe_controls(cfg: Config, label_css: InlineStyleSheet) -> tuple[object, 
                         width=220))
     selects = [Select(title=name, options=[(k, SWITCH_LABELS[name][k]) for k in CHOICES[name]],
                       value=getattr(cfg, name), name=name, width=SWITCH_WIDTHS.get(name, 150),
-                      description=RECIPE_DOCS[name]) for name in CHOICES]
+                      description=FIELD[name].about) for name in CHOICES]
     qk = Checkbox(label=QK_NORM_LABEL, active=cfg.qk_norm, name="qk_norm", margin=(28, 8, 4, 4))
-    boxes = [TextInput(title=symbol, value="", name=f"opt_{name}", width=96, description=RECIPE_DOCS[name],
-                       stylesheets=[_sheet(BOX_CSS)]) for name, symbol in OPTIONAL_SYMBOLS.items()]
+    boxes = [_box(f) for f in BOXES if f.group == "recipe"]
     return recipe, row(*selects, *boxes, qk, styles={"flex-wrap": "wrap", "gap": "6px"})
+
+
+def _box(f: Field) -> TextInput:
+    """A field's number box, titled by its key, named opt_ and its name (spec.widget_table), its doc as the tooltip."""
+    return TextInput(title=f.key, value="", name=f"opt_{f.name}", width=96, description=f.about,
+                     stylesheets=[_sheet(BOX_CSS)])
 
 
 def _mlp_controls(cfg: Config) -> list:
@@ -130,20 +135,17 @@ def _mlp_controls(cfg: Config) -> list:
         return []
     switch = Select(title="moe", options=list(MLP_KINDS.items()), value="moe", name="moe", width=170,
                     description=MOE_SWITCH_DOC)
-    boxes = [TextInput(title=symbol, value="", name=f"opt_{name}", width=96, description=MOE_DOCS[name],
-                       stylesheets=[_sheet(BOX_CSS)]) for name, symbol in PAGE_MOE_SIZES.items()]
-    return [switch, *boxes]
+    return [switch, *(_box(f) for f in BOXES if f.group == "moe")]
 
 
 def _latent_controls(cfg: Config) -> list:
     """A latent attention's page only (DeepSeek-V3): number boxes for d_c, d_cq ("none": q projected from x directly),
-    d_R, d_nope and d_v (`model.config.MLA_SYMBOLS`) showing the values in use; page.js applies the rules
+    d_R, d_nope and d_v (`spec.BOXES`) showing the values in use; page.js applies the rules
     (`model.rules`: an even d_R, h_kv = h, d_head = d_nope + d_R) and hides the boxes where the model has none. Other
     pages have none: a latent attention's pass structures are carried only on the page written for one."""
     if not cfg.mla:
         return []
-    return [TextInput(title=symbol, value="", name=f"opt_{name}", width=96, description=MLA_DOCS[name],
-                      stylesheets=[_sheet(BOX_CSS)]) for name, symbol in MLA_SYMBOLS.items()]
+    return [_box(f) for f in BOXES if f.group == "latent"]
 
 
 CLEARFIX = ".bk-clearfix { display: block !important; }"  # a Div's HTML as wide as the Div: a chart's tracks
@@ -238,7 +240,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     recipe, switches = _recipe_controls(cfg, label_css)
     mlp = _mlp_controls(cfg)
     latent = _latent_controls(cfg)
-    fields = {f: _field(f, label_css) for f in INT_FIELDS}
+    fields = {f.key: _field(f.key, label_css) for f in SLIDERS}
     tie = Checkbox(label="tie the head to W_te (GPT-2)", active=cfg.tie, name="tie")
     status = html_div("status", _sheet(STATUS_CSS))
     advanced = Div(text="<b>Advanced: T_max and weight tying</b>", stylesheets=[_sheet(BASE)])
@@ -273,7 +275,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     recipe_widgets = [recipe.children[1], *switches.children, *mlp, *latent]  # named: recipe, norm, ..., opt_ff_dim,
     # qk_norm, a mixture of experts' moe, opt_experts, opt_top_k, opt_expert_dim, latent attention's opt_latent_dim, …
     widgets = [preset, tie, dtypes, expanded, status, shapes_title, shapes, head, chart, note, lines, captions, changes,
-               *recipe_widgets, *(w for f in INT_FIELDS for w in fields[f][:2]), *train_models,
+               *recipe_widgets, *(w for f in fields for w in fields[f][:2]), *train_models,
                *(fields[f][2] for f in SHORT_WHEN)]  # the labels of h and T_max: the recipe renames them
     spec_json = page_spec(cfg, dtype, setup, infer)
     infer_card, infer_models = _infer_card(card, spec_json)
@@ -281,7 +283,7 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     callback = CustomJS(args={"spec": json.dumps(spec_json), "widgets": widgets},
                         code=compiled_js() + "\n" + page_code() + "\n" + lines_js(spec_json)
                         + "\nreturn main(cb_obj);\n")
-    for w in (preset, *(x for f in INT_FIELDS for x in fields[f][:2])):
+    for w in (preset, *(x for f in fields for x in fields[f][:2])):
         w.js_on_change("value", callback)
     for w in recipe_widgets:
         w.js_on_change("active" if isinstance(w, Checkbox) else "value", callback)

@@ -12,11 +12,9 @@ import functools
 import itertools
 import json
 
-from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, trace
+from model import DTYPES, PRESETS, Config, budget, trace
 from model.changes import TITLES, changes, title_key
-from model.config import (DEFAULTS, INT_FIELDS, MLA_FIELDS, MLA_SYMBOLS,
-                          MODEL_CHOICES as CHOICES, MOE_DEFAULTS, MOE_FIELDS, MOE_SYMBOLS, ODD_D_HEAD, OPTIONAL_SYMBOLS,
-                          PAGE_FIELDS, RECIPE_FIELDS, SINKS_FUSED, snap_heads)
+from model.config import LINKED, MODEL_CHOICES as CHOICES, ODD_D_HEAD, SINKS_FUSED, WRITTEN, names, snap_heads
 from model.families import KV_GROUP, extras_line, PAGE_PRESETS, preset_labels
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
 from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure, structure_key
@@ -25,7 +23,8 @@ from model.parts.window import WINDOW_VALUES, window_labels
 from model.notation import dims
 from model.recipe_rows import recipe_rows
 from model.peak import PHASE_LABELS, PHASE_SYMBOLS, candidates
-from model.rules import CUSTOM, EXTRA_FIELDS, NOTE_ABOUT, NOTE_FIELD, PRESET_ASKS, preset_of
+from model.parts import latent
+from model.rules import CUSTOM, NOTE_ABOUT, NOTE_FIELD, PRESET_ASKS, preset_of
 from model.training import (CHINCHILLA_TOKENS_PER_PARAM, CUSTOM_GPU, FITS, GPUS, OPTIMIZERS, OTHER_BLOCKS, PEAK_LINE, PHASE_LINE,
                             RECOMPUTE, Line, Memory, TrainSetup, plan)
 
@@ -46,23 +45,29 @@ from ..words import (FIT_LABELS, GPU_LABELS, OPTIMIZER_LABELS, RECOMPUTE_LABELS,
 
 
 
-ALL_FIELDS = (*PAGE_FIELDS, *MOE_FIELDS, *EXTRA_FIELDS)  # a page's configuration: the MoE fields, the window's and
-# Gemma's and gpt-oss's extras come with a preset or config.json
+ALL_FIELDS = tuple(f.name for f in LINKED)  # a page's configuration: every field (the MoE's, the window's, latent
+# attention's and the families' extras come with a preset or config.json)
+SLIDERS = [f for f in LINKED if f.group == "lesson" and f.kind == "whole"]  # B, T, d, h, L, V, T_max
 # A mixture of experts' page has the MLP's switch (dense or MoE) and boxes for these fields, by their symbols; its
 # shared experts and which blocks are MoE stay the exported model's (their pass structures are the page's size).
-PAGE_MOE_SIZES = {f: MOE_SYMBOLS[f] for f in ("experts", "top_k", "expert_dim")}
+PAGE_MOE_SIZES = {f.name: f.key for f in LINKED if f.name in ("experts", "top_k", "expert_dim")}
+# The page's boxes: the recipe's sizes, a mixture of experts' (`PAGE_MOE_SIZES`), latent attention's widths (no
+# window's: a windowed model's page keeps its window).
+BOXES = [f for f in LINKED if f.kind == "whole" and (f.group in ("recipe", "latent") or f.name in PAGE_MOE_SIZES)]
+PARTS = {"experts": "moe", "latent_dim": "mla"}  # page.js's condition of a box whose part (`Field.needs`) is present
 
 
 # Where a box shows (app/cards/controls/view.py sizes_view hides the others): d_ff where some block is dense, h_kv and
-# d_head but with latent attention, a mixture of experts' sizes and latent attention's widths where the model has them.
-BOX_WHEN = {"ff_dim": "dense", "kv_heads": "not_mla", "head_dim": "not_mla", **{f: "moe" for f in PAGE_MOE_SIZES},
-            **{f: "mla" for f in MLA_SYMBOLS}}
+# d_head but with latent attention (`model.parts.latent.WITHOUT`), a mixture of experts' sizes and latent attention's
+# widths where the model has them.
+BOX_WHEN = {"ff_dim": "dense", **{n: "not_mla" for n in latent.WITHOUT if n in {f.name for f in BOXES}},
+            **{f.name: PARTS[f.needs] for f in BOXES if f.needs}}
 
 
 # The fields a change of these controls sets (app/state.py): a preset every one (`PRESET_ASKS` and what they
 # decide), the recipe its fields (GPT-2's leaves latent attention), the MLP's switch the mixture of experts'; the
 # dtype and the listing none (None: the model is as it was).
-CHANGES = {"preset": list(ALL_FIELDS), "recipe": [*RECIPE_FIELDS, *MLA_FIELDS], "moe": list(MOE_FIELDS),
+CHANGES = {"preset": list(ALL_FIELDS), "recipe": [*names("recipe"), *names("latent")], "moe": list(names("moe")),
            "dtype": None, "expanded": None}
 
 
@@ -79,20 +84,15 @@ def widget_table() -> dict[str, dict]:
         return {"kind": kind, "prop": prop, "field": field, "symbol": symbol, "when": BOX_WHEN.get(field),
                 "changes": changes}
 
-    boxes = {**OPTIONAL_SYMBOLS, **PAGE_MOE_SIZES, **MLA_SYMBOLS}
-    return {**{f: {**control("slider", field=f), "aria": ".noUi-handle"} for f in INT_FIELDS},
-            **{f"{f}_input": {**control("box", field=f, symbol=f), "aria": "input"} for f in INT_FIELDS},
+    sets = [f for f in WRITTEN if f.controlled and f.kind in ("choice", "flag")]  # tie, the switches, QK-norm
+    return {**{f.key: {**control("slider", field=f.name), "aria": ".noUi-handle"} for f in SLIDERS},
+            **{f"{f.key}_input": {**control("box", field=f.name, symbol=f.key), "aria": "input"} for f in SLIDERS},
             **{f"{f}_label": control("label", "text", f) for f in SHORT_WHEN},  # the recipe renames h and T_max
-            **{k: control(k) for k in ("preset", "recipe", "moe")}, "tie": control("set", "active", "tie"),
-            **{f: control("set", field=f) for f in CHOICES}, "qk_norm": control("set", "active", "qk_norm"),
-            **{f"opt_{f}": control("latent" if f == "q_latent_dim" else "box", field=f, symbol=sym)
-               for f, sym in boxes.items()},
+            **{k: control(k) for k in ("preset", "recipe", "moe")},
+            **{f.key: control("set", "active" if f.kind == "flag" else "value", f.name) for f in sets},
+            **{f"opt_{f.name}": control("latent" if f.name == "q_latent_dim" else "box", field=f.name, symbol=f.key)
+               for f in BOXES},
             "dtype": control("dtype", "active"), "expanded": control("expanded", "active")}
-
-
-def _extra_defaults() -> dict:
-    """Config's defaults of the window's, Gemma's, gpt-oss's and latent attention's fields."""
-    return {f: getattr(Config(B=1, T=1, d=1, h=1, L=1, V=1, T_max=1), f) for f in EXTRA_FIELDS}
 
 
 def _fields(cfg: Config) -> dict:
@@ -327,14 +327,13 @@ def static_spec() -> dict:
 
 def _static_spec() -> dict:
     return {
-        "bounds": {f: list(BOUNDS[f]) for f in (*INT_FIELDS, *OPTIONAL_SYMBOLS.values(), *PAGE_MOE_SIZES.values(),
-                                                 *MLA_SYMBOLS.values())},
+        "bounds": {f.key: list(f.bounds) for f in (*SLIDERS, *BOXES)},
         "all_fields": list(ALL_FIELDS),
         "extras_lines": {n: extras_line(p) for n, p in PRESETS.items() if extras_line(p)},  # Gemma's, gpt-oss's
         "sinks_fused": SINKS_FUSED, "odd_d_head": ODD_D_HEAD, "widgets": widget_table(),
-        "field_defaults": {**DEFAULTS, **MOE_DEFAULTS, **_extra_defaults()},  # Config's, where a page's asked has none
+        "field_defaults": {f.name: f.default for f in LINKED if f.group != "lesson"},  # where a page's asked has none
         "changes": {"titles": TITLES, "other_dtype": OTHER_DTYPE},
-        "docs": {f: FIELD_DOCS[f] for f in INT_FIELDS},
+        "docs": {f.key: f.doc for f in SLIDERS},
         "dtypes": dict(DTYPES), "preset_labels": preset_labels(moe=True), "preset_asks": list(PRESET_ASKS),
         "note_about": NOTE_ABOUT, "note_field": NOTE_FIELD,
         "budget": _budget_lines(), "structures": {structure_key(s): _structure(s) for s in _structures()},

@@ -30,9 +30,9 @@ if TYPE_CHECKING:
 QUERY_SCALE_MAX = 1 << 20
 FIELDS = (
     Field("kv_heads", "whole", "heads of K and V (a divisor of h; default h: multi-head attention)", symbol="h_kv",
-          bounds=(1, 32_768), optional=True),
+          bounds=(1, 32_768), optional=True, unset="default"),
     Field("head_dim", "whole", "features per head (default d / h)", symbol="d_head", bounds=(1, 32_768),
-          optional=True),
+          optional=True, unset="default"),
     Field("bias", "choice", "biases: all (every linear and LayerNorm), none, qkv (q, k and v only), attn (q, k, v and "
           "W_o) or mlp (the MLP's matrices only)", default="all", choices=("all", "none", "qkv", "attn", "mlp")),
     Field("qk_norm", "flag", "QK-norm: an RMSNorm over d_head on q and k of every head", default=False),
@@ -40,9 +40,9 @@ FIELDS = (
           "fused (F.scaled_dot_product_attention, as FlashAttention: no (B, h, T, T) tensor, a (B, h, T) fp32 "
           "log-sum-exp kept for backward)", default="eager", choices=("eager", "fused")),
     Field("query_scale", "whole", "query_pre_attn_scalar: scores scaled by 1/√query_scale instead of 1/√d_head (a "
-          "value only)", bounds=(1, QUERY_SCALE_MAX), optional=True, group="extras"),
+          "value only)", bounds=(1, QUERY_SCALE_MAX), optional=True, group="extras", family="gemma", unset="none"),
     Field("attn_softcap", "real", "soft-cap c of the scores, c·tanh(scores / c) (eager attention only)", optional=True,
-          group="extras"),
+          group="extras", family="gemma"),
 )
 
 

@@ -11,9 +11,10 @@ if TYPE_CHECKING:
     from ..config import Config
 
 FIELDS = (
-    Field("tie", "flag", "output head tied to the token table W_te, as GPT-2 (untied adds V·d parameters)",
-          default=True, group="lesson"),
-    Field("final_softcap", "real", "soft-cap c of the logits, c·tanh(logits / c)", optional=True, group="extras"),
+    Field("tie", "flag", "the head reuses W_te, as GPT-2", more=" (untied adds V·d parameters)", default=True,
+          group="lesson"),
+    Field("final_softcap", "real", "soft-cap c of the logits, c·tanh(logits / c)", optional=True, group="extras",
+          family="gemma"),
 )
 
 

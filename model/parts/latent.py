@@ -26,14 +26,16 @@ if TYPE_CHECKING:
     from ..config import Config
 
 
-def _width(name: str, symbol: str, hi: int, example: str) -> Field:
+def _width(name: str, symbol: str, hi: int, example: str, **more: str) -> Field:
     return Field(name, "whole", SYMBOL_DOCS[symbol], symbol=symbol, bounds=(1, hi), optional=True, example=example,
-                 group="latent")
+                 group="latent", needs="latent_dim", **more)
 
 
+ABSENT = ("{key} is a width of multi-head latent attention, which this model does not have: choose DeepSeek-V3's "
+          "preset first (or a link with d_c, d_R, d_nope and d_v); kept its attention")  # the page's (`Field.absent`)
 FIELDS = (  # DeepSeek-V3: d_c 512, d_cq 1,536, d_R 64, d_nope 128, d_v 128
-    _width("latent_dim", "d_c", 65_536, "512"),
-    _width("q_latent_dim", "d_cq", 65_536, "1,536"),
+    _width("latent_dim", "d_c", 65_536, "512", unset="none", absent=ABSENT),  # none: no latent attention
+    _width("q_latent_dim", "d_cq", 65_536, "1,536", unset="none"),  # none: q projected from x directly
     _width("rope_dim", "d_R", 32_768, "64"),  # and even (RoPE rotates pairs)
     _width("nope_dim", "d_nope", 32_768, "128"),
     _width("value_dim", "d_v", 32_768, "128"),

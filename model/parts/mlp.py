@@ -22,11 +22,11 @@ FIELDS = (
           "(GELU(x W_gate) · x W_up, then W_down: Gemma's)", default="gelu", choices=("gelu", "swiglu", "geglu"),
           menu=("gelu", "swiglu")),  # GeGLU comes with Gemma's presets and config.json files
     Field("ff_dim", "whole", "MLP hidden width (default 4d for GELU; 8d/3 rounded up to a multiple of 256 for SwiGLU)",
-          symbol="d_ff", bounds=(1, 262_144), optional=True),
+          symbol="d_ff", bounds=(1, 262_144), optional=True, unset="default"),
     Field("swiglu_limit", "real", "the clamped SwiGLU's limit: gate ≤ limit, −limit ≤ up ≤ limit, then "
-          "gate·σ(α·gate)·(up + 1) (a value only)", optional=True, group="extras"),
+          "gate·σ(α·gate)·(up + 1) (a value only)", optional=True, group="extras", family="oss"),
     Field("swiglu_alpha", "real", "the clamped SwiGLU's sigmoid gain α (default 1.702; a value only)", optional=True,
-          group="extras"),
+          group="extras", family="oss"),
 )
 
 

@@ -27,27 +27,29 @@ if TYPE_CHECKING:
     from ..config import Config
 
 NAME = "moe"  # the module's name in a block: its tensors are "blocks.0.moe.…"
+MOE = dict(group="moe", needs="experts")  # every field of the mixture of experts sizes it
 FIELDS = (
     Field("experts", "whole", "routed experts of an MoE block (its router picks k of them per token)", symbol="E",
-          bounds=(1, 4_096), optional=True, cli="--experts", group="moe"),  # DeepSeek-V3 256, Kimi K2 384
+          bounds=(1, 4_096), optional=True, cli="--experts", **MOE,  # DeepSeek-V3 256, Kimi K2 384
+          absent='{key} sets a mixture of experts: choose the MLP "mixture of experts" first; kept the dense MLP'),
     Field("top_k", "whole", "experts per token (top-k of the router's E scores)", symbol="k", bounds=(1, 4_096),
-          optional=True, cli="--top-k", group="moe"),  # at most E
+          optional=True, cli="--top-k", **MOE),  # at most E
     Field("expert_dim", "whole", "each routed expert's hidden width", symbol="d_expert", bounds=(1, 262_144),
-          optional=True, group="moe"),
+          optional=True, **MOE),
     Field("shared_experts", "whole", "shared experts of an MoE block, which every token uses (default 0: none)",
-          default=0, symbol="E_shared", bounds=(0, 1_024), cli="--shared-experts", group="moe"),
+          default=0, symbol="E_shared", bounds=(0, 1_024), cli="--shared-experts", **MOE),
     Field("shared_dim", "whole", "each shared expert's hidden width (default d_expert)", symbol="d_shared",
-          bounds=(1, 262_144), optional=True, group="moe"),
+          bounds=(1, 262_144), optional=True, **MOE),
     Field("shared_gate", "flag", "a sigmoid gate (d, 1) on the shared experts' output (Qwen2-MoE's shared_expert_gate)",
-          default=False, group="moe"),
+          default=False, control=False, **MOE),  # a link or a config.json sets it
     Field("moe_step", "whole", "every n-th block is MoE: block i when (i + 1) is a multiple of n (Qwen's "
-          "decoder_sparse_step; default 1)", default=1, bounds=(1, 1_024), group="moe"),  # and ≤ L
+          "decoder_sparse_step; default 1)", default=1, bounds=(1, 1_024), **MOE),  # and ≤ L
     Field("dense_first", "whole", "the first n blocks keep the dense MLP (DeepSeek's first_k_dense_replace; default 0)",
-          default=0, bounds=(0, 1_023), group="moe"),  # and < L
+          default=0, bounds=(0, 1_023), **MOE),  # and < L
     Field("dense_layers", "blocks", "blocks that keep the dense MLP, by index (Qwen's mlp_only_layers; default none)",
-          default=(), group="moe"),
+          default=(), **MOE),
     Field("expert_bias", "flag", "biases on the router (E) and on every expert's matrices (2d_expert + d each, SwiGLU)",
-          default=False, group="extras"),
+          default=False, group="extras", family="oss"),
 )
 LAYOUT = ("moe_step", "dense_first", "dense_layers")  # which blocks are MoE (the others dense)
 DEFAULTS = {f.name: f.default for f in FIELDS if f.group == "moe"}

@@ -18,7 +18,7 @@ FIELDS = (
     Field("norm", "choice", "normalisation: layernorm (gain and bias) or rmsnorm (gain only, no mean subtracted)",
           default="layernorm", choices=("layernorm", "rmsnorm")),
     Field("post_norms", "flag", "sandwich norms: an RMSNorm on attention's and on the MLP's output before each "
-          "residual add", default=False, group="extras"),
+          "residual add", default=False, group="extras", family="gemma"),
 )
 
 

@@ -20,9 +20,10 @@ if TYPE_CHECKING:
 FIELDS = (
     Field("window", "whole", "the sliding window: the keys a windowed block's query sees, itself and the W − 1 before "
           "it", symbol="W", bounds=(1, 16_777_216), optional=True, more=" (default none: full attention)",
-          group="window"),  # W's bound: any context a RoPE model may have (T_max's)
+          group="window", unset="none", absent="{key} lists the blocks that keep full attention beside a sliding "
+          "window: set W first; kept full attention everywhere"),  # W's bound: T_max's, any context RoPE may have
     Field("full_layers", "blocks", "blocks that keep full causal attention beside the windowed ones, by index (default "
-          "none)", default=(), group="window"),
+          "none)", default=(), group="window", needs="window"),
 )
 
 

@@ -14,8 +14,9 @@ it instead of five Panel widgets and panes per field (issue 16). The page sends 
 ([count, name, value]); `Controls.ask` gives it to the state (`set_field`, which rejects out-of-bounds input with
 a notice) and the state's settled fields come back as `view`, data only (`controls_view`, pure). The page
 applies a view only once the server has answered its latest input (`view["ack"]`), so a fast drag or a held
-arrow key never jumps back to a value the server answered earlier. The fields come from `model.config.FIELDS`:
-whole-number fields get a slider and a box (T_max under "advanced"), the others a checkbox.
+arrow key never jumps back to a value the server answered earlier. The controls come from the fields' declarations
+(`model.config.LINKED`, those `controlled`), by kind: the lesson's whole numbers get a slider and a box (T_max under
+"advanced"), the others' a box; a choice a switch; a flag a checkbox.
 """
 from __future__ import annotations
 
@@ -26,23 +27,27 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
-from model import FIELD_DOCS, Config, divisors
-from model.config import (FIELDS, INT_FIELDS, MODEL_CHOICES as CHOICES, MOE_DOCS, MOE_SYMBOLS, OPTIONAL_SYMBOLS,
-                          RECIPE_DOCS, WINDOW_DOCS)
+from model import Config, divisors
+from model.config import FIELD, FIELDS, LINKED
 from model.families import MLP_KINDS, QK_NORM_LABEL, RECIPE_LABELS, SWITCH_LABELS, extras_line, menu_groups
+from model.fields import Field
+from model.parts import latent
 
-from ...query import LAYOUT_KEYS, MLA_KEYS, MOE_CONTROLS, WINDOW_KEYS
-from ...state import CUSTOM, SIZE_FIELDS, ExplorerState, preset_labels
+from ...state import BOXES, CUSTOM, ExplorerState, preset_labels
 from ...templates import TEMPLATES, fill_html
 from ...styles import ACCENT, BASE, INK, MUTED, RULE, STATUS_CSS
 from ...words import MOE_SWITCH_DOC, SHORT, field_names, slider_range, status_rules
 from .esm import CONTROLS_ESM
 
+CONTROLLED = {f.key: f for f in LINKED if f.controlled}  # key -> the field of each control, in the page's order
+SLIDERS = [k for k, f in CONTROLLED.items() if f.group == "lesson" and f.kind == "whole"]  # B, T, d, h, L, V, T_max
 ADVANCED = ("T_max",)  # whole-number fields in the "advanced" fold, with the switches
 CHECKBOX_LABELS = {"tie": "tie the head to W_te (GPT-2)"}
 ADVANCED_TITLE = "Advanced: T_max and weight tying"
-MOE_SIZES = MOE_CONTROLS[1:]  # the MLP choice's boxes (a mixture of experts' only): E, k, d_expert, E_shared, d_shared,
+SIZES = [f for k, f in CONTROLLED.items() if k in BOXES]  # the boxes beside the switches: d_ff, h_kv, d_head, the
+# window's and latent attention's; and in the MLP's row (a mixture of experts' only) E, k, d_expert, E_shared, d_shared,
 # moe_step, dense_first and dense_layers (a list of block indices, as text)
+MOE_SIZES = [f.key for f in SIZES if f.group == "moe"]
 
 CONTROLS_CSS = BASE + STATUS_CSS + f"""
 .controls {{ display: flex; flex-direction: column; }}
@@ -127,12 +132,13 @@ def controls_view(state: ExplorerState, ack: int = 0) -> dict:
     """Everything the controls show for `state` (data, no markup but the status line); `ack` is the count of
     the page's inputs answered so far. The recipe's sizes show the values in use (d_ff = 4d for GELU)."""
     labels = {v: k for k, v in preset_labels().items()}
-    return {"fields": {f: _field_view(state, f) for f in INT_FIELDS},
-            "checks": {f: bool(getattr(state, f)) for f in (*FIELDS, "qk_norm") if f not in INT_FIELDS},
+    return {"fields": {f: _field_view(state, f) for f in SLIDERS},
+            "checks": {k: bool(getattr(state, k)) for k, f in CONTROLLED.items() if f.kind == "flag"},
             "preset": labels[state.preset], "status": status_html(state), "ack": ack,
             "names": field_names(state.config),
             "recipe": state.recipe,
-            "switches": {**{k: getattr(state, k) for k in CHOICES}, "moe": "moe" if state.config.moe else "dense"},
+            "switches": {**{k: getattr(state, k) for k, f in CONTROLLED.items() if f.kind == "choice"},
+                         "moe": "moe" if state.config.moe else "dense"},
             "sizes": sizes_view(state.config), "extras": extras_line(state.config) or ""}
 
 
@@ -143,27 +149,34 @@ def sizes_view(cfg: Config) -> dict[str, int | str | None]:
     where every block is MoE (no dense MLP: d_ff is no part of the model); latent attention's d_c, d_cq ("none": q
     from x directly), d_R, d_nope and d_v, hidden without it, and with it h_kv, d_head and W hidden (every head has
     its own K and V from the latent, q and k are d_nope + d_R wide, and it has no window: `model.rules`)."""
-    out = {sym: getattr(cfg, sym) for sym in OPTIONAL_SYMBOLS.values()}
-    out.update({sym: getattr(cfg, sym) if cfg.moe else None for sym in MOE_SIZES})
-    if cfg.moe:
-        out["dense_layers"] = ",".join(map(str, cfg.dense_layers)) or "none"
-    out["W"] = "none" if cfg.window is None else cfg.window
-    out["full_layers"] = None if cfg.window is None else ",".join(map(str, cfg.full_layers)) or "none"
-    out.update({sym: (getattr(cfg, sym) or "none") if cfg.mla else None for sym in MLA_KEYS})
-    if cfg.mla:
-        out.update(h_kv=None, d_head=None, W=None)
+    out = {f.key: _box(cfg, f) for f in SIZES}
+    if cfg.mla:  # what latent attention is without (model.parts.latent.WITHOUT): h_kv, d_head, W
+        out.update({FIELD[name].key: None for name in latent.WITHOUT if FIELD[name].key in out})
     return {**out, "d_ff": out["d_ff"] if "dense" in cfg.block_kinds else None}
+
+
+def _box(cfg: Config, f: Field) -> int | str | None:
+    """A box's value: the value in use (by the field's key: d_ff = 4d for GELU), block indices as text ("0,1,2" or
+    "none"), "none" for a field unset where a box takes none (W, d_cq); None (hidden) where the part it sizes is
+    absent (`Field.needs`) or it has no value (d_shared without shared experts)."""
+    if f.needs and getattr(cfg, f.needs) is None:
+        return None
+    value = getattr(cfg, f.key)
+    if f.kind == "blocks":
+        return ",".join(map(str, value)) or "none"
+    return "none" if value is None and f.unset == "none" else value
 
 
 def controls_spec(show: list[str]) -> dict:
     """What the page draws once: each field's symbol, name and description, where it sits, the preset labels."""
-    def field(f: str) -> dict:
-        return {"name": f, "short": SHORT[f], "doc": f"{f}: {FIELD_DOCS[f]}"}
+    def field(k: str) -> dict:
+        return {"name": k, "short": SHORT[k], "doc": f"{k}: {CONTROLLED[k].about}"}
 
-    shown = [f for f in INT_FIELDS if f in show]
-    return {"main": [field(f) for f in shown if f not in ADVANCED],
-            "advanced": [field(f) for f in shown if f in ADVANCED],
-            "checks": [{"name": f, "label": CHECKBOX_LABELS[f]} for f in FIELDS if f not in INT_FIELDS and f in show],
+    shown = [k for k in SLIDERS if k in show]
+    return {"main": [field(k) for k in shown if k not in ADVANCED],
+            "advanced": [field(k) for k in shown if k in ADVANCED],
+            "checks": [{"name": k, "label": CHECKBOX_LABELS[k]} for k, f in CONTROLLED.items()
+                       if f.group == "lesson" and f.kind == "flag" and k in show],
             "advanced_title": ADVANCED_TITLE, "preset": "preset" in show, "presets": list(preset_labels()),
             "groups": menu_groups(moe=True), **recipe_spec(show)}  # the presets by family (model.families)
 
@@ -173,19 +186,17 @@ def recipe_spec(show: list[str]) -> dict:
     and the MLP choice (dense or MoE), the sizes d_ff, h_kv and d_head and a mixture of experts' E, k and d_expert as
     number boxes with its shared experts and which blocks are MoE, the window W and full_layers, latent attention's
     d_c, d_cq, d_R, d_nope and d_v, and QK-norm;
-    `model.families` names every choice."""
-    docs = {**{sym: RECIPE_DOCS[f] for f, sym in OPTIONAL_SYMBOLS.items()},
-            **{sym: MOE_DOCS[f] for f, sym in MOE_SYMBOLS.items()}, **{f: MOE_DOCS[f] for f in LAYOUT_KEYS},
-            "W": WINDOW_DOCS["window"], "full_layers": WINDOW_DOCS["full_layers"],
-            **{sym: FIELD_DOCS[sym] for sym in MLA_KEYS}}
+    `model.families` names every choice; each control's tooltip is its field's declared doc."""
     moe = [{"name": "moe", "doc": MOE_SWITCH_DOC, "options": list(MLP_KINDS.items()), "moe": True}]
     moe = moe if "moe" in show else []
+    rows = [f for f in SIZES if f.group != "moe"] + [f for f in SIZES if f.group == "moe"]  # the switches', the MLP's
+    qk = FIELD["qk_norm"]
     return {"recipe": [[k, v] for k, v in RECIPE_LABELS.items()] if "recipe" in show else None,
-            "switches": [{"name": k, "doc": f"{k}: {RECIPE_DOCS[k]}", "options": list(SWITCH_LABELS[k].items()),
-                          "moe": False} for k in CHOICES if k in show] + moe,
-            "sizes": [{"name": sym, "doc": f"{sym}: {docs[sym]}", "moe": sym in MOE_SIZES}  # "moe": in the MLP's row
-                      for sym in (*OPTIONAL_SYMBOLS.values(), *WINDOW_KEYS, *MLA_KEYS, *MOE_SIZES) if sym in show],
-            "qk": {"name": "qk_norm", "label": QK_NORM_LABEL, "doc": RECIPE_DOCS["qk_norm"]} if "qk_norm" in show else None}
+            "switches": [{"name": k, "doc": f"{k}: {f.about}", "options": list(SWITCH_LABELS[k].items()),
+                          "moe": False} for k, f in CONTROLLED.items() if f.kind == "choice" and k in show] + moe,
+            "sizes": [{"name": f.key, "doc": f"{f.key}: {f.about}", "moe": f.group == "moe"}  # "moe": in the MLP's row
+                      for f in rows if f.key in show],
+            "qk": {"name": qk.key, "label": QK_NORM_LABEL, "doc": qk.about} if qk.key in show else None}
 
 
 @functools.lru_cache(maxsize=64)
@@ -250,7 +261,7 @@ class Controls(pn.viewable.Viewer):
         E_shared / d_shared / W / d_c / d_cq / d_R / d_nope / d_v, or the layout's moe_step / dense_first / dense_layers (block indices as text).
         A box's text is read by `model.numbers`' grammar (the state's `set_field`); a rejected or unreadable value
         gets a notice and the box shows the state's value again, and so does an emptied box."""
-        fields = SIZE_FIELDS
+        f = CONTROLLED.get(name)
         if name == "preset":
             chosen = preset_labels().get(value) if isinstance(value, str) else None
             if chosen is not None and chosen != CUSTOM:  # "custom" describes a state, it is not something to apply
@@ -258,16 +269,17 @@ class Controls(pn.viewable.Viewer):
         elif name == "recipe":
             if value in RECIPE_LABELS and value != "custom":  # "custom" too describes a state
                 self.state.recipe = value
-        elif name in CHOICES:
-            self.state.set_field(name, value)  # a choice it does not know gets a notice
         elif name == "moe":
             if value in MLP_KINDS:
                 self.state.set_field("moe", value == "moe")
-        elif name in (*FIELDS, "qk_norm") and name not in INT_FIELDS:
-            self.state.set_field(name, bool(value))
-        elif name in INT_FIELDS or name in fields:
-            if isinstance(value, (int, str)) and not isinstance(value, bool):  # a slider's int or a box's text
-                self.state.set_field(fields.get(name, name), value)
+        elif f is None:
+            pass
+        elif f.kind == "choice":
+            self.state.set_field(f.name, value)  # a choice it does not know gets a notice
+        elif f.kind == "flag":
+            self.state.set_field(f.name, bool(value))
+        elif isinstance(value, (int, str)) and not isinstance(value, bool):  # a slider's int or a box's text
+            self.state.set_field(f.name, value)
         self._push()
 
     def __panel__(self) -> pn.viewable.Viewable:

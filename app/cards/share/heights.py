@@ -13,10 +13,11 @@ import textwrap
 
 from model import Config, trace
 from model.changes import change_keys
+from model.config import FIELDS, LINKED
 from model.families import extras_line
 from model.recipe_rows import recipe_rows
 
-from ...query import MLA_KEYS, MOE_CONTROLS, PANELS, RECIPE_KEYS, WINDOW_KEYS, ViewOptions
+from ...query import CONTROLS, PANELS, ViewOptions
 from ...state import bar_scale
 from ...words import status_rules
 from ..controls.view import sizes_view
@@ -33,8 +34,9 @@ PX = {  # heights in px at 700 px wide
 PER_LINE = {"status": 100, "fields": 4, "switches": 5, "name": 15, "label": 21, "shape": 10}  # what one line holds:
 # characters of the status line, fields and switches of the controls, characters of a row's name, description and
 # lesson shape (a row in a block is indented by three of them)
-SWITCH_KEYS = (*(k for k in RECIPE_KEYS if k != "recipe"), *WINDOW_KEYS, *MLA_KEYS, *MOE_CONTROLS)  # the window's,
-# latent attention's and the MLP's switch and boxes too
+SWITCH_KEYS = tuple(k for k in CONTROLS if k not in ("preset", "recipe", *FIELDS))  # the recipe's switches and
+# boxes, the window's, latent attention's and the MLP's switch and boxes too
+MLP_ROW = ("moe", *(f.key for f in LINKED if f.group == "moe" and f.controlled))  # the MLP's switch and its boxes
 
 
 def _lines(text: str, width: int) -> int:
@@ -68,7 +70,7 @@ def controls_height(options: ViewOptions, cfg: Config) -> int:
     fields = [c for c in shown if c not in ("preset", "T_max", "tie", *SWITCH_KEYS, "recipe")]
     hidden = [c for c, value in sizes_view(cfg).items() if value is None]  # a dense model's MoE boxes, …
     switches = [c for c in shown if c in SWITCH_KEYS and c not in hidden]
-    rows = [[c for c in switches if c not in MOE_CONTROLS], [c for c in switches if c in MOE_CONTROLS]]  # the recipe's,
+    rows = [[c for c in switches if c not in MLP_ROW], [c for c in switches if c in MLP_ROW]]  # the recipe's,
     # then the MLP's choice with its boxes
     status = math.ceil(len(status_rules(cfg)) / PER_LINE["status"])
     status += math.ceil(len(extras_line(cfg) or "") / PER_LINE["status"])
