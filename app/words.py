@@ -11,6 +11,7 @@ from model.families import MLP_KINDS
 from model.numbers import EXAMPLES
 from model.rules import rules_line
 from model.training import CUSTOM_GPU, GPUS
+from model.parts import says
 
 SHORT = {"B": "batch", "T": "sequence length", "d": "model width", "h": "heads (divide d)", "L": "blocks",
          "V": "vocabulary", "T_max": "positions W_pe"}  # the name under each field's symbol, GPT-2's recipe
@@ -93,8 +94,8 @@ def status_rules(cfg: Config) -> str:
 
 def field_names(cfg: Config) -> dict[str, str]:
     """The names under h and T_max at `cfg` (SHORT, or SHORT_WHEN's where its condition holds)."""
-    holds = {"apart": cfg.head_dim is not None or cfg.mla, "rope": cfg.positions == "rope"}  # latent attention's
-    # heads are d_nope + d_R wide: h need not divide d
+    holds = {"apart": cfg.head_apart, "rope": cfg.positions == "rope"}  # latent attention's heads are d_nope + d_R
+    # wide: h need not divide d
     return {f: name if holds[when] else SHORT[f] for f, (when, name) in SHORT_WHEN.items()}
 
 
@@ -126,7 +127,7 @@ CHINCHILLA_RULE = "Chinchilla's rule: D = 20·N"  # the live card's switch; the 
 def chinchilla_rule(cfg: Config) -> str:
     """The live card's switch at `cfg`: CHINCHILLA_RULE, at N_active for a mixture of experts (as model.training
     counts it: D = 20·N_active)."""
-    return CHINCHILLA_RULE + "_active" if cfg.moe else CHINCHILLA_RULE
+    return CHINCHILLA_RULE + says(cfg, "train/rule")
 # The training card's headline (app/cards/train/markup.py headline_html, compiled): "{key}" is a plan line's
 # value in words (model.train_report.human, escaped); T, gpus, device and phase, the run's; "{rule}" one of
 # HEADLINE_RULE (D by Chinchilla's rule, "{chinchilla}" per parameter, or given) and "{fits}" one of HEADLINE_FITS (fits; does not fit, and the

@@ -30,7 +30,7 @@ from . import stack
 from .config import Config, kind_counts
 from .expr import ZERO, E, Expr, lesson, lesson_quotient, total
 from .figures import Line, check_lines, html_repr, line
-from .parts import PARTS, each, head, mlp, moe, norms, positions, sinks
+from .parts import PARTS, each, head, mlp, moe, norms, positions, says, sinks
 from .passes import run_pass
 from .stack import counts, spread
 
@@ -176,6 +176,11 @@ class Formulas:
 
 
 
+def _pre(cfg: Config) -> int:
+    """The norms before a block's mixer and MLP: its wiring's (`model.stack.wiring`: 2, or a parallel block's 1)."""
+    return len(stack.wiring(cfg).NORMS)
+
+
 def formulas(cfg: Config) -> Formulas:
     """The budget's expressions of `cfg` (see `Formulas`)."""
     mixer = stack.mixer(cfg)
@@ -186,7 +191,7 @@ def formulas(cfg: Config) -> Formulas:
     symbols = {**cfg.symbols(), "h_kv": cfg.h_kv, "d_ff": cfg.d_ff}
     return Formulas(cfg=cfg, symbols=symbols, lesson=is_lesson, emb=positions.emb(cfg), attn_w=attn_w,
                     attn_extra=attn_extra, attn=collect(total(attn_w, attn_extra)), mlp_w=mlp_w, mlp_extra=mlp_extra,
-                    mlp=collect(total(mlp_w, mlp_extra)), block_norms=norms.block(cfg), norm=norms.one(cfg),
+                    mlp=collect(total(mlp_w, mlp_extra)), block_norms=norms.block(cfg, _pre(cfg)), norm=norms.one(cfg),
                     head=head.params(cfg), attn_flops=collect(mixer.flops(cfg)), dense_flops=collect(mlp.flops(cfg)),
                     scores=mixer.scores(cfg))
 
@@ -212,7 +217,7 @@ def budget(cfg: Config) -> Budget:
     f = formulas(cfg)
     kind_n = kind_counts(cfg)
     exact = p.params_embed + sum(kind_n[b.kind] * b.params for b in p.blocks) + p.params_ln_f + p.params_head
-    parts = (_value(f.emb, f), _value(f.blocks, f), _value(norms.total(cfg), f), _value(f.head or ZERO, f))
+    parts = (_value(f.emb, f), _value(f.blocks, f), _value(norms.total(cfg, _pre(cfg)), f), _value(f.head or ZERO, f))
     if sum(parts) != exact or _value(f.N, f) != exact:
         raise RuntimeError(f"analytic parameter parts {parts} sum to {sum(parts):,}, the module has {exact:,}")
     tokens = cfg.B * cfg.T
@@ -299,10 +304,10 @@ def budget_lines(f: Formulas, b: Budget) -> tuple[Line, ...]:
         t_label = f"T at which attention's {attention.text} equals the blocks' dense {dense.text}"
         t_value = b.T_attn_equals_dense
     else:
-        approx_label = "N, matrices only (no biases, no norms" + (", no sinks)" if cfg.sinks else ")")
+        approx_label = "N, matrices only (no biases, no norms" + says(cfg, "budget/no_sinks") + ")"
         attention_label = ("+ attention's q kᵀ and attn @ v over the full (T, T) matrix, h heads (a causal kernel skips "
                            "about half)")
-        no_matmul_label = "− biases and norm gains" + (" and sinks" if cfg.sinks else "") + ": no matmul weights"
+        no_matmul_label = "− biases and norm gains" + says(cfg, "budget/and_sinks") + ": no matmul weights"
         t_label = f"T at which attention's {attention.text} equals the blocks' matmuls"
         t_value = float(f.T_equal.value(s))
     scaled = " (as if a token ran every expert)" if mixture else ""
@@ -314,7 +319,7 @@ def budget_lines(f: Formulas, b: Budget) -> tuple[Line, ...]:
         line("params/blocks", "attention + MLP of all L blocks" + (" (dense or MoE)" if mixture else ""), f.blocks, s,
              "params"),
         *own["parts"],
-        line("params/norms", norms.label(cfg), norms.total(cfg), s, "params"),
+        line("params/norms", norms.label(cfg, _pre(cfg)), norms.total(cfg, _pre(cfg)), s, "params"),
         line("params/head", head_label, head_formula, s, "params"),
         line("params/exact", f"N: every parameter, as the module counts it{every}", N, s, "params"),
         *own["active"],

@@ -50,7 +50,7 @@ from .config import FIELDS, Config
 from .figures import Line, check_lines
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
 from .memory import kv_cache_lines
-from .parts import latent, moe, window
+from .parts import PARTS, latent, moe, window
 from .passes import DTYPES
 from .tracing import eager_lines, trace
 from .training import GPUS, TrainSetup
@@ -66,6 +66,7 @@ ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config field
     ("h_kv", ("kv_heads",)),
     ("qk_norm", ("qk_norm",)),
     ("attention", ("attention",)),
+    *((part.CHANGE[0], tuple(f.name for f in part.FIELDS)) for part in PARTS if hasattr(part, "CHANGE")),  # a part's
     ("moe", tuple(f.name for f in moe.FIELDS if f.group == "moe")),
     ("gemma", ("post_norms", "embed_scale", "query_scale", "attn_softcap", "final_softcap")),  # a family's extras, one
     ("oss", ("sinks", "expert_bias", "swiglu_limit", "swiglu_alpha")),  # change each: values and small parts
@@ -204,6 +205,7 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "total": "every change together: this model minus its GPT-2 twin",
     "this": "this model",
 }
+TITLES.update({key: title for part in PARTS for key, title in getattr(part, "CHANGE_TITLES", {}).items()})
 NO_TWIN = {  # why a configuration has no GPT-2 twin; {…} filled as TITLES
     "heads": ("no GPT-2 twin: d={d} is not divisible by h={h}, and GPT-2's heads have d / h features each (this "
               "model sets d_head={d_head} apart)"),
@@ -248,7 +250,8 @@ def _title(key: str, cfg: Config) -> str:
 SHORT = {"twin": "GPT-2 twin", "d_head": "d_head apart", "norm": "RMSNorm", "bias": "biases", "positions": "RoPE",
          "mlp": "MLP", "h_kv": "K/V heads", "qk_norm": "QK-norm", "attention": "fused attention",
          "moe": "mixture of experts", "gemma": "Gemma's extras", "oss": "gpt-oss's extras",
-         "window": "sliding window", "latent": "latent attention", "total": "all changes", "this": "this model"}
+         "window": "sliding window", "latent": "latent attention", "total": "all changes", "this": "this model",
+         **{part.CHANGE[0]: part.CHANGE[1] for part in PARTS if hasattr(part, "CHANGE")}}  # a part's: (key, name)
 
 
 def _states(cfg: Config, base: Config) -> list[tuple[str, Config]]:

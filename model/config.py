@@ -54,7 +54,7 @@ from dataclasses import dataclass, replace
 
 from . import fields as fields_
 from . import hf
-from .fields import Field, by_name, linked, written
+from .fields import FAMILIES, Field, by_name, linked, written
 from .parts import attention, latent, mlp, moe, positions, sinks, window
 from .parts import ordered
 from .parts.attention import divisors, snap_heads
@@ -148,6 +148,12 @@ class Config:
         for name in self.defaults_written():  # one model, one Config: the default written out is the default
             object.__setattr__(self, name, None)
 
+    def __repr__(self) -> str:
+        """The global dims and every field that holds other than its default, as `Config(...)` takes them (GPT-2
+        small: "Config(B=8, T=1024, d=768, h=12, L=12, V=50257, T_max=1024)"): eval(repr(cfg)) == cfg."""
+        shown = [f for f in CONFIG_FIELDS if f.required or getattr(self, f.name) != f.default]
+        return "Config(" + ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in shown) + ")"
+
     def defaults_written(self) -> tuple[str, ...]:
         """The optional fields that hold their default written out (`__post_init__` sets them to None, their default),
         and d_ff where no block has a dense MLP (it is no part of the model)."""
@@ -167,13 +173,38 @@ class Config:
     @property
     def gemma(self) -> bool:
         """Some field of Gemma's extras (`Field.family` "gemma", GeGLU included) is set."""
-        return self.mlp == "geglu" or self.has_extras("gemma")
+        return "gemma" in self.extras_of
 
     @property
     def oss(self) -> bool:
         """Some field of gpt-oss's extras (`Field.family` "oss": sinks, the experts' biases, the clamped SwiGLU) is
         set."""
-        return self.has_extras("oss")
+        return "oss" in self.extras_of
+
+    @property
+    def extras_of(self) -> tuple[str, ...]:
+        """The families (`model.fields.FAMILIES`, in its order) some field of whose extras holds other than its default
+        (GeGLU, an MLP choice, is Gemma's)."""
+        return tuple(family for family in FAMILIES
+                     if self.has_extras(family) or mlp.FAMILY_OF.get(self.mlp) == family)
+
+    @property
+    def ffn_kind(self) -> str:
+        """The stack's MLP part, as tables and notes key it: "moe" where some block's is a mixture of experts, else
+        "dense"."""
+        return "moe" if "moe" in self.block_kinds else "dense"
+
+    @property
+    def head_apart(self) -> bool:
+        """d_head is a size of its own, not d / h: `head_dim` set, or latent attention's d_nope + d_R."""
+        return self.head_dim is not None or self.mla
+
+    @property
+    def plain(self) -> bool:
+        """No part beyond the recipe's is in the model: no field of a mixture of experts, a window, latent attention
+        or a family's extras holds other than its default (and no GeGLU)."""
+        return not self.extras_of and all(getattr(self, f.name) == f.default for f in WRITTEN
+                                          if f.group in ("moe", "window", "latent"))
 
     def has_extras(self, family: str) -> bool:
         """Some field of the family's extras (`model.fields.FAMILIES`) holds other than its default."""
@@ -327,8 +358,7 @@ class Config:
     @property
     def gpt2_recipe(self) -> bool:
         """True when every recipe field is GPT-2's (the lesson's 2019 block; its tables print as the lesson does)."""
-        return all(getattr(self, f.name) == f.default for f in WRITTEN if f.group == "recipe") and not self.moe \
-            and self.window is None and not self.gemma and not self.oss and not self.mla
+        return all(getattr(self, f.name) == f.default for f in WRITTEN if f.group == "recipe") and self.plain
 
     @property
     def beyond_context(self) -> bool:
@@ -422,11 +452,8 @@ def one_of_each(cfg: Config) -> Config:
     `replace(cfg, B=1, T=1, L=1)`. A windowed model's blocks are all windowed: a window changes no shape of a block
     (its eager mask is a (T, T) band where a full block's is causal, and the fused kernel's band mask is made once
     per pass), so one windowed block of a kind stands for that kind's full and windowed blocks alike."""
-    kinds = distinct_kinds(cfg)
-    window = {"full_layers": ()} if cfg.window is not None else {}
-    if not cfg.moe:
-        return replace(cfg, B=1, T=1, L=1, **window)
-    return replace(cfg, B=1, T=1, **one_block_each(kinds), **window)  # one replace: d_ff stays where a dense block keeps it
+    # one replace: d_ff stays where a dense block keeps it (a dense model's layout fields are their defaults)
+    return replace(cfg, B=1, T=1, full_layers=(), **one_block_each(distinct_kinds(cfg)))
 
 
 def one_block_each(kinds: tuple[str, ...]) -> dict[str, object]:
@@ -538,15 +565,10 @@ def config_dict(cfg: Config) -> dict[str, object]:
 
     if cfg.gpt2_recipe:
         return {**values(FIELDS), "d_head": cfg.d_head}
-    window = ({"window": cfg.window, "full_layers": list(cfg.full_layers), "W": cfg.W, "L_W": cfg.L_W, "T_W": cfg.T_W,
-               "attn_kinds": list(cfg.attn_kinds)} if cfg.window is not None else {})
-    extras = values(*([GEMMA_FIELDS] if cfg.gemma else []), *([OSS_FIELDS] if cfg.oss else []),
-                    *([MLA_FIELDS] if cfg.mla else []))
-    if not cfg.moe:
-        return {**values(FIELDS, names("recipe")), "d_head": cfg.d_head, "h_kv": cfg.h_kv, "d_ff": cfg.d_ff, **extras,
-                **window}
-    return {**values(FIELDS, names("recipe"), MOE_FIELDS), "dense_layers": list(cfg.dense_layers), **cfg.symbols(),
-            "block_kinds": list(cfg.block_kinds), **extras, **window}
+    extras = values(*(names("extras", family) for family in cfg.extras_of))
+    # the recipe's fields; one with no control of its own (a part's flag a link or a preset sets) where it is set
+    recipe = [f.name for f in LINKED if f.group == "recipe" and (f.control or getattr(cfg, f.name) != f.default)]
+    return {**values(FIELDS, recipe), **moe.sizes(cfg), **extras, **latent.sizes(cfg), **window.sizes(cfg)}
 
 
 # --- a Hugging Face config.json, read in (model.hf reads it as transformers does; the bounds are checked here) ------

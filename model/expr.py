@@ -130,7 +130,7 @@ class Group(Expr):
         return self.inner.value(s)
 
     def _text(self) -> str:
-        return f"({self.inner.text})"
+        return self.inner.text if isinstance(self.inner, Sym) else f"({self.inner.text})"  # "L·d", never "L·(d)"
 
     def _subs(self, by: Mapping[str, Expr]) -> Expr:
         return Group(self.inner._subs(by))

@@ -13,8 +13,11 @@ have their own.
 """
 from __future__ import annotations
 
-from .config import MODERN, PRESETS, Config, defaults, snap_heads
+from .config import MODERN, PRESETS, WRITTEN, Config, defaults, snap_heads
+from .fields import FAMILIES as FIELD_FAMILIES, linked
+from .parts import mlp, moe, window
 
+MENU_PARTS = (moe, window)  # the parts whose sizes a preset's menu label names, in this order
 FAMILIES: dict[str, tuple[str, ...]] = {
     "GPT-2": ("gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl"),
     "GPT-3": ("gpt3-125m", "gpt3-350m", "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b"),
@@ -27,8 +30,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
 }
 # every exported page's: the dense presets of full attention and no family's extras (the others: the page written
 # for one, `python -m app export --preset`)
-PAGE_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items()
-                                   if not cfg.moe and cfg.window is None and not cfg.gemma and not cfg.oss and not cfg.mla}
+PAGE_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items() if cfg.plain}
 
 
 TITLES: dict[str, str] = {
@@ -53,9 +55,7 @@ def menu_label(name: str) -> str:
     """A preset as a menu shows it: "Llama 3 8B · L 32, d 4,096"; "Mixtral 8x7B · L 32, d 4,096, top-2 of 8 experts";
     "Gemma 3 1B · L 26, d 1,152, W 512 on 22"."""
     cfg = PRESETS[name]
-    experts = f", top-{cfg.k} of {cfg.E} experts" if cfg.moe else ""
-    window = f", W {cfg.W:,} on {cfg.L_W}" if cfg.window is not None else ""
-    return f"{TITLES[name]} · L {cfg.L}, d {cfg.d:,}{experts}{window}"
+    return f"{TITLES[name]} · L {cfg.L}, d {cfg.d:,}" + "".join(part.menu_words(cfg) for part in MENU_PARTS)
 
 
 def grouped_menu(moe: bool = False) -> dict[str, dict[str, str]]:
@@ -94,7 +94,8 @@ SWITCH_LABELS: dict[str, dict[str, str]] = {  # each choice of a switch as the p
 }
 QK_NORM_LABEL = "QK-norm"
 # what names a recipe; d_ff and h_kv are sizes, and attention is how a recipe runs (either way it is the same model)
-SWITCHES = ("norm", "positions", "mlp", "bias", "qk_norm", "head_dim")
+SWITCHES = (*(f.name for f in WRITTEN if f.group == "recipe" and f.kind in ("choice", "flag") and f.name != "attention"),
+            "head_dim")  # the recipe's switches and flags (a part's included), and d_head set apart
 
 
 def recipe_of(cfg: Config) -> str:
@@ -129,19 +130,11 @@ def extras_line(cfg: Config) -> str | None:
     embeddings × √d, scores soft-capped at 50, logits at 30"; "gpt-oss's extras: attention sinks, the experts' biases,
     a SwiGLU clamped at 7 (α = 1.702)". The pages show them as what they are; a link carries them (app.query)."""
     parts = []
-    if cfg.gemma:
-        gemma = [SWITCH_LABELS["mlp"]["geglu"]] if cfg.mlp == "geglu" else []
-        gemma += ["sandwich norms"] if cfg.post_norms else []
-        gemma += ["embeddings × √d"] if cfg.embed_scale else []
-        gemma += [f"scores scaled by 1/√{cfg.query_scale:,}"] if cfg.query_scale is not None else []
-        gemma += [f"scores soft-capped at {cfg.attn_softcap:g}"] if cfg.attn_softcap is not None else []
-        gemma += [f"logits soft-capped at {cfg.final_softcap:g}"] if cfg.final_softcap is not None else []
-        parts.append("Gemma's extras: " + ", ".join(gemma))
-    if cfg.oss:
-        oss = ["attention sinks (a logit per head)"] if cfg.sinks else []
-        oss += ["the experts' biases"] if cfg.expert_bias else []
-        oss += [f"a SwiGLU clamped at ±{cfg.swiglu_limit:g} (α = {cfg.alpha:g})"] if cfg.swiglu_limit is not None else []
-        parts.append("gpt-oss's extras: " + ", ".join(oss))
+    for family in cfg.extras_of:  # each family's extras in the order a link lists them (`model.fields.linked`)
+        said = [SWITCH_LABELS["mlp"][cfg.mlp]] if mlp.FAMILY_OF.get(cfg.mlp) == family else []
+        said += [f.says.format(cfg=cfg) for f in linked(WRITTEN)
+                 if f.family == family and f.says and getattr(cfg, f.name) != f.default]
+        parts.append(f"{FIELD_FAMILIES[family]}'s extras: " + ", ".join(said))
     return "; ".join(parts) or None
 
 

@@ -53,6 +53,8 @@ class Field:
     required: bool = False  # no default: Config(B=..., T=..., ...) must give it (the global dims)
     group: str = "recipe"  # which of the pages' groups of controls sets it (`GROUPS`)
     family: str = ""  # an "extras" field's: whose extras it is (`FAMILIES`: "gemma", "oss")
+    tensors: bool = False  # a recipe flag that changes which tensors a pass makes (`model.memory.Structure.flags`)
+    says: str = ""  # an "extras" field's words where set, formatted with `cfg` ("scores soft-capped at {cfg.…:g}")
     control: bool = True  # False: no control of its own on the live page (a link, a preset or a config.json sets it)
     needs: str = ""  # the field whose part this one sizes: the page takes it only where that one is set (k: experts)
     absent: str = ""  # on a field others need: the page's notice when one of them is set without it ({key}: its key)

@@ -32,19 +32,21 @@ from .taps import Tap
 
 class Block(nn.Module):
     """Pre-norm block: x = x + Attn(norm(x)); x = x + MLP(norm(x)) (with `post_norms`, Gemma's sandwich: x = x +
-    norm(Attn(norm(x))); x = x + norm(MLP(norm(x)))), the MLP dense (`mlp`) or a mixture of experts
+    norm(Attn(norm(x))); x = x + norm(MLP(norm(x))); another wiring where a part gives one, `model.stack.wiring`), the MLP dense (`mlp`) or a mixture of experts
     (`moe`) as `kind` says ("dense" or "moe", `Config.block_kinds`), attention through a window of `window` keys or
     full (`Config.attn_kinds`). Maps (B, T, d) to (B, T, d)."""
 
     def __init__(self, cfg: Config, kind: str = "dense", window: int | None = None) -> None:
         super().__init__()
         self.kind = kind
+        self._wiring = stack.wiring(cfg)  # how attention and the MLP read and add to the residual stream
         self.ln_1 = norms.module(cfg, cfg.d)
         self.attn = stack.mixer(cfg).module(cfg, window)
         for name, module in norms.sandwich(cfg).items():  # Gemma's post_ln_1 and post_ln_2
             setattr(self, name, module)
         self.resid_1 = Tap()
-        self.ln_2 = norms.module(cfg, cfg.d)
+        for name in self._wiring.NORMS[1:]:  # the lesson's ln_2 before the MLP
+            setattr(self, name, norms.module(cfg, cfg.d))
         ffn = stack.FFNS[kind]
         setattr(self, ffn.NAME, ffn.module(cfg))  # "mlp" or "moe": the tensors' names say which
         self._ffn = ffn.NAME
@@ -58,10 +60,9 @@ class Block(nn.Module):
     def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None,
                 past: tuple[torch.Tensor, torch.Tensor] | None = None,
                 band: torch.Tensor | None = None) -> torch.Tensor:
-        x = self.resid_1(x + self._post(self.attn(self.ln_1(x), rope, past, band), "post_ln_1"))
-        return self.resid_2(x + self._post(self.ffn(self.ln_2(x)), "post_ln_2"))
+        return self._wiring.wire(self, x, (rope, past, band))
 
-    def _post(self, y: torch.Tensor, name: str) -> torch.Tensor:
+    def post(self, y: torch.Tensor, name: str) -> torch.Tensor:
         """y through the sandwich norm `name` where the block has it (no local holds y: the peak's lifetimes stay
         the lesson block's)."""
         return getattr(self, name)(y) if hasattr(self, name) else y
@@ -103,7 +104,7 @@ class GPT(nn.Module):
             self.embed = Tap()
         else:
             self.rope = Rotary(stack.mixer(cfg).rotary_width(cfg))  # latent attention rotates d_R features
-        self.blocks = nn.ModuleList(Block(cfg, kind, cfg.window if attn == "sliding" else None)
+        self.blocks = nn.ModuleList(Block(cfg, kind, window.width(cfg, attn))
                                     for kind, attn in zip(cfg.block_kinds[:depth], cfg.attn_kinds))
         if window.banded(cfg):  # the fused kernel's band of W, made once per pass
             self.window_mask = Tap()
@@ -129,7 +130,7 @@ class GPT(nn.Module):
         if self.cfg.embed_scale:  # Gemma: tok · √d, the scale at the table's dtype (as transformers casts it)
             tok = self.scaled(tok * torch.tensor(math.sqrt(self.cfg.d), dtype=tok.dtype))
         if hasattr(self, "window_mask") and start == 0:  # a prefill: the windowed blocks' band, made once
-            self._band = self.window_mask(window.band_mask(T, self.cfg.window, idx.device, tok.dtype))  # (T, T)
+            self._band = self.window_mask(window.band_mask(T, self.cfg.W, idx.device, tok.dtype))  # (T, T)
         if self.cfg.positions == "rope":
             self._rope = self.rope(T, idx.device, tok.dtype, start)  # cos, sin: (T, d_head) each
             return tok

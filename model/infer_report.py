@@ -183,7 +183,7 @@ def headline(r: Inference) -> list[list[tuple[str, bool]]]:
         *([[("A step reads ", False), (human(r.line("infer/experts_touched")), True),
             (f" of each MoE block's {r.cfg.E:,} routed experts: those the B = {r.cfg.B:,} new tokens' top-{r.cfg.k:,} "
              "choices touch, expected with uniform routing (every expert is in memory).", False)]]
-          if r.cfg.moe else []),
+          if r.cfg.ffn_kind == "moe" else []),
     ]
 
 

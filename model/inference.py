@@ -18,7 +18,7 @@ Conventions (FLOPs, not MACs; bytes in 2³⁰ units where printed):
   weights every step, and of each MoE block's E routed experts only those the B·k choices touch: E_B, the expected
   number with uniform routing (a token's k of E experts equally likely, tokens independent: an expert escapes all B
   tokens with probability (1 − k/E)^B), E_B = E·(1 − (1 − k/E)^B), which is k at B = 1 and tends to E as B grows
-  (`experts_touched`). A skewed router touches fewer. The prefill's B·T tokens read E·(1 − (1 − k/E)^(BT)) of them
+  (`model.parts.moe.touched`). A skewed router touches fewer. The prefill's B·T tokens read E·(1 − (1 − k/E)^(BT)) of them
   (all E but a fraction of a byte at prompts of thousands of tokens). Serving memory holds every expert.
 - **Roofline**: a step takes at least max(FLOPs / P, bytes / BW) on a GPU of peak P (dense BF16, FLOP/s) and
   memory bandwidth BW (bytes/s), whichever bound binds; B tokens per decode step. The ridge point P / BW is
@@ -47,7 +47,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from . import stack
 from .budgeting import budget, formulas
 from .expr import E, Expr, num, shape_subs, total
-from .parts import latent, moe, window
+from .parts import attention, latent, moe, window
 from .config import BOUNDS, Config, one_of_each
 from .figures import Line, check_lines
 from .gpt import GPT
@@ -200,8 +200,7 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
     """A decode step of the embedding, one block of each MLP kind with attention `kind` ("full": over T cached
     tokens; "sliding": over T_W), each on the embedding's output, and the head (`_BlockSteps`)."""
     torch_dtype = TORCH_DTYPES[dtype]
-    window = cfg.window if kind == "sliding" else None
-    one = one_of_each(replace(cfg, window=window, full_layers=()))
+    one = one_of_each(window.of_kind(cfg, kind))
     with torch.device("meta"):
         model = GPT(one).to(torch_dtype).requires_grad_(False)  # serving: no parameter asks for a gradient
     cached = cfg.T if kind == "full" else cfg.T_W
@@ -244,7 +243,7 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
         else:
             nbytes[kinds[int(block)]] += t.untyped_storage().nbytes()
     recorded = {"idx": idx, "logits": logits, **dict(outputs)}
-    by = {"h_kv": E("h")} if cfg.gpt2_recipe else {}  # GPT-2: all h heads
+    by = attention.lesson_heads(cfg)
     cached = "T"
     if kind == "sliding":  # a windowed block's keys: its T_W cached tokens and the new one
         by, cached = {"T": E("T_W")}, "T_W"
@@ -327,13 +326,6 @@ def _matrices(block: torch.nn.Module) -> list[tuple[int, int, int, bool]]:
                   for p in m.parameters(recurse=False) if p.dim() == 3]
 
 
-def experts_touched(cfg: Config, tokens: int) -> float:
-    """E_B: the routed experts of an MoE block that `tokens` tokens' k choices each touch, expected under uniform
-    routing (each token's k of E experts equally likely, tokens independent): an expert escapes one token with
-    probability 1 − k/E, so E·(1 − (1 − k/E)^B) are touched at B tokens: k at B = 1, E as B grows."""
-    return cfg.E * (1 - (1 - cfg.k / cfg.E) ** tokens)
-
-
 def _fmt(x: float) -> str:
     return f"{x:g}"
 
@@ -370,15 +362,11 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
         unread, read_formula = 2 * (cfg.V - cfg.B) * cfg.d, E("{r} − 2(V − B)·d", r=read_formula)
     if cfg.positions == "learned":  # W_pe: one row, position T
         unread, read_formula = unread + 2 * (cfg.T_max - 1) * cfg.d, E("{r} − 2(T_max − 1)·d", r=read_formula)
-    expert, expert_formula = _expert_bytes(cfg, w, q)
-    E_B = experts_touched(cfg, cfg.B) if cfg.moe else 0
-
-    def untouched(tokens: int) -> float:  # the routed experts' bytes that `tokens` tokens' choices leave unread
-        return cfg.L_moe * (cfg.E - experts_touched(cfg, tokens)) * expert if cfg.moe else 0
-
+    expert, expert_formula = moe.expert_bytes(cfg, w.bytes, w.scale_bytes, q.N_e, q.S_e)
+    E_B = moe.touched(cfg, cfg.B)
+    untouched = functools.partial(moe.untouched, cfg, expert=expert)  # bytes a step's tokens' choices leave unread
     read = weights - unread - untouched(cfg.B)
-    if cfg.moe:
-        read_formula = E("{r} − L_moe·(E − E_B)·({x})", r=read_formula, x=expert_formula)
+    read_formula = moe.read(cfg, read_formula, expert_formula)
     token_bytes, token_formula, cache_read, cache_formula = _cache_bytes(cfg, kv)
     cache_write = cfg.B * token_bytes
     step = decode_pass(cfg)
@@ -400,7 +388,7 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
     bound = "compute-bound" if step.flops / P >= decode_bytes / BW else "memory-bound"
     lines = (
         Line("infer/n_q", "N_q, the blocks' matrix weights (the ones quantized; embeddings, head, norms and biases "
-             + ("stay at 16 bits)" if not cfg.moe else "stay at 16 bits, and so do the routers)"), "", N_q, "params"),
+             + (f"stay at 16 bits{moe.serving_words(cfg, 'infer/n_q')})"), "", N_q, "params"),
         *([Line("infer/s_q", f"S_q, the scales: one per group of {s.group:,} weights along each matrix's rows", "",
                 S_q, "count")] if w.scale_bytes else []),
         Line("infer/weights", f"weights to serve: the blocks' matrices at {s.weights} ({w.note}), the rest at 16 bits",
@@ -412,22 +400,20 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
         Line("infer/prefill_flops", "prefill: the forward pass over B sequences of T tokens (its measured FLOPs)",
              E("BT·({f})", f=forward).text, prefill_flops, "FLOP"),
         Line("infer/prefill_bytes", f"prefill bytes: every weight read once, the cache of T tokens written{windowed}"
-             + (" (of each MoE block's routed experts, the E·(1 − (1 − k/E)^(BT)) its B·T tokens' choices touch)"
-                if cfg.moe else ""), "", prefill_bytes, "bytes"),
+             + moe.serving_words(cfg, "infer/prefill_bytes"), "", prefill_bytes, "bytes"),
         Line("infer/ttft", "time to first token: the prefill's bound, max(FLOPs / P, bytes / BW)", "", ttft,
              "seconds"),
         Line("infer/decode_flops", "decode step: one new token for each of B sequences after T cached tokens",
              E("B·({f})", f=decode_formula).text, step.flops, "FLOP"),
         Line("infer/decode_attn_flops", f"of them, q kᵀ and attn @ v over the T + 1 keys{windowed}", attn_formula.text,
              step.flops_attn, "FLOP"),
-        *(_expert_lines(s, q, expert, expert_formula, E_B) if cfg.moe else ()),
+        *(_expert_lines(s, q, expert, expert_formula, E_B) if expert_formula is not None else ()),
         Line("infer/decode_weights_read", "decode bytes: every weight read once (the token table's lookup: its B "
-             "rows)" + ("; of each MoE block's E routed experts, the E_B its B·k choices touch" if cfg.moe else ""),
+             "rows)" + moe.serving_words(cfg, "infer/decode_weights_read"),
              read_formula.text, read, "bytes"),
         Line("infer/decode_cache_read", f"decode bytes: the cache of T tokens read{windowed}", cache_formula.text,
              cache_read, "bytes"),
-        Line("infer/decode_cache_write", "decode bytes: the new token's "
-             + ("latent and rotary key" if cfg.mla else "K and V") + " written", E("B·({t})", t=token_formula).text,
+        Line("infer/decode_cache_write", f"decode bytes: the new token's {stack.mixer(cfg).WRITTEN} written", E("B·({t})", t=token_formula).text,
              cache_write, "bytes"),
         Line("infer/decode_activations", "decode bytes: the step's activations written once (the pass's new "
              "memory)", "", step.activation_bytes, "bytes"),
@@ -450,7 +436,7 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
              0 if knee is None else knee, "count"),
     )
     symbols = {**cfg.symbols(), "N": N, "N_q": N_q, "S_q": S_q, "P": P, "BW": BW,
-               **({"N_e": q.N_e, "S_e": q.S_e, "E_B": E_B} if cfg.moe else {})}
+               **({"N_e": q.N_e, "S_e": q.S_e, "E_B": E_B} if expert_formula is not None else {})}
     if check:
         check_lines(lines, symbols)
     return Inference(cfg=cfg, setup=s, weight_bytes=weights, prefill_flops=prefill_flops, ttft_s=ttft,
@@ -459,21 +445,9 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
                      rows=step.rows, lines=lines, T=cfg.T, note=note)
 
 
-def _expert_bytes(cfg: Config, w: Format, q: Quantized) -> tuple[float, Expr | None]:
-    """One routed expert's bytes at format `w`, and their formula: its matrices (N_e) at the format with their scales
-    (S_e), its biases (gpt-oss's 2d_expert + d, `model.parts.moe.bias`) at 16 bits; (0, None) for a dense model."""
-    if not cfg.moe:
-        return 0, None
-    bias = moe.bias(cfg)
-    biases = int(bias.value(cfg.symbols())) if bias is not None else 0
-    formula = total(E("{b}·N_e", b=num(w.bytes)), E("2·S_e") if w.scale_bytes else None,
-                    E("2·({x})", x=bias) if bias is not None else None)
-    return w.bytes * q.N_e + w.scale_bytes * q.S_e + 2 * biases, formula
-
-
 def _expert_lines(s: InferSetup, q: Quantized, expert: float, formula: Expr, E_B: float) -> tuple[Line, ...]:
     """A mixture of experts' decode read: one routed expert's matrices, scales and bytes, and E_B, the experts a
-    step's B·k choices touch in each MoE block (`experts_touched`)."""
+    step's B·k choices touch in each MoE block (`model.parts.moe.touched`)."""
     w = WEIGHTS[s.weights]
     return (
         Line("infer/n_e", "N_e, one routed expert's matrix weights (of N_q)", "", q.N_e, "params"),

@@ -32,10 +32,11 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from .config import Config, distinct_kinds, one_block_each
+from .config import WRITTEN, Config, one_block_each
 from .figures import Line
 from .formula import Poly, grouped, poly_add, poly_const, poly_mul, poly_symbol, to_poly
-from .parts import attention, latent, window
+from .parts import attention, latent
+from .parts import moe as moe_part, window
 from .notation import dims
 from .passes import DTYPES, run_pass
 from .tensor_notation import local_name, notation
@@ -64,6 +65,7 @@ PROBE_QUERY_SCALE = 3  # and query_pre_attn_scalar's (odd: never a RoPE model's 
 GEMMA_KEYS = ("post_norms", "embed_scale", "attn_softcap", "final_softcap", "query_scale")
 OSS_KEYS = ("sinks", "expert_bias", "swiglu_limit")  # `Structure.oss`, as keys name them
 PROBE_LIMIT = 7.0  # a clamp's limit changes no shape either
+FLAGS = tuple(f.name for f in WRITTEN if f.tensors)  # a part's flags that change a pass's tensors (`Field.tensors`)
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,7 @@ class Structure:
     # query_pre_attn_scalar (a value, but the scores' label names it)
     oss: tuple[bool, ...] = ()  # gpt-oss's extras that make tensors: sinks, the experts' biases, the clamp
     mla: tuple[bool, ...] = ()  # latent attention: (whether the queries have a latent,)
+    flags: tuple[str, ...] = ()  # the recipe's flags that change which tensors a pass makes and are on (`FLAGS`)
 
 
 # The sizes whose being 1 changes which tensors are views and which storages autograd keeps (found by flipping
@@ -101,13 +104,12 @@ def structure(cfg: Config, dtype: str) -> Structure:
     if not cfg.gpt2_recipe:  # K/V heads: all h (no expansion), 1 (expanded by a view) or a group (copied)
         kv = "mha" if cfg.h_kv == cfg.h else "mqa" if cfg.h_kv == 1 else "gqa"
         recipe = (cfg.norm, cfg.positions, cfg.mlp, cfg.bias, cfg.qk_norm, kv, cfg.head_dim is not None, cfg.attention)
-    moe = (distinct_kinds(cfg), cfg.E_shared > 0, cfg.shared_gate) if cfg.moe else None
-    gemma = (cfg.post_norms, cfg.embed_scale, cfg.attn_softcap is not None, cfg.final_softcap is not None,
-             cfg.query_scale is not None)
-    oss = (cfg.sinks, cfg.expert_bias, cfg.swiglu_limit is not None)
-    return Structure(tie=cfg.tie, dtype=dtype, ones=tuple(v[k] == 1 for k in ONES), recipe=recipe, moe=moe,
-                     window=cfg.window is not None, gemma=gemma if any(gemma) else (), oss=oss if any(oss) else (),
-                     mla=(cfg.d_cq is not None,) if cfg.mla else ())
+    gemma = tuple(bool(getattr(cfg, name)) for name in GEMMA_KEYS)  # each set (a flag on, a value given)
+    oss = tuple(bool(getattr(cfg, name)) for name in OSS_KEYS)
+    return Structure(tie=cfg.tie, dtype=dtype, ones=tuple(v[k] == 1 for k in ONES), recipe=recipe,
+                     moe=moe_part.structure(cfg), window=window.present(cfg), gemma=gemma if any(gemma) else (),
+                     oss=oss if any(oss) else (), mla=latent.structure(cfg),
+                     flags=tuple(name for name in FLAGS if getattr(cfg, name)))
 
 
 def structure_key(s: Structure) -> str:
@@ -127,6 +129,7 @@ def structure_key(s: Structure) -> str:
     recipe += (["mla_q"] if s.mla[0] else ["mla"]) if s.mla else []
     if s.window:
         recipe.append("window")
+    recipe += list(s.flags)
     return ",".join(["tied" if s.tie else "untied", s.dtype, *(f"{k}=1" for k in ones), *recipe])
 
 
@@ -166,6 +169,7 @@ def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
         if s.oss:
             sinks, biased, clamped = s.oss
             cfg = replace(cfg, sinks=sinks, expert_bias=biased, swiglu_limit=PROBE_LIMIT if clamped else None)
+        cfg = replace(cfg, **dict.fromkeys(s.flags, True))
         out.append(replace(cfg, window=PROBE_WINDOW) if s.window else cfg)
     return out
 
@@ -188,8 +192,6 @@ def factors_of(cfg: Config) -> tuple[str, ...]:
     recipe that a mixture of experts has (no d_ff where every block is MoE) and its own."""
     if cfg.gpt2_recipe:
         return _FACTORS
-    if not cfg.moe and not cfg.mla:
-        return _RECIPE_FACTORS
     present = _factor_values(cfg)
     return tuple(f for f in (*_RECIPE_FACTORS, *_MOE_FACTORS, *_MLA_FACTORS) if f in present)
 

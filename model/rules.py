@@ -44,6 +44,7 @@ from . import numbers
 from .config import (BOUNDS, FIELDS, GPT2_RECIPE_PRESETS, LINKED, NUMBER_BOUNDS, PRESETS, Config, defaults, divisors,
                      snap_heads)
 from .parts.latent import WITHOUT as MLA_WITHOUT
+from .parts import latent
 
 CUSTOM = "custom"
 MODEL = tuple(f.name for f in LINKED if f.group != "lesson")  # every field but the lesson's (`asked` may lack them)
@@ -256,7 +257,7 @@ def _settle_heads(values: dict, note) -> None:
 
 def rule_keys(cfg: Config) -> list[str]:
     """Which RULES hold for `cfg`: how h and d_head relate, whether h_kv has its own heads, and T's limit."""
-    heads = ("latent" if cfg.mla else "apart" if cfg.head_dim is not None else
+    heads = ("latent" if latent.present(cfg) else "apart" if cfg.head_dim is not None else
              "divides_even" if cfg.positions == "rope" else "divides")
     return [heads, *(["kv"] if cfg.h_kv != cfg.h else []), "table" if cfg.positions == "learned" else "context"]
 
@@ -264,7 +265,7 @@ def rule_keys(cfg: Config) -> list[str]:
 def rules_line(cfg: Config) -> str:
     """The rules that tie `cfg`'s fields together, in one line with its own numbers."""
     values = {"d": cfg.d, "h": cfg.h, "d_head": cfg.d_head, "h_kv": cfg.h_kv, "group": cfg.h // cfg.h_kv,
-              "T_max": cfg.T_max, **({"d_v": cfg.d_v, "d_c": cfg.d_c} if cfg.mla else {})}
+              "T_max": cfg.T_max, **latent.rule_values(cfg)}
     return " · ".join(RULES[k].format(**{k: f"{v:,}" for k, v in values.items()}) for k in rule_keys(cfg))
 
 

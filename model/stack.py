@@ -1,7 +1,8 @@
 """A model is a stack of blocks: which part each block mixes its tokens with and which part is its MLP, grouped where
 blocks repeat.
 
-Every block of a model mixes with the same part (`mixer`: attention, or latent attention), and each block's MLP is of
+Every block is wired as one part says (`wiring`: the lesson's sequential residual stream, `model.parts.residual`,
+unless a part wires it otherwise). Every block of a model mixes with the same part (`mixer`: attention, or latent attention), and each block's MLP is of
 one kind (`kinds`): "dense" (`model.parts.mlp`) or "moe" (`model.parts.moe`, in the blocks its layout names). A kind's
 blocks are counted by a symbol (`counts`): L where every block is of one kind, else L − L_moe dense blocks and L_moe
 MoE blocks. Figures over all blocks sum each part under its count (`spread`): "L·(…)" for what every block has, then
@@ -14,7 +15,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from .expr import E, Expr, total
-from .parts import attention, latent, mlp, moe
+from .parts import PARTS, attention, latent, mlp, moe
 
 if TYPE_CHECKING:
     from .config import Config
@@ -28,6 +29,12 @@ L = E("L")
 def mixer(cfg: Config) -> ModuleType:
     """The part every block of `cfg` mixes its tokens with."""
     return next(part for part in MIXERS if part.present(cfg))
+
+
+def wiring(cfg: Config) -> ModuleType:
+    """The part that wires every block of `cfg` (`model.parts.residual`: the lesson's sequential block, unless a
+    later part in `model.parts.PARTS` that wires a block is present)."""
+    return [part for part in PARTS if hasattr(part, "wire") and part.present(cfg)][-1]
 
 
 def kinds(cfg: Config) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from .config import Config
+from .parts import PARTS as every_part
 from .parts import attention, embedding, head, latent, mlp, moe, norms, positions, sinks, window
 from .parts.attention import LSE_SHAPE  # noqa: F401 (the fused kernel's log-sum-exp, as tracing names it)
 from .parts.moe import ROUTING_NOTE  # noqa: F401 (the routing's note under a mixture of experts' rows)
@@ -25,7 +26,8 @@ NOTATION: dict[str, tuple[str, str]] = {
 }
 # Each part writes its forms of the rows beyond the lesson's, in this order: a later one's rows replace an earlier
 # one's (a window's fused output, latent attention's every row of attention).
-PARTS = (positions, norms, embedding, attention, mlp, moe, sinks, window, latent, head)
+ORDER = (positions, norms, embedding, attention, mlp, moe, sinks, window, latent, head)
+PARTS = (*ORDER, *(part for part in every_part if hasattr(part, "notation") and part not in ORDER))  # any other last
 
 
 def notation(cfg: Config) -> dict[str, tuple[str, str]]:

@@ -36,6 +36,8 @@ from .config import KIND_LABELS, Config, distinct_kinds, kind_blocks
 from .fields import blocks_text
 from .figures import Line, check_lines, html_repr
 from .memory import KORTHIKANTI, kv_cache_lines, new_memory_formula, saved_formula, structure
+from .parts import says
+from .parts import window as window_part
 from .parts.window import window_values
 from .formula import evaluate_shape
 from .passes import DTYPES, run_pass
@@ -149,7 +151,7 @@ def window_text(cfg: Config, values: dict[str, str] | None = None) -> str | None
     (5, 11, 17, 23) with the same shapes; the rows show a windowed one, whose KV cache keeps min(T, W − 1) = 511
     tokens", or None without a window. It names `values` (default `model.parts.window.window_values(cfg)` and the full
     blocks as "full"; the exported page passes "{W}" and the like, and fills them itself)."""
-    if cfg.window is None:
+    if not window_part.present(cfg):
         return None
     full = tuple(i for i, k in enumerate(cfg.attn_kinds) if k == "full")
     v = {**window_values(cfg), "full": blocks_text(full)} if values is None else values
@@ -215,10 +217,10 @@ def memory_lines(tr: Trace) -> tuple[Line, ...]:
     attention what eager attention would hold in its place (`eager_lines`)."""
     cfg = tr.cfg
     kinds = distinct_kinds(cfg)
-    experts = ", k experts' worth of rows per token in the MoE blocks" if cfg.moe else ""
+    experts = says(cfg, "memory/rows")
     lines = [
         Line("memory/activations", f"activations: new memory of the pass (views not counted{experts})",
-             new_memory_formula(tr.rows, cfg.head_dim is not None or cfg.mla, kinds), tr.activation_bytes, "bytes"),
+             new_memory_formula(tr.rows, cfg.head_apart, kinds), tr.activation_bytes, "bytes"),
         Line("memory/saved", "kept for the backward pass (measured with autograd's saved-tensor hooks)",
              saved_formula(structure(cfg, tr.dtype)), tr.saved_bytes, "bytes"),
     ]
@@ -243,7 +245,7 @@ def eager_lines(cfg: Config, dtype: str) -> list[Line]:
     rows of the real eager pass (`trace` of `cfg` with attention="eager"), with their formulas."""
     rows = [r for r in trace(replace(cfg, attention="eager"), dtype).rows if r.symbolic == SCORES and not r.view]
     kept = [r for r in rows if r.saved]
-    apart, kinds = cfg.head_dim is not None or cfg.mla, distinct_kinds(cfg)
+    apart, kinds = cfg.head_apart, distinct_kinds(cfg)
 
     def names(rs: list[Row]) -> str:
         return ", ".join(r.local for r in rs)

@@ -62,6 +62,7 @@ from .figures import Line, check_lines, html_repr
 from .formula import evaluate
 from .memory import block_counts, kv_cache_lines, saved_formula, structure
 from .config import BOUNDS, KIND_LABELS, Config, distinct_kinds, kind_blocks, kind_counts
+from .parts import says
 from .peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates, moment_words
 from .tracing import DTYPES
 
@@ -145,16 +146,12 @@ FITS: dict[str, ScalingFit] = {
     "besiroglu": ScalingFit("Besiroglu et al. 2024, refit of Chinchilla's approach 3", 1.82, 482.01, 2085.43,
                             0.3478, 0.3658),
 }
-MOE_CAVEAT = ("a mixture of experts is counted at N_active, the parameters one token uses: Chinchilla's D = 20·N_active, C = "
-              "6·N_active·D (the FLOPs a token runs) and the fit at N_active; Chinchilla's rule and fit were measured on "
-              "dense models, so for a mixture of experts they are a rough guide, not its scaling law (its memory is "
-              "every expert's, N)")
 
 
 def chinchilla_note(cfg: Config, fit: str) -> str:
     """The Chinchilla section's note: the fit and its constants (`ScalingFit.note`), and for a mixture of experts
-    the caveat of counting it at N_active (`MOE_CAVEAT`)."""
-    return FITS[fit].note + (f"; {MOE_CAVEAT}" if cfg.moe else "")
+    the caveat of counting it at N_active (`model.parts.moe.CAVEAT`)."""
+    return FITS[fit].note + says(cfg, "train/fit_note")
 
 CHINCHILLA_TOKENS_PER_PARAM = 20
 MOE_NOTE = ("A mixture of experts: its compute is N_active's (C = 6·N_active·D), and the fit is read at N = N_active, "
@@ -284,9 +281,8 @@ def saved_by_kind(cfg: Config, dtype: str) -> tuple[int, dict[str, int]]:
     against `trace(cfg, dtype).saved_bytes`.
     """
     formula, values = saved_formula_of(cfg, dtype), cfg.symbols()
-    moe = {"L_moe": 0} if cfg.moe else {}
-    rest = int(evaluate(formula, {**values, "L": 0, **moe}))
-    one = {kind: {"L": 1, **({"L_moe": int(kind == "moe")} if cfg.moe else {})} for kind in distinct_kinds(cfg)}
+    rest = int(evaluate(formula, {**values, "L": 0, "L_moe": 0}))  # (L_moe: in a mixture of experts' formula only)
+    one = {kind: {"L": 1, "L_moe": int(kind == "moe")} for kind in distinct_kinds(cfg)}
     return rest, {kind: int(evaluate(formula, {**values, **at})) - rest for kind, at in one.items()}
 
 
@@ -542,11 +538,12 @@ def _run(cfg: Config, setup: TrainSetup) -> _Run:
     rest, by_kind = saved_by_kind(cfg, setup.act_dtype)
     names = saved_symbols(cfg)
     G = (fit.alpha * fit.A / (fit.beta * fit.B)) ** fit.inv
-    sym: dict[str, int | float] = {**cfg.symbols(), "N": N, **({"N_active": Na} if cfg.moe else {}), "D": D, "C": C,
+    n_c = says(cfg, "train/n", "N")  # what C counts: N, or a mixture of experts' N_active
+    sym: dict[str, int | float] = {**cfg.symbols(), "N": N, n_c: Na, "D": D, "C": C,
                                    "P": P, "MFU": setup.mfu, "n": setup.gpus, "price": setup.price, "G": G,
                                    "S_rest": rest, **{names[k]: v for k, v in by_kind.items()}}
-    return _Run(cfg=cfg, setup=setup, N=N, Na=Na, n_c="N_active" if cfg.moe else "N",
-                active=" active" if cfg.moe else "", every=" (all N: every expert)" if cfg.moe else "", D=D, C=C,
+    return _Run(cfg=cfg, setup=setup, N=N, Na=Na, n_c=n_c, active=says(cfg, "train/active"),
+                every=says(cfg, "train/every"), D=D, C=C,
                 C_measured=3 * b.flops_fwd_measured_per_token * D, P=P,
                 fwd=b.line("flops/forward_measured").formula,  # GPT-2: L·(24d² + 4Td) + 2Vd; the recipe's otherwise
                 rest=rest, by_kind=by_kind, names=names, sym=sym)
@@ -557,8 +554,7 @@ def _compute_lines(r: _Run) -> list[Line]:
     n_c, active, D, C, fwd = r.n_c, r.active, r.D, r.C, r.fwd
     out = [Line("compute/D", f"D, training tokens: Chinchilla's rule, 20 tokens per{active} parameter", f"20·{n_c}", D,
                 "tokens") if r.setup.D is None else Line("compute/D", "D, training tokens (chosen)", "D", D, "tokens")]
-    routed = (f"C = 6·N_active·D, training FLOPs (a token runs k of the E experts: forward 2N_active + backward "
-              f"4N_active)" if r.cfg.moe else "C = 6·N·D, training FLOPs (forward 2N + backward 4N per token)")
+    routed = says(r.cfg, "train/C", "C = 6·N·D, training FLOPs (forward 2N + backward 4N per token)")
     return out + [
         Line("compute/tokens_per_param", f"tokens per{active} parameter", f"D/{n_c}", _div(D, r.Na), "ratio"),
         Line("compute/C_6ND", routed, f"6·{n_c}·D", C, "FLOP"),

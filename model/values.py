@@ -50,6 +50,7 @@ from . import scaling, tokenizer
 from . import units as fmt
 from .budgeting import budget
 from .config import GPT2_V, Config, snap_heads
+from .parts import latent, moe
 from .figures import html_repr
 from .gpt import GPT, init_weights
 from .tensor_notation import notation
@@ -157,20 +158,11 @@ def _shrunk(cfg: Config, d: int, h: int, L: int) -> Config:
     nearest h·h_kv/h) and its MLP's ratio d_ff/d. GPT-2's recipe: `replace(cfg, d=d, h=h, L=L)`."""
     if cfg.gpt2_recipe:
         return replace(cfg, d=d, h=h, L=L)
-    kv = None if cfg.mla else snap_heads(h, max(1, round(h * cfg.h_kv / cfg.h)))  # latent attention: K and V of
-    # every head from the latent, its widths kept
+    kv = None if latent.present(cfg) else snap_heads(h, max(1, round(h * cfg.h_kv / cfg.h)))  # latent attention: K
+    # and V of every head from the latent, its widths kept
     ff = None if cfg.ff_dim is None else max(1, cfg.ff_dim * d // cfg.d)
     head = None if cfg.head_dim is None or d == h * cfg.head_dim else cfg.head_dim
-    if not cfg.moe:
-        return replace(cfg, d=d, h=h, L=L, kv_heads=kv, ff_dim=ff, head_dim=head)
-    # a mixture of experts keeps E, k and its first L blocks' kinds, and scales its widths as d_ff
-    experts = {"expert_dim": max(1, cfg.expert_dim * d // cfg.d),
-               "shared_dim": None if cfg.shared_dim is None else max(1, cfg.shared_dim * d // cfg.d)}
-    if "moe" in cfg.block_kinds[:L]:
-        layout = {"dense_layers": tuple(i for i in cfg.dense_layers if i < L)}
-    else:  # fewer blocks than its first MoE block: every block of the copy is MoE
-        layout = {"moe_step": 1, "dense_first": 0, "dense_layers": ()}
-    return replace(cfg, d=d, h=h, L=L, kv_heads=kv, ff_dim=ff, head_dim=head, **experts, **layout)
+    return replace(cfg, d=d, h=h, L=L, kv_heads=kv, ff_dim=ff, head_dim=head, **moe.shrunk(cfg, d, L))
 
 
 @functools.lru_cache(maxsize=256)
@@ -251,7 +243,7 @@ class Values:
     @property
     def balanced_share(self) -> float | None:
         """Tokens each expert would get if routing were balanced, T·k/E (B = 1); None for a dense model."""
-        return self.cfg.T * self.cfg.k / self.cfg.E if self.cfg.moe else None
+        return self.cfg.T * self.cfg.k / self.cfg.E if moe.present(self.cfg) else None
 
     @property
     def cfg(self) -> Config:

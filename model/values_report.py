@@ -17,6 +17,7 @@ from .layout import MIN_WRAPPED, paragraph
 from .report import header
 from .scaling import Scaling
 from .config import Config
+from .parts import says
 from .values import EAGER_RUN, MAX_T, Values
 
 LESSON = ("Dividing by √d_head keeps the scores at unit variance; unscaled, their std is √d_head (8 at d_head = 64), "
@@ -28,7 +29,7 @@ def scale_words(cfg: Config) -> str:
     """The width the √d_head comparison is made at, as the card's heading names it: d_head; with latent attention
     d_head = d_nope + d_R, q and k's head width; with Gemma's query_pre_attn_scalar the scale this model uses
     instead (the comparison stays the lesson's, at √d_head)."""
-    width = f"d_head = d_nope + d_R = {cfg.d_head:,}" if cfg.mla else f"d_head = {cfg.d_head:,}"
+    width = says(cfg, "values/d_head", "d_head") + f" = {cfg.d_head:,}"
     if cfg.query_scale is not None:  # None where it equals d_head (Config)
         width += f"; this model divides by √query_scale = √{cfg.query_scale:,} instead"
     return width

@@ -10,6 +10,7 @@ self-contained and the command line rejects bad input in one line.
 """
 from __future__ import annotations
 
+import json
 import html
 import random
 import re
@@ -31,6 +32,7 @@ from app.cards.train.settings import settle_train
 from app.words import slider_range, status_rules
 from model import BOUNDS, DTYPES, FIELD_DOCS, PRESETS, Config, budget, divisors, trace
 from model import numbers, units
+from model.config import CONFIG_FIELDS
 from model.config import DIMS, GPT2_RECIPE_PRESETS
 from model.figures import Line
 from model.rules import news, out_of_range, preset_labels, preset_of, settle, settle_notes
@@ -190,14 +192,11 @@ def test_options_reach_the_page(tmp_path: Path) -> None:
     text = out.read_text(encoding="utf-8")
     assert "<title>Lesson &lt;3&gt;</title>" in text and "Lesson <3>" not in text
     doc = html.unescape(text).replace('\\"', '"')  # the spec is a JSON string inside the document JSON
-    assert '"initial": {"B": 8, "T": 256, "d": 5120, "h": 40, "L": 40, "V": 50257, "T_max": 2048, "tie": false, ' \
-           '"norm": "layernorm", "positions": "learned", "mlp": "gelu", "ff_dim": null, "kv_heads": null, ' \
-           '"head_dim": null, "bias": "all", "qk_norm": false, "attention": "eager", "experts": null, "top_k": null, ' \
-           '"expert_dim": null, "shared_experts": 0, "shared_dim": null, "shared_gate": false, "moe_step": 1, ' \
-           '"dense_first": 0, "dense_layers": [], "post_norms": false, "embed_scale": false, "query_scale": null, ' \
-           '"attn_softcap": null, "final_softcap": null, "window": null, "full_layers": [], "sinks": false, ' \
-           '"expert_bias": false, "swiglu_limit": null, "swiglu_alpha": null, "latent_dim": null, "q_latent_dim": null, ' \
-           '"rope_dim": null, "nope_dim": null, "value_dim": null, "dtype": "bf16"}' in doc
+    initial, _ = json.JSONDecoder().raw_decode(doc[doc.index('"initial": ') + len('"initial": '):])
+    given = {"B": 8, "T": 256, "d": 5120, "h": 40, "L": 40, "V": 50257, "T_max": 2048, "tie": False, "dtype": "bf16"}
+    defaults = {f.name: list(f.default) if isinstance(f.default, tuple) else f.default for f in CONFIG_FIELDS
+                if not f.required}  # every other field of Config at its default
+    assert initial == {**defaults, **given}
 
 
 # --- JavaScript twins against Python ---------------------------------------------------------------------------

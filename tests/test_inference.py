@@ -18,9 +18,10 @@ from transformers import CONFIG_MAPPING, AutoModelForCausalLM
 from model import PRESETS, budget
 from model.config import Config, from_hf
 from model.gpt import GPT
-from model.inference import (KV, WEIGHTS, InferSetup, by_batch, by_context, decode_pass, experts_touched, infer,
+from model.inference import (KV, WEIGHTS, InferSetup, by_batch, by_context, decode_pass, infer,
                              quantized)
 from model.memory import kv_cache_lines
+from model.parts.moe import touched
 from model.formula import evaluate_shape as evaluate
 from model.training import GPUS
 from pagetools import run_cli
@@ -290,7 +291,7 @@ def test_the_experts_touched_are_the_expected_distinct_experts_of_uniform_routin
     for B in (1, 2, 3):
         picks = list(itertools.product(itertools.combinations(range(cfg.E), cfg.k), repeat=B))
         mean = sum(len(set().union(*p)) for p in picks) / len(picks)
-        assert experts_touched(cfg, B) == pytest.approx(mean, rel=1e-12)
+        assert touched(cfg, B) == pytest.approx(mean, rel=1e-12)
 
 
 @pytest.mark.parametrize("name", ["mixtral-8x7b", "qwen3-30b-a3b"])

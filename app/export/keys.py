@@ -29,7 +29,7 @@ def recipe_key(cfg: Config) -> str:
 def every_part(cfg: Config) -> str:
     """",window_all" where every block is windowed (the budget's and changes' formulas then leave the full blocks
     out), else ""."""
-    return ",window_all" if cfg.window is not None and cfg.L_W == cfg.L else ""
+    return ",window_all" if cfg.L_W == cfg.L else ""  # L_W: 0 without a window
 
 
 def budget_key(cfg: Config) -> str:

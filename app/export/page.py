@@ -41,6 +41,7 @@ from ..words import TRAIN_CONTROLS as C
 from ..templates import TEMPLATES, fill_html
 from .compiled import compiled_js
 from .spec import BOXES, SLIDERS, lines_js, page_spec, static_spec
+from model.parts import latent, moe
 
 PAGE_TITLE = "Transformer Shapes"
 TEMPLATE = """
@@ -131,7 +132,7 @@ def _mlp_controls(cfg: Config) -> list:
     """A mixture of experts' page only: the MLP's switch, dense or MoE (`model.families.MLP_KINDS`), and number boxes
     for E, k and d_expert (`spec.PAGE_MOE_SIZES`) showing the values in use; page.js applies the rules (k ≤ E) and
     hides the boxes where the model is dense. A dense page has none: its MoE twin's pass structures are not carried."""
-    if not cfg.moe:
+    if not moe.present(cfg):
         return []
     switch = Select(title="moe", options=list(MLP_KINDS.items()), value="moe", name="moe", width=170,
                     description=MOE_SWITCH_DOC)
@@ -143,7 +144,7 @@ def _latent_controls(cfg: Config) -> list:
     d_R, d_nope and d_v (`spec.BOXES`) showing the values in use; page.js applies the rules
     (`model.rules`: an even d_R, h_kv = h, d_head = d_nope + d_R) and hides the boxes where the model has none. Other
     pages have none: a latent attention's pass structures are carried only on the page written for one."""
-    if not cfg.mla:
+    if not latent.present(cfg):
         return []
     return [_box(f) for f in BOXES if f.group == "latent"]
 

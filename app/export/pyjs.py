@@ -27,7 +27,7 @@ when the page is built (tests build one), never in the browser:
   page.js's `py` names, of `html.escape`, a compiled pattern's `sub` and `fullmatch`, a dataclass's constructor and
   `dataclasses.replace` (an Object of its fields);
 - types: a parameter annotated with a dataclass (or `X | None`), and its fields by their annotations, so that
-  `p.cfg.moe` of `p: Plan` calls Config's compiled property.
+  `p.cfg.d_head` of `p: Plan` calls Config's compiled property.
 """
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ import json
 from model import DTYPES, PRESETS, Config, budget, trace
 from model.changes import TITLES, changes, title_key
 from model.config import LINKED, MODEL_CHOICES as CHOICES, ODD_D_HEAD, SINKS_FUSED, WRITTEN, names, snap_heads
+from model.parts import moe
 from model.families import KV_GROUP, extras_line, PAGE_PRESETS, preset_labels
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
 from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure, structure_key
@@ -123,7 +124,7 @@ def covered(cfg: Config) -> list[Config]:
     every MoE preset on every page would outgrow the page's size (tests/test_export.py): it is carried where it is
     the page's own model (`cfg` at its h_kv), and another one's notice names its export command."""
     base = [p for p in PAGE_PRESETS.values() if not p.gpt2_recipe]
-    if not cfg.gpt2_recipe and not cfg.moe and not cfg.mla:  # latent attention: h_kv = h, always
+    if not cfg.gpt2_recipe and not moe.present(cfg) and not latent.present(cfg):  # latent attention: h_kv = h
         base += [dataclasses.replace(cfg, kv_heads=kv) for kv in (cfg.h_kv, cfg.h, snap_heads(cfg.h, cfg.h // KV_GROUP or 1), 1)]
     base += [cfg, *(p for p in PAGE_PRESETS.values() if p.gpt2_recipe)]
     base += [dataclasses.replace(c, full_layers=()) for c in base if c.window is not None and c.L_W < c.L]  # at an L

@@ -3,6 +3,7 @@
 - `embedding`: the token table W_te (and Gemma's √d scale);
 - `positions`: the learned position table W_pe or RoPE;
 - `norms`: LayerNorm or RMSNorm, and Gemma's sandwich norms;
+- `residual`: the block's residual stream, attention then the MLP (the lesson's wiring; another part may wire it);
 - `attention`: causal self-attention (multi-head, grouped-query, multi-query; QK-norm; eager or fused; Gemma's scale
   and soft-cap of the scores), and the biases;
 - `latent`: multi-head latent attention (DeepSeek-V2/V3), in attention's place;
@@ -13,7 +14,7 @@
 - `head`: the head, tied or separate (and Gemma's soft-cap of the logits).
 
 `ordered` lists every field of every part with the lesson's global dims (`model.config.DIMS`) in `Config`'s order:
-by the pages' groups (`model.fields.GROUPS`), then by part in `PARTS`' order.
+by the pages' groups (`model.fields.GROUPS`; the extras by family, `SLOTS`), then by part in `PARTS`' order.
 
 A part is a module. Each declares `FIELDS` and may define what the rest of the model asks of its kind of layer; the
 model loops over the parts and never asks which family a configuration is of:
@@ -22,20 +23,39 @@ model loops over the parts and never asks which family a configuration is of:
 - `weights`, `extras`, `flops`, `scores`, `label`, `budget_lines`: its parameters and FLOPs as expressions and lines
   (`model.budgeting`); `cache`, `cache_lines`, …: the cache it keeps (`model.memory`, `model.inference`);
 - `notation(cfg, rows)`: its tensors' lesson-notation shapes and labels (`model.tensor_notation`);
-- `words`, `describe`, `headline`, `footer`, `notes`: what the reports say of it (`model.report`, `each`).
+- `words`, `describe`, `headline`, `footer`, `notes`: what the reports say of it (`model.report`, `each`);
+- `SAYS`: the words it adds to a line or a note elsewhere, by key, where the model has it (`says`).
 """
 from __future__ import annotations
 
-from ..fields import GROUPS, Field
-from . import attention, embedding, head, latent, mlp, moe, norms, positions, sinks, window
+from typing import TYPE_CHECKING
 
-PARTS = (norms, embedding, positions, mlp, attention, latent, window, sinks, moe, head)
+from ..fields import Field
+from . import attention, embedding, head, latent, mlp, moe, norms, positions, residual, sinks, window
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+PARTS = (norms, residual, embedding, positions, mlp, attention, latent, window, sinks, moe, head)
 
 
 def ordered(dims: tuple[Field, ...]) -> tuple[Field, ...]:
     """The global dims and every part's fields in `Config`'s order (see the module docstring)."""
     every = (*dims, *(f for part in PARTS for f in part.FIELDS))
-    return tuple(f for group in GROUPS for f in every if f.group == group)
+    return tuple(sorted(every, key=lambda f: SLOTS.index(f.group + ":" + f.family if f.family else f.group)
+                        + (f.family != "" and f.kind != "flag") / 2))
+
+
+# Config's order of the groups: the extras family by family, Gemma's before the window and gpt-oss's after it (as they
+# came), each family's flags before its values (`model.fields.linked`)
+SLOTS = ("lesson", "recipe", "moe", "extras:gemma", "window", "extras:oss", "latent")
+
+
+def says(cfg: Config, key: str, default: str = "") -> str:
+    """What the parts the model has say for `key`: each present part's `SAYS[key]`, in `PARTS`' order, joined;
+    `default` where none says anything (`says(cfg, "train/active")` is " active" for a mixture of experts)."""
+    said = [part.SAYS[key] for part in PARTS if key in getattr(part, "SAYS", {}) and part.present(cfg)]
+    return "".join(said) if said else default
 
 
 def each(hook: str, *args: object) -> list:

@@ -40,9 +40,10 @@ FIELDS = (
           "fused (F.scaled_dot_product_attention, as FlashAttention: no (B, h, T, T) tensor, a (B, h, T) fp32 "
           "log-sum-exp kept for backward)", default="eager", choices=("eager", "fused")),
     Field("query_scale", "whole", "query_pre_attn_scalar: scores scaled by 1/√query_scale instead of 1/√d_head (a "
-          "value only)", bounds=(1, QUERY_SCALE_MAX), optional=True, group="extras", family="gemma", unset="none"),
+          "value only)", bounds=(1, QUERY_SCALE_MAX), optional=True, group="extras", family="gemma", unset="none",
+          says="scores scaled by 1/√{cfg.query_scale:,}"),
     Field("attn_softcap", "real", "soft-cap c of the scores, c·tanh(scores / c) (eager attention only)", optional=True,
-          group="extras", family="gemma"),
+          group="extras", family="gemma", says="scores soft-capped at {cfg.attn_softcap:g}"),
 )
 
 
@@ -167,7 +168,15 @@ def cache_scales(cfg: Config, x: Expr | None = None) -> Expr:
     """The bytes of a per-head cache format's scales over `x` block-tokens: one 2-byte scale per token and K/V head in
     each of K and V, "2·2L·h_kv" (GPT-2's recipe: all h heads, "2·2L·h")."""
     e = E("2·2h_kv") if x is None else E("2·2{x}·h_kv", x=x)
-    return e.subs(h_kv=E("h")) if cfg.gpt2_recipe else e
+    return e.subs(**lesson_heads(cfg))
+
+
+def lesson_heads(cfg: Config) -> dict[str, Expr]:
+    """How the lesson writes the K/V heads: GPT-2's recipe has all h heads (h_kv → h), others h_kv."""
+    return {"h_kv": E("h")} if cfg.gpt2_recipe else {}
+
+
+WRITTEN = "K and V"  # what a decode step writes to the cache per token and block
 
 
 def cache_shapes(cfg: Config, T: int) -> tuple[tuple[int, ...], tuple[int, ...]]:

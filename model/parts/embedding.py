@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
 FIELDS = (
     Field("embed_scale", "flag", "the token rows times √d (Gemma's embedding scale; a value only)", default=False,
-          group="extras", family="gemma"),
+          group="extras", family="gemma", says="embeddings × √d"),
 )
 
 

@@ -14,7 +14,7 @@ FIELDS = (
     Field("tie", "flag", "the head reuses W_te, as GPT-2", more=" (untied adds V·d parameters)", default=True,
           group="lesson"),
     Field("final_softcap", "real", "soft-cap c of the logits, c·tanh(logits / c)", optional=True, group="extras",
-          family="gemma"),
+          family="gemma", says="logits soft-capped at {cfg.final_softcap:g}"),
 )
 
 

@@ -76,6 +76,31 @@ def present(cfg: Config) -> bool:
     return cfg.latent_dim is not None
 
 
+
+def structure(cfg: Config) -> tuple[bool, ...]:
+    """What of latent attention decides which tensors a pass makes (`model.memory.Structure.mla`): whether the queries
+    have a latent; () without latent attention."""
+    return (cfg.d_cq is not None,) if present(cfg) else ()
+
+
+SAYS = {"values/d_head": "d_head = d_nope + d_R"}  # the words latent attention adds elsewhere (`model.parts.says`)
+
+
+def rule_values(cfg: Config) -> dict[str, int]:
+    """The widths latent attention's rule names (`model.rules.rules_line`): d_v and d_c; none without it."""
+    return {"d_v": cfg.d_v, "d_c": cfg.d_c} if present(cfg) else {}
+
+
+def hides(cfg: Config) -> tuple[str, ...]:
+    """The fields latent attention has no use for (`WITHOUT`: h_kv, d_head, W), whose boxes the page hides; none
+    without it."""
+    return tuple(WITHOUT) if present(cfg) else ()
+
+
+def sizes(cfg: Config) -> dict[str, object]:
+    """Latent attention's fields in a configuration's JSON (`model.config.config_dict`), none without it."""
+    return {f.name: getattr(cfg, f.name) for f in FIELDS} if present(cfg) else {}
+
 def _queries(cfg: Config) -> Expr:
     return E("d·h·(d_nope + d_R)") if cfg.q_latent_dim is None else E("d·d_cq + d_cq·h·(d_nope + d_R)")
 
@@ -117,6 +142,9 @@ def cache(cfg: Config, x: Expr | None = None) -> Expr:
 def cache_scales(cfg: Config, x: Expr | None = None) -> Expr:
     """The bytes of a per-head cache format's scales: the latent and the rotary key are one head each, "2·2L"."""
     return E("2·2") if x is None else E("2·2{x}", x=x)
+
+
+WRITTEN = "latent and rotary key"  # what a decode step writes to the cache per token and block
 
 
 def cache_shapes(cfg: Config, T: int) -> tuple[tuple[int, ...], tuple[int, ...]]:

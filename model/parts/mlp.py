@@ -24,10 +24,14 @@ FIELDS = (
     Field("ff_dim", "whole", "MLP hidden width (default 4d for GELU; 8d/3 rounded up to a multiple of 256 for SwiGLU)",
           symbol="d_ff", bounds=(1, 262_144), optional=True, unset="default"),
     Field("swiglu_limit", "real", "the clamped SwiGLU's limit: gate ≤ limit, −limit ≤ up ≤ limit, then "
-          "gate·σ(α·gate)·(up + 1) (a value only)", optional=True, group="extras", family="oss"),
+          "gate·σ(α·gate)·(up + 1) (a value only)", optional=True, group="extras", family="oss",
+          says="a SwiGLU clamped at ±{cfg.swiglu_limit:g} (α = {cfg.alpha:g})"),
     Field("swiglu_alpha", "real", "the clamped SwiGLU's sigmoid gain α (default 1.702; a value only)", optional=True,
           group="extras", family="oss"),
 )
+
+
+FAMILY_OF = {"geglu": "gemma"}  # an MLP choice that is a family's extra (`model.config.Config.extras_of`)
 
 
 def swiglu_width(d: int) -> int:

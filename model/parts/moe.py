@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from .. import units
-from ..expr import E, Expr, total
+from ..expr import E, Expr, num, total
 from ..fields import Field, blocks_text
 from ..figures import Line, line
 from ..grouped import grouped_mm
@@ -49,7 +49,7 @@ FIELDS = (
     Field("dense_layers", "blocks", "blocks that keep the dense MLP, by index (Qwen's mlp_only_layers; default none)",
           default=(), **MOE),
     Field("expert_bias", "flag", "biases on the router (E) and on every expert's matrices (2d_expert + d each, SwiGLU)",
-          default=False, group="extras", family="oss"),
+          default=False, group="extras", family="oss", says="the experts' biases"),
 )
 LAYOUT = ("moe_step", "dense_first", "dense_layers")  # which blocks are MoE (the others dense)
 DEFAULTS = {f.name: f.default for f in FIELDS if f.group == "moe"}
@@ -98,6 +98,40 @@ def check(cfg: Config) -> None:
 def present(cfg: Config) -> bool:
     """Some blocks' MLP is a mixture of experts."""
     return cfg.experts is not None
+
+
+def structure(cfg: Config) -> tuple[object, ...] | None:
+    """What of a mixture of experts decides which tensors a pass makes (`model.memory.Structure.moe`): the blocks'
+    kinds in order, whether it has shared experts, their gate; None for a dense model."""
+    if not present(cfg):
+        return None
+    return tuple(dict.fromkeys(cfg.block_kinds)), cfg.E_shared > 0, cfg.shared_gate
+
+
+def shrunk(cfg: Config, d: int, L: int) -> dict[str, object]:
+    """The fields of a copy of `cfg` at width d and L blocks (`model.values`' scaled-down pass): a mixture of experts
+    keeps E, k and its first L blocks' kinds and scales its widths as d_ff; nothing for a dense model."""
+    if not present(cfg):
+        return {}
+    experts = {"expert_dim": max(1, cfg.expert_dim * d // cfg.d),
+               "shared_dim": None if cfg.shared_dim is None else max(1, cfg.shared_dim * d // cfg.d)}
+    if "moe" in cfg.block_kinds[:L]:
+        return {**experts, "dense_layers": tuple(i for i in cfg.dense_layers if i < L)}
+    return {**experts, "moe_step": 1, "dense_first": 0, "dense_layers": ()}  # every block of the copy is MoE
+
+
+def menu_words(cfg: Config) -> str:
+    """What a preset's menu label adds (`model.families.menu_label`): ", top-2 of 8 experts"."""
+    return f", top-{cfg.k} of {cfg.E} experts" if present(cfg) else ""
+
+
+def sizes(cfg: Config) -> dict[str, object]:
+    """The MLP's sizes in a configuration's JSON (`model.config.config_dict`): a dense model's d_head, h_kv and d_ff
+    in use; a mixture of experts' fields, the blocks' layout, every symbol and each block's kind."""
+    if not present(cfg):
+        return {"d_head": cfg.d_head, "h_kv": cfg.h_kv, "d_ff": cfg.d_ff}
+    return {**{f.name: getattr(cfg, f.name) for f in FIELDS if f.group == "moe"}, "dense_layers": list(cfg.dense_layers),
+            **cfg.symbols(), "block_kinds": list(cfg.block_kinds)}
 
 
 def _m(cfg: Config) -> int:
@@ -490,3 +524,62 @@ def change_lines(cfg: Config, cache: dict[str, Line]) -> tuple[Line, ...]:
         raise RuntimeError(f"the experts hold {ratio} times the parameters a token uses, not E/k")
     return (line("changes/moe/params_ratio", "mixture of experts: the routed experts' parameters ÷ those of the k a "
                  "token runs, each MoE block", E("E/k"), s, "ratio"),)
+
+
+CAVEAT = ("a mixture of experts is counted at N_active, the parameters one token uses: Chinchilla's D = 20·N_active, C = "
+              "6·N_active·D (the FLOPs a token runs) and the fit at N_active; Chinchilla's rule and fit were measured on "
+              "dense models, so for a mixture of experts they are a rough guide, not its scaling law (its memory is "
+              "every expert's, N)")  # training's counts at N_active
+SAYS = {  # the words a mixture of experts adds elsewhere (`model.parts.says`)
+    "train/fit_note": f"; {CAVEAT}",
+    "train/n": "N_active",  # what C = 6·N·D counts
+    "train/active": " active",
+    "train/every": " (all N: every expert)",
+    "train/C": "C = 6·N_active·D, training FLOPs (a token runs k of the E experts: forward 2N_active + backward "
+               "4N_active)",
+    "memory/rows": ", k experts' worth of rows per token in the MoE blocks",
+    "train/rule": "_active",  # the live training card's switch: Chinchilla's rule at N_active
+}
+
+
+# --- serving: of each MoE block's E routed experts, a step reads those its tokens' k choices touch -------------------
+SERVING_WORDS = {  # what a serving line adds where some blocks are a mixture of experts (`serving_words`)
+    "infer/n_q": ", and so do the routers",
+    "infer/prefill_bytes": " (of each MoE block's routed experts, the E·(1 − (1 − k/E)^(BT)) its B·T tokens' choices "
+                           "touch)",
+    "infer/decode_weights_read": "; of each MoE block's E routed experts, the E_B its B·k choices touch",
+}
+
+
+def serving_words(cfg: Config, key: str) -> str:
+    """What serving's line `key` adds for a mixture of experts ("" without one)."""
+    return SERVING_WORDS.get(key, "") if present(cfg) else ""
+
+
+def touched(cfg: Config, tokens: int) -> float:
+    """E_B: the routed experts of an MoE block that `tokens` tokens' k choices each touch, expected under uniform
+    routing (each token's k of E experts equally likely, tokens independent): an expert escapes one token with
+    probability 1 − k/E, so E·(1 − (1 − k/E)^B) are touched at B tokens: k at B = 1, E as B grows (0 without experts)."""
+    return cfg.E * (1 - (1 - cfg.k / cfg.E) ** tokens) if present(cfg) else 0
+
+
+def expert_bytes(cfg: Config, w_bytes: float, scale_bytes: int, N_e: int, S_e: int) -> tuple[float, Expr | None]:
+    """One routed expert's bytes with its N_e matrix weights at `w_bytes` each and its S_e scales at `scale_bytes`,
+    its biases (gpt-oss's 2d_expert + d, `bias`) at 16 bits, and their formula; (0, None) without experts."""
+    if not present(cfg):
+        return 0, None
+    b = bias(cfg)
+    biases = int(b.value(cfg.symbols())) if b is not None else 0
+    formula = total(E("{b}·N_e", b=num(w_bytes)), E("2·S_e") if scale_bytes else None,
+                    E("2·({x})", x=b) if b is not None else None)
+    return w_bytes * N_e + scale_bytes * S_e + 2 * biases, formula
+
+
+def untouched(cfg: Config, tokens: int, expert: float) -> float:
+    """The routed experts' bytes (`expert` each) that `tokens` tokens' choices leave unread, all MoE blocks."""
+    return cfg.L_moe * (cfg.E - touched(cfg, tokens)) * expert if present(cfg) else 0
+
+
+def read(cfg: Config, formula: Expr, expert: Expr | None) -> Expr:
+    """The weights a decode step reads: `formula` less each MoE block's E − E_B untouched experts' bytes."""
+    return E("{r} − L_moe·(E − E_B)·({x})", r=formula, x=expert) if present(cfg) else formula

@@ -18,13 +18,15 @@ FIELDS = (
     Field("norm", "choice", "normalisation: layernorm (gain and bias) or rmsnorm (gain only, no mean subtracted)",
           default="layernorm", choices=("layernorm", "rmsnorm")),
     Field("post_norms", "flag", "sandwich norms: an RMSNorm on attention's and on the MLP's output before each "
-          "residual add", default=False, group="extras", family="gemma"),
+          "residual add", default=False, group="extras", family="gemma",
+          says="sandwich norms"),
 )
 
 
-def per_block(cfg: Config) -> int:
-    """Norms over d in each block: 2, or 4 with Gemma's sandwich norms (`post_norms`)."""
-    return 4 if cfg.post_norms else 2
+def per_block(cfg: Config, pre: int) -> int:
+    """Norms over d in each block: the `pre` norms of the block's wiring (2, before attention and before the MLP;
+    `model.stack.wiring`'s NORMS), and 2 more with Gemma's sandwich norms (`post_norms`)."""
+    return pre + (2 if cfg.post_norms else 0)
 
 
 def one(cfg: Config) -> Expr:
@@ -32,21 +34,24 @@ def one(cfg: Config) -> Expr:
     return E("2d") if cfg.norm_bias else E("d")
 
 
-def block(cfg: Config) -> Expr:
+def block(cfg: Config, pre: int) -> Expr:
     """One block's norms: 2d (RMSNorm's two gains), 4d (LayerNorm's gains and biases), 8d with sandwich norms."""
-    return E("{k}d", k=per_block(cfg) * (2 if cfg.norm_bias else 1))
+    k = per_block(cfg, pre) * (2 if cfg.norm_bias else 1)
+    return E("d") if k == 1 else E("{k}d", k=k)  # a parallel block's one RMSNorm or bias-free LayerNorm: d
 
 
-def total(cfg: Config) -> Expr:
+def total(cfg: Config, pre: int) -> Expr:
     """Every norm of the model: per_block in each of the L blocks and the final one, "(2L + 1)·2d"."""
-    return E("({n}L + 1)·{norm}", n=per_block(cfg), norm=one(cfg))
+    n = per_block(cfg, pre)
+    return E("(L + 1)·{norm}", norm=one(cfg)) if n == 1 else E("({n}L + 1)·{norm}", n=n, norm=one(cfg))
 
 
-def label(cfg: Config) -> str:
+def label(cfg: Config, pre: int) -> str:
     """The norms' line, in words."""
     kind = "RMSNorms: a gain" if cfg.norm == "rmsnorm" else (
         "LayerNorms: a gain and a bias" if cfg.norm_bias else "LayerNorms: a gain (no bias)")
-    return f"{kind}, {per_block(cfg)} per block and a final one"
+    n = per_block(cfg, pre)
+    return f"{kind}, {'one' if n == 1 else n} per block and a final one"
 
 
 # --- the module in the real forward pass ------------------------------------------------------------------------------

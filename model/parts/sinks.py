@@ -13,10 +13,18 @@ if TYPE_CHECKING:
 FIELDS = (
     Field("sinks", "flag", "attention sinks: one learned logit s per head (h per block) in each softmax row's "
           "denominator; the row's weights sum to less than 1 (eager attention only)", default=False, group="extras",
-          family="oss"),
+          family="oss", says="attention sinks (a logit per head)"),
 )
 SINKS_FUSED = ("sinks add a logit per head to each softmax row, which the fused kernel here does not take: set "
                "attention to eager, or drop sinks")  # Config's refusal (the exported page says the same)
+
+
+SAYS = {"budget/no_sinks": ", no sinks", "budget/and_sinks": " and sinks"}  # the budget's approximate lines
+
+
+def present(cfg: Config) -> bool:
+    """Each head has a sink logit."""
+    return cfg.sinks
 
 
 def check(cfg: Config) -> None:

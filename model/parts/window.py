@@ -2,6 +2,8 @@
 KV cache keeps W − 1 tokens whatever T; the blocks of `full_layers` keep full causal attention beside them."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 
 from fractions import Fraction
@@ -78,6 +80,19 @@ def present(cfg: Config) -> bool:
 WINDOW_VALUES = {"W": "W", "W_kept": "W − 1", "L": "L", "L_W": "L_W", "L_full": "L − L_W", "T_W": "T_W"}
 
 
+
+def menu_words(cfg: Config) -> str:
+    """What a preset's menu label adds (`model.families.menu_label`): ", W 512 on 22"."""
+    return f", W {cfg.W:,} on {cfg.L_W}" if present(cfg) else ""
+
+
+def sizes(cfg: Config) -> dict[str, object]:
+    """A window's fields, W, L_W, T_W and each block's attention in a configuration's JSON, none without one."""
+    if not present(cfg):
+        return {}
+    return {"window": cfg.window, "full_layers": list(cfg.full_layers), "W": cfg.W, "L_W": cfg.L_W, "T_W": cfg.T_W,
+            "attn_kinds": list(cfg.attn_kinds)}
+
 def window_values(cfg: Config) -> dict[str, str]:
     """`WINDOW_VALUES` at `cfg` (a windowed model), with thousands separators: {"W": "512", "W_kept": "511", ...}."""
     symbols = cfg.symbols()
@@ -152,6 +167,16 @@ def decode_flops(cfg: Config, f: Expr) -> Expr:
 
 
 # --- the module in the real forward pass ------------------------------------------------------------------------------
+def width(cfg: Config, kind: str) -> int | None:
+    """The window of a block whose attention is of `kind` ("full": None; "sliding": cfg's W)."""
+    return cfg.window if kind == "sliding" else None
+
+
+def of_kind(cfg: Config, kind: str) -> Config:
+    """`cfg` with every block's attention of `kind` (`width`), no full layers."""
+    return replace(cfg, window=width(cfg, kind), full_layers=())
+
+
 def band_mask(T: int, window: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
     """The fused kernel's additive (T, T) band of a window W: 0 where a query sees a key, −inf elsewhere."""
     return torch.zeros(T, T, device=device, dtype=dtype).masked_fill(hidden_keys(T, T, window, device), float("-inf"))

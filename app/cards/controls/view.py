@@ -150,8 +150,7 @@ def sizes_view(cfg: Config) -> dict[str, int | str | None]:
     from x directly), d_R, d_nope and d_v, hidden without it, and with it h_kv, d_head and W hidden (every head has
     its own K and V from the latent, q and k are d_nope + d_R wide, and it has no window: `model.rules`)."""
     out = {f.key: _box(cfg, f) for f in SIZES}
-    if cfg.mla:  # what latent attention is without (model.parts.latent.WITHOUT): h_kv, d_head, W
-        out.update({FIELD[name].key: None for name in latent.WITHOUT if FIELD[name].key in out})
+    out.update({FIELD[name].key: None for name in latent.hides(cfg) if FIELD[name].key in out})  # h_kv, d_head, W
     return {**out, "d_ff": out["d_ff"] if "dense" in cfg.block_kinds else None}
 
 

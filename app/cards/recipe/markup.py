@@ -11,6 +11,8 @@ from model import units as fmt
 from model.changes import ORDER_NOTE, Changes
 from model.cli import model_options
 from model.families import recipe_of
+from model.parts import latent as latent_part
+from model.parts import moe as moe_part
 
 from ...templates import TEMPLATES, fill_html
 
@@ -39,7 +41,7 @@ def export_command(cfg: Config) -> str:
 
 def uncovered_text(cfg: Config) -> str:
     """The exported page's notice where it does not carry `cfg`: what it carries, and the command of a page that does."""
-    kind = "mla" if cfg.mla else "moe" if cfg.moe else "modern"
+    kind = "mla" if latent_part.present(cfg) else "moe" if moe_part.present(cfg) else "modern"
     what = "this recipe" if recipe_of(cfg) == "custom" else "this model"
     return UNCOVERED[kind].format(command=export_command(cfg), what=what)
 

@@ -58,7 +58,7 @@ def _group_heading(cfg: Config, row: Row, expanded: bool, per_block: dict[str, i
     `model.tracing.block_groups`; a window: which blocks are sliding and which full, `model.tracing.window_text`),
     expanded, each block (with its kind of MLP in a mixture of experts, of attention with a window)."""
     w = GROUP_WORDS
-    L, moe, window = cfg.L, cfg.moe, window_text(cfg)
+    L, moe, window = cfg.L, cfg.ffn_kind == "moe", window_text(cfg)
     if expanded:
         kind = w["kind"].format(label=KIND_LABELS[row.kind]) if moe else ""
         kind += w["kind"].format(label=ATTN_LABELS[cfg.attn_kinds[row.block]]) if window else ""
@@ -101,7 +101,7 @@ def display_rows(cfg: Config, rows: tuple[Row, ...], scale_bytes: int, expanded:
         if expanded and row.block is not None and row.block >= MAX_LISTED_BLOCKS:
             if previous_block == MAX_LISTED_BLOCKS - 1:  # once, where the unlisted blocks begin
                 w = GROUP_WORDS
-                same = w["same"]["moe" if cfg.moe else "dense"]
+                same = w["same"][cfg.ffn_kind]
                 out.append(ShapeRow(kind="group", name=w["rest"].format(first=MAX_LISTED_BLOCKS, last=L - 1),
                                     label=w["rest_label"].format(n=f"{L - MAX_LISTED_BLOCKS:,}", same=same)))
             previous_block = row.block

@@ -28,7 +28,7 @@ PX = {  # heights in px at 700 px wide
     "card": 24, "status line": 18, "fields": 63, "preset": 37, "recipe": 37, "switches": 62, "advanced": 43,
     "shapes": 190, "memory line": 57, "legend line": 34, "heading": 28, "line": 13, "row": 9, "least row": 35,
     "shape line": 14.4,
-    "budget": 1180, "budget, MoE": 1900, "tokens": 330, "values": 2070, "closed": 60, "training": 2840, "training, modern": 3070, "inference": 2480, "inference, MoE": 2960,
+    "budget, dense": 1180, "budget, moe": 1900, "tokens": 330, "values": 2070, "closed": 60, "training": 2840, "training, modern": 3070, "inference, dense": 2480, "inference, moe": 2960,
     "changes": 650, "per change": 225, "changes, GPT-2": 200,
 }
 PER_LINE = {"status": 100, "fields": 4, "switches": 5, "name": 15, "label": 21, "shape": 10}  # what one line holds:
@@ -93,11 +93,11 @@ def panel_height(panel: str, options: ViewOptions, cfg: Config) -> int:
             return PX["closed"] if every else PX["changes, GPT-2"]
         return PX["changes"] + PX["per change"] * len(change_keys(cfg))
     if panel == "budget":  # a mixture of experts adds N_active, a bar and its lines (Qwen3 30B-A3B: 1,880 px)
-        return PX["budget, MoE" if cfg.moe else "budget"]
+        return PX[f"budget, {cfg.ffn_kind}"]
     if panel == "training":
         return PX["training" if cfg.gpt2_recipe else "training, modern"]
     if panel == "inference":  # a mixture of experts adds its experts' lines (N_e, S_e, an expert's bytes, E_B)
-        return PX["inference, MoE" if cfg.moe else "inference"]
+        return PX[f"inference, {cfg.ffn_kind}"]
     return PX[panel]  # tokens
 
 

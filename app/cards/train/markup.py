@@ -57,7 +57,7 @@ def legend_html(p: Plan) -> str:
 
 def note_html(cfg: Config) -> str:
     """The card's note on MFU, peaks, memory and activations, at N or a mixture of experts' N_active."""
-    return f"<p class='note muted'>{html.escape(TRAIN_NOTES['moe' if cfg.moe else 'dense'])}</p>"
+    return f"<p class='note muted'>{html.escape(TRAIN_NOTES[cfg.ffn_kind])}</p>"
 
 
 def headline_html(p: Plan) -> str:
@@ -67,9 +67,9 @@ def headline_html(p: Plan) -> str:
     m = p.memory
     v = {**{x.key: html.escape(human(x)) for x in p.lines}, "T": f"{p.cfg.T:,}", "gpus": f"{p.setup.gpus:,}",
          "device": html.escape(p.setup.device.label), "phase": html.escape(m.peak_phase),
-         "past": HEADLINE_PAST["full" if p.cfg.window is None else "window"],
+         "past": HEADLINE_PAST["window" if "sliding" in p.cfg.attn_kinds else "full"],
          "chinchilla": f"{CHINCHILLA_TOKENS_PER_PARAM:,}",
-         **HEADLINE_N["moe" if p.cfg.moe else "dense"]}
+         **HEADLINE_N[p.cfg.ffn_kind]}
     v["rule"] = HEADLINE_RULE["rule" if p.setup.D is None else "given"].format_map(v)
     v["fits"] = HEADLINE_FITS["fits" if m.fits else "some" if m.max_B else "none"].format_map(v)
     return HEADLINE.format_map(v)
