@@ -548,6 +548,8 @@ TABLE_PRESETS: dict[str, Config] = {
     "deepseek-v3": _modern(61, 7168, 128, None, 18_432, 129_280, 163_840, attention="eager", experts=256, top_k=8,
                            expert_dim=2_048, shared_experts=1, dense_first=3, latent_dim=512, q_latent_dim=1_536,
                            rope_dim=64, nope_dim=128, value_dim=128),
+    # a parallel block (Cohere's c4ai-command-r-v01): one LayerNorm without bias per block read by attention and the MLP
+    "command-r": _modern(40, 8192, 64, 64, 22_528, 256_000, 8_192, tie=True, norm="layernorm", parallel=True),
 }
 WINDOW_PRESETS = ("mistral-7b-v0.1", "gemma-3-1b", "gemma-3-27b", "gpt-oss-20b")  # on both pages (issue 27)
 MLA_PRESETS = ("deepseek-v3",)  # latent attention, on both pages (issue 27)

@@ -4,6 +4,7 @@
 - `positions`: the learned position table W_pe or RoPE;
 - `norms`: LayerNorm or RMSNorm, and Gemma's sandwich norms;
 - `residual`: the block's residual stream, attention then the MLP (the lesson's wiring; another part may wire it);
+- `parallel`: a parallel block, attention and the MLP both reading one norm of x (Cohere, Falcon, GPT-J);
 - `attention`: causal self-attention (multi-head, grouped-query, multi-query; QK-norm; eager or fused; Gemma's scale
   and soft-cap of the scores), and the biases;
 - `latent`: multi-head latent attention (DeepSeek-V2/V3), in attention's place;
@@ -31,12 +32,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..fields import Field
-from . import attention, embedding, head, latent, mlp, moe, norms, positions, residual, sinks, window
+from . import attention, embedding, head, latent, mlp, moe, norms, parallel, positions, residual, sinks, window
 
 if TYPE_CHECKING:
     from ..config import Config
 
-PARTS = (norms, residual, embedding, positions, mlp, attention, latent, window, sinks, moe, head)
+PARTS = (norms, residual, embedding, positions, mlp, attention, parallel, latent, window, sinks, moe, head)
 
 
 def ordered(dims: tuple[Field, ...]) -> tuple[Field, ...]:
