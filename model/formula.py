@@ -326,6 +326,14 @@ def poly_const(c: int) -> Poly:
     return {(): c} if c else {}
 
 
+def signed_sum(terms: list[str]) -> str:
+    """Terms as one sum, a term written with a leading minus subtracted: ["a", "−2b"] -> "a − 2b"."""
+    out = terms[0]
+    for term in terms[1:]:
+        out += f" − {term[1:]}" if term.startswith("−") else f" + {term}"
+    return out
+
+
 def grouped(groups: Mapping[int, tuple[Mapping[str, Poly], Poly]]) -> str:
     """Bytes as text: {4: ({"L": per block}, outside)} -> "4·(L·(19BTd + 3BhT²) + BTV + 1)", one group per element
     size; blocks of several kinds each under their count ({"(L − L_moe)": dense, "L_moe": MoE})."""
@@ -342,7 +350,7 @@ def grouped(groups: Mapping[int, tuple[Mapping[str, Poly], Poly]]) -> str:
             inner.append(polynomial(outside))
         if not inner:
             continue
-        text = " + ".join(inner).replace("+ −", "− ")
+        text = signed_sum(inner)
         single = len(inner) == 1 and (sum(1 for b in blocks.values() if b) == 1 and not outside or
                                       len(outside) == 1 and not any(blocks.values()))
         parts.append(text if size == 1 else (f"{size}{text}" if single and not text[0].isdigit() else f"{size}·({text})"))
