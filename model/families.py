@@ -128,13 +128,16 @@ def menu_groups(moe: bool = False) -> dict[str, list[str]]:
 def extras_line(cfg: Config) -> str | None:
     """Gemma's and gpt-oss's extras in words with their values, or None: "Gemma's extras: GeGLU, sandwich norms,
     embeddings × √d, scores soft-capped at 50, logits at 30"; "gpt-oss's extras: attention sinks, the experts' biases,
-    a SwiGLU clamped at 7 (α = 1.702)". The pages show them as what they are; a link carries them (app.query)."""
+    a SwiGLU clamped at 7 (α = 1.702)"; then any part's field that has no control of its own and is set, in its words
+    ("a parallel block: …"). The pages show them as what they are; a link carries them (app.query)."""
     parts = []
     for family in cfg.extras_of:  # each family's extras in the order a link lists them (`model.fields.linked`)
         said = [SWITCH_LABELS["mlp"][cfg.mlp]] if mlp.FAMILY_OF.get(cfg.mlp) == family else []
         said += [f.says.format(cfg=cfg) for f in linked(WRITTEN)
                  if f.family == family and f.says and getattr(cfg, f.name) != f.default]
         parts.append(f"{FIELD_FAMILIES[family]}'s extras: " + ", ".join(said))
+    parts += [f.says.format(cfg=cfg) for f in linked(WRITTEN)  # a part's field with no control of its own, where set
+              if f.group == "recipe" and not f.control and f.says and getattr(cfg, f.name) != f.default]
     return "; ".join(parts) or None
 
 

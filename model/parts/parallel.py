@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 FIELDS = (
     Field("parallel", "flag", "a parallel block: attention and the MLP both read one norm of x, x = x + Attn(ln_1(x)) "
-          "+ MLP(ln_1(x)) (Cohere, Falcon, GPT-J; one norm per block)", default=False, control=False, tensors=True),
+          "+ MLP(ln_1(x)) (Cohere, Falcon, GPT-J; one norm per block)", default=False, control=False, tensors=True,
+          says="a parallel block: attention and the MLP both read ln_1(x), one norm per block"),
 )
 NORMS = ("ln_1",)  # the one norm both read
 CHANGE = ("parallel", "parallel block")  # its step from the GPT-2 twin (`model.changes.ORDER`): key, short name
