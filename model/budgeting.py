@@ -27,7 +27,7 @@ import functools
 from dataclasses import asdict, dataclass, replace
 
 from . import stack
-from .config import Config, kind_counts
+from .config import CONFIG_FIELDS, Config, kind_counts
 from .expr import ZERO, E, Expr, lesson, lesson_quotient, total
 from .figures import Line, check_lines, html_repr, line
 from .parts import PARTS, each, head, mlp, moe, norms, positions, says, sinks
@@ -109,34 +109,34 @@ class Formulas:
         return E(template, c=c, w=w, **({"n": blocks} if blocks is not None else {}),
                  **({"T": keys} if keys is not None else {}))
 
-    @property
+    @functools.cached_property
     def counts(self) -> dict[str, Expr]:
         """Each kind of block's number as a symbol (`model.stack.counts`)."""
         return counts(self.cfg)
 
-    @property
+    @functools.cached_property
     def ffn(self) -> dict[str, Expr | None]:
         """Each kind of block's MLP: the dense one's, and the mixture of experts'."""
         return {"dense": self.mlp, "moe": moe.block(self.cfg) if moe.present(self.cfg) else None}
 
-    @property
+    @functools.cached_property
     def N(self) -> Expr:
         """Every parameter: "(V + T_max)·d + L·(12d² + 13d) + 2d" (GPT-2)."""
         blocks = spread(self.cfg, self.attn, self.ffn, self.block_norms, inner=self.collect)
         return total(self.emb, blocks, self.norm, self.head)
 
-    @property
+    @functools.cached_property
     def N_active(self) -> Expr:
         """The parameters one token uses: the MoE blocks' k of E routed experts."""
         used = {"dense": self.mlp, "moe": moe.block(self.cfg, used=True)}
         return total(self.emb, spread(self.cfg, self.attn, used, self.block_norms), self.norm, self.head)
 
-    @property
+    @functools.cached_property
     def blocks(self) -> Expr:
         """Attention and MLP of all L blocks (norms apart)."""
         return spread(self.cfg, self.attn, self.ffn, inner=self.collect)
 
-    @property
+    @functools.cached_property
     def approx(self) -> Expr:
         """The matrices only: "12Ld² + (V + T_max)·d" (GPT-2)."""
         ffn = {"dense": self.mlp_w, "moe": moe.block(self.cfg, matrices=True) if moe.present(self.cfg) else None}
@@ -149,7 +149,7 @@ class Formulas:
         ffn = {"dense": self.dense_flops, "moe": moe.flops(self.cfg) if moe.present(self.cfg) else None}
         return E("{b} + 2Vd", b=spread(self.cfg, self.attn_flops, ffn, scores, grouped=False, inner=self.collect))
 
-    @property
+    @functools.cached_property
     def no_matmul(self) -> Expr:
         """The parameters a token uses that are no matmul weights, in −2(…): biases, norm gains, sinks."""
         c = counts(self.cfg)
@@ -161,7 +161,7 @@ class Formulas:
         return E("−2({x})", x=total(E("L·({x})", x=total(self.attn_extra, self.block_norms)), dense,
                                     E("{n}·({x})", n=c["moe"], x=mixture) if mixture is not None else None, self.norm))
 
-    @property
+    @functools.cached_property
     def T_equal(self) -> Expr:
         """T at which attention's FLOPs equal the blocks' other matmuls."""
         ffn = {"dense": self.dense_flops, "moe": moe.flops(self.cfg) if moe.present(self.cfg) else None}
@@ -181,8 +181,34 @@ def _pre(cfg: Config) -> int:
     return len(stack.wiring(cfg).NORMS)
 
 
+ARCHITECTURE = tuple(f.name for f in CONFIG_FIELDS if f.name not in ("B", "T"))  # what a budget's expressions depend on
+_SHARED: dict[tuple, Formulas] = {}  # the expressions of each architecture seen (`formulas`), at most MAX_SHARED
+MAX_SHARED = 512
+_CACHED = ("counts", "ffn", "N", "N_active", "blocks", "approx", "no_matmul", "T_equal")  # Formulas' cached sums
+
+
 def formulas(cfg: Config) -> Formulas:
-    """The budget's expressions of `cfg` (see `Formulas`)."""
+    """The budget's expressions of `cfg` (see `Formulas`), with its symbols' values. The expressions depend on the
+    architecture alone, not on B or T: they are built once per architecture (the served page's new T asks again) and
+    `clear_caches` forgets them."""
+    key = tuple(getattr(cfg, name) for name in ARCHITECTURE)
+    shared = _SHARED.get(key)
+    if shared is None:
+        if len(_SHARED) >= MAX_SHARED:
+            _SHARED.clear()
+        shared = _SHARED[key] = _formulas(cfg)
+    out = replace(shared, cfg=cfg, symbols={**cfg.symbols(), "h_kv": cfg.h_kv, "d_ff": cfg.d_ff})
+    out.__dict__.update({name: shared.__dict__[name] for name in _CACHED if name in shared.__dict__})
+    return out
+
+
+def clear_formulas() -> None:
+    """Forget every architecture's expressions (`formulas`; `model.caches.clear_caches`)."""
+    _SHARED.clear()
+
+
+def _formulas(cfg: Config) -> Formulas:
+    """The budget's expressions of `cfg`, built."""
     mixer = stack.mixer(cfg)
     is_lesson = cfg.gpt2_recipe
     collect = lesson if is_lesson else (lambda e: e)

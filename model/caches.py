@@ -2,7 +2,7 @@
 uncached calls (passes, traces, saved-bytes formulas, budgets and the symbolic passes)."""
 from __future__ import annotations
 
-from . import memory, passes, symbolic, tracing
+from . import budgeting, memory, passes, symbolic, tracing
 from .budgeting import budget
 
 
@@ -11,4 +11,5 @@ def clear_caches() -> None:
     for cached in (passes._module, passes.run_pass, tracing._trace, tracing.memory_lines, memory.saved_formula,
                    budget):
         cached.cache_clear()
+    budgeting.clear_formulas()
     symbolic.clear()

@@ -86,7 +86,13 @@ class Num(Expr):
     written: str
 
     def value(self, s: Mapping) -> Number:
-        return Fraction(self.written)
+        return self._exact
+
+    @functools.cached_property
+    def _exact(self) -> Number:
+        """The number written, exact: an int where it is whole (ints keep the arithmetic fast), else a Fraction."""
+        x = Fraction(self.written)
+        return int(x) if x.denominator == 1 else x
 
     def _text(self) -> str:
         return self.written
@@ -104,8 +110,7 @@ class Sym(Expr):
     name: str
 
     def value(self, s: Mapping) -> Number:
-        v = s[self.name]
-        return v if isinstance(v, float) else Fraction(v)
+        return s[self.name]  # an int, a float or a Fraction, as given
 
     def _text(self) -> str:
         return self.name
@@ -172,7 +177,7 @@ class Sum(Expr):
     signs: tuple[int, ...]
 
     def value(self, s: Mapping) -> Number:
-        total: Number = Fraction(0)
+        total: Number = 0
         for sign, t in zip(self.signs, self.terms):
             total = total + t.value(s) if sign > 0 else total - t.value(s)
         return total
@@ -210,7 +215,7 @@ class Prod(Expr):
     seps: tuple[str, ...]
 
     def value(self, s: Mapping) -> Number:
-        out: Number = Fraction(1)
+        out: Number = 1
         for f in self.factors:
             out = out * f.value(s)
         return out
@@ -249,7 +254,11 @@ class Quot(Expr):
         d = self.den.value(s)
         if d == 0:
             raise ZeroDivisionError(f"formula {self.text!r} divides by zero")
-        return self.num.value(s) / d
+        n = self.num.value(s)
+        if isinstance(n, float) or isinstance(d, float):
+            return n / d
+        q = Fraction(n, d) if isinstance(n, int) and isinstance(d, int) else Fraction(n) / d  # exact
+        return int(q) if q.denominator == 1 else q
 
     def _text(self) -> str:
         return _operand(self.num) + self.sep + _operand(self.den)
@@ -272,7 +281,8 @@ class Pow(Expr):
     def value(self, s: Mapping) -> Number:
         e = Fraction(self.exponent)
         if e.denominator == 1:
-            return self.base.value(s) ** int(e)
+            base = self.base.value(s)
+            return base ** int(e) if e >= 0 or isinstance(base, float) else Fraction(base) ** int(e)
         return float(self.base.value(s)) ** float(e)
 
     def _text(self) -> str:
@@ -529,7 +539,15 @@ def poly_expr(p: Poly, order: tuple[str, ...] = LESSON_ORDER) -> Expr:
 
 def lesson_poly(e: Expr) -> Poly:
     """`e` in GPT-2's block: h_kv = h and d_ff = 4d substituted, expanded, every h·d_head made d (ValueError where a
-    d_head is left over: no formula of the lesson's)."""
+    d_head is left over: no formula of the lesson's). Made once per formula text (the budget asks again at every B
+    and T)."""
+    return dict(_lesson_terms(e.text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _lesson_terms(text: str) -> tuple[tuple[tuple[tuple[str, int], ...], int], ...]:
+    """`lesson_poly` of the formula `text`, as its (monomial, coefficient) pairs."""
+    e = E(text)
     p = e.subs(h_kv=Sym("h"), d_ff=E("4d")).poly()
     out: Poly = {}
     for m, c in p.items():
@@ -543,13 +561,18 @@ def lesson_poly(e: Expr) -> Poly:
             raise ValueError(f"formula {e.text!r} keeps d_head without h: no formula of GPT-2's block")
         key = tuple(sorted((n, k) for n, k in powers.items() if k))
         out[key] = out.get(key, 0) + c
-    return {k: c for k, c in out.items() if c}
+    return tuple((k, c) for k, c in out.items() if c)
 
 
 def lesson(e: Expr) -> Expr:
     """`e` as the lesson writes it for GPT-2's block (`lesson_poly`): "2(h + h_kv)·d_head·d + (h + 2h_kv)·d_head + d"
     -> "4d² + 4d"; "4LT·h·d_head" -> "4LTd"."""
-    return poly_expr(lesson_poly(e))
+    return _lesson_expr(e.text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _lesson_expr(text: str) -> Expr:
+    return poly_expr(dict(_lesson_terms(text)))
 
 
 def lesson_quotient(num: Expr, den: Expr) -> Expr:

@@ -67,7 +67,7 @@ def number(v: Fraction | float) -> int | float:
     """An expression's value as a figure holds it: a whole number as an int, anything else as a float."""
     if isinstance(v, Fraction):
         return int(v) if v.denominator == 1 else float(v)
-    return v
+    return v  # an int or a float already
 
 
 def line(key: str, label: str, formula: Expr, symbols: Mapping[str, int | float], unit: str,

@@ -12,7 +12,8 @@ Grammar (whitespace is ignored):
 - `²`, `³` (any superscript digits) are whole powers; `^` followed by a number is a power too (`N^0.34`);
 - `+`, `−` (or `-`), `/`, parentheses, and a leading sign.
 Powers bind tightest (`12d²` = 12·d²); multiplication, juxtaposition and `/` share a level, left to right.
-Whole-number arithmetic stays exact (`fractions.Fraction`); a fractional power makes the result a float.
+Whole-number arithmetic stays exact (ints, and `fractions.Fraction` where a division leaves a remainder); a fractional
+power makes the result a float.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SUPER = re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
 _OPS = {"·": "*", "×": "*", "*": "*", "/": "/", "+": "+", "−": "-", "-": "-", "(": "(", ")": ")", "^": "^"}
 
-Number = Fraction | float
+Number = int | Fraction | float
 
 
 @dataclass(frozen=True)
@@ -147,13 +148,14 @@ def _names(symbols: Mapping[str, object]) -> tuple[str, ...]:
 
 
 def evaluate(formula: str, symbols: Mapping[str, int | float | Fraction]) -> Number:
-    """The value of `formula` with `symbols` substituted: exact (a Fraction) unless a power is fractional.
+    """The value of `formula` with `symbols` substituted: exact (an int, or a Fraction where a division leaves a
+    remainder) unless a power is fractional.
 
     A formula is read once per set of symbol names (`_compiled`); a plan's memory search evaluates the same few
     formulas hundreds of times per move.
 
     >>> evaluate("L·(12d² + 13d) + 2d", {"L": 12, "d": 768})
-    Fraction(85056000, 1)
+    85056000
     """
     return _compiled(formula, _names(symbols))(symbols)
 
@@ -163,14 +165,11 @@ def _compiled(formula: str, names: tuple[str, ...]) -> Callable[[Mapping], Numbe
     """`formula` as a function of the symbols' values (see `evaluate`); ValueError names what is not understood."""
     def atom(t: Token) -> Callable[[Mapping], Number]:
         if t.kind == "num":
-            constant = Fraction(t.text)
+            exact = Fraction(t.text)
+            constant = int(exact) if exact.denominator == 1 else exact  # ints keep the arithmetic fast
             return lambda s: constant
         name = t.text
-
-        def value(s: Mapping) -> Number:
-            v = s[name]
-            return v if isinstance(v, float) else Fraction(v)
-        return value
+        return lambda s: s[name]  # an int, a float or a Fraction, as given
 
     def binop(op: str, a, b) -> Callable[[Mapping], Number]:
         if op == "+":
@@ -184,14 +183,19 @@ def _compiled(formula: str, names: tuple[str, ...]) -> Callable[[Mapping], Numbe
             denominator = b(s)
             if denominator == 0:
                 raise ZeroDivisionError(f"formula {formula!r} divides by zero")
-            return a(s) / denominator
+            numerator = a(s)
+            if isinstance(numerator, float) or isinstance(denominator, float):
+                return numerator / denominator
+            q = Fraction(numerator, denominator) if isinstance(numerator, int) and isinstance(denominator, int) \
+                else Fraction(numerator) / denominator  # exact
+            return int(q) if q.denominator == 1 else q
         return divide
 
     def power(a, exponent: str) -> Callable[[Mapping], Number]:
         e = Fraction(exponent)
         if e.denominator == 1:
             k = int(e)
-            return lambda s: a(s) ** k
+            return (lambda s: a(s) ** k) if k >= 0 else (lambda s: Fraction(a(s)) ** k)  # an int's 1/x stays exact
         f = float(e)
         return lambda s: float(a(s)) ** f
 
