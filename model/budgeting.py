@@ -27,7 +27,7 @@ import functools
 from dataclasses import asdict, dataclass, replace
 
 from . import stack
-from .config import CONFIG_FIELDS, Config, kind_counts
+from .config import Config, architecture, kind_counts
 from .expr import ZERO, E, Expr, lesson, lesson_quotient, total
 from .figures import Line, check_lines, html_repr, line
 from .parts import PARTS, each, head, mlp, moe, norms, positions, says, sinks
@@ -181,7 +181,6 @@ def _pre(cfg: Config) -> int:
     return len(stack.wiring(cfg).NORMS)
 
 
-ARCHITECTURE = tuple(f.name for f in CONFIG_FIELDS if f.name not in ("B", "T"))  # what a budget's expressions depend on
 _SHARED: dict[tuple, Formulas] = {}  # the expressions of each architecture seen (`formulas`), at most MAX_SHARED
 MAX_SHARED = 512
 _CACHED = ("counts", "ffn", "N", "N_active", "blocks", "approx", "no_matmul", "T_equal")  # Formulas' cached sums
@@ -191,7 +190,7 @@ def formulas(cfg: Config) -> Formulas:
     """The budget's expressions of `cfg` (see `Formulas`), with its symbols' values. The expressions depend on the
     architecture alone, not on B or T: they are built once per architecture (the served page's new T asks again) and
     `clear_caches` forgets them."""
-    key = tuple(getattr(cfg, name) for name in ARCHITECTURE)
+    key = architecture(cfg)
     shared = _SHARED.get(key)
     if shared is None:
         if len(_SHARED) >= MAX_SHARED:

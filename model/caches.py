@@ -2,14 +2,14 @@
 uncached calls (passes, traces, saved-bytes formulas, budgets and the symbolic passes)."""
 from __future__ import annotations
 
-from . import budgeting, memory, passes, symbolic, tracing
+from . import budgeting, config, memory, passes, symbolic, tracing
 from .budgeting import budget
 
 
 def clear_caches() -> None:
     """Forget every cached pass, trace and budget."""
     for cached in (passes._module, passes.run_pass, tracing._trace, tracing.memory_lines, memory.saved_formula,
-                   budget):
+                   budget, config.one_of_each_arch):
         cached.cache_clear()
     budgeting.clear_formulas()
     symbolic.clear()

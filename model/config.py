@@ -48,6 +48,7 @@ biases, h_kv = h and no window (`model.parts.latent.WITHOUT`). `model.parts.late
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -181,10 +182,11 @@ class Config:
         set."""
         return "oss" in self.extras_of
 
-    @property
+    @functools.cached_property
     def extras_of(self) -> tuple[str, ...]:
         """The families (`model.fields.FAMILIES`, in its order) some field of whose extras holds other than its default
-        (GeGLU, an MLP choice, is Gemma's)."""
+        (GeGLU, an MLP choice, is Gemma's). Kept on the instance, as `plain` and `gpt2_recipe` are: a `Config` is
+        frozen."""
         return tuple(family for family in FAMILIES
                      if self.has_extras(family) or mlp.FAMILY_OF.get(self.mlp) == family)
 
@@ -199,7 +201,7 @@ class Config:
         """d_head is a size of its own, not d / h: `head_dim` set, or latent attention's d_nope + d_R."""
         return self.head_dim is not None or self.mla
 
-    @property
+    @functools.cached_property
     def plain(self) -> bool:
         """No part beyond the recipe's is in the model: no field of a mixture of experts, a window, latent attention
         or a family's extras holds other than its default (and no GeGLU)."""
@@ -355,7 +357,7 @@ class Config:
         """A LayerNorm has a bias (bias "all"; an RMSNorm never has one)."""
         return self.bias == "all" and self.norm == "layernorm"
 
-    @property
+    @functools.cached_property
     def gpt2_recipe(self) -> bool:
         """True when every recipe field is GPT-2's (the lesson's 2019 block; its tables print as the lesson does)."""
         return all(getattr(self, f.name) == f.default for f in WRITTEN if f.group == "recipe") and self.plain
@@ -452,8 +454,23 @@ def one_of_each(cfg: Config) -> Config:
     `replace(cfg, B=1, T=1, L=1)`. A windowed model's blocks are all windowed: a window changes no shape of a block
     (its eager mask is a (T, T) band where a full block's is causal, and the fused kernel's band mask is made once
     per pass), so one windowed block of a kind stands for that kind's full and windowed blocks alike."""
+    return one_of_each_arch(architecture(cfg))
+
+
+@functools.lru_cache(maxsize=512)
+def one_of_each_arch(arch: tuple) -> Config:
+    """`one_of_each` of the architecture `arch` (`architecture(cfg)`), built once per architecture."""
+    cfg = Config(B=1, T=1, **dict(zip(ARCHITECTURE, arch)))
     # one replace: d_ff stays where a dense block keeps it (a dense model's layout fields are their defaults)
-    return replace(cfg, B=1, T=1, full_layers=(), **one_block_each(distinct_kinds(cfg)))
+    return replace(cfg, full_layers=(), **one_block_each(distinct_kinds(cfg)))
+
+
+ARCHITECTURE = tuple(f.name for f in CONFIG_FIELDS if f.name not in ("B", "T"))  # every field but the batch shape
+
+
+def architecture(cfg: Config) -> tuple:
+    """The values of `ARCHITECTURE`: what the module, a recorded pass and a budget's expressions depend on."""
+    return tuple(getattr(cfg, name) for name in ARCHITECTURE)
 
 
 def one_block_each(kinds: tuple[str, ...]) -> dict[str, object]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 
 from .formula import Poly, poly_add, poly_const, poly_mul, poly_symbol
@@ -466,21 +466,45 @@ def _fill(e: Expr, parts: Mapping[str, Expr]) -> Expr:
     if isinstance(e, (Group, Neg)):
         return type(e)(_fill(e.inner, parts))
     if isinstance(e, Sum):
-        return replace(e, terms=tuple(_fill(t, parts) for t in e.terms))
+        return Sum(tuple(_fill(t, parts) for t in e.terms), e.signs)
     if isinstance(e, Prod):
-        return replace(e, factors=tuple(_fill(f, parts) for f in e.factors))
+        return Prod(tuple(_fill(f, parts) for f in e.factors), e.seps)
     if isinstance(e, Quot):
-        return replace(e, num=_fill(e.num, parts), den=_fill(e.den, parts))
+        return Quot(_fill(e.num, parts), _fill(e.den, parts), e.sep)
     if isinstance(e, Pow):
-        return replace(e, base=_fill(e.base, parts))
+        return Pow(_fill(e.base, parts), e.exponent, e.caret)
     return e
 
 
 def E(template: str, **parts: Expr | int) -> Expr:
     """The formula `template` in lesson notation, its `{holes}` filled with `parts` (expressions, or whole numbers):
     `E("L·({attn} + {mlp})", attn=E("4d² + 4d"), mlp=E("8d² + 5d")).text == "L·(4d² + 4d + 8d² + 5d)"`."""
-    tree = _template(template)
-    return _fill(tree, {k: _expr(v) for k, v in parts.items()}) if parts else tree
+    if not parts:
+        return _template(template)
+    return _filled(template, tuple((k, v if isinstance(v, int) else _Same(v)) for k, v in parts.items()))
+
+
+class _Same:
+    """An expression as part of a memo's key: equal to the same object only (not to another of the same text), so
+    that a key costs no text."""
+
+    __slots__ = ("e",)
+
+    def __init__(self, e: Expr) -> None:
+        self.e = e
+
+    def __hash__(self) -> int:
+        return id(self.e)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and self.e is other.e
+
+
+@functools.lru_cache(maxsize=8192)
+def _filled(template: str, parts: tuple[tuple[str, int | _Same], ...]) -> Expr:
+    """`E(template, **parts)`, built once for the same parts: the budget's lines at a new T are the same objects, their
+    text already written (`Expr.text` is kept on the object)."""
+    return _fill(_template(template), {k: _expr(v if isinstance(v, int) else v.e) for k, v in parts})
 
 
 ZERO = E("0")

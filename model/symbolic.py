@@ -28,7 +28,7 @@ import logging
 import operator
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import sympy  # torch's own dependency: its symbolic sizes are sympy expressions
 import torch
@@ -115,11 +115,19 @@ class SymbolicPass:
 def _with_sizes(p, size):
     """The pass `p` (a model.passes.Pass) with `size` applied to each of its sizes that can depend on B and T:
     tensor shapes, saved storages' bytes and the FLOP counts."""
-    return replace(
-        p, tensors=tuple(replace(t, shape=tuple(size(n) for n in t.shape)) for t in p.tensors),
-        saved=tuple(replace(s, nbytes=size(s.nbytes)) for s in p.saved),
-        blocks=tuple(replace(b, flops=size(b.flops), flops_attn=size(b.flops_attn)) for b in p.blocks),
+    return _copy(
+        p, tensors=tuple(_copy(t, shape=tuple(size(n) for n in t.shape)) for t in p.tensors),
+        saved=tuple(_copy(s, nbytes=size(s.nbytes)) for s in p.saved),
+        blocks=tuple(_copy(b, flops=size(b.flops), flops_attn=size(b.flops_attn)) for b in p.blocks),
         flops_head=size(p.flops_head))
+
+
+def _copy(record: object, **changes: object) -> object:
+    """`dataclasses.replace(record, **changes)` without a call to `__init__`: a pass's records (`model.passes`) are
+    frozen data with no `__post_init__`, and a new T copies some hundred of them."""
+    out = object.__new__(type(record))
+    out.__dict__.update(record.__dict__, **changes)
+    return out
 
 
 _ENABLED = False

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import html
 import inspect
 import json
@@ -104,11 +105,14 @@ def compile_modules(modules: Iterable[tuple[str, list]], native: Mapping[object,
 
 
 def class_members(cls: type) -> dict[str, tuple[str, Callable]]:
-    """A class's compiled members: each property ("property", its getter) and each plain method ("method")."""
+    """A class's compiled members: each property ("property", its getter; a cached property's too, as the page
+    computes it each time: a compiled class is immutable) and each plain method ("method")."""
     out = {}
     for attr, value in vars(cls).items():
         if isinstance(value, property):
             out[attr] = ("property", value.fget)
+        elif isinstance(value, functools.cached_property):
+            out[attr] = ("property", value.func)
         elif inspect.isfunction(value) and not (attr.startswith("__") and attr.endswith("__")):
             out[attr] = ("method", value)
     return out
@@ -214,7 +218,7 @@ def constant(value: object, where: ast.AST | None = None, function_ref=None, cla
         fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
         if id(type(value)) not in (classes or {}):
             fields.update({name: getattr(value, name) for name, member in inspect.getmembers(type(value))
-                           if isinstance(member, property)})
+                           if isinstance(member, (property, functools.cached_property))})
         return constant(fields, where, function_ref, classes)
     if isinstance(value, re.Pattern):  # fullmatch: the whole text
         flags = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s"}
