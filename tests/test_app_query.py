@@ -1,4 +1,6 @@
 """app.query: the URL both ways, and what a learner is told when a link is wrong."""
+from dataclasses import replace
+
 import pytest
 
 from app.query import (CONTROLS, DEFAULT_CONFIG, MAX_NOTICES, MAX_QUERY_CHARS, PANELS, ViewOptions, parse_config,
@@ -99,7 +101,7 @@ def test_unknown_preset_falls_back_to_gpt2_small():
 
 @pytest.mark.parametrize("value, tie", [("1", True), ("0", False), ("true", True), ("OFF", False), ("yes", True)])
 def test_tie_values(value, tie):
-    assert parse_config(f"?tie={value}") == (Config(**{**DEFAULT_CONFIG.__dict__, "tie": tie}), [])
+    assert parse_config(f"?tie={value}") == (replace(DEFAULT_CONFIG, tie=tie), [])
 
 
 def test_bad_tie_keeps_the_default():

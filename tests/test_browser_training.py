@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from playwright.sync_api import expect
 
@@ -18,7 +19,7 @@ def test_the_training_card_shows_the_run_of_the_link_and_follows_its_controls(ch
     page = o.page
     card = page.locator(".training-card")
     reveal(page, ".training-card")
-    p = plan(PRESETS["gpt3-175b"].__class__(**{**PRESETS["gpt3-175b"].__dict__, "B": 1}),
+    p = plan(replace(PRESETS["gpt3-175b"], B=1),
              TrainSetup(D=300 * 10**9, gpus=1024, zero=3, recompute="full"))
     lines = {x.key: x for x in p.lines}
     expect(card.locator(".train-headline")).to_contain_text(human(lines["time/gpu_hours"]))
