@@ -453,6 +453,11 @@ def _window(types: list[str], window: int | None, model_type: str, fields: dict,
             f"block's KV cache keeps W − 1 = {window - 1:,} tokens after a prefill",)
 
 
+# The types whose config class writes "sliding_window": 0 where use_sliding_window is false (Qwen2MoeConfig's
+# __post_init__; its module reads no window then): read as no window, as transformers reads the file it wrote.
+ZERO_WHEN_UNUSED = ("qwen2_moe",)
+
+
 def _values(doc: Mapping, model_type: str) -> dict:
     """Each shape key of the type: the file's value (checked) or the class default; "given" lists the file's keys."""
     table, aliases = DEFAULTS[model_type], ALIASES.get(model_type, {})
@@ -463,7 +468,11 @@ def _values(doc: Mapping, model_type: str) -> dict:
         if len(present) > 1 and len({json.dumps(doc[n], default=str) for n in present}) > 1:
             raise HFConfigError(f"config.json: {present[0]}={show(doc[present[0]])} and {present[1]}="
                                 f"{show(doc[present[1]])} set the same thing ({WHAT[key]}) to different values")
-        if present:
+        if present and key == "sliding_window" and doc[present[0]] == 0 and model_type in ZERO_WHEN_UNUSED \
+                and doc.get("use_sliding_window", table["use_sliding_window"]) is False:
+            out["given"].add(key)
+            out[key] = None  # what the class writes where no window applies
+        elif present:
             out["given"].add(key)
             out[key] = _checked(present[0], doc[present[0]], key in NULLABLE[model_type])
         else:

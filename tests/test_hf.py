@@ -578,3 +578,18 @@ def test_any_values_give_a_config_or_one_line(model_type, change):
         assert "\n" not in str(e) and len(str(e)) < 600
     else:
         assert isinstance(cfg, Config)
+
+
+@pytest.mark.parametrize("sizes", [{}, {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+                                        "num_key_value_heads": 2, "intermediate_size": 32, "moe_intermediate_size": 16,
+                                        "shared_expert_intermediate_size": 24, "num_experts": 4,
+                                        "num_experts_per_tok": 2, "vocab_size": 100}])
+def test_the_qwen2_moe_file_transformers_writes_reads_exactly(sizes, tmp_path):
+    """Qwen2MoeConfig writes "sliding_window": 0 beside "use_sliding_window": false: no window, as its module reads it
+    (its N and KV cache equal transformers' module's); with the window on, 0 is refused in one line."""
+    CONFIG_MAPPING["qwen2_moe"](**sizes).save_pretrained(tmp_path)
+    doc = json.loads((tmp_path / "config.json").read_text())
+    assert doc["sliding_window"] == 0 and doc["use_sliding_window"] is False
+    assert from_hf(doc).window is None and ours(doc) == reference(doc)
+    with pytest.raises(HFConfigError, match="sliding_window=0: sliding_window .the attention window in tokens. must"):
+        from_hf({**doc, "use_sliding_window": True})
