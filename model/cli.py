@@ -6,6 +6,7 @@
     python -m model --preset gpt3-175b --table train --gpu h100-sxm --gpus 1024 --zero 3 --recompute full --B 1
     python -m model --preset llama3-8b --table kv --dtype bf16
     python -m model --hf-config path/to/config.json --table budget
+    python -m model --hf-model Qwen/Qwen3-8B --table kv --dtype bf16
     python -m model --d 512 --h 8 --L 8 --V 32000 --norm rmsnorm --positions rope --mlp swiglu --h-kv 2
     python -m model --preset llama3-8b --attention eager --table train --gpus 8 --zero 3
     python -m model --preset llama3-8b --table changes --gpu h200
@@ -22,7 +23,7 @@ import argparse
 import dataclasses
 import sys
 
-from . import changes_report, hf, infer_report, report, train_report, values_report
+from . import changes_report, hf, hub, infer_report, report, train_report, values_report
 from .config import ALL_PRESETS, DEFAULT_PRESET, PRESETS, WRITTEN, Config, read_hf
 from .changes import DEFAULT_GPU
 from .fields import FAMILIES, Field
@@ -136,6 +137,9 @@ def add_recipe_arguments(p: argparse.ArgumentParser) -> None:
                    help="start from a Hugging Face config.json (model type "
                         f"{', '.join(hf.MODEL_TYPES)}; read from disk, nothing fetched) instead of a preset; the "
                         "options below override it")
+    p.add_argument("--hf-model", metavar="ID", default=None,
+                   help="start from a Hugging Face model id's config.json (Qwen/Qwen3-8B): the local hub cache "
+                        "(HF_HUB_CACHE), else huggingface.co where the machine is online (never with HF_HUB_OFFLINE)")
     for f in _grouped("recipe"):
         add_option(p, f)
 
@@ -245,10 +249,12 @@ def config_from_args(args: argparse.Namespace) -> Config:
     fields = {k: None if v is CLEARED else v for k in names if (v := getattr(args, k, None)) is not None}
     if args.untied or args.tied:
         fields["tie"] = args.tied
-    path = getattr(args, "hf_config", None)
-    if path is not None and args.preset is not None:
-        raise ValueError("--preset and --hf-config both name a model: give one")
-    base = read_hf_config(path) if path is not None else ALL_PRESETS[args.preset] if args.preset else DEFAULT_MODEL
+    path, model_id = getattr(args, "hf_config", None), getattr(args, "hf_model", None)
+    named = [flag for flag, v in (("--preset", args.preset), ("--hf-config", path), ("--hf-model", model_id)) if v]
+    if len(named) > 1:
+        raise ValueError(f"{' and '.join(named)} each name a model: give one")
+    base = (read_hf_config(path) if path is not None else read_hf_model(model_id) if model_id is not None
+            else ALL_PRESETS[args.preset] if args.preset else DEFAULT_MODEL)
     if "window" in fields and fields["window"] is None and "full_layers" not in fields:  # --W none: full everywhere
         fields["full_layers"] = ()
     if "T_max" in fields and "T" not in fields and base.positions == "learned":  # a smaller table takes T down
@@ -264,9 +270,21 @@ def read_hf_config(path: str) -> Config:
             data = f.read(hf.MAX_BYTES + 1)
     except OSError as e:
         raise ValueError(f"cannot read --hf-config {path}: {e.strerror or e}") from None
+    return _noted(data, path)
+
+
+def read_hf_model(model_id: str) -> Config:
+    """The `Config` of a Hugging Face model id's config.json (`model.hub`: the local cache, else the Hub where the
+    machine is online), its notes on stderr; ValueError in one line if it cannot be."""
+    data, source = hub.config_json(model_id)
+    return _noted(data, f"{model_id} ({source})")
+
+
+def _noted(data: bytes, where: str) -> Config:
+    """The `Config` of config.json bytes, each note of the reading on stderr after `where`."""
     read = read_hf(hf.parse(data))
     for note in read.notes:
-        print(f"note: {path}: {note}", file=sys.stderr)
+        print(f"note: {where}: {note}", file=sys.stderr)
     return read.config
 
 

@@ -657,6 +657,6 @@ def _symbol_keys(keys: Mapping[str, str]) -> dict[str, str]:
 
 
 def from_hf(doc: Mapping, B: int = 8, T: int | None = None) -> Config:
-    """The `Config` of a parsed Hugging Face config.json of model type gpt2, llama, mistral, qwen2, qwen3, mixtral,
-    qwen2_moe, qwen3_moe, gemma2, gemma3_text or gpt_oss (`read_hf`, without its notes). Nothing is fetched."""
+    """The `Config` of a parsed Hugging Face config.json of a model type in `model.hf.MODEL_TYPES`, or of a
+    multimodal wrapper's text model (`model.hf.WRAPPERS`) (`read_hf`, without its notes). Nothing is fetched."""
     return read_hf(doc, B, T).config

@@ -38,6 +38,7 @@ from the rest of `model`.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import reprlib
@@ -46,7 +47,7 @@ from dataclasses import dataclass
 
 TRANSFORMERS_VERSION = "5.24.0"  # the config classes DEFAULTS were taken from
 MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, tens of kB): longer is refused
-MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "gemma2", "gemma3_text",
+MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "gemma2", "gemma3_text",
                "gpt_oss", "deepseek_v2", "deepseek_v3")
 GEMMA_TYPES = ("gemma2", "gemma3_text")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3")
@@ -66,6 +67,11 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "vocab_size": 32_000, "hidden_size": 4_096, "intermediate_size": 14_336, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": None, "max_position_embeddings": 131_072,
         "tie_word_embeddings": False, "sliding_window": 4_096,
+    },
+    "ministral3": {  # Ministral3Config: Mistral's block, no window by default, the queries scaled by position (values)
+        "vocab_size": 131_072, "hidden_size": 4_096, "intermediate_size": 14_336, "num_hidden_layers": 34,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 262_144,
+        "tie_word_embeddings": False, "sliding_window": None,
     },
     "qwen2": {  # Qwen2Config
         "vocab_size": 151_936, "hidden_size": 4_096, "intermediate_size": 22_016, "num_hidden_layers": 32,
@@ -154,6 +160,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "gpt2": ("sliding_window", "layer_types"),
     "llama": ("sliding_window", "layer_types"),
     "mistral": ("layer_types",),
+    "ministral3": ("layer_types",),
     "qwen2": ("head_dim",),
     "qwen3": (),
     "mixtral": ("layer_types",),
@@ -172,6 +179,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "gpt2": ("n_inner", "sliding_window", "layer_types"),
     "llama": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),
     "mistral": ("head_dim", "sliding_window", "layer_types"),
+    "ministral3": ("sliding_window", "layer_types"),
     "qwen2": ("num_key_value_heads", "sliding_window", "layer_types"),
     "qwen3": ("num_key_value_heads", "sliding_window", "layer_types"),
     "mixtral": ("head_dim", "sliding_window", "layer_types"),
@@ -385,9 +393,68 @@ def _default(model_type: str, key: str) -> str:
 
 
 def read(doc: Mapping) -> Reading:
-    """The Config fields of a parsed config.json (see the module docstring); HFConfigError names what is wrong."""
+    """The Config fields of a parsed config.json (see the module docstring), a multimodal wrapper's text model
+    (`WRAPPERS`) included; HFConfigError names what is wrong."""
     if not isinstance(doc, Mapping):
         raise HFConfigError(f"config.json must hold a JSON object of keys and values, got a JSON {_json_kind(doc)}")
+    if isinstance(doc.get("model_type"), str) and doc["model_type"] in WRAPPERS:
+        return _text_model(doc, WRAPPERS[doc["model_type"]])
+    return _read(doc)
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """A multimodal wrapper's config class, as it builds its text model: the type of `text_config` where the file
+    names none, the head's tie (the wrapper's own tie_word_embeddings with this default; "either": the wrapper's or
+    the text model's, as LlavaConfig ties), and the modules it adds besides (left out here)."""
+
+    text: str
+    tie: bool | str
+    left_out: str
+
+
+WRAPPERS = {
+    "gemma3": Wrapper("gemma3_text", True, "the SigLIP vision tower and the multimodal projector"),
+    "mistral3": Wrapper("mistral", True, "the Pixtral vision tower and the multimodal projector"),
+    "llava": Wrapper("llama", "either", "the CLIP vision tower and the multimodal projector"),
+}
+
+
+def _text_model(doc: Mapping, wrapper: Wrapper) -> Reading:
+    """The reading of a multimodal wrapper's text_config, with the head tied as the wrapper ties it, and a note that
+    names the wrapper's other modules, which no figure counts."""
+    outer = doc["model_type"]
+    text = doc.get("text_config")
+    if text is None:
+        text = {}
+    if not isinstance(text, Mapping):
+        raise HFConfigError(f"config.json: text_config={show(text)}: a {outer} file's text_config must be an object of "
+                            f"the text model's keys, or null")
+    inner = {"model_type": wrapper.text, **text}
+    own = doc.get("tie_word_embeddings")
+    if own is not None and not isinstance(own, bool):
+        raise HFConfigError(f"config.json: tie_word_embeddings={show(own)}: tie_word_embeddings ({WHAT['tie_word_embeddings']}) "
+                            f"must be true or false")
+    if wrapper.tie == "either":
+        tie = bool(own) or bool(inner.get("tie_word_embeddings", DEFAULTS.get(inner["model_type"], {}).get(
+            "tie_word_embeddings")))
+        why = f"{outer} ties it where its own tie_word_embeddings or text_config's is true"
+    else:
+        tie = wrapper.tie if own is None else own
+        why = (f"{outer}'s own tie_word_embeddings" + ("" if own is not None else f" (not in the file: {outer}'s "
+               f"default)") + ", as transformers ties the head; text_config's is not read")
+    try:
+        reading = _read({**inner, "tie_word_embeddings": tie})
+    except HFConfigError as e:
+        raise HFConfigError(str(e).replace("config.json: ", f"config.json's text_config ({outer}): ", 1)) from None
+    note = (f"the text model of a {outer} file: text_config, read as {reading.model_type}, its head "
+            f"{'tied' if tie else 'apart'} ({why}); left out: {wrapper.left_out}, which no figure here counts")
+    keys = {f: f"text_config.{k}" for f, k in reading.keys.items()}
+    return dataclasses.replace(reading, keys=keys, more=(note, *reading.more))
+
+
+def _read(doc: Mapping) -> Reading:
+    """`read` of a decoder's own config.json."""
     model_type = doc.get("model_type")
     if model_type not in MODEL_TYPES:
         hint = "" if "model_type" in doc else " (the file has no model_type)"
@@ -398,10 +465,10 @@ def read(doc: Mapping) -> Reading:
     router = _router(doc, model_type)
     fields, keys = _fields(values, model_type)
     layout = _moe_layout(fields, keys) if model_type in MOE_TYPES else ()
-    _refuse_unmodelled(values, model_type, fields, keys)
+    _refuse_unmodelled(doc, values, model_type, fields, keys)
     types, window = _blocks(values, model_type, fields["L"])
     windowing = _window(types, window, model_type, fields, keys, "sliding_window" in values["given"])
-    windowing += (GEMMA_VALUES,) if model_type in GEMMA_TYPES else (OSS_VALUES,) if model_type == "gpt_oss" else ()
+    windowing += VALUES_ONLY.get("gemma" if model_type in GEMMA_TYPES else model_type, ())
     windowing += _latent(doc, model_type, fields) if model_type in MLA_TYPES else ()
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
@@ -419,9 +486,13 @@ OSS_VALUES = ("values only, which change no count, shape or byte: the experts' c
               "apart here, the same parameters and FLOPs); the router's softmax over its top k (the renormalised top k "
               "of the softmax over E, as here); RoPE's θ and yarn scaling. The sinks are parameters (h per block) and "
               "make the softmax (B, h, T, T + 1), a tensor of the pass")
+MINISTRAL3_VALUES = ("values only, which change no count, shape or byte: the queries times 1 + β·log(1 + ⌊position / "
+                     "original_max_position_embeddings⌋) after RoPE (rope_parameters' llama_4_scaling_beta), and "
+                     "RoPE's yarn scaling")
+VALUES_ONLY = {"gemma": (GEMMA_VALUES,), "gpt_oss": (OSS_VALUES,), "ministral3": (MINISTRAL3_VALUES,)}  # a type's note
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
-WINDOW_EVERY_BLOCK = ("mistral", "mixtral", "qwen3_moe")
+WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe")
 NO_WINDOWED_ATTENTION = ("gpt2", "llama", "deepseek_v2", "deepseek_v3")
 
 
@@ -777,7 +848,11 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
                             f"k at most topk_group·n_routed_experts/n_group")
 
 
-def _refuse_unmodelled(values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:
+# The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
+PAD_DEFAULTS = {"ministral3": 11, "gemma2": 0, "gemma3_text": 0}
+
+
+def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:
     """HFConfigError for a value, given or the type's default, that changes what is built but is not modelled."""
     if model_type == "deepseek_v2" and values["mlp_bias"]:
         raise HFConfigError("config.json: mlp_bias=true puts biases on DeepSeek-V2's dense and shared MLPs but not on "
@@ -799,6 +874,11 @@ def _refuse_unmodelled(values: dict, model_type: str, fields: dict, keys: dict[s
     if values.get("use_bidirectional_attention"):
         raise HFConfigError("config.json: use_bidirectional_attention=true makes attention bidirectional (an "
                             "encoder's); this decoder's attention is causal")
+    pad = doc.get("pad_token_id", PAD_DEFAULTS.get(model_type))
+    if isinstance(pad, int) and not isinstance(pad, bool) and not -fields["V"] <= pad < fields["V"]:
+        source = "" if "pad_token_id" in doc else f" (not in the file: {model_type}'s default)"
+        raise HFConfigError(f"config.json: pad_token_id={pad:,}{source} is no row of the {fields['V']:,} of the token "
+                            f"table, which transformers' embedding refuses: give a vocab_size above it")
     types = values["layer_types"]
     if types is not None and len(types) != fields["L"]:
         raise HFConfigError(f"config.json: layer_types lists {len(types):,} blocks, {keys['L']} is "
