@@ -21,6 +21,10 @@ does the same, from data:
   file is refused by name.
 - A key whose value (given or the type's default) changes what would be built but is not modelled is refused by
   name: cross-attention, partial rotary.
+- Gemma 1 (gemma): GeGLU (hidden_act "gelu", the released files' word, read as its tanh approximation, as
+  GemmaConfig reads it), embeddings scaled by √d; no window, no soft-caps, no sandwich norms.
+- Multimodal wrappers (`WRAPPERS`: gemma3, mistral3, llava): their text_config, read as its own type, the head
+  tied as the wrapper ties it; the vision tower and projector are named as left out.
 - Gemma 2 and 3 (gemma2, gemma3_text): GeGLU, sandwich norms, embeddings scaled by √d, query_pre_attn_scalar, the
   soft-caps (Gemma 2's scores make its attention eager, as transformers runs it), QK-norm in Gemma 3, and the layer
   types' defaults (Gemma 2 every other block windowed, Gemma 3 all but every sliding_window_pattern-th, 6).
@@ -47,8 +51,8 @@ from dataclasses import dataclass
 
 TRANSFORMERS_VERSION = "5.24.0"  # the config classes DEFAULTS were taken from
 MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, tens of kB): longer is refused
-MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "gemma2", "gemma3_text",
-               "gpt_oss", "deepseek_v2", "deepseek_v3")
+MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
+               "gemma", "gemma2", "gemma3_text", "gpt_oss", "deepseek_v2", "deepseek_v3")
 GEMMA_TYPES = ("gemma2", "gemma3_text")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3")
 
@@ -103,6 +107,11 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_word_embeddings": False, "attention_bias": False, "use_sliding_window": False, "sliding_window": 4_096,
         "decoder_sparse_step": 1, "moe_intermediate_size": 768, "num_experts_per_tok": 8, "num_experts": 128,
         "mlp_only_layers": None,
+    },
+    "gemma": {  # GemmaConfig: GeGLU, tok · √d, no window, no soft-caps, no sandwich norms
+        "vocab_size": 256_000, "hidden_size": 3_072, "intermediate_size": 24_576, "num_hidden_layers": 28,
+        "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": 256, "max_position_embeddings": 8_192,
+        "tie_word_embeddings": True, "attention_bias": False, "use_bidirectional_attention": None,
     },
     "gemma2": {  # Gemma2Config: every other block windowed, scores and logits soft-capped
         "vocab_size": 256_000, "hidden_size": 2_304, "intermediate_size": 9_216, "num_hidden_layers": 26,
@@ -166,6 +175,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "mixtral": ("layer_types",),
     "qwen2_moe": ("head_dim",),
     "qwen3_moe": ("head_dim", "layer_types"),
+    "gemma": ("sliding_window", "layer_types"),
     "gemma2": (),
     "gemma3_text": ("sliding_window_pattern",),  # Gemma3TextConfig's keyword: layer_types' default, every n-th full
     "gpt_oss": (),
@@ -185,6 +195,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "mixtral": ("head_dim", "sliding_window", "layer_types"),
     "qwen2_moe": ("num_key_value_heads", "sliding_window", "mlp_only_layers", "layer_types"),
     "qwen3_moe": ("sliding_window", "mlp_only_layers", "layer_types"),
+    "gemma": ("use_bidirectional_attention", "sliding_window", "layer_types"),
     "gemma2": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping",
                "use_bidirectional_attention"),
     "gemma3_text": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping",
@@ -296,7 +307,8 @@ READ_BY_EVERY_TYPE = ("rope_parameters", "rope_scaling", "partial_rotary_factor"
 # Keys read by a rule, not a shape of their own: left out of a file, no note (but a window that applies has one).
 RULE_KEYS = ("sliding_window", "max_window_layers", "layer_types", "use_sliding_window", "add_cross_attention",
              "hidden_activation", "use_bidirectional_attention")
-CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig",
+CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig",
+                  "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig",
                   "deepseek_v2": "DeepseekV2Config", "deepseek_v3": "DeepseekV3Config"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
@@ -432,12 +444,14 @@ def _text_model(doc: Mapping, wrapper: Wrapper) -> Reading:
                             f"the text model's keys, or null")
     inner = {"model_type": wrapper.text, **text}
     own = doc.get("tie_word_embeddings")
-    if own is not None and not isinstance(own, bool):
-        raise HFConfigError(f"config.json: tie_word_embeddings={show(own)}: tie_word_embeddings ({WHAT['tie_word_embeddings']}) "
-                            f"must be true or false")
+    for where, value in (("", own), ("text_config.", inner.get("tie_word_embeddings"))):
+        if value is not None and not isinstance(value, bool):
+            raise HFConfigError(f"config.json: {where}tie_word_embeddings={show(value)}: tie_word_embeddings "
+                                f"({WHAT['tie_word_embeddings']}) must be true or false")
     if wrapper.tie == "either":
-        tie = bool(own) or bool(inner.get("tie_word_embeddings", DEFAULTS.get(inner["model_type"], {}).get(
-            "tie_word_embeddings")))
+        text_type = inner["model_type"] if isinstance(inner["model_type"], str) else None
+        tie = bool(own) or bool(inner.get("tie_word_embeddings",
+                                          DEFAULTS.get(text_type, {}).get("tie_word_embeddings")))
         why = f"{outer} ties it where its own tie_word_embeddings or text_config's is true"
     else:
         tie = wrapper.tie if own is None else own
@@ -462,18 +476,19 @@ def _read(doc: Mapping) -> Reading:
     table = DEFAULTS[model_type]
     values = _values(doc, model_type)
     _check_rope(doc)
+    _check_activation(doc, model_type)
     router = _router(doc, model_type)
     fields, keys = _fields(values, model_type)
     layout = _moe_layout(fields, keys) if model_type in MOE_TYPES else ()
     _refuse_unmodelled(doc, values, model_type, fields, keys)
     types, window = _blocks(values, model_type, fields["L"])
     windowing = _window(types, window, model_type, fields, keys, "sliding_window" in values["given"])
-    windowing += VALUES_ONLY.get("gemma" if model_type in GEMMA_TYPES else model_type, ())
+    windowing += VALUES_ONLY.get(model_type, ())
     windowing += _latent(doc, model_type, fields) if model_type in MLA_TYPES else ()
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
     ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES.get(model_type, {})
-                    and k not in EXTRAS[model_type] and k not in READ_BY_EVERY_TYPE
+                    and k not in EXTRAS[model_type] and k not in READ_BY_EVERY_TYPE and k not in ACTIVATIONS
                     and not (k == "head_dim" and model_type in MLA_TYPES))  # `_latent` names what its class sets
     return Reading(model_type, fields, keys, defaults, ignored, (*layout, *router, *windowing))
 
@@ -486,14 +501,17 @@ OSS_VALUES = ("values only, which change no count, shape or byte: the experts' c
               "apart here, the same parameters and FLOPs); the router's softmax over its top k (the renormalised top k "
               "of the softmax over E, as here); RoPE's θ and yarn scaling. The sinks are parameters (h per block) and "
               "make the softmax (B, h, T, T + 1), a tensor of the pass")
-MINISTRAL3_VALUES = ("values only, which change no count, shape or byte: the queries times 1 + β·log(1 + ⌊position / "
-                     "original_max_position_embeddings⌋) after RoPE (rope_parameters' llama_4_scaling_beta), and "
-                     "RoPE's yarn scaling")
-VALUES_ONLY = {"gemma": (GEMMA_VALUES,), "gpt_oss": (OSS_VALUES,), "ministral3": (MINISTRAL3_VALUES,)}  # a type's note
+MINISTRAL3_VALUES = ("values only, which change no count, shape or byte: the queries times 1 + β·log(1 + "
+                     "⌊position / original_max_position_embeddings⌋) after RoPE (rope_parameters' "
+                     "llama_4_scaling_beta), and RoPE's yarn scaling")
+GEMMA1_VALUES = ("values only, which change no count, shape or byte: the token rows times √d, Gemma's RMSNorm gain "
+                 "(1 + g) and RoPE's base")
+VALUES_ONLY = {"gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
+               "gpt_oss": (OSS_VALUES,), "ministral3": (MINISTRAL3_VALUES,)}  # each type's note of what is values only
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe")
-NO_WINDOWED_ATTENTION = ("gpt2", "llama", "deepseek_v2", "deepseek_v3")
+NO_WINDOWED_ATTENTION = ("gpt2", "llama", "gemma", "deepseek_v2", "deepseek_v3")
 
 
 def _window(types: list[str], window: int | None, model_type: str, fields: dict, keys: dict[str, str],
@@ -609,6 +627,23 @@ def _number(key: str, value: object, lo: float, hi: float, open_lo: bool = False
     return value
 
 
+# The MLP's activation each type's module reads from hidden_act, as this module runs it: SiLU in SwiGLU, GELU's tanh
+# approximation in Gemma's GeGLU ("gelu", the released files' word, GemmaConfig reads as it). gpt-oss's experts read
+# none (their clamped SwiGLU is written out), GPT-2 reads activation_function, Gemma 2 and 3 hidden_activation.
+ACTIVATIONS = {"hidden_act": {**dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
+                                               "qwen3_moe", "deepseek_v2", "deepseek_v3"), ("silu",)),
+                              "gemma": (GEMMA_ACTIVATION, "gelu")}}
+
+
+def _check_activation(doc: Mapping, model_type: str) -> None:
+    """HFConfigError where the file's hidden_act is not the activation this module runs for its type."""
+    for key, by_type in ACTIVATIONS.items():
+        allowed = by_type.get(model_type)
+        if allowed is not None and key in doc and doc[key] not in allowed:
+            raise HFConfigError(f"config.json: {key}={show(doc[key])}: {model_type}'s MLP here runs "
+                                f"{' or '.join(repr(a) for a in allowed)} (the activation its module reads)")
+
+
 def _check_rope(doc: Mapping) -> None:
     """RoPE's settings, in either spelling: θ a positive number, scaling an object, and all features rotated
     (a partial_rotary_factor below 1 rotates part of each head, a shape this model does not build)."""
@@ -658,6 +693,8 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
         fields.update(sinks=True, expert_bias=True, swiglu_limit=values["swiglu_limit"],
                       swiglu_alpha=values["swiglu_alpha"])
         keys.update(swiglu_limit="swiglu_limit", swiglu_alpha="swiglu_alpha")
+    if model_type == "gemma":  # GeGLU, tok · √d
+        fields.update(mlp="geglu", embed_scale=True)
     if model_type in GEMMA_TYPES:  # GeGLU, sandwich norms, tok · √d, 1/√query_pre_attn_scalar, soft-caps
         fields.update(mlp="geglu", qk_norm=model_type == "gemma3_text", post_norms=True, embed_scale=True,
                       query_scale=values["query_pre_attn_scalar"], attn_softcap=values["attn_logit_softcapping"],
@@ -762,7 +799,7 @@ def _bias(values: dict, model_type: str) -> str:
         return "qkv"
     if model_type == "qwen2_moe":
         return "qkv" if values["qkv_bias"] else "none"
-    if model_type in (*GEMMA_TYPES, "gpt_oss"):  # Gemma's and gpt-oss's attention_bias: q, k, v and W_o
+    if model_type in ("gemma", *GEMMA_TYPES, "gpt_oss"):  # Gemma's and gpt-oss's attention_bias: q, k, v and W_o
         return "attn" if values["attention_bias"] else "none"
     attention, mlp = values.get("attention_bias", False), values.get("mlp_bias", False)
     return {(False, False): "none", (True, False): "attn", (False, True): "mlp", (True, True): "all"}[(attention, mlp)]
@@ -849,7 +886,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 
 
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
-PAD_DEFAULTS = {"ministral3": 11, "gemma2": 0, "gemma3_text": 0}
+PAD_DEFAULTS = {"ministral3": 11, "gemma": 0, "gemma2": 0, "gemma3_text": 0}
 
 
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:

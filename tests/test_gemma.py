@@ -1,4 +1,4 @@
-"""Gemma 2 and Gemma 3's text model (issue 27, stage 2) against transformers: the presets to the parameter from their
+"""Gemma 1, Gemma 2 and Gemma 3's text model (issue 27, stage 2; Gemma 1 issue 40) against transformers: the presets to the parameter from their
 published config.json, a random sweep of tiny gemma2 and gemma3_text files (parameters on the meta device, the real
 cache's bytes after a prefill, FlopCounterMode on the eager forward), Gemma 2's logits with its weights copied, saved
 bytes against autograd, and the tensors its extras add to the trace."""
@@ -52,14 +52,18 @@ def random_doc(rng: random.Random, model_type: str) -> dict:
            "tie_word_embeddings": rng.random() < 0.7, "sliding_window": rng.randrange(1, 10),
            "query_pre_attn_scalar": rng.randrange(1, 300), "attention_bias": rng.random() < 0.3,
            "final_logit_softcapping": rng.choice([None, 30.0])}
-    if model_type == "gemma2":
+    if model_type == "gemma":  # Gemma 1: no window, no soft-caps, no query_pre_attn_scalar
+        for key in ("sliding_window", "query_pre_attn_scalar", "final_logit_softcapping"):
+            del doc[key]
+        doc["hidden_act"] = rng.choice(["gelu", "gelu_pytorch_tanh"])
+    elif model_type == "gemma2":
         doc["attn_logit_softcapping"] = rng.choice([None, 50.0])
     else:
         doc["sliding_window_pattern"] = rng.randrange(1, 4)
     return doc
 
 
-SWEEP = [(t, i) for t in ("gemma2", "gemma3_text") for i in range(4)]
+SWEEP = [(t, i) for t in ("gemma", "gemma2", "gemma3_text") for i in range(4)]
 
 
 @pytest.mark.parametrize("model_type, seed", SWEEP, ids=[f"{t}-{i}" for t, i in SWEEP])

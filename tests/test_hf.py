@@ -91,6 +91,8 @@ BASE: dict[str, dict] = {
                   "shared_expert_intermediate_size": 40},
     "qwen3_moe": {"model_type": "qwen3_moe", **MODERN, **QWEN_MOE, "attention_bias": True, "use_sliding_window": False,
                   "sliding_window": 16, "layer_types": ["full_attention"] * 4},
+    "gemma": {"model_type": "gemma", **MODERN, "num_key_value_heads": 8, "attention_bias": True,
+              "use_bidirectional_attention": False},
     "gemma2": {"model_type": "gemma2", **MODERN, "num_key_value_heads": 8, "attention_bias": True, "query_pre_attn_scalar": 16, "sliding_window": 3,
                "layer_types": None, "final_logit_softcapping": 20.0, "attn_logit_softcapping": 40.0,
                "hidden_activation": "gelu_pytorch_tanh", "use_bidirectional_attention": False},
@@ -456,7 +458,7 @@ MALFORMED: list[tuple[str, bytes, str]] = [  # (name, file, what the one line mu
     ("no model_type", _file(model_type=...), f"model_type=null is not one of {', '.join(hf.MODEL_TYPES)} (the file "
                                              "has no model_type)"),
     ("model_type a number", _file(model_type=3), "model_type=3 is not one of"),
-    ("unknown model_type", _file(model_type="gemma"), "model_type='gemma' is not one of"),
+    ("unknown model_type", _file(model_type="gemma4_text"), "model_type='gemma4_text' is not one of"),
     ("size as text", _file(hidden_size="128"), "hidden_size='128': hidden_size (the model width d) must be a whole "
                                                "number of at least 1"),
     ("size as float", _file(hidden_size=128.0), "hidden_size=128.0: hidden_size"),
@@ -566,7 +568,7 @@ _JSON = st.recursive(st.none() | st.booleans() | st.integers(-10**40, 10**40) | 
 
 
 @settings(max_examples=300, deadline=None)
-@given(model_type=st.sampled_from([*hf.MODEL_TYPES, "gemma", None]),
+@given(model_type=st.sampled_from([*hf.MODEL_TYPES, "gemma4_text", None]),
        change=st.dictionaries(st.sampled_from([*hf.SHAPE_KEYS, "rope_theta", "model_type"]), _JSON, max_size=4))
 def test_any_values_give_a_config_or_one_line(model_type, change):
     """Whatever the values of the shape keys, Config.from_hf returns a Config or raises HFConfigError in one line."""
