@@ -21,6 +21,8 @@ does the same, from data:
   file is refused by name.
 - A key whose value (given or the type's default) changes what would be built but is not modelled is refused by
   name: cross-attention, partial rotary.
+- Phi-3 and Phi-4 (phi3): Llama's block with fused qkv and gate_up matrices (the same parameters and FLOPs), a window
+  on every block where sliding_window is set, as Mistral's; a partial_rotary_factor below 1 is refused (Phi-4-mini).
 - Gemma 1 (gemma): GeGLU (hidden_act "gelu", the released files' word, read as its tanh approximation, as
   GemmaConfig reads it), embeddings scaled by √d; no window, no soft-caps, no sandwich norms.
 - Multimodal wrappers (`WRAPPERS`: gemma3, mistral3, llava): their text_config, read as its own type, the head
@@ -52,7 +54,7 @@ from dataclasses import dataclass
 TRANSFORMERS_VERSION = "5.24.0"  # the config classes DEFAULTS were taken from
 MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, tens of kB): longer is refused
 MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
-               "gemma", "gemma2", "gemma3_text", "gpt_oss", "deepseek_v2", "deepseek_v3")
+               "gemma", "gemma2", "gemma3_text", "phi3", "gpt_oss", "deepseek_v2", "deepseek_v3")
 GEMMA_TYPES = ("gemma2", "gemma3_text")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3")
 
@@ -112,6 +114,11 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "vocab_size": 256_000, "hidden_size": 3_072, "intermediate_size": 24_576, "num_hidden_layers": 28,
         "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": 256, "max_position_embeddings": 8_192,
         "tie_word_embeddings": True, "attention_bias": False, "use_bidirectional_attention": None,
+    },
+    "phi3": {  # Phi3Config: Llama's block with q, k, v in one matrix and gate and up in another
+        "vocab_size": 32_064, "hidden_size": 3_072, "intermediate_size": 8_192, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 4_096,
+        "tie_word_embeddings": False, "sliding_window": None,
     },
     "gemma2": {  # Gemma2Config: every other block windowed, scores and logits soft-capped
         "vocab_size": 256_000, "hidden_size": 2_304, "intermediate_size": 9_216, "num_hidden_layers": 26,
@@ -176,6 +183,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "qwen2_moe": ("head_dim",),
     "qwen3_moe": ("head_dim", "layer_types"),
     "gemma": ("sliding_window", "layer_types"),
+    "phi3": ("head_dim", "layer_types"),  # Phi3Attention's getattr(config, "head_dim", d / h)
     "gemma2": (),
     "gemma3_text": ("sliding_window_pattern",),  # Gemma3TextConfig's keyword: layer_types' default, every n-th full
     "gpt_oss": (),
@@ -196,6 +204,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "qwen2_moe": ("num_key_value_heads", "sliding_window", "mlp_only_layers", "layer_types"),
     "qwen3_moe": ("sliding_window", "mlp_only_layers", "layer_types"),
     "gemma": ("use_bidirectional_attention", "sliding_window", "layer_types"),
+    "phi3": ("num_key_value_heads", "sliding_window", "layer_types"),
     "gemma2": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping",
                "use_bidirectional_attention"),
     "gemma3_text": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping",
@@ -506,11 +515,14 @@ MINISTRAL3_VALUES = ("values only, which change no count, shape or byte: the que
                      "llama_4_scaling_beta), and RoPE's yarn scaling")
 GEMMA1_VALUES = ("values only, which change no count, shape or byte: the token rows times √d, Gemma's RMSNorm gain "
                  "(1 + g) and RoPE's base")
-VALUES_ONLY = {"gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
+PHI3_VALUES = ("values only, which change no count, shape or byte: q, k and v in one matrix (qkv_proj), as here, and "
+               "gate and up in one (gate_up_proj; W_gate and W_up apart here, the same parameters and FLOPs); RoPE's "
+               "θ and scaling (longrope's factors)")
+VALUES_ONLY = {"gemma": (GEMMA1_VALUES,), "phi3": (PHI3_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
                "gpt_oss": (OSS_VALUES,), "ministral3": (MINISTRAL3_VALUES,)}  # each type's note of what is values only
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
-WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe")
+WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3")
 NO_WINDOWED_ATTENTION = ("gpt2", "llama", "gemma", "deepseek_v2", "deepseek_v3")
 
 
@@ -631,7 +643,7 @@ def _number(key: str, value: object, lo: float, hi: float, open_lo: bool = False
 # approximation in Gemma's GeGLU ("gelu", the released files' word, GemmaConfig reads as it). gpt-oss's experts read
 # none (their clamped SwiGLU is written out), GPT-2 reads activation_function, Gemma 2 and 3 hidden_activation.
 ACTIVATIONS = {"hidden_act": {**dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
-                                               "qwen3_moe", "deepseek_v2", "deepseek_v3"), ("silu",)),
+                                               "qwen3_moe", "phi3", "deepseek_v2", "deepseek_v3"), ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu")}}
 
 
@@ -886,7 +898,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 
 
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
-PAD_DEFAULTS = {"ministral3": 11, "gemma": 0, "gemma2": 0, "gemma3_text": 0}
+PAD_DEFAULTS = {"ministral3": 11, "phi3": 32_000, "gemma": 0, "gemma2": 0, "gemma3_text": 0}
 
 
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:

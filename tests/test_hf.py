@@ -91,6 +91,7 @@ BASE: dict[str, dict] = {
                   "shared_expert_intermediate_size": 40},
     "qwen3_moe": {"model_type": "qwen3_moe", **MODERN, **QWEN_MOE, "attention_bias": True, "use_sliding_window": False,
                   "sliding_window": 16, "layer_types": ["full_attention"] * 4},
+    "phi3": {"model_type": "phi3", **MODERN, "sliding_window": 16, "pad_token_id": 95},
     "gemma": {"model_type": "gemma", **MODERN, "num_key_value_heads": 8, "attention_bias": True,
               "use_bidirectional_attention": False},
     "gemma2": {"model_type": "gemma2", **MODERN, "num_key_value_heads": 8, "attention_bias": True, "query_pre_attn_scalar": 16, "sliding_window": 3,
@@ -164,7 +165,7 @@ def test_each_key_left_out_takes_the_types_default(model_type, key):
         assert f"{key} = " in read_hf(doc).notes[0]  # "not in the file, so <type>'s defaults …: <key> = <default>"
 
 
-@pytest.mark.parametrize("model_type", ["llama", "mistral", "ministral3", "qwen2", "qwen3"])
+@pytest.mark.parametrize("model_type", ["llama", "mistral", "ministral3", "phi3", "qwen2", "qwen3"])
 def test_random_files_match_transformers(model_type):
     rng = random.Random(model_type)
     for _ in range(8):
@@ -181,8 +182,10 @@ def test_random_files_match_transformers(model_type):
         for key in ("attention_bias", "mlp_bias"):
             if rng.random() < 0.5:
                 doc[key] = rng.random() < 0.5
-        if model_type in ("mistral", "ministral3"):
+        if model_type in ("mistral", "ministral3", "phi3"):
             doc["sliding_window"] = rng.choice([None, rng.randrange(2, 9)])
+        if model_type in ("ministral3", "phi3"):  # their pad_token_id (11, 32,000) is a row of the token table
+            doc["pad_token_id"] = rng.randrange(0, doc["vocab_size"])
         agree(doc)
 
 

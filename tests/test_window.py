@@ -48,7 +48,7 @@ def reference(doc: dict, B: int, T: int, build=_module) -> tuple[int, int, int]:
 
 
 def random_doc(rng: random.Random, model_type: str) -> dict:
-    """A small random windowed file: Mistral's (and Ministral 3's) window on every block; Qwen2's and Qwen3's from max_window_layers on,
+    """A small random windowed file: Mistral's (and Ministral 3's, Phi-3's) window on every block; Qwen2's and Qwen3's from max_window_layers on,
     or as a random layer_types lists them."""
     h_kv = rng.choice([1, 2])
     h, L = h_kv * rng.choice([1, 2, 3]), rng.randrange(1, 5)
@@ -56,9 +56,9 @@ def random_doc(rng: random.Random, model_type: str) -> dict:
            "num_attention_heads": h, "num_key_value_heads": h_kv, "intermediate_size": rng.randrange(4, 40),
            "hidden_size": h * 2 * rng.randrange(1, 5), "max_position_embeddings": 64,
            "tie_word_embeddings": rng.random() < 0.5, "sliding_window": rng.randrange(1, 10)}
-    if model_type == "ministral3":  # Ministral3Config's pad_token_id 11 is a row of the token table
-        doc["vocab_size"] = rng.randrange(12, 60)
-    if model_type not in ("mistral", "ministral3"):
+    if model_type in ("ministral3", "phi3"):  # their class's pad_token_id (11, 32,000) must be a row of the table
+        doc["pad_token_id"] = rng.randrange(0, doc["vocab_size"])
+    if model_type not in ("mistral", "ministral3", "phi3"):
         doc["use_sliding_window"] = True
         if rng.random() < 0.5:
             doc["max_window_layers"] = rng.randrange(0, L)
@@ -68,7 +68,7 @@ def random_doc(rng: random.Random, model_type: str) -> dict:
     return doc
 
 
-SWEEP = [(t, i) for t in ("mistral", "ministral3", "qwen2", "qwen3") for i in range(4)]
+SWEEP = [(t, i) for t in ("mistral", "ministral3", "phi3", "qwen2", "qwen3") for i in range(4)]
 
 
 @pytest.mark.parametrize("model_type, seed", SWEEP, ids=[f"{t}-{i}" for t, i in SWEEP])
