@@ -276,7 +276,10 @@ def read_hf_config(path: str) -> Config:
 def read_hf_model(model_id: str) -> Config:
     """The `Config` of a Hugging Face model id's config.json (`model.hub`: the local cache, else the Hub where the
     machine is online), its notes on stderr; ValueError in one line if it cannot be."""
-    data, source = hub.config_json(model_id)
+    try:
+        data, source = hub.config_json(model_id)
+    except hub.HubError as e:
+        raise ValueError(f"--hf-model {e}, or give --hf-config PATH") from None
     return _noted(data, f"{model_id} ({source})")
 
 

@@ -4,8 +4,9 @@ Read first from the local hub cache, as huggingface_hub lays it out: `HF_HUB_CAC
 ~/.cache/huggingface/hub) holds models--{org}--{name}/refs/{revision}, a commit hash, and
 models--{org}--{name}/snapshots/{commit}/config.json. Where the cache has no copy, it is fetched from
 huggingface.co (`HF_ENDPOINT`; `HF_TOKEN` for a gated model) with the standard library, unless `HF_HUB_OFFLINE`
-is set; nothing is written to the cache. A problem raises `HubError` (a ValueError) in one line that names the id,
-where it looked and what to do.
+is set (a served page never fetches: `fetch=False`); nothing is written to the cache. A problem raises `HubError` (a
+ValueError) in one line that names the id, where it looked and what to do; the caller names its own way in front
+("--hf-model …") and its own alternative after.
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def offline() -> bool:
 def check_id(model_id: str) -> str:
     """`model_id` if it is a Hub repository id ("Qwen/Qwen3-8B"), else HubError."""
     if not isinstance(model_id, str) or not MODEL_ID.fullmatch(model_id) or "--" in model_id or ".." in model_id:
-        raise HubError(f"--hf-model {model_id!r} is no Hugging Face model id: give one such as Qwen/Qwen3-8B")
+        raise HubError(f"{model_id!r} is no Hugging Face model id: give one such as Qwen/Qwen3-8B")
     return model_id
 
 
@@ -60,16 +61,20 @@ def cached(model_id: str, revision: str = REVISION) -> Path | None:
     return path if path.is_file() else None
 
 
-def config_json(model_id: str, revision: str = REVISION) -> tuple[bytes, str]:
-    """The bytes of `model_id`'s config.json and where they came from (the cached file's path, or its URL)."""
+def config_json(model_id: str, revision: str = REVISION, fetch: bool = True) -> tuple[bytes, str]:
+    """The bytes of `model_id`'s config.json and where they came from (the cached file's path, or its URL); from
+    the cache alone where `fetch` is false."""
     path = cached(model_id, revision)
     if path is not None:
         with open(path, "rb") as f:
             return f.read(hf.MAX_BYTES + 1), str(path)
     where = f"not in the Hugging Face cache ({cache_dir()})"
+    download = DOWNLOAD.format(id=model_id)
+    if not fetch:
+        raise HubError(f"{model_id}: {where} of this server: run `{download}` on the server")
     if offline():
-        raise HubError(f"--hf-model {model_id}: {where} and HF_HUB_OFFLINE is set: run `{DOWNLOAD.format(id=model_id)}`"
-                       f" where the machine is online, or give --hf-config PATH")
+        raise HubError(f"{model_id}: {where} and HF_HUB_OFFLINE is set: run `{download}` where the machine is "
+                       f"online")
     endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
     url = f"{endpoint}/{model_id}/resolve/{revision}/config.json"
     request = urllib.request.Request(url)
@@ -82,8 +87,8 @@ def config_json(model_id: str, revision: str = REVISION) -> tuple[bytes, str]:
         why = {401: "the Hub asks for a login (a gated or private model: set HF_TOKEN)",
                403: "the Hub refuses it (a gated model: accept its licence on its page, then set HF_TOKEN)",
                404: "the Hub has no such model or no config.json in it"}.get(e.code, f"the Hub answered {e.code}")
-        raise HubError(f"--hf-model {model_id}: {where}, and {why}") from None
+        raise HubError(f"{model_id}: {where}, and {why}") from None
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", None) or e
-        raise HubError(f"--hf-model {model_id}: {where}, and {endpoint} cannot be reached ({reason}): run "
-                       f"`{DOWNLOAD.format(id=model_id)}` where the machine is online, or give --hf-config PATH") from None
+        raise HubError(f"{model_id}: {where}, and {endpoint} cannot be reached ({reason}): run `{download}` where "
+                       f"the machine is online") from None

@@ -130,3 +130,33 @@ def test_every_malformed_config_json_is_one_notice_and_the_server_lives_on(chrom
     expect(page.locator("span.big").first).to_contain_text("494,032,768", timeout=60_000)
     assert o.errors == []
     page.close()
+
+
+def test_a_model_id_from_the_servers_hub_cache_and_one_it_lacks(chromium, tmp_path):
+    """A model id typed on the page reads config.json from the server's Hugging Face cache (HF_HUB_CACHE, laid out
+    as huggingface_hub lays it out); one the cache lacks is one notice that says what to run, and nothing is
+    fetched."""
+    from appserver import serve_app
+    from test_hub import COUNTS, PUBLISHED, lay_out
+
+    cache = tmp_path / "hub"
+    lay_out(cache, "mistralai/Mistral-Nemo-Base-2407", (PUBLISHED / "mistral-nemo-12b.json").read_bytes())
+    with serve_app(env={"HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}) as served:
+        o = open_explorer(chromium, served, "?panels=shapes,budget,changes", height=1400)
+        page = o.page
+        box = page.locator(".recipe-card .model-id input")
+        box.fill("Qwen/Qwen3-8B")
+        box.press("Enter")
+        expect(page.locator(".recipe-card .read-notice")).to_have_text(
+            "⚠ model id Qwen/Qwen3-8B: not in the Hugging Face cache (" + str(cache) + ") of this server: run "
+            "`huggingface-cli download Qwen/Qwen3-8B config.json` on the server, or paste its config.json; nothing "
+            "was changed", timeout=30_000)
+        box.fill("mistralai/Mistral-Nemo-Base-2407")
+        box.press("Enter")
+        expect(page.locator("span.big").first).to_contain_text(f"{COUNTS['mistral-nemo-12b']['parameters']:,}",
+                                                               timeout=60_000)
+        expect(page.locator(".recipe-card .read-notice")).to_contain_text(
+            "read mistral config.json of mistralai/Mistral-Nemo-Base-2407 (this server's Hugging Face cache)")
+        assert o.errors == []
+        page.close()
+        assert "Traceback" not in served.log()

@@ -75,7 +75,7 @@ def test_the_cli_and_the_cached_file_give_the_same_model(cache, capsys):
      "--hf-model Qwen/Qwen3-8B: not in the Hugging Face cache (.*), and http://127.0.0.1:[0-9]+ cannot be "
      "reached (.*): run `huggingface-cli download Qwen/Qwen3-8B config.json`"),
     (["--hf-model", "../../etc/passwd"], {}, "--hf-model '../../etc/passwd' is no Hugging Face model id: give "
-     "one such as Qwen/Qwen3-8B"),
+     "one such as Qwen/Qwen3-8B, or give --hf-config PATH"),
     (["--hf-model", "Qwen/Qwen3-8B", "--preset", "gpt2-small"], {}, "--preset and --hf-model each name a model: "
      "give one"),
 ])
