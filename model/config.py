@@ -565,6 +565,11 @@ TABLE_PRESETS: dict[str, Config] = {
     "deepseek-v3": _modern(61, 7168, 128, None, 18_432, 129_280, 163_840, attention="eager", experts=256, top_k=8,
                            expert_dim=2_048, shared_experts=1, dense_first=3, latent_dim=512, q_latent_dim=1_536,
                            rope_dim=64, nope_dim=128, value_dim=128),
+    # Gemma 1 7B (GemmaConfig's defaults): GeGLU, tok · √d, 16 heads of 256 (8,537,680,896 parameters, "8.54B")
+    "gemma-7b": _modern(28, 3072, 16, 16, 24_576, 256_000, 8_192, tie=True, head_dim=256, mlp="geglu",
+                        embed_scale=True),
+    # Phi-3-mini-4k (Phi3Config's defaults): Llama's block, fused qkv and gate_up (3,821,079,552 parameters, "3.8B")
+    "phi-3-mini": _modern(32, 3072, 32, 32, 8_192, 32_064, 4_096),
     # a parallel block (Cohere's c4ai-command-r-v01): one LayerNorm without bias per block read by attention and the MLP
     "command-r": _modern(40, 8192, 64, 64, 22_528, 256_000, 8_192, tie=True, norm="layernorm", parallel=True),
 }

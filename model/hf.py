@@ -23,6 +23,8 @@ does the same, from data:
   name: cross-attention, partial rotary.
 - Phi-3 and Phi-4 (phi3): Llama's block with fused qkv and gate_up matrices (the same parameters and FLOPs), a window
   on every block where sliding_window is set, as Mistral's; a partial_rotary_factor below 1 is refused (Phi-4-mini).
+- Command R (cohere): a parallel block (`model.parts.parallel`), one LayerNorm without bias per block; its per-head
+  QK-norm (use_qk_norm, Command R+) is refused by name.
 - Gemma 1 (gemma): GeGLU (hidden_act "gelu", the released files' word, read as its tanh approximation, as
   GemmaConfig reads it), embeddings scaled by √d; no window, no soft-caps, no sandwich norms.
 - Multimodal wrappers (`WRAPPERS`: gemma3, mistral3, llava): their text_config, read as its own type, the head
@@ -54,7 +56,7 @@ from dataclasses import dataclass
 TRANSFORMERS_VERSION = "5.24.0"  # the config classes DEFAULTS were taken from
 MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, tens of kB): longer is refused
 MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
-               "gemma", "gemma2", "gemma3_text", "phi3", "gpt_oss", "deepseek_v2", "deepseek_v3")
+               "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3")
 GEMMA_TYPES = ("gemma2", "gemma3_text")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3")
 
@@ -120,6 +122,11 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 4_096,
         "tie_word_embeddings": False, "sliding_window": None,
     },
+    "cohere": {  # CohereConfig: a parallel block, one LayerNorm without bias per block, the logits scaled (a value)
+        "vocab_size": 256_000, "hidden_size": 8_192, "intermediate_size": 22_528, "num_hidden_layers": 40,
+        "num_attention_heads": 64, "num_key_value_heads": None, "max_position_embeddings": 8_192,
+        "tie_word_embeddings": True, "attention_bias": False, "use_qk_norm": False,
+    },
     "gemma2": {  # Gemma2Config: every other block windowed, scores and logits soft-capped
         "vocab_size": 256_000, "hidden_size": 2_304, "intermediate_size": 9_216, "num_hidden_layers": 26,
         "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 8_192,
@@ -184,6 +191,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "qwen3_moe": ("head_dim", "layer_types"),
     "gemma": ("sliding_window", "layer_types"),
     "phi3": ("head_dim", "layer_types"),  # Phi3Attention's getattr(config, "head_dim", d / h)
+    "cohere": ("head_dim", "sliding_window", "layer_types"),  # CohereAttention's getattr(config, "head_dim", d / h)
     "gemma2": (),
     "gemma3_text": ("sliding_window_pattern",),  # Gemma3TextConfig's keyword: layer_types' default, every n-th full
     "gpt_oss": (),
@@ -205,6 +213,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "qwen3_moe": ("sliding_window", "mlp_only_layers", "layer_types"),
     "gemma": ("use_bidirectional_attention", "sliding_window", "layer_types"),
     "phi3": ("num_key_value_heads", "sliding_window", "layer_types"),
+    "cohere": ("num_key_value_heads", "use_qk_norm", "sliding_window", "layer_types"),
     "gemma2": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping",
                "use_bidirectional_attention"),
     "gemma3_text": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping",
@@ -248,6 +257,7 @@ CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number 
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace",
           "num_nextn_predict_layers")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
+         "use_qk_norm",
          "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave")
 NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor")  # a number of at least 0
 WHAT: dict[str, str] = {  # what a key is, for messages
@@ -283,6 +293,7 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "num_nextn_predict_layers": "the multi-token-prediction layers", "n_group": "the groups of experts",
     "topk_group": "the groups each token's experts come from", "routed_scaling_factor": "the routed experts' scale",
     "rope_interleave": "whether RoPE's pairs are interleaved",
+    "use_qk_norm": "a LayerNorm on each head's q and k",
 }
 # Group-limited routing (DeepSeek-V3: pick topk_group of n_group groups of experts, then k within them): how experts
 # are chosen, never how many or how wide. No type read here has it; in a file of one, the reading names it.
@@ -515,15 +526,17 @@ MINISTRAL3_VALUES = ("values only, which change no count, shape or byte: the que
                      "llama_4_scaling_beta), and RoPE's yarn scaling")
 GEMMA1_VALUES = ("values only, which change no count, shape or byte: the token rows times √d, Gemma's RMSNorm gain "
                  "(1 + g) and RoPE's base")
+COHERE_VALUES = ("values only, which change no count, shape or byte: the logits times logit_scale, RoPE's pairs "
+                 "interleaved, and RoPE's base")
 PHI3_VALUES = ("values only, which change no count, shape or byte: q, k and v in one matrix (qkv_proj), as here, and "
                "gate and up in one (gate_up_proj; W_gate and W_up apart here, the same parameters and FLOPs); RoPE's "
                "θ and scaling (longrope's factors)")
-VALUES_ONLY = {"gemma": (GEMMA1_VALUES,), "phi3": (PHI3_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
+VALUES_ONLY = {"gemma": (GEMMA1_VALUES,), "phi3": (PHI3_VALUES,), "cohere": (COHERE_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
                "gpt_oss": (OSS_VALUES,), "ministral3": (MINISTRAL3_VALUES,)}  # each type's note of what is values only
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3")
-NO_WINDOWED_ATTENTION = ("gpt2", "llama", "gemma", "deepseek_v2", "deepseek_v3")
+NO_WINDOWED_ATTENTION = ("gpt2", "llama", "gemma", "cohere", "deepseek_v2", "deepseek_v3")
 
 
 def _window(types: list[str], window: int | None, model_type: str, fields: dict, keys: dict[str, str],
@@ -643,7 +656,8 @@ def _number(key: str, value: object, lo: float, hi: float, open_lo: bool = False
 # approximation in Gemma's GeGLU ("gelu", the released files' word, GemmaConfig reads as it). gpt-oss's experts read
 # none (their clamped SwiGLU is written out), GPT-2 reads activation_function, Gemma 2 and 3 hidden_activation.
 ACTIVATIONS = {"hidden_act": {**dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
-                                               "qwen3_moe", "phi3", "deepseek_v2", "deepseek_v3"), ("silu",)),
+                                               "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3"),
+                                             ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu")}}
 
 
@@ -707,6 +721,8 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
         keys.update(swiglu_limit="swiglu_limit", swiglu_alpha="swiglu_alpha")
     if model_type == "gemma":  # GeGLU, tok · √d
         fields.update(mlp="geglu", embed_scale=True)
+    if model_type == "cohere":  # x + Attn(ln_1 x) + MLP(ln_1 x), LayerNorms with a gain only
+        fields.update(norm="layernorm", parallel=True)
     if model_type in GEMMA_TYPES:  # GeGLU, sandwich norms, tok · √d, 1/√query_pre_attn_scalar, soft-caps
         fields.update(mlp="geglu", qk_norm=model_type == "gemma3_text", post_norms=True, embed_scale=True,
                       query_scale=values["query_pre_attn_scalar"], attn_softcap=values["attn_logit_softcapping"],
@@ -811,7 +827,7 @@ def _bias(values: dict, model_type: str) -> str:
         return "qkv"
     if model_type == "qwen2_moe":
         return "qkv" if values["qkv_bias"] else "none"
-    if model_type in ("gemma", *GEMMA_TYPES, "gpt_oss"):  # Gemma's and gpt-oss's attention_bias: q, k, v and W_o
+    if model_type in ("gemma", *GEMMA_TYPES, "cohere", "gpt_oss"):  # their attention_bias: q, k, v and W_o
         return "attn" if values["attention_bias"] else "none"
     attention, mlp = values.get("attention_bias", False), values.get("mlp_bias", False)
     return {(False, False): "none", (True, False): "attn", (False, True): "mlp", (True, True): "all"}[(attention, mlp)]
@@ -898,7 +914,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 
 
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
-PAD_DEFAULTS = {"ministral3": 11, "phi3": 32_000, "gemma": 0, "gemma2": 0, "gemma3_text": 0}
+PAD_DEFAULTS = {"ministral3": 11, "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0}
 
 
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:
@@ -920,6 +936,9 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
         raise HFConfigError(f"config.json: hidden_size={fields['d']:,} is not a multiple of num_attention_heads="
                             f"{fields['h']:,}, which transformers' {CONFIG_CLASSES[model_type]} requires (even with "
                             f"head_dim set)")
+    if values.get("use_qk_norm"):
+        raise HFConfigError("config.json: use_qk_norm=true puts a LayerNorm with a gain per head (h × d_head and "
+                            "h_kv × d_head) on q and k, which this module does not build; write false")
     if values.get("use_bidirectional_attention"):
         raise HFConfigError("config.json: use_bidirectional_attention=true makes attention bidirectional (an "
                             "encoder's); this decoder's attention is causal")

@@ -22,7 +22,7 @@ from transformers import CONFIG_MAPPING, AutoModelForCausalLM, AutoModelForImage
 
 from model import budget, hf
 from model.cli import main
-from model.config import BOUNDS, Config, HFConfigError, from_hf, read_hf
+from model.config import BOUNDS, TABLE_PRESETS, Config, HFConfigError, from_hf, read_hf
 from model.memory import kv_cache_lines
 
 HF = Path(__file__).parent / "hf"
@@ -92,6 +92,7 @@ BASE: dict[str, dict] = {
     "qwen3_moe": {"model_type": "qwen3_moe", **MODERN, **QWEN_MOE, "attention_bias": True, "use_sliding_window": False,
                   "sliding_window": 16, "layer_types": ["full_attention"] * 4},
     "phi3": {"model_type": "phi3", **MODERN, "sliding_window": 16, "pad_token_id": 95},
+    "cohere": {"model_type": "cohere", **MODERN, "attention_bias": True, "use_qk_norm": False},
     "gemma": {"model_type": "gemma", **MODERN, "num_key_value_heads": 8, "attention_bias": True,
               "use_bidirectional_attention": False},
     "gemma2": {"model_type": "gemma2", **MODERN, "num_key_value_heads": 8, "attention_bias": True, "query_pre_attn_scalar": 16, "sliding_window": 3,
@@ -165,7 +166,7 @@ def test_each_key_left_out_takes_the_types_default(model_type, key):
         assert f"{key} = " in read_hf(doc).notes[0]  # "not in the file, so <type>'s defaults …: <key> = <default>"
 
 
-@pytest.mark.parametrize("model_type", ["llama", "mistral", "ministral3", "phi3", "qwen2", "qwen3"])
+@pytest.mark.parametrize("model_type", ["llama", "mistral", "ministral3", "phi3", "cohere", "qwen2", "qwen3"])
 def test_random_files_match_transformers(model_type):
     rng = random.Random(model_type)
     for _ in range(8):
@@ -655,3 +656,20 @@ def test_any_wrapper_gives_a_config_or_one_line(wrapper, top, inner):
         assert "\n" not in str(e) and len(str(e)) < 600
     else:
         assert isinstance(cfg, Config)
+
+
+# Presets of issue 40's families: the config class's defaults (each class describes that flagship) and the model card.
+FLAGSHIPS = {"gemma-7b": ("gemma", 8_537_680_896), "phi-3-mini": ("phi3", 3_821_079_552)}
+
+
+@pytest.mark.parametrize("name", FLAGSHIPS)
+def test_a_flagship_preset_is_its_config_class_and_transformers_count(name):
+    """The preset is what the reader makes of the class's defaults, and its N is transformers' module's on the meta
+    device (Gemma 7B's card: 8.54B; Phi-3-mini's: 3.8B)."""
+    model_type, published = FLAGSHIPS[name]
+    preset = TABLE_PRESETS[name]
+    doc = {**json.loads(CONFIG_MAPPING[model_type]().to_json_string()), "model_type": model_type}
+    assert read_hf(doc, B=preset.B, T=preset.T).config == preset
+    with torch.device("meta"):
+        module = AutoModelForCausalLM.from_config(CONFIG_MAPPING[model_type]())
+    assert budget(preset).params_exact == sum(p.numel() for p in module.parameters()) == published

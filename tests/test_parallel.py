@@ -14,7 +14,7 @@ import torch
 from transformers import AutoModelForCausalLM, CohereConfig, FalconConfig
 
 from model import GPT, PRESETS, budget, trace
-from model.config import TABLE_PRESETS, Config
+from model.config import TABLE_PRESETS, Config, from_hf
 from model.memory import kv_cache_lines
 from model.passes import saved_bytes_of
 from model.report import recipe_text
@@ -69,6 +69,8 @@ def test_random_files_match_transformers_parameters_cache_and_flops(kind, seed):
     b = budget(cfg)
     expected = reference(doc, B, T, build=build)
     assert (b.params_exact, kv_cache_lines(cfg, "fp32")[0].value, b.flops_fwd_measured_per_token * B * T) == expected
+    if kind == "cohere":  # the reader gives the same model from the file (transformers runs it fused by default)
+        assert from_hf(doc, B=B, T=T) == replace(cfg, attention="fused")
 
 
 FALCON = {"model_type": "falcon", "vocab_size": 40, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
