@@ -531,8 +531,9 @@ COHERE_VALUES = ("values only, which change no count, shape or byte: the logits 
 PHI3_VALUES = ("values only, which change no count, shape or byte: q, k and v in one matrix (qkv_proj), as here, and "
                "gate and up in one (gate_up_proj; W_gate and W_up apart here, the same parameters and FLOPs); RoPE's "
                "θ and scaling (longrope's factors)")
-VALUES_ONLY = {"gemma": (GEMMA1_VALUES,), "phi3": (PHI3_VALUES,), "cohere": (COHERE_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
-               "gpt_oss": (OSS_VALUES,), "ministral3": (MINISTRAL3_VALUES,)}  # each type's note of what is values only
+VALUES_ONLY = {"gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
+               "phi3": (PHI3_VALUES,), "cohere": (COHERE_VALUES,), "gpt_oss": (OSS_VALUES,),
+               "ministral3": (MINISTRAL3_VALUES,)}  # each type's note of what changes values only
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3")
