@@ -196,7 +196,7 @@ def formulas(cfg: Config) -> Formulas:
         if len(_SHARED) >= MAX_SHARED:
             _SHARED.clear()
         shared = _SHARED[key] = _formulas(cfg)
-    out = replace(shared, cfg=cfg, symbols={**cfg.symbols(), "h_kv": cfg.h_kv, "d_ff": cfg.d_ff})
+    out = replace(shared, cfg=cfg, symbols=_symbols(cfg))
     out.__dict__.update({name: shared.__dict__[name] for name in _CACHED if name in shared.__dict__})
     return out
 
@@ -213,12 +213,16 @@ def _formulas(cfg: Config) -> Formulas:
     collect = lesson if is_lesson else (lambda e: e)
     attn_w, attn_extra = mixer.weights(cfg), _some(*mixer.extras(cfg), *sinks.extras(cfg))
     mlp_w, mlp_extra = mlp.weights(cfg), _some(*mlp.extras(cfg))
-    symbols = {**cfg.symbols(), "h_kv": cfg.h_kv, "d_ff": cfg.d_ff}
-    return Formulas(cfg=cfg, symbols=symbols, lesson=is_lesson, emb=positions.emb(cfg), attn_w=attn_w,
+    return Formulas(cfg=cfg, symbols=_symbols(cfg), lesson=is_lesson, emb=positions.emb(cfg), attn_w=attn_w,
                     attn_extra=attn_extra, attn=collect(total(attn_w, attn_extra)), mlp_w=mlp_w, mlp_extra=mlp_extra,
                     mlp=collect(total(mlp_w, mlp_extra)), block_norms=norms.block(cfg, _pre(cfg)), norm=norms.one(cfg),
                     head=head.params(cfg), attn_flops=collect(mixer.flops(cfg)), dense_flops=collect(mlp.flops(cfg)),
                     scores=mixer.scores(cfg))
+
+
+def _symbols(cfg: Config) -> dict[str, int]:
+    """Every symbol's value the budget's expressions name: the configuration's, with h_kv and d_ff."""
+    return {**cfg.symbols(), "h_kv": cfg.h_kv, "d_ff": cfg.d_ff}
 
 
 def _some(*terms: Expr) -> Expr | None:
