@@ -56,7 +56,9 @@ from dataclasses import dataclass
 TRANSFORMERS_VERSION = "5.24.0"  # the config classes DEFAULTS were taken from
 MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, tens of kB): longer is refused
 MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
-               "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3")
+               "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
+               "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm")
+LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3")
 
@@ -141,6 +143,46 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "layer_types": None, "final_logit_softcapping": None, "attn_logit_softcapping": None,
         "hidden_activation": "gelu_pytorch_tanh", "use_bidirectional_attention": False,
     },
+    "internlm3": {  # InternLM3Config (a LlamaConfig): its biases all or none
+        "vocab_size": 128_512, "hidden_size": 4_096, "intermediate_size": 10_240, "num_hidden_layers": 48,
+        "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "max_position_embeddings": 32_768,
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
+    },
+    "exaone": {  # ExaoneConfig (a LlamaConfig; num_layers and activation_function are its other names)
+        "vocab_size": 102_400, "hidden_size": 4_096, "intermediate_size": 14_336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": None, "max_position_embeddings": 4_096,
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
+    },
+    "iquestcoder": {  # IQuestCoderConfig (a LlamaConfig)
+        "vocab_size": 76_800, "hidden_size": 5_120, "intermediate_size": 27_648, "num_hidden_layers": 80,
+        "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
+    },
+    "granite": {  # GraniteConfig: Llama's block, its embeddings, residual branches, scores and logits scaled (values)
+        "vocab_size": 32_000, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2_048,
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
+    },
+    "helium": {  # HeliumConfig: attention_bias on q, k and v only; W_o is (d, d)
+        "vocab_size": 48_000, "hidden_size": 2_560, "intermediate_size": 7_040, "num_hidden_layers": 24,
+        "num_attention_heads": 20, "num_key_value_heads": 20, "head_dim": 128, "max_position_embeddings": 4_096,
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
+    },
+    "ernie4_5": {  # Ernie4_5Config: use_bias on every matrix of the blocks
+        "vocab_size": 103_424, "hidden_size": 1_024, "intermediate_size": 3_072, "num_hidden_layers": 18,
+        "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 128, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": True, "use_bias": False,
+    },
+    "seed_oss": {  # SeedOssConfig: attention_bias on q, k and v, attention_out_bias on W_o
+        "vocab_size": 155_136, "hidden_size": 4_096, "intermediate_size": 27_648, "num_hidden_layers": 64,
+        "num_attention_heads": 80, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 524_288,
+        "tie_word_embeddings": False, "attention_bias": True, "attention_out_bias": False, "mlp_bias": False,
+    },
+    "cwm": {  # CwmConfig: three windowed blocks to one full (blocks 0, 4, 8, ... full)
+        "vocab_size": 128_256, "hidden_size": 6_144, "intermediate_size": 21_504, "num_hidden_layers": 64,
+        "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": False, "mlp_bias": False, "sliding_window": 8_192, "layer_types": None,
+    },
     "gpt_oss": {  # GptOssConfig: every other block windowed, attention sinks, experts with biases, a clamped SwiGLU
         "vocab_size": 201_088, "hidden_size": 2_880, "intermediate_size": 2_880, "num_hidden_layers": 36,
         "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131_072,
@@ -197,6 +239,10 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "gpt_oss": (),
     "deepseek_v2": ("sliding_window", "layer_types"),  # its head_dim, a field, is set to d_R (`_latent` says so)
     "deepseek_v3": ("sliding_window", "layer_types", "head_dim"),  # head_dim: DeepseekV3Config's d_R, no width here
+    **dict.fromkeys(("internlm3", "exaone", "iquestcoder", "helium", "ernie4_5", "seed_oss"),
+                    ("sliding_window", "layer_types")),
+    "granite": ("head_dim", "sliding_window", "layer_types"),  # GraniteAttention's getattr(config, "head_dim", d / h)
+    "cwm": (),
 }
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
@@ -223,6 +269,12 @@ NULLABLE: dict[str, tuple[str, ...]] = {
                     "layer_types"),  # num_experts_per_tok null: refused by `_check_groups`, as the router cannot run
     "deepseek_v3": ("num_key_value_heads", "q_lora_rank", "v_head_dim", "num_experts_per_tok", "first_k_dense_replace",
                     "sliding_window", "layer_types", "head_dim"),  # q_lora_rank null: W_Q
+    **dict.fromkeys(("internlm3", "exaone", "iquestcoder", "seed_oss"),
+                    ("num_key_value_heads", "head_dim", "sliding_window", "layer_types")),
+    "ernie4_5": ("num_key_value_heads", "head_dim", "use_bias", "sliding_window", "layer_types"),  # use_bias null: none
+    "granite": ("num_key_value_heads", "sliding_window", "layer_types"),
+    "helium": ("sliding_window", "layer_types"),
+    "cwm": ("layer_types",),
 }
 # GPT2Config's attribute_map: these names set GPT-2's own keys.
 ALIASES: dict[str, dict[str, str]] = {
@@ -233,6 +285,8 @@ ALIASES: dict[str, dict[str, str]] = {
     "gpt_oss": {"num_experts": "num_local_experts"},  # GptOssConfig's attribute_map
     "deepseek_v2": {"num_experts": "n_routed_experts"},  # DeepseekV2Config's attribute_map
     "deepseek_v3": {"num_local_experts": "n_routed_experts"},
+    "internlm3": {"qkv_bias": "attention_bias", "bias": "mlp_bias"},  # InternLM3Config's attribute_map
+    "exaone": {"num_layers": "num_hidden_layers"},  # ExaoneConfig's (its activation_function: ACTIVATIONS)
 }
 # The Config field (or symbol) each key sets; keys that set none are read by a rule below.
 FIELD_OF: dict[str, str] = {
@@ -257,9 +311,12 @@ CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number 
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace",
           "num_nextn_predict_layers")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
+         "use_bias", "attention_out_bias",
          "use_qk_norm",
          "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave")
 NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor")  # a number of at least 0
+VALUE_KEYS = {"granite": ("embedding_multiplier", "residual_multiplier", "attention_multiplier",
+                          "logits_scaling")}  # numbers that change values only (`VALUES_ONLY` names them)
 WHAT: dict[str, str] = {  # what a key is, for messages
     "vocab_size": "the vocabulary size V", "hidden_size": "the model width d", "n_embd": "the model width d",
     "num_hidden_layers": "the number of blocks L", "n_layer": "the number of blocks L",
@@ -294,6 +351,9 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "topk_group": "the groups each token's experts come from", "routed_scaling_factor": "the routed experts' scale",
     "rope_interleave": "whether RoPE's pairs are interleaved",
     "use_qk_norm": "a LayerNorm on each head's q and k",
+    "use_bias": "biases on every matrix of the blocks", "embedding_multiplier": "the token rows' scale",
+    "residual_multiplier": "the residual branches' scale", "attention_multiplier": "the scores' scale",
+    "logits_scaling": "the logits' divisor", "attention_out_bias": "a bias on W_o",
 }
 # Group-limited routing (DeepSeek-V3: pick topk_group of n_group groups of experts, then k within them): how experts
 # are chosen, never how many or how wide. No type read here has it; in a file of one, the reading names it.
@@ -327,7 +387,8 @@ READ_BY_EVERY_TYPE = ("rope_parameters", "rope_scaling", "partial_rotary_factor"
 # Keys read by a rule, not a shape of their own: left out of a file, no note (but a window that applies has one).
 RULE_KEYS = ("sliding_window", "max_window_layers", "layer_types", "use_sliding_window", "add_cross_attention",
              "hidden_activation", "use_bidirectional_attention")
-CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig",
+CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "InternLM3Config",
+                  "exaone": "ExaoneConfig", "iquestcoder": "IQuestCoderConfig", "cwm": "CwmConfig",
                   "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig",
                   "deepseek_v2": "DeepseekV2Config", "deepseek_v3": "DeepseekV3Config"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
@@ -424,6 +485,44 @@ def _default(model_type: str, key: str) -> str:
     return f"null ({NULL_MEANS[key]})" if value is None and key in NULL_MEANS else show(value)
 
 
+# Types transformers builds whose layers need a part not built here: what that part is, in the lesson's words. Every
+# other type not read is refused by `read` with the list of those it reads.
+_FIXED_STATE = "instead of a KV cache that grows with T, a fixed-size state"
+_PARTIAL = "partial rotary (RoPE on part of each head's features, partial_rotary_factor below 1)"
+NOT_BUILT: dict[str, str] = {
+    **dict.fromkeys(("qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"),
+                    f"its Gated DeltaNet layers (linear attention that keeps, {_FIXED_STATE})"),
+    "olmo_hybrid": f"its linear-attention layers (which keep, {_FIXED_STATE})",
+    "bailing_hybrid": f"its linear-attention layers (which keep, {_FIXED_STATE})",
+    "kimi_linear": f"its Kimi delta attention layers (linear attention that keeps, {_FIXED_STATE})",
+    **dict.fromkeys(("mamba2", "granitemoehybrid", "nemotron_h", "falcon_h1", "zamba2"),
+                    f"its Mamba 2 layers (a state-space layer that keeps, {_FIXED_STATE})"),
+    **dict.fromkeys(("mamba", "falcon_mamba", "jamba", "zamba"),
+                    f"its Mamba layers (a state-space layer that keeps, {_FIXED_STATE})"),
+    "recurrent_gemma": f"its RG-LRU recurrent layers (which keep, {_FIXED_STATE})",
+    "rwkv": f"its RWKV recurrent layers (which keep, {_FIXED_STATE})",
+    "xlstm": f"its xLSTM recurrent layers (which keep, {_FIXED_STATE})",
+    **dict.fromkeys(("deepseek_v32", "glm_moe_dsa"),
+                    "its DeepSeek sparse attention (a lightning indexer with its own key cache picks each query's "
+                    "top-k keys)"),
+    **dict.fromkeys(("olmo2", "olmo3"), "its post-norm wiring (a norm after attention and after the MLP, none "
+                                        "before) and its QK-norm over all heads' width"),
+    "olmo": "its LayerNorm without a gain or a bias",
+    "smollm3": "its NoPE blocks (every no_rope_layer_interval-th block without RoPE)",
+    **dict.fromkeys(("llama4_text", "llama4"), "Llama 4's chunked attention, its NoPE blocks and its MoE blocks "
+                                               "interleaved with dense ones"),
+    "glm4_moe": f"{_PARTIAL} and a sigmoid router with a correction bias",
+    **dict.fromkeys(("glm", "glm4", "stablelm", "phi", "gpt_neox", "persimmon"), _PARTIAL),
+    "nemotron": f"{_PARTIAL} and a non-gated MLP with ReLU²",
+    "arcee": "its non-gated MLP with ReLU² (two matrices, no gate)",
+    "apertus": "its non-gated MLP with xIELU (two matrices, no gate)",
+    **dict.fromkeys(("gemma4_text", "gemma4"), "Gemma 4's per-layer input embeddings"),
+    **dict.fromkeys(("gemma3n_text", "gemma3n"), "Gemma 3n's AltUp, LAuReL and per-layer embeddings"),
+    "diffllama": "its differential attention (two softmax maps per head)",
+    "bitnet": "its norms inside attention and the MLP (BitNet's sub-norms)",
+}
+
+
 def read(doc: Mapping) -> Reading:
     """The Config fields of a parsed config.json (see the module docstring), a multimodal wrapper's text model
     (`WRAPPERS`) included; HFConfigError names what is wrong."""
@@ -490,6 +589,10 @@ def _text_model(doc: Mapping, wrapper: Wrapper) -> Reading:
 def _read(doc: Mapping) -> Reading:
     """`read` of a decoder's own config.json."""
     model_type = doc.get("model_type")
+    if model_type in NOT_BUILT:
+        raise HFConfigError(f"config.json: model_type={show(model_type)} is not read here yet: it needs "
+                            f"{NOT_BUILT[model_type]}, which this explorer does not build yet; give a model of one "
+                            f"of the {len(MODEL_TYPES)} types it reads (gpt2, llama, mistral, qwen3, …)")
     if model_type not in MODEL_TYPES:
         hint = "" if "model_type" in doc else " (the file has no model_type)"
         raise HFConfigError(f"config.json: model_type={show(model_type)} is not one of {', '.join(MODEL_TYPES)}{hint}")
@@ -497,6 +600,9 @@ def _read(doc: Mapping) -> Reading:
     values = _values(doc, model_type)
     _check_rope(doc)
     _check_activation(doc, model_type)
+    for key in VALUE_KEYS.get(model_type, ()):
+        if key in doc:
+            _number(key, doc[key], -1e6, 1e6)
     router = _router(doc, model_type)
     fields, keys = _fields(values, model_type)
     layout = _moe_layout(fields, keys) if model_type in MOE_TYPES else ()
@@ -531,13 +637,19 @@ COHERE_VALUES = ("values only, which change no count, shape or byte: the logits 
 PHI3_VALUES = ("values only, which change no count, shape or byte: q, k and v in one matrix (qkv_proj), as here, and "
                "gate and up in one (gate_up_proj; W_gate and W_up apart here, the same parameters and FLOPs); RoPE's "
                "θ and scaling (longrope's factors)")
-VALUES_ONLY = {"gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
+GRANITE_VALUES = ("values only, which change no count, shape or byte: the token rows times embedding_multiplier, each "
+                  "block's attention and MLP outputs times residual_multiplier before they join x, the scores times "
+                  "attention_multiplier (in place of 1/√d_head), the logits divided by logits_scaling")
+ROPE_VALUES = "values only, which change no count, shape or byte: RoPE's θ and scaling"
+VALUES_ONLY = {"granite": (GRANITE_VALUES,), "cwm": (ROPE_VALUES + " (llama3's by default)",),
+               "ernie4_5": (ROPE_VALUES + ", its pairs interleaved",), "gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
                "phi3": (PHI3_VALUES,), "cohere": (COHERE_VALUES,), "gpt_oss": (OSS_VALUES,),
                "ministral3": (MINISTRAL3_VALUES,)}  # each type's note of what changes values only
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3")
-NO_WINDOWED_ATTENTION = ("gpt2", "llama", "gemma", "cohere", "deepseek_v2", "deepseek_v3")
+NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "helium", "ernie4_5", "seed_oss", "gemma", "cohere",
+                         "deepseek_v2", "deepseek_v3")
 
 
 def _window(types: list[str], window: int | None, model_type: str, fields: dict, keys: dict[str, str],
@@ -549,6 +661,10 @@ def _window(types: list[str], window: int | None, model_type: str, fields: dict,
         raise HFConfigError("config.json: layer_types lists sliding_attention blocks but no window applies "
                             "(sliding_window is null, or use_sliding_window false): transformers cannot build their "
                             "cache; give the window or list full_attention")
+    if sliding and window == 1:
+        raise HFConfigError("config.json: sliding_window=1 lets each query see only itself, and transformers' cache "
+                            "then keeps every token (it keeps the last W − 1 = 0 as all of them); give a window of at "
+                            "least 2, or null for full attention")
     if model_type in WINDOW_EVERY_BLOCK and window is not None and len(sliding) < len(types):
         raise HFConfigError(f"config.json: sliding_window={window:,} masks every block of {model_type}, but layer_types "
                             f"lists full_attention blocks, whose cache transformers keeps whole: drop layer_types, or "
@@ -589,60 +705,61 @@ def _values(doc: Mapping, model_type: str) -> dict:
             out[key] = None  # what the class writes where no window applies
         elif present:
             out["given"].add(key)
-            out[key] = _checked(present[0], doc[present[0]], key in NULLABLE[model_type])
+            out[key] = _checked(present[0], doc[present[0]], key in NULLABLE[model_type], key)
         else:
             out[key] = default
     return out
 
 
-def _checked(key: str, value: object, nullable: bool) -> object:
+def _checked(key: str, value: object, nullable: bool, kind: str | None = None) -> object:
     """`value` if it has the kind `key` takes (a whole number >= 1 for a size, ...; null where `nullable`), else
-    HFConfigError."""
+    HFConfigError; `kind`: the key whose kind it takes, where `key` is another name of it (InternLM3's qkv_bias)."""
+    kind = kind or key
     null = " or null" if nullable else ""
     if value is None and nullable:
         return None
     whole = isinstance(value, int) and not isinstance(value, bool)
-    if key in SIZES:
+    if kind in SIZES:
         if not whole or value < 1:
-            raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[key]}) must be a whole number of at "
+            raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[kind]}) must be a whole number of at "
                                 f"least 1{null}")
         return value
-    if key in COUNTS:
+    if kind in COUNTS:
         if not whole or value < 0:
-            raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[key]}) must be a whole number of at "
+            raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[kind]}) must be a whole number of at "
                                 f"least 0")
         return value
-    if key in SOFTCAPS or key in CLAMPS:
+    if kind in SOFTCAPS or kind in CLAMPS:
         return _number(key, value, 0, 1e6, open_lo=True)
-    if key == "hidden_activation":
+    if kind == "hidden_activation":
         if value != GEMMA_ACTIVATION:
             raise HFConfigError(f"config.json: hidden_activation={show(value)}: this module's GeGLU runs GELU's tanh "
                                 f"approximation, \"{GEMMA_ACTIVATION}\"")
         return value
-    if key in FLAGS:
+    if kind in FLAGS:
         if not isinstance(value, bool):
-            raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[key]}) must be true or false")
+            raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[kind]}) must be true or false")
         return value
-    if key == "mlp_only_layers":
+    if kind == "mlp_only_layers":
         if not isinstance(value, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in value):
-            raise HFConfigError(f"config.json: mlp_only_layers={show(value)}: mlp_only_layers ({WHAT[key]}) must be a "
+            raise HFConfigError(f"config.json: mlp_only_layers={show(value)}: mlp_only_layers ({WHAT[kind]}) must be a "
                                 f"list of block indices such as [0, 1]{null}")
         return value
-    if key == "max_window_layers":
+    if kind == "max_window_layers":
         if not whole or value < 0:
-            raise HFConfigError(f"config.json: max_window_layers={show(value)}: {WHAT[key]} must be a whole number "
+            raise HFConfigError(f"config.json: max_window_layers={show(value)}: {WHAT[kind]} must be a whole number "
                                 f"of at least 0")
         return value
-    if key == "layer_types":
+    if kind == "layer_types":
         if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
-            raise HFConfigError(f"config.json: layer_types={show(value)}: layer_types ({WHAT[key]}) must be a list "
+            raise HFConfigError(f"config.json: layer_types={show(value)}: layer_types ({WHAT[kind]}) must be a list "
                                 f"of words such as \"full_attention\", one per block{null}")
         unknown = [t for t in value if t not in LAYER_TYPES]
         if unknown:
             raise HFConfigError(f"config.json: layer_types lists {show(unknown[0])}: each block's attention must be "
                                 f"one of {', '.join(LAYER_TYPES)}")
         return value
-    raise AssertionError(f"no kind for {key}")  # every key of DEFAULTS has one (tests check)
+    raise AssertionError(f"no kind for {kind}")  # every key of DEFAULTS has one (tests check)
 
 
 def _number(key: str, value: object, lo: float, hi: float, open_lo: bool = False) -> float:
@@ -657,9 +774,11 @@ def _number(key: str, value: object, lo: float, hi: float, open_lo: bool = False
 # approximation in Gemma's GeGLU ("gelu", the released files' word, GemmaConfig reads as it). gpt-oss's experts read
 # none (their clamped SwiGLU is written out), GPT-2 reads activation_function, Gemma 2 and 3 hidden_activation.
 ACTIVATIONS = {"hidden_act": {**dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
-                                               "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3"),
+                                               "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
+                                               "granite", "helium", "ernie4_5", "seed_oss", "cwm"),
                                              ("silu",)),
-                              "gemma": (GEMMA_ACTIVATION, "gelu")}}
+                              "gemma": (GEMMA_ACTIVATION, "gelu")},
+               "activation_function": {"exaone": ("silu",)}}  # ExaoneConfig's name for hidden_act
 
 
 def _check_activation(doc: Mapping, model_type: str) -> None:
@@ -820,18 +939,39 @@ def _router(doc: Mapping, model_type: str) -> tuple[str, ...]:
     return tuple(notes)
 
 
+# The biases each type's module builds: the flags that set them, each putting biases on "qkv" (q, k and v), "o" (W_o)
+# or "mlp" (the MLP's matrices), and those a type always has (Qwen2's q, k and v). A type absent builds none (Mistral,
+# Mixtral, Phi-3, DeepSeek's latent attention: `_refuse_unmodelled`).
+ATTN, ALL = ("qkv", "o"), ("qkv", "o", "mlp")
+BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
+    **dict.fromkeys(("llama", "internlm3", "exaone", "iquestcoder", "granite"),
+                    {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
+    **dict.fromkeys(("qwen3", "qwen3_moe", "gemma", *GEMMA_TYPES, "cohere", "gpt_oss"), {"attention_bias": ATTN}),
+    "qwen2_moe": {"qkv_bias": ("qkv",)},
+    "helium": {"attention_bias": ("qkv",), "mlp_bias": ("mlp",)},
+    "seed_oss": {"attention_bias": ("qkv",), "attention_out_bias": ("o",), "mlp_bias": ("mlp",)},
+    "ernie4_5": {"use_bias": ALL},
+    "cwm": {"mlp_bias": ("mlp",)},
+}
+ALWAYS_BIASED = {"qwen2": ("qkv",)}
+BIAS_CHOICE = {(): "none", ("qkv",): "qkv", ATTN: "attn", ("mlp",): "mlp", ALL: "all"}  # Config's `bias`
+
+
 def _bias(values: dict, model_type: str) -> str:
-    """The biases each type's module builds: Qwen2 always q, k and v, Qwen2-MoE where qkv_bias; Qwen3's (and
-    Qwen3-MoE's) attention_bias q, k, v and W_o; Llama's attention_bias those four and its mlp_bias the MLP's;
-    Mistral and Mixtral none."""
-    if model_type == "qwen2":
-        return "qkv"
-    if model_type == "qwen2_moe":
-        return "qkv" if values["qkv_bias"] else "none"
-    if model_type in ("gemma", *GEMMA_TYPES, "cohere", "gpt_oss"):  # their attention_bias: q, k, v and W_o
-        return "attn" if values["attention_bias"] else "none"
-    attention, mlp = values.get("attention_bias", False), values.get("mlp_bias", False)
-    return {(False, False): "none", (True, False): "attn", (False, True): "mlp", (True, True): "all"}[(attention, mlp)]
+    """Config's `bias` from the type's flags (`BIAS_KEYS`); HFConfigError for a set of biases this module does not
+    build (Seed-OSS's W_o alone, q, k and v with the MLP but not W_o)."""
+    flags = BIAS_KEYS.get(model_type, {})
+    on = {*ALWAYS_BIASED.get(model_type, ()), *(part for key, parts in flags.items() if values[key] for part in parts)}
+    where = tuple(part for part in ALL if part in on)
+    if where not in BIAS_CHOICE:
+        given = ", ".join(f"{k}={show(values[k])}" for k in flags)
+        raise HFConfigError(f"config.json: {given} put biases on {' and '.join(BIAS_WORDS[p] for p in where)}; this "
+                            f"module puts them on q, k and v, on those and W_o, on the MLP's matrices, or on all of "
+                            f"them")
+    return BIAS_CHOICE[where]
+
+
+BIAS_WORDS = {"qkv": "q, k and v", "o": "W_o", "mlp": "the MLP's matrices"}
 
 
 def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | None]:
@@ -851,6 +991,8 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
         if types is None and model_type == "qwen2_moe":  # Qwen2MoeConfig: every other block, below max_window_layers
             types = ["sliding_attention" if window is not None and i % 2 == 0 and i < values["max_window_layers"] else
                      "full_attention" for i in range(L)]
+    if types is None and model_type == "cwm":  # CwmConfig: blocks 0, 4, 8, ... full, the others windowed
+        types = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(L)]
     if types is None and model_type in (*GEMMA_TYPES, "gpt_oss"):  # Gemma 2, gpt-oss: every other; Gemma 3: all but
         every = 2 if model_type in ("gemma2", "gpt_oss") else values.get("sliding_window_pattern") or 6
         types = ["sliding_attention" if (i + 1) % every else "full_attention" for i in range(L)]
@@ -915,7 +1057,8 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 
 
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
-PAD_DEFAULTS = {"ministral3": 11, "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0}
+PAD_DEFAULTS = {"ministral3": 11, "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0,
+                "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1}
 
 
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:
@@ -933,10 +1076,22 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
     if model_type == "gpt2" and values["add_cross_attention"]:
         raise HFConfigError("config.json: add_cross_attention=true adds cross-attention layers, which this decoder "
                             "does not build")
-    if model_type in ("llama", *GEMMA_TYPES, "deepseek_v2") and fields["d"] % fields["h"]:  # the config's validate_architecture
+    if model_type in ("llama", *LLAMA_KIN, "cwm", *GEMMA_TYPES, "deepseek_v2") and fields["d"] % fields["h"]:  # the config's validate_architecture
         raise HFConfigError(f"config.json: hidden_size={fields['d']:,} is not a multiple of num_attention_heads="
                             f"{fields['h']:,}, which transformers' {CONFIG_CLASSES[model_type]} requires (even with "
                             f"head_dim set)")
+    if model_type == "internlm3" and values["attention_bias"] != values["mlp_bias"]:
+        raise HFConfigError(f"config.json: qkv_bias={show(values['attention_bias'])} and bias="
+                            f"{show(values['mlp_bias'])}: InternLM3Config requires both the same (Llama's module puts "
+                            f"one bias setting on q, k, v and W_o and the other on the MLP); write both true or both false")
+    if model_type == "iquestcoder" and (doc.get("use_sliding_window") or doc.get("clip_qkv") is not None):
+        key = "use_sliding_window" if doc.get("use_sliding_window") else "clip_qkv"
+        raise HFConfigError(f"config.json: {key}={show(doc[key])}: IQuestCoderConfig refuses it (its module has no "
+                            f"window and no clipping of q, k and v); drop the key")
+    if model_type == "helium" and fields["h"] * fields["head_dim"] != fields["d"]:
+        raise HFConfigError(f"config.json: num_attention_heads × head_dim = {fields['h']:,} × {fields['head_dim']:,} "
+                            f"is not hidden_size = {fields['d']:,}, which Helium's W_o (d, d) needs: its attention "
+                            f"cannot run; give head_dim = hidden_size / num_attention_heads")
     if values.get("use_qk_norm"):
         raise HFConfigError("config.json: use_qk_norm=true puts a LayerNorm with a gain per head (h × d_head and "
                             "h_kv × d_head) on q and k, which this module does not build; write false")

@@ -106,6 +106,18 @@ BASE: dict[str, dict] = {
     "gpt_oss": {"model_type": "gpt_oss", **MODERN, "attention_bias": False, "sliding_window": 3,
                 "layer_types": ["full_attention", "sliding_attention"], "num_experts_per_tok": 2, "num_local_experts": 4,
                 "swiglu_limit": 5.0, "swiglu_alpha": 1.5},
+    "internlm3": {"model_type": "internlm3", **MODERN, "attention_bias": False, "mlp_bias": False},  # both or neither
+    "exaone": {"model_type": "exaone", **MODERN, "attention_bias": True, "mlp_bias": True},
+    "iquestcoder": {"model_type": "iquestcoder", **MODERN, "hidden_size": 1_920, "num_key_value_heads": 4,
+                    "attention_bias": True, "mlp_bias": False},  # d a multiple of h, h_kv a divisor, as of h = 40
+    "granite": {"model_type": "granite", **MODERN, "attention_bias": False, "mlp_bias": True},
+    "helium": {"model_type": "helium", **MODERN, "hidden_size": 2_560, "num_attention_heads": 20,
+               "num_key_value_heads": 4, "head_dim": 128, "attention_bias": True, "mlp_bias": False},  # h·d_head = d
+    "ernie4_5": {"model_type": "ernie4_5", **MODERN, "tie_word_embeddings": False, "use_bias": True},
+    "seed_oss": {"model_type": "seed_oss", **MODERN, "attention_bias": True, "attention_out_bias": True,
+                 "mlp_bias": False},  # q, k and v's biases with the MLP's but not W_o's are refused
+    "cwm": {"model_type": "cwm", **MODERN, "hidden_size": 1_920, "mlp_bias": True, "sliding_window": 3,
+            "layer_types": ["sliding_attention", "full_attention"]},
     "deepseek_v2": {"model_type": "deepseek_v2", **{k: v for k, v in MODERN.items() if k != "head_dim"},
                     "num_hidden_layers": 3, "num_attention_heads": 32, "num_key_value_heads": 32, "attention_bias": False,
                     "mlp_bias": False, "kv_lora_rank": 16, "q_lora_rank": None, "qk_rope_head_dim": 8,
