@@ -64,7 +64,7 @@ ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config field
     ("positions", ("positions",)),
     ("mlp", ("mlp", "ff_dim")),
     ("h_kv", ("kv_heads",)),
-    ("qk_norm", ("qk_norm",)),
+    ("qk_norm", ("qk_norm", "qk_norm_wide")),
     ("attention", ("attention",)),
     *((part.CHANGE[0], tuple(f.name for f in part.FIELDS)) for part in PARTS if hasattr(part, "CHANGE")),  # a part's
     ("moe", tuple(f.name for f in moe.FIELDS if f.group == "moe")),
@@ -180,6 +180,7 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "h_kv/gqa": ("grouped-query attention: h_kv = {h_kv} K/V heads for h = {h} query heads (each serves h/h_kv = "
                  "{group}): K, V, W_k and W_v shrink"),
     "qk_norm": "QK-norm: an RMSNorm over d_head on q and k of every head",
+    "qk_norm/wide": "QK-norm over all heads at once: an RMSNorm over h·d_head on q and over h_kv·d_head on k",
     "attention": ("fused attention (F.scaled_dot_product_attention) instead of eager: one kernel, no (B, h, T, T) "
                   "scores, masked scores or softmax; a (B, h, T) fp32 log-sum-exp kept for backward"),
     "attention/gqa": ("fused attention (F.scaled_dot_product_attention) instead of eager: one kernel, no (B, h, T, T) "
@@ -228,6 +229,8 @@ def title_key(key: str, cfg: Config) -> str:
         return "attention/gqa"
     if key == "moe":
         return moe.title_key(cfg)
+    if key == "qk_norm" and cfg.qk_norm_wide:
+        return "qk_norm/wide"
     return key
 
 

@@ -56,7 +56,7 @@ from dataclasses import dataclass, replace
 from . import fields as fields_
 from . import hf
 from .fields import FAMILIES, Field, by_name, linked, written
-from .parts import attention, latent, mlp, moe, positions, sinks, window
+from .parts import attention, latent, mlp, moe, positions, postnorm, sinks, window
 from .parts import ordered
 from .parts.attention import divisors, snap_heads
 from .parts.mlp import SWIGLU_ALPHA, swiglu_width
@@ -405,7 +405,7 @@ class Config:
 
 # Each part's rules between fields, in the order Config checks them (the first broken one is the error).
 RULES = (attention.check, latent.check, positions.check, moe.check, attention.check_scores, window.check, sinks.check,
-         mlp.check)
+         mlp.check, postnorm.check)
 
 
 def names(group: str, family: str = "") -> tuple[str, ...]:

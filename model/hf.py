@@ -57,7 +57,7 @@ TRANSFORMERS_VERSION = "5.24.0"  # the config classes DEFAULTS were taken from
 MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, tens of kB): longer is refused
 MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
-               "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm")
+               "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3")
@@ -183,6 +183,16 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131_072,
         "tie_word_embeddings": False, "mlp_bias": False, "sliding_window": 8_192, "layer_types": None,
     },
+    "olmo2": {  # Olmo2Config: post-norm wiring, QK-norm over all heads' width
+        "vocab_size": 50_304, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2_048,
+        "tie_word_embeddings": False, "attention_bias": False,
+    },
+    "olmo3": {  # Olmo3Config: OLMo 2's block, three windowed blocks to one full (blocks 3, 7, 11, ... full)
+        "vocab_size": 50_304, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2_048,
+        "tie_word_embeddings": False, "attention_bias": False, "sliding_window": 4_096, "layer_types": None,
+    },
     "gpt_oss": {  # GptOssConfig: every other block windowed, attention sinks, experts with biases, a clamped SwiGLU
         "vocab_size": 201_088, "hidden_size": 2_880, "intermediate_size": 2_880, "num_hidden_layers": 36,
         "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131_072,
@@ -243,6 +253,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
                     ("sliding_window", "layer_types")),
     "granite": ("head_dim", "sliding_window", "layer_types"),  # GraniteAttention's getattr(config, "head_dim", d / h)
     "cwm": (),
+    "olmo2": ("head_dim", "sliding_window", "layer_types"),  # Olmo2Attention's getattr(config, "head_dim", d / h)
+    "olmo3": ("head_dim",),
 }
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
@@ -275,6 +287,8 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "granite": ("num_key_value_heads", "sliding_window", "layer_types"),
     "helium": ("sliding_window", "layer_types"),
     "cwm": ("layer_types",),
+    "olmo2": ("num_key_value_heads", "sliding_window", "layer_types"),
+    "olmo3": ("num_key_value_heads", "sliding_window", "layer_types"),
 }
 # GPT2Config's attribute_map: these names set GPT-2's own keys.
 ALIASES: dict[str, dict[str, str]] = {
@@ -505,8 +519,6 @@ NOT_BUILT: dict[str, str] = {
     **dict.fromkeys(("deepseek_v32", "glm_moe_dsa"),
                     "its DeepSeek sparse attention (a lightning indexer with its own key cache picks each query's "
                     "top-k keys)"),
-    **dict.fromkeys(("olmo2", "olmo3"), "its post-norm wiring (a norm after attention and after the MLP, none "
-                                        "before) and its QK-norm over all heads' width"),
     "olmo": "its LayerNorm without a gain or a bias",
     "smollm3": "its NoPE blocks (every no_rope_layer_interval-th block without RoPE)",
     **dict.fromkeys(("llama4_text", "llama4"), "Llama 4's chunked attention, its NoPE blocks and its MoE blocks "
@@ -589,7 +601,7 @@ def _text_model(doc: Mapping, wrapper: Wrapper) -> Reading:
 def _read(doc: Mapping) -> Reading:
     """`read` of a decoder's own config.json."""
     model_type = doc.get("model_type")
-    if model_type in NOT_BUILT:
+    if isinstance(model_type, str) and model_type in NOT_BUILT:
         raise HFConfigError(f"config.json: model_type={show(model_type)} is not read here yet: it needs "
                             f"{NOT_BUILT[model_type]}, which this explorer does not build yet; give a model of one "
                             f"of the {len(MODEL_TYPES)} types it reads (gpt2, llama, mistral, qwen3, …)")
@@ -641,14 +653,14 @@ GRANITE_VALUES = ("values only, which change no count, shape or byte: the token 
                   "block's attention and MLP outputs times residual_multiplier before they join x, the scores times "
                   "attention_multiplier (in place of 1/√d_head), the logits divided by logits_scaling")
 ROPE_VALUES = "values only, which change no count, shape or byte: RoPE's θ and scaling"
-VALUES_ONLY = {"granite": (GRANITE_VALUES,), "cwm": (ROPE_VALUES + " (llama3's by default)",),
+VALUES_ONLY = {"granite": (GRANITE_VALUES,), "olmo2": (ROPE_VALUES,), "olmo3": (ROPE_VALUES + " (per kind of block)",), "cwm": (ROPE_VALUES + " (llama3's by default)",),
                "ernie4_5": (ROPE_VALUES + ", its pairs interleaved",), "gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
                "phi3": (PHI3_VALUES,), "cohere": (COHERE_VALUES,), "gpt_oss": (OSS_VALUES,),
                "ministral3": (MINISTRAL3_VALUES,)}  # each type's note of what changes values only
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3")
-NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "helium", "ernie4_5", "seed_oss", "gemma", "cohere",
+NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "helium", "ernie4_5", "seed_oss", "olmo2", "gemma", "cohere",
                          "deepseek_v2", "deepseek_v3")
 
 
@@ -775,7 +787,7 @@ def _number(key: str, value: object, lo: float, hi: float, open_lo: bool = False
 # none (their clamped SwiGLU is written out), GPT-2 reads activation_function, Gemma 2 and 3 hidden_activation.
 ACTIVATIONS = {"hidden_act": {**dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
                                                "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
-                                               "granite", "helium", "ernie4_5", "seed_oss", "cwm"),
+                                               "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu")},
                "activation_function": {"exaone": ("silu",)}}  # ExaoneConfig's name for hidden_act
@@ -832,7 +844,7 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
         keys.update(MLA_KEYS)
     fields = {f: values[k] for f, k in keys.items()}
     fields.update(norm="rmsnorm", positions="rope", mlp="swiglu", qk_norm=model_type in ("qwen3", "qwen3_moe"),
-                  bias=_bias(values, model_type))
+                  bias=_bias(values, model_type), **WIRED.get(model_type, {}))
     if model_type == "qwen2_moe":  # one shared expert, gated, of width shared_expert_intermediate_size
         fields.update(shared_experts=1, shared_gate=True)
     if model_type == "gpt_oss":  # sinks, the router's and experts' biases, the clamped SwiGLU
@@ -855,6 +867,8 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
 
 
 MLA_TYPES = ("deepseek_v2", "deepseek_v3")  # multi-head latent attention
+# The parts a type's module always has, as Config's fields (OLMo 2 and 3: post-norm wiring, QK-norm over all heads)
+WIRED: dict[str, dict[str, object]] = dict.fromkeys(("olmo2", "olmo3"), {"post_norm": True, "qk_norm_wide": True})
 MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
 MLA_KEYS = {"latent_dim": "kv_lora_rank", "q_latent_dim": "q_lora_rank", "rope_dim": "qk_rope_head_dim",
             "nope_dim": "qk_nope_head_dim", "value_dim": "v_head_dim"}
@@ -946,7 +960,8 @@ ATTN, ALL = ("qkv", "o"), ("qkv", "o", "mlp")
 BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     **dict.fromkeys(("llama", "internlm3", "exaone", "iquestcoder", "granite"),
                     {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
-    **dict.fromkeys(("qwen3", "qwen3_moe", "gemma", *GEMMA_TYPES, "cohere", "gpt_oss"), {"attention_bias": ATTN}),
+    **dict.fromkeys(("qwen3", "qwen3_moe", "gemma", *GEMMA_TYPES, "cohere", "gpt_oss", "olmo2", "olmo3"),
+                    {"attention_bias": ATTN}),
     "qwen2_moe": {"qkv_bias": ("qkv",)},
     "helium": {"attention_bias": ("qkv",), "mlp_bias": ("mlp",)},
     "seed_oss": {"attention_bias": ("qkv",), "attention_out_bias": ("o",), "mlp_bias": ("mlp",)},
@@ -993,6 +1008,8 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
                      "full_attention" for i in range(L)]
     if types is None and model_type == "cwm":  # CwmConfig: blocks 0, 4, 8, ... full, the others windowed
         types = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(L)]
+    if types is None and model_type == "olmo3":  # Olmo3Config: blocks 3, 7, 11, ... full, the others windowed
+        types = ["full_attention" if (i + 1) % 4 == 0 else "sliding_attention" for i in range(L)]
     if types is None and model_type in (*GEMMA_TYPES, "gpt_oss"):  # Gemma 2, gpt-oss: every other; Gemma 3: all but
         every = 2 if model_type in ("gemma2", "gpt_oss") else values.get("sliding_window_pattern") or 6
         types = ["sliding_attention" if (i + 1) % every else "full_attention" for i in range(L)]
@@ -1058,7 +1075,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
 PAD_DEFAULTS = {"ministral3": 11, "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0,
-                "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1}
+                "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1}
 
 
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:

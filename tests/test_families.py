@@ -1,5 +1,5 @@
 """Families built from Llama's block under their own config classes (issue 40): InternLM3, EXAONE 3, IQuest-Coder,
-Granite, Helium, ERNIE 4.5, Seed-OSS and CWM, each read from random small files and compared with transformers' own
+Granite, Helium, ERNIE 4.5, Seed-OSS and CWM, and OLMo 2 and 3 (post-norm wiring, QK-norm over all heads), each read from random small files and compared with transformers' own
 module: parameters on the meta device, the bytes of its real cache after a prefill of B × T tokens, and forward FLOPs
 equal to FlopCounterMode on its eager CPU forward. Their biases (each type's own flags), windows (CWM's three windowed
 blocks to one full) and the files their classes refuse are drawn too; `tests/test_hf.py` leaves out each key in turn.
@@ -20,15 +20,16 @@ from test_window import _module, reference
 BIAS_FLAGS = {"internlm3": ("qkv_bias", "bias"), "exaone": ("attention_bias", "mlp_bias"),
               "iquestcoder": ("attention_bias", "mlp_bias"), "granite": ("attention_bias", "mlp_bias"),
               "helium": ("attention_bias", "mlp_bias"), "ernie4_5": ("use_bias",),
-              "seed_oss": ("attention_bias", "attention_out_bias", "mlp_bias"), "cwm": ("mlp_bias",)}
+              "seed_oss": ("attention_bias", "attention_out_bias", "mlp_bias"), "cwm": ("mlp_bias",),
+              "olmo2": ("attention_bias",), "olmo3": ("attention_bias",)}
 # the sets of their flags this module builds (InternLM3's class wants both the same; Helium's q, k, v biases with the
 # MLP's and Seed-OSS's W_o alone or without q, k, v's are refused: test_files_their_classes_cannot_build_…)
 BOTH = [(False, False), (True, False), (False, True), (True, True)]
 BUILT = {**{t: BOTH for t in ("exaone", "iquestcoder", "granite")}, "internlm3": [(False, False), (True, True)],
-         "helium": BOTH[:3], "ernie4_5": [(False,), (True,)], "cwm": [(False,), (True,)],
+         "helium": BOTH[:3], **dict.fromkeys(("ernie4_5", "cwm", "olmo2", "olmo3"), [(False,), (True,)]),
          "seed_oss": [(False, False, False), (True, False, False), (True, True, False), (False, False, True),
                       (True, True, True)]}
-SPLIT_HEAD = ("exaone", "iquestcoder", "internlm3", "ernie4_5", "seed_oss", "cwm")  # head_dim set apart from d / h
+SPLIT_HEAD = ("exaone", "iquestcoder", "internlm3", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3")  # head_dim set apart from d / h
 
 
 def random_doc(rng: random.Random, model_type: str) -> dict:
@@ -46,7 +47,7 @@ def random_doc(rng: random.Random, model_type: str) -> dict:
         doc.update(embedding_multiplier=rng.uniform(0.5, 12), residual_multiplier=rng.uniform(0.1, 1),
                    attention_multiplier=rng.uniform(0.01, 1), logits_scaling=rng.uniform(1, 16))
     doc.update(rng.choice([dict(zip(BIAS_FLAGS[model_type], on)) for on in BUILT[model_type]]))
-    if model_type == "cwm":
+    if model_type in ("cwm", "olmo3"):
         doc["sliding_window"] = rng.randrange(2, 10)
         if rng.random() < 0.5:
             kinds = ["sliding_attention" if rng.random() < 0.6 else "full_attention" for _ in range(L)]

@@ -118,6 +118,9 @@ BASE: dict[str, dict] = {
                  "mlp_bias": False},  # q, k and v's biases with the MLP's but not W_o's are refused
     "cwm": {"model_type": "cwm", **MODERN, "hidden_size": 1_920, "mlp_bias": True, "sliding_window": 3,
             "layer_types": ["sliding_attention", "full_attention"]},
+    "olmo2": {"model_type": "olmo2", **MODERN, "attention_bias": True},
+    "olmo3": {"model_type": "olmo3", **MODERN, "attention_bias": True, "sliding_window": 3,
+              "layer_types": ["full_attention", "sliding_attention"]},
     "deepseek_v2": {"model_type": "deepseek_v2", **{k: v for k, v in MODERN.items() if k != "head_dim"},
                     "num_hidden_layers": 3, "num_attention_heads": 32, "num_key_value_heads": 32, "attention_bias": False,
                     "mlp_bias": False, "kv_lora_rank": 16, "q_lora_rank": None, "qk_rope_head_dim": 8,
@@ -474,7 +477,7 @@ MALFORMED: list[tuple[str, bytes, str]] = [  # (name, file, what the one line mu
     ("no model_type", _file(model_type=...), f"model_type=null is not one of {', '.join(hf.MODEL_TYPES)} (the file "
                                              "has no model_type)"),
     ("model_type a number", _file(model_type=3), "model_type=3 is not one of"),
-    ("unknown model_type", _file(model_type="gemma4_text"), "model_type='gemma4_text' is not one of"),
+    ("unknown model_type", _file(model_type="gemma5_text"), "model_type='gemma5_text' is not one of"),
     ("size as text", _file(hidden_size="128"), "hidden_size='128': hidden_size (the model width d) must be a whole "
                                                "number of at least 1"),
     ("size as float", _file(hidden_size=128.0), "hidden_size=128.0: hidden_size"),

@@ -5,7 +5,8 @@
 - `norms`: LayerNorm or RMSNorm, and Gemma's sandwich norms;
 - `residual`: the block's residual stream, attention then the MLP (the lesson's wiring; another part may wire it);
 - `parallel`: a parallel block, attention and the MLP both reading one norm of x (Cohere, Falcon, GPT-J);
-- `attention`: causal self-attention (multi-head, grouped-query, multi-query; QK-norm; eager or fused; Gemma's scale
+- `postnorm`: post-norm wiring, the block's norms on attention's and the MLP's outputs (OLMo 2 and 3);
+- `attention`: causal self-attention (multi-head, grouped-query, multi-query; QK-norm per head or over all heads; eager or fused; Gemma's scale
   and soft-cap of the scores), and the biases;
 - `latent`: multi-head latent attention (DeepSeek-V2/V3), in attention's place;
 - `window`: sliding windows on some blocks' attention;
@@ -32,12 +33,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..fields import Field
-from . import attention, embedding, head, latent, mlp, moe, norms, parallel, positions, residual, sinks, window
+from . import attention, embedding, head, latent, mlp, moe, norms, parallel, positions, postnorm, residual, sinks, window
 
 if TYPE_CHECKING:
     from ..config import Config
 
-PARTS = (norms, residual, embedding, positions, mlp, attention, parallel, latent, window, sinks, moe, head)
+PARTS = (norms, residual, embedding, positions, mlp, attention, parallel, postnorm, latent, window, sinks, moe, head)
 
 
 def ordered(dims: tuple[Field, ...]) -> tuple[Field, ...]:

@@ -36,6 +36,9 @@ FIELDS = (
     Field("bias", "choice", "biases: all (every linear and LayerNorm), none, qkv (q, k and v only), attn (q, k, v and "
           "W_o) or mlp (the MLP's matrices only)", default="all", choices=("all", "none", "qkv", "attn", "mlp")),
     Field("qk_norm", "flag", "QK-norm: an RMSNorm over d_head on q and k of every head", default=False),
+    Field("qk_norm_wide", "flag", "QK-norm over all heads at once: an RMSNorm over h·d_head on q and one over "
+          "h_kv·d_head on k, before the heads are split (OLMo 2)", default=False, control=False, tensors=True,
+          says="QK-norm over all heads' width (an RMSNorm over h·d_head on q, h_kv·d_head on k)"),
     Field("attention", "choice", "attention: eager (written out: (B, h, T, T) scores, masked scores and softmax) or "
           "fused (F.scaled_dot_product_attention, as FlashAttention: no (B, h, T, T) tensor, a (B, h, T) fp32 "
           "log-sum-exp kept for backward)", default="eager", choices=("eager", "fused")),
@@ -83,6 +86,9 @@ def check(cfg: Config) -> None:
             f"d={cfg.d} is not divisible by h={cfg.h}; each head gets d/h features, so h must divide d "
             f"(nearest divisors of {cfg.d}: {near})"
         )
+    if cfg.qk_norm and cfg.qk_norm_wide:
+        raise ValueError("qk_norm (per head, over d_head) and qk_norm_wide (over all heads at once) are two QK-norms: "
+                         "set one of them")
     if cfg.kv_heads is not None and cfg.h % cfg.kv_heads:
         near = ", ".join(str(k) for k in neighbours(cfg.h, cfg.kv_heads))
         raise ValueError(
@@ -110,9 +116,9 @@ def weights(cfg: Config) -> Expr:
 
 def extras(cfg: Config) -> list[Expr]:
     """One block's parameters that are no matmul weights: the q, k, v biases ((h + 2h_kv)·d_head), W_o's (d), and
-    QK-norm's gains (one RMSNorm over d_head for q and one for k)."""
+    QK-norm's gains (one RMSNorm over d_head for q and one for k; OLMo 2's over h·d_head and h_kv·d_head)."""
     return [*([E("(h + 2h_kv)·d_head")] if cfg.qkv_bias else []), *([E("d")] if cfg.proj_bias else []),
-            *([E("2d_head")] if cfg.qk_norm else [])]
+            *([E("2d_head")] if cfg.qk_norm else []), *([E("(h + h_kv)·d_head")] if cfg.qk_norm_wide else [])]
 
 
 def flops(cfg: Config) -> Expr:
@@ -132,7 +138,7 @@ def label(cfg: Config, lesson: bool) -> str:
         return "attention, one block: W_qkv (d, 3d), W_o (d, d) and their biases"
     return ("attention, one block: W_qkv (d, (h + 2h_kv)·d_head), W_o (h·d_head, d)"
             + (" and their biases" if cfg.proj_bias else " and q, k, v biases" if cfg.qkv_bias else "")
-            + (", QK-norm gains" if cfg.qk_norm else ""))
+            + (", QK-norm gains" if cfg.qk_norm or cfg.qk_norm_wide else ""))
 
 
 def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
@@ -290,6 +296,9 @@ class CausalSelfAttention(nn.Module):
         self.proj = nn.Linear(cfg.h * cfg.d_head, cfg.d, bias=cfg.proj_bias)  # W_o: (h·d_head, d)
         if cfg.qk_norm:
             self.q_norm, self.k_norm = RMSNorm(cfg.d_head), RMSNorm(cfg.d_head)  # one gain (d_head,), every head
+        self.wide = cfg.qk_norm_wide  # OLMo 2: gains (h·d_head,) and (h_kv·d_head,), over all heads at once
+        if self.wide:
+            self.q_norm, self.k_norm = RMSNorm(cfg.h * cfg.d_head), RMSNorm(cfg.h_kv * cfg.d_head)
         self.rope = cfg.positions == "rope"
         self.fused = cfg.attention == "fused"
         attention = ["attn_v", "lse"] if self.fused else ["scores", "masked", "attn", "attn_v"]
@@ -312,10 +321,12 @@ class CausalSelfAttention(nn.Module):
         B, T, _ = x.shape
         h, h_kv, d_head = self.h, self.h_kv, self.d_head
         q, k, v = self.qkv(x).split([h * d_head, h_kv * d_head, h_kv * d_head], dim=2)
+        if self.wide:  # RMSNorm over all of q's heads together, and over k's
+            q, k = self.q_norm(q), self.k_norm(k)  # (B, T, h·d_head), (B, T, h_kv·d_head)
         q = self.q(q.view(B, T, h, d_head).transpose(1, 2))  # (B, h, T, d_head)
         k = self.k(k.view(B, T, h_kv, d_head).transpose(1, 2))  # (B, h_kv, T, d_head)
         v = self.v(v.view(B, T, h_kv, d_head).transpose(1, 2))  # (B, h_kv, T, d_head)
-        if hasattr(self, "q_norm"):
+        if hasattr(self, "q_norm") and not self.wide:
             q, k = self.q_norm(q), self.k_norm(k)  # RMSNorm over d_head, per head
         if self.rope:
             q, k = self.q_rot(rotate(q, *rope)), self.k_rot(rotate(k, *rope))  # (B, h, T, d_head), (B, h_kv, T, d_head)
@@ -393,6 +404,12 @@ RECIPE_NOTATION: dict[str, tuple[str, str]] = {  # the modern recipe's forms: h_
     "attn.lse": ("(B, h, T)", "log-sum-exp of each query's scores, fp32 whatever the dtype: kept for backward"),
 }
 LSE_SHAPE = RECIPE_NOTATION["attn.lse"][0]
+WIDE_QK_NOTATION: dict[str, tuple[str, str]] = {  # OLMo 2's QK-norm, before the heads are split
+    "attn.q_norm.rstd": ("(B, T, 1)", "QK-norm: RMS statistic of q, all heads together"),
+    "attn.q_norm": ("(B, T, h·d_head)", "q after QK-norm (RMSNorm over h·d_head), before the heads are split"),
+    "attn.k_norm.rstd": ("(B, T, 1)", "QK-norm: RMS statistic of k, all heads together"),
+    "attn.k_norm": ("(B, T, h_kv·d_head)", "k after QK-norm (RMSNorm over h_kv·d_head), before the heads are split"),
+}
 
 
 def scale(cfg: Config) -> str:
@@ -410,6 +427,8 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
                                "kernel, no (T, T) scores")
     if cfg.attn_softcap is not None:
         rows["attn.capped"] = ("(B, h, T, T)", "soft-capped scores c·tanh(scores / c)")
+    if cfg.qk_norm_wide:
+        rows.update(WIDE_QK_NOTATION)
     if cfg.head_dim is not None:  # d_head set apart: the heads' width h·d_head need not be d
         rows["attn.qkv"] = ("(B, T, (h + 2h_kv)·d_head)", rows["attn.qkv"][1])
         rows["attn.merged"] = ("(B, T, h·d_head)", "heads merged back")
@@ -427,6 +446,7 @@ def words(cfg: Config) -> list[str]:
     kv = ("multi-head attention" if cfg.h_kv == cfg.h else "multi-query attention" if cfg.h_kv == 1 else
           f"grouped-query attention (h/h_kv = {cfg.h // cfg.h_kv})")
     return [kv, BIAS_WORDS[cfg.bias], *(["QK-norm"] if cfg.qk_norm else []),
+            *(["QK-norm over all heads"] if cfg.qk_norm_wide else []),
             *(["fused attention"] if cfg.attention == "fused" else []),
             *([f"scores / √{cfg.query_scale}"] if cfg.query_scale is not None else []),
             *([f"scores soft-capped at {cfg.attn_softcap:g}"] if cfg.attn_softcap is not None else [])]

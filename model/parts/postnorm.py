@@ -1,0 +1,58 @@
+"""Post-norm wiring (OLMo 2 and 3): each block's two norms sit on attention's and the MLP's outputs, none before them,
+x = x + ln_1(Attn(x)); x = x + ln_2(MLP(x)). Attention and the MLP read the residual stream itself; the final norm before
+the head stays. The same parameters (two norms over d a block), matrices, FLOPs and cache as the lesson's pre-norm block.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+
+from ..fields import Field
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..gpt import Block
+
+FIELDS = (
+    Field("post_norm", "flag", "post-norm wiring: a norm on attention's and on the MLP's output before each residual "
+          "add, none before them, x = x + ln_1(Attn(x)); x = x + ln_2(MLP(x)) (OLMo 2)", default=False, control=False,
+          tensors=True, says="post-norm wiring: ln_1 on attention's output and ln_2 on the MLP's, none before them"),
+)
+NORMS = ("ln_1", "ln_2")  # on attention's output, on the MLP's
+CHANGE = ("post_norm", "post-norm")  # its step from the GPT-2 twin (`model.changes.ORDER`): key, short name
+CHANGE_TITLES = {"post_norm": "post-norm wiring: the block's two norms on attention's and the MLP's outputs before "
+                              "each residual add, none before them (OLMo 2)"}
+
+
+def check(cfg: Config) -> None:
+    """Post-norm wiring is a wiring of its own: not with a parallel block or Gemma's sandwich norms (ValueError)."""
+    if cfg.post_norm and (cfg.parallel or cfg.post_norms):
+        other = "parallel" if cfg.parallel else "post_norms"
+        raise ValueError(f"post_norm and {other} each wire the block their own way: set one of them")
+
+
+def present(cfg: Config) -> bool:
+    """The blocks are wired post-norm."""
+    return cfg.post_norm
+
+
+def wire(block: Block, x: torch.Tensor, mixed: tuple) -> torch.Tensor:
+    """x + ln_1(Attn(x)), then + ln_2(MLP(x)): each output normalised before its add."""
+    x = block.resid_1(x + block.ln_1(block.attn(x, *mixed)))
+    return block.resid_2(x + block.ln_2(block.ffn(x)))
+
+
+def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
+    """The two norms, on the outputs."""
+    if present(cfg):
+        norm = "RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm"
+        rows["ln_1"] = ("(B, T, d)", f"{norm} on attention's output (post-norm), before the residual add")
+        rows["ln_2"] = ("(B, T, d)", f"{norm} on the MLP's output (post-norm), before the residual add")
+        rows["resid_1"] = ("(B, T, d)", "x + ln_1(attention(x))")
+        rows["resid_2"] = ("(B, T, d)", "x + ln_2(MLP(x))")
+
+
+def words(cfg: Config) -> list[str]:
+    """The recipe's words (`model.report.recipe_text`)."""
+    return ["post-norm (a norm on each output, none before)"] if present(cfg) else []
