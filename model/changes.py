@@ -61,7 +61,7 @@ ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config field
     ("d_head", ("head_dim",)),
     ("norm", ("norm",)),
     ("bias", ("bias",)),
-    ("positions", ("positions",)),
+    ("positions", ("positions", "rotary_dim")),
     ("mlp", ("mlp", "ff_dim")),
     ("h_kv", ("kv_heads",)),
     ("qk_norm", ("qk_norm", "qk_norm_wide")),
@@ -172,6 +172,8 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "bias/attn": "biases on q, k, v and W_o only (attention_bias in Llama and Qwen3)",
     "bias/mlp": "biases on the MLP's matrices only (mlp_bias in Llama)",
     "positions": "RoPE instead of the learned table W_pe: q and k rotated by position, no parameters",
+    "positions/partial": ("partial RoPE instead of the learned table W_pe: d_rot = {d_rot} of each head's d_head "
+                          "features rotated by position, no parameters"),
     "mlp/swiglu": "SwiGLU at d_ff = {d_ff}: three matrices, 3·d·d_ff, where GELU at 4d held 8d²",
     "mlp/geglu": "GeGLU at d_ff = {d_ff}: three matrices, 3·d·d_ff, where GELU at 4d held 8d² (Gemma's GELU(x W_gate) · x W_up)",
     "mlp/gelu": "GELU at d_ff = {d_ff} instead of 4d = {four_d}",
@@ -229,6 +231,8 @@ def title_key(key: str, cfg: Config) -> str:
         return "attention/gqa"
     if key == "moe":
         return moe.title_key(cfg)
+    if key == "positions" and cfg.rotary_dim is not None:
+        return "positions/partial"
     if key == "qk_norm" and cfg.qk_norm_wide:
         return "qk_norm/wide"
     return key
@@ -241,6 +245,8 @@ def title_values(cfg: Config) -> dict[str, str]:
                   d_over_h=cfg.d // cfg.h, width=cfg.h * head, four_d=4 * cfg.d, group=cfg.h // cfg.h_kv, L=cfg.L)
     out = {k: f"{v:,}" for k, v in values.items()}
     out.update(moe.title_values(cfg))  # each part's numbers where the model has it: E, k, ...; W, L_W, ...; d_c, ...
+    if cfg.rotary_dim is not None:
+        out["d_rot"] = f"{cfg.rotary_dim:,}"
     out.update(window.title_values(cfg))
     out.update(latent.title_values(cfg))
     return out
@@ -374,7 +380,7 @@ def _terms(poly: Poly) -> str:
 # the same text at any size).
 SIGN_AT = dict(B=8, T=8192, d=4096, h=32, h_kv=8, d_head=128, d_ff=14336, L=32, V=128256, T_max=8192, E=8, k=2,
                d_expert=14336, E_shared=1, d_shared=14336, L_moe=32, W=4096, L_W=32, T_W=4095, d_c=512, d_cq=1536,
-               d_R=64, d_nope=128, d_v=128)
+               d_R=64, d_nope=128, d_v=128, d_rot=64)
 
 
 def formula_text(poly: Poly) -> str:

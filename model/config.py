@@ -159,7 +159,8 @@ class Config:
         """The optional fields that hold their default written out (`__post_init__` sets them to None, their default),
         and d_ff where no block has a dense MLP (it is no part of the model)."""
         written = (("kv_heads", self.h), ("head_dim", self.d // self.h if self.d % self.h == 0 else None),
-                   ("ff_dim", self._default_ff()), ("shared_dim", self.expert_dim), ("query_scale", self.d_head))
+                   ("ff_dim", self._default_ff()), ("shared_dim", self.expert_dim), ("query_scale", self.d_head),
+                   ("rotary_dim", self.d_head if self.latent_dim is None else None))
         out = tuple(name for name, default in written if getattr(self, name) == default)
         return out + (("ff_dim",) if self.moe and "dense" not in self.block_kinds else ())
 
@@ -397,6 +398,8 @@ class Config:
                 out.update(E_shared=self.E_shared, d_shared=self.d_shared)
         if self.window is not None:
             out.update(W=self.W, L_W=self.L_W, T_W=self.T_W)
+        if self.rotary_dim is not None:
+            out["d_rot"] = self.rotary_dim
         if self.mla:
             out.update(d_c=self.d_c, d_R=self.d_R, d_nope=self.d_nope, d_v=self.d_v,
                        **({"d_cq": self.d_cq} if self.d_cq is not None else {}))
@@ -570,6 +573,10 @@ TABLE_PRESETS: dict[str, Config] = {
                         embed_scale=True),
     # Phi-3-mini-4k (Phi3Config's defaults): Llama's block, fused qkv and gate_up (3,821,079,552 parameters, "3.8B")
     "phi-3-mini": _modern(32, 3072, 32, 32, 8_192, 32_064, 4_096),
+    # Phi-4-mini (microsoft/Phi-4-mini-instruct's config.json): Phi-3's block, partial RoPE on 96 of each head's 128
+    # features (partial_rotary_factor 0.75), 24 heads and 8 K/V heads, a tied head, and the window of 262,144 its file
+    # sets on every block (beyond its 131,072-token context: it never binds); 3,836,021,760 parameters, as published
+    "phi-4-mini": _modern(32, 3072, 24, 8, 8_192, 200_064, 131_072, tie=True, rotary_dim=96, window=262_144),
     # a parallel block (Cohere's c4ai-command-r-v01): one LayerNorm without bias per block read by attention and the MLP
     "command-r": _modern(40, 8192, 64, 64, 22_528, 256_000, 8_192, tie=True, norm="layernorm", parallel=True),
 }

@@ -20,9 +20,12 @@ does the same, from data:
   mixtral or qwen3_moe file whose layer_types keeps some blocks' cache whole while the mask windows every block) the
   file is refused by name.
 - A key whose value (given or the type's default) changes what would be built but is not modelled is refused by
-  name: cross-attention, partial rotary.
+  name: cross-attention.
+- Partial rotary (`_rotary`): partial_rotary_factor sets d_rot = int(d_head · factor) where the type's module reads it
+  (Phi-3's, for Phi-4-mini); every other type's module ignores it, and so does the reading, saying so.
 - Phi-3 and Phi-4 (phi3): Llama's block with fused qkv and gate_up matrices (the same parameters and FLOPs), a window
-  on every block where sliding_window is set, as Mistral's; a partial_rotary_factor below 1 is refused (Phi-4-mini).
+  on every block where sliding_window is set, as Mistral's; a partial_rotary_factor below 1 rotates part of each
+  head (Phi-4-mini's 0.75).
 - Command R (cohere): a parallel block (`model.parts.parallel`), one LayerNorm without bias per block; its per-head
   QK-norm (use_qk_norm, Command R+) is refused by name.
 - Gemma 1 (gemma): GeGLU (hidden_act "gelu", the released files' word, read as its tanh approximation, as
@@ -57,7 +60,7 @@ TRANSFORMERS_VERSION = "5.24.0"  # the config classes DEFAULTS were taken from
 MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, tens of kB): longer is refused
 MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
-               "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3")
+               "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3")
@@ -193,6 +196,11 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2_048,
         "tie_word_embeddings": False, "attention_bias": False, "sliding_window": 4_096, "layer_types": None,
     },
+    "glm": {  # GlmConfig (GLM-4): partial RoPE on half of each head, attention_bias on q, k and v only
+        "vocab_size": 151_552, "hidden_size": 4_096, "intermediate_size": 13_696, "num_hidden_layers": 40,
+        "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": False, "attention_bias": True,
+    },
     "gpt_oss": {  # GptOssConfig: every other block windowed, attention sinks, experts with biases, a clamped SwiGLU
         "vocab_size": 201_088, "hidden_size": 2_880, "intermediate_size": 2_880, "num_hidden_layers": 36,
         "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131_072,
@@ -255,6 +263,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "cwm": (),
     "olmo2": ("head_dim", "sliding_window", "layer_types"),  # Olmo2Attention's getattr(config, "head_dim", d / h)
     "olmo3": ("head_dim",),
+    "glm": ("sliding_window", "layer_types"),
 }
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
@@ -289,7 +298,10 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "cwm": ("layer_types",),
     "olmo2": ("num_key_value_heads", "sliding_window", "layer_types"),
     "olmo3": ("num_key_value_heads", "sliding_window", "layer_types"),
+    "glm": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),  # the first two: `NULL_FAILS`
 }
+# Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
+NULL_FAILS: dict[str, tuple[str, ...]] = {"glm": ("num_key_value_heads", "head_dim")}
 # GPT2Config's attribute_map: these names set GPT-2's own keys.
 ALIASES: dict[str, dict[str, str]] = {
     "gpt2": {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
@@ -524,7 +536,11 @@ NOT_BUILT: dict[str, str] = {
     **dict.fromkeys(("llama4_text", "llama4"), "Llama 4's chunked attention, its NoPE blocks and its MoE blocks "
                                                "interleaved with dense ones"),
     "glm4_moe": f"{_PARTIAL} and a sigmoid router with a correction bias",
-    **dict.fromkeys(("glm", "glm4", "stablelm", "phi", "gpt_neox", "persimmon"), _PARTIAL),
+    "glm4": f"{_PARTIAL} with its norms after attention and the MLP as well as before them",
+    "stablelm": f"{_PARTIAL} and LayerNorms with biases beside matrices without them",
+    "phi": f"{_PARTIAL} and a bias on the head",
+    "gpt_neox": f"{_PARTIAL} and a parallel block in which attention and the MLP each read a norm of their own",
+    "persimmon": f"{_PARTIAL}, a non-gated MLP with ReLU² and a LayerNorm on each head's q and k",
     "nemotron": f"{_PARTIAL} and a non-gated MLP with ReLU²",
     "arcee": "its non-gated MLP with ReLU² (two matrices, no gate)",
     "apertus": "its non-gated MLP with xIELU (two matrices, no gate)",
@@ -621,6 +637,7 @@ def _read(doc: Mapping) -> Reading:
     _refuse_unmodelled(doc, values, model_type, fields, keys)
     types, window = _blocks(values, model_type, fields["L"])
     windowing = _window(types, window, model_type, fields, keys, "sliding_window" in values["given"])
+    windowing += _rotary(doc, model_type, fields, keys)
     windowing += VALUES_ONLY.get(model_type, ())
     windowing += _latent(doc, model_type, fields) if model_type in MLA_TYPES else ()
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
@@ -653,14 +670,16 @@ GRANITE_VALUES = ("values only, which change no count, shape or byte: the token 
                   "block's attention and MLP outputs times residual_multiplier before they join x, the scores times "
                   "attention_multiplier (in place of 1/√d_head), the logits divided by logits_scaling")
 ROPE_VALUES = "values only, which change no count, shape or byte: RoPE's θ and scaling"
-VALUES_ONLY = {"granite": (GRANITE_VALUES,), "olmo2": (ROPE_VALUES,), "olmo3": (ROPE_VALUES + " (per kind of block)",), "cwm": (ROPE_VALUES + " (llama3's by default)",),
+VALUES_ONLY = {"granite": (GRANITE_VALUES,), "glm": (ROPE_VALUES + ", its pairs interleaved; gate and up in one matrix "
+                                                               "(gate_up_proj; W_gate and W_up apart here, the same "
+                                                               "parameters and FLOPs)",), "olmo2": (ROPE_VALUES,), "olmo3": (ROPE_VALUES + " (per kind of block)",), "cwm": (ROPE_VALUES + " (llama3's by default)",),
                "ernie4_5": (ROPE_VALUES + ", its pairs interleaved",), "gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
                "phi3": (PHI3_VALUES,), "cohere": (COHERE_VALUES,), "gpt_oss": (OSS_VALUES,),
                "ministral3": (MINISTRAL3_VALUES,)}  # each type's note of what changes values only
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3")
-NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "helium", "ernie4_5", "seed_oss", "olmo2", "gemma", "cohere",
+NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "gemma", "cohere",
                          "deepseek_v2", "deepseek_v3")
 
 
@@ -718,6 +737,9 @@ def _values(doc: Mapping, model_type: str) -> dict:
         elif present:
             out["given"].add(key)
             out[key] = _checked(present[0], doc[present[0]], key in NULLABLE[model_type], key)
+            if out[key] is None and key in NULL_FAILS.get(model_type, ()):
+                raise HFConfigError(f"config.json: {present[0]}=null: {model_type}'s config class keeps it null and "
+                                    f"its module cannot run so; give {WHAT[key]} as a whole number")
         else:
             out[key] = default
     return out
@@ -787,7 +809,8 @@ def _number(key: str, value: object, lo: float, hi: float, open_lo: bool = False
 # none (their clamped SwiGLU is written out), GPT-2 reads activation_function, Gemma 2 and 3 hidden_activation.
 ACTIVATIONS = {"hidden_act": {**dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
                                                "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
-                                               "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3"),
+                                               "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
+                                               "glm"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu")},
                "activation_function": {"exaone": ("silu",)}}  # ExaoneConfig's name for hidden_act
@@ -803,8 +826,8 @@ def _check_activation(doc: Mapping, model_type: str) -> None:
 
 
 def _check_rope(doc: Mapping) -> None:
-    """RoPE's settings, in either spelling: θ a positive number, scaling an object, and all features rotated
-    (a partial_rotary_factor below 1 rotates part of each head, a shape this model does not build)."""
+    """RoPE's settings, in either spelling: θ a positive number, scaling an object, a partial_rotary_factor above 0 and
+    at most 1 (`_rotary` reads it)."""
     settings: list[tuple[str, Mapping]] = [("", doc)]
     for key in ("rope_parameters", "rope_scaling"):
         value = doc.get(key)
@@ -822,10 +845,39 @@ def _check_rope(doc: Mapping) -> None:
             raise HFConfigError(f"config.json: {prefix}rope_type={show(where['rope_type'])} is not a RoPE scaling "
                                 f"rule transformers knows ({', '.join(ROPE_TYPES)})")
         if "partial_rotary_factor" in where:
-            factor = _number(f"{prefix}partial_rotary_factor", where["partial_rotary_factor"], 0, 1, open_lo=True)
-            if factor != 1:
-                raise HFConfigError(f"config.json: {prefix}partial_rotary_factor={show(factor)} rotates only part of "
-                                    f"each head; this model's RoPE rotates all d_head features")
+            _number(f"{prefix}partial_rotary_factor", where["partial_rotary_factor"], 0, 1, open_lo=True)
+
+
+# The types whose rotary embedding reads partial_rotary_factor (RoPE on int(d_head · factor) features of each head, the
+# rest passed through), with their class's default; every other type's ignores it and rotates all d_head.
+PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5}
+
+
+def _rotary(doc: Mapping, model_type: str, fields: dict, keys: dict[str, str]) -> tuple[str, ...]:
+    """partial_rotary_factor as transformers reads it (rope_parameters' or rope_scaling's own, else the top-level key,
+    else the type's default): `rotary_dim` d_rot = int(d_head · factor) where the type's module reads it, and a note;
+    where it does not, a note that it is ignored. HFConfigError for a d_rot that is odd or 0."""
+    given = [(f"{k}.partial_rotary_factor", doc[k]["partial_rotary_factor"]) for k in ("rope_parameters", "rope_scaling")
+             if isinstance(doc.get(k), Mapping) and "partial_rotary_factor" in doc[k]]
+    given += [("partial_rotary_factor", doc["partial_rotary_factor"])] if "partial_rotary_factor" in doc else []
+    if model_type not in PARTIAL_ROTARY:
+        ignored = [f"{key} = {show(v)}" for key, v in given if v != 1]
+        return (f"ignored, as transformers' {model_type} module ignores it (RoPE rotates all d_head features): "
+                f"{', '.join(ignored)}",) if ignored else ()
+    key, factor = given[0] if given else (f"partial_rotary_factor (not in the file: {model_type}'s default)",
+                                          PARTIAL_ROTARY[model_type])
+    d_head = fields.get("head_dim") or fields["d"] // fields["h"]
+    d_rot = int(d_head * factor)
+    if d_rot == d_head:
+        return ()
+    if d_rot < 2 or d_rot % 2:
+        raise HFConfigError(f"config.json: {key}={show(factor)} rotates int(d_head · {factor:g}) = {d_rot:,} of each "
+                            f"head's d_head = {d_head:,} features; RoPE rotates pairs, so that must be even and at "
+                            f"least 2")
+    fields["rotary_dim"] = d_rot
+    keys["rotary_dim"] = key.split(" ")[0]
+    return (f"partial RoPE: d_rot = int(d_head · {factor:g}) = {d_rot:,} of each head's d_head = {d_head:,} features "
+            f"rotated by position ({key}), the other {d_head - d_rot:,} passed through",)
 
 
 def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str, str]]:
@@ -964,6 +1016,7 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
                     {"attention_bias": ATTN}),
     "qwen2_moe": {"qkv_bias": ("qkv",)},
     "helium": {"attention_bias": ("qkv",), "mlp_bias": ("mlp",)},
+    "glm": {"attention_bias": ("qkv",)},
     "seed_oss": {"attention_bias": ("qkv",), "attention_out_bias": ("o",), "mlp_bias": ("mlp",)},
     "ernie4_5": {"use_bias": ALL},
     "cwm": {"mlp_bias": ("mlp",)},
@@ -1075,7 +1128,8 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
 PAD_DEFAULTS = {"ministral3": 11, "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0,
-                "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1}
+                "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
+                "glm": 151_329}
 
 
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:

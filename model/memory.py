@@ -57,6 +57,9 @@ _MOE_FACTORS = ("E", "k", "d_expert", "E_shared", "d_shared")
 # equal to another at every probe.
 _MLA_PROBES = ((7, 9, 4, 3, 5), (11, 5, 2, 7, 3), (5, 13, 6, 2, 9), (9, 7, 8, 5, 4))
 _MLA_FACTORS = ("d_c", "d_cq", "d_R", "d_nope", "d_v")
+# Partial rotary's d_rot, one per recipe probe: even and below d_head (whose second probe is then 10, not 2).
+_ROTARY_PROBES = (2, 4, 4, 6)
+_ROTARY_HEAD = 10  # the second probe's d_head where RoPE rotates part of each head (2 leaves no part unrotated)
 _MAX_DEGREE = 4
 PROBE_WINDOW = 2  # a window changes which keys a query sees, never a shape: any W stands for all
 PROBE_CAP = 30.0  # likewise a soft-cap's c
@@ -85,6 +88,7 @@ class Structure:
     # None for a dense model; else the kinds of blocks in order (`distinct_kinds`), shared experts, their gate
     moe: tuple[object, ...] | None = None
     window: bool = False  # a sliding window (the fused kernel's band mask is a tensor of its own)
+    partial: bool = False  # partial rotary: RoPE on d_rot of each head's d_head features (its slices are tensors)
     gemma: tuple[bool, ...] = ()  # Gemma's extras that make tensors (post_norms, embed_scale, the two soft-caps) and
     # query_pre_attn_scalar (a value, but the scores' label names it)
     oss: tuple[bool, ...] = ()  # gpt-oss's extras that make tensors: sinks, the experts' biases, the clamp
@@ -108,7 +112,7 @@ def structure(cfg: Config, dtype: str) -> Structure:
     oss = tuple(bool(getattr(cfg, name)) for name in OSS_KEYS)
     return Structure(tie=cfg.tie, dtype=dtype, ones=tuple(v[k] == 1 for k in ONES), recipe=recipe,
                      moe=moe_part.structure(cfg), window=window.present(cfg), gemma=gemma if any(gemma) else (),
-                     oss=oss if any(oss) else (), mla=latent.structure(cfg),
+                     oss=oss if any(oss) else (), mla=latent.structure(cfg), partial=cfg.rotary_dim is not None,
                      flags=tuple(name for name in FLAGS if getattr(cfg, name)))
 
 
@@ -129,6 +133,8 @@ def structure_key(s: Structure) -> str:
     recipe += (["mla_q"] if s.mla[0] else ["mla"]) if s.mla else []
     if s.window:
         recipe.append("window")
+    if s.partial:
+        recipe.append("partial_rotary")
     recipe += list(s.flags)
     return ",".join(["tied" if s.tie else "untied", s.dtype, *(f"{k}=1" for k in ones), *recipe])
 
@@ -149,8 +155,10 @@ def probes(s: Structure) -> list[Config]:
 def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
     norm, positions, mlp, bias, qk_norm, kv, apart, attention = s.recipe
     out = []
-    for (B, T, d_head, h, h_kv, V, T_max, d_ff, d), moe, mla in zip(_RECIPE_PROBES, _MOE_PROBES, _MLA_PROBES):
+    for (B, T, d_head, h, h_kv, V, T_max, d_ff, d), moe, mla, rot in zip(_RECIPE_PROBES, _MOE_PROBES, _MLA_PROBES,
+                                                                          _ROTARY_PROBES):
         T = 1 if one["T"] else 2 if one["T-1"] else T
+        d_head = _ROTARY_HEAD if s.partial and d_head <= rot else d_head
         h = 1 if one["h"] else h
         h_kv = h if kv == "mha" else 1 if kv == "mqa" else h_kv
         cfg = Config(B=1 if one["B"] else B, T=T, d=d if apart else h * d_head, h=h, L=1, V=V,
@@ -170,6 +178,7 @@ def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
             sinks, biased, clamped = s.oss
             cfg = replace(cfg, sinks=sinks, expert_bias=biased, swiglu_limit=PROBE_LIMIT if clamped else None)
         cfg = replace(cfg, **dict.fromkeys(s.flags, True))
+        cfg = replace(cfg, rotary_dim=rot) if s.partial else cfg
         out.append(replace(cfg, window=PROBE_WINDOW) if s.window else cfg)
     return out
 
@@ -193,7 +202,7 @@ def factors_of(cfg: Config) -> tuple[str, ...]:
     if cfg.gpt2_recipe:
         return _FACTORS
     present = _factor_values(cfg)
-    return tuple(f for f in (*_RECIPE_FACTORS, *_MOE_FACTORS, *_MLA_FACTORS) if f in present)
+    return tuple(f for f in (*_RECIPE_FACTORS, *_MOE_FACTORS, *_MLA_FACTORS, "d_rot") if f in present)
 
 
 def block_counts(kinds: tuple[str, ...]) -> dict[str, str]:

@@ -43,6 +43,8 @@ SYMBOL_DOCS: dict[str, str] = {
            "each head's rotary part of q (qk_rope_head_dim)",
     "d_nope": "each head's query and key features without positions (qk_nope_head_dim); q and k are d_nope + d_R wide",
     "d_v": "each head's value features (v_head_dim)",
+    "d_rot": "the features of each head's q and k that RoPE rotates, where it rotates part of them (partial rotary: "
+             "d_head · partial_rotary_factor; the other d_head − d_rot pass through)",
 }
 SYMBOLS = tuple(SYMBOL_DOCS)
 _DIM = re.compile(r"^(\d*)(B|T_max|T|d_head|d|h|L|V)?$")

@@ -82,6 +82,8 @@ MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separ
     "kept": "; {asked} is the {name} you chose, kept while other fields change (the box showed {shown})",
     "number": "{name}=\"{text}\" is not a whole number: write {examples}; kept {name}={kept}",
     "odd_d": "d={d} is odd: RoPE needs an even d_head = d / h, so d must be even (or set d_head)",  # refused, not noted
+    "rotary_off": "d_rot = {asked} dropped: partial RoPE rotates part of each head's q and k, and {why}",
+    "rotary_even": "d_rot snapped {asked} → {d_rot}: RoPE rotates pairs of features, so d_rot must be even",
 }
 # The fields whose change a notice of each kind is news about (besides any change of its text), and the field
 # whose asked value it reports ("kept"): model fields, as `asked` names them.
@@ -91,10 +93,13 @@ NOTE_ABOUT: dict[str, tuple[str, ...]] = {"h": ("h", "d", "head_dim"), "h_even":
                                           "full_layers": ("L", "full_layers"), "window": ("T", "window"),
                                           "clamp": ("mlp",), "mla_kv": ("kv_heads",),
                                           "mla_head": ("head_dim",), "mla_R": ("rope_dim",), "mla_eager": ("attention",),
-                                          "mla_rope": ("positions",), "mla_without": tuple(MLA_WITHOUT)}
+                                          "mla_rope": ("positions",), "mla_without": tuple(MLA_WITHOUT),
+                                          "rotary_off": ("positions", "rotary_dim", "h", "d", "head_dim", "latent_dim"),
+                                          "rotary_even": ("rotary_dim",)}
 NOTE_FIELD = {"h": ("h", "h"), "h_even": ("h", "h"), "h_kv": ("kv_heads", "h_kv"), "T": ("T", "T"),
               "context": ("T", "T"), "k": ("top_k", "k"), "full_layers": ("full_layers", "full_layers"),
               "window": ("T", "T"), "clamp": ("swiglu_limit", "swiglu_limit"), "mla_R": ("rope_dim", "d_R"),
+              "rotary_off": ("rotary_dim", "d_rot"), "rotary_even": ("rotary_dim", "d_rot"),
               # what latent attention drops is not kept: no "you chose" (d_c, asked as shown, never adds it)
               **{k: ("latent_dim", "d_c") for k in ("mla_kv", "mla_head", "mla_eager", "mla_rope", "mla_without")}}
 # kind -> (field asked, its symbol)
@@ -191,6 +196,25 @@ def settle_values(values: dict, note) -> None:
         else:
             note("context", T=values["T"], T_max=values["T_max"])
     _settle_window(values, note)
+    _settle_rotary(values, note)
+
+
+def _settle_rotary(values: dict, note) -> None:
+    """Partial rotary's rules: an even d_rot (snapped up, within d_head), and none without RoPE, with latent attention
+    or wider than d_head (dropped: all of each head rotated)."""
+    r = values.get("rotary_dim")
+    if r is None:
+        return
+    d_head = values.get("head_dim") or values["d"] // values["h"]
+    why = "positions are now learned (the table W_pe)" if values.get("positions", "learned") != "rope" else \
+        "latent attention rotates its own d_R" if values.get("latent_dim") is not None else \
+        f"d_rot must be at most d_head = {d_head:,} (RoPE now rotates all of each head)" if r > d_head else ""
+    if why:
+        note("rotary_off", asked=r, why=why)
+        values["rotary_dim"] = None
+    elif r % 2:
+        values["rotary_dim"] = r + 1 if r + 1 <= d_head else r - 1
+        note("rotary_even", asked=r, d_rot=values["rotary_dim"])
 
 
 def _settle_window(values: dict, note) -> None:

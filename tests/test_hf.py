@@ -121,6 +121,7 @@ BASE: dict[str, dict] = {
     "olmo2": {"model_type": "olmo2", **MODERN, "attention_bias": True},
     "olmo3": {"model_type": "olmo3", **MODERN, "attention_bias": True, "sliding_window": 3,
               "layer_types": ["full_attention", "sliding_attention"]},
+    "glm": {"model_type": "glm", **MODERN, "attention_bias": False, "pad_token_id": 0},
     "deepseek_v2": {"model_type": "deepseek_v2", **{k: v for k, v in MODERN.items() if k != "head_dim"},
                     "num_hidden_layers": 3, "num_attention_heads": 32, "num_key_value_heads": 32, "attention_bias": False,
                     "mlp_bias": False, "kv_lora_rank": 16, "q_lora_rank": None, "qk_rope_head_dim": 8,
@@ -339,16 +340,18 @@ def test_rope_settings_change_no_shape(rope):
     assert ours(doc) == reference(doc)
 
 
-@pytest.mark.parametrize("rope, message", [
-    ({"partial_rotary_factor": 0.5}, "partial_rotary_factor=0.5 rotates only part of each head"),
+@pytest.mark.parametrize("rope, given", [
+    ({"partial_rotary_factor": 0.5}, "partial_rotary_factor = 0.5"),
     ({"rope_parameters": {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.5}},
-     "rope_parameters.partial_rotary_factor=0.5 rotates only part of each head"),
-    ({"rope_parameters": {"full_attention": {"rope_theta": 1e4, "partial_rotary_factor": 0.25}}},
-     "rope_parameters.partial_rotary_factor=0.25"),
+     "rope_parameters.partial_rotary_factor = 0.5"),
 ])
-def test_partial_rotary_is_refused_in_either_spelling(rope, message):
-    with pytest.raises(HFConfigError, match=message):
-        from_hf({**BASE["llama"], **rope})
+def test_partial_rotary_is_ignored_where_the_types_module_ignores_it(rope, given):
+    """Llama's rotary embedding reads no partial_rotary_factor: it rotates all d_head features, and so does the
+    reading, saying so (Phi-3's reads it: tests/test_rotary.py)."""
+    doc = {**BASE["llama"], **rope}
+    assert ours(doc) == reference(doc) and from_hf(doc).rotary_dim is None
+    assert f"ignored, as transformers' llama module ignores it (RoPE rotates all d_head features): {given}" in \
+        read_hf(doc).notes
 
 
 # --- today's context lengths ---------------------------------------------------------------------------------
@@ -529,9 +532,8 @@ MALFORMED: list[tuple[str, bytes, str]] = [  # (name, file, what the one line mu
     ("rope_parameters a word", _file(rope_parameters="fast"), "rope_parameters='fast': rope_parameters (RoPE's "
                                                               "settings) must be an object"),
     ("rope_scaling a number", _file(rope_scaling=5), "rope_scaling=5: rope_scaling"),
-    ("rope partial", _file(rope_parameters={"rope_theta": 1e4, "partial_rotary_factor": 0.5}),
-     "rope_parameters.partial_rotary_factor=0.5 rotates only part of each head"),
-    ("partial top-level", _file(partial_rotary_factor=0.5), "partial_rotary_factor=0.5 rotates only part"),
+    ("partial above 1", _file(partial_rotary_factor=1.5), "partial_rotary_factor=1.5: partial_rotary_factor (the "
+                                                          "share of each head RoPE rotates) must be a number above 0"),
     ("partial NaN", _file(partial_rotary_factor=float("nan")), "partial_rotary_factor=nan: partial_rotary_factor"),
     ("rope_theta negative", _file(rope_theta=-1), "rope_theta=-1: rope_theta (RoPE's base θ) must be a number above 0"),
     ("rope_type unknown", _file(rope_parameters={"rope_type": "warp", "rope_theta": 1e4}),
@@ -672,7 +674,7 @@ def test_any_wrapper_gives_a_config_or_one_line(wrapper, top, inner):
 
 
 # Presets of issue 40's families: the config class's defaults (each class describes that flagship) and the model card.
-FLAGSHIPS = {"gemma-7b": ("gemma", 8_537_680_896), "phi-3-mini": ("phi3", 3_821_079_552)}
+FLAGSHIPS = {"gemma-7b": ("gemma", 8_537_680_896), "phi-3-mini": ("phi3", 3_821_079_552)}  # their classes' defaults
 
 
 @pytest.mark.parametrize("name", FLAGSHIPS)

@@ -20,7 +20,8 @@ def recipe_key(cfg: Config) -> str:
     """The recipe's and the mixture of experts' part of `structure_key` ("" for GPT-2's dense recipe), plus "d_ff"
     where d_ff is set apart from the recipe's default."""
     s = structure(cfg, "fp32")
-    base = structure_key(dataclasses.replace(s, recipe=None, moe=None, window=False, gemma=(), oss=(), mla=()))
+    base = structure_key(dataclasses.replace(s, recipe=None, moe=None, window=False, gemma=(), oss=(), mla=(),
+                                             partial=False))
     if structure_key(s) == base:
         return ""
     return structure_key(s)[len(base) + 1:] + (",d_ff" if cfg.ff_dim is not None else "")

@@ -300,6 +300,7 @@ class CausalSelfAttention(nn.Module):
         if self.wide:
             self.q_norm, self.k_norm = RMSNorm(cfg.h * cfg.d_head), RMSNorm(cfg.h_kv * cfg.d_head)
         self.rope = cfg.positions == "rope"
+        self.rotary = cfg.rotary_dim  # partial rotary's d_rot; None: every feature
         self.fused = cfg.attention == "fused"
         attention = ["attn_v", "lse"] if self.fused else ["scores", "masked", "attn", "attn_v"]
         attention += ["capped"] if self.softcap is not None else []
@@ -328,8 +329,12 @@ class CausalSelfAttention(nn.Module):
         v = self.v(v.view(B, T, h_kv, d_head).transpose(1, 2))  # (B, h_kv, T, d_head)
         if hasattr(self, "q_norm") and not self.wide:
             q, k = self.q_norm(q), self.k_norm(k)  # RMSNorm over d_head, per head
-        if self.rope:
+        if self.rope and self.rotary is None:
             q, k = self.q_rot(rotate(q, *rope)), self.k_rot(rotate(k, *rope))  # (B, h, T, d_head), (B, h_kv, T, d_head)
+        elif self.rope:  # partial rotary: the first d_rot features rotated, the others passed through
+            r = self.rotary
+            q = self.q_rot(torch.cat((rotate(q[..., :r], *rope), q[..., r:]), dim=-1))  # (B, h, T, d_head)
+            k = self.k_rot(torch.cat((rotate(k[..., :r], *rope), k[..., r:]), dim=-1))  # (B, h_kv, T, d_head)
         if past is not None:  # decode: one new token after the cached ones
             if T != 1:
                 raise ValueError(f"a decode step takes one new token per sequence, got T={T}")
@@ -372,8 +377,8 @@ def module(cfg: Config, window: int | None = None) -> nn.Module:
 
 
 def rotary_width(cfg: Config) -> int:
-    """The features RoPE rotates in each head's q and k: all d_head."""
-    return cfg.d_head
+    """The features RoPE rotates in each head's q and k: all d_head, or d_rot (partial rotary)."""
+    return cfg.d_head if cfg.rotary_dim is None else cfg.rotary_dim
 
 
 # --- its tensors in the lesson's notation (`model.tensor_notation`) ---------------------------------------------------
@@ -404,6 +409,11 @@ RECIPE_NOTATION: dict[str, tuple[str, str]] = {  # the modern recipe's forms: h_
     "attn.lse": ("(B, h, T)", "log-sum-exp of each query's scores, fp32 whatever the dtype: kept for backward"),
 }
 LSE_SHAPE = RECIPE_NOTATION["attn.lse"][0]
+PARTIAL_NOTATION: dict[str, tuple[str, str]] = {  # partial rotary (`model.parts.positions`: d_rot of d_head)
+    "attn.q_rot": ("(B, h, T, d_head)", "q with its first d_rot features rotated by position (partial RoPE; the "
+                                        "other d_head − d_rot pass through)"),
+    "attn.k_rot": ("(B, h_kv, T, d_head)", "k with its first d_rot features rotated by position (partial RoPE)"),
+}
 WIDE_QK_NOTATION: dict[str, tuple[str, str]] = {  # OLMo 2's QK-norm, before the heads are split
     "attn.q_norm.rstd": ("(B, T, 1)", "QK-norm: RMS statistic of q, all heads together"),
     "attn.q_norm": ("(B, T, h·d_head)", "q after QK-norm (RMSNorm over h·d_head), before the heads are split"),
@@ -429,6 +439,8 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
         rows["attn.capped"] = ("(B, h, T, T)", "soft-capped scores c·tanh(scores / c)")
     if cfg.qk_norm_wide:
         rows.update(WIDE_QK_NOTATION)
+    if cfg.rotary_dim is not None:
+        rows.update(PARTIAL_NOTATION)
     if cfg.head_dim is not None:  # d_head set apart: the heads' width h·d_head need not be d
         rows["attn.qkv"] = ("(B, T, (h + 2h_kv)·d_head)", rows["attn.qkv"][1])
         rows["attn.merged"] = ("(B, T, h·d_head)", "heads merged back")

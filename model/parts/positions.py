@@ -17,21 +17,42 @@ if TYPE_CHECKING:
 FIELDS = (
     Field("positions", "choice", "positions: learned (the table W_pe) or rope (q and k rotated by position; no "
           "parameters)", default="learned", choices=("learned", "rope")),
+    Field("rotary_dim", "whole", "the features of each head's q and k that RoPE rotates (partial rotary; the other "
+          "d_head − d_rot pass through)", symbol="d_rot", bounds=(2, 32_768), optional=True, control=False,
+          unset="default", more=" (default d_head: all of them)", example="96",
+          says="RoPE on d_rot = {cfg.rotary_dim:,} of each head's d_head = {cfg.d_head:,} features"),
 )
 ODD_D_HEAD = ("d_head={d_head} is odd: RoPE rotates pairs of features, so d_head must be even (set head_dim, or pick h "
               "so that d / h is even)")  # Config refuses it (the exported page's too: page.js configOf)
 
 
 def check(cfg: Config) -> None:
-    """RoPE rotates pairs (an even d_head; latent attention checks its own d_R), and a learned table has T_max rows
-    (ValueError naming the fix)."""
-    if cfg.positions == "rope" and cfg.latent_dim is None and cfg.d_head % 2:
+    """RoPE rotates pairs (an even d_head, or d_rot where it rotates part of each head; latent attention checks its own
+    d_R), and a learned table has T_max rows (ValueError naming the fix)."""
+    if cfg.rotary_dim is not None:
+        _check_partial(cfg)
+    elif cfg.positions == "rope" and cfg.latent_dim is None and cfg.d_head % 2:
         raise ValueError(ODD_D_HEAD.format(d_head=cfg.d_head))
     if cfg.T > cfg.T_max and cfg.positions == "learned":
         raise ValueError(
             f"T={cfg.T:,} exceeds T_max={cfg.T_max:,}: the learned position table W_pe has only T_max rows "
             f"and cannot extrapolate to later positions; lower T to at most {cfg.T_max:,} or raise T_max"
         )
+
+
+def _check_partial(cfg: Config) -> None:
+    """Partial rotary: RoPE, an even d_rot of at most d_head, attention's own heads (not latent attention's d_R)."""
+    if cfg.positions != "rope" or cfg.latent_dim is not None:
+        why = "positions are learned" if cfg.positions != "rope" else "latent attention rotates its own d_R"
+        raise ValueError(f"d_rot={cfg.rotary_dim:,} is a partial RoPE's width, but the {why}: drop d_rot")
+    if cfg.rotary_dim % 2 or cfg.rotary_dim > cfg.d_head:
+        raise ValueError(f"d_rot={cfg.rotary_dim:,}: RoPE rotates pairs of each head's d_head = {cfg.d_head:,} "
+                         f"features, so d_rot must be even and at most d_head")
+
+
+def partial(cfg: Config) -> bool:
+    """RoPE rotates part of each head (d_rot < d_head)."""
+    return cfg.rotary_dim is not None
 
 
 def emb(cfg: Config) -> Expr:
@@ -94,11 +115,24 @@ ROPE_NOTATION: dict[str, tuple[str, str]] = {
 }
 
 
+PARTIAL_NOTATION: dict[str, tuple[str, str]] = {  # partial rotary: d_rot of each head's d_head features
+    "rope.angles": ("(T, d_rot)", "RoPE angles t·θ_i, θ_i = b^(−2i/d_rot), each frequency twice, for the d_rot "
+                                  "features rotated (b: rope_theta, a value only; this pass uses 10,000)"),
+    "rope.cos": ("(T, d_rot)", "cos of the angles"),
+    "rope.sin": ("(T, d_rot)", "sin of the angles"),
+}
+
+
 def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
-    """RoPE's angles, cosines and sines (their rows exist only with RoPE; latent attention writes its own widths)."""
+    """RoPE's angles, cosines and sines (their rows exist only with RoPE; latent attention writes its own widths),
+    over d_rot where RoPE rotates part of each head (attention's rows of q and k say so)."""
     rows.update(ROPE_NOTATION)
+    if partial(cfg):
+        rows.update(PARTIAL_NOTATION)
 
 
 def words(cfg: Config) -> list[str]:
     """The positions in the recipe's words."""
+    if partial(cfg):
+        return [f"partial RoPE (d_rot = {cfg.rotary_dim:,} of d_head = {cfg.d_head:,})"]
     return ["RoPE" if cfg.positions == "rope" else "learned positions"]

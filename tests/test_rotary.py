@@ -1,0 +1,181 @@
+"""Partial rotary (issue 40): RoPE on d_rot of each head's d_head features, the rest passed through (Phi-4-mini's
+partial_rotary_factor 0.75). Against transformers' Phi-3 module: random files' parameters, real cache bytes after a
+prefill and eager forward FLOPs; its logits with the weights copied in. Saved bytes equal autograd's on real CPU tensors
+and the memory formulas hold at every structure; the live page's rules keep d_rot valid; the trace, the reports and the
+command line name it; the preset phi-4-mini is its config.json and its published count."""
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from dataclasses import replace
+
+import pytest
+import torch
+
+from model import GPT, budget, trace
+from model.changes import changes
+from model.config import TABLE_PRESETS, Config, HFConfigError, from_hf, read_hf
+from model.memory import kv_cache_lines
+from model.passes import saved_bytes_of
+from model.report import recipe_text
+from model.rules import settle
+from model.tracing import memory_lines
+from pagetools import run_cli
+from test_window import _module, reference
+
+
+def random_doc(rng: random.Random) -> dict:
+    """A small Phi-3 file whose partial_rotary_factor rotates an even part of each head (in either spelling)."""
+    h_kv = rng.choice([1, 2])
+    h, L, d_head = h_kv * rng.choice([1, 2, 3]), rng.randrange(1, 4), 2 * rng.randrange(2, 7)
+    d_rot = 2 * rng.randrange(1, d_head // 2)
+    doc = {"model_type": "phi3", "vocab_size": rng.randrange(8, 60), "num_hidden_layers": L, "num_attention_heads": h,
+           "num_key_value_heads": h_kv, "intermediate_size": rng.randrange(4, 40), "hidden_size": h * d_head,
+           "max_position_embeddings": 64, "tie_word_embeddings": rng.random() < 0.5, "pad_token_id": 0,
+           "sliding_window": rng.choice([None, rng.randrange(2, 9)])}
+    factor = d_rot / d_head
+    if rng.random() < 0.5:
+        doc["partial_rotary_factor"] = factor
+    else:
+        doc["rope_parameters"] = {"rope_type": "default", "rope_theta": 10_000.0, "partial_rotary_factor": factor}
+    return doc
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_phi3_files_match_transformers_parameters_cache_and_flops(seed):
+    rng = random.Random(f"rotary-{seed}")
+    doc = random_doc(rng)
+    B, T = rng.randrange(1, 4), rng.randrange(1, 13)
+    cfg = from_hf(doc, B=B, T=T)
+    assert cfg.rotary_dim is not None and cfg.rotary_dim < cfg.d_head
+    b = budget(cfg)
+    assert (b.params_exact, kv_cache_lines(cfg, "fp32")[0].value, b.flops_fwd_measured_per_token * B * T) == \
+        reference(doc, B, T)
+
+
+TINY = {"model_type": "phi3", "vocab_size": 40, "hidden_size": 48, "intermediate_size": 24, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 64, "rms_norm_eps": 1e-5,
+        "pad_token_id": 0, "rope_parameters": {"rope_type": "default", "rope_theta": 10_000.0,
+                                               "partial_rotary_factor": 0.5}}  # d_head 12, d_rot 6
+
+
+def test_phi3s_logits_with_partial_rotary_equal_transformers():
+    """Weights copied from transformers' Phi-3: the same logits; rotating all of each head gives others."""
+    torch.manual_seed(0)
+    ref = _module(TINY, "cpu").eval()
+    ours = GPT(replace(from_hf(TINY, B=2, T=10), attention="eager")).eval()
+    assert ours.cfg.rotary_dim == 6
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.normal_(0, 0.3)
+        ours.wte.weight.copy_(ref.model.embed_tokens.weight)
+        ours.head.weight.copy_(ref.lm_head.weight)
+        ours.ln_f.weight.copy_(ref.model.norm.weight)
+        for block, layer in zip(ours.blocks, ref.model.layers):
+            block.attn.qkv.weight.copy_(layer.self_attn.qkv_proj.weight)  # q's h heads, then k's, then v's
+            block.attn.proj.weight.copy_(layer.self_attn.o_proj.weight)
+            gate, up = layer.mlp.gate_up_proj.weight.chunk(2)
+            block.mlp.gate.weight.copy_(gate)
+            block.mlp.up.weight.copy_(up)
+            block.mlp.proj.weight.copy_(layer.mlp.down_proj.weight)
+            block.ln_1.weight.copy_(layer.input_layernorm.weight)
+            block.ln_2.weight.copy_(layer.post_attention_layernorm.weight)
+        idx = torch.randint(0, 40, (2, 10))
+        expected = ref(input_ids=idx).logits
+        torch.testing.assert_close(ours(idx)[0], expected, atol=1e-5, rtol=1e-5)
+        whole = GPT(replace(ours.cfg, rotary_dim=None))
+        whole.load_state_dict(ours.state_dict())
+        assert not torch.allclose(whole(idx)[0], expected, atol=1e-3)
+
+
+LIKE_PHI = Config(B=2, T=5, d=64, h=4, L=2, V=50, norm="rmsnorm", positions="rope", mlp="swiglu", bias="none",
+                  kv_heads=2, rotary_dim=8)
+
+
+@pytest.mark.parametrize("attention", ["eager", "fused"])
+def test_saved_bytes_equal_autograd_on_cpu(attention):
+    cfg = replace(LIKE_PHI, attention=attention, B=3, T=7, head_dim=12, rotary_dim=4)
+    torch.manual_seed(0)
+    assert saved_bytes_of(GPT(cfg), torch.randint(0, cfg.V, (cfg.B, cfg.T))) == trace(cfg).saved_bytes
+
+
+def test_the_memory_formulas_hold_at_every_structure():
+    """memory_lines checks each formula against the pass it measured (check_lines raises otherwise)."""
+    sizes = itertools.product(("eager", "fused"), (1, 2, 4), ("fp32", "bf16"), (1, 3), (1, 2, 6), (None, 12), (2, 8))
+    for attention, kv, dtype, B, T, d_head, d_rot in sizes:
+        cfg = replace(LIKE_PHI, attention=attention, kv_heads=kv, B=B, T=T, head_dim=d_head, rotary_dim=d_rot)
+        lines = {x.key: x for x in memory_lines(trace(cfg, dtype))}
+        assert "d_rot" in lines["memory/saved"].formula
+
+
+def test_the_trace_the_reports_the_changes_and_the_cli_name_it(capsys):
+    rows = {r.local: r for r in trace(LIKE_PHI).rows}
+    assert rows["rope.cos"].symbolic == "(T, d_rot)" and "first d_rot features rotated" in rows["attn.q_rot"].label
+    assert "partial RoPE (d_rot = 8 of d_head = 16)" in recipe_text(LIKE_PHI)
+    step = next(s for s in changes(LIKE_PHI).steps if s.key == "positions")
+    assert step.title.startswith("partial RoPE instead of the learned table W_pe: d_rot = 8 of each head's d_head")
+    status, out, _ = run_cli(["--preset", "llama3-8b", "--d-rot", "64", "--json"], capsys)
+    assert status == 0 and json.loads(out)["config"]["rotary_dim"] == 64
+    status, out, err = run_cli(["--preset", "llama3-8b", "--d-rot", "63"], capsys)
+    assert status == 2 and "d_rot=63: RoPE rotates pairs" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("change, rotary, notice", [
+    ({"positions": "learned"}, None, "d_rot = 8 dropped: partial RoPE rotates part of each head's q and k, and "
+                                     "positions are now learned (the table W_pe)"),
+    ({"h": 16}, None, "d_rot must be at most d_head = 4 (RoPE now rotates all of each head)"),
+    ({"rotary_dim": 7}, 8, "d_rot snapped 7 → 8: RoPE rotates pairs of features, so d_rot must be even"),
+])
+def test_the_pages_rules_keep_d_rot_valid(change, rotary, notice):
+    asked = {"B": 2, "T": 5, "d": 64, "h": 4, "L": 2, "V": 50, "T_max": 64, "tie": True, "norm": "rmsnorm",
+             "positions": "rope", "mlp": "swiglu", "bias": "none", "rotary_dim": 8, **change}
+    cfg, notes = settle(asked)
+    assert cfg.rotary_dim == rotary and any(notice in n for n in notes), notes
+
+
+def test_an_odd_part_of_a_head_is_refused_in_one_line():
+    with pytest.raises(HFConfigError, match=r"partial_rotary_factor=0.3 rotates int\(d_head · 0.3\) = 3 of each "
+                                            r"head's d_head = 12 features; RoPE rotates pairs"):
+        from_hf({**TINY, "rope_parameters": None, "partial_rotary_factor": 0.3})
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_glm_files_match_transformers(seed):
+    """GLM-4 (glm): RoPE on half of each head by default (GlmConfig's 0.5, or the file's), q, k, v biases."""
+    rng = random.Random(f"glm-{seed}")
+    doc = {**random_doc(rng), "model_type": "glm", "attention_bias": rng.random() < 0.5}
+    doc.pop("sliding_window")
+    if rng.random() < 0.5:
+        doc.pop("partial_rotary_factor", None)
+        doc.pop("rope_parameters", None)
+    B, T = rng.randrange(1, 4), rng.randrange(1, 13)
+    cfg = from_hf(doc, B=B, T=T)
+    assert cfg.rotary_dim is not None
+    b = budget(cfg)
+    assert (b.params_exact, kv_cache_lines(cfg, "fp32")[0].value, b.flops_fwd_measured_per_token * B * T) == \
+        reference(doc, B, T)
+
+
+# microsoft/Phi-4-mini-instruct's config.json, its shape keys (its rope_scaling: longrope's factors, values only)
+PHI4_MINI = {"model_type": "phi3", "vocab_size": 200_064, "hidden_size": 3_072, "intermediate_size": 8_192,
+             "num_hidden_layers": 32, "num_attention_heads": 24, "num_key_value_heads": 8,
+             "max_position_embeddings": 131_072, "original_max_position_embeddings": 4_096,
+             "partial_rotary_factor": 0.75, "tie_word_embeddings": True, "pad_token_id": 199_999,
+             "sliding_window": 262_144, "rope_theta": 10_000.0}
+
+
+def test_phi_4_mini_is_its_config_json_and_its_published_count():
+    preset = TABLE_PRESETS["phi-4-mini"]
+    assert read_hf(PHI4_MINI, B=preset.B, T=preset.T).config == preset
+    module = _module(PHI4_MINI, "meta")
+    assert budget(preset).params_exact == sum(p.numel() for p in module.parameters()) == 3_836_021_760
+
+
+@pytest.mark.parametrize("key", ["num_key_value_heads", "head_dim"])
+def test_a_null_glms_class_keeps_and_its_module_cannot_run_is_refused(key):
+    doc = {**TINY, "model_type": "glm", key: None}
+    with pytest.raises(Exception):
+        reference(doc, 1, 3)
+    with pytest.raises(HFConfigError, match=f"{key}=null: glm's config class keeps it null and its module cannot run"):
+        from_hf(doc)
