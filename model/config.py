@@ -250,6 +250,11 @@ class Config:
         return self.rope_dim
 
     @property
+    def d_rot(self) -> int | None:
+        """The features of each head's q and k RoPE rotates where it rotates part of them (None: all d_head)."""
+        return self.rotary_dim
+
+    @property
     def d_nope(self) -> int | None:
         """Each head's query and key features without positions (None without latent attention)."""
         return self.nope_dim

@@ -18,7 +18,7 @@ FIELDS = (
     Field("positions", "choice", "positions: learned (the table W_pe) or rope (q and k rotated by position; no "
           "parameters)", default="learned", choices=("learned", "rope")),
     Field("rotary_dim", "whole", "the features of each head's q and k that RoPE rotates (partial rotary; the other "
-          "d_head − d_rot pass through)", symbol="d_rot", bounds=(2, 32_768), optional=True, control=False,
+          "d_head − d_rot pass through)", symbol="d_rot", bounds=(1, 32_768), optional=True, control=False,
           unset="default", more=" (default d_head: all of them)", example="96",
           says="RoPE on d_rot = {cfg.rotary_dim:,} of each head's d_head = {cfg.d_head:,} features"),
 )
