@@ -573,6 +573,12 @@ TABLE_PRESETS: dict[str, Config] = {
     "deepseek-v3": _modern(61, 7168, 128, None, 18_432, 129_280, 163_840, attention="eager", experts=256, top_k=8,
                            expert_dim=2_048, shared_experts=1, dense_first=3, latent_dim=512, q_latent_dim=1_536,
                            rope_dim=64, nope_dim=128, value_dim=128),
+    # GLM-4.5-Air (zai-org/GLM-4.5-Air's config.json): 96 query heads of 128 and 8 K/V heads, q, k, v biases, RoPE on
+    # 64 of each head's 128 features, one dense block, then one shared and 128 routed experts of 1,408, 8 per token;
+    # 106,852,245,504 parameters ("106B total" on its card): transformers' module, which does not build the
+    # multi-token-prediction layer (num_nextn_predict_layers)
+    "glm-4.5-air": _modern(46, 4096, 96, 8, 10_944, 151_552, 131_072, head_dim=128, bias="qkv", rotary_dim=64,
+                           experts=128, top_k=8, expert_dim=1_408, shared_experts=1, dense_first=1),
     # Gemma 1 7B (GemmaConfig's defaults): GeGLU, tok · √d, 16 heads of 256 (8,537,680,896 parameters, "8.54B")
     "gemma-7b": _modern(28, 3072, 16, 16, 24_576, 256_000, 8_192, tie=True, head_dim=256, mlp="geglu",
                         embed_scale=True),
@@ -587,7 +593,8 @@ TABLE_PRESETS: dict[str, Config] = {
 }
 WINDOW_PRESETS = ("mistral-7b-v0.1", "gemma-3-1b", "gemma-3-27b", "gpt-oss-20b")  # on both pages (issue 27)
 MLA_PRESETS = ("deepseek-v3",)  # latent attention, on both pages (issue 27)
-PRESETS.update({name: TABLE_PRESETS[name] for name in (*WINDOW_PRESETS, *MLA_PRESETS)})
+FAMILY_PRESETS = ("glm-4.5-air", "phi-4-mini")  # issue 40's families, on both pages
+PRESETS.update({name: TABLE_PRESETS[name] for name in (*WINDOW_PRESETS, *MLA_PRESETS, *FAMILY_PRESETS)})
 ALL_PRESETS: dict[str, Config] = {**PRESETS, **TABLE_PRESETS}  # what --preset takes
 
 

@@ -60,10 +60,10 @@ TRANSFORMERS_VERSION = "5.24.0"  # the config classes DEFAULTS were taken from
 MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, tens of kB): longer is refused
 MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
-               "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm")
+               "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text")
-MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3")
+MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe")
 
 # The shape keys of each type and their defaults in transformers' config class of that type.
 DEFAULTS: dict[str, dict[str, object]] = {
@@ -201,6 +201,12 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "max_position_embeddings": 131_072,
         "tie_word_embeddings": False, "attention_bias": True,
     },
+    "glm4_moe": {  # Glm4MoeConfig (GLM-4.5-Air): DeepSeek-V3's experts beside grouped-query attention, partial RoPE
+        "vocab_size": 151_552, "hidden_size": 4_096, "intermediate_size": 10_944, "num_hidden_layers": 46,
+        "num_attention_heads": 96, "num_key_value_heads": 8, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": False, "attention_bias": False, "moe_intermediate_size": 1_408, "num_experts_per_tok": 8,
+        "n_shared_experts": 1, "n_routed_experts": 128, "first_k_dense_replace": 1, "use_qk_norm": False,
+    },
     "gpt_oss": {  # GptOssConfig: every other block windowed, attention sinks, experts with biases, a clamped SwiGLU
         "vocab_size": 201_088, "hidden_size": 2_880, "intermediate_size": 2_880, "num_hidden_layers": 36,
         "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131_072,
@@ -235,6 +241,8 @@ ROUTER: dict[str, dict[str, object]] = {
                     "topk_group": None, "output_router_logits": False},
     "deepseek_v3": {"norm_topk_prob": True, "routed_scaling_factor": 2.5, "n_group": 8, "topk_group": 4,
                     "output_router_logits": False},
+    "glm4_moe": {"norm_topk_prob": True, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
+                 "output_router_logits": False},
 }
 # Keys a type's module or transformers' cache reads although its config class has no such field (None: absent).
 # The cache reads `sliding_window` and `layer_types` for every type (`_blocks`); Qwen2's attention reads a
@@ -264,6 +272,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "olmo2": ("head_dim", "sliding_window", "layer_types"),  # Olmo2Attention's getattr(config, "head_dim", d / h)
     "olmo3": ("head_dim",),
     "glm": ("sliding_window", "layer_types"),
+    "glm4_moe": ("head_dim", "sliding_window", "layer_types"),  # Glm4MoeAttention's getattr(config, "head_dim", d / h)
 }
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
@@ -299,6 +308,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "olmo2": ("num_key_value_heads", "sliding_window", "layer_types"),
     "olmo3": ("num_key_value_heads", "sliding_window", "layer_types"),
     "glm": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),  # the first two: `NULL_FAILS`
+    "glm4_moe": ("sliding_window", "layer_types"),
 }
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
 NULL_FAILS: dict[str, tuple[str, ...]] = {"glm": ("num_key_value_heads", "head_dim")}
@@ -311,6 +321,7 @@ ALIASES: dict[str, dict[str, str]] = {
     "gpt_oss": {"num_experts": "num_local_experts"},  # GptOssConfig's attribute_map
     "deepseek_v2": {"num_experts": "n_routed_experts"},  # DeepseekV2Config's attribute_map
     "deepseek_v3": {"num_local_experts": "n_routed_experts"},
+    "glm4_moe": {"num_local_experts": "n_routed_experts"},  # Glm4MoeConfig's attribute_map
     "internlm3": {"qkv_bias": "attention_bias", "bias": "mlp_bias"},  # InternLM3Config's attribute_map
     "exaone": {"num_layers": "num_hidden_layers"},  # ExaoneConfig's (its activation_function: ACTIVATIONS)
 }
@@ -335,7 +346,7 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace",
-          "num_nextn_predict_layers")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
+          "num_nextn_predict_layers", "num_mtp_layers")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
          "use_bias", "attention_out_bias",
          "use_qk_norm",
@@ -376,7 +387,7 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "num_nextn_predict_layers": "the multi-token-prediction layers", "n_group": "the groups of experts",
     "topk_group": "the groups each token's experts come from", "routed_scaling_factor": "the routed experts' scale",
     "rope_interleave": "whether RoPE's pairs are interleaved",
-    "use_qk_norm": "a LayerNorm on each head's q and k",
+    "use_qk_norm": "a norm on each head's q and k", "num_mtp_layers": "the multi-token-prediction layers",
     "use_bias": "biases on every matrix of the blocks", "embedding_multiplier": "the token rows' scale",
     "residual_multiplier": "the residual branches' scale", "attention_multiplier": "the scores' scale",
     "logits_scaling": "the logits' divisor", "attention_out_bias": "a bias on W_o",
@@ -535,7 +546,6 @@ NOT_BUILT: dict[str, str] = {
     "smollm3": "its NoPE blocks (every no_rope_layer_interval-th block without RoPE)",
     **dict.fromkeys(("llama4_text", "llama4"), "Llama 4's chunked attention, its NoPE blocks and its MoE blocks "
                                                "interleaved with dense ones"),
-    "glm4_moe": f"{_PARTIAL} and a sigmoid router with a correction bias",
     "glm4": f"{_PARTIAL} with its norms after attention and the MLP as well as before them",
     "stablelm": f"{_PARTIAL} and LayerNorms with biases beside matrices without them",
     "phi": f"{_PARTIAL} and a bias on the head",
@@ -640,6 +650,7 @@ def _read(doc: Mapping) -> Reading:
     windowing += _rotary(doc, model_type, fields, keys)
     windowing += VALUES_ONLY.get(model_type, ())
     windowing += _latent(doc, model_type, fields) if model_type in MLA_TYPES else ()
+    windowing += _sigmoid_router(doc, model_type, fields) if model_type == "glm4_moe" else ()
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
     ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES.get(model_type, {})
@@ -679,7 +690,8 @@ VALUES_ONLY = {"granite": (GRANITE_VALUES,), "glm": (ROPE_VALUES + ", its pairs 
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3")
-NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "gemma", "cohere",
+NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4_moe", "gemma",
+                         "cohere",
                          "deepseek_v2", "deepseek_v3")
 
 
@@ -810,7 +822,7 @@ def _number(key: str, value: object, lo: float, hi: float, open_lo: bool = False
 ACTIVATIONS = {"hidden_act": {**dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
                                                "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
-                                               "glm"),
+                                               "glm", "glm4_moe"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu")},
                "activation_function": {"exaone": ("silu",)}}  # ExaoneConfig's name for hidden_act
@@ -850,7 +862,7 @@ def _check_rope(doc: Mapping) -> None:
 
 # The types whose rotary embedding reads partial_rotary_factor (RoPE on int(d_head · factor) features of each head, the
 # rest passed through), with their class's default; every other type's ignores it and rotates all d_head.
-PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5}
+PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4_moe": 0.5}
 
 
 def _rotary(doc: Mapping, model_type: str, fields: dict, keys: dict[str, str]) -> tuple[str, ...]:
@@ -867,17 +879,19 @@ def _rotary(doc: Mapping, model_type: str, fields: dict, keys: dict[str, str]) -
     key, factor = given[0] if given else (f"partial_rotary_factor (not in the file: {model_type}'s default)",
                                           PARTIAL_ROTARY[model_type])
     d_head = fields.get("head_dim") or fields["d"] // fields["h"]
-    d_rot = int(d_head * factor)
-    if d_rot == d_head:
+    dim = int(d_head * factor)
+    d_rot = dim + dim % 2  # an odd int(d_head · factor) gets a frequency for its last feature's pair: one more rotated
+    if d_rot >= d_head:
         return ()
-    if d_rot < 2 or d_rot % 2:
-        raise HFConfigError(f"config.json: {key}={show(factor)} rotates int(d_head · {factor:g}) = {d_rot:,} of each "
-                            f"head's d_head = {d_head:,} features; RoPE rotates pairs, so that must be even and at "
-                            f"least 2")
+    if dim == 0:
+        raise HFConfigError(f"config.json: {key}={show(factor)} rotates int(d_head · {factor:g}) = 0 of each head's "
+                            f"d_head = {d_head:,} features, no position at all; give a factor of at least "
+                            f"{2 / d_head:.3g}")
     fields["rotary_dim"] = d_rot
     keys["rotary_dim"] = key.split(" ")[0]
-    return (f"partial RoPE: d_rot = int(d_head · {factor:g}) = {d_rot:,} of each head's d_head = {d_head:,} features "
-            f"rotated by position ({key}), the other {d_head - d_rot:,} passed through",)
+    odd = f" (int(d_head · {factor:g}) = {dim:,}, odd: RoPE's frequencies cover one feature more)" if dim % 2 else ""
+    return (f"partial RoPE: d_rot = {d_rot:,} of each head's d_head = {d_head:,} features rotated by position "
+            f"({key} = {factor:g}){odd}, the other {d_head - d_rot:,} passed through",)
 
 
 def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str, str]]:
@@ -895,8 +909,11 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
         del keys["kv_heads"], keys["head_dim"]
         keys.update(MLA_KEYS)
     fields = {f: values[k] for f, k in keys.items()}
-    fields.update(norm="rmsnorm", positions="rope", mlp="swiglu", qk_norm=model_type in ("qwen3", "qwen3_moe"),
-                  bias=_bias(values, model_type), **WIRED.get(model_type, {}))
+    fields.update(norm="rmsnorm", positions="rope", mlp="swiglu", bias=_bias(values, model_type),
+                  qk_norm=model_type in ("qwen3", "qwen3_moe") or bool(model_type == "glm4_moe" and values["use_qk_norm"]),
+                  **WIRED.get(model_type, {}))
+    if fields.get("head_dim") is None and "head_dim" in keys and fields["d"] % fields["h"]:
+        fields["head_dim"] = fields["d"] // fields["h"]  # transformers' d // h (classes that refuse it: _refuse_…)
     if model_type == "qwen2_moe":  # one shared expert, gated, of width shared_expert_intermediate_size
         fields.update(shared_experts=1, shared_gate=True)
     if model_type == "gpt_oss":  # sinks, the router's and experts' biases, the clamped SwiGLU
@@ -940,6 +957,8 @@ MOE_KEYS: dict[str, dict[str, str]] = {
                     "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
     "deepseek_v3": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
                     "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
+    "glm4_moe": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
+                 "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
 }
 MOE_FIELDS = ("experts", "top_k", "expert_dim", "shared_experts", "shared_dim", "shared_gate", "moe_step",
               "dense_first", "dense_layers")
@@ -1016,7 +1035,7 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
                     {"attention_bias": ATTN}),
     "qwen2_moe": {"qkv_bias": ("qkv",)},
     "helium": {"attention_bias": ("qkv",), "mlp_bias": ("mlp",)},
-    "glm": {"attention_bias": ("qkv",)},
+    **dict.fromkeys(("glm", "glm4_moe"), {"attention_bias": ("qkv",)}),
     "seed_oss": {"attention_bias": ("qkv",), "attention_out_bias": ("o",), "mlp_bias": ("mlp",)},
     "ernie4_5": {"use_bias": ALL},
     "cwm": {"mlp_bias": ("mlp",)},
@@ -1103,6 +1122,26 @@ def _latent(doc: Mapping, model_type: str, fields: dict) -> tuple[str, ...]:
     return (*notes, DEEPSEEK_VALUES[model_type])
 
 
+GLM_MOE_VALUES = ("values only, which change no count, shape or byte: the router's sigmoid scores (this module's router "
+                  "takes a softmax over the same (B, T, E) logits), their correction bias e_score_correction_bias (a "
+                  "buffer of E per MoE block, not a parameter: not in N, as transformers' count leaves it out), the "
+                  "group-limited choice (n_group, topk_group) and routed_scaling_factor; RoPE's θ")
+
+
+def _sigmoid_router(doc: Mapping, model_type: str, fields: dict) -> tuple[str, ...]:
+    """GLM-4.5's notes: its multi-token-prediction layer left out (transformers does not build it) and the values
+    its sigmoid router changes; HFConfigError for groups transformers' router cannot choose k experts from."""
+    notes = []
+    key = next((k for k in ("num_nextn_predict_layers", "num_mtp_layers") if k in doc), "num_mtp_layers")  # aliases
+    mtp = _checked(key, doc.get(key, MTP_LAYERS), False)  # Glm4MoeConfig's default: 1
+    if mtp:
+        notes.append(f"without the multi-token-prediction layer ({key} = {mtp:,}), which transformers does not "
+                     f"build: N counts the {fields['L']:,} blocks, the token table and the head")
+    if fields.get("experts"):
+        _check_groups(doc, model_type, fields["experts"], fields["top_k"])
+    return (*notes, GLM_MOE_VALUES)
+
+
 def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
     """HFConfigError where a DeepSeek router cannot choose k experts: DeepSeek-V2's k left null, or a group-limited
     choice (DeepSeek-V3's always, V2's where topk_method says so) whose groups cannot give k."""
@@ -1116,10 +1155,11 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
     if groups is None or best is None:
         raise HFConfigError("config.json: topk_method=\"group_limited_greedy\" needs n_group and topk_group (the "
                             "groups of experts, and how many of them each token's experts come from): give both")
-    if E % groups or E // groups < (2 if model_type == "deepseek_v3" else 1):
+    two = model_type in ("deepseek_v3", "glm4_moe")  # their routers score each group by its best two experts
+    if E % groups or E // groups < (2 if two else 1):
         raise HFConfigError(f"config.json: n_group={groups:,} must divide n_routed_experts={E:,} into groups of at "
-                            f"least {2 if model_type == 'deepseek_v3' else 1} experts (transformers' router scores "
-                            f"each group by its best {'two' if model_type == 'deepseek_v3' else 'one'})")
+                            f"least {2 if two else 1} experts (transformers' router scores each group by its best "
+                            f"{'two' if two else 'one'})")
     if best > groups or k > best * (E // groups):
         raise HFConfigError(f"config.json: topk_group={best:,} of n_group={groups:,} groups of {E // groups:,} "
                             f"experts cannot give num_experts_per_tok={k:,}: topk_group must be at most n_group and "
@@ -1163,7 +1203,7 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
         raise HFConfigError(f"config.json: num_attention_heads × head_dim = {fields['h']:,} × {fields['head_dim']:,} "
                             f"is not hidden_size = {fields['d']:,}, which Helium's W_o (d, d) needs: its attention "
                             f"cannot run; give head_dim = hidden_size / num_attention_heads")
-    if values.get("use_qk_norm"):
+    if model_type == "cohere" and values["use_qk_norm"]:
         raise HFConfigError("config.json: use_qk_norm=true puts a LayerNorm with a gain per head (h × d_head and "
                             "h_kv × d_head) on q and k, which this module does not build; write false")
     if values.get("use_bidirectional_attention"):

@@ -122,6 +122,11 @@ BASE: dict[str, dict] = {
     "olmo3": {"model_type": "olmo3", **MODERN, "attention_bias": True, "sliding_window": 3,
               "layer_types": ["full_attention", "sliding_attention"]},
     "glm": {"model_type": "glm", **MODERN, "attention_bias": False, "pad_token_id": 0},
+    "glm4_moe": {"model_type": "glm4_moe", **MODERN, **{k: QWEN_MOE[k] for k in ("num_hidden_layers",
+                                                                              "num_experts_per_tok",
+                                                                              "moe_intermediate_size")},
+                 "attention_bias": True, "n_routed_experts": 8, "n_shared_experts": 2, "first_k_dense_replace": 2,
+                 "use_qk_norm": True},
     "deepseek_v2": {"model_type": "deepseek_v2", **{k: v for k, v in MODERN.items() if k != "head_dim"},
                     "num_hidden_layers": 3, "num_attention_heads": 32, "num_key_value_heads": 32, "attention_bias": False,
                     "mlp_bias": False, "kv_lora_rank": 16, "q_lora_rank": None, "qk_rope_head_dim": 8,
@@ -327,6 +332,12 @@ def test_a_window_is_read_as_transformers_masks_and_caches_it(doc, window, full)
     assert ours(doc) == reference(doc)
 
 
+def test_a_head_width_of_d_over_h_is_floored_as_transformers_floors_it():
+    """Mistral's class sets head_dim = hidden_size // num_attention_heads: 128 // 48 = 2 features a head, set apart."""
+    doc = {**BASE["mistral"], "head_dim": None, "num_attention_heads": 48}
+    assert from_hf(doc).head_dim == 2 and ours(doc) == reference(doc)
+
+
 # --- RoPE's settings, in both spellings ---------------------------------------------------------------------------
 @pytest.mark.parametrize("rope", [
     {"rope_theta": 500_000.0, "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
@@ -500,11 +511,6 @@ MALFORMED: list[tuple[str, bytes, str]] = [  # (name, file, what the one line mu
      "hidden_size=128 is not a multiple of num_attention_heads=48, which transformers' LlamaConfig requires"),
     ("d_head zero", _file(head_dim=0), "head_dim=0: head_dim (the features per head d_head"),
     ("h_kv as text", _file(num_key_value_heads="16"), "num_key_value_heads='16'"),
-    ("h does not divide d", _file(model_type="mistral", head_dim=None, num_attention_heads=48, sliding_window=None,
-                                  attention_bias=...,
-                                  mlp_bias=...),
-     "d=128 is not divisible by h=48; each head gets d/h features, so h must divide d (nearest divisors of 128: 32, 64) "
-     "(config.json: d = hidden_size, h = num_attention_heads)"),
     ("h_kv does not divide h", _file(num_key_value_heads=12), "h_kv=12 does not divide h=64"),
     ("odd d_head with RoPE", _file(head_dim=7), "d_head=7 is odd: RoPE rotates pairs of features"),
     ("V too large", _file(vocab_size=10**7), "vocab_size=10,000,000 is out of range: V (vocabulary size (rows of W_te)) "

@@ -15,7 +15,7 @@ import torch
 
 from model import GPT, budget, trace
 from model.changes import changes
-from model.config import TABLE_PRESETS, Config, HFConfigError, from_hf, read_hf
+from model.config import PRESETS, TABLE_PRESETS, Config, HFConfigError, from_hf, read_hf
 from model.memory import kv_cache_lines
 from model.passes import saved_bytes_of
 from model.report import recipe_text
@@ -134,10 +134,16 @@ def test_the_pages_rules_keep_d_rot_valid(change, rotary, notice):
     assert cfg.rotary_dim == rotary and any(notice in n for n in notes), notes
 
 
-def test_an_odd_part_of_a_head_is_refused_in_one_line():
-    with pytest.raises(HFConfigError, match=r"partial_rotary_factor=0.3 rotates int\(d_head · 0.3\) = 3 of each "
-                                            r"head's d_head = 12 features; RoPE rotates pairs"):
-        from_hf({**TINY, "rope_parameters": None, "partial_rotary_factor": 0.3})
+def test_an_odd_part_of_a_head_rotates_one_feature_more_as_transformers_does():
+    """int(12 · 0.3) = 3: RoPE's frequencies arange(0, 3, 2) make cos and sin 4 wide, and 4 features are rotated."""
+    doc = {**TINY, "rope_parameters": None, "partial_rotary_factor": 0.3}
+    cfg = from_hf(doc, B=2, T=5)
+    assert cfg.rotary_dim == 4 and any("int(d_head · 0.3) = 3, odd" in n for n in read_hf(doc).notes)
+    b = budget(cfg)
+    assert (b.params_exact, kv_cache_lines(cfg, "fp32")[0].value, b.flops_fwd_measured_per_token * 10) == \
+        reference(doc, 2, 5)
+    with pytest.raises(HFConfigError, match=r"partial_rotary_factor=0.05 rotates int\(d_head · 0.05\) = 0 of each"):
+        from_hf({**doc, "partial_rotary_factor": 0.05})
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -179,3 +185,61 @@ def test_a_null_glms_class_keeps_and_its_module_cannot_run_is_refused(key):
         reference(doc, 1, 3)
     with pytest.raises(HFConfigError, match=f"{key}=null: glm's config class keeps it null and its module cannot run"):
         from_hf(doc)
+
+
+def glm4_moe_doc(rng: random.Random) -> dict:
+    """A tiny GLM-4.5 file: grouped-query attention with partial RoPE, dense first blocks, shared and routed experts
+    chosen by groups (each of at least two experts), QK-norm or not."""
+    groups = rng.choice([1, 2])
+    E = groups * rng.randrange(2, 4)
+    topk_group = rng.randrange(1, groups + 1)
+    h_kv = rng.choice([1, 2])
+    h, L, d_head = h_kv * rng.choice([1, 2, 3]), rng.randrange(1, 4), 2 * rng.randrange(2, 6)
+    return {"model_type": "glm4_moe", "vocab_size": rng.randrange(8, 60), "num_hidden_layers": L,
+            "num_attention_heads": h, "num_key_value_heads": h_kv, "head_dim": d_head,
+            "hidden_size": rng.randrange(4, 24), "intermediate_size": rng.randrange(2, 20),
+            "moe_intermediate_size": rng.randrange(2, 12), "n_routed_experts": E, "n_group": groups,
+            "topk_group": topk_group, "num_experts_per_tok": rng.randrange(1, topk_group * E // groups + 1),
+            "n_shared_experts": rng.randrange(0, 3), "first_k_dense_replace": rng.randrange(0, L),
+            "max_position_embeddings": 64, "tie_word_embeddings": rng.random() < 0.3,
+            "attention_bias": rng.random() < 0.5, "use_qk_norm": rng.random() < 0.5,
+            "partial_rotary_factor": rng.choice([0.25, 0.5, 0.75])}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_glm4_moe_files_match_transformers(seed):
+    from test_moe import _module as moe_module  # eager experts on the CPU, batched on the meta device
+
+    rng = random.Random(f"glm4_moe-{seed}")
+    doc = glm4_moe_doc(rng)
+    B, T = rng.randrange(1, 4), rng.randrange(1, 10)
+    cfg = from_hf(doc, B=B, T=T)
+    b = budget(cfg)
+    assert (b.params_exact, kv_cache_lines(cfg, "fp32")[0].value, b.flops_fwd_measured_per_token * B * T) == \
+        reference(doc, B, T, build=moe_module), doc
+
+
+# zai-org/GLM-4.5-Air's config.json, its shape keys and router's settings
+GLM_45_AIR = {"model_type": "glm4_moe", "vocab_size": 151_552, "hidden_size": 4_096, "intermediate_size": 10_944,
+              "num_hidden_layers": 46, "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128,
+              "max_position_embeddings": 131_072, "moe_intermediate_size": 1_408, "n_routed_experts": 128,
+              "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 1, "attention_bias": True,
+              "use_qk_norm": False, "partial_rotary_factor": 0.5, "tie_word_embeddings": False,
+              "num_nextn_predict_layers": 1, "n_group": 1, "topk_group": 1, "norm_topk_prob": True,
+              "routed_scaling_factor": 1.0, "rope_theta": 1_000_000}
+
+
+def test_glm_4_5_air_is_its_config_json_and_transformers_count():
+    """106,852,245,504 (its card: "106B total, 12B active"); the class's own defaults, head_dim d // h = 42 and d_rot
+    22 (an odd 21 rounded up, as its frequencies are), read exactly too."""
+    preset = PRESETS["glm-4.5-air"]
+    reading = read_hf(GLM_45_AIR, B=preset.B, T=preset.T)
+    assert reading.config == preset
+    module = _module(GLM_45_AIR, "meta")
+    b = budget(preset)
+    assert b.params_exact == sum(p.numel() for p in module.parameters()) == 106_852_245_504
+    assert round((b.params_active - 2 * preset.V * preset.d) / 1e9) == 12  # its card's 12B: no token table or head
+    assert any("without the multi-token-prediction layer (num_nextn_predict_layers = 1)" in n for n in reading.notes)
+    defaults = read_hf({"model_type": "glm4_moe"}).config
+    assert (defaults.head_dim, defaults.rotary_dim) == (42, 22)
+    assert budget(defaults).params_exact == 103_481_200_640  # Glm4MoeConfig()'s module (issue 40)
