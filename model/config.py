@@ -579,6 +579,11 @@ TABLE_PRESETS: dict[str, Config] = {
     # multi-token-prediction layer (num_nextn_predict_layers)
     "glm-4.5-air": _modern(46, 4096, 96, 8, 10_944, 151_552, 131_072, head_dim=128, bias="qkv", rotary_dim=64,
                            experts=128, top_k=8, expert_dim=1_408, shared_experts=1, dense_first=1),
+    # MiniMax-M2 (MiniMaxAI/MiniMax-M2's config.json): 62 blocks, each 256 experts of 1,536, 8 per token, QK-norm over
+    # all heads' width, RoPE on 64 of each head's 128 features (rotary_dim); 228,689,748,992 parameters: transformers'
+    # module, which builds none of its multi-token-prediction modules ("230B total" on its card)
+    "minimax-m2": _modern(62, 3072, 48, 8, None, 200_064, 196_608, head_dim=128, rotary_dim=64, qk_norm_wide=True,
+                          experts=256, top_k=8, expert_dim=1_536),
     # Gemma 1 7B (GemmaConfig's defaults): GeGLU, tok · √d, 16 heads of 256 (8,537,680,896 parameters, "8.54B")
     "gemma-7b": _modern(28, 3072, 16, 16, 24_576, 256_000, 8_192, tie=True, head_dim=256, mlp="geglu",
                         embed_scale=True),
@@ -593,7 +598,7 @@ TABLE_PRESETS: dict[str, Config] = {
 }
 WINDOW_PRESETS = ("mistral-7b-v0.1", "gemma-3-1b", "gemma-3-27b", "gpt-oss-20b")  # on both pages (issue 27)
 MLA_PRESETS = ("deepseek-v3",)  # latent attention, on both pages (issue 27)
-FAMILY_PRESETS = ("glm-4.5-air", "phi-4-mini")  # issue 40's families, on both pages
+FAMILY_PRESETS = ("glm-4.5-air", "minimax-m2", "phi-4-mini")  # issue 40's families, on both pages
 PRESETS.update({name: TABLE_PRESETS[name] for name in (*WINDOW_PRESETS, *MLA_PRESETS, *FAMILY_PRESETS)})
 ALL_PRESETS: dict[str, Config] = {**PRESETS, **TABLE_PRESETS}  # what --preset takes
 

@@ -28,6 +28,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "gpt-oss": ("gpt-oss-20b",),
     "DeepSeek": ("deepseek-v3",),
     "GLM": ("glm-4.5-air",),
+    "MiniMax": ("minimax-m2",),
     "Phi": ("phi-4-mini",),
 }
 # every exported page's: the dense presets of full attention and no family's extras (the others: the page written
@@ -45,7 +46,7 @@ TITLES: dict[str, str] = {
     "qwen3-4b-instruct-2507": "Qwen3 4B Instruct 2507", "mixtral-8x7b": "Mixtral 8x7B", "qwen3-30b-a3b": "Qwen3 30B-A3B",
     "gemma-3-1b": "Gemma 3 1B", "gemma-3-27b": "Gemma 3 27B (text)", "gpt-oss-20b": "gpt-oss-20b",
     "deepseek-v3": "DeepSeek-V3 (no MTP module)",  # its published 671B: without the multi-token-prediction module
-    "glm-4.5-air": "GLM-4.5-Air (no MTP layer)", "phi-4-mini": "Phi-4-mini",
+    "glm-4.5-air": "GLM-4.5-Air (no MTP layer)", "minimax-m2": "MiniMax-M2 (no MTP modules)", "phi-4-mini": "Phi-4-mini",
 }
 
 

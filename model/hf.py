@@ -60,10 +60,10 @@ TRANSFORMERS_VERSION = "5.24.0"  # the config classes DEFAULTS were taken from
 MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, tens of kB): longer is refused
 MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
-               "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe")
+               "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text")
-MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe")
+MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2")
 
 # The shape keys of each type and their defaults in transformers' config class of that type.
 DEFAULTS: dict[str, dict[str, object]] = {
@@ -207,6 +207,11 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_word_embeddings": False, "attention_bias": False, "moe_intermediate_size": 1_408, "num_experts_per_tok": 8,
         "n_shared_experts": 1, "n_routed_experts": 128, "first_k_dense_replace": 1, "use_qk_norm": False,
     },
+    "minimax_m2": {  # MiniMaxM2Config: every block a mixture of experts, QK-norm over all heads, partial RoPE (rotary_dim)
+        "vocab_size": 200_064, "hidden_size": 3_072, "intermediate_size": 1_536, "num_hidden_layers": 62,
+        "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 196_608,
+        "tie_word_embeddings": False, "num_experts_per_tok": 8, "num_local_experts": 256,
+    },
     "gpt_oss": {  # GptOssConfig: every other block windowed, attention sinks, experts with biases, a clamped SwiGLU
         "vocab_size": 201_088, "hidden_size": 2_880, "intermediate_size": 2_880, "num_hidden_layers": 36,
         "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131_072,
@@ -243,6 +248,7 @@ ROUTER: dict[str, dict[str, object]] = {
                     "output_router_logits": False},
     "glm4_moe": {"norm_topk_prob": True, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
                  "output_router_logits": False},
+    "minimax_m2": {"router_jitter_noise": 0.0, "router_aux_loss_coef": 0.001, "output_router_logits": False},
 }
 # Keys a type's module or transformers' cache reads although its config class has no such field (None: absent).
 # The cache reads `sliding_window` and `layer_types` for every type (`_blocks`); Qwen2's attention reads a
@@ -273,6 +279,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "olmo3": ("head_dim",),
     "glm": ("sliding_window", "layer_types"),
     "glm4_moe": ("head_dim", "sliding_window", "layer_types"),  # Glm4MoeAttention's getattr(config, "head_dim", d / h)
+    "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),  # rotary_dim: its class's other partial RoPE key
 }
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
@@ -309,6 +316,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "olmo3": ("num_key_value_heads", "sliding_window", "layer_types"),
     "glm": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),  # the first two: `NULL_FAILS`
     "glm4_moe": ("sliding_window", "layer_types"),
+    "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),
 }
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
 NULL_FAILS: dict[str, tuple[str, ...]] = {"glm": ("num_key_value_heads", "head_dim")}
@@ -322,6 +330,7 @@ ALIASES: dict[str, dict[str, str]] = {
     "deepseek_v2": {"num_experts": "n_routed_experts"},  # DeepseekV2Config's attribute_map
     "deepseek_v3": {"num_local_experts": "n_routed_experts"},
     "glm4_moe": {"num_local_experts": "n_routed_experts"},  # Glm4MoeConfig's attribute_map
+    "minimax_m2": {"num_experts": "num_local_experts"},  # MiniMaxM2Config's
     "internlm3": {"qkv_bias": "attention_bias", "bias": "mlp_bias"},  # InternLM3Config's attribute_map
     "exaone": {"num_layers": "num_hidden_layers"},  # ExaoneConfig's (its activation_function: ACTIVATIONS)
 }
@@ -342,7 +351,7 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "sliding_window", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
          "shared_expert_intermediate_size", "decoder_sparse_step", "query_pre_attn_scalar", "sliding_window_pattern",
          "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts",
-         "n_group", "topk_group")
+         "n_group", "topk_group", "rotary_dim")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace",
@@ -388,7 +397,7 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "topk_group": "the groups each token's experts come from", "routed_scaling_factor": "the routed experts' scale",
     "rope_interleave": "whether RoPE's pairs are interleaved",
     "use_qk_norm": "a norm on each head's q and k", "num_mtp_layers": "the multi-token-prediction layers",
-    "use_bias": "biases on every matrix of the blocks", "embedding_multiplier": "the token rows' scale",
+    "use_bias": "biases on every matrix of the blocks", "rotary_dim": "the features of each head RoPE rotates", "embedding_multiplier": "the token rows' scale",
     "residual_multiplier": "the residual branches' scale", "attention_multiplier": "the scores' scale",
     "logits_scaling": "the logits' divisor", "attention_out_bias": "a bias on W_o",
 }
@@ -651,6 +660,7 @@ def _read(doc: Mapping) -> Reading:
     windowing += VALUES_ONLY.get(model_type, ())
     windowing += _latent(doc, model_type, fields) if model_type in MLA_TYPES else ()
     windowing += _sigmoid_router(doc, model_type, fields) if model_type == "glm4_moe" else ()
+    windowing += (MINIMAX_VALUES,) if model_type == "minimax_m2" else ()
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
     ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES.get(model_type, {})
@@ -690,7 +700,8 @@ VALUES_ONLY = {"granite": (GRANITE_VALUES,), "glm": (ROPE_VALUES + ", its pairs 
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3")
-NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4_moe", "gemma",
+NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4_moe", "minimax_m2",
+                         "gemma",
                          "cohere",
                          "deepseek_v2", "deepseek_v3")
 
@@ -822,7 +833,7 @@ def _number(key: str, value: object, lo: float, hi: float, open_lo: bool = False
 ACTIVATIONS = {"hidden_act": {**dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
                                                "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
-                                               "glm", "glm4_moe"),
+                                               "glm", "glm4_moe", "minimax_m2"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu")},
                "activation_function": {"exaone": ("silu",)}}  # ExaoneConfig's name for hidden_act
@@ -862,7 +873,7 @@ def _check_rope(doc: Mapping) -> None:
 
 # The types whose rotary embedding reads partial_rotary_factor (RoPE on int(d_head · factor) features of each head, the
 # rest passed through), with their class's default; every other type's ignores it and rotates all d_head.
-PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4_moe": 0.5}
+PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4_moe": 0.5, "minimax_m2": 1.0}
 
 
 def _rotary(doc: Mapping, model_type: str, fields: dict, keys: dict[str, str]) -> tuple[str, ...]:
@@ -872,6 +883,10 @@ def _rotary(doc: Mapping, model_type: str, fields: dict, keys: dict[str, str]) -
     given = [(f"{k}.partial_rotary_factor", doc[k]["partial_rotary_factor"]) for k in ("rope_parameters", "rope_scaling")
              if isinstance(doc.get(k), Mapping) and "partial_rotary_factor" in doc[k]]
     given += [("partial_rotary_factor", doc["partial_rotary_factor"])] if "partial_rotary_factor" in doc else []
+    if model_type == "minimax_m2" and doc.get("rotary_dim") is not None:  # its class: rotary_dim / head_dim
+        d_head = fields.get("head_dim") or fields["d"] // fields["h"]
+        given.append((f"rotary_dim / head_dim = {doc['rotary_dim']:,} / {d_head:,}",
+                      _checked("rotary_dim", doc["rotary_dim"], True) / d_head))
     if model_type not in PARTIAL_ROTARY:
         ignored = [f"{key} = {show(v)}" for key, v in given if v != 1]
         return (f"ignored, as transformers' {model_type} module ignores it (RoPE rotates all d_head features): "
@@ -937,7 +952,8 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
 
 MLA_TYPES = ("deepseek_v2", "deepseek_v3")  # multi-head latent attention
 # The parts a type's module always has, as Config's fields (OLMo 2 and 3: post-norm wiring, QK-norm over all heads)
-WIRED: dict[str, dict[str, object]] = dict.fromkeys(("olmo2", "olmo3"), {"post_norm": True, "qk_norm_wide": True})
+WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3"), {"post_norm": True, "qk_norm_wide": True}),
+                                       "minimax_m2": {"qk_norm_wide": True}}
 MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
 MLA_KEYS = {"latent_dim": "kv_lora_rank", "q_latent_dim": "q_lora_rank", "rope_dim": "qk_rope_head_dim",
             "nope_dim": "qk_nope_head_dim", "value_dim": "v_head_dim"}
@@ -959,6 +975,7 @@ MOE_KEYS: dict[str, dict[str, str]] = {
                     "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
     "glm4_moe": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
                  "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
+    "minimax_m2": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
 }
 MOE_FIELDS = ("experts", "top_k", "expert_dim", "shared_experts", "shared_dim", "shared_gate", "moe_step",
               "dense_first", "dense_layers")
@@ -1126,6 +1143,12 @@ GLM_MOE_VALUES = ("values only, which change no count, shape or byte: the router
                   "takes a softmax over the same (B, T, E) logits), their correction bias e_score_correction_bias (a "
                   "buffer of E per MoE block, not a parameter: not in N, as transformers' count leaves it out), the "
                   "group-limited choice (n_group, topk_group) and routed_scaling_factor; RoPE's θ")
+
+
+MINIMAX_VALUES = ("values only, which change no count, shape or byte: the router's sigmoid scores (this module's router "
+                  "takes a softmax over the same (B, T, E) logits), their correction bias e_score_correction_bias (a "
+                  "buffer of E per block, not a parameter: not in N, as transformers' count leaves it out); RoPE's θ. "
+                  "Its multi-token-prediction modules are left out, as transformers builds none")
 
 
 def _sigmoid_router(doc: Mapping, model_type: str, fields: dict) -> tuple[str, ...]:

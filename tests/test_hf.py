@@ -127,6 +127,8 @@ BASE: dict[str, dict] = {
                                                                               "moe_intermediate_size")},
                  "attention_bias": True, "n_routed_experts": 8, "n_shared_experts": 2, "first_k_dense_replace": 2,
                  "use_qk_norm": True},
+    "minimax_m2": {"model_type": "minimax_m2", **MODERN, "num_experts_per_tok": 3, "num_local_experts": 9,
+                   "rotary_dim": 4},
     "deepseek_v2": {"model_type": "deepseek_v2", **{k: v for k, v in MODERN.items() if k != "head_dim"},
                     "num_hidden_layers": 3, "num_attention_heads": 32, "num_key_value_heads": 32, "attention_bias": False,
                     "mlp_bias": False, "kv_lora_rank": 16, "q_lora_rank": None, "qk_rope_head_dim": 8,

@@ -243,3 +243,43 @@ def test_glm_4_5_air_is_its_config_json_and_transformers_count():
     defaults = read_hf({"model_type": "glm4_moe"}).config
     assert (defaults.head_dim, defaults.rotary_dim) == (42, 22)
     assert budget(defaults).params_exact == 103_481_200_640  # Glm4MoeConfig()'s module (issue 40)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_minimax_m2_files_match_transformers(seed):
+    """MiniMax-M2: every block a mixture of experts, QK-norm over all heads' width, RoPE on rotary_dim features."""
+    from test_moe import _module as moe_module
+
+    rng = random.Random(f"minimax_m2-{seed}")
+    h_kv = rng.choice([1, 2])
+    h, d_head, E = h_kv * rng.choice([1, 2, 3]), 2 * rng.randrange(2, 6), rng.randrange(1, 6)
+    doc = {"model_type": "minimax_m2", "vocab_size": rng.randrange(8, 60), "num_hidden_layers": rng.randrange(1, 4),
+           "num_attention_heads": h, "num_key_value_heads": h_kv, "head_dim": d_head,
+           "hidden_size": rng.randrange(4, 24), "intermediate_size": rng.randrange(2, 20), "num_local_experts": E,
+           "num_experts_per_tok": rng.randrange(1, E + 1), "max_position_embeddings": 64,
+           "tie_word_embeddings": rng.random() < 0.3, "rotary_dim": rng.choice([None, 2 * rng.randrange(1, d_head // 2)])}
+    B, T = rng.randrange(1, 4), rng.randrange(1, 10)
+    cfg = from_hf(doc, B=B, T=T)
+    assert cfg.qk_norm_wide and cfg.rotary_dim == doc["rotary_dim"]
+    b = budget(cfg)
+    assert (b.params_exact, kv_cache_lines(cfg, "fp32")[0].value, b.flops_fwd_measured_per_token * B * T) == \
+        reference(doc, B, T, build=moe_module), doc
+
+
+# MiniMaxAI/MiniMax-M2's config.json, its shape keys (use_qk_norm, qk_norm_type, scoring_func and its
+# multi-token-prediction keys are none of MiniMaxM2Config's: transformers builds the same model without them)
+MINIMAX_M2 = {"model_type": "minimax_m2", "vocab_size": 200_064, "hidden_size": 3_072, "intermediate_size": 1_536,
+              "num_hidden_layers": 62, "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128,
+              "max_position_embeddings": 196_608, "num_local_experts": 256, "num_experts_per_tok": 8, "rotary_dim": 64,
+              "tie_word_embeddings": False, "rope_theta": 5_000_000, "use_qk_norm": True, "qk_norm_type": "per_layer",
+              "scoring_func": "sigmoid", "use_routing_bias": True, "num_mtp_modules": 3}
+
+
+def test_minimax_m2_is_its_config_json_and_transformers_count():
+    """228,689,748,992 (its card: "230B total, 10B active"), its class's defaults' count (issue 40)."""
+    preset = PRESETS["minimax-m2"]
+    assert read_hf(MINIMAX_M2, B=preset.B, T=preset.T).config == preset
+    module = _module(MINIMAX_M2, "meta")
+    b = budget(preset)
+    assert b.params_exact == sum(p.numel() for p in module.parameters()) == 228_689_748_992
+    assert round((b.params_active - 2 * preset.V * preset.d) / 1e9) == 10
