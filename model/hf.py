@@ -60,10 +60,12 @@ TRANSFORMERS_VERSION = "5.24.0"  # the config classes DEFAULTS were taken from
 MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, tens of kB): longer is refused
 MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
-               "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2")
+               "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
+               "olmoe")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text")
-MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2")
+MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
+             "olmoe")
 
 # The shape keys of each type and their defaults in transformers' config class of that type.
 DEFAULTS: dict[str, dict[str, object]] = {
@@ -212,6 +214,20 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 196_608,
         "tie_word_embeddings": False, "num_experts_per_tok": 8, "num_local_experts": 256,
     },
+    "starcoder2": {  # Starcoder2Config: LayerNorms and biases everywhere, a GELU MLP (c_fc, c_proj), RoPE, GQA
+        "vocab_size": 49_152, "hidden_size": 3_072, "intermediate_size": 12_288, "num_hidden_layers": 30,
+        "num_attention_heads": 24, "num_key_value_heads": 2, "max_position_embeddings": 4_096,
+        "tie_word_embeddings": True, "sliding_window": None, "use_bias": True,
+    },
+    "gpt_bigcode": {  # GPTBigCodeConfig: GPT-2's block with one K/V head (multi_query)
+        "vocab_size": 50_257, "n_positions": 1_024, "n_embd": 768, "n_layer": 12, "n_head": 12, "n_inner": None,
+        "tie_word_embeddings": True, "multi_query": True,
+    },
+    "olmoe": {  # OlmoeConfig: every block 64 experts, 8 per token, QK-norm over all heads' width
+        "vocab_size": 50_304, "hidden_size": 2_048, "intermediate_size": 2_048, "num_hidden_layers": 16,
+        "num_attention_heads": 16, "num_key_value_heads": None, "max_position_embeddings": 4_096,
+        "tie_word_embeddings": False, "attention_bias": False, "num_experts_per_tok": 8, "num_experts": 64,
+    },
     "gpt_oss": {  # GptOssConfig: every other block windowed, attention sinks, experts with biases, a clamped SwiGLU
         "vocab_size": 201_088, "hidden_size": 2_880, "intermediate_size": 2_880, "num_hidden_layers": 36,
         "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131_072,
@@ -249,6 +265,7 @@ ROUTER: dict[str, dict[str, object]] = {
     "glm4_moe": {"norm_topk_prob": True, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
                  "output_router_logits": False},
     "minimax_m2": {"router_jitter_noise": 0.0, "router_aux_loss_coef": 0.001, "output_router_logits": False},
+    "olmoe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.01, "output_router_logits": False},
 }
 # Keys a type's module or transformers' cache reads although its config class has no such field (None: absent).
 # The cache reads `sliding_window` and `layer_types` for every type (`_blocks`); Qwen2's attention reads a
@@ -280,6 +297,9 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "glm": ("sliding_window", "layer_types"),
     "glm4_moe": ("head_dim", "sliding_window", "layer_types"),  # Glm4MoeAttention's getattr(config, "head_dim", d / h)
     "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),  # rotary_dim: its class's other partial RoPE key
+    "starcoder2": ("head_dim", "layer_types"),  # Starcoder2Attention's getattr(config, "head_dim", None) or d / h
+    "gpt_bigcode": ("sliding_window", "layer_types"),
+    "olmoe": ("head_dim", "sliding_window", "layer_types"),
 }
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
@@ -317,6 +337,9 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "glm": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),  # the first two: `NULL_FAILS`
     "glm4_moe": ("sliding_window", "layer_types"),
     "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),
+    "starcoder2": ("sliding_window", "head_dim", "layer_types"),
+    "gpt_bigcode": ("n_inner", "sliding_window", "layer_types"),
+    "olmoe": ("num_key_value_heads", "sliding_window", "layer_types"),
 }
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
 NULL_FAILS: dict[str, tuple[str, ...]] = {"glm": ("num_key_value_heads", "head_dim")}
@@ -325,6 +348,8 @@ ALIASES: dict[str, dict[str, str]] = {
     "gpt2": {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
              "num_hidden_layers": "n_layer"},
     "mixtral": {"num_experts": "num_local_experts"},  # MixtralConfig's and Qwen3MoeConfig's attribute_map
+    "gpt_bigcode": {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
+                    "num_hidden_layers": "n_layer"},  # GPTBigCodeConfig's, as GPT-2's
     "qwen3_moe": {"num_local_experts": "num_experts"},
     "gpt_oss": {"num_experts": "num_local_experts"},  # GptOssConfig's attribute_map
     "deepseek_v2": {"num_experts": "n_routed_experts"},  # DeepseekV2Config's attribute_map
@@ -357,7 +382,7 @@ CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number 
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace",
           "num_nextn_predict_layers", "num_mtp_layers")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
-         "use_bias", "attention_out_bias",
+         "use_bias", "attention_out_bias", "multi_query",
          "use_qk_norm",
          "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave")
 NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor")  # a number of at least 0
@@ -397,7 +422,7 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "topk_group": "the groups each token's experts come from", "routed_scaling_factor": "the routed experts' scale",
     "rope_interleave": "whether RoPE's pairs are interleaved",
     "use_qk_norm": "a norm on each head's q and k", "num_mtp_layers": "the multi-token-prediction layers",
-    "use_bias": "biases on every matrix of the blocks", "rotary_dim": "the features of each head RoPE rotates", "embedding_multiplier": "the token rows' scale",
+    "use_bias": "biases on every matrix of the blocks", "multi_query": "one K/V head for all query heads", "rotary_dim": "the features of each head RoPE rotates", "embedding_multiplier": "the token rows' scale",
     "residual_multiplier": "the residual branches' scale", "attention_multiplier": "the scores' scale",
     "logits_scaling": "the logits' divisor", "attention_out_bias": "a bias on W_o",
 }
@@ -642,7 +667,8 @@ def _read(doc: Mapping) -> Reading:
                             f"of the {len(MODEL_TYPES)} types it reads (gpt2, llama, mistral, qwen3, …)")
     if model_type not in MODEL_TYPES:
         hint = "" if "model_type" in doc else " (the file has no model_type)"
-        raise HFConfigError(f"config.json: model_type={show(model_type)} is not one of {', '.join(MODEL_TYPES)}{hint}")
+        raise HFConfigError(f"config.json: model_type={show(model_type)} is not one of the {len(MODEL_TYPES)} types "
+                            f"read here ({', '.join(MODEL_TYPES[:6])}, …: python -m model --help lists them){hint}")
     table = DEFAULTS[model_type]
     values = _values(doc, model_type)
     _check_rope(doc)
@@ -691,7 +717,11 @@ GRANITE_VALUES = ("values only, which change no count, shape or byte: the token 
                   "block's attention and MLP outputs times residual_multiplier before they join x, the scores times "
                   "attention_multiplier (in place of 1/√d_head), the logits divided by logits_scaling")
 ROPE_VALUES = "values only, which change no count, shape or byte: RoPE's θ and scaling"
-VALUES_ONLY = {"granite": (GRANITE_VALUES,), "glm": (ROPE_VALUES + ", its pairs interleaved; gate and up in one matrix "
+GPT2_VALUES = ("values only, which change no count, shape or byte: GELU's approximation (activation_function or "
+               "hidden_act), the scores' scale (scale_attn_weights)")
+VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT2_VALUES,),
+               "olmoe": ("values only, which change no count, shape or byte: q, k and v clipped (clip_qkv), RoPE's θ",),
+               "granite": (GRANITE_VALUES,), "glm": (ROPE_VALUES + ", its pairs interleaved; gate and up in one matrix "
                                                                "(gate_up_proj; W_gate and W_up apart here, the same "
                                                                "parameters and FLOPs)",), "olmo2": (ROPE_VALUES,), "olmo3": (ROPE_VALUES + " (per kind of block)",), "cwm": (ROPE_VALUES + " (llama3's by default)",),
                "ernie4_5": (ROPE_VALUES + ", its pairs interleaved",), "gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
@@ -699,9 +729,9 @@ VALUES_ONLY = {"granite": (GRANITE_VALUES,), "glm": (ROPE_VALUES + ", its pairs 
                "ministral3": (MINISTRAL3_VALUES,)}  # each type's note of what changes values only
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
-WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3")
+WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3", "starcoder2")
 NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4_moe", "minimax_m2",
-                         "gemma",
+                         "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
                          "deepseek_v2", "deepseek_v3")
 
@@ -830,13 +860,14 @@ def _number(key: str, value: object, lo: float, hi: float, open_lo: bool = False
 # The MLP's activation each type's module reads from hidden_act, as this module runs it: SiLU in SwiGLU, GELU's tanh
 # approximation in Gemma's GeGLU ("gelu", the released files' word, GemmaConfig reads as it). gpt-oss's experts read
 # none (their clamped SwiGLU is written out), GPT-2 reads activation_function, Gemma 2 and 3 hidden_activation.
-ACTIVATIONS = {"hidden_act": {**dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
+GELUS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_accurate")  # GELU, exact or approximated: values
+ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
                                                "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
-                                               "glm", "glm4_moe", "minimax_m2"),
+                                               "glm", "glm4_moe", "minimax_m2", "olmoe"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu")},
-               "activation_function": {"exaone": ("silu",)}}  # ExaoneConfig's name for hidden_act
+               "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
 
 
 def _check_activation(doc: Mapping, model_type: str) -> None:
@@ -911,10 +942,15 @@ def _rotary(doc: Mapping, model_type: str, fields: dict, keys: dict[str, str]) -
 
 def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str, str]]:
     """The Config fields (B and T excepted) and the key each came from."""
-    if model_type == "gpt2":
+    if model_type in ("gpt2", "gpt_bigcode"):
         keys = {"V": "vocab_size", "T_max": "n_positions", "d": "n_embd", "L": "n_layer", "h": "n_head",
                 "ff_dim": "n_inner", "tie": "tie_word_embeddings"}
-        return {f: values[k] for f, k in keys.items()}, keys
+        fields = {f: values[k] for f, k in keys.items()}
+        if model_type == "gpt_bigcode":  # GPT-2's recipe, but for multi_query's one K/V head
+            fields.update(kv_heads=1 if values["multi_query"] else None, bias="all", norm="layernorm", mlp="gelu",
+                          positions="learned")
+            keys["kv_heads"] = "multi_query"
+        return fields, keys
     keys = {"V": "vocab_size", "T_max": "max_position_embeddings", "d": "hidden_size", "L": "num_hidden_layers",
             "h": "num_attention_heads", "ff_dim": "intermediate_size", "kv_heads": "num_key_value_heads",
             "head_dim": "head_dim", "tie": "tie_word_embeddings"}
@@ -924,9 +960,9 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
         del keys["kv_heads"], keys["head_dim"]
         keys.update(MLA_KEYS)
     fields = {f: values[k] for f, k in keys.items()}
-    fields.update(norm="rmsnorm", positions="rope", mlp="swiglu", bias=_bias(values, model_type),
-                  qk_norm=model_type in ("qwen3", "qwen3_moe") or bool(model_type == "glm4_moe" and values["use_qk_norm"]),
-                  **WIRED.get(model_type, {}))
+    fields.update({"norm": "rmsnorm", "positions": "rope", "mlp": "swiglu", "bias": _bias(values, model_type),
+                   "qk_norm": model_type in ("qwen3", "qwen3_moe") or bool(model_type == "glm4_moe" and values["use_qk_norm"]),
+                   **WIRED.get(model_type, {})})
     if fields.get("head_dim") is None and "head_dim" in keys and fields["d"] % fields["h"]:
         fields["head_dim"] = fields["d"] // fields["h"]  # transformers' d // h (classes that refuse it: _refuse_…)
     if model_type == "qwen2_moe":  # one shared expert, gated, of width shared_expert_intermediate_size
@@ -953,7 +989,8 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
 MLA_TYPES = ("deepseek_v2", "deepseek_v3")  # multi-head latent attention
 # The parts a type's module always has, as Config's fields (OLMo 2 and 3: post-norm wiring, QK-norm over all heads)
 WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3"), {"post_norm": True, "qk_norm_wide": True}),
-                                       "minimax_m2": {"qk_norm_wide": True}}
+                                       **dict.fromkeys(("minimax_m2", "olmoe"), {"qk_norm_wide": True}),
+                                       "starcoder2": {"norm": "layernorm", "mlp": "gelu"}}
 MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
 MLA_KEYS = {"latent_dim": "kv_lora_rank", "q_latent_dim": "q_lora_rank", "rope_dim": "qk_rope_head_dim",
             "nope_dim": "qk_nope_head_dim", "value_dim": "v_head_dim"}
@@ -976,6 +1013,7 @@ MOE_KEYS: dict[str, dict[str, str]] = {
     "glm4_moe": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
                  "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
     "minimax_m2": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
+    "olmoe": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
 }
 MOE_FIELDS = ("experts", "top_k", "expert_dim", "shared_experts", "shared_dim", "shared_gate", "moe_step",
               "dense_first", "dense_layers")
@@ -1055,6 +1093,8 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     **dict.fromkeys(("glm", "glm4_moe"), {"attention_bias": ("qkv",)}),
     "seed_oss": {"attention_bias": ("qkv",), "attention_out_bias": ("o",), "mlp_bias": ("mlp",)},
     "ernie4_5": {"use_bias": ALL},
+    "starcoder2": {"use_bias": ALL},
+    "olmoe": {"attention_bias": ATTN},
     "cwm": {"mlp_bias": ("mlp",)},
 }
 ALWAYS_BIASED = {"qwen2": ("qkv",)}
@@ -1190,7 +1230,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 
 
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
-PAD_DEFAULTS = {"ministral3": 11, "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0,
+PAD_DEFAULTS = {"olmoe": 1, "ministral3": 11, "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0,
                 "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
                 "glm": 151_329}
 
@@ -1222,6 +1262,12 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
         key = "use_sliding_window" if doc.get("use_sliding_window") else "clip_qkv"
         raise HFConfigError(f"config.json: {key}={show(doc[key])}: IQuestCoderConfig refuses it (its module has no "
                             f"window and no clipping of q, k and v); drop the key")
+    if model_type == "starcoder2" and not values["use_bias"]:
+        raise HFConfigError("config.json: use_bias=false leaves StarCoder2's LayerNorms their biases but takes the "
+                            "matrices', a mix this module does not build; write true")
+    if model_type == "olmoe" and fields.get("head_dim") not in (None, fields["d"] // fields["h"]):
+        raise HFConfigError(f"config.json: head_dim={fields['head_dim']:,}: OLMoE's QK-norm is hidden_size = "
+                            f"{fields['d']:,} wide, so its q must be too (h · d_head = hidden_size); drop head_dim")
     if model_type == "helium" and fields["h"] * fields["head_dim"] != fields["d"]:
         raise HFConfigError(f"config.json: num_attention_heads × head_dim = {fields['h']:,} × {fields['head_dim']:,} "
                             f"is not hidden_size = {fields['d']:,}, which Helium's W_o (d, d) needs: its attention "

@@ -136,3 +136,60 @@ def test_a_type_that_needs_a_part_not_built_is_refused_naming_that_part():
                                 f"types it reads (gpt2, llama, mistral, qwen3, …)")
     assert "Gated DeltaNet" in hf.NOT_BUILT["qwen3_next"] and "Mamba 2" in hf.NOT_BUILT["nemotron_h"]
     assert "sparse attention" in hf.NOT_BUILT["deepseek_v32"] and "NoPE" in hf.NOT_BUILT["smollm3"]
+
+
+def starcoder2_doc(rng: random.Random) -> dict:
+    """StarCoder2: LayerNorms and biases everywhere, a GELU MLP, RoPE, GQA, a window on every block or none."""
+    h_kv = rng.choice([1, 2])
+    h, d_head = h_kv * rng.choice([1, 2, 3]), 2 * rng.randrange(1, 5)
+    return {"model_type": "starcoder2", "vocab_size": rng.randrange(8, 60), "num_hidden_layers": rng.randrange(1, 4),
+            "num_attention_heads": h, "num_key_value_heads": h_kv, "hidden_size": h * d_head,
+            "intermediate_size": rng.randrange(4, 40), "max_position_embeddings": 64,
+            "tie_word_embeddings": rng.random() < 0.5, "sliding_window": rng.choice([None, rng.randrange(2, 9)]),
+            "hidden_act": rng.choice(["gelu_pytorch_tanh", "gelu"])}
+
+
+def gpt_bigcode_doc(rng: random.Random) -> dict:
+    """GPT-BigCode (SantaCoder, StarCoder 1): GPT-2's block with one K/V head, or all h (multi_query false)."""
+    h = rng.choice([1, 2, 3, 4])
+    return {"model_type": "gpt_bigcode", "vocab_size": rng.randrange(8, 60), "n_positions": rng.randrange(12, 64),
+            "n_embd": h * rng.randrange(1, 8), "n_layer": rng.randrange(1, 4), "n_head": h,
+            "n_inner": rng.choice([None, rng.randrange(4, 40)]), "multi_query": rng.random() < 0.7,
+            "tie_word_embeddings": rng.random() < 0.5}
+
+
+def olmoe_doc(rng: random.Random) -> dict:
+    """OLMoE: every block a mixture of experts, QK-norm over all heads' width."""
+    h_kv = rng.choice([1, 2])
+    h, d_head, E = h_kv * rng.choice([1, 2, 3]), 2 * rng.randrange(1, 5), rng.randrange(1, 6)
+    return {"model_type": "olmoe", "vocab_size": rng.randrange(8, 60), "num_hidden_layers": rng.randrange(1, 4),
+            "num_attention_heads": h, "num_key_value_heads": h_kv, "hidden_size": h * d_head,
+            "intermediate_size": rng.randrange(2, 20), "num_experts": E, "num_experts_per_tok": rng.randrange(1, E + 1),
+            "max_position_embeddings": 64, "tie_word_embeddings": rng.random() < 0.3, "pad_token_id": 0,
+            "attention_bias": rng.random() < 0.5, "norm_topk_prob": rng.random() < 0.5}
+
+
+MORE = [(kind, i) for kind in ("starcoder2", "gpt_bigcode", "olmoe") for i in range(4)]
+
+
+@pytest.mark.parametrize("kind, seed", MORE, ids=[f"{k}-{i}" for k, i in MORE])
+def test_more_random_files_match_transformers_parameters_cache_and_flops(kind, seed):
+    from test_moe import _module as moe_module  # eager experts on the CPU, batched on the meta device
+
+    rng = random.Random(f"{kind}-{seed}")
+    doc = {"starcoder2": starcoder2_doc, "gpt_bigcode": gpt_bigcode_doc, "olmoe": olmoe_doc}[kind](rng)
+    B, T = rng.randrange(1, 4), rng.randrange(1, 12)
+    cfg = from_hf(doc, B=B, T=T)
+    b = budget(cfg)
+    expected = reference(doc, B, T, build=moe_module if kind == "olmoe" else _module)
+    assert (b.params_exact, kv_cache_lines(cfg, "fp32")[0].value, b.flops_fwd_measured_per_token * B * T) == expected
+
+
+@pytest.mark.parametrize("doc, message", [
+    ({"model_type": "starcoder2", "use_bias": False}, "use_bias=false leaves StarCoder2's LayerNorms their biases"),
+    ({"model_type": "olmoe", "head_dim": 64}, "head_dim=64: OLMoE's QK-norm is hidden_size = 2,048 wide"),
+    ({"model_type": "gpt_bigcode", "activation_function": "relu"}, "activation_function='relu': gpt_bigcode's MLP"),
+])
+def test_what_these_modules_cannot_be_is_refused_in_one_line(doc, message):
+    with pytest.raises(HFConfigError, match=message):
+        from_hf(doc)

@@ -129,6 +129,12 @@ BASE: dict[str, dict] = {
                  "use_qk_norm": True},
     "minimax_m2": {"model_type": "minimax_m2", **MODERN, "num_experts_per_tok": 3, "num_local_experts": 9,
                    "rotary_dim": 4},
+    "starcoder2": {"model_type": "starcoder2", **MODERN, "num_key_value_heads": 8, "sliding_window": 3,
+                   "use_bias": True},
+    "gpt_bigcode": {"model_type": "gpt_bigcode", "vocab_size": 96, "n_positions": 64, "n_embd": 96, "n_layer": 2,
+                    "n_head": 4, "n_inner": 48, "tie_word_embeddings": False, "multi_query": False},
+    "olmoe": {"model_type": "olmoe", **{k: v for k, v in MODERN.items() if k != "head_dim"}, "num_experts": 9,
+              "num_experts_per_tok": 3, "attention_bias": True},
     "deepseek_v2": {"model_type": "deepseek_v2", **{k: v for k, v in MODERN.items() if k != "head_dim"},
                     "num_hidden_layers": 3, "num_attention_heads": 32, "num_key_value_heads": 32, "attention_bias": False,
                     "mlp_bias": False, "kv_lora_rank": 16, "q_lora_rank": None, "qk_rope_head_dim": 8,
@@ -454,7 +460,9 @@ def test_which_blocks_are_moe_as_transformers_builds_them(change, kinds, note):
 
 
 def test_deepseek_v1_is_refused_by_name():
-    with pytest.raises(HFConfigError, match=f"model_type='deepseek' is not one of {', '.join(hf.MODEL_TYPES)}$"):
+    listed = f"the {len(hf.MODEL_TYPES)} types read here .gpt2, llama, mistral, ministral3, qwen2, qwen3, …: python -m " \
+             "model --help lists them.$"
+    with pytest.raises(HFConfigError, match=f"model_type='deepseek' is not one of {listed}"):
         from_hf({**json.loads((PUBLISHED / "deepseek-v3.json").read_text()), "model_type": "deepseek"})
 
 
@@ -490,8 +498,9 @@ MALFORMED: list[tuple[str, bytes, str]] = [  # (name, file, what the one line mu
     ("huge", b'{"pad": "' + b"x" * hf.MAX_BYTES + b'"}', "config.json is over 1,000,000 bytes, the most read"),
     ("deep arrays", DEEP, "nests arrays or objects too deeply"),
     ("deep value", b'{"model_type": "llama", "hidden_size": ' + DEEP + b"}", "nests arrays or objects too deeply"),
-    ("no model_type", _file(model_type=...), f"model_type=null is not one of {', '.join(hf.MODEL_TYPES)} (the file "
-                                             "has no model_type)"),
+    ("no model_type", _file(model_type=...), f"model_type=null is not one of the {len(hf.MODEL_TYPES)} types read "
+                                             "here (gpt2, llama, mistral, ministral3, qwen2, qwen3, …: python -m model "
+                                             "--help lists them) (the file has no model_type)"),
     ("model_type a number", _file(model_type=3), "model_type=3 is not one of"),
     ("unknown model_type", _file(model_type="gemma5_text"), "model_type='gemma5_text' is not one of"),
     ("size as text", _file(hidden_size="128"), "hidden_size='128': hidden_size (the model width d) must be a whole "
