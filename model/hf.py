@@ -61,7 +61,7 @@ MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, t
 MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
-               "olmoe")
+               "olmoe", "ministral")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
@@ -228,6 +228,11 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "num_attention_heads": 16, "num_key_value_heads": None, "max_position_embeddings": 4_096,
         "tie_word_embeddings": False, "attention_bias": False, "num_experts_per_tok": 8, "num_experts": 64,
     },
+    "ministral": {  # MinistralConfig (Ministral 8B): Mistral's block, windows by layer_types; head_dim has no default
+        "vocab_size": 32_000, "hidden_size": 4_096, "intermediate_size": 14_336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": None, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": False, "sliding_window": 4_096, "layer_types": None,
+    },
     "gpt_oss": {  # GptOssConfig: every other block windowed, attention sinks, experts with biases, a clamped SwiGLU
         "vocab_size": 201_088, "hidden_size": 2_880, "intermediate_size": 2_880, "num_hidden_layers": 36,
         "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131_072,
@@ -300,6 +305,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "starcoder2": ("head_dim", "layer_types"),  # Starcoder2Attention's getattr(config, "head_dim", None) or d / h
     "gpt_bigcode": ("sliding_window", "layer_types"),
     "olmoe": ("head_dim", "sliding_window", "layer_types"),
+    "ministral": (),
 }
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
@@ -340,9 +346,10 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "starcoder2": ("sliding_window", "head_dim", "layer_types"),
     "gpt_bigcode": ("n_inner", "sliding_window", "layer_types"),
     "olmoe": ("num_key_value_heads", "sliding_window", "layer_types"),
+    "ministral": ("head_dim", "sliding_window", "layer_types"),  # head_dim null: `NULL_FAILS`
 }
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
-NULL_FAILS: dict[str, tuple[str, ...]] = {"glm": ("num_key_value_heads", "head_dim")}
+NULL_FAILS: dict[str, tuple[str, ...]] = {"glm": ("num_key_value_heads", "head_dim"), "ministral": ("head_dim",)}
 # GPT2Config's attribute_map: these names set GPT-2's own keys.
 ALIASES: dict[str, dict[str, str]] = {
     "gpt2": {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
@@ -795,6 +802,9 @@ def _values(doc: Mapping, model_type: str) -> dict:
                                     f"its module cannot run so; give {WHAT[key]} as a whole number")
         else:
             out[key] = default
+            if default is None and key in NULL_FAILS.get(model_type, ()):
+                raise HFConfigError(f"config.json: {key} is not in the file, and {model_type}'s config class leaves it "
+                                    f"null, which its module cannot run; give {WHAT[key]} as a whole number")
     return out
 
 
@@ -864,7 +874,7 @@ GELUS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_accurate") 
 ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
                                                "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
-                                               "glm", "glm4_moe", "minimax_m2", "olmoe"),
+                                               "glm", "glm4_moe", "minimax_m2", "olmoe", "ministral"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu")},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act

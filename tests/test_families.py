@@ -1,5 +1,5 @@
 """Families built from Llama's block under their own config classes (issue 40): InternLM3, EXAONE 3, IQuest-Coder,
-Granite, Helium, ERNIE 4.5, Seed-OSS and CWM, and OLMo 2 and 3 (post-norm wiring, QK-norm over all heads), each read from random small files and compared with transformers' own
+Granite, Helium, ERNIE 4.5, Seed-OSS, CWM and Ministral, and OLMo 2 and 3 (post-norm wiring, QK-norm over all heads), each read from random small files and compared with transformers' own
 module: parameters on the meta device, the bytes of its real cache after a prefill of B × T tokens, and forward FLOPs
 equal to FlopCounterMode on its eager CPU forward. Their biases (each type's own flags), windows (CWM's three windowed
 blocks to one full) and the files their classes refuse are drawn too; `tests/test_hf.py` leaves out each key in turn.
@@ -21,15 +21,16 @@ BIAS_FLAGS = {"internlm3": ("qkv_bias", "bias"), "exaone": ("attention_bias", "m
               "iquestcoder": ("attention_bias", "mlp_bias"), "granite": ("attention_bias", "mlp_bias"),
               "helium": ("attention_bias", "mlp_bias"), "ernie4_5": ("use_bias",),
               "seed_oss": ("attention_bias", "attention_out_bias", "mlp_bias"), "cwm": ("mlp_bias",),
-              "olmo2": ("attention_bias",), "olmo3": ("attention_bias",)}
+              "olmo2": ("attention_bias",), "olmo3": ("attention_bias",), "ministral": ()}
 # the sets of their flags this module builds (InternLM3's class wants both the same; Helium's q, k, v biases with the
 # MLP's and Seed-OSS's W_o alone or without q, k, v's are refused: test_files_their_classes_cannot_build_…)
 BOTH = [(False, False), (True, False), (False, True), (True, True)]
 BUILT = {**{t: BOTH for t in ("exaone", "iquestcoder", "granite")}, "internlm3": [(False, False), (True, True)],
          "helium": BOTH[:3], **dict.fromkeys(("ernie4_5", "cwm", "olmo2", "olmo3"), [(False,), (True,)]),
+         "ministral": [()],
          "seed_oss": [(False, False, False), (True, False, False), (True, True, False), (False, False, True),
                       (True, True, True)]}
-SPLIT_HEAD = ("exaone", "iquestcoder", "internlm3", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3")  # head_dim set apart from d / h
+SPLIT_HEAD = ("exaone", "iquestcoder", "internlm3", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "ministral")  # head_dim set apart from d / h
 
 
 def random_doc(rng: random.Random, model_type: str) -> dict:
@@ -47,7 +48,7 @@ def random_doc(rng: random.Random, model_type: str) -> dict:
         doc.update(embedding_multiplier=rng.uniform(0.5, 12), residual_multiplier=rng.uniform(0.1, 1),
                    attention_multiplier=rng.uniform(0.01, 1), logits_scaling=rng.uniform(1, 16))
     doc.update(rng.choice([dict(zip(BIAS_FLAGS[model_type], on)) for on in BUILT[model_type]]))
-    if model_type in ("cwm", "olmo3"):
+    if model_type in ("cwm", "olmo3", "ministral"):
         doc["sliding_window"] = rng.randrange(2, 10)
         if rng.random() < 0.5:
             kinds = ["sliding_attention" if rng.random() < 0.6 else "full_attention" for _ in range(L)]
@@ -74,7 +75,7 @@ def test_random_files_match_transformers_parameters_cache_and_flops(model_type, 
     assert (b.params_exact, kv_cache_lines(cfg, "fp32")[0].value, b.flops_fwd_measured_per_token * B * T) == expected
 
 
-@pytest.mark.parametrize("model_type", list(BIAS_FLAGS))
+@pytest.mark.parametrize("model_type", [t for t in BIAS_FLAGS if t != "ministral"])  # its defaults cannot run
 def test_class_defaults_are_read_exactly(model_type):
     """Each class's defaults (a flagship model) written out as config.json: the reader's N is its module's."""
     cls = CONFIG_MAPPING[model_type]
@@ -106,11 +107,26 @@ def test_each_flag_sets_the_biases_its_module_builds():
     ({"model_type": "cwm", "sliding_window": None}, "sliding_window=null: sliding_window .the attention window in "
                                                      "tokens. must be a whole number of at least 1$"),
     ({"model_type": "cwm", "sliding_window": 1}, "sliding_window=1 lets each query see only itself"),
+    ({"model_type": "ministral"}, "head_dim is not in the file, and ministral's config class leaves it null"),
 ])
 def test_files_their_classes_cannot_build_are_refused_in_one_line(doc, message):
     with pytest.raises(HFConfigError, match=message) as e:
         from_hf(doc)
     assert "\n" not in str(e.value)
+
+
+def test_ministral_8b_is_its_published_count():
+    """Ministral-8B-Instruct-2410's shape keys (36 blocks of d 4,096, 32 heads of 128, 8 K/V heads, d_ff 12,288, V
+    131,072): 8,019,808,256 parameters, transformers' module; layer_types here mixes windowed and full blocks (a
+    window changes no count), read as its mask and cache read them."""
+    doc = {"model_type": "ministral", "vocab_size": 131_072, "hidden_size": 4_096, "intermediate_size": 12_288,
+           "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+           "max_position_embeddings": 32_768, "sliding_window": 32_768, "tie_word_embeddings": False,
+           "layer_types": ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(36)]}
+    cfg = from_hf(doc)
+    assert cfg.full_layers == tuple(range(0, 36, 4)) and cfg.window == 32_768
+    module = _module(doc, "meta")
+    assert budget(cfg).params_exact == sum(p.numel() for p in module.parameters()) == 8_019_808_256
 
 
 def test_the_notes_name_what_changes_values_only():
