@@ -14,8 +14,7 @@ from transformers import CONFIG_MAPPING
 
 from model import budget, hf
 from model.config import HFConfigError, from_hf, read_hf
-from model.memory import kv_cache_lines
-from test_window import _module, reference
+from test_window import _module, measured, reference
 
 BIAS_FLAGS = {"internlm3": ("qkv_bias", "bias"), "exaone": ("attention_bias", "mlp_bias"),
               "iquestcoder": ("attention_bias", "mlp_bias"), "granite": ("attention_bias", "mlp_bias"),
@@ -71,8 +70,7 @@ def test_random_files_match_transformers_parameters_cache_and_flops(model_type, 
             from_hf(doc, B=B, T=T)
         return
     cfg = from_hf(doc, B=B, T=T)
-    b = budget(cfg)
-    assert (b.params_exact, kv_cache_lines(cfg, "fp32")[0].value, b.flops_fwd_measured_per_token * B * T) == expected
+    assert measured(cfg) == expected
 
 
 @pytest.mark.parametrize("model_type", [t for t in BIAS_FLAGS if t != "ministral"])  # its defaults cannot run
@@ -195,10 +193,7 @@ def test_more_random_files_match_transformers_parameters_cache_and_flops(kind, s
     rng = random.Random(f"{kind}-{seed}")
     doc = {"starcoder2": starcoder2_doc, "gpt_bigcode": gpt_bigcode_doc, "olmoe": olmoe_doc}[kind](rng)
     B, T = rng.randrange(1, 4), rng.randrange(1, 12)
-    cfg = from_hf(doc, B=B, T=T)
-    b = budget(cfg)
-    expected = reference(doc, B, T, build=moe_module if kind == "olmoe" else _module)
-    assert (b.params_exact, kv_cache_lines(cfg, "fp32")[0].value, b.flops_fwd_measured_per_token * B * T) == expected
+    assert measured(from_hf(doc, B=B, T=T)) == reference(doc, B, T, build=moe_module if kind == "olmoe" else _module)
 
 
 @pytest.mark.parametrize("doc, message", [

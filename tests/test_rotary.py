@@ -16,13 +16,12 @@ import torch
 from model import GPT, budget, trace
 from model.changes import changes
 from model.config import PRESETS, TABLE_PRESETS, Config, HFConfigError, from_hf, read_hf
-from model.memory import kv_cache_lines
 from model.passes import saved_bytes_of
 from model.report import recipe_text
 from model.rules import settle
 from model.tracing import memory_lines
 from pagetools import run_cli
-from test_window import _module, reference
+from test_window import _module, measured, reference
 
 
 def random_doc(rng: random.Random) -> dict:
@@ -49,9 +48,7 @@ def test_random_phi3_files_match_transformers_parameters_cache_and_flops(seed):
     B, T = rng.randrange(1, 4), rng.randrange(1, 13)
     cfg = from_hf(doc, B=B, T=T)
     assert cfg.rotary_dim is not None and cfg.rotary_dim < cfg.d_head
-    b = budget(cfg)
-    assert (b.params_exact, kv_cache_lines(cfg, "fp32")[0].value, b.flops_fwd_measured_per_token * B * T) == \
-        reference(doc, B, T)
+    assert measured(cfg) == reference(doc, B, T)
 
 
 TINY = {"model_type": "phi3", "vocab_size": 40, "hidden_size": 48, "intermediate_size": 24, "num_hidden_layers": 2,
@@ -139,9 +136,7 @@ def test_an_odd_part_of_a_head_rotates_one_feature_more_as_transformers_does():
     doc = {**TINY, "rope_parameters": None, "partial_rotary_factor": 0.3}
     cfg = from_hf(doc, B=2, T=5)
     assert cfg.rotary_dim == 4 and any("int(d_head · 0.3) = 3, odd" in n for n in read_hf(doc).notes)
-    b = budget(cfg)
-    assert (b.params_exact, kv_cache_lines(cfg, "fp32")[0].value, b.flops_fwd_measured_per_token * 10) == \
-        reference(doc, 2, 5)
+    assert measured(cfg) == reference(doc, 2, 5)
     with pytest.raises(HFConfigError, match=r"partial_rotary_factor=0.05 rotates int\(d_head · 0.05\) = 0 of each"):
         from_hf({**doc, "partial_rotary_factor": 0.05})
 
@@ -158,9 +153,7 @@ def test_random_glm_files_match_transformers(seed):
     B, T = rng.randrange(1, 4), rng.randrange(1, 13)
     cfg = from_hf(doc, B=B, T=T)
     assert cfg.rotary_dim is not None
-    b = budget(cfg)
-    assert (b.params_exact, kv_cache_lines(cfg, "fp32")[0].value, b.flops_fwd_measured_per_token * B * T) == \
-        reference(doc, B, T)
+    assert measured(cfg) == reference(doc, B, T)
 
 
 # microsoft/Phi-4-mini-instruct's config.json, its shape keys (its rope_scaling: longrope's factors, values only)
@@ -214,9 +207,7 @@ def test_random_glm4_moe_files_match_transformers(seed):
     doc = glm4_moe_doc(rng)
     B, T = rng.randrange(1, 4), rng.randrange(1, 10)
     cfg = from_hf(doc, B=B, T=T)
-    b = budget(cfg)
-    assert (b.params_exact, kv_cache_lines(cfg, "fp32")[0].value, b.flops_fwd_measured_per_token * B * T) == \
-        reference(doc, B, T, build=moe_module), doc
+    assert measured(cfg) == reference(doc, B, T, build=moe_module), doc
 
 
 # zai-org/GLM-4.5-Air's config.json, its shape keys and router's settings
@@ -261,9 +252,7 @@ def test_random_minimax_m2_files_match_transformers(seed):
     B, T = rng.randrange(1, 4), rng.randrange(1, 10)
     cfg = from_hf(doc, B=B, T=T)
     assert cfg.qk_norm_wide and cfg.rotary_dim == doc["rotary_dim"]
-    b = budget(cfg)
-    assert (b.params_exact, kv_cache_lines(cfg, "fp32")[0].value, b.flops_fwd_measured_per_token * B * T) == \
-        reference(doc, B, T, build=moe_module), doc
+    assert measured(cfg) == reference(doc, B, T, build=moe_module), doc
 
 
 # MiniMaxAI/MiniMax-M2's config.json, its shape keys (use_qk_norm, qk_norm_type, scoring_func and its

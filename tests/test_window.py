@@ -47,6 +47,13 @@ def reference(doc: dict, B: int, T: int, build=_module) -> tuple[int, int, int]:
     return sum(p.numel() for p in meta.parameters()), kv, counter.get_total_flops()
 
 
+def measured(cfg: Config) -> tuple[int, int, int]:
+    """The explorer's figures that `reference` measures, at cfg's B and T: (N, the KV cache's bytes at fp32, forward
+    FLOPs of the pass)."""
+    b = budget(cfg)
+    return b.params_exact, kv_cache_lines(cfg, "fp32")[0].value, b.flops_fwd_measured_per_token * cfg.B * cfg.T
+
+
 def random_doc(rng: random.Random, model_type: str) -> dict:
     """A small random windowed file: Mistral's (and Ministral 3's, Phi-3's) window on every block; Qwen2's and Qwen3's from max_window_layers on,
     or as a random layer_types lists them."""
@@ -78,9 +85,7 @@ def test_random_windowed_files_match_transformers_parameters_cache_and_flops(mod
     B, T = rng.randrange(1, 4), rng.randrange(1, 13)
     cfg = from_hf(doc, B=B, T=T)
     assert cfg.window == doc["sliding_window"] and cfg.L_W >= 1
-    b = budget(cfg)
-    ours = (b.params_exact, kv_cache_lines(cfg, "fp32")[0].value, b.flops_fwd_measured_per_token * B * T)
-    assert ours == reference(doc, B, T), doc
+    assert measured(cfg) == reference(doc, B, T), doc
 
 
 TINY = {"model_type": "mistral", "vocab_size": 50, "hidden_size": 32, "intermediate_size": 20, "num_hidden_layers": 3,
