@@ -61,11 +61,18 @@ MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, t
 MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
-               "olmoe", "ministral")
+               "olmoe", "ministral", "sarvam_mla", "sarvam_moe")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
-             "olmoe")
+             "olmoe", "sarvam_mla", "sarvam_moe")
+# Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
+# map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
+# with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
+# num_mtp_layers = 0; Sarvam-MoE's RoPE over all of each head).
+SAME_MODULE = {"sarvam_mla": "deepseek_v3", "sarvam_moe": "glm4_moe"}
+SAME_MODULE_SETS = {"sarvam_mla": {"num_nextn_predict_layers": 0},
+                    "sarvam_moe": {"num_nextn_predict_layers": 0, "partial_rotary_factor": 1.0}}
 
 # The shape keys of each type and their defaults in transformers' config class of that type.
 DEFAULTS: dict[str, dict[str, object]] = {
@@ -247,6 +254,19 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "moe_intermediate_size": 1_407, "n_routed_experts": 64, "n_shared_experts": 2, "num_experts_per_tok": None,
         "first_k_dense_replace": 0,
     },
+    "sarvam_mla": {  # SarvamMLAConfig (Sarvam-105B): DeepSeek-V3's module, one dense block, routing over all experts
+        "vocab_size": 262_144, "hidden_size": 4_096, "intermediate_size": 16_384, "num_hidden_layers": 32,
+        "num_attention_heads": 64, "num_key_value_heads": None, "max_position_embeddings": 4_096,
+        "tie_word_embeddings": False, "attention_bias": False, "kv_lora_rank": 512, "q_lora_rank": None,
+        "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "moe_intermediate_size": 2_048,
+        "n_routed_experts": 128, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 1,
+    },
+    "sarvam_moe": {  # SarvamMoEConfig (Sarvam-30B): GLM-4.5's module, RoPE on all of each head, QK-norm
+        "vocab_size": 262_144, "hidden_size": 4_096, "intermediate_size": 8_192, "num_hidden_layers": 19,
+        "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 64, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": False, "attention_bias": False, "moe_intermediate_size": 1_024, "num_experts_per_tok": 6,
+        "n_shared_experts": 1, "n_routed_experts": 128, "first_k_dense_replace": 1, "use_qk_norm": True,
+    },
     "deepseek_v3": {  # DeepseekV3Config: latent attention, the first blocks dense, then shared and routed experts
         "vocab_size": 129_280, "hidden_size": 7_168, "intermediate_size": 18_432, "num_hidden_layers": 61,
         "num_attention_heads": 128, "num_key_value_heads": 128, "max_position_embeddings": 4_096,
@@ -269,6 +289,8 @@ ROUTER: dict[str, dict[str, object]] = {
                     "output_router_logits": False},
     "glm4_moe": {"norm_topk_prob": True, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
                  "output_router_logits": False},
+    **dict.fromkeys(("sarvam_mla", "sarvam_moe"), {"norm_topk_prob": True, "routed_scaling_factor": 2.5, "n_group": 1,
+                                                   "topk_group": 1, "output_router_logits": False}),
     "minimax_m2": {"router_jitter_noise": 0.0, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "olmoe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.01, "output_router_logits": False},
 }
@@ -300,6 +322,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "olmo2": ("head_dim", "sliding_window", "layer_types"),  # Olmo2Attention's getattr(config, "head_dim", d / h)
     "olmo3": ("head_dim",),
     "glm": ("sliding_window", "layer_types"),
+    "sarvam_mla": ("sliding_window", "layer_types", "head_dim"),  # head_dim: its class's legacy key, ignored
+    "sarvam_moe": ("sliding_window", "layer_types"),
     "glm4_moe": ("head_dim", "sliding_window", "layer_types"),  # Glm4MoeAttention's getattr(config, "head_dim", d / h)
     "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),  # rotary_dim: its class's other partial RoPE key
     "starcoder2": ("head_dim", "layer_types"),  # Starcoder2Attention's getattr(config, "head_dim", None) or d / h
@@ -342,6 +366,9 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "olmo3": ("num_key_value_heads", "sliding_window", "layer_types"),
     "glm": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),  # the first two: `NULL_FAILS`
     "glm4_moe": ("sliding_window", "layer_types"),
+    "sarvam_mla": ("num_key_value_heads", "q_lora_rank", "v_head_dim", "num_experts_per_tok", "first_k_dense_replace",
+                   "sliding_window", "layer_types", "head_dim"),
+    "sarvam_moe": ("sliding_window", "layer_types"),
     "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),
     "starcoder2": ("sliding_window", "head_dim", "layer_types"),
     "gpt_bigcode": ("n_inner", "sliding_window", "layer_types"),
@@ -362,6 +389,11 @@ ALIASES: dict[str, dict[str, str]] = {
     "deepseek_v2": {"num_experts": "n_routed_experts"},  # DeepseekV2Config's attribute_map
     "deepseek_v3": {"num_local_experts": "n_routed_experts"},
     "glm4_moe": {"num_local_experts": "n_routed_experts"},  # Glm4MoeConfig's attribute_map
+    "sarvam_mla": {"num_local_experts": "n_routed_experts", "num_experts": "n_routed_experts",
+                   "num_shared_experts": "n_shared_experts", "num_mtp_layers": "num_nextn_predict_layers"},
+    "sarvam_moe": {"num_local_experts": "n_routed_experts", "num_experts": "n_routed_experts",
+                   "num_shared_experts": "n_shared_experts", "num_mtp_layers": "num_nextn_predict_layers",
+                   "use_qkv_bias": "attention_bias"},  # SarvamMoEConfig's attribute_map
     "minimax_m2": {"num_experts": "num_local_experts"},  # MiniMaxM2Config's
     "internlm3": {"qkv_bias": "attention_bias", "bias": "mlp_bias"},  # InternLM3Config's attribute_map
     "exaone": {"num_layers": "num_hidden_layers"},  # ExaoneConfig's (its activation_function: ACTIVATIONS)
@@ -468,7 +500,8 @@ RULE_KEYS = ("sliding_window", "max_window_layers", "layer_types", "use_sliding_
 CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "InternLM3Config",
                   "exaone": "ExaoneConfig", "iquestcoder": "IQuestCoderConfig", "cwm": "CwmConfig",
                   "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig",
-                  "deepseek_v2": "DeepseekV2Config", "deepseek_v3": "DeepseekV3Config"}  # messages
+                  "deepseek_v2": "DeepseekV2Config", "deepseek_v3": "DeepseekV3Config", "glm4_moe": "Glm4MoeConfig",
+                  "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention")
@@ -672,6 +705,8 @@ def _read(doc: Mapping) -> Reading:
         raise HFConfigError(f"config.json: model_type={show(model_type)} is not read here yet: it needs "
                             f"{NOT_BUILT[model_type]}, which this explorer does not build yet; give a model of one "
                             f"of the {len(MODEL_TYPES)} types it reads (gpt2, llama, mistral, qwen3, …)")
+    if isinstance(model_type, str) and model_type in SAME_MODULE:
+        return _same_module(doc, model_type)
     if model_type not in MODEL_TYPES:
         hint = "" if "model_type" in doc else " (the file has no model_type)"
         raise HFConfigError(f"config.json: model_type={show(model_type)} is not one of the {len(MODEL_TYPES)} types "
@@ -700,6 +735,29 @@ def _read(doc: Mapping) -> Reading:
                     and k not in EXTRAS[model_type] and k not in READ_BY_EVERY_TYPE and k not in ACTIVATIONS
                     and not (k == "head_dim" and model_type in MLA_TYPES))  # `_latent` names what its class sets
     return Reading(model_type, fields, keys, defaults, ignored, (*layout, *router, *windowing))
+
+
+def _same_module(doc: Mapping, model_type: str) -> Reading:
+    """The reading of a `SAME_MODULE` type: its keys checked and renamed as its class's attribute_map renames them,
+    its class's defaults written in where the file has none, then read as the type whose module it runs."""
+    base, aliases = SAME_MODULE[model_type], ALIASES[model_type]
+    values = _values(doc, model_type)
+    for alias, key in aliases.items():
+        if alias in doc and key in doc and doc[alias] != doc[key]:
+            raise HFConfigError(f"config.json: {alias}={show(doc[alias])} and {key}={show(doc[key])} set the same "
+                                f"thing ({WHAT[key]}) to different values")
+    renamed = {aliases.get(k, k): v for k, v in doc.items()}
+    if isinstance(renamed.get("rope_scaling"), Mapping) and "deepseek_yarn" in (
+            renamed["rope_scaling"].get("type"), renamed["rope_scaling"].get("rope_type")):  # its class's legacy name
+        renamed["rope_scaling"] = {**renamed["rope_scaling"], "type": "yarn", "rope_type": "yarn"}
+    pad = {"pad_token_id": PAD_DEFAULTS[model_type]} if model_type in PAD_DEFAULTS else {}
+    written = {**ROUTER[model_type], **SAME_MODULE_SETS.get(model_type, {}), **pad,
+               **{k: values[k] for k in DEFAULTS[model_type]}, **renamed, "model_type": base}
+    reading = _read(written)
+    defaults = tuple(k for k in DEFAULTS[model_type] if k not in values["given"] and k not in RULE_KEYS)
+    note = (f"{model_type}: transformers builds {base}'s module from it ({CONFIG_CLASSES[model_type]} subclasses "
+            f"{CONFIG_CLASSES[base]}), so it is read as {base} from {model_type}'s own defaults")
+    return dataclasses.replace(reading, model_type=model_type, defaults=defaults, more=(note, *reading.more))
 
 
 GEMMA_VALUES = ("values only, which change no count, shape or byte: the token rows times √d, the scores times "
@@ -1240,7 +1298,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 
 
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
-PAD_DEFAULTS = {"olmoe": 1, "ministral3": 11, "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0,
+PAD_DEFAULTS = {"olmoe": 1, "sarvam_moe": 0, "ministral3": 11, "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0,
                 "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
                 "glm": 151_329}
 

@@ -204,3 +204,49 @@ def test_more_random_files_match_transformers_parameters_cache_and_flops(kind, s
 def test_what_these_modules_cannot_be_is_refused_in_one_line(doc, message):
     with pytest.raises(HFConfigError, match=message):
         from_hf(doc)
+
+
+def sarvam_doc(rng: random.Random, model_type: str) -> dict:
+    """Sarvam's two types, as DeepSeek-V3's and GLM-4.5's random files under their own names, some keys under the
+    names their classes' attribute_map also reads (num_experts, num_shared_experts)."""
+    from test_mla import random_doc as deepseek_doc
+    from test_rotary import glm4_moe_doc
+
+    doc = {**(deepseek_doc(rng) if model_type == "sarvam_mla" else glm4_moe_doc(rng)), "model_type": model_type}
+    if model_type == "sarvam_moe" and rng.random() < 0.5:
+        del doc["partial_rotary_factor"]  # its class's 1.0, not GLM-4.5's 0.5
+    if rng.random() < 0.5:
+        doc["num_experts"], doc["num_shared_experts"] = doc.pop("n_routed_experts"), doc.pop("n_shared_experts")
+    return doc
+
+
+SARVAM = [(t, i) for t in ("sarvam_mla", "sarvam_moe") for i in range(4)]
+
+
+@pytest.mark.parametrize("model_type, seed", SARVAM, ids=[f"{t}-{i}" for t, i in SARVAM])
+def test_sarvam_files_are_read_as_the_module_transformers_builds_for_them(model_type, seed):
+    """SarvamMLAConfig and SarvamMoEConfig subclass DeepSeek-V3's and GLM-4.5's classes, and transformers builds those
+    types' modules from them: N, the real cache's bytes and FlopCounterMode's FLOPs equal the explorer's."""
+    from test_mla import _module as mla_module
+    from test_moe import _module as moe_module
+
+    rng = random.Random(f"{model_type}-{seed}")
+    doc = sarvam_doc(rng, model_type)
+    B, T = rng.randrange(1, 4), rng.randrange(1, 10)
+    build = mla_module if model_type == "sarvam_mla" else moe_module
+    assert measured(from_hf(doc, B=B, T=T)) == reference(doc, B, T, build=build), doc
+
+
+def test_sarvam_defaults_and_notes():
+    """Sarvam-105B's and Sarvam-30B's class defaults (transformers' modules: 106,031,763,456 and 32,152,648,064), no
+    multi-token-prediction layer (their own num_mtp_layers = 0), and the note that names the module read."""
+    mla, moe = read_hf({"model_type": "sarvam_mla"}), read_hf({"model_type": "sarvam_moe"})
+    assert budget(mla.config).params_exact == 106_031_763_456 and budget(moe.config).params_exact == 32_152_648_064
+    assert moe.config.rotary_dim is None  # RoPE over all of each head, its class's partial_rotary_factor = 1.0
+    assert not any("multi-token-prediction" in n for n in (*mla.notes, *moe.notes))
+    assert "sarvam_mla: transformers builds deepseek_v3's module from it (SarvamMLAConfig subclasses " \
+           "DeepseekV3Config)" in mla.notes[1]
+    assert any("num_mtp_layers = 2" in n or "num_nextn_predict_layers = 2" in n
+               for n in read_hf({"model_type": "sarvam_moe", "num_mtp_layers": 2}).notes)
+    with pytest.raises(HFConfigError, match="n_routed_experts=9 and num_experts=8 set the same thing"):
+        from_hf({"model_type": "sarvam_mla", "num_experts": 8, "n_routed_experts": 9})

@@ -148,6 +148,14 @@ BASE: dict[str, dict] = {
                     "kv_lora_rank": 16, "q_lora_rank": 24, "qk_rope_head_dim": 8, "qk_nope_head_dim": 12,
                     "v_head_dim": 10, "moe_intermediate_size": 20, "n_routed_experts": 16, "n_shared_experts": 2,
                     "num_experts_per_tok": 3, "first_k_dense_replace": 1, "n_group": 2, "topk_group": 2},
+    "sarvam_mla": {"model_type": "sarvam_mla", **{k: v for k, v in MODERN.items() if k != "head_dim"},
+                   "num_hidden_layers": 3, "num_attention_heads": 64, "num_key_value_heads": 64, "attention_bias": False,
+                   "kv_lora_rank": 16, "q_lora_rank": None, "qk_rope_head_dim": 8, "qk_nope_head_dim": 12,
+                   "v_head_dim": 10, "moe_intermediate_size": 20, "n_routed_experts": 16, "n_shared_experts": 2,
+                   "num_experts_per_tok": 3, "first_k_dense_replace": 1},
+    "sarvam_moe": {"model_type": "sarvam_moe", **MODERN, "num_hidden_layers": 3, "num_experts_per_tok": 2,
+                   "moe_intermediate_size": 24, "attention_bias": True, "n_routed_experts": 8, "n_shared_experts": 2,
+                   "first_k_dense_replace": 2, "use_qk_norm": False},
 }
 
 
