@@ -260,7 +260,7 @@ def budget(cfg: Config) -> Budget:
     b = Budget(
         params_emb=parts[0],
         params_attn_block=_value(f.attn, f),
-        params_mlp_block=_value(f.mlp, f) if "dense" in cfg.block_kinds else 0,
+        params_mlp_block=_value(f.mlp, f) if "dense" in cfg.mlp_kinds else 0,
         params_blocks=parts[1],
         params_norms=parts[2],
         params_head=parts[3],
@@ -343,7 +343,7 @@ def budget_lines(f: Formulas, b: Budget) -> tuple[Line, ...]:
     return (
         line("params/emb", positions.emb_label(cfg), f.emb, s, "params"),
         line("params/attn_block", stack.mixer(cfg).label(cfg, f.lesson), f.attn, s, "params"),
-        *([line("params/mlp_block", mlp_label, f.mlp, s, "params")] if "dense" in cfg.block_kinds else []),
+        *([line("params/mlp_block", mlp_label, f.mlp, s, "params")] if "dense" in cfg.mlp_kinds else []),
         *own["block"],
         line("params/blocks", "attention + MLP of all L blocks" + (" (dense or MoE)" if mixture else ""), f.blocks, s,
              "params"),

@@ -48,6 +48,7 @@ from dataclasses import dataclass, replace
 from .budgeting import budget
 from .config import FIELDS, Config
 from .figures import Line, check_lines
+from .fields import blocks_text
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
 from .memory import kv_cache_lines
 from .parts import PARTS, latent, moe, window
@@ -61,7 +62,7 @@ ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config field
     ("d_head", ("head_dim",)),
     ("norm", ("norm",)),
     ("bias", ("bias",)),
-    ("positions", ("positions", "rotary_dim")),
+    ("positions", ("positions", "rotary_dim", "nope_layers")),
     ("mlp", ("mlp", "ff_dim")),
     ("h_kv", ("kv_heads",)),
     ("qk_norm", ("qk_norm", "qk_norm_wide")),
@@ -174,6 +175,11 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "positions": "RoPE instead of the learned table W_pe: q and k rotated by position, no parameters",
     "positions/partial": ("partial RoPE instead of the learned table W_pe: d_rot = {d_rot} of each head's d_head "
                           "features rotated by position, no parameters"),
+    "positions/nope": ("RoPE instead of the learned table W_pe, but not in the L_nope = {L_nope} NoPE blocks "
+                       "({nope_blocks}), whose q and k see no position: no parameters"),
+    "positions/partial_nope": ("partial RoPE instead of the learned table W_pe (d_rot = {d_rot} of each head's d_head "
+                               "features), but not in the L_nope = {L_nope} NoPE blocks ({nope_blocks}): no "
+                               "parameters"),
     "mlp/swiglu": "SwiGLU at d_ff = {d_ff}: three matrices, 3·d·d_ff, where GELU at 4d held 8d²",
     "mlp/geglu": "GeGLU at d_ff = {d_ff}: three matrices, 3·d·d_ff, where GELU at 4d held 8d² (Gemma's GELU(x W_gate) · x W_up)",
     "mlp/gelu": "GELU at d_ff = {d_ff} instead of 4d = {four_d}",
@@ -231,8 +237,9 @@ def title_key(key: str, cfg: Config) -> str:
         return "attention/gqa"
     if key == "moe":
         return moe.title_key(cfg)
-    if key == "positions" and cfg.rotary_dim is not None:
-        return "positions/partial"
+    if key == "positions" and (cfg.rotary_dim is not None or cfg.nope_layers):
+        return "positions/" + "_".join(w for w, on in (("partial", cfg.rotary_dim is not None),
+                                                      ("nope", bool(cfg.nope_layers))) if on)
     if key == "qk_norm" and cfg.qk_norm_wide:
         return "qk_norm/wide"
     return key
@@ -247,6 +254,9 @@ def title_values(cfg: Config) -> dict[str, str]:
     out.update(moe.title_values(cfg))  # each part's numbers where the model has it: E, k, ...; W, L_W, ...; d_c, ...
     if cfg.rotary_dim is not None:
         out["d_rot"] = f"{cfg.rotary_dim:,}"
+    if cfg.nope_layers:
+        out.update(L_nope=f"{cfg.L_nope:,}", nope_blocks=("block " if cfg.L_nope == 1 else "blocks ")
+                   + blocks_text(cfg.nope_layers))
     out.update(window.title_values(cfg))
     out.update(latent.title_values(cfg))
     return out
@@ -380,7 +390,7 @@ def _terms(poly: Poly) -> str:
 # the same text at any size).
 SIGN_AT = dict(B=8, T=8192, d=4096, h=32, h_kv=8, d_head=128, d_ff=14336, L=32, V=128256, T_max=8192, E=8, k=2,
                d_expert=14336, E_shared=1, d_shared=14336, L_moe=32, W=4096, L_W=32, T_W=4095, d_c=512, d_cq=1536,
-               d_R=64, d_nope=128, d_v=128, d_rot=64)
+               d_R=64, d_nope=128, d_v=128, d_rot=64, L_nope=8)
 
 
 def formula_text(poly: Poly) -> str:

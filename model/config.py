@@ -92,7 +92,9 @@ NUMBER_BOUNDS: dict[str, tuple[int, int]] = {key: f.bounds for key, f in SIZES.i
 BOUNDS: dict[str, tuple[int, int]] = {f.symbol: f.bounds for f in SIZES.values() if f.symbol}
 FIELD_DOCS: dict[str, str] = {f.symbol: f.doc for f in SIZES.values() if f.symbol}
 ATTN_LABELS: dict[str, str] = {"full": "full attention", "sliding": "sliding window"}  # `Config.attn_kinds`
-KIND_LABELS: dict[str, str] = {"dense": "dense", "moe": "MoE"}  # a block's kind (`Config.block_kinds`), as tables name it
+NOPE = "_nope"  # a kind of block without RoPE (`nope_layers`): its MLP's kind and this suffix, "dense_nope"
+KIND_LABELS: dict[str, str] = {"dense": "dense", "moe": "MoE", "dense_nope": "dense, NoPE",
+                               "moe_nope": "MoE, NoPE"}  # a block's kind (`Config.block_kinds`), as tables name it
 CHOICES: dict[str, tuple[str, ...]] = {f.name: f.options for f in CONFIG_FIELDS if f.kind == "choice"}  # the menus'
 MODEL_CHOICES: dict[str, tuple[str, ...]] = {f.name: f.choices for f in CONFIG_FIELDS if f.kind == "choice"}
 
@@ -162,7 +164,7 @@ class Config:
                    ("ff_dim", self._default_ff()), ("shared_dim", self.expert_dim), ("query_scale", self.d_head),
                    ("rotary_dim", self.d_head if self.latent_dim is None else None))
         out = tuple(name for name, default in written if getattr(self, name) == default)
-        return out + (("ff_dim",) if self.moe and "dense" not in self.block_kinds else ())
+        return out + (("ff_dim",) if self.moe and "dense" not in self.mlp_kinds else ())
 
     def _default_ff(self) -> int:
         return 4 * self.d if self.mlp == "gelu" else swiglu_width(self.d)
@@ -195,7 +197,7 @@ class Config:
     def ffn_kind(self) -> str:
         """The stack's MLP part, as tables and notes key it: "moe" where some block's is a mixture of experts, else
         "dense"."""
-        return "moe" if "moe" in self.block_kinds else "dense"
+        return "moe" if "moe" in self.mlp_kinds else "dense"
 
     @property
     def head_apart(self) -> bool:
@@ -307,13 +309,20 @@ class Config:
         return self.expert_dim if self.shared_dim is None else self.shared_dim
 
     @property
-    def block_kinds(self) -> tuple[str, ...]:
-        """Each block's kind, "dense" or "moe" (`KIND_LABELS`), blocks 0 … L − 1 (see the module docstring)."""
+    def mlp_kinds(self) -> tuple[str, ...]:
+        """Each block's MLP, "dense" or "moe", blocks 0 … L − 1 (see the module docstring)."""
         if not self.moe:
             return ("dense",) * self.L
         dense = set(self.dense_layers)
         return tuple("moe" if i >= self.dense_first and (i + 1) % self.moe_step == 0 and i not in dense else "dense"
                      for i in range(self.L))
+
+    @property
+    def block_kinds(self) -> tuple[str, ...]:
+        """Each block's kind (`KIND_LABELS`), blocks 0 … L − 1: its MLP's (`mlp_kinds`), and "_nope" after it where the
+        block has no RoPE (`nope_layers`): the blocks of a kind make the same tensors."""
+        nope = set(self.nope_layers)
+        return tuple(kind + NOPE if i in nope else kind for i, kind in enumerate(self.mlp_kinds))
 
     @property
     def attn_kinds(self) -> tuple[str, ...]:
@@ -341,7 +350,12 @@ class Config:
     @property
     def L_moe(self) -> int:
         """Blocks whose MLP is a mixture of experts (0 for a dense model)."""
-        return self.block_kinds.count("moe")
+        return self.mlp_kinds.count("moe")
+
+    @property
+    def L_nope(self) -> int:
+        """Blocks without RoPE (`nope_layers`; 0 where every block rotates q and k, or positions are learned)."""
+        return len(self.nope_layers)
 
     @property
     def qkv_bias(self) -> bool:
@@ -395,7 +409,7 @@ class Config:
         if self.gpt2_recipe:
             return out
         out["h_kv"] = self.h_kv
-        if "dense" in self.block_kinds:
+        if "dense" in self.mlp_kinds:
             out["d_ff"] = self.d_ff
         if self.moe:
             out.update(E=self.E, k=self.k, d_expert=self.d_expert, L_moe=self.L_moe)
@@ -405,6 +419,8 @@ class Config:
             out.update(W=self.W, L_W=self.L_W, T_W=self.T_W)
         if self.rotary_dim is not None:
             out["d_rot"] = self.rotary_dim
+        if self.nope_layers:
+            out["L_nope"] = self.L_nope
         if self.mla:
             out.update(d_c=self.d_c, d_R=self.d_R, d_nope=self.d_nope, d_v=self.d_v,
                        **({"d_cq": self.d_cq} if self.d_cq is not None else {}))
@@ -442,6 +458,12 @@ def distinct_kinds(cfg: Config) -> tuple[str, ...]:
     """The kinds of cfg's blocks, each once, in the order of their first block: ("dense", "moe") for DeepSeek's
     layout, ("moe",) for Mixtral's."""
     return tuple(dict.fromkeys(cfg.block_kinds))
+
+
+def typed_blocks(cfg: Config) -> bool:
+    """Whether the shapes tables name each block's kind: some block is not a dense block with RoPE where the model
+    has it (a mixture of experts, NoPE blocks)."""
+    return distinct_kinds(cfg) != ("dense",)
 
 
 def kind_counts(cfg: Config) -> dict[str, int]:
@@ -482,10 +504,15 @@ def architecture(cfg: Config) -> tuple:
 
 
 def one_block_each(kinds: tuple[str, ...]) -> dict[str, object]:
-    """The fields L, moe_step, dense_first and dense_layers of one block of each kind, in this order:
-    ("dense", "moe") -> L = 2, block 0 dense (dense_first = 1); ("moe", "dense") -> block 1 dense."""
-    layout = {("dense", "moe"): {"dense_first": 1}, ("moe", "dense"): {"dense_layers": (1,)}}.get(kinds, {})
-    return {"L": len(kinds), "moe_step": 1, "dense_first": 0, "dense_layers": (), **layout}
+    """The fields L, moe_step, dense_first, dense_layers and nope_layers of one block of each kind, in this order:
+    ("dense", "moe") -> L = 2, block 0 dense (dense_first = 1); ("moe", "dense") -> block 1 dense; ("dense",
+    "dense_nope") -> block 1 without RoPE."""
+    mlps = tuple(kind.removesuffix(NOPE) for kind in kinds)
+    dense = tuple(i for i, kind in enumerate(mlps) if kind == "dense")
+    layout = {} if "moe" not in mlps or not dense else {"dense_first": 1} if dense == (0,) and len(mlps) == 2 else \
+        {"dense_layers": dense}
+    return {"L": len(kinds), "moe_step": 1, "dense_first": 0, "dense_layers": (), **layout,
+            "nope_layers": tuple(i for i, kind in enumerate(kinds) if kind.endswith(NOPE))}
 
 GPT2_V = 50_257  # GPT-2's BPE vocabulary: 50,256 merges' tokens + <|endoftext|>
 
@@ -593,12 +620,16 @@ TABLE_PRESETS: dict[str, Config] = {
     # features (partial_rotary_factor 0.75), 24 heads and 8 K/V heads, a tied head, and the window of 262,144 its file
     # sets on every block (beyond its 131,072-token context: it never binds); 3,836,021,760 parameters, as published
     "phi-4-mini": _modern(32, 3072, 24, 8, 8_192, 200_064, 131_072, tie=True, rotary_dim=96, window=262_144),
+    # SmolLM3-3B (HuggingFaceTB/SmolLM3-3B's config.json): Llama's block, 16 heads and 4 K/V heads, a tied head, RoPE in
+    # every block but every fourth (no_rope_layers: blocks 3, 7, …, 35 NoPE), a 65,536-token context; 3,075,098,624
+    # parameters ("3B"): transformers' module
+    "smollm3-3b": _modern(36, 2048, 16, 4, 11_008, 128_256, 65_536, tie=True, nope_layers=tuple(range(3, 36, 4))),
     # a parallel block (Cohere's c4ai-command-r-v01): one LayerNorm without bias per block read by attention and the MLP
     "command-r": _modern(40, 8192, 64, 64, 22_528, 256_000, 8_192, tie=True, norm="layernorm", parallel=True),
 }
 WINDOW_PRESETS = ("mistral-7b-v0.1", "gemma-3-1b", "gemma-3-27b", "gpt-oss-20b")  # on both pages (issue 27)
 MLA_PRESETS = ("deepseek-v3",)  # latent attention, on both pages (issue 27)
-FAMILY_PRESETS = ("glm-4.5-air", "minimax-m2", "phi-4-mini")  # issue 40's families, on both pages
+FAMILY_PRESETS = ("glm-4.5-air", "minimax-m2", "phi-4-mini", "smollm3-3b")  # issue 40's families, on both pages
 PRESETS.update({name: TABLE_PRESETS[name] for name in (*WINDOW_PRESETS, *MLA_PRESETS, *FAMILY_PRESETS)})
 ALL_PRESETS: dict[str, Config] = {**PRESETS, **TABLE_PRESETS}  # what --preset takes
 

@@ -13,11 +13,11 @@ have their own.
 """
 from __future__ import annotations
 
-from .config import MODERN, PRESETS, WRITTEN, Config, defaults, snap_heads
+from .config import FAMILY_PRESETS, MODERN, PRESETS, WRITTEN, Config, defaults, snap_heads
 from .fields import FAMILIES as FIELD_FAMILIES, linked
-from .parts import mlp, moe, window
+from .parts import mlp, moe, positions, window
 
-MENU_PARTS = (moe, window)  # the parts whose sizes a preset's menu label names, in this order
+MENU_PARTS = (moe, window, positions)  # the parts whose sizes a preset's menu label names, in this order
 FAMILIES: dict[str, tuple[str, ...]] = {
     "GPT-2": ("gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl"),
     "GPT-3": ("gpt3-125m", "gpt3-350m", "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b"),
@@ -30,10 +30,12 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "GLM": ("glm-4.5-air",),
     "MiniMax": ("minimax-m2",),
     "Phi": ("phi-4-mini",),
+    "SmolLM": ("smollm3-3b",),
 }
-# every exported page's: the dense presets of full attention and no family's extras (the others: the page written
-# for one, `python -m app export --preset`)
-PAGE_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items() if cfg.plain}
+# every exported page's: the dense presets of full attention and no family's extras, but the families' (the others: the
+# page written for one, `python -m app export --preset`)
+PAGE_PRESETS: dict[str, Config] = {name: cfg for name, cfg in PRESETS.items()
+                                   if cfg.plain and name not in FAMILY_PRESETS}
 
 
 TITLES: dict[str, str] = {
@@ -47,6 +49,7 @@ TITLES: dict[str, str] = {
     "gemma-3-1b": "Gemma 3 1B", "gemma-3-27b": "Gemma 3 27B (text)", "gpt-oss-20b": "gpt-oss-20b",
     "deepseek-v3": "DeepSeek-V3 (no MTP module)",  # its published 671B: without the multi-token-prediction module
     "glm-4.5-air": "GLM-4.5-Air (no MTP layer)", "minimax-m2": "MiniMax-M2 (no MTP modules)", "phi-4-mini": "Phi-4-mini",
+    "smollm3-3b": "SmolLM3 3B",
 }
 
 
@@ -159,6 +162,6 @@ def moe_fields(cfg: Config, moe: bool) -> dict[str, object]:
         return {}
     if moe:
         return {**defaults("moe"), **MOE_START, "expert_dim": cfg.d_ff}
-    dense = "dense" in cfg.block_kinds
+    dense = "dense" in cfg.mlp_kinds
     oss = {"expert_bias": False} if cfg.expert_bias else {}  # gpt-oss's biases go with its experts
     return {**defaults("moe"), **oss, **({} if dense else {"ff_dim": cfg.d_expert})}

@@ -29,7 +29,7 @@ KINDS = ("whole", "flag", "choice", "real", "blocks")
 GROUPS = ("lesson", "recipe", "moe", "extras", "window", "latent")
 FAMILIES = {"gemma": "Gemma", "oss": "gpt-oss"}  # whose extras an "extras" field is (`Field.family`): the family's name
 UNSET = ("none", "default")  # what a link writes for a value's None (`app.query`); a whole number's: `Field.unset`
-RECIPE_KINDS = ("choice", "whole", "flag")  # the order a link and the command line write the recipe in (`written`)
+RECIPE_KINDS = ("choice", "whole", "flag", "blocks")  # the order a link and the command line write the recipe in (`written`)
 
 
 @dataclass(frozen=True)

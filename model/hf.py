@@ -61,7 +61,7 @@ MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, t
 MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
-               "olmoe", "ministral", "sarvam_mla", "sarvam_moe")
+               "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "smollm3", "cohere2", "exaone4")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
@@ -141,6 +141,12 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "num_attention_heads": 64, "num_key_value_heads": None, "max_position_embeddings": 8_192,
         "tie_word_embeddings": True, "attention_bias": False, "use_qk_norm": False,
     },
+    "cohere2": {  # Cohere2Config (Command R7B, Command A): Cohere's parallel block, three windowed blocks with RoPE to
+        # one full block without (NoPE)
+        "vocab_size": 256_000, "hidden_size": 8_192, "intermediate_size": 22_528, "num_hidden_layers": 40,
+        "num_attention_heads": 64, "num_key_value_heads": None, "max_position_embeddings": 8_192,
+        "tie_word_embeddings": True, "attention_bias": False, "sliding_window": 4_096, "layer_types": None,
+    },
     "gemma2": {  # Gemma2Config: every other block windowed, scores and logits soft-capped
         "vocab_size": 256_000, "hidden_size": 2_304, "intermediate_size": 9_216, "num_hidden_layers": 26,
         "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 8_192,
@@ -175,6 +181,12 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2_048,
         "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
     },
+    "smollm3": {  # SmolLM3Config (SmolLM3-3B): Llama's block, every no_rope_layer_interval-th block without RoPE
+        "vocab_size": 128_256, "hidden_size": 2_048, "intermediate_size": 11_008, "num_hidden_layers": 36,
+        "num_attention_heads": 16, "num_key_value_heads": 4, "max_position_embeddings": 32_768,
+        "tie_word_embeddings": True, "attention_bias": False, "mlp_bias": False, "use_sliding_window": False,
+        "sliding_window": None, "no_rope_layers": None, "no_rope_layer_interval": 4, "layer_types": None,
+    },
     "helium": {  # HeliumConfig: attention_bias on q, k and v only; W_o is (d, d)
         "vocab_size": 48_000, "hidden_size": 2_560, "intermediate_size": 7_040, "num_hidden_layers": 24,
         "num_attention_heads": 20, "num_key_value_heads": 20, "head_dim": 128, "max_position_embeddings": 4_096,
@@ -199,6 +211,12 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "vocab_size": 50_304, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2_048,
         "tie_word_embeddings": False, "attention_bias": False,
+    },
+    "exaone4": {  # Exaone4Config (EXAONE 4.0): post-norms, QK-norm per head, three windowed blocks with RoPE to one
+        # full block without (NoPE)
+        "vocab_size": 102_400, "hidden_size": 4_096, "intermediate_size": 16_384, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 2_048,
+        "tie_word_embeddings": False, "sliding_window": 4_096, "sliding_window_pattern": 4, "layer_types": None,
     },
     "olmo3": {  # Olmo3Config: OLMo 2's block, three windowed blocks to one full (blocks 3, 7, 11, ... full)
         "vocab_size": 50_304, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
@@ -317,6 +335,9 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "deepseek_v3": ("sliding_window", "layer_types", "head_dim"),  # head_dim: DeepseekV3Config's d_R, no width here
     **dict.fromkeys(("internlm3", "exaone", "iquestcoder", "helium", "ernie4_5", "seed_oss"),
                     ("sliding_window", "layer_types")),
+    "cohere2": ("head_dim", "sliding_window_pattern"),  # its class's keyword: layer_types' default, every n-th full
+    "exaone4": ("head_dim",),  # Exaone4Attention's getattr(config, "head_dim", d / h)
+    "smollm3": ("head_dim",),  # SmolLM3Attention's getattr(config, "head_dim", d / h)
     "granite": ("head_dim", "sliding_window", "layer_types"),  # GraniteAttention's getattr(config, "head_dim", d / h)
     "cwm": (),
     "olmo2": ("head_dim", "sliding_window", "layer_types"),  # Olmo2Attention's getattr(config, "head_dim", d / h)
@@ -361,6 +382,9 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "ernie4_5": ("num_key_value_heads", "head_dim", "use_bias", "sliding_window", "layer_types"),  # use_bias null: none
     "granite": ("num_key_value_heads", "sliding_window", "layer_types"),
     "helium": ("sliding_window", "layer_types"),
+    "smollm3": ("num_key_value_heads", "sliding_window", "no_rope_layers", "layer_types", "head_dim"),
+    "cohere2": ("num_key_value_heads", "sliding_window", "layer_types", "head_dim"),
+    "exaone4": ("sliding_window", "sliding_window_pattern", "layer_types", "head_dim"),  # a null pattern: `_blocks`
     "cwm": ("layer_types",),
     "olmo2": ("num_key_value_heads", "sliding_window", "layer_types"),
     "olmo3": ("num_key_value_heads", "sliding_window", "layer_types"),
@@ -415,7 +439,7 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "sliding_window", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
          "shared_expert_intermediate_size", "decoder_sparse_step", "query_pre_attn_scalar", "sliding_window_pattern",
          "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts",
-         "n_group", "topk_group", "rotary_dim")
+         "n_group", "topk_group", "rotary_dim", "no_rope_layer_interval")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace",
@@ -461,7 +485,8 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "topk_group": "the groups each token's experts come from", "routed_scaling_factor": "the routed experts' scale",
     "rope_interleave": "whether RoPE's pairs are interleaved",
     "use_qk_norm": "a norm on each head's q and k", "num_mtp_layers": "the multi-token-prediction layers",
-    "use_bias": "biases on every matrix of the blocks", "multi_query": "one K/V head for all query heads", "rotary_dim": "the features of each head RoPE rotates", "embedding_multiplier": "the token rows' scale",
+    "use_bias": "biases on every matrix of the blocks", "multi_query": "one K/V head for all query heads", "rotary_dim": "the features of each head RoPE rotates", "no_rope_layers": "each block's RoPE, 1 on and 0 off",
+    "no_rope_layer_interval": "every how many blocks one goes without RoPE", "embedding_multiplier": "the token rows' scale",
     "residual_multiplier": "the residual branches' scale", "attention_multiplier": "the scores' scale",
     "logits_scaling": "the logits' divisor", "attention_out_bias": "a bias on W_o",
 }
@@ -587,7 +612,7 @@ class Reading:
 
 
 NULL_MEANS = {"num_key_value_heads": "h", "head_dim": "d / h", "n_inner": "4d",
-              "mlp_only_layers": "none"}  # a None default, as resolved
+              "mlp_only_layers": "none", "no_rope_layers": "from no_rope_layer_interval"}  # a None default, as resolved
 
 
 def _default(model_type: str, key: str) -> str:
@@ -617,7 +642,6 @@ NOT_BUILT: dict[str, str] = {
                     "its DeepSeek sparse attention (a lightning indexer with its own key cache picks each query's "
                     "top-k keys)"),
     "olmo": "its LayerNorm without a gain or a bias",
-    "smollm3": "its NoPE blocks (every no_rope_layer_interval-th block without RoPE)",
     **dict.fromkeys(("llama4_text", "llama4"), "Llama 4's chunked attention, its NoPE blocks and its MoE blocks "
                                                "interleaved with dense ones"),
     "glm4": f"{_PARTIAL} with its norms after attention and the MLP as well as before them",
@@ -712,6 +736,7 @@ def _read(doc: Mapping) -> Reading:
         raise HFConfigError(f"config.json: model_type={show(model_type)} is not one of the {len(MODEL_TYPES)} types "
                             f"read here ({', '.join(MODEL_TYPES[:6])}, …: python -m model --help lists them){hint}")
     table = DEFAULTS[model_type]
+    doc, unread = _unread_pattern(doc, model_type)
     values = _values(doc, model_type)
     _check_rope(doc)
     _check_activation(doc, model_type)
@@ -725,7 +750,8 @@ def _read(doc: Mapping) -> Reading:
     types, window = _blocks(values, model_type, fields["L"])
     windowing = _window(types, window, model_type, fields, keys, "sliding_window" in values["given"])
     windowing += _rotary(doc, model_type, fields, keys)
-    windowing += VALUES_ONLY.get(model_type, ())
+    windowing += _nope(values, model_type, fields, keys, types, window)
+    windowing += VALUES_ONLY.get(model_type, ()) + unread
     windowing += _latent(doc, model_type, fields) if model_type in MLA_TYPES else ()
     windowing += _sigmoid_router(doc, model_type, fields) if model_type == "glm4_moe" else ()
     windowing += (MINIMAX_VALUES,) if model_type == "minimax_m2" else ()
@@ -790,7 +816,8 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                                                                "(gate_up_proj; W_gate and W_up apart here, the same "
                                                                "parameters and FLOPs)",), "olmo2": (ROPE_VALUES,), "olmo3": (ROPE_VALUES + " (per kind of block)",), "cwm": (ROPE_VALUES + " (llama3's by default)",),
                "ernie4_5": (ROPE_VALUES + ", its pairs interleaved",), "gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
-               "phi3": (PHI3_VALUES,), "cohere": (COHERE_VALUES,), "gpt_oss": (OSS_VALUES,),
+               "phi3": (PHI3_VALUES,), "cohere": (COHERE_VALUES,), "cohere2": (COHERE_VALUES,),
+               "exaone4": (ROPE_VALUES,), "gpt_oss": (OSS_VALUES,),
                "ministral3": (MINISTRAL3_VALUES,)}  # each type's note of what changes values only
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
@@ -900,6 +927,11 @@ def _checked(key: str, value: object, nullable: bool, kind: str | None = None) -
             raise HFConfigError(f"config.json: mlp_only_layers={show(value)}: mlp_only_layers ({WHAT[kind]}) must be a "
                                 f"list of block indices such as [0, 1]{null}")
         return value
+    if kind == "no_rope_layers":  # SmolLM3's: 1 where a block uses RoPE, 0 where it does not
+        if not isinstance(value, list) or any(v not in (0, 1) or isinstance(v, float) for v in value):
+            raise HFConfigError(f"config.json: no_rope_layers={show(value)}: no_rope_layers ({WHAT[kind]}) must be a "
+                                f"list of 1 (RoPE) and 0 (none), one per block{null}")
+        return value
     if kind == "max_window_layers":
         if not whole or value < 0:
             raise HFConfigError(f"config.json: max_window_layers={show(value)}: {WHAT[kind]} must be a whole number "
@@ -932,7 +964,8 @@ GELUS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_accurate") 
 ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
                                                "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
-                                               "glm", "glm4_moe", "minimax_m2", "olmoe", "ministral"),
+                                               "glm", "glm4_moe", "minimax_m2", "olmoe", "ministral", "smollm3",
+                                               "cohere2", "exaone4"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu")},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1008,6 +1041,53 @@ def _rotary(doc: Mapping, model_type: str, fields: dict, keys: dict[str, str]) -
             f"({key} = {factor:g}){odd}, the other {d_head - d_rot:,} passed through",)
 
 
+def _unread_pattern(doc: Mapping, model_type: str) -> tuple[Mapping, tuple[str, ...]]:
+    """EXAONE 4's sliding_window_pattern where layer_types lists the blocks: its class documents words such as "LLLG"
+    and reads the pattern only to make layer_types, so such a file is read without it, and a note says so."""
+    pattern = doc.get("sliding_window_pattern")
+    if model_type != "exaone4" or doc.get("layer_types") is None or pattern is None:
+        return doc, ()
+    return ({k: v for k, v in doc.items() if k != "sliding_window_pattern"},
+            (f"sliding_window_pattern = {show(pattern)} is not read: layer_types lists each block's attention",))
+
+
+def _smollm3_rope(values: dict, L: int) -> list[int]:
+    """SmolLM3's blocks, 1 where RoPE rotates q and k and 0 where not: no_rope_layers, or SmolLM3Config's default, 0
+    in every no_rope_layer_interval-th block. HFConfigError for a list its module cannot index by block."""
+    rope = values["no_rope_layers"]
+    if rope is None:
+        return [int((i + 1) % values["no_rope_layer_interval"] != 0) for i in range(L)]
+    if len(rope) != L:
+        raise HFConfigError(f"config.json: no_rope_layers lists {len(rope):,} blocks, but num_hidden_layers = {L:,}: "
+                            f"give one 1 (RoPE) or 0 (none) per block")
+    return rope
+
+
+# The types whose full-attention blocks go without RoPE where a window is set (Command A's and EXAONE 4's modules rotate
+# q and k in the windowed blocks only; Cohere2Attention, where no window is set, in none).
+NOPE_WHERE_FULL = ("cohere2", "exaone4")
+
+
+def _nope(values: dict, model_type: str, fields: dict, keys: dict[str, str], types: list[str],
+          window: int | None) -> tuple[str, ...]:
+    """The blocks without RoPE (`nope_layers`) as the type's module leaves them out, and a note naming them."""
+    if model_type == "smollm3":
+        nope = tuple(i for i, rope in enumerate(_smollm3_rope(values, fields["L"])) if not rope)
+        source = "no_rope_layers" if values["no_rope_layers"] is not None else \
+            f"no_rope_layer_interval = {values['no_rope_layer_interval']:,}"
+    elif model_type in NOPE_WHERE_FULL and (window is not None or model_type == "cohere2"):
+        nope = tuple(i for i, t in enumerate(types) if t == "full_attention")
+        source = "its full-attention blocks" if window is not None else "no window: no block rotates"
+    else:
+        return ()
+    if not nope:
+        return ()
+    fields["nope_layers"] = nope
+    keys["nope_layers"] = source.split(" ")[0] if model_type == "smollm3" else "layer_types"
+    return (f"NoPE in {len(nope):,} of the {fields['L']:,} blocks (from {source}): their q and k are not rotated, so "
+            f"they see no position but the causal mask's order",)
+
+
 def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str, str]]:
     """The Config fields (B and T excepted) and the key each came from."""
     if model_type in ("gpt2", "gpt_bigcode"):
@@ -1041,7 +1121,7 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
         keys.update(swiglu_limit="swiglu_limit", swiglu_alpha="swiglu_alpha")
     if model_type == "gemma":  # GeGLU, tok · √d
         fields.update(mlp="geglu", embed_scale=True)
-    if model_type == "cohere":  # x + Attn(ln_1 x) + MLP(ln_1 x), LayerNorms with a gain only
+    if model_type in ("cohere", "cohere2"):  # x + Attn(ln_1 x) + MLP(ln_1 x), LayerNorms with a gain only
         fields.update(norm="layernorm", parallel=True)
     if model_type in GEMMA_TYPES:  # GeGLU, sandwich norms, tok · √d, 1/√query_pre_attn_scalar, soft-caps
         fields.update(mlp="geglu", qk_norm=model_type == "gemma3_text", post_norms=True, embed_scale=True,
@@ -1057,6 +1137,7 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
 MLA_TYPES = ("deepseek_v2", "deepseek_v3")  # multi-head latent attention
 # The parts a type's module always has, as Config's fields (OLMo 2 and 3: post-norm wiring, QK-norm over all heads)
 WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3"), {"post_norm": True, "qk_norm_wide": True}),
+                                       "exaone4": {"post_norm": True, "qk_norm": True},
                                        **dict.fromkeys(("minimax_m2", "olmoe"), {"qk_norm_wide": True}),
                                        "starcoder2": {"norm": "layernorm", "mlp": "gelu"}}
 MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
@@ -1152,9 +1233,9 @@ def _router(doc: Mapping, model_type: str) -> tuple[str, ...]:
 # Mixtral, Phi-3, DeepSeek's latent attention: `_refuse_unmodelled`).
 ATTN, ALL = ("qkv", "o"), ("qkv", "o", "mlp")
 BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
-    **dict.fromkeys(("llama", "internlm3", "exaone", "iquestcoder", "granite"),
+    **dict.fromkeys(("llama", "internlm3", "exaone", "iquestcoder", "granite", "smollm3"),
                     {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
-    **dict.fromkeys(("qwen3", "qwen3_moe", "gemma", *GEMMA_TYPES, "cohere", "gpt_oss", "olmo2", "olmo3"),
+    **dict.fromkeys(("qwen3", "qwen3_moe", "gemma", *GEMMA_TYPES, "cohere", "cohere2", "gpt_oss", "olmo2", "olmo3"),
                     {"attention_bias": ATTN}),
     "qwen2_moe": {"qkv_bias": ("qkv",)},
     "helium": {"attention_bias": ("qkv",), "mlp_bias": ("mlp",)},
@@ -1195,8 +1276,11 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
     drop the window unless `use_sliding_window`; Qwen2 and Qwen3 list the blocks from `max_window_layers` on as
     sliding, Qwen2-MoE every other block below it."""
     window, types = values["sliding_window"], values["layer_types"]
-    if model_type in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe"):
+    if model_type in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "smollm3"):
         window = window if values["use_sliding_window"] else None
+        if types is None and model_type == "smollm3":  # SmolLM3Config: the NoPE blocks windowed, where a window is
+            types = ["sliding_attention" if window is not None and not rope else "full_attention"
+                     for rope in _smollm3_rope(values, L)]
         if types is None and model_type in ("qwen2", "qwen3"):
             types = ["sliding_attention" if window is not None and i >= values["max_window_layers"] else
                      "full_attention" for i in range(L)]
@@ -1207,8 +1291,15 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
         types = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(L)]
     if types is None and model_type == "olmo3":  # Olmo3Config: blocks 3, 7, 11, ... full, the others windowed
         types = ["full_attention" if (i + 1) % 4 == 0 else "sliding_attention" for i in range(L)]
-    if types is None and model_type in (*GEMMA_TYPES, "gpt_oss"):  # Gemma 2, gpt-oss: every other; Gemma 3: all but
-        every = 2 if model_type in ("gemma2", "gpt_oss") else values.get("sliding_window_pattern") or 6
+    if types is None and model_type == "exaone4" and (window is None or values["sliding_window_pattern"] is None):
+        why = "sliding_window is null" if window is None else "sliding_window_pattern is null"
+        raise HFConfigError(f"config.json: {why} and layer_types is not in the file: Exaone4Config then cannot list "
+                            f"the blocks (its pattern of windowed blocks is 0 or none); give sliding_window and "
+                            f"sliding_window_pattern, or layer_types")
+    if types is None and model_type in (*GEMMA_TYPES, "gpt_oss", "cohere2", "exaone4"):  # Gemma 2, gpt-oss: every
+        # other block windowed; Gemma 3, Command A, EXAONE 4: all but every n-th
+        every = 2 if model_type in ("gemma2", "gpt_oss") else values.get("sliding_window_pattern") or \
+            {"gemma3_text": 6}.get(model_type, 4)
         types = ["sliding_attention" if (i + 1) % every else "full_attention" for i in range(L)]
     if types is None:
         types = ["sliding_attention" if window is not None else "full_attention"] * L
@@ -1298,7 +1389,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 
 
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
-PAD_DEFAULTS = {"olmoe": 1, "sarvam_moe": 0, "ministral3": 11, "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0,
+PAD_DEFAULTS = {"olmoe": 1, "sarvam_moe": 0, "smollm3": 128_004, "cohere2": 0, "ministral3": 11, "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0,
                 "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
                 "glm": 151_329}
 

@@ -32,7 +32,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from .config import WRITTEN, Config, one_block_each
+from .config import NOPE, WRITTEN, Config, distinct_kinds, one_block_each
 from .figures import Line
 from .formula import Poly, grouped, poly_add, poly_const, poly_mul, poly_symbol, to_poly
 from .parts import attention, latent
@@ -89,6 +89,7 @@ class Structure:
     moe: tuple[object, ...] | None = None
     window: bool = False  # a sliding window (the fused kernel's band mask is a tensor of its own)
     partial: bool = False  # partial rotary: RoPE on d_rot of each head's d_head features (its slices are tensors)
+    nope: tuple[str, ...] = ()  # where some blocks have no RoPE: the kinds of blocks in order (`distinct_kinds`)
     gemma: tuple[bool, ...] = ()  # Gemma's extras that make tensors (post_norms, embed_scale, the two soft-caps) and
     # query_pre_attn_scalar (a value, but the scores' label names it)
     oss: tuple[bool, ...] = ()  # gpt-oss's extras that make tensors: sinks, the experts' biases, the clamp
@@ -113,6 +114,7 @@ def structure(cfg: Config, dtype: str) -> Structure:
     return Structure(tie=cfg.tie, dtype=dtype, ones=tuple(v[k] == 1 for k in ONES), recipe=recipe,
                      moe=moe_part.structure(cfg), window=window.present(cfg), gemma=gemma if any(gemma) else (),
                      oss=oss if any(oss) else (), mla=latent.structure(cfg), partial=cfg.rotary_dim is not None,
+                     nope=distinct_kinds(cfg) if cfg.nope_layers else (),
                      flags=tuple(name for name in FLAGS if getattr(cfg, name)))
 
 
@@ -135,6 +137,8 @@ def structure_key(s: Structure) -> str:
         recipe.append("window")
     if s.partial:
         recipe.append("partial_rotary")
+    if s.nope:
+        recipe.append("nope=" + "+".join(s.nope))
     recipe += list(s.flags)
     return ",".join(["tied" if s.tie else "untied", s.dtype, *(f"{k}=1" for k in ones), *recipe])
 
@@ -166,6 +170,7 @@ def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
                      kv_heads=h_kv, head_dim=d_head if apart else None, bias=bias, qk_norm=qk_norm,
                      attention=attention)
         cfg = cfg if s.moe is None else _moe_probe(cfg, s.moe, moe)
+        cfg = replace(cfg, **one_block_each(s.nope)) if s.nope and s.moe is None else cfg
         if s.mla:
             d_c, d_cq, d_R, d_nope, d_v = mla
             cfg = replace(cfg, latent_dim=d_c, q_latent_dim=d_cq if s.mla[0] else None, rope_dim=d_R, nope_dim=d_nope,
@@ -205,12 +210,24 @@ def factors_of(cfg: Config) -> tuple[str, ...]:
     return tuple(f for f in (*_RECIPE_FACTORS, *_MOE_FACTORS, *_MLA_FACTORS, "d_rot") if f in present)
 
 
+BLOCK_COUNTS = ("L", "L_moe", "L_nope")  # the symbols that number blocks (no factor of a tensor's shape)
+
+
 def block_counts(kinds: tuple[str, ...]) -> dict[str, str]:
-    """Each kind of block's number in lesson notation: {"dense": "L"} for one kind, {"dense": "(L − L_moe)",
-    "moe": "L_moe"} for two; in the order given."""
+    """Each kind of block's number in lesson notation, in the order given: {"dense": "L"} for one kind, {"dense":
+    "(L − L_moe)", "moe": "L_moe"} for two; where some blocks have no RoPE, theirs is L_nope and their MLP kind's
+    others are fewer by it: {"dense": "(L − L_nope)", "dense_nope": "L_nope"}, {"dense": "(L − L_moe)", "moe":
+    "(L_moe − L_nope)", "moe_nope": "L_nope"} (`positions.check`: the NoPE blocks are of one MLP kind)."""
     if len(kinds) == 1:
         return {kinds[0]: "L"}
-    return {kind: {"dense": "(L − L_moe)", "moe": "L_moe"}[kind] for kind in kinds}
+    mlps = tuple(dict.fromkeys(kind.removesuffix(NOPE) for kind in kinds))
+    counts = {mlps[0]: "L"} if len(mlps) == 1 else {"dense": "(L − L_moe)", "moe": "L_moe"}
+    out = {}
+    for kind in kinds:
+        count = counts[kind.removesuffix(NOPE)]
+        out[kind] = "L_nope" if kind.endswith(NOPE) else \
+            f"({count.strip('()')} − L_nope)" if kind + NOPE in kinds else count
+    return out
 
 
 def _factor_poly(name: str) -> Poly:
@@ -262,6 +279,25 @@ def _add(groups: dict[int, tuple[dict[str, Poly], Poly]], counts: dict[str, str]
         blocks[counts[kind]] = poly_add(blocks[counts[kind]], poly)
 
 
+def _merged(groups: dict[int, tuple[dict[str, Poly], Poly]],
+            kinds: tuple[str, ...]) -> dict[int, tuple[dict[str, Poly], Poly]]:
+    """`groups` with a NoPE kind's blocks and its MLP kind's other blocks under one count where they hold the same
+    (RoPE's angles are the pass's, and each rotated q and k takes the place of the unrotated one):
+    "(L − L_nope)·(x) + L_nope·(x)" is written "L·(x)"."""
+    counts = block_counts(kinds)
+    whole = block_counts(tuple(dict.fromkeys(kind.removesuffix(NOPE) for kind in kinds)))
+    out = {}
+    for size, (blocks, outside) in groups.items():
+        blocks = dict(blocks)
+        for kind in kinds:
+            rope, nope = counts.get(kind.removesuffix(NOPE)), counts[kind]
+            if kind.endswith(NOPE) and rope is not None and blocks.get(rope) == blocks.get(nope):
+                blocks[whole[kind.removesuffix(NOPE)]] = blocks.pop(rope)
+                del blocks[nope]
+        out[size] = (blocks, outside)
+    return out
+
+
 @functools.lru_cache(maxsize=256)
 def saved_formula(s: Structure) -> str:
     """Bytes autograd keeps for backward, in lesson notation, for every config of structure `s`."""
@@ -278,7 +314,7 @@ def saved_formula(s: Structure) -> str:
         poly = _owner_poly(first.owner, counts, configs) if s.recipe is not None else None
         kind = kinds[first.block] if first.phase == "block" else None
         _add(groups, block_counts(kinds), first.element_bytes, kind, poly or fit_monomial(counts, configs))
-    return grouped(groups)
+    return grouped(_merged(groups, kinds))
 
 
 def _owner_poly(owner: str | None, counts: list[int], configs: list[Config]) -> Poly | None:
@@ -332,7 +368,7 @@ def _new_memory_formula(rows: tuple[tuple[str, int, str | None], ...], apart: bo
     groups: dict[int, tuple[dict[str, Poly], Poly]] = {}
     for symbolic, size, kind in rows:
         _add(groups, block_counts(kinds), size, kind, shape_poly(symbolic, apart))
-    return grouped(groups)
+    return grouped(_merged(groups, kinds))
 
 
 KORTHIKANTI = "L·(34BTd + 5BhT²)"  # sbh(34 + 5as/h) bytes per layer, in the lesson's notation (s = T, b = B, h = d, a = h)

@@ -3,7 +3,7 @@
 The symbols, each named once here (`SYMBOL_DOCS`): the lesson's B, T, d, h, d_head, L, V, T_max, the modern
 recipe's h_kv (heads of K and V) and d_ff (the MLP's hidden width), the mixture of experts' E, k, d_expert,
 E_shared, d_shared and L_moe, the sliding window's W, L_W and T_W, and multi-head latent attention's d_c, d_cq, d_R,
-d_nope and d_v (DeepSeek-V2/V3). gpt-oss's attention sinks need no symbol of
+d_nope and d_v (DeepSeek-V2/V3), partial rotary's d_rot and the NoPE blocks' L_nope. gpt-oss's attention sinks need no symbol of
 their own: a learned logit s per head, h per block, which makes each softmax row T + 1 wide ("(B, h, T, T + 1)").
 
 Grammar: a parenthesised, comma-separated list of dimensions. GPT-2's shapes use the small form that the
@@ -32,6 +32,7 @@ SYMBOL_DOCS: dict[str, str] = {
     "E_shared": "shared experts of an MoE block, which every token uses",
     "d_shared": "each shared expert's hidden width",
     "L_moe": "blocks whose MLP is a mixture of experts (of the L; the other L − L_moe keep the dense MLP)",
+    "L_nope": "blocks without RoPE (NoPE, nope_layers: of the L, their q and k not rotated by position)",
     "W": "the sliding window: the keys a windowed block's query sees, itself and the W − 1 before it",
     "L_W": "blocks that attend through the window (of the L; the other L − L_W keep full attention)",
     "T_W": "tokens of K and V a windowed block keeps after a prefill of T, min(T, W − 1): transformers' "

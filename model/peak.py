@@ -50,7 +50,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from .config import KIND_LABELS, Config, one_of_each
 from .formula import Poly, poly_add, poly_const, poly_mul, poly_symbol, polynomial
 from .gpt import GPT, Tap
-from .memory import ONES, Structure, fit_monomial, probes
+from .memory import BLOCK_COUNTS, ONES, Structure, fit_monomial, probes
 from .passes import TORCH_DTYPES
 
 _MAX_DEGREE = 4  # of a monomial in a storage's bytes (BhT² is 4)
@@ -332,7 +332,7 @@ def _fit_bytes(nbytes: list[int], configs: list[Config]) -> Poly:
     except RuntimeError:
         pass
     values = [{**c.symbols(), "T-1": c.T - 1} for c in configs]
-    factors = tuple(k for k in values[0] if k not in ("L", "L_moe"))  # numbers of blocks: the blocks' own
+    factors = tuple(k for k in values[0] if k not in BLOCK_COUNTS)  # numbers of blocks: the blocks' own
     by_degree: list[list[tuple[tuple[str, ...], list[int]]]] = []  # (factors, values at the probes) not above the bytes
     for k in range(_MAX_DEGREE + 1):
         fs = itertools.combinations_with_replacement(factors, k)

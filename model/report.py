@@ -16,7 +16,7 @@ from . import units
 from . import stack
 from .budgeting import Budget, budget, chart, chart_note
 from .layout import paragraph, row_lines
-from .config import KIND_LABELS, Config, config_dict
+from .config import KIND_LABELS, Config, config_dict, typed_blocks
 from .figures import Line
 from .memory import kv_cache_lines
 from .recipe_rows import MARK, NONE, RecipeRows, recipe_rows
@@ -212,11 +212,11 @@ def csv_text(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str 
     else:
         tr, marks = trace(cfg, dtype), recipe_rows(cfg)
         w.writerow(["name", "symbolic", "shape", "numel", "nbytes", "view", "saved", "block", "repeat", "label",
-                    *([] if cfg.gpt2_recipe else [RECIPE_ONLY]), *(["kind"] if stack.typed(cfg) else [])])
+                    *([] if cfg.gpt2_recipe else [RECIPE_ONLY]), *(["kind"] if typed_blocks(cfg) else [])])
         for r in (tr.expanded() if expand else tr.rows):
             w.writerow([r.name, r.symbolic, "x".join(map(str, r.shape)), r.numel, r.nbytes, int(r.view), int(r.saved),
                         "" if r.block is None else r.block, r.repeat, r.label,
-                        *map(int, _recipe_field(cfg, marks, r).values()), *([r.kind or ""] if stack.typed(cfg) else [])])
+                        *map(int, _recipe_field(cfg, marks, r).values()), *([r.kind or ""] if typed_blocks(cfg) else [])])
     return buf.getvalue()
 
 
@@ -228,7 +228,7 @@ def _recipe_field(cfg: Config, marks: RecipeRows, row: Row) -> dict[str, bool]:
 def _row_dict(cfg: Config, row: Row, marks: RecipeRows) -> dict:
     """A row for JSON: its fields (its kind where a mixture of experts makes blocks of two kinds)."""
     out = {**asdict(row), "shape": list(row.shape), **_recipe_field(cfg, marks, row)}
-    if not stack.typed(cfg):
+    if not typed_blocks(cfg):
         del out["kind"]
     return out
 
@@ -248,7 +248,7 @@ def as_json(cfg: Config, dtype: str = "fp32", expand: bool = False, table: str =
         doc |= {
             "rows": [_row_dict(cfg, r, marks) for r in (tr.expanded() if expand else tr.rows)],
             **({"groups": [{"kind": g.kind, "blocks": list(g.blocks), "title": g.title} for g in tr.groups]}
-               if stack.typed(cfg) else {}),
+               if typed_blocks(cfg) else {}),
             **({} if cfg.gpt2_recipe else {"recipe_rows": {
                 "legend": list(marks.legend), "gone": [{"name": n, "label": x} for n, x in marks.gone],
                 "eager_only": [{"name": n, "label": x} for n, x in marks.eager_only]}}),

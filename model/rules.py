@@ -84,6 +84,9 @@ MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separ
     "odd_d": "d={d} is odd: RoPE needs an even d_head = d / h, so d must be even (or set d_head)",  # refused, not noted
     "rotary_off": "d_rot = {asked} dropped: partial RoPE rotates part of each head's q and k, and {why}",
     "rotary_even": "d_rot snapped {asked} → {d_rot}: RoPE rotates pairs of features, so d_rot must be even",
+    "nope_off": "nope_layers {asked} dropped: NoPE blocks leave out RoPE where the others use it, and {why}",
+    "nope_layers": ("nope_layers {asked} → {nope}: the blocks are 0 … {last} at L = {L}, so blocks past them are no "
+                    "NoPE blocks (raise L to bring them back)"),
 }
 # The fields whose change a notice of each kind is news about (besides any change of its text), and the field
 # whose asked value it reports ("kept"): model fields, as `asked` names them.
@@ -95,11 +98,14 @@ NOTE_ABOUT: dict[str, tuple[str, ...]] = {"h": ("h", "d", "head_dim"), "h_even":
                                           "mla_head": ("head_dim",), "mla_R": ("rope_dim",), "mla_eager": ("attention",),
                                           "mla_rope": ("positions",), "mla_without": tuple(MLA_WITHOUT),
                                           "rotary_off": ("positions", "rotary_dim", "h", "d", "head_dim", "latent_dim"),
-                                          "rotary_even": ("rotary_dim",)}
+                                          "rotary_even": ("rotary_dim",),
+                                          "nope_off": ("positions", "nope_layers", "latent_dim"),
+                                          "nope_layers": ("L", "nope_layers")}
 NOTE_FIELD = {"h": ("h", "h"), "h_even": ("h", "h"), "h_kv": ("kv_heads", "h_kv"), "T": ("T", "T"),
               "context": ("T", "T"), "k": ("top_k", "k"), "full_layers": ("full_layers", "full_layers"),
               "window": ("T", "T"), "clamp": ("swiglu_limit", "swiglu_limit"), "mla_R": ("rope_dim", "d_R"),
               "rotary_off": ("rotary_dim", "d_rot"), "rotary_even": ("rotary_dim", "d_rot"),
+              "nope_off": ("nope_layers", "nope_layers"), "nope_layers": ("nope_layers", "nope_layers"),
               # what latent attention drops is not kept: no "you chose" (d_c, asked as shown, never adds it)
               **{k: ("latent_dim", "d_c") for k in ("mla_kv", "mla_head", "mla_eager", "mla_rope", "mla_without")}}
 # kind -> (field asked, its symbol)
@@ -197,6 +203,7 @@ def settle_values(values: dict, note) -> None:
             note("context", T=values["T"], T_max=values["T_max"])
     _settle_window(values, note)
     _settle_rotary(values, note)
+    _settle_nope(values, note)
 
 
 def _settle_rotary(values: dict, note) -> None:
@@ -215,6 +222,22 @@ def _settle_rotary(values: dict, note) -> None:
     elif r % 2:
         values["rotary_dim"] = r + 1 if r + 1 <= d_head else r - 1
         note("rotary_even", asked=r, d_rot=values["rotary_dim"])
+
+
+def _settle_nope(values: dict, note) -> None:
+    """NoPE blocks' rules: none without RoPE or with latent attention (dropped), and only blocks below L (the others
+    dropped)."""
+    nope, L = tuple(values.get("nope_layers", ())), values["L"]
+    if not nope:
+        return
+    why = "positions are now learned (the table W_pe)" if values.get("positions", "learned") != "rope" else \
+        "latent attention rotates its d_R in every block" if values.get("latent_dim") is not None else ""
+    if why:
+        note("nope_off", asked=nope, why=why)
+        values["nope_layers"] = ()
+    elif any(i >= L for i in nope):
+        values["nope_layers"] = tuple(i for i in nope if i < L)
+        note("nope_layers", asked=nope, nope=values["nope_layers"], last=L - 1, L=L)
 
 
 def _settle_window(values: dict, note) -> None:

@@ -40,7 +40,7 @@ def wiring(cfg: Config) -> ModuleType:
 def kinds(cfg: Config) -> tuple[str, ...]:
     """The kinds of cfg's blocks, each once, in the order figures list them (`FFNS`): ("dense",), ("moe",) or
     ("dense", "moe")."""
-    present = set(cfg.block_kinds)
+    present = set(cfg.mlp_kinds)
     return tuple(kind for kind in FFNS if kind in present)
 
 

@@ -162,6 +162,15 @@ def window_text(cfg: Config, values: dict[str, str] | None = None) -> str | None
             f"{v['T_W']} tokens")
 
 
+def _span_text(blocks: tuple[int, ...], L: int) -> str:
+    """Blocks as a group's title names them: `blocks_text`, or all L but the others where that is shorter ("0 … 35
+    but 3, 7, …, 35" for the 27 blocks with RoPE beside SmolLM3's NoPE blocks)."""
+    listed = blocks_text(blocks)
+    others = [i for i in range(L) if i not in blocks]
+    but = f"0 … {L - 1} but {blocks_text(tuple(others))}"
+    return but if len(but) < len(listed) else listed
+
+
 def block_groups(cfg: Config) -> tuple[BlockGroup, ...]:
     """The kinds of cfg's blocks with their blocks and titles: one kind "blocks 0 … 11: × L = 12 identical blocks,
     each with these shapes" (an MoE model's: "… identical MoE blocks …"), several "blocks 0 … 2: dense, × 3",
@@ -175,7 +184,7 @@ def block_groups(cfg: Config) -> tuple[BlockGroup, ...]:
         elif len(blocks) == 1:
             title = ONE_BLOCK.format(block=blocks[0], kind=KIND_LABELS[kind])
         else:
-            title = SOME_BLOCKS.format(blocks=blocks_text(blocks), kind=KIND_LABELS[kind], n=len(blocks))
+            title = SOME_BLOCKS.format(blocks=_span_text(blocks, cfg.L), kind=KIND_LABELS[kind], n=len(blocks))
         out.append(BlockGroup(kind, blocks, title))
     return tuple(out)
 
@@ -247,8 +256,8 @@ def eager_lines(cfg: Config, dtype: str) -> list[Line]:
     kept = [r for r in rows if r.saved]
     apart, kinds = cfg.head_apart, distinct_kinds(cfg)
 
-    def names(rs: list[Row]) -> str:
-        return ", ".join(r.local for r in rs)
+    def names(rs: list[Row]) -> str:  # each once: every kind of block makes them
+        return ", ".join(dict.fromkeys(r.local for r in rs))
 
     return [
         Line("memory/eager_scores", f"eager attention would make here: {names(rows)}, {SCORES} each, in all L blocks",

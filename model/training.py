@@ -60,8 +60,8 @@ from fractions import Fraction
 from .budgeting import budget
 from .figures import Line, check_lines, html_repr
 from .formula import evaluate
-from .memory import block_counts, kv_cache_lines, saved_formula, structure
-from .config import BOUNDS, KIND_LABELS, Config, distinct_kinds, kind_blocks, kind_counts
+from .memory import BLOCK_COUNTS, block_counts, kv_cache_lines, saved_formula, structure
+from .config import BOUNDS, KIND_LABELS, NOPE, Config, distinct_kinds, kind_blocks, kind_counts
 from .parts import says
 from .peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates, moment_words
 from .tracing import DTYPES
@@ -281,8 +281,9 @@ def saved_by_kind(cfg: Config, dtype: str) -> tuple[int, dict[str, int]]:
     against `trace(cfg, dtype).saved_bytes`.
     """
     formula, values = saved_formula_of(cfg, dtype), cfg.symbols()
-    rest = int(evaluate(formula, {**values, "L": 0, "L_moe": 0}))  # (L_moe: in a mixture of experts' formula only)
-    one = {kind: {"L": 1, "L_moe": int(kind == "moe")} for kind in distinct_kinds(cfg)}
+    rest = int(evaluate(formula, {**values, **dict.fromkeys(BLOCK_COUNTS, 0)}))  # (L_moe, L_nope: where there are)
+    one = {kind: {"L": 1, "L_moe": int(kind.removesuffix(NOPE) == "moe"), "L_nope": int(kind.endswith(NOPE))}
+           for kind in distinct_kinds(cfg)}
     return rest, {kind: int(evaluate(formula, {**values, **at})) - rest for kind, at in one.items()}
 
 

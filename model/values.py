@@ -162,7 +162,8 @@ def _shrunk(cfg: Config, d: int, h: int, L: int) -> Config:
     # and V of every head from the latent, its widths kept
     ff = None if cfg.ff_dim is None else max(1, cfg.ff_dim * d // cfg.d)
     head = None if cfg.head_dim is None or d == h * cfg.head_dim else cfg.head_dim
-    return replace(cfg, d=d, h=h, L=L, kv_heads=kv, ff_dim=ff, head_dim=head, **moe.shrunk(cfg, d, L))
+    nope = tuple(i for i in cfg.nope_layers if i < L)  # the NoPE blocks among the first L
+    return replace(cfg, d=d, h=h, L=L, kv_heads=kv, ff_dim=ff, head_dim=head, nope_layers=nope, **moe.shrunk(cfg, d, L))
 
 
 @functools.lru_cache(maxsize=256)

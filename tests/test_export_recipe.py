@@ -211,7 +211,7 @@ def test_a_preset_from_another_family_keeps_B(page) -> None:
     names = {v: k for k, v in preset_labels().items()}
     options = value_of(page, "preset", "options")
     assert list(options) == ["GPT-2", "GPT-3", "Llama 3", "Mistral", "Qwen", "Gemma", "gpt-oss", "DeepSeek", "GLM", "MiniMax",
-                             "Phi", "Your own"]
+                             "Phi", "SmolLM", "Your own"]
     _set(page, "preset", menu_label("deepseek-v3"))  # latent attention: its figures on the page written for it, named
     assert "python -m app export lesson.html --preset deepseek-v3 --B" in html.unescape(text_of(page, "head"))
     assert "python -m app export lesson.html --preset deepseek-v3 --B" in html.unescape(text_of(page, "shapes"))
@@ -241,7 +241,7 @@ def test_hf_config_writes_the_page_for_that_model(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     doc = html.unescape(out.read_text(encoding="utf-8")).replace('\\"', '"')
     assert '"initial": {"B": 8, "T": 256, "d": 896, "h": 14, "L": 24, "V": 151936, "T_max": 32768, "tie": true, ' \
-           '"norm": "rmsnorm", "positions": "rope", "rotary_dim": null, "mlp": "swiglu", "ff_dim": 4864, ' \
+           '"norm": "rmsnorm", "positions": "rope", "rotary_dim": null, "nope_layers": [], "mlp": "swiglu", "ff_dim": 4864, ' \
            '"kv_heads": 2' in doc
     assert budget(replace(PRESETS["qwen2.5-0.5b"], T=256)).params_exact == 494_032_768
 

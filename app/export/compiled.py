@@ -25,7 +25,7 @@ from .pyjs import compile_modules
 
 MODULES = (
     ("config", [config.divisors, config.snap_heads, config.swiglu_width, config.defaults, config.Config,
-                config.distinct_kinds, config.kind_blocks]),
+                config.distinct_kinds, config.typed_blocks, config.kind_blocks]),
     ("templates", [templates.fill_html, templates.columns_to_rows, ("TEMPLATES", templates.TEMPLATES)]),
     ("training", [training.TrainSetup, training.step_phases]),
     ("numbers", [numbers.decimal, numbers.whole, numbers.real, numbers.show]),
@@ -36,7 +36,7 @@ MODULES = (
     ("window_part", [window.present, window.title_values, window.order_note]),
     ("latent_part", [latent.present, latent.structure, latent.rule_values, latent.mha_head, latent.title_values, latent.order_note, latent.no_twin]),
     ("rules", [rules.show_value, rules.message, rules.quote, rules.settle_values, rules._settle_heads,
-               rules._settle_window, rules._settle_mla, rules._settle_rotary, rules.news, rules.out_of_range,
+               rules._settle_window, rules._settle_mla, rules._settle_rotary, rules._settle_nope, rules.news, rules.out_of_range,
                rules.read_field, rules.read_latent, rules.rule_keys, rules.rules_line, rules.preset_of,
                rules.settle_notes, rules.settle]),
     ("budgeting", [budgeting.chart, budgeting.chart_note]),
@@ -45,7 +45,7 @@ MODULES = (
                        budget_markup.chart_html, budget_markup.note_html, budget_markup.panes]),
     ("memory", [memory._factor_values, memory.structure, memory.structure_key]),
     ("keys", [keys.pass_key, keys.recipe_key, keys.every_part, keys.budget_key, keys.changes_key, keys.train_variant]),
-    ("tracing", [tracing.blocks_text, tracing.block_groups, tracing.window_text, tracing.expanded_rows]),
+    ("tracing", [tracing.blocks_text, tracing._span_text, tracing.block_groups, tracing.window_text, tracing.expanded_rows]),
     ("shapes_markup", [shapes_markup._tensor, shapes_markup._group_heading, shapes_markup.display_rows,
                        shapes_markup.row_title, shapes_markup.row_html, shapes_markup.recipe_legend_html]),
     ("families", [families.recipe_fields, families.recipe_of, families.moe_fields]),

@@ -21,7 +21,7 @@ def recipe_key(cfg: Config) -> str:
     where d_ff is set apart from the recipe's default."""
     s = structure(cfg, "fp32")
     base = structure_key(dataclasses.replace(s, recipe=None, moe=None, window=False, gemma=(), oss=(), mla=(),
-                                             partial=False))
+                                             partial=False, nope=()))
     if structure_key(s) == base:
         return ""
     return structure_key(s)[len(base) + 1:] + (",d_ff" if cfg.ff_dim is not None else "")

@@ -453,7 +453,7 @@ function pushSlider(slider, cfg, f) {  // controls._field_view, in one batched c
 }
 
 function pushControls(cfg, notes) {  // every control of S.widgets the page has, as controls_view shows it
-  const holds = {dense: Cfg.block_kinds(cfg).includes("dense"), not_mla: !Cfg.mla(cfg), mla: Cfg.mla(cfg), moe: Cfg.moe(cfg)};
+  const holds = {dense: Cfg.mlp_kinds(cfg).includes("dense"), not_mla: !Cfg.mla(cfg), mla: Cfg.mla(cfg), moe: Cfg.moe(cfg)};
   for (const [name, w] of Object.entries(S.widgets)) {
     if (W[name] === undefined) continue;  // the MLP's switch and boxes, latent attention's: on their pages only
     if (w.when !== null) push(W[name], "visible", holds[w.when]);

@@ -54,7 +54,8 @@ SLIDERS = [f for f in LINKED if f.group == "lesson" and f.kind == "whole"]  # B,
 PAGE_MOE_SIZES = {f.name: f.key for f in LINKED if f.name in ("experts", "top_k", "expert_dim")}
 # The page's boxes: the recipe's sizes, a mixture of experts' (`PAGE_MOE_SIZES`), latent attention's widths (no
 # window's: a windowed model's page keeps its window).
-BOXES = [f for f in LINKED if f.kind == "whole" and (f.group in ("recipe", "latent") or f.name in PAGE_MOE_SIZES)]
+BOXES = [f for f in LINKED if f.kind == "whole" and f.control  # the live page's boxes (not d_rot: a file or a link sets it)
+         and (f.group in ("recipe", "latent") or f.name in PAGE_MOE_SIZES)]
 PARTS = {"experts": "moe", "latent_dim": "mla"}  # page.js's condition of a box whose part (`Field.needs`) is present
 
 
@@ -184,7 +185,7 @@ def _structure(s: Structure, cfg: Config | None = None) -> dict:
     tr = trace(cfg if cfg is not None else probes(s)[0], s.dtype)
     rows = [{"name": r.name, "local": r.local, "label": r.label, "symbolic": r.symbolic, "block": r.block is not None,
              "elem": r.nbytes // r.numel, "view": r.view, "saved": r.saved,
-             **({"kind": r.kind} if s.moe is not None and r.block is not None else {})} for r in tr.rows]
+             **({"kind": r.kind} if (s.moe is not None or s.nope) and r.block is not None else {})} for r in tr.rows]
     def memory(t) -> list[dict]:  # a label's dtype and a window's numbers as the page fills them
         templates = window_templates(t.cfg, s.dtype) if s.window else {}
         return [{**_line(x), "label": templates.get(x.label, x.label).replace(f"at {s.dtype}", "at {dtype}")}

@@ -280,9 +280,10 @@ class CausalSelfAttention(nn.Module):
     `window` W (a windowed block, `Config.attn_kinds`): each query sees the last W keys only. Eager attention still
     computes the whole (B, h, T, T) scores and masks them to a band (`hidden_keys`); fused attention takes the band
     (`band_mask`, made once per pass by `GPT.embed_tokens`) in place of its causal flag. A decode step's cache of a
-    windowed block holds at most W − 1 tokens, so the new token's query sees them all."""
+    windowed block holds at most W − 1 tokens, so the new token's query sees them all. `rope` False: a NoPE block
+    (`nope_layers`), whose q and k are not rotated although the model's other blocks use RoPE."""
 
-    def __init__(self, cfg: Config, window: int | None = None) -> None:
+    def __init__(self, cfg: Config, window: int | None = None, rope: bool = True) -> None:
         super().__init__()
         self.h, self.h_kv, self.d_head = cfg.h, cfg.h_kv, cfg.d_head
         self.window = window
@@ -299,7 +300,7 @@ class CausalSelfAttention(nn.Module):
         self.wide = cfg.qk_norm_wide  # OLMo 2: gains (h·d_head,) and (h_kv·d_head,), over all heads at once
         if self.wide:
             self.q_norm, self.k_norm = RMSNorm(cfg.h * cfg.d_head), RMSNorm(cfg.h_kv * cfg.d_head)
-        self.rope = cfg.positions == "rope"
+        self.rope = cfg.positions == "rope" and rope
         self.rotary = cfg.rotary_dim  # partial rotary's d_rot; None: every feature
         self.fused = cfg.attention == "fused"
         attention = ["attn_v", "lse"] if self.fused else ["scores", "masked", "attn", "attn_v"]
@@ -371,9 +372,10 @@ class CausalSelfAttention(nn.Module):
         return self.proj(y)  # (B, T, d)
 
 
-def module(cfg: Config, window: int | None = None) -> nn.Module:
-    """One block's attention, through a window of `window` keys or full."""
-    return CausalSelfAttention(cfg, window)
+def module(cfg: Config, window: int | None = None, rope: bool = True) -> nn.Module:
+    """One block's attention, through a window of `window` keys or full, its q and k rotated by RoPE unless `rope` is
+    False (a NoPE block)."""
+    return CausalSelfAttention(cfg, window, rope)
 
 
 def rotary_width(cfg: Config) -> int:

@@ -268,8 +268,8 @@ class LatentAttention(nn.Module):
         return self.proj(y)  # (B, T, d)
 
 
-def module(cfg: Config, window: int | None = None) -> nn.Module:
-    """One block's latent attention (no window: `WITHOUT`)."""
+def module(cfg: Config, window: int | None = None, rope: bool = True) -> nn.Module:
+    """One block's latent attention (no window: `WITHOUT`; every block rotates its d_R, as `positions.check` asks)."""
     return LatentAttention(cfg)
 
 

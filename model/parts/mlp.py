@@ -171,4 +171,4 @@ def words(cfg: Config) -> list[str]:
 
 def describe(cfg: Config) -> str:
     """Its size in a configuration's one line (`model.report.describe`): d_ff where some block is dense."""
-    return f"d_ff={cfg.d_ff:,}" if "dense" in cfg.block_kinds else ""
+    return f"d_ff={cfg.d_ff:,}" if "dense" in cfg.mlp_kinds else ""

@@ -86,7 +86,7 @@ def check(cfg: Config) -> None:
     if outside:
         raise ValueError(f"dense_layers lists block {outside[0]:,}, but the blocks are 0 … {cfg.L - 1:,}: list "
                          f"indices below L={cfg.L:,}")
-    if "moe" not in cfg.block_kinds:
+    if "moe" not in cfg.mlp_kinds:
         raise ValueError(f"no block is a mixture of experts (L={cfg.L:,}, dense_first={cfg.dense_first:,}, "
                          f"moe_step={cfg.moe_step:,}, dense_layers={list(cfg.dense_layers)}): lower dense_first, "
                          f"moe_step or dense_layers, or drop experts for a dense model")
@@ -115,7 +115,7 @@ def shrunk(cfg: Config, d: int, L: int) -> dict[str, object]:
         return {}
     experts = {"expert_dim": max(1, cfg.expert_dim * d // cfg.d),
                "shared_dim": None if cfg.shared_dim is None else max(1, cfg.shared_dim * d // cfg.d)}
-    if "moe" in cfg.block_kinds[:L]:
+    if "moe" in cfg.mlp_kinds[:L]:
         return {**experts, "dense_layers": tuple(i for i in cfg.dense_layers if i < L)}
     return {**experts, "moe_step": 1, "dense_first": 0, "dense_layers": ()}  # every block of the copy is MoE
 
@@ -131,7 +131,7 @@ def sizes(cfg: Config) -> dict[str, object]:
     if not present(cfg):
         return {"d_head": cfg.d_head, "h_kv": cfg.h_kv, "d_ff": cfg.d_ff}
     return {**{f.name: getattr(cfg, f.name) for f in FIELDS if f.group == "moe"}, "dense_layers": list(cfg.dense_layers),
-            **cfg.symbols(), "block_kinds": list(cfg.block_kinds)}
+            **cfg.symbols(), "block_kinds": list(cfg.mlp_kinds)}
 
 
 def _m(cfg: Config) -> int:
@@ -423,7 +423,7 @@ def words(cfg: Config) -> list[str]:
     shared_words = f" and {cfg.E_shared:,} shared" if cfg.E_shared else ""
     gate = " (gated)" if cfg.shared_gate else ""
     where = "every block"
-    if "dense" in cfg.block_kinds:
+    if "dense" in cfg.mlp_kinds:
         where = f"{_span(cfg, 'moe')} ({_span(cfg, 'dense')} dense)"
     return [f"mixture of experts: top-{cfg.k:,} of {cfg.E:,} experts{shared_words}{gate} in {where}",
             *(["router and expert biases"] if cfg.expert_bias else [])]
@@ -431,7 +431,7 @@ def words(cfg: Config) -> list[str]:
 
 def _span(cfg: Config, kind: str) -> str:
     """The blocks of a kind as the shapes table's groups name them ("blocks 3 … 60", "block 0")."""
-    blocks = tuple(i for i, k in enumerate(cfg.block_kinds) if k == kind)
+    blocks = tuple(i for i, k in enumerate(cfg.mlp_kinds) if k == kind)
     return f"block {blocks[0]}" if len(blocks) == 1 else f"blocks {blocks_text(blocks)}"
 
 
@@ -480,7 +480,7 @@ def order_note(cfg: Config) -> list[str]:
 def dense_width(cfg: Config) -> int:
     """The dense MLP's width the chain of changes passes through: d_ff, or where every block is a mixture of experts,
     the width of the same FLOPs per token, k·d_expert + E_shared·d_shared."""
-    if not present(cfg) or "dense" in cfg.block_kinds:
+    if not present(cfg) or "dense" in cfg.mlp_kinds:
         return cfg.d_ff
     return cfg.k * cfg.d_expert + cfg.E_shared * (cfg.d_shared or 0)
 
@@ -497,20 +497,20 @@ def title_values(cfg: Config) -> dict[str, str]:
 
 def title_key(cfg: Config) -> str:
     """The change's title (`model.changes.TITLES`): where some blocks stay dense, of the MoE blocks only."""
-    return "moe/mixed" if "dense" in cfg.block_kinds else "moe"
+    return "moe/mixed" if "dense" in cfg.mlp_kinds else "moe"
 
 
 def change_target(key: str, cfg: Config, target: dict[str, object]) -> None:
     """The fields a change sets on the way (`model.changes`): where every block is MoE, the MLP change's d_ff is the
     dense MLP of the same FLOPs as the experts a token uses."""
-    if key == "mlp" and present(cfg) and "dense" not in cfg.block_kinds:
+    if key == "mlp" and present(cfg) and "dense" not in cfg.mlp_kinds:
         target["ff_dim"] = dense_width(cfg)
 
 
 def dense_ff(s: Config, cfg: Config) -> Expr | None:
     """What a state's d_ff is in cfg's symbols where every block of cfg is a mixture of experts and the state still
     has the dense MLP of the same FLOPs: k·d_expert (+ E_shared·d_shared); None otherwise."""
-    if present(cfg) and not present(s) and "dense" not in cfg.block_kinds and s.d_ff == dense_width(cfg):
+    if present(cfg) and not present(s) and "dense" not in cfg.mlp_kinds and s.d_ff == dense_width(cfg):
         return E("k·d_expert + E_shared·d_shared") if cfg.E_shared else E("k·d_expert")
     return None
 

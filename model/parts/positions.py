@@ -1,5 +1,8 @@
 """Where a token is: a learned position table W_pe (T_max, d) added to the token rows (GPT-2), or RoPE, which rotates
-q and k by position and has no parameters (with RoPE, T_max is the context the model was trained for, not a table)."""
+q and k by position and has no parameters (with RoPE, T_max is the context the model was trained for, not a table).
+With RoPE, some blocks may leave q and k unrotated (NoPE blocks, `nope_layers`: SmolLM3's every fourth, Llama 4's,
+Command A's full-attention blocks): their attention sees no position but the causal mask's order, and they make no
+rotated q and k (a kind of block of their own, `Config.block_kinds`)."""
 from __future__ import annotations
 
 import torch
@@ -8,7 +11,7 @@ from torch import nn
 from typing import TYPE_CHECKING
 
 from ..expr import E, Expr
-from ..fields import Field
+from ..fields import Field, blocks_text
 from ..taps import Tap
 
 if TYPE_CHECKING:
@@ -21,6 +24,8 @@ FIELDS = (
           "d_head − d_rot pass through)", symbol="d_rot", bounds=(1, 32_768), optional=True, control=False,
           unset="default", more=" (default d_head: all of them)", example="96",
           says="RoPE on d_rot = {cfg.rotary_dim:,} of each head's d_head = {cfg.d_head:,} features"),
+    Field("nope_layers", "blocks", "blocks without RoPE (NoPE), by index: their q and k are not rotated (default none: "
+          "RoPE in every block)", default=(), control=False),
 )
 ODD_D_HEAD = ("d_head={d_head} is odd: RoPE rotates pairs of features, so d_head must be even (set head_dim, or pick h "
               "so that d / h is even)")  # Config refuses it (the exported page's too: page.js configOf)
@@ -28,7 +33,9 @@ ODD_D_HEAD = ("d_head={d_head} is odd: RoPE rotates pairs of features, so d_head
 
 def check(cfg: Config) -> None:
     """RoPE rotates pairs (an even d_head, or d_rot where it rotates part of each head; latent attention checks its own
-    d_R), and a learned table has T_max rows (ValueError naming the fix)."""
+    d_R), a learned table has T_max rows, and NoPE blocks are some of RoPE's (ValueError naming the fix)."""
+    if cfg.nope_layers:
+        _check_nope(cfg)
     if cfg.rotary_dim is not None:
         _check_partial(cfg)
     elif cfg.positions == "rope" and cfg.latent_dim is None and cfg.d_head % 2:
@@ -48,6 +55,28 @@ def _check_partial(cfg: Config) -> None:
     if cfg.rotary_dim % 2 or cfg.rotary_dim > cfg.d_head:
         raise ValueError(f"d_rot={cfg.rotary_dim:,}: RoPE rotates pairs of each head's d_head = {cfg.d_head:,} "
                          f"features, so d_rot must be even and at most d_head")
+
+
+def _check_nope(cfg: Config) -> None:
+    """NoPE blocks: RoPE elsewhere (not latent attention's), indices below L, and all of one MLP kind (their number
+    L_nope then counts them beside L and L_moe in every formula)."""
+    if cfg.positions != "rope" or cfg.latent_dim is not None:
+        why = "positions are learned" if cfg.positions != "rope" else "latent attention rotates its d_R in every block"
+        raise ValueError(f"nope_layers={list(cfg.nope_layers)} lists blocks without RoPE, but the {why}: drop "
+                         f"nope_layers")
+    outside = [i for i in cfg.nope_layers if not 0 <= i < cfg.L]
+    if outside:
+        raise ValueError(f"nope_layers lists block {outside[0]:,}, but the blocks are 0 … {cfg.L - 1:,}: list indices "
+                         f"below L={cfg.L:,}")
+    mlps = {cfg.mlp_kinds[i] for i in cfg.nope_layers}
+    if len(mlps) > 1:
+        raise ValueError(f"nope_layers={list(cfg.nope_layers)} lists dense and MoE blocks alike: this explorer counts "
+                         f"NoPE blocks of one kind of MLP; list only dense or only MoE blocks")
+
+
+def menu_words(cfg: Config) -> str:
+    """What a preset's menu label adds (`model.families.menu_label`): ", NoPE in 9" where some blocks go without RoPE."""
+    return f", NoPE in {cfg.L_nope}" if cfg.nope_layers else ""
 
 
 def partial(cfg: Config) -> bool:
@@ -132,7 +161,12 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
 
 
 def words(cfg: Config) -> list[str]:
-    """The positions in the recipe's words."""
-    if partial(cfg):
-        return [f"partial RoPE (d_rot = {cfg.rotary_dim:,} of d_head = {cfg.d_head:,})"]
-    return ["RoPE" if cfg.positions == "rope" else "learned positions"]
+    """The positions in the recipe's words: "RoPE", "partial RoPE (d_rot = 64 of d_head = 128)", each with the NoPE
+    blocks where some are ("RoPE, NoPE in blocks 3, 7, …, 35")."""
+    if cfg.positions != "rope":
+        return ["learned positions"]
+    rope = f"partial RoPE (d_rot = {cfg.rotary_dim:,} of d_head = {cfg.d_head:,})" if partial(cfg) else "RoPE"
+    if not cfg.nope_layers:
+        return [rope]
+    where = f"block {cfg.nope_layers[0]}" if cfg.L_nope == 1 else f"blocks {blocks_text(cfg.nope_layers)}"
+    return [f"{rope}, NoPE in {where}"]

@@ -151,7 +151,7 @@ def sizes_view(cfg: Config) -> dict[str, int | str | None]:
     its own K and V from the latent, q and k are d_nope + d_R wide, and it has no window: `model.rules`)."""
     out = {f.key: _box(cfg, f) for f in SIZES}
     out.update({FIELD[name].key: None for name in latent.hides(cfg) if FIELD[name].key in out})  # h_kv, d_head, W
-    return {**out, "d_ff": out["d_ff"] if "dense" in cfg.block_kinds else None}
+    return {**out, "d_ff": out["d_ff"] if "dense" in cfg.mlp_kinds else None}
 
 
 def _box(cfg: Config, f: Field) -> int | str | None:

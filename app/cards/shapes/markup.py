@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from model import NOTATION, Config, Trace
 from model import units as fmt
-from model.config import ATTN_LABELS, KIND_LABELS
+from model.config import ATTN_LABELS, KIND_LABELS, typed_blocks
 from model.memory import KORTHIKANTI_NOTE
 from model.recipe_rows import MARK, recipe_rows
 from model.tracing import Row, block_groups, expanded_rows, window_text
@@ -58,17 +58,17 @@ def _group_heading(cfg: Config, row: Row, expanded: bool, per_block: dict[str, i
     `model.tracing.block_groups`; a window: which blocks are sliding and which full, `model.tracing.window_text`),
     expanded, each block (with its kind of MLP in a mixture of experts, of attention with a window)."""
     w = GROUP_WORDS
-    L, moe, window = cfg.L, cfg.ffn_kind == "moe", window_text(cfg)
+    L, typed, window = cfg.L, typed_blocks(cfg), window_text(cfg)
     if expanded:
-        kind = w["kind"].format(label=KIND_LABELS[row.kind]) if moe else ""
+        kind = w["kind"].format(label=KIND_LABELS[row.kind]) if typed else ""
         kind += w["kind"].format(label=ATTN_LABELS[cfg.attn_kinds[row.block]]) if window else ""
         return ShapeRow(kind="group", name=w["block"].format(b=row.block), label=w["of"].format(L=f"{L:,}") + kind)
     label = w["tensors"].format(n=per_block[row.kind])
     if window:  # which blocks slide
-        label += w["window"]["moe" if moe else "dense"].format(window=window)
-    elif not moe:
+        label += w["window"]["moe" if typed else "dense"].format(window=window)
+    elif not typed:
         label += w["repeats"]
-    if moe:
+    if typed:
         return ShapeRow(kind="group", name={g.kind: g.title for g in block_groups(cfg)}[row.kind], label=label)
     span = w["span_one"] if L == 1 else w["span"].format(last=L - 1)  # block 0 stands for all L blocks
     return ShapeRow(kind="group", name=w["all"].format(span=span, L=f"{L:,}"), label=label)
@@ -101,7 +101,7 @@ def display_rows(cfg: Config, rows: tuple[Row, ...], scale_bytes: int, expanded:
         if expanded and row.block is not None and row.block >= MAX_LISTED_BLOCKS:
             if previous_block == MAX_LISTED_BLOCKS - 1:  # once, where the unlisted blocks begin
                 w = GROUP_WORDS
-                same = w["same"][cfg.ffn_kind]
+                same = w["same"]["moe" if typed_blocks(cfg) else "dense"]
                 out.append(ShapeRow(kind="group", name=w["rest"].format(first=MAX_LISTED_BLOCKS, last=L - 1),
                                     label=w["rest_label"].format(n=f"{L - MAX_LISTED_BLOCKS:,}", same=same)))
             previous_block = row.block
