@@ -183,6 +183,7 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "mlp/swiglu": "SwiGLU at d_ff = {d_ff}: three matrices, 3·d·d_ff, where GELU at 4d held 8d²",
     "mlp/geglu": "GeGLU at d_ff = {d_ff}: three matrices, 3·d·d_ff, where GELU at 4d held 8d² (Gemma's GELU(x W_gate) · x W_up)",
     "mlp/gelu": "GELU at d_ff = {d_ff} instead of 4d = {four_d}",
+    "mlp/relu2": "ReLU² at d_ff = {d_ff}: GELU's two matrices, 2·d·d_ff, with max(0, x)² in GELU's place",
     "h_kv/mqa": ("multi-query attention: h_kv = 1 K/V head for h = {h} query heads: K, V, W_k and W_v shrink by "
                  "h/h_kv = {group}"),
     "h_kv/gqa": ("grouped-query attention: h_kv = {h_kv} K/V heads for h = {h} query heads (each serves h/h_kv = "
@@ -331,7 +332,7 @@ def in_symbols_of(poly: Poly, s: Config, cfg: Config) -> Poly:
     width = moe.dense_ff(s, cfg)  # the dense MLP of the experts' FLOPs
     if width is not None:
         poly = _substitute(poly, "d_ff", width.poly())
-    elif s.mlp == "gelu" and s.ff_dim is None:
+    elif s.mlp in ("gelu", "relu2") and s.ff_dim is None:
         poly = _substitute(poly, "d_ff", poly_symbol("d", 4))
     before_latent = latent.replaces(s, cfg)  # the MHA latent attention replaces: d_head = d_v
     if s.head_dim is None:

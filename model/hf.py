@@ -61,7 +61,7 @@ MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, t
 MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
-               "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "smollm3", "cohere2", "exaone4")
+               "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "smollm3", "cohere2", "exaone4", "arcee", "jais2")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
@@ -186,6 +186,16 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "num_attention_heads": 16, "num_key_value_heads": 4, "max_position_embeddings": 32_768,
         "tie_word_embeddings": True, "attention_bias": False, "mlp_bias": False, "use_sliding_window": False,
         "sliding_window": None, "no_rope_layers": None, "no_rope_layer_interval": 4, "layer_types": None,
+    },
+    "arcee": {  # ArceeConfig (AFM-4.5B): Llama's block with a ReLU² MLP of two matrices
+        "vocab_size": 32_000, "hidden_size": 2_560, "intermediate_size": 18_432, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "head_dim": None, "max_position_embeddings": 4_096,
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
+    },
+    "jais2": {  # Jais2Config: LayerNorms (with biases), biases on every matrix, a ReLU² MLP of two matrices, RoPE
+        "vocab_size": 150_272, "hidden_size": 3_328, "intermediate_size": 26_624, "num_hidden_layers": 32,
+        "num_attention_heads": 26, "num_key_value_heads": None, "head_dim": None, "max_position_embeddings": 8_192,
+        "tie_word_embeddings": False, "attention_bias": True, "mlp_bias": True,
     },
     "helium": {  # HeliumConfig: attention_bias on q, k and v only; W_o is (d, d)
         "vocab_size": 48_000, "hidden_size": 2_560, "intermediate_size": 7_040, "num_hidden_layers": 24,
@@ -337,6 +347,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
                     ("sliding_window", "layer_types")),
     "cohere2": ("head_dim", "sliding_window_pattern"),  # its class's keyword: layer_types' default, every n-th full
     "exaone4": ("head_dim",),  # Exaone4Attention's getattr(config, "head_dim", d / h)
+    **dict.fromkeys(("arcee", "jais2"), ("sliding_window", "layer_types")),
     "smollm3": ("head_dim",),  # SmolLM3Attention's getattr(config, "head_dim", d / h)
     "granite": ("head_dim", "sliding_window", "layer_types"),  # GraniteAttention's getattr(config, "head_dim", d / h)
     "cwm": (),
@@ -383,6 +394,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "granite": ("num_key_value_heads", "sliding_window", "layer_types"),
     "helium": ("sliding_window", "layer_types"),
     "smollm3": ("num_key_value_heads", "sliding_window", "no_rope_layers", "layer_types", "head_dim"),
+    **dict.fromkeys(("arcee", "jais2"), ("num_key_value_heads", "head_dim", "sliding_window", "layer_types")),
     "cohere2": ("num_key_value_heads", "sliding_window", "layer_types", "head_dim"),
     "exaone4": ("sliding_window", "sliding_window_pattern", "layer_types", "head_dim"),  # a null pattern: `_blocks`
     "cwm": ("layer_types",),
@@ -650,7 +662,6 @@ NOT_BUILT: dict[str, str] = {
     "gpt_neox": f"{_PARTIAL} and a parallel block in which attention and the MLP each read a norm of their own",
     "persimmon": f"{_PARTIAL}, a non-gated MLP with ReLU² and a LayerNorm on each head's q and k",
     "nemotron": f"{_PARTIAL} and a non-gated MLP with ReLU²",
-    "arcee": "its non-gated MLP with ReLU² (two matrices, no gate)",
     "apertus": "its non-gated MLP with xIELU (two matrices, no gate)",
     **dict.fromkeys(("gemma4_text", "gemma4"), "Gemma 4's per-layer input embeddings"),
     **dict.fromkeys(("gemma3n_text", "gemma3n"), "Gemma 3n's AltUp, LAuReL and per-layer embeddings"),
@@ -817,12 +828,12 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                                                                "parameters and FLOPs)",), "olmo2": (ROPE_VALUES,), "olmo3": (ROPE_VALUES + " (per kind of block)",), "cwm": (ROPE_VALUES + " (llama3's by default)",),
                "ernie4_5": (ROPE_VALUES + ", its pairs interleaved",), "gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
                "phi3": (PHI3_VALUES,), "cohere": (COHERE_VALUES,), "cohere2": (COHERE_VALUES,),
-               "exaone4": (ROPE_VALUES,), "gpt_oss": (OSS_VALUES,),
+               "exaone4": (ROPE_VALUES,), "arcee": (ROPE_VALUES,), "jais2": (ROPE_VALUES + "; the LayerNorms' ε",), "gpt_oss": (OSS_VALUES,),
                "ministral3": (MINISTRAL3_VALUES,)}  # each type's note of what changes values only
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3", "starcoder2")
-NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4_moe", "minimax_m2",
+NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "jais2", "granite", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4_moe", "minimax_m2",
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
                          "deepseek_v2", "deepseek_v3")
@@ -967,7 +978,7 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "glm", "glm4_moe", "minimax_m2", "olmoe", "ministral", "smollm3",
                                                "cohere2", "exaone4"),
                                              ("silu",)),
-                              "gemma": (GEMMA_ACTIVATION, "gelu")},
+                              "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2"), ("relu2",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
 
 
@@ -1138,6 +1149,7 @@ MLA_TYPES = ("deepseek_v2", "deepseek_v3")  # multi-head latent attention
 # The parts a type's module always has, as Config's fields (OLMo 2 and 3: post-norm wiring, QK-norm over all heads)
 WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3"), {"post_norm": True, "qk_norm_wide": True}),
                                        "exaone4": {"post_norm": True, "qk_norm": True},
+                                       "arcee": {"mlp": "relu2"}, "jais2": {"mlp": "relu2", "norm": "layernorm"},
                                        **dict.fromkeys(("minimax_m2", "olmoe"), {"qk_norm_wide": True}),
                                        "starcoder2": {"norm": "layernorm", "mlp": "gelu"}}
 MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
@@ -1233,7 +1245,7 @@ def _router(doc: Mapping, model_type: str) -> tuple[str, ...]:
 # Mixtral, Phi-3, DeepSeek's latent attention: `_refuse_unmodelled`).
 ATTN, ALL = ("qkv", "o"), ("qkv", "o", "mlp")
 BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
-    **dict.fromkeys(("llama", "internlm3", "exaone", "iquestcoder", "granite", "smollm3"),
+    **dict.fromkeys(("llama", "internlm3", "exaone", "iquestcoder", "granite", "smollm3", "arcee", "jais2"),
                     {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
     **dict.fromkeys(("qwen3", "qwen3_moe", "gemma", *GEMMA_TYPES, "cohere", "cohere2", "gpt_oss", "olmo2", "olmo3"),
                     {"attention_bias": ATTN}),
@@ -1431,6 +1443,10 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
         raise HFConfigError(f"config.json: num_attention_heads × head_dim = {fields['h']:,} × {fields['head_dim']:,} "
                             f"is not hidden_size = {fields['d']:,}, which Helium's W_o (d, d) needs: its attention "
                             f"cannot run; give head_dim = hidden_size / num_attention_heads")
+    if model_type == "jais2" and not (values["attention_bias"] and values["mlp_bias"]):
+        raise HFConfigError(f"config.json: attention_bias={show(values['attention_bias'])}, mlp_bias="
+                            f"{show(values['mlp_bias'])}: Jais 2's LayerNorms keep their biases while some matrices "
+                            f"lose theirs, a mix this module does not build; write both true")
     if model_type == "cohere" and values["use_qk_norm"]:
         raise HFConfigError("config.json: use_qk_norm=true puts a LayerNorm with a gain per head (h × d_head and "
                             "h_kv × d_head) on q and k, which this module does not build; write false")

@@ -160,6 +160,9 @@ BASE: dict[str, dict] = {
                 "layer_types": None, "pad_token_id": 0},
     "exaone4": {"model_type": "exaone4", **MODERN, "num_hidden_layers": 4, "sliding_window": 3,
                 "sliding_window_pattern": 2, "layer_types": None, "pad_token_id": 0},
+    "arcee": {"model_type": "arcee", **MODERN, "attention_bias": True, "mlp_bias": False},
+    "jais2": {"model_type": "jais2", **MODERN, "hidden_size": 208, "num_attention_heads": 26, "num_key_value_heads": 13,
+              "attention_bias": True, "mlp_bias": True},  # its class: h divides d, its default h 26
     "sarvam_moe": {"model_type": "sarvam_moe", **MODERN, "num_hidden_layers": 3, "num_experts_per_tok": 2,
                    "moe_intermediate_size": 24, "attention_bias": True, "n_routed_experts": 8, "n_shared_experts": 2,
                    "first_k_dense_replace": 2, "use_qk_norm": False},

@@ -1,6 +1,7 @@
-"""The dense MLP: GELU, d → d_ff → d with two matrices (GPT-2: d_ff = 4d), or a gated one with three, act(x W_gate) ·
-(x W_up) then W_down: SwiGLU (SiLU, Llama's) or GeGLU (GELU's tanh approximation, Gemma's). gpt-oss clamps its
-SwiGLU: gate ≤ limit, −limit ≤ up ≤ limit, then gate·σ(α·gate)·(up + 1)."""
+"""The dense MLP: GELU, d → d_ff → d with two matrices (GPT-2: d_ff = 4d; ReLU², max(0, x)², in GELU's place: Arcee's
+and Jais 2's), or a gated one with three, act(x W_gate) · (x W_up) then W_down: SwiGLU (SiLU, Llama's) or GeGLU (GELU's
+tanh approximation, Gemma's). gpt-oss clamps its SwiGLU: gate ≤ limit, −limit ≤ up ≤ limit, then
+gate·σ(α·gate)·(up + 1)."""
 from __future__ import annotations
 
 import torch
@@ -18,10 +19,12 @@ if TYPE_CHECKING:
 NAME = "mlp"  # the module's name in a block: its tensors are "blocks.0.mlp.…"
 SWIGLU_ALPHA = 1.702  # gpt-oss's sigmoid gain (GptOssConfig's swiglu_alpha): x·σ(1.702x) approximates GELU
 FIELDS = (
-    Field("mlp", "choice", "MLP: gelu (d → d_ff → d), swiglu (SiLU(x W_gate) · x W_up, then W_down) or geglu "
-          "(GELU(x W_gate) · x W_up, then W_down: Gemma's)", default="gelu", choices=("gelu", "swiglu", "geglu"),
-          menu=("gelu", "swiglu")),  # GeGLU comes with Gemma's presets and config.json files
-    Field("ff_dim", "whole", "MLP hidden width (default 4d for GELU; 8d/3 rounded up to a multiple of 256 for SwiGLU)",
+    Field("mlp", "choice", "MLP: gelu (d → d_ff → d), swiglu (SiLU(x W_gate) · x W_up, then W_down), geglu "
+          "(GELU(x W_gate) · x W_up, then W_down: Gemma's) or relu2 (d → d_ff → d through max(0, x)²: Arcee's, Jais "
+          "2's)", default="gelu", choices=("gelu", "swiglu", "geglu", "relu2"),
+          menu=("gelu", "swiglu")),  # GeGLU and ReLU² come with their families' config.json files
+    Field("ff_dim", "whole", "MLP hidden width (default 4d for GELU and ReLU²; 8d/3 rounded up to a multiple of 256 "
+          "for SwiGLU)",
           symbol="d_ff", bounds=(1, 262_144), optional=True, unset="default"),
     Field("swiglu_limit", "real", "the clamped SwiGLU's limit: gate ≤ limit, −limit ≤ up ≤ limit, then "
           "gate·σ(α·gate)·(up + 1) (a value only)", optional=True, group="extras", family="oss",
@@ -77,6 +80,7 @@ def flops(cfg: Config) -> Expr:
 
 
 GLU = {"swiglu": "SwiGLU", "geglu": "GeGLU"}  # a gated MLP's name
+NAMES = {"gelu": "GELU", "relu2": "ReLU²", **GLU}  # each MLP's name
 
 
 def label(cfg: Config, lesson: bool, dense: str = "one block") -> str:
@@ -85,7 +89,8 @@ def label(cfg: Config, lesson: bool, dense: str = "one block") -> str:
         return "MLP, one block: (d, 4d), (4d, d) and their biases"
     glu = GLU.get(cfg.mlp)
     return ((f"{glu} MLP, {dense}: W_gate, W_up (d, d_ff) and W_down (d_ff, d)" if glu else
-             f"MLP, {dense}: (d, d_ff) and (d_ff, d)") + (" and their biases" if cfg.mlp_bias else ""))
+             f"{'ReLU² ' if cfg.mlp == 'relu2' else ''}MLP, {dense}: (d, d_ff) and (d_ff, d)")
+            + (" and their biases" if cfg.mlp_bias else ""))
 
 
 # --- the module in the real forward pass ------------------------------------------------------------------------------
@@ -100,7 +105,8 @@ def swiglu(module: nn.Module, gate: torch.Tensor, up: torch.Tensor) -> torch.Ten
 
 
 class MLP(nn.Module):
-    """GELU: d -> d_ff -> d (tanh approximation, as GPT-2; d_ff = 4d). SwiGLU: SiLU(x W_gate) · (x W_up), then W_down;
+    """GELU: d -> d_ff -> d (tanh approximation, as GPT-2; d_ff = 4d); ReLU² the same with max(0, x)² in GELU's place
+    (ReLU, then its square, as transformers' ReLUSquaredActivation). SwiGLU: SiLU(x W_gate) · (x W_up), then W_down;
     GeGLU (Gemma) the same with GELU's tanh approximation in SiLU's place.
 
     `width` (default d_ff) and `bias` (default the recipe's MLP biases) serve the shared experts of a mixture of
@@ -120,6 +126,9 @@ class MLP(nn.Module):
             elif self.limit is None:
                 self.silu = nn.SiLU()
             self.gated = Tap()
+        elif cfg.mlp == "relu2":
+            self.fc = nn.Linear(cfg.d, width, bias=bias)  # (d, d_ff) + bias
+            self.relu, self.squared = nn.ReLU(), Tap()
         else:
             self.fc = nn.Linear(cfg.d, width, bias=bias)  # (d, d_ff) + bias
             self.gelu = nn.GELU(approximate="tanh")
@@ -131,6 +140,8 @@ class MLP(nn.Module):
             if hasattr(self, "gelu"):
                 return self.proj(self.gated(self.gelu(gate) * up))  # (B, T, d_ff) -> (B, T, d)
             return self.proj(self.gated(swiglu(self, gate, up)))
+        if hasattr(self, "relu"):
+            return self.proj(self.squared(torch.square(self.relu(self.fc(x)))))  # max(0, x)²: (B, T, d_ff)
         return self.proj(self.gelu(self.fc(x)))
 
 
@@ -155,6 +166,8 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
     rows.update({
         "mlp.fc": ("(B, T, d_ff)", "MLP hidden, d → d_ff"),
         "mlp.gelu": ("(B, T, d_ff)", "GELU"),
+        "mlp.relu": ("(B, T, d_ff)", "ReLU: max(0, x)"),
+        "mlp.squared": ("(B, T, d_ff)", "ReLU²: max(0, x)², squared"),
         "mlp.gate": ("(B, T, d_ff)", f"{glu} gate: x W_gate"),
         "mlp.up": ("(B, T, d_ff)", f"{glu} up: x W_up"),
         "mlp.silu": ("(B, T, d_ff)", "SiLU(gate)"),
@@ -166,7 +179,7 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
 def words(cfg: Config) -> list[str]:
     """The MLP in the recipe's words (the clamp where set)."""
     clamp = [f"SwiGLU clamped at {cfg.swiglu_limit:g} (α = {cfg.alpha:g})"] if cfg.swiglu_limit is not None else []
-    return [GLU.get(cfg.mlp, "GELU"), *clamp]
+    return [NAMES[cfg.mlp], *clamp]
 
 
 def describe(cfg: Config) -> str:
