@@ -41,6 +41,8 @@ does the same, from data:
   Qwen2-MoE's shared expert with its sigmoid gate, which blocks are MoE (decoder_sparse_step, mlp_only_layers; an
   index beyond the blocks is ignored, as transformers ignores it; no MoE block at all reads as a dense model). The router's settings
   (`ROUTER`: norm_topk_prob, the load-balancing loss, jitter) change no shape: they are read, checked and named.
+- Youtu-LLM (youtu): DeepSeek-V3's latent attention in Llama's block, every MLP a dense SwiGLU (its class deletes the
+  experts' keys).
 
 Every value is checked for its type, and a size for being a whole number of at least 1; a problem raises
 `HFConfigError` (a ValueError) in one line that names the key, the value and what is expected. The bounds of
@@ -61,7 +63,7 @@ MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, t
 MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
-               "olmoe", "ministral", "sarvam_mla", "sarvam_moe")
+               "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "youtu")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
@@ -267,6 +269,12 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_word_embeddings": False, "attention_bias": False, "moe_intermediate_size": 1_024, "num_experts_per_tok": 6,
         "n_shared_experts": 1, "n_routed_experts": 128, "first_k_dense_replace": 1, "use_qk_norm": True,
     },
+    "youtu": {  # YoutuConfig (Youtu-LLM 2B): DeepSeek-V3's latent attention in Llama's block, every MLP dense (SwiGLU)
+        "vocab_size": 128_256, "hidden_size": 2_048, "intermediate_size": 6_144, "num_hidden_layers": 32,
+        "num_attention_heads": 16, "num_key_value_heads": 16, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": True, "attention_bias": False, "kv_lora_rank": 512, "q_lora_rank": 1_536,
+        "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
+    },
     "deepseek_v3": {  # DeepseekV3Config: latent attention, the first blocks dense, then shared and routed experts
         "vocab_size": 129_280, "hidden_size": 7_168, "intermediate_size": 18_432, "num_hidden_layers": 61,
         "num_attention_heads": 128, "num_key_value_heads": 128, "max_position_embeddings": 4_096,
@@ -315,6 +323,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "gpt_oss": (),
     "deepseek_v2": ("sliding_window", "layer_types"),  # its head_dim, a field, is set to d_R (`_latent` says so)
     "deepseek_v3": ("sliding_window", "layer_types", "head_dim"),  # head_dim: DeepseekV3Config's d_R, no width here
+    "youtu": ("sliding_window", "layer_types", "head_dim"),  # head_dim: YoutuConfig sets it to d_R, as DeepSeek-V3's
     **dict.fromkeys(("internlm3", "exaone", "iquestcoder", "helium", "ernie4_5", "seed_oss"),
                     ("sliding_window", "layer_types")),
     "granite": ("head_dim", "sliding_window", "layer_types"),  # GraniteAttention's getattr(config, "head_dim", d / h)
@@ -368,6 +377,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "glm4_moe": ("sliding_window", "layer_types"),
     "sarvam_mla": ("num_key_value_heads", "q_lora_rank", "v_head_dim", "num_experts_per_tok", "first_k_dense_replace",
                    "sliding_window", "layer_types", "head_dim"),
+    "youtu": ("q_lora_rank", "v_head_dim", "sliding_window", "layer_types", "head_dim"),  # v_head_dim null: refused
     "sarvam_moe": ("sliding_window", "layer_types"),
     "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),
     "starcoder2": ("sliding_window", "head_dim", "layer_types"),
@@ -501,7 +511,7 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
                   "exaone": "ExaoneConfig", "iquestcoder": "IQuestCoderConfig", "cwm": "CwmConfig",
                   "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig",
                   "deepseek_v2": "DeepseekV2Config", "deepseek_v3": "DeepseekV3Config", "glm4_moe": "Glm4MoeConfig",
-                  "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig"}  # messages
+                  "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig", "youtu": "YoutuConfig"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention")
@@ -798,7 +808,7 @@ WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3", "
 NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4_moe", "minimax_m2",
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
-                         "deepseek_v2", "deepseek_v3")
+                         "deepseek_v2", "deepseek_v3", "youtu")
 
 
 def _window(types: list[str], window: int | None, model_type: str, fields: dict, keys: dict[str, str],
@@ -932,7 +942,7 @@ GELUS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_accurate") 
 ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
                                                "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
-                                               "glm", "glm4_moe", "minimax_m2", "olmoe", "ministral"),
+                                               "glm", "glm4_moe", "minimax_m2", "olmoe", "ministral", "youtu"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu")},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1054,7 +1064,7 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
     return fields, keys
 
 
-MLA_TYPES = ("deepseek_v2", "deepseek_v3")  # multi-head latent attention
+MLA_TYPES = ("deepseek_v2", "deepseek_v3", "youtu")  # multi-head latent attention (Youtu's with dense MLPs only)
 # The parts a type's module always has, as Config's fields (OLMo 2 and 3: post-norm wiring, QK-norm over all heads)
 WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3"), {"post_norm": True, "qk_norm_wide": True}),
                                        **dict.fromkeys(("minimax_m2", "olmoe"), {"qk_norm_wide": True}),
@@ -1225,6 +1235,8 @@ DEEPSEEK_VALUES = {  # what each DeepSeek type has that changes no count, shape 
                     "count leaves it out), the group-limited choice (n_group, topk_group) and routed_scaling_factor; "
                     "RoPE's interleaved pairs; the scores' scale 1/√(d_nope + d_R), times yarn's mscale² where "
                     "rope_scaling sets mscale_all_dim"),
+    "youtu": ("values only, which change no count, shape or byte: RoPE's interleaved pairs (rope_interleave); the "
+              "scores' scale 1/√(d_nope + d_R), times yarn's mscale² where rope_parameters sets mscale_all_dim"),
 }
 
 

@@ -250,3 +250,65 @@ def test_sarvam_defaults_and_notes():
                for n in read_hf({"model_type": "sarvam_moe", "num_mtp_layers": 2}).notes)
     with pytest.raises(HFConfigError, match="n_routed_experts=9 and num_experts=8 set the same thing"):
         from_hf({"model_type": "sarvam_mla", "num_experts": 8, "n_routed_experts": 9})
+
+
+# --- types whose module is another's parts in a new arrangement (issue 40, the second batch) -------------------------
+def youtu_doc(rng: random.Random) -> dict:
+    """Youtu-LLM: DeepSeek-V3's latent attention (with or without the queries' latent) in Llama's block, every MLP a
+    dense SwiGLU of width intermediate_size."""
+    from test_mla import random_doc as deepseek_doc
+
+    moe = ("moe_intermediate_size", "n_routed_experts", "n_group", "topk_group", "num_experts_per_tok",
+           "n_shared_experts", "first_k_dense_replace")
+    doc = {k: v for k, v in deepseek_doc(rng).items() if k not in moe}
+    return {**doc, "model_type": "youtu", "tie_word_embeddings": rng.random() < 0.5}
+
+
+def _plain(doc: dict, device: str):
+    return _module(doc, device)
+
+
+def _experts(doc: dict, device: str):
+    from test_moe import _module as moe_module  # eager experts on the CPU, batched on the meta device
+
+    return moe_module(doc, device)
+
+
+def _latent(doc: dict, device: str):
+    from test_mla import _module as mla_module
+
+    return mla_module(doc, device)
+
+
+# each type: its random file and how transformers' module of it is built for the reference
+SECOND = {"youtu": (youtu_doc, _latent)}
+SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
+
+
+@pytest.mark.parametrize("model_type, seed", SECOND_SWEEP, ids=[f"{t}-{i}" for t, i in SECOND_SWEEP])
+def test_second_batch_random_files_match_transformers_parameters_cache_and_flops(model_type, seed):
+    make, build = SECOND[model_type]
+    rng = random.Random(f"{model_type}-{seed}")
+    doc = make(rng)
+    B, T = rng.randrange(1, 4), rng.randrange(1, 10)
+    assert measured(from_hf(doc, B=B, T=T)) == reference(doc, B, T, build=build), doc
+
+
+# each class's defaults (its flagship), N as transformers' module counts it on the meta device
+SECOND_DEFAULTS = {"youtu": 1_961_560_064}
+
+
+@pytest.mark.parametrize("model_type", SECOND_DEFAULTS)
+def test_second_batch_class_defaults_are_read_exactly(model_type):
+    doc = {**json.loads(CONFIG_MAPPING[model_type]().to_json_string()), "model_type": model_type}
+    n = budget(from_hf(doc)).params_exact
+    assert n == sum(p.numel() for p in _module(doc, "meta").parameters()) == SECOND_DEFAULTS[model_type]
+
+
+def test_youtu_is_latent_attention_with_dense_mlps():
+    reading = read_hf({"model_type": "youtu"})
+    cfg = reading.config
+    assert cfg.mla and cfg.block_kinds == ("dense",) * 32 and cfg.d_ff == 6_144 and cfg.tie
+    assert not any("multi-token-prediction" in n for n in reading.notes)
+    assert any("ignored" in n and "n_routed_experts" in n
+               for n in read_hf({"model_type": "youtu", "n_routed_experts": 8}).notes)

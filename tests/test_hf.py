@@ -153,6 +153,9 @@ BASE: dict[str, dict] = {
                    "kv_lora_rank": 16, "q_lora_rank": None, "qk_rope_head_dim": 8, "qk_nope_head_dim": 12,
                    "v_head_dim": 10, "moe_intermediate_size": 20, "n_routed_experts": 16, "n_shared_experts": 2,
                    "num_experts_per_tok": 3, "first_k_dense_replace": 1},
+    "youtu": {"model_type": "youtu", **{k: v for k, v in MODERN.items() if k != "head_dim"}, "num_attention_heads": 64,
+              "num_key_value_heads": 64, "attention_bias": False, "kv_lora_rank": 16, "q_lora_rank": None,
+              "qk_rope_head_dim": 8, "qk_nope_head_dim": 12, "v_head_dim": 10},
     "sarvam_moe": {"model_type": "sarvam_moe", **MODERN, "num_hidden_layers": 3, "num_experts_per_tok": 2,
                    "moe_intermediate_size": 24, "attention_bias": True, "n_routed_experts": 8, "n_shared_experts": 2,
                    "first_k_dense_replace": 2, "use_qk_norm": False},
@@ -189,7 +192,13 @@ FAILS_ON_A_REAL_DEVICE = {("deepseek_v2", "num_experts_per_tok"): "num_experts_p
                                                                   "DeepseekV2Config.: the router picks",
                           # MinistralConfig leaves head_dim null: its attention's head_dim ** -0.5 fails
                           ("ministral", "head_dim"): "head_dim is not in the file, and ministral's config class leaves "
-                                                     "it null, which its module cannot run"}
+                                                     "it null, which its module cannot run",
+                          # YoutuConfig's h_kv = 16 (or h = 16) beside the file's 64: num_key_value_groups h // h_kv
+                          # repeats the latent's h heads of K and V 4 times (or 0), which the CPU's matmul refuses
+                          ("youtu", "num_attention_heads"): "num_key_value_heads=64 with latent attention: K and V of "
+                                                            "all num_attention_heads=16 heads",
+                          ("youtu", "num_key_value_heads"): "num_key_value_heads=16 with latent attention: K and V of "
+                                                            "all num_attention_heads=64 heads"}
 
 
 @pytest.mark.parametrize("model_type, key", [(t, k) for t in hf.MODEL_TYPES for k in [None, *hf.DEFAULTS[t], *hf.EXTRAS[t]]
