@@ -41,6 +41,7 @@ does the same, from data:
   Qwen2-MoE's shared expert with its sigmoid gate, which blocks are MoE (decoder_sparse_step, mlp_only_layers; an
   index beyond the blocks is ignored, as transformers ignores it; no MoE block at all reads as a dense model). The router's settings
   (`ROUTER`: norm_topk_prob, the load-balancing loss, jitter) change no shape: they are read, checked and named.
+- VaultGemma (vaultgemma): Gemma 2 without the norms on attention's and the MLP's outputs (a norm before each only).
 - Youtu-LLM (youtu): DeepSeek-V3's latent attention in Llama's block, every MLP a dense SwiGLU (its class deletes the
   experts' keys).
 
@@ -63,9 +64,9 @@ MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, t
 MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
-               "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "youtu")
+               "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "youtu", "vaultgemma")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
-GEMMA_TYPES = ("gemma2", "gemma3_text")
+GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
@@ -149,6 +150,13 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_word_embeddings": True, "attention_bias": False, "query_pre_attn_scalar": 256, "sliding_window": 4_096,
         "layer_types": None, "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0,
         "hidden_activation": "gelu_pytorch_tanh", "use_bidirectional_attention": None,
+    },
+    "vaultgemma": {  # VaultGemmaConfig: Gemma 2's block without its norms on attention's and the MLP's outputs
+        "vocab_size": 256_000, "hidden_size": 2_304, "intermediate_size": 9_216, "num_hidden_layers": 26,
+        "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 8_192,
+        "tie_word_embeddings": True, "attention_bias": False, "query_pre_attn_scalar": 256, "sliding_window": 4_096,
+        "layer_types": None, "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0,
+        "hidden_activation": "gelu_pytorch_tanh",
     },
     "gemma3_text": {  # Gemma3TextConfig: five windowed blocks to one full, QK-norm, no soft-caps
         "vocab_size": 262_208, "hidden_size": 2_304, "intermediate_size": 9_216, "num_hidden_layers": 26,
@@ -319,6 +327,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "phi3": ("head_dim", "layer_types"),  # Phi3Attention's getattr(config, "head_dim", d / h)
     "cohere": ("head_dim", "sliding_window", "layer_types"),  # CohereAttention's getattr(config, "head_dim", d / h)
     "gemma2": (),
+    "vaultgemma": (),  # its class deletes Gemma 2's use_bidirectional_attention: its attention is always causal
     "gemma3_text": ("sliding_window_pattern",),  # Gemma3TextConfig's keyword: layer_types' default, every n-th full
     "gpt_oss": (),
     "deepseek_v2": ("sliding_window", "layer_types"),  # its head_dim, a field, is set to d_R (`_latent` says so)
@@ -360,6 +369,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
                "use_bidirectional_attention"),
     "gemma3_text": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping",
                     "use_bidirectional_attention", "sliding_window_pattern"),
+    "vaultgemma": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping"),
     "gpt_oss": ("sliding_window", "layer_types"),
     "deepseek_v2": ("num_key_value_heads", "q_lora_rank", "num_experts_per_tok", "n_group", "topk_group", "sliding_window",
                     "layer_types"),  # num_experts_per_tok null: refused by `_check_groups`, as the router cannot run
@@ -509,7 +519,7 @@ RULE_KEYS = ("sliding_window", "max_window_layers", "layer_types", "use_sliding_
              "hidden_activation", "use_bidirectional_attention")
 CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "InternLM3Config",
                   "exaone": "ExaoneConfig", "iquestcoder": "IQuestCoderConfig", "cwm": "CwmConfig",
-                  "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig",
+                  "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig", "vaultgemma": "VaultGemmaConfig",
                   "deepseek_v2": "DeepseekV2Config", "deepseek_v3": "DeepseekV3Config", "glm4_moe": "Glm4MoeConfig",
                   "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig", "youtu": "YoutuConfig"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
@@ -800,6 +810,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                                                                "(gate_up_proj; W_gate and W_up apart here, the same "
                                                                "parameters and FLOPs)",), "olmo2": (ROPE_VALUES,), "olmo3": (ROPE_VALUES + " (per kind of block)",), "cwm": (ROPE_VALUES + " (llama3's by default)",),
                "ernie4_5": (ROPE_VALUES + ", its pairs interleaved",), "gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
+               "vaultgemma": (GEMMA_VALUES,),
                "phi3": (PHI3_VALUES,), "cohere": (COHERE_VALUES,), "gpt_oss": (OSS_VALUES,),
                "ministral3": (MINISTRAL3_VALUES,)}  # each type's note of what changes values only
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
@@ -1053,8 +1064,9 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
         fields.update(mlp="geglu", embed_scale=True)
     if model_type == "cohere":  # x + Attn(ln_1 x) + MLP(ln_1 x), LayerNorms with a gain only
         fields.update(norm="layernorm", parallel=True)
-    if model_type in GEMMA_TYPES:  # GeGLU, sandwich norms, tok · √d, 1/√query_pre_attn_scalar, soft-caps
-        fields.update(mlp="geglu", qk_norm=model_type == "gemma3_text", post_norms=True, embed_scale=True,
+    if model_type in GEMMA_TYPES:  # GeGLU, sandwich norms (not VaultGemma's), tok · √d, 1/√query_pre_attn_scalar, caps
+        fields.update(mlp="geglu", qk_norm=model_type == "gemma3_text", post_norms=model_type != "vaultgemma",
+                      embed_scale=True,
                       query_scale=values["query_pre_attn_scalar"], attn_softcap=values["attn_logit_softcapping"],
                       final_softcap=values["final_logit_softcapping"])
         keys.update(query_scale="query_pre_attn_scalar", attn_softcap="attn_logit_softcapping",
@@ -1218,7 +1230,7 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
     if types is None and model_type == "olmo3":  # Olmo3Config: blocks 3, 7, 11, ... full, the others windowed
         types = ["full_attention" if (i + 1) % 4 == 0 else "sliding_attention" for i in range(L)]
     if types is None and model_type in (*GEMMA_TYPES, "gpt_oss"):  # Gemma 2, gpt-oss: every other; Gemma 3: all but
-        every = 2 if model_type in ("gemma2", "gpt_oss") else values.get("sliding_window_pattern") or 6
+        every = 2 if model_type in ("gemma2", "vaultgemma", "gpt_oss") else values.get("sliding_window_pattern") or 6
         types = ["sliding_attention" if (i + 1) % every else "full_attention" for i in range(L)]
     if types is None:
         types = ["sliding_attention" if window is not None else "full_attention"] * L
@@ -1310,7 +1322,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 
 
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
-PAD_DEFAULTS = {"olmoe": 1, "sarvam_moe": 0, "ministral3": 11, "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0,
+PAD_DEFAULTS = {"olmoe": 1, "sarvam_moe": 0, "ministral3": 11, "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "vaultgemma": 0,
                 "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
                 "glm": 151_329}
 

@@ -264,6 +264,17 @@ def youtu_doc(rng: random.Random) -> dict:
     return {**doc, "model_type": "youtu", "tie_word_embeddings": rng.random() < 0.5}
 
 
+def vaultgemma_doc(rng: random.Random) -> dict:
+    """VaultGemma: Gemma 2's random file (GeGLU, √d, query_pre_attn_scalar, soft-caps, every other block windowed or
+    as layer_types lists them) without the sandwich norms."""
+    from test_gemma import random_doc as gemma_doc
+
+    doc = {**gemma_doc(rng, "gemma2"), "model_type": "vaultgemma", "sliding_window": rng.randrange(2, 10)}
+    if rng.random() < 0.5:
+        doc["layer_types"] = [rng.choice(["sliding_attention", "full_attention"]) for _ in range(doc["num_hidden_layers"])]
+    return doc
+
+
 def _plain(doc: dict, device: str):
     return _module(doc, device)
 
@@ -281,7 +292,7 @@ def _latent(doc: dict, device: str):
 
 
 # each type: its random file and how transformers' module of it is built for the reference
-SECOND = {"youtu": (youtu_doc, _latent)}
+SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain)}
 SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
 
 
@@ -295,7 +306,7 @@ def test_second_batch_random_files_match_transformers_parameters_cache_and_flops
 
 
 # each class's defaults (its flagship), N as transformers' module counts it on the meta device
-SECOND_DEFAULTS = {"youtu": 1_961_560_064}
+SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080}
 
 
 @pytest.mark.parametrize("model_type", SECOND_DEFAULTS)
@@ -312,3 +323,12 @@ def test_youtu_is_latent_attention_with_dense_mlps():
     assert not any("multi-token-prediction" in n for n in reading.notes)
     assert any("ignored" in n and "n_routed_experts" in n
                for n in read_hf({"model_type": "youtu", "n_routed_experts": 8}).notes)
+
+
+def test_vaultgemma_is_gemma_2_without_its_sandwich_norms():
+    gemma2, vault = from_hf({"model_type": "gemma2"}), from_hf({"model_type": "vaultgemma"})
+    assert not vault.post_norms and vault.embed_scale and vault.attn_softcap == 50.0 and vault.final_softcap == 30.0
+    assert budget(gemma2).params_exact - budget(vault).params_exact == 26 * 2 * 2_304
+    assert vault.full_layers == gemma2.full_layers == tuple(range(1, 26, 2)) and vault.window == 4_096
+    assert any("ignored" in n and "use_bidirectional_attention" in n
+               for n in read_hf({"model_type": "vaultgemma", "use_bidirectional_attention": True}).notes)
