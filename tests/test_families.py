@@ -275,6 +275,19 @@ def vaultgemma_doc(rng: random.Random) -> dict:
     return doc
 
 
+def granitemoe_doc(rng: random.Random) -> dict:
+    """Granite MoE: Mixtral's random file (experts of width intermediate_size in every block) with Granite's scales,
+    attention biases and (sometimes) head_dim apart from d / h."""
+    from test_moe import random_doc as moe_doc
+
+    doc = {**moe_doc(rng, "mixtral"), "model_type": "granitemoe", "attention_bias": rng.random() < 0.5}
+    doc.update(embedding_multiplier=rng.uniform(0.5, 12), residual_multiplier=rng.uniform(0.1, 1),
+               attention_multiplier=rng.uniform(0.01, 1), logits_scaling=rng.uniform(1, 16))
+    if rng.random() < 0.5:
+        doc["head_dim"] = 2 * rng.randrange(1, 6)
+    return doc
+
+
 def _plain(doc: dict, device: str):
     return _module(doc, device)
 
@@ -292,7 +305,8 @@ def _latent(doc: dict, device: str):
 
 
 # each type: its random file and how transformers' module of it is built for the reference
-SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain)}
+SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain),
+          "granitemoe": (granitemoe_doc, _experts)}
 SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
 
 
@@ -306,7 +320,7 @@ def test_second_batch_random_files_match_transformers_parameters_cache_and_flops
 
 
 # each class's defaults (its flagship), N as transformers' module counts it on the meta device
-SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080}
+SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080, "granitemoe": 37_039_116_288}
 
 
 @pytest.mark.parametrize("model_type", SECOND_DEFAULTS)
@@ -332,3 +346,13 @@ def test_vaultgemma_is_gemma_2_without_its_sandwich_norms():
     assert vault.full_layers == gemma2.full_layers == tuple(range(1, 26, 2)) and vault.window == 4_096
     assert any("ignored" in n and "use_bidirectional_attention" in n
                for n in read_hf({"model_type": "vaultgemma", "use_bidirectional_attention": True}).notes)
+
+
+@pytest.mark.parametrize("doc, message", [
+    ({"model_type": "granitemoe", "num_local_experts": None}, "num_local_experts=null: granitemoe's config class keeps"),
+    ({"model_type": "granitemoe", "logits_scaling": "x"}, "logits_scaling=.x.: logits_scaling .the logits' divisor."),
+])
+def test_what_the_second_batch_cannot_build_is_refused_in_one_line(doc, message):
+    with pytest.raises(HFConfigError, match=message) as e:
+        from_hf(doc)
+    assert "\n" not in str(e.value)

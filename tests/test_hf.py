@@ -114,6 +114,8 @@ BASE: dict[str, dict] = {
     "iquestcoder": {"model_type": "iquestcoder", **MODERN, "hidden_size": 1_920, "num_key_value_heads": 4,
                     "attention_bias": True, "mlp_bias": False},  # d a multiple of h, h_kv a divisor, as of h = 40
     "granite": {"model_type": "granite", **MODERN, "attention_bias": False, "mlp_bias": True},
+    "granitemoe": {"model_type": "granitemoe", **MODERN, "attention_bias": True, "num_local_experts": 4,
+                   "num_experts_per_tok": 3},
     "helium": {"model_type": "helium", **MODERN, "hidden_size": 2_560, "num_attention_heads": 20,
                "num_key_value_heads": 4, "head_dim": 128, "attention_bias": True, "mlp_bias": False},  # h·d_head = d
     "ernie4_5": {"model_type": "ernie4_5", **MODERN, "tie_word_embeddings": False, "use_bias": True},
