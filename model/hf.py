@@ -43,6 +43,8 @@ does the same, from data:
   (`ROUTER`: norm_topk_prob, the load-balancing loss, jitter) change no shape: they are read, checked and named.
 - VaultGemma (vaultgemma): Gemma 2 without the norms on attention's and the MLP's outputs (a norm before each only).
 - Granite MoE (granitemoe): Granite's scales (values) with Mixtral's experts, of width intermediate_size, in every block.
+- Granite MoE Shared (granitemoeshared): Granite MoE with one shared SwiGLU expert of width shared_intermediate_size
+  (input_linear (d, 2·d_shared), output_linear), no gate, added to the routed experts' output; none where it is 0.
 - Youtu-LLM (youtu): DeepSeek-V3's latent attention in Llama's block, every MLP a dense SwiGLU (its class deletes the
   experts' keys).
 
@@ -66,11 +68,12 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
                "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "youtu", "vaultgemma",
-               "granitemoe")
+               "granitemoe", "granitemoeshared")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
-             "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe")
+             "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
+             "granitemoeshared")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
@@ -191,6 +194,12 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "vocab_size": 32_000, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2_048,
         "tie_word_embeddings": False, "attention_bias": False, "num_local_experts": 8, "num_experts_per_tok": 2,
+    },
+    "granitemoeshared": {  # GraniteMoeSharedConfig: Granite MoE with a shared expert beside the routed ones (0: none)
+        "vocab_size": 32_000, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2_048,
+        "tie_word_embeddings": False, "attention_bias": False, "num_local_experts": 8, "num_experts_per_tok": 2,
+        "shared_intermediate_size": 0,
     },
     "helium": {  # HeliumConfig: attention_bias on q, k and v only; W_o is (d, d)
         "vocab_size": 48_000, "hidden_size": 2_560, "intermediate_size": 7_040, "num_hidden_layers": 24,
@@ -316,7 +325,7 @@ ROUTER: dict[str, dict[str, object]] = {
                                                    "topk_group": 1, "output_router_logits": False}),
     "minimax_m2": {"router_jitter_noise": 0.0, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "olmoe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.01, "output_router_logits": False},
-    "granitemoe": {"router_aux_loss_coef": 0.001, "output_router_logits": False},
+    **dict.fromkeys(("granitemoe", "granitemoeshared"), {"router_aux_loss_coef": 0.001, "output_router_logits": False}),
 }
 # Keys a type's module or transformers' cache reads although its config class has no such field (None: absent).
 # The cache reads `sliding_window` and `layer_types` for every type (`_blocks`); Qwen2's attention reads a
@@ -344,7 +353,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("internlm3", "exaone", "iquestcoder", "helium", "ernie4_5", "seed_oss"),
                     ("sliding_window", "layer_types")),
     "granite": ("head_dim", "sliding_window", "layer_types"),  # GraniteAttention's getattr(config, "head_dim", d / h)
-    "granitemoe": ("head_dim", "sliding_window", "layer_types"),  # GraniteMoeAttention's, as Granite's
+    **dict.fromkeys(("granitemoe", "granitemoeshared"), ("head_dim", "sliding_window", "layer_types")),  # as Granite's
     "cwm": (),
     "olmo2": ("head_dim", "sliding_window", "layer_types"),  # Olmo2Attention's getattr(config, "head_dim", d / h)
     "olmo3": ("head_dim",),
@@ -388,8 +397,8 @@ NULLABLE: dict[str, tuple[str, ...]] = {
                     ("num_key_value_heads", "head_dim", "sliding_window", "layer_types")),
     "ernie4_5": ("num_key_value_heads", "head_dim", "use_bias", "sliding_window", "layer_types"),  # use_bias null: none
     "granite": ("num_key_value_heads", "sliding_window", "layer_types"),
-    "granitemoe": ("num_key_value_heads", "num_local_experts", "num_experts_per_tok", "sliding_window",
-                   "layer_types"),  # the experts' two null: `NULL_FAILS`
+    **dict.fromkeys(("granitemoe", "granitemoeshared"), ("num_key_value_heads", "num_local_experts",
+                                                         "num_experts_per_tok", "sliding_window", "layer_types")),
     "helium": ("sliding_window", "layer_types"),
     "cwm": ("layer_types",),
     "olmo2": ("num_key_value_heads", "sliding_window", "layer_types"),
@@ -408,7 +417,8 @@ NULLABLE: dict[str, tuple[str, ...]] = {
 }
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
 NULL_FAILS: dict[str, tuple[str, ...]] = {"glm": ("num_key_value_heads", "head_dim"), "ministral": ("head_dim",),
-                                          "granitemoe": ("num_local_experts", "num_experts_per_tok")}
+                                          **dict.fromkeys(("granitemoe", "granitemoeshared"),
+                                                          ("num_local_experts", "num_experts_per_tok"))}
 # GPT2Config's attribute_map: these names set GPT-2's own keys.
 ALIASES: dict[str, dict[str, str]] = {
     "gpt2": {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
@@ -450,7 +460,7 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "n_group", "topk_group", "rotary_dim")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
-COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace",
+COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_intermediate_size",
           "num_nextn_predict_layers", "num_mtp_layers")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
          "use_bias", "attention_out_bias", "multi_query",
@@ -458,7 +468,7 @@ FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bi
          "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave")
 NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor")  # a number of at least 0
 GRANITE_SCALES = ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")
-VALUE_KEYS = {"granite": GRANITE_SCALES, "granitemoe": GRANITE_SCALES}  # numbers that change values only (`VALUES_ONLY`)
+VALUE_KEYS = {"granite": GRANITE_SCALES, "granitemoe": GRANITE_SCALES, "granitemoeshared": GRANITE_SCALES}  # numbers that change values only (`VALUES_ONLY`)
 WHAT: dict[str, str] = {  # what a key is, for messages
     "vocab_size": "the vocabulary size V", "hidden_size": "the model width d", "n_embd": "the model width d",
     "num_hidden_layers": "the number of blocks L", "n_layer": "the number of blocks L",
@@ -496,6 +506,7 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "use_bias": "biases on every matrix of the blocks", "multi_query": "one K/V head for all query heads", "rotary_dim": "the features of each head RoPE rotates", "embedding_multiplier": "the token rows' scale",
     "residual_multiplier": "the residual branches' scale", "attention_multiplier": "the scores' scale",
     "logits_scaling": "the logits' divisor", "attention_out_bias": "a bias on W_o",
+    "shared_intermediate_size": "the shared expert's width d_shared (0: none)",
 }
 # Group-limited routing (DeepSeek-V3: pick topk_group of n_group groups of experts, then k within them): how experts
 # are chosen, never how many or how wide. No type read here has it; in a file of one, the reading names it.
@@ -819,8 +830,10 @@ GPT2_VALUES = ("values only, which change no count, shape or byte: GELU's approx
 VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT2_VALUES,),
                "olmoe": ("values only, which change no count, shape or byte: q, k and v clipped (clip_qkv), RoPE's θ",),
                "granite": (GRANITE_VALUES,),
-               "granitemoe": (GRANITE_VALUES + "; the router's softmax over its top k logits (the renormalised top k of "
-                                               "the softmax over E, as here)",), "glm": (ROPE_VALUES + ", its pairs interleaved; gate and up in one matrix "
+               **dict.fromkeys(("granitemoe", "granitemoeshared"), (
+                   GRANITE_VALUES + "; the router's softmax over its top k logits (the renormalised top k of the "
+                                    "softmax over E, as here)",)),
+               "glm": (ROPE_VALUES + ", its pairs interleaved; gate and up in one matrix "
                                                                "(gate_up_proj; W_gate and W_up apart here, the same "
                                                                "parameters and FLOPs)",), "olmo2": (ROPE_VALUES,), "olmo3": (ROPE_VALUES + " (per kind of block)",), "cwm": (ROPE_VALUES + " (llama3's by default)",),
                "ernie4_5": (ROPE_VALUES + ", its pairs interleaved",), "gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
@@ -830,7 +843,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3", "starcoder2")
-NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "granitemoe", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4_moe", "minimax_m2",
+NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "granitemoe", "granitemoeshared", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4_moe", "minimax_m2",
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
                          "deepseek_v2", "deepseek_v3", "youtu")
@@ -968,7 +981,7 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
                                                "glm", "glm4_moe", "minimax_m2", "olmoe", "ministral", "youtu",
-                                               "granitemoe"),
+                                               "granitemoe", "granitemoeshared"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu")},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1069,6 +1082,11 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
                    **WIRED.get(model_type, {})})
     if fields.get("head_dim") is None and "head_dim" in keys and fields["d"] % fields["h"]:
         fields["head_dim"] = fields["d"] // fields["h"]  # transformers' d // h (classes that refuse it: _refuse_…)
+    if model_type == "granitemoeshared":  # one shared SwiGLU expert, no gate, where its width is not 0
+        if fields["shared_dim"]:
+            fields["shared_experts"] = 1
+        else:
+            del fields["shared_dim"], keys["shared_dim"]
     if model_type == "qwen2_moe":  # one shared expert, gated, of width shared_expert_intermediate_size
         fields.update(shared_experts=1, shared_gate=True)
     if model_type == "gpt_oss":  # sinks, the router's and experts' biases, the clamped SwiGLU
@@ -1120,6 +1138,8 @@ MOE_KEYS: dict[str, dict[str, str]] = {
     "minimax_m2": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
     "olmoe": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
     "granitemoe": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
+    "granitemoeshared": {"experts": "num_local_experts", "top_k": "num_experts_per_tok",
+                         "expert_dim": "intermediate_size", "shared_dim": "shared_intermediate_size"},
 }
 MOE_FIELDS = ("experts", "top_k", "expert_dim", "shared_experts", "shared_dim", "shared_gate", "moe_step",
               "dense_first", "dense_layers")
@@ -1201,7 +1221,7 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     "ernie4_5": {"use_bias": ALL},
     "starcoder2": {"use_bias": ALL},
     "olmoe": {"attention_bias": ATTN},
-    "granitemoe": {"attention_bias": ATTN},
+    **dict.fromkeys(("granitemoe", "granitemoeshared"), {"attention_bias": ATTN}),
     "cwm": {"mlp_bias": ("mlp",)},
 }
 ALWAYS_BIASED = {"qwen2": ("qkv",)}

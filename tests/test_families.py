@@ -288,6 +288,12 @@ def granitemoe_doc(rng: random.Random) -> dict:
     return doc
 
 
+def granitemoeshared_doc(rng: random.Random) -> dict:
+    """Granite MoE Shared: Granite MoE's random file with a shared SwiGLU expert, or none (width 0)."""
+    return {**granitemoe_doc(rng), "model_type": "granitemoeshared",
+            "shared_intermediate_size": rng.choice([0, rng.randrange(1, 20)])}
+
+
 def _plain(doc: dict, device: str):
     return _module(doc, device)
 
@@ -306,7 +312,7 @@ def _latent(doc: dict, device: str):
 
 # each type: its random file and how transformers' module of it is built for the reference
 SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain),
-          "granitemoe": (granitemoe_doc, _experts)}
+          "granitemoe": (granitemoe_doc, _experts), "granitemoeshared": (granitemoeshared_doc, _experts)}
 SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
 
 
@@ -320,7 +326,8 @@ def test_second_batch_random_files_match_transformers_parameters_cache_and_flops
 
 
 # each class's defaults (its flagship), N as transformers' module counts it on the meta device
-SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080, "granitemoe": 37_039_116_288}
+SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080, "granitemoe": 37_039_116_288,
+                   "granitemoeshared": 37_039_116_288}  # no shared expert: its class's width 0
 
 
 @pytest.mark.parametrize("model_type", SECOND_DEFAULTS)
@@ -351,8 +358,17 @@ def test_vaultgemma_is_gemma_2_without_its_sandwich_norms():
 @pytest.mark.parametrize("doc, message", [
     ({"model_type": "granitemoe", "num_local_experts": None}, "num_local_experts=null: granitemoe's config class keeps"),
     ({"model_type": "granitemoe", "logits_scaling": "x"}, "logits_scaling=.x.: logits_scaling .the logits' divisor."),
+    ({"model_type": "granitemoeshared", "shared_intermediate_size": -1}, "shared_intermediate_size=-1: "
+                                                                         "shared_intermediate_size .the shared expert's"),
 ])
 def test_what_the_second_batch_cannot_build_is_refused_in_one_line(doc, message):
     with pytest.raises(HFConfigError, match=message) as e:
         from_hf(doc)
     assert "\n" not in str(e.value)
+
+
+def test_granitemoeshared_adds_one_ungated_swiglu_expert_where_its_width_is_set():
+    none, shared = from_hf({"model_type": "granitemoeshared"}), from_hf({"model_type": "granitemoeshared",
+                                                                           "shared_intermediate_size": 1_024})
+    assert none.shared_experts == 0 and (shared.shared_experts, shared.d_shared, shared.shared_gate) == (1, 1_024, False)
+    assert budget(shared).params_exact - budget(none).params_exact == 32 * 3 * 4_096 * 1_024
