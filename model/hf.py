@@ -45,6 +45,8 @@ does the same, from data:
 - Granite MoE (granitemoe): Granite's scales (values) with Mixtral's experts, of width intermediate_size, in every block.
 - Granite MoE Shared (granitemoeshared): Granite MoE with one shared SwiGLU expert of width shared_intermediate_size
   (input_linear (d, 2·d_shared), output_linear), no gate, added to the routed experts' output; none where it is 0.
+- Mellum (mellum): Qwen3-MoE's block (QK-norm per head), a window on the blocks layer_types lists sliding (its class's
+  default: none), a dense MLP of width intermediate_size on those mlp_layer_types lists dense (default: none).
 - Youtu-LLM (youtu): DeepSeek-V3's latent attention in Llama's block, every MLP a dense SwiGLU (its class deletes the
   experts' keys).
 
@@ -68,12 +70,12 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
                "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "youtu", "vaultgemma",
-               "granitemoe", "granitemoeshared")
+               "granitemoe", "granitemoeshared", "mellum")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
-             "granitemoeshared")
+             "granitemoeshared", "mellum")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
@@ -201,6 +203,12 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_word_embeddings": False, "attention_bias": False, "num_local_experts": 8, "num_experts_per_tok": 2,
         "shared_intermediate_size": 0,
     },
+    "mellum": {  # MellumConfig: Qwen3-MoE's block, windows and dense blocks by per-block lists (all full, all MoE)
+        "vocab_size": 98_304, "hidden_size": 2_304, "intermediate_size": 7_168, "num_hidden_layers": 28,
+        "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": False, "attention_bias": False, "sliding_window": 1_024, "moe_intermediate_size": 896,
+        "num_experts_per_tok": 8, "num_experts": 64, "layer_types": None, "mlp_layer_types": None,
+    },
     "helium": {  # HeliumConfig: attention_bias on q, k and v only; W_o is (d, d)
         "vocab_size": 48_000, "hidden_size": 2_560, "intermediate_size": 7_040, "num_hidden_layers": 24,
         "num_attention_heads": 20, "num_key_value_heads": 20, "head_dim": 128, "max_position_embeddings": 4_096,
@@ -325,6 +333,7 @@ ROUTER: dict[str, dict[str, object]] = {
                                                    "topk_group": 1, "output_router_logits": False}),
     "minimax_m2": {"router_jitter_noise": 0.0, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "olmoe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.01, "output_router_logits": False},
+    "mellum": {"norm_topk_prob": True, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     **dict.fromkeys(("granitemoe", "granitemoeshared"), {"router_aux_loss_coef": 0.001, "output_router_logits": False}),
 }
 # Keys a type's module or transformers' cache reads although its config class has no such field (None: absent).
@@ -366,6 +375,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "gpt_bigcode": ("sliding_window", "layer_types"),
     "olmoe": ("head_dim", "sliding_window", "layer_types"),
     "ministral": (),
+    "mellum": (),
 }
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
@@ -414,6 +424,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "gpt_bigcode": ("n_inner", "sliding_window", "layer_types"),
     "olmoe": ("num_key_value_heads", "sliding_window", "layer_types"),
     "ministral": ("head_dim", "sliding_window", "layer_types"),  # head_dim null: `NULL_FAILS`
+    "mellum": ("sliding_window", "layer_types", "mlp_layer_types"),
 }
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
 NULL_FAILS: dict[str, tuple[str, ...]] = {"glm": ("num_key_value_heads", "head_dim"), "ministral": ("head_dim",),
@@ -437,6 +448,7 @@ ALIASES: dict[str, dict[str, str]] = {
                    "num_shared_experts": "n_shared_experts", "num_mtp_layers": "num_nextn_predict_layers",
                    "use_qkv_bias": "attention_bias"},  # SarvamMoEConfig's attribute_map
     "minimax_m2": {"num_experts": "num_local_experts"},  # MiniMaxM2Config's
+    "mellum": {"num_local_experts": "num_experts"},  # MellumConfig's attribute_map (num_experts its field)
     "internlm3": {"qkv_bias": "attention_bias", "bias": "mlp_bias"},  # InternLM3Config's attribute_map
     "exaone": {"num_layers": "num_hidden_layers"},  # ExaoneConfig's (its activation_function: ACTIVATIONS)
 }
@@ -507,6 +519,7 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "residual_multiplier": "the residual branches' scale", "attention_multiplier": "the scores' scale",
     "logits_scaling": "the logits' divisor", "attention_out_bias": "a bias on W_o",
     "shared_intermediate_size": "the shared expert's width d_shared (0: none)",
+    "mlp_layer_types": "each block's MLP, dense or sparse (a mixture of experts)",
 }
 # Group-limited routing (DeepSeek-V3: pick topk_group of n_group groups of experts, then k within them): how experts
 # are chosen, never how many or how wide. No type read here has it; in a file of one, the reading names it.
@@ -538,7 +551,7 @@ SHAPE_KEYS = tuple(dict.fromkeys([*(k for t in DEFAULTS.values() for k in t), *(
 # RoPE's settings, read whatever the type (`rope_parameters` is built from the old spelling): `_check_rope`.
 READ_BY_EVERY_TYPE = ("rope_parameters", "rope_scaling", "partial_rotary_factor", "rope_theta")
 # Keys read by a rule, not a shape of their own: left out of a file, no note (but a window that applies has one).
-RULE_KEYS = ("sliding_window", "max_window_layers", "layer_types", "use_sliding_window", "add_cross_attention",
+RULE_KEYS = ("sliding_window", "max_window_layers", "layer_types", "mlp_layer_types", "use_sliding_window", "add_cross_attention",
              "hidden_activation", "use_bidirectional_attention")
 CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "InternLM3Config",
                   "exaone": "ExaoneConfig", "iquestcoder": "IQuestCoderConfig", "cwm": "CwmConfig",
@@ -548,6 +561,7 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention")
+MLP_LAYER_TYPES = ("dense", "sparse")  # transformers' ALLOWED_MLP_LAYER_TYPES
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "ntk")  # θ's scaling rules: values only
 
 _SHOW = reprlib.Repr()  # short and shallow, whatever the value holds
@@ -839,7 +853,11 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                "ernie4_5": (ROPE_VALUES + ", its pairs interleaved",), "gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
                "vaultgemma": (GEMMA_VALUES,),
                "phi3": (PHI3_VALUES,), "cohere": (COHERE_VALUES,), "gpt_oss": (OSS_VALUES,),
-               "ministral3": (MINISTRAL3_VALUES,)}  # each type's note of what changes values only
+               "ministral3": (MINISTRAL3_VALUES,),
+               "mellum": ("values only, which change no count, shape or byte: RoPE's θ per kind of block "
+                          "(rope_parameters' full_attention and sliding_attention); the k weights as the softmax gives "
+                          "them, unless norm_topk_prob. Its multi-token-prediction layer (num_mtp_layers) is left out, "
+                          "as transformers builds none",)}  # each type's note of what changes values only
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3", "starcoder2")
@@ -953,6 +971,11 @@ def _checked(key: str, value: object, nullable: bool, kind: str | None = None) -
             raise HFConfigError(f"config.json: max_window_layers={show(value)}: {WHAT[kind]} must be a whole number "
                                 f"of at least 0")
         return value
+    if kind == "mlp_layer_types":
+        if not isinstance(value, list) or any(t not in MLP_LAYER_TYPES for t in value):
+            raise HFConfigError(f"config.json: mlp_layer_types={show(value)}: mlp_layer_types ({WHAT[kind]}) must be a "
+                                f"list of \"dense\" or \"sparse\", one per block{null}")
+        return value
     if kind == "layer_types":
         if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
             raise HFConfigError(f"config.json: layer_types={show(value)}: layer_types ({WHAT[kind]}) must be a list "
@@ -981,7 +1004,7 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
                                                "glm", "glm4_moe", "minimax_m2", "olmoe", "ministral", "youtu",
-                                               "granitemoe", "granitemoeshared"),
+                                               "granitemoe", "granitemoeshared", "mellum"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu")},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1104,6 +1127,8 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
                       final_softcap=values["final_logit_softcapping"])
         keys.update(query_scale="query_pre_attn_scalar", attn_softcap="attn_logit_softcapping",
                     final_softcap="final_logit_softcapping")
+    if model_type == "mellum":  # the blocks mlp_layer_types lists "dense" (MellumConfig: every block sparse)
+        fields["dense_layers"] = tuple(i for i, t in enumerate(values["mlp_layer_types"] or ()) if t == "dense")
     if "dense_layers" in fields:
         fields["dense_layers"] = tuple(fields["dense_layers"] or ())
     return fields, keys
@@ -1113,7 +1138,7 @@ MLA_TYPES = ("deepseek_v2", "deepseek_v3", "youtu")  # multi-head latent attenti
 # The parts a type's module always has, as Config's fields (OLMo 2 and 3: post-norm wiring, QK-norm over all heads)
 WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3"), {"post_norm": True, "qk_norm_wide": True}),
                                        **dict.fromkeys(("minimax_m2", "olmoe"), {"qk_norm_wide": True}),
-                                       "starcoder2": {"norm": "layernorm", "mlp": "gelu"}}
+                                       "starcoder2": {"norm": "layernorm", "mlp": "gelu"}, "mellum": {"qk_norm": True}}
 MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
 MLA_KEYS = {"latent_dim": "kv_lora_rank", "q_latent_dim": "q_lora_rank", "rope_dim": "qk_rope_head_dim",
             "nope_dim": "qk_nope_head_dim", "value_dim": "v_head_dim"}
@@ -1138,6 +1163,8 @@ MOE_KEYS: dict[str, dict[str, str]] = {
     "minimax_m2": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
     "olmoe": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
     "granitemoe": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
+    "mellum": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
+               "dense_layers": "mlp_layer_types"},
     "granitemoeshared": {"experts": "num_local_experts", "top_k": "num_experts_per_tok",
                          "expert_dim": "intermediate_size", "shared_dim": "shared_intermediate_size"},
 }
@@ -1168,6 +1195,7 @@ def _moe_layout(fields: dict, keys: dict[str, str]) -> tuple[str, ...]:
         return tuple(notes)
     why = f"{keys['experts']} = 0" if not fields["experts"] else \
         f"{keys['dense_first']} = {first:,} keeps every block dense" if first >= L else \
+        f"{keys['dense_layers']} lists every block dense" if "moe_step" not in keys else \
         f"{keys['moe_step']} = {step:,} and {keys['dense_layers']} leave no block a mixture of experts"
     notes.append(f"{why}: every block is dense, its MLP of width {keys['ff_dim']} = {fields['ff_dim']:,}")
     for name in MOE_FIELDS:
@@ -1221,6 +1249,7 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     "ernie4_5": {"use_bias": ALL},
     "starcoder2": {"use_bias": ALL},
     "olmoe": {"attention_bias": ATTN},
+    "mellum": {"attention_bias": ATTN},
     **dict.fromkeys(("granitemoe", "granitemoeshared"), {"attention_bias": ATTN}),
     "cwm": {"mlp_bias": ("mlp",)},
 }
@@ -1262,6 +1291,8 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
         if types is None and model_type == "qwen2_moe":  # Qwen2MoeConfig: every other block, below max_window_layers
             types = ["sliding_attention" if window is not None and i % 2 == 0 and i < values["max_window_layers"] else
                      "full_attention" for i in range(L)]
+    if types is None and model_type == "mellum":  # MellumConfig: every block full attention, whatever the window
+        types = ["full_attention"] * L
     if types is None and model_type == "cwm":  # CwmConfig: blocks 0, 4, 8, ... full, the others windowed
         types = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(L)]
     if types is None and model_type == "olmo3":  # Olmo3Config: blocks 3, 7, 11, ... full, the others windowed
@@ -1412,7 +1443,35 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
         source = "" if "pad_token_id" in doc else f" (not in the file: {model_type}'s default)"
         raise HFConfigError(f"config.json: pad_token_id={pad:,}{source} is no row of the {fields['V']:,} of the token "
                             f"table, which transformers' embedding refuses: give a vocab_size above it")
-    types = values["layer_types"]
-    if types is not None and len(types) != fields["L"]:
-        raise HFConfigError(f"config.json: layer_types lists {len(types):,} blocks, {keys['L']} is "
-                            f"{fields['L']:,}: give one entry per block")
+    for key in ("layer_types", "mlp_layer_types"):
+        types = values.get(key)
+        if types is not None and len(types) != fields["L"]:
+            raise HFConfigError(f"config.json: {key} lists {len(types):,} blocks, {keys['L']} is "
+                                f"{fields['L']:,}: give one entry per block")
+    if model_type == "mellum":
+        _mellum_rope(doc, values["layer_types"] or ["full_attention"] * fields["L"], fields["head_dim"])
+        key = next((k for k in ("num_mtp_layers", "num_nextn_predict_layers") if doc.get(k) is not None), None)
+        if key and _checked(key, doc[key], False) > 1:
+            raise HFConfigError(f"config.json: {key}={show(doc[key])}: MellumConfig refuses more than one "
+                                f"multi-token-prediction layer (which transformers does not build); write 0 or 1")
+
+
+def _mellum_rope(doc: Mapping, types: list[str], d_head: int) -> None:
+    """HFConfigError where Mellum's module cannot run its rope_parameters: one object per kind of block layer_types
+    lists (MellumConfig reads no other spelling), each rotating all of d_head (its RoPE multiplies q and k whole by
+    int(d_head · partial_rotary_factor) angles' cosines, rounded up to a pair)."""
+    settings = doc.get("rope_parameters")
+    if settings is None:
+        return
+    for kind in sorted(set(types)):
+        own = settings.get(kind) if isinstance(settings, Mapping) else None
+        if not isinstance(own, Mapping):
+            raise HFConfigError(f"config.json: rope_parameters={show(settings)}: MellumConfig reads one object of RoPE's "
+                                f"settings per kind of block, and layer_types lists {kind} blocks; write "
+                                f"rope_parameters as {{\"{kind}\": {{\"rope_theta\": …}}, …}}")
+        factor = own.get("partial_rotary_factor", 1.0)
+        dim = int(d_head * factor)
+        if dim + dim % 2 != d_head:
+            raise HFConfigError(f"config.json: rope_parameters.{kind}.partial_rotary_factor={show(factor)} rotates "
+                                f"{dim:,} of each head's d_head = {d_head:,} features, but Mellum's module multiplies "
+                                f"all of q and k by the angles (it cannot run): write 1.0")

@@ -294,6 +294,23 @@ def granitemoeshared_doc(rng: random.Random) -> dict:
             "shared_intermediate_size": rng.choice([0, rng.randrange(1, 20)])}
 
 
+def mellum_doc(rng: random.Random) -> dict:
+    """Mellum: Qwen3-MoE's random file (QK-norm per head, experts of width moe_intermediate_size) with its per-block
+    lists: a window on the blocks layer_types lists sliding, a dense MLP on those mlp_layer_types lists dense."""
+    from test_moe import random_doc as moe_doc
+
+    doc = {k: v for k, v in moe_doc(rng, "qwen3_moe").items() if k not in ("decoder_sparse_step", "mlp_only_layers")}
+    L = doc["num_hidden_layers"]
+    doc.update(model_type="mellum", head_dim=2 * rng.randrange(1, 5), sliding_window=rng.randrange(2, 10))
+    if rng.random() < 0.7:
+        doc["layer_types"] = [rng.choice(["sliding_attention", "full_attention"]) for _ in range(L)]
+    if rng.random() < 0.7:
+        doc["mlp_layer_types"] = [rng.choice(["dense", "sparse"]) for _ in range(L)]
+    if rng.random() < 0.5:
+        doc["num_local_experts"] = doc.pop("num_experts")  # its class's attribute_map: the same field
+    return doc
+
+
 def _plain(doc: dict, device: str):
     return _module(doc, device)
 
@@ -312,7 +329,8 @@ def _latent(doc: dict, device: str):
 
 # each type: its random file and how transformers' module of it is built for the reference
 SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain),
-          "granitemoe": (granitemoe_doc, _experts), "granitemoeshared": (granitemoeshared_doc, _experts)}
+          "granitemoe": (granitemoe_doc, _experts), "granitemoeshared": (granitemoeshared_doc, _experts),
+          "mellum": (mellum_doc, _experts)}
 SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
 
 
@@ -327,7 +345,8 @@ def test_second_batch_random_files_match_transformers_parameters_cache_and_flops
 
 # each class's defaults (its flagship), N as transformers' module counts it on the meta device
 SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080, "granitemoe": 37_039_116_288,
-                   "granitemoeshared": 37_039_116_288}  # no shared expert: its class's width 0
+                   "granitemoeshared": 37_039_116_288,  # no shared expert: its class's width 0
+                   "mellum": 12_149_923_072}
 
 
 @pytest.mark.parametrize("model_type", SECOND_DEFAULTS)
@@ -358,6 +377,12 @@ def test_vaultgemma_is_gemma_2_without_its_sandwich_norms():
 @pytest.mark.parametrize("doc, message", [
     ({"model_type": "granitemoe", "num_local_experts": None}, "num_local_experts=null: granitemoe's config class keeps"),
     ({"model_type": "granitemoe", "logits_scaling": "x"}, "logits_scaling=.x.: logits_scaling .the logits' divisor."),
+    ({"model_type": "mellum", "num_mtp_layers": 2}, "num_mtp_layers=2: MellumConfig refuses more than one"),
+    ({"model_type": "mellum", "rope_parameters": {"rope_theta": 1e4}}, "MellumConfig reads one object of RoPE's "
+                                                                        "settings per kind of block"),
+    ({"model_type": "mellum", "rope_parameters": {"full_attention": {"rope_theta": 1e4, "partial_rotary_factor": 0.5}}},
+     "partial_rotary_factor=0.5 rotates 64 of each head's d_head = 128 features, but Mellum's module multiplies"),
+    ({"model_type": "mellum", "mlp_layer_types": ["moe"] * 28}, "must be a list of .dense. or .sparse., one per block"),
     ({"model_type": "granitemoeshared", "shared_intermediate_size": -1}, "shared_intermediate_size=-1: "
                                                                          "shared_intermediate_size .the shared expert's"),
 ])
@@ -372,3 +397,14 @@ def test_granitemoeshared_adds_one_ungated_swiglu_expert_where_its_width_is_set(
                                                                            "shared_intermediate_size": 1_024})
     assert none.shared_experts == 0 and (shared.shared_experts, shared.d_shared, shared.shared_gate) == (1, 1_024, False)
     assert budget(shared).params_exact - budget(none).params_exact == 32 * 3 * 4_096 * 1_024
+
+
+def test_mellum_reads_its_per_block_lists():
+    doc = {"model_type": "mellum", "num_hidden_layers": 3, "mlp_layer_types": ["dense", "sparse", "sparse"],
+           "layer_types": ["sliding_attention", "full_attention", "sliding_attention"]}
+    cfg = from_hf(doc)
+    assert cfg.block_kinds == ("dense", "moe", "moe") and cfg.attn_kinds == ("sliding", "full", "sliding")
+    assert cfg.window == 1_024 and cfg.qk_norm and cfg.E == 64
+    assert from_hf({"model_type": "mellum"}).window is None  # its class's layer_types: every block full
+    notes = read_hf({**doc, "mlp_layer_types": ["dense"] * 3}).notes
+    assert any(n.startswith("mlp_layer_types lists every block dense") for n in notes)

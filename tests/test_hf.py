@@ -118,6 +118,9 @@ BASE: dict[str, dict] = {
                    "num_experts_per_tok": 3},
     "granitemoeshared": {"model_type": "granitemoeshared", **MODERN, "attention_bias": True, "num_local_experts": 4,
                          "num_experts_per_tok": 3, "shared_intermediate_size": 24},
+    "mellum": {"model_type": "mellum", **MODERN, "attention_bias": True, "sliding_window": 3, "moe_intermediate_size": 24,
+               "num_experts_per_tok": 3, "num_experts": 8, "layer_types": ["sliding_attention", "full_attention"],
+               "mlp_layer_types": ["dense", "sparse"]},
     "helium": {"model_type": "helium", **MODERN, "hidden_size": 2_560, "num_attention_heads": 20,
                "num_key_value_heads": 4, "head_dim": 128, "attention_bias": True, "mlp_bias": False},  # h·d_head = d
     "ernie4_5": {"model_type": "ernie4_5", **MODERN, "tie_word_embeddings": False, "use_bias": True},
