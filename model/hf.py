@@ -47,6 +47,8 @@ does the same, from data:
   (input_linear (d, 2·d_shared), output_linear), no gate, added to the routed experts' output; none where it is 0.
 - Mellum (mellum): Qwen3-MoE's block (QK-norm per head), a window on the blocks layer_types lists sliding (its class's
   default: none), a dense MLP of width intermediate_size on those mlp_layer_types lists dense (default: none).
+- FlexOlmo (flex_olmo): OLMo 2's post-norm block (QK-norm over all heads' width) with OLMoE's experts, of width
+  intermediate_size, in every block.
 - Youtu-LLM (youtu): DeepSeek-V3's latent attention in Llama's block, every MLP a dense SwiGLU (its class deletes the
   experts' keys).
 
@@ -70,12 +72,12 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
                "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "youtu", "vaultgemma",
-               "granitemoe", "granitemoeshared", "mellum")
+               "granitemoe", "granitemoeshared", "mellum", "flex_olmo")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
-             "granitemoeshared", "mellum")
+             "granitemoeshared", "mellum", "flex_olmo")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
@@ -209,6 +211,11 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_word_embeddings": False, "attention_bias": False, "sliding_window": 1_024, "moe_intermediate_size": 896,
         "num_experts_per_tok": 8, "num_experts": 64, "layer_types": None, "mlp_layer_types": None,
     },
+    "flex_olmo": {  # FlexOlmoConfig: OLMo 2's post-norm block with OLMoE's experts (of width intermediate_size) in every block
+        "vocab_size": 100_352, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 4_096,
+        "tie_word_embeddings": False, "attention_bias": False, "num_experts_per_tok": 5, "num_experts": 7,
+    },
     "helium": {  # HeliumConfig: attention_bias on q, k and v only; W_o is (d, d)
         "vocab_size": 48_000, "hidden_size": 2_560, "intermediate_size": 7_040, "num_hidden_layers": 24,
         "num_attention_heads": 20, "num_key_value_heads": 20, "head_dim": 128, "max_position_embeddings": 4_096,
@@ -334,6 +341,7 @@ ROUTER: dict[str, dict[str, object]] = {
     "minimax_m2": {"router_jitter_noise": 0.0, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "olmoe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.01, "output_router_logits": False},
     "mellum": {"norm_topk_prob": True, "router_aux_loss_coef": 0.001, "output_router_logits": False},
+    "flex_olmo": {"norm_topk_prob": False, "router_aux_loss_coef": 0.01, "output_router_logits": False},
     **dict.fromkeys(("granitemoe", "granitemoeshared"), {"router_aux_loss_coef": 0.001, "output_router_logits": False}),
 }
 # Keys a type's module or transformers' cache reads although its config class has no such field (None: absent).
@@ -376,6 +384,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "olmoe": ("head_dim", "sliding_window", "layer_types"),
     "ministral": (),
     "mellum": (),
+    "flex_olmo": ("head_dim", "sliding_window", "layer_types"),  # FlexOlmoAttention's getattr(config, "head_dim", d / h)
 }
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
@@ -425,6 +434,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "olmoe": ("num_key_value_heads", "sliding_window", "layer_types"),
     "ministral": ("head_dim", "sliding_window", "layer_types"),  # head_dim null: `NULL_FAILS`
     "mellum": ("sliding_window", "layer_types", "mlp_layer_types"),
+    "flex_olmo": ("num_key_value_heads", "sliding_window", "layer_types"),
 }
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
 NULL_FAILS: dict[str, tuple[str, ...]] = {"glm": ("num_key_value_heads", "head_dim"), "ministral": ("head_dim",),
@@ -449,6 +459,7 @@ ALIASES: dict[str, dict[str, str]] = {
                    "use_qkv_bias": "attention_bias"},  # SarvamMoEConfig's attribute_map
     "minimax_m2": {"num_experts": "num_local_experts"},  # MiniMaxM2Config's
     "mellum": {"num_local_experts": "num_experts"},  # MellumConfig's attribute_map (num_experts its field)
+    "flex_olmo": {"num_local_experts": "num_experts"},  # FlexOlmoConfig's
     "internlm3": {"qkv_bias": "attention_bias", "bias": "mlp_bias"},  # InternLM3Config's attribute_map
     "exaone": {"num_layers": "num_hidden_layers"},  # ExaoneConfig's (its activation_function: ACTIVATIONS)
 }
@@ -854,6 +865,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                "vaultgemma": (GEMMA_VALUES,),
                "phi3": (PHI3_VALUES,), "cohere": (COHERE_VALUES,), "gpt_oss": (OSS_VALUES,),
                "ministral3": (MINISTRAL3_VALUES,),
+               "flex_olmo": (ROPE_VALUES + "; the k weights as the softmax gives them, unless norm_topk_prob",),
                "mellum": ("values only, which change no count, shape or byte: RoPE's θ per kind of block "
                           "(rope_parameters' full_attention and sliding_attention); the k weights as the softmax gives "
                           "them, unless norm_topk_prob. Its multi-token-prediction layer (num_mtp_layers) is left out, "
@@ -861,7 +873,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3", "starcoder2")
-NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "granitemoe", "granitemoeshared", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4_moe", "minimax_m2",
+NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "granitemoe", "granitemoeshared", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4_moe", "minimax_m2",
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
                          "deepseek_v2", "deepseek_v3", "youtu")
@@ -1004,7 +1016,7 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
                                                "glm", "glm4_moe", "minimax_m2", "olmoe", "ministral", "youtu",
-                                               "granitemoe", "granitemoeshared", "mellum"),
+                                               "granitemoe", "granitemoeshared", "mellum", "flex_olmo"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu")},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1136,7 +1148,8 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
 
 MLA_TYPES = ("deepseek_v2", "deepseek_v3", "youtu")  # multi-head latent attention (Youtu's with dense MLPs only)
 # The parts a type's module always has, as Config's fields (OLMo 2 and 3: post-norm wiring, QK-norm over all heads)
-WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3"), {"post_norm": True, "qk_norm_wide": True}),
+WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_olmo"),
+                                                      {"post_norm": True, "qk_norm_wide": True}),
                                        **dict.fromkeys(("minimax_m2", "olmoe"), {"qk_norm_wide": True}),
                                        "starcoder2": {"norm": "layernorm", "mlp": "gelu"}, "mellum": {"qk_norm": True}}
 MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
@@ -1163,6 +1176,7 @@ MOE_KEYS: dict[str, dict[str, str]] = {
     "minimax_m2": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
     "olmoe": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
     "granitemoe": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
+    "flex_olmo": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
     "mellum": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
                "dense_layers": "mlp_layer_types"},
     "granitemoeshared": {"experts": "num_local_experts", "top_k": "num_experts_per_tok",
@@ -1250,6 +1264,7 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     "starcoder2": {"use_bias": ALL},
     "olmoe": {"attention_bias": ATTN},
     "mellum": {"attention_bias": ATTN},
+    "flex_olmo": {"attention_bias": ATTN},
     **dict.fromkeys(("granitemoe", "granitemoeshared"), {"attention_bias": ATTN}),
     "cwm": {"mlp_bias": ("mlp",)},
 }
@@ -1390,7 +1405,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 
 
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
-PAD_DEFAULTS = {"olmoe": 1, "sarvam_moe": 0, "ministral3": 11, "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "vaultgemma": 0,
+PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "ministral3": 11, "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "vaultgemma": 0,
                 "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
                 "glm": 151_329}
 

@@ -311,6 +311,17 @@ def mellum_doc(rng: random.Random) -> dict:
     return doc
 
 
+def flex_olmo_doc(rng: random.Random) -> dict:
+    """FlexOlmo: OLMoE's random file (experts of width intermediate_size in every block) on OLMo 2's post-norm block,
+    head_dim sometimes apart from d / h (its QK-norm is h · d_head wide)."""
+    doc = {**olmoe_doc(rng), "model_type": "flex_olmo"}
+    if rng.random() < 0.5:
+        doc["head_dim"] = 2 * rng.randrange(1, 6)
+    if rng.random() < 0.5:
+        doc["num_local_experts"] = doc.pop("num_experts")  # its class's attribute_map
+    return doc
+
+
 def _plain(doc: dict, device: str):
     return _module(doc, device)
 
@@ -330,7 +341,7 @@ def _latent(doc: dict, device: str):
 # each type: its random file and how transformers' module of it is built for the reference
 SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain),
           "granitemoe": (granitemoe_doc, _experts), "granitemoeshared": (granitemoeshared_doc, _experts),
-          "mellum": (mellum_doc, _experts)}
+          "mellum": (mellum_doc, _experts), "flex_olmo": (flex_olmo_doc, _experts)}
 SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
 
 
@@ -346,7 +357,7 @@ def test_second_batch_random_files_match_transformers_parameters_cache_and_flops
 # each class's defaults (its flagship), N as transformers' module counts it on the meta device
 SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080, "granitemoe": 37_039_116_288,
                    "granitemoeshared": 37_039_116_288,  # no shared expert: its class's width 0
-                   "mellum": 12_149_923_072}
+                   "mellum": 12_149_923_072, "flex_olmo": 33_270_665_216}
 
 
 @pytest.mark.parametrize("model_type", SECOND_DEFAULTS)
@@ -408,3 +419,9 @@ def test_mellum_reads_its_per_block_lists():
     assert from_hf({"model_type": "mellum"}).window is None  # its class's layer_types: every block full
     notes = read_hf({**doc, "mlp_layer_types": ["dense"] * 3}).notes
     assert any(n.startswith("mlp_layer_types lists every block dense") for n in notes)
+
+
+def test_flex_olmo_is_olmo_2s_post_norm_block_with_olmoes_experts():
+    cfg = from_hf({"model_type": "flex_olmo"})
+    assert cfg.post_norm and cfg.qk_norm_wide and cfg.block_kinds == ("moe",) * 32
+    assert (cfg.E, cfg.k, cfg.d_expert) == (7, 5, 11_008)

@@ -121,6 +121,8 @@ BASE: dict[str, dict] = {
     "mellum": {"model_type": "mellum", **MODERN, "attention_bias": True, "sliding_window": 3, "moe_intermediate_size": 24,
                "num_experts_per_tok": 3, "num_experts": 8, "layer_types": ["sliding_attention", "full_attention"],
                "mlp_layer_types": ["dense", "sparse"]},
+    "flex_olmo": {"model_type": "flex_olmo", **MODERN, "attention_bias": True, "num_experts": 9,
+                  "num_experts_per_tok": 3, "pad_token_id": 0},
     "helium": {"model_type": "helium", **MODERN, "hidden_size": 2_560, "num_attention_heads": 20,
                "num_key_value_heads": 4, "head_dim": 128, "attention_bias": True, "mlp_bias": False},  # h·d_head = d
     "ernie4_5": {"model_type": "ernie4_5", **MODERN, "tie_word_embeddings": False, "use_bias": True},
