@@ -49,6 +49,8 @@ does the same, from data:
   default: none), a dense MLP of width intermediate_size on those mlp_layer_types lists dense (default: none).
 - FlexOlmo (flex_olmo): OLMo 2's post-norm block (QK-norm over all heads' width) with OLMoE's experts, of width
   intermediate_size, in every block.
+- GLM-4-0414 (glm4): GLM's block (RoPE on half of each head, biases on q, k and v) with a plain RMSNorm on attention's
+  and on the MLP's output before each residual add (post_self_attn_layernorm, post_mlp_layernorm: `post_norms`).
 - Youtu-LLM (youtu): DeepSeek-V3's latent attention in Llama's block, every MLP a dense SwiGLU (its class deletes the
   experts' keys).
 
@@ -72,7 +74,7 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
                "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "youtu", "vaultgemma",
-               "granitemoe", "granitemoeshared", "mellum", "flex_olmo")
+               "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
@@ -251,6 +253,11 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "max_position_embeddings": 131_072,
         "tie_word_embeddings": False, "attention_bias": True,
     },
+    "glm4": {  # Glm4Config (GLM-4-0414): GLM's block with norms on attention's and the MLP's outputs too
+        "vocab_size": 151_552, "hidden_size": 4_096, "intermediate_size": 13_696, "num_hidden_layers": 40,
+        "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": False, "attention_bias": True,
+    },
     "glm4_moe": {  # Glm4MoeConfig (GLM-4.5-Air): DeepSeek-V3's experts beside grouped-query attention, partial RoPE
         "vocab_size": 151_552, "hidden_size": 4_096, "intermediate_size": 10_944, "num_hidden_layers": 46,
         "num_attention_heads": 96, "num_key_value_heads": 8, "max_position_embeddings": 131_072,
@@ -375,6 +382,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "olmo2": ("head_dim", "sliding_window", "layer_types"),  # Olmo2Attention's getattr(config, "head_dim", d / h)
     "olmo3": ("head_dim",),
     "glm": ("sliding_window", "layer_types"),
+    "glm4": ("sliding_window", "layer_types"),
     "sarvam_mla": ("sliding_window", "layer_types", "head_dim"),  # head_dim: its class's legacy key, ignored
     "sarvam_moe": ("sliding_window", "layer_types"),
     "glm4_moe": ("head_dim", "sliding_window", "layer_types"),  # Glm4MoeAttention's getattr(config, "head_dim", d / h)
@@ -423,6 +431,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "olmo2": ("num_key_value_heads", "sliding_window", "layer_types"),
     "olmo3": ("num_key_value_heads", "sliding_window", "layer_types"),
     "glm": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),  # the first two: `NULL_FAILS`
+    "glm4": ("sliding_window", "layer_types"),
     "glm4_moe": ("sliding_window", "layer_types"),
     "sarvam_mla": ("num_key_value_heads", "q_lora_rank", "v_head_dim", "num_experts_per_tok", "first_k_dense_replace",
                    "sliding_window", "layer_types", "head_dim"),
@@ -688,7 +697,6 @@ NOT_BUILT: dict[str, str] = {
     "smollm3": "its NoPE blocks (every no_rope_layer_interval-th block without RoPE)",
     **dict.fromkeys(("llama4_text", "llama4"), "Llama 4's chunked attention, its NoPE blocks and its MoE blocks "
                                                "interleaved with dense ones"),
-    "glm4": f"{_PARTIAL} with its norms after attention and the MLP as well as before them",
     "stablelm": f"{_PARTIAL} and LayerNorms with biases beside matrices without them",
     "phi": f"{_PARTIAL} and a bias on the head",
     "gpt_neox": f"{_PARTIAL} and a parallel block in which attention and the MLP each read a norm of their own",
@@ -858,6 +866,8 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                **dict.fromkeys(("granitemoe", "granitemoeshared"), (
                    GRANITE_VALUES + "; the router's softmax over its top k logits (the renormalised top k of the "
                                     "softmax over E, as here)",)),
+               "glm4": (ROPE_VALUES + ", its pairs interleaved; gate and up in one matrix (gate_up_proj; W_gate and "
+                                      "W_up apart here, the same parameters and FLOPs)",),
                "glm": (ROPE_VALUES + ", its pairs interleaved; gate and up in one matrix "
                                                                "(gate_up_proj; W_gate and W_up apart here, the same "
                                                                "parameters and FLOPs)",), "olmo2": (ROPE_VALUES,), "olmo3": (ROPE_VALUES + " (per kind of block)",), "cwm": (ROPE_VALUES + " (llama3's by default)",),
@@ -873,7 +883,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3", "starcoder2")
-NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "granitemoe", "granitemoeshared", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4_moe", "minimax_m2",
+NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "granitemoe", "granitemoeshared", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4", "glm4_moe", "minimax_m2",
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
                          "deepseek_v2", "deepseek_v3", "youtu")
@@ -1015,7 +1025,7 @@ GELUS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_accurate") 
 ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
                                                "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
-                                               "glm", "glm4_moe", "minimax_m2", "olmoe", "ministral", "youtu",
+                                               "glm", "glm4", "glm4_moe", "minimax_m2", "olmoe", "ministral", "youtu",
                                                "granitemoe", "granitemoeshared", "mellum", "flex_olmo"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu")},
@@ -1056,7 +1066,7 @@ def _check_rope(doc: Mapping) -> None:
 
 # The types whose rotary embedding reads partial_rotary_factor (RoPE on int(d_head · factor) features of each head, the
 # rest passed through), with their class's default; every other type's ignores it and rotates all d_head.
-PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4_moe": 0.5, "minimax_m2": 1.0}
+PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4": 0.5, "glm4_moe": 0.5, "minimax_m2": 1.0}
 
 
 def _rotary(doc: Mapping, model_type: str, fields: dict, keys: dict[str, str]) -> tuple[str, ...]:
@@ -1151,7 +1161,8 @@ MLA_TYPES = ("deepseek_v2", "deepseek_v3", "youtu")  # multi-head latent attenti
 WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_olmo"),
                                                       {"post_norm": True, "qk_norm_wide": True}),
                                        **dict.fromkeys(("minimax_m2", "olmoe"), {"qk_norm_wide": True}),
-                                       "starcoder2": {"norm": "layernorm", "mlp": "gelu"}, "mellum": {"qk_norm": True}}
+                                       "starcoder2": {"norm": "layernorm", "mlp": "gelu"}, "mellum": {"qk_norm": True},
+                                       "glm4": {"post_norms": True}}  # GLM-4's norms on each output: plain RMSNorms
 MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
 MLA_KEYS = {"latent_dim": "kv_lora_rank", "q_latent_dim": "q_lora_rank", "rope_dim": "qk_rope_head_dim",
             "nope_dim": "qk_nope_head_dim", "value_dim": "v_head_dim"}
@@ -1258,7 +1269,7 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
                     {"attention_bias": ATTN}),
     "qwen2_moe": {"qkv_bias": ("qkv",)},
     "helium": {"attention_bias": ("qkv",), "mlp_bias": ("mlp",)},
-    **dict.fromkeys(("glm", "glm4_moe"), {"attention_bias": ("qkv",)}),
+    **dict.fromkeys(("glm", "glm4", "glm4_moe"), {"attention_bias": ("qkv",)}),
     "seed_oss": {"attention_bias": ("qkv",), "attention_out_bias": ("o",), "mlp_bias": ("mlp",)},
     "ernie4_5": {"use_bias": ALL},
     "starcoder2": {"use_bias": ALL},
@@ -1407,7 +1418,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
 PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "ministral3": 11, "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "vaultgemma": 0,
                 "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
-                "glm": 151_329}
+                "glm": 151_329, "glm4": 151_329}
 
 
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:

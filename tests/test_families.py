@@ -322,6 +322,19 @@ def flex_olmo_doc(rng: random.Random) -> dict:
     return doc
 
 
+def glm4_doc(rng: random.Random) -> dict:
+    """GLM-4-0414: GLM's random file (RoPE on part of each head, biases on q, k and v or none) with its norms on
+    attention's and the MLP's outputs."""
+    from test_rotary import random_doc as rotary_doc
+
+    doc = {**rotary_doc(rng), "model_type": "glm4", "attention_bias": rng.random() < 0.5}
+    doc.pop("sliding_window")
+    if rng.random() < 0.5:
+        doc.pop("partial_rotary_factor", None)
+        doc.pop("rope_parameters", None)
+    return doc
+
+
 def _plain(doc: dict, device: str):
     return _module(doc, device)
 
@@ -341,7 +354,8 @@ def _latent(doc: dict, device: str):
 # each type: its random file and how transformers' module of it is built for the reference
 SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain),
           "granitemoe": (granitemoe_doc, _experts), "granitemoeshared": (granitemoeshared_doc, _experts),
-          "mellum": (mellum_doc, _experts), "flex_olmo": (flex_olmo_doc, _experts)}
+          "mellum": (mellum_doc, _experts), "flex_olmo": (flex_olmo_doc, _experts),
+          "glm4": (glm4_doc, _plain)}
 SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
 
 
@@ -357,7 +371,8 @@ def test_second_batch_random_files_match_transformers_parameters_cache_and_flops
 # each class's defaults (its flagship), N as transformers' module counts it on the meta device
 SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080, "granitemoe": 37_039_116_288,
                    "granitemoeshared": 37_039_116_288,  # no shared expert: its class's width 0
-                   "mellum": 12_149_923_072, "flex_olmo": 33_270_665_216}
+                   "mellum": 12_149_923_072, "flex_olmo": 33_270_665_216,
+                   "glm4": 9_400_279_040}
 
 
 @pytest.mark.parametrize("model_type", SECOND_DEFAULTS)
@@ -425,3 +440,9 @@ def test_flex_olmo_is_olmo_2s_post_norm_block_with_olmoes_experts():
     cfg = from_hf({"model_type": "flex_olmo"})
     assert cfg.post_norm and cfg.qk_norm_wide and cfg.block_kinds == ("moe",) * 32
     assert (cfg.E, cfg.k, cfg.d_expert) == (7, 5, 11_008)
+
+
+def test_glm4_is_glm_with_plain_rmsnorms_on_each_output():
+    glm, glm4 = from_hf({"model_type": "glm"}), from_hf({"model_type": "glm4"})
+    assert glm4.post_norms and not glm.post_norms and glm4.rotary_dim == glm.rotary_dim == 64 and glm4.bias == "qkv"
+    assert budget(glm4).params_exact - budget(glm).params_exact == 40 * 2 * 4_096

@@ -134,6 +134,7 @@ BASE: dict[str, dict] = {
     "olmo3": {"model_type": "olmo3", **MODERN, "attention_bias": True, "sliding_window": 3,
               "layer_types": ["full_attention", "sliding_attention"]},
     "glm": {"model_type": "glm", **MODERN, "attention_bias": False, "pad_token_id": 0},
+    "glm4": {"model_type": "glm4", **MODERN, "attention_bias": False, "pad_token_id": 0},
     "glm4_moe": {"model_type": "glm4_moe", **MODERN, **{k: QWEN_MOE[k] for k in ("num_hidden_layers",
                                                                               "num_experts_per_tok",
                                                                               "moe_intermediate_size")},
