@@ -51,6 +51,8 @@ does the same, from data:
   intermediate_size, in every block.
 - GLM-4-0414 (glm4): GLM's block (RoPE on half of each head, biases on q, k and v) with a plain RMSNorm on attention's
   and on the MLP's output before each residual add (post_self_attn_layernorm, post_mlp_layernorm: `post_norms`).
+- HyperCLOVA X (hyperclovax): Granite's block and scales (its logits multiplied, not divided) with a plain RMSNorm on
+  attention's and on the MLP's output where use_post_norm (Peri-LN; its class's default: `post_norms`).
 - Youtu-LLM (youtu): DeepSeek-V3's latent attention in Llama's block, every MLP a dense SwiGLU (its class deletes the
   experts' keys).
 
@@ -74,7 +76,7 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
                "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "youtu", "vaultgemma",
-               "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4")
+               "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
@@ -217,6 +219,11 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "vocab_size": 100_352, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 4_096,
         "tie_word_embeddings": False, "attention_bias": False, "num_experts_per_tok": 5, "num_experts": 7,
+    },
+    "hyperclovax": {  # HyperCLOVAXConfig: Granite's scales (logits multiplied) and a norm on each sublayer's output
+        "vocab_size": 32_000, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "head_dim": None, "max_position_embeddings": 2_048,
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "use_post_norm": True,
     },
     "helium": {  # HeliumConfig: attention_bias on q, k and v only; W_o is (d, d)
         "vocab_size": 48_000, "hidden_size": 2_560, "intermediate_size": 7_040, "num_hidden_layers": 24,
@@ -393,6 +400,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "ministral": (),
     "mellum": (),
     "flex_olmo": ("head_dim", "sliding_window", "layer_types"),  # FlexOlmoAttention's getattr(config, "head_dim", d / h)
+    "hyperclovax": ("sliding_window", "layer_types"),
 }
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
@@ -444,6 +452,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "ministral": ("head_dim", "sliding_window", "layer_types"),  # head_dim null: `NULL_FAILS`
     "mellum": ("sliding_window", "layer_types", "mlp_layer_types"),
     "flex_olmo": ("num_key_value_heads", "sliding_window", "layer_types"),
+    "hyperclovax": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),  # head_dim null: d / h
 }
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
 NULL_FAILS: dict[str, tuple[str, ...]] = {"glm": ("num_key_value_heads", "head_dim"), "ministral": ("head_dim",),
@@ -496,11 +505,13 @@ COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_in
           "num_nextn_predict_layers", "num_mtp_layers")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
          "use_bias", "attention_out_bias", "multi_query",
-         "use_qk_norm",
+         "use_qk_norm", "use_post_norm",
          "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave")
 NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor")  # a number of at least 0
 GRANITE_SCALES = ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")
-VALUE_KEYS = {"granite": GRANITE_SCALES, "granitemoe": GRANITE_SCALES, "granitemoeshared": GRANITE_SCALES}  # numbers that change values only (`VALUES_ONLY`)
+VALUE_KEYS = {"granite": GRANITE_SCALES, "granitemoe": GRANITE_SCALES, "granitemoeshared": GRANITE_SCALES,
+              "hyperclovax": GRANITE_SCALES}
+VALUE_NULLABLE = {"hyperclovax": ("attention_multiplier",)}  # null: its class's d_head^-0.5  # numbers that change values only (`VALUES_ONLY`)
 WHAT: dict[str, str] = {  # what a key is, for messages
     "vocab_size": "the vocabulary size V", "hidden_size": "the model width d", "n_embd": "the model width d",
     "num_hidden_layers": "the number of blocks L", "n_layer": "the number of blocks L",
@@ -540,6 +551,7 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "logits_scaling": "the logits' divisor", "attention_out_bias": "a bias on W_o",
     "shared_intermediate_size": "the shared expert's width d_shared (0: none)",
     "mlp_layer_types": "each block's MLP, dense or sparse (a mixture of experts)",
+    "use_post_norm": "a norm on attention's and on the MLP's output (Peri-LN)",
 }
 # Group-limited routing (DeepSeek-V3: pick topk_group of n_group groups of experts, then k within them): how experts
 # are chosen, never how many or how wide. No type read here has it; in a file of one, the reading names it.
@@ -577,7 +589,7 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
                   "exaone": "ExaoneConfig", "iquestcoder": "IQuestCoderConfig", "cwm": "CwmConfig",
                   "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig", "vaultgemma": "VaultGemmaConfig",
                   "deepseek_v2": "DeepseekV2Config", "deepseek_v3": "DeepseekV3Config", "glm4_moe": "Glm4MoeConfig",
-                  "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig", "youtu": "YoutuConfig"}  # messages
+                  "hyperclovax": "HyperCLOVAXConfig", "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig", "youtu": "YoutuConfig"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention")
@@ -792,7 +804,7 @@ def _read(doc: Mapping) -> Reading:
     _check_rope(doc)
     _check_activation(doc, model_type)
     for key in VALUE_KEYS.get(model_type, ()):
-        if key in doc:
+        if key in doc and not (doc[key] is None and key in VALUE_NULLABLE.get(model_type, ())):
             _number(key, doc[key], -1e6, 1e6)
     router = _router(doc, model_type)
     fields, keys = _fields(values, model_type)
@@ -863,6 +875,10 @@ GPT2_VALUES = ("values only, which change no count, shape or byte: GELU's approx
 VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT2_VALUES,),
                "olmoe": ("values only, which change no count, shape or byte: q, k and v clipped (clip_qkv), RoPE's θ",),
                "granite": (GRANITE_VALUES,),
+               "hyperclovax": ("values only, which change no count, shape or byte: the token rows times "
+                               "embedding_multiplier, each block's attention and MLP outputs (after their norms, "
+                               "use_post_norm) times residual_multiplier before they join x, the scores times "
+                               "attention_multiplier (null: 1/√d_head), the logits times logits_scaling",),
                **dict.fromkeys(("granitemoe", "granitemoeshared"), (
                    GRANITE_VALUES + "; the router's softmax over its top k logits (the renormalised top k of the "
                                     "softmax over E, as here)",)),
@@ -883,7 +899,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3", "starcoder2")
-NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "granitemoe", "granitemoeshared", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4", "glm4_moe", "minimax_m2",
+NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "granite", "hyperclovax", "granitemoe", "granitemoeshared", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4", "glm4_moe", "minimax_m2",
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
                          "deepseek_v2", "deepseek_v3", "youtu")
@@ -1026,7 +1042,8 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
                                                "glm", "glm4", "glm4_moe", "minimax_m2", "olmoe", "ministral", "youtu",
-                                               "granitemoe", "granitemoeshared", "mellum", "flex_olmo"),
+                                               "granitemoe", "granitemoeshared", "mellum", "flex_olmo",
+                                               "hyperclovax"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu")},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1127,6 +1144,8 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
                    **WIRED.get(model_type, {})})
     if fields.get("head_dim") is None and "head_dim" in keys and fields["d"] % fields["h"]:
         fields["head_dim"] = fields["d"] // fields["h"]  # transformers' d // h (classes that refuse it: _refuse_…)
+    if model_type == "hyperclovax":  # Peri-LN: a plain RMSNorm on each sublayer's output (post_norm1, post_norm2)
+        fields["post_norms"] = values["use_post_norm"]
     if model_type == "granitemoeshared":  # one shared SwiGLU expert, no gate, where its width is not 0
         if fields["shared_dim"]:
             fields["shared_experts"] = 1
@@ -1263,7 +1282,7 @@ def _router(doc: Mapping, model_type: str) -> tuple[str, ...]:
 # Mixtral, Phi-3, DeepSeek's latent attention: `_refuse_unmodelled`).
 ATTN, ALL = ("qkv", "o"), ("qkv", "o", "mlp")
 BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
-    **dict.fromkeys(("llama", "internlm3", "exaone", "iquestcoder", "granite"),
+    **dict.fromkeys(("llama", "internlm3", "exaone", "iquestcoder", "granite", "hyperclovax"),
                     {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
     **dict.fromkeys(("qwen3", "qwen3_moe", "gemma", *GEMMA_TYPES, "cohere", "gpt_oss", "olmo2", "olmo3"),
                     {"attention_bias": ATTN}),
@@ -1436,7 +1455,8 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
     if model_type == "gpt2" and values["add_cross_attention"]:
         raise HFConfigError("config.json: add_cross_attention=true adds cross-attention layers, which this decoder "
                             "does not build")
-    if model_type in ("llama", *LLAMA_KIN, "cwm", *GEMMA_TYPES, "deepseek_v2") and fields["d"] % fields["h"]:  # the config's validate_architecture
+    if model_type in ("llama", *LLAMA_KIN, "cwm", *GEMMA_TYPES, "deepseek_v2", "hyperclovax") \
+            and fields["d"] % fields["h"]:  # the config's validate_architecture
         raise HFConfigError(f"config.json: hidden_size={fields['d']:,} is not a multiple of num_attention_heads="
                             f"{fields['h']:,}, which transformers' {CONFIG_CLASSES[model_type]} requires (even with "
                             f"head_dim set)")

@@ -335,6 +335,16 @@ def glm4_doc(rng: random.Random) -> dict:
     return doc
 
 
+def hyperclovax_doc(rng: random.Random) -> dict:
+    """HyperCLOVA X: Granite's random file (its scales, its biases) with Peri-LN's norms on the outputs or without."""
+    doc = {**random_doc(rng, "granite"), "model_type": "hyperclovax", "use_post_norm": rng.random() < 0.7}
+    if rng.random() < 0.5:
+        doc["attention_multiplier"] = None  # its class's d_head^-0.5
+    if rng.random() < 0.5:
+        del doc["head_dim"]  # its class's d / h
+    return doc
+
+
 def _plain(doc: dict, device: str):
     return _module(doc, device)
 
@@ -355,7 +365,7 @@ def _latent(doc: dict, device: str):
 SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain),
           "granitemoe": (granitemoe_doc, _experts), "granitemoeshared": (granitemoeshared_doc, _experts),
           "mellum": (mellum_doc, _experts), "flex_olmo": (flex_olmo_doc, _experts),
-          "glm4": (glm4_doc, _plain)}
+          "glm4": (glm4_doc, _plain), "hyperclovax": (hyperclovax_doc, _plain)}
 SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
 
 
@@ -372,7 +382,7 @@ def test_second_batch_random_files_match_transformers_parameters_cache_and_flops
 SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080, "granitemoe": 37_039_116_288,
                    "granitemoeshared": 37_039_116_288,  # no shared expert: its class's width 0
                    "mellum": 12_149_923_072, "flex_olmo": 33_270_665_216,
-                   "glm4": 9_400_279_040}
+                   "glm4": 9_400_279_040, "hyperclovax": 6_738_677_760}
 
 
 @pytest.mark.parametrize("model_type", SECOND_DEFAULTS)
@@ -409,6 +419,7 @@ def test_vaultgemma_is_gemma_2_without_its_sandwich_norms():
     ({"model_type": "mellum", "rope_parameters": {"full_attention": {"rope_theta": 1e4, "partial_rotary_factor": 0.5}}},
      "partial_rotary_factor=0.5 rotates 64 of each head's d_head = 128 features, but Mellum's module multiplies"),
     ({"model_type": "mellum", "mlp_layer_types": ["moe"] * 28}, "must be a list of .dense. or .sparse., one per block"),
+    ({"model_type": "hyperclovax", "hidden_size": 100}, "hidden_size=100 is not a multiple of num_attention_heads=32"),
     ({"model_type": "granitemoeshared", "shared_intermediate_size": -1}, "shared_intermediate_size=-1: "
                                                                          "shared_intermediate_size .the shared expert's"),
 ])
@@ -446,3 +457,10 @@ def test_glm4_is_glm_with_plain_rmsnorms_on_each_output():
     glm, glm4 = from_hf({"model_type": "glm"}), from_hf({"model_type": "glm4"})
     assert glm4.post_norms and not glm.post_norms and glm4.rotary_dim == glm.rotary_dim == 64 and glm4.bias == "qkv"
     assert budget(glm4).params_exact - budget(glm).params_exact == 40 * 2 * 4_096
+
+
+def test_hyperclovax_puts_a_norm_on_each_output_where_use_post_norm():
+    on, off = from_hf({"model_type": "hyperclovax"}), from_hf({"model_type": "hyperclovax", "use_post_norm": False})
+    assert on.post_norms and not off.post_norms
+    assert budget(on).params_exact - budget(off).params_exact == 32 * 2 * 4_096
+    assert any("the logits times logits_scaling" in n for n in read_hf({"model_type": "hyperclovax"}).notes)

@@ -123,6 +123,8 @@ BASE: dict[str, dict] = {
                "mlp_layer_types": ["dense", "sparse"]},
     "flex_olmo": {"model_type": "flex_olmo", **MODERN, "attention_bias": True, "num_experts": 9,
                   "num_experts_per_tok": 3, "pad_token_id": 0},
+    "hyperclovax": {"model_type": "hyperclovax", **MODERN, "attention_bias": True, "mlp_bias": False,
+                    "use_post_norm": False},
     "helium": {"model_type": "helium", **MODERN, "hidden_size": 2_560, "num_attention_heads": 20,
                "num_key_value_heads": 4, "head_dim": 128, "attention_bias": True, "mlp_bias": False},  # h·d_head = d
     "ernie4_5": {"model_type": "ernie4_5", **MODERN, "tie_word_embeddings": False, "use_bias": True},
