@@ -41,6 +41,20 @@ does the same, from data:
   Qwen2-MoE's shared expert with its sigmoid gate, which blocks are MoE (decoder_sparse_step, mlp_only_layers; an
   index beyond the blocks is ignored, as transformers ignores it; no MoE block at all reads as a dense model). The router's settings
   (`ROUTER`: norm_topk_prob, the load-balancing loss, jitter) change no shape: they are read, checked and named.
+- VaultGemma (vaultgemma): Gemma 2 without the norms on attention's and the MLP's outputs (a norm before each only).
+- Granite MoE (granitemoe): Granite's scales (values) with Mixtral's experts, of width intermediate_size, in every block.
+- Granite MoE Shared (granitemoeshared): Granite MoE with one shared SwiGLU expert of width shared_intermediate_size
+  (input_linear (d, 2·d_shared), output_linear), no gate, added to the routed experts' output; none where it is 0.
+- Mellum (mellum): Qwen3-MoE's block (QK-norm per head), a window on the blocks layer_types lists sliding (its class's
+  default: none), a dense MLP of width intermediate_size on those mlp_layer_types lists dense (default: none).
+- FlexOlmo (flex_olmo): OLMo 2's post-norm block (QK-norm over all heads' width) with OLMoE's experts, of width
+  intermediate_size, in every block.
+- GLM-4-0414 (glm4): GLM's block (RoPE on half of each head, biases on q, k and v) with a plain RMSNorm on attention's
+  and on the MLP's output before each residual add (post_self_attn_layernorm, post_mlp_layernorm: `post_norms`).
+- HyperCLOVA X (hyperclovax): Granite's block and scales (its logits multiplied, not divided) with a plain RMSNorm on
+  attention's and on the MLP's output where use_post_norm (Peri-LN; its class's default: `post_norms`).
+- Youtu-LLM (youtu): DeepSeek-V3's latent attention in Llama's block, every MLP a dense SwiGLU (its class deletes the
+  experts' keys).
 
 Every value is checked for its type, and a size for being a whole number of at least 1; a problem raises
 `HFConfigError` (a ValueError) in one line that names the key, the value and what is expected. The bounds of
@@ -61,11 +75,13 @@ MAX_BYTES = 1_000_000  # a config.json is a few kB (one with a per-layer list, t
 MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
-               "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "smollm3", "cohere2", "exaone4", "arcee", "jais2")
+               "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "smollm3", "cohere2", "exaone4", "arcee", "jais2",
+               "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
-GEMMA_TYPES = ("gemma2", "gemma3_text")
+GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
-             "olmoe", "sarvam_mla", "sarvam_moe")
+             "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
+             "granitemoeshared", "mellum", "flex_olmo")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
@@ -154,6 +170,13 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "layer_types": None, "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0,
         "hidden_activation": "gelu_pytorch_tanh", "use_bidirectional_attention": None,
     },
+    "vaultgemma": {  # VaultGemmaConfig: Gemma 2's block without its norms on attention's and the MLP's outputs
+        "vocab_size": 256_000, "hidden_size": 2_304, "intermediate_size": 9_216, "num_hidden_layers": 26,
+        "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 8_192,
+        "tie_word_embeddings": True, "attention_bias": False, "query_pre_attn_scalar": 256, "sliding_window": 4_096,
+        "layer_types": None, "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0,
+        "hidden_activation": "gelu_pytorch_tanh",
+    },
     "gemma3_text": {  # Gemma3TextConfig: five windowed blocks to one full, QK-norm, no soft-caps
         "vocab_size": 262_208, "hidden_size": 2_304, "intermediate_size": 9_216, "num_hidden_layers": 26,
         "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 131_072,
@@ -197,6 +220,33 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "num_attention_heads": 26, "num_key_value_heads": None, "head_dim": None, "max_position_embeddings": 8_192,
         "tie_word_embeddings": False, "attention_bias": True, "mlp_bias": True,
     },
+    "granitemoe": {  # GraniteMoeConfig: Granite's scales, Mixtral's experts (of width intermediate_size) in every block
+        "vocab_size": 32_000, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2_048,
+        "tie_word_embeddings": False, "attention_bias": False, "num_local_experts": 8, "num_experts_per_tok": 2,
+    },
+    "granitemoeshared": {  # GraniteMoeSharedConfig: Granite MoE with a shared expert beside the routed ones (0: none)
+        "vocab_size": 32_000, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2_048,
+        "tie_word_embeddings": False, "attention_bias": False, "num_local_experts": 8, "num_experts_per_tok": 2,
+        "shared_intermediate_size": 0,
+    },
+    "mellum": {  # MellumConfig: Qwen3-MoE's block, windows and dense blocks by per-block lists (all full, all MoE)
+        "vocab_size": 98_304, "hidden_size": 2_304, "intermediate_size": 7_168, "num_hidden_layers": 28,
+        "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": False, "attention_bias": False, "sliding_window": 1_024, "moe_intermediate_size": 896,
+        "num_experts_per_tok": 8, "num_experts": 64, "layer_types": None, "mlp_layer_types": None,
+    },
+    "flex_olmo": {  # FlexOlmoConfig: OLMo 2's post-norm block with OLMoE's experts (of width intermediate_size) in every block
+        "vocab_size": 100_352, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 4_096,
+        "tie_word_embeddings": False, "attention_bias": False, "num_experts_per_tok": 5, "num_experts": 7,
+    },
+    "hyperclovax": {  # HyperCLOVAXConfig: Granite's scales (logits multiplied) and a norm on each sublayer's output
+        "vocab_size": 32_000, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "head_dim": None, "max_position_embeddings": 2_048,
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "use_post_norm": True,
+    },
     "helium": {  # HeliumConfig: attention_bias on q, k and v only; W_o is (d, d)
         "vocab_size": 48_000, "hidden_size": 2_560, "intermediate_size": 7_040, "num_hidden_layers": 24,
         "num_attention_heads": 20, "num_key_value_heads": 20, "head_dim": 128, "max_position_embeddings": 4_096,
@@ -234,6 +284,11 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_word_embeddings": False, "attention_bias": False, "sliding_window": 4_096, "layer_types": None,
     },
     "glm": {  # GlmConfig (GLM-4): partial RoPE on half of each head, attention_bias on q, k and v only
+        "vocab_size": 151_552, "hidden_size": 4_096, "intermediate_size": 13_696, "num_hidden_layers": 40,
+        "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": False, "attention_bias": True,
+    },
+    "glm4": {  # Glm4Config (GLM-4-0414): GLM's block with norms on attention's and the MLP's outputs too
         "vocab_size": 151_552, "hidden_size": 4_096, "intermediate_size": 13_696, "num_hidden_layers": 40,
         "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "max_position_embeddings": 131_072,
         "tie_word_embeddings": False, "attention_bias": True,
@@ -295,6 +350,12 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_word_embeddings": False, "attention_bias": False, "moe_intermediate_size": 1_024, "num_experts_per_tok": 6,
         "n_shared_experts": 1, "n_routed_experts": 128, "first_k_dense_replace": 1, "use_qk_norm": True,
     },
+    "youtu": {  # YoutuConfig (Youtu-LLM 2B): DeepSeek-V3's latent attention in Llama's block, every MLP dense (SwiGLU)
+        "vocab_size": 128_256, "hidden_size": 2_048, "intermediate_size": 6_144, "num_hidden_layers": 32,
+        "num_attention_heads": 16, "num_key_value_heads": 16, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": True, "attention_bias": False, "kv_lora_rank": 512, "q_lora_rank": 1_536,
+        "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
+    },
     "deepseek_v3": {  # DeepseekV3Config: latent attention, the first blocks dense, then shared and routed experts
         "vocab_size": 129_280, "hidden_size": 7_168, "intermediate_size": 18_432, "num_hidden_layers": 61,
         "num_attention_heads": 128, "num_key_value_heads": 128, "max_position_embeddings": 4_096,
@@ -321,6 +382,9 @@ ROUTER: dict[str, dict[str, object]] = {
                                                    "topk_group": 1, "output_router_logits": False}),
     "minimax_m2": {"router_jitter_noise": 0.0, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "olmoe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.01, "output_router_logits": False},
+    "mellum": {"norm_topk_prob": True, "router_aux_loss_coef": 0.001, "output_router_logits": False},
+    "flex_olmo": {"norm_topk_prob": False, "router_aux_loss_coef": 0.01, "output_router_logits": False},
+    **dict.fromkeys(("granitemoe", "granitemoeshared"), {"router_aux_loss_coef": 0.001, "output_router_logits": False}),
 }
 # Keys a type's module or transformers' cache reads although its config class has no such field (None: absent).
 # The cache reads `sliding_window` and `layer_types` for every type (`_blocks`); Qwen2's attention reads a
@@ -339,10 +403,12 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "phi3": ("head_dim", "layer_types"),  # Phi3Attention's getattr(config, "head_dim", d / h)
     "cohere": ("head_dim", "sliding_window", "layer_types"),  # CohereAttention's getattr(config, "head_dim", d / h)
     "gemma2": (),
+    "vaultgemma": (),  # its class deletes Gemma 2's use_bidirectional_attention: its attention is always causal
     "gemma3_text": ("sliding_window_pattern",),  # Gemma3TextConfig's keyword: layer_types' default, every n-th full
     "gpt_oss": (),
     "deepseek_v2": ("sliding_window", "layer_types"),  # its head_dim, a field, is set to d_R (`_latent` says so)
     "deepseek_v3": ("sliding_window", "layer_types", "head_dim"),  # head_dim: DeepseekV3Config's d_R, no width here
+    "youtu": ("sliding_window", "layer_types", "head_dim"),  # head_dim: YoutuConfig sets it to d_R, as DeepSeek-V3's
     **dict.fromkeys(("internlm3", "exaone", "iquestcoder", "helium", "ernie4_5", "seed_oss"),
                     ("sliding_window", "layer_types")),
     "cohere2": ("head_dim", "sliding_window_pattern"),  # its class's keyword: layer_types' default, every n-th full
@@ -350,10 +416,12 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("arcee", "jais2"), ("sliding_window", "layer_types")),
     "smollm3": ("head_dim",),  # SmolLM3Attention's getattr(config, "head_dim", d / h)
     "granite": ("head_dim", "sliding_window", "layer_types"),  # GraniteAttention's getattr(config, "head_dim", d / h)
+    **dict.fromkeys(("granitemoe", "granitemoeshared"), ("head_dim", "sliding_window", "layer_types")),  # as Granite's
     "cwm": (),
     "olmo2": ("head_dim", "sliding_window", "layer_types"),  # Olmo2Attention's getattr(config, "head_dim", d / h)
     "olmo3": ("head_dim",),
     "glm": ("sliding_window", "layer_types"),
+    "glm4": ("sliding_window", "layer_types"),
     "sarvam_mla": ("sliding_window", "layer_types", "head_dim"),  # head_dim: its class's legacy key, ignored
     "sarvam_moe": ("sliding_window", "layer_types"),
     "glm4_moe": ("head_dim", "sliding_window", "layer_types"),  # Glm4MoeAttention's getattr(config, "head_dim", d / h)
@@ -362,6 +430,9 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "gpt_bigcode": ("sliding_window", "layer_types"),
     "olmoe": ("head_dim", "sliding_window", "layer_types"),
     "ministral": (),
+    "mellum": (),
+    "flex_olmo": ("head_dim", "sliding_window", "layer_types"),  # FlexOlmoAttention's getattr(config, "head_dim", d / h)
+    "hyperclovax": ("sliding_window", "layer_types"),
 }
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
@@ -383,6 +454,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
                "use_bidirectional_attention"),
     "gemma3_text": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping",
                     "use_bidirectional_attention", "sliding_window_pattern"),
+    "vaultgemma": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping"),
     "gpt_oss": ("sliding_window", "layer_types"),
     "deepseek_v2": ("num_key_value_heads", "q_lora_rank", "num_experts_per_tok", "n_group", "topk_group", "sliding_window",
                     "layer_types"),  # num_experts_per_tok null: refused by `_check_groups`, as the router cannot run
@@ -392,6 +464,8 @@ NULLABLE: dict[str, tuple[str, ...]] = {
                     ("num_key_value_heads", "head_dim", "sliding_window", "layer_types")),
     "ernie4_5": ("num_key_value_heads", "head_dim", "use_bias", "sliding_window", "layer_types"),  # use_bias null: none
     "granite": ("num_key_value_heads", "sliding_window", "layer_types"),
+    **dict.fromkeys(("granitemoe", "granitemoeshared"), ("num_key_value_heads", "num_local_experts",
+                                                         "num_experts_per_tok", "sliding_window", "layer_types")),
     "helium": ("sliding_window", "layer_types"),
     "smollm3": ("num_key_value_heads", "sliding_window", "no_rope_layers", "layer_types", "head_dim"),
     **dict.fromkeys(("arcee", "jais2"), ("num_key_value_heads", "head_dim", "sliding_window", "layer_types")),
@@ -401,18 +475,25 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "olmo2": ("num_key_value_heads", "sliding_window", "layer_types"),
     "olmo3": ("num_key_value_heads", "sliding_window", "layer_types"),
     "glm": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),  # the first two: `NULL_FAILS`
+    "glm4": ("sliding_window", "layer_types"),
     "glm4_moe": ("sliding_window", "layer_types"),
     "sarvam_mla": ("num_key_value_heads", "q_lora_rank", "v_head_dim", "num_experts_per_tok", "first_k_dense_replace",
                    "sliding_window", "layer_types", "head_dim"),
+    "youtu": ("q_lora_rank", "v_head_dim", "sliding_window", "layer_types", "head_dim"),  # v_head_dim null: refused
     "sarvam_moe": ("sliding_window", "layer_types"),
     "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),
     "starcoder2": ("sliding_window", "head_dim", "layer_types"),
     "gpt_bigcode": ("n_inner", "sliding_window", "layer_types"),
     "olmoe": ("num_key_value_heads", "sliding_window", "layer_types"),
     "ministral": ("head_dim", "sliding_window", "layer_types"),  # head_dim null: `NULL_FAILS`
+    "mellum": ("sliding_window", "layer_types", "mlp_layer_types"),
+    "flex_olmo": ("num_key_value_heads", "sliding_window", "layer_types"),
+    "hyperclovax": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),  # head_dim null: d / h
 }
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
-NULL_FAILS: dict[str, tuple[str, ...]] = {"glm": ("num_key_value_heads", "head_dim"), "ministral": ("head_dim",)}
+NULL_FAILS: dict[str, tuple[str, ...]] = {"glm": ("num_key_value_heads", "head_dim"), "ministral": ("head_dim",),
+                                          **dict.fromkeys(("granitemoe", "granitemoeshared"),
+                                                          ("num_local_experts", "num_experts_per_tok"))}
 # GPT2Config's attribute_map: these names set GPT-2's own keys.
 ALIASES: dict[str, dict[str, str]] = {
     "gpt2": {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
@@ -431,6 +512,8 @@ ALIASES: dict[str, dict[str, str]] = {
                    "num_shared_experts": "n_shared_experts", "num_mtp_layers": "num_nextn_predict_layers",
                    "use_qkv_bias": "attention_bias"},  # SarvamMoEConfig's attribute_map
     "minimax_m2": {"num_experts": "num_local_experts"},  # MiniMaxM2Config's
+    "mellum": {"num_local_experts": "num_experts"},  # MellumConfig's attribute_map (num_experts its field)
+    "flex_olmo": {"num_local_experts": "num_experts"},  # FlexOlmoConfig's
     "internlm3": {"qkv_bias": "attention_bias", "bias": "mlp_bias"},  # InternLM3Config's attribute_map
     "exaone": {"num_layers": "num_hidden_layers"},  # ExaoneConfig's (its activation_function: ACTIVATIONS)
 }
@@ -454,15 +537,17 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "n_group", "topk_group", "rotary_dim", "no_rope_layer_interval")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
-COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace",
+COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_intermediate_size",
           "num_nextn_predict_layers", "num_mtp_layers")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
          "use_bias", "attention_out_bias", "multi_query",
-         "use_qk_norm",
+         "use_qk_norm", "use_post_norm",
          "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave")
 NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor")  # a number of at least 0
-VALUE_KEYS = {"granite": ("embedding_multiplier", "residual_multiplier", "attention_multiplier",
-                          "logits_scaling")}  # numbers that change values only (`VALUES_ONLY` names them)
+GRANITE_SCALES = ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")
+VALUE_KEYS = {"granite": GRANITE_SCALES, "granitemoe": GRANITE_SCALES, "granitemoeshared": GRANITE_SCALES,
+              "hyperclovax": GRANITE_SCALES}
+VALUE_NULLABLE = {"hyperclovax": ("attention_multiplier",)}  # null: its class's d_head^-0.5  # numbers that change values only (`VALUES_ONLY`)
 WHAT: dict[str, str] = {  # what a key is, for messages
     "vocab_size": "the vocabulary size V", "hidden_size": "the model width d", "n_embd": "the model width d",
     "num_hidden_layers": "the number of blocks L", "n_layer": "the number of blocks L",
@@ -501,6 +586,9 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "no_rope_layer_interval": "every how many blocks one goes without RoPE", "embedding_multiplier": "the token rows' scale",
     "residual_multiplier": "the residual branches' scale", "attention_multiplier": "the scores' scale",
     "logits_scaling": "the logits' divisor", "attention_out_bias": "a bias on W_o",
+    "shared_intermediate_size": "the shared expert's width d_shared (0: none)",
+    "mlp_layer_types": "each block's MLP, dense or sparse (a mixture of experts)",
+    "use_post_norm": "a norm on attention's and on the MLP's output (Peri-LN)",
 }
 # Group-limited routing (DeepSeek-V3: pick topk_group of n_group groups of experts, then k within them): how experts
 # are chosen, never how many or how wide. No type read here has it; in a file of one, the reading names it.
@@ -532,16 +620,17 @@ SHAPE_KEYS = tuple(dict.fromkeys([*(k for t in DEFAULTS.values() for k in t), *(
 # RoPE's settings, read whatever the type (`rope_parameters` is built from the old spelling): `_check_rope`.
 READ_BY_EVERY_TYPE = ("rope_parameters", "rope_scaling", "partial_rotary_factor", "rope_theta")
 # Keys read by a rule, not a shape of their own: left out of a file, no note (but a window that applies has one).
-RULE_KEYS = ("sliding_window", "max_window_layers", "layer_types", "use_sliding_window", "add_cross_attention",
+RULE_KEYS = ("sliding_window", "max_window_layers", "layer_types", "mlp_layer_types", "use_sliding_window", "add_cross_attention",
              "hidden_activation", "use_bidirectional_attention")
 CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "InternLM3Config",
                   "exaone": "ExaoneConfig", "iquestcoder": "IQuestCoderConfig", "cwm": "CwmConfig",
-                  "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig",
+                  "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig", "vaultgemma": "VaultGemmaConfig",
                   "deepseek_v2": "DeepseekV2Config", "deepseek_v3": "DeepseekV3Config", "glm4_moe": "Glm4MoeConfig",
-                  "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig"}  # messages
+                  "hyperclovax": "HyperCLOVAXConfig", "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig", "youtu": "YoutuConfig"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention")
+MLP_LAYER_TYPES = ("dense", "sparse")  # transformers' ALLOWED_MLP_LAYER_TYPES
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "ntk")  # θ's scaling rules: values only
 
 _SHOW = reprlib.Repr()  # short and shallow, whatever the value holds
@@ -656,7 +745,6 @@ NOT_BUILT: dict[str, str] = {
     "olmo": "its LayerNorm without a gain or a bias",
     **dict.fromkeys(("llama4_text", "llama4"), "Llama 4's chunked attention, its NoPE blocks and its MoE blocks "
                                                "interleaved with dense ones"),
-    "glm4": f"{_PARTIAL} with its norms after attention and the MLP as well as before them",
     "stablelm": f"{_PARTIAL} and LayerNorms with biases beside matrices without them",
     "phi": f"{_PARTIAL} and a bias on the head",
     "gpt_neox": f"{_PARTIAL} and a parallel block in which attention and the MLP each read a norm of their own",
@@ -752,7 +840,7 @@ def _read(doc: Mapping) -> Reading:
     _check_rope(doc)
     _check_activation(doc, model_type)
     for key in VALUE_KEYS.get(model_type, ()):
-        if key in doc:
+        if key in doc and not (doc[key] is None and key in VALUE_NULLABLE.get(model_type, ())):
             _number(key, doc[key], -1e6, 1e6)
     router = _router(doc, model_type)
     fields, keys = _fields(values, model_type)
@@ -823,20 +911,38 @@ GPT2_VALUES = ("values only, which change no count, shape or byte: GELU's approx
                "hidden_act), the scores' scale (scale_attn_weights)")
 VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT2_VALUES,),
                "olmoe": ("values only, which change no count, shape or byte: q, k and v clipped (clip_qkv), RoPE's θ",),
-               "granite": (GRANITE_VALUES,), "glm": (ROPE_VALUES + ", its pairs interleaved; gate and up in one matrix "
+               "granite": (GRANITE_VALUES,),
+               "hyperclovax": ("values only, which change no count, shape or byte: the token rows times "
+                               "embedding_multiplier, each block's attention and MLP outputs (after their norms, "
+                               "use_post_norm) times residual_multiplier before they join x, the scores times "
+                               "attention_multiplier (null: 1/√d_head), the logits times logits_scaling",),
+               **dict.fromkeys(("granitemoe", "granitemoeshared"), (
+                   GRANITE_VALUES + "; the router's softmax over its top k logits (the renormalised top k of the "
+                                    "softmax over E, as here)",)),
+               "glm4": (ROPE_VALUES + ", its pairs interleaved; gate and up in one matrix (gate_up_proj; W_gate and "
+                                      "W_up apart here, the same parameters and FLOPs)",),
+               "glm": (ROPE_VALUES + ", its pairs interleaved; gate and up in one matrix "
                                                                "(gate_up_proj; W_gate and W_up apart here, the same "
                                                                "parameters and FLOPs)",), "olmo2": (ROPE_VALUES,), "olmo3": (ROPE_VALUES + " (per kind of block)",), "cwm": (ROPE_VALUES + " (llama3's by default)",),
                "ernie4_5": (ROPE_VALUES + ", its pairs interleaved",), "gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
                "phi3": (PHI3_VALUES,), "cohere": (COHERE_VALUES,), "cohere2": (COHERE_VALUES,),
-               "exaone4": (ROPE_VALUES,), "arcee": (ROPE_VALUES,), "jais2": (ROPE_VALUES + "; the LayerNorms' ε",), "gpt_oss": (OSS_VALUES,),
-               "ministral3": (MINISTRAL3_VALUES,)}  # each type's note of what changes values only
+               "exaone4": (ROPE_VALUES,), "arcee": (ROPE_VALUES,), "jais2": (ROPE_VALUES + "; the LayerNorms' ε",),
+               "vaultgemma": (GEMMA_VALUES,), "gpt_oss": (OSS_VALUES,),
+               "ministral3": (MINISTRAL3_VALUES,),
+               "flex_olmo": (ROPE_VALUES + "; the k weights as the softmax gives them, unless norm_topk_prob",),
+               "mellum": ("values only, which change no count, shape or byte: RoPE's θ per kind of block "
+                          "(rope_parameters' full_attention and sliding_attention); the k weights as the softmax gives "
+                          "them, unless norm_topk_prob. Its multi-token-prediction layer (num_mtp_layers) is left out, "
+                          "as transformers builds none",)}  # each type's note of what changes values only
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3", "starcoder2")
-NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "jais2", "granite", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4_moe", "minimax_m2",
+NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "jais2", "granite", "hyperclovax", "granitemoe",
+                         "granitemoeshared", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4",
+                         "glm4_moe", "minimax_m2",
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
-                         "deepseek_v2", "deepseek_v3")
+                         "deepseek_v2", "deepseek_v3", "youtu")
 
 
 def _window(types: list[str], window: int | None, model_type: str, fields: dict, keys: dict[str, str],
@@ -948,6 +1054,11 @@ def _checked(key: str, value: object, nullable: bool, kind: str | None = None) -
             raise HFConfigError(f"config.json: max_window_layers={show(value)}: {WHAT[kind]} must be a whole number "
                                 f"of at least 0")
         return value
+    if kind == "mlp_layer_types":
+        if not isinstance(value, list) or any(t not in MLP_LAYER_TYPES for t in value):
+            raise HFConfigError(f"config.json: mlp_layer_types={show(value)}: mlp_layer_types ({WHAT[kind]}) must be a "
+                                f"list of \"dense\" or \"sparse\", one per block{null}")
+        return value
     if kind == "layer_types":
         if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
             raise HFConfigError(f"config.json: layer_types={show(value)}: layer_types ({WHAT[kind]}) must be a list "
@@ -975,8 +1086,9 @@ GELUS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_accurate") 
 ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
                                                "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
-                                               "glm", "glm4_moe", "minimax_m2", "olmoe", "ministral", "smollm3",
-                                               "cohere2", "exaone4"),
+                                               "glm", "glm4", "glm4_moe", "minimax_m2", "olmoe", "ministral", "smollm3",
+                                               "cohere2", "exaone4", "youtu", "granitemoe", "granitemoeshared", "mellum",
+                                               "flex_olmo", "hyperclovax"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2"), ("relu2",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1016,7 +1128,7 @@ def _check_rope(doc: Mapping) -> None:
 
 # The types whose rotary embedding reads partial_rotary_factor (RoPE on int(d_head · factor) features of each head, the
 # rest passed through), with their class's default; every other type's ignores it and rotates all d_head.
-PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4_moe": 0.5, "minimax_m2": 1.0}
+PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4": 0.5, "glm4_moe": 0.5, "minimax_m2": 1.0}
 
 
 def _rotary(doc: Mapping, model_type: str, fields: dict, keys: dict[str, str]) -> tuple[str, ...]:
@@ -1124,6 +1236,13 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
                    **WIRED.get(model_type, {})})
     if fields.get("head_dim") is None and "head_dim" in keys and fields["d"] % fields["h"]:
         fields["head_dim"] = fields["d"] // fields["h"]  # transformers' d // h (classes that refuse it: _refuse_…)
+    if model_type == "hyperclovax":  # Peri-LN: a plain RMSNorm on each sublayer's output (post_norm1, post_norm2)
+        fields["post_norms"] = values["use_post_norm"]
+    if model_type == "granitemoeshared":  # one shared SwiGLU expert, no gate, where its width is not 0
+        if fields["shared_dim"]:
+            fields["shared_experts"] = 1
+        else:
+            del fields["shared_dim"], keys["shared_dim"]
     if model_type == "qwen2_moe":  # one shared expert, gated, of width shared_expert_intermediate_size
         fields.update(shared_experts=1, shared_gate=True)
     if model_type == "gpt_oss":  # sinks, the router's and experts' biases, the clamped SwiGLU
@@ -1134,24 +1253,29 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
         fields.update(mlp="geglu", embed_scale=True)
     if model_type in ("cohere", "cohere2"):  # x + Attn(ln_1 x) + MLP(ln_1 x), LayerNorms with a gain only
         fields.update(norm="layernorm", parallel=True)
-    if model_type in GEMMA_TYPES:  # GeGLU, sandwich norms, tok · √d, 1/√query_pre_attn_scalar, soft-caps
-        fields.update(mlp="geglu", qk_norm=model_type == "gemma3_text", post_norms=True, embed_scale=True,
+    if model_type in GEMMA_TYPES:  # GeGLU, sandwich norms (not VaultGemma's), tok · √d, 1/√query_pre_attn_scalar, caps
+        fields.update(mlp="geglu", qk_norm=model_type == "gemma3_text", post_norms=model_type != "vaultgemma",
+                      embed_scale=True,
                       query_scale=values["query_pre_attn_scalar"], attn_softcap=values["attn_logit_softcapping"],
                       final_softcap=values["final_logit_softcapping"])
         keys.update(query_scale="query_pre_attn_scalar", attn_softcap="attn_logit_softcapping",
                     final_softcap="final_logit_softcapping")
+    if model_type == "mellum":  # the blocks mlp_layer_types lists "dense" (MellumConfig: every block sparse)
+        fields["dense_layers"] = tuple(i for i, t in enumerate(values["mlp_layer_types"] or ()) if t == "dense")
     if "dense_layers" in fields:
         fields["dense_layers"] = tuple(fields["dense_layers"] or ())
     return fields, keys
 
 
-MLA_TYPES = ("deepseek_v2", "deepseek_v3")  # multi-head latent attention
+MLA_TYPES = ("deepseek_v2", "deepseek_v3", "youtu")  # multi-head latent attention (Youtu's with dense MLPs only)
 # The parts a type's module always has, as Config's fields (OLMo 2 and 3: post-norm wiring, QK-norm over all heads)
-WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3"), {"post_norm": True, "qk_norm_wide": True}),
+WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_olmo"),
+                                                      {"post_norm": True, "qk_norm_wide": True}),
                                        "exaone4": {"post_norm": True, "qk_norm": True},
                                        "arcee": {"mlp": "relu2"}, "jais2": {"mlp": "relu2", "norm": "layernorm"},
                                        **dict.fromkeys(("minimax_m2", "olmoe"), {"qk_norm_wide": True}),
-                                       "starcoder2": {"norm": "layernorm", "mlp": "gelu"}}
+                                       "starcoder2": {"norm": "layernorm", "mlp": "gelu"}, "mellum": {"qk_norm": True},
+                                       "glm4": {"post_norms": True}}  # GLM-4's norms on each output: plain RMSNorms
 MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
 MLA_KEYS = {"latent_dim": "kv_lora_rank", "q_latent_dim": "q_lora_rank", "rope_dim": "qk_rope_head_dim",
             "nope_dim": "qk_nope_head_dim", "value_dim": "v_head_dim"}
@@ -1175,6 +1299,12 @@ MOE_KEYS: dict[str, dict[str, str]] = {
                  "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
     "minimax_m2": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
     "olmoe": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
+    "granitemoe": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
+    "flex_olmo": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
+    "mellum": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
+               "dense_layers": "mlp_layer_types"},
+    "granitemoeshared": {"experts": "num_local_experts", "top_k": "num_experts_per_tok",
+                         "expert_dim": "intermediate_size", "shared_dim": "shared_intermediate_size"},
 }
 MOE_FIELDS = ("experts", "top_k", "expert_dim", "shared_experts", "shared_dim", "shared_gate", "moe_step",
               "dense_first", "dense_layers")
@@ -1203,6 +1333,7 @@ def _moe_layout(fields: dict, keys: dict[str, str]) -> tuple[str, ...]:
         return tuple(notes)
     why = f"{keys['experts']} = 0" if not fields["experts"] else \
         f"{keys['dense_first']} = {first:,} keeps every block dense" if first >= L else \
+        f"{keys['dense_layers']} lists every block dense" if "moe_step" not in keys else \
         f"{keys['moe_step']} = {step:,} and {keys['dense_layers']} leave no block a mixture of experts"
     notes.append(f"{why}: every block is dense, its MLP of width {keys['ff_dim']} = {fields['ff_dim']:,}")
     for name in MOE_FIELDS:
@@ -1245,17 +1376,21 @@ def _router(doc: Mapping, model_type: str) -> tuple[str, ...]:
 # Mixtral, Phi-3, DeepSeek's latent attention: `_refuse_unmodelled`).
 ATTN, ALL = ("qkv", "o"), ("qkv", "o", "mlp")
 BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
-    **dict.fromkeys(("llama", "internlm3", "exaone", "iquestcoder", "granite", "smollm3", "arcee", "jais2"),
+    **dict.fromkeys(("llama", "internlm3", "exaone", "iquestcoder", "granite", "smollm3", "arcee", "jais2",
+                     "hyperclovax"),
                     {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
     **dict.fromkeys(("qwen3", "qwen3_moe", "gemma", *GEMMA_TYPES, "cohere", "cohere2", "gpt_oss", "olmo2", "olmo3"),
                     {"attention_bias": ATTN}),
     "qwen2_moe": {"qkv_bias": ("qkv",)},
     "helium": {"attention_bias": ("qkv",), "mlp_bias": ("mlp",)},
-    **dict.fromkeys(("glm", "glm4_moe"), {"attention_bias": ("qkv",)}),
+    **dict.fromkeys(("glm", "glm4", "glm4_moe"), {"attention_bias": ("qkv",)}),
     "seed_oss": {"attention_bias": ("qkv",), "attention_out_bias": ("o",), "mlp_bias": ("mlp",)},
     "ernie4_5": {"use_bias": ALL},
     "starcoder2": {"use_bias": ALL},
     "olmoe": {"attention_bias": ATTN},
+    "mellum": {"attention_bias": ATTN},
+    "flex_olmo": {"attention_bias": ATTN},
+    **dict.fromkeys(("granitemoe", "granitemoeshared"), {"attention_bias": ATTN}),
     "cwm": {"mlp_bias": ("mlp",)},
 }
 ALWAYS_BIASED = {"qwen2": ("qkv",)}
@@ -1299,6 +1434,8 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
         if types is None and model_type == "qwen2_moe":  # Qwen2MoeConfig: every other block, below max_window_layers
             types = ["sliding_attention" if window is not None and i % 2 == 0 and i < values["max_window_layers"] else
                      "full_attention" for i in range(L)]
+    if types is None and model_type == "mellum":  # MellumConfig: every block full attention, whatever the window
+        types = ["full_attention"] * L
     if types is None and model_type == "cwm":  # CwmConfig: blocks 0, 4, 8, ... full, the others windowed
         types = ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(L)]
     if types is None and model_type == "olmo3":  # Olmo3Config: blocks 3, 7, 11, ... full, the others windowed
@@ -1310,7 +1447,7 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
                             f"sliding_window_pattern, or layer_types")
     if types is None and model_type in (*GEMMA_TYPES, "gpt_oss", "cohere2", "exaone4"):  # Gemma 2, gpt-oss: every
         # other block windowed; Gemma 3, Command A, EXAONE 4: all but every n-th
-        every = 2 if model_type in ("gemma2", "gpt_oss") else values.get("sliding_window_pattern") or \
+        every = 2 if model_type in ("gemma2", "vaultgemma", "gpt_oss") else values.get("sliding_window_pattern") or \
             {"gemma3_text": 6}.get(model_type, 4)
         types = ["sliding_attention" if (i + 1) % every else "full_attention" for i in range(L)]
     if types is None:
@@ -1328,6 +1465,8 @@ DEEPSEEK_VALUES = {  # what each DeepSeek type has that changes no count, shape 
                     "count leaves it out), the group-limited choice (n_group, topk_group) and routed_scaling_factor; "
                     "RoPE's interleaved pairs; the scores' scale 1/√(d_nope + d_R), times yarn's mscale² where "
                     "rope_scaling sets mscale_all_dim"),
+    "youtu": ("values only, which change no count, shape or byte: RoPE's interleaved pairs (rope_interleave); the "
+              "scores' scale 1/√(d_nope + d_R), times yarn's mscale² where rope_parameters sets mscale_all_dim"),
 }
 
 
@@ -1401,9 +1540,10 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 
 
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
-PAD_DEFAULTS = {"olmoe": 1, "sarvam_moe": 0, "smollm3": 128_004, "cohere2": 0, "ministral3": 11, "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0,
+PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 128_004, "cohere2": 0, "ministral3": 11,
+                "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "vaultgemma": 0,
                 "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
-                "glm": 151_329}
+                "glm": 151_329, "glm4": 151_329}
 
 
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:
@@ -1421,7 +1561,8 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
     if model_type == "gpt2" and values["add_cross_attention"]:
         raise HFConfigError("config.json: add_cross_attention=true adds cross-attention layers, which this decoder "
                             "does not build")
-    if model_type in ("llama", *LLAMA_KIN, "cwm", *GEMMA_TYPES, "deepseek_v2") and fields["d"] % fields["h"]:  # the config's validate_architecture
+    if model_type in ("llama", *LLAMA_KIN, "cwm", *GEMMA_TYPES, "deepseek_v2", "hyperclovax") \
+            and fields["d"] % fields["h"]:  # the config's validate_architecture
         raise HFConfigError(f"config.json: hidden_size={fields['d']:,} is not a multiple of num_attention_heads="
                             f"{fields['h']:,}, which transformers' {CONFIG_CLASSES[model_type]} requires (even with "
                             f"head_dim set)")
@@ -1458,7 +1599,35 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
         source = "" if "pad_token_id" in doc else f" (not in the file: {model_type}'s default)"
         raise HFConfigError(f"config.json: pad_token_id={pad:,}{source} is no row of the {fields['V']:,} of the token "
                             f"table, which transformers' embedding refuses: give a vocab_size above it")
-    types = values["layer_types"]
-    if types is not None and len(types) != fields["L"]:
-        raise HFConfigError(f"config.json: layer_types lists {len(types):,} blocks, {keys['L']} is "
-                            f"{fields['L']:,}: give one entry per block")
+    for key in ("layer_types", "mlp_layer_types"):
+        types = values.get(key)
+        if types is not None and len(types) != fields["L"]:
+            raise HFConfigError(f"config.json: {key} lists {len(types):,} blocks, {keys['L']} is "
+                                f"{fields['L']:,}: give one entry per block")
+    if model_type == "mellum":
+        _mellum_rope(doc, values["layer_types"] or ["full_attention"] * fields["L"], fields["head_dim"])
+        key = next((k for k in ("num_mtp_layers", "num_nextn_predict_layers") if doc.get(k) is not None), None)
+        if key and _checked(key, doc[key], False) > 1:
+            raise HFConfigError(f"config.json: {key}={show(doc[key])}: MellumConfig refuses more than one "
+                                f"multi-token-prediction layer (which transformers does not build); write 0 or 1")
+
+
+def _mellum_rope(doc: Mapping, types: list[str], d_head: int) -> None:
+    """HFConfigError where Mellum's module cannot run its rope_parameters: one object per kind of block layer_types
+    lists (MellumConfig reads no other spelling), each rotating all of d_head (its RoPE multiplies q and k whole by
+    int(d_head · partial_rotary_factor) angles' cosines, rounded up to a pair)."""
+    settings = doc.get("rope_parameters")
+    if settings is None:
+        return
+    for kind in sorted(set(types)):
+        own = settings.get(kind) if isinstance(settings, Mapping) else None
+        if not isinstance(own, Mapping):
+            raise HFConfigError(f"config.json: rope_parameters={show(settings)}: MellumConfig reads one object of RoPE's "
+                                f"settings per kind of block, and layer_types lists {kind} blocks; write "
+                                f"rope_parameters as {{\"{kind}\": {{\"rope_theta\": …}}, …}}")
+        factor = own.get("partial_rotary_factor", 1.0)
+        dim = int(d_head * factor)
+        if dim + dim % 2 != d_head:
+            raise HFConfigError(f"config.json: rope_parameters.{kind}.partial_rotary_factor={show(factor)} rotates "
+                                f"{dim:,} of each head's d_head = {d_head:,} features, but Mellum's module multiplies "
+                                f"all of q and k by the angles (it cannot run): write 1.0")

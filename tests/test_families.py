@@ -250,3 +250,217 @@ def test_sarvam_defaults_and_notes():
                for n in read_hf({"model_type": "sarvam_moe", "num_mtp_layers": 2}).notes)
     with pytest.raises(HFConfigError, match="n_routed_experts=9 and num_experts=8 set the same thing"):
         from_hf({"model_type": "sarvam_mla", "num_experts": 8, "n_routed_experts": 9})
+
+
+# --- types whose module is another's parts in a new arrangement (issue 40, the second batch) -------------------------
+def youtu_doc(rng: random.Random) -> dict:
+    """Youtu-LLM: DeepSeek-V3's latent attention (with or without the queries' latent) in Llama's block, every MLP a
+    dense SwiGLU of width intermediate_size."""
+    from test_mla import random_doc as deepseek_doc
+
+    moe = ("moe_intermediate_size", "n_routed_experts", "n_group", "topk_group", "num_experts_per_tok",
+           "n_shared_experts", "first_k_dense_replace")
+    doc = {k: v for k, v in deepseek_doc(rng).items() if k not in moe}
+    return {**doc, "model_type": "youtu", "tie_word_embeddings": rng.random() < 0.5}
+
+
+def vaultgemma_doc(rng: random.Random) -> dict:
+    """VaultGemma: Gemma 2's random file (GeGLU, √d, query_pre_attn_scalar, soft-caps, every other block windowed or
+    as layer_types lists them) without the sandwich norms."""
+    from test_gemma import random_doc as gemma_doc
+
+    doc = {**gemma_doc(rng, "gemma2"), "model_type": "vaultgemma", "sliding_window": rng.randrange(2, 10)}
+    if rng.random() < 0.5:
+        doc["layer_types"] = [rng.choice(["sliding_attention", "full_attention"]) for _ in range(doc["num_hidden_layers"])]
+    return doc
+
+
+def granitemoe_doc(rng: random.Random) -> dict:
+    """Granite MoE: Mixtral's random file (experts of width intermediate_size in every block) with Granite's scales,
+    attention biases and (sometimes) head_dim apart from d / h."""
+    from test_moe import random_doc as moe_doc
+
+    doc = {**moe_doc(rng, "mixtral"), "model_type": "granitemoe", "attention_bias": rng.random() < 0.5}
+    doc.update(embedding_multiplier=rng.uniform(0.5, 12), residual_multiplier=rng.uniform(0.1, 1),
+               attention_multiplier=rng.uniform(0.01, 1), logits_scaling=rng.uniform(1, 16))
+    if rng.random() < 0.5:
+        doc["head_dim"] = 2 * rng.randrange(1, 6)
+    return doc
+
+
+def granitemoeshared_doc(rng: random.Random) -> dict:
+    """Granite MoE Shared: Granite MoE's random file with a shared SwiGLU expert, or none (width 0)."""
+    return {**granitemoe_doc(rng), "model_type": "granitemoeshared",
+            "shared_intermediate_size": rng.choice([0, rng.randrange(1, 20)])}
+
+
+def mellum_doc(rng: random.Random) -> dict:
+    """Mellum: Qwen3-MoE's random file (QK-norm per head, experts of width moe_intermediate_size) with its per-block
+    lists: a window on the blocks layer_types lists sliding, a dense MLP on those mlp_layer_types lists dense."""
+    from test_moe import random_doc as moe_doc
+
+    doc = {k: v for k, v in moe_doc(rng, "qwen3_moe").items() if k not in ("decoder_sparse_step", "mlp_only_layers")}
+    L = doc["num_hidden_layers"]
+    doc.update(model_type="mellum", head_dim=2 * rng.randrange(1, 5), sliding_window=rng.randrange(2, 10))
+    if rng.random() < 0.7:
+        doc["layer_types"] = [rng.choice(["sliding_attention", "full_attention"]) for _ in range(L)]
+    if rng.random() < 0.7:
+        doc["mlp_layer_types"] = [rng.choice(["dense", "sparse"]) for _ in range(L)]
+    if rng.random() < 0.5:
+        doc["num_local_experts"] = doc.pop("num_experts")  # its class's attribute_map: the same field
+    return doc
+
+
+def flex_olmo_doc(rng: random.Random) -> dict:
+    """FlexOlmo: OLMoE's random file (experts of width intermediate_size in every block) on OLMo 2's post-norm block,
+    head_dim sometimes apart from d / h (its QK-norm is h · d_head wide)."""
+    doc = {**olmoe_doc(rng), "model_type": "flex_olmo"}
+    if rng.random() < 0.5:
+        doc["head_dim"] = 2 * rng.randrange(1, 6)
+    if rng.random() < 0.5:
+        doc["num_local_experts"] = doc.pop("num_experts")  # its class's attribute_map
+    return doc
+
+
+def glm4_doc(rng: random.Random) -> dict:
+    """GLM-4-0414: GLM's random file (RoPE on part of each head, biases on q, k and v or none) with its norms on
+    attention's and the MLP's outputs."""
+    from test_rotary import random_doc as rotary_doc
+
+    doc = {**rotary_doc(rng), "model_type": "glm4", "attention_bias": rng.random() < 0.5}
+    doc.pop("sliding_window")
+    if rng.random() < 0.5:
+        doc.pop("partial_rotary_factor", None)
+        doc.pop("rope_parameters", None)
+    return doc
+
+
+def hyperclovax_doc(rng: random.Random) -> dict:
+    """HyperCLOVA X: Granite's random file (its scales, its biases) with Peri-LN's norms on the outputs or without."""
+    doc = {**random_doc(rng, "granite"), "model_type": "hyperclovax", "use_post_norm": rng.random() < 0.7}
+    if rng.random() < 0.5:
+        doc["attention_multiplier"] = None  # its class's d_head^-0.5
+    if rng.random() < 0.5:
+        del doc["head_dim"]  # its class's d / h
+    return doc
+
+
+def _plain(doc: dict, device: str):
+    return _module(doc, device)
+
+
+def _experts(doc: dict, device: str):
+    from test_moe import _module as moe_module  # eager experts on the CPU, batched on the meta device
+
+    return moe_module(doc, device)
+
+
+def _latent(doc: dict, device: str):
+    from test_mla import _module as mla_module
+
+    return mla_module(doc, device)
+
+
+# each type: its random file and how transformers' module of it is built for the reference
+SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain),
+          "granitemoe": (granitemoe_doc, _experts), "granitemoeshared": (granitemoeshared_doc, _experts),
+          "mellum": (mellum_doc, _experts), "flex_olmo": (flex_olmo_doc, _experts),
+          "glm4": (glm4_doc, _plain), "hyperclovax": (hyperclovax_doc, _plain)}
+SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
+
+
+@pytest.mark.parametrize("model_type, seed", SECOND_SWEEP, ids=[f"{t}-{i}" for t, i in SECOND_SWEEP])
+def test_second_batch_random_files_match_transformers_parameters_cache_and_flops(model_type, seed):
+    make, build = SECOND[model_type]
+    rng = random.Random(f"{model_type}-{seed}")
+    doc = make(rng)
+    B, T = rng.randrange(1, 4), rng.randrange(1, 10)
+    assert measured(from_hf(doc, B=B, T=T)) == reference(doc, B, T, build=build), doc
+
+
+# each class's defaults (its flagship), N as transformers' module counts it on the meta device
+SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080, "granitemoe": 37_039_116_288,
+                   "granitemoeshared": 37_039_116_288,  # no shared expert: its class's width 0
+                   "mellum": 12_149_923_072, "flex_olmo": 33_270_665_216,
+                   "glm4": 9_400_279_040, "hyperclovax": 6_738_677_760}
+
+
+@pytest.mark.parametrize("model_type", SECOND_DEFAULTS)
+def test_second_batch_class_defaults_are_read_exactly(model_type):
+    doc = {**json.loads(CONFIG_MAPPING[model_type]().to_json_string()), "model_type": model_type}
+    n = budget(from_hf(doc)).params_exact
+    assert n == sum(p.numel() for p in _module(doc, "meta").parameters()) == SECOND_DEFAULTS[model_type]
+
+
+def test_youtu_is_latent_attention_with_dense_mlps():
+    reading = read_hf({"model_type": "youtu"})
+    cfg = reading.config
+    assert cfg.mla and cfg.block_kinds == ("dense",) * 32 and cfg.d_ff == 6_144 and cfg.tie
+    assert not any("multi-token-prediction" in n for n in reading.notes)
+    assert any("ignored" in n and "n_routed_experts" in n
+               for n in read_hf({"model_type": "youtu", "n_routed_experts": 8}).notes)
+
+
+def test_vaultgemma_is_gemma_2_without_its_sandwich_norms():
+    gemma2, vault = from_hf({"model_type": "gemma2"}), from_hf({"model_type": "vaultgemma"})
+    assert not vault.post_norms and vault.embed_scale and vault.attn_softcap == 50.0 and vault.final_softcap == 30.0
+    assert budget(gemma2).params_exact - budget(vault).params_exact == 26 * 2 * 2_304
+    assert vault.full_layers == gemma2.full_layers == tuple(range(1, 26, 2)) and vault.window == 4_096
+    assert any("ignored" in n and "use_bidirectional_attention" in n
+               for n in read_hf({"model_type": "vaultgemma", "use_bidirectional_attention": True}).notes)
+
+
+@pytest.mark.parametrize("doc, message", [
+    ({"model_type": "granitemoe", "num_local_experts": None}, "num_local_experts=null: granitemoe's config class keeps"),
+    ({"model_type": "granitemoe", "logits_scaling": "x"}, "logits_scaling=.x.: logits_scaling .the logits' divisor."),
+    ({"model_type": "mellum", "num_mtp_layers": 2}, "num_mtp_layers=2: MellumConfig refuses more than one"),
+    ({"model_type": "mellum", "rope_parameters": {"rope_theta": 1e4}}, "MellumConfig reads one object of RoPE's "
+                                                                        "settings per kind of block"),
+    ({"model_type": "mellum", "rope_parameters": {"full_attention": {"rope_theta": 1e4, "partial_rotary_factor": 0.5}}},
+     "partial_rotary_factor=0.5 rotates 64 of each head's d_head = 128 features, but Mellum's module multiplies"),
+    ({"model_type": "mellum", "mlp_layer_types": ["moe"] * 28}, "must be a list of .dense. or .sparse., one per block"),
+    ({"model_type": "hyperclovax", "hidden_size": 100}, "hidden_size=100 is not a multiple of num_attention_heads=32"),
+    ({"model_type": "granitemoeshared", "shared_intermediate_size": -1}, "shared_intermediate_size=-1: "
+                                                                         "shared_intermediate_size .the shared expert's"),
+])
+def test_what_the_second_batch_cannot_build_is_refused_in_one_line(doc, message):
+    with pytest.raises(HFConfigError, match=message) as e:
+        from_hf(doc)
+    assert "\n" not in str(e.value)
+
+
+def test_granitemoeshared_adds_one_ungated_swiglu_expert_where_its_width_is_set():
+    none, shared = from_hf({"model_type": "granitemoeshared"}), from_hf({"model_type": "granitemoeshared",
+                                                                           "shared_intermediate_size": 1_024})
+    assert none.shared_experts == 0 and (shared.shared_experts, shared.d_shared, shared.shared_gate) == (1, 1_024, False)
+    assert budget(shared).params_exact - budget(none).params_exact == 32 * 3 * 4_096 * 1_024
+
+
+def test_mellum_reads_its_per_block_lists():
+    doc = {"model_type": "mellum", "num_hidden_layers": 3, "mlp_layer_types": ["dense", "sparse", "sparse"],
+           "layer_types": ["sliding_attention", "full_attention", "sliding_attention"]}
+    cfg = from_hf(doc)
+    assert cfg.block_kinds == ("dense", "moe", "moe") and cfg.attn_kinds == ("sliding", "full", "sliding")
+    assert cfg.window == 1_024 and cfg.qk_norm and cfg.E == 64
+    assert from_hf({"model_type": "mellum"}).window is None  # its class's layer_types: every block full
+    notes = read_hf({**doc, "mlp_layer_types": ["dense"] * 3}).notes
+    assert any(n.startswith("mlp_layer_types lists every block dense") for n in notes)
+
+
+def test_flex_olmo_is_olmo_2s_post_norm_block_with_olmoes_experts():
+    cfg = from_hf({"model_type": "flex_olmo"})
+    assert cfg.post_norm and cfg.qk_norm_wide and cfg.block_kinds == ("moe",) * 32
+    assert (cfg.E, cfg.k, cfg.d_expert) == (7, 5, 11_008)
+
+
+def test_glm4_is_glm_with_plain_rmsnorms_on_each_output():
+    glm, glm4 = from_hf({"model_type": "glm"}), from_hf({"model_type": "glm4"})
+    assert glm4.post_norms and not glm.post_norms and glm4.rotary_dim == glm.rotary_dim == 64 and glm4.bias == "qkv"
+    assert budget(glm4).params_exact - budget(glm).params_exact == 40 * 2 * 4_096
+
+
+def test_hyperclovax_puts_a_norm_on_each_output_where_use_post_norm():
+    on, off = from_hf({"model_type": "hyperclovax"}), from_hf({"model_type": "hyperclovax", "use_post_norm": False})
+    assert on.post_norms and not off.post_norms
+    assert budget(on).params_exact - budget(off).params_exact == 32 * 2 * 4_096
+    assert any("the logits times logits_scaling" in n for n in read_hf({"model_type": "hyperclovax"}).notes)

@@ -98,6 +98,9 @@ BASE: dict[str, dict] = {
     "gemma2": {"model_type": "gemma2", **MODERN, "num_key_value_heads": 8, "attention_bias": True, "query_pre_attn_scalar": 16, "sliding_window": 3,
                "layer_types": None, "final_logit_softcapping": 20.0, "attn_logit_softcapping": 40.0,
                "hidden_activation": "gelu_pytorch_tanh", "use_bidirectional_attention": False},
+    "vaultgemma": {"model_type": "vaultgemma", **MODERN, "num_key_value_heads": 8, "attention_bias": True,
+                   "query_pre_attn_scalar": 16, "sliding_window": 3, "layer_types": None, "final_logit_softcapping": 20.0,
+                   "attn_logit_softcapping": 40.0, "hidden_activation": "gelu_pytorch_tanh"},
     "gemma3_text": {"model_type": "gemma3_text", **MODERN, "num_key_value_heads": 8, "attention_bias": True, "query_pre_attn_scalar": 16,
                     "sliding_window": 3, "layer_types": ["full_attention", "sliding_attention"],
                     "final_logit_softcapping": 20.0, "attn_logit_softcapping": None,
@@ -111,6 +114,17 @@ BASE: dict[str, dict] = {
     "iquestcoder": {"model_type": "iquestcoder", **MODERN, "hidden_size": 1_920, "num_key_value_heads": 4,
                     "attention_bias": True, "mlp_bias": False},  # d a multiple of h, h_kv a divisor, as of h = 40
     "granite": {"model_type": "granite", **MODERN, "attention_bias": False, "mlp_bias": True},
+    "granitemoe": {"model_type": "granitemoe", **MODERN, "attention_bias": True, "num_local_experts": 4,
+                   "num_experts_per_tok": 3},
+    "granitemoeshared": {"model_type": "granitemoeshared", **MODERN, "attention_bias": True, "num_local_experts": 4,
+                         "num_experts_per_tok": 3, "shared_intermediate_size": 24},
+    "mellum": {"model_type": "mellum", **MODERN, "attention_bias": True, "sliding_window": 3, "moe_intermediate_size": 24,
+               "num_experts_per_tok": 3, "num_experts": 8, "layer_types": ["sliding_attention", "full_attention"],
+               "mlp_layer_types": ["dense", "sparse"]},
+    "flex_olmo": {"model_type": "flex_olmo", **MODERN, "attention_bias": True, "num_experts": 9,
+                  "num_experts_per_tok": 3, "pad_token_id": 0},
+    "hyperclovax": {"model_type": "hyperclovax", **MODERN, "attention_bias": True, "mlp_bias": False,
+                    "use_post_norm": False},
     "helium": {"model_type": "helium", **MODERN, "hidden_size": 2_560, "num_attention_heads": 20,
                "num_key_value_heads": 4, "head_dim": 128, "attention_bias": True, "mlp_bias": False},  # h·d_head = d
     "ernie4_5": {"model_type": "ernie4_5", **MODERN, "tie_word_embeddings": False, "use_bias": True},
@@ -122,6 +136,7 @@ BASE: dict[str, dict] = {
     "olmo3": {"model_type": "olmo3", **MODERN, "attention_bias": True, "sliding_window": 3,
               "layer_types": ["full_attention", "sliding_attention"]},
     "glm": {"model_type": "glm", **MODERN, "attention_bias": False, "pad_token_id": 0},
+    "glm4": {"model_type": "glm4", **MODERN, "attention_bias": False, "pad_token_id": 0},
     "glm4_moe": {"model_type": "glm4_moe", **MODERN, **{k: QWEN_MOE[k] for k in ("num_hidden_layers",
                                                                               "num_experts_per_tok",
                                                                               "moe_intermediate_size")},
@@ -163,6 +178,9 @@ BASE: dict[str, dict] = {
     "arcee": {"model_type": "arcee", **MODERN, "attention_bias": True, "mlp_bias": False},
     "jais2": {"model_type": "jais2", **MODERN, "hidden_size": 208, "num_attention_heads": 26, "num_key_value_heads": 13,
               "attention_bias": True, "mlp_bias": True},  # its class: h divides d, its default h 26
+    "youtu": {"model_type": "youtu", **{k: v for k, v in MODERN.items() if k != "head_dim"}, "num_attention_heads": 64,
+              "num_key_value_heads": 64, "attention_bias": False, "kv_lora_rank": 16, "q_lora_rank": None,
+              "qk_rope_head_dim": 8, "qk_nope_head_dim": 12, "v_head_dim": 10},
     "sarvam_moe": {"model_type": "sarvam_moe", **MODERN, "num_hidden_layers": 3, "num_experts_per_tok": 2,
                    "moe_intermediate_size": 24, "attention_bias": True, "n_routed_experts": 8, "n_shared_experts": 2,
                    "first_k_dense_replace": 2, "use_qk_norm": False},
@@ -199,7 +217,13 @@ FAILS_ON_A_REAL_DEVICE = {("deepseek_v2", "num_experts_per_tok"): "num_experts_p
                                                                   "DeepseekV2Config.: the router picks",
                           # MinistralConfig leaves head_dim null: its attention's head_dim ** -0.5 fails
                           ("ministral", "head_dim"): "head_dim is not in the file, and ministral's config class leaves "
-                                                     "it null, which its module cannot run"}
+                                                     "it null, which its module cannot run",
+                          # YoutuConfig's h_kv = 16 (or h = 16) beside the file's 64: num_key_value_groups h // h_kv
+                          # repeats the latent's h heads of K and V 4 times (or 0), which the CPU's matmul refuses
+                          ("youtu", "num_attention_heads"): "num_key_value_heads=64 with latent attention: K and V of "
+                                                            "all num_attention_heads=16 heads",
+                          ("youtu", "num_key_value_heads"): "num_key_value_heads=16 with latent attention: K and V of "
+                                                            "all num_attention_heads=64 heads"}
 
 
 @pytest.mark.parametrize("model_type, key", [(t, k) for t in hf.MODEL_TYPES for k in [None, *hf.DEFAULTS[t], *hf.EXTRAS[t]]
