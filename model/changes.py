@@ -46,7 +46,7 @@ import math
 from dataclasses import dataclass, replace
 
 from .budgeting import budget
-from .config import FIELDS, Config
+from .config import FIELDS, WRITTEN, Config
 from .figures import Line, check_lines
 from .fields import blocks_text
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
@@ -200,9 +200,10 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
             "experts' parameters; the KV cache is unchanged"),
     "moe/mixed": ("mixture of experts in L_moe = {L_moe} of the L = {L} blocks: E = {E} experts of d_expert = {d_expert}, "
                   "k = {k} per token, in place of their dense MLP of width d_ff = {d_ff}; the KV cache is unchanged"),
-    "gemma": ("Gemma's extras: sandwich norms (an RMSNorm on attention's and the MLP's output, 2d more per block), "
-              "the token rows times √d, 1/√query_pre_attn_scalar and the soft-caps: values, but the norms and the "
-              "soft-caps are tensors of the pass"),
+    "gemma": "Gemma's extras: {gemma_extras}",
+    "gemma/sandwich": ("sandwich norms: an RMSNorm on attention's and the MLP's output before each residual add, 2d "
+                       "more per block (GLM-4's, HyperCLOVA X's; Gemma's extras without Gemma's scales): tensors of the "
+                       "pass"),
     "oss": ("gpt-oss's extras: attention sinks (a learned logit per head, h more per block, a column more in each "
             "softmax), the router's and the experts' biases (E·(2d_expert + d) + E more per MoE block) and the clamped "
             "SwiGLU (a value); biases and sinks are no matmul FLOPs, and the KV cache is unchanged"),
@@ -243,6 +244,8 @@ def title_key(key: str, cfg: Config) -> str:
                                                       ("nope", bool(cfg.nope_layers))) if on)
     if key == "qk_norm" and cfg.qk_norm_wide:
         return "qk_norm/wide"
+    if key == "gemma" and sandwich_only(cfg):
+        return "gemma/sandwich"
     return key
 
 
@@ -258,9 +261,34 @@ def title_values(cfg: Config) -> dict[str, str]:
     if cfg.nope_layers:
         out.update(L_nope=f"{cfg.L_nope:,}", nope_blocks=("block " if cfg.L_nope == 1 else "blocks ")
                    + blocks_text(cfg.nope_layers))
+    if cfg.has_extras("gemma"):
+        out["gemma_extras"] = gemma_extras(cfg)
     out.update(window.title_values(cfg))
     out.update(latent.title_values(cfg))
     return out
+
+
+GEMMA_EXTRAS = {  # each of Gemma's extras in the change's title, in `WRITTEN` order
+    "post_norms": "sandwich norms (an RMSNorm on attention's and the MLP's output, 2d more per block)",
+    "embed_scale": "the token rows times √d", "query_scale": "1/√query_pre_attn_scalar",
+    "attn_softcap": "the scores soft-capped", "final_softcap": "the logits soft-capped",
+}
+
+
+def gemma_extras(cfg: Config) -> str:
+    """The Gemma extras `cfg` has, in the change's words, and which of them are tensors of the pass."""
+    said = [words for name, words in GEMMA_EXTRAS.items() if getattr(cfg, name) not in (None, False)]
+    capped = cfg.attn_softcap is not None or cfg.final_softcap is not None
+    tensors = [w for w, on in (("the norms", cfg.post_norms), ("the soft-caps", capped)) if on]
+    tail = f": values, but {' and '.join(tensors)} are tensors of the pass" if tensors else ": values only"
+    return ", ".join(said) + tail
+
+
+def sandwich_only(cfg: Config) -> bool:
+    """Of Gemma's extras, the model has its sandwich norms only (GLM-4, HyperCLOVA X): they are named as what they are,
+    not as Gemma's."""
+    return cfg.post_norms and not any(getattr(cfg, f.name) != f.default for f in WRITTEN
+                                      if f.family == "gemma" and f.name != "post_norms") and cfg.mlp != "geglu"
 
 
 def _title(key: str, cfg: Config) -> str:
@@ -424,12 +452,13 @@ PAST_WINDOW = "KV cache per token of context past the window"  # a windowed stat
 
 
 def _group(key: str, title: str, figures: dict[str, Figure], always: tuple[str, ...], more: tuple[Line, ...] = (),
-           past_window: bool = False) -> Change:
-    """One change's lines; `past_window`: its figures include a sliding window's state (kv_cache says PAST_WINDOW)."""
+           past_window: bool = False, short: str | None = None) -> Change:
+    """One change's lines; `past_window`: its figures include a sliding window's state (kv_cache says PAST_WINDOW);
+    `short`: its lines' name where not `SHORT[key]`."""
     def label(f: str) -> str:
         return PAST_WINDOW if past_window and f == "kv_cache" else FIGURES[f][0]
 
-    lines = tuple(Line(f"changes/{key}/{f}", f"{SHORT[key]}: {label(f)}", text, value, FIGURES[f][1])
+    lines = tuple(Line(f"changes/{key}/{f}", f"{short or SHORT[key]}: {label(f)}", text, value, FIGURES[f][1])
                   for f, (poly, value, text) in figures.items() if poly or f in always)
     return Change(key, title, lines + more)
 
@@ -478,7 +507,8 @@ def changes(cfg: Config, dtype: str = "fp32", gpu: str = DEFAULT_GPU) -> Changes
             **{key: (lambda part=part: part.change_lines(cfg, cache)) for key, part in OWNERS.items()}}
     windowed = window.present(cfg)  # the window comes last: its step, the total and this model are windowed
     steps = tuple(_group(key, _title(key, cfg), _difference(after, before), ALWAYS,
-                         more[key]() if key in more else (), past_window=windowed and key == "window")
+                         more[key]() if key in more else (), past_window=windowed and key == "window",
+                         short="sandwich norms" if title_key(key, cfg) == "gemma/sandwich" else None)
                   for (key, _), before, after in zip(states[1:], figures, figures[1:]))
     total = _difference(figures[-1], figures[0])
     out = Changes(

@@ -142,7 +142,8 @@ def extras_line(cfg: Config) -> str | None:
         said = [SWITCH_LABELS["mlp"][cfg.mlp]] if mlp.FAMILY_OF.get(cfg.mlp) == family else []
         said += [f.says.format(cfg=cfg) for f in linked(WRITTEN)
                  if f.family == family and f.says and getattr(cfg, f.name) != f.default]
-        parts.append(f"{FIELD_FAMILIES[family]}'s extras: " + ", ".join(said))
+        own = family == "gemma" and said == [f.says for f in WRITTEN if f.name == "post_norms"]  # GLM-4's, HyperCLOVA
+        parts.append(", ".join(said) if own else f"{FIELD_FAMILIES[family]}'s extras: " + ", ".join(said))  # X's
     parts += [f.says.format(cfg=cfg) for f in linked(WRITTEN)  # a part's field with no control of its own, where set
               if f.group == "recipe" and not f.control and f.says and getattr(cfg, f.name) != f.default]
     return "; ".join(parts) or None

@@ -464,3 +464,22 @@ def test_hyperclovax_puts_a_norm_on_each_output_where_use_post_norm():
     assert on.post_norms and not off.post_norms
     assert budget(on).params_exact - budget(off).params_exact == 32 * 2 * 4_096
     assert any("the logits times logits_scaling" in n for n in read_hf({"model_type": "hyperclovax"}).notes)
+
+
+@pytest.mark.parametrize("model_type, title, extras", [
+    ("glm4", "sandwich norms: an RMSNorm on attention's and the MLP's output before each residual add",
+     "sandwich norms; RoPE on d_rot = 64"),
+    ("hyperclovax", "sandwich norms: an RMSNorm on attention's and the MLP's output", "sandwich norms"),
+    ("vaultgemma", "Gemma's extras: the token rows times √d, the scores soft-capped, the logits soft-capped: values, "
+                   "but the soft-caps are tensors of the pass", "Gemma's extras: GeGLU, embeddings × √d"),
+])
+def test_sandwich_norms_are_named_as_what_they_are(model_type, title, extras):
+    """GLM-4's and HyperCLOVA X's norms on each output are Gemma's sandwich norms without Gemma's other extras: the
+    changes step and the extras line name them, not Gemma; VaultGemma's step names the extras it has, no norms."""
+    from model.changes import changes
+    from model.families import extras_line
+
+    cfg = read_hf({"model_type": model_type, "num_hidden_layers": 2}).config
+    step = next(s for s in changes(cfg).steps if s.key == "gemma")
+    assert step.title.startswith(title) and extras_line(cfg).startswith(extras)
+    assert ("Gemma" in step.lines[0].label) == (model_type == "vaultgemma")

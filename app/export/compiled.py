@@ -49,7 +49,7 @@ MODULES = (
     ("shapes_markup", [shapes_markup._tensor, shapes_markup._group_heading, shapes_markup.display_rows,
                        shapes_markup.row_title, shapes_markup.row_html, shapes_markup.recipe_legend_html]),
     ("families", [families.recipe_fields, families.recipe_of, families.moe_fields]),
-    ("changes", [changes.title_values, changes.no_twin, changes.order_note]),
+    ("changes", [changes.gemma_extras, changes.title_values, changes.no_twin, changes.order_note]),
     ("cli", [cli.extras_preset, cli._flag_value, cli._option, cli.model_options]),
     ("changes_card", [changes_card.export_command, changes_card.uncovered_text, changes_card.changes_html,
                       changes_card.notice_html]),
