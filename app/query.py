@@ -394,14 +394,15 @@ def _moe_values(values: dict[str, str], asked: dict[str, object], notes: list[st
 
 
 def _window_values(values: dict[str, str], asked: dict[str, object], notes: list[str]) -> None:
-    """The window's keys into `asked`: W (none: full attention), then full_layers, which needs a window."""
-    window, full = _group("window")
+    """The window's keys into `asked`: W (none: full attention), then the fields that need a window (full_layers,
+    chunked)."""
+    window, *needing = _group("window")
     _read_fields([window], values, asked, notes)
-    if full.key in values and asked[full.needs] is None:
-        notes.append(f"{full.key}: ignored without {window.key} (the blocks kept full beside a sliding window; set "
-                     f"{window.key}=512, say)")
-    else:
-        _read_fields([full], values, asked, notes)
+    for field in needing:
+        if field.key in values and asked[field.needs] is None:
+            notes.append(f"{field.key}: ignored without {window.key} (it shapes a window: set {window.key}=512, say)")
+        else:
+            _read_fields([field], values, asked, notes)
 
 
 def _latent_values(values: dict[str, str], asked: dict[str, object], notes: list[str]) -> None:

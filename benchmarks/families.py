@@ -50,7 +50,7 @@ def _parameters(module: torch.nn.Module) -> int:
 
 def _text_parameters(module: torch.nn.Module) -> int:
     """A multimodal wrapper's text model and head (the head where it is not tied): what the explorer reads of it."""
-    text = module.model.language_model
+    text = getattr(module.model, "language_model", module.model)  # Llama 4's causal LM: its text model itself
     head = 0 if module.lm_head.weight is text.embed_tokens.weight else module.lm_head.weight.numel()
     return _parameters(text) + head
 

@@ -62,10 +62,10 @@ ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config field
     ("d_head", ("head_dim",)),
     ("norm", ("norm",)),
     ("bias", ("bias",)),
-    ("positions", ("positions", "rotary_dim", "nope_layers")),
+    ("positions", ("positions", "rotary_dim", "nope_layers", "attn_temperature")),
     ("mlp", ("mlp", "ff_dim")),
     ("h_kv", ("kv_heads",)),
-    ("qk_norm", ("qk_norm", "qk_norm_wide")),
+    ("qk_norm", ("qk_norm", "qk_norm_wide", "qk_l2")),
     ("attention", ("attention",)),
     *((part.CHANGE[0], tuple(f.name for f in part.FIELDS)) for part in PARTS if hasattr(part, "CHANGE")),  # a part's
     ("moe", tuple(f.name for f in moe.FIELDS if f.group == "moe")),
@@ -176,10 +176,10 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "positions/partial": ("partial RoPE instead of the learned table W_pe: d_rot = {d_rot} of each head's d_head "
                           "features rotated by position, no parameters"),
     "positions/nope": ("RoPE instead of the learned table W_pe, but not in the L_nope = {L_nope} NoPE blocks "
-                       "({nope_blocks}), whose q and k see no position: no parameters"),
+                       "({nope_blocks}), whose q and k see no position{temperature}: no parameters"),
     "positions/partial_nope": ("partial RoPE instead of the learned table W_pe (d_rot = {d_rot} of each head's d_head "
-                               "features), but not in the L_nope = {L_nope} NoPE blocks ({nope_blocks}): no "
-                               "parameters"),
+                               "features), but not in the L_nope = {L_nope} NoPE blocks ({nope_blocks}){temperature}: "
+                               "no parameters"),
     "mlp/swiglu": "SwiGLU at d_ff = {d_ff}: three matrices, 3·d·d_ff, where GELU at 4d held 8d²",
     "mlp/geglu": "GeGLU at d_ff = {d_ff}: three matrices, 3·d·d_ff, where GELU at 4d held 8d² (Gemma's GELU(x W_gate) · x W_up)",
     "mlp/gelu": "GELU at d_ff = {d_ff} instead of 4d = {four_d}",
@@ -190,6 +190,8 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
                  "{group}): K, V, W_k and W_v shrink"),
     "qk_norm": "QK-norm: an RMSNorm over d_head on q and k of every head",
     "qk_norm/wide": "QK-norm over all heads at once: an RMSNorm over h·d_head on q and over h_kv·d_head on k",
+    "qk_norm/l2": ("QK-norm without a gain: q and k of every head scaled to unit RMS over d_head after RoPE, in the "
+                   "blocks with RoPE (Llama 4's): no parameters"),
     "attention": ("fused attention (F.scaled_dot_product_attention) instead of eager: one kernel, no (B, h, T, T) "
                   "scores, masked scores or softmax; a (B, h, T) fp32 log-sum-exp kept for backward"),
     "attention/gqa": ("fused attention (F.scaled_dot_product_attention) instead of eager: one kernel, no (B, h, T, T) "
@@ -210,6 +212,10 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "window": ("a sliding window of W = {W} keys on L_W = {L_W} of the L = {L} blocks: the same parameters and "
                "measured FLOPs (the (T, T) scores are still computed, then masked to a band), and each windowed block's "
                "KV cache stops growing at W − 1 = {W_kept} tokens"),
+    "window/chunked": ("chunked attention: chunks of W = {W} keys on L_W = {L_W} of the L = {L} blocks, each query "
+                       "seeing its own chunk: the same parameters and measured FLOPs (the (T, T) scores are still "
+                       "computed, then masked to the chunks), and each chunked block's KV cache, as transformers keeps "
+                       "it, stops growing at W − 1 = {W_kept} tokens"),
     "latent": ("multi-head latent attention: {q_path}, K and V made per head from one latent of d_c = {d_c} and one "
                "rotary key of d_R = {d_R} that every head shares; scores d_nope + d_R = {qk} wide, values d_v = {d_v}: "
                "each block caches d_c + d_R = {kv} numbers per token, where K and V of h heads held 2h·d_v = {mha}"),
@@ -244,6 +250,10 @@ def title_key(key: str, cfg: Config) -> str:
                                                       ("nope", bool(cfg.nope_layers))) if on)
     if key == "qk_norm" and cfg.qk_norm_wide:
         return "qk_norm/wide"
+    if key == "qk_norm" and cfg.qk_l2:
+        return "qk_norm/l2"
+    if key == "window" and cfg.chunked:
+        return "window/chunked"
     if key == "gemma" and sandwich_only(cfg):
         return "gemma/sandwich"
     return key
@@ -260,7 +270,9 @@ def title_values(cfg: Config) -> dict[str, str]:
         out["d_rot"] = f"{cfg.rotary_dim:,}"
     if cfg.nope_layers:
         out.update(L_nope=f"{cfg.L_nope:,}", nope_blocks=("block " if cfg.L_nope == 1 else "blocks ")
-                   + blocks_text(cfg.nope_layers))
+                   + blocks_text(cfg.nope_layers),
+                   temperature=" (their queries scaled by position: attention temperature)" if cfg.attn_temperature
+                   else "")
     if cfg.has_extras("gemma"):
         out["gemma_extras"] = gemma_extras(cfg)
     out.update(window.title_values(cfg))

@@ -620,6 +620,14 @@ TABLE_PRESETS: dict[str, Config] = {
     # features (partial_rotary_factor 0.75), 24 heads and 8 K/V heads, a tied head, and the window of 262,144 its file
     # sets on every block (beyond its 131,072-token context: it never binds); 3,836,021,760 parameters, as published
     "phi-4-mini": _modern(32, 3072, 24, 8, 8_192, 200_064, 131_072, tie=True, rotary_dim=96, window=262_144),
+    # Llama 4 Scout's text model (Llama4TextConfig's defaults, which describe it, with its card's 10M-token context):
+    # 48 blocks of d 5,120, 40 heads and 8 K/V heads of 128; chunked attention (chunks of 8,192) with RoPE and a QK-norm
+    # without a gain in three blocks of four, full attention without RoPE (and with its temperature) in blocks 3, 7,
+    # …, 47; every block 16 experts of 8,192, 1 per token, beside one shared expert; 107,769,861,120 parameters
+    # (transformers' module; "109B total" on its card counts the vision encoder too, which no figure here does)
+    "llama4-scout": _modern(48, 5120, 40, 8, None, 202_048, 10_485_760, head_dim=128, experts=16, top_k=1,
+                            expert_dim=8_192, shared_experts=1, window=8_192, full_layers=tuple(range(3, 48, 4)),
+                            chunked=True, nope_layers=tuple(range(3, 48, 4)), qk_l2=True, attn_temperature=True),
     # SmolLM3-3B (HuggingFaceTB/SmolLM3-3B's config.json): Llama's block, 16 heads and 4 K/V heads, a tied head, RoPE in
     # every block but every fourth (no_rope_layers: blocks 3, 7, …, 35 NoPE), a 65,536-token context; 3,075,098,624
     # parameters ("3B"): transformers' module
@@ -629,7 +637,7 @@ TABLE_PRESETS: dict[str, Config] = {
 }
 WINDOW_PRESETS = ("mistral-7b-v0.1", "gemma-3-1b", "gemma-3-27b", "gpt-oss-20b")  # on both pages (issue 27)
 MLA_PRESETS = ("deepseek-v3",)  # latent attention, on both pages (issue 27)
-FAMILY_PRESETS = ("glm-4.5-air", "minimax-m2", "phi-4-mini", "smollm3-3b")  # issue 40's families, on both pages
+FAMILY_PRESETS = ("llama4-scout", "glm-4.5-air", "minimax-m2", "phi-4-mini", "smollm3-3b")  # issue 40's families, on both pages
 PRESETS.update({name: TABLE_PRESETS[name] for name in (*WINDOW_PRESETS, *MLA_PRESETS, *FAMILY_PRESETS)})
 ALL_PRESETS: dict[str, Config] = {**PRESETS, **TABLE_PRESETS}  # what --preset takes
 

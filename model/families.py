@@ -22,6 +22,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "GPT-2": ("gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl"),
     "GPT-3": ("gpt3-125m", "gpt3-350m", "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b"),
     "Llama 3": ("llama3.2-1b", "llama3-8b", "llama3-70b"),
+    "Llama 4": ("llama4-scout",),
     "Mistral": ("mistral-7b-v0.1", "mistral-7b", "mistral-nemo-12b", "mixtral-8x7b"),
     "Qwen": ("qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-4b-instruct-2507", "qwen3-30b-a3b"),
     "Gemma": ("gemma-3-1b", "gemma-3-27b"),
@@ -49,7 +50,7 @@ TITLES: dict[str, str] = {
     "gemma-3-1b": "Gemma 3 1B", "gemma-3-27b": "Gemma 3 27B (text)", "gpt-oss-20b": "gpt-oss-20b",
     "deepseek-v3": "DeepSeek-V3 (no MTP module)",  # its published 671B: without the multi-token-prediction module
     "glm-4.5-air": "GLM-4.5-Air (no MTP layer)", "minimax-m2": "MiniMax-M2 (no MTP modules)", "phi-4-mini": "Phi-4-mini",
-    "smollm3-3b": "SmolLM3 3B",
+    "smollm3-3b": "SmolLM3 3B", "llama4-scout": "Llama 4 Scout (text)",
 }
 
 
@@ -145,7 +146,7 @@ def extras_line(cfg: Config) -> str | None:
         own = family == "gemma" and said == [f.says for f in WRITTEN if f.name == "post_norms"]  # GLM-4's, HyperCLOVA
         parts.append(", ".join(said) if own else f"{FIELD_FAMILIES[family]}'s extras: " + ", ".join(said))  # X's
     parts += [f.says.format(cfg=cfg) for f in linked(WRITTEN)  # a part's field with no control of its own, where set
-              if f.group == "recipe" and not f.control and f.says and getattr(cfg, f.name) != f.default]
+              if f.group in ("recipe", "window") and not f.control and f.says and getattr(cfg, f.name) != f.default]
     return "; ".join(parts) or None
 
 

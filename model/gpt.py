@@ -130,7 +130,7 @@ class GPT(nn.Module):
         if self.cfg.embed_scale:  # Gemma: tok · √d, the scale at the table's dtype (as transformers casts it)
             tok = self.scaled(tok * torch.tensor(math.sqrt(self.cfg.d), dtype=tok.dtype))
         if hasattr(self, "window_mask") and start == 0:  # a prefill: the windowed blocks' band, made once
-            self._band = self.window_mask(window.band_mask(T, self.cfg.W, idx.device, tok.dtype))  # (T, T)
+            self._band = self.window_mask(window.band_mask(T, self.cfg.W, idx.device, tok.dtype, self.cfg.chunked))
         if self.cfg.positions == "rope":
             self._rope = self.rope(T, idx.device, tok.dtype, start)  # cos, sin: (T, d_head) each
             return tok

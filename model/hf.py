@@ -76,10 +76,11 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
                "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "smollm3", "cohere2", "exaone4", "arcee", "jais2",
-               "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax")
+               "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
+               "llama4_text")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
-MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
+MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
              "granitemoeshared", "mellum", "flex_olmo")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
@@ -209,6 +210,15 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "num_attention_heads": 16, "num_key_value_heads": 4, "max_position_embeddings": 32_768,
         "tie_word_embeddings": True, "attention_bias": False, "mlp_bias": False, "use_sliding_window": False,
         "sliding_window": None, "no_rope_layers": None, "no_rope_layer_interval": 4, "layer_types": None,
+    },
+    "llama4_text": {  # Llama4TextConfig (Llama 4 Scout's text model): chunked attention with RoPE and QK-norm in three
+        # blocks of four, full attention without RoPE (NoPE) in every fourth; 16 experts, 1 per token, and a shared one
+        "vocab_size": 202_048, "hidden_size": 5_120, "intermediate_size": 8_192, "intermediate_size_mlp": 16_384,
+        "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+        "max_position_embeddings": 131_072, "tie_word_embeddings": False, "attention_bias": False,
+        "num_experts_per_tok": 1, "num_local_experts": 16, "moe_layers": None, "interleave_moe_layer_step": 1,
+        "use_qk_norm": True, "no_rope_layers": None, "no_rope_layer_interval": 4, "attention_chunk_size": 8_192,
+        "layer_types": None, "attn_temperature_tuning": True,
     },
     "arcee": {  # ArceeConfig (AFM-4.5B): Llama's block with a ReLU² MLP of two matrices
         "vocab_size": 32_000, "hidden_size": 2_560, "intermediate_size": 18_432, "num_hidden_layers": 32,
@@ -368,6 +378,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
 # no count (read, checked and named in the reading's notes). norm_topk_prob renormalises the k weights to sum to 1,
 # which Mixtral always does and this explorer's module does (values only).
 ROUTER: dict[str, dict[str, object]] = {
+    "llama4_text": {"router_jitter_noise": 0.0, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "mixtral": {"router_jitter_noise": 0.0, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "qwen2_moe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "qwen3_moe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.001, "output_router_logits": False},
@@ -414,6 +425,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "cohere2": ("head_dim", "sliding_window_pattern"),  # its class's keyword: layer_types' default, every n-th full
     "exaone4": ("head_dim",),  # Exaone4Attention's getattr(config, "head_dim", d / h)
     **dict.fromkeys(("arcee", "jais2"), ("sliding_window", "layer_types")),
+    "llama4_text": (),
     "smollm3": ("head_dim",),  # SmolLM3Attention's getattr(config, "head_dim", d / h)
     "granite": ("head_dim", "sliding_window", "layer_types"),  # GraniteAttention's getattr(config, "head_dim", d / h)
     **dict.fromkeys(("granitemoe", "granitemoeshared"), ("head_dim", "sliding_window", "layer_types")),  # as Granite's
@@ -469,6 +481,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "helium": ("sliding_window", "layer_types"),
     "smollm3": ("num_key_value_heads", "sliding_window", "no_rope_layers", "layer_types", "head_dim"),
     **dict.fromkeys(("arcee", "jais2"), ("num_key_value_heads", "head_dim", "sliding_window", "layer_types")),
+    "llama4_text": ("moe_layers", "no_rope_layers", "attention_chunk_size", "layer_types"),
     "cohere2": ("num_key_value_heads", "sliding_window", "layer_types", "head_dim"),
     "exaone4": ("sliding_window", "sliding_window_pattern", "layer_types", "head_dim"),  # a null pattern: `_blocks`
     "cwm": ("layer_types",),
@@ -525,6 +538,7 @@ FIELD_OF: dict[str, str] = {
     "tie_word_embeddings": "tie", "num_local_experts": "E", "num_experts": "E", "num_experts_per_tok": "k",
     "moe_intermediate_size": "d_expert", "shared_expert_intermediate_size": "d_shared",
     "decoder_sparse_step": "moe_step", "mlp_only_layers": "dense_layers", "n_routed_experts": "E",
+    "intermediate_size_mlp": "d_ff", "interleave_moe_layer_step": "moe_step", "attention_chunk_size": "W",
     "n_shared_experts": "E_shared", "first_k_dense_replace": "dense_first", "kv_lora_rank": "d_c", "q_lora_rank": "d_cq",
     "qk_rope_head_dim": "d_R", "qk_nope_head_dim": "d_nope", "v_head_dim": "d_v",
 }
@@ -534,14 +548,15 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "sliding_window", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
          "shared_expert_intermediate_size", "decoder_sparse_step", "query_pre_attn_scalar", "sliding_window_pattern",
          "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts",
-         "n_group", "topk_group", "rotary_dim", "no_rope_layer_interval")
+         "n_group", "topk_group", "rotary_dim", "no_rope_layer_interval", "intermediate_size_mlp",
+         "interleave_moe_layer_step", "attention_chunk_size")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_intermediate_size",
           "num_nextn_predict_layers", "num_mtp_layers")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
          "use_bias", "attention_out_bias", "multi_query",
-         "use_qk_norm", "use_post_norm",
+         "use_qk_norm", "use_post_norm", "attn_temperature_tuning",
          "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave")
 NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor")  # a number of at least 0
 GRANITE_SCALES = ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")
@@ -586,6 +601,9 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "no_rope_layer_interval": "every how many blocks one goes without RoPE", "embedding_multiplier": "the token rows' scale",
     "residual_multiplier": "the residual branches' scale", "attention_multiplier": "the scores' scale",
     "logits_scaling": "the logits' divisor", "attention_out_bias": "a bias on W_o",
+    "intermediate_size_mlp": "a dense block's MLP width", "moe_layers": "the blocks that are a mixture of experts",
+    "interleave_moe_layer_step": "every how many blocks one is a mixture of experts",
+    "attention_chunk_size": "the chunks' length W", "attn_temperature_tuning": "the NoPE blocks' query scale",
     "shared_intermediate_size": "the shared expert's width d_shared (0: none)",
     "mlp_layer_types": "each block's MLP, dense or sparse (a mixture of experts)",
     "use_post_norm": "a norm on attention's and on the MLP's output (Peri-LN)",
@@ -629,7 +647,7 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
                   "hyperclovax": "HyperCLOVAXConfig", "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig", "youtu": "YoutuConfig"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
-LAYER_TYPES = ("full_attention", "sliding_attention")
+LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention")  # chunked: Llama 4's only
 MLP_LAYER_TYPES = ("dense", "sparse")  # transformers' ALLOWED_MLP_LAYER_TYPES
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "ntk")  # θ's scaling rules: values only
 
@@ -743,8 +761,6 @@ NOT_BUILT: dict[str, str] = {
                     "its DeepSeek sparse attention (a lightning indexer with its own key cache picks each query's "
                     "top-k keys)"),
     "olmo": "its LayerNorm without a gain or a bias",
-    **dict.fromkeys(("llama4_text", "llama4"), "Llama 4's chunked attention, its NoPE blocks and its MoE blocks "
-                                               "interleaved with dense ones"),
     "stablelm": f"{_PARTIAL} and LayerNorms with biases beside matrices without them",
     "phi": f"{_PARTIAL} and a bias on the head",
     "gpt_neox": f"{_PARTIAL} and a parallel block in which attention and the MLP each read a norm of their own",
@@ -772,7 +788,8 @@ def read(doc: Mapping) -> Reading:
 class Wrapper:
     """A multimodal wrapper's config class, as it builds its text model: the type of `text_config` where the file
     names none, the head's tie (the wrapper's own tie_word_embeddings with this default; "either": the wrapper's or
-    the text model's, as LlavaConfig ties), and the modules it adds besides (left out here)."""
+    the text model's, as LlavaConfig ties; "text": the text model's own, as Llama 4's ties), and the modules it adds
+    besides (left out here)."""
 
     text: str
     tie: bool | str
@@ -783,6 +800,7 @@ WRAPPERS = {
     "gemma3": Wrapper("gemma3_text", True, "the SigLIP vision tower and the multimodal projector"),
     "mistral3": Wrapper("mistral", True, "the Pixtral vision tower and the multimodal projector"),
     "llava": Wrapper("llama", "either", "the CLIP vision tower and the multimodal projector"),
+    "llama4": Wrapper("llama4_text", "text", "the vision tower and the multimodal projector"),
 }
 
 
@@ -807,6 +825,10 @@ def _text_model(doc: Mapping, wrapper: Wrapper) -> Reading:
         tie = bool(own) or bool(inner.get("tie_word_embeddings",
                                           DEFAULTS.get(text_type, {}).get("tie_word_embeddings")))
         why = f"{outer} ties it where its own tie_word_embeddings or text_config's is true"
+    elif wrapper.tie == "text":
+        text_type = inner["model_type"] if isinstance(inner["model_type"], str) else None
+        tie = inner.get("tie_word_embeddings", DEFAULTS.get(text_type, {}).get("tie_word_embeddings"))
+        why = f"text_config's own tie_word_embeddings, as {outer}'s language model ties it; the wrapper's is not read"
     else:
         tie = wrapper.tie if own is None else own
         why = (f"{outer}'s own tie_word_embeddings" + ("" if own is not None else f" (not in the file: {outer}'s "
@@ -885,6 +907,12 @@ def _same_module(doc: Mapping, model_type: str) -> Reading:
     return dataclasses.replace(reading, model_type=model_type, defaults=defaults, more=(note, *reading.more))
 
 
+LLAMA4_VALUES = ("values only, which change no count, shape or byte: RoPE's θ and its pairs (rotated as complex "
+                 "numbers); the router's sigmoid over its top-k logits, which scales each expert's input (this "
+                 "module's router takes a softmax over the same (B, T, E) logits and scales its outputs); the "
+                 "temperature's attn_scale and floor_scale (0.1 and 8,192 here); the QK-norm's ε. transformers' "
+                 "module runs every expert on every token, scaled by 0 where the router did not choose it: its "
+                 "FlopCounterMode count adds the other E − k experts' matmuls, which no figure here counts")
 GEMMA_VALUES = ("values only, which change no count, shape or byte: the token rows times √d, the scores times "
                 "1/√query_pre_attn_scalar, Gemma's RMSNorm gain (1 + g) and RoPE's bases; the soft-caps are values too, "
                 "but each is a tensor of the pass (the shapes table shows it)")
@@ -926,6 +954,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                                                                "parameters and FLOPs)",), "olmo2": (ROPE_VALUES,), "olmo3": (ROPE_VALUES + " (per kind of block)",), "cwm": (ROPE_VALUES + " (llama3's by default)",),
                "ernie4_5": (ROPE_VALUES + ", its pairs interleaved",), "gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
                "phi3": (PHI3_VALUES,), "cohere": (COHERE_VALUES,), "cohere2": (COHERE_VALUES,),
+               "llama4_text": (LLAMA4_VALUES,),
                "exaone4": (ROPE_VALUES,), "arcee": (ROPE_VALUES,), "jais2": (ROPE_VALUES + "; the LayerNorms' ε",),
                "vaultgemma": (GEMMA_VALUES,), "gpt_oss": (OSS_VALUES,),
                "ministral3": (MINISTRAL3_VALUES,),
@@ -954,6 +983,10 @@ def _window(types: list[str], window: int | None, model_type: str, fields: dict,
         raise HFConfigError("config.json: layer_types lists sliding_attention blocks but no window applies "
                             "(sliding_window is null, or use_sliding_window false): transformers cannot build their "
                             "cache; give the window or list full_attention")
+    if sliding and window == 1 and model_type == "llama4_text":
+        raise HFConfigError("config.json: attention_chunk_size=1 lets each query see only itself, and transformers' "
+                            "cache then keeps every token (it keeps the last W − 1 = 0 as all of them); give chunks of "
+                            "at least 2, or null for full attention")
     if sliding and window == 1:
         raise HFConfigError("config.json: sliding_window=1 lets each query see only itself, and transformers' cache "
                             "then keeps every token (it keeps the last W − 1 = 0 as all of them); give a window of at "
@@ -971,6 +1004,14 @@ def _window(types: list[str], window: int | None, model_type: str, fields: dict,
     full = tuple(i for i, t in enumerate(types) if t == "full_attention")
     fields.update(window=window, full_layers=full)
     keys["window"] = "sliding_window"
+    if model_type == "llama4_text":  # its chunks: a window's cache, each query seeing its own chunk of W
+        fields["chunked"] = True
+        keys["window"] = "attention_chunk_size"
+        which = "every block" if not full else f"{len(sliding):,} of the {len(types):,} blocks (the others full " \
+                                               f"attention, without RoPE)"
+        return (f"chunked attention: chunks of W = {window:,} (attention_chunk_size) in {which}: each query sees the "
+                f"keys of its own chunk, and a chunked block's KV cache keeps W − 1 = {window - 1:,} tokens after a "
+                f"prefill, as transformers keeps a window's",)
     source = "sliding_window" if given else f"sliding_window (not in the file: {model_type}'s default)"
     which = "every block" if not full else f"{len(sliding):,} of the {len(types):,} blocks (the others full attention)"
     return (f"a sliding window W = {window:,} ({source}) on {which}: each query sees the last W keys, and a windowed "
@@ -1039,6 +1080,11 @@ def _checked(key: str, value: object, nullable: bool, kind: str | None = None) -
         if not isinstance(value, bool):
             raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[kind]}) must be true or false")
         return value
+    if kind == "moe_layers":  # Llama 4's MoE blocks, by index
+        if not isinstance(value, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in value):
+            raise HFConfigError(f"config.json: moe_layers={show(value)}: moe_layers ({WHAT[kind]}) must be a list of "
+                                f"block indices such as [1, 3]{null}")
+        return value
     if kind == "mlp_only_layers":
         if not isinstance(value, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in value):
             raise HFConfigError(f"config.json: mlp_only_layers={show(value)}: mlp_only_layers ({WHAT[kind]}) must be a "
@@ -1088,7 +1134,7 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
                                                "glm", "glm4", "glm4_moe", "minimax_m2", "olmoe", "ministral", "smollm3",
                                                "cohere2", "exaone4", "youtu", "granitemoe", "granitemoeshared", "mellum",
-                                               "flex_olmo", "hyperclovax"),
+                                               "flex_olmo", "hyperclovax", "llama4_text"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2"), ("relu2",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1174,11 +1220,30 @@ def _unread_pattern(doc: Mapping, model_type: str) -> tuple[Mapping, tuple[str, 
             (f"sliding_window_pattern = {show(pattern)} is not read: layer_types lists each block's attention",))
 
 
-def _smollm3_rope(values: dict, L: int) -> list[int]:
-    """SmolLM3's blocks, 1 where RoPE rotates q and k and 0 where not: no_rope_layers, or SmolLM3Config's default, 0
-    in every no_rope_layer_interval-th block. HFConfigError for a list its module cannot index by block."""
+def _llama4_blocks(values: dict, L: int) -> tuple[list[str], int | None]:
+    """Llama 4's blocks as its class lists them (chunked attention where a block has RoPE and attention_chunk_size is
+    set, else full), written as a window's ("sliding_attention": a chunked block's cache is a window's, its chunks
+    `Config.chunked`), and the chunk size."""
+    chunk, types = values["attention_chunk_size"], values["layer_types"]
+    if types is None:
+        types = ["chunked_attention" if rope and chunk is not None else "full_attention"
+                 for rope in _smollm3_rope(values, L, empty=True)]
+    if "sliding_attention" in types:
+        raise HFConfigError("config.json: layer_types lists sliding_attention, which Llama 4's module does not mask (its "
+                            "windowed blocks are chunked_attention); list chunked_attention or full_attention")
+    if "chunked_attention" in types and chunk is None:
+        raise HFConfigError("config.json: layer_types lists chunked_attention but attention_chunk_size is null: give the "
+                            "chunks' length, or list full_attention")
+    chunked = [t == "chunked_attention" for t in types]
+    return ["sliding_attention" if c else t for c, t in zip(chunked, types)], chunk if any(chunked) else None
+
+
+def _smollm3_rope(values: dict, L: int, empty: bool = False) -> list[int]:
+    """SmolLM3's and Llama 4's blocks, 1 where RoPE rotates q and k and 0 where not: no_rope_layers, or their class's
+    default, 0 in every no_rope_layer_interval-th block (`empty`: an empty list takes the default too, as
+    Llama4TextConfig's does). HFConfigError for a list its module cannot index by block."""
     rope = values["no_rope_layers"]
-    if rope is None:
+    if rope is None or (empty and not rope):
         return [int((i + 1) % values["no_rope_layer_interval"] != 0) for i in range(L)]
     if len(rope) != L:
         raise HFConfigError(f"config.json: no_rope_layers lists {len(rope):,} blocks, but num_hidden_layers = {L:,}: "
@@ -1194,9 +1259,10 @@ NOPE_WHERE_FULL = ("cohere2", "exaone4")
 def _nope(values: dict, model_type: str, fields: dict, keys: dict[str, str], types: list[str],
           window: int | None) -> tuple[str, ...]:
     """The blocks without RoPE (`nope_layers`) as the type's module leaves them out, and a note naming them."""
-    if model_type == "smollm3":
-        nope = tuple(i for i, rope in enumerate(_smollm3_rope(values, fields["L"])) if not rope)
-        source = "no_rope_layers" if values["no_rope_layers"] is not None else \
+    if model_type in ("smollm3", "llama4_text"):
+        rope = _smollm3_rope(values, fields["L"], empty=model_type == "llama4_text")
+        nope = tuple(i for i, r in enumerate(rope) if not r)
+        source = "no_rope_layers" if values["no_rope_layers"] else \
             f"no_rope_layer_interval = {values['no_rope_layer_interval']:,}"
     elif model_type in NOPE_WHERE_FULL and (window is not None or model_type == "cohere2"):
         nope = tuple(i for i, t in enumerate(types) if t == "full_attention")
@@ -1206,7 +1272,9 @@ def _nope(values: dict, model_type: str, fields: dict, keys: dict[str, str], typ
     if not nope:
         return ()
     fields["nope_layers"] = nope
-    keys["nope_layers"] = source.split(" ")[0] if model_type == "smollm3" else "layer_types"
+    if model_type == "llama4_text":
+        fields["attn_temperature"] = values["attn_temperature_tuning"]
+    keys["nope_layers"] = source.split(" ")[0] if model_type in ("smollm3", "llama4_text") else "layer_types"
     return (f"NoPE in {len(nope):,} of the {fields['L']:,} blocks (from {source}): their q and k are not rotated, so "
             f"they see no position but the causal mask's order",)
 
@@ -1260,6 +1328,14 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
                       final_softcap=values["final_logit_softcapping"])
         keys.update(query_scale="query_pre_attn_scalar", attn_softcap="attn_logit_softcapping",
                     final_softcap="final_logit_softcapping")
+    if model_type == "llama4_text":  # Llama 4: its dense blocks' MLP of intermediate_size_mlp, its experts of
+        # intermediate_size and one shared expert as wide (no gate); the MoE blocks moe_layers lists, or every
+        # interleave_moe_layer_step-th; QK-norm without a gain in the RoPE blocks, a temperature in the NoPE blocks
+        keys["ff_dim"] = "intermediate_size_mlp"
+        fields.update(ff_dim=values["intermediate_size_mlp"], shared_experts=1, qk_l2=values["use_qk_norm"])
+        if values["moe_layers"] is not None:
+            moe = set(values["moe_layers"])
+            fields.update(moe_step=1, dense_layers=tuple(i for i in range(fields["L"]) if i not in moe))
     if model_type == "mellum":  # the blocks mlp_layer_types lists "dense" (MellumConfig: every block sparse)
         fields["dense_layers"] = tuple(i for i, t in enumerate(values["mlp_layer_types"] or ()) if t == "dense")
     if "dense_layers" in fields:
@@ -1284,6 +1360,8 @@ MLA_KEYS = {"latent_dim": "kv_lora_rank", "q_latent_dim": "q_lora_rank", "rope_d
 # Each mixture of experts' Config fields and the keys they come from (Mixtral's experts are its intermediate_size
 # wide, and it has no dense block; Qwen's dense blocks keep intermediate_size).
 MOE_KEYS: dict[str, dict[str, str]] = {
+    "llama4_text": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size",
+                    "moe_step": "interleave_moe_layer_step", "dense_layers": "moe_layers"},
     "mixtral": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
     "qwen2_moe": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
                   "shared_dim": "shared_expert_intermediate_size", "moe_step": "decoder_sparse_step",
@@ -1379,7 +1457,8 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     **dict.fromkeys(("llama", "internlm3", "exaone", "iquestcoder", "granite", "smollm3", "arcee", "jais2",
                      "hyperclovax"),
                     {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
-    **dict.fromkeys(("qwen3", "qwen3_moe", "gemma", *GEMMA_TYPES, "cohere", "cohere2", "gpt_oss", "olmo2", "olmo3"),
+    **dict.fromkeys(("qwen3", "qwen3_moe", "gemma", *GEMMA_TYPES, "cohere", "cohere2", "gpt_oss", "olmo2", "olmo3",
+                     "llama4_text"),
                     {"attention_bias": ATTN}),
     "qwen2_moe": {"qkv_bias": ("qkv",)},
     "helium": {"attention_bias": ("qkv",), "mlp_bias": ("mlp",)},
@@ -1422,7 +1501,13 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
     when there is no list and a window is set, keeps a window's K and V. Qwen2, Qwen3 and their mixtures of experts
     drop the window unless `use_sliding_window`; Qwen2 and Qwen3 list the blocks from `max_window_layers` on as
     sliding, Qwen2-MoE every other block below it."""
+    if model_type == "llama4_text":
+        return _llama4_blocks(values, L)
     window, types = values["sliding_window"], values["layer_types"]
+    if types is not None and "chunked_attention" in types:
+        raise HFConfigError(f"config.json: layer_types lists chunked_attention, which {model_type}'s module does not "
+                            f"mask (Llama 4's chunked attention is llama4_text's); list full_attention or "
+                            f"sliding_attention")
     if model_type in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "smollm3"):
         window = window if values["use_sliding_window"] else None
         if types is None and model_type == "smollm3":  # SmolLM3Config: the NoPE blocks windowed, where a window is

@@ -155,7 +155,9 @@ def window_text(cfg: Config, values: dict[str, str] | None = None) -> str | None
         return None
     full = tuple(i for i, k in enumerate(cfg.attn_kinds) if k == "full")
     v = {**window_values(cfg), "full": blocks_text(full)} if values is None else values
-    sliding = f"{v['L_W']} sliding-window block{'s' if cfg.L_W > 1 else ''} (W = {v['W']})"
+    s = "s" if cfg.L_W > 1 else ""
+    sliding = (f"{v['L_W']} chunked-attention block{s} (chunks of W = {v['W']})" if cfg.chunked else
+               f"{v['L_W']} sliding-window block{s} (W = {v['W']})")
     full_part = f" and {v['L_full']} full-attention block{'s' if len(full) > 1 else ''} ({v['full']})" if full else ""
     same = " with the same shapes" if full else ""
     return (f"{sliding}{full_part}{same}; the rows show a windowed one, whose KV cache keeps min(T, W − 1) = "

@@ -181,6 +181,12 @@ BASE: dict[str, dict] = {
     "youtu": {"model_type": "youtu", **{k: v for k, v in MODERN.items() if k != "head_dim"}, "num_attention_heads": 64,
               "num_key_value_heads": 64, "attention_bias": False, "kv_lora_rank": 16, "q_lora_rank": None,
               "qk_rope_head_dim": 8, "qk_nope_head_dim": 12, "v_head_dim": 10},
+    "llama4_text": {"model_type": "llama4_text", **MODERN, "num_attention_heads": 40, "num_key_value_heads": 8,
+                    "num_hidden_layers": 4, "intermediate_size_mlp": 40,
+                    "attention_bias": False, "num_experts_per_tok": 2, "num_local_experts": 3, "moe_layers": None,
+                    "interleave_moe_layer_step": 2, "use_qk_norm": True, "no_rope_layers": None,
+                    "no_rope_layer_interval": 4, "attention_chunk_size": 3, "layer_types": None,
+                    "attn_temperature_tuning": True, "pad_token_id": 0},
     "sarvam_moe": {"model_type": "sarvam_moe", **MODERN, "num_hidden_layers": 3, "num_experts_per_tok": 2,
                    "moe_intermediate_size": 24, "attention_bias": True, "n_routed_experts": 8, "n_shared_experts": 2,
                    "first_k_dense_replace": 2, "use_qk_norm": False},
@@ -589,8 +595,12 @@ MALFORMED: list[tuple[str, bytes, str]] = [  # (name, file, what the one line mu
                                                                        "attention) must be a list of words"),
     ("layer_types too short", _file(model_type="qwen2", layer_types=["full_attention"]),
      "layer_types lists 1 blocks, num_hidden_layers is 2"),
-    ("layer_types unknown", _file(model_type="qwen2", layer_types=["chunked_attention", "full_attention"]),
-     "layer_types lists 'chunked_attention': each block's attention must be one of full_attention, sliding_attention"),
+    ("layer_types unknown", _file(model_type="qwen2", layer_types=["global", "full_attention"]),
+     "layer_types lists 'global': each block's attention must be one of full_attention, sliding_attention, "
+     "chunked_attention"),
+    ("layer_types chunked", _file(model_type="qwen2", layer_types=["chunked_attention", "full_attention"]),
+     "layer_types lists chunked_attention, which qwen2's module does not mask (Llama 4's chunked attention is "
+     "llama4_text's)"),
     ("use_sliding_window as text", _file(model_type="qwen2", use_sliding_window="yes"), "use_sliding_window='yes'"),
     ("max_window_layers negative", _file(model_type="qwen2", max_window_layers=-1), "max_window_layers=-1"),
     ("rope_parameters a word", _file(rope_parameters="fast"), "rope_parameters='fast': rope_parameters (RoPE's "
@@ -685,15 +695,24 @@ def test_the_qwen2_moe_file_transformers_writes_reads_exactly(sizes, tmp_path):
         from_hf({**doc, "use_sliding_window": True})
 
 
+def text_and_head(module: torch.nn.Module) -> tuple[torch.nn.Module, torch.nn.Module]:
+    """A multimodal module's text model and head: Gemma 3's, Mistral 3's and LLaVA's `model.language_model` and
+    `lm_head`, Llama 4's language model (a causal LM of its own) `language_model.model` and `language_model.lm_head`."""
+    if hasattr(module, "model"):
+        return module.model.language_model, module.lm_head
+    return module.language_model.model, module.language_model.lm_head
+
+
 def wrapped(doc: dict) -> tuple[int, int]:
     """transformers' multimodal model of the wrapper file `doc` on the meta device: its text model's parameters (the
     language model and the head where it is not tied) and the KV-cache bytes at fp32 after a text-only prefill."""
     config = CONFIG_MAPPING[doc["model_type"]](**{k: v for k, v in doc.items() if k != "model_type"})
     with torch.device("meta"):
         module = AutoModelForImageTextToText.from_config(config, attn_implementation="eager")
-    text = module.model.language_model
-    head = 0 if module.lm_head.weight is text.embed_tokens.weight else module.lm_head.weight.numel()
-    out = module(input_ids=torch.zeros(*BT, dtype=torch.long, device="meta"), use_cache=True)
+    text, lm_head = text_and_head(module)
+    head = 0 if lm_head.weight is text.embed_tokens.weight else lm_head.weight.numel()
+    runs = module if hasattr(module, "model") else module.language_model  # Llama 4's text-only forward: its LM's
+    out = runs(input_ids=torch.zeros(*BT, dtype=torch.long, device="meta"), use_cache=True)
     kv = sum(t.numel() * t.element_size() for layer in out.past_key_values.layers for t in (layer.keys, layer.values))
     return sum(p.numel() for p in text.parameters()) + head, kv
 
@@ -706,7 +725,7 @@ TEXT = {"vocab_size": 96, "hidden_size": 64, "intermediate_size": 48, "num_hidde
 @pytest.mark.parametrize("tie", [None, True, False])
 @pytest.mark.parametrize("text_tie", [None, True, False])
 def test_a_multimodal_wrapper_reads_its_text_model_as_transformers_builds_it(wrapper, tie, text_tie):
-    """gemma3, mistral3 and llava files: the text model's N (the head tied as the wrapper ties it) and KV cache equal
+    """gemma3, mistral3, llava and llama4 files: the text model's N (the head tied as the wrapper ties it) and KV cache equal
     transformers' multimodal module's, and a note names what is left out."""
     text = {**TEXT, **({"tie_word_embeddings": text_tie} if text_tie is not None else {})}
     doc = {"model_type": wrapper, "text_config": text, **({"tie_word_embeddings": tie} if tie is not None else {})}

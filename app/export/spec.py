@@ -161,7 +161,7 @@ def _modern(cfg: Config, dtype: str) -> dict:
 
 def _changes(c) -> dict:
     """A changes table without values: each group's title template and its line templates."""
-    window = {"changes/window/cache_ratio": window_part.change_label(PLACEHOLDERS)}  # its values filled by the page
+    window = {"changes/window/cache_ratio": window_part.change_label(PLACEHOLDERS, c.cfg.chunked)}  # values: the page
     return {"groups": [{"key": g.key, "title": title_key(g.key, c.cfg),
                         "lines": [{**_line(x), "label": window.get(x.key, x.label)} for x in g.lines]}
                        for g in c.groups]}

@@ -39,6 +39,12 @@ FIELDS = (
     Field("qk_norm_wide", "flag", "QK-norm over all heads at once: an RMSNorm over h·d_head on q and one over "
           "h_kv·d_head on k, before the heads are split (OLMo 2)", default=False, control=False, tensors=True,
           says="QK-norm over all heads' width (an RMSNorm over h·d_head on q, h_kv·d_head on k)"),
+    Field("qk_l2", "flag", "Llama 4's QK-norm: each head's q and k scaled to a root-mean-square of 1 over d_head after "
+          "RoPE, with no gain, in the blocks with RoPE only", default=False, control=False, tensors=True,
+          says="q and k scaled to unit RMS after RoPE (Llama 4's QK-norm, no gain) in the blocks with RoPE"),
+    Field("attn_temperature", "flag", "Llama 4's attention temperature: each query of a NoPE block times "
+          "1 + 0.1·log(1 + ⌊(t + 1)/8,192⌋) at its position t (a value, made a tensor of the pass)", default=False,
+          control=False, tensors=True, says="the NoPE blocks' queries scaled by their position (attention temperature)"),
     Field("attention", "choice", "attention: eager (written out: (B, h, T, T) scores, masked scores and softmax) or "
           "fused (F.scaled_dot_product_attention, as FlashAttention: no (B, h, T, T) tensor, a (B, h, T) fp32 "
           "log-sum-exp kept for backward)", default="eager", choices=("eager", "fused")),
@@ -86,9 +92,15 @@ def check(cfg: Config) -> None:
             f"d={cfg.d} is not divisible by h={cfg.h}; each head gets d/h features, so h must divide d "
             f"(nearest divisors of {cfg.d}: {near})"
         )
-    if cfg.qk_norm and cfg.qk_norm_wide:
-        raise ValueError("qk_norm (per head, over d_head) and qk_norm_wide (over all heads at once) are two QK-norms: "
-                         "set one of them")
+    if sum((cfg.qk_norm, cfg.qk_norm_wide, cfg.qk_l2)) > 1:
+        raise ValueError("qk_norm (per head, over d_head), qk_norm_wide (over all heads at once) and qk_l2 (Llama 4's, "
+                         "no gain, after RoPE) are three QK-norms: set one of them")
+    if cfg.qk_l2 and (cfg.positions != "rope" or cfg.latent_dim is not None):
+        raise ValueError("qk_l2 scales q and k after RoPE in the blocks with RoPE, but the positions are learned or the "
+                         "attention latent: set positions to rope, or drop qk_l2")
+    if cfg.attn_temperature and not cfg.nope_layers:
+        raise ValueError("attn_temperature scales the queries of the NoPE blocks, but nope_layers lists none: list them, "
+                         "or drop attn_temperature")
     if cfg.kv_heads is not None and cfg.h % cfg.kv_heads:
         near = ", ".join(str(k) for k in neighbours(cfg.h, cfg.kv_heads))
         raise ValueError(
@@ -260,15 +272,37 @@ def fused_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa), None
 
 
-def hidden_keys(T: int, S: int, window: int | None, device: torch.device) -> torch.Tensor:
+def hidden_keys(T: int, S: int, window: int | None, device: torch.device, chunked: bool = False) -> torch.Tensor:
     """(T, S) bool, True where a query may not see a key: the T queries are the last T of the S keys' positions;
     a query sees the keys up to itself (causal) and, with a window W, only the last W of them (itself and the W − 1
-    before it: transformers' sliding_window_overlay, kv_idx > q_idx − W). A windowed mask is a band."""
+    before it: transformers' sliding_window_overlay, kv_idx > q_idx − W). A windowed mask is a band; a chunked one
+    (`chunked`: transformers' chunked_overlay, kv_idx // W == q_idx // W) hides the keys before each query's chunk."""
     ones = torch.ones(T, S, dtype=torch.bool, device=device)
     hidden = ones.triu(1 + S - T)  # keys after each query
-    if window is not None:
+    if window is not None and chunked:
+        queries = torch.arange(S - T, S, device=device)[:, None] // window
+        hidden = hidden | (torch.arange(S, device=device)[None, :] // window != queries)  # keys of other chunks
+    elif window is not None:
         hidden = hidden | ones.tril(S - T - window)  # keys W or more before each query
     return hidden
+
+
+L2_EPS = 1e-5  # Llama 4's rms_norm_eps, its QK-norm's ε (a value only)
+FLOOR_SCALE, ATTN_SCALE = 8_192, 0.1  # Llama 4's temperature: 1 + attn_scale·log(1 + ⌊(t + 1)/floor_scale⌋) (values)
+
+
+def unit_rms(x: torch.Tensor) -> torch.Tensor:
+    """x scaled to a root-mean-square of 1 over its last dimension, computed in fp32 and cast back, with no gain:
+    Llama 4's QK-norm (transformers' Llama4TextL2Norm)."""
+    f = x.float()
+    return (f * torch.rsqrt(f.pow(2).mean(-1, keepdim=True) + L2_EPS)).type_as(x)
+
+
+def temperatures(T: int, start: int, device: torch.device) -> torch.Tensor:
+    """(T, 1) fp32: each of T positions' query scale 1 + 0.1·log(1 + ⌊(t + 1)/8,192⌋), positions start … start + T − 1
+    (Llama 4's attention temperature in its NoPE blocks; 1 below position 8,191)."""
+    t = torch.arange(start, start + T, device=device).float()
+    return (torch.log1p(torch.floor((t + 1.0) / FLOOR_SCALE)) * ATTN_SCALE + 1.0).view(T, 1)
 
 
 class CausalSelfAttention(nn.Module):
@@ -287,6 +321,7 @@ class CausalSelfAttention(nn.Module):
         super().__init__()
         self.h, self.h_kv, self.d_head = cfg.h, cfg.h_kv, cfg.d_head
         self.window = window
+        self.chunked = cfg.chunked  # the window's chunks (Llama 4): each query sees its own chunk of W
         self.root = math.sqrt(cfg.d_head if cfg.query_scale is None else cfg.query_scale)  # scores / √d_head; Gemma √256
         self.scale = None if cfg.query_scale is None else 1 / self.root  # the fused kernel's, where set apart
         self.softcap = cfg.attn_softcap
@@ -302,12 +337,16 @@ class CausalSelfAttention(nn.Module):
             self.q_norm, self.k_norm = RMSNorm(cfg.h * cfg.d_head), RMSNorm(cfg.h_kv * cfg.d_head)
         self.rope = cfg.positions == "rope" and rope
         self.rotary = cfg.rotary_dim  # partial rotary's d_rot; None: every feature
+        self.l2 = cfg.qk_l2 and self.rope  # Llama 4: q and k to unit RMS after RoPE, in its RoPE blocks
+        self.temperature = cfg.attn_temperature and not self.rope  # Llama 4: its NoPE blocks' queries by position
         self.fused = cfg.attention == "fused"
         attention = ["attn_v", "lse"] if self.fused else ["scores", "masked", "attn", "attn_v"]
         attention += ["capped"] if self.softcap is not None else []
         attention += ["sink", "with_sink", "attn_sink"] if cfg.sinks else []
         names = ["q", "k", "v", *attention, "merged"]
         names += ["q_rot", "k_rot"] if self.rope else []
+        names += ["q_l2", "k_l2"] if self.l2 else []
+        names += ["temperature", "q_tempered"] if self.temperature else []
         names += ["k_heads", "v_heads"] if self.h_kv != self.h and not self.fused else []
         names += ["k_cache", "v_cache"]  # a decode step's K and V of the cached tokens and the new one
         for name in names:
@@ -336,6 +375,12 @@ class CausalSelfAttention(nn.Module):
             r = self.rotary
             q = self.q_rot(torch.cat((rotate(q[..., :r], *rope), q[..., r:]), dim=-1))  # (B, h, T, d_head)
             k = self.k_rot(torch.cat((rotate(k[..., :r], *rope), k[..., r:]), dim=-1))  # (B, h_kv, T, d_head)
+        if self.l2:  # Llama 4's QK-norm: unit RMS over d_head, no gain
+            q, k = self.q_l2(unit_rms(q)), self.k_l2(unit_rms(k))
+        if self.temperature:  # Llama 4's NoPE blocks: each query times its position's temperature
+            start = 0 if past is None else past[0].shape[2]
+            scales = self.temperature(temperatures(T, start, x.device))  # (T, 1) fp32
+            q = self.q_tempered((q * scales).to(q.dtype))  # (B, h, T, d_head)
         if past is not None:  # decode: one new token after the cached ones
             if T != 1:
                 raise ValueError(f"a decode step takes one new token per sequence, got T={T}")
@@ -359,7 +404,9 @@ class CausalSelfAttention(nn.Module):
             scores = self.scores(q @ k.transpose(-2, -1) / self.root)  # (B, h, T, T); decode (B, h, 1, S)
             if self.softcap is not None:  # Gemma 2: c·tanh(scores / c)
                 scores = self.capped(torch.tanh(scores / self.softcap) * self.softcap)
-            hidden = hidden_keys(T, S, self.window if past is None else None, x.device)  # causal, or a band of W
+            hidden = hidden_keys(T, S, self.window if past is None else None, x.device, self.chunked)  # causal, or
+            # a band of W (or its chunks); a decode step's query sees every cached key here (a chunk's mask would hide
+            # those before its chunk: values, not counts)
             masked = self.masked(scores.masked_fill(hidden, float("-inf")))  # (B, h, T, T)
             if hasattr(self, "sinks"):  # gpt-oss: each row's sink logit s joins the softmax, then is dropped
                 sink = self.sink(self.sinks.to(masked.dtype).view(1, h, 1, 1).expand(B, h, T, 1))  # (B, h, T, 1)
@@ -416,6 +463,13 @@ PARTIAL_NOTATION: dict[str, tuple[str, str]] = {  # partial rotary (`model.parts
                                         "other d_head − d_rot pass through)"),
     "attn.k_rot": ("(B, h_kv, T, d_head)", "k with its first d_rot features rotated by position (partial RoPE)"),
 }
+LLAMA4_NOTATION: dict[str, tuple[str, str]] = {  # Llama 4's QK-norm (RoPE blocks) and temperature (NoPE blocks)
+    "attn.q_l2": ("(B, h, T, d_head)", "q scaled to unit RMS over d_head after RoPE (Llama 4's QK-norm, no gain)"),
+    "attn.k_l2": ("(B, h_kv, T, d_head)", "k scaled to unit RMS over d_head after RoPE (no gain)"),
+    "attn.temperature": ("(T, 1)", "each position's query scale 1 + 0.1·log(1 + ⌊(t + 1)/8,192⌋), fp32 (1 below "
+                                   "8,191)"),
+    "attn.q_tempered": ("(B, h, T, d_head)", "q times its position's scale (a NoPE block's attention temperature)"),
+}
 WIDE_QK_NOTATION: dict[str, tuple[str, str]] = {  # OLMo 2's QK-norm, before the heads are split
     "attn.q_norm.rstd": ("(B, T, 1)", "QK-norm: RMS statistic of q, all heads together"),
     "attn.q_norm": ("(B, T, h·d_head)", "q after QK-norm (RMSNorm over h·d_head), before the heads are split"),
@@ -441,6 +495,8 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
         rows["attn.capped"] = ("(B, h, T, T)", "soft-capped scores c·tanh(scores / c)")
     if cfg.qk_norm_wide:
         rows.update(WIDE_QK_NOTATION)
+    if cfg.qk_l2 or cfg.attn_temperature:
+        rows.update(LLAMA4_NOTATION)
     if cfg.rotary_dim is not None:
         rows.update(PARTIAL_NOTATION)
     if cfg.head_dim is not None:  # d_head set apart: the heads' width h·d_head need not be d
@@ -461,6 +517,8 @@ def words(cfg: Config) -> list[str]:
           f"grouped-query attention (h/h_kv = {cfg.h // cfg.h_kv})")
     return [kv, BIAS_WORDS[cfg.bias], *(["QK-norm"] if cfg.qk_norm else []),
             *(["QK-norm over all heads"] if cfg.qk_norm_wide else []),
+            *(["QK-norm without a gain after RoPE (Llama 4's)"] if cfg.qk_l2 else []),
+            *(["attention temperature in the NoPE blocks"] if cfg.attn_temperature else []),
             *(["fused attention"] if cfg.attention == "fused" else []),
             *([f"scores / √{cfg.query_scale}"] if cfg.query_scale is not None else []),
             *([f"scores soft-capped at {cfg.attn_softcap:g}"] if cfg.attn_softcap is not None else [])]

@@ -1,5 +1,10 @@
 """A sliding window: a windowed block's query sees only the last W keys (itself and the W − 1 before it), so its
-KV cache keeps W − 1 tokens whatever T; the blocks of `full_layers` keep full causal attention beside them."""
+KV cache keeps W − 1 tokens whatever T; the blocks of `full_layers` keep full causal attention beside them.
+
+Chunked attention (`chunked`, Llama 4's) windows the blocks otherwise: the positions fall into chunks of W tokens, and
+a query sees the keys of its own chunk only, from ⌊t/W⌋·W to itself. Its cache is a sliding window's (transformers keeps
+the last W − 1 tokens of a chunked block, as of a windowed one; the mask hides those before the new token's chunk), so
+every count but the causal kernel's pairs is a window's."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -26,12 +31,18 @@ FIELDS = (
           "window: set W first; kept full attention everywhere"),  # W's bound: T_max's, any context RoPE may have
     Field("full_layers", "blocks", "blocks that keep full causal attention beside the windowed ones, by index (default "
           "none)", default=(), group="window", needs="window"),
+    Field("chunked", "flag", "chunked attention (Llama 4's): a windowed block's query sees the keys of its own chunk "
+          "of W tokens, not the last W", default=False, group="window", needs="window", control=False, tensors=True,
+          says="chunked attention: each query sees its own chunk of W = {cfg.W:,} tokens"),
 )
 
 
 def check(cfg: Config) -> None:
     """The window's fields together (ValueError naming the problem and the fix)."""
     if cfg.window is None:
+        if cfg.chunked:
+            raise ValueError("chunked is set but window is not: the chunks are W tokens long; set window (W) or drop "
+                             "chunked")
         if cfg.full_layers:
             raise ValueError(f"full_layers={list(cfg.full_layers)} is set but window is not: without a window every "
                              f"block has full attention; set window (W) or drop full_layers")
@@ -52,7 +63,7 @@ def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
     min(T, W − 1): T(T + 1)/2 below the window, WT − W(W − 1)/2 past it; a full block's T(T + 1)/2. Per token,
     2(T_W + 1)(2T − T_W)·h·d_head / T per windowed block and 2(T + 1)·h·d_head per full block."""
     cfg, s = f.cfg, f.symbols
-    if cfg.window is None:
+    if cfg.window is None or cfg.chunked:  # a chunk's pairs, ⌊T/W⌋ full chunks and a part, are no polynomial here
         return {}
     T, T_W, h, d_head, L, L_W = cfg.T, cfg.T_W, cfg.h, cfg.d_head, cfg.L, cfg.L_W
     windowed = Fraction(2 * (T_W + 1) * (2 * T - T_W) * h * d_head, T) * L_W + 2 * (L - L_W) * (T + 1) * h * d_head
@@ -82,8 +93,10 @@ WINDOW_VALUES = {"W": "W", "W_kept": "W − 1", "L": "L", "L_W": "L_W", "L_full"
 
 
 def menu_words(cfg: Config) -> str:
-    """What a preset's menu label adds (`model.families.menu_label`): ", W 512 on 22"."""
-    return f", W {cfg.W:,} on {cfg.L_W}" if present(cfg) else ""
+    """What a preset's menu label adds (`model.families.menu_label`): ", W 512 on 22", ", chunks of 8,192 on 36"."""
+    if not present(cfg):
+        return ""
+    return f", chunks of {cfg.W:,} on {cfg.L_W}" if cfg.chunked else f", W {cfg.W:,} on {cfg.L_W}"
 
 
 def sizes(cfg: Config) -> dict[str, object]:
@@ -106,8 +119,11 @@ def window_labels(cfg: Config, dtype: str, values: dict[str, str] | None = None)
     heads = "all h heads" if cfg.gpt2_recipe else "h_kv heads of d_head"
     unchanged = (" (a mixture of experts changes the MLP only: the cache is attention's, as a dense model's)"
                  if cfg.experts is not None else "")
+    sees = (f"the next token's query sees those of its own chunk of W = {v['W']} and itself" if cfg.chunked else
+            f"the next token's query sees those and itself, W = {v['W']} keys")
+    kind = " (a chunked block's cache is a window's)" if cfg.chunked else ""
     convention = (f"T_W = min(T, W − 1) = {v['T_W']} tokens each: transformers' DynamicSlidingWindowLayer keeps the "
-                  f"last W − 1 after a prefill, and the next token's query sees those and itself, W = {v['W']} keys")
+                  f"last W − 1 after a prefill{kind}, and {sees}")
     return {
         "memory/kv_cache": f"KV cache at {dtype}: keys and values of {heads}, B sequences of T tokens, the "
                            f"{v['L_W']} windowed blocks keeping at most W − 1 = {v['W_kept']} tokens{unchanged}",
@@ -177,9 +193,11 @@ def of_kind(cfg: Config, kind: str) -> Config:
     return replace(cfg, window=width(cfg, kind), full_layers=())
 
 
-def band_mask(T: int, window: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
-    """The fused kernel's additive (T, T) band of a window W: 0 where a query sees a key, −inf elsewhere."""
-    return torch.zeros(T, T, device=device, dtype=dtype).masked_fill(hidden_keys(T, T, window, device), float("-inf"))
+def band_mask(T: int, window: int, device: torch.device, dtype: torch.dtype, chunked: bool = False) -> torch.Tensor:
+    """The fused kernel's additive (T, T) band of a window W (or its chunks of W): 0 where a query sees a key, −inf
+    elsewhere."""
+    hidden = hidden_keys(T, T, window, device, chunked)
+    return torch.zeros(T, T, device=device, dtype=dtype).masked_fill(hidden, float("-inf"))
 
 
 def banded(cfg: Config) -> bool:
@@ -194,18 +212,29 @@ BAND = ("(T, T)", "the band of W keys: 0 where a query sees a key, −inf elsewh
         "block's fused kernel takes it and keeps it for backward)")
 
 
+CHUNK_MASKED = ("(B, h, T, T)", "chunk mask: −inf above the diagonal and before each query's chunk of W (the full "
+                "(T, T) scores are still computed)")
+CHUNKS = ("(T, T)", "the chunks of W: 0 where a query sees a key of its own chunk, −inf elsewhere (made once per pass, "
+          "every chunked block's fused kernel takes it and keeps it for backward)")
+
+
 def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
-    """The band (fused attention takes it as its mask) and the windowed mask of eager attention."""
+    """The band (fused attention takes it as its mask) and the windowed mask of eager attention (chunks: their own)."""
     if not present(cfg):
         return
-    rows.update({"window_mask": BAND, "attn.masked": WINDOW_MASKED})
+    rows.update({"window_mask": CHUNKS, "attn.masked": CHUNK_MASKED} if cfg.chunked else
+                {"window_mask": BAND, "attn.masked": WINDOW_MASKED})
     if cfg.attention == "fused":
-        rows["attn.attn_v"] = ("(B, h, T, d_head)", f"fused attention: softmax(q kᵀ / √{attention.scale(cfg)} + the "
-                               "band of W) @ v in one kernel, no (T, T) scores")
+        mask = "the chunks of W" if cfg.chunked else "the band of W"
+        rows["attn.attn_v"] = ("(B, h, T, d_head)", f"fused attention: softmax(q kᵀ / √{attention.scale(cfg)} + {mask}) "
+                               "@ v in one kernel, no (T, T) scores")
 
 
 def words(cfg: Config) -> list[str]:
-    return [f"a sliding window W = {cfg.W:,} on {cfg.L_W:,} of {cfg.L:,} blocks"] if present(cfg) else []
+    if not present(cfg):
+        return []
+    what = f"chunked attention (chunks of W = {cfg.W:,})" if cfg.chunked else f"a sliding window W = {cfg.W:,}"
+    return [f"{what} on {cfg.L_W:,} of {cfg.L:,} blocks"]
 
 
 # --- its change from the GPT-2 twin (`model.changes`) ----------------------------------------------------------------
@@ -215,7 +244,10 @@ ORDER_NOTE = ("A sliding window comes last: it changes no parameter and no measu
 
 def order_note(cfg: Config) -> list[str]:
     """Where the window's change comes in the chain, in words."""
-    return [ORDER_NOTE] if present(cfg) else []
+    if not present(cfg):
+        return []
+    return [ORDER_NOTE.replace("A sliding window comes", "Chunked attention comes").replace("to the band", "to the chunks")
+            if cfg.chunked else ORDER_NOTE]
 
 
 def title_values(cfg: Config) -> dict[str, str]:
@@ -223,10 +255,11 @@ def title_values(cfg: Config) -> dict[str, str]:
     return window_values(cfg) if present(cfg) else {}
 
 
-def change_label(values: dict[str, str]) -> str:
+def change_label(values: dict[str, str], chunked: bool = False) -> str:
     """The window's changes line's label, naming `values` (`window_values`; the exported page passes "{W}" and the
-    like)."""
-    return (f"sliding window: a window of W = {values['W']} on {values['L_W']} of {values['L']} blocks divides "
+    like); chunked attention's cache is a window's."""
+    what = "chunked attention: chunks of" if chunked else "sliding window: a window of"
+    return (f"{what} W = {values['W']} on {values['L_W']} of {values['L']} blocks divides "
             f"those blocks' cache by T/W at T (T/T_W after a prefill: transformers keeps T_W = min(T, W − 1) tokens, "
             f"and the next token makes W)")
 
@@ -237,4 +270,4 @@ def change_lines(cfg: Config, cache: dict[str, Line]) -> tuple[Line, ...]:
     s = {**cfg.symbols(), "h_kv": cfg.h_kv}
     if cache["memory/kv_cache_window"].value * cfg.L * cfg.T != cache["memory/kv_cache_no_window"].value * cfg.L_W * cfg.T_W:
         raise RuntimeError("the windowed blocks' cache is not T_W/T of their full attention's")
-    return (line("changes/window/cache_ratio", change_label(window_values(cfg)), E("T/T_W"), s, "ratio"),)
+    return (line("changes/window/cache_ratio", change_label(window_values(cfg), cfg.chunked), E("T/T_W"), s, "ratio"),)
