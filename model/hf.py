@@ -55,6 +55,10 @@ does the same, from data:
   attention's and on the MLP's output where use_post_norm (Peri-LN; its class's default: `post_norms`).
 - Youtu-LLM (youtu): DeepSeek-V3's latent attention in Llama's block, every MLP a dense SwiGLU (its class deletes the
   experts' keys).
+- Solar Open (solar_open): Llama's block (q, k and v biased by attention_bias, W_o never) with GLM-4.5's experts (a
+  sigmoid router, shared experts of width moe_intermediate_size · n_shared_experts) in every block; its class deletes
+  intermediate_size, first_k_dense_replace and use_qk_norm (a file's are ignored, as its module ignores them); RoPE on
+  all of each head (a partial_rotary_factor below 1, which its attention cannot run, is refused).
 
 Every value is checked for its type, and a size for being a whole number of at least 1; a problem raises
 `HFConfigError` (a ValueError) in one line that names the key, the value and what is expected. The bounds of
@@ -76,12 +80,13 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "gemma", "gemma2", "gemma3_text", "phi3", "cohere", "gpt_oss", "deepseek_v2", "deepseek_v3",
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
                "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "smollm3", "cohere2", "exaone4", "arcee", "jais2",
-               "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax")
+               "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
+               "solar_open")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
-             "granitemoeshared", "mellum", "flex_olmo")
+             "granitemoeshared", "mellum", "flex_olmo", "solar_open")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
@@ -299,6 +304,12 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_word_embeddings": False, "attention_bias": False, "moe_intermediate_size": 1_408, "num_experts_per_tok": 8,
         "n_shared_experts": 1, "n_routed_experts": 128, "first_k_dense_replace": 1, "use_qk_norm": False,
     },
+    "solar_open": {  # SolarOpenConfig (Solar Open 100B): GLM-4.5's experts in every block beside Llama's attention
+        "vocab_size": 196_608, "hidden_size": 4_096, "num_hidden_layers": 48, "num_attention_heads": 64,
+        "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131_072, "tie_word_embeddings": False,
+        "attention_bias": False, "moe_intermediate_size": 1_280, "num_experts_per_tok": 8, "n_shared_experts": 1,
+        "n_routed_experts": 128,
+    },
     "minimax_m2": {  # MiniMaxM2Config: every block a mixture of experts, QK-norm over all heads, partial RoPE (rotary_dim)
         "vocab_size": 200_064, "hidden_size": 3_072, "intermediate_size": 1_536, "num_hidden_layers": 62,
         "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 196_608,
@@ -378,6 +389,8 @@ ROUTER: dict[str, dict[str, object]] = {
                     "output_router_logits": False},
     "glm4_moe": {"norm_topk_prob": True, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
                  "output_router_logits": False},
+    "solar_open": {"norm_topk_prob": True, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
+                   "output_router_logits": False},
     **dict.fromkeys(("sarvam_mla", "sarvam_moe"), {"norm_topk_prob": True, "routed_scaling_factor": 2.5, "n_group": 1,
                                                    "topk_group": 1, "output_router_logits": False}),
     "minimax_m2": {"router_jitter_noise": 0.0, "router_aux_loss_coef": 0.001, "output_router_logits": False},
@@ -426,6 +439,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "sarvam_moe": ("sliding_window", "layer_types"),
     "glm4_moe": ("head_dim", "sliding_window", "layer_types"),  # Glm4MoeAttention's getattr(config, "head_dim", d / h)
     "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),  # rotary_dim: its class's other partial RoPE key
+    "solar_open": ("sliding_window", "layer_types"),
     "starcoder2": ("head_dim", "layer_types"),  # Starcoder2Attention's getattr(config, "head_dim", None) or d / h
     "gpt_bigcode": ("sliding_window", "layer_types"),
     "olmoe": ("head_dim", "sliding_window", "layer_types"),
@@ -482,6 +496,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "youtu": ("q_lora_rank", "v_head_dim", "sliding_window", "layer_types", "head_dim"),  # v_head_dim null: refused
     "sarvam_moe": ("sliding_window", "layer_types"),
     "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),
+    "solar_open": ("sliding_window", "layer_types"),
     "starcoder2": ("sliding_window", "head_dim", "layer_types"),
     "gpt_bigcode": ("n_inner", "sliding_window", "layer_types"),
     "olmoe": ("num_key_value_heads", "sliding_window", "layer_types"),
@@ -506,6 +521,7 @@ ALIASES: dict[str, dict[str, str]] = {
     "deepseek_v2": {"num_experts": "n_routed_experts"},  # DeepseekV2Config's attribute_map
     "deepseek_v3": {"num_local_experts": "n_routed_experts"},
     "glm4_moe": {"num_local_experts": "n_routed_experts"},  # Glm4MoeConfig's attribute_map
+    "solar_open": {"num_local_experts": "n_routed_experts"},  # SolarOpenConfig's
     "sarvam_mla": {"num_local_experts": "n_routed_experts", "num_experts": "n_routed_experts",
                    "num_shared_experts": "n_shared_experts", "num_mtp_layers": "num_nextn_predict_layers"},
     "sarvam_moe": {"num_local_experts": "n_routed_experts", "num_experts": "n_routed_experts",
@@ -626,7 +642,8 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
                   "exaone": "ExaoneConfig", "iquestcoder": "IQuestCoderConfig", "cwm": "CwmConfig",
                   "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig", "vaultgemma": "VaultGemmaConfig",
                   "deepseek_v2": "DeepseekV2Config", "deepseek_v3": "DeepseekV3Config", "glm4_moe": "Glm4MoeConfig",
-                  "hyperclovax": "HyperCLOVAXConfig", "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig", "youtu": "YoutuConfig"}  # messages
+                  "hyperclovax": "HyperCLOVAXConfig", "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig", "youtu": "YoutuConfig",
+                  "solar_open": "SolarOpenConfig"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention")
@@ -852,7 +869,7 @@ def _read(doc: Mapping) -> Reading:
     windowing += _nope(values, model_type, fields, keys, types, window)
     windowing += VALUES_ONLY.get(model_type, ()) + unread
     windowing += _latent(doc, model_type, fields) if model_type in MLA_TYPES else ()
-    windowing += _sigmoid_router(doc, model_type, fields) if model_type == "glm4_moe" else ()
+    windowing += _sigmoid_router(doc, model_type, fields) if model_type in MTP_DEFAULT else ()
     windowing += (MINIMAX_VALUES,) if model_type == "minimax_m2" else ()
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
@@ -939,7 +956,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3", "starcoder2")
 NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "jais2", "granite", "hyperclovax", "granitemoe",
                          "granitemoeshared", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4",
-                         "glm4_moe", "minimax_m2",
+                         "glm4_moe", "solar_open", "minimax_m2",
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
                          "deepseek_v2", "deepseek_v3", "youtu")
@@ -1088,7 +1105,7 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
                                                "glm", "glm4", "glm4_moe", "minimax_m2", "olmoe", "ministral", "smollm3",
                                                "cohere2", "exaone4", "youtu", "granitemoe", "granitemoeshared", "mellum",
-                                               "flex_olmo", "hyperclovax"),
+                                               "flex_olmo", "hyperclovax", "solar_open"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2"), ("relu2",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1131,6 +1148,22 @@ def _check_rope(doc: Mapping) -> None:
 PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4": 0.5, "glm4_moe": 0.5, "minimax_m2": 1.0}
 
 
+# The types whose rotary embedding reads partial_rotary_factor but whose attention multiplies all of each head's q and k
+# (all of d_R, latent attention's rotary part) by its angles: a factor that rotates less cannot run (refused).
+WHOLE_HEAD_ROTARY = ("solar_open",)
+
+
+def _whole_head_rotary(model_type: str, key: str, factor: float, fields: dict) -> None:
+    """HFConfigError where partial_rotary_factor gives fewer angles than the features the type's attention rotates."""
+    d_head = fields["rope_dim"] if "rope_dim" in fields else fields.get("head_dim") or fields["d"] // fields["h"]
+    dim = int(d_head * factor)
+    if dim + dim % 2 != d_head:
+        width = "qk_rope_head_dim = " if "rope_dim" in fields else "d_head = "
+        raise HFConfigError(f"config.json: {key}={show(factor)} gives RoPE {dim + dim % 2:,} of {width}{d_head:,} "
+                            f"features, but {model_type}'s attention multiplies all {d_head:,} by its angles (it cannot "
+                            f"run): write 1.0 or drop the key")
+
+
 def _rotary(doc: Mapping, model_type: str, fields: dict, keys: dict[str, str]) -> tuple[str, ...]:
     """partial_rotary_factor as transformers reads it (rope_parameters' or rope_scaling's own, else the top-level key,
     else the type's default): `rotary_dim` d_rot = int(d_head · factor) where the type's module reads it, and a note;
@@ -1142,6 +1175,9 @@ def _rotary(doc: Mapping, model_type: str, fields: dict, keys: dict[str, str]) -
         d_head = fields.get("head_dim") or fields["d"] // fields["h"]
         given.append((f"rotary_dim / head_dim = {doc['rotary_dim']:,} / {d_head:,}",
                       _checked("rotary_dim", doc["rotary_dim"], True) / d_head))
+    if model_type in WHOLE_HEAD_ROTARY and given:
+        _whole_head_rotary(model_type, *given[0], fields)
+        return ()
     if model_type not in PARTIAL_ROTARY:
         ignored = [f"{key} = {show(v)}" for key, v in given if v != 1]
         return (f"ignored, as transformers' {model_type} module ignores it (RoPE rotates all d_head features): "
@@ -1297,6 +1333,8 @@ MOE_KEYS: dict[str, dict[str, str]] = {
                     "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
     "glm4_moe": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
                  "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
+    "solar_open": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
+                   "shared_experts": "n_shared_experts", "ff_dim": "moe_intermediate_size"},  # no dense block, no d_ff
     "minimax_m2": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
     "olmoe": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
     "granitemoe": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
@@ -1383,7 +1421,7 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
                     {"attention_bias": ATTN}),
     "qwen2_moe": {"qkv_bias": ("qkv",)},
     "helium": {"attention_bias": ("qkv",), "mlp_bias": ("mlp",)},
-    **dict.fromkeys(("glm", "glm4", "glm4_moe"), {"attention_bias": ("qkv",)}),
+    **dict.fromkeys(("glm", "glm4", "glm4_moe", "solar_open"), {"attention_bias": ("qkv",)}),
     "seed_oss": {"attention_bias": ("qkv",), "attention_out_bias": ("o",), "mlp_bias": ("mlp",)},
     "ernie4_5": {"use_bias": ALL},
     "starcoder2": {"use_bias": ALL},
@@ -1501,12 +1539,15 @@ MINIMAX_VALUES = ("values only, which change no count, shape or byte: the router
                   "Its multi-token-prediction modules are left out, as transformers builds none")
 
 
+MTP_DEFAULT = {"glm4_moe": 1, "solar_open": 0}  # GLM-4.5's sigmoid router: the MTP layers its class sets (none built)
+
+
 def _sigmoid_router(doc: Mapping, model_type: str, fields: dict) -> tuple[str, ...]:
     """GLM-4.5's notes: its multi-token-prediction layer left out (transformers does not build it) and the values
     its sigmoid router changes; HFConfigError for groups transformers' router cannot choose k experts from."""
     notes = []
     key = next((k for k in ("num_nextn_predict_layers", "num_mtp_layers") if k in doc), "num_mtp_layers")  # aliases
-    mtp = _checked(key, doc.get(key, MTP_LAYERS), False)  # Glm4MoeConfig's default: 1
+    mtp = _checked(key, doc.get(key, MTP_DEFAULT[model_type]), False)  # Glm4MoeConfig's default: 1
     if mtp:
         notes.append(f"without the multi-token-prediction layer ({key} = {mtp:,}), which transformers does not "
                      f"build: N counts the {fields['L']:,} blocks, the token table and the head")
@@ -1528,7 +1569,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
     if groups is None or best is None:
         raise HFConfigError("config.json: topk_method=\"group_limited_greedy\" needs n_group and topk_group (the "
                             "groups of experts, and how many of them each token's experts come from): give both")
-    two = model_type in ("deepseek_v3", "glm4_moe")  # their routers score each group by its best two experts
+    two = model_type in ("deepseek_v3", "glm4_moe", "solar_open")  # their routers score each group by its best two experts
     if E % groups or E // groups < (2 if two else 1):
         raise HFConfigError(f"config.json: n_group={groups:,} must divide n_routed_experts={E:,} into groups of at "
                             f"least {2 if two else 1} experts (transformers' router scores each group by its best "

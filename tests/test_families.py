@@ -345,6 +345,24 @@ def hyperclovax_doc(rng: random.Random) -> dict:
     return doc
 
 
+def solar_open_doc(rng: random.Random) -> dict:
+    """Solar Open: GLM-4.5's random file with experts in every block, no QK-norm and RoPE over all of each head (its
+    class deletes first_k_dense_replace, use_qk_norm and intermediate_size: a file's are ignored, as its module
+    ignores them); sometimes its experts under their other name (num_local_experts)."""
+    from test_rotary import glm4_moe_doc
+
+    doc = {k: v for k, v in glm4_moe_doc(rng).items() if k not in ("partial_rotary_factor", "use_qk_norm")}
+    doc["model_type"] = "solar_open"
+    if rng.random() < 0.5:  # keys its class deletes: ignored
+        doc.update(intermediate_size=rng.randrange(2, 20), use_qk_norm=True)
+    else:
+        doc.pop("first_k_dense_replace")
+        doc.pop("intermediate_size")
+    if rng.random() < 0.5:
+        doc["num_local_experts"] = doc.pop("n_routed_experts")
+    return doc
+
+
 def _plain(doc: dict, device: str):
     return _module(doc, device)
 
@@ -365,7 +383,8 @@ def _latent(doc: dict, device: str):
 SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain),
           "granitemoe": (granitemoe_doc, _experts), "granitemoeshared": (granitemoeshared_doc, _experts),
           "mellum": (mellum_doc, _experts), "flex_olmo": (flex_olmo_doc, _experts),
-          "glm4": (glm4_doc, _plain), "hyperclovax": (hyperclovax_doc, _plain)}
+          "glm4": (glm4_doc, _plain), "hyperclovax": (hyperclovax_doc, _plain),
+          "solar_open": (solar_open_doc, _experts)}
 SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
 
 
@@ -382,7 +401,7 @@ def test_second_batch_random_files_match_transformers_parameters_cache_and_flops
 SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080, "granitemoe": 37_039_116_288,
                    "granitemoeshared": 37_039_116_288,  # no shared expert: its class's width 0
                    "mellum": 12_149_923_072, "flex_olmo": 33_270_665_216,
-                   "glm4": 9_400_279_040, "hyperclovax": 6_738_677_760}
+                   "glm4": 9_400_279_040, "hyperclovax": 6_738_677_760, "solar_open": 102_651_793_408}
 
 
 @pytest.mark.parametrize("model_type", SECOND_DEFAULTS)
@@ -483,3 +502,17 @@ def test_sandwich_norms_are_named_as_what_they_are(model_type, title, extras):
     step = next(s for s in changes(cfg).steps if s.key == "gemma")
     assert step.title.startswith(title) and extras_line(cfg).startswith(extras)
     assert ("Gemma" in step.lines[0].label) == (model_type == "vaultgemma")
+
+
+def test_solar_open_is_glm_4_5s_experts_in_every_block_beside_llamas_attention():
+    cfg = from_hf({"model_type": "solar_open", "first_k_dense_replace": 3, "use_qk_norm": True})
+    assert cfg.block_kinds == ("moe",) * 48 and not cfg.qk_norm and cfg.rotary_dim is None and cfg.bias == "none"
+    assert (cfg.E, cfg.k, cfg.d_expert, cfg.E_shared, cfg.d_shared) == (128, 8, 1_280, 1, 1_280)
+    assert from_hf({"model_type": "solar_open", "attention_bias": True}).bias == "qkv"  # W_o never has one
+    notes = read_hf({"model_type": "solar_open", "intermediate_size": 9, "num_nextn_predict_layers": 1}).notes
+    assert any(n.startswith("ignored") and "intermediate_size" in n for n in notes)
+    assert any("multi-token-prediction layer (num_nextn_predict_layers = 1)" in n for n in notes)
+    assert not any("multi-token-prediction" in n for n in read_hf({"model_type": "solar_open"}).notes)
+    with pytest.raises(HFConfigError, match="partial_rotary_factor=0.5 gives RoPE 64 of d_head = 128 features, but "
+                                            "solar_open's attention multiplies all 128"):
+        from_hf({"model_type": "solar_open", "rope_parameters": {"rope_theta": 1e6, "partial_rotary_factor": 0.5}})

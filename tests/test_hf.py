@@ -184,6 +184,9 @@ BASE: dict[str, dict] = {
     "sarvam_moe": {"model_type": "sarvam_moe", **MODERN, "num_hidden_layers": 3, "num_experts_per_tok": 2,
                    "moe_intermediate_size": 24, "attention_bias": True, "n_routed_experts": 8, "n_shared_experts": 2,
                    "first_k_dense_replace": 2, "use_qk_norm": False},
+    "solar_open": {"model_type": "solar_open", **{k: v for k, v in MODERN.items() if k != "intermediate_size"},
+                   "num_hidden_layers": 3, "num_experts_per_tok": 2, "moe_intermediate_size": 24, "attention_bias": True,
+                   "n_routed_experts": 8, "n_shared_experts": 2},
 }
 
 
