@@ -55,6 +55,9 @@ does the same, from data:
   attention's and on the MLP's output where use_post_norm (Peri-LN; its class's default: `post_norms`).
 - Youtu-LLM (youtu): DeepSeek-V3's latent attention in Llama's block, every MLP a dense SwiGLU (its class deletes the
   experts' keys).
+- Aria's text model (aria_text): Llama's block with Mixtral's experts (moe_num_experts, moe_topk, of width
+  intermediate_size) in every block and one ungated shared SwiGLU of width intermediate_size · moe_num_shared_experts
+  (E_shared experts of width d_expert: the same matrices' sizes); mlp_bias, which biases the shared SwiGLU only, refused.
 - Solar Open (solar_open): Llama's block (q, k and v biased by attention_bias, W_o never) with GLM-4.5's experts (a
   sigmoid router, shared experts of width moe_intermediate_size · n_shared_experts) in every block; its class deletes
   intermediate_size, first_k_dense_replace and use_qk_norm (a file's are ignored, as its module ignores them); RoPE on
@@ -81,12 +84,12 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
                "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "smollm3", "cohere2", "exaone4", "arcee", "jais2",
                "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
-               "solar_open")
+               "solar_open", "aria_text")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
-             "granitemoeshared", "mellum", "flex_olmo", "solar_open")
+             "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
@@ -304,6 +307,12 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_word_embeddings": False, "attention_bias": False, "moe_intermediate_size": 1_408, "num_experts_per_tok": 8,
         "n_shared_experts": 1, "n_routed_experts": 128, "first_k_dense_replace": 1, "use_qk_norm": False,
     },
+    "aria_text": {  # AriaTextConfig (Aria's text model): Llama's block with experts and an ungated shared SwiGLU
+        "vocab_size": 32_000, "hidden_size": 4_096, "intermediate_size": 4_096, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "head_dim": None, "max_position_embeddings": 2_048,
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "moe_num_experts": 8, "moe_topk": 2,
+        "moe_num_shared_experts": 2,
+    },
     "solar_open": {  # SolarOpenConfig (Solar Open 100B): GLM-4.5's experts in every block beside Llama's attention
         "vocab_size": 196_608, "hidden_size": 4_096, "num_hidden_layers": 48, "num_attention_heads": 64,
         "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131_072, "tie_word_embeddings": False,
@@ -440,6 +449,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "glm4_moe": ("head_dim", "sliding_window", "layer_types"),  # Glm4MoeAttention's getattr(config, "head_dim", d / h)
     "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),  # rotary_dim: its class's other partial RoPE key
     "solar_open": ("sliding_window", "layer_types"),
+    "aria_text": ("sliding_window", "layer_types"),
     "starcoder2": ("head_dim", "layer_types"),  # Starcoder2Attention's getattr(config, "head_dim", None) or d / h
     "gpt_bigcode": ("sliding_window", "layer_types"),
     "olmoe": ("head_dim", "sliding_window", "layer_types"),
@@ -497,6 +507,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "sarvam_moe": ("sliding_window", "layer_types"),
     "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),
     "solar_open": ("sliding_window", "layer_types"),
+    "aria_text": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),
     "starcoder2": ("sliding_window", "head_dim", "layer_types"),
     "gpt_bigcode": ("n_inner", "sliding_window", "layer_types"),
     "olmoe": ("num_key_value_heads", "sliding_window", "layer_types"),
@@ -550,11 +561,11 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "sliding_window", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
          "shared_expert_intermediate_size", "decoder_sparse_step", "query_pre_attn_scalar", "sliding_window_pattern",
          "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts",
-         "n_group", "topk_group", "rotary_dim", "no_rope_layer_interval")
+         "n_group", "topk_group", "rotary_dim", "no_rope_layer_interval", "moe_num_experts", "moe_topk")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_intermediate_size",
-          "num_nextn_predict_layers", "num_mtp_layers")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
+          "num_nextn_predict_layers", "num_mtp_layers", "moe_num_shared_experts")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
          "use_bias", "attention_out_bias", "multi_query",
          "use_qk_norm", "use_post_norm",
@@ -605,6 +616,8 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "shared_intermediate_size": "the shared expert's width d_shared (0: none)",
     "mlp_layer_types": "each block's MLP, dense or sparse (a mixture of experts)",
     "use_post_norm": "a norm on attention's and on the MLP's output (Peri-LN)",
+    "moe_num_experts": "the routed experts E", "moe_topk": "the experts k per token",
+    "moe_num_shared_experts": "the shared experts E_shared (one SwiGLU of width d_ff · E_shared)",
 }
 # Group-limited routing (DeepSeek-V3: pick topk_group of n_group groups of experts, then k within them): how experts
 # are chosen, never how many or how wide. No type read here has it; in a file of one, the reading names it.
@@ -643,7 +656,7 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
                   "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig", "vaultgemma": "VaultGemmaConfig",
                   "deepseek_v2": "DeepseekV2Config", "deepseek_v3": "DeepseekV3Config", "glm4_moe": "Glm4MoeConfig",
                   "hyperclovax": "HyperCLOVAXConfig", "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig", "youtu": "YoutuConfig",
-                  "solar_open": "SolarOpenConfig"}  # messages
+                  "solar_open": "SolarOpenConfig", "aria_text": "AriaTextConfig"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention")
@@ -946,6 +959,8 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                "exaone4": (ROPE_VALUES,), "arcee": (ROPE_VALUES,), "jais2": (ROPE_VALUES + "; the LayerNorms' ε",),
                "vaultgemma": (GEMMA_VALUES,), "gpt_oss": (OSS_VALUES,),
                "ministral3": (MINISTRAL3_VALUES,),
+               "aria_text": (ROPE_VALUES + "; the router's softmax over its top k logits (the renormalised top k of the "
+                                           "softmax over E, as here); the routed experts' SiLU whatever hidden_act",),
                "flex_olmo": (ROPE_VALUES + "; the k weights as the softmax gives them, unless norm_topk_prob",),
                "mellum": ("values only, which change no count, shape or byte: RoPE's θ per kind of block "
                           "(rope_parameters' full_attention and sliding_attention); the k weights as the softmax gives "
@@ -956,7 +971,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3", "starcoder2")
 NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "jais2", "granite", "hyperclovax", "granitemoe",
                          "granitemoeshared", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4",
-                         "glm4_moe", "solar_open", "minimax_m2",
+                         "glm4_moe", "solar_open", "aria_text", "minimax_m2",
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
                          "deepseek_v2", "deepseek_v3", "youtu")
@@ -1105,7 +1120,7 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
                                                "glm", "glm4", "glm4_moe", "minimax_m2", "olmoe", "ministral", "smollm3",
                                                "cohere2", "exaone4", "youtu", "granitemoe", "granitemoeshared", "mellum",
-                                               "flex_olmo", "hyperclovax", "solar_open"),
+                                               "flex_olmo", "hyperclovax", "solar_open", "aria_text"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2"), ("relu2",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1335,6 +1350,8 @@ MOE_KEYS: dict[str, dict[str, str]] = {
                  "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
     "solar_open": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
                    "shared_experts": "n_shared_experts", "ff_dim": "moe_intermediate_size"},  # no dense block, no d_ff
+    "aria_text": {"experts": "moe_num_experts", "top_k": "moe_topk", "expert_dim": "intermediate_size",
+                  "shared_experts": "moe_num_shared_experts"},  # its shared SwiGLU: intermediate_size · that many
     "minimax_m2": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
     "olmoe": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
     "granitemoe": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
@@ -1415,7 +1432,7 @@ def _router(doc: Mapping, model_type: str) -> tuple[str, ...]:
 ATTN, ALL = ("qkv", "o"), ("qkv", "o", "mlp")
 BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     **dict.fromkeys(("llama", "internlm3", "exaone", "iquestcoder", "granite", "smollm3", "arcee", "jais2",
-                     "hyperclovax"),
+                     "hyperclovax", "aria_text"),
                     {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
     **dict.fromkeys(("qwen3", "qwen3_moe", "gemma", *GEMMA_TYPES, "cohere", "cohere2", "gpt_oss", "olmo2", "olmo3"),
                     {"attention_bias": ATTN}),
@@ -1584,11 +1601,14 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 128_004, "cohere2": 0, "ministral3": 11,
                 "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "vaultgemma": 0,
                 "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
-                "glm": 151_329, "glm4": 151_329}
+                "glm": 151_329, "glm4": 151_329, "aria_text": 2}
 
 
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:
     """HFConfigError for a value, given or the type's default, that changes what is built but is not modelled."""
+    if model_type == "aria_text" and values["mlp_bias"]:
+        raise HFConfigError("config.json: mlp_bias=true puts biases on Aria's shared experts but not on its routed "
+                            "experts, which this module does not build; write false")
     if model_type == "deepseek_v2" and values["mlp_bias"]:
         raise HFConfigError("config.json: mlp_bias=true puts biases on DeepSeek-V2's dense and shared MLPs but not on "
                             "its routed experts, which this module does not build; write false")
@@ -1602,7 +1622,7 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
     if model_type == "gpt2" and values["add_cross_attention"]:
         raise HFConfigError("config.json: add_cross_attention=true adds cross-attention layers, which this decoder "
                             "does not build")
-    if model_type in ("llama", *LLAMA_KIN, "cwm", *GEMMA_TYPES, "deepseek_v2", "hyperclovax") \
+    if model_type in ("llama", *LLAMA_KIN, "cwm", *GEMMA_TYPES, "deepseek_v2", "hyperclovax", "aria_text") \
             and fields["d"] % fields["h"]:  # the config's validate_architecture
         raise HFConfigError(f"config.json: hidden_size={fields['d']:,} is not a multiple of num_attention_heads="
                             f"{fields['h']:,}, which transformers' {CONFIG_CLASSES[model_type]} requires (even with "

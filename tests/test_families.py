@@ -363,6 +363,20 @@ def solar_open_doc(rng: random.Random) -> dict:
     return doc
 
 
+def aria_text_doc(rng: random.Random) -> dict:
+    """Aria's text model: Mixtral's random file under Aria's names (moe_num_experts, moe_topk) with its ungated shared
+    SwiGLU of width intermediate_size · moe_num_shared_experts (or none), attention biases and head_dim drawn."""
+    from test_moe import random_doc as moe_doc
+
+    doc = moe_doc(rng, "mixtral")
+    doc.update(model_type="aria_text", moe_num_experts=doc.pop("num_local_experts"),
+               moe_topk=doc.pop("num_experts_per_tok"), moe_num_shared_experts=rng.randrange(0, 3),
+               attention_bias=rng.random() < 0.5, pad_token_id=0)
+    if rng.random() < 0.5:
+        doc["head_dim"] = 2 * rng.randrange(1, 6)
+    return doc
+
+
 def _plain(doc: dict, device: str):
     return _module(doc, device)
 
@@ -384,7 +398,7 @@ SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain),
           "granitemoe": (granitemoe_doc, _experts), "granitemoeshared": (granitemoeshared_doc, _experts),
           "mellum": (mellum_doc, _experts), "flex_olmo": (flex_olmo_doc, _experts),
           "glm4": (glm4_doc, _plain), "hyperclovax": (hyperclovax_doc, _plain),
-          "solar_open": (solar_open_doc, _experts)}
+          "solar_open": (solar_open_doc, _experts), "aria_text": (aria_text_doc, _experts)}
 SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
 
 
@@ -401,7 +415,8 @@ def test_second_batch_random_files_match_transformers_parameters_cache_and_flops
 SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080, "granitemoe": 37_039_116_288,
                    "granitemoeshared": 37_039_116_288,  # no shared expert: its class's width 0
                    "mellum": 12_149_923_072, "flex_olmo": 33_270_665_216,
-                   "glm4": 9_400_279_040, "hyperclovax": 6_738_677_760, "solar_open": 102_651_793_408}
+                   "glm4": 9_400_279_040, "hyperclovax": 6_738_677_760, "solar_open": 102_651_793_408,
+                   "aria_text": 18_517_069_824}
 
 
 @pytest.mark.parametrize("model_type", SECOND_DEFAULTS)
@@ -516,3 +531,13 @@ def test_solar_open_is_glm_4_5s_experts_in_every_block_beside_llamas_attention()
     with pytest.raises(HFConfigError, match="partial_rotary_factor=0.5 gives RoPE 64 of d_head = 128 features, but "
                                             "solar_open's attention multiplies all 128"):
         from_hf({"model_type": "solar_open", "rope_parameters": {"rope_theta": 1e6, "partial_rotary_factor": 0.5}})
+
+
+def test_aria_text_is_llama_with_experts_and_an_ungated_shared_swiglu():
+    cfg = from_hf({"model_type": "aria_text"})
+    assert cfg.block_kinds == ("moe",) * 32 and (cfg.E, cfg.k, cfg.d_expert) == (8, 2, 4_096)
+    assert (cfg.E_shared, cfg.d_shared, cfg.shared_gate) == (2, 4_096, False)
+    none = from_hf({"model_type": "aria_text", "moe_num_shared_experts": 0})
+    assert budget(cfg).params_exact - budget(none).params_exact == 32 * 3 * 4_096 * 2 * 4_096
+    with pytest.raises(HFConfigError, match="mlp_bias=true puts biases on Aria's shared experts but not on its routed"):
+        from_hf({"model_type": "aria_text", "mlp_bias": True})

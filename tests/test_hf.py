@@ -187,6 +187,8 @@ BASE: dict[str, dict] = {
     "solar_open": {"model_type": "solar_open", **{k: v for k, v in MODERN.items() if k != "intermediate_size"},
                    "num_hidden_layers": 3, "num_experts_per_tok": 2, "moe_intermediate_size": 24, "attention_bias": True,
                    "n_routed_experts": 8, "n_shared_experts": 2},
+    "aria_text": {"model_type": "aria_text", **MODERN, "num_hidden_layers": 3, "attention_bias": True, "mlp_bias": False,
+                  "moe_num_experts": 4, "moe_topk": 1, "moe_num_shared_experts": 1},
 }
 
 
