@@ -58,6 +58,10 @@ does the same, from data:
 - Aria's text model (aria_text): Llama's block with Mixtral's experts (moe_num_experts, moe_topk, of width
   intermediate_size) in every block and one ungated shared SwiGLU of width intermediate_size · moe_num_shared_experts
   (E_shared experts of width d_expert: the same matrices' sizes); mlp_bias, which biases the shared SwiGLU only, refused.
+- dots.llm1 (dots1): Qwen3's attention (QK-norm per head, windows on the blocks from max_window_layers on where
+  sliding_window is set) with DeepSeek-V3's experts (a sigmoid router with a correction bias and groups, shared experts
+  of width moe_intermediate_size · n_shared_experts) in the blocks from first_k_dense_replace on; its class's null
+  experts and k, which its module cannot run, refused.
 - Solar Open (solar_open): Llama's block (q, k and v biased by attention_bias, W_o never) with GLM-4.5's experts (a
   sigmoid router, shared experts of width moe_intermediate_size · n_shared_experts) in every block; its class deletes
   intermediate_size, first_k_dense_replace and use_qk_norm (a file's are ignored, as its module ignores them); RoPE on
@@ -84,12 +88,12 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
                "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "smollm3", "cohere2", "exaone4", "arcee", "jais2",
                "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
-               "solar_open", "aria_text")
+               "solar_open", "aria_text", "dots1")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
-             "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text")
+             "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text", "dots1")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
@@ -313,6 +317,14 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "moe_num_experts": 8, "moe_topk": 2,
         "moe_num_shared_experts": 2,
     },
+    "dots1": {  # Dots1Config (dots.llm1): Qwen3's attention (QK-norm per head) with DeepSeek-V3's experts; the experts'
+        # counts and k have no default (null: refused)
+        "vocab_size": 152_064, "hidden_size": 4_608, "intermediate_size": 10_944, "moe_intermediate_size": 1_408,
+        "num_hidden_layers": 62, "num_attention_heads": 32, "num_key_value_heads": 32, "n_shared_experts": None,
+        "n_routed_experts": None, "num_experts_per_tok": None, "first_k_dense_replace": 0,
+        "max_position_embeddings": 2_048, "tie_word_embeddings": False, "attention_bias": False,
+        "sliding_window": 4_096, "max_window_layers": 62, "layer_types": None,
+    },
     "solar_open": {  # SolarOpenConfig (Solar Open 100B): GLM-4.5's experts in every block beside Llama's attention
         "vocab_size": 196_608, "hidden_size": 4_096, "num_hidden_layers": 48, "num_attention_heads": 64,
         "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131_072, "tie_word_embeddings": False,
@@ -398,6 +410,8 @@ ROUTER: dict[str, dict[str, object]] = {
                     "output_router_logits": False},
     "glm4_moe": {"norm_topk_prob": True, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
                  "output_router_logits": False},
+    "dots1": {"norm_topk_prob": False, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
+              "output_router_logits": False},
     "solar_open": {"norm_topk_prob": True, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
                    "output_router_logits": False},
     **dict.fromkeys(("sarvam_mla", "sarvam_moe"), {"norm_topk_prob": True, "routed_scaling_factor": 2.5, "n_group": 1,
@@ -450,6 +464,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),  # rotary_dim: its class's other partial RoPE key
     "solar_open": ("sliding_window", "layer_types"),
     "aria_text": ("sliding_window", "layer_types"),
+    "dots1": ("head_dim",),  # Dots1Attention's getattr(config, "head_dim", d / h)
     "starcoder2": ("head_dim", "layer_types"),  # Starcoder2Attention's getattr(config, "head_dim", None) or d / h
     "gpt_bigcode": ("sliding_window", "layer_types"),
     "olmoe": ("head_dim", "sliding_window", "layer_types"),
@@ -508,6 +523,8 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),
     "solar_open": ("sliding_window", "layer_types"),
     "aria_text": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),
+    "dots1": ("num_key_value_heads", "n_shared_experts", "n_routed_experts", "num_experts_per_tok",
+              "first_k_dense_replace", "sliding_window", "max_window_layers", "layer_types"),  # the experts': NULL_FAILS
     "starcoder2": ("sliding_window", "head_dim", "layer_types"),
     "gpt_bigcode": ("n_inner", "sliding_window", "layer_types"),
     "olmoe": ("num_key_value_heads", "sliding_window", "layer_types"),
@@ -517,7 +534,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "hyperclovax": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),  # head_dim null: d / h
 }
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
-NULL_FAILS: dict[str, tuple[str, ...]] = {"glm": ("num_key_value_heads", "head_dim"), "ministral": ("head_dim",),
+NULL_FAILS: dict[str, tuple[str, ...]] = {"dots1": ("n_shared_experts", "n_routed_experts", "num_experts_per_tok"),"glm": ("num_key_value_heads", "head_dim"), "ministral": ("head_dim",),
                                           **dict.fromkeys(("granitemoe", "granitemoeshared"),
                                                           ("num_local_experts", "num_experts_per_tok"))}
 # GPT2Config's attribute_map: these names set GPT-2's own keys.
@@ -533,6 +550,7 @@ ALIASES: dict[str, dict[str, str]] = {
     "deepseek_v3": {"num_local_experts": "n_routed_experts"},
     "glm4_moe": {"num_local_experts": "n_routed_experts"},  # Glm4MoeConfig's attribute_map
     "solar_open": {"num_local_experts": "n_routed_experts"},  # SolarOpenConfig's
+    "dots1": {"num_local_experts": "n_routed_experts"},  # Dots1Config's
     "sarvam_mla": {"num_local_experts": "n_routed_experts", "num_experts": "n_routed_experts",
                    "num_shared_experts": "n_shared_experts", "num_mtp_layers": "num_nextn_predict_layers"},
     "sarvam_moe": {"num_local_experts": "n_routed_experts", "num_experts": "n_routed_experts",
@@ -656,7 +674,8 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
                   "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig", "vaultgemma": "VaultGemmaConfig",
                   "deepseek_v2": "DeepseekV2Config", "deepseek_v3": "DeepseekV3Config", "glm4_moe": "Glm4MoeConfig",
                   "hyperclovax": "HyperCLOVAXConfig", "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig", "youtu": "YoutuConfig",
-                  "solar_open": "SolarOpenConfig", "aria_text": "AriaTextConfig"}  # messages
+                  "solar_open": "SolarOpenConfig", "aria_text": "AriaTextConfig",
+                  "dots1": "Dots1Config"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention")
@@ -1120,7 +1139,7 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
                                                "glm", "glm4", "glm4_moe", "minimax_m2", "olmoe", "ministral", "smollm3",
                                                "cohere2", "exaone4", "youtu", "granitemoe", "granitemoeshared", "mellum",
-                                               "flex_olmo", "hyperclovax", "solar_open", "aria_text"),
+                                               "flex_olmo", "hyperclovax", "solar_open", "aria_text", "dots1"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2"), ("relu2",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1325,7 +1344,7 @@ WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_
                                        "exaone4": {"post_norm": True, "qk_norm": True},
                                        "arcee": {"mlp": "relu2"}, "jais2": {"mlp": "relu2", "norm": "layernorm"},
                                        **dict.fromkeys(("minimax_m2", "olmoe"), {"qk_norm_wide": True}),
-                                       "starcoder2": {"norm": "layernorm", "mlp": "gelu"}, "mellum": {"qk_norm": True},
+                                       "starcoder2": {"norm": "layernorm", "mlp": "gelu"}, "mellum": {"qk_norm": True}, "dots1": {"qk_norm": True},
                                        "glm4": {"post_norms": True}}  # GLM-4's norms on each output: plain RMSNorms
 MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
 MLA_KEYS = {"latent_dim": "kv_lora_rank", "q_latent_dim": "q_lora_rank", "rope_dim": "qk_rope_head_dim",
@@ -1350,6 +1369,8 @@ MOE_KEYS: dict[str, dict[str, str]] = {
                  "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
     "solar_open": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
                    "shared_experts": "n_shared_experts", "ff_dim": "moe_intermediate_size"},  # no dense block, no d_ff
+    "dots1": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
+              "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
     "aria_text": {"experts": "moe_num_experts", "top_k": "moe_topk", "expert_dim": "intermediate_size",
                   "shared_experts": "moe_num_shared_experts"},  # its shared SwiGLU: intermediate_size · that many
     "minimax_m2": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
@@ -1434,7 +1455,7 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     **dict.fromkeys(("llama", "internlm3", "exaone", "iquestcoder", "granite", "smollm3", "arcee", "jais2",
                      "hyperclovax", "aria_text"),
                     {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
-    **dict.fromkeys(("qwen3", "qwen3_moe", "gemma", *GEMMA_TYPES, "cohere", "cohere2", "gpt_oss", "olmo2", "olmo3"),
+    **dict.fromkeys(("qwen3", "qwen3_moe", "dots1", "gemma", *GEMMA_TYPES, "cohere", "cohere2", "gpt_oss", "olmo2", "olmo3"),
                     {"attention_bias": ATTN}),
     "qwen2_moe": {"qkv_bias": ("qkv",)},
     "helium": {"attention_bias": ("qkv",), "mlp_bias": ("mlp",)},
@@ -1489,6 +1510,12 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
         if types is None and model_type == "qwen2_moe":  # Qwen2MoeConfig: every other block, below max_window_layers
             types = ["sliding_attention" if window is not None and i % 2 == 0 and i < values["max_window_layers"] else
                      "full_attention" for i in range(L)]
+    if types is None and model_type == "dots1":  # Dots1Config: the blocks from max_window_layers on, where a window is
+        if window is not None and values["max_window_layers"] is None:
+            raise HFConfigError("config.json: max_window_layers=null with a sliding_window: Dots1Config compares each "
+                                "block's index with it to list the windowed blocks; give a whole number, or layer_types")
+        types = ["sliding_attention" if window is not None and i >= values["max_window_layers"] else "full_attention"
+                 for i in range(L)]
     if types is None and model_type == "mellum":  # MellumConfig: every block full attention, whatever the window
         types = ["full_attention"] * L
     if types is None and model_type == "cwm":  # CwmConfig: blocks 0, 4, 8, ... full, the others windowed
@@ -1556,7 +1583,7 @@ MINIMAX_VALUES = ("values only, which change no count, shape or byte: the router
                   "Its multi-token-prediction modules are left out, as transformers builds none")
 
 
-MTP_DEFAULT = {"glm4_moe": 1, "solar_open": 0}  # GLM-4.5's sigmoid router: the MTP layers its class sets (none built)
+MTP_DEFAULT = {"glm4_moe": 1, "solar_open": 0, "dots1": 0}  # GLM-4.5's sigmoid router: the MTP layers its class sets (none built)
 
 
 def _sigmoid_router(doc: Mapping, model_type: str, fields: dict) -> tuple[str, ...]:
@@ -1586,7 +1613,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
     if groups is None or best is None:
         raise HFConfigError("config.json: topk_method=\"group_limited_greedy\" needs n_group and topk_group (the "
                             "groups of experts, and how many of them each token's experts come from): give both")
-    two = model_type in ("deepseek_v3", "glm4_moe", "solar_open")  # their routers score each group by its best two experts
+    two = model_type in ("deepseek_v3", "glm4_moe", "solar_open", "dots1")  # their routers score each group by its best two experts
     if E % groups or E // groups < (2 if two else 1):
         raise HFConfigError(f"config.json: n_group={groups:,} must divide n_routed_experts={E:,} into groups of at "
                             f"least {2 if two else 1} experts (transformers' router scores each group by its best "

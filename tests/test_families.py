@@ -377,6 +377,23 @@ def aria_text_doc(rng: random.Random) -> dict:
     return doc
 
 
+def dots1_doc(rng: random.Random) -> dict:
+    """dots.llm1: GLM-4.5's random file (DeepSeek-V3's experts, groups, dense first blocks) on Qwen3's attention (QK-norm
+    per head, biases on q, k, v and W_o or none), windows from max_window_layers on or as layer_types lists them."""
+    from test_rotary import glm4_moe_doc
+
+    doc = {k: v for k, v in glm4_moe_doc(rng).items() if k not in ("partial_rotary_factor", "use_qk_norm")}
+    L = doc["num_hidden_layers"]
+    doc.update(model_type="dots1", sliding_window=rng.choice([None, rng.randrange(2, 10)]))
+    if rng.random() < 0.5:
+        doc["max_window_layers"] = rng.randrange(0, L + 1)
+    elif doc["sliding_window"] is not None:
+        doc["layer_types"] = [rng.choice(["sliding_attention", "full_attention"]) for _ in range(L)]
+    if rng.random() < 0.3:
+        del doc["first_k_dense_replace"]  # its class's 0: every block a mixture of experts
+    return doc
+
+
 def _plain(doc: dict, device: str):
     return _module(doc, device)
 
@@ -398,7 +415,8 @@ SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain),
           "granitemoe": (granitemoe_doc, _experts), "granitemoeshared": (granitemoeshared_doc, _experts),
           "mellum": (mellum_doc, _experts), "flex_olmo": (flex_olmo_doc, _experts),
           "glm4": (glm4_doc, _plain), "hyperclovax": (hyperclovax_doc, _plain),
-          "solar_open": (solar_open_doc, _experts), "aria_text": (aria_text_doc, _experts)}
+          "solar_open": (solar_open_doc, _experts), "aria_text": (aria_text_doc, _experts),
+          "dots1": (dots1_doc, _experts)}
 SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
 
 
@@ -541,3 +559,15 @@ def test_aria_text_is_llama_with_experts_and_an_ungated_shared_swiglu():
     assert budget(cfg).params_exact - budget(none).params_exact == 32 * 3 * 4_096 * 2 * 4_096
     with pytest.raises(HFConfigError, match="mlp_bias=true puts biases on Aria's shared experts but not on its routed"):
         from_hf({"model_type": "aria_text", "mlp_bias": True})
+
+
+def test_dots1_is_qwen3s_attention_with_deepseek_v3s_experts():
+    doc = {"model_type": "dots1", "num_hidden_layers": 64, "n_routed_experts": 128, "n_shared_experts": 2,
+           "num_experts_per_tok": 6, "first_k_dense_replace": 1}
+    cfg = from_hf(doc)
+    assert cfg.qk_norm and cfg.block_kinds == ("dense",) + ("moe",) * 63 and (cfg.E_shared, cfg.d_shared) == (2, 1_408)
+    assert cfg.window == 4_096 and cfg.full_layers == tuple(range(62))  # its class's max_window_layers = 62
+    assert from_hf({**doc, "num_hidden_layers": 62}).window is None
+    for key in ("n_routed_experts", "n_shared_experts", "num_experts_per_tok"):
+        with pytest.raises(HFConfigError, match=f"{key}=null: dots1's config class keeps it null and its module "):
+            from_hf({**doc, key: None})
