@@ -62,6 +62,10 @@ does the same, from data:
   sliding_window is set) with DeepSeek-V3's experts (a sigmoid router with a correction bias and groups, shared experts
   of width moe_intermediate_size · n_shared_experts) in the blocks from first_k_dense_replace on; its class's null
   experts and k, which its module cannot run, refused.
+- Hunyuan 3 (hy_v3): QK-norm per head, biases on q, k, v and W_o by attention_bias, experts from a sigmoid router
+  with a correction bias (no groups) and a shared SwiGLU of width moe_intermediate_size · num_shared_experts (0 falls
+  back to intermediate_size, as its module's `or` does) in the blocks mlp_layer_types lists sparse (default: all but
+  the first); mlp_bias, which biases the dense and shared MLPs only, refused.
 - Solar Open (solar_open): Llama's block (q, k and v biased by attention_bias, W_o never) with GLM-4.5's experts (a
   sigmoid router, shared experts of width moe_intermediate_size · n_shared_experts) in every block; its class deletes
   intermediate_size, first_k_dense_replace and use_qk_norm (a file's are ignored, as its module ignores them); RoPE on
@@ -88,12 +92,12 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
                "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "smollm3", "cohere2", "exaone4", "arcee", "jais2",
                "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
-               "solar_open", "aria_text", "dots1")
+               "solar_open", "aria_text", "dots1", "hy_v3")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
-             "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text", "dots1")
+             "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text", "dots1", "hy_v3")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
@@ -325,6 +329,12 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "max_position_embeddings": 2_048, "tie_word_embeddings": False, "attention_bias": False,
         "sliding_window": 4_096, "max_window_layers": 62, "layer_types": None,
     },
+    "hy_v3": {  # HYV3Config (Hunyuan 3): QK-norm per head, sigmoid-routed experts and a shared SwiGLU, the first block dense
+        "vocab_size": 120_832, "hidden_size": 4_096, "intermediate_size": 13_312, "num_hidden_layers": 80,
+        "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "num_experts": 192,
+        "num_experts_per_tok": 8, "num_shared_experts": 1, "moe_intermediate_size": 1_536, "mlp_layer_types": None,
+    },
     "solar_open": {  # SolarOpenConfig (Solar Open 100B): GLM-4.5's experts in every block beside Llama's attention
         "vocab_size": 196_608, "hidden_size": 4_096, "num_hidden_layers": 48, "num_attention_heads": 64,
         "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131_072, "tie_word_embeddings": False,
@@ -412,6 +422,7 @@ ROUTER: dict[str, dict[str, object]] = {
                  "output_router_logits": False},
     "dots1": {"norm_topk_prob": False, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
               "output_router_logits": False},
+    "hy_v3": {"router_scaling_factor": 2.826, "output_router_logits": False},
     "solar_open": {"norm_topk_prob": True, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
                    "output_router_logits": False},
     **dict.fromkeys(("sarvam_mla", "sarvam_moe"), {"norm_topk_prob": True, "routed_scaling_factor": 2.5, "n_group": 1,
@@ -465,6 +476,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "solar_open": ("sliding_window", "layer_types"),
     "aria_text": ("sliding_window", "layer_types"),
     "dots1": ("head_dim",),  # Dots1Attention's getattr(config, "head_dim", d / h)
+    "hy_v3": ("sliding_window", "layer_types"),
     "starcoder2": ("head_dim", "layer_types"),  # Starcoder2Attention's getattr(config, "head_dim", None) or d / h
     "gpt_bigcode": ("sliding_window", "layer_types"),
     "olmoe": ("head_dim", "sliding_window", "layer_types"),
@@ -523,6 +535,8 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),
     "solar_open": ("sliding_window", "layer_types"),
     "aria_text": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),
+    "hy_v3": ("num_experts", "num_experts_per_tok", "num_shared_experts", "mlp_layer_types", "sliding_window",
+              "layer_types"),  # the experts' null: NULL_FAILS
     "dots1": ("num_key_value_heads", "n_shared_experts", "n_routed_experts", "num_experts_per_tok",
               "first_k_dense_replace", "sliding_window", "max_window_layers", "layer_types"),  # the experts': NULL_FAILS
     "starcoder2": ("sliding_window", "head_dim", "layer_types"),
@@ -534,7 +548,8 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "hyperclovax": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),  # head_dim null: d / h
 }
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
-NULL_FAILS: dict[str, tuple[str, ...]] = {"dots1": ("n_shared_experts", "n_routed_experts", "num_experts_per_tok"),"glm": ("num_key_value_heads", "head_dim"), "ministral": ("head_dim",),
+NULL_FAILS: dict[str, tuple[str, ...]] = {"hy_v3": ("num_experts", "num_experts_per_tok", "num_shared_experts"),
+                                          "dots1": ("n_shared_experts", "n_routed_experts", "num_experts_per_tok"),"glm": ("num_key_value_heads", "head_dim"), "ministral": ("head_dim",),
                                           **dict.fromkeys(("granitemoe", "granitemoeshared"),
                                                           ("num_local_experts", "num_experts_per_tok"))}
 # GPT2Config's attribute_map: these names set GPT-2's own keys.
@@ -551,6 +566,7 @@ ALIASES: dict[str, dict[str, str]] = {
     "glm4_moe": {"num_local_experts": "n_routed_experts"},  # Glm4MoeConfig's attribute_map
     "solar_open": {"num_local_experts": "n_routed_experts"},  # SolarOpenConfig's
     "dots1": {"num_local_experts": "n_routed_experts"},  # Dots1Config's
+    "hy_v3": {"num_local_experts": "num_experts"},  # HYV3Config's
     "sarvam_mla": {"num_local_experts": "n_routed_experts", "num_experts": "n_routed_experts",
                    "num_shared_experts": "n_shared_experts", "num_mtp_layers": "num_nextn_predict_layers"},
     "sarvam_moe": {"num_local_experts": "n_routed_experts", "num_experts": "n_routed_experts",
@@ -583,12 +599,12 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_intermediate_size",
-          "num_nextn_predict_layers", "num_mtp_layers", "moe_num_shared_experts")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
+          "num_nextn_predict_layers", "num_mtp_layers", "moe_num_shared_experts", "num_shared_experts")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
          "use_bias", "attention_out_bias", "multi_query",
          "use_qk_norm", "use_post_norm",
          "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave")
-NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor")  # a number of at least 0
+NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor", "router_scaling_factor")  # a number of at least 0
 GRANITE_SCALES = ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")
 VALUE_KEYS = {"granite": GRANITE_SCALES, "granitemoe": GRANITE_SCALES, "granitemoeshared": GRANITE_SCALES,
               "hyperclovax": GRANITE_SCALES}
@@ -634,6 +650,7 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "shared_intermediate_size": "the shared expert's width d_shared (0: none)",
     "mlp_layer_types": "each block's MLP, dense or sparse (a mixture of experts)",
     "use_post_norm": "a norm on attention's and on the MLP's output (Peri-LN)",
+    "router_scaling_factor": "the routed experts' scale", "num_shared_experts": "the shared experts E_shared",
     "moe_num_experts": "the routed experts E", "moe_topk": "the experts k per token",
     "moe_num_shared_experts": "the shared experts E_shared (one SwiGLU of width d_ff · E_shared)",
 }
@@ -647,6 +664,7 @@ ROUTER_MEANS = {  # each router setting, as a note names it: what it does, and t
     "router_aux_loss_coef": "the load-balancing loss's weight",
     "output_router_logits": "the router's logits returned or not",
     "routed_scaling_factor": "the routed experts' output times this factor",
+    "router_scaling_factor": "the routed experts' output times this factor",
     "n_group": "the experts in n_group groups",
     "topk_group": "each token's k experts drawn from its topk_group best groups",
     "topk_method": {"greedy": "the k best of all E experts", "group_limited_greedy": "the k best within the topk_group "
@@ -675,7 +693,7 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
                   "deepseek_v2": "DeepseekV2Config", "deepseek_v3": "DeepseekV3Config", "glm4_moe": "Glm4MoeConfig",
                   "hyperclovax": "HyperCLOVAXConfig", "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig", "youtu": "YoutuConfig",
                   "solar_open": "SolarOpenConfig", "aria_text": "AriaTextConfig",
-                  "dots1": "Dots1Config"}  # messages
+                  "dots1": "Dots1Config", "hy_v3": "HYV3Config"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention")
@@ -902,6 +920,10 @@ def _read(doc: Mapping) -> Reading:
     windowing += VALUES_ONLY.get(model_type, ()) + unread
     windowing += _latent(doc, model_type, fields) if model_type in MLA_TYPES else ()
     windowing += _sigmoid_router(doc, model_type, fields) if model_type in MTP_DEFAULT else ()
+    if model_type == "hy_v3" and values["num_shared_experts"] == 0:
+        windowing += (f"num_shared_experts = 0 gives its shared SwiGLU width moe_intermediate_size · 0 = 0, which its "
+                      f"module's HYV3MLP replaces by intermediate_size = {values['intermediate_size']:,}: one shared "
+                      f"expert of that width, as transformers builds it",)
     windowing += (MINIMAX_VALUES,) if model_type == "minimax_m2" else ()
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
@@ -978,6 +1000,14 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                "exaone4": (ROPE_VALUES,), "arcee": (ROPE_VALUES,), "jais2": (ROPE_VALUES + "; the LayerNorms' ε",),
                "vaultgemma": (GEMMA_VALUES,), "gpt_oss": (OSS_VALUES,),
                "ministral3": (MINISTRAL3_VALUES,),
+               "hy_v3": ("values only, which change no count, shape or byte: the router's sigmoid scores (this module's "
+                         "router takes a softmax over the same (B, T, E) logits), their correction bias "
+                         "e_score_correction_bias (a buffer of E per MoE block, not a parameter: not in N, as "
+                         "transformers' count leaves it out), the k weights renormalised and times "
+                         "router_scaling_factor, the fp32 sum of the experts' outputs (enable_moe_fp32_combine); RoPE's "
+                         "θ. Its multi-token-prediction layer (a checkpoint's layer num_hidden_layers) is left out, as "
+                         "transformers builds none; first_k_dense_replace is not read (mlp_layer_types lists the dense "
+                         "blocks)",),
                "aria_text": (ROPE_VALUES + "; the router's softmax over its top k logits (the renormalised top k of the "
                                            "softmax over E, as here); the routed experts' SiLU whatever hidden_act",),
                "flex_olmo": (ROPE_VALUES + "; the k weights as the softmax gives them, unless norm_topk_prob",),
@@ -990,7 +1020,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3", "starcoder2")
 NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "jais2", "granite", "hyperclovax", "granitemoe",
                          "granitemoeshared", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4",
-                         "glm4_moe", "solar_open", "aria_text", "minimax_m2",
+                         "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2",
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
                          "deepseek_v2", "deepseek_v3", "youtu")
@@ -1139,7 +1169,7 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
                                                "glm", "glm4", "glm4_moe", "minimax_m2", "olmoe", "ministral", "smollm3",
                                                "cohere2", "exaone4", "youtu", "granitemoe", "granitemoeshared", "mellum",
-                                               "flex_olmo", "hyperclovax", "solar_open", "aria_text", "dots1"),
+                                               "flex_olmo", "hyperclovax", "solar_open", "aria_text", "dots1", "hy_v3"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2"), ("relu2",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1332,6 +1362,12 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
                     final_softcap="final_logit_softcapping")
     if model_type == "mellum":  # the blocks mlp_layer_types lists "dense" (MellumConfig: every block sparse)
         fields["dense_layers"] = tuple(i for i, t in enumerate(values["mlp_layer_types"] or ()) if t == "dense")
+    if model_type == "hy_v3":  # HYV3Config: the first block dense, the others sparse, unless mlp_layer_types lists them
+        types = values["mlp_layer_types"] or ["dense"] + ["sparse"] * (fields["L"] - 1)
+        fields["dense_layers"] = tuple(i for i, t in enumerate(types) if t == "dense")
+        if values["num_shared_experts"] == 0:  # HYV3MLP's `intermediate_size or config.intermediate_size`: width 0
+            fields.update(shared_experts=1, shared_dim=values["intermediate_size"])  # falls back to d_ff
+            keys["shared_dim"] = "intermediate_size"
     if "dense_layers" in fields:
         fields["dense_layers"] = tuple(fields["dense_layers"] or ())
     return fields, keys
@@ -1344,7 +1380,7 @@ WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_
                                        "exaone4": {"post_norm": True, "qk_norm": True},
                                        "arcee": {"mlp": "relu2"}, "jais2": {"mlp": "relu2", "norm": "layernorm"},
                                        **dict.fromkeys(("minimax_m2", "olmoe"), {"qk_norm_wide": True}),
-                                       "starcoder2": {"norm": "layernorm", "mlp": "gelu"}, "mellum": {"qk_norm": True}, "dots1": {"qk_norm": True},
+                                       "starcoder2": {"norm": "layernorm", "mlp": "gelu"}, "mellum": {"qk_norm": True}, "dots1": {"qk_norm": True}, "hy_v3": {"qk_norm": True},
                                        "glm4": {"post_norms": True}}  # GLM-4's norms on each output: plain RMSNorms
 MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
 MLA_KEYS = {"latent_dim": "kv_lora_rank", "q_latent_dim": "q_lora_rank", "rope_dim": "qk_rope_head_dim",
@@ -1369,6 +1405,8 @@ MOE_KEYS: dict[str, dict[str, str]] = {
                  "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
     "solar_open": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
                    "shared_experts": "n_shared_experts", "ff_dim": "moe_intermediate_size"},  # no dense block, no d_ff
+    "hy_v3": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
+              "shared_experts": "num_shared_experts", "dense_layers": "mlp_layer_types"},
     "dots1": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
               "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
     "aria_text": {"experts": "moe_num_experts", "top_k": "moe_topk", "expert_dim": "intermediate_size",
@@ -1455,7 +1493,7 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     **dict.fromkeys(("llama", "internlm3", "exaone", "iquestcoder", "granite", "smollm3", "arcee", "jais2",
                      "hyperclovax", "aria_text"),
                     {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
-    **dict.fromkeys(("qwen3", "qwen3_moe", "dots1", "gemma", *GEMMA_TYPES, "cohere", "cohere2", "gpt_oss", "olmo2", "olmo3"),
+    **dict.fromkeys(("qwen3", "qwen3_moe", "dots1", "hy_v3", "gemma", *GEMMA_TYPES, "cohere", "cohere2", "gpt_oss", "olmo2", "olmo3"),
                     {"attention_bias": ATTN}),
     "qwen2_moe": {"qkv_bias": ("qkv",)},
     "helium": {"attention_bias": ("qkv",), "mlp_bias": ("mlp",)},
@@ -1633,6 +1671,9 @@ PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 12
 
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:
     """HFConfigError for a value, given or the type's default, that changes what is built but is not modelled."""
+    if model_type == "hy_v3" and values["mlp_bias"]:
+        raise HFConfigError("config.json: mlp_bias=true puts biases on Hunyuan 3's dense and shared MLPs but not on its "
+                            "routed experts, which this module does not build; write false")
     if model_type == "aria_text" and values["mlp_bias"]:
         raise HFConfigError("config.json: mlp_bias=true puts biases on Aria's shared experts but not on its routed "
                             "experts, which this module does not build; write false")

@@ -394,6 +394,24 @@ def dots1_doc(rng: random.Random) -> dict:
     return doc
 
 
+def hy_v3_doc(rng: random.Random) -> dict:
+    """Hunyuan 3: Qwen3-MoE's random file (QK-norm per head) with a sigmoid router, a shared SwiGLU of width
+    moe_intermediate_size · num_shared_experts (0: intermediate_size, as its module falls back) and its dense blocks as
+    mlp_layer_types lists them (default: the first)."""
+    from test_moe import random_doc as moe_doc
+
+    doc = {k: v for k, v in moe_doc(rng, "qwen3_moe").items()
+           if k not in ("decoder_sparse_step", "mlp_only_layers", "norm_topk_prob")}
+    L = doc["num_hidden_layers"]
+    doc.update(model_type="hy_v3", head_dim=2 * rng.randrange(1, 5), num_shared_experts=rng.randrange(0, 3),
+               router_scaling_factor=rng.uniform(0.5, 3))
+    if rng.random() < 0.6:
+        doc["mlp_layer_types"] = [rng.choice(["dense", "sparse"]) for _ in range(L)]
+    if rng.random() < 0.5:
+        doc["num_local_experts"] = doc.pop("num_experts")
+    return doc
+
+
 def _plain(doc: dict, device: str):
     return _module(doc, device)
 
@@ -416,7 +434,7 @@ SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain),
           "mellum": (mellum_doc, _experts), "flex_olmo": (flex_olmo_doc, _experts),
           "glm4": (glm4_doc, _plain), "hyperclovax": (hyperclovax_doc, _plain),
           "solar_open": (solar_open_doc, _experts), "aria_text": (aria_text_doc, _experts),
-          "dots1": (dots1_doc, _experts)}
+          "dots1": (dots1_doc, _experts), "hy_v3": (hy_v3_doc, _experts)}
 SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
 
 
@@ -434,7 +452,7 @@ SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080, "granite
                    "granitemoeshared": 37_039_116_288,  # no shared expert: its class's width 0
                    "mellum": 12_149_923_072, "flex_olmo": 33_270_665_216,
                    "glm4": 9_400_279_040, "hyperclovax": 6_738_677_760, "solar_open": 102_651_793_408,
-                   "aria_text": 18_517_069_824}
+                   "aria_text": 18_517_069_824, "hy_v3": 295_033_528_320}
 
 
 @pytest.mark.parametrize("model_type", SECOND_DEFAULTS)
@@ -571,3 +589,15 @@ def test_dots1_is_qwen3s_attention_with_deepseek_v3s_experts():
     for key in ("n_routed_experts", "n_shared_experts", "num_experts_per_tok"):
         with pytest.raises(HFConfigError, match=f"{key}=null: dots1's config class keeps it null and its module "):
             from_hf({**doc, key: None})
+
+
+def test_hy_v3_reads_its_dense_blocks_from_mlp_layer_types_and_its_shared_expert_as_its_module_builds_it():
+    cfg = from_hf({"model_type": "hy_v3", "num_hidden_layers": 3, "first_k_dense_replace": 2})
+    assert cfg.block_kinds == ("dense", "moe", "moe") and cfg.qk_norm and (cfg.E_shared, cfg.d_shared) == (1, 1_536)
+    zero = read_hf({"model_type": "hy_v3", "num_hidden_layers": 3, "num_shared_experts": 0})
+    assert (zero.config.E_shared, zero.config.d_shared) == (1, 13_312)
+    assert any("replaces by intermediate_size = 13,312" in n for n in zero.notes)
+    assert any(n.startswith("ignored") and "first_k_dense_replace" in n
+               for n in read_hf({"model_type": "hy_v3", "first_k_dense_replace": 2}).notes)
+    with pytest.raises(HFConfigError, match="mlp_bias=true puts biases on Hunyuan 3's dense and shared MLPs"):
+        from_hf({"model_type": "hy_v3", "mlp_bias": True})
