@@ -55,6 +55,21 @@ does the same, from data:
   attention's and on the MLP's output where use_post_norm (Peri-LN; its class's default: `post_norms`).
 - Youtu-LLM (youtu): DeepSeek-V3's latent attention in Llama's block, every MLP a dense SwiGLU (its class deletes the
   experts' keys).
+- Aria's text model (aria_text): Llama's block with Mixtral's experts (moe_num_experts, moe_topk, of width
+  intermediate_size) in every block and one ungated shared SwiGLU of width intermediate_size · moe_num_shared_experts
+  (E_shared experts of width d_expert: the same matrices' sizes); mlp_bias, which biases the shared SwiGLU only, refused.
+- dots.llm1 (dots1): Qwen3's attention (QK-norm per head, windows on the blocks from max_window_layers on where
+  sliding_window is set) with DeepSeek-V3's experts (a sigmoid router with a correction bias and groups, shared experts
+  of width moe_intermediate_size · n_shared_experts) in the blocks from first_k_dense_replace on; its class's null
+  experts and k, which its module cannot run, refused.
+- Hunyuan 3 (hy_v3): QK-norm per head, biases on q, k, v and W_o by attention_bias, experts from a sigmoid router
+  with a correction bias (no groups) and a shared SwiGLU of width moe_intermediate_size · num_shared_experts (0 falls
+  back to intermediate_size, as its module's `or` does) in the blocks mlp_layer_types lists sparse (default: all but
+  the first); mlp_bias, which biases the dense and shared MLPs only, refused.
+- Solar Open (solar_open): Llama's block (q, k and v biased by attention_bias, W_o never) with GLM-4.5's experts (a
+  sigmoid router, shared experts of width moe_intermediate_size · n_shared_experts) in every block; its class deletes
+  intermediate_size, first_k_dense_replace and use_qk_norm (a file's are ignored, as its module ignores them); RoPE on
+  all of each head (a partial_rotary_factor below 1, which its attention cannot run, is refused).
 
 Every value is checked for its type, and a size for being a whole number of at least 1; a problem raises
 `HFConfigError` (a ValueError) in one line that names the key, the value and what is expected. The bounds of
@@ -77,12 +92,12 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
                "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "smollm3", "cohere2", "exaone4", "arcee", "jais2",
                "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
-               "llama4_text")
+               "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
-             "granitemoeshared", "mellum", "flex_olmo")
+             "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text", "dots1", "hy_v3")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
@@ -309,6 +324,32 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_word_embeddings": False, "attention_bias": False, "moe_intermediate_size": 1_408, "num_experts_per_tok": 8,
         "n_shared_experts": 1, "n_routed_experts": 128, "first_k_dense_replace": 1, "use_qk_norm": False,
     },
+    "aria_text": {  # AriaTextConfig (Aria's text model): Llama's block with experts and an ungated shared SwiGLU
+        "vocab_size": 32_000, "hidden_size": 4_096, "intermediate_size": 4_096, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "head_dim": None, "max_position_embeddings": 2_048,
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "moe_num_experts": 8, "moe_topk": 2,
+        "moe_num_shared_experts": 2,
+    },
+    "dots1": {  # Dots1Config (dots.llm1): Qwen3's attention (QK-norm per head) with DeepSeek-V3's experts; the experts'
+        # counts and k have no default (null: refused)
+        "vocab_size": 152_064, "hidden_size": 4_608, "intermediate_size": 10_944, "moe_intermediate_size": 1_408,
+        "num_hidden_layers": 62, "num_attention_heads": 32, "num_key_value_heads": 32, "n_shared_experts": None,
+        "n_routed_experts": None, "num_experts_per_tok": None, "first_k_dense_replace": 0,
+        "max_position_embeddings": 2_048, "tie_word_embeddings": False, "attention_bias": False,
+        "sliding_window": 4_096, "max_window_layers": 62, "layer_types": None,
+    },
+    "hy_v3": {  # HYV3Config (Hunyuan 3): QK-norm per head, sigmoid-routed experts and a shared SwiGLU, the first block dense
+        "vocab_size": 120_832, "hidden_size": 4_096, "intermediate_size": 13_312, "num_hidden_layers": 80,
+        "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "num_experts": 192,
+        "num_experts_per_tok": 8, "num_shared_experts": 1, "moe_intermediate_size": 1_536, "mlp_layer_types": None,
+    },
+    "solar_open": {  # SolarOpenConfig (Solar Open 100B): GLM-4.5's experts in every block beside Llama's attention
+        "vocab_size": 196_608, "hidden_size": 4_096, "num_hidden_layers": 48, "num_attention_heads": 64,
+        "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131_072, "tie_word_embeddings": False,
+        "attention_bias": False, "moe_intermediate_size": 1_280, "num_experts_per_tok": 8, "n_shared_experts": 1,
+        "n_routed_experts": 128,
+    },
     "minimax_m2": {  # MiniMaxM2Config: every block a mixture of experts, QK-norm over all heads, partial RoPE (rotary_dim)
         "vocab_size": 200_064, "hidden_size": 3_072, "intermediate_size": 1_536, "num_hidden_layers": 62,
         "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 196_608,
@@ -389,6 +430,11 @@ ROUTER: dict[str, dict[str, object]] = {
                     "output_router_logits": False},
     "glm4_moe": {"norm_topk_prob": True, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
                  "output_router_logits": False},
+    "dots1": {"norm_topk_prob": False, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
+              "output_router_logits": False},
+    "hy_v3": {"router_scaling_factor": 2.826, "output_router_logits": False},
+    "solar_open": {"norm_topk_prob": True, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
+                   "output_router_logits": False},
     **dict.fromkeys(("sarvam_mla", "sarvam_moe"), {"norm_topk_prob": True, "routed_scaling_factor": 2.5, "n_group": 1,
                                                    "topk_group": 1, "output_router_logits": False}),
     "minimax_m2": {"router_jitter_noise": 0.0, "router_aux_loss_coef": 0.001, "output_router_logits": False},
@@ -438,6 +484,10 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "sarvam_moe": ("sliding_window", "layer_types"),
     "glm4_moe": ("head_dim", "sliding_window", "layer_types"),  # Glm4MoeAttention's getattr(config, "head_dim", d / h)
     "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),  # rotary_dim: its class's other partial RoPE key
+    "solar_open": ("sliding_window", "layer_types"),
+    "aria_text": ("sliding_window", "layer_types"),
+    "dots1": ("head_dim",),  # Dots1Attention's getattr(config, "head_dim", d / h)
+    "hy_v3": ("sliding_window", "layer_types"),
     "starcoder2": ("head_dim", "layer_types"),  # Starcoder2Attention's getattr(config, "head_dim", None) or d / h
     "gpt_bigcode": ("sliding_window", "layer_types"),
     "olmoe": ("head_dim", "sliding_window", "layer_types"),
@@ -495,6 +545,12 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "youtu": ("q_lora_rank", "v_head_dim", "sliding_window", "layer_types", "head_dim"),  # v_head_dim null: refused
     "sarvam_moe": ("sliding_window", "layer_types"),
     "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),
+    "solar_open": ("sliding_window", "layer_types"),
+    "aria_text": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),
+    "hy_v3": ("num_experts", "num_experts_per_tok", "num_shared_experts", "mlp_layer_types", "sliding_window",
+              "layer_types"),  # the experts' null: NULL_FAILS
+    "dots1": ("num_key_value_heads", "n_shared_experts", "n_routed_experts", "num_experts_per_tok",
+              "first_k_dense_replace", "sliding_window", "max_window_layers", "layer_types"),  # the experts': NULL_FAILS
     "starcoder2": ("sliding_window", "head_dim", "layer_types"),
     "gpt_bigcode": ("n_inner", "sliding_window", "layer_types"),
     "olmoe": ("num_key_value_heads", "sliding_window", "layer_types"),
@@ -504,7 +560,8 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "hyperclovax": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),  # head_dim null: d / h
 }
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
-NULL_FAILS: dict[str, tuple[str, ...]] = {"glm": ("num_key_value_heads", "head_dim"), "ministral": ("head_dim",),
+NULL_FAILS: dict[str, tuple[str, ...]] = {"hy_v3": ("num_experts", "num_experts_per_tok", "num_shared_experts"),
+                                          "dots1": ("n_shared_experts", "n_routed_experts", "num_experts_per_tok"),"glm": ("num_key_value_heads", "head_dim"), "ministral": ("head_dim",),
                                           **dict.fromkeys(("granitemoe", "granitemoeshared"),
                                                           ("num_local_experts", "num_experts_per_tok"))}
 # GPT2Config's attribute_map: these names set GPT-2's own keys.
@@ -519,6 +576,9 @@ ALIASES: dict[str, dict[str, str]] = {
     "deepseek_v2": {"num_experts": "n_routed_experts"},  # DeepseekV2Config's attribute_map
     "deepseek_v3": {"num_local_experts": "n_routed_experts"},
     "glm4_moe": {"num_local_experts": "n_routed_experts"},  # Glm4MoeConfig's attribute_map
+    "solar_open": {"num_local_experts": "n_routed_experts"},  # SolarOpenConfig's
+    "dots1": {"num_local_experts": "n_routed_experts"},  # Dots1Config's
+    "hy_v3": {"num_local_experts": "num_experts"},  # HYV3Config's
     "sarvam_mla": {"num_local_experts": "n_routed_experts", "num_experts": "n_routed_experts",
                    "num_shared_experts": "n_shared_experts", "num_mtp_layers": "num_nextn_predict_layers"},
     "sarvam_moe": {"num_local_experts": "n_routed_experts", "num_experts": "n_routed_experts",
@@ -549,16 +609,16 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "shared_expert_intermediate_size", "decoder_sparse_step", "query_pre_attn_scalar", "sliding_window_pattern",
          "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts",
          "n_group", "topk_group", "rotary_dim", "no_rope_layer_interval", "intermediate_size_mlp",
-         "interleave_moe_layer_step", "attention_chunk_size")
+         "interleave_moe_layer_step", "attention_chunk_size", "moe_num_experts", "moe_topk")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_intermediate_size",
-          "num_nextn_predict_layers", "num_mtp_layers")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
+          "num_nextn_predict_layers", "num_mtp_layers", "moe_num_shared_experts", "num_shared_experts")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
          "use_bias", "attention_out_bias", "multi_query",
          "use_qk_norm", "use_post_norm", "attn_temperature_tuning",
          "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave")
-NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor")  # a number of at least 0
+NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor", "router_scaling_factor")  # a number of at least 0
 GRANITE_SCALES = ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")
 VALUE_KEYS = {"granite": GRANITE_SCALES, "granitemoe": GRANITE_SCALES, "granitemoeshared": GRANITE_SCALES,
               "hyperclovax": GRANITE_SCALES}
@@ -607,6 +667,9 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "shared_intermediate_size": "the shared expert's width d_shared (0: none)",
     "mlp_layer_types": "each block's MLP, dense or sparse (a mixture of experts)",
     "use_post_norm": "a norm on attention's and on the MLP's output (Peri-LN)",
+    "router_scaling_factor": "the routed experts' scale", "num_shared_experts": "the shared experts E_shared",
+    "moe_num_experts": "the routed experts E", "moe_topk": "the experts k per token",
+    "moe_num_shared_experts": "the shared experts E_shared (one SwiGLU of width d_ff · E_shared)",
 }
 # Group-limited routing (DeepSeek-V3: pick topk_group of n_group groups of experts, then k within them): how experts
 # are chosen, never how many or how wide. No type read here has it; in a file of one, the reading names it.
@@ -618,6 +681,7 @@ ROUTER_MEANS = {  # each router setting, as a note names it: what it does, and t
     "router_aux_loss_coef": "the load-balancing loss's weight",
     "output_router_logits": "the router's logits returned or not",
     "routed_scaling_factor": "the routed experts' output times this factor",
+    "router_scaling_factor": "the routed experts' output times this factor",
     "n_group": "the experts in n_group groups",
     "topk_group": "each token's k experts drawn from its topk_group best groups",
     "topk_method": {"greedy": "the k best of all E experts", "group_limited_greedy": "the k best within the topk_group "
@@ -644,7 +708,9 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
                   "exaone": "ExaoneConfig", "iquestcoder": "IQuestCoderConfig", "cwm": "CwmConfig",
                   "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig", "vaultgemma": "VaultGemmaConfig",
                   "deepseek_v2": "DeepseekV2Config", "deepseek_v3": "DeepseekV3Config", "glm4_moe": "Glm4MoeConfig",
-                  "hyperclovax": "HyperCLOVAXConfig", "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig", "youtu": "YoutuConfig"}  # messages
+                  "hyperclovax": "HyperCLOVAXConfig", "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig", "youtu": "YoutuConfig",
+                  "solar_open": "SolarOpenConfig", "aria_text": "AriaTextConfig",
+                  "dots1": "Dots1Config", "hy_v3": "HYV3Config"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention")  # chunked: Llama 4's only
@@ -874,7 +940,11 @@ def _read(doc: Mapping) -> Reading:
     windowing += _nope(values, model_type, fields, keys, types, window)
     windowing += VALUES_ONLY.get(model_type, ()) + unread
     windowing += _latent(doc, model_type, fields) if model_type in MLA_TYPES else ()
-    windowing += _sigmoid_router(doc, model_type, fields) if model_type == "glm4_moe" else ()
+    windowing += _sigmoid_router(doc, model_type, fields) if model_type in MTP_DEFAULT else ()
+    if model_type == "hy_v3" and values["num_shared_experts"] == 0:
+        windowing += (f"num_shared_experts = 0 gives its shared SwiGLU width moe_intermediate_size · 0 = 0, which its "
+                      f"module's HYV3MLP replaces by intermediate_size = {values['intermediate_size']:,}: one shared "
+                      f"expert of that width, as transformers builds it",)
     windowing += (MINIMAX_VALUES,) if model_type == "minimax_m2" else ()
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
@@ -958,6 +1028,16 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                "exaone4": (ROPE_VALUES,), "arcee": (ROPE_VALUES,), "jais2": (ROPE_VALUES + "; the LayerNorms' ε",),
                "vaultgemma": (GEMMA_VALUES,), "gpt_oss": (OSS_VALUES,),
                "ministral3": (MINISTRAL3_VALUES,),
+               "hy_v3": ("values only, which change no count, shape or byte: the router's sigmoid scores (this module's "
+                         "router takes a softmax over the same (B, T, E) logits), their correction bias "
+                         "e_score_correction_bias (a buffer of E per MoE block, not a parameter: not in N, as "
+                         "transformers' count leaves it out), the k weights renormalised and times "
+                         "router_scaling_factor, the fp32 sum of the experts' outputs (enable_moe_fp32_combine); RoPE's "
+                         "θ. Its multi-token-prediction layer (a checkpoint's layer num_hidden_layers) is left out, as "
+                         "transformers builds none; first_k_dense_replace is not read (mlp_layer_types lists the dense "
+                         "blocks)",),
+               "aria_text": (ROPE_VALUES + "; the router's softmax over its top k logits (the renormalised top k of the "
+                                           "softmax over E, as here); the routed experts' SiLU whatever hidden_act",),
                "flex_olmo": (ROPE_VALUES + "; the k weights as the softmax gives them, unless norm_topk_prob",),
                "mellum": ("values only, which change no count, shape or byte: RoPE's θ per kind of block "
                           "(rope_parameters' full_attention and sliding_attention); the k weights as the softmax gives "
@@ -968,7 +1048,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3", "starcoder2")
 NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "jais2", "granite", "hyperclovax", "granitemoe",
                          "granitemoeshared", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4",
-                         "glm4_moe", "minimax_m2",
+                         "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2",
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
                          "deepseek_v2", "deepseek_v3", "youtu")
@@ -1134,7 +1214,8 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
                                                "glm", "glm4", "glm4_moe", "minimax_m2", "olmoe", "ministral", "smollm3",
                                                "cohere2", "exaone4", "youtu", "granitemoe", "granitemoeshared", "mellum",
-                                               "flex_olmo", "hyperclovax", "llama4_text"),
+                                               "flex_olmo", "hyperclovax", "llama4_text", "solar_open", "aria_text",
+                                               "dots1", "hy_v3"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2"), ("relu2",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1177,6 +1258,22 @@ def _check_rope(doc: Mapping) -> None:
 PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4": 0.5, "glm4_moe": 0.5, "minimax_m2": 1.0}
 
 
+# The types whose rotary embedding reads partial_rotary_factor but whose attention multiplies all of each head's q and k
+# (all of d_R, latent attention's rotary part) by its angles: a factor that rotates less cannot run (refused).
+WHOLE_HEAD_ROTARY = ("solar_open",)
+
+
+def _whole_head_rotary(model_type: str, key: str, factor: float, fields: dict) -> None:
+    """HFConfigError where partial_rotary_factor gives fewer angles than the features the type's attention rotates."""
+    d_head = fields["rope_dim"] if "rope_dim" in fields else fields.get("head_dim") or fields["d"] // fields["h"]
+    dim = int(d_head * factor)
+    if dim + dim % 2 != d_head:
+        width = "qk_rope_head_dim = " if "rope_dim" in fields else "d_head = "
+        raise HFConfigError(f"config.json: {key}={show(factor)} gives RoPE {dim + dim % 2:,} of {width}{d_head:,} "
+                            f"features, but {model_type}'s attention multiplies all {d_head:,} by its angles (it cannot "
+                            f"run): write 1.0 or drop the key")
+
+
 def _rotary(doc: Mapping, model_type: str, fields: dict, keys: dict[str, str]) -> tuple[str, ...]:
     """partial_rotary_factor as transformers reads it (rope_parameters' or rope_scaling's own, else the top-level key,
     else the type's default): `rotary_dim` d_rot = int(d_head · factor) where the type's module reads it, and a note;
@@ -1188,6 +1285,9 @@ def _rotary(doc: Mapping, model_type: str, fields: dict, keys: dict[str, str]) -
         d_head = fields.get("head_dim") or fields["d"] // fields["h"]
         given.append((f"rotary_dim / head_dim = {doc['rotary_dim']:,} / {d_head:,}",
                       _checked("rotary_dim", doc["rotary_dim"], True) / d_head))
+    if model_type in WHOLE_HEAD_ROTARY and given:
+        _whole_head_rotary(model_type, *given[0], fields)
+        return ()
     if model_type not in PARTIAL_ROTARY:
         ignored = [f"{key} = {show(v)}" for key, v in given if v != 1]
         return (f"ignored, as transformers' {model_type} module ignores it (RoPE rotates all d_head features): "
@@ -1338,6 +1438,12 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
             fields.update(moe_step=1, dense_layers=tuple(i for i in range(fields["L"]) if i not in moe))
     if model_type == "mellum":  # the blocks mlp_layer_types lists "dense" (MellumConfig: every block sparse)
         fields["dense_layers"] = tuple(i for i, t in enumerate(values["mlp_layer_types"] or ()) if t == "dense")
+    if model_type == "hy_v3":  # HYV3Config: the first block dense, the others sparse, unless mlp_layer_types lists them
+        types = values["mlp_layer_types"] or ["dense"] + ["sparse"] * (fields["L"] - 1)
+        fields["dense_layers"] = tuple(i for i, t in enumerate(types) if t == "dense")
+        if values["num_shared_experts"] == 0:  # HYV3MLP's `intermediate_size or config.intermediate_size`: width 0
+            fields.update(shared_experts=1, shared_dim=values["intermediate_size"])  # falls back to d_ff
+            keys["shared_dim"] = "intermediate_size"
     if "dense_layers" in fields:
         fields["dense_layers"] = tuple(fields["dense_layers"] or ())
     return fields, keys
@@ -1350,7 +1456,7 @@ WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_
                                        "exaone4": {"post_norm": True, "qk_norm": True},
                                        "arcee": {"mlp": "relu2"}, "jais2": {"mlp": "relu2", "norm": "layernorm"},
                                        **dict.fromkeys(("minimax_m2", "olmoe"), {"qk_norm_wide": True}),
-                                       "starcoder2": {"norm": "layernorm", "mlp": "gelu"}, "mellum": {"qk_norm": True},
+                                       "starcoder2": {"norm": "layernorm", "mlp": "gelu"}, "mellum": {"qk_norm": True}, "dots1": {"qk_norm": True}, "hy_v3": {"qk_norm": True},
                                        "glm4": {"post_norms": True}}  # GLM-4's norms on each output: plain RMSNorms
 MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
 MLA_KEYS = {"latent_dim": "kv_lora_rank", "q_latent_dim": "q_lora_rank", "rope_dim": "qk_rope_head_dim",
@@ -1375,6 +1481,14 @@ MOE_KEYS: dict[str, dict[str, str]] = {
                     "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
     "glm4_moe": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
                  "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
+    "solar_open": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
+                   "shared_experts": "n_shared_experts", "ff_dim": "moe_intermediate_size"},  # no dense block, no d_ff
+    "hy_v3": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
+              "shared_experts": "num_shared_experts", "dense_layers": "mlp_layer_types"},
+    "dots1": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
+              "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
+    "aria_text": {"experts": "moe_num_experts", "top_k": "moe_topk", "expert_dim": "intermediate_size",
+                  "shared_experts": "moe_num_shared_experts"},  # its shared SwiGLU: intermediate_size · that many
     "minimax_m2": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
     "olmoe": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
     "granitemoe": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
@@ -1455,14 +1569,14 @@ def _router(doc: Mapping, model_type: str) -> tuple[str, ...]:
 ATTN, ALL = ("qkv", "o"), ("qkv", "o", "mlp")
 BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     **dict.fromkeys(("llama", "internlm3", "exaone", "iquestcoder", "granite", "smollm3", "arcee", "jais2",
-                     "hyperclovax"),
+                     "hyperclovax", "aria_text"),
                     {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
-    **dict.fromkeys(("qwen3", "qwen3_moe", "gemma", *GEMMA_TYPES, "cohere", "cohere2", "gpt_oss", "olmo2", "olmo3",
-                     "llama4_text"),
+    **dict.fromkeys(("qwen3", "qwen3_moe", "dots1", "hy_v3", "gemma", *GEMMA_TYPES, "cohere", "cohere2", "gpt_oss",
+                     "olmo2", "olmo3", "llama4_text"),
                     {"attention_bias": ATTN}),
     "qwen2_moe": {"qkv_bias": ("qkv",)},
     "helium": {"attention_bias": ("qkv",), "mlp_bias": ("mlp",)},
-    **dict.fromkeys(("glm", "glm4", "glm4_moe"), {"attention_bias": ("qkv",)}),
+    **dict.fromkeys(("glm", "glm4", "glm4_moe", "solar_open"), {"attention_bias": ("qkv",)}),
     "seed_oss": {"attention_bias": ("qkv",), "attention_out_bias": ("o",), "mlp_bias": ("mlp",)},
     "ernie4_5": {"use_bias": ALL},
     "starcoder2": {"use_bias": ALL},
@@ -1519,6 +1633,12 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
         if types is None and model_type == "qwen2_moe":  # Qwen2MoeConfig: every other block, below max_window_layers
             types = ["sliding_attention" if window is not None and i % 2 == 0 and i < values["max_window_layers"] else
                      "full_attention" for i in range(L)]
+    if types is None and model_type == "dots1":  # Dots1Config: the blocks from max_window_layers on, where a window is
+        if window is not None and values["max_window_layers"] is None:
+            raise HFConfigError("config.json: max_window_layers=null with a sliding_window: Dots1Config compares each "
+                                "block's index with it to list the windowed blocks; give a whole number, or layer_types")
+        types = ["sliding_attention" if window is not None and i >= values["max_window_layers"] else "full_attention"
+                 for i in range(L)]
     if types is None and model_type == "mellum":  # MellumConfig: every block full attention, whatever the window
         types = ["full_attention"] * L
     if types is None and model_type == "cwm":  # CwmConfig: blocks 0, 4, 8, ... full, the others windowed
@@ -1586,12 +1706,15 @@ MINIMAX_VALUES = ("values only, which change no count, shape or byte: the router
                   "Its multi-token-prediction modules are left out, as transformers builds none")
 
 
+MTP_DEFAULT = {"glm4_moe": 1, "solar_open": 0, "dots1": 0}  # GLM-4.5's sigmoid router: the MTP layers its class sets (none built)
+
+
 def _sigmoid_router(doc: Mapping, model_type: str, fields: dict) -> tuple[str, ...]:
     """GLM-4.5's notes: its multi-token-prediction layer left out (transformers does not build it) and the values
     its sigmoid router changes; HFConfigError for groups transformers' router cannot choose k experts from."""
     notes = []
     key = next((k for k in ("num_nextn_predict_layers", "num_mtp_layers") if k in doc), "num_mtp_layers")  # aliases
-    mtp = _checked(key, doc.get(key, MTP_LAYERS), False)  # Glm4MoeConfig's default: 1
+    mtp = _checked(key, doc.get(key, MTP_DEFAULT[model_type]), False)  # Glm4MoeConfig's default: 1
     if mtp:
         notes.append(f"without the multi-token-prediction layer ({key} = {mtp:,}), which transformers does not "
                      f"build: N counts the {fields['L']:,} blocks, the token table and the head")
@@ -1613,7 +1736,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
     if groups is None or best is None:
         raise HFConfigError("config.json: topk_method=\"group_limited_greedy\" needs n_group and topk_group (the "
                             "groups of experts, and how many of them each token's experts come from): give both")
-    two = model_type in ("deepseek_v3", "glm4_moe")  # their routers score each group by its best two experts
+    two = model_type in ("deepseek_v3", "glm4_moe", "solar_open", "dots1")  # their routers score each group by its best two experts
     if E % groups or E // groups < (2 if two else 1):
         raise HFConfigError(f"config.json: n_group={groups:,} must divide n_routed_experts={E:,} into groups of at "
                             f"least {2 if two else 1} experts (transformers' router scores each group by its best "
@@ -1628,11 +1751,17 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 128_004, "cohere2": 0, "ministral3": 11,
                 "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "vaultgemma": 0,
                 "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
-                "glm": 151_329, "glm4": 151_329}
+                "glm": 151_329, "glm4": 151_329, "aria_text": 2}
 
 
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:
     """HFConfigError for a value, given or the type's default, that changes what is built but is not modelled."""
+    if model_type == "hy_v3" and values["mlp_bias"]:
+        raise HFConfigError("config.json: mlp_bias=true puts biases on Hunyuan 3's dense and shared MLPs but not on its "
+                            "routed experts, which this module does not build; write false")
+    if model_type == "aria_text" and values["mlp_bias"]:
+        raise HFConfigError("config.json: mlp_bias=true puts biases on Aria's shared experts but not on its routed "
+                            "experts, which this module does not build; write false")
     if model_type == "deepseek_v2" and values["mlp_bias"]:
         raise HFConfigError("config.json: mlp_bias=true puts biases on DeepSeek-V2's dense and shared MLPs but not on "
                             "its routed experts, which this module does not build; write false")
@@ -1646,7 +1775,7 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
     if model_type == "gpt2" and values["add_cross_attention"]:
         raise HFConfigError("config.json: add_cross_attention=true adds cross-attention layers, which this decoder "
                             "does not build")
-    if model_type in ("llama", *LLAMA_KIN, "cwm", *GEMMA_TYPES, "deepseek_v2", "hyperclovax") \
+    if model_type in ("llama", *LLAMA_KIN, "cwm", *GEMMA_TYPES, "deepseek_v2", "hyperclovax", "aria_text") \
             and fields["d"] % fields["h"]:  # the config's validate_architecture
         raise HFConfigError(f"config.json: hidden_size={fields['d']:,} is not a multiple of num_attention_heads="
                             f"{fields['h']:,}, which transformers' {CONFIG_CLASSES[model_type]} requires (even with "

@@ -345,6 +345,73 @@ def hyperclovax_doc(rng: random.Random) -> dict:
     return doc
 
 
+def solar_open_doc(rng: random.Random) -> dict:
+    """Solar Open: GLM-4.5's random file with experts in every block, no QK-norm and RoPE over all of each head (its
+    class deletes first_k_dense_replace, use_qk_norm and intermediate_size: a file's are ignored, as its module
+    ignores them); sometimes its experts under their other name (num_local_experts)."""
+    from test_rotary import glm4_moe_doc
+
+    doc = {k: v for k, v in glm4_moe_doc(rng).items() if k not in ("partial_rotary_factor", "use_qk_norm")}
+    doc["model_type"] = "solar_open"
+    if rng.random() < 0.5:  # keys its class deletes: ignored
+        doc.update(intermediate_size=rng.randrange(2, 20), use_qk_norm=True)
+    else:
+        doc.pop("first_k_dense_replace")
+        doc.pop("intermediate_size")
+    if rng.random() < 0.5:
+        doc["num_local_experts"] = doc.pop("n_routed_experts")
+    return doc
+
+
+def aria_text_doc(rng: random.Random) -> dict:
+    """Aria's text model: Mixtral's random file under Aria's names (moe_num_experts, moe_topk) with its ungated shared
+    SwiGLU of width intermediate_size · moe_num_shared_experts (or none), attention biases and head_dim drawn."""
+    from test_moe import random_doc as moe_doc
+
+    doc = moe_doc(rng, "mixtral")
+    doc.update(model_type="aria_text", moe_num_experts=doc.pop("num_local_experts"),
+               moe_topk=doc.pop("num_experts_per_tok"), moe_num_shared_experts=rng.randrange(0, 3),
+               attention_bias=rng.random() < 0.5, pad_token_id=0)
+    if rng.random() < 0.5:
+        doc["head_dim"] = 2 * rng.randrange(1, 6)
+    return doc
+
+
+def dots1_doc(rng: random.Random) -> dict:
+    """dots.llm1: GLM-4.5's random file (DeepSeek-V3's experts, groups, dense first blocks) on Qwen3's attention (QK-norm
+    per head, biases on q, k, v and W_o or none), windows from max_window_layers on or as layer_types lists them."""
+    from test_rotary import glm4_moe_doc
+
+    doc = {k: v for k, v in glm4_moe_doc(rng).items() if k not in ("partial_rotary_factor", "use_qk_norm")}
+    L = doc["num_hidden_layers"]
+    doc.update(model_type="dots1", sliding_window=rng.choice([None, rng.randrange(2, 10)]))
+    if rng.random() < 0.5:
+        doc["max_window_layers"] = rng.randrange(0, L + 1)
+    elif doc["sliding_window"] is not None:
+        doc["layer_types"] = [rng.choice(["sliding_attention", "full_attention"]) for _ in range(L)]
+    if rng.random() < 0.3:
+        del doc["first_k_dense_replace"]  # its class's 0: every block a mixture of experts
+    return doc
+
+
+def hy_v3_doc(rng: random.Random) -> dict:
+    """Hunyuan 3: Qwen3-MoE's random file (QK-norm per head) with a sigmoid router, a shared SwiGLU of width
+    moe_intermediate_size · num_shared_experts (0: intermediate_size, as its module falls back) and its dense blocks as
+    mlp_layer_types lists them (default: the first)."""
+    from test_moe import random_doc as moe_doc
+
+    doc = {k: v for k, v in moe_doc(rng, "qwen3_moe").items()
+           if k not in ("decoder_sparse_step", "mlp_only_layers", "norm_topk_prob")}
+    L = doc["num_hidden_layers"]
+    doc.update(model_type="hy_v3", head_dim=2 * rng.randrange(1, 5), num_shared_experts=rng.randrange(0, 3),
+               router_scaling_factor=rng.uniform(0.5, 3))
+    if rng.random() < 0.6:
+        doc["mlp_layer_types"] = [rng.choice(["dense", "sparse"]) for _ in range(L)]
+    if rng.random() < 0.5:
+        doc["num_local_experts"] = doc.pop("num_experts")
+    return doc
+
+
 def _plain(doc: dict, device: str):
     return _module(doc, device)
 
@@ -365,7 +432,9 @@ def _latent(doc: dict, device: str):
 SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain),
           "granitemoe": (granitemoe_doc, _experts), "granitemoeshared": (granitemoeshared_doc, _experts),
           "mellum": (mellum_doc, _experts), "flex_olmo": (flex_olmo_doc, _experts),
-          "glm4": (glm4_doc, _plain), "hyperclovax": (hyperclovax_doc, _plain)}
+          "glm4": (glm4_doc, _plain), "hyperclovax": (hyperclovax_doc, _plain),
+          "solar_open": (solar_open_doc, _experts), "aria_text": (aria_text_doc, _experts),
+          "dots1": (dots1_doc, _experts), "hy_v3": (hy_v3_doc, _experts)}
 SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
 
 
@@ -382,7 +451,8 @@ def test_second_batch_random_files_match_transformers_parameters_cache_and_flops
 SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080, "granitemoe": 37_039_116_288,
                    "granitemoeshared": 37_039_116_288,  # no shared expert: its class's width 0
                    "mellum": 12_149_923_072, "flex_olmo": 33_270_665_216,
-                   "glm4": 9_400_279_040, "hyperclovax": 6_738_677_760}
+                   "glm4": 9_400_279_040, "hyperclovax": 6_738_677_760, "solar_open": 102_651_793_408,
+                   "aria_text": 18_517_069_824, "hy_v3": 295_033_528_320}
 
 
 @pytest.mark.parametrize("model_type", SECOND_DEFAULTS)
@@ -483,3 +553,51 @@ def test_sandwich_norms_are_named_as_what_they_are(model_type, title, extras):
     step = next(s for s in changes(cfg).steps if s.key == "gemma")
     assert step.title.startswith(title) and extras_line(cfg).startswith(extras)
     assert ("Gemma" in step.lines[0].label) == (model_type == "vaultgemma")
+
+
+def test_solar_open_is_glm_4_5s_experts_in_every_block_beside_llamas_attention():
+    cfg = from_hf({"model_type": "solar_open", "first_k_dense_replace": 3, "use_qk_norm": True})
+    assert cfg.block_kinds == ("moe",) * 48 and not cfg.qk_norm and cfg.rotary_dim is None and cfg.bias == "none"
+    assert (cfg.E, cfg.k, cfg.d_expert, cfg.E_shared, cfg.d_shared) == (128, 8, 1_280, 1, 1_280)
+    assert from_hf({"model_type": "solar_open", "attention_bias": True}).bias == "qkv"  # W_o never has one
+    notes = read_hf({"model_type": "solar_open", "intermediate_size": 9, "num_nextn_predict_layers": 1}).notes
+    assert any(n.startswith("ignored") and "intermediate_size" in n for n in notes)
+    assert any("multi-token-prediction layer (num_nextn_predict_layers = 1)" in n for n in notes)
+    assert not any("multi-token-prediction" in n for n in read_hf({"model_type": "solar_open"}).notes)
+    with pytest.raises(HFConfigError, match="partial_rotary_factor=0.5 gives RoPE 64 of d_head = 128 features, but "
+                                            "solar_open's attention multiplies all 128"):
+        from_hf({"model_type": "solar_open", "rope_parameters": {"rope_theta": 1e6, "partial_rotary_factor": 0.5}})
+
+
+def test_aria_text_is_llama_with_experts_and_an_ungated_shared_swiglu():
+    cfg = from_hf({"model_type": "aria_text"})
+    assert cfg.block_kinds == ("moe",) * 32 and (cfg.E, cfg.k, cfg.d_expert) == (8, 2, 4_096)
+    assert (cfg.E_shared, cfg.d_shared, cfg.shared_gate) == (2, 4_096, False)
+    none = from_hf({"model_type": "aria_text", "moe_num_shared_experts": 0})
+    assert budget(cfg).params_exact - budget(none).params_exact == 32 * 3 * 4_096 * 2 * 4_096
+    with pytest.raises(HFConfigError, match="mlp_bias=true puts biases on Aria's shared experts but not on its routed"):
+        from_hf({"model_type": "aria_text", "mlp_bias": True})
+
+
+def test_dots1_is_qwen3s_attention_with_deepseek_v3s_experts():
+    doc = {"model_type": "dots1", "num_hidden_layers": 64, "n_routed_experts": 128, "n_shared_experts": 2,
+           "num_experts_per_tok": 6, "first_k_dense_replace": 1}
+    cfg = from_hf(doc)
+    assert cfg.qk_norm and cfg.block_kinds == ("dense",) + ("moe",) * 63 and (cfg.E_shared, cfg.d_shared) == (2, 1_408)
+    assert cfg.window == 4_096 and cfg.full_layers == tuple(range(62))  # its class's max_window_layers = 62
+    assert from_hf({**doc, "num_hidden_layers": 62}).window is None
+    for key in ("n_routed_experts", "n_shared_experts", "num_experts_per_tok"):
+        with pytest.raises(HFConfigError, match=f"{key}=null: dots1's config class keeps it null and its module "):
+            from_hf({**doc, key: None})
+
+
+def test_hy_v3_reads_its_dense_blocks_from_mlp_layer_types_and_its_shared_expert_as_its_module_builds_it():
+    cfg = from_hf({"model_type": "hy_v3", "num_hidden_layers": 3, "first_k_dense_replace": 2})
+    assert cfg.block_kinds == ("dense", "moe", "moe") and cfg.qk_norm and (cfg.E_shared, cfg.d_shared) == (1, 1_536)
+    zero = read_hf({"model_type": "hy_v3", "num_hidden_layers": 3, "num_shared_experts": 0})
+    assert (zero.config.E_shared, zero.config.d_shared) == (1, 13_312)
+    assert any("replaces by intermediate_size = 13,312" in n for n in zero.notes)
+    assert any(n.startswith("ignored") and "first_k_dense_replace" in n
+               for n in read_hf({"model_type": "hy_v3", "first_k_dense_replace": 2}).notes)
+    with pytest.raises(HFConfigError, match="mlp_bias=true puts biases on Hunyuan 3's dense and shared MLPs"):
+        from_hf({"model_type": "hy_v3", "mlp_bias": True})
