@@ -99,7 +99,7 @@ def test_the_trace_the_reports_and_the_cli_name_it(capsys):
 
 @pytest.mark.parametrize("fields, message", [
     ({"post_norm": True, "parallel": True}, "post_norm and parallel each wire the block their own way"),
-    ({"qk_norm": True, "qk_norm_wide": True}, "are two QK-norms: set one of them"),
+    ({"qk_norm": True, "qk_norm_wide": True}, "are three QK-norms: set one of them"),
 ])
 def test_two_wirings_or_two_qk_norms_are_refused_in_one_line(fields, message):
     with pytest.raises(ValueError, match=message):
