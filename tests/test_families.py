@@ -412,6 +412,24 @@ def hy_v3_doc(rng: random.Random) -> dict:
     return doc
 
 
+def glm4_moe_lite_doc(rng: random.Random) -> dict:
+    """GLM-4.7-Flash: DeepSeek-V3's random file (latent attention with or without the queries' latent, groups, shared
+    experts) with its sparse blocks as mlp_layer_types lists them (default: all but the first; first_k_dense_replace
+    not read), d_R as head_dim at times (its other name, which overwrites qk_rope_head_dim), RoPE's pairs interleaved
+    or not."""
+    from test_mla import random_doc as deepseek_doc
+
+    doc = {**deepseek_doc(rng), "model_type": "glm4_moe_lite", "rope_interleave": rng.random() < 0.5}
+    L = doc["num_hidden_layers"]
+    if rng.random() < 0.6:
+        doc["mlp_layer_types"] = [rng.choice(["dense", "sparse"]) for _ in range(L)]
+    if rng.random() < 0.4:
+        doc["head_dim"] = doc.pop("qk_rope_head_dim") if rng.random() < 0.5 else 2 * rng.randrange(1, 4)
+    if rng.random() < 0.3:
+        doc["num_nextn_predict_layers"] = 1
+    return doc
+
+
 def _plain(doc: dict, device: str):
     return _module(doc, device)
 
@@ -434,7 +452,8 @@ SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain),
           "mellum": (mellum_doc, _experts), "flex_olmo": (flex_olmo_doc, _experts),
           "glm4": (glm4_doc, _plain), "hyperclovax": (hyperclovax_doc, _plain),
           "solar_open": (solar_open_doc, _experts), "aria_text": (aria_text_doc, _experts),
-          "dots1": (dots1_doc, _experts), "hy_v3": (hy_v3_doc, _experts)}
+          "dots1": (dots1_doc, _experts), "hy_v3": (hy_v3_doc, _experts),
+          "glm4_moe_lite": (glm4_moe_lite_doc, _latent)}
 SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
 
 
@@ -452,7 +471,7 @@ SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080, "granite
                    "granitemoeshared": 37_039_116_288,  # no shared expert: its class's width 0
                    "mellum": 12_149_923_072, "flex_olmo": 33_270_665_216,
                    "glm4": 9_400_279_040, "hyperclovax": 6_738_677_760, "solar_open": 102_651_793_408,
-                   "aria_text": 18_517_069_824, "hy_v3": 295_033_528_320}
+                   "aria_text": 18_517_069_824, "hy_v3": 295_033_528_320, "glm4_moe_lite": 29_943_390_976}
 
 
 @pytest.mark.parametrize("model_type", SECOND_DEFAULTS)
@@ -601,3 +620,25 @@ def test_hy_v3_reads_its_dense_blocks_from_mlp_layer_types_and_its_shared_expert
                for n in read_hf({"model_type": "hy_v3", "first_k_dense_replace": 2}).notes)
     with pytest.raises(HFConfigError, match="mlp_bias=true puts biases on Hunyuan 3's dense and shared MLPs"):
         from_hf({"model_type": "hy_v3", "mlp_bias": True})
+
+
+def test_glm4_moe_lite_is_deepseek_v3s_modules_with_its_sparse_blocks_from_mlp_layer_types():
+    reading = read_hf({"model_type": "glm4_moe_lite", "num_hidden_layers": 3, "first_k_dense_replace": 2})
+    cfg = reading.config
+    assert cfg.mla and cfg.block_kinds == ("dense", "moe", "moe") and (cfg.d_R, cfg.d_nope, cfg.d_v) == (64, 192, 256)
+    assert (cfg.E, cfg.k, cfg.E_shared, cfg.d_shared, cfg.d_cq) == (64, 4, 1, 1_536, 768)
+    assert any(n.startswith("ignored") and "first_k_dense_replace" in n for n in reading.notes)
+    assert not any("multi-token-prediction" in n for n in reading.notes)
+    sparse = from_hf({"model_type": "glm4_moe_lite", "num_hidden_layers": 3, "mlp_layer_types": ["sparse", "dense",
+                                                                                                  "sparse"]})
+    assert sparse.block_kinds == ("moe", "dense", "moe")
+    both = read_hf({"model_type": "glm4_moe_lite", "qk_rope_head_dim": 32, "head_dim": 16})  # head_dim set last
+    assert both.config.d_R == 16 and any("qk_rope_head_dim = 32 is not read: head_dim = 16" in n for n in both.notes)
+    assert from_hf({"model_type": "glm4_moe_lite", "head_dim": 32}).d_R == 32
+    assert any("multi-token-prediction module (num_nextn_predict_layers = 1)" in n
+               for n in read_hf({"model_type": "glm4_moe_lite", "num_nextn_predict_layers": 1}).notes)
+    with pytest.raises(HFConfigError, match="partial_rotary_factor=0.5 gives RoPE 32 of qk_rope_head_dim = 64 "
+                                            "features, but glm4_moe_lite's attention multiplies all 64"):
+        from_hf({"model_type": "glm4_moe_lite", "partial_rotary_factor": 0.5})
+    with pytest.raises(HFConfigError, match="num_key_value_heads=4 with latent attention"):
+        from_hf({"model_type": "glm4_moe_lite", "num_key_value_heads": 4})
