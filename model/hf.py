@@ -70,6 +70,15 @@ does the same, from data:
   sigmoid router, shared experts of width moe_intermediate_size · n_shared_experts) in every block; its class deletes
   intermediate_size, first_k_dense_replace and use_qk_norm (a file's are ignored, as its module ignores them); RoPE on
   all of each head (a partial_rotary_factor below 1, which its attention cannot run, is refused).
+- GLM-4.7-Flash (glm4_moe_lite): DeepSeek-V3's modules (latent attention, RoPE's pairs interleaved by rope_interleave;
+  experts from a sigmoid router with a correction bias and groups, shared experts of width moe_intermediate_size ·
+  n_shared_experts) in the blocks mlp_layer_types lists sparse (default: all but the first; first_k_dense_replace is
+  not read); head_dim is its class's other name of qk_rope_head_dim, and a file's head_dim is the one set (it
+  overwrites qk_rope_head_dim); a partial_rotary_factor its attention cannot run refused.
+- MiniCPM3 (minicpm3): DeepSeek-V2's latent attention (RoPE's pairs as rotate-half, not interleaved) in Llama's block,
+  every MLP a dense SwiGLU; its multipliers are values (the token rows times scale_emb, each branch times
+  scale_depth / √L, the hidden state divided by hidden_size / dim_model_base before the head); v_head_dim null reads
+  as its class's hidden_size // num_attention_heads; mlp_bias (MLP biases beside latent attention) refused.
 
 Every value is checked for its type, and a size for being a whole number of at least 1; a problem raises
 `HFConfigError` (a ValueError) in one line that names the key, the value and what is expected. The bounds of
@@ -92,12 +101,13 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
                "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "smollm3", "cohere2", "exaone4", "arcee", "jais2",
                "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
-               "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3")
+               "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite",
+               "minicpm3")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
-             "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text", "dots1", "hy_v3")
+             "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
@@ -338,6 +348,19 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "max_position_embeddings": 2_048, "tie_word_embeddings": False, "attention_bias": False,
         "sliding_window": 4_096, "max_window_layers": 62, "layer_types": None,
     },
+    "glm4_moe_lite": {  # Glm4MoeLiteConfig (GLM-4.7-Flash): DeepSeek-V3's modules, blocks sparse by mlp_layer_types
+        "vocab_size": 154_880, "hidden_size": 2_048, "intermediate_size": 10_240, "num_hidden_layers": 47,
+        "num_attention_heads": 20, "num_key_value_heads": 20, "max_position_embeddings": 202_752,
+        "tie_word_embeddings": False, "attention_bias": False, "kv_lora_rank": 512, "q_lora_rank": 768,
+        "qk_rope_head_dim": 64, "qk_nope_head_dim": 192, "v_head_dim": 256, "moe_intermediate_size": 1_536,
+        "n_routed_experts": 64, "n_shared_experts": 1, "num_experts_per_tok": 4, "mlp_layer_types": None,
+    },
+    "minicpm3": {  # MiniCPM3Config (MiniCPM3-4B): DeepSeek-V2's latent attention in Llama's block, every MLP dense
+        "vocab_size": 73_448, "hidden_size": 2_560, "intermediate_size": 6_400, "num_hidden_layers": 62,
+        "num_attention_heads": 40, "num_key_value_heads": 40, "max_position_embeddings": 32_768,
+        "tie_word_embeddings": True, "attention_bias": False, "mlp_bias": False, "kv_lora_rank": 256,
+        "q_lora_rank": 768, "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": None,
+    },
     "hy_v3": {  # HYV3Config (Hunyuan 3): QK-norm per head, sigmoid-routed experts and a shared SwiGLU, the first block dense
         "vocab_size": 120_832, "hidden_size": 4_096, "intermediate_size": 13_312, "num_hidden_layers": 80,
         "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131_072,
@@ -433,6 +456,8 @@ ROUTER: dict[str, dict[str, object]] = {
     "dots1": {"norm_topk_prob": False, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
               "output_router_logits": False},
     "hy_v3": {"router_scaling_factor": 2.826, "output_router_logits": False},
+    "glm4_moe_lite": {"norm_topk_prob": True, "routed_scaling_factor": 1.8, "n_group": 1, "topk_group": 1,
+                      "output_router_logits": False},
     "solar_open": {"norm_topk_prob": True, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
                    "output_router_logits": False},
     **dict.fromkeys(("sarvam_mla", "sarvam_moe"), {"norm_topk_prob": True, "routed_scaling_factor": 2.5, "n_group": 1,
@@ -488,6 +513,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "aria_text": ("sliding_window", "layer_types"),
     "dots1": ("head_dim",),  # Dots1Attention's getattr(config, "head_dim", d / h)
     "hy_v3": ("sliding_window", "layer_types"),
+    "glm4_moe_lite": ("sliding_window", "layer_types"),  # head_dim: its class's other name of qk_rope_head_dim (ALIASES)
+    "minicpm3": ("sliding_window", "layer_types"),  # head_dim: a field its class sets to qk_rope_head_dim (`_latent`)
     "starcoder2": ("head_dim", "layer_types"),  # Starcoder2Attention's getattr(config, "head_dim", None) or d / h
     "gpt_bigcode": ("sliding_window", "layer_types"),
     "olmoe": ("head_dim", "sliding_window", "layer_types"),
@@ -547,6 +574,9 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),
     "solar_open": ("sliding_window", "layer_types"),
     "aria_text": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),
+    "glm4_moe_lite": ("q_lora_rank", "mlp_layer_types", "sliding_window", "layer_types"),
+    "minicpm3": ("num_key_value_heads", "q_lora_rank", "v_head_dim", "sliding_window", "layer_types"),  # v_head_dim
+    # null: its class's hidden_size // num_attention_heads
     "hy_v3": ("num_experts", "num_experts_per_tok", "num_shared_experts", "mlp_layer_types", "sliding_window",
               "layer_types"),  # the experts' null: NULL_FAILS
     "dots1": ("num_key_value_heads", "n_shared_experts", "n_routed_experts", "num_experts_per_tok",
@@ -579,6 +609,8 @@ ALIASES: dict[str, dict[str, str]] = {
     "solar_open": {"num_local_experts": "n_routed_experts"},  # SolarOpenConfig's
     "dots1": {"num_local_experts": "n_routed_experts"},  # Dots1Config's
     "hy_v3": {"num_local_experts": "num_experts"},  # HYV3Config's
+    # Glm4MoeLiteConfig's attribute_map: head_dim is qk_rope_head_dim (a file's head_dim, set last, overwrites it)
+    "glm4_moe_lite": {"num_local_experts": "n_routed_experts", "head_dim": "qk_rope_head_dim"},
     "sarvam_mla": {"num_local_experts": "n_routed_experts", "num_experts": "n_routed_experts",
                    "num_shared_experts": "n_shared_experts", "num_mtp_layers": "num_nextn_predict_layers"},
     "sarvam_moe": {"num_local_experts": "n_routed_experts", "num_experts": "n_routed_experts",
@@ -620,9 +652,10 @@ FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bi
          "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave")
 NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor", "router_scaling_factor")  # a number of at least 0
 GRANITE_SCALES = ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")
-VALUE_KEYS = {"granite": GRANITE_SCALES, "granitemoe": GRANITE_SCALES, "granitemoeshared": GRANITE_SCALES,
+MINICPM3_SCALES = ("scale_emb", "scale_depth", "dim_model_base")
+VALUE_KEYS = {"minicpm3": MINICPM3_SCALES, "granite": GRANITE_SCALES, "granitemoe": GRANITE_SCALES, "granitemoeshared": GRANITE_SCALES,
               "hyperclovax": GRANITE_SCALES}
-VALUE_NULLABLE = {"hyperclovax": ("attention_multiplier",)}  # null: its class's d_head^-0.5  # numbers that change values only (`VALUES_ONLY`)
+VALUE_NULLABLE = {"hyperclovax": ("attention_multiplier",), "minicpm3": ("scale_depth", "dim_model_base")}  # null: its class's d_head^-0.5  # numbers that change values only (`VALUES_ONLY`)
 WHAT: dict[str, str] = {  # what a key is, for messages
     "vocab_size": "the vocabulary size V", "hidden_size": "the model width d", "n_embd": "the model width d",
     "num_hidden_layers": "the number of blocks L", "n_layer": "the number of blocks L",
@@ -661,6 +694,8 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "no_rope_layer_interval": "every how many blocks one goes without RoPE", "embedding_multiplier": "the token rows' scale",
     "residual_multiplier": "the residual branches' scale", "attention_multiplier": "the scores' scale",
     "logits_scaling": "the logits' divisor", "attention_out_bias": "a bias on W_o",
+    "scale_emb": "the token rows' scale", "scale_depth": "the residual branches' scale times √L",
+    "dim_model_base": "the width the hidden state is divided by hidden_size / dim_model_base for, before the head",
     "intermediate_size_mlp": "a dense block's MLP width", "moe_layers": "the blocks that are a mixture of experts",
     "interleave_moe_layer_step": "every how many blocks one is a mixture of experts",
     "attention_chunk_size": "the chunks' length W", "attn_temperature_tuning": "the NoPE blocks' query scale",
@@ -710,7 +745,9 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
                   "deepseek_v2": "DeepseekV2Config", "deepseek_v3": "DeepseekV3Config", "glm4_moe": "Glm4MoeConfig",
                   "hyperclovax": "HyperCLOVAXConfig", "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig", "youtu": "YoutuConfig",
                   "solar_open": "SolarOpenConfig", "aria_text": "AriaTextConfig",
-                  "dots1": "Dots1Config", "hy_v3": "HYV3Config"}  # messages
+                  "dots1": "Dots1Config", "hy_v3": "HYV3Config",
+                  "glm4_moe_lite": "Glm4MoeLiteConfig",
+                  "minicpm3": "MiniCPM3Config"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention")  # chunked: Llama 4's only
@@ -924,6 +961,7 @@ def _read(doc: Mapping) -> Reading:
                             f"read here ({', '.join(MODEL_TYPES[:6])}, …: python -m model --help lists them){hint}")
     table = DEFAULTS[model_type]
     doc, unread = _unread_pattern(doc, model_type)
+    doc, overwritten = _overwritten(doc, model_type)
     values = _values(doc, model_type)
     _check_rope(doc)
     _check_activation(doc, model_type)
@@ -938,7 +976,7 @@ def _read(doc: Mapping) -> Reading:
     windowing = _window(types, window, model_type, fields, keys, "sliding_window" in values["given"])
     windowing += _rotary(doc, model_type, fields, keys)
     windowing += _nope(values, model_type, fields, keys, types, window)
-    windowing += VALUES_ONLY.get(model_type, ()) + unread
+    windowing += VALUES_ONLY.get(model_type, ()) + unread + overwritten
     windowing += _latent(doc, model_type, fields) if model_type in MLA_TYPES else ()
     windowing += _sigmoid_router(doc, model_type, fields) if model_type in MTP_DEFAULT else ()
     if model_type == "hy_v3" and values["num_shared_experts"] == 0:
@@ -1051,7 +1089,7 @@ NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "jais2", "granite
                          "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2",
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
-                         "deepseek_v2", "deepseek_v3", "youtu")
+                         "deepseek_v2", "deepseek_v3", "youtu", "glm4_moe_lite", "minicpm3")
 
 
 def _window(types: list[str], window: int | None, model_type: str, fields: dict, keys: dict[str, str],
@@ -1215,7 +1253,7 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "glm", "glm4", "glm4_moe", "minimax_m2", "olmoe", "ministral", "smollm3",
                                                "cohere2", "exaone4", "youtu", "granitemoe", "granitemoeshared", "mellum",
                                                "flex_olmo", "hyperclovax", "llama4_text", "solar_open", "aria_text",
-                                               "dots1", "hy_v3"),
+                                               "dots1", "hy_v3", "glm4_moe_lite", "minicpm3"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2"), ("relu2",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1260,7 +1298,22 @@ PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4": 0.5, "glm4_
 
 # The types whose rotary embedding reads partial_rotary_factor but whose attention multiplies all of each head's q and k
 # (all of d_R, latent attention's rotary part) by its angles: a factor that rotates less cannot run (refused).
-WHOLE_HEAD_ROTARY = ("solar_open",)
+WHOLE_HEAD_ROTARY = ("solar_open", "glm4_moe_lite")
+
+
+# The types whose default RoPE ignores partial_rotary_factor but whose scaled RoPE (yarn, linear, …: transformers'
+# rope utilities) reads it, beside an attention that rotates all of d_R: a factor below 1 then cannot run (refused).
+SCALED_WHOLE_HEAD_ROTARY = ("minicpm3",)
+
+
+def _rope_type(doc: Mapping) -> str:
+    """The RoPE rule a file names (rope_parameters' or rope_scaling's rope_type, or the old key type): "default" if none."""
+    for key in ("rope_parameters", "rope_scaling"):
+        if isinstance(doc.get(key), Mapping):
+            kind = doc[key].get("rope_type", doc[key].get("type"))
+            if kind is not None:
+                return kind
+    return "default"
 
 
 def _whole_head_rotary(model_type: str, key: str, factor: float, fields: dict) -> None:
@@ -1285,6 +1338,9 @@ def _rotary(doc: Mapping, model_type: str, fields: dict, keys: dict[str, str]) -
         d_head = fields.get("head_dim") or fields["d"] // fields["h"]
         given.append((f"rotary_dim / head_dim = {doc['rotary_dim']:,} / {d_head:,}",
                       _checked("rotary_dim", doc["rotary_dim"], True) / d_head))
+    if model_type in SCALED_WHOLE_HEAD_ROTARY and given and _rope_type(doc) != "default":
+        _whole_head_rotary(model_type, *given[0], fields)
+        return ()
     if model_type in WHOLE_HEAD_ROTARY and given:
         _whole_head_rotary(model_type, *given[0], fields)
         return ()
@@ -1318,6 +1374,19 @@ def _unread_pattern(doc: Mapping, model_type: str) -> tuple[Mapping, tuple[str, 
         return doc, ()
     return ({k: v for k, v in doc.items() if k != "sliding_window_pattern"},
             (f"sliding_window_pattern = {show(pattern)} is not read: layer_types lists each block's attention",))
+
+
+def _overwritten(doc: Mapping, model_type: str) -> tuple[Mapping, tuple[str, ...]]:
+    """GLM-4.7-Flash's head_dim beside a qk_rope_head_dim it differs from: its class's attribute_map makes head_dim
+    the other name of qk_rope_head_dim, and the file's head_dim, set after the class's own fields, overwrites it (as
+    transformers builds it); the file read without qk_rope_head_dim, and a note says so."""
+    if model_type != "glm4_moe_lite" or "head_dim" not in doc or "qk_rope_head_dim" not in doc \
+            or json.dumps(doc["head_dim"], default=str) == json.dumps(doc["qk_rope_head_dim"], default=str):
+        return doc, ()
+    return ({k: v for k, v in doc.items() if k != "qk_rope_head_dim"},
+            (f"qk_rope_head_dim = {show(doc['qk_rope_head_dim'])} is not read: head_dim = {show(doc['head_dim'])}, its "
+             f"other name in Glm4MoeLiteConfig's attribute_map, is set after it and overwrites it, as transformers "
+             f"builds the model",))
 
 
 def _llama4_blocks(values: dict, L: int) -> tuple[list[str], int | None]:
@@ -1438,9 +1507,12 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
             fields.update(moe_step=1, dense_layers=tuple(i for i in range(fields["L"]) if i not in moe))
     if model_type == "mellum":  # the blocks mlp_layer_types lists "dense" (MellumConfig: every block sparse)
         fields["dense_layers"] = tuple(i for i, t in enumerate(values["mlp_layer_types"] or ()) if t == "dense")
-    if model_type == "hy_v3":  # HYV3Config: the first block dense, the others sparse, unless mlp_layer_types lists them
-        types = values["mlp_layer_types"] or ["dense"] + ["sparse"] * (fields["L"] - 1)
+    if model_type in ("hy_v3", "glm4_moe_lite"):  # the first block dense, the others sparse, unless mlp_layer_types
+        types = values["mlp_layer_types"] or ["dense"] + ["sparse"] * (fields["L"] - 1)  # lists them (their classes)
         fields["dense_layers"] = tuple(i for i, t in enumerate(types) if t == "dense")
+    if model_type == "minicpm3" and fields["value_dim"] is None:  # MiniCPM3Config's hidden_size // num_attention_heads
+        fields["value_dim"] = fields["d"] // fields["h"]
+    if model_type == "hy_v3":
         if values["num_shared_experts"] == 0:  # HYV3MLP's `intermediate_size or config.intermediate_size`: width 0
             fields.update(shared_experts=1, shared_dim=values["intermediate_size"])  # falls back to d_ff
             keys["shared_dim"] = "intermediate_size"
@@ -1449,7 +1521,8 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
     return fields, keys
 
 
-MLA_TYPES = ("deepseek_v2", "deepseek_v3", "youtu")  # multi-head latent attention (Youtu's with dense MLPs only)
+MLA_TYPES = ("deepseek_v2", "deepseek_v3", "youtu", "glm4_moe_lite", "minicpm3")  # multi-head latent attention
+# (Youtu's and MiniCPM3's with dense MLPs only)
 # The parts a type's module always has, as Config's fields (OLMo 2 and 3: post-norm wiring, QK-norm over all heads)
 WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_olmo"),
                                                       {"post_norm": True, "qk_norm_wide": True}),
@@ -1459,6 +1532,8 @@ WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_
                                        "starcoder2": {"norm": "layernorm", "mlp": "gelu"}, "mellum": {"qk_norm": True}, "dots1": {"qk_norm": True}, "hy_v3": {"qk_norm": True},
                                        "glm4": {"post_norms": True}}  # GLM-4's norms on each output: plain RMSNorms
 MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
+MLA_MTP = {"deepseek_v3": MTP_LAYERS, "glm4_moe_lite": 0}  # the latent types that read it (GLM-4.7-Flash: no field,
+# but its checkpoints' MTP layer, num_hidden_layers, is one transformers skips loading)
 MLA_KEYS = {"latent_dim": "kv_lora_rank", "q_latent_dim": "q_lora_rank", "rope_dim": "qk_rope_head_dim",
             "nope_dim": "qk_nope_head_dim", "value_dim": "v_head_dim"}
 
@@ -1485,6 +1560,9 @@ MOE_KEYS: dict[str, dict[str, str]] = {
                    "shared_experts": "n_shared_experts", "ff_dim": "moe_intermediate_size"},  # no dense block, no d_ff
     "hy_v3": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
               "shared_experts": "num_shared_experts", "dense_layers": "mlp_layer_types"},
+    "glm4_moe_lite": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok",
+                      "expert_dim": "moe_intermediate_size", "shared_experts": "n_shared_experts",
+                      "dense_layers": "mlp_layer_types"},
     "dots1": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
               "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
     "aria_text": {"experts": "moe_num_experts", "top_k": "moe_topk", "expert_dim": "intermediate_size",
@@ -1672,6 +1750,17 @@ DEEPSEEK_VALUES = {  # what each DeepSeek type has that changes no count, shape 
                     "rope_scaling sets mscale_all_dim"),
     "youtu": ("values only, which change no count, shape or byte: RoPE's interleaved pairs (rope_interleave); the "
               "scores' scale 1/√(d_nope + d_R), times yarn's mscale² where rope_parameters sets mscale_all_dim"),
+    "minicpm3": ("values only, which change no count, shape or byte: the token rows times scale_emb (a buffer, not "
+                 "a parameter), each block's attention and MLP outputs times scale_depth / √L before they join x "
+                 "(null scale_depth: √L, so times 1), the hidden state divided by hidden_size / dim_model_base before "
+                 "the head (null: hidden_size, so by 1); RoPE's θ and scaling (its pairs as rotate-half); the scores' "
+                 "scale 1/√(d_nope + d_R), times yarn's mscale² where rope_parameters sets mscale_all_dim"),
+    "glm4_moe_lite": ("values only, which change no count, shape or byte: the router's sigmoid scores (this module's "
+                      "router takes a softmax over the same (B, T, E) logits), their correction bias "
+                      "e_score_correction_bias (a buffer of E per MoE block, not a parameter: not in N, as "
+                      "transformers' count leaves it out), the group-limited choice (n_group, topk_group) and "
+                      "routed_scaling_factor; RoPE's θ and its interleaved pairs (rope_interleave); the scores' scale "
+                      "1/√(d_nope + d_R), times yarn's mscale² where rope_parameters sets mscale_all_dim"),
 }
 
 
@@ -1681,12 +1770,15 @@ def _latent(doc: Mapping, model_type: str, fields: dict) -> tuple[str, ...]:
     HFConfigError for routing transformers' router cannot run."""
     notes = ["eager attention: latent attention's q and k are d_nope + d_R wide and its v d_v, which the fused CPU "
              "kernel here cannot take (one head width); the scores (B, h, T, T) are tensors of the pass"]
-    mtp = _checked("num_nextn_predict_layers", doc.get("num_nextn_predict_layers", MTP_LAYERS), False) \
-        if model_type == "deepseek_v3" else 0
+    mtp = _checked("num_nextn_predict_layers", doc.get("num_nextn_predict_layers", MLA_MTP[model_type]), False) \
+        if model_type in MLA_MTP else 0
     if mtp:
         notes.append(f"without the multi-token-prediction module (num_nextn_predict_layers = {mtp:,}), which "
                      f"transformers does not build: N counts the {fields['L']:,} blocks, the tables and the head")
-    if "head_dim" in doc:
+    if model_type == "glm4_moe_lite" and "head_dim" in doc:
+        notes.append(f"head_dim = {show(doc['head_dim'])} read as qk_rope_head_dim (d_R): Glm4MoeLiteConfig's "
+                     f"attribute_map makes it that key's other name, and the file's head_dim is set last")
+    elif "head_dim" in doc:
         notes.append(f"head_dim = {show(doc['head_dim'])} is ignored: {CONFIG_CLASSES[model_type]} sets head_dim to "
                      f"qk_rope_head_dim (d_R = {fields['rope_dim']:,})")
     if fields.get("experts"):
@@ -1736,7 +1828,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
     if groups is None or best is None:
         raise HFConfigError("config.json: topk_method=\"group_limited_greedy\" needs n_group and topk_group (the "
                             "groups of experts, and how many of them each token's experts come from): give both")
-    two = model_type in ("deepseek_v3", "glm4_moe", "solar_open", "dots1")  # their routers score each group by its best two experts
+    two = model_type in ("deepseek_v3", "glm4_moe", "solar_open", "dots1", "glm4_moe_lite")  # their routers score each group by its best two experts
     if E % groups or E // groups < (2 if two else 1):
         raise HFConfigError(f"config.json: n_group={groups:,} must divide n_routed_experts={E:,} into groups of at "
                             f"least {2 if two else 1} experts (transformers' router scores each group by its best "
@@ -1756,6 +1848,15 @@ PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 12
 
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:
     """HFConfigError for a value, given or the type's default, that changes what is built but is not modelled."""
+    if model_type == "minicpm3" and values["mlp_bias"]:
+        raise HFConfigError("config.json: mlp_bias=true puts biases on MiniCPM3's MLP matrices beside its latent "
+                            "attention, which this module does not build; write false")
+    if model_type == "minicpm3" and doc.get("dim_model_base") is not None and (
+            isinstance(doc["dim_model_base"], bool) or not isinstance(doc["dim_model_base"], int)
+            or doc["dim_model_base"] < 1):
+        raise HFConfigError(f"config.json: dim_model_base={show(doc['dim_model_base'])}: MiniCPM3Config takes a whole "
+                            f"number (the hidden state is divided by hidden_size / dim_model_base before the head); "
+                            f"give one of at least 1, or null")
     if model_type == "hy_v3" and values["mlp_bias"]:
         raise HFConfigError("config.json: mlp_bias=true puts biases on Hunyuan 3's dense and shared MLPs but not on its "
                             "routed experts, which this module does not build; write false")
@@ -1775,7 +1876,7 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
     if model_type == "gpt2" and values["add_cross_attention"]:
         raise HFConfigError("config.json: add_cross_attention=true adds cross-attention layers, which this decoder "
                             "does not build")
-    if model_type in ("llama", *LLAMA_KIN, "cwm", *GEMMA_TYPES, "deepseek_v2", "hyperclovax", "aria_text") \
+    if model_type in ("llama", *LLAMA_KIN, "cwm", *GEMMA_TYPES, "deepseek_v2", "hyperclovax", "aria_text", "minicpm3") \
             and fields["d"] % fields["h"]:  # the config's validate_architecture
         raise HFConfigError(f"config.json: hidden_size={fields['d']:,} is not a multiple of num_attention_heads="
                             f"{fields['h']:,}, which transformers' {CONFIG_CLASSES[model_type]} requires (even with "

@@ -412,6 +412,41 @@ def hy_v3_doc(rng: random.Random) -> dict:
     return doc
 
 
+def glm4_moe_lite_doc(rng: random.Random) -> dict:
+    """GLM-4.7-Flash: DeepSeek-V3's random file (latent attention with or without the queries' latent, groups, shared
+    experts) with its sparse blocks as mlp_layer_types lists them (default: all but the first; first_k_dense_replace
+    not read), d_R as head_dim at times (its other name, which overwrites qk_rope_head_dim), RoPE's pairs interleaved
+    or not."""
+    from test_mla import random_doc as deepseek_doc
+
+    doc = {**deepseek_doc(rng), "model_type": "glm4_moe_lite", "rope_interleave": rng.random() < 0.5}
+    L = doc["num_hidden_layers"]
+    if rng.random() < 0.6:
+        doc["mlp_layer_types"] = [rng.choice(["dense", "sparse"]) for _ in range(L)]
+    if rng.random() < 0.4:
+        doc["head_dim"] = doc.pop("qk_rope_head_dim") if rng.random() < 0.5 else 2 * rng.randrange(1, 4)
+    if rng.random() < 0.3:
+        doc["num_nextn_predict_layers"] = 1
+    return doc
+
+
+def minicpm3_doc(rng: random.Random) -> dict:
+    """MiniCPM3: DeepSeek-V2's random latent attention (d a multiple of h, as its class requires) in Llama's block with
+    every MLP a dense SwiGLU, its multipliers (values) and its class's nulls (v_head_dim: d // h, h_kv: h) at times."""
+    from test_mla import random_doc as deepseek_doc
+
+    moe = ("moe_intermediate_size", "n_routed_experts", "n_group", "topk_group", "num_experts_per_tok",
+           "n_shared_experts", "first_k_dense_replace", "topk_method")
+    doc = {k: v for k, v in deepseek_doc(rng, "deepseek_v2").items() if k not in moe}
+    doc.update(model_type="minicpm3", tie_word_embeddings=rng.random() < 0.5, scale_emb=rng.uniform(0.5, 12),
+               scale_depth=rng.choice([None, rng.uniform(0.5, 2)]), dim_model_base=rng.choice([None, rng.randrange(1, 9)]))
+    if rng.random() < 0.3:
+        doc["v_head_dim"] = None
+    if rng.random() < 0.3:
+        doc["num_key_value_heads"] = None
+    return doc
+
+
 def _plain(doc: dict, device: str):
     return _module(doc, device)
 
@@ -434,7 +469,8 @@ SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain),
           "mellum": (mellum_doc, _experts), "flex_olmo": (flex_olmo_doc, _experts),
           "glm4": (glm4_doc, _plain), "hyperclovax": (hyperclovax_doc, _plain),
           "solar_open": (solar_open_doc, _experts), "aria_text": (aria_text_doc, _experts),
-          "dots1": (dots1_doc, _experts), "hy_v3": (hy_v3_doc, _experts)}
+          "dots1": (dots1_doc, _experts), "hy_v3": (hy_v3_doc, _experts),
+          "glm4_moe_lite": (glm4_moe_lite_doc, _latent), "minicpm3": (minicpm3_doc, _plain)}
 SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
 
 
@@ -452,7 +488,8 @@ SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080, "granite
                    "granitemoeshared": 37_039_116_288,  # no shared expert: its class's width 0
                    "mellum": 12_149_923_072, "flex_olmo": 33_270_665_216,
                    "glm4": 9_400_279_040, "hyperclovax": 6_738_677_760, "solar_open": 102_651_793_408,
-                   "aria_text": 18_517_069_824, "hy_v3": 295_033_528_320}
+                   "aria_text": 18_517_069_824, "hy_v3": 295_033_528_320, "glm4_moe_lite": 29_943_390_976,
+                   "minicpm3": 4_073_875_968}
 
 
 @pytest.mark.parametrize("model_type", SECOND_DEFAULTS)
@@ -601,3 +638,53 @@ def test_hy_v3_reads_its_dense_blocks_from_mlp_layer_types_and_its_shared_expert
                for n in read_hf({"model_type": "hy_v3", "first_k_dense_replace": 2}).notes)
     with pytest.raises(HFConfigError, match="mlp_bias=true puts biases on Hunyuan 3's dense and shared MLPs"):
         from_hf({"model_type": "hy_v3", "mlp_bias": True})
+
+
+def test_glm4_moe_lite_is_deepseek_v3s_modules_with_its_sparse_blocks_from_mlp_layer_types():
+    reading = read_hf({"model_type": "glm4_moe_lite", "num_hidden_layers": 3, "first_k_dense_replace": 2})
+    cfg = reading.config
+    assert cfg.mla and cfg.block_kinds == ("dense", "moe", "moe") and (cfg.d_R, cfg.d_nope, cfg.d_v) == (64, 192, 256)
+    assert (cfg.E, cfg.k, cfg.E_shared, cfg.d_shared, cfg.d_cq) == (64, 4, 1, 1_536, 768)
+    assert any(n.startswith("ignored") and "first_k_dense_replace" in n for n in reading.notes)
+    assert not any("multi-token-prediction" in n for n in reading.notes)
+    sparse = from_hf({"model_type": "glm4_moe_lite", "num_hidden_layers": 3, "mlp_layer_types": ["sparse", "dense",
+                                                                                                  "sparse"]})
+    assert sparse.block_kinds == ("moe", "dense", "moe")
+    both = read_hf({"model_type": "glm4_moe_lite", "qk_rope_head_dim": 32, "head_dim": 16})  # head_dim set last
+    assert both.config.d_R == 16 and any("qk_rope_head_dim = 32 is not read: head_dim = 16" in n for n in both.notes)
+    assert from_hf({"model_type": "glm4_moe_lite", "head_dim": 32}).d_R == 32
+    assert any("multi-token-prediction module (num_nextn_predict_layers = 1)" in n
+               for n in read_hf({"model_type": "glm4_moe_lite", "num_nextn_predict_layers": 1}).notes)
+    with pytest.raises(HFConfigError, match="partial_rotary_factor=0.5 gives RoPE 32 of qk_rope_head_dim = 64 "
+                                            "features, but glm4_moe_lite's attention multiplies all 64"):
+        from_hf({"model_type": "glm4_moe_lite", "partial_rotary_factor": 0.5})
+    with pytest.raises(HFConfigError, match="num_key_value_heads=4 with latent attention"):
+        from_hf({"model_type": "glm4_moe_lite", "num_key_value_heads": 4})
+
+
+def test_minicpm3_is_deepseek_v2s_latent_attention_with_dense_mlps_and_its_multipliers_as_values():
+    reading = read_hf({"model_type": "minicpm3", "head_dim": 99, "scale_depth": None, "dim_model_base": None})
+    cfg = reading.config
+    assert cfg.mla and cfg.block_kinds == ("dense",) * 62 and cfg.d_ff == 6_400 and cfg.tie and cfg.bias == "none"
+    assert (cfg.d_c, cfg.d_cq, cfg.d_R, cfg.d_nope, cfg.d_v) == (256, 768, 32, 64, 2_560 // 40)  # v_head_dim: d // h
+    assert any("head_dim = 99 is ignored: MiniCPM3Config sets head_dim to qk_rope_head_dim" in n for n in reading.notes)
+    assert any("scale_emb" in n and "scale_depth / √L" in n and "dim_model_base" in n for n in reading.notes)
+    assert not any("multi-token-prediction" in n for n in reading.notes)
+    assert from_hf({"model_type": "minicpm3", "partial_rotary_factor": 0.5}).d_R == 32  # its default RoPE ignores it
+
+
+@pytest.mark.parametrize("doc, message", [
+    ({"model_type": "minicpm3", "mlp_bias": True}, "mlp_bias=true puts biases on MiniCPM3's MLP matrices"),
+    ({"model_type": "minicpm3", "attention_bias": True}, "attention_bias=true puts biases on latent attention"),
+    ({"model_type": "minicpm3", "hidden_size": 100}, "hidden_size=100 is not a multiple of num_attention_heads=40"),
+    ({"model_type": "minicpm3", "num_key_value_heads": 8}, "num_key_value_heads=8 with latent attention"),
+    ({"model_type": "minicpm3", "dim_model_base": 0}, "dim_model_base=0: MiniCPM3Config takes a whole number"),
+    ({"model_type": "minicpm3", "scale_emb": "x"}, "scale_emb=.x.: scale_emb .the token rows' scale."),
+    ({"model_type": "minicpm3", "rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1e4,
+                                                    "partial_rotary_factor": 0.5}},
+     "partial_rotary_factor=0.5 gives RoPE 16 of qk_rope_head_dim = 32 features, but minicpm3's attention"),
+])
+def test_what_minicpm3_cannot_build_is_refused_in_one_line(doc, message):
+    with pytest.raises(HFConfigError, match=message) as e:
+        from_hf(doc)
+    assert "\n" not in str(e.value)

@@ -201,6 +201,15 @@ BASE: dict[str, dict] = {
     "hy_v3": {"model_type": "hy_v3", **MODERN, "num_hidden_layers": 3, "attention_bias": True, "mlp_bias": False,
               "num_experts": 8, "num_experts_per_tok": 2, "num_shared_experts": 2, "moe_intermediate_size": 24,
               "mlp_layer_types": ["sparse", "dense", "sparse"]},
+    "glm4_moe_lite": {"model_type": "glm4_moe_lite", **{k: v for k, v in MODERN.items() if k != "head_dim"},
+                      "num_hidden_layers": 3, "num_attention_heads": 20, "num_key_value_heads": 20,
+                      "attention_bias": False, "kv_lora_rank": 16, "q_lora_rank": None, "qk_rope_head_dim": 8,
+                      "qk_nope_head_dim": 12, "v_head_dim": 10, "moe_intermediate_size": 20, "n_routed_experts": 16,
+                      "n_shared_experts": 2, "num_experts_per_tok": 3, "mlp_layer_types": ["sparse", "dense", "sparse"]},
+    "minicpm3": {"model_type": "minicpm3", **{k: v for k, v in MODERN.items() if k != "head_dim"}, "hidden_size": 160,
+                 "num_attention_heads": 40, "num_key_value_heads": 40, "attention_bias": False, "mlp_bias": False,
+                 "kv_lora_rank": 16, "q_lora_rank": None, "qk_rope_head_dim": 8, "qk_nope_head_dim": 12,
+                 "v_head_dim": 10},
 }
 
 
