@@ -1301,9 +1301,9 @@ PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4": 0.5, "glm4_
 WHOLE_HEAD_ROTARY = ("solar_open", "glm4_moe_lite")
 
 
-# The types whose default RoPE ignores partial_rotary_factor but whose scaled RoPE (yarn, linear, …: transformers'
-# rope utilities) reads it, beside an attention that rotates all of d_R: a factor below 1 then cannot run (refused).
-SCALED_WHOLE_HEAD_ROTARY = ("minicpm3",)
+# Every type that rotates all of each head (not `PARTIAL_ROTARY`'s): its default RoPE ignores partial_rotary_factor,
+# but a scaled RoPE (yarn, linear, llama3, …: transformers' rope utilities) reads it, and the angles then cover fewer
+# features than the attention rotates: a factor below 1 cannot run (refused; tests check Llama's and MiniCPM3's).
 
 
 def _rope_type(doc: Mapping) -> str:
@@ -1338,7 +1338,7 @@ def _rotary(doc: Mapping, model_type: str, fields: dict, keys: dict[str, str]) -
         d_head = fields.get("head_dim") or fields["d"] // fields["h"]
         given.append((f"rotary_dim / head_dim = {doc['rotary_dim']:,} / {d_head:,}",
                       _checked("rotary_dim", doc["rotary_dim"], True) / d_head))
-    if model_type in SCALED_WHOLE_HEAD_ROTARY and given and _rope_type(doc) != "default":
+    if model_type not in PARTIAL_ROTARY and given and _rope_type(doc) != "default":
         _whole_head_rotary(model_type, *given[0], fields)
         return ()
     if model_type in WHOLE_HEAD_ROTARY and given:

@@ -272,3 +272,29 @@ def test_minimax_m2_is_its_config_json_and_transformers_count():
     b = budget(preset)
     assert b.params_exact == sum(p.numel() for p in module.parameters()) == 228_689_748_992
     assert round((b.params_active - 2 * preset.V * preset.d) / 1e9) == 10
+
+
+@pytest.mark.parametrize("model_type", ["llama", "mistral", "qwen2", "qwen3", "olmo2", "granite", "smollm3"])
+@pytest.mark.parametrize("rope_type", ["default", "linear", "yarn"])
+def test_a_factor_below_1_is_read_as_the_module_runs_it(model_type, rope_type):
+    """A type that rotates all of each head ignores partial_rotary_factor under its default RoPE (read, with a note);
+    a scaled RoPE reads the factor and makes angles for fewer features than its attention rotates, which transformers
+    cannot run: refused in one line, never read as if ignored."""
+    import torch
+    from test_window import _module
+
+    rope = {"rope_type": rope_type, "rope_theta": 10_000.0, "partial_rotary_factor": 0.5,
+            **({"factor": 2.0} if rope_type != "default" else {}),
+            **({"original_max_position_embeddings": 32} if rope_type == "yarn" else {})}
+    doc = {"model_type": model_type, "vocab_size": 40, "hidden_size": 32, "intermediate_size": 24,
+           "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 64,
+           "pad_token_id": 0, "rope_parameters": rope}
+    try:
+        _module(doc, "cpu")(input_ids=torch.zeros(1, 5, dtype=torch.long))
+    except Exception:  # noqa: BLE001 - transformers cannot run it: neither does the reader
+        with pytest.raises(HFConfigError, match=r"partial_rotary_factor=0.5 gives RoPE (4 of d_head = 8|64 of d_head = 128) features") as e:
+            from_hf(doc)
+        assert "\n" not in str(e.value)
+        return
+    assert rope_type == "default" and from_hf(doc).rotary_dim is None
+    assert any("ignored, as transformers'" in n for n in read_hf(doc).notes)
