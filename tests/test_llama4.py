@@ -13,6 +13,7 @@ import json
 import random
 from dataclasses import replace
 
+import copied
 import pytest
 import torch
 
@@ -93,27 +94,17 @@ TINY = {"model_type": "llama4_text", "vocab_size": 40, "hidden_size": 32, "inter
         "no_rope_layer_interval": 2, "attention_chunk_size": 3, "moe_layers": [], "pad_token_id": 0}
 
 
-@torch.no_grad()
 def _copied(doc: dict) -> tuple[torch.nn.Module, GPT]:
-    torch.manual_seed(0)
-    ref = _module(doc, "cpu").eval()
-    for p in ref.parameters():
-        p.normal_(0, 0.3)
-    ours = GPT(replace(from_hf(doc, B=2, T=10), attention="eager")).eval()
-    ours.wte.weight.copy_(ref.model.embed_tokens.weight)
-    ours.head.weight.copy_(ref.lm_head.weight)
-    ours.ln_f.weight.copy_(ref.model.norm.weight)
-    for block, layer in zip(ours.blocks, ref.model.layers):
-        a, m = layer.self_attn, layer.feed_forward
-        block.attn.qkv.weight.copy_(torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]))
-        block.attn.proj.weight.copy_(a.o_proj.weight)
-        block.ln_1.weight.copy_(layer.input_layernorm.weight)
-        block.ln_2.weight.copy_(layer.post_attention_layernorm.weight)
-        block.mlp.gate.weight.copy_(m.gate_proj.weight)
-        block.mlp.up.weight.copy_(m.up_proj.weight)
-        block.mlp.proj.weight.copy_(m.down_proj.weight)
+    """A dense Llama 4's weights in this module, q's and k's rows in this module's RoPE layout (`_halves`)."""
+    ref, ours = copied.pair(doc)
+    with torch.no_grad():
+        for block, layer in zip(ours.blocks, ref.model.layers):
+            a = layer.self_attn
+            copied.attention(block, a, _halves(a.q_proj.weight, 4), _halves(a.k_proj.weight, 2))
+            block.ln_1.weight.copy_(layer.input_layernorm.weight)
+            block.ln_2.weight.copy_(layer.post_attention_layernorm.weight)
+            copied.gated(block.mlp, layer.feed_forward)
     return ref, ours
-
 
 def _halves(w: torch.Tensor, heads: int) -> torch.Tensor:
     """q's or k's projection with each head's rows reordered (0, 2, 4, …, 1, 3, …): Llama 4 rotates RoPE's pairs
@@ -131,10 +122,6 @@ def test_dense_llama4_logits_equal_transformers(more):
     NoPE blocks and the QK-norm without a gain; with a sliding window in the chunks' place they differ."""
     ref, ours = _copied({**TINY, **more})
     with torch.no_grad():
-        for block, layer in zip(ours.blocks, ref.model.layers):
-            a = layer.self_attn
-            block.attn.qkv.weight.copy_(torch.cat([_halves(a.q_proj.weight, 4), _halves(a.k_proj.weight, 2),
-                                                   a.v_proj.weight]))
         idx = torch.randint(0, 40, (2, 10))
         expected = ref(input_ids=idx).logits
         torch.testing.assert_close(ours(idx)[0], expected, atol=1e-4, rtol=1e-4)

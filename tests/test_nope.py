@@ -10,6 +10,7 @@ import json
 import random
 from dataclasses import replace
 
+import copied
 import pytest
 import torch
 
@@ -29,27 +30,15 @@ TINY = {"model_type": "smollm3", "vocab_size": 40, "hidden_size": 32, "intermedi
         "rope_theta": 10_000.0, "no_rope_layer_interval": 2, "pad_token_id": 0}  # this module's RMSNorm ε and RoPE base; blocks 1, 3 NoPE
 
 
-@torch.no_grad()
 def _copied(doc: dict) -> tuple[torch.nn.Module, GPT]:
-    torch.manual_seed(0)
-    ref = _module(doc, "cpu").eval()
-    for p in ref.parameters():
-        p.normal_(0, 0.3)
-    ours = GPT(replace(from_hf(doc, B=2, T=10), attention="eager")).eval()
-    ours.wte.weight.copy_(ref.model.embed_tokens.weight)
-    ours.head.weight.copy_(ref.lm_head.weight)
-    ours.ln_f.weight.copy_(ref.model.norm.weight)
-    for block, layer in zip(ours.blocks, ref.model.layers):
-        a, m = layer.self_attn, layer.mlp
-        block.attn.qkv.weight.copy_(torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]))
-        block.attn.proj.weight.copy_(a.o_proj.weight)
-        block.ln_1.weight.copy_(layer.input_layernorm.weight)
-        block.ln_2.weight.copy_(layer.post_attention_layernorm.weight)
-        block.mlp.gate.weight.copy_(m.gate_proj.weight)
-        block.mlp.up.weight.copy_(m.up_proj.weight)
-        block.mlp.proj.weight.copy_(m.down_proj.weight)
+    ref, ours = copied.pair(doc)
+    with torch.no_grad():
+        for block, layer in zip(ours.blocks, ref.model.layers):
+            copied.attention(block, layer.self_attn)
+            block.ln_1.weight.copy_(layer.input_layernorm.weight)
+            block.ln_2.weight.copy_(layer.post_attention_layernorm.weight)
+            copied.gated(block.mlp, layer.mlp)
     return ref, ours
-
 
 @pytest.mark.parametrize("more", [{}, {"use_sliding_window": True, "sliding_window": 3},
                                   {"no_rope_layers": [0, 1, 1, 0]}], ids=["every-2nd", "windowed-nope", "listed"])
@@ -179,35 +168,23 @@ def _permuted(w: torch.Tensor, heads: int) -> torch.Tensor:
     return w.view(heads, d_head, -1)[:, order].reshape_as(w)
 
 
-@torch.no_grad()
 def _copied_cohere2_or_exaone4(doc: dict) -> tuple[torch.nn.Module, GPT]:
-    torch.manual_seed(0)
-    ref = _module(doc, "cpu").eval()
-    for p in ref.parameters():
-        p.normal_(0, 0.3)
-    ours = GPT(replace(from_hf(doc, B=2, T=10), attention="eager")).eval()
-    ours.wte.weight.copy_(ref.model.embed_tokens.weight)
-    ours.head.weight.copy_(ref.lm_head.weight)
-    ours.ln_f.weight.copy_(ref.model.norm.weight)
+    ref, ours = copied.pair(doc)
     cohere = doc["model_type"] == "cohere2"
-    for block, layer in zip(ours.blocks, ref.model.layers):
-        a, m = layer.self_attn, layer.mlp
-        q, k = (_permuted(a.q_proj.weight, 4), _permuted(a.k_proj.weight, 2)) if cohere else \
-            (a.q_proj.weight, a.k_proj.weight)
-        block.attn.qkv.weight.copy_(torch.cat([q, k, a.v_proj.weight]))
-        block.attn.proj.weight.copy_(a.o_proj.weight)
-        if cohere:
-            block.ln_1.weight.copy_(layer.input_layernorm.weight)
-        else:
-            block.ln_1.weight.copy_(layer.post_attention_layernorm.weight)
-            block.ln_2.weight.copy_(layer.post_feedforward_layernorm.weight)
-            block.attn.q_norm.weight.copy_(a.q_norm.weight)
-            block.attn.k_norm.weight.copy_(a.k_norm.weight)
-        block.mlp.gate.weight.copy_(m.gate_proj.weight)
-        block.mlp.up.weight.copy_(m.up_proj.weight)
-        block.mlp.proj.weight.copy_(m.down_proj.weight)
+    with torch.no_grad():
+        for block, layer in zip(ours.blocks, ref.model.layers):
+            a = layer.self_attn
+            copied.attention(block, a, *((_permuted(a.q_proj.weight, 4), _permuted(a.k_proj.weight, 2)) if cohere
+                                         else ()))
+            if cohere:
+                block.ln_1.weight.copy_(layer.input_layernorm.weight)
+            else:
+                block.ln_1.weight.copy_(layer.post_attention_layernorm.weight)
+                block.ln_2.weight.copy_(layer.post_feedforward_layernorm.weight)
+                block.attn.q_norm.weight.copy_(a.q_norm.weight)
+                block.attn.k_norm.weight.copy_(a.k_norm.weight)
+            copied.gated(block.mlp, layer.mlp)
     return ref, ours
-
 
 WINDOWED = {**{k: v for k, v in TINY.items() if k not in ("no_rope_layer_interval", "rms_norm_eps")},
             "sliding_window": 3, "sliding_window_pattern": 2}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import copied
 import pytest
 import torch
 
@@ -16,36 +17,24 @@ from model.config import Config, HFConfigError, from_hf, read_hf
 from model.passes import saved_bytes_of
 from model.report import recipe_text
 from pagetools import run_cli
-from test_window import _module
 
 TINY = {"model_type": "olmo2", "vocab_size": 40, "hidden_size": 32, "intermediate_size": 24, "num_hidden_layers": 2,
         "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 64, "rms_norm_eps": 1e-5,
         "rope_theta": 10_000.0}  # this module's RMSNorm ε and RoPE base
 
 
-@torch.no_grad()
 def _copied(doc: dict) -> tuple[torch.nn.Module, GPT]:
-    torch.manual_seed(0)
-    ref = _module(doc, "cpu").eval()
-    for p in ref.parameters():
-        p.normal_(0, 0.3)
-    ours = GPT(replace(from_hf(doc, B=2, T=10), attention="eager")).eval()
-    ours.wte.weight.copy_(ref.model.embed_tokens.weight)
-    ours.head.weight.copy_(ref.lm_head.weight)
-    ours.ln_f.weight.copy_(ref.model.norm.weight)
-    for block, layer in zip(ours.blocks, ref.model.layers):
-        a, m = layer.self_attn, layer.mlp
-        block.attn.qkv.weight.copy_(torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]))
-        block.attn.proj.weight.copy_(a.o_proj.weight)
-        block.attn.q_norm.weight.copy_(a.q_norm.weight)
-        block.attn.k_norm.weight.copy_(a.k_norm.weight)
-        block.ln_1.weight.copy_(layer.post_attention_layernorm.weight)
-        block.ln_2.weight.copy_(layer.post_feedforward_layernorm.weight)
-        block.mlp.gate.weight.copy_(m.gate_proj.weight)
-        block.mlp.up.weight.copy_(m.up_proj.weight)
-        block.mlp.proj.weight.copy_(m.down_proj.weight)
+    """OLMo's weights in this module: its norms on each output are this module's post-norm ln_1 and ln_2."""
+    ref, ours = copied.pair(doc)
+    with torch.no_grad():
+        for block, layer in zip(ours.blocks, ref.model.layers):
+            copied.attention(block, layer.self_attn)
+            block.attn.q_norm.weight.copy_(layer.self_attn.q_norm.weight)
+            block.attn.k_norm.weight.copy_(layer.self_attn.k_norm.weight)
+            block.ln_1.weight.copy_(layer.post_attention_layernorm.weight)
+            block.ln_2.weight.copy_(layer.post_feedforward_layernorm.weight)
+            copied.gated(block.mlp, layer.mlp)
     return ref, ours
-
 
 def test_olmo2s_logits_equal_transformers():
     """Weights copied: the same logits; wired pre-norm, or with QK-norm per head, they differ."""

@@ -9,6 +9,7 @@ import json
 import random
 from dataclasses import replace
 
+import copied
 import pytest
 import torch
 
@@ -25,31 +26,16 @@ TINY = {"vocab_size": 40, "hidden_size": 32, "intermediate_size": 24, "num_hidde
         "num_key_value_heads": 2, "max_position_embeddings": 64, "rope_theta": 10_000.0, "pad_token_id": 0}
 
 
-@torch.no_grad()
 def _copied(doc: dict) -> tuple[torch.nn.Module, GPT]:
-    torch.manual_seed(0)
-    ref = _module(doc, "cpu").eval()
-    for p in ref.parameters():
-        p.normal_(0, 0.3)
-    ours = GPT(replace(from_hf(doc, B=2, T=10), attention="eager")).eval()
-    ours.wte.weight.copy_(ref.model.embed_tokens.weight)
-    ours.head.weight.copy_(ref.lm_head.weight)
-    for mine, theirs in ((ours.ln_f, ref.model.norm), *((b.ln_1, l.input_layernorm) for b, l in zip(ours.blocks, ref.model.layers)),
-                         *((b.ln_2, l.post_attention_layernorm) for b, l in zip(ours.blocks, ref.model.layers))):
-        mine.load_state_dict(theirs.state_dict())
-    for block, layer in zip(ours.blocks, ref.model.layers):
-        a, m = layer.self_attn, layer.mlp
-        block.attn.qkv.weight.copy_(torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]))
-        block.attn.proj.weight.copy_(a.o_proj.weight)
-        block.mlp.fc.weight.copy_(m.up_proj.weight)
-        block.mlp.proj.weight.copy_(m.down_proj.weight)
-        if a.q_proj.bias is not None:
-            block.attn.qkv.bias.copy_(torch.cat([a.q_proj.bias, a.k_proj.bias, a.v_proj.bias]))
-            block.attn.proj.bias.copy_(a.o_proj.bias)
-            block.mlp.fc.bias.copy_(m.up_proj.bias)
-            block.mlp.proj.bias.copy_(m.down_proj.bias)
+    ref, ours = copied.pair(doc)
+    with torch.no_grad():
+        for block, layer in zip(ours.blocks, ref.model.layers):
+            copied.attention(block, layer.self_attn)
+            block.ln_1.load_state_dict(layer.input_layernorm.state_dict())
+            block.ln_2.load_state_dict(layer.post_attention_layernorm.state_dict())
+            block.mlp.fc.load_state_dict(layer.mlp.up_proj.state_dict())
+            block.mlp.proj.load_state_dict(layer.mlp.down_proj.state_dict())
     return ref, ours
-
 
 @pytest.mark.parametrize("doc", [{**TINY, "model_type": "arcee", "rms_norm_eps": 1e-5},
                                  {**TINY, "model_type": "jais2", "layer_norm_eps": 1e-5}], ids=["arcee", "jais2"])

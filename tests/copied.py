@@ -1,0 +1,50 @@
+"""transformers' module of a config.json with random weights, and this explorer's module holding the same weights: the
+logits tests of the families built from Llama's block (OLMo 2 and 3, SmolLM3, Command A, EXAONE 4, Arcee, Jais 2,
+Llama 4). A test copies what its family has beyond the embeddings and the final norm with `attention` and `gated`."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+
+from model import GPT
+from model.config import from_hf
+from test_window import _module
+
+
+@torch.no_grad()
+def pair(doc: dict) -> tuple[torch.nn.Module, GPT]:
+    """transformers' CPU module of `doc` (every weight N(0, 0.3), seed 0) and this explorer's eager module at B = 2,
+    T = 10 with its token table, head and final norm copied in."""
+    torch.manual_seed(0)
+    ref = _module(doc, "cpu").eval()
+    for p in ref.parameters():
+        p.normal_(0, 0.3)
+    ours = GPT(replace(from_hf(doc, B=2, T=10), attention="eager")).eval()
+    ours.wte.weight.copy_(ref.model.embed_tokens.weight)
+    ours.head.weight.copy_(ref.lm_head.weight)
+    ours.ln_f.load_state_dict(ref.model.norm.state_dict())
+    return ref, ours
+
+
+@torch.no_grad()
+def attention(block: torch.nn.Module, attn: torch.nn.Module, q: torch.Tensor | None = None,
+              k: torch.Tensor | None = None) -> None:
+    """transformers' q_proj, k_proj, v_proj (their rows `q`, `k` where a test reorders them) and o_proj, and their
+    biases where it has them, into `block`'s fused W_qkv and W_o."""
+    q = attn.q_proj.weight if q is None else q
+    k = attn.k_proj.weight if k is None else k
+    block.attn.qkv.weight.copy_(torch.cat([q, k, attn.v_proj.weight]))
+    block.attn.proj.weight.copy_(attn.o_proj.weight)
+    if attn.q_proj.bias is not None:
+        block.attn.qkv.bias.copy_(torch.cat([attn.q_proj.bias, attn.k_proj.bias, attn.v_proj.bias]))
+    if attn.o_proj.bias is not None:
+        block.attn.proj.bias.copy_(attn.o_proj.bias)
+
+
+@torch.no_grad()
+def gated(mlp: torch.nn.Module, m: torch.nn.Module) -> None:
+    """transformers' gate_proj, up_proj and down_proj into a SwiGLU's W_gate, W_up and W_down."""
+    mlp.gate.weight.copy_(m.gate_proj.weight)
+    mlp.up.weight.copy_(m.up_proj.weight)
+    mlp.proj.weight.copy_(m.down_proj.weight)
