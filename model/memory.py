@@ -182,8 +182,8 @@ def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
         if s.oss:
             sinks, biased, clamped = s.oss
             cfg = replace(cfg, sinks=sinks, expert_bias=biased, swiglu_limit=PROBE_LIMIT if clamped else None)
-        cfg = replace(cfg, **dict.fromkeys(s.flags, True), **({"window": PROBE_WINDOW} if s.window else {}))  # chunked
-        # needs its window
+        window = {"window": PROBE_WINDOW} if s.window else {}  # with the flags: chunked needs its window
+        cfg = replace(cfg, **dict.fromkeys(s.flags, True), **window)
         cfg = replace(cfg, rotary_dim=rot) if s.partial else cfg
         out.append(replace(cfg, window=PROBE_WINDOW) if s.window else cfg)
     return out
