@@ -79,6 +79,17 @@ does the same, from data:
   every MLP a dense SwiGLU; its multipliers are values (the token rows times scale_emb, each branch times
   scale_depth / √L, the hidden state divided by hidden_size / dim_model_base before the head); v_head_dim null reads
   as its class's hidden_size // num_attention_heads; mlp_bias (MLP biases beside latent attention) refused.
+- NoPE blocks (`_nope`: the field `nope_layers`): SmolLM3's (smollm3: no_rope_layers, or every
+  no_rope_layer_interval-th block; its NoPE blocks windowed where use_sliding_window), Command A's (cohere2) and
+  EXAONE 4's (exaone4: post-norms and QK-norm per head) full-attention blocks, Llama 4's.
+- Llama 4 (llama4_text, and the llama4 wrapper's text_config, its head tied by text_config's own flag): chunked
+  attention in its RoPE blocks (`_llama4_blocks`: the fields `window`, `full_layers`, `chunked`), QK-norm without a
+  gain (`qk_l2`), its NoPE blocks' temperature (`attn_temperature`), MoE blocks by interleave_moe_layer_step or
+  moe_layers beside one shared expert, its dense blocks' MLP of intermediate_size_mlp.
+- Arcee AFM (arcee) and Jais 2 (jais2): Llama's block with the ReLU² MLP of two matrices; Jais 2's LayerNorms with
+  biases, read where its matrices have theirs too.
+- `SAME_MODULE` types (sarvam_mla, sarvam_moe): their class subclasses DeepSeek-V3's or GLM-4.5's and transformers
+  builds that type's module: read as it, from their own class's defaults and key names.
 
 Every value is checked for its type, and a size for being a whole number of at least 1; a problem raises
 `HFConfigError` (a ValueError) in one line that names the key, the value and what is expected. The bounds of
