@@ -153,6 +153,14 @@ def blocks(name: str, value: object) -> tuple[int, ...]:
     return tuple(sorted({int(i) for i in value}))
 
 
+def below(name: str, blocks: tuple[int, ...], L: int) -> None:
+    """ValueError unless every block index of the field `name` (a "blocks" field) is one of the L blocks."""
+    outside = [i for i in blocks if not 0 <= i < L]
+    if outside:
+        raise ValueError(f"{name} lists block {outside[0]:,}, but the blocks are 0 … {L - 1:,}: list indices below "
+                         f"L={L:,}")
+
+
 def choice(f: Field, value: object) -> None:
     """ValueError unless `value` is one of the field's choices."""
     if value not in f.choices:

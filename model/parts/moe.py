@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from .. import units
 from ..expr import E, Expr, num, total
-from ..fields import Field, blocks_text
+from ..fields import Field, below, blocks_text
 from ..figures import Line, line
 from ..grouped import grouped_mm
 from ..taps import Tap
@@ -82,10 +82,7 @@ def check(cfg: Config) -> None:
     if cfg.moe_step > cfg.L:
         raise ValueError(f"moe_step={cfg.moe_step:,} exceeds L={cfg.L:,}: block i is MoE when (i + 1) is a multiple "
                          f"of moe_step, so no block would be; set moe_step from 1 to {cfg.L:,}")
-    outside = [i for i in cfg.dense_layers if not 0 <= i < cfg.L]
-    if outside:
-        raise ValueError(f"dense_layers lists block {outside[0]:,}, but the blocks are 0 … {cfg.L - 1:,}: list "
-                         f"indices below L={cfg.L:,}")
+    below("dense_layers", cfg.dense_layers, cfg.L)
     if "moe" not in cfg.mlp_kinds:
         raise ValueError(f"no block is a mixture of experts (L={cfg.L:,}, dense_first={cfg.dense_first:,}, "
                          f"moe_step={cfg.moe_step:,}, dense_layers={list(cfg.dense_layers)}): lower dense_first, "

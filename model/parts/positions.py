@@ -11,7 +11,7 @@ from torch import nn
 from typing import TYPE_CHECKING
 
 from ..expr import E, Expr
-from ..fields import Field, blocks_text
+from ..fields import Field, below, blocks_text
 from ..taps import Tap
 
 if TYPE_CHECKING:
@@ -64,10 +64,7 @@ def _check_nope(cfg: Config) -> None:
         why = "positions are learned" if cfg.positions != "rope" else "latent attention rotates its d_R in every block"
         raise ValueError(f"nope_layers={list(cfg.nope_layers)} lists blocks without RoPE, but the {why}: drop "
                          f"nope_layers")
-    outside = [i for i in cfg.nope_layers if not 0 <= i < cfg.L]
-    if outside:
-        raise ValueError(f"nope_layers lists block {outside[0]:,}, but the blocks are 0 … {cfg.L - 1:,}: list indices "
-                         f"below L={cfg.L:,}")
+    below("nope_layers", cfg.nope_layers, cfg.L)
     mlps = {cfg.mlp_kinds[i] for i in cfg.nope_layers}
     if len(mlps) > 1:
         raise ValueError(f"nope_layers={list(cfg.nope_layers)} lists dense and MoE blocks alike: this explorer counts "

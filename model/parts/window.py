@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from ..expr import E, Expr, total
-from ..fields import Field
+from ..fields import Field, below
 from ..figures import Line, line, number
 from . import attention
 from .attention import hidden_keys
@@ -47,10 +47,7 @@ def check(cfg: Config) -> None:
             raise ValueError(f"full_layers={list(cfg.full_layers)} is set but window is not: without a window every "
                              f"block has full attention; set window (W) or drop full_layers")
         return
-    outside = [i for i in cfg.full_layers if not 0 <= i < cfg.L]
-    if outside:
-        raise ValueError(f"full_layers lists block {outside[0]:,}, but the blocks are 0 … {cfg.L - 1:,}: list "
-                         f"indices below L={cfg.L:,}")
+    below("full_layers", cfg.full_layers, cfg.L)
     if len(cfg.full_layers) == cfg.L:
         raise ValueError(f"full_layers lists every block (L={cfg.L:,}), so no block attends through the window "
                          f"W={cfg.window:,}: drop window for full attention, or list fewer blocks")
