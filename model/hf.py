@@ -70,7 +70,7 @@ does the same, from data:
   sigmoid router, shared experts of width moe_intermediate_size · n_shared_experts) in every block; its class deletes
   intermediate_size, first_k_dense_replace and use_qk_norm (a file's are ignored, as its module ignores them); RoPE on
   all of each head (a partial_rotary_factor below 1, which its attention cannot run, is refused).
-- GLM-4.7-Flash (glm4_moe_lite): DeepSeek-V3's modules (latent attention, RoPE's pairs interleaved by rope_interleave;
+- GLM-4 MoE Lite (glm4_moe_lite): DeepSeek-V3's modules (latent attention, RoPE's pairs interleaved by rope_interleave;
   experts from a sigmoid router with a correction bias and groups, shared experts of width moe_intermediate_size ·
   n_shared_experts) in the blocks mlp_layer_types lists sparse (default: all but the first; first_k_dense_replace is
   not read); head_dim is its class's other name of qk_rope_head_dim, and a file's head_dim is the one set (it
@@ -359,7 +359,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "max_position_embeddings": 2_048, "tie_word_embeddings": False, "attention_bias": False,
         "sliding_window": 4_096, "max_window_layers": 62, "layer_types": None,
     },
-    "glm4_moe_lite": {  # Glm4MoeLiteConfig (GLM-4.7-Flash): DeepSeek-V3's modules, blocks sparse by mlp_layer_types
+    "glm4_moe_lite": {  # Glm4MoeLiteConfig (GLM-4 MoE Lite): DeepSeek-V3's modules, blocks sparse by mlp_layer_types
         "vocab_size": 154_880, "hidden_size": 2_048, "intermediate_size": 10_240, "num_hidden_layers": 47,
         "num_attention_heads": 20, "num_key_value_heads": 20, "max_position_embeddings": 202_752,
         "tie_word_embeddings": False, "attention_bias": False, "kv_lora_rank": 512, "q_lora_rank": 768,
@@ -1388,7 +1388,7 @@ def _unread_pattern(doc: Mapping, model_type: str) -> tuple[Mapping, tuple[str, 
 
 
 def _overwritten(doc: Mapping, model_type: str) -> tuple[Mapping, tuple[str, ...]]:
-    """GLM-4.7-Flash's head_dim beside a qk_rope_head_dim it differs from: its class's attribute_map makes head_dim
+    """GLM-4 MoE Lite's head_dim beside a qk_rope_head_dim it differs from: its class's attribute_map makes head_dim
     the other name of qk_rope_head_dim, and the file's head_dim, set after the class's own fields, overwrites it (as
     transformers builds it); the file read without qk_rope_head_dim, and a note says so."""
     if model_type != "glm4_moe_lite" or "head_dim" not in doc or "qk_rope_head_dim" not in doc \
@@ -1407,7 +1407,7 @@ def _llama4_blocks(values: dict, L: int) -> tuple[list[str], int | None]:
     chunk, types = values["attention_chunk_size"], values["layer_types"]
     if types is None:
         types = ["chunked_attention" if rope and chunk is not None else "full_attention"
-                 for rope in _smollm3_rope(values, L, empty=True)]
+                 for rope in _rope_blocks(values, L, empty=True)]
     if "sliding_attention" in types:
         raise HFConfigError("config.json: layer_types lists sliding_attention, which Llama 4's module does not mask (its "
                             "windowed blocks are chunked_attention); list chunked_attention or full_attention")
@@ -1418,7 +1418,7 @@ def _llama4_blocks(values: dict, L: int) -> tuple[list[str], int | None]:
     return ["sliding_attention" if c else t for c, t in zip(chunked, types)], chunk if any(chunked) else None
 
 
-def _smollm3_rope(values: dict, L: int, empty: bool = False) -> list[int]:
+def _rope_blocks(values: dict, L: int, empty: bool = False) -> list[int]:
     """SmolLM3's and Llama 4's blocks, 1 where RoPE rotates q and k and 0 where not: no_rope_layers, or their class's
     default, 0 in every no_rope_layer_interval-th block (`empty`: an empty list takes the default too, as
     Llama4TextConfig's does). HFConfigError for a list its module cannot index by block."""
@@ -1440,7 +1440,7 @@ def _nope(values: dict, model_type: str, fields: dict, keys: dict[str, str], typ
           window: int | None) -> tuple[str, ...]:
     """The blocks without RoPE (`nope_layers`) as the type's module leaves them out, and a note naming them."""
     if model_type in ("smollm3", "llama4_text"):
-        rope = _smollm3_rope(values, fields["L"], empty=model_type == "llama4_text")
+        rope = _rope_blocks(values, fields["L"], empty=model_type == "llama4_text")
         nope = tuple(i for i, r in enumerate(rope) if not r)
         source = "no_rope_layers" if values["no_rope_layers"] else \
             f"no_rope_layer_interval = {values['no_rope_layer_interval']:,}"
@@ -1543,7 +1543,7 @@ WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_
                                        "starcoder2": {"norm": "layernorm", "mlp": "gelu"}, "mellum": {"qk_norm": True}, "dots1": {"qk_norm": True}, "hy_v3": {"qk_norm": True},
                                        "glm4": {"post_norms": True}}  # GLM-4's norms on each output: plain RMSNorms
 MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
-MLA_MTP = {"deepseek_v3": MTP_LAYERS, "glm4_moe_lite": 0}  # the latent types that read it (GLM-4.7-Flash: no field,
+MLA_MTP = {"deepseek_v3": MTP_LAYERS, "glm4_moe_lite": 0}  # the latent types that read it (GLM-4 MoE Lite: no field,
 # but its checkpoints' MTP layer, num_hidden_layers, is one transformers skips loading)
 MLA_KEYS = {"latent_dim": "kv_lora_rank", "q_latent_dim": "q_lora_rank", "rope_dim": "qk_rope_head_dim",
             "nope_dim": "qk_nope_head_dim", "value_dim": "v_head_dim"}
@@ -1715,7 +1715,7 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
         window = window if values["use_sliding_window"] else None
         if types is None and model_type == "smollm3":  # SmolLM3Config: the NoPE blocks windowed, where a window is
             types = ["sliding_attention" if window is not None and not rope else "full_attention"
-                     for rope in _smollm3_rope(values, L)]
+                     for rope in _rope_blocks(values, L)]
         if types is None and model_type in ("qwen2", "qwen3"):
             types = ["sliding_attention" if window is not None and i >= values["max_window_layers"] else
                      "full_attention" for i in range(L)]

@@ -413,7 +413,7 @@ def hy_v3_doc(rng: random.Random) -> dict:
 
 
 def glm4_moe_lite_doc(rng: random.Random) -> dict:
-    """GLM-4.7-Flash: DeepSeek-V3's random file (latent attention with or without the queries' latent, groups, shared
+    """GLM-4 MoE Lite: DeepSeek-V3's random file (latent attention with or without the queries' latent, groups, shared
     experts) with its sparse blocks as mlp_layer_types lists them (default: all but the first; first_k_dense_replace
     not read), d_R as head_dim at times (its other name, which overwrites qk_rope_head_dim), RoPE's pairs interleaved
     or not."""
