@@ -46,7 +46,8 @@ import math
 from dataclasses import dataclass, replace
 
 from .budgeting import budget
-from .config import FIELDS, WRITTEN, Config
+from .config import FIELDS, Config
+from .families import sandwich_only
 from .figures import Line, check_lines
 from .fields import blocks_text
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
@@ -296,13 +297,6 @@ def gemma_extras(cfg: Config) -> str:
     return ", ".join(said) + tail
 
 
-def sandwich_only(cfg: Config) -> bool:
-    """Of Gemma's extras, the model has its sandwich norms only (GLM-4, HyperCLOVA X): they are named as what they are,
-    not as Gemma's."""
-    return cfg.post_norms and not any(getattr(cfg, f.name) != f.default for f in WRITTEN
-                                      if f.family == "gemma" and f.name != "post_norms") and cfg.mlp != "geglu"
-
-
 def _title(key: str, cfg: Config) -> str:
     return TITLES[title_key(key, cfg)].format(**title_values(cfg))
 
@@ -372,7 +366,7 @@ def in_symbols_of(poly: Poly, s: Config, cfg: Config) -> Poly:
     width = moe.dense_ff(s, cfg)  # the dense MLP of the experts' FLOPs
     if width is not None:
         poly = _substitute(poly, "d_ff", width.poly())
-    elif s.mlp in ("gelu", "relu2") and s.ff_dim is None:
+    elif not s.glu and s.ff_dim is None:  # GELU's and ReLU²'s default width, 4d
         poly = _substitute(poly, "d_ff", poly_symbol("d", 4))
     before_latent = latent.replaces(s, cfg)  # the MHA latent attention replaces: d_head = d_v
     if s.head_dim is None:

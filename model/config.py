@@ -167,7 +167,7 @@ class Config:
         return out + (("ff_dim",) if self.moe and "dense" not in self.mlp_kinds else ())
 
     def _default_ff(self) -> int:
-        return 4 * self.d if self.mlp in ("gelu", "relu2") else swiglu_width(self.d)
+        return swiglu_width(self.d) if self.glu else 4 * self.d  # GELU's and ReLU²'s 4d
 
     @property
     def glu(self) -> bool:

@@ -133,6 +133,13 @@ def menu_groups(moe: bool = False) -> dict[str, list[str]]:
     return {**{family: list(labels) for family, labels in grouped_menu(moe).items()}, OWN: [CUSTOM_LABEL]}
 
 
+def sandwich_only(cfg: Config) -> bool:
+    """Of Gemma's extras, the model has its sandwich norms only (GLM-4, HyperCLOVA X): they are named as what they are,
+    not as Gemma's."""
+    return cfg.post_norms and cfg.mlp != "geglu" and not any(getattr(cfg, f.name) != f.default for f in WRITTEN
+                                                             if f.family == "gemma" and f.name != "post_norms")
+
+
 def extras_line(cfg: Config) -> str | None:
     """Gemma's and gpt-oss's extras in words with their values, or None: "Gemma's extras: GeGLU, sandwich norms,
     embeddings × √d, scores soft-capped at 50, logits at 30"; "gpt-oss's extras: attention sinks, the experts' biases,
@@ -143,8 +150,8 @@ def extras_line(cfg: Config) -> str | None:
         said = [SWITCH_LABELS["mlp"][cfg.mlp]] if mlp.FAMILY_OF.get(cfg.mlp) == family else []
         said += [f.says.format(cfg=cfg) for f in linked(WRITTEN)
                  if f.family == family and f.says and getattr(cfg, f.name) != f.default]
-        own = family == "gemma" and said == [f.says for f in WRITTEN if f.name == "post_norms"]  # GLM-4's, HyperCLOVA
-        parts.append(", ".join(said) if own else f"{FIELD_FAMILIES[family]}'s extras: " + ", ".join(said))  # X's
+        own = family == "gemma" and sandwich_only(cfg)  # GLM-4's, HyperCLOVA X's: named as what they are
+        parts.append(", ".join(said) if own else f"{FIELD_FAMILIES[family]}'s extras: " + ", ".join(said))
     parts += [f.says.format(cfg=cfg) for f in linked(WRITTEN)  # a part's field with no control of its own, where set
               if f.group in ("recipe", "window") and not f.control and f.says and getattr(cfg, f.name) != f.default]
     return "; ".join(parts) or None
