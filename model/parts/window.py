@@ -235,16 +235,16 @@ def words(cfg: Config) -> list[str]:
 
 
 # --- its change from the GPT-2 twin (`model.changes`) ----------------------------------------------------------------
-ORDER_NOTE = ("A sliding window comes last: it changes no parameter and no measured FLOP (eager attention computes the "
-              "whole (T, T) scores and masks them to the band), only what the windowed blocks cache.")
+ORDER_NOTE = ("{what} comes last: it changes no parameter and no measured FLOP (eager attention computes the whole "
+              "(T, T) scores and masks them to {mask}), only what the windowed blocks cache.")
 
 
 def order_note(cfg: Config) -> list[str]:
-    """Where the window's change comes in the chain, in words."""
+    """Where the window's change comes in the chain, in words (chunked attention's, where its chunks)."""
     if not present(cfg):
         return []
-    return [ORDER_NOTE.replace("A sliding window comes", "Chunked attention comes").replace("to the band", "to the chunks")
-            if cfg.chunked else ORDER_NOTE]
+    what, mask = ("Chunked attention", "the chunks") if cfg.chunked else ("A sliding window", "the band")
+    return [ORDER_NOTE.format(what=what, mask=mask)]
 
 
 def title_values(cfg: Config) -> dict[str, str]:
