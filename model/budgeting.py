@@ -24,15 +24,16 @@ Every figure is also a `Line` (key, label, formula, value, unit) whose formula e
 from __future__ import annotations
 
 import functools
+from fractions import Fraction
 from dataclasses import asdict, dataclass, replace
 
 from . import stack
 from .config import Config, architecture, kind_counts
 from .expr import ZERO, E, Expr, lesson, lesson_quotient, total
-from .figures import Line, check_lines, html_repr, line
-from .parts import PARTS, each, head, mlp, moe, norms, positions, says, sinks
+from .figures import Line, check_lines, html_repr, line, number
+from .parts import PARTS, delta, each, head, mlp, moe, norms, positions, says, sinks
 from .passes import run_pass
-from .stack import counts, spread
+from .stack import counts, mixed, spread
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,7 @@ class Formulas:
     attn_flops: Expr  # one block's mixer's matmul FLOPs per token
     dense_flops: Expr  # one dense block's MLP's
     scores: tuple[int, Expr]  # q kᵀ and attn @ v per token, block and key: (coefficient, width)
+    lin: Expr | None = None  # one Gated DeltaNet block's mixer, where the model has them (`model.parts.delta`)
 
     def collect(self, e: Expr) -> Expr:
         """`e` with like terms collected in the lesson's notation (GPT-2's recipe), else as it is."""
@@ -122,49 +124,78 @@ class Formulas:
     @functools.cached_property
     def N(self) -> Expr:
         """Every parameter: "(V + T_max)·d + L·(12d² + 13d) + 2d" (GPT-2)."""
-        blocks = spread(self.cfg, self.attn, self.ffn, self.block_norms, inner=self.collect)
+        blocks = spread(self.cfg, self.mixers, self.ffn, self.block_norms, inner=self.collect)
         return total(self.emb, blocks, self.norm, self.head)
+
+    @property
+    def mixers(self) -> Expr | dict[str, Expr | None]:
+        """Each block's mixer's parameters as `model.stack.spread` takes them (`model.stack.mixed`)."""
+        return mixed(self.cfg, self.attn, self.lin)
 
     @functools.cached_property
     def N_active(self) -> Expr:
         """The parameters one token uses: the MoE blocks' k of E routed experts."""
         used = {"dense": self.mlp, "moe": moe.block(self.cfg, used=True)}
-        return total(self.emb, spread(self.cfg, self.attn, used, self.block_norms), self.norm, self.head)
+        return total(self.emb, spread(self.cfg, self.mixers, used, self.block_norms), self.norm, self.head)
 
     @functools.cached_property
     def blocks(self) -> Expr:
         """Attention and MLP of all L blocks (norms apart)."""
-        return spread(self.cfg, self.attn, self.ffn, inner=self.collect)
+        return spread(self.cfg, self.mixers, self.ffn, inner=self.collect)
 
     @functools.cached_property
     def approx(self) -> Expr:
         """The matrices only: "12Ld² + (V + T_max)·d" (GPT-2)."""
         ffn = {"dense": self.mlp_w, "moe": moe.block(self.cfg, matrices=True) if moe.present(self.cfg) else None}
-        return total(self.collect(spread(self.cfg, self.attn_w, ffn)), self.emb, self.head)
+        lin = delta.weights(self.cfg) if self.lin is not None else None
+        return total(self.collect(spread(self.cfg, mixed(self.cfg, self.attn_w, lin), ffn)), self.emb, self.head)
 
     def measured(self, scores: Expr | None = None) -> Expr:
         """The forward FLOPs per token as the code runs: every block's matmuls, attention's `scores` per block
         (default over T keys), and the head's 2Vd."""
         scores = self.attention(None) if scores is None else scores
         ffn = {"dense": self.dense_flops, "moe": moe.flops(self.cfg) if moe.present(self.cfg) else None}
+        if self.lin is not None:  # the attention blocks' matmuls and scores, the Gated DeltaNet blocks' own
+            mixers = mixed(self.cfg, total(self.attn_flops, scores), delta.flops(self.cfg))
+            return E("{b} + 2Vd", b=spread(self.cfg, mixers, ffn, grouped=False))
         return E("{b} + 2Vd", b=spread(self.cfg, self.attn_flops, ffn, scores, grouped=False, inner=self.collect))
+
+    @property
+    def attention_blocks(self) -> Expr:
+        """The blocks with attention as a symbol: L, or L − L_lin beside Gated DeltaNet blocks."""
+        return E("(L − L_lin)") if self.lin is not None else L
+
+    def scored(self) -> Expr:
+        """The measured FLOPs per token in batched matmuls of activations: q kᵀ and attn @ v over T keys in every
+        attention block ("4LT·h·d_head"), and the chunked delta rule's in the Gated DeltaNet blocks."""
+        if self.lin is None:
+            return self.collect(self.attention())
+        return E("{a} + L_lin·{r}", a=self.attention(self.attention_blocks), r=delta.rule_flops(self.cfg))
 
     @functools.cached_property
     def no_matmul(self) -> Expr:
         """The parameters a token uses that are no matmul weights, in −2(…): biases, norm gains, sinks."""
         c = counts(self.cfg)
-        if "moe" not in c:
+        lin = delta.extras(self.cfg)[0] if self.lin is not None else None
+        if "moe" not in c and lin is None:
             inner = total(E("L·({x})", x=total(self.attn_extra, self.mlp_extra, self.block_norms)), self.norm)
             return E("−2({x})", x=self.collect(inner))
-        dense = E("(L − L_moe)·({x})", x=self.mlp_extra) if self.mlp_extra is not None and "dense" in c else None
-        mixture = moe.extras(self.cfg)
-        return E("−2({x})", x=total(E("L·({x})", x=total(self.attn_extra, self.block_norms)), dense,
-                                    E("{n}·({x})", n=c["moe"], x=mixture) if mixture is not None else None, self.norm))
+        dense = None
+        if self.mlp_extra is not None and "dense" in c:
+            dense = E("{n}·({x})", n=c["dense"], x=self.mlp_extra)
+        mixture = moe.extras(self.cfg) if "moe" in c else None
+        every = spread(self.cfg, mixed(self.cfg, self.attn_extra, lin), {}, self.block_norms)
+        return E("−2({x})", x=total(every, dense, E("{n}·({x})", n=c["moe"], x=mixture) if mixture is not None
+                                    else None, self.norm))
 
     @functools.cached_property
     def T_equal(self) -> Expr:
-        """T at which attention's FLOPs equal the blocks' other matmuls."""
+        """T at which attention's FLOPs equal the blocks' other matmuls (with Gated DeltaNet blocks: the attention
+        blocks' q kᵀ and attn @ v against every other FLOP of the blocks, the Gated DeltaNet blocks' at this T)."""
         ffn = {"dense": self.dense_flops, "moe": moe.flops(self.cfg) if moe.present(self.cfg) else None}
+        if self.lin is not None:
+            a = spread(self.cfg, mixed(self.cfg, self.attn_flops, delta.flops(self.cfg)), ffn, grouped=False)
+            return E("({a}) / ({k})", a=a, k=self.attention(E("(L − L_lin)"), None))
         if self.lesson:
             return lesson_quotient(total(self.attn_flops, self.dense_flops), self.attention(None, None))
         if len(counts(self.cfg)) == 1:
@@ -217,7 +248,8 @@ def _formulas(cfg: Config) -> Formulas:
                     attn_extra=attn_extra, attn=collect(total(attn_w, attn_extra)), mlp_w=mlp_w, mlp_extra=mlp_extra,
                     mlp=collect(total(mlp_w, mlp_extra)), block_norms=norms.block(cfg, _pre(cfg)), norm=norms.one(cfg),
                     head=head.params(cfg), attn_flops=collect(mixer.flops(cfg)), dense_flops=collect(mlp.flops(cfg)),
-                    scores=mixer.scores(cfg))
+                    scores=mixer.scores(cfg),
+                    lin=total(delta.weights(cfg), *delta.extras(cfg)) if delta.present(cfg) else None)
 
 
 def _symbols(cfg: Config) -> dict[str, int]:
@@ -228,6 +260,12 @@ def _symbols(cfg: Config) -> dict[str, int]:
 def _some(*terms: Expr) -> Expr | None:
     """The terms added, or None where there are none."""
     return total(*terms) if terms else None
+
+
+def _same(a: int | float, b: int | float) -> bool:
+    """Equal: exactly for whole numbers, to 1e-12 relative where a figure per token is a float (Gated DeltaNet's
+    padding)."""
+    return a == b if isinstance(a, int) and isinstance(b, int) else abs(a - b) <= 1e-12 * max(1.0, abs(b))
 
 
 def _value(e: Expr, f: Formulas) -> int:
@@ -252,10 +290,11 @@ def budget(cfg: Config) -> Budget:
     tokens = cfg.B * cfg.T
     flops_blocks = sum(kind_n[b.kind] * b.flops for b in p.blocks)
     flops_attn = sum(kind_n[b.kind] * b.flops_attn for b in p.blocks)
-    if (flops_blocks + p.flops_head) % tokens or flops_attn % tokens:
+    if ((flops_blocks + p.flops_head) % tokens or flops_attn % tokens) and not delta.present(cfg):
         raise RuntimeError("measured FLOPs are not a whole number per token")
-    measured = (flops_blocks + p.flops_head) // tokens
-    attn = flops_attn // tokens
+    # per token: a whole number, but where Gated DeltaNet pads T (its convolution's ends, its chunks of 64)
+    measured = number(Fraction(flops_blocks + p.flops_head, tokens))
+    attn = number(Fraction(flops_attn, tokens))
     active = _value(f.N_active, f) if moe.present(cfg) else exact
     b = Budget(
         params_emb=parts[0],
@@ -309,12 +348,14 @@ def budget_lines(f: Formulas, b: Budget) -> tuple[Line, ...]:
     (head_label, head_formula), (step_label, step_formula) = head.lines(cfg)
     own = _part_lines(f, b)
     N, measured = f.N, f.measured()
-    attention = f.collect(f.attention())
+    attention = f.scored()
+    steps = [x for part in PARTS if hasattr(part, "flop_steps") for x in part.flop_steps(f)]
     lookups_label, lookups = positions.lookups(cfg, f.lesson)
     skipped = b.flops_fwd_active_per_token - b.flops_fwd_per_token
     no_matmul = _value(f.no_matmul, f)
-    if (2 * b.params_exact + skipped + _value(lookups, f) + _value(step_formula, f) + b.flops_attn_per_token
-            + no_matmul != b.flops_fwd_measured_per_token):
+    reached = (2 * b.params_exact + skipped + _value(lookups, f) + _value(step_formula, f) + b.flops_attn_per_token
+               + no_matmul + sum(x.value for x in steps))
+    if not _same(reached, b.flops_fwd_measured_per_token):
         raise RuntimeError("the steps from 2N do not reach the measured forward FLOPs")
     mlp_label = mlp.label(cfg, f.lesson, "one dense block" if mixture else "one block")
     every = "".join(sorted(each("counted", cfg), key=lambda t: t.startswith(";")))  # qualifiers, then notes
@@ -335,9 +376,9 @@ def budget_lines(f: Formulas, b: Budget) -> tuple[Line, ...]:
     else:
         approx_label = "N, matrices only (no biases, no norms" + says(cfg, "budget/no_sinks") + ")"
         attention_label = ("+ attention's q kᵀ and attn @ v over the full (T, T) matrix, h heads (a causal kernel skips "
-                           "about half)")
+                           "about half)" + says(cfg, "budget/scored"))
         no_matmul_label = "− biases and norm gains" + says(cfg, "budget/and_sinks") + ": no matmul weights"
-        t_label = f"T at which attention's {attention.text} equals the blocks' matmuls"
+        t_label = says(cfg, "budget/T_equal", f"T at which attention's {attention.text} equals the blocks' matmuls")
         t_value = float(f.T_equal.value(s))
     scaled = " (as if a token ran every expert)" if mixture else ""
     return (
@@ -345,8 +386,8 @@ def budget_lines(f: Formulas, b: Budget) -> tuple[Line, ...]:
         line("params/attn_block", stack.mixer(cfg).label(cfg, f.lesson), f.attn, s, "params"),
         *([line("params/mlp_block", mlp_label, f.mlp, s, "params")] if "dense" in cfg.mlp_kinds else []),
         *own["block"],
-        line("params/blocks", "attention + MLP of all L blocks" + (" (dense or MoE)" if mixture else ""), f.blocks, s,
-             "params"),
+        line("params/blocks", says(cfg, "budget/blocks", "attention") + " + MLP of all L blocks"
+             + (" (dense or MoE)" if mixture else ""), f.blocks, s, "params"),
         *own["parts"],
         line("params/norms", norms.label(cfg, _pre(cfg)), norms.total(cfg, _pre(cfg)), s, "params"),
         line("params/head", head_label, head_formula, s, "params"),
@@ -361,10 +402,11 @@ def budget_lines(f: Formulas, b: Budget) -> tuple[Line, ...]:
         line("flops/steps/lookups", lookups_label, lookups, s, "FLOP"),
         line("flops/steps/head", step_label, step_formula, s, "FLOP"),
         line("flops/steps/attention", attention_label, attention, s, "FLOP", b.flops_attn_per_token),
+        *steps,
         line("flops/steps/no_matmul", no_matmul_label, f.no_matmul, s, "FLOP"),
         line("flops/forward_measured", "= forward FLOPs per token as the code runs (torch's flop counter)", measured, s,
              "FLOP", b.flops_fwd_measured_per_token),
-        line("flops/attention_share", "attention's share of the measured forward FLOPs",
+        line("flops/attention_share", says(cfg, "budget/share", "attention's share of the measured forward FLOPs"),
              E("{a} / ({m})", a=attention, m=measured), s, "share", b.attn_share),
         line("flops/T_attention_equals_dense", t_label, f.T_equal, s, "tokens", t_value),
         *own["tokens"],

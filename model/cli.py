@@ -58,7 +58,7 @@ def _grouped(group: str) -> list[Field]:
     """A group's fields in the order of their options."""
     return [f for f in OPTIONS if f.group == group]
 TITLES = {"moe": "mixture of experts (the MLP's other choice)", "window": "sliding windows",
-          "latent": "multi-head latent attention (DeepSeek-V2/V3)"}  # the groups' titles in --help
+          "latent": "multi-head latent attention (DeepSeek-V2/V3)", "linear": "Gated DeltaNet blocks (Qwen3-Next)"}  # the groups' titles in --help
 NONE = "none"  # how an optional field is cleared: --W none (full attention), --d-cq none (q projected directly)
 CLEARED = type("Cleared", (), {"__repr__": lambda self: "none"})()  # what argparse holds for "none"
 
@@ -156,8 +156,9 @@ def add_attention_arguments(p: argparse.ArgumentParser) -> None:
     """Attention that shapes the cache, and the families' extras: --W and --full-layers (sliding windows), --d-c,
     --d-cq, --d-R, --d-nope, --d-v (multi-head latent attention), Gemma's (--post-norms, --embed-scale,
     --query-scale, --attn-softcap, --final-softcap) and gpt-oss's (--sinks, --expert-bias, --swiglu-limit,
-    --swiglu-alpha). A switch has its --no- twin; an optional number takes "none"."""
-    for group in ("window", "latent"):
+    --swiglu-alpha), and Gated DeltaNet's (--linear-layers, --h-lk, --h-lv, --d-lk, --d-lv, --d-conv). A switch has
+    its --no- twin; an optional number takes "none"."""
+    for group in ("window", "latent", "linear"):
         g = p.add_argument_group(TITLES[group])
         for f in _grouped(group):
             add_option(g, f)
@@ -169,7 +170,7 @@ def add_attention_arguments(p: argparse.ArgumentParser) -> None:
 
 
 DEFAULT_MODEL = ALL_PRESETS[DEFAULT_PRESET]  # what the options change where no --preset is given
-NAMED = ("window", "latent", "extras")  # what a preset's name stands for in `model_options`
+NAMED = ("window", "latent", "linear", "extras")  # what a preset's name stands for in `model_options`
 
 
 def extras_preset(cfg: Config) -> str | None:

@@ -56,7 +56,7 @@ from dataclasses import dataclass, replace
 from . import fields as fields_
 from . import hf
 from .fields import FAMILIES, Field, by_name, linked, written
-from .parts import attention, latent, mlp, moe, positions, postnorm, sinks, window
+from .parts import attention, delta, latent, mlp, moe, positions, postnorm, sinks, window
 from .parts import ordered
 from .parts.attention import divisors, snap_heads
 from .parts.mlp import SWIGLU_ALPHA, swiglu_width
@@ -93,8 +93,9 @@ BOUNDS: dict[str, tuple[int, int]] = {f.symbol: f.bounds for f in SIZES.values()
 FIELD_DOCS: dict[str, str] = {f.symbol: f.doc for f in SIZES.values() if f.symbol}
 ATTN_LABELS: dict[str, str] = {"full": "full attention", "sliding": "sliding window"}  # `Config.attn_kinds`
 NOPE = "_nope"  # a kind of block without RoPE (`nope_layers`): its MLP's kind and this suffix, "dense_nope"
-KIND_LABELS: dict[str, str] = {"dense": "dense", "moe": "MoE", "dense_nope": "dense, NoPE",
-                               "moe_nope": "MoE, NoPE"}  # a block's kind (`Config.block_kinds`), as tables name it
+LIN = delta.LIN  # a Gated DeltaNet block (`linear_layers`): its MLP's kind and this suffix, "moe_lin"
+KIND_LABELS: dict[str, str] = {"dense": "dense", "moe": "MoE", "dense_nope": "dense, NoPE", "moe_nope": "MoE, NoPE",
+                               "dense_lin": "dense, Gated DeltaNet", "moe_lin": "MoE, Gated DeltaNet"}  # a block's kind (`Config.block_kinds`), as tables name it
 CHOICES: dict[str, tuple[str, ...]] = {f.name: f.options for f in CONFIG_FIELDS if f.kind == "choice"}  # the menus'
 MODEL_CHOICES: dict[str, tuple[str, ...]] = {f.name: f.choices for f in CONFIG_FIELDS if f.kind == "choice"}
 
@@ -320,9 +321,11 @@ class Config:
     @property
     def block_kinds(self) -> tuple[str, ...]:
         """Each block's kind (`KIND_LABELS`), blocks 0 … L − 1: its MLP's (`mlp_kinds`), and "_nope" after it where the
-        block has no RoPE (`nope_layers`): the blocks of a kind make the same tensors."""
-        nope = set(self.nope_layers)
-        return tuple(kind + NOPE if i in nope else kind for i, kind in enumerate(self.mlp_kinds))
+        block has no RoPE (`nope_layers`), "_lin" where Gated DeltaNet mixes it (`linear_layers`): the blocks of a kind
+        make the same tensors."""
+        nope, lin = set(self.nope_layers), set(self.linear_layers)
+        return tuple(kind + NOPE if i in nope else kind + LIN if i in lin else kind
+                     for i, kind in enumerate(self.mlp_kinds))
 
     @property
     def attn_kinds(self) -> tuple[str, ...]:
@@ -356,6 +359,16 @@ class Config:
     def L_nope(self) -> int:
         """Blocks without RoPE (`nope_layers`; 0 where every block rotates q and k, or positions are learned)."""
         return len(self.nope_layers)
+
+    @property
+    def L_lin(self) -> int:
+        """Blocks whose mixer is Gated DeltaNet (`linear_layers`; 0 where every block has attention)."""
+        return len(self.linear_layers)
+
+    @property
+    def T_pad(self) -> int:
+        """T rounded up to whole chunks of the chunked delta rule (`model.parts.delta.CHUNK`, 64 tokens)."""
+        return -(-self.T // delta.CHUNK) * delta.CHUNK
 
     @property
     def qkv_bias(self) -> bool:
@@ -421,6 +434,9 @@ class Config:
             out["d_rot"] = self.rotary_dim
         if self.nope_layers:
             out["L_nope"] = self.L_nope
+        if self.linear_layers:
+            out.update(L_lin=self.L_lin, h_lk=self.linear_k_heads, h_lv=self.linear_v_heads, d_lk=self.linear_k_dim,
+                       d_lv=self.linear_v_dim, d_conv=self.conv_width, T_pad=self.T_pad)
         if self.mla:
             out.update(d_c=self.d_c, d_R=self.d_R, d_nope=self.d_nope, d_v=self.d_v,
                        **({"d_cq": self.d_cq} if self.d_cq is not None else {}))
@@ -429,7 +445,7 @@ class Config:
 
 # Each part's rules between fields, in the order Config checks them (the first broken one is the error).
 RULES = (attention.check, latent.check, positions.check, moe.check, attention.check_scores, window.check, sinks.check,
-         mlp.check, postnorm.check)
+         mlp.check, postnorm.check, delta.check)
 
 
 def names(group: str, family: str = "") -> tuple[str, ...]:
@@ -507,12 +523,18 @@ def one_block_each(kinds: tuple[str, ...]) -> dict[str, object]:
     """The fields L, moe_step, dense_first, dense_layers and nope_layers of one block of each kind, in this order:
     ("dense", "moe") -> L = 2, block 0 dense (dense_first = 1); ("moe", "dense") -> block 1 dense; ("dense",
     "dense_nope") -> block 1 without RoPE."""
-    mlps = tuple(kind.removesuffix(NOPE) for kind in kinds)
+    mlps = tuple(mlp_kind(kind) for kind in kinds)
     dense = tuple(i for i, kind in enumerate(mlps) if kind == "dense")
     layout = {} if "moe" not in mlps or not dense else {"dense_first": 1} if dense == (0,) and len(mlps) == 2 else \
         {"dense_layers": dense}
     return {"L": len(kinds), "moe_step": 1, "dense_first": 0, "dense_layers": (), **layout,
-            "nope_layers": tuple(i for i, kind in enumerate(kinds) if kind.endswith(NOPE))}
+            "nope_layers": tuple(i for i, kind in enumerate(kinds) if kind.endswith(NOPE)),
+            "linear_layers": tuple(i for i, kind in enumerate(kinds) if kind.endswith(LIN))}
+
+
+def mlp_kind(kind: str) -> str:
+    """A block kind's MLP ("dense" or "moe"): "moe_lin" -> "moe"."""
+    return kind.removesuffix(NOPE).removesuffix(LIN)
 
 GPT2_V = 50_257  # GPT-2's BPE vocabulary: 50,256 merges' tokens + <|endoftext|>
 
@@ -646,7 +668,8 @@ def config_dict(cfg: Config) -> dict[str, object]:
     """The fields and derived symbols, for JSON: GPT-2's recipe as the lesson's eight fields and d_head (as the
     lesson's files have always had them); any other recipe adds its fields and the values in use of h_kv, d_ff; a
     mixture of experts its fields, symbols and block kinds; Gemma's and gpt-oss's extras and latent attention their
-    fields; a window its fields, W, L_W, T_W and each block's attention (`attn_kinds`)."""
+    fields; a window its fields, W, L_W, T_W and each block's attention (`attn_kinds`); Gated DeltaNet its fields and
+    L_lin."""
     def values(*groups: tuple[str, ...]) -> dict[str, object]:
         return {f: getattr(cfg, f) for group in groups for f in group}
 
@@ -655,7 +678,8 @@ def config_dict(cfg: Config) -> dict[str, object]:
     extras = values(*(names("extras", family) for family in cfg.extras_of))
     # the recipe's fields; one with no control of its own (a part's flag a link or a preset sets) where it is set
     recipe = [f.name for f in LINKED if f.group == "recipe" and (f.control or getattr(cfg, f.name) != f.default)]
-    return {**values(FIELDS, recipe), **moe.sizes(cfg), **extras, **latent.sizes(cfg), **window.sizes(cfg)}
+    return {**values(FIELDS, recipe), **moe.sizes(cfg), **extras, **latent.sizes(cfg), **window.sizes(cfg),
+            **delta.sizes(cfg)}
 
 
 # --- a Hugging Face config.json, read in (model.hf reads it as transformers does; the bounds are checked here) ------

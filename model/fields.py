@@ -25,8 +25,9 @@ REAL_MAX = 1e6  # a "real" field (a soft-cap, a clamp) is above 0 and below this
 KINDS = ("whole", "flag", "choice", "real", "blocks")
 # The pages' groups of fields, in `Config`'s order: the lesson's sliders (and the head's tying), the recipe's switches
 # and sizes, the MLP's other choice (a mixture of experts), the values a published model adds with no control of their
-# own (a line on the page), a sliding window's and latent attention's widths (boxes where the model has them).
-GROUPS = ("lesson", "recipe", "moe", "extras", "window", "latent")
+# own (a line on the page), a sliding window's and latent attention's widths (boxes where the model has them), and
+# Gated DeltaNet's sizes (set by a file, a preset or a link).
+GROUPS = ("lesson", "recipe", "moe", "extras", "window", "latent", "linear")
 FAMILIES = {"gemma": "Gemma", "oss": "gpt-oss"}  # whose extras an "extras" field is (`Field.family`): the family's name
 UNSET = ("none", "default")  # what a link writes for a value's None (`app.query`); a whole number's: `Field.unset`
 RECIPE_KINDS = ("choice", "whole", "flag", "blocks")  # the order a link and the command line write the recipe in (`written`)

@@ -255,12 +255,16 @@ def is_exact(formula: str, names: tuple[str, ...]) -> bool:
 
 # --- formulas from data: a sum of monomials, printed in the lesson's way -------------------------------------
 _SUPER_DIGITS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
-MONOMIAL_ORDER = ("B", "h", "h_kv", "T", "k", "E", "E_shared", "d", "d_head", "d_rot", "d_ff", "d_expert", "d_shared", "d_c",
-                  "d_cq", "d_R", "d_nope", "d_v", "L", "L_moe", "L_nope", "L_W", "T_W", "W", "V", "T_max")  # "BhT²", "BTd", "BTk·d_expert": the lesson's way
+MONOMIAL_ORDER = ("B", "h", "h_kv", "h_lk", "h_lv", "T", "T_pad", "k", "E", "E_shared", "d", "d_head", "d_rot", "d_ff",
+                  "d_expert", "d_shared", "d_c", "d_cq", "d_R", "d_nope", "d_v", "d_lk", "d_lv", "d_conv", "L", "L_moe",
+                  "L_nope", "L_lin", "L_W", "T_W", "W", "V", "T_max")  # "BhT²", "BTd", "BTk·d_expert": the lesson's way
 
 
 def monomial(powers: Mapping[str, int], order: tuple[str, ...] = MONOMIAL_ORDER) -> str:
     """{"B": 1, "h": 1, "T": 2} -> "BhT²", symbols in `order`; a multi-letter symbol is set off by "·" ("Bd·T_max")."""
+    unknown = [name for name, k in powers.items() if k and name not in order]
+    if unknown:
+        raise ValueError(f"monomial {dict(powers)}: {', '.join(unknown)} not in the symbols' order")
     text, previous = "", ""
     for name in order:
         k = powers.get(name, 0)

@@ -47,7 +47,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from . import stack
 from .budgeting import budget, formulas
 from .expr import E, Expr, num, shape_subs, total
-from .parts import attention, latent, moe, window
+from .parts import attention, delta, latent, moe, window
 from .config import BOUNDS, Config, one_of_each
 from .figures import Line, check_lines
 from .gpt import GPT
@@ -348,6 +348,7 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
     module docstring). `check`: evaluate every line's formula against its value (the charts' points, made by the same
     code at other B and T, skip it)."""
     s = setup or InferSetup()
+    delta.served(cfg)
     cfg, note = decode_context(cfg)
     w, kv = WEIGHTS[s.weights], KV[s.kv_dtype]
     b = budget(cfg)

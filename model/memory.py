@@ -32,10 +32,10 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from .config import NOPE, WRITTEN, Config, distinct_kinds, one_block_each
+from .config import LIN, NOPE, WRITTEN, Config, distinct_kinds, mlp_kind, one_block_each
 from .figures import Line
 from .formula import Poly, grouped, poly_add, poly_const, poly_mul, poly_symbol, to_poly
-from .parts import attention, latent
+from .parts import attention, delta, latent
 from .parts import moe as moe_part, window
 from .notation import dims
 from .passes import DTYPES, run_pass
@@ -211,24 +211,31 @@ def factors_of(cfg: Config) -> tuple[str, ...]:
     return tuple(f for f in (*_RECIPE_FACTORS, *_MOE_FACTORS, *_MLA_FACTORS, "d_rot") if f in present)
 
 
-BLOCK_COUNTS = ("L", "L_moe", "L_nope")  # the symbols that number blocks (no factor of a tensor's shape)
+BLOCK_COUNTS = ("L", "L_moe", "L_nope", "L_lin")  # the symbols that number blocks (no factor of a tensor's shape)
 
 
 def block_counts(kinds: tuple[str, ...]) -> dict[str, str]:
     """Each kind of block's number in lesson notation, in the order given: {"dense": "L"} for one kind, {"dense":
     "(L − L_moe)", "moe": "L_moe"} for two; where some blocks have no RoPE, theirs is L_nope and their MLP kind's
     others are fewer by it: {"dense": "(L − L_nope)", "dense_nope": "L_nope"}, {"dense": "(L − L_moe)", "moe":
-    "(L_moe − L_nope)", "moe_nope": "L_nope"} (`positions.check`: the NoPE blocks are of one MLP kind)."""
+    "(L_moe − L_nope)", "moe_nope": "L_nope"} (`positions.check`: the NoPE blocks are of one MLP kind); so with
+    Gated DeltaNet blocks, L_lin ("moe": "(L − L_lin)", "moe_lin": "L_lin"; `delta.check`: of one MLP kind too)."""
     if len(kinds) == 1:
         return {kinds[0]: "L"}
-    mlps = tuple(dict.fromkeys(kind.removesuffix(NOPE) for kind in kinds))
+    mlps = tuple(dict.fromkeys(mlp_kind(kind) for kind in kinds))
     counts = {mlps[0]: "L"} if len(mlps) == 1 else {"dense": "(L − L_moe)", "moe": "L_moe"}
     out = {}
     for kind in kinds:
-        count = counts[kind.removesuffix(NOPE)]
-        out[kind] = "L_nope" if kind.endswith(NOPE) else \
-            f"({count.strip('()')} − L_nope)" if kind + NOPE in kinds else count
+        variant = next((v for v in VARIANTS if kind.endswith(v)), None)
+        if variant is not None:
+            out[kind] = VARIANTS[variant]
+            continue
+        fewer = [VARIANTS[v] for v in VARIANTS if kind + v in kinds]
+        out[kind] = f"({' − '.join([counts[kind].strip('()'), *fewer])})" if fewer else counts[kind]
     return out
+
+
+VARIANTS = {NOPE: "L_nope", LIN: "L_lin"}  # a kind of block apart from its MLP kind's others, and its count
 
 
 def _factor_poly(name: str) -> Poly:
@@ -380,7 +387,8 @@ KORTHIKANTI_NOTE = ("Korthikanti et al. (2022) estimate activations at 16 bits w
                     "measured total adds the embedding, the final LayerNorm, the head and the loss.")
 
 
-CACHES = (window, latent, attention)  # the first present writes the cache's lines: a window caps attention's
+CACHES = (delta, window, latent, attention)  # the first present writes the cache's lines: a window caps attention's,
+# Gated DeltaNet keeps states in some blocks
 
 
 def kv_cache_lines(cfg: Config, dtype: str) -> list[Line]:

@@ -3,7 +3,8 @@
 The symbols, each named once here (`SYMBOL_DOCS`): the lesson's B, T, d, h, d_head, L, V, T_max, the modern
 recipe's h_kv (heads of K and V) and d_ff (the MLP's hidden width), the mixture of experts' E, k, d_expert,
 E_shared, d_shared and L_moe, the sliding window's W, L_W and T_W, and multi-head latent attention's d_c, d_cq, d_R,
-d_nope and d_v (DeepSeek-V2/V3), partial rotary's d_rot and the NoPE blocks' L_nope. gpt-oss's attention sinks need no symbol of
+d_nope and d_v (DeepSeek-V2/V3), partial rotary's d_rot, the NoPE blocks' L_nope, and Gated DeltaNet's L_lin, h_lk,
+h_lv, d_lk, d_lv, d_conv and T_pad (Qwen3-Next). gpt-oss's attention sinks need no symbol of
 their own: a learned logit s per head, h per block, which makes each softmax row T + 1 wide ("(B, h, T, T + 1)").
 
 Grammar: a parenthesised, comma-separated list of dimensions. GPT-2's shapes use the small form that the
@@ -44,6 +45,13 @@ SYMBOL_DOCS: dict[str, str] = {
            "each head's rotary part of q (qk_rope_head_dim)",
     "d_nope": "each head's query and key features without positions (qk_nope_head_dim); q and k are d_nope + d_R wide",
     "d_v": "each head's value features (v_head_dim)",
+    "L_lin": "blocks whose mixer is Gated DeltaNet (of the L; the other L − L_lin keep attention)",
+    "h_lk": "a Gated DeltaNet block's q and k heads (linear_num_key_heads)",
+    "h_lv": "a Gated DeltaNet block's value heads, each with a state of its own (linear_num_value_heads)",
+    "d_lk": "each Gated DeltaNet q and k head's features: the state's rows (linear_key_head_dim)",
+    "d_lv": "each Gated DeltaNet value head's features: the state's columns (linear_value_head_dim)",
+    "d_conv": "the causal convolution's taps over q, k and v in a Gated DeltaNet block (linear_conv_kernel_dim)",
+    "T_pad": "T rounded up to whole chunks of 64 tokens: the chunked delta rule pads the sequence",
     "d_rot": "the features of each head's q and k that RoPE rotates, where it rotates part of them (partial rotary: "
              "d_head · partial_rotary_factor; the other d_head − d_rot pass through)",
 }

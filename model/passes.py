@@ -265,7 +265,7 @@ def record(model: GPT, idx: torch.Tensor, tie: bool) -> Pass:
                 phase=owners[key][1] if key in owners else phase, owner=owners.get(key, (None,))[0],
                 block=owners[key][2] if key in owners else block)
         for key, (t, phase, block) in recorder.saved.items() if key in saved_keys)
-    blocks = tuple(BlockCounts(kind=b.kind, flops=f, flops_attn=a, params=_numel(b), params_attn=_numel(b.attn),
+    blocks = tuple(BlockCounts(kind=b.kind, flops=f, flops_attn=a, params=_numel(b), params_attn=_numel(b.mixer),
                                params_mlp=_numel(b.ffn)) for b, (f, a) in zip(model.blocks, flops))
     return Pass(
         tensors=tuple(tensors), saved=saved, blocks=blocks, flops_head=flops_head,

@@ -55,12 +55,27 @@ def counts(cfg: Config) -> dict[str, Expr]:
     return {found[0]: L} if len(found) == 1 else {kind: COUNTS[kind] for kind in found}
 
 
-def spread(cfg: Config, common: Expr | None, pieces: dict[str, Expr | None], extra: Expr | None = None,
-           grouped: bool = True, inner: Callable[[Expr], Expr] = lambda e: e) -> Expr:
+MIXER_COUNTS: dict[str, Expr] = {"attention": E("(L − L_lin)"), "lin": E("L_lin")}  # with Gated DeltaNet blocks
+
+
+def mixed(cfg: Config, attention: Expr | None, lin: Expr | None) -> Expr | dict[str, Expr | None] | None:
+    """What each block's mixer has, as `spread` takes it: `attention` alone where every block has attention, else
+    {"attention": …, "lin": …} for the L − L_lin attention blocks and the L_lin Gated DeltaNet ones
+    (`model.parts.delta`)."""
+    return {"attention": attention, "lin": lin} if cfg.linear_layers else attention
+
+
+def spread(cfg: Config, common: Expr | dict[str, Expr | None] | None, pieces: dict[str, Expr | None],
+           extra: Expr | None = None, grouped: bool = True, inner: Callable[[Expr], Expr] = lambda e: e) -> Expr:
     """A figure over all L blocks: `common` (what every block has) and each kind's piece under its count, `extra`
     beside `common`. One kind: "L·(common + piece + extra)", the sum written by `inner` (the lesson's notation
     collects its terms); two: "L·(common + extra) + (L − L_moe)·(dense) + L_moe·(moe)" (`grouped` False: a kind's
-    piece in parentheses only where it is a sum)."""
+    piece in parentheses only where it is a sum). `common` as a dict (`mixed`): each mixer's piece under its count,
+    after the rest: "L·(…) + (L − L_lin)·(attention) + L_lin·(Gated DeltaNet)"."""
+    if isinstance(common, dict):
+        rest = spread(cfg, None, pieces, extra, grouped, inner) if any(
+            x is not None for x in (*pieces.values(), extra)) else None
+        return total(rest, *(E("{n}·({x})", n=MIXER_COUNTS[m], x=x) for m, x in common.items() if x is not None))
     found = counts(cfg)
     if len(found) == 1:
         (kind,) = found

@@ -36,7 +36,7 @@ from .config import KIND_LABELS, Config, distinct_kinds, kind_blocks
 from .fields import blocks_text
 from .figures import Line, check_lines, html_repr
 from .memory import KORTHIKANTI, kv_cache_lines, new_memory_formula, saved_formula, structure
-from .parts import says
+from .parts import delta, says
 from .parts import window as window_part
 from .parts.window import window_values
 from .formula import evaluate_shape
@@ -232,8 +232,9 @@ def memory_lines(tr: Trace) -> tuple[Line, ...]:
     lines = [
         Line("memory/activations", f"activations: new memory of the pass (views not counted{experts})",
              new_memory_formula(tr.rows, cfg.head_apart, kinds), tr.activation_bytes, "bytes"),
-        Line("memory/saved", "kept for the backward pass (measured with autograd's saved-tensor hooks)",
-             saved_formula(structure(cfg, tr.dtype)), tr.saved_bytes, "bytes"),
+        Line("memory/saved", "kept for the backward pass (measured with autograd's saved-tensor hooks)"
+             + says(cfg, "memory/saved"), "" if delta.present(cfg) else saved_formula(structure(cfg, tr.dtype)),
+             tr.saved_bytes, "bytes"),
     ]
     if DTYPES[tr.dtype] == 2 and cfg.gpt2_recipe:
         estimate = cfg.L * (34 * cfg.B * cfg.T * cfg.d + 5 * cfg.B * cfg.h * cfg.T**2)
@@ -262,7 +263,8 @@ def eager_lines(cfg: Config, dtype: str) -> list[Line]:
         return ", ".join(dict.fromkeys(r.local for r in rs))
 
     return [
-        Line("memory/eager_scores", f"eager attention would make here: {names(rows)}, {SCORES} each, in all L blocks",
+        Line("memory/eager_scores", f"eager attention would make here: {names(rows)}, {SCORES} each, in all "
+             + ("L − L_lin attention blocks" if delta.present(cfg) else "L blocks"),
              new_memory_formula(rows, apart, kinds), sum(r.nbytes * r.repeat for r in rows), "bytes"),
         Line("memory/eager_scores_saved", f"of them kept for backward by eager attention: {names(kept)} (fused: a "
              f"{LSE_SHAPE} log-sum-exp)",

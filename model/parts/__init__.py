@@ -9,6 +9,7 @@
 - `attention`: causal self-attention (multi-head, grouped-query, multi-query; QK-norm per head or over all heads; eager or fused; Gemma's scale
   and soft-cap of the scores), and the biases;
 - `latent`: multi-head latent attention (DeepSeek-V2/V3), in attention's place;
+- `delta`: Gated DeltaNet (Qwen3-Next), in attention's place in the blocks it lists: a fixed state, no KV cache;
 - `window`: sliding windows on some blocks' attention;
 - `sinks`: attention sinks (gpt-oss);
 - `mlp`: the dense MLP (GELU, SwiGLU, GeGLU; gpt-oss's clamp);
@@ -33,12 +34,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..fields import Field
-from . import attention, embedding, head, latent, mlp, moe, norms, parallel, positions, postnorm, residual, sinks, window
+from . import attention, delta, embedding, head, latent, mlp, moe, norms, parallel, positions, postnorm, residual, sinks, window
 
 if TYPE_CHECKING:
     from ..config import Config
 
-PARTS = (norms, residual, embedding, positions, mlp, attention, parallel, postnorm, latent, window, sinks, moe, head)
+PARTS = (norms, residual, embedding, positions, mlp, attention, parallel, postnorm, latent, window, sinks, moe, delta,
+         head)
 
 
 def ordered(dims: tuple[Field, ...]) -> tuple[Field, ...]:
@@ -50,7 +52,7 @@ def ordered(dims: tuple[Field, ...]) -> tuple[Field, ...]:
 
 # Config's order of the groups: the extras family by family, Gemma's before the window and gpt-oss's after it (as they
 # came), each family's flags before its values (`model.fields.linked`)
-SLOTS = ("lesson", "recipe", "moe", "extras:gemma", "window", "extras:oss", "latent")
+SLOTS = ("lesson", "recipe", "moe", "extras:gemma", "window", "extras:oss", "latent", "linear")
 
 
 def says(cfg: Config, key: str, default: str = "") -> str:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..expr import E, Expr, lesson
 from ..fields import Field
-from ..figures import Line, line
+from ..figures import Line, line, number
 from ..taps import Tap
 from .norms import RMSNorm
 from .positions import rotate
@@ -157,20 +157,23 @@ def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
     """With fused attention, the FLOPs a causal kernel runs beside the measured count ("end"): q kᵀ and attn @ v over
     the pairs (query t, key s ≤ t) only, T(T + 1)/2 of the T² that eager attention and torch's flop formulas count
     (about half; a kernel that computes whole tiles runs a little more on the diagonal's tiles). Per token and
-    block 2(T + 1)·h·d_head, against the measured 4T·h·d_head."""
+    block 2(T + 1)·h·d_head, against the measured 4T·h·d_head (in the L − L_lin attention blocks where Gated DeltaNet
+    mixes the others)."""
     cfg, s = f.cfg, f.symbols
     if cfg.attention != "fused":
         return {}
-    causal = Fraction(b.flops_attn_per_token * (cfg.T + 1), 2 * cfg.T)
-    if causal.denominator != 1:
-        raise RuntimeError("the causal kernel's attention FLOPs are not a whole number per token")
-    causal = int(causal)
+    blocks = f.attention_blocks
+    scored = f.attention(blocks).value(s)  # of the measured count (all of it without Gated DeltaNet blocks)
+    if not cfg.linear_layers and scored != b.flops_attn_per_token:
+        raise RuntimeError("the measured attention FLOPs are not 4LT·h·d_head per token")
+    causal = int(Fraction(scored * (cfg.T + 1), 2 * cfg.T))
+    where = "" if not cfg.linear_layers else ", in the L − L_lin attention blocks"
     return {"end": [
-        line("flops/attention_causal", "q kᵀ and attn @ v as a causal kernel runs them: T(T + 1)/2 of the T² scores",
-             E("2L(T + 1)·h·d_head"), s, "FLOP", causal),
+        line("flops/attention_causal", "q kᵀ and attn @ v as a causal kernel runs them: T(T + 1)/2 of the T² scores"
+             + where, E("2{n}(T + 1)·h·d_head", n=blocks), s, "FLOP", causal),
         line("flops/forward_causal", "forward FLOPs per token with a causal kernel (attention's triangle only)",
              f.measured(E("2(T + 1)·h·d_head")), s, "FLOP",
-             b.flops_fwd_measured_per_token - b.flops_attn_per_token + causal),
+             number(b.flops_fwd_measured_per_token - scored + causal)),
     ]}
 
 

@@ -33,7 +33,7 @@ def present(cfg: Config) -> bool:
 def wire(block: Block, x: torch.Tensor, mixed: tuple) -> torch.Tensor:
     """x + Attn(ln_1(x)) + MLP(ln_1(x)): one norm, both outputs added to x (through sandwich norms where present)."""
     h = block.ln_1(x)
-    y = block.resid_1(x + block.post(block.attn(h, *mixed), "post_ln_1"))
+    y = block.resid_1(x + block.post(block.mixer(h, *mixed), "post_ln_1"))
     return block.resid_2(y + block.post(block.ffn(h), "post_ln_2"))
 
 

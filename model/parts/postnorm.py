@@ -39,7 +39,7 @@ def present(cfg: Config) -> bool:
 
 def wire(block: Block, x: torch.Tensor, mixed: tuple) -> torch.Tensor:
     """x + ln_1(Attn(x)), then + ln_2(MLP(x)): each output normalised before its add."""
-    x = block.resid_1(x + block.ln_1(block.attn(x, *mixed)))
+    x = block.resid_1(x + block.ln_1(block.mixer(x, *mixed)))
     return block.resid_2(x + block.ln_2(block.ffn(x)))
 
 

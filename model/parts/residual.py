@@ -29,5 +29,5 @@ def present(cfg: Config) -> bool:
 def wire(block: Block, x: torch.Tensor, mixed: tuple) -> torch.Tensor:
     """x = x + Attn(ln_1(x)); x = x + MLP(ln_2(x)), each output through its sandwich norm where the block has one.
     `mixed` is what attention takes besides its input (RoPE's angles, a decode step's cache, a window's band)."""
-    x = block.resid_1(x + block.post(block.attn(block.ln_1(x), *mixed), "post_ln_1"))
+    x = block.resid_1(x + block.post(block.mixer(block.ln_1(x), *mixed), "post_ln_1"))
     return block.resid_2(x + block.post(block.ffn(block.ln_2(x)), "post_ln_2"))

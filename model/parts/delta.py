@@ -1,0 +1,379 @@
+"""Gated DeltaNet (Qwen3-Next's and Qwen3.5's linear attention), in place of attention in the blocks `linear_layers`
+lists: a block with no (B, h, T, T) scores and no growing cache. Each of its h_lv value heads keeps a fixed state S,
+a (d_lk, d_lv) matrix: a token decays it (by exp(g), a learned rate per head) and writes to it by the delta rule (S
+moves towards v along k by β, a learned gate), and its query reads it (o = q S). Cached, the state stays
+(B, h_lv, d_lk, d_lv) whatever T, beside a causal convolution's last d_conv tokens of q, k and v.
+
+Per block (transformers' Qwen3NextGatedDeltaNet, its torch path):
+- x (B, T, d) -> q, k (h_lk heads of d_lk), v and the output gate z (h_lv heads of d_lv) by one matrix
+  (d, 2h_lk·d_lk + 2h_lv·d_lv), and β and the decay's a (h_lv each) by another (d, 2h_lv);
+- q, k, v through a depthwise causal convolution of d_conv taps (no bias) and SiLU: transformers pads both ends by
+  d_conv − 1, runs it over T + d_conv − 1 positions and keeps the first T;
+- g = −exp(A_log)·softplus(a + dt_bias) (A_log, dt_bias: h_lv each), β = sigmoid(b); q and k to unit L2 norm, q by
+  1/√d_lk; each q/k head serves h_lv/h_lk value heads;
+- the chunked delta rule (`chunked_rule`): T padded to T_pad, whole chunks of 64 tokens, and within each chunk two
+  (64, 64) products and two triangular solves, then a scan over the chunks that reads and writes the state;
+- the output RMS-normed per head (a gain of d_lv), times SiLU(z), and projected back by (h_lv·d_lv, d).
+
+FLOPs are torch's flop counter's (`model.passes`): its matmuls and the convolution. The chunked rule's two
+triangular solves (torch.linalg.solve_triangular) are in no flop formula of torch's, so neither count has them.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..expr import E, Expr
+from ..fields import Field, below
+from ..figures import Line, line
+from ..notation import SYMBOL_DOCS
+from ..taps import Tap
+
+if TYPE_CHECKING:
+    from ..budgeting import Budget, Formulas
+    from ..config import Config
+
+CHUNK = 64  # tokens per chunk of transformers' chunked rule (torch_chunk_gated_delta_rule's chunk_size)
+LIN = "_lin"  # a Gated DeltaNet block's kind: its MLP's and this suffix ("moe_lin": `Config.block_kinds`)
+
+
+def _width(name: str, symbol: str, hi: int, example: str) -> Field:
+    return Field(name, "whole", SYMBOL_DOCS[symbol], symbol=symbol, bounds=(1, hi), optional=True, example=example,
+                 group="linear", needs="linear_layers", control=False)
+
+
+FIELDS = (  # Qwen3-Next-80B-A3B: h_lk 16, h_lv 32, d_lk = d_lv = 128, d_conv 4
+    Field("linear_layers", "blocks", "blocks whose mixer is Gated DeltaNet (linear attention with a fixed state) in "
+          "attention's place, by index (default none)", default=(), group="linear", control=False),
+    _width("linear_k_heads", "h_lk", 4_096, "16"),
+    _width("linear_v_heads", "h_lv", 4_096, "32"),
+    _width("linear_k_dim", "d_lk", 4_096, "128"),
+    _width("linear_v_dim", "d_lv", 4_096, "128"),
+    _width("conv_width", "d_conv", 64, "4"),
+)
+SIZES = tuple(f.name for f in FIELDS[1:])
+
+
+def check(cfg: Config) -> None:
+    """Gated DeltaNet's fields together (ValueError naming the problem and the fix)."""
+    if not cfg.linear_layers:
+        for name in SIZES:
+            if getattr(cfg, name) is not None:
+                raise ValueError(f"{name}={getattr(cfg, name)!r} is set but linear_layers is not: {name} is a size of "
+                                 "Gated DeltaNet blocks; list them in linear_layers or drop " + name)
+        return
+    below("linear_layers", cfg.linear_layers, cfg.L)
+    for f in FIELDS[1:]:
+        if getattr(cfg, f.name) is None:
+            raise ValueError(f"Gated DeltaNet blocks (linear_layers) need {f.symbol}: set {f.name} ({f.doc}; "
+                             f"Qwen3-Next: {f.example})")
+    if cfg.linear_v_heads % cfg.linear_k_heads:
+        raise ValueError(f"h_lv={cfg.linear_v_heads:,} is not a multiple of h_lk={cfg.linear_k_heads:,}: each q/k head "
+                         "of a Gated DeltaNet block serves h_lv/h_lk value heads; choose h_lk dividing h_lv")
+    if cfg.mla or cfg.window is not None or cfg.sinks or cfg.nope_layers:
+        raise ValueError("Gated DeltaNet blocks beside latent attention, a window, sinks or NoPE blocks are not "
+                         "modelled: drop linear_layers or those")
+    if len({cfg.mlp_kinds[i] for i in cfg.linear_layers}) > 1:
+        raise ValueError("Gated DeltaNet blocks with dense MLPs and with a mixture of experts in one model are not "
+                         "modelled: make the linear_layers blocks' MLPs of one kind (moe_step, dense_layers)")
+
+
+def present(cfg: Config) -> bool:
+    """Some blocks mix with Gated DeltaNet."""
+    return bool(cfg.linear_layers)
+
+
+def sizes(cfg: Config) -> dict[str, object]:
+    """Its fields and L_lin in a configuration's JSON, none without it."""
+    if not present(cfg):
+        return {}
+    return {"linear_layers": list(cfg.linear_layers), **{n: getattr(cfg, n) for n in SIZES}, "L_lin": cfg.L_lin}
+
+
+# --- its parameters and FLOPs, as expressions of the symbols ----------------------------------------------------------
+CONV = E("(2h_lk·d_lk + h_lv·d_lv)")  # the convolution's channels: q, k and v
+
+
+def weights(cfg: Config) -> Expr:
+    """One block's matrices: q, k, v, z (d, 2h_lk·d_lk + 2h_lv·d_lv), β and a (d, 2h_lv), out (h_lv·d_lv, d), and the
+    convolution's d_conv taps per channel."""
+    return E("d·(2h_lk·d_lk + 2h_lv·d_lv + 2h_lv) + h_lv·d_lv·d + d_conv·{c}", c=CONV)
+
+
+def extras(cfg: Config) -> list[Expr]:
+    """Its parameters that no matmul or convolution uses: A_log and dt_bias (h_lv each), the output norm's gain
+    (d_lv)."""
+    return [E("2h_lv + d_lv")]
+
+
+def projections(cfg: Config) -> Expr:
+    """The projections' FLOPs per token: 2 per weight of the three matrices."""
+    return E("2d·(2h_lk·d_lk + 2h_lv·d_lv + 2h_lv) + 2h_lv·d_lv·d")
+
+
+def conv_flops(cfg: Config) -> Expr:
+    """The convolution's FLOPs per token as transformers runs it: 2·d_conv per channel and position, over T + d_conv
+    − 1 positions (padded at both ends) for T tokens."""
+    return E("2d_conv·{c}·(T + d_conv − 1)/T", c=CONV)
+
+
+def rule_flops(cfg: Config) -> Expr:
+    """The chunked rule's matmul FLOPs per token: per value head and chunk of 64 tokens, k_β kᵀ and q kᵀ (2·64²·d_lk
+    each), then in the scan the state read twice and written once (2·64·d_lk·d_lv each) and the chunk's attention over
+    its new values (2·64²·d_lv); T_pad/64 chunks for T tokens."""
+    return E("h_lv·T_pad·(256d_lk + 128d_lv + 6d_lk·d_lv)/T")
+
+
+def flops(cfg: Config) -> Expr:
+    """One block's FLOPs per token as the code runs (`model.passes`): projections, convolution and the chunked rule."""
+    return E("{p} + {c} + {r}", p=projections(cfg), c=conv_flops(cfg), r=rule_flops(cfg))
+
+
+SAYS = {  # the words Gated DeltaNet adds to the budget's lines (`model.parts.says`)
+    "budget/scored": ", in the L − L_lin attention blocks; and the chunked delta rule's products in the L_lin Gated "
+                     "DeltaNet blocks (k_β kᵀ, q kᵀ within each chunk of 64, the state read and written)",
+    "budget/share": "the share of the measured forward FLOPs in products of activations: attention's scores and the "
+                    "delta rule's",
+    "memory/saved": "; no formula beside Gated DeltaNet blocks: their chunked rule keeps tensors of T_pad and the "
+                    "chunks of 64 that no fitted formula covers yet",
+    "budget/blocks": "attention or Gated DeltaNet",
+    "budget/T_equal": "T at which the attention blocks' q kᵀ and attn @ v equal every other FLOP of the blocks (the "
+                      "Gated DeltaNet blocks' taken at this T)",
+}
+
+
+def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
+    """One Gated DeltaNet block's parameters, beside one attention block's."""
+    if f.lin is None:
+        return {}
+    return {"block": [line("params/lin_block", label(f.cfg), f.lin, f.symbols, "params")]}
+
+
+def flop_steps(f: Formulas) -> list[Line]:
+    """The step from 2N to the measured FLOPs that the convolution adds (`model.budgeting.budget_lines`): 2N counts
+    its d_conv taps once per token, transformers' convolution runs over T + d_conv − 1 positions for T tokens."""
+    cfg = f.cfg
+    if not present(cfg):
+        return []
+    return [line("flops/steps/conv", "+ the Gated DeltaNet convolution's d_conv − 1 padded positions: transformers "
+                 "convolves T + d_conv − 1 positions and keeps T", E("2L_lin·d_conv·{c}·(d_conv − 1)/T", c=CONV),
+                 f.symbols, "FLOP")]
+
+
+def label(cfg: Config) -> str:
+    return ("Gated DeltaNet, one block: q, k, v, z (d, 2h_lk·d_lk + 2h_lv·d_lv), β and a (d, 2h_lv), the causal "
+            "convolution (d_conv taps of q, k and v), A_log and dt_bias, the output norm and out (h_lv·d_lv, d)")
+
+
+# --- its state: what inference keeps, whatever T ----------------------------------------------------------------------
+def state(cfg: Config) -> Expr:
+    """One block's recurrent state per sequence, in elements: h_lv heads of (d_lk, d_lv)."""
+    return E("h_lv·d_lk·d_lv")
+
+
+def conv_state(cfg: Config) -> Expr:
+    """One block's convolution state per sequence, in elements: the last d_conv positions of q, k and v (transformers'
+    LinearAttentionLayer keeps d_conv of them, not d_conv − 1)."""
+    return E("d_conv·{c}", c=CONV)
+
+
+STATE_BYTES = 4  # transformers' torch path computes and keeps the recurrent state in fp32, whatever the model's dtype
+
+
+def states(cfg: Config, size: int) -> Expr:
+    """The L_lin blocks' states for B sequences in bytes: the convolution's at `size` bytes an element, the recurrent
+    one's at fp32 (`STATE_BYTES`)."""
+    return E("L_lin·B·({c}·{b} + {r}·{f})", c=conv_state(cfg), b=size, r=state(cfg), f=STATE_BYTES)
+
+
+def cache_lines(cfg: Config, dtype: str, size: int) -> list[Line]:
+    """What inference keeps at `dtype` (`size` bytes an element) beside Gated DeltaNet blocks, as transformers' cache
+    holds it after a prefill of B sequences of T tokens: K and V of the L − L_lin attention blocks (DynamicLayer,
+    (B, h_kv, T, d_head) each), and each Gated DeltaNet block's LinearAttentionLayer: the convolution state (B,
+    2h_lk·d_lk + h_lv·d_lv, d_conv) at `dtype` and the recurrent state (B, h_lv, d_lk, d_lv) at fp32 (transformers'
+    torch path computes and keeps it so). Then one more token's bytes (the attention blocks' only: the states stay), the
+    parts, and what attention in every block would keep (the all-attention twin's cache) and the ratio."""
+    from .attention import cache  # the attention blocks' K and V, the one definition
+
+    s = {**cfg.symbols(), "h_kv": cfg.h_kv}
+    kv = E("{e}·{b}", e=cache(cfg, E("(L − L_lin)·BT")), b=size)
+    whole = E("{kv} + {st}", kv=kv, st=states(cfg, size))
+    twin = E("{e}·{b}", e=cache(cfg, E("LBT")), b=size)
+    return [
+        line("memory/kv_cache", f"cache at {dtype}: keys and values of h_kv heads of d_head in the L − L_lin = "
+             f"{cfg.L - cfg.L_lin:,} attention blocks, B sequences of T tokens, and the L_lin = {cfg.L_lin:,} Gated "
+             f"DeltaNet blocks' states, whatever T", whole, s, "bytes"),
+        line("memory/kv_cache_per_token", f"cache per token of context at {dtype} (one sequence, one more token): the "
+             "attention blocks' K and V only, a Gated DeltaNet block's state stays as it is",
+             E("{e}·{b}", e=cache(cfg, E("(L − L_lin)")), b=size), s, "bytes"),
+        line("memory/kv_cache_attention", "of it, the attention blocks' K and V: all T tokens each", kv, s, "bytes"),
+        line("memory/state_conv", f"of it, the Gated DeltaNet blocks' convolution states at {dtype}: the last d_conv "
+             "positions of q, k and v, (B, 2h_lk·d_lk + h_lv·d_lv, d_conv) each",
+             E("L_lin·B·{c}·{b}", c=conv_state(cfg), b=size), s, "bytes"),
+        line("memory/state_recurrent", "of it, their recurrent states at fp32 (transformers keeps them so at any "
+             "dtype): (B, h_lv, d_lk, d_lv) each", E("L_lin·B·{c}·{f}", c=state(cfg), f=STATE_BYTES), s, "bytes"),
+        line("memory/kv_cache_all_attention", f"the all-attention twin's cache at {dtype}: attention in every block, "
+             "keys and values of all T tokens", twin, s, "bytes"),
+        line("memory/kv_cache_lin_ratio", "Gated DeltaNet divides the cache by (the twin's over this one)",
+             E("({t}) / ({w})", t=twin, w=whole), s, "ratio"),
+    ]
+
+
+# --- the module in the real forward pass ------------------------------------------------------------------------------
+def l2_unit(x: torch.Tensor) -> torch.Tensor:
+    """x over its last dim to unit L2 norm (transformers' l2norm: x · rsqrt(Σx² + 1e-6))."""
+    return x * torch.rsqrt((x * x).sum(dim=-1, keepdim=True) + 1e-6)
+
+
+def chunked_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, beta: torch.Tensor,
+                 state: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The gated delta rule by chunks of `CHUNK` tokens, transformers' torch_chunk_gated_delta_rule: q, k (B, h_lv, T,
+    d_lk), unit-normed, q scaled; v (B, h_lv, T, d_lv); g, β (B, h_lv, T); all fp32. -> the output (B, h_lv, T, d_lv)
+    and the final state (B, h_lv, d_lk, d_lv), from `state` (zeros where None)."""
+    B, H, T, d_k = k.shape
+    d_v = v.shape[-1]
+    pad = (CHUNK - T % CHUNK) % CHUNK
+    q, k, v = (F.pad(x, (0, 0, 0, pad)) for x in (q, k, v))
+    beta, g = (F.pad(x, (0, pad)) for x in (beta, g))
+    n = (T + pad) // CHUNK
+    v_beta, k_beta = v * beta.unsqueeze(-1), k * beta.unsqueeze(-1)
+    q, k, k_beta, v_beta = (x.reshape(B, H, n, CHUNK, x.shape[-1]) for x in (q, k, k_beta, v_beta))
+    g = g.reshape(B, H, n, CHUNK).cumsum(dim=-1)  # each position's decay since its chunk began, in log space
+    upper = torch.ones(CHUNK, CHUNK, dtype=torch.bool, device=q.device).triu(1)
+    decay = (g.unsqueeze(-1) - g.unsqueeze(-2)).masked_fill(upper, float("-inf")).exp()  # (B, h_lv, n, 64, 64)
+    system = (k_beta @ k.transpose(-1, -2)) * decay
+    inner = (q @ k.transpose(-1, -2)) * decay
+    u = torch.linalg.solve_triangular(system, v_beta, upper=False, unitriangular=True)
+    w = torch.linalg.solve_triangular(system, k_beta * g.exp().unsqueeze(-1), upper=False, unitriangular=True)
+    S = torch.zeros(B, H, d_k, d_v, dtype=u.dtype, device=u.device) if state is None else state.to(u)
+    out = torch.zeros_like(u)
+    q = q * g.exp().unsqueeze(-1)
+    k = k * (g[..., -1:] - g).exp().unsqueeze(-1)
+    last = g[..., -1].exp()[..., None, None]
+    for i in range(n):
+        v_new = u[:, :, i] - w[:, :, i] @ S
+        out[:, :, i] = q[:, :, i] @ S + inner[:, :, i] @ v_new
+        S = S * last[:, :, i] + k[:, :, i].transpose(-1, -2) @ v_new
+    return out.reshape(B, H, -1, d_v)[:, :, :T], S
+
+
+class GatedDeltaNet(nn.Module):
+    """One block's Gated DeltaNet (see the module docstring), transformers' Qwen3NextGatedDeltaNet on its torch path,
+    its matrices laid out as transformers lays them (q, k, v, z grouped by q/k head) so that weights copy one to one.
+    Maps (B, T, d) to (B, T, d); tapped: qkvz, ba, conv (after SiLU), q, k, v, beta, g, out (the rule's), normed,
+    gated, and the final state."""
+
+    def __init__(self, cfg: Config) -> None:
+        super().__init__()
+        self.h_k, self.h_v = cfg.linear_k_heads, cfg.linear_v_heads
+        self.d_k, self.d_v, self.d_conv = cfg.linear_k_dim, cfg.linear_v_dim, cfg.conv_width
+        key, value = self.h_k * self.d_k, self.h_v * self.d_v
+        self.qkvz = nn.Linear(cfg.d, 2 * key + 2 * value, bias=False)  # (d, 2h_lk·d_lk + 2h_lv·d_lv)
+        self.ba = nn.Linear(cfg.d, 2 * self.h_v, bias=False)  # (d, 2h_lv)
+        self.conv_weight = nn.Parameter(torch.randn(2 * key + value, self.d_conv) * 0.02)  # depthwise, no bias
+        self.dt_bias = nn.Parameter(torch.ones(self.h_v))
+        self.A_log = nn.Parameter(torch.zeros(self.h_v))
+        self.norm_weight = nn.Parameter(torch.ones(self.d_v))  # the output norm's gain (d_lv,)
+        self.out_proj = nn.Linear(value, cfg.d, bias=False)  # (h_lv·d_lv, d)
+        for name in ("mixed", "conv", "q", "k", "v", "z", "beta", "g", "rule", "state", "normed", "gated"):
+            setattr(self, name, Tap())
+
+    def split(self, qkvz: torch.Tensor, ba: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """transformers' fix_query_key_value_ordering: per q/k head [q d_lk, k d_lk, v r·d_lv, z r·d_lv] and [b r,
+        a r], r = h_lv/h_lk -> q, k (B, T, h_lk·d_lk), v, z (B, T, h_lv, d_lv), b, a (B, T, h_lv)."""
+        B, T, _ = qkvz.shape
+        r = self.h_v // self.h_k
+        q, k, v, z = qkvz.view(B, T, self.h_k, -1).split([self.d_k, self.d_k, r * self.d_v, r * self.d_v], dim=3)
+        b, a = ba.view(B, T, self.h_k, 2 * r).split([r, r], dim=3)
+        return (q.reshape(B, T, -1), k.reshape(B, T, -1), v.reshape(B, T, -1), z.reshape(B, T, self.h_v, self.d_v),
+                b.reshape(B, T, self.h_v), a.reshape(B, T, self.h_v))
+
+    def forward(self, x: torch.Tensor, rope: object = None, past: object = None, band: object = None) -> torch.Tensor:
+        B, T, _ = x.shape
+        q, k, v, z, b, a = self.split(self.qkvz(x), self.ba(x))
+        mixed = self.mixed(torch.cat((q, k, v), dim=-1).transpose(1, 2))  # (B, 2h_lk·d_lk + h_lv·d_lv, T)
+        channels = mixed.shape[1]
+        conv = F.conv1d(mixed, self.conv_weight.unsqueeze(1), padding=self.d_conv - 1, groups=channels)[:, :, :T]
+        conv = self.conv(F.silu(conv).transpose(1, 2))  # (B, T, 2h_lk·d_lk + h_lv·d_lv)
+        key = self.h_k * self.d_k
+        q, k, v = conv.split([key, key, self.h_v * self.d_v], dim=-1)
+        r = self.h_v // self.h_k
+        q, k = (t.view(B, T, self.h_k, self.d_k).repeat_interleave(r, dim=2) for t in (q, k))  # h_lv heads
+        beta = self.beta(b.sigmoid())  # (B, T, h_lv)
+        g = self.g(-self.A_log.float().exp() * F.softplus(a.float() + self.dt_bias))  # (B, T, h_lv), ≤ 0
+        q, k, v, beta, g = (t.transpose(1, 2).float().contiguous() for t in (q, k, v.view(B, T, self.h_v, self.d_v),
+                                                                            beta, g))
+        q = self.q(l2_unit(q) * self.d_k ** -0.5)  # (B, h_lv, T, d_lk)
+        k = self.k(l2_unit(k))
+        out, S = chunked_rule(q, k, self.v(v), g, beta)
+        self.state(S)  # (B, h_lv, d_lk, d_lv), fp32
+        out = self.rule(out.transpose(1, 2).to(x.dtype))  # (B, T, h_lv, d_lv)
+        normed = out.float() * torch.rsqrt(out.float().pow(2).mean(-1, keepdim=True) + 1e-6)
+        normed = self.normed(self.norm_weight * normed.to(x.dtype))
+        gated = self.gated((normed * F.silu(self.z(z).float())).to(x.dtype))  # (B, T, h_lv, d_lv)
+        return self.out_proj(gated.reshape(B, T, self.h_v * self.d_v))  # (B, T, d)
+
+
+def module(cfg: Config) -> nn.Module:
+    """One Gated DeltaNet block's mixer."""
+    return GatedDeltaNet(cfg)
+
+
+# --- its tensors in the lesson's notation (`model.tensor_notation`) --------------------------------------------------
+CONV_ROW = "(B, T, 2h_lk·d_lk + h_lv·d_lv)"
+ROWS: dict[str, tuple[str, str]] = {
+    "qkvz": ("(B, T, 2h_lk·d_lk + 2h_lv·d_lv)", "x W_qkvz: q, k (h_lk heads of d_lk), v and the output gate z (h_lv "
+             "heads of d_lv)"),
+    "ba": ("(B, T, 2h_lv)", "x W_ba: β's and the decay's inputs, one per value head"),
+    "mixed": ("(B, 2h_lk·d_lk + h_lv·d_lv, T)", "q, k and v side by side, channels first for the convolution"),
+    "conv": (CONV_ROW, "SiLU of the causal convolution: d_conv taps per channel, each position and the d_conv − 1 "
+             "before it"),
+    "z": ("(B, T, h_lv, d_lv)", "the output gate z, per value head"),
+    "beta": ("(B, T, h_lv)", "β = sigmoid(b): how far each token writes its value into the state"),
+    "g": ("(B, T, h_lv)", "g = −exp(A_log)·softplus(a + dt_bias): each token's decay of the state, in log space "
+          "(fp32)"),
+    "q": ("(B, h_lv, T, d_lk)", "q to unit norm, by 1/√d_lk, each q/k head serving h_lv/h_lk value heads (fp32)"),
+    "k": ("(B, h_lv, T, d_lk)", "k to unit norm (fp32)"),
+    "v": ("(B, h_lv, T, d_lv)", "v (fp32)"),
+    "state": ("(B, h_lv, d_lk, d_lv)", "the state S after the last token: fixed whatever T, what the cache keeps "
+              "(fp32); attention's (B, h, T, T) scores have no counterpart"),
+    "rule": ("(B, T, h_lv, d_lv)", "the delta rule's output o = q S, chunk by chunk of 64 tokens"),
+    "normed": ("(B, T, h_lv, d_lv)", "o RMS-normed per head, times its gain"),
+    "gated": ("(B, T, h_lv, d_lv)", "times SiLU(z)"),
+    "out_proj": ("(B, T, d)", "output projection, h_lv·d_lv → d"),
+}
+
+
+def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
+    """A Gated DeltaNet block's rows, under "lin." (`model.tensor_notation` places them under the block's mixer)."""
+    if present(cfg):
+        rows.update({"lin." + name: row for name, row in ROWS.items()})
+
+
+NO_TWIN = ("no chain of changes from the GPT-2 twin for Gated DeltaNet blocks yet: their FLOPs per token are no "
+           "polynomial of T (the chunks of 64 pad it); the cache lines (python -m model --table kv) compare this "
+           "model's cache with its all-attention twin's")
+NOT_SERVED = ("a decode step of Gated DeltaNet blocks is not modelled yet: the cache lines (python -m model --table kv) "
+              "give what inference keeps, the attention blocks' K and V and each Gated DeltaNet block's fixed state")
+
+
+def no_twin(cfg: Config) -> str | None:
+    """Why the changes card has no chain for `cfg` (`NO_TWIN`), or None."""
+    return NO_TWIN if present(cfg) else None
+
+
+def served(cfg: Config) -> None:
+    """ValueError (`NOT_SERVED`) where `cfg` has Gated DeltaNet blocks, whose decode step the inference card does not
+    model yet."""
+    if present(cfg):
+        raise ValueError(NOT_SERVED)
+
+
+def words(cfg: Config) -> list[str]:
+    if not present(cfg):
+        return []
+    return [f"Gated DeltaNet in {cfg.L_lin:,} of {cfg.L:,} blocks (a fixed state of h_lv = {cfg.linear_v_heads:,} "
+            f"heads of {cfg.linear_k_dim:,} × {cfg.linear_v_dim:,}, no KV cache)"]

@@ -1,0 +1,152 @@
+"""Gated DeltaNet (`model.parts.delta`) against transformers 5.24's Qwen3NextGatedDeltaNet: the same output and the same
+FlopCounterMode count with its weights copied, the same parameters, and its real cache's conv and recurrent states after
+a prefill (`LinearAttentionLayer`) in the explorer's cache lines; the explorer's own checks of the budget (every
+formula against the module's count and the measured FLOPs) on hybrids of attention and Gated DeltaNet blocks."""
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+from transformers import DynamicCache, Qwen3NextConfig
+from transformers.models.qwen3_next.modeling_qwen3_next import Qwen3NextGatedDeltaNet
+
+from model import GPT, budget
+from model.config import Config
+from model.memory import kv_cache_lines
+from model.parts.delta import GatedDeltaNet
+
+
+def sizes(rng: random.Random) -> dict[str, int]:
+    """Random Gated DeltaNet sizes: h_lk, h_lv (a multiple of h_lk), d_lk, d_lv, d_conv."""
+    h_lk = rng.randrange(1, 4)
+    return {"linear_k_heads": h_lk, "linear_v_heads": h_lk * rng.randrange(1, 4), "linear_k_dim": rng.randrange(2, 17),
+            "linear_v_dim": rng.randrange(2, 17), "conv_width": rng.randrange(2, 6)}
+
+
+def hf_config(s: dict[str, int], d: int) -> Qwen3NextConfig:
+    return Qwen3NextConfig(hidden_size=d, linear_num_key_heads=s["linear_k_heads"],
+                           linear_num_value_heads=s["linear_v_heads"], linear_key_head_dim=s["linear_k_dim"],
+                           linear_value_head_dim=s["linear_v_dim"], linear_conv_kernel_dim=s["conv_width"],
+                           num_hidden_layers=2, layer_types=["linear_attention", "full_attention"],
+                           num_attention_heads=2, num_key_value_heads=1, head_dim=8, num_experts=0)
+
+
+def hybrid(s: dict[str, int], B: int, T: int, d: int = 24, L: int = 3, linear: tuple[int, ...] = (0, 1),
+           **more: object) -> Config:
+    return Config(B=B, T=T, d=d, h=2, L=L, V=50, T_max=512, norm="rmsnorm", positions="rope", mlp="swiglu",
+                  kv_heads=1, head_dim=8, bias="none", linear_layers=linear, **s, **more)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@torch.no_grad()
+def test_module_equals_transformers_output_flops_and_parameters(seed):
+    """Weights copied one to one: the same output and FlopCounterMode count over T across chunk boundaries (T from 1
+    to 150: padded to whole chunks of 64), and the same parameters."""
+    rng = random.Random(f"delta-{seed}")
+    s, d = sizes(rng), 4 * rng.randrange(2, 8)
+    B, T = rng.randrange(1, 3), rng.choice([1, 7, 64, 65, 150])
+    torch.manual_seed(seed)
+    ref = Qwen3NextGatedDeltaNet(hf_config(s, d), 0)
+    for p in ref.parameters():
+        p.normal_(0, 0.3)
+    ours = GatedDeltaNet(hybrid(s, B, T, d=d))
+    ours.qkvz.weight.copy_(ref.in_proj_qkvz.weight)
+    ours.ba.weight.copy_(ref.in_proj_ba.weight)
+    ours.conv_weight.copy_(ref.conv1d.weight.squeeze(1))
+    for name in ("dt_bias", "A_log"):
+        getattr(ours, name).copy_(getattr(ref, name))
+    ours.norm_weight.copy_(ref.norm.weight)
+    ours.out_proj.weight.copy_(ref.out_proj.weight)
+    x = torch.randn(B, T, d)
+    with FlopCounterMode(display=False) as theirs:
+        expected = ref(x)
+    with FlopCounterMode(display=False) as mine:
+        got = ours(x)
+    torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+    assert mine.get_total_flops() == theirs.get_total_flops() > 0
+    assert sum(p.numel() for p in ours.parameters()) == sum(p.numel() for p in ref.parameters())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_cache_lines_hold_transformers_states_after_a_prefill(seed):
+    """The conv and recurrent states of transformers' LinearAttentionLayer after a prefill of B sequences of T tokens
+    (fp32): the bytes of the explorer's state lines for one block; the recurrent state is fp32 even in a bf16 module."""
+    rng = random.Random(f"delta-cache-{seed}")
+    s, d = sizes(rng), 4 * rng.randrange(2, 6)
+    B, T = rng.randrange(1, 4), rng.randrange(1, 80)
+    config = hf_config(s, d)
+    lines = {x.key: x.value for x in kv_cache_lines(hybrid(s, B, T, d=d, L=2, linear=(0,)), "fp32")}
+    for dtype in (torch.float32, torch.bfloat16):
+        cache = DynamicCache(config=config)
+        with torch.no_grad():
+            Qwen3NextGatedDeltaNet(config, 0).to(dtype)(torch.randn(B, T, d, dtype=dtype), cache=cache)
+        layer = cache.layers[0]
+        conv, recurrent = layer.conv_states[0], layer.recurrent_states[0]
+        assert recurrent.dtype == torch.float32
+        assert conv.numel() * 4 == lines["memory/state_conv"]
+        assert recurrent.numel() * recurrent.element_size() == lines["memory/state_recurrent"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_hybrid_budget_matches_its_module_and_the_flop_counter(seed):
+    """Attention and Gated DeltaNet blocks, dense or MoE: N is the full module's parameter count and the measured FLOPs
+    per token FlopCounterMode's on the full-depth CPU pass (the budget checks every formula against them itself)."""
+    rng = random.Random(f"delta-budget-{seed}")
+    L = rng.randrange(2, 5)
+    linear = tuple(sorted(rng.sample(range(L), rng.randrange(1, L))))
+    moe = {"experts": 4, "top_k": 2, "expert_dim": 8} if rng.random() < 0.5 else {}
+    cfg = hybrid(sizes(rng), rng.randrange(1, 3), rng.choice([3, 64, 70]), L=L, linear=linear,
+                 attention=rng.choice(["eager", "fused"]), **moe)
+    b = budget(cfg)
+    torch.manual_seed(0)
+    module = GPT(cfg)
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        module(torch.randint(0, cfg.V, (cfg.B, cfg.T)))
+    assert b.params_exact == module.num_params()
+    assert b.flops_fwd_measured_per_token * cfg.B * cfg.T == pytest.approx(counter.get_total_flops(), rel=1e-12)
+    assert b.line("params/lin_block").value == sum(p.numel() for p in module.blocks[linear[0]].lin.parameters())
+
+
+def test_cache_keeps_the_attention_blocks_tokens_and_fixed_states():
+    """The cache grows with T in the attention blocks only; the states stay; the all-attention twin's cache is L/(L −
+    L_lin) times the attention blocks' part."""
+    s = {"linear_k_heads": 2, "linear_v_heads": 4, "linear_k_dim": 8, "linear_v_dim": 8, "conv_width": 4}
+    short, long = ({x.key: x.value for x in kv_cache_lines(hybrid(s, 2, T, L=4, linear=(0, 1, 2)), "bf16")}
+                   for T in (100, 200))
+    assert long["memory/state_recurrent"] == short["memory/state_recurrent"] == 3 * 2 * 4 * 8 * 8 * 4
+    assert long["memory/state_conv"] == short["memory/state_conv"] == 3 * 2 * (2 * 16 + 32) * 4 * 2
+    assert long["memory/kv_cache_attention"] == 2 * short["memory/kv_cache_attention"] == 2 * (2 * 2 * 100 * 8 * 2)
+    assert long["memory/kv_cache_all_attention"] == 4 * long["memory/kv_cache_attention"]
+    assert short["memory/kv_cache_per_token"] == 2 * 1 * 8 * 2
+
+
+@pytest.mark.parametrize("bad, words", [
+    ({"linear_layers": (), "linear_k_heads": 2}, "linear_k_heads=2 is set but linear_layers is not"),
+    ({"linear_v_heads": None}, "need h_lv"),
+    ({"linear_v_heads": 3}, "h_lv=3 is not a multiple of h_lk=2"),
+    ({"linear_layers": (0, 5)}, "linear_layers"),
+    ({"window": 4}, "beside latent attention, a window"),
+])
+def test_bad_fields_are_refused_in_one_line(bad, words):
+    s = {"linear_k_heads": 2, "linear_v_heads": 4, "linear_k_dim": 8, "linear_v_dim": 8, "conv_width": 4}
+    with pytest.raises(ValueError, match=words) as e:
+        Config(**{**vars(hybrid(s, 1, 8)), **bad})
+    assert "\n" not in str(e.value)
+
+
+def test_cli_prints_the_states_and_refuses_the_cards_not_built_in_one_line():
+    args = [sys.executable, "-m", "model", "--d", "24", "--h", "2", "--L", "3", "--V", "50", "--norm", "rmsnorm",
+            "--positions", "rope", "--mlp", "swiglu", "--h-kv", "1", "--d-head", "8", "--bias", "none",
+            "--linear-layers", "0,1", "--h-lk", "2", "--h-lv", "4", "--d-lk", "8", "--d-lv", "8", "--d-conv", "4"]
+    out = json.loads(subprocess.run([*args, "--json"], capture_output=True, text=True, check=True).stdout)
+    kv = {x["key"]: x for x in out["kv"]}
+    assert kv["memory/state_recurrent"]["formula"] == "L_lin·B·h_lv·d_lk·d_lv·4"
+    assert out["config"]["L_lin"] == 2
+    for table in ("infer", "changes"):
+        run = subprocess.run([*args, "--table", table], capture_output=True, text=True)
+        assert run.returncode != 0 and "Traceback" not in run.stderr and "Gated DeltaNet" in run.stderr
