@@ -150,13 +150,13 @@ class Formulas:
         lin = delta.weights(self.cfg) if self.lin is not None else None
         return total(self.collect(spread(self.cfg, mixed(self.cfg, self.attn_w, lin), ffn)), self.emb, self.head)
 
-    def measured(self, scores: Expr | None = None) -> Expr:
+    def measured(self, scores: Expr | None = None, lin: Expr | None = None) -> Expr:
         """The forward FLOPs per token as the code runs: every block's matmuls, attention's `scores` per block
-        (default over T keys), and the head's 2Vd."""
+        (default over T keys), the Gated DeltaNet blocks' `lin` (default their forward pass's), and the head's 2Vd."""
         scores = self.attention(None) if scores is None else scores
         ffn = {"dense": self.dense_flops, "moe": moe.flops(self.cfg) if moe.present(self.cfg) else None}
         if self.lin is not None:  # the attention blocks' matmuls and scores, the Gated DeltaNet blocks' own
-            mixers = mixed(self.cfg, total(self.attn_flops, scores), delta.flops(self.cfg))
+            mixers = mixed(self.cfg, total(self.attn_flops, scores), delta.flops(self.cfg) if lin is None else lin)
             return E("{b} + 2Vd", b=spread(self.cfg, mixers, ffn, grouped=False))
         return E("{b} + 2Vd", b=spread(self.cfg, self.attn_flops, ffn, scores, grouped=False, inner=self.collect))
 

@@ -47,8 +47,8 @@ from torch.utils.flop_counter import FlopCounterMode
 from . import stack
 from .budgeting import budget, formulas
 from .expr import E, Expr, num, shape_subs, total
-from .parts import attention, delta, latent, moe, window
-from .config import BOUNDS, Config, one_of_each
+from .parts import attention, delta, latent, moe, says, window
+from .config import BOUNDS, LIN, Config, one_of_each
 from .figures import Line, check_lines
 from .gpt import GPT
 from .parts.moe import Experts
@@ -56,6 +56,7 @@ from .passes import TORCH_DTYPES
 from .training import GPUS, Gpu
 
 ACT_DTYPE = "bf16"  # activations and 16-bit weights while serving
+ACT_BYTES = 2  # its bytes per element: a Gated DeltaNet block's convolution state is kept so (its recurrent state at fp32)
 
 
 @dataclass(frozen=True)
@@ -89,9 +90,19 @@ DECODE_IN = {"idx": ("(B, 1)", "each sequence's new token")}
 DECODE_OUT = {"logits": ("(B, 1, V)", "the next token's logits")}
 
 
-def decode_rows(cfg: Config) -> dict[str, tuple[str, str]]:
-    """The decode step's rows of `cfg`, by tensor name: (lesson shape, label)."""
-    return {**DECODE_IN, **stack.mixer(cfg).DECODE_ROWS, **moe.DECODE_ROWS, **DECODE_OUT}
+def decode_rows(one: Config) -> dict[str, tuple[str, str]]:
+    """The decode step's rows of `one` (a recorded step's blocks, `one_of_each`), by tensor name: (lesson shape,
+    label); with Gated DeltaNet blocks, the first one's rows, then the first attention block's."""
+    rows = {**DECODE_IN}
+    kinds = one.block_kinds
+    if delta.present(one):
+        first = next(i for i, k in enumerate(kinds) if k.endswith(LIN))
+        rows.update({f"blocks.{first}.{name}": row for name, row in delta.DECODE_ROWS.items()})
+    attn = next((i for i, k in enumerate(kinds) if not k.endswith(LIN)), None)
+    if attn is not None:
+        rows.update({name.replace("blocks.0.", f"blocks.{attn}.", 1): row
+                     for name, row in stack.mixer(one).DECODE_ROWS.items()})
+    return {**rows, **moe.DECODE_ROWS, **DECODE_OUT}
 
 
 @dataclass(frozen=True)
@@ -162,6 +173,15 @@ class DecodePass:
     activation_bytes: int  # new memory of the step, all L blocks (the cache's concatenation excluded)
 
 
+def _past(cfg: Config, kind: str, cached: int, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    """A decode step's cache of one block of `kind` on the meta device: K and V (or the latent and the rotary key) of
+    `cached` tokens, or a Gated DeltaNet block's states (the recurrent one fp32)."""
+    if kind.endswith(LIN):
+        conv, state = delta.cache_shapes(cfg)
+        return (torch.zeros(conv, dtype=dtype, device="meta"), torch.zeros(state, device="meta"))
+    return tuple(torch.zeros(shape, dtype=dtype, device="meta") for shape in stack.mixer(cfg).cache_shapes(cfg, cached))
+
+
 def _storage(t: torch.Tensor) -> int:
     return t.untyped_storage()._cdata
 
@@ -204,9 +224,10 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
     with torch.device("meta"):
         model = GPT(one).to(torch_dtype).requires_grad_(False)  # serving: no parameter asks for a gradient
     cached = cfg.T if kind == "full" else cfg.T_W
-    past = tuple(torch.zeros(shape, dtype=torch_dtype, device="meta") for shape in stack.mixer(cfg).cache_shapes(cfg, cached))
+    pasts = [_past(cfg, block_kind, cached, torch_dtype) for block_kind in one.block_kinds]
     outputs: list[tuple[str, torch.Tensor]] = []
-    caches = {f"blocks.{i}.attn.{n}" for i in range(one.L) for n in ("k_cache", "v_cache", "latent_cache", "rope_cache")}
+    caches = {f"blocks.{i}.{m}.{n}" for i in range(one.L) for m, n in
+              (*(("attn", n) for n in ("k_cache", "v_cache", "latent_cache", "rope_cache")), ("lin", "conv_cache"))}
     hooks = [m.register_forward_hook(lambda _m, _i, out, n=n: outputs.append((n, out)))
              for n, m in model.named_modules() if n and not list(m.children())]
     idx = torch.zeros(cfg.B, 1, dtype=torch.long, device="meta")
@@ -218,7 +239,7 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
             counts.append(counter)
             for i in range(one.L):
                 with FlopCounterMode(display=False) as counter:
-                    y = model.block(i, x, past)
+                    y = model.block(i, x, pasts[i])
                 counts.append(counter)
             with FlopCounterMode(display=False) as counter:
                 logits = model.output(y)
@@ -232,7 +253,7 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
     flops_attn = {m: sum(n for op, n in counts[1 + i].get_flop_counts().get("Global", {}).items() if op in attn_ops)
                   for i, m in enumerate(kinds)}
     seen, nbytes, other_bytes = set(), dict.fromkeys(kinds, 0), 0
-    kept = {id(t) for t in past}
+    kept = {id(t) for past in pasts for t in past}
     for name, t in outputs:
         if not isinstance(t, torch.Tensor) or _storage(t) in seen or id(t) in kept or name in caches:
             continue
@@ -249,7 +270,7 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
         by, cached = {"T": E("T_W")}, "T_W"
     rows = tuple(DecodeRow(name, shape_subs(shape, **by), label.format(T=cached), tuple(recorded[name].shape),
                            recorded[name].untyped_storage().nbytes())
-                 for name, (shape, label) in decode_rows(cfg).items() if name in recorded)
+                 for name, (shape, label) in decode_rows(one).items() if name in recorded)
     return _BlockSteps(flops, flops_attn, nbytes, counts[0].get_total_flops() + counts[-1].get_total_flops(),
                        other_bytes, rows)
 
@@ -348,7 +369,6 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
     module docstring). `check`: evaluate every line's formula against its value (the charts' points, made by the same
     code at other B and T, skip it)."""
     s = setup or InferSetup()
-    delta.served(cfg)
     cfg, note = decode_context(cfg)
     w, kv = WEIGHTS[s.weights], KV[s.kv_dtype]
     b = budget(cfg)
@@ -369,7 +389,10 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
     read = weights - unread - untouched(cfg.B)
     read_formula = moe.read(cfg, read_formula, expert_formula)
     token_bytes, token_formula, cache_read, cache_formula = _cache_bytes(cfg, kv)
-    cache_write = cfg.B * token_bytes
+    write_formula = E("B·({t})", t=token_formula)
+    if delta.present(cfg):  # every step rewrites each Gated DeltaNet block's states
+        write_formula = E("{w} + {st}", w=write_formula, st=delta.states(cfg, ACT_BYTES))
+    cache_write = int(write_formula.value({**cfg.symbols(), "h_kv": cfg.h_kv}))
     step = decode_pass(cfg)
     decode_bytes = read + cache_read + cache_write + step.activation_bytes
     P, BW = s.device.peak_tflops * 1e12, s.bandwidth
@@ -379,6 +402,9 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
                 if window.present(cfg) else "")
     attn_formula = next(p for p in (window, stack.mixer(cfg)) if p.present(cfg)).decode_scores(cfg)
     decode_formula = forward.subs(T=E("T + 1"))  # a new token's query over T + 1 keys
+    if delta.present(cfg):  # the attention blocks' queries over T + 1 keys; the Gated DeltaNet blocks' step
+        decode_formula = formulas(cfg).measured(E("4(T + 1)·h·d_head"), lin=delta.decode_flops(cfg))
+        attn_formula = E("{a} + {s}", a=attn_formula.subs(L=E("(L − L_lin)")), s=delta.decode_state_flops(cfg))
     for part in (window, latent):  # the keys a windowed block does not see; latent attention's K and V made again
         decode_formula = part.decode_flops(cfg, decode_formula)
     prefill_flops = b.flops_fwd_measured_per_token * cfg.B * cfg.T
@@ -394,7 +420,8 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
                 S_q, "count")] if w.scale_bytes else []),
         Line("infer/weights", f"weights to serve: the blocks' matrices at {s.weights} ({w.note}), the rest at 16 bits",
              w_formula.text, weights, "bytes"),
-        Line("infer/kv_cache", f"KV cache at {s.kv_dtype} ({kv.note}): B sequences of T tokens{windowed}",
+        Line("infer/kv_cache", f"KV cache at {s.kv_dtype} ({kv.note}): B sequences of T tokens{windowed}"
+             + says(cfg, "infer/kv_cache"),
              cache_formula.text, cache_read, "bytes"),
         Line("infer/memory", "memory to serve: the weights and the cache", "", memory, "bytes"),
         Line("infer/fits", f"they fit in one {s.device.label}", "", memory <= s.device.memory_gib * 2**30, "bool"),
@@ -406,7 +433,8 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
              "seconds"),
         Line("infer/decode_flops", "decode step: one new token for each of B sequences after T cached tokens",
              E("B·({f})", f=decode_formula).text, step.flops, "FLOP"),
-        Line("infer/decode_attn_flops", f"of them, q kᵀ and attn @ v over the T + 1 keys{windowed}", attn_formula.text,
+        Line("infer/decode_attn_flops", f"of them, q kᵀ and attn @ v over the T + 1 keys{windowed}"
+             + says(cfg, "infer/decode_attn"), attn_formula.text,
              step.flops_attn, "FLOP"),
         *(_expert_lines(s, q, expert, expert_formula, E_B) if expert_formula is not None else ()),
         Line("infer/decode_weights_read", "decode bytes: every weight read once (the token table's lookup: its B "
@@ -414,7 +442,7 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
              read_formula.text, read, "bytes"),
         Line("infer/decode_cache_read", f"decode bytes: the cache of T tokens read{windowed}", cache_formula.text,
              cache_read, "bytes"),
-        Line("infer/decode_cache_write", f"decode bytes: the new token's {stack.mixer(cfg).WRITTEN} written", E("B·({t})", t=token_formula).text,
+        Line("infer/decode_cache_write", f"decode bytes: {_written(cfg)}", write_formula.text,
              cache_write, "bytes"),
         Line("infer/decode_activations", "decode bytes: the step's activations written once (the pass's new "
              "memory)", "", step.activation_bytes, "bytes"),
@@ -460,6 +488,12 @@ def _expert_lines(s: InferSetup, q: Quantized, expert: float, formula: Expr, E_B
     )
 
 
+def _written(cfg: Config) -> str:
+    """What a decode step writes to the cache, in words: the new token's K and V (the mixer's `WRITTEN`), and with
+    Gated DeltaNet blocks their states (`model.parts.delta.WRITTEN`)."""
+    return delta.WRITTEN if delta.present(cfg) else f"the new token's {stack.mixer(cfg).WRITTEN} written"
+
+
 def _cache_bytes(cfg: Config, kv: Format) -> tuple[int, Expr, int, Expr]:
     """The cache at format `kv`, from the elements of the part that keeps it (`model.memory.kv_cache_lines`' one
     definition): (bytes of one token of one sequence in every block, its formula, bytes of the B sequences' cache after
@@ -471,7 +505,10 @@ def _cache_bytes(cfg: Config, kv: Format) -> tuple[int, Expr, int, Expr]:
                      mixer.cache_scales(cfg, x) if kv.scale_bytes else None)
 
     token = at(E("L"))
-    if not window.present(cfg):
+    if delta.present(cfg):  # the attention blocks' tokens, and the Gated DeltaNet blocks' states at 16 and 32 bits
+        token = at(E("(L − L_lin)"))
+        cache = E("BT·({t}) + {st}", t=token, st=delta.states(cfg, ACT_BYTES))
+    elif not window.present(cfg):
         cache = E("BT·({t})", t=token)
     else:
         cache = E("B·((L − L_W)·T + L_W·T_W)·({t})", t=at(None))

@@ -139,7 +139,7 @@ def test_bad_fields_are_refused_in_one_line(bad, words):
     assert "\n" not in str(e.value)
 
 
-def test_cli_prints_the_states_and_refuses_the_cards_not_built_in_one_line():
+def test_cli_prints_the_states_and_refuses_the_changes_card_in_one_line():
     args = [sys.executable, "-m", "model", "--d", "24", "--h", "2", "--L", "3", "--V", "50", "--norm", "rmsnorm",
             "--positions", "rope", "--mlp", "swiglu", "--h-kv", "1", "--d-head", "8", "--bias", "none",
             "--linear-layers", "0,1", "--h-lk", "2", "--h-lv", "4", "--d-lk", "8", "--d-lv", "8", "--d-conv", "4"]
@@ -147,6 +147,44 @@ def test_cli_prints_the_states_and_refuses_the_cards_not_built_in_one_line():
     kv = {x["key"]: x for x in out["kv"]}
     assert kv["memory/state_recurrent"]["formula"] == "L_lin·B·h_lv·d_lk·d_lv·4"
     assert out["config"]["L_lin"] == 2
-    for table in ("infer", "changes"):
-        run = subprocess.run([*args, "--table", table], capture_output=True, text=True)
-        assert run.returncode != 0 and "Traceback" not in run.stderr and "Gated DeltaNet" in run.stderr
+    run = subprocess.run([*args, "--table", "changes"], capture_output=True, text=True)
+    assert run.returncode != 0 and "Traceback" not in run.stderr and "Gated DeltaNet" in run.stderr
+    served = subprocess.run([*args, "--table", "infer"], capture_output=True, text=True, check=True).stdout
+    assert "each Gated DeltaNet block's states whatever T" in served
+
+
+def test_a_decode_step_equals_transformers_after_its_prefill():
+    """transformers' prefill fills its cache; its states in this module's decode step give transformers' next output."""
+    s = {"linear_k_heads": 2, "linear_v_heads": 4, "linear_k_dim": 8, "linear_v_dim": 12, "conv_width": 3}
+    config = hf_config(s, 48)
+    torch.manual_seed(0)
+    ref = Qwen3NextGatedDeltaNet(config, 0)
+    ours = GatedDeltaNet(hybrid(s, 2, 70, d=48))
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.normal_(0, 0.3)
+        for mine, theirs in ((ours.qkvz, ref.in_proj_qkvz), (ours.ba, ref.in_proj_ba), (ours.out_proj, ref.out_proj)):
+            mine.weight.copy_(theirs.weight)
+        ours.conv_weight.copy_(ref.conv1d.weight.squeeze(1))
+        for name in ("dt_bias", "A_log"):
+            getattr(ours, name).copy_(getattr(ref, name))
+        ours.norm_weight.copy_(ref.norm.weight)
+        cache = DynamicCache(config=config)
+        ref(torch.randn(2, 70, 48), cache=cache)
+        layer = cache.layers[0]
+        past = (layer.conv_states[0].clone(), layer.recurrent_states[0].clone())
+        x = torch.randn(2, 1, 48)
+        torch.testing.assert_close(ours(x, past=past), ref(x, cache=cache), atol=1e-5, rtol=1e-5)
+
+
+def test_serving_reads_the_states_and_the_attention_blocks_cache():
+    """The inference card's cache: the attention blocks' K and V of T tokens and the states (16-bit convolution, fp32
+    recurrent), flat in T; a decode step rewrites the states."""
+    from model.inference import infer
+    s = {"linear_k_heads": 2, "linear_v_heads": 4, "linear_k_dim": 8, "linear_v_dim": 8, "conv_width": 4}
+    short, long = (infer(hybrid(s, 2, T, L=4, linear=(0, 1, 2), attention="fused")) for T in (100, 200))
+    states = 3 * 2 * ((2 * 16 + 32) * 4 * 2 + 4 * 8 * 8 * 4)
+    for r, T in ((short, 100), (long, 200)):
+        assert r.line("infer/kv_cache").value == 2 * T * (2 * 1 * 8 * 2) + states
+        assert r.line("infer/decode_cache_write").value == 2 * (2 * 1 * 8 * 2) + states
+    assert {row.name for row in short.rows} >= {"blocks.0.lin.state", "blocks.1.attn.k_cache"}

@@ -140,6 +140,10 @@ SAYS = {  # the words Gated DeltaNet adds to the budget's lines (`model.parts.sa
     "memory/saved": "; no formula beside Gated DeltaNet blocks: their chunked rule keeps tensors of T_pad and the "
                     "chunks of 64 that no fitted formula covers yet",
     "budget/blocks": "attention or Gated DeltaNet",
+    "infer/kv_cache": " in the attention blocks, and each Gated DeltaNet block's states whatever T (convolution at "
+                      "16 bits, recurrent at fp32)",
+    "infer/decode_attn": " in the attention blocks, and the Gated DeltaNet blocks' products with their state (read twice, "
+                         "written once)",
     "budget/T_equal": "T at which the attention blocks' q kᵀ and attn @ v equal every other FLOP of the blocks (the "
                       "Gated DeltaNet blocks' taken at this T)",
 }
@@ -260,6 +264,19 @@ def chunked_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Ten
     return out.reshape(B, H, -1, d_v)[:, :, :T], S
 
 
+def step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, beta: torch.Tensor,
+         state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """One token's gated delta rule (transformers' torch_recurrent_gated_delta_rule), as matmuls: q, k (B, h_lv, 1,
+    d_lk), v (B, h_lv, 1, d_lv), g, β (B, h_lv, 1), fp32, after `state` S (B, h_lv, d_lk, d_lv). S decays by exp(g),
+    then moves towards v along k by β: S + kᵀ·β(v − k S); the output is q S. -> ((B, h_lv, 1, d_lv), the new S).
+    transformers writes the three products as elementwise sums, which torch's flop counter does not count; as
+    matmuls they are counted: 2·d_lk·d_lv FLOPs each per head."""
+    S = state.to(v) * g.exp()[..., None]  # g: (B, h_lv, 1) -> (B, h_lv, 1, 1)
+    delta = (v - k @ S) * beta.unsqueeze(-1)  # (B, h_lv, 1, d_lv)
+    S = S + k.transpose(-1, -2) @ delta
+    return q @ S, S
+
+
 class GatedDeltaNet(nn.Module):
     """One block's Gated DeltaNet (see the module docstring), transformers' Qwen3NextGatedDeltaNet on its torch path,
     its matrices laid out as transformers lays them (q, k, v, z grouped by q/k head) so that weights copy one to one.
@@ -278,7 +295,7 @@ class GatedDeltaNet(nn.Module):
         self.A_log = nn.Parameter(torch.zeros(self.h_v))
         self.norm_weight = nn.Parameter(torch.ones(self.d_v))  # the output norm's gain (d_lv,)
         self.out_proj = nn.Linear(value, cfg.d, bias=False)  # (h_lv·d_lv, d)
-        for name in ("mixed", "conv", "q", "k", "v", "z", "beta", "g", "rule", "state", "normed", "gated"):
+        for name in ("mixed", "conv", "q", "k", "v", "z", "beta", "g", "rule", "state", "normed", "gated", "conv_cache"):
             setattr(self, name, Tap())
 
     def split(self, qkvz: torch.Tensor, ba: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -291,12 +308,21 @@ class GatedDeltaNet(nn.Module):
         return (q.reshape(B, T, -1), k.reshape(B, T, -1), v.reshape(B, T, -1), z.reshape(B, T, self.h_v, self.d_v),
                 b.reshape(B, T, self.h_v), a.reshape(B, T, self.h_v))
 
-    def forward(self, x: torch.Tensor, rope: object = None, past: object = None, band: object = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, rope: object = None, past: tuple[torch.Tensor, torch.Tensor] | None = None,
+                band: object = None) -> torch.Tensor:
+        """x (B, T, d) -> (B, T, d). `past`: a decode step's cache, the convolution state (B, 2h_lk·d_lk + h_lv·d_lv,
+        d_conv) and the recurrent state (B, h_lv, d_lk, d_lv) fp32, before x's one token (`step`)."""
         B, T, _ = x.shape
         q, k, v, z, b, a = self.split(self.qkvz(x), self.ba(x))
         mixed = self.mixed(torch.cat((q, k, v), dim=-1).transpose(1, 2))  # (B, 2h_lk·d_lk + h_lv·d_lv, T)
         channels = mixed.shape[1]
-        conv = F.conv1d(mixed, self.conv_weight.unsqueeze(1), padding=self.d_conv - 1, groups=channels)[:, :, :T]
+        if past is not None:  # transformers' causal_conv1d_update: the d_conv kept positions and the new one
+            if T != 1:
+                raise ValueError(f"a decode step takes one new token per sequence, got T={T}")
+            mixed = self.conv_cache(torch.cat((past[0], mixed), dim=-1))  # (B, C, d_conv + 1)
+            conv = F.conv1d(mixed, self.conv_weight.unsqueeze(1), groups=channels)[:, :, -1:]
+        else:
+            conv = F.conv1d(mixed, self.conv_weight.unsqueeze(1), padding=self.d_conv - 1, groups=channels)[:, :, :T]
         conv = self.conv(F.silu(conv).transpose(1, 2))  # (B, T, 2h_lk·d_lk + h_lv·d_lv)
         key = self.h_k * self.d_k
         q, k, v = conv.split([key, key, self.h_v * self.d_v], dim=-1)
@@ -308,7 +334,10 @@ class GatedDeltaNet(nn.Module):
                                                                             beta, g))
         q = self.q(l2_unit(q) * self.d_k ** -0.5)  # (B, h_lv, T, d_lk)
         k = self.k(l2_unit(k))
-        out, S = chunked_rule(q, k, self.v(v), g, beta)
+        if past is None:
+            out, S = chunked_rule(q, k, self.v(v), g, beta)
+        else:
+            out, S = step(q, k, self.v(v), g, beta, past[1])
         self.state(S)  # (B, h_lv, d_lk, d_lv), fp32
         out = self.rule(out.transpose(1, 2).to(x.dtype))  # (B, T, h_lv, d_lv)
         normed = out.float() * torch.rsqrt(out.float().pow(2).mean(-1, keepdim=True) + 1e-6)
@@ -353,23 +382,45 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
         rows.update({"lin." + name: row for name, row in ROWS.items()})
 
 
+# --- a decode step (`model.inference`) -------------------------------------------------------------------------------
+WRITTEN = "the new token's K and V written in the attention blocks, and each Gated DeltaNet block's states rewritten"
+
+
+def cache_shapes(cfg: Config) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """One block's states for B sequences as transformers' LinearAttentionLayer holds them: the convolution state (B,
+    2h_lk·d_lk + h_lv·d_lv, d_conv) at the model's dtype and the recurrent state (B, h_lv, d_lk, d_lv) at fp32."""
+    channels = 2 * cfg.linear_k_heads * cfg.linear_k_dim + cfg.linear_v_heads * cfg.linear_v_dim
+    return (cfg.B, channels, cfg.conv_width), (cfg.B, cfg.linear_v_heads, cfg.linear_k_dim, cfg.linear_v_dim)
+
+
+def decode_flops(cfg: Config) -> Expr:
+    """One Gated DeltaNet block's FLOPs per new token in a decode step: the projections, the convolution over its d_conv
+    kept positions and the new one (transformers' causal_conv1d_update computes 2 outputs and keeps the last), and the
+    state read twice and written once (`step`)."""
+    return E("{p} + 4d_conv·{c} + 6h_lv·d_lk·d_lv", p=projections(cfg), c=CONV)
+
+
+def decode_state_flops(cfg: Config) -> Expr:
+    """A decode step's products with the state, all L_lin blocks, B new tokens: 6B·L_lin·h_lv·d_lk·d_lv."""
+    return E("6B·L_lin·h_lv·d_lk·d_lv")
+
+
+DECODE_ROWS: dict[str, tuple[str, str]] = {  # a decode step's tensors of a Gated DeltaNet block (its first one's)
+    "lin.conv_cache": ("(B, 2h_lk·d_lk + h_lv·d_lv, d_conv + 1)", "the convolution state's d_conv positions and the new "
+                       "token's q, k and v"),
+    "lin.q": ("(B, h_lv, 1, d_lk)", "q of the new token"),
+    "lin.state": ("(B, h_lv, d_lk, d_lv)", "the state after the new token: decayed, moved towards v along k (fp32), "
+                  "the same size after {T} cached tokens as after one"),
+    "lin.rule": ("(B, 1, h_lv, d_lv)", "o = q S, the new token's output"),
+}
+
+
 NO_TWIN = ("no chain of changes from the GPT-2 twin for Gated DeltaNet blocks yet: their FLOPs per token are no "
            "polynomial of T (the chunks of 64 pad it); the cache lines (python -m model --table kv) compare this "
            "model's cache with its all-attention twin's")
-NOT_SERVED = ("a decode step of Gated DeltaNet blocks is not modelled yet: the cache lines (python -m model --table kv) "
-              "give what inference keeps, the attention blocks' K and V and each Gated DeltaNet block's fixed state")
-
-
 def no_twin(cfg: Config) -> str | None:
     """Why the changes card has no chain for `cfg` (`NO_TWIN`), or None."""
     return NO_TWIN if present(cfg) else None
-
-
-def served(cfg: Config) -> None:
-    """ValueError (`NOT_SERVED`) where `cfg` has Gated DeltaNet blocks, whose decode step the inference card does not
-    model yet."""
-    if present(cfg):
-        raise ValueError(NOT_SERVED)
 
 
 def words(cfg: Config) -> list[str]:
