@@ -307,6 +307,7 @@ def parse_query(search: str | None) -> Query:
     _moe_values(values, asked, notes)
     _window_values(values, asked, notes)
     _latent_values(values, asked, notes)
+    _read_fields(_group("linear"), values, asked, notes)
     _read_fields(_group("extras"), values, asked, notes)
     try:
         config, settled = settle(asked)
@@ -314,7 +315,8 @@ def parse_query(search: str | None) -> Query:
         layout = {k: defaults("moe")[k] for k in moe.LAYOUT}
         fallbacks = (((layout, "showing every block MoE"), (defaults("moe"), f"showing a {MLP_KINDS['dense']}"))
                      if asked["experts"] is not None else ())
-        fallbacks += ((EXTRAS, "showing it without the window, latent attention and the family's extras"),)
+        fallbacks += ((EXTRAS, "showing it without the window, latent attention, Gated DeltaNet and the family's "
+                               "extras"),)
         fix, said = next(((f, w) for f, w in fallbacks if _settles({**asked, **f})),
                          ({**defaults("recipe"), **defaults("moe"), **EXTRAS}, "showing GPT-2's recipe"))
         notes.append(f"{e}; {said}")
@@ -330,7 +332,8 @@ def parse_query(search: str | None) -> Query:
     return Query(config=config, options=options, notices=tuple(notes), train=train, infer=infer)
 
 
-EXTRAS = {**defaults("window"), **defaults("latent"), **defaults("extras")}  # a model without them (a fallback)
+EXTRAS = {**defaults("window"), **defaults("latent"), **defaults("linear"), **defaults("extras")}  # a model without
+# them (a fallback)
 
 
 def _group(group: str) -> list[Field]:

@@ -87,6 +87,8 @@ MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separ
     "nope_off": "nope_layers {asked} dropped: NoPE blocks leave out RoPE where the others use it, and {why}",
     "nope_layers": ("nope_layers {asked} → {nope}: the blocks are 0 … {last} at L = {L}, so blocks past them are no "
                     "NoPE blocks (raise L to bring them back)"),
+    "linear_layers": ("linear_layers {asked} → {linear}: the blocks are 0 … {last} at L = {L}, so blocks past them are "
+                      "no Gated DeltaNet blocks (raise L to bring them back)"),
 }
 # The fields whose change a notice of each kind is news about (besides any change of its text), and the field
 # whose asked value it reports ("kept"): model fields, as `asked` names them.
@@ -100,12 +102,14 @@ NOTE_ABOUT: dict[str, tuple[str, ...]] = {"h": ("h", "d", "head_dim"), "h_even":
                                           "rotary_off": ("positions", "rotary_dim", "h", "d", "head_dim", "latent_dim"),
                                           "rotary_even": ("rotary_dim",),
                                           "nope_off": ("positions", "nope_layers", "latent_dim"),
-                                          "nope_layers": ("L", "nope_layers")}
+                                          "nope_layers": ("L", "nope_layers"),
+                                          "linear_layers": ("L", "linear_layers")}
 NOTE_FIELD = {"h": ("h", "h"), "h_even": ("h", "h"), "h_kv": ("kv_heads", "h_kv"), "T": ("T", "T"),
               "context": ("T", "T"), "k": ("top_k", "k"), "full_layers": ("full_layers", "full_layers"),
               "window": ("T", "T"), "clamp": ("swiglu_limit", "swiglu_limit"), "mla_R": ("rope_dim", "d_R"),
               "rotary_off": ("rotary_dim", "d_rot"), "rotary_even": ("rotary_dim", "d_rot"),
               "nope_off": ("nope_layers", "nope_layers"), "nope_layers": ("nope_layers", "nope_layers"),
+              "linear_layers": ("linear_layers", "linear_layers"),
               # what latent attention drops is not kept: no "you chose" (d_c, asked as shown, never adds it)
               **{k: ("latent_dim", "d_c") for k in ("mla_kv", "mla_head", "mla_eager", "mla_rope", "mla_without")}}
 # kind -> (field asked, its symbol)
@@ -204,6 +208,17 @@ def settle_values(values: dict, note) -> None:
     _settle_window(values, note)
     _settle_rotary(values, note)
     _settle_nope(values, note)
+    _settle_linear(values, note)
+
+
+def _settle_linear(values: dict, note) -> None:
+    """Gated DeltaNet's rules: only blocks below L (the others dropped; with none left, its sizes too)."""
+    linear, L = tuple(values.get("linear_layers", ())), values["L"]
+    if any(i >= L for i in linear):
+        values["linear_layers"] = tuple(i for i in linear if i < L)
+        note("linear_layers", asked=linear, linear=values["linear_layers"], last=L - 1, L=L)
+        if not values["linear_layers"]:
+            values.update(defaults("linear"))
 
 
 def _settle_rotary(values: dict, note) -> None:

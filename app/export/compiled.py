@@ -37,7 +37,7 @@ MODULES = (
     ("latent_part", [latent.present, latent.structure, latent.rule_values, latent.mha_head, latent.title_values, latent.order_note, latent.no_twin]),
     ("delta_part", [delta.present, ("NO_TWIN", delta.NO_TWIN), delta.no_twin]),
     ("rules", [rules.show_value, rules.message, rules.quote, rules.settle_values, rules._settle_heads,
-               rules._settle_window, rules._settle_mla, rules._settle_rotary, rules._settle_nope, rules.news, rules.out_of_range,
+               rules._settle_window, rules._settle_mla, rules._settle_rotary, rules._settle_nope, rules._settle_linear, rules.news, rules.out_of_range,
                rules.read_field, rules.read_latent, rules.rule_keys, rules.rules_line, rules.preset_of,
                rules.settle_notes, rules.settle]),
     ("budgeting", [budgeting.chart, budgeting.chart_note]),
