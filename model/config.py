@@ -207,10 +207,10 @@ class Config:
 
     @functools.cached_property
     def plain(self) -> bool:
-        """No part beyond the recipe's is in the model: no field of a mixture of experts, a window, latent attention
-        or a family's extras holds other than its default (and no GeGLU)."""
+        """No part beyond the recipe's is in the model: no field of a mixture of experts, a window, latent attention,
+        Gated DeltaNet or a family's extras holds other than its default (and no GeGLU)."""
         return not self.extras_of and all(getattr(self, f.name) == f.default for f in WRITTEN
-                                          if f.group in ("moe", "window", "latent"))
+                                          if f.group in ("moe", "window", "latent", "linear"))
 
     def has_extras(self, family: str) -> bool:
         """Some field of the family's extras (`model.fields.FAMILIES`) holds other than its default."""

@@ -418,6 +418,17 @@ DECODE_ROWS: dict[str, tuple[str, str]] = {  # a decode step's tensors of a Gate
 NO_TWIN = ("no chain of changes from the GPT-2 twin for Gated DeltaNet blocks yet: their FLOPs per token are no "
            "polynomial of T (the chunks of 64 pad it); the cache lines (python -m model --table kv) compare this "
            "model's cache with its all-attention twin's")
+NOT_EXPORTED = ("the no-server page does not show Gated DeltaNet blocks yet: its figures follow B and T by formulas, and "
+                "the bytes their chunked rule keeps for backward have none yet; serve the live page (make run) or use "
+                "python -m model")
+
+
+def exported(cfg: Config) -> None:
+    """ValueError (`NOT_EXPORTED`) where `cfg` has Gated DeltaNet blocks, which the exported page cannot follow."""
+    if present(cfg):
+        raise ValueError(NOT_EXPORTED)
+
+
 def no_twin(cfg: Config) -> str | None:
     """Why the changes card has no chain for `cfg` (`NO_TWIN`), or None."""
     return NO_TWIN if present(cfg) else None
