@@ -154,7 +154,7 @@ ELSEWHERE = ("This page carries the inference card of the configuration it was w
 CHART_T = {
     "title": "Decode step time against context T, at this B (the bound)",
     "x": "T, tokens of context (the KV cache)", "y": "step time, ms", "step": "one decode step",
-    "here": "this page's T",
+    "here": "this page's T", "twin": "the all-attention twin (every block attention, its cache growing in each)",
 }
 
 
@@ -203,6 +203,8 @@ def chart_data(s: Serving) -> dict[str, dict[str, list]]:
                  "step_text": [units.seconds(p["step_s"]) for p in bt], "rate_text": [show(p["tokens_per_s"]) for p in bt]},
         "here_B": {"B": [r.cfg.B], "all": [r.decode_tokens_per_s], "text": [show(r.decode_tokens_per_s)]},
         "here_T": {"T": [r.cfg.T], "step_ms": [1e3 * r.decode_step_s], "text": [units.seconds(r.decode_step_s)]},
+        "twin_T": {"T": [p["T"] for p in s.twin_T], "step_ms": [1e3 * p["step_s"] for p in s.twin_T],
+                   "step_text": [units.seconds(p["step_s"]) for p in s.twin_T]},
         "knee": {"B": [knee] if knee else [], "label": [CHART_B["knee_legend"]] if knee else []},
     }
 

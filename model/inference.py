@@ -574,10 +574,12 @@ class Serving:
     result: Inference
     by_B: tuple[dict, ...]  # `by_batch`: decode at cfg's T for B = 1 … 1,024
     by_T: tuple[dict, ...]  # `by_context`: decode at cfg's B for T = 128 … T_max
+    twin_T: tuple[dict, ...] = ()  # with Gated DeltaNet blocks: `by_context` of the all-attention twin
 
 
 @functools.lru_cache(maxsize=64)
 def serving(cfg: Config, setup: InferSetup | None = None) -> Serving:
     """`infer`, `by_batch` and `by_context` of `cfg` on `setup`, once per configuration and setup (ValueError as
     `infer`'s: a mixture of experts, a decode step beyond a learned position table)."""
-    return Serving(infer(cfg, setup), by_batch(cfg, setup), by_context(cfg, setup))
+    twin = by_context(delta.attention_twin(cfg), setup) if delta.present(cfg) else ()
+    return Serving(infer(cfg, setup), by_batch(cfg, setup), by_context(cfg, setup), twin)

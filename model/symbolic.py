@@ -168,7 +168,7 @@ def evaluated(cfg: Config, dtype: str):
 def seen(cfg: Config, dtype: str, recorded) -> None:
     """A real pass of `cfg` was recorded: at its architecture's second (B, T), build the symbolic pass in the
     background (one build at a time per process), checked against `recorded`."""
-    if not _ENABLED:
+    if not _ENABLED or cfg.linear_layers:  # Gated DeltaNet's chunks loop ⌈T/64⌉ times: no pass for every T
         return
     key = _key(cfg, dtype)
     global _BUILDER

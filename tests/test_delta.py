@@ -188,3 +188,14 @@ def test_serving_reads_the_states_and_the_attention_blocks_cache():
         assert r.line("infer/kv_cache").value == 2 * T * (2 * 1 * 8 * 2) + states
         assert r.line("infer/decode_cache_write").value == 2 * (2 * 1 * 8 * 2) + states
     assert {row.name for row in short.rows} >= {"blocks.0.lin.state", "blocks.1.attn.k_cache"}
+
+
+def test_the_t_chart_sets_the_all_attention_twin_beside_the_hybrid():
+    """The inference card's T chart: the twin's steps at the same T, slower where its cache outgrows the states."""
+    from model.infer_report import chart_data
+    from model.inference import serving
+    s = {"linear_k_heads": 2, "linear_v_heads": 4, "linear_k_dim": 8, "linear_v_dim": 8, "conv_width": 4}
+    data = chart_data(serving(hybrid(s, 2, 4096, L=4, linear=(0, 1, 2), attention="fused")))
+    assert data["twin_T"]["T"] == data["by_T"]["T"]
+    assert data["twin_T"]["step_ms"][-1] > 2 * data["by_T"]["step_ms"][-1]
+    assert chart_data(serving(hybrid(s, 2, 64, L=4, linear=(), **dict.fromkeys(s))))["twin_T"]["T"] == []

@@ -429,6 +429,13 @@ def exported(cfg: Config) -> None:
         raise ValueError(NOT_EXPORTED)
 
 
+def attention_twin(cfg: Config) -> Config:
+    """`cfg` with attention in every block, as its attention blocks have it: the all-attention twin."""
+    from dataclasses import replace
+
+    return replace(cfg, linear_layers=(), **dict.fromkeys(SIZES))
+
+
 def no_twin(cfg: Config) -> str | None:
     """Why the changes card has no chain for `cfg` (`NO_TWIN`), or None."""
     return NO_TWIN if present(cfg) else None

@@ -77,12 +77,30 @@ def tokens_chart(source: ColumnDataSource, here: ColumnDataSource, knee: ColumnD
     return p
 
 
-def step_chart(source: ColumnDataSource, here: ColumnDataSource, words: dict):
+TWIN = "twin"  # the step chart's all-attention twin's line (`step_chart`, `show_twin`)
+
+
+def show_twin(p, shown: bool) -> None:
+    """The step chart's all-attention twin (`step_chart`'s dashed line) and its legend entry shown where the model has
+    one (Gated DeltaNet blocks), hidden elsewhere."""
+    for item in p.legend[0].items:
+        if any(r.name == TWIN for r in item.renderers):
+            item.visible = shown
+            for r in item.renderers:
+                r.visible = shown
+
+
+def step_chart(source: ColumnDataSource, here: ColumnDataSource, words: dict, twin: ColumnDataSource | None = None):
     """The inference card's chart of a decode step's time against the context T (T on a log axis, time from 0, so
     that the cache's share of a step shows as it is), this page's T as a dot (words: `model.infer_report.CHART_T`;
-    sources from `model.infer_report.chart_data`)."""
+    sources from `model.infer_report.chart_data`); with Gated DeltaNet blocks, the all-attention twin's steps
+    (`twin`), dashed, so that the hybrid's flatter line shows where it pulls ahead."""
     p = _line_figure("linear")
     p.y_range = DataRange1d(start=0)
+    if twin is not None:
+        twin_line = p.line("T", "step_ms", source=twin, line_width=2, color="#868e96", line_dash="dashed",
+                           legend_label=words["twin"], name=TWIN, visible=False)
+        p.add_tools(HoverTool(renderers=[twin_line], tooltips=[("T", "@T"), ("twin's step", "@step_text")]))
     step = p.line("T", "step_ms", source=source, line_width=2.5, color="#1098ad", legend_label=words["step"])
     p.scatter("T", "step_ms", source=source, size=5, color="#1098ad")
     p.scatter("T", "step_ms", source=here, size=11, color=T2, line_color="#ffffff", legend_label=words["here"])

@@ -10,7 +10,8 @@ from model.train_report import human
 
 COLUMNS = {"by_B": ("B", "all", "seq", "all_text", "seq_text", "step_text", "bound"),
          "by_T": ("T", "step_ms", "step_text", "rate_text"), "here_B": ("B", "all", "text"),
-         "here_T": ("T", "step_ms", "text"), "knee": ("B", "label")}  # the charts' sources' columns (chart_data)
+         "here_T": ("T", "step_ms", "text"), "knee": ("B", "label"),
+         "twin_T": ("T", "step_ms", "step_text")}  # the charts' sources' columns (chart_data)
 
 
 def title_html() -> str:

@@ -25,7 +25,7 @@ from ...state import ExplorerState
 from ...styles import BASE
 from ...styles import TRAIN_CSS as CSS
 from ..train.settings import news
-from .charts import step_chart, tokens_chart
+from .charts import show_twin, step_chart, tokens_chart
 from .markup import (COLUMNS, chart_title_html, headline_html, knee_html, leaves_out_html, lines_html,
                      title_html)
 from .settings import CUSTOM_START, settle_infer
@@ -71,7 +71,7 @@ class InferenceView(pn.viewable.Viewer):
         self._lines = pn.pane.HTML("", **pane, css_classes=["infer-lines"])
         self.sources = {k: ColumnDataSource({c: [] for c in v}, name=f"infer-{k}") for k, v in COLUMNS.items()}
         self.tokens_figure = tokens_chart(self.sources["by_B"], self.sources["here_B"], self.sources["knee"], CHART_B)
-        self.step_figure = step_chart(self.sources["by_T"], self.sources["here_T"], CHART_T)
+        self.step_figure = step_chart(self.sources["by_T"], self.sources["here_T"], CHART_T, self.sources["twin_T"])
         self._figures = pn.Column(sizing_mode="stretch_width", margin=0, styles={"min-width": "0"})
         self._latest = Latest((self.state.config, self.state.infer))  # what the figures shown or coming are for
         self._push()
@@ -136,6 +136,7 @@ class InferenceView(pn.viewable.Viewer):
                 return
             for k, v in chart_data(s).items():
                 self.sources[k].data = v  # in place: same figures, same sources
+            show_twin(self.step_figure, bool(s.twin_T))
             self._headline.object = headline_html(s)
             self._knee.object = knee_html(s)
             self._lines.object = lines_html(s)
