@@ -198,4 +198,4 @@ def test_the_t_chart_sets_the_all_attention_twin_beside_the_hybrid():
     data = chart_data(serving(hybrid(s, 2, 4096, L=4, linear=(0, 1, 2), attention="fused")))
     assert data["twin_T"]["T"] == data["by_T"]["T"]
     assert data["twin_T"]["step_ms"][-1] > data["by_T"]["step_ms"][-1]
-    assert chart_data(serving(hybrid(s, 2, 64, L=4, linear=(), **dict.fromkeys(s))))["twin_T"]["T"] == []
+    assert chart_data(serving(hybrid(dict.fromkeys(s), 2, 64, L=4, linear=())))["twin_T"]["T"] == []
