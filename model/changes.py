@@ -8,8 +8,8 @@ itself.
 Changes interact (SwiGLU's count uses d_ff, q, k and v biases scale with h_kv, ...), so they are applied one at a
 time from the twin in one fixed order, `ORDER`:
 
-    d_head set apart → RMSNorm → biases → RoPE → MLP (SwiGLU, d_ff) → K/V heads h_kv → QK-norm → fused
-    attention → mixture of experts → Gemma's extras → gpt-oss's extras → sliding window → latent attention
+    d_head set apart → RMSNorm → biases → RoPE → MLP (SwiGLU, d_ff) → K/V heads h_kv → QK-norm → output gate →
+    fused attention → mixture of experts → Gemma's extras → gpt-oss's extras → sliding window → latent attention
 
 and each figure of a change is the real count after it minus the real count before it: parameters of the real
 module and forward FLOPs per token from its pass (`model.budgeting.budget`), the KV cache per token
@@ -67,6 +67,7 @@ ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config field
     ("mlp", ("mlp", "ff_dim")),
     ("h_kv", ("kv_heads",)),
     ("qk_norm", ("qk_norm", "qk_norm_wide", "qk_l2")),
+    ("attn_gate", ("attn_gate",)),
     ("attention", ("attention",)),
     *((part.CHANGE[0], tuple(f.name for f in part.FIELDS)) for part in PARTS if hasattr(part, "CHANGE")),  # a part's
     ("moe", tuple(f.name for f in moe.FIELDS if f.group == "moe")),
@@ -81,6 +82,7 @@ ORDER_NOTE = ("Changes interact, so they are applied one at a time from the GPT-
               "attention, then Gemma's extras or gpt-oss's extras where the family has them; each line is the real "
               "count after a change minus the count before it, so the lines add up to this configuration's count "
               "minus the twin's.")
+GATE_ORDER_NOTE = "The output gate (gated attention) comes after QK-norm, before fused attention."
 ALWAYS = ("params", "flops")  # listed for every change, 0 included; a memory figure where its formula is not 0
 
 
@@ -144,9 +146,10 @@ def twin(cfg: Config) -> Config:
 
 
 def order_note(cfg: Config) -> str:
-    """How the changes were applied (`ORDER_NOTE`; a mixture of experts', a window's and latent attention's place in
-    it)."""
-    return " ".join([ORDER_NOTE, *moe.order_note(cfg), *window.order_note(cfg), *latent.order_note(cfg)])
+    """How the changes were applied (`ORDER_NOTE`; the output gate's, a mixture of experts', a window's and latent
+    attention's place in it)."""
+    return " ".join([ORDER_NOTE, *([GATE_ORDER_NOTE] if cfg.attn_gate else []), *moe.order_note(cfg),
+                     *window.order_note(cfg), *latent.order_note(cfg)])
 
 
 def no_twin(cfg: Config) -> str | None:
@@ -193,6 +196,9 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "qk_norm/wide": "QK-norm over all heads at once: an RMSNorm over h·d_head on q and over h_kv·d_head on k",
     "qk_norm/l2": ("QK-norm without a gain: q and k of every head scaled to unit RMS over d_head after RoPE, in the "
                    "blocks with RoPE (Llama 4's): no parameters"),
+    "attn_gate": ("an output gate (gated attention, Qwen3-Next's): each head's output times sigmoid(x W_g) before W_o: "
+                  "W_g (d, h·d_head) = ({d}, {width}) more per block (and a bias beside q's where q has one), "
+                  "2d·h·d_head more FLOPs per token, and the gate's tensors in the pass"),
     "attention": ("fused attention (F.scaled_dot_product_attention) instead of eager: one kernel, no (B, h, T, T) "
                   "scores, masked scores or softmax; a (B, h, T) fp32 log-sum-exp kept for backward"),
     "attention/gqa": ("fused attention (F.scaled_dot_product_attention) instead of eager: one kernel, no (B, h, T, T) "
@@ -302,7 +308,8 @@ def _title(key: str, cfg: Config) -> str:
 
 
 SHORT = {"twin": "GPT-2 twin", "d_head": "d_head apart", "norm": "RMSNorm", "bias": "biases", "positions": "RoPE",
-         "mlp": "MLP", "h_kv": "K/V heads", "qk_norm": "QK-norm", "attention": "fused attention",
+         "mlp": "MLP", "h_kv": "K/V heads", "qk_norm": "QK-norm", "attn_gate": "output gate",
+         "attention": "fused attention",
          "moe": "mixture of experts", "gemma": "Gemma's extras", "oss": "gpt-oss's extras",
          "window": "sliding window", "latent": "latent attention", "total": "all changes", "this": "this model",
          **{part.CHANGE[0]: part.CHANGE[1] for part in PARTS if hasattr(part, "CHANGE")}}  # a part's: (key, name)

@@ -88,6 +88,11 @@ does the same, from data:
   moe_layers beside one shared expert, its dense blocks' MLP of intermediate_size_mlp.
 - Arcee AFM (arcee) and Jais 2 (jais2): Llama's block with the ReLU² MLP of two matrices; Jais 2's LayerNorms with
   biases, read where its matrices have theirs too.
+- Qwen3-Next (qwen3_next) where every block is full attention (layer_types, or full_attention_interval = 1): QK-norm
+  per head, partial RoPE (its class's partial_rotary_factor 0.25), an output gate on the heads (`attn_gate`: q_proj's
+  rows hold each head's query and gate), Qwen2-MoE's experts with the gated shared expert, blocks MoE by
+  decoder_sparse_step and mlp_only_layers. A file with any linear_attention block is refused in one line naming the
+  Gated DeltaNet layers it needs (`PART_BLOCKS`, `_hybrid_blocks`); the keys that size only them are named as not read.
 - `SAME_MODULE` types (sarvam_mla, sarvam_moe): their class subclasses DeepSeek-V3's or GLM-4.5's and transformers
   builds that type's module: read as it, from their own class's defaults and key names.
 
@@ -113,12 +118,13 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "smollm3", "cohere2", "exaone4", "arcee", "jais2",
                "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite",
-               "minicpm3")
+               "minicpm3", "qwen3_next")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
-             "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite")
+             "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite",
+             "qwen3_next")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
@@ -441,6 +447,14 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_word_embeddings": True, "attention_bias": False, "kv_lora_rank": 512, "q_lora_rank": 1_536,
         "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
     },
+    "qwen3_next": {  # Qwen3NextConfig: QK-norm per head, an output gate, partial RoPE, Qwen2-MoE's gated shared expert;
+        # its blocks by layer_types (full_attention_interval: every n-th full, the others Gated DeltaNet)
+        "vocab_size": 151_936, "hidden_size": 2_048, "intermediate_size": 5_632, "num_hidden_layers": 48,
+        "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256, "max_position_embeddings": 32_768,
+        "tie_word_embeddings": False, "attention_bias": False, "decoder_sparse_step": 1, "moe_intermediate_size": 512,
+        "shared_expert_intermediate_size": 512, "num_experts_per_tok": 10, "num_experts": 512, "mlp_only_layers": None,
+        "layer_types": None,
+    },
     "deepseek_v3": {  # DeepseekV3Config: latent attention, the first blocks dense, then shared and routed experts
         "vocab_size": 129_280, "hidden_size": 7_168, "intermediate_size": 18_432, "num_hidden_layers": 61,
         "num_attention_heads": 128, "num_key_value_heads": 128, "max_position_embeddings": 4_096,
@@ -457,6 +471,7 @@ ROUTER: dict[str, dict[str, object]] = {
     "mixtral": {"router_jitter_noise": 0.0, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "qwen2_moe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "qwen3_moe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.001, "output_router_logits": False},
+    "qwen3_next": {"norm_topk_prob": True, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "gpt_oss": {"router_aux_loss_coef": 0.001, "output_router_logits": False},
     "deepseek_v2": {"norm_topk_prob": False, "routed_scaling_factor": 1.0, "topk_method": "greedy", "n_group": None,
                     "topk_group": None, "output_router_logits": False},
@@ -533,6 +548,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "mellum": (),
     "flex_olmo": ("head_dim", "sliding_window", "layer_types"),  # FlexOlmoAttention's getattr(config, "head_dim", d / h)
     "hyperclovax": ("sliding_window", "layer_types"),
+    "qwen3_next": ("full_attention_interval",),  # its class's keyword: layer_types' default, every n-th full
 }
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
@@ -599,6 +615,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "mellum": ("sliding_window", "layer_types", "mlp_layer_types"),
     "flex_olmo": ("num_key_value_heads", "sliding_window", "layer_types"),
     "hyperclovax": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),  # head_dim null: d / h
+    "qwen3_next": ("mlp_only_layers", "layer_types"),  # full_attention_interval null: its class's modulo fails
 }
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
 NULL_FAILS: dict[str, tuple[str, ...]] = {"hy_v3": ("num_experts", "num_experts_per_tok", "num_shared_experts"),
@@ -652,7 +669,7 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "shared_expert_intermediate_size", "decoder_sparse_step", "query_pre_attn_scalar", "sliding_window_pattern",
          "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts",
          "n_group", "topk_group", "rotary_dim", "no_rope_layer_interval", "intermediate_size_mlp",
-         "interleave_moe_layer_step", "attention_chunk_size", "moe_num_experts", "moe_topk")
+         "interleave_moe_layer_step", "attention_chunk_size", "moe_num_experts", "moe_topk", "full_attention_interval")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_intermediate_size",
@@ -716,6 +733,7 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "router_scaling_factor": "the routed experts' scale", "num_shared_experts": "the shared experts E_shared",
     "moe_num_experts": "the routed experts E", "moe_topk": "the experts k per token",
     "moe_num_shared_experts": "the shared experts E_shared (one SwiGLU of width d_ff · E_shared)",
+    "full_attention_interval": "every n-th block full attention, the others Gated DeltaNet",
 }
 # Group-limited routing (DeepSeek-V3: pick topk_group of n_group groups of experts, then k within them): how experts
 # are chosen, never how many or how wide. No type read here has it; in a file of one, the reading names it.
@@ -761,7 +779,8 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
                   "minicpm3": "MiniCPM3Config"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
-LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention")  # chunked: Llama 4's only
+LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention")  # chunked: Llama 4's
+# only; linear: Qwen3-Next's Gated DeltaNet (`PART_BLOCKS`)
 MLP_LAYER_TYPES = ("dense", "sparse")  # transformers' ALLOWED_MLP_LAYER_TYPES
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "ntk")  # θ's scaling rules: values only
 
@@ -886,6 +905,15 @@ NOT_BUILT: dict[str, str] = {
     "diffllama": "its differential attention (two softmax maps per head)",
     "bitnet": "its norms inside attention and the MLP (BitNet's sub-norms)",
 }
+# Types of `NOT_BUILT` read here where no block needs that part: the layer_types word of the blocks that do
+# (Qwen3-Next's Gated DeltaNet blocks). A file with any such block is refused naming the part (`_hybrid_blocks`); its other files are
+# read. Each class's default interval of full-attention blocks where its file lists none (full_attention_interval).
+PART_BLOCKS: dict[str, str] = {"qwen3_next": "linear_attention"}
+HYBRID_INTERVAL: dict[str, int] = {"qwen3_next": 4}
+# The keys that size only a `PART_BLOCKS` type's blocks of that part: not read (a note says so where the file has them).
+PART_KEYS: dict[str, tuple[str, ...]] = {"qwen3_next": ("linear_conv_kernel_dim", "linear_key_head_dim",
+                                                        "linear_value_head_dim", "linear_num_key_heads",
+                                                        "linear_num_value_heads")}
 
 
 def read(doc: Mapping) -> Reading:
@@ -960,7 +988,7 @@ def _text_model(doc: Mapping, wrapper: Wrapper) -> Reading:
 def _read(doc: Mapping) -> Reading:
     """`read` of a decoder's own config.json."""
     model_type = doc.get("model_type")
-    if isinstance(model_type, str) and model_type in NOT_BUILT:
+    if isinstance(model_type, str) and model_type in NOT_BUILT and model_type not in PART_BLOCKS:
         raise HFConfigError(f"config.json: model_type={show(model_type)} is not read here yet: it needs "
                             f"{NOT_BUILT[model_type]}, which this explorer does not build yet; give a model of one "
                             f"of the {len(MODEL_TYPES)} types it reads (gpt2, llama, mistral, qwen3, …)")
@@ -995,6 +1023,9 @@ def _read(doc: Mapping) -> Reading:
                       f"module's HYV3MLP replaces by intermediate_size = {values['intermediate_size']:,}: one shared "
                       f"expert of that width, as transformers builds it",)
     windowing += (MINIMAX_VALUES,) if model_type == "minimax_m2" else ()
+    part_keys = [k for k in PART_KEYS.get(model_type, ()) if k in doc]
+    windowing += (f"not read, as no block is {PART_BLOCKS[model_type]}: {', '.join(part_keys)} (they size only those "
+                  f"blocks)",) if part_keys else ()
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
     ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES.get(model_type, {})
@@ -1077,6 +1108,9 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                "exaone4": (ROPE_VALUES,), "arcee": (ROPE_VALUES,), "jais2": (ROPE_VALUES + "; the LayerNorms' ε",),
                "vaultgemma": (GEMMA_VALUES,), "gpt_oss": (OSS_VALUES,),
                "ministral3": (MINISTRAL3_VALUES,),
+               "qwen3_next": ("values only, which change no count, shape or byte: the RMSNorms' gain 1 + g (zero-centred, "
+                              "g starting at 0, as Gemma's); q_proj's rows, each head's query beside its gate (W_q and "
+                              "W_g apart here, the same parameters and FLOPs); RoPE's θ and scaling",),
                "hy_v3": ("values only, which change no count, shape or byte: the router's sigmoid scores (this module's "
                          "router takes a softmax over the same (B, T, E) logits), their correction bias "
                          "e_score_correction_bias (a buffer of E per MoE block, not a parameter: not in N, as "
@@ -1264,7 +1298,7 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "glm", "glm4", "glm4_moe", "minimax_m2", "olmoe", "ministral", "smollm3",
                                                "cohere2", "exaone4", "youtu", "granitemoe", "granitemoeshared", "mellum",
                                                "flex_olmo", "hyperclovax", "llama4_text", "solar_open", "aria_text",
-                                               "dots1", "hy_v3", "glm4_moe_lite", "minicpm3"),
+                                               "dots1", "hy_v3", "glm4_moe_lite", "minicpm3", "qwen3_next"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2"), ("relu2",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1304,7 +1338,8 @@ def _check_rope(doc: Mapping) -> None:
 
 # The types whose rotary embedding reads partial_rotary_factor (RoPE on int(d_head · factor) features of each head, the
 # rest passed through), with their class's default; every other type's ignores it and rotates all d_head.
-PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4": 0.5, "glm4_moe": 0.5, "minimax_m2": 1.0}
+PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4": 0.5, "glm4_moe": 0.5, "minimax_m2": 1.0,
+                                    "qwen3_next": 0.25}
 
 
 # The types whose rotary embedding reads partial_rotary_factor but whose attention multiplies all of each head's q and k
@@ -1377,14 +1412,19 @@ def _rotary(doc: Mapping, model_type: str, fields: dict, keys: dict[str, str]) -
             f"({key} = {factor:g}){odd}, the other {d_head - d_rot:,} passed through",)
 
 
+# The keywords a type's class reads only to make layer_types where the file has none (EXAONE 4's sliding_window_pattern,
+# which its class documents with words such as "LLLG"; Qwen3-Next's full_attention_interval).
+LAYER_TYPES_KEYWORDS = {"exaone4": "sliding_window_pattern", "qwen3_next": "full_attention_interval"}
+
+
 def _unread_pattern(doc: Mapping, model_type: str) -> tuple[Mapping, tuple[str, ...]]:
-    """EXAONE 4's sliding_window_pattern where layer_types lists the blocks: its class documents words such as "LLLG"
-    and reads the pattern only to make layer_types, so such a file is read without it, and a note says so."""
-    pattern = doc.get("sliding_window_pattern")
-    if model_type != "exaone4" or doc.get("layer_types") is None or pattern is None:
+    """A `LAYER_TYPES_KEYWORDS` keyword beside a layer_types that lists the blocks: the class does not read it, so such
+    a file is read without it, and a note says so."""
+    key = LAYER_TYPES_KEYWORDS.get(model_type)
+    if key is None or doc.get("layer_types") is None or key not in doc:
         return doc, ()
-    return ({k: v for k, v in doc.items() if k != "sliding_window_pattern"},
-            (f"sliding_window_pattern = {show(pattern)} is not read: layer_types lists each block's attention",))
+    return ({k: v for k, v in doc.items() if k != key},
+            (f"{key} = {show(doc[key])} is not read: layer_types lists each block's attention",))
 
 
 def _overwritten(doc: Mapping, model_type: str) -> tuple[Mapping, tuple[str, ...]]:
@@ -1491,7 +1531,7 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
             fields["shared_experts"] = 1
         else:
             del fields["shared_dim"], keys["shared_dim"]
-    if model_type == "qwen2_moe":  # one shared expert, gated, of width shared_expert_intermediate_size
+    if model_type in ("qwen2_moe", "qwen3_next"):  # one shared expert, gated, of width shared_expert_intermediate_size
         fields.update(shared_experts=1, shared_gate=True)
     if model_type == "gpt_oss":  # sinks, the router's and experts' biases, the clamped SwiGLU
         fields.update(sinks=True, expert_bias=True, swiglu_limit=values["swiglu_limit"],
@@ -1541,7 +1581,8 @@ WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_
                                        "arcee": {"mlp": "relu2"}, "jais2": {"mlp": "relu2", "norm": "layernorm"},
                                        **dict.fromkeys(("minimax_m2", "olmoe"), {"qk_norm_wide": True}),
                                        "starcoder2": {"norm": "layernorm", "mlp": "gelu"}, "mellum": {"qk_norm": True}, "dots1": {"qk_norm": True}, "hy_v3": {"qk_norm": True},
-                                       "glm4": {"post_norms": True}}  # GLM-4's norms on each output: plain RMSNorms
+                                       "glm4": {"post_norms": True},  # GLM-4's norms on each output: plain RMSNorms
+                                       "qwen3_next": {"qk_norm": True, "attn_gate": True}}
 MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
 MLA_MTP = {"deepseek_v3": MTP_LAYERS, "glm4_moe_lite": 0}  # the latent types that read it (GLM-4 MoE Lite: no field,
 # but its checkpoints' MTP layer, num_hidden_layers, is one transformers skips loading)
@@ -1560,6 +1601,9 @@ MOE_KEYS: dict[str, dict[str, str]] = {
                   "dense_layers": "mlp_only_layers"},
     "qwen3_moe": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
                   "moe_step": "decoder_sparse_step", "dense_layers": "mlp_only_layers"},
+    "qwen3_next": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
+                   "shared_dim": "shared_expert_intermediate_size", "moe_step": "decoder_sparse_step",
+                   "dense_layers": "mlp_only_layers"},
     "gpt_oss": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
     "deepseek_v2": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
                     "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
@@ -1661,7 +1705,7 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
                      "hyperclovax", "aria_text"),
                     {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
     **dict.fromkeys(("qwen3", "qwen3_moe", "dots1", "hy_v3", "gemma", *GEMMA_TYPES, "cohere", "cohere2", "gpt_oss",
-                     "olmo2", "olmo3", "llama4_text"),
+                     "olmo2", "olmo3", "llama4_text", "qwen3_next"),
                     {"attention_bias": ATTN}),
     "qwen2_moe": {"qkv_bias": ("qkv",)},
     "helium": {"attention_bias": ("qkv",), "mlp_bias": ("mlp",)},
@@ -1696,6 +1740,37 @@ def _bias(values: dict, model_type: str) -> str:
 BIAS_WORDS = {"qkv": "q, k and v", "o": "W_o", "mlp": "the MLP's matrices"}
 
 
+# The words of layer_types that one type's module alone builds: that type, what another's module does not do with them,
+# and whose they are.
+OWN_LAYER_TYPES = {"chunked_attention": ("llama4_text", "mask", "Llama 4's chunked attention is llama4_text's"),
+                   "linear_attention": ("qwen3_next", "build", "Qwen3-Next's Gated DeltaNet blocks are qwen3_next's")}
+
+
+def _hybrid_blocks(values: dict, model_type: str, L: int) -> list[str]:
+    """The blocks of a `PART_BLOCKS` type as its class lists them: layer_types, or every full_attention_interval-th
+    block full attention and the others its part's (Qwen3-Next: linear_attention, Gated DeltaNet). HFConfigError for
+    a block its module does not build (a sliding one: Qwen3-Next's mask has none), and, in one line naming the part
+    (`NOT_BUILT`), for any block of that part. The part's builder reads its blocks here."""
+    word, types, interval = PART_BLOCKS[model_type], values["layer_types"], values["full_attention_interval"]
+    source = "layer_types lists"
+    if types is None:
+        every = HYBRID_INTERVAL[model_type] if interval is None else interval
+        types = ["full_attention" if (i + 1) % every == 0 else word for i in range(L)]
+        default = f" (not in the file: {model_type}'s default)" if interval is None else ""
+        source = f"full_attention_interval = {every:,}{default} makes"
+    other = [t for t in types if t not in ("full_attention", word)]
+    if other:
+        raise HFConfigError(f"config.json: layer_types lists {other[0]}, which {model_type}'s module does not build "
+                            f"(its blocks are full_attention or {word}); list those")
+    n = types.count(word)
+    if n:
+        raise HFConfigError(f"config.json: model_type={show(model_type)} is read where every block is full_attention, "
+                            f"but {source} {n:,} of the {L:,} blocks {word}: they need {NOT_BUILT[model_type]}, "
+                            f"which this explorer does not build yet; list every block full_attention (layer_types, or "
+                            f"full_attention_interval = 1)")
+    return types
+
+
 def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | None]:
     """Each block's attention as transformers' cache keeps it, and the window of the sliding ones.
 
@@ -1704,13 +1779,15 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
     when there is no list and a window is set, keeps a window's K and V. Qwen2, Qwen3 and their mixtures of experts
     drop the window unless `use_sliding_window`; Qwen2 and Qwen3 list the blocks from `max_window_layers` on as
     sliding, Qwen2-MoE every other block below it."""
+    if model_type in PART_BLOCKS:
+        return _hybrid_blocks(values, model_type, L), None
+    for word, (owner, verb, whose) in OWN_LAYER_TYPES.items():
+        if word in (values["layer_types"] or ()) and model_type != owner:
+            raise HFConfigError(f"config.json: layer_types lists {word}, which {model_type}'s module does not {verb} "
+                                f"({whose}); list full_attention or sliding_attention")
     if model_type == "llama4_text":
         return _llama4_blocks(values, L)
     window, types = values["sliding_window"], values["layer_types"]
-    if types is not None and "chunked_attention" in types:
-        raise HFConfigError(f"config.json: layer_types lists chunked_attention, which {model_type}'s module does not "
-                            f"mask (Llama 4's chunked attention is llama4_text's); list full_attention or "
-                            f"sliding_attention")
     if model_type in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "smollm3"):
         window = window if values["use_sliding_window"] else None
         if types is None and model_type == "smollm3":  # SmolLM3Config: the NoPE blocks windowed, where a window is

@@ -1,6 +1,7 @@
 """transformers' module of a config.json with random weights, and this explorer's module holding the same weights: the
 logits tests of the families built from Llama's block (OLMo 2 and 3, SmolLM3, Command A, EXAONE 4, Arcee, Jais 2,
-Llama 4). A test copies what its family has beyond the embeddings and the final norm with `attention` and `gated`."""
+Llama 4, Qwen3-Next). A test copies what its family has beyond the embeddings and the final norm with `attention`,
+`gated_attention` and `gated`."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -29,17 +30,34 @@ def pair(doc: dict) -> tuple[torch.nn.Module, GPT]:
 
 @torch.no_grad()
 def attention(block: torch.nn.Module, attn: torch.nn.Module, q: torch.Tensor | None = None,
-              k: torch.Tensor | None = None) -> None:
-    """transformers' q_proj, k_proj, v_proj (their rows `q`, `k` where a test reorders them) and o_proj, and their
-    biases where it has them, into `block`'s fused W_qkv and W_o."""
+              k: torch.Tensor | None = None, q_bias: torch.Tensor | None = None) -> None:
+    """transformers' q_proj, k_proj, v_proj (their rows `q`, `k` and q's bias `q_bias` where a test reorders or splits
+    them) and o_proj, and their biases where it has them, into `block`'s fused W_qkv and W_o."""
     q = attn.q_proj.weight if q is None else q
     k = attn.k_proj.weight if k is None else k
     block.attn.qkv.weight.copy_(torch.cat([q, k, attn.v_proj.weight]))
     block.attn.proj.weight.copy_(attn.o_proj.weight)
     if attn.q_proj.bias is not None:
-        block.attn.qkv.bias.copy_(torch.cat([attn.q_proj.bias, attn.k_proj.bias, attn.v_proj.bias]))
+        q_bias = attn.q_proj.bias if q_bias is None else q_bias
+        block.attn.qkv.bias.copy_(torch.cat([q_bias, attn.k_proj.bias, attn.v_proj.bias]))
     if attn.o_proj.bias is not None:
         block.attn.proj.bias.copy_(attn.o_proj.bias)
+
+
+@torch.no_grad()
+def gated_attention(block: torch.nn.Module, attn: torch.nn.Module, heads: int) -> None:
+    """Qwen3-Next's attention into `block`'s: its q_proj's rows, (h, 2·d_head) each head's query then its gate, split
+    into W_qkv's query rows and the output gate's W_g (their biases alike); k_proj, v_proj and o_proj as `attention`."""
+    def split(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        both = t.view(heads, 2, attn.head_dim, *t.shape[1:])  # (h, query or gate, d_head, …)
+        return both[:, 0].reshape(-1, *t.shape[1:]), both[:, 1].reshape(-1, *t.shape[1:])
+
+    q, gate = split(attn.q_proj.weight)
+    q_bias, gate_bias = split(attn.q_proj.bias) if attn.q_proj.bias is not None else (None, None)
+    attention(block, attn, q=q, q_bias=q_bias)
+    block.attn.gate.weight.copy_(gate)
+    if gate_bias is not None:
+        block.attn.gate.bias.copy_(gate_bias)
 
 
 @torch.no_grad()

@@ -35,7 +35,8 @@ def test_nul_invalid_utf8_and_non_ascii_keys_arrive_as_replacement_characters():
     q = parse_query(query_from_arguments(args))
     known = 'ignored unknown key "é"; known keys: ' + ", ".join(KEYS)  # every field's key, then the options'
     assert known.startswith('ignored unknown key "é"; known keys: B, T, d, h, L, V, T_max, tie, recipe, norm, positions, '
-                            'd_rot, nope_layers, mlp, d_ff, h_kv, d_head, bias, qk_norm, qk_norm_wide, qk_l2, attn_temperature, attention')
+                            'd_rot, nope_layers, mlp, d_ff, h_kv, d_head, bias, qk_norm, qk_norm_wide, qk_l2, attn_temperature, attn_gate, '
+                            'attention')
     assert known.endswith(", group, efficiency")
     assert q.notices == (known,
                          'T="%" is not a whole number from 1 to 32,768; using T=1,024',

@@ -206,6 +206,10 @@ BASE: dict[str, dict] = {
                       "attention_bias": False, "kv_lora_rank": 16, "q_lora_rank": None, "qk_rope_head_dim": 8,
                       "qk_nope_head_dim": 12, "v_head_dim": 10, "moe_intermediate_size": 20, "n_routed_experts": 16,
                       "n_shared_experts": 2, "num_experts_per_tok": 3, "mlp_layer_types": ["sparse", "dense", "sparse"]},
+    "qwen3_next": {"model_type": "qwen3_next", **MODERN, **QWEN_MOE, "num_experts": 12, "attention_bias": True,
+                   "shared_expert_intermediate_size": 40, "layer_types": ["full_attention"] * 4,
+                   "full_attention_interval": 1},  # every block full attention, with layer_types or without; E at
+    # least its class's k = 10
     "minicpm3": {"model_type": "minicpm3", **{k: v for k, v in MODERN.items() if k != "head_dim"}, "hidden_size": 160,
                  "num_attention_heads": 40, "num_key_value_heads": 40, "attention_bias": False, "mlp_bias": False,
                  "kv_lora_rank": 16, "q_lora_rank": None, "qk_rope_head_dim": 8, "qk_nope_head_dim": 12,
@@ -317,7 +321,9 @@ def test_random_mixtures_of_experts_match_transformers(model_type):
                        mlp_only_layers=rng.sample(range(L), rng.randrange(0, L)))
         if model_type == "qwen2_moe":
             doc.update(shared_expert_intermediate_size=rng.randrange(4, 100), qkv_bias=rng.random() < 0.5)
-        if model_type == "qwen3_moe" and rng.random() < 0.5:
+        if model_type == "qwen3_next":  # every block full attention (its Gated DeltaNet blocks are not built)
+            doc.update(shared_expert_intermediate_size=rng.randrange(4, 100), full_attention_interval=1)
+        if model_type in ("qwen3_moe", "qwen3_next") and rng.random() < 0.5:
             doc["attention_bias"] = rng.random() < 0.5
         if rng.random() < 0.3:
             doc["norm_topk_prob" if model_type != "mixtral" else "router_jitter_noise"] = rng.choice([True, False]) \
@@ -622,7 +628,7 @@ MALFORMED: list[tuple[str, bytes, str]] = [  # (name, file, what the one line mu
      "layer_types lists 1 blocks, num_hidden_layers is 2"),
     ("layer_types unknown", _file(model_type="qwen2", layer_types=["global", "full_attention"]),
      "layer_types lists 'global': each block's attention must be one of full_attention, sliding_attention, "
-     "chunked_attention"),
+     "chunked_attention, linear_attention"),
     ("layer_types chunked", _file(model_type="qwen2", layer_types=["chunked_attention", "full_attention"]),
      "layer_types lists chunked_attention, which qwen2's module does not mask (Llama 4's chunked attention is "
      "llama4_text's)"),

@@ -3,8 +3,9 @@
 written out (eager) or one fused kernel (FlashAttention's way), the heads merged and projected back to d.
 
 Its fields: h_kv (`kv_heads`), d_head set apart from d / h (`head_dim`), the biases (`bias`, which names the MLP's and
-the LayerNorms' too), QK-norm, the kernel (`attention`), and Gemma's values on the scores: their scale
-1/√query_scale and their soft-cap c·tanh(scores / c)."""
+the LayerNorms' too), QK-norm, an output gate on the heads (`attn_gate`: Qwen3-Next's gated attention, y·sigmoid(x W_g)
+before W_o), the kernel (`attention`), and Gemma's values on the scores: their scale 1/√query_scale and their soft-cap
+c·tanh(scores / c)."""
 from __future__ import annotations
 
 import math
@@ -45,6 +46,9 @@ FIELDS = (
     Field("attn_temperature", "flag", "Llama 4's attention temperature: each query of a NoPE block times "
           "1 + 0.1·log(1 + ⌊(t + 1)/8,192⌋) at its position t (a value, made a tensor of the pass)", default=False,
           control=False, tensors=True, says="the NoPE blocks' queries scaled by their position (attention temperature)"),
+    Field("attn_gate", "flag", "an output gate: sigmoid(x W_g) on each head's output before W_o, W_g (d, h·d_head) "
+          "(Qwen3-Next's gated attention)", default=False, control=False, tensors=True,
+          says="an output gate sigmoid(x W_g) on each head's output before W_o (gated attention)"),
     Field("attention", "choice", "attention: eager (written out: (B, h, T, T) scores, masked scores and softmax) or "
           "fused (F.scaled_dot_product_attention, as FlashAttention: no (B, h, T, T) tensor, a (B, h, T) fp32 "
           "log-sum-exp kept for backward)", default="eager", choices=("eager", "fused")),
@@ -98,6 +102,9 @@ def check(cfg: Config) -> None:
     if cfg.qk_l2 and (cfg.positions != "rope" or cfg.latent_dim is not None):
         raise ValueError("qk_l2 scales q and k after RoPE in the blocks with RoPE, but the positions are learned or the "
                          "attention latent: set positions to rope, or drop qk_l2")
+    if cfg.attn_gate and cfg.latent_dim is not None:
+        raise ValueError("attn_gate gates the h·d_head outputs of multi-head attention's heads, but the attention is "
+                         "latent (DeepSeek's has no gate): drop attn_gate, or drop latent_dim")
     if cfg.attn_temperature and not cfg.nope_layers:
         raise ValueError("attn_temperature scales the queries of the NoPE blocks, but nope_layers lists none: list them, "
                          "or drop attn_temperature")
@@ -122,20 +129,24 @@ def present(cfg: Config) -> bool:
 
 
 def weights(cfg: Config) -> Expr:
-    """One block's matrices: W_qkv (d, (h + 2h_kv)·d_head) + W_o (h·d_head, d)."""
-    return E("2(h + h_kv)·d_head·d")
+    """One block's matrices: W_qkv (d, (h + 2h_kv)·d_head) + W_o (h·d_head, d), and the output gate's W_g
+    (d, h·d_head) where `attn_gate`."""
+    return E("(3h + 2h_kv)·d_head·d") if cfg.attn_gate else E("2(h + h_kv)·d_head·d")
 
 
 def extras(cfg: Config) -> list[Expr]:
-    """One block's parameters that are no matmul weights: the q, k, v biases ((h + 2h_kv)·d_head), W_o's (d), and
-    QK-norm's gains (one RMSNorm over d_head for q and one for k; OLMo 2's over h·d_head and h_kv·d_head)."""
-    return [*([E("(h + 2h_kv)·d_head")] if cfg.qkv_bias else []), *([E("d")] if cfg.proj_bias else []),
+    """One block's parameters that are no matmul weights: the q, k, v biases ((h + 2h_kv)·d_head; with them the output
+    gate's, h·d_head, as Qwen3-Next's q_proj holds both), W_o's (d), and QK-norm's gains (one RMSNorm over d_head for q
+    and one for k; OLMo 2's over h·d_head and h_kv·d_head)."""
+    return [*([E("(h + 2h_kv)·d_head")] if cfg.qkv_bias else []), *([E("h·d_head")] if cfg.qkv_bias and cfg.attn_gate
+                                                                    else []),
+            *([E("d")] if cfg.proj_bias else []),
             *([E("2d_head")] if cfg.qk_norm else []), *([E("(h + h_kv)·d_head")] if cfg.qk_norm_wide else [])]
 
 
 def flops(cfg: Config) -> Expr:
-    """The matmul FLOPs per token of one block's projections (2 per weight)."""
-    return E("4(h + h_kv)·d_head·d")
+    """The matmul FLOPs per token of one block's projections (2 per weight, FLOPs not MACs): `weights` twice."""
+    return E("2(3h + 2h_kv)·d_head·d") if cfg.attn_gate else E("4(h + h_kv)·d_head·d")
 
 
 def scores(cfg: Config) -> tuple[int, Expr]:
@@ -149,7 +160,9 @@ def label(cfg: Config, lesson: bool) -> str:
     if lesson:
         return "attention, one block: W_qkv (d, 3d), W_o (d, d) and their biases"
     return ("attention, one block: W_qkv (d, (h + 2h_kv)·d_head), W_o (h·d_head, d)"
-            + (" and their biases" if cfg.proj_bias else " and q, k, v biases" if cfg.qkv_bias else "")
+            + (", the output gate's W_g (d, h·d_head)" if cfg.attn_gate else "")
+            + (" and their biases" if cfg.proj_bias else
+               f" and q, k, v{' and gate' if cfg.attn_gate else ''} biases" if cfg.qkv_bias else "")
             + (", QK-norm gains" if cfg.qk_norm or cfg.qk_norm_wide else ""))
 
 
@@ -312,7 +325,9 @@ class CausalSelfAttention(nn.Module):
     """Fused q, k, v projection; h heads of d_head features for q, h_kv for k and v (each K/V head shared by
     h/h_kv query heads); optional QK-norm and RoPE; then eager attention (scores / sqrt(d_head), causal mask,
     softmax, attn @ v, with k and v expanded to h heads) or fused attention (`fused_attention`: one kernel, k and v
-    at h_kv heads, its log-sum-exp tapped as `lse`); heads merged, projection.
+    at h_kv heads, its log-sum-exp tapped as `lse`); heads merged, an optional output gate (`attn_gate`: the merged
+    heads times sigmoid(x W_g), Qwen3-Next's gated attention, W_g apart from W_qkv where Qwen3-Next's q_proj
+    interleaves each head's query and gate rows: a layout, the same parameters and FLOPs), projection.
 
     `window` W (a windowed block, `Config.attn_kinds`): each query sees the last W keys only. Eager attention still
     computes the whole (B, h, T, T) scores and masks them to a band (`hidden_keys`); fused attention takes the band
@@ -333,6 +348,8 @@ class CausalSelfAttention(nn.Module):
         width = (cfg.h + 2 * cfg.h_kv) * cfg.d_head
         self.qkv = nn.Linear(cfg.d, width, bias=cfg.qkv_bias)  # W_qkv: (d, (h + 2h_kv)·d_head); GPT-2: (d, 3d)
         self.proj = nn.Linear(cfg.h * cfg.d_head, cfg.d, bias=cfg.proj_bias)  # W_o: (h·d_head, d)
+        if cfg.attn_gate:  # Qwen3-Next: each head's output times sigmoid(x W_g) before W_o (its bias beside q's)
+            self.gate = nn.Linear(cfg.d, cfg.h * cfg.d_head, bias=cfg.qkv_bias)  # W_g: (d, h·d_head)
         if cfg.qk_norm:
             self.q_norm, self.k_norm = RMSNorm(cfg.d_head), RMSNorm(cfg.d_head)  # one gain (d_head,), every head
         self.wide = cfg.qk_norm_wide  # OLMo 2: gains (h·d_head,) and (h_kv·d_head,), over all heads at once
@@ -351,6 +368,7 @@ class CausalSelfAttention(nn.Module):
         names += ["q_l2", "k_l2"] if self.l2 else []
         names += ["temperature", "q_tempered"] if self.temperature else []
         names += ["k_heads", "v_heads"] if self.h_kv != self.h and not self.fused else []
+        names += ["gate_scale", "gated"] if cfg.attn_gate else []
         names += ["k_cache", "v_cache"]  # a decode step's K and V of the cached tokens and the new one
         for name in names:
             setattr(self, name, Tap())
@@ -419,6 +437,8 @@ class CausalSelfAttention(nn.Module):
                 attn = self.attn(F.softmax(masked, dim=-1))  # (B, h, T, T), rows sum to 1
             y = self.attn_v(attn @ v)  # (B, h, T, d_head)
         y = self.merged(y.transpose(1, 2).contiguous().view(B, T, h * d_head))  # (B, T, h·d_head); GPT-2: (B, T, d)
+        if hasattr(self, "gate"):  # gated attention: each head's output scaled by its own gate, feature by feature
+            y = self.gated(y * self.gate_scale(torch.sigmoid(self.gate(x))))  # (B, T, h·d_head)
         return self.proj(y)  # (B, T, d)
 
 
@@ -480,6 +500,12 @@ WIDE_QK_NOTATION: dict[str, tuple[str, str]] = {  # OLMo 2's QK-norm, before the
     "attn.k_norm": ("(B, T, h_kv·d_head)", "k after QK-norm (RMSNorm over h_kv·d_head), before the heads are split"),
 }
 
+GATE_LABELS = {  # the output gate's rows (`attn_gate`), each as wide as the merged heads (h·d_head, d in GPT-2's shape)
+    "attn.gate": "output gate's logits x W_g, one per head and feature (gated attention)",
+    "attn.gate_scale": "sigmoid of the gate's logits, each in (0, 1)",
+    "attn.gated": "merged heads times their gate, into W_o",
+}
+
 
 def scale(cfg: Config) -> str:
     """What the scores are divided by the square root of: d_head, or Gemma's query_pre_attn_scalar."""
@@ -488,7 +514,8 @@ def scale(cfg: Config) -> str:
 
 def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
     """The modern recipe's forms of attention's rows: K and V at h_kv heads, QK-norm's, RoPE's and the expansion's rows,
-    the fused kernel's output and log-sum-exp, the scores' scale and soft-cap, and h·d_head where d_head is set apart."""
+    the fused kernel's output and log-sum-exp, the scores' scale and soft-cap, h·d_head where d_head is set apart, and
+    the output gate's rows."""
     rows.update(RECIPE_NOTATION)
     rows["attn.scores"] = ("(B, h, T, T)", f"scores = q kᵀ / √{scale(cfg)}")
     if cfg.attention == "fused":
@@ -506,6 +533,9 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
         rows["attn.qkv"] = ("(B, T, (h + 2h_kv)·d_head)", rows["attn.qkv"][1])
         rows["attn.merged"] = ("(B, T, h·d_head)", "heads merged back")
         rows["attn.proj"] = ("(B, T, d)", "output projection, h·d_head → d")
+    if cfg.attn_gate:  # gated attention's rows, as wide as the merged heads
+        width = rows["attn.merged"][0]
+        rows.update({row: (width, label) for row, label in GATE_LABELS.items()})
 
 
 BIAS_WORDS = {"all": "biases", "none": "no biases", "qkv": "q, k, v biases", "attn": "attention biases",
@@ -513,7 +543,8 @@ BIAS_WORDS = {"all": "biases", "none": "no biases", "qkv": "q, k, v biases", "at
 
 
 def words(cfg: Config) -> list[str]:
-    """Attention in the recipe's words: its heads of K and V, the biases, QK-norm, the kernel, the scores' values."""
+    """Attention in the recipe's words: its heads of K and V, the biases, QK-norm, the output gate, the kernel, the
+    scores' values."""
     if not present(cfg):
         return []
     kv = ("multi-head attention" if cfg.h_kv == cfg.h else "multi-query attention" if cfg.h_kv == 1 else
@@ -522,6 +553,7 @@ def words(cfg: Config) -> list[str]:
             *(["QK-norm over all heads"] if cfg.qk_norm_wide else []),
             *(["QK-norm without a gain after RoPE (Llama 4's)"] if cfg.qk_l2 else []),
             *(["attention temperature in the NoPE blocks"] if cfg.attn_temperature else []),
+            *(["an output gate on the heads (gated attention)"] if cfg.attn_gate else []),
             *(["fused attention"] if cfg.attention == "fused" else []),
             *([f"scores / √{cfg.query_scale}"] if cfg.query_scale is not None else []),
             *([f"scores soft-capped at {cfg.attn_softcap:g}"] if cfg.attn_softcap is not None else [])]
