@@ -453,7 +453,8 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256, "max_position_embeddings": 32_768,
         "tie_word_embeddings": False, "attention_bias": False, "decoder_sparse_step": 1, "moe_intermediate_size": 512,
         "shared_expert_intermediate_size": 512, "num_experts_per_tok": 10, "num_experts": 512, "mlp_only_layers": None,
-        "layer_types": None,
+        "layer_types": None, "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
+        "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4,
     },
     "deepseek_v3": {  # DeepseekV3Config: latent attention, the first blocks dense, then shared and routed experts
         "vocab_size": 129_280, "hidden_size": 7_168, "intermediate_size": 18_432, "num_hidden_layers": 61,
@@ -661,6 +662,8 @@ FIELD_OF: dict[str, str] = {
     "intermediate_size_mlp": "d_ff", "interleave_moe_layer_step": "moe_step", "attention_chunk_size": "W",
     "n_shared_experts": "E_shared", "first_k_dense_replace": "dense_first", "kv_lora_rank": "d_c", "q_lora_rank": "d_cq",
     "qk_rope_head_dim": "d_R", "qk_nope_head_dim": "d_nope", "v_head_dim": "d_v",
+    "linear_num_key_heads": "h_lk", "linear_num_value_heads": "h_lv", "linear_key_head_dim": "d_lk",
+    "linear_value_head_dim": "d_lv", "linear_conv_kernel_dim": "d_conv",
 }
 # Each value's kind: a size (a whole number >= 1), a size or null (null: the class's rule), a flag, ...
 SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", "num_attention_heads", "n_head",
@@ -669,7 +672,9 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "shared_expert_intermediate_size", "decoder_sparse_step", "query_pre_attn_scalar", "sliding_window_pattern",
          "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts",
          "n_group", "topk_group", "rotary_dim", "no_rope_layer_interval", "intermediate_size_mlp",
-         "interleave_moe_layer_step", "attention_chunk_size", "moe_num_experts", "moe_topk", "full_attention_interval")
+         "interleave_moe_layer_step", "attention_chunk_size", "moe_num_experts", "moe_topk", "full_attention_interval",
+         "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
+         "linear_conv_kernel_dim")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_intermediate_size",
@@ -685,6 +690,11 @@ VALUE_KEYS = {"minicpm3": MINICPM3_SCALES, "granite": GRANITE_SCALES, "granitemo
               "hyperclovax": GRANITE_SCALES}
 VALUE_NULLABLE = {"hyperclovax": ("attention_multiplier",), "minicpm3": ("scale_depth", "dim_model_base")}  # null: its class's d_head^-0.5  # numbers that change values only (`VALUES_ONLY`)
 WHAT: dict[str, str] = {  # what a key is, for messages
+    "linear_num_key_heads": "a Gated DeltaNet block's q and k heads h_lk",
+    "linear_num_value_heads": "a Gated DeltaNet block's value heads h_lv",
+    "linear_key_head_dim": "each Gated DeltaNet q and k head's width d_lk",
+    "linear_value_head_dim": "each Gated DeltaNet value head's width d_lv",
+    "linear_conv_kernel_dim": "the Gated DeltaNet convolution's taps d_conv",
     "vocab_size": "the vocabulary size V", "hidden_size": "the model width d", "n_embd": "the model width d",
     "num_hidden_layers": "the number of blocks L", "n_layer": "the number of blocks L",
     "num_attention_heads": "the query heads h", "n_head": "the query heads h",
@@ -878,7 +888,7 @@ def _default(model_type: str, key: str) -> str:
 _FIXED_STATE = "instead of a KV cache that grows with T, a fixed-size state"
 _PARTIAL = "partial rotary (RoPE on part of each head's features, partial_rotary_factor below 1)"
 NOT_BUILT: dict[str, str] = {
-    **dict.fromkeys(("qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"),
+    **dict.fromkeys(("qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"),
                     f"its Gated DeltaNet layers (linear attention that keeps, {_FIXED_STATE})"),
     "olmo_hybrid": f"its linear-attention layers (which keep, {_FIXED_STATE})",
     "bailing_hybrid": f"its linear-attention layers (which keep, {_FIXED_STATE})",
@@ -905,15 +915,11 @@ NOT_BUILT: dict[str, str] = {
     "diffllama": "its differential attention (two softmax maps per head)",
     "bitnet": "its norms inside attention and the MLP (BitNet's sub-norms)",
 }
-# Types of `NOT_BUILT` read here where no block needs that part: the layer_types word of the blocks that do
-# (Qwen3-Next's Gated DeltaNet blocks). A file with any such block is refused naming the part (`_hybrid_blocks`); its other files are
-# read. Each class's default interval of full-attention blocks where its file lists none (full_attention_interval).
+# Types whose blocks mix with attention or a part of their own, by layer_types (`_hybrid_blocks`): that part's word
+# there (Qwen3-Next's Gated DeltaNet blocks: linear_attention, `model.parts.delta`), and each class's default interval
+# of full-attention blocks where its file lists none (full_attention_interval).
 PART_BLOCKS: dict[str, str] = {"qwen3_next": "linear_attention"}
 HYBRID_INTERVAL: dict[str, int] = {"qwen3_next": 4}
-# The keys that size only a `PART_BLOCKS` type's blocks of that part: not read (a note says so where the file has them).
-PART_KEYS: dict[str, tuple[str, ...]] = {"qwen3_next": ("linear_conv_kernel_dim", "linear_key_head_dim",
-                                                        "linear_value_head_dim", "linear_num_key_heads",
-                                                        "linear_num_value_heads")}
 
 
 def read(doc: Mapping) -> Reading:
@@ -988,7 +994,7 @@ def _text_model(doc: Mapping, wrapper: Wrapper) -> Reading:
 def _read(doc: Mapping) -> Reading:
     """`read` of a decoder's own config.json."""
     model_type = doc.get("model_type")
-    if isinstance(model_type, str) and model_type in NOT_BUILT and model_type not in PART_BLOCKS:
+    if isinstance(model_type, str) and model_type in NOT_BUILT:
         raise HFConfigError(f"config.json: model_type={show(model_type)} is not read here yet: it needs "
                             f"{NOT_BUILT[model_type]}, which this explorer does not build yet; give a model of one "
                             f"of the {len(MODEL_TYPES)} types it reads (gpt2, llama, mistral, qwen3, …)")
@@ -1023,9 +1029,7 @@ def _read(doc: Mapping) -> Reading:
                       f"module's HYV3MLP replaces by intermediate_size = {values['intermediate_size']:,}: one shared "
                       f"expert of that width, as transformers builds it",)
     windowing += (MINIMAX_VALUES,) if model_type == "minimax_m2" else ()
-    part_keys = [k for k in PART_KEYS.get(model_type, ()) if k in doc]
-    windowing += (f"not read, as no block is {PART_BLOCKS[model_type]}: {', '.join(part_keys)} (they size only those "
-                  f"blocks)",) if part_keys else ()
+    windowing += _linear(doc, values, model_type, fields, keys, types)
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
     ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES.get(model_type, {})
@@ -1762,13 +1766,39 @@ def _hybrid_blocks(values: dict, model_type: str, L: int) -> list[str]:
     if other:
         raise HFConfigError(f"config.json: layer_types lists {other[0]}, which {model_type}'s module does not build "
                             f"(its blocks are full_attention or {word}); list those")
-    n = types.count(word)
-    if n:
-        raise HFConfigError(f"config.json: model_type={show(model_type)} is read where every block is full_attention, "
-                            f"but {source} {n:,} of the {L:,} blocks {word}: they need {NOT_BUILT[model_type]}, "
-                            f"which this explorer does not build yet; list every block full_attention (layer_types, or "
-                            f"full_attention_interval = 1)")
+    values["hybrid_source"] = source
     return types
+
+
+# The keys of Gated DeltaNet's sizes and the Config fields they set (`model.parts.delta`: h_lk, h_lv, d_lk, d_lv, d_conv)
+LINEAR_KEYS = {"linear_num_key_heads": "linear_k_heads", "linear_num_value_heads": "linear_v_heads",
+               "linear_key_head_dim": "linear_k_dim", "linear_value_head_dim": "linear_v_dim",
+               "linear_conv_kernel_dim": "conv_width"}
+
+
+def _linear(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str],
+            types: list[str]) -> tuple[str, ...]:
+    """The Gated DeltaNet blocks (`linear_layers`: layer_types' linear_attention) and their sizes, and a note naming
+    them; where no block is one, a note naming the sizes the file gives, which size nothing then."""
+    if model_type not in PART_BLOCKS:
+        return ()
+    linear = tuple(i for i, t in enumerate(types) if t == PART_BLOCKS[model_type])
+    if not linear:
+        given = [k for k in LINEAR_KEYS if k in doc]
+        return (f"not read, as no block is {PART_BLOCKS[model_type]}: {', '.join(given)} (they size only those "
+                f"blocks)",) if given else ()
+    fields["linear_layers"] = linear
+    keys["linear_layers"] = "layer_types"
+    for key, name in LINEAR_KEYS.items():
+        fields[name], keys[name] = values[key], key
+    if values["linear_num_value_heads"] % values["linear_num_key_heads"]:
+        raise HFConfigError(f"config.json: linear_num_value_heads={values['linear_num_value_heads']:,} is not a "
+                            f"multiple of linear_num_key_heads={values['linear_num_key_heads']:,}: each q/k head of a "
+                            "Gated DeltaNet block serves linear_num_value_heads / linear_num_key_heads value heads")
+    return (f"Gated DeltaNet in {len(linear):,} of the {fields['L']:,} blocks ({values['hybrid_source']} them "
+            f"linear_attention): a fixed state of h_lv = {values['linear_num_value_heads']:,} heads of "
+            f"{values['linear_key_head_dim']:,} × {values['linear_value_head_dim']:,} per block in attention's place, "
+            "no KV cache",)
 
 
 def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | None]:

@@ -24,6 +24,7 @@ from model import budget, hf
 from model.cli import main
 from model.config import BOUNDS, TABLE_PRESETS, Config, HFConfigError, from_hf, read_hf
 from model.memory import kv_cache_lines
+from test_window import cache_bytes
 
 HF = Path(__file__).parent / "hf"
 PUBLISHED = HF / "published"  # published models' config.json files, with transformers' counts (its README)
@@ -40,8 +41,7 @@ def reference(doc: dict) -> tuple[int, int]:
     with torch.device("meta"):
         module = AutoModelForCausalLM.from_config(config, attn_implementation="eager", **experts)
     out = module(input_ids=torch.zeros(*BT, dtype=torch.long, device="meta"), use_cache=True)
-    kv = sum(t.numel() * t.element_size() for layer in out.past_key_values.layers for t in (layer.keys, layer.values))
-    return sum(p.numel() for p in module.parameters()), kv
+    return sum(p.numel() for p in module.parameters()), cache_bytes(out.past_key_values)
 
 
 def agree(doc: dict) -> None:
@@ -207,9 +207,10 @@ BASE: dict[str, dict] = {
                       "qk_nope_head_dim": 12, "v_head_dim": 10, "moe_intermediate_size": 20, "n_routed_experts": 16,
                       "n_shared_experts": 2, "num_experts_per_tok": 3, "mlp_layer_types": ["sparse", "dense", "sparse"]},
     "qwen3_next": {"model_type": "qwen3_next", **MODERN, **QWEN_MOE, "num_experts": 12, "attention_bias": True,
-                   "shared_expert_intermediate_size": 40, "layer_types": ["full_attention"] * 4,
-                   "full_attention_interval": 1},  # every block full attention, with layer_types or without; E at
-    # least its class's k = 10
+                   "shared_expert_intermediate_size": 40, "layer_types": ["linear_attention", "full_attention"] * 2,
+                   "full_attention_interval": 2, "linear_num_key_heads": 2, "linear_num_value_heads": 48,
+                   "linear_key_head_dim": 8, "linear_value_head_dim": 6, "linear_conv_kernel_dim": 3},  # Gated
+    # DeltaNet in blocks 0 and 2, with layer_types or without; E at least its class's k = 10
     "minicpm3": {"model_type": "minicpm3", **{k: v for k, v in MODERN.items() if k != "head_dim"}, "hidden_size": 160,
                  "num_attention_heads": 40, "num_key_value_heads": 40, "attention_bias": False, "mlp_bias": False,
                  "kv_lora_rank": 16, "q_lora_rank": None, "qk_rope_head_dim": 8, "qk_nope_head_dim": 12,

@@ -4,7 +4,8 @@ held in q_proj's rows beside each head's query), zero-centred RMSNorms (gain 1 +
 experts with a gated shared expert. Random small files, written by its own config class, read as transformers reads
 them: N on the meta device, the bytes of its real cache after a prefill, and forward FLOPs equal to FlopCounterMode on
 its eager CPU forward with eager experts; logits equal with the weights copied in; saved bytes and a real step's peak
-equal autograd's. A file with any linear_attention block (Gated DeltaNet, not built) is refused in one line naming it.
+equal autograd's. With Gated DeltaNet blocks (linear_attention, `model.parts.delta`): N, the whole cache (K, V and
+the states) and the FLOPs equal transformers' too.
 """
 from __future__ import annotations
 
@@ -83,25 +84,56 @@ def test_the_flagship_with_every_block_full_attention_is_counted_exactly():
     assert (cfg.E, cfg.k, cfg.E_shared, cfg.d_shared, cfg.d_head, cfg.rotary_dim) == (512, 10, 1, 512, 256, 64)
 
 
-LINEAR = "Gated DeltaNet layers (linear attention that keeps, instead of a KV cache that grows with T, a fixed-size state)"
+def hybrid_doc(rng: random.Random, moe: bool) -> dict:
+    """A tiny Qwen3-Next with Gated DeltaNet blocks: the full-attention file of `qwen3_next_doc`, its blocks drawn
+    linear_attention or full_attention (layer_types, at least one linear), or by full_attention_interval, and the
+    Gated DeltaNet sizes drawn (h_lv a multiple of h_lk); at least one block of each kind."""
+    doc = qwen3_next_doc(rng, moe)
+    L = max(2, doc["num_hidden_layers"])  # one block of each kind at least
+    fields = {k: v for k, v in doc.items() if k not in ("model_type", "layer_types", "full_attention_interval")}
+    fields["num_hidden_layers"] = L
+    if rng.random() < 0.6:
+        linear, full = rng.sample(range(L), 2)
+        types = [rng.choice(["linear_attention", "full_attention"]) for _ in range(L)]
+        types[linear], types[full] = "linear_attention", "full_attention"
+        fields["layer_types"] = types
+    else:
+        fields.update(layer_types=None, full_attention_interval=rng.randrange(2, L + 1))
+    h_lk = rng.randrange(1, 3)
+    fields.update(linear_num_key_heads=h_lk, linear_num_value_heads=h_lk * rng.randrange(1, 3),
+                  linear_key_head_dim=rng.randrange(2, 9), linear_value_head_dim=rng.randrange(2, 9),
+                  linear_conv_kernel_dim=rng.randrange(2, 5))
+    return written(**fields)
 
 
-@pytest.mark.parametrize("doc, where", [
-    (written(), "layer_types lists 36 of the 48 blocks linear_attention"),  # its class's defaults, as it writes them
-    ({"model_type": "qwen3_next", "num_hidden_layers": 4},
-     "full_attention_interval = 4 (not in the file: qwen3_next's default) makes 3 of the 4 blocks linear_attention"),
-    ({"model_type": "qwen3_next", "num_hidden_layers": 4, "full_attention_interval": 2},
-     "full_attention_interval = 2 makes 2 of the 4 blocks linear_attention"),
-    ({"model_type": "qwen3_next", "num_hidden_layers": 2, "layer_types": ["full_attention", "linear_attention"],
-      "full_attention_interval": 1}, "layer_types lists 1 of the 2 blocks linear_attention"),
-], ids=["class-defaults", "interval-default", "interval-2", "listed"])
-def test_a_file_with_a_linear_attention_block_is_refused_in_one_line_naming_gated_deltanet(doc, where):
-    with pytest.raises(HFConfigError) as e:
-        from_hf(doc)
-    assert str(e.value) == (f"config.json: model_type='qwen3_next' is read where every block is full_attention, but "
-                            f"{where}: they need its {LINEAR}, which this explorer does not build yet; list every block "
-                            f"full_attention (layer_types, or full_attention_interval = 1)")
-    assert hf.NOT_BUILT["qwen3_next"] == f"its {LINEAR}" and hf.PART_BLOCKS["qwen3_next"] == "linear_attention"
+HYBRID = [(moe, i) for moe in (False, True) for i in range(5)]
+
+
+@pytest.mark.parametrize("moe, seed", HYBRID, ids=[f"{'moe' if m else 'dense'}-{i}" for m, i in HYBRID])
+def test_hybrid_files_match_transformers_parameters_cache_and_flops(moe, seed):
+    """Gated DeltaNet beside attention: N, the whole cache after a prefill (fp32) and the forward FLOPs (T across the
+    chunks of 64) equal transformers'."""
+    rng = random.Random(f"qwen3_next-hybrid-{moe}-{seed}")
+    doc = hybrid_doc(rng, moe)
+    B, T = rng.randrange(1, 3), rng.choice([1, 5, 64, 70, 130])
+    cfg = from_hf(doc, B=B, T=T)
+    assert cfg.L_lin >= 1 and cfg.linear_k_heads == doc["linear_num_key_heads"]
+    N, kv, flops = measured(cfg)
+    ref_N, ref_kv, ref_flops = reference(doc, B, T, build=moe_module)
+    assert (N, kv) == (ref_N, ref_kv), doc
+    assert flops == pytest.approx(ref_flops, rel=1e-12), doc
+
+
+def test_the_flagship_is_read_with_its_gated_deltanet_blocks():
+    """Qwen3NextConfig's defaults (Qwen3-Next-80B-A3B's shape): 36 Gated DeltaNet blocks, every fourth block attention;
+    N is its module's on the meta device."""
+    cfg = from_hf(written())
+    assert cfg.L_lin == 36 and cfg.linear_layers[:4] == (0, 1, 2, 4)
+    assert budget(cfg).params_exact == sum(p.numel() for p in _module(written(), "meta").parameters()) \
+        == 79_674_391_296
+    notes = read_hf(written()).notes
+    assert any(n.startswith("Gated DeltaNet in 36 of the 48 blocks (layer_types lists them linear_attention)")
+               for n in notes)
 
 
 @pytest.mark.parametrize("doc, message", [
@@ -123,8 +155,8 @@ def test_blocks_its_module_does_not_build_are_refused_in_one_line(doc, message):
 
 def test_the_notes_name_what_is_not_read_and_what_changes_values_only():
     notes = read_hf(written(num_hidden_layers=2, layer_types=["full_attention"] * 2)).notes
-    assert ("not read, as no block is linear_attention: linear_conv_kernel_dim, linear_key_head_dim, "
-            "linear_value_head_dim, linear_num_key_heads, linear_num_value_heads (they size only those blocks)") in notes
+    assert ("not read, as no block is linear_attention: linear_num_key_heads, linear_num_value_heads, "
+            "linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim (they size only those blocks)") in notes
     assert any("the RMSNorms' gain 1 + g (zero-centred" in n for n in notes)
     assert any(n.startswith("partial RoPE: d_rot = 64 of each head's d_head = 256") for n in notes)
     beside = read_hf({"model_type": "qwen3_next", "num_hidden_layers": 2, "full_attention_interval": 3,

@@ -35,12 +35,21 @@ def _module(doc: dict, device: str) -> torch.nn.Module:
         return AutoModelForCausalLM.from_config(config, attn_implementation="eager")
 
 
+def cache_bytes(cache) -> int:
+    """The bytes a transformers cache holds: each attention layer's K and V, each linear-attention layer's
+    (LinearAttentionLayer) convolution and recurrent states."""
+    tensors = [t for layer in cache.layers for t in (getattr(layer, "keys", None), getattr(layer, "values", None),
+                                                     *getattr(layer, "conv_states", {}).values(),
+                                                     *getattr(layer, "recurrent_states", {}).values())]
+    return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
+
+
 def reference(doc: dict, B: int, T: int, build=_module) -> tuple[int, int, int]:
     """transformers' module of `doc` (made by `build(doc, device)`): (parameters on the meta device, the bytes of its
     real cache after a prefill of B sequences of T tokens there, forward FLOPs of its eager CPU pass at B, T)."""
     meta = build(doc, "meta")
     out = meta(input_ids=torch.zeros(B, T, dtype=torch.long, device="meta"), use_cache=True)
-    kv = sum(t.numel() * t.element_size() for layer in out.past_key_values.layers for t in (layer.keys, layer.values))
+    kv = cache_bytes(out.past_key_values)
     torch.manual_seed(0)
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
         build(doc, "cpu")(input_ids=torch.randint(0, doc["vocab_size"], (B, T)), use_cache=False)

@@ -66,6 +66,9 @@ def check(cfg: Config) -> None:
                                  "Gated DeltaNet blocks; list them in linear_layers or drop " + name)
         return
     below("linear_layers", cfg.linear_layers, cfg.L)
+    if cfg.L_lin == cfg.L:
+        raise ValueError(f"linear_layers lists every block (L={cfg.L:,}): a model of Gated DeltaNet blocks alone is not "
+                         "modelled yet (its figures compare them with the attention blocks); keep one attention block")
     for f in FIELDS[1:]:
         if getattr(cfg, f.name) is None:
             raise ValueError(f"Gated DeltaNet blocks (linear_layers) need {f.symbol}: set {f.name} ({f.doc}; "
