@@ -654,13 +654,25 @@ TABLE_PRESETS: dict[str, Config] = {
     # every block but every fourth (no_rope_layers: blocks 3, 7, …, 35 NoPE), a 65,536-token context; 3,075,098,624
     # parameters ("3B"): transformers' module
     "smollm3-3b": _modern(36, 2048, 16, 4, 11_008, 128_256, 65_536, tie=True, nope_layers=tuple(range(3, 36, 4))),
+    # Qwen3-Next-80B-A3B (Qwen/Qwen3-Next-80B-A3B-Instruct's config.json; Qwen3NextConfig's defaults but its 262,144-token
+    # context): 48 blocks of d 2,048, Gated DeltaNet in three of every four (h_lk 16 q/k heads and h_lv 32 value heads of
+    # 128, a 4-tap convolution), attention in blocks 3, 7, …, 47 (16 heads and 2 K/V heads of 256, QK-norm, an output
+    # gate, RoPE on 64 of each head's features); every block 512 experts of 512, 10 per token, and a gated shared expert
+    # of 512; 79,674,391,296 parameters ("80B total" on its card): transformers' module
+    "qwen3-next-80b-a3b": _modern(48, 2048, 16, 2, None, 151_936, 262_144, head_dim=256, qk_norm=True, rotary_dim=64,
+                                  attn_gate=True, experts=512, top_k=10, expert_dim=512, shared_experts=1,
+                                  shared_dim=512, shared_gate=True, linear_layers=tuple(i for i in range(48) if (i + 1) % 4),
+                                  linear_k_heads=16, linear_v_heads=32, linear_k_dim=128, linear_v_dim=128,
+                                  conv_width=4),
     # a parallel block (Cohere's c4ai-command-r-v01): one LayerNorm without bias per block read by attention and the MLP
     "command-r": _modern(40, 8192, 64, 64, 22_528, 256_000, 8_192, tie=True, norm="layernorm", parallel=True),
 }
 WINDOW_PRESETS = ("mistral-7b-v0.1", "gemma-3-1b", "gemma-3-27b", "gpt-oss-20b")  # on both pages (issue 27)
 MLA_PRESETS = ("deepseek-v3",)  # latent attention, on both pages (issue 27)
+LINEAR_PRESETS = ("qwen3-next-80b-a3b",)  # Gated DeltaNet hybrids (issue 41): the live page's menu (no exported page yet)
 FAMILY_PRESETS = ("llama4-scout", "glm-4.5-air", "minimax-m2", "phi-4-mini", "smollm3-3b")  # issue 40's, both pages
-PRESETS.update({name: TABLE_PRESETS[name] for name in (*WINDOW_PRESETS, *MLA_PRESETS, *FAMILY_PRESETS)})
+PRESETS.update({name: TABLE_PRESETS[name] for name in (*WINDOW_PRESETS, *MLA_PRESETS, *FAMILY_PRESETS,
+                                                          *LINEAR_PRESETS)})
 ALL_PRESETS: dict[str, Config] = {**PRESETS, **TABLE_PRESETS}  # what --preset takes
 
 

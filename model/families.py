@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from .config import FAMILY_PRESETS, MODERN, PRESETS, WRITTEN, Config, defaults, snap_heads
 from .fields import FAMILIES as FIELD_FAMILIES, linked
-from .parts import mlp, moe, positions, window
+from .parts import delta, mlp, moe, positions, window
 
-MENU_PARTS = (moe, window, positions)  # the parts whose sizes a preset's menu label names, in this order
+MENU_PARTS = (moe, window, positions, delta)  # the parts whose sizes a preset's menu label names, in this order
 FAMILIES: dict[str, tuple[str, ...]] = {
     "GPT-2": ("gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl"),
     "GPT-3": ("gpt3-125m", "gpt3-350m", "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b"),
     "Llama 3": ("llama3.2-1b", "llama3-8b", "llama3-70b"),
     "Llama 4": ("llama4-scout",),
     "Mistral": ("mistral-7b-v0.1", "mistral-7b", "mistral-nemo-12b", "mixtral-8x7b"),
-    "Qwen": ("qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-4b-instruct-2507", "qwen3-30b-a3b"),
+    "Qwen": ("qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-4b-instruct-2507", "qwen3-30b-a3b", "qwen3-next-80b-a3b"),
     "Gemma": ("gemma-3-1b", "gemma-3-27b"),
     "gpt-oss": ("gpt-oss-20b",),
     "DeepSeek": ("deepseek-v3",),
@@ -50,7 +50,7 @@ TITLES: dict[str, str] = {
     "gemma-3-1b": "Gemma 3 1B", "gemma-3-27b": "Gemma 3 27B (text)", "gpt-oss-20b": "gpt-oss-20b",
     "deepseek-v3": "DeepSeek-V3 (no MTP module)",  # its published 671B: without the multi-token-prediction module
     "glm-4.5-air": "GLM-4.5-Air (no MTP layer)", "minimax-m2": "MiniMax-M2 (no MTP modules)", "phi-4-mini": "Phi-4-mini",
-    "smollm3-3b": "SmolLM3 3B", "llama4-scout": "Llama 4 Scout (text)",
+    "smollm3-3b": "SmolLM3 3B", "llama4-scout": "Llama 4 Scout (text)", "qwen3-next-80b-a3b": "Qwen3-Next 80B-A3B",
 }
 
 

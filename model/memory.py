@@ -95,6 +95,7 @@ class Structure:
     oss: tuple[bool, ...] = ()  # gpt-oss's extras that make tensors: sinks, the experts' biases, the clamp
     mla: tuple[bool, ...] = ()  # latent attention: (whether the queries have a latent,)
     flags: tuple[str, ...] = ()  # the recipe's flags that change which tensors a pass makes and are on (`FLAGS`)
+    lin: tuple[str, ...] = ()  # with Gated DeltaNet blocks: the kinds of blocks in order (`distinct_kinds`)
 
 
 # The sizes whose being 1 changes which tensors are views and which storages autograd keeps (found by flipping
@@ -115,7 +116,8 @@ def structure(cfg: Config, dtype: str) -> Structure:
                      moe=moe_part.structure(cfg), window=window.present(cfg), gemma=gemma if any(gemma) else (),
                      oss=oss if any(oss) else (), mla=latent.structure(cfg), partial=cfg.rotary_dim is not None,
                      nope=distinct_kinds(cfg) if cfg.nope_layers else (),
-                     flags=tuple(name for name in FLAGS if getattr(cfg, name)))
+                     flags=tuple(name for name in FLAGS if getattr(cfg, name)),
+                     lin=distinct_kinds(cfg) if cfg.linear_layers else ())
 
 
 def structure_key(s: Structure) -> str:
@@ -139,6 +141,8 @@ def structure_key(s: Structure) -> str:
         recipe.append("partial_rotary")
     if s.nope:
         recipe.append("nope=" + "+".join(s.nope))
+    if s.lin:
+        recipe.append("lin=" + "+".join(s.lin))
     recipe += list(s.flags)
     return ",".join(["tied" if s.tie else "untied", s.dtype, *(f"{k}=1" for k in ones), *recipe])
 

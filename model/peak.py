@@ -369,14 +369,18 @@ def _monomial(c: int, factors: tuple[str, ...]) -> Poly:
 
 def _fit(s: Structure, record: Callable[[Config, str], _Live]) -> list[Candidate]:
     """The maximal moments of `record` at the probes of `s`, with their bytes as polynomials."""
-    configs = probes(s)
-    runs = [record(cfg, s.dtype) for cfg in configs]
+    return _maximal(probes(s), s.dtype, record)
+
+
+def _maximal(configs: list[Config], dtype: str, record: Callable[[Config, str], _Live]) -> list[Candidate]:
+    """The maximal moments of `record` at `configs`, their bytes fitted across them (one config: its numbers)."""
+    runs = [record(cfg, dtype) for cfg in configs]
     first = runs[0]
     if any([m.alive for m in r.moments] != [m.alive for m in first.moments] for r in runs[1:]):
         raise RuntimeError("probe steps of one structure allocated differently: the peak cannot be written as formulas")
     fitted: dict[tuple[int, ...], Poly] = {}  # many storages share their sizes: fit each size once
     for nbytes in {tuple(r.sizes[n] for r in runs) for n in range(len(first.sizes))}:
-        fitted[nbytes] = _fit_bytes(list(nbytes), configs)
+        fitted[nbytes] = _fit_bytes(list(nbytes), configs) if len(configs) > 1 else poly_const(nbytes[0])
     sizes = [fitted[tuple(r.sizes[n] for r in runs)] for n in range(len(first.sizes))]
     moments = first.moments
     out = []
@@ -404,6 +408,15 @@ def candidates(s: Structure) -> tuple[Candidate, ...]:
     *passing, after = _fit(s, _pass)
     blocks = 1 if s.moe is None else len(s.moe[0])
     return (*_prune(passing, blocks), *(_plus(c, after) for c in _update_candidates(shapes)))
+
+
+@functools.lru_cache(maxsize=64)
+def measured_candidates(cfg: Config, dtype: str) -> tuple[Candidate, ...]:
+    """`candidates` of a model with Gated DeltaNet blocks, whose storages (its chunked rule's, of T_pad and chunks of
+    64) no probe fits: the moments of cfg's own step at its B and T, their bytes as numbers."""
+    *passing, after = _maximal([cfg], dtype, _pass)
+    update = _prune(_maximal([cfg], "fp32", _update), 1)
+    return (*_prune(passing, len(dict.fromkeys(cfg.block_kinds))), *(_plus(c, after) for c in update))
 
 
 def _plus(c: Candidate, more: Candidate) -> Candidate:

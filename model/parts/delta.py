@@ -89,6 +89,11 @@ def present(cfg: Config) -> bool:
     return bool(cfg.linear_layers)
 
 
+def menu_words(cfg: Config) -> str:
+    """What a preset's menu label adds (`model.families.menu_label`): ", Gated DeltaNet on 36"."""
+    return f", Gated DeltaNet on {cfg.L_lin}" if present(cfg) else ""
+
+
 def sizes(cfg: Config) -> dict[str, object]:
     """Its fields and L_lin in a configuration's JSON, none without it."""
     if not present(cfg):
