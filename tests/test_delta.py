@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 import subprocess
 import sys
 
@@ -199,3 +200,35 @@ def test_the_t_chart_sets_the_all_attention_twin_beside_the_hybrid():
     assert data["twin_T"]["T"] == data["by_T"]["T"]
     assert data["twin_T"]["step_ms"][-1] > data["by_T"]["step_ms"][-1]
     assert chart_data(serving(hybrid(dict.fromkeys(s), 2, 64, L=4, linear=())))["twin_T"]["T"] == []
+
+
+HYBRIDS = [hybrid({"linear_k_heads": 1, "linear_v_heads": 2, "linear_k_dim": 4, "linear_v_dim": 6, "conv_width": 3},
+                  2, T, L=3, linear=(0, 2), attention=attention) for T, attention in ((5, "eager"), (70, "fused"))]
+
+
+@pytest.mark.parametrize("cfg", HYBRIDS, ids=["eager-5", "fused-70"])
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_saved_bytes_equal_autograd_on_real_cpu_tensors(cfg, dtype):
+    """What the chunked rule keeps for backward (its chunks, the triangular solves' inputs and outputs): the meta
+    pass's bytes are autograd's on real CPU tensors, and the training card's per-kind bytes add up to them."""
+    from model import trace
+    from model.passes import saved_bytes_of
+    from model.training import saved_by_kind
+    torch.manual_seed(0)
+    m = GPT(cfg).to({"fp32": torch.float32, "bf16": torch.bfloat16}[dtype])
+    real = saved_bytes_of(m, torch.randint(0, cfg.V, (cfg.B, cfg.T)))
+    assert real == trace(cfg, dtype).saved_bytes
+    rest, by_kind = saved_by_kind(cfg, dtype)
+    assert rest + by_kind["dense_lin"] * 2 + by_kind["dense"] == real
+
+
+ONE_EACH = [replace(c, L=2, linear_layers=(0,)) for c in HYBRIDS]
+KNOWN = pytest.mark.xfail(strict=True, reason="a second Gated DeltaNet block adds S_lin (its saved bytes) to the plan's "
+                          "peak, but about 1 % less to a real step's: open, see issue 41's note")
+
+
+@pytest.mark.parametrize("cfg", [*ONE_EACH, *(pytest.param(c, marks=KNOWN) for c in HYBRIDS)],
+                         ids=["one-each-eager", "one-each-fused", "eager-5", "fused-70"])
+def test_the_training_peak_equals_a_real_step_on_cpu_tensors(cfg):
+    from test_training import check_a_real_step_on_cpu_tensors
+    check_a_real_step_on_cpu_tensors(cfg)
