@@ -429,6 +429,8 @@ CHART_NOTE = "* these bars add up to N; the two per-block bars are the halves of
 MOE_CHART: tuple[tuple[str, str, bool], ...] = (
     ("params/emb", "embeddings", True),
     ("params/attention", "attention × L", True),
+    ("params/attention_lin", "attention × (L − L_lin)", True),
+    ("params/lin", "Gated DeltaNet × L_lin", True),
     ("params/dense_mlps", "dense MLPs", True),
     ("params/experts", "routed experts", True),
     ("params/shared", "shared experts", True),
@@ -438,14 +440,24 @@ MOE_CHART: tuple[tuple[str, str, bool], ...] = (
     ("params/experts_active", "routed experts one token uses", False),
 )
 MOE_CHART_NOTE = "* these bars add up to N; a token uses the router{shared} and k of the E routed experts."
+# A dense model with Gated DeltaNet blocks: the parts of all blocks, as a mixture of experts' chart draws them
+LIN_CHART: tuple[tuple[str, str, bool], ...] = (
+    ("params/emb", "embeddings", True),
+    ("params/attention_lin", "attention × (L − L_lin)", True),
+    ("params/lin", "Gated DeltaNet × L_lin", True),
+    ("params/mlps", "MLPs × L", True),
+    ("params/norms", "norms", True),
+    ("params/head", "head", True),
+)
+LIN_CHART_NOTE = "* these bars add up to N."
 
 
 def chart(b: Budget) -> tuple[tuple[str, str, bool], ...]:
-    """The parameter chart's bars of this budget: `CHART`, or `MOE_CHART` where a mixture of experts has the parts
-    (the bars whose line this budget has)."""
+    """The parameter chart's bars of this budget: `CHART`, `LIN_CHART` for a dense model with Gated DeltaNet blocks,
+    or `MOE_CHART` where a mixture of experts has the parts (the bars whose line this budget has)."""
     keys = [x.key for x in b.lines]
     if "params/experts" not in keys:
-        return CHART
+        return LIN_CHART if "params/lin" in keys else CHART
     return tuple(bar for bar in MOE_CHART if bar[0] in keys)
 
 
@@ -454,7 +466,7 @@ def chart_note(b: Budget) -> str:
     names the shared experts where the model has them)."""
     bars = chart(b)
     if not any(k == "params/experts" for k, _, _ in bars):
-        return CHART_NOTE
+        return LIN_CHART_NOTE if bars is LIN_CHART else CHART_NOTE
     return MOE_CHART_NOTE.format(shared=", the shared experts" if any(k == "params/shared" for k, _, _ in bars) else "")
 
 

@@ -232,3 +232,14 @@ KNOWN = pytest.mark.xfail(strict=True, reason="a second Gated DeltaNet block add
 def test_the_training_peak_equals_a_real_step_on_cpu_tensors(cfg):
     from test_training import check_a_real_step_on_cpu_tensors
     check_a_real_step_on_cpu_tensors(cfg)
+
+
+@pytest.mark.parametrize("moe", [{}, {"experts": 4, "top_k": 2, "expert_dim": 8}], ids=["dense", "moe"])
+def test_the_parameter_chart_s_starred_bars_add_up_to_n(moe):
+    """The chart's parts: attention in the L − L_lin attention blocks, Gated DeltaNet in the L_lin others."""
+    from model.budgeting import chart
+    s = {"linear_k_heads": 2, "linear_v_heads": 4, "linear_k_dim": 8, "linear_v_dim": 8, "conv_width": 4}
+    b = budget(hybrid(s, 2, 8, L=4, linear=(0, 1, 2), **moe))
+    starred = [key for key, _, adds in chart(b) if adds]
+    assert {"params/attention_lin", "params/lin"} <= set(starred) and "params/attention" not in starred
+    assert sum(b.line(key).value for key in starred) == b.params_exact

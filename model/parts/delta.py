@@ -158,10 +158,19 @@ SAYS = {  # the words Gated DeltaNet adds to the budget's lines (`model.parts.sa
 
 
 def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
-    """One Gated DeltaNet block's parameters, beside one attention block's."""
+    """One Gated DeltaNet block's parameters, beside one attention block's ("block"), and the parts of all blocks the
+    parameter chart draws ("parts", `model.budgeting.LIN_CHART`): the attention blocks', the Gated DeltaNet blocks' and
+    (a dense model's) the MLPs."""
     if f.lin is None:
         return {}
-    return {"block": [line("params/lin_block", label(f.cfg), f.lin, f.symbols, "params")]}
+    s = f.symbols
+    dense = [] if "moe" in f.counts else [line("params/mlps", "MLPs of all L blocks", E("L·({x})", x=f.mlp), s,
+                                               "params")]
+    return {"block": [line("params/lin_block", label(f.cfg), f.lin, s, "params")],
+            "parts": [line("params/attention_lin", "attention of the L − L_lin attention blocks",
+                           E("(L − L_lin)·({x})", x=f.attn), s, "params"),
+                      line("params/lin", "Gated DeltaNet of the L_lin blocks", E("L_lin·({x})", x=f.lin), s, "params"),
+                      *dense]}
 
 
 def flop_steps(f: Formulas) -> list[Line]:

@@ -226,7 +226,8 @@ def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
                  else "") + ", a score per expert", router(cfg), s, "params"),
         ],
         "parts": [
-            line("params/attention", "attention of all L blocks", E("L·({x})", x=f.attn), s, "params"),
+            *([] if f.lin is not None else  # Gated DeltaNet's parts name the attention blocks beside its own
+              [line("params/attention", "attention of all L blocks", E("L·({x})", x=f.attn), s, "params")]),
             *dense,
             line("params/experts", "routed experts of the MoE blocks", E("{n}·{x}", n=n, x=experts(cfg)), s, "params"),
             line("params/experts_active", "of them, the k per block one token uses",
