@@ -331,8 +331,10 @@ def quantized(cfg: Config, group: int) -> Quantized:
         matrices = _matrices(block)
         N_q += n[block.kind] * sum(E * i * o for E, i, o, _ in matrices)
         S_q += n[block.kind] * sum(E * o * -(-i // group) for E, i, o, _ in matrices)
-        N_e += sum(i * o for _, i, o, expert in matrices if expert)
-        S_e += sum(o * -(-i // group) for _, i, o, expert in matrices if expert)
+        if any(expert for *_, expert in matrices):  # one routed expert, as every MoE block's (Gated DeltaNet's and
+            # attention's MoE blocks are two kinds of one expert)
+            N_e = sum(i * o for _, i, o, expert in matrices if expert)
+            S_e = sum(o * -(-i // group) for _, i, o, expert in matrices if expert)
     return Quantized(N_q, S_q, N_e, S_e)
 
 

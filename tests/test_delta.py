@@ -243,3 +243,15 @@ def test_the_parameter_chart_s_starred_bars_add_up_to_n(moe):
     starred = [key for key, _, adds in chart(b) if adds]
     assert {"params/attention_lin", "params/lin"} <= set(starred) and "params/attention" not in starred
     assert sum(b.line(key).value for key in starred) == b.params_exact
+
+
+def test_serving_qwen3_next_reads_one_expert_per_choice():
+    """Qwen3-Next's MoE blocks are of two kinds (beside Gated DeltaNet or attention), one expert shape: a routed
+    expert is 3·d·d_expert weights, and a decode step moves a positive number of bytes (as for Llama 4's NoPE blocks)."""
+    from model.config import PRESETS
+    from model.inference import infer
+    for name in ("qwen3-next-80b-a3b", "llama4-scout"):
+        cfg = PRESETS[name]
+        r = infer(cfg)
+        assert r.line("infer/n_e").value == 3 * cfg.d * cfg.d_expert
+        assert 0 < r.line("infer/decode_weights_read").value < r.weight_bytes
