@@ -186,8 +186,9 @@ def width(cfg: Config, kind: str) -> int | None:
 
 
 def of_kind(cfg: Config, kind: str) -> Config:
-    """`cfg` with every block's attention of `kind` (`width`), no full layers."""
-    return replace(cfg, window=width(cfg, kind), full_layers=())
+    """`cfg` with every block's attention of `kind` (`width`), no full layers (and no chunks without a window)."""
+    W = width(cfg, kind)
+    return replace(cfg, window=W, full_layers=(), chunked=cfg.chunked and W is not None)
 
 
 def band_mask(T: int, window: int, device: torch.device, dtype: torch.dtype, chunked: bool = False) -> torch.Tensor:
