@@ -466,7 +466,7 @@ def chart_note(b: Budget) -> str:
     names the shared experts where the model has them)."""
     bars = chart(b)
     if not any(k == "params/experts" for k, _, _ in bars):
-        return LIN_CHART_NOTE if bars is LIN_CHART else CHART_NOTE
+        return LIN_CHART_NOTE if any(k == "params/lin" for k, _, _ in bars) else CHART_NOTE
     return MOE_CHART_NOTE.format(shared=", the shared experts" if any(k == "params/shared" for k, _, _ in bars) else "")
 
 

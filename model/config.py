@@ -366,6 +366,31 @@ class Config:
         return len(self.linear_layers)
 
     @property
+    def h_lk(self) -> int | None:
+        """A Gated DeltaNet block's q and k heads (`linear_k_heads`; None without Gated DeltaNet)."""
+        return self.linear_k_heads
+
+    @property
+    def h_lv(self) -> int | None:
+        """A Gated DeltaNet block's value heads (`linear_v_heads`)."""
+        return self.linear_v_heads
+
+    @property
+    def d_lk(self) -> int | None:
+        """Each Gated DeltaNet q and k head's width (`linear_k_dim`)."""
+        return self.linear_k_dim
+
+    @property
+    def d_lv(self) -> int | None:
+        """Each Gated DeltaNet value head's width (`linear_v_dim`)."""
+        return self.linear_v_dim
+
+    @property
+    def d_conv(self) -> int | None:
+        """The Gated DeltaNet convolution's taps (`conv_width`)."""
+        return self.conv_width
+
+    @property
     def T_pad(self) -> int:
         """T rounded up to whole chunks of the chunked delta rule (`model.parts.delta.CHUNK`, 64 tokens)."""
         return -(-self.T // delta.CHUNK) * delta.CHUNK
@@ -435,8 +460,8 @@ class Config:
         if self.nope_layers:
             out["L_nope"] = self.L_nope
         if self.linear_layers:
-            out.update(L_lin=self.L_lin, h_lk=self.linear_k_heads, h_lv=self.linear_v_heads, d_lk=self.linear_k_dim,
-                       d_lv=self.linear_v_dim, d_conv=self.conv_width, T_pad=self.T_pad)
+            out.update(L_lin=self.L_lin, h_lk=self.h_lk, h_lv=self.h_lv, d_lk=self.d_lk, d_lv=self.d_lv,
+                       d_conv=self.d_conv, T_pad=self.T_pad)
         if self.mla:
             out.update(d_c=self.d_c, d_R=self.d_R, d_nope=self.d_nope, d_v=self.d_v,
                        **({"d_cq": self.d_cq} if self.d_cq is not None else {}))
