@@ -906,8 +906,9 @@ NOT_BUILT: dict[str, str] = {
     "bitnet": "its norms inside attention and the MLP (BitNet's sub-norms)",
 }
 # Types of `NOT_BUILT` read here where no block needs that part: the layer_types word of the blocks that do
-# (Qwen3-Next's Gated DeltaNet blocks). A file with any such block is refused naming the part (`_hybrid_blocks`); its other files are
-# read. Each class's default interval of full-attention blocks where its file lists none (full_attention_interval).
+# (Qwen3-Next's Gated DeltaNet blocks). A file with any such block is refused naming the part (`_hybrid_blocks`); its
+# other files are read. Each class's default interval of full-attention blocks where its file lists none
+# (full_attention_interval).
 PART_BLOCKS: dict[str, str] = {"qwen3_next": "linear_attention"}
 HYBRID_INTERVAL: dict[str, int] = {"qwen3_next": 4}
 # The keys that size only a `PART_BLOCKS` type's blocks of that part: not read (a note says so where the file has them).
@@ -1108,9 +1109,9 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                "exaone4": (ROPE_VALUES,), "arcee": (ROPE_VALUES,), "jais2": (ROPE_VALUES + "; the LayerNorms' ε",),
                "vaultgemma": (GEMMA_VALUES,), "gpt_oss": (OSS_VALUES,),
                "ministral3": (MINISTRAL3_VALUES,),
-               "qwen3_next": ("values only, which change no count, shape or byte: the RMSNorms' gain 1 + g (zero-centred, "
-                              "g starting at 0, as Gemma's); q_proj's rows, each head's query beside its gate (W_q and "
-                              "W_g apart here, the same parameters and FLOPs); RoPE's θ and scaling",),
+               "qwen3_next": ("values only, which change no count, shape or byte: the RMSNorms' gain 1 + g "
+                              "(zero-centred, g starting at 0, as Gemma's); q_proj's rows, each head's query beside its "
+                              "gate (W_q and W_g apart here, the same parameters and FLOPs); RoPE's θ and scaling",),
                "hy_v3": ("values only, which change no count, shape or byte: the router's sigmoid scores (this module's "
                          "router takes a softmax over the same (B, T, E) logits), their correction bias "
                          "e_score_correction_bias (a buffer of E per MoE block, not a parameter: not in N, as "

@@ -1,5 +1,5 @@
-"""Qwen3-Next (qwen3_next) where every block is full attention: QK-norm per head, partial RoPE (a quarter of each head by
-its class's default), an output gate on the heads (`attn_gate`: the merged heads times sigmoid(x W_g) before W_o, W_g
+"""Qwen3-Next (qwen3_next) where every block is full attention: QK-norm per head, partial RoPE (a quarter of each head
+by its class's default), an output gate on the heads (`attn_gate`: the merged heads times sigmoid(x W_g) before W_o, W_g
 held in q_proj's rows beside each head's query), zero-centred RMSNorms (gain 1 + g: values only), and Qwen2-MoE's
 experts with a gated shared expert. Random small files, written by its own config class, read as transformers reads
 them: N on the meta device, the bytes of its real cache after a prefill, and forward FLOPs equal to FlopCounterMode on
@@ -51,7 +51,8 @@ def qwen3_next_doc(rng: random.Random, moe: bool) -> dict:
         E = rng.randrange(1, 6)
         fields.update(num_experts=E, num_experts_per_tok=rng.randrange(1, E + 1),
                       moe_intermediate_size=rng.randrange(2, 20), shared_expert_intermediate_size=rng.randrange(2, 20),
-                      decoder_sparse_step=rng.randrange(1, 3), mlp_only_layers=rng.sample(range(L), rng.randrange(0, L)),
+                      decoder_sparse_step=rng.randrange(1, 3),
+                      mlp_only_layers=rng.sample(range(L), rng.randrange(0, L)),
                       norm_topk_prob=rng.random() < 0.5)
     return written(**fields)
 
@@ -83,7 +84,8 @@ def test_the_flagship_with_every_block_full_attention_is_counted_exactly():
     assert (cfg.E, cfg.k, cfg.E_shared, cfg.d_shared, cfg.d_head, cfg.rotary_dim) == (512, 10, 1, 512, 256, 64)
 
 
-LINEAR = "Gated DeltaNet layers (linear attention that keeps, instead of a KV cache that grows with T, a fixed-size state)"
+LINEAR = ("Gated DeltaNet layers (linear attention that keeps, instead of a KV cache that grows with T, a fixed-size "
+          "state)")
 
 
 @pytest.mark.parametrize("doc, where", [
@@ -99,8 +101,8 @@ def test_a_file_with_a_linear_attention_block_is_refused_in_one_line_naming_gate
     with pytest.raises(HFConfigError) as e:
         from_hf(doc)
     assert str(e.value) == (f"config.json: model_type='qwen3_next' is read where every block is full_attention, but "
-                            f"{where}: they need its {LINEAR}, which this explorer does not build yet; list every block "
-                            f"full_attention (layer_types, or full_attention_interval = 1)")
+                            f"{where}: they need its {LINEAR}, which this explorer does not build yet; list every "
+                            f"block full_attention (layer_types, or full_attention_interval = 1)")
     assert hf.NOT_BUILT["qwen3_next"] == f"its {LINEAR}" and hf.PART_BLOCKS["qwen3_next"] == "linear_attention"
 
 
@@ -124,7 +126,8 @@ def test_blocks_its_module_does_not_build_are_refused_in_one_line(doc, message):
 def test_the_notes_name_what_is_not_read_and_what_changes_values_only():
     notes = read_hf(written(num_hidden_layers=2, layer_types=["full_attention"] * 2)).notes
     assert ("not read, as no block is linear_attention: linear_conv_kernel_dim, linear_key_head_dim, "
-            "linear_value_head_dim, linear_num_key_heads, linear_num_value_heads (they size only those blocks)") in notes
+            "linear_value_head_dim, linear_num_key_heads, linear_num_value_heads (they size only those blocks)") \
+        in notes
     assert any("the RMSNorms' gain 1 + g (zero-centred" in n for n in notes)
     assert any(n.startswith("partial RoPE: d_rot = 64 of each head's d_head = 256") for n in notes)
     beside = read_hf({"model_type": "qwen3_next", "num_hidden_layers": 2, "full_attention_interval": 3,
@@ -188,8 +191,12 @@ SMALL = [LIKE_QWEN3_NEXT, replace(LIKE_QWEN3_NEXT, attention="fused", bias="none
                  moe_step=2)]
 
 
+def _ids(c: Config) -> str:
+    return f"{c.attention}-{''.join(k[0] for k in c.block_kinds)}"
+
+
 @pytest.mark.parametrize("cfg, dtype", [(c, d) for c in SMALL for d in ("fp32", "bf16")],
-                         ids=lambda x: x if isinstance(x, str) else f"{x.attention}-{''.join(k[0] for k in x.block_kinds)}")
+                         ids=lambda x: x if isinstance(x, str) else _ids(x))
 def test_saved_bytes_equal_autograd_on_real_cpu_tensors(cfg, dtype):
     """The gate's sigmoid keeps its output and the product keeps both factors: autograd's bytes, every one counted."""
     torch.manual_seed(0)
