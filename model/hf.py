@@ -1112,9 +1112,9 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                "exaone4": (ROPE_VALUES,), "arcee": (ROPE_VALUES,), "jais2": (ROPE_VALUES + "; the LayerNorms' ε",),
                "vaultgemma": (GEMMA_VALUES,), "gpt_oss": (OSS_VALUES,),
                "ministral3": (MINISTRAL3_VALUES,),
-               "qwen3_next": ("values only, which change no count, shape or byte: the RMSNorms' gain 1 + g (zero-centred, "
-                              "g starting at 0, as Gemma's); q_proj's rows, each head's query beside its gate (W_q and "
-                              "W_g apart here, the same parameters and FLOPs); RoPE's θ and scaling",),
+               "qwen3_next": ("values only, which change no count, shape or byte: the RMSNorms' gain 1 + g "
+                              "(zero-centred, g starting at 0, as Gemma's); q_proj's rows, each head's query beside its "
+                              "gate (W_q and W_g apart here, the same parameters and FLOPs); RoPE's θ and scaling",),
                "hy_v3": ("values only, which change no count, shape or byte: the router's sigmoid scores (this module's "
                          "router takes a softmax over the same (B, T, E) logits), their correction bias "
                          "e_score_correction_bias (a buffer of E per MoE block, not a parameter: not in N, as "

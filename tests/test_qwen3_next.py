@@ -1,5 +1,5 @@
-"""Qwen3-Next (qwen3_next) where every block is full attention: QK-norm per head, partial RoPE (a quarter of each head by
-its class's default), an output gate on the heads (`attn_gate`: the merged heads times sigmoid(x W_g) before W_o, W_g
+"""Qwen3-Next (qwen3_next) where every block is full attention: QK-norm per head, partial RoPE (a quarter of each head
+by its class's default), an output gate on the heads (`attn_gate`: the merged heads times sigmoid(x W_g) before W_o, W_g
 held in q_proj's rows beside each head's query), zero-centred RMSNorms (gain 1 + g: values only), and Qwen2-MoE's
 experts with a gated shared expert. Random small files, written by its own config class, read as transformers reads
 them: N on the meta device, the bytes of its real cache after a prefill, and forward FLOPs equal to FlopCounterMode on
@@ -52,7 +52,8 @@ def qwen3_next_doc(rng: random.Random, moe: bool) -> dict:
         E = rng.randrange(1, 6)
         fields.update(num_experts=E, num_experts_per_tok=rng.randrange(1, E + 1),
                       moe_intermediate_size=rng.randrange(2, 20), shared_expert_intermediate_size=rng.randrange(2, 20),
-                      decoder_sparse_step=rng.randrange(1, 3), mlp_only_layers=rng.sample(range(L), rng.randrange(0, L)),
+                      decoder_sparse_step=rng.randrange(1, 3),
+                      mlp_only_layers=rng.sample(range(L), rng.randrange(0, L)),
                       norm_topk_prob=rng.random() < 0.5)
     return written(**fields)
 
@@ -220,8 +221,12 @@ SMALL = [LIKE_QWEN3_NEXT, replace(LIKE_QWEN3_NEXT, attention="fused", bias="none
                  moe_step=2)]
 
 
+def _ids(c: Config) -> str:
+    return f"{c.attention}-{''.join(k[0] for k in c.block_kinds)}"
+
+
 @pytest.mark.parametrize("cfg, dtype", [(c, d) for c in SMALL for d in ("fp32", "bf16")],
-                         ids=lambda x: x if isinstance(x, str) else f"{x.attention}-{''.join(k[0] for k in x.block_kinds)}")
+                         ids=lambda x: x if isinstance(x, str) else _ids(x))
 def test_saved_bytes_equal_autograd_on_real_cpu_tensors(cfg, dtype):
     """The gate's sigmoid keeps its output and the product keeps both factors: autograd's bytes, every one counted."""
     torch.manual_seed(0)

@@ -6,8 +6,8 @@
 - `residual`: the block's residual stream, attention then the MLP (the lesson's wiring; another part may wire it);
 - `parallel`: a parallel block, attention and the MLP both reading one norm of x (Cohere, Falcon, GPT-J);
 - `postnorm`: post-norm wiring, the block's norms on attention's and the MLP's outputs (OLMo 2 and 3);
-- `attention`: causal self-attention (multi-head, grouped-query, multi-query; QK-norm per head or over all heads; eager or fused; Gemma's scale
-  and soft-cap of the scores), and the biases;
+- `attention`: causal self-attention (multi-head, grouped-query, multi-query; QK-norm per head or over all heads; an
+  output gate on the heads, Qwen3-Next's; eager or fused; Gemma's scale and soft-cap of the scores), and the biases;
 - `latent`: multi-head latent attention (DeepSeek-V2/V3), in attention's place;
 - `delta`: Gated DeltaNet (Qwen3-Next), in attention's place in the blocks it lists: a fixed state, no KV cache;
 - `window`: sliding windows on some blocks' attention;

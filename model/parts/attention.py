@@ -138,8 +138,8 @@ def extras(cfg: Config) -> list[Expr]:
     """One block's parameters that are no matmul weights: the q, k, v biases ((h + 2h_kv)·d_head; with them the output
     gate's, h·d_head, as Qwen3-Next's q_proj holds both), W_o's (d), and QK-norm's gains (one RMSNorm over d_head for q
     and one for k; OLMo 2's over h·d_head and h_kv·d_head)."""
-    return [*([E("(h + 2h_kv)·d_head")] if cfg.qkv_bias else []), *([E("h·d_head")] if cfg.qkv_bias and cfg.attn_gate
-                                                                    else []),
+    gate_bias = cfg.qkv_bias and cfg.attn_gate
+    return [*([E("(h + 2h_kv)·d_head")] if cfg.qkv_bias else []), *([E("h·d_head")] if gate_bias else []),
             *([E("d")] if cfg.proj_bias else []),
             *([E("2d_head")] if cfg.qk_norm else []), *([E("(h + h_kv)·d_head")] if cfg.qk_norm_wide else [])]
 
