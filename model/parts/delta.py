@@ -369,13 +369,12 @@ def module(cfg: Config) -> nn.Module:
 
 
 # --- its tensors in the lesson's notation (`model.tensor_notation`) --------------------------------------------------
-CONV_ROW = "(B, T, 2h_lk·d_lk + h_lv·d_lv)"
 ROWS: dict[str, tuple[str, str]] = {
     "qkvz": ("(B, T, 2h_lk·d_lk + 2h_lv·d_lv)", "x W_qkvz: q, k (h_lk heads of d_lk), v and the output gate z (h_lv "
              "heads of d_lv)"),
     "ba": ("(B, T, 2h_lv)", "x W_ba: β's and the decay's inputs, one per value head"),
     "mixed": ("(B, 2h_lk·d_lk + h_lv·d_lv, T)", "q, k and v side by side, channels first for the convolution"),
-    "conv": (CONV_ROW, "SiLU of the causal convolution: d_conv taps per channel, each position and the d_conv − 1 "
+    "conv": ("(B, T, 2h_lk·d_lk + h_lv·d_lv)", "SiLU of the causal convolution: d_conv taps per channel, each position and the d_conv − 1 "
              "before it"),
     "z": ("(B, T, h_lv, d_lv)", "the output gate z, per value head"),
     "beta": ("(B, T, h_lv)", "β = sigmoid(b): how far each token writes its value into the state"),
@@ -459,7 +458,8 @@ def no_twin(cfg: Config) -> str | None:
 
 
 def words(cfg: Config) -> list[str]:
+    """The model's Gated DeltaNet blocks in the recipe's words (`model.report`)."""
     if not present(cfg):
         return []
     return [f"Gated DeltaNet in {cfg.L_lin:,} of {cfg.L:,} blocks (a fixed state of h_lv = {cfg.linear_v_heads:,} "
-            f"heads of {cfg.linear_k_dim:,} × {cfg.linear_v_dim:,}, no KV cache)"]
+            f"heads of {cfg.linear_k_dim:,} × {cfg.linear_v_dim:,} in place of a growing KV cache)"]
