@@ -94,7 +94,9 @@ does the same, from data:
   decoder_sparse_step and mlp_only_layers. A file with any linear_attention block is refused in one line naming the
   Gated DeltaNet layers it needs (`PART_BLOCKS`, `_hybrid_blocks`); the keys that size only them are named as not read.
 - `SAME_MODULE` types (sarvam_mla, sarvam_moe): their class subclasses DeepSeek-V3's or GLM-4.5's and transformers
-  builds that type's module: read as it, from their own class's defaults and key names.
+  builds that type's module: read as it, from their own class's defaults and key names. Qwen3.5's text models
+  (qwen3_5_text, qwen3_5_moe_text; `SAME_BLOCKS`) likewise, as qwen3_next: their module runs its blocks, projections
+  split otherwise.
 
 Every value is checked for its type, and a size for being a whole number of at least 1; a problem raises
 `HFConfigError` (a ValueError) in one line that names the key, the value and what is expected. The bounds of
@@ -118,20 +120,31 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "smollm3", "cohere2", "exaone4", "arcee", "jais2",
                "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite",
-               "minicpm3", "qwen3_next")
+               "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
              "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite",
-             "qwen3_next")
+             "qwen3_next", "qwen3_5_moe_text")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
 # num_mtp_layers = 0; Sarvam-MoE's RoPE over all of each head).
-SAME_MODULE = {"sarvam_mla": "deepseek_v3", "sarvam_moe": "glm4_moe"}
+SAME_MODULE = {"sarvam_mla": "deepseek_v3", "sarvam_moe": "glm4_moe", "qwen3_5_text": "qwen3_next",
+               "qwen3_5_moe_text": "qwen3_next"}
 SAME_MODULE_SETS = {"sarvam_mla": {"num_nextn_predict_layers": 0},
-                    "sarvam_moe": {"num_nextn_predict_layers": 0, "partial_rotary_factor": 1.0}}
+                    "sarvam_moe": {"num_nextn_predict_layers": 0, "partial_rotary_factor": 1.0},
+                    "qwen3_5_text": {"num_experts": 0},  # every block dense
+                    "qwen3_5_moe_text": {"decoder_sparse_step": 1, "mlp_only_layers": [], "norm_topk_prob": True}}
+# Types whose own module runs the blocks of the type they are read as, with matrices split otherwise (Qwen3.5's Gated
+# DeltaNet projects q, k, v, z, b and a by four matrices where Qwen3-Next's does by two): the same parameters, FLOPs and
+# cache; the note says so in place of "transformers builds that type's module".
+SAME_BLOCKS = {"qwen3_5_text": "Qwen3-Next's blocks (its every MLP dense), its Gated DeltaNet's projections split "
+                               "into four matrices: the same parameters, FLOPs and cache",
+               "qwen3_5_moe_text": "Qwen3-Next's blocks (every block's MLP a mixture of experts with a gated shared "
+                                   "expert), its Gated DeltaNet's projections split into four matrices: the same "
+                                   "parameters, FLOPs and cache"}
 
 # The shape keys of each type and their defaults in transformers' config class of that type.
 DEFAULTS: dict[str, dict[str, object]] = {
@@ -447,6 +460,21 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_word_embeddings": True, "attention_bias": False, "kv_lora_rank": 512, "q_lora_rank": 1_536,
         "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
     },
+    "qwen3_5_text": {  # Qwen3_5TextConfig: Qwen3-Next's blocks with dense MLPs
+        "vocab_size": 248_320, "hidden_size": 4_096, "intermediate_size": 12_288, "num_hidden_layers": 32,
+        "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 32_768,
+        "tie_word_embeddings": False, "attention_bias": False, "layer_types": None, "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+        "linear_conv_kernel_dim": 4,
+    },
+    "qwen3_5_moe_text": {  # Qwen3_5MoeTextConfig: Qwen3-Next's blocks, every MLP a mixture of experts
+        "vocab_size": 248_320, "hidden_size": 2_048, "num_hidden_layers": 40, "num_attention_heads": 16,
+        "num_key_value_heads": 2, "head_dim": 256, "max_position_embeddings": 32_768, "tie_word_embeddings": False,
+        "attention_bias": False, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
+        "num_experts_per_tok": 8, "num_experts": 256, "layer_types": None, "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+        "linear_conv_kernel_dim": 4,
+    },
     "qwen3_next": {  # Qwen3NextConfig: QK-norm per head, an output gate, partial RoPE, Qwen2-MoE's gated shared expert;
         # its blocks by layer_types (full_attention_interval: every n-th full, the others Gated DeltaNet)
         "vocab_size": 151_936, "hidden_size": 2_048, "intermediate_size": 5_632, "num_hidden_layers": 48,
@@ -473,6 +501,8 @@ ROUTER: dict[str, dict[str, object]] = {
     "qwen2_moe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "qwen3_moe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "qwen3_next": {"norm_topk_prob": True, "router_aux_loss_coef": 0.001, "output_router_logits": False},
+    "qwen3_5_text": {},
+    "qwen3_5_moe_text": {"router_aux_loss_coef": 0.001, "output_router_logits": False},
     "gpt_oss": {"router_aux_loss_coef": 0.001, "output_router_logits": False},
     "deepseek_v2": {"norm_topk_prob": False, "routed_scaling_factor": 1.0, "topk_method": "greedy", "n_group": None,
                     "topk_group": None, "output_router_logits": False},
@@ -550,6 +580,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "flex_olmo": ("head_dim", "sliding_window", "layer_types"),  # FlexOlmoAttention's getattr(config, "head_dim", d / h)
     "hyperclovax": ("sliding_window", "layer_types"),
     "qwen3_next": ("full_attention_interval",),  # its class's keyword: layer_types' default, every n-th full
+    **dict.fromkeys(("qwen3_5_text", "qwen3_5_moe_text"), ("full_attention_interval",)),
 }
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
@@ -617,6 +648,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "flex_olmo": ("num_key_value_heads", "sliding_window", "layer_types"),
     "hyperclovax": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),  # head_dim null: d / h
     "qwen3_next": ("mlp_only_layers", "layer_types"),  # full_attention_interval null: its class's modulo fails
+    **dict.fromkeys(("qwen3_5_text", "qwen3_5_moe_text"), ("layer_types",)),
 }
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
 NULL_FAILS: dict[str, tuple[str, ...]] = {"hy_v3": ("num_experts", "num_experts_per_tok", "num_shared_experts"),
@@ -628,6 +660,7 @@ ALIASES: dict[str, dict[str, str]] = {
     "gpt2": {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
              "num_hidden_layers": "n_layer"},
     "mixtral": {"num_experts": "num_local_experts"},  # MixtralConfig's and Qwen3MoeConfig's attribute_map
+    "qwen3_5_text": {}, "qwen3_5_moe_text": {},
     "gpt_bigcode": {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
                     "num_hidden_layers": "n_layer"},  # GPTBigCodeConfig's, as GPT-2's
     "qwen3_moe": {"num_local_experts": "num_experts"},
@@ -782,7 +815,8 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
                   "exaone": "ExaoneConfig", "iquestcoder": "IQuestCoderConfig", "cwm": "CwmConfig",
                   "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig", "vaultgemma": "VaultGemmaConfig",
                   "deepseek_v2": "DeepseekV2Config", "deepseek_v3": "DeepseekV3Config", "glm4_moe": "Glm4MoeConfig",
-                  "hyperclovax": "HyperCLOVAXConfig", "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig", "youtu": "YoutuConfig",
+                  "hyperclovax": "HyperCLOVAXConfig", "sarvam_mla": "SarvamMLAConfig", "sarvam_moe": "SarvamMoEConfig",
+                  "qwen3_5_text": "Qwen3_5TextConfig", "qwen3_5_moe_text": "Qwen3_5MoeTextConfig", "youtu": "YoutuConfig",
                   "solar_open": "SolarOpenConfig", "aria_text": "AriaTextConfig",
                   "dots1": "Dots1Config", "hy_v3": "HYV3Config",
                   "glm4_moe_lite": "Glm4MoeLiteConfig",
@@ -888,8 +922,6 @@ def _default(model_type: str, key: str) -> str:
 _FIXED_STATE = "instead of a KV cache that grows with T, a fixed-size state"
 _PARTIAL = "partial rotary (RoPE on part of each head's features, partial_rotary_factor below 1)"
 NOT_BUILT: dict[str, str] = {
-    **dict.fromkeys(("qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"),
-                    f"its Gated DeltaNet layers (linear attention that keeps, {_FIXED_STATE})"),
     "olmo_hybrid": f"its linear-attention layers (which keep, {_FIXED_STATE})",
     "bailing_hybrid": f"its linear-attention layers (which keep, {_FIXED_STATE})",
     "kimi_linear": f"its Kimi delta attention layers (linear attention that keeps, {_FIXED_STATE})",
@@ -949,6 +981,8 @@ WRAPPERS = {
     "mistral3": Wrapper("mistral", True, "the Pixtral vision tower and the multimodal projector"),
     "llava": Wrapper("llama", "either", "the CLIP vision tower and the multimodal projector"),
     "llama4": Wrapper("llama4_text", "text", "the vision tower and the multimodal projector"),
+    "qwen3_5": Wrapper("qwen3_5_text", False, "the vision tower and its merger"),
+    "qwen3_5_moe": Wrapper("qwen3_5_moe_text", False, "the vision tower and its merger"),
 }
 
 
@@ -1056,8 +1090,10 @@ def _same_module(doc: Mapping, model_type: str) -> Reading:
                **{k: values[k] for k in DEFAULTS[model_type]}, **renamed, "model_type": base}
     reading = _read(written)
     defaults = tuple(k for k in DEFAULTS[model_type] if k not in values["given"] and k not in RULE_KEYS)
-    note = (f"{model_type}: transformers builds {base}'s module from it ({CONFIG_CLASSES[model_type]} subclasses "
-            f"{CONFIG_CLASSES[base]}), so it is read as {base} from {model_type}'s own defaults")
+    note = (f"{model_type}: its module runs {SAME_BLOCKS[model_type]}, so it is read as {base} from {model_type}'s own "
+            "defaults") if model_type in SAME_BLOCKS else \
+        (f"{model_type}: transformers builds {base}'s module from it ({CONFIG_CLASSES[model_type]} subclasses "
+         f"{CONFIG_CLASSES[base]}), so it is read as {base} from {model_type}'s own defaults")
     return dataclasses.replace(reading, model_type=model_type, defaults=defaults, more=(note, *reading.more))
 
 

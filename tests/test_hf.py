@@ -211,6 +211,17 @@ BASE: dict[str, dict] = {
                    "full_attention_interval": 2, "linear_num_key_heads": 2, "linear_num_value_heads": 48,
                    "linear_key_head_dim": 8, "linear_value_head_dim": 6, "linear_conv_kernel_dim": 3},  # Gated
     # DeltaNet in blocks 0 and 2, with layer_types or without; E at least its class's k = 10
+    "qwen3_5_text": {"model_type": "qwen3_5_text", **MODERN, "num_hidden_layers": 4, "attention_bias": True,
+                     "layer_types": ["linear_attention", "full_attention"] * 2, "linear_num_key_heads": 2,
+                     "linear_num_value_heads": 48, "linear_key_head_dim": 8, "linear_value_head_dim": 6,
+                     "linear_conv_kernel_dim": 3},
+    "qwen3_5_moe_text": {"model_type": "qwen3_5_moe_text", **{k: v for k, v in MODERN.items()
+                                                             if k != "intermediate_size"},
+                         "num_hidden_layers": 4, "num_experts": 12, "num_experts_per_tok": 3,
+                         "moe_intermediate_size": 24, "shared_expert_intermediate_size": 40, "attention_bias": True,
+                         "layer_types": ["linear_attention", "full_attention"] * 2, "linear_num_key_heads": 2,
+                         "linear_num_value_heads": 48, "linear_key_head_dim": 8, "linear_value_head_dim": 6,
+                         "linear_conv_kernel_dim": 3},
     "minicpm3": {"model_type": "minicpm3", **{k: v for k, v in MODERN.items() if k != "head_dim"}, "hidden_size": 160,
                  "num_attention_heads": 40, "num_key_value_heads": 40, "attention_bias": False, "mlp_bias": False,
                  "kv_lora_rank": 16, "q_lora_rank": None, "qk_rope_head_dim": 8, "qk_nope_head_dim": 12,
@@ -739,27 +750,34 @@ def wrapped(doc: dict) -> tuple[int, int]:
     """transformers' multimodal model of the wrapper file `doc` on the meta device: its text model's parameters (the
     language model and the head where it is not tied) and the KV-cache bytes at fp32 after a text-only prefill."""
     config = CONFIG_MAPPING[doc["model_type"]](**{k: v for k, v in doc.items() if k != "model_type"})
+    experts = {"experts_implementation": "batched_mm"} if hf.WRAPPERS[doc["model_type"]].text in hf.MOE_TYPES else {}
     with torch.device("meta"):
-        module = AutoModelForImageTextToText.from_config(config, attn_implementation="eager")
+        module = AutoModelForImageTextToText.from_config(config, attn_implementation="eager", **experts)
     text, lm_head = text_and_head(module)
     head = 0 if lm_head.weight is text.embed_tokens.weight else lm_head.weight.numel()
     runs = module if hasattr(module, "model") else module.language_model  # Llama 4's text-only forward: its LM's
     out = runs(input_ids=torch.zeros(*BT, dtype=torch.long, device="meta"), use_cache=True)
-    kv = sum(t.numel() * t.element_size() for layer in out.past_key_values.layers for t in (layer.keys, layer.values))
-    return sum(p.numel() for p in text.parameters()) + head, kv
+    return sum(p.numel() for p in text.parameters()) + head, cache_bytes(out.past_key_values)
 
 
 TEXT = {"vocab_size": 96, "hidden_size": 64, "intermediate_size": 48, "num_hidden_layers": 2,
         "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "max_position_embeddings": 64}
+# Qwen3.5's text models: 4 blocks (3 Gated DeltaNet, 1 attention), small Gated DeltaNet sizes, small experts
+QWEN3_5_TEXT = {"num_hidden_layers": 4, "linear_num_key_heads": 2, "linear_num_value_heads": 4,
+                "linear_key_head_dim": 8, "linear_value_head_dim": 8}
+WRAPPER_TEXT = {"qwen3_5": QWEN3_5_TEXT,
+                "qwen3_5_moe": {**QWEN3_5_TEXT, "intermediate_size": None, "num_experts": 8, "num_experts_per_tok": 2,
+                                "moe_intermediate_size": 16, "shared_expert_intermediate_size": 16}}
 
 
 @pytest.mark.parametrize("wrapper", sorted(hf.WRAPPERS))
 @pytest.mark.parametrize("tie", [None, True, False])
 @pytest.mark.parametrize("text_tie", [None, True, False])
 def test_a_multimodal_wrapper_reads_its_text_model_as_transformers_builds_it(wrapper, tie, text_tie):
-    """gemma3, mistral3, llava and llama4 files: the text model's N (the head tied as the wrapper ties it) and KV cache equal
+    """gemma3, mistral3, llava, llama4 and qwen3_5 files: the text model's N (the head tied as the wrapper ties it) and KV cache equal
     transformers' multimodal module's, and a note names what is left out."""
-    text = {**TEXT, **({"tie_word_embeddings": text_tie} if text_tie is not None else {})}
+    text = {k: v for k, v in {**TEXT, **WRAPPER_TEXT.get(wrapper, {})}.items() if v is not None}
+    text.update({"tie_word_embeddings": text_tie} if text_tie is not None else {})
     doc = {"model_type": wrapper, "text_config": text, **({"tie_word_embeddings": tie} if tie is not None else {})}
     assert ours(doc) == wrapped(doc)
     assert any(note.startswith(f"the text model of a {wrapper} file: text_config, read as "

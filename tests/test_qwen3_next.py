@@ -16,7 +16,7 @@ from dataclasses import replace
 import copied
 import pytest
 import torch
-from transformers import Qwen3NextConfig
+from transformers import CONFIG_MAPPING, Qwen3NextConfig
 
 from model import GPT, PRESETS, Config, budget, hf, trace
 from model.changes import changes
@@ -270,3 +270,35 @@ def test_the_cli_sets_the_gate(capsys):
     doc, cfg = json.loads(out), PRESETS["qwen3-0.6b"]
     assert status == 0 and doc["config"]["attn_gate"] is True
     assert doc["budget"]["params_exact"] - budget(cfg).params_exact == cfg.L * cfg.d * cfg.h * cfg.d_head
+
+
+QWEN3_5 = [(t, i) for t in ("qwen3_5_text", "qwen3_5_moe_text") for i in range(3)]
+
+
+@pytest.mark.parametrize("model_type, seed", QWEN3_5, ids=[f"{t}-{i}" for t, i in QWEN3_5])
+def test_qwen3_5_text_files_match_transformers_parameters_cache_and_flops(model_type, seed):
+    """Qwen3.5's text models run Qwen3-Next's blocks (dense MLPs, or every block a mixture of experts), their Gated
+    DeltaNet's projections split into four matrices: read as qwen3_next, N, the whole cache after a prefill and the
+    FLOPs equal those of Qwen3.5's own module."""
+    rng = random.Random(f"{model_type}-{seed}")
+    moe = model_type == "qwen3_5_moe_text"
+    doc = hybrid_doc(rng, moe)
+    fields = {f.name for f in __import__("dataclasses").fields(CONFIG_MAPPING[model_type])}
+    own = {k: v for k, v in doc.items() if k in fields and k not in ("mlp_only_layers", "decoder_sparse_step",
+                                                                     "norm_topk_prob")}
+    doc = {**json.loads(CONFIG_MAPPING[model_type](**own).to_json_string()), "model_type": model_type}
+    B, T = rng.randrange(1, 3), rng.choice([1, 5, 70])
+    cfg = from_hf(doc, B=B, T=T)
+    assert cfg.L_lin >= 1 and ("moe" in cfg.mlp_kinds) == moe
+    N, kv, flops = measured(cfg)
+    ref_N, ref_kv, ref_flops = reference(doc, B, T, build=moe_module)
+    assert (N, kv) == (ref_N, ref_kv), doc
+    assert flops == pytest.approx(ref_flops, rel=1e-12), doc
+
+
+def test_qwen3_5_class_defaults_are_counted_exactly():
+    for model_type, N in (("qwen3_5_text", 8_953_803_264), ("qwen3_5_moe_text", 34_660_610_688)):
+        doc = {**json.loads(CONFIG_MAPPING[model_type]().to_json_string()), "model_type": model_type}
+        reading = read_hf(doc)
+        assert budget(reading.config).params_exact == N and reading.config.L_lin == 3 * reading.config.L // 4
+        assert reading.notes[0].startswith(f"{model_type}: its module runs Qwen3-Next's blocks")
