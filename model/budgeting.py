@@ -163,7 +163,7 @@ class Formulas:
     @property
     def attention_blocks(self) -> Expr:
         """The blocks with attention as a symbol: L, or L − L_lin beside Gated DeltaNet blocks."""
-        return E("(L − L_lin)") if self.lin is not None else L
+        return stack.MIXER_COUNTS["attention"] if self.lin is not None else L
 
     def scored(self) -> Expr:
         """The measured FLOPs per token in batched matmuls of activations: q kᵀ and attn @ v over T keys in every
@@ -195,7 +195,7 @@ class Formulas:
         ffn = {"dense": self.dense_flops, "moe": moe.flops(self.cfg) if moe.present(self.cfg) else None}
         if self.lin is not None:
             a = spread(self.cfg, mixed(self.cfg, self.attn_flops, delta.flops(self.cfg)), ffn, grouped=False)
-            return E("({a}) / ({k})", a=a, k=self.attention(E("(L − L_lin)"), None))
+            return E("({a}) / ({k})", a=a, k=self.attention(self.attention_blocks, None))
         if self.lesson:
             return lesson_quotient(total(self.attn_flops, self.dense_flops), self.attention(None, None))
         if len(counts(self.cfg)) == 1:

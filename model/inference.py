@@ -52,11 +52,10 @@ from .config import BOUNDS, LIN, Config, one_of_each
 from .figures import Line, check_lines
 from .gpt import GPT
 from .parts.moe import Experts
-from .passes import TORCH_DTYPES
+from .passes import DTYPES, TORCH_DTYPES
 from .training import GPUS, Gpu
 
 ACT_DTYPE = "bf16"  # activations and 16-bit weights while serving
-ACT_BYTES = 2  # its bytes per element: a Gated DeltaNet block's convolution state is kept so (its recurrent state at fp32)
 
 
 @dataclass(frozen=True)
@@ -393,7 +392,7 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
     token_bytes, token_formula, cache_read, cache_formula = _cache_bytes(cfg, kv)
     write_formula = E("B·({t})", t=token_formula)
     if delta.present(cfg):  # every step rewrites each Gated DeltaNet block's states
-        write_formula = E("{w} + {st}", w=write_formula, st=delta.states(cfg, ACT_BYTES))
+        write_formula = E("{w} + {st}", w=write_formula, st=delta.states(cfg, DTYPES[ACT_DTYPE]))
     cache_write = int(write_formula.value({**cfg.symbols(), "h_kv": cfg.h_kv}))
     step = decode_pass(cfg)
     decode_bytes = read + cache_read + cache_write + step.activation_bytes
@@ -406,7 +405,7 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
     decode_formula = forward.subs(T=E("T + 1"))  # a new token's query over T + 1 keys
     if delta.present(cfg):  # the attention blocks' queries over T + 1 keys; the Gated DeltaNet blocks' step
         decode_formula = formulas(cfg).measured(E("4(T + 1)·h·d_head"), lin=delta.decode_flops(cfg))
-        attn_formula = E("{a} + {s}", a=attn_formula.subs(L=E("(L − L_lin)")), s=delta.decode_state_flops(cfg))
+        attn_formula = E("{a} + {s}", a=attn_formula.subs(L=stack.MIXER_COUNTS["attention"]), s=delta.decode_state_flops(cfg))
     for part in (window, latent):  # the keys a windowed block does not see; latent attention's K and V made again
         decode_formula = part.decode_flops(cfg, decode_formula)
     prefill_flops = b.flops_fwd_measured_per_token * cfg.B * cfg.T
@@ -508,8 +507,8 @@ def _cache_bytes(cfg: Config, kv: Format) -> tuple[int, Expr, int, Expr]:
 
     token = at(E("L"))
     if delta.present(cfg):  # the attention blocks' tokens, and the Gated DeltaNet blocks' states at 16 and 32 bits
-        token = at(E("(L − L_lin)"))
-        cache = E("BT·({t}) + {st}", t=token, st=delta.states(cfg, ACT_BYTES))
+        token = at(stack.MIXER_COUNTS["attention"])
+        cache = E("BT·({t}) + {st}", t=token, st=delta.states(cfg, DTYPES[ACT_DTYPE]))
     elif not window.present(cfg):
         cache = E("BT·({t})", t=token)
     else:

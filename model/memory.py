@@ -215,7 +215,8 @@ def factors_of(cfg: Config) -> tuple[str, ...]:
     return tuple(f for f in (*_RECIPE_FACTORS, *_MOE_FACTORS, *_MLA_FACTORS, "d_rot") if f in present)
 
 
-BLOCK_COUNTS = ("L", "L_moe", "L_nope", "L_lin")  # the symbols that number blocks (no factor of a tensor's shape)
+BLOCK_COUNTS = ("L", "L_moe", "L_nope", "L_lin")
+VARIANTS = {NOPE: "L_nope", LIN: "L_lin"}  # a kind of block apart from its MLP kind's others, and its count  # the symbols that number blocks (no factor of a tensor's shape)
 
 
 def block_counts(kinds: tuple[str, ...]) -> dict[str, str]:
@@ -238,8 +239,6 @@ def block_counts(kinds: tuple[str, ...]) -> dict[str, str]:
         out[kind] = f"({' − '.join([counts[kind].strip('()'), *fewer])})" if fewer else counts[kind]
     return out
 
-
-VARIANTS = {NOPE: "L_nope", LIN: "L_lin"}  # a kind of block apart from its MLP kind's others, and its count
 
 
 def _factor_poly(name: str) -> Poly:

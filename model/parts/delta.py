@@ -20,6 +20,7 @@ triangular solves (torch.linalg.solve_triangular) are in no flop formula of torc
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import torch
@@ -31,6 +32,7 @@ from ..fields import Field, below
 from ..figures import Line, line
 from ..notation import SYMBOL_DOCS
 from ..taps import Tap
+from . import attention
 
 if TYPE_CHECKING:
     from ..budgeting import Budget, Formulas
@@ -217,19 +219,17 @@ def cache_lines(cfg: Config, dtype: str, size: int) -> list[Line]:
     2h_lk·d_lk + h_lv·d_lv, d_conv) at `dtype` and the recurrent state (B, h_lv, d_lk, d_lv) at fp32 (transformers'
     torch path computes and keeps it so). Then one more token's bytes (the attention blocks' only: the states stay), the
     parts, and what attention in every block would keep (the all-attention twin's cache) and the ratio."""
-    from .attention import cache  # the attention blocks' K and V, the one definition
-
     s = {**cfg.symbols(), "h_kv": cfg.h_kv}
-    kv = E("{e}·{b}", e=cache(cfg, E("(L − L_lin)·BT")), b=size)
+    kv = E("{e}·{b}", e=attention.cache(cfg, E("(L − L_lin)·BT")), b=size)
     whole = E("{kv} + {st}", kv=kv, st=states(cfg, size))
-    twin = E("{e}·{b}", e=cache(cfg, E("LBT")), b=size)
+    twin = E("{e}·{b}", e=attention.cache(cfg, E("LBT")), b=size)
     return [
         line("memory/kv_cache", f"cache at {dtype}: keys and values of h_kv heads of d_head in the L − L_lin = "
              f"{cfg.L - cfg.L_lin:,} attention blocks, B sequences of T tokens, and the L_lin = {cfg.L_lin:,} Gated "
              f"DeltaNet blocks' states, whatever T", whole, s, "bytes"),
         line("memory/kv_cache_per_token", f"cache per token of context at {dtype} (one sequence, one more token): the "
              "attention blocks' K and V only, a Gated DeltaNet block's state stays as it is",
-             E("{e}·{b}", e=cache(cfg, E("(L − L_lin)")), b=size), s, "bytes"),
+             E("{e}·{b}", e=attention.cache(cfg, E("(L − L_lin)")), b=size), s, "bytes"),
         line("memory/kv_cache_attention", "of it, the attention blocks' K and V: all T tokens each", kv, s, "bytes"),
         line("memory/state_conv", f"of it, the Gated DeltaNet blocks' convolution states at {dtype}: the last d_conv "
              "positions of q, k and v, (B, 2h_lk·d_lk + h_lv·d_lv, d_conv) each",
@@ -447,8 +447,6 @@ def exported(cfg: Config) -> None:
 
 def attention_twin(cfg: Config) -> Config:
     """`cfg` with attention in every block, as its attention blocks have it: the all-attention twin."""
-    from dataclasses import replace
-
     return replace(cfg, linear_layers=(), **dict.fromkeys(SIZES))
 
 
