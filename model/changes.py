@@ -52,7 +52,7 @@ from .figures import Line, check_lines
 from .fields import blocks_text
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
 from .memory import kv_cache_lines
-from .parts import PARTS, delta, latent, moe, window
+from .parts import PARTS, delta, latent, moe, sparse, window
 from .passes import DTYPES
 from .tracing import eager_lines, trace
 from .training import GPUS, TrainSetup
@@ -75,6 +75,7 @@ ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config field
     ("oss", ("sinks", "expert_bias", "swiglu_limit", "swiglu_alpha")),  # change each: values and small parts
     ("window", tuple(f.name for f in window.FIELDS)),
     ("latent", tuple(f.name for f in latent.FIELDS)),
+    ("sparse", sparse.NAMES),
 )
 OWNERS = {"moe": moe, "window": window, "latent": latent}  # the part of a change that adds lines of its own
 ORDER_NOTE = ("Changes interact, so they are applied one at a time from the GPT-2 twin in this order: d_head set "
@@ -284,6 +285,7 @@ def title_values(cfg: Config) -> dict[str, str]:
         out["gemma_extras"] = gemma_extras(cfg)
     out.update(window.title_values(cfg))
     out.update(latent.title_values(cfg))
+    out.update(sparse.title_values(cfg))
     return out
 
 
@@ -311,7 +313,8 @@ SHORT = {"twin": "GPT-2 twin", "d_head": "d_head apart", "norm": "RMSNorm", "bia
          "mlp": "MLP", "h_kv": "K/V heads", "qk_norm": "QK-norm", "attn_gate": "output gate",
          "attention": "fused attention",
          "moe": "mixture of experts", "gemma": "Gemma's extras", "oss": "gpt-oss's extras",
-         "window": "sliding window", "latent": "latent attention", "total": "all changes", "this": "this model",
+         "window": "sliding window", "latent": "latent attention", "sparse": "sparse attention", "total": "all changes",
+         "this": "this model",
          **{part.CHANGE[0]: part.CHANGE[1] for part in PARTS if hasattr(part, "CHANGE")}}  # a part's: (key, name)
 
 
@@ -432,7 +435,7 @@ def _terms(poly: Poly) -> str:
 # the same text at any size).
 SIGN_AT = dict(B=8, T=8192, d=4096, h=32, h_kv=8, d_head=128, d_ff=14336, L=32, V=128256, T_max=8192, E=8, k=2,
                d_expert=14336, E_shared=1, d_shared=14336, L_moe=32, W=4096, L_W=32, T_W=4095, d_c=512, d_cq=1536,
-               d_R=64, d_nope=128, d_v=128, d_rot=64, L_nope=8)
+               d_R=64, d_nope=128, d_v=128, d_rot=64, L_nope=8, h_I=64, d_I=128, T_k=2048)
 
 
 def formula_text(poly: Poly) -> str:

@@ -56,7 +56,7 @@ from dataclasses import dataclass, replace
 from . import fields as fields_
 from . import hf
 from .fields import FAMILIES, Field, by_name, linked, written
-from .parts import attention, delta, latent, mlp, moe, positions, postnorm, sinks, window
+from .parts import attention, delta, latent, mlp, moe, positions, postnorm, sinks, sparse, window
 from .parts import ordered
 from .parts.attention import divisors, snap_heads
 from .parts.mlp import SWIGLU_ALPHA, swiglu_width
@@ -396,6 +396,26 @@ class Config:
         return -(-self.T // delta.CHUNK) * delta.CHUNK
 
     @property
+    def h_I(self) -> int | None:
+        """The lightning indexer's heads (`index_heads`; None without DeepSeek sparse attention)."""
+        return self.index_heads
+
+    @property
+    def d_I(self) -> int | None:
+        """Each indexer head's width, and its key's (`index_dim`)."""
+        return self.index_dim
+
+    @property
+    def T_k(self) -> int | None:
+        """The keys each query attends to: the indexer's top T_k (`index_topk`)."""
+        return self.index_topk
+
+    @property
+    def T_s(self) -> int | None:
+        """The keys a query attends to in a prefill of T, min(T, T_k); None without sparse attention."""
+        return None if self.index_topk is None else min(self.T, self.index_topk)
+
+    @property
     def qkv_bias(self) -> bool:
         """The fused q, k, v projection has a bias (bias "all", "qkv" or "attn")."""
         return self.bias in ("all", "qkv", "attn")
@@ -465,12 +485,14 @@ class Config:
         if self.mla:
             out.update(d_c=self.d_c, d_R=self.d_R, d_nope=self.d_nope, d_v=self.d_v,
                        **({"d_cq": self.d_cq} if self.d_cq is not None else {}))
+        if self.index_heads is not None:
+            out.update(h_I=self.h_I, d_I=self.d_I, T_k=self.T_k, T_s=self.T_s)
         return out
 
 
 # Each part's rules between fields, in the order Config checks them (the first broken one is the error).
 RULES = (attention.check, latent.check, positions.check, moe.check, attention.check_scores, window.check, sinks.check,
-         mlp.check, postnorm.check, delta.check)
+         mlp.check, postnorm.check, delta.check, sparse.check)
 
 
 def names(group: str, family: str = "") -> tuple[str, ...]:
@@ -647,6 +669,14 @@ TABLE_PRESETS: dict[str, Config] = {
     "deepseek-v3": _modern(61, 7168, 128, None, 18_432, 129_280, 163_840, attention="eager", experts=256, top_k=8,
                            expert_dim=2_048, shared_experts=1, dense_first=3, latent_dim=512, q_latent_dim=1_536,
                            rope_dim=64, nope_dim=128, value_dim=128),
+    # DeepSeek-V3.2 (DeepseekV32Config's defaults, deepseek-ai/DeepSeek-V3.2-Exp's shape): DeepSeek-V3's, and in every
+    # block DeepSeek sparse attention's lightning indexer (h_I = 64 heads of d_I = 128, each query's top T_k = 2,048
+    # keys); 671,877,929,216 parameters: transformers' module, which does not build the multi-token-prediction layer
+    # (the hub's "685B" counts it)
+    "deepseek-v3.2": _modern(61, 7168, 128, None, 18_432, 129_280, 163_840, attention="eager", experts=256, top_k=8,
+                             expert_dim=2_048, shared_experts=1, dense_layers=(0, 1, 2), latent_dim=512,
+                             q_latent_dim=1_536, rope_dim=64, nope_dim=128, value_dim=128, index_heads=64, index_dim=128,
+                             index_topk=2_048),
     # GLM-4.5-Air (zai-org/GLM-4.5-Air's config.json): 96 query heads of 128 and 8 K/V heads, q, k, v biases, RoPE on
     # 64 of each head's 128 features, one dense block, then one shared and 128 routed experts of 1,408, 8 per token;
     # 106,852,245,504 parameters ("106B total" on its card): transformers' module, which does not build the
@@ -693,7 +723,7 @@ TABLE_PRESETS: dict[str, Config] = {
     "command-r": _modern(40, 8192, 64, 64, 22_528, 256_000, 8_192, tie=True, norm="layernorm", parallel=True),
 }
 WINDOW_PRESETS = ("mistral-7b-v0.1", "gemma-3-1b", "gemma-3-27b", "gpt-oss-20b")  # on both pages (issue 27)
-MLA_PRESETS = ("deepseek-v3",)  # latent attention, on both pages (issue 27)
+MLA_PRESETS = ("deepseek-v3", "deepseek-v3.2")  # latent attention (issue 27), sparse (issue 41): on both pages
 LINEAR_PRESETS = ("qwen3-next-80b-a3b",)  # Gated DeltaNet hybrids (issue 41): the live page's menu (no exported page yet)
 FAMILY_PRESETS = ("llama4-scout", "glm-4.5-air", "minimax-m2", "phi-4-mini", "smollm3-3b")  # issue 40's, both pages
 PRESETS.update({name: TABLE_PRESETS[name] for name in (*WINDOW_PRESETS, *MLA_PRESETS, *FAMILY_PRESETS,

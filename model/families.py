@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from .config import FAMILY_PRESETS, MODERN, PRESETS, WRITTEN, Config, defaults, snap_heads
 from .fields import FAMILIES as FIELD_FAMILIES, linked
-from .parts import delta, mlp, moe, positions, window
+from .parts import delta, mlp, moe, positions, sparse, window
 
-MENU_PARTS = (moe, window, positions, delta)  # the parts whose sizes a preset's menu label names, in this order
+MENU_PARTS = (moe, window, positions, sparse, delta)  # the parts whose sizes a preset's menu label names, in this order
 FAMILIES: dict[str, tuple[str, ...]] = {
     "GPT-2": ("gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl"),
     "GPT-3": ("gpt3-125m", "gpt3-350m", "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b"),
@@ -27,7 +27,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "Qwen": ("qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-4b-instruct-2507", "qwen3-30b-a3b", "qwen3-next-80b-a3b"),
     "Gemma": ("gemma-3-1b", "gemma-3-27b"),
     "gpt-oss": ("gpt-oss-20b",),
-    "DeepSeek": ("deepseek-v3",),
+    "DeepSeek": ("deepseek-v3", "deepseek-v3.2"),
     "GLM": ("glm-4.5-air",),
     "MiniMax": ("minimax-m2",),
     "Phi": ("phi-4-mini",),
@@ -49,6 +49,7 @@ TITLES: dict[str, str] = {
     "qwen3-4b-instruct-2507": "Qwen3 4B Instruct 2507", "mixtral-8x7b": "Mixtral 8x7B", "qwen3-30b-a3b": "Qwen3 30B-A3B",
     "gemma-3-1b": "Gemma 3 1B", "gemma-3-27b": "Gemma 3 27B (text)", "gpt-oss-20b": "gpt-oss-20b",
     "deepseek-v3": "DeepSeek-V3 (no MTP module)",  # its published 671B: without the multi-token-prediction module
+    "deepseek-v3.2": "DeepSeek-V3.2 (no MTP module)",
     "glm-4.5-air": "GLM-4.5-Air (no MTP layer)", "minimax-m2": "MiniMax-M2 (no MTP modules)", "phi-4-mini": "Phi-4-mini",
     "smollm3-3b": "SmolLM3 3B", "llama4-scout": "Llama 4 Scout (text)", "qwen3-next-80b-a3b": "Qwen3-Next 80B-A3B",
 }

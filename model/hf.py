@@ -75,6 +75,11 @@ does the same, from data:
   n_shared_experts) in the blocks mlp_layer_types lists sparse (default: all but the first; first_k_dense_replace is
   not read); head_dim is its class's other name of qk_rope_head_dim, and a file's head_dim is the one set (it
   overwrites qk_rope_head_dim); a partial_rotary_factor its attention cannot run refused.
+- DeepSeek-V3.2 (deepseek_v32) and GLM-5 (glm_moe_dsa): GLM-4 MoE Lite's blocks (latent attention, a query latent
+  always) with DeepSeek sparse attention (`_sparse`: index_n_heads, index_head_dim and index_topk as the fields
+  index_heads, index_dim, index_topk), blocks sparse by mlp_layer_types (default: from first_k_dense_replace on);
+  layer_types lists indexed_attention only; GLM-5's "shared" indexer layers (indexer_types, or index_topk_freq /
+  index_topk_pattern), which reuse another layer's top-k and hold no indexer, refused in one line.
 - MiniCPM3 (minicpm3): DeepSeek-V2's latent attention (RoPE's pairs as rotate-half, not interleaved) in Llama's block,
   every MLP a dense SwiGLU; its multipliers are values (the token rows times scale_emb, each branch times
   scale_depth / √L, the hidden state divided by hidden_size / dim_model_base before the head); v_head_dim null reads
@@ -119,13 +124,14 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "internlm3", "exaone", "iquestcoder", "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3", "glm", "glm4_moe", "minimax_m2", "starcoder2", "gpt_bigcode",
                "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "smollm3", "cohere2", "exaone4", "arcee", "jais2",
                "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
-               "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite",
+               "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa",
                "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
              "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite",
+             "deepseek_v32", "glm_moe_dsa",
              "qwen3_next", "qwen3_5_moe_text")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
@@ -385,6 +391,24 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "qk_rope_head_dim": 64, "qk_nope_head_dim": 192, "v_head_dim": 256, "moe_intermediate_size": 1_536,
         "n_routed_experts": 64, "n_shared_experts": 1, "num_experts_per_tok": 4, "mlp_layer_types": None,
     },
+    "deepseek_v32": {  # DeepseekV32Config (DeepSeek-V3.2): GLM-4 MoE Lite's blocks with a lightning indexer in each
+        "vocab_size": 129_280, "hidden_size": 7_168, "intermediate_size": 18_432, "num_hidden_layers": 61,
+        "num_attention_heads": 128, "num_key_value_heads": 128, "max_position_embeddings": 163_840,
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "kv_lora_rank": 512,
+        "q_lora_rank": 1_536, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
+        "moe_intermediate_size": 2_048, "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8,
+        "first_k_dense_replace": 3, "mlp_layer_types": None, "index_n_heads": 64, "index_head_dim": 128,
+        "index_topk": 2_048, "layer_types": None,  # its head_dim, a field, is set to d_R (`_latent` says so)
+    },
+    "glm_moe_dsa": {  # GlmMoeDsaConfig (GLM-5): DeepSeek-V3.2's, its indexer's RoPE pairs interleaved
+        "vocab_size": 154_880, "hidden_size": 6_144, "intermediate_size": 12_288, "num_hidden_layers": 78,
+        "num_attention_heads": 64, "num_key_value_heads": 64, "max_position_embeddings": 202_752,
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "kv_lora_rank": 512,
+        "q_lora_rank": 2_048, "qk_rope_head_dim": 64, "qk_nope_head_dim": 192, "v_head_dim": 256,
+        "moe_intermediate_size": 2_048, "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8,
+        "first_k_dense_replace": 3, "mlp_layer_types": None, "index_n_heads": 32, "index_head_dim": 128,
+        "index_topk": 2_048, "layer_types": None, "indexer_types": None,
+    },
     "minicpm3": {  # MiniCPM3Config (MiniCPM3-4B): DeepSeek-V2's latent attention in Llama's block, every MLP dense
         "vocab_size": 73_448, "hidden_size": 2_560, "intermediate_size": 6_400, "num_hidden_layers": 62,
         "num_attention_heads": 40, "num_key_value_heads": 40, "max_position_embeddings": 32_768,
@@ -515,6 +539,10 @@ ROUTER: dict[str, dict[str, object]] = {
     "hy_v3": {"router_scaling_factor": 2.826, "output_router_logits": False},
     "glm4_moe_lite": {"norm_topk_prob": True, "routed_scaling_factor": 1.8, "n_group": 1, "topk_group": 1,
                       "output_router_logits": False},
+    "deepseek_v32": {"norm_topk_prob": True, "routed_scaling_factor": 2.5, "n_group": 8, "topk_group": 4,
+                     "output_router_logits": False},
+    "glm_moe_dsa": {"norm_topk_prob": True, "routed_scaling_factor": 2.5, "n_group": 1, "topk_group": 1,
+                    "output_router_logits": False},
     "solar_open": {"norm_topk_prob": True, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
                    "output_router_logits": False},
     **dict.fromkeys(("sarvam_mla", "sarvam_moe"), {"norm_topk_prob": True, "routed_scaling_factor": 2.5, "n_group": 1,
@@ -571,6 +599,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "dots1": ("head_dim",),  # Dots1Attention's getattr(config, "head_dim", d / h)
     "hy_v3": ("sliding_window", "layer_types"),
     "glm4_moe_lite": ("sliding_window", "layer_types"),  # head_dim: its class's other name of qk_rope_head_dim (ALIASES)
+    **dict.fromkeys(("deepseek_v32", "glm_moe_dsa"), ()),  # layer_types: indexed_attention (`_blocks`)
     "minicpm3": ("sliding_window", "layer_types"),  # head_dim: a field its class sets to qk_rope_head_dim (`_latent`)
     "starcoder2": ("head_dim", "layer_types"),  # Starcoder2Attention's getattr(config, "head_dim", None) or d / h
     "gpt_bigcode": ("sliding_window", "layer_types"),
@@ -634,6 +663,8 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "solar_open": ("sliding_window", "layer_types"),
     "aria_text": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),
     "glm4_moe_lite": ("q_lora_rank", "mlp_layer_types", "sliding_window", "layer_types"),
+    "deepseek_v32": ("mlp_layer_types", "layer_types"),
+    "glm_moe_dsa": ("mlp_layer_types", "layer_types", "indexer_types"),
     "minicpm3": ("num_key_value_heads", "q_lora_rank", "v_head_dim", "sliding_window", "layer_types"),  # v_head_dim
     # null: its class's hidden_size // num_attention_heads
     "hy_v3": ("num_experts", "num_experts_per_tok", "num_shared_experts", "mlp_layer_types", "sliding_window",
@@ -667,6 +698,8 @@ ALIASES: dict[str, dict[str, str]] = {
     "gpt_oss": {"num_experts": "num_local_experts"},  # GptOssConfig's attribute_map
     "deepseek_v2": {"num_experts": "n_routed_experts"},  # DeepseekV2Config's attribute_map
     "deepseek_v3": {"num_local_experts": "n_routed_experts"},
+    **dict.fromkeys(("deepseek_v32", "glm_moe_dsa"), {"num_local_experts": "n_routed_experts",
+                                                      "num_experts": "n_routed_experts"}),  # and its __post_init__'s
     "glm4_moe": {"num_local_experts": "n_routed_experts"},  # Glm4MoeConfig's attribute_map
     "solar_open": {"num_local_experts": "n_routed_experts"},  # SolarOpenConfig's
     "dots1": {"num_local_experts": "n_routed_experts"},  # Dots1Config's
@@ -697,6 +730,7 @@ FIELD_OF: dict[str, str] = {
     "qk_rope_head_dim": "d_R", "qk_nope_head_dim": "d_nope", "v_head_dim": "d_v",
     "linear_num_key_heads": "h_lk", "linear_num_value_heads": "h_lv", "linear_key_head_dim": "d_lk",
     "linear_value_head_dim": "d_lv", "linear_conv_kernel_dim": "d_conv",
+    "index_n_heads": "h_I", "index_head_dim": "d_I", "index_topk": "T_k",
 }
 # Each value's kind: a size (a whole number >= 1), a size or null (null: the class's rule), a flag, ...
 SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", "num_attention_heads", "n_head",
@@ -707,11 +741,12 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "n_group", "topk_group", "rotary_dim", "no_rope_layer_interval", "intermediate_size_mlp",
          "interleave_moe_layer_step", "attention_chunk_size", "moe_num_experts", "moe_topk", "full_attention_interval",
          "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
-         "linear_conv_kernel_dim")
+         "linear_conv_kernel_dim", "index_n_heads", "index_head_dim", "index_topk")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_intermediate_size",
-          "num_nextn_predict_layers", "num_mtp_layers", "moe_num_shared_experts", "num_shared_experts")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
+          "num_nextn_predict_layers", "num_mtp_layers", "moe_num_shared_experts", "num_shared_experts",
+          "index_topk_freq", "index_skip_topk_offset")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
          "use_bias", "attention_out_bias", "multi_query",
          "use_qk_norm", "use_post_norm", "attn_temperature_tuning",
@@ -723,6 +758,11 @@ VALUE_KEYS = {"minicpm3": MINICPM3_SCALES, "granite": GRANITE_SCALES, "granitemo
               "hyperclovax": GRANITE_SCALES}
 VALUE_NULLABLE = {"hyperclovax": ("attention_multiplier",), "minicpm3": ("scale_depth", "dim_model_base")}  # null: its class's d_head^-0.5  # numbers that change values only (`VALUES_ONLY`)
 WHAT: dict[str, str] = {  # what a key is, for messages
+    "index_n_heads": "the sparse attention indexer's heads h_I", "index_head_dim": "each indexer head's width d_I",
+    "index_topk": "the keys T_k each query attends to (the indexer's top-k)",
+    "indexer_types": "each block's indexer, its own or an earlier block's top-k",
+    "index_topk_freq": "GLM-5's period of blocks that run their own indexer",
+    "index_skip_topk_offset": "GLM-5's first block whose indexer may be shared",
     "linear_num_key_heads": "a Gated DeltaNet block's q and k heads h_lk",
     "linear_num_value_heads": "a Gated DeltaNet block's value heads h_lv",
     "linear_key_head_dim": "each Gated DeltaNet q and k head's width d_lk",
@@ -819,12 +859,13 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
                   "qwen3_5_text": "Qwen3_5TextConfig", "qwen3_5_moe_text": "Qwen3_5MoeTextConfig", "youtu": "YoutuConfig",
                   "solar_open": "SolarOpenConfig", "aria_text": "AriaTextConfig",
                   "dots1": "Dots1Config", "hy_v3": "HYV3Config",
-                  "glm4_moe_lite": "Glm4MoeLiteConfig",
+                  "glm4_moe_lite": "Glm4MoeLiteConfig", "deepseek_v32": "DeepseekV32Config",
+                  "glm_moe_dsa": "GlmMoeDsaConfig",
                   "minicpm3": "MiniCPM3Config"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
-LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention")  # chunked: Llama 4's
-# only; linear: Qwen3-Next's Gated DeltaNet (`PART_BLOCKS`)
+LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention", "indexed_attention")
+# chunked: Llama 4's only; linear: Qwen3-Next's Gated DeltaNet (`PART_BLOCKS`); indexed: DeepSeek-V3.2's (`DSA_TYPES`)
 MLP_LAYER_TYPES = ("dense", "sparse")  # transformers' ALLOWED_MLP_LAYER_TYPES
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "ntk")  # θ's scaling rules: values only
 
@@ -932,9 +973,6 @@ NOT_BUILT: dict[str, str] = {
     "recurrent_gemma": f"its RG-LRU recurrent layers (which keep, {_FIXED_STATE})",
     "rwkv": f"its RWKV recurrent layers (which keep, {_FIXED_STATE})",
     "xlstm": f"its xLSTM recurrent layers (which keep, {_FIXED_STATE})",
-    **dict.fromkeys(("deepseek_v32", "glm_moe_dsa"),
-                    "its DeepSeek sparse attention (a lightning indexer with its own key cache picks each query's "
-                    "top-k keys)"),
     "olmo": "its LayerNorm without a gain or a bias",
     "stablelm": f"{_PARTIAL} and LayerNorms with biases beside matrices without them",
     "phi": f"{_PARTIAL} and a bias on the head",
@@ -1064,6 +1102,7 @@ def _read(doc: Mapping) -> Reading:
                       f"expert of that width, as transformers builds it",)
     windowing += (MINIMAX_VALUES,) if model_type == "minimax_m2" else ()
     windowing += _linear(doc, values, model_type, fields, keys, types)
+    windowing += _sparse(doc, values, model_type, fields, keys)
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
     ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES.get(model_type, {})
@@ -1174,7 +1213,8 @@ NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "jais2", "granite
                          "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2",
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
-                         "deepseek_v2", "deepseek_v3", "youtu", "glm4_moe_lite", "minicpm3")
+                         "deepseek_v2", "deepseek_v3", "youtu", "glm4_moe_lite", "minicpm3", "deepseek_v32",
+                         "glm_moe_dsa")
 
 
 def _window(types: list[str], window: int | None, model_type: str, fields: dict, keys: dict[str, str],
@@ -1308,6 +1348,11 @@ def _checked(key: str, value: object, nullable: bool, kind: str | None = None) -
             raise HFConfigError(f"config.json: mlp_layer_types={show(value)}: mlp_layer_types ({WHAT[kind]}) must be a "
                                 f"list of \"dense\" or \"sparse\", one per block{null}")
         return value
+    if kind == "indexer_types":
+        if not isinstance(value, list) or any(t not in ("full", "shared") for t in value):
+            raise HFConfigError(f"config.json: indexer_types={show(value)}: indexer_types ({WHAT[kind]}) must be a "
+                                f"list of \"full\" or \"shared\", one per block{null}")
+        return value
     if kind == "layer_types":
         if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
             raise HFConfigError(f"config.json: layer_types={show(value)}: layer_types ({WHAT[kind]}) must be a list "
@@ -1338,7 +1383,8 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "glm", "glm4", "glm4_moe", "minimax_m2", "olmoe", "ministral", "smollm3",
                                                "cohere2", "exaone4", "youtu", "granitemoe", "granitemoeshared", "mellum",
                                                "flex_olmo", "hyperclovax", "llama4_text", "solar_open", "aria_text",
-                                               "dots1", "hy_v3", "glm4_moe_lite", "minicpm3", "qwen3_next"),
+                                               "dots1", "hy_v3", "glm4_moe_lite", "minicpm3", "qwen3_next",
+                                               "deepseek_v32", "glm_moe_dsa"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2"), ("relu2",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1384,7 +1430,7 @@ PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4": 0.5, "glm4_
 
 # The types whose rotary embedding reads partial_rotary_factor but whose attention multiplies all of each head's q and k
 # (all of d_R, latent attention's rotary part) by its angles: a factor that rotates less cannot run (refused).
-WHOLE_HEAD_ROTARY = ("solar_open", "glm4_moe_lite")
+WHOLE_HEAD_ROTARY = ("solar_open", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa")
 
 
 # Every type that rotates all of each head (not `PARTIAL_ROTARY`'s): its default RoPE ignores partial_rotary_factor,
@@ -1598,8 +1644,10 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
             fields.update(moe_step=1, dense_layers=tuple(i for i in range(fields["L"]) if i not in moe))
     if model_type == "mellum":  # the blocks mlp_layer_types lists "dense" (MellumConfig: every block sparse)
         fields["dense_layers"] = tuple(i for i, t in enumerate(values["mlp_layer_types"] or ()) if t == "dense")
-    if model_type in ("hy_v3", "glm4_moe_lite"):  # the first block dense, the others sparse, unless mlp_layer_types
-        types = values["mlp_layer_types"] or ["dense"] + ["sparse"] * (fields["L"] - 1)  # lists them (their classes)
+    if model_type in ("hy_v3", "glm4_moe_lite", *DSA_TYPES):  # the first block (DeepSeek-V3.2's first
+        # first_k_dense_replace) dense, the others sparse, unless mlp_layer_types lists them (their classes)
+        first = min(values["first_k_dense_replace"], fields["L"]) if model_type in DSA_TYPES else 1
+        types = values["mlp_layer_types"] or ["dense"] * first + ["sparse"] * (fields["L"] - first)
         fields["dense_layers"] = tuple(i for i, t in enumerate(types) if t == "dense")
     if model_type == "minicpm3" and fields["value_dim"] is None:  # MiniCPM3Config's hidden_size // num_attention_heads
         fields["value_dim"] = fields["d"] // fields["h"]
@@ -1612,7 +1660,8 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
     return fields, keys
 
 
-MLA_TYPES = ("deepseek_v2", "deepseek_v3", "youtu", "glm4_moe_lite", "minicpm3")  # multi-head latent attention
+DSA_TYPES = ("deepseek_v32", "glm_moe_dsa")  # latent attention with DeepSeek sparse attention's indexer (`_sparse`)
+MLA_TYPES = ("deepseek_v2", "deepseek_v3", "youtu", "glm4_moe_lite", "minicpm3", *DSA_TYPES)  # multi-head latent attention
 # (Youtu's and MiniCPM3's with dense MLPs only)
 # The parts a type's module always has, as Config's fields (OLMo 2 and 3: post-norm wiring, QK-norm over all heads)
 WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_olmo"),
@@ -1655,9 +1704,10 @@ MOE_KEYS: dict[str, dict[str, str]] = {
                    "shared_experts": "n_shared_experts", "ff_dim": "moe_intermediate_size"},  # no dense block, no d_ff
     "hy_v3": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
               "shared_experts": "num_shared_experts", "dense_layers": "mlp_layer_types"},
-    "glm4_moe_lite": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok",
-                      "expert_dim": "moe_intermediate_size", "shared_experts": "n_shared_experts",
-                      "dense_layers": "mlp_layer_types"},
+    **dict.fromkeys(("glm4_moe_lite", *DSA_TYPES), {"experts": "n_routed_experts", "top_k": "num_experts_per_tok",
+                                                   "expert_dim": "moe_intermediate_size",
+                                                   "shared_experts": "n_shared_experts",
+                                                   "dense_layers": "mlp_layer_types"}),
     "dots1": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
               "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
     "aria_text": {"experts": "moe_num_experts", "top_k": "moe_topk", "expert_dim": "intermediate_size",
@@ -1783,6 +1833,8 @@ BIAS_WORDS = {"qkv": "q, k and v", "o": "W_o", "mlp": "the MLP's matrices"}
 # The words of layer_types that one type's module alone builds: that type, what another's module does not do with them,
 # and whose they are.
 OWN_LAYER_TYPES = {"chunked_attention": ("llama4_text", "mask", "Llama 4's chunked attention is llama4_text's"),
+                   "indexed_attention": ("deepseek_v32", "build", "DeepSeek sparse attention is deepseek_v32's and "
+                                                                  "glm_moe_dsa's"),
                    "linear_attention": ("qwen3_next", "build", "Qwen3-Next's Gated DeltaNet blocks are qwen3_next's")}
 
 
@@ -1837,6 +1889,50 @@ def _linear(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dic
             "no KV cache",)
 
 
+INDEX_KEYS = {"index_n_heads": "index_heads", "index_head_dim": "index_dim", "index_topk": "index_topk"}
+
+
+def _indexer_types(doc: Mapping, L: int) -> list[str]:
+    """GLM-5's indexer per block as GlmMoeDsaConfig lists it: indexer_types, else index_topk_pattern ("F"/"S" or a
+    list), else "full" where max(i − index_skip_topk_offset + 1, 0) is a multiple of index_topk_freq."""
+    if doc.get("indexer_types") is not None:
+        return list(doc["indexer_types"])
+    pattern = doc.get("index_topk_pattern")
+    if pattern is not None:
+        return [{"F": "full", "S": "shared"}.get(c, c) for c in pattern] if isinstance(pattern, str) else list(pattern)
+    freq = max(_checked("index_topk_freq", doc.get("index_topk_freq", 1), False), 1)
+    offset = _checked("index_skip_topk_offset", doc.get("index_skip_topk_offset", 2), False)
+    return ["full" if max(i - offset + 1, 0) % freq == 0 else "shared" for i in range(L)]
+
+
+def _sparse(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> tuple[str, ...]:
+    """DeepSeek sparse attention's indexer in every block (`model.parts.sparse`: h_I, d_I, T_k), and a note; one line
+    refusing GLM-5's shared indexer layers (they reuse an earlier layer's top-k and hold no indexer), which no part
+    builds yet."""
+    if model_type not in DSA_TYPES:
+        return ()
+    for key, name in INDEX_KEYS.items():
+        fields[name], keys[name] = values[key], key
+    if values["index_head_dim"] < values["qk_rope_head_dim"]:
+        raise HFConfigError(f"config.json: index_head_dim={values['index_head_dim']:,} is below qk_rope_head_dim="
+                            f"{values['qk_rope_head_dim']:,}: the indexer rotates the first qk_rope_head_dim of its "
+                            "features; give index_head_dim of at least qk_rope_head_dim")
+    if model_type == "glm_moe_dsa":
+        kinds = _indexer_types(doc, fields["L"])
+        if len(kinds) < fields["L"] or any(k not in ("full", "shared") for k in kinds):
+            raise HFConfigError(f"config.json: the indexer of each block (indexer_types, or index_topk_pattern) must be "
+                                f"\"full\" or \"shared\" (\"F\" or \"S\"), one for each of the {fields['L']:,} blocks")
+        shared = [i for i, k in enumerate(kinds[:fields["L"]]) if k == "shared"]
+        if shared:
+            raise HFConfigError(f"config.json: blocks {', '.join(map(str, shared[:6]))}{', …' if len(shared) > 6 else ''} "
+                                "reuse an earlier block's top-k keys (GLM-5's shared indexer layers, indexer_types "
+                                "\"shared\"), which this explorer does not build yet: give every block \"full\"")
+    interleaved = "interleaved, as GLM-5's" if model_type == "glm_moe_dsa" else "as rotate-half, as DeepSeek-V3.2's"
+    return (f"DeepSeek sparse attention in every block: an indexer of h_I = {values['index_n_heads']:,} heads of d_I = "
+            f"{values['index_head_dim']:,} picks each query's top T_k = {values['index_topk']:,} keys; its key, d_I per "
+            f"token, is cached beside the latent; its RoPE pairs {interleaved} (a layout: the same FLOPs and bytes)",)
+
+
 def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | None]:
     """Each block's attention as transformers' cache keeps it, and the window of the sliding ones.
 
@@ -1847,6 +1943,13 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
     sliding, Qwen2-MoE every other block below it."""
     if model_type in PART_BLOCKS:
         return _hybrid_blocks(values, model_type, L), None
+    if model_type in DSA_TYPES:  # DeepseekV32Config: every block indexed_attention (its cache's DynamicIndexedLayer)
+        other = sorted({t for t in (values["layer_types"] or ()) if t != "indexed_attention"})
+        if other:
+            raise HFConfigError(f"config.json: layer_types lists {', '.join(map(show, other))}: {model_type}'s every "
+                                "block is indexed_attention (latent attention over the keys its indexer picks); list "
+                                "indexed_attention only")
+        return ["full_attention"] * L, None
     for word, (owner, verb, whose) in OWN_LAYER_TYPES.items():
         if word in (values["layer_types"] or ()) and model_type != owner:
             raise HFConfigError(f"config.json: layer_types lists {word}, which {model_type}'s module does not {verb} "
@@ -1915,6 +2018,13 @@ DEEPSEEK_VALUES = {  # what each DeepSeek type has that changes no count, shape 
                       "transformers' count leaves it out), the group-limited choice (n_group, topk_group) and "
                       "routed_scaling_factor; RoPE's θ and its interleaved pairs (rope_interleave); the scores' scale "
                       "1/√(d_nope + d_R), times yarn's mscale² where rope_parameters sets mscale_all_dim"),
+    **dict.fromkeys(("deepseek_v32", "glm_moe_dsa"), (
+        "values only, which change no count, shape or byte: the router's sigmoid scores (this module's router takes a "
+        "softmax over the same (B, T, E) logits), their correction bias e_score_correction_bias (a buffer of E per MoE "
+        "block, not a parameter: not in N, as transformers' count leaves it out), the group-limited choice (n_group, "
+        "topk_group) and routed_scaling_factor; RoPE's θ and its interleaved pairs; the scores' scale "
+        "1/√(d_nope + d_R), times yarn's mscale² where rope_parameters sets mscale_all_dim; the indexer's scale "
+        "1/√d_I and its heads' weights' 1/√h_I")),
 }
 
 
@@ -1982,7 +2092,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
     if groups is None or best is None:
         raise HFConfigError("config.json: topk_method=\"group_limited_greedy\" needs n_group and topk_group (the "
                             "groups of experts, and how many of them each token's experts come from): give both")
-    two = model_type in ("deepseek_v3", "glm4_moe", "solar_open", "dots1", "glm4_moe_lite")  # their routers score each group by its best two experts
+    two = model_type in ("deepseek_v3", "glm4_moe", "solar_open", "dots1", "glm4_moe_lite", *DSA_TYPES)  # their routers score each group by its best two experts
     if E % groups or E // groups < (2 if two else 1):
         raise HFConfigError(f"config.json: n_group={groups:,} must divide n_routed_experts={E:,} into groups of at "
                             f"least {2 if two else 1} experts (transformers' router scores each group by its best "

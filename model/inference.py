@@ -47,7 +47,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from . import stack
 from .budgeting import budget, formulas
 from .expr import E, Expr, num, shape_subs, total
-from .parts import attention, delta, latent, moe, says, window
+from .parts import attention, delta, latent, moe, says, sparse, window
 from .config import BOUNDS, LIN, Config, one_of_each
 from .figures import Line, check_lines
 from .gpt import GPT
@@ -99,8 +99,8 @@ def decode_rows(one: Config) -> dict[str, tuple[str, str]]:
         rows.update({f"blocks.{first}.{name}": row for name, row in delta.DECODE_ROWS.items()})
     attn = next((i for i, k in enumerate(kinds) if not k.endswith(LIN)), None)
     if attn is not None:
-        rows.update({name.replace("blocks.0.", f"blocks.{attn}.", 1): row
-                     for name, row in stack.mixer(one).DECODE_ROWS.items()})
+        mixer = {**stack.mixer(one).DECODE_ROWS, **(sparse.DECODE_ROWS if sparse.present(one) else {})}
+        rows.update({name.replace("blocks.0.", f"blocks.{attn}.", 1): row for name, row in mixer.items()})
     return {**rows, **moe.DECODE_ROWS, **DECODE_OUT}
 
 
@@ -226,7 +226,8 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
     pasts = [_past(cfg, block_kind, cached, torch_dtype) for block_kind in one.block_kinds]
     outputs: list[tuple[str, torch.Tensor]] = []
     caches = {f"blocks.{i}.{m}.{n}" for i in range(one.L) for m, n in
-              (*(("attn", n) for n in ("k_cache", "v_cache", "latent_cache", "rope_cache")), ("lin", "conv_cache"))}
+              (*(("attn", n) for n in ("k_cache", "v_cache", "latent_cache", "rope_cache", "indexer.index_cache")),
+               ("lin", "conv_cache"))}
     hooks = [m.register_forward_hook(lambda _m, _i, out, n=n: outputs.append((n, out)))
              for n, m in model.named_modules() if n and not list(m.children())]
     idx = torch.zeros(cfg.B, 1, dtype=torch.long, device="meta")
@@ -492,7 +493,7 @@ def _expert_lines(s: InferSetup, q: Quantized, expert: float, formula: Expr, E_B
 def _written(cfg: Config) -> str:
     """What a decode step writes to the cache, in words: the new token's K and V (the mixer's `WRITTEN`), and with
     Gated DeltaNet blocks their states (`model.parts.delta.WRITTEN`)."""
-    return delta.WRITTEN if delta.present(cfg) else f"the new token's {stack.mixer(cfg).WRITTEN} written"
+    return delta.WRITTEN if delta.present(cfg) else f"the new token's {says(cfg, 'infer/written', stack.mixer(cfg).WRITTEN)} written"
 
 
 def _cache_bytes(cfg: Config, kv: Format) -> tuple[int, Expr, int, Expr]:

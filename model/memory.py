@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from .config import LIN, NOPE, WRITTEN, Config, distinct_kinds, mlp_kind, one_block_each
 from .figures import Line
 from .formula import Poly, grouped, poly_add, poly_const, poly_mul, poly_symbol, to_poly
-from .parts import attention, delta, latent
+from .parts import attention, delta, latent, sparse
 from .parts import moe as moe_part, window
 from .notation import dims
 from .passes import DTYPES, run_pass
@@ -93,7 +93,7 @@ class Structure:
     gemma: tuple[bool, ...] = ()  # Gemma's extras that make tensors (post_norms, embed_scale, the two soft-caps) and
     # query_pre_attn_scalar (a value, but the scores' label names it)
     oss: tuple[bool, ...] = ()  # gpt-oss's extras that make tensors: sinks, the experts' biases, the clamp
-    mla: tuple[bool, ...] = ()  # latent attention: (whether the queries have a latent,)
+    mla: tuple[bool, ...] = ()  # latent attention: (whether the queries have a latent, whether an indexer picks keys)
     flags: tuple[str, ...] = ()  # the recipe's flags that change which tensors a pass makes and are on (`FLAGS`)
     lin: tuple[str, ...] = ()  # with Gated DeltaNet blocks: the kinds of blocks in order (`distinct_kinds`)
 
@@ -134,7 +134,7 @@ def structure_key(s: Structure) -> str:
         recipe += [f"moe={'+'.join(kinds)}", *(["shared"] if shared else []), *(["shared_gate"] if gate else [])]
     recipe += [name for name, on in zip(GEMMA_KEYS, s.gemma) if on]
     recipe += [name for name, on in zip(OSS_KEYS, s.oss) if on]
-    recipe += (["mla_q"] if s.mla[0] else ["mla"]) if s.mla else []
+    recipe += ((["mla_q"] if s.mla[0] else ["mla"]) + (["dsa"] if s.mla[1] else [])) if s.mla else []
     if s.window:
         recipe.append("window")
     if s.partial:
@@ -179,6 +179,8 @@ def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
             d_c, d_cq, d_R, d_nope, d_v = mla
             cfg = replace(cfg, latent_dim=d_c, q_latent_dim=d_cq if s.mla[0] else None, rope_dim=d_R, nope_dim=d_nope,
                           value_dim=d_v)
+            if s.mla[1]:  # an indexer: it saves nothing (no gradients), its mask of picked keys is per sequence
+                cfg = replace(cfg, **dict(zip(sparse.NAMES, (d_nope, d_R + d_v, T))))
         if s.gemma:
             post, scale, attn, final, query = s.gemma
             cfg = replace(cfg, post_norms=post, embed_scale=scale, attn_softcap=PROBE_CAP if attn else None,

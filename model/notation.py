@@ -4,7 +4,8 @@ The symbols, each named once here (`SYMBOL_DOCS`): the lesson's B, T, d, h, d_he
 recipe's h_kv (heads of K and V) and d_ff (the MLP's hidden width), the mixture of experts' E, k, d_expert,
 E_shared, d_shared and L_moe, the sliding window's W, L_W and T_W, and multi-head latent attention's d_c, d_cq, d_R,
 d_nope and d_v (DeepSeek-V2/V3), partial rotary's d_rot, the NoPE blocks' L_nope, and Gated DeltaNet's L_lin, h_lk,
-h_lv, d_lk, d_lv, d_conv and T_pad (Qwen3-Next). gpt-oss's attention sinks need no symbol of
+h_lv, d_lk, d_lv, d_conv and T_pad (Qwen3-Next), and DeepSeek sparse attention's h_I, d_I, T_k and T_s
+(DeepSeek-V3.2). gpt-oss's attention sinks need no symbol of
 their own: a learned logit s per head, h per block, which makes each softmax row T + 1 wide ("(B, h, T, T + 1)").
 
 Grammar: a parenthesised, comma-separated list of dimensions. GPT-2's shapes use the small form that the
@@ -52,6 +53,11 @@ SYMBOL_DOCS: dict[str, str] = {
     "d_lv": "each Gated DeltaNet value head's features: the state's columns (linear_value_head_dim)",
     "d_conv": "the causal convolution's taps over q, k and v in a Gated DeltaNet block (linear_conv_kernel_dim)",
     "T_pad": "T rounded up to whole chunks of 64 tokens: the chunked delta rule pads the sequence",
+    "h_I": "the lightning indexer's heads in a DeepSeek sparse attention block (index_n_heads)",
+    "d_I": "each indexer head's features, and its one key's per token, which the cache keeps (index_head_dim)",
+    "T_k": "the keys each query of a DeepSeek sparse attention block attends to: the top T_k of the indexer's scores "
+           "(index_topk)",
+    "T_s": "the keys a query attends to in a prefill of T with sparse attention, min(T, T_k)",
     "d_rot": "the features of each head's q and k that RoPE rotates, where it rotates part of them (partial rotary: "
              "d_head · partial_rotary_factor; the other d_head − d_rot pass through)",
 }

@@ -20,7 +20,7 @@ from .config import KIND_LABELS, Config, config_dict, typed_blocks
 from .figures import Line
 from .memory import kv_cache_lines
 from .recipe_rows import MARK, NONE, RecipeRows, recipe_rows
-from .parts import each, mlp, moe, window
+from .parts import each, mlp, moe, says, window
 from .tracing import Row, Trace, block_groups, trace
 from .training import REFERENCES, TrainSetup, plan
 
@@ -144,7 +144,7 @@ def kv_title(cfg: Config, dtype: str) -> str:
     if cfg.linear_layers:
         return KV_LINEAR.format(dtype=dtype)
     return KV_TITLE.format(dtype=dtype, window=KV_WINDOW if window.present(cfg) else "",
-                           kept=stack.mixer(cfg).KEPT)
+                           kept=says(cfg, "kv/kept", stack.mixer(cfg).KEPT))
 MEMORY_NOTE = ("memory: new memory of each tensor (\"view\": shares an earlier tensor's storage, no new memory); "
                "saved: autograd keeps it for the backward pass")
 

@@ -132,7 +132,7 @@ def test_both_pages_take_latent_attention(tmp_path):
     from app.cards.recipe.view import read_config_json
     from model.families import menu_groups, menu_label
 
-    assert menu_groups(moe=True)["DeepSeek"] == [menu_label("deepseek-v3")]
+    assert menu_groups(moe=True)["DeepSeek"] == [menu_label("deepseek-v3"), menu_label("deepseek-v3.2")]
     doc = {**random_doc(random.Random(0)), "kv_lora_rank": 6, "qk_rope_head_dim": 4}
     cfg, notice = read_config_json(json.dumps(doc), Config(B=2, T=8, d=24, h=4, L=1, V=40))
     assert cfg is not None and cfg.mla and (cfg.d_c, cfg.d_R) == (6, 4) and notice.startswith("read deepseek_v3")

@@ -36,9 +36,10 @@ def _module(doc: dict, device: str) -> torch.nn.Module:
 
 
 def cache_bytes(cache) -> int:
-    """The bytes a transformers cache holds: each attention layer's K and V, each linear-attention layer's
-    (LinearAttentionLayer) convolution and recurrent states."""
+    """The bytes a transformers cache holds: each attention layer's K and V (and an indexed layer's indexer keys,
+    DynamicIndexedLayer's), each linear-attention layer's (LinearAttentionLayer) convolution and recurrent states."""
     tensors = [t for layer in cache.layers for t in (getattr(layer, "keys", None), getattr(layer, "values", None),
+                                                     getattr(layer, "indexer_keys", None),
                                                      *getattr(layer, "conv_states", {}).values(),
                                                      *getattr(layer, "recurrent_states", {}).values())]
     return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))

@@ -9,6 +9,7 @@
 - `attention`: causal self-attention (multi-head, grouped-query, multi-query; QK-norm per head or over all heads; an
   output gate on the heads, Qwen3-Next's; eager or fused; Gemma's scale and soft-cap of the scores), and the biases;
 - `latent`: multi-head latent attention (DeepSeek-V2/V3), in attention's place;
+- `sparse`: DeepSeek sparse attention, latent attention over the keys a lightning indexer picks (DeepSeek-V3.2);
 - `delta`: Gated DeltaNet (Qwen3-Next), in attention's place in the blocks it lists: a fixed state, no KV cache;
 - `window`: sliding windows on some blocks' attention;
 - `sinks`: attention sinks (gpt-oss);
@@ -34,13 +35,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..fields import Field
-from . import attention, delta, embedding, head, latent, mlp, moe, norms, parallel, positions, postnorm, residual, sinks, window
+from . import (attention, delta, embedding, head, latent, mlp, moe, norms, parallel, positions, postnorm, residual,
+               sinks, sparse, window)
 
 if TYPE_CHECKING:
     from ..config import Config
 
-PARTS = (norms, residual, embedding, positions, mlp, attention, parallel, postnorm, latent, window, sinks, moe, delta,
-         head)
+PARTS = (norms, residual, embedding, positions, mlp, attention, parallel, postnorm, latent, sparse, window, sinks, moe,
+         delta, head)
 
 
 def ordered(dims: tuple[Field, ...]) -> tuple[Field, ...]:

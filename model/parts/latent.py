@@ -18,6 +18,7 @@ from ..figures import Line, line
 from ..taps import Tap
 from .attention import hidden_keys
 from .norms import RMSNorm
+from . import sparse
 from .positions import rotate
 from ..notation import SYMBOL_DOCS
 
@@ -79,8 +80,8 @@ def present(cfg: Config) -> bool:
 
 def structure(cfg: Config) -> tuple[bool, ...]:
     """What of latent attention decides which tensors a pass makes (`model.memory.Structure.mla`): whether the queries
-    have a latent; () without latent attention."""
-    return (cfg.d_cq is not None,) if present(cfg) else ()
+    have a latent, and whether an indexer picks their keys (`model.parts.sparse`); () without latent attention."""
+    return (cfg.d_cq is not None, sparse.present(cfg)) if present(cfg) else ()
 
 
 SAYS = {"values/d_head": "d_head = d_nope + d_R"}  # the words latent attention adds elsewhere (`model.parts.says`)
@@ -108,12 +109,15 @@ def _queries(cfg: Config) -> Expr:
 def weights(cfg: Config) -> Expr:
     """One block's matrices: W_DQ (d, d_cq) and W_UQ (d_cq, h·(d_nope + d_R)), or W_Q (d, h·(d_nope + d_R)); W_DKV
     (d, d_c + d_R), W_UKV (d_c, h·(d_nope + d_v)) and W_o (h·d_v, d)."""
-    return E("{q} + d·(d_c + d_R) + d_c·h·(d_nope + d_v) + h·d_v·d", q=_queries(cfg))
+    own = E("{q} + d·(d_c + d_R) + d_c·h·(d_nope + d_v) + h·d_v·d", q=_queries(cfg))
+    return E("{a} + {i}", a=own, i=sparse.weights(cfg)) if sparse.present(cfg) else own
 
 
 def extras(cfg: Config) -> list[Expr]:
-    """The latents' RMSNorm gains: the latent's (d_c) and the queries' latent's (d_cq)."""
-    return [E("d_c") if cfg.q_latent_dim is None else E("d_cq + d_c")]
+    """The latents' RMSNorm gains: the latent's (d_c) and the queries' latent's (d_cq); and the indexer's (its key's
+    LayerNorm, `model.parts.sparse`)."""
+    return [E("d_c") if cfg.q_latent_dim is None else E("d_cq + d_c"), *(sparse.extras(cfg) if sparse.present(cfg)
+                                                                        else [])]
 
 
 def flops(cfg: Config) -> Expr:
@@ -122,35 +126,46 @@ def flops(cfg: Config) -> Expr:
 
 
 def scores(cfg: Config) -> tuple[int, Expr]:
-    """q kᵀ and attn @ v per token, block and key, as (coefficient, width): q and k are d_nope + d_R wide, v d_v."""
-    return 2, E("h·(d_nope + d_R + d_v)")
+    """q kᵀ and attn @ v per token, block and key, as (coefficient, width): q and k are d_nope + d_R wide, v d_v; with
+    an indexer, its products with every key too (`model.parts.sparse.SCORES`)."""
+    own = E("h·(d_nope + d_R + d_v)")
+    return 2, (E("{a} + {i}", a=own, i=sparse.SCORES) if sparse.present(cfg) else own)
 
 
 def label(cfg: Config, lesson: bool) -> str:
     """One block's latent attention line, in words."""
     q = "W_Q (d, h·(d_nope + d_R))" if cfg.q_latent_dim is None else "W_DQ (d, d_cq), W_UQ (d_cq, h·(d_nope + d_R))"
     return (f"latent attention, one block: {q}, W_DKV (d, d_c + d_R), W_UKV (d_c, h·(d_nope + d_v)), W_o (h·d_v, d) and "
-            "the latents' RMSNorm gains")
+            "the latents' RMSNorm gains" + (sparse.label(cfg) if sparse.present(cfg) else ""))
 
 
 # --- the cache: the latent c_kv (d_c) and the rotary key k_rope (d_R) of each block and token -----------------------
+def _kept(cfg: Config) -> Expr:
+    """One block's token in the cache: the latent and the rotary key, and an indexer's key (`model.parts.sparse`)."""
+    return E("d_c + d_R + d_I") if sparse.present(cfg) else E("d_c + d_R")
+
+
 def cache(cfg: Config, x: Expr | None = None) -> Expr:
-    """The cache's elements over `x` block-tokens (None: one block's token): d_c + d_R each, "LBT·(d_c + d_R)"."""
-    return E("d_c + d_R") if x is None else E("{x}·(d_c + d_R)", x=x)
+    """The cache's elements over `x` block-tokens (None: one block's token): d_c + d_R each, "LBT·(d_c + d_R)" (with
+    an indexer, its key's d_I too)."""
+    return _kept(cfg) if x is None else E("{x}·({k})", x=x, k=_kept(cfg))
 
 
 def cache_scales(cfg: Config, x: Expr | None = None) -> Expr:
-    """The bytes of a per-head cache format's scales: the latent and the rotary key are one head each, "2·2L"."""
-    return E("2·2") if x is None else E("2·2{x}", x=x)
+    """The bytes of a per-head cache format's scales: the latent and the rotary key are one head each, "2·2L" (and
+    an indexer's key a third)."""
+    heads = 3 if sparse.present(cfg) else 2
+    return E("2·{n}", n=heads) if x is None else E("2·{n}{x}", n=heads, x=x)
 
 
 WRITTEN = "latent and rotary key"  # what a decode step writes to the cache per token and block
 
 
-def cache_shapes(cfg: Config, T: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def cache_shapes(cfg: Config, T: int) -> tuple[tuple[int, ...], ...]:
     """One block's cache of T tokens for B sequences as transformers' cache holds it: the latent and the rotary key,
-    (B, 1, T, d_c) and (B, 1, T, d_R)."""
-    return (cfg.B, 1, T, cfg.d_c), (cfg.B, 1, T, cfg.d_R)
+    (B, 1, T, d_c) and (B, 1, T, d_R), and with an indexer its keys (B, T, d_I) (DynamicIndexedLayer's)."""
+    own = ((cfg.B, 1, T, cfg.d_c), (cfg.B, 1, T, cfg.d_R))
+    return (*own, sparse.cache_shape(cfg, T)) if sparse.present(cfg) else own
 
 
 def cache_lines(cfg: Config, dtype: str, size: int) -> list[Line]:
@@ -159,18 +174,21 @@ def cache_lines(cfg: Config, dtype: str, size: int) -> list[Line]:
     h·(d_nope + d_R) and h·d_v, the ratio, and the DeepSeek-V2 paper's comparison (its section 2.1.4: MLA's cache "is
     equal to GQA with only 2.25 groups", n_g = (d_c + d_R) / (2d_h) with the paper's per-head width d_h = d_nope)."""
     s = cfg.symbols()
+    kept = "the latent c_kv (d_c), the rotary key k_rope (d_R) and the indexer's key k_I (d_I)" if sparse.present(cfg) \
+        else "the latent c_kv (d_c) and the rotary key k_rope (d_R)"
     return [
-        line("memory/kv_cache", f"KV cache at {dtype}: the latent c_kv (d_c) and the rotary key k_rope (d_R) of every "
-             f"block, B sequences of T tokens (latent attention: K and V of the h heads are made from them)",
+        line("memory/kv_cache", f"KV cache at {dtype}: {kept} of every block, B sequences of T tokens (latent "
+             f"attention: K and V of the h heads are made from them)",
              E("{e}·{b}", e=cache(cfg, E("LBT")), b=size), s, "bytes"),
         line("memory/kv_cache_per_token", f"KV cache per token of context at {dtype} (one sequence, one more token)",
              E("{e}·{b}", e=cache(cfg, E("L")), b=size), s, "bytes"),
         line("memory/kv_cache_heads", f"K and V at h heads would be, per token at {dtype} (K of d_nope + d_R, V of "
              f"d_v per head)", E("L·h·(d_nope + d_R + d_v)·{b}", b=size), s, "bytes"),
         line("memory/kv_cache_ratio", "the latent cache is this many times smaller",
-             E("h·(d_nope + d_R + d_v) / (d_c + d_R)"), s, "ratio"),
+             E("h·(d_nope + d_R + d_v) / ({k})", k=_kept(cfg)), s, "ratio"),
         line("memory/kv_cache_groups", "the DeepSeek-V2 paper's comparison: the latent cache is as large as GQA's "
-             "with n_g groups (K and V of n_g heads of d_h = d_nope), n_g =", E("(d_c + d_R) / (2d_nope)"), s, "count"),
+             "with n_g groups (K and V of n_g heads of d_h = d_nope), n_g =", E("({k}) / (2d_nope)", k=_kept(cfg)), s,
+             "count"),
     ]
 
 
@@ -231,19 +249,22 @@ class LatentAttention(nn.Module):
         self.kv_a_norm = RMSNorm(cfg.d_c)
         self.kv_b = nn.Linear(cfg.d_c, cfg.h * (cfg.d_nope + cfg.d_v), bias=False)  # W_UKV: (d_c, h·(d_nope + d_v))
         self.proj = nn.Linear(cfg.h * cfg.d_v, cfg.d, bias=False)  # W_o: (h·d_v, d)
+        self.indexer = sparse.module(cfg)  # DeepSeek sparse attention's lightning indexer, or None
         for name in ("q", "q_nope", "q_rope", "q_rot", "c_kv", "k_rope", "k_rot", "k_nope", "v", "q_heads", "k",
                      "scores", "masked", "attn", "attn_v", "merged", "latent_cache", "rope_cache"):
             setattr(self, name, Tap())
 
     def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None,
-                past: tuple[torch.Tensor, torch.Tensor] | None = None,
+                past: tuple[torch.Tensor, ...] | None = None,
                 band: torch.Tensor | None = None) -> torch.Tensor:
         """x (B, T, d) -> (B, T, d). `past`: a decode step's cache, the latent (B, 1, T_c, d_c) and the rotary key
-        (B, 1, T_c, d_R) of the T_c tokens before x's one token; the new token's join them (`latent_cache`,
-        `rope_cache`) and every head's K and V are made from all T_c + 1. `band` is unused (no window)."""
+        (B, 1, T_c, d_R) of the T_c tokens before x's one token (and an indexer's keys (B, T_c, d_I)); the new token's
+        join them (`latent_cache`, `rope_cache`) and every head's K and V are made from all T_c + 1. With an indexer,
+        each query sees the keys it picks (`model.parts.sparse.Indexer`). `band` is unused (no window)."""
         B, T, _ = x.shape
         h, d_c, d_R, d_nope, d_v = self.h, self.d_c, self.d_R, self.d_nope, self.d_v
-        q = self.q_b(self.q_a_norm(self.q_a(x))) if hasattr(self, "q_a") else self.q_proj(x)  # (B, T, h·(d_nope + d_R))
+        q_latent = self.q_a_norm(self.q_a(x)) if hasattr(self, "q_a") else None  # (B, T, d_cq)
+        q = self.q_b(q_latent) if q_latent is not None else self.q_proj(x)  # (B, T, h·(d_nope + d_R))
         q = self.q(q.view(B, T, h, d_nope + d_R).transpose(1, 2))  # (B, h, T, d_nope + d_R)
         q_nope, q_rope = (self.q_nope(q[..., :d_nope]), self.q_rope(q[..., d_nope:]))  # (B, h, T, d_nope), (…, d_R)
         c_kv, k_rope = self.kv_a(x).split([d_c, d_R], dim=2)  # (B, T, d_c), (B, T, d_R)
@@ -261,7 +282,10 @@ class LatentAttention(nn.Module):
         q = self.q_heads(torch.cat((q_nope, q_rot), dim=-1))  # (B, h, T, d_nope + d_R)
         k = self.k(torch.cat((k_nope, k_rot.expand(B, h, S, d_R)), dim=-1))  # (B, h, S, d_nope + d_R)
         scores = self.scores(q @ k.transpose(-2, -1) / self.root)  # (B, h, T, S)
-        masked = self.masked(scores.masked_fill(hidden_keys(T, S, None, x.device), float("-inf")))
+        hidden = hidden_keys(T, S, None, x.device)
+        if self.indexer is not None:  # the keys outside each query's top T_k too: (B, 1, T, S)
+            hidden = self.indexer(x, q_latent, rope, hidden, None if past is None else past[2])
+        masked = self.masked(scores.masked_fill(hidden, float("-inf")))
         attn = self.attn(F.softmax(masked, dim=-1))  # (B, h, T, S), rows sum to 1
         y = self.attn_v(attn @ v)  # (B, h, T, d_v)
         y = self.merged(y.transpose(1, 2).contiguous().view(B, T, h * d_v))  # (B, T, h·d_v)
@@ -409,7 +433,8 @@ def change_lines(cfg: Config, cache: dict[str, Line]) -> tuple[Line, ...]:
     cached, over the latent and rotary key it caches, per token per block (the cache's lines, checked)."""
     s = cfg.symbols()
     heads = cache["memory/kv_cache_heads"].value  # K and V at h heads, per token
-    if cache["memory/kv_cache_per_token"].value * cfg.h * (cfg.d_head + cfg.d_v) != heads * (cfg.d_c + cfg.d_R):
+    kept = int(_kept(cfg).value(s))  # d_c + d_R (and an indexer's d_I, which the next change adds)
+    if cache["memory/kv_cache_per_token"].value * cfg.h * (cfg.d_head + cfg.d_v) != heads * kept:
         raise RuntimeError("latent attention's cache is not (d_c + d_R) per block and token beside K and V's")
     return (line("changes/latent/cache_ratio", "latent attention: the KV cache of multi-head attention (K and V of h "
                  "heads of d_v) over the latent's (d_c + d_R), per token", E("2h·d_v / (d_c + d_R)"), s, "ratio"),)
