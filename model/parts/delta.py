@@ -62,13 +62,19 @@ FIELDS = (  # Qwen3-Next-80B-A3B: h_lk 16, h_lv 32, d_lk = d_lv = 128, d_conv 4
           group="linear", needs="linear_layers", control=False),  # Mamba 2's too (`model.parts.mamba`)
 )
 SIZES = tuple(f.name for f in FIELDS[1:])
+STAND_IN = {"linear_k_heads": 2, "linear_v_heads": 4, "linear_k_dim": 4, "linear_v_dim": 4, "conv_width": 4}  # small
+# sizes of a stand-in model of the same tensors (`model.recipe_rows`)
 
 
 def check(cfg: Config) -> None:
     """Gated DeltaNet's fields together (ValueError naming the problem and the fix)."""
     if not cfg.linear_layers:
         for name in SIZES:
-            if getattr(cfg, name) is not None and not (name == "conv_width" and cfg.mamba_layers):
+            if name == "conv_width" and getattr(cfg, name) is not None and not cfg.mamba_layers:
+                raise ValueError(f"conv_width={cfg.conv_width!r} is set but neither linear_layers nor mamba_layers is: "
+                                 "conv_width is a size of Gated DeltaNet and Mamba 2 blocks; list them or drop "
+                                 "conv_width")
+            if getattr(cfg, name) is not None and name != "conv_width":
                 raise ValueError(f"{name}={getattr(cfg, name)!r} is set but linear_layers is not: {name} is a size of "
                                  "Gated DeltaNet blocks; list them in linear_layers or drop " + name)
         return

@@ -64,6 +64,8 @@ FIELDS = (  # GraniteMoeHybridConfig's defaults: 128 heads, d_state 256, 1 group
           control=False),
 )
 SIZES = tuple(f.name for f in FIELDS[1:6])
+STAND_IN = {"ssm_heads": 2, "ssm_head_dim": 4, "ssm_state": 4, "ssm_groups": 1, "ssm_chunk": 4, "conv_width": 4}  # small
+# sizes of a stand-in model of the same tensors (`model.recipe_rows`)
 CONV_WIDTH = "conv_width"  # d_conv: the causal convolution's taps, Gated DeltaNet's field (`model.parts.delta`)
 
 
@@ -180,8 +182,12 @@ def rule_flops(cfg: Config) -> Expr:
     """The chunked scan's matmul FLOPs per token: per head and chunk of Q tokens, C Bᵀ (2Q²·d_state), its product with
     x (2Q²·d_ssm), the chunk's state (2Q·d_ssm·d_state) and its read by C (2Q·d_ssm·d_state); and the states carried
     over the T_pad/Q chunks by a (T_pad/Q + 1)² matrix of decays (2(T_pad/Q + 1)²·d_ssm·d_state); T_pad/Q chunks for
-    T tokens."""
-    return E("h_ssm·(T_pad·(2Q·(d_state + d_ssm) + 4d_ssm·d_state) + 2(T_pad/Q + 1)²·d_ssm·d_state)/T")
+    T tokens. torch's einsum multiplies elementwise where the dim it sums over is 1 wide (no matmul, no FLOP counted):
+    with d_state = 1 the two products over d_state drop out, with Q = 1 the two over a chunk's positions."""
+    per_chunk = [*(["Q·d_state + d_ssm·d_state"] if cfg.ssm_state > 1 else []),
+                 *(["Q·d_ssm + d_ssm·d_state"] if cfg.ssm_chunk > 1 else [])]
+    chunks = "2T_pad·({c}) + " if per_chunk else ""
+    return E("h_ssm·(" + chunks + "2(T_pad/Q + 1)²·d_ssm·d_state)/T", c=E(" + ".join(per_chunk) or "0"))
 
 
 def flops(cfg: Config) -> Expr:
