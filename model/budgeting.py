@@ -163,7 +163,8 @@ class Formulas:
         scores = self.attention(None) if scores is None else scores
         ffn = {"dense": self.dense_flops, "moe": moe.flops(self.cfg) if moe.present(self.cfg) else None}
         if self.lin is not None:  # the attention blocks' matmuls and scores, the other blocks' own
-            mixers = mixed(self.cfg, total(self.attn_flops, scores), self.stateful.flops(self.cfg) if lin is None else lin)
+            own = self.stateful.flops(self.cfg) if lin is None else lin
+            mixers = mixed(self.cfg, total(self.attn_flops, scores), own)
             return E("{b} + 2Vd", b=spread(self.cfg, mixers, ffn, grouped=False))
         return E("{b} + 2Vd", b=spread(self.cfg, self.attn_flops, ffn, scores, grouped=False, inner=self.collect))
 

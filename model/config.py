@@ -96,9 +96,10 @@ ATTN_LABELS: dict[str, str] = {"full": "full attention", "sliding": "sliding win
 NOPE = "_nope"  # a kind of block without RoPE (`nope_layers`): its MLP's kind and this suffix, "dense_nope"
 LIN = delta.LIN  # a Gated DeltaNet block (`linear_layers`): its MLP's kind and this suffix, "moe_lin"
 SUFFIXES = tuple("_" + part.KEY for part in stack.STATEFUL)  # a block mixed by a part with a fixed state: "_lin", "_ssm"
+# a block's kind (`Config.block_kinds`), as tables name it
 KIND_LABELS: dict[str, str] = {"dense": "dense", "moe": "MoE", "dense_nope": "dense, NoPE", "moe_nope": "MoE, NoPE",
                                **{f"{mlp}_{part.KEY}": f"{label}, {part.NAME}" for part in stack.STATEFUL
-                                  for mlp, label in (("dense", "dense"), ("moe", "MoE"))}}  # a block's kind (`Config.block_kinds`), as tables name it
+                                  for mlp, label in (("dense", "dense"), ("moe", "MoE"))}}
 CHOICES: dict[str, tuple[str, ...]] = {f.name: f.options for f in CONFIG_FIELDS if f.kind == "choice"}  # the menus'
 MODEL_CHOICES: dict[str, tuple[str, ...]] = {f.name: f.choices for f in CONFIG_FIELDS if f.kind == "choice"}
 

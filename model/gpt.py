@@ -34,8 +34,8 @@ class Block(nn.Module):
     """Pre-norm block: x = x + Attn(norm(x)); x = x + MLP(norm(x)) (with `post_norms`, Gemma's sandwich: x = x +
     norm(Attn(norm(x))); x = x + norm(MLP(norm(x))); another wiring where a part gives one, `model.stack.wiring`), the MLP dense (`mlp`) or a mixture of experts
     (`moe`) as `kind` says ("dense" or "moe", "_nope" after it for a block without RoPE, "_lin" for one whose mixer is
-    Gated DeltaNet, `lin`, in attention's place, "_ssm" for Mamba 2's, `ssm`: `Config.block_kinds`), attention through a window of `window` keys or
-    full (`Config.attn_kinds`). Maps (B, T, d) to (B, T, d)."""
+    Gated DeltaNet, `lin`, in attention's place, "_ssm" for Mamba 2's, `ssm`: `Config.block_kinds`), attention through
+    a window of `window` keys or full (`Config.attn_kinds`). Maps (B, T, d) to (B, T, d)."""
 
     def __init__(self, cfg: Config, kind: str = "dense", window: int | None = None) -> None:
         super().__init__()

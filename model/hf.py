@@ -594,6 +594,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "qwen3_next": ("full_attention_interval",),  # its class's keyword: layer_types' default, every n-th full
     **dict.fromkeys(("qwen3_5_text", "qwen3_5_moe_text"), ("full_attention_interval",)),
 }
+MAMBA_NULL = ("n_heads", "n_groups", "d_state", "d_head", "d_conv", "expand", "chunk_size")  # GraniteMoeHybridConfig
+# lets them be null, and its module cannot run so
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
 # refused, as the class refuses it (qwen2's head_dim: its module, reading None, would fail).
@@ -627,7 +629,8 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("granitemoe", "granitemoeshared"), ("num_key_value_heads", "num_local_experts",
                                                          "num_experts_per_tok", "sliding_window", "layer_types")),
     "granitemoehybrid": ("num_key_value_heads", "num_local_experts", "num_experts_per_tok", "sliding_window",
-                         "layer_types", "position_embedding_type", "head_dim"),
+                         "layer_types", "position_embedding_type", "head_dim", *(f"mamba_{k}" for k in MAMBA_NULL),
+                         "mamba_conv_bias", "mamba_proj_bias"),  # a bias's null: none, as nn.Linear reads it
     "helium": ("sliding_window", "layer_types"),
     "smollm3": ("num_key_value_heads", "sliding_window", "no_rope_layers", "layer_types", "head_dim"),
     **dict.fromkeys(("arcee", "jais2"), ("num_key_value_heads", "head_dim", "sliding_window", "layer_types")),
@@ -667,8 +670,10 @@ NULLABLE: dict[str, tuple[str, ...]] = {
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
 NULL_FAILS: dict[str, tuple[str, ...]] = {"hy_v3": ("num_experts", "num_experts_per_tok", "num_shared_experts"),
                                           "dots1": ("n_shared_experts", "n_routed_experts", "num_experts_per_tok"),"glm": ("num_key_value_heads", "head_dim"), "ministral": ("head_dim",),
-                                          **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoehybrid"),
-                                                          ("num_local_experts", "num_experts_per_tok"))}
+                                          **dict.fromkeys(("granitemoe", "granitemoeshared"),
+                                                          ("num_local_experts", "num_experts_per_tok")),
+                                          "granitemoehybrid": ("num_local_experts", "num_experts_per_tok",
+                                                               *(f"mamba_{k}" for k in MAMBA_NULL))}
 # GPT2Config's attribute_map: these names set GPT-2's own keys.
 ALIASES: dict[str, dict[str, str]] = {
     "gpt2": {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
@@ -1937,7 +1942,7 @@ def _mamba(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict
     fields["mamba_layers"], keys["mamba_layers"] = mamba, "layer_types"
     for key, name in MAMBA_KEYS.items():
         fields[name], keys[name] = (head if key == "mamba_d_head" else values[key]), key
-    fields["ssm_bias"] = MAMBA_BIASES[(values["mamba_conv_bias"], values["mamba_proj_bias"])]
+    fields["ssm_bias"] = MAMBA_BIASES[(bool(values["mamba_conv_bias"]), bool(values["mamba_proj_bias"]))]
     keys["ssm_bias"] = "mamba_conv_bias"
     notes.append(f"Mamba 2 in {len(mamba):,} of the {fields['L']:,} blocks ({values['hybrid_source']} them "
                  f"linear_attention): a fixed state of h_ssm = {heads:,} heads of {head:,} × "

@@ -228,7 +228,8 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
     pasts = [_past(cfg, block_kind, cached, torch_dtype) for block_kind in one.block_kinds]
     outputs: list[tuple[str, torch.Tensor]] = []
     caches = {f"blocks.{i}.{m}.{n}" for i in range(one.L) for m, n in
-              (*(("attn", n) for n in ("k_cache", "v_cache", "latent_cache", "rope_cache")), *((part.KEY, "conv_cache") for part in stack.STATEFUL))}
+              (*(("attn", n) for n in ("k_cache", "v_cache", "latent_cache", "rope_cache")),
+               *((part.KEY, "conv_cache") for part in stack.STATEFUL))}
     hooks = [m.register_forward_hook(lambda _m, _i, out, n=n: outputs.append((n, out)))
              for n, m in model.named_modules() if n and not list(m.children())]
     idx = torch.zeros(cfg.B, 1, dtype=torch.long, device="meta")

@@ -4,7 +4,8 @@ The symbols, each named once here (`SYMBOL_DOCS`): the lesson's B, T, d, h, d_he
 recipe's h_kv (heads of K and V) and d_ff (the MLP's hidden width), the mixture of experts' E, k, d_expert,
 E_shared, d_shared and L_moe, the sliding window's W, L_W and T_W, and multi-head latent attention's d_c, d_cq, d_R,
 d_nope and d_v (DeepSeek-V2/V3), partial rotary's d_rot, the NoPE blocks' L_nope, and Gated DeltaNet's L_lin, h_lk,
-h_lv, d_lk, d_lv, d_conv and T_pad (Qwen3-Next), and Mamba 2's L_ssm, h_ssm, d_ssm, d_state, g_ssm and Q (Granite 4.0-H). gpt-oss's attention sinks need no symbol of
+h_lv, d_lk, d_lv, d_conv and T_pad (Qwen3-Next), and Mamba 2's L_ssm, h_ssm, d_ssm, d_state, g_ssm and Q (Granite
+4.0-H). gpt-oss's attention sinks need no symbol of
 their own: a learned logit s per head, h per block, which makes each softmax row T + 1 wide ("(B, h, T, T + 1)").
 
 Grammar: a parenthesised, comma-separated list of dimensions. GPT-2's shapes use the small form that the

@@ -50,7 +50,8 @@ def hybrid(s: dict, B: int, T: int, d: int, L: int = 2, mamba: tuple[int, ...] =
                   kv_heads=1, head_dim=8, bias="none", mamba_layers=mamba, **s, **more)
 
 
-def copied(s: dict, d: int, B: int, T: int, seed: int) -> tuple[GraniteMoeHybridMambaLayer, Mamba2, GraniteMoeHybridConfig]:
+def copied(s: dict, d: int, B: int, T: int,
+           seed: int) -> tuple[GraniteMoeHybridMambaLayer, Mamba2, GraniteMoeHybridConfig]:
     """transformers' layer with random weights, and this module with them copied one to one."""
     torch.manual_seed(seed)
     config = hf_config(s, d)
