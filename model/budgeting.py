@@ -31,7 +31,7 @@ from . import stack
 from .config import Config, architecture, kind_counts
 from .expr import ZERO, E, Expr, lesson, lesson_quotient, total
 from .figures import Line, check_lines, html_repr, line, number
-from .parts import PARTS, delta, each, head, mlp, moe, norms, positions, says, sinks
+from .parts import PARTS, each, head, mlp, moe, norms, positions, says, sinks
 from .passes import run_pass
 from .stack import counts, mixed, spread
 
@@ -97,7 +97,13 @@ class Formulas:
     attn_flops: Expr  # one block's mixer's matmul FLOPs per token
     dense_flops: Expr  # one dense block's MLP's
     scores: tuple[int, Expr]  # q kᵀ and attn @ v per token, block and key: (coefficient, width)
-    lin: Expr | None = None  # one Gated DeltaNet block's mixer, where the model has them (`model.parts.delta`)
+    lin: Expr | None = None  # one block's mixer with a fixed state, where the model has them (`model.stack.stateful`:
+    # Gated DeltaNet's or Mamba 2's)
+
+    @property
+    def stateful(self):
+        """The part with a fixed state in some blocks' attention's place (`model.stack.stateful`), or None."""
+        return stack.stateful(self.cfg)
 
     def collect(self, e: Expr) -> Expr:
         """`e` with like terms collected in the lesson's notation (GPT-2's recipe), else as it is."""
@@ -147,36 +153,41 @@ class Formulas:
     def approx(self) -> Expr:
         """The matrices only: "12Ld² + (V + T_max)·d" (GPT-2)."""
         ffn = {"dense": self.mlp_w, "moe": moe.block(self.cfg, matrices=True) if moe.present(self.cfg) else None}
-        lin = delta.weights(self.cfg) if self.lin is not None else None
+        lin = self.stateful.weights(self.cfg) if self.lin is not None else None
         return total(self.collect(spread(self.cfg, mixed(self.cfg, self.attn_w, lin), ffn)), self.emb, self.head)
 
     def measured(self, scores: Expr | None = None, lin: Expr | None = None) -> Expr:
         """The forward FLOPs per token as the code runs: every block's matmuls, attention's `scores` per block
-        (default over T keys), the Gated DeltaNet blocks' `lin` (default their forward pass's), and the head's 2Vd."""
+        (default over T keys), the blocks with a fixed state's `lin` (default their forward pass's: Gated DeltaNet's or
+        Mamba 2's), and the head's 2Vd."""
         scores = self.attention(None) if scores is None else scores
         ffn = {"dense": self.dense_flops, "moe": moe.flops(self.cfg) if moe.present(self.cfg) else None}
-        if self.lin is not None:  # the attention blocks' matmuls and scores, the Gated DeltaNet blocks' own
-            mixers = mixed(self.cfg, total(self.attn_flops, scores), delta.flops(self.cfg) if lin is None else lin)
+        if self.lin is not None:  # the attention blocks' matmuls and scores, the other blocks' own
+            own = self.stateful.flops(self.cfg) if lin is None else lin
+            mixers = mixed(self.cfg, total(self.attn_flops, scores), own)
             return E("{b} + 2Vd", b=spread(self.cfg, mixers, ffn, grouped=False))
         return E("{b} + 2Vd", b=spread(self.cfg, self.attn_flops, ffn, scores, grouped=False, inner=self.collect))
 
     @property
     def attention_blocks(self) -> Expr:
-        """The blocks with attention as a symbol: L, or L − L_lin beside Gated DeltaNet blocks."""
-        return stack.MIXER_COUNTS["attention"] if self.lin is not None else L
+        """The blocks with attention as a symbol: L, or L − L_lin beside Gated DeltaNet blocks (L − L_ssm beside Mamba
+        2's)."""
+        return stack.mixer_counts(self.cfg)["attention"]
 
     def scored(self) -> Expr:
         """The measured FLOPs per token in batched matmuls of activations: q kᵀ and attn @ v over T keys in every
-        attention block ("4LT·h·d_head"), and the chunked delta rule's in the Gated DeltaNet blocks."""
+        attention block ("4LT·h·d_head"), and the chunked delta rule's in the Gated DeltaNet blocks (the chunked scan's
+        in Mamba 2's)."""
         if self.lin is None:
             return self.collect(self.attention())
-        return E("{a} + L_lin·{r}", a=self.attention(self.attention_blocks), r=delta.rule_flops(self.cfg))
+        part = self.stateful
+        return E("{a} + {n}·{r}", a=self.attention(self.attention_blocks), n=E(part.COUNT), r=part.rule_flops(self.cfg))
 
     @functools.cached_property
     def no_matmul(self) -> Expr:
         """The parameters a token uses that are no matmul weights, in −2(…): biases, norm gains, sinks."""
         c = counts(self.cfg)
-        lin = delta.extras(self.cfg)[0] if self.lin is not None else None
+        lin = self.stateful.extras(self.cfg)[0] if self.lin is not None else None
         if "moe" not in c and lin is None:
             inner = total(E("L·({x})", x=total(self.attn_extra, self.mlp_extra, self.block_norms)), self.norm)
             return E("−2({x})", x=self.collect(inner))
@@ -194,7 +205,7 @@ class Formulas:
         blocks' q kᵀ and attn @ v against every other FLOP of the blocks, the Gated DeltaNet blocks' at this T)."""
         ffn = {"dense": self.dense_flops, "moe": moe.flops(self.cfg) if moe.present(self.cfg) else None}
         if self.lin is not None:
-            a = spread(self.cfg, mixed(self.cfg, self.attn_flops, delta.flops(self.cfg)), ffn, grouped=False)
+            a = spread(self.cfg, mixed(self.cfg, self.attn_flops, self.stateful.flops(self.cfg)), ffn, grouped=False)
             return E("({a}) / ({k})", a=a, k=self.attention(self.attention_blocks, None))
         if self.lesson:
             return lesson_quotient(total(self.attn_flops, self.dense_flops), self.attention(None, None))
@@ -239,7 +250,7 @@ def clear_formulas() -> None:
 
 def _formulas(cfg: Config) -> Formulas:
     """The budget's expressions of `cfg`, built."""
-    mixer = stack.mixer(cfg)
+    mixer, stateful = stack.mixer(cfg), stack.stateful(cfg)
     is_lesson = cfg.gpt2_recipe
     collect = lesson if is_lesson else (lambda e: e)
     attn_w, attn_extra = mixer.weights(cfg), _some(*mixer.extras(cfg), *sinks.extras(cfg))
@@ -249,7 +260,7 @@ def _formulas(cfg: Config) -> Formulas:
                     mlp=collect(total(mlp_w, mlp_extra)), block_norms=norms.block(cfg, _pre(cfg)), norm=norms.one(cfg),
                     head=head.params(cfg), attn_flops=collect(mixer.flops(cfg)), dense_flops=collect(mlp.flops(cfg)),
                     scores=mixer.scores(cfg),
-                    lin=total(delta.weights(cfg), *delta.extras(cfg)) if delta.present(cfg) else None)
+                    lin=None if stateful is None else total(stateful.weights(cfg), *stateful.extras(cfg)))
 
 
 def _symbols(cfg: Config) -> dict[str, int]:
@@ -290,7 +301,7 @@ def budget(cfg: Config) -> Budget:
     tokens = cfg.B * cfg.T
     flops_blocks = sum(kind_n[b.kind] * b.flops for b in p.blocks)
     flops_attn = sum(kind_n[b.kind] * b.flops_attn for b in p.blocks)
-    if ((flops_blocks + p.flops_head) % tokens or flops_attn % tokens) and not delta.present(cfg):
+    if ((flops_blocks + p.flops_head) % tokens or flops_attn % tokens) and stack.stateful(cfg) is None:
         raise RuntimeError("measured FLOPs are not a whole number per token")
     # per token: a whole number, but where Gated DeltaNet pads T (its convolution's ends, its chunks of 64)
     measured = number(Fraction(flops_blocks + p.flops_head, tokens))
@@ -431,6 +442,8 @@ MOE_CHART: tuple[tuple[str, str, bool], ...] = (
     ("params/attention", "attention × L", True),
     ("params/attention_lin", "attention × (L − L_lin)", True),
     ("params/lin", "Gated DeltaNet × L_lin", True),
+    ("params/attention_ssm", "attention × (L − L_ssm)", True),
+    ("params/ssm", "Mamba 2 × L_ssm", True),
     ("params/dense_mlps", "dense MLPs", True),
     ("params/experts", "routed experts", True),
     ("params/shared", "shared experts", True),
@@ -445,6 +458,8 @@ LIN_CHART: tuple[tuple[str, str, bool], ...] = (
     ("params/emb", "embeddings", True),
     ("params/attention_lin", "attention × (L − L_lin)", True),
     ("params/lin", "Gated DeltaNet × L_lin", True),
+    ("params/attention_ssm", "attention × (L − L_ssm)", True),
+    ("params/ssm", "Mamba 2 × L_ssm", True),
     ("params/mlps", "MLPs × L", True),
     ("params/norms", "norms", True),
     ("params/head", "head", True),
@@ -457,7 +472,7 @@ def chart(b: Budget) -> tuple[tuple[str, str, bool], ...]:
     or `MOE_CHART` where a mixture of experts has the parts (the bars whose line this budget has)."""
     keys = [x.key for x in b.lines]
     if "params/experts" not in keys:
-        return LIN_CHART if "params/lin" in keys else CHART
+        return tuple(bar for bar in LIN_CHART if bar[0] in keys) if "params/mlps" in keys else CHART
     return tuple(bar for bar in MOE_CHART if bar[0] in keys)
 
 
@@ -466,7 +481,7 @@ def chart_note(b: Budget) -> str:
     names the shared experts where the model has them)."""
     bars = chart(b)
     if not any(k == "params/experts" for k, _, _ in bars):
-        return LIN_CHART_NOTE if any(k == "params/lin" for k, _, _ in bars) else CHART_NOTE
+        return LIN_CHART_NOTE if any(k == "params/mlps" for k, _, _ in bars) else CHART_NOTE
     return MOE_CHART_NOTE.format(shared=", the shared experts" if any(k == "params/shared" for k, _, _ in bars) else "")
 
 

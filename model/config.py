@@ -56,7 +56,8 @@ from dataclasses import dataclass, replace
 from . import fields as fields_
 from . import hf
 from .fields import FAMILIES, Field, by_name, linked, written
-from .parts import attention, delta, latent, mlp, moe, positions, postnorm, sinks, sparse, window
+from . import stack
+from .parts import attention, delta, latent, mamba, mlp, moe, positions, postnorm, sinks, sparse, window
 from .parts import ordered
 from .parts.attention import divisors, snap_heads
 from .parts.mlp import SWIGLU_ALPHA, swiglu_width
@@ -94,8 +95,11 @@ FIELD_DOCS: dict[str, str] = {f.symbol: f.doc for f in SIZES.values() if f.symbo
 ATTN_LABELS: dict[str, str] = {"full": "full attention", "sliding": "sliding window"}  # `Config.attn_kinds`
 NOPE = "_nope"  # a kind of block without RoPE (`nope_layers`): its MLP's kind and this suffix, "dense_nope"
 LIN = delta.LIN  # a Gated DeltaNet block (`linear_layers`): its MLP's kind and this suffix, "moe_lin"
+SUFFIXES = tuple("_" + part.KEY for part in stack.STATEFUL)  # a block mixed by a part with a fixed state: "_lin", "_ssm"
+# a block's kind (`Config.block_kinds`), as tables name it
 KIND_LABELS: dict[str, str] = {"dense": "dense", "moe": "MoE", "dense_nope": "dense, NoPE", "moe_nope": "MoE, NoPE",
-                               "dense_lin": "dense, Gated DeltaNet", "moe_lin": "MoE, Gated DeltaNet"}  # a block's kind (`Config.block_kinds`), as tables name it
+                               **{f"{mlp}_{part.KEY}": f"{label}, {part.NAME}" for part in stack.STATEFUL
+                                  for mlp, label in (("dense", "dense"), ("moe", "MoE"))}}
 CHOICES: dict[str, tuple[str, ...]] = {f.name: f.options for f in CONFIG_FIELDS if f.kind == "choice"}  # the menus'
 MODEL_CHOICES: dict[str, tuple[str, ...]] = {f.name: f.choices for f in CONFIG_FIELDS if f.kind == "choice"}
 
@@ -323,9 +327,9 @@ class Config:
         """Each block's kind (`KIND_LABELS`), blocks 0 … L − 1: its MLP's (`mlp_kinds`), and "_nope" after it where the
         block has no RoPE (`nope_layers`), "_lin" where Gated DeltaNet mixes it (`linear_layers`): the blocks of a kind
         make the same tensors."""
-        nope, lin = set(self.nope_layers), set(self.linear_layers)
-        return tuple(kind + NOPE if i in nope else kind + LIN if i in lin else kind
-                     for i, kind in enumerate(self.mlp_kinds))
+        nope = set(self.nope_layers)
+        mixed = {i: "_" + part.KEY for part in stack.STATEFUL for i in part.blocks(self)}
+        return tuple(kind + NOPE if i in nope else kind + mixed.get(i, "") for i, kind in enumerate(self.mlp_kinds))
 
     @property
     def attn_kinds(self) -> tuple[str, ...]:
@@ -366,6 +370,11 @@ class Config:
         return len(self.linear_layers)
 
     @property
+    def L_ssm(self) -> int:
+        """Blocks whose mixer is Mamba 2 (`mamba_layers`; 0 where every block has attention)."""
+        return len(self.mamba_layers)
+
+    @property
     def h_lk(self) -> int | None:
         """A Gated DeltaNet block's q and k heads (`linear_k_heads`; None without Gated DeltaNet)."""
         return self.linear_k_heads
@@ -391,9 +400,36 @@ class Config:
         return self.conv_width
 
     @property
+    def h_ssm(self) -> int | None:
+        """A Mamba 2 block's heads (`ssm_heads`; None without Mamba 2)."""
+        return self.ssm_heads
+
+    @property
+    def d_ssm(self) -> int | None:
+        """Each Mamba 2 head's width (`ssm_head_dim`)."""
+        return self.ssm_head_dim
+
+    @property
+    def d_state(self) -> int | None:
+        """A Mamba 2 state's columns per head feature (`ssm_state`)."""
+        return self.ssm_state
+
+    @property
+    def g_ssm(self) -> int | None:
+        """Mamba 2's groups of B and C (`ssm_groups`)."""
+        return self.ssm_groups
+
+    @property
+    def Q(self) -> int | None:
+        """The tokens of a chunk of Mamba 2's scan (`ssm_chunk`)."""
+        return self.ssm_chunk
+
+    @property
     def T_pad(self) -> int:
-        """T rounded up to whole chunks of the chunked delta rule (`model.parts.delta.CHUNK`, 64 tokens)."""
-        return -(-self.T // delta.CHUNK) * delta.CHUNK
+        """T rounded up to whole chunks of the part with a fixed state (`model.stack.stateful`): the chunked delta
+        rule's 64 tokens (`model.parts.delta.CHUNK`), Mamba 2's Q; T where there is none."""
+        part = stack.stateful(self)
+        return self.T if part is None else -(-self.T // part.chunk(self)) * part.chunk(self)
 
     @property
     def h_I(self) -> int | None:
@@ -479,9 +515,9 @@ class Config:
             out["d_rot"] = self.rotary_dim
         if self.nope_layers:
             out["L_nope"] = self.L_nope
-        if self.linear_layers:
-            out.update(L_lin=self.L_lin, h_lk=self.h_lk, h_lv=self.h_lv, d_lk=self.d_lk, d_lv=self.d_lv,
-                       d_conv=self.d_conv, T_pad=self.T_pad)
+        part = stack.stateful(self)
+        if part is not None:
+            out.update(part.symbols(self))
         if self.mla:
             out.update(d_c=self.d_c, d_R=self.d_R, d_nope=self.d_nope, d_v=self.d_v,
                        **({"d_cq": self.d_cq} if self.d_cq is not None else {}))
@@ -492,7 +528,7 @@ class Config:
 
 # Each part's rules between fields, in the order Config checks them (the first broken one is the error).
 RULES = (attention.check, latent.check, positions.check, moe.check, attention.check_scores, window.check, sinks.check,
-         mlp.check, postnorm.check, delta.check, sparse.check)
+         mlp.check, postnorm.check, delta.check, mamba.check, sparse.check)
 
 
 def names(group: str, family: str = "") -> tuple[str, ...]:
@@ -576,12 +612,15 @@ def one_block_each(kinds: tuple[str, ...]) -> dict[str, object]:
         {"dense_layers": dense}
     return {"L": len(kinds), "moe_step": 1, "dense_first": 0, "dense_layers": (), **layout,
             "nope_layers": tuple(i for i, kind in enumerate(kinds) if kind.endswith(NOPE)),
-            "linear_layers": tuple(i for i, kind in enumerate(kinds) if kind.endswith(LIN))}
+            **{part.BLOCKS: tuple(i for i, kind in enumerate(kinds) if kind.endswith("_" + part.KEY))
+               for part in stack.STATEFUL}}
 
 
 def mlp_kind(kind: str) -> str:
     """A block kind's MLP ("dense" or "moe"): "moe_lin" -> "moe"."""
-    return kind.removesuffix(NOPE).removesuffix(LIN)
+    for suffix in (NOPE, *SUFFIXES):
+        kind = kind.removesuffix(suffix)
+    return kind
 
 GPT2_V = 50_257  # GPT-2's BPE vocabulary: 50,256 merges' tokens + <|endoftext|>
 
@@ -746,7 +785,7 @@ def config_dict(cfg: Config) -> dict[str, object]:
     # the recipe's fields; one with no control of its own (a part's flag a link or a preset sets) where it is set
     recipe = [f.name for f in LINKED if f.group == "recipe" and (f.control or getattr(cfg, f.name) != f.default)]
     return {**values(FIELDS, recipe), **moe.sizes(cfg), **extras, **latent.sizes(cfg), **window.sizes(cfg),
-            **delta.sizes(cfg)}
+            **delta.sizes(cfg), **mamba.sizes(cfg)}
 
 
 # --- a Hugging Face config.json, read in (model.hf reads it as transformers does; the bounds are checked here) ------

@@ -21,8 +21,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import stack
-from .config import LIN, NOPE, Config, mlp_kind
-from .parts import delta, norms, window
+from .config import NOPE, Config, mlp_kind
+from .parts import norms, window
 from .parts.moe import Experts
 from .parts.norms import RMSNorm
 from .parts.positions import Rotary
@@ -34,17 +34,20 @@ class Block(nn.Module):
     """Pre-norm block: x = x + Attn(norm(x)); x = x + MLP(norm(x)) (with `post_norms`, Gemma's sandwich: x = x +
     norm(Attn(norm(x))); x = x + norm(MLP(norm(x))); another wiring where a part gives one, `model.stack.wiring`), the MLP dense (`mlp`) or a mixture of experts
     (`moe`) as `kind` says ("dense" or "moe", "_nope" after it for a block without RoPE, "_lin" for one whose mixer is
-    Gated DeltaNet, `lin`, in attention's place: `Config.block_kinds`), attention through a window of `window` keys or
-    full (`Config.attn_kinds`). Maps (B, T, d) to (B, T, d)."""
+    Gated DeltaNet, `lin`, in attention's place, "_ssm" for Mamba 2's, `ssm`: `Config.block_kinds`), attention through
+    a window of `window` keys or full (`Config.attn_kinds`). Maps (B, T, d) to (B, T, d)."""
 
     def __init__(self, cfg: Config, kind: str = "dense", window: int | None = None) -> None:
         super().__init__()
         self.kind = kind
         self._wiring = stack.wiring(cfg)  # how attention and the MLP read and add to the residual stream
         self.ln_1 = norms.module(cfg, cfg.d)
-        if kind.endswith(LIN):  # Gated DeltaNet in attention's place (`linear_layers`)
-            self.lin = delta.module(cfg)
+        stateful = stack.stateful_kind(kind)  # Gated DeltaNet (`lin`) or Mamba 2 (`ssm`) in attention's place
+        if stateful is not None:
+            setattr(self, stateful.KEY, stateful.module(cfg))
+            self._mixer = stateful.KEY
         else:
+            self._mixer = "attn"
             self.attn = stack.mixer(cfg).module(cfg, window, rope=not kind.endswith(NOPE))
         for name, module in norms.sandwich(cfg).items():  # Gemma's post_ln_1 and post_ln_2
             setattr(self, name, module)
@@ -58,8 +61,8 @@ class Block(nn.Module):
 
     @property
     def mixer(self) -> nn.Module:
-        """The block's token mixer: attention (`attn`), or Gated DeltaNet (`lin`)."""
-        return self.lin if hasattr(self, "lin") else self.attn
+        """The block's token mixer: attention (`attn`), Gated DeltaNet (`lin`) or Mamba 2 (`ssm`)."""
+        return getattr(self, self._mixer)
 
     @property
     def ffn(self) -> nn.Module:

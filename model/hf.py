@@ -125,14 +125,14 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "smollm3", "cohere2", "exaone4", "arcee", "jais2",
                "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa",
-               "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
+               "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
              "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite",
              "deepseek_v32", "glm_moe_dsa",
-             "qwen3_next", "qwen3_5_moe_text")
+             "qwen3_next", "qwen3_5_moe_text", "granitemoehybrid")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
@@ -301,6 +301,16 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2_048,
         "tie_word_embeddings": False, "attention_bias": False, "num_local_experts": 8, "num_experts_per_tok": 2,
         "shared_intermediate_size": 0,
+    },
+    "granitemoehybrid": {  # GraniteMoeHybridConfig (Granite 4.0-H): Mamba 2 or attention per block (layer_types: every
+        # block Mamba 2 by default), a shared SwiGLU in every block (the MLP where there are no experts), no RoPE
+        # unless position_embedding_type is "rope"
+        "vocab_size": 32_000, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2_048,
+        "tie_word_embeddings": False, "attention_bias": False, "num_local_experts": 8, "num_experts_per_tok": 2,
+        "shared_intermediate_size": 1_024, "position_embedding_type": None, "layer_types": None, "mamba_n_heads": 128,
+        "mamba_n_groups": 1, "mamba_d_state": 256, "mamba_d_head": "auto", "mamba_d_conv": 4, "mamba_expand": 2,
+        "mamba_chunk_size": 256, "mamba_conv_bias": True, "mamba_proj_bias": False,
     },
     "mellum": {  # MellumConfig: Qwen3-MoE's block, windows and dense blocks by per-block lists (all full, all MoE)
         "vocab_size": 98_304, "hidden_size": 2_304, "intermediate_size": 7_168, "num_hidden_layers": 28,
@@ -551,7 +561,8 @@ ROUTER: dict[str, dict[str, object]] = {
     "olmoe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.01, "output_router_logits": False},
     "mellum": {"norm_topk_prob": True, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "flex_olmo": {"norm_topk_prob": False, "router_aux_loss_coef": 0.01, "output_router_logits": False},
-    **dict.fromkeys(("granitemoe", "granitemoeshared"), {"router_aux_loss_coef": 0.001, "output_router_logits": False}),
+    **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoehybrid"),
+                    {"router_aux_loss_coef": 0.001, "output_router_logits": False}),
 }
 # Keys a type's module or transformers' cache reads although its config class has no such field (None: absent).
 # The cache reads `sliding_window` and `layer_types` for every type (`_blocks`); Qwen2's attention reads a
@@ -585,6 +596,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "smollm3": ("head_dim",),  # SmolLM3Attention's getattr(config, "head_dim", d / h)
     "granite": ("head_dim", "sliding_window", "layer_types"),  # GraniteAttention's getattr(config, "head_dim", d / h)
     **dict.fromkeys(("granitemoe", "granitemoeshared"), ("head_dim", "sliding_window", "layer_types")),  # as Granite's
+    "granitemoehybrid": ("head_dim", "sliding_window"),  # GraniteMoeHybridAttention's getattr(config, "head_dim", d / h)
     "cwm": (),
     "olmo2": ("head_dim", "sliding_window", "layer_types"),  # Olmo2Attention's getattr(config, "head_dim", d / h)
     "olmo3": ("head_dim",),
@@ -611,6 +623,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "qwen3_next": ("full_attention_interval",),  # its class's keyword: layer_types' default, every n-th full
     **dict.fromkeys(("qwen3_5_text", "qwen3_5_moe_text"), ("full_attention_interval",)),
 }
+MAMBA_NULL = ("n_heads", "n_groups", "d_state", "d_head", "d_conv", "expand", "chunk_size")  # GraniteMoeHybridConfig
+# lets them be null, and its module cannot run so
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
 # null); null then takes the class's rule (h_kv = h, d_head = d / h, d_ff = 4d, no window). Elsewhere null is
 # refused, as the class refuses it (qwen2's head_dim: its module, reading None, would fail).
@@ -643,6 +657,9 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "granite": ("num_key_value_heads", "sliding_window", "layer_types"),
     **dict.fromkeys(("granitemoe", "granitemoeshared"), ("num_key_value_heads", "num_local_experts",
                                                          "num_experts_per_tok", "sliding_window", "layer_types")),
+    "granitemoehybrid": ("num_key_value_heads", "num_local_experts", "num_experts_per_tok", "sliding_window",
+                         "layer_types", "position_embedding_type", "head_dim", *(f"mamba_{k}" for k in MAMBA_NULL),
+                         "mamba_conv_bias", "mamba_proj_bias"),  # a bias's null: none, as nn.Linear reads it
     "helium": ("sliding_window", "layer_types"),
     "smollm3": ("num_key_value_heads", "sliding_window", "no_rope_layers", "layer_types", "head_dim"),
     **dict.fromkeys(("arcee", "jais2"), ("num_key_value_heads", "head_dim", "sliding_window", "layer_types")),
@@ -685,7 +702,9 @@ NULLABLE: dict[str, tuple[str, ...]] = {
 NULL_FAILS: dict[str, tuple[str, ...]] = {"hy_v3": ("num_experts", "num_experts_per_tok", "num_shared_experts"),
                                           "dots1": ("n_shared_experts", "n_routed_experts", "num_experts_per_tok"),"glm": ("num_key_value_heads", "head_dim"), "ministral": ("head_dim",),
                                           **dict.fromkeys(("granitemoe", "granitemoeshared"),
-                                                          ("num_local_experts", "num_experts_per_tok"))}
+                                                          ("num_local_experts", "num_experts_per_tok")),
+                                          "granitemoehybrid": ("num_local_experts", "num_experts_per_tok",
+                                                               *(f"mamba_{k}" for k in MAMBA_NULL))}
 # GPT2Config's attribute_map: these names set GPT-2's own keys.
 ALIASES: dict[str, dict[str, str]] = {
     "gpt2": {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
@@ -731,6 +750,8 @@ FIELD_OF: dict[str, str] = {
     "linear_num_key_heads": "h_lk", "linear_num_value_heads": "h_lv", "linear_key_head_dim": "d_lk",
     "linear_value_head_dim": "d_lv", "linear_conv_kernel_dim": "d_conv",
     "index_n_heads": "h_I", "index_head_dim": "d_I", "index_topk": "T_k",
+    "mamba_n_heads": "h_ssm", "mamba_d_head": "d_ssm", "mamba_d_state": "d_state", "mamba_n_groups": "g_ssm",
+    "mamba_chunk_size": "Q", "mamba_d_conv": "d_conv",
 }
 # Each value's kind: a size (a whole number >= 1), a size or null (null: the class's rule), a flag, ...
 SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", "num_attention_heads", "n_head",
@@ -741,7 +762,8 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "n_group", "topk_group", "rotary_dim", "no_rope_layer_interval", "intermediate_size_mlp",
          "interleave_moe_layer_step", "attention_chunk_size", "moe_num_experts", "moe_topk", "full_attention_interval",
          "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
-         "linear_conv_kernel_dim", "index_n_heads", "index_head_dim", "index_topk")
+         "linear_conv_kernel_dim", "index_n_heads", "index_head_dim", "index_topk", "mamba_n_heads", "mamba_n_groups",
+         "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_chunk_size")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_intermediate_size",
@@ -750,11 +772,13 @@ COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_in
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
          "use_bias", "attention_out_bias", "multi_query",
          "use_qk_norm", "use_post_norm", "attn_temperature_tuning",
-         "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave")
+         "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave", "mamba_conv_bias",
+         "mamba_proj_bias")
 NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor", "router_scaling_factor")  # a number of at least 0
 GRANITE_SCALES = ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")
 MINICPM3_SCALES = ("scale_emb", "scale_depth", "dim_model_base")
 VALUE_KEYS = {"minicpm3": MINICPM3_SCALES, "granite": GRANITE_SCALES, "granitemoe": GRANITE_SCALES, "granitemoeshared": GRANITE_SCALES,
+              "granitemoehybrid": GRANITE_SCALES,
               "hyperclovax": GRANITE_SCALES}
 VALUE_NULLABLE = {"hyperclovax": ("attention_multiplier",), "minicpm3": ("scale_depth", "dim_model_base")}  # null: its class's d_head^-0.5  # numbers that change values only (`VALUES_ONLY`)
 WHAT: dict[str, str] = {  # what a key is, for messages
@@ -768,6 +792,12 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "linear_key_head_dim": "each Gated DeltaNet q and k head's width d_lk",
     "linear_value_head_dim": "each Gated DeltaNet value head's width d_lv",
     "linear_conv_kernel_dim": "the Gated DeltaNet convolution's taps d_conv",
+    "mamba_n_heads": "a Mamba 2 block's heads h_ssm", "mamba_d_head": "each Mamba 2 head's width d_ssm",
+    "mamba_d_state": "a Mamba 2 state's columns d_state", "mamba_n_groups": "Mamba 2's groups of B and C g_ssm",
+    "mamba_d_conv": "the Mamba 2 convolution's taps d_conv", "mamba_expand": "Mamba 2's width h_ssm·d_ssm over d",
+    "mamba_chunk_size": "the tokens Q of a chunk of Mamba 2's scan", "mamba_conv_bias": "the Mamba 2 convolution's bias",
+    "mamba_proj_bias": "the biases of Mamba 2's in_proj and out_proj",
+    "position_embedding_type": "the positions (\"rope\": RoPE; anything else, or null: none)",
     "vocab_size": "the vocabulary size V", "hidden_size": "the model width d", "n_embd": "the model width d",
     "num_hidden_layers": "the number of blocks L", "n_layer": "the number of blocks L",
     "num_attention_heads": "the query heads h", "n_head": "the query heads h",
@@ -866,6 +896,8 @@ TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention", "indexed_attention")
 # chunked: Llama 4's only; linear: Qwen3-Next's Gated DeltaNet (`PART_BLOCKS`); indexed: DeepSeek-V3.2's (`DSA_TYPES`)
+LEGACY_LAYER_TYPES = {"mamba": "linear_attention", "attention": "full_attention"}  # transformers'
+# _LEGACY_LAYER_TYPE_REMAP, which every config class applies to layer_types (Granite 4.0-H's files write them)
 MLP_LAYER_TYPES = ("dense", "sparse")  # transformers' ALLOWED_MLP_LAYER_TYPES
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "ntk")  # θ's scaling rules: values only
 
@@ -966,7 +998,7 @@ NOT_BUILT: dict[str, str] = {
     "olmo_hybrid": f"its linear-attention layers (which keep, {_FIXED_STATE})",
     "bailing_hybrid": f"its linear-attention layers (which keep, {_FIXED_STATE})",
     "kimi_linear": f"its Kimi delta attention layers (linear attention that keeps, {_FIXED_STATE})",
-    **dict.fromkeys(("mamba2", "granitemoehybrid", "nemotron_h", "falcon_h1", "zamba2"),
+    **dict.fromkeys(("mamba2", "nemotron_h", "falcon_h1", "zamba2"),
                     f"its Mamba 2 layers (a state-space layer that keeps, {_FIXED_STATE})"),
     **dict.fromkeys(("mamba", "falcon_mamba", "jamba", "zamba"),
                     f"its Mamba layers (a state-space layer that keeps, {_FIXED_STATE})"),
@@ -988,8 +1020,9 @@ NOT_BUILT: dict[str, str] = {
 # Types whose blocks mix with attention or a part of their own, by layer_types (`_hybrid_blocks`): that part's word
 # there (Qwen3-Next's Gated DeltaNet blocks: linear_attention, `model.parts.delta`), and each class's default interval
 # of full-attention blocks where its file lists none (full_attention_interval).
-PART_BLOCKS: dict[str, str] = {"qwen3_next": "linear_attention"}
-HYBRID_INTERVAL: dict[str, int] = {"qwen3_next": 4}
+PART_BLOCKS: dict[str, str] = {"qwen3_next": "linear_attention", "granitemoehybrid": "linear_attention"}
+HYBRID_INTERVAL: dict[str, int] = {"qwen3_next": 4}  # none: every block its part's where layer_types lists none
+BLOCK_PARTS: dict[str, str] = {"qwen3_next": "Gated DeltaNet", "granitemoehybrid": "Mamba 2"}  # which part that is
 
 
 def read(doc: Mapping) -> Reading:
@@ -1102,6 +1135,7 @@ def _read(doc: Mapping) -> Reading:
                       f"expert of that width, as transformers builds it",)
     windowing += (MINIMAX_VALUES,) if model_type == "minimax_m2" else ()
     windowing += _linear(doc, values, model_type, fields, keys, types)
+    windowing += _mamba(doc, values, model_type, fields, keys, types)
     windowing += _sparse(doc, values, model_type, fields, keys)
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
@@ -1176,6 +1210,10 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                **dict.fromkeys(("granitemoe", "granitemoeshared"), (
                    GRANITE_VALUES + "; the router's softmax over its top k logits (the renormalised top k of the "
                                     "softmax over E, as here)",)),
+               "granitemoehybrid": (
+                   GRANITE_VALUES + "; the router's softmax over its top k logits (the renormalised top k of the "
+                                    "softmax over E, as here); RoPE's θ where position_embedding_type is \"rope\"; "
+                                    "Mamba 2's step limits (time_step_limit) and its gated norm's ε (rms_norm_eps)",),
                "glm4": (ROPE_VALUES + ", its pairs interleaved; gate and up in one matrix (gate_up_proj; W_gate and "
                                       "W_up apart here, the same parameters and FLOPs)",),
                "glm": (ROPE_VALUES + ", its pairs interleaved; gate and up in one matrix "
@@ -1209,7 +1247,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3", "starcoder2")
 NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "jais2", "granite", "hyperclovax", "granitemoe",
-                         "granitemoeshared", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4",
+                         "granitemoeshared", "granitemoehybrid", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4",
                          "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2",
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
@@ -1282,7 +1320,8 @@ def _values(doc: Mapping, model_type: str) -> dict:
             out[key] = None  # what the class writes where no window applies
         elif present:
             out["given"].add(key)
-            out[key] = _checked(present[0], doc[present[0]], key in NULLABLE[model_type], key)
+            out[key] = _checked(present[0], doc[present[0]], key in NULLABLE[model_type],
+                                KIND_OF.get(model_type, {}).get(key, key))
             if out[key] is None and key in NULL_FAILS.get(model_type, ()):
                 raise HFConfigError(f"config.json: {present[0]}=null: {model_type}'s config class keeps it null and "
                                     f"its module cannot run so; give {WHAT[key]} as a whole number")
@@ -1292,6 +1331,10 @@ def _values(doc: Mapping, model_type: str) -> dict:
                 raise HFConfigError(f"config.json: {key} is not in the file, and {model_type}'s config class leaves it "
                                     f"null, which its module cannot run; give {WHAT[key]} as a whole number")
     return out
+
+
+KIND_OF = {"granitemoehybrid": {"num_local_experts": "num_experts"}}  # a key of a type taking another's kind (0 experts:
+# every block's MLP GraniteMoeHybrid's shared one alone)
 
 
 def _checked(key: str, value: object, nullable: bool, kind: str | None = None) -> object:
@@ -1353,10 +1396,21 @@ def _checked(key: str, value: object, nullable: bool, kind: str | None = None) -
             raise HFConfigError(f"config.json: indexer_types={show(value)}: indexer_types ({WHAT[kind]}) must be a "
                                 f"list of \"full\" or \"shared\", one per block{null}")
         return value
+    if kind == "mamba_d_head":  # GraniteMoeHybridConfig's "auto": mamba_expand·d / mamba_n_heads
+        if value != "auto" and (not whole or value < 1):
+            raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[kind]}) must be a whole number of at "
+                                f"least 1, or \"auto\"")
+        return value
+    if kind == "position_embedding_type":
+        if not isinstance(value, str):
+            raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[kind]}) must be a word such as "
+                                f"\"rope\" or \"nope\"{null}")
+        return value
     if kind == "layer_types":
         if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
             raise HFConfigError(f"config.json: layer_types={show(value)}: layer_types ({WHAT[kind]}) must be a list "
                                 f"of words such as \"full_attention\", one per block{null}")
+        value = [LEGACY_LAYER_TYPES.get(t, t) for t in value]  # as every config class remaps them
         unknown = [t for t in value if t not in LAYER_TYPES]
         if unknown:
             raise HFConfigError(f"config.json: layer_types lists {show(unknown[0])}: each block's attention must be "
@@ -1384,7 +1438,7 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "cohere2", "exaone4", "youtu", "granitemoe", "granitemoeshared", "mellum",
                                                "flex_olmo", "hyperclovax", "llama4_text", "solar_open", "aria_text",
                                                "dots1", "hy_v3", "glm4_moe_lite", "minicpm3", "qwen3_next",
-                                               "deepseek_v32", "glm_moe_dsa"),
+                                               "deepseek_v32", "glm_moe_dsa", "granitemoehybrid"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2"), ("relu2",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1612,7 +1666,11 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
         fields["head_dim"] = fields["d"] // fields["h"]  # transformers' d // h (classes that refuse it: _refuse_…)
     if model_type == "hyperclovax":  # Peri-LN: a plain RMSNorm on each sublayer's output (post_norm1, post_norm2)
         fields["post_norms"] = values["use_post_norm"]
-    if model_type == "granitemoeshared":  # one shared SwiGLU expert, no gate, where its width is not 0
+    if model_type == "granitemoehybrid":  # its shared SwiGLU: a dense block's MLP (no experts), or a shared expert
+        keys["ff_dim"] = "shared_intermediate_size"
+        fields["ff_dim"] = values["shared_intermediate_size"]
+    if model_type in ("granitemoeshared", "granitemoehybrid"):  # one shared SwiGLU expert, no gate, where its width
+        # is not 0
         if fields["shared_dim"]:
             fields["shared_experts"] = 1
         else:
@@ -1718,8 +1776,9 @@ MOE_KEYS: dict[str, dict[str, str]] = {
     "flex_olmo": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
     "mellum": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
                "dense_layers": "mlp_layer_types"},
-    "granitemoeshared": {"experts": "num_local_experts", "top_k": "num_experts_per_tok",
-                         "expert_dim": "intermediate_size", "shared_dim": "shared_intermediate_size"},
+    **dict.fromkeys(("granitemoeshared", "granitemoehybrid"),
+                    {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size",
+                     "shared_dim": "shared_intermediate_size"}),
 }
 MOE_FIELDS = ("experts", "top_k", "expert_dim", "shared_experts", "shared_dim", "shared_gate", "moe_step",
               "dense_first", "dense_layers")
@@ -1806,7 +1865,7 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     "olmoe": {"attention_bias": ATTN},
     "mellum": {"attention_bias": ATTN},
     "flex_olmo": {"attention_bias": ATTN},
-    **dict.fromkeys(("granitemoe", "granitemoeshared"), {"attention_bias": ATTN}),
+    **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoehybrid"), {"attention_bias": ATTN}),
     "cwm": {"mlp_bias": ("mlp",)},
 }
 ALWAYS_BIASED = {"qwen2": ("qkv",)}
@@ -1835,7 +1894,8 @@ BIAS_WORDS = {"qkv": "q, k and v", "o": "W_o", "mlp": "the MLP's matrices"}
 OWN_LAYER_TYPES = {"chunked_attention": ("llama4_text", "mask", "Llama 4's chunked attention is llama4_text's"),
                    "indexed_attention": ("deepseek_v32", "build", "DeepSeek sparse attention is deepseek_v32's and "
                                                                   "glm_moe_dsa's"),
-                   "linear_attention": ("qwen3_next", "build", "Qwen3-Next's Gated DeltaNet blocks are qwen3_next's")}
+                   "linear_attention": ("qwen3_next", "build", "Qwen3-Next's Gated DeltaNet blocks are qwen3_next's, "
+                                        "Granite 4.0-H's Mamba 2 blocks granitemoehybrid's")}
 
 
 def _hybrid_blocks(values: dict, model_type: str, L: int) -> list[str]:
@@ -1843,9 +1903,12 @@ def _hybrid_blocks(values: dict, model_type: str, L: int) -> list[str]:
     block full attention and the others its part's (Qwen3-Next: linear_attention, Gated DeltaNet). HFConfigError for
     a block its module does not build (a sliding one: Qwen3-Next's mask has none), and, in one line naming the part
     (`NOT_BUILT`), for any block of that part. The part's builder reads its blocks here."""
-    word, types, interval = PART_BLOCKS[model_type], values["layer_types"], values["full_attention_interval"]
+    word, types, interval = PART_BLOCKS[model_type], values["layer_types"], values.get("full_attention_interval")
     source = "layer_types lists"
-    if types is None:
+    if types is None and model_type not in HYBRID_INTERVAL:  # its class's default: every block its part's
+        types = [word] * L
+        source = f"layer_types (not in the file: {model_type}'s default) makes every block"
+    elif types is None:
         every = HYBRID_INTERVAL[model_type] if interval is None else interval
         types = ["full_attention" if (i + 1) % every == 0 else word for i in range(L)]
         default = f" (not in the file: {model_type}'s default)" if interval is None else ""
@@ -1868,7 +1931,7 @@ def _linear(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dic
             types: list[str]) -> tuple[str, ...]:
     """The Gated DeltaNet blocks (`linear_layers`: layer_types' linear_attention) and their sizes, and a note naming
     them; where no block is one, a note naming the sizes the file gives, which size nothing then."""
-    if model_type not in PART_BLOCKS:
+    if BLOCK_PARTS.get(model_type) != "Gated DeltaNet":
         return ()
     linear = tuple(i for i, t in enumerate(types) if t == PART_BLOCKS[model_type])
     if not linear:
@@ -1931,6 +1994,55 @@ def _sparse(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dic
     return (f"DeepSeek sparse attention in every block: an indexer of h_I = {values['index_n_heads']:,} heads of d_I = "
             f"{values['index_head_dim']:,} picks each query's top T_k = {values['index_topk']:,} keys; its key, d_I per "
             f"token, is cached beside the latent; its RoPE pairs {interleaved} (a layout: the same FLOPs and bytes)",)
+
+
+# The keys of Mamba 2's sizes and the Config fields they set (`model.parts.mamba`: h_ssm, d_ssm, d_state, g_ssm, Q,
+# d_conv); mamba_d_head "auto" is mamba_expand·d / h_ssm, as GraniteMoeHybridConfig sets it
+MAMBA_KEYS = {"mamba_n_heads": "ssm_heads", "mamba_d_head": "ssm_head_dim", "mamba_d_state": "ssm_state",
+              "mamba_n_groups": "ssm_groups", "mamba_chunk_size": "ssm_chunk", "mamba_d_conv": "conv_width"}
+MAMBA_BIASES = {(True, False): "conv", (False, False): "none", (False, True): "proj", (True, True): "all"}
+
+
+def _mamba(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str],
+           types: list[str]) -> tuple[str, ...]:
+    """The Mamba 2 blocks (`mamba_layers`: layer_types' linear_attention, or mamba) and their sizes, the attention
+    blocks without RoPE unless position_embedding_type is "rope" (GraniteMoeHybridModel makes no angles then), and
+    notes; HFConfigError where the heads do not split mamba_expand·d as the class requires."""
+    if BLOCK_PARTS.get(model_type) != "Mamba 2":
+        return ()
+    notes = []
+    attention = [i for i, t in enumerate(types) if t != PART_BLOCKS[model_type]]
+    rope = values["position_embedding_type"] == "rope"
+    if not rope and attention:
+        fields["nope_layers"], keys["nope_layers"] = tuple(attention), "position_embedding_type"
+        notes.append(f"no RoPE: position_embedding_type = {show(values['position_embedding_type'])} (only \"rope\" "
+                     f"rotates q and k), so the {len(attention):,} attention blocks see no position but the causal "
+                     "mask's order (NoPE)")
+    mamba = tuple(i for i, t in enumerate(types) if t == PART_BLOCKS[model_type])
+    if not mamba:
+        return tuple(notes)
+    inner, heads = values["mamba_expand"] * fields["d"], values["mamba_n_heads"]
+    head = values["mamba_d_head"]
+    if inner % heads:
+        raise HFConfigError(f"config.json: mamba_n_heads={heads:,} does not divide mamba_expand · hidden_size = "
+                            f"{inner:,}: GraniteMoeHybridConfig requires it; give a divisor")
+    if head == "auto":
+        head = inner // heads
+    elif head * heads != inner:
+        raise HFConfigError(f"config.json: mamba_d_head={head:,} · mamba_n_heads={heads:,} = {head * heads:,} is not "
+                            f"mamba_expand · hidden_size = {inner:,}: GraniteMoeHybridConfig requires them equal")
+    if heads % values["mamba_n_groups"]:
+        raise HFConfigError(f"config.json: mamba_n_groups={values['mamba_n_groups']:,} does not divide mamba_n_heads="
+                            f"{heads:,}: each group's B and C serve mamba_n_heads / mamba_n_groups heads")
+    fields["mamba_layers"], keys["mamba_layers"] = mamba, "layer_types"
+    for key, name in MAMBA_KEYS.items():
+        fields[name], keys[name] = (head if key == "mamba_d_head" else values[key]), key
+    fields["ssm_bias"] = MAMBA_BIASES[(bool(values["mamba_conv_bias"]), bool(values["mamba_proj_bias"]))]
+    keys["ssm_bias"] = "mamba_conv_bias"
+    notes.append(f"Mamba 2 in {len(mamba):,} of the {fields['L']:,} blocks ({values['hybrid_source']} them "
+                 f"linear_attention): a fixed state of h_ssm = {heads:,} heads of {head:,} × "
+                 f"{values['mamba_d_state']:,} per block in attention's place, no KV cache")
+    return tuple(notes)
 
 
 def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | None]:

@@ -47,8 +47,8 @@ from torch.utils.flop_counter import FlopCounterMode
 from . import stack
 from .budgeting import budget, formulas
 from .expr import E, Expr, num, shape_subs, total
-from .parts import attention, delta, latent, moe, says, sparse, window
-from .config import BOUNDS, LIN, Config, one_of_each
+from .parts import attention, latent, moe, says, sparse, window
+from .config import BOUNDS, Config, one_of_each
 from .figures import Line, check_lines
 from .gpt import GPT
 from .parts.moe import Experts
@@ -91,13 +91,14 @@ DECODE_OUT = {"logits": ("(B, 1, V)", "the next token's logits")}
 
 def decode_rows(one: Config) -> dict[str, tuple[str, str]]:
     """The decode step's rows of `one` (a recorded step's blocks, `one_of_each`), by tensor name: (lesson shape,
-    label); with Gated DeltaNet blocks, the first one's rows, then the first attention block's."""
+    label); with Gated DeltaNet or Mamba 2 blocks, the first one's rows, then the first attention block's."""
     rows = {**DECODE_IN}
     kinds = one.block_kinds
-    if delta.present(one):
-        first = next(i for i, k in enumerate(kinds) if k.endswith(LIN))
-        rows.update({f"blocks.{first}.{name}": row for name, row in delta.DECODE_ROWS.items()})
-    attn = next((i for i, k in enumerate(kinds) if not k.endswith(LIN)), None)
+    part = stack.stateful(one)
+    if part is not None:
+        first = next(i for i, k in enumerate(kinds) if stack.stateful_kind(k))
+        rows.update({f"blocks.{first}.{name}": row for name, row in part.DECODE_ROWS.items()})
+    attn = next((i for i, k in enumerate(kinds) if not stack.stateful_kind(k)), None)
     if attn is not None:
         mixer = {**stack.mixer(one).DECODE_ROWS, **(sparse.DECODE_ROWS if sparse.present(one) else {})}
         rows.update({name.replace("blocks.0.", f"blocks.{attn}.", 1): row for name, row in mixer.items()})
@@ -174,9 +175,10 @@ class DecodePass:
 
 def _past(cfg: Config, kind: str, cached: int, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
     """A decode step's cache of one block of `kind` on the meta device: K and V (or the latent and the rotary key) of
-    `cached` tokens, or a Gated DeltaNet block's states (the recurrent one fp32)."""
-    if kind.endswith(LIN):
-        conv, state = delta.cache_shapes(cfg)
+    `cached` tokens, or a Gated DeltaNet or Mamba 2 block's states (the recurrent one fp32)."""
+    part = stack.stateful_kind(kind)
+    if part is not None:
+        conv, state = part.cache_shapes(cfg)
         return (torch.zeros(conv, dtype=dtype, device="meta"), torch.zeros(state, device="meta"))
     return tuple(torch.zeros(shape, dtype=dtype, device="meta") for shape in stack.mixer(cfg).cache_shapes(cfg, cached))
 
@@ -227,7 +229,7 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
     outputs: list[tuple[str, torch.Tensor]] = []
     caches = {f"blocks.{i}.{m}.{n}" for i in range(one.L) for m, n in
               (*(("attn", n) for n in ("k_cache", "v_cache", "latent_cache", "rope_cache", "indexer.index_cache")),
-               ("lin", "conv_cache"))}
+               *((part.KEY, "conv_cache") for part in stack.STATEFUL))}
     hooks = [m.register_forward_hook(lambda _m, _i, out, n=n: outputs.append((n, out)))
              for n, m in model.named_modules() if n and not list(m.children())]
     idx = torch.zeros(cfg.B, 1, dtype=torch.long, device="meta")
@@ -392,8 +394,9 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
     read_formula = moe.read(cfg, read_formula, expert_formula)
     token_bytes, token_formula, cache_read, cache_formula = _cache_bytes(cfg, kv)
     write_formula = E("B·({t})", t=token_formula)
-    if delta.present(cfg):  # every step rewrites each Gated DeltaNet block's states
-        write_formula = E("{w} + {st}", w=write_formula, st=delta.states(cfg, DTYPES[ACT_DTYPE]))
+    part = stack.stateful(cfg)
+    if part is not None:  # every step rewrites each Gated DeltaNet or Mamba 2 block's states
+        write_formula = E("{w} + {st}", w=write_formula, st=part.states(cfg, DTYPES[ACT_DTYPE]))
     cache_write = int(write_formula.value({**cfg.symbols(), "h_kv": cfg.h_kv}))
     step = decode_pass(cfg)
     decode_bytes = read + cache_read + cache_write + step.activation_bytes
@@ -404,9 +407,10 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
                 if window.present(cfg) else "")
     attn_formula = next(p for p in (window, stack.mixer(cfg)) if p.present(cfg)).decode_scores(cfg)
     decode_formula = forward.subs(T=E("T + 1"))  # a new token's query over T + 1 keys
-    if delta.present(cfg):  # the attention blocks' queries over T + 1 keys; the Gated DeltaNet blocks' step
-        decode_formula = formulas(cfg).measured(E("4(T + 1)·h·d_head"), lin=delta.decode_flops(cfg))
-        attn_formula = E("{a} + {s}", a=attn_formula.subs(L=stack.MIXER_COUNTS["attention"]), s=delta.decode_state_flops(cfg))
+    if part is not None:  # the attention blocks' queries over T + 1 keys; the other blocks' step
+        decode_formula = formulas(cfg).measured(E("4(T + 1)·h·d_head"), lin=part.decode_flops(cfg))
+        attn_formula = E("{a} + {s}", a=attn_formula.subs(L=stack.mixer_counts(cfg)["attention"]),
+                         s=part.decode_state_flops(cfg))
     for part in (window, latent):  # the keys a windowed block does not see; latent attention's K and V made again
         decode_formula = part.decode_flops(cfg, decode_formula)
     prefill_flops = b.flops_fwd_measured_per_token * cfg.B * cfg.T
@@ -492,8 +496,10 @@ def _expert_lines(s: InferSetup, q: Quantized, expert: float, formula: Expr, E_B
 
 def _written(cfg: Config) -> str:
     """What a decode step writes to the cache, in words: the new token's K and V (the mixer's `WRITTEN`), and with
-    Gated DeltaNet blocks their states (`model.parts.delta.WRITTEN`)."""
-    return delta.WRITTEN if delta.present(cfg) else f"the new token's {says(cfg, 'infer/written', stack.mixer(cfg).WRITTEN)} written"
+    Gated DeltaNet or Mamba 2 blocks their states (`WRITTEN` of `model.parts.delta`, `model.parts.mamba`)."""
+    part = stack.stateful(cfg)
+    return part.WRITTEN if part is not None else \
+        f"the new token's {says(cfg, 'infer/written', stack.mixer(cfg).WRITTEN)} written"
 
 
 def _cache_bytes(cfg: Config, kv: Format) -> tuple[int, Expr, int, Expr]:
@@ -507,9 +513,10 @@ def _cache_bytes(cfg: Config, kv: Format) -> tuple[int, Expr, int, Expr]:
                      mixer.cache_scales(cfg, x) if kv.scale_bytes else None)
 
     token = at(E("L"))
-    if delta.present(cfg):  # the attention blocks' tokens, and the Gated DeltaNet blocks' states at 16 and 32 bits
-        token = at(stack.MIXER_COUNTS["attention"])
-        cache = E("BT·({t}) + {st}", t=token, st=delta.states(cfg, DTYPES[ACT_DTYPE]))
+    part = stack.stateful(cfg)
+    if part is not None:  # the attention blocks' tokens, and the other blocks' states at 16 and 32 bits
+        token = at(stack.mixer_counts(cfg)["attention"])
+        cache = E("BT·({t}) + {st}", t=token, st=part.states(cfg, DTYPES[ACT_DTYPE]))
     elif not window.present(cfg):
         cache = E("BT·({t})", t=token)
     else:
@@ -583,5 +590,6 @@ class Serving:
 def serving(cfg: Config, setup: InferSetup | None = None) -> Serving:
     """`infer`, `by_batch` and `by_context` of `cfg` on `setup`, once per configuration and setup (ValueError as
     `infer`'s: a mixture of experts, a decode step beyond a learned position table)."""
-    twin = by_context(delta.attention_twin(cfg), setup) if delta.present(cfg) else ()
+    part = stack.stateful(cfg)
+    twin = by_context(part.attention_twin(cfg), setup) if part is not None else ()
     return Serving(infer(cfg, setup), by_batch(cfg, setup), by_context(cfg, setup), twin)

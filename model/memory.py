@@ -32,10 +32,11 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from .config import LIN, NOPE, WRITTEN, Config, distinct_kinds, mlp_kind, one_block_each
+from . import stack
+from .config import NOPE, WRITTEN, Config, distinct_kinds, mlp_kind, one_block_each
 from .figures import Line
 from .formula import Poly, grouped, poly_add, poly_const, poly_mul, poly_symbol, to_poly
-from .parts import attention, delta, latent, sparse
+from .parts import attention, delta, latent, mamba, sparse
 from .parts import moe as moe_part, window
 from .notation import dims
 from .passes import DTYPES, run_pass
@@ -95,7 +96,7 @@ class Structure:
     oss: tuple[bool, ...] = ()  # gpt-oss's extras that make tensors: sinks, the experts' biases, the clamp
     mla: tuple[bool, ...] = ()  # latent attention: (whether the queries have a latent, whether an indexer picks keys)
     flags: tuple[str, ...] = ()  # the recipe's flags that change which tensors a pass makes and are on (`FLAGS`)
-    lin: tuple[str, ...] = ()  # with Gated DeltaNet blocks: the kinds of blocks in order (`distinct_kinds`)
+    lin: tuple[str, ...] = ()  # with Gated DeltaNet or Mamba 2 blocks: the kinds of blocks in order (`distinct_kinds`)
 
 
 # The sizes whose being 1 changes which tensors are views and which storages autograd keeps (found by flipping
@@ -117,7 +118,7 @@ def structure(cfg: Config, dtype: str) -> Structure:
                      oss=oss if any(oss) else (), mla=latent.structure(cfg), partial=cfg.rotary_dim is not None,
                      nope=distinct_kinds(cfg) if cfg.nope_layers else (),
                      flags=tuple(name for name in FLAGS if getattr(cfg, name)),
-                     lin=distinct_kinds(cfg) if cfg.linear_layers else ())
+                     lin=distinct_kinds(cfg) if stack.stateful(cfg) is not None else ())
 
 
 def structure_key(s: Structure) -> str:
@@ -217,8 +218,8 @@ def factors_of(cfg: Config) -> tuple[str, ...]:
     return tuple(f for f in (*_RECIPE_FACTORS, *_MOE_FACTORS, *_MLA_FACTORS, "d_rot") if f in present)
 
 
-BLOCK_COUNTS = ("L", "L_moe", "L_nope", "L_lin")
-VARIANTS = {NOPE: "L_nope", LIN: "L_lin"}  # a kind of block apart from its MLP kind's others, and its count  # the symbols that number blocks (no factor of a tensor's shape)
+BLOCK_COUNTS = ("L", "L_moe", "L_nope", *(part.COUNT for part in stack.STATEFUL))
+VARIANTS = {NOPE: "L_nope", **{"_" + part.KEY: part.COUNT for part in stack.STATEFUL}}  # a kind of block apart from its MLP kind's others, and its count  # the symbols that number blocks (no factor of a tensor's shape)
 
 
 def block_counts(kinds: tuple[str, ...]) -> dict[str, str]:
@@ -392,8 +393,8 @@ KORTHIKANTI_NOTE = ("Korthikanti et al. (2022) estimate activations at 16 bits w
                     "measured total adds the embedding, the final LayerNorm, the head and the loss.")
 
 
-CACHES = (delta, window, latent, attention)  # the first present writes the cache's lines: a window caps attention's,
-# Gated DeltaNet keeps states in some blocks
+CACHES = (delta, mamba, window, latent, attention)  # the first present writes the cache's lines: a window caps attention's,
+# Gated DeltaNet or Mamba 2 keeps states in some blocks
 
 
 def kv_cache_lines(cfg: Config, dtype: str) -> list[Line]:

@@ -4,8 +4,8 @@ The symbols, each named once here (`SYMBOL_DOCS`): the lesson's B, T, d, h, d_he
 recipe's h_kv (heads of K and V) and d_ff (the MLP's hidden width), the mixture of experts' E, k, d_expert,
 E_shared, d_shared and L_moe, the sliding window's W, L_W and T_W, and multi-head latent attention's d_c, d_cq, d_R,
 d_nope and d_v (DeepSeek-V2/V3), partial rotary's d_rot, the NoPE blocks' L_nope, and Gated DeltaNet's L_lin, h_lk,
-h_lv, d_lk, d_lv, d_conv and T_pad (Qwen3-Next), and DeepSeek sparse attention's h_I, d_I, T_k and T_s
-(DeepSeek-V3.2). gpt-oss's attention sinks need no symbol of
+h_lv, d_lk, d_lv, d_conv and T_pad (Qwen3-Next), Mamba 2's L_ssm, h_ssm, d_ssm, d_state, g_ssm and Q (Granite
+4.0-H), and DeepSeek sparse attention's h_I, d_I, T_k and T_s (DeepSeek-V3.2). gpt-oss's attention sinks need no symbol of
 their own: a learned logit s per head, h per block, which makes each softmax row T + 1 wide ("(B, h, T, T + 1)").
 
 Grammar: a parenthesised, comma-separated list of dimensions. GPT-2's shapes use the small form that the
@@ -51,8 +51,15 @@ SYMBOL_DOCS: dict[str, str] = {
     "h_lv": "a Gated DeltaNet block's value heads, each with a state of its own (linear_num_value_heads)",
     "d_lk": "each Gated DeltaNet q and k head's features: the state's rows (linear_key_head_dim)",
     "d_lv": "each Gated DeltaNet value head's features: the state's columns (linear_value_head_dim)",
-    "d_conv": "the causal convolution's taps over q, k and v in a Gated DeltaNet block (linear_conv_kernel_dim)",
-    "T_pad": "T rounded up to whole chunks of 64 tokens: the chunked delta rule pads the sequence",
+    "d_conv": "the causal convolution's taps in a Gated DeltaNet block (over q, k and v: linear_conv_kernel_dim) or a "
+              "Mamba 2 block (over x, B and C: mamba_d_conv)",
+    "T_pad": "T rounded up to whole chunks: of 64 tokens for the chunked delta rule, of Q for Mamba 2's chunked scan",
+    "L_ssm": "blocks whose mixer is Mamba 2 (of the L; the other L − L_ssm keep attention)",
+    "h_ssm": "a Mamba 2 block's heads, each with a state of its own (mamba_n_heads)",
+    "d_ssm": "each Mamba 2 head's features: the state's rows (mamba_d_head); h_ssm·d_ssm = mamba_expand·d",
+    "d_state": "the features of a Mamba 2 state per head feature: the state's columns, B's and C's width (mamba_d_state)",
+    "g_ssm": "Mamba 2's groups: each group's B and C serve h_ssm/g_ssm heads (mamba_n_groups)",
+    "Q": "the tokens of a chunk of Mamba 2's chunked scan (mamba_chunk_size)",
     "h_I": "the lightning indexer's heads in a DeepSeek sparse attention block (index_n_heads)",
     "d_I": "each indexer head's features, and its one key's per token, which the cache keeps (index_head_dim)",
     "T_k": "the keys each query of a DeepSeek sparse attention block attends to: the top T_k of the indexer's scores "

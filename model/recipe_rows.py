@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, replace
 
+from . import stack
 from .changes import gpt2_of
 from .config import Config, one_block_each
 from .memory import PROBE_QUERY_SCALE, structure
@@ -84,8 +85,8 @@ def _stand_in(recipe: tuple[object, ...], moe: tuple[object, ...] | None = None,
               lin: tuple[str, ...] = ()) -> Config:
     """A small configuration with this recipe and these extras (`model.memory.structure`'s parts): with a mixture
     of experts one block of each kind; a window of 2 keys at T = 4 (a band); Gemma's and gpt-oss's extras that
-    make tensors; latent attention's ranks (the queries' latent where the model has one); Gated DeltaNet's blocks, one
-    of each kind, and small sizes."""
+    make tensors; latent attention's ranks (the queries' latent where the model has one); Gated DeltaNet's or Mamba 2's
+    blocks, one of each kind, and small sizes (their `STAND_IN`)."""
     norm, positions, mlp, bias, qk_norm, kv, apart, attention = recipe
     extras: dict[str, object] = {}
     if moe is not None:
@@ -103,9 +104,9 @@ def _stand_in(recipe: tuple[object, ...], moe: tuple[object, ...] | None = None,
         extras.update(sinks=sinks, expert_bias=expert_bias, swiglu_limit=7.0 if clamp else None)
     if mla:
         extras.update(latent_dim=8, q_latent_dim=8 if mla[0] else None, rope_dim=2, nope_dim=4, value_dim=4)
-    if lin:
-        extras.update(one_block_each(lin), linear_k_heads=2, linear_v_heads=4, linear_k_dim=4, linear_v_dim=4,
-                      conv_width=4)
+    if lin:  # Gated DeltaNet's or Mamba 2's blocks (the kinds name which), small sizes
+        part = next(stack.stateful_kind(kind) for kind in lin if stack.stateful_kind(kind))
+        extras.update(one_block_each(lin), **part.STAND_IN)
     return Config(**{**dict(B=1, T=4, d=32, h=4, L=1, V=16, T_max=8, norm=norm, positions=positions, mlp=mlp,
                             bias=bias, qk_norm=qk_norm, kv_heads={"mha": None, "mqa": 1, "gqa": 2}[kv],
                             head_dim=4 if apart and not mla else None, attention=attention), **extras})

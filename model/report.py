@@ -134,15 +134,16 @@ KV_TITLE = ("KV cache at {dtype} (inference keeps {kept} of every block for ever
             "recipe's tables list it under activation memory too):")
 KV_WINDOW = ", a windowed block for its last W − 1"  # KV_TITLE's words for a sliding window
 KV_LINEAR = ("KV cache at {dtype} (inference keeps K and V of every attention block for every token so far, and each "
-             "Gated DeltaNet block's fixed state whatever T; the modern recipe's tables list it under activation memory "
+             "{name} block's fixed state whatever T; the modern recipe's tables list it under activation memory "
              "too):")
 
 
 def kv_title(cfg: Config, dtype: str) -> str:
     """The KV-cache table's title at `dtype` (`KV_TITLE`), naming what the mixer keeps (`KEPT` of its part) and a
     window's cap."""
-    if cfg.linear_layers:
-        return KV_LINEAR.format(dtype=dtype)
+    part = stack.stateful(cfg)
+    if part is not None:
+        return KV_LINEAR.format(dtype=dtype, name=part.NAME)
     return KV_TITLE.format(dtype=dtype, window=KV_WINDOW if window.present(cfg) else "",
                            kept=says(cfg, "kv/kept", stack.mixer(cfg).KEPT))
 MEMORY_NOTE = ("memory: new memory of each tensor (\"view\": shares an earlier tensor's storage, no new memory); "

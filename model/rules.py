@@ -89,6 +89,8 @@ MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separ
                     "NoPE blocks (raise L to bring them back)"),
     "linear_layers": ("linear_layers {asked} → {linear}: the blocks are 0 … {last} at L = {L}, so blocks past them are "
                       "no Gated DeltaNet blocks (raise L to bring them back)"),
+    "mamba_layers": ("mamba_layers {asked} → {linear}: the blocks are 0 … {last} at L = {L}, so blocks past them are "
+                     "no Mamba 2 blocks (raise L to bring them back)"),
 }
 # The fields whose change a notice of each kind is news about (besides any change of its text), and the field
 # whose asked value it reports ("kept"): model fields, as `asked` names them.
@@ -103,13 +105,14 @@ NOTE_ABOUT: dict[str, tuple[str, ...]] = {"h": ("h", "d", "head_dim"), "h_even":
                                           "rotary_even": ("rotary_dim",),
                                           "nope_off": ("positions", "nope_layers", "latent_dim"),
                                           "nope_layers": ("L", "nope_layers"),
-                                          "linear_layers": ("L", "linear_layers")}
+                                          "linear_layers": ("L", "linear_layers"),
+                                          "mamba_layers": ("L", "mamba_layers")}
 NOTE_FIELD = {"h": ("h", "h"), "h_even": ("h", "h"), "h_kv": ("kv_heads", "h_kv"), "T": ("T", "T"),
               "context": ("T", "T"), "k": ("top_k", "k"), "full_layers": ("full_layers", "full_layers"),
               "window": ("T", "T"), "clamp": ("swiglu_limit", "swiglu_limit"), "mla_R": ("rope_dim", "d_R"),
               "rotary_off": ("rotary_dim", "d_rot"), "rotary_even": ("rotary_dim", "d_rot"),
               "nope_off": ("nope_layers", "nope_layers"), "nope_layers": ("nope_layers", "nope_layers"),
-              "linear_layers": ("linear_layers", "linear_layers"),
+              "linear_layers": ("linear_layers", "linear_layers"), "mamba_layers": ("mamba_layers", "mamba_layers"),
               # what latent attention drops is not kept: no "you chose" (d_c, asked as shown, never adds it)
               **{k: ("latent_dim", "d_c") for k in ("mla_kv", "mla_head", "mla_eager", "mla_rope", "mla_without")}}
 # kind -> (field asked, its symbol)
@@ -212,13 +215,15 @@ def settle_values(values: dict, note) -> None:
 
 
 def _settle_linear(values: dict, note) -> None:
-    """Gated DeltaNet's rules: only blocks below L (the others dropped; with none left, its sizes too)."""
-    linear, L = tuple(values.get("linear_layers", ())), values["L"]
-    if any(i >= L for i in linear):
-        values["linear_layers"] = tuple(i for i in linear if i < L)
-        note("linear_layers", asked=linear, linear=values["linear_layers"], last=L - 1, L=L)
-        if not values["linear_layers"]:
-            values.update(defaults("linear"))
+    """Gated DeltaNet's and Mamba 2's rules: only blocks below L (the others dropped; with none left, the sizes
+    too)."""
+    for name in ("linear_layers", "mamba_layers"):
+        linear, L = tuple(values.get(name, ())), values["L"]
+        if any(i >= L for i in linear):
+            values[name] = tuple(i for i in linear if i < L)
+            note(name, asked=linear, linear=values[name], last=L - 1, L=L)
+            if not values[name]:
+                values.update(defaults("linear"))
 
 
 def _settle_rotary(values: dict, note) -> None:

@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from .expr import E, Expr, total
-from .parts import PARTS, attention, latent, mlp, moe
+from .parts import PARTS, attention, delta, latent, mamba, mlp, moe
 
 if TYPE_CHECKING:
     from .config import Config
@@ -55,14 +55,36 @@ def counts(cfg: Config) -> dict[str, Expr]:
     return {found[0]: L} if len(found) == 1 else {kind: COUNTS[kind] for kind in found}
 
 
-MIXER_COUNTS: dict[str, Expr] = {"attention": E("(L − L_lin)"), "lin": E("L_lin")}  # with Gated DeltaNet blocks
+# The mixers with a fixed state that take attention's place in the blocks they list (a model has one of them at most):
+# each names its blocks' kind (KEY: "dense_lin", Block.lin), their count (COUNT: L_lin) and itself (NAME).
+STATEFUL: tuple[ModuleType, ...] = (delta, mamba)
+
+
+def stateful(cfg: Config) -> ModuleType | None:
+    """The part with a fixed state that mixes some blocks of `cfg` (Gated DeltaNet or Mamba 2), or None."""
+    return next((part for part in STATEFUL if part.present(cfg)), None)
+
+
+def stateful_kind(kind: str) -> ModuleType | None:
+    """The part with a fixed state that mixes blocks of this kind ("moe_ssm": Mamba 2), or None (attention)."""
+    return next((part for part in STATEFUL if kind.endswith("_" + part.KEY)), None)
+
+
+def mixer_counts(cfg: Config) -> dict[str, Expr]:
+    """The blocks of each mixer beside a part with a fixed state: {"attention": (L − L_lin), "lin": L_lin} (Gated
+    DeltaNet's, `model.parts.delta`; Mamba 2's: (L − L_ssm), L_ssm); {"attention": L} where every block has
+    attention."""
+    part = stateful(cfg)
+    if part is None:
+        return {"attention": L}
+    return {"attention": E("(L − {n})", n=E(part.COUNT)), "lin": E(part.COUNT)}
 
 
 def mixed(cfg: Config, attention: Expr | None, lin: Expr | None) -> Expr | dict[str, Expr | None] | None:
     """What each block's mixer has, as `spread` takes it: `attention` alone where every block has attention, else
-    {"attention": …, "lin": …} for the L − L_lin attention blocks and the L_lin Gated DeltaNet ones
-    (`model.parts.delta`)."""
-    return {"attention": attention, "lin": lin} if cfg.linear_layers else attention
+    {"attention": …, "lin": …} for the attention blocks and those of the part with a fixed state (`stateful`: "lin"
+    names its piece, whichever it is)."""
+    return {"attention": attention, "lin": lin} if stateful(cfg) is not None else attention
 
 
 def spread(cfg: Config, common: Expr | dict[str, Expr | None] | None, pieces: dict[str, Expr | None],
@@ -71,11 +93,12 @@ def spread(cfg: Config, common: Expr | dict[str, Expr | None] | None, pieces: di
     beside `common`. One kind: "L·(common + piece + extra)", the sum written by `inner` (the lesson's notation
     collects its terms); two: "L·(common + extra) + (L − L_moe)·(dense) + L_moe·(moe)" (`grouped` False: a kind's
     piece in parentheses only where it is a sum). `common` as a dict (`mixed`): each mixer's piece under its count,
-    after the rest: "L·(…) + (L − L_lin)·(attention) + L_lin·(Gated DeltaNet)"."""
+    after the rest: "L·(…) + (L − L_lin)·(attention) + L_lin·(Gated DeltaNet)" (or Mamba 2's L_ssm)."""
     if isinstance(common, dict):
         rest = spread(cfg, None, pieces, extra, grouped, inner) if any(
             x is not None for x in (*pieces.values(), extra)) else None
-        return total(rest, *(E("{n}·({x})", n=MIXER_COUNTS[m], x=x) for m, x in common.items() if x is not None))
+        n = mixer_counts(cfg)
+        return total(rest, *(E("{n}·({x})", n=n[m], x=x) for m, x in common.items() if x is not None))
     found = counts(cfg)
     if len(found) == 1:
         (kind,) = found

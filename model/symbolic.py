@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import sympy  # torch's own dependency: its symbolic sizes are sympy expressions
 import torch
 
+from . import stack
 from .config import Config, one_of_each
 from .gpt import GPT
 from .passes import PASS_LOCK, TORCH_DTYPES, real_pass, record, use_shortcut
@@ -168,7 +169,8 @@ def evaluated(cfg: Config, dtype: str):
 def seen(cfg: Config, dtype: str, recorded) -> None:
     """A real pass of `cfg` was recorded: at its architecture's second (B, T), build the symbolic pass in the
     background (one build at a time per process), checked against `recorded`."""
-    if not _ENABLED or cfg.linear_layers:  # Gated DeltaNet's chunks loop ⌈T/64⌉ times: no pass for every T
+    if not _ENABLED or stack.stateful(cfg) is not None:  # Gated DeltaNet's chunks loop ⌈T/64⌉ times (Mamba 2's
+        # ⌈T/Q⌉): no pass for every T
         return
     key = _key(cfg, dtype)
     global _BUILDER

@@ -36,7 +36,8 @@ from .config import KIND_LABELS, Config, distinct_kinds, kind_blocks
 from .fields import blocks_text
 from .figures import Line, check_lines, html_repr
 from .memory import KORTHIKANTI, kv_cache_lines, new_memory_formula, saved_formula, structure
-from .parts import delta, says
+from . import stack
+from .parts import says
 from .parts import window as window_part
 from .parts.window import window_values
 from .formula import evaluate_shape
@@ -233,7 +234,7 @@ def memory_lines(tr: Trace) -> tuple[Line, ...]:
         Line("memory/activations", f"activations: new memory of the pass (views not counted{experts})",
              new_memory_formula(tr.rows, cfg.head_apart, kinds), tr.activation_bytes, "bytes"),
         Line("memory/saved", "kept for the backward pass (measured with autograd's saved-tensor hooks)"
-             + says(cfg, "memory/saved"), "" if delta.present(cfg) else saved_formula(structure(cfg, tr.dtype)),
+             + says(cfg, "memory/saved"), "" if stack.stateful(cfg) else saved_formula(structure(cfg, tr.dtype)),
              tr.saved_bytes, "bytes"),
     ]
     if DTYPES[tr.dtype] == 2 and cfg.gpt2_recipe:
@@ -264,7 +265,7 @@ def eager_lines(cfg: Config, dtype: str) -> list[Line]:
 
     return [
         Line("memory/eager_scores", f"eager attention would make here: {names(rows)}, {SCORES} each, in all "
-             + ("L − L_lin attention blocks" if delta.present(cfg) else "L blocks"),
+             + (f"L − {stack.stateful(cfg).COUNT} attention blocks" if stack.stateful(cfg) else "L blocks"),
              new_memory_formula(rows, apart, kinds), sum(r.nbytes * r.repeat for r in rows), "bytes"),
         Line("memory/eager_scores_saved", f"of them kept for backward by eager attention: {names(kept)} (fused: a "
              f"{LSE_SHAPE} log-sum-exp)",

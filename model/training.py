@@ -57,6 +57,7 @@ import numbers
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
+from . import stack
 from .budgeting import budget
 from .figures import Line, check_lines, html_repr
 from .formula import evaluate
@@ -282,7 +283,7 @@ def saved_by_kind(cfg: Config, dtype: str) -> tuple[int, dict[str, int]]:
     against `trace(cfg, dtype).saved_bytes`. With Gated DeltaNet blocks, whose saved bytes have no fitted formula,
     read off cfg's own pass (`model.passes.run_pass`): its storages outside the blocks and in each kind's block.
     """
-    if cfg.linear_layers:
+    if stack.stateful(cfg) is not None:
         p = run_pass(cfg, dtype)
         rest = sum(s.nbytes for s in p.saved if s.phase != "block")
         kinds = {kind: sum(s.nbytes for s in p.saved if s.phase == "block" and p.blocks[s.block].kind == kind)
@@ -394,7 +395,7 @@ def activation_bytes(cfg: Config, setup: TrainSetup) -> tuple[int, str]:
                 f"L·BTd·{size} + S_rest + {saved_symbols(cfg)[kind]}")
     counts = kind_counts(cfg)
     total = rest + sum(counts[k] * b for k, b in by_kind.items())
-    if cfg.linear_layers:  # each kind's measured block, by its number of blocks
+    if stack.stateful(cfg) is not None:  # each kind's measured block, by its number of blocks
         names, numbers = saved_symbols(cfg), block_counts(distinct_kinds(cfg))
         return total, "S_rest + " + " + ".join(f"{numbers[k]}·{names[k]}" for k in by_kind)
     return total, saved_formula_of(cfg, setup.act_dtype)
@@ -425,7 +426,7 @@ def peak_candidates(cfg: Config, setup: TrainSetup) -> tuple[Phase, ...]:
     symbols = cfg.symbols()
     kinds = distinct_kinds(cfg)
     out = []
-    found = measured_candidates(cfg, dtype) if cfg.linear_layers else candidates(structure(cfg, dtype))
+    found = measured_candidates(cfg, dtype) if stack.stateful(cfg) is not None else candidates(structure(cfg, dtype))
     for c in found:
         extra, text = other_blocks(cfg, c.block, dtype, setup.recompute == "full")
         out.append(Phase(c.phase, c.op, moment_words(c.phase, c.where, kinds), c.bytes(symbols) + extra,

@@ -118,6 +118,14 @@ BASE: dict[str, dict] = {
                    "num_experts_per_tok": 3},
     "granitemoeshared": {"model_type": "granitemoeshared", **MODERN, "attention_bias": True, "num_local_experts": 4,
                          "num_experts_per_tok": 3, "shared_intermediate_size": 24},
+    "granitemoehybrid": {"model_type": "granitemoehybrid", **MODERN, "num_hidden_layers": 4, "attention_bias": True,
+                         "num_local_experts": 4, "num_experts_per_tok": 3, "shared_intermediate_size": 24,
+                         "layer_types": ["mamba", "attention", "mamba", "attention"], "position_embedding_type": "rope",
+                         "mamba_n_heads": 16, "mamba_n_groups": 2, "mamba_d_state": 8, "mamba_d_head": "auto",
+                         "mamba_d_conv": 3,
+                         "mamba_expand": 1, "mamba_chunk_size": 16, "mamba_conv_bias": False,
+                         "mamba_proj_bias": True},  # Mamba 2 in blocks 0 and 2 (its legacy words), RoPE; mamba_d_head
+    # "auto" (d·mamba_expand / mamba_n_heads, its default), so that a default d, expand or heads still splits
     "mellum": {"model_type": "mellum", **MODERN, "attention_bias": True, "sliding_window": 3, "moe_intermediate_size": 24,
                "num_experts_per_tok": 3, "num_experts": 8, "layer_types": ["sliding_attention", "full_attention"],
                "mlp_layer_types": ["dense", "sparse"]},
@@ -351,6 +359,9 @@ def test_random_mixtures_of_experts_match_transformers(model_type):
             doc.update(shared_expert_intermediate_size=rng.randrange(4, 100), qkv_bias=rng.random() < 0.5)
         if model_type == "qwen3_next":  # every block full attention (its Gated DeltaNet blocks are not built)
             doc.update(shared_expert_intermediate_size=rng.randrange(4, 100), full_attention_interval=1)
+        if model_type == "granitemoehybrid":  # an attention block at least, and small Mamba 2 heads
+            doc.update(num_local_experts=E, layer_types=["full_attention"] + ["mamba"] * (L - 1), mamba_n_heads=2,
+                       mamba_d_state=4, mamba_chunk_size=8, shared_intermediate_size=rng.randrange(0, 50))
         if model_type in ("qwen3_moe", "qwen3_next") and rng.random() < 0.5:
             doc["attention_bias"] = rng.random() < 0.5
         if rng.random() < 0.3:

@@ -146,7 +146,7 @@ def test_the_flagship_is_read_with_its_gated_deltanet_blocks():
      "must be a whole number of at least 1"),
     ({"model_type": "llama", "num_hidden_layers": 2, "layer_types": ["linear_attention", "full_attention"]},
      "layer_types lists linear_attention, which llama's module does not build (Qwen3-Next's Gated DeltaNet blocks are "
-     "qwen3_next's)"),
+     "qwen3_next's, Granite 4.0-H's Mamba 2 blocks granitemoehybrid's)"),
 ])
 def test_blocks_its_module_does_not_build_are_refused_in_one_line(doc, message):
     with pytest.raises(HFConfigError, match=message.replace("(", r"\(").replace(")", r"\)")) as e:

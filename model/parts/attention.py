@@ -171,16 +171,16 @@ def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
     the pairs (query t, key s ≤ t) only, T(T + 1)/2 of the T² that eager attention and torch's flop formulas count
     (about half; a kernel that computes whole tiles runs a little more on the diagonal's tiles). Per token and
     block 2(T + 1)·h·d_head, against the measured 4T·h·d_head (in the L − L_lin attention blocks where Gated DeltaNet
-    mixes the others)."""
+    mixes the others, L − L_ssm where Mamba 2 does)."""
     cfg, s = f.cfg, f.symbols
     if cfg.attention != "fused":
         return {}
     blocks = f.attention_blocks
     scored = f.attention(blocks).value(s)  # of the measured count (all of it without Gated DeltaNet blocks)
-    if not cfg.linear_layers and scored != b.flops_attn_per_token:
+    if f.lin is None and scored != b.flops_attn_per_token:
         raise RuntimeError("the measured attention FLOPs are not 4LT·h·d_head per token")
     causal = int(Fraction(scored * (cfg.T + 1), 2 * cfg.T))
-    where = "" if not cfg.linear_layers else ", in the L − L_lin attention blocks"
+    where = "" if f.lin is None else f", in the L − {f.stateful.COUNT} attention blocks"
     return {"end": [
         line("flops/attention_causal", "q kᵀ and attn @ v as a causal kernel runs them: T(T + 1)/2 of the T² scores"
              + where, E("2{n}(T + 1)·h·d_head", n=blocks), s, "FLOP", causal),

@@ -39,7 +39,11 @@ if TYPE_CHECKING:
     from ..config import Config
 
 CHUNK = 64  # tokens per chunk of transformers' chunked rule (torch_chunk_gated_delta_rule's chunk_size)
-LIN = "_lin"  # a Gated DeltaNet block's kind: its MLP's and this suffix ("moe_lin": `Config.block_kinds`)
+KEY = "lin"  # a Gated DeltaNet block's kind ends "_lin" ("moe_lin"), its mixer is `Block.lin`, its lines "params/lin…"
+BLOCKS = "linear_layers"  # the field that lists its blocks
+LIN = "_" + KEY  # a Gated DeltaNet block's kind: its MLP's and this suffix ("moe_lin": `Config.block_kinds`)
+COUNT = "L_lin"  # the symbol that numbers its blocks
+NAME = "Gated DeltaNet"
 
 
 def _width(name: str, symbol: str, hi: int, example: str) -> Field:
@@ -54,16 +58,23 @@ FIELDS = (  # Qwen3-Next-80B-A3B: h_lk 16, h_lv 32, d_lk = d_lv = 128, d_conv 4
     _width("linear_v_heads", "h_lv", 4_096, "32"),
     _width("linear_k_dim", "d_lk", 4_096, "128"),
     _width("linear_v_dim", "d_lv", 4_096, "128"),
-    _width("conv_width", "d_conv", 64, "4"),
+    Field("conv_width", "whole", SYMBOL_DOCS["d_conv"], symbol="d_conv", bounds=(1, 64), optional=True, example="4",
+          group="linear", needs="linear_layers", control=False),  # Mamba 2's too (`model.parts.mamba`)
 )
 SIZES = tuple(f.name for f in FIELDS[1:])
+STAND_IN = {"linear_k_heads": 2, "linear_v_heads": 4, "linear_k_dim": 4, "linear_v_dim": 4, "conv_width": 4}  # small
+# sizes of a stand-in model of the same tensors (`model.recipe_rows`)
 
 
 def check(cfg: Config) -> None:
     """Gated DeltaNet's fields together (ValueError naming the problem and the fix)."""
     if not cfg.linear_layers:
         for name in SIZES:
-            if getattr(cfg, name) is not None:
+            if name == "conv_width" and getattr(cfg, name) is not None and not cfg.mamba_layers:
+                raise ValueError(f"conv_width={cfg.conv_width!r} is set but neither linear_layers nor mamba_layers is: "
+                                 "conv_width is a size of Gated DeltaNet and Mamba 2 blocks; list them or drop "
+                                 "conv_width")
+            if getattr(cfg, name) is not None and name != "conv_width":
                 raise ValueError(f"{name}={getattr(cfg, name)!r} is set but linear_layers is not: {name} is a size of "
                                  "Gated DeltaNet blocks; list them in linear_layers or drop " + name)
         return
@@ -89,6 +100,22 @@ def check(cfg: Config) -> None:
 def present(cfg: Config) -> bool:
     """Some blocks mix with Gated DeltaNet."""
     return bool(cfg.linear_layers)
+
+
+def blocks(cfg: Config) -> tuple[int, ...]:
+    """The blocks it mixes (`linear_layers`)."""
+    return cfg.linear_layers
+
+
+def chunk(cfg: Config) -> int:
+    """Tokens per chunk of the chunked rule (`CHUNK`)."""
+    return CHUNK
+
+
+def symbols(cfg: Config) -> dict[str, int]:
+    """Its symbols' values (`Config.symbols`)."""
+    return {"L_lin": cfg.L_lin, "h_lk": cfg.h_lk, "h_lv": cfg.h_lv, "d_lk": cfg.d_lk, "d_lv": cfg.d_lv,
+            "d_conv": cfg.d_conv, "T_pad": cfg.T_pad}
 
 
 def menu_words(cfg: Config) -> str:
@@ -163,7 +190,7 @@ def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
     """One Gated DeltaNet block's parameters, beside one attention block's ("block"), and the parts of all blocks the
     parameter chart draws ("parts", `model.budgeting.LIN_CHART`): the attention blocks', the Gated DeltaNet blocks' and
     (a dense model's) the MLPs."""
-    if f.lin is None:
+    if not present(f.cfg):
         return {}
     s = f.symbols
     dense = [] if "moe" in f.counts else [line("params/mlps", "MLPs of all L blocks", E("L·({x})", x=f.mlp), s,
