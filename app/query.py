@@ -41,7 +41,7 @@ from model import DTYPES, PRESETS, Config, numbers
 from model.config import DEFAULT_PRESET, LINKED, WRITTEN, defaults
 from model.families import MLP_KINDS, RECIPE_LABELS, moe_fields, recipe_fields
 from model.fields import REAL_MAX, UNSET, Field
-from model.parts import latent, moe
+from model.parts import latent, moe, sparse
 from model.rules import did_you_mean, quote, read_layers, settle
 from model.training import TrainSetup
 
@@ -424,10 +424,19 @@ def _latent_values(values: dict[str, str], asked: dict[str, object], notes: list
                      f"multi-head latent attention; DeepSeek-V3: {_latent_example()})")
         asked.update(defaults("latent"))
     elif asked[switch.name] is not None and (missing := [f.key for f in fields if asked[f.name] is None
-                                                         and not f.unset]):  # those only the part unsets
+                                                         and not f.unset and f not in sparse.FIELDS]):  # those only
+        # the part unsets
         notes.append(f"{switch.key}={asked[switch.name]:,} sets multi-head latent attention, which needs "
                      f"{' and '.join(missing)} too (DeepSeek-V3: {_latent_example()}); using the attention without it")
         asked.update(before)
+    elif asked[sparse.FIELDS[0].name] is None and sparse.FIELDS[0].key in values:  # h_I=none: no indexer
+        asked.update({f.name: None for f in sparse.FIELDS})
+    elif (set_ := [f.key for f in sparse.FIELDS if asked[f.name] is not None]) and len(set_) < len(sparse.FIELDS):
+        missing = [f.key for f in sparse.FIELDS if asked[f.name] is None]
+        example = "&".join(f"{f.key}={f.example.replace(',', '')}" for f in sparse.FIELDS)
+        notes.append(f"{' and '.join(set_)} set DeepSeek sparse attention's indexer, which needs {' and '.join(missing)} "
+                     f"too (DeepSeek-V3.2: {example}); using the attention without it")
+        asked.update({f.name: before[f.name] for f in sparse.FIELDS})
 
 
 def _latent_example() -> str:

@@ -96,6 +96,8 @@ ATTN_LABELS: dict[str, str] = {"full": "full attention", "sliding": "sliding win
 NOPE = "_nope"  # a kind of block without RoPE (`nope_layers`): its MLP's kind and this suffix, "dense_nope"
 LIN = delta.LIN  # a Gated DeltaNet block (`linear_layers`): its MLP's kind and this suffix, "moe_lin"
 SUFFIXES = tuple("_" + part.KEY for part in stack.STATEFUL)  # a block mixed by a part with a fixed state: "_lin", "_ssm"
+# each such part's field of blocks and its kind's suffix, as data (the exported page compiles `Config`, not the parts)
+STATEFUL_BLOCKS = tuple((part.BLOCKS, "_" + part.KEY) for part in stack.STATEFUL)
 # a block's kind (`Config.block_kinds`), as tables name it
 KIND_LABELS: dict[str, str] = {"dense": "dense", "moe": "MoE", "dense_nope": "dense, NoPE", "moe_nope": "MoE, NoPE",
                                **{f"{mlp}_{part.KEY}": f"{label}, {part.NAME}" for part in stack.STATEFUL
@@ -328,7 +330,7 @@ class Config:
         block has no RoPE (`nope_layers`), "_lin" where Gated DeltaNet mixes it (`linear_layers`): the blocks of a kind
         make the same tensors."""
         nope = set(self.nope_layers)
-        mixed = {i: "_" + part.KEY for part in stack.STATEFUL for i in part.blocks(self)}
+        mixed = {i: suffix for name, suffix in STATEFUL_BLOCKS for i in getattr(self, name)}
         return tuple(kind + NOPE if i in nope else kind + mixed.get(i, "") for i, kind in enumerate(self.mlp_kinds))
 
     @property
@@ -428,8 +430,8 @@ class Config:
     def T_pad(self) -> int:
         """T rounded up to whole chunks of the part with a fixed state (`model.stack.stateful`): the chunked delta
         rule's 64 tokens (`model.parts.delta.CHUNK`), Mamba 2's Q; T where there is none."""
-        part = stack.stateful(self)
-        return self.T if part is None else -(-self.T // part.chunk(self)) * part.chunk(self)
+        chunk = delta.CHUNK if self.linear_layers else self.ssm_chunk if self.mamba_layers else None
+        return self.T if chunk is None else -(-self.T // chunk) * chunk
 
     @property
     def h_I(self) -> int | None:
@@ -515,9 +517,10 @@ class Config:
             out["d_rot"] = self.rotary_dim
         if self.nope_layers:
             out["L_nope"] = self.L_nope
-        part = stack.stateful(self)
-        if part is not None:
-            out.update(part.symbols(self))
+        if self.linear_layers:
+            out.update(delta.symbols(self))
+        if self.mamba_layers:
+            out.update(mamba.symbols(self))
         if self.mla:
             out.update(d_c=self.d_c, d_R=self.d_R, d_nope=self.d_nope, d_v=self.d_v,
                        **({"d_cq": self.d_cq} if self.d_cq is not None else {}))

@@ -20,7 +20,7 @@ SECTIONS = {  # the lines' keys, in display order, under their headings
     "Serving memory": ("infer/n_q", "infer/s_q", "infer/weights", "infer/kv_cache", "infer/memory", "infer/fits"),
     "Prefill: B sequences of T tokens": ("infer/prefill_flops", "infer/prefill_bytes", "infer/ttft"),
     "Decode: one new token for each of B sequences after T cached tokens": (
-        "infer/decode_flops", "infer/decode_attn_flops", "infer/n_e", "infer/s_e", "infer/expert_bytes",
+        "infer/decode_flops", "infer/decode_attn_flops", "infer/decode_sparse_flops", "infer/n_e", "infer/s_e", "infer/expert_bytes",
         "infer/experts_touched", "infer/decode_weights_read", "infer/decode_cache_read",
         "infer/decode_cache_write", "infer/decode_activations", "infer/decode_bytes"),
     "The roofline": ("infer/intensity", "infer/ridge", "infer/step", "infer/tokens_per_s", "infer/tokens_per_s_seq",

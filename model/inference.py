@@ -442,6 +442,7 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
         Line("infer/decode_attn_flops", f"of them, q kᵀ and attn @ v over the T + 1 keys{windowed}"
              + says(cfg, "infer/decode_attn"), attn_formula.text,
              step.flops_attn, "FLOP"),
+        *sparse.decode_lines(cfg, {**cfg.symbols(), "h_kv": cfg.h_kv}),
         *(_expert_lines(s, q, expert, expert_formula, E_B) if expert_formula is not None else ()),
         Line("infer/decode_weights_read", "decode bytes: every weight read once (the token table's lookup: its B "
              "rows)" + moe.serving_words(cfg, "infer/decode_weights_read"),

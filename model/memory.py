@@ -118,7 +118,7 @@ def structure(cfg: Config, dtype: str) -> Structure:
                      oss=oss if any(oss) else (), mla=latent.structure(cfg), partial=cfg.rotary_dim is not None,
                      nope=distinct_kinds(cfg) if cfg.nope_layers else (),
                      flags=tuple(name for name in FLAGS if getattr(cfg, name)),
-                     lin=distinct_kinds(cfg) if stack.stateful(cfg) is not None else ())
+                     lin=distinct_kinds(cfg) if cfg.linear_layers or cfg.mamba_layers else ())
 
 
 def structure_key(s: Structure) -> str:

@@ -44,7 +44,7 @@ from . import numbers
 from .config import (BOUNDS, FIELDS, GPT2_RECIPE_PRESETS, LINKED, NUMBER_BOUNDS, PRESETS, Config, defaults, divisors,
                      snap_heads)
 from .parts.latent import WITHOUT as MLA_WITHOUT
-from .parts import latent
+from .parts import latent, sparse
 
 CUSTOM = "custom"
 MODEL = tuple(f.name for f in LINKED if f.group != "lesson")  # every field but the lesson's (`asked` may lack them)
@@ -91,6 +91,8 @@ MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separ
                       "no Gated DeltaNet blocks (raise L to bring them back)"),
     "mamba_layers": ("mamba_layers {asked} → {linear}: the blocks are 0 … {last} at L = {L}, so blocks past them are "
                      "no Mamba 2 blocks (raise L to bring them back)"),
+    "sparse_off": ("the sparse attention indexer (h_I, d_I, T_k) dropped: {why}; every query now sees every earlier "
+                   "key"),
 }
 # The fields whose change a notice of each kind is news about (besides any change of its text), and the field
 # whose asked value it reports ("kept"): model fields, as `asked` names them.
@@ -106,13 +108,15 @@ NOTE_ABOUT: dict[str, tuple[str, ...]] = {"h": ("h", "d", "head_dim"), "h_even":
                                           "nope_off": ("positions", "nope_layers", "latent_dim"),
                                           "nope_layers": ("L", "nope_layers"),
                                           "linear_layers": ("L", "linear_layers"),
-                                          "mamba_layers": ("L", "mamba_layers")}
+                                          "mamba_layers": ("L", "mamba_layers"),
+                                          "sparse_off": ("latent_dim", "q_latent_dim", "rope_dim", "index_dim")}
 NOTE_FIELD = {"h": ("h", "h"), "h_even": ("h", "h"), "h_kv": ("kv_heads", "h_kv"), "T": ("T", "T"),
               "context": ("T", "T"), "k": ("top_k", "k"), "full_layers": ("full_layers", "full_layers"),
               "window": ("T", "T"), "clamp": ("swiglu_limit", "swiglu_limit"), "mla_R": ("rope_dim", "d_R"),
               "rotary_off": ("rotary_dim", "d_rot"), "rotary_even": ("rotary_dim", "d_rot"),
               "nope_off": ("nope_layers", "nope_layers"), "nope_layers": ("nope_layers", "nope_layers"),
               "linear_layers": ("linear_layers", "linear_layers"), "mamba_layers": ("mamba_layers", "mamba_layers"),
+              "sparse_off": ("index_heads", "h_I"),
               # what latent attention drops is not kept: no "you chose" (d_c, asked as shown, never adds it)
               **{k: ("latent_dim", "d_c") for k in ("mla_kv", "mla_head", "mla_eager", "mla_rope", "mla_without")}}
 # kind -> (field asked, its symbol)
@@ -122,6 +126,8 @@ RULES = {  # the status line's parts; each is true of the configurations `rule_k
     "apart": "d_head = {d_head}, set apart from d / h: h need not divide d",
     "latent": ("latent attention: q and k per head d_nope + d_R = {d_head}, v d_v = {d_v}, every head's K and V from "
                "the latent d_c = {d_c} (h need not divide d)"),
+    "sparse": ("sparse attention: each query sees the top T_k = {T_k} keys of an indexer of h_I = {h_I} heads of "
+               "d_I = {d_I}"),
     "kv": "h_kv divides h ({h} / {h_kv} = {group} query heads per K/V head)",
     "table": "T ≤ T_max = {T_max} (W_pe has T_max rows)",
     "context": "T may pass T_max = {T_max}, the trained context (RoPE has no table)",
@@ -212,6 +218,24 @@ def settle_values(values: dict, note) -> None:
     _settle_rotary(values, note)
     _settle_nope(values, note)
     _settle_linear(values, note)
+    _settle_sparse(values, note)
+
+
+def _settle_sparse(values: dict, note) -> None:
+    """DeepSeek sparse attention's rules: its indexer reads the queries' latent (d_cq) and rotates d_R of its d_I
+    features; where latent attention, its query latent or a d_I of at least d_R is missing, the indexer is dropped."""
+    if values.get("index_heads") is None:
+        return
+    why = ("it reads latent attention's queries' latent, and there is no latent attention"
+           if values.get("latent_dim") is None else
+           "it reads the queries' latent d_cq, and q is projected from x directly (d_cq none)"
+           if values.get("q_latent_dim") is None else
+           f"it rotates d_R = {values['rope_dim']:,} of its d_I = {values['index_dim']:,} features, so d_I must be at "
+           "least d_R" if values.get("rope_dim") is not None and values.get("index_dim") is not None
+           and values["index_dim"] < values["rope_dim"] else None)
+    if why is not None:
+        note("sparse_off", why=why)
+        values.update(index_heads=None, index_dim=None, index_topk=None)
 
 
 def _settle_linear(values: dict, note) -> None:
@@ -326,13 +350,14 @@ def rule_keys(cfg: Config) -> list[str]:
     """Which RULES hold for `cfg`: how h and d_head relate, whether h_kv has its own heads, and T's limit."""
     heads = ("latent" if latent.present(cfg) else "apart" if cfg.head_dim is not None else
              "divides_even" if cfg.positions == "rope" else "divides")
-    return [heads, *(["kv"] if cfg.h_kv != cfg.h else []), "table" if cfg.positions == "learned" else "context"]
+    return [heads, *(["sparse"] if sparse.present(cfg) else []), *(["kv"] if cfg.h_kv != cfg.h else []),
+            "table" if cfg.positions == "learned" else "context"]
 
 
 def rules_line(cfg: Config) -> str:
     """The rules that tie `cfg`'s fields together, in one line with its own numbers."""
     values = {"d": cfg.d, "h": cfg.h, "d_head": cfg.d_head, "h_kv": cfg.h_kv, "group": cfg.h // cfg.h_kv,
-              "T_max": cfg.T_max, **latent.rule_values(cfg)}
+              "T_max": cfg.T_max, **latent.rule_values(cfg), **sparse.rule_values(cfg)}
     return " · ".join(RULES[k].format(**{k: f"{v:,}" for k, v in values.items()}) for k in rule_keys(cfg))
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 
 from model import budgeting, changes, cli, config, families, memory, numbers, rules, tracing, train_report, training, units
-from model.parts import delta, latent, moe, sparse, window
+from model.parts import delta, latent, mamba, moe, sparse, window
 from model.training import TrainSetup
 
 from .. import templates, words
@@ -34,11 +34,12 @@ MODULES = (
                units.yes_no, units.fixed3, units.value, units.short]),
     ("moe_part", [moe.present, moe.structure, moe.dense_width, moe.title_values, moe.order_note]),
     ("window_part", [window.present, window.title_values, window.order_note]),
-    ("sparse_part", [sparse.present, sparse.title_values]),
+    ("sparse_part", [sparse.present, sparse.rule_values, sparse.title_values]),
     ("latent_part", [latent.present, latent.structure, latent.rule_values, latent.mha_head, latent.title_values, latent.order_note, latent.no_twin]),
-    ("delta_part", [delta.present, ("NO_TWIN", delta.NO_TWIN), delta.no_twin]),
+    ("delta_part", [delta.present, delta.symbols, ("NO_TWIN", delta.NO_TWIN), delta.no_twin]),
+    ("mamba_part", [mamba.present, mamba.symbols, ("NO_TWIN", mamba.NO_TWIN), mamba.no_twin]),
     ("rules", [rules.show_value, rules.message, rules.quote, rules.settle_values, rules._settle_heads,
-               rules._settle_window, rules._settle_mla, rules._settle_rotary, rules._settle_nope, rules._settle_linear, rules.news, rules.out_of_range,
+               rules._settle_window, rules._settle_mla, rules._settle_rotary, rules._settle_nope, rules._settle_linear, rules._settle_sparse, rules.news, rules.out_of_range,
                rules.read_field, rules.read_latent, rules.rule_keys, rules.rules_line, rules.preset_of,
                rules.settle_notes, rules.settle]),
     ("budgeting", [budgeting.chart, budgeting.chart_note]),

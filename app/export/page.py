@@ -116,7 +116,8 @@ def _recipe_controls(cfg: Config, label_css: InlineStyleSheet) -> tuple[object, 
                         width=220))
     selects = [Select(title=name, options=[(k, SWITCH_LABELS[name][k]) for k in CHOICES[name]],
                       value=getattr(cfg, name), name=name, width=SWITCH_WIDTHS.get(name, 150),
-                      description=FIELD[name].about) for name in CHOICES]
+                      description=FIELD[name].about) for name in CHOICES if FIELD[name].group == "recipe"]  # not a
+    # part's own choice (Mamba 2's biases: a file, a preset or a link sets it)
     qk = Checkbox(label=QK_NORM_LABEL, active=cfg.qk_norm, name="qk_norm", margin=(28, 8, 4, 4))
     boxes = [_box(f) for f in BOXES if f.group == "recipe"]
     return recipe, row(*selects, *boxes, qk, styles={"flex-wrap": "wrap", "gap": "6px"})

@@ -37,13 +37,13 @@ if TYPE_CHECKING:
     from ..config import Config
 
 
-def _width(name: str, symbol: str, hi: int, example: str) -> Field:
+def _width(name: str, symbol: str, hi: int, example: str, **more: str) -> Field:
     return Field(name, "whole", SYMBOL_DOCS[symbol], symbol=symbol, bounds=(1, hi), optional=True, example=example,
-                 group="latent", needs="latent_dim", control=False)
+                 group="latent", needs="latent_dim", control=False, **more)
 
 
 FIELDS = (  # DeepSeek-V3.2: h_I 64, d_I 128, T_k 2,048
-    _width("index_heads", "h_I", 4_096, "64"),
+    _width("index_heads", "h_I", 4_096, "64", unset="none"),  # none: no indexer (a link's h_I=none)
     _width("index_dim", "d_I", 32_768, "128"),
     _width("index_topk", "T_k", 16_777_216, "2,048"),
 )
@@ -76,6 +76,11 @@ def present(cfg: Config) -> bool:
 def sizes(cfg: Config) -> dict[str, object]:
     """Its fields in a configuration's JSON, none without it."""
     return {name: getattr(cfg, name) for name in NAMES} if present(cfg) else {}
+
+
+def rule_values(cfg: Config) -> dict[str, int]:
+    """The sizes its rule names (`model.rules.rules_line`): h_I, d_I and T_k; none without it."""
+    return {"h_I": cfg.index_heads, "d_I": cfg.index_dim, "T_k": cfg.index_topk} if present(cfg) else {}
 
 
 def menu_words(cfg: Config) -> str:
@@ -166,9 +171,17 @@ def cache_shape(cfg: Config, T: int) -> tuple[int, ...]:
     return (cfg.B, T, cfg.d_I)
 
 
-def decode_flops(cfg: Config, f: Expr) -> Expr:
-    """A decode step's FLOPs are the torch path's: its scores already count the indexer's over the T + 1 keys."""
-    return f
+def decode_lines(cfg: Config, symbols: dict[str, int]) -> list[Line]:
+    """What a sparse kernel (DeepSeek's FlashMLA) computes of a decode step's attention, beside the torch path's line:
+    q kᵀ and attn @ v over the T_k keys the indexer picks (all T + 1 while they are fewer), and the indexer's scores
+    over all T + 1, for B new tokens in every block."""
+    if not present(cfg):
+        return []
+    picked = "T_k" if cfg.T + 1 >= cfg.T_k else "(T + 1)"
+    return [line("infer/decode_sparse_flops", "a sparse kernel's q kᵀ and attn @ v over the keys the indexer picks, "
+                 f"{'T_k' if picked == 'T_k' else 'all T + 1 (fewer than T_k)'}, and the indexer's scores over all "
+                 "T + 1 (this step, as transformers' torch path, computes every key and masks the rest)",
+                 E("2LB·({k}·h·(d_nope + d_R + d_v) + (T + 1)·{w})", k=E(picked), w=SCORES), symbols, "FLOP")]
 
 
 # --- the module in the real forward pass ------------------------------------------------------------------------------
