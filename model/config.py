@@ -396,6 +396,17 @@ class Config:
         return -(-self.T // delta.CHUNK) * delta.CHUNK
 
     @property
+    def n_c(self) -> int:
+        """The chunked delta rule's chunks: T_pad / 64 (`model.parts.delta.CHUNK`)."""
+        return -(-self.T // delta.CHUNK)
+
+    @property
+    def T_r(self) -> int:
+        """T_pad where T spans two chunks or more, else 0: the tokens of w that backward keeps once a chunk after the
+        first reads the state (`model.parts.delta.saved_parts`)."""
+        return self.T_pad if self.T > delta.CHUNK else 0
+
+    @property
     def qkv_bias(self) -> bool:
         """The fused q, k, v projection has a bias (bias "all", "qkv" or "attn")."""
         return self.bias in ("all", "qkv", "attn")
@@ -461,7 +472,7 @@ class Config:
             out["L_nope"] = self.L_nope
         if self.linear_layers:
             out.update(L_lin=self.L_lin, h_lk=self.h_lk, h_lv=self.h_lv, d_lk=self.d_lk, d_lv=self.d_lv,
-                       d_conv=self.d_conv, T_pad=self.T_pad)
+                       d_conv=self.d_conv, T_pad=self.T_pad, n_c=self.n_c, T_r=self.T_r)
         if self.mla:
             out.update(d_c=self.d_c, d_R=self.d_R, d_nope=self.d_nope, d_v=self.d_v,
                        **({"d_cq": self.d_cq} if self.d_cq is not None else {}))

@@ -255,3 +255,32 @@ def test_serving_qwen3_next_reads_one_expert_per_choice():
         r = infer(cfg)
         assert r.line("infer/n_e").value == 3 * cfg.d * cfg.d_expert
         assert 0 < r.line("infer/decode_weights_read").value < r.weight_bytes
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+@pytest.mark.parametrize("heads", [(2, 4), (2, 2), (1, 3)], ids=["copy", "z-view", "one-qk-head"])
+def test_saved_bytes_formula_equals_the_pass_across_chunk_boundaries(heads, dtype):
+    """`delta.saved_parts`: what a Gated DeltaNet mixer's pass keeps for backward, element size by element size, at B
+    and T on both sides of whole chunks of 64 (T_pad, n_c, T_r), where z is a copy and where it is a view (fp32)."""
+    from model.parts import delta
+    from model.passes import DTYPES, run_pass
+    s = {"linear_k_heads": heads[0], "linear_v_heads": heads[1], "linear_k_dim": 3, "linear_v_dim": 5, "conv_width": 4}
+    for B, T in ((1, 1), (2, 5), (3, 63), (2, 64), (2, 65), (1, 128), (2, 130), (1, 200)):
+        cfg = hybrid(s, B, T)
+        measured: dict[int, int] = {}
+        for x in run_pass(cfg, dtype).saved:
+            if x.lin:
+                measured[x.element_bytes] = measured.get(x.element_bytes, 0) + x.nbytes
+        parts = delta.saved_parts(cfg, DTYPES[dtype])
+        assert measured == {k: k * e.value(cfg.symbols()) for k, e in parts.items()}, (B, T)
+        assert sum(measured.values()) == delta.saved(cfg, DTYPES[dtype]).value(cfg.symbols())
+
+
+def test_the_saved_line_has_a_formula_for_hybrids():
+    """The memory line names the chunked rule's symbols and evaluates to the pass's bytes (checked as it is made)."""
+    from model import trace
+    from model.config import PRESETS
+    from model.tracing import memory_lines
+    cfg = PRESETS["qwen3-next-80b-a3b"]
+    saved = next(x for x in memory_lines(trace(cfg, "bf16")) if x.key == "memory/saved")
+    assert all(f in saved.formula for f in ("T_pad", "n_c", "T_r", "L_lin"))
