@@ -286,3 +286,18 @@ def test_the_saved_line_has_a_formula_for_hybrids():
     cfg = PRESETS["qwen3-next-80b-a3b"]
     saved = next(x for x in memory_lines(trace(cfg, "bf16")) if x.key == "memory/saved")
     assert all(f in saved.formula for f in ("T_pad", "n_c", "T_r", "L_lin"))
+
+
+def test_the_parameter_charts_of_hybrids_have_a_colour_per_bar():
+    """The budget card's chart of a Gated DeltaNet hybrid, dense or a mixture of experts: every bar (`LIN_CHART`,
+    `MOE_CHART`'s) has its colour (the live and exported pages drew none: a KeyError), its starred bars add up to N."""
+    from app.cards.budget.markup import budget_parts
+    from model.config import PRESETS
+    qwen = PRESETS["qwen3-next-80b-a3b"]
+    dense = replace(qwen, experts=None, top_k=None, expert_dim=None, shared_experts=0, shared_dim=None,
+                    shared_gate=False, ff_dim=5120)
+    for cfg in (qwen, dense):
+        b = budget(cfg)
+        parts = budget_parts(b)
+        assert len(parts["colour"]) == len(parts["key"]) and "params/lin" in parts["key"]
+        assert sum(v for v, label in zip(parts["value"], parts["label"]) if label.endswith("*")) == b.params_exact
