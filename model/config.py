@@ -705,7 +705,7 @@ TABLE_PRESETS: dict[str, Config] = {
 }
 WINDOW_PRESETS = ("mistral-7b-v0.1", "gemma-3-1b", "gemma-3-27b", "gpt-oss-20b")  # on both pages (issue 27)
 MLA_PRESETS = ("deepseek-v3",)  # latent attention, on both pages (issue 27)
-LINEAR_PRESETS = ("qwen3-next-80b-a3b",)  # Gated DeltaNet hybrids (issue 41): the live page's menu (no exported page yet)
+LINEAR_PRESETS = ("qwen3-next-80b-a3b",)  # Gated DeltaNet hybrids (issue 41): the live page's menu, and the page written for one
 FAMILY_PRESETS = ("llama4-scout", "glm-4.5-air", "minimax-m2", "phi-4-mini", "smollm3-3b")  # issue 40's, both pages
 PRESETS.update({name: TABLE_PRESETS[name] for name in (*WINDOW_PRESETS, *MLA_PRESETS, *FAMILY_PRESETS,
                                                           *LINEAR_PRESETS)})

@@ -35,7 +35,7 @@ MODULES = (
     ("moe_part", [moe.present, moe.structure, moe.dense_width, moe.title_values, moe.order_note]),
     ("window_part", [window.present, window.title_values, window.order_note]),
     ("latent_part", [latent.present, latent.structure, latent.rule_values, latent.mha_head, latent.title_values, latent.order_note, latent.no_twin]),
-    ("delta_part", [delta.present, delta.z_view, ("NO_TWIN", delta.NO_TWIN), delta.no_twin]),
+    ("delta_part", [delta.present, delta.z_view, ("NO_TWIN", delta.NO_TWIN), delta.no_twin, ("NO_PEAK", delta.NO_PEAK), delta.no_peak]),
     ("rules", [rules.show_value, rules.message, rules.quote, rules.settle_values, rules._settle_heads,
                rules._settle_window, rules._settle_mla, rules._settle_rotary, rules._settle_nope, rules._settle_linear, rules.news, rules.out_of_range,
                rules.read_field, rules.read_latent, rules.rule_keys, rules.rules_line, rules.preset_of,

@@ -479,15 +479,15 @@ DECODE_ROWS: dict[str, tuple[str, str]] = {  # a decode step's tensors of a Gate
 NO_TWIN = ("no chain of changes from the GPT-2 twin for Gated DeltaNet blocks yet: their FLOPs per token are no "
            "polynomial of T (the chunks of 64 pad it); the cache lines (python -m model --table kv) compare this "
            "model's cache with its all-attention twin's")
-NOT_EXPORTED = ("the no-server page does not show Gated DeltaNet blocks yet: its figures follow B and T by formulas, and "
-                "the bytes their chunked rule keeps for backward have none yet; serve the live page (make run) or use "
-                "python -m model")
+NO_PEAK = ("Gated DeltaNet's chunked rule makes a different number of tensors for each chunk of 64 tokens, so the "
+           "training step's peak has no formula of B and T yet, and this page's training card follows them by formulas: "
+           "print this model's with: {command}")
 
 
-def exported(cfg: Config) -> None:
-    """ValueError (`NOT_EXPORTED`) where `cfg` has Gated DeltaNet blocks, which the exported page cannot follow."""
-    if present(cfg):
-        raise ValueError(NOT_EXPORTED)
+def no_peak(cfg: Config) -> str | None:
+    """Why the exported page's training card has no figures for `cfg` (`NO_PEAK`: its step's peak is measured at a
+    config, `model.peak.measured_candidates`, never a formula of B and T), or None."""
+    return NO_PEAK if present(cfg) else None
 
 
 def attention_twin(cfg: Config) -> Config:
