@@ -130,3 +130,17 @@ def test_the_training_and_changes_cards_say_why_they_show_no_figures(page) -> No
                     shared_gate=False, ff_dim=5120)  # a dense hybrid's card: the peak has no formula, one line says so
     assert js(page, "delta_part.no_peak", [[cfg_js(dense)], [cfg_js(PRESETS["llama3-8b"])]]) == [delta.NO_PEAK, None]
     assert html.unescape(re.sub(r"<[^>]+>", "", no_twin(QWEN))) in html.unescape(text_of(page, "changes"))
+
+
+def test_the_step_chart_sets_the_all_attention_twin_beside_the_hybrid(page) -> None:
+    """The inference card's T chart draws the all-attention twin's decode steps, dashed, as the live card does: the
+    hybrid's flatter line (its states stay as they are) beside a cache growing in every block."""
+    from app.export.spec import _plotted
+    from model.infer_report import chart_data
+    from model.inference import serving
+    got = page.evaluate("() => { const d = Bokeh.documents[0], s = d.get_model_by_name('infer-twin_T').data; "
+                        "const g = (k) => Array.from(s instanceof Map ? s.get(k) : s[k]); "
+                        "return [d.get_model_by_name('twin').visible, g('T'), g('step_ms')]; }")
+    twin = chart_data(serving(QWEN))["twin_T"]
+    assert got == [True, twin["T"], [_plotted(x) for x in twin["step_ms"]]]
+    assert got[2][-1] > 1.4 * got[2][0]  # the twin's step grows with T (32,768 against 128)
