@@ -144,3 +144,29 @@ def test_the_step_chart_sets_the_all_attention_twin_beside_the_hybrid(page) -> N
     twin = chart_data(serving(QWEN))["twin_T"]
     assert got == [True, twin["T"], [_plotted(x) for x in twin["step_ms"]]]
     assert got[2][-1] > 1.4 * got[2][0]  # the twin's step grows with T (32,768 against 128)
+
+
+DENSE_ARGS = ["--preset", "llama3.2-1b", "--B", "2", "--T", "100", "--linear-layers", "0,1,2,4,5,6", "--h-lk", "4",
+              "--h-lv", "8", "--d-lk", "64", "--d-lv", "64", "--d-conv", "4"]
+
+
+@pytest.fixture(scope="module")
+def dense_page(chromium, tmp_path_factory: pytest.TempPathFactory):
+    out = tmp_path_factory.mktemp("export") / "dense-hybrid.html"
+    done = export(out, *DENSE_ARGS)
+    assert done.returncode == 0 and f"wrote {out}" in done.stdout, done.stderr
+    yield from exported_page(chromium, out)
+
+
+def test_a_dense_hybrids_training_card_says_in_one_line_why_it_has_no_peak(dense_page, capsys) -> None:
+    """A dense Gated DeltaNet hybrid (Llama 3.2 1B with six Gated DeltaNet blocks): its page shows N as the CLI and, in
+    the training card's place, `delta.NO_PEAK` with the command that prints the card (never a wrong peak)."""
+    status, out, err = run_cli([*DENSE_ARGS, "--table", "budget", "--json"], capsys)
+    assert status == 0, err
+    head = html.unescape(re.sub(r"<[^>]+>", "", text_of(dense_page, "head")))
+    assert f"N = {json.loads(out)['budget']['params_exact']:,} parameters" in head
+    train = html.unescape(text_of(dense_page, "train_head"))
+    assert delta.NO_PEAK.split("{command}")[0] in train and text_of(dense_page, "train_head").count("status") == 1
+    command = train.split("print this model's with: ")[1].split("<")[0]
+    assert command.startswith("python -m model ") and "--linear-layers 0,1,2,4,5,6" in command
+    assert command.endswith("--table train") and not value_of(dense_page, "train_body", "visible")
