@@ -25,6 +25,11 @@ PART_COLOURS = {  # the budget chart's bars, by line key (model.budgeting.CHART)
     "params/experts_active": "#9c8ff0",
     "params/shared": "#2f9e44",
     "params/routers": "#f08c00",
+    # a Gated DeltaNet hybrid's (model.budgeting.LIN_CHART, and MOE_CHART's): its attention blocks in attention's orange,
+    # its Gated DeltaNet blocks in their own colour, a dense one's MLPs green
+    "params/attention_lin": "#e8590c",
+    "params/lin": "#c2255c",
+    "params/mlps": "#2f9e44",
 }
 BAR_INSIDE = 0.45  # a chart bar longer than this share of the longest one carries its text inside, in white
 BAR_SHARE = 88  # the longest chart bar's share of its track, in %; the rest holds a short bar's text

@@ -454,6 +454,17 @@ class Config:
         return None if self.index_topk is None else min(self.T, self.index_topk)
 
     @property
+    def n_c(self) -> int:
+        """The chunked delta rule's chunks: T_pad / 64 (`model.parts.delta.CHUNK`)."""
+        return -(-self.T // delta.CHUNK)
+
+    @property
+    def T_r(self) -> int:
+        """T_pad where T spans two chunks or more, else 0: the tokens of w that backward keeps once a chunk after the
+        first reads the state (`model.parts.delta.saved_parts`)."""
+        return self.T_pad if self.T > delta.CHUNK else 0
+
+    @property
     def qkv_bias(self) -> bool:
         """The fused q, k, v projection has a bias (bias "all", "qkv" or "attn")."""
         return self.bias in ("all", "qkv", "attn")
@@ -766,7 +777,7 @@ TABLE_PRESETS: dict[str, Config] = {
 }
 WINDOW_PRESETS = ("mistral-7b-v0.1", "gemma-3-1b", "gemma-3-27b", "gpt-oss-20b")  # on both pages (issue 27)
 MLA_PRESETS = ("deepseek-v3", "deepseek-v3.2")  # latent attention (issue 27), sparse (issue 41): on both pages
-LINEAR_PRESETS = ("qwen3-next-80b-a3b",)  # Gated DeltaNet hybrids (issue 41): the live page's menu (no exported page yet)
+LINEAR_PRESETS = ("qwen3-next-80b-a3b",)  # Gated DeltaNet hybrids (issue 41): the live page's menu, and the page written for one
 FAMILY_PRESETS = ("llama4-scout", "glm-4.5-air", "minimax-m2", "phi-4-mini", "smollm3-3b")  # issue 40's, both pages
 PRESETS.update({name: TABLE_PRESETS[name] for name in (*WINDOW_PRESETS, *MLA_PRESETS, *FAMILY_PRESETS,
                                                           *LINEAR_PRESETS)})

@@ -154,7 +154,7 @@ ELSEWHERE = ("This page carries the inference card of the configuration it was w
 CHART_T = {
     "title": "Decode step time against context T, at this B (the bound)",
     "x": "T, tokens of context (the KV cache)", "y": "step time, ms", "step": "one decode step",
-    "here": "this page's T", "twin": "the all-attention twin (every block attention, its cache growing in each)",
+    "here": "this page's T", "twin": "all-attention twin (a cache growing in every block)",  # short: a phone's legend
 }
 
 

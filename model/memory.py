@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from . import stack
-from .config import NOPE, WRITTEN, Config, distinct_kinds, mlp_kind, one_block_each
+from .config import LIN, NOPE, WRITTEN, Config, distinct_kinds, mlp_kind, one_block_each
 from .figures import Line
 from .formula import Poly, grouped, poly_add, poly_const, poly_mul, poly_symbol, to_poly
 from .parts import attention, delta, latent, mamba, sparse
@@ -60,6 +60,9 @@ _MLA_PROBES = ((7, 9, 4, 3, 5), (11, 5, 2, 7, 3), (5, 13, 6, 2, 9), (9, 7, 8, 5,
 _MLA_FACTORS = ("d_c", "d_cq", "d_R", "d_nope", "d_v")
 # Partial rotary's d_rot, one per recipe probe: even and below d_head (whose second probe is then 10, not 2).
 _ROTARY_PROBES = (2, 4, 4, 6)
+# Gated DeltaNet's probe values (h_lk, h_lv/h_lk, d_lk, d_lv, d_conv), one per recipe probe: its own storages are
+# `model.parts.delta.saved_parts`' (checked at each probe), the rest of its blocks is fitted as every block is.
+_LIN_PROBES = ((2, 2, 3, 5, 3), (3, 2, 2, 4, 4), (2, 3, 4, 3, 2), (3, 3, 5, 2, 3))
 _ROTARY_HEAD = 10  # the second probe's d_head where RoPE rotates part of each head (2 leaves no part unrotated)
 _MAX_DEGREE = 4
 PROBE_WINDOW = 2  # a window changes which keys a query sees, never a shape: any W stands for all
@@ -97,6 +100,7 @@ class Structure:
     mla: tuple[bool, ...] = ()  # latent attention: (whether the queries have a latent, whether an indexer picks keys)
     flags: tuple[str, ...] = ()  # the recipe's flags that change which tensors a pass makes and are on (`FLAGS`)
     lin: tuple[str, ...] = ()  # with Gated DeltaNet or Mamba 2 blocks: the kinds of blocks in order (`distinct_kinds`)
+    z_view: bool = False  # their output gate z is a view of the projection's output (`model.parts.delta.z_view`)
 
 
 # The sizes whose being 1 changes which tensors are views and which storages autograd keeps (found by flipping
@@ -118,7 +122,8 @@ def structure(cfg: Config, dtype: str) -> Structure:
                      oss=oss if any(oss) else (), mla=latent.structure(cfg), partial=cfg.rotary_dim is not None,
                      nope=distinct_kinds(cfg) if cfg.nope_layers else (),
                      flags=tuple(name for name in FLAGS if getattr(cfg, name)),
-                     lin=distinct_kinds(cfg) if cfg.linear_layers or cfg.mamba_layers else ())
+                     lin=distinct_kinds(cfg) if cfg.linear_layers or cfg.mamba_layers else (),
+                     z_view=delta.z_view(cfg))
 
 
 def structure_key(s: Structure) -> str:
@@ -144,6 +149,8 @@ def structure_key(s: Structure) -> str:
         recipe.append("nope=" + "+".join(s.nope))
     if s.lin:
         recipe.append("lin=" + "+".join(s.lin))
+    if s.z_view:
+        recipe.append("z_view")
     recipe += list(s.flags)
     return ",".join(["tied" if s.tie else "untied", s.dtype, *(f"{k}=1" for k in ones), *recipe])
 
@@ -164,8 +171,8 @@ def probes(s: Structure) -> list[Config]:
 def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
     norm, positions, mlp, bias, qk_norm, kv, apart, attention = s.recipe
     out = []
-    for (B, T, d_head, h, h_kv, V, T_max, d_ff, d), moe, mla, rot in zip(_RECIPE_PROBES, _MOE_PROBES, _MLA_PROBES,
-                                                                          _ROTARY_PROBES):
+    for (B, T, d_head, h, h_kv, V, T_max, d_ff, d), moe, mla, rot, lin in zip(_RECIPE_PROBES, _MOE_PROBES, _MLA_PROBES,
+                                                                               _ROTARY_PROBES, _LIN_PROBES):
         T = 1 if one["T"] else 2 if one["T-1"] else T
         d_head = _ROTARY_HEAD if s.partial and d_head <= rot else d_head
         h = 1 if one["h"] else h
@@ -174,7 +181,8 @@ def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
                      T_max=max(T, T_max), tie=s.tie, norm=norm, positions=positions, mlp=mlp, ff_dim=d_ff,
                      kv_heads=h_kv, head_dim=d_head if apart else None, bias=bias, qk_norm=qk_norm,
                      attention=attention)
-        cfg = cfg if s.moe is None else _moe_probe(cfg, s.moe, moe)
+        gated = _lin_fields(s, lin) if s.lin else {}  # with the kinds of blocks, in one replace (Config checks them)
+        cfg = replace(cfg, **gated) if s.moe is None else _moe_probe(cfg, s.moe, moe, gated)
         cfg = replace(cfg, **one_block_each(s.nope)) if s.nope and s.moe is None else cfg
         if s.mla:
             d_c, d_cq, d_R, d_nope, d_v = mla
@@ -196,13 +204,21 @@ def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
     return out
 
 
-def _moe_probe(cfg: Config, moe: tuple[object, ...], sizes: tuple[int, ...]) -> Config:
+def _lin_fields(s: Structure, sizes: tuple[int, ...]) -> dict[str, object]:
+    """A probe's Gated DeltaNet fields for structure `s` (one block of each kind, in its order) at probe sizes (h_lk,
+    r, d_lk, d_lv, d_conv): h_lv = r·h_lk, or h_lv = h_lk where z is a view (`Structure.z_view`)."""
+    h_lk, r, d_lk, d_lv, d_conv = sizes
+    return {**one_block_each(s.lin), "linear_k_heads": h_lk, "linear_v_heads": h_lk * (1 if s.z_view else r),
+            "linear_k_dim": d_lk, "linear_v_dim": d_lv, "conv_width": d_conv}
+
+
+def _moe_probe(cfg: Config, moe: tuple[object, ...], sizes: tuple[int, ...], more: dict[str, object]) -> Config:
     """The probe `cfg` with a mixture of experts of structure part `moe` and probe sizes (E, k, d_expert, E_shared,
-    d_shared): one block of each kind, in the structure's order."""
+    d_shared): one block of each kind, in the structure's order; `more`: fields set with them (Gated DeltaNet's)."""
     kinds, shared, gate = moe
     E, k, d_expert, E_shared, d_shared = sizes
     return replace(cfg, experts=E, top_k=k, expert_dim=d_expert, shared_experts=E_shared if shared else 0,
-                   shared_dim=d_shared if shared else None, shared_gate=gate, **one_block_each(kinds))
+                   shared_dim=d_shared if shared else None, shared_gate=gate, **{**more, **one_block_each(kinds)})
 
 
 def _factor_values(cfg: Config) -> dict[str, int]:
@@ -295,19 +311,21 @@ def _add(groups: dict[int, tuple[dict[str, Poly], Poly]], counts: dict[str, str]
 
 def _merged(groups: dict[int, tuple[dict[str, Poly], Poly]],
             kinds: tuple[str, ...]) -> dict[int, tuple[dict[str, Poly], Poly]]:
-    """`groups` with a NoPE kind's blocks and its MLP kind's other blocks under one count where they hold the same
-    (RoPE's angles are the pass's, and each rotated q and k takes the place of the unrotated one):
-    "(L − L_nope)·(x) + L_nope·(x)" is written "L·(x)"."""
+    """`groups` with a NoPE or Gated DeltaNet kind's blocks (`VARIANTS`) and its MLP kind's other blocks under one
+    count where they hold the same (RoPE's angles are the pass's, and each rotated q and k takes the place of the
+    unrotated one; a mixture of experts routes as much beside either mixer): "(L − L_nope)·(x) + L_nope·(x)" is
+    written "L·(x)"."""
     counts = block_counts(kinds)
-    whole = block_counts(tuple(dict.fromkeys(kind.removesuffix(NOPE) for kind in kinds)))
     out = {}
     for size, (blocks, outside) in groups.items():
         blocks = dict(blocks)
-        for kind in kinds:
-            rope, nope = counts.get(kind.removesuffix(NOPE)), counts[kind]
-            if kind.endswith(NOPE) and rope is not None and blocks.get(rope) == blocks.get(nope):
-                blocks[whole[kind.removesuffix(NOPE)]] = blocks.pop(rope)
-                del blocks[nope]
+        for suffix in VARIANTS:
+            whole = block_counts(tuple(dict.fromkeys(kind.removesuffix(suffix) for kind in kinds)))
+            for kind in kinds:
+                other, variant = counts.get(kind.removesuffix(suffix)), counts[kind]
+                if kind.endswith(suffix) and other is not None and blocks.get(other) == blocks.get(variant):
+                    blocks[whole[kind.removesuffix(suffix)]] = blocks.pop(other)
+                    del blocks[variant]
         out[size] = (blocks, outside)
     return out
 
@@ -322,6 +340,12 @@ def saved_formula(s: Structure) -> str:
         raise RuntimeError(f"probe passes of structure {structure_key(s)} saved different numbers of storages")
     kinds = tuple(b.kind for b in recorded[0].blocks)
     groups: dict[int, tuple[dict[str, Poly], Poly]] = {}
+    if s.lin:  # Gated DeltaNet's storages are its formula's, checked at every probe; the rest is fitted
+        for cfg, storages in zip(configs, passes):
+            _check_lin(cfg, s.dtype, storages)
+        passes = [tuple(x for x in storages if not x.lin) for storages in passes]
+        for size, part in delta.saved_parts(configs[0], DTYPES[s.dtype]).items():
+            _add(groups, block_counts(kinds), size, next(k for k in kinds if k.endswith(LIN)), part.poly())
     for storages in zip(*passes):
         first = storages[0]
         counts = [x.nbytes // x.element_bytes for x in storages]
@@ -329,6 +353,20 @@ def saved_formula(s: Structure) -> str:
         kind = kinds[first.block] if first.phase == "block" else None
         _add(groups, block_counts(kinds), first.element_bytes, kind, poly or fit_monomial(counts, configs))
     return grouped(_merged(groups, kinds))
+
+
+def _check_lin(cfg: Config, dtype: str, storages: Iterable) -> None:
+    """RuntimeError unless the storages first saved in `cfg`'s Gated DeltaNet mixer (one block of its kind) hold what
+    `model.parts.delta.saved_parts` says, element size by element size."""
+    measured: dict[int, int] = {}
+    for x in storages:
+        if x.lin:
+            measured[x.element_bytes] = measured.get(x.element_bytes, 0) + x.nbytes
+    parts = delta.saved_parts(cfg, DTYPES[dtype])
+    said = {size: size * int(e.value(cfg.symbols())) for size, e in parts.items()}
+    if measured != said:
+        raise RuntimeError(f"a Gated DeltaNet block at B={cfg.B}, T={cfg.T}, {dtype} keeps {measured} bytes by element "
+                           f"size for backward, its formula says {said}: update model.parts.delta.saved_parts")
 
 
 def _owner_poly(owner: str | None, counts: list[int], configs: list[Config]) -> Poly | None:

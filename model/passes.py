@@ -62,6 +62,7 @@ class Storage:
     phase: str  # where it was created: "embed", "block" (× its kind's blocks) or "head"
     owner: str | None  # the recorded tensor whose storage it is, if any (else e.g. LayerNorm's mean and rstd)
     block: int | None = None  # in the "block" phase: which of the pass's blocks (`Pass.blocks`)
+    lin: bool = False  # first saved while a Gated DeltaNet mixer ran (`model.parts.delta.saved_parts` writes these)
 
 
 @dataclass(frozen=True)
@@ -139,8 +140,10 @@ class _Recorder:
     def __init__(self) -> None:
         self.phase = PHASES[0]
         self.block: int | None = None  # which block runs, in the "block" phase
+        self.lin = False  # a Gated DeltaNet mixer runs
         self.outputs: list[tuple[str, torch.Tensor, str, int | None]] = []  # (name, tensor, phase, block)
-        self.saved: dict[int, tuple[torch.Tensor, str, int | None]] = {}  # storage -> (first saved, phase, block)
+        self.saved: dict[int, tuple[torch.Tensor, str, int | None, bool]] = {}  # storage -> (first saved, phase,
+        # block, in a Gated DeltaNet mixer)
 
     def hook(self, name: str):
         def record(_module, _inputs, output) -> None:
@@ -158,7 +161,7 @@ class _Recorder:
 
         def pack(t: torch.Tensor) -> None:
             if (alive := recorder()) is not None:
-                alive.saved.setdefault(_key(t), (t, alive.phase, alive.block))
+                alive.saved.setdefault(_key(t), (t, alive.phase, alive.block, alive.lin))
         return pack
 
 
@@ -230,6 +233,10 @@ def record(model: GPT, idx: torch.Tensor, tie: bool) -> Pass:
     recorder = _Recorder()
     leaves = [(n, m) for n, m in model.named_modules() if n and (not list(m.children()) or getattr(m, "traced", False))]
     handles = [m.register_forward_hook(recorder.hook(n)) for n, m in leaves]
+    for block in model.blocks:  # while a Gated DeltaNet mixer runs, what autograd saves is its (`Storage.lin`)
+        if hasattr(block, "lin"):
+            handles += [block.lin.register_forward_pre_hook(lambda *_: setattr(recorder, "lin", True)),
+                        block.lin.register_forward_hook(lambda *_: setattr(recorder, "lin", False))]
     try:
         with torch.enable_grad(), _Flops() as counter, \
                 torch.autograd.graph.saved_tensors_hooks(recorder.pack, _no_backward):
@@ -263,8 +270,8 @@ def record(model: GPT, idx: torch.Tensor, tie: bool) -> Pass:
     saved = tuple(
         Storage(nbytes=t.untyped_storage().nbytes(), element_bytes=t.element_size(),
                 phase=owners[key][1] if key in owners else phase, owner=owners.get(key, (None,))[0],
-                block=owners[key][2] if key in owners else block)
-        for key, (t, phase, block) in recorder.saved.items() if key in saved_keys)
+                block=owners[key][2] if key in owners else block, lin=lin)
+        for key, (t, phase, block, lin) in recorder.saved.items() if key in saved_keys)
     blocks = tuple(BlockCounts(kind=b.kind, flops=f, flops_attn=a, params=_numel(b), params_attn=_numel(b.mixer),
                                params_mlp=_numel(b.ffn)) for b, (f, a) in zip(model.blocks, flops))
     return Pass(

@@ -62,10 +62,10 @@ from .budgeting import budget
 from .figures import Line, check_lines, html_repr
 from .formula import evaluate
 from .memory import BLOCK_COUNTS, block_counts, kv_cache_lines, saved_formula, structure
-from .passes import run_pass
-from .config import BOUNDS, KIND_LABELS, NOPE, Config, distinct_kinds, kind_blocks, kind_counts
+from .config import BOUNDS, KIND_LABELS, LIN, NOPE, Config, distinct_kinds, kind_blocks, kind_counts, mlp_kind
 from .parts import says
 from .peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates, measured_candidates, moment_words
+from .passes import run_pass
 from .tracing import DTYPES
 
 
@@ -280,10 +280,10 @@ def saved_by_kind(cfg: Config, dtype: str) -> tuple[int, dict[str, int]]:
     Read off the trace's saved-bytes formula (`model.memory.saved_formula`, fitted to measured passes of cfg's
     structure and cached per structure), which is S_rest + L·S_block, or S_rest + (L − L_moe)·S_dense + L_moe·S_moe:
     evaluated at L = 0, then one block of each kind. No new trace for a new B, T, d or V; a test checks the parts
-    against `trace(cfg, dtype).saved_bytes`. With Gated DeltaNet blocks, whose saved bytes have no fitted formula,
-    read off cfg's own pass (`model.passes.run_pass`): its storages outside the blocks and in each kind's block.
+    against `trace(cfg, dtype).saved_bytes`. Gated DeltaNet blocks count under L_lin (their chunked rule's own
+    formula, `model.parts.delta.saved_parts`).
     """
-    if stack.stateful(cfg) is not None:
+    if cfg.mamba_layers:  # Mamba 2's chunked scan: no formula yet, each kind's blocks measured on cfg's own pass
         p = run_pass(cfg, dtype)
         rest = sum(s.nbytes for s in p.saved if s.phase != "block")
         kinds = {kind: sum(s.nbytes for s in p.saved if s.phase == "block" and p.blocks[s.block].kind == kind)
@@ -291,8 +291,8 @@ def saved_by_kind(cfg: Config, dtype: str) -> tuple[int, dict[str, int]]:
         return rest, kinds
     formula, values = saved_formula_of(cfg, dtype), cfg.symbols()
     rest = int(evaluate(formula, {**values, **dict.fromkeys(BLOCK_COUNTS, 0)}))  # (L_moe, L_nope: where there are)
-    one = {kind: {"L": 1, "L_moe": int(kind.removesuffix(NOPE) == "moe"), "L_nope": int(kind.endswith(NOPE))}
-           for kind in distinct_kinds(cfg)}
+    one = {kind: {"L": 1, "L_moe": int(mlp_kind(kind) == "moe"), "L_nope": int(kind.endswith(NOPE)),
+                  "L_lin": int(kind.endswith(LIN))} for kind in distinct_kinds(cfg)}
     return rest, {kind: int(evaluate(formula, {**values, **at})) - rest for kind, at in one.items()}
 
 
@@ -395,7 +395,7 @@ def activation_bytes(cfg: Config, setup: TrainSetup) -> tuple[int, str]:
                 f"L·BTd·{size} + S_rest + {saved_symbols(cfg)[kind]}")
     counts = kind_counts(cfg)
     total = rest + sum(counts[k] * b for k, b in by_kind.items())
-    if stack.stateful(cfg) is not None:  # each kind's measured block, by its number of blocks
+    if cfg.mamba_layers:  # each kind's measured block, by its number of blocks
         names, numbers = saved_symbols(cfg), block_counts(distinct_kinds(cfg))
         return total, "S_rest + " + " + ".join(f"{numbers[k]}·{names[k]}" for k in by_kind)
     return total, saved_formula_of(cfg, setup.act_dtype)

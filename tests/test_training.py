@@ -384,7 +384,7 @@ def test_the_step_phases_are_named_in_the_lessons_words_never_by_torch_op():
     for p in (p for p in PRESETS.values() if p.window is None):  # windowed presets: tests/test_window.py
         for B, T, dtype in ((1, 1, "fp32"), (2, 2, "bf16"), (8, 16, "fp32")):
             two = replace(p, B=B, T=min(T, p.T_max), L=2, dense_first=min(p.dense_first, 1),
-                          nope_layers=(1,) if p.nope_layers else (),
+                          dense_layers=(0,) if p.dense_layers else (), nope_layers=(1,) if p.nope_layers else (),
                           linear_layers=(0,) if p.linear_layers else ())  # SmolLM3's: one block of each kind  #
             # DeepSeek-V3's first block dense, its second MoE; Qwen3-Next's first Gated DeltaNet, its second attention
             found = measured_candidates(two, dtype) if two.linear_layers else candidates(structure(two, dtype))

@@ -389,9 +389,12 @@ function pushTrain(setup, notes) {  // the inputs show the settled setup (Traini
 }
 
 function renderTrain(cfg) {
-  W.train_controls.visible = W.train_body.visible = !Cfg.moe(cfg);
-  if (Cfg.moe(cfg)) {  // its compute is N_active's and its memory every expert's: the CLI prints its card
-    W.train_head.text = changes_card.notice_html(py.fmap(TS.moe, {command: `python -m model ${cli.model_options(cfg)} --table train`}));
+  // a mixture of experts' compute is N_active's and its memory every expert's; Gated DeltaNet's peak has no formula
+  // (delta_part.no_peak): the CLI prints its card
+  const why = Cfg.moe(cfg) ? TS.moe : delta_part.no_peak(cfg);
+  W.train_controls.visible = W.train_body.visible = !why;
+  if (why) {
+    W.train_head.text = changes_card.notice_html(py.fmap(why, {command: `python -m model ${cli.model_options(cfg)} --table train`}));
     return;
   }
   for (const [k, v] of Object.entries(training_markup.panes(trainPlan(cfg, ST.setup)))) W[k].text = v;

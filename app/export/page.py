@@ -30,7 +30,7 @@ from model.training import TrainSetup
 from model.inference import InferSetup
 from model.infer_report import CHART_B, CHART_T
 
-from ..cards.infer.charts import step_chart, tokens_chart
+from ..cards.infer.charts import show_twin, step_chart, tokens_chart
 from ..cards.infer.markup import COLUMNS as INFER_COLUMNS
 from ..cards.infer.markup import chart_title_html, leaves_out_html
 from ..cards.infer.markup import title_html as infer_title_html
@@ -215,7 +215,9 @@ def _infer_card(card: InlineStyleSheet, spec: dict) -> tuple[object, list]:
     charts = [column(Div(text=chart_title_html(words), stylesheets=[css], sizing_mode="stretch_width"), chart,
                      sizing_mode="stretch_width")
               for words, chart in ((CHART_B, tokens_chart(sources["by_B"], sources["here_B"], sources["knee"], CHART_B)),
-                                   (CHART_T, step_chart(sources["by_T"], sources["here_T"], CHART_T)))]
+                                   (CHART_T, step_chart(sources["by_T"], sources["here_T"], CHART_T, sources["twin_T"])))]
+    # the all-attention twin's dashed steps where the page's model has one (Gated DeltaNet blocks), as the live card
+    show_twin(charts[1].children[1], any(t["charts"]["twin_T"]["T"] for t in infer["tables"].values()))
     notice, head, knee, lines = (div(n) for n in ("infer_notice", "infer_head", "infer_knee", "infer_lines"))
     leaves_out = Div(text=leaves_out_html(), stylesheets=[css], sizing_mode="stretch_width")
     figures = column(head, charts[0], knee, charts[1], leaves_out, lines, sizing_mode="stretch_width",

@@ -194,11 +194,13 @@ def _structure(s: Structure, cfg: Config | None = None) -> dict:
     lines = memory(tr)
     # each candidate of the step's peak, with the blocks the pass does not run where it is in a block ("{each}" in its
     # formula, S_other in its value: a model of one kind of block, model.training.other_blocks and OTHER_BLOCKS, by
-    # recompute in "other"); model.training.step_phases picks the largest per phase
-    formulas = [c.formula + (OTHER_BLOCKS.format(each="{each}") if c.scaled else "") for c in candidates(s)]
+    # recompute in "other"); model.training.step_phases picks the largest per phase. Gated DeltaNet blocks: none (their
+    # chunks make a different step for each n_c; the card says so, `model.parts.delta.no_peak`)
+    found = () if s.lin else candidates(s)
+    formulas = [c.formula + (OTHER_BLOCKS.format(each="{each}") if c.scaled else "") for c in found]
     peak = [{"phase": c.phase, "moment": c.moment, "formula": f,
              "js": to_js(f.replace("{each}", "S_other"), (*LESSON_SYMBOLS, "S_other"), True)}
-            for c, f in zip(candidates(s), formulas)]
+            for c, f in zip(found, formulas)]
     other = {"none": "S_block", "full": f"{DTYPES[s.dtype]}BTd"}
     other = {r: {"formula": f, "js": to_js(f, (*LESSON_SYMBOLS, "S_block"), True)} for r, f in other.items()}
     out = {"rows": rows, "lines": lines, "peak": peak, "other": other}

@@ -115,7 +115,7 @@ def chunk(cfg: Config) -> int:
 def symbols(cfg: Config) -> dict[str, int]:
     """Its symbols' values (`Config.symbols`)."""
     return {"L_lin": cfg.L_lin, "h_lk": cfg.h_lk, "h_lv": cfg.h_lv, "d_lk": cfg.d_lk, "d_lv": cfg.d_lv,
-            "d_conv": cfg.d_conv, "T_pad": cfg.T_pad}
+            "d_conv": cfg.d_conv, "T_pad": cfg.T_pad, "n_c": cfg.n_c, "T_r": cfg.T_r}
 
 
 def menu_words(cfg: Config) -> str:
@@ -169,13 +169,58 @@ def flops(cfg: Config) -> Expr:
     return E("{p} + {c} + {r}", p=projections(cfg), c=conv_flops(cfg), r=rule_flops(cfg))
 
 
+# --- what its pass keeps for backward ---------------------------------------------------------------------------------
+MASK_BYTES = CHUNK * CHUNK  # the chunked rule's (64, 64) bool mask above the diagonal, one byte an element
+
+
+def z_view(cfg: Config) -> bool:
+    """The output gate z is a view of the q, k, v, z projection's output (no copy) where each q/k head serves one value
+    head or there is one q/k head (h_lk = h_lv or h_lk = 1): its split reshapes without copying, so an fp32 pass keeps
+    the whole projection (B, T, 2h_lk·d_lk + 2h_lv·d_lv) for SiLU(z)'s backward where otherwise it keeps z alone."""
+    return present(cfg) and (cfg.linear_k_heads == 1 or cfg.linear_k_heads == cfg.linear_v_heads)
+
+
+def saved_parts(cfg: Config, size: int) -> dict[int, Expr]:
+    """The elements one Gated DeltaNet mixer keeps for backward, by element size, for a pass at `size` bytes an element
+    (2: bf16, fp16; 4: fp32): measured storages of the real module, those first saved while it runs (the block's
+    normed input x included), checked against every pass (`model.memory.saved_formula`, tests at T across chunk
+    boundaries).
+
+    At the model's dtype: x (B, T, d), the convolution's input and its output over T + d_conv − 1 positions (B, C, T)
+    and (B, C, T + d_conv − 1), C = 2h_lk·d_lk + h_lv·d_lv, b for β (B, T, h_lv), and three (B, T, h_lv, d_lv) of the
+    output's norm and gate. At fp32, whatever the dtype: A_log's exp and its negation (h_lv each), softplus's input and
+    output and both l2 norms' statistics ((B, T, h_lv) each, and the output norm's), q and k (B, h_lv, T, d_lk); the
+    padded β, v and k (T_pad), the chunks' decays and (64, 64) products (five of (B, h_lv, T_pad, 64)), k_β, q, k and the
+    solve's w (B, h_lv, T_pad, d_lk; w kept once a later chunk reads the state: T_r), u and v_new per chunk (B, h_lv,
+    T_pad, d_lv), the cumulative decays (B, h_lv, T_pad), the last decay of each chunk (B, h_lv, n_c) and the state
+    each chunk reads, n_c of (B, h_lv, d_lk, d_lv); one (64, 64) bool mask. A 16-bit pass adds fp32 copies of the
+    output (B, T, h_lv, d_lv) four times; an fp32 pass keeps the rule's padded output (B, h_lv, T_pad, d_lv) and two
+    more at its dtype, and the whole projection where z is a view of it (`z_view`)."""
+    states = E("2h_lv + B·(5T·h_lv + 2T·h_lv·d_lk + 324h_lv·T_pad + 5h_lv·T_pad·d_lk + h_lv·T_r·d_lk + "
+               "3h_lv·T_pad·d_lv + h_lv·n_c + n_c·h_lv·d_lk·d_lv)")
+    mask = {1: E(str(MASK_BYTES))}
+    if size != STATE_BYTES:
+        return {size: E("B·(T·d + 2T·{c} + (d_conv − 1)·{c} + T·h_lv + 3T·h_lv·d_lv)", c=CONV),
+                STATE_BYTES: E("{s} + 4B·T·h_lv·d_lv", s=states), **mask}
+    gate = " + T·{c}" if z_view(cfg) else ""  # the projection's output in z's place: d more per (q, k, v) channel
+    own = E("B·(T·d + 2T·{c} + (d_conv − 1)·{c} + T·h_lv + 5T·h_lv·d_lv + h_lv·T_pad·d_lv" + gate + ")", c=CONV)
+    return {STATE_BYTES: E("{o} + {s}", o=own, s=states), **mask}
+
+
+def saved(cfg: Config, size: int) -> Expr:
+    """One Gated DeltaNet mixer's saved bytes for backward (`saved_parts`, each size times its elements)."""
+    parts = saved_parts(cfg, size)
+    return E(" + ".join(f"{k}·({{p{k}}})" if k > 1 else f"{{p{k}}}" for k in parts),
+             **{f"p{k}": v for k, v in parts.items()})
+
+
 SAYS = {  # the words Gated DeltaNet adds to the budget's lines (`model.parts.says`)
     "budget/scored": ", in the L − L_lin attention blocks; and the chunked delta rule's products in the L_lin Gated "
                      "DeltaNet blocks (k_β kᵀ, q kᵀ within each chunk of 64, the state read and written)",
     "budget/share": "the share of the measured forward FLOPs in products of activations: attention's scores and the "
                     "delta rule's",
-    "memory/saved": "; no formula beside Gated DeltaNet blocks: their chunked rule keeps tensors of T_pad and the "
-                    "chunks of 64 that no fitted formula covers yet",
+    "memory/saved": "; in the L_lin Gated DeltaNet blocks, the chunked rule's tensors of T_pad tokens, its (64, 64) "
+                    "products per chunk and the n_c states the chunks read",
     "budget/blocks": "attention or Gated DeltaNet",
     "infer/kv_cache": " in the attention blocks, and each Gated DeltaNet block's states whatever T (convolution at "
                       "16 bits, recurrent at fp32)",
@@ -461,15 +506,15 @@ DECODE_ROWS: dict[str, tuple[str, str]] = {  # a decode step's tensors of a Gate
 NO_TWIN = ("no chain of changes from the GPT-2 twin for Gated DeltaNet blocks yet: their FLOPs per token are no "
            "polynomial of T (the chunks of 64 pad it); the cache lines (python -m model --table kv) compare this "
            "model's cache with its all-attention twin's")
-NOT_EXPORTED = ("the no-server page does not show Gated DeltaNet blocks yet: its figures follow B and T by formulas, and "
-                "the bytes their chunked rule keeps for backward have none yet; serve the live page (make run) or use "
-                "python -m model")
+NO_PEAK = ("Gated DeltaNet's chunked rule makes a different number of tensors for each chunk of 64 tokens, so the "
+           "training step's peak has no formula of B and T yet, and this page's training card follows them by formulas: "
+           "print this model's with: {command}")
 
 
-def exported(cfg: Config) -> None:
-    """ValueError (`NOT_EXPORTED`) where `cfg` has Gated DeltaNet blocks, which the exported page cannot follow."""
-    if present(cfg):
-        raise ValueError(NOT_EXPORTED)
+def no_peak(cfg: Config) -> str | None:
+    """Why the exported page's training card has no figures for `cfg` (`NO_PEAK`: its step's peak is measured at a
+    config, `model.peak.measured_candidates`, never a formula of B and T), or None."""
+    return NO_PEAK if present(cfg) else None
 
 
 def attention_twin(cfg: Config) -> Config:
