@@ -57,7 +57,7 @@ from . import fields as fields_
 from . import hf
 from .fields import FAMILIES, Field, by_name, linked, written
 from . import stack
-from .parts import attention, delta, latent, mamba, mlp, moe, positions, postnorm, sinks, sparse, window
+from .parts import attention, delta, kda, latent, mamba, mlp, moe, positions, postnorm, sinks, sparse, window
 from .parts import ordered
 from .parts.attention import divisors, snap_heads
 from .parts.mlp import SWIGLU_ALPHA, swiglu_width
@@ -375,6 +375,21 @@ class Config:
         return len(self.mamba_layers)
 
     @property
+    def L_kda(self) -> int:
+        """Blocks whose mixer is Kimi delta attention (`kda_layers`; 0 where every block has attention)."""
+        return len(self.kda_layers)
+
+    @property
+    def h_kda(self) -> int | None:
+        """A Kimi delta attention block's heads (`kda_heads`; None without it)."""
+        return self.kda_heads
+
+    @property
+    def d_kda(self) -> int | None:
+        """Each Kimi delta attention head's width, its q's, k's and v's (`kda_head_dim`)."""
+        return self.kda_head_dim
+
+    @property
     def h_lk(self) -> int | None:
         """A Gated DeltaNet block's q and k heads (`linear_k_heads`; None without Gated DeltaNet)."""
         return self.linear_k_heads
@@ -396,7 +411,7 @@ class Config:
 
     @property
     def d_conv(self) -> int | None:
-        """The Gated DeltaNet convolution's taps (`conv_width`)."""
+        """The causal convolution's taps of Gated DeltaNet, Mamba 2 or Kimi delta attention (`conv_width`)."""
         return self.conv_width
 
     @property
@@ -528,7 +543,7 @@ class Config:
 
 # Each part's rules between fields, in the order Config checks them (the first broken one is the error).
 RULES = (attention.check, latent.check, positions.check, moe.check, attention.check_scores, window.check, sinks.check,
-         mlp.check, postnorm.check, delta.check, mamba.check, sparse.check)
+         mlp.check, postnorm.check, delta.check, mamba.check, kda.check, sparse.check)
 
 
 def names(group: str, family: str = "") -> tuple[str, ...]:
@@ -785,7 +800,7 @@ def config_dict(cfg: Config) -> dict[str, object]:
     # the recipe's fields; one with no control of its own (a part's flag a link or a preset sets) where it is set
     recipe = [f.name for f in LINKED if f.group == "recipe" and (f.control or getattr(cfg, f.name) != f.default)]
     return {**values(FIELDS, recipe), **moe.sizes(cfg), **extras, **latent.sizes(cfg), **window.sizes(cfg),
-            **delta.sizes(cfg), **mamba.sizes(cfg)}
+            **delta.sizes(cfg), **mamba.sizes(cfg), **kda.sizes(cfg)}
 
 
 # --- a Hugging Face config.json, read in (model.hf reads it as transformers does; the bounds are checked here) ------

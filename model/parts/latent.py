@@ -234,9 +234,10 @@ class LatentAttention(nn.Module):
     cache holds them; K and V of every head are made again from them each step. No biases (DeepSeek's
     attention_bias false)."""
 
-    def __init__(self, cfg: Config) -> None:
+    def __init__(self, cfg: Config, rope: bool = True) -> None:
         super().__init__()
         self.h, self.d_c, self.d_R, self.d_nope, self.d_v = cfg.h, cfg.d_c, cfg.d_R, cfg.d_nope, cfg.d_v
+        self.rotates = rope  # False: a NoPE block (Kimi Linear's), its d_R features of q and k not rotated
         self.root = math.sqrt(cfg.d_head)  # √(d_nope + d_R)
         width = cfg.h * cfg.d_head  # h·(d_nope + d_R)
         if cfg.d_cq is not None:
@@ -250,8 +251,8 @@ class LatentAttention(nn.Module):
         self.kv_b = nn.Linear(cfg.d_c, cfg.h * (cfg.d_nope + cfg.d_v), bias=False)  # W_UKV: (d_c, h·(d_nope + d_v))
         self.proj = nn.Linear(cfg.h * cfg.d_v, cfg.d, bias=False)  # W_o: (h·d_v, d)
         self.indexer = sparse.module(cfg)  # DeepSeek sparse attention's lightning indexer, or None
-        for name in ("q", "q_nope", "q_rope", "q_rot", "c_kv", "k_rope", "k_rot", "k_nope", "v", "q_heads", "k",
-                     "scores", "masked", "attn", "attn_v", "merged", "latent_cache", "rope_cache"):
+        for name in ("q", "q_nope", "q_rope", "c_kv", "k_rope", "k_nope", "v", "q_heads", "k", "scores", "masked",
+                     "attn", "attn_v", "merged", "latent_cache", "rope_cache", *(("q_rot", "k_rot") if rope else ())):
             setattr(self, name, Tap())
 
     def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None,
@@ -270,7 +271,8 @@ class LatentAttention(nn.Module):
         c_kv, k_rope = self.kv_a(x).split([d_c, d_R], dim=2)  # (B, T, d_c), (B, T, d_R)
         c_kv = self.kv_a_norm(self.c_kv(c_kv)).view(B, 1, T, d_c)  # the latent: (B, 1, T, d_c)
         k_rope = self.k_rope(k_rope.view(B, 1, T, d_R))  # one rotary key for every head: (B, 1, T, d_R)
-        q_rot, k_rot = self.q_rot(rotate(q_rope, *rope)), self.k_rot(rotate(k_rope, *rope))
+        q_rot, k_rot = ((self.q_rot(rotate(q_rope, *rope)), self.k_rot(rotate(k_rope, *rope))) if self.rotates
+                        else (q_rope, k_rope))
         if past is not None:  # decode: the new token's latent and rotary key join the cached ones
             if T != 1:
                 raise ValueError(f"a decode step takes one new token per sequence, got T={T}")
@@ -293,8 +295,9 @@ class LatentAttention(nn.Module):
 
 
 def module(cfg: Config, window: int | None = None, rope: bool = True) -> nn.Module:
-    """One block's latent attention (no window: `WITHOUT`; every block rotates its d_R, as `positions.check` asks)."""
-    return LatentAttention(cfg)
+    """One block's latent attention (no window: `WITHOUT`), its d_R features of q and k rotated unless `rope` is False
+    (a NoPE block: Kimi Linear's, `positions.check`)."""
+    return LatentAttention(cfg, rope)
 
 
 def rotary_width(cfg: Config) -> int:
