@@ -58,7 +58,7 @@ def check(cfg: Config) -> None:
         if getattr(cfg, f.name) is None and f.name != "q_latent_dim":
             raise ValueError(f"latent attention (d_c={cfg.latent_dim!r}) needs {f.symbol}: set {f.name} ({f.doc}"
                              f"; DeepSeek-V3: {f.example})")
-    if cfg.rope_dim % 2:
+    if cfg.rope_dim % 2 and rotates(cfg):
         raise ValueError(f"d_R={cfg.rope_dim} is odd: RoPE rotates pairs of features, so rope_dim must be even")
     if cfg.positions != "rope":
         raise ValueError("latent attention rotates its d_R features by position (RoPE): set positions to rope")
@@ -75,6 +75,12 @@ def check(cfg: Config) -> None:
 def present(cfg: Config) -> bool:
     """Latent attention in every block's attention's place."""
     return cfg.latent_dim is not None
+
+
+def rotates(cfg: Config) -> bool:
+    """Some latent attention block rotates its d_R features by position: not every block beside Kimi delta attention's
+    is NoPE (Kimi Linear's are all NoPE: no angles made, d_R may be odd)."""
+    return not set(range(cfg.L)) - set(cfg.kda_layers) <= set(cfg.nope_layers)
 
 
 
@@ -300,9 +306,10 @@ def module(cfg: Config, window: int | None = None, rope: bool = True) -> nn.Modu
     return LatentAttention(cfg, rope)
 
 
-def rotary_width(cfg: Config) -> int:
-    """The features RoPE rotates: the d_R of the shared key and of each head's query."""
-    return cfg.d_R
+def rotary_width(cfg: Config) -> int | None:
+    """The features RoPE rotates: the d_R of the shared key and of each head's query; None where no block rotates
+    (`rotates`)."""
+    return cfg.d_R if rotates(cfg) else None
 
 
 # --- its tensors in the lesson's notation (`model.tensor_notation`), in attention's place ----------------------------
