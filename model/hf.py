@@ -526,7 +526,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "kv_lora_rank": 512, "q_lora_rank": None, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,
         "num_experts_per_tok": 8, "max_position_embeddings": 1_048_576, "tie_word_embeddings": False,
         "attention_bias": False, "num_local_experts": 256, "mlp_layer_types": None, "layer_types": None,
-        "linear_head_dim": 128, "linear_num_heads": 32, "linear_conv_kernel_dim": 4, "first_k_dense_replace": 1,
+        "linear_head_dim": 128, "linear_num_heads": 32, "linear_conv_kernel_dim": 4,
     },
     "deepseek_v3": {  # DeepseekV3Config: latent attention, the first blocks dense, then shared and routed experts
         "vocab_size": 129_280, "hidden_size": 7_168, "intermediate_size": 18_432, "num_hidden_layers": 61,
@@ -598,7 +598,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "gpt_oss": (),
     "deepseek_v2": ("sliding_window", "layer_types"),  # its head_dim, a field, is set to d_R (`_latent` says so)
     "deepseek_v3": ("sliding_window", "layer_types", "head_dim"),  # head_dim: DeepseekV3Config's d_R, no width here
-    "kimi_linear": ("sliding_window", "head_dim"),  # head_dim: KimiLinearConfig's d_R
+    "kimi_linear": ("sliding_window", "head_dim", "first_k_dense_replace"),  # head_dim: KimiLinearConfig's d_R;
+    # first_k_dense_replace: a keyword its __post_init__ reads (default 1), no attribute
     "youtu": ("sliding_window", "layer_types", "head_dim"),  # head_dim: YoutuConfig sets it to d_R, as DeepSeek-V3's
     **dict.fromkeys(("internlm3", "exaone", "iquestcoder", "helium", "ernie4_5", "seed_oss"),
                     ("sliding_window", "layer_types")),
@@ -709,11 +710,13 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "flex_olmo": ("num_key_value_heads", "sliding_window", "layer_types"),
     "hyperclovax": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),  # head_dim null: d / h
     "qwen3_next": ("mlp_only_layers", "layer_types"),  # full_attention_interval null: its class's modulo fails
-    "kimi_linear": ("num_key_value_heads", "q_lora_rank", "topk_group", "mlp_layer_types", "layer_types"),
+    "kimi_linear": ("num_key_value_heads", "q_lora_rank", "topk_group", "mlp_layer_types", "layer_types",
+                    "num_experts_per_tok", "v_head_dim"),
     **dict.fromkeys(("qwen3_5_text", "qwen3_5_moe_text"), ("layer_types",)),
 }
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
 NULL_FAILS: dict[str, tuple[str, ...]] = {"hy_v3": ("num_experts", "num_experts_per_tok", "num_shared_experts"),
+                                          "kimi_linear": ("num_experts_per_tok", "v_head_dim"),
                                           "dots1": ("n_shared_experts", "n_routed_experts", "num_experts_per_tok"),"glm": ("num_key_value_heads", "head_dim"), "ministral": ("head_dim",),
                                           **dict.fromkeys(("granitemoe", "granitemoeshared"),
                                                           ("num_local_experts", "num_experts_per_tok")),
@@ -1725,7 +1728,9 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
         fields["dense_layers"] = tuple(i for i, t in enumerate(values["mlp_layer_types"] or ()) if t == "dense")
     if model_type in ("hy_v3", "glm4_moe_lite", "kimi_linear", *DSA_TYPES):  # the first block (DeepSeek-V3.2's first
         # first_k_dense_replace) dense, the others sparse, unless mlp_layer_types lists them (their classes)
-        first = min(values["first_k_dense_replace"], fields["L"]) if model_type in (*DSA_TYPES, "kimi_linear") else 1
+        first = min(values["first_k_dense_replace"], fields["L"]) if model_type in DSA_TYPES else 1
+        if model_type == "kimi_linear" and values["first_k_dense_replace"] is not None:
+            first = min(values["first_k_dense_replace"], fields["L"])
         types = values["mlp_layer_types"] or ["dense"] * first + ["sparse"] * (fields["L"] - first)
         fields["dense_layers"] = tuple(i for i, t in enumerate(types) if t == "dense")
     if model_type == "minicpm3" and fields["value_dim"] is None:  # MiniCPM3Config's hidden_size // num_attention_heads
@@ -2313,7 +2318,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
     if groups is None or best is None:
         raise HFConfigError("config.json: topk_method=\"group_limited_greedy\" needs n_group and topk_group (the "
                             "groups of experts, and how many of them each token's experts come from): give both")
-    two = model_type in ("deepseek_v3", "glm4_moe", "solar_open", "dots1", "glm4_moe_lite", *DSA_TYPES)  # their routers score each group by its best two experts
+    two = model_type in ("deepseek_v3", "glm4_moe", "solar_open", "dots1", "glm4_moe_lite", "kimi_linear", *DSA_TYPES)  # their routers score each group by its best two experts
     if E % groups or E // groups < (2 if two else 1):
         raise HFConfigError(f"config.json: n_group={groups:,} must divide n_routed_experts={E:,} into groups of at "
                             f"least {2 if two else 1} experts (transformers' router scores each group by its best "
@@ -2328,7 +2333,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 128_004, "cohere2": 0, "ministral3": 11,
                 "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "vaultgemma": 0,
                 "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
-                "glm": 151_329, "glm4": 151_329, "aria_text": 2}
+                "glm": 151_329, "glm4": 151_329, "aria_text": 2, "kimi_linear": 163_839}
 
 
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:
