@@ -219,12 +219,16 @@ def test_bad_fields_are_refused_in_one_line(bad, words):
     assert "\n" not in str(e.value)
 
 
-def test_the_cli_refuses_a_changes_card_in_one_line(tmp_path):
+def test_the_cli_serves_a_file_and_refuses_a_changes_card_in_one_line(tmp_path):
+    """The inference card's decode step (latent attention's scores and its K and V made again in the L − L_kda
+    attention blocks, the KDA blocks' states; its formulas checked against the meta step by `infer`) runs."""
     path = tmp_path / "config.json"
     path.write_text(json.dumps(kimi_doc(random.Random("kimi_linear-True-0"), True)))
-    run = subprocess.run([sys.executable, "-m", "model", "--hf-config", str(path), "--table", "changes"],
-                         capture_output=True, text=True)
+    base = [sys.executable, "-m", "model", "--hf-config", str(path), "--table"]
+    run = subprocess.run([*base, "changes"], capture_output=True, text=True)
     assert run.returncode != 0 and "Traceback" not in run.stderr and "Kimi delta attention" in run.stderr
+    served = subprocess.run([*base, "infer"], capture_output=True, text=True, check=True).stdout
+    assert "each Kimi delta attention block's states whatever T" in served
 
 
 HYBRIDS = [Config(B=2, T=T, d=16, h=2, L=3, V=40, T_max=512, norm="rmsnorm", positions="rope", mlp="swiglu",

@@ -207,7 +207,10 @@ def decode_scores(cfg: Config) -> Expr:
 def decode_flops(cfg: Config, f: Expr) -> Expr:
     """A decode step's FLOPs per new token `f`, and the K and V of every head that latent attention makes again from
     the T cached latents (W_UKV, as transformers runs it): 2T·d_c·h·(d_nope + d_v) per block."""
-    return E("{f} + 2LT·d_c·h·(d_nope + d_v)", f=f) if present(cfg) else f
+    if not present(cfg):
+        return f
+    blocks = E("(L − L_kda)") if cfg.kda_layers else E("L")  # beside Kimi delta attention: its attention blocks
+    return E("{f} + 2{n}T·d_c·h·(d_nope + d_v)", f=f, n=blocks)
 
 
 # A decode step's tensors of block 0's latent attention (`model.inference.decode_rows`): the cache is the latent and
