@@ -52,7 +52,7 @@ from .figures import Line, check_lines
 from .fields import blocks_text
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
 from .memory import kv_cache_lines
-from .parts import PARTS, delta, latent, mamba, moe, sparse, window
+from .parts import PARTS, delta, kda, latent, mamba, moe, sparse, window
 from .passes import DTYPES
 from .tracing import eager_lines, trace
 from .training import GPUS, TrainSetup
@@ -159,7 +159,7 @@ def no_twin(cfg: Config) -> str | None:
         return NO_TWIN["heads"].format(**title_values(cfg))
     if cfg.T > cfg.T_max:
         return NO_TWIN["context"].format(**title_values(cfg))
-    return latent.no_twin(cfg) or delta.no_twin(cfg) or mamba.no_twin(cfg)
+    return kda.no_twin(cfg) or latent.no_twin(cfg) or delta.no_twin(cfg) or mamba.no_twin(cfg)
 
 
 def gpt2_of(cfg: Config) -> Config:

@@ -58,7 +58,9 @@ def _grouped(group: str) -> list[Field]:
     """A group's fields in the order of their options."""
     return [f for f in OPTIONS if f.group == group]
 TITLES = {"moe": "mixture of experts (the MLP's other choice)", "window": "sliding windows",
-          "latent": "multi-head latent attention (DeepSeek-V2/V3)", "linear": "Gated DeltaNet blocks (Qwen3-Next), Mamba 2 blocks (Granite 4.0-H)"}  # the groups' titles in --help
+          "latent": "multi-head latent attention (DeepSeek-V2/V3)",
+          "linear": "Gated DeltaNet blocks (Qwen3-Next), Mamba 2 blocks (Granite 4.0-H), Kimi delta attention blocks "
+                    "(Kimi Linear)"}  # the groups' titles in --help
 NONE = "none"  # how an optional field is cleared: --W none (full attention), --d-cq none (q projected directly)
 CLEARED = type("Cleared", (), {"__repr__": lambda self: "none"})()  # what argparse holds for "none"
 

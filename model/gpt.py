@@ -114,8 +114,8 @@ class GPT(nn.Module):
         if cfg.positions == "learned":
             self.wpe = nn.Embedding(cfg.T_max, cfg.d)  # W_pe
             self.embed = Tap()
-        else:
-            self.rope = Rotary(stack.mixer(cfg).rotary_width(cfg))  # latent attention rotates d_R features
+        elif stack.mixer(cfg).rotary_width(cfg) is not None:  # latent attention rotates d_R features (none: NoPE)
+            self.rope = Rotary(stack.mixer(cfg).rotary_width(cfg))
         self.blocks = nn.ModuleList(Block(cfg, kind, window.width(cfg, attn))
                                     for kind, attn in zip(cfg.block_kinds[:depth], cfg.attn_kinds))
         if window.banded(cfg):  # the fused kernel's band of W, made once per pass
@@ -144,7 +144,8 @@ class GPT(nn.Module):
         if hasattr(self, "window_mask") and start == 0:  # a prefill: the windowed blocks' band, made once
             self._band = self.window_mask(window.band_mask(T, self.cfg.W, idx.device, tok.dtype, self.cfg.chunked))
         if self.cfg.positions == "rope":
-            self._rope = self.rope(T, idx.device, tok.dtype, start)  # cos, sin: (T, d_head) each
+            if hasattr(self, "rope"):
+                self._rope = self.rope(T, idx.device, tok.dtype, start)  # cos, sin: (T, d_head) each
             return tok
         if start + T > self.cfg.T_max:
             raise ValueError(f"T={start + T} exceeds T_max={self.cfg.T_max}: the learned position table cannot "

@@ -125,14 +125,14 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "smollm3", "cohere2", "exaone4", "arcee", "jais2",
                "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa",
-               "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid")
+               "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
              "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite",
              "deepseek_v32", "glm_moe_dsa",
-             "qwen3_next", "qwen3_5_moe_text", "granitemoehybrid")
+             "qwen3_next", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
@@ -518,6 +518,16 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "layer_types": None, "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
         "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4,
     },
+    "kimi_linear": {  # KimiLinearConfig: Kimi delta attention blocks beside NoPE latent attention (every fourth from
+        # block 4 by its default), the first block dense (first_k_dense_replace, a keyword of its class), then shared
+        # and routed experts; its file's other names of keys (`KIMI_NAMES`) and linear_attn_config read as it reads them
+        "vocab_size": 163_840, "hidden_size": 2_304, "intermediate_size": 9_216, "moe_intermediate_size": 1_024,
+        "num_hidden_layers": 27, "num_attention_heads": 32, "num_key_value_heads": 32, "n_shared_experts": 1,
+        "kv_lora_rank": 512, "q_lora_rank": None, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,
+        "num_experts_per_tok": 8, "max_position_embeddings": 1_048_576, "tie_word_embeddings": False,
+        "attention_bias": False, "num_local_experts": 256, "mlp_layer_types": None, "layer_types": None,
+        "linear_head_dim": 128, "linear_num_heads": 32, "linear_conv_kernel_dim": 4,
+    },
     "deepseek_v3": {  # DeepseekV3Config: latent attention, the first blocks dense, then shared and routed experts
         "vocab_size": 129_280, "hidden_size": 7_168, "intermediate_size": 18_432, "num_hidden_layers": 61,
         "num_attention_heads": 128, "num_key_value_heads": 128, "max_position_embeddings": 4_096,
@@ -551,6 +561,8 @@ ROUTER: dict[str, dict[str, object]] = {
                       "output_router_logits": False},
     "deepseek_v32": {"norm_topk_prob": True, "routed_scaling_factor": 2.5, "n_group": 8, "topk_group": 4,
                      "output_router_logits": False},
+    "kimi_linear": {"norm_topk_prob": True, "routed_scaling_factor": 2.446, "n_group": 1, "topk_group": 1,
+                    "output_router_logits": False},
     "glm_moe_dsa": {"norm_topk_prob": True, "routed_scaling_factor": 2.5, "n_group": 1, "topk_group": 1,
                     "output_router_logits": False},
     "solar_open": {"norm_topk_prob": True, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
@@ -586,6 +598,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "gpt_oss": (),
     "deepseek_v2": ("sliding_window", "layer_types"),  # its head_dim, a field, is set to d_R (`_latent` says so)
     "deepseek_v3": ("sliding_window", "layer_types", "head_dim"),  # head_dim: DeepseekV3Config's d_R, no width here
+    "kimi_linear": ("sliding_window", "head_dim", "first_k_dense_replace"),  # head_dim: KimiLinearConfig's d_R;
+    # first_k_dense_replace: a keyword its __post_init__ reads (default 1), no attribute
     "youtu": ("sliding_window", "layer_types", "head_dim"),  # head_dim: YoutuConfig sets it to d_R, as DeepSeek-V3's
     **dict.fromkeys(("internlm3", "exaone", "iquestcoder", "helium", "ernie4_5", "seed_oss"),
                     ("sliding_window", "layer_types")),
@@ -696,10 +710,13 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "flex_olmo": ("num_key_value_heads", "sliding_window", "layer_types"),
     "hyperclovax": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),  # head_dim null: d / h
     "qwen3_next": ("mlp_only_layers", "layer_types"),  # full_attention_interval null: its class's modulo fails
+    "kimi_linear": ("num_key_value_heads", "q_lora_rank", "topk_group", "mlp_layer_types", "layer_types",
+                    "num_experts_per_tok", "v_head_dim"),
     **dict.fromkeys(("qwen3_5_text", "qwen3_5_moe_text"), ("layer_types",)),
 }
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
 NULL_FAILS: dict[str, tuple[str, ...]] = {"hy_v3": ("num_experts", "num_experts_per_tok", "num_shared_experts"),
+                                          "kimi_linear": ("num_experts_per_tok", "v_head_dim"),
                                           "dots1": ("n_shared_experts", "n_routed_experts", "num_experts_per_tok"),"glm": ("num_key_value_heads", "head_dim"), "ministral": ("head_dim",),
                                           **dict.fromkeys(("granitemoe", "granitemoeshared"),
                                                           ("num_local_experts", "num_experts_per_tok")),
@@ -748,7 +765,8 @@ FIELD_OF: dict[str, str] = {
     "n_shared_experts": "E_shared", "first_k_dense_replace": "dense_first", "kv_lora_rank": "d_c", "q_lora_rank": "d_cq",
     "qk_rope_head_dim": "d_R", "qk_nope_head_dim": "d_nope", "v_head_dim": "d_v",
     "linear_num_key_heads": "h_lk", "linear_num_value_heads": "h_lv", "linear_key_head_dim": "d_lk",
-    "linear_value_head_dim": "d_lv", "linear_conv_kernel_dim": "d_conv",
+    "linear_value_head_dim": "d_lv", "linear_conv_kernel_dim": "d_conv", "linear_num_heads": "h_kda",
+    "linear_head_dim": "d_kda",
     "index_n_heads": "h_I", "index_head_dim": "d_I", "index_topk": "T_k",
     "mamba_n_heads": "h_ssm", "mamba_d_head": "d_ssm", "mamba_d_state": "d_state", "mamba_n_groups": "g_ssm",
     "mamba_chunk_size": "Q", "mamba_d_conv": "d_conv",
@@ -762,7 +780,7 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "n_group", "topk_group", "rotary_dim", "no_rope_layer_interval", "intermediate_size_mlp",
          "interleave_moe_layer_step", "attention_chunk_size", "moe_num_experts", "moe_topk", "full_attention_interval",
          "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
-         "linear_conv_kernel_dim", "index_n_heads", "index_head_dim", "index_topk", "mamba_n_heads", "mamba_n_groups",
+         "linear_conv_kernel_dim", "linear_num_heads", "linear_head_dim", "index_n_heads", "index_head_dim", "index_topk", "mamba_n_heads", "mamba_n_groups",
          "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_chunk_size")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
@@ -791,7 +809,9 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "linear_num_value_heads": "a Gated DeltaNet block's value heads h_lv",
     "linear_key_head_dim": "each Gated DeltaNet q and k head's width d_lk",
     "linear_value_head_dim": "each Gated DeltaNet value head's width d_lv",
-    "linear_conv_kernel_dim": "the Gated DeltaNet convolution's taps d_conv",
+    "linear_conv_kernel_dim": "the Gated DeltaNet (or Kimi delta attention) convolution's taps d_conv",
+    "linear_num_heads": "a Kimi delta attention block's heads h_kda", "linear_head_dim": "each Kimi delta attention "
+    "head's width d_kda",
     "mamba_n_heads": "a Mamba 2 block's heads h_ssm", "mamba_d_head": "each Mamba 2 head's width d_ssm",
     "mamba_d_state": "a Mamba 2 state's columns d_state", "mamba_n_groups": "Mamba 2's groups of B and C g_ssm",
     "mamba_d_conv": "the Mamba 2 convolution's taps d_conv", "mamba_expand": "Mamba 2's width h_ssm·d_ssm over d",
@@ -890,6 +910,7 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
                   "solar_open": "SolarOpenConfig", "aria_text": "AriaTextConfig",
                   "dots1": "Dots1Config", "hy_v3": "HYV3Config",
                   "glm4_moe_lite": "Glm4MoeLiteConfig", "deepseek_v32": "DeepseekV32Config",
+                  "kimi_linear": "KimiLinearConfig",
                   "glm_moe_dsa": "GlmMoeDsaConfig",
                   "minicpm3": "MiniCPM3Config"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
@@ -997,7 +1018,6 @@ _PARTIAL = "partial rotary (RoPE on part of each head's features, partial_rotary
 NOT_BUILT: dict[str, str] = {
     "olmo_hybrid": f"its linear-attention layers (which keep, {_FIXED_STATE})",
     "bailing_hybrid": f"its linear-attention layers (which keep, {_FIXED_STATE})",
-    "kimi_linear": f"its Kimi delta attention layers (linear attention that keeps, {_FIXED_STATE})",
     **dict.fromkeys(("mamba2", "nemotron_h", "falcon_h1", "zamba2"),
                     f"its Mamba 2 layers (a state-space layer that keeps, {_FIXED_STATE})"),
     **dict.fromkeys(("mamba", "falcon_mamba", "jamba", "zamba"),
@@ -1020,9 +1040,11 @@ NOT_BUILT: dict[str, str] = {
 # Types whose blocks mix with attention or a part of their own, by layer_types (`_hybrid_blocks`): that part's word
 # there (Qwen3-Next's Gated DeltaNet blocks: linear_attention, `model.parts.delta`), and each class's default interval
 # of full-attention blocks where its file lists none (full_attention_interval).
-PART_BLOCKS: dict[str, str] = {"qwen3_next": "linear_attention", "granitemoehybrid": "linear_attention"}
+PART_BLOCKS: dict[str, str] = {"qwen3_next": "linear_attention", "granitemoehybrid": "linear_attention",
+                               "kimi_linear": "linear_attention"}
 HYBRID_INTERVAL: dict[str, int] = {"qwen3_next": 4}  # none: every block its part's where layer_types lists none
-BLOCK_PARTS: dict[str, str] = {"qwen3_next": "Gated DeltaNet", "granitemoehybrid": "Mamba 2"}  # which part that is
+BLOCK_PARTS: dict[str, str] = {"qwen3_next": "Gated DeltaNet", "granitemoehybrid": "Mamba 2",
+                               "kimi_linear": "Kimi delta attention"}  # which part that is
 
 
 def read(doc: Mapping) -> Reading:
@@ -1110,6 +1132,7 @@ def _read(doc: Mapping) -> Reading:
         raise HFConfigError(f"config.json: model_type={show(model_type)} is not one of the {len(MODEL_TYPES)} types "
                             f"read here ({', '.join(MODEL_TYPES[:6])}, …: python -m model --help lists them){hint}")
     table = DEFAULTS[model_type]
+    doc = _kimi_keys(doc) if model_type == "kimi_linear" else doc
     doc, unread = _unread_pattern(doc, model_type)
     doc, overwritten = _overwritten(doc, model_type)
     values = _values(doc, model_type)
@@ -1136,6 +1159,7 @@ def _read(doc: Mapping) -> Reading:
     windowing += (MINIMAX_VALUES,) if model_type == "minimax_m2" else ()
     windowing += _linear(doc, values, model_type, fields, keys, types)
     windowing += _mamba(doc, values, model_type, fields, keys, types)
+    windowing += _kda(values, model_type, fields, keys, types)
     windowing += _sparse(doc, values, model_type, fields, keys)
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
@@ -1252,7 +1276,7 @@ NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "jais2", "granite
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
                          "deepseek_v2", "deepseek_v3", "youtu", "glm4_moe_lite", "minicpm3", "deepseek_v32",
-                         "glm_moe_dsa")
+                         "glm_moe_dsa", "kimi_linear")
 
 
 def _window(types: list[str], window: int | None, model_type: str, fields: dict, keys: dict[str, str],
@@ -1438,7 +1462,7 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "cohere2", "exaone4", "youtu", "granitemoe", "granitemoeshared", "mellum",
                                                "flex_olmo", "hyperclovax", "llama4_text", "solar_open", "aria_text",
                                                "dots1", "hy_v3", "glm4_moe_lite", "minicpm3", "qwen3_next",
-                                               "deepseek_v32", "glm_moe_dsa", "granitemoehybrid"),
+                                               "deepseek_v32", "glm_moe_dsa", "granitemoehybrid", "kimi_linear"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2"), ("relu2",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1702,9 +1726,11 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
             fields.update(moe_step=1, dense_layers=tuple(i for i in range(fields["L"]) if i not in moe))
     if model_type == "mellum":  # the blocks mlp_layer_types lists "dense" (MellumConfig: every block sparse)
         fields["dense_layers"] = tuple(i for i, t in enumerate(values["mlp_layer_types"] or ()) if t == "dense")
-    if model_type in ("hy_v3", "glm4_moe_lite", *DSA_TYPES):  # the first block (DeepSeek-V3.2's first
+    if model_type in ("hy_v3", "glm4_moe_lite", "kimi_linear", *DSA_TYPES):  # the first block (DeepSeek-V3.2's first
         # first_k_dense_replace) dense, the others sparse, unless mlp_layer_types lists them (their classes)
         first = min(values["first_k_dense_replace"], fields["L"]) if model_type in DSA_TYPES else 1
+        if model_type == "kimi_linear" and values["first_k_dense_replace"] is not None:
+            first = min(values["first_k_dense_replace"], fields["L"])
         types = values["mlp_layer_types"] or ["dense"] * first + ["sparse"] * (fields["L"] - first)
         fields["dense_layers"] = tuple(i for i, t in enumerate(types) if t == "dense")
     if model_type == "minicpm3" and fields["value_dim"] is None:  # MiniCPM3Config's hidden_size // num_attention_heads
@@ -1719,7 +1745,8 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
 
 
 DSA_TYPES = ("deepseek_v32", "glm_moe_dsa")  # latent attention with DeepSeek sparse attention's indexer (`_sparse`)
-MLA_TYPES = ("deepseek_v2", "deepseek_v3", "youtu", "glm4_moe_lite", "minicpm3", *DSA_TYPES)  # multi-head latent attention
+MLA_TYPES = ("deepseek_v2", "deepseek_v3", "youtu", "glm4_moe_lite", "minicpm3", "kimi_linear", *DSA_TYPES)  # multi-head
+# latent attention
 # (Youtu's and MiniCPM3's with dense MLPs only)
 # The parts a type's module always has, as Config's fields (OLMo 2 and 3: post-norm wiring, QK-norm over all heads)
 WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_olmo"),
@@ -1762,6 +1789,8 @@ MOE_KEYS: dict[str, dict[str, str]] = {
                    "shared_experts": "n_shared_experts", "ff_dim": "moe_intermediate_size"},  # no dense block, no d_ff
     "hy_v3": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
               "shared_experts": "num_shared_experts", "dense_layers": "mlp_layer_types"},
+    "kimi_linear": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
+                    "shared_experts": "n_shared_experts", "dense_layers": "mlp_layer_types"},
     **dict.fromkeys(("glm4_moe_lite", *DSA_TYPES), {"experts": "n_routed_experts", "top_k": "num_experts_per_tok",
                                                    "expert_dim": "moe_intermediate_size",
                                                    "shared_experts": "n_shared_experts",
@@ -1905,7 +1934,10 @@ def _hybrid_blocks(values: dict, model_type: str, L: int) -> list[str]:
     (`NOT_BUILT`), for any block of that part. The part's builder reads its blocks here."""
     word, types, interval = PART_BLOCKS[model_type], values["layer_types"], values.get("full_attention_interval")
     source = "layer_types lists"
-    if types is None and model_type not in HYBRID_INTERVAL:  # its class's default: every block its part's
+    if types is None and model_type == "kimi_linear":  # KimiLinearConfig's default: full attention in blocks 4, 8, …
+        types = ["full_attention" if i and i % 4 == 0 else word for i in range(L)]
+        source = "layer_types (not in the file: kimi_linear's default, full attention in every fourth block from 4) makes"
+    elif types is None and model_type not in HYBRID_INTERVAL:  # its class's default: every block its part's
         types = [word] * L
         source = f"layer_types (not in the file: {model_type}'s default) makes every block"
     elif types is None:
@@ -1950,6 +1982,82 @@ def _linear(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dic
             f"linear_attention): a fixed state of h_lv = {values['linear_num_value_heads']:,} heads of "
             f"{values['linear_key_head_dim']:,} × {values['linear_value_head_dim']:,} per block in attention's place, "
             "no KV cache",)
+
+
+# KimiLinearConfig's attribute_map, the names its files write (model_max_length, num_experts, …) -> its attributes
+KIMI_NAMES = {"model_max_length": "max_position_embeddings", "moe_renormalize": "norm_topk_prob",
+              "num_expert_group": "n_group", "num_experts": "num_local_experts",
+              "num_experts_per_token": "num_experts_per_tok", "num_shared_experts": "n_shared_experts"}
+KIMI_LINEAR = {"head_dim": "linear_head_dim", "num_heads": "linear_num_heads",
+               "short_conv_kernel_size": "linear_conv_kernel_dim"}  # linear_attn_config's keys, which win over these
+
+
+def _kimi_keys(doc: Mapping) -> dict:
+    """A kimi_linear file as KimiLinearConfig reads it: its attribute_map's names as its attributes' (`KIMI_NAMES`),
+    and a checkpoint's linear_attn_config: its sizes over the top-level keys (`KIMI_LINEAR`), and its 1-indexed
+    full_attn_layers and kda_layers as layer_types where the file has none. HFConfigError for two names of one thing
+    at different values, or a block neither list names."""
+    out = dict(doc)
+    for name, attribute in KIMI_NAMES.items():
+        if name in out and attribute in out and out[name] != out[attribute]:
+            raise HFConfigError(f"config.json: {name}={show(out[name])} and {attribute}={show(out[attribute])} set the "
+                                f"same thing ({WHAT.get(attribute, attribute)}) to different values")
+        if name in out:
+            out[attribute] = out.pop(name)
+    sub = out.pop("linear_attn_config", None)
+    if sub is None:
+        return out
+    if not isinstance(sub, Mapping):
+        raise HFConfigError(f"config.json: linear_attn_config={show(sub)} must be an object (Kimi Linear's sizes and "
+                            "lists of its blocks)")
+    out.update({key: sub[name] for name, key in KIMI_LINEAR.items() if name in sub})
+    if out.get("layer_types") is None and "full_attn_layers" in sub and "kda_layers" in sub:
+        L = _checked("num_hidden_layers", out.get("num_hidden_layers", DEFAULTS["kimi_linear"]["num_hidden_layers"]),
+                     False)
+        types: list = [None] * L
+        for key, word in (("full_attn_layers", "full_attention"), ("kda_layers", "linear_attention")):
+            listed = sub[key]
+            if not isinstance(listed, list) or any(isinstance(i, bool) or not isinstance(i, int) or not 1 <= i <= L
+                                                   for i in listed):
+                raise HFConfigError(f"config.json: linear_attn_config.{key}={show(listed)} must list blocks 1 … {L:,} "
+                                    "(1-indexed, as KimiLinearConfig reads them)")
+            for i in listed:
+                types[i - 1] = word
+        if None in types:
+            raise HFConfigError(f"config.json: linear_attn_config lists block {types.index(None) + 1:,} (1-indexed) in "
+                                "neither full_attn_layers nor kda_layers, so transformers' module cannot run it; list "
+                                "every block in one of them")
+        out["layer_types"] = types
+    return out
+
+
+def _kda(values: dict, model_type: str, fields: dict, keys: dict[str, str], types: list[str]) -> tuple[str, ...]:
+    """Kimi Linear's Kimi delta attention blocks (`kda_layers`: layer_types' linear_attention) and their sizes, its
+    latent attention blocks without RoPE (KimiLinearAttention rotates nothing: NoPE), and notes; HFConfigError in one
+    line for a file whose blocks are all of one kind, which is not modelled."""
+    if BLOCK_PARTS.get(model_type) != "Kimi delta attention":
+        return ()
+    word = PART_BLOCKS[model_type]
+    kda = tuple(i for i, t in enumerate(types) if t == word)
+    attention = tuple(i for i, t in enumerate(types) if t != word)
+    if not kda or not attention:
+        which = "full_attention" if not kda else word
+        raise HFConfigError(f"config.json: every block is {which} ({values['hybrid_source']} them so): Kimi Linear's "
+                            "latent attention without RoPE beside its Kimi delta attention blocks is modelled, not a "
+                            "model of one kind of block alone; list both in layer_types")
+    untied = ("the head apart from the token table: tie_word_embeddings = true, but KimiLinearForCausalLM ties no "
+              "weight (its _tied_weights_keys is empty), so transformers builds both",) if fields["tie"] else ()
+    fields.update(tie=False, kda_layers=kda, nope_layers=attention, kda_heads=values["linear_num_heads"],
+                  kda_head_dim=values["linear_head_dim"], conv_width=values["linear_conv_kernel_dim"])
+    keys.update(kda_layers="layer_types", nope_layers="layer_types", kda_heads="linear_num_heads",
+                kda_head_dim="linear_head_dim", conv_width="linear_conv_kernel_dim")
+    return (f"Kimi delta attention in {len(kda):,} of the {fields['L']:,} blocks ({values['hybrid_source']} them "
+            f"linear_attention): a fixed state of h_kda = {values['linear_num_heads']:,} heads of "
+            f"{values['linear_head_dim']:,} × {values['linear_head_dim']:,} per block, each row decaying at its own "
+            "rate, in attention's place, no KV cache",
+            f"no RoPE: KimiLinearAttention rotates nothing, so the {len(attention):,} latent attention blocks see no "
+            "position but the causal mask's order (NoPE); their d_R features of q and k (qk_rope_head_dim) and the "
+            "cached key k_rope stay as they are", *untied)
 
 
 INDEX_KEYS = {"index_n_heads": "index_heads", "index_head_dim": "index_dim", "index_topk": "index_topk"}
@@ -2117,6 +2225,12 @@ DEEPSEEK_VALUES = {  # what each DeepSeek type has that changes no count, shape 
                     "count leaves it out), the group-limited choice (n_group, topk_group) and routed_scaling_factor; "
                     "RoPE's interleaved pairs; the scores' scale 1/√(d_nope + d_R), times yarn's mscale² where "
                     "rope_scaling sets mscale_all_dim"),
+    "kimi_linear": ("values only, which change no count, shape or byte: the router's sigmoid scores (this module's "
+                    "router takes a softmax over the same (B, T, E) logits), their correction bias "
+                    "e_score_correction_bias (a buffer of E per MoE block, not a parameter: not in N, as transformers' "
+                    "count leaves it out), the group-limited choice (n_group, topk_group) and routed_scaling_factor; "
+                    "the scores' scale 1/√(d_nope + d_R); the norms' ε (rms_norm_eps); the decays' initial A_log and "
+                    "dt_bias; no RoPE anywhere, so rope_theta and rope scaling change nothing"),
     "youtu": ("values only, which change no count, shape or byte: RoPE's interleaved pairs (rope_interleave); the "
               "scores' scale 1/√(d_nope + d_R), times yarn's mscale² where rope_parameters sets mscale_all_dim"),
     "minicpm3": ("values only, which change no count, shape or byte: the token rows times scale_emb (a buffer, not "
@@ -2204,7 +2318,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
     if groups is None or best is None:
         raise HFConfigError("config.json: topk_method=\"group_limited_greedy\" needs n_group and topk_group (the "
                             "groups of experts, and how many of them each token's experts come from): give both")
-    two = model_type in ("deepseek_v3", "glm4_moe", "solar_open", "dots1", "glm4_moe_lite", *DSA_TYPES)  # their routers score each group by its best two experts
+    two = model_type in ("deepseek_v3", "glm4_moe", "solar_open", "dots1", "glm4_moe_lite", "kimi_linear", *DSA_TYPES)  # their routers score each group by its best two experts
     if E % groups or E // groups < (2 if two else 1):
         raise HFConfigError(f"config.json: n_group={groups:,} must divide n_routed_experts={E:,} into groups of at "
                             f"least {2 if two else 1} experts (transformers' router scores each group by its best "
@@ -2219,7 +2333,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 128_004, "cohere2": 0, "ministral3": 11,
                 "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "vaultgemma": 0,
                 "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
-                "glm": 151_329, "glm4": 151_329, "aria_text": 2}
+                "glm": 151_329, "glm4": 151_329, "aria_text": 2, "kimi_linear": 163_839}
 
 
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:

@@ -408,7 +408,8 @@ def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> I
     attn_formula = next(p for p in (window, stack.mixer(cfg)) if p.present(cfg)).decode_scores(cfg)
     decode_formula = forward.subs(T=E("T + 1"))  # a new token's query over T + 1 keys
     if part is not None:  # the attention blocks' queries over T + 1 keys; the other blocks' step
-        decode_formula = formulas(cfg).measured(E("4(T + 1)·h·d_head"), lin=part.decode_flops(cfg))
+        coeff, width = stack.mixer(cfg).scores(cfg)  # q kᵀ and attn @ v per key (latent attention's widths)
+        decode_formula = formulas(cfg).measured(E("{c}(T + 1)·{w}", c=coeff, w=width), lin=part.decode_flops(cfg))
         attn_formula = E("{a} + {s}", a=attn_formula.subs(L=stack.mixer_counts(cfg)["attention"]),
                          s=part.decode_state_flops(cfg))
     for part in (window, latent):  # the keys a windowed block does not see; latent attention's K and V made again

@@ -36,7 +36,7 @@ from . import stack
 from .config import LIN, NOPE, WRITTEN, Config, distinct_kinds, mlp_kind, one_block_each
 from .figures import Line
 from .formula import Poly, grouped, poly_add, poly_const, poly_mul, poly_symbol, to_poly
-from .parts import attention, delta, latent, mamba, sparse
+from .parts import attention, delta, kda, latent, mamba, sparse
 from .parts import moe as moe_part, window
 from .notation import dims
 from .passes import DTYPES, run_pass
@@ -122,7 +122,7 @@ def structure(cfg: Config, dtype: str) -> Structure:
                      oss=oss if any(oss) else (), mla=latent.structure(cfg), partial=cfg.rotary_dim is not None,
                      nope=distinct_kinds(cfg) if cfg.nope_layers else (),
                      flags=tuple(name for name in FLAGS if getattr(cfg, name)),
-                     lin=distinct_kinds(cfg) if cfg.linear_layers or cfg.mamba_layers else (),
+                     lin=distinct_kinds(cfg) if cfg.stateful else (),
                      z_view=delta.z_view(cfg))
 
 
@@ -238,6 +238,11 @@ BLOCK_COUNTS = ("L", "L_moe", "L_nope", *(part.COUNT for part in stack.STATEFUL)
 VARIANTS = {NOPE: "L_nope", **{"_" + part.KEY: part.COUNT for part in stack.STATEFUL}}  # a kind of block apart from its MLP kind's others, and its count  # the symbols that number blocks (no factor of a tensor's shape)
 
 
+def _spans(kinds: tuple[str, ...], variant: str) -> bool:
+    """Whether the blocks of `variant` ("_kda") are of both MLP kinds: "dense_kda" and "moe_kda" both in `kinds`."""
+    return {"dense" + variant, "moe" + variant} <= set(kinds)
+
+
 def block_counts(kinds: tuple[str, ...]) -> dict[str, str]:
     """Each kind of block's number in lesson notation, in the order given: {"dense": "L"} for one kind, {"dense":
     "(L − L_moe)", "moe": "L_moe"} for two; where some blocks have no RoPE, theirs is L_nope and their MLP kind's
@@ -251,6 +256,12 @@ def block_counts(kinds: tuple[str, ...]) -> dict[str, str]:
     out = {}
     for kind in kinds:
         variant = next((v for v in VARIANTS if kind.endswith(v)), None)
+        if variant is not None and _spans(kinds, variant):  # Kimi Linear's KDA blocks, dense and MoE: each MLP kind's
+            # blocks less its others (`kda.check`: every other block then NoPE, of one MLP kind)
+            others = [VARIANTS[v] for v in VARIANTS if v != variant and mlp_kind(kind) + v in kinds]
+            out[kind] = f"({' − '.join([counts[mlp_kind(kind)].strip('()'), *others])})" if others else \
+                counts[mlp_kind(kind)]
+            continue
         if variant is not None:
             out[kind] = VARIANTS[variant]
             continue
@@ -431,7 +442,7 @@ KORTHIKANTI_NOTE = ("Korthikanti et al. (2022) estimate activations at 16 bits w
                     "measured total adds the embedding, the final LayerNorm, the head and the loss.")
 
 
-CACHES = (delta, mamba, window, latent, attention)  # the first present writes the cache's lines: a window caps attention's,
+CACHES = (delta, mamba, kda, window, latent, attention)  # the first present writes the cache's lines: a window caps attention's,
 # Gated DeltaNet or Mamba 2 keeps states in some blocks
 
 

@@ -52,15 +52,20 @@ SYMBOL_DOCS: dict[str, str] = {
     "h_lv": "a Gated DeltaNet block's value heads, each with a state of its own (linear_num_value_heads)",
     "d_lk": "each Gated DeltaNet q and k head's features: the state's rows (linear_key_head_dim)",
     "d_lv": "each Gated DeltaNet value head's features: the state's columns (linear_value_head_dim)",
-    "d_conv": "the causal convolution's taps in a Gated DeltaNet block (over q, k and v: linear_conv_kernel_dim) or a "
-              "Mamba 2 block (over x, B and C: mamba_d_conv)",
-    "T_pad": "T rounded up to whole chunks: of 64 tokens for the chunked delta rule, of Q for Mamba 2's chunked scan",
+    "d_conv": "the causal convolution's taps in a Gated DeltaNet or Kimi delta attention block (over q, k and v: "
+              "linear_conv_kernel_dim) or a Mamba 2 block (over x, B and C: mamba_d_conv)",
+    "T_pad": "T rounded up to whole chunks: of 64 tokens for the chunked delta rule (Gated DeltaNet's, Kimi delta "
+             "attention's), of Q for Mamba 2's chunked scan",
     "L_ssm": "blocks whose mixer is Mamba 2 (of the L; the other L − L_ssm keep attention)",
     "h_ssm": "a Mamba 2 block's heads, each with a state of its own (mamba_n_heads)",
     "d_ssm": "each Mamba 2 head's features: the state's rows (mamba_d_head); h_ssm·d_ssm = mamba_expand·d",
     "d_state": "the features of a Mamba 2 state per head feature: the state's columns, B's and C's width (mamba_d_state)",
     "g_ssm": "Mamba 2's groups: each group's B and C serve h_ssm/g_ssm heads (mamba_n_groups)",
     "Q": "the tokens of a chunk of Mamba 2's chunked scan (mamba_chunk_size)",
+    "L_kda": "blocks whose mixer is Kimi delta attention (of the L; the other L − L_kda keep attention)",
+    "h_kda": "a Kimi delta attention block's heads, each with a state of its own (linear_num_heads)",
+    "d_kda": "each Kimi delta attention head's features, its q's, k's and v's alike: the state is d_kda × d_kda, "
+             "and each of its d_kda rows decays at a rate of its own (linear_head_dim)",
     "h_I": "the lightning indexer's heads in a DeepSeek sparse attention block (index_n_heads)",
     "d_I": "each indexer head's features, and its one key's per token, which the cache keeps (index_head_dim)",
     "T_k": "the keys each query of a DeepSeek sparse attention block attends to: the top T_k of the indexer's scores "

@@ -93,6 +93,8 @@ MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separ
                      "no Mamba 2 blocks (raise L to bring them back)"),
     "sparse_off": ("the sparse attention indexer (h_I, d_I, T_k) dropped: {why}; every query now sees every earlier "
                    "key"),
+    "kda_layers": ("kda_layers {asked} → {linear}: the blocks are 0 … {last} at L = {L}, so blocks past them are no "
+                   "Kimi delta attention blocks (raise L to bring them back)"),
 }
 # The fields whose change a notice of each kind is news about (besides any change of its text), and the field
 # whose asked value it reports ("kept"): model fields, as `asked` names them.
@@ -109,7 +111,8 @@ NOTE_ABOUT: dict[str, tuple[str, ...]] = {"h": ("h", "d", "head_dim"), "h_even":
                                           "nope_layers": ("L", "nope_layers"),
                                           "linear_layers": ("L", "linear_layers"),
                                           "mamba_layers": ("L", "mamba_layers"),
-                                          "sparse_off": ("latent_dim", "q_latent_dim", "rope_dim", "index_dim")}
+                                          "sparse_off": ("latent_dim", "q_latent_dim", "rope_dim", "index_dim"),
+                                          "kda_layers": ("L", "kda_layers")}
 NOTE_FIELD = {"h": ("h", "h"), "h_even": ("h", "h"), "h_kv": ("kv_heads", "h_kv"), "T": ("T", "T"),
               "context": ("T", "T"), "k": ("top_k", "k"), "full_layers": ("full_layers", "full_layers"),
               "window": ("T", "T"), "clamp": ("swiglu_limit", "swiglu_limit"), "mla_R": ("rope_dim", "d_R"),
@@ -117,6 +120,7 @@ NOTE_FIELD = {"h": ("h", "h"), "h_even": ("h", "h"), "h_kv": ("kv_heads", "h_kv"
               "nope_off": ("nope_layers", "nope_layers"), "nope_layers": ("nope_layers", "nope_layers"),
               "linear_layers": ("linear_layers", "linear_layers"), "mamba_layers": ("mamba_layers", "mamba_layers"),
               "sparse_off": ("index_heads", "h_I"),
+              "kda_layers": ("kda_layers", "kda_layers"),
               # what latent attention drops is not kept: no "you chose" (d_c, asked as shown, never adds it)
               **{k: ("latent_dim", "d_c") for k in ("mla_kv", "mla_head", "mla_eager", "mla_rope", "mla_without")}}
 # kind -> (field asked, its symbol)
@@ -239,9 +243,9 @@ def _settle_sparse(values: dict, note) -> None:
 
 
 def _settle_linear(values: dict, note) -> None:
-    """Gated DeltaNet's and Mamba 2's rules: only blocks below L (the others dropped; with none left, the sizes
-    too)."""
-    for name in ("linear_layers", "mamba_layers"):
+    """Gated DeltaNet's, Mamba 2's and Kimi delta attention's rules: only blocks below L (the others dropped; with
+    none left, the sizes too)."""
+    for name in ("linear_layers", "mamba_layers", "kda_layers"):
         linear, L = tuple(values.get(name, ())), values["L"]
         if any(i >= L for i in linear):
             values[name] = tuple(i for i in linear if i < L)

@@ -283,7 +283,7 @@ def saved_by_kind(cfg: Config, dtype: str) -> tuple[int, dict[str, int]]:
     against `trace(cfg, dtype).saved_bytes`. Gated DeltaNet blocks count under L_lin (their chunked rule's own
     formula, `model.parts.delta.saved_parts`).
     """
-    if cfg.mamba_layers:  # Mamba 2's chunked scan: no formula yet, each kind's blocks measured on cfg's own pass
+    if cfg.saved_measured:  # no formula yet (Mamba 2's, Kimi delta attention's scans): each kind's blocks measured
         p = run_pass(cfg, dtype)
         rest = sum(s.nbytes for s in p.saved if s.phase != "block")
         kinds = {kind: sum(s.nbytes for s in p.saved if s.phase == "block" and p.blocks[s.block].kind == kind)
@@ -395,7 +395,7 @@ def activation_bytes(cfg: Config, setup: TrainSetup) -> tuple[int, str]:
                 f"L·BTd·{size} + S_rest + {saved_symbols(cfg)[kind]}")
     counts = kind_counts(cfg)
     total = rest + sum(counts[k] * b for k, b in by_kind.items())
-    if cfg.mamba_layers:  # each kind's measured block, by its number of blocks
+    if cfg.saved_measured:  # each kind's measured block, by its number of blocks
         names, numbers = saved_symbols(cfg), block_counts(distinct_kinds(cfg))
         return total, "S_rest + " + " + ".join(f"{numbers[k]}·{names[k]}" for k in by_kind)
     return total, saved_formula_of(cfg, setup.act_dtype)

@@ -21,7 +21,8 @@ def test_bounds_cover_gpt3_175b_and_every_field_has_a_doc():
     assert set(BOUNDS) == set(FIELD_DOCS) == {"B", "T", "d", "h", "L", "V", "T_max", "d_ff", "h_kv", "d_head", "E", "k",
                                               "d_expert", "E_shared", "d_shared", "W", "d_c", "d_cq", "d_R", "d_nope",
                                               "d_v", "d_rot", "h_lk", "h_lv", "d_lk", "d_lv", "d_conv", "h_ssm",
-                                              "d_ssm", "d_state", "g_ssm", "Q", "h_I", "d_I", "T_k"}
+                                              "d_ssm", "d_state", "g_ssm", "Q", "h_I", "d_I", "T_k", "h_kda",
+                                              "d_kda"}
     assert BOUNDS["d"][1] >= 12_288 and BOUNDS["L"][1] >= 96 and BOUNDS["T"][1] >= 2_048
     assert BOUNDS["V"] == (1, 524_288)
     assert all(lo == 1 for name, (lo, _) in BOUNDS.items() if name != "E_shared") and BOUNDS["E_shared"][0] == 0

@@ -126,6 +126,14 @@ BASE: dict[str, dict] = {
                          "mamba_expand": 1, "mamba_chunk_size": 16, "mamba_conv_bias": False,
                          "mamba_proj_bias": True},  # Mamba 2 in blocks 0 and 2 (its legacy words), RoPE; mamba_d_head
     # "auto" (d·mamba_expand / mamba_n_heads, its default), so that a default d, expand or heads still splits
+    "kimi_linear": {"model_type": "kimi_linear", **MODERN, "num_hidden_layers": 6, "num_key_value_heads": 64,
+                    "layer_types": ["linear_attention", "full_attention", "linear_attention", "linear_attention",
+                                    "full_attention", "linear_attention"], "mlp_layer_types": ["dense"] + ["sparse"] * 5,
+                    "kv_lora_rank": 16, "q_lora_rank": 24, "qk_rope_head_dim": 8, "qk_nope_head_dim": 8,
+                    "v_head_dim": 16, "num_local_experts": 8, "num_experts_per_tok": 3, "moe_intermediate_size": 24,
+                    "n_shared_experts": 2, "linear_num_heads": 4, "linear_head_dim": 16, "linear_conv_kernel_dim": 3,
+                    "pad_token_id": 0},  # KDA in blocks 0, 2, 3, 5 beside NoPE latent attention (6 blocks: the
+    # class's default layer_types has one full block, 4); h_kv = h, as its eager attention needs
     "mellum": {"model_type": "mellum", **MODERN, "attention_bias": True, "sliding_window": 3, "moe_intermediate_size": 24,
                "num_experts_per_tok": 3, "num_experts": 8, "layer_types": ["sliding_attention", "full_attention"],
                "mlp_layer_types": ["dense", "sparse"]},
@@ -289,7 +297,12 @@ FAILS_ON_A_REAL_DEVICE = {("deepseek_v2", "num_experts_per_tok"): "num_experts_p
                           ("youtu", "num_attention_heads"): "num_key_value_heads=64 with latent attention: K and V of "
                                                             "all num_attention_heads=16 heads",
                           ("youtu", "num_key_value_heads"): "num_key_value_heads=16 with latent attention: K and V of "
-                                                            "all num_attention_heads=64 heads"}
+                                                            "all num_attention_heads=64 heads",
+                          # KimiLinearConfig's h = h_kv = 32 beside the file's 64: the same repeat of K and V
+                          ("kimi_linear", "num_attention_heads"): "num_key_value_heads=64 with latent attention: K and "
+                                                                  "V of all num_attention_heads=32 heads",
+                          ("kimi_linear", "num_key_value_heads"): "num_key_value_heads=32 with latent attention: K and "
+                                                                  "V of all num_attention_heads=64 heads"}
 
 
 @pytest.mark.parametrize("model_type, key", [(t, k) for t in hf.MODEL_TYPES for k in [None, *hf.DEFAULTS[t], *hf.EXTRAS[t]]
@@ -362,6 +375,10 @@ def test_random_mixtures_of_experts_match_transformers(model_type):
         if model_type == "granitemoehybrid":  # an attention block at least, and small Mamba 2 heads
             doc.update(num_local_experts=E, layer_types=["full_attention"] + ["mamba"] * (L - 1), mamba_n_heads=2,
                        mamba_d_state=4, mamba_chunk_size=8, shared_intermediate_size=rng.randrange(0, 50))
+        if model_type == "kimi_linear":  # KDA in block 0 beside NoPE latent attention (all MoE but block 0), h_kv = h
+            doc.update(num_hidden_layers=max(L, 2), num_key_value_heads=h, moe_intermediate_size=rng.randrange(4, 100),
+                       layer_types=["linear_attention"] + ["full_attention"] * (max(L, 2) - 1), pad_token_id=0,
+                       linear_num_heads=2, linear_head_dim=4)
         if model_type in ("qwen3_moe", "qwen3_next") and rng.random() < 0.5:
             doc["attention_bias"] = rng.random() < 0.5
         if rng.random() < 0.3:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 
 from model import budgeting, changes, cli, config, families, memory, numbers, rules, tracing, train_report, training, units
-from model.parts import delta, latent, mamba, moe, sparse, window
+from model.parts import delta, kda, latent, mamba, moe, sparse, window
 from model.training import TrainSetup
 
 from .. import templates, words
@@ -39,6 +39,7 @@ MODULES = (
     ("delta_part", [delta.present, delta.symbols, delta.z_view, ("NO_TWIN", delta.NO_TWIN), delta.no_twin,
                     ("NO_PEAK", delta.NO_PEAK), delta.no_peak]),
     ("mamba_part", [mamba.present, mamba.symbols, ("NO_TWIN", mamba.NO_TWIN), mamba.no_twin]),
+    ("kda_part", [kda.present, kda.symbols, ("NO_TWIN", kda.NO_TWIN), kda.no_twin]),
     ("rules", [rules.show_value, rules.message, rules.quote, rules.settle_values, rules._settle_heads,
                rules._settle_window, rules._settle_mla, rules._settle_rotary, rules._settle_nope, rules._settle_linear, rules._settle_sparse, rules.news, rules.out_of_range,
                rules.read_field, rules.read_latent, rules.rule_keys, rules.rules_line, rules.preset_of,

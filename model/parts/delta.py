@@ -59,7 +59,7 @@ FIELDS = (  # Qwen3-Next-80B-A3B: h_lk 16, h_lv 32, d_lk = d_lv = 128, d_conv 4
     _width("linear_k_dim", "d_lk", 4_096, "128"),
     _width("linear_v_dim", "d_lv", 4_096, "128"),
     Field("conv_width", "whole", SYMBOL_DOCS["d_conv"], symbol="d_conv", bounds=(1, 64), optional=True, example="4",
-          group="linear", needs="linear_layers", control=False),  # Mamba 2's too (`model.parts.mamba`)
+          group="linear", needs="linear_layers", control=False),  # Mamba 2's and KDA's too (`model.parts.mamba`, `kda`)
 )
 SIZES = tuple(f.name for f in FIELDS[1:])
 STAND_IN = {"linear_k_heads": 2, "linear_v_heads": 4, "linear_k_dim": 4, "linear_v_dim": 4, "conv_width": 4}  # small
@@ -70,10 +70,10 @@ def check(cfg: Config) -> None:
     """Gated DeltaNet's fields together (ValueError naming the problem and the fix)."""
     if not cfg.linear_layers:
         for name in SIZES:
-            if name == "conv_width" and getattr(cfg, name) is not None and not cfg.mamba_layers:
-                raise ValueError(f"conv_width={cfg.conv_width!r} is set but neither linear_layers nor mamba_layers is: "
-                                 "conv_width is a size of Gated DeltaNet and Mamba 2 blocks; list them or drop "
-                                 "conv_width")
+            if name == "conv_width" and getattr(cfg, name) is not None and not (cfg.mamba_layers or cfg.kda_layers):
+                raise ValueError(f"conv_width={cfg.conv_width!r} is set but none of linear_layers, mamba_layers and "
+                                 "kda_layers is: conv_width is a size of Gated DeltaNet, Mamba 2 and Kimi delta "
+                                 "attention blocks; list them or drop conv_width")
             if getattr(cfg, name) is not None and name != "conv_width":
                 raise ValueError(f"{name}={getattr(cfg, name)!r} is set but linear_layers is not: {name} is a size of "
                                  "Gated DeltaNet blocks; list them in linear_layers or drop " + name)
@@ -326,7 +326,7 @@ def chunked_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Ten
     """The gated delta rule by chunks of `CHUNK` tokens, transformers' torch_chunk_gated_delta_rule: q, k (B, h_lv, T,
     d_lk), unit-normed, q scaled; v (B, h_lv, T, d_lv); g, β (B, h_lv, T); all fp32. -> the output (B, h_lv, T, d_lv)
     and the final state (B, h_lv, d_lk, d_lv), from `state` (zeros where None)."""
-    B, H, T, d_k = k.shape
+    B, H, T, _ = k.shape
     d_v = v.shape[-1]
     pad = (CHUNK - T % CHUNK) % CHUNK
     q, k, v = (F.pad(x, (0, 0, 0, pad)) for x in (q, k, v))
@@ -341,27 +341,40 @@ def chunked_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Ten
     inner = (q @ k.transpose(-1, -2)) * decay
     u = torch.linalg.solve_triangular(system, v_beta, upper=False, unitriangular=True)
     w = torch.linalg.solve_triangular(system, k_beta * g.exp().unsqueeze(-1), upper=False, unitriangular=True)
-    S = torch.zeros(B, H, d_k, d_v, dtype=u.dtype, device=u.device) if state is None else state.to(u)
-    out = torch.zeros_like(u)
     q = q * g.exp().unsqueeze(-1)
     k = k * (g[..., -1:] - g).exp().unsqueeze(-1)
-    last = g[..., -1].exp()[..., None, None]
+    out, S = scan(q, k, u, w, inner, g[..., -1].exp()[..., None, None], state)
+    return out.reshape(B, H, -1, d_v)[:, :, :T], S
+
+
+def scan(q: torch.Tensor, k: torch.Tensor, u: torch.Tensor, w: torch.Tensor, inner: torch.Tensor, last: torch.Tensor,
+         state: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The chunked delta rule's scan over n chunks of C tokens, from `state` S (B, H, d_k, d_v) (zeros where None):
+    per chunk i, the new values v_new = u_i − w_i S, the output q_i S + inner_i v_new, and S decayed by last_i and
+    written kᵀ_i v_new. q, k (B, H, n, C, d_k) already decayed (q from its chunk's start, k to its chunk's end), u
+    (B, H, n, C, d_v), w (B, H, n, C, d_k), inner (B, H, n, C, C) the chunk's masked q kᵀ, last (B, H, n, …) the
+    chunk's whole decay, broadcast over S (Gated DeltaNet's one rate per head, Kimi delta attention's one per row).
+    -> the output (B, H, n, C, d_v) and the final S."""
+    B, H, n, _, d_k = k.shape
+    S = torch.zeros(B, H, d_k, u.shape[-1], dtype=u.dtype, device=u.device) if state is None else state.to(u)
+    out = torch.zeros_like(u)
     for i in range(n):
         v_new = u[:, :, i] - w[:, :, i] @ S
         out[:, :, i] = q[:, :, i] @ S + inner[:, :, i] @ v_new
         S = S * last[:, :, i] + k[:, :, i].transpose(-1, -2) @ v_new
-    return out.reshape(B, H, -1, d_v)[:, :, :T], S
+    return out, S
 
 
-def step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, beta: torch.Tensor,
+def step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, decay: torch.Tensor, beta: torch.Tensor,
          state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """One token's gated delta rule (transformers' torch_recurrent_gated_delta_rule), as matmuls: q, k (B, h_lv, 1,
-    d_lk), v (B, h_lv, 1, d_lv), g, β (B, h_lv, 1), fp32, after `state` S (B, h_lv, d_lk, d_lv). S decays by exp(g),
-    then moves towards v along k by β: S + kᵀ·β(v − k S); the output is q S. -> ((B, h_lv, 1, d_lv), the new S).
+    """One token's gated delta rule (transformers' torch_recurrent_gated_delta_rule), as matmuls: q, k (B, H, 1, d_k),
+    v (B, H, 1, d_v), β (B, H, 1), fp32, after `state` S (B, H, d_k, d_v). S decays by `decay` (exp(g), broadcast
+    over S: (B, H, 1, 1) for Gated DeltaNet's one rate per head, (B, H, d_k, 1) for Kimi delta attention's one per
+    row), then moves towards v along k by β: S + kᵀ·β(v − k S); the output is q S. -> ((B, H, 1, d_v), the new S).
     transformers writes the three products as elementwise sums, which torch's flop counter does not count; as
-    matmuls they are counted: 2·d_lk·d_lv FLOPs each per head."""
-    S = state.to(v) * g.exp()[..., None]  # g: (B, h_lv, 1) -> (B, h_lv, 1, 1)
-    delta = (v - k @ S) * beta.unsqueeze(-1)  # (B, h_lv, 1, d_lv)
+    matmuls they are counted: 2·d_k·d_v FLOPs each per head."""
+    S = state.to(v) * decay
+    delta = (v - k @ S) * beta.unsqueeze(-1)  # (B, H, 1, d_v)
     S = S + k.transpose(-1, -2) @ delta
     return q @ S, S
 
@@ -426,7 +439,7 @@ class GatedDeltaNet(nn.Module):
         if past is None:
             out, S = chunked_rule(q, k, self.v(v), g, beta)
         else:
-            out, S = step(q, k, self.v(v), g, beta, past[1])
+            out, S = step(q, k, self.v(v), g.exp()[..., None], beta, past[1])  # g: (B, h_lv, 1) -> (…, 1, 1)
         self.state(S)  # (B, h_lv, d_lk, d_lv), fp32
         out = self.rule(out.transpose(1, 2).to(x.dtype))  # (B, T, h_lv, d_lv)
         normed = out.float() * torch.rsqrt(out.float().pow(2).mean(-1, keepdim=True) + 1e-6)

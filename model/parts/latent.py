@@ -58,7 +58,7 @@ def check(cfg: Config) -> None:
         if getattr(cfg, f.name) is None and f.name != "q_latent_dim":
             raise ValueError(f"latent attention (d_c={cfg.latent_dim!r}) needs {f.symbol}: set {f.name} ({f.doc}"
                              f"; DeepSeek-V3: {f.example})")
-    if cfg.rope_dim % 2:
+    if cfg.rope_dim % 2 and rotates(cfg):
         raise ValueError(f"d_R={cfg.rope_dim} is odd: RoPE rotates pairs of features, so rope_dim must be even")
     if cfg.positions != "rope":
         raise ValueError("latent attention rotates its d_R features by position (RoPE): set positions to rope")
@@ -75,6 +75,12 @@ def check(cfg: Config) -> None:
 def present(cfg: Config) -> bool:
     """Latent attention in every block's attention's place."""
     return cfg.latent_dim is not None
+
+
+def rotates(cfg: Config) -> bool:
+    """Some latent attention block rotates its d_R features by position: not every block beside Kimi delta attention's
+    is NoPE (Kimi Linear's are all NoPE: no angles made, d_R may be odd)."""
+    return not set(range(cfg.L)) - set(cfg.kda_layers) <= set(cfg.nope_layers)
 
 
 
@@ -201,7 +207,10 @@ def decode_scores(cfg: Config) -> Expr:
 def decode_flops(cfg: Config, f: Expr) -> Expr:
     """A decode step's FLOPs per new token `f`, and the K and V of every head that latent attention makes again from
     the T cached latents (W_UKV, as transformers runs it): 2T·d_c·h·(d_nope + d_v) per block."""
-    return E("{f} + 2LT·d_c·h·(d_nope + d_v)", f=f) if present(cfg) else f
+    if not present(cfg):
+        return f
+    blocks = E("(L − L_kda)") if cfg.kda_layers else E("L")  # beside Kimi delta attention: its attention blocks
+    return E("{f} + 2{n}T·d_c·h·(d_nope + d_v)", f=f, n=blocks)
 
 
 # A decode step's tensors of block 0's latent attention (`model.inference.decode_rows`): the cache is the latent and
@@ -234,9 +243,10 @@ class LatentAttention(nn.Module):
     cache holds them; K and V of every head are made again from them each step. No biases (DeepSeek's
     attention_bias false)."""
 
-    def __init__(self, cfg: Config) -> None:
+    def __init__(self, cfg: Config, rope: bool = True) -> None:
         super().__init__()
         self.h, self.d_c, self.d_R, self.d_nope, self.d_v = cfg.h, cfg.d_c, cfg.d_R, cfg.d_nope, cfg.d_v
+        self.rotates = rope  # False: a NoPE block (Kimi Linear's), its d_R features of q and k not rotated
         self.root = math.sqrt(cfg.d_head)  # √(d_nope + d_R)
         width = cfg.h * cfg.d_head  # h·(d_nope + d_R)
         if cfg.d_cq is not None:
@@ -250,8 +260,8 @@ class LatentAttention(nn.Module):
         self.kv_b = nn.Linear(cfg.d_c, cfg.h * (cfg.d_nope + cfg.d_v), bias=False)  # W_UKV: (d_c, h·(d_nope + d_v))
         self.proj = nn.Linear(cfg.h * cfg.d_v, cfg.d, bias=False)  # W_o: (h·d_v, d)
         self.indexer = sparse.module(cfg)  # DeepSeek sparse attention's lightning indexer, or None
-        for name in ("q", "q_nope", "q_rope", "q_rot", "c_kv", "k_rope", "k_rot", "k_nope", "v", "q_heads", "k",
-                     "scores", "masked", "attn", "attn_v", "merged", "latent_cache", "rope_cache"):
+        for name in ("q", "q_nope", "q_rope", "c_kv", "k_rope", "k_nope", "v", "q_heads", "k", "scores", "masked",
+                     "attn", "attn_v", "merged", "latent_cache", "rope_cache", *(("q_rot", "k_rot") if rope else ())):
             setattr(self, name, Tap())
 
     def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None = None,
@@ -270,7 +280,8 @@ class LatentAttention(nn.Module):
         c_kv, k_rope = self.kv_a(x).split([d_c, d_R], dim=2)  # (B, T, d_c), (B, T, d_R)
         c_kv = self.kv_a_norm(self.c_kv(c_kv)).view(B, 1, T, d_c)  # the latent: (B, 1, T, d_c)
         k_rope = self.k_rope(k_rope.view(B, 1, T, d_R))  # one rotary key for every head: (B, 1, T, d_R)
-        q_rot, k_rot = self.q_rot(rotate(q_rope, *rope)), self.k_rot(rotate(k_rope, *rope))
+        q_rot, k_rot = ((self.q_rot(rotate(q_rope, *rope)), self.k_rot(rotate(k_rope, *rope))) if self.rotates
+                        else (q_rope, k_rope))
         if past is not None:  # decode: the new token's latent and rotary key join the cached ones
             if T != 1:
                 raise ValueError(f"a decode step takes one new token per sequence, got T={T}")
@@ -293,13 +304,15 @@ class LatentAttention(nn.Module):
 
 
 def module(cfg: Config, window: int | None = None, rope: bool = True) -> nn.Module:
-    """One block's latent attention (no window: `WITHOUT`; every block rotates its d_R, as `positions.check` asks)."""
-    return LatentAttention(cfg)
+    """One block's latent attention (no window: `WITHOUT`), its d_R features of q and k rotated unless `rope` is False
+    (a NoPE block: Kimi Linear's, `positions.check`)."""
+    return LatentAttention(cfg, rope)
 
 
-def rotary_width(cfg: Config) -> int:
-    """The features RoPE rotates: the d_R of the shared key and of each head's query."""
-    return cfg.d_R
+def rotary_width(cfg: Config) -> int | None:
+    """The features RoPE rotates: the d_R of the shared key and of each head's query; None where no block rotates
+    (`rotates`)."""
+    return cfg.d_R if rotates(cfg) else None
 
 
 # --- its tensors in the lesson's notation (`model.tensor_notation`), in attention's place ----------------------------

@@ -60,8 +60,10 @@ def _check_partial(cfg: Config) -> None:
 def _check_nope(cfg: Config) -> None:
     """NoPE blocks: RoPE elsewhere (not latent attention's), indices below L, and all of one MLP kind (their number
     L_nope then counts them beside L and L_moe in every formula)."""
-    if cfg.positions != "rope" or cfg.latent_dim is not None:
-        why = "positions are learned" if cfg.positions != "rope" else "latent attention rotates its d_R in every block"
+    if cfg.positions != "rope" or (cfg.latent_dim is not None and not cfg.kda_layers):
+        why = "positions are learned" if cfg.positions != "rope" else ("latent attention rotates its d_R in every block "
+                                                                       "(NoPE latent attention is Kimi Linear's, beside "
+                                                                       "Kimi delta attention blocks)")
         raise ValueError(f"nope_layers={list(cfg.nope_layers)} lists blocks without RoPE, but the {why}: drop "
                          f"nope_layers")
     below("nope_layers", cfg.nope_layers, cfg.L)
