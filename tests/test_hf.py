@@ -131,7 +131,7 @@ BASE: dict[str, dict] = {
                                     "full_attention", "linear_attention"], "mlp_layer_types": ["dense"] + ["sparse"] * 5,
                     "kv_lora_rank": 16, "q_lora_rank": 24, "qk_rope_head_dim": 8, "qk_nope_head_dim": 8,
                     "v_head_dim": 16, "num_local_experts": 8, "num_experts_per_tok": 3, "moe_intermediate_size": 24,
-                    "n_shared_experts": 2, "linear_num_heads": 4, "linear_head_dim": 16, "linear_conv_kernel_dim": 3,
+                    "n_shared_experts": 2, "attention_bias": False, "linear_num_heads": 4, "linear_head_dim": 16, "linear_conv_kernel_dim": 3,
                     "pad_token_id": 0},  # KDA in blocks 0, 2, 3, 5 beside NoPE latent attention (6 blocks: the
     # class's default layer_types has one full block, 4); h_kv = h, as its eager attention needs
     "mellum": {"model_type": "mellum", **MODERN, "attention_bias": True, "sliding_window": 3, "moe_intermediate_size": 24,
