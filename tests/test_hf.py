@@ -118,6 +118,13 @@ BASE: dict[str, dict] = {
                    "num_experts_per_tok": 3},
     "granitemoeshared": {"model_type": "granitemoeshared", **MODERN, "attention_bias": True, "num_local_experts": 4,
                          "num_experts_per_tok": 3, "shared_intermediate_size": 24},
+    "nemotron_h": {"model_type": "nemotron_h", **{k: v for k, v in MODERN.items() if k != "num_hidden_layers"},
+                   "layers_block_type": ["linear_attention", "moe", "full_attention", "mlp", "linear_attention", "moe"],
+                   "attention_bias": False, "sliding_window": None, "mlp_hidden_act": "relu2", "mlp_bias": False,
+                   "ssm_state_size": 8, "mamba_num_heads": 16, "mamba_head_dim": 6, "mamba_hidden_act": "silu",
+                   "n_groups": 2, "conv_kernel": 3, "chunk_size": 16, "use_conv_bias": False, "use_bias": True,
+                   "n_routed_experts": 4, "n_shared_experts": 1, "moe_intermediate_size": 24,
+                   "moe_shared_expert_intermediate_size": 20, "moe_latent_size": None, "num_experts_per_tok": 3},  # Mamba 2 with MoE in blocks 0 and 2, NoPE attention in 1
     "granitemoehybrid": {"model_type": "granitemoehybrid", **MODERN, "num_hidden_layers": 4, "attention_bias": True,
                          "num_local_experts": 4, "num_experts_per_tok": 3, "shared_intermediate_size": 24,
                          "layer_types": ["mamba", "attention", "mamba", "attention"], "position_embedding_type": "rope",
