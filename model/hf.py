@@ -1058,8 +1058,11 @@ _PARTIAL = "partial rotary (RoPE on part of each head's features, partial_rotary
 NOT_BUILT: dict[str, str] = {
     "olmo_hybrid": f"its linear-attention layers (which keep, {_FIXED_STATE})",
     "bailing_hybrid": f"its linear-attention layers (which keep, {_FIXED_STATE})",
-    **dict.fromkeys(("mamba2", "falcon_h1", "zamba2"),
+    **dict.fromkeys(("mamba2", "zamba2"),
                     f"its Mamba 2 layers (a state-space layer that keeps, {_FIXED_STATE})"),
+    "falcon_h1": ("Mamba 2 beside attention in every block (both read one norm of x and add to it together, each "
+                  "keeping its cache: a parallel hybrid block), and Mamba 2 without its gated norm (mamba_rms_norm "
+                  "false: y·SiLU(z), no gain)"),
     **dict.fromkeys(("mamba", "falcon_mamba", "jamba", "zamba"),
                     f"its Mamba layers (a state-space layer that keeps, {_FIXED_STATE})"),
     "recurrent_gemma": f"its RG-LRU recurrent layers (which keep, {_FIXED_STATE})",
