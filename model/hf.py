@@ -2320,18 +2320,19 @@ def _nemotron_h(doc: Mapping) -> Reading:
         keys.update(mamba_layers="layers_block_type", ssm_heads="mamba_num_heads", ssm_head_dim="mamba_head_dim",
                     ssm_state="ssm_state_size", ssm_groups="n_groups", ssm_chunk="chunk_size",
                     conv_width="conv_kernel", ssm_bias="use_conv_bias")
+        size = f"{values['mamba_head_dim']:,} × {values['ssm_state_size']:,}"
         more.append(f"Mamba 2 in {len(blocks['linear_attention']):,} of the {len(pairs):,} blocks: a fixed state of "
-                    f"h_ssm = {heads:,} heads of {values['mamba_head_dim']:,} × {values['ssm_state_size']:,} per block "
-                    "in attention's place, no KV cache (in_proj and out_proj with biases where use_bias says)")
+                    f"h_ssm = {heads:,} heads of {size} per block in attention's place, no KV cache (in_proj and "
+                    "out_proj with biases where use_bias says)")
         if doc.get("mamba_proj_bias"):
             more.append("mamba_proj_bias = true is not read: NemotronHMamba2Mixer biases in_proj and out_proj by "
                         "use_bias")
     if blocks["moe"]:
         E, groups = values["n_routed_experts"], doc.get("n_group", ROUTER[model_type]["n_group"])
         if E % groups or E // groups < 2:
-            raise HFConfigError(f"config.json: n_routed_experts={E:,} in n_group={groups:,} groups: NemotronHTopkRouter "
-                                "sums the best 2 scores of each group, so its module cannot run; give n_group "
-                                "dividing n_routed_experts into groups of at least 2")
+            raise HFConfigError(f"config.json: n_routed_experts={E:,} in n_group={groups:,} groups: "
+                                "NemotronHTopkRouter sums the best 2 scores of each group, so its module cannot run; "
+                                "give n_group dividing n_routed_experts into groups of at least 2")
         fields.update(experts=values["n_routed_experts"], top_k=values["num_experts_per_tok"],
                       expert_dim=values["moe_intermediate_size"], shared_experts=1,
                       shared_dim=values["moe_shared_expert_intermediate_size"], moe_step=1,
@@ -2340,8 +2341,8 @@ def _nemotron_h(doc: Mapping) -> Reading:
                     shared_experts="n_shared_experts", shared_dim="moe_shared_expert_intermediate_size",
                     dense_layers="layers_block_type")
         if values["n_shared_experts"] != 1:
-            more.append(f"n_shared_experts = {values['n_shared_experts']:,} is not read: NemotronHMoE builds one shared "
-                        "ReLU² MLP of width moe_shared_expert_intermediate_size whatever it says")
+            more.append(f"n_shared_experts = {values['n_shared_experts']:,} is not read: NemotronHMoE builds one "
+                        "shared ReLU² MLP of width moe_shared_expert_intermediate_size whatever it says")
     if values["tie_word_embeddings"]:
         more.append("the head apart from the token table: tie_word_embeddings = true, but NemotronHForCausalLM ties no "
                     "weight (its _tied_weights_keys is empty), so transformers builds both")

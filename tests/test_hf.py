@@ -124,7 +124,8 @@ BASE: dict[str, dict] = {
                    "ssm_state_size": 8, "mamba_num_heads": 16, "mamba_head_dim": 6, "mamba_hidden_act": "silu",
                    "n_groups": 2, "conv_kernel": 3, "chunk_size": 16, "use_conv_bias": False, "use_bias": True,
                    "n_routed_experts": 4, "n_shared_experts": 1, "moe_intermediate_size": 24,
-                   "moe_shared_expert_intermediate_size": 20, "moe_latent_size": None, "num_experts_per_tok": 3},  # Mamba 2 with MoE in blocks 0 and 2, NoPE attention in 1
+                   "moe_shared_expert_intermediate_size": 20, "moe_latent_size": None,
+                   "num_experts_per_tok": 3},  # Mamba 2 with MoE in blocks 0 and 2, NoPE attention in 1
     "granitemoehybrid": {"model_type": "granitemoehybrid", **MODERN, "num_hidden_layers": 4, "attention_bias": True,
                          "num_local_experts": 4, "num_experts_per_tok": 3, "shared_intermediate_size": 24,
                          "layer_types": ["mamba", "attention", "mamba", "attention"], "position_embedding_type": "rope",

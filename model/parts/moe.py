@@ -265,7 +265,8 @@ class Experts(nn.Module):
     """E routed experts of the recipe's MLP, their matrices stacked (Mixtral's and Qwen's layout): SwiGLU's W_gate,
     W_up (E, d, d_expert) and W_down (E, d_expert, d); GELU's (or ReLU²'s, Nemotron-H's) W_fc (E, d, d_expert) and
     W_down. No biases, unless `expert_bias` (gpt-oss): b_gate, b_up (E, d_expert) and b_down (E, d), each row taking its
-    expert's (gpt-oss's interleaved gate_up (E, d, 2d_expert) is W_gate and W_up apart here: a layout, the same count and FLOPs).
+    expert's (gpt-oss's interleaved gate_up (E, d, 2d_expert) is W_gate and W_up apart here: a layout, the same count
+    and FLOPs).
 
     Runs over the M = B·T·k dispatched rows sorted by expert, `counts` (E,) rows each: every tensor is (M, ·), each
     expert's share a slice of it (`model.grouped.grouped_mm`, one matmul per expert on the CPU)."""
