@@ -98,6 +98,12 @@ does the same, from data:
   rows hold each head's query and gate), Qwen2-MoE's experts with the gated shared expert, blocks MoE by
   decoder_sparse_step and mlp_only_layers. A file with any linear_attention block is refused in one line naming the
   Gated DeltaNet layers it needs (`PART_BLOCKS`, `_hybrid_blocks`); the keys that size only them are named as not read.
+- Nemotron-H and Nemotron 3 (nemotron_h): layers of one operation each, x + op(norm(x)) (layers_block_type, or the
+  legacy hybrid_override_pattern's letters M, *, -, E), read in pairs as the lesson's blocks (`_nemotron_h`): a Mamba 2
+  or attention layer and the MLP or mixture-of-experts layer after it, the same parameters, FLOPs and cache. Its
+  attention has no RoPE and no biases, its MLP and experts are ReLU² without a gate, one shared ReLU² MLP beside the
+  experts (DeepSeek-V3's sigmoid router: values), the head never tied. A layer that pairs with none (a Mamba 2 layer
+  before an attention layer, as in Nemotron 3 Nano's pattern) is refused in one line: not modelled yet.
 - `SAME_MODULE` types (sarvam_mla, sarvam_moe): their class subclasses DeepSeek-V3's or GLM-4.5's and transformers
   builds that type's module: read as it, from their own class's defaults and key names. Qwen3.5's text models
   (qwen3_5_text, qwen3_5_moe_text; `SAME_BLOCKS`) likewise, as qwen3_next: their module runs its blocks, projections
@@ -125,14 +131,15 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "olmoe", "ministral", "sarvam_mla", "sarvam_moe", "smollm3", "cohere2", "exaone4", "arcee", "jais2",
                "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa",
-               "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear")
+               "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear",
+               "nemotron_h")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
              "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite",
              "deepseek_v32", "glm_moe_dsa",
-             "qwen3_next", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear")
+             "qwen3_next", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear", "nemotron_h")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
@@ -312,6 +319,17 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "mamba_n_groups": 1, "mamba_d_state": 256, "mamba_d_head": "auto", "mamba_d_conv": 4, "mamba_expand": 2,
         "mamba_chunk_size": 256, "mamba_conv_bias": True, "mamba_proj_bias": False,
     },
+    "nemotron_h": {  # NemotronHConfig (Nemotron-H, Nemotron 3): layers of one operation each, x + op(norm(x)): Mamba
+        # 2, attention without RoPE, a ReLU² MLP or a mixture of ReLU² experts (layers_block_type; by default
+        # linear_attention, moe, full_attention, mlp), read in pairs (`_nemotron_h`)
+        "vocab_size": 131_072, "hidden_size": 4_096, "layers_block_type": None, "tie_word_embeddings": False,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 4_096,
+        "attention_bias": False, "sliding_window": None, "intermediate_size": 21_504, "mlp_hidden_act": "relu2",
+        "mlp_bias": False, "ssm_state_size": 128, "mamba_num_heads": 128, "mamba_head_dim": 64,
+        "mamba_hidden_act": "silu", "n_groups": 8, "conv_kernel": 4, "chunk_size": 128, "use_conv_bias": True,
+        "use_bias": False, "n_routed_experts": 8, "n_shared_experts": 1, "moe_intermediate_size": 7_688,
+        "moe_shared_expert_intermediate_size": 7_688, "moe_latent_size": None, "num_experts_per_tok": 2,
+    },  # num_nextn_predict_layers (0): its multi-token-prediction layers, which transformers never builds (a note)
     "mellum": {  # MellumConfig: Qwen3-MoE's block, windows and dense blocks by per-block lists (all full, all MoE)
         "vocab_size": 98_304, "hidden_size": 2_304, "intermediate_size": 7_168, "num_hidden_layers": 28,
         "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "max_position_embeddings": 131_072,
@@ -570,6 +588,8 @@ ROUTER: dict[str, dict[str, object]] = {
     **dict.fromkeys(("sarvam_mla", "sarvam_moe"), {"norm_topk_prob": True, "routed_scaling_factor": 2.5, "n_group": 1,
                                                    "topk_group": 1, "output_router_logits": False}),
     "minimax_m2": {"router_jitter_noise": 0.0, "router_aux_loss_coef": 0.001, "output_router_logits": False},
+    "nemotron_h": {"norm_topk_prob": True, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
+                   "output_router_logits": False},
     "olmoe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.01, "output_router_logits": False},
     "mellum": {"norm_topk_prob": True, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "flex_olmo": {"norm_topk_prob": False, "router_aux_loss_coef": 0.01, "output_router_logits": False},
@@ -610,6 +630,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "smollm3": ("head_dim",),  # SmolLM3Attention's getattr(config, "head_dim", d / h)
     "granite": ("head_dim", "sliding_window", "layer_types"),  # GraniteAttention's getattr(config, "head_dim", d / h)
     **dict.fromkeys(("granitemoe", "granitemoeshared"), ("head_dim", "sliding_window", "layer_types")),  # as Granite's
+    "nemotron_h": (),
     "granitemoehybrid": ("head_dim", "sliding_window"),  # GraniteMoeHybridAttention's getattr(config, "head_dim", d / h)
     "cwm": (),
     "olmo2": ("head_dim", "sliding_window", "layer_types"),  # Olmo2Attention's getattr(config, "head_dim", d / h)
@@ -671,6 +692,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "granite": ("num_key_value_heads", "sliding_window", "layer_types"),
     **dict.fromkeys(("granitemoe", "granitemoeshared"), ("num_key_value_heads", "num_local_experts",
                                                          "num_experts_per_tok", "sliding_window", "layer_types")),
+    "nemotron_h": ("layers_block_type", "sliding_window", "moe_latent_size"),
     "granitemoehybrid": ("num_key_value_heads", "num_local_experts", "num_experts_per_tok", "sliding_window",
                          "layer_types", "position_embedding_type", "head_dim", *(f"mamba_{k}" for k in MAMBA_NULL),
                          "mamba_conv_bias", "mamba_proj_bias"),  # a bias's null: none, as nn.Linear reads it
@@ -752,6 +774,10 @@ ALIASES: dict[str, dict[str, str]] = {
     "flex_olmo": {"num_local_experts": "num_experts"},  # FlexOlmoConfig's
     "internlm3": {"qkv_bias": "attention_bias", "bias": "mlp_bias"},  # InternLM3Config's attribute_map
     "exaone": {"num_layers": "num_hidden_layers"},  # ExaoneConfig's (its activation_function: ACTIVATIONS)
+    # NemotronHConfig's attribute_map, and the legacy keywords its __post_init__ takes in place of its fields
+    "nemotron_h": {"layer_types": "layers_block_type", "num_local_experts": "n_routed_experts",
+                   "mamba_n_groups": "n_groups", "mamba_d_conv": "conv_kernel", "mamba_chunk_size": "chunk_size",
+                   "mamba_conv_bias": "use_conv_bias"},
 }
 # The Config field (or symbol) each key sets; keys that set none are read by a rule below.
 FIELD_OF: dict[str, str] = {
@@ -769,7 +795,9 @@ FIELD_OF: dict[str, str] = {
     "linear_head_dim": "d_kda",
     "index_n_heads": "h_I", "index_head_dim": "d_I", "index_topk": "T_k",
     "mamba_n_heads": "h_ssm", "mamba_d_head": "d_ssm", "mamba_d_state": "d_state", "mamba_n_groups": "g_ssm",
-    "mamba_chunk_size": "Q", "mamba_d_conv": "d_conv",
+    "mamba_chunk_size": "Q", "mamba_d_conv": "d_conv", "mamba_num_heads": "h_ssm", "mamba_head_dim": "d_ssm",
+    "ssm_state_size": "d_state", "n_groups": "g_ssm", "chunk_size": "Q", "conv_kernel": "d_conv",
+    "moe_shared_expert_intermediate_size": "d_shared",
 }
 # Each value's kind: a size (a whole number >= 1), a size or null (null: the class's rule), a flag, ...
 SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", "num_attention_heads", "n_head",
@@ -781,7 +809,9 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "interleave_moe_layer_step", "attention_chunk_size", "moe_num_experts", "moe_topk", "full_attention_interval",
          "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
          "linear_conv_kernel_dim", "linear_num_heads", "linear_head_dim", "index_n_heads", "index_head_dim", "index_topk", "mamba_n_heads", "mamba_n_groups",
-         "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_chunk_size")
+         "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_chunk_size", "ssm_state_size", "mamba_num_heads",
+         "mamba_head_dim", "n_groups", "conv_kernel", "chunk_size", "moe_shared_expert_intermediate_size",
+         "moe_latent_size")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_intermediate_size",
@@ -791,7 +821,7 @@ FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bi
          "use_bias", "attention_out_bias", "multi_query",
          "use_qk_norm", "use_post_norm", "attn_temperature_tuning",
          "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave", "mamba_conv_bias",
-         "mamba_proj_bias")
+         "mamba_proj_bias", "use_conv_bias")
 NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor", "router_scaling_factor")  # a number of at least 0
 GRANITE_SCALES = ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")
 MINICPM3_SCALES = ("scale_emb", "scale_depth", "dim_model_base")
@@ -817,6 +847,15 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "mamba_d_conv": "the Mamba 2 convolution's taps d_conv", "mamba_expand": "Mamba 2's width h_ssm·d_ssm over d",
     "mamba_chunk_size": "the tokens Q of a chunk of Mamba 2's scan", "mamba_conv_bias": "the Mamba 2 convolution's bias",
     "mamba_proj_bias": "the biases of Mamba 2's in_proj and out_proj",
+    "mamba_num_heads": "a Mamba 2 layer's heads h_ssm", "mamba_head_dim": "each Mamba 2 head's width d_ssm",
+    "ssm_state_size": "a Mamba 2 state's columns d_state", "n_groups": "Mamba 2's groups of B and C g_ssm",
+    "conv_kernel": "the Mamba 2 convolution's taps d_conv", "chunk_size": "the tokens Q of a chunk of Mamba 2's scan",
+    "use_conv_bias": "the Mamba 2 convolution's bias",
+    "moe_shared_expert_intermediate_size": "the shared expert's width d_shared",
+    "moe_latent_size": "the experts' latent width (a projection d → latent before them, and back)",
+    "layers_block_type": "each layer's operation: linear_attention (Mamba 2), full_attention, mlp or moe",
+    "mlp_hidden_act": "the MLP's and the experts' activation", "mamba_hidden_act": "the Mamba 2 convolution's "
+    "activation",
     "position_embedding_type": "the positions (\"rope\": RoPE; anything else, or null: none)",
     "vocab_size": "the vocabulary size V", "hidden_size": "the model width d", "n_embd": "the model width d",
     "num_hidden_layers": "the number of blocks L", "n_layer": "the number of blocks L",
@@ -1002,6 +1041,7 @@ class Reading:
 
 
 NULL_MEANS = {"num_key_value_heads": "h", "head_dim": "d / h", "n_inner": "4d",
+              "layers_block_type": "linear_attention, moe, full_attention, mlp", "moe_latent_size": "none",
               "mlp_only_layers": "none", "no_rope_layers": "from no_rope_layer_interval"}  # a None default, as resolved
 
 
@@ -1018,8 +1058,11 @@ _PARTIAL = "partial rotary (RoPE on part of each head's features, partial_rotary
 NOT_BUILT: dict[str, str] = {
     "olmo_hybrid": f"its linear-attention layers (which keep, {_FIXED_STATE})",
     "bailing_hybrid": f"its linear-attention layers (which keep, {_FIXED_STATE})",
-    **dict.fromkeys(("mamba2", "nemotron_h", "falcon_h1", "zamba2"),
+    **dict.fromkeys(("mamba2", "zamba2"),
                     f"its Mamba 2 layers (a state-space layer that keeps, {_FIXED_STATE})"),
+    "falcon_h1": ("Mamba 2 beside attention in every block (both read one norm of x and add to it together, each "
+                  "keeping its cache: a parallel hybrid block), and Mamba 2 without its gated norm (mamba_rms_norm "
+                  "false: y·SiLU(z), no gain)"),
     **dict.fromkeys(("mamba", "falcon_mamba", "jamba", "zamba"),
                     f"its Mamba layers (a state-space layer that keeps, {_FIXED_STATE})"),
     "recurrent_gemma": f"its RG-LRU recurrent layers (which keep, {_FIXED_STATE})",
@@ -1131,6 +1174,8 @@ def _read(doc: Mapping) -> Reading:
         hint = "" if "model_type" in doc else " (the file has no model_type)"
         raise HFConfigError(f"config.json: model_type={show(model_type)} is not one of the {len(MODEL_TYPES)} types "
                             f"read here ({', '.join(MODEL_TYPES[:6])}, …: python -m model --help lists them){hint}")
+    if model_type == "nemotron_h":
+        return _nemotron_h(doc)
     table = DEFAULTS[model_type]
     doc = _kimi_keys(doc) if model_type == "kimi_linear" else doc
     doc, unread = _unread_pattern(doc, model_type)
@@ -1439,6 +1484,24 @@ def _checked(key: str, value: object, nullable: bool, kind: str | None = None) -
         if unknown:
             raise HFConfigError(f"config.json: layer_types lists {show(unknown[0])}: each block's attention must be "
                                 f"one of {', '.join(LAYER_TYPES)}")
+        return value
+    if kind == "layers_block_type":  # Nemotron-H's layers, legacy words remapped as its class remaps them
+        if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+            raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[kind]}) must be a list of words, one "
+                                f"per layer{null}")
+        value = [LEGACY_LAYER_TYPES.get(t, t) for t in value]
+        unknown = [t for t in value if t not in NEMOTRON_LAYERS]
+        if unknown:
+            raise HFConfigError(f"config.json: {key} lists {show(unknown[0])}: each layer must be one of "
+                                f"{', '.join(NEMOTRON_LAYERS)}")
+        if not value:
+            raise HFConfigError(f"config.json: {key} is empty: list one operation per layer")
+        return value
+    if kind in ("mlp_hidden_act", "mamba_hidden_act"):  # the one activation this module runs there
+        wanted = {"mlp_hidden_act": "relu2", "mamba_hidden_act": "silu"}[kind]
+        if value != wanted:
+            raise HFConfigError(f"config.json: {key}={show(value)}: {WHAT[kind]} here is \"{wanted}\" (Nemotron-H's), "
+                                "the one this module runs")
         return value
     raise AssertionError(f"no kind for {kind}")  # every key of DEFAULTS has one (tests check)
 
@@ -2153,6 +2216,150 @@ def _mamba(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict
     return tuple(notes)
 
 
+# Nemotron-H's layers (NemotronHConfig): each one operation, x + op(norm(x)); the letters of its legacy
+# hybrid_override_pattern; its class's default list where a file gives none
+NEMOTRON_LAYERS = ("linear_attention", "full_attention", "mlp", "moe")
+NEMOTRON_LETTERS = {"M": "linear_attention", "*": "full_attention", "-": "mlp", "E": "moe"}
+NEMOTRON_DEFAULT = ("linear_attention", "moe", "full_attention", "mlp")
+NEMOTRON_MIXERS = ("linear_attention", "full_attention")  # a pair's first layer; its second is "mlp" or "moe"
+NEMOTRON_VALUES = ("values only, which change no count, shape or byte: the RMSNorms' ε (layer_norm_epsilon, also the "
+                   "gated norm's) and their fp32 gain; the router's sigmoid scores (this module's router takes a "
+                   "softmax over the same (B, T, E) logits) with their correction bias e_score_correction_bias (a "
+                   "buffer of E per MoE layer, not a parameter: not in N, as transformers' count leaves it out), its "
+                   "groups (n_group, topk_group), the k weights renormalised and times routed_scaling_factor; Mamba "
+                   "2's step limits (time_step_min, time_step_limit); residual_in_fp32")
+
+
+def _pattern(types: list[str]) -> str:
+    """A list of Nemotron-H's layers as its hybrid_override_pattern writes it, cut short: "ME*-"."""
+    letters = "".join({t: c for c, t in NEMOTRON_LETTERS.items()}[t] for t in types)
+    return letters if len(letters) <= 24 else letters[:24] + "…"
+
+
+def _nemotron_keys(doc: Mapping) -> tuple[dict, tuple[str, ...]]:
+    """A nemotron_h file as NemotronHConfig reads its layers: hybrid_override_pattern's letters as layers_block_type
+    where the file lists none, and notes for what it does not read (the pattern beside a list; num_hidden_layers, which
+    the list's length replaces). HFConfigError for a letter the class does not know."""
+    out, notes = dict(doc), []
+    pattern = out.pop("hybrid_override_pattern", None)
+    listed = out.get("layers_block_type", out.get("layer_types"))
+    if pattern is not None and listed is None:
+        if not isinstance(pattern, str) or not pattern or any(c not in NEMOTRON_LETTERS for c in pattern):
+            raise HFConfigError(f"config.json: hybrid_override_pattern={show(pattern)} must be a word of the letters M "
+                                "(Mamba 2), * (attention), - (MLP) and E (mixture of experts), one per layer")
+        out["layers_block_type"] = listed = [NEMOTRON_LETTERS[c] for c in pattern]
+    elif pattern is not None:
+        notes.append(f"hybrid_override_pattern = {show(pattern)} is not read: the file lists the layers "
+                     "(layers_block_type), as NemotronHConfig reads them")
+    count = out.pop("num_hidden_layers", None)
+    length = len(listed) if isinstance(listed, list) else len(NEMOTRON_DEFAULT)
+    if count is not None and count != length:
+        notes.append(f"num_hidden_layers = {show(count)} is not read: NemotronHConfig counts the {length:,} layers "
+                     "that layers_block_type lists")
+    return out, tuple(notes)
+
+
+def _nemotron_pairs(types: list[str]) -> list[tuple[str, str]]:
+    """Nemotron-H's layers as blocks: each Mamba 2 or attention layer with the MLP or mixture-of-experts layer after it
+    (x + mixer(norm(x)), then x + MLP(norm(x)): the lesson's block, one norm a layer). HFConfigError in one line for a
+    layer that pairs with none, which is not modelled yet."""
+    pairs = []
+    for i in range(0, len(types), 2):
+        mixer, after = types[i], types[i + 1] if i + 1 < len(types) else None
+        if mixer not in NEMOTRON_MIXERS or after not in ("mlp", "moe"):
+            lone, what = (i, mixer) if mixer not in NEMOTRON_MIXERS else (i, f"{mixer}, followed by "
+                                                                          f"{after or 'no layer'}")
+            raise HFConfigError(f"config.json: layer {lone:,} of {_pattern(types)} is {what}: Nemotron-H's layers are "
+                                "read here in pairs, a Mamba 2 or attention layer (M, *) and the MLP or mixture-of-"
+                                "experts layer (-, E) after it (the lesson's block); a layer alone is not modelled yet")
+        pairs.append((mixer, after))
+    return pairs
+
+
+def _nemotron_h(doc: Mapping) -> Reading:
+    """A nemotron_h file as transformers builds it: its layers in pairs (`_nemotron_pairs`), each a block of Mamba 2
+    (`mamba_layers`) or attention without RoPE (`nope_layers`: NemotronHAttention rotates nothing) and a ReLU² MLP
+    (intermediate_size) or a mixture of ReLU² experts with one shared ReLU² MLP (moe_shared_expert_intermediate_size),
+    with notes; HFConfigError for what is not modelled (the experts' latent projection, MLP biases)."""
+    model_type, table = "nemotron_h", DEFAULTS["nemotron_h"]
+    doc, notes = _nemotron_keys(doc)
+    values = _values(doc, model_type)
+    router = _router(doc, model_type)
+    types = values["layers_block_type"] or list(NEMOTRON_DEFAULT)
+    pairs = _nemotron_pairs(types)
+    for key, why in (("moe_latent_size", "projects each token to that width before the experts and back after them"),
+                     ("mlp_bias", "biases the MLP's, the shared expert's and the latent projections' matrices")):
+        if values[key]:
+            raise HFConfigError(f"config.json: {key}={show(values[key])} {why}, which is not modelled: write "
+                                f"{'null' if key == 'moe_latent_size' else 'false'}")
+    keys = {"V": "vocab_size", "T_max": "max_position_embeddings", "d": "hidden_size", "L": "layers_block_type",
+            "h": "num_attention_heads", "kv_heads": "num_key_value_heads", "head_dim": "head_dim",
+            "tie": "tie_word_embeddings"}
+    fields = {f: values[k] for f, k in keys.items() if f != "L"}
+    fields.update(L=len(pairs), norm="rmsnorm", positions="rope", mlp="relu2", bias="none", tie=False)
+    blocks = {kind: tuple(i for i, pair in enumerate(pairs) if kind in pair) for kind in NEMOTRON_LAYERS}
+    if blocks["mlp"]:
+        fields["ff_dim"], keys["ff_dim"] = values["intermediate_size"], "intermediate_size"
+    more = [f"its {len(types):,} layers ({_pattern(types)}) read as {len(pairs):,} blocks: each Mamba 2 or attention "
+            "layer with the MLP or mixture-of-experts layer after it, x + mixer(norm(x)), then x + MLP(norm(x)), each "
+            "layer's own RMSNorm before it (the lesson's block, ln_1 and ln_2): the same parameters, FLOPs and cache"]
+    if blocks["full_attention"]:
+        fields["nope_layers"], keys["nope_layers"] = blocks["full_attention"], "layers_block_type"
+        more.append(f"no RoPE: NemotronHAttention rotates nothing, so the {len(blocks['full_attention']):,} attention "
+                    "blocks see no position but the causal mask's order (NoPE); nor are their q, k, v or W_o biased, "
+                    "whatever attention_bias says")
+    if blocks["linear_attention"]:
+        heads, groups = values["mamba_num_heads"], values["n_groups"]
+        if heads % groups:
+            raise HFConfigError(f"config.json: n_groups={groups:,} does not divide mamba_num_heads={heads:,}: each "
+                                "group's B and C serve mamba_num_heads / n_groups heads")
+        fields.update(mamba_layers=blocks["linear_attention"], ssm_heads=heads, ssm_head_dim=values["mamba_head_dim"],
+                      ssm_state=values["ssm_state_size"], ssm_groups=groups, ssm_chunk=values["chunk_size"],
+                      conv_width=values["conv_kernel"],
+                      ssm_bias=MAMBA_BIASES[(values["use_conv_bias"], values["use_bias"])])
+        keys.update(mamba_layers="layers_block_type", ssm_heads="mamba_num_heads", ssm_head_dim="mamba_head_dim",
+                    ssm_state="ssm_state_size", ssm_groups="n_groups", ssm_chunk="chunk_size",
+                    conv_width="conv_kernel", ssm_bias="use_conv_bias")
+        size = f"{values['mamba_head_dim']:,} × {values['ssm_state_size']:,}"
+        more.append(f"Mamba 2 in {len(blocks['linear_attention']):,} of the {len(pairs):,} blocks: a fixed state of "
+                    f"h_ssm = {heads:,} heads of {size} per block in attention's place, no KV cache (in_proj and "
+                    "out_proj with biases where use_bias says)")
+        if doc.get("mamba_proj_bias"):
+            more.append("mamba_proj_bias = true is not read: NemotronHMamba2Mixer biases in_proj and out_proj by "
+                        "use_bias")
+    if blocks["moe"]:
+        E, groups = values["n_routed_experts"], doc.get("n_group", ROUTER[model_type]["n_group"])
+        if E % groups or E // groups < 2:
+            raise HFConfigError(f"config.json: n_routed_experts={E:,} in n_group={groups:,} groups: "
+                                "NemotronHTopkRouter sums the best 2 scores of each group, so its module cannot run; "
+                                "give n_group dividing n_routed_experts into groups of at least 2")
+        fields.update(experts=values["n_routed_experts"], top_k=values["num_experts_per_tok"],
+                      expert_dim=values["moe_intermediate_size"], shared_experts=1,
+                      shared_dim=values["moe_shared_expert_intermediate_size"], moe_step=1,
+                      dense_layers=blocks["mlp"])
+        keys.update(experts="n_routed_experts", top_k="num_experts_per_tok", expert_dim="moe_intermediate_size",
+                    shared_experts="n_shared_experts", shared_dim="moe_shared_expert_intermediate_size",
+                    dense_layers="layers_block_type")
+        if values["n_shared_experts"] != 1:
+            more.append(f"n_shared_experts = {values['n_shared_experts']:,} is not read: NemotronHMoE builds one "
+                        "shared ReLU² MLP of width moe_shared_expert_intermediate_size whatever it says")
+    if values["tie_word_embeddings"]:
+        more.append("the head apart from the token table: tie_word_embeddings = true, but NemotronHForCausalLM ties no "
+                    "weight (its _tied_weights_keys is empty), so transformers builds both")
+    mtp = _checked("num_nextn_predict_layers", doc.get("num_nextn_predict_layers", 0), False)
+    if mtp:
+        more.append(f"its {mtp:,} multi-token-prediction layers "
+                    "(num_nextn_predict_layers) are left out, as transformers builds none")
+    if values["sliding_window"] is not None:
+        more.append(f"sliding_window = {values['sliding_window']:,} is not read: NemotronHAttention attends over every "
+                    "key and its cache keeps them all")
+    more.append(NEMOTRON_VALUES)
+    defaults = tuple(k for k in table if k not in values["given"] and k not in RULE_KEYS)
+    ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES[model_type]
+                    and k not in READ_BY_EVERY_TYPE and k not in ROUTER[model_type] and k != "mamba_proj_bias")
+    return Reading(model_type, fields, keys, defaults, ignored, (*notes, *router, *more))
+
+
 def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | None]:
     """Each block's attention as transformers' cache keeps it, and the window of the sliding ones.
 
@@ -2333,7 +2540,8 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 128_004, "cohere2": 0, "ministral3": 11,
                 "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "vaultgemma": 0,
                 "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
-                "glm": 151_329, "glm4": 151_329, "aria_text": 2, "kimi_linear": 163_839}
+                "glm": 151_329, "glm4": 151_329, "aria_text": 2, "kimi_linear": 163_839,
+                "nemotron_h": 0}  # NemotronHConfig's pad_token_id, which its embedding does not read (no padding_idx)
 
 
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:

@@ -194,6 +194,7 @@ def skipped(cfg: Config, n: Expr) -> Expr:
 
 def kind_words(cfg: Config) -> str:
     return ("SwiGLU experts, each W_gate, W_up (d, d_expert) and W_down (d_expert, d)" if cfg.mlp == "swiglu" else
+            "ReLU² experts, each (d, d_expert) and (d_expert, d)" if cfg.mlp == "relu2" else
             "experts, each (d, d_expert) and (d_expert, d)")
 
 
@@ -262,9 +263,10 @@ DECODE_ROWS: dict[str, tuple[str, str]] = {
 # --- the module in the real forward pass ------------------------------------------------------------------------------
 class Experts(nn.Module):
     """E routed experts of the recipe's MLP, their matrices stacked (Mixtral's and Qwen's layout): SwiGLU's W_gate,
-    W_up (E, d, d_expert) and W_down (E, d_expert, d); GELU's W_fc (E, d, d_expert) and W_down. No biases, unless
-    `expert_bias` (gpt-oss): b_gate, b_up (E, d_expert) and b_down (E, d), each row taking its expert's (gpt-oss's
-    interleaved gate_up (E, d, 2d_expert) is W_gate and W_up apart here: a layout, the same count and FLOPs).
+    W_up (E, d, d_expert) and W_down (E, d_expert, d); GELU's (or ReLU²'s, Nemotron-H's) W_fc (E, d, d_expert) and
+    W_down. No biases, unless `expert_bias` (gpt-oss): b_gate, b_up (E, d_expert) and b_down (E, d), each row taking its
+    expert's (gpt-oss's interleaved gate_up (E, d, 2d_expert) is W_gate and W_up apart here: a layout, the same count
+    and FLOPs).
 
     Runs over the M = B·T·k dispatched rows sorted by expert, `counts` (E,) rows each: every tensor is (M, ·), each
     expert's share a slice of it (`model.grouped.grouped_mm`, one matmul per expert on the CPU)."""
@@ -283,11 +285,15 @@ class Experts(nn.Module):
                 setattr(self, "b" + name[1:], nn.Parameter(torch.zeros(E, width)))  # (E, d_expert)
             self.b_down = nn.Parameter(torch.zeros(E, d))  # (E, d)
         self.limit, self.alpha = cfg.swiglu_limit, cfg.alpha
-        taps = ("gate", "up", "gated", "down") if self.swiglu else ("fc", "down")
+        self.relu2 = cfg.mlp == "relu2"  # Nemotron-H's experts: max(0, x)² between two matrices, no gate
+        taps = ("gate", "up", "gated", "down") if self.swiglu else ("fc", "squared", "down") if self.relu2 else \
+            ("fc", "down")
         for name in taps:
             setattr(self, name, Tap())
         if self.swiglu and self.limit is None:
             self.silu = nn.SiLU()
+        elif self.relu2:
+            self.relu = nn.ReLU()
         elif not self.swiglu:
             self.gelu = nn.GELU(approximate="tanh")
 
@@ -297,6 +303,8 @@ class Experts(nn.Module):
             gate = self.gate(self._mm(x, "gate", counts, rows))  # (B·T·k, d_expert)
             up = self.up(self._mm(x, "up", counts, rows))  # (B·T·k, d_expert)
             hidden = self.gated(swiglu(self, gate, up))
+        elif self.relu2:
+            hidden = self.squared(torch.square(self.relu(self.fc(self._mm(x, "fc", counts, rows)))))  # max(0, x)²
         else:
             hidden = self.gelu(self.fc(self._mm(x, "fc", counts, rows)))
         return self.down(self._mm(hidden, "down", counts, rows))  # (B·T·k, d)
@@ -380,6 +388,8 @@ NOTATION: dict[str, tuple[str, str]] = {
     "moe.experts.gated": ("(B·T·k, d_expert)", "SiLU(gate) · up"),
     "moe.experts.fc": ("(B·T·k, d_expert)", "each expert's hidden x W_fc[e] over its share of the rows"),
     "moe.experts.gelu": ("(B·T·k, d_expert)", "GELU"),
+    "moe.experts.relu": ("(B·T·k, d_expert)", "ReLU: max(0, x)"),
+    "moe.experts.squared": ("(B·T·k, d_expert)", "ReLU²: max(0, x)², squared"),
     "moe.experts.down": ("(B·T·k, d)", "each expert's output, d_expert → d (W_down[e])"),
     "moe.sorted_weights": ("(B·T·k, 1)", "each row's routing weight"),
     "moe.weighted": ("(B·T·k, d)", "expert outputs times their weights"),
@@ -390,6 +400,8 @@ NOTATION: dict[str, tuple[str, str]] = {
     "moe.shared.gated": ("(B, T, E_shared·d_shared)", "SiLU(gate) · up"),
     "moe.shared.fc": ("(B, T, E_shared·d_shared)", "shared experts' hidden (every token)"),
     "moe.shared.gelu": ("(B, T, E_shared·d_shared)", "GELU"),
+    "moe.shared.relu": ("(B, T, E_shared·d_shared)", "ReLU: max(0, x)"),
+    "moe.shared.squared": ("(B, T, E_shared·d_shared)", "ReLU²: max(0, x)², squared"),
     "moe.shared.proj": ("(B, T, d)", "shared experts' output"),
     "moe.shared_gate": ("(B, T, 1)", "shared experts' gate logit x W_shared_gate (d, 1)"),
     "moe.shared_scale": ("(B, T, 1)", "sigmoid of the gate logit"),
