@@ -38,6 +38,14 @@ Multi-head latent attention, last, replaces multi-head attention whose heads are
 paper's MHA: its d_h is DeepSeek's v_head_dim): the d_head change before it sets d_v apart from d / h, and the
 latent change swaps q, k and v of h heads of d_v for the low-rank pairs, the latent and the shared rotary key; its
 KV cache line is the latent's d_c + d_R per token per block against K and V's 2h·d_v (`latent_lines`).
+
+A part with a fixed state in some blocks' attention's place (`model.stack.STATEFUL`: Gated DeltaNet, Mamba 2, Kimi delta
+attention) comes last of all: ORDER reaches this model with attention in every block (the part's `attention_twin`), and
+one change (`STATE_CHANGES`, the part's LAST_CHANGE) puts the state in place. Its FLOPs per token are no polynomial of
+T (T_pad/T, (T + d_conv − 1)/T): the chain's polynomials divide by symbols there (`model.formula.to_poly`'s `divide`),
+values exact as Fractions, and the line is written from the budget's own formulas where they are the same difference
+term by term (`state_figures`). Its KV cache per token falls; the states it keeps instead, per sequence, have a line of
+their own at this B (`state_lines`). Mamba 2's and KDA's saved bytes are measured (no formula): their lines have none.
 """
 from __future__ import annotations
 
@@ -597,7 +605,7 @@ def state_lines(cfg: Config, dtype: str, cache: dict[str, Line], kv: Figure) -> 
     fall = poly_add({}, kv[0], -1)
     count = f"{part.COUNT} = {getattr(cfg, part.COUNT):,}"
     return (Line(f"changes/{key}/states", f"{part.NAME}: the states its {count} blocks keep instead, for B sequences at "
-                 f"{dtype} (the recurrent state at fp32), whatever T: per sequence, not per token, so they stay as T "
+                 f"{dtype}{'' if size == 4 else ' (the recurrent state at fp32)'}, whatever T: per sequence, not per token, so they stay as T "
                  "grows while the KV cache per token above falls", states.text, value, "bytes"),
             Line(f"changes/{key}/T_even", f"{part.NAME}: T at which the K and V those blocks no longer keep (the fall "
                  "of the KV cache per token above, times B) would equal their states: past it, the states are the "
