@@ -321,7 +321,7 @@ def poly_mul(a: Poly, b: Poly) -> Poly:
             powers = dict(ma)
             for sym, k in mb:
                 powers[sym] = powers.get(sym, 0) + k
-            key = tuple(sorted((s, k) for s, k in powers.items() if k))  # T·T⁻¹ = 1 (`to_poly`'s divisions)
+            key = tuple(sorted(powers.items()))
             out[key] = out.get(key, 0) + ca * cb
     return {k: c for k, c in out.items() if c}
 
@@ -373,6 +373,15 @@ def grouped(groups: Mapping[int, tuple[Mapping[str, Poly], Poly]]) -> str:
     return " + ".join(parts) if parts else "0"
 
 
+def _cancelled(poly: Poly) -> Poly:
+    """`poly` with the powers a division cancelled dropped (T·T⁻¹ = 1), like terms added."""
+    out: Poly = {}
+    for mono, c in poly.items():
+        key = tuple((s, k) for s, k in mono if k)
+        out[key] = out.get(key, 0) + c
+    return {k: c for k, c in out.items() if c}
+
+
 def to_poly(formula: str, names: tuple[str, ...] = LESSON_SYMBOLS, divide: bool = False) -> Poly:
     """A formula of sums, products and whole powers as a polynomial: "(h + 2h_kv)·d_head" -> h·d_head + 2h_kv·d_head.
     `divide`: a division by a product of symbols too, as negative powers (a Laurent polynomial: a stateful block's
@@ -390,13 +399,15 @@ def to_poly(formula: str, names: tuple[str, ...] = LESSON_SYMBOLS, divide: bool 
                 raise ValueError(f"formula {formula!r}: '/' makes no polynomial" + (
                     " (only a division by a product of symbols is taken)" if divide else ""))
             (mono,) = b
-            return poly_mul(a, {tuple((s, -k) for s, k in mono): 1})
-        return poly_mul(a, b) if op == "*" else poly_add(a, b, 1 if op == "+" else -1)
+            return _cancelled(poly_mul(a, {tuple((s, -k) for s, k in mono): 1}))
+        if op == "*":
+            return _cancelled(poly_mul(a, b)) if divide else poly_mul(a, b)
+        return poly_add(a, b, 1 if op == "+" else -1)
 
     def power(a: Poly, exponent: str) -> Poly:
         out = poly_const(1)
         for _ in range(int(exponent)):
-            out = poly_mul(out, a)
+            out = _cancelled(poly_mul(out, a)) if divide else poly_mul(out, a)
         return out
 
     return _Parser(formula, tokenize(formula, names), atom, binop, power, lambda v: poly_add({}, v, -1)).parse()
