@@ -38,22 +38,34 @@ Multi-head latent attention, last, replaces multi-head attention whose heads are
 paper's MHA: its d_h is DeepSeek's v_head_dim): the d_head change before it sets d_v apart from d / h, and the
 latent change swaps q, k and v of h heads of d_v for the low-rank pairs, the latent and the shared rotary key; its
 KV cache line is the latent's d_c + d_R per token per block against K and V's 2h·d_v (`latent_lines`).
+
+A part with a fixed state in some blocks' attention's place (`model.stack.STATEFUL`: Gated DeltaNet, Mamba 2, Kimi delta
+attention) comes last of all: ORDER reaches this model with attention in every block (the part's `attention_twin`), and
+one change (`STATE_CHANGES`, the part's LAST_CHANGE) puts the state in place. Its FLOPs per token are no polynomial of
+T (T_pad/T, (T + d_conv − 1)/T): the chain's polynomials divide by symbols there (`model.formula.to_poly`'s `divide`),
+values exact as Fractions, and the line is written from the budget's own formulas where they are the same difference
+term by term (`state_figures`). Its KV cache per token falls; the states it keeps instead, per sequence, have a line of
+their own at this B (`state_lines`). Mamba 2's and KDA's saved bytes are measured (no formula): their lines have none.
 """
 from __future__ import annotations
 
 import functools
 import math
 from dataclasses import dataclass, replace
+from fractions import Fraction
 
-from .budgeting import budget
+from .budgeting import budget, formulas
+from .expr import E, total
 from .config import FIELDS, Config
 from .families import sandwich_only
-from .figures import Line, check_lines
+from .figures import Line, check_lines, number
 from .fields import blocks_text
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
 from .memory import kv_cache_lines
+from .notation import SYMBOLS
 from .parts import PARTS, delta, kda, latent, mamba, moe, sparse, window
 from .passes import DTYPES
+from .stack import STATEFUL, stateful
 from .tracing import eager_lines, trace
 from .training import GPUS, TrainSetup
 
@@ -77,6 +89,8 @@ ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config field
     ("latent", tuple(f.name for f in latent.FIELDS)),
     ("sparse", sparse.NAMES),
 )
+STATE_CHANGES = {part.LAST_CHANGE[0]: part for part in STATEFUL}  # a part with a fixed state: the chain's last change,
+# from the model with attention in every block (its `attention_twin`) to this one
 OWNERS = {"moe": moe, "window": window, "latent": latent}  # the part of a change that adds lines of its own
 ORDER_NOTE = ("Changes interact, so they are applied one at a time from the GPT-2 twin in this order: d_head set "
               "apart, RMSNorm, biases, RoPE, the MLP (SwiGLU or GeGLU, d_ff), K/V heads h_kv, QK-norm, fused "
@@ -96,7 +110,9 @@ FIGURES: dict[str, tuple[str, str]] = {  # figure -> (label, unit), in display o
 }
 
 
-Figure = tuple[Poly, int, str]  # a figure of one state in this configuration's symbols: polynomial, value, text
+Figure = tuple[Poly | None, Fraction, str]  # a figure of one state in this configuration's symbols: polynomial (a
+# Laurent one where it divides by T: `to_poly`'s `divide`; None where the figure is measured, no formula), exact value
+# and text
 
 
 @dataclass(frozen=True)
@@ -150,7 +166,8 @@ def order_note(cfg: Config) -> str:
     """How the changes were applied (`ORDER_NOTE`; the output gate's, a mixture of experts', a window's and latent
     attention's place in it)."""
     return " ".join([ORDER_NOTE, *([GATE_ORDER_NOTE] if cfg.attn_gate else []), *moe.order_note(cfg),
-                     *window.order_note(cfg), *latent.order_note(cfg)])
+                     *window.order_note(cfg), *latent.order_note(cfg), *delta.order_note(cfg), *mamba.order_note(cfg),
+                     *kda.order_note(cfg)])
 
 
 def no_twin(cfg: Config) -> str | None:
@@ -159,7 +176,7 @@ def no_twin(cfg: Config) -> str | None:
         return NO_TWIN["heads"].format(**title_values(cfg))
     if cfg.T > cfg.T_max:
         return NO_TWIN["context"].format(**title_values(cfg))
-    return kda.no_twin(cfg) or latent.no_twin(cfg) or delta.no_twin(cfg) or mamba.no_twin(cfg)
+    return latent.no_twin(cfg)
 
 
 def gpt2_of(cfg: Config) -> Config:
@@ -182,6 +199,8 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
                           "features rotated by position, no parameters"),
     "positions/nope": ("RoPE instead of the learned table W_pe, but not in the L_nope = {L_nope} NoPE blocks "
                        "({nope_blocks}), whose q and k see no position{temperature}: no parameters"),
+    "positions/none": ("no positions instead of the learned table W_pe: no attention block rotates q and k (NoPE in "
+                       "every one), so q and k see no position: no parameters"),
     "positions/partial_nope": ("partial RoPE instead of the learned table W_pe (d_rot = {d_rot} of each head's d_head "
                                "features), but not in the L_nope = {L_nope} NoPE blocks ({nope_blocks}){temperature}: "
                                "no parameters"),
@@ -253,6 +272,8 @@ def title_key(key: str, cfg: Config) -> str:
         return "attention/gqa"
     if key == "moe":
         return moe.title_key(cfg)
+    if key == "positions" and cfg.nope_layers and len(cfg.nope_layers) + len(_state_blocks(cfg)) == cfg.L:
+        return "positions/none"  # every attention block NoPE (Granite 4.0-H's, Kimi Linear's)
     if key == "positions" and (cfg.rotary_dim is not None or cfg.nope_layers):
         return "positions/" + "_".join(w for w, on in (("partial", cfg.rotary_dim is not None),
                                                       ("nope", bool(cfg.nope_layers))) if on)
@@ -286,7 +307,19 @@ def title_values(cfg: Config) -> dict[str, str]:
     out.update(window.title_values(cfg))
     out.update(latent.title_values(cfg))
     out.update(sparse.title_values(cfg))
+    if delta.present(cfg) or mamba.present(cfg) or kda.present(cfg):  # what the fixed state replaces, per token
+        mla = latent.present(cfg)
+        out.update(kv_what="the latent and its rotary key" if mla else "K and V",
+                   kv_grew=f"d_c + d_R = {cfg.d_c + cfg.d_R:,}" if mla else f"2h_kv·d_head = {2 * cfg.h_kv * cfg.d_head:,}")
+    out.update(delta.title_values(cfg))
+    out.update(mamba.title_values(cfg))
+    out.update(kda.title_values(cfg))
     return out
+
+
+def _state_blocks(cfg: Config) -> tuple[int, ...]:
+    """The blocks a part with a fixed state mixes (none without one)."""
+    return cfg.linear_layers + cfg.mamba_layers + cfg.kda_layers
 
 
 GEMMA_EXTRAS = {  # each of Gemma's extras in the change's title, in `WRITTEN` order
@@ -315,23 +348,35 @@ SHORT = {"twin": "GPT-2 twin", "d_head": "d_head apart", "norm": "RMSNorm", "bia
          "moe": "mixture of experts", "gemma": "Gemma's extras", "oss": "gpt-oss's extras",
          "window": "sliding window", "latent": "latent attention", "sparse": "sparse attention", "total": "all changes",
          "this": "this model",
-         **{part.CHANGE[0]: part.CHANGE[1] for part in PARTS if hasattr(part, "CHANGE")}}  # a part's: (key, name)
+         **{part.CHANGE[0]: part.CHANGE[1] for part in PARTS if hasattr(part, "CHANGE")},  # a part's: (key, name)
+         **{key: part.NAME for key, part in STATE_CHANGES.items()}}
+
+
+def all_attention(cfg: Config) -> Config:
+    """`cfg` with attention in every block (its part with a fixed state's `attention_twin`), or `cfg` itself."""
+    part = stateful(cfg)
+    return part.attention_twin(cfg) if part is not None else cfg
 
 
 def _states(cfg: Config, base: Config) -> list[tuple[str, Config]]:
-    """(change, the configuration after it) for each change in ORDER that `cfg` makes."""
+    """(change, the configuration after it) for each change in ORDER that `cfg` makes; where a part with a fixed state
+    mixes some blocks, ORDER reaches `cfg` with attention in every block (the part's `attention_twin`), and the part's
+    change (`STATE_CHANGES`) is the last."""
+    part, goal = stateful(cfg), all_attention(cfg)
     out, state = [], base
     for key, names in ORDER:
-        target = {n: getattr(cfg, n) for n in names}
-        for part in (moe, latent):  # what a part sets on the way: the dense MLP before the experts, the MHA before MLA
-            part.change_target(key, cfg, target)
+        target = {n: getattr(goal, n) for n in names}
+        for owner in (moe, latent):  # what a part sets on the way: the dense MLP before the experts, the MHA before MLA
+            owner.change_target(key, goal, target)
         after = replace(state, **target)
         if after == state:
             continue
         state = after
         out.append((key, state))
-    if state != cfg:
-        raise RuntimeError(f"applying every change in ORDER did not reach {cfg}")
+    if state != goal:
+        raise RuntimeError(f"applying every change in ORDER did not reach {goal}")
+    if part is not None:
+        out.append((part.LAST_CHANGE[0], cfg))
     return out
 
 
@@ -378,6 +423,8 @@ def in_symbols_of(poly: Poly, s: Config, cfg: Config) -> Poly:
         poly = _substitute(poly, "d_ff", width.poly())
     elif not s.glu and s.ff_dim is None:  # GELU's and ReLU²'s default width, 4d
         poly = _substitute(poly, "d_ff", poly_symbol("d", 4))
+    if s.nope_layers and s.L_nope == s.L and cfg.L_nope != s.L:  # before a fixed state, NoPE in every block
+        poly = _substitute(poly, "L_nope", poly_symbol("L"))
     before_latent = latent.replaces(s, cfg)  # the MHA latent attention replaces: d_head = d_v
     if s.head_dim is None:
         poly = _heads_as_d(poly, strict=s.d_head != cfg.d_head and not before_latent)
@@ -404,19 +451,33 @@ def _state_figures(s: Config, cfg: Config, symbols: dict[str, int], dtype: str, 
     rewritten or `own_text` (this configuration itself), else the rewritten polynomial."""
     out = {}
     for f, line in _figures(s, dtype).items():
-        own = to_poly(line.formula)
+        if not line.formula:  # measured, no formula yet (Mamba 2's and KDA's saved bytes: `Config.saved_measured`)
+            out[f] = (None, Fraction(line.value), "")
+            continue
+        own = to_poly(line.formula, SYMBOLS, divide=True)
         poly = in_symbols_of(own, s, cfg)
-        if _value(poly, symbols) != line.value:
+        value = _value(poly, symbols)
+        if not _same(value, line.value):
             raise RuntimeError(f"{f} of {s}: {line.formula} rewritten in this configuration's symbols is wrong")
-        out[f] = (poly, line.value, line.formula if own_text or poly == own else formula_text(poly))
+        out[f] = (poly, value, line.formula if own_text or poly == own else formula_text(poly))
     return out
 
 
-def _value(poly: Poly, symbols: dict[str, int]) -> int:
-    return sum(c * math.prod(symbols[k] ** p for k, p in mono) for mono, c in poly.items())
+def _value(poly: Poly, symbols: dict[str, int]) -> Fraction:
+    """`poly` at `symbols`, exactly (a negative power divides)."""
+    return sum((c * math.prod(Fraction(symbols[k]) ** p for k, p in mono) for mono, c in poly.items()), Fraction(0))
 
 
-L_FIRST = ("L", *(s for s in MONOMIAL_ORDER if s != "L"))  # "2Ld", "8L·h_kv·d_head": per block, then the rest
+def _same(exact: Fraction, value: int | float) -> bool:
+    """Whether a line's value is `exact`: equal where whole, to 1e-12 relative where a float (FLOPs per token over T)."""
+    if isinstance(value, int):
+        return exact == value
+    return abs(float(exact) - value) <= 1e-12 * max(1.0, abs(value))
+
+
+COUNTS_FIRST = ("L", "L_lin", "L_ssm", "L_kda")  # the blocks a figure counts: all L, or a fixed state's
+L_FIRST = (*COUNTS_FIRST, *(s for s in MONOMIAL_ORDER if s not in COUNTS_FIRST))  # "2Ld", "8L·h_kv·d_head",
+# "−8L_lin·h_kv·d_head": per block, then the rest
 
 
 def _terms(poly: Poly) -> str:
@@ -435,7 +496,10 @@ def _terms(poly: Poly) -> str:
 # the same text at any size).
 SIGN_AT = dict(B=8, T=8192, d=4096, h=32, h_kv=8, d_head=128, d_ff=14336, L=32, V=128256, T_max=8192, E=8, k=2,
                d_expert=14336, E_shared=1, d_shared=14336, L_moe=32, W=4096, L_W=32, T_W=4095, d_c=512, d_cq=1536,
-               d_R=64, d_nope=128, d_v=128, d_rot=64, L_nope=8, h_I=64, d_I=128, T_k=2048)
+               d_R=64, d_nope=128, d_v=128, d_rot=64, L_nope=8, h_I=64, d_I=128, T_k=2048, L_lin=24, h_lk=16, h_lv=32,
+               d_lk=128, d_lv=128, d_conv=4, T_pad=8192, n_c=128, T_r=8192, L_ssm=24, h_ssm=128, d_ssm=64, d_state=256,
+               g_ssm=1, Q=256, L_kda=24, h_kda=32, d_kda=128)  # and a fixed state's (Qwen3-Next's, Granite 4.0-H's, Kimi
+# Linear's sizes)
 
 
 def formula_text(poly: Poly) -> str:
@@ -445,10 +509,11 @@ def formula_text(poly: Poly) -> str:
     if len(poly) <= 1:
         return polynomial(poly, L_FIRST)
     g = math.gcd(*poly.values()) * (-1 if _value(poly, SIGN_AT) < 0 else 1)
-    common = {s: min(dict(m).get(s, 0) for m in poly) for s in {s for m in poly for s, _ in m}}
+    common = {s: max(0, min(dict(m).get(s, 0) for m in poly)) for s in {s for m in poly for s, _ in m}}  # a division
+    # (a negative power) stays in its terms
     rest: Poly = {}
     for mono, c in poly.items():
-        rest[tuple((s, k - common[s]) for s, k in mono if k > common[s])] = c // g
+        rest[tuple((s, k - common[s]) for s, k in mono if k != common[s])] = c // g
     factor = polynomial({tuple((s, k) for s, k in sorted(common.items()) if k): g}, L_FIRST)
     prefix = {"1": "", "−1": "−"}.get(factor, factor + "·")
     return f"{prefix}({_terms(rest)})"
@@ -457,12 +522,16 @@ def formula_text(poly: Poly) -> str:
 def _difference(after: dict[str, Figure], before: dict[str, Figure]) -> dict[str, Figure]:
     out = {}
     for f in after:
-        poly = poly_add(after[f][0], before[f][0], -1)
         value = after[f][1] - before[f][1]
+        if after[f][0] is None or before[f][0] is None:  # a measured figure: its difference is measured too
+            out[f] = (None, value, "")
+            continue
+        poly = poly_add(after[f][0], before[f][0], -1)
         out[f] = (poly, value, formula_text(poly))
     return out
 
 
+MEASURED = ", measured (no formula yet)"  # a figure of a state whose pass has none (`Config.saved_measured`)
 PAST_WINDOW = "KV cache per token of context past the window"  # a windowed state's kv_cache figure: below W, one
 # more token still grows every block's cache; the figure is its growth from T = W on (`model.parts.window.window_labels`)
 
@@ -474,8 +543,9 @@ def _group(key: str, title: str, figures: dict[str, Figure], always: tuple[str, 
     def label(f: str) -> str:
         return PAST_WINDOW if past_window and f == "kv_cache" else FIGURES[f][0]
 
-    lines = tuple(Line(f"changes/{key}/{f}", f"{short or SHORT[key]}: {label(f)}", text, value, FIGURES[f][1])
-                  for f, (poly, value, text) in figures.items() if poly or f in always)
+    lines = tuple(Line(f"changes/{key}/{f}", f"{short or SHORT[key]}: {label(f)}" + ("" if poly is not None else MEASURED),
+                       text, number(value), FIGURES[f][1])
+                  for f, (poly, value, text) in figures.items() if poly or (poly is None and value) or f in always)
     return Change(key, title, lines + more)
 
 
@@ -505,6 +575,43 @@ def wall_line(cfg: Config, dtype: str, gpu: str) -> Line:
                 f"({gib}·2³⁰/({size}LBh))^0.5", math.sqrt(capacity / (size * cfg.L * cfg.B * cfg.h)), "tokens")
 
 
+def state_figures(cfg: Config, diff: dict[str, Figure]) -> dict[str, Figure]:
+    """The last change's parameters and FLOPs per token where a part with a fixed state mixes some blocks, written
+    from the budget's own formulas where they are the difference the chain measured, term by term: its blocks' count
+    times their own (`part.flops`: T_pad/T, (T + d_conv − 1)/T) minus one attention block's (its matmuls and scores),
+    "L_lin·(… − (2(3h + 2h_kv)·d_head·d + 4T·h·d_head))"; elsewhere the difference as it is."""
+    part, f = stateful(cfg), formulas(cfg)
+    own = {"params": (f.lin, f.attn), "flops": (part.flops(cfg), total(f.attn_flops, f.attention(None)))}
+    out = {}
+    for name, (mine, theirs) in own.items():
+        text = E("{n}·({a} − ({b}))", n=E(part.COUNT), a=mine, b=theirs).text
+        if in_symbols_of(to_poly(text, SYMBOLS, divide=True), cfg, cfg) == diff[name][0]:  # as the chain writes it
+            out[name] = (diff[name][0], diff[name][1], text)
+    return out
+
+
+def state_lines(cfg: Config, dtype: str, cache: dict[str, Line], kv: Figure) -> tuple[Line, Line]:
+    """The last change's lines beside its figures, where a part with a fixed state mixes some blocks (`STATE_CHANGES`):
+    the states its blocks keep for B sequences at `dtype`, whatever T (`part.states`, checked against the cache's
+    lines), and the T at which the K and V per token that `kv` (the change's KV cache per token, a fall) removes
+    would equal them: past it, the state is the smaller."""
+    part = stateful(cfg)
+    key, size, s = part.LAST_CHANGE[0], DTYPES[dtype], cfg.symbols()
+    states = part.states(cfg, size)
+    value = number(states.value(s))
+    kept = sum(x.value for k, x in cache.items() if k.startswith("memory/state_"))
+    if value != kept:
+        raise RuntimeError(f"{part.NAME}'s states are {value:,} bytes, the cache's lines {kept:,}")
+    fall = poly_add({}, kv[0], -1)
+    count = f"{part.COUNT} = {getattr(cfg, part.COUNT):,}"
+    return (Line(f"changes/{key}/states", f"{part.NAME}: the states its {count} blocks keep instead, for B sequences at "
+                 f"{dtype}{'' if size == 4 else ' (the recurrent state at fp32)'}, whatever T: per sequence, not per token, so they stay as T "
+                 "grows while the KV cache per token above falls", states.text, value, "bytes"),
+            Line(f"changes/{key}/T_even", f"{part.NAME}: T at which the K and V those blocks no longer keep (the fall "
+                 "of the KV cache per token above, times B) would equal their states: past it, the states are the "
+                 f"smaller", f"({states.text}) / (B·{formula_text(fall)})", number(value / (cfg.B * -kv[1])), "tokens"))
+
+
 @functools.lru_cache(maxsize=64)
 def changes(cfg: Config, dtype: str = "fp32", gpu: str = DEFAULT_GPU) -> Changes:
     """`cfg` beside its GPT-2 twin, change by change (see the module docstring); the eager wall of fused attention
@@ -519,13 +626,19 @@ def changes(cfg: Config, dtype: str = "fp32", gpu: str = DEFAULT_GPU) -> Changes
     states = [("twin", base), *_states(cfg, base)]
     figures = [_state_figures(s, cfg, symbols, dtype, own_text=i > 0) for i, (_, s) in enumerate(states)]
     cache = {x.key: x for x in kv_cache_lines(cfg, dtype)}
-    more = {"attention": lambda: attention_lines(cfg, dtype, gpu),
-            **{key: (lambda part=part: part.change_lines(cfg, cache)) for key, part in OWNERS.items()}}
+    goal = all_attention(cfg)  # the changes before a fixed state's: their own lines at attention in every block
+    goal_cache = {x.key: x for x in kv_cache_lines(goal, dtype)}
+    diffs = [_difference(after, before) for before, after in zip(figures, figures[1:])]
+    if stateful(cfg) is not None:
+        diffs[-1].update(state_figures(cfg, diffs[-1]))
+    more = {"attention": lambda: attention_lines(goal, dtype, gpu),
+            **{key: (lambda part=part: part.change_lines(goal, goal_cache)) for key, part in OWNERS.items()},
+            **{key: (lambda: state_lines(cfg, dtype, cache, diffs[-1]["kv_cache"])) for key in STATE_CHANGES}}
     windowed = window.present(cfg)  # the window comes last: its step, the total and this model are windowed
-    steps = tuple(_group(key, _title(key, cfg), _difference(after, before), ALWAYS,
+    steps = tuple(_group(key, _title(key, cfg), diff, ALWAYS,
                          more[key]() if key in more else (), past_window=windowed and key == "window",
                          short="sandwich norms" if title_key(key, cfg) == "gemma/sandwich" else None)
-                  for (key, _), before, after in zip(states[1:], figures, figures[1:]))
+                  for (key, _), diff in zip(states[1:], diffs))
     total = _difference(figures[-1], figures[0])
     out = Changes(
         cfg=cfg, twin=base, dtype=dtype, steps=steps,
@@ -534,8 +647,11 @@ def changes(cfg: Config, dtype: str = "fp32", gpu: str = DEFAULT_GPU) -> Changes
         this=_group("this", TITLES["this"], figures[-1], tuple(FIGURES), past_window=windowed),
     )
     check_lines(out.lines, symbols)
-    for f in FIGURES:
-        got = sum(x.value for g in out.steps for x in g.lines if x.key.endswith("/" + f))
+    for f in FIGURES:  # exactly: a FLOPs line over T is a fraction, its Line value the nearest float
+        got = sum((d[f][1] for d in diffs), Fraction(0))
         if got != total[f][1]:
-            raise RuntimeError(f"the changes' {f} lines add up to {got:,}, not {total[f][1]:,}")
+            raise RuntimeError(f"the changes' {f} lines add up to {got}, not {total[f][1]}")
+        shown = sum(x.value for g in out.steps for x in g.lines if x.key.endswith("/" + f))
+        if not _same(got, shown):
+            raise RuntimeError(f"the changes' {f} lines as shown add up to {shown:,}, not {float(got):,}")
     return out

@@ -280,14 +280,17 @@ def monomial(powers: Mapping[str, int], order: tuple[str, ...] = MONOMIAL_ORDER)
 
 
 def polynomial(terms: Mapping[tuple[tuple[str, int], ...], int], order: tuple[str, ...] = MONOMIAL_ORDER) -> str:
-    """A sum of monomials as text: {(("B",1),("T",1),("d",1)): 19, (): 1} -> "19BTd + 1"; largest degree first."""
+    """A sum of monomials as text: {(("B",1),("T",1),("d",1)): 19, (): 1} -> "19BTd + 1"; largest degree first. A
+    negative power divides its term (a Laurent polynomial, `to_poly`): {(("T",-1),("d",1)): 2} -> "2d/T", and a
+    denominator of several symbols is bracketed: "h·d_ssm·T_pad²/(Q²T)"."""
     items = [(dict(k), c) for k, c in terms.items() if c]
     if not items:
         return "0"
     items.sort(key=lambda kc: (-sum(kc[0].values()), [-kc[0].get(n, 0) for n in order]))
     text = ""
     for powers, coeff in items:
-        body = monomial(powers, order)
+        body = monomial({s: k for s, k in powers.items() if k > 0}, order)
+        below = {s: -k for s, k in powers.items() if k < 0}
         magnitude = abs(coeff)
         if not body:
             term = str(magnitude)
@@ -295,6 +298,9 @@ def polynomial(terms: Mapping[tuple[tuple[str, int], ...], int], order: tuple[st
             term = body
         else:
             term = f"{magnitude}{'·' if body[0].isdigit() else ''}{body}"
+        if below:
+            den = monomial(below, order)
+            term += f"/{den}" if len(below) == 1 and below[next(iter(below))] == 1 else f"/({den})"
         if not text:
             text = term if coeff > 0 else f"−{term}"
         else:
@@ -367,8 +373,19 @@ def grouped(groups: Mapping[int, tuple[Mapping[str, Poly], Poly]]) -> str:
     return " + ".join(parts) if parts else "0"
 
 
-def to_poly(formula: str, names: tuple[str, ...] = LESSON_SYMBOLS) -> Poly:
-    """A formula of sums, products and whole powers as a polynomial: "(h + 2h_kv)·d_head" -> h·d_head + 2h_kv·d_head."""
+def _cancelled(poly: Poly) -> Poly:
+    """`poly` with the powers a division cancelled dropped (T·T⁻¹ = 1), like terms added."""
+    out: Poly = {}
+    for mono, c in poly.items():
+        key = tuple((s, k) for s, k in mono if k)
+        out[key] = out.get(key, 0) + c
+    return {k: c for k, c in out.items() if c}
+
+
+def to_poly(formula: str, names: tuple[str, ...] = LESSON_SYMBOLS, divide: bool = False) -> Poly:
+    """A formula of sums, products and whole powers as a polynomial: "(h + 2h_kv)·d_head" -> h·d_head + 2h_kv·d_head.
+    `divide`: a division by a product of symbols too, as negative powers (a Laurent polynomial: a stateful block's
+    FLOPs per token, "(T + d_conv − 1)/T" -> 1 + d_conv·T⁻¹ − T⁻¹, "T_pad·d_lk/T"); any other '/' is refused."""
     def atom(t: Token) -> Poly:
         if t.kind == "num":
             if "." in t.text:
@@ -378,13 +395,19 @@ def to_poly(formula: str, names: tuple[str, ...] = LESSON_SYMBOLS) -> Poly:
 
     def binop(op: str, a: Poly, b: Poly) -> Poly:
         if op == "/":
-            raise ValueError(f"formula {formula!r}: '/' makes no polynomial")
-        return poly_mul(a, b) if op == "*" else poly_add(a, b, 1 if op == "+" else -1)
+            if not divide or len(b) != 1 or next(iter(b.values())) != 1:
+                raise ValueError(f"formula {formula!r}: '/' makes no polynomial" + (
+                    " (only a division by a product of symbols is taken)" if divide else ""))
+            (mono,) = b
+            return _cancelled(poly_mul(a, {tuple((s, -k) for s, k in mono): 1}))
+        if op == "*":
+            return _cancelled(poly_mul(a, b)) if divide else poly_mul(a, b)
+        return poly_add(a, b, 1 if op == "+" else -1)
 
     def power(a: Poly, exponent: str) -> Poly:
         out = poly_const(1)
         for _ in range(int(exponent)):
-            out = poly_mul(out, a)
+            out = _cancelled(poly_mul(out, a)) if divide else poly_mul(out, a)
         return out
 
     return _Parser(formula, tokenize(formula, names), atom, binop, power, lambda v: poly_add({}, v, -1)).parse()

@@ -3,8 +3,9 @@
 kept for backward, the cache: 24,576 bytes per token in the attention blocks at bf16, 77,856,768 bytes of states per
 sequence, the all-attention twin's 98,304 per token) as `python -m model` prints them, at its B and T and at moved ones
 across a chunk boundary (T = 64, 65: T_pad, n_c and T_r), by its sliders too; its shapes rows are the model's; its
-training card and changes card say in one line why they show no figures (a mixture of experts' card is the CLI's, and
-a Gated DeltaNet step's peak has no formula of B and T: `model.parts.delta.no_peak`, never a wrong number)."""
+training card says in one line why it shows no figures (a mixture of experts' card is the CLI's, and a Gated DeltaNet
+step's peak has no formula of B and T: `model.parts.delta.no_peak`, never a wrong number); its changes card is Python's,
+Gated DeltaNet's change last."""
 from __future__ import annotations
 
 import html
@@ -18,7 +19,8 @@ import pytest
 from app.cards.budget.markup import shown
 from app.cards.shapes.markup import shape_rows
 from model import PRESETS, budget, trace
-from model.changes import no_twin
+from app.cards.recipe.markup import changes_groups, changes_html
+from model.changes import changes
 from model.figures import Line
 from model.parts import delta
 from pagetools import run_cli
@@ -34,7 +36,8 @@ def page_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("export") / "qwen3-next.html"
     done = export(out, "--preset", "qwen3-next-80b-a3b")
     assert done.returncode == 0 and f"wrote {out}" in done.stdout, done.stderr
-    assert len(out.read_bytes()) < 5_600_000  # 5,476,092 bytes measured (the inference card's tables included)
+    assert len(out.read_bytes()) < 5_800_000  # 5,712,576 bytes measured (the inference card's tables and the changes
+    # card's included)
     return out
 
 
@@ -122,14 +125,31 @@ def test_the_sliders_move_the_saved_bytes_and_the_states_as_the_cli(page, capsys
     assert f"N = {budget(QWEN).params_exact:,} parameters" in head
 
 
-def test_the_training_and_changes_cards_say_why_they_show_no_figures(page) -> None:
+def test_the_training_card_says_why_it_shows_no_figures(page) -> None:
     train = html.unescape(text_of(page, "train_head"))
     assert "A mixture of experts trains at C = 6·N_active·D" in train and "--table train" in train
     assert not value_of(page, "train_body", "visible")
     dense = replace(QWEN, experts=None, top_k=None, expert_dim=None, shared_experts=0, shared_dim=None,
                     shared_gate=False, ff_dim=5120)  # a dense hybrid's card: the peak has no formula, one line says so
     assert js(page, "delta_part.no_peak", [[cfg_js(dense)], [cfg_js(PRESETS["llama3-8b"])]]) == [delta.NO_PEAK, None]
-    assert html.unescape(re.sub(r"<[^>]+>", "", no_twin(QWEN))) in html.unescape(text_of(page, "changes"))
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_the_changes_card_ends_with_gated_deltanet_as_python_makes_it(page, dtype: str) -> None:
+    """The card's groups (titles, labels, formulas, values: the FLOPs per token over T_pad/T among them) and markup equal
+    Python's at the page's B and T and across a chunk boundary; its last change is Gated DeltaNet's, shown on the page."""
+    for B, T in ((QWEN.B, QWEN.T), *MOVED):
+        c = replace(QWEN, B=B, T=T)
+        ch = changes(c, dtype)
+        (out,) = js(page, "changesGroups", [[cfg_js(c), dtype]])
+        assert out.get("groups") == changes_groups(ch), (B, T, out.get("notice"))
+        assert js(page, "changes_card.changes_html", [[out["groups"], dtype, ch.note]]) == \
+            [changes_html(changes_groups(ch), dtype, ch.note)]
+        assert js(page, "changes.order_note", [[cfg_js(c)]]) == [ch.note]
+    card = html.unescape(re.sub(r"<[^>]+>", "", text_of(page, "changes")))
+    last = {dt: changes(QWEN, dt).steps[-1] for dt in ("fp32", "bf16")}  # the card at the page's dtype
+    assert last["bf16"].key == "delta" and html.unescape(html.escape(last["bf16"].title)) in card
+    assert any(all(x.label in card for x in g.lines) for g in last.values())
 
 
 def test_the_step_chart_sets_the_all_attention_twin_beside_the_hybrid(page) -> None:

@@ -516,9 +516,16 @@ DECODE_ROWS: dict[str, tuple[str, str]] = {  # a decode step's tensors of a Gate
 }
 
 
-NO_TWIN = ("no chain of changes from the GPT-2 twin for Gated DeltaNet blocks yet: their FLOPs per token are no "
-           "polynomial of T (the chunks of 64 pad it); the cache lines (python -m model --table kv) compare this "
-           "model's cache with its all-attention twin's")
+LAST_CHANGE = ("delta", NAME)  # its step from the GPT-2 twin, the chain's last (`model.changes`): key, short name
+CHANGE_TITLES = {"delta": (
+    "Gated DeltaNet in L_lin = {L_lin} of the L = {L} blocks: a fixed state (B, h_lv, d_lk, d_lv) in place of "
+    "{kv_what} — h_lv = {h_lv} heads of d_lk × d_lv = {d_lk} × {d_lv} per sequence whatever T, where {kv_what} grew "
+    "by {kv_grew} numbers a token — and no q kᵀ over all T keys there: those blocks' FLOPs per token no longer grow "
+    "with T (the delta rule runs over chunks of 64 tokens, T padded to T_pad)")}
+ORDER_NOTE = ("Gated DeltaNet comes last: the changes before it reach this model with attention in every block (as its "
+              "attention blocks have it), and its change puts a fixed state in the L_lin blocks' attention's place; "
+              "its FLOPs per token are the real count at this T, so their formula divides by T (T_pad/T for the "
+              "chunks of 64, (T + d_conv − 1)/T for the convolution's padded positions).")
 NO_PEAK = ("Gated DeltaNet's chunked rule makes a different number of tensors for each chunk of 64 tokens, so the "
            "training step's peak has no formula of B and T yet, and this page's training card follows them by formulas: "
            "print this model's with: {command}")
@@ -535,9 +542,17 @@ def attention_twin(cfg: Config) -> Config:
     return replace(cfg, linear_layers=(), **dict.fromkeys(SIZES))
 
 
-def no_twin(cfg: Config) -> str | None:
-    """Why the changes card has no chain for `cfg` (`NO_TWIN`), or None."""
-    return NO_TWIN if present(cfg) else None
+def title_values(cfg: Config) -> dict[str, str]:
+    """The numbers its change's title names (`model.changes.title_values`), none without it."""
+    if not present(cfg):
+        return {}
+    values = dict(L_lin=cfg.L_lin, h_lv=cfg.linear_v_heads, d_lk=cfg.linear_k_dim, d_lv=cfg.linear_v_dim)
+    return {k: f"{v:,}" for k, v in values.items()}
+
+
+def order_note(cfg: Config) -> list[str]:
+    """Where its change comes in the chain, in words."""
+    return [ORDER_NOTE] if present(cfg) else []
 
 
 def words(cfg: Config) -> list[str]:

@@ -460,9 +460,18 @@ DECODE_ROWS: dict[str, tuple[str, str]] = {  # a decode step's tensors of a KDA 
 }
 
 
-NO_TWIN = ("no chain of changes from the GPT-2 twin for Kimi delta attention blocks yet: their FLOPs per token are no "
-           "polynomial of T (the chunks of 64 pad it); the cache lines (python -m model --table kv) compare this "
-           "model's cache with its all-attention twin's")
+LAST_CHANGE = ("kda", NAME)  # its step from the GPT-2 twin, the chain's last (`model.changes`): key, short name
+CHANGE_TITLES = {"kda": (
+    "Kimi delta attention in L_kda = {L_kda} of the L = {L} blocks: a fixed state (B, h_kda, d_kda, d_kda) in place "
+    "of {kv_what} — h_kda = {h_kda} heads of d_kda × d_kda = {d_kda} × {d_kda} per sequence whatever T, each row "
+    "decaying at its own rate, where {kv_what} grew by {kv_grew} numbers a token — and no q kᵀ over all T keys there: "
+    "those blocks' FLOPs per token no longer grow with T (the delta rule runs over chunks of 64 tokens, T padded to "
+    "T_pad)")}
+ORDER_NOTE = ("Kimi delta attention comes last: the changes before it reach this model with attention in every block "
+              "(as its attention blocks have it), and its change puts a fixed state in the L_kda blocks' attention's "
+              "place; its FLOPs per token are the real count at this T, so their formula divides by T (T_pad/T for "
+              "the chunks of 64, (T + d_conv − 1)/T for the convolution's padded positions); its saved bytes are "
+              "measured (no formula yet).")
 NOT_EXPORTED = ("the no-server page does not show Kimi delta attention blocks yet: its figures follow B and T by "
                 "formulas, and the bytes their chunked rule keeps for backward have none yet; serve the live page "
                 "(make run) or use python -m model")
@@ -482,9 +491,17 @@ def attention_twin(cfg: Config) -> Config:
                    nope_layers=tuple(range(cfg.L)) if nope else cfg.nope_layers)
 
 
-def no_twin(cfg: Config) -> str | None:
-    """Why the changes card has no chain for `cfg` (`NO_TWIN`), or None."""
-    return NO_TWIN if present(cfg) else None
+def title_values(cfg: Config) -> dict[str, str]:
+    """The numbers its change's title names (`model.changes.title_values`), none without it."""
+    if not present(cfg):
+        return {}
+    values = dict(L_kda=cfg.L_kda, h_kda=cfg.kda_heads, d_kda=cfg.kda_head_dim)
+    return {k: f"{v:,}" for k, v in values.items()}
+
+
+def order_note(cfg: Config) -> list[str]:
+    """Where its change comes in the chain, in words."""
+    return [ORDER_NOTE] if present(cfg) else []
 
 
 def words(cfg: Config) -> list[str]:

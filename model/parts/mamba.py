@@ -482,9 +482,17 @@ DECODE_ROWS: dict[str, tuple[str, str]] = {  # a decode step's tensors of a Mamb
 }
 
 
-NO_TWIN = ("no chain of changes from the GPT-2 twin for Mamba 2 blocks yet: their FLOPs per token are no polynomial "
-           "of T (the chunks of Q pad it); the cache lines (python -m model --table kv) compare this model's cache with "
-           "its all-attention twin's")
+LAST_CHANGE = ("mamba", NAME)  # its step from the GPT-2 twin, the chain's last (`model.changes`): key, short name
+CHANGE_TITLES = {"mamba": (
+    "Mamba 2 in L_ssm = {L_ssm} of the L = {L} blocks: a fixed state (B, h_ssm, d_ssm, d_state) in place of "
+    "{kv_what} — h_ssm = {h_ssm} heads of d_ssm × d_state = {d_ssm} × {d_state} per sequence whatever T, where "
+    "{kv_what} grew by {kv_grew} numbers a token — and no q kᵀ over all T keys there: those blocks' FLOPs per token "
+    "no longer grow with T (the scan runs over chunks of Q = {Q} tokens, T padded to T_pad)")}
+ORDER_NOTE = ("Mamba 2 comes last: the changes before it reach this model with attention in every block (as its "
+              "attention blocks have it), and its change puts a fixed state in the L_ssm blocks' attention's place; "
+              "its FLOPs per token are the real count at this T, so their formula divides by T (T_pad/T for the "
+              "chunks of Q, (T + d_conv − 1)/T for the convolution's padded positions); its saved bytes are measured "
+              "(no formula yet).")
 NOT_EXPORTED = ("the no-server page does not show Mamba 2 blocks yet: its figures follow B and T by formulas, and the "
                 "bytes their chunked scan keeps for backward have none yet; serve the live page (make run) or use "
                 "python -m model")
@@ -504,9 +512,17 @@ def attention_twin(cfg: Config) -> Config:
                    nope_layers=tuple(range(cfg.L)) if nope else cfg.nope_layers)
 
 
-def no_twin(cfg: Config) -> str | None:
-    """Why the changes card has no chain for `cfg` (`NO_TWIN`), or None."""
-    return NO_TWIN if present(cfg) else None
+def title_values(cfg: Config) -> dict[str, str]:
+    """The numbers its change's title names (`model.changes.title_values`), none without it."""
+    if not present(cfg):
+        return {}
+    values = dict(L_ssm=cfg.L_ssm, h_ssm=cfg.ssm_heads, d_ssm=cfg.ssm_head_dim, d_state=cfg.ssm_state, Q=cfg.ssm_chunk)
+    return {k: f"{v:,}" for k, v in values.items()}
+
+
+def order_note(cfg: Config) -> list[str]:
+    """Where its change comes in the chain, in words."""
+    return [ORDER_NOTE] if present(cfg) else []
 
 
 def words(cfg: Config) -> list[str]:

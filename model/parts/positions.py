@@ -60,7 +60,8 @@ def _check_partial(cfg: Config) -> None:
 def _check_nope(cfg: Config) -> None:
     """NoPE blocks: RoPE elsewhere (not latent attention's), indices below L, and all of one MLP kind (their number
     L_nope then counts them beside L and L_moe in every formula)."""
-    if cfg.positions != "rope" or (cfg.latent_dim is not None and not cfg.kda_layers):
+    everywhere = set(cfg.nope_layers) == set(range(cfg.L))  # no block rotates: Kimi Linear's all-attention twin
+    if cfg.positions != "rope" or (cfg.latent_dim is not None and not cfg.kda_layers and not everywhere):
         why = "positions are learned" if cfg.positions != "rope" else ("latent attention rotates its d_R in every block "
                                                                        "(NoPE latent attention is Kimi Linear's, beside "
                                                                        "Kimi delta attention blocks)")
@@ -68,7 +69,7 @@ def _check_nope(cfg: Config) -> None:
                          f"nope_layers")
     below("nope_layers", cfg.nope_layers, cfg.L)
     mlps = {cfg.mlp_kinds[i] for i in cfg.nope_layers}
-    if len(mlps) > 1:
+    if len(mlps) > 1 and not everywhere:
         raise ValueError(f"nope_layers={list(cfg.nope_layers)} lists dense and MoE blocks alike: this explorer counts "
                          f"NoPE blocks of one kind of MLP; list only dense or only MoE blocks")
 
