@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from .config import FAMILY_PRESETS, MODERN, PRESETS, WRITTEN, Config, defaults, snap_heads
 from .fields import FAMILIES as FIELD_FAMILIES, linked
-from .parts import delta, kda, mamba, mlp, moe, positions, sparse, window
+from .parts import delta, kda, mamba, mamba1, mlp, moe, positions, sparse, window
 
-MENU_PARTS = (moe, window, positions, sparse, delta, mamba, kda)  # the parts whose sizes a preset's menu label names, in this order
+MENU_PARTS = (moe, window, positions, sparse, delta, mamba, kda, mamba1)  # the parts whose sizes a preset's menu label names, in this order
 FAMILIES: dict[str, tuple[str, ...]] = {
     "GPT-2": ("gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl"),
     "GPT-3": ("gpt3-125m", "gpt3-350m", "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b"),
