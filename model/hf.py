@@ -2407,6 +2407,11 @@ def _jamba(doc: Mapping) -> Reading:
         raise HFConfigError(f"config.json: attn_layer_offset={values['attn_layer_offset']:,} with attn_layer_period="
                             f"{values['attn_layer_period']:,} over {L:,} layers gives no attention layer: a model of "
                             "Mamba layers alone is not modelled; give an offset below the period and the layers")
+    if 0 < len(set(attention) & set(experts)) < len(attention):
+        raise HFConfigError(f"config.json: the attention layers {', '.join(map(str, attention))} (attn_layer_period, "
+                            "attn_layer_offset) fall on both dense and expert layers (expert_layer_period, "
+                            "expert_layer_offset): this explorer counts attention blocks without RoPE of one kind of MLP; "
+                            "give periods and offsets that put every attention layer on one kind")
     keys = {"V": "vocab_size", "T_max": "max_position_embeddings", "d": "hidden_size", "L": "num_hidden_layers",
             "h": "num_attention_heads", "kv_heads": "num_key_value_heads", "tie": "tie_word_embeddings"}
     fields = {f: values[k] for f, k in keys.items()}
