@@ -811,12 +811,21 @@ TABLE_PRESETS: dict[str, Config] = {
                                   shared_dim=512, shared_gate=True, linear_layers=tuple(i for i in range(48) if (i + 1) % 4),
                                   linear_k_heads=16, linear_v_heads=32, linear_k_dim=128, linear_v_dim=128,
                                   conv_width=4),
+    # Jamba v0.1 (JambaConfig's defaults, whose docstring names ai21labs/Jamba-v0.1): 32 blocks of d 4,096, attention
+    # without RoPE in blocks 4, 12, 20, 28 (32 heads and 8 K/V heads of 128), Mamba in the other 28 (d_inner 8,192
+    # channels of d_s 16, a step of rank r_dt 256, a 4-tap convolution); 16 SwiGLU experts of 14,336, 2 per token, in
+    # the odd blocks, a SwiGLU of 14,336 in the even ones; 51,570,323,328 parameters, transformers' module on the meta
+    # device ("52B" on its card, 51.6B)
+    "jamba-v0.1": _modern(32, 4096, 32, 8, 14_336, 65_536, 262_144, experts=16, top_k=2, expert_dim=14_336,
+                          dense_layers=tuple(range(0, 32, 2)), nope_layers=(4, 12, 20, 28),
+                          mamba1_layers=tuple(i for i in range(32) if i % 8 != 4), mamba1_inner=8_192,
+                          mamba1_state=16, mamba1_dt_rank=256, conv_width=4),
     # a parallel block (Cohere's c4ai-command-r-v01): one LayerNorm without bias per block read by attention and the MLP
     "command-r": _modern(40, 8192, 64, 64, 22_528, 256_000, 8_192, tie=True, norm="layernorm", parallel=True),
 }
 WINDOW_PRESETS = ("mistral-7b-v0.1", "gemma-3-1b", "gemma-3-27b", "gpt-oss-20b")  # on both pages (issue 27)
 MLA_PRESETS = ("deepseek-v3", "deepseek-v3.2")  # latent attention (issue 27), sparse (issue 41): on both pages
-LINEAR_PRESETS = ("qwen3-next-80b-a3b",)  # Gated DeltaNet hybrids (issue 41): the live page's menu, and the page written for one
+LINEAR_PRESETS = ("qwen3-next-80b-a3b", "jamba-v0.1")  # Gated DeltaNet hybrids (issue 41): the live page's menu, and the page written for one
 FAMILY_PRESETS = ("llama4-scout", "glm-4.5-air", "minimax-m2", "phi-4-mini", "smollm3-3b")  # issue 40's, both pages
 PRESETS.update({name: TABLE_PRESETS[name] for name in (*WINDOW_PRESETS, *MLA_PRESETS, *FAMILY_PRESETS,
                                                           *LINEAR_PRESETS)})
