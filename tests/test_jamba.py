@@ -76,7 +76,7 @@ def copied(s: dict, d: int, expand: int, B: int, T: int,
 @pytest.mark.parametrize("seed", range(6))
 @torch.no_grad()
 def test_module_equals_transformers_output_flops_and_parameters(seed):
-    """Weights copied one to one: the same output and FlopCounterMode count (T from 1 to 40: the scan by doubling
+    """Weights copied one to one: the same output and FlopCounterMode count (T from 1 to 40: the scan by chunks
     counts transformers' loop's matmuls), and the same parameters."""
     rng = random.Random(f"mamba1-{seed}")
     s = sizes(rng)
@@ -214,7 +214,7 @@ HYBRIDS = [hybrid({"mamba1_state": 3, "mamba1_dt_rank": 2, "conv_width": 3, "mam
 @pytest.mark.parametrize("cfg", HYBRIDS, ids=["eager-5", "fused-9"])
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
 def test_saved_bytes_equal_autograd_on_real_cpu_tensors(cfg, dtype):
-    """What the scan by doubling keeps for backward: the meta pass's bytes are autograd's on real CPU tensors."""
+    """What the scan by chunks keeps for backward: the meta pass's bytes are autograd's on real CPU tensors."""
     from model import trace
     from model.passes import saved_bytes_of
     torch.manual_seed(0)

@@ -19,15 +19,17 @@ times dt, the bias added apart and not counted), the convolution (its bias uncou
 state by C: 2d_inner·d_s per token, as transformers' loop runs one (B, d_inner, d_s) @ (B, d_s, 1) matmul per token.
 The state's recurrence is elementwise (no FLOP counted, in transformers' loop as here).
 
-What is batched: transformers loops over the T tokens one at a time. Here the recurrence runs as a scan by doubling
-(Hillis–Steele: ⌈log2 T⌉ steps over all T positions at once, each combining a position with the one 1, 2, 4, …
-before it; exact in exact arithmetic, the same sums in another order in floating point) and the T reads by C as one
-batched matmul (B·T matrices (d_inner, d_s) @ (d_s, 1)): the same matmuls, the same FLOPs, ⌈log2 T⌉ + 1 steps in place
-of T on the meta device. The doubling keeps more for backward than transformers' loop (two tensors of (B, d_inner, T,
-d_s) a step); the saved bytes are measured (`Config.saved_measured`).
+What is batched: transformers loops over the T tokens one at a time, a matmul each. Here the T reads by C are one
+batched matmul (B·T matrices (d_inner, d_s) @ (d_s, 1)): the same matmuls, the same FLOPs. The recurrence runs by
+chunks of c = ⌈√T⌉ positions (`scan`: c steps within all chunks at once, T/c steps over the chunks; about 2√T steps in
+place of T on the meta device, 270 at T = 8,192), the same sums in another order in floating point. It keeps for
+backward about what transformers' loop keeps (the decays, each position's state, and the running products of decays
+that its loop does not need: a tensor of (B, d_inner, T, d_s) more); the saved bytes are measured
+(`Config.saved_measured`).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -280,16 +282,25 @@ def cache_lines(cfg: Config, dtype: str, size: int) -> list[Line]:
 
 # --- the module in the real forward pass ------------------------------------------------------------------------------
 def scan(dA: torch.Tensor, dBx: torch.Tensor) -> torch.Tensor:
-    """All states of the recurrence S_t = dA_t ⊙ S_{t−1} + dBx_t from S_{−1} = 0, by doubling (Hillis–Steele): dA,
-    dBx (B, d_inner, T, d_s) -> S (B, d_inner, T, d_s). After the step of offset k, position t holds the recurrence
-    over its last 2k positions: (a, b)_t ← (a_t·a_{t−k}, a_t·b_{t−k} + b_t). Elementwise only: no FLOP counted."""
-    a, b, k, T = dA, dBx, 1, dA.shape[2]
-    while k < T:
-        b = torch.cat((b[:, :, :k], b[:, :, k:] + a[:, :, k:] * b[:, :, :-k]), dim=2)
-        if 2 * k < T:
-            a = torch.cat((a[:, :, :k], a[:, :, k:] * a[:, :, :-k]), dim=2)
-        k *= 2
-    return b
+    """All states of the recurrence S_t = dA_t ⊙ S_{t−1} + dBx_t from S_{−1} = 0, by chunks of c = ⌈√T⌉ positions:
+    dA, dBx (B, d_inner, T, d_s) -> S (B, d_inner, T, d_s). T is padded to T/c whole chunks (a decay of 1 and an
+    input of 0: no change); within every chunk at once, c steps give each position's state from a zero start (`local`)
+    and its decay since the chunk's start (`P`, the running product); T/c steps carry the chunks' end states over the
+    chunks (`start`); then S = local + P ⊙ start. Elementwise only (no FLOP counted); 2c + T/c steps in place of T."""
+    B, D, T, N = dA.shape
+    c = math.isqrt(T - 1) + 1  # ⌈√T⌉
+    pad = -T % c
+    a = F.pad(dA, (0, 0, 0, pad), value=1.0).view(B, D, -1, c, N)  # (B, d_inner, T_pad/c, c, d_s)
+    b = F.pad(dBx, (0, 0, 0, pad)).view(B, D, -1, c, N)
+    local, P = [b[:, :, :, 0]], [a[:, :, :, 0]]
+    for j in range(1, c):
+        local.append(a[:, :, :, j] * local[-1] + b[:, :, :, j])
+        P.append(a[:, :, :, j] * P[-1])
+    starts = [torch.zeros_like(local[0][:, :, 0])]  # (B, d_inner, d_s): each chunk's start state
+    for m in range(a.shape[2] - 1):
+        starts.append(P[-1][:, :, m] * starts[-1] + local[-1][:, :, m])
+    S = torch.stack(local, dim=3) + torch.stack(P, dim=3) * torch.stack(starts, dim=2)[:, :, :, None]
+    return S.view(B, D, -1, N)[:, :, :T]
 
 
 EPS = 1e-6  # JambaConfig's rms_norm_eps, the dt, B and C norms' (the model's own norms keep `norms.NORM_EPS`)
@@ -380,7 +391,7 @@ ROWS: dict[str, tuple[str, str]] = {
     "C": ("(B, T, d_s)", "C, RMS-normed: how a token reads it"),
     "delta": ("(B, d_inner, T)", "Δ = softplus(W_dt dt + b_dt): each channel's step, its decay exp(Δ·A) and its "
               "write's weight"),
-    "states": ("(B, d_inner, T, d_s)", "the state after each token, all T of them (the scan by doubling), fp32"),
+    "states": ("(B, d_inner, T, d_s)", "the state after each token, all T of them (the scan by chunks of ⌈√T⌉), fp32"),
     "state": ("(B, d_inner, d_s)", "the state S after the last token: fixed whatever T, what the cache keeps (fp32); "
               "attention's (B, h, T, T) scores have no counterpart"),
     "scan": ("(B, d_inner, T)", "y = S C + D·x per token"),
