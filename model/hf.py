@@ -139,7 +139,7 @@ MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "dee
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
              "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite",
              "deepseek_v32", "glm_moe_dsa",
-             "qwen3_next", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear", "nemotron_h")
+             "qwen3_next", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear", "nemotron_h", "jamba")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
@@ -704,7 +704,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("granitemoe", "granitemoeshared"), ("num_key_value_heads", "num_local_experts",
                                                          "num_experts_per_tok", "sliding_window", "layer_types")),
     "nemotron_h": ("layers_block_type", "sliding_window", "moe_latent_size"),
-    "jamba": ("num_key_value_heads",),
+    "jamba": (),
     "granitemoehybrid": ("num_key_value_heads", "num_local_experts", "num_experts_per_tok", "sliding_window",
                          "layer_types", "position_embedding_type", "head_dim", *(f"mamba_{k}" for k in MAMBA_NULL),
                          "mamba_conv_bias", "mamba_proj_bias"),  # a bias's null: none, as nn.Linear reads it
@@ -2399,6 +2399,11 @@ def _jamba(doc: Mapping) -> Reading:
     router = _router(doc, model_type)
     L, d = values["num_hidden_layers"], values["hidden_size"]
     rank = -(-d // 16) if values["mamba_dt_rank"] == "auto" else values["mamba_dt_rank"]
+    for kind in ("attn", "expert"):
+        offset, period = values[f"{kind}_layer_offset"], values[f"{kind}_layer_period"]
+        if offset >= period:
+            raise HFConfigError(f"config.json: {kind}_layer_offset={offset:,} is not below {kind}_layer_period="
+                                f"{period:,}, which JambaConfig requires; give an offset from 0 to {period - 1:,}")
     attention = tuple(i for i in range(L) if i % values["attn_layer_period"] == values["attn_layer_offset"])
     mamba = tuple(i for i in range(L) if i not in attention)
     E = values["num_experts"]
@@ -2406,7 +2411,7 @@ def _jamba(doc: Mapping) -> Reading:
     if not attention:
         raise HFConfigError(f"config.json: attn_layer_offset={values['attn_layer_offset']:,} with attn_layer_period="
                             f"{values['attn_layer_period']:,} over {L:,} layers gives no attention layer: a model of "
-                            "Mamba layers alone is not modelled; give an offset below the period and the layers")
+                            "Mamba layers alone is not modelled; give an offset below the layers")
     if 0 < len(set(attention) & set(experts)) < len(attention):
         raise HFConfigError(f"config.json: the attention layers {', '.join(map(str, attention))} (attn_layer_period, "
                             "attn_layer_offset) fall on both dense and expert layers (expert_layer_period, "
@@ -2415,8 +2420,10 @@ def _jamba(doc: Mapping) -> Reading:
     keys = {"V": "vocab_size", "T_max": "max_position_embeddings", "d": "hidden_size", "L": "num_hidden_layers",
             "h": "num_attention_heads", "kv_heads": "num_key_value_heads", "tie": "tie_word_embeddings"}
     fields = {f: values[k] for f, k in keys.items()}
-    if fields["kv_heads"] is None:
-        fields["kv_heads"] = fields["h"]
+    pad = doc.get("pad_token_id", PAD_DEFAULTS[model_type])
+    if isinstance(pad, int) and not isinstance(pad, bool) and not -fields["V"] <= pad < fields["V"]:
+        raise HFConfigError(f"config.json: pad_token_id={pad:,} is no row of the {fields['V']:,} of the token table, "
+                            "which transformers' embedding refuses: give a vocab_size above it")
     fields.update(norm="rmsnorm", positions="rope", mlp="swiglu", bias="none", nope_layers=attention)
     keys["nope_layers"] = "attn_layer_period"
     more = [f"no RoPE: JambaAttention rotates nothing, so the {len(attention):,} attention blocks see no position but "
@@ -2629,7 +2636,7 @@ PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 12
                 "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "vaultgemma": 0,
                 "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
                 "glm": 151_329, "glm4": 151_329, "aria_text": 2, "kimi_linear": 163_839,
-                "nemotron_h": 0}  # NemotronHConfig's pad_token_id, which its embedding does not read (no padding_idx)
+                "nemotron_h": 0, "jamba": 0}  # NemotronHConfig's pad_token_id, which its embedding does not read (no padding_idx)
 
 
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:

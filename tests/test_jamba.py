@@ -176,7 +176,9 @@ def test_the_class_defaults_are_jamba_v0_1_and_the_preset():
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"attn_layer_offset": 5}, "gives no attention layer"),
+    ({"attn_layer_offset": 5}, "attn_layer_offset=5 is not below attn_layer_period=2, which JambaConfig requires"),
+    ({"expert_layer_offset": 2}, "expert_layer_offset=2 is not below expert_layer_period=2"),
+    ({"attn_layer_period": 8, "attn_layer_offset": 6}, "over 4 layers gives no attention layer"),
     ({"mamba_dt_rank": "wide"}, "must be a whole number of at least 1, or \"auto\""),
     ({"attn_layer_period": 0}, "attn_layer_period=0"),
     ({"mamba_d_state": 0}, "mamba_d_state=0"),
