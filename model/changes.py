@@ -63,7 +63,7 @@ from .fields import blocks_text
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
 from .memory import kv_cache_lines
 from .notation import SYMBOLS
-from .parts import PARTS, delta, kda, latent, mamba, moe, sparse, window
+from .parts import PARTS, delta, kda, latent, mamba, mamba1, moe, sparse, window
 from .passes import DTYPES
 from .stack import STATEFUL, stateful
 from .tracing import eager_lines, trace
@@ -167,7 +167,7 @@ def order_note(cfg: Config) -> str:
     attention's place in it)."""
     return " ".join([ORDER_NOTE, *([GATE_ORDER_NOTE] if cfg.attn_gate else []), *moe.order_note(cfg),
                      *window.order_note(cfg), *latent.order_note(cfg), *delta.order_note(cfg), *mamba.order_note(cfg),
-                     *kda.order_note(cfg)])
+                     *kda.order_note(cfg), *mamba1.order_note(cfg)])
 
 
 def no_twin(cfg: Config) -> str | None:
@@ -307,19 +307,21 @@ def title_values(cfg: Config) -> dict[str, str]:
     out.update(window.title_values(cfg))
     out.update(latent.title_values(cfg))
     out.update(sparse.title_values(cfg))
-    if delta.present(cfg) or mamba.present(cfg) or kda.present(cfg):  # what the fixed state replaces, per token
+    if delta.present(cfg) or mamba.present(cfg) or kda.present(cfg) or mamba1.present(cfg):  # what the fixed state
+        # replaces, per token
         mla = latent.present(cfg)
         out.update(kv_what="the latent and its rotary key" if mla else "K and V",
                    kv_grew=f"d_c + d_R = {cfg.d_c + cfg.d_R:,}" if mla else f"2h_kv·d_head = {2 * cfg.h_kv * cfg.d_head:,}")
     out.update(delta.title_values(cfg))
     out.update(mamba.title_values(cfg))
     out.update(kda.title_values(cfg))
+    out.update(mamba1.title_values(cfg))
     return out
 
 
 def _state_blocks(cfg: Config) -> tuple[int, ...]:
     """The blocks a part with a fixed state mixes (none without one)."""
-    return cfg.linear_layers + cfg.mamba_layers + cfg.kda_layers
+    return cfg.linear_layers + cfg.mamba_layers + cfg.kda_layers + cfg.mamba1_layers
 
 
 GEMMA_EXTRAS = {  # each of Gemma's extras in the change's title, in `WRITTEN` order
@@ -475,7 +477,7 @@ def _same(exact: Fraction, value: int | float) -> bool:
     return abs(float(exact) - value) <= 1e-12 * max(1.0, abs(value))
 
 
-COUNTS_FIRST = ("L", "L_lin", "L_ssm", "L_kda")  # the blocks a figure counts: all L, or a fixed state's
+COUNTS_FIRST = ("L", "L_lin", "L_ssm", "L_kda", "L_mb")  # the blocks a figure counts: all L, or a fixed state's
 L_FIRST = (*COUNTS_FIRST, *(s for s in MONOMIAL_ORDER if s not in COUNTS_FIRST))  # "2Ld", "8L·h_kv·d_head",
 # "−8L_lin·h_kv·d_head": per block, then the rest
 
@@ -498,8 +500,8 @@ SIGN_AT = dict(B=8, T=8192, d=4096, h=32, h_kv=8, d_head=128, d_ff=14336, L=32, 
                d_expert=14336, E_shared=1, d_shared=14336, L_moe=32, W=4096, L_W=32, T_W=4095, d_c=512, d_cq=1536,
                d_R=64, d_nope=128, d_v=128, d_rot=64, L_nope=8, h_I=64, d_I=128, T_k=2048, L_lin=24, h_lk=16, h_lv=32,
                d_lk=128, d_lv=128, d_conv=4, T_pad=8192, n_c=128, T_r=8192, L_ssm=24, h_ssm=128, d_ssm=64, d_state=256,
-               g_ssm=1, Q=256, L_kda=24, h_kda=32, d_kda=128)  # and a fixed state's (Qwen3-Next's, Granite 4.0-H's, Kimi
-# Linear's sizes)
+               g_ssm=1, Q=256, L_kda=24, h_kda=32, d_kda=128, L_mb=28, d_inner=8192, d_s=16, r_dt=256)  # and a fixed
+# state's (Qwen3-Next's, Granite 4.0-H's, Kimi Linear's, Jamba's sizes)
 
 
 def formula_text(poly: Poly) -> str:

@@ -57,7 +57,7 @@ from . import fields as fields_
 from . import hf
 from .fields import FAMILIES, Field, by_name, linked, written
 from . import stack
-from .parts import attention, delta, kda, latent, mamba, mlp, moe, positions, postnorm, sinks, sparse, window
+from .parts import attention, delta, kda, latent, mamba, mamba1, mlp, moe, positions, postnorm, sinks, sparse, window
 from .parts import ordered
 from .parts.attention import divisors, snap_heads
 from .parts.mlp import SWIGLU_ALPHA, swiglu_width
@@ -377,6 +377,11 @@ class Config:
         return len(self.mamba_layers)
 
     @property
+    def L_mb(self) -> int:
+        """Blocks whose mixer is Mamba, the first one (`mamba1_layers`; 0 where every block has attention)."""
+        return len(self.mamba1_layers)
+
+    @property
     def L_kda(self) -> int:
         """Blocks whose mixer is Kimi delta attention (`kda_layers`; 0 where every block has attention)."""
         return len(self.kda_layers)
@@ -444,7 +449,8 @@ class Config:
     @property
     def T_pad(self) -> int:
         """T rounded up to whole chunks of the part with a fixed state (`model.stack.stateful`): the chunked delta
-        rule's 64 tokens (`model.parts.delta.CHUNK`, Kimi delta attention's too), Mamba 2's Q; T where there is none."""
+        rule's 64 tokens (`model.parts.delta.CHUNK`, Kimi delta attention's too), Mamba 2's Q; T where there is none
+        (Mamba's scan runs over T itself)."""
         chunk = delta.CHUNK if self.linear_layers or self.kda_layers else self.ssm_chunk if self.mamba_layers else None
         return self.T if chunk is None else -(-self.T // chunk) * chunk
 
@@ -456,9 +462,10 @@ class Config:
 
     @property
     def saved_measured(self) -> bool:
-        """Its stateful blocks' saved bytes have no formula yet (Mamba 2's and Kimi delta attention's chunked scans):
+        """Its stateful blocks' saved bytes have no formula yet (Mamba 2's and Kimi delta attention's chunked scans,
+        Mamba's scan by doubling):
         read off this configuration's own pass (Gated DeltaNet's are a formula, `model.parts.delta.saved_parts`)."""
-        return bool(self.mamba_layers or self.kda_layers)
+        return bool(self.mamba_layers or self.kda_layers or self.mamba1_layers)
 
     @property
     def h_I(self) -> int | None:
@@ -561,6 +568,8 @@ class Config:
             out.update(mamba.symbols(self))
         if self.kda_layers:
             out.update(kda.symbols(self))
+        if self.mamba1_layers:
+            out.update(mamba1.symbols(self))
         if self.mla:
             out.update(d_c=self.d_c, d_R=self.d_R, d_nope=self.d_nope, d_v=self.d_v,
                        **({"d_cq": self.d_cq} if self.d_cq is not None else {}))
@@ -571,7 +580,8 @@ class Config:
 
 # Each part's rules between fields, in the order Config checks them (the first broken one is the error).
 RULES = (attention.check, latent.check, positions.check, moe.check, attention.check_scores, window.check, sinks.check,
-         mlp.check, postnorm.check, delta.check, mamba.check, kda.check, sparse.check)
+         mlp.check, postnorm.check, delta.check, mamba.check, kda.check, mamba1.check,
+         sparse.check)
 
 
 def names(group: str, family: str = "") -> tuple[str, ...]:
@@ -801,12 +811,21 @@ TABLE_PRESETS: dict[str, Config] = {
                                   shared_dim=512, shared_gate=True, linear_layers=tuple(i for i in range(48) if (i + 1) % 4),
                                   linear_k_heads=16, linear_v_heads=32, linear_k_dim=128, linear_v_dim=128,
                                   conv_width=4),
+    # Jamba v0.1 (JambaConfig's defaults, whose docstring names ai21labs/Jamba-v0.1): 32 blocks of d 4,096, attention
+    # without RoPE in blocks 4, 12, 20, 28 (32 heads and 8 K/V heads of 128), Mamba in the other 28 (d_inner 8,192
+    # channels of d_s 16, a step of rank r_dt 256, a 4-tap convolution); 16 SwiGLU experts of 14,336, 2 per token, in
+    # the odd blocks, a SwiGLU of 14,336 in the even ones; 51,570,323,328 parameters, transformers' module on the meta
+    # device ("52B" on its card, 51.6B)
+    "jamba-v0.1": _modern(32, 4096, 32, 8, 14_336, 65_536, 262_144, experts=16, top_k=2, expert_dim=14_336,
+                          dense_layers=tuple(range(0, 32, 2)), nope_layers=(4, 12, 20, 28),
+                          mamba1_layers=tuple(i for i in range(32) if i % 8 != 4), mamba1_inner=8_192,
+                          mamba1_state=16, mamba1_dt_rank=256, conv_width=4),
     # a parallel block (Cohere's c4ai-command-r-v01): one LayerNorm without bias per block read by attention and the MLP
     "command-r": _modern(40, 8192, 64, 64, 22_528, 256_000, 8_192, tie=True, norm="layernorm", parallel=True),
 }
 WINDOW_PRESETS = ("mistral-7b-v0.1", "gemma-3-1b", "gemma-3-27b", "gpt-oss-20b")  # on both pages (issue 27)
 MLA_PRESETS = ("deepseek-v3", "deepseek-v3.2")  # latent attention (issue 27), sparse (issue 41): on both pages
-LINEAR_PRESETS = ("qwen3-next-80b-a3b",)  # Gated DeltaNet hybrids (issue 41): the live page's menu, and the page written for one
+LINEAR_PRESETS = ("qwen3-next-80b-a3b", "jamba-v0.1")  # Gated DeltaNet hybrids (issue 41): the live page's menu, and the page written for one
 FAMILY_PRESETS = ("llama4-scout", "glm-4.5-air", "minimax-m2", "phi-4-mini", "smollm3-3b")  # issue 40's, both pages
 PRESETS.update({name: TABLE_PRESETS[name] for name in (*WINDOW_PRESETS, *MLA_PRESETS, *FAMILY_PRESETS,
                                                           *LINEAR_PRESETS)})
@@ -828,7 +847,7 @@ def config_dict(cfg: Config) -> dict[str, object]:
     # the recipe's fields; one with no control of its own (a part's flag a link or a preset sets) where it is set
     recipe = [f.name for f in LINKED if f.group == "recipe" and (f.control or getattr(cfg, f.name) != f.default)]
     return {**values(FIELDS, recipe), **moe.sizes(cfg), **extras, **latent.sizes(cfg), **window.sizes(cfg),
-            **delta.sizes(cfg), **mamba.sizes(cfg), **kda.sizes(cfg)}
+            **delta.sizes(cfg), **mamba.sizes(cfg), **kda.sizes(cfg), **mamba1.sizes(cfg)}
 
 
 # --- a Hugging Face config.json, read in (model.hf reads it as transformers does; the bounds are checked here) ------

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from .config import FAMILY_PRESETS, MODERN, PRESETS, WRITTEN, Config, defaults, snap_heads
 from .fields import FAMILIES as FIELD_FAMILIES, linked
-from .parts import delta, kda, mamba, mlp, moe, positions, sparse, window
+from .parts import delta, kda, mamba, mamba1, mlp, moe, positions, sparse, window
 
-MENU_PARTS = (moe, window, positions, sparse, delta, mamba, kda)  # the parts whose sizes a preset's menu label names, in this order
+MENU_PARTS = (moe, window, positions, sparse, delta, mamba, kda, mamba1)  # the parts whose sizes a preset's menu label names, in this order
 FAMILIES: dict[str, tuple[str, ...]] = {
     "GPT-2": ("gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl"),
     "GPT-3": ("gpt3-125m", "gpt3-350m", "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b"),
@@ -32,6 +32,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "MiniMax": ("minimax-m2",),
     "Phi": ("phi-4-mini",),
     "SmolLM": ("smollm3-3b",),
+    "Jamba": ("jamba-v0.1",),
 }
 # every exported page's: the dense presets of full attention and no family's extras, but the families' (the others: the
 # page written for one, `python -m app export --preset`)
@@ -52,6 +53,7 @@ TITLES: dict[str, str] = {
     "deepseek-v3.2": "DeepSeek-V3.2 (no MTP module)",
     "glm-4.5-air": "GLM-4.5-Air (no MTP layer)", "minimax-m2": "MiniMax-M2 (no MTP modules)", "phi-4-mini": "Phi-4-mini",
     "smollm3-3b": "SmolLM3 3B", "llama4-scout": "Llama 4 Scout (text)", "qwen3-next-80b-a3b": "Qwen3-Next 80B-A3B",
+    "jamba-v0.1": "Jamba v0.1",
 }
 
 

@@ -257,8 +257,8 @@ def is_exact(formula: str, names: tuple[str, ...]) -> bool:
 _SUPER_DIGITS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 MONOMIAL_ORDER = ("B", "h", "h_kv", "h_lk", "h_lv", "h_ssm", "h_kda", "n_c", "T", "T_pad", "T_r", "k", "E", "E_shared",
                   "d", "d_head", "d_rot", "d_ff", "d_expert", "d_shared", "d_c", "d_cq", "d_R", "d_nope", "d_v", "h_I",
-                  "d_I", "T_k", "T_s", "d_lk", "d_lv", "d_ssm", "d_state", "g_ssm", "Q", "d_kda", "d_conv", "L", "L_moe",
-                  "L_nope", "L_lin", "L_ssm", "L_kda", "L_W", "T_W", "W", "V", "T_max")  # "BhT²", "BTd", "BTk·d_expert":
+                  "d_I", "T_k", "T_s", "d_lk", "d_lv", "d_ssm", "d_state", "g_ssm", "Q", "d_kda", "d_inner", "d_s", "r_dt", "d_conv", "L", "L_moe",
+                  "L_nope", "L_lin", "L_ssm", "L_kda", "L_mb", "L_W", "T_W", "W", "V", "T_max")  # "BhT²", "BTd", "BTk·d_expert":
 # the lesson's way
 
 

@@ -132,14 +132,14 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa",
                "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear",
-               "nemotron_h")
+               "nemotron_h", "jamba")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
              "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite",
              "deepseek_v32", "glm_moe_dsa",
-             "qwen3_next", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear", "nemotron_h")
+             "qwen3_next", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear", "nemotron_h", "jamba")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
@@ -318,6 +318,15 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "shared_intermediate_size": 1_024, "position_embedding_type": None, "layer_types": None, "mamba_n_heads": 128,
         "mamba_n_groups": 1, "mamba_d_state": 256, "mamba_d_head": "auto", "mamba_d_conv": 4, "mamba_expand": 2,
         "mamba_chunk_size": 256, "mamba_conv_bias": True, "mamba_proj_bias": False,
+    },
+    "jamba": {  # JambaConfig (AI21's Jamba, ai21labs/Jamba-v0.1): Mamba (the first one) or attention without RoPE per
+        # block (attention in block i where i % attn_layer_period == attn_layer_offset), a mixture of SwiGLU experts
+        # in block i where i % expert_layer_period == expert_layer_offset, the dense SwiGLU elsewhere (`_jamba`)
+        "vocab_size": 65_536, "tie_word_embeddings": False, "hidden_size": 4_096, "intermediate_size": 14_336,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 262_144,
+        "num_experts_per_tok": 2, "num_experts": 16, "expert_layer_period": 2, "expert_layer_offset": 1,
+        "attn_layer_period": 8, "attn_layer_offset": 4, "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2,
+        "mamba_dt_rank": "auto", "mamba_conv_bias": True, "mamba_proj_bias": False,
     },
     "nemotron_h": {  # NemotronHConfig (Nemotron-H, Nemotron 3): layers of one operation each, x + op(norm(x)): Mamba
         # 2, attention without RoPE, a ReLU² MLP or a mixture of ReLU² experts (layers_block_type; by default
@@ -588,6 +597,7 @@ ROUTER: dict[str, dict[str, object]] = {
     **dict.fromkeys(("sarvam_mla", "sarvam_moe"), {"norm_topk_prob": True, "routed_scaling_factor": 2.5, "n_group": 1,
                                                    "topk_group": 1, "output_router_logits": False}),
     "minimax_m2": {"router_jitter_noise": 0.0, "router_aux_loss_coef": 0.001, "output_router_logits": False},
+    "jamba": {"router_aux_loss_coef": 0.001, "output_router_logits": False},
     "nemotron_h": {"norm_topk_prob": True, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
                    "output_router_logits": False},
     "olmoe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.01, "output_router_logits": False},
@@ -631,6 +641,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "granite": ("head_dim", "sliding_window", "layer_types"),  # GraniteAttention's getattr(config, "head_dim", d / h)
     **dict.fromkeys(("granitemoe", "granitemoeshared"), ("head_dim", "sliding_window", "layer_types")),  # as Granite's
     "nemotron_h": (),
+    "jamba": (),
     "granitemoehybrid": ("head_dim", "sliding_window"),  # GraniteMoeHybridAttention's getattr(config, "head_dim", d / h)
     "cwm": (),
     "olmo2": ("head_dim", "sliding_window", "layer_types"),  # Olmo2Attention's getattr(config, "head_dim", d / h)
@@ -693,6 +704,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("granitemoe", "granitemoeshared"), ("num_key_value_heads", "num_local_experts",
                                                          "num_experts_per_tok", "sliding_window", "layer_types")),
     "nemotron_h": ("layers_block_type", "sliding_window", "moe_latent_size"),
+    "jamba": (),
     "granitemoehybrid": ("num_key_value_heads", "num_local_experts", "num_experts_per_tok", "sliding_window",
                          "layer_types", "position_embedding_type", "head_dim", *(f"mamba_{k}" for k in MAMBA_NULL),
                          "mamba_conv_bias", "mamba_proj_bias"),  # a bias's null: none, as nn.Linear reads it
@@ -775,6 +787,7 @@ ALIASES: dict[str, dict[str, str]] = {
     "internlm3": {"qkv_bias": "attention_bias", "bias": "mlp_bias"},  # InternLM3Config's attribute_map
     "exaone": {"num_layers": "num_hidden_layers"},  # ExaoneConfig's (its activation_function: ACTIVATIONS)
     # NemotronHConfig's attribute_map, and the legacy keywords its __post_init__ takes in place of its fields
+    "jamba": {"num_local_experts": "num_experts"},
     "nemotron_h": {"layer_types": "layers_block_type", "num_local_experts": "n_routed_experts",
                    "mamba_n_groups": "n_groups", "mamba_d_conv": "conv_kernel", "mamba_chunk_size": "chunk_size",
                    "mamba_conv_bias": "use_conv_bias"},
@@ -811,12 +824,12 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "linear_conv_kernel_dim", "linear_num_heads", "linear_head_dim", "index_n_heads", "index_head_dim", "index_topk", "mamba_n_heads", "mamba_n_groups",
          "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_chunk_size", "ssm_state_size", "mamba_num_heads",
          "mamba_head_dim", "n_groups", "conv_kernel", "chunk_size", "moe_shared_expert_intermediate_size",
-         "moe_latent_size")
+         "moe_latent_size", "attn_layer_period", "expert_layer_period")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_intermediate_size",
           "num_nextn_predict_layers", "num_mtp_layers", "moe_num_shared_experts", "num_shared_experts",
-          "index_topk_freq", "index_skip_topk_offset")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
+          "index_topk_freq", "index_skip_topk_offset", "attn_layer_offset", "expert_layer_offset")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
          "use_bias", "attention_out_bias", "multi_query",
          "use_qk_norm", "use_post_norm", "attn_temperature_tuning",
@@ -852,6 +865,10 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "conv_kernel": "the Mamba 2 convolution's taps d_conv", "chunk_size": "the tokens Q of a chunk of Mamba 2's scan",
     "use_conv_bias": "the Mamba 2 convolution's bias",
     "moe_shared_expert_intermediate_size": "the shared expert's width d_shared",
+    "attn_layer_period": "once in how many layers an attention layer comes", "attn_layer_offset": "the first "
+    "attention layer's index", "expert_layer_period": "once in how many layers a mixture of experts comes",
+    "expert_layer_offset": "the first mixture of experts' index", "mamba_dt_rank": "the rank r_dt of Mamba's step "
+    "(\"auto\": ⌈hidden_size/16⌉)",
     "moe_latent_size": "the experts' latent width (a projection d → latent before them, and back)",
     "layers_block_type": "each layer's operation: linear_attention (Mamba 2), full_attention, mlp or moe",
     "mlp_hidden_act": "the MLP's and the experts' activation", "mamba_hidden_act": "the Mamba 2 convolution's "
@@ -1063,7 +1080,7 @@ NOT_BUILT: dict[str, str] = {
     "falcon_h1": ("Mamba 2 beside attention in every block (both read one norm of x and add to it together, each "
                   "keeping its cache: a parallel hybrid block), and Mamba 2 without its gated norm (mamba_rms_norm "
                   "false: y·SiLU(z), no gain)"),
-    **dict.fromkeys(("mamba", "falcon_mamba", "jamba", "zamba"),
+    **dict.fromkeys(("mamba", "falcon_mamba", "zamba"),
                     f"its Mamba layers (a state-space layer that keeps, {_FIXED_STATE})"),
     "recurrent_gemma": f"its RG-LRU recurrent layers (which keep, {_FIXED_STATE})",
     "rwkv": f"its RWKV recurrent layers (which keep, {_FIXED_STATE})",
@@ -1176,6 +1193,8 @@ def _read(doc: Mapping) -> Reading:
                             f"read here ({', '.join(MODEL_TYPES[:6])}, …: python -m model --help lists them){hint}")
     if model_type == "nemotron_h":
         return _nemotron_h(doc)
+    if model_type == "jamba":
+        return _jamba(doc)
     table = DEFAULTS[model_type]
     doc = _kimi_keys(doc) if model_type == "kimi_linear" else doc
     doc, unread = _unread_pattern(doc, model_type)
@@ -1465,7 +1484,8 @@ def _checked(key: str, value: object, nullable: bool, kind: str | None = None) -
             raise HFConfigError(f"config.json: indexer_types={show(value)}: indexer_types ({WHAT[kind]}) must be a "
                                 f"list of \"full\" or \"shared\", one per block{null}")
         return value
-    if kind == "mamba_d_head":  # GraniteMoeHybridConfig's "auto": mamba_expand·d / mamba_n_heads
+    if kind in ("mamba_d_head", "mamba_dt_rank"):  # GraniteMoeHybridConfig's "auto": mamba_expand·d / mamba_n_heads;
+        # JambaConfig's: ⌈d/16⌉
         if value != "auto" and (not whole or value < 1):
             raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[kind]}) must be a whole number of at "
                                 f"least 1, or \"auto\"")
@@ -1525,7 +1545,8 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "cohere2", "exaone4", "youtu", "granitemoe", "granitemoeshared", "mellum",
                                                "flex_olmo", "hyperclovax", "llama4_text", "solar_open", "aria_text",
                                                "dots1", "hy_v3", "glm4_moe_lite", "minicpm3", "qwen3_next",
-                                               "deepseek_v32", "glm_moe_dsa", "granitemoehybrid", "kimi_linear"),
+                                               "deepseek_v32", "glm_moe_dsa", "granitemoehybrid", "kimi_linear",
+                                               "jamba"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2"), ("relu2",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -2360,6 +2381,80 @@ def _nemotron_h(doc: Mapping) -> Reading:
     return Reading(model_type, fields, keys, defaults, ignored, (*notes, *router, *more))
 
 
+JAMBA_VALUES = ("values only, which change no count, shape or byte: the RMSNorms' ε (rms_norm_eps; the dt, B and C "
+                "norms here keep 1e-6, its default), the router's k weights left unnormalised (this module renormalises "
+                "them), the embedding's padding row (pad_token_id)")
+
+
+def _jamba(doc: Mapping) -> Reading:
+    """A jamba file as transformers builds it: block i attention without RoPE where i % attn_layer_period ==
+    attn_layer_offset (JambaAttention rotates nothing: `nope_layers`), else Mamba (`model.parts.mamba1`:
+    mamba1_layers, d_inner = mamba_expand·d, mamba_d_state, mamba_dt_rank, mamba_d_conv); a mixture of num_experts
+    SwiGLU experts of width intermediate_size where i % expert_layer_period == expert_layer_offset and num_experts > 1
+    (JambaConfig's layers_num_experts), the dense SwiGLU of that width elsewhere; with notes. HFConfigError names
+    what is not modelled."""
+    model_type, table = "jamba", DEFAULTS["jamba"]
+    _check_activation(doc, model_type)
+    values = _values(doc, model_type)
+    router = _router(doc, model_type)
+    L, d = values["num_hidden_layers"], values["hidden_size"]
+    rank = -(-d // 16) if values["mamba_dt_rank"] == "auto" else values["mamba_dt_rank"]
+    for kind in ("attn", "expert"):
+        offset, period = values[f"{kind}_layer_offset"], values[f"{kind}_layer_period"]
+        if offset >= period:
+            raise HFConfigError(f"config.json: {kind}_layer_offset={offset:,} is not below {kind}_layer_period="
+                                f"{period:,}, which JambaConfig requires; give an offset from 0 to {period - 1:,}")
+    attention = tuple(i for i in range(L) if i % values["attn_layer_period"] == values["attn_layer_offset"])
+    mamba = tuple(i for i in range(L) if i not in attention)
+    E = values["num_experts"]
+    experts = tuple(i for i in range(L) if E > 1 and i % values["expert_layer_period"] == values["expert_layer_offset"])
+    if not attention:
+        raise HFConfigError(f"config.json: attn_layer_offset={values['attn_layer_offset']:,} with attn_layer_period="
+                            f"{values['attn_layer_period']:,} over {L:,} layers gives no attention layer: a model of "
+                            "Mamba layers alone is not modelled; give an offset below the layers")
+    if 0 < len(set(attention) & set(experts)) < len(attention):
+        raise HFConfigError(f"config.json: the attention layers {', '.join(map(str, attention))} (attn_layer_period, "
+                            "attn_layer_offset) fall on both dense and expert layers (expert_layer_period, "
+                            "expert_layer_offset): this explorer counts attention blocks without RoPE of one kind of MLP; "
+                            "give periods and offsets that put every attention layer on one kind")
+    keys = {"V": "vocab_size", "T_max": "max_position_embeddings", "d": "hidden_size", "L": "num_hidden_layers",
+            "h": "num_attention_heads", "kv_heads": "num_key_value_heads", "tie": "tie_word_embeddings"}
+    fields = {f: values[k] for f, k in keys.items()}
+    pad = doc.get("pad_token_id", PAD_DEFAULTS[model_type])
+    if isinstance(pad, int) and not isinstance(pad, bool) and not -fields["V"] <= pad < fields["V"]:
+        raise HFConfigError(f"config.json: pad_token_id={pad:,} is no row of the {fields['V']:,} of the token table, "
+                            "which transformers' embedding refuses: give a vocab_size above it")
+    fields.update(norm="rmsnorm", positions="rope", mlp="swiglu", bias="none", nope_layers=attention)
+    keys["nope_layers"] = "attn_layer_period"
+    more = [f"no RoPE: JambaAttention rotates nothing, so the {len(attention):,} attention blocks see no position but "
+            "the causal mask's order (NoPE)"]
+    if len(experts) < L:
+        fields["ff_dim"], keys["ff_dim"] = values["intermediate_size"], "intermediate_size"
+    if mamba:
+        inner = values["mamba_expand"] * d
+        fields.update(mamba1_layers=mamba, mamba1_inner=inner, mamba1_state=values["mamba_d_state"],
+                      mamba1_dt_rank=rank, conv_width=values["mamba_d_conv"],
+                      mamba1_bias=MAMBA_BIASES[(values["mamba_conv_bias"], values["mamba_proj_bias"])])
+        keys.update(mamba1_layers="attn_layer_period", mamba1_inner="mamba_expand", mamba1_state="mamba_d_state",
+                    mamba1_dt_rank="mamba_dt_rank", conv_width="mamba_d_conv", mamba1_bias="mamba_conv_bias")
+        more.append(f"Mamba in {len(mamba):,} of the {L:,} blocks (all but i % attn_layer_period = attn_layer_offset): "
+                    f"a fixed state of d_inner = {inner:,} channels of {values['mamba_d_state']:,} per block in "
+                    f"attention's place, no KV cache; its step's rank r_dt = {rank:,}")
+    if experts:
+        fields.update(experts=E, top_k=values["num_experts_per_tok"], expert_dim=values["intermediate_size"],
+                      moe_step=1, dense_layers=tuple(i for i in range(L) if i not in experts))
+        keys.update(experts="num_experts", top_k="num_experts_per_tok", expert_dim="intermediate_size",
+                    dense_layers="expert_layer_period")
+        more.append(f"a mixture of {E:,} SwiGLU experts of width intermediate_size in {len(experts):,} of the {L:,} "
+                    "blocks (i % expert_layer_period = expert_layer_offset), k = "
+                    f"{values['num_experts_per_tok']:,} per token; the dense SwiGLU in the others")
+    more.append(JAMBA_VALUES)
+    defaults = tuple(k for k in table if k not in values["given"] and k not in RULE_KEYS)
+    ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES[model_type]
+                    and k not in READ_BY_EVERY_TYPE and k not in ROUTER[model_type])
+    return Reading(model_type, fields, keys, defaults, ignored, (*router, *more))
+
+
 def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | None]:
     """Each block's attention as transformers' cache keeps it, and the window of the sliding ones.
 
@@ -2541,7 +2636,7 @@ PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 12
                 "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "vaultgemma": 0,
                 "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
                 "glm": 151_329, "glm4": 151_329, "aria_text": 2, "kimi_linear": 163_839,
-                "nemotron_h": 0}  # NemotronHConfig's pad_token_id, which its embedding does not read (no padding_idx)
+                "nemotron_h": 0, "jamba": 0}  # NemotronHConfig's pad_token_id, which its embedding does not read (no padding_idx)
 
 
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:

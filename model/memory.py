@@ -36,7 +36,7 @@ from . import stack
 from .config import LIN, NOPE, WRITTEN, Config, distinct_kinds, mlp_kind, one_block_each
 from .figures import Line
 from .formula import Poly, grouped, poly_add, poly_const, poly_mul, poly_symbol, to_poly
-from .parts import attention, delta, kda, latent, mamba, sparse
+from .parts import attention, delta, kda, latent, mamba, mamba1, sparse
 from .parts import moe as moe_part, window
 from .notation import dims
 from .passes import DTYPES, run_pass
@@ -442,7 +442,7 @@ KORTHIKANTI_NOTE = ("Korthikanti et al. (2022) estimate activations at 16 bits w
                     "measured total adds the embedding, the final LayerNorm, the head and the loss.")
 
 
-CACHES = (delta, mamba, kda, window, latent, attention)  # the first present writes the cache's lines: a window caps attention's,
+CACHES = (delta, mamba, kda, mamba1, window, latent, attention)  # the first present writes the cache's lines: a window caps attention's,
 # Gated DeltaNet or Mamba 2 keeps states in some blocks
 
 

@@ -53,7 +53,7 @@ SYMBOL_DOCS: dict[str, str] = {
     "d_lk": "each Gated DeltaNet q and k head's features: the state's rows (linear_key_head_dim)",
     "d_lv": "each Gated DeltaNet value head's features: the state's columns (linear_value_head_dim)",
     "d_conv": "the causal convolution's taps in a Gated DeltaNet or Kimi delta attention block (over q, k and v: "
-              "linear_conv_kernel_dim) or a Mamba 2 block (over x, B and C: mamba_d_conv)",
+              "linear_conv_kernel_dim) or a Mamba 2 block (over x, B and C: mamba_d_conv) or a Mamba block (over x: mamba_d_conv)",
     "T_pad": "T rounded up to whole chunks: of 64 tokens for the chunked delta rule (Gated DeltaNet's, Kimi delta "
              "attention's), of Q for Mamba 2's chunked scan",
     "L_ssm": "blocks whose mixer is Mamba 2 (of the L; the other L − L_ssm keep attention)",
@@ -62,6 +62,10 @@ SYMBOL_DOCS: dict[str, str] = {
     "d_state": "the features of a Mamba 2 state per head feature: the state's columns, B's and C's width (mamba_d_state)",
     "g_ssm": "Mamba 2's groups: each group's B and C serve h_ssm/g_ssm heads (mamba_n_groups)",
     "Q": "the tokens of a chunk of Mamba 2's chunked scan (mamba_chunk_size)",
+    "L_mb": "blocks whose mixer is Mamba, the first one's selective scan (of the L; the other L − L_mb keep attention)",
+    "d_inner": "a Mamba block's channels, each with a state of its own: x's, z's and the scan's width (mamba_expand·d)",
+    "d_s": "the features of a Mamba state per channel: the state's columns, B's and C's width (mamba_d_state)",
+    "r_dt": "the rank of a Mamba block's step Δ: dt's width before dt_proj widens it to d_inner (mamba_dt_rank)",
     "L_kda": "blocks whose mixer is Kimi delta attention (of the L; the other L − L_kda keep attention)",
     "h_kda": "a Kimi delta attention block's heads, each with a state of its own (linear_num_heads)",
     "d_kda": "each Kimi delta attention head's features, its q's, k's and v's alike: the state is d_kda × d_kda, "

@@ -76,6 +76,7 @@ MOMENTS = {
     ("forward", "lin"): "in the last block's Gated DeltaNet (its chunks of 64)",
     ("forward", "ssm"): "in the last block's Mamba 2 (its chunks of Q)",
     ("forward", "kda"): "in the last block's Kimi delta attention (its chunks of 64)",
+    ("forward", "mb"): "in the last block's Mamba (its scan's states, all T of them)",
     ("loss", "ln_f"): "at the final norm, before the logits",
     ("loss", "head"): "as the head makes the logits (B, T, V)",
     ("loss", ""): "while the logits (B, T, V) and their log-softmax are alive, in the cross-entropy",
@@ -90,12 +91,14 @@ MOMENTS = {
     ("backward", "lin"): "as the gradient flows back through the last block's Gated DeltaNet",
     ("backward", "ssm"): "as the gradient flows back through the last block's Mamba 2",
     ("backward", "kda"): "as the gradient flows back through the last block's Kimi delta attention",
+    ("backward", "mb"): "as the gradient flows back through the last block's Mamba",
     ("backward", "rope"): "as the gradient flows back through RoPE",
     ("backward", "embeddings"): "at the embeddings, as W_te's gradient is accumulated",
     ("optimizer", ""): "as Adam updates its largest parameter tensor",
 }
 _PLACES = {"": "", "wte": "embeddings", "wpe": "embeddings", "rope": "rope", "ln_f": "ln_f", "head": "head",
-           "attn": "attn", "mlp": "mlp", "moe": "moe", "lin": "lin", "ssm": "ssm", "kda": "kda", "ln_1": "norm", "ln_2": "norm", "post_ln_1": "norm",
+           "attn": "attn", "mlp": "mlp", "moe": "moe", "lin": "lin", "ssm": "ssm", "kda": "kda", "mb": "mb",
+           "ln_1": "norm", "ln_2": "norm", "post_ln_1": "norm",
            "post_ln_2": "norm", "scaled": "embeddings", "window_mask": "embeddings",
            "capped": "head"}  # a module's name -> its place
 

@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from .expr import E, Expr, total
-from .parts import PARTS, attention, delta, kda, latent, mamba, mlp, moe
+from .parts import PARTS, attention, delta, kda, latent, mamba, mamba1, mlp, moe
 
 if TYPE_CHECKING:
     from .config import Config
@@ -57,12 +57,12 @@ def counts(cfg: Config) -> dict[str, Expr]:
 
 # The mixers with a fixed state that take attention's place in the blocks they list (a model has one of them at most):
 # each names its blocks' kind (KEY: "dense_lin", Block.lin), their count (COUNT: L_lin) and itself (NAME).
-STATEFUL: tuple[ModuleType, ...] = (delta, mamba, kda)
+STATEFUL: tuple[ModuleType, ...] = (delta, mamba, kda, mamba1)
 
 
 def stateful(cfg: Config) -> ModuleType | None:
-    """The part with a fixed state that mixes some blocks of `cfg` (Gated DeltaNet, Mamba 2 or Kimi delta attention), or
-    None."""
+    """The part with a fixed state that mixes some blocks of `cfg` (Gated DeltaNet, Mamba 2, Kimi delta attention or
+    Mamba), or None."""
     return next((part for part in STATEFUL if part.present(cfg)), None)
 
 

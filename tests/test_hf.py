@@ -126,6 +126,12 @@ BASE: dict[str, dict] = {
                    "n_routed_experts": 4, "n_shared_experts": 1, "moe_intermediate_size": 24,
                    "moe_shared_expert_intermediate_size": 20, "moe_latent_size": None,
                    "num_experts_per_tok": 3},  # Mamba 2 with MoE in blocks 0 and 2, NoPE attention in 1
+    "jamba": {"model_type": "jamba", **{k: v for k, v in MODERN.items() if k != "head_dim"}, "num_hidden_layers": 6,
+              "num_experts": 4, "num_experts_per_tok": 3, "expert_layer_period": 4, "expert_layer_offset": 0,
+              "attn_layer_period": 12, "attn_layer_offset": 3, "mamba_d_state": 8, "mamba_d_conv": 3, "mamba_expand": 1,
+              "mamba_dt_rank": 5, "mamba_conv_bias": False, "mamba_proj_bias": True},  # attention without RoPE in
+    # block 3, Mamba in the others, experts in blocks 0 and 4; with any one key's default (L = 32, attention every 8th
+    # from 3 or every 12th from 4, experts every other or every 4th from 1) the attention blocks keep one kind of MLP
     "granitemoehybrid": {"model_type": "granitemoehybrid", **MODERN, "num_hidden_layers": 4, "attention_bias": True,
                          "num_local_experts": 4, "num_experts_per_tok": 3, "shared_intermediate_size": 24,
                          "layer_types": ["mamba", "attention", "mamba", "attention"], "position_embedding_type": "rope",
@@ -387,6 +393,8 @@ def test_random_mixtures_of_experts_match_transformers(model_type):
             doc.update(num_hidden_layers=max(L, 2), num_key_value_heads=h, moe_intermediate_size=rng.randrange(4, 100),
                        layer_types=["linear_attention"] + ["full_attention"] * (max(L, 2) - 1), pad_token_id=0,
                        linear_num_heads=2, linear_head_dim=4)
+        if model_type == "jamba":  # attention in the even blocks (dense: the experts in the odd ones), Mamba in the odd
+            doc.update(attn_layer_period=2, attn_layer_offset=0, mamba_d_state=4)
         if model_type in ("qwen3_moe", "qwen3_next") and rng.random() < 0.5:
             doc["attention_bias"] = rng.random() < 0.5
         if rng.random() < 0.3:

@@ -230,7 +230,7 @@ def test_bad_files_are_refused_in_one_line(change, message):
 @pytest.mark.parametrize("bad, words", [
     ({"mamba_layers": (), "conv_width": None}, "ssm_heads=4 is set but mamba_layers is not"),
     ({"mamba_layers": (), **dict.fromkeys(("ssm_heads", "ssm_head_dim", "ssm_state", "ssm_groups", "ssm_chunk"))},
-     "conv_width=4 is set but none of linear_layers, mamba_layers and kda_layers is"),
+     "conv_width=4 is set but none of linear_layers, mamba_layers, kda_layers and mamba1_layers is"),
     ({"ssm_state": None}, "need d_state"),
     ({"ssm_groups": 3}, "h_ssm=4 is not a multiple of g_ssm=3"),
     ({"mamba_layers": (0, 5)}, "mamba_layers"),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from model import infer_report, train_report
 from model.inference import InferSetup
-from model.parts import kda, mamba
+from model.parts import kda, mamba, mamba1
 from model.cli import (OneLineParser, add_attention_arguments, add_config_arguments, add_moe_arguments,
                        add_recipe_arguments, config_from_args)
 from model.training import TrainSetup
@@ -80,6 +80,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         cfg = config_from_args(args)
         mamba.exported(cfg)
         kda.exported(cfg)
+        mamba1.exported(cfg)
         setup = setup_from_args(args)
         infer = infer_from_args(args)
         path = check_output_path(args.out)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 
 from model import budgeting, changes, cli, config, families, memory, numbers, rules, tracing, train_report, training, units
-from model.parts import delta, kda, latent, mamba, moe, sparse, window
+from model.parts import delta, kda, latent, mamba, mamba1, moe, sparse, window
 from model.training import TrainSetup
 
 from .. import templates, words
@@ -41,6 +41,8 @@ MODULES = (
     ("mamba_part", [mamba.present, mamba.symbols, mamba.title_values, ("ORDER_NOTE", mamba.ORDER_NOTE),
                     mamba.order_note]),
     ("kda_part", [kda.present, kda.symbols, kda.title_values, ("ORDER_NOTE", kda.ORDER_NOTE), kda.order_note]),
+    ("mamba1_part", [mamba1.present, mamba1.symbols, mamba1.title_values, ("ORDER_NOTE", mamba1.ORDER_NOTE),
+                     mamba1.order_note]),
     ("rules", [rules.show_value, rules.message, rules.quote, rules.settle_values, rules._settle_heads,
                rules._settle_window, rules._settle_mla, rules._settle_rotary, rules._settle_nope, rules._settle_linear, rules._settle_sparse, rules.news, rules.out_of_range,
                rules.read_field, rules.read_latent, rules.rule_keys, rules.rules_line, rules.preset_of,

@@ -12,6 +12,7 @@
 - `sparse`: DeepSeek sparse attention, latent attention over the keys a lightning indexer picks (DeepSeek-V3.2);
 - `delta`: Gated DeltaNet (Qwen3-Next), in attention's place in the blocks it lists: a fixed state, no KV cache;
 - `mamba`: Mamba 2 (Granite 4.0-H), in attention's place in the blocks it lists: a fixed state too;
+- `mamba1`: the first Mamba, a selective scan (Jamba), the same way: a fixed state too;
 - `kda`: Kimi delta attention (Kimi Linear), Gated DeltaNet with a decay per channel, in the blocks it lists;
 - `window`: sliding windows on some blocks' attention;
 - `sinks`: attention sinks (gpt-oss);
@@ -37,14 +38,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..fields import Field
-from . import (attention, delta, embedding, head, kda, latent, mamba, mlp, moe, norms, parallel, positions, postnorm,
+from . import (attention, delta, embedding, head, kda, latent, mamba, mamba1, mlp, moe, norms, parallel, positions, postnorm,
                residual, sinks, sparse, window)
 
 if TYPE_CHECKING:
     from ..config import Config
 
 PARTS = (norms, residual, embedding, positions, mlp, attention, parallel, postnorm, latent, sparse, window, sinks, moe,
-         delta, mamba, kda, head)
+         delta, mamba, kda, mamba1, head)
 
 
 def ordered(dims: tuple[Field, ...]) -> tuple[Field, ...]:

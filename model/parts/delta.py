@@ -70,10 +70,11 @@ def check(cfg: Config) -> None:
     """Gated DeltaNet's fields together (ValueError naming the problem and the fix)."""
     if not cfg.linear_layers:
         for name in SIZES:
-            if name == "conv_width" and getattr(cfg, name) is not None and not (cfg.mamba_layers or cfg.kda_layers):
-                raise ValueError(f"conv_width={cfg.conv_width!r} is set but none of linear_layers, mamba_layers and "
-                                 "kda_layers is: conv_width is a size of Gated DeltaNet, Mamba 2 and Kimi delta "
-                                 "attention blocks; list them or drop conv_width")
+            if name == "conv_width" and getattr(cfg, name) is not None and not (cfg.mamba_layers or cfg.kda_layers
+                                                                                      or cfg.mamba1_layers):
+                raise ValueError(f"conv_width={cfg.conv_width!r} is set but none of linear_layers, mamba_layers, "
+                                 "kda_layers and mamba1_layers is: conv_width is a size of Gated DeltaNet, Mamba 2, Kimi delta "
+                                 "attention and Mamba blocks; list them or drop conv_width")
             if getattr(cfg, name) is not None and name != "conv_width":
                 raise ValueError(f"{name}={getattr(cfg, name)!r} is set but linear_layers is not: {name} is a size of "
                                  "Gated DeltaNet blocks; list them in linear_layers or drop " + name)
