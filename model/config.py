@@ -447,6 +447,21 @@ class Config:
         return self.ssm_chunk
 
     @property
+    def d_inner(self) -> int | None:
+        """A Mamba block's inner width, mamba_expand·d (`mamba1_inner`; None without Mamba)."""
+        return self.mamba1_inner
+
+    @property
+    def d_s(self) -> int | None:
+        """A Mamba block's state width per inner feature (`mamba1_state`)."""
+        return self.mamba1_state
+
+    @property
+    def r_dt(self) -> int | None:
+        """The rank of a Mamba block's step-size projection (`mamba1_dt_rank`)."""
+        return self.mamba1_dt_rank
+
+    @property
     def T_pad(self) -> int:
         """T rounded up to whole chunks of the part with a fixed state (`model.stack.stateful`): the chunked delta
         rule's 64 tokens (`model.parts.delta.CHUNK`, Kimi delta attention's too), Mamba 2's Q; T where there is none

@@ -22,7 +22,7 @@ def test_bounds_cover_gpt3_175b_and_every_field_has_a_doc():
                                               "d_expert", "E_shared", "d_shared", "W", "d_c", "d_cq", "d_R", "d_nope",
                                               "d_v", "d_rot", "h_lk", "h_lv", "d_lk", "d_lv", "d_conv", "h_ssm",
                                               "d_ssm", "d_state", "g_ssm", "Q", "h_I", "d_I", "T_k", "h_kda",
-                                              "d_kda"}
+                                              "d_kda", "d_inner", "d_s", "r_dt"}
     assert BOUNDS["d"][1] >= 12_288 and BOUNDS["L"][1] >= 96 and BOUNDS["T"][1] >= 2_048
     assert BOUNDS["V"] == (1, 524_288)
     assert all(lo == 1 for name, (lo, _) in BOUNDS.items() if name != "E_shared") and BOUNDS["E_shared"][0] == 0
@@ -160,7 +160,7 @@ def test_preset_names():
     modern = ["llama3-8b", "llama3-70b", "llama3.2-1b", "mistral-7b", "qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b",
               "mistral-nemo-12b", "qwen3-4b-instruct-2507", "mixtral-8x7b", "qwen3-30b-a3b", "mistral-7b-v0.1", "gemma-3-1b",
               "gemma-3-27b", "gpt-oss-20b", "deepseek-v3", "deepseek-v3.2", "llama4-scout", "glm-4.5-air", "minimax-m2",
-              "phi-4-mini", "smollm3-3b", "qwen3-next-80b-a3b"]
+              "phi-4-mini", "smollm3-3b", "qwen3-next-80b-a3b", "jamba-v0.1"]
     assert list(PRESETS) == classic + modern
     assert list(GPT2_RECIPE_PRESETS) == classic
     assert all(PRESETS[n].gpt2_recipe for n in classic) and not any(PRESETS[n].gpt2_recipe for n in modern)

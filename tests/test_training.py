@@ -385,9 +385,11 @@ def test_the_step_phases_are_named_in_the_lessons_words_never_by_torch_op():
         for B, T, dtype in ((1, 1, "fp32"), (2, 2, "bf16"), (8, 16, "fp32")):
             two = replace(p, B=B, T=min(T, p.T_max), L=2, dense_first=min(p.dense_first, 1),
                           dense_layers=(0,) if p.dense_layers else (), nope_layers=(1,) if p.nope_layers else (),
-                          linear_layers=(0,) if p.linear_layers else ())  # SmolLM3's: one block of each kind  #
-            # DeepSeek-V3's first block dense, its second MoE; Qwen3-Next's first Gated DeltaNet, its second attention
-            found = measured_candidates(two, dtype) if two.linear_layers else candidates(structure(two, dtype))
+                          linear_layers=(0,) if p.linear_layers else (),
+                          mamba1_layers=(0,) if p.mamba1_layers else ())  # SmolLM3's: one block of each kind;
+            # DeepSeek-V3's first block dense, its second MoE; Qwen3-Next's (Jamba's) first Gated DeltaNet (Mamba), its
+            # second attention
+            found = measured_candidates(two, dtype) if two.stateful else candidates(structure(two, dtype))
             seen |= {(c.phase, c.op, c.moment) for c in found}
     ops = {op for _, op, _ in seen if "_" in op or op in ("clone", "div", "mm", "bmm", "addmm", "triu")}
     assert {"nll_loss_forward", "_log_softmax_backward_data", "clone", "div"} <= ops  # torch's names, not the lesson's
