@@ -336,13 +336,31 @@ SLOTS = ("block", "parts", "active", "flops", "tokens", "end")  # where a part's
 
 def _part_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
     """Each part's own lines (`budget_lines(f, b)` of a part that has them: a mixture of experts', a causal kernel's, a
-    window's), by slot."""
+    window's), then a stateful part's (`stateful_lines`), by slot."""
     out: dict[str, list[Line]] = {slot: [] for slot in SLOTS}
-    for part in PARTS:
-        if hasattr(part, "budget_lines"):
-            for slot, lines in part.budget_lines(f, b).items():
-                out[slot] += lines
+    for lines_of in (*(part.budget_lines(f, b) for part in PARTS if hasattr(part, "budget_lines")), stateful_lines(f)):
+        for slot, lines in lines_of.items():
+            out[slot] += lines
     return out
+
+
+def stateful_lines(f: Formulas) -> dict[str, list[Line]]:
+    """One block's parameters of the part with a fixed state (`model.stack.STATEFUL`: Gated DeltaNet, Mamba 2, Kimi
+    delta attention, Mamba), beside one attention block's ("block"), and the parts of all blocks the parameter chart
+    draws ("parts", `LIN_CHART`): the attention blocks', that part's blocks' and (a dense model's) the MLPs; none
+    without one."""
+    part = f.stateful
+    if part is None:
+        return {}
+    s, key, count = f.symbols, part.KEY, part.COUNT
+    dense = [] if "moe" in f.counts else [line("params/mlps", "MLPs of all L blocks", E("L·({x})", x=f.mlp), s,
+                                               "params")]
+    return {"block": [line(f"params/{key}_block", part.label(f.cfg), f.lin, s, "params")],
+            "parts": [line(f"params/attention_{key}", f"attention of the L − {count} attention blocks",
+                           E("(L − {n})·({x})", n=E(count), x=f.attn), s, "params"),
+                      line(f"params/{key}", f"{part.NAME} of the {count} blocks", E("{n}·({x})", n=E(count), x=f.lin),
+                           s, "params"),
+                      *dense]}
 
 
 def budget_lines(f: Formulas, b: Budget) -> tuple[Line, ...]:

@@ -35,7 +35,7 @@ from ..taps import Tap
 from . import attention
 
 if TYPE_CHECKING:
-    from ..budgeting import Budget, Formulas
+    from ..budgeting import Formulas
     from ..config import Config
 
 CHUNK = 64  # tokens per chunk of transformers' chunked rule (torch_chunk_gated_delta_rule's chunk_size)
@@ -230,22 +230,6 @@ SAYS = {  # the words Gated DeltaNet adds to the budget's lines (`model.parts.sa
     "budget/T_equal": "T at which the attention blocks' q kᵀ and attn @ v equal every other FLOP of the blocks (the "
                       "Gated DeltaNet blocks' taken at this T)",
 }
-
-
-def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
-    """One Gated DeltaNet block's parameters, beside one attention block's ("block"), and the parts of all blocks the
-    parameter chart draws ("parts", `model.budgeting.LIN_CHART`): the attention blocks', the Gated DeltaNet blocks' and
-    (a dense model's) the MLPs."""
-    if not present(f.cfg):
-        return {}
-    s = f.symbols
-    dense = [] if "moe" in f.counts else [line("params/mlps", "MLPs of all L blocks", E("L·({x})", x=f.mlp), s,
-                                               "params")]
-    return {"block": [line("params/lin_block", label(f.cfg), f.lin, s, "params")],
-            "parts": [line("params/attention_lin", "attention of the L − L_lin attention blocks",
-                           E("(L − L_lin)·({x})", x=f.attn), s, "params"),
-                      line("params/lin", "Gated DeltaNet of the L_lin blocks", E("L_lin·({x})", x=f.lin), s, "params"),
-                      *dense]}
 
 
 def flop_steps(f: Formulas) -> list[Line]:

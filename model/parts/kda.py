@@ -40,7 +40,7 @@ from . import attention, latent
 from .delta import CHUNK, l2_unit, scan, step
 
 if TYPE_CHECKING:
-    from ..budgeting import Budget, Formulas
+    from ..budgeting import Formulas
     from ..config import Config
 
 KEY = "kda"  # a KDA block's kind ends "_kda" ("moe_kda"), its mixer is `Block.kda`, its lines "params/kda…"
@@ -201,22 +201,6 @@ def label(cfg: Config) -> str:
     return ("Kimi delta attention, one block: q, k, v (d, h_kda·d_kda) each, β (d, h_kda), the causal convolution "
             "(d_conv taps of q, k and v), the decay's and the output gate's pairs (d, d_kda) and (d_kda, h_kda·d_kda), "
             "dt_bias and A_log, the output norm and out (h_kda·d_kda, d)")
-
-
-def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
-    """One KDA block's parameters beside one attention block's ("block"), and the parts of all blocks the parameter
-    chart draws ("parts", `model.budgeting.LIN_CHART`)."""
-    if not present(f.cfg):
-        return {}
-    s = f.symbols
-    dense = [] if "moe" in f.counts else [line("params/mlps", "MLPs of all L blocks", E("L·({x})", x=f.mlp), s,
-                                               "params")]
-    return {"block": [line("params/kda_block", label(f.cfg), f.lin, s, "params")],
-            "parts": [line("params/attention_kda", "attention of the L − L_kda attention blocks",
-                           E("(L − L_kda)·({x})", x=f.attn), s, "params"),
-                      line("params/kda", "Kimi delta attention of the L_kda blocks", E("L_kda·({x})", x=f.lin), s,
-                           "params"),
-                      *dense]}
 
 
 def flop_steps(f: Formulas) -> list[Line]:

@@ -36,7 +36,7 @@ from ..taps import Tap
 from . import attention
 
 if TYPE_CHECKING:
-    from ..budgeting import Budget, Formulas
+    from ..budgeting import Formulas
     from ..config import Config
 
 KEY = "ssm"  # a Mamba 2 block's kind ends "_ssm" ("moe_ssm"), its mixer is `Block.ssm`, its lines "params/ssm…"
@@ -216,21 +216,6 @@ def label(cfg: Config) -> str:
     return ("Mamba 2, one block: in_proj (d, 2h_ssm·d_ssm + 2g_ssm·d_state + h_ssm), the causal convolution (d_conv "
             "taps of x, B and C" + (", and its bias" if conv_bias(cfg) else "") + "), A_log, D and dt_bias, the gated "
             "norm and out_proj (h_ssm·d_ssm, d)" + (", with biases" if proj_bias(cfg) else ""))
-
-
-def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
-    """One Mamba 2 block's parameters beside one attention block's ("block"), and the parts of all blocks the
-    parameter chart draws ("parts", `model.budgeting.LIN_CHART`)."""
-    if not present(f.cfg):
-        return {}
-    s = f.symbols
-    dense = [] if "moe" in f.counts else [line("params/mlps", "MLPs of all L blocks", E("L·({x})", x=f.mlp), s,
-                                               "params")]
-    return {"block": [line("params/ssm_block", label(f.cfg), f.lin, s, "params")],
-            "parts": [line("params/attention_ssm", "attention of the L − L_ssm attention blocks",
-                           E("(L − L_ssm)·({x})", x=f.attn), s, "params"),
-                      line("params/ssm", "Mamba 2 of the L_ssm blocks", E("L_ssm·({x})", x=f.lin), s, "params"),
-                      *dense]}
 
 
 def flop_steps(f: Formulas) -> list[Line]:

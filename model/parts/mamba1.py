@@ -45,7 +45,7 @@ from ..taps import Tap
 from . import attention
 
 if TYPE_CHECKING:
-    from ..budgeting import Budget, Formulas
+    from ..budgeting import Formulas
     from ..config import Config
 
 KEY = "mb"  # a Mamba block's kind ends "_mb" ("moe_mb"), its mixer is `Block.mb`, its lines "params/mb…"
@@ -206,21 +206,6 @@ def label(cfg: Config) -> str:
             (", and its bias" if conv_bias(cfg) else "") + "), x_proj (d_inner, r_dt + 2d_s), dt_proj (r_dt, d_inner) "
             "and its bias, the dt, B and C norms, A_log (d_inner, d_s), D and out_proj (d_inner, d)" +
             (", with biases" if proj_bias(cfg) else ""))
-
-
-def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
-    """One Mamba block's parameters beside one attention block's ("block"), and the parts of all blocks the parameter
-    chart draws ("parts", `model.budgeting.LIN_CHART`)."""
-    if not present(f.cfg):
-        return {}
-    s = f.symbols
-    dense = [] if "moe" in f.counts else [line("params/mlps", "MLPs of all L blocks", E("L·({x})", x=f.mlp), s,
-                                               "params")]
-    return {"block": [line("params/mb_block", label(f.cfg), f.lin, s, "params")],
-            "parts": [line("params/attention_mb", "attention of the L − L_mb attention blocks",
-                           E("(L − L_mb)·({x})", x=f.attn), s, "params"),
-                      line("params/mb", "Mamba of the L_mb blocks", E("L_mb·({x})", x=f.lin), s, "params"),
-                      *dense]}
 
 
 def flop_steps(f: Formulas) -> list[Line]:
