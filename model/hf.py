@@ -1075,13 +1075,18 @@ _PARTIAL = "partial rotary (RoPE on part of each head's features, partial_rotary
 NOT_BUILT: dict[str, str] = {
     "olmo_hybrid": f"its linear-attention layers (which keep, {_FIXED_STATE})",
     "bailing_hybrid": f"its linear-attention layers (which keep, {_FIXED_STATE})",
-    **dict.fromkeys(("mamba2", "zamba2"),
-                    f"its Mamba 2 layers (a state-space layer that keeps, {_FIXED_STATE})"),
+    "mamba2": ("blocks of a Mamba 2 mixer alone (its layers have no attention block and no MLP; Mamba 2 is built here "
+               "beside attention blocks, each block with an MLP)"),
+    "zamba2": ("Zamba 2's shared transformer blocks (one attention and MLP block, its weights shared with LoRA "
+               "adapters, applied between its Mamba 2 layers)"),
     "falcon_h1": ("Mamba 2 beside attention in every block (both read one norm of x and add to it together, each "
                   "keeping its cache: a parallel hybrid block), and Mamba 2 without its gated norm (mamba_rms_norm "
                   "false: y·SiLU(z), no gain)"),
-    **dict.fromkeys(("mamba", "falcon_mamba", "zamba"),
-                    f"its Mamba layers (a state-space layer that keeps, {_FIXED_STATE})"),
+    **dict.fromkeys(("mamba", "falcon_mamba"),
+                    "blocks of a Mamba mixer alone (its layers have no attention block and no MLP; Mamba is built here "
+                    "beside attention blocks, each block with an MLP, as Jamba's)"),
+    "zamba": ("Zamba's shared transformer block (one attention and MLP block, its weights shared, applied between its "
+              "Mamba layers)"),
     "recurrent_gemma": f"its RG-LRU recurrent layers (which keep, {_FIXED_STATE})",
     "rwkv": f"its RWKV recurrent layers (which keep, {_FIXED_STATE})",
     "xlstm": f"its xLSTM recurrent layers (which keep, {_FIXED_STATE})",
