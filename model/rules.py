@@ -44,6 +44,7 @@ from . import numbers
 from .config import (BOUNDS, FIELDS, GPT2_RECIPE_PRESETS, LINKED, NUMBER_BOUNDS, PRESETS, Config, defaults, divisors,
                      snap_heads)
 from .parts.latent import WITHOUT as MLA_WITHOUT
+from . import stack
 from .parts import latent, sparse
 
 CUSTOM = "custom"
@@ -135,7 +136,10 @@ RULES = {  # the status line's parts; each is true of the configurations `rule_k
     "kv": "h_kv divides h ({h} / {h_kv} = {group} query heads per K/V head)",
     "table": "T ≤ T_max = {T_max} (W_pe has T_max rows)",
     "context": "T may pass T_max = {T_max}, the trained context (RoPE has no table)",
+    **{part.KEY: (f"{part.NAME} in {{{part.COUNT}}} of the L = {{L}} blocks: a fixed state per sequence in attention's "
+                  "place, no KV cache there") for part in stack.STATEFUL},  # a hybrid's
 }
+STATEFUL_RULES = tuple((part.BLOCKS, part.KEY, part.COUNT) for part in stack.STATEFUL)  # its blocks' field, rule, count
 
 
 @dataclass(frozen=True)
@@ -354,14 +358,16 @@ def rule_keys(cfg: Config) -> list[str]:
     """Which RULES hold for `cfg`: how h and d_head relate, whether h_kv has its own heads, and T's limit."""
     heads = ("latent" if latent.present(cfg) else "apart" if cfg.head_dim is not None else
              "divides_even" if cfg.positions == "rope" else "divides")
-    return [heads, *(["sparse"] if sparse.present(cfg) else []), *(["kv"] if cfg.h_kv != cfg.h else []),
+    return [heads, *(["sparse"] if sparse.present(cfg) else []),
+            *[key for blocks, key, _ in STATEFUL_RULES if getattr(cfg, blocks)], *(["kv"] if cfg.h_kv != cfg.h else []),
             "table" if cfg.positions == "learned" else "context"]
 
 
 def rules_line(cfg: Config) -> str:
     """The rules that tie `cfg`'s fields together, in one line with its own numbers."""
     values = {"d": cfg.d, "h": cfg.h, "d_head": cfg.d_head, "h_kv": cfg.h_kv, "group": cfg.h // cfg.h_kv,
-              "T_max": cfg.T_max, **latent.rule_values(cfg), **sparse.rule_values(cfg)}
+              "T_max": cfg.T_max, "L": cfg.L, **latent.rule_values(cfg), **sparse.rule_values(cfg),
+              **{count: len(getattr(cfg, blocks)) for blocks, _, count in STATEFUL_RULES}}
     return " · ".join(RULES[k].format(**{k: f"{v:,}" for k, v in values.items()}) for k in rule_keys(cfg))
 
 
