@@ -461,12 +461,6 @@ NOT_EXPORTED = ("the no-server page does not show Kimi delta attention blocks ye
                 "(make run) or use python -m model")
 
 
-def exported(cfg: Config) -> None:
-    """ValueError (`NOT_EXPORTED`) where `cfg` has KDA blocks, which the exported page cannot follow."""
-    if present(cfg):
-        raise ValueError(NOT_EXPORTED)
-
-
 def attention_twin(cfg: Config) -> Config:
     """`cfg` with attention in every block, as its attention blocks have it: the all-attention twin (its former KDA
     blocks without RoPE where the attention blocks have none, as Kimi Linear's)."""

@@ -483,12 +483,6 @@ NOT_EXPORTED = ("the no-server page does not show Mamba 2 blocks yet: its figure
                 "python -m model")
 
 
-def exported(cfg: Config) -> None:
-    """ValueError (`NOT_EXPORTED`) where `cfg` has Mamba 2 blocks, which the exported page cannot follow."""
-    if present(cfg):
-        raise ValueError(NOT_EXPORTED)
-
-
 def attention_twin(cfg: Config) -> Config:
     """`cfg` with attention in every block, as its attention blocks have it: the all-attention twin (its former Mamba
     2 blocks without RoPE where the attention blocks have none)."""

@@ -435,12 +435,6 @@ NOT_EXPORTED = ("the no-server page does not show Mamba blocks yet: its figures 
                 "python -m model")
 
 
-def exported(cfg: Config) -> None:
-    """ValueError (`NOT_EXPORTED`) where `cfg` has Mamba blocks, which the exported page cannot follow."""
-    if present(cfg):
-        raise ValueError(NOT_EXPORTED)
-
-
 def attention_twin(cfg: Config) -> Config:
     """`cfg` with attention in every block, as its attention blocks have it: the all-attention twin (its former Mamba
     blocks without RoPE where the attention blocks have none)."""
