@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import itertools
 import math
 import weakref
@@ -381,9 +382,24 @@ def _fit(s: Structure, record: Callable[[Config, str], _Live]) -> list[Candidate
     return _maximal(probes(s), s.dtype, record)
 
 
+@contextlib.contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """No cyclic garbage collection during the probes: one triggered mid-pass (by an allocation on any thread) would
+    free a storage of a reference cycle at another moment in one probe than in the others, so that their moments no
+    longer match. Storages still die when their last reference goes, as in a real step."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def _maximal(configs: list[Config], dtype: str, record: Callable[[Config, str], _Live]) -> list[Candidate]:
     """The maximal moments of `record` at `configs`, their bytes fitted across them (one config: its numbers)."""
-    runs = [record(cfg, dtype) for cfg in configs]
+    with _no_cycle_collection():
+        runs = [record(cfg, dtype) for cfg in configs]
     first = runs[0]
     if any([m.alive for m in r.moments] != [m.alive for m in first.moments] for r in runs[1:]):
         raise RuntimeError("probe steps of one structure allocated differently: the peak cannot be written as formulas")
