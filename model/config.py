@@ -476,6 +476,12 @@ class Config:
         return any(getattr(self, name) for name, _ in STATEFUL_BLOCKS)
 
     @property
+    def L_stateful(self) -> int:
+        """The number of blocks a part with a fixed state mixes (`STATEFUL_BLOCKS`), 0 where every block has
+        attention."""
+        return sum(len(getattr(self, name)) for name, _ in STATEFUL_BLOCKS)
+
+    @property
     def saved_measured(self) -> bool:
         """Its stateful blocks' saved bytes have no formula yet (Mamba 2's and Kimi delta attention's chunked scans,
         Mamba's scan by doubling):
@@ -835,12 +841,23 @@ TABLE_PRESETS: dict[str, Config] = {
                           dense_layers=tuple(range(0, 32, 2)), nope_layers=(4, 12, 20, 28),
                           mamba1_layers=tuple(i for i in range(32) if i % 8 != 4), mamba1_inner=8_192,
                           mamba1_state=16, mamba1_dt_rank=256, conv_width=4),
+    # Kimi Linear 48B-A3B (moonshotai/Kimi-Linear-48B-A3B-Instruct's config.json): 27 blocks of d 2,304, Kimi delta
+    # attention in 20 (h_kda 32 heads of 128, a 4-tap convolution), latent attention without RoPE in blocks 3, 7, …,
+    # 23 and 26 (32 heads, d_c 512, q from x directly, d_nope = d_v = 128, d_R 64); one dense block of 9,216, then 256
+    # experts of 1,024, 8 per token, and one shared; a 1,048,576-token context; 49,122,675,072 parameters:
+    # transformers' module ("48B total" on its card, 49.1B on the hub)
+    "kimi-linear-48b-a3b": _modern(27, 2304, 32, None, 9_216, 163_840, 1_048_576, attention="eager", experts=256,
+                                   top_k=8, expert_dim=1_024, shared_experts=1, dense_layers=(0,), latent_dim=512,
+                                   rope_dim=64, nope_dim=128, value_dim=128,
+                                   nope_layers=(3, 7, 11, 15, 19, 23, 26),
+                                   kda_layers=tuple(i for i in range(27) if i not in (3, 7, 11, 15, 19, 23, 26)),
+                                   kda_heads=32, kda_head_dim=128, conv_width=4),
     # a parallel block (Cohere's c4ai-command-r-v01): one LayerNorm without bias per block read by attention and the MLP
     "command-r": _modern(40, 8192, 64, 64, 22_528, 256_000, 8_192, tie=True, norm="layernorm", parallel=True),
 }
 WINDOW_PRESETS = ("mistral-7b-v0.1", "gemma-3-1b", "gemma-3-27b", "gpt-oss-20b")  # on both pages (issue 27)
 MLA_PRESETS = ("deepseek-v3", "deepseek-v3.2")  # latent attention (issue 27), sparse (issue 41): on both pages
-LINEAR_PRESETS = ("qwen3-next-80b-a3b", "jamba-v0.1")  # Gated DeltaNet hybrids (issue 41): the live page's menu, and the page written for one
+LINEAR_PRESETS = ("qwen3-next-80b-a3b", "kimi-linear-48b-a3b", "jamba-v0.1")  # hybrids with a fixed state (issue 41): the live page's menu, and the page written for one where it shows them
 FAMILY_PRESETS = ("llama4-scout", "glm-4.5-air", "minimax-m2", "phi-4-mini", "smollm3-3b")  # issue 40's, both pages
 PRESETS.update({name: TABLE_PRESETS[name] for name in (*WINDOW_PRESETS, *MLA_PRESETS, *FAMILY_PRESETS,
                                                           *LINEAR_PRESETS)})

@@ -32,6 +32,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "MiniMax": ("minimax-m2",),
     "Phi": ("phi-4-mini",),
     "SmolLM": ("smollm3-3b",),
+    "Kimi": ("kimi-linear-48b-a3b",),
     "Jamba": ("jamba-v0.1",),
 }
 # every exported page's: the dense presets of full attention and no family's extras, but the families' (the others: the
@@ -53,7 +54,7 @@ TITLES: dict[str, str] = {
     "deepseek-v3.2": "DeepSeek-V3.2 (no MTP module)",
     "glm-4.5-air": "GLM-4.5-Air (no MTP layer)", "minimax-m2": "MiniMax-M2 (no MTP modules)", "phi-4-mini": "Phi-4-mini",
     "smollm3-3b": "SmolLM3 3B", "llama4-scout": "Llama 4 Scout (text)", "qwen3-next-80b-a3b": "Qwen3-Next 80B-A3B",
-    "jamba-v0.1": "Jamba v0.1",
+    "kimi-linear-48b-a3b": "Kimi Linear 48B-A3B", "jamba-v0.1": "Jamba v0.1",
 }
 
 

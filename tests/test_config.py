@@ -160,7 +160,7 @@ def test_preset_names():
     modern = ["llama3-8b", "llama3-70b", "llama3.2-1b", "mistral-7b", "qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b",
               "mistral-nemo-12b", "qwen3-4b-instruct-2507", "mixtral-8x7b", "qwen3-30b-a3b", "mistral-7b-v0.1", "gemma-3-1b",
               "gemma-3-27b", "gpt-oss-20b", "deepseek-v3", "deepseek-v3.2", "llama4-scout", "glm-4.5-air", "minimax-m2",
-              "phi-4-mini", "smollm3-3b", "qwen3-next-80b-a3b", "jamba-v0.1"]
+              "phi-4-mini", "smollm3-3b", "qwen3-next-80b-a3b", "kimi-linear-48b-a3b", "jamba-v0.1"]
     assert list(PRESETS) == classic + modern
     assert list(GPT2_RECIPE_PRESETS) == classic
     assert all(PRESETS[n].gpt2_recipe for n in classic) and not any(PRESETS[n].gpt2_recipe for n in modern)

@@ -184,6 +184,35 @@ def test_a_checkpoint_s_linear_attn_config_is_read_as_its_class_reads_it():
     assert budget(cfg).params_exact == sum(p.numel() for p in moe_module(doc, "meta").parameters())
 
 
+# moonshotai/Kimi-Linear-48B-A3B-Instruct's config.json, its shape fields as published (its card: "48B total, 3B
+# activated"; 49.1B on the hub)
+KIMI_LINEAR_48B = {
+    "model_type": "kimi_linear", "architectures": ["KimiLinearForCausalLM"], "hidden_act": "silu", "q_lora_rank": None,
+    "mla_use_nope": True, "moe_router_activation_func": "sigmoid", "num_expert_group": 1, "topk_group": 1,
+    "moe_layer_freq": 1, "tie_word_embeddings": False, "hidden_size": 2304, "num_hidden_layers": 27,
+    "vocab_size": 163840, "rms_norm_eps": 1e-5, "num_attention_heads": 32, "num_key_value_heads": 32,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "num_experts": 256,
+    "num_experts_per_token": 8, "num_shared_experts": 1, "moe_intermediate_size": 1024, "routed_scaling_factor": 2.446,
+    "moe_renormalize": True, "first_k_dense_replace": 1, "intermediate_size": 9216,
+    "linear_attn_config": {"full_attn_layers": [4, 8, 12, 16, 20, 24, 27],
+                           "kda_layers": [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 15, 17, 18, 19, 21, 22, 23, 25, 26],
+                           "head_dim": 128, "num_heads": 32, "short_conv_kernel_size": 4}}
+
+
+def test_kimi_linear_48b_a3b_is_its_module_and_the_preset():
+    """The released Kimi Linear 48B-A3B: N = 49,122,675,072, its module's on the meta device; N_active 3,484,453,248
+    (one dense block, then 8 of 256 experts and the shared one); the preset kimi-linear-48b-a3b is that reading, and
+    its cache is the 7 latent blocks' L_att·(d_c + d_R) per token and 20 KDA blocks' states."""
+    from model.config import PRESETS
+    cfg = from_hf(KIMI_LINEAR_48B)
+    b = budget(cfg)
+    assert b.params_exact == sum(p.numel() for p in moe_module(KIMI_LINEAR_48B, "meta").parameters()) \
+        == 49_122_675_072
+    assert b.params_active == 3_484_453_248
+    assert cfg == PRESETS["kimi-linear-48b-a3b"]
+    assert (cfg.L_kda, cfg.nope_layers, cfg.T_max) == (20, (3, 7, 11, 15, 19, 23, 26), 1_048_576)
+
+
 @pytest.mark.parametrize("change, words", [
     ({"layer_types": ["full_attention"] * 3}, "every block is full_attention"),
     ({"layer_types": ["linear_attention"] * 3}, "every block is linear_attention"),

@@ -370,8 +370,8 @@ def describe(cfg: Config) -> str:
             + f"d_R={cfg.d_R:,} d_nope={cfg.d_nope:,} d_v={cfg.d_v:,}")
 
 
-MTP_NOTE = ("without a multi-token-prediction (MTP) module, as transformers builds DeepSeek's models (DeepSeek-V3's "
-            "published 671B leaves its MTP module out too)")
+MTP_NOTE = ("the module as transformers builds it, without the multi-token-prediction (MTP) module that some checkpoints "
+            "ship beside it (DeepSeek-V3's published 671B leaves its MTP module out too)")
 
 
 def footer(cfg: Config, b: Budget) -> str:

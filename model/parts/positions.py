@@ -162,11 +162,14 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
 
 def words(cfg: Config) -> list[str]:
     """The positions in the recipe's words: "RoPE", "partial RoPE (d_rot = 64 of d_head = 128)", each with the NoPE
-    blocks where some are ("RoPE, NoPE in blocks 3, 7, …, 35")."""
+    blocks where some are ("RoPE, NoPE in blocks 3, 7, …, 35"); "no RoPE (NoPE in every attention block: blocks 4,
+    12, 20, 28)" where the other blocks keep a fixed state (Jamba's)."""
     if cfg.positions != "rope":
         return ["learned positions"]
     rope = f"partial RoPE (d_rot = {cfg.rotary_dim:,} of d_head = {cfg.d_head:,})" if partial(cfg) else "RoPE"
     if not cfg.nope_layers:
         return [rope]
     where = f"block {cfg.nope_layers[0]}" if cfg.L_nope == 1 else f"blocks {blocks_text(cfg.nope_layers)}"
+    if cfg.L_nope + cfg.L_stateful == cfg.L:  # the others keep a state and see no RoPE either (Jamba, Kimi Linear)
+        return [f"no RoPE (NoPE in every attention block: {where})"]
     return [f"{rope}, NoPE in {where}"]
