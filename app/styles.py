@@ -11,6 +11,9 @@ ACCENT = "#2563eb"
 T2 = "#e8590c"  # the (B, h, T, T) attention matrices: they grow with T²
 PLAIN = "#6b8cce"  # every other tensor
 RECIPE_ONLY = "#0f766e"  # the mark of a tensor only in this recipe (model.recipe_rows.MARK)
+# each part with a fixed state's bars (its KEY, `model.stack.STATEFUL`): Gated DeltaNet, Mamba 2, Kimi delta attention,
+# Mamba
+STATEFUL_COLOURS = {"lin": "#c2255c", "ssm": "#9c36b5", "kda": "#d6336c", "mb": "#862e9c"}
 PART_COLOURS = {  # the budget chart's bars, by line key (model.budgeting.CHART)
     "params/emb": "#64748b",
     "params/attn_block": "#e8590c",
@@ -25,10 +28,10 @@ PART_COLOURS = {  # the budget chart's bars, by line key (model.budgeting.CHART)
     "params/experts_active": "#9c8ff0",
     "params/shared": "#2f9e44",
     "params/routers": "#f08c00",
-    # a Gated DeltaNet hybrid's (model.budgeting.LIN_CHART, and MOE_CHART's): its attention blocks in attention's orange,
-    # its Gated DeltaNet blocks in their own colour, a dense one's MLPs green
-    "params/attention_lin": "#e8590c",
-    "params/lin": "#c2255c",
+    # a hybrid's (model.budgeting.STATEFUL_BARS, in LIN_CHART and MOE_CHART): its attention blocks in attention's orange,
+    # the blocks of its part with a fixed state in that part's colour (`STATEFUL_COLOURS`), a dense one's MLPs green
+    **{f"params/attention_{key}": "#e8590c" for key in STATEFUL_COLOURS},
+    **{f"params/{key}": colour for key, colour in STATEFUL_COLOURS.items()},
     "params/mlps": "#2f9e44",
 }
 BAR_INSIDE = 0.45  # a chart bar longer than this share of the longest one carries its text inside, in white

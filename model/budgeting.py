@@ -443,6 +443,10 @@ def budget_lines(f: Formulas, b: Budget) -> tuple[Line, ...]:
     )
 
 
+# A hybrid's bars, each part with a fixed state's (`model.stack.STATEFUL`): its attention blocks, then its own blocks
+STATEFUL_BARS: tuple[tuple[str, str, bool], ...] = tuple(
+    bar for part in stack.STATEFUL for bar in ((f"params/attention_{part.KEY}", f"attention × (L − {part.COUNT})", True),
+                                               (f"params/{part.KEY}", f"{part.NAME} × {part.COUNT}", True)))
 # The parameter chart: (line key, bar label, adds up to N); the page marks the bars that add up to N with *.
 CHART: tuple[tuple[str, str, bool], ...] = (
     ("params/emb", "embeddings", True),
@@ -458,14 +462,7 @@ CHART_NOTE = "* these bars add up to N; the two per-block bars are the halves of
 MOE_CHART: tuple[tuple[str, str, bool], ...] = (
     ("params/emb", "embeddings", True),
     ("params/attention", "attention × L", True),
-    ("params/attention_lin", "attention × (L − L_lin)", True),
-    ("params/lin", "Gated DeltaNet × L_lin", True),
-    ("params/attention_ssm", "attention × (L − L_ssm)", True),
-    ("params/ssm", "Mamba 2 × L_ssm", True),
-    ("params/attention_kda", "attention × (L − L_kda)", True),
-    ("params/kda", "Kimi delta attention × L_kda", True),
-    ("params/attention_mb", "attention × (L − L_mb)", True),
-    ("params/mb", "Mamba × L_mb", True),
+    *STATEFUL_BARS,
     ("params/dense_mlps", "dense MLPs", True),
     ("params/experts", "routed experts", True),
     ("params/shared", "shared experts", True),
@@ -478,14 +475,7 @@ MOE_CHART_NOTE = "* these bars add up to N; a token uses the router{shared} and 
 # A dense model with Gated DeltaNet blocks: the parts of all blocks, as a mixture of experts' chart draws them
 LIN_CHART: tuple[tuple[str, str, bool], ...] = (
     ("params/emb", "embeddings", True),
-    ("params/attention_lin", "attention × (L − L_lin)", True),
-    ("params/lin", "Gated DeltaNet × L_lin", True),
-    ("params/attention_ssm", "attention × (L − L_ssm)", True),
-    ("params/ssm", "Mamba 2 × L_ssm", True),
-    ("params/attention_kda", "attention × (L − L_kda)", True),
-    ("params/kda", "Kimi delta attention × L_kda", True),
-    ("params/attention_mb", "attention × (L − L_mb)", True),
-    ("params/mb", "Mamba × L_mb", True),
+    *STATEFUL_BARS,
     ("params/mlps", "MLPs × L", True),
     ("params/norms", "norms", True),
     ("params/head", "head", True),

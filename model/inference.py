@@ -249,11 +249,9 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
     finally:
         for hook in hooks:
             hook.remove()
-    attn_ops = (torch.ops.aten.bmm, torch.ops.aten._scaled_dot_product_flash_attention_for_cpu)
     kinds = one.block_kinds
     flops = {m: counts[1 + i].get_total_flops() for i, m in enumerate(kinds)}
-    flops_attn = {m: sum(n for op, n in counts[1 + i].get_flop_counts().get("Global", {}).items() if op in attn_ops)
-                  for i, m in enumerate(kinds)}
+    flops_attn = {m: _attention_flops(counts[1 + i], model.blocks[i]) for i, m in enumerate(kinds)}
     seen, nbytes, other_bytes = set(), dict.fromkeys(kinds, 0), 0
     kept = {id(t) for past in pasts for t in past}
     for name, t in outputs:
@@ -275,6 +273,22 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
                  for name, (shape, label) in decode_rows(one).items() if name in recorded)
     return _BlockSteps(flops, flops_attn, nbytes, counts[0].get_total_flops() + counts[-1].get_total_flops(),
                        other_bytes, rows)
+
+
+ATTENTION_OPS = (torch.ops.aten.bmm, torch.ops.aten._scaled_dot_product_flash_attention_for_cpu)
+
+
+def _attention_flops(counter: FlopCounterMode, block: torch.nn.Module) -> int:
+    """A block's FLOPs in q kᵀ and attn @ v (and a fixed state's products): its batched matmuls and fused attention,
+    but those of its projections (an nn.Linear fed a transposed input, as Mamba's x_proj and out_proj are, runs a
+    batched matmul too)."""
+    def attention(counts: dict) -> int:
+        return sum(n for op, n in counts.items() if op in ATTENTION_OPS)
+
+    by_module = counter.get_flop_counts()
+    projections = sum(attention(counts) for name, counts in by_module.items() if "." in name
+                      and isinstance(block.get_submodule(name.split(".", 1)[1]), torch.nn.Linear))
+    return attention(by_module.get("Global", {})) - projections
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,10 @@ MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separ
                    "key"),
     "kda_layers": ("kda_layers {asked} → {linear}: the blocks are 0 … {last} at L = {L}, so blocks past them are no "
                    "Kimi delta attention blocks (raise L to bring them back)"),
+    "mamba1_layers": ("mamba1_layers {asked} → {linear}: the blocks are 0 … {last} at L = {L}, so blocks past them are "
+                      "no Mamba blocks (raise L to bring them back)"),
+    "dense_layers": ("dense_layers {asked} → {dense}: the blocks are 0 … {last} at L = {L}, so blocks past them keep "
+                     "no dense MLP (raise L to bring them back)"),
 }
 # The fields whose change a notice of each kind is news about (besides any change of its text), and the field
 # whose asked value it reports ("kept"): model fields, as `asked` names them.
@@ -113,7 +117,9 @@ NOTE_ABOUT: dict[str, tuple[str, ...]] = {"h": ("h", "d", "head_dim"), "h_even":
                                           "linear_layers": ("L", "linear_layers"),
                                           "mamba_layers": ("L", "mamba_layers"),
                                           "sparse_off": ("latent_dim", "q_latent_dim", "rope_dim", "index_dim"),
-                                          "kda_layers": ("L", "kda_layers")}
+                                          "kda_layers": ("L", "kda_layers"),
+                                          "mamba1_layers": ("L", "mamba1_layers"),
+                                          "dense_layers": ("L", "dense_layers")}
 NOTE_FIELD = {"h": ("h", "h"), "h_even": ("h", "h"), "h_kv": ("kv_heads", "h_kv"), "T": ("T", "T"),
               "context": ("T", "T"), "k": ("top_k", "k"), "full_layers": ("full_layers", "full_layers"),
               "window": ("T", "T"), "clamp": ("swiglu_limit", "swiglu_limit"), "mla_R": ("rope_dim", "d_R"),
@@ -121,7 +127,8 @@ NOTE_FIELD = {"h": ("h", "h"), "h_even": ("h", "h"), "h_kv": ("kv_heads", "h_kv"
               "nope_off": ("nope_layers", "nope_layers"), "nope_layers": ("nope_layers", "nope_layers"),
               "linear_layers": ("linear_layers", "linear_layers"), "mamba_layers": ("mamba_layers", "mamba_layers"),
               "sparse_off": ("index_heads", "h_I"),
-              "kda_layers": ("kda_layers", "kda_layers"),
+              "kda_layers": ("kda_layers", "kda_layers"), "mamba1_layers": ("mamba1_layers", "mamba1_layers"),
+              "dense_layers": ("dense_layers", "dense_layers"),
               # what latent attention drops is not kept: no "you chose" (d_c, asked as shown, never adds it)
               **{k: ("latent_dim", "d_c") for k in ("mla_kv", "mla_head", "mla_eager", "mla_rope", "mla_without")}}
 # kind -> (field asked, its symbol)
@@ -225,6 +232,7 @@ def settle_values(values: dict, note) -> None:
     _settle_window(values, note)
     _settle_rotary(values, note)
     _settle_nope(values, note)
+    _settle_dense(values, note)
     _settle_linear(values, note)
     _settle_sparse(values, note)
 
@@ -246,10 +254,18 @@ def _settle_sparse(values: dict, note) -> None:
         values.update(index_heads=None, index_dim=None, index_topk=None)
 
 
+def _settle_dense(values: dict, note) -> None:
+    """A mixture of experts' dense blocks listed by index: only blocks below L (the others dropped)."""
+    dense, L = tuple(values.get("dense_layers", ())), values["L"]
+    if any(i >= L for i in dense):
+        values["dense_layers"] = tuple(i for i in dense if i < L)
+        note("dense_layers", asked=dense, dense=values["dense_layers"], last=L - 1, L=L)
+
+
 def _settle_linear(values: dict, note) -> None:
-    """Gated DeltaNet's, Mamba 2's and Kimi delta attention's rules: only blocks below L (the others dropped; with
-    none left, the sizes too)."""
-    for name in ("linear_layers", "mamba_layers", "kda_layers"):
+    """Gated DeltaNet's, Mamba 2's, Kimi delta attention's and Mamba's rules: only blocks below L (the others dropped;
+    with none left, the sizes too)."""
+    for name in ("linear_layers", "mamba_layers", "kda_layers", "mamba1_layers"):
         linear, L = tuple(values.get(name, ())), values["L"]
         if any(i >= L for i in linear):
             values[name] = tuple(i for i in linear if i < L)
@@ -277,13 +293,15 @@ def _settle_rotary(values: dict, note) -> None:
 
 
 def _settle_nope(values: dict, note) -> None:
-    """NoPE blocks' rules: none without RoPE or with latent attention (dropped), and only blocks below L (the others
-    dropped)."""
+    """NoPE blocks' rules: none without RoPE, or with latent attention (dropped) but beside Kimi delta attention's
+    blocks or in every block (Kimi Linear and its all-attention twin, `model.parts.positions` checks the same), and
+    only blocks below L (the others dropped)."""
     nope, L = tuple(values.get("nope_layers", ())), values["L"]
     if not nope:
         return
+    kimi = len(values.get("kda_layers", ())) > 0 or len(set(nope)) == L
     why = "positions are now learned (the table W_pe)" if values.get("positions", "learned") != "rope" else \
-        "latent attention rotates its d_R in every block" if values.get("latent_dim") is not None else ""
+        "latent attention rotates its d_R in every block" if values.get("latent_dim") is not None and not kimi else ""
     if why:
         note("nope_off", asked=nope, why=why)
         values["nope_layers"] = ()

@@ -420,10 +420,12 @@ def test_the_boxes_of_shared_experts_and_of_which_blocks_are_moe():
     for name, text, notice in [
             ("moe_step", "99", "moe_step=99 exceeds L=48"), ("moe_step", "0", "moe_step=0 is out of range: moe_step must "
                                                                                "be from 1 to 1,024; kept moe_step=2"),
-            ("dense_layers", "x", 'dense_layers="x" is not a list of block indices'),
-            ("dense_layers", "48", "dense_layers lists block 48, but the blocks are 0 … 47")]:
+            ("dense_layers", "x", 'dense_layers="x" is not a list of block indices')]:
         c.ask(name, text)
         assert len(s.notices) == 1 and s.notices[0].startswith(notice) and s.config == cfg
+    c.ask("dense_layers", "7, 48")  # a block past L is dropped and said, as the other lists of blocks are
+    assert s.notices == ["dense_layers 7,48 → 7: the blocks are 0 … 47 at L = 48, so blocks past them keep no dense "
+                         "MLP (raise L to bring them back)"] and s.config.dense_layers == (7,)
     c.ask("dense_layers", "none")
     assert s.config.dense_layers == () and c.view["sizes"]["dense_layers"] == "none"
     c.ask("moe", "dense")
@@ -719,3 +721,15 @@ def test_a_placeholder_that_asks_again_gets_its_card_once_and_the_server_says_wh
         assert builds == [1] and box.objects[0].object == "the card"
         reveal.asks = 3  # a late ask from a placeholder already replaced: nothing
         assert len(ticks) == 2 and builds == [1]
+
+
+def test_every_preset_of_the_menu_builds_the_whole_page():
+    """Each preset the live page's menu offers builds every card, its Bokeh models included (a hybrid's parameter
+    chart once had no colour for its part's bars, `app.styles.STATEFUL_COLOURS`, and its page raised a KeyError)."""
+    from app.styles import PART_COLOURS
+    from model.budgeting import LIN_CHART, MOE_CHART
+    assert {key for key, _, _ in (*LIN_CHART, *MOE_CHART)} <= set(PART_COLOURS)
+    for name in PRESETS:
+        e = Explorer(query=f"?preset={name}")
+        assert pn.panel(e).get_root() is not None, name
+        assert e.state.preset == name and f"{budget(PRESETS[name]).params_exact:,}" in e.budget._head.object, name

@@ -341,3 +341,11 @@ def test_a_mixture_of_experts_knee_is_where_its_step_turns_compute_bound():
         return r.decode_flops / r.gpu_flops_per_s >= r.decode_bytes / r.gpu_bytes_per_s
 
     assert knee == 413 and compute_bound(knee) and not compute_bound(knee - 1)
+
+
+def test_every_preset_serves_with_its_lines_checked():
+    """Each preset's serving figures (`infer` checks every line's formula against its value): Jamba's decode step once
+    counted Mamba's projections (an nn.Linear fed a transposed input runs a batched matmul) among q kᵀ and attn @ v."""
+    from model.config import ALL_PRESETS
+    for name, cfg in ALL_PRESETS.items():
+        assert infer(cfg).decode_flops > 0, name

@@ -343,7 +343,8 @@ class Mamba1(nn.Module):
         dt, B, C = self.x_proj(xs.transpose(1, 2)).split([self.r, self.n, self.n], dim=-1)
         dt, B, C = (self.dt(rms(dt, self.dt_norm, self.eps)), self.B(rms(B, self.b_norm, self.eps)),
                     self.C(rms(C, self.c_norm, self.eps)))  # (B, T, r_dt), (B, T, d_s), (B, T, d_s)
-        dt = self.dt_proj.weight @ dt.transpose(1, 2)  # (B, d_inner, T): its bias added apart, as transformers does
+        dt = (dt @ self.dt_proj.weight.T).transpose(1, 2)  # (B, d_inner, T): its bias added apart, as transformers
+        # does; one matmul over the B·T rows (transformers' W_dt @ dtᵀ, batched, counts the same FLOPs)
         delta = self.delta(F.softplus(dt + self.dt_proj.bias.float().to(dt.dtype)[..., None]))  # Δ (B, d_inner, T)
         A = -torch.exp(self.A_log.float())  # (d_inner, d_s)
         dA = torch.exp(A[None, :, None, :] * delta[..., None])  # (B, d_inner, T, d_s), fp32
