@@ -57,7 +57,7 @@ from . import fields as fields_
 from . import hf
 from .fields import FAMILIES, Field, by_name, linked, written
 from . import stack
-from .parts import attention, delta, kda, latent, mamba, mamba1, mlp, moe, positions, postnorm, sinks, sparse, window
+from .parts import attention, delta, hybrid, kda, latent, mamba, mamba1, mlp, moe, positions, postnorm, sinks, sparse, window
 from .parts import ordered
 from .parts.attention import divisors, snap_heads
 from .parts.mlp import SWIGLU_ALPHA, swiglu_width
@@ -604,7 +604,7 @@ class Config:
 
 # Each part's rules between fields, in the order Config checks them (the first broken one is the error).
 RULES = (attention.check, latent.check, positions.check, moe.check, attention.check_scores, window.check, sinks.check,
-         mlp.check, postnorm.check, delta.check, mamba.check, kda.check, mamba1.check,
+         mlp.check, postnorm.check, delta.check, mamba.check, hybrid.check, kda.check, mamba1.check,
          sparse.check)
 
 

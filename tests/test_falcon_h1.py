@@ -11,6 +11,7 @@ import json
 import random
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 import torch
@@ -96,14 +97,15 @@ def test_the_class_defaults_are_exact():
 
 
 def mixers(rng_seed: int, norm: str) -> tuple[FalconH1Mixer, Mamba2, FalconH1Config, Config]:
-    """transformers' mixer with random weights (muP multipliers at 1) and this module's Mamba 2 with them copied."""
+    """transformers' mixer with random weights (muP multipliers at 1; the norm's ε 1e-6, this module's: a value) and this
+    module's Mamba 2 with them copied."""
     torch.manual_seed(rng_seed)
-    config = FalconH1Config(hidden_size=12, num_attention_heads=2, num_hidden_layers=1, mamba_d_ssm=24,
+    config = FalconH1Config(hidden_size=12, num_attention_heads=2, num_hidden_layers=1, mamba_d_ssm=24, rms_norm_eps=1e-6,
                             mamba_n_heads=6, mamba_n_groups=2, mamba_d_state=4, mamba_d_conv=3, mamba_chunk_size=8,
                             mamba_rms_norm=norm != "none", mamba_norm_before_gate=norm == "norm_gate")
     ref = FalconH1Mixer(config, 0)
     ref.register_buffer("mup_vector", torch.ones(1, 1, 2 * 24 + 2 * 8 + 6), persistent=False)
-    cfg = from_hf(written(hidden_size=12, num_attention_heads=2, num_hidden_layers=1, mamba_d_ssm=24,
+    cfg = from_hf(written(hidden_size=12, num_attention_heads=2, num_key_value_heads=2, num_hidden_layers=1, mamba_d_ssm=24,
                           mamba_n_heads=6, mamba_n_groups=2, mamba_d_state=4, mamba_d_conv=3, mamba_chunk_size=8,
                           mamba_rms_norm=norm != "none", mamba_norm_before_gate=norm == "norm_gate"), B=2, T=13)
     ours = Mamba2(cfg)
@@ -219,7 +221,7 @@ def test_bad_files_are_refused_in_one_line(change, message):
 ])
 def test_bad_fields_are_refused_in_one_line(bad, words):
     with pytest.raises(ValueError, match=words) as e:
-        Config(**{**vars(CONFIGS[0]), "L": 3, "mamba_layers": (0, 1, 2), **bad})
+        replace(CONFIGS[0], **{"L": 3, "mamba_layers": (0, 1, 2), **bad})
     assert "\n" not in str(e.value)
 
 
@@ -233,8 +235,8 @@ def test_cli_json_cache_and_the_export_refuses_in_one_line(tmp_path):
                          capture_output=True, text=True, check=True).stdout
     kv = {x["key"]: x["value"] for x in json.loads(out)["kv"]}
     assert kv["memory/kv_cache"] == reference(doc, 2, 13)[1]
-    run = subprocess.run([sys.executable, "-m", "app", "export", "--hf-config", str(path), "--out",
-                          str(tmp_path / "page.html")], capture_output=True, text=True)
+    run = subprocess.run([sys.executable, "-m", "app", "export", str(tmp_path / "page.html"), "--hf-config", str(path)],
+                         capture_output=True, text=True)
     assert run.returncode == 2 and "does not show Mamba 2 blocks" in run.stderr
     assert len([x for x in run.stderr.splitlines() if "error" in x]) == 1
 
