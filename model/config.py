@@ -103,12 +103,14 @@ KIND_LABELS: dict[str, str] = {"dense": "dense", "moe": "MoE", "dense_nope": "de
                                **{f"{mlp}_{part.KEY}": f"{label}, {part.NAME}" for part in stack.STATEFUL
                                   for mlp, label in (("dense", "dense"), ("moe", "MoE"))}}
 
+BESIDE = (stack.mamba.NAME, "attention and " + stack.mamba.NAME)  # a kind's label where Mamba 2 is beside attention
+
 
 def kind_label(cfg: Config, kind: str) -> str:
     """A block kind's label as tables name it (`KIND_LABELS`): "dense, Mamba 2"; "dense, attention and Mamba 2" where
     Mamba 2 is beside attention in every block (`ssm_parallel`)."""
     label = KIND_LABELS[kind]
-    return label.replace(stack.mamba.NAME, "attention and " + stack.mamba.NAME) if cfg.ssm_parallel else label
+    return label.replace(BESIDE[0], BESIDE[1]) if cfg.ssm_parallel else label
 
 
 CHOICES: dict[str, tuple[str, ...]] = {f.name: f.options for f in CONFIG_FIELDS if f.kind == "choice"}  # the menus'

@@ -35,7 +35,7 @@ from ..fields import Field, below
 from ..figures import Line, line
 from ..notation import SYMBOL_DOCS
 from ..taps import Tap
-from . import attention, hybrid
+from . import attention
 
 if TYPE_CHECKING:
     from ..budgeting import Formulas
@@ -127,8 +127,8 @@ def chunk(cfg: Config) -> int:
 
 
 def beside(cfg: Config) -> bool:
-    """Mamba 2 mixes beside attention in every block (`model.parts.hybrid`), not in its place."""
-    return hybrid.present(cfg)
+    """Mamba 2 mixes beside attention in every block (`model.parts.hybrid`'s ssm_parallel), not in its place."""
+    return cfg.ssm_parallel
 
 
 def count(cfg: Config) -> str:
