@@ -31,7 +31,7 @@ PART_COLOURS = {  # the budget chart's bars, by line key (model.budgeting.CHART)
     # a hybrid's (model.budgeting.STATEFUL_BARS, in LIN_CHART and MOE_CHART): its attention blocks in attention's orange,
     # the blocks of its part with a fixed state in that part's colour (`STATEFUL_COLOURS`), a dense one's MLPs green
     **{f"params/attention_{key}": "#e8590c" for key in STATEFUL_COLOURS},
-    **{f"params/{key}": colour for key, colour in STATEFUL_COLOURS.items()},
+    **{f"params/{key}{every}": colour for key, colour in STATEFUL_COLOURS.items() for every in ("", "_all")},
     "params/mlps": "#2f9e44",
 }
 BAR_INSIDE = 0.45  # a chart bar longer than this share of the longest one carries its text inside, in white

@@ -101,6 +101,11 @@ class Formulas:
     # Gated DeltaNet's or Mamba 2's)
 
     @property
+    def beside(self) -> bool:
+        """The part with a fixed state mixes beside attention in every block (`model.stack.beside`)."""
+        return stack.beside(self.cfg)
+
+    @property
     def stateful(self):
         """The part with a fixed state in some blocks' attention's place (`model.stack.stateful`), or None."""
         return stack.stateful(self.cfg)
@@ -181,7 +186,8 @@ class Formulas:
         if self.lin is None:
             return self.collect(self.attention())
         part = self.stateful
-        return E("{a} + {n}·{r}", a=self.attention(self.attention_blocks), n=E(part.COUNT), r=part.rule_flops(self.cfg))
+        return E("{a} + {n}·{r}", a=self.attention(self.attention_blocks), n=stack.stateful_count(self.cfg),
+                 r=part.rule_flops(self.cfg))
 
     @functools.cached_property
     def no_matmul(self) -> Expr:
@@ -355,7 +361,14 @@ def stateful_lines(f: Formulas) -> dict[str, list[Line]]:
     s, key, count = f.symbols, part.KEY, part.COUNT
     dense = [] if "moe" in f.counts else [line("params/mlps", "MLPs of all L blocks", E("L·({x})", x=f.mlp), s,
                                                "params")]
-    return {"block": [line(f"params/{key}_block", part.label(f.cfg), f.lin, s, "params")],
+    block = [line(f"params/{key}_block", part.label(f.cfg), f.lin, s, "params")]
+    if f.beside:  # both in every block (a parallel hybrid block)
+        return {"block": block,
+                "parts": [line("params/attention", "attention of all L blocks", E("L·({x})", x=f.attn), s, "params"),
+                          line(f"params/{key}_all", f"{part.NAME} of all L blocks, beside attention",
+                               E("L·({x})", x=f.lin), s, "params"),
+                          *dense]}
+    return {"block": block,
             "parts": [line(f"params/attention_{key}", f"attention of the L − {count} attention blocks",
                            E("(L − {n})·({x})", n=E(count), x=f.attn), s, "params"),
                       line(f"params/{key}", f"{part.NAME} of the {count} blocks", E("{n}·({x})", n=E(count), x=f.lin),
@@ -443,10 +456,12 @@ def budget_lines(f: Formulas, b: Budget) -> tuple[Line, ...]:
     )
 
 
-# A hybrid's bars, each part with a fixed state's (`model.stack.STATEFUL`): its attention blocks, then its own blocks
+# A hybrid's bars, each part with a fixed state's (`model.stack.STATEFUL`): its attention blocks and its own blocks,
+# or (a parallel hybrid, `model.parts.hybrid`: attention × L beside it) its part in all L blocks
 STATEFUL_BARS: tuple[tuple[str, str, bool], ...] = tuple(
     bar for part in stack.STATEFUL for bar in ((f"params/attention_{part.KEY}", f"attention × (L − {part.COUNT})", True),
-                                               (f"params/{part.KEY}", f"{part.NAME} × {part.COUNT}", True)))
+                                               (f"params/{part.KEY}", f"{part.NAME} × {part.COUNT}", True),
+                                               (f"params/{part.KEY}_all", f"{part.NAME} × L", True)))
 # The parameter chart: (line key, bar label, adds up to N); the page marks the bars that add up to N with *.
 CHART: tuple[tuple[str, str, bool], ...] = (
     ("params/emb", "embeddings", True),
@@ -475,6 +490,7 @@ MOE_CHART_NOTE = "* these bars add up to N; a token uses the router{shared} and 
 # A dense model with Gated DeltaNet blocks: the parts of all blocks, as a mixture of experts' chart draws them
 LIN_CHART: tuple[tuple[str, str, bool], ...] = (
     ("params/emb", "embeddings", True),
+    ("params/attention", "attention × L", True),
     *STATEFUL_BARS,
     ("params/mlps", "MLPs × L", True),
     ("params/norms", "norms", True),

@@ -65,7 +65,7 @@ from .memory import kv_cache_lines
 from .notation import SYMBOLS
 from .parts import PARTS, delta, kda, latent, mamba, mamba1, moe, sparse, window
 from .passes import DTYPES
-from .stack import STATEFUL, stateful
+from .stack import STATEFUL, beside, stateful
 from .tracing import eager_lines, trace
 from .training import GPUS, TrainSetup
 
@@ -285,6 +285,8 @@ def title_key(key: str, cfg: Config) -> str:
         return "window/chunked"
     if key == "gemma" and sandwich_only(cfg):
         return "gemma/sandwich"
+    if key in STATE_CHANGES and hasattr(STATE_CHANGES[key], "title_key"):  # Mamba 2 beside attention
+        return STATE_CHANGES[key].title_key(cfg)
     return key
 
 
@@ -586,13 +588,14 @@ def state_figures(cfg: Config, diff: dict[str, Figure]) -> dict[str, Figure]:
     own = {"params": (f.lin, f.attn), "flops": (part.flops(cfg), total(f.attn_flops, f.attention(None)))}
     out = {}
     for name, (mine, theirs) in own.items():
-        text = E("{n}·({a} − ({b}))", n=E(part.COUNT), a=mine, b=theirs).text
+        text = (E("L·({a})", a=mine) if f.beside else  # beside attention: its own, attention stays
+                E("{n}·({a} − ({b}))", n=E(part.COUNT), a=mine, b=theirs)).text
         if in_symbols_of(to_poly(text, SYMBOLS, divide=True), cfg, cfg) == diff[name][0]:  # as the chain writes it
             out[name] = (diff[name][0], diff[name][1], text)
     return out
 
 
-def state_lines(cfg: Config, dtype: str, cache: dict[str, Line], kv: Figure) -> tuple[Line, Line]:
+def state_lines(cfg: Config, dtype: str, cache: dict[str, Line], kv: Figure) -> tuple[Line, ...]:
     """The last change's lines beside its figures, where a part with a fixed state mixes some blocks (`STATE_CHANGES`):
     the states its blocks keep for B sequences at `dtype`, whatever T (`part.states`, checked against the cache's
     lines), and the T at which the K and V per token that `kv` (the change's KV cache per token, a fall) removes
@@ -605,6 +608,10 @@ def state_lines(cfg: Config, dtype: str, cache: dict[str, Line], kv: Figure) -> 
     if value != kept:
         raise RuntimeError(f"{part.NAME}'s states are {value:,} bytes, the cache's lines {kept:,}")
     fall = poly_add({}, kv[0], -1)
+    if beside(cfg):  # K and V stay in every block: the states come on top, there is no T at which they even out
+        return (Line(f"changes/{key}/states", f"{part.NAME}: the states every block keeps beside its K and V, for B "
+                     f"sequences at {dtype}{'' if size == 4 else ' (the recurrent state at fp32)'}, whatever T: per "
+                     "sequence, not per token, so they stay as T grows", states.text, value, "bytes"),)
     count = f"{part.COUNT} = {getattr(cfg, part.COUNT):,}"
     return (Line(f"changes/{key}/states", f"{part.NAME}: the states its {count} blocks keep instead, for B sequences at "
                  f"{dtype}{'' if size == 4 else ' (the recurrent state at fp32)'}, whatever T: per sequence, not per token, so they stay as T "

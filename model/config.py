@@ -57,7 +57,7 @@ from . import fields as fields_
 from . import hf
 from .fields import FAMILIES, Field, by_name, linked, written
 from . import stack
-from .parts import attention, delta, kda, latent, mamba, mamba1, mlp, moe, positions, postnorm, sinks, sparse, window
+from .parts import attention, delta, hybrid, kda, latent, mamba, mamba1, mlp, moe, positions, postnorm, sinks, sparse, window
 from .parts import ordered
 from .parts.attention import divisors, snap_heads
 from .parts.mlp import SWIGLU_ALPHA, swiglu_width
@@ -102,6 +102,17 @@ STATEFUL_BLOCKS = tuple((part.BLOCKS, "_" + part.KEY) for part in stack.STATEFUL
 KIND_LABELS: dict[str, str] = {"dense": "dense", "moe": "MoE", "dense_nope": "dense, NoPE", "moe_nope": "MoE, NoPE",
                                **{f"{mlp}_{part.KEY}": f"{label}, {part.NAME}" for part in stack.STATEFUL
                                   for mlp, label in (("dense", "dense"), ("moe", "MoE"))}}
+
+BESIDE = (stack.mamba.NAME, "attention and " + stack.mamba.NAME)  # a kind's label where Mamba 2 is beside attention
+
+
+def kind_label(cfg: Config, kind: str) -> str:
+    """A block kind's label as tables name it (`KIND_LABELS`): "dense, Mamba 2"; "dense, attention and Mamba 2" where
+    Mamba 2 is beside attention in every block (`ssm_parallel`)."""
+    label = KIND_LABELS[kind]
+    return label.replace(BESIDE[0], BESIDE[1]) if cfg.ssm_parallel else label
+
+
 CHOICES: dict[str, tuple[str, ...]] = {f.name: f.options for f in CONFIG_FIELDS if f.kind == "choice"}  # the menus'
 MODEL_CHOICES: dict[str, tuple[str, ...]] = {f.name: f.choices for f in CONFIG_FIELDS if f.kind == "choice"}
 
@@ -601,7 +612,7 @@ class Config:
 
 # Each part's rules between fields, in the order Config checks them (the first broken one is the error).
 RULES = (attention.check, latent.check, positions.check, moe.check, attention.check_scores, window.check, sinks.check,
-         mlp.check, postnorm.check, delta.check, mamba.check, kda.check, mamba1.check,
+         mlp.check, postnorm.check, delta.check, mamba.check, hybrid.check, kda.check, mamba1.check,
          sparse.check)
 
 

@@ -22,7 +22,7 @@ from torch import nn
 
 from . import stack
 from .config import NOPE, Config, mlp_kind
-from .parts import norms, window
+from .parts import hybrid, norms, window
 from .parts.moe import Experts
 from .parts.norms import RMSNorm
 from .parts.positions import Rotary
@@ -46,6 +46,10 @@ class Block(nn.Module):
         if stateful is not None:
             setattr(self, stateful.KEY, stateful.module(cfg))
             self._mixer = stateful.KEY
+            if stack.beside(cfg):  # a parallel hybrid block: attention too (`model.parts.hybrid`)
+                self.attn = stack.mixer(cfg).module(cfg, window, rope=not kind.endswith(NOPE))
+                for name in hybrid.SCALES:
+                    setattr(self, name, Tap())
         else:
             self._mixer = "attn"
             self.attn = stack.mixer(cfg).module(cfg, window, rope=not kind.endswith(NOPE))

@@ -132,7 +132,7 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa",
                "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear",
-               "nemotron_h", "jamba")
+               "nemotron_h", "jamba", "falcon_h1")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
@@ -327,6 +327,15 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "num_experts_per_tok": 2, "num_experts": 16, "expert_layer_period": 2, "expert_layer_offset": 1,
         "attn_layer_period": 8, "attn_layer_offset": 4, "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2,
         "mamba_dt_rank": "auto", "mamba_conv_bias": True, "mamba_proj_bias": False,
+    },
+    "falcon_h1": {  # FalconH1Config (TII's Falcon-H1): attention and Mamba 2 side by side in every block, both reading
+        # one norm of x (`model.parts.hybrid`), then a SwiGLU MLP; Mamba 2 without its gated norm by default (`_falcon_h1`)
+        "vocab_size": 128_000, "tie_word_embeddings": False, "hidden_size": 4_096, "intermediate_size": 14_336,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 8_192,
+        "mamba_d_ssm": 1_024, "mamba_n_heads": 128, "mamba_d_head": "auto", "mamba_n_groups": 1, "mamba_d_state": 256,
+        "mamba_d_conv": 4, "mamba_expand": 2, "mamba_chunk_size": 256, "mamba_conv_bias": True,
+        "mamba_proj_bias": False, "mamba_norm_before_gate": True, "mamba_rms_norm": False, "projectors_bias": False,
+        "attention_bias": False, "mlp_bias": False,
     },
     "nemotron_h": {  # NemotronHConfig (Nemotron-H, Nemotron 3): layers of one operation each, x + op(norm(x)): Mamba
         # 2, attention without RoPE, a ReLU² MLP or a mixture of ReLU² experts (layers_block_type; by default
@@ -642,6 +651,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("granitemoe", "granitemoeshared"), ("head_dim", "sliding_window", "layer_types")),  # as Granite's
     "nemotron_h": (),
     "jamba": (),
+    "falcon_h1": ("head_dim",),  # FalconH1Attention's getattr(config, "head_dim", d // h)
     "granitemoehybrid": ("head_dim", "sliding_window"),  # GraniteMoeHybridAttention's getattr(config, "head_dim", d / h)
     "cwm": (),
     "olmo2": ("head_dim", "sliding_window", "layer_types"),  # Olmo2Attention's getattr(config, "head_dim", d / h)
@@ -669,6 +679,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "qwen3_next": ("full_attention_interval",),  # its class's keyword: layer_types' default, every n-th full
     **dict.fromkeys(("qwen3_5_text", "qwen3_5_moe_text"), ("full_attention_interval",)),
 }
+FALCON_NULL = ("d_ssm", "n_heads", "d_head", "n_groups", "d_state", "d_conv", "expand", "chunk_size", "conv_bias",
+               "proj_bias", "norm_before_gate", "rms_norm")  # FalconH1Config's mamba_* that may be null
 MAMBA_NULL = ("n_heads", "n_groups", "d_state", "d_head", "d_conv", "expand", "chunk_size")  # GraniteMoeHybridConfig
 # lets them be null, and its module cannot run so
 # The keys a type lets be null (its class's annotation allows None; an extra the cache reads is absent when
@@ -705,6 +717,8 @@ NULLABLE: dict[str, tuple[str, ...]] = {
                                                          "num_experts_per_tok", "sliding_window", "layer_types")),
     "nemotron_h": ("layers_block_type", "sliding_window", "moe_latent_size"),
     "jamba": (),
+    "falcon_h1": ("num_key_value_heads", "projectors_bias", *(f"mamba_{k}" for k in FALCON_NULL)),  # a flag's null: off, as its module
+    # reads it; mamba_d_ssm's: mamba_expand·d
     "granitemoehybrid": ("num_key_value_heads", "num_local_experts", "num_experts_per_tok", "sliding_window",
                          "layer_types", "position_embedding_type", "head_dim", *(f"mamba_{k}" for k in MAMBA_NULL),
                          "mamba_conv_bias", "mamba_proj_bias"),  # a bias's null: none, as nn.Linear reads it
@@ -755,7 +769,9 @@ NULL_FAILS: dict[str, tuple[str, ...]] = {"hy_v3": ("num_experts", "num_experts_
                                           **dict.fromkeys(("granitemoe", "granitemoeshared"),
                                                           ("num_local_experts", "num_experts_per_tok")),
                                           "granitemoehybrid": ("num_local_experts", "num_experts_per_tok",
-                                                               *(f"mamba_{k}" for k in MAMBA_NULL))}
+                                                               *(f"mamba_{k}" for k in MAMBA_NULL)),
+                                          "falcon_h1": tuple(f"mamba_{k}" for k in ("n_heads", "d_head", "n_groups",
+                                                                                     "d_state", "d_conv", "chunk_size"))}
 # GPT2Config's attribute_map: these names set GPT-2's own keys.
 ALIASES: dict[str, dict[str, str]] = {
     "gpt2": {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
@@ -824,7 +840,7 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "linear_conv_kernel_dim", "linear_num_heads", "linear_head_dim", "index_n_heads", "index_head_dim", "index_topk", "mamba_n_heads", "mamba_n_groups",
          "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_chunk_size", "ssm_state_size", "mamba_num_heads",
          "mamba_head_dim", "n_groups", "conv_kernel", "chunk_size", "moe_shared_expert_intermediate_size",
-         "moe_latent_size", "attn_layer_period", "expert_layer_period")
+         "moe_latent_size", "attn_layer_period", "expert_layer_period", "mamba_d_ssm")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_intermediate_size",
@@ -834,7 +850,7 @@ FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bi
          "use_bias", "attention_out_bias", "multi_query",
          "use_qk_norm", "use_post_norm", "attn_temperature_tuning",
          "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave", "mamba_conv_bias",
-         "mamba_proj_bias", "use_conv_bias")
+         "mamba_proj_bias", "use_conv_bias", "mamba_rms_norm", "mamba_norm_before_gate", "projectors_bias")
 NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor", "router_scaling_factor")  # a number of at least 0
 GRANITE_SCALES = ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")
 MINICPM3_SCALES = ("scale_emb", "scale_depth", "dim_model_base")
@@ -860,6 +876,15 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "mamba_d_conv": "the Mamba 2 convolution's taps d_conv", "mamba_expand": "Mamba 2's width h_ssm·d_ssm over d",
     "mamba_chunk_size": "the tokens Q of a chunk of Mamba 2's scan", "mamba_conv_bias": "the Mamba 2 convolution's bias",
     "mamba_proj_bias": "the biases of Mamba 2's in_proj and out_proj",
+    "mamba_d_ssm": "Mamba 2's width h_ssm·d_ssm (null: mamba_expand·d)",
+    "mamba_rms_norm": "Mamba 2's norm of y and the gate SiLU(z) (false: y·SiLU(z) alone)",
+    "mamba_norm_before_gate": "where Mamba 2's norm goes: before the gate SiLU(z) or after it",
+    "projectors_bias": "the bias of Mamba 2's out_proj",
+    **{k: f"Falcon-H1's muP multiplier {k}" for k in ("lm_head_multiplier", "embedding_multiplier", "key_multiplier",
+                                                       "attention_out_multiplier", "attention_in_multiplier",
+                                                       "ssm_in_multiplier", "ssm_out_multiplier")},
+    "mlp_multipliers": "Falcon-H1's muP multipliers of the MLP's gate and down_proj",
+    "ssm_multipliers": "Falcon-H1's muP multipliers of Mamba 2's z, x, B, C and dt",
     "mamba_num_heads": "a Mamba 2 layer's heads h_ssm", "mamba_head_dim": "each Mamba 2 head's width d_ssm",
     "ssm_state_size": "a Mamba 2 state's columns d_state", "n_groups": "Mamba 2's groups of B and C g_ssm",
     "conv_kernel": "the Mamba 2 convolution's taps d_conv", "chunk_size": "the tokens Q of a chunk of Mamba 2's scan",
@@ -1079,9 +1104,6 @@ NOT_BUILT: dict[str, str] = {
                "beside attention blocks, each block with an MLP)"),
     "zamba2": ("Zamba 2's shared transformer blocks (one attention and MLP block, its weights shared with LoRA "
                "adapters, applied between its Mamba 2 layers)"),
-    "falcon_h1": ("Mamba 2 beside attention in every block (both read one norm of x and add to it together, each "
-                  "keeping its cache: a parallel hybrid block), and Mamba 2 without its gated norm (mamba_rms_norm "
-                  "false: y·SiLU(z), no gain)"),
     **dict.fromkeys(("mamba", "falcon_mamba"),
                     "blocks of a Mamba mixer alone (its layers have no attention block and no MLP; Mamba is built here "
                     "beside attention blocks, each block with an MLP, as Jamba's)"),
@@ -1200,6 +1222,8 @@ def _read(doc: Mapping) -> Reading:
         return _nemotron_h(doc)
     if model_type == "jamba":
         return _jamba(doc)
+    if model_type == "falcon_h1":
+        return _falcon_h1(doc)
     table = DEFAULTS[model_type]
     doc = _kimi_keys(doc) if model_type == "kimi_linear" else doc
     doc, unread = _unread_pattern(doc, model_type)
@@ -1551,7 +1575,7 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "flex_olmo", "hyperclovax", "llama4_text", "solar_open", "aria_text",
                                                "dots1", "hy_v3", "glm4_moe_lite", "minicpm3", "qwen3_next",
                                                "deepseek_v32", "glm_moe_dsa", "granitemoehybrid", "kimi_linear",
-                                               "jamba"),
+                                               "jamba", "falcon_h1"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2"), ("relu2",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1969,7 +1993,7 @@ def _router(doc: Mapping, model_type: str) -> tuple[str, ...]:
 ATTN, ALL = ("qkv", "o"), ("qkv", "o", "mlp")
 BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     **dict.fromkeys(("llama", "internlm3", "exaone", "iquestcoder", "granite", "smollm3", "arcee", "jais2",
-                     "hyperclovax", "aria_text"),
+                     "hyperclovax", "aria_text", "falcon_h1"),
                     {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
     **dict.fromkeys(("qwen3", "qwen3_moe", "dots1", "hy_v3", "gemma", *GEMMA_TYPES, "cohere", "cohere2", "gpt_oss",
                      "olmo2", "olmo3", "llama4_text", "qwen3_next"),
@@ -2460,6 +2484,104 @@ def _jamba(doc: Mapping) -> Reading:
     return Reading(model_type, fields, keys, defaults, ignored, (*router, *more))
 
 
+FALCON_SCALES = ("lm_head_multiplier", "embedding_multiplier", "key_multiplier", "attention_out_multiplier",
+                 "attention_in_multiplier", "ssm_in_multiplier", "ssm_out_multiplier")  # FalconH1Config's muP numbers
+FALCON_LISTS = {"mlp_multipliers": 2, "ssm_multipliers": 5}  # its lists of them, and their lengths
+FALCON_VALUES = ("values only, which change no count, shape or byte: the muP multipliers (the token rows times "
+                 "embedding_multiplier, each mixer's copy of ln_1(x) times attention_in_multiplier or "
+                 "ssm_in_multiplier and its output times attention_out_multiplier or ssm_out_multiplier, k times "
+                 "key_multiplier, Mamba 2's z, x, B, C and dt times ssm_multipliers, the MLP's gate and output times "
+                 "mlp_multipliers, the logits times lm_head_multiplier): elementwise products, no FLOPs in torch's "
+                 "count; this module makes each mixer's copy of ln_1(x) as transformers does, and scales by 1; "
+                 "Mamba 2's step limits (time_step_limit) and RoPE's θ")
+
+
+def _falcon_h1(doc: Mapping) -> Reading:
+    """A falcon_h1 file as transformers builds it (FalconH1DecoderLayer): in every block attention (h heads of
+    head_dim, else d // h; biases where attention_bias says) and Mamba 2 (`model.parts.mamba`: h_ssm = mamba_n_heads
+    heads of d_ssm = mamba_d_head, "auto": mamba_d_ssm / h_ssm, mamba_d_ssm null: mamba_expand·d) both read one RMSNorm
+    of x and add to it together (`ssm_parallel`), then an RMSNorm and a SwiGLU MLP; Mamba 2's output y·SiLU(z) where
+    mamba_rms_norm is false, else RMS-normed with a gain before the gate (mamba_norm_before_gate) or after it. Its
+    in_proj's bias is mamba_proj_bias, its out_proj's projectors_bias. HFConfigError names what is not modelled."""
+    model_type, table = "falcon_h1", DEFAULTS["falcon_h1"]
+    _check_activation(doc, model_type)
+    _check_rope(doc)
+    values = _values(doc, model_type)
+    for key in FALCON_SCALES:
+        if key in doc and doc[key] is not None:
+            _number(key, doc[key], -1e6, 1e6)
+    for key, n in FALCON_LISTS.items():
+        value = doc.get(key)
+        if value is not None and (not isinstance(value, list) or len(value) != n or any(
+                isinstance(v, bool) or not isinstance(v, (int, float)) for v in value)):
+            raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[key]}) must be a list of {n} numbers, "
+                                "or null")
+    L, d, h = values["num_hidden_layers"], values["hidden_size"], values["num_attention_heads"]
+    inner = values["mamba_d_ssm"]
+    if inner is None:
+        if values["mamba_expand"] is None:
+            raise HFConfigError("config.json: mamba_d_ssm and mamba_expand are both null: FalconH1Config needs one of "
+                                "them for Mamba 2's width; give mamba_d_ssm")
+        inner = values["mamba_expand"] * d
+    heads, head, groups = values["mamba_n_heads"], values["mamba_d_head"], values["mamba_n_groups"]
+    if inner % heads:
+        raise HFConfigError(f"config.json: mamba_n_heads={heads:,} does not divide Mamba 2's width {inner:,} "
+                            "(mamba_d_ssm, or mamba_expand · hidden_size): FalconH1Config requires it; give a divisor")
+    if head == "auto":
+        head = inner // heads
+    elif head * heads != inner:
+        raise HFConfigError(f"config.json: mamba_d_head={head:,} · mamba_n_heads={heads:,} = {head * heads:,} is not "
+                            f"Mamba 2's width {inner:,} (mamba_d_ssm, or mamba_expand · hidden_size): FalconH1Config "
+                            "requires them equal")
+    if heads % groups:
+        raise HFConfigError(f"config.json: mamba_n_groups={groups:,} does not divide mamba_n_heads={heads:,}: each "
+                            "group's B and C serve mamba_n_heads / mamba_n_groups heads")
+    if bool(values["mamba_proj_bias"]) != bool(values["projectors_bias"]):
+        raise HFConfigError(f"config.json: mamba_proj_bias={show(values['mamba_proj_bias'])} and projectors_bias="
+                            f"{show(values['projectors_bias'])}: a bias on one of Mamba 2's in_proj and out_proj "
+                            "without the other is not modelled; set both alike")
+    head_dim = doc.get("head_dim")
+    if head_dim is not None:
+        _checked("head_dim", head_dim, False)
+    keys = {"V": "vocab_size", "T_max": "max_position_embeddings", "d": "hidden_size", "L": "num_hidden_layers",
+            "h": "num_attention_heads", "kv_heads": "num_key_value_heads", "tie": "tie_word_embeddings",
+            "ff_dim": "intermediate_size"}
+    fields = {f: values[k] for f, k in keys.items()}
+    if fields["kv_heads"] is None:
+        fields["kv_heads"] = h
+    if h % fields["kv_heads"]:
+        raise HFConfigError(f"config.json: num_key_value_heads={fields['kv_heads']:,} does not divide "
+                            f"num_attention_heads={h:,}: each K/V head serves a whole group of query heads")
+    if head_dim is not None or d % h:
+        fields["head_dim"], keys["head_dim"] = (d // h if head_dim is None else head_dim), "head_dim"
+    pad = doc.get("pad_token_id", PAD_DEFAULTS[model_type])
+    if isinstance(pad, int) and not isinstance(pad, bool) and not -fields["V"] <= pad < fields["V"]:
+        raise HFConfigError(f"config.json: pad_token_id={pad:,} is no row of the {fields['V']:,} of the token table, "
+                            "which transformers' embedding refuses: give a vocab_size above it")
+    fields.update(norm="rmsnorm", positions="rope", mlp="swiglu", bias=_bias(values, model_type),
+                  mamba_layers=tuple(range(L)), ssm_parallel=True, ssm_heads=heads, ssm_head_dim=head,
+                  ssm_state=values["mamba_d_state"], ssm_groups=groups, ssm_chunk=values["mamba_chunk_size"],
+                  conv_width=values["mamba_d_conv"],
+                  ssm_bias=MAMBA_BIASES[(bool(values["mamba_conv_bias"]), bool(values["mamba_proj_bias"]))],
+                  ssm_norm=("none" if not values["mamba_rms_norm"] else
+                            "norm_gate" if values["mamba_norm_before_gate"] else "gated"))
+    keys.update(mamba_layers="num_hidden_layers", ssm_parallel="model_type", ssm_heads="mamba_n_heads",
+                ssm_head_dim="mamba_d_head", ssm_state="mamba_d_state", ssm_groups="mamba_n_groups",
+                ssm_chunk="mamba_chunk_size", conv_width="mamba_d_conv", ssm_bias="mamba_conv_bias",
+                ssm_norm="mamba_rms_norm", bias="attention_bias")
+    norm = {"none": "y·SiLU(z), no norm (mamba_rms_norm false)",
+            "norm_gate": "RMS-normed with a gain, then times SiLU(z) (mamba_rms_norm, mamba_norm_before_gate)",
+            "gated": "y·SiLU(z), then RMS-normed with a gain (mamba_rms_norm, mamba_norm_before_gate false)"}
+    more = [f"attention and Mamba 2 side by side in all {L:,} blocks, both reading one RMSNorm of x and adding to it "
+            f"together (a parallel hybrid block): every block keeps K and V of all T tokens and a fixed state of h_ssm "
+            f"= {heads:,} heads of {head:,} × {values['mamba_d_state']:,}; Mamba 2's output "
+            f"{norm[fields['ssm_norm']]}", FALCON_VALUES]
+    defaults = tuple(k for k in table if k not in values["given"] and k not in RULE_KEYS)
+    ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in EXTRAS[model_type]
+                    and k not in READ_BY_EVERY_TYPE and k not in ALIASES.get(model_type, {}))
+    return Reading(model_type, fields, keys, defaults, ignored, tuple(more))
+
+
 def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | None]:
     """Each block's attention as transformers' cache keeps it, and the window of the sliding ones.
 
@@ -2641,7 +2763,7 @@ PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 12
                 "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "vaultgemma": 0,
                 "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
                 "glm": 151_329, "glm4": 151_329, "aria_text": 2, "kimi_linear": 163_839,
-                "nemotron_h": 0, "jamba": 0}  # NemotronHConfig's pad_token_id, which its embedding does not read (no padding_idx)
+                "nemotron_h": 0, "jamba": 0, "falcon_h1": 0}  # NemotronHConfig's pad_token_id, which its embedding does not read (no padding_idx)
 
 
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:

@@ -98,7 +98,7 @@ def decode_rows(one: Config) -> dict[str, tuple[str, str]]:
     if part is not None:
         first = next(i for i, k in enumerate(kinds) if stack.stateful_kind(k))
         rows.update({f"blocks.{first}.{name}": row for name, row in part.DECODE_ROWS.items()})
-    attn = next((i for i, k in enumerate(kinds) if not stack.stateful_kind(k)), None)
+    attn = next((i for i, k in enumerate(kinds) if stack.attention_kind(k, one)), None)
     if attn is not None:
         mixer = {**stack.mixer(one).DECODE_ROWS, **(sparse.DECODE_ROWS if sparse.present(one) else {})}
         rows.update({name.replace("blocks.0.", f"blocks.{attn}.", 1): row for name, row in mixer.items()})
@@ -177,10 +177,12 @@ def _past(cfg: Config, kind: str, cached: int, dtype: torch.dtype) -> tuple[torc
     """A decode step's cache of one block of `kind` on the meta device: K and V (or the latent and the rotary key) of
     `cached` tokens, or a Gated DeltaNet or Mamba 2 block's states (the recurrent one fp32)."""
     part = stack.stateful_kind(kind)
-    if part is not None:
-        conv, state = part.cache_shapes(cfg)
-        return (torch.zeros(conv, dtype=dtype, device="meta"), torch.zeros(state, device="meta"))
-    return tuple(torch.zeros(shape, dtype=dtype, device="meta") for shape in stack.mixer(cfg).cache_shapes(cfg, cached))
+    kv = tuple(torch.zeros(shape, dtype=dtype, device="meta") for shape in stack.mixer(cfg).cache_shapes(cfg, cached))
+    if part is None:
+        return kv
+    conv, state = part.cache_shapes(cfg)
+    states = (torch.zeros(conv, dtype=dtype, device="meta"), torch.zeros(state, device="meta"))
+    return (*kv, *states) if stack.beside(cfg) else states  # beside attention: K and V, then the states
 
 
 def _storage(t: torch.Tensor) -> int:
@@ -514,6 +516,8 @@ def _written(cfg: Config) -> str:
     """What a decode step writes to the cache, in words: the new token's K and V (the mixer's `WRITTEN`), and with
     Gated DeltaNet or Mamba 2 blocks their states (`WRITTEN` of `model.parts.delta`, `model.parts.mamba`)."""
     part = stack.stateful(cfg)
+    if part is not None and stack.beside(cfg):
+        return part.WRITTEN_BESIDE
     return part.WRITTEN if part is not None else \
         f"the new token's {says(cfg, 'infer/written', stack.mixer(cfg).WRITTEN)} written"
 

@@ -101,6 +101,8 @@ class Structure:
     flags: tuple[str, ...] = ()  # the recipe's flags that change which tensors a pass makes and are on (`FLAGS`)
     lin: tuple[str, ...] = ()  # with Gated DeltaNet or Mamba 2 blocks: the kinds of blocks in order (`distinct_kinds`)
     z_view: bool = False  # their output gate z is a view of the projection's output (`model.parts.delta.z_view`)
+    ssm: tuple[object, ...] = ()  # with Mamba 2 blocks: its output norm and whether it is beside attention
+    # (`model.parts.mamba.structure`)
 
 
 # The sizes whose being 1 changes which tensors are views and which storages autograd keeps (found by flipping
@@ -123,7 +125,7 @@ def structure(cfg: Config, dtype: str) -> Structure:
                      nope=distinct_kinds(cfg) if cfg.nope_layers else (),
                      flags=tuple(name for name in FLAGS if getattr(cfg, name)),
                      lin=distinct_kinds(cfg) if cfg.stateful else (),
-                     z_view=delta.z_view(cfg))
+                     z_view=delta.z_view(cfg), ssm=mamba.structure(cfg))
 
 
 def structure_key(s: Structure) -> str:

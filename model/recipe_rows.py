@@ -18,6 +18,7 @@ import functools
 from dataclasses import dataclass, replace
 
 from . import stack
+from .parts import mamba
 from .changes import gpt2_of
 from .config import Config, one_block_each
 from .memory import PROBE_QUERY_SCALE, structure
@@ -63,14 +64,14 @@ def recipe_rows(cfg: Config) -> RecipeRows:
     """The rows of `cfg`'s pass that are only in its recipe, and its GPT-2 twin's rows it lacks (cached per
     recipe; `NONE` for GPT-2's recipe)."""
     s = structure(cfg, "fp32")
-    return NONE if s.recipe is None else _compare(s.recipe, s.moe, s.window, s.gemma, s.oss, s.mla, s.lin)
+    return NONE if s.recipe is None else _compare(s.recipe, s.moe, s.window, s.gemma, s.oss, s.mla, s.lin, s.ssm)
 
 
 @functools.lru_cache(maxsize=None)  # one entry per recipe (960 with the attention switch), MoE layout and extras
 def _compare(recipe: tuple[object, ...], moe: tuple[object, ...] | None = None, window: bool = False,
              gemma: tuple[bool, ...] = (), oss: tuple[bool, ...] = (), mla: tuple[bool, ...] = (),
-             lin: tuple[str, ...] = ()) -> RecipeRows:
-    cfg = _stand_in(recipe, moe, window, gemma, oss, mla, lin)
+             lin: tuple[str, ...] = (), ssm: tuple[object, ...] = ()) -> RecipeRows:
+    cfg = _stand_in(recipe, moe, window, gemma, oss, mla, lin, ssm)
     mine, theirs, eager = trace(cfg).rows, trace(gpt2_of(cfg)).rows, trace(replace(cfg, attention="eager")).rows
     mine_names, their_names = {r.local for r in mine}, {r.local for r in theirs}
     eager_only = tuple((r.local, r.label) for r in eager if r.local not in mine_names)
@@ -82,11 +83,12 @@ def _compare(recipe: tuple[object, ...], moe: tuple[object, ...] | None = None, 
 
 def _stand_in(recipe: tuple[object, ...], moe: tuple[object, ...] | None = None, window: bool = False,
               gemma: tuple[bool, ...] = (), oss: tuple[bool, ...] = (), mla: tuple[bool, ...] = (),
-              lin: tuple[str, ...] = ()) -> Config:
+              lin: tuple[str, ...] = (), ssm: tuple[object, ...] = ()) -> Config:
     """A small configuration with this recipe and these extras (`model.memory.structure`'s parts): with a mixture
     of experts one block of each kind; a window of 2 keys at T = 4 (a band); Gemma's and gpt-oss's extras that
     make tensors; latent attention's ranks (the queries' latent where the model has one); Gated DeltaNet's or Mamba 2's
-    blocks, one of each kind, and small sizes (their `STAND_IN`)."""
+    blocks, one of each kind, and small sizes (their `STAND_IN`), Mamba 2's norm and wiring as `ssm` says
+    (`model.parts.mamba.structure`)."""
     norm, positions, mlp, bias, qk_norm, kv, apart, attention = recipe
     extras: dict[str, object] = {}
     if moe is not None:
@@ -106,7 +108,7 @@ def _stand_in(recipe: tuple[object, ...], moe: tuple[object, ...] | None = None,
         extras.update(latent_dim=8, q_latent_dim=8 if mla[0] else None, rope_dim=2, nope_dim=4, value_dim=4)
     if lin:  # Gated DeltaNet's or Mamba 2's blocks (the kinds name which), small sizes
         part = next(stack.stateful_kind(kind) for kind in lin if stack.stateful_kind(kind))
-        extras.update(one_block_each(lin), **part.STAND_IN)
+        extras.update(one_block_each(lin), **part.STAND_IN, **mamba.stand_in(ssm))
     return Config(**{**dict(B=1, T=4, d=32, h=4, L=1, V=16, T_max=8, norm=norm, positions=positions, mlp=mlp,
                             bias=bias, qk_norm=qk_norm, kv_heads={"mha": None, "mqa": 1, "gqa": 2}[kv],
                             head_dim=4 if apart and not mla else None, attention=attention), **extras})

@@ -16,7 +16,7 @@ from . import units
 from . import stack
 from .budgeting import Budget, budget, chart, chart_note
 from .layout import paragraph, row_lines
-from .config import KIND_LABELS, Config, config_dict, typed_blocks
+from .config import Config, config_dict, kind_label, typed_blocks
 from .figures import Line
 from .memory import kv_cache_lines
 from .recipe_rows import MARK, NONE, RecipeRows, recipe_rows
@@ -105,7 +105,7 @@ def _display_rows(tr: Trace, expand: bool) -> list[Row | str]:
                                                     or out[-1].block != row.block)
         if first_of_block:
             if expand:
-                out.append(f"block {row.block}: {KIND_LABELS[row.kind]}" if several else f"block {row.block}")
+                out.append(f"block {row.block}: {kind_label(tr.cfg, row.kind)}" if several else f"block {row.block}")
             else:
                 out.append(titles[row.block])
         out.append(row)

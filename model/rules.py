@@ -132,6 +132,7 @@ NOTE_FIELD = {"h": ("h", "h"), "h_even": ("h", "h"), "h_kv": ("kv_heads", "h_kv"
               # what latent attention drops is not kept: no "you chose" (d_c, asked as shown, never adds it)
               **{k: ("latent_dim", "d_c") for k in ("mla_kv", "mla_head", "mla_eager", "mla_rope", "mla_without")}}
 # kind -> (field asked, its symbol)
+BESIDE = stack.mamba.KEY + "_beside"  # the rule of Mamba 2 beside attention in every block (`ssm_parallel`)
 RULES = {  # the status line's parts; each is true of the configurations `rule_keys` gives it to
     "divides": "h divides d (d_head = {d} / {h} = {d_head})",
     "divides_even": "h divides d, into an even d_head for RoPE (d_head = {d} / {h} = {d_head})",
@@ -145,6 +146,8 @@ RULES = {  # the status line's parts; each is true of the configurations `rule_k
     "context": "T may pass T_max = {T_max}, the trained context (RoPE has no table)",
     **{part.KEY: (f"{part.NAME} in {{{part.COUNT}}} of the L = {{L}} blocks: a fixed state per sequence in attention's "
                   "place, no KV cache there") for part in stack.STATEFUL},  # a hybrid's
+    BESIDE: (f"{stack.mamba.NAME} beside attention in all L = {{L}} blocks: a fixed state per sequence beside each "
+             "block's KV cache"),  # a parallel hybrid's (`model.parts.hybrid`)
 }
 STATEFUL_RULES = tuple((part.BLOCKS, part.KEY, part.COUNT) for part in stack.STATEFUL)  # its blocks' field, rule, count
 
@@ -377,7 +380,8 @@ def rule_keys(cfg: Config) -> list[str]:
     heads = ("latent" if latent.present(cfg) else "apart" if cfg.head_dim is not None else
              "divides_even" if cfg.positions == "rope" else "divides")
     return [heads, *(["sparse"] if sparse.present(cfg) else []),
-            *[key for blocks, key, _ in STATEFUL_RULES if getattr(cfg, blocks)], *(["kv"] if cfg.h_kv != cfg.h else []),
+            *[BESIDE if cfg.ssm_parallel else key for blocks, key, _ in STATEFUL_RULES if getattr(cfg, blocks)],
+            *(["kv"] if cfg.h_kv != cfg.h else []),
             "table" if cfg.positions == "learned" else "context"]
 
 

@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from .expr import E, Expr, total
-from .parts import PARTS, attention, delta, kda, latent, mamba, mamba1, mlp, moe
+from .parts import PARTS, attention, delta, hybrid, kda, latent, mamba, mamba1, mlp, moe
 
 if TYPE_CHECKING:
     from .config import Config
@@ -71,14 +71,33 @@ def stateful_kind(kind: str) -> ModuleType | None:
     return next((part for part in STATEFUL if kind.endswith("_" + part.KEY)), None)
 
 
+def beside(cfg: Config) -> bool:
+    """The part with a fixed state mixes beside attention in every block, not in its place (a parallel hybrid block,
+    Falcon-H1's: `model.parts.hybrid`)."""
+    return hybrid.present(cfg)
+
+
+def stateful_count(cfg: Config) -> Expr:
+    """The blocks the part with a fixed state mixes, as a symbol: its COUNT (L_lin, L_ssm, …), or L where it mixes
+    beside attention in every block (`beside`)."""
+    return L if beside(cfg) else E(stateful(cfg).COUNT)
+
+
 def mixer_counts(cfg: Config) -> dict[str, Expr]:
     """The blocks of each mixer beside a part with a fixed state: {"attention": (L − L_lin), "lin": L_lin} (Gated
-    DeltaNet's, `model.parts.delta`; Mamba 2's: (L − L_ssm), L_ssm); {"attention": L} where every block has
-    attention."""
+    DeltaNet's, `model.parts.delta`; Mamba 2's: (L − L_ssm), L_ssm); {"attention": L, "lin": L} where both mix every
+    block (`beside`); {"attention": L} where every block has attention alone."""
     part = stateful(cfg)
     if part is None:
         return {"attention": L}
+    if beside(cfg):
+        return {"attention": L, "lin": L}
     return {"attention": E("(L − {n})", n=E(part.COUNT)), "lin": E(part.COUNT)}
+
+
+def attention_kind(kind: str, cfg: Config) -> bool:
+    """Blocks of this kind have attention: every block but those of a part with a fixed state in its place."""
+    return stateful_kind(kind) is None or beside(cfg)
 
 
 def mixed(cfg: Config, attention: Expr | None, lin: Expr | None) -> Expr | dict[str, Expr | None] | None:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, replace
 
-from .config import KIND_LABELS, Config, distinct_kinds, kind_blocks
+from .config import Config, distinct_kinds, kind_blocks, kind_label
 from .fields import blocks_text
 from .figures import Line, check_lines, html_repr
 from .memory import KORTHIKANTI, kv_cache_lines, new_memory_formula, saved_formula, structure
@@ -182,12 +182,12 @@ def block_groups(cfg: Config) -> tuple[BlockGroup, ...]:
     out = []
     for kind, blocks in groups.items():
         if len(groups) == 1:
-            what = f"{KIND_LABELS[kind]} " if kind != "dense" else ""
+            what = f"{kind_label(cfg, kind)} " if kind != "dense" else ""
             title = ONE_KIND.format(last=cfg.L - 1, L=cfg.L, what=what) if cfg.L > 1 else "block 0"
         elif len(blocks) == 1:
-            title = ONE_BLOCK.format(block=blocks[0], kind=KIND_LABELS[kind])
+            title = ONE_BLOCK.format(block=blocks[0], kind=kind_label(cfg, kind))
         else:
-            title = SOME_BLOCKS.format(blocks=_span_text(blocks, cfg.L), kind=KIND_LABELS[kind], n=len(blocks))
+            title = SOME_BLOCKS.format(blocks=_span_text(blocks, cfg.L), kind=kind_label(cfg, kind), n=len(blocks))
         out.append(BlockGroup(kind, blocks, title))
     return tuple(out)
 
@@ -265,7 +265,8 @@ def eager_lines(cfg: Config, dtype: str) -> list[Line]:
 
     return [
         Line("memory/eager_scores", f"eager attention would make here: {names(rows)}, {SCORES} each, in all "
-             + (f"L − {stack.stateful(cfg).COUNT} attention blocks" if stack.stateful(cfg) else "L blocks"),
+             + (f"L − {stack.stateful(cfg).COUNT} attention blocks" if stack.stateful(cfg) and not stack.beside(cfg)
+                else "L blocks"),
              new_memory_formula(rows, apart, kinds), sum(r.nbytes * r.repeat for r in rows), "bytes"),
         Line("memory/eager_scores_saved", f"of them kept for backward by eager attention: {names(kept)} (fused: a "
              f"{LSE_SHAPE} log-sum-exp)",

@@ -132,6 +132,11 @@ BASE: dict[str, dict] = {
               "mamba_dt_rank": 5, "mamba_conv_bias": False, "mamba_proj_bias": True},  # attention without RoPE in
     # block 3, Mamba in the others, experts in blocks 0 and 4; with any one key's default (L = 32, attention every 8th
     # from 3 or every 12th from 4, experts every other or every 4th from 1) the attention blocks keep one kind of MLP
+    "falcon_h1": {"model_type": "falcon_h1", **MODERN, "attention_bias": True, "mlp_bias": True, "mamba_d_ssm": 128,
+                  "mamba_n_heads": 16, "mamba_d_head": "auto", "mamba_n_groups": 2, "mamba_d_state": 8, "mamba_d_conv": 3,
+                  "mamba_expand": 1, "mamba_chunk_size": 16, "mamba_conv_bias": False, "mamba_proj_bias": False,
+                  "projectors_bias": False, "mamba_rms_norm": True, "mamba_norm_before_gate": False},  # attention
+    # and Mamba 2 in both blocks; d_ssm = mamba_d_ssm / mamba_n_heads with each default (1,024 / 16, 128 / 128)
     "granitemoehybrid": {"model_type": "granitemoehybrid", **MODERN, "num_hidden_layers": 4, "attention_bias": True,
                          "num_local_experts": 4, "num_experts_per_tok": 3, "shared_intermediate_size": 24,
                          "layer_types": ["mamba", "attention", "mamba", "attention"], "position_embedding_type": "rope",

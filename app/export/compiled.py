@@ -25,7 +25,7 @@ from .pyjs import compile_modules
 
 MODULES = (
     ("config", [config.divisors, config.snap_heads, config.swiglu_width, config.defaults, config.Config,
-                config.distinct_kinds, config.typed_blocks, config.kind_blocks]),
+                config.distinct_kinds, config.typed_blocks, config.kind_blocks, config.kind_label]),
     ("templates", [templates.fill_html, templates.columns_to_rows, ("TEMPLATES", templates.TEMPLATES)]),
     ("training", [training.TrainSetup, training.step_phases]),
     ("numbers", [numbers.decimal, numbers.whole, numbers.real, numbers.show]),
@@ -38,8 +38,8 @@ MODULES = (
     ("latent_part", [latent.present, latent.structure, latent.rule_values, latent.mha_head, latent.title_values, latent.order_note, latent.no_twin]),
     ("delta_part", [delta.present, delta.symbols, delta.z_view, delta.title_values, ("ORDER_NOTE", delta.ORDER_NOTE),
                     delta.order_note, ("NO_PEAK", delta.NO_PEAK), delta.no_peak]),
-    ("mamba_part", [mamba.present, mamba.symbols, mamba.title_values, ("ORDER_NOTE", mamba.ORDER_NOTE),
-                    mamba.order_note]),
+    ("mamba_part", [mamba.present, mamba.beside, mamba.structure, mamba.symbols, mamba.title_values, ("ORDER_NOTE", mamba.ORDER_NOTE),
+                    ("ORDER_NOTE_BESIDE", mamba.ORDER_NOTE_BESIDE), mamba.order_note]),
     ("kda_part", [kda.present, kda.symbols, kda.title_values, ("ORDER_NOTE", kda.ORDER_NOTE), kda.order_note]),
     ("mamba1_part", [mamba1.present, mamba1.symbols, mamba1.title_values, ("ORDER_NOTE", mamba1.ORDER_NOTE),
                      mamba1.order_note]),

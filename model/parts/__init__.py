@@ -12,6 +12,7 @@
 - `sparse`: DeepSeek sparse attention, latent attention over the keys a lightning indexer picks (DeepSeek-V3.2);
 - `delta`: Gated DeltaNet (Qwen3-Next), in attention's place in the blocks it lists: a fixed state, no KV cache;
 - `mamba`: Mamba 2 (Granite 4.0-H), in attention's place in the blocks it lists: a fixed state too;
+- `hybrid`: a parallel hybrid block, attention and Mamba 2 both reading one norm of x in every block (Falcon-H1);
 - `mamba1`: the first Mamba, a selective scan (Jamba), the same way: a fixed state too;
 - `kda`: Kimi delta attention (Kimi Linear), Gated DeltaNet with a decay per channel, in the blocks it lists;
 - `window`: sliding windows on some blocks' attention;
@@ -31,21 +32,22 @@ model loops over the parts and never asks which family a configuration is of:
   (`model.budgeting`); `cache`, `cache_lines`, …: the cache it keeps (`model.memory`, `model.inference`);
 - `notation(cfg, rows)`: its tensors' lesson-notation shapes and labels (`model.tensor_notation`);
 - `words`, `describe`, `headline`, `footer`, `notes`: what the reports say of it (`model.report`, `each`);
-- `SAYS`: the words it adds to a line or a note elsewhere, by key, where the model has it (`says`).
+- `SAYS`: the words it adds to a line or a note elsewhere, by key, where the model has it (`says`; `said(cfg)`, where a
+  part defines it, gives them for that configuration).
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from ..fields import Field
-from . import (attention, delta, embedding, head, kda, latent, mamba, mamba1, mlp, moe, norms, parallel, positions, postnorm,
-               residual, sinks, sparse, window)
+from . import (attention, delta, embedding, head, hybrid, kda, latent, mamba, mamba1, mlp, moe, norms, parallel, positions,
+               postnorm, residual, sinks, sparse, window)
 
 if TYPE_CHECKING:
     from ..config import Config
 
 PARTS = (norms, residual, embedding, positions, mlp, attention, parallel, postnorm, latent, sparse, window, sinks, moe,
-         delta, mamba, kda, mamba1, head)
+         delta, mamba, hybrid, kda, mamba1, head)
 
 
 def ordered(dims: tuple[Field, ...]) -> tuple[Field, ...]:
@@ -63,7 +65,9 @@ SLOTS = ("lesson", "recipe", "moe", "extras:gemma", "window", "extras:oss", "lat
 def says(cfg: Config, key: str, default: str = "") -> str:
     """What the parts the model has say for `key`: each present part's `SAYS[key]`, in `PARTS`' order, joined;
     `default` where none says anything (`says(cfg, "train/active")` is " active" for a mixture of experts)."""
-    said = [part.SAYS[key] for part in PARTS if key in getattr(part, "SAYS", {}) and part.present(cfg)]
+    tables = [part.said(cfg) if hasattr(part, "said") else part.SAYS for part in PARTS
+              if hasattr(part, "SAYS") and part.present(cfg)]
+    said = [table[key] for table in tables if key in table]
     return "".join(said) if said else default
 
 

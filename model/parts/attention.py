@@ -180,7 +180,7 @@ def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
     if f.lin is None and scored != b.flops_attn_per_token:
         raise RuntimeError("the measured attention FLOPs are not 4LT·h·d_head per token")
     causal = int(Fraction(scored * (cfg.T + 1), 2 * cfg.T))
-    where = "" if f.lin is None else f", in the L − {f.stateful.COUNT} attention blocks"
+    where = "" if f.lin is None or f.beside else f", in the L − {f.stateful.COUNT} attention blocks"
     return {"end": [
         line("flops/attention_causal", "q kᵀ and attn @ v as a causal kernel runs them: T(T + 1)/2 of the T² scores"
              + where, E("2{n}(T + 1)·h·d_head", n=blocks), s, "FLOP", causal),

@@ -14,7 +14,9 @@ Per block (transformers' torch path, `torch_forward`):
   (Q, Q) matrix per head, masked by the decays) times x; each chunk's state; the states carried over the chunks by a
   (T_pad/Q + 1)² matrix of decays; each chunk's start state read by C; D·x added;
 - y times SiLU(z), RMS-normed per group of h_ssm·d_ssm/g_ssm features, times a gain of h_ssm·d_ssm (the gated norm),
-  and projected back by out_proj (h_ssm·d_ssm, d).
+  and projected back by out_proj (h_ssm·d_ssm, d). `ssm_norm` says which: "gated" (Granite's RMSNormGated: gate, then
+  norm), "norm_gate" (the norm first, then the gate: Falcon-H1's mamba_rms_norm with mamba_norm_before_gate) or
+  "none" (y·SiLU(z) alone, no gain: Falcon-H1's default, mamba_rms_norm false).
 
 FLOPs are torch's flop counter's (`model.passes`): the projections, the convolution (its bias uncounted, as torch's
 formula has none) and the scan's five einsums (batched matmuls).
@@ -51,6 +53,7 @@ def _width(name: str, symbol: str, hi: int, example: str) -> Field:
 
 
 BIASES = ("conv", "none", "proj", "all")  # transformers' mamba_conv_bias and mamba_proj_bias: (conv, proj)
+GATES = ("gated", "norm_gate", "none")  # y·SiLU(z) then the norm (Granite), the norm then ·SiLU(z), or no norm
 FIELDS = (  # GraniteMoeHybridConfig's defaults: 128 heads, d_state 256, 1 group, d_conv 4, chunks of 256
     Field("mamba_layers", "blocks", "blocks whose mixer is Mamba 2 (a selective state space with a fixed state) in "
           "attention's place, by index (default none)", default=(), group="linear", control=False),
@@ -62,6 +65,9 @@ FIELDS = (  # GraniteMoeHybridConfig's defaults: 128 heads, d_state 256, 1 group
     Field("ssm_bias", "choice", "Mamba 2's biases: conv (the convolution's, transformers' default), none, proj (in_proj "
           "and out_proj) or all", default="conv", choices=BIASES, group="linear", needs="mamba_layers",
           control=False),
+    Field("ssm_norm", "choice", "Mamba 2's output norm: gated (y·SiLU(z), then RMS-normed per group with a gain, "
+          "Granite's), norm_gate (normed with a gain, then ·SiLU(z)) or none (y·SiLU(z) alone, no gain: Falcon-H1's "
+          "mamba_rms_norm false)", default="gated", choices=GATES, group="linear", needs="mamba_layers", control=False),
 )
 SIZES = tuple(f.name for f in FIELDS[1:6])
 STAND_IN = {"ssm_heads": 2, "ssm_head_dim": 4, "ssm_state": 4, "ssm_groups": 1, "ssm_chunk": 4, "conv_width": 4}  # small
@@ -81,7 +87,7 @@ def check(cfg: Config) -> None:
     if cfg.linear_layers:
         raise ValueError("mamba_layers and linear_layers are both set: a model of Mamba 2 and Gated DeltaNet blocks "
                          "together is not modelled; keep one of them")
-    if cfg.L_ssm == cfg.L:
+    if cfg.L_ssm == cfg.L and not cfg.ssm_parallel:
         raise ValueError(f"mamba_layers lists every block (L={cfg.L:,}): a model of Mamba 2 blocks alone is not "
                          "modelled yet (its figures compare them with the attention blocks); keep one attention block")
     for f in FIELDS[1:6]:
@@ -120,9 +126,26 @@ def chunk(cfg: Config) -> int:
     return cfg.ssm_chunk
 
 
+def beside(cfg: Config) -> bool:
+    """Mamba 2 mixes beside attention in every block (`model.parts.hybrid`'s ssm_parallel), not in its place."""
+    return cfg.ssm_parallel
+
+
+def count(cfg: Config) -> str:
+    """The symbol of its blocks: L_ssm, or L where it is beside attention in every block."""
+    return "L" if beside(cfg) else COUNT
+
+
+def attention_count(cfg: Config) -> str:
+    """The symbol of the attention blocks beside it: L − L_ssm, or L where every block has both."""
+    return "L" if beside(cfg) else "L − L_ssm"
+
+
 def menu_words(cfg: Config) -> str:
-    """What a preset's menu label adds (`model.families.menu_label`): ", Mamba 2 on 36"."""
-    return f", Mamba 2 on {cfg.L_ssm}" if present(cfg) else ""
+    """What a preset's menu label adds (`model.families.menu_label`): ", Mamba 2 on 36", ", Mamba 2 beside attention"."""
+    if not present(cfg):
+        return ""
+    return ", Mamba 2 beside attention" if beside(cfg) else f", Mamba 2 on {cfg.L_ssm}"
 
 
 def sizes(cfg: Config) -> dict[str, object]:
@@ -130,7 +153,19 @@ def sizes(cfg: Config) -> dict[str, object]:
     if not present(cfg):
         return {}
     return {"mamba_layers": list(cfg.mamba_layers), **{n: getattr(cfg, n) for n in SIZES},
-            "conv_width": cfg.conv_width, "ssm_bias": cfg.ssm_bias, "L_ssm": cfg.L_ssm}
+            "conv_width": cfg.conv_width, "ssm_bias": cfg.ssm_bias, "ssm_norm": cfg.ssm_norm,
+            "ssm_parallel": cfg.ssm_parallel, "L_ssm": cfg.L_ssm}
+
+
+def structure(cfg: Config) -> tuple[object, ...]:
+    """What of it decides a pass's tensors beside its blocks' kinds (`model.memory.Structure.ssm`): its output norm
+    and whether it is beside attention; () without it."""
+    return (cfg.ssm_norm, cfg.ssm_parallel) if present(cfg) else ()
+
+
+def stand_in(ssm: tuple[object, ...]) -> dict[str, object]:
+    """The fields of a `structure` for a stand-in model of the same tensors (`model.recipe_rows`)."""
+    return dict(zip(("ssm_norm", "ssm_parallel"), ssm))
 
 
 def symbols(cfg: Config) -> dict[str, int]:
@@ -160,10 +195,17 @@ def weights(cfg: Config) -> Expr:
     return E("d·{i} + h_ssm·d_ssm·d + d_conv·{c}", i=IN, c=CONV)
 
 
+def normed(cfg: Config) -> bool:
+    """Its output is RMS-normed with a gain (`ssm_norm` gated or norm_gate; none: y·SiLU(z) alone)."""
+    return cfg.ssm_norm != "none"
+
+
 def extras(cfg: Config) -> list[Expr]:
-    """Its parameters that no matmul or convolution uses: A_log, D and dt_bias (h_ssm each), the gated norm's gain
-    (h_ssm·d_ssm), and the biases `ssm_bias` names (the convolution's, in_proj's and out_proj's)."""
-    terms = ["3h_ssm + h_ssm·d_ssm", *(["{c}"] if conv_bias(cfg) else []), *(["{i} + d"] if proj_bias(cfg) else [])]
+    """Its parameters that no matmul or convolution uses: A_log, D and dt_bias (h_ssm each), the norm's gain
+    (h_ssm·d_ssm, where `ssm_norm` has one), and the biases `ssm_bias` names (the convolution's, in_proj's and
+    out_proj's)."""
+    terms = ["3h_ssm" + (" + h_ssm·d_ssm" if normed(cfg) else ""), *(["{c}"] if conv_bias(cfg) else []),
+             *(["{i} + d"] if proj_bias(cfg) else [])]
     return [E(" + ".join(terms), c=CONV, i=IN)]
 
 
@@ -212,10 +254,30 @@ SAYS = {  # the words Mamba 2 adds to the budget's lines (`model.parts.says`)
 }
 
 
+SAYS_BESIDE = {  # its words where it is beside attention in every block (`said`)
+    **SAYS,
+    "budget/scored": ", in every block; and the chunked scan's products of Mamba 2 beside it in every block (C Bᵀ and "
+                     "its product with x within each chunk of Q, the chunks' states, their carry and read)",
+    "budget/blocks": "attention and Mamba 2",
+    "infer/kv_cache": " in every block, and each block's Mamba 2 states beside them, whatever T (convolution at 16 "
+                      "bits, SSM state at fp32)",
+    "infer/decode_attn": " in every block, and Mamba 2's products with its state in every block (written once, read "
+                         "once)",
+    "budget/T_equal": "T at which attention's q kᵀ and attn @ v equal every other FLOP of the blocks (Mamba 2's beside "
+                      "it taken at this T)",
+}
+
+
+def said(cfg: Config) -> dict[str, str]:
+    """The words it adds elsewhere (`model.parts.says`): `SAYS`, or `SAYS_BESIDE` beside attention."""
+    return SAYS_BESIDE if beside(cfg) else SAYS
+
+
 def label(cfg: Config) -> str:
     return ("Mamba 2, one block: in_proj (d, 2h_ssm·d_ssm + 2g_ssm·d_state + h_ssm), the causal convolution (d_conv "
-            "taps of x, B and C" + (", and its bias" if conv_bias(cfg) else "") + "), A_log, D and dt_bias, the gated "
-            "norm and out_proj (h_ssm·d_ssm, d)" + (", with biases" if proj_bias(cfg) else ""))
+            "taps of x, B and C" + (", and its bias" if conv_bias(cfg) else "") + "), A_log, D and dt_bias, "
+            + ("the gated norm and " if cfg.ssm_norm == "gated" else "the norm's gain and " if normed(cfg) else "")
+            + "out_proj (h_ssm·d_ssm, d)" + (", with biases" if proj_bias(cfg) else ""))
 
 
 def flop_steps(f: Formulas) -> list[Line]:
@@ -223,8 +285,8 @@ def flop_steps(f: Formulas) -> list[Line]:
     if not present(f.cfg):
         return []
     return [line("flops/steps/ssm_conv", "+ the Mamba 2 convolution's d_conv − 1 padded positions: transformers "
-                 "convolves T + d_conv − 1 positions and keeps T", E("2L_ssm·d_conv·{c}·(d_conv − 1)/T", c=CONV),
-                 f.symbols, "FLOP")]
+                 "convolves T + d_conv − 1 positions and keeps T",
+                 E("2{n}·d_conv·{c}·(d_conv − 1)/T", n=E(count(f.cfg)), c=CONV), f.symbols, "FLOP")]
 
 
 # --- its state: what inference keeps, whatever T ----------------------------------------------------------------------
@@ -243,9 +305,9 @@ STATE_BYTES = 4  # transformers' torch path computes and keeps the SSM state in 
 
 
 def states(cfg: Config, size: int) -> Expr:
-    """The L_ssm blocks' states for B sequences in bytes: the convolution's at `size` bytes an element, the SSM
-    state's at fp32 (`STATE_BYTES`)."""
-    return E("L_ssm·B·({c}·{b} + {r}·{f})", c=conv_state(cfg), b=size, r=state(cfg), f=STATE_BYTES)
+    """The L_ssm blocks' (every block's, beside attention) states for B sequences in bytes: the convolution's at
+    `size` bytes an element, the SSM state's at fp32 (`STATE_BYTES`)."""
+    return E("{n}·B·({c}·{b} + {r}·{f})", n=E(count(cfg)), c=conv_state(cfg), b=size, r=state(cfg), f=STATE_BYTES)
 
 
 def cache_lines(cfg: Config, dtype: str, size: int) -> list[Line]:
@@ -255,6 +317,8 @@ def cache_lines(cfg: Config, dtype: str, size: int) -> list[Line]:
     (B, h_ssm, d_ssm, d_state) at fp32. Then one more token's bytes, the parts, and the all-attention twin's cache and
     the ratio."""
     s = {**cfg.symbols(), "h_kv": cfg.h_kv}
+    if beside(cfg):
+        return beside_cache_lines(cfg, dtype, size, s)
     kv = E("{e}·{b}", e=attention.cache(cfg, E("(L − L_ssm)·BT")), b=size)
     whole = E("{kv} + {st}", kv=kv, st=states(cfg, size))
     twin = E("{e}·{b}", e=attention.cache(cfg, E("LBT")), b=size)
@@ -275,6 +339,31 @@ def cache_lines(cfg: Config, dtype: str, size: int) -> list[Line]:
              "keys and values of all T tokens", twin, s, "bytes"),
         line("memory/kv_cache_lin_ratio", "Mamba 2 divides the cache by (the twin's over this one)",
              E("({t}) / ({w})", t=twin, w=whole), s, "ratio"),
+    ]
+
+
+def beside_cache_lines(cfg: Config, dtype: str, size: int, s: dict[str, int]) -> list[Line]:
+    """`cache_lines` where Mamba 2 is beside attention in every block: each of the L blocks keeps K and V of all T
+    tokens (transformers' LinearAttentionAndFullAttentionLayer) and Mamba 2's two states; then the twin without
+    Mamba 2 (attention alone in every block) and the states' share."""
+    kv = E("{e}·{b}", e=attention.cache(cfg, E("LBT")), b=size)
+    whole = E("{kv} + {st}", kv=kv, st=states(cfg, size))
+    return [
+        line("memory/kv_cache", f"cache at {dtype}: in each of the L = {cfg.L:,} blocks, keys and values of h_kv heads "
+             "of d_head, B sequences of T tokens, and Mamba 2's states beside them, whatever T", whole, s, "bytes"),
+        line("memory/kv_cache_per_token", f"cache per token of context at {dtype} (one sequence, one more token): K "
+             "and V in every block; Mamba 2's states stay as they are", E("{e}·{b}", e=attention.cache(cfg, E("L")),
+                                                                          b=size), s, "bytes"),
+        line("memory/kv_cache_attention", "of it, K and V: all T tokens in every block", kv, s, "bytes"),
+        line("memory/state_conv", f"of it, Mamba 2's convolution states at {dtype}, one per block: the last d_conv "
+             "positions of x, B and C, (B, h_ssm·d_ssm + 2g_ssm·d_state, d_conv) each",
+             E("L·B·{c}·{b}", c=conv_state(cfg), b=size), s, "bytes"),
+        line("memory/state_ssm", "of it, Mamba 2's SSM states at fp32 (transformers keeps them so at any dtype), one "
+             "per block: (B, h_ssm, d_ssm, d_state) each", E("L·B·{c}·{f}", c=state(cfg), f=STATE_BYTES), s, "bytes"),
+        line("memory/kv_cache_all_attention", f"the twin without Mamba 2's cache at {dtype}: attention alone in every "
+             "block, keys and values of all T tokens", kv, s, "bytes"),
+        line("memory/kv_cache_state_share", "Mamba 2's states' share of this cache", E("({st}) / ({w})",
+             st=states(cfg, size), w=whole), s, "share"),
     ]
 
 
@@ -358,7 +447,9 @@ class Mamba2(nn.Module):
         self.dt_bias = nn.Parameter(torch.ones(self.h))
         self.A_log = nn.Parameter(torch.log(torch.arange(1, self.h + 1, dtype=torch.float32)))
         self.D = nn.Parameter(torch.ones(self.h))
-        self.norm_weight = nn.Parameter(torch.ones(self.inner))  # the gated norm's gain (h_ssm·d_ssm,)
+        self.gate = cfg.ssm_norm  # `GATES`: where the norm goes beside the gate SiLU(z), or none
+        if normed(cfg):
+            self.norm_weight = nn.Parameter(torch.ones(self.inner))  # the norm's gain (h_ssm·d_ssm,)
         self.out_proj = nn.Linear(self.inner, cfg.d, bias=proj_bias(cfg))
         for name in ("xBC", "conv", "x", "B", "C", "dt", "scan", "state", "gated", "normed", "conv_cache"):
             setattr(self, name, Tap())
@@ -397,11 +488,19 @@ class Mamba2(nn.Module):
             y = y[:, None]
         self.state(S)  # (B, h_ssm, d_ssm, d_state), fp32
         y = self.scan(y.reshape(Bsz, T, self.inner))  # (B, T, h_ssm·d_ssm), fp32
+        if self.gate == "none":  # Falcon-H1's mamba_rms_norm false: y·SiLU(z) at y's dtype, no norm
+            return self.out_proj(self.gated(y * F.silu(z)).to(x.dtype))  # (B, T, d)
+        if self.gate == "norm_gate":  # RMSNormGated with norm_before_gate: the norm (fp32), then the gate
+            return self.out_proj((self.normed(self.norm(y.float(), y.dtype)) * F.silu(z.float())).to(x.dtype))
         gated = self.gated(y.float() * F.silu(z.float()))  # transformers' RMSNormGated: gate, then norm per group
-        groups = gated.view(Bsz, T, self.g, -1)
+        return self.out_proj(self.normed(self.norm(gated, y.dtype)).to(x.dtype))  # (B, T, d)
+
+    def norm(self, y: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """(B, T, h_ssm·d_ssm) fp32 RMS-normed per group of h_ssm·d_ssm/g_ssm features, at `dtype`, times the gain."""
+        Bsz, T, _ = y.shape
+        groups = y.view(Bsz, T, self.g, -1)
         normed = groups * torch.rsqrt(groups.pow(2).mean(-1, keepdim=True) + 1e-6)
-        normed = self.normed(self.norm_weight * normed.view(Bsz, T, self.inner).to(y.dtype))
-        return self.out_proj(normed.to(x.dtype))  # (B, T, d)
+        return self.norm_weight * normed.view(Bsz, T, self.inner).to(dtype)
 
 
 def module(cfg: Config) -> nn.Module:
@@ -429,14 +528,22 @@ ROWS: dict[str, tuple[str, str]] = {
 }
 
 
+NORM_ROWS: dict[str, dict[str, tuple[str, str]]] = {  # the rows that `ssm_norm` changes
+    "norm_gate": {"normed": ("(B, T, h_ssm·d_ssm)", "y RMS-normed per group of h_ssm·d_ssm/g_ssm features, times its "
+                             "gain (fp32); then times SiLU(z)")},
+    "none": {"gated": ("(B, T, h_ssm·d_ssm)", "y times SiLU(z): no norm (mamba_rms_norm false)")},
+}
+
+
 def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
     """A Mamba 2 block's rows, under "ssm." (`model.tensor_notation` places them under the block's mixer)."""
     if present(cfg):
-        rows.update({"ssm." + name: row for name, row in ROWS.items()})
+        rows.update({"ssm." + name: row for name, row in {**ROWS, **NORM_ROWS.get(cfg.ssm_norm, {})}.items()})
 
 
 # --- a decode step (`model.inference`) -------------------------------------------------------------------------------
 WRITTEN = "the new token's K and V written in the attention blocks, and each Mamba 2 block's states rewritten"
+WRITTEN_BESIDE = "the new token's K and V written in every block, and Mamba 2's states beside them rewritten"
 
 
 def cache_shapes(cfg: Config) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -468,7 +575,11 @@ DECODE_ROWS: dict[str, tuple[str, str]] = {  # a decode step's tensors of a Mamb
 
 
 LAST_CHANGE = ("mamba", NAME)  # its step from the GPT-2 twin, the chain's last (`model.changes`): key, short name
-CHANGE_TITLES = {"mamba": (
+CHANGE_TITLES = {"mamba/beside": (
+    "Mamba 2 beside attention in all L = {L} blocks: both read ln_1(x) and add to x together; every block keeps a "
+    "fixed state (B, h_ssm, d_ssm, d_state) — h_ssm = {h_ssm} heads of d_ssm × d_state = {d_ssm} × {d_state} per "
+    "sequence whatever T — beside its K and V, and adds Mamba 2's matmuls and its chunked scan's products (chunks of "
+    "Q = {Q} tokens, T padded to T_pad) to attention's"), "mamba": (
     "Mamba 2 in L_ssm = {L_ssm} of the L = {L} blocks: a fixed state (B, h_ssm, d_ssm, d_state) in place of "
     "{kv_what} — h_ssm = {h_ssm} heads of d_ssm × d_state = {d_ssm} × {d_state} per sequence whatever T, where "
     "{kv_what} grew by {kv_grew} numbers a token — and no q kᵀ over all T keys there: those blocks' FLOPs per token "
@@ -487,8 +598,20 @@ def attention_twin(cfg: Config) -> Config:
     """`cfg` with attention in every block, as its attention blocks have it: the all-attention twin (its former Mamba
     2 blocks without RoPE where the attention blocks have none)."""
     nope = cfg.nope_layers and set(cfg.nope_layers) == set(range(cfg.L)) - set(cfg.mamba_layers)
-    return replace(cfg, mamba_layers=(), **dict.fromkeys(SIZES), conv_width=None, ssm_bias="conv",
-                   nope_layers=tuple(range(cfg.L)) if nope else cfg.nope_layers)
+    return replace(cfg, mamba_layers=(), **dict.fromkeys(SIZES), conv_width=None, ssm_bias="conv", ssm_norm="gated",
+                   ssm_parallel=False, nope_layers=tuple(range(cfg.L)) if nope else cfg.nope_layers)
+
+
+def title_key(cfg: Config) -> str:
+    """Its change's `CHANGE_TITLES` key: "mamba", or "mamba/beside" beside attention in every block."""
+    return "mamba/beside" if beside(cfg) else "mamba"
+
+
+ORDER_NOTE_BESIDE = ("Mamba 2 comes last: the changes before it reach this model with attention alone in every block, "
+                     "and its change adds Mamba 2 beside attention in every block (both reading ln_1(x)); its FLOPs per "
+                     "token are the real count at this T, so their formula divides by T (T_pad/T for the chunks of Q, "
+                     "(T + d_conv − 1)/T for the convolution's padded positions); its saved bytes are measured (no "
+                     "formula yet).")
 
 
 def title_values(cfg: Config) -> dict[str, str]:
@@ -501,12 +624,16 @@ def title_values(cfg: Config) -> dict[str, str]:
 
 def order_note(cfg: Config) -> list[str]:
     """Where its change comes in the chain, in words."""
-    return [ORDER_NOTE] if present(cfg) else []
+    return [] if not present(cfg) else [ORDER_NOTE_BESIDE] if beside(cfg) else [ORDER_NOTE]
 
 
 def words(cfg: Config) -> list[str]:
     """The model's Mamba 2 blocks in the recipe's words (`model.report`)."""
     if not present(cfg):
         return []
+    if beside(cfg):
+        return [f"Mamba 2 beside attention in all {cfg.L:,} blocks (a fixed state of h_ssm = {cfg.ssm_heads:,} heads "
+                f"of {cfg.ssm_head_dim:,} × {cfg.ssm_state:,} beside each block's KV cache"
+                + ("" if normed(cfg) else "; y·SiLU(z), no norm") + ")"]
     return [f"Mamba 2 in {cfg.L_ssm:,} of {cfg.L:,} blocks (a fixed state of h_ssm = {cfg.ssm_heads:,} heads of "
             f"{cfg.ssm_head_dim:,} × {cfg.ssm_state:,} in place of a growing KV cache)"]
