@@ -252,3 +252,7 @@ def test_the_live_page_shows_a_falcon_h1_config():
     s = ExplorerState()
     s.apply(back)
     assert s.budget.params_exact == budget(cfg).params_exact and s.trace.saved_bytes > 0 and s.serving.result.lines
+    import panel as pn
+    from app import Explorer
+    page = Explorer(query=search)  # every card, its Bokeh models included (the chart's bars have their colours)
+    assert pn.panel(page).get_root() is not None and page.state.config == cfg
