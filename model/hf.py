@@ -705,7 +705,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
                "use_bidirectional_attention"),
     "gemma3_text": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping",
                     "use_bidirectional_attention", "sliding_window_pattern"),
-    "gemma4_text": ("layer_types", "final_logit_softcapping", "use_bidirectional_attention", "num_experts",
+    "gemma4_text": ("layer_types", "final_logit_softcapping", "num_experts",
                     "top_k_experts", "moe_intermediate_size", "num_global_key_value_heads", "per_layer_config"),
     "vaultgemma": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping"),
     "gpt_oss": ("sliding_window", "layer_types"),
@@ -1565,8 +1565,8 @@ def _checked(key: str, value: object, nullable: bool, kind: str | None = None) -
             raise HFConfigError(f"config.json: {key}={show(value)}: {WHAT[kind]} here is \"{wanted}\" (Nemotron-H's), "
                                 "the one this module runs")
         return value
-    if kind == "bidirectional_mode":  # Gemma 4's: a word, not a flag
-        if value not in ("vision", "all"):
+    if kind == "bidirectional_mode":  # Gemma 4's: a word, not a flag (null: causal; its class's type allows it)
+        if value not in ("vision", "all", None):
             raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[kind]}) must be \"vision\", \"all\" "
                                 f"or null")
         return value
@@ -2834,7 +2834,7 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
     if model_type == "cohere" and values["use_qk_norm"]:
         raise HFConfigError("config.json: use_qk_norm=true puts a LayerNorm with a gain per head (h × d_head and "
                             "h_kv × d_head) on q and k, which this module does not build; write false")
-    if values.get("use_bidirectional_attention"):
+    if values.get("use_bidirectional_attention") and model_type != "gemma4_text":  # Gemma 4's words: `_gemma4`
         raise HFConfigError("config.json: use_bidirectional_attention=true makes attention bidirectional (an "
                             "encoder's); this decoder's attention is causal")
     pad = doc.get("pad_token_id", PAD_DEFAULTS.get(model_type))
