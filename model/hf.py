@@ -35,6 +35,11 @@ does the same, from data:
 - Gemma 2 and 3 (gemma2, gemma3_text): GeGLU, sandwich norms, embeddings scaled by √d, query_pre_attn_scalar, the
   soft-caps (Gemma 2's scores make its attention eager, as transformers runs it), QK-norm in Gemma 3, and the layer
   types' defaults (Gemma 2 every other block windowed, Gemma 3 all but every sliding_window_pattern-th, 6).
+- Gemma 4's text model (gemma4_text, and the gemma4 wrapper's text_config) where it is Gemma 3's block with unscaled
+  scores (`_gemma4`): five windowed blocks to one full, the last always full; its proportional RoPE, v's norm without a
+  gain and layer_scalar are values. Its per-layer input embeddings, full blocks of their own head width
+  (global_head_dim, per_layer_config), keys as values, KV sharing, the MoE block and bidirectional attention are
+  refused in one line each, naming the part not built (the class defaults: their per-layer input embeddings).
 - gpt-oss (gpt_oss): attention sinks (which make its attention eager, as transformers runs it: it has no sdpa), the
   router's and the experts' biases, the clamped SwiGLU's limit and gain (values), every other block windowed.
 - Mixtures of experts (mixtral, qwen2_moe, qwen3_moe, gpt_oss): the experts E, k per token and their width,

@@ -128,3 +128,47 @@ def test_the_gemma4_wrapper_reads_its_text_model(tie):
     assert budget(cfg).params_exact == sum(p.numel() for p in language.parameters()) + head
     assert kv_cache_lines(cfg, "fp32")[0].value == cache_bytes(out.past_key_values)
     assert any("left out: the vision and audio towers" in note for note in read_hf(doc).notes)
+
+
+PAGE_DOC = {"model_type": "gemma4_text", "vocab_size": 64, "hidden_size": 32, "intermediate_size": 24,
+            "num_hidden_layers": 6, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 16,
+            "global_head_dim": 16, "hidden_size_per_layer_input": 0, "sliding_window": 4,
+            "max_position_embeddings": 64, "final_logit_softcapping": 30.0}
+
+
+@pytest.mark.parametrize("table", ["shapes", "budget", "kv"])
+def test_every_table_prints_for_a_gemma4_file(table, tmp_path, capsys):
+    from pagetools import run_cli
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(PAGE_DOC))
+    code, out, err = run_cli(["--hf-config", str(path), "--table", table, "--T", "9"], capsys)
+    assert code == 0 and "Traceback" not in err and out.strip()
+
+
+def test_the_live_page_reads_a_gemma4_file():
+    from app.cards.recipe.view import read_config_json
+    from model.config import Config
+
+    cfg, notice = read_config_json(json.dumps(PAGE_DOC), Config(B=2, T=8, d=24, h=4, L=1, V=40))
+    assert cfg.gemma and cfg.window == 4 and cfg.full_layers == (5,) and notice.startswith("read gemma4_text")
+
+
+def test_the_exported_page_is_written_for_a_gemma4_file(tmp_path):
+    from test_export import export
+
+    path, out = tmp_path / "config.json", tmp_path / "gemma4.html"
+    path.write_text(json.dumps(PAGE_DOC))
+    done = export(out, "--hf-config", str(path), "--T", "9")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert out.stat().st_size > 0
+
+
+def test_the_exported_page_refuses_the_class_defaults_in_one_line(tmp_path):
+    from test_export import export
+
+    path, out = tmp_path / "config.json", tmp_path / "x.html"
+    path.write_text(Gemma4TextConfig().to_json_string())
+    done = export(out, "--hf-config", str(path))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "per-layer input embeddings" in done.stderr
+    assert not out.exists()
