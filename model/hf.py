@@ -35,6 +35,11 @@ does the same, from data:
 - Gemma 2 and 3 (gemma2, gemma3_text): GeGLU, sandwich norms, embeddings scaled by √d, query_pre_attn_scalar, the
   soft-caps (Gemma 2's scores make its attention eager, as transformers runs it), QK-norm in Gemma 3, and the layer
   types' defaults (Gemma 2 every other block windowed, Gemma 3 all but every sliding_window_pattern-th, 6).
+- Gemma 4's text model (gemma4_text, and the gemma4 wrapper's text_config) where it is Gemma 3's block with unscaled
+  scores (`_gemma4`): five windowed blocks to one full, the last always full; its proportional RoPE, v's norm without a
+  gain and layer_scalar are values. Its per-layer input embeddings, full blocks of their own head width
+  (global_head_dim, per_layer_config), keys as values, KV sharing, the MoE block and bidirectional attention are
+  refused in one line each, naming the part not built (the class defaults: their per-layer input embeddings).
 - gpt-oss (gpt_oss): attention sinks (which make its attention eager, as transformers runs it: it has no sdpa), the
   router's and the experts' biases, the clamped SwiGLU's limit and gain (values), every other block windowed.
 - Mixtures of experts (mixtral, qwen2_moe, qwen3_moe, gpt_oss): the experts E, k per token and their width,
@@ -132,7 +137,7 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa",
                "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear",
-               "nemotron_h", "jamba", "falcon_h1")
+               "nemotron_h", "jamba", "falcon_h1", "gemma4_text")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
@@ -252,6 +257,17 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "tie_word_embeddings": True, "attention_bias": False, "query_pre_attn_scalar": 256, "sliding_window": 4_096,
         "layer_types": None, "final_logit_softcapping": None, "attn_logit_softcapping": None,
         "hidden_activation": "gelu_pytorch_tanh", "use_bidirectional_attention": False,
+    },
+    "gemma4_text": {  # Gemma4TextConfig: Gemma 3's block, five windowed blocks to one full (the last always full), the
+        # scores unscaled; per-layer input embeddings, the full blocks' own head width, KV sharing and a mixture of
+        # experts beside the MLP are read and refused where set (`_gemma4`)
+        "vocab_size": 262_144, "hidden_size": 2_304, "intermediate_size": 9_216, "num_hidden_layers": 30,
+        "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": True, "attention_bias": False, "sliding_window": 512, "layer_types": None,
+        "final_logit_softcapping": None, "hidden_activation": "gelu_pytorch_tanh", "use_bidirectional_attention": None,
+        "vocab_size_per_layer_input": 262_144, "hidden_size_per_layer_input": 256, "attention_k_eq_v": False,
+        "num_kv_shared_layers": 0, "enable_moe_block": False, "use_double_wide_mlp": False, "num_experts": None,
+        "top_k_experts": None, "moe_intermediate_size": None,
     },
     "internlm3": {  # InternLM3Config (a LlamaConfig): its biases all or none
         "vocab_size": 128_512, "hidden_size": 4_096, "intermediate_size": 10_240, "num_hidden_layers": 48,
@@ -634,6 +650,9 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "gemma2": (),
     "vaultgemma": (),  # its class deletes Gemma 2's use_bidirectional_attention: its attention is always causal
     "gemma3_text": ("sliding_window_pattern",),  # Gemma3TextConfig's keyword: layer_types' default, every n-th full
+    # Gemma4TextConfig's keywords (the full blocks' head width and K/V heads, where per_layer_config is not in the file)
+    # and the per-block overrides its __post_init__ makes of them (a file written by transformers 5 holds these)
+    "gemma4_text": ("global_head_dim", "num_global_key_value_heads", "per_layer_config"),
     "gpt_oss": (),
     "deepseek_v2": ("sliding_window", "layer_types"),  # its head_dim, a field, is set to d_R (`_latent` says so)
     "deepseek_v3": ("sliding_window", "layer_types", "head_dim"),  # head_dim: DeepseekV3Config's d_R, no width here
@@ -703,6 +722,8 @@ NULLABLE: dict[str, tuple[str, ...]] = {
                "use_bidirectional_attention"),
     "gemma3_text": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping",
                     "use_bidirectional_attention", "sliding_window_pattern"),
+    "gemma4_text": ("layer_types", "final_logit_softcapping", "num_experts",
+                    "top_k_experts", "moe_intermediate_size", "num_global_key_value_heads", "per_layer_config"),
     "vaultgemma": ("sliding_window", "layer_types", "final_logit_softcapping", "attn_logit_softcapping"),
     "gpt_oss": ("sliding_window", "layer_types"),
     "deepseek_v2": ("num_key_value_heads", "q_lora_rank", "num_experts_per_tok", "n_group", "topk_group", "sliding_window",
@@ -840,17 +861,20 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "linear_conv_kernel_dim", "linear_num_heads", "linear_head_dim", "index_n_heads", "index_head_dim", "index_topk", "mamba_n_heads", "mamba_n_groups",
          "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_chunk_size", "ssm_state_size", "mamba_num_heads",
          "mamba_head_dim", "n_groups", "conv_kernel", "chunk_size", "moe_shared_expert_intermediate_size",
-         "moe_latent_size", "attn_layer_period", "expert_layer_period", "mamba_d_ssm")
+         "moe_latent_size", "attn_layer_period", "expert_layer_period", "mamba_d_ssm", "vocab_size_per_layer_input",
+         "global_head_dim", "num_global_key_value_heads", "top_k_experts")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_intermediate_size",
           "num_nextn_predict_layers", "num_mtp_layers", "moe_num_shared_experts", "num_shared_experts",
-          "index_topk_freq", "index_skip_topk_offset", "attn_layer_offset", "expert_layer_offset")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
+          "index_topk_freq", "index_skip_topk_offset", "attn_layer_offset", "expert_layer_offset",
+          "hidden_size_per_layer_input", "num_kv_shared_layers")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
          "use_bias", "attention_out_bias", "multi_query",
          "use_qk_norm", "use_post_norm", "attn_temperature_tuning",
          "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave", "mamba_conv_bias",
-         "mamba_proj_bias", "use_conv_bias", "mamba_rms_norm", "mamba_norm_before_gate", "projectors_bias")
+         "mamba_proj_bias", "use_conv_bias", "mamba_rms_norm", "mamba_norm_before_gate", "projectors_bias",
+         "attention_k_eq_v", "enable_moe_block", "use_double_wide_mlp")
 NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor", "router_scaling_factor")  # a number of at least 0
 GRANITE_SCALES = ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")
 MINICPM3_SCALES = ("scale_emb", "scale_depth", "dim_model_base")
@@ -948,6 +972,17 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "moe_num_experts": "the routed experts E", "moe_topk": "the experts k per token",
     "moe_num_shared_experts": "the shared experts E_shared (one SwiGLU of width d_ff · E_shared)",
     "full_attention_interval": "every n-th block full attention, the others Gated DeltaNet",
+    "vocab_size_per_layer_input": "the rows of Gemma 4's per-layer input table",
+    "hidden_size_per_layer_input": "each block's width of Gemma 4's per-layer input (0: none)",
+    "global_head_dim": "the full-attention blocks' features per head",
+    "num_global_key_value_heads": "the full-attention blocks' heads of K and V (where attention_k_eq_v)",
+    "per_layer_config": "each block's own head_dim or num_key_value_heads, by block index",
+    "attention_k_eq_v": "whether the full-attention blocks' keys serve as their values (no v_proj)",
+    "num_kv_shared_layers": "the last blocks, which reuse an earlier block's K and V",
+    "enable_moe_block": "a mixture of experts beside each block's MLP",
+    "use_double_wide_mlp": "an MLP twice as wide in the blocks that share K and V",
+    "top_k_experts": "the experts k per token",
+    "bidirectional_mode": "whether attention is bidirectional: null, \"vision\" (image tokens) or \"all\"",
 }
 # Group-limited routing (DeepSeek-V3: pick topk_group of n_group groups of experts, then k within them): how experts
 # are chosen, never how many or how wide. No type read here has it; in a file of one, the reading names it.
@@ -993,7 +1028,7 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
                   "glm4_moe_lite": "Glm4MoeLiteConfig", "deepseek_v32": "DeepseekV32Config",
                   "kimi_linear": "KimiLinearConfig",
                   "glm_moe_dsa": "GlmMoeDsaConfig",
-                  "minicpm3": "MiniCPM3Config"}  # messages
+                  "minicpm3": "MiniCPM3Config", "gemma4_text": "Gemma4TextConfig"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention", "indexed_attention")
@@ -1119,7 +1154,6 @@ NOT_BUILT: dict[str, str] = {
     "persimmon": f"{_PARTIAL}, a non-gated MLP with ReLU² and a LayerNorm on each head's q and k",
     "nemotron": f"{_PARTIAL} and a non-gated MLP with ReLU²",
     "apertus": "its non-gated MLP with xIELU (two matrices, no gate)",
-    **dict.fromkeys(("gemma4_text", "gemma4"), "Gemma 4's per-layer input embeddings"),
     **dict.fromkeys(("gemma3n_text", "gemma3n"), "Gemma 3n's AltUp, LAuReL and per-layer embeddings"),
     "diffllama": "its differential attention (two softmax maps per head)",
     "bitnet": "its norms inside attention and the MLP (BitNet's sub-norms)",
@@ -1158,6 +1192,7 @@ class Wrapper:
 
 WRAPPERS = {
     "gemma3": Wrapper("gemma3_text", True, "the SigLIP vision tower and the multimodal projector"),
+    "gemma4": Wrapper("gemma4_text", True, "the vision and audio towers and their embedders"),
     "mistral3": Wrapper("mistral", True, "the Pixtral vision tower and the multimodal projector"),
     "llava": Wrapper("llama", "either", "the CLIP vision tower and the multimodal projector"),
     "llama4": Wrapper("llama4_text", "text", "the vision tower and the multimodal projector"),
@@ -1254,6 +1289,7 @@ def _read(doc: Mapping) -> Reading:
     windowing += _mamba(doc, values, model_type, fields, keys, types)
     windowing += _kda(values, model_type, fields, keys, types)
     windowing += _sparse(doc, values, model_type, fields, keys)
+    windowing += _gemma4(doc, values, fields, types) if model_type == "gemma4_text" else ()
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
     ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES.get(model_type, {})
@@ -1296,6 +1332,11 @@ LLAMA4_VALUES = ("values only, which change no count, shape or byte: RoPE's θ a
 GEMMA_VALUES = ("values only, which change no count, shape or byte: the token rows times √d, the scores times "
                 "1/√query_pre_attn_scalar, Gemma's RMSNorm gain (1 + g) and RoPE's bases; the soft-caps are values too, "
                 "but each is a tensor of the pass (the shapes table shows it)")
+GEMMA4_VALUES = ("values only, which change no count, shape or byte: the token rows times √d, the scores unscaled "
+                 "(q and k are RMS-normed per head, so the scale is 1: read as query_pre_attn_scalar = 1), Gemma's "
+                 "RMSNorm gain, an RMSNorm without a gain on each head's v (no parameter, no matmul), each block's output "
+                 "times its layer_scalar (a buffer), RoPE's bases, and the full blocks' proportional RoPE (its angles "
+                 "cover all d_head, partial_rotary_factor of them turning, the rest 0: the same shapes and FLOPs)")
 OSS_VALUES = ("values only, which change no count, shape or byte: the experts' clamp (gate ≤ swiglu_limit, up within "
               "±swiglu_limit) and gain, gate·σ(swiglu_alpha·gate)·(up + 1); their interleaved gate_up (W_gate and W_up "
               "apart here, the same parameters and FLOPs); the router's softmax over its top k (the renormalised top k "
@@ -1337,6 +1378,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                                                                "(gate_up_proj; W_gate and W_up apart here, the same "
                                                                "parameters and FLOPs)",), "olmo2": (ROPE_VALUES,), "olmo3": (ROPE_VALUES + " (per kind of block)",), "cwm": (ROPE_VALUES + " (llama3's by default)",),
                "ernie4_5": (ROPE_VALUES + ", its pairs interleaved",), "gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
+               "gemma4_text": (GEMMA4_VALUES,),
                "phi3": (PHI3_VALUES,), "cohere": (COHERE_VALUES,), "cohere2": (COHERE_VALUES,),
                "llama4_text": (LLAMA4_VALUES,),
                "exaone4": (ROPE_VALUES,), "arcee": (ROPE_VALUES,), "jais2": (ROPE_VALUES + "; the LayerNorms' ε",),
@@ -1450,7 +1492,8 @@ def _values(doc: Mapping, model_type: str) -> dict:
     return out
 
 
-KIND_OF = {"granitemoehybrid": {"num_local_experts": "num_experts"}}  # a key of a type taking another's kind (0 experts:
+KIND_OF = {"granitemoehybrid": {"num_local_experts": "num_experts"},
+           "gemma4_text": {"use_bidirectional_attention": "bidirectional_mode"}}  # a key of a type taking another's kind (0 experts:
 # every block's MLP GraniteMoeHybrid's shared one alone)
 
 
@@ -1552,7 +1595,36 @@ def _checked(key: str, value: object, nullable: bool, kind: str | None = None) -
             raise HFConfigError(f"config.json: {key}={show(value)}: {WHAT[kind]} here is \"{wanted}\" (Nemotron-H's), "
                                 "the one this module runs")
         return value
+    if kind == "bidirectional_mode":  # Gemma 4's: a word, not a flag (null: causal; its class's type allows it)
+        if value not in ("vision", "all", None):
+            raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[kind]}) must be \"vision\", \"all\" "
+                                f"or null")
+        return value
+    if kind == "per_layer_config":
+        return _per_layer_config(value)
     raise AssertionError(f"no kind for {kind}")  # every key of DEFAULTS has one (tests check)
+
+
+PER_LAYER_KEYS = ("head_dim", "num_key_value_heads")  # what Gemma 4's per_layer_config sets a block apart, here
+
+
+def _per_layer_config(value: object) -> dict[int, dict[str, int]]:
+    """Gemma 4's per_layer_config (block index, written "05" or 5, -> its own head_dim and num_key_value_heads) as
+    {index: {key: value}}; HFConfigError for anything else (another key is refused by name: not read here)."""
+    if not isinstance(value, Mapping):
+        raise HFConfigError(f"config.json: per_layer_config={show(value)}: per_layer_config ({WHAT['per_layer_config']}) "
+                            f"must be an object such as {{\"05\": {{\"head_dim\": 512}}}}, or null")
+    out: dict[int, dict[str, int]] = {}
+    for index, overrides in value.items():
+        if not (isinstance(index, str) and index.isdigit()) or not isinstance(overrides, Mapping):
+            raise HFConfigError(f"config.json: per_layer_config lists {show(index)}: {show(overrides)}; each entry must "
+                                f"be a block index and an object of its own keys, such as \"05\": {{\"head_dim\": 512}}")
+        other = [k for k in overrides if k not in PER_LAYER_KEYS]
+        if other:
+            raise HFConfigError(f"config.json: per_layer_config[{index}] sets {other[0]}, which is not read here per "
+                                f"block (only {' and '.join(PER_LAYER_KEYS)}); drop it")
+        out[int(index)] = {k: _checked(f"per_layer_config[{index}].{k}", v, False, k) for k, v in overrides.items()}
+    return out
 
 
 def _number(key: str, value: object, lo: float, hi: float, open_lo: bool = False) -> float:
@@ -1606,7 +1678,8 @@ def _check_rope(doc: Mapping) -> None:
     for prefix, where in settings:
         if "rope_theta" in where:
             _number(f"{prefix}rope_theta", where["rope_theta"], 0, 1e30, open_lo=True)
-        if prefix and "rope_type" in where and where["rope_type"] not in (*ROPE_TYPES, None):
+        known = (*ROPE_TYPES, *(("proportional",) if doc.get("model_type") == "gemma4_text" else ()), None)
+        if prefix and "rope_type" in where and where["rope_type"] not in known:
             raise HFConfigError(f"config.json: {prefix}rope_type={show(where['rope_type'])} is not a RoPE scaling "
                                 f"rule transformers knows ({', '.join(ROPE_TYPES)})")
         if "partial_rotary_factor" in where:
@@ -1829,6 +1902,10 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
                       final_softcap=values["final_logit_softcapping"])
         keys.update(query_scale="query_pre_attn_scalar", attn_softcap="attn_logit_softcapping",
                     final_softcap="final_logit_softcapping")
+    if model_type == "gemma4_text":  # Gemma 3's block (GeGLU, sandwich norms, QK-norm, tok · √d), the scores unscaled
+        fields.update(mlp="geglu", qk_norm=True, post_norms=True, embed_scale=True, query_scale=1,
+                      final_softcap=values["final_logit_softcapping"])
+        keys["final_softcap"] = "final_logit_softcapping"
     if model_type == "llama4_text":  # Llama 4: its dense blocks' MLP of intermediate_size_mlp, its experts of
         # intermediate_size and one shared expert as wide (no gate); the MoE blocks moe_layers lists, or every
         # interleave_moe_layer_step-th; QK-norm without a gain in the RoPE blocks, a temperature in the NoPE blocks
@@ -1995,7 +2072,7 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     **dict.fromkeys(("llama", "internlm3", "exaone", "iquestcoder", "granite", "smollm3", "arcee", "jais2",
                      "hyperclovax", "aria_text", "falcon_h1"),
                     {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
-    **dict.fromkeys(("qwen3", "qwen3_moe", "dots1", "hy_v3", "gemma", *GEMMA_TYPES, "cohere", "cohere2", "gpt_oss",
+    **dict.fromkeys(("qwen3", "qwen3_moe", "dots1", "hy_v3", "gemma", *GEMMA_TYPES, "gemma4_text", "cohere", "cohere2", "gpt_oss",
                      "olmo2", "olmo3", "llama4_text", "qwen3_next"),
                     {"attention_bias": ATTN}),
     "qwen2_moe": {"qkv_bias": ("qkv",)},
@@ -2634,14 +2711,73 @@ def _blocks(values: dict, model_type: str, L: int) -> tuple[list[str], int | Non
         raise HFConfigError(f"config.json: {why} and layer_types is not in the file: Exaone4Config then cannot list "
                             f"the blocks (its pattern of windowed blocks is 0 or none); give sliding_window and "
                             f"sliding_window_pattern, or layer_types")
-    if types is None and model_type in (*GEMMA_TYPES, "gpt_oss", "cohere2", "exaone4"):  # Gemma 2, gpt-oss: every
-        # other block windowed; Gemma 3, Command A, EXAONE 4: all but every n-th
+    if types is None and model_type in (*GEMMA_TYPES, "gemma4_text", "gpt_oss", "cohere2", "exaone4"):  # Gemma 2,
+        # gpt-oss: every other block windowed; Gemma 3 and 4, Command A, EXAONE 4: all but every n-th
         every = 2 if model_type in ("gemma2", "vaultgemma", "gpt_oss") else values.get("sliding_window_pattern") or \
-            {"gemma3_text": 6}.get(model_type, 4)
+            {"gemma3_text": 6, "gemma4_text": 6}.get(model_type, 4)
         types = ["sliding_attention" if (i + 1) % every else "full_attention" for i in range(L)]
+    if model_type == "gemma4_text" and types:  # Gemma4TextConfig forces its last block full (`_gemma4` says so)
+        types = [*types[:-1], "full_attention"]
     if types is None:
         types = ["sliding_attention" if window is not None else "full_attention"] * L
     return types, window
+
+
+# What Gemma 4 has that no part here builds yet: each a refusal in one line, naming the piece and the file's fix.
+GEMMA4_NOT_BUILT = "which this explorer does not build yet"
+
+
+def _gemma4_widths(values: dict, types: list[str]) -> dict[int, tuple[int, int]]:
+    """Each full-attention block's (head_dim, num_key_value_heads) as Gemma4TextConfig sets them: per_layer_config's
+    where the file has it, else global_head_dim (default 512) and, where attention_k_eq_v, num_global_key_value_heads."""
+    d_head, h_kv = values["head_dim"], values["num_key_value_heads"]
+    given = values["per_layer_config"]
+    if given is not None:
+        return {i: (o.get("head_dim", d_head), o.get("num_key_value_heads", h_kv)) for i, o in given.items()}
+    width = 512 if values["global_head_dim"] is None else values["global_head_dim"]
+    heads = values["num_global_key_value_heads"] if values["attention_k_eq_v"] else None
+    return {i: (width, h_kv if heads is None else heads) for i, t in enumerate(types) if t == "full_attention"}
+
+
+def _gemma4(doc: Mapping, values: dict, fields: dict, types: list[str]) -> tuple[str, ...]:
+    """Gemma 4's text model where it is Gemma 3's block with unscaled scores (`_fields`), and the notes that say so;
+    HFConfigError in one line for each part of Gemma 4 not built here (per-layer input embeddings, the full blocks'
+    own head width, keys as values, KV sharing, the mixture of experts beside the MLP, bidirectional attention)."""
+    d_head, h_kv = values["head_dim"], values["num_key_value_heads"]
+    if values["hidden_size_per_layer_input"]:
+        raise HFConfigError(f"config.json: hidden_size_per_layer_input={values['hidden_size_per_layer_input']:,}: Gemma "
+                            f"4's per-layer input embeddings (a vocab_size_per_layer_input × L·"
+                            f"{values['hidden_size_per_layer_input']:,} table, its projection from d and each block's "
+                            f"gate, projection and norm), {GEMMA4_NOT_BUILT}; a file with 0 (none) reads")
+    apart = {i: w for i, w in _gemma4_widths(values, types).items() if w != (d_head, h_kv) and i < fields["L"]}
+    if apart:
+        i, (width, heads) = min(apart.items())
+        raise HFConfigError(f"config.json: block {i}'s head_dim = {width:,} and num_key_value_heads = {heads:,} beside "
+                            f"head_dim = {d_head:,} and num_key_value_heads = {h_kv:,} (global_head_dim, "
+                            f"num_global_key_value_heads or per_layer_config): Gemma 4's full-attention blocks of their "
+                            f"own head width, {GEMMA4_NOT_BUILT}; give them head_dim's and num_key_value_heads' values")
+    refused = (("attention_k_eq_v", "keys as values in its full-attention blocks (no v_proj there)", "false",
+                values["attention_k_eq_v"] and "full_attention" in types),
+               ("num_kv_shared_layers", "KV sharing (its last blocks reuse an earlier block's K and V and keep no cache)",
+                "0", values["num_kv_shared_layers"]),
+               ("enable_moe_block", "mixture of experts beside each block's MLP", "false", values["enable_moe_block"]),
+               ("use_bidirectional_attention", "bidirectional attention", "null",
+                values["use_bidirectional_attention"] == "all"))
+    for key, what, fix, on in refused:
+        if on:
+            raise HFConfigError(f"config.json: {key}={show(values[key])}: Gemma 4's {what}, {GEMMA4_NOT_BUILT}; "
+                                f"write {fix}")
+    notes = []
+    layer_types = values["layer_types"]
+    if layer_types and layer_types[-1] != "full_attention":
+        notes.append("layer_types' last block read as full_attention, as Gemma4TextConfig forces it")
+    if values["use_double_wide_mlp"]:
+        notes.append("use_double_wide_mlp = true widens the MLP of the KV-sharing blocks only, and there are none "
+                     "(num_kv_shared_layers = 0): no block changes")
+    if values["use_bidirectional_attention"] == "vision":
+        notes.append("use_bidirectional_attention = \"vision\" lets image tokens see each other; text alone attends "
+                     "causally, as here")
+    return tuple(notes)
 
 
 DEEPSEEK_VALUES = {  # what each DeepSeek type has that changes no count, shape or byte
@@ -2760,7 +2896,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
 PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 128_004, "cohere2": 0, "ministral3": 11,
-                "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "vaultgemma": 0,
+                "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "gemma4_text": 0, "vaultgemma": 0,
                 "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
                 "glm": 151_329, "glm4": 151_329, "aria_text": 2, "kimi_linear": 163_839,
                 "nemotron_h": 0, "jamba": 0, "falcon_h1": 0}  # NemotronHConfig's pad_token_id, which its embedding does not read (no padding_idx)
@@ -2826,7 +2962,7 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
     if model_type == "cohere" and values["use_qk_norm"]:
         raise HFConfigError("config.json: use_qk_norm=true puts a LayerNorm with a gain per head (h × d_head and "
                             "h_kv × d_head) on q and k, which this module does not build; write false")
-    if values.get("use_bidirectional_attention"):
+    if values.get("use_bidirectional_attention") and model_type != "gemma4_text":  # Gemma 4's words: `_gemma4`
         raise HFConfigError("config.json: use_bidirectional_attention=true makes attention bidirectional (an "
                             "encoder's); this decoder's attention is causal")
     pad = doc.get("pad_token_id", PAD_DEFAULTS.get(model_type))

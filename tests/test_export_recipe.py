@@ -248,7 +248,7 @@ def test_hf_config_writes_the_page_for_that_model(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("content, message", [
     ("{not json", "is not JSON"),
-    ('{"model_type": "gemma4_text", "hidden_size": 8}', "gemma4_text"),
+    ('{"model_type": "gemma3n_text", "hidden_size": 8}', "gemma3n_text"),
 ])
 def test_a_bad_config_json_is_one_line(content: str, message: str, tmp_path: Path) -> None:
     bad = tmp_path / "config.json"
