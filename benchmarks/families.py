@@ -24,7 +24,7 @@ from model.config import read_hf
 
 def measure(model_type: str) -> tuple[str, str]:
     """("exact" | "differs" | "needs a part" | "refused" | "unbuilt", what): one type's class defaults, read and
-    counted ("needs a part": a type of `model.hf.NOT_BUILT`, refused naming the part)."""
+    counted ("needs a part": refused naming a part not built yet, `model.hf.PartNotBuilt`)."""
     try:
         cls = CONFIG_MAPPING[model_type]
         doc = {**json.loads(cls().to_json_string()), "model_type": model_type}
@@ -32,8 +32,10 @@ def measure(model_type: str) -> tuple[str, str]:
         return "unbuilt", f"the config class: {str(e)[:80]}"
     try:
         cfg = read_hf(doc).config
+    except hf.PartNotBuilt as e:
+        return "needs a part", str(e)
     except ValueError as e:
-        return ("needs a part" if model_type in hf.NOT_BUILT else "refused"), str(e)
+        return "refused", str(e)
     try:
         with torch.device("meta"):
             module = AutoModelForCausalLM.from_config(cls())

@@ -1046,6 +1046,10 @@ class HFConfigError(ValueError):
     """A config.json that cannot be read as a `Config`: the message names the key, the value and what is wrong."""
 
 
+class PartNotBuilt(HFConfigError):
+    """A config.json whose layers need a part this explorer does not build yet: the message names that part."""
+
+
 def show(value: object) -> str:
     """A value of the file as a message quotes it: JSON's words, short, never deep (a 100,000-deep list is safe)."""
     if value is None or isinstance(value, bool):
@@ -1233,7 +1237,7 @@ def _text_model(doc: Mapping, wrapper: Wrapper) -> Reading:
     try:
         reading = _read({**inner, "tie_word_embeddings": tie})
     except HFConfigError as e:
-        raise HFConfigError(str(e).replace("config.json: ", f"config.json's text_config ({outer}): ", 1)) from None
+        raise type(e)(str(e).replace("config.json: ", f"config.json's text_config ({outer}): ", 1)) from None
     note = (f"the text model of a {outer} file: text_config, read as {reading.model_type}, its head "
             f"{'tied' if tie else 'apart'} ({why}); left out: {wrapper.left_out}, which no figure here counts")
     keys = {f: f"text_config.{k}" for f, k in reading.keys.items()}
@@ -1244,7 +1248,7 @@ def _read(doc: Mapping) -> Reading:
     """`read` of a decoder's own config.json."""
     model_type = doc.get("model_type")
     if isinstance(model_type, str) and model_type in NOT_BUILT:
-        raise HFConfigError(f"config.json: model_type={show(model_type)} is not read here yet: it needs "
+        raise PartNotBuilt(f"config.json: model_type={show(model_type)} is not read here yet: it needs "
                             f"{NOT_BUILT[model_type]}, which this explorer does not build yet; give a model of one "
                             f"of the {len(MODEL_TYPES)} types it reads (gpt2, llama, mistral, qwen3, …)")
     if isinstance(model_type, str) and model_type in SAME_MODULE:
@@ -2285,7 +2289,7 @@ def _sparse(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dic
                                 f"\"full\" or \"shared\" (\"F\" or \"S\"), one for each of the {fields['L']:,} blocks")
         shared = [i for i, k in enumerate(kinds[:fields["L"]]) if k == "shared"]
         if shared:
-            raise HFConfigError(f"config.json: blocks {', '.join(map(str, shared[:6]))}{', …' if len(shared) > 6 else ''} "
+            raise PartNotBuilt(f"config.json: blocks {', '.join(map(str, shared[:6]))}{', …' if len(shared) > 6 else ''} "
                                 "reuse an earlier block's top-k keys (GLM-5's shared indexer layers, indexer_types "
                                 "\"shared\"), which this explorer does not build yet: give every block \"full\"")
     interleaved = "interleaved, as GLM-5's" if model_type == "glm_moe_dsa" else "as rotate-half, as DeepSeek-V3.2's"
@@ -2745,14 +2749,14 @@ def _gemma4(doc: Mapping, values: dict, fields: dict, types: list[str]) -> tuple
     own head width, keys as values, KV sharing, the mixture of experts beside the MLP, bidirectional attention)."""
     d_head, h_kv = values["head_dim"], values["num_key_value_heads"]
     if values["hidden_size_per_layer_input"]:
-        raise HFConfigError(f"config.json: hidden_size_per_layer_input={values['hidden_size_per_layer_input']:,}: Gemma "
+        raise PartNotBuilt(f"config.json: hidden_size_per_layer_input={values['hidden_size_per_layer_input']:,}: Gemma "
                             f"4's per-layer input embeddings (a vocab_size_per_layer_input × L·"
                             f"{values['hidden_size_per_layer_input']:,} table, its projection from d and each block's "
                             f"gate, projection and norm), {GEMMA4_NOT_BUILT}; a file with 0 (none) reads")
     apart = {i: w for i, w in _gemma4_widths(values, types).items() if w != (d_head, h_kv) and i < fields["L"]}
     if apart:
         i, (width, heads) = min(apart.items())
-        raise HFConfigError(f"config.json: block {i}'s head_dim = {width:,} and num_key_value_heads = {heads:,} beside "
+        raise PartNotBuilt(f"config.json: block {i}'s head_dim = {width:,} and num_key_value_heads = {heads:,} beside "
                             f"head_dim = {d_head:,} and num_key_value_heads = {h_kv:,} (global_head_dim, "
                             f"num_global_key_value_heads or per_layer_config): Gemma 4's full-attention blocks of their "
                             f"own head width, {GEMMA4_NOT_BUILT}; give them head_dim's and num_key_value_heads' values")
@@ -2765,7 +2769,7 @@ def _gemma4(doc: Mapping, values: dict, fields: dict, types: list[str]) -> tuple
                 values["use_bidirectional_attention"] == "all"))
     for key, what, fix, on in refused:
         if on:
-            raise HFConfigError(f"config.json: {key}={show(values[key])}: Gemma 4's {what}, {GEMMA4_NOT_BUILT}; "
+            raise PartNotBuilt(f"config.json: {key}={show(values[key])}: Gemma 4's {what}, {GEMMA4_NOT_BUILT}; "
                                 f"write {fix}")
     notes = []
     layer_types = values["layer_types"]

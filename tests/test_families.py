@@ -144,7 +144,7 @@ def test_a_type_that_needs_a_part_not_built_is_refused_naming_that_part():
     assert set(hf.NOT_BUILT) <= set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES)
     assert not set(hf.NOT_BUILT) & set(hf.MODEL_TYPES)
     for model_type, part in hf.NOT_BUILT.items():
-        with pytest.raises(HFConfigError) as e:
+        with pytest.raises(hf.PartNotBuilt) as e:
             from_hf({"model_type": model_type, "num_hidden_layers": 4})
         assert str(e.value) == (f"config.json: model_type='{model_type}' is not read here yet: it needs {part}, which "
                                 f"this explorer does not build yet; give a model of one of the {len(hf.MODEL_TYPES)} "
