@@ -133,7 +133,7 @@ BUDGET_TITLE = "Budget (FLOPs, not MACs; per token = per forward pass / (B·T)):
 KV_TITLE = ("KV cache at {dtype} (inference keeps {kept} of every block for every token so far{window}; the modern "
             "recipe's tables list it under activation memory too):")
 KV_WINDOW = ", a windowed block for its last W − 1"  # KV_TITLE's words for a sliding window
-KV_LINEAR = ("KV cache at {dtype} (inference keeps K and V of every attention block for every token so far, and each "
+KV_LINEAR = ("KV cache at {dtype} (inference keeps {kept} of every attention block for every token so far, and each "
              "{name} block's fixed state whatever T; the modern recipe's tables list it under activation memory "
              "too):")
 
@@ -141,11 +141,10 @@ KV_LINEAR = ("KV cache at {dtype} (inference keeps K and V of every attention bl
 def kv_title(cfg: Config, dtype: str) -> str:
     """The KV-cache table's title at `dtype` (`KV_TITLE`), naming what the mixer keeps (`KEPT` of its part) and a
     window's cap."""
-    part = stack.stateful(cfg)
+    part, kept = stack.stateful(cfg), says(cfg, "kv/kept", stack.mixer(cfg).KEPT)
     if part is not None:
-        return KV_LINEAR.format(dtype=dtype, name=part.NAME)
-    return KV_TITLE.format(dtype=dtype, window=KV_WINDOW if window.present(cfg) else "",
-                           kept=says(cfg, "kv/kept", stack.mixer(cfg).KEPT))
+        return KV_LINEAR.format(dtype=dtype, name=part.NAME, kept=kept)
+    return KV_TITLE.format(dtype=dtype, window=KV_WINDOW if window.present(cfg) else "", kept=kept)
 MEMORY_NOTE = ("memory: new memory of each tensor (\"view\": shares an earlier tensor's storage, no new memory); "
                "saved: autograd keeps it for the backward pass")
 

@@ -143,7 +143,7 @@ RULES = {  # the status line's parts; each is true of the configurations `rule_k
                "d_I = {d_I}"),
     "kv": "h_kv divides h ({h} / {h_kv} = {group} query heads per K/V head)",
     "table": "T ≤ T_max = {T_max} (W_pe has T_max rows)",
-    "context": "T may pass T_max = {T_max}, the trained context (RoPE has no table)",
+    "context": "T may pass T_max = {T_max}, the trained context (no learned position table to run out of)",
     **{part.KEY: (f"{part.NAME} in {{{part.COUNT}}} of the L = {{L}} blocks: a fixed state per sequence in attention's "
                   "place, no KV cache there") for part in stack.STATEFUL},  # a hybrid's
     BESIDE: (f"{stack.mamba.NAME} beside attention in all L = {{L}} blocks: a fixed state per sequence beside each "

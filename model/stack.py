@@ -14,7 +14,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from .expr import E, Expr, total
+from .expr import ZERO, E, Expr, total
 from .parts import PARTS, attention, delta, hybrid, kda, latent, mamba, mamba1, mlp, moe
 
 if TYPE_CHECKING:
@@ -125,4 +125,5 @@ def spread(cfg: Config, common: Expr | dict[str, Expr | None] | None, pieces: di
         return E("L·({x})", x=inner(total(common, pieces.get(kind), extra)))
     kinds_part = [E("{n}·({x})" if grouped else "{n}·{x}", n=n, x=pieces[kind]) for kind, n in found.items()
                   if pieces.get(kind) is not None]
-    return total(E("L·({x})", x=total(common, extra)), *kinds_part)
+    shared = total(common, extra)
+    return total(None if shared is ZERO else E("L·({x})", x=shared), *kinds_part)  # no "L·(0)"

@@ -45,10 +45,14 @@ class Served(str):
 
     log_path: Path
     pid: int  # the server process, for memory readings
+    final_log: str = ""  # the whole log once the server has stopped (its folder is gone)
 
     def log(self) -> str:
-        """Everything the server printed so far."""
-        return self.log_path.read_text(errors="replace")
+        """Everything the server printed so far (once it has stopped, all it printed)."""
+        try:
+            return self.log_path.read_text(errors="replace")
+        except FileNotFoundError:  # stopped: a report written after the fixture's end still reads it
+            return self.final_log
 
     def sessions_launched(self) -> int:
         """Sessions made so far, one per page and one per re-created session (Panel's "Session … launching";
@@ -161,3 +165,4 @@ def serve_app(extra_args: tuple[str, ...] = (), port: int | None = None,
             yield served
         finally:
             stop_group(proc)
+            served.final_log = log_path.read_text(errors="replace") if log_path.exists() else ""

@@ -179,7 +179,7 @@ def test_every_preset_is_in_exactly_one_family_with_a_title():
     names = [n for family in FAMILIES.values() for n in family]
     assert sorted(names) == sorted(PRESETS) and set(TITLES) == set(PRESETS)
     assert list(FAMILIES) == ["GPT-2", "GPT-3", "Llama 3", "Llama 4", "Mistral", "Qwen", "Gemma", "gpt-oss", "DeepSeek", "GLM",
-                             "MiniMax", "Phi", "SmolLM", "Jamba"]
+                             "MiniMax", "Phi", "SmolLM", "Kimi", "Jamba"]
     assert family_of("qwen3-0.6b") == "Qwen"
     assert grouped_menu()["Llama 3"]["Llama 3 8B · L 32, d 4,096"] == "llama3-8b"
 

@@ -386,9 +386,10 @@ def test_the_step_phases_are_named_in_the_lessons_words_never_by_torch_op():
             two = replace(p, B=B, T=min(T, p.T_max), L=2, dense_first=min(p.dense_first, 1),
                           dense_layers=(0,) if p.dense_layers else (), nope_layers=(1,) if p.nope_layers else (),
                           linear_layers=(0,) if p.linear_layers else (),
-                          mamba1_layers=(0,) if p.mamba1_layers else ())  # SmolLM3's: one block of each kind;
-            # DeepSeek-V3's first block dense, its second MoE; Qwen3-Next's (Jamba's) first Gated DeltaNet (Mamba), its
-            # second attention
+                          mamba1_layers=(0,) if p.mamba1_layers else (),
+                          kda_layers=(0,) if p.kda_layers else ())  # SmolLM3's: one block of each kind;
+            # DeepSeek-V3's first block dense, its second MoE; Qwen3-Next's (Jamba's, Kimi Linear's) first Gated DeltaNet
+            # (Mamba, Kimi delta attention), its second attention
             found = measured_candidates(two, dtype) if two.stateful else candidates(structure(two, dtype))
             seen |= {(c.phase, c.op, c.moment) for c in found}
     ops = {op for _, op, _ in seen if "_" in op or op in ("clone", "div", "mm", "bmm", "addmm", "triu")}

@@ -180,6 +180,7 @@ def flops(cfg: Config) -> Expr:
 
 
 SAYS = {  # the words KDA adds to the budget's lines (`model.parts.says`)
+    "kv/kept": "the latent c_kv and the key's d_R features k_rope (not rotated)",  # its NoPE latent attention's cache
     "budget/scored": ", in the L − L_kda attention blocks; and the chunked rule's products in the L_kda Kimi delta "
                      "attention blocks (the chunk's system inverted on its values and keys, its attention over the new "
                      "values, the state read and written)",

@@ -180,8 +180,9 @@ def cache_lines(cfg: Config, dtype: str, size: int) -> list[Line]:
     h·(d_nope + d_R) and h·d_v, the ratio, and the DeepSeek-V2 paper's comparison (its section 2.1.4: MLA's cache "is
     equal to GQA with only 2.25 groups", n_g = (d_c + d_R) / (2d_h) with the paper's per-head width d_h = d_nope)."""
     s = cfg.symbols()
-    kept = "the latent c_kv (d_c), the rotary key k_rope (d_R) and the indexer's key k_I (d_I)" if sparse.present(cfg) \
-        else "the latent c_kv (d_c) and the rotary key k_rope (d_R)"
+    key = "the rotary key k_rope (d_R)" if rotates(cfg) else "the key's d_R features k_rope (not rotated)"
+    kept = f"the latent c_kv (d_c), {key} and the indexer's key k_I (d_I)" if sparse.present(cfg) \
+        else f"the latent c_kv (d_c) and {key}"
     return [
         line("memory/kv_cache", f"KV cache at {dtype}: {kept} of every block, B sequences of T tokens (latent "
              f"attention: K and V of the h heads are made from them)",
@@ -348,10 +349,32 @@ NOTATION: dict[str, tuple[str, str]] = {
 }
 
 
+# Its rows where no block rotates its d_R features (Kimi Linear's latent attention, NoPE beside Kimi delta attention)
+UNROTATED = {
+    "attn.q_rope": ("(B, h, T, d_R)", "q's d_R features, not rotated (no RoPE in these blocks)"),
+    "attn.kv_a": ("(B, T, d_c + d_R)", "x W_DKV (d, d_c + d_R): the latent and the key's d_R features"),
+    "attn.k_rope": ("(B, 1, T, d_R)", "the key's d_R features, not rotated, one for every head: the KV cache keeps "
+                    "them, d_R per token"),
+    "attn.q_heads": ("(B, h, T, d_nope + d_R)", "q = [q_nope, q_rope]"),
+    "attn.k": ("(B, h, T, d_nope + d_R)", "k = [k_nope, k_rope], k_rope broadcast to the h heads"),
+    "blocks.0.attn.rope_cache": ("(B, 1, T + 1, d_R)", "the key's d_R features of the {T} cached tokens and the new "
+                                 "one (not rotated)"),
+}
+
+
+def rotates(cfg: Config) -> bool:
+    """Whether some block rotates latent attention's d_R features by position: not where every attention block is
+    NoPE (Kimi Linear's, its other blocks Kimi delta attention's)."""
+    return cfg.L_nope + cfg.L_stateful < cfg.L
+
+
 def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
-    """Latent attention's rows, RoPE's over its d_R rotary features included."""
+    """Latent attention's rows, RoPE's over its d_R rotary features included (`UNROTATED` where no block rotates
+    them)."""
     if present(cfg):
         rows.update(NOTATION)
+        if not rotates(cfg):
+            rows.update(UNROTATED)
 
 
 def words(cfg: Config) -> list[str]:
