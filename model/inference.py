@@ -236,6 +236,19 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
                *((part.KEY, "conv_cache") for part in stack.STATEFUL))}
     hooks = [m.register_forward_hook(lambda _m, _i, out, n=n: outputs.append((n, out)))
              for n, m in model.named_modules() if n and not list(m.children())]
+    # A projection fed a transposed input (Mamba's x_proj and out_proj) runs a batched matmul too: what the blocks'
+    # nn.Linear modules count is left out of q kᵀ and attn @ v (`projected`, block by block)
+    now: list[FlopCounterMode] = []
+    projected, before = [0] * one.L, [0]
+
+    def enter(_m: torch.nn.Module, _i: object) -> None:
+        before[0] = _attention_ops(now[0])
+
+    def leave(_m: torch.nn.Module, _i: object, _o: object) -> None:
+        projected[block] += _attention_ops(now[0]) - before[0]
+
+    hooks += [h for m in model.blocks.modules() if isinstance(m, torch.nn.Linear)
+              for h in (m.register_forward_pre_hook(enter), m.register_forward_hook(leave))]
     idx = torch.zeros(cfg.B, 1, dtype=torch.long, device="meta")
     counts = []
     try:
@@ -243,9 +256,10 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
             with FlopCounterMode(display=False) as counter:
                 x = model.embed_tokens(idx, start=cfg.T)
             counts.append(counter)
-            for i in range(one.L):
+            for block in range(one.L):
                 with FlopCounterMode(display=False) as counter:
-                    y = model.block(i, x, pasts[i])
+                    now[:] = [counter]
+                    y = model.block(block, x, pasts[block])
                 counts.append(counter)
             with FlopCounterMode(display=False) as counter:
                 logits = model.output(y)
@@ -255,7 +269,7 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
             hook.remove()
     kinds = one.block_kinds
     flops = {m: counts[1 + i].get_total_flops() for i, m in enumerate(kinds)}
-    flops_attn = {m: _attention_flops(counts[1 + i], model.blocks[i]) for i, m in enumerate(kinds)}
+    flops_attn = {m: _attention_ops(counts[1 + i]) - projected[i] for i, m in enumerate(kinds)}
     seen, nbytes, other_bytes = set(), dict.fromkeys(kinds, 0), 0
     kept = {id(t) for past in pasts for t in past}
     for name, t in outputs:
@@ -282,17 +296,9 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
 ATTENTION_OPS = (torch.ops.aten.bmm, torch.ops.aten._scaled_dot_product_flash_attention_for_cpu)
 
 
-def _attention_flops(counter: FlopCounterMode, block: torch.nn.Module) -> int:
-    """A block's FLOPs in q kᵀ and attn @ v (and a fixed state's products): its batched matmuls and fused attention,
-    but those of its projections (an nn.Linear fed a transposed input, as Mamba's x_proj and out_proj are, runs a
-    batched matmul too)."""
-    def attention(counts: dict) -> int:
-        return sum(n for op, n in counts.items() if op in ATTENTION_OPS)
-
-    by_module = counter.get_flop_counts()
-    projections = sum(attention(counts) for name, counts in by_module.items() if "." in name
-                      and isinstance(block.get_submodule(name.split(".", 1)[1]), torch.nn.Linear))
-    return attention(by_module.get("Global", {})) - projections
+def _attention_ops(counter: FlopCounterMode) -> int:
+    """The FLOPs `counter` has counted so far in batched matmuls and fused attention (all modules)."""
+    return sum(n for op, n in counter.flop_counts["Global"].items() if op in ATTENTION_OPS)
 
 
 @dataclass(frozen=True)

@@ -66,3 +66,18 @@ def gated(mlp: torch.nn.Module, m: torch.nn.Module) -> None:
     mlp.gate.weight.copy_(m.gate_proj.weight)
     mlp.up.weight.copy_(m.up_proj.weight)
     mlp.proj.weight.copy_(m.down_proj.weight)
+
+
+def assert_same_module(ref: torch.nn.Module, ours: torch.nn.Module, x: torch.Tensor, tol: float = 1e-5) -> None:
+    """`ours` holding `ref`'s weights computes its output on `x`, counts its FLOPs (FlopCounterMode, both on the
+    CPU) and has as many parameters: a stateful mixer's test against transformers' (Gated DeltaNet, Mamba 2, Mamba,
+    Kimi delta attention, Falcon-H1's)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as theirs:
+        expected = ref(x)
+    with FlopCounterMode(display=False) as mine:
+        got = ours(x)
+    torch.testing.assert_close(got, expected, atol=tol, rtol=tol)
+    assert mine.get_total_flops() == theirs.get_total_flops() > 0
+    assert sum(p.numel() for p in ours.parameters()) == sum(p.numel() for p in ref.parameters())

@@ -20,6 +20,7 @@ from model import GPT, budget
 from model.config import Config
 from model.memory import kv_cache_lines
 from model.parts.delta import GatedDeltaNet
+from copied import assert_same_module
 
 
 def sizes(rng: random.Random) -> dict[str, int]:
@@ -64,13 +65,7 @@ def test_module_equals_transformers_output_flops_and_parameters(seed):
     ours.norm_weight.copy_(ref.norm.weight)
     ours.out_proj.weight.copy_(ref.out_proj.weight)
     x = torch.randn(B, T, d)
-    with FlopCounterMode(display=False) as theirs:
-        expected = ref(x)
-    with FlopCounterMode(display=False) as mine:
-        got = ours(x)
-    torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
-    assert mine.get_total_flops() == theirs.get_total_flops() > 0
-    assert sum(p.numel() for p in ours.parameters()) == sum(p.numel() for p in ref.parameters())
+    assert_same_module(ref, ours, x)
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -347,5 +347,7 @@ def test_every_preset_serves_with_its_lines_checked():
     """Each preset's serving figures (`infer` checks every line's formula against its value): Jamba's decode step once
     counted Mamba's projections (an nn.Linear fed a transposed input runs a batched matmul) among q kᵀ and attn @ v."""
     from model.config import ALL_PRESETS
+    from model.inference import serving
     for name, cfg in ALL_PRESETS.items():
-        assert infer(cfg).decode_flops > 0, name
+        served = serving(cfg)  # the figures, and the charts' rows over B and over T
+        assert served.result.decode_flops > 0 and served.by_B and served.by_T, name
