@@ -125,6 +125,57 @@ class _Flops(TorchDispatchMode):
         return out
 
 
+class _MetaShapes(TorchDispatchMode):
+    """Answers a meta-device op that makes new tensors from the shapes it gave before for the same inputs (their shapes,
+    strides and dtypes, and the other arguments): a fresh meta tensor of the same size, without running torch's meta
+    kernel again, most of them Python (its elementwise ops' broadcasting). A chunked scan (Gated DeltaNet's, Mamba's)
+    repeats the same ops a few hundred times per pass. Ops that write or alias their inputs (views, copy_), and any
+    tensor not a plain meta one (the symbolic pass's fake tensors), run as they are. Innermost of the pass's modes:
+    what the others see is unchanged (a new storage of the same size, the same FLOPs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.known: dict[tuple, tuple[bool, tuple]] = {}  # inputs -> (a tuple out?, each output's size, stride, dtype)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if not _makes_new(func):
+            return func(*args, **kwargs)
+        try:
+            key = (func, _shapes(args), tuple((k, _shapes(v)) for k, v in kwargs.items()))
+            seen = self.known.get(key)
+        except TypeError:  # not a plain meta tensor, or an argument without a hash
+            return func(*args, **kwargs)
+        if seen is not None:
+            many, outs = seen
+            made = tuple(torch.empty_strided(size, stride, dtype=dtype, device="meta") for size, stride, dtype in outs)
+            return made if many else made[0]
+        out = func(*args, **kwargs)
+        outs = out if isinstance(out, tuple) else (out,)
+        if all(type(t) is torch.Tensor and t.device.type == "meta" and t.storage_offset() == 0 for t in outs):
+            self.known[key] = (isinstance(out, tuple), tuple((tuple(t.shape), t.stride(), t.dtype) for t in outs))
+        return out
+
+
+@functools.cache
+def _makes_new(func) -> bool:
+    """Whether an op only makes new tensors: it writes none of its inputs and returns none of them, nor a view."""
+    schema = func._schema
+    return not schema.is_mutable and all(a.alias_info is None for a in (*schema.arguments, *schema.returns))
+
+
+def _shapes(x: object) -> object:
+    """An argument as `_MetaShapes` keys it: a tensor by its size, strides and dtype (TypeError unless a plain meta
+    tensor), a list by its items, anything else as it is."""
+    if isinstance(x, torch.Tensor):
+        if type(x) is not torch.Tensor and type(x) is not torch.nn.Parameter or x.device.type != "meta":
+            raise TypeError("not a plain meta tensor")
+        return tuple(x.shape), x.stride(), x.dtype
+    if isinstance(x, (list, tuple)):
+        return tuple(_shapes(y) for y in x)
+    return x
+
+
 def _numel(module: torch.nn.Module) -> int:
     return sum(p.numel() for p in module.parameters())
 
@@ -238,7 +289,7 @@ def record(model: GPT, idx: torch.Tensor, tie: bool) -> Pass:
             handles += [block.lin.register_forward_pre_hook(lambda *_: setattr(recorder, "lin", True)),
                         block.lin.register_forward_hook(lambda *_: setattr(recorder, "lin", False))]
     try:
-        with torch.enable_grad(), _Flops() as counter, \
+        with torch.enable_grad(), _MetaShapes(), _Flops() as counter, \
                 torch.autograd.graph.saved_tensors_hooks(recorder.pack, _no_backward):
             recorder.outputs.append(("idx", idx, "embed", None))
             x = model.embed_tokens(idx)

@@ -341,13 +341,16 @@ def scan(q: torch.Tensor, k: torch.Tensor, u: torch.Tensor, w: torch.Tensor, inn
     chunk's whole decay, broadcast over S (Gated DeltaNet's one rate per head, Kimi delta attention's one per row).
     -> the output (B, H, n, C, d_v) and the final S."""
     B, H, n, _, d_k = k.shape
-    S = torch.zeros(B, H, d_k, u.shape[-1], dtype=u.dtype, device=u.device) if state is None else state.to(u)
+    S = torch.zeros(B * H, d_k, u.shape[-1], dtype=u.dtype, device=u.device) if state is None else \
+        state.to(u).flatten(0, 1)
     out = torch.zeros_like(u)
+    # B and H as one batch of 3-d views (no copies): each product one batched matmul, not matmul's broadcast and views
+    q, k, u, w, inner, last, flat = (x.flatten(0, 1) for x in (q, k, u, w, inner, last, out))
     for i in range(n):
-        v_new = u[:, :, i] - w[:, :, i] @ S
-        out[:, :, i] = q[:, :, i] @ S + inner[:, :, i] @ v_new
-        S = S * last[:, :, i] + k[:, :, i].transpose(-1, -2) @ v_new
-    return out, S
+        v_new = u[:, i] - torch.bmm(w[:, i], S)
+        flat[:, i] = torch.bmm(q[:, i], S) + torch.bmm(inner[:, i], v_new)
+        S = S * last[:, i] + torch.bmm(k[:, i].transpose(-1, -2), v_new)
+    return out, S.view(B, H, d_k, -1)
 
 
 def step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, decay: torch.Tensor, beta: torch.Tensor,
