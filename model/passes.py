@@ -125,7 +125,7 @@ class _Flops(TorchDispatchMode):
         return out
 
 
-class _MetaShapes(TorchDispatchMode):
+class MetaShapes(TorchDispatchMode):
     """Answers a meta-device op that makes new tensors from the shapes it gave before for the same inputs (their shapes,
     strides and dtypes, and the other arguments): a fresh meta tensor of the same size, without running torch's meta
     kernel again, most of them Python (its elementwise ops' broadcasting). A chunked scan (Gated DeltaNet's, Mamba's)
@@ -146,15 +146,38 @@ class _MetaShapes(TorchDispatchMode):
             seen = self.known.get(key)
         except TypeError:  # not a plain meta tensor, or an argument without a hash
             return func(*args, **kwargs)
+        if seen is RUNS:
+            return func(*args, **kwargs)
         if seen is not None:
             many, outs = seen
             made = tuple(torch.empty_strided(size, stride, dtype=dtype, device="meta") for size, stride, dtype in outs)
             return made if many else made[0]
         out = func(*args, **kwargs)
         outs = out if isinstance(out, tuple) else (out,)
-        if all(type(t) is torch.Tensor and t.device.type == "meta" and t.storage_offset() == 0 for t in outs):
-            self.known[key] = (isinstance(out, tuple), tuple((tuple(t.shape), t.stride(), t.dtype) for t in outs))
+        fresh = all(type(t) is torch.Tensor and t.device.type == "meta" and t.storage_offset() == 0 for t in outs) and \
+            len({_storage(t) for t in outs} | _storages((args, kwargs))) == len(outs) + len(_storages((args, kwargs)))
+        # (an op whose schema says nothing may still return a view: _unsafe_view; it runs every time)
+        self.known[key] = (isinstance(out, tuple), tuple((tuple(t.shape), t.stride(), t.dtype) for t in outs)) \
+            if fresh else RUNS
         return out
+
+
+RUNS = ("runs",)  # `MetaShapes.known` of inputs whose op returned a storage it was given: run it every time
+
+
+def _storage(t: torch.Tensor) -> int:
+    return t.untyped_storage()._cdata
+
+
+def _storages(x: object) -> set[int]:
+    """The storages of the tensors among an op's arguments (in lists and dicts one level down or more)."""
+    if isinstance(x, torch.Tensor):
+        return {_storage(x)}
+    if isinstance(x, (list, tuple)):
+        return set().union(*(_storages(y) for y in x)) if x else set()
+    if isinstance(x, dict):
+        return _storages(tuple(x.values()))
+    return set()
 
 
 @functools.cache
@@ -165,7 +188,7 @@ def _makes_new(func) -> bool:
 
 
 def _shapes(x: object) -> object:
-    """An argument as `_MetaShapes` keys it: a tensor by its size, strides and dtype (TypeError unless a plain meta
+    """An argument as `MetaShapes` keys it: a tensor by its size, strides and dtype (TypeError unless a plain meta
     tensor), a list by its items, anything else as it is."""
     if isinstance(x, torch.Tensor):
         if type(x) is not torch.Tensor and type(x) is not torch.nn.Parameter or x.device.type != "meta":
@@ -289,7 +312,7 @@ def record(model: GPT, idx: torch.Tensor, tie: bool) -> Pass:
             handles += [block.lin.register_forward_pre_hook(lambda *_: setattr(recorder, "lin", True)),
                         block.lin.register_forward_hook(lambda *_: setattr(recorder, "lin", False))]
     try:
-        with torch.enable_grad(), _MetaShapes(), _Flops() as counter, \
+        with torch.enable_grad(), MetaShapes(), _Flops() as counter, \
                 torch.autograd.graph.saved_tensors_hooks(recorder.pack, _no_backward):
             recorder.outputs.append(("idx", idx, "embed", None))
             x = model.embed_tokens(idx)

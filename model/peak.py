@@ -52,7 +52,7 @@ from .config import KIND_LABELS, Config, one_of_each
 from .formula import Poly, poly_add, poly_const, poly_mul, poly_symbol, polynomial
 from .gpt import GPT, Tap
 from .memory import BLOCK_COUNTS, ONES, Structure, fit_monomial, probes
-from .passes import TORCH_DTYPES
+from .passes import TORCH_DTYPES, MetaShapes
 
 _MAX_DEGREE = 4  # of a monomial in a storage's bytes (BhT² is 4)
 
@@ -228,7 +228,7 @@ def _pass(cfg: Config, dtype: str) -> _Live:
     def entering(block: int | None) -> Callable:  # a block's output has its gradient: that block's backward follows
         return lambda _grad: setattr(live, "block", block)
 
-    with torch.enable_grad(), live, _where(model, live):
+    with torch.enable_grad(), MetaShapes(), live, _where(model, live):  # sizes seen before: no meta kernel again
         idx = torch.zeros(cfg.B, cfg.T, dtype=torch.long, device="meta")  # the batch's token ids: alive all step
         edges = [model.embed_tokens(idx)]  # the embedding's output, then each block's
         for i in range(n):
@@ -293,7 +293,7 @@ def _update(cfg: Config, _dtype: str) -> _Live:
     states = [t for s in opt.state.values() for t in s.values() if torch.is_tensor(t)]
     live.known([*model.parameters(), *(p.grad for p in model.parameters()), *states])
     live.phase = "optimizer"
-    with live:
+    with MetaShapes(), live:
         opt.step()
     return live
 
@@ -320,6 +320,8 @@ def _prune(candidates: list[Candidate], blocks: int) -> list[Candidate]:
     that adds the same for the other blocks (any scaled one where the pass has one block, whose every scaled moment
     adds (L − 1)·K)."""
     polys = [c.poly for c in candidates]
+    if all(set(poly) <= {()} for poly in polys):  # numbers (one B and T, `measured_candidates`): the first largest
+        return _prune_numbers(candidates, blocks)
 
     def adds_as_much(d: Candidate, c: Candidate) -> bool:
         return not c.scaled or d.scaled and (blocks == 1 or d.block == c.block)
@@ -331,6 +333,21 @@ def _prune(candidates: list[Candidate], blocks: int) -> list[Candidate]:
         if not covered:
             keep.append(c)
     return keep
+
+
+def _prune_numbers(candidates: list[Candidate], blocks: int) -> list[Candidate]:
+    """`_prune` where every candidate's bytes are a number, in one pass: an unscaled candidate stays where it is the
+    first largest of its phase, a scaled one where it is the first largest of its phase's scaled ones (of its block,
+    with more than one block)."""
+    value = [c.poly.get((), 0) for c in candidates]
+    first: dict[tuple, int] = {}  # group -> index of its first largest
+    for i, c in enumerate(candidates):
+        groups = [(c.phase,)] + ([(c.phase, "scaled", c.block if blocks > 1 else None)] if c.scaled else [])
+        for g in groups:
+            if g not in first or value[i] > value[first[g]]:
+                first[g] = i
+    return [c for i, c in enumerate(candidates)
+            if first[(c.phase, "scaled", c.block if blocks > 1 else None) if c.scaled else (c.phase,)] == i]
 
 
 def _fit_bytes(nbytes: list[int], configs: list[Config]) -> Poly:

@@ -306,3 +306,21 @@ def test_rows_and_trace_are_immutable():
     with pytest.raises(FrozenInstanceError):
         tr.dtype = "bf16"  # type: ignore[misc]
     assert isinstance(tr.rows, tuple) and isinstance(tr.rows[0], Row)
+
+
+@pytest.mark.parametrize("name", ["gpt2-small", "llama3-8b", "deepseek-v3.2", "qwen3-next-80b-a3b",
+                                  "kimi-linear-48b-a3b", "jamba-v0.1"])
+def test_known_meta_shapes_leave_every_record_as_it_was(name, monkeypatch):
+    """`passes.MetaShapes` answers ops from sizes seen before; the pass it serves is the pass torch's meta kernels give
+    (every tensor, view flag, saved storage and FLOP count), and so are a step's peak moments (`model.peak`)."""
+    import contextlib
+
+    import model.peak as peak
+
+    cfg = replace(PRESETS[name], B=2, T=70)  # two chunks of 64 for the scans
+    fast = passes.real_pass(cfg, "fp32")
+    fast_peak = peak._maximal([cfg], "fp32", peak._pass)
+    monkeypatch.setattr(passes, "MetaShapes", contextlib.nullcontext)
+    monkeypatch.setattr(peak, "MetaShapes", contextlib.nullcontext)
+    assert passes.real_pass(cfg, "fp32") == fast
+    assert peak._maximal([cfg], "fp32", peak._pass) == fast_peak
