@@ -52,7 +52,7 @@ from .config import BOUNDS, Config, one_of_each
 from .figures import Line, check_lines
 from .gpt import GPT
 from .parts.moe import Experts
-from .passes import DTYPES, TORCH_DTYPES
+from .passes import ATTENTION_OPS, DTYPES, TORCH_DTYPES
 from .training import GPUS, Gpu
 
 ACT_DTYPE = "bf16"  # activations and 16-bit weights while serving
@@ -293,11 +293,8 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
                        other_bytes, rows)
 
 
-ATTENTION_OPS = (torch.ops.aten.bmm, torch.ops.aten._scaled_dot_product_flash_attention_for_cpu)
-
-
 def _attention_ops(counter: FlopCounterMode) -> int:
-    """The FLOPs `counter` has counted so far in batched matmuls and fused attention (all modules)."""
+    """The FLOPs `counter` has counted so far in batched matmuls and fused attention (`model.passes.ATTENTION_OPS`)."""
     return sum(n for op, n in counter.flop_counts["Global"].items() if op in ATTENTION_OPS)
 
 

@@ -154,8 +154,9 @@ class MetaShapes(TorchDispatchMode):
             return made if many else made[0]
         out = func(*args, **kwargs)
         outs = out if isinstance(out, tuple) else (out,)
-        fresh = all(type(t) is torch.Tensor and t.device.type == "meta" and t.storage_offset() == 0 for t in outs) and \
-            len({_storage(t) for t in outs} | _storages((args, kwargs))) == len(outs) + len(_storages((args, kwargs)))
+        made = [_key(t) for t in outs if isinstance(t, torch.Tensor)]
+        fresh = all(type(t) is torch.Tensor and t.device.type == "meta" and t.storage_offset() == 0 for t in outs) \
+            and len(set(made)) == len(outs) and not set(made) & _storages((args, kwargs))
         # (an op whose schema says nothing may still return a view: _unsafe_view; it runs every time)
         self.known[key] = (isinstance(out, tuple), tuple((tuple(t.shape), t.stride(), t.dtype) for t in outs)) \
             if fresh else RUNS
@@ -165,14 +166,10 @@ class MetaShapes(TorchDispatchMode):
 RUNS = ("runs",)  # `MetaShapes.known` of inputs whose op returned a storage it was given: run it every time
 
 
-def _storage(t: torch.Tensor) -> int:
-    return t.untyped_storage()._cdata
-
-
 def _storages(x: object) -> set[int]:
     """The storages of the tensors among an op's arguments (in lists and dicts one level down or more)."""
     if isinstance(x, torch.Tensor):
-        return {_storage(x)}
+        return {_key(x)}
     if isinstance(x, (list, tuple)):
         return set().union(*(_storages(y) for y in x)) if x else set()
     if isinstance(x, dict):
