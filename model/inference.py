@@ -615,6 +615,5 @@ class Serving:
 def serving(cfg: Config, setup: InferSetup | None = None) -> Serving:
     """`infer`, `by_batch` and `by_context` of `cfg` on `setup`, once per configuration and setup (ValueError as
     `infer`'s: a mixture of experts, a decode step beyond a learned position table)."""
-    part = stack.stateful(cfg)
-    twin = by_context(part.attention_twin(cfg), setup) if part is not None else ()
+    twin = by_context(stack.all_attention(cfg), setup) if stack.stateful(cfg) is not None else ()
     return Serving(infer(cfg, setup), by_batch(cfg, setup), by_context(cfg, setup), twin)

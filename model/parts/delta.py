@@ -20,7 +20,6 @@ triangular solves (torch.linalg.solve_triangular) are in no flop formula of torc
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import torch
@@ -523,11 +522,6 @@ def no_peak(cfg: Config) -> str | None:
     """Why the exported page's training card has no figures for `cfg` (`NO_PEAK`: its step's peak is measured at a
     config, `model.peak.measured_candidates`, never a formula of B and T), or None."""
     return NO_PEAK if present(cfg) else None
-
-
-def attention_twin(cfg: Config) -> Config:
-    """`cfg` with attention in every block, as its attention blocks have it: the all-attention twin."""
-    return replace(cfg, linear_layers=(), **dict.fromkeys(SIZES))
 
 
 def title_values(cfg: Config) -> dict[str, str]:

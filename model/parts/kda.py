@@ -24,7 +24,6 @@ elementwise sums or no flop formula of torch's, so neither count has them.
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import torch
@@ -460,14 +459,6 @@ ORDER_NOTE = ("Kimi delta attention comes last: the changes before it reach this
 NOT_EXPORTED = ("the no-server page does not show Kimi delta attention blocks yet: its figures follow B and T by "
                 "formulas, and the bytes their chunked rule keeps for backward have none yet; serve the live page "
                 "(make run) or use python -m model")
-
-
-def attention_twin(cfg: Config) -> Config:
-    """`cfg` with attention in every block, as its attention blocks have it: the all-attention twin (its former KDA
-    blocks without RoPE where the attention blocks have none, as Kimi Linear's)."""
-    nope = cfg.nope_layers and set(cfg.nope_layers) == set(range(cfg.L)) - set(cfg.kda_layers)
-    return replace(cfg, kda_layers=(), **dict.fromkeys(SIZES), conv_width=None,
-                   nope_layers=tuple(range(cfg.L)) if nope else cfg.nope_layers)
 
 
 def title_values(cfg: Config) -> dict[str, str]:

@@ -23,7 +23,6 @@ formula has none) and the scan's five einsums (batched matmuls).
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import torch
@@ -592,14 +591,6 @@ ORDER_NOTE = ("Mamba 2 comes last: the changes before it reach this model with a
 NOT_EXPORTED = ("the no-server page does not show Mamba 2 blocks yet: its figures follow B and T by formulas, and the "
                 "bytes their chunked scan keeps for backward have none yet; serve the live page (make run) or use "
                 "python -m model")
-
-
-def attention_twin(cfg: Config) -> Config:
-    """`cfg` with attention in every block, as its attention blocks have it: the all-attention twin (its former Mamba
-    2 blocks without RoPE where the attention blocks have none)."""
-    nope = cfg.nope_layers and set(cfg.nope_layers) == set(range(cfg.L)) - set(cfg.mamba_layers)
-    return replace(cfg, mamba_layers=(), **dict.fromkeys(SIZES), conv_width=None, ssm_bias="conv", ssm_norm="gated",
-                   ssm_parallel=False, nope_layers=tuple(range(cfg.L)) if nope else cfg.nope_layers)
 
 
 def title_key(cfg: Config) -> str:

@@ -30,7 +30,6 @@ that its loop does not need: a tensor of (B, d_inner, T, d_s) more); the saved b
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import torch
@@ -434,14 +433,6 @@ ORDER_NOTE = ("Mamba comes last: the changes before it reach this model with att
 NOT_EXPORTED = ("the no-server page does not show Mamba blocks yet: its figures follow B and T by formulas, and the "
                 "bytes their scan keeps for backward have none yet; serve the live page (make run) or use "
                 "python -m model")
-
-
-def attention_twin(cfg: Config) -> Config:
-    """`cfg` with attention in every block, as its attention blocks have it: the all-attention twin (its former Mamba
-    blocks without RoPE where the attention blocks have none)."""
-    nope = cfg.nope_layers and set(cfg.nope_layers) == set(range(cfg.L)) - set(cfg.mamba1_layers)
-    return replace(cfg, mamba1_layers=(), **dict.fromkeys(SIZES), conv_width=None, mamba1_bias="conv",
-                   nope_layers=tuple(range(cfg.L)) if nope else cfg.nope_layers)
 
 
 def title_values(cfg: Config) -> dict[str, str]:
