@@ -81,3 +81,13 @@ def assert_same_module(ref: torch.nn.Module, ours: torch.nn.Module, x: torch.Ten
     torch.testing.assert_close(got, expected, atol=tol, rtol=tol)
     assert mine.get_total_flops() == theirs.get_total_flops() > 0
     assert sum(p.numel() for p in ours.parameters()) == sum(p.numel() for p in ref.parameters())
+
+
+def real_saved_bytes(cfg, dtype: str = "fp32") -> int:
+    """What autograd keeps for backward of `GPT(cfg)`, all L blocks on real CPU tensors at `dtype` (seed 0, random
+    token ids): the reference of the meta pass's `trace(cfg, dtype).saved_bytes`."""
+    from model.passes import TORCH_DTYPES, saved_bytes_of
+
+    torch.manual_seed(0)
+    m = GPT(cfg).to(TORCH_DTYPES[dtype])
+    return saved_bytes_of(m, torch.randint(0, cfg.V, (cfg.B, cfg.T)))

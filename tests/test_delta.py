@@ -20,7 +20,7 @@ from model import GPT, budget
 from model.config import Config
 from model.memory import kv_cache_lines
 from model.parts.delta import GatedDeltaNet
-from copied import assert_same_module
+from copied import assert_same_module, real_saved_bytes
 
 
 def sizes(rng: random.Random) -> dict[str, int]:
@@ -208,11 +208,8 @@ def test_saved_bytes_equal_autograd_on_real_cpu_tensors(cfg, dtype):
     """What the chunked rule keeps for backward (its chunks, the triangular solves' inputs and outputs): the meta
     pass's bytes are autograd's on real CPU tensors, and the training card's per-kind bytes add up to them."""
     from model import trace
-    from model.passes import saved_bytes_of
     from model.training import saved_by_kind
-    torch.manual_seed(0)
-    m = GPT(cfg).to({"fp32": torch.float32, "bf16": torch.bfloat16}[dtype])
-    real = saved_bytes_of(m, torch.randint(0, cfg.V, (cfg.B, cfg.T)))
+    real = real_saved_bytes(cfg, dtype)
     assert real == trace(cfg, dtype).saved_bytes
     rest, by_kind = saved_by_kind(cfg, dtype)
     assert rest + by_kind["dense_lin"] * 2 + by_kind["dense"] == real

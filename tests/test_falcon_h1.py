@@ -23,10 +23,9 @@ from model.changes import all_attention, changes
 from model.config import Config, from_hf, read_hf
 from model.memory import kv_cache_lines
 from model.parts.mamba import Mamba2
-from model.passes import saved_bytes_of
 from model.rules import rules_line
 from test_window import _module, measured, reference
-from copied import assert_same_module
+from copied import assert_same_module, real_saved_bytes
 
 
 def written(**fields: object) -> dict:
@@ -145,9 +144,7 @@ CONFIGS = [Config(B=2, T=T, d=12, h=2, L=2, V=30, T_max=64, norm="rmsnorm", posi
 def test_saved_bytes_equal_autograd_on_real_cpu_tensors(cfg, dtype):
     """What a parallel hybrid block keeps for backward (each mixer's own copy of ln_1(x), the scan's tensors): the meta
     pass's bytes are autograd's on real CPU tensors."""
-    torch.manual_seed(0)
-    m = GPT(cfg).to({"fp32": torch.float32, "bf16": torch.bfloat16}[dtype])
-    assert saved_bytes_of(m, torch.randint(0, cfg.V, (cfg.B, cfg.T))) == trace(cfg, dtype).saved_bytes
+    assert real_saved_bytes(cfg, dtype) == trace(cfg, dtype).saved_bytes
 
 
 def test_the_labels_count_attention_and_mamba_2_in_every_block():

@@ -17,11 +17,10 @@ import torch
 from transformers import DynamicCache, KimiLinearConfig
 from transformers.models.kimi_linear.modeling_kimi_linear import KimiLinearDeltaAttention
 
-from copied import assert_same_module
+from copied import assert_same_module, real_saved_bytes
 from model import GPT, budget, trace
 from model.config import Config, HFConfigError, from_hf
 from model.parts.kda import KimiDeltaAttention
-from model.passes import saved_bytes_of
 from test_moe import _module as moe_module  # eager experts on the CPU, batched matmuls on the meta device
 from test_window import reference
 
@@ -263,6 +262,5 @@ HYBRIDS = [Config(B=2, T=T, d=16, h=2, L=3, V=40, T_max=512, norm="rmsnorm", pos
 @pytest.mark.parametrize("cfg", HYBRIDS, ids=["T5", "T70"])
 def test_saved_bytes_equal_autograd_on_real_cpu_tensors(cfg):
     """What the chunked rule keeps for backward: the meta pass's bytes are autograd's on real CPU tensors."""
-    torch.manual_seed(0)
-    real = saved_bytes_of(GPT(cfg), torch.randint(0, cfg.V, (cfg.B, cfg.T)))
+    real = real_saved_bytes(cfg)
     assert real == trace(cfg, "fp32").saved_bytes

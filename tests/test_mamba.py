@@ -23,7 +23,7 @@ from model.memory import kv_cache_lines
 from model.parts.mamba import Mamba2
 from test_moe import _module as moe_module  # eager experts on the CPU, batched matmuls on the meta device
 from test_window import measured, reference
-from copied import assert_same_module
+from copied import assert_same_module, real_saved_bytes
 
 
 def sizes(rng: random.Random) -> dict[str, object]:
@@ -250,10 +250,7 @@ HYBRIDS = [hybrid({"ssm_heads": 2, "ssm_head_dim": 3, "ssm_state": 4, "ssm_group
 def test_saved_bytes_equal_autograd_on_real_cpu_tensors(cfg, dtype):
     """What the chunked scan keeps for backward: the meta pass's bytes are autograd's on real CPU tensors."""
     from model import trace
-    from model.passes import saved_bytes_of
-    torch.manual_seed(0)
-    m = GPT(cfg).to({"fp32": torch.float32, "bf16": torch.bfloat16}[dtype])
-    real = saved_bytes_of(m, torch.randint(0, cfg.V, (cfg.B, cfg.T)))
+    real = real_saved_bytes(cfg, dtype)
     assert real == trace(cfg, dtype).saved_bytes
 
 

@@ -18,9 +18,9 @@ from model.config import CHOICES, MLA_PRESETS, WINDOW_PRESETS, HFConfigError, fr
 from model.formula import evaluate, matches
 from model.memory import kv_cache_lines
 from model.formula import evaluate_shape as shape_of
-from model.passes import saved_bytes_of
 from model.training import TrainSetup, plan
 from pagetools import run_cli
+from copied import real_saved_bytes
 
 HF = Path(__file__).parent / "hf"
 PUBLISHED = {"llama3-8b": 8_030_261_248, "llama3-70b": 70_553_706_496, "llama3.2-1b": 1_235_814_400,
@@ -203,9 +203,7 @@ def test_saved_bytes_equal_autograd_on_real_cpu_tensors(cfg, dtype):
     """All L blocks on CPU against block 0 × L on the meta device. As for GPT-2 (tests/test_lines.py), CPU's fused
     LayerNorm keeps its mean and rstd at 16 bits for 16-bit input (2 bytes less per statistic); RMSNorm is written
     out here, so it agrees to the byte at both dtypes."""
-    torch.manual_seed(0)
-    m = GPT(cfg).to({"fp32": torch.float32, "bf16": torch.bfloat16}[dtype])
-    real = saved_bytes_of(m, torch.randint(0, cfg.V, (cfg.B, cfg.T)))
+    real = real_saved_bytes(cfg, dtype)
     ln_stats = (2 * cfg.L + 1) * 2 * cfg.B * cfg.T if cfg.norm == "layernorm" and dtype == "bf16" else 0
     assert real == trace(cfg, dtype).saved_bytes - 2 * ln_stats
 
