@@ -2530,10 +2530,7 @@ def _jamba(doc: Mapping) -> Reading:
     keys = {"V": "vocab_size", "T_max": "max_position_embeddings", "d": "hidden_size", "L": "num_hidden_layers",
             "h": "num_attention_heads", "kv_heads": "num_key_value_heads", "tie": "tie_word_embeddings"}
     fields = {f: values[k] for f, k in keys.items()}
-    pad = doc.get("pad_token_id", PAD_DEFAULTS[model_type])
-    if isinstance(pad, int) and not isinstance(pad, bool) and not -fields["V"] <= pad < fields["V"]:
-        raise HFConfigError(f"config.json: pad_token_id={pad:,} is no row of the {fields['V']:,} of the token table, "
-                            "which transformers' embedding refuses: give a vocab_size above it")
+    _check_pad(doc, model_type, fields["V"])
     fields.update(norm="rmsnorm", positions="rope", mlp="swiglu", bias="none", nope_layers=attention)
     keys["nope_layers"] = "attn_layer_period"
     more = [f"no RoPE: JambaAttention rotates nothing, so the {len(attention):,} attention blocks see no position but "
@@ -2635,10 +2632,7 @@ def _falcon_h1(doc: Mapping) -> Reading:
                             f"num_attention_heads={h:,}: each K/V head serves a whole group of query heads")
     if head_dim is not None or d % h:
         fields["head_dim"], keys["head_dim"] = (d // h if head_dim is None else head_dim), "head_dim"
-    pad = doc.get("pad_token_id", PAD_DEFAULTS[model_type])
-    if isinstance(pad, int) and not isinstance(pad, bool) and not -fields["V"] <= pad < fields["V"]:
-        raise HFConfigError(f"config.json: pad_token_id={pad:,} is no row of the {fields['V']:,} of the token table, "
-                            "which transformers' embedding refuses: give a vocab_size above it")
+    _check_pad(doc, model_type, fields["V"])
     fields.update(norm="rmsnorm", positions="rope", mlp="swiglu", bias=_bias(values, model_type),
                   mamba_layers=tuple(range(L)), ssm_parallel=True, ssm_heads=heads, ssm_head_dim=head,
                   ssm_state=values["mamba_d_state"], ssm_groups=groups, ssm_chunk=values["mamba_chunk_size"],
@@ -2906,6 +2900,16 @@ PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 12
                 "nemotron_h": 0, "jamba": 0, "falcon_h1": 0}  # NemotronHConfig's pad_token_id, which its embedding does not read (no padding_idx)
 
 
+def _check_pad(doc: Mapping, model_type: str, V: int) -> None:
+    """HFConfigError where the padding row (pad_token_id, else the type's default) is no row of the V of the token
+    table: transformers' embedding refuses it."""
+    pad = doc.get("pad_token_id", PAD_DEFAULTS.get(model_type))
+    if isinstance(pad, int) and not isinstance(pad, bool) and not -V <= pad < V:
+        source = "" if "pad_token_id" in doc else f" (not in the file: {model_type}'s default)"
+        raise HFConfigError(f"config.json: pad_token_id={pad:,}{source} is no row of the {V:,} of the token table, "
+                            "which transformers' embedding refuses: give a vocab_size above it")
+
+
 def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dict[str, str]) -> None:
     """HFConfigError for a value, given or the type's default, that changes what is built but is not modelled."""
     if model_type == "minicpm3" and values["mlp_bias"]:
@@ -2969,11 +2973,7 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
     if values.get("use_bidirectional_attention") and model_type != "gemma4_text":  # Gemma 4's words: `_gemma4`
         raise HFConfigError("config.json: use_bidirectional_attention=true makes attention bidirectional (an "
                             "encoder's); this decoder's attention is causal")
-    pad = doc.get("pad_token_id", PAD_DEFAULTS.get(model_type))
-    if isinstance(pad, int) and not isinstance(pad, bool) and not -fields["V"] <= pad < fields["V"]:
-        source = "" if "pad_token_id" in doc else f" (not in the file: {model_type}'s default)"
-        raise HFConfigError(f"config.json: pad_token_id={pad:,}{source} is no row of the {fields['V']:,} of the token "
-                            f"table, which transformers' embedding refuses: give a vocab_size above it")
+    _check_pad(doc, model_type, fields["V"])
     for key in ("layer_types", "mlp_layer_types"):
         types = values.get(key)
         if types is not None and len(types) != fields["L"]:

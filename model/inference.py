@@ -101,8 +101,7 @@ def decode_rows(one: Config) -> dict[str, tuple[str, str]]:
     attn = next((i for i, k in enumerate(kinds) if stack.attention_kind(k, one)), None)
     if attn is not None:
         mixer = {**stack.mixer(one).DECODE_ROWS, **(sparse.DECODE_ROWS if sparse.present(one) else {}),
-                 **({k: v for k, v in latent.UNROTATED.items() if k.startswith("blocks.")}
-                    if latent.present(one) and not latent.rotates(one) else {})}
+                 **(latent.UNROTATED_DECODE if latent.present(one) and not latent.rotates(one) else {})}
         rows.update({name.replace("blocks.0.", f"blocks.{attn}.", 1): row for name, row in mixer.items()})
     return {**rows, **moe.DECODE_ROWS, **DECODE_OUT}
 

@@ -357,9 +357,9 @@ UNROTATED = {
                     "them, d_R per token"),
     "attn.q_heads": ("(B, h, T, d_nope + d_R)", "q = [q_nope, q_rope]"),
     "attn.k": ("(B, h, T, d_nope + d_R)", "k = [k_nope, k_rope], k_rope broadcast to the h heads"),
-    "blocks.0.attn.rope_cache": ("(B, 1, T + 1, d_R)", "the key's d_R features of the {T} cached tokens and the new "
-                                 "one (not rotated)"),
 }
+UNROTATED_DECODE = {"blocks.0.attn.rope_cache": ("(B, 1, T + 1, d_R)", "the key's d_R features of the {T} cached "
+                                                 "tokens and the new one (not rotated)")}  # `DECODE_ROWS`' where none
 
 
 def rotates(cfg: Config) -> bool:
