@@ -40,7 +40,7 @@ latent change swaps q, k and v of h heads of d_v for the low-rank pairs, the lat
 KV cache line is the latent's d_c + d_R per token per block against K and V's 2h·d_v (`latent_lines`).
 
 A part with a fixed state in some blocks' attention's place (`model.stack.STATEFUL`: Gated DeltaNet, Mamba 2, Kimi delta
-attention) comes last of all: ORDER reaches this model with attention in every block (`model.stack.all_attention`), and
+attention) comes last of all: ORDER reaches this model with attention in every block (`model.config.all_attention`), and
 one change (`STATE_CHANGES`, the part's LAST_CHANGE) puts the state in place. Its FLOPs per token are no polynomial of
 T (T_pad/T, (T + d_conv − 1)/T): the chain's polynomials divide by symbols there (`model.formula.to_poly`'s `divide`),
 values exact as Fractions, and the line is written from the budget's own formulas where they are the same difference
@@ -56,7 +56,7 @@ from fractions import Fraction
 
 from .budgeting import budget, formulas
 from .expr import E, total
-from .config import FIELDS, Config
+from .config import FIELDS, Config, all_attention
 from .families import sandwich_only
 from .figures import Line, check_lines, number
 from .fields import blocks_text
@@ -65,7 +65,7 @@ from .memory import kv_cache_lines
 from .notation import SYMBOLS
 from .parts import PARTS, delta, kda, latent, mamba, mamba1, moe, sparse, window
 from .passes import DTYPES
-from .stack import STATEFUL, all_attention, beside, stateful
+from .stack import STATEFUL, beside, stateful
 from .tracing import eager_lines, trace
 from .training import GPUS, TrainSetup
 
@@ -90,7 +90,7 @@ ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config field
     ("sparse", sparse.NAMES),
 )
 STATE_CHANGES = {part.LAST_CHANGE[0]: part for part in STATEFUL}  # a part with a fixed state: the chain's last change,
-# from the model with attention in every block (`model.stack.all_attention`) to this one
+# from the model with attention in every block (`model.config.all_attention`) to this one
 OWNERS = {"moe": moe, "window": window, "latent": latent}  # the part of a change that adds lines of its own
 ORDER_NOTE = ("Changes interact, so they are applied one at a time from the GPT-2 twin in this order: d_head set "
               "apart, RMSNorm, biases, RoPE, the MLP (SwiGLU or GeGLU, d_ff), K/V heads h_kv, QK-norm, fused "
@@ -358,7 +358,7 @@ SHORT = {"twin": "GPT-2 twin", "d_head": "d_head apart", "norm": "RMSNorm", "bia
 
 def _states(cfg: Config, base: Config) -> list[tuple[str, Config]]:
     """(change, the configuration after it) for each change in ORDER that `cfg` makes; where a part with a fixed state
-    mixes some blocks, ORDER reaches `cfg` with attention in every block (`model.stack.all_attention`), and the part's
+    mixes some blocks, ORDER reaches `cfg` with attention in every block (`model.config.all_attention`), and the part's
     change (`STATE_CHANGES`) is the last."""
     part, goal = stateful(cfg), all_attention(cfg)
     out, state = [], base

@@ -629,6 +629,17 @@ def defaults(group: str) -> dict[str, object]:
     return {f.name: f.default for f in WRITTEN if f.group == group}
 
 
+def all_attention(cfg: Config) -> Config:
+    """`cfg` with attention in every block, as its attention blocks have it (the all-attention twin), or `cfg` itself
+    where every block has attention: the fields of the parts with a fixed state at their defaults (the "linear"
+    group), and the former stateful blocks without RoPE where no attention block has it (Kimi Linear's, Jamba's)."""
+    part = stack.stateful(cfg)
+    if part is None:
+        return cfg
+    nope = bool(cfg.nope_layers) and set(cfg.nope_layers) == set(range(cfg.L)) - set(getattr(cfg, part.BLOCKS))
+    return replace(cfg, **defaults("linear"), nope_layers=tuple(range(cfg.L)) if nope else cfg.nope_layers)
+
+
 FIELDS: tuple[str, ...] = names("lesson")  # the lesson's fields: B, T, d, h, L, V, T_max, tie
 # The groups `model.changes` applies one at a time, by name.
 MOE_FIELDS: tuple[str, ...] = names("moe")

@@ -48,7 +48,7 @@ from . import stack
 from .budgeting import budget, formulas
 from .expr import E, Expr, num, shape_subs, total
 from .parts import attention, latent, moe, says, sparse, window
-from .config import BOUNDS, Config, one_of_each
+from .config import BOUNDS, Config, all_attention, one_of_each
 from .figures import Line, check_lines
 from .gpt import GPT
 from .parts.moe import Experts
@@ -614,5 +614,5 @@ class Serving:
 def serving(cfg: Config, setup: InferSetup | None = None) -> Serving:
     """`infer`, `by_batch` and `by_context` of `cfg` on `setup`, once per configuration and setup (ValueError as
     `infer`'s: a mixture of experts, a decode step beyond a learned position table)."""
-    twin = by_context(stack.all_attention(cfg), setup) if stack.stateful(cfg) is not None else ()
+    twin = by_context(all_attention(cfg), setup) if stack.stateful(cfg) is not None else ()
     return Serving(infer(cfg, setup), by_batch(cfg, setup), by_context(cfg, setup), twin)

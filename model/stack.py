@@ -11,7 +11,6 @@ MoE blocks. Figures over all blocks sum each part under its count (`spread`): "L
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -65,18 +64,6 @@ def stateful(cfg: Config) -> ModuleType | None:
     """The part with a fixed state that mixes some blocks of `cfg` (Gated DeltaNet, Mamba 2, Kimi delta attention or
     Mamba), or None."""
     return next((part for part in STATEFUL if part.present(cfg)), None)
-
-
-def all_attention(cfg: Config) -> Config:
-    """`cfg` with attention in every block, as its attention blocks have it (the all-attention twin), or `cfg` itself
-    where every block has attention: the fields of the parts with a fixed state at their defaults (the "linear"
-    group), and the former stateful blocks without RoPE where no attention block has it (Kimi Linear's, Jamba's)."""
-    part = stateful(cfg)
-    if part is None:
-        return cfg
-    from .config import defaults  # (config reads this module's parts)
-    nope = bool(cfg.nope_layers) and set(cfg.nope_layers) == set(range(cfg.L)) - set(getattr(cfg, part.BLOCKS))
-    return replace(cfg, **defaults("linear"), nope_layers=tuple(range(cfg.L)) if nope else cfg.nope_layers)
 
 
 def stateful_kind(kind: str) -> ModuleType | None:

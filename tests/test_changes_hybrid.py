@@ -1,5 +1,5 @@
 """What each change buys in a hybrid with a fixed state (Gated DeltaNet, Mamba 2, Kimi delta attention): the chain runs
-from the GPT-2 twin to the model with attention in every block (`model.stack.all_attention`), then one last change puts
+from the GPT-2 twin to the model with attention in every block (`model.config.all_attention`), then one last change puts
 the fixed state in its blocks' attention's place. Its lines are the real figures after minus before (parameters of the
 module, measured FLOPs per token at this T: T_pad/T and (T + d_conv − 1)/T, the cache per token falling, the bytes of
 the pass), their formulas true, the lines adding up to this model minus its twin; and a line of the states' bytes at
