@@ -15,7 +15,8 @@ computed is left alone. A card asks through its own `Latest`: a job that has not
 is skipped (a learner dragging a slider queues one pass, not one per state it passed), and a result for an
 earlier ask is dropped. Not served (a notebook, a test, a script), `show`
 gets the result at once. `compute` may raise ValueError (a configuration the figure cannot be made for): `show`
-then gets the exception, to put its one line where the figure would be.
+then gets the exception, to put its one line where the figure would be. Served, any other error (a bug) is logged
+and reaches `show` as a ValueError that says so; not served, it is raised.
 """
 from __future__ import annotations
 
@@ -64,6 +65,17 @@ def _outcome(compute: Callable[[], R]) -> R | ValueError:
         return e
 
 
+def _served_outcome(compute: Callable[[], R]) -> R | ValueError:
+    """`_outcome` in the worker: any other error (a bug) is logged with its traceback and comes back as a ValueError
+    whose one line says so, for the card to show (a card never shows another state's figures without a word)."""
+    try:
+        return _outcome(compute)
+    except Exception as e:  # noqa: BLE001
+        LOG.exception("a page's figures could not be computed (%s)", getattr(compute, "__qualname__", compute))
+        return ValueError(f"these figures could not be computed ({type(e).__name__}: {e}); the server's log has the "
+                          "details")
+
+
 def offload(compute: Callable[[], R], show: Callable[[R | ValueError], None],
             stale: Callable[[], bool] = lambda: False, doc=None) -> None:
     """`show(compute())`, `compute` off the event loop where a server serves the page (see the module docstring);
@@ -84,7 +96,7 @@ def offload(compute: Callable[[], R], show: Callable[[R | ValueError], None],
             LOG.warning("a page's figures waited %.1f s for the worker (%s)", start - asked, what)
         _BUSY[:] = [(what, start)]
         try:
-            return _outcome(compute)
+            return _served_outcome(compute)
         finally:
             _BUSY.clear()
             if (took := time.monotonic() - start) > SLOW_WAIT_S:

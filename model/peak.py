@@ -40,7 +40,9 @@ import contextlib
 import functools
 import gc
 import itertools
+import logging
 import math
+import threading
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -399,27 +401,68 @@ def _fit(s: Structure, record: Callable[[Config, str], _Live]) -> list[Candidate
     return _maximal(probes(s), s.dtype, record)
 
 
+_PROBES = threading.RLock()  # one set of probe steps at a time in a process (the served page's worker and its loop)
+ATTEMPTS = 3  # probe steps measured again where they disagree (`_agreeing_runs`)
+LOG = logging.getLogger(__name__)
+
+
 @contextlib.contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """No cyclic garbage collection during the probes: one triggered mid-pass (by an allocation on any thread) would
-    free a storage of a reference cycle at another moment in one probe than in the others, so that their moments no
-    longer match. Storages still die when their last reference goes, as in a real step."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
+def _no_cycle_collection() -> Iterator[list[int]]:
+    """No automatic cyclic garbage collection during the probes: one triggered mid-pass (by an allocation on any
+    thread) could free a storage of a reference cycle at another moment in one probe than in the others, so that
+    their moments no longer match. Storages still die when their last reference goes, as in a real step. Another
+    thread may still call `gc.collect()` (Panel does, as a page closes): the list yielded counts the collections
+    that started meanwhile, for the log. One set of probes at a time, so that none turns collection back on while
+    another runs."""
+    collections = [0]
+
+    def count(phase: str, _info: dict) -> None:
+        collections[0] += phase == "start"
+
+    with _PROBES:
+        was = gc.isenabled()
+        gc.disable()
+        gc.callbacks.append(count)
+        try:
+            yield collections
+        finally:
+            gc.callbacks.remove(count)
+            if was:
+                gc.enable()
+
+
+def _difference(runs: list[_Live]) -> str | None:
+    """Where probe steps' moments first differ, in words (None where they all agree)."""
+    first = runs[0]
+    for k, r in enumerate(runs[1:], 2):
+        if len(r.moments) != len(first.moments):
+            return f"probe 1 has {len(first.moments)} moments, probe {k} {len(r.moments)}"
+        for i, (a, b) in enumerate(zip(first.moments, r.moments)):
+            if a.alive != b.alive:
+                return (f"moment {i} ({a.phase}, {a.where or 'outside the blocks'}, {a.op}): allocations "
+                        f"{sorted(a.alive ^ b.alive)} alive in one of probes 1 and {k} only")
+    return None
+
+
+def _agreeing_runs(configs: list[Config], dtype: str, record: Callable[[Config, str], _Live]) -> list[_Live]:
+    """`record` at each config, measured again (up to ATTEMPTS times, each logged) where their moments disagree:
+    a storage freed at another moment in one probe by something outside the step (a collection by another thread)."""
+    for attempt in range(1, ATTEMPTS + 1):
+        with _no_cycle_collection() as collections:
+            runs = [record(cfg, dtype) for cfg in configs]
+        differs = _difference(runs)
+        if differs is None:
+            return runs
+        LOG.warning("probe steps of one structure allocated differently (attempt %d of %d; %d garbage collections "
+                    "started meanwhile): %s", attempt, ATTEMPTS, collections[0], differs)
+    raise RuntimeError(f"probe steps of one structure allocated differently {ATTEMPTS} times ({differs}): the peak "
+                       "cannot be written as formulas")
 
 
 def _maximal(configs: list[Config], dtype: str, record: Callable[[Config, str], _Live]) -> list[Candidate]:
     """The maximal moments of `record` at `configs`, their bytes fitted across them (one config: its numbers)."""
-    with _no_cycle_collection():
-        runs = [record(cfg, dtype) for cfg in configs]
+    runs = _agreeing_runs(configs, dtype, record)
     first = runs[0]
-    if any([m.alive for m in r.moments] != [m.alive for m in first.moments] for r in runs[1:]):
-        raise RuntimeError("probe steps of one structure allocated differently: the peak cannot be written as formulas")
     fitted: dict[tuple[int, ...], Poly] = {}  # many storages share their sizes: fit each size once
     for nbytes in {tuple(r.sizes[n] for r in runs) for n in range(len(first.sizes))}:
         fitted[nbytes] = _fit_bytes(list(nbytes), configs) if len(configs) > 1 else poly_const(nbytes[0])

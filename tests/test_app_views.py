@@ -694,6 +694,35 @@ def test_a_served_page_computes_its_heavy_figures_off_the_event_loop(monkeypatch
         session.destroyed = True
 
 
+def test_a_served_cards_figures_that_fail_say_so_on_the_card_and_in_the_log(monkeypatch, caplog):
+    """app.background: served, a computation that raises anything but ValueError (a bug) is logged with its
+    traceback and reaches the card as one line that names it, so the card never keeps another state's figures
+    without a word; not served, the error is raised."""
+    import logging
+
+    from app.background import _POOL, offload
+
+    def broken():
+        raise RuntimeError("probe steps of one structure allocated differently")
+
+    shown = []
+    with served_document() as doc:
+        doc.session_context.destroyed = False
+        ticks = []
+        monkeypatch.setattr(doc, "add_next_tick_callback", ticks.append)
+        with caplog.at_level(logging.ERROR, logger="app.background"):
+            offload(broken, shown.append, doc=doc)
+            _POOL.submit(lambda: None).result()  # the worker has done the job
+        for tick in ticks:
+            tick()
+        doc.session_context.destroyed = True
+    assert len(shown) == 1 and isinstance(shown[0], ValueError)
+    assert str(shown[0]) == ("these figures could not be computed (RuntimeError: probe steps of one structure "
+                             "allocated differently); the server's log has the details")
+    assert "could not be computed (test_a_served_cards_figures_that_fail" in caplog.text and "Traceback" in caplog.text
+    with pytest.raises(RuntimeError):
+        offload(broken, shown.append)  # not served
+
 def test_a_placeholder_that_asks_again_gets_its_card_once_and_the_server_says_why_it_waited(monkeypatch, caplog):
     """app.lazy.Reveal asks again while its card has not come (an ask lost on the way, or a server slow to build):
     the second ask is logged with what the worker is doing and how many builds wait, the card is built once, and
