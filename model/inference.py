@@ -42,7 +42,6 @@ from dataclasses import asdict, dataclass, replace
 from typing import NamedTuple
 
 import torch
-from torch.utils.flop_counter import FlopCounterMode
 
 from . import stack
 from .budgeting import budget, formulas
@@ -52,7 +51,7 @@ from .config import BOUNDS, Config, all_attention, one_of_each
 from .figures import Line, check_lines
 from .gpt import GPT
 from .parts.moe import Experts
-from .passes import ATTENTION_OPS, DTYPES, TORCH_DTYPES
+from .passes import DTYPES, TORCH_DTYPES, Flops
 from .training import GPUS, Gpu
 
 ACT_DTYPE = "bf16"  # activations and 16-bit weights while serving
@@ -237,14 +236,14 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
              for n, m in model.named_modules() if n and not list(m.children())]
     # A projection fed a transposed input (Mamba's x_proj and out_proj) runs a batched matmul too: what the blocks'
     # nn.Linear modules count is left out of q kᵀ and attn @ v (`projected`, block by block)
-    now: list[FlopCounterMode] = []
+    now: list[Flops] = []
     projected, before = [0] * one.L, [0]
 
     def enter(_m: torch.nn.Module, _i: object) -> None:
-        before[0] = _attention_ops(now[0])
+        before[0] = now[0].attn
 
     def leave(_m: torch.nn.Module, _i: object, _o: object) -> None:
-        projected[block] += _attention_ops(now[0]) - before[0]
+        projected[block] += now[0].attn - before[0]
 
     hooks += [h for m in model.blocks.modules() if isinstance(m, torch.nn.Linear)
               for h in (m.register_forward_pre_hook(enter), m.register_forward_hook(leave))]
@@ -252,23 +251,23 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
     counts = []
     try:
         with torch.no_grad():
-            with FlopCounterMode(display=False) as counter:
+            with Flops() as counter:
                 x = model.embed_tokens(idx, start=cfg.T)
             counts.append(counter)
             for block in range(one.L):
-                with FlopCounterMode(display=False) as counter:
+                with Flops() as counter:
                     now[:] = [counter]
                     y = model.block(block, x, pasts[block])
                 counts.append(counter)
-            with FlopCounterMode(display=False) as counter:
+            with Flops() as counter:
                 logits = model.output(y)
             counts.append(counter)
     finally:
         for hook in hooks:
             hook.remove()
     kinds = one.block_kinds
-    flops = {m: counts[1 + i].get_total_flops() for i, m in enumerate(kinds)}
-    flops_attn = {m: _attention_ops(counts[1 + i]) - projected[i] for i, m in enumerate(kinds)}
+    flops = {m: counts[1 + i].total for i, m in enumerate(kinds)}
+    flops_attn = {m: counts[1 + i].attn - projected[i] for i, m in enumerate(kinds)}
     seen, nbytes, other_bytes = set(), dict.fromkeys(kinds, 0), 0
     kept = {id(t) for past in pasts for t in past}
     for name, t in outputs:
@@ -288,13 +287,8 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
     rows = tuple(DecodeRow(name, shape_subs(shape, **by), label.format(T=cached), tuple(recorded[name].shape),
                            recorded[name].untyped_storage().nbytes())
                  for name, (shape, label) in decode_rows(one).items() if name in recorded)
-    return _BlockSteps(flops, flops_attn, nbytes, counts[0].get_total_flops() + counts[-1].get_total_flops(),
+    return _BlockSteps(flops, flops_attn, nbytes, counts[0].total + counts[-1].total,
                        other_bytes, rows)
-
-
-def _attention_ops(counter: FlopCounterMode) -> int:
-    """The FLOPs `counter` has counted so far in batched matmuls and fused attention (`model.passes.ATTENTION_OPS`)."""
-    return sum(n for op, n in counter.flop_counts["Global"].items() if op in ATTENTION_OPS)
 
 
 @dataclass(frozen=True)

@@ -106,8 +106,12 @@ for _op, _formula in FLASH_CPU.items():
 ATTENTION_OPS = (torch.ops.aten.bmm, torch.ops.aten._scaled_dot_product_flash_attention_for_cpu)  # q kᵀ, attn @ v
 
 
-class _Flops(TorchDispatchMode):
-    """Counts FLOPs of the ops in torch's flop registry (mm, addmm, bmm, the flash kernel ...), torch's formulas."""
+class Flops(TorchDispatchMode):
+    """Counts FLOPs of the ops in torch's flop registry (mm, addmm, bmm, the flash kernel ...), torch's formulas:
+    `total`, and `attn` of them in q kᵀ and attn @ v (`ATTENTION_OPS`). Only the ops of the thread that entered it,
+    as every dispatch mode: torch's FlopCounterMode also registers global module hooks (its ModuleTracker), which
+    put gradient hooks on the tensors of every thread's modules while it counts, and so change when a training
+    step's storages are freed in a pass another thread runs meanwhile (`model.peak`, served)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -309,7 +313,7 @@ def record(model: GPT, idx: torch.Tensor, tie: bool) -> Pass:
             handles += [block.lin.register_forward_pre_hook(lambda *_: setattr(recorder, "lin", True)),
                         block.lin.register_forward_hook(lambda *_: setattr(recorder, "lin", False))]
     try:
-        with torch.enable_grad(), MetaShapes(), _Flops() as counter, \
+        with torch.enable_grad(), MetaShapes(), Flops() as counter, \
                 torch.autograd.graph.saved_tensors_hooks(recorder.pack, _no_backward):
             recorder.outputs.append(("idx", idx, "embed", None))
             x = model.embed_tokens(idx)

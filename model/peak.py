@@ -446,7 +446,9 @@ def _difference(runs: list[_Live]) -> str | None:
 
 def _agreeing_runs(configs: list[Config], dtype: str, record: Callable[[Config, str], _Live]) -> list[_Live]:
     """`record` at each config, measured again (up to ATTEMPTS times, each logged) where their moments disagree:
-    a storage freed at another moment in one probe by something outside the step (a collection by another thread)."""
+    a storage freed at another moment in one probe by something outside the step, on another thread (torch's
+    FlopCounterMode, whose global module hooks reach every thread's modules: nothing here uses it, `passes.Flops`
+    counts instead; a collection)."""
     for attempt in range(1, ATTEMPTS + 1):
         with _no_cycle_collection() as collections:
             runs = [record(cfg, dtype) for cfg in configs]

@@ -300,6 +300,46 @@ def test_probe_steps_that_disagree_are_measured_again_and_logged(monkeypatch, ca
         collector.join()
     assert gc.isenabled()
 
+
+def test_a_flop_count_on_another_thread_leaves_a_probe_step_as_it_is():
+    """The cause of CI's 'probe steps … allocated differently' on a served page: torch's FlopCounterMode registers
+    global module hooks (its ModuleTracker) that put gradient hooks on every thread's tensors while it counts, so a
+    serving card counting on the event loop changed when the worker's probe step freed its storages. Serving counts
+    with `model.passes.Flops`, a dispatch mode only (per thread): a step measured while another thread counts with
+    it is the step measured alone. (Shown with torch's: the same step, other moments.)"""
+    import threading
+    from pathlib import Path
+
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from model import inference, peak
+    from model.passes import Flops
+
+    cfg = Config(B=2, d=64, h=4, L=2, V=500, T=16, T_max=64)
+
+    def moments_beside(mode) -> list:
+        entered, done = threading.Event(), threading.Event()
+
+        def count() -> None:
+            with mode:
+                entered.set()
+                done.wait(60)
+
+        thread = threading.Thread(target=count)
+        thread.start()
+        entered.wait(60)
+        try:
+            return [(m.op, m.alive) for m in peak._pass(cfg, "fp32").moments]
+        finally:
+            done.set()
+            thread.join()
+
+    alone = [(m.op, m.alive) for m in peak._pass(cfg, "fp32").moments]
+    assert moments_beside(Flops()) == alone
+    assert moments_beside(FlopCounterMode(display=False)) != alone
+    root = Path(inference.__file__).parents[1]  # nothing served counts with torch's
+    assert not [f for d in ("model", "app") for f in (root / d).rglob("*.py") if "FlopCounterMode(" in f.read_text()]
+
 # --- every formula is true ------------------------------------------------------------------------------------------
 # Model shapes (d_head, h, T_max, T, V, tie): a pool, so the traces are shared; B, L and the setup vary freely.
 SHAPES = [(1, 1, 1, 1, 1, True), (2, 3, 7, 7, 11, False), (8, 2, 64, 33, 50_257, True), (64, 12, 1024, 1024, 50_257, True),
