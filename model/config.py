@@ -33,7 +33,8 @@ h_kv heads of K and V (grouped-query attention), d_ff the MLP's hidden width. Th
 Mixture of experts (the MLP's other choice; `model.parts.moe`, symbols named in `model.notation.SYMBOL_DOCS`): `experts`
 -> E routed experts, `top_k` -> k of them per token, `expert_dim` -> d_expert each expert's width, `shared_experts`
 -> E_shared experts every token uses (Qwen2-MoE, DeepSeek), of width `shared_dim` -> d_shared (default d_expert),
-with `shared_gate` Qwen2-MoE's sigmoid gate (d, 1) on their output. A router (d, E) picks each token's k experts. The
+with `shared_gate` Qwen2-MoE's sigmoid gate (d, 1) on their output. A router (d, E) picks each token's k experts
+(with `score_bias`, ERNIE 4.5's correction bias (E) added to its probabilities to pick them, not to weigh them). The
 experts take the recipe's MLP (SwiGLU: W_gate, W_up (d, d_expert), W_down (d_expert, d); GELU: two matrices) with no
 biases, as Mixtral's and Qwen's grouped weights (E, d, d_expert) have none. Which blocks are MoE (`block_kinds`):
 block i is when i >= `dense_first` (DeepSeek's first_k_dense_replace), (i + 1) is a multiple of `moe_step` (Qwen's

@@ -63,6 +63,11 @@ does the same, from data:
 - Aria's text model (aria_text): Llama's block with Mixtral's experts (moe_num_experts, moe_topk, of width
   intermediate_size) in every block and one ungated shared SwiGLU of width intermediate_size · moe_num_shared_experts
   (E_shared experts of width d_expert: the same matrices' sizes); mlp_bias, which biases the shared SwiGLU only, refused.
+- ERNIE 4.5 MoE (ernie4_5_moe): ERNIE 4.5's block (RoPE's pairs interleaved) with experts (moe_num_experts, moe_k,
+  of width moe_intermediate_size) in every moe_layer_interval-th block from moe_layer_start_index to
+  moe_layer_end_index (-1: the last block), a shared SwiGLU of width moe_intermediate_size · moe_num_shared_experts,
+  and its router's correction bias, a parameter of E per MoE block (`score_bias`: it picks each token's experts, not
+  their weights); use_bias, which biases its head and shared experts but not its routed experts, refused.
 - dots.llm1 (dots1): Qwen3's attention (QK-norm per head, windows on the blocks from max_window_layers on where
   sliding_window is set) with DeepSeek-V3's experts (a sigmoid router with a correction bias and groups, shared experts
   of width moe_intermediate_size · n_shared_experts) in the blocks from first_k_dense_replace on; its class's null
@@ -137,14 +142,14 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa",
                "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear",
-               "nemotron_h", "jamba", "falcon_h1", "gemma4_text")
+               "nemotron_h", "jamba", "falcon_h1", "gemma4_text", "ernie4_5_moe")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
              "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite",
              "deepseek_v32", "glm_moe_dsa",
-             "qwen3_next", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear", "nemotron_h", "jamba")
+             "qwen3_next", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear", "nemotron_h", "jamba", "ernie4_5_moe")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
@@ -390,6 +395,14 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 128, "max_position_embeddings": 131_072,
         "tie_word_embeddings": True, "use_bias": False,
     },
+    "ernie4_5_moe": {  # Ernie4_5_MoeConfig (ERNIE-4.5-21B-A3B): experts from the second block on, two shared experts,
+        # the router's correction bias a parameter; moe_layer_end_index -1: the last block (its __post_init__)
+        "vocab_size": 103_424, "hidden_size": 2_560, "intermediate_size": 12_288, "num_hidden_layers": 28,
+        "num_attention_heads": 20, "num_key_value_heads": 4, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": True, "use_bias": False, "moe_intermediate_size": 1_536, "moe_k": 6,
+        "moe_num_experts": 64, "moe_num_shared_experts": 2, "moe_layer_start_index": 1, "moe_layer_end_index": -1,
+        "moe_layer_interval": 1,
+    },
     "seed_oss": {  # SeedOssConfig: attention_bias on q, k and v, attention_out_bias on W_o
         "vocab_size": 155_136, "hidden_size": 4_096, "intermediate_size": 27_648, "num_hidden_layers": 64,
         "num_attention_heads": 80, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 524_288,
@@ -626,6 +639,7 @@ ROUTER: dict[str, dict[str, object]] = {
     "nemotron_h": {"norm_topk_prob": True, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
                    "output_router_logits": False},
     "olmoe": {"norm_topk_prob": False, "router_aux_loss_coef": 0.01, "output_router_logits": False},
+    "ernie4_5_moe": {"moe_norm_min": 1e-12, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "mellum": {"norm_topk_prob": True, "router_aux_loss_coef": 0.001, "output_router_logits": False},
     "flex_olmo": {"norm_topk_prob": False, "router_aux_loss_coef": 0.01, "output_router_logits": False},
     **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoehybrid"),
@@ -683,6 +697,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "minimax_m2": ("sliding_window", "layer_types", "rotary_dim"),  # rotary_dim: its class's other partial RoPE key
     "solar_open": ("sliding_window", "layer_types"),
     "aria_text": ("sliding_window", "layer_types"),
+    "ernie4_5_moe": ("head_dim", "sliding_window", "layer_types"),  # its attention's getattr(config, "head_dim", d // h)
     "dots1": ("head_dim",),  # Dots1Attention's getattr(config, "head_dim", d / h)
     "hy_v3": ("sliding_window", "layer_types"),
     "glm4_moe_lite": ("sliding_window", "layer_types"),  # head_dim: its class's other name of qk_rope_head_dim (ALIASES)
@@ -733,6 +748,9 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("internlm3", "exaone", "iquestcoder", "seed_oss"),
                     ("num_key_value_heads", "head_dim", "sliding_window", "layer_types")),
     "ernie4_5": ("num_key_value_heads", "head_dim", "use_bias", "sliding_window", "layer_types"),  # use_bias null: none
+    "ernie4_5_moe": ("num_key_value_heads", "use_bias", "moe_k", "moe_num_experts", "moe_num_shared_experts",
+                     "moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval", "sliding_window",
+                     "layer_types"),  # use_bias null: none; the others' null: NULL_FAILS
     "granite": ("num_key_value_heads", "sliding_window", "layer_types"),
     **dict.fromkeys(("granitemoe", "granitemoeshared"), ("num_key_value_heads", "num_local_experts",
                                                          "num_experts_per_tok", "sliding_window", "layer_types")),
@@ -785,6 +803,9 @@ NULLABLE: dict[str, tuple[str, ...]] = {
 }
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
 NULL_FAILS: dict[str, tuple[str, ...]] = {"hy_v3": ("num_experts", "num_experts_per_tok", "num_shared_experts"),
+                                          "ernie4_5_moe": ("num_key_value_heads", "moe_k", "moe_num_experts",
+                                                           "moe_num_shared_experts", "moe_layer_start_index",
+                                                           "moe_layer_end_index", "moe_layer_interval"),
                                           "kimi_linear": ("num_experts_per_tok", "v_head_dim"),
                                           "dots1": ("n_shared_experts", "n_routed_experts", "num_experts_per_tok"),"glm": ("num_key_value_heads", "head_dim"), "ministral": ("head_dim",),
                                           **dict.fromkeys(("granitemoe", "granitemoeshared"),
@@ -811,6 +832,7 @@ ALIASES: dict[str, dict[str, str]] = {
     "solar_open": {"num_local_experts": "n_routed_experts"},  # SolarOpenConfig's
     "dots1": {"num_local_experts": "n_routed_experts"},  # Dots1Config's
     "hy_v3": {"num_local_experts": "num_experts"},  # HYV3Config's
+    "ernie4_5_moe": {"num_experts": "moe_num_experts", "num_experts_per_tok": "moe_k"},  # Ernie4_5_MoeConfig's
     # Glm4MoeLiteConfig's attribute_map: head_dim is qk_rope_head_dim (a file's head_dim, set last, overwrites it)
     "glm4_moe_lite": {"num_local_experts": "n_routed_experts", "head_dim": "qk_rope_head_dim"},
     "sarvam_mla": {"num_local_experts": "n_routed_experts", "num_experts": "n_routed_experts",
@@ -847,7 +869,8 @@ FIELD_OF: dict[str, str] = {
     "mamba_n_heads": "h_ssm", "mamba_d_head": "d_ssm", "mamba_d_state": "d_state", "mamba_n_groups": "g_ssm",
     "mamba_chunk_size": "Q", "mamba_d_conv": "d_conv", "mamba_num_heads": "h_ssm", "mamba_head_dim": "d_ssm",
     "ssm_state_size": "d_state", "n_groups": "g_ssm", "chunk_size": "Q", "conv_kernel": "d_conv",
-    "moe_shared_expert_intermediate_size": "d_shared",
+    "moe_shared_expert_intermediate_size": "d_shared", "moe_num_experts": "E", "moe_k": "k",
+    "moe_layer_interval": "moe_step", "moe_layer_start_index": "dense_first",
 }
 # Each value's kind: a size (a whole number >= 1), a size or null (null: the class's rule), a flag, ...
 SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", "num_attention_heads", "n_head",
@@ -862,20 +885,21 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_chunk_size", "ssm_state_size", "mamba_num_heads",
          "mamba_head_dim", "n_groups", "conv_kernel", "chunk_size", "moe_shared_expert_intermediate_size",
          "moe_latent_size", "attn_layer_period", "expert_layer_period", "mamba_d_ssm", "vocab_size_per_layer_input",
-         "global_head_dim", "num_global_key_value_heads", "top_k_experts")
+         "global_head_dim", "num_global_key_value_heads", "top_k_experts", "moe_k", "moe_layer_interval")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_intermediate_size",
           "num_nextn_predict_layers", "num_mtp_layers", "moe_num_shared_experts", "num_shared_experts",
           "index_topk_freq", "index_skip_topk_offset", "attn_layer_offset", "expert_layer_offset",
-          "hidden_size_per_layer_input", "num_kv_shared_layers")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
+          "hidden_size_per_layer_input", "num_kv_shared_layers", "moe_layer_start_index")  # a whole number of at least 0 (Qwen's 0 experts: every block dense)
 FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bias", "use_sliding_window", "qkv_bias",
          "use_bias", "attention_out_bias", "multi_query",
          "use_qk_norm", "use_post_norm", "attn_temperature_tuning",
          "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave", "mamba_conv_bias",
          "mamba_proj_bias", "use_conv_bias", "mamba_rms_norm", "mamba_norm_before_gate", "projectors_bias",
          "attention_k_eq_v", "enable_moe_block", "use_double_wide_mlp")
-NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor", "router_scaling_factor")  # a number of at least 0
+NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor", "router_scaling_factor",
+           "moe_norm_min")  # a number of at least 0
 GRANITE_SCALES = ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")
 MINICPM3_SCALES = ("scale_emb", "scale_depth", "dim_model_base")
 VALUE_KEYS = {"minicpm3": MINICPM3_SCALES, "granite": GRANITE_SCALES, "granitemoe": GRANITE_SCALES, "granitemoeshared": GRANITE_SCALES,
@@ -982,6 +1006,10 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "enable_moe_block": "a mixture of experts beside each block's MLP",
     "use_double_wide_mlp": "an MLP twice as wide in the blocks that share K and V",
     "top_k_experts": "the experts k per token",
+    "moe_k": "the experts k per token", "moe_layer_interval": "every n-th block a mixture of experts",
+    "moe_layer_start_index": "the first block that is a mixture of experts",
+    "moe_layer_end_index": "the last block that is a mixture of experts, -1 for the last block",
+    "moe_norm_min": "the least sum the k weights are divided by as they are renormalised",
     "bidirectional_mode": "whether attention is bidirectional: null, \"vision\" (image tokens) or \"all\"",
 }
 # Group-limited routing (DeepSeek-V3: pick topk_group of n_group groups of experts, then k within them): how experts
@@ -995,6 +1023,7 @@ ROUTER_MEANS = {  # each router setting, as a note names it: what it does, and t
     "output_router_logits": "the router's logits returned or not",
     "routed_scaling_factor": "the routed experts' output times this factor",
     "router_scaling_factor": "the routed experts' output times this factor",
+    "moe_norm_min": "the least sum the k weights are divided by as they are renormalised to sum to 1",
     "n_group": "the experts in n_group groups",
     "topk_group": "each token's k experts drawn from its topk_group best groups",
     "topk_method": {"greedy": "the k best of all E experts", "group_limited_greedy": "the k best within the topk_group "
@@ -1028,7 +1057,8 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
                   "glm4_moe_lite": "Glm4MoeLiteConfig", "deepseek_v32": "DeepseekV32Config",
                   "kimi_linear": "KimiLinearConfig",
                   "glm_moe_dsa": "GlmMoeDsaConfig",
-                  "minicpm3": "MiniCPM3Config", "gemma4_text": "Gemma4TextConfig"}  # messages
+                  "minicpm3": "MiniCPM3Config", "gemma4_text": "Gemma4TextConfig",
+                  "ernie4_5_moe": "Ernie4_5_MoeConfig"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention", "indexed_attention")
@@ -1381,7 +1411,10 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                "glm": (ROPE_VALUES + ", its pairs interleaved; gate and up in one matrix "
                                                                "(gate_up_proj; W_gate and W_up apart here, the same "
                                                                "parameters and FLOPs)",), "olmo2": (ROPE_VALUES,), "olmo3": (ROPE_VALUES + " (per kind of block)",), "cwm": (ROPE_VALUES + " (llama3's by default)",),
-               "ernie4_5": (ROPE_VALUES + ", its pairs interleaved",), "gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
+               "ernie4_5": (ROPE_VALUES + ", its pairs interleaved",),
+               "ernie4_5_moe": (ROPE_VALUES + ", its pairs interleaved; the router's logits and softmax in fp32, its "
+                                "weight W_router and correction bias kept in fp32 (counted here at the weights' dtype, "
+                                "as every parameter)",), "gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
                "gemma4_text": (GEMMA4_VALUES,),
                "phi3": (PHI3_VALUES,), "cohere": (COHERE_VALUES,), "cohere2": (COHERE_VALUES,),
                "llama4_text": (LLAMA4_VALUES,),
@@ -1411,7 +1444,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3", "starcoder2")
 NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "jais2", "granite", "hyperclovax", "granitemoe",
                          "granitemoeshared", "granitemoehybrid", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4",
-                         "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2",
+                         "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2", "ernie4_5_moe",
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
                          "deepseek_v2", "deepseek_v3", "youtu", "glm4_moe_lite", "minicpm3", "deepseek_v32",
@@ -1606,6 +1639,10 @@ def _checked(key: str, value: object, nullable: bool, kind: str | None = None) -
         return value
     if kind == "per_layer_config":
         return _per_layer_config(value)
+    if kind == "moe_layer_end_index":  # ERNIE 4.5 MoE's: a block index, -1 the last (its __post_init__)
+        if not whole:
+            raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[kind]}) must be a whole number")
+        return value
     raise AssertionError(f"no kind for {kind}")  # every key of DEFAULTS has one (tests check)
 
 
@@ -1651,7 +1688,7 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "flex_olmo", "hyperclovax", "llama4_text", "solar_open", "aria_text",
                                                "dots1", "hy_v3", "glm4_moe_lite", "minicpm3", "qwen3_next",
                                                "deepseek_v32", "glm_moe_dsa", "granitemoehybrid", "kimi_linear",
-                                               "jamba", "falcon_h1"),
+                                               "jamba", "falcon_h1", "ernie4_5_moe"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2"), ("relu2",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -1927,6 +1964,11 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
             first = min(values["first_k_dense_replace"], fields["L"])
         types = values["mlp_layer_types"] or ["dense"] * first + ["sparse"] * (fields["L"] - first)
         fields["dense_layers"] = tuple(i for i, t in enumerate(types) if t == "dense")
+    if model_type == "ernie4_5_moe":  # its router's correction bias; blocks past moe_layer_end_index dense
+        end = values["moe_layer_end_index"]
+        fields.update(score_bias=True, dense_layers=tuple(range(max(end + 1, 0) if end != -1 else fields["L"],
+                                                                 fields["L"])))
+        keys.update(score_bias="moe_num_experts", dense_layers="moe_layer_end_index")
     if model_type == "minicpm3" and fields["value_dim"] is None:  # MiniCPM3Config's hidden_size // num_attention_heads
         fields["value_dim"] = fields["d"] // fields["h"]
     if model_type == "hy_v3":
@@ -1991,6 +2033,9 @@ MOE_KEYS: dict[str, dict[str, str]] = {
                                                    "dense_layers": "mlp_layer_types"}),
     "dots1": {"experts": "n_routed_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
               "shared_experts": "n_shared_experts", "dense_first": "first_k_dense_replace"},
+    "ernie4_5_moe": {"experts": "moe_num_experts", "top_k": "moe_k", "expert_dim": "moe_intermediate_size",
+                     "shared_experts": "moe_num_shared_experts", "moe_step": "moe_layer_interval",
+                     "dense_first": "moe_layer_start_index"},  # its shared SwiGLU: moe_intermediate_size · that many
     "aria_text": {"experts": "moe_num_experts", "top_k": "moe_topk", "expert_dim": "intermediate_size",
                   "shared_experts": "moe_num_shared_experts"},  # its shared SwiGLU: intermediate_size · that many
     "minimax_m2": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
@@ -2003,8 +2048,8 @@ MOE_KEYS: dict[str, dict[str, str]] = {
                     {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size",
                      "shared_dim": "shared_intermediate_size"}),
 }
-MOE_FIELDS = ("experts", "top_k", "expert_dim", "shared_experts", "shared_dim", "shared_gate", "moe_step",
-              "dense_first", "dense_layers")
+MOE_FIELDS = ("experts", "top_k", "expert_dim", "shared_experts", "shared_dim", "shared_gate", "score_bias",
+              "moe_step", "dense_first", "dense_layers")
 
 
 def _moe_layout(fields: dict, keys: dict[str, str]) -> tuple[str, ...]:
@@ -2895,7 +2940,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
 PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 128_004, "cohere2": 0, "ministral3": 11,
                 "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "gemma4_text": 0, "vaultgemma": 0,
-                "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
+                "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "ernie4_5_moe": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
                 "glm": 151_329, "glm4": 151_329, "aria_text": 2, "kimi_linear": 163_839,
                 "nemotron_h": 0, "jamba": 0, "falcon_h1": 0}  # NemotronHConfig's pad_token_id, which its embedding does not read (no padding_idx)
 
@@ -2924,6 +2969,9 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
     if model_type == "hy_v3" and values["mlp_bias"]:
         raise HFConfigError("config.json: mlp_bias=true puts biases on Hunyuan 3's dense and shared MLPs but not on its "
                             "routed experts, which this module does not build; write false")
+    if model_type == "ernie4_5_moe" and values["use_bias"]:
+        raise HFConfigError("config.json: use_bias=true puts biases on ERNIE 4.5 MoE's head and shared experts but "
+                            "not on its routed experts, which this module does not build; write false")
     if model_type == "aria_text" and values["mlp_bias"]:
         raise HFConfigError("config.json: mlp_bias=true puts biases on Aria's shared experts but not on its routed "
                             "experts, which this module does not build; write false")

@@ -379,6 +379,26 @@ def aria_text_doc(rng: random.Random) -> dict:
     return doc
 
 
+def ernie4_5_moe_doc(rng: random.Random) -> dict:
+    """ERNIE 4.5 MoE: Mixtral's random file under ERNIE's names (moe_num_experts, moe_k) with experts of their own width,
+    a shared SwiGLU of moe_intermediate_size · moe_num_shared_experts (or none), which blocks are MoE drawn from
+    moe_layer_start_index, moe_layer_end_index (-1: the last block) and moe_layer_interval, head_dim drawn."""
+    from test_moe import random_doc as moe_doc
+
+    doc = moe_doc(rng, "mixtral")
+    L = doc["num_hidden_layers"]
+    doc.update(model_type="ernie4_5_moe", moe_num_experts=doc.pop("num_local_experts"),
+               moe_k=doc.pop("num_experts_per_tok"), moe_intermediate_size=rng.randrange(2, 30),
+               moe_num_shared_experts=rng.randrange(0, 3), pad_token_id=0)
+    for key, value in (("moe_layer_start_index", rng.randrange(0, L)), ("moe_layer_interval", rng.randrange(1, L + 1)),
+                       ("moe_layer_end_index", rng.choice([-1, rng.randrange(0, L)]))):
+        if rng.random() < 0.7:
+            doc[key] = value
+    if rng.random() < 0.5:
+        doc["head_dim"] = 2 * rng.randrange(1, 6)
+    return doc
+
+
 def dots1_doc(rng: random.Random) -> dict:
     """dots.llm1: GLM-4.5's random file (DeepSeek-V3's experts, groups, dense first blocks) on Qwen3's attention (QK-norm
     per head, biases on q, k, v and W_o or none), windows from max_window_layers on or as layer_types lists them."""
@@ -472,7 +492,8 @@ SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain),
           "glm4": (glm4_doc, _plain), "hyperclovax": (hyperclovax_doc, _plain),
           "solar_open": (solar_open_doc, _experts), "aria_text": (aria_text_doc, _experts),
           "dots1": (dots1_doc, _experts), "hy_v3": (hy_v3_doc, _experts),
-          "glm4_moe_lite": (glm4_moe_lite_doc, _latent), "minicpm3": (minicpm3_doc, _plain)}
+          "glm4_moe_lite": (glm4_moe_lite_doc, _latent), "minicpm3": (minicpm3_doc, _plain),
+          "ernie4_5_moe": (ernie4_5_moe_doc, _experts)}
 SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
 
 
@@ -491,7 +512,7 @@ SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080, "granite
                    "mellum": 12_149_923_072, "flex_olmo": 33_270_665_216,
                    "glm4": 9_400_279_040, "hyperclovax": 6_738_677_760, "solar_open": 102_651_793_408,
                    "aria_text": 18_517_069_824, "hy_v3": 295_033_528_320, "glm4_moe_lite": 29_943_390_976,
-                   "minicpm3": 4_073_875_968}
+                   "minicpm3": 4_073_875_968, "ernie4_5_moe": 21_825_437_888}
 
 
 @pytest.mark.parametrize("model_type", SECOND_DEFAULTS)

@@ -42,6 +42,9 @@ FIELDS = (
           bounds=(1, 262_144), optional=True, **MOE),
     Field("shared_gate", "flag", "a sigmoid gate (d, 1) on the shared experts' output (Qwen2-MoE's shared_expert_gate)",
           default=False, control=False, **MOE),  # a link or a config.json sets it
+    Field("score_bias", "flag", "a correction bias (E) added to the router's probabilities to pick each token's k "
+          "experts, not to weigh them: a parameter (ERNIE 4.5's moe_statics)", default=False, control=False,
+          tensors=True, says="a correction bias (E) on the router's probabilities, which picks the experts", **MOE),
     Field("moe_step", "whole", "every n-th block is MoE: block i when (i + 1) is a multiple of n (Qwen's "
           "decoder_sparse_step; default 1)", default=1, bounds=(1, 1_024), **MOE),  # and ≤ L
     Field("dense_first", "whole", "the first n blocks keep the dense MLP (DeepSeek's first_k_dense_replace; default 0)",
@@ -154,8 +157,17 @@ def experts(cfg: Config, used: bool = False, matrices: bool = False) -> Expr:
 
 
 def router(cfg: Config, matrices: bool = False) -> Expr:
-    """One MoE block's router W_router (d, E) and gpt-oss's bias (E)."""
-    return total(E("E·d"), E("E") if cfg.expert_bias and not matrices else None)
+    """One MoE block's router W_router (d, E), gpt-oss's bias (E) and ERNIE 4.5's correction bias (E)."""
+    if matrices:
+        return E("E·d")
+    return total(E("E·d"), E("E") if cfg.expert_bias else None, E("E") if cfg.score_bias else None)
+
+
+def router_words(cfg: Config) -> str:
+    """What one MoE block's router holds: "W_router (d, E) and its bias (E)"."""
+    biases = [words for on, words in ((cfg.expert_bias, "its bias (E)"), (cfg.score_bias, "its correction bias (E)"))
+              if on]
+    return "W_router (d, E)" + "".join(f" and {b}" for b in biases)
 
 
 def shared(cfg: Config) -> Expr | None:
@@ -171,9 +183,11 @@ def block(cfg: Config, used: bool = False, matrices: bool = False) -> Expr:
 
 
 def extras(cfg: Config) -> Expr | None:
-    """The biases a token uses in one MoE block (no matmul weights): the router's E and its k experts'."""
+    """The biases a token uses in one MoE block (no matmul weights): the router's E and its k experts' (gpt-oss), the
+    correction bias's E (ERNIE 4.5); None without them."""
     b = bias(cfg)
-    return total(E("E"), E("k·({b})", b=b)) if b is not None else None
+    terms = [*((E("E"), E("k·({b})", b=b)) if b is not None else ()), *((E("E"),) if cfg.score_bias else ())]
+    return total(*terms) if terms else None
 
 
 def flops(cfg: Config) -> Expr:
@@ -223,8 +237,8 @@ def budget_lines(f: Formulas, b: Budget) -> dict[str, list[Line]]:
             line("params/experts_block", f"routed experts, one MoE block: E {kind_words(cfg)}, "
                  + ("and their biases" if cfg.expert_bias else "no biases"), experts(cfg), s, "params"),
             *shared_lines,
-            line("params/router_block", "router, one MoE block: W_router (d, E)" + (" and its bias (E)" if cfg.expert_bias
-                 else "") + ", a score per expert", router(cfg), s, "params"),
+            line("params/router_block", f"router, one MoE block: {router_words(cfg)}, a score per expert", router(cfg),
+                 s, "params"),
         ],
         "parts": [
             *([] if f.lin is not None else  # Gated DeltaNet's parts name the attention blocks beside its own
@@ -331,6 +345,9 @@ class MoE(nn.Module):
         super().__init__()
         self.E, self.k = cfg.E, cfg.k
         self.router = nn.Linear(cfg.d, cfg.E, bias=cfg.expert_bias)  # W_router: (d, E), gpt-oss's bias (E,)
+        if cfg.score_bias:  # ERNIE 4.5's correction bias (E,): it picks the experts, the probabilities weigh them
+            self.score_bias = nn.Parameter(torch.zeros(cfg.E))
+            self.scored = Tap()
         for name in ("probs", "top_weights", "top_experts", "weights", "order", "counts", "token", "dispatched",
                      "sorted_weights", "weighted", "combined"):
             setattr(self, name, Tap())
@@ -346,7 +363,11 @@ class MoE(nn.Module):
         B, T, d = x.shape
         logits = self.router(x)  # (B, T, E)
         probs = self.probs(F.softmax(logits, dim=-1, dtype=torch.float32))  # (B, T, E), fp32 whatever the dtype
-        top, chosen = torch.topk(probs, self.k, dim=-1)  # (B, T, k) each
+        if hasattr(self, "score_bias"):  # the biased probabilities pick the k experts; their own weigh them
+            chosen = torch.topk(self.scored(probs + self.score_bias), self.k, dim=-1)[1]  # (B, T, E) -> (B, T, k)
+            top = probs.gather(-1, chosen)  # (B, T, k)
+        else:
+            top, chosen = torch.topk(probs, self.k, dim=-1)  # (B, T, k) each
         top, chosen = self.top_weights(top), self.top_experts(chosen)
         weights = self.weights((top / top.sum(-1, keepdim=True)).to(x.dtype))  # (B, T, k), each row sums to 1
         flat = chosen.reshape(-1)  # (B·T·k,) the expert of each (token, expert) pair
@@ -414,7 +435,8 @@ ROUTING_NOTE = ("routing: the B·T·k (token, expert) rows are exact whatever th
 
 
 def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
-    """The mixture of experts' rows (the clamped SwiGLU's and gpt-oss's biased router where set)."""
+    """The mixture of experts' rows (the clamped SwiGLU's, gpt-oss's biased router and ERNIE 4.5's correction bias
+    where set)."""
     if not present(cfg):
         return
     rows.update(NOTATION)
@@ -423,6 +445,11 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
             rows[row] = (rows[row][0], CLAMPED_GATED)
     if cfg.expert_bias:
         rows["moe.router"] = ("(B, T, E)", "router logits x W_router + b, a score per expert")
+    if cfg.score_bias:
+        rows["moe.scored"] = ("(B, T, E)", "the probabilities plus the correction bias (E), which pick the k experts "
+                                           "(fp32)")
+        rows["moe.top_weights"] = ("(B, T, k)", "the probabilities of the k experts picked (the bias does not weigh "
+                                                "them)")
 
 
 def words(cfg: Config) -> list[str]:
