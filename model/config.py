@@ -58,7 +58,7 @@ from . import fields as fields_
 from . import hf
 from .fields import FAMILIES, Field, by_name, linked, written
 from . import stack
-from .parts import attention, delta, hybrid, kda, latent, mamba, mamba1, mlp, moe, positions, postnorm, sinks, sparse, window
+from .parts import attention, delta, hybrid, kda, latent, mamba, mamba1, mlp, moe, norms, positions, postnorm, sinks, sparse, window
 from .parts import ordered
 from .parts.attention import divisors, snap_heads
 from .parts.mlp import SWIGLU_ALPHA, swiglu_width
@@ -548,8 +548,8 @@ class Config:
 
     @property
     def norm_bias(self) -> bool:
-        """A LayerNorm has a bias (bias "all"; an RMSNorm never has one)."""
-        return self.bias == "all" and self.norm == "layernorm"
+        """A LayerNorm has a bias (bias "all", or `norm_biased` beside matrices without; an RMSNorm never has one)."""
+        return self.norm == "layernorm" and (self.bias == "all" or self.norm_biased)
 
     @functools.cached_property
     def gpt2_recipe(self) -> bool:
@@ -612,7 +612,7 @@ class Config:
 
 
 # Each part's rules between fields, in the order Config checks them (the first broken one is the error).
-RULES = (attention.check, latent.check, positions.check, moe.check, attention.check_scores, window.check, sinks.check,
+RULES = (norms.check, attention.check, latent.check, positions.check, moe.check, attention.check_scores, window.check, sinks.check,
          mlp.check, postnorm.check, delta.check, mamba.check, hybrid.check, kda.check, mamba1.check,
          sparse.check)
 

@@ -68,6 +68,15 @@ does the same, from data:
   moe_layer_end_index (-1: the last block), a shared SwiGLU of width moe_intermediate_size · moe_num_shared_experts,
   and its router's correction bias, a parameter of E per MoE block (`score_bias`: it picks each token's experts, not
   their weights); use_bias, which biases its head and shared experts but not its routed experts, refused.
+- PhiMoE (phimoe, Phi-3.5-MoE): Mixtral's experts in every block beside LayerNorms that keep their biases
+  (`norm_biased`) whatever attention_bias puts on q, k, v and W_o; its router (sparsemixer) always picks 2 experts per
+  token, whatever num_experts_per_tok says (k = 2); a window on every block where sliding_window is set; lm_head_bias
+  refused.
+- Nemotron (nemotron, Nemotron-4 and Minitron): LayerNorm1P (biased LayerNorms, the gain 1 + g a value), the ReLU² MLP
+  of two matrices, RoPE on half of each head (its class's partial_rotary_factor 0.5); its class's null h_kv refused.
+- StableLM 2 (stablelm): biased LayerNorms, RoPE on a quarter of each head (an odd count, which its attention
+  broadcasts wider than d_head, refused), q, k and v biased by use_qkv_bias, a parallel block on one norm by
+  use_parallel_residual; its per-head q and k LayerNorms (qk_layernorm) refused as a part not built.
 - dots.llm1 (dots1): Qwen3's attention (QK-norm per head, windows on the blocks from max_window_layers on where
   sliding_window is set) with DeepSeek-V3's experts (a sigmoid router with a correction bias and groups, shared experts
   of width moe_intermediate_size · n_shared_experts) in the blocks from first_k_dense_replace on; its class's null
@@ -142,14 +151,14 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa",
                "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear",
-               "nemotron_h", "jamba", "falcon_h1", "gemma4_text", "ernie4_5_moe")
+               "nemotron_h", "jamba", "falcon_h1", "gemma4_text", "ernie4_5_moe", "phimoe", "nemotron", "stablelm")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
              "olmoe", "sarvam_mla", "sarvam_moe", "granitemoe",
              "granitemoeshared", "mellum", "flex_olmo", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite",
              "deepseek_v32", "glm_moe_dsa",
-             "qwen3_next", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear", "nemotron_h", "jamba", "ernie4_5_moe")
+             "qwen3_next", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear", "nemotron_h", "jamba", "ernie4_5_moe", "phimoe")
 # Types whose config class subclasses another type's and whose causal LM is that type's own module (transformers' auto
 # map builds DeepseekV3ForCausalLM for sarvam_mla): read as that type, from their own class's defaults and key names,
 # with what their class's __post_init__ sets where the file has nothing (no multi-token-prediction layer: their own
@@ -308,6 +317,18 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "num_experts_per_tok": 1, "num_local_experts": 16, "moe_layers": None, "interleave_moe_layer_step": 1,
         "use_qk_norm": True, "no_rope_layers": None, "no_rope_layer_interval": 4, "attention_chunk_size": 8_192,
         "layer_types": None, "attn_temperature_tuning": True,
+    },
+    "nemotron": {  # NemotronConfig (Nemotron-4, Minitron): LayerNorm1P with biases, a ReLU² MLP of two matrices, RoPE on
+        # half of each head (its class's partial_rotary_factor 0.5); h_kv null, which its attention cannot run
+        "vocab_size": 256_000, "hidden_size": 6_144, "intermediate_size": 24_576, "num_hidden_layers": 32,
+        "num_attention_heads": 48, "head_dim": None, "num_key_value_heads": None, "max_position_embeddings": 4_096,
+        "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
+    },
+    "stablelm": {  # StableLmConfig (StableLM 2): LayerNorms with biases, RoPE on a quarter of each head (its class's
+        # partial_rotary_factor 0.25), q, k and v biased by use_qkv_bias, a parallel block by use_parallel_residual
+        "vocab_size": 50_304, "hidden_size": 2_560, "intermediate_size": 6_912, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 4_096,
+        "tie_word_embeddings": False, "use_qkv_bias": False, "qk_layernorm": False, "use_parallel_residual": False,
     },
     "arcee": {  # ArceeConfig (AFM-4.5B): Llama's block with a ReLU² MLP of two matrices
         "vocab_size": 32_000, "hidden_size": 2_560, "intermediate_size": 18_432, "num_hidden_layers": 32,
@@ -502,6 +523,12 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "attention_bias": False, "moe_intermediate_size": 1_280, "num_experts_per_tok": 8, "n_shared_experts": 1,
         "n_routed_experts": 128,
     },
+    "phimoe": {  # PhimoeConfig (Phi-3.5-MoE): Mixtral's experts in every block, LayerNorms with biases, top-2 always
+        "vocab_size": 32_064, "hidden_size": 4_096, "intermediate_size": 6_400, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 131_072,
+        "tie_word_embeddings": False, "sliding_window": None, "attention_bias": False, "lm_head_bias": False,
+        "num_experts_per_tok": 2, "num_local_experts": 16,
+    },
     "minimax_m2": {  # MiniMaxM2Config: every block a mixture of experts, QK-norm over all heads, partial RoPE (rotary_dim)
         "vocab_size": 200_064, "hidden_size": 3_072, "intermediate_size": 1_536, "num_hidden_layers": 62,
         "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 196_608,
@@ -635,6 +662,8 @@ ROUTER: dict[str, dict[str, object]] = {
     **dict.fromkeys(("sarvam_mla", "sarvam_moe"), {"norm_topk_prob": True, "routed_scaling_factor": 2.5, "n_group": 1,
                                                    "topk_group": 1, "output_router_logits": False}),
     "minimax_m2": {"router_jitter_noise": 0.0, "router_aux_loss_coef": 0.001, "output_router_logits": False},
+    "phimoe": {"router_jitter_noise": 0.01, "input_jitter_noise": 0.0, "router_aux_loss_coef": 0.001,
+               "output_router_logits": False},
     "jamba": {"router_aux_loss_coef": 0.001, "output_router_logits": False},
     "nemotron_h": {"norm_topk_prob": True, "routed_scaling_factor": 1.0, "n_group": 1, "topk_group": 1,
                    "output_router_logits": False},
@@ -656,6 +685,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "qwen2": ("head_dim",),
     "qwen3": (),
     "mixtral": ("layer_types",),
+    "phimoe": ("head_dim", "layer_types"),  # PhimoeAttention's getattr(config, "head_dim", d // h)
     "qwen2_moe": ("head_dim",),
     "qwen3_moe": ("head_dim", "layer_types"),
     "gemma": ("sliding_window", "layer_types"),
@@ -677,7 +707,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
                     ("sliding_window", "layer_types")),
     "cohere2": ("head_dim", "sliding_window_pattern"),  # its class's keyword: layer_types' default, every n-th full
     "exaone4": ("head_dim",),  # Exaone4Attention's getattr(config, "head_dim", d / h)
-    **dict.fromkeys(("arcee", "jais2"), ("sliding_window", "layer_types")),
+    **dict.fromkeys(("arcee", "jais2", "nemotron"), ("sliding_window", "layer_types")),
+    "stablelm": ("head_dim", "sliding_window", "layer_types"),  # head_dim: its rotary embedding's getattr (d / h)
     "llama4_text": (),
     "smollm3": ("head_dim",),  # SmolLM3Attention's getattr(config, "head_dim", d / h)
     "granite": ("head_dim", "sliding_window", "layer_types"),  # GraniteAttention's getattr(config, "head_dim", d / h)
@@ -728,6 +759,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "qwen2": ("num_key_value_heads", "sliding_window", "layer_types"),
     "qwen3": ("num_key_value_heads", "sliding_window", "layer_types"),
     "mixtral": ("head_dim", "sliding_window", "layer_types"),
+    "phimoe": ("sliding_window", "layer_types"),
     "qwen2_moe": ("num_key_value_heads", "sliding_window", "mlp_only_layers", "layer_types"),
     "qwen3_moe": ("sliding_window", "mlp_only_layers", "layer_types"),
     "gemma": ("use_bidirectional_attention", "sliding_window", "layer_types"),
@@ -763,7 +795,9 @@ NULLABLE: dict[str, tuple[str, ...]] = {
                          "mamba_conv_bias", "mamba_proj_bias"),  # a bias's null: none, as nn.Linear reads it
     "helium": ("sliding_window", "layer_types"),
     "smollm3": ("num_key_value_heads", "sliding_window", "no_rope_layers", "layer_types", "head_dim"),
-    **dict.fromkeys(("arcee", "jais2"), ("num_key_value_heads", "head_dim", "sliding_window", "layer_types")),
+    **dict.fromkeys(("arcee", "jais2", "nemotron"), ("num_key_value_heads", "head_dim", "sliding_window",
+                                                     "layer_types")),
+    "stablelm": ("head_dim", "sliding_window", "layer_types"),
     "llama4_text": ("moe_layers", "no_rope_layers", "attention_chunk_size", "layer_types"),
     "cohere2": ("num_key_value_heads", "sliding_window", "layer_types", "head_dim"),
     "exaone4": ("sliding_window", "sliding_window_pattern", "layer_types", "head_dim"),  # a null pattern: `_blocks`
@@ -803,6 +837,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
 }
 # Keys a type's class lets be null but leaves null, so that its module cannot run: refused (GLM's h_kv and d_head).
 NULL_FAILS: dict[str, tuple[str, ...]] = {"hy_v3": ("num_experts", "num_experts_per_tok", "num_shared_experts"),
+                                          "nemotron": ("num_key_value_heads",),
                                           "ernie4_5_moe": ("num_key_value_heads", "moe_k", "moe_num_experts",
                                                            "moe_num_shared_experts", "moe_layer_start_index",
                                                            "moe_layer_end_index", "moe_layer_interval"),
@@ -819,6 +854,7 @@ ALIASES: dict[str, dict[str, str]] = {
     "gpt2": {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
              "num_hidden_layers": "n_layer"},
     "mixtral": {"num_experts": "num_local_experts"},  # MixtralConfig's and Qwen3MoeConfig's attribute_map
+    "phimoe": {},
     "qwen3_5_text": {}, "qwen3_5_moe_text": {},
     "gpt_bigcode": {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
                     "num_hidden_layers": "n_layer"},  # GPTBigCodeConfig's, as GPT-2's
@@ -897,9 +933,10 @@ FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bi
          "use_qk_norm", "use_post_norm", "attn_temperature_tuning",
          "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave", "mamba_conv_bias",
          "mamba_proj_bias", "use_conv_bias", "mamba_rms_norm", "mamba_norm_before_gate", "projectors_bias",
-         "attention_k_eq_v", "enable_moe_block", "use_double_wide_mlp")
+         "attention_k_eq_v", "enable_moe_block", "use_double_wide_mlp", "lm_head_bias", "use_qkv_bias", "qk_layernorm",
+         "use_parallel_residual")
 NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor", "router_scaling_factor",
-           "moe_norm_min")  # a number of at least 0
+           "moe_norm_min", "input_jitter_noise")  # a number of at least 0
 GRANITE_SCALES = ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")
 MINICPM3_SCALES = ("scale_emb", "scale_depth", "dim_model_base")
 VALUE_KEYS = {"minicpm3": MINICPM3_SCALES, "granite": GRANITE_SCALES, "granitemoe": GRANITE_SCALES, "granitemoeshared": GRANITE_SCALES,
@@ -1010,6 +1047,9 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "moe_layer_start_index": "the first block that is a mixture of experts",
     "moe_layer_end_index": "the last block that is a mixture of experts, -1 for the last block",
     "moe_norm_min": "the least sum the k weights are divided by as they are renormalised",
+    "input_jitter_noise": "the noise on the experts' input in training", "lm_head_bias": "a bias on the head",
+    "use_qkv_bias": "biases on q, k and v", "qk_layernorm": "a LayerNorm on each head's q and k",
+    "use_parallel_residual": "a parallel block: attention and the MLP both on one norm of x",
     "bidirectional_mode": "whether attention is bidirectional: null, \"vision\" (image tokens) or \"all\"",
 }
 # Group-limited routing (DeepSeek-V3: pick topk_group of n_group groups of experts, then k within them): how experts
@@ -1024,6 +1064,7 @@ ROUTER_MEANS = {  # each router setting, as a note names it: what it does, and t
     "routed_scaling_factor": "the routed experts' output times this factor",
     "router_scaling_factor": "the routed experts' output times this factor",
     "moe_norm_min": "the least sum the k weights are divided by as they are renormalised to sum to 1",
+    "input_jitter_noise": "noise on the experts' input in training",
     "n_group": "the experts in n_group groups",
     "topk_group": "each token's k experts drawn from its topk_group best groups",
     "topk_method": {"greedy": "the k best of all E experts", "group_limited_greedy": "the k best within the topk_group "
@@ -1058,7 +1099,8 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
                   "kimi_linear": "KimiLinearConfig",
                   "glm_moe_dsa": "GlmMoeDsaConfig",
                   "minicpm3": "MiniCPM3Config", "gemma4_text": "Gemma4TextConfig",
-                  "ernie4_5_moe": "Ernie4_5_MoeConfig"}  # messages
+                  "ernie4_5_moe": "Ernie4_5_MoeConfig", "phimoe": "PhimoeConfig",
+                  "nemotron": "NemotronConfig", "stablelm": "StableLmConfig"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention", "indexed_attention")
@@ -1182,11 +1224,9 @@ NOT_BUILT: dict[str, str] = {
     "rwkv": f"its RWKV recurrent layers (which keep, {_FIXED_STATE})",
     "xlstm": f"its xLSTM recurrent layers (which keep, {_FIXED_STATE})",
     "olmo": "its LayerNorm without a gain or a bias",
-    "stablelm": f"{_PARTIAL} and LayerNorms with biases beside matrices without them",
-    "phi": f"{_PARTIAL} and a bias on the head",
-    "gpt_neox": f"{_PARTIAL} and a parallel block in which attention and the MLP each read a norm of their own",
-    "persimmon": f"{_PARTIAL}, a non-gated MLP with ReLU² and a LayerNorm on each head's q and k",
-    "nemotron": f"{_PARTIAL} and a non-gated MLP with ReLU²",
+    "phi": "a bias on the head",
+    "gpt_neox": "a parallel block in which attention and the MLP each read a norm of their own",
+    "persimmon": "a LayerNorm on each head's q and k",
     "apertus": "its non-gated MLP with xIELU (two matrices, no gate)",
     **dict.fromkeys(("gemma3n_text", "gemma3n"), "Gemma 3n's AltUp, LAuReL and per-layer embeddings"),
     "diffllama": "its differential attention (two softmax maps per head)",
@@ -1319,6 +1359,9 @@ def _read(doc: Mapping) -> Reading:
                       f"module's HYV3MLP replaces by intermediate_size = {values['intermediate_size']:,}: one shared "
                       f"expert of that width, as transformers builds it",)
     windowing += (MINIMAX_VALUES,) if model_type == "minimax_m2" else ()
+    if model_type == "phimoe" and values["num_experts_per_tok"] != 2:
+        windowing += (f"num_experts_per_tok = {values['num_experts_per_tok']:,} is not what PhiMoE's router "
+                      f"(sparsemixer) runs: it always picks 2 experts per token, so k = 2, as transformers runs it",)
     windowing += _linear(doc, values, model_type, fields, keys, types)
     windowing += _mamba(doc, values, model_type, fields, keys, types)
     windowing += _kda(values, model_type, fields, keys, types)
@@ -1412,6 +1455,13 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                                                                "(gate_up_proj; W_gate and W_up apart here, the same "
                                                                "parameters and FLOPs)",), "olmo2": (ROPE_VALUES,), "olmo3": (ROPE_VALUES + " (per kind of block)",), "cwm": (ROPE_VALUES + " (llama3's by default)",),
                "ernie4_5": (ROPE_VALUES + ", its pairs interleaved",),
+               "stablelm": (ROPE_VALUES + "; the LayerNorms' ε (layer_norm_eps)",),
+               "nemotron": (ROPE_VALUES + "; the LayerNorms' gain 1 + g (LayerNorm1P: g starting at 0) and their ε "
+                            "(norm_eps)",),
+               "phimoe": (ROPE_VALUES + " (Phi-3.5-MoE's longrope); the LayerNorms' ε (rms_norm_eps); its router, "
+                          "sparsemixer, always picks 2 experts per token, whatever num_experts_per_tok says (its top "
+                          "and the best of the rest, each weighed by a softmax over the scores near it; here the "
+                          "renormalised top 2 of one softmax: the same shapes and FLOPs)",),
                "ernie4_5_moe": (ROPE_VALUES + ", its pairs interleaved; the router's logits and softmax in fp32, its "
                                 "weight W_router and correction bias kept in fp32 (counted here at the weights' dtype, "
                                 "as every parameter)",), "gemma": (GEMMA1_VALUES,), "gemma2": (GEMMA_VALUES,), "gemma3_text": (GEMMA_VALUES,),
@@ -1441,10 +1491,10 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                           "as transformers builds none",)}  # each type's note of what changes values only
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
-WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "qwen3_moe", "phi3", "starcoder2")
+WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "phimoe", "qwen3_moe", "phi3", "starcoder2")
 NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "jais2", "granite", "hyperclovax", "granitemoe",
                          "granitemoeshared", "granitemoehybrid", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4",
-                         "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2", "ernie4_5_moe",
+                         "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2", "ernie4_5_moe", "nemotron", "stablelm",
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
                          "deepseek_v2", "deepseek_v3", "youtu", "glm4_moe_lite", "minicpm3", "deepseek_v32",
@@ -1688,9 +1738,9 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mi
                                                "flex_olmo", "hyperclovax", "llama4_text", "solar_open", "aria_text",
                                                "dots1", "hy_v3", "glm4_moe_lite", "minicpm3", "qwen3_next",
                                                "deepseek_v32", "glm_moe_dsa", "granitemoehybrid", "kimi_linear",
-                                               "jamba", "falcon_h1", "ernie4_5_moe"),
+                                               "jamba", "falcon_h1", "ernie4_5_moe", "phimoe", "stablelm"),
                                              ("silu",)),
-                              "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2"), ("relu2",))},
+                              "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2", "nemotron"), ("relu2",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
 
 
@@ -1729,10 +1779,13 @@ def _check_rope(doc: Mapping) -> None:
 
 # The types whose rotary embedding reads partial_rotary_factor (RoPE on int(d_head · factor) features of each head, the
 # rest passed through), with their class's default; every other type's ignores it and rotates all d_head.
-PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4": 0.5, "glm4_moe": 0.5, "minimax_m2": 1.0,
+PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4": 0.5, "glm4_moe": 0.5, "minimax_m2": 1.0, "nemotron": 0.5, "stablelm": 0.25,
                                     "qwen3_next": 0.25}
 
 
+# The types whose attention slices int(d_head · factor) features of q and k but multiplies them by angles of the even
+# width above it (StableLM's): an odd count broadcasts its keys wider than d_head (refused).
+ODD_ROTARY_FAILS = ("stablelm",)
 # The types whose rotary embedding reads partial_rotary_factor but whose attention multiplies all of each head's q and k
 # (all of d_R, latent attention's rotary part) by its angles: a factor that rotates less cannot run (refused).
 WHOLE_HEAD_ROTARY = ("solar_open", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa")
@@ -1796,6 +1849,11 @@ def _rotary(doc: Mapping, model_type: str, fields: dict, keys: dict[str, str]) -
         raise HFConfigError(f"config.json: {key}={show(factor)} rotates int(d_head · {factor:g}) = 0 of each head's "
                             f"d_head = {d_head:,} features, no position at all; give a factor of at least "
                             f"{2 / d_head:.3g}")
+    if dim % 2 and model_type in ODD_ROTARY_FAILS:
+        raise HFConfigError(f"config.json: {key}={show(factor)} rotates int(d_head · {factor:g}) = {dim:,} of each "
+                            f"head's d_head = {d_head:,} features, an odd number: {model_type}'s attention rotates that "
+                            f"many by angles of one more, which makes its keys wider than d_head; give a factor that "
+                            f"rotates an even number")
     fields["rotary_dim"] = d_rot
     keys["rotary_dim"] = key.split(" ")[0]
     odd = f" (int(d_head · {factor:g}) = {dim:,}, odd: RoPE's frequencies cover one feature more)" if dim % 2 else ""
@@ -1964,6 +2022,11 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
             first = min(values["first_k_dense_replace"], fields["L"])
         types = values["mlp_layer_types"] or ["dense"] * first + ["sparse"] * (fields["L"] - first)
         fields["dense_layers"] = tuple(i for i, t in enumerate(types) if t == "dense")
+    if model_type == "stablelm":  # LayerNorms with biases; attention and the MLP on one norm of x where parallel
+        fields.update(norm="layernorm", parallel=values["use_parallel_residual"], head_dim=None)  # attention: d / h
+    if model_type in ("phimoe", "nemotron", "stablelm"):  # their LayerNorms keep their biases beside matrices
+        # without them
+        fields["norm_biased"] = fields["bias"] != "all"
     if model_type == "ernie4_5_moe":  # its router's correction bias; blocks past moe_layer_end_index dense
         end = values["moe_layer_end_index"]
         fields.update(score_bias=True, dense_layers=tuple(range(max(end + 1, 0) if end != -1 else fields["L"],
@@ -1989,9 +2052,11 @@ WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_
                                                       {"post_norm": True, "qk_norm_wide": True}),
                                        "exaone4": {"post_norm": True, "qk_norm": True},
                                        "arcee": {"mlp": "relu2"}, "jais2": {"mlp": "relu2", "norm": "layernorm"},
+                                       "nemotron": {"mlp": "relu2", "norm": "layernorm"},  # biased LayerNorms: `_fields`
                                        **dict.fromkeys(("minimax_m2", "olmoe"), {"qk_norm_wide": True}),
                                        "starcoder2": {"norm": "layernorm", "mlp": "gelu"}, "mellum": {"qk_norm": True}, "dots1": {"qk_norm": True}, "hy_v3": {"qk_norm": True},
-                                       "glm4": {"post_norms": True},  # GLM-4's norms on each output: plain RMSNorms
+                                       "glm4": {"post_norms": True},
+                                       "phimoe": {"norm": "layernorm", "top_k": 2},  # biased LayerNorms: `_fields`  # GLM-4's norms on each output: plain RMSNorms
                                        "qwen3_next": {"qk_norm": True, "attn_gate": True}}
 MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
 MLA_MTP = {"deepseek_v3": MTP_LAYERS, "glm4_moe_lite": 0}  # the latent types that read it (GLM-4 MoE Lite: no field,
@@ -2006,6 +2071,7 @@ MOE_KEYS: dict[str, dict[str, str]] = {
     "llama4_text": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size",
                     "moe_step": "interleave_moe_layer_step", "dense_layers": "moe_layers"},
     "mixtral": {"experts": "num_local_experts", "top_k": "num_experts_per_tok", "expert_dim": "intermediate_size"},
+    "phimoe": {"experts": "num_local_experts", "expert_dim": "intermediate_size"},  # k: 2 always (its sparsemixer)
     "qwen2_moe": {"experts": "num_experts", "top_k": "num_experts_per_tok", "expert_dim": "moe_intermediate_size",
                   "shared_dim": "shared_expert_intermediate_size", "moe_step": "decoder_sparse_step",
                   "dense_layers": "mlp_only_layers"},
@@ -2131,10 +2197,13 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     "ernie4_5": {"use_bias": ALL},
     "starcoder2": {"use_bias": ALL},
     "olmoe": {"attention_bias": ATTN},
+    "phimoe": {"attention_bias": ATTN},
     "mellum": {"attention_bias": ATTN},
     "flex_olmo": {"attention_bias": ATTN},
     **dict.fromkeys(("granitemoe", "granitemoeshared", "granitemoehybrid"), {"attention_bias": ATTN}),
     "cwm": {"mlp_bias": ("mlp",)},
+    "nemotron": {"attention_bias": ATTN, "mlp_bias": ("mlp",)},
+    "stablelm": {"use_qkv_bias": ("qkv",)},
 }
 ALWAYS_BIASED = {"qwen2": ("qkv",)}
 BIAS_CHOICE = {(): "none", ("qkv",): "qkv", ATTN: "attn", ("mlp",): "mlp", ALL: "all"}  # Config's `bias`
@@ -2969,6 +3038,19 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
     if model_type == "hy_v3" and values["mlp_bias"]:
         raise HFConfigError("config.json: mlp_bias=true puts biases on Hunyuan 3's dense and shared MLPs but not on its "
                             "routed experts, which this module does not build; write false")
+    if model_type == "stablelm" and values["qk_layernorm"]:
+        raise PartNotBuilt("config.json: qk_layernorm=true: StableLM's LayerNorm on each head's q and k (one of d_head "
+                           "with a bias per head), which this explorer does not build yet; a file with false reads")
+    if model_type == "stablelm" and doc.get("head_dim") not in (None, fields["d"] // fields["h"]):
+        raise HFConfigError(f"config.json: head_dim={show(doc['head_dim'])}: StableLM's attention splits hidden_size "
+                            f"into heads of d / h = {fields['d'] // fields['h']:,} (only its rotary embedding reads "
+                            f"head_dim); drop head_dim")
+    if model_type == "phimoe" and values["lm_head_bias"]:
+        raise HFConfigError("config.json: lm_head_bias=true puts a bias on PhiMoE's head, which this module does not "
+                            "build; write false")
+    if model_type == "phimoe" and fields.get("experts", 2) < 2:
+        raise HFConfigError(f"config.json: num_local_experts={fields['experts']:,}: PhiMoE's router (sparsemixer) "
+                            f"always picks 2 experts per token; give at least 2")
     if model_type == "ernie4_5_moe" and values["use_bias"]:
         raise HFConfigError("config.json: use_bias=true puts biases on ERNIE 4.5 MoE's head and shared experts but "
                             "not on its routed experts, which this module does not build; write false")

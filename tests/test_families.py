@@ -399,6 +399,49 @@ def ernie4_5_moe_doc(rng: random.Random) -> dict:
     return doc
 
 
+def phimoe_doc(rng: random.Random) -> dict:
+    """PhiMoE: Mixtral's random file (at least 2 experts: its router always picks 2, whatever num_experts_per_tok says)
+    with attention biases, a window on every block and head_dim drawn; its LayerNorms keep their biases."""
+    from test_moe import random_doc as moe_doc
+
+    doc = moe_doc(rng, "mixtral")
+    doc.update(model_type="phimoe", num_local_experts=max(2, doc["num_local_experts"]),
+               attention_bias=rng.random() < 0.5, router_jitter_noise=rng.uniform(0, 0.1))
+    if rng.random() < 0.4:
+        doc["sliding_window"] = rng.randrange(2, 10)
+    if rng.random() < 0.5:
+        doc["head_dim"] = 2 * rng.randrange(1, 6)
+    return doc
+
+
+def nemotron_doc(rng: random.Random) -> dict:
+    """Nemotron (Nemotron-4, Minitron): a random file with its ReLU² MLP, biased LayerNorms (always), the matrices'
+    biases, head_dim and partial_rotary_factor (its class's 0.5) drawn."""
+    doc = {**random_doc(rng, "granite"), "model_type": "nemotron", "mlp_bias": rng.random() < 0.5,
+           "attention_bias": rng.random() < 0.5}
+    for key in ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling", "pad_token_id"):
+        doc.pop(key, None)
+    doc["head_dim"] = rng.choice([None, 4 * rng.randrange(1, 4)])
+    if rng.random() < 0.5:
+        doc["partial_rotary_factor"] = rng.choice([0.25, 0.5, 1.0])
+    return doc
+
+
+def stablelm_doc(rng: random.Random) -> dict:
+    """StableLM 2: a random file with its biased LayerNorms (always), q, k and v biases, the parallel block and
+    partial_rotary_factor (its class's 0.25) drawn; heads of 8 or 16 features, so that a quarter of each is even."""
+    h_kv = rng.choice([1, 2])
+    h = h_kv * rng.choice([1, 2, 3])
+    doc = {"model_type": "stablelm", "vocab_size": rng.randrange(8, 60), "num_hidden_layers": rng.randrange(1, 4),
+           "num_attention_heads": h, "num_key_value_heads": h_kv, "intermediate_size": rng.randrange(4, 40),
+           "hidden_size": h * rng.choice([8, 16]), "max_position_embeddings": 64,
+           "tie_word_embeddings": rng.random() < 0.5, "use_qkv_bias": rng.random() < 0.5,
+           "use_parallel_residual": rng.random() < 0.5}
+    if rng.random() < 0.5:
+        doc["partial_rotary_factor"] = rng.choice([0.25, 0.5, 1.0])
+    return doc
+
+
 def dots1_doc(rng: random.Random) -> dict:
     """dots.llm1: GLM-4.5's random file (DeepSeek-V3's experts, groups, dense first blocks) on Qwen3's attention (QK-norm
     per head, biases on q, k, v and W_o or none), windows from max_window_layers on or as layer_types lists them."""
@@ -493,7 +536,8 @@ SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain),
           "solar_open": (solar_open_doc, _experts), "aria_text": (aria_text_doc, _experts),
           "dots1": (dots1_doc, _experts), "hy_v3": (hy_v3_doc, _experts),
           "glm4_moe_lite": (glm4_moe_lite_doc, _latent), "minicpm3": (minicpm3_doc, _plain),
-          "ernie4_5_moe": (ernie4_5_moe_doc, _experts)}
+          "ernie4_5_moe": (ernie4_5_moe_doc, _experts), "phimoe": (phimoe_doc, _experts),
+          "nemotron": (nemotron_doc, _plain), "stablelm": (stablelm_doc, _plain)}
 SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
 
 
@@ -512,7 +556,8 @@ SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080, "granite
                    "mellum": 12_149_923_072, "flex_olmo": 33_270_665_216,
                    "glm4": 9_400_279_040, "hyperclovax": 6_738_677_760, "solar_open": 102_651_793_408,
                    "aria_text": 18_517_069_824, "hy_v3": 295_033_528_320, "glm4_moe_lite": 29_943_390_976,
-                   "minicpm3": 4_073_875_968, "ernie4_5_moe": 21_825_437_888}
+                   "minicpm3": 4_073_875_968, "ernie4_5_moe": 21_825_437_888,
+                   "phimoe": 41_872_793_600, "stablelm": 2_795_443_200}
 
 
 @pytest.mark.parametrize("model_type", SECOND_DEFAULTS)
@@ -520,6 +565,31 @@ def test_second_batch_class_defaults_are_read_exactly(model_type):
     doc = {**json.loads(CONFIG_MAPPING[model_type]().to_json_string()), "model_type": model_type}
     n = budget(from_hf(doc)).params_exact
     assert n == sum(p.numel() for p in _module(doc, "meta").parameters()) == SECOND_DEFAULTS[model_type]
+
+
+def test_layernorms_with_biases_beside_matrices_without_them_are_read_and_named():
+    """PhiMoE's, Nemotron's and StableLM's LayerNorms keep their biases whatever their matrices' (`norm_biased`); the
+    parts those types need and this module does not build are refused in one line each; Nemotron's class leaves h_kv
+    null, which its attention cannot run."""
+    from model.families import extras_line
+
+    phimoe = from_hf({"model_type": "phimoe"})
+    assert (phimoe.norm, phimoe.bias, phimoe.norm_biased, phimoe.k) == ("layernorm", "none", True, 2)
+    assert "LayerNorms with biases beside matrices without them" in extras_line(phimoe)
+    assert from_hf({"model_type": "nemotron", "num_key_value_heads": 8, "attention_bias": True,
+                    "mlp_bias": True}).norm_biased is False  # bias "all": every LayerNorm has its bias already
+    refusals = {("phimoe", "lm_head_bias", True): "lm_head_bias=true puts a bias on PhiMoE's head",
+                ("phimoe", "num_local_experts", 1): "always picks 2 experts per token; give at least 2",
+                ("stablelm", "qk_layernorm", True): "LayerNorm on each head's q and k",
+                ("stablelm", "head_dim", 64): "heads of d / h = 80",
+                ("nemotron", "num_key_value_heads", None): "num_key_value_heads=null"}
+    for (model_type, key, value), message in refusals.items():
+        with pytest.raises(HFConfigError, match=message):
+            from_hf({"model_type": model_type, key: value})
+    with pytest.raises(hf.PartNotBuilt):
+        from_hf({"model_type": "stablelm", "qk_layernorm": True})
+    note = read_hf({"model_type": "phimoe", "num_experts_per_tok": 4}).notes
+    assert any("num_experts_per_tok = 4 is not what PhiMoE's router (sparsemixer) runs" in n for n in note)
 
 
 def test_youtu_is_latent_attention_with_dense_mlps():

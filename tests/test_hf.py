@@ -237,6 +237,13 @@ BASE: dict[str, dict] = {
                    "n_routed_experts": 8, "n_shared_experts": 2},
     "aria_text": {"model_type": "aria_text", **MODERN, "num_hidden_layers": 3, "attention_bias": True, "mlp_bias": False,
                   "moe_num_experts": 4, "moe_topk": 1, "moe_num_shared_experts": 1},
+    "phimoe": {"model_type": "phimoe", **MODERN, "num_key_value_heads": 4, "num_hidden_layers": 3,
+               "attention_bias": True, "lm_head_bias": False, "num_experts_per_tok": 2, "num_local_experts": 4,
+               "sliding_window": 5},
+    "nemotron": {"model_type": "nemotron", **MODERN, "attention_bias": True, "mlp_bias": False, "num_hidden_layers": 3},
+    "stablelm": {"model_type": "stablelm", **{k: v for k, v in MODERN.items() if k != "head_dim"},
+                 "hidden_size": 512, "num_attention_heads": 64, "num_key_value_heads": 4, "use_qkv_bias": True,
+                 "qk_layernorm": False, "use_parallel_residual": True},  # d_head 8 (its default 80): a quarter even
     "ernie4_5_moe": {"model_type": "ernie4_5_moe", **MODERN, "num_key_value_heads": 2, "num_hidden_layers": 4,
                      "use_bias": False, "moe_num_experts": 8, "moe_k": 2, "moe_intermediate_size": 24, "moe_num_shared_experts": 1,
                      "moe_layer_start_index": 1, "moe_layer_end_index": 2, "moe_layer_interval": 1, "pad_token_id": 0},

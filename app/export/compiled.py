@@ -44,7 +44,7 @@ MODULES = (
     ("mamba1_part", [mamba1.present, mamba1.symbols, mamba1.title_values, ("ORDER_NOTE", mamba1.ORDER_NOTE),
                      mamba1.order_note]),
     ("rules", [rules.show_value, rules.message, rules.quote, rules.settle_values, rules._settle_heads,
-               rules._settle_window, rules._settle_mla, rules._settle_rotary, rules._settle_nope, rules._settle_dense, rules._settle_linear, rules._settle_sparse, rules.news, rules.out_of_range,
+               rules._settle_norm, rules._settle_window, rules._settle_mla, rules._settle_rotary, rules._settle_nope, rules._settle_dense, rules._settle_linear, rules._settle_sparse, rules.news, rules.out_of_range,
                rules.read_field, rules.read_latent, rules.rule_keys, rules.rules_line, rules.preset_of,
                rules.settle_notes, rules.settle]),
     ("budgeting", [budgeting.chart, budgeting.chart_note]),

@@ -17,10 +17,23 @@ if TYPE_CHECKING:
 FIELDS = (
     Field("norm", "choice", "normalisation: layernorm (gain and bias) or rmsnorm (gain only, no mean subtracted)",
           default="layernorm", choices=("layernorm", "rmsnorm")),
+    Field("norm_biased", "flag", "the LayerNorms keep their biases beside matrices without them, whatever bias says "
+          "(Phi-3.5-MoE, Nemotron)", default=False, control=False, tensors=True,
+          says="LayerNorms with biases beside matrices without them"),
     Field("post_norms", "flag", "sandwich norms: an RMSNorm on attention's and on the MLP's output before each "
           "residual add", default=False, group="extras", family="gemma",
           says="sandwich norms"),
 )
+
+
+def check(cfg: Config) -> None:
+    """`norm_biased` only where it adds biases: LayerNorms whose `bias` leaves them none (ValueError)."""
+    if cfg.norm_biased and cfg.norm != "layernorm":
+        raise ValueError("norm_biased is set with norm=rmsnorm: an RMSNorm has no bias; set norm=layernorm or drop "
+                         "norm_biased")
+    if cfg.norm_biased and cfg.bias == "all":
+        raise ValueError("norm_biased is set with bias=all, which gives the LayerNorms their biases already: drop "
+                         "norm_biased")
 
 
 def per_block(cfg: Config, pre: int) -> int:
@@ -30,7 +43,7 @@ def per_block(cfg: Config, pre: int) -> int:
 
 
 def one(cfg: Config) -> Expr:
-    """One norm over d: LayerNorm's gain and bias (2d; d without biases), RMSNorm's gain (d)."""
+    """One norm over d: LayerNorm's gain and bias (2d; d without biases: `Config.norm_bias`), RMSNorm's gain (d)."""
     return E("2d") if cfg.norm_bias else E("d")
 
 
