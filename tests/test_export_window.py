@@ -159,3 +159,16 @@ def test_the_windows_notices_are_the_rules(page) -> None:
             cases.append((asked, later, page_js(shown), changed))
     for (_, later, _, changed), (got, want) in zip(cases, settled_both_ways(page, cases)):
         assert [got[0].full_layers, *got[1:]] == [want[0].full_layers, *want[1:]], (later, changed)
+
+
+def test_the_layernorms_own_biases_are_dropped_as_the_rules_drop_them(page) -> None:
+    """`norm_biased` (PhiMoE's, Nemotron's LayerNorms with biases beside matrices without them) under RMSNorm or
+    bias = all is dropped with its notice, on the page's compiled rules as in `model.rules`."""
+    from model.config import from_hf
+
+    base = page_js(from_hf({"model_type": "phimoe", "num_hidden_layers": 2}, B=1, T=16))
+    cases = [(base, {**base, **change}, base, list(change)) for change in
+             ({"norm": "rmsnorm"}, {"bias": "all"}, {"bias": "qkv"}, {"L": 3})]
+    for (_, later, _, changed), (got, want) in zip(cases, settled_both_ways(page, cases)):
+        assert got == want, (later, changed)
+    assert [g[0].norm_biased for g, _ in settled_both_ways(page, cases)] == [False, False, True, True]

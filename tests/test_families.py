@@ -588,6 +588,16 @@ def test_layernorms_with_biases_beside_matrices_without_them_are_read_and_named(
             from_hf({"model_type": model_type, key: value})
     with pytest.raises(hf.PartNotBuilt):
         from_hf({"model_type": "stablelm", "qk_layernorm": True})
+    from model.rules import settle
+
+    asked = {**{k: getattr(phimoe, k) for k in ("B", "T", "d", "h", "L", "V", "T_max", "tie", "norm", "positions",
+                                               "mlp", "bias", "kv_heads", "experts", "top_k", "expert_dim")},
+             "norm_biased": True}
+    for change, notice in (({"norm": "rmsnorm"}, "an RMSNorm has no bias"),
+                           ({"bias": "all"}, "bias = all gives every LayerNorm its bias")):
+        cfg, notes = settle({**asked, **change})
+        assert not cfg.norm_biased and notes == [f"the LayerNorms' own biases (norm_biased) dropped: {notice}"]
+    assert settle(asked)[0].norm_biased and settle(asked)[1] == []
     note = read_hf({"model_type": "phimoe", "num_experts_per_tok": 4}).notes
     assert any("num_experts_per_tok = 4 is not what PhiMoE's router (sparsemixer) runs" in n for n in note)
 
