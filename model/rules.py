@@ -17,6 +17,8 @@
   asked is dropped) and d_head is d_nope + d_R (a d_head asked is dropped; h need not divide d); it runs eager, with
   RoPE on its d_R features (d_R snaps to even), without biases, QK-norm, a window, sinks or Gemma's attention extras
   (each dropped with a notice naming what latent attention is).
+- The LayerNorms' own biases beside matrices without them (`norm_biased`: PhiMoE's, Nemotron's) are dropped under
+  RMSNorm (no bias) or bias = all (every LayerNorm has its bias already).
 - A field outside `BOUNDS` is rejected and the value in use is kept.
 - Choosing a preset sets everything but the batch size B; a configuration "is" a preset when its model matches
   (d, h, L, V, T_max, tie), whatever B and T are.

@@ -44,7 +44,7 @@ FIELDS = (
           default=False, control=False, **MOE),  # a link or a config.json sets it
     Field("score_bias", "flag", "a correction bias (E) added to the router's probabilities to pick each token's k "
           "experts, not to weigh them: a parameter (ERNIE 4.5's moe_statics)", default=False, control=False,
-          tensors=True, says="a correction bias (E) on the router's probabilities, which picks the experts", **MOE),
+          tensors=True, **MOE),  # a link or a config.json sets it; the router's line names it
     Field("moe_step", "whole", "every n-th block is MoE: block i when (i + 1) is a multiple of n (Qwen's "
           "decoder_sparse_step; default 1)", default=1, bounds=(1, 1_024), **MOE),  # and ≤ L
     Field("dense_first", "whole", "the first n blocks keep the dense MLP (DeepSeek's first_k_dense_replace; default 0)",
