@@ -576,6 +576,10 @@ def test_layernorms_with_biases_beside_matrices_without_them_are_read_and_named(
     phimoe = from_hf({"model_type": "phimoe"})
     assert (phimoe.norm, phimoe.bias, phimoe.norm_biased, phimoe.k) == ("layernorm", "none", True, 2)
     assert "LayerNorms with biases beside matrices without them" in extras_line(phimoe)
+    from model.report import recipe_text
+
+    assert recipe_text(phimoe).startswith("LayerNorm with biases, RoPE") and "no biases on the matrices" in \
+        recipe_text(phimoe)  # not "no biases": its LayerNorms have theirs
     assert from_hf({"model_type": "nemotron", "num_key_value_heads": 8, "attention_bias": True,
                     "mlp_bias": True}).norm_biased is False  # bias "all": every LayerNorm has its bias already
     refusals = {("phimoe", "lm_head_bias", True): "lm_head_bias=true puts a bias on PhiMoE's head",

@@ -549,7 +549,8 @@ def words(cfg: Config) -> list[str]:
         return []
     kv = ("multi-head attention" if cfg.h_kv == cfg.h else "multi-query attention" if cfg.h_kv == 1 else
           f"grouped-query attention (h/h_kv = {cfg.h // cfg.h_kv})")
-    return [kv, BIAS_WORDS[cfg.bias], *(["QK-norm"] if cfg.qk_norm else []),
+    biases = "no biases on the matrices" if cfg.norm_biased and cfg.bias == "none" else BIAS_WORDS[cfg.bias]
+    return [kv, biases, *(["QK-norm"] if cfg.qk_norm else []),
             *(["QK-norm over all heads"] if cfg.qk_norm_wide else []),
             *(["QK-norm without a gain after RoPE (Llama 4's)"] if cfg.qk_l2 else []),
             *(["attention temperature in the NoPE blocks"] if cfg.attn_temperature else []),

@@ -130,4 +130,5 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
 
 def words(cfg: Config) -> list[str]:
     """The norms in the recipe's words (`model.report.recipe_text`)."""
-    return ["RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm", *(["sandwich norms"] if cfg.post_norms else [])]
+    norm = "RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm with biases" if cfg.norm_biased else "LayerNorm"
+    return [norm, *(["sandwich norms"] if cfg.post_norms else [])]
