@@ -74,6 +74,10 @@ does the same, from data:
   refused.
 - Nemotron (nemotron, Nemotron-4 and Minitron): LayerNorm1P (biased LayerNorms, the gain 1 + g a value), the ReLU² MLP
   of two matrices, RoPE on half of each head (its class's partial_rotary_factor 0.5); its class's null h_kv refused.
+- GPT-NeoX (gpt_neox; GPT-NeoX-20B, Pythia): biased LayerNorms, a GELU MLP with biases (attention's by attention_bias,
+  the LayerNorms' kept without them), q, k and v in one matrix (its rows head by head: values only), RoPE on a quarter
+  of each head (rotary_pct, or partial_rotary_factor), and, by use_parallel_residual, a parallel block with a norm
+  each (`parallel_norms`: x + Attn(ln_1(x)) + MLP(ln_2(x))); head_dim other than d / h refused.
 - StableLM 2 (stablelm): biased LayerNorms, RoPE on a quarter of each head (an odd count, which its attention
   broadcasts wider than d_head, refused), q, k and v biased by use_qkv_bias, a parallel block on one norm by
   use_parallel_residual; its per-head q and k LayerNorms (qk_layernorm) refused as a part not built.
@@ -151,7 +155,8 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "youtu", "vaultgemma", "granitemoe", "granitemoeshared", "mellum", "flex_olmo", "glm4", "hyperclovax",
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa",
                "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear",
-               "nemotron_h", "jamba", "falcon_h1", "gemma4_text", "ernie4_5_moe", "phimoe", "nemotron", "stablelm")
+               "nemotron_h", "jamba", "falcon_h1", "gemma4_text", "ernie4_5_moe", "phimoe", "nemotron", "stablelm",
+               "gpt_neox")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
@@ -323,6 +328,12 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "vocab_size": 256_000, "hidden_size": 6_144, "intermediate_size": 24_576, "num_hidden_layers": 32,
         "num_attention_heads": 48, "head_dim": None, "num_key_value_heads": None, "max_position_embeddings": 4_096,
         "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
+    },
+    "gpt_neox": {  # GPTNeoXConfig (GPT-NeoX-20B, Pythia): LayerNorms with biases, a GELU MLP with biases, q, k and v
+        # in one matrix, RoPE on a quarter of each head (rotary_pct), a parallel block with a norm each
+        "vocab_size": 50_432, "hidden_size": 6_144, "intermediate_size": 24_576, "num_hidden_layers": 44,
+        "num_attention_heads": 64, "max_position_embeddings": 2_048, "tie_word_embeddings": False,
+        "use_parallel_residual": True, "attention_bias": True,
     },
     "stablelm": {  # StableLmConfig (StableLM 2): LayerNorms with biases, RoPE on a quarter of each head (its class's
         # partial_rotary_factor 0.25), q, k and v biased by use_qkv_bias, a parallel block by use_parallel_residual
@@ -708,7 +719,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "cohere2": ("head_dim", "sliding_window_pattern"),  # its class's keyword: layer_types' default, every n-th full
     "exaone4": ("head_dim",),  # Exaone4Attention's getattr(config, "head_dim", d / h)
     **dict.fromkeys(("arcee", "jais2", "nemotron"), ("sliding_window", "layer_types")),
-    "stablelm": ("head_dim", "sliding_window", "layer_types"),  # head_dim: its rotary embedding's getattr (d / h)
+    **dict.fromkeys(("stablelm", "gpt_neox"), ("head_dim", "sliding_window", "layer_types")),  # head_dim: their rotary
+    # embedding's getattr (d / h), which their attention does not read
     "llama4_text": (),
     "smollm3": ("head_dim",),  # SmolLM3Attention's getattr(config, "head_dim", d / h)
     "granite": ("head_dim", "sliding_window", "layer_types"),  # GraniteAttention's getattr(config, "head_dim", d / h)
@@ -797,7 +809,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "smollm3": ("num_key_value_heads", "sliding_window", "no_rope_layers", "layer_types", "head_dim"),
     **dict.fromkeys(("arcee", "jais2", "nemotron"), ("num_key_value_heads", "head_dim", "sliding_window",
                                                      "layer_types")),
-    "stablelm": ("head_dim", "sliding_window", "layer_types"),
+    **dict.fromkeys(("stablelm", "gpt_neox"), ("head_dim", "sliding_window", "layer_types")),
     "llama4_text": ("moe_layers", "no_rope_layers", "attention_chunk_size", "layer_types"),
     "cohere2": ("num_key_value_heads", "sliding_window", "layer_types", "head_dim"),
     "exaone4": ("sliding_window", "sliding_window_pattern", "layer_types", "head_dim"),  # a null pattern: `_blocks`
@@ -1100,7 +1112,7 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
                   "glm_moe_dsa": "GlmMoeDsaConfig",
                   "minicpm3": "MiniCPM3Config", "gemma4_text": "Gemma4TextConfig",
                   "ernie4_5_moe": "Ernie4_5_MoeConfig", "phimoe": "PhimoeConfig",
-                  "nemotron": "NemotronConfig", "stablelm": "StableLmConfig"}  # messages
+                  "nemotron": "NemotronConfig", "stablelm": "StableLmConfig", "gpt_neox": "GPTNeoXConfig"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention", "indexed_attention")
@@ -1225,7 +1237,6 @@ NOT_BUILT: dict[str, str] = {
     "xlstm": f"its xLSTM recurrent layers (which keep, {_FIXED_STATE})",
     "olmo": "its LayerNorm without a gain or a bias",
     "phi": "a bias on the head",
-    "gpt_neox": "a parallel block in which attention and the MLP each read a norm of their own",
     "persimmon": "a LayerNorm on each head's q and k",
     "apertus": "its non-gated MLP with xIELU (two matrices, no gate)",
     **dict.fromkeys(("gemma3n_text", "gemma3n"), "Gemma 3n's AltUp, LAuReL and per-layer embeddings"),
@@ -1456,6 +1467,9 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                                                                "parameters and FLOPs)",), "olmo2": (ROPE_VALUES,), "olmo3": (ROPE_VALUES + " (per kind of block)",), "cwm": (ROPE_VALUES + " (llama3's by default)",),
                "ernie4_5": (ROPE_VALUES + ", its pairs interleaved",),
                "stablelm": (ROPE_VALUES + "; the LayerNorms' ε (layer_norm_eps)",),
+               "gpt_neox": (ROPE_VALUES + " (rotary_emb_base); q, k and v in one matrix, query_key_value, its rows "
+                            "head by head (W_q, W_k and W_v apart here: the same parameters and FLOPs); GELU's "
+                            "approximation (hidden_act); the LayerNorms' ε (layer_norm_eps)",),
                "nemotron": (ROPE_VALUES + "; the LayerNorms' gain 1 + g (LayerNorm1P: g starting at 0) and their ε "
                             "(norm_eps)",),
                "phimoe": (ROPE_VALUES + " (Phi-3.5-MoE's longrope); the LayerNorms' ε (rms_norm_eps); its router, "
@@ -1494,7 +1508,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "phimoe", "qwen3_moe", "phi3", "starcoder2")
 NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "jais2", "granite", "hyperclovax", "granitemoe",
                          "granitemoeshared", "granitemoehybrid", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4",
-                         "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2", "ernie4_5_moe", "nemotron", "stablelm",
+                         "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2", "ernie4_5_moe", "nemotron", "stablelm", "gpt_neox",
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
                          "deepseek_v2", "deepseek_v3", "youtu", "glm4_moe_lite", "minicpm3", "deepseek_v32",
@@ -1730,7 +1744,7 @@ def _number(key: str, value: object, lo: float, hi: float, open_lo: bool = False
 # approximation in Gemma's GeGLU ("gelu", the released files' word, GemmaConfig reads as it). gpt-oss's experts read
 # none (their clamped SwiGLU is written out), GPT-2 reads activation_function, Gemma 2 and 3 hidden_activation.
 GELUS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_accurate")  # GELU, exact or approximated: values
-ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, **dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
+ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, "gpt_neox": GELUS, **dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
                                                "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
                                                "glm", "glm4", "glm4_moe", "minimax_m2", "olmoe", "ministral", "smollm3",
@@ -1780,9 +1794,13 @@ def _check_rope(doc: Mapping) -> None:
 # The types whose rotary embedding reads partial_rotary_factor (RoPE on int(d_head · factor) features of each head, the
 # rest passed through), with their class's default; every other type's ignores it and rotates all d_head.
 PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4": 0.5, "glm4_moe": 0.5, "minimax_m2": 1.0, "nemotron": 0.5, "stablelm": 0.25,
+                                    "gpt_neox": 0.25,
                                     "qwen3_next": 0.25}
 
 
+# The types whose attention splits d into h heads of d / h whatever head_dim says (only their rotary embedding reads it:
+# a head_dim other than d / h is refused, as their rotation would not fit their heads)
+HEAD_DIM_UNREAD = ("stablelm", "gpt_neox")
 # The types whose attention slices int(d_head · factor) features of q and k but multiplies them by angles of the even
 # width above it (StableLM's): an odd count broadcasts its keys wider than d_head (refused).
 ODD_ROTARY_FAILS = ("stablelm",)
@@ -1823,6 +1841,8 @@ def _rotary(doc: Mapping, model_type: str, fields: dict, keys: dict[str, str]) -
     where it does not, a note that it is ignored. HFConfigError for a d_rot that is odd or 0."""
     given = [(f"{k}.partial_rotary_factor", doc[k]["partial_rotary_factor"]) for k in ("rope_parameters", "rope_scaling")
              if isinstance(doc.get(k), Mapping) and "partial_rotary_factor" in doc[k]]
+    if model_type == "gpt_neox" and "rotary_pct" in doc:  # its class's own key, read before the top-level factor
+        given.append(("rotary_pct", _number("rotary_pct", doc["rotary_pct"], 0, 1, open_lo=True)))
     given += [("partial_rotary_factor", doc["partial_rotary_factor"])] if "partial_rotary_factor" in doc else []
     if model_type == "minimax_m2" and doc.get("rotary_dim") is not None:  # its class: rotary_dim / head_dim
         d_head = fields.get("head_dim") or fields["d"] // fields["h"]
@@ -1964,6 +1984,8 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
             "head_dim": "head_dim", "tie": "tie_word_embeddings"}
     if model_type in MOE_TYPES:
         keys.update(MOE_KEYS[model_type])
+    if model_type == "gpt_neox":  # every head its own K and V (its class has no num_key_value_heads)
+        del keys["kv_heads"]
     if model_type in MLA_TYPES:  # K and V of all h heads come from the latent; head_dim is DeepSeek's d_R
         del keys["kv_heads"], keys["head_dim"]
         keys.update(MLA_KEYS)
@@ -2023,8 +2045,12 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
         types = values["mlp_layer_types"] or ["dense"] * first + ["sparse"] * (fields["L"] - first)
         fields["dense_layers"] = tuple(i for i, t in enumerate(types) if t == "dense")
     if model_type == "stablelm":  # LayerNorms with biases; attention and the MLP on one norm of x where parallel
-        fields.update(norm="layernorm", parallel=values["use_parallel_residual"], head_dim=None)  # attention: d / h
-    if model_type in ("phimoe", "nemotron", "stablelm"):  # their LayerNorms keep their biases beside matrices
+        fields.update(norm="layernorm", parallel=values["use_parallel_residual"])
+    if model_type == "gpt_neox":  # LayerNorms with biases, GELU; attention and the MLP on a norm each where parallel
+        fields.update(norm="layernorm", mlp="gelu", parallel_norms=values["use_parallel_residual"])
+    if model_type in HEAD_DIM_UNREAD:  # their attention splits d into h heads of d / h
+        fields["head_dim"] = None
+    if model_type in ("phimoe", "nemotron", "stablelm", "gpt_neox"):  # their LayerNorms keep their biases beside matrices
         # without them
         fields["norm_biased"] = fields["bias"] != "all"
     if model_type == "ernie4_5_moe":  # its router's correction bias; blocks past moe_layer_end_index dense
@@ -2204,8 +2230,9 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     "cwm": {"mlp_bias": ("mlp",)},
     "nemotron": {"attention_bias": ATTN, "mlp_bias": ("mlp",)},
     "stablelm": {"use_qkv_bias": ("qkv",)},
+    "gpt_neox": {"attention_bias": ATTN},
 }
-ALWAYS_BIASED = {"qwen2": ("qkv",)}
+ALWAYS_BIASED = {"qwen2": ("qkv",), "gpt_neox": ("mlp",)}
 BIAS_CHOICE = {(): "none", ("qkv",): "qkv", ATTN: "attn", ("mlp",): "mlp", ALL: "all"}  # Config's `bias`
 
 
@@ -3041,10 +3068,10 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
     if model_type == "stablelm" and values["qk_layernorm"]:
         raise PartNotBuilt("config.json: qk_layernorm=true: StableLM's LayerNorm on each head's q and k (one of d_head "
                            "with a bias per head), which this explorer does not build yet; a file with false reads")
-    if model_type == "stablelm" and doc.get("head_dim") not in (None, fields["d"] // fields["h"]):
-        raise HFConfigError(f"config.json: head_dim={show(doc['head_dim'])}: StableLM's attention splits hidden_size "
-                            f"into heads of d / h = {fields['d'] // fields['h']:,} (only its rotary embedding reads "
-                            f"head_dim); drop head_dim")
+    if model_type in HEAD_DIM_UNREAD and doc.get("head_dim") not in (None, fields["d"] // fields["h"]):
+        raise HFConfigError(f"config.json: head_dim={show(doc['head_dim'])}: {CONFIG_CLASSES[model_type][:-6]}'s "
+                            f"attention splits hidden_size into heads of d / h = {fields['d'] // fields['h']:,} (only "
+                            f"its rotary embedding reads head_dim); drop head_dim")
     if model_type == "phimoe" and values["lm_head_bias"]:
         raise HFConfigError("config.json: lm_head_bias=true puts a bias on PhiMoE's head, which this module does not "
                             "build; write false")
@@ -3070,7 +3097,8 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
     if model_type == "gpt2" and values["add_cross_attention"]:
         raise HFConfigError("config.json: add_cross_attention=true adds cross-attention layers, which this decoder "
                             "does not build")
-    if model_type in ("llama", *LLAMA_KIN, "cwm", *GEMMA_TYPES, "deepseek_v2", "hyperclovax", "aria_text", "minicpm3") \
+    if model_type in ("llama", *LLAMA_KIN, "cwm", *GEMMA_TYPES, "deepseek_v2", "hyperclovax", "aria_text", "minicpm3",
+                      "gpt_neox") \
             and fields["d"] % fields["h"]:  # the config's validate_architecture
         raise HFConfigError(f"config.json: hidden_size={fields['d']:,} is not a multiple of num_attention_heads="
                             f"{fields['h']:,}, which transformers' {CONFIG_CLASSES[model_type]} requires (even with "

@@ -244,6 +244,9 @@ BASE: dict[str, dict] = {
     "stablelm": {"model_type": "stablelm", **{k: v for k, v in MODERN.items() if k != "head_dim"},
                  "hidden_size": 512, "num_attention_heads": 64, "num_key_value_heads": 4, "use_qkv_bias": True,
                  "qk_layernorm": False, "use_parallel_residual": True},  # d_head 8 (its default 80): a quarter even
+    "gpt_neox": {"model_type": "gpt_neox", "vocab_size": 96, "hidden_size": 512, "intermediate_size": 48,
+                 "num_hidden_layers": 2, "num_attention_heads": 16, "max_position_embeddings": 64,
+                 "tie_word_embeddings": True, "use_parallel_residual": False, "attention_bias": False},
     "ernie4_5_moe": {"model_type": "ernie4_5_moe", **MODERN, "num_key_value_heads": 2, "num_hidden_layers": 4,
                      "use_bias": False, "moe_num_experts": 8, "moe_k": 2, "moe_intermediate_size": 24, "moe_num_shared_experts": 1,
                      "moe_layer_start_index": 1, "moe_layer_end_index": 2, "moe_layer_interval": 1, "pad_token_id": 0},

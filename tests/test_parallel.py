@@ -138,3 +138,51 @@ def test_the_trace_the_reports_and_the_cli_name_it(tmp_path, capsys):
     status, out, err = run_cli(["--preset", "llama3-8b", "--parallel", "--json"], capsys)
     llama = PRESETS["llama3-8b"]  # its 32 blocks' second RMSNorm gain (d = 4,096) gone
     assert status == 0 and json.loads(out)["budget"]["params_exact"] == budget(llama).params_exact - 32 * 4_096
+
+
+def test_gpt_neox_logits_equal_transformers_and_its_norm_each_is_the_lesson_blocks_count():
+    """GPT-NeoX's parallel block with a norm each (`model.parts.parallel_norms`), weights copied from GPTNeoXForCausalLM
+    (its query_key_value's rows head by head, [q, k, v] of each, reordered to q's heads, then k's, then v's): the same
+    logits, RoPE on a quarter of each head; wired as the lesson's block, other logits; two norms a block, so the same N
+    as the lesson's block."""
+    from transformers import GPTNeoXConfig
+
+    h, d_head, L = 4, 8, 2
+    config = GPTNeoXConfig(vocab_size=40, hidden_size=h * d_head, num_hidden_layers=L, num_attention_heads=h,
+                           intermediate_size=48, max_position_embeddings=64, hidden_act="gelu_new",
+                           use_parallel_residual=True, attention_bias=True)
+    torch.manual_seed(0)
+    ref = AutoModelForCausalLM.from_config(config, attn_implementation="eager").eval()
+    cfg = from_hf({"model_type": "gpt_neox", **config.to_dict()}, B=2, T=10)
+    assert (cfg.parallel_norms, cfg.rotary_dim, cfg.bias, cfg.mlp) == (True, 2, "all", "gelu")
+    ours = GPT(cfg).eval()
+    order = torch.tensor([i * 3 * d_head + part * d_head + j for part in range(3) for i in range(h) for j in range(d_head)])
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.normal_(0, 0.3)
+        ours.wte.weight.copy_(ref.gpt_neox.embed_in.weight)
+        ours.head.weight.copy_(ref.lm_head.weight)
+        ours.ln_f.load_state_dict(ref.gpt_neox.final_layer_norm.state_dict())
+        for block, layer in zip(ours.blocks, ref.gpt_neox.layers):
+            a, m = layer.attention, layer.mlp
+            block.ln_1.load_state_dict(layer.input_layernorm.state_dict())
+            block.ln_2.load_state_dict(layer.post_attention_layernorm.state_dict())
+            block.attn.qkv.weight.copy_(a.query_key_value.weight[order])
+            block.attn.qkv.bias.copy_(a.query_key_value.bias[order])
+            block.attn.proj.load_state_dict(a.dense.state_dict())
+            block.mlp.fc.load_state_dict(m.dense_h_to_4h.state_dict())
+            block.mlp.proj.load_state_dict(m.dense_4h_to_h.state_dict())
+        idx = torch.randint(0, 40, (2, 10))
+        expected = ref(input_ids=idx).logits
+        torch.testing.assert_close(ours(idx)[0], expected, atol=1e-4, rtol=1e-4)
+        sequential = GPT(replace(cfg, parallel_norms=False))
+        sequential.load_state_dict(ours.state_dict())  # the same parameters, wired as the lesson's block
+        assert not torch.allclose(sequential(idx)[0], expected, atol=1e-2)
+    assert budget(cfg).params_exact == sum(p.numel() for p in ref.parameters())
+    rows = {r.local: r for r in trace(cfg).rows}
+    assert "not of x + attention" in rows["ln_2"].label and "ln_2(x)" in rows["resid_2"].label
+    assert "parallel attention and MLP (a norm each)" in recipe_text(cfg)
+    torch.manual_seed(0)
+    assert saved_bytes_of(GPT(cfg), torch.randint(0, cfg.V, (cfg.B, cfg.T))) == trace(cfg).saved_bytes
+    with pytest.raises(ValueError, match="parallel_norms and parallel each wire the block their own way"):
+        replace(cfg, parallel=True)

@@ -5,6 +5,7 @@
 - `norms`: LayerNorm or RMSNorm, and Gemma's sandwich norms;
 - `residual`: the block's residual stream, attention then the MLP (the lesson's wiring; another part may wire it);
 - `parallel`: a parallel block, attention and the MLP both reading one norm of x (Cohere, Falcon, GPT-J);
+- `parallel_norms`: a parallel block with a norm each, attention on ln_1(x), the MLP on ln_2(x) (GPT-NeoX, Pythia);
 - `postnorm`: post-norm wiring, the block's norms on attention's and the MLP's outputs (OLMo 2 and 3);
 - `attention`: causal self-attention (multi-head, grouped-query, multi-query; QK-norm per head or over all heads; an
   output gate on the heads, Qwen3-Next's; eager or fused; Gemma's scale and soft-cap of the scores), and the biases;
@@ -40,13 +41,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..fields import Field
-from . import (attention, delta, embedding, head, hybrid, kda, latent, mamba, mamba1, mlp, moe, norms, parallel, positions,
-               postnorm, residual, sinks, sparse, window)
+from . import (attention, delta, embedding, head, hybrid, kda, latent, mamba, mamba1, mlp, moe, norms, parallel,
+               parallel_norms, positions, postnorm, residual, sinks, sparse, window)
 
 if TYPE_CHECKING:
     from ..config import Config
 
-PARTS = (norms, residual, embedding, positions, mlp, attention, parallel, postnorm, latent, sparse, window, sinks, moe,
+PARTS = (norms, residual, embedding, positions, mlp, attention, parallel, parallel_norms, postnorm, latent, sparse, window, sinks, moe,
          delta, mamba, hybrid, kda, mamba1, head)
 
 
