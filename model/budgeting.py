@@ -191,11 +191,13 @@ class Formulas:
 
     @functools.cached_property
     def no_matmul(self) -> Expr:
-        """The parameters a token uses that are no matmul weights, in −2(…): biases, norm gains, sinks."""
+        """The parameters a token uses that are no matmul weights, in −2(…): biases (the head's too), norm gains,
+        sinks."""
         c = counts(self.cfg)
         lin = self.stateful.extras(self.cfg)[0] if self.lin is not None else None
         if "moe" not in c and lin is None:
-            inner = total(E("L·({x})", x=total(self.attn_extra, self.mlp_extra, self.block_norms)), self.norm)
+            inner = total(E("L·({x})", x=total(self.attn_extra, self.mlp_extra, self.block_norms)), self.norm,
+                          head.extras(self.cfg))
             return E("−2({x})", x=self.collect(inner))
         dense = None
         if self.mlp_extra is not None and "dense" in c:
@@ -203,7 +205,7 @@ class Formulas:
         mixture = moe.extras(self.cfg) if "moe" in c else None
         every = spread(self.cfg, mixed(self.cfg, self.attn_extra, lin), {}, self.block_norms)
         return E("−2({x})", x=total(every, dense, E("{n}·({x})", n=c["moe"], x=mixture) if mixture is not None
-                                    else None, self.norm))
+                                    else None, self.norm, head.extras(self.cfg)))
 
     @functools.cached_property
     def T_equal(self) -> Expr:

@@ -126,7 +126,7 @@ class GPT(nn.Module):
             self.window_mask = Tap()
         self._band: torch.Tensor | None = None
         self.ln_f = norms.module(cfg, cfg.d)
-        self.head = nn.Linear(cfg.d, cfg.V, bias=False)
+        self.head = nn.Linear(cfg.d, cfg.V, bias=cfg.head_bias)  # Phi's bias (V,)
         if cfg.tie:
             self.head.weight = self.wte.weight
         if cfg.embed_scale:

@@ -74,6 +74,9 @@ does the same, from data:
   refused.
 - Nemotron (nemotron, Nemotron-4 and Minitron): LayerNorm1P (biased LayerNorms, the gain 1 + g a value), the ReLU² MLP
   of two matrices, RoPE on half of each head (its class's partial_rotary_factor 0.5); its class's null h_kv refused.
+- Phi-1, 1.5 and 2 (phi): a parallel block on one LayerNorm (`parallel`), biases everywhere and a bias on the head's
+  logits (`head_bias`), a GELU MLP, RoPE on half of each head (its class's partial_rotary_factor 0.5; an odd count,
+  which its attention cannot fit, refused); its LayerNorm on q's and k's heads (qk_layernorm) refused as a part not built.
 - GPT-NeoX (gpt_neox; GPT-NeoX-20B, Pythia): biased LayerNorms, a GELU MLP with biases (attention's by attention_bias,
   the LayerNorms' kept without them), q, k and v in one matrix (its rows head by head: values only), RoPE on a quarter
   of each head (rotary_pct, or partial_rotary_factor), and, by use_parallel_residual, a parallel block with a norm
@@ -156,7 +159,7 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa",
                "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear",
                "nemotron_h", "jamba", "falcon_h1", "gemma4_text", "ernie4_5_moe", "phimoe", "nemotron", "stablelm",
-               "gpt_neox")
+               "gpt_neox", "phi")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
@@ -328,6 +331,12 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "vocab_size": 256_000, "hidden_size": 6_144, "intermediate_size": 24_576, "num_hidden_layers": 32,
         "num_attention_heads": 48, "head_dim": None, "num_key_value_heads": None, "max_position_embeddings": 4_096,
         "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
+    },
+    "phi": {  # PhiConfig (Phi-1, 1.5 and 2): a parallel block on one LayerNorm, biases everywhere and on the head, a GELU
+        # MLP, RoPE on half of each head (its class's partial_rotary_factor 0.5)
+        "vocab_size": 51_200, "hidden_size": 2_048, "intermediate_size": 8_192, "num_hidden_layers": 24,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2_048,
+        "tie_word_embeddings": False, "qk_layernorm": False,
     },
     "gpt_neox": {  # GPTNeoXConfig (GPT-NeoX-20B, Pythia): LayerNorms with biases, a GELU MLP with biases, q, k and v
         # in one matrix, RoPE on a quarter of each head (rotary_pct), a parallel block with a norm each
@@ -719,6 +728,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "cohere2": ("head_dim", "sliding_window_pattern"),  # its class's keyword: layer_types' default, every n-th full
     "exaone4": ("head_dim",),  # Exaone4Attention's getattr(config, "head_dim", d / h)
     **dict.fromkeys(("arcee", "jais2", "nemotron"), ("sliding_window", "layer_types")),
+    "phi": ("head_dim", "sliding_window", "layer_types"),  # PhiAttention's getattr(config, "head_dim", d // h)
     **dict.fromkeys(("stablelm", "gpt_neox"), ("head_dim", "sliding_window", "layer_types")),  # head_dim: their rotary
     # embedding's getattr (d / h), which their attention does not read
     "llama4_text": (),
@@ -810,6 +820,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("arcee", "jais2", "nemotron"), ("num_key_value_heads", "head_dim", "sliding_window",
                                                      "layer_types")),
     **dict.fromkeys(("stablelm", "gpt_neox"), ("head_dim", "sliding_window", "layer_types")),
+    "phi": ("num_key_value_heads", "sliding_window", "layer_types"),  # h_kv null: h (its __post_init__)
     "llama4_text": ("moe_layers", "no_rope_layers", "attention_chunk_size", "layer_types"),
     "cohere2": ("num_key_value_heads", "sliding_window", "layer_types", "head_dim"),
     "exaone4": ("sliding_window", "sliding_window_pattern", "layer_types", "head_dim"),  # a null pattern: `_blocks`
@@ -1112,7 +1123,8 @@ CONFIG_CLASSES = {"llama": "LlamaConfig", "gemma": "GemmaConfig", "internlm3": "
                   "glm_moe_dsa": "GlmMoeDsaConfig",
                   "minicpm3": "MiniCPM3Config", "gemma4_text": "Gemma4TextConfig",
                   "ernie4_5_moe": "Ernie4_5_MoeConfig", "phimoe": "PhimoeConfig",
-                  "nemotron": "NemotronConfig", "stablelm": "StableLmConfig", "gpt_neox": "GPTNeoXConfig"}  # messages
+                  "nemotron": "NemotronConfig", "stablelm": "StableLmConfig", "gpt_neox": "GPTNeoXConfig",
+                  "phi": "PhiConfig"}  # messages
 TOPK_METHODS = ("greedy", "group_limited_greedy")  # DeepseekV2TopkRouter's ways to choose the k experts
 GEMMA_ACTIVATION = "gelu_pytorch_tanh"  # GELU's tanh approximation, this module's GeGLU
 LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention", "indexed_attention")
@@ -1236,7 +1248,6 @@ NOT_BUILT: dict[str, str] = {
     "rwkv": f"its RWKV recurrent layers (which keep, {_FIXED_STATE})",
     "xlstm": f"its xLSTM recurrent layers (which keep, {_FIXED_STATE})",
     "olmo": "its LayerNorm without a gain or a bias",
-    "phi": "a bias on the head",
     "persimmon": "a LayerNorm on each head's q and k",
     "apertus": "its non-gated MLP with xIELU (two matrices, no gate)",
     **dict.fromkeys(("gemma3n_text", "gemma3n"), "Gemma 3n's AltUp, LAuReL and per-layer embeddings"),
@@ -1467,6 +1478,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                                                                "parameters and FLOPs)",), "olmo2": (ROPE_VALUES,), "olmo3": (ROPE_VALUES + " (per kind of block)",), "cwm": (ROPE_VALUES + " (llama3's by default)",),
                "ernie4_5": (ROPE_VALUES + ", its pairs interleaved",),
                "stablelm": (ROPE_VALUES + "; the LayerNorms' ε (layer_norm_eps)",),
+               "phi": (ROPE_VALUES + "; GELU's approximation (hidden_act); the LayerNorms' ε (layer_norm_eps)",),
                "gpt_neox": (ROPE_VALUES + " (rotary_emb_base); q, k and v in one matrix, query_key_value, its rows "
                             "head by head (W_q, W_k and W_v apart here: the same parameters and FLOPs); GELU's "
                             "approximation (hidden_act); the LayerNorms' ε (layer_norm_eps)",),
@@ -1508,7 +1520,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "phimoe", "qwen3_moe", "phi3", "starcoder2")
 NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "jais2", "granite", "hyperclovax", "granitemoe",
                          "granitemoeshared", "granitemoehybrid", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4",
-                         "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2", "ernie4_5_moe", "nemotron", "stablelm", "gpt_neox",
+                         "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2", "ernie4_5_moe", "nemotron", "stablelm", "gpt_neox", "phi",
                          "gpt_bigcode", "olmoe", "gemma",
                          "cohere",
                          "deepseek_v2", "deepseek_v3", "youtu", "glm4_moe_lite", "minicpm3", "deepseek_v32",
@@ -1744,7 +1756,7 @@ def _number(key: str, value: object, lo: float, hi: float, open_lo: bool = False
 # approximation in Gemma's GeGLU ("gelu", the released files' word, GemmaConfig reads as it). gpt-oss's experts read
 # none (their clamped SwiGLU is written out), GPT-2 reads activation_function, Gemma 2 and 3 hidden_activation.
 GELUS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_accurate")  # GELU, exact or approximated: values
-ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, "gpt_neox": GELUS, **dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
+ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, "gpt_neox": GELUS, "phi": GELUS, **dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
                                                "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
                                                "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
                                                "glm", "glm4", "glm4_moe", "minimax_m2", "olmoe", "ministral", "smollm3",
@@ -1794,7 +1806,7 @@ def _check_rope(doc: Mapping) -> None:
 # The types whose rotary embedding reads partial_rotary_factor (RoPE on int(d_head · factor) features of each head, the
 # rest passed through), with their class's default; every other type's ignores it and rotates all d_head.
 PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4": 0.5, "glm4_moe": 0.5, "minimax_m2": 1.0, "nemotron": 0.5, "stablelm": 0.25,
-                                    "gpt_neox": 0.25,
+                                    "gpt_neox": 0.25, "phi": 0.5,
                                     "qwen3_next": 0.25}
 
 
@@ -1803,7 +1815,7 @@ PARTIAL_ROTARY: dict[str, float] = {"phi3": 1.0, "glm": 0.5, "glm4": 0.5, "glm4_
 HEAD_DIM_UNREAD = ("stablelm", "gpt_neox")
 # The types whose attention slices int(d_head · factor) features of q and k but multiplies them by angles of the even
 # width above it (StableLM's): an odd count broadcasts its keys wider than d_head (refused).
-ODD_ROTARY_FAILS = ("stablelm",)
+ODD_ROTARY_FAILS = ("stablelm", "phi")
 # The types whose rotary embedding reads partial_rotary_factor but whose attention multiplies all of each head's q and k
 # (all of d_R, latent attention's rotary part) by its angles: a factor that rotates less cannot run (refused).
 WHOLE_HEAD_ROTARY = ("solar_open", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa")
@@ -2079,6 +2091,7 @@ WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_
                                        "exaone4": {"post_norm": True, "qk_norm": True},
                                        "arcee": {"mlp": "relu2"}, "jais2": {"mlp": "relu2", "norm": "layernorm"},
                                        "nemotron": {"mlp": "relu2", "norm": "layernorm"},  # biased LayerNorms: `_fields`
+                                       "phi": {"norm": "layernorm", "mlp": "gelu", "parallel": True, "head_bias": True},
                                        **dict.fromkeys(("minimax_m2", "olmoe"), {"qk_norm_wide": True}),
                                        "starcoder2": {"norm": "layernorm", "mlp": "gelu"}, "mellum": {"qk_norm": True}, "dots1": {"qk_norm": True}, "hy_v3": {"qk_norm": True},
                                        "glm4": {"post_norms": True},
@@ -2232,7 +2245,7 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     "stablelm": {"use_qkv_bias": ("qkv",)},
     "gpt_neox": {"attention_bias": ATTN},
 }
-ALWAYS_BIASED = {"qwen2": ("qkv",), "gpt_neox": ("mlp",)}
+ALWAYS_BIASED = {"qwen2": ("qkv",), "gpt_neox": ("mlp",), "phi": ALL}
 BIAS_CHOICE = {(): "none", ("qkv",): "qkv", ATTN: "attn", ("mlp",): "mlp", ALL: "all"}  # Config's `bias`
 
 
@@ -3068,6 +3081,9 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
     if model_type == "stablelm" and values["qk_layernorm"]:
         raise PartNotBuilt("config.json: qk_layernorm=true: StableLM's LayerNorm on each head's q and k (one of d_head "
                            "with a bias per head), which this explorer does not build yet; a file with false reads")
+    if model_type == "phi" and values["qk_layernorm"]:
+        raise PartNotBuilt("config.json: qk_layernorm=true: Phi's LayerNorm of d_head, with a bias, on q's and on k's "
+                           "heads, which this explorer does not build yet; a file with false reads")
     if model_type in HEAD_DIM_UNREAD and doc.get("head_dim") not in (None, fields["d"] // fields["h"]):
         raise HFConfigError(f"config.json: head_dim={show(doc['head_dim'])}: {CONFIG_CLASSES[model_type][:-6]}'s "
                             f"attention splits hidden_size into heads of d / h = {fields['d'] // fields['h']:,} (only "

@@ -352,5 +352,6 @@ def record(model: GPT, idx: torch.Tensor, tie: bool) -> Pass:
     return Pass(
         tensors=tuple(tensors), saved=saved, blocks=blocks, flops_head=flops_head,
         params_embed=_numel(model.wte) + (_numel(model.wpe) if hasattr(model, "wpe") else 0),
-        params_ln_f=_numel(model.ln_f), params_head=0 if tie else _numel(model.head),
+        params_ln_f=_numel(model.ln_f),
+        params_head=sum(p.numel() for n, p in model.head.named_parameters() if not (tie and n == "weight")),
     )

@@ -456,6 +456,22 @@ def gpt_neox_doc(rng: random.Random) -> dict:
     return doc
 
 
+def phi_doc(rng: random.Random) -> dict:
+    """Phi-1, 1.5 and 2: a random file with its parallel block on one LayerNorm, biases everywhere and on the head, K/V
+    heads, head_dim and partial_rotary_factor (its class's 0.5) drawn; heads of 4, 8 or 12 features, so that the part
+    rotated is even."""
+    h_kv = rng.choice([1, 2])
+    h = h_kv * rng.choice([1, 2, 3])
+    doc = {"model_type": "phi", "vocab_size": rng.randrange(8, 60), "num_hidden_layers": rng.randrange(1, 4),
+           "num_attention_heads": h, "num_key_value_heads": rng.choice([h_kv, None]),
+           "intermediate_size": rng.randrange(4, 40), "hidden_size": h * rng.choice([4, 8, 12]),
+           "max_position_embeddings": 64, "tie_word_embeddings": rng.random() < 0.5,
+           "hidden_act": rng.choice(["gelu_new", "gelu"])}
+    if rng.random() < 0.5:
+        doc["partial_rotary_factor"] = rng.choice([0.5, 1.0])
+    return doc
+
+
 def dots1_doc(rng: random.Random) -> dict:
     """dots.llm1: GLM-4.5's random file (DeepSeek-V3's experts, groups, dense first blocks) on Qwen3's attention (QK-norm
     per head, biases on q, k, v and W_o or none), windows from max_window_layers on or as layer_types lists them."""
@@ -551,7 +567,8 @@ SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain),
           "dots1": (dots1_doc, _experts), "hy_v3": (hy_v3_doc, _experts),
           "glm4_moe_lite": (glm4_moe_lite_doc, _latent), "minicpm3": (minicpm3_doc, _plain),
           "ernie4_5_moe": (ernie4_5_moe_doc, _experts), "phimoe": (phimoe_doc, _experts),
-          "nemotron": (nemotron_doc, _plain), "stablelm": (stablelm_doc, _plain), "gpt_neox": (gpt_neox_doc, _plain)}
+          "nemotron": (nemotron_doc, _plain), "stablelm": (stablelm_doc, _plain), "gpt_neox": (gpt_neox_doc, _plain),
+          "phi": (phi_doc, _plain)}
 SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
 
 
@@ -571,7 +588,8 @@ SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080, "granite
                    "glm4": 9_400_279_040, "hyperclovax": 6_738_677_760, "solar_open": 102_651_793_408,
                    "aria_text": 18_517_069_824, "hy_v3": 295_033_528_320, "glm4_moe_lite": 29_943_390_976,
                    "minicpm3": 4_073_875_968, "ernie4_5_moe": 21_825_437_888,
-                   "phimoe": 41_872_793_600, "stablelm": 2_795_443_200, "gpt_neox": 20_554_567_680}
+                   "phimoe": 41_872_793_600, "stablelm": 2_795_443_200, "gpt_neox": 20_554_567_680,
+                   "phi": 1_418_270_720}
 
 
 @pytest.mark.parametrize("model_type", SECOND_DEFAULTS)

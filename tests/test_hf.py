@@ -244,6 +244,7 @@ BASE: dict[str, dict] = {
     "stablelm": {"model_type": "stablelm", **{k: v for k, v in MODERN.items() if k != "head_dim"},
                  "hidden_size": 512, "num_attention_heads": 64, "num_key_value_heads": 4, "use_qkv_bias": True,
                  "qk_layernorm": False, "use_parallel_residual": True},  # d_head 8 (its default 80): a quarter even
+    "phi": {"model_type": "phi", **MODERN, "hidden_size": 512, "head_dim": 16, "qk_layernorm": False},  # d / h = 8
     "gpt_neox": {"model_type": "gpt_neox", "vocab_size": 96, "hidden_size": 512, "intermediate_size": 48,
                  "num_hidden_layers": 2, "num_attention_heads": 16, "max_position_embeddings": 64,
                  "tie_word_embeddings": True, "use_parallel_residual": False, "attention_bias": False},

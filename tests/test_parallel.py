@@ -186,3 +186,42 @@ def test_gpt_neox_logits_equal_transformers_and_its_norm_each_is_the_lesson_bloc
     assert saved_bytes_of(GPT(cfg), torch.randint(0, cfg.V, (cfg.B, cfg.T))) == trace(cfg).saved_bytes
     with pytest.raises(ValueError, match="parallel_norms and parallel each wire the block their own way"):
         replace(cfg, parallel=True)
+
+
+def test_phi_logits_equal_transformers_with_the_heads_bias():
+    """Phi (phi): one LayerNorm read by attention and the MLP, RoPE on half of each head, biases everywhere and a
+    bias (V) on the head (`model.parts.head`'s head_bias), weights copied from PhiForCausalLM: the same logits; the
+    head's bias is V parameters in N, tied or not, and a non-matmul step of −2V in the FLOPs."""
+    from transformers import PhiConfig
+
+    config = PhiConfig(vocab_size=40, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48,
+                       max_position_embeddings=64)
+    torch.manual_seed(0)
+    ref = AutoModelForCausalLM.from_config(config, attn_implementation="eager").eval()
+    cfg = from_hf({"model_type": "phi", **config.to_dict()}, B=2, T=10)
+    assert (cfg.parallel, cfg.head_bias, cfg.rotary_dim, cfg.bias) == (True, True, 4, "all")
+    ours = GPT(cfg).eval()
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.normal_(0, 0.3)
+        ours.wte.weight.copy_(ref.model.embed_tokens.weight)
+        ours.ln_f.load_state_dict(ref.model.final_layernorm.state_dict())
+        ours.head.load_state_dict(ref.lm_head.state_dict())
+        for block, layer in zip(ours.blocks, ref.model.layers):
+            a, m = layer.self_attn, layer.mlp
+            block.ln_1.load_state_dict(layer.input_layernorm.state_dict())
+            block.attn.qkv.weight.copy_(torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]))
+            block.attn.qkv.bias.copy_(torch.cat([a.q_proj.bias, a.k_proj.bias, a.v_proj.bias]))
+            block.attn.proj.load_state_dict(a.dense.state_dict())
+            block.mlp.fc.load_state_dict(m.fc1.state_dict())
+            block.mlp.proj.load_state_dict(m.fc2.state_dict())
+        idx = torch.randint(0, 40, (2, 10))
+        torch.testing.assert_close(ours(idx)[0], ref(input_ids=idx).logits, atol=1e-4, rtol=1e-4)
+    assert budget(cfg).params_exact == sum(p.numel() for p in ref.parameters())
+    for tie in (True, False):
+        with_bias, without = budget(replace(cfg, tie=tie)), budget(replace(cfg, tie=tie, head_bias=False))
+        assert with_bias.params_exact - without.params_exact == cfg.V
+        assert with_bias.flops_fwd_measured_per_token == without.flops_fwd_measured_per_token  # an add, no matmul
+    lines = {x.key: x for x in budget(cfg).lines}
+    assert lines["params/head"].label == "head: a separate (d, V) matrix and its bias (V)"
+    assert "a bias on the logits" in recipe_text(cfg)
