@@ -58,8 +58,7 @@ from . import fields as fields_
 from . import hf
 from .fields import FAMILIES, Field, by_name, linked, written
 from . import stack
-from .parts import (attention, delta, hybrid, kda, latent, mamba, mamba1, mlp, moe, norms, parallel_norms, positions,
-                    postnorm, sinks, sparse, window)
+from .parts import attention, delta, hybrid, kda, latent, mamba, mamba1, mlp, moe, norms, positions, postnorm, sinks, sparse, window
 from .parts import ordered
 from .parts.attention import divisors, snap_heads
 from .parts.mlp import SWIGLU_ALPHA, swiglu_width
@@ -614,7 +613,7 @@ class Config:
 
 # Each part's rules between fields, in the order Config checks them (the first broken one is the error).
 RULES = (norms.check, attention.check, latent.check, positions.check, moe.check, attention.check_scores, window.check, sinks.check,
-         mlp.check, postnorm.check, parallel_norms.check, delta.check, mamba.check, hybrid.check, kda.check, mamba1.check,
+         mlp.check, postnorm.check, delta.check, mamba.check, hybrid.check, stack.check_wiring, kda.check, mamba1.check,
          sparse.check)
 
 

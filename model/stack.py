@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from .expr import ZERO, E, Expr, total
-from .parts import PARTS, attention, delta, hybrid, kda, latent, mamba, mamba1, mlp, moe
+from .parts import PARTS, attention, delta, hybrid, kda, latent, mamba, mamba1, mlp, moe, residual
 
 if TYPE_CHECKING:
     from .config import Config
@@ -35,6 +35,15 @@ def wiring(cfg: Config) -> ModuleType:
     """The part that wires every block of `cfg` (`model.parts.residual`: the lesson's sequential block, unless a
     later part in `model.parts.PARTS` that wires a block is present)."""
     return [part for part in PARTS if hasattr(part, "wire") and part.present(cfg)][-1]
+
+
+def check_wiring(cfg: Config) -> None:
+    """One part wires the blocks: two set at once (post_norm, parallel, parallel_norms, ssm_parallel: each its part's
+    flag, `FIELDS[0]`) are refused in one line, ValueError; `wiring` would otherwise take the later one silently."""
+    flags = [part.FIELDS[0].name for part in PARTS if hasattr(part, "wire") and part is not residual
+             and part.present(cfg)]
+    if len(flags) > 1:
+        raise ValueError(f"{flags[-1]} and {flags[0]} each wire the block their own way: set one of them")
 
 
 def kinds(cfg: Config) -> tuple[str, ...]:

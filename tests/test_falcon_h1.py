@@ -209,6 +209,7 @@ def test_bad_files_are_refused_in_one_line(change, message):
 @pytest.mark.parametrize("bad, words", [
     ({"mamba_layers": (0, 1)}, "ssm_parallel puts Mamba 2 beside attention in every block"),
     ({"parallel": True}, "ssm_parallel wires the block its own way"),
+    ({"parallel_norms": True}, "ssm_parallel and parallel_norms each wire the block their own way"),
 ])
 def test_bad_fields_are_refused_in_one_line(bad, words):
     with pytest.raises(ValueError, match=words) as e:

@@ -25,13 +25,6 @@ CHANGE_TITLES = {"parallel_norms": "a parallel block: attention reads ln_1(x), t
                                    "together, the same two norms a block (GPT-NeoX, Pythia)"}
 
 
-def check(cfg: Config) -> None:
-    """A wiring of its own: not with one-norm parallel blocks or post-norm wiring (ValueError)."""
-    if cfg.parallel_norms and (cfg.parallel or cfg.post_norm):
-        other = "parallel" if cfg.parallel else "post_norm"
-        raise ValueError(f"parallel_norms and {other} each wire the block their own way: set one of them")
-
-
 def present(cfg: Config) -> bool:
     """The blocks are parallel, a norm each."""
     return cfg.parallel_norms

@@ -26,10 +26,10 @@ CHANGE_TITLES = {"post_norm": "post-norm wiring: the block's two norms on attent
 
 
 def check(cfg: Config) -> None:
-    """Post-norm wiring is a wiring of its own: not with a parallel block or Gemma's sandwich norms (ValueError)."""
-    if cfg.post_norm and (cfg.parallel or cfg.post_norms):
-        other = "parallel" if cfg.parallel else "post_norms"
-        raise ValueError(f"post_norm and {other} each wire the block their own way: set one of them")
+    """Post-norm wiring puts the block's norms on the outputs: not with Gemma's sandwich norms there too (ValueError;
+    another part that wires the block: `model.stack.check_wiring`)."""
+    if cfg.post_norm and cfg.post_norms:
+        raise ValueError("post_norm and post_norms each wire the block their own way: set one of them")
 
 
 def present(cfg: Config) -> bool:
