@@ -38,11 +38,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import itertools
 import logging
 import math
-import threading
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -401,34 +399,8 @@ def _fit(s: Structure, record: Callable[[Config, str], _Live]) -> list[Candidate
     return _maximal(probes(s), s.dtype, record)
 
 
-_PROBES = threading.RLock()  # one set of probe steps at a time in a process (the served page's worker and its loop)
 ATTEMPTS = 3  # probe steps measured again where they disagree (`_agreeing_runs`)
 LOG = logging.getLogger(__name__)
-
-
-@contextlib.contextmanager
-def _no_cycle_collection() -> Iterator[list[int]]:
-    """No automatic cyclic garbage collection during the probes: one triggered mid-pass (by an allocation on any
-    thread) could free a storage of a reference cycle at another moment in one probe than in the others, so that
-    their moments no longer match. Storages still die when their last reference goes, as in a real step. Another
-    thread may still call `gc.collect()` (Panel does, as a page closes): the list yielded counts the collections
-    that started meanwhile, for the log. One set of probes at a time, so that none turns collection back on while
-    another runs."""
-    collections = [0]
-
-    def count(phase: str, _info: dict) -> None:
-        collections[0] += phase == "start"
-
-    with _PROBES:
-        was = gc.isenabled()
-        gc.disable()
-        gc.callbacks.append(count)
-        try:
-            yield collections
-        finally:
-            gc.callbacks.remove(count)
-            if was:
-                gc.enable()
 
 
 def _difference(runs: list[_Live]) -> str | None:
@@ -448,15 +420,14 @@ def _agreeing_runs(configs: list[Config], dtype: str, record: Callable[[Config, 
     """`record` at each config, measured again (up to ATTEMPTS times, each logged) where their moments disagree:
     a storage freed at another moment in one probe by something outside the step, on another thread (torch's
     FlopCounterMode, whose global module hooks reach every thread's modules: nothing here uses it, `passes.Flops`
-    counts instead; a collection)."""
+    counts instead). A garbage collection, by any thread, changes no moment (tests collect all the while)."""
     for attempt in range(1, ATTEMPTS + 1):
-        with _no_cycle_collection() as collections:
-            runs = [record(cfg, dtype) for cfg in configs]
+        runs = [record(cfg, dtype) for cfg in configs]
         differs = _difference(runs)
         if differs is None:
             return runs
-        LOG.warning("probe steps of one structure allocated differently (attempt %d of %d; %d garbage collections "
-                    "started meanwhile): %s", attempt, ATTEMPTS, collections[0], differs)
+        LOG.warning("probe steps of one structure allocated differently (attempt %d of %d): %s", attempt, ATTEMPTS,
+                    differs)
     raise RuntimeError(f"probe steps of one structure allocated differently {ATTEMPTS} times ({differs}): the peak "
                        "cannot be written as formulas")
 

@@ -250,8 +250,9 @@ def test_the_peak_is_where_the_logits_are_at_gpt2_small_and_names_its_phase():
 
 def test_probe_steps_that_disagree_are_measured_again_and_logged(monkeypatch, caplog):
     """model.peak: probe steps whose moments differ (a storage freed at another moment by something outside the
-    step, such as Panel's gc.collect() as a page closes) are measured again, each time logged with where they
-    differ; they raise only after ATTEMPTS disagreements. The candidates are those of agreeing steps."""
+    step, such as another thread's global module hooks) are measured again, each time logged with where they
+    differ; they raise only after ATTEMPTS disagreements. The candidates are those of agreeing steps; another thread
+    collecting garbage all the while (Panel's gc.collect() as a page closes) changes none."""
     import gc
     import logging
     import threading
