@@ -2056,14 +2056,13 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
             first = min(values["first_k_dense_replace"], fields["L"])
         types = values["mlp_layer_types"] or ["dense"] * first + ["sparse"] * (fields["L"] - first)
         fields["dense_layers"] = tuple(i for i, t in enumerate(types) if t == "dense")
-    if model_type == "stablelm":  # LayerNorms with biases; attention and the MLP on one norm of x where parallel
-        fields.update(norm="layernorm", parallel=values["use_parallel_residual"])
-    if model_type == "gpt_neox":  # LayerNorms with biases, GELU; attention and the MLP on a norm each where parallel
-        fields.update(norm="layernorm", mlp="gelu", parallel_norms=values["use_parallel_residual"])
+    if model_type == "stablelm":  # attention and the MLP on one norm of x where parallel
+        fields["parallel"] = values["use_parallel_residual"]
+    if model_type == "gpt_neox":  # attention and the MLP on a norm each where parallel
+        fields["parallel_norms"] = values["use_parallel_residual"]
     if model_type in HEAD_DIM_UNREAD:  # their attention splits d into h heads of d / h
         fields["head_dim"] = None
-    if model_type in ("phimoe", "nemotron", "stablelm", "gpt_neox"):  # their LayerNorms keep their biases beside matrices
-        # without them
+    if model_type in BIASED_LAYERNORMS:
         fields["norm_biased"] = fields["bias"] != "all"
     if model_type == "ernie4_5_moe":  # its router's correction bias; blocks past moe_layer_end_index dense
         end = values["moe_layer_end_index"]
@@ -2081,6 +2080,8 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
     return fields, keys
 
 
+BIASED_LAYERNORMS = ("phimoe", "nemotron", "stablelm", "gpt_neox")  # their LayerNorms keep their biases whatever their
+# matrices' (`norm_biased` where those have none)
 DSA_TYPES = ("deepseek_v32", "glm_moe_dsa")  # latent attention with DeepSeek sparse attention's indexer (`_sparse`)
 MLA_TYPES = ("deepseek_v2", "deepseek_v3", "youtu", "glm4_moe_lite", "minicpm3", "kimi_linear", *DSA_TYPES)  # multi-head
 # latent attention
@@ -2090,12 +2091,13 @@ WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_
                                                       {"post_norm": True, "qk_norm_wide": True}),
                                        "exaone4": {"post_norm": True, "qk_norm": True},
                                        "arcee": {"mlp": "relu2"}, "jais2": {"mlp": "relu2", "norm": "layernorm"},
-                                       "nemotron": {"mlp": "relu2", "norm": "layernorm"},  # biased LayerNorms: `_fields`
+                                       "nemotron": {"mlp": "relu2", "norm": "layernorm"},
                                        "phi": {"norm": "layernorm", "mlp": "gelu", "parallel": True, "head_bias": True},
+                                       "stablelm": {"norm": "layernorm"}, "gpt_neox": {"norm": "layernorm", "mlp": "gelu"},
                                        **dict.fromkeys(("minimax_m2", "olmoe"), {"qk_norm_wide": True}),
                                        "starcoder2": {"norm": "layernorm", "mlp": "gelu"}, "mellum": {"qk_norm": True}, "dots1": {"qk_norm": True}, "hy_v3": {"qk_norm": True},
-                                       "glm4": {"post_norms": True},
-                                       "phimoe": {"norm": "layernorm", "top_k": 2},  # biased LayerNorms: `_fields`  # GLM-4's norms on each output: plain RMSNorms
+                                       "glm4": {"post_norms": True},  # GLM-4's norms on each output: plain RMSNorms
+                                       "phimoe": {"norm": "layernorm", "top_k": 2},  # k: its router's 2, always
                                        "qwen3_next": {"qk_norm": True, "attn_gate": True}}
 MTP_LAYERS = 1  # DeepseekV3Config's num_nextn_predict_layers (its num_mtp_layers): a module transformers never builds
 MLA_MTP = {"deepseek_v3": MTP_LAYERS, "glm4_moe_lite": 0}  # the latent types that read it (GLM-4 MoE Lite: no field,
@@ -3085,9 +3087,9 @@ def _refuse_unmodelled(doc: Mapping, values: dict, model_type: str, fields: dict
         raise PartNotBuilt("config.json: qk_layernorm=true: Phi's LayerNorm of d_head, with a bias, on q's and on k's "
                            "heads, which this explorer does not build yet; a file with false reads")
     if model_type in HEAD_DIM_UNREAD and doc.get("head_dim") not in (None, fields["d"] // fields["h"]):
-        raise HFConfigError(f"config.json: head_dim={show(doc['head_dim'])}: {CONFIG_CLASSES[model_type][:-6]}'s "
-                            f"attention splits hidden_size into heads of d / h = {fields['d'] // fields['h']:,} (only "
-                            f"its rotary embedding reads head_dim); drop head_dim")
+        raise HFConfigError(f"config.json: head_dim={show(doc['head_dim'])}: {model_type}'s attention splits "
+                            f"hidden_size into heads of d / h = {fields['d'] // fields['h']:,} (only its rotary "
+                            f"embedding reads head_dim); drop head_dim")
     if model_type == "phimoe" and values["lm_head_bias"]:
         raise HFConfigError("config.json: lm_head_bias=true puts a bias on PhiMoE's head, which this module does not "
                             "build; write false")
