@@ -32,6 +32,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry, register_flop_formula, sdpa_backward_flop, sdpa_flop
 
 from . import grouped  # noqa: F401 (registers the experts' grouped matmul and its FLOP formulas)
+from . import loops
 from .config import Config, one_of_each
 from .gpt import GPT
 
@@ -217,7 +218,7 @@ class _Recorder:
         self.block: int | None = None  # which block runs, in the "block" phase
         self.lin = False  # a Gated DeltaNet mixer runs
         self.outputs: list[tuple[str, torch.Tensor, str, int | None]] = []  # (name, tensor, phase, block)
-        self.saved: dict[int, tuple[torch.Tensor, str, int | None, bool]] = {}  # storage -> (first saved, phase,
+        self.saved: dict[object, tuple[torch.Tensor, str, int | None, bool]] = {}  # storage -> (first saved, phase,
         # block, in a Gated DeltaNet mixer)
 
     def hook(self, name: str):
@@ -238,6 +239,27 @@ class _Recorder:
             if (alive := recorder()) is not None:
                 alive.saved.setdefault(_key(t), (t, alive.phase, alive.block, alive.lin))
         return pack
+
+
+class _Counts:
+    """A pass's FLOP counter and recorder as `model.loops.repeat` sees them (`loops.Recording`): an iteration's
+    FLOPs added again, and each storage it first saved noted again under a key of its own (the same record)."""
+
+    def __init__(self, recorder: _Recorder, counter: Flops) -> None:
+        self.recorder, self.counter = recorder, counter
+
+    def mark(self) -> tuple[int, int, int]:
+        return self.counter.total, self.counter.attn, len(self.recorder.saved)
+
+    def repeat_since(self, mark: tuple[int, int, int], times: int) -> None:
+        total, attn, n_saved = mark
+        self.counter.total += times * (self.counter.total - total)
+        self.counter.attn += times * (self.counter.attn - attn)
+        saved = self.recorder.saved
+        new = list(saved.values())[n_saved:]
+        for i in range(times):
+            for j, entry in enumerate(new):
+                saved[("repeated", len(saved), j)] = entry
 
 
 def _no_backward(_packed: None) -> torch.Tensor:
@@ -314,7 +336,8 @@ def record(model: GPT, idx: torch.Tensor, tie: bool) -> Pass:
                         block.lin.register_forward_hook(lambda *_: setattr(recorder, "lin", False))]
     try:
         with torch.enable_grad(), MetaShapes(), Flops() as counter, \
-                torch.autograd.graph.saved_tensors_hooks(recorder.pack, _no_backward):
+                torch.autograd.graph.saved_tensors_hooks(recorder.pack, _no_backward), \
+                loops.recording(_Counts(recorder, counter)):
             recorder.outputs.append(("idx", idx, "embed", None))
             x = model.embed_tokens(idx)
             recorder.phase, flops = "block", []

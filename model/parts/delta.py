@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .. import loops
 from ..expr import E, Expr
 from ..fields import Field, below
 from ..figures import Line, line
@@ -345,11 +346,15 @@ def scan(q: torch.Tensor, k: torch.Tensor, u: torch.Tensor, w: torch.Tensor, inn
     out = torch.zeros_like(u)
     # B and H as one batch of 3-d views (no copies): each product one batched matmul, not matmul's broadcast and views
     q, k, u, w, inner, last, flat = (x.flatten(0, 1) for x in (q, k, u, w, inner, last, out))
-    for i in range(n):
+    states = [S]
+
+    def chunk(i: int) -> None:
+        S = states[-1]
         v_new = u[:, i] - torch.bmm(w[:, i], S)
         flat[:, i] = torch.bmm(q[:, i], S) + torch.bmm(inner[:, i], v_new)
-        S = S * last[:, i] + torch.bmm(k[:, i].transpose(-1, -2), v_new)
-    return out, S.view(B, H, d_k, -1)
+        states[-1] = S * last[:, i] + torch.bmm(k[:, i].transpose(-1, -2), v_new)
+    loops.repeat(n, chunk, u)  # in a recorded meta pass: chunk 2 counted n − 3 times (`model.loops`)
+    return out, states[-1].view(B, H, d_k, -1)
 
 
 def step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, decay: torch.Tensor, beta: torch.Tensor,

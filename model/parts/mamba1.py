@@ -36,6 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .. import loops
 from ..expr import E, Expr
 from ..fields import Field, below
 from ..figures import Line, line
@@ -277,12 +278,20 @@ def scan(dA: torch.Tensor, dBx: torch.Tensor) -> torch.Tensor:
     a = F.pad(dA, (0, 0, 0, pad), value=1.0).view(B, D, -1, c, N)  # (B, d_inner, T_pad/c, c, d_s)
     b = F.pad(dBx, (0, 0, 0, pad)).view(B, D, -1, c, N)
     local, P = [b[:, :, :, 0]], [a[:, :, :, 0]]
-    for j in range(1, c):
-        local.append(a[:, :, :, j] * local[-1] + b[:, :, :, j])
-        P.append(a[:, :, :, j] * P[-1])
+
+    def within(i: int) -> None:  # position j = i + 1 of every chunk
+        local.append(a[:, :, :, i + 1] * local[-1] + b[:, :, :, i + 1])
+        P.append(a[:, :, :, i + 1] * P[-1])
+
+    def again(_i: int) -> None:  # a step counted, not run (`model.loops`): its states' shapes
+        local.append(local[-1])
+        P.append(P[-1])
+    loops.repeat(c - 1, within, a, again)
     starts = [torch.zeros_like(local[0][:, :, 0])]  # (B, d_inner, d_s): each chunk's start state
-    for m in range(a.shape[2] - 1):
+
+    def across(m: int) -> None:  # from chunk m's start to chunk m + 1's
         starts.append(P[-1][:, :, m] * starts[-1] + local[-1][:, :, m])
+    loops.repeat(a.shape[2] - 1, across, a, lambda _m: starts.append(starts[-1]))
     S = torch.stack(local, dim=3) + torch.stack(P, dim=3) * torch.stack(starts, dim=2)[:, :, :, None]
     return S.view(B, D, -1, N)[:, :, :T]
 
