@@ -214,6 +214,8 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "mlp/geglu": "GeGLU at d_ff = {d_ff}: three matrices, 3·d·d_ff, where GELU at 4d held 8d² (Gemma's GELU(x W_gate) · x W_up)",
     "mlp/gelu": "GELU at d_ff = {d_ff} instead of 4d = {four_d}",
     "mlp/relu2": "ReLU² at d_ff = {d_ff}: GELU's two matrices, 2·d·d_ff, with max(0, x)² in GELU's place",
+    "mlp/xielu": ("xIELU at d_ff = {d_ff}: GELU's two matrices, 2·d·d_ff, with xIELU in GELU's place and its two "
+                  "learned gains α_p, α_n"),
     "h_kv/mqa": ("multi-query attention: h_kv = 1 K/V head for h = {h} query heads: K, V, W_k and W_v shrink by "
                  "h/h_kv = {group}"),
     "h_kv/gqa": ("grouped-query attention: h_kv = {h_kv} K/V heads for h = {h} query heads (each serves h/h_kv = "

@@ -159,7 +159,7 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa",
                "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear",
                "nemotron_h", "jamba", "falcon_h1", "gemma4_text", "ernie4_5_moe", "phimoe", "nemotron", "stablelm",
-               "gpt_neox", "phi")
+               "gpt_neox", "phi", "apertus")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
@@ -354,6 +354,11 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "vocab_size": 32_000, "hidden_size": 2_560, "intermediate_size": 18_432, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": None, "head_dim": None, "max_position_embeddings": 4_096,
         "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False,
+    },
+    "apertus": {  # ApertusConfig (Apertus-8B): Llama's block with QK-norm and a non-gated MLP through xIELU
+        "vocab_size": 131_072, "hidden_size": 4_096, "intermediate_size": 14_336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 65_536,
+        "tie_word_embeddings": False, "attention_bias": False,
     },
     "jais2": {  # Jais2Config: LayerNorms (with biases), biases on every matrix, a ReLU² MLP of two matrices, RoPE
         "vocab_size": 150_272, "hidden_size": 3_328, "intermediate_size": 26_624, "num_hidden_layers": 32,
@@ -728,6 +733,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "cohere2": ("head_dim", "sliding_window_pattern"),  # its class's keyword: layer_types' default, every n-th full
     "exaone4": ("head_dim",),  # Exaone4Attention's getattr(config, "head_dim", d / h)
     **dict.fromkeys(("arcee", "jais2", "nemotron"), ("sliding_window", "layer_types")),
+    "apertus": ("head_dim", "sliding_window", "layer_types"),  # ApertusAttention's getattr(config, "head_dim", d / h)
     "phi": ("head_dim", "sliding_window", "layer_types"),  # PhiAttention's getattr(config, "head_dim", d // h)
     **dict.fromkeys(("stablelm", "gpt_neox"), ("head_dim", "sliding_window", "layer_types")),  # head_dim: their rotary
     # embedding's getattr (d / h), which their attention does not read
@@ -819,6 +825,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "smollm3": ("num_key_value_heads", "sliding_window", "no_rope_layers", "layer_types", "head_dim"),
     **dict.fromkeys(("arcee", "jais2", "nemotron"), ("num_key_value_heads", "head_dim", "sliding_window",
                                                      "layer_types")),
+    "apertus": ("num_key_value_heads", "sliding_window", "layer_types"),  # head_dim null: its attention would fail
     **dict.fromkeys(("stablelm", "gpt_neox"), ("head_dim", "sliding_window", "layer_types")),
     "phi": ("num_key_value_heads", "sliding_window", "layer_types"),  # h_kv null: h (its __post_init__)
     "llama4_text": ("moe_layers", "no_rope_layers", "attention_chunk_size", "layer_types"),
@@ -1249,7 +1256,6 @@ NOT_BUILT: dict[str, str] = {
     "xlstm": f"its xLSTM recurrent layers (which keep, {_FIXED_STATE})",
     "olmo": "its LayerNorm without a gain or a bias",
     "persimmon": "a LayerNorm on each head's q and k",
-    "apertus": "its non-gated MLP with xIELU (two matrices, no gate)",
     **dict.fromkeys(("gemma3n_text", "gemma3n"), "Gemma 3n's AltUp, LAuReL and per-layer embeddings"),
     "diffllama": "its differential attention (two softmax maps per head)",
     "bitnet": "its norms inside attention and the MLP (BitNet's sub-norms)",
@@ -1494,7 +1500,8 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                "gemma4_text": (GEMMA4_VALUES,),
                "phi3": (PHI3_VALUES,), "cohere": (COHERE_VALUES,), "cohere2": (COHERE_VALUES,),
                "llama4_text": (LLAMA4_VALUES,),
-               "exaone4": (ROPE_VALUES,), "arcee": (ROPE_VALUES,), "jais2": (ROPE_VALUES + "; the LayerNorms' ε",),
+               "exaone4": (ROPE_VALUES,), "arcee": (ROPE_VALUES,),
+               "apertus": (ROPE_VALUES + "; xIELU's β and ε (buffers, not parameters)",), "jais2": (ROPE_VALUES + "; the LayerNorms' ε",),
                "vaultgemma": (GEMMA_VALUES,), "gpt_oss": (OSS_VALUES,),
                "ministral3": (MINISTRAL3_VALUES,),
                "qwen3_next": ("values only, which change no count, shape or byte: the RMSNorms' gain 1 + g "
@@ -1518,7 +1525,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "phimoe", "qwen3_moe", "phi3", "starcoder2")
-NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "jais2", "granite", "hyperclovax", "granitemoe",
+NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "apertus", "jais2", "granite", "hyperclovax", "granitemoe",
                          "granitemoeshared", "granitemoehybrid", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4",
                          "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2", "ernie4_5_moe", "nemotron", "stablelm", "gpt_neox", "phi",
                          "gpt_bigcode", "olmoe", "gemma",
@@ -1766,7 +1773,7 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, "gpt_neox": GELUS, "phi": GEL
                                                "deepseek_v32", "glm_moe_dsa", "granitemoehybrid", "kimi_linear",
                                                "jamba", "falcon_h1", "ernie4_5_moe", "phimoe", "stablelm"),
                                              ("silu",)),
-                              "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2", "nemotron"), ("relu2",))},
+                              "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2", "nemotron"), ("relu2",)), "apertus": ("xielu",)},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
 
 
@@ -2090,7 +2097,7 @@ MLA_TYPES = ("deepseek_v2", "deepseek_v3", "youtu", "glm4_moe_lite", "minicpm3",
 WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_olmo"),
                                                       {"post_norm": True, "qk_norm_wide": True}),
                                        "exaone4": {"post_norm": True, "qk_norm": True},
-                                       "arcee": {"mlp": "relu2"}, "jais2": {"mlp": "relu2", "norm": "layernorm"},
+                                       "arcee": {"mlp": "relu2"}, "apertus": {"mlp": "xielu", "qk_norm": True}, "jais2": {"mlp": "relu2", "norm": "layernorm"},
                                        "nemotron": {"mlp": "relu2", "norm": "layernorm"},
                                        "phi": {"norm": "layernorm", "mlp": "gelu", "parallel": True, "head_bias": True},
                                        "stablelm": {"norm": "layernorm"}, "gpt_neox": {"norm": "layernorm", "mlp": "gelu"},
@@ -2229,7 +2236,7 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
                      "hyperclovax", "aria_text", "falcon_h1"),
                     {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
     **dict.fromkeys(("qwen3", "qwen3_moe", "dots1", "hy_v3", "gemma", *GEMMA_TYPES, "gemma4_text", "cohere", "cohere2", "gpt_oss",
-                     "olmo2", "olmo3", "llama4_text", "qwen3_next"),
+                     "olmo2", "olmo3", "llama4_text", "qwen3_next", "apertus"),
                     {"attention_bias": ATTN}),
     "qwen2_moe": {"qkv_bias": ("qkv",)},
     "helium": {"attention_bias": ("qkv",), "mlp_bias": ("mlp",)},
@@ -3051,7 +3058,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
 PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 128_004, "cohere2": 0, "ministral3": 11,
                 "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "gemma4_text": 0, "vaultgemma": 0,
-                "internlm3": 2, "exaone": 0, "helium": 3, "ernie4_5": 0, "ernie4_5_moe": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
+                "internlm3": 2, "exaone": 0, "helium": 3, "apertus": 3, "ernie4_5": 0, "ernie4_5_moe": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
                 "glm": 151_329, "glm4": 151_329, "aria_text": 2, "kimi_linear": 163_839,
                 "nemotron_h": 0, "jamba": 0, "falcon_h1": 0}  # NemotronHConfig's pad_token_id, which its embedding does not read (no padding_idx)
 

@@ -1,10 +1,11 @@
 """The dense MLP: GELU, d → d_ff → d with two matrices (GPT-2: d_ff = 4d; ReLU², max(0, x)², in GELU's place: Arcee's
-and Jais 2's), or a gated one with three, act(x W_gate) · (x W_up) then W_down: SwiGLU (SiLU, Llama's) or GeGLU (GELU's
+and Jais 2's; xIELU, with its two learned gains α_p and α_n: Apertus'), or a gated one with three, act(x W_gate) · (x W_up) then W_down: SwiGLU (SiLU, Llama's) or GeGLU (GELU's
 tanh approximation, Gemma's). gpt-oss clamps its SwiGLU: gate ≤ limit, −limit ≤ up ≤ limit, then
 gate·σ(α·gate)·(up + 1)."""
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from typing import TYPE_CHECKING
@@ -20,10 +21,11 @@ NAME = "mlp"  # the module's name in a block: its tensors are "blocks.0.mlp.…"
 SWIGLU_ALPHA = 1.702  # gpt-oss's sigmoid gain (GptOssConfig's swiglu_alpha): x·σ(1.702x) approximates GELU
 FIELDS = (
     Field("mlp", "choice", "MLP: gelu (d → d_ff → d), swiglu (SiLU(x W_gate) · x W_up, then W_down), geglu "
-          "(GELU(x W_gate) · x W_up, then W_down: Gemma's) or relu2 (d → d_ff → d through max(0, x)²: Arcee's, Jais "
-          "2's)", default="gelu", choices=("gelu", "swiglu", "geglu", "relu2"),
-          menu=("gelu", "swiglu")),  # GeGLU and ReLU² come with their families' config.json files
-    Field("ff_dim", "whole", "MLP hidden width (default 4d for GELU and ReLU²; 8d/3 rounded up to a multiple of 256 "
+          "(GELU(x W_gate) · x W_up, then W_down: Gemma's), relu2 (d → d_ff → d through max(0, x)²: Arcee's, Jais "
+          "2's) or xielu (d → d_ff → d through xIELU, its two gains α_p, α_n learned: Apertus')", default="gelu",
+          choices=("gelu", "swiglu", "geglu", "relu2", "xielu"),
+          menu=("gelu", "swiglu")),  # GeGLU, ReLU² and xIELU come with their families' config.json files
+    Field("ff_dim", "whole", "MLP hidden width (default 4d for GELU, ReLU² and xIELU; 8d/3 rounded up to a multiple of 256 "
           "for SwiGLU)",
           symbol="d_ff", bounds=(1, 262_144), optional=True, unset="default"),
     Field("swiglu_limit", "real", "the clamped SwiGLU's limit: gate ≤ limit, −limit ≤ up ≤ limit, then "
@@ -68,10 +70,12 @@ def weights(cfg: Config) -> Expr:
 
 
 def extras(cfg: Config) -> list[Expr]:
-    """One dense block's biases: d_ff per matrix into the hidden width, d out of it."""
+    """One dense block's parameters besides its matrices: biases (d_ff per matrix into the hidden width, d out of
+    it), and xIELU's two gains α_p and α_n (one number each)."""
+    gains = [E("2")] if cfg.mlp == "xielu" else []
     if not cfg.mlp_bias:
-        return []
-    return [E("2d_ff + d") if matrices(cfg) == 3 else E("d_ff + d")]
+        return gains
+    return [E("2d_ff + d") if matrices(cfg) == 3 else E("d_ff + d"), *gains]
 
 
 def flops(cfg: Config) -> Expr:
@@ -79,8 +83,23 @@ def flops(cfg: Config) -> Expr:
     return E("{f}d·d_ff", f=2 * matrices(cfg))
 
 
+XIELU_SAYS = {"budget/no_sinks": ", no xIELU α_p, α_n", "budget/and_sinks": " and xIELU's α_p, α_n"}  # the budget's
+# lines of what is not a matrix (`model.parts.says`)
+
+
+def present(cfg: Config) -> bool:
+    """Every block has an MLP or a mixture of experts (`model.parts.says` asks)."""
+    return True
+
+
+def said(cfg: Config) -> dict[str, str]:
+    """The words this MLP adds to the budget's lines: xIELU's two gains are neither matrices nor norms."""
+    return XIELU_SAYS if cfg.mlp == "xielu" else {}
+
+
+SAYS = XIELU_SAYS  # (`said` picks them)
 GLU = {"swiglu": "SwiGLU", "geglu": "GeGLU"}  # a gated MLP's name
-NAMES = {"gelu": "GELU", "relu2": "ReLU²", **GLU}  # each MLP's name
+NAMES = {"gelu": "GELU", "relu2": "ReLU²", "xielu": "xIELU", **GLU}  # each MLP's name
 
 
 def label(cfg: Config, lesson: bool, dense: str = "one block") -> str:
@@ -88,9 +107,11 @@ def label(cfg: Config, lesson: bool, dense: str = "one block") -> str:
     if lesson:
         return "MLP, one block: (d, 4d), (4d, d) and their biases"
     glu = GLU.get(cfg.mlp)
+    name = "" if cfg.mlp == "gelu" else f"{NAMES[cfg.mlp]} "
     return ((f"{glu} MLP, {dense}: W_gate, W_up (d, d_ff) and W_down (d_ff, d)" if glu else
-             f"{'ReLU² ' if cfg.mlp == 'relu2' else ''}MLP, {dense}: (d, d_ff) and (d_ff, d)")
-            + (" and their biases" if cfg.mlp_bias else ""))
+             f"{name}MLP, {dense}: (d, d_ff) and (d_ff, d)")
+            + (" and their biases" if cfg.mlp_bias else "") + (", and xIELU's gains α_p, α_n" if cfg.mlp == "xielu"
+                                                                 else ""))
 
 
 # --- the module in the real forward pass ------------------------------------------------------------------------------
@@ -104,9 +125,28 @@ def swiglu(module: nn.Module, gate: torch.Tensor, up: torch.Tensor) -> torch.Ten
     return gate * torch.sigmoid(gate * alpha) * (up + 1)
 
 
+XIELU_BETA, XIELU_EPS = 0.5, -1e-6  # transformers' XIELUActivation's β and ε (buffers, not parameters)
+
+
+class XIELU(nn.Module):
+    """xIELU (Huang et al. 2024), transformers' XIELUActivation on its Python path: α_p·x² + β·x where x > 0, else
+    α_n·(exp(min(x, ε)) − 1 − x) + β·x, with α_p = softplus(a_p) and α_n = β + softplus(a_n) from its two learned
+    numbers a_p, a_n (initialised as transformers does, to α_p = α_n = 0.8). Elementwise: no matmul FLOPs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.alpha_p = nn.Parameter(torch.log(torch.expm1(torch.tensor(0.8))).unsqueeze(0))  # (1,)
+        self.alpha_n = nn.Parameter(torch.log(torch.expm1(torch.tensor(0.8 - XIELU_BETA))).unsqueeze(0))  # (1,)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        alpha_p, alpha_n = F.softplus(self.alpha_p), XIELU_BETA + F.softplus(self.alpha_n)
+        return torch.where(x > 0, alpha_p * x * x + XIELU_BETA * x,
+                           (torch.expm1(x.clamp(max=XIELU_EPS)) - x) * alpha_n + XIELU_BETA * x)
+
+
 class MLP(nn.Module):
     """GELU: d -> d_ff -> d (tanh approximation, as GPT-2; d_ff = 4d); ReLU² the same with max(0, x)² in GELU's place
-    (ReLU, then its square, as transformers' ReLUSquaredActivation). SwiGLU: SiLU(x W_gate) · (x W_up), then W_down;
+    (ReLU, then its square, as transformers' ReLUSquaredActivation), xIELU the same with `XIELU` there. SwiGLU: SiLU(x W_gate) · (x W_up), then W_down;
     GeGLU (Gemma) the same with GELU's tanh approximation in SiLU's place.
 
     `width` (default d_ff) and `bias` (default the recipe's MLP biases) serve the shared experts of a mixture of
@@ -129,6 +169,9 @@ class MLP(nn.Module):
         elif cfg.mlp == "relu2":
             self.fc = nn.Linear(cfg.d, width, bias=bias)  # (d, d_ff) + bias
             self.relu, self.squared = nn.ReLU(), Tap()
+        elif cfg.mlp == "xielu":
+            self.fc = nn.Linear(cfg.d, width, bias=bias)  # (d, d_ff) + bias
+            self.xielu = XIELU()
         else:
             self.fc = nn.Linear(cfg.d, width, bias=bias)  # (d, d_ff) + bias
             self.gelu = nn.GELU(approximate="tanh")
@@ -142,6 +185,8 @@ class MLP(nn.Module):
             return self.proj(self.gated(swiglu(self, gate, up)))
         if hasattr(self, "relu"):
             return self.proj(self.squared(torch.square(self.relu(self.fc(x)))))  # max(0, x)²: (B, T, d_ff)
+        if hasattr(self, "xielu"):
+            return self.proj(self.xielu(self.fc(x)))  # (B, T, d_ff) -> (B, T, d)
         return self.proj(self.gelu(self.fc(x)))
 
 
@@ -168,6 +213,7 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
         "mlp.gelu": ("(B, T, d_ff)", "GELU"),
         "mlp.relu": ("(B, T, d_ff)", "ReLU: max(0, x)"),
         "mlp.squared": ("(B, T, d_ff)", "ReLU²: max(0, x)², squared"),
+        "mlp.xielu": ("(B, T, d_ff)", "xIELU: α_p·x² + β·x above 0, α_n·(eˣ − 1 − x) + β·x below"),
         "mlp.gate": ("(B, T, d_ff)", f"{glu} gate: x W_gate"),
         "mlp.up": ("(B, T, d_ff)", f"{glu} up: x W_up"),
         "mlp.silu": ("(B, T, d_ff)", "SiLU(gate)"),

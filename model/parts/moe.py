@@ -93,6 +93,9 @@ def check(cfg: Config) -> None:
     if cfg.mlp == "geglu":
         raise ValueError("mlp=geglu with experts: GeGLU experts are not modelled (Gemma's MLP is dense); choose swiglu "
                          "or gelu experts, or drop experts")
+    if cfg.mlp == "xielu":
+        raise ValueError("mlp=xielu with experts: xIELU experts are not modelled (Apertus' MLP is dense); choose swiglu "
+                         "or gelu experts, or drop experts")
 
 
 def present(cfg: Config) -> bool:
