@@ -91,8 +91,8 @@ class Formulas:
     mlp_w: Expr  # one dense block's MLP's matrices
     mlp_extra: Expr | None  # its biases
     mlp: Expr
-    block_norms: Expr  # one block's norms
-    norm: Expr  # the final norm
+    block_norms: Expr | None  # one block's norms (None: no parameters, OLMo 1's)
+    norm: Expr | None  # the final norm
     head: Expr | None  # the head's own parameters (None: tied)
     attn_flops: Expr  # one block's mixer's matmul FLOPs per token
     dense_flops: Expr  # one dense block's MLP's
@@ -196,9 +196,9 @@ class Formulas:
         c = counts(self.cfg)
         lin = self.stateful.extras(self.cfg)[0] if self.lin is not None else None
         if "moe" not in c and lin is None:
-            inner = total(E("L·({x})", x=total(self.attn_extra, self.mlp_extra, self.block_norms)), self.norm,
-                          head.extras(self.cfg))
-            return E("−2({x})", x=self.collect(inner))
+            every = [x for x in (self.attn_extra, self.mlp_extra, self.block_norms) if x is not None]
+            inner = total(E("L·({x})", x=total(*every)) if every else None, self.norm, head.extras(self.cfg))
+            return ZERO if inner is ZERO else E("−2({x})", x=self.collect(inner))
         dense = None
         if self.mlp_extra is not None and "dense" in c:
             dense = E("{n}·({x})", n=c["dense"], x=self.mlp_extra)

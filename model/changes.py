@@ -74,7 +74,7 @@ DEFAULT_GPU = TrainSetup().gpu  # the GPU whose memory the eager wall is measure
 ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config fields it sets, in the order applied
     ("d_head", ("head_dim",)),
     ("norm", ("norm",)),
-    ("bias", ("bias", "norm_biased", "head_bias")),
+    ("bias", ("bias", "norm_biased", "norm_plain", "head_bias")),
     ("positions", ("positions", "rotary_dim", "nope_layers", "attn_temperature")),
     ("mlp", ("mlp", "ff_dim")),
     ("h_kv", ("kv_heads",)),
@@ -194,12 +194,14 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "bias/qkv": "biases on q, k and v only (Qwen2's choice)",
     "bias/attn": "biases on q, k, v and W_o only (attention_bias in Llama and Qwen3)",
     "bias/mlp": "biases on the MLP's matrices only (mlp_bias in Llama)",
-    **{f"bias/{b}{ln}{head}": words + ("; the LayerNorms keep their biases" if ln else "")
+    **{f"bias/{b}{ln}{head}": words + {"/ln": "; the LayerNorms keep their biases",
+                                        "/plain": "; the LayerNorms lose their gains too (no parameters: OLMo 1's)",
+                                        "": ""}[ln]
        + ("; a bias (V) on the head's logits (Phi's)" if head else "")
        for b, words in (("all", "biases on every linear and LayerNorm"), ("none", "no biases on the linears"),
                         ("qkv", "biases on q, k and v only"), ("attn", "biases on q, k, v and W_o only"),
                         ("mlp", "biases on the MLP's matrices only"))
-       for ln in ("", "/ln") for head in ("", "/head") if (ln or head) and not (ln and b == "all")},
+       for ln in ("", "/ln", "/plain") for head in ("", "/head") if (ln or head) and not (ln and b == "all")},
     "positions": "RoPE instead of the learned table W_pe: q and k rotated by position, no parameters",
     "positions/partial": ("partial RoPE instead of the learned table W_pe: d_rot = {d_rot} of each head's d_head "
                           "features rotated by position, no parameters"),
@@ -269,7 +271,8 @@ NO_TWIN = {  # why a configuration has no GPT-2 twin; {…} filled as TITLES
 def title_key(key: str, cfg: Config) -> str:
     """The `TITLES` key of change `key` at `cfg` ("mlp/swiglu", "h_kv/gqa", ...)."""
     if key == "bias":
-        return f"bias/{cfg.bias}" + ("/ln" if cfg.norm_biased else "") + ("/head" if cfg.head_bias else "")
+        return (f"bias/{cfg.bias}" + ("/ln" if cfg.norm_biased else "/plain" if cfg.norm_plain else "")
+                + ("/head" if cfg.head_bias else ""))
     if key == "mlp":
         return f"mlp/{cfg.mlp}"
     if key == "d_head":

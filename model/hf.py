@@ -159,7 +159,7 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa",
                "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear",
                "nemotron_h", "jamba", "falcon_h1", "gemma4_text", "ernie4_5_moe", "phimoe", "nemotron", "stablelm",
-               "gpt_neox", "phi", "apertus")
+               "gpt_neox", "phi", "apertus", "olmo")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
@@ -568,6 +568,11 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "vocab_size": 50_257, "n_positions": 1_024, "n_embd": 768, "n_layer": 12, "n_head": 12, "n_inner": None,
         "tie_word_embeddings": True, "multi_query": True,
     },
+    "olmo": {  # OlmoConfig (OLMo 1): Llama's block with LayerNorms of neither a gain nor a bias
+        "vocab_size": 50_304, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 2_048,
+        "tie_word_embeddings": False, "attention_bias": False,
+    },
     "olmoe": {  # OlmoeConfig: every block 64 experts, 8 per token, QK-norm over all heads' width
         "vocab_size": 50_304, "hidden_size": 2_048, "intermediate_size": 2_048, "num_hidden_layers": 16,
         "num_attention_heads": 16, "num_key_value_heads": None, "max_position_embeddings": 4_096,
@@ -765,6 +770,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "starcoder2": ("head_dim", "layer_types"),  # Starcoder2Attention's getattr(config, "head_dim", None) or d / h
     "gpt_bigcode": ("sliding_window", "layer_types"),
     "olmoe": ("head_dim", "sliding_window", "layer_types"),
+    "olmo": ("head_dim", "sliding_window", "layer_types"),  # OlmoAttention's getattr(config, "head_dim", d / h)
     "ministral": (),
     "mellum": (),
     "flex_olmo": ("head_dim", "sliding_window", "layer_types"),  # FlexOlmoAttention's getattr(config, "head_dim", d / h)
@@ -856,6 +862,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "starcoder2": ("sliding_window", "head_dim", "layer_types"),
     "gpt_bigcode": ("n_inner", "sliding_window", "layer_types"),
     "olmoe": ("num_key_value_heads", "sliding_window", "layer_types"),
+    "olmo": ("num_key_value_heads", "sliding_window", "layer_types"),
     "ministral": ("head_dim", "sliding_window", "layer_types"),  # head_dim null: `NULL_FAILS`
     "mellum": ("sliding_window", "layer_types", "mlp_layer_types"),
     "flex_olmo": ("num_key_value_heads", "sliding_window", "layer_types"),
@@ -1254,7 +1261,6 @@ NOT_BUILT: dict[str, str] = {
     "recurrent_gemma": f"its RG-LRU recurrent layers (which keep, {_FIXED_STATE})",
     "rwkv": f"its RWKV recurrent layers (which keep, {_FIXED_STATE})",
     "xlstm": f"its xLSTM recurrent layers (which keep, {_FIXED_STATE})",
-    "olmo": "its LayerNorm without a gain or a bias",
     "persimmon": "a LayerNorm on each head's q and k",
     **dict.fromkeys(("gemma3n_text", "gemma3n"), "Gemma 3n's AltUp, LAuReL and per-layer embeddings"),
     "diffllama": "its differential attention (two softmax maps per head)",
@@ -1465,6 +1471,8 @@ GPT2_VALUES = ("values only, which change no count, shape or byte: GELU's approx
                "hidden_act), the scores' scale (scale_attn_weights)")
 VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT2_VALUES,),
                "olmoe": ("values only, which change no count, shape or byte: q, k and v clipped (clip_qkv), RoPE's θ",),
+               "olmo": ("values only, which change no count, shape or byte: q, k and v clipped (clip_qkv), RoPE's θ "
+                        "and scaling",),
                "granite": (GRANITE_VALUES,),
                "hyperclovax": ("values only, which change no count, shape or byte: the token rows times "
                                "embedding_multiplier, each block's attention and MLP outputs (after their norms, "
@@ -1525,7 +1533,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "phimoe", "qwen3_moe", "phi3", "starcoder2")
-NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "apertus", "jais2", "granite", "hyperclovax", "granitemoe",
+NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "apertus", "olmo", "jais2", "granite", "hyperclovax", "granitemoe",
                          "granitemoeshared", "granitemoehybrid", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4",
                          "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2", "ernie4_5_moe", "nemotron", "stablelm", "gpt_neox", "phi",
                          "gpt_bigcode", "olmoe", "gemma",
@@ -1765,7 +1773,7 @@ def _number(key: str, value: object, lo: float, hi: float, open_lo: bool = False
 GELUS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_accurate")  # GELU, exact or approximated: values
 ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, "gpt_neox": GELUS, "phi": GELUS, **dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
                                                "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
-                                               "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo2", "olmo3",
+                                               "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo", "olmo2", "olmo3",
                                                "glm", "glm4", "glm4_moe", "minimax_m2", "olmoe", "ministral", "smollm3",
                                                "cohere2", "exaone4", "youtu", "granitemoe", "granitemoeshared", "mellum",
                                                "flex_olmo", "hyperclovax", "llama4_text", "solar_open", "aria_text",
@@ -2097,7 +2105,8 @@ MLA_TYPES = ("deepseek_v2", "deepseek_v3", "youtu", "glm4_moe_lite", "minicpm3",
 WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_olmo"),
                                                       {"post_norm": True, "qk_norm_wide": True}),
                                        "exaone4": {"post_norm": True, "qk_norm": True},
-                                       "arcee": {"mlp": "relu2"}, "apertus": {"mlp": "xielu", "qk_norm": True}, "jais2": {"mlp": "relu2", "norm": "layernorm"},
+                                       "arcee": {"mlp": "relu2"}, "apertus": {"mlp": "xielu", "qk_norm": True},
+                                       "olmo": {"norm": "layernorm", "norm_plain": True}, "jais2": {"mlp": "relu2", "norm": "layernorm"},
                                        "nemotron": {"mlp": "relu2", "norm": "layernorm"},
                                        "phi": {"norm": "layernorm", "mlp": "gelu", "parallel": True, "head_bias": True},
                                        "stablelm": {"norm": "layernorm"}, "gpt_neox": {"norm": "layernorm", "mlp": "gelu"},
@@ -2236,7 +2245,7 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
                      "hyperclovax", "aria_text", "falcon_h1"),
                     {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
     **dict.fromkeys(("qwen3", "qwen3_moe", "dots1", "hy_v3", "gemma", *GEMMA_TYPES, "gemma4_text", "cohere", "cohere2", "gpt_oss",
-                     "olmo2", "olmo3", "llama4_text", "qwen3_next", "apertus"),
+                     "olmo", "olmo2", "olmo3", "llama4_text", "qwen3_next", "apertus"),
                     {"attention_bias": ATTN}),
     "qwen2_moe": {"qkv_bias": ("qkv",)},
     "helium": {"attention_bias": ("qkv",), "mlp_bias": ("mlp",)},
@@ -3058,7 +3067,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
 PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 128_004, "cohere2": 0, "ministral3": 11,
                 "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "gemma4_text": 0, "vaultgemma": 0,
-                "internlm3": 2, "exaone": 0, "helium": 3, "apertus": 3, "ernie4_5": 0, "ernie4_5_moe": 0, "seed_oss": 1, "olmo2": 1, "olmo3": 1,
+                "internlm3": 2, "exaone": 0, "helium": 3, "apertus": 3, "ernie4_5": 0, "ernie4_5_moe": 0, "seed_oss": 1, "olmo": 1, "olmo2": 1, "olmo3": 1,
                 "glm": 151_329, "glm4": 151_329, "aria_text": 2, "kimi_linear": 163_839,
                 "nemotron_h": 0, "jamba": 0, "falcon_h1": 0}  # NemotronHConfig's pad_token_id, which its embedding does not read (no padding_idx)
 

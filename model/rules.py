@@ -103,6 +103,7 @@ MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separ
     "dense_layers": ("dense_layers {asked} → {dense}: the blocks are 0 … {last} at L = {L}, so blocks past them keep "
                      "no dense MLP (raise L to bring them back)"),
     "norm_biased": "the LayerNorms' own biases (norm_biased) dropped: {why}",
+    "norm_plain": "LayerNorms without a gain or a bias (norm_plain) dropped: {why}",
 }
 # The fields whose change a notice of each kind is news about (besides any change of its text), and the field
 # whose asked value it reports ("kept"): model fields, as `asked` names them.
@@ -122,7 +123,8 @@ NOTE_ABOUT: dict[str, tuple[str, ...]] = {"h": ("h", "d", "head_dim"), "h_even":
                                           "sparse_off": ("latent_dim", "q_latent_dim", "rope_dim", "index_dim"),
                                           "kda_layers": ("L", "kda_layers"),
                                           "mamba1_layers": ("L", "mamba1_layers"),
-                                          "dense_layers": ("L", "dense_layers"), "norm_biased": ("norm", "bias")}
+                                          "dense_layers": ("L", "dense_layers"), "norm_biased": ("norm", "bias"),
+                                          "norm_plain": ("norm", "bias", "norm_biased")}
 NOTE_FIELD = {"h": ("h", "h"), "h_even": ("h", "h"), "h_kv": ("kv_heads", "h_kv"), "T": ("T", "T"),
               "context": ("T", "T"), "k": ("top_k", "k"), "full_layers": ("full_layers", "full_layers"),
               "window": ("T", "T"), "clamp": ("swiglu_limit", "swiglu_limit"), "mla_R": ("rope_dim", "d_R"),
@@ -132,6 +134,7 @@ NOTE_FIELD = {"h": ("h", "h"), "h_even": ("h", "h"), "h_kv": ("kv_heads", "h_kv"
               "sparse_off": ("index_heads", "h_I"),
               "kda_layers": ("kda_layers", "kda_layers"), "mamba1_layers": ("mamba1_layers", "mamba1_layers"),
               "dense_layers": ("dense_layers", "dense_layers"), "norm_biased": ("norm_biased", "norm_biased"),
+              "norm_plain": ("norm_plain", "norm_plain"),
               # what latent attention drops is not kept: no "you chose" (d_c, asked as shown, never adds it)
               **{k: ("latent_dim", "d_c") for k in ("mla_kv", "mla_head", "mla_eager", "mla_rope", "mla_without")}}
 # kind -> (field asked, its symbol)
@@ -246,14 +249,21 @@ def settle_values(values: dict, note) -> None:
 
 def _settle_norm(values: dict, note) -> None:
     """The LayerNorms' own biases (`norm_biased`) only beside matrices without them: with RMSNorm, or with biases on
-    every linear (which give the LayerNorms theirs), they are dropped."""
-    if not values.get("norm_biased"):
-        return
-    why = ("an RMSNorm has no bias" if values.get("norm", "layernorm") != "layernorm" else
-           "bias = all gives every LayerNorm its bias" if values.get("bias", "all") == "all" else "")
-    if why:
-        note("norm_biased", why=why)
-        values["norm_biased"] = False
+    every linear (which give the LayerNorms theirs), they are dropped. LayerNorms without a gain or a bias
+    (`norm_plain`) likewise: with RMSNorm, or where the LayerNorms have biases, they keep their parameters."""
+    if values.get("norm_biased"):
+        why = ("an RMSNorm has no bias" if values.get("norm", "layernorm") != "layernorm" else
+               "bias = all gives every LayerNorm its bias" if values.get("bias", "all") == "all" else "")
+        if why:
+            note("norm_biased", why=why)
+            values["norm_biased"] = False
+    if values.get("norm_plain"):
+        why = ("an RMSNorm keeps its gain" if values.get("norm", "layernorm") != "layernorm" else
+               "bias = all gives every LayerNorm its gain and bias" if values.get("bias", "all") == "all" else
+               "the LayerNorms keep their biases (norm_biased)" if values.get("norm_biased") else "")
+        if why:
+            note("norm_plain", why=why)
+            values["norm_plain"] = False
 
 
 def _settle_sparse(values: dict, note) -> None:

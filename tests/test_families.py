@@ -472,6 +472,21 @@ def phi_doc(rng: random.Random) -> dict:
     return doc
 
 
+def olmo_doc(rng: random.Random) -> dict:
+    """OLMo 1: a random file with its LayerNorms of neither a gain nor a bias, attention's biases, K/V heads, head_dim
+    apart from d / h, and clip_qkv (values) drawn."""
+    h_kv = rng.choice([1, 2])
+    h, d_head = h_kv * rng.choice([1, 2, 3]), 2 * rng.randrange(1, 5)
+    doc = {"model_type": "olmo", "vocab_size": rng.randrange(8, 60), "num_hidden_layers": rng.randrange(1, 4),
+           "num_attention_heads": h, "num_key_value_heads": h_kv, "hidden_size": h * d_head,
+           "intermediate_size": rng.randrange(4, 40), "max_position_embeddings": 64,
+           "tie_word_embeddings": rng.random() < 0.5, "attention_bias": rng.random() < 0.5,
+           "clip_qkv": rng.choice([None, 8.0])}
+    if rng.random() < 0.4:
+        doc["head_dim"] = 2 * rng.randrange(1, 6)
+    return doc
+
+
 def dots1_doc(rng: random.Random) -> dict:
     """dots.llm1: GLM-4.5's random file (DeepSeek-V3's experts, groups, dense first blocks) on Qwen3's attention (QK-norm
     per head, biases on q, k, v and W_o or none), windows from max_window_layers on or as layer_types lists them."""
@@ -568,7 +583,7 @@ SECOND = {"youtu": (youtu_doc, _latent), "vaultgemma": (vaultgemma_doc, _plain),
           "glm4_moe_lite": (glm4_moe_lite_doc, _latent), "minicpm3": (minicpm3_doc, _plain),
           "ernie4_5_moe": (ernie4_5_moe_doc, _experts), "phimoe": (phimoe_doc, _experts),
           "nemotron": (nemotron_doc, _plain), "stablelm": (stablelm_doc, _plain), "gpt_neox": (gpt_neox_doc, _plain),
-          "phi": (phi_doc, _plain)}
+          "phi": (phi_doc, _plain), "olmo": (olmo_doc, _plain)}
 SECOND_SWEEP = [(t, i) for t in SECOND for i in range(4)]
 
 
@@ -589,7 +604,7 @@ SECOND_DEFAULTS = {"youtu": 1_961_560_064, "vaultgemma": 2_614_222_080, "granite
                    "aria_text": 18_517_069_824, "hy_v3": 295_033_528_320, "glm4_moe_lite": 29_943_390_976,
                    "minicpm3": 4_073_875_968, "ernie4_5_moe": 21_825_437_888,
                    "phimoe": 41_872_793_600, "stablelm": 2_795_443_200, "gpt_neox": 20_554_567_680,
-                   "phi": 1_418_270_720}
+                   "phi": 1_418_270_720, "olmo": 6_888_095_744}
 
 
 @pytest.mark.parametrize("model_type", SECOND_DEFAULTS)

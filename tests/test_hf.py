@@ -219,6 +219,7 @@ BASE: dict[str, dict] = {
                 "sliding_window_pattern": 2, "layer_types": None, "pad_token_id": 0},
     "arcee": {"model_type": "arcee", **MODERN, "attention_bias": True, "mlp_bias": False},
     "apertus": {"model_type": "apertus", **MODERN, "attention_bias": True, "sliding_window": None, "layer_types": None},
+    "olmo": {"model_type": "olmo", **MODERN, "attention_bias": True, "sliding_window": None, "layer_types": None},
     "jais2": {"model_type": "jais2", **MODERN, "hidden_size": 208, "num_attention_heads": 26, "num_key_value_heads": 13,
               "attention_bias": True, "mlp_bias": True},  # its class: h divides d, its default h 26
     "youtu": {"model_type": "youtu", **{k: v for k, v in MODERN.items() if k != "head_dim"}, "num_attention_heads": 64,

@@ -1,5 +1,6 @@
 """The norms: LayerNorm (a gain and a bias) or RMSNorm (a gain only), before attention and the MLP in every block and
-once before the head; Gemma's sandwich norms add one on attention's and one on the MLP's output."""
+once before the head; Gemma's sandwich norms add one on attention's and one on the MLP's output. OLMo 1's LayerNorms
+have neither a gain nor a bias (`norm_plain`): no parameters."""
 from __future__ import annotations
 
 import torch
@@ -7,7 +8,7 @@ from torch import nn
 
 from typing import TYPE_CHECKING
 
-from ..expr import E, Expr
+from ..expr import ZERO, E, Expr
 from ..taps import Tap
 from ..fields import Field
 
@@ -20,6 +21,8 @@ FIELDS = (
     Field("norm_biased", "flag", "the LayerNorms keep their biases beside matrices without them, whatever bias says "
           "(Phi-3.5-MoE, Nemotron)", default=False, control=False, tensors=True,
           says="LayerNorms with biases beside matrices without them"),
+    Field("norm_plain", "flag", "LayerNorms without a gain or a bias: no parameters (OLMo 1's)", default=False,
+          control=False, tensors=True, says="LayerNorms without a gain or a bias (no parameters)"),
     Field("post_norms", "flag", "sandwich norms: an RMSNorm on attention's and on the MLP's output before each "
           "residual add", default=False, group="extras", family="gemma",
           says="sandwich norms"),
@@ -27,7 +30,14 @@ FIELDS = (
 
 
 def check(cfg: Config) -> None:
-    """`norm_biased` only where it adds biases: LayerNorms whose `bias` leaves them none (ValueError)."""
+    """`norm_biased` only where it adds biases: LayerNorms whose `bias` leaves them none; `norm_plain` only on
+    LayerNorms that `bias` and `norm_biased` leave without a bias (ValueError)."""
+    if cfg.norm_plain and cfg.norm != "layernorm":
+        raise ValueError("norm_plain is set with norm=rmsnorm: it takes the gain and bias off LayerNorms; set "
+                         "norm=layernorm or drop norm_plain")
+    if cfg.norm_plain and (cfg.bias == "all" or cfg.norm_biased):
+        raise ValueError(f"norm_plain is set with {'bias=all' if cfg.bias == 'all' else 'norm_biased'}, which gives "
+                         "the LayerNorms their biases: drop norm_plain, or give the linears fewer biases")
     if cfg.norm_biased and cfg.norm != "layernorm":
         raise ValueError("norm_biased is set with norm=rmsnorm: an RMSNorm has no bias; set norm=layernorm or drop "
                          "norm_biased")
@@ -42,19 +52,28 @@ def per_block(cfg: Config, pre: int) -> int:
     return pre + (2 if cfg.post_norms else 0)
 
 
-def one(cfg: Config) -> Expr:
-    """One norm over d: LayerNorm's gain and bias (2d; d without biases: `Config.norm_bias`), RMSNorm's gain (d)."""
+def one(cfg: Config) -> Expr | None:
+    """One norm over d: LayerNorm's gain and bias (2d; d without biases: `Config.norm_bias`), RMSNorm's gain (d);
+    None where it has no parameters (`norm_plain`)."""
+    if cfg.norm_plain:
+        return None
     return E("2d") if cfg.norm_bias else E("d")
 
 
-def block(cfg: Config, pre: int) -> Expr:
-    """One block's norms: 2d (RMSNorm's two gains), 4d (LayerNorm's gains and biases), 8d with sandwich norms."""
+def block(cfg: Config, pre: int) -> Expr | None:
+    """One block's norms: 2d (RMSNorm's two gains), 4d (LayerNorm's gains and biases), 8d with sandwich norms; None
+    where they have no parameters (`norm_plain`)."""
+    if cfg.norm_plain:
+        return None
     k = per_block(cfg, pre) * (2 if cfg.norm_bias else 1)
     return E("d") if k == 1 else E("{k}d", k=k)  # a parallel block's one RMSNorm or bias-free LayerNorm: d
 
 
 def total(cfg: Config, pre: int) -> Expr:
-    """Every norm of the model: per_block in each of the L blocks and the final one, "(2L + 1)·2d"."""
+    """Every norm of the model: per_block in each of the L blocks and the final one, "(2L + 1)·2d" (0 where they
+    have no parameters)."""
+    if cfg.norm_plain:
+        return ZERO
     n = per_block(cfg, pre)
     return E("(L + 1)·{norm}", norm=one(cfg)) if n == 1 else E("({n}L + 1)·{norm}", n=n, norm=one(cfg))
 
@@ -62,6 +81,7 @@ def total(cfg: Config, pre: int) -> Expr:
 def label(cfg: Config, pre: int) -> str:
     """The norms' line, in words."""
     kind = "RMSNorms: a gain" if cfg.norm == "rmsnorm" else (
+        "LayerNorms without a gain or a bias (no parameters)" if cfg.norm_plain else
         "LayerNorms: a gain and a bias" if cfg.norm_bias else "LayerNorms: a gain (no bias)")
     n = per_block(cfg, pre)
     return f"{kind}, {'one' if n == 1 else n} per block and a final one"
@@ -90,9 +110,12 @@ class RMSNorm(nn.Module):
 
 
 def module(cfg: Config, width: int) -> nn.Module:
-    """The recipe's normalisation over `width` features: LayerNorm (with a bias where `cfg.norm_bias`) or RMSNorm."""
+    """The recipe's normalisation over `width` features: LayerNorm (with a bias where `cfg.norm_bias`, with neither a
+    gain nor a bias where `cfg.norm_plain`) or RMSNorm."""
     if cfg.norm == "rmsnorm":
         return RMSNorm(width)
+    if cfg.norm_plain:
+        return nn.LayerNorm(width, elementwise_affine=False)
     return nn.LayerNorm(width, bias=cfg.norm_bias)
 
 
@@ -130,5 +153,6 @@ def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
 
 def words(cfg: Config) -> list[str]:
     """The norms in the recipe's words (`model.report.recipe_text`)."""
-    norm = "RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm with biases" if cfg.norm_biased else "LayerNorm"
+    norm = ("RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm with biases" if cfg.norm_biased else
+            "LayerNorm without a gain or a bias" if cfg.norm_plain else "LayerNorm")
     return [norm, *(["sandwich norms"] if cfg.post_norms else [])]
