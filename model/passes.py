@@ -121,13 +121,17 @@ class Flops(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
+        self.count(func, args, kwargs, out)
+        return out
+
+    def count(self, func, args, kwargs, out) -> None:
+        """Add one op's FLOPs (torch's formula for it, where it has one)."""
         formula = flop_registry.get(func._overloadpacket)
         if formula is not None:
             n = formula(*args, **(kwargs or {}), out_val=out)
             self.total += n
             if func._overloadpacket in ATTENTION_OPS:
                 self.attn += n
-        return out
 
 
 class MetaShapes(TorchDispatchMode):
@@ -169,6 +173,16 @@ class MetaShapes(TorchDispatchMode):
 
 
 RUNS = ("runs",)  # `MetaShapes.known` of inputs whose op returned a storage it was given: run it every time
+
+
+class PassMode(MetaShapes, Flops):
+    """A recorded pass's one dispatch mode: `MetaShapes`' answers, and `Flops`' count of what they answer (`total`,
+    `attn`). One mode, not two stacked: each op then crosses one Python dispatch, not two."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = MetaShapes.__torch_dispatch__(self, func, types, args, kwargs)
+        self.count(func, args, kwargs, out)
+        return out
 
 
 def _storages(x: object) -> set[int]:
@@ -335,7 +349,7 @@ def record(model: GPT, idx: torch.Tensor, tie: bool) -> Pass:
             handles += [block.lin.register_forward_pre_hook(lambda *_: setattr(recorder, "lin", True)),
                         block.lin.register_forward_hook(lambda *_: setattr(recorder, "lin", False))]
     try:
-        with torch.enable_grad(), MetaShapes(), Flops() as counter, \
+        with torch.enable_grad(), PassMode() as counter, \
                 torch.autograd.graph.saved_tensors_hooks(recorder.pack, _no_backward), \
                 loops.recording(_Counts(recorder, counter)):
             recorder.outputs.append(("idx", idx, "embed", None))
