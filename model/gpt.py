@@ -64,6 +64,11 @@ class Block(nn.Module):
         self.resid_2 = Tap()
 
     @property
+    def attends(self) -> bool:
+        """Its mixer is attention (not a part with a fixed state in attention's place)."""
+        return self._mixer == "attn"
+
+    @property
     def mixer(self) -> nn.Module:
         """The block's token mixer: attention (`attn`), Gated DeltaNet (`lin`) or Mamba 2 (`ssm`)."""
         return getattr(self, self._mixer)

@@ -159,7 +159,7 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa",
                "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear",
                "nemotron_h", "jamba", "falcon_h1", "gemma4_text", "ernie4_5_moe", "phimoe", "nemotron", "stablelm",
-               "gpt_neox", "phi", "apertus", "olmo")
+               "gpt_neox", "phi", "apertus", "olmo", "olmo_hybrid")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
@@ -640,6 +640,14 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "layer_types": None, "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
         "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4,
     },
+    "olmo_hybrid": {  # OlmoHybridConfig: OLMo 3's attention blocks (post-norm, QK-norm over all heads) beside
+        # pre-norm Gated DeltaNet blocks (every fourth block attention by its default); null sizes take its rules
+        "vocab_size": 100_352, "hidden_size": 3_840, "intermediate_size": 11_008, "num_hidden_layers": 32,
+        "num_attention_heads": 30, "num_key_value_heads": None, "max_position_embeddings": 65_536,
+        "tie_word_embeddings": False, "attention_bias": False, "layer_types": None, "linear_num_key_heads": None,
+        "linear_num_value_heads": None, "linear_key_head_dim": None, "linear_value_head_dim": None,
+        "linear_conv_kernel_dim": 4,
+    },
     "kimi_linear": {  # KimiLinearConfig: Kimi delta attention blocks beside NoPE latent attention (every fourth from
         # block 4 by its default), the first block dense (first_k_dense_replace, a keyword of its class), then shared
         # and routed experts; its file's other names of keys (`KIMI_NAMES`) and linear_attn_config read as it reads them
@@ -771,6 +779,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "gpt_bigcode": ("sliding_window", "layer_types"),
     "olmoe": ("head_dim", "sliding_window", "layer_types"),
     "olmo": ("head_dim", "sliding_window", "layer_types"),  # OlmoAttention's getattr(config, "head_dim", d / h)
+    "olmo_hybrid": ("head_dim", "sliding_window"),  # OlmoHybridAttention's getattr(config, "head_dim", d / h)
     "ministral": (),
     "mellum": (),
     "flex_olmo": ("head_dim", "sliding_window", "layer_types"),  # FlexOlmoAttention's getattr(config, "head_dim", d / h)
@@ -863,6 +872,8 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "gpt_bigcode": ("n_inner", "sliding_window", "layer_types"),
     "olmoe": ("num_key_value_heads", "sliding_window", "layer_types"),
     "olmo": ("num_key_value_heads", "sliding_window", "layer_types"),
+    "olmo_hybrid": ("num_key_value_heads", "sliding_window", "layer_types", "linear_num_key_heads",
+                    "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim"),
     "ministral": ("head_dim", "sliding_window", "layer_types"),  # head_dim null: `NULL_FAILS`
     "mellum": ("sliding_window", "layer_types", "mlp_layer_types"),
     "flex_olmo": ("num_key_value_heads", "sliding_window", "layer_types"),
@@ -1247,7 +1258,6 @@ def _default(model_type: str, key: str) -> str:
 _FIXED_STATE = "instead of a KV cache that grows with T, a fixed-size state"
 _PARTIAL = "partial rotary (RoPE on part of each head's features, partial_rotary_factor below 1)"
 NOT_BUILT: dict[str, str] = {
-    "olmo_hybrid": f"its linear-attention layers (which keep, {_FIXED_STATE})",
     "bailing_hybrid": f"its linear-attention layers (which keep, {_FIXED_STATE})",
     "mamba2": ("blocks of a Mamba 2 mixer alone (its layers have no attention block and no MLP; Mamba 2 is built here "
                "beside attention blocks, each block with an MLP)"),
@@ -1270,9 +1280,9 @@ NOT_BUILT: dict[str, str] = {
 # there (Qwen3-Next's Gated DeltaNet blocks: linear_attention, `model.parts.delta`), and each class's default interval
 # of full-attention blocks where its file lists none (full_attention_interval).
 PART_BLOCKS: dict[str, str] = {"qwen3_next": "linear_attention", "granitemoehybrid": "linear_attention",
-                               "kimi_linear": "linear_attention"}
+                               "kimi_linear": "linear_attention", "olmo_hybrid": "linear_attention"}
 HYBRID_INTERVAL: dict[str, int] = {"qwen3_next": 4}  # none: every block its part's where layer_types lists none
-BLOCK_PARTS: dict[str, str] = {"qwen3_next": "Gated DeltaNet", "granitemoehybrid": "Mamba 2",
+BLOCK_PARTS: dict[str, str] = {"qwen3_next": "Gated DeltaNet", "olmo_hybrid": "Gated DeltaNet", "granitemoehybrid": "Mamba 2",
                                "kimi_linear": "Kimi delta attention"}  # which part that is
 
 
@@ -1512,6 +1522,9 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                "apertus": (ROPE_VALUES + "; xIELU's β and ε (buffers, not parameters)",), "jais2": (ROPE_VALUES + "; the LayerNorms' ε",),
                "vaultgemma": (GEMMA_VALUES,), "gpt_oss": (OSS_VALUES,),
                "ministral3": (MINISTRAL3_VALUES,),
+               "olmo_hybrid": ("values only, which change no count, shape or byte: β doubled in the Gated DeltaNet "
+                               "blocks (linear_allow_neg_eigval), their output norm's ε, their A and dt's initial "
+                               "ranges, RoPE's θ",),
                "qwen3_next": ("values only, which change no count, shape or byte: the RMSNorms' gain 1 + g "
                               "(zero-centred, g starting at 0, as Gemma's); q_proj's rows, each head's query beside its "
                               "gate (W_q and W_g apart here, the same parameters and FLOPs); RoPE's θ and scaling",),
@@ -1763,7 +1776,8 @@ def _number(key: str, value: object, lo: float, hi: float, open_lo: bool = False
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
             or value < lo or value > hi or (open_lo and value == lo):
         where = f"above {lo}" if open_lo else f"from {lo}"
-        raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[key]}) must be a number {where} to {hi}")
+        what = WHAT[key.rsplit(".", 1)[-1]]  # rope_parameters.rope_theta: what rope_theta is
+        raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({what}) must be a number {where} to {hi}")
     return value
 
 
@@ -1773,7 +1787,7 @@ def _number(key: str, value: object, lo: float, hi: float, open_lo: bool = False
 GELUS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_accurate")  # GELU, exact or approximated: values
 ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, "gpt_neox": GELUS, "phi": GELUS, **dict.fromkeys(("llama", "mistral", "ministral3", "qwen2", "qwen3", "mixtral", "qwen2_moe",
                                                "qwen3_moe", "phi3", "cohere", "deepseek_v2", "deepseek_v3", *LLAMA_KIN,
-                                               "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo", "olmo2", "olmo3",
+                                               "granite", "helium", "ernie4_5", "seed_oss", "cwm", "olmo", "olmo2", "olmo3", "olmo_hybrid",
                                                "glm", "glm4", "glm4_moe", "minimax_m2", "olmoe", "ministral", "smollm3",
                                                "cohere2", "exaone4", "youtu", "granitemoe", "granitemoeshared", "mellum",
                                                "flex_olmo", "hyperclovax", "llama4_text", "solar_open", "aria_text",
@@ -2106,7 +2120,8 @@ WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_
                                                       {"post_norm": True, "qk_norm_wide": True}),
                                        "exaone4": {"post_norm": True, "qk_norm": True},
                                        "arcee": {"mlp": "relu2"}, "apertus": {"mlp": "xielu", "qk_norm": True},
-                                       "olmo": {"norm": "layernorm", "norm_plain": True}, "jais2": {"mlp": "relu2", "norm": "layernorm"},
+                                       "olmo": {"norm": "layernorm", "norm_plain": True},
+                                       "olmo_hybrid": {"post_norm": True, "qk_norm_wide": True}, "jais2": {"mlp": "relu2", "norm": "layernorm"},
                                        "nemotron": {"mlp": "relu2", "norm": "layernorm"},
                                        "phi": {"norm": "layernorm", "mlp": "gelu", "parallel": True, "head_bias": True},
                                        "stablelm": {"norm": "layernorm"}, "gpt_neox": {"norm": "layernorm", "mlp": "gelu"},
@@ -2245,7 +2260,7 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
                      "hyperclovax", "aria_text", "falcon_h1"),
                     {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
     **dict.fromkeys(("qwen3", "qwen3_moe", "dots1", "hy_v3", "gemma", *GEMMA_TYPES, "gemma4_text", "cohere", "cohere2", "gpt_oss",
-                     "olmo", "olmo2", "olmo3", "llama4_text", "qwen3_next", "apertus"),
+                     "olmo", "olmo2", "olmo3", "olmo_hybrid", "llama4_text", "qwen3_next", "apertus"),
                     {"attention_bias": ATTN}),
     "qwen2_moe": {"qkv_bias": ("qkv",)},
     "helium": {"attention_bias": ("qkv",), "mlp_bias": ("mlp",)},
@@ -2303,6 +2318,12 @@ def _hybrid_blocks(values: dict, model_type: str, L: int) -> list[str]:
     if types is None and model_type == "kimi_linear":  # KimiLinearConfig's default: full attention in blocks 4, 8, …
         types = ["full_attention" if i and i % 4 == 0 else word for i in range(L)]
         source = "layer_types (not in the file: kimi_linear's default, full attention in every fourth block from 4) makes"
+    elif types is None and model_type == "olmo_hybrid":  # OlmoHybridConfig's default: blocks 3, 7, 11, … attention,
+        types = ["full_attention" if i % 4 == 3 else word for i in range(L)]  # the last where none of them is
+        if "full_attention" not in types:
+            types[-1] = "full_attention"
+        source = ("layer_types (not in the file: olmo_hybrid's default, full attention in every fourth block from 3, or "
+                  "the last where none is) makes")
     elif types is None and model_type not in HYBRID_INTERVAL:  # its class's default: every block its part's
         types = [word] * L
         source = f"layer_types (not in the file: {model_type}'s default) makes every block"
@@ -2315,6 +2336,9 @@ def _hybrid_blocks(values: dict, model_type: str, L: int) -> list[str]:
     if other:
         raise HFConfigError(f"config.json: layer_types lists {other[0]}, which {model_type}'s module does not build "
                             f"(its blocks are full_attention or {word}); list those")
+    if model_type == "olmo_hybrid" and len(set(types)) == 1:  # OlmoHybridConfig's validate_architecture
+        raise HFConfigError(f"config.json: layer_types makes every block {types[0]}, and OLMo Hybrid's config class "
+                            f"refuses that: it needs at least one {word} block and one full_attention block")
     values["hybrid_source"] = source
     return types
 
@@ -2336,6 +2360,7 @@ def _linear(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dic
         given = [k for k in LINEAR_KEYS if k in doc]
         return (f"not read, as no block is {PART_BLOCKS[model_type]}: {', '.join(given)} (they size only those "
                 f"blocks)",) if given else ()
+    notes = _olmo_hybrid_sizes(values, fields) if model_type == "olmo_hybrid" else ()
     fields["linear_layers"] = linear
     keys["linear_layers"] = "layer_types"
     for key, name in LINEAR_KEYS.items():
@@ -2347,7 +2372,22 @@ def _linear(doc: Mapping, values: dict, model_type: str, fields: dict, keys: dic
     return (f"Gated DeltaNet in {len(linear):,} of the {fields['L']:,} blocks ({values['hybrid_source']} them "
             f"linear_attention): a fixed state of h_lv = {values['linear_num_value_heads']:,} heads of "
             f"{values['linear_key_head_dim']:,} × {values['linear_value_head_dim']:,} per block in attention's place, "
-            "no KV cache",)
+            "no KV cache", *notes)
+
+
+def _olmo_hybrid_sizes(values: dict, fields: dict) -> tuple[str, ...]:
+    """OlmoHybridConfig's rules for its null Gated DeltaNet sizes, written into `values`: h_lk and h_lv = h, d_lk =
+    ⌊0.75·d / h_lk⌋, d_lv = 2·d_lk; a note naming those it set."""
+    rules = {"linear_num_key_heads": (lambda: fields["h"], "h"), "linear_num_value_heads": (lambda: fields["h"], "h"),
+             "linear_key_head_dim": (lambda: int(0.75 * fields["d"] / values["linear_num_key_heads"]),
+                                     "⌊0.75·d / h_lk⌋"),
+             "linear_value_head_dim": (lambda: 2 * values["linear_key_head_dim"], "2·d_lk")}
+    set_ = []
+    for key, (rule, words) in rules.items():  # in order: d_lk reads h_lk, d_lv reads d_lk
+        if values[key] is None:
+            values[key] = rule()
+            set_.append(f"{key} = {words} = {values[key]:,}")
+    return (f"null in the file, so OlmoHybridConfig's rules: {', '.join(set_)}",) if set_ else ()
 
 
 # KimiLinearConfig's attribute_map, the names its files write (model_max_length, num_experts, …) -> its attributes
@@ -3067,7 +3107,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
 PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 128_004, "cohere2": 0, "ministral3": 11,
                 "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "gemma4_text": 0, "vaultgemma": 0,
-                "internlm3": 2, "exaone": 0, "helium": 3, "apertus": 3, "ernie4_5": 0, "ernie4_5_moe": 0, "seed_oss": 1, "olmo": 1, "olmo2": 1, "olmo3": 1,
+                "internlm3": 2, "exaone": 0, "helium": 3, "apertus": 3, "ernie4_5": 0, "ernie4_5_moe": 0, "seed_oss": 1, "olmo": 1, "olmo2": 1, "olmo_hybrid": 100_277, "olmo3": 1,
                 "glm": 151_329, "glm4": 151_329, "aria_text": 2, "kimi_linear": 163_839,
                 "nemotron_h": 0, "jamba": 0, "falcon_h1": 0}  # NemotronHConfig's pad_token_id, which its embedding does not read (no padding_idx)
 
