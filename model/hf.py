@@ -1819,8 +1819,9 @@ def _check_rope(doc: Mapping) -> None:
         if not isinstance(value, Mapping):
             raise HFConfigError(f"config.json: {key}={show(value)}: {key} ({WHAT[key]}) must be an object such as "
                                 f'{{"rope_type": "default", "rope_theta": 10000.0}}, or null')
-        nested = [v for v in value.values() if isinstance(v, Mapping)]  # one object per kind of layer
-        settings += [(f"{key}.", v) for v in (nested if nested and len(nested) == len(value) else [value])]
+        nested = [v for k, v in value.items() if isinstance(v, Mapping) and str(k).endswith("_attention")]
+        settings += [(f"{key}.", v) for v in (nested if nested and len(nested) == len(value) else [value])]  # one
+        # object per kind of layer ({"full_attention": {…}, "sliding_attention": {…}}), or the settings themselves
     for prefix, where in settings:
         if "rope_theta" in where:
             _number(f"{prefix}rope_theta", where["rope_theta"], 0, 1e30, open_lo=True)

@@ -824,6 +824,16 @@ def test_any_values_give_a_config_or_one_line(model_type, change):
     assert_config_or_one_line({**BASE.get(model_type, BASE["llama"]), "model_type": model_type, **change})
 
 
+@settings(max_examples=200, deadline=None)
+@given(model_type=st.sampled_from(["llama", "qwen3", "olmo_hybrid", "gemma3_text"]),
+       inner=st.dictionaries(st.sampled_from(["rope_theta", "rope_type", "partial_rotary_factor", "factor"]), _JSON,
+                             max_size=3))
+def test_any_rope_parameters_give_a_config_or_one_line(model_type, inner):
+    """Whatever rope_parameters holds (a nested θ null or a string), Config.from_hf returns a Config or raises
+    HFConfigError in one line."""
+    assert_config_or_one_line({**BASE[model_type], "rope_parameters": inner})
+
+
 def assert_config_or_one_line(doc: dict) -> None:
     """`from_hf(doc)` is a Config, or HFConfigError in one line of under 600 characters."""
     try:
