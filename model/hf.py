@@ -159,7 +159,7 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa",
                "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear",
                "nemotron_h", "jamba", "falcon_h1", "gemma4_text", "ernie4_5_moe", "phimoe", "nemotron", "stablelm",
-               "gpt_neox", "phi", "apertus", "olmo", "olmo_hybrid")
+               "gpt_neox", "phi", "apertus", "olmo", "olmo_hybrid", "gptj", "codegen")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
@@ -191,6 +191,15 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "gpt2": {  # GPT2Config
         "vocab_size": 50_257, "n_positions": 1_024, "n_embd": 768, "n_layer": 12, "n_head": 12, "n_inner": None,
         "tie_word_embeddings": True, "add_cross_attention": False,
+    },
+    "gptj": {  # GPTJConfig (GPT-J 6B): one LayerNorm read by a parallel block, RoPE on rotary_dim features of each head,
+        # biases on the MLP and the head only
+        "vocab_size": 50_400, "n_positions": 2_048, "n_embd": 4_096, "n_layer": 28, "n_head": 16, "n_inner": None,
+        "rotary_dim": 64, "tie_word_embeddings": False,
+    },
+    "codegen": {  # CodeGenConfig (CodeGen 6B): GPT-J's block, q, k and v in one matrix laid out in 4 groups
+        "vocab_size": 50_400, "n_positions": 2_048, "n_embd": 4_096, "n_layer": 28, "n_head": 16, "n_inner": None,
+        "rotary_dim": 64, "tie_word_embeddings": False,
     },
     "llama": {  # LlamaConfig
         "vocab_size": 32_000, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
@@ -717,6 +726,7 @@ ROUTER: dict[str, dict[str, object]] = {
 # `head_dim` (`getattr(config, "head_dim", d / h)`).
 EXTRAS: dict[str, tuple[str, ...]] = {
     "gpt2": ("sliding_window", "layer_types"),
+    **dict.fromkeys(("gptj", "codegen"), ("sliding_window", "layer_types")),
     "llama": ("sliding_window", "layer_types"),
     "mistral": ("layer_types",),
     "ministral3": ("layer_types",),
@@ -796,6 +806,7 @@ MAMBA_NULL = ("n_heads", "n_groups", "d_state", "d_head", "d_conv", "expand", "c
 # refused, as the class refuses it (qwen2's head_dim: its module, reading None, would fail).
 NULLABLE: dict[str, tuple[str, ...]] = {
     "gpt2": ("n_inner", "sliding_window", "layer_types"),
+    **dict.fromkeys(("gptj", "codegen"), ("n_inner", "sliding_window", "layer_types")),
     "llama": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),
     "mistral": ("head_dim", "sliding_window", "layer_types"),
     "ministral3": ("sliding_window", "layer_types"),
@@ -899,8 +910,8 @@ NULL_FAILS: dict[str, tuple[str, ...]] = {"hy_v3": ("num_experts", "num_experts_
                                                                                      "d_state", "d_conv", "chunk_size"))}
 # GPT2Config's attribute_map: these names set GPT-2's own keys.
 ALIASES: dict[str, dict[str, str]] = {
-    "gpt2": {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
-             "num_hidden_layers": "n_layer"},
+    **dict.fromkeys(("gpt2", "gptj", "codegen"), {"hidden_size": "n_embd", "max_position_embeddings": "n_positions",
+                                                  "num_attention_heads": "n_head", "num_hidden_layers": "n_layer"}),
     "mixtral": {"num_experts": "num_local_experts"},  # MixtralConfig's and Qwen3MoeConfig's attribute_map
     "phimoe": {},
     "qwen3_5_text": {}, "qwen3_5_moe_text": {},
@@ -1480,6 +1491,9 @@ ROPE_VALUES = "values only, which change no count, shape or byte: RoPE's θ and 
 GPT2_VALUES = ("values only, which change no count, shape or byte: GELU's approximation (activation_function or "
                "hidden_act), the scores' scale (scale_attn_weights)")
 VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT2_VALUES,),
+               **dict.fromkeys(("gptj", "codegen"), ("values only, which change no count, shape or byte: GELU's "
+                                                    "approximation (activation_function), RoPE's interleaved pairs "
+                                                    "(θ 10,000), the LayerNorms' ε",)),
                "olmoe": ("values only, which change no count, shape or byte: q, k and v clipped (clip_qkv), RoPE's θ",),
                "olmo": ("values only, which change no count, shape or byte: q, k and v clipped (clip_qkv), RoPE's θ "
                         "and scaling",),
@@ -1546,7 +1560,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "phimoe", "qwen3_moe", "phi3", "starcoder2")
-NO_WINDOWED_ATTENTION = ("gpt2", "llama", *LLAMA_KIN, "arcee", "apertus", "olmo", "jais2", "granite", "hyperclovax", "granitemoe",
+NO_WINDOWED_ATTENTION = ("gpt2", "gptj", "codegen", "llama", *LLAMA_KIN, "arcee", "apertus", "olmo", "jais2", "granite", "hyperclovax", "granitemoe",
                          "granitemoeshared", "granitemoehybrid", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4",
                          "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2", "ernie4_5_moe", "nemotron", "stablelm", "gpt_neox", "phi",
                          "gpt_bigcode", "olmoe", "gemma",
@@ -1796,7 +1810,8 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, "gpt_neox": GELUS, "phi": GEL
                                                "jamba", "falcon_h1", "ernie4_5_moe", "phimoe", "stablelm"),
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2", "nemotron"), ("relu2",)), "apertus": ("xielu",)},
-               "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS}}  # ExaoneConfig's name for hidden_act
+               "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS, "gptj": GELUS,
+                                       "codegen": GELUS}}  # ExaoneConfig's name for hidden_act
 
 
 def _check_activation(doc: Mapping, model_type: str) -> None:
@@ -2010,9 +2025,24 @@ def _nope(values: dict, model_type: str, fields: dict, keys: dict[str, str], typ
             f"they see no position but the causal mask's order",)
 
 
+def _gptj_rotary(values: dict, fields: dict, model_type: str) -> int | None:
+    """GPT-J's and CodeGen's rotary_dim d_rot (None where it is all of each head): HFConfigError where their attention
+    cannot run it (an odd count, or more than d_head: its angles would not match the features), or where CodeGen's 4
+    groups of q, k and v do not split h."""
+    d_head, rot = fields["d"] // fields["h"], values["rotary_dim"]
+    if model_type == "codegen" and fields["h"] % 4:
+        raise HFConfigError(f"config.json: n_head={fields['h']:,}: CodeGen's fused q, k and v are laid out in 4 groups "
+                            "of heads, so its attention needs a multiple of 4; give one")
+    if rot % 2 or rot > d_head or rot < 2:
+        raise HFConfigError(f"config.json: rotary_dim={show(rot)}: {model_type}'s attention rotates pairs of the first "
+                            f"rotary_dim features of each head of d_head = {d_head:,}, so it must be even and from 2 "
+                            f"to {d_head:,}; give one")
+    return None if rot == d_head else rot
+
+
 def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str, str]]:
     """The Config fields (B and T excepted) and the key each came from."""
-    if model_type in ("gpt2", "gpt_bigcode"):
+    if model_type in ("gpt2", "gpt_bigcode", "gptj", "codegen"):
         keys = {"V": "vocab_size", "T_max": "n_positions", "d": "n_embd", "L": "n_layer", "h": "n_head",
                 "ff_dim": "n_inner", "tie": "tie_word_embeddings"}
         fields = {f: values[k] for f, k in keys.items()}
@@ -2020,6 +2050,9 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
             fields.update(kv_heads=1 if values["multi_query"] else None, bias="all", norm="layernorm", mlp="gelu",
                           positions="learned")
             keys["kv_heads"] = "multi_query"
+        if model_type in ("gptj", "codegen"):
+            fields.update(WIRED[model_type], rotary_dim=_gptj_rotary(values, fields, model_type))
+            keys["rotary_dim"] = "rotary_dim"
         return fields, keys
     keys = {"V": "vocab_size", "T_max": "max_position_embeddings", "d": "hidden_size", "L": "num_hidden_layers",
             "h": "num_attention_heads", "ff_dim": "intermediate_size", "kv_heads": "num_key_value_heads",
@@ -2122,7 +2155,10 @@ WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_
                                        "exaone4": {"post_norm": True, "qk_norm": True},
                                        "arcee": {"mlp": "relu2"}, "apertus": {"mlp": "xielu", "qk_norm": True},
                                        "olmo": {"norm": "layernorm", "norm_plain": True},
-                                       "olmo_hybrid": {"post_norm": True, "qk_norm_wide": True}, "jais2": {"mlp": "relu2", "norm": "layernorm"},
+                                       "olmo_hybrid": {"post_norm": True, "qk_norm_wide": True},
+                                       **dict.fromkeys(("gptj", "codegen"), {
+                                           "norm": "layernorm", "norm_biased": True, "bias": "mlp", "mlp": "gelu",
+                                           "positions": "rope", "parallel": True, "head_bias": True}), "jais2": {"mlp": "relu2", "norm": "layernorm"},
                                        "nemotron": {"mlp": "relu2", "norm": "layernorm"},
                                        "phi": {"norm": "layernorm", "mlp": "gelu", "parallel": True, "head_bias": True},
                                        "stablelm": {"norm": "layernorm"}, "gpt_neox": {"norm": "layernorm", "mlp": "gelu"},

@@ -220,6 +220,9 @@ BASE: dict[str, dict] = {
     "arcee": {"model_type": "arcee", **MODERN, "attention_bias": True, "mlp_bias": False},
     "apertus": {"model_type": "apertus", **MODERN, "attention_bias": True, "sliding_window": None, "layer_types": None},
     "olmo": {"model_type": "olmo", **MODERN, "attention_bias": True, "sliding_window": None, "layer_types": None},
+    **{t: {"model_type": t, "vocab_size": 96, "n_positions": 64, "n_embd": 1_024, "n_layer": 2, "n_head": 16,
+           "n_inner": 48, "rotary_dim": 4, "tie_word_embeddings": True} for t in ("gptj", "codegen")},  # d_head 64:
+    # rotary_dim's default fits it, h's default is 16
     "olmo_hybrid": {"model_type": "olmo_hybrid", **MODERN, "num_key_value_heads": 2, "attention_bias": True,
                     "sliding_window": None,
                     "layer_types": ["linear_attention", "full_attention"], "linear_num_key_heads": 64,
