@@ -159,7 +159,7 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa",
                "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear",
                "nemotron_h", "jamba", "falcon_h1", "gemma4_text", "ernie4_5_moe", "phimoe", "nemotron", "stablelm",
-               "gpt_neox", "phi", "apertus", "olmo", "olmo_hybrid", "gptj", "codegen")
+               "gpt_neox", "phi", "apertus", "olmo", "olmo_hybrid", "gptj", "codegen", "falcon")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
@@ -200,6 +200,14 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "codegen": {  # CodeGenConfig (CodeGen 6B): GPT-J's block, q, k and v in one matrix laid out in 4 groups
         "vocab_size": 50_400, "n_positions": 2_048, "n_embd": 4_096, "n_layer": 28, "n_head": 16, "n_inner": None,
         "rotary_dim": 64, "tie_word_embeddings": False,
+    },
+    "falcon": {  # FalconConfig (Falcon-7B): one LayerNorm read by a parallel block, one K/V head (multi_query), RoPE;
+        # Falcon-40B and 180B's new_decoder_architecture: num_kv_heads K/V heads, a LayerNorm each for attention and the
+        # MLP (num_ln_in_parallel_attn, 2 there by default); null flags are false, as its module reads them
+        "vocab_size": 65_024, "hidden_size": 4_544, "num_hidden_layers": 32, "num_attention_heads": 71,
+        "num_kv_heads": None, "max_position_embeddings": 2_048, "tie_word_embeddings": True, "bias": False,
+        "multi_query": True, "new_decoder_architecture": False, "parallel_attn": True,
+        "num_ln_in_parallel_attn": None, "alibi": False, "ffn_hidden_size": None,
     },
     "llama": {  # LlamaConfig
         "vocab_size": 32_000, "hidden_size": 4_096, "intermediate_size": 11_008, "num_hidden_layers": 32,
@@ -727,6 +735,7 @@ ROUTER: dict[str, dict[str, object]] = {
 EXTRAS: dict[str, tuple[str, ...]] = {
     "gpt2": ("sliding_window", "layer_types"),
     **dict.fromkeys(("gptj", "codegen"), ("sliding_window", "layer_types")),
+    "falcon": ("sliding_window", "layer_types"),
     "llama": ("sliding_window", "layer_types"),
     "mistral": ("layer_types",),
     "ministral3": ("layer_types",),
@@ -807,6 +816,8 @@ MAMBA_NULL = ("n_heads", "n_groups", "d_state", "d_head", "d_conv", "expand", "c
 NULLABLE: dict[str, tuple[str, ...]] = {
     "gpt2": ("n_inner", "sliding_window", "layer_types"),
     **dict.fromkeys(("gptj", "codegen"), ("n_inner", "sliding_window", "layer_types")),
+    "falcon": ("num_kv_heads", "bias", "multi_query", "new_decoder_architecture", "parallel_attn",
+               "num_ln_in_parallel_attn", "alibi", "ffn_hidden_size", "sliding_window", "layer_types"),
     "llama": ("num_key_value_heads", "head_dim", "sliding_window", "layer_types"),
     "mistral": ("head_dim", "sliding_window", "layer_types"),
     "ministral3": ("sliding_window", "layer_types"),
@@ -966,6 +977,7 @@ FIELD_OF: dict[str, str] = {
     "ssm_state_size": "d_state", "n_groups": "g_ssm", "chunk_size": "Q", "conv_kernel": "d_conv",
     "moe_shared_expert_intermediate_size": "d_shared", "moe_num_experts": "E", "moe_k": "k",
     "moe_layer_interval": "moe_step", "moe_layer_start_index": "dense_first",
+    "num_kv_heads": "h_kv", "ffn_hidden_size": "d_ff",
 }
 # Each value's kind: a size (a whole number >= 1), a size or null (null: the class's rule), a flag, ...
 SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", "num_attention_heads", "n_head",
@@ -980,7 +992,8 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_chunk_size", "ssm_state_size", "mamba_num_heads",
          "mamba_head_dim", "n_groups", "conv_kernel", "chunk_size", "moe_shared_expert_intermediate_size",
          "moe_latent_size", "attn_layer_period", "expert_layer_period", "mamba_d_ssm", "vocab_size_per_layer_input",
-         "global_head_dim", "num_global_key_value_heads", "top_k_experts", "moe_k", "moe_layer_interval")
+         "global_head_dim", "num_global_key_value_heads", "top_k_experts", "moe_k", "moe_layer_interval",
+         "num_kv_heads", "ffn_hidden_size", "num_ln_in_parallel_attn")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_intermediate_size",
@@ -993,7 +1006,7 @@ FLAGS = ("tie_word_embeddings", "add_cross_attention", "attention_bias", "mlp_bi
          "norm_topk_prob", "output_router_logits", "use_bidirectional_attention", "rope_interleave", "mamba_conv_bias",
          "mamba_proj_bias", "use_conv_bias", "mamba_rms_norm", "mamba_norm_before_gate", "projectors_bias",
          "attention_k_eq_v", "enable_moe_block", "use_double_wide_mlp", "lm_head_bias", "use_qkv_bias", "qk_layernorm",
-         "use_parallel_residual")
+         "use_parallel_residual", "new_decoder_architecture", "parallel_attn", "alibi", "bias")
 NUMBERS = ("router_jitter_noise", "router_aux_loss_coef", "routed_scaling_factor", "router_scaling_factor",
            "moe_norm_min", "input_jitter_noise")  # a number of at least 0
 GRANITE_SCALES = ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling")
@@ -1108,6 +1121,11 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "moe_norm_min": "the least sum the k weights are divided by as they are renormalised",
     "input_jitter_noise": "the noise on the experts' input in training", "lm_head_bias": "a bias on the head",
     "use_qkv_bias": "biases on q, k and v", "qk_layernorm": "a LayerNorm on each head's q and k",
+    "num_kv_heads": "Falcon's heads of K and V with new_decoder_architecture",
+    "ffn_hidden_size": "the MLP's hidden width", "num_ln_in_parallel_attn": "a parallel block's LayerNorms: 2, one "
+    "each for attention and the MLP; else one", "new_decoder_architecture": "Falcon-40B's and 180B's layer: grouped "
+    "K/V heads, a LayerNorm each", "parallel_attn": "attention and the MLP side by side on the same input",
+    "alibi": "ALiBi in place of RoPE", "bias": "biases on every matrix",
     "use_parallel_residual": "a parallel block: attention and the MLP both on one norm of x",
     "bidirectional_mode": "whether attention is bidirectional: null, \"vision\" (image tokens) or \"all\"",
 }
@@ -1422,6 +1440,7 @@ def _read(doc: Mapping) -> Reading:
     windowing += _kda(values, model_type, fields, keys, types)
     windowing += _sparse(doc, values, model_type, fields, keys)
     windowing += _gemma4(doc, values, fields, types) if model_type == "gemma4_text" else ()
+    windowing += _falcon_cache(values, fields) if model_type == "falcon" else ()
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
     ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES.get(model_type, {})
@@ -1491,6 +1510,8 @@ ROPE_VALUES = "values only, which change no count, shape or byte: RoPE's θ and 
 GPT2_VALUES = ("values only, which change no count, shape or byte: GELU's approximation (activation_function or "
                "hidden_act), the scores' scale (scale_attn_weights)")
 VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT2_VALUES,),
+               "falcon": ("values only, which change no count, shape or byte: GELU's approximation (activation), "
+                          "RoPE's θ, the LayerNorms' ε",),
                **dict.fromkeys(("gptj", "codegen"), ("values only, which change no count, shape or byte: GELU's "
                                                     "approximation (activation_function), RoPE's interleaved pairs "
                                                     "(θ 10,000), the LayerNorms' ε",)),
@@ -1560,7 +1581,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "phimoe", "qwen3_moe", "phi3", "starcoder2")
-NO_WINDOWED_ATTENTION = ("gpt2", "gptj", "codegen", "llama", *LLAMA_KIN, "arcee", "apertus", "olmo", "jais2", "granite", "hyperclovax", "granitemoe",
+NO_WINDOWED_ATTENTION = ("gpt2", "gptj", "codegen", "falcon", "llama", *LLAMA_KIN, "arcee", "apertus", "olmo", "jais2", "granite", "hyperclovax", "granitemoe",
                          "granitemoeshared", "granitemoehybrid", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4",
                          "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2", "ernie4_5_moe", "nemotron", "stablelm", "gpt_neox", "phi",
                          "gpt_bigcode", "olmoe", "gemma",
@@ -1811,7 +1832,7 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, "gpt_neox": GELUS, "phi": GEL
                                              ("silu",)),
                               "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2", "nemotron"), ("relu2",)), "apertus": ("xielu",)},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS, "gptj": GELUS,
-                                       "codegen": GELUS}}  # ExaoneConfig's name for hidden_act
+                                       "codegen": GELUS}, "activation": {"falcon": GELUS}}  # ExaoneConfig's name for hidden_act
 
 
 def _check_activation(doc: Mapping, model_type: str) -> None:
@@ -2040,6 +2061,50 @@ def _gptj_rotary(values: dict, fields: dict, model_type: str) -> int | None:
     return None if rot == d_head else rot
 
 
+def _falcon(values: dict, fields: dict, keys: dict[str, str]) -> None:
+    """Falcon's block as its decoder layer builds and runs it (null flags false): LayerNorms with biases, biases on
+    every matrix or none (bias), GELU at ffn_hidden_size (4d where null), RoPE; its K/V heads (num_kv_heads with
+    new_decoder_architecture, 1 with multi_query, else h) and its wiring (parallel_attn: a parallel block on one
+    LayerNorm, or on one each with new_decoder_architecture and num_ln_in_parallel_attn 2, its default there; else
+    the lesson's block). HFConfigError for what its layer cannot run, PartNotBuilt for ALiBi."""
+    new, multi, parallel = (bool(values[k]) for k in ("new_decoder_architecture", "multi_query", "parallel_attn"))
+    if values["alibi"]:
+        raise PartNotBuilt("config.json: alibi=true: Falcon's ALiBi (a bias on the scores that grows with the "
+                           "distance to each key, in place of RoPE), which this explorer does not build yet; write "
+                           "false for RoPE")
+    if fields["d"] % fields["h"]:
+        raise HFConfigError(f"config.json: hidden_size={fields['d']:,} is not a multiple of num_attention_heads="
+                            f"{fields['h']:,}: Falcon's heads are d / h wide, and its attention refuses the rest")
+    lns = values["num_ln_in_parallel_attn"] if values["num_ln_in_parallel_attn"] is not None else 2 if new else 1
+    if new and not parallel or lns == 2 and not new:
+        raise HFConfigError(f"config.json: new_decoder_architecture={show(values['new_decoder_architecture'])} with "
+                            f"parallel_attn={show(values['parallel_attn'])} and num_ln_in_parallel_attn="
+                            f"{show(values['num_ln_in_parallel_attn'])}: Falcon's layer builds one set of LayerNorms "
+                            "and runs another; its new architecture is a parallel block (set parallel_attn true), and "
+                            "a LayerNorm each needs it (or num_ln_in_parallel_attn 1)")
+    kv = values["num_kv_heads"]
+    if not new and not multi and kv is not None and kv != fields["h"]:
+        raise HFConfigError(f"config.json: num_kv_heads={kv:,} beside num_attention_heads={fields['h']:,}, without "
+                            "new_decoder_architecture or multi_query: Falcon's attention then makes K and V for "
+                            "every head; set new_decoder_architecture true for grouped K/V heads")
+    fields.update(kv_heads=kv if new else 1 if multi else None, norm="layernorm", positions="rope", mlp="gelu",
+                  bias="all" if values["bias"] else "none", norm_biased=not values["bias"],
+                  parallel=parallel and lns != 2, parallel_norms=parallel and lns == 2)
+    keys.update(kv_heads="new_decoder_architecture, num_kv_heads" if new else "multi_query",
+                bias="bias", parallel="parallel_attn", parallel_norms="num_ln_in_parallel_attn")
+
+
+def _falcon_cache(values: dict, fields: dict) -> tuple[str, ...]:
+    """A note where new_decoder_architecture groups Falcon's K/V heads: transformers' module caches K and V broadcast
+    to every query head (its _split_heads), h / h_kv times the model's own cache, the one given here."""
+    h, h_kv = fields["h"], fields["kv_heads"]
+    if not values["new_decoder_architecture"] or h_kv in (None, h):
+        return ()
+    return (f"the KV cache here is the model's h_kv = {h_kv:,} heads of K and V, as serving engines keep it; "
+            f"transformers' Falcon module broadcasts them to all h = {h:,} heads before caching, and holds "
+            f"{h // h_kv:,} times as many bytes",)
+
+
 def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str, str]]:
     """The Config fields (B and T excepted) and the key each came from."""
     if model_type in ("gpt2", "gpt_bigcode", "gptj", "codegen"):
@@ -2061,6 +2126,9 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
         keys.update(MOE_KEYS[model_type])
     if model_type == "gpt_neox":  # every head its own K and V (its class has no num_key_value_heads)
         del keys["kv_heads"]
+    if model_type == "falcon":  # its own names; d_head is d / h (a property of its class)
+        keys.update(ff_dim="ffn_hidden_size", kv_heads="num_kv_heads")
+        del keys["head_dim"]
     if model_type in MLA_TYPES:  # K and V of all h heads come from the latent; head_dim is DeepSeek's d_R
         del keys["kv_heads"], keys["head_dim"]
         keys.update(MLA_KEYS)
@@ -2089,6 +2157,8 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
         keys.update(swiglu_limit="swiglu_limit", swiglu_alpha="swiglu_alpha")
     if model_type == "gemma":  # GeGLU, tok · √d
         fields.update(mlp="geglu", embed_scale=True)
+    if model_type == "falcon":
+        _falcon(values, fields, keys)
     if model_type in ("cohere", "cohere2"):  # x + Attn(ln_1 x) + MLP(ln_1 x), LayerNorms with a gain only
         fields.update(norm="layernorm", parallel=True)
     if model_type in GEMMA_TYPES:  # GeGLU, sandwich norms (not VaultGemma's), tok · √d, 1/√query_pre_attn_scalar, caps

@@ -220,6 +220,11 @@ BASE: dict[str, dict] = {
     "arcee": {"model_type": "arcee", **MODERN, "attention_bias": True, "mlp_bias": False},
     "apertus": {"model_type": "apertus", **MODERN, "attention_bias": True, "sliding_window": None, "layer_types": None},
     "olmo": {"model_type": "olmo", **MODERN, "attention_bias": True, "sliding_window": None, "layer_types": None},
+    "falcon": {"model_type": "falcon", "vocab_size": 96, "hidden_size": 568, "num_hidden_layers": 2,
+               "num_attention_heads": 71, "num_kv_heads": None, "max_position_embeddings": 64, "ffn_hidden_size": 48,
+               "tie_word_embeddings": True, "bias": True, "multi_query": True, "new_decoder_architecture": False,
+               "parallel_attn": True, "num_ln_in_parallel_attn": None, "alibi": False},  # d = 71·8: its h, 71, and
+    # its d, 4,544 = 71·64, each fits the other's default
     **{t: {"model_type": t, "vocab_size": 96, "n_positions": 64, "n_embd": 1_024, "n_layer": 2, "n_head": 16,
            "n_inner": 48, "rotary_dim": 4, "tie_word_embeddings": True} for t in ("gptj", "codegen")},  # d_head 64:
     # rotary_dim's default fits it, h's default is 16
