@@ -159,7 +159,7 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa",
                "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear",
                "nemotron_h", "jamba", "falcon_h1", "gemma4_text", "ernie4_5_moe", "phimoe", "nemotron", "stablelm",
-               "gpt_neox", "phi", "apertus", "olmo", "olmo_hybrid", "gptj", "codegen", "falcon")
+               "gpt_neox", "phi", "apertus", "apertus1p5_text", "olmo", "olmo_hybrid", "gptj", "codegen", "falcon")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
@@ -376,6 +376,12 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "vocab_size": 131_072, "hidden_size": 4_096, "intermediate_size": 14_336, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 65_536,
         "tie_word_embeddings": False, "attention_bias": False,
+    },
+    "apertus1p5_text": {  # Apertus1p5TextConfig (Apertus 1.5's text model): Apertus' block, a wider vocabulary; its
+        # head pruned to output_vocab_size rows is refused as a part not built
+        "vocab_size": 266_752, "hidden_size": 4_096, "intermediate_size": 14_336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": None, "max_position_embeddings": 65_536,
+        "tie_word_embeddings": False, "attention_bias": False, "output_vocab_size": None,
     },
     "jais2": {  # Jais2Config: LayerNorms (with biases), biases on every matrix, a ReLU² MLP of two matrices, RoPE
         "vocab_size": 150_272, "hidden_size": 3_328, "intermediate_size": 26_624, "num_hidden_layers": 32,
@@ -765,7 +771,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "cohere2": ("head_dim", "sliding_window_pattern"),  # its class's keyword: layer_types' default, every n-th full
     "exaone4": ("head_dim",),  # Exaone4Attention's getattr(config, "head_dim", d / h)
     **dict.fromkeys(("arcee", "jais2", "nemotron"), ("sliding_window", "layer_types")),
-    "apertus": ("head_dim", "sliding_window", "layer_types"),  # ApertusAttention's getattr(config, "head_dim", d / h)
+    **dict.fromkeys(("apertus", "apertus1p5_text"), ("head_dim", "sliding_window", "layer_types")),  # their
+    # attention's getattr(config, "head_dim", d / h)
     "phi": ("head_dim", "sliding_window", "layer_types"),  # PhiAttention's getattr(config, "head_dim", d // h)
     **dict.fromkeys(("stablelm", "gpt_neox"), ("head_dim", "sliding_window", "layer_types")),  # head_dim: their rotary
     # embedding's getattr (d / h), which their attention does not read
@@ -863,6 +870,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("arcee", "jais2", "nemotron"), ("num_key_value_heads", "head_dim", "sliding_window",
                                                      "layer_types")),
     "apertus": ("num_key_value_heads", "sliding_window", "layer_types"),  # head_dim null: its attention would fail
+    "apertus1p5_text": ("num_key_value_heads", "output_vocab_size", "sliding_window", "layer_types"),
     **dict.fromkeys(("stablelm", "gpt_neox"), ("head_dim", "sliding_window", "layer_types")),
     "phi": ("num_key_value_heads", "sliding_window", "layer_types"),  # h_kv null: h (its __post_init__)
     "llama4_text": ("moe_layers", "no_rope_layers", "attention_chunk_size", "layer_types"),
@@ -993,7 +1001,7 @@ SIZES = ("vocab_size", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", 
          "mamba_head_dim", "n_groups", "conv_kernel", "chunk_size", "moe_shared_expert_intermediate_size",
          "moe_latent_size", "attn_layer_period", "expert_layer_period", "mamba_d_ssm", "vocab_size_per_layer_input",
          "global_head_dim", "num_global_key_value_heads", "top_k_experts", "moe_k", "moe_layer_interval",
-         "num_kv_heads", "ffn_hidden_size", "num_ln_in_parallel_attn")
+         "num_kv_heads", "ffn_hidden_size", "num_ln_in_parallel_attn", "output_vocab_size")
 SOFTCAPS = ("final_logit_softcapping", "attn_logit_softcapping")  # a number above 0, or null: no soft-cap
 CLAMPS = ("swiglu_limit", "swiglu_alpha")  # gpt-oss's clamped SwiGLU: a number above 0
 COUNTS = ("num_experts", "n_shared_experts", "first_k_dense_replace", "shared_intermediate_size",
@@ -1122,6 +1130,7 @@ WHAT: dict[str, str] = {  # what a key is, for messages
     "input_jitter_noise": "the noise on the experts' input in training", "lm_head_bias": "a bias on the head",
     "use_qkv_bias": "biases on q, k and v", "qk_layernorm": "a LayerNorm on each head's q and k",
     "num_kv_heads": "Falcon's heads of K and V with new_decoder_architecture",
+    "output_vocab_size": "the head's rows, a prefix of the vocabulary (null: all of it)",
     "ffn_hidden_size": "the MLP's hidden width", "num_ln_in_parallel_attn": "a parallel block's LayerNorms: 2, one "
     "each for attention and the MLP; else one", "new_decoder_architecture": "Falcon-40B's and 180B's layer: grouped "
     "K/V heads, a LayerNorm each", "parallel_attn": "attention and the MLP side by side on the same input",
@@ -1441,6 +1450,15 @@ def _read(doc: Mapping) -> Reading:
     windowing += _sparse(doc, values, model_type, fields, keys)
     windowing += _gemma4(doc, values, fields, types) if model_type == "gemma4_text" else ()
     windowing += _falcon_cache(values, fields) if model_type == "falcon" else ()
+    if model_type == "apertus1p5_text" and values["output_vocab_size"] not in (None, fields["V"]):
+        if values["output_vocab_size"] > fields["V"]:
+            raise HFConfigError(f"config.json: output_vocab_size={values['output_vocab_size']:,} is more than "
+                                f"vocab_size = {fields['V']:,}, and Apertus 1.5's config class refuses that: the head's "
+                                "rows are a prefix of the vocabulary; give at most vocab_size, or null")
+        raise PartNotBuilt(f"config.json: output_vocab_size={show(values['output_vocab_size'])}: Apertus 1.5's head "
+                           f"pruned to the first output_vocab_size of the vocab_size = {fields['V']:,} tokens (a "
+                           f"(d, output_vocab_size) head beside the full table), which this explorer does not build "
+                           f"yet; write null for a head of every token")
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
     ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES.get(model_type, {})
@@ -1554,7 +1572,8 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
                "phi3": (PHI3_VALUES,), "cohere": (COHERE_VALUES,), "cohere2": (COHERE_VALUES,),
                "llama4_text": (LLAMA4_VALUES,),
                "exaone4": (ROPE_VALUES,), "arcee": (ROPE_VALUES,),
-               "apertus": (ROPE_VALUES + "; xIELU's β and ε (buffers, not parameters)",), "jais2": (ROPE_VALUES + "; the LayerNorms' ε",),
+               **dict.fromkeys(("apertus", "apertus1p5_text"),
+                               (ROPE_VALUES + "; xIELU's β and ε (buffers, not parameters)",)), "jais2": (ROPE_VALUES + "; the LayerNorms' ε",),
                "vaultgemma": (GEMMA_VALUES,), "gpt_oss": (OSS_VALUES,),
                "ministral3": (MINISTRAL3_VALUES,),
                "olmo_hybrid": ("values only, which change no count, shape or byte: β doubled in the Gated DeltaNet "
@@ -1581,7 +1600,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "phimoe", "qwen3_moe", "phi3", "starcoder2")
-NO_WINDOWED_ATTENTION = ("gpt2", "gptj", "codegen", "falcon", "llama", *LLAMA_KIN, "arcee", "apertus", "olmo", "jais2", "granite", "hyperclovax", "granitemoe",
+NO_WINDOWED_ATTENTION = ("gpt2", "gptj", "codegen", "falcon", "llama", *LLAMA_KIN, "arcee", "apertus", "apertus1p5_text", "olmo", "jais2", "granite", "hyperclovax", "granitemoe",
                          "granitemoeshared", "granitemoehybrid", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4",
                          "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2", "ernie4_5_moe", "nemotron", "stablelm", "gpt_neox", "phi",
                          "gpt_bigcode", "olmoe", "gemma",
@@ -1830,7 +1849,8 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, "gpt_neox": GELUS, "phi": GEL
                                                "deepseek_v32", "glm_moe_dsa", "granitemoehybrid", "kimi_linear",
                                                "jamba", "falcon_h1", "ernie4_5_moe", "phimoe", "stablelm"),
                                              ("silu",)),
-                              "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2", "nemotron"), ("relu2",)), "apertus": ("xielu",)},
+                              "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2", "nemotron"), ("relu2",)),
+                              **dict.fromkeys(("apertus", "apertus1p5_text"), ("xielu",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS, "gptj": GELUS,
                                        "codegen": GELUS}, "activation": {"falcon": GELUS}}  # ExaoneConfig's name for hidden_act
 
@@ -2223,7 +2243,8 @@ MLA_TYPES = ("deepseek_v2", "deepseek_v3", "youtu", "glm4_moe_lite", "minicpm3",
 WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_olmo"),
                                                       {"post_norm": True, "qk_norm_wide": True}),
                                        "exaone4": {"post_norm": True, "qk_norm": True},
-                                       "arcee": {"mlp": "relu2"}, "apertus": {"mlp": "xielu", "qk_norm": True},
+                                       "arcee": {"mlp": "relu2"},
+                                       **dict.fromkeys(("apertus", "apertus1p5_text"), {"mlp": "xielu", "qk_norm": True}),
                                        "olmo": {"norm": "layernorm", "norm_plain": True},
                                        "olmo_hybrid": {"post_norm": True, "qk_norm_wide": True},
                                        **dict.fromkeys(("gptj", "codegen"), {
@@ -2367,7 +2388,8 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
                      "hyperclovax", "aria_text", "falcon_h1"),
                     {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
     **dict.fromkeys(("qwen3", "qwen3_moe", "dots1", "hy_v3", "gemma", *GEMMA_TYPES, "gemma4_text", "cohere", "cohere2", "gpt_oss",
-                     "olmo", "olmo2", "olmo3", "olmo_hybrid", "llama4_text", "qwen3_next", "apertus"),
+                     "olmo", "olmo2", "olmo3", "olmo_hybrid", "llama4_text", "qwen3_next", "apertus",
+                     "apertus1p5_text"),
                     {"attention_bias": ATTN}),
     "qwen2_moe": {"qkv_bias": ("qkv",)},
     "helium": {"attention_bias": ("qkv",), "mlp_bias": ("mlp",)},
@@ -3214,7 +3236,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
 PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 128_004, "cohere2": 0, "ministral3": 11,
                 "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "gemma4_text": 0, "vaultgemma": 0,
-                "internlm3": 2, "exaone": 0, "helium": 3, "apertus": 3, "ernie4_5": 0, "ernie4_5_moe": 0, "seed_oss": 1, "olmo": 1, "olmo2": 1, "olmo_hybrid": 100_277, "olmo3": 1,
+                "internlm3": 2, "exaone": 0, "helium": 3, "apertus": 3, "apertus1p5_text": 3, "ernie4_5": 0, "ernie4_5_moe": 0, "seed_oss": 1, "olmo": 1, "olmo2": 1, "olmo_hybrid": 100_277, "olmo3": 1,
                 "glm": 151_329, "glm4": 151_329, "aria_text": 2, "kimi_linear": 163_839,
                 "nemotron_h": 0, "jamba": 0, "falcon_h1": 0}  # NemotronHConfig's pad_token_id, which its embedding does not read (no padding_idx)
 

@@ -219,6 +219,8 @@ BASE: dict[str, dict] = {
                 "sliding_window_pattern": 2, "layer_types": None, "pad_token_id": 0},
     "arcee": {"model_type": "arcee", **MODERN, "attention_bias": True, "mlp_bias": False},
     "apertus": {"model_type": "apertus", **MODERN, "attention_bias": True, "sliding_window": None, "layer_types": None},
+    "apertus1p5_text": {"model_type": "apertus1p5_text", **MODERN, "attention_bias": True, "sliding_window": None,
+                        "layer_types": None, "output_vocab_size": None},
     "olmo": {"model_type": "olmo", **MODERN, "attention_bias": True, "sliding_window": None, "layer_types": None},
     "falcon": {"model_type": "falcon", "vocab_size": 96, "hidden_size": 568, "num_hidden_layers": 2,
                "num_attention_heads": 71, "num_kv_heads": None, "max_position_embeddings": 64, "ffn_hidden_size": 48,

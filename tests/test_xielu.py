@@ -89,6 +89,30 @@ def test_the_class_defaults_are_its_module_and_apertus_8b():
     assert (reading.config.mlp, reading.config.qk_norm, reading.config.d_ff) == ("xielu", True, 14_336)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_apertus_1_5_random_files_match_transformers_parameters_cache_and_flops(seed):
+    """Apertus 1.5's text model (apertus1p5_text): Apertus' block in its own module."""
+    rng = random.Random(f"apertus1p5_text-{seed}")
+    doc = {**apertus_doc(rng), "model_type": "apertus1p5_text"}
+    B, T = rng.randrange(1, 4), rng.randrange(1, 12)
+    assert measured(from_hf(doc, B=B, T=T)) == reference(doc, B, T), doc
+
+
+def test_apertus_1_5_class_defaults_and_its_pruned_head():
+    """Apertus1p5TextConfig's defaults: N = transformers' module = 8,091,086,912; a head pruned to output_vocab_size
+    rows is a part not built, named in one line (more rows than the vocabulary: refused as its class refuses them)."""
+    from model import hf
+
+    doc = {"model_type": "apertus1p5_text"}
+    assert budget(from_hf(doc)).params_exact == sum(p.numel() for p in _module(doc, "meta").parameters()) \
+        == 8_091_086_912
+    assert from_hf({**doc, "output_vocab_size": 266_752}).V == 266_752  # the full head, as its class reads it
+    with pytest.raises(hf.PartNotBuilt, match="output_vocab_size=131,272: Apertus 1.5's head pruned"):
+        from_hf({**doc, "output_vocab_size": 131_272})
+    with pytest.raises(HFConfigError, match="output_vocab_size=300,000 is more than vocab_size"):
+        from_hf({**doc, "output_vocab_size": 300_000})
+
+
 XIELU = Config(B=2, T=7, d=16, h=4, L=2, V=11, norm="rmsnorm", positions="rope", mlp="xielu", bias="none", kv_heads=2,
                qk_norm=True, attention="eager")
 
