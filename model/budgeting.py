@@ -92,7 +92,7 @@ class Formulas:
     mlp_extra: Expr | None  # its biases
     mlp: Expr
     block_norms: Expr | None  # one block's norms (None: no parameters, OLMo 1's)
-    norm: Expr | None  # the final norm
+    norm: Expr | None  # the norms outside the blocks: the final one (and the token embeddings')
     head: Expr | None  # the head's own parameters (None: tied)
     attn_flops: Expr  # one block's mixer's matmul FLOPs per token
     dense_flops: Expr  # one dense block's MLP's
@@ -265,7 +265,7 @@ def _formulas(cfg: Config) -> Formulas:
     mlp_w, mlp_extra = mlp.weights(cfg), _some(*mlp.extras(cfg))
     return Formulas(cfg=cfg, symbols=_symbols(cfg), lesson=is_lesson, emb=positions.emb(cfg), attn_w=attn_w,
                     attn_extra=attn_extra, attn=collect(total(attn_w, attn_extra)), mlp_w=mlp_w, mlp_extra=mlp_extra,
-                    mlp=collect(total(mlp_w, mlp_extra)), block_norms=norms.block(cfg, _pre(cfg)), norm=norms.one(cfg),
+                    mlp=collect(total(mlp_w, mlp_extra)), block_norms=norms.block(cfg, _pre(cfg)), norm=norms.once(cfg),
                     head=head.params(cfg), attn_flops=collect(mixer.flops(cfg)), dense_flops=collect(mlp.flops(cfg)),
                     scores=mixer.scores(cfg),
                     lin=None if stateful is None else total(stateful.weights(cfg), *stateful.extras(cfg)))

@@ -57,7 +57,7 @@ from fractions import Fraction
 from .budgeting import budget, formulas
 from .expr import E, total
 from .config import FIELDS, Config, all_attention
-from .families import sandwich_only
+from .families import borrowed, sandwich_only
 from .figures import Line, check_lines, number
 from .fields import blocks_text
 from .formula import MONOMIAL_ORDER, Poly, poly_add, poly_mul, poly_symbol, polynomial, to_poly
@@ -73,7 +73,7 @@ DEFAULT_GPU = TrainSetup().gpu  # the GPU whose memory the eager wall is measure
 
 ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (  # change -> the Config fields it sets, in the order applied
     ("d_head", ("head_dim",)),
-    ("norm", ("norm",)),
+    ("norm", ("norm", "embed_norm")),
     ("bias", ("bias", "norm_biased", "norm_plain", "head_bias")),
     ("positions", ("positions", "rotary_dim", "nope_layers", "attn_temperature")),
     ("mlp", ("mlp", "ff_dim")),
@@ -190,12 +190,16 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "d_head/latent": ("d_head = d_v = {d_head} set apart from d / h = {d_over_h}: the multi-head attention that latent "
                       "attention replaces, h·d_head = {width} wide, not d = {d}"),
     "norm": "RMSNorm instead of LayerNorm: a gain only, no mean subtracted and no bias",
+    "norm/embed": ("RMSNorm instead of LayerNorm: a gain only, no mean subtracted and no bias; and one more on the "
+                   "token embeddings, before the first block (nanochat's)"),
+    "norm/embed_only": "one more LayerNorm, on the token embeddings before the first block",
     "bias/none": "no biases on the linears",
     "bias/qkv": "biases on q, k and v only (Qwen2's choice)",
     "bias/attn": "biases on q, k, v and W_o only (attention_bias in Llama and Qwen3)",
     "bias/mlp": "biases on the MLP's matrices only (mlp_bias in Llama)",
     **{f"bias/{b}{ln}{head}": words + {"/ln": "; the LayerNorms keep their biases",
-                                        "/plain": "; the LayerNorms lose their gains too (no parameters: OLMo 1's)",
+                                        "/plain": "; the norms lose their gains too (no parameters: OLMo 1's "
+                                                  "LayerNorms, nanochat's RMSNorms)",
                                         "": ""}[ln]
        + ("; a bias (V) on the head's logits (Phi's)" if head else "")
        for b, words in (("all", "biases on every linear and LayerNorm"), ("none", "no biases on the linears"),
@@ -240,6 +244,7 @@ TITLES: dict[str, str] = {  # what each change does; {…} filled with this conf
     "moe/mixed": ("mixture of experts in L_moe = {L_moe} of the L = {L} blocks: E = {E} experts of d_expert = {d_expert}, "
                   "k = {k} per token, in place of their dense MLP of width d_ff = {d_ff}; the KV cache is unchanged"),
     "gemma": "Gemma's extras: {gemma_extras}",
+    "gemma/borrowed": "{gemma_extras} (as Gemma's, on a model without Gemma's GeGLU and scaled token rows)",
     "gemma/sandwich": ("sandwich norms: an RMSNorm on attention's and the MLP's output before each residual add, 2d "
                        "more per block (GLM-4's, HyperCLOVA X's; Gemma's extras without Gemma's scales): tensors of the "
                        "pass"),
@@ -275,6 +280,8 @@ def title_key(key: str, cfg: Config) -> str:
                 + ("/head" if cfg.head_bias else ""))
     if key == "mlp":
         return f"mlp/{cfg.mlp}"
+    if key == "norm" and cfg.embed_norm:
+        return "norm/embed" if cfg.norm == "rmsnorm" else "norm/embed_only"
     if key == "d_head":
         return latent.title_key(cfg)
     if key == "h_kv":
@@ -296,6 +303,8 @@ def title_key(key: str, cfg: Config) -> str:
         return "window/chunked"
     if key == "gemma" and sandwich_only(cfg):
         return "gemma/sandwich"
+    if key == "gemma" and borrowed(cfg):
+        return "gemma/borrowed"
     if key in STATE_CHANGES and hasattr(STATE_CHANGES[key], "title_key"):  # Mamba 2 beside attention
         return STATE_CHANGES[key].title_key(cfg)
     return key
@@ -342,6 +351,9 @@ GEMMA_EXTRAS = {  # each of Gemma's extras in the change's title, in `WRITTEN` o
     "embed_scale": "the token rows times √d", "query_scale": "1/√query_pre_attn_scalar",
     "attn_softcap": "the scores soft-capped", "final_softcap": "the logits soft-capped",
 }
+
+
+BORROWED_SHORT = {"gemma/sandwich": "sandwich norms", "gemma/borrowed": "extras"}  # their lines' names
 
 
 def gemma_extras(cfg: Config) -> str:
@@ -651,7 +663,7 @@ def changes(cfg: Config, dtype: str = "fp32", gpu: str = DEFAULT_GPU) -> Changes
     windowed = window.present(cfg)  # the window comes last: its step, the total and this model are windowed
     steps = tuple(_group(key, _title(key, cfg), diff, ALWAYS,
                          more[key]() if key in more else (), past_window=windowed and key == "window",
-                         short="sandwich norms" if title_key(key, cfg) == "gemma/sandwich" else None)
+                         short=BORROWED_SHORT.get(title_key(key, cfg)))
                   for (key, _), diff in zip(states[1:], diffs))
     total = _difference(figures[-1], figures[0])
     out = Changes(

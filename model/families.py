@@ -145,6 +145,13 @@ def sandwich_only(cfg: Config) -> bool:
                                                              if f.family == "gemma" and f.name != "post_norms")
 
 
+def borrowed(cfg: Config) -> bool:
+    """Gemma's extras on a model that is not Gemma (neither its GeGLU nor its token rows × √d): GLM-4's and HyperCLOVA
+    X's sandwich norms, nanochat's soft-capped logits. They are named as what they are, not as Gemma's."""
+    return cfg.mlp != "geglu" and not cfg.embed_scale and any(getattr(cfg, f.name) != f.default for f in WRITTEN
+                                                              if f.family == "gemma")
+
+
 def extras_line(cfg: Config) -> str | None:
     """Gemma's and gpt-oss's extras in words with their values, or None: "Gemma's extras: GeGLU, sandwich norms,
     embeddings × √d, scores soft-capped at 50, logits at 30"; "gpt-oss's extras: attention sinks, the experts' biases,
@@ -155,7 +162,7 @@ def extras_line(cfg: Config) -> str | None:
         said = [SWITCH_LABELS["mlp"][cfg.mlp]] if mlp.FAMILY_OF.get(cfg.mlp) == family else []
         said += [f.says.format(cfg=cfg) for f in linked(WRITTEN)
                  if f.family == family and f.says and getattr(cfg, f.name) != f.default]
-        own = family == "gemma" and sandwich_only(cfg)  # GLM-4's, HyperCLOVA X's: named as what they are
+        own = family == "gemma" and borrowed(cfg)  # GLM-4's, HyperCLOVA X's, nanochat's: named as what they are
         parts.append(", ".join(said) if own else f"{FIELD_FAMILIES[family]}'s extras: " + ", ".join(said))
     parts += [f.says.format(cfg=cfg) for f in linked(WRITTEN)  # a part's field with no control of its own, where set
               if f.group in ("recipe", "window") and not f.control and f.says and getattr(cfg, f.name) != f.default]

@@ -95,7 +95,7 @@ def init_weights(module: nn.Module) -> None:
         nn.init.normal_(module.weight, mean=0.0, std=0.02)
     if isinstance(module, nn.Linear) and module.bias is not None:
         nn.init.zeros_(module.bias)
-    if isinstance(module, RMSNorm):
+    if isinstance(module, RMSNorm) and hasattr(module, "weight"):
         nn.init.ones_(module.weight)
     if isinstance(module, Experts):  # stacked expert matrices: N(0, 0.02) as every other weight; their biases 0
         for weight in module.parameters(recurse=False):
@@ -125,6 +125,8 @@ class GPT(nn.Module):
             self.embed = Tap()
         elif stack.mixer(cfg).rotary_width(cfg) is not None:  # latent attention rotates d_R features (none: NoPE)
             self.rope = Rotary(stack.mixer(cfg).rotary_width(cfg))
+        if cfg.embed_norm:  # nanochat's norm on the token embeddings, before the first block
+            self.ln_e = norms.module(cfg, cfg.d)
         self.blocks = nn.ModuleList(Block(cfg, kind, window.width(cfg, attn))
                                     for kind, attn in zip(cfg.block_kinds[:depth], cfg.attn_kinds))
         if window.banded(cfg):  # the fused kernel's band of W, made once per pass
@@ -155,12 +157,16 @@ class GPT(nn.Module):
         if self.cfg.positions == "rope":
             if hasattr(self, "rope"):
                 self._rope = self.rope(T, idx.device, tok.dtype, start)  # cos, sin: (T, d_head) each
-            return tok
+            return self._embed_norm(tok)
         if start + T > self.cfg.T_max:
             raise ValueError(f"T={start + T} exceeds T_max={self.cfg.T_max}: the learned position table cannot "
                              "extrapolate")
         pos = self.wpe(torch.arange(start, start + T, device=idx.device))  # (T, d), broadcast over B
-        return self.embed(tok + pos)  # (B, T, d)
+        return self._embed_norm(self.embed(tok + pos))  # (B, T, d)
+
+    def _embed_norm(self, x: torch.Tensor) -> torch.Tensor:
+        """x through the norm on the token embeddings, where the recipe has one (`embed_norm`: nanochat's)."""
+        return self.ln_e(x) if hasattr(self, "ln_e") else x
 
     def block(self, i: int, x: torch.Tensor, past: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
         """Block i on x, with the angles of the last `embed_tokens` when the recipe uses RoPE (and a decode

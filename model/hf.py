@@ -159,7 +159,8 @@ MODEL_TYPES = ("gpt2", "llama", "mistral", "ministral3", "qwen2", "qwen3", "mixt
                "llama4_text", "solar_open", "aria_text", "dots1", "hy_v3", "glm4_moe_lite", "deepseek_v32", "glm_moe_dsa",
                "minicpm3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "granitemoehybrid", "kimi_linear",
                "nemotron_h", "jamba", "falcon_h1", "gemma4_text", "ernie4_5_moe", "phimoe", "nemotron", "stablelm",
-               "gpt_neox", "phi", "apertus", "apertus1p5_text", "olmo", "olmo_hybrid", "gptj", "codegen", "falcon")
+               "gpt_neox", "phi", "apertus", "apertus1p5_text", "olmo", "olmo_hybrid", "gptj", "codegen", "falcon",
+               "nanochat")
 LLAMA_KIN = ("internlm3", "exaone", "iquestcoder")  # LlamaConfig's subclasses, run by Llama's own module
 GEMMA_TYPES = ("gemma2", "gemma3_text", "vaultgemma")
 MOE_TYPES = ("llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v2", "deepseek_v3", "glm4_moe", "minimax_m2",
@@ -663,6 +664,12 @@ DEFAULTS: dict[str, dict[str, object]] = {
         "layer_types": None, "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
         "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4,
     },
+    "nanochat": {  # NanoChatConfig (nanochat d12): RMSNorms without a gain, one more on the token embeddings, QK-norm
+        # without a gain after RoPE, a ReLU² MLP, the logits soft-capped (final_logit_softcapping)
+        "vocab_size": 50_304, "hidden_size": 768, "intermediate_size": 8_192, "num_hidden_layers": 12,
+        "num_attention_heads": 6, "num_key_value_heads": None, "max_position_embeddings": 2_048,
+        "tie_word_embeddings": False, "attention_bias": False, "final_logit_softcapping": 15.0,
+    },
     "olmo_hybrid": {  # OlmoHybridConfig: OLMo 3's attention blocks (post-norm, QK-norm over all heads) beside
         # pre-norm Gated DeltaNet blocks (every fourth block attention by its default); null sizes take its rules
         "vocab_size": 100_352, "hidden_size": 3_840, "intermediate_size": 11_008, "num_hidden_layers": 32,
@@ -806,6 +813,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "olmoe": ("head_dim", "sliding_window", "layer_types"),
     "olmo": ("head_dim", "sliding_window", "layer_types"),  # OlmoAttention's getattr(config, "head_dim", d / h)
     "olmo_hybrid": ("head_dim", "sliding_window"),  # OlmoHybridAttention's getattr(config, "head_dim", d / h)
+    "nanochat": ("head_dim", "sliding_window", "layer_types"),  # NanoChatAttention's getattr(config, "head_dim", d / h)
     "ministral": (),
     "mellum": (),
     "flex_olmo": ("head_dim", "sliding_window", "layer_types"),  # FlexOlmoAttention's getattr(config, "head_dim", d / h)
@@ -902,6 +910,7 @@ NULLABLE: dict[str, tuple[str, ...]] = {
     "gpt_bigcode": ("n_inner", "sliding_window", "layer_types"),
     "olmoe": ("num_key_value_heads", "sliding_window", "layer_types"),
     "olmo": ("num_key_value_heads", "sliding_window", "layer_types"),
+    "nanochat": ("num_key_value_heads", "final_logit_softcapping", "sliding_window", "layer_types"),
     "olmo_hybrid": ("num_key_value_heads", "sliding_window", "layer_types", "linear_num_key_heads",
                     "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim"),
     "ministral": ("head_dim", "sliding_window", "layer_types"),  # head_dim null: `NULL_FAILS`
@@ -1528,6 +1537,8 @@ ROPE_VALUES = "values only, which change no count, shape or byte: RoPE's θ and 
 GPT2_VALUES = ("values only, which change no count, shape or byte: GELU's approximation (activation_function or "
                "hidden_act), the scores' scale (scale_attn_weights)")
 VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT2_VALUES,),
+               "nanochat": (ROPE_VALUES + "; RoPE's direction (its rotate_half turns q and k the other way); the "
+                            "RMSNorms' ε",),
                "falcon": ("values only, which change no count, shape or byte: GELU's approximation (activation), "
                           "RoPE's θ, the LayerNorms' ε",),
                **dict.fromkeys(("gptj", "codegen"), ("values only, which change no count, shape or byte: GELU's "
@@ -1600,7 +1611,7 @@ VALUES_ONLY = {"starcoder2": (GPT2_VALUES + "; RoPE's θ",), "gpt_bigcode": (GPT
 # The types whose module masks every block with the window when one is set (their mask ignores layer_types), and those
 # whose module never windows attention (only transformers' cache reads their window).
 WINDOW_EVERY_BLOCK = ("mistral", "ministral3", "mixtral", "phimoe", "qwen3_moe", "phi3", "starcoder2")
-NO_WINDOWED_ATTENTION = ("gpt2", "gptj", "codegen", "falcon", "llama", *LLAMA_KIN, "arcee", "apertus", "apertus1p5_text", "olmo", "jais2", "granite", "hyperclovax", "granitemoe",
+NO_WINDOWED_ATTENTION = ("gpt2", "gptj", "codegen", "falcon", "llama", *LLAMA_KIN, "arcee", "apertus", "apertus1p5_text", "olmo", "nanochat", "jais2", "granite", "hyperclovax", "granitemoe",
                          "granitemoeshared", "granitemoehybrid", "flex_olmo", "helium", "ernie4_5", "seed_oss", "olmo2", "glm", "glm4",
                          "glm4_moe", "solar_open", "aria_text", "hy_v3", "minimax_m2", "ernie4_5_moe", "nemotron", "stablelm", "gpt_neox", "phi",
                          "gpt_bigcode", "olmoe", "gemma",
@@ -1849,7 +1860,7 @@ ACTIVATIONS = {"hidden_act": {"starcoder2": GELUS, "gpt_neox": GELUS, "phi": GEL
                                                "deepseek_v32", "glm_moe_dsa", "granitemoehybrid", "kimi_linear",
                                                "jamba", "falcon_h1", "ernie4_5_moe", "phimoe", "stablelm"),
                                              ("silu",)),
-                              "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2", "nemotron"), ("relu2",)),
+                              "gemma": (GEMMA_ACTIVATION, "gelu"), **dict.fromkeys(("arcee", "jais2", "nemotron", "nanochat"), ("relu2",)),
                               **dict.fromkeys(("apertus", "apertus1p5_text"), ("xielu",))},
                "activation_function": {"exaone": ("silu",), "gpt_bigcode": GELUS, "gptj": GELUS,
                                        "codegen": GELUS}, "activation": {"falcon": GELUS}}  # ExaoneConfig's name for hidden_act
@@ -2179,6 +2190,9 @@ def _fields(values: dict, model_type: str) -> tuple[dict[str, object], dict[str,
         fields.update(mlp="geglu", embed_scale=True)
     if model_type == "falcon":
         _falcon(values, fields, keys)
+    if model_type == "nanochat":  # its logits soft-capped: c·tanh(logits / c), null none
+        fields["final_softcap"] = values["final_logit_softcapping"]
+        keys["final_softcap"] = "final_logit_softcapping"
     if model_type in ("cohere", "cohere2"):  # x + Attn(ln_1 x) + MLP(ln_1 x), LayerNorms with a gain only
         fields.update(norm="layernorm", parallel=True)
     if model_type in GEMMA_TYPES:  # GeGLU, sandwich norms (not VaultGemma's), tok · √d, 1/√query_pre_attn_scalar, caps
@@ -2246,6 +2260,7 @@ WIRED: dict[str, dict[str, object]] = {**dict.fromkeys(("olmo2", "olmo3", "flex_
                                        "arcee": {"mlp": "relu2"},
                                        **dict.fromkeys(("apertus", "apertus1p5_text"), {"mlp": "xielu", "qk_norm": True}),
                                        "olmo": {"norm": "layernorm", "norm_plain": True},
+                                       "nanochat": {"norm_plain": True, "embed_norm": True, "qk_l2": True, "mlp": "relu2"},
                                        "olmo_hybrid": {"post_norm": True, "qk_norm_wide": True},
                                        **dict.fromkeys(("gptj", "codegen"), {
                                            "norm": "layernorm", "norm_biased": True, "bias": "mlp", "mlp": "gelu",
@@ -2388,7 +2403,7 @@ BIAS_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
                      "hyperclovax", "aria_text", "falcon_h1"),
                     {"attention_bias": ATTN, "mlp_bias": ("mlp",)}),
     **dict.fromkeys(("qwen3", "qwen3_moe", "dots1", "hy_v3", "gemma", *GEMMA_TYPES, "gemma4_text", "cohere", "cohere2", "gpt_oss",
-                     "olmo", "olmo2", "olmo3", "olmo_hybrid", "llama4_text", "qwen3_next", "apertus",
+                     "olmo", "olmo2", "olmo3", "olmo_hybrid", "llama4_text", "qwen3_next", "apertus", "nanochat",
                      "apertus1p5_text"),
                     {"attention_bias": ATTN}),
     "qwen2_moe": {"qkv_bias": ("qkv",)},
@@ -3236,7 +3251,7 @@ def _check_groups(doc: Mapping, model_type: str, E: int, k: int | None) -> None:
 # The token the embedding keeps at zero (its padding_idx), where a type's class sets one: a row of the table.
 PAD_DEFAULTS = {"olmoe": 1, "flex_olmo": 100_277, "sarvam_moe": 0, "smollm3": 128_004, "cohere2": 0, "ministral3": 11,
                 "phi3": 32_000, "cohere": 0, "gemma": 0, "gemma2": 0, "gemma3_text": 0, "gemma4_text": 0, "vaultgemma": 0,
-                "internlm3": 2, "exaone": 0, "helium": 3, "apertus": 3, "apertus1p5_text": 3, "ernie4_5": 0, "ernie4_5_moe": 0, "seed_oss": 1, "olmo": 1, "olmo2": 1, "olmo_hybrid": 100_277, "olmo3": 1,
+                "internlm3": 2, "exaone": 0, "helium": 3, "apertus": 3, "apertus1p5_text": 3, "ernie4_5": 0, "ernie4_5_moe": 0, "seed_oss": 1, "nanochat": 1, "olmo": 1, "olmo2": 1, "olmo_hybrid": 100_277, "olmo3": 1,
                 "glm": 151_329, "glm4": 151_329, "aria_text": 2, "kimi_linear": 163_839,
                 "nemotron_h": 0, "jamba": 0, "falcon_h1": 0}  # NemotronHConfig's pad_token_id, which its embedding does not read (no padding_idx)
 

@@ -87,7 +87,7 @@ class Pass:
     blocks: tuple[BlockCounts, ...]  # one per kind, in the order of their first blocks
     flops_head: int  # forward FLOPs of the head over B*T tokens
     params_embed: int
-    params_ln_f: int
+    params_ln_f: int  # the norms outside the blocks: the final one (and nanochat's on the token embeddings)
     params_head: int  # 0 when tied: the head's weight is W_te
 
     def block(self, kind: str) -> BlockCounts:
@@ -389,6 +389,6 @@ def record(model: GPT, idx: torch.Tensor, tie: bool) -> Pass:
     return Pass(
         tensors=tuple(tensors), saved=saved, blocks=blocks, flops_head=flops_head,
         params_embed=_numel(model.wte) + (_numel(model.wpe) if hasattr(model, "wpe") else 0),
-        params_ln_f=_numel(model.ln_f),
+        params_ln_f=_numel(model.ln_f) + (_numel(model.ln_e) if hasattr(model, "ln_e") else 0),
         params_head=sum(p.numel() for n, p in model.head.named_parameters() if not (tie and n == "weight")),
     )

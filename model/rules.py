@@ -103,7 +103,7 @@ MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separ
     "dense_layers": ("dense_layers {asked} → {dense}: the blocks are 0 … {last} at L = {L}, so blocks past them keep "
                      "no dense MLP (raise L to bring them back)"),
     "norm_biased": "the LayerNorms' own biases (norm_biased) dropped: {why}",
-    "norm_plain": "LayerNorms without a gain or a bias (norm_plain) dropped: {why}",
+    "norm_plain": "norms without a gain or a bias (norm_plain) dropped: {why}",
 }
 # The fields whose change a notice of each kind is news about (besides any change of its text), and the field
 # whose asked value it reports ("kept"): model fields, as `asked` names them.
@@ -249,8 +249,8 @@ def settle_values(values: dict, note) -> None:
 
 def _settle_norm(values: dict, note) -> None:
     """The LayerNorms' own biases (`norm_biased`) only beside matrices without them: with RMSNorm, or with biases on
-    every linear (which give the LayerNorms theirs), they are dropped. LayerNorms without a gain or a bias
-    (`norm_plain`) likewise: with RMSNorm, or where the LayerNorms have biases, they keep their parameters."""
+    every linear (which give the LayerNorms theirs), they are dropped. Norms without a gain or a bias (`norm_plain`)
+    likewise where the LayerNorms have biases (an RMSNorm without a gain is nanochat's: kept)."""
     if values.get("norm_biased"):
         why = ("an RMSNorm has no bias" if values.get("norm", "layernorm") != "layernorm" else
                "bias = all gives every LayerNorm its bias" if values.get("bias", "all") == "all" else "")
@@ -258,9 +258,9 @@ def _settle_norm(values: dict, note) -> None:
             note("norm_biased", why=why)
             values["norm_biased"] = False
     if values.get("norm_plain"):
-        why = ("an RMSNorm keeps its gain" if values.get("norm", "layernorm") != "layernorm" else
-               "bias = all gives every LayerNorm its gain and bias" if values.get("bias", "all") == "all" else
-               "the LayerNorms keep their biases (norm_biased)" if values.get("norm_biased") else "")
+        layer = values.get("norm", "layernorm") == "layernorm"
+        why = ("bias = all gives every LayerNorm its gain and bias" if layer and values.get("bias", "all") == "all"
+               else "the LayerNorms keep their biases (norm_biased)" if layer and values.get("norm_biased") else "")
         if why:
             note("norm_plain", why=why)
             values["norm_plain"] = False

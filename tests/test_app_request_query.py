@@ -34,7 +34,7 @@ def test_nul_invalid_utf8_and_non_ascii_keys_arrive_as_replacement_characters():
     assert args["Ã©"] == [b"1"]  # Tornado's latin-1 key for "é"
     q = parse_query(query_from_arguments(args))
     known = 'ignored unknown key "é"; known keys: ' + ", ".join(KEYS)  # every field's key, then the options'
-    assert known.startswith('ignored unknown key "é"; known keys: B, T, d, h, L, V, T_max, tie, recipe, norm, norm_biased, norm_plain, '
+    assert known.startswith('ignored unknown key "é"; known keys: B, T, d, h, L, V, T_max, tie, recipe, norm, norm_biased, norm_plain, embed_norm, '
                             'positions, d_rot, nope_layers, mlp, d_ff, h_kv, d_head, bias, qk_norm, qk_norm_wide, qk_l2, attn_temperature, attn_gate, '
                             'attention')
     assert known.endswith(", group, efficiency")

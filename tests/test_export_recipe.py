@@ -241,7 +241,7 @@ def test_hf_config_writes_the_page_for_that_model(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     doc = html.unescape(out.read_text(encoding="utf-8")).replace('\\"', '"')
     assert '"initial": {"B": 8, "T": 256, "d": 896, "h": 14, "L": 24, "V": 151936, "T_max": 32768, "tie": true, ' \
-           '"norm": "rmsnorm", "norm_biased": false, "norm_plain": false, "positions": "rope", "rotary_dim": null, "nope_layers": [], "mlp": "swiglu", ' \
+           '"norm": "rmsnorm", "norm_biased": false, "norm_plain": false, "embed_norm": false, "positions": "rope", "rotary_dim": null, "nope_layers": [], "mlp": "swiglu", ' \
            '"ff_dim": 4864, "kv_heads": 2' in doc
     assert budget(replace(PRESETS["qwen2.5-0.5b"], T=256)).params_exact == 494_032_768
 

@@ -140,14 +140,14 @@ def test_olmo1s_class_defaults_line_words_and_changes_step():
                                             "final one")
     assert recipe_text(cfg).startswith("LayerNorm without a gain or a bias, RoPE")
     step = next(s for s in changes(replace(cfg, B=1, T=8)).steps if s.key == "bias")
-    assert step.title == "no biases on the linears; the LayerNorms lose their gains too (no parameters: OLMo 1's)"
+    assert step.title == ("no biases on the linears; the norms lose their gains too (no parameters: OLMo 1's "
+                          "LayerNorms, nanochat's RMSNorms)")
     d = 4_096  # from the twin's: each block's biases (W_qkv 3d, W_o d, the MLP's 4d and d at the twin's 4d) and
     assert step.lines[0].value == -(32 * (9 * d + 2 * 2 * d) + 2 * d)  # LayerNorms' gains and biases, 2 a block + 1
     assert "norm" not in {s.key for s in changes(replace(cfg, B=1, T=8)).steps}  # LayerNorm it stays
 
 
-@pytest.mark.parametrize("change, notice", [({"norm": "rmsnorm"}, "an RMSNorm keeps its gain"),
-                                            ({"bias": "all"}, "bias = all gives every LayerNorm its gain and bias")])
+@pytest.mark.parametrize("change, notice", [({"bias": "all"}, "bias = all gives every LayerNorm its gain and bias")])
 def test_the_page_drops_norm_plain_where_the_norms_keep_parameters(change, notice):
     from model.rules import settle
 
@@ -155,13 +155,15 @@ def test_the_page_drops_norm_plain_where_the_norms_keep_parameters(change, notic
     asked = {**{k: getattr(olmo, k) for k in ("B", "T", "d", "h", "L", "V", "T_max", "tie", "norm", "positions",
                                               "mlp", "bias")}, "norm_plain": True}
     cfg, notes = settle({**asked, **change})
-    assert not cfg.norm_plain and notes == [f"LayerNorms without a gain or a bias (norm_plain) dropped: {notice}"]
+    assert not cfg.norm_plain and notes == [f"norms without a gain or a bias (norm_plain) dropped: {notice}"]
     assert settle(asked)[0].norm_plain and settle(asked)[1] == []
+    rms, notes = settle({**asked, "norm": "rmsnorm"})  # RMSNorms without a gain (nanochat's): kept
+    assert rms.norm_plain and notes == [] and budget(rms).line("params/norms").value == 0
 
 
 @pytest.mark.parametrize("fields, message", [
-    ({"norm": "rmsnorm"}, "norm_plain is set with norm=rmsnorm"),
     ({"bias": "all"}, "norm_plain is set with bias=all"),
+    ({"bias": "none", "norm_biased": True}, "norm_plain is set with norm_biased"),
 ])
 def test_norms_of_no_parameters_beside_what_gives_them_some_are_refused_in_one_line(fields, message):
     with pytest.raises(ValueError, match=message) as e:

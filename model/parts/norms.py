@@ -1,6 +1,7 @@
 """The norms: LayerNorm (a gain and a bias) or RMSNorm (a gain only), before attention and the MLP in every block and
-once before the head; Gemma's sandwich norms add one on attention's and one on the MLP's output. OLMo 1's LayerNorms
-have neither a gain nor a bias (`norm_plain`): no parameters."""
+once before the head; Gemma's sandwich norms add one on attention's and one on the MLP's output; nanochat adds one on
+the token embeddings before the first block (`embed_norm`). OLMo 1's LayerNorms and nanochat's RMSNorms have neither a
+gain nor a bias (`norm_plain`): no parameters."""
 from __future__ import annotations
 
 import torch
@@ -21,8 +22,11 @@ FIELDS = (
     Field("norm_biased", "flag", "the LayerNorms keep their biases beside matrices without them, whatever bias says "
           "(Phi-3.5-MoE, Nemotron)", default=False, control=False, tensors=True,
           says="LayerNorms with biases beside matrices without them"),
-    Field("norm_plain", "flag", "LayerNorms without a gain or a bias: no parameters (OLMo 1's)", default=False,
-          control=False, tensors=True, says="LayerNorms without a gain or a bias (no parameters)"),
+    Field("norm_plain", "flag", "norms without a gain or a bias: no parameters (OLMo 1's LayerNorms, nanochat's "
+          "RMSNorms)", default=False, control=False, tensors=True,
+          says="norms without a gain or a bias (no parameters)"),
+    Field("embed_norm", "flag", "a norm on the token embeddings, before the first block (nanochat's)", default=False,
+          control=False, tensors=True, says="a norm on the token embeddings before the first block"),
     Field("post_norms", "flag", "sandwich norms: an RMSNorm on attention's and on the MLP's output before each "
           "residual add", default=False, group="extras", family="gemma",
           says="sandwich norms"),
@@ -30,12 +34,9 @@ FIELDS = (
 
 
 def check(cfg: Config) -> None:
-    """`norm_biased` only where it adds biases: LayerNorms whose `bias` leaves them none; `norm_plain` only on
-    LayerNorms that `bias` and `norm_biased` leave without a bias (ValueError)."""
-    if cfg.norm_plain and cfg.norm != "layernorm":
-        raise ValueError("norm_plain is set with norm=rmsnorm: it takes the gain and bias off LayerNorms; set "
-                         "norm=layernorm or drop norm_plain")
-    if cfg.norm_plain and (cfg.bias == "all" or cfg.norm_biased):
+    """`norm_biased` only where it adds biases: LayerNorms whose `bias` leaves them none; `norm_plain` only on norms
+    that `bias` and `norm_biased` leave without a bias (ValueError)."""
+    if cfg.norm_plain and cfg.norm == "layernorm" and (cfg.bias == "all" or cfg.norm_biased):
         raise ValueError(f"norm_plain is set with {'bias=all' if cfg.bias == 'all' else 'norm_biased'}, which gives "
                          "the LayerNorms their biases: drop norm_plain, or give the linears fewer biases")
     if cfg.norm_biased and cfg.norm != "layernorm":
@@ -50,6 +51,13 @@ def per_block(cfg: Config, pre: int) -> int:
     """Norms over d in each block: the `pre` norms of the block's wiring (2, before attention and before the MLP;
     `model.stack.wiring`'s NORMS), and 2 more with Gemma's sandwich norms (`post_norms`)."""
     return pre + (2 if cfg.post_norms else 0)
+
+
+def once(cfg: Config) -> Expr | None:
+    """The norms outside the blocks: the final one, and the token embeddings' where `embed_norm` ("2d": two RMSNorms'
+    gains); None where they have no parameters."""
+    norm = one(cfg)
+    return norm if norm is None or not cfg.embed_norm else E("2·{n}", n=norm) if cfg.norm_bias else E("2d")
 
 
 def one(cfg: Config) -> Expr | None:
@@ -74,17 +82,19 @@ def total(cfg: Config, pre: int) -> Expr:
     have no parameters)."""
     if cfg.norm_plain:
         return ZERO
-    n = per_block(cfg, pre)
-    return E("(L + 1)·{norm}", norm=one(cfg)) if n == 1 else E("({n}L + 1)·{norm}", n=n, norm=one(cfg))
+    n, outside = per_block(cfg, pre), 2 if cfg.embed_norm else 1
+    return E("(L + {o})·{norm}", o=outside, norm=one(cfg)) if n == 1 else \
+        E("({n}L + {o})·{norm}", n=n, o=outside, norm=one(cfg))
 
 
 def label(cfg: Config, pre: int) -> str:
     """The norms' line, in words."""
-    kind = "RMSNorms: a gain" if cfg.norm == "rmsnorm" else (
-        "LayerNorms without a gain or a bias (no parameters)" if cfg.norm_plain else
-        "LayerNorms: a gain and a bias" if cfg.norm_bias else "LayerNorms: a gain (no bias)")
+    name = "RMSNorms" if cfg.norm == "rmsnorm" else "LayerNorms"
+    kind = (f"{name} without a gain or a bias (no parameters)" if cfg.norm_plain else "RMSNorms: a gain" if
+            cfg.norm == "rmsnorm" else "LayerNorms: a gain and a bias" if cfg.norm_bias else "LayerNorms: a gain (no bias)")
     n = per_block(cfg, pre)
-    return f"{kind}, {'one' if n == 1 else n} per block and a final one"
+    embed = ", one on the token embeddings" if cfg.embed_norm else ""
+    return f"{kind}, {'one' if n == 1 else n} per block{embed} and a final one"
 
 
 # --- the module in the real forward pass ------------------------------------------------------------------------------
@@ -99,21 +109,22 @@ class RMSNorm(nn.Module):
 
     traced = True  # model.passes records the output of this non-leaf module
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, gain: bool = True) -> None:
         super().__init__()
-        self.weight = nn.Parameter(torch.ones(width))  # g: (width,)
+        if gain:
+            self.weight = nn.Parameter(torch.ones(width))  # g: (width,)
         self.rstd = Tap()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         rstd = self.rstd(torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + NORM_EPS))  # (…, 1)
-        return x * rstd * self.weight
+        return x * rstd * self.weight if hasattr(self, "weight") else x * rstd
 
 
 def module(cfg: Config, width: int) -> nn.Module:
     """The recipe's normalisation over `width` features: LayerNorm (with a bias where `cfg.norm_bias`, with neither a
     gain nor a bias where `cfg.norm_plain`) or RMSNorm."""
     if cfg.norm == "rmsnorm":
-        return RMSNorm(width)
+        return RMSNorm(width, gain=not cfg.norm_plain)
     if cfg.norm_plain:
         return nn.LayerNorm(width, elementwise_affine=False)
     return nn.LayerNorm(width, bias=cfg.norm_bias)
@@ -144,15 +155,21 @@ SANDWICH_NOTATION: dict[str, tuple[str, str]] = {
 
 
 def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
-    """RMSNorm's rows (its statistic is a tensor of the pass) and the sandwich norms'."""
+    """RMSNorm's rows (its statistic is a tensor of the pass), the sandwich norms' and the token embeddings' norm."""
     if cfg.norm == "rmsnorm":
         rows.update(RMS_NOTATION)
+    if cfg.embed_norm:
+        name = "RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm"
+        rows.update({"ln_e.rstd": RSTD, "ln_e": ("(B, T, d)", f"{name} of the token embeddings, before the first "
+                                                               "block")})
     if cfg.post_norms:
         rows.update(SANDWICH_NOTATION)
 
 
 def words(cfg: Config) -> list[str]:
     """The norms in the recipe's words (`model.report.recipe_text`)."""
-    norm = ("RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm with biases" if cfg.norm_biased else
-            "LayerNorm without a gain or a bias" if cfg.norm_plain else "LayerNorm")
-    return [norm, *(["sandwich norms"] if cfg.post_norms else [])]
+    name = "RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm"
+    norm = (f"{name} without a gain or a bias" if cfg.norm_plain else "LayerNorm with biases" if cfg.norm_biased
+            else name)
+    return [norm, *(["a norm on the token embeddings"] if cfg.embed_norm else []),
+            *(["sandwich norms"] if cfg.post_norms else [])]
