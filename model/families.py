@@ -100,7 +100,7 @@ def recipe_fields(recipe: str, h: int) -> dict[str, object]:
 SWITCH_LABELS: dict[str, dict[str, str]] = {  # each choice of a switch as the pages' menus name it
     "norm": {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"},
     "positions": {"learned": "learned table W_pe", "rope": "RoPE"},
-    "mlp": {"gelu": "GELU", "swiglu": "SwiGLU", "geglu": "GeGLU", "relu2": "ReLU²", "xielu": "xIELU"},  # GeGLU, ReLU²: their families'
+    "mlp": {"gelu": "GELU", "swiglu": "SwiGLU", "geglu": "GeGLU", "relu2": "ReLU²", "xielu": "xIELU"},  # GeGLU, ReLU², xIELU: their families'
     "bias": {"all": "biases everywhere", "none": "no biases", "qkv": "q, k, v biases only",
              "attn": "q, k, v and W_o biases", "mlp": "MLP biases only"},
     "attention": {"eager": "eager (written out)", "fused": "fused (SDPA, FlashAttention)"},

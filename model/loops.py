@@ -3,8 +3,8 @@ counted n times from one iteration where a recorded meta-device pass only needs 
 
 A chunked scan (Gated DeltaNet's and Kimi delta attention's over T/64 chunks, Mamba's over ⌈√T⌉ steps) runs the
 same ops on the same shapes a few hundred times per pass; recording each one is most of a hybrid preset's trace.
-On meta tensors values do not exist, so iteration i of such a loop adds exactly what iteration 1 added: the same
-FLOPs and new storages of the same sizes saved for backward, in the same order. Inside `model.passes.record` (which
+On meta tensors values do not exist, so once such a loop is under way each iteration adds exactly what the one before
+it added: the same FLOPs, and new storages of the same sizes saved for backward, in the same order. Inside `model.passes.record` (which
 installs itself with `recording`) and on plain meta tensors, `repeat` runs iterations 0, 1, 2 and n − 1 and has
 the recording count iteration 2's FLOPs and saved storages n − 4 times more in between (`Recording.repeat_since`):
 not iteration 1's, which may first save a storage every later iteration shares (the first state needs no gradient,
@@ -23,6 +23,7 @@ from typing import Protocol
 import torch
 
 _LOCAL = threading.local()  # .recording: the Recording of the pass this thread records, or None; .off: plain loops
+# (each None until set)
 
 
 class Recording(Protocol):
@@ -36,25 +37,24 @@ class Recording(Protocol):
 
 
 @contextlib.contextmanager
-def recording(r: Recording | None) -> Iterator[None]:
+def _setting(name: str, value: object) -> Iterator[None]:
+    """This thread's `name` set to `value` while the block runs."""
+    before = getattr(_LOCAL, name, None)
+    setattr(_LOCAL, name, value)
+    try:
+        yield
+    finally:
+        setattr(_LOCAL, name, before)
+
+
+def recording(r: Recording | None) -> contextlib.AbstractContextManager[None]:
     """While a pass records on this thread: `repeat` may count iterations from one of them."""
-    before = getattr(_LOCAL, "recording", None)
-    _LOCAL.recording = r
-    try:
-        yield
-    finally:
-        _LOCAL.recording = before
+    return _setting("recording", r)
 
 
-@contextlib.contextmanager
-def every_iteration() -> Iterator[None]:
+def every_iteration() -> contextlib.AbstractContextManager[None]:
     """Plain loops on this thread, recorded or not (the reference that tests compare the counted loops with)."""
-    before = getattr(_LOCAL, "off", False)
-    _LOCAL.off = True
-    try:
-        yield
-    finally:
-        _LOCAL.off = before
+    return _setting("off", True)
 
 
 def repeat(n: int, body: Callable[[int], None], probe: torch.Tensor,

@@ -10,6 +10,7 @@ import json
 import random
 from dataclasses import replace
 
+import copied
 import pytest
 import torch
 from transformers import CONFIG_MAPPING
@@ -58,13 +59,7 @@ def _copied(doc: dict) -> tuple[torch.nn.Module, GPT]:
     """nanochat's weights in this module, the second half of each head's q and k rows negated: its RoPE turns q and k
     the other way (a value), and (x1, −x2) turned this module's way is its turn of (x1, x2) with the second half
     negated, which q · k and the norms after RoPE do not see."""
-    torch.manual_seed(0)
-    ref = _module(doc, "cpu").eval()
-    for p in ref.parameters():
-        p.normal_(0, 0.3)
-    ours = GPT(replace(from_hf(doc, B=2, T=10), attention="eager")).eval()
-    ours.wte.weight.copy_(ref.model.embed_tokens.weight)
-    ours.head.weight.copy_(ref.lm_head.weight)
+    ref, ours = copied.pair(doc)
     d_head = doc["hidden_size"] // doc["num_attention_heads"]
     turn = torch.ones(d_head)
     turn[d_head // 2:] = -1  # its rotate_half turns the other way: (x1, −x2) rotated as this module rotates

@@ -55,9 +55,9 @@ def per_block(cfg: Config, pre: int) -> int:
 
 def once(cfg: Config) -> Expr | None:
     """The norms outside the blocks: the final one, and the token embeddings' where `embed_norm` ("2d": two RMSNorms'
-    gains); None where they have no parameters."""
+    gains, "4d": two LayerNorms' gains and biases); None where they have no parameters."""
     norm = one(cfg)
-    return norm if norm is None or not cfg.embed_norm else E("2·{n}", n=norm) if cfg.norm_bias else E("2d")
+    return norm if norm is None or not cfg.embed_norm else E("{k}d", k=4 if cfg.norm_bias else 2)
 
 
 def one(cfg: Config) -> Expr | None:
@@ -78,8 +78,8 @@ def block(cfg: Config, pre: int) -> Expr | None:
 
 
 def total(cfg: Config, pre: int) -> Expr:
-    """Every norm of the model: per_block in each of the L blocks and the final one, "(2L + 1)·2d" (0 where they
-    have no parameters)."""
+    """Every norm of the model: per_block in each of the L blocks, the final one (and the token embeddings'),
+    "(2L + 1)·2d" (0 where they have no parameters)."""
     if cfg.norm_plain:
         return ZERO
     n, outside = per_block(cfg, pre), 2 if cfg.embed_norm else 1
