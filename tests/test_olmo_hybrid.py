@@ -153,6 +153,6 @@ def test_saved_bytes_equal_autograd_on_real_cpu_tensors(attention):
 def test_the_rows_and_words_say_which_blocks_are_post_norm():
     cfg = from_hf(TINY, B=1, T=8)
     rows = {r.local: r for r in trace(cfg).rows}
-    assert rows["ln_1"].label == ("RMSNorm: on attention's output (post-norm) in an attention block, before Gated "
-                                  "DeltaNet in a Gated DeltaNet block")
+    assert rows["ln_1"].label == ("RMSNorm: on attention's output (post-norm) in an attention block, before the "
+                                  "mixer in a block with a fixed state")
     assert "post-norm (a norm on each output, none before) in the attention blocks" in recipe_text(cfg)

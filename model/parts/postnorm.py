@@ -51,35 +51,25 @@ def wire(block: Block, x: torch.Tensor, mixed: tuple) -> torch.Tensor:
 
 
 def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:
-    """The two norms, on the outputs."""
+    """The two norms, on the outputs (in the attention blocks, where other blocks keep a fixed state)."""
     if present(cfg):
         norm = "RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm"
-        state = stack_state(cfg)
-        if state is None:
+        if not cfg.stateful:
             rows["ln_1"] = ("(B, T, d)", f"{norm} on attention's output (post-norm), before the residual add")
             rows["ln_2"] = ("(B, T, d)", f"{norm} on the MLP's output (post-norm), before the residual add")
             rows["resid_1"] = ("(B, T, d)", "x + ln_1(attention(x))")
             rows["resid_2"] = ("(B, T, d)", "x + ln_2(MLP(x))")
             return
-        rows["ln_1"] = ("(B, T, d)", f"{norm}: on attention's output (post-norm) in an attention block, before "
-                                     f"{state} in a {state} block")
+        rows["ln_1"] = ("(B, T, d)", f"{norm}: on attention's output (post-norm) in an attention block, before the "
+                                     "mixer in a block with a fixed state")
         rows["ln_2"] = ("(B, T, d)", f"{norm}: on the MLP's output (post-norm) in an attention block, before the MLP "
-                                     f"in a {state} block")
-        rows["resid_1"] = ("(B, T, d)", f"x + ln_1(attention(x)), or x + {state}(ln_1(x))")
-        rows["resid_2"] = ("(B, T, d)", f"x + ln_2(MLP(x)), or x + MLP(ln_2(x))")
+                                     "in a block with a fixed state")
+        rows["resid_1"] = ("(B, T, d)", "x + ln_1(attention(x)), or x + mixer(ln_1(x))")
+        rows["resid_2"] = ("(B, T, d)", "x + ln_2(MLP(x)), or x + MLP(ln_2(x))")
 
 
 def words(cfg: Config) -> list[str]:
     """The recipe's words (`model.report.recipe_text`)."""
     if not present(cfg):
         return []
-    return ["post-norm (a norm on each output, none before)" + ("" if stack_state(cfg) is None else
-                                                                " in the attention blocks")]
-
-
-def stack_state(cfg: Config) -> str | None:
-    """The name of the part with a fixed state whose blocks stay pre-norm ("Gated DeltaNet"), None without one."""
-    from ..stack import stateful  # (the stack imports the parts)
-
-    part = stateful(cfg)
-    return None if part is None else part.NAME
+    return ["post-norm (a norm on each output, none before)" + (" in the attention blocks" if cfg.stateful else "")]
