@@ -152,6 +152,12 @@ def borrowed(cfg: Config) -> bool:
                                                               if f.family == "gemma")
 
 
+# The fields `extras_line` reads: the MLP (GeGLU, a family's), each family's extras, and each part's field that has no
+# control of its own; a page written for one config.json shows its line while these stay the file's (app.export)
+EXTRAS_FIELDS = ("mlp", *(f.name for f in linked(WRITTEN) if f.says and (f.family or f.group in ("recipe", "window")
+                                                                          and not f.control)))
+
+
 def extras_line(cfg: Config) -> str | None:
     """Gemma's and gpt-oss's extras in words with their values, or None: "Gemma's extras: GeGLU, sandwich norms,
     embeddings × √d, scores soft-capped at 50, logits at 30"; "gpt-oss's extras: attention sinks, the experts' biases,

@@ -1459,15 +1459,8 @@ def _read(doc: Mapping) -> Reading:
     windowing += _sparse(doc, values, model_type, fields, keys)
     windowing += _gemma4(doc, values, fields, types) if model_type == "gemma4_text" else ()
     windowing += _falcon_cache(values, fields) if model_type == "falcon" else ()
-    if model_type == "apertus1p5_text" and values["output_vocab_size"] not in (None, fields["V"]):
-        if values["output_vocab_size"] > fields["V"]:
-            raise HFConfigError(f"config.json: output_vocab_size={values['output_vocab_size']:,} is more than "
-                                f"vocab_size = {fields['V']:,}, and Apertus 1.5's config class refuses that: the head's "
-                                "rows are a prefix of the vocabulary; give at most vocab_size, or null")
-        raise PartNotBuilt(f"config.json: output_vocab_size={show(values['output_vocab_size'])}: Apertus 1.5's head "
-                           f"pruned to the first output_vocab_size of the vocab_size = {fields['V']:,} tokens (a "
-                           f"(d, output_vocab_size) head beside the full table), which this explorer does not build "
-                           f"yet; write null for a head of every token")
+    if model_type == "apertus1p5_text":
+        _whole_head(values["output_vocab_size"], fields["V"])
     noted = [k for k in table if k not in RULE_KEYS] + (["sliding_window"] if fields.get("window") else [])
     defaults = tuple(k for k in table if k in noted and k not in values["given"])
     ignored = tuple(k for k in SHAPE_KEYS if k in doc and k not in table and k not in ALIASES.get(model_type, {})
@@ -2123,6 +2116,20 @@ def _falcon(values: dict, fields: dict, keys: dict[str, str]) -> None:
                   parallel=parallel and lns != 2, parallel_norms=parallel and lns == 2)
     keys.update(kv_heads="new_decoder_architecture, num_kv_heads" if new else "multi_query",
                 bias="bias", parallel="parallel_attn", parallel_norms="num_ln_in_parallel_attn")
+
+
+def _whole_head(rows: int | None, V: int) -> None:
+    """Apertus 1.5's head of `rows` (output_vocab_size) beside its V-row token table: HFConfigError for more rows than
+    the vocabulary, as its class refuses them; PartNotBuilt for fewer (a pruned head); nothing for all of them."""
+    if rows is None or rows == V:
+        return
+    if rows > V:
+        raise HFConfigError(f"config.json: output_vocab_size={rows:,} is more than vocab_size = {V:,}, and Apertus "
+                            "1.5's config class refuses that: the head's rows are a prefix of the vocabulary; give at "
+                            "most vocab_size, or null")
+    raise PartNotBuilt(f"config.json: output_vocab_size={rows:,}: Apertus 1.5's head pruned to the first "
+                       f"output_vocab_size of the vocab_size = {V:,} tokens (a (d, output_vocab_size) head beside the "
+                       "full table), which this explorer does not build yet; write null for a head of every token")
 
 
 def _falcon_cache(values: dict, fields: dict) -> tuple[str, ...]:

@@ -246,6 +246,33 @@ def test_hf_config_writes_the_page_for_that_model(tmp_path: Path) -> None:
     assert budget(replace(PRESETS["qwen2.5-0.5b"], T=256)).params_exact == 494_032_768
 
 
+@pytest.mark.parametrize("doc, said", [
+    ({"model_type": "nanochat", "num_hidden_layers": 2}, "logits soft-capped at 15; norms without a gain or a bias "
+                                                         "(no parameters); a norm on the token embeddings"),
+    ({"model_type": "olmo", "num_hidden_layers": 2, "hidden_size": 256, "num_attention_heads": 4},
+     "norms without a gain or a bias (no parameters)"),
+], ids=["nanochat", "olmo"])
+def test_a_config_json_page_says_its_extras_as_the_live_page(doc, said, chromium, tmp_path: Path) -> None:
+    """The controls' line of the parts the file has and no control sets (model.families.extras_line), on the page
+    written for it; gone where the rules drop them (bias = all gives OLMo's LayerNorms their gains back)."""
+    import json
+
+    from model.config import from_hf
+    from model.families import extras_line
+
+    path, out = tmp_path / "config.json", tmp_path / "page.html"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    done = export(out, "--hf-config", str(path), "--T", "64")
+    assert done.returncode == 0, done.stderr
+    line = extras_line(from_hf(doc))
+    assert line.startswith(said)
+    for page in exported_page(chromium, out):
+        assert html.unescape(text_of(page, "status")).count(line) == 1
+        if doc["model_type"] == "olmo":
+            _set(page, "bias", "all")
+            assert line not in html.unescape(text_of(page, "status"))
+
+
 @pytest.mark.parametrize("content, message", [
     ("{not json", "is not JSON"),
     ('{"model_type": "gemma3n_text", "hidden_size": 8}', "gemma3n_text"),

@@ -16,7 +16,7 @@ from model import DTYPES, PRESETS, Config, budget, trace
 from model.changes import TITLES, changes, title_key
 from model.config import LINKED, MODEL_CHOICES as CHOICES, ODD_D_HEAD, SINKS_FUSED, WRITTEN, names, snap_heads
 from model.parts import moe
-from model.families import KV_GROUP, extras_line, PAGE_PRESETS, preset_labels
+from model.families import EXTRAS_FIELDS, KV_GROUP, extras_line, PAGE_PRESETS, preset_labels
 from model.formula import LESSON_SYMBOLS, is_exact, to_js
 from model.memory import KORTHIKANTI_NOTE, ONES, Structure, probes, structure, structure_key
 from model.parts import window as window_part
@@ -406,6 +406,7 @@ def page_spec(cfg: Config, dtype: str, setup: TrainSetup | None = None, infer: I
             "structures": {**spec["structures"], **modern["structures"]},
             "changes": {**spec["changes"], "tables": modern["changes"]},
             "initial": {**_fields(cfg), "dtype": dtype},
+            "own_extras": {"fields": {n: getattr(cfg, n) for n in EXTRAS_FIELDS}, "line": extras_line(cfg) or ""},
             "initial_train": {k: getattr(setup, k) for k in setup.__dataclass_fields__},
             "infer": _inference(cfg, infer or InferSetup())}
 
