@@ -158,6 +158,18 @@ EXTRAS_FIELDS = ("mlp", *(f.name for f in linked(WRITTEN) if f.says and (f.famil
                                                                           and not f.control)))
 
 
+def extras_shown(cfg: Config, preset: str | None, lines: dict[str, str], own: dict) -> str:
+    """The extras line the page written for one config.json shows at `cfg` (compiled into it: app/export): `preset`'s
+    line among `lines` (each preset's `extras_line`) where `cfg` has a preset's extras, else the file's own line
+    (`own`: {"fields": its values of `EXTRAS_FIELDS`, "line": its `extras_line`}) while `cfg` keeps those values,
+    else none."""
+    if preset is not None and preset in lines:
+        return lines[preset]
+    if all(getattr(cfg, name) == value for name, value in own["fields"].items()):
+        return own["line"]
+    return ""
+
+
 def extras_line(cfg: Config) -> str | None:
     """Gemma's and gpt-oss's extras in words with their values, or None: "Gemma's extras: GeGLU, sandwich norms,
     embeddings × √d, scores soft-capped at 50, logits at 30"; "gpt-oss's extras: attention sinks, the experts' biases,

@@ -56,7 +56,7 @@ MODULES = (
     ("tracing", [tracing.blocks_text, tracing._span_text, tracing.block_groups, tracing.window_text, tracing.expanded_rows]),
     ("shapes_markup", [shapes_markup._tensor, shapes_markup._group_heading, shapes_markup.display_rows,
                        shapes_markup.row_title, shapes_markup.row_html, shapes_markup.recipe_legend_html]),
-    ("families", [families.recipe_fields, families.recipe_of, families.moe_fields]),
+    ("families", [families.recipe_fields, families.recipe_of, families.moe_fields, families.extras_shown]),
     ("changes", [changes.gemma_extras, changes.title_values, changes.no_twin, changes.order_note]),
     ("cli", [cli.extras_preset, cli._flag_value, cli._option, cli.model_options]),
     ("changes_card", [changes_card.export_command, changes_card.uncovered_text, changes_card.changes_html,

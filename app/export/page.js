@@ -464,12 +464,7 @@ function pushControls(cfg, notes) {  // every control of S.widgets the page has,
     else if (w.kind in SHOWN && (w.when === null || holds[w.when])) push(W[name], w.prop, SHOWN[w.kind](w, cfg));
   }
   W.status.text = templates.fill_html(S.html.status, {notes: notes.map((text) => ({text})), rules: words.status_rules(cfg),
-                                          extras: S.extras_lines[cli.extras_preset(cfg)] ?? ownExtras(cfg)});  // families.extras_line
-}
-
-function ownExtras(cfg) {  // the line of the config.json the page was written for, while families.EXTRAS_FIELDS keep its values
-  const own = S.own_extras;
-  return Object.entries(own.fields).every(([k, v]) => JSON.stringify(cfg[k]) === JSON.stringify(v)) ? own.line : "";
+                                          extras: families.extras_shown(cfg, cli.extras_preset(cfg), S.extras_lines, S.own_extras)});
 }
 
 function ariaLabel(model, selector, label) {  // name an element inside a widget's view for screen readers
