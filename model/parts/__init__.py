@@ -64,10 +64,12 @@ SLOTS = ("lesson", "recipe", "moe", "extras:gemma", "window", "extras:oss", "lat
 
 
 def says(cfg: Config, key: str, default: str = "") -> str:
-    """What the parts the model has say for `key`: each present part's `SAYS[key]`, in `PARTS`' order, joined;
-    `default` where none says anything (`says(cfg, "train/active")` is " active" for a mixture of experts)."""
+    """What the parts the model has say for `key`: each present part's `SAYS[key]` (or its `said(cfg)`; a part that is
+    always there, the MLP, has no `present`), in `PARTS`' order, joined; `default` where none says anything
+    (`says(cfg, "train/active")` is " active" for a mixture of experts)."""
     tables = [part.said(cfg) if hasattr(part, "said") else part.SAYS for part in PARTS
-              if hasattr(part, "SAYS") and part.present(cfg)]
+              if (hasattr(part, "said") or hasattr(part, "SAYS"))
+              and (not hasattr(part, "present") or part.present(cfg))]
     said = [table[key] for table in tables if key in table]
     return "".join(said) if said else default
 

@@ -1,7 +1,7 @@
 """The dense MLP: GELU, d → d_ff → d with two matrices (GPT-2: d_ff = 4d; ReLU², max(0, x)², in GELU's place: Arcee's
-and Jais 2's; xIELU, with its two learned gains α_p and α_n: Apertus'), or a gated one with three, act(x W_gate) · (x W_up) then W_down: SwiGLU (SiLU, Llama's) or GeGLU (GELU's
-tanh approximation, Gemma's). gpt-oss clamps its SwiGLU: gate ≤ limit, −limit ≤ up ≤ limit, then
-gate·σ(α·gate)·(up + 1)."""
+and Jais 2's; xIELU, with its two learned gains α_p and α_n: Apertus'), or a gated one with three, act(x W_gate) ·
+(x W_up) then W_down: SwiGLU (SiLU, Llama's) or GeGLU (GELU's tanh approximation, Gemma's). gpt-oss clamps its
+SwiGLU: gate ≤ limit, −limit ≤ up ≤ limit, then gate·σ(α·gate)·(up + 1)."""
 from __future__ import annotations
 
 import torch
@@ -87,17 +87,10 @@ XIELU_SAYS = {"budget/no_sinks": ", no xIELU α_p, α_n", "budget/and_sinks": " 
 # lines of what is not a matrix (`model.parts.says`)
 
 
-def present(cfg: Config) -> bool:
-    """Every block has an MLP or a mixture of experts (`model.parts.says` asks)."""
-    return True
-
-
 def said(cfg: Config) -> dict[str, str]:
-    """The words this MLP adds to the budget's lines: xIELU's two gains are neither matrices nor norms."""
+    """The words this MLP adds to the budget's lines (`model.parts.says`): xIELU's two gains are neither matrices nor
+    norms."""
     return XIELU_SAYS if cfg.mlp == "xielu" else {}
-
-
-SAYS = XIELU_SAYS  # (`said` picks them)
 GLU = {"swiglu": "SwiGLU", "geglu": "GeGLU"}  # a gated MLP's name
 NAMES = {"gelu": "GELU", "relu2": "ReLU²", "xielu": "xIELU", **GLU}  # each MLP's name
 
@@ -146,7 +139,8 @@ class XIELU(nn.Module):
 
 class MLP(nn.Module):
     """GELU: d -> d_ff -> d (tanh approximation, as GPT-2; d_ff = 4d); ReLU² the same with max(0, x)² in GELU's place
-    (ReLU, then its square, as transformers' ReLUSquaredActivation), xIELU the same with `XIELU` there. SwiGLU: SiLU(x W_gate) · (x W_up), then W_down;
+    (ReLU, then its square, as transformers' ReLUSquaredActivation), xIELU the same with `XIELU` there. SwiGLU:
+    SiLU(x W_gate) · (x W_up), then W_down;
     GeGLU (Gemma) the same with GELU's tanh approximation in SiLU's place.
 
     `width` (default d_ff) and `bias` (default the recipe's MLP biases) serve the shared experts of a mixture of
