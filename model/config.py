@@ -495,10 +495,10 @@ class Config:
 
     @property
     def saved_measured(self) -> bool:
-        """Its stateful blocks' saved bytes have no formula yet (Mamba 2's and Kimi delta attention's chunked scans,
-        Mamba's scan by doubling):
-        read off this configuration's own pass (Gated DeltaNet's are a formula, `model.parts.delta.saved_parts`)."""
-        return bool(self.mamba_layers or self.kda_layers or self.mamba1_layers)
+        """Its stateful blocks' saved bytes have no formula yet (Mamba 2's chunked scan, Mamba's scan by doubling):
+        read off this configuration's own pass (Gated DeltaNet's and Kimi delta attention's are formulas, their parts'
+        `saved_parts`)."""
+        return bool(self.mamba_layers or self.mamba1_layers)
 
     @property
     def h_I(self) -> int | None:

@@ -31,15 +31,16 @@ import itertools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from types import ModuleType
 
 from . import stack
-from .config import LIN, NOPE, WRITTEN, Config, distinct_kinds, mlp_kind, one_block_each
+from .config import NOPE, WRITTEN, Config, distinct_kinds, mlp_kind, one_block_each
 from .figures import Line
 from .formula import Poly, grouped, poly_add, poly_const, poly_mul, poly_symbol, to_poly
 from .parts import attention, delta, kda, latent, mamba, mamba1, sparse
 from .parts import moe as moe_part, window
 from .notation import dims
-from .passes import DTYPES, run_pass
+from .passes import DTYPES, Pass, run_pass
 from .tensor_notation import local_name, notation
 
 # Probe values (B, T, d_head, h, V, T_max): small, far enough apart that no two candidate monomials agree on all three.
@@ -60,9 +61,8 @@ _MLA_PROBES = ((7, 9, 4, 3, 5), (11, 5, 2, 7, 3), (5, 13, 6, 2, 9), (9, 7, 8, 5,
 _MLA_FACTORS = ("d_c", "d_cq", "d_R", "d_nope", "d_v")
 # Partial rotary's d_rot, one per recipe probe: even and below d_head (whose second probe is then 10, not 2).
 _ROTARY_PROBES = (2, 4, 4, 6)
-# Gated DeltaNet's probe values (h_lk, h_lv/h_lk, d_lk, d_lv, d_conv), one per recipe probe: its own storages are
-# `model.parts.delta.saved_parts`' (checked at each probe), the rest of its blocks is fitted as every block is.
-_LIN_PROBES = ((2, 2, 3, 5, 3), (3, 2, 2, 4, 4), (2, 3, 4, 3, 2), (3, 3, 5, 2, 3))
+# A part with a fixed state has its own probe values (its `probe(i, structure)` at recipe probe i): its storages are
+# its `saved_parts`' (checked at each probe), the rest of its blocks is fitted as every block is.
 _ROTARY_HEAD = 10  # the second probe's d_head where RoPE rotates part of each head (2 leaves no part unrotated)
 _MAX_DEGREE = 4
 PROBE_WINDOW = 2  # a window changes which keys a query sees, never a shape: any W stands for all
@@ -173,8 +173,8 @@ def probes(s: Structure) -> list[Config]:
 def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
     norm, positions, mlp, bias, qk_norm, kv, apart, attention = s.recipe
     out = []
-    for (B, T, d_head, h, h_kv, V, T_max, d_ff, d), moe, mla, rot, lin in zip(_RECIPE_PROBES, _MOE_PROBES, _MLA_PROBES,
-                                                                               _ROTARY_PROBES, _LIN_PROBES):
+    for i, ((B, T, d_head, h, h_kv, V, T_max, d_ff, d), moe, mla, rot) in enumerate(zip(_RECIPE_PROBES, _MOE_PROBES,
+                                                                                          _MLA_PROBES, _ROTARY_PROBES)):
         T = 1 if one["T"] else 2 if one["T-1"] else T
         d_head = _ROTARY_HEAD if s.partial and d_head <= rot else d_head
         h = 1 if one["h"] else h
@@ -183,7 +183,7 @@ def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
                      T_max=max(T, T_max), tie=s.tie, norm=norm, positions=positions, mlp=mlp, ff_dim=d_ff,
                      kv_heads=h_kv, head_dim=d_head if apart else None, bias=bias, qk_norm=qk_norm,
                      attention=attention)
-        gated = _lin_fields(s, lin) if s.lin else {}  # with the kinds of blocks, in one replace (Config checks them)
+        gated = _stateful_fields(s, i) if s.lin else {}  # with the kinds of blocks, in one replace (Config checks them)
         cfg = replace(cfg, **gated) if s.moe is None else _moe_probe(cfg, s.moe, moe, gated)
         cfg = replace(cfg, **one_block_each(s.nope)) if s.nope and s.moe is None else cfg
         if s.mla:
@@ -206,12 +206,15 @@ def _recipe_probes(s: Structure, one: dict[str, bool]) -> list[Config]:
     return out
 
 
-def _lin_fields(s: Structure, sizes: tuple[int, ...]) -> dict[str, object]:
-    """A probe's Gated DeltaNet fields for structure `s` (one block of each kind, in its order) at probe sizes (h_lk,
-    r, d_lk, d_lv, d_conv): h_lv = r·h_lk, or h_lv = h_lk where z is a view (`Structure.z_view`)."""
-    h_lk, r, d_lk, d_lv, d_conv = sizes
-    return {**one_block_each(s.lin), "linear_k_heads": h_lk, "linear_v_heads": h_lk * (1 if s.z_view else r),
-            "linear_k_dim": d_lk, "linear_v_dim": d_lv, "conv_width": d_conv}
+def stateful_part(kinds: tuple[str, ...]) -> ModuleType:
+    """The part with a fixed state that mixes some of these kinds of blocks (`model.stack.stateful_kind`)."""
+    return next(part for part in map(stack.stateful_kind, kinds) if part is not None)
+
+
+def _stateful_fields(s: Structure, i: int) -> dict[str, object]:
+    """Recipe probe i's fields of the part with a fixed state in structure `s`: one block of each kind, in its order,
+    and the part's own sizes (its `probe`)."""
+    return {**one_block_each(s.lin), **stateful_part(s.lin).probe(i, s)}
 
 
 def _moe_probe(cfg: Config, moe: tuple[object, ...], sizes: tuple[int, ...], more: dict[str, object]) -> Config:
@@ -236,8 +239,10 @@ def factors_of(cfg: Config) -> tuple[str, ...]:
     return tuple(f for f in (*_RECIPE_FACTORS, *_MOE_FACTORS, *_MLA_FACTORS, "d_rot") if f in present)
 
 
-BLOCK_COUNTS = ("L", "L_moe", "L_nope", *(part.COUNT for part in stack.STATEFUL))
-VARIANTS = {NOPE: "L_nope", **{"_" + part.KEY: part.COUNT for part in stack.STATEFUL}}  # a kind of block apart from its MLP kind's others, and its count  # the symbols that number blocks (no factor of a tensor's shape)
+BLOCK_COUNTS = ("L", "L_moe", "L_nope", *(part.COUNT for part in stack.STATEFUL))  # the symbols that number blocks
+# (no factor of a tensor's shape)
+VARIANTS = {NOPE: "L_nope", **{"_" + part.KEY: part.COUNT for part in stack.STATEFUL}}  # a kind of block apart from
+# its MLP kind's others (a suffix of its kind), and its count
 
 
 def _spans(kinds: tuple[str, ...], variant: str) -> bool:
@@ -353,12 +358,14 @@ def saved_formula(s: Structure) -> str:
         raise RuntimeError(f"probe passes of structure {structure_key(s)} saved different numbers of storages")
     kinds = tuple(b.kind for b in recorded[0].blocks)
     groups: dict[int, tuple[dict[str, Poly], Poly]] = {}
-    if s.lin:  # Gated DeltaNet's storages are its formula's, checked at every probe; the rest is fitted
-        for cfg, storages in zip(configs, passes):
-            _check_lin(cfg, s.dtype, storages)
+    if s.lin:  # a fixed-state mixer's storages are its part's formula, checked at every probe; the rest is fitted
+        for cfg, r in zip(configs, recorded):
+            _check_stateful(cfg, s.dtype, r)
         passes = [tuple(x for x in storages if not x.lin) for storages in passes]
-        for size, part in delta.saved_parts(configs[0], DTYPES[s.dtype]).items():
-            _add(groups, block_counts(kinds), size, next(k for k in kinds if k.endswith(LIN)), part.poly())
+        for kind in kinds:
+            part = stack.stateful_kind(kind)
+            for size, elements in (part.saved_parts(configs[0], DTYPES[s.dtype]) if part else {}).items():
+                _add(groups, block_counts(kinds), size, kind, elements.poly())
     for storages in zip(*passes):
         first = storages[0]
         counts = [x.nbytes // x.element_bytes for x in storages]
@@ -368,18 +375,21 @@ def saved_formula(s: Structure) -> str:
     return grouped(_merged(groups, kinds))
 
 
-def _check_lin(cfg: Config, dtype: str, storages: Iterable) -> None:
-    """RuntimeError unless the storages first saved in `cfg`'s Gated DeltaNet mixer (one block of its kind) hold what
-    `model.parts.delta.saved_parts` says, element size by element size."""
-    measured: dict[int, int] = {}
-    for x in storages:
-        if x.lin:
-            measured[x.element_bytes] = measured.get(x.element_bytes, 0) + x.nbytes
-    parts = delta.saved_parts(cfg, DTYPES[dtype])
-    said = {size: size * int(e.value(cfg.symbols())) for size, e in parts.items()}
-    if measured != said:
-        raise RuntimeError(f"a Gated DeltaNet block at B={cfg.B}, T={cfg.T}, {dtype} keeps {measured} bytes by element "
-                           f"size for backward, its formula says {said}: update model.parts.delta.saved_parts")
+def _check_stateful(cfg: Config, dtype: str, recorded: Pass) -> None:
+    """RuntimeError unless the storages first saved in each mixer with a fixed state of `cfg`'s pass (one block of each
+    kind) hold what its part's `saved_parts` says, element size by element size."""
+    for i, block in enumerate(recorded.blocks):
+        part = stack.stateful_kind(block.kind)
+        if part is None:
+            continue
+        measured: dict[int, int] = {}
+        for x in recorded.saved:
+            if x.lin and x.block == i:
+                measured[x.element_bytes] = measured.get(x.element_bytes, 0) + x.nbytes
+        said = {size: size * int(e.value(cfg.symbols())) for size, e in part.saved_parts(cfg, DTYPES[dtype]).items()}
+        if measured != said:
+            raise RuntimeError(f"a {part.NAME} block at B={cfg.B}, T={cfg.T}, {dtype} keeps {measured} bytes by element "
+                               f"size for backward, its formula says {said}: update {part.__name__}.saved_parts")
 
 
 def _owner_poly(owner: str | None, counts: list[int], configs: list[Config]) -> Poly | None:

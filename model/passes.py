@@ -63,7 +63,7 @@ class Storage:
     phase: str  # where it was created: "embed", "block" (× its kind's blocks) or "head"
     owner: str | None  # the recorded tensor whose storage it is, if any (else e.g. LayerNorm's mean and rstd)
     block: int | None = None  # in the "block" phase: which of the pass's blocks (`Pass.blocks`)
-    lin: bool = False  # first saved while a Gated DeltaNet mixer ran (`model.parts.delta.saved_parts` writes these)
+    lin: bool = False  # first saved while a mixer with a fixed state ran (its part's `saved_parts` writes these)
 
 
 @dataclass(frozen=True)
@@ -230,10 +230,10 @@ class _Recorder:
     def __init__(self) -> None:
         self.phase = PHASES[0]
         self.block: int | None = None  # which block runs, in the "block" phase
-        self.lin = False  # a Gated DeltaNet mixer runs
+        self.lin = False  # a mixer with a fixed state runs (Gated DeltaNet, KDA, Mamba 2, Mamba)
         self.outputs: list[tuple[str, torch.Tensor, str, int | None]] = []  # (name, tensor, phase, block)
         self.saved: dict[object, tuple[torch.Tensor, str, int | None, bool]] = {}  # storage -> (first saved, phase,
-        # block, in a Gated DeltaNet mixer)
+        # block, in a mixer with a fixed state)
 
     def hook(self, name: str):
         def record(_module, _inputs, output) -> None:
@@ -344,10 +344,10 @@ def record(model: GPT, idx: torch.Tensor, tie: bool) -> Pass:
     recorder = _Recorder()
     leaves = [(n, m) for n, m in model.named_modules() if n and (not list(m.children()) or getattr(m, "traced", False))]
     handles = [m.register_forward_hook(recorder.hook(n)) for n, m in leaves]
-    for block in model.blocks:  # while a Gated DeltaNet mixer runs, what autograd saves is its (`Storage.lin`)
-        if hasattr(block, "lin"):
-            handles += [block.lin.register_forward_pre_hook(lambda *_: setattr(recorder, "lin", True)),
-                        block.lin.register_forward_hook(lambda *_: setattr(recorder, "lin", False))]
+    for block in model.blocks:  # while a mixer with a fixed state runs, what autograd saves is its (`Storage.lin`)
+        if not block.attends:
+            handles += [block.mixer.register_forward_pre_hook(lambda *_: setattr(recorder, "lin", True)),
+                        block.mixer.register_forward_hook(lambda *_: setattr(recorder, "lin", False))]
     try:
         with torch.enable_grad(), PassMode() as counter, \
                 torch.autograd.graph.saved_tensors_hooks(recorder.pack, _no_backward), \

@@ -61,8 +61,8 @@ from . import stack
 from .budgeting import budget
 from .figures import Line, check_lines, html_repr
 from .formula import evaluate
-from .memory import BLOCK_COUNTS, block_counts, kv_cache_lines, saved_formula, structure
-from .config import BOUNDS, KIND_LABELS, LIN, NOPE, Config, distinct_kinds, kind_blocks, kind_counts, mlp_kind
+from .memory import BLOCK_COUNTS, VARIANTS, block_counts, kv_cache_lines, saved_formula, structure
+from .config import BOUNDS, KIND_LABELS, Config, distinct_kinds, kind_blocks, kind_counts, mlp_kind
 from .parts import says
 from .peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates, measured_candidates, moment_words
 from .passes import run_pass
@@ -283,7 +283,7 @@ def saved_by_kind(cfg: Config, dtype: str) -> tuple[int, dict[str, int]]:
     against `trace(cfg, dtype).saved_bytes`. Gated DeltaNet blocks count under L_lin (their chunked rule's own
     formula, `model.parts.delta.saved_parts`).
     """
-    if cfg.saved_measured:  # no formula yet (Mamba 2's, Kimi delta attention's scans): each kind's blocks measured
+    if cfg.saved_measured:  # no formula yet (Mamba 2's and Mamba's scans): each kind's blocks measured
         p = run_pass(cfg, dtype)
         rest = sum(s.nbytes for s in p.saved if s.phase != "block")
         kinds = {kind: sum(s.nbytes for s in p.saved if s.phase == "block" and p.blocks[s.block].kind == kind)
@@ -291,8 +291,9 @@ def saved_by_kind(cfg: Config, dtype: str) -> tuple[int, dict[str, int]]:
         return rest, kinds
     formula, values = saved_formula_of(cfg, dtype), cfg.symbols()
     rest = int(evaluate(formula, {**values, **dict.fromkeys(BLOCK_COUNTS, 0)}))  # (L_moe, L_nope: where there are)
-    one = {kind: {"L": 1, "L_moe": int(mlp_kind(kind) == "moe"), "L_nope": int(kind.endswith(NOPE)),
-                  "L_lin": int(kind.endswith(LIN))} for kind in distinct_kinds(cfg)}
+    one = {kind: {"L": 1, "L_moe": int(mlp_kind(kind) == "moe"),
+                  **{count: int(kind.endswith(suffix)) for suffix, count in VARIANTS.items()}}
+           for kind in distinct_kinds(cfg)}  # L_nope, L_lin, L_kda, …: 1 for a kind of that variant
     return rest, {kind: int(evaluate(formula, {**values, **at})) - rest for kind, at in one.items()}
 
 

@@ -208,6 +208,18 @@ def saved_parts(cfg: Config, size: int) -> dict[int, Expr]:
     return {STATE_BYTES: E("{o} + {s}", o=own, s=states), **mask}
 
 
+PROBES = ((2, 2, 3, 5, 3), (3, 2, 2, 4, 4), (2, 3, 4, 3, 2), (3, 3, 5, 2, 3))  # (h_lk, h_lv/h_lk, d_lk, d_lv, d_conv)
+# at `model.memory`'s four recipe probes
+
+
+def probe(i: int, structure: object) -> dict[str, object]:
+    """Its fields at `model.memory`'s recipe probe i: h_lv = r·h_lk, or h_lv = h_lk where z is a view of the
+    projection (the structure's `z_view`)."""
+    h_lk, r, d_lk, d_lv, d_conv = PROBES[i]
+    return {"linear_k_heads": h_lk, "linear_v_heads": h_lk * (1 if structure.z_view else r), "linear_k_dim": d_lk,
+            "linear_v_dim": d_lv, "conv_width": d_conv}
+
+
 def saved(cfg: Config, size: int) -> Expr:
     """One Gated DeltaNet mixer's saved bytes for backward (`saved_parts`, each size times its elements)."""
     parts = saved_parts(cfg, size)

@@ -35,8 +35,8 @@ from ..fields import Field, below
 from ..figures import Line, line
 from ..notation import SYMBOL_DOCS
 from ..taps import Tap
-from . import attention, latent
-from .delta import CHUNK, l2_unit, scan, step
+from . import attention, delta, latent
+from .delta import CHUNK, MASK_BYTES, STATE_BYTES, l2_unit, scan, step
 
 if TYPE_CHECKING:
     from ..budgeting import Formulas
@@ -120,7 +120,7 @@ def chunk(cfg: Config) -> int:
 def symbols(cfg: Config) -> dict[str, int]:
     """Its symbols' values (`Config.symbols`)."""
     return {"L_kda": cfg.L_kda, "h_kda": cfg.kda_heads, "d_kda": cfg.kda_head_dim, "d_conv": cfg.conv_width,
-            "T_pad": cfg.T_pad}
+            "T_pad": cfg.T_pad, "n_c": cfg.n_c, "T_r": cfg.T_r}
 
 
 def menu_words(cfg: Config) -> str:
@@ -270,6 +270,44 @@ def cache_lines(cfg: Config, dtype: str, size: int) -> list[Line]:
         line("memory/kv_cache_lin_ratio", "Kimi delta attention divides the cache by (the twin's over this one)",
              E("({t}) / ({w})", t=twin, w=whole), s, "ratio"),
     ]
+
+
+# --- what it keeps for backward (`model.memory.saved_formula`) --------------------------------------------------------
+def saved_parts(cfg: Config, size: int) -> dict[int, Expr]:
+    """The elements one KDA mixer keeps for backward, by element size, for a pass at `size` bytes an element (2: bf16,
+    fp16; 4: fp32): the storages first saved while it runs (the block's normed input x included), measured on its
+    module and checked at every probe of `model.memory.saved_formula` (tests at T across chunk boundaries, both
+    dtypes, against autograd on real CPU tensors).
+
+    At the model's dtype: x (B, T, d), the convolution's input (B, 3h_kda·d_kda, T) and its output over T + d_conv − 1
+    positions, the decay's and the gate's low-rank inputs (B, T, d_kda) each; at 16 bits also β's input (B, T, h_kda)
+    and the rule's output cast back (B, T, h_kda, d_kda). At fp32, whatever the dtype: A_log's exp and its negation
+    (h_kda each), the decay's softplus (its input, exp and output: (B, T, h_kda, d_kda) each, and a bool mask of
+    them), the l2 norms' and the output norm's statistics ((B, T, h_kda) each), the output norm's and gate's
+    (B, T, h_kda, d_kda); the padded β (B, h_kda, T_pad); the per-channel decays and the products under them, three
+    of (B, h_kda, T_pad, 64, d_kda), and three (B, h_kda, T_pad, 64) matrices (k_β kᵀ, its inverse, q kᵀ); eleven of
+    (B, h_kda, T_pad, d_kda) (the chunks of q, k, v, β and g, the solve's u and w, …; two more once a later chunk
+    reads the state: T_r), each chunk's last decay (B, h_kda, n_c, d_kda) and the state each chunk reads, n_c of
+    (B, h_kda, d_kda, d_kda); one (64, 64) bool mask. An fp32 pass keeps the convolution's SiLU output (B, T,
+    3h_kda·d_kda), the rule's padded output and no cast."""
+    states = ("2h_kda + B·({t}T·h_kda + {k}T·h_kda·d_kda + 193h_kda·T_pad + {p}h_kda·T_pad·d_kda + 2h_kda·T_r·d_kda + "
+              "h_kda·n_c·d_kda + n_c·h_kda·d_kda²)")
+    mask = {1: E("B·T·h_kda·d_kda + " + str(MASK_BYTES))}  # softplus's g > 20, and the chunks' upper triangle
+    if size != STATE_BYTES:
+        return {size: E("B·(T·d + 6T·h_kda·d_kda + 3(d_conv − 1)·h_kda·d_kda + 2T·d_kda + T·h_kda + "
+                        "T·h_kda·d_kda)"),
+                STATE_BYTES: E("d_kda + " + states.format(t=3, k=10, p=203)), **mask}
+    own = "B·(T·d + 9T·h_kda·d_kda + 3(d_conv − 1)·h_kda·d_kda + 2T·d_kda)"
+    return {STATE_BYTES: E(f"{own} + " + states.format(t=4, k=7, p=204)), **mask}
+
+
+PROBES = ((2, 3, 3), (3, 2, 4), (2, 4, 2), (3, 5, 3))  # (h_kda, d_kda, d_conv) at `model.memory`'s four recipe probes
+
+
+def probe(i: int, structure: object) -> dict[str, object]:
+    """Its fields at `model.memory`'s recipe probe i (the blocks' kinds are set beside them)."""
+    h, d_k, d_conv = PROBES[i]
+    return {"kda_heads": h, "kda_head_dim": d_k, "conv_width": d_conv}
 
 
 # --- the module in the real forward pass ------------------------------------------------------------------------------
@@ -454,11 +492,15 @@ CHANGE_TITLES = {"kda": (
 ORDER_NOTE = ("Kimi delta attention comes last: the changes before it reach this model with attention in every block "
               "(as its attention blocks have it), and its change puts a fixed state in the L_kda blocks' attention's "
               "place; its FLOPs per token are the real count at this T, so their formula divides by T (T_pad/T for "
-              "the chunks of 64, (T + d_conv − 1)/T for the convolution's padded positions); its saved bytes are "
-              "measured (no formula yet).")
-NOT_EXPORTED = ("the no-server page does not show Kimi delta attention blocks yet: its figures follow B and T by "
-                "formulas, and the bytes their chunked rule keeps for backward have none yet; serve the live page "
-                "(make run) or use python -m model")
+              "the chunks of 64, (T + d_conv − 1)/T for the convolution's padded positions).")
+
+NO_PEAK = delta.NO_PEAK.replace(delta.NAME, NAME)  # its chunked rule is Gated DeltaNet's: the same words, its name
+
+
+def no_peak(cfg: Config) -> str | None:
+    """Why the exported page's training card has no figures for `cfg` (`NO_PEAK`, as `model.parts.delta.no_peak`), or
+    None."""
+    return NO_PEAK if present(cfg) else None
 
 
 def title_values(cfg: Config) -> dict[str, str]:
