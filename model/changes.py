@@ -472,7 +472,7 @@ def _state_figures(s: Config, cfg: Config, symbols: dict[str, int], dtype: str, 
     rewritten or `own_text` (this configuration itself), else the rewritten polynomial."""
     out = {}
     for f, line in _figures(s, dtype).items():
-        if not line.formula:  # measured, no formula yet (Mamba 2's and Mamba's saved bytes: `Config.saved_measured`)
+        if not line.formula:  # measured, no formula yet (Mamba's saved bytes: `Config.saved_measured`)
             out[f] = (None, Fraction(line.value), "")
             continue
         own = to_poly(line.formula, SYMBOLS, divide=True)

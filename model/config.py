@@ -478,8 +478,12 @@ class Config:
         """T rounded up to whole chunks of the part with a fixed state (`model.stack.stateful`): the chunked delta
         rule's 64 tokens (`model.parts.delta.CHUNK`, Kimi delta attention's too), Mamba 2's Q; T where there is none
         (Mamba's scan runs over T itself)."""
-        chunk = delta.CHUNK if self.linear_layers or self.kda_layers else self.ssm_chunk if self.mamba_layers else None
-        return self.T if chunk is None else -(-self.T // chunk) * chunk
+        return self.T if self._chunk is None else -(-self.T // self._chunk) * self._chunk
+
+    @property
+    def _chunk(self) -> int | None:
+        """The tokens a chunk of the part with a fixed state holds (`T_pad`), None where it has no chunks."""
+        return delta.CHUNK if self.linear_layers or self.kda_layers else self.ssm_chunk if self.mamba_layers else None
 
     @property
     def stateful(self) -> bool:
@@ -495,10 +499,10 @@ class Config:
 
     @property
     def saved_measured(self) -> bool:
-        """Its stateful blocks' saved bytes have no formula yet (Mamba 2's chunked scan, Mamba's scan by doubling):
-        read off this configuration's own pass (Gated DeltaNet's and Kimi delta attention's are formulas, their parts'
+        """Its stateful blocks' saved bytes have no formula yet (Mamba's scan by doubling): read off this
+        configuration's own pass (Gated DeltaNet's, Kimi delta attention's and Mamba 2's are formulas, their parts'
         `saved_parts`)."""
-        return bool(self.mamba_layers or self.mamba1_layers)
+        return bool(self.mamba1_layers)
 
     @property
     def h_I(self) -> int | None:
@@ -522,8 +526,9 @@ class Config:
 
     @property
     def n_c(self) -> int:
-        """The chunked delta rule's chunks: T_pad / 64 (`model.parts.delta.CHUNK`)."""
-        return -(-self.T // delta.CHUNK)
+        """The chunks of the part with a fixed state: T_pad / 64 for the chunked delta rule (`model.parts.delta.CHUNK`),
+        T_pad / Q for Mamba 2's scan (`T_pad`)."""
+        return self.T_pad // (self._chunk or self.T)
 
     @property
     def T_r(self) -> int:

@@ -74,7 +74,7 @@ def grouped_menu(moe: bool = False, exported: bool = False) -> dict[str, dict[st
     """Family -> {menu label -> preset name} of every preset (`moe`: the pages' menu, live and exported) or of the dense
     ones of full attention (`PAGE_PRESETS`: what every exported page carries), families and presets in menu order; a
     family with none of them is left out. `exported`: without the presets whose blocks the exported page refuses
-    (`Config.saved_measured`: Mamba, Mamba 2)."""
+    (`Config.saved_measured`: Mamba)."""
     listed = {n: c for n, c in (PRESETS if moe else PAGE_PRESETS).items() if not (exported and c.saved_measured)}
     menu = {family: {menu_label(n): n for n in names if n in listed} for family, names in FAMILIES.items()}
     return {family: labels for family, labels in menu.items() if labels}

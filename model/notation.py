@@ -5,7 +5,7 @@ recipe's h_kv (heads of K and V) and d_ff (the MLP's hidden width), the mixture 
 E_shared, d_shared and L_moe, the sliding window's W, L_W and T_W, and multi-head latent attention's d_c, d_cq, d_R,
 d_nope and d_v (DeepSeek-V2/V3), partial rotary's d_rot, the NoPE blocks' L_nope, and Gated DeltaNet's L_lin, h_lk,
 h_lv, d_lk, d_lv, d_conv, T_pad, n_c and T_r (Qwen3-Next), Mamba 2's L_ssm, h_ssm, d_ssm, d_state, g_ssm and Q
-(Granite 4.0-H), and DeepSeek sparse attention's h_I, d_I, T_k and T_s (DeepSeek-V3.2). gpt-oss's attention sinks need
+(Granite 4.0-H; T_pad and n_c its chunks'), and DeepSeek sparse attention's h_I, d_I, T_k and T_s (DeepSeek-V3.2). gpt-oss's attention sinks need
 no symbol of
 their own: a learned logit s per head, h per block, which makes each softmax row T + 1 wide ("(B, h, T, T + 1)").
 
@@ -75,7 +75,8 @@ SYMBOL_DOCS: dict[str, str] = {
     "T_k": "the keys each query of a DeepSeek sparse attention block attends to: the top T_k of the indexer's scores "
            "(index_topk)",
     "T_s": "the keys a query attends to in a prefill of T with sparse attention, min(T, T_k)",
-    "n_c": "the chunked delta rule's chunks of 64 tokens, T_pad/64: each reads the state the chunk before it left",
+    "n_c": "the chunks T is cut into, each reading the state the chunk before it left: T_pad/64 for the chunked delta "
+           "rule, T_pad/Q for Mamba 2's scan",
     "T_r": "T_pad where T spans two chunks or more, else 0: backward keeps the solve's w (B, h_lv, T_pad, d_lk) once a "
            "chunk after the first reads the state (the first reads zeros)",
     "d_rot": "the features of each head's q and k that RoPE rotates, where it rotates part of them (partial rotary: "

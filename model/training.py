@@ -63,7 +63,7 @@ from .figures import Line, check_lines, html_repr
 from .formula import evaluate
 from .memory import BLOCK_COUNTS, VARIANTS, block_counts, kv_cache_lines, saved_formula, structure
 from .config import BOUNDS, KIND_LABELS, Config, distinct_kinds, kind_blocks, kind_counts, mlp_kind
-from .parts import says
+from .parts import delta, kda, mamba, says
 from .peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates, measured_candidates, moment_words
 from .passes import run_pass
 from .tracing import DTYPES
@@ -272,6 +272,14 @@ def saved_symbols(cfg: Config) -> dict[str, str]:
     return {kinds[0]: "S_block"} if len(kinds) == 1 else {kind: f"S_{kind}" for kind in kinds}
 
 
+def no_peak(cfg: Config) -> str | None:
+    """Why the exported page's training card has no figures for `cfg`, or None: a step's peak with a chunked part's
+    blocks is measured at one config (`model.peak.measured_candidates`), never a formula of B and T, and its part's
+    NO_PEAK says so (Gated DeltaNet's, Kimi delta attention's, Mamba 2's; Mamba's pages are refused whole)."""
+    return (delta.NO_PEAK if delta.present(cfg) else kda.NO_PEAK if kda.present(cfg)
+            else mamba.NO_PEAK if mamba.present(cfg) else None)
+
+
 @functools.lru_cache(maxsize=1024)
 def saved_by_kind(cfg: Config, dtype: str) -> tuple[int, dict[str, int]]:
     """(S_rest, {kind: bytes one block of that kind saves}): bytes saved for backward outside the blocks and by one
@@ -283,7 +291,7 @@ def saved_by_kind(cfg: Config, dtype: str) -> tuple[int, dict[str, int]]:
     against `trace(cfg, dtype).saved_bytes`. Gated DeltaNet blocks count under L_lin (their chunked rule's own
     formula, `model.parts.delta.saved_parts`).
     """
-    if cfg.saved_measured:  # no formula yet (Mamba 2's and Mamba's scans): each kind's blocks measured
+    if cfg.saved_measured:  # no formula yet (Mamba's scan): each kind's blocks measured
         p = run_pass(cfg, dtype)
         rest = sum(s.nbytes for s in p.saved if s.phase != "block")
         kinds = {kind: sum(s.nbytes for s in p.saved if s.phase == "block" and p.blocks[s.block].kind == kind)

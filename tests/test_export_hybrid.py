@@ -4,7 +4,7 @@ kept for backward, the cache: 24,576 bytes per token in the attention blocks at 
 sequence, the all-attention twin's 98,304 per token) as `python -m model` prints them, at its B and T and at moved ones
 across a chunk boundary (T = 64, 65: T_pad, n_c and T_r), by its sliders too; its shapes rows are the model's; its
 training card says in one line why it shows no figures (a mixture of experts' card is the CLI's, and a Gated DeltaNet
-step's peak has no formula of B and T: `model.parts.delta.no_peak`, never a wrong number); its changes card is Python's,
+step's peak has no formula of B and T: `model.training.no_peak`, never a wrong number); its changes card is Python's,
 Gated DeltaNet's change last."""
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def test_the_training_card_says_why_it_shows_no_figures(page) -> None:
     assert not value_of(page, "train_body", "visible")
     dense = replace(QWEN, experts=None, top_k=None, expert_dim=None, shared_experts=0, shared_dim=None,
                     shared_gate=False, ff_dim=5120)  # a dense hybrid's card: the peak has no formula, one line says so
-    assert js(page, "delta_part.no_peak", [[cfg_js(dense)], [cfg_js(PRESETS["llama3-8b"])]]) == [delta.NO_PEAK, None]
+    assert js(page, "training.no_peak", [[cfg_js(dense)], [cfg_js(PRESETS["llama3-8b"])]]) == [delta.NO_PEAK, None]
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
@@ -190,3 +190,14 @@ def test_a_dense_hybrids_training_card_says_in_one_line_why_it_has_no_peak(dense
     command = train.split("print this model's with: ")[1].split("<")[0]
     assert command.startswith("python -m model ") and "--linear-layers 0,1,2,4,5,6" in command
     assert command.endswith("--table train") and not value_of(dense_page, "train_body", "visible")
+
+
+def test_a_dense_hybrids_shapes_rows_name_their_own_blocks(dense_page) -> None:
+    """Its Gated DeltaNet and attention blocks are both "dense": each row names a block of its own kind, as the model's
+    table does (rows carry their kind wherever some blocks are stateful, `app.export.spec`)."""
+    c = replace(PRESETS["llama3.2-1b"], B=2, T=100, linear_layers=(0, 1, 2, 4, 5, 6), linear_k_heads=4,
+                linear_v_heads=8, linear_k_dim=64, linear_v_dim=64, conv_width=4)
+    (table,) = js(dense_page, "shapeRows", [[cfg_js(c), "bf16", True]])
+    want = shape_rows(trace(c, "bf16"), 1, True)
+    assert [(r["kind"], r["name"], r["label"], r.get("shape", "")) for r in table["rows"]] == \
+        [(r.kind, r.name, r.label, r.shape) for r in want]

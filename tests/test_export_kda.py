@@ -3,7 +3,7 @@ shows N and N_active as `python -m model` prints them, and its budget lines and 
 backward by their formula, `model.parts.kda.saved_parts`, the states and the latent attention blocks' cache) at its B
 and T and at moved ones across a chunk boundary (T = 64, 65: T_pad, n_c and T_r), by its sliders too; its shapes rows
 are the model's; its changes card is Python's, Kimi delta attention's change last. A dense KDA hybrid's training card
-says in one line why it shows no figures (`model.parts.kda.no_peak`), never a wrong peak."""
+says in one line why it shows no figures (`model.training.no_peak`), never a wrong peak."""
 from __future__ import annotations
 
 import html
@@ -101,7 +101,7 @@ def test_a_dense_kda_hybrids_training_card_says_why_it_has_no_peak(page) -> None
     assert "A mixture of experts trains at C = 6·N_active·D" in html.unescape(text_of(page, "train_head"))
     assert not value_of(page, "train_body", "visible")
     dense = replace(KIMI, experts=None, top_k=None, expert_dim=None, shared_experts=0, dense_layers=())
-    assert js(page, "kda_part.no_peak", [[cfg_js(dense)], [cfg_js(PRESETS["llama3-8b"])]]) == [kda.NO_PEAK, None]
+    assert js(page, "training.no_peak", [[cfg_js(dense)], [cfg_js(PRESETS["llama3-8b"])]]) == [kda.NO_PEAK, None]
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])

@@ -11,6 +11,7 @@ import json
 import random
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 import torch
@@ -264,3 +265,16 @@ def test_saved_bytes_equal_autograd_on_real_cpu_tensors(cfg):
     """What the chunked rule keeps for backward: the meta pass's bytes are autograd's on real CPU tensors."""
     real = real_saved_bytes(cfg)
     assert real == trace(cfg, "fp32").saved_bytes
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_saved_bytes_formula_equals_the_pass_across_chunk_boundaries(dtype):
+    """`kda.saved_parts`: what a Kimi delta attention mixer's pass keeps for backward, element size by element size,
+    at B and T on both sides of whole chunks of 64 (T_pad, n_c, T_r), B = 1 included."""
+    from model.parts import kda
+    from model.passes import DTYPES
+    from test_mamba import kept
+    for B, T in ((1, 1), (2, 5), (3, 63), (2, 64), (1, 65), (2, 129)):
+        cfg = replace(HYBRIDS[0], B=B, T=T)
+        parts = kda.saved_parts(cfg, DTYPES[dtype])
+        assert kept(cfg, dtype) == {k: k * e.value(cfg.symbols()) for k, e in parts.items()}, (B, T)

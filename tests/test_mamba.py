@@ -20,7 +20,8 @@ from transformers.models.granitemoehybrid.modeling_granitemoehybrid import Grani
 from model import GPT, budget
 from model.config import Config, from_hf, read_hf
 from model.memory import kv_cache_lines
-from model.parts.mamba import Mamba2
+from model.parts import mamba
+from model.parts.mamba import GATES, Mamba2
 from test_moe import _module as moe_module  # eager experts on the CPU, batched matmuls on the meta device
 from test_window import measured, reference
 from copied import assert_same_module, real_saved_bytes
@@ -252,6 +253,45 @@ def test_saved_bytes_equal_autograd_on_real_cpu_tensors(cfg, dtype):
     from model import trace
     real = real_saved_bytes(cfg, dtype)
     assert real == trace(cfg, dtype).saved_bytes
+
+
+def kept(cfg: Config, dtype: str, block: int = 0) -> dict[int, int]:
+    """Bytes by element size of the storages first saved in the mixer with a fixed state of `cfg`'s meta pass's
+    block `block` (its first block of each kind: `model.passes.Pass.blocks`)."""
+    from model.passes import run_pass
+    out: dict[int, int] = {}
+    for x in run_pass(cfg, dtype).saved:
+        if x.lin and x.block == block:
+            out[x.element_bytes] = out.get(x.element_bytes, 0) + x.nbytes
+    return out
+
+
+SIZES = [{"ssm_heads": 6, "ssm_head_dim": 3, "ssm_state": 5, "ssm_groups": 2, "ssm_chunk": 4, "conv_width": 4},
+         {"ssm_heads": 1, "ssm_head_dim": 1, "ssm_state": 1, "ssm_groups": 1, "ssm_chunk": 1, "conv_width": 1}]
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+@pytest.mark.parametrize("gate", GATES)
+@pytest.mark.parametrize("s", SIZES, ids=["sizes", "ones"])
+def test_saved_bytes_formula_equals_the_pass_across_chunk_boundaries(s, gate, dtype):
+    """`mamba.saved_parts`: what a Mamba 2 mixer's pass keeps for backward, element size by element size, at B and T
+    on both sides of whole chunks of Q (T_pad, n_c), every output norm, every size of 1 (B, h_ssm, d_state, Q,
+    d_conv, one chunk)."""
+    from model.passes import DTYPES
+    for B, T in ((1, 1), (2, 3), (1, 4), (3, 5), (2, 9), (1, 17)):
+        cfg = hybrid({**s, "ssm_norm": gate}, B, T, 12)
+        parts = mamba.saved_parts(cfg, DTYPES[dtype])
+        assert kept(cfg, dtype) == {k: k * e.value(cfg.symbols()) for k, e in parts.items()}, (B, T)
+
+
+@pytest.mark.parametrize("B, T", [(1, 4), (3, 9)])
+def test_saved_bytes_equal_autograd_beside_attention_across_a_chunk(B, T):
+    """Falcon-H1's wiring (Mamba 2 beside attention in every block, no norm) at one chunk and at three: the meta
+    pass's bytes are autograd's on real CPU tensors, and its Mamba 2 part is `saved_parts`."""
+    from model import trace
+    cfg = hybrid({**SIZES[0], "ssm_norm": "none"}, B, T, 12, mamba=(0, 1), ssm_parallel=True)
+    assert real_saved_bytes(cfg, "fp32") == trace(cfg, "fp32").saved_bytes
+    assert kept(cfg, "fp32") == {k: k * e.value(cfg.symbols()) for k, e in mamba.saved_parts(cfg, 4).items()}
 
 
 def test_cli_prints_the_states_and_the_changes_card_ending_with_mamba_2(tmp_path):

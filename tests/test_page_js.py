@@ -32,7 +32,7 @@ PAGE = ROOT / "app" / "export" / "page.js"
 # 491, markup 35. rules.settle_notes compiled (Config(**fields) the one native, configOf): 473. Config.defaults_written,
 # the cards' panes (budget_markup.panes, training_markup.panes), training.step_phases and TrainSetup.capacity compiled,
 # every namespace in one generated COMPILED object: 447, training 91; a Gated DeltaNet hybrid's training notice
-# (delta_part.no_peak beside a mixture of experts'): 448, training 92. Issue 24 asked for at most 450.
+# (training.no_peak beside a mixture of experts'): 448, training 92. Issue 24 asked for at most 450.
 CODE_LINES = 448
 TRAINING_LINES = 92
 MARKUP_LINES = 35

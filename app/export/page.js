@@ -390,8 +390,8 @@ function pushTrain(setup, notes) {  // the inputs show the settled setup (Traini
 
 function renderTrain(cfg) {
   // a mixture of experts' compute is N_active's and its memory every expert's; a chunked rule's peak has no formula
-  // (Gated DeltaNet's, Kimi delta attention's: delta_part.no_peak, kda_part.no_peak): the CLI prints its card
-  const why = Cfg.moe(cfg) ? TS.moe : delta_part.no_peak(cfg) || kda_part.no_peak(cfg);
+  // (Gated DeltaNet's, KDA's, Mamba 2's: training.no_peak): the CLI prints its card
+  const why = Cfg.moe(cfg) ? TS.moe : training.no_peak(cfg);
   W.train_controls.visible = W.train_body.visible = !why;
   if (why) {
     W.train_head.text = changes_card.notice_html(py.fmap(why, {command: `python -m model ${cli.model_options(cfg)} --table train`}));

@@ -185,7 +185,8 @@ def _structure(s: Structure, cfg: Config | None = None) -> dict:
     tr = trace(cfg if cfg is not None else probes(s)[0], s.dtype)
     rows = [{"name": r.name, "local": r.local, "label": r.label, "symbolic": r.symbolic, "block": r.block is not None,
              "elem": r.nbytes // r.numel, "view": r.view, "saved": r.saved,
-             **({"kind": r.kind} if (s.moe is not None or s.nope) and r.block is not None else {})} for r in tr.rows]
+             **({"kind": r.kind} if (s.moe is not None or s.nope or s.lin) and r.block is not None else {})}
+            for r in tr.rows]  # a block's kind where there are several, or one other than "dense" (all Falcon-H1's)
     def memory(t) -> list[dict]:  # a label's dtype and a window's numbers as the page fills them
         templates = window_templates(t.cfg, s.dtype) if s.window else {}
         return [{**_line(x), "label": templates.get(x.label, x.label).replace(f"at {s.dtype}", "at {dtype}")}
@@ -195,7 +196,7 @@ def _structure(s: Structure, cfg: Config | None = None) -> dict:
     # each candidate of the step's peak, with the blocks the pass does not run where it is in a block ("{each}" in its
     # formula, S_other in its value: a model of one kind of block, model.training.other_blocks and OTHER_BLOCKS, by
     # recompute in "other"); model.training.step_phases picks the largest per phase. Gated DeltaNet blocks: none (their
-    # chunks make a different step for each n_c; the card says so, `model.parts.delta.no_peak`)
+    # chunks make a different step for each n_c; the card says so, `model.training.no_peak`)
     found = () if s.lin else candidates(s)
     formulas = [c.formula + (OTHER_BLOCKS.format(each="{each}") if c.scaled else "") for c in found]
     peak = [{"phase": c.phase, "moment": c.moment, "formula": f,

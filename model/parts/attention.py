@@ -22,7 +22,7 @@ from ..fields import Field
 from ..figures import Line, line, number
 from ..taps import Tap
 from .norms import RMSNorm
-from .positions import rotate
+from .positions import rotate, rotates
 
 if TYPE_CHECKING:
     from ..budgeting import Budget, Formulas
@@ -448,8 +448,11 @@ def module(cfg: Config, window: int | None = None, rope: bool = True) -> nn.Modu
     return CausalSelfAttention(cfg, window, rope)
 
 
-def rotary_width(cfg: Config) -> int:
-    """The features RoPE rotates in each head's q and k: all d_head, or d_rot (partial rotary)."""
+def rotary_width(cfg: Config) -> int | None:
+    """The features RoPE rotates in each head's q and k: all d_head, or d_rot (partial rotary); None where no block
+    rotates them (`rotates`: every attention block NoPE)."""
+    if not rotates(cfg):
+        return None
     return cfg.d_head if cfg.rotary_dim is None else cfg.rotary_dim
 
 

@@ -535,12 +535,6 @@ NO_PEAK = ("Gated DeltaNet's chunked rule makes a different number of tensors fo
            "print this model's with: {command}")
 
 
-def no_peak(cfg: Config) -> str | None:
-    """Why the exported page's training card has no figures for `cfg` (`NO_PEAK`: its step's peak is measured at a
-    config, `model.peak.measured_candidates`, never a formula of B and T), or None."""
-    return NO_PEAK if present(cfg) else None
-
-
 def title_values(cfg: Config) -> dict[str, str]:
     """The numbers its change's title names (`model.changes.title_values`), none without it."""
     if not present(cfg):

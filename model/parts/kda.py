@@ -185,8 +185,8 @@ SAYS = {  # the words KDA adds to the budget's lines (`model.parts.says`)
                      "values, the state read and written)",
     "budget/share": "the share of the measured forward FLOPs in products of activations: attention's scores and the "
                     "delta rule's",
-    "memory/saved": "; no formula beside Kimi delta attention blocks: their chunked rule keeps tensors of T_pad and the "
-                    "chunks of 64 that no fitted formula covers yet",
+    "memory/saved": "; in the L_kda Kimi delta attention blocks, the chunked rule's tensors of T_pad tokens, its (64, "
+                    "64) products and per-channel decays per chunk and the n_c states the chunks read",
     "budget/blocks": "attention or Kimi delta attention",
     "infer/kv_cache": " in the attention blocks, and each Kimi delta attention block's states whatever T (convolution "
                       "at 16 bits, recurrent at fp32)",
@@ -495,12 +495,6 @@ ORDER_NOTE = ("Kimi delta attention comes last: the changes before it reach this
               "the chunks of 64, (T + d_conv − 1)/T for the convolution's padded positions).")
 
 NO_PEAK = delta.NO_PEAK.replace(delta.NAME, NAME)  # its chunked rule is Gated DeltaNet's: the same words, its name
-
-
-def no_peak(cfg: Config) -> str | None:
-    """Why the exported page's training card has no figures for `cfg` (`NO_PEAK`, as `model.parts.delta.no_peak`), or
-    None."""
-    return NO_PEAK if present(cfg) else None
 
 
 def title_values(cfg: Config) -> dict[str, str]:

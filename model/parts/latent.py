@@ -19,7 +19,7 @@ from ..taps import Tap
 from .attention import hidden_keys
 from .norms import RMSNorm
 from . import sparse
-from .positions import rotate
+from .positions import rotate, rotates  # rotates: not where every block is NoPE (Kimi Linear's)
 from ..notation import SYMBOL_DOCS
 
 if TYPE_CHECKING:
@@ -75,13 +75,6 @@ def check(cfg: Config) -> None:
 def present(cfg: Config) -> bool:
     """Latent attention in every block's attention's place."""
     return cfg.latent_dim is not None
-
-
-def rotates(cfg: Config) -> bool:
-    """Some latent attention block rotates its d_R features by position: not every block beside Kimi delta attention's
-    is NoPE (Kimi Linear's are all NoPE: no angles made, d_R may be odd)."""
-    return not set(range(cfg.L)) - set(cfg.kda_layers) <= set(cfg.nope_layers)
-
 
 
 def structure(cfg: Config) -> tuple[bool, ...]:
@@ -360,12 +353,6 @@ UNROTATED = {
 }
 UNROTATED_DECODE = {"blocks.0.attn.rope_cache": ("(B, 1, T + 1, d_R)", "the key's d_R features of the {T} cached "
                                                  "tokens and the new one (not rotated)")}  # `DECODE_ROWS`' where none
-
-
-def rotates(cfg: Config) -> bool:
-    """Whether some block rotates latent attention's d_R features by position: not where every attention block is
-    NoPE (Kimi Linear's, its other blocks Kimi delta attention's)."""
-    return cfg.L_nope + cfg.L_stateful < cfg.L
 
 
 def notation(cfg: Config, rows: dict[str, tuple[str, str]]) -> None:

@@ -170,7 +170,7 @@ def stand_in(ssm: tuple[object, ...]) -> dict[str, object]:
 def symbols(cfg: Config) -> dict[str, int]:
     """Its symbols' values (`Config.symbols`)."""
     return {"L_ssm": cfg.L_ssm, "h_ssm": cfg.ssm_heads, "d_ssm": cfg.ssm_head_dim, "d_state": cfg.ssm_state,
-            "g_ssm": cfg.ssm_groups, "Q": cfg.ssm_chunk, "d_conv": cfg.conv_width, "T_pad": cfg.T_pad}
+            "g_ssm": cfg.ssm_groups, "Q": cfg.ssm_chunk, "d_conv": cfg.conv_width, "T_pad": cfg.T_pad, "n_c": cfg.n_c}
 
 
 def conv_bias(cfg: Config) -> bool:
@@ -241,8 +241,8 @@ SAYS = {  # the words Mamba 2 adds to the budget's lines (`model.parts.says`)
                      "(C Bᵀ and its product with x within each chunk of Q, the chunks' states, their carry and read)",
     "budget/share": "the share of the measured forward FLOPs in products of activations: attention's scores and the "
                     "Mamba 2 scan's",
-    "memory/saved": "; no formula beside Mamba 2 blocks: their chunked scan keeps tensors of T_pad and the chunks of Q "
-                    "that no fitted formula covers yet",
+    "memory/saved": "; in the L_ssm Mamba 2 blocks, the chunked scan's tensors of T_pad tokens, its (Q, Q) products "
+                    "per chunk and the n_c + 1 states carried by an (n_c + 1)² matrix of decays",
     "budget/blocks": "attention or Mamba 2",
     "infer/kv_cache": " in the attention blocks, and each Mamba 2 block's states whatever T (convolution at 16 bits, "
                       "SSM state at fp32)",
@@ -258,6 +258,8 @@ SAYS_BESIDE = {  # its words where it is beside attention in every block (`said`
     "budget/scored": ", in every block; and the chunked scan's products of Mamba 2 beside it in every block (C Bᵀ and "
                      "its product with x within each chunk of Q, the chunks' states, their carry and read)",
     "budget/blocks": "attention and Mamba 2",
+    "memory/saved": "; and in every block, Mamba 2's chunked scan's tensors of T_pad tokens, its (Q, Q) products per "
+                    "chunk and the n_c + 1 states carried by an (n_c + 1)² matrix of decays",
     "infer/kv_cache": " in every block, and each block's Mamba 2 states beside them, whatever T (convolution at 16 "
                       "bits, SSM state at fp32)",
     "infer/decode_attn": " in every block, and Mamba 2's products with its state in every block (written once, read "
@@ -366,6 +368,47 @@ def beside_cache_lines(cfg: Config, dtype: str, size: int, s: dict[str, int]) ->
     ]
 
 
+# --- what it keeps for backward (`model.memory.saved_formula`) --------------------------------------------------------
+def saved_parts(cfg: Config, size: int) -> dict[int, Expr]:
+    """The elements one Mamba 2 mixer keeps for backward, by element size, for a pass at `size` bytes an element (2:
+    bf16, fp16; 4: fp32): the storages first saved while it runs (the block's normed input x included), measured on
+    its module and checked at every probe of `model.memory.saved_formula` (tests at T across chunk boundaries, both
+    dtypes, every `ssm_norm`, against autograd on real CPU tensors).
+
+    At the model's dtype: x (B, T, d), in_proj's output (B, T, 2h_ssm·d_ssm + 2g_ssm·d_state + h_ssm), the
+    convolution's output over T + d_conv − 1 positions (B, h_ssm·d_ssm + 2g_ssm·d_state, ·) and dt's two (B, T,
+    h_ssm); at 16 bits also y·SiLU(z)'s z (B, T, h_ssm·d_ssm), and without the norm its product. At fp32, whatever the
+    dtype: A_log's exp and its negation (h_ssm each); x times Δ and the scan, per position (B, T_pad, h_ssm, ·): four
+    of d_ssm (x padded for D·x, Δ·x, its copy laid out for the chunks' states, the states' read by C), five of d_state (B and C, their
+    copies laid out per head, B's decay to its chunk's end), three of Q (the chunks' decays, C Bᵀ and their product)
+    and two of one (the decays to a chunk's end and from its start); the states, n_c + 1 of (B, h_ssm, d_ssm, d_state)
+    carried by a (B, h_ssm, n_c + 1, n_c + 1) matrix of decays and the n_c each chunk reads; the scan's output (B, T,
+    h_ssm·d_ssm), and with the norm the gate's SiLU(z), its product and the norm's statistics (B, T, g_ssm). A (Q, Q)
+    and an (n_c + 1)² bool mask, two each. An fp32 pass keeps the convolution's SiLU output (B, T, h_ssm·d_ssm +
+    2g_ssm·d_state), the casts the 16-bit pass keeps are no copies."""
+    scan = E("2h_ssm + B·(4h_ssm·d_ssm·T_pad + 5h_ssm·d_state·T_pad + 3h_ssm·Q·T_pad + 2h_ssm·T_pad + "
+             "h_ssm·(n_c² + 2n_c + 1) + h_ssm·d_ssm·d_state·(2n_c + 1))")
+    own = "B·(T·d + T·{i} + (T + d_conv − 1)·{c} + {t}T·h_ssm + {z}T·h_ssm·d_ssm)"  # at the model's dtype
+    mask = {1: E("2Q² + 2n_c² + 4n_c + 2")}  # the (Q, Q) and (n_c + 1)² causal masks
+    normed = cfg.ssm_norm != "none"
+    if size != STATE_BYTES:
+        kept = "B·(T·g_ssm + 2T·h_ssm + 6T·h_ssm·d_ssm)" if normed else "B·(2T·h_ssm + 2T·h_ssm·d_ssm)"
+        return {size: E(own, i=IN, c=CONV, t=2, z=1 if normed else 2), STATE_BYTES: E("{s} + " + kept, s=scan), **mask}
+    gate = "T·g_ssm + 5T·h_ssm·d_ssm" if normed else "3T·h_ssm·d_ssm"
+    return {STATE_BYTES: E("{s} + B·(T·{c} + T·d + T·{i} + (T + d_conv − 1)·{c} + 3T·h_ssm + " + gate + ")", s=scan,
+                           c=CONV, i=IN), **mask}
+
+
+PROBES = ((3, 2, 5, 1, 4, 3), (4, 3, 2, 2, 2, 4), (6, 2, 3, 3, 8, 2), (2, 5, 4, 2, 4, 5))  # (h_ssm, d_ssm, d_state,
+# g_ssm, Q, d_conv) at `model.memory`'s four recipe probes: Q below T so that some probes run two chunks or more
+
+
+def probe(i: int, structure: object) -> dict[str, object]:
+    """Its fields at `model.memory`'s recipe probe i (the blocks' kinds are set beside them), its `structure` kept."""
+    return {**dict(zip(("ssm_heads", "ssm_head_dim", "ssm_state", "ssm_groups", "ssm_chunk", "conv_width"), PROBES[i])),
+            **stand_in(structure.ssm)}
+
+
 # --- the module in the real forward pass ------------------------------------------------------------------------------
 def segment_sum(a: torch.Tensor) -> torch.Tensor:
     """(…, Q) log-decays -> (…, Q, Q): entry (i, j) the sum of a over positions j + 1 … i for j ≤ i, −inf above the
@@ -381,6 +424,14 @@ def _chunks(t: torch.Tensor, pad: int, Q: int) -> torch.Tensor:
     """(B, T, …) padded to T + pad positions and cut into chunks: (B, T_pad/Q, Q, …)."""
     t = F.pad(t, (0, 0) * (t.dim() - 2) + (0, pad))
     return t.reshape(t.shape[0], -1, Q, *t.shape[2:])
+
+
+def _laid(t: torch.Tensor, *dims: int) -> torch.Tensor:
+    """t permuted to `dims`, always copied to a new contiguous storage, laid out as an einsum over the chunks reads it
+    (batch dims first, the summed dim next to the free one): the einsum then copies nothing itself, so what backward
+    keeps is the same tensors whatever B, T_pad/Q or h_ssm (its own copy of a permuted view is skipped where such a
+    view happens to be contiguous, as where one of them is 1; `saved_parts`)."""
+    return t.permute(*dims).clone(memory_format=torch.contiguous_format)
 
 
 def chunk_scan(x: torch.Tensor, dt: torch.Tensor, A: torch.Tensor, B: torch.Tensor, C: torch.Tensor, D: torch.Tensor,
@@ -401,17 +452,17 @@ def chunk_scan(x: torch.Tensor, dt: torch.Tensor, A: torch.Tensor, B: torch.Tens
     decay = segment_sum(a).exp()  # (B, h_ssm, T_pad/Q, Q, Q): from position j to i within a chunk
     scores = torch.einsum("bclhn,bcshn->bclsh", C, B)  # C Bᵀ per head and chunk, (B, T_pad/Q, Q, Q, h_ssm)
     y_diag = torch.einsum("bclsh,bcshp->bclhp", scores * decay.permute(0, 2, 3, 4, 1), x)
-    to_end = (a_sum[..., -1:] - a_sum).exp()  # each position's decay to its chunk's end
-    B_end = B * to_end.permute(0, 2, 3, 1)[..., None]
-    states = torch.einsum("bclhn,bclhp->bchpn", B_end, x)  # each chunk's own state, (B, T_pad/Q, h_ssm, d_ssm, d_state)
-    start = torch.zeros_like(states[:, :1]) if state is None else state[:, None].to(states)
-    states = torch.cat([start, states], dim=1)  # (B, T_pad/Q + 1, h_ssm, d_ssm, d_state)
-    carry = segment_sum(F.pad(a_sum[..., -1], (1, 0))).exp().transpose(1, 3)  # (B, T_pad/Q + 1, T_pad/Q + 1, h_ssm)
-    states = torch.einsum("bzch,bzhpn->bchpn", carry, states)  # the state at each chunk's start, and the last
-    states, last = states[:, :-1], states[:, -1]
-    y_off = torch.einsum("bclhn,bchpn->bclhp", C, states) * a_sum.exp().permute(0, 2, 3, 1)[..., None]
-    y = (y_diag + y_off).contiguous().reshape(x.shape[0], -1, h, x.shape[-1]) + skip
-    return y[:, :T], last
+    to_end = (a_sum[..., -1:] - a_sum).exp()  # each position's decay to its chunk's end, (B, h_ssm, T_pad/Q, Q)
+    B_end = _laid(B, 0, 3, 1, 2, 4) * to_end[..., None]  # (B, h_ssm, T_pad/Q, Q, d_state)
+    states = torch.einsum("bhcpl,bhcln->bhcpn", _laid(x, 0, 3, 1, 4, 2), B_end)  # each chunk's own state
+    start = torch.zeros_like(states[:, :, :1]) if state is None else state[:, :, None].to(states)
+    states = torch.cat([start, states], dim=2)  # (B, h_ssm, T_pad/Q + 1, d_ssm, d_state)
+    carry = segment_sum(F.pad(a_sum[..., -1], (1, 0))).exp()  # (B, h_ssm, T_pad/Q + 1, T_pad/Q + 1)
+    states = torch.einsum("bhcz,bhzpn->bhcpn", carry, states)  # the state at each chunk's start, and the last
+    states, last = _laid(states[:, :, :-1], 0, 1, 2, 4, 3), states[:, :, -1]  # (B, h_ssm, T_pad/Q, d_state, d_ssm)
+    y_off = torch.einsum("bhcln,bhcnp->bhclp", _laid(C, 0, 3, 1, 2, 4), states) * a_sum.exp()[..., None]
+    y = (y_diag + y_off.permute(0, 2, 3, 1, 4)).reshape(x.shape[0], -1, h, x.shape[-1]) + skip
+    return y[:, :T].clone(memory_format=torch.contiguous_format), last  # its own (B, T, h_ssm, d_ssm), as `_laid`
 
 
 def step(x: torch.Tensor, dt: torch.Tensor, A: torch.Tensor, B: torch.Tensor, C: torch.Tensor, D: torch.Tensor,
@@ -586,11 +637,10 @@ CHANGE_TITLES = {"mamba/beside": (
 ORDER_NOTE = ("Mamba 2 comes last: the changes before it reach this model with attention in every block (as its "
               "attention blocks have it), and its change puts a fixed state in the L_ssm blocks' attention's place; "
               "its FLOPs per token are the real count at this T, so their formula divides by T (T_pad/T for the "
-              "chunks of Q, (T + d_conv − 1)/T for the convolution's padded positions); its saved bytes are measured "
-              "(no formula yet).")
-NOT_EXPORTED = ("the no-server page does not show Mamba 2 blocks yet: its figures follow B and T by formulas, and the "
-                "bytes their chunked scan keeps for backward have none yet; serve the live page (make run) or use "
-                "python -m model")
+              "chunks of Q, (T + d_conv − 1)/T for the convolution's padded positions).")
+NO_PEAK = ("Mamba 2's training step's peak is measured at one B and T (its chunked scan's tensors grow with T_pad/Q "
+           "and its square), so it has no formula of them yet, and this page's training card follows them by "
+           "formulas: print this model's with: {command}")
 
 
 def title_key(cfg: Config) -> str:
@@ -601,8 +651,7 @@ def title_key(cfg: Config) -> str:
 ORDER_NOTE_BESIDE = ("Mamba 2 comes last: the changes before it reach this model with attention alone in every block, "
                      "and its change adds Mamba 2 beside attention in every block (both reading ln_1(x)); its FLOPs per "
                      "token are the real count at this T, so their formula divides by T (T_pad/T for the chunks of Q, "
-                     "(T + d_conv − 1)/T for the convolution's padded positions); its saved bytes are measured (no "
-                     "formula yet).")
+                     "(T + d_conv − 1)/T for the convolution's padded positions).")
 
 
 def title_values(cfg: Config) -> dict[str, str]:

@@ -57,6 +57,13 @@ def _check_partial(cfg: Config) -> None:
                          f"features, so d_rot must be even and at most d_head")
 
 
+def rotates(cfg: Config) -> bool:
+    """Some attention block rotates q and k by position: not where every attention block is NoPE and the others keep a
+    fixed state (Jamba's, Kimi Linear's, Granite 4.0-H's without position_embedding_type "rope": no angles are made
+    there, as transformers makes none); beside attention in every block (Falcon-H1's) each block has attention."""
+    return cfg.L_nope + (0 if cfg.ssm_parallel else cfg.L_stateful) < cfg.L
+
+
 def _check_nope(cfg: Config) -> None:
     """NoPE blocks: RoPE elsewhere (not latent attention's), indices below L, and all of one MLP kind (their number
     L_nope then counts them beside L and L_moe in every formula)."""
@@ -170,6 +177,6 @@ def words(cfg: Config) -> list[str]:
     if not cfg.nope_layers:
         return [rope]
     where = f"block {cfg.nope_layers[0]}" if cfg.L_nope == 1 else f"blocks {blocks_text(cfg.nope_layers)}"
-    if cfg.L_nope + cfg.L_stateful == cfg.L:  # the others keep a state and see no RoPE either (Jamba, Kimi Linear)
+    if not rotates(cfg):  # the others keep a state and see no RoPE either (Jamba, Kimi Linear)
         return [f"no RoPE (NoPE in every attention block: {where})"]
     return [f"{rope}, NoPE in {where}"]
