@@ -127,21 +127,10 @@ def notebook_page(jupyter: Jupyter, chromium, name: str):
         yield page, outside
         page.wait_for_timeout(1000)  # late stylesheet or font requests of the last update
         assert outside == [], f"{len(outside)} requests left the machine: {outside[:6]}"
+        page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")  # its kernel, now
     finally:
-        context.close()  # first: a widget's message arriving while its kernel shuts down fails in ipykernel (zmq)
-    shutdown_kernels(jupyter)
+        context.close()
     assert "Traceback" not in jupyter.log(), jupyter.log()
-
-
-def shutdown_kernels(jupyter: Jupyter) -> None:
-    """Shut every kernel of the server down now (its REST API), once no page can send it a message."""
-    def call(method: str, path: str) -> bytes:
-        request = urllib.request.Request(f"{jupyter}{path}", method=method,
-                                         headers={"Authorization": f"token {jupyter.token}"})
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.read()
-    for kernel in json.loads(call("GET", "/api/kernels")):
-        call("DELETE", f"/api/kernels/{kernel['id']}")
 
 
 def test_notebook_runs_offline_in_jupyterlab(jupyter, chromium, tmp_path):
