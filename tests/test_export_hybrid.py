@@ -102,13 +102,18 @@ def test_lines_labels_and_formulas_are_the_models_across_a_chunk_boundary(page) 
     assert_lines_are_the_models(page, [QWEN, *(replace(QWEN, B=B, T=T) for B, T in MOVED)], cfg_js)
 
 
-def test_the_shapes_rows_are_the_models(page) -> None:
-    configs = [replace(QWEN, B=B, T=T) for B, T in MOVED]
+def assert_shape_rows_are_the_models(page, configs) -> None:
+    """The page's shapes rows (bf16, every block listed) of each of `configs` are `model.trace`'s, as the live table
+    shows them: kind, name, label, lesson shape, shape now and memory."""
     for c, table in zip(configs, js(page, "shapeRows", [[cfg_js(c), "bf16", True] for c in configs])):
         want = shape_rows(trace(c, "bf16"), 1, True)
         assert [(r["kind"], r["name"], r["label"], r.get("symbolic", ""), r.get("shape", ""), r.get("memory", ""))
                 for r in table["rows"]] == \
             [(r.kind, r.name, r.label, r.symbolic, r.shape, r.memory) for r in want], c
+
+
+def test_the_shapes_rows_are_the_models(page) -> None:
+    assert_shape_rows_are_the_models(page, [replace(QWEN, B=B, T=T) for B, T in MOVED])
     assert "<b>lin.state " in text_of(page, "shapes")  # the fixed state (B, h_lv, d_lk, d_lv), on the page's own table
 
 
@@ -197,7 +202,4 @@ def test_a_dense_hybrids_shapes_rows_name_their_own_blocks(dense_page) -> None:
     table does (rows carry their kind wherever some blocks are stateful, `app.export.spec`)."""
     c = replace(PRESETS["llama3.2-1b"], B=2, T=100, linear_layers=(0, 1, 2, 4, 5, 6), linear_k_heads=4,
                 linear_v_heads=8, linear_k_dim=64, linear_v_dim=64, conv_width=4)
-    (table,) = js(dense_page, "shapeRows", [[cfg_js(c), "bf16", True]])
-    want = shape_rows(trace(c, "bf16"), 1, True)
-    assert [(r["kind"], r["name"], r["label"], r.get("shape", "")) for r in table["rows"]] == \
-        [(r.kind, r.name, r.label, r.shape) for r in want]
+    assert_shape_rows_are_the_models(dense_page, [c])

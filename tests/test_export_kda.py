@@ -16,14 +16,13 @@ import pytest
 
 from app.cards.budget.markup import shown
 from app.cards.recipe.markup import changes_groups, changes_html
-from app.cards.shapes.markup import shape_rows
-from model import PRESETS, budget, trace
+from model import PRESETS, budget
 from model.changes import changes
 from model.figures import Line
 from model.parts import kda
 from pagetools import run_cli
 from test_export import _set, assert_lines_are_the_models, cfg_js, export, exported_page, js, shown_js, text_of, value_of
-from test_export_hybrid import cell, shown_value
+from test_export_hybrid import assert_shape_rows_are_the_models, cell, shown_value
 
 pytestmark = pytest.mark.browser
 KIMI = PRESETS["kimi-linear-48b-a3b"]
@@ -74,12 +73,7 @@ def test_lines_labels_and_formulas_are_the_models_across_a_chunk_boundary(page) 
 
 
 def test_the_shapes_rows_are_the_models(page) -> None:
-    configs = [replace(KIMI, B=B, T=T) for B, T in MOVED]
-    for c, table in zip(configs, js(page, "shapeRows", [[cfg_js(c), "bf16", True] for c in configs])):
-        want = shape_rows(trace(c, "bf16"), 1, True)
-        assert [(r["kind"], r["name"], r["label"], r.get("symbolic", ""), r.get("shape", ""), r.get("memory", ""))
-                for r in table["rows"]] == \
-            [(r.kind, r.name, r.label, r.symbolic, r.shape, r.memory) for r in want], c
+    assert_shape_rows_are_the_models(page, [replace(KIMI, B=B, T=T) for B, T in MOVED])
     assert "<b>kda.state " in text_of(page, "shapes")  # the fixed state (B, h_kda, d_kda, d_kda), on the page's table
 
 

@@ -18,15 +18,14 @@ import pytest
 
 from app.cards.budget.markup import shown
 from app.cards.recipe.markup import changes_groups, changes_html
-from app.cards.shapes.markup import shape_rows
-from model import PRESETS, budget, trace
+from model import PRESETS, budget
 from model.changes import MEASURED, changes
 from model.config import from_hf
 from model.figures import Line
 from model.parts import mamba
 from pagetools import run_cli
 from test_export import _set, assert_lines_are_the_models, cfg_js, export, exported_page, js, shown_js, text_of, value_of
-from test_export_hybrid import cell, shown_value
+from test_export_hybrid import assert_shape_rows_are_the_models, cell, shown_value
 from test_falcon_h1 import SMALL, written
 from test_mamba import granite_doc
 
@@ -97,12 +96,7 @@ def test_lines_labels_and_formulas_are_the_models(page, model_file) -> None:
 
 
 def test_the_shapes_rows_are_the_models(page, model_file) -> None:
-    configs = [cfg_of(model_file, B=b, T=t) for b, t in moved(model_file)]
-    for c, table in zip(configs, js(page, "shapeRows", [[cfg_js(c), "bf16", True] for c in configs])):
-        want = shape_rows(trace(c, "bf16"), 1, True)
-        assert [(r["kind"], r["name"], r["label"], r.get("symbolic", ""), r.get("shape", ""), r.get("memory", ""))
-                for r in table["rows"]] == \
-            [(r.kind, r.name, r.label, r.symbolic, r.shape, r.memory) for r in want], c
+    assert_shape_rows_are_the_models(page, [cfg_of(model_file, B=b, T=t) for b, t in moved(model_file)])
     assert "<b>ssm.state " in text_of(page, "shapes")  # the fixed state (B, h_ssm, d_ssm, d_state) on the page
 
 
