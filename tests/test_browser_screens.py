@@ -43,6 +43,9 @@ def test_D_reads_the_readmes_forms_and_keeps_a_bad_one_aside(explorer):
     for text in ("300e9", "3e11", "300,000,000,000", "300 billion", "300 Billion"):  # was 3,009 tokens, silently
         type_into(card.locator(".train-D input"), "1e9")
         expect(card.locator(".train-headline")).to_contain_text("D = 1.0 billion tokens", timeout=WAIT)
+        # the box's own reformat comes back apart from the headline (which the figures' worker sends): text typed
+        # before it arrives would be overwritten by it, and Enter would then send "1,000,000,000" again
+        expect(card.locator(".train-D input")).to_have_value("1,000,000,000", timeout=WAIT)
         type_into(card.locator(".train-D input"), text)
         expect(card.locator(".train-headline")).to_contain_text("D = 300.0 billion tokens", timeout=WAIT)
         expect(card.locator(".train-D input")).to_have_value("300,000,000,000")

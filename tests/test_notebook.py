@@ -43,6 +43,22 @@ KERNEL_IDLE_JS = """() => {
   const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
   return !!k && k.status === 'idle';
 }"""
+# idle, and idle for the last QUIET_MS: a moved slider's figures are computed in the kernel after the first of its
+# views has updated (a card not served computes at once), and a kernel shut down in the middle of that work, or while
+# the page's replies to it are on their way, logs ipykernel's tracebacks (a closed socket, a closed event loop)
+QUIET_MS = 2000
+KERNEL_QUIET_JS = """(quiet) => {
+  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+  if (!k) return false;
+  if (k !== window.__watched) {
+    window.__watched = k;
+    window.__busyAt = Date.now();
+    k.statusChanged.connect((_, status) => { if (status !== 'idle') window.__busyAt = Date.now(); });
+  }
+  if (k.status !== 'idle') window.__busyAt = Date.now();
+  return Date.now() - window.__busyAt > quiet;
+}"""
 
 
 class Jupyter(str):
@@ -127,6 +143,7 @@ def notebook_page(jupyter: Jupyter, chromium, name: str):
         yield page, outside
         page.wait_for_timeout(1000)  # late stylesheet or font requests of the last update
         assert outside == [], f"{len(outside)} requests left the machine: {outside[:6]}"
+        page.wait_for_function(KERNEL_QUIET_JS, arg=QUIET_MS, polling=100, timeout=180_000)
         page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")  # its kernel, now
     finally:
         context.close()
