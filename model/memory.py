@@ -297,20 +297,24 @@ def _candidates(factors: tuple[str, ...] = _FACTORS) -> tuple[tuple[str, ...], .
     return tuple(c for k in range(_MAX_DEGREE + 1) for c in itertools.combinations_with_replacement(factors, k))
 
 
+@functools.lru_cache(maxsize=64)
+def _products(probes: tuple[Config, ...]) -> tuple[tuple[tuple[str, ...], tuple[int, ...]], ...]:
+    """Each monomial of the probes' recipe (`_candidates`, lowest degree first) with its values at the probes, those
+    with no value 0: computed once per set of probes, for all of its storages."""
+    values = [_factor_values(p) for p in probes]
+    at = ((factors, tuple(math.prod(v[f] for f in factors) for v in values))
+          for factors in _candidates(factors_of(probes[0])))
+    return tuple((factors, products) for factors, products in at if all(products))
+
+
 def fit_monomial(counts: list[int], probes: list[Config]) -> Poly:
     """The polynomial c·f₁·f₂… (lowest degree, whole c ≥ 1) equal to counts[i] at probes[i]; RuntimeError if none."""
-    values = [_factor_values(p) for p in probes]
     found: list[tuple[int, tuple[str, ...]]] = []
-    for factors in _candidates(factors_of(probes[0])):
+    for factors, products in _products(tuple(probes)):
         if found and len(factors) > len(found[0][1]):
             break
-        products = [math.prod(v[f] for f in factors) for v in values]
-        if any(p == 0 for p in products):
-            continue
-        if counts[0] % products[0]:
-            continue
-        c = counts[0] // products[0]
-        if c >= 1 and all(c * p == n for p, n in zip(products, counts)):
+        c, r = divmod(counts[0], products[0])
+        if not r and c >= 1 and all(c * p == n for p, n in zip(products, counts)):
             found.append((c, factors))
     if not found:
         raise RuntimeError(f"element counts {counts} at the probes fit no monomial in {', '.join(factors_of(probes[0]))}")

@@ -311,8 +311,9 @@ def _shift_T(poly: Poly) -> Poly:
 
 
 def _at_least(a: Poly, b: Poly) -> bool:
-    """a ≥ b at every size (all symbols ≥ 1): a sufficient test, the difference's coefficients once T = U + 1."""
-    return all(c >= 0 for c in _shift_T(poly_add(a, b, -1)).values())
+    """a ≥ b at every size (all symbols ≥ 1), `a` and `b` given with T = U + 1 (`_shift_T`, which is linear): a
+    sufficient test, the difference's coefficients."""
+    return all(c >= b.get(m, 0) for m, c in a.items()) and all(m in a or c <= 0 for m, c in b.items())
 
 
 def _prune(candidates: list[Candidate], blocks: int) -> list[Candidate]:
@@ -326,10 +327,11 @@ def _prune(candidates: list[Candidate], blocks: int) -> list[Candidate]:
     def adds_as_much(d: Candidate, c: Candidate) -> bool:
         return not c.scaled or d.scaled and (blocks == 1 or d.block == c.block)
 
+    shifted = [_shift_T(poly) for poly in polys]  # once each, not once per pair
     keep = []
     for i, c in enumerate(candidates):
-        covered = any(j != i and d.phase == c.phase and adds_as_much(d, c) and _at_least(polys[j], polys[i])
-                      and (polys[j] != polys[i] or j < i) for j, d in enumerate(candidates))
+        covered = any(j != i and d.phase == c.phase and adds_as_much(d, c) and (polys[j] != polys[i] or j < i)
+                      and _at_least(shifted[j], shifted[i]) for j, d in enumerate(candidates))
         if not covered:
             keep.append(c)
     return keep
@@ -358,33 +360,67 @@ def _fit_bytes(nbytes: list[int], configs: list[Config]) -> Poly:
         return fit_monomial(nbytes, configs)
     except RuntimeError:
         pass
-    values = [{**c.symbols(), "T-1": c.T - 1} for c in configs]
-    factors = tuple(k for k in values[0] if k not in BLOCK_COUNTS)  # numbers of blocks: the blocks' own
-    by_degree: list[list[tuple[tuple[str, ...], list[int]]]] = []  # (factors, values at the probes) not above the bytes
-    for k in range(_MAX_DEGREE + 1):
-        fs = itertools.combinations_with_replacement(factors, k)
-        at = ((f, [math.prod(v[x] for x in f) for v in values]) for f in fs)
-        by_degree.append([(f, a) for f, a in at if all(0 < x <= n for x, n in zip(a, nbytes))])
-    for (fa, a), (fb, b) in _pairs_by_degree(by_degree):
-        det = a[0] * b[1] - a[1] * b[0]
-        if det == 0:
-            continue
-        ca, ra = divmod(nbytes[0] * b[1] - nbytes[1] * b[0], det)
-        cb, rb = divmod(a[0] * nbytes[1] - a[1] * nbytes[0], det)
-        if ra == rb == 0 and ca >= 1 and cb >= 1 and all(ca * x + cb * y == n for x, y, n in zip(a, b, nbytes)):
+    by_degree = [[(f, a) for f, a in degree if all(0 < x <= n for x, n in zip(a, nbytes))]
+                 for degree in _monomials(tuple(configs))]  # those not above the bytes at any probe
+    for (fa, a), (fb, b) in _pairs_by_degree(by_degree, nbytes):
+        ca, cb = _coefficients(a, b, nbytes)
+        if all(ca * x + cb * y == n for x, y, n in zip(a, b, nbytes)):
             return poly_add(_monomial(ca, fa), _monomial(cb, fb))
     raise RuntimeError(f"bytes {nbytes} at the probes fit no monomial and no sum of two")
 
 
-def _pairs_by_degree(by_degree: list[list]) -> Iterator[tuple]:
-    """Every pair of distinct monomials, lowest total degree first, without listing them all first."""
+@functools.lru_cache(maxsize=64)
+def _monomials(configs: tuple[Config, ...]) -> tuple[tuple[tuple[tuple[str, ...], tuple[int, ...]], ...], ...]:
+    """By degree 0 … _MAX_DEGREE, each monomial of the probes' symbols (numbers of blocks left out: the blocks' own)
+    with its values at the probes: computed once per set of probes, for all of its storages."""
+    values = [{**c.symbols(), "T-1": c.T - 1} for c in configs]
+    factors = tuple(k for k in values[0] if k not in BLOCK_COUNTS)
+    return tuple(tuple((f, tuple(math.prod(v[x] for x in f) for v in values))
+                       for f in itertools.combinations_with_replacement(factors, k)) for k in range(_MAX_DEGREE + 1))
+
+
+def _pairs_by_degree(by_degree: list[list], nbytes: list[int]) -> Iterator[tuple]:
+    """Every pair of distinct monomials, lowest total degree first, that could sum to `nbytes` at the first two
+    probes: whole coefficients of at least 1 (`_solvable`, which skips the others a block of pairs at a time)."""
     for total in range(2 * len(by_degree) - 1):
         for da in range(max(0, total - len(by_degree) + 1), total // 2 + 1):
             db = total - da
-            if da == db:
-                yield from itertools.combinations(by_degree[da], 2)
-            else:
-                yield from itertools.product(by_degree[da], by_degree[db])
+            a, b = by_degree[da], by_degree[db]
+            for i, j in _solvable(a, b, nbytes, same=da == db):
+                yield a[i], b[j]
+
+
+def _solvable(a: list, b: list, nbytes: list[int], same: bool) -> list[tuple[int, int]]:
+    """The pairs (i, j) of monomials a[i], b[j] (i < j where a and b are one list) for which c_a·a + c_b·b = nbytes
+    has whole solutions c_a, c_b ≥ 1 at the first two probes (Cramer's rule), in the order of the pairs: a block of
+    pairs at once in int64 where no product can overflow it, else one by one."""
+    if not a or not b:
+        return []
+    n0, n1 = nbytes[0], nbytes[1]
+    if n0 * n1 >= 2 ** 61:  # a determinant or numerator could overflow int64
+        pairs = itertools.combinations(range(len(a)), 2) if same else itertools.product(range(len(a)), range(len(b)))
+        return [(i, j) for i, j in pairs if _coefficients(a[i][1], b[j][1], nbytes) is not None]
+    a0, a1 = (torch.tensor([x[1][k] for x in a], dtype=torch.int64)[:, None] for k in (0, 1))
+    b0, b1 = (torch.tensor([x[1][k] for x in b], dtype=torch.int64)[None, :] for k in (0, 1))
+    det = a0 * b1 - a1 * b0
+    ok = det != 0
+    if same:
+        ok &= torch.ones_like(ok).triu(1)
+    safe = torch.where(ok, det, torch.ones_like(det))
+    num_a, num_b = n0 * b1 - n1 * b0, a0 * n1 - a1 * n0
+    ok &= (num_a % safe == 0) & (num_b % safe == 0)
+    ok &= (torch.div(num_a, safe, rounding_mode="floor") >= 1) & (torch.div(num_b, safe, rounding_mode="floor") >= 1)
+    return [tuple(ij) for ij in ok.nonzero().tolist()]
+
+
+def _coefficients(a: list[int], b: list[int], nbytes: list[int]) -> tuple[int, int] | None:
+    """Whole c_a, c_b ≥ 1 with c_a·a + c_b·b = nbytes at the first two probes (Cramer's rule), else None."""
+    det = a[0] * b[1] - a[1] * b[0]
+    if det == 0:
+        return None
+    ca, ra = divmod(nbytes[0] * b[1] - nbytes[1] * b[0], det)
+    cb, rb = divmod(a[0] * nbytes[1] - a[1] * nbytes[0], det)
+    return (ca, cb) if ra == rb == 0 and ca >= 1 and cb >= 1 else None
 
 
 def _monomial(c: int, factors: tuple[str, ...]) -> Poly:

@@ -523,3 +523,26 @@ def test_bad_train_options_give_one_line_and_status_2(argv, message, capsys):
     code, out, err = run(argv, capsys)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and message in err
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_pairs_a_storage_may_sum_are_cramers_whole_solutions(seed):
+    """`model.peak`'s search for a storage's bytes as a sum of two monomials tests a block of pairs at once in int64:
+    the pairs it keeps, in order, are those whose Cramer's rule at the first two probes gives whole coefficients of
+    at least 1, one by one (determinants of both signs and 0, the pairs of one list and of two)."""
+    from model.peak import _coefficients, _solvable
+    rng = random.Random(seed)
+    monomials = [((str(i),), [rng.choice((1, 2, 3, 4, 6, 12, 24, 48)) * rng.randrange(1, 9) for _ in range(3)])
+                 for i in range(60)]
+    a, b = monomials[:25], monomials[25:]
+    i0, j0 = rng.randrange(2, len(a)), rng.randrange(2, len(b))  # (not 1, the bytes themselves below)
+    nbytes = [3 * x + 5 * y for x, y in zip(a[i0][1], b[j0][1])]  # a sum of two there is
+    a[1] = b[1] = (("n",), nbytes)  # the bytes themselves: in a pair, a coefficient of 0 beside 1
+    for left, right, same in ((a, a, True), (a, b, False), (b, a, False)):
+        pairs = [(i, j) for i in range(len(left)) for j in range(len(right)) if (i < j or not same)]
+        want = [(i, j) for i, j in pairs if _coefficients(left[i][1], right[j][1], nbytes) is not None]
+        assert _solvable(left, right, nbytes, same) == want
+    assert (i0, j0) in _solvable(a, b, nbytes, same=False)
+    big = 2 ** 31  # bytes whose products would pass int64's room: the pairs one by one, the same ones
+    scaled = [[(f, [big * x for x in v]) for f, v in ms] for ms in (a, b)]
+    assert _solvable(*scaled, [big * n for n in nbytes], same=False) == _solvable(a, b, nbytes, same=False)
