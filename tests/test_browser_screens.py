@@ -43,9 +43,6 @@ def test_D_reads_the_readmes_forms_and_keeps_a_bad_one_aside(explorer):
     for text in ("300e9", "3e11", "300,000,000,000", "300 billion", "300 Billion"):  # was 3,009 tokens, silently
         type_into(card.locator(".train-D input"), "1e9")
         expect(card.locator(".train-headline")).to_contain_text("D = 1.0 billion tokens", timeout=WAIT)
-        # the box's own reformat comes back apart from the headline (which the figures' worker sends): text typed
-        # before it arrives would be overwritten by it, and Enter would then send "1,000,000,000" again
-        expect(card.locator(".train-D input")).to_have_value("1,000,000,000", timeout=WAIT)
         type_into(card.locator(".train-D input"), text)
         expect(card.locator(".train-headline")).to_contain_text("D = 300.0 billion tokens", timeout=WAIT)
         expect(card.locator(".train-D input")).to_have_value("300,000,000,000")
@@ -167,6 +164,44 @@ def test_an_answer_that_arrives_while_the_box_is_typed_into_keeps_the_typing(exp
     expect(box).to_have_value("770")
     box.press("Enter")
     expect(status(page)).to_contain_text("h snapped 12 → 11: 770 is not divisible by 12", timeout=WAIT)
+
+
+def test_an_answer_that_arrives_while_a_training_box_is_typed_into_keeps_the_typing(chromium, server):
+    """The training card's boxes as the controls' (app.boxes): the server's answer to D = 1e9 (the box's
+    1,000,000,000, then the headline) is held back until 2e9 has been typed into the same box, which keeps 2e9, and
+    Enter sends it (a plain text box put 1,000,000,000 back, so Enter sent nothing and 2e9 was lost)."""
+    page = chromium.new_page(viewport={"width": 1400, "height": 900})
+    errors = watch_errors(page)
+    hold, held, clients = [False], [], []
+
+    def route(ws) -> None:  # the page's websocket through the test: the server's messages wait while hold[0]
+        to_server = ws.connect_to_server()
+        clients.append(ws)
+        ws.on_message(to_server.send)
+        to_server.on_message(lambda m: held.append(m) if hold[0] else ws.send(m))
+
+    page.route_web_socket(lambda url: "/ws" in url, route)
+    page.goto(f"{server}/explorer")
+    reveal(page, ".training-card")
+    card = page.locator(".training-card")
+    card.locator(".train-rule input").uncheck()
+    box = card.locator(".train-D input")
+    expect(box).to_be_enabled()
+    hold[0] = True
+    box.fill("1e9")
+    box.press("Enter")
+    box.fill("2e9")  # typed before the answer to 1e9 comes
+    hold[0] = False
+    for m in held:
+        clients[-1].send(m)
+    expect(card.locator(".train-headline")).to_contain_text("D = 1.0 billion tokens", timeout=WAIT)
+    expect(box).to_have_value("2e9")
+    box.press("Enter")
+    expect(card.locator(".train-headline")).to_contain_text("D = 2.0 billion tokens", timeout=WAIT)
+    expect(box).to_have_value("2,000,000,000")
+    expect(page).to_have_url(re.compile(r"&D=2000000000(&|$)"))
+    page.close()
+    assert held and errors == []
 
 
 def test_an_h_kv_notice_does_not_outlive_its_change(explorer):

@@ -7,7 +7,8 @@ d_shared and the layout's moe_step / dense_first / dense_layers (hidden where th
 no shared experts), the window's W and full_layers (full_layers hidden without a window); a line naming Gemma's or
 gpt-oss's extras where the model has them; each switch and size with a "?" that says what it is, on hover, focus or a tap), the advanced fold and the status line,
 and writes `view` into them. A number box is a text box: it shows its value with thousands separators and sends
-what is typed as text, read on the server by `model.numbers`' grammar (1024, 1,024, 1e3, 70 million). Sliders follow the keyboard as Panel's did (arrows one step, PageUp/PageDown
+what is typed as text (app.boxes' typedBox: never replaced by an answer while it is typed), read on the server by
+`model.numbers`' grammar (1024, 1,024, 1e3, 70 million). Sliders follow the keyboard as Panel's did (arrows one step, PageUp/PageDown
 five, Home/End the ends) and the pointer (drag or click on the track); each input goes to the server in
 `model.asked`, the list of inputs it has not yet answered, each `[count, name, value]` (at most one per animation
 frame while dragging; consecutive inputs to one field keep only the latest). The whole list travels every time
@@ -17,7 +18,9 @@ and a slider pressed right after would otherwise lose the box's value. Inputs le
 class name (`noUi-handle`) and its ARIA slider role, so tests and screen readers find it as before.
 """
 
-CONTROLS_ESM = r"""
+from ...boxes import TYPED_BOX
+
+CONTROLS_ESM = TYPED_BOX + r"""
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"}[c]));
 
 export function render({ model, el }) {
@@ -104,28 +107,10 @@ export function render({ model, el }) {
     select.addEventListener("change", () => send(name, select.value));
     selects[name] = select;
   }
-  const typedBox = (name, box) => {  // a number box sends its text on Enter or when it loses focus
-    let typed = null;
-    const commit = () => {
-      delete box.dataset.typing;
-      const text = box.value.trim();
-      if (text === typed) return;
-      typed = text;
-      send(name, text);
-    };
-    // typed into since its last send: an answer to that send, arriving now, must not replace what is being typed
-    box.addEventListener("input", () => { box.dataset.typing = "1"; });
-    box.addEventListener("keydown", (e) => { if (e.key === "Enter") commit(); });
-    box.addEventListener("change", commit);
-    box.addEventListener("focus", () => { typed = box.value.trim(); });
-    box.addEventListener("blur", () => {  // left unsent (typed back to what it held): it shows the state again
-      if (box.dataset.typing) { delete box.dataset.typing; apply(); }
-    });
-  };
   const sizes = {};       // d_ff, h_kv, d_head, E, k, … -> number box
   for (const z of spec.sizes) {
     sizes[z.name] = root.querySelector(`.recipe-${z.name} input`);
-    typedBox(z.name, sizes[z.name]);
+    typedBox(sizes[z.name], (text) => send(z.name, text), () => apply());
   }
   const showNumber = (name, box, value) => {  // not over what the learner is typing; in the focused box, the
     // server's answer to it (a clamp) once it is sent
@@ -200,7 +185,7 @@ export function render({ model, el }) {
       f.slider.addEventListener("pointerup", stop);
       f.slider.addEventListener("pointercancel", stop);
     });
-    typedBox(f.name, f.box);
+    typedBox(f.box, (text) => send(f.name, text), () => apply());
   }
 
   const apply = () => {

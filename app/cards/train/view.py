@@ -16,6 +16,7 @@ from model import numbers
 from model.training import CUSTOM_GPU, Plan
 
 from ...background import Latest
+from ...boxes import NumberBox
 from ...flex import wrap
 from ...state import ExplorerState
 from ...styles import BASE
@@ -51,9 +52,10 @@ export function render({ model, el }) {
     _stylesheets = [BASE + "label { display: inline-flex; align-items: center; gap: 4px; cursor: pointer; }"]
 
 
-def _box(key: str, width: int) -> pn.widgets.TextInput:
-    """A number box of the card, labelled as TRAIN_CONTROLS names it (its label names the input for screen readers)."""
-    return pn.widgets.TextInput(label=C[key], width=width, css_classes=[f"train-{key}"])
+def _box(key: str, width: int) -> NumberBox:
+    """A number box of the card, labelled as TRAIN_CONTROLS names it (its label names the input for screen readers;
+    an answer never replaces what is being typed: app.boxes)."""
+    return NumberBox(label=C[key], width=width, margin=(5, 10), css_classes=[f"train-{key}"])
 
 
 def _text(x: int | float) -> str:
