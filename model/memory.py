@@ -64,7 +64,7 @@ _ROTARY_PROBES = (2, 4, 4, 6)
 # A part with a fixed state has its own probe values (its `probe(i, structure)` at recipe probe i): its storages are
 # its `saved_parts`' (checked at each probe), the rest of its blocks is fitted as every block is.
 _ROTARY_HEAD = 10  # the second probe's d_head where RoPE rotates part of each head (2 leaves no part unrotated)
-_MAX_DEGREE = 4
+_MAX_DEGREE = 4  # of a monomial in a storage's elements or bytes (BhT² is 4)
 PROBE_WINDOW = 2  # a window changes which keys a query sees, never a shape: any W stands for all
 PROBE_CAP = 30.0  # likewise a soft-cap's c
 PROBE_QUERY_SCALE = 3  # and query_pre_attn_scalar's (odd: never a RoPE model's d_head, which would make it None)
@@ -291,28 +291,25 @@ def _monomial_poly(coeff: int, factors: tuple[str, ...]) -> Poly:
     return poly
 
 
-@functools.cache
-def _candidates(factors: tuple[str, ...] = _FACTORS) -> tuple[tuple[str, ...], ...]:
-    """Monomials in `factors` up to _MAX_DEGREE, lowest degree first."""
-    return tuple(c for k in range(_MAX_DEGREE + 1) for c in itertools.combinations_with_replacement(factors, k))
-
-
-@functools.lru_cache(maxsize=64)
-def _products(probes: tuple[Config, ...]) -> tuple[tuple[tuple[str, ...], tuple[int, ...]], ...]:
-    """Each monomial of the probes' recipe (`_candidates`, lowest degree first) with its values at the probes, those
-    with no value 0: computed once per set of probes, for all of its storages."""
+@functools.lru_cache(maxsize=128)
+def monomials(probes: tuple[Config, ...], factors: tuple[str, ...]) -> tuple[tuple[tuple[tuple[str, ...],
+                                                                                     tuple[int, ...]], ...], ...]:
+    """By degree 0 … _MAX_DEGREE, each monomial in `factors` ("T-1" among them where asked) with its values at the
+    probes, lowest degree first: computed once per set of probes, for all of its storages (`fit_monomial`,
+    `model.peak`'s sums of two)."""
     values = [_factor_values(p) for p in probes]
-    at = ((factors, tuple(math.prod(v[f] for f in factors) for v in values))
-          for factors in _candidates(factors_of(probes[0])))
-    return tuple((factors, products) for factors, products in at if all(products))
+    return tuple(tuple((f, tuple(math.prod(v[x] for x in f) for v in values))
+                       for f in itertools.combinations_with_replacement(factors, k)) for k in range(_MAX_DEGREE + 1))
 
 
 def fit_monomial(counts: list[int], probes: list[Config]) -> Poly:
     """The polynomial c·f₁·f₂… (lowest degree, whole c ≥ 1) equal to counts[i] at probes[i]; RuntimeError if none."""
     found: list[tuple[int, tuple[str, ...]]] = []
-    for factors, products in _products(tuple(probes)):
+    for factors, products in (m for degree in monomials(tuple(probes), factors_of(probes[0])) for m in degree):
         if found and len(factors) > len(found[0][1]):
             break
+        if not all(products):  # 0 at a probe
+            continue
         c, r = divmod(counts[0], products[0])
         if not r and c >= 1 and all(c * p == n for p, n in zip(products, counts)):
             found.append((c, factors))

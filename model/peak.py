@@ -51,10 +51,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from .config import KIND_LABELS, Config, one_of_each
 from .formula import Poly, poly_add, poly_const, poly_mul, poly_symbol, polynomial
 from .gpt import GPT, Tap
-from .memory import BLOCK_COUNTS, ONES, Structure, fit_monomial, probes
+from .memory import BLOCK_COUNTS, ONES, Structure, fit_monomial, monomials, probes
 from .passes import TORCH_DTYPES, MetaShapes
 
-_MAX_DEGREE = 4  # of a monomial in a storage's bytes (BhT² is 4)
 
 PHASES = ("forward", "loss", "backward", "optimizer")
 PHASE_SYMBOLS = {"forward": "M_fwd", "loss": "M_loss", "backward": "M_bwd", "optimizer": "M_opt"}  # bytes at the peak
@@ -360,23 +359,15 @@ def _fit_bytes(nbytes: list[int], configs: list[Config]) -> Poly:
         return fit_monomial(nbytes, configs)
     except RuntimeError:
         pass
+    factors = tuple(k for k in (*configs[0].symbols(), "T-1") if k not in BLOCK_COUNTS)  # numbers of blocks: the
+    # blocks' own
     by_degree = [[(f, a) for f, a in degree if all(0 < x <= n for x, n in zip(a, nbytes))]
-                 for degree in _monomials(tuple(configs))]  # those not above the bytes at any probe
+                 for degree in monomials(tuple(configs), factors)]  # those not above the bytes at any probe
     for (fa, a), (fb, b) in _pairs_by_degree(by_degree, nbytes):
         ca, cb = _coefficients(a, b, nbytes)
         if all(ca * x + cb * y == n for x, y, n in zip(a, b, nbytes)):
             return poly_add(_monomial(ca, fa), _monomial(cb, fb))
     raise RuntimeError(f"bytes {nbytes} at the probes fit no monomial and no sum of two")
-
-
-@functools.lru_cache(maxsize=64)
-def _monomials(configs: tuple[Config, ...]) -> tuple[tuple[tuple[tuple[str, ...], tuple[int, ...]], ...], ...]:
-    """By degree 0 … _MAX_DEGREE, each monomial of the probes' symbols (numbers of blocks left out: the blocks' own)
-    with its values at the probes: computed once per set of probes, for all of its storages."""
-    values = [{**c.symbols(), "T-1": c.T - 1} for c in configs]
-    factors = tuple(k for k in values[0] if k not in BLOCK_COUNTS)
-    return tuple(tuple((f, tuple(math.prod(v[x] for x in f) for v in values))
-                       for f in itertools.combinations_with_replacement(factors, k)) for k in range(_MAX_DEGREE + 1))
 
 
 def _pairs_by_degree(by_degree: list[list], nbytes: list[int]) -> Iterator[tuple]:
