@@ -1,5 +1,5 @@
 """Every cache of the model layer, forgotten at once: `clear_caches()`, for benchmarks and tests that must measure
-uncached calls (passes, traces, saved-bytes formulas, budgets and the symbolic passes)."""
+uncached calls (passes, traces, saved-bytes formulas, budgets, the symbolic passes and the meta kernels' answers)."""
 from __future__ import annotations
 
 from . import budgeting, config, memory, passes, symbolic, tracing
@@ -13,3 +13,4 @@ def clear_caches() -> None:
         cached.cache_clear()
     budgeting.clear_formulas()
     symbolic.clear()
+    passes.KNOWN_SHAPES.clear()

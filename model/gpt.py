@@ -19,6 +19,7 @@ import math
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import stack
 from .config import NOPE, Config, mlp_kind
@@ -221,3 +222,23 @@ class GPT(nn.Module):
     def num_params(self) -> int:
         """Unique parameters of the built module; the tied head's weight is W_te and counts once."""
         return sum(p.numel() for p in self.parameters())
+
+
+FILLS = (torch.ops.aten.uniform_.default, torch.ops.aten.normal_.default, torch.ops.aten.zero_.default,
+         torch.ops.aten.fill_.Scalar)  # what torch's own layers do to their new weights (`reset_parameters`)
+
+
+class _NoFill(TorchDispatchMode):
+    """Skips filling a meta tensor with values (`FILLS`): the meta device holds none, so they change nothing, and
+    their Python meta kernels cost half of building a module there."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func in FILLS and args[0].device.type == "meta":
+            return args[0]
+        return func(*args, **(kwargs or {}))
+
+
+def meta_gpt(cfg: Config, **kwargs) -> GPT:
+    """`GPT(cfg, **kwargs)` on the meta device: every shape, no values (torch's layers' initialisations skipped)."""
+    with torch.device("meta"), _NoFill():
+        return GPT(cfg, **kwargs)

@@ -49,7 +49,7 @@ from .expr import E, Expr, num, shape_subs, total
 from .parts import attention, latent, moe, says, sparse, window
 from .config import BOUNDS, Config, all_attention, one_of_each
 from .figures import Line, check_lines
-from .gpt import GPT
+from .gpt import meta_gpt
 from .parts.moe import Experts
 from .passes import DTYPES, TORCH_DTYPES, Flops
 from .training import GPUS, Gpu
@@ -224,8 +224,7 @@ def _decode_blocks(cfg: Config, dtype: str, kind: str) -> _BlockSteps:
     tokens; "sliding": over T_W), each on the embedding's output, and the head (`_BlockSteps`)."""
     torch_dtype = TORCH_DTYPES[dtype]
     one = one_of_each(window.of_kind(cfg, kind))
-    with torch.device("meta"):
-        model = GPT(one).to(torch_dtype).requires_grad_(False)  # serving: no parameter asks for a gradient
+    model = meta_gpt(one).to(torch_dtype).requires_grad_(False)  # serving: no parameter asks for a gradient
     cached = cfg.T if kind == "full" else cfg.T_W
     pasts = [_past(cfg, block_kind, cached, torch_dtype) for block_kind in one.block_kinds]
     outputs: list[tuple[str, torch.Tensor]] = []
@@ -339,8 +338,7 @@ def quantized(cfg: Config, group: int) -> Quantized:
     Mixtral's and Qwen's `gate`. The scales (S_q): one per group of `group` weights along each matrix row's inputs
     (a row's last group may be shorter: ⌈in / group⌉ per row). Counted on one block of each kind
     (`model.config.one_of_each`), times the blocks of that kind."""
-    with torch.device("meta"):
-        blocks = GPT(one_of_each(cfg)).blocks
+    blocks = meta_gpt(one_of_each(cfg)).blocks
     n = Counter(cfg.block_kinds)
     N_q = S_q = N_e = S_e = 0
     for block in blocks:

@@ -34,7 +34,7 @@ from torch.utils.flop_counter import flop_registry, register_flop_formula, sdpa_
 from . import grouped  # noqa: F401 (registers the experts' grouped matmul and its FLOP formulas)
 from . import loops
 from .config import Config, one_of_each
-from .gpt import GPT
+from .gpt import GPT, meta_gpt
 
 DTYPES: dict[str, int] = {"fp32": 4, "bf16": 2, "fp16": 2}  # bytes per floating-point element
 TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -140,11 +140,18 @@ class MetaShapes(TorchDispatchMode):
     kernel again, most of them Python (its elementwise ops' broadcasting). A chunked scan (Gated DeltaNet's, Mamba's)
     repeats the same ops a few hundred times per pass. Ops that write or alias their inputs (views, copy_), and any
     tensor not a plain meta one (the symbolic pass's fake tensors), run as they are. Innermost of the pass's modes:
-    what the others see is unchanged (a new storage of the same size, the same FLOPs)."""
+    what the others see is unchanged (a new storage of the same size, the same FLOPs).
+
+    What an op gives depends on its inputs' sizes, strides and dtypes and its other arguments only, so every pass
+    shares one table (`KNOWN_SHAPES`): an export's hundreds of passes at the same probes of B and T (saved bytes, the
+    step's peak, each dtype and recipe) run each op's meta kernel once. The table is emptied when it holds
+    `KNOWN_MAX` entries, and by `model.clear_caches`."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.known: dict[tuple, tuple[bool, tuple]] = {}  # inputs -> (a tuple out?, each output's size, stride, dtype)
+        if len(KNOWN_SHAPES) >= KNOWN_MAX:
+            KNOWN_SHAPES.clear()
+        self.known = KNOWN_SHAPES
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -172,6 +179,10 @@ class MetaShapes(TorchDispatchMode):
         return out
 
 
+KNOWN_SHAPES: dict[tuple, tuple[bool, tuple]] = {}  # an op and its inputs -> (a tuple out?, each output's size, stride,
+# dtype), or RUNS
+KNOWN_MAX = 50_000  # about 45 MB at most (~900 bytes each; an uncached export of GPT-2 small or DeepSeek-V3.2 leaves
+# 9,000 to 12,000)
 RUNS = ("runs",)  # `MetaShapes.known` of inputs whose op returned a storage it was given: run it every time
 
 
@@ -309,9 +320,7 @@ def _module(arch: Config, dtype: str) -> GPT:
     """`GPT(arch)` on the meta device at `dtype`, `arch` one block of each kind at B = T = 1
     (`model.config.one_of_each`). A module depends on d, h, V, T_max, tie, the recipe and which kinds of blocks there
     are only (B, T and L are the input's and the depth's), so moving B, T or L reuses it."""
-    with torch.device("meta"):
-        model = GPT(arch)
-    return model.to(TORCH_DTYPES[dtype])
+    return meta_gpt(arch).to(TORCH_DTYPES[dtype])
 
 
 @functools.lru_cache(maxsize=512)

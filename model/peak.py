@@ -50,7 +50,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from .config import KIND_LABELS, Config, one_of_each
 from .formula import Poly, poly_add, poly_const, poly_mul, poly_symbol, polynomial
-from .gpt import GPT, Tap
+from .gpt import GPT, Tap, meta_gpt
 from .memory import BLOCK_COUNTS, ONES, Structure, fit_monomial, monomials, probes
 from .passes import TORCH_DTYPES, MetaShapes
 
@@ -210,8 +210,7 @@ class _Live(TorchDispatchMode):
 def _meta_module(cfg: Config, dtype: str) -> GPT:
     """A fresh `GPT` of one block of each kind on the meta device with allocated gradients (its own: nothing shared
     is touched)."""
-    with torch.device("meta"):
-        model = GPT(one_of_each(cfg)).to(TORCH_DTYPES[dtype])
+    model = meta_gpt(one_of_each(cfg)).to(TORCH_DTYPES[dtype])
     for p in model.parameters():
         p.grad = torch.zeros_like(p)
     return model

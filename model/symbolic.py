@@ -35,7 +35,7 @@ import torch
 
 from . import stack
 from .config import Config, one_of_each
-from .gpt import GPT
+from .gpt import meta_gpt
 from .passes import PASS_LOCK, TORCH_DTYPES, real_pass, record, use_shortcut
 
 LOG = logging.getLogger(__name__)
@@ -246,8 +246,7 @@ def symbolic_pass(cfg: Config, dtype: str) -> SymbolicPass:
 
     env = ShapeEnv(duck_shape=False)  # B and T stay two symbols even where they are equal
     mode = FakeTensorMode(shape_env=env)
-    with torch.device("meta"):
-        module = GPT(one_of_each(cfg))
+    module = meta_gpt(one_of_each(cfg))
     module = module.to(TORCH_DTYPES[dtype])
     fakes: dict[int, torch.nn.Parameter] = {}  # by identity: a tied head keeps W_te's one parameter
     for sub in module.modules():

@@ -52,7 +52,7 @@ from .budgeting import budget
 from .config import GPT2_V, Config, snap_heads
 from .parts import latent, moe
 from .figures import html_repr
-from .gpt import GPT, init_weights
+from .gpt import GPT, init_weights, meta_gpt
 from .tensor_notation import notation
 from .tracing import trace
 
@@ -318,8 +318,7 @@ def build(cfg: Config, seed: int, *, threads: int | None = None) -> GPT:
     then overwrite it: twice the time); the tied head is re-tied after `to_empty`. The rule is
     `model.gpt.init_weights`'s; its N(0, σ) draws run on `threads` threads (`ParallelNormal`).
     """
-    with torch.device("meta"):
-        model = GPT(cfg)
+    model = meta_gpt(cfg)
     model.to_empty(device="cpu")
     if cfg.tie:
         model.head.weight = model.wte.weight

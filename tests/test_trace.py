@@ -269,7 +269,7 @@ def test_no_hooks_or_modes_left_behind():
 
 def _patched_gpt(monkeypatch, block_forward) -> list:
     """Make the tracer build models whose block 0 runs `block_forward`; returns the models it built."""
-    made, real_gpt = [], passes.GPT
+    made, real_gpt = [], passes.meta_gpt
 
     def gpt(c, **kw):
         m = real_gpt(c, **kw)
@@ -277,7 +277,7 @@ def _patched_gpt(monkeypatch, block_forward) -> list:
         made.append(m)
         return m
 
-    monkeypatch.setattr(passes, "GPT", gpt)
+    monkeypatch.setattr(passes, "meta_gpt", gpt)
     return made
 
 
@@ -311,15 +311,18 @@ def test_rows_and_trace_are_immutable():
 @pytest.mark.parametrize("name", ["gpt2-small", "llama3-8b", "deepseek-v3.2", "qwen3-next-80b-a3b",
                                   "kimi-linear-48b-a3b", "jamba-v0.1"])
 def test_known_meta_shapes_leave_every_record_as_it_was(name, monkeypatch):
-    """`passes.MetaShapes` answers ops from sizes seen before (in a pass, `PassMode`); the pass it serves is the pass torch's meta kernels give
-    (every tensor, view flag, saved storage and FLOP count), and so are a step's peak moments (`model.peak`)."""
+    """`passes.MetaShapes` answers ops from sizes seen before (in this pass or an earlier one, `PassMode`); the pass it
+    serves is the pass torch's meta kernels give (every tensor, view flag, saved storage and FLOP count), and so are a
+    step's peak moments (`model.peak`)."""
     import contextlib
 
     import model.peak as peak
 
     cfg = replace(PRESETS[name], B=2, T=70)  # two chunks of 64 for the scans
-    fast = passes.real_pass(cfg, "fp32")
+    passes.KNOWN_SHAPES.clear()
+    fast = passes.real_pass(cfg, "fp32")  # each op's first sizes from its meta kernel, a repeat's from the table
     fast_peak = peak._maximal([cfg], "fp32", peak._pass)
+    assert passes.real_pass(cfg, "fp32") == fast  # every op answered from the table the passes before filled
     monkeypatch.setattr(passes, "PassMode", passes.Flops)  # the FLOP count without the answers
     monkeypatch.setattr(peak, "MetaShapes", contextlib.nullcontext)
     assert passes.real_pass(cfg, "fp32") == fast

@@ -224,9 +224,6 @@ def conv_state(cfg: Config) -> Expr:
     return E("d_conv·{c}", c=CONV)
 
 
-STATE_BYTES = 4  # transformers keeps the recurrent state in fp32 (update_recurrent_state(….to(torch.float32)))
-
-
 def states(cfg: Config, size: int) -> Expr:
     """The L_kda blocks' states for B sequences in bytes: the convolution's at `size` bytes an element, the recurrent
     one's at fp32 (`STATE_BYTES`)."""
