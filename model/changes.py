@@ -45,7 +45,7 @@ one change (`STATE_CHANGES`, the part's LAST_CHANGE) puts the state in place. It
 T (T_pad/T, (T + d_conv − 1)/T): the chain's polynomials divide by symbols there (`model.formula.to_poly`'s `divide`),
 values exact as Fractions, and the line is written from the budget's own formulas where they are the same difference
 term by term (`state_figures`). Its KV cache per token falls; the states it keeps instead, per sequence, have a line of
-their own at this B (`state_lines`). Mamba 2's and KDA's saved bytes are measured (no formula): their lines have none.
+their own at this B (`state_lines`).
 """
 from __future__ import annotations
 
@@ -110,9 +110,8 @@ FIGURES: dict[str, tuple[str, str]] = {  # figure -> (label, unit), in display o
 }
 
 
-Figure = tuple[Poly | None, Fraction, str]  # a figure of one state in this configuration's symbols: polynomial (a
-# Laurent one where it divides by T: `to_poly`'s `divide`; None where the figure is measured, no formula), exact value
-# and text
+Figure = tuple[Poly, Fraction, str]  # a figure of one state in this configuration's symbols: polynomial (a Laurent
+# one where it divides by T: `to_poly`'s `divide`), exact value and text
 
 
 @dataclass(frozen=True)
@@ -472,9 +471,6 @@ def _state_figures(s: Config, cfg: Config, symbols: dict[str, int], dtype: str, 
     rewritten or `own_text` (this configuration itself), else the rewritten polynomial."""
     out = {}
     for f, line in _figures(s, dtype).items():
-        if not line.formula:  # measured, no formula yet (Mamba's saved bytes: `Config.saved_measured`)
-            out[f] = (None, Fraction(line.value), "")
-            continue
         own = to_poly(line.formula, SYMBOLS, divide=True)
         poly = in_symbols_of(own, s, cfg)
         value = _value(poly, symbols)
@@ -544,15 +540,11 @@ def _difference(after: dict[str, Figure], before: dict[str, Figure]) -> dict[str
     out = {}
     for f in after:
         value = after[f][1] - before[f][1]
-        if after[f][0] is None or before[f][0] is None:  # a measured figure: its difference is measured too
-            out[f] = (None, value, "")
-            continue
         poly = poly_add(after[f][0], before[f][0], -1)
         out[f] = (poly, value, formula_text(poly))
     return out
 
 
-MEASURED = ", measured (no formula yet)"  # a figure of a state whose pass has none (`Config.saved_measured`)
 PAST_WINDOW = "KV cache per token of context past the window"  # a windowed state's kv_cache figure: below W, one
 # more token still grows every block's cache; the figure is its growth from T = W on (`model.parts.window.window_labels`)
 
@@ -564,9 +556,8 @@ def _group(key: str, title: str, figures: dict[str, Figure], always: tuple[str, 
     def label(f: str) -> str:
         return PAST_WINDOW if past_window and f == "kv_cache" else FIGURES[f][0]
 
-    lines = tuple(Line(f"changes/{key}/{f}", f"{short or SHORT[key]}: {label(f)}" + ("" if poly is not None else MEASURED),
-                       text, number(value), FIGURES[f][1])
-                  for f, (poly, value, text) in figures.items() if poly or (poly is None and value) or f in always)
+    lines = tuple(Line(f"changes/{key}/{f}", f"{short or SHORT[key]}: {label(f)}", text, number(value), FIGURES[f][1])
+                  for f, (poly, value, text) in figures.items() if poly or f in always)
     return Change(key, title, lines + more)
 
 

@@ -476,14 +476,15 @@ class Config:
     @property
     def T_pad(self) -> int:
         """T rounded up to whole chunks of the part with a fixed state (`model.stack.stateful`): the chunked delta
-        rule's 64 tokens (`model.parts.delta.CHUNK`, Kimi delta attention's too), Mamba 2's Q; T where there is none
-        (Mamba's scan runs over T itself)."""
+        rule's 64 tokens (`model.parts.delta.CHUNK`, Kimi delta attention's too), Mamba 2's Q, Mamba's ⌈√T⌉
+        (`model.parts.mamba1.chunk`); T where there is none."""
         return self.T if self._chunk is None else -(-self.T // self._chunk) * self._chunk
 
     @property
     def _chunk(self) -> int | None:
         """The tokens a chunk of the part with a fixed state holds (`T_pad`), None where it has no chunks."""
-        return delta.CHUNK if self.linear_layers or self.kda_layers else self.ssm_chunk if self.mamba_layers else None
+        return delta.CHUNK if self.linear_layers or self.kda_layers else self.ssm_chunk if self.mamba_layers else \
+            mamba1.chunk(self) if self.mamba1_layers else None
 
     @property
     def stateful(self) -> bool:
@@ -496,13 +497,6 @@ class Config:
         """The number of blocks a part with a fixed state mixes (`STATEFUL_BLOCKS`), 0 where every block has
         attention."""
         return sum(len(getattr(self, name)) for name, _ in STATEFUL_BLOCKS)
-
-    @property
-    def saved_measured(self) -> bool:
-        """Its stateful blocks' saved bytes have no formula yet (Mamba's scan by doubling): read off this
-        configuration's own pass (Gated DeltaNet's, Kimi delta attention's and Mamba 2's are formulas, their parts'
-        `saved_parts`)."""
-        return bool(self.mamba1_layers)
 
     @property
     def h_I(self) -> int | None:
@@ -527,7 +521,7 @@ class Config:
     @property
     def n_c(self) -> int:
         """The chunks of the part with a fixed state: T_pad / 64 for the chunked delta rule (`model.parts.delta.CHUNK`),
-        T_pad / Q for Mamba 2's scan (`T_pad`)."""
+        T_pad / Q for Mamba 2's scan, T_pad / ⌈√T⌉ for Mamba's (`T_pad`)."""
         return self.T_pad // (self._chunk or self.T)
 
     @property

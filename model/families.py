@@ -70,12 +70,11 @@ def menu_label(name: str) -> str:
     return f"{TITLES[name]} · L {cfg.L}, d {cfg.d:,}" + "".join(part.menu_words(cfg) for part in MENU_PARTS)
 
 
-def grouped_menu(moe: bool = False, exported: bool = False) -> dict[str, dict[str, str]]:
+def grouped_menu(moe: bool = False) -> dict[str, dict[str, str]]:
     """Family -> {menu label -> preset name} of every preset (`moe`: the pages' menu, live and exported) or of the dense
     ones of full attention (`PAGE_PRESETS`: what every exported page carries), families and presets in menu order; a
-    family with none of them is left out. `exported`: without the presets whose blocks the exported page refuses
-    (`Config.saved_measured`: Mamba)."""
-    listed = {n: c for n, c in (PRESETS if moe else PAGE_PRESETS).items() if not (exported and c.saved_measured)}
+    family with none of them is left out."""
+    listed = PRESETS if moe else PAGE_PRESETS
     menu = {family: {menu_label(n): n for n in names if n in listed} for family, names in FAMILIES.items()}
     return {family: labels for family, labels in menu.items() if labels}
 
@@ -125,17 +124,17 @@ CUSTOM_LABEL = "custom (your own values)"
 OWN = "Your own"  # the menu group of CUSTOM_LABEL
 
 
-def preset_labels(moe: bool = False, exported: bool = False) -> dict[str, str]:
+def preset_labels(moe: bool = False) -> dict[str, str]:
     """Menu label -> preset name for every preset of the menu (`grouped_menu`), family by family, then CUSTOM_LABEL
     -> "custom"."""
-    return {**{label: name for family in grouped_menu(moe, exported).values() for label, name in family.items()},
+    return {**{label: name for family in grouped_menu(moe).values() for label, name in family.items()},
             CUSTOM_LABEL: CUSTOM}
 
 
-def menu_groups(moe: bool = False, exported: bool = False) -> dict[str, list[str]]:
+def menu_groups(moe: bool = False) -> dict[str, list[str]]:
     """Family -> the menu labels of its presets (`grouped_menu`), then OWN -> [CUSTOM_LABEL]: a grouped select's
     options."""
-    return {**{family: list(labels) for family, labels in grouped_menu(moe, exported).items()}, OWN: [CUSTOM_LABEL]}
+    return {**{family: list(labels) for family, labels in grouped_menu(moe).items()}, OWN: [CUSTOM_LABEL]}
 
 
 def sandwich_only(cfg: Config) -> bool:

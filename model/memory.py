@@ -354,15 +354,15 @@ def saved_formula(s: Structure) -> str:
     """Bytes autograd keeps for backward, in lesson notation, for every config of structure `s`."""
     configs = probes(s)
     recorded = [run_pass(p, s.dtype) for p in configs]
-    passes = [r.saved for r in recorded]
+    passes = [tuple(x for x in r.saved if not x.lin) for r in recorded]  # (a mixer with a fixed state: its part's)
     if len({len(x) for x in passes}) != 1:
         raise RuntimeError(f"probe passes of structure {structure_key(s)} saved different numbers of storages")
     kinds = tuple(b.kind for b in recorded[0].blocks)
     groups: dict[int, tuple[dict[str, Poly], Poly]] = {}
-    if s.lin:  # a fixed-state mixer's storages are its part's formula, checked at every probe; the rest is fitted
+    if s.lin:  # a fixed-state mixer's storages are its part's formula, checked at every probe (as many as its scan's
+        # chunks: Mamba's ⌈√T⌉ differs from probe to probe); the rest is fitted
         for cfg, r in zip(configs, recorded):
             _check_stateful(cfg, s.dtype, r)
-        passes = [tuple(x for x in storages if not x.lin) for storages in passes]
         for kind in kinds:
             part = stack.stateful_kind(kind)
             for size, elements in (part.saved_parts(configs[0], DTYPES[s.dtype]) if part else {}).items():

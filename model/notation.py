@@ -55,7 +55,7 @@ SYMBOL_DOCS: dict[str, str] = {
     "d_conv": "the causal convolution's taps in a Gated DeltaNet or Kimi delta attention block (over q, k and v: "
               "linear_conv_kernel_dim) or a Mamba 2 block (over x, B and C: mamba_d_conv) or a Mamba block (over x: mamba_d_conv)",
     "T_pad": "T rounded up to whole chunks: of 64 tokens for the chunked delta rule (Gated DeltaNet's, Kimi delta "
-             "attention's), of Q for Mamba 2's chunked scan",
+             "attention's), of Q for Mamba 2's chunked scan, of ⌈√T⌉ for Mamba's",
     "L_ssm": "blocks whose mixer is Mamba 2 (of the L; the other L − L_ssm keep attention)",
     "h_ssm": "a Mamba 2 block's heads, each with a state of its own (mamba_n_heads)",
     "d_ssm": "each Mamba 2 head's features: the state's rows (mamba_d_head); h_ssm·d_ssm = mamba_expand·d",
@@ -76,7 +76,7 @@ SYMBOL_DOCS: dict[str, str] = {
            "(index_topk)",
     "T_s": "the keys a query attends to in a prefill of T with sparse attention, min(T, T_k)",
     "n_c": "the chunks T is cut into, each reading the state the chunk before it left: T_pad/64 for the chunked delta "
-           "rule, T_pad/Q for Mamba 2's scan",
+           "rule, T_pad/Q for Mamba 2's scan, T_pad/⌈√T⌉ for Mamba's",
     "T_r": "T_pad where T spans two chunks or more, else 0: backward keeps the solve's w (B, h_lv, T_pad, d_lk) once a "
            "chunk after the first reads the state (the first reads zeros)",
     "d_rot": "the features of each head's q and k that RoPE rotates, where it rotates part of them (partial rotary: "

@@ -234,7 +234,7 @@ def memory_lines(tr: Trace) -> tuple[Line, ...]:
         Line("memory/activations", f"activations: new memory of the pass (views not counted{experts})",
              new_memory_formula(tr.rows, cfg.head_apart, kinds), tr.activation_bytes, "bytes"),
         Line("memory/saved", "kept for the backward pass (measured with autograd's saved-tensor hooks)"
-             + says(cfg, "memory/saved"), "" if cfg.saved_measured else saved_formula(structure(cfg, tr.dtype)),
+             + says(cfg, "memory/saved"), saved_formula(structure(cfg, tr.dtype)),
              tr.saved_bytes, "bytes"),
     ]
     if DTYPES[tr.dtype] == 2 and cfg.gpt2_recipe:

@@ -63,9 +63,8 @@ from .figures import Line, check_lines, html_repr
 from .formula import evaluate
 from .memory import BLOCK_COUNTS, VARIANTS, block_counts, kv_cache_lines, saved_formula, structure
 from .config import BOUNDS, KIND_LABELS, Config, distinct_kinds, kind_blocks, kind_counts, mlp_kind
-from .parts import delta, kda, mamba, says
+from .parts import delta, kda, mamba, mamba1, says
 from .peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates, measured_candidates, moment_words
-from .passes import run_pass
 from .tracing import DTYPES
 
 
@@ -275,9 +274,9 @@ def saved_symbols(cfg: Config) -> dict[str, str]:
 def no_peak(cfg: Config) -> str | None:
     """Why the exported page's training card has no figures for `cfg`, or None: a step's peak with a chunked part's
     blocks is measured at one config (`model.peak.measured_candidates`), never a formula of B and T, and its part's
-    NO_PEAK says so (Gated DeltaNet's, Kimi delta attention's, Mamba 2's; Mamba's pages are refused whole)."""
+    NO_PEAK says so (Gated DeltaNet's, Kimi delta attention's, Mamba 2's, Mamba's)."""
     return (delta.NO_PEAK if delta.present(cfg) else kda.NO_PEAK if kda.present(cfg)
-            else mamba.NO_PEAK if mamba.present(cfg) else None)
+            else mamba.NO_PEAK if mamba.present(cfg) else mamba1.NO_PEAK if mamba1.present(cfg) else None)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -291,12 +290,6 @@ def saved_by_kind(cfg: Config, dtype: str) -> tuple[int, dict[str, int]]:
     against `trace(cfg, dtype).saved_bytes`. Gated DeltaNet blocks count under L_lin (their chunked rule's own
     formula, `model.parts.delta.saved_parts`).
     """
-    if cfg.saved_measured:  # no formula yet (Mamba's scan): each kind's blocks measured
-        p = run_pass(cfg, dtype)
-        rest = sum(s.nbytes for s in p.saved if s.phase != "block")
-        kinds = {kind: sum(s.nbytes for s in p.saved if s.phase == "block" and p.blocks[s.block].kind == kind)
-                 for kind in distinct_kinds(cfg)}
-        return rest, kinds
     formula, values = saved_formula_of(cfg, dtype), cfg.symbols()
     rest = int(evaluate(formula, {**values, **dict.fromkeys(BLOCK_COUNTS, 0)}))  # (L_moe, L_nope: where there are)
     one = {kind: {"L": 1, "L_moe": int(mlp_kind(kind) == "moe"),
@@ -404,9 +397,6 @@ def activation_bytes(cfg: Config, setup: TrainSetup) -> tuple[int, str]:
                 f"L·BTd·{size} + S_rest + {saved_symbols(cfg)[kind]}")
     counts = kind_counts(cfg)
     total = rest + sum(counts[k] * b for k, b in by_kind.items())
-    if cfg.saved_measured:  # each kind's measured block, by its number of blocks
-        names, numbers = saved_symbols(cfg), block_counts(distinct_kinds(cfg))
-        return total, "S_rest + " + " + ".join(f"{numbers[k]}·{names[k]}" for k in by_kind)
     return total, saved_formula_of(cfg, setup.act_dtype)
 
 

@@ -3,7 +3,7 @@
 no norm) show N as `python -m model` prints it, and their budget and memory lines (the bytes kept for backward by
 their formula, `model.parts.mamba.saved_parts`, the states and the attention blocks' cache) at their B and T and at
 moved ones across a chunk boundary (T = Q, Q + 1: T_pad and n_c), by the sliders too; their shapes rows are the
-model's; their changes card is Python's, Mamba 2's change last, no figure "measured (no formula yet)". A dense Mamba 2 hybrid's training
+model's; their changes card is Python's, Mamba 2's change last. A dense Mamba 2 hybrid's training
 card says in one line why it shows no figures (`model.training.no_peak`), never a wrong peak."""
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import pytest
 from app.cards.budget.markup import shown
 from app.cards.recipe.markup import changes_groups, changes_html
 from model import PRESETS, budget
-from model.changes import MEASURED, changes
+from model.changes import changes
 from model.config import from_hf
 from model.figures import Line
 from model.parts import mamba
@@ -124,7 +124,7 @@ def test_a_dense_mamba_2_hybrids_training_card_says_why_it_has_no_peak(page, mod
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
 def test_the_changes_card_ends_with_mamba_2_as_python_makes_it(page, model_file, dtype: str) -> None:
-    """The card's groups (titles, labels, formulas, values: the saved bytes a formula, never `MEASURED`) and markup
+    """The card's groups (titles, labels, formulas, values: the saved bytes a formula) and markup
     equal Python's at the page's B and T and across a chunk boundary; its last change is Mamba 2's."""
     for b, t in ((B, T), *moved(model_file)):
         c = cfg_of(model_file, B=b, T=t)
@@ -135,4 +135,4 @@ def test_the_changes_card_ends_with_mamba_2_as_python_makes_it(page, model_file,
             [changes_html(changes_groups(ch), dtype, ch.note)]
     card = html.unescape(re.sub(r"<[^>]+>", "", text_of(page, "changes")))
     last = changes(cfg_of(model_file), "bf16").steps[-1]
-    assert last.key == "mamba" and html.unescape(html.escape(last.title)) in card and MEASURED not in card
+    assert last.key == "mamba" and html.unescape(html.escape(last.title)) in card

@@ -211,7 +211,7 @@ def test_a_preset_from_another_family_keeps_B(page) -> None:
     names = {v: k for k, v in preset_labels().items()}
     options = value_of(page, "preset", "options")
     assert list(options) == ["GPT-2", "GPT-3", "Llama 3", "Llama 4", "Mistral", "Qwen", "Gemma", "gpt-oss", "DeepSeek", "GLM", "MiniMax",
-                             "Phi", "SmolLM", "Kimi", "Your own"]  # not Jamba: its page is refused (`saved_measured`)
+                             "Phi", "SmolLM", "Kimi", "Jamba", "Your own"]
     _set(page, "preset", menu_label("deepseek-v3"))  # latent attention: its figures on the page written for it, named
     assert "python -m app export lesson.html --preset deepseek-v3 --B" in html.unescape(text_of(page, "head"))
     assert "python -m app export lesson.html --preset deepseek-v3 --B" in html.unescape(text_of(page, "shapes"))

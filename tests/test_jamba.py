@@ -231,3 +231,27 @@ def test_cli_prints_the_cache_of_a_jamba_file_as_transformers_keeps_it(tmp_path)
     assert kv["memory/kv_cache"]["value"] == reference(doc, 2, 21, build=moe_module)[1]
     run = subprocess.run([*args, "--table", "changes"], capture_output=True, text=True, check=True)
     assert "Mamba in L_mb = " in " ".join(run.stdout.split()) and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+@pytest.mark.parametrize("bias", ["conv", "all"])
+def test_saved_bytes_formula_equals_the_pass_across_the_scans_chunks(bias, dtype):
+    """`mamba1.saved_parts`: what a Mamba mixer's pass keeps for backward, element size by element size, at B = 1 and
+    more and at T on both sides of the scan's chunk sizes (⌈√T⌉ = 1, 2, 3, 4, 5, 8: T_pad and n_c), T = 1 and 2 (one
+    chunk) among them; and the model's saved-bytes formula (`model.memory.saved_formula`) is the pass's."""
+    from model import trace
+    from model.formula import evaluate
+    from model.memory import saved_formula, structure
+    from model.parts import mamba1
+    from model.passes import DTYPES, run_pass
+    s = {"mamba1_state": 3, "mamba1_dt_rank": 2, "conv_width": 4, "mamba1_bias": bias}
+    for B, T in ((1, 1), (2, 1), (1, 2), (3, 2), (2, 3), (1, 5), (2, 9), (2, 10), (1, 16), (3, 17), (2, 64), (1, 65)):
+        cfg = hybrid(s, B, T, 8, 12, L=3, mamba=(0, 2))
+        measured: dict[int, int] = {}
+        recorded = run_pass(cfg, dtype)
+        for x in recorded.saved:
+            if x.lin:
+                measured[x.element_bytes] = measured.get(x.element_bytes, 0) + x.nbytes
+        parts = mamba1.saved_parts(cfg, DTYPES[dtype])
+        assert measured == {k: k * e.value(cfg.symbols()) for k, e in parts.items()}, (B, T)
+        assert evaluate(saved_formula(structure(cfg, dtype)), cfg.symbols()) == trace(cfg, dtype).saved_bytes, (B, T)

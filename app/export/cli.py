@@ -7,7 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from model import infer_report, stack, train_report
+from model import infer_report, train_report
 from model.inference import InferSetup
 from model.cli import (OneLineParser, add_attention_arguments, add_config_arguments, add_moe_arguments,
                        add_recipe_arguments, config_from_args)
@@ -77,9 +77,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Validate, render and write; bad input ends in `parser.error` (one line, exit status 2)."""
     try:
         cfg = config_from_args(args)
-        refused = stack.stateful(cfg)  # a part whose saved bytes have no formula yet says why (`NOT_EXPORTED`)
-        if refused is not None and hasattr(refused, "NOT_EXPORTED"):
-            raise ValueError(refused.NOT_EXPORTED)
         setup = setup_from_args(args)
         infer = infer_from_args(args)
         path = check_output_path(args.out)

@@ -238,8 +238,8 @@ def build_document(cfg: Config, dtype: str = "fp32", title: str = PAGE_TITLE,
     header = Div(text=f'<h1>{html.escape(title)}<span class="tag">{html.escape(TAGLINE)}</span></h1>'
                       f'<p class="what">{html.escape(WHAT_TO_DO)}</p>', sizing_mode="stretch_width",
                  stylesheets=[_sheet(HEADER_CSS)], disable_math=True)
-    names = {v: k for k, v in preset_labels(moe=True, exported=True).items()}  # every preset; a mixture of experts' page carries its own
-    preset = Select(options=menu_groups(moe=True, exported=True), value=names[preset_of(cfg)], name="preset", width=360,
+    names = {v: k for k, v in preset_labels(moe=True).items()}  # every preset; a mixture of experts' page carries its own
+    preset = Select(options=menu_groups(moe=True), value=names[preset_of(cfg)], name="preset", width=360,
                     styles={"max-width": "calc(100vw - 130px)"})  # a phone: a long label stays inside the card
     recipe, switches = _recipe_controls(cfg, label_css)
     mlp = _mlp_controls(cfg)

@@ -73,7 +73,9 @@ OPERATORS = {ast.Add: "py.add", ast.Sub: "py.sub", ast.Mult: "py.mul", ast.Pow: 
 
 
 MATH = {html.escape: "py.escape", math.isfinite: "Number.isFinite", math.floor: "Math.floor", math.ceil: "Math.ceil", math.sqrt: "Math.sqrt",
-        math.log10: "Math.log10"}
+        math.log10: "Math.log10",
+        math.isqrt: "((n) => Math.floor(Math.sqrt(n)))"}  # exact below 2^52 (a correctly rounded root never reaches the
+# next whole number there): T ≤ 2^24
 
 
 def compile_modules(modules: Iterable[tuple[str, list]], native: Mapping[object, str] | None = None) -> str:

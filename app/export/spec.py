@@ -339,7 +339,7 @@ def _static_spec() -> dict:
         "field_defaults": {f.name: f.default for f in LINKED if f.group != "lesson"},  # where a page's asked has none
         "changes": {"titles": TITLES, "other_dtype": OTHER_DTYPE},
         "docs": {f.key: f.doc for f in SLIDERS},
-        "dtypes": dict(DTYPES), "preset_labels": preset_labels(moe=True, exported=True), "preset_asks": list(PRESET_ASKS),
+        "dtypes": dict(DTYPES), "preset_labels": preset_labels(moe=True), "preset_asks": list(PRESET_ASKS),
         "note_about": NOTE_ABOUT, "note_field": NOTE_FIELD,
         "budget": _budget_lines(), "structures": {structure_key(s): _structure(s) for s in _structures()},
         "korthikanti_note": KORTHIKANTI_NOTE,

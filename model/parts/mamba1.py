@@ -24,8 +24,8 @@ batched matmul (B·T matrices (d_inner, d_s) @ (d_s, 1)): the same matmuls, the 
 chunks of c = ⌈√T⌉ positions (`scan`: c steps within all chunks at once, T/c steps over the chunks; about 2√T steps in
 place of T on the meta device, 270 at T = 8,192), the same sums in another order in floating point. It keeps for
 backward about what transformers' loop keeps (the decays, each position's state, and the running products of decays
-that its loop does not need: a tensor of (B, d_inner, T, d_s) more); the saved bytes are measured
-(`Config.saved_measured`).
+that its loop does not need: a tensor of (B, d_inner, T_pad, d_s) more); the saved bytes are a formula of T_pad and
+the chunks n_c (`saved_parts`).
 """
 from __future__ import annotations
 
@@ -115,8 +115,8 @@ def blocks(cfg: Config) -> tuple[int, ...]:
 
 
 def chunk(cfg: Config) -> int:
-    """Tokens per chunk of the scan: 1 (the scan runs over all T positions at once, no padding: T_pad = T)."""
-    return 1
+    """Tokens per chunk of the scan (`scan`): ⌈√T⌉, so that T_pad = ⌈√T⌉·⌈T/⌈√T⌉⌉ and n_c = ⌈T/⌈√T⌉⌉."""
+    return math.isqrt(cfg.T - 1) + 1
 
 
 def menu_words(cfg: Config) -> str:
@@ -135,7 +135,7 @@ def sizes(cfg: Config) -> dict[str, object]:
 def symbols(cfg: Config) -> dict[str, int]:
     """Its symbols' values (`Config.symbols`)."""
     return {"L_mb": cfg.L_mb, "d_inner": cfg.mamba1_inner, "d_s": cfg.mamba1_state, "r_dt": cfg.mamba1_dt_rank,
-            "d_conv": cfg.conv_width, "T_pad": cfg.T_pad}
+            "d_conv": cfg.conv_width, "T_pad": cfg.T_pad, "n_c": cfg.n_c}
 
 
 def conv_bias(cfg: Config) -> bool:
@@ -190,8 +190,8 @@ SAYS = {  # the words Mamba adds to the budget's lines (`model.parts.says`)
                      "blocks",
     "budget/share": "the share of the measured forward FLOPs in products of activations: attention's scores and the "
                     "Mamba scan's reads",
-    "memory/saved": "; no formula beside Mamba blocks: their scan keeps tensors of (B, d_inner, T, d_s) that no fitted "
-                    "formula covers yet",
+    "memory/saved": "; in the L_mb Mamba blocks, the scan's tensors of (B, d_inner, T_pad, d_s): its inputs padded "
+                    "to whole chunks of ⌈√T⌉ (n_c of them) and the states and decays within and across the chunks",
     "budget/blocks": "attention or Mamba",
     "infer/kv_cache": " in the attention blocks, and each Mamba block's states whatever T (convolution at 16 bits, "
                       "SSM state at fp32)",
@@ -265,6 +265,43 @@ def cache_lines(cfg: Config, dtype: str, size: int) -> list[Line]:
     ]
 
 
+def saved_parts(cfg: Config, size: int) -> dict[int, Expr]:
+    """The elements one Mamba mixer keeps for backward, by element size, for a pass at `size` bytes an element (2:
+    bf16, fp16; 4: fp32): the storages first saved while it runs (the block's normed input x included), measured on
+    its module and checked at every probe of `model.memory.saved_formula` (tests at T across the scan's chunks, both
+    dtypes, every bias, against autograd on real CPU tensors).
+
+    At the model's dtype: x (B, T, d); in_proj's output (B, T, 2d_inner); the convolution's input padded by d_conv − 1
+    at both ends and its output over T + d_conv − 1 positions (of which the first T are kept) and the kept ones; x_proj's
+    output (B, T, r_dt + 2d_s); dt, B and C normed (r_dt, d_s, d_s), dt through dt_proj, Δ, x·D's x, S C's product and
+    the gate's two (d_inner each; x_proj's input no copy where B = 1 or T = 1); the scan's states cast for the read by C
+    (B, T, d_inner, d_s). At fp32, whatever the dtype: A_log's exp and its negation (d_inner·d_s each); the three norms'
+    fp32 inputs and statistics; Δ·A, its exp and (Δ·x) ⊗ B (B, d_inner, T, d_s); and the scan by chunks of ⌈√T⌉
+    (`scan`): exp(Δ·A) and (Δ·x) ⊗ B padded to T_pad, the running states and decays within the chunks (2(⌈√T⌉ − 2) of
+    (B, d_inner, n_c, d_s): T_pad − 2n_c positions each), the chunks' start states (n_c − 1 of (B, d_inner, d_s)) and
+    the decays and starts of the last product (T_pad and n_c positions). At T = 1 and 2 (one chunk) the scan keeps its
+    padded inputs and one start; at fp32 with B = 1 the read by C keeps the scan's padded states (T_pad positions)."""
+    k = 9 if cfg.B == 1 or cfg.T == 1 else 10  # the d_inner-wide tensors at the model's dtype
+    scan_kept = "1" if cfg.T == 1 else "2T + 1" if cfg.T == 2 else "5T_pad − 2n_c − 1"
+    scan_kept = f"({scan_kept})·d_inner·d_s" if scan_kept != "1" else "d_inner·d_s"
+    own = "T·d + {k}T·d_inner + (d_conv − 1)·d_inner + {r}T·r_dt + {n}T·d_s"
+    if size != STATE_BYTES:
+        return {size: E("B·(" + own + " + T·d_inner·d_s)", k=k, r=2, n=3),
+                STATE_BYTES: E("2d_inner·d_s + B·(T·d_inner + 2T·r_dt + 5T·d_s + 3T + 2T·d_inner·d_s + " + scan_kept
+                               + ")")}
+    read = "2T·d_inner·d_s + T_pad·d_inner·d_s" if cfg.B == 1 and cfg.T > 2 else "3T·d_inner·d_s"
+    return {STATE_BYTES: E("2d_inner·d_s + B·(" + own + " + 3T + " + read + " + " + scan_kept + ")", k=k, r=3, n=6)}
+
+
+PROBES = ((7, 3, 2, 4), (11, 5, 3, 2), (6, 2, 4, 3), (13, 4, 1, 5))  # (d_inner, d_s, r_dt, d_conv) at `model.memory`'s
+# four recipe probes
+
+
+def probe(i: int, structure: object) -> dict[str, object]:
+    """Its fields at `model.memory`'s recipe probe i (the blocks' kinds are set beside them)."""
+    return dict(zip(("mamba1_inner", "mamba1_state", "mamba1_dt_rank", "conv_width"), PROBES[i]))
+
+
 # --- the module in the real forward pass ------------------------------------------------------------------------------
 def scan(dA: torch.Tensor, dBx: torch.Tensor) -> torch.Tensor:
     """All states of the recurrence S_t = dA_t ⊙ S_{t−1} + dBx_t from S_{−1} = 0, by chunks of c = ⌈√T⌉ positions:
@@ -287,12 +324,13 @@ def scan(dA: torch.Tensor, dBx: torch.Tensor) -> torch.Tensor:
         local.append(local[-1])
         P.append(P[-1])
     loops.repeat(c - 1, within, a, again)
+    decays = torch.stack(P, dim=3)  # (B, d_inner, T_pad/c, c, d_s): each position's decay since its chunk's start
     starts = [torch.zeros_like(local[0][:, :, 0])]  # (B, d_inner, d_s): each chunk's start state
 
-    def across(m: int) -> None:  # from chunk m's start to chunk m + 1's
-        starts.append(P[-1][:, :, m] * starts[-1] + local[-1][:, :, m])
+    def across(m: int) -> None:  # from chunk m's start to chunk m + 1's (the chunk's decay read off `decays`)
+        starts.append(decays[:, :, m, -1] * starts[-1] + local[-1][:, :, m])
     loops.repeat(a.shape[2] - 1, across, a, lambda _m: starts.append(starts[-1]))
-    S = torch.stack(local, dim=3) + torch.stack(P, dim=3) * torch.stack(starts, dim=2)[:, :, :, None]
+    S = torch.stack(local, dim=3) + decays * torch.stack(starts, dim=2)[:, :, :, None]
     return S.view(B, D, -1, N)[:, :, :T]
 
 
@@ -438,10 +476,10 @@ CHANGE_TITLES = {"mamba1": (
 ORDER_NOTE = ("Mamba comes last: the changes before it reach this model with attention in every block (as its "
               "attention blocks have it), and its change puts a fixed state in the L_mb blocks' attention's place; "
               "its FLOPs per token are the real count at this T, so their formula divides by T ((T + d_conv − 1)/T "
-              "for the convolution's padded positions); its saved bytes are measured (no formula yet).")
-NOT_EXPORTED = ("the no-server page does not show Mamba blocks yet: its figures follow B and T by formulas, and the "
-                "bytes their scan keeps for backward have none yet; serve the live page (make run) or use "
-                "python -m model")
+              "for the convolution's padded positions).")
+NO_PEAK = ("Mamba's training step's peak is measured at one B and T (its scan by chunks of ⌈√T⌉ makes a different "
+           "number of tensors as T grows), so it has no formula of them yet, and this page's training card follows "
+           "them by formulas: print this model's with: {command}")
 
 
 def title_values(cfg: Config) -> dict[str, str]:
