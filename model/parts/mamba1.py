@@ -282,8 +282,8 @@ def saved_parts(cfg: Config, size: int) -> dict[int, Expr]:
     the decays and starts of the last product (T_pad and n_c positions). At T = 1 and 2 (one chunk) the scan keeps its
     padded inputs and one start; at fp32 with B = 1 the read by C keeps the scan's padded states (T_pad positions)."""
     k = 9 if cfg.B == 1 or cfg.T == 1 else 10  # the d_inner-wide tensors at the model's dtype
-    scan_kept = "1" if cfg.T == 1 else "2T + 1" if cfg.T == 2 else "5T_pad − 2n_c − 1"
-    scan_kept = f"({scan_kept})·d_inner·d_s" if scan_kept != "1" else "d_inner·d_s"
+    scan_kept = ("d_inner·d_s" if cfg.T == 1 else "(2T + 1)·d_inner·d_s" if cfg.T == 2
+                 else "(5T_pad − 2n_c − 1)·d_inner·d_s")  # at fp32 (`scan`)
     own = "T·d + {k}T·d_inner + (d_conv − 1)·d_inner + {r}T·r_dt + {n}T·d_s"
     if size != STATE_BYTES:
         return {size: E("B·(" + own + " + T·d_inner·d_s)", k=k, r=2, n=3),
