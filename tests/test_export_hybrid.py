@@ -112,6 +112,22 @@ def assert_shape_rows_are_the_models(page, configs) -> None:
             [(r.kind, r.name, r.label, r.symbolic, r.shape, r.memory) for r in want], c
 
 
+def assert_changes_card_is_pythons(page, configs, dtype: str, last: str) -> None:
+    """At each of `configs` (the page's own first) the changes card's groups (titles, labels, formulas, values), its
+    markup and its note as the page makes them are Python's (`model.changes.changes`); the card on the page ends with
+    the change `last` of the page's model, its title shown."""
+    for c in configs:
+        ch = changes(c, dtype)
+        (out,) = js(page, "changesGroups", [[cfg_js(c), dtype]])
+        assert out.get("groups") == changes_groups(ch), (c.B, c.T, out.get("notice"))
+        assert js(page, "changes_card.changes_html", [[out["groups"], dtype, ch.note]]) == \
+            [changes_html(changes_groups(ch), dtype, ch.note)]
+        assert js(page, "changes.order_note", [[cfg_js(c)]]) == [ch.note]
+    card = html.unescape(re.sub(r"<[^>]+>", "", text_of(page, "changes")))
+    step = changes(configs[0], "bf16").steps[-1]  # the card at the page's dtype
+    assert step.key == last and html.unescape(html.escape(step.title)) in card
+
+
 def test_the_shapes_rows_are_the_models(page) -> None:
     assert_shape_rows_are_the_models(page, [replace(QWEN, B=B, T=T) for B, T in MOVED])
     assert "<b>lin.state " in text_of(page, "shapes")  # the fixed state (B, h_lv, d_lk, d_lv), on the page's own table
@@ -143,17 +159,10 @@ def test_the_training_card_says_why_it_shows_no_figures(page) -> None:
 def test_the_changes_card_ends_with_gated_deltanet_as_python_makes_it(page, dtype: str) -> None:
     """The card's groups (titles, labels, formulas, values: the FLOPs per token over T_pad/T among them) and markup equal
     Python's at the page's B and T and across a chunk boundary; its last change is Gated DeltaNet's, shown on the page."""
-    for B, T in ((QWEN.B, QWEN.T), *MOVED):
-        c = replace(QWEN, B=B, T=T)
-        ch = changes(c, dtype)
-        (out,) = js(page, "changesGroups", [[cfg_js(c), dtype]])
-        assert out.get("groups") == changes_groups(ch), (B, T, out.get("notice"))
-        assert js(page, "changes_card.changes_html", [[out["groups"], dtype, ch.note]]) == \
-            [changes_html(changes_groups(ch), dtype, ch.note)]
-        assert js(page, "changes.order_note", [[cfg_js(c)]]) == [ch.note]
+    configs = [replace(QWEN, B=B, T=T) for B, T in ((QWEN.B, QWEN.T), *MOVED)]
+    assert_changes_card_is_pythons(page, configs, dtype, "delta")
     card = html.unescape(re.sub(r"<[^>]+>", "", text_of(page, "changes")))
-    last = {dt: changes(QWEN, dt).steps[-1] for dt in ("fp32", "bf16")}  # the card at the page's dtype
-    assert last["bf16"].key == "delta" and html.unescape(html.escape(last["bf16"].title)) in card
+    last = {dt: changes(QWEN, dt).steps[-1] for dt in ("fp32", "bf16")}
     assert any(all(x.label in card for x in g.lines) for g in last.values())
 
 

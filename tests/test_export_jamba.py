@@ -1,9 +1,10 @@
-"""The no-server page of a Mamba hybrid (issue 41: Jamba, the first Mamba's selective scan), in Chromium: a page written
-for Jamba v0.1 shows N and N_active as `python -m model` prints them, and its budget and memory lines (the bytes kept
-for backward by their formula, `model.parts.mamba1.saved_parts`: the scan by chunks of ⌈√T⌉, T_pad and n_c; the states
-and the attention blocks' cache) at its B and T and at moved ones: T = 16 (four chunks of 4) and 17 (four of 5), by
-its sliders too; its shapes rows are the model's; its changes card is Python's, Mamba's change last. A dense Jamba's
-training card says in one line why it shows no figures (`model.training.no_peak`), never a wrong peak."""
+"""The no-server page of a Mamba hybrid (issue 41: Jamba, the first Mamba's selective scan), in Chromium: a page
+written for Jamba v0.1 shows N and N_active as `python -m model` prints them, and its budget and memory lines (the
+bytes kept for backward by their formula, `model.parts.mamba1.saved_parts`: the scan by chunks of ⌈√T⌉, T_pad and
+n_c; the states and the attention blocks' cache) at its B and T and at moved ones: T = 16 (four chunks of 4) and 17
+(four of 5), by its sliders too; its shapes rows are the model's; its changes card is Python's, Mamba's change last.
+A dense Jamba's training card says in one line why it shows no figures (`model.training.no_peak`), never a wrong
+peak."""
 from __future__ import annotations
 
 import html
@@ -14,14 +15,13 @@ from dataclasses import replace
 import pytest
 
 from app.cards.budget.markup import shown
-from app.cards.recipe.markup import changes_groups, changes_html
 from model import PRESETS
-from model.changes import changes
 from model.figures import Line
 from model.parts import mamba1
 from pagetools import run_cli
 from test_export import _set, assert_lines_are_the_models, cfg_js, export, exported_page, js, shown_js, text_of, value_of
-from test_export_hybrid import assert_shape_rows_are_the_models, cell, shown_value
+from test_export_hybrid import (assert_changes_card_is_pythons, assert_shape_rows_are_the_models, cell,
+                                 shown_value)
 
 pytestmark = pytest.mark.browser
 JAMBA = PRESETS["jamba-v0.1"]
@@ -100,16 +100,8 @@ def test_the_training_card_says_why_it_has_no_peak(page) -> None:
 def test_the_changes_card_ends_with_mamba_as_python_makes_it(page, dtype: str) -> None:
     """The card's groups (titles, labels, formulas, values: the saved bytes a formula) and markup equal Python's at
     the page's B and T and at the moved ones; its last change is Mamba's."""
-    for B, T in ((JAMBA.B, JAMBA.T), *MOVED):
-        c = replace(JAMBA, B=B, T=T)
-        ch = changes(c, dtype)
-        (out,) = js(page, "changesGroups", [[cfg_js(c), dtype]])
-        assert out.get("groups") == changes_groups(ch), (B, T, out.get("notice"))
-        assert js(page, "changes_card.changes_html", [[out["groups"], dtype, ch.note]]) == \
-            [changes_html(changes_groups(ch), dtype, ch.note)]
-    card = html.unescape(re.sub(r"<[^>]+>", "", text_of(page, "changes")))
-    last = changes(JAMBA, "bf16").steps[-1]
-    assert last.key == "mamba1" and html.unescape(html.escape(last.title)) in card
+    assert_changes_card_is_pythons(page, [replace(JAMBA, B=B, T=T) for B, T in ((JAMBA.B, JAMBA.T), *MOVED)], dtype,
+                                   "mamba1")
 
 
 def test_the_pages_chunks_are_pythons_at_every_square(page) -> None:

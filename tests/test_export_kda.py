@@ -10,19 +10,17 @@ import html
 import json
 import re
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from app.cards.budget.markup import shown
-from app.cards.recipe.markup import changes_groups, changes_html
 from model import PRESETS, budget
-from model.changes import changes
 from model.figures import Line
 from model.parts import kda
 from pagetools import run_cli
 from test_export import _set, assert_lines_are_the_models, cfg_js, export, exported_page, js, shown_js, text_of, value_of
-from test_export_hybrid import assert_shape_rows_are_the_models, cell, shown_value
+from test_export_hybrid import (assert_changes_card_is_pythons, assert_shape_rows_are_the_models, cell,
+                                 shown_value)
 
 pytestmark = pytest.mark.browser
 KIMI = PRESETS["kimi-linear-48b-a3b"]
@@ -102,13 +100,5 @@ def test_a_dense_kda_hybrids_training_card_says_why_it_has_no_peak(page) -> None
 def test_the_changes_card_ends_with_kimi_delta_attention_as_python_makes_it(page, dtype: str) -> None:
     """The card's groups (titles, labels, formulas, values: the saved bytes now a formula, not "measured") and markup
     equal Python's at the page's B and T and across a chunk boundary; its last change is Kimi delta attention's."""
-    for B, T in ((KIMI.B, KIMI.T), *MOVED):
-        c = replace(KIMI, B=B, T=T)
-        ch = changes(c, dtype)
-        (out,) = js(page, "changesGroups", [[cfg_js(c), dtype]])
-        assert out.get("groups") == changes_groups(ch), (B, T, out.get("notice"))
-        assert js(page, "changes_card.changes_html", [[out["groups"], dtype, ch.note]]) == \
-            [changes_html(changes_groups(ch), dtype, ch.note)]
-    card = html.unescape(re.sub(r"<[^>]+>", "", text_of(page, "changes")))
-    last = changes(KIMI, "bf16").steps[-1]
-    assert last.key == "kda" and html.unescape(html.escape(last.title)) in card and "measured" not in card
+    assert_changes_card_is_pythons(page, [replace(KIMI, B=B, T=T) for B, T in ((KIMI.B, KIMI.T), *MOVED)], dtype, "kda")
+    assert "measured" not in html.unescape(text_of(page, "changes"))

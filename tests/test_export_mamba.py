@@ -11,21 +11,19 @@ import html
 import json
 import random
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from app.cards.budget.markup import shown
-from app.cards.recipe.markup import changes_groups, changes_html
 from model import PRESETS, budget
-from model.changes import changes
 from model.config import from_hf
 from model.figures import Line
 from model.parts import mamba
 from pagetools import run_cli
 from test_export import _set, assert_lines_are_the_models, cfg_js, export, exported_page, js, shown_js, text_of, value_of
-from test_export_hybrid import assert_shape_rows_are_the_models, cell, shown_value
+from test_export_hybrid import (assert_changes_card_is_pythons, assert_shape_rows_are_the_models, cell,
+                                 shown_value)
 from test_falcon_h1 import SMALL, written
 from test_mamba import granite_doc
 
@@ -126,13 +124,5 @@ def test_a_dense_mamba_2_hybrids_training_card_says_why_it_has_no_peak(page, mod
 def test_the_changes_card_ends_with_mamba_2_as_python_makes_it(page, model_file, dtype: str) -> None:
     """The card's groups (titles, labels, formulas, values: the saved bytes a formula) and markup
     equal Python's at the page's B and T and across a chunk boundary; its last change is Mamba 2's."""
-    for b, t in ((B, T), *moved(model_file)):
-        c = cfg_of(model_file, B=b, T=t)
-        ch = changes(c, dtype)
-        (out,) = js(page, "changesGroups", [[cfg_js(c), dtype]])
-        assert out.get("groups") == changes_groups(ch), (b, t, out.get("notice"))
-        assert js(page, "changes_card.changes_html", [[out["groups"], dtype, ch.note]]) == \
-            [changes_html(changes_groups(ch), dtype, ch.note)]
-    card = html.unescape(re.sub(r"<[^>]+>", "", text_of(page, "changes")))
-    last = changes(cfg_of(model_file), "bf16").steps[-1]
-    assert last.key == "mamba" and html.unescape(html.escape(last.title)) in card
+    assert_changes_card_is_pythons(page, [cfg_of(model_file, B=b, T=t) for b, t in ((B, T), *moved(model_file))], dtype,
+                                   "mamba")
