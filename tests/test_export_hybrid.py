@@ -31,11 +31,32 @@ QWEN = PRESETS["qwen3-next-80b-a3b"]  # B = 8, T = 8,192
 MOVED = [(3, 64), (3, 65)]  # one chunk of 64 (T_r = 0), then two (T_pad = 128, T_r = 128)
 
 
+def exported_preset(tmp_path_factory: pytest.TempPathFactory, preset: str) -> Path:
+    """The page `python -m app export --preset <preset>` writes, checked written."""
+    out = tmp_path_factory.mktemp("export") / f"{preset}.html"
+    done = export(out, "--preset", preset)
+    assert done.returncode == 0 and f"wrote {out}" in done.stdout, done.stderr
+    return out
+
+
+def preset_cli(capsys, preset: str, *argv: str) -> dict:
+    """`python -m model --preset <preset> … --json`, read."""
+    status, out, err = run_cli(["--preset", preset, *argv, "--json"], capsys)
+    assert status == 0, err
+    return json.loads(out)
+
+
+def assert_n_and_n_active_are_the_clis(page, capsys, preset: str) -> tuple[int, int]:
+    """The page's head shows N and N_active as the CLI prints them; returns them."""
+    head = html.unescape(re.sub(r"<[^>]+>", "", text_of(page, "head")))
+    b = preset_cli(capsys, preset, "--table", "budget")["budget"]
+    assert f"N = {b['params_exact']:,} parameters" in head and f"N_active = {b['params_active']:,} per token" in head
+    return b["params_exact"], b["params_active"]
+
+
 @pytest.fixture(scope="module")
 def page_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("export") / "qwen3-next.html"
-    done = export(out, "--preset", "qwen3-next-80b-a3b")
-    assert done.returncode == 0 and f"wrote {out}" in done.stdout, done.stderr
+    out = exported_preset(tmp_path_factory, "qwen3-next-80b-a3b")
     assert len(out.read_bytes()) < 5_800_000  # 5,712,576 bytes measured (the inference card's tables and the changes
     # card's included)
     return out
@@ -47,9 +68,7 @@ def page(chromium, page_file: Path):
 
 
 def cli(capsys, *argv: str) -> dict:
-    status, out, err = run_cli(["--preset", "qwen3-next-80b-a3b", *argv, "--json"], capsys)
-    assert status == 0, err
-    return json.loads(out)
+    return preset_cli(capsys, "qwen3-next-80b-a3b", *argv)
 
 
 def cell(page, key: str) -> str:
@@ -65,10 +84,7 @@ def shown_value(x: dict) -> str:
 
 
 def test_n_and_n_active_are_the_clis(page, capsys) -> None:
-    head = html.unescape(re.sub(r"<[^>]+>", "", text_of(page, "head")))
-    b = cli(capsys, "--table", "budget")["budget"]
-    assert (b["params_exact"], b["params_active"]) == (79_674_391_296, 3_874_929_408)
-    assert f"N = {b['params_exact']:,} parameters" in head and f"N_active = {b['params_active']:,} per token" in head
+    assert assert_n_and_n_active_are_the_clis(page, capsys, "qwen3-next-80b-a3b") == (79_674_391_296, 3_874_929_408)
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])

@@ -8,8 +8,6 @@ peak."""
 from __future__ import annotations
 
 import html
-import json
-import re
 from dataclasses import replace
 
 import pytest
@@ -18,10 +16,9 @@ from app.cards.budget.markup import shown
 from model import PRESETS
 from model.figures import Line
 from model.parts import mamba1
-from pagetools import run_cli
-from test_export import _set, assert_lines_are_the_models, cfg_js, export, exported_page, js, shown_js, text_of, value_of
-from test_export_hybrid import (assert_changes_card_is_pythons, assert_shape_rows_are_the_models, cell,
-                                 shown_value)
+from test_export import _set, assert_lines_are_the_models, cfg_js, exported_page, js, shown_js, text_of, value_of
+from test_export_hybrid import (assert_changes_card_is_pythons, assert_n_and_n_active_are_the_clis,
+                                 assert_shape_rows_are_the_models, cell, exported_preset, preset_cli, shown_value)
 
 pytestmark = pytest.mark.browser
 JAMBA = PRESETS["jamba-v0.1"]
@@ -31,23 +28,15 @@ MOVED = [(3, 16), (3, 17)]  # ⌈√T⌉ = 4, then 5: T_pad = 16, then 20, n_c =
 
 @pytest.fixture(scope="module")
 def page(chromium, tmp_path_factory: pytest.TempPathFactory):
-    out = tmp_path_factory.mktemp("export") / "jamba.html"
-    done = export(out, "--preset", "jamba-v0.1")
-    assert done.returncode == 0 and f"wrote {out}" in done.stdout, done.stderr
-    yield from exported_page(chromium, out)
+    yield from exported_page(chromium, exported_preset(tmp_path_factory, "jamba-v0.1"))
 
 
 def cli(capsys, *argv: str) -> dict:
-    status, out, err = run_cli(["--preset", "jamba-v0.1", *argv, "--json"], capsys)
-    assert status == 0, err
-    return json.loads(out)
+    return preset_cli(capsys, "jamba-v0.1", *argv)
 
 
 def test_n_and_n_active_are_the_clis(page, capsys) -> None:
-    head = html.unescape(re.sub(r"<[^>]+>", "", text_of(page, "head")))
-    b = cli(capsys, "--table", "budget")["budget"]
-    assert b["params_exact"] == 51_570_323_328
-    assert f"N = {b['params_exact']:,} parameters" in head and f"N_active = {b['params_active']:,} per token" in head
+    assert assert_n_and_n_active_are_the_clis(page, capsys, "jamba-v0.1")[0] == 51_570_323_328
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])

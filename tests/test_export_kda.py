@@ -7,7 +7,6 @@ says in one line why it shows no figures (`model.training.no_peak`), never a wro
 from __future__ import annotations
 
 import html
-import json
 import re
 from dataclasses import replace
 
@@ -17,10 +16,9 @@ from app.cards.budget.markup import shown
 from model import PRESETS, budget
 from model.figures import Line
 from model.parts import kda
-from pagetools import run_cli
-from test_export import _set, assert_lines_are_the_models, cfg_js, export, exported_page, js, shown_js, text_of, value_of
-from test_export_hybrid import (assert_changes_card_is_pythons, assert_shape_rows_are_the_models, cell,
-                                 shown_value)
+from test_export import _set, assert_lines_are_the_models, cfg_js, exported_page, js, shown_js, text_of, value_of
+from test_export_hybrid import (assert_changes_card_is_pythons, assert_n_and_n_active_are_the_clis,
+                                 assert_shape_rows_are_the_models, cell, exported_preset, preset_cli, shown_value)
 
 pytestmark = pytest.mark.browser
 KIMI = PRESETS["kimi-linear-48b-a3b"]
@@ -30,23 +28,15 @@ MOVED = [(3, 64), (3, 65)]  # one chunk of 64 (T_r = 0), then two (T_pad = 128, 
 
 @pytest.fixture(scope="module")
 def page(chromium, tmp_path_factory: pytest.TempPathFactory):
-    out = tmp_path_factory.mktemp("export") / "kimi-linear.html"
-    done = export(out, "--preset", "kimi-linear-48b-a3b")
-    assert done.returncode == 0 and f"wrote {out}" in done.stdout, done.stderr
-    yield from exported_page(chromium, out)
+    yield from exported_page(chromium, exported_preset(tmp_path_factory, "kimi-linear-48b-a3b"))
 
 
 def cli(capsys, *argv: str) -> dict:
-    status, out, err = run_cli(["--preset", "kimi-linear-48b-a3b", *argv, "--json"], capsys)
-    assert status == 0, err
-    return json.loads(out)
+    return preset_cli(capsys, "kimi-linear-48b-a3b", *argv)
 
 
 def test_n_and_n_active_are_the_clis(page, capsys) -> None:
-    head = html.unescape(re.sub(r"<[^>]+>", "", text_of(page, "head")))
-    b = cli(capsys, "--table", "budget")["budget"]
-    assert b["params_exact"] == 49_122_675_072
-    assert f"N = {b['params_exact']:,} parameters" in head and f"N_active = {b['params_active']:,} per token" in head
+    assert assert_n_and_n_active_are_the_clis(page, capsys, "kimi-linear-48b-a3b")[0] == 49_122_675_072
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
