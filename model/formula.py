@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -331,6 +331,15 @@ def poly_add(a: Poly, b: Poly, scale: int = 1) -> Poly:
     out = dict(a)
     for m, c in b.items():
         out[m] = out.get(m, 0) + scale * c
+    return {k: c for k, c in out.items() if c}
+
+
+def poly_sum(terms: Iterable[tuple[Poly, int]]) -> Poly:
+    """Σ count·poly over (poly, count) pairs, in one dictionary (`poly_add` in a loop copies the sum every time)."""
+    out: Poly = {}
+    for poly, count in terms:
+        for m, c in poly.items():
+            out[m] = out.get(m, 0) + count * c
     return {k: c for k, c in out.items() if c}
 
 

@@ -42,6 +42,7 @@ import itertools
 import logging
 import math
 import weakref
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
@@ -49,7 +50,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from .config import KIND_LABELS, Config, one_of_each
-from .formula import Poly, poly_add, poly_const, poly_mul, poly_symbol, polynomial
+from .formula import Poly, poly_add, poly_const, poly_mul, poly_sum, poly_symbol, polynomial
 from .gpt import GPT, Tap, meta_gpt
 from .memory import BLOCK_COUNTS, ONES, Structure, fit_monomial, monomials, probes
 from .passes import TORCH_DTYPES, MetaShapes
@@ -350,10 +351,12 @@ def _prune_numbers(candidates: list[Candidate], blocks: int) -> list[Candidate]:
             if first[(c.phase, "scaled", c.block if blocks > 1 else None) if c.scaled else (c.phase,)] == i]
 
 
-def _fit_bytes(nbytes: list[int], configs: list[Config]) -> Poly:
+@functools.lru_cache(maxsize=4096)
+def _fit_bytes(nbytes: tuple[int, ...], configs: tuple[Config, ...]) -> Poly:
     """The polynomial that gives a storage's bytes at every probe: one monomial (`model.memory.fit_monomial`), else
     the sum of two (a fused tensor such as q, k and v at h and h_kv heads: BT·h·d_head + 2BT·h_kv·d_head), lowest
-    degree first. Bytes, not elements, are fitted: RoPE's halves hold d_head/2 elements per head."""
+    degree first. Bytes, not elements, are fitted: RoPE's halves hold d_head/2 elements per head. Once per sizes and
+    probes (an export's structures share most of theirs); the polynomial returned is shared, never to be changed."""
     try:
         return fit_monomial(nbytes, configs)
     except RuntimeError:
@@ -462,19 +465,16 @@ def _maximal(configs: list[Config], dtype: str, record: Callable[[Config, str], 
     """The maximal moments of `record` at `configs`, their bytes fitted across them (one config: its numbers)."""
     runs = _agreeing_runs(configs, dtype, record)
     first = runs[0]
-    fitted: dict[tuple[int, ...], Poly] = {}  # many storages share their sizes: fit each size once
-    for nbytes in {tuple(r.sizes[n] for r in runs) for n in range(len(first.sizes))}:
-        fitted[nbytes] = _fit_bytes(list(nbytes), configs) if len(configs) > 1 else poly_const(nbytes[0])
-    sizes = [fitted[tuple(r.sizes[n] for r in runs)] for n in range(len(first.sizes))]
+    kinds: dict[tuple[int, ...], int] = {}  # many storages share their sizes: fit each size once
+    kind = [kinds.setdefault(tuple(r.sizes[n] for r in runs), len(kinds)) for n in range(len(first.sizes))]
+    fitted = [_fit_bytes(nbytes, tuple(configs)) if len(configs) > 1 else poly_const(nbytes[0]) for nbytes in kinds]
     moments = first.moments
     out = []
     for i, m in enumerate(moments):
         after = moments[i + 1] if i + 1 < len(moments) else None
         if after and m.alive <= after.alive and (after.phase, after.block) == (m.phase, m.block):
             continue  # the next allocation adds to this moment
-        poly: Poly = {}
-        for n in sorted(m.alive):
-            poly = poly_add(poly, sizes[n])
+        poly = poly_sum((fitted[k], count) for k, count in Counter(kind[n] for n in sorted(m.alive)).items())
         out.append(Candidate(m.phase, m.block, m.op, poly, m.where))
     return out
 

@@ -754,11 +754,18 @@ def test_a_placeholder_that_asks_again_gets_its_card_once_and_the_server_says_wh
 
 def test_every_preset_of_the_menu_builds_the_whole_page():
     """Each preset the live page's menu offers builds every card, its Bokeh models included (a hybrid's parameter
-    chart once had no colour for its part's bars, `app.styles.STATEFUL_COLOURS`, and its page raised a KeyError)."""
+    chart once had no colour for its part's bars, `app.styles.STATEFUL_COLOURS`, and its page raised a KeyError),
+    and its serving figures, every line's formula checked against its value (`model.inference.infer`; Jamba's decode
+    step once counted Mamba's projections, an nn.Linear fed a transposed input, among q kᵀ and attn @ v): the
+    inference card's, at the default setup. The presets the menu leaves out are checked in tests/test_inference.py."""
     from app.styles import PART_COLOURS
     from model.budgeting import LIN_CHART, MOE_CHART
+    from model.inference import InferSetup, serving
     assert {key for key, _, _ in (*LIN_CHART, *MOE_CHART)} <= set(PART_COLOURS)
     for name in PRESETS:
         e = Explorer(query=f"?preset={name}")
         assert pn.panel(e).get_root() is not None, name
         assert e.state.preset == name and f"{budget(PRESETS[name]).params_exact:,}" in e.budget._head.object, name
+        assert e.state.infer == InferSetup()
+        served = serving(PRESETS[name], InferSetup())  # the card's (cached): the figures, the charts' rows over B and T
+        assert served.result.decode_flops > 0 and served.by_B and served.by_T, name
