@@ -24,6 +24,7 @@ from model import budget, hf
 from model.cli import main
 from model.config import BOUNDS, TABLE_PRESETS, Config, HFConfigError, from_hf, read_hf
 from model.memory import kv_cache_lines
+from model.passes import MetaShapes
 from test_window import cache_bytes
 
 HF = Path(__file__).parent / "hf"
@@ -35,12 +36,15 @@ def reference(doc: dict) -> tuple[int, int]:
     """transformers' model of `doc` on the meta device: (parameters, KV-cache bytes at fp32 after a prefill of B = 2,
     T = 6 tokens). A mixture of
     experts runs its experts as batched matmuls there (its default grouped_mm wants bf16; its eager loop asks the
-    routing's values, which the meta device has not)."""
+    routing's values, which the meta device has not). Its forward runs under `model.passes.MetaShapes`, which answers
+    an op seen before at the same sizes with fresh meta tensors of the sizes torch's meta kernel gave (its L blocks and
+    the type's other files repeat them), as the explorer's passes do: the same shapes, without running each meta kernel again for every block and file."""
     config = CONFIG_MAPPING[doc["model_type"]](**{k: v for k, v in doc.items() if k != "model_type"})
     experts = {"experts_implementation": "batched_mm"} if doc["model_type"] in hf.MOE_TYPES else {}
     with torch.device("meta"):
         module = AutoModelForCausalLM.from_config(config, attn_implementation="eager", **experts)
-    out = module(input_ids=torch.zeros(*BT, dtype=torch.long, device="meta"), use_cache=True)
+    with MetaShapes():
+        out = module(input_ids=torch.zeros(*BT, dtype=torch.long, device="meta"), use_cache=True)
     return sum(p.numel() for p in module.parameters()), cache_bytes(out.past_key_values)
 
 
