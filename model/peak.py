@@ -365,16 +365,15 @@ def _fit_bytes(nbytes: tuple[int, ...], configs: tuple[Config, ...]) -> Poly:
     # blocks' own
     by_degree = [[(f, a) for f, a in degree if all(0 < x <= n for x, n in zip(a, nbytes))]
                  for degree in monomials(tuple(configs), factors)]  # those not above the bytes at any probe
-    for (fa, a), (fb, b) in _pairs_by_degree(by_degree, nbytes):
+    for (fa, a), (fb, b) in _pairs_by_degree(by_degree, nbytes):  # the first: the lowest degree
         ca, cb = _coefficients(a, b, nbytes)
-        if all(ca * x + cb * y == n for x, y, n in zip(a, b, nbytes)):
-            return poly_add(_monomial(ca, fa), _monomial(cb, fb))
+        return poly_add(_monomial(ca, fa), _monomial(cb, fb))
     raise RuntimeError(f"bytes {nbytes} at the probes fit no monomial and no sum of two")
 
 
-def _pairs_by_degree(by_degree: list[list], nbytes: list[int]) -> Iterator[tuple]:
-    """Every pair of distinct monomials, lowest total degree first, that could sum to `nbytes` at the first two
-    probes: whole coefficients of at least 1 (`_solvable`, which skips the others a block of pairs at a time)."""
+def _pairs_by_degree(by_degree: list[list], nbytes: tuple[int, ...]) -> Iterator[tuple]:
+    """Every pair of distinct monomials, lowest total degree first, that sums to `nbytes` at every probe with whole
+    coefficients of at least 1 (`_solvable`, which tests a block of pairs at a time)."""
     for total in range(2 * len(by_degree) - 1):
         for da in range(max(0, total - len(by_degree) + 1), total // 2 + 1):
             db = total - da
@@ -383,37 +382,43 @@ def _pairs_by_degree(by_degree: list[list], nbytes: list[int]) -> Iterator[tuple
                 yield a[i], b[j]
 
 
-def _solvable(a: list, b: list, nbytes: list[int], same: bool) -> list[tuple[int, int]]:
+def _solvable(a: list, b: list, nbytes: tuple[int, ...], same: bool) -> list[tuple[int, int]]:
     """The pairs (i, j) of monomials a[i], b[j] (i < j where a and b are one list) for which c_a·a + c_b·b = nbytes
-    has whole solutions c_a, c_b ≥ 1 at the first two probes (Cramer's rule), in the order of the pairs: a block of
-    pairs at once in int64 where no product can overflow it, else one by one."""
+    at every probe, c_a and c_b whole and at least 1 (Cramer's rule at the first two probes, then the others), in
+    the order of the pairs: a block of pairs at once in int64 where no product can overflow it, else one by one (on
+    a solution c_a ≤ n₀ and a ≤ n at each probe, so every product is at most n₀ times the largest n)."""
     if not a or not b:
         return []
-    n0, n1 = nbytes[0], nbytes[1]
-    if n0 * n1 >= 2 ** 61:  # a determinant or numerator could overflow int64
+    if nbytes[0] * max(nbytes) >= 2 ** 61:  # a product could overflow int64
         pairs = itertools.combinations(range(len(a)), 2) if same else itertools.product(range(len(a)), range(len(b)))
         return [(i, j) for i, j in pairs if _coefficients(a[i][1], b[j][1], nbytes) is not None]
-    a0, a1 = (torch.tensor([x[1][k] for x in a], dtype=torch.int64)[:, None] for k in (0, 1))
-    b0, b1 = (torch.tensor([x[1][k] for x in b], dtype=torch.int64)[None, :] for k in (0, 1))
-    det = a0 * b1 - a1 * b0
+    n0, n1 = nbytes[0], nbytes[1]
+    av = torch.tensor([x[1] for x in a], dtype=torch.int64).T[:, :, None]  # (probe, i, 1)
+    bv = torch.tensor([x[1] for x in b], dtype=torch.int64).T[:, None, :]  # (probe, 1, j)
+    det = av[0] * bv[1] - av[1] * bv[0]
     ok = det != 0
     if same:
         ok &= torch.ones_like(ok).triu(1)
     safe = torch.where(ok, det, torch.ones_like(det))
-    num_a, num_b = n0 * b1 - n1 * b0, a0 * n1 - a1 * n0
+    num_a, num_b = n0 * bv[1] - n1 * bv[0], av[0] * n1 - av[1] * n0
     ok &= (num_a % safe == 0) & (num_b % safe == 0)
-    ok &= (torch.div(num_a, safe, rounding_mode="floor") >= 1) & (torch.div(num_b, safe, rounding_mode="floor") >= 1)
+    ca, cb = torch.div(num_a, safe, rounding_mode="floor"), torch.div(num_b, safe, rounding_mode="floor")
+    ok &= (ca >= 1) & (cb >= 1)
+    for p in range(2, len(nbytes)):
+        ok &= ca * av[p] + cb * bv[p] == nbytes[p]  # (where ok is False already, a product may wrap: no matter)
     return [tuple(ij) for ij in ok.nonzero().tolist()]
 
 
-def _coefficients(a: list[int], b: list[int], nbytes: list[int]) -> tuple[int, int] | None:
-    """Whole c_a, c_b ≥ 1 with c_a·a + c_b·b = nbytes at the first two probes (Cramer's rule), else None."""
+def _coefficients(a: list[int], b: list[int], nbytes: tuple[int, ...]) -> tuple[int, int] | None:
+    """Whole c_a, c_b ≥ 1 with c_a·a + c_b·b = nbytes at every probe (Cramer's rule at the first two), else None."""
     det = a[0] * b[1] - a[1] * b[0]
     if det == 0:
         return None
     ca, ra = divmod(nbytes[0] * b[1] - nbytes[1] * b[0], det)
     cb, rb = divmod(a[0] * nbytes[1] - a[1] * nbytes[0], det)
-    return (ca, cb) if ra == rb == 0 and ca >= 1 and cb >= 1 else None
+    if ra or rb or ca < 1 or cb < 1 or any(ca * x + cb * y != n for x, y, n in zip(a, b, nbytes)):
+        return None
+    return ca, cb
 
 
 def _monomial(c: int, factors: tuple[str, ...]) -> Poly:

@@ -529,7 +529,8 @@ def test_bad_train_options_give_one_line_and_status_2(argv, message, capsys):
 def test_the_pairs_a_storage_may_sum_are_cramers_whole_solutions(seed):
     """`model.peak`'s search for a storage's bytes as a sum of two monomials tests a block of pairs at once in int64:
     the pairs it keeps, in order, are those whose Cramer's rule at the first two probes gives whole coefficients of
-    at least 1, one by one (determinants of both signs and 0, the pairs of one list and of two)."""
+    at least 1 that also hold at the third, one by one (determinants of both signs and 0, the pairs of one list and
+    of two)."""
     from model.peak import _coefficients, _solvable
     rng = random.Random(seed)
     monomials = [((str(i),), [rng.choice((1, 2, 3, 4, 6, 12, 24, 48)) * rng.randrange(1, 9) for _ in range(3)])
