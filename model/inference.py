@@ -44,7 +44,7 @@ from typing import NamedTuple
 import torch
 
 from . import stack
-from .budgeting import budget, formulas
+from .budgeting import Budget, budget, formulas
 from .expr import E, Expr, num, shape_subs, total
 from .parts import attention, latent, moe, says, sparse, window
 from .config import BOUNDS, Config, all_attention, one_of_each
@@ -380,14 +380,15 @@ def decode_context(cfg: Config) -> tuple[Config, str | None]:
                                f"step can follow (set T below {cfg.T:,} to choose another).")
 
 
-def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True) -> Inference:
+def infer(cfg: Config, setup: InferSetup | None = None, check: bool = True, b: Budget | None = None) -> Inference:
     """The prefill and a decode step of `cfg` (its B, and T as `decode_context` takes it) on `setup` (see the
     module docstring). `check`: evaluate every line's formula against its value (the charts' points, made by the same
-    code at other B and T, skip it)."""
+    code at other B and T, skip it). `b`: the budget of cfg at `decode_context`'s T and any B (`by_batch` passes its
+    own: N and the forward FLOPs per token, all serving reads of it, do not depend on B); default `budget` at cfg's."""
     s = setup or InferSetup()
     cfg, note = decode_context(cfg)
     w, kv = WEIGHTS[s.weights], KV[s.kv_dtype]
-    b = budget(cfg)
+    b = budget(cfg) if b is None else b
     N = b.params_exact
     q = quantized(cfg, s.group)
     N_q, S_q = q.N_q, q.S_q
@@ -570,8 +571,9 @@ def by_batch(cfg: Config, setup: InferSetup | None = None) -> tuple[dict, ...]:
     """Decode at cfg's T for B = 1 … 1,024: each point's step time and tokens per second (all B sequences, and
     one), and whether it is compute-bound: the chart of tokens per second against B, its knee where it turns."""
     out = []
+    b = budget(decode_context(cfg)[0])  # cfg's own, for every point: no training pass at each B
     for B in SERIES_B:
-        r = infer(replace(cfg, B=B), setup, check=False)
+        r = infer(replace(cfg, B=B), setup, check=False, b=b)
         out.append({"B": B, "step_s": r.decode_step_s, "tokens_per_s": r.decode_tokens_per_s,
                     "tokens_per_s_seq": 1 / r.decode_step_s,
                     "compute_bound": r.decode_flops / r.gpu_flops_per_s >= r.decode_bytes / r.gpu_bytes_per_s})

@@ -219,6 +219,20 @@ def test_the_charts_points_are_the_figures_at_each_b_and_t_and_turn_at_the_knee(
     assert by_context(PRESETS["gpt2-small"])[-1]["T"] == 1023  # W_pe's last row
 
 
+@pytest.mark.parametrize("name", ["llama3-8b", "qwen3-30b-a3b", "qwen3-next-80b-a3b", "deepseek-v3.2", "gpt2-small"])
+def test_the_b_chart_s_one_budget_gives_each_b_its_own_figures(name):
+    """`by_batch` hands its points the budget at cfg's B (N and the forward FLOPs per token do not depend on B): at B =
+    1 and 1,024, `infer` with it gives every line that its own budget at that B gives (GPT-2 small's at T = T_max:
+    the figures at T_max − 1)."""
+    from model.budgeting import budget
+    from model.inference import decode_context
+    cfg = replace(PRESETS[name], T=96 if name != "gpt2-small" else 1024)
+    shared = budget(decode_context(cfg)[0])
+    for B in (1, 1024):
+        at = replace(cfg, B=B)
+        assert infer(at, check=False, b=shared).lines == infer(at, check=False).lines, (name, B)
+
+
 # --- a mixture of experts: the decode step reads the experts its B·k choices touch ---------------------------------
 
 MOE_SWEEP = [(t, i) for t in ("mixtral", "qwen2_moe", "qwen3_moe") for i in range(2)]
