@@ -66,8 +66,9 @@ from .parts.positions import ODD_D_HEAD
 from .parts.sinks import SINKS_FUSED
 
 # The lesson's global dims, declared here; every other field is declared once by the part it shapes (`model.parts`).
-# Bounds are large enough for GPT-3 175B (d = 12,288, L = 96, T = 2,048), small enough that no accident (d = 10**9)
-# slips through. The meta device makes even the largest allowed config free to trace.
+# Bounds are large enough for GPT-3 175B (d = 12,288, L = 96, T = 2,048) and Llama 4 Scout's context (T = 10,485,760),
+# small enough that no accident (d = 10**9) slips through. The meta device makes even the largest allowed config free
+# to trace, within `check_sizes`' two products.
 def _dim(symbol: str, doc: str, hi: int, default: int | None = None, cli: str | None = None) -> Field:
     return Field(symbol, "whole", doc, default=default, symbol=symbol, bounds=(1, hi), required=default is None,
                  cli=cli, group="lesson")
@@ -75,7 +76,7 @@ def _dim(symbol: str, doc: str, hi: int, default: int | None = None, cli: str | 
 
 DIMS: tuple[Field, ...] = (
     _dim("B", "batch size (sequences per forward pass)", 4_096),
-    _dim("T", "sequence length (tokens per sequence)", 32_768),
+    _dim("T", "sequence length (tokens per sequence)", 16_777_216),
     _dim("d", "model width (residual stream size)", 32_768),
     _dim("h", "attention heads (they divide d, unless d_head is set apart)", 32_768),
     _dim("L", "number of Transformer blocks", 1_024),
@@ -105,6 +106,41 @@ KIND_LABELS: dict[str, str] = {"dense": "dense", "moe": "MoE", "dense_nope": "de
                                   for mlp, label in (("dense", "dense"), ("moe", "MoE"))}}
 
 BESIDE = (stack.mamba.NAME, "attention and " + stack.mamba.NAME)  # a kind's label where Mamba 2 is beside attention
+
+
+MAX_TOKENS = 2**27  # B·T, the tokens of one pass: 4,096 sequences of 32,768, or 8 of 16,777,216
+MAX_HEAD_T = 2**30  # h·T, each sequence's rows of (T, T) scores over the heads that make them (`score_heads`)
+# Together they keep (B·T)·(h·T), eager attention's (B, h, T, T) scores, within 2⁵⁷ elements, and every tensor of a
+# pass within torch's 64-bit sizes (a storage of 2⁶³ bytes or more overflows them)
+
+
+def score_heads(h: int, index_heads: int | None) -> int:
+    """The most heads with a (T, T) matrix per sequence: attention's h, or DeepSeek sparse attention's indexer's h_I."""
+    return max(h, index_heads or 0)
+
+
+def largest_B(T: int) -> int:
+    """The most sequences a pass of T tokens takes: B·T ≤ MAX_TOKENS, within B's bounds."""
+    return min(BOUNDS["B"][1], MAX_TOKENS // T)
+
+
+def sizes_fix(B: int, T: int, q: int) -> str | None:
+    """What `check_sizes` asks of B sequences of T tokens with q heads of scores: None where they fit."""
+    if q * T > MAX_HEAD_T:
+        return (f"h·T = {q:,} × {T:,} = {q * T:,} is more than {MAX_HEAD_T:,} (2³⁰), beyond which eager attention's "
+                f"(B, h, T, T) scores may not fit torch's 64-bit sizes; lower T to at most {MAX_HEAD_T // q:,}")
+    if B * T > MAX_TOKENS:
+        return (f"B·T = {B:,} × {T:,} = {B * T:,} tokens per pass is more than {MAX_TOKENS:,} (2²⁷), beyond which a "
+                f"tensor of the pass may not fit torch's 64-bit sizes; lower B to at most {largest_B(T):,} at this T, "
+                f"or T")
+    return None
+
+
+def check_sizes(cfg: Config) -> None:
+    """B·T within MAX_TOKENS and h·T within MAX_HEAD_T (ValueError naming the problem and the fix)."""
+    fix = sizes_fix(cfg.B, cfg.T, score_heads(cfg.h, cfg.index_heads))
+    if fix is not None:
+        raise ValueError(fix)
 
 
 def kind_label(cfg: Config, kind: str) -> str:
@@ -611,7 +647,7 @@ class Config:
 
 
 # Each part's rules between fields, in the order Config checks them (the first broken one is the error).
-RULES = (norms.check, attention.check, latent.check, positions.check, moe.check, attention.check_scores, window.check, sinks.check,
+RULES = (check_sizes, norms.check, attention.check, latent.check, positions.check, moe.check, attention.check_scores, window.check, sinks.check,
          mlp.check, postnorm.check, delta.check, mamba.check, hybrid.check, stack.check_wiring, kda.check, mamba1.check,
          sparse.check)
 

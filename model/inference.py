@@ -36,6 +36,7 @@ Conventions (FLOPs, not MACs; bytes in 2³⁰ units where printed):
 from __future__ import annotations
 
 import functools
+import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
@@ -47,7 +48,7 @@ from . import stack
 from .budgeting import Budget, budget, formulas
 from .expr import E, Expr, num, shape_subs, total
 from .parts import attention, latent, moe, says, sparse, window
-from .config import BOUNDS, Config, all_attention, one_of_each
+from .config import BOUNDS, MAX_HEAD_T, MAX_TOKENS, Config, all_attention, largest_B, one_of_each, score_heads
 from .figures import Line, check_lines
 from .gpt import meta_gpt
 from .parts.moe import Experts
@@ -568,11 +569,12 @@ SERIES_B = tuple(2**i for i in range(11))  # 1 … 1,024 sequences: the tokens-p
 
 
 def by_batch(cfg: Config, setup: InferSetup | None = None) -> tuple[dict, ...]:
-    """Decode at cfg's T for B = 1 … 1,024: each point's step time and tokens per second (all B sequences, and
-    one), and whether it is compute-bound: the chart of tokens per second against B, its knee where it turns."""
+    """Decode at cfg's T for B = 1 … 1,024 (those that `model.config.largest_B` takes at this T): each point's step
+    time and tokens per second (all B sequences, and one), and whether it is compute-bound: the chart of tokens per
+    second against B, its knee where it turns."""
     out = []
     b = budget(decode_context(cfg)[0])  # cfg's own, for every point: no training pass at each B
-    for B in SERIES_B:
+    for B in (B for B in SERIES_B if B <= largest_B(cfg.T)):
         r = infer(replace(cfg, B=B), setup, check=False, b=b)
         out.append({"B": B, "step_s": r.decode_step_s, "tokens_per_s": r.decode_tokens_per_s,
                     "tokens_per_s_seq": 1 / r.decode_step_s,
@@ -580,12 +582,19 @@ def by_batch(cfg: Config, setup: InferSetup | None = None) -> tuple[dict, ...]:
     return tuple(out)
 
 
+CONTEXT_POINTS = 9  # `by_context`'s powers of two below its last T, at most
+
+
 def by_context(cfg: Config, setup: InferSetup | None = None) -> tuple[dict, ...]:
     """A decode step's time at cfg's B for T = 128, 256, … up to what the positions allow (T_max − 1 cached tokens
-    with a learned table; T_max with RoPE) and T's bound (`model.config.BOUNDS`, 32,768): the chart of step time
-    against context."""
-    top = min(cfg.T_max - 1 if cfg.positions == "learned" else cfg.T_max, BOUNDS["T"][1])
-    Ts = [T for T in (2**i for i in range(7, 25)) if T < top] + [top]
+    with a learned table; T_max with RoPE), within T's bound and the sizes a pass takes at this B and h
+    (`model.config.check_sizes`): the chart of step time against context. At most `CONTEXT_POINTS` powers of two below
+    the last T, one doubling apart up to 65,536 and two or more beyond (Llama 4 Scout's 10,485,760: 128, 512, …,
+    8,388,608), then the last T."""
+    top = min(cfg.T_max - 1 if cfg.positions == "learned" else cfg.T_max, BOUNDS["T"][1], MAX_TOKENS // cfg.B,
+              MAX_HEAD_T // score_heads(cfg.h, cfg.index_heads))
+    step = max(1, math.ceil(math.log2(top / 128) / CONTEXT_POINTS)) if top > 128 else 1
+    Ts = [T for T in (2**i for i in range(7, 25, step)) if T < top] + [top]
     out = []
     for T in Ts:
         r = infer(replace(cfg, T=T), setup, check=False)

@@ -19,6 +19,8 @@
   (each dropped with a notice naming what latent attention is).
 - The LayerNorms' own biases beside matrices without them (`norm_biased`: PhiMoE's, Nemotron's) are dropped under
   RMSNorm (no bias) or bias = all (every LayerNorm has its bias already).
+- Every tensor of a pass within torch's 64-bit sizes (`model.config.check_sizes`): h·T at most 2³⁰ (T lowered) and
+  B·T at most 2²⁷ tokens per pass (B lowered).
 - A field outside `BOUNDS` is rejected and the value in use is kept.
 - Choosing a preset sets everything but the batch size B; a configuration "is" a preset when its model matches
   (d, h, L, V, T_max, tie), whatever B and T are.
@@ -43,8 +45,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from . import numbers
-from .config import (BOUNDS, FIELDS, GPT2_RECIPE_PRESETS, LINKED, NUMBER_BOUNDS, PRESETS, Config, defaults, divisors,
-                     snap_heads)
+from .config import (BOUNDS, FIELDS, GPT2_RECIPE_PRESETS, LINKED, MAX_HEAD_T, MAX_TOKENS, NUMBER_BOUNDS, PRESETS, Config,
+                     defaults, divisors, largest_B, score_heads, snap_heads)
 from .parts.latent import WITHOUT as MLA_WITHOUT
 from . import stack
 from .parts import latent, sparse
@@ -104,6 +106,10 @@ MESSAGES = {  # {name} is a field; numbers arrive formatted with thousands separ
                      "no dense MLP (raise L to bring them back)"),
     "norm_biased": "the LayerNorms' own biases (norm_biased) dropped: {why}",
     "norm_plain": "norms without a gain or a bias (norm_plain) dropped: {why}",
+    "T_sizes": ("T lowered {asked} → {T}: h·T is at most {most} (2³⁰) with h = {h} heads of (T, T) scores, so that the "
+                "(B, h, T, T) scores fit torch's 64-bit sizes"),
+    "B_sizes": ("B lowered {asked} → {B}: B·T is at most {most} (2²⁷) tokens per pass at T = {T}, so that every tensor "
+                "of the pass fits torch's 64-bit sizes"),
 }
 # The fields whose change a notice of each kind is news about (besides any change of its text), and the field
 # whose asked value it reports ("kept"): model fields, as `asked` names them.
@@ -124,7 +130,8 @@ NOTE_ABOUT: dict[str, tuple[str, ...]] = {"h": ("h", "d", "head_dim"), "h_even":
                                           "kda_layers": ("L", "kda_layers"),
                                           "mamba1_layers": ("L", "mamba1_layers"),
                                           "dense_layers": ("L", "dense_layers"), "norm_biased": ("norm", "bias"),
-                                          "norm_plain": ("norm", "bias", "norm_biased")}
+                                          "norm_plain": ("norm", "bias", "norm_biased"),
+                                          "T_sizes": ("T", "h", "index_heads"), "B_sizes": ("B", "T")}
 NOTE_FIELD = {"h": ("h", "h"), "h_even": ("h", "h"), "h_kv": ("kv_heads", "h_kv"), "T": ("T", "T"),
               "context": ("T", "T"), "k": ("top_k", "k"), "full_layers": ("full_layers", "full_layers"),
               "window": ("T", "T"), "clamp": ("swiglu_limit", "swiglu_limit"), "mla_R": ("rope_dim", "d_R"),
@@ -134,7 +141,7 @@ NOTE_FIELD = {"h": ("h", "h"), "h_even": ("h", "h"), "h_kv": ("kv_heads", "h_kv"
               "sparse_off": ("index_heads", "h_I"),
               "kda_layers": ("kda_layers", "kda_layers"), "mamba1_layers": ("mamba1_layers", "mamba1_layers"),
               "dense_layers": ("dense_layers", "dense_layers"), "norm_biased": ("norm_biased", "norm_biased"),
-              "norm_plain": ("norm_plain", "norm_plain"),
+              "norm_plain": ("norm_plain", "norm_plain"), "T_sizes": ("T", "T"), "B_sizes": ("B", "B"),
               # what latent attention drops is not kept: no "you chose" (d_c, asked as shown, never adds it)
               **{k: ("latent_dim", "d_c") for k in ("mla_kv", "mla_head", "mla_eager", "mla_rope", "mla_without")}}
 # kind -> (field asked, its symbol)
@@ -245,6 +252,20 @@ def settle_values(values: dict, note) -> None:
     _settle_dense(values, note)
     _settle_linear(values, note)
     _settle_sparse(values, note)
+    _settle_sizes(values, note)
+
+
+def _settle_sizes(values: dict, note) -> None:
+    """h·T within MAX_HEAD_T (T lowered) and B·T within MAX_TOKENS (B lowered): `model.config.check_sizes`."""
+    q = score_heads(values["h"], values.get("index_heads"))
+    if q * values["T"] > MAX_HEAD_T:
+        T = MAX_HEAD_T // q
+        note("T_sizes", asked=values["T"], T=T, most=MAX_HEAD_T, h=q)
+        values["T"] = T
+    if values["B"] * values["T"] > MAX_TOKENS:
+        B = largest_B(values["T"])
+        note("B_sizes", asked=values["B"], B=B, most=MAX_TOKENS, T=values["T"])
+        values["B"] = B
 
 
 def _settle_norm(values: dict, note) -> None:

@@ -62,7 +62,7 @@ from .budgeting import budget
 from .figures import Line, check_lines, html_repr
 from .formula import evaluate
 from .memory import BLOCK_COUNTS, VARIANTS, block_counts, kv_cache_lines, saved_formula, structure
-from .config import BOUNDS, KIND_LABELS, Config, distinct_kinds, kind_blocks, kind_counts, mlp_kind
+from .config import KIND_LABELS, Config, distinct_kinds, kind_blocks, kind_counts, largest_B, mlp_kind
 from .parts import delta, kda, mamba, mamba1, says
 from .peak import PHASE_LABELS, PHASE_SYMBOLS, PHASES, candidates, measured_candidates, moment_words
 from .tracing import DTYPES
@@ -489,14 +489,15 @@ def training_memory(cfg: Config, setup: TrainSetup, N: int | None = None) -> int
 
 
 def largest_micro_batch(cfg: Config, setup: TrainSetup) -> int:
-    """The largest B in model.BOUNDS whose peak training memory fits the GPU at cfg's T; 0 if B = 1 does not.
+    """The largest B that `model.config.largest_B` takes at cfg's T whose peak training memory fits the GPU; 0 if B = 1
+    does not.
 
     A closed form (the exported page's twin, page.js largestMicroBatch, computes it the same way, in the same order
     of float operations): from B = 2 on, every candidate of the step's peak (`peak_candidates`) is linear in B (every
     tensor is (B, …) or free of B; at B = 1 some copies are views), v(B) = v(2) + (B − 2)·(v(3) − v(2)), and the peak
     is their largest. So B fits while every candidate fits beside the held bytes (weights, gradients, optimizer
     states): B_max = min over candidates that grow of 2 + ⌊(capacity − held − v(2)) / (v(3) − v(2))⌋, at most
-    model.BOUNDS' largest B. Where B = 2 does not fit, B = 1 is asked (its own pass structure).
+    `largest_B` at T (8 or more). Where B = 2 does not fit, B = 1 is asked (its own pass structure).
     """
     capacity = setup.capacity
     N = budget(cfg).params_exact
@@ -509,7 +510,7 @@ def largest_micro_batch(cfg: Config, setup: TrainSetup) -> int:
     if held + max(v2) > capacity:  # training_memory at B = 2, the same sum
         return 1 if training_memory(replace(cfg, B=1), setup, N) <= capacity else 0
     v3 = values(3)
-    return min([BOUNDS["B"][1], *(2 + math.floor((capacity - held - a) / (b - a)) for a, b in zip(v2, v3) if b > a)])
+    return min([largest_B(cfg.T), *(2 + math.floor((capacity - held - a) / (b - a)) for a, b in zip(v2, v3) if b > a)])
 
 
 def _fmt_exp(x: float) -> str:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from app.query import CONTROLS, KEYS, MAX_NOTICES, MAX_QUERY_CHARS, PANELS, ViewOptions, parse_query, to_query
 from app.state import ExplorerState
 from model import BOUNDS, DTYPES, Config, divisors
+from model.config import MAX_HEAD_T, MAX_TOKENS, largest_B, score_heads
 
 
 @pytest.fixture(autouse=True)
@@ -29,6 +30,7 @@ def assert_valid(q) -> None:
         assert lo <= value <= hi
     assert not cfg.moe or cfg.k <= cfg.E
     assert cfg.d % cfg.h == 0 and cfg.T <= cfg.T_max
+    assert cfg.B * cfg.T <= MAX_TOKENS and score_heads(cfg.h, cfg.index_heads) * cfg.T <= MAX_HEAD_T
     assert isinstance(q.options, ViewOptions)
     assert set(q.options.controls) <= set(CONTROLS)
     assert q.options.panels and set(q.options.panels) <= set(PANELS)
@@ -70,9 +72,11 @@ def test_very_long_queries_are_cut(n, unit):
 def configs(draw) -> Config:
     d = draw(st.integers(*BOUNDS["d"]))
     T_max = draw(st.integers(*BOUNDS["T_max"]))
-    return Config(B=draw(st.integers(*BOUNDS["B"])), T=draw(st.integers(1, min(T_max, BOUNDS["T"][1]))), d=d,
-                  h=draw(st.sampled_from(divisors(d))), L=draw(st.integers(*BOUNDS["L"])),
-                  V=draw(st.integers(*BOUNDS["V"])), T_max=T_max, tie=draw(st.booleans()))
+    T = draw(st.integers(1, min(T_max, BOUNDS["T"][1])))  # then B and h within the sizes a pass takes at T
+    return Config(B=draw(st.integers(1, largest_B(T))), T=T, d=d,
+                  h=draw(st.sampled_from([h for h in divisors(d) if h * T <= MAX_HEAD_T])),
+                  L=draw(st.integers(*BOUNDS["L"])), V=draw(st.integers(*BOUNDS["V"])), T_max=T_max,
+                  tie=draw(st.booleans()))
 
 
 options = st.builds(ViewOptions, embed=st.booleans(),

@@ -25,7 +25,7 @@ def test_unicode_digits_are_named_not_converted():
     q = served("T=%C2%B2&B=%E2%91%A0&h=%D9%A1%D9%A2")  # ², ①, Arabic-Indic 12 (int() would accept that one)
     assert q.config == PRESETS["gpt2-small"]
     assert q.notices == ('B="①" is not a whole number from 1 to 4,096 written with the digits 0–9; using B=8',
-                         'T="²" is not a whole number from 1 to 32,768 written with the digits 0–9; using T=1,024',
+                         'T="²" is not a whole number from 1 to 16,777,216 written with the digits 0–9; using T=1,024',
                          'h="١٢" is not a whole number from 1 to 32,768 written with the digits 0–9; using h=12')
 
 
@@ -39,7 +39,7 @@ def test_nul_invalid_utf8_and_non_ascii_keys_arrive_as_replacement_characters():
                             'attention')
     assert known.endswith(", group, efficiency")
     assert q.notices == (known,
-                         'T="%" is not a whole number from 1 to 32,768; using T=1,024',
+                         'T="%" is not a whole number from 1 to 16,777,216; using T=1,024',
                          'd="\ufffd" is not a whole number from 1 to 32,768; using d=768',
                          'V="\ufffd\ufffd" is not a whole number from 1 to 524,288; using V=50,257')
 
@@ -57,7 +57,7 @@ def test_bokeh_embed_arguments_are_skipped():
 def test_five_thousand_digits_are_too_long_never_int():
     q = served("T=" + "9" * 5000)
     assert q.notices == ("the link's query is 5,002 characters long; only the first 2,000 were read",
-                         'T="99999999999999999999999…" is too long: T is a whole number from 1 to 32,768; using T=1,024')
+                         'T="99999999999999999999999…" is too long: T is a whole number from 1 to 16,777,216; using T=1,024')
 
 
 def test_a_number_cut_by_the_length_limit_is_not_read_as_a_smaller_one():

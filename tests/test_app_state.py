@@ -25,7 +25,7 @@ def test_defaults_are_gpt2_small_at_B8_T1024():
 
 def test_params_carry_model_bounds_and_docs():
     s = ExplorerState()
-    assert s.param.d.bounds == (1, 32_768) and s.param.T.bounds == (1, 32_768)
+    assert s.param.d.bounds == (1, 32_768) and s.param.T.bounds == (1, 16_777_216)
     assert s.param.h.doc == "attention heads (they divide d, unless d_head is set apart)"
 
 

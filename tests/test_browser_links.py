@@ -52,7 +52,7 @@ def test_unicode_digits_in_every_field_are_named_and_replaced(chromium, server):
     query = "?" + "&".join(f"{k}={v}" for k, v in UNICODE_DIGITS.items())
     page, shown = open_hostile(chromium, server, query)
     assert shown[:2] == ['B="①" is not a whole number from 1 to 4,096 written with the digits 0–9; using B=8',
-                         'T="²" is not a whole number from 1 to 32,768 written with the digits 0–9; using T=1,024']
+                         'T="²" is not a whole number from 1 to 16,777,216 written with the digits 0–9; using T=1,024']
     assert 'd="１２" is not a whole number from 1 to 32,768 written with the digits 0–9; using d=768' in shown
     assert 'h="١٢" is not a whole number from 1 to 32,768 written with the digits 0–9; using h=12' in shown
     assert 'tie="①" is not 1 or 0 (tie=1: the head reuses W_te, as GPT-2); using tie=1' in shown
@@ -62,11 +62,11 @@ def test_unicode_digits_in_every_field_are_named_and_replaced(chromium, server):
 
 @pytest.mark.parametrize("query, expected", [
     ("?T=" + NINES, ['the link\'s query is 5,002 characters long; only the first 2,000 were read',
-                     'T="99999999999999999999999…" is too long: T is a whole number from 1 to 32,768; using T=1,024']),
+                     'T="99999999999999999999999…" is too long: T is a whole number from 1 to 16,777,216; using T=1,024']),
     ("?T=%C2%B2&B=%E2%91%A0&d=" + NINES, [
         "the link's query is 5,023 characters long; only the first 2,000 were read",
         'B="①" is not a whole number from 1 to 4,096 written with the digits 0–9; using B=8',
-        'T="²" is not a whole number from 1 to 32,768 written with the digits 0–9; using T=1,024',
+        'T="²" is not a whole number from 1 to 16,777,216 written with the digits 0–9; using T=1,024',
         'd="99999999999999999999999…" is too long: d is a whole number from 1 to 32,768; using d=768']),
 ])
 def test_five_thousand_digit_values_get_a_page_with_a_notice(chromium, server, query, expected):
@@ -120,4 +120,25 @@ def test_panel_never_takes_its_theme_from_the_link(chromium, server, theme):
     assert shown == [f'ignored unknown key "theme"; known keys: {", ".join(KEYS)}']  # the list: test_app_request_query
     background = page.locator(".box-T input").evaluate("e => getComputedStyle(e).backgroundColor")
     assert background == "rgb(255, 255, 255)"
+    page.close()
+
+
+def test_a_link_beyond_the_sizes_a_pass_takes_gets_the_page_with_b_lowered(chromium, server):
+    """Llama 4 Scout at its 10,485,760-token context, 4,096 sequences asked: B·T beyond 2²⁷ tokens per pass, so the
+    page lowers B to 12 and says so (the parser's notice), shows the pass at (12, 10,485,760) and serves it: the T
+    chart's last point is the context itself. No traceback."""
+    query = "?preset=llama4-scout&B=4096&T=10485760"
+    want = list(parse_query(query).notices)
+    assert want == ["B lowered 4,096 → 12: B·T is at most 134,217,728 (2²⁷) tokens per pass at T = 10,485,760, so that "
+                    "every tensor of the pass fits torch's 64-bit sizes"]
+    o = open_explorer(chromium, server, query, width=1360, height=1000)
+    page = o.page
+    assert notices_shown(page) == want
+    expect(page.locator("table.shapes")).to_contain_text("(12, 10485760)", timeout=60_000)
+    page.locator(".inference-card").first.scroll_into_view_if_needed()  # built off the event loop: about 10 s here
+    expect(page.locator(".inference-card .infer-headline")).to_contain_text("Time to first token", timeout=180_000)
+    Ts = page.evaluate("() => Bokeh.documents[0].get_model_by_name('infer-by_T').data.T")
+    assert Ts[-2:] == [8_388_608, 10_485_760] and len(Ts) <= 10
+    assert o.errors == []
+    assert_log_clean(server)
     page.close()

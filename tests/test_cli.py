@@ -104,6 +104,11 @@ def test_csv_rows_sum_to_the_activation_total(capsys):
     (["--d-R", "4"], "rope_dim=4 is set but latent_dim is not"),
     (["--preset", "deepseek-v3", "--d-c", "x"], "invalid number 'x': write a whole number, or none"),
     (["--preset", "gemma-3-1b", "--attn-softcap", "50"], "attn_softcap=50 soft-caps the scores, which a fused kernel never"),
+    (["--preset", "llama3-8b", "--B", "4096", "--T", "65536", "--T-max", "65536"],
+     "B·T = 4,096 × 65,536 = 268,435,456 tokens per pass is more than 134,217,728 (2²⁷), beyond which a tensor of the "
+     "pass may not fit torch's 64-bit sizes; lower B to at most 2,048 at this T, or T"),
+    (["--preset", "llama3-8b", "--h", "128", "--T", "16777216"], "h·T = 128 × 16,777,216 = 2,147,483,648 is more than"),
+    (["--T", "16777217"], "T=16,777,217 is out of range"),
 ])
 def test_bad_arguments_give_one_line_and_status_2(argv, message, capsys):
     code, out, err = run(argv, capsys)

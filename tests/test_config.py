@@ -6,6 +6,7 @@ import dataclasses
 import pytest
 
 from model import BOUNDS, FIELD_DOCS, PRESETS, Config, budget, divisors, snap_heads
+from model import trace as model_trace
 from model.config import GPT2_RECIPE_PRESETS
 
 OK = dict(B=2, T=16, d=64, h=4, L=2, V=100, T_max=32)  # a valid config to change one field of
@@ -114,8 +115,29 @@ def test_T_beyond_T_max_explains_the_position_table():
 def test_field_errors_come_before_cross_field_errors():
     with pytest.raises(ValueError, match="^h=0 is out of range"):
         make(h=0)  # not a ZeroDivisionError from d % h
-    with pytest.raises(ValueError, match="^T=40,000 is out of range"):
-        make(T=40_000)  # the bound, not the T_max message
+    with pytest.raises(ValueError, match="^T=20,000,000 is out of range"):
+        make(T=20_000_000)  # the bound, not the T_max message
+
+
+def test_a_pass_s_tensors_fit_torch_s_sizes_or_the_error_names_the_fix():
+    """T reaches Llama 4 Scout's context at the two products `check_sizes` bounds: B·T ≤ 2²⁷ tokens per pass (8
+    sequences of 16,777,216) and h·T ≤ 2³⁰; a product beyond is one line with the fix. Within them torch's meta device
+    sizes every tensor of the pass: eager (B, h, T, T) scores of 2⁵⁷ elements at the corner."""
+    corner = Config(B=8, T=16_777_216, d=128, h=64, L=1, V=16, T_max=16_777_216)
+    scores = next(r for r in model_trace(corner).rows if r.name.endswith("attn.scores"))
+    assert scores.shape == (8, 64, 16_777_216, 16_777_216) and scores.numel == 2**57
+    at_the_corner = dataclasses.replace(PRESETS["llama4-scout"], B=8, T=16_777_216, T_max=16_777_216)
+    assert model_trace(at_the_corner).rows[0].shape == (8, 16_777_216)
+    with pytest.raises(ValueError, match=r"^B·T = 9 × 16,777,216 = 150,994,944 tokens per pass is more than "
+                                         r"134,217,728 \(2²⁷\), .*; lower B to at most 8 at this T, or T$"):
+        dataclasses.replace(at_the_corner, B=9)
+    with pytest.raises(ValueError, match=r"^h·T = 128 × 10,000,000 = 1,280,000,000 is more than 1,073,741,824 "
+                                         r"\(2³⁰\), .*; lower T to at most 8,388,608$"):
+        make(h=128, d=4096, T=10_000_000, T_max=16_777_216, positions="rope")
+    dsa = PRESETS["deepseek-v3.2"]  # its indexer's h_I = 64 heads of (T, T) scores, beside h = 128
+    assert dataclasses.replace(dsa, B=1, T=8_388_608).T == 8_388_608
+    with pytest.raises(ValueError, match=r"^h·T = 128 × 8,388,609"):
+        dataclasses.replace(dsa, B=1, T=8_388_609)
 
 
 # --- divisors and snap_heads ------------------------------------------------------------------------------

@@ -236,8 +236,9 @@ def test_rules_and_preset_matching_agree(page) -> None:
     asked = []
     for _ in range(250):
         d = rng.choice([1, 7, 64, 768, 770, 1000, 1024, 12288, rng.randint(1, 32768)])
-        T_max = rng.choice([1, 1024, 2048, rng.randint(1, 32768)])
-        asked.append(dict(B=rng.randint(1, 4096), T=rng.randint(1, 32768), d=d, h=rng.randint(1, 200), L=rng.randint(1, 96),
+        T_max = rng.choice([1, 1024, 2048, rng.randint(1, 32768), rng.randint(1, 2**24)])  # the last: sizes' rule too
+        asked.append(dict(B=rng.randint(1, 4096), T=rng.choice([rng.randint(1, 32768), rng.randint(1, 2**24)]), d=d,
+                          h=rng.randint(1, 200), L=rng.randint(1, 96),
                           V=rng.randint(1, 262144), T_max=T_max, tie=rng.random() < 0.5))
     asked += [{**cfg_js(PRESETS[n]), "B": rng.randint(1, 64), "T": rng.randint(1, PRESETS[n].T_max)}
               for n in GPT2_RECIPE_PRESETS]  # their recipe: tests/test_export_recipe.py

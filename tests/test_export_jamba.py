@@ -95,7 +95,8 @@ def test_the_changes_card_ends_with_mamba_as_python_makes_it(page, dtype: str) -
 
 def test_the_pages_chunks_are_pythons_at_every_square(page) -> None:
     """The scan's ⌈√T⌉ (`mamba1.chunk`, math.isqrt compiled to the page's Math.sqrt) on both sides of every square
-    up to T = 32,768, the most T takes."""
-    Ts = sorted({t for k in range(1, 182) for t in (k * k - 1, k * k, k * k + 1) if 1 <= t <= 32_768})
+    up to T = 32,768, and of the last hundred up to T's bound, 16,777,216 = 4,096²."""
+    Ts = sorted({t for k in (*range(1, 182), *range(3_997, 4_097)) for t in (k * k - 1, k * k, k * k + 1)
+                 if 1 <= t <= 16_777_216})
     cfgs = [replace(JAMBA, B=2, T=t) for t in Ts]
     assert js(page, "mamba1_part.chunk", [[cfg_js(c)] for c in cfgs]) == [mamba1.chunk(c) for c in cfgs]

@@ -341,7 +341,22 @@ def test_the_infer_table_of_a_mixture_of_experts_prints_and_its_json_carries_it(
     assert (code, doc["decode_bytes"], doc["decode_flops"], doc["ttft_s"]) == (0, r.decode_bytes, r.decode_flops,
                                                                              r.ttft_s)
     assert {x["key"]: x["value"] for x in doc["lines"]} == {x.key: x.value for x in r.lines} and len(doc["by_B"]) == 11
-    assert doc["by_T"][-1]["T"] == min(r.cfg.T_max, 32_768)  # Qwen3's T_max 40,960 is beyond T's bound
+    assert doc["by_T"][-1]["T"] == r.cfg.T_max  # Qwen3's 40,960, beyond 32,768
+
+
+def test_a_long_context_serves_within_the_sizes_a_pass_takes():
+    """T up to the model's context (`model.config.check_sizes`): Qwen3-Next at B = 1 and T = 262,144, its cache at bf16
+    the attention blocks' K and V of 262,144 tokens and the Gated DeltaNet blocks' states (the figure of issue 41's
+    note); Llama 4 Scout's T chart runs to its 10,485,760 in at most ten points; at T = 4,194,304 the B chart stops at
+    B = 32, the most sequences a pass of that many tokens takes."""
+    from model.memory import kv_cache_lines
+    qwen = replace(PRESETS["qwen3-next-80b-a3b"], B=1, T=262_144)
+    assert kv_cache_lines(qwen, "bf16")[0].value == 6_520_307_712
+    assert infer(qwen).line("infer/kv_cache").value == 6_520_307_712
+    scout = PRESETS["llama4-scout"]
+    Ts = [p["T"] for p in by_context(scout)]
+    assert Ts[-2:] == [8_388_608, 10_485_760] and len(Ts) <= 10
+    assert [p["B"] for p in by_batch(replace(scout, B=1, T=4_194_304))] == [1, 2, 4, 8, 16, 32]
 
 
 def test_a_mixture_of_experts_knee_is_where_its_step_turns_compute_bound():

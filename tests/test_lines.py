@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from model import BOUNDS, GPT, PRESETS, Config, budget, trace
+from model.config import MAX_TOKENS
 from model.formula import evaluate, grouped, matches, polynomial
 from model.passes import saved_bytes_of
 
@@ -18,8 +19,8 @@ def random_configs(n: int, seed: int) -> list[Config]:
     rng = random.Random(seed)
     out = []
     ends = [dict(B=1, T=1, d=1, h=1, L=1, V=1, T_max=1),
-            dict(B=BOUNDS["B"][1], T=BOUNDS["T"][1], d=BOUNDS["d"][1], h=BOUNDS["h"][1], L=BOUNDS["L"][1],
-                 V=BOUNDS["V"][1], T_max=BOUNDS["T_max"][1]),
+            dict(B=BOUNDS["B"][1], T=MAX_TOKENS // BOUNDS["B"][1], d=BOUNDS["d"][1], h=BOUNDS["h"][1],
+                 L=BOUNDS["L"][1], V=BOUNDS["V"][1], T_max=BOUNDS["T_max"][1]),  # B·T and h·T at their most
             dict(B=1, T=BOUNDS["T"][1], d=BOUNDS["d"][1], h=1, L=1, V=1, T_max=BOUNDS["T_max"][1]),
             dict(B=BOUNDS["B"][1], T=1, d=1, h=1, L=BOUNDS["L"][1], V=BOUNDS["V"][1], T_max=1)]
     for i in range(n):

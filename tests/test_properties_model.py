@@ -43,7 +43,8 @@ def is_valid(v: dict) -> bool:
         x = v[name]
         if type(x) is not int or not BOUNDS[name][0] <= x <= BOUNDS[name][1]:
             return False
-    return type(v["tie"]) is bool and v["d"] % v["h"] == 0 and v["T"] <= v["T_max"]
+    return (type(v["tie"]) is bool and v["d"] % v["h"] == 0 and v["T"] <= v["T_max"]
+            and v["B"] * v["T"] <= 2**27 and v["h"] * v["T"] <= 2**30)  # a pass's tensors within 64-bit sizes
 
 
 @SETTINGS

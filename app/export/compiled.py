@@ -24,8 +24,9 @@ from . import keys
 from .pyjs import compile_modules
 
 MODULES = (
-    ("config", [config.divisors, config.snap_heads, config.swiglu_width, config.defaults, config.Config,
-                config.distinct_kinds, config.typed_blocks, config.kind_blocks, config.kind_label]),
+    ("config", [config.score_heads, config.largest_B, config.divisors, config.snap_heads, config.swiglu_width,
+                config.defaults, config.Config, config.distinct_kinds, config.typed_blocks, config.kind_blocks,
+                config.kind_label]),
     ("templates", [templates.fill_html, templates.columns_to_rows, ("TEMPLATES", templates.TEMPLATES)]),
     ("training", [training.TrainSetup, training.step_phases, training.no_peak]),
     ("numbers", [numbers.decimal, numbers.whole, numbers.real, numbers.show]),
@@ -46,7 +47,7 @@ MODULES = (
     ("mamba1_part", [mamba1.present, mamba1.chunk, mamba1.symbols, mamba1.title_values, ("ORDER_NOTE", mamba1.ORDER_NOTE),
                      mamba1.order_note, ("NO_PEAK", mamba1.NO_PEAK)]),
     ("rules", [rules.show_value, rules.message, rules.quote, rules.settle_values, rules._settle_heads,
-               rules._settle_norm, rules._settle_window, rules._settle_mla, rules._settle_rotary, rules._settle_nope, rules._settle_dense, rules._settle_linear, rules._settle_sparse, rules.news, rules.out_of_range,
+               rules._settle_norm, rules._settle_window, rules._settle_mla, rules._settle_rotary, rules._settle_nope, rules._settle_dense, rules._settle_linear, rules._settle_sparse, rules._settle_sizes, rules.news, rules.out_of_range,
                rules.read_field, rules.read_latent, rules.rule_keys, rules.rules_line, rules.preset_of,
                rules.settle_notes, rules.settle]),
     ("budgeting", [budgeting.chart, budgeting.chart_note]),

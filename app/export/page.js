@@ -337,7 +337,7 @@ function largestMicroBatch(cfg, setup, N) {  // training.largest_micro_batch: it
   const capacity = Setup.capacity(setup), h = held(N, setup), values = (B) => peakCandidates({...cfg, B}, setup).map((x) => x.value), v2 = values(2);
   if (h + Math.max(...v2) > capacity) return trainingMemory({...cfg, B: 1}, setup, N) <= capacity ? 1 : 0;  // trainingMemory at B = 2
   const v3 = values(3);
-  return Math.min(S.bounds.B[1], ...v2.flatMap((a, i) => (v3[i] > a ? [2 + Math.floor((capacity - h - a) / (v3[i] - a))] : [])));
+  return Math.min(config.largest_B(cfg.T), ...v2.flatMap((a, i) => (v3[i] > a ? [2 + Math.floor((capacity - h - a) / (v3[i] - a))] : [])));
 }
 
 function trainPlan(cfg, setup) {  // training.plan: {lines, memory, serve, setup} (spec._train_template filled)
