@@ -53,7 +53,7 @@ run: install  ## serve the explorer at http://localhost:$(PORT)/explorer (ADDRES
 # JOBS: pytest-xdist workers; each takes whole test files (--dist loadfile), so a file's server starts once.
 JOBS ?= 2
 test: install-test
-	$(PY) -m pytest -q -n $(JOBS) --dist loadfile
+	$(PY) -m pytest -q -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=30
 
 bench: install-test
 	for f in benchmarks/bench_*.py; do $(PY) $$f || exit 1; done

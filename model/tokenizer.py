@@ -15,7 +15,7 @@ import tiktoken
 import torch
 from tiktoken_ext.openai_public import r50k_pat_str
 
-from .config import check_field
+from .config import check_field, sizes_fix
 
 RANKS_FILE = "gpt2.tiktoken"
 RANKS_SHA256 = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
@@ -70,8 +70,11 @@ def tokenize(text: str) -> Tokens:
 
 
 def batch(text: str, B: int, T: int) -> torch.Tensor:
-    """A (B, T) int64 batch of token ids for a forward pass: the text's tokens, repeated to fill B * T."""
+    """A (B, T) int64 batch of token ids for a forward pass: the text's tokens, repeated to fill B * T (at most
+    `model.config.MAX_TOKENS`, as a pass takes: 1 GiB of ids)."""
     B, T = check_field("B", B), check_field("T", T)
+    if (fix := sizes_fix(B, T, 1)) is not None:
+        raise ValueError(fix)
     ids = tokenize(text).ids or (EOT,)
     n = B * T
     reps = -(-n // len(ids))

@@ -78,6 +78,24 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+# The files that take longest, longest first (`make test --durations` lists them): `make test` runs them first, so
+# that two workers taking whole files (`--dist loadfile --no-loadscope-reorder`) end together instead of one of them
+# running test_wheel.py alone at the end, where xdist's own order (by number of tests) put it
+SLOW_FIRST = ("test_hf.py", "test_export_mla.py", "test_app_views.py", "test_wheel.py", "test_export_recipe.py",
+              "test_export_window.py", "test_export.py", "test_training.py", "test_export_hybrid.py", "test_kda.py",
+              "test_browser_fused.py", "test_symbolic.py", "test_browser_screens.py", "test_recipe.py",
+              "test_export_dsa.py", "test_browser_inference.py", "test_export_mamba.py", "test_export_kda.py",
+              "test_mla.py", "test_browser_offline.py", "test_servers.py", "test_browser_embed.py",
+              "test_browser_recipe.py", "test_notebook.py", "test_families.py", "test_export_moe.py",
+              "test_export_jamba.py", "test_nope.py", "test_gemma4.py", "test_browser_explorer.py")
+
+
+def pytest_collection_modifyitems(items):
+    """The files of SLOW_FIRST first, in its order; the others after them as collected (each file's tests in order)."""
+    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden/* from the current output")
 

@@ -197,7 +197,8 @@ def test_batch_feeds_the_model():
 @pytest.mark.parametrize("B, T, message", [
     (0, 4, "B=0 is out of range"), (2, 0, "T=0 is out of range"), (-1, 3, "B=-1 is out of range"),
     (2.5, 3, "B must be a whole number from 1 to 4,096, got 2.5"), ("2", 3, "B must be a whole number"),
-    (2, 10**6, "T=1,000,000 is out of range"),
+    (2, 10**8, "T=100,000,000 is out of range"),
+    (4_096, 2**24, "B·T = 4,096 × 16,777,216 = 68,719,476,736 tokens per pass is more than 134,217,728"),
 ])
 def test_batch_rejects_bad_shapes(B, T, message):
     with pytest.raises(ValueError, match=message):
