@@ -73,7 +73,7 @@ def batch(text: str, B: int, T: int) -> torch.Tensor:
     """A (B, T) int64 batch of token ids for a forward pass: the text's tokens, repeated to fill B * T (at most
     `model.config.MAX_TOKENS`, as a pass takes: 1 GiB of ids)."""
     B, T = check_field("B", B), check_field("T", T)
-    if (fix := sizes_fix(B, T, 1)) is not None:
+    if (fix := sizes_fix(B, T, 1)) is not None:  # ids, no heads: B·T is the product that binds
         raise ValueError(fix)
     ids = tokenize(text).ids or (EOT,)
     n = B * T
