@@ -80,8 +80,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 # The files that take longest, longest first (`make test --durations` lists them): `make test` runs them first, so
 # that two workers taking whole files (`--dist loadfile --no-loadscope-reorder`) end together instead of one of them
-# running test_wheel.py alone at the end, where xdist's own order (by number of tests) put it. test_app_views.py
-# first: its queue test calls asyncio.run, which a worker's Playwright loop (any browser test before it) refuses
+# running test_wheel.py alone at the end, where xdist's own order (by number of tests) put it
 SLOW_FIRST = ("test_app_views.py", "test_hf.py", "test_export_mla.py", "test_wheel.py", "test_export_recipe.py",
               "test_export_window.py", "test_export.py", "test_training.py", "test_export_hybrid.py", "test_kda.py",
               "test_browser_fused.py", "test_symbolic.py", "test_browser_screens.py", "test_recipe.py",

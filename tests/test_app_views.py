@@ -602,7 +602,9 @@ def test_a_build_handed_to_a_page_closed_before_its_tick_does_not_stop_the_queue
         stuck.ticks[0]()  # its tick came at last: it still builds
         assert built[-2:] == [next_page, stuck]
 
-    asyncio.run(main())
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(1) as thread:  # a loop of its own: a browser test's Playwright loop may run in this thread
+        thread.submit(asyncio.run, main()).result()
 
 
 def test_a_page_whose_websocket_closed_has_gone_before_bokeh_destroys_its_session():
